@@ -1,0 +1,206 @@
+//! How an agent is set up: its tools, its queue and tool-execution modes, and the hook points an
+//! application uses to shape the loop (pi-agent-core `AgentLoopConfig` / `AgentOptions`).
+//!
+//! Hooks are plain synchronous functions of their arguments: the machine calls them inside `step`,
+//! so for a run to replay exactly they must be deterministic too.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::event::ToolResult;
+use crate::message::{AgentMessage, AssistantMessage, ContentBlock, Message, ToolCall};
+use crate::model::{Model, ThinkingLevel};
+
+/// How queued steering or follow-up messages are taken: one per poll, or all at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueueMode {
+    #[default]
+    OneAtATime,
+    All,
+}
+
+/// Loop-wide tool scheduling; a batch runs sequentially if any of its tools asks for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolExecution {
+    #[default]
+    Parallel,
+    Sequential,
+}
+
+/// Rewrites raw model arguments before validation (e.g. the edit tool folding legacy fields).
+pub type PrepareArguments = Arc<dyn Fn(&Value) -> Result<Value, String> + Send + Sync>;
+
+/// A tool as the loop knows it: what the model is told, and how calls to it are scheduled.
+/// Running it is the interpreter's job.
+#[derive(Clone)]
+pub struct ToolSpec {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    /// JSON schema of the arguments.
+    pub parameters: Value,
+    /// `Some(Sequential)` makes every batch containing this tool run sequentially.
+    pub execution_mode: Option<ToolExecution>,
+    pub prepare_arguments: Option<PrepareArguments>,
+}
+
+impl ToolSpec {
+    /// A tool with the given schema and default scheduling.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        let name = name.into();
+        ToolSpec {
+            label: name.clone(),
+            name,
+            description: description.into(),
+            parameters,
+            execution_mode: None,
+            prepare_arguments: None,
+        }
+    }
+}
+
+impl fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSpec")
+            .field("name", &self.name)
+            .field("execution_mode", &self.execution_mode)
+            .field("prepare_arguments", &self.prepare_arguments.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `before_tool_call` sees.
+#[derive(Debug)]
+pub struct BeforeToolCall<'a> {
+    pub assistant_message: &'a AssistantMessage,
+    pub tool_call: &'a ToolCall,
+    /// The validated (coerced) arguments.
+    pub args: &'a Value,
+    pub context: &'a [AgentMessage],
+}
+
+/// `before_tool_call`'s verdict: block the call with a reason (Pi's default reason otherwise).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    pub reason: Option<String>,
+}
+
+/// What `after_tool_call` sees.
+#[derive(Debug)]
+pub struct AfterToolCall<'a> {
+    pub assistant_message: &'a AssistantMessage,
+    pub tool_call: &'a ToolCall,
+    pub args: &'a Value,
+    pub result: &'a ToolResult,
+    pub is_error: bool,
+    pub context: &'a [AgentMessage],
+}
+
+/// Field-by-field overrides from `after_tool_call`; `None` keeps the executed value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolResultOverride {
+    pub content: Option<Vec<ContentBlock>>,
+    pub details: Option<Value>,
+    pub is_error: Option<bool>,
+    pub terminate: Option<bool>,
+}
+
+/// What `should_stop_after_turn` sees.
+#[derive(Debug)]
+pub struct TurnSummary<'a> {
+    pub message: &'a AssistantMessage,
+    pub tool_results: &'a [AgentMessage],
+    pub context: &'a [AgentMessage],
+    pub new_messages: &'a [AgentMessage],
+}
+
+/// The loop's hook points. An `Err` is a thrown error: from `transform_context`,
+/// `convert_to_llm` or `should_stop_after_turn` it fails the run (the synthetic error message);
+/// from the tool hooks it becomes an error result for that call.
+pub trait AgentHooks: Send + Sync {
+    /// Reshapes the transcript before each model call (`None`: unchanged).
+    fn transform_context(
+        &self,
+        messages: &[AgentMessage],
+    ) -> Result<Option<Vec<AgentMessage>>, String> {
+        let _ = messages;
+        Ok(None)
+    }
+
+    /// Decides what the model sees; by default the three LLM roles, other roles dropped.
+    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Result<Vec<Message>, String> {
+        Ok(messages.iter().filter_map(AgentMessage::as_llm).collect())
+    }
+
+    /// May block a prepared call before it runs.
+    fn before_tool_call(&self, call: &BeforeToolCall<'_>) -> Result<Option<Block>, String> {
+        let _ = call;
+        Ok(None)
+    }
+
+    /// May override an executed call's result.
+    fn after_tool_call(
+        &self,
+        call: &AfterToolCall<'_>,
+    ) -> Result<Option<ToolResultOverride>, String> {
+        let _ = call;
+        Ok(None)
+    }
+
+    /// Ends the run after this turn when true.
+    fn should_stop_after_turn(&self, turn: &TurnSummary<'_>) -> Result<bool, String> {
+        let _ = turn;
+        Ok(false)
+    }
+}
+
+/// pi-agent-core's defaults: no transformation, LLM roles only, no tool hooks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DefaultHooks;
+
+impl AgentHooks for DefaultHooks {}
+
+/// Everything an agent starts with (pi-agent-core `AgentOptions.initialState` plus options).
+#[derive(Clone)]
+pub struct AgentConfig {
+    pub system_prompt: String,
+    pub model: Model,
+    pub thinking_level: ThinkingLevel,
+    pub tools: Vec<ToolSpec>,
+    pub messages: Vec<AgentMessage>,
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
+    pub tool_execution: ToolExecution,
+    pub session_id: Option<String>,
+    pub hooks: Arc<dyn AgentHooks>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            system_prompt: String::new(),
+            model: Model::unknown(),
+            thinking_level: ThinkingLevel::Off,
+            tools: Vec::new(),
+            messages: Vec::new(),
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            tool_execution: ToolExecution::Parallel,
+            session_id: None,
+            hooks: Arc::new(DefaultHooks),
+        }
+    }
+}
+
+impl fmt::Debug for AgentConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("model", &self.model.id)
+            .field("thinking_level", &self.thinking_level)
+            .field("tools", &self.tools)
+            .field("messages", &self.messages.len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,294 @@
+//! What goes into the agent machine and what comes out of it.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event::{AgentEvent, ToolResult};
+use crate::message::{
+    AgentMessage, AssistantMessage, ImageContent, Message, StopReason, ThinkingContent, ToolCall,
+    Usage,
+};
+use crate::model::{Model, ThinkingLevel};
+
+use super::config::{QueueMode, ToolExecution, ToolSpec};
+
+/// Identifies one model call or one tool execution; every effect has one and its answers carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct CallId(pub u64);
+
+impl fmt::Display for CallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// What starts a run (pi-agent-core `Agent.prompt`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Prompt {
+    /// Text (and images) become one user message with array content, stamped with `now`.
+    Text {
+        text: String,
+        images: Vec<ImageContent>,
+    },
+    /// Messages used as they are: one message or a batch.
+    Messages(Vec<AgentMessage>),
+}
+
+impl Prompt {
+    /// A text prompt without images.
+    pub fn text(text: impl Into<String>) -> Self {
+        Prompt::Text {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
+}
+
+/// A change that arrives while a stream is open but emits no event of its own: usage, stop
+/// reason, ids and signatures that providers report between deltas.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Patch {
+    Usage(Usage),
+    StopReason(StopReason),
+    ErrorMessage(String),
+    ResponseId(String),
+    ResponseModel(String),
+    ToolCallId {
+        content_index: usize,
+        id: String,
+    },
+    ToolCallName {
+        content_index: usize,
+        name: String,
+    },
+    ThoughtSignature {
+        content_index: usize,
+        signature: String,
+    },
+    ThinkingSignatureDelta {
+        content_index: usize,
+        delta: String,
+    },
+    TextSignature {
+        content_index: usize,
+        signature: String,
+    },
+}
+
+/// One event of a model response as a provider decoder produces it: Pi's
+/// `AssistantMessageEvent` without the `partial` snapshot (the machine builds the snapshots), with
+/// the initial block on the `*_start` events and silent [`Patch`]es in between.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    Start {
+        partial: AssistantMessage,
+    },
+    TextStart {
+        content_index: usize,
+        block: crate::message::TextContent,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        content_index: usize,
+        content: String,
+    },
+    ThinkingStart {
+        content_index: usize,
+        block: ThinkingContent,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content: String,
+    },
+    ToolCallStart {
+        content_index: usize,
+        block: ToolCall,
+    },
+    ToolCallDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ToolCallEnd {
+        content_index: usize,
+        tool_call: ToolCall,
+    },
+    Patch(Patch),
+    Done {
+        reason: StopReason,
+        message: AssistantMessage,
+    },
+    Error {
+        reason: StopReason,
+        error: AssistantMessage,
+    },
+}
+
+impl StreamEvent {
+    /// A short name for error messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StreamEvent::Start { .. } => "start",
+            StreamEvent::TextStart { .. } => "text_start",
+            StreamEvent::TextDelta { .. } => "text_delta",
+            StreamEvent::TextEnd { .. } => "text_end",
+            StreamEvent::ThinkingStart { .. } => "thinking_start",
+            StreamEvent::ThinkingDelta { .. } => "thinking_delta",
+            StreamEvent::ThinkingEnd { .. } => "thinking_end",
+            StreamEvent::ToolCallStart { .. } => "toolcall_start",
+            StreamEvent::ToolCallDelta { .. } => "toolcall_delta",
+            StreamEvent::ToolCallEnd { .. } => "toolcall_end",
+            StreamEvent::Patch(_) => "patch",
+            StreamEvent::Done { .. } => "done",
+            StreamEvent::Error { .. } => "error",
+        }
+    }
+}
+
+/// How a tool execution ended: a result, or the error it threw (Pi turns that into an error result).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolOutcome {
+    Ok(ToolResult),
+    Thrown(String),
+}
+
+/// Changes to the agent's state (the `Agent` mutators). A run in progress keeps the model,
+/// prompt, tools and execution mode it started with, as Pi's loop does.
+#[derive(Clone, Debug)]
+pub enum Change {
+    SystemPrompt(String),
+    Model(Model),
+    ThinkingLevel(ThinkingLevel),
+    Tools(Vec<ToolSpec>),
+    /// Replaces the transcript; refused while a run is active.
+    Messages(Vec<AgentMessage>),
+    SteeringMode(QueueMode),
+    FollowUpMode(QueueMode),
+    ToolExecution(ToolExecution),
+    SessionId(Option<String>),
+    ClearSteeringQueue,
+    ClearFollowUpQueue,
+    ClearAllQueues,
+    /// Clears transcript, error and queues; refused while a run is active.
+    Reset,
+}
+
+/// Everything the world can tell the agent machine.
+#[derive(Clone, Debug)]
+pub enum Input {
+    Prompt(Prompt),
+    Continue,
+    Steer(AgentMessage),
+    FollowUp(AgentMessage),
+    Abort,
+    Model { call: CallId, event: StreamEvent },
+    ToolUpdate { call: CallId, partial: ToolResult },
+    ToolFinished { call: CallId, outcome: ToolOutcome },
+    Change(Change),
+}
+
+impl Input {
+    /// A short name for error messages.
+    pub fn name(&self) -> String {
+        match self {
+            Input::Prompt(_) => "prompt".into(),
+            Input::Continue => "continue".into(),
+            Input::Steer(_) => "steer".into(),
+            Input::FollowUp(_) => "follow_up".into(),
+            Input::Abort => "abort".into(),
+            Input::Model { call, event } => format!("model {} for call {call}", event.name()),
+            Input::ToolUpdate { call, .. } => format!("tool update for call {call}"),
+            Input::ToolFinished { call, .. } => format!("tool result for call {call}"),
+            Input::Change(_) => "change".into(),
+        }
+    }
+}
+
+/// A tool as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Everything a provider needs for one model call (the `Context` plus stream options).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRequest {
+    pub model: Model,
+    pub system_prompt: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolDefinition>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ThinkingLevel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// What the machine asks the world to do; each is answered by inputs carrying its [`CallId`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Effect {
+    /// Stream a model response; answer with `Input::Model` events ending in `Done` or `Error`.
+    CallModel { call: CallId, request: ModelRequest },
+    /// Run a tool with validated arguments; answer with `ToolUpdate`s and one `ToolFinished`.
+    RunTool {
+        call: CallId,
+        tool_call_id: String,
+        tool: String,
+        args: Value,
+    },
+    /// Stop the call as soon as possible; it must still be answered (an aborted stream ends with
+    /// an `Error` event, an aborted tool with its error result).
+    Cancel { call: CallId },
+}
+
+/// The output of one step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Step {
+    pub effects: Vec<Effect>,
+    pub events: Vec<AgentEvent>,
+}
+
+/// Errors Pi throws to the caller of `prompt()` / `continue()` / `reset()`, with Pi's texts.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.")]
+    PromptWhileRunning,
+    #[error("Agent is already processing. Wait for completion before continuing.")]
+    ContinueWhileRunning,
+    #[error("Agent is already processing. Wait for completion before resetting.")]
+    ResetWhileRunning,
+    #[error("No messages to continue from")]
+    NoMessagesToContinue,
+    #[error("Cannot continue from message role: assistant")]
+    ContinueFromAssistant,
+}
+
+/// The driver broke the protocol: an answer nobody asked for, time going backwards, a malformed
+/// stream. Names the input and the machine's state; the machine is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{input} refused while {state}: {reason}")]
+pub struct ContractError {
+    pub input: String,
+    pub state: String,
+    pub reason: String,
+}
+
+/// Why a step was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    #[error(transparent)]
+    Rejected(#[from] Rejection),
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+}

@@ -1,0 +1,92 @@
+//! The coding agent's view of the transcript for the model (pi-coding-agent `convertToLlm`):
+//! its own roles become user messages with Pi's wrapper texts.
+
+use crate::message::{
+    AgentMessage, BashExecutionMessage, ContentBlock, Extra, Message, UserContent, UserMessage,
+};
+
+use super::config::AgentHooks;
+
+/// Put before a compaction summary.
+pub const COMPACTION_SUMMARY_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+/// Put after a compaction summary.
+pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+/// Put before a branch summary.
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+/// Put after a branch summary (no newline before it, unlike the compaction suffix).
+pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// How a user's `!` command reads to the model.
+pub fn bash_execution_to_text(message: &BashExecutionMessage) -> String {
+    let mut text = format!("Ran `{}`\n", message.command);
+    if message.output.is_empty() {
+        text.push_str("(no output)");
+    } else {
+        text.push_str(&format!("```\n{}\n```", message.output));
+    }
+    if message.cancelled {
+        text.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = message.exit_code.value().filter(|c| **c != 0) {
+        text.push_str(&format!("\n\nCommand exited with code {code}"));
+    }
+    if let (true, Some(path)) = (message.truncated, &message.full_output_path) {
+        text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
+    }
+    text
+}
+
+fn user(content: Vec<ContentBlock>, timestamp: u64) -> Message {
+    Message::User(UserMessage {
+        content: UserContent::Blocks(content),
+        timestamp,
+        extra: Extra::new(),
+    })
+}
+
+/// The coding agent's converter: every message the model should see, in order.
+pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            AgentMessage::BashExecution(m) if m.exclude_from_context == Some(true) => None,
+            AgentMessage::BashExecution(m) => Some(user(
+                vec![ContentBlock::text(bash_execution_to_text(m))],
+                m.timestamp,
+            )),
+            AgentMessage::Custom(m) => {
+                let content = match &m.content {
+                    UserContent::Text(text) => vec![ContentBlock::text(text.clone())],
+                    UserContent::Blocks(blocks) => blocks.clone(),
+                };
+                Some(user(content, m.timestamp))
+            }
+            AgentMessage::BranchSummary(m) => Some(user(
+                vec![ContentBlock::text(format!(
+                    "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+                    m.summary
+                ))],
+                m.timestamp,
+            )),
+            AgentMessage::CompactionSummary(m) => Some(user(
+                vec![ContentBlock::text(format!(
+                    "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+                    m.summary
+                ))],
+                m.timestamp,
+            )),
+            other => other.as_llm(),
+        })
+        .collect()
+}
+
+/// Hooks with the coding agent's converter and no tool hooks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CodingAgentHooks;
+
+impl AgentHooks for CodingAgentHooks {
+    fn convert_to_llm(&self, messages: &[AgentMessage]) -> Result<Vec<Message>, String> {
+        Ok(convert_to_llm(messages))
+    }
+}

@@ -1,0 +1,749 @@
+//! pi-agent-core's `Agent` and its loop (`agentLoop` / `agentLoopContinue`) as a state machine.
+//!
+//! The original loop is async code with two places where it waits: a model response streaming in,
+//! and tools running. Everything between those points is synchronous, so [`AgentMachine::step`]
+//! runs the loop from one waiting point to the next and returns the events it emitted and the
+//! effects it needs. State changes happen in [`AgentMachine::emit`], from the events themselves,
+//! as `Agent.processEvents` does.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+
+use crate::event::AgentEvent;
+use crate::message::{AgentMessage, AssistantMessage, StopReason, UserMessage};
+use crate::model::{Model, ThinkingLevel};
+
+use super::assemble::{Applied, Assembly};
+use super::config::{AgentConfig, AgentHooks, QueueMode, ToolExecution, ToolSpec, TurnSummary};
+use super::contract::{
+    CallId, Change, ContractError, Effect, Input, ModelRequest, Prompt, Rejection, Step, StepError,
+    ToolDefinition,
+};
+use super::tools::{BatchContext, BatchOutput, ToolBatch};
+
+/// The text Pi's providers put in a response requested after the run was aborted.
+pub const ABORTED_REQUEST: &str = "Request was aborted.";
+
+/// The message being streamed, or the last message started (Pi's `state.streamingMessage`).
+#[derive(Clone, Debug)]
+pub enum StreamingMessage {
+    Message(AgentMessage),
+    Partial(crate::partial::PartialMessage),
+}
+
+/// What the loop of the current run is waiting for.
+#[derive(Debug)]
+enum Phase {
+    Model { call: CallId, assembly: Assembly },
+    Tools(ToolBatch),
+}
+
+/// Settings a run captured when it started (Pi builds its loop config once per run).
+#[derive(Clone)]
+struct RunSettings {
+    model: Model,
+    system_prompt: String,
+    tools: Arc<Vec<ToolSpec>>,
+    reasoning: Option<ThinkingLevel>,
+    tool_execution: ToolExecution,
+    session_id: Option<String>,
+}
+
+struct Run {
+    settings: RunSettings,
+    /// Index in the transcript of this run's first new message.
+    start: usize,
+    /// How much of the transcript the loop's context holds (tool results join after the batch).
+    context_len: usize,
+    /// A `continue()` from an assistant tail skips the run's first steering poll.
+    skip_steering_poll: bool,
+    aborted: bool,
+    phase: Phase,
+}
+
+/// The agent: transcript, queues, and at most one run in progress.
+pub struct AgentMachine {
+    system_prompt: String,
+    model: Model,
+    thinking_level: ThinkingLevel,
+    tools: Arc<Vec<ToolSpec>>,
+    hooks: Arc<dyn AgentHooks>,
+    tool_execution: ToolExecution,
+    session_id: Option<String>,
+    messages: Vec<AgentMessage>,
+    steering: VecDeque<AgentMessage>,
+    follow_up: VecDeque<AgentMessage>,
+    steering_mode: QueueMode,
+    follow_up_mode: QueueMode,
+    streaming_message: Option<StreamingMessage>,
+    pending_tool_calls: BTreeSet<String>,
+    error_message: Option<String>,
+    run: Option<Run>,
+    next_call: u64,
+    now: u64,
+    out: Step,
+}
+
+impl std::fmt::Debug for AgentMachine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentMachine")
+            .field("state", &self.describe())
+            .field("messages", &self.messages.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentMachine {
+    /// An idle agent with `config`'s state.
+    pub fn new(config: AgentConfig) -> Self {
+        AgentMachine {
+            system_prompt: config.system_prompt,
+            model: config.model,
+            thinking_level: config.thinking_level,
+            tools: Arc::new(config.tools),
+            hooks: config.hooks,
+            tool_execution: config.tool_execution,
+            session_id: config.session_id,
+            messages: config.messages,
+            steering: VecDeque::new(),
+            follow_up: VecDeque::new(),
+            steering_mode: config.steering_mode,
+            follow_up_mode: config.follow_up_mode,
+            streaming_message: None,
+            pending_tool_calls: BTreeSet::new(),
+            error_message: None,
+            run: None,
+            next_call: 1,
+            now: 0,
+            out: Step::default(),
+        }
+    }
+
+    /// The transcript (Pi's `state.messages`).
+    pub fn messages(&self) -> &[AgentMessage] {
+        &self.messages
+    }
+
+    /// True while a run is in progress (Pi's `state.isStreaming`).
+    pub fn is_streaming(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// The message being streamed, if any.
+    pub fn streaming_message(&self) -> Option<&StreamingMessage> {
+        self.streaming_message.as_ref()
+    }
+
+    /// Ids of tool calls between `tool_execution_start` and `_end`.
+    pub fn pending_tool_calls(&self) -> &BTreeSet<String> {
+        &self.pending_tool_calls
+    }
+
+    /// The last run's error text.
+    pub fn error_message(&self) -> Option<&str> {
+        self.error_message.as_deref()
+    }
+
+    /// The model used by the next run.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The thinking level used by the next run.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.thinking_level
+    }
+
+    /// The system prompt used by the next run.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    /// Queued steering messages.
+    pub fn steering_queue(&self) -> &VecDeque<AgentMessage> {
+        &self.steering
+    }
+
+    /// Queued follow-up messages.
+    pub fn follow_up_queue(&self) -> &VecDeque<AgentMessage> {
+        &self.follow_up
+    }
+
+    /// Whether either queue holds messages.
+    pub fn has_queued_messages(&self) -> bool {
+        !self.steering.is_empty() || !self.follow_up.is_empty()
+    }
+
+    /// Feeds one input at time `now` (ms since the epoch) and returns what it caused. On error the
+    /// machine is unchanged.
+    pub fn step(&mut self, now: u64, input: Input) -> Result<Step, StepError> {
+        if now < self.now {
+            return Err(self
+                .contract(
+                    &input,
+                    format!("time went backwards ({now} < {})", self.now),
+                )
+                .into());
+        }
+        self.check(&input)?;
+        self.now = now;
+        match input {
+            Input::Prompt(prompt) => {
+                let messages = match prompt {
+                    Prompt::Text { text, images } => {
+                        vec![AgentMessage::User(UserMessage::from_text(
+                            text, images, now,
+                        ))]
+                    }
+                    Prompt::Messages(messages) => messages,
+                };
+                self.begin_run(Some(messages), false);
+            }
+            Input::Continue => self.continue_run(),
+            Input::Steer(message) => self.steering.push_back(message),
+            Input::FollowUp(message) => self.follow_up.push_back(message),
+            Input::Abort => self.abort(),
+            Input::Model { event, .. } => self.on_stream_event(event),
+            Input::ToolUpdate { call, partial } => self.on_tool_update(call, partial),
+            Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
+            Input::Change(change) => self.apply_change(change),
+        }
+        Ok(std::mem::take(&mut self.out))
+    }
+
+    /// A short description of what the machine is doing, for errors.
+    pub fn describe(&self) -> String {
+        match &self.run {
+            None => "idle".to_owned(),
+            Some(run) => match &run.phase {
+                Phase::Model { call, assembly } if assembly.started() => {
+                    format!("streaming model call {call}")
+                }
+                Phase::Model { call, .. } => format!("waiting for model call {call} to start"),
+                Phase::Tools(batch) => {
+                    let running: Vec<String> = batch
+                        .running_calls()
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect();
+                    format!("running tool calls [{}]", running.join(", "))
+                }
+            },
+        }
+    }
+
+    fn contract(&self, input: &Input, reason: impl Into<String>) -> ContractError {
+        ContractError {
+            input: input.name(),
+            state: self.describe(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Refuses inputs that do not fit the current state, before anything changes.
+    fn check(&self, input: &Input) -> Result<(), StepError> {
+        let running = self.run.is_some();
+        match input {
+            Input::Prompt(_) if running => Err(Rejection::PromptWhileRunning.into()),
+            Input::Continue if running => Err(Rejection::ContinueWhileRunning.into()),
+            Input::Continue => match self.messages.last() {
+                None => Err(Rejection::NoMessagesToContinue.into()),
+                Some(AgentMessage::Assistant(_)) if !self.has_queued_messages() => {
+                    Err(Rejection::ContinueFromAssistant.into())
+                }
+                _ => Ok(()),
+            },
+            Input::Change(Change::Reset) if running => Err(Rejection::ResetWhileRunning.into()),
+            Input::Change(Change::Messages(_)) if running => Err(self
+                .contract(input, "the transcript cannot be replaced during a run")
+                .into()),
+            Input::Model { call, event } => match self.run.as_ref().map(|r| &r.phase) {
+                Some(Phase::Model { call: c, assembly }) if c == call => assembly
+                    .check(event)
+                    .map_err(|e| self.contract(input, e).into()),
+                _ => Err(self.contract(input, "no such model call is open").into()),
+            },
+            Input::ToolUpdate { call, .. } | Input::ToolFinished { call, .. } => {
+                match self.run.as_ref().map(|r| &r.phase) {
+                    Some(Phase::Tools(batch)) if batch.running_index(*call).is_some() => Ok(()),
+                    _ => Err(self.contract(input, "no such tool call is running").into()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Applies an event to the agent state (Pi's `processEvents`), then records it.
+    fn emit(&mut self, event: AgentEvent) {
+        match &event {
+            AgentEvent::MessageStart { message } => {
+                self.streaming_message = Some(StreamingMessage::Message(message.clone()));
+            }
+            AgentEvent::MessageUpdate { message, .. } => {
+                self.streaming_message = Some(StreamingMessage::Partial(message.clone()));
+            }
+            AgentEvent::MessageEnd { message } => {
+                self.streaming_message = None;
+                self.messages.push(message.clone());
+            }
+            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+                self.pending_tool_calls.insert(tool_call_id.clone());
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                self.pending_tool_calls.remove(tool_call_id);
+            }
+            AgentEvent::TurnEnd {
+                message: AgentMessage::Assistant(assistant),
+                ..
+            } => {
+                if let Some(error) = &assistant.error_message {
+                    self.error_message = Some(error.clone());
+                }
+            }
+            AgentEvent::AgentEnd { .. } => self.streaming_message = None,
+            _ => {}
+        }
+        self.out.events.push(event);
+    }
+
+    fn effect(&mut self, effect: Effect) {
+        self.out.effects.push(effect);
+    }
+
+    fn new_call(&mut self) -> CallId {
+        let id = CallId(self.next_call);
+        self.next_call += 1;
+        id
+    }
+
+    fn drain(queue: &mut VecDeque<AgentMessage>, mode: QueueMode) -> Vec<AgentMessage> {
+        match mode {
+            QueueMode::All => queue.drain(..).collect(),
+            QueueMode::OneAtATime => queue.pop_front().into_iter().collect(),
+        }
+    }
+
+    fn poll_steering(&mut self) -> Vec<AgentMessage> {
+        if let Some(run) = &mut self.run {
+            if std::mem::take(&mut run.skip_steering_poll) {
+                return Vec::new();
+            }
+        }
+        Self::drain(&mut self.steering, self.steering_mode)
+    }
+
+    fn poll_follow_up(&mut self) -> Vec<AgentMessage> {
+        Self::drain(&mut self.follow_up, self.follow_up_mode)
+    }
+
+    fn continue_run(&mut self) {
+        if matches!(self.messages.last(), Some(AgentMessage::Assistant(_))) {
+            let steering = Self::drain(&mut self.steering, self.steering_mode);
+            if !steering.is_empty() {
+                return self.begin_run(Some(steering), true);
+            }
+            let follow_ups = self.poll_follow_up();
+            return self.begin_run(Some(follow_ups), false);
+        }
+        self.begin_run(None, false);
+    }
+
+    /// `runAgentLoop` (with prompts) or `runAgentLoopContinue` (without).
+    fn begin_run(&mut self, prompts: Option<Vec<AgentMessage>>, skip_steering_poll: bool) {
+        self.error_message = None;
+        self.streaming_message = None;
+        let start = self.messages.len();
+        self.run = Some(Run {
+            settings: RunSettings {
+                model: self.model.clone(),
+                system_prompt: self.system_prompt.clone(),
+                tools: Arc::clone(&self.tools),
+                reasoning: (self.thinking_level != ThinkingLevel::Off)
+                    .then_some(self.thinking_level),
+                tool_execution: self.tool_execution,
+                session_id: self.session_id.clone(),
+            },
+            start,
+            context_len: start,
+            skip_steering_poll,
+            aborted: false,
+            phase: Phase::Model {
+                call: CallId(0),
+                assembly: Assembly::default(),
+            },
+        });
+        self.emit(AgentEvent::AgentStart);
+        self.emit(AgentEvent::TurnStart);
+        for prompt in prompts.unwrap_or_default() {
+            self.emit(AgentEvent::MessageStart {
+                message: prompt.clone(),
+            });
+            self.emit(AgentEvent::MessageEnd { message: prompt });
+        }
+        self.sync_context();
+        let pending = self.poll_steering();
+        self.turn_body(pending);
+    }
+
+    /// The loop's context catches up with the transcript.
+    fn sync_context(&mut self) {
+        let len = self.messages.len();
+        if let Some(run) = &mut self.run {
+            run.context_len = len;
+        }
+    }
+
+    /// One inner-loop iteration after its `turn_start`: inject pending messages, call the model.
+    fn turn_body(&mut self, pending: Vec<AgentMessage>) {
+        for message in pending {
+            self.emit(AgentEvent::MessageStart {
+                message: message.clone(),
+            });
+            self.emit(AgentEvent::MessageEnd { message });
+        }
+        self.sync_context();
+        self.request_model();
+    }
+
+    fn request_model(&mut self) {
+        let Some(run) = &self.run else { return };
+        if run.aborted {
+            let settings = &run.settings;
+            let message = AssistantMessage {
+                api: settings.model.api.clone(),
+                provider: settings.model.provider.clone(),
+                model: settings.model.id.clone(),
+                stop_reason: StopReason::Aborted,
+                timestamp: self.now,
+                error_message: Some(ABORTED_REQUEST.to_owned()),
+                ..AssistantMessage::default()
+            };
+            return self.finish_response(message, false);
+        }
+        let context = &self.messages[..run.context_len];
+        let transformed = match self.hooks.transform_context(context) {
+            Ok(t) => t,
+            Err(thrown) => return self.fail_run(thrown),
+        };
+        let llm = self
+            .hooks
+            .convert_to_llm(transformed.as_deref().unwrap_or(context));
+        let messages = match llm {
+            Ok(messages) => messages,
+            Err(thrown) => return self.fail_run(thrown),
+        };
+        let settings = run.settings.clone();
+        let request = ModelRequest {
+            model: settings.model,
+            system_prompt: settings.system_prompt,
+            messages,
+            tools: settings
+                .tools
+                .iter()
+                .map(|t| ToolDefinition {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.parameters.clone(),
+                })
+                .collect(),
+            reasoning: settings.reasoning,
+            session_id: settings.session_id,
+        };
+        let call = self.new_call();
+        if let Some(run) = &mut self.run {
+            run.phase = Phase::Model {
+                call,
+                assembly: Assembly::default(),
+            };
+        }
+        self.effect(Effect::CallModel { call, request });
+    }
+
+    fn on_stream_event(&mut self, event: super::contract::StreamEvent) {
+        let Some(Run {
+            phase: Phase::Model { assembly, .. },
+            ..
+        }) = &mut self.run
+        else {
+            return;
+        };
+        let started = assembly.started();
+        // `check` already refused events that do not fit, so this cannot fail.
+        let Ok(applied) = assembly.apply(event) else {
+            return;
+        };
+        match applied {
+            Applied::Started(message) => self.emit(AgentEvent::MessageStart {
+                message: AgentMessage::Assistant(message),
+            }),
+            Applied::Update(event) => {
+                let message = match &event {
+                    crate::event::AssistantMessageEvent::Done { .. }
+                    | crate::event::AssistantMessageEvent::Error { .. } => return,
+                    crate::event::AssistantMessageEvent::Start { partial }
+                    | crate::event::AssistantMessageEvent::TextStart { partial, .. }
+                    | crate::event::AssistantMessageEvent::TextDelta { partial, .. }
+                    | crate::event::AssistantMessageEvent::TextEnd { partial, .. }
+                    | crate::event::AssistantMessageEvent::ThinkingStart { partial, .. }
+                    | crate::event::AssistantMessageEvent::ThinkingDelta { partial, .. }
+                    | crate::event::AssistantMessageEvent::ThinkingEnd { partial, .. }
+                    | crate::event::AssistantMessageEvent::ToolCallStart { partial, .. }
+                    | crate::event::AssistantMessageEvent::ToolCallDelta { partial, .. }
+                    | crate::event::AssistantMessageEvent::ToolCallEnd { partial, .. } => {
+                        partial.clone()
+                    }
+                };
+                self.emit(AgentEvent::MessageUpdate {
+                    assistant_message_event: event,
+                    message,
+                });
+            }
+            Applied::Silent => {}
+            Applied::Finished(message) => self.finish_response(message, started),
+        }
+    }
+
+    /// The end of `streamAssistantResponse` and what the loop does with the message.
+    fn finish_response(&mut self, message: AssistantMessage, started: bool) {
+        let message = AgentMessage::Assistant(message);
+        if !started {
+            self.emit(AgentEvent::MessageStart {
+                message: message.clone(),
+            });
+        }
+        self.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        });
+        self.sync_context();
+        let AgentMessage::Assistant(assistant) = message else {
+            return;
+        };
+        if assistant.stop_reason.ends_run() {
+            self.emit(AgentEvent::TurnEnd {
+                message: AgentMessage::Assistant(assistant),
+                tool_results: Vec::new(),
+            });
+            return self.end_run();
+        }
+        if assistant.tool_calls().next().is_none() {
+            return self.after_turn(assistant, Vec::new(), false);
+        }
+        let Some(run) = &mut self.run else { return };
+        let index = self.messages.len() - 1;
+        let batch = ToolBatch::new(
+            index,
+            &assistant,
+            &run.settings.tools,
+            run.settings.tool_execution,
+        );
+        run.phase = Phase::Tools(batch);
+        self.advance_batch(|batch, cx| batch.advance(cx));
+    }
+
+    /// Runs `f` on the tool batch with its context, then carries out what it asks for.
+    fn advance_batch(&mut self, f: impl FnOnce(&mut ToolBatch, &BatchContext<'_>) -> BatchOutput) {
+        let Some(run) = &mut self.run else { return };
+        let Phase::Tools(batch) = &mut run.phase else {
+            return;
+        };
+        let Some(AgentMessage::Assistant(assistant)) = self.messages.get(batch.assistant_index)
+        else {
+            return;
+        };
+        let cx = BatchContext {
+            tools: &run.settings.tools,
+            hooks: self.hooks.as_ref(),
+            assistant,
+            context: &self.messages[..run.context_len],
+            now: self.now,
+        };
+        let output = f(batch, &cx);
+        let assistant = assistant.clone();
+        let terminate = batch.terminates();
+        let aborted = run.aborted;
+        let mut starts = Vec::new();
+        for (index, args) in output.start {
+            let call = CallId(self.next_call);
+            self.next_call += 1;
+            batch.started(index, call);
+            starts.push((call, index, args));
+        }
+        let calls: Vec<(CallId, String, String)> = starts
+            .iter()
+            .map(|(call, index, _)| {
+                let tool_call = assistant.tool_calls().nth(*index);
+                (
+                    *call,
+                    tool_call.map(|t| t.id.clone()).unwrap_or_default(),
+                    tool_call.map(|t| t.name.clone()).unwrap_or_default(),
+                )
+            })
+            .collect();
+        for event in output.events {
+            self.emit(event);
+        }
+        for ((call, tool_call_id, tool), (_, _, args)) in calls.into_iter().zip(starts) {
+            self.effect(Effect::RunTool {
+                call,
+                tool_call_id,
+                tool,
+                args,
+            });
+            if aborted {
+                self.effect(Effect::Cancel { call });
+            }
+        }
+        if let Some(results) = output.done {
+            self.sync_context();
+            let results = results.into_iter().map(AgentMessage::ToolResult).collect();
+            self.after_turn(assistant, results, terminate);
+        }
+    }
+
+    fn on_tool_update(&mut self, call: CallId, partial: crate::event::ToolResult) {
+        let Some(Run {
+            phase: Phase::Tools(batch),
+            ..
+        }) = &self.run
+        else {
+            return;
+        };
+        let Some(index) = batch.running_index(call) else {
+            return;
+        };
+        let event = batch.update_event(index, partial);
+        self.emit(event);
+    }
+
+    fn on_tool_finished(&mut self, call: CallId, outcome: super::contract::ToolOutcome) {
+        let index = match &self.run {
+            Some(Run {
+                phase: Phase::Tools(batch),
+                ..
+            }) => batch.running_index(call),
+            _ => None,
+        };
+        if let Some(index) = index {
+            self.advance_batch(|batch, cx| batch.complete(index, outcome, cx));
+        }
+    }
+
+    /// `turn_end`, `shouldStopAfterTurn`, the steering poll, and the decision to go on.
+    fn after_turn(
+        &mut self,
+        assistant: AssistantMessage,
+        results: Vec<AgentMessage>,
+        terminate: bool,
+    ) {
+        let has_more_tool_calls = !results.is_empty() && !terminate;
+        self.emit(AgentEvent::TurnEnd {
+            message: AgentMessage::Assistant(assistant.clone()),
+            tool_results: results.clone(),
+        });
+        let Some(run) = &self.run else { return };
+        let stop = self.hooks.should_stop_after_turn(&TurnSummary {
+            message: &assistant,
+            tool_results: &results,
+            context: &self.messages[..run.context_len],
+            new_messages: &self.messages[run.start..],
+        });
+        match stop {
+            Ok(true) => return self.end_run(),
+            Ok(false) => {}
+            Err(thrown) => return self.fail_run(thrown),
+        }
+        let mut pending = self.poll_steering();
+        if !has_more_tool_calls && pending.is_empty() {
+            pending = self.poll_follow_up();
+            if pending.is_empty() {
+                return self.end_run();
+            }
+        }
+        self.emit(AgentEvent::TurnStart);
+        self.turn_body(pending);
+    }
+
+    fn end_run(&mut self) {
+        let start = self.run.as_ref().map_or(self.messages.len(), |r| r.start);
+        let messages = self.messages[start..].to_vec();
+        self.emit(AgentEvent::AgentEnd { messages });
+        self.finish_run();
+    }
+
+    /// A hook threw: Pi's synthetic failure message, pushed to the transcript with only `agent_end`.
+    fn fail_run(&mut self, thrown: String) {
+        let Some(run) = &self.run else { return };
+        let model = &run.settings.model;
+        let failure = AssistantMessage {
+            content: vec![crate::message::ContentBlock::text("")],
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            stop_reason: if run.aborted {
+                StopReason::Aborted
+            } else {
+                StopReason::Error
+            },
+            error_message: Some(thrown.clone()),
+            timestamp: self.now,
+            ..AssistantMessage::default()
+        };
+        let failure = AgentMessage::Assistant(failure);
+        self.messages.push(failure.clone());
+        self.error_message = Some(thrown);
+        self.emit(AgentEvent::AgentEnd {
+            messages: vec![failure],
+        });
+        self.finish_run();
+    }
+
+    /// Pi's `finishRun`: the run is over in one step.
+    fn finish_run(&mut self) {
+        self.run = None;
+        self.streaming_message = None;
+        self.pending_tool_calls.clear();
+    }
+
+    fn abort(&mut self) {
+        let Some(run) = &mut self.run else { return };
+        if run.aborted {
+            return;
+        }
+        run.aborted = true;
+        let calls = match &run.phase {
+            Phase::Model { call, .. } => vec![*call],
+            Phase::Tools(batch) => batch.running_calls(),
+        };
+        for call in calls {
+            self.effect(Effect::Cancel { call });
+        }
+    }
+
+    fn apply_change(&mut self, change: Change) {
+        match change {
+            Change::SystemPrompt(prompt) => self.system_prompt = prompt,
+            Change::Model(model) => self.model = model,
+            Change::ThinkingLevel(level) => self.thinking_level = level,
+            Change::Tools(tools) => self.tools = Arc::new(tools),
+            Change::Messages(messages) => self.messages = messages,
+            Change::SteeringMode(mode) => self.steering_mode = mode,
+            Change::FollowUpMode(mode) => self.follow_up_mode = mode,
+            Change::ToolExecution(mode) => self.tool_execution = mode,
+            Change::SessionId(id) => self.session_id = id,
+            Change::ClearSteeringQueue => self.steering.clear(),
+            Change::ClearFollowUpQueue => self.follow_up.clear(),
+            Change::ClearAllQueues => {
+                self.steering.clear();
+                self.follow_up.clear();
+            }
+            Change::Reset => {
+                self.messages.clear();
+                self.streaming_message = None;
+                self.pending_tool_calls.clear();
+                self.error_message = None;
+                self.steering.clear();
+                self.follow_up.clear();
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! pi-agent-core: the agent loop and the `Agent` around it, as a pure state machine.
+
+pub mod assemble;
+pub mod config;
+pub mod contract;
+pub mod convert;
+mod machine;
+mod tools;
+
+pub use config::*;
+pub use contract::*;
+pub use machine::{AgentMachine, StreamingMessage, ABORTED_REQUEST};

@@ -1,0 +1,335 @@
+//! One batch of tool calls: preparation, scheduling (parallel or sequential) and finalisation, as
+//! pi-agent-core 0.73.1 runs them.
+//!
+//! Each call is first prepared (tool lookup, `prepare_arguments`, schema validation,
+//! `before_tool_call`); a call that fails preparation gets its result at once. Parallel batches
+//! prepare every call in order, then run the prepared ones together: `tool_execution_end` comes as
+//! each finishes, the toolResult messages all at the end in call order. Sequential batches run each
+//! call to its result message before the next call starts.
+
+use serde_json::Value;
+
+use crate::event::{AgentEvent, ToolResult};
+use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage};
+use crate::validate::validate_tool_arguments;
+
+use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, ToolExecution, ToolSpec};
+use super::contract::{CallId, ToolOutcome};
+
+/// Where one call of the batch stands.
+#[derive(Clone, Debug)]
+enum Slot {
+    /// Not looked at yet (sequential batches only).
+    Waiting,
+    /// Prepared with these validated arguments, not started (parallel batches, between passes).
+    Prepared { args: Value },
+    /// Running as this effect.
+    Running { call: CallId, args: Value },
+    /// Has its result.
+    Finished { result: ToolResult, is_error: bool },
+}
+
+/// A tool batch in progress.
+#[derive(Debug)]
+pub struct ToolBatch {
+    /// Index of the assistant message in the transcript.
+    pub assistant_index: usize,
+    calls: Vec<ToolCall>,
+    slots: Vec<Slot>,
+    sequential: bool,
+    /// Sequential batches: the call being worked on.
+    cursor: usize,
+    /// Result messages emitted so far, in call order.
+    emitted: Vec<ToolResultMessage>,
+}
+
+/// What the batch needs from the machine while it advances.
+pub struct BatchContext<'a> {
+    pub tools: &'a [ToolSpec],
+    pub hooks: &'a dyn AgentHooks,
+    pub assistant: &'a AssistantMessage,
+    /// The loop's context: the transcript up to and including the assistant message.
+    pub context: &'a [AgentMessage],
+    pub now: u64,
+}
+
+/// What the batch wants the machine to do.
+#[derive(Debug, Default)]
+pub struct BatchOutput {
+    pub events: Vec<AgentEvent>,
+    /// Prepared calls to start: (call index, validated args).
+    pub start: Vec<(usize, Value)>,
+    /// The result messages of the whole batch once it is complete, in call order.
+    pub done: Option<Vec<ToolResultMessage>>,
+}
+
+impl ToolBatch {
+    /// A batch for the tool calls of `assistant`; `sequential` if the loop or any called tool asks.
+    pub fn new(
+        assistant_index: usize,
+        assistant: &AssistantMessage,
+        tools: &[ToolSpec],
+        mode: ToolExecution,
+    ) -> Self {
+        let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+        let sequential = mode == ToolExecution::Sequential
+            || calls.iter().any(|c| {
+                tools
+                    .iter()
+                    .find(|t| t.name == c.name)
+                    .is_some_and(|t| t.execution_mode == Some(ToolExecution::Sequential))
+            });
+        ToolBatch {
+            assistant_index,
+            slots: vec![Slot::Waiting; calls.len()],
+            calls,
+            sequential,
+            cursor: 0,
+            emitted: Vec::new(),
+        }
+    }
+
+    /// Runs everything that needs no answer from outside: preparation, immediate results, and
+    /// (when nothing is left running) the batch's completion.
+    pub fn advance(&mut self, cx: &BatchContext<'_>) -> BatchOutput {
+        let mut out = BatchOutput::default();
+        if self.sequential {
+            self.advance_sequential(cx, &mut out);
+        } else {
+            self.advance_parallel(cx, &mut out);
+        }
+        out
+    }
+
+    fn advance_sequential(&mut self, cx: &BatchContext<'_>, out: &mut BatchOutput) {
+        while self.cursor < self.calls.len() {
+            let i = self.cursor;
+            match &self.slots[i] {
+                Slot::Waiting => {
+                    out.events.push(self.start_event(i));
+                    match prepare(cx, &self.calls[i]) {
+                        Ok(args) => {
+                            self.slots[i] = Slot::Prepared { args: args.clone() };
+                            out.start.push((i, args));
+                            return;
+                        }
+                        Err(result) => self.finish(i, result, true, out),
+                    }
+                }
+                Slot::Prepared { .. } | Slot::Running { .. } => return,
+                Slot::Finished { .. } => {
+                    self.emit_result_message(i, cx.now, out);
+                    self.cursor += 1;
+                }
+            }
+        }
+        out.done = Some(std::mem::take(&mut self.emitted));
+    }
+
+    fn advance_parallel(&mut self, cx: &BatchContext<'_>, out: &mut BatchOutput) {
+        if self.slots.iter().all(|s| matches!(s, Slot::Waiting)) {
+            for i in 0..self.calls.len() {
+                out.events.push(self.start_event(i));
+                match prepare(cx, &self.calls[i]) {
+                    Ok(args) => self.slots[i] = Slot::Prepared { args },
+                    Err(result) => self.finish(i, result, true, out),
+                }
+            }
+            for (i, slot) in self.slots.iter().enumerate() {
+                if let Slot::Prepared { args } = slot {
+                    out.start.push((i, args.clone()));
+                }
+            }
+        }
+        let all_finished = self
+            .slots
+            .iter()
+            .all(|s| matches!(s, Slot::Finished { .. }));
+        if !all_finished {
+            return;
+        }
+        for i in 0..self.calls.len() {
+            self.emit_result_message(i, cx.now, out);
+        }
+        out.done = Some(std::mem::take(&mut self.emitted));
+    }
+
+    /// Marks a prepared call as running under `call`.
+    pub fn started(&mut self, index: usize, call: CallId) {
+        if let Some(Slot::Prepared { args }) = self.slots.get(index) {
+            self.slots[index] = Slot::Running {
+                call,
+                args: args.clone(),
+            };
+        }
+    }
+
+    /// The index of the running call answered by `call`.
+    pub fn running_index(&self, call: CallId) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|s| matches!(s, Slot::Running { call: c, .. } if *c == call))
+    }
+
+    /// Every running call, for cancellation.
+    pub fn running_calls(&self) -> Vec<CallId> {
+        self.slots
+            .iter()
+            .filter_map(|s| match s {
+                Slot::Running { call, .. } => Some(*call),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `tool_execution_update` for a running call.
+    pub fn update_event(&self, index: usize, partial: ToolResult) -> AgentEvent {
+        let call = &self.calls[index];
+        AgentEvent::ToolExecutionUpdate {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+            partial_result: partial,
+        }
+    }
+
+    /// Finalises a running call with its outcome (`after_tool_call` may override it).
+    pub fn complete(
+        &mut self,
+        index: usize,
+        outcome: ToolOutcome,
+        cx: &BatchContext<'_>,
+    ) -> BatchOutput {
+        let mut out = BatchOutput::default();
+        let Some(Slot::Running { args, .. }) = self.slots.get(index).cloned() else {
+            return out;
+        };
+        let (result, is_error) = match outcome {
+            ToolOutcome::Ok(result) => (result, false),
+            ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
+        };
+        let (result, is_error) = after_hook(cx, &self.calls[index], &args, result, is_error);
+        self.finish(index, result, is_error, &mut out);
+        let more = self.advance(cx);
+        out.events.extend(more.events);
+        out.start = more.start;
+        out.done = more.done;
+        out
+    }
+
+    /// Whether every result asks to end the run (and there is at least one).
+    pub fn terminates(&self) -> bool {
+        !self.slots.is_empty()
+            && self.slots.iter().all(
+                |s| matches!(s, Slot::Finished { result, .. } if result.terminate == Some(true)),
+            )
+    }
+
+    fn start_event(&self, index: usize) -> AgentEvent {
+        let call = &self.calls[index];
+        AgentEvent::ToolExecutionStart {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+        }
+    }
+
+    fn finish(&mut self, index: usize, result: ToolResult, is_error: bool, out: &mut BatchOutput) {
+        let call = &self.calls[index];
+        out.events.push(AgentEvent::ToolExecutionEnd {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: result.clone(),
+            is_error,
+        });
+        self.slots[index] = Slot::Finished { result, is_error };
+    }
+
+    /// Emits `message_start`/`message_end` for call `index`'s result message and keeps it.
+    fn emit_result_message(&mut self, index: usize, now: u64, out: &mut BatchOutput) {
+        let message = self.result_message(index, now);
+        out.events.push(AgentEvent::MessageStart {
+            message: AgentMessage::ToolResult(message.clone()),
+        });
+        out.events.push(AgentEvent::MessageEnd {
+            message: AgentMessage::ToolResult(message.clone()),
+        });
+        self.emitted.push(message);
+    }
+
+    fn result_message(&self, index: usize, now: u64) -> ToolResultMessage {
+        let call = &self.calls[index];
+        let (result, is_error) = match &self.slots[index] {
+            Slot::Finished { result, is_error } => (result.clone(), *is_error),
+            _ => (ToolResult::default(), true),
+        };
+        ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: result.content,
+            details: result.details,
+            is_error,
+            timestamp: now,
+            extra: Default::default(),
+        }
+    }
+}
+
+/// Pi's `prepareToolCall`: the validated arguments, or the immediate error result.
+fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, ToolResult> {
+    let Some(tool) = cx.tools.iter().find(|t| t.name == call.name) else {
+        return Err(ToolResult::error(format!("Tool {} not found", call.name)));
+    };
+    let raw = match &tool.prepare_arguments {
+        Some(prepare) => prepare(&call.arguments).map_err(ToolResult::error)?,
+        None => call.arguments.clone(),
+    };
+    let args =
+        validate_tool_arguments(&call.name, &tool.parameters, &raw).map_err(ToolResult::error)?;
+    let verdict = cx.hooks.before_tool_call(&BeforeToolCall {
+        assistant_message: cx.assistant,
+        tool_call: call,
+        args: &args,
+        context: cx.context,
+    });
+    match verdict {
+        Ok(None) => Ok(args),
+        Ok(Some(block)) => Err(ToolResult::error(
+            block
+                .reason
+                .unwrap_or_else(|| "Tool execution was blocked".to_owned()),
+        )),
+        Err(thrown) => Err(ToolResult::error(thrown)),
+    }
+}
+
+/// Pi's `finalizeExecutedToolCall`: field-by-field overrides, or an error result if the hook threw.
+fn after_hook(
+    cx: &BatchContext<'_>,
+    call: &ToolCall,
+    args: &Value,
+    result: ToolResult,
+    is_error: bool,
+) -> (ToolResult, bool) {
+    let verdict = cx.hooks.after_tool_call(&AfterToolCall {
+        assistant_message: cx.assistant,
+        tool_call: call,
+        args,
+        result: &result,
+        is_error,
+        context: cx.context,
+    });
+    match verdict {
+        Ok(None) => (result, is_error),
+        Ok(Some(over)) => (
+            ToolResult {
+                content: over.content.unwrap_or(result.content),
+                details: over.details.or(result.details),
+                terminate: over.terminate.or(result.terminate),
+                extra: Default::default(),
+            },
+            over.is_error.unwrap_or(is_error),
+        ),
+        Err(thrown) => (ToolResult::error(thrown), true),
+    }
+}

@@ -1,0 +1,226 @@
+//! The events Pi emits, in Pi's JSON shape: a model response's stream
+//! ([`AssistantMessageEvent`]), the agent loop's ([`AgentEvent`]) and the session's
+//! ([`SessionEvent`]). `--mode json` and `--mode rpc` print exactly these.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::message::{AgentMessage, AssistantMessage, ContentBlock, Extra, StopReason, ToolCall};
+use crate::model::ThinkingLevel;
+use crate::partial::PartialMessage;
+
+/// One event of a streamed model response; every event but the last two carries the message as
+/// it is after that event (`partial`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AssistantMessageEvent {
+    Start {
+        partial: PartialMessage,
+    },
+    TextStart {
+        content_index: usize,
+        partial: PartialMessage,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+        partial: PartialMessage,
+    },
+    TextEnd {
+        content_index: usize,
+        content: String,
+        partial: PartialMessage,
+    },
+    ThinkingStart {
+        content_index: usize,
+        partial: PartialMessage,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+        partial: PartialMessage,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content: String,
+        partial: PartialMessage,
+    },
+    #[serde(rename = "toolcall_start")]
+    ToolCallStart {
+        content_index: usize,
+        partial: PartialMessage,
+    },
+    #[serde(rename = "toolcall_delta")]
+    ToolCallDelta {
+        content_index: usize,
+        delta: String,
+        partial: PartialMessage,
+    },
+    #[serde(rename = "toolcall_end")]
+    ToolCallEnd {
+        content_index: usize,
+        tool_call: ToolCall,
+        partial: PartialMessage,
+    },
+    Done {
+        reason: StopReason,
+        message: AssistantMessage,
+    },
+    Error {
+        reason: StopReason,
+        error: AssistantMessage,
+    },
+}
+
+/// What a tool returns (pi-agent-core `AgentToolResult`): content for the model, details for
+/// people and programs, and whether the run may end after this batch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminate: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl ToolResult {
+    /// The result Pi builds for a failure: one text block and `details: {}`.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![ContentBlock::text(message)],
+            details: Some(Value::Object(Extra::new())),
+            terminate: None,
+            extra: Extra::new(),
+        }
+    }
+}
+
+/// The agent loop's events (pi-agent-core `AgentEvent`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AgentEvent {
+    AgentStart,
+    /// The messages created during this run, in the order they were emitted.
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+    },
+    TurnStart,
+    TurnEnd {
+        message: AgentMessage,
+        tool_results: Vec<AgentMessage>,
+    },
+    MessageStart {
+        message: AgentMessage,
+    },
+    MessageUpdate {
+        assistant_message_event: AssistantMessageEvent,
+        message: PartialMessage,
+    },
+    MessageEnd {
+        message: AgentMessage,
+    },
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+    },
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+        partial_result: ToolResult,
+    },
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: ToolResult,
+        is_error: bool,
+    },
+}
+
+/// Why a compaction ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionReason {
+    Manual,
+    Threshold,
+    Overflow,
+}
+
+/// What a compaction produced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Events the coding agent's session adds on top of [`AgentEvent`] (0.73.1 names).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum SessionEvent {
+    /// The queued steering and follow-up texts after every change.
+    QueueUpdate {
+        steering: Vec<String>,
+        follow_up: Vec<String>,
+    },
+    CompactionStart {
+        reason: CompactionReason,
+    },
+    CompactionEnd {
+        reason: CompactionReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<CompactionResult>,
+        aborted: bool,
+        will_retry: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
+    AutoRetryStart {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: String,
+    },
+    AutoRetryEnd {
+        success: bool,
+        attempt: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        final_error: Option<String>,
+    },
+    SessionInfoChanged {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    ThinkingLevelChanged {
+        level: ThinkingLevel,
+    },
+}
+
+/// Everything a session emits: the loop's events and the session's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Event {
+    Agent(AgentEvent),
+    Session(SessionEvent),
+}

@@ -1,0 +1,456 @@
+//! Pi's message and content types (pi-ai `types.ts`, pi-coding-agent `messages.ts`).
+//!
+//! Field names, field order and omission rules follow what Pi writes: camelCase keys, optional
+//! fields left out when absent (never `null`), and fields we do not know kept in `extra` so that a
+//! line read from Pi is written back unchanged.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::nullable::Nullable;
+
+/// Fields of a JSON object that this version does not model; written back as they were read.
+pub type Extra = Map<String, Value>;
+
+/// `text` content block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextContent {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_signature: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `thinking` content block; `redacted` blocks keep the provider's opaque payload in the signature.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingContent {
+    pub thinking: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `image` content block (base64 data).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    pub data: String,
+    pub mime_type: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `toolCall` content block: the model asks for a tool to run with `arguments`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One element of a message's `content` array.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ContentBlock {
+    #[serde(rename = "text")]
+    Text(TextContent),
+    #[serde(rename = "thinking")]
+    Thinking(ThinkingContent),
+    #[serde(rename = "image")]
+    Image(ImageContent),
+    #[serde(rename = "toolCall")]
+    ToolCall(ToolCall),
+}
+
+impl ContentBlock {
+    /// A plain text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text(TextContent {
+            text: text.into(),
+            ..TextContent::default()
+        })
+    }
+}
+
+/// A user message's content: Pi accepts a bare string or an array of text and image blocks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
+}
+
+impl UserContent {
+    /// The text blocks (or the string) joined without separator, as Pi's queue bookkeeping reads it.
+    pub fn joined_text(&self) -> String {
+        match self {
+            UserContent::Text(text) => text.clone(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Why an assistant message ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    #[default]
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+}
+
+impl StopReason {
+    /// `error` and `aborted` end a run: no tools run and no queue is polled afterwards.
+    pub fn ends_run(self) -> bool {
+        matches!(self, StopReason::Error | StopReason::Aborted)
+    }
+}
+
+/// Cost in dollars, per component (model prices are per million tokens).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub total: f64,
+}
+
+/// Token usage of one model response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total_tokens: u64,
+    pub cost: Cost,
+}
+
+/// `role: "user"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    pub content: UserContent,
+    pub timestamp: u64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl UserMessage {
+    /// The message Pi's `Agent.prompt(text, images)` builds: always array content.
+    pub fn from_text(text: impl Into<String>, images: Vec<ImageContent>, timestamp: u64) -> Self {
+        let mut blocks = vec![ContentBlock::text(text)];
+        blocks.extend(images.into_iter().map(ContentBlock::Image));
+        UserMessage {
+            content: UserContent::Blocks(blocks),
+            timestamp,
+            extra: Extra::new(),
+        }
+    }
+}
+
+/// `role: "assistant"`: one model response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    pub content: Vec<ContentBlock>,
+    pub api: String,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub stop_reason: StopReason,
+    pub timestamp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<Value>>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl AssistantMessage {
+    /// The `toolCall` blocks, in content order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}
+
+/// `role: "toolResult"`: the answer to one tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub is_error: bool,
+    pub timestamp: u64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `role: "bashExecution"`: a `!` command run by the user, shown to the model as a user message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashExecutionMessage {
+    pub command: String,
+    pub output: String,
+    /// Absent when the process had no exit code; Pi may also write `null` (killed process).
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub exit_code: Nullable<i64>,
+    pub cancelled: bool,
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    pub timestamp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_from_context: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `role: "custom"`: an extension-injected message, sent to the model as a user message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessage {
+    pub custom_type: String,
+    pub content: UserContent,
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub timestamp: u64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `role: "branchSummary"`: the summary of an abandoned branch (synthesised from session entries).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryMessage {
+    pub summary: String,
+    pub from_id: String,
+    pub timestamp: u64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `role: "compactionSummary"`: the summary standing in for compacted history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSummaryMessage {
+    pub summary: String,
+    pub tokens_before: u64,
+    pub timestamp: u64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A message the model can see: what providers encode (pi-ai `Message`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role")]
+pub enum Message {
+    #[serde(rename = "user")]
+    User(UserMessage),
+    #[serde(rename = "assistant")]
+    Assistant(AssistantMessage),
+    #[serde(rename = "toolResult")]
+    ToolResult(ToolResultMessage),
+}
+
+/// Any message of an agent transcript: the LLM roles, the coding agent's roles, or an
+/// application-defined role kept as raw JSON (the agent loop passes it through untouched and
+/// `convert_to_llm` decides what the model sees).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentMessage {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+    BashExecution(BashExecutionMessage),
+    Custom(CustomMessage),
+    BranchSummary(BranchSummaryMessage),
+    CompactionSummary(CompactionSummaryMessage),
+    /// A role this crate does not know; must be a JSON object with a string `role`.
+    Other(Map<String, Value>),
+}
+
+impl AgentMessage {
+    /// The `role` field as Pi writes it.
+    pub fn role(&self) -> &str {
+        match self {
+            AgentMessage::User(_) => "user",
+            AgentMessage::Assistant(_) => "assistant",
+            AgentMessage::ToolResult(_) => "toolResult",
+            AgentMessage::BashExecution(_) => "bashExecution",
+            AgentMessage::Custom(_) => "custom",
+            AgentMessage::BranchSummary(_) => "branchSummary",
+            AgentMessage::CompactionSummary(_) => "compactionSummary",
+            AgentMessage::Other(map) => map.get("role").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// The message as a pi-ai `Message`, when it has one of the three LLM roles.
+    pub fn as_llm(&self) -> Option<Message> {
+        match self {
+            AgentMessage::User(m) => Some(Message::User(m.clone())),
+            AgentMessage::Assistant(m) => Some(Message::Assistant(m.clone())),
+            AgentMessage::ToolResult(m) => Some(Message::ToolResult(m.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl From<Message> for AgentMessage {
+    fn from(message: Message) -> Self {
+        match message {
+            Message::User(m) => AgentMessage::User(m),
+            Message::Assistant(m) => AgentMessage::Assistant(m),
+            Message::ToolResult(m) => AgentMessage::ToolResult(m),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role")]
+enum KnownRoleRef<'a> {
+    #[serde(rename = "user")]
+    User(&'a UserMessage),
+    #[serde(rename = "assistant")]
+    Assistant(&'a AssistantMessage),
+    #[serde(rename = "toolResult")]
+    ToolResult(&'a ToolResultMessage),
+    #[serde(rename = "bashExecution")]
+    BashExecution(&'a BashExecutionMessage),
+    #[serde(rename = "custom")]
+    Custom(&'a CustomMessage),
+    #[serde(rename = "branchSummary")]
+    BranchSummary(&'a BranchSummaryMessage),
+    #[serde(rename = "compactionSummary")]
+    CompactionSummary(&'a CompactionSummaryMessage),
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "role")]
+enum KnownRole {
+    #[serde(rename = "user")]
+    User(UserMessage),
+    #[serde(rename = "assistant")]
+    Assistant(AssistantMessage),
+    #[serde(rename = "toolResult")]
+    ToolResult(ToolResultMessage),
+    #[serde(rename = "bashExecution")]
+    BashExecution(BashExecutionMessage),
+    #[serde(rename = "custom")]
+    Custom(CustomMessage),
+    #[serde(rename = "branchSummary")]
+    BranchSummary(BranchSummaryMessage),
+    #[serde(rename = "compactionSummary")]
+    CompactionSummary(CompactionSummaryMessage),
+}
+
+const KNOWN_ROLES: [&str; 7] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
+
+impl Serialize for AgentMessage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let known = match self {
+            AgentMessage::User(m) => KnownRoleRef::User(m),
+            AgentMessage::Assistant(m) => KnownRoleRef::Assistant(m),
+            AgentMessage::ToolResult(m) => KnownRoleRef::ToolResult(m),
+            AgentMessage::BashExecution(m) => KnownRoleRef::BashExecution(m),
+            AgentMessage::Custom(m) => KnownRoleRef::Custom(m),
+            AgentMessage::BranchSummary(m) => KnownRoleRef::BranchSummary(m),
+            AgentMessage::CompactionSummary(m) => KnownRoleRef::CompactionSummary(m),
+            AgentMessage::Other(map) => return map.serialize(serializer),
+        };
+        known.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        let role = match map.get("role") {
+            Some(Value::String(role)) => role.as_str(),
+            Some(_) => return Err(D::Error::custom("message `role` is not a string")),
+            None => return Err(D::Error::missing_field("role")),
+        };
+        if !KNOWN_ROLES.contains(&role) {
+            return Ok(AgentMessage::Other(map));
+        }
+        let known = KnownRole::deserialize(Value::Object(map)).map_err(D::Error::custom)?;
+        Ok(match known {
+            KnownRole::User(m) => AgentMessage::User(m),
+            KnownRole::Assistant(m) => AgentMessage::Assistant(m),
+            KnownRole::ToolResult(m) => AgentMessage::ToolResult(m),
+            KnownRole::BashExecution(m) => AgentMessage::BashExecution(m),
+            KnownRole::Custom(m) => AgentMessage::Custom(m),
+            KnownRole::BranchSummary(m) => AgentMessage::BranchSummary(m),
+            KnownRole::CompactionSummary(m) => AgentMessage::CompactionSummary(m),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_roles_and_fields_survive_a_round_trip() {
+        let line = r#"{"role":"note","text":"x","n":1.5}"#;
+        let msg: AgentMessage = serde_json::from_str(line).unwrap();
+        assert_eq!(msg.role(), "note");
+        assert_eq!(crate::json::to_string(&msg).unwrap(), line);
+
+        let line = r#"{"role":"user","content":"hi","timestamp":1,"mood":"ok"}"#;
+        let msg: AgentMessage = serde_json::from_str(line).unwrap();
+        assert!(matches!(msg, AgentMessage::User(_)));
+        assert_eq!(crate::json::to_string(&msg).unwrap(), line);
+    }
+
+    #[test]
+    fn a_known_role_with_a_bad_field_is_an_error_not_a_silent_fallback() {
+        let err = serde_json::from_str::<AgentMessage>(r#"{"role":"user","content":"hi"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("timestamp"), "{err}");
+    }
+}

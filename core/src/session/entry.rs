@@ -1,0 +1,280 @@
+//! The lines of a Pi v3 session file.
+//!
+//! Line 1 is a [`SessionHeader`], every later line a [`SessionEntry`]. Fields appear in the order
+//! Pi writes them (which differs between entry types: `custom` and `custom_message` put their
+//! payload before `id`), `parentId` is written as `null` for a root entry, other absent optional
+//! fields are left out, and entry types or fields this version does not know are kept as read.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::message::{AgentMessage, Extra, UserContent};
+
+/// Current format version written in new headers.
+pub const CURRENT_SESSION_VERSION: u32 = 3;
+
+/// The constant `type` of a header line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeaderType {
+    #[default]
+    Session,
+}
+
+/// Line 1 of a session file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHeader {
+    #[serde(rename = "type")]
+    pub kind: HeaderType,
+    /// Absent in v1 files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    pub id: String,
+    /// ISO-8601 with milliseconds.
+    pub timestamp: String,
+    pub cwd: String,
+    /// The session this one was forked or branched from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `message`: one message of the transcript.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    pub message: AgentMessage,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `thinking_level_change`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingLevelChangeEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    pub thinking_level: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `model_change`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChangeEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    pub provider: String,
+    pub model_id: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `compaction`: history before `firstKeptEntryId` is replaced by `summary`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `branch_summary`: what happened on a branch the conversation came back from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    pub from_id: String,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `custom`: extension state, never sent to the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomEntry {
+    pub custom_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `custom_message`: an extension message sent to the model as a user message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessageEntry {
+    pub custom_type: String,
+    pub content: UserContent,
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `label`: sets (or, without `label`, clears) the label of `targetId`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    pub target_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `session_info`: the session's display name (latest wins; empty clears).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfoEntry {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One entry line of a session file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SessionEntry {
+    Message(MessageEntry),
+    ThinkingLevelChange(ThinkingLevelChangeEntry),
+    ModelChange(ModelChangeEntry),
+    Compaction(CompactionEntry),
+    BranchSummary(BranchSummaryEntry),
+    Custom(CustomEntry),
+    CustomMessage(CustomMessageEntry),
+    Label(LabelEntry),
+    SessionInfo(SessionInfoEntry),
+    /// An entry type this version does not know, kept as read.
+    Other(Map<String, Value>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum EntryRef<'a> {
+    Message(&'a MessageEntry),
+    ThinkingLevelChange(&'a ThinkingLevelChangeEntry),
+    ModelChange(&'a ModelChangeEntry),
+    Compaction(&'a CompactionEntry),
+    BranchSummary(&'a BranchSummaryEntry),
+    Custom(&'a CustomEntry),
+    CustomMessage(&'a CustomMessageEntry),
+    Label(&'a LabelEntry),
+    SessionInfo(&'a SessionInfoEntry),
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum EntryOwned {
+    Message(MessageEntry),
+    ThinkingLevelChange(ThinkingLevelChangeEntry),
+    ModelChange(ModelChangeEntry),
+    Compaction(CompactionEntry),
+    BranchSummary(BranchSummaryEntry),
+    Custom(CustomEntry),
+    CustomMessage(CustomMessageEntry),
+    Label(LabelEntry),
+    SessionInfo(SessionInfoEntry),
+}
+
+const KNOWN_TYPES: [&str; 9] = [
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+];
+
+impl Serialize for SessionEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let known = match self {
+            SessionEntry::Message(e) => EntryRef::Message(e),
+            SessionEntry::ThinkingLevelChange(e) => EntryRef::ThinkingLevelChange(e),
+            SessionEntry::ModelChange(e) => EntryRef::ModelChange(e),
+            SessionEntry::Compaction(e) => EntryRef::Compaction(e),
+            SessionEntry::BranchSummary(e) => EntryRef::BranchSummary(e),
+            SessionEntry::Custom(e) => EntryRef::Custom(e),
+            SessionEntry::CustomMessage(e) => EntryRef::CustomMessage(e),
+            SessionEntry::Label(e) => EntryRef::Label(e),
+            SessionEntry::SessionInfo(e) => EntryRef::SessionInfo(e),
+            SessionEntry::Other(map) => return map.serialize(serializer),
+        };
+        known.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        let kind = match map.get("type") {
+            Some(Value::String(kind)) => kind.as_str(),
+            Some(_) => return Err(D::Error::custom("entry `type` is not a string")),
+            None => return Err(D::Error::missing_field("type")),
+        };
+        if !KNOWN_TYPES.contains(&kind) {
+            return Ok(SessionEntry::Other(map));
+        }
+        let owned = EntryOwned::deserialize(Value::Object(map)).map_err(D::Error::custom)?;
+        Ok(match owned {
+            EntryOwned::Message(e) => SessionEntry::Message(e),
+            EntryOwned::ThinkingLevelChange(e) => SessionEntry::ThinkingLevelChange(e),
+            EntryOwned::ModelChange(e) => SessionEntry::ModelChange(e),
+            EntryOwned::Compaction(e) => SessionEntry::Compaction(e),
+            EntryOwned::BranchSummary(e) => SessionEntry::BranchSummary(e),
+            EntryOwned::Custom(e) => SessionEntry::Custom(e),
+            EntryOwned::CustomMessage(e) => SessionEntry::CustomMessage(e),
+            EntryOwned::Label(e) => SessionEntry::Label(e),
+            EntryOwned::SessionInfo(e) => SessionEntry::SessionInfo(e),
+        })
+    }
+}
+
+/// Any line of a session file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SessionLine {
+    Header(SessionHeader),
+    Entry(SessionEntry),
+}

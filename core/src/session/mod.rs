@@ -1,0 +1,3 @@
+//! Pi's session files: the v3 JSONL header and entries.
+
+pub mod entry;

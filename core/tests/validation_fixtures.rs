@@ -1,0 +1,43 @@
+//! Tool-argument validation against cases recorded from pi-ai 0.73.1's `validateToolArguments`
+//! (fixtures/validation_cases.json: schema, arguments, and the coerced result or the exact error).
+
+use serde_json::Value;
+
+/// Cases that depend on JavaScript's object prototype (a property named `toString` is "present"
+/// on every object); deliberately not reproduced.
+const JS_PROTOTYPE_QUIRKS: &[&str] = &["quirk: property named like Object.prototype member"];
+
+#[test]
+fn validation_matches_pi_case_by_case() {
+    let text = include_str!("fixtures/validation_cases.json");
+    let cases: Vec<Value> = serde_json::from_str(text).unwrap();
+    assert!(cases.len() > 80);
+    let mut checked = 0;
+    for case in &cases {
+        let name = case["case"].as_str().unwrap();
+        if JS_PROTOTYPE_QUIRKS.contains(&name) {
+            continue;
+        }
+        let got =
+            pi_core::validate::validate_tool_arguments("test_tool", &case["schema"], &case["args"]);
+        match (case.get("ok"), case.get("error"), got) {
+            (Some(expected), _, Ok(value)) => {
+                assert!(
+                    pi_core::validate::js_equal(expected, &value),
+                    "{name}: expected {expected}, got {value}"
+                );
+                assert_eq!(
+                    pi_core::json::to_string(expected).unwrap(),
+                    pi_core::json::to_string(&value).unwrap(),
+                    "{name}: same value, different JSON"
+                );
+            }
+            (_, Some(Value::String(expected)), Err(message)) => {
+                assert_eq!(&message, expected, "{name}");
+            }
+            (_, _, got) => panic!("{name}: expected {case}, got {got:?}"),
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, cases.len() - JS_PROTOTYPE_QUIRKS.len());
+}
