@@ -13,5 +13,6 @@ pub mod nullable;
 pub mod partial;
 pub mod partial_json;
 pub mod rpc;
+pub mod script;
 pub mod session;
 pub mod validate;
