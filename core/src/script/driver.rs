@@ -78,7 +78,9 @@ pub struct Driver {
 
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Driver").field("now", &self.now).finish_non_exhaustive()
+        f.debug_struct("Driver")
+            .field("now", &self.now)
+            .finish_non_exhaustive()
     }
 }
 
@@ -130,14 +132,19 @@ impl Driver {
 
     /// Tool-call ids of the tools running, oldest first.
     pub fn running_tools(&self) -> Vec<String> {
-        self.running_tools.iter().map(|(_, id)| id.clone()).collect()
+        self.running_tools
+            .iter()
+            .map(|(_, id)| id.clone())
+            .collect()
     }
 
     /// Runs one parsed line.
     pub fn line(&mut self, line: &Line) -> Result<(), ScriptError> {
         self.log.push(format!("> {}", line.text));
-        self.command(&line.command)
-            .map_err(|message| ScriptError { line: line.number, message })
+        self.command(&line.command).map_err(|message| ScriptError {
+            line: line.number,
+            message,
+        })
     }
 
     fn finish(&mut self) {
@@ -250,12 +257,23 @@ impl Driver {
         for call in cancelled {
             if self.model_calls.iter().any(|c| c.call == call) {
                 self.log.push("  (the provider answers the cancel)".into());
-                self.answer_model(call, &[], None, &Ending::Error("Request was aborted".into()), true);
+                self.answer_model(
+                    call,
+                    &[],
+                    None,
+                    &Ending::Error("Request was aborted".into()),
+                    true,
+                );
             }
         }
     }
 
-    fn model(&mut self, blocks: &[BlockSpec], usage: Option<(u64, u64)>, ending: &Ending) -> Result<(), String> {
+    fn model(
+        &mut self,
+        blocks: &[BlockSpec],
+        usage: Option<(u64, u64)>,
+        ending: &Ending,
+    ) -> Result<(), String> {
         let call = self
             .model_calls
             .front()
@@ -281,7 +299,8 @@ impl Driver {
         let model = self.machine().model().clone();
         let now = self.now;
         let open = &mut self.model_calls[position];
-        let fails_before_start = matches!(ending, Ending::Error(_)) && open.head.is_none() && blocks.is_empty();
+        let fails_before_start =
+            matches!(ending, Ending::Error(_)) && open.head.is_none() && blocks.is_empty();
         if open.head.is_none() && !fails_before_start {
             let head = AssistantMessage {
                 api: model.api.clone(),
@@ -290,7 +309,9 @@ impl Driver {
                 timestamp: now,
                 ..AssistantMessage::default()
             };
-            events.push(StreamEvent::Start { partial: head.clone() });
+            events.push(StreamEvent::Start {
+                partial: head.clone(),
+            });
             open.head = Some(head);
         }
         for spec in blocks {
@@ -311,7 +332,10 @@ impl Driver {
         match ending {
             Ending::Open => {}
             Ending::Done { stop } => {
-                let has_tools = open.blocks.iter().any(|b| matches!(b.kind, BlockKind::Tool { .. }));
+                let has_tools = open
+                    .blocks
+                    .iter()
+                    .any(|b| matches!(b.kind, BlockKind::Tool { .. }));
                 let reason = match stop.as_deref() {
                     Some("length") => StopReason::Length,
                     Some("stop") => StopReason::Stop,
@@ -326,7 +350,11 @@ impl Driver {
                 events.push(StreamEvent::Done { reason, message });
             }
             Ending::Error(text) => {
-                let reason = if aborted { StopReason::Aborted } else { StopReason::Error };
+                let reason = if aborted {
+                    StopReason::Aborted
+                } else {
+                    StopReason::Error
+                };
                 close_blocks(open, &mut events);
                 let mut message = final_message(open, &model, now);
                 message.stop_reason = reason;
@@ -335,7 +363,10 @@ impl Driver {
                 } else {
                     text.clone()
                 });
-                events.push(StreamEvent::Error { reason, error: message });
+                events.push(StreamEvent::Error {
+                    reason,
+                    error: message,
+                });
             }
         }
         if !matches!(ending, Ending::Open) {
@@ -390,7 +421,12 @@ fn tool_result(value: &Value) -> Result<ToolResult, String> {
     serde_json::from_value(value.clone()).map_err(|e| format!("tool result: {e}"))
 }
 
-fn stream_block(open: &mut OpenCall, spec: &BlockSpec, next_id: &mut u64, events: &mut Vec<StreamEvent>) {
+fn stream_block(
+    open: &mut OpenCall,
+    spec: &BlockSpec,
+    next_id: &mut u64,
+    events: &mut Vec<StreamEvent>,
+) {
     let continues = |open: &OpenCall, kind: &BlockKind| {
         open.blocks
             .last()

@@ -91,7 +91,11 @@ impl ScriptHooks {
     }
 
     fn rule(&self, kind: &str) -> Option<&[String]> {
-        self.rules.iter().rev().find(|r| r[0] == kind).map(|r| &r[1..])
+        self.rules
+            .iter()
+            .rev()
+            .find(|r| r[0] == kind)
+            .map(|r| &r[1..])
     }
 
     fn tool_rule(&self, kind: &str, tool: &str) -> Option<&[String]> {
@@ -104,7 +108,10 @@ impl ScriptHooks {
 }
 
 impl AgentHooks for ScriptHooks {
-    fn transform_context(&self, messages: &[AgentMessage]) -> Result<Option<Vec<AgentMessage>>, String> {
+    fn transform_context(
+        &self,
+        messages: &[AgentMessage],
+    ) -> Result<Option<Vec<AgentMessage>>, String> {
         if let Some(message) = self.rule("transform-throws") {
             return Err(message.join(" "));
         }
@@ -131,12 +138,17 @@ impl AgentHooks for ScriptHooks {
         if let Some(message) = self.tool_rule("before-throws", &call.tool_call.name) {
             return Err(message.join(" "));
         }
-        Ok(self.tool_rule("block", &call.tool_call.name).map(|reason| Block {
-            reason: (!reason.is_empty()).then(|| reason.join(" ")),
-        }))
+        Ok(self
+            .tool_rule("block", &call.tool_call.name)
+            .map(|reason| Block {
+                reason: (!reason.is_empty()).then(|| reason.join(" ")),
+            }))
     }
 
-    fn after_tool_call(&self, call: &AfterToolCall<'_>) -> Result<Option<ToolResultOverride>, String> {
+    fn after_tool_call(
+        &self,
+        call: &AfterToolCall<'_>,
+    ) -> Result<Option<ToolResultOverride>, String> {
         if let Some(message) = self.tool_rule("after-throws", &call.tool_call.name) {
             return Err(message.join(" "));
         }

@@ -109,7 +109,10 @@ pub fn parse(script: &str) -> Result<Vec<Line>, ScriptError> {
             continue;
         }
         let number = i + 1;
-        let command = parse_line(text).map_err(|message| ScriptError { line: number, message })?;
+        let command = parse_line(text).map_err(|message| ScriptError {
+            line: number,
+            message,
+        })?;
         out.push(Line {
             number,
             text: text.to_owned(),
@@ -127,7 +130,11 @@ fn parse_line(text: &str) -> Result<Command, String> {
         _ => {}
     }
     if let Some(ms) = text.strip_prefix("tick ") {
-        return ms.trim().parse().map(Command::Tick).map_err(|e| format!("tick: {e}"));
+        return ms
+            .trim()
+            .parse()
+            .map(Command::Tick)
+            .map_err(|e| format!("tick: {e}"));
     }
     if let Some(rest) = text.strip_prefix("model~") {
         return parse_model(rest, true);
@@ -206,9 +213,15 @@ fn parse_model(text: &str, open: bool) -> Result<Command, String> {
     let blocks = if rest.is_empty() {
         Vec::new()
     } else {
-        rest.split(" | ").map(parse_block).collect::<Result<_, _>>()?
+        rest.split(" | ")
+            .map(parse_block)
+            .collect::<Result<_, _>>()?
     };
-    let ending = if open { Ending::Open } else { Ending::Done { stop } };
+    let ending = if open {
+        Ending::Open
+    } else {
+        Ending::Done { stop }
+    };
     Ok(Command::Model {
         blocks,
         usage,
@@ -235,7 +248,11 @@ fn parse_block(text: &str) -> Result<BlockSpec, String> {
             } else {
                 Vec::new()
             };
-            let joined = if chunks.is_empty() { args.to_owned() } else { chunks.concat() };
+            let joined = if chunks.is_empty() {
+                args.to_owned()
+            } else {
+                chunks.concat()
+            };
             Ok(BlockSpec::Tool {
                 name,
                 id,

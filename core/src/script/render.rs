@@ -96,15 +96,27 @@ pub fn event(event: &AgentEvent) -> String {
             message: snapshot,
         } => {
             let what = match e {
-                AssistantMessageEvent::TextStart { content_index, .. } => format!("text_start {content_index}"),
-                AssistantMessageEvent::TextDelta { content_index, delta, .. } => {
+                AssistantMessageEvent::TextStart { content_index, .. } => {
+                    format!("text_start {content_index}")
+                }
+                AssistantMessageEvent::TextDelta {
+                    content_index,
+                    delta,
+                    ..
+                } => {
                     format!("text_delta {content_index} {}", quoted(delta))
                 }
-                AssistantMessageEvent::TextEnd { content_index, .. } => format!("text_end {content_index}"),
+                AssistantMessageEvent::TextEnd { content_index, .. } => {
+                    format!("text_end {content_index}")
+                }
                 AssistantMessageEvent::ThinkingStart { content_index, .. } => {
                     format!("thinking_start {content_index}")
                 }
-                AssistantMessageEvent::ThinkingDelta { content_index, delta, .. } => {
+                AssistantMessageEvent::ThinkingDelta {
+                    content_index,
+                    delta,
+                    ..
+                } => {
                     format!("thinking_delta {content_index} {}", quoted(delta))
                 }
                 AssistantMessageEvent::ThinkingEnd { content_index, .. } => {
@@ -113,7 +125,11 @@ pub fn event(event: &AgentEvent) -> String {
                 AssistantMessageEvent::ToolCallStart { content_index, .. } => {
                     format!("toolcall_start {content_index}")
                 }
-                AssistantMessageEvent::ToolCallDelta { content_index, delta, .. } => {
+                AssistantMessageEvent::ToolCallDelta {
+                    content_index,
+                    delta,
+                    ..
+                } => {
                     format!("toolcall_delta {content_index} {}", quoted(delta))
                 }
                 AssistantMessageEvent::ToolCallEnd { content_index, .. } => {
@@ -129,13 +145,19 @@ pub fn event(event: &AgentEvent) -> String {
             tool_call_id,
             tool_name,
             args,
-        } => format!("tool_execution_start {tool_name}#{tool_call_id} {}", json(args)),
+        } => format!(
+            "tool_execution_start {tool_name}#{tool_call_id} {}",
+            json(args)
+        ),
         AgentEvent::ToolExecutionUpdate {
             tool_call_id,
             tool_name,
             partial_result,
             ..
-        } => format!("tool_execution_update {tool_name}#{tool_call_id} {}", result(partial_result)),
+        } => format!(
+            "tool_execution_update {tool_name}#{tool_call_id} {}",
+            result(partial_result)
+        ),
         AgentEvent::ToolExecutionEnd {
             tool_call_id,
             tool_name,
