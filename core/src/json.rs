@@ -38,7 +38,7 @@ pub fn to_string_pretty<T: Serialize + ?Sized>(value: &T) -> Result<String, serd
 }
 
 fn utf8(bytes: Vec<u8>) -> Result<String, serde_json::Error> {
-    String::from_utf8(bytes).map_err(|e| <serde_json::Error as serde::ser::Error>::custom(e))
+    String::from_utf8(bytes).map_err(<serde_json::Error as serde::ser::Error>::custom)
 }
 
 /// Formats a double the way ECMAScript's `Number::toString` does (shortest round-trip digits,

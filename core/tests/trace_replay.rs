@@ -6,12 +6,16 @@
 //! timestamps are not compared and `message_update` snapshots are left out (Pi serializes them
 //! late; ours are exact and are pinned by the scenario snapshots instead).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Tests read fixtures and run cargo; the core's IO ban applies to the library, not to its tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use std::path::Path;
 
 use pi_core::agent::{
     AgentConfig, AgentMachine, CallId, Effect, Input, Prompt, StreamEvent, ToolOutcome,
 };
-use pi_core::event::{AgentEvent, ToolResult};
+use pi_core::event::ToolResult;
 use pi_core::message::{
     AgentMessage, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent,
     ToolCall, UserMessage,

@@ -125,6 +125,13 @@ impl Driver {
         })
     }
 
+    /// Whether the machine exists and a run is in progress.
+    pub fn machine_is_running(&self) -> bool {
+        self.machine
+            .as_ref()
+            .is_some_and(AgentMachine::is_streaming)
+    }
+
     /// Whether a model call waits for an answer.
     pub fn model_waiting(&self) -> bool {
         !self.model_calls.is_empty()

@@ -366,7 +366,8 @@ fn string_keywords(s: &Map<String, Value>, text: &str, path: &str, out: &mut Vec
 }
 
 fn number_keywords(s: &Map<String, Value>, n: f64, path: &str, out: &mut Vec<SchemaError>) {
-    let bounds: [(&'static str, &str, fn(f64, f64) -> bool); 4] = [
+    type Bound = (&'static str, &'static str, fn(f64, f64) -> bool);
+    let bounds: [Bound; 4] = [
         ("exclusiveMinimum", ">", |n, l| n > l),
         ("exclusiveMaximum", "<", |n, l| n < l),
         ("minimum", ">=", |n, l| n >= l),

@@ -125,8 +125,8 @@ fn convert_primitive(value: &Value, ty: &str) -> Option<Value> {
             Some(Value::Bool(s == "true"))
         }
         ("boolean", Value::Number(n)) => match n.as_f64() {
-            Some(x) if x == 1.0 => Some(Value::Bool(true)),
-            Some(x) if x == 0.0 => Some(Value::Bool(false)),
+            Some(1.0) => Some(Value::Bool(true)),
+            Some(0.0) => Some(Value::Bool(false)),
             _ => None,
         },
         ("string", Value::Null) => Some(Value::String(String::new())),
