@@ -4,7 +4,9 @@
 //! show whether the cost of a delta grows with the message (it must not: snapshots are shared).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use pi_core::agent::{AgentConfig, AgentMachine, CallId, Effect, Input, Prompt, StreamEvent, ToolOutcome};
+use pi_core::agent::{
+    AgentConfig, AgentMachine, CallId, Effect, Input, Prompt, StreamEvent, ToolOutcome,
+};
 use pi_core::event::ToolResult;
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason, ToolCall};
 use pi_core::script::{mock_model, tool};
@@ -99,7 +101,10 @@ fn run(first: &[StreamEvent], last: &[StreamEvent]) -> usize {
     let mut step = |machine: &mut AgentMachine, input: Input| {
         inputs += 1;
         now += 1;
-        machine.step(now, input).map(|s| s.effects).unwrap_or_default()
+        machine
+            .step(now, input)
+            .map(|s| s.effects)
+            .unwrap_or_default()
     };
     let model_call = |effects: &[Effect]| {
         effects.iter().find_map(|e| match e {
@@ -111,7 +116,13 @@ fn run(first: &[StreamEvent], last: &[StreamEvent]) -> usize {
     let call = model_call(&effects).unwrap_or(CallId(0));
     let mut tools = Vec::new();
     for event in first {
-        let effects = step(&mut machine, Input::Model { call, event: event.clone() });
+        let effects = step(
+            &mut machine,
+            Input::Model {
+                call,
+                event: event.clone(),
+            },
+        );
         tools.extend(effects.iter().filter_map(|e| match e {
             Effect::RunTool { call, .. } => Some(*call),
             _ => None,
@@ -127,7 +138,13 @@ fn run(first: &[StreamEvent], last: &[StreamEvent]) -> usize {
     }
     let call = next.unwrap_or(CallId(0));
     for event in last {
-        step(&mut machine, Input::Model { call, event: event.clone() });
+        step(
+            &mut machine,
+            Input::Model {
+                call,
+                event: event.clone(),
+            },
+        );
     }
     assert!(!machine.is_streaming(), "the run did not finish");
     inputs
@@ -140,9 +157,11 @@ fn bench(c: &mut Criterion) {
         let last = final_answer();
         let inputs = run(&first, &last);
         group.throughput(Throughput::Elements(inputs as u64));
-        group.bench_with_input(BenchmarkId::new("deltas_then_10_tools", deltas), &deltas, |b, _| {
-            b.iter(|| run(&first, &last))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("deltas_then_10_tools", deltas),
+            &deltas,
+            |b, _| b.iter(|| run(&first, &last)),
+        );
     }
     group.finish();
 }
