@@ -3,6 +3,24 @@
 //! Nothing here performs IO, reads a clock or draws randomness: time arrives with every input and
 //! everything else the loop needs from the world is asked for as an effect. That is what makes a
 //! recorded run replay exactly.
+//!
+//! ```
+//! use pi_core::agent::{AgentConfig, AgentMachine, Effect, Input, Prompt, StreamEvent};
+//! use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
+//!
+//! let mut agent = AgentMachine::new(AgentConfig::default());
+//! let step = agent.step(1_000, Input::Prompt(Prompt::text("Say hello"))).unwrap();
+//! let Effect::CallModel { call, .. } = &step.effects[0] else { unreachable!() };
+//! // ... a provider streams the answer back; here it arrives whole:
+//! let message = AssistantMessage { content: vec![ContentBlock::text("Hello!")], ..Default::default() };
+//! let event = StreamEvent::Done { reason: StopReason::Stop, message };
+//! let step = agent.step(1_250, Input::Model { call: *call, event }).unwrap();
+//! let kinds: Vec<String> = step.events.iter()
+//!     .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned())
+//!     .collect();
+//! assert_eq!(kinds, ["message_start", "message_end", "turn_end", "agent_end"]);
+//! assert!(!agent.is_streaming());
+//! ```
 
 pub mod agent;
 pub mod event;
