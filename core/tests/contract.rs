@@ -217,3 +217,18 @@ fn tool_answers_must_name_a_running_call() {
     ));
     assert!(error.ends_with("no such tool call is running"), "{error}");
 }
+
+#[test]
+fn a_new_agent_is_idle_with_pi_defaults() {
+    let m = AgentMachine::new(AgentConfig::default());
+    assert_eq!(m.system_prompt(), "");
+    assert_eq!(m.model().id, "unknown");
+    assert_eq!(m.model().provider, "unknown");
+    assert_eq!(m.thinking_level(), pi_core::model::ThinkingLevel::Off);
+    assert!(m.messages().is_empty());
+    assert!(!m.is_streaming());
+    assert!(m.streaming_message().is_none());
+    assert!(m.pending_tool_calls().is_empty());
+    assert!(m.error_message().is_none());
+    assert!(!m.has_queued_messages());
+}

@@ -521,3 +521,15 @@ tick 10
 model: text done
 "#
 );
+
+// The stream function throws (no API key): Pi's synthetic failure, only agent_end, not a turn_end.
+scenario!(
+    model_call_that_cannot_be_made_fails_the_run,
+    r#"
+user: go
+model: throws No API key for provider: mock
+continue
+user: try again
+model: text recovered
+"#
+);

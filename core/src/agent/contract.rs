@@ -189,9 +189,24 @@ pub enum Input {
     Steer(AgentMessage),
     FollowUp(AgentMessage),
     Abort,
-    Model { call: CallId, event: StreamEvent },
-    ToolUpdate { call: CallId, partial: ToolResult },
-    ToolFinished { call: CallId, outcome: ToolOutcome },
+    Model {
+        call: CallId,
+        event: StreamEvent,
+    },
+    /// The model call could not even be made (Pi: the stream function threw, e.g. `No API key
+    /// for provider: <p>`); the run fails with Pi's synthetic error message.
+    ModelFailed {
+        call: CallId,
+        error: String,
+    },
+    ToolUpdate {
+        call: CallId,
+        partial: ToolResult,
+    },
+    ToolFinished {
+        call: CallId,
+        outcome: ToolOutcome,
+    },
     Change(Change),
 }
 
@@ -205,6 +220,7 @@ impl Input {
             Input::FollowUp(_) => "follow_up".into(),
             Input::Abort => "abort".into(),
             Input::Model { call, event } => format!("model {} for call {call}", event.name()),
+            Input::ModelFailed { call, .. } => format!("model failure for call {call}"),
             Input::ToolUpdate { call, .. } => format!("tool update for call {call}"),
             Input::ToolFinished { call, .. } => format!("tool result for call {call}"),
             Input::Change(_) => "change".into(),

@@ -204,6 +204,7 @@ impl AgentMachine {
             Input::FollowUp(message) => self.follow_up.push_back(message),
             Input::Abort => self.abort(),
             Input::Model { event, .. } => self.on_stream_event(event),
+            Input::ModelFailed { error, .. } => self.fail_run(error),
             Input::ToolUpdate { call, partial } => self.on_tool_update(call, partial),
             Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
             Input::Change(change) => self.apply_change(change),
@@ -261,6 +262,18 @@ impl AgentMachine {
                 Some(Phase::Model { call: c, assembly }) if c == call => assembly
                     .check(event)
                     .map_err(|e| self.contract(input, e).into()),
+                _ => Err(self.contract(input, "no such model call is open").into()),
+            },
+            Input::ModelFailed { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
+                Some(Phase::Model { call: c, assembly }) if c == call && !assembly.started() => {
+                    Ok(())
+                }
+                Some(Phase::Model { call: c, .. }) if c == call => Err(self
+                    .contract(
+                        input,
+                        "the stream already started; end it with an error event",
+                    )
+                    .into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
             Input::ToolUpdate { call, .. } | Input::ToolFinished { call, .. } => {

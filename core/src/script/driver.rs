@@ -224,6 +224,16 @@ impl Driver {
                 ending,
             } => self.model(blocks, *usage, ending)?,
             Command::Tool { id, reply } => self.tool(id.as_deref(), reply)?,
+            Command::ModelThrows(error) => {
+                let open = self
+                    .model_calls
+                    .pop_front()
+                    .ok_or("no model call is waiting")?;
+                self.input(Input::ModelFailed {
+                    call: open.call,
+                    error: error.clone(),
+                });
+            }
         }
         Ok(())
     }

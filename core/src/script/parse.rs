@@ -16,6 +16,7 @@
 //! model~ text "Hel"                    stream without finishing; later model lines continue it
 //! model: stop=length usage=10/5 text …  options before the blocks
 //! model: error 500 Internal error      the response fails (after whatever streamed)
+//! model: throws No API key for provider: mock   the call cannot be made at all
 //! tool: ok text | tool: error text | tool: update text | tool: ok {"content":[…],…}
 //! tool call_2: ok text                 answers the call with that tool-call id
 //! ```
@@ -90,6 +91,8 @@ pub enum Command {
         id: Option<String>,
         reply: ToolReply,
     },
+    /// The model call cannot be made at all (the stream function throws).
+    ModelThrows(String),
 }
 
 /// A parsed command with the line it came from.
@@ -202,6 +205,9 @@ fn parse_model(text: &str, open: bool) -> Result<Command, String> {
         } else {
             break;
         }
+    }
+    if let Some(message) = rest.strip_prefix("throws ") {
+        return Ok(Command::ModelThrows(message.trim().to_owned()));
     }
     if let Some(message) = rest.strip_prefix("error ") {
         return Ok(Command::Model {
