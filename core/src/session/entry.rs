@@ -278,3 +278,72 @@ pub enum SessionLine {
     Header(SessionHeader),
     Entry(SessionEntry),
 }
+
+impl SessionEntry {
+    /// The entry's `type`.
+    pub fn kind(&self) -> &str {
+        match self {
+            SessionEntry::Message(_) => "message",
+            SessionEntry::ThinkingLevelChange(_) => "thinking_level_change",
+            SessionEntry::ModelChange(_) => "model_change",
+            SessionEntry::Compaction(_) => "compaction",
+            SessionEntry::BranchSummary(_) => "branch_summary",
+            SessionEntry::Custom(_) => "custom",
+            SessionEntry::CustomMessage(_) => "custom_message",
+            SessionEntry::Label(_) => "label",
+            SessionEntry::SessionInfo(_) => "session_info",
+            SessionEntry::Other(map) => map.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// The entry's id (empty for an unknown entry type without one).
+    pub fn id(&self) -> &str {
+        self.common().0
+    }
+
+    /// The id of the entry's parent; `None` for a root.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.common().1
+    }
+
+    /// The entry's ISO timestamp.
+    pub fn timestamp(&self) -> &str {
+        self.common().2
+    }
+
+    fn common(&self) -> (&str, Option<&str>, &str) {
+        macro_rules! fields {
+            ($e:expr) => {
+                (
+                    $e.id.as_str(),
+                    $e.parent_id.as_deref(),
+                    $e.timestamp.as_str(),
+                )
+            };
+        }
+        match self {
+            SessionEntry::Message(e) => fields!(e),
+            SessionEntry::ThinkingLevelChange(e) => fields!(e),
+            SessionEntry::ModelChange(e) => fields!(e),
+            SessionEntry::Compaction(e) => fields!(e),
+            SessionEntry::BranchSummary(e) => fields!(e),
+            SessionEntry::Custom(e) => fields!(e),
+            SessionEntry::CustomMessage(e) => fields!(e),
+            SessionEntry::Label(e) => fields!(e),
+            SessionEntry::SessionInfo(e) => fields!(e),
+            SessionEntry::Other(map) => (
+                map.get("id").and_then(Value::as_str).unwrap_or(""),
+                map.get("parentId").and_then(Value::as_str),
+                map.get("timestamp").and_then(Value::as_str).unwrap_or(""),
+            ),
+        }
+    }
+
+    /// The message, for a `message` entry.
+    pub fn message(&self) -> Option<&AgentMessage> {
+        match self {
+            SessionEntry::Message(e) => Some(&e.message),
+            _ => None,
+        }
+    }
+}

@@ -1,3 +1,8 @@
-//! Pi's session files: the v3 JSONL header and entries.
+//! Pi's sessions: the v3 JSONL lines, the entry tree and its context, ids and timestamps.
 
+pub mod context;
 pub mod entry;
+pub mod file;
+pub mod ids;
+pub mod time;
+pub mod tree;

@@ -1,0 +1,178 @@
+//! What the model sees of a session: the messages on the path from the root to a leaf, with the
+//! latest compaction standing in for what it summarised (Pi's `buildSessionContext`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::entry::{BranchSummaryEntry, CompactionEntry, CustomMessageEntry, SessionEntry};
+use super::time::ms_from_iso;
+use crate::message::{
+    AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Extra,
+};
+
+/// The model a session was last using, as its entries record it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRef {
+    pub provider: String,
+    pub model_id: String,
+}
+
+/// The context of a session at a leaf.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionContext {
+    pub messages: Vec<AgentMessage>,
+    pub thinking_level: String,
+    pub model: Option<ModelRef>,
+}
+
+impl SessionContext {
+    fn empty() -> Self {
+        SessionContext {
+            messages: Vec::new(),
+            thinking_level: "off".into(),
+            model: None,
+        }
+    }
+}
+
+/// Which leaf to build the context at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf<'a> {
+    /// Before the first entry: an empty context.
+    BeforeFirst,
+    /// This entry; an unknown id falls back to the last entry, as in Pi.
+    At(&'a str),
+    /// The last entry of the file.
+    Last,
+}
+
+fn millis(iso: &str) -> u64 {
+    ms_from_iso(iso).map_or(0, |ms| ms.max(0) as u64)
+}
+
+/// The `compactionSummary` message a compaction entry stands for.
+pub fn compaction_summary(entry: &CompactionEntry) -> AgentMessage {
+    AgentMessage::CompactionSummary(CompactionSummaryMessage {
+        summary: entry.summary.clone(),
+        tokens_before: entry.tokens_before,
+        timestamp: millis(&entry.timestamp),
+        extra: Extra::new(),
+    })
+}
+
+/// The `branchSummary` message a branch-summary entry stands for.
+pub fn branch_summary(entry: &BranchSummaryEntry) -> AgentMessage {
+    AgentMessage::BranchSummary(BranchSummaryMessage {
+        summary: entry.summary.clone(),
+        from_id: entry.from_id.clone(),
+        timestamp: millis(&entry.timestamp),
+        extra: Extra::new(),
+    })
+}
+
+/// The `custom` message a custom-message entry stands for.
+pub fn custom_message(entry: &CustomMessageEntry) -> AgentMessage {
+    AgentMessage::Custom(CustomMessage {
+        custom_type: entry.custom_type.clone(),
+        content: entry.content.clone(),
+        display: entry.display,
+        details: entry.details.clone(),
+        timestamp: millis(&entry.timestamp),
+        extra: Extra::new(),
+    })
+}
+
+/// The message an entry contributes to the context, if any.
+fn context_message(entry: &SessionEntry) -> Option<AgentMessage> {
+    match entry {
+        SessionEntry::Message(e) => Some(e.message.clone()),
+        SessionEntry::CustomMessage(e) => Some(custom_message(e)),
+        SessionEntry::BranchSummary(e) if !e.summary.is_empty() => Some(branch_summary(e)),
+        _ => None,
+    }
+}
+
+/// The path from the root to `leaf`, root first, following `parentId` through `index`
+/// (entry id -> position in `entries`). Stops at an unknown parent or a cycle.
+pub fn path_to<'a>(
+    entries: &'a [SessionEntry],
+    index: &BTreeMap<String, usize>,
+    leaf: usize,
+) -> Vec<&'a SessionEntry> {
+    let mut path = Vec::new();
+    let mut current = entries.get(leaf);
+    while let Some(entry) = current {
+        if path.len() > entries.len() {
+            break;
+        }
+        path.push(entry);
+        current = entry
+            .parent_id()
+            .and_then(|p| index.get(p))
+            .and_then(|&i| entries.get(i));
+    }
+    path.reverse();
+    path
+}
+
+/// Pi's `buildSessionContext`.
+pub fn build_session_context(
+    entries: &[SessionEntry],
+    index: &BTreeMap<String, usize>,
+    leaf: Leaf<'_>,
+) -> SessionContext {
+    let leaf = match leaf {
+        Leaf::BeforeFirst => return SessionContext::empty(),
+        Leaf::At(id) => index.get(id).copied(),
+        Leaf::Last => None,
+    };
+    let Some(leaf) = leaf.or_else(|| entries.len().checked_sub(1)) else {
+        return SessionContext::empty();
+    };
+    let path = path_to(entries, index, leaf);
+    let mut context = SessionContext::empty();
+    let mut compaction = None;
+    for (i, entry) in path.iter().enumerate() {
+        match entry {
+            SessionEntry::ThinkingLevelChange(e) => {
+                context.thinking_level = e.thinking_level.clone()
+            }
+            SessionEntry::ModelChange(e) => {
+                context.model = Some(ModelRef {
+                    provider: e.provider.clone(),
+                    model_id: e.model_id.clone(),
+                })
+            }
+            SessionEntry::Message(e) => {
+                if let AgentMessage::Assistant(m) = &e.message {
+                    context.model = Some(ModelRef {
+                        provider: m.provider.clone(),
+                        model_id: m.model.clone(),
+                    });
+                }
+            }
+            SessionEntry::Compaction(e) => compaction = Some((i, e)),
+            _ => {}
+        }
+    }
+    match compaction {
+        None => context.messages = path.iter().filter_map(|e| context_message(e)).collect(),
+        Some((at, c)) => {
+            context.messages.push(compaction_summary(c));
+            let kept = path[..at]
+                .iter()
+                .position(|e| e.id() == c.first_kept_entry_id)
+                .map_or(&[][..], |first| &path[first..at]);
+            context
+                .messages
+                .extend(kept.iter().filter_map(|e| context_message(e)));
+            context
+                .messages
+                .extend(path[at + 1..].iter().filter_map(|e| context_message(e)));
+        }
+    }
+    context
+}

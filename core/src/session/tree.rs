@@ -1,0 +1,559 @@
+//! A session as an append-only tree of entries with a movable leaf (the pure part of Pi's
+//! `SessionManager`). Appends take the time and the id generator as arguments; what must be
+//! written to disk is returned as a [`Persist`] decision for the store to carry out.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::context::{build_session_context, path_to, Leaf, SessionContext};
+use super::entry::{
+    BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, HeaderType, LabelEntry,
+    MessageEntry, ModelChangeEntry, SessionEntry, SessionHeader, SessionInfoEntry,
+    ThinkingLevelChangeEntry, CURRENT_SESSION_VERSION,
+};
+use super::ids::IdGenerator;
+use super::time::{iso_from_ms, ms_from_iso};
+use crate::message::{AgentMessage, Extra, UserContent};
+
+/// An operation on the tree that Pi refuses.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("Entry {0} not found")]
+    EntryNotFound(String),
+}
+
+/// What the file needs after an append (Pi's lazy-flush rule): nothing before the first
+/// assistant message, then the whole session once, then each new entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Persist {
+    Nothing,
+    /// Write the header and every entry.
+    All,
+    /// Append the entry just added.
+    Last,
+}
+
+/// A label and when it was set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub label: String,
+    pub timestamp: String,
+}
+
+/// Labels by target, in the order JavaScript's `Map` keeps them: an update stays in place, a
+/// label set again after being cleared moves to the end.
+#[derive(Clone, Debug, Default)]
+struct Labels(Vec<(String, Label)>);
+
+impl Labels {
+    fn set(&mut self, target: &str, label: Label) {
+        match self.0.iter_mut().find(|(t, _)| t == target) {
+            Some(slot) => slot.1 = label,
+            None => self.0.push((target.to_owned(), label)),
+        }
+    }
+
+    fn clear(&mut self, target: &str) {
+        self.0.retain(|(t, _)| t != target);
+    }
+
+    fn get(&self, target: &str) -> Option<&Label> {
+        self.0.iter().find(|(t, _)| t == target).map(|(_, l)| l)
+    }
+}
+
+/// One node of [`SessionTree::tree`]: an entry, its label, and its children (indices into
+/// [`Tree::nodes`]), oldest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeNode {
+    pub entry: usize,
+    pub children: Vec<usize>,
+    pub label: Option<Label>,
+}
+
+/// The whole tree, flat so that a 100,000-entry chain needs no recursion to build, walk or drop.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Tree {
+    /// One node per entry, in file order (`nodes[i].entry == i`).
+    pub nodes: Vec<TreeNode>,
+    /// Entries without a (known) parent, in file order.
+    pub roots: Vec<usize>,
+}
+
+/// A session in memory.
+#[derive(Clone, Debug)]
+pub struct SessionTree {
+    header: SessionHeader,
+    entries: Vec<SessionEntry>,
+    index: BTreeMap<String, usize>,
+    labels: Labels,
+    leaf: Option<usize>,
+    has_assistant: bool,
+    flushed: bool,
+}
+
+impl SessionTree {
+    /// A new, empty session (Pi's `newSession`).
+    pub fn new(cwd: &str, now: u64, ids: &mut IdGenerator, parent_session: Option<String>) -> Self {
+        let header = SessionHeader {
+            kind: HeaderType::Session,
+            version: Some(CURRENT_SESSION_VERSION),
+            id: ids.uuid_v7(now),
+            timestamp: iso_from_ms(now),
+            cwd: cwd.to_owned(),
+            parent_session,
+            extra: Extra::new(),
+        };
+        SessionTree::from_entries(header, Vec::new(), false)
+    }
+
+    /// A session read from a file: the leaf is the last entry, labels are replayed in order.
+    /// `flushed` says whether the file already holds these entries.
+    pub fn from_entries(header: SessionHeader, entries: Vec<SessionEntry>, flushed: bool) -> Self {
+        let mut tree = SessionTree {
+            header,
+            entries: Vec::with_capacity(entries.len()),
+            index: BTreeMap::new(),
+            labels: Labels::default(),
+            leaf: None,
+            has_assistant: false,
+            flushed,
+        };
+        for entry in entries {
+            tree.push(entry);
+        }
+        tree
+    }
+
+    fn push(&mut self, entry: SessionEntry) {
+        let position = self.entries.len();
+        self.index.insert(entry.id().to_owned(), position);
+        self.leaf = Some(position);
+        match &entry {
+            SessionEntry::Label(label) => match label.label.as_deref().filter(|l| !l.is_empty()) {
+                Some(text) => self.labels.set(
+                    &label.target_id,
+                    Label {
+                        label: text.to_owned(),
+                        timestamp: label.timestamp.clone(),
+                    },
+                ),
+                None => self.labels.clear(&label.target_id),
+            },
+            SessionEntry::Message(m) if matches!(m.message, AgentMessage::Assistant(_)) => {
+                self.has_assistant = true;
+            }
+            _ => {}
+        }
+        self.entries.push(entry);
+    }
+
+    /// Adds `entry` as the new leaf and says what the file needs.
+    fn append(&mut self, entry: SessionEntry) -> Persist {
+        self.push(entry);
+        if !self.has_assistant {
+            self.flushed = false;
+            return Persist::Nothing;
+        }
+        if self.flushed {
+            Persist::Last
+        } else {
+            self.flushed = true;
+            Persist::All
+        }
+    }
+
+    /// Marks the file as holding everything (after the store wrote it whole).
+    pub fn mark_flushed(&mut self) {
+        self.flushed = true;
+    }
+
+    /// The header line.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.header.id
+    }
+
+    /// Every entry in file order.
+    pub fn entries(&self) -> &[SessionEntry] {
+        &self.entries
+    }
+
+    /// Whether an assistant message exists (before that, nothing is written to disk).
+    pub fn has_assistant(&self) -> bool {
+        self.has_assistant
+    }
+
+    /// The current leaf's id; `None` before the first entry (or after `reset_leaf`).
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.map(|i| self.entries[i].id())
+    }
+
+    /// The current leaf entry.
+    pub fn leaf_entry(&self) -> Option<&SessionEntry> {
+        self.leaf.map(|i| &self.entries[i])
+    }
+
+    /// The entry with this id.
+    pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
+        self.index.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// The entries whose parent is `parent_id` (`None`: the roots), in file order.
+    pub fn children(&self, parent_id: Option<&str>) -> Vec<&SessionEntry> {
+        let mut found: Vec<usize> = self
+            .index
+            .values()
+            .copied()
+            .filter(|&i| self.entries[i].parent_id() == parent_id)
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|i| &self.entries[i]).collect()
+    }
+
+    /// The label of an entry.
+    pub fn label(&self, id: &str) -> Option<&Label> {
+        self.labels.get(id)
+    }
+
+    /// The path from the root to `from` (default: the leaf), root first; empty for an unknown id.
+    pub fn branch_path(&self, from: Option<&str>) -> Vec<&SessionEntry> {
+        let start = match from {
+            Some(id) => self.index.get(id).copied(),
+            None => self.leaf,
+        };
+        start.map_or_else(Vec::new, |i| path_to(&self.entries, &self.index, i))
+    }
+
+    /// The context at the current leaf.
+    pub fn context(&self) -> SessionContext {
+        let leaf = match self.leaf_id() {
+            Some(id) => Leaf::At(id),
+            None => Leaf::BeforeFirst,
+        };
+        build_session_context(&self.entries, &self.index, leaf)
+    }
+
+    /// The session's name: the latest `session_info` entry's, trimmed; an empty one clears it.
+    pub fn name(&self) -> Option<String> {
+        self.entries
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                SessionEntry::SessionInfo(info) => {
+                    Some(info.name.as_deref().map(str::trim).unwrap_or("").to_owned())
+                }
+                _ => None,
+            })
+            .filter(|n| !n.is_empty())
+    }
+
+    /// The whole tree with labels; children ordered by timestamp, oldest first.
+    pub fn tree(&self) -> Tree {
+        let mut tree = Tree {
+            nodes: (0..self.entries.len())
+                .map(|i| TreeNode {
+                    entry: i,
+                    children: Vec::new(),
+                    label: self.labels.get(self.entries[i].id()).cloned(),
+                })
+                .collect(),
+            roots: Vec::new(),
+        };
+        for (i, entry) in self.entries.iter().enumerate() {
+            let parent = entry
+                .parent_id()
+                .filter(|p| *p != entry.id())
+                .and_then(|p| self.index.get(p));
+            match parent {
+                Some(&p) => tree.nodes[p].children.push(i),
+                None => tree.roots.push(i),
+            }
+        }
+        let times: Vec<i64> = self
+            .entries
+            .iter()
+            .map(|e| ms_from_iso(e.timestamp()).unwrap_or(i64::MIN))
+            .collect();
+        for node in &mut tree.nodes {
+            node.children.sort_by_key(|&c| times[c]);
+        }
+        tree
+    }
+
+    fn new_id(&self, ids: &mut IdGenerator) -> String {
+        ids.entry_id(|id| self.index.contains_key(id))
+    }
+
+    fn base(&self, now: u64, ids: &mut IdGenerator) -> (String, Option<String>, String) {
+        (
+            self.new_id(ids),
+            self.leaf_id().map(str::to_owned),
+            iso_from_ms(now),
+        )
+    }
+
+    /// Appends a message; returns the new entry's id and what to persist.
+    pub fn append_message(
+        &mut self,
+        message: AgentMessage,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::Message(MessageEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            message,
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
+    }
+
+    /// Records a thinking-level change.
+    pub fn append_thinking_level_change(
+        &mut self,
+        level: &str,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::ThinkingLevelChange(ThinkingLevelChangeEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            thinking_level: level.to_owned(),
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
+    }
+
+    /// Records a model change.
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::ModelChange(ModelChangeEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            provider: provider.to_owned(),
+            model_id: model_id.to_owned(),
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
+    }
+
+    /// Records a compaction: context before `first_kept_entry_id` is replaced by `summary`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: u64,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::Compaction(CompactionEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            summary: summary.to_owned(),
+            first_kept_entry_id: first_kept_entry_id.to_owned(),
+            tokens_before,
+            details,
+            from_hook,
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
+    }
+
+    /// Stores extension state (never sent to the model).
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: &str,
+        data: Option<Value>,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::Custom(CustomEntry {
+            custom_type: custom_type.to_owned(),
+            data,
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
+    }
+
+    /// Sets the session's display name (trimmed).
+    pub fn append_session_info(
+        &mut self,
+        name: &str,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::SessionInfo(SessionInfoEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            name: Some(name.trim().to_owned()),
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
+    }
+
+    /// Appends an extension message that the model sees as a user message.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: UserContent,
+        display: bool,
+        details: Option<Value>,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::CustomMessage(CustomMessageEntry {
+            custom_type: custom_type.to_owned(),
+            content,
+            display,
+            details,
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
+    }
+
+    /// Sets (or with `None`/empty, clears) the label of `target_id`.
+    pub fn append_label_change(
+        &mut self,
+        target_id: &str,
+        label: Option<&str>,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> Result<(String, Persist), SessionError> {
+        if !self.index.contains_key(target_id) {
+            return Err(SessionError::EntryNotFound(target_id.to_owned()));
+        }
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::Label(LabelEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            target_id: target_id.to_owned(),
+            label: label.map(str::to_owned),
+            extra: Extra::new(),
+        });
+        Ok((id, self.append(entry)))
+    }
+
+    /// Moves the leaf to `id`: the next append becomes its child.
+    pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
+        let position = self
+            .index
+            .get(id)
+            .copied()
+            .ok_or_else(|| SessionError::EntryNotFound(id.to_owned()))?;
+        self.leaf = Some(position);
+        Ok(())
+    }
+
+    /// Moves the leaf before the first entry: the next append is a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// Moves the leaf to `from` (or before the first entry) and attaches a branch summary there.
+    #[allow(clippy::too_many_arguments)]
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> Result<(String, Persist), SessionError> {
+        match from {
+            Some(id) => self.branch(id)?,
+            None => self.reset_leaf(),
+        }
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::BranchSummary(BranchSummaryEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            from_id: from.unwrap_or("root").to_owned(),
+            summary: summary.to_owned(),
+            details,
+            from_hook,
+            extra: Extra::new(),
+        });
+        Ok((id, self.append(entry)))
+    }
+
+    /// A new session holding the path to `leaf_id` (labels re-created after it for the entries
+    /// on the path), as Pi's `createBranchedSession`. The new session is flushed only if the path
+    /// has an assistant message (the store then writes it whole).
+    pub fn branched(
+        &self,
+        leaf_id: &str,
+        now: u64,
+        ids: &mut IdGenerator,
+        parent_session: Option<String>,
+    ) -> Result<SessionTree, SessionError> {
+        let path = self.branch_path(Some(leaf_id));
+        if path.is_empty() {
+            return Err(SessionError::EntryNotFound(leaf_id.to_owned()));
+        }
+        let kept: Vec<SessionEntry> = path
+            .into_iter()
+            .filter(|e| !matches!(e, SessionEntry::Label(_)))
+            .cloned()
+            .collect();
+        let mut taken: std::collections::BTreeSet<String> =
+            kept.iter().map(|e| e.id().to_owned()).collect();
+        let mut parent = kept.last().map(|e| e.id().to_owned());
+        let mut labels = Vec::new();
+        for (target, label) in &self.labels.0 {
+            if !taken.contains(target) {
+                continue;
+            }
+            let id = ids.entry_id(|id| taken.contains(id));
+            taken.insert(id.clone());
+            labels.push(SessionEntry::Label(LabelEntry {
+                id: id.clone(),
+                parent_id: parent.replace(id),
+                timestamp: label.timestamp.clone(),
+                target_id: target.clone(),
+                label: Some(label.label.clone()),
+                extra: Extra::new(),
+            }));
+        }
+        let mut tree = SessionTree::new(&self.header.cwd, now, ids, parent_session);
+        for entry in kept.into_iter().chain(labels) {
+            tree.push(entry);
+        }
+        tree.flushed = tree.has_assistant;
+        Ok(tree)
+    }
+}
