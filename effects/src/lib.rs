@@ -1,0 +1,5 @@
+//! The harness's IO. Today: Pi's session files on disk. The pure decisions (what an entry is,
+//! where it hangs in the tree, when the file must be written) live in `pi-core`; this crate
+//! carries them out.
+
+pub mod session;

@@ -1,0 +1,12 @@
+//! Session files: where they live, how they are named, read, appended, listed and forked.
+
+mod list;
+mod paths;
+mod store;
+
+pub use list::{list_all_sessions, list_sessions, SessionInfo};
+pub use paths::{
+    agent_dir, agent_dir_from, default_session_dir, expand_tilde, file_name, resolve_session_dir,
+    session_dir_name, sessions_root, AGENT_DIR_ENV, SESSION_DIR_ENV,
+};
+pub use store::{SessionStore, StoreError};

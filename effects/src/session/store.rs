@@ -1,0 +1,507 @@
+//! A session bound to its file (Pi's `SessionManager` with persistence).
+//!
+//! The tree in `pi-core` decides when the file must be written (nothing before the first
+//! assistant message, then everything, then each new entry); the store writes exactly the lines
+//! not yet on disk. Nothing already on disk is rewritten, except by a migration of an old file,
+//! which first keeps a copy of the original beside it.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use pi_core::message::{AgentMessage, UserContent};
+use pi_core::session::file::{line, parse_session, whole_file, SessionFileError};
+use pi_core::session::ids::IdGenerator;
+use pi_core::session::tree::{Persist, SessionError, SessionTree};
+use serde_json::Value;
+
+use super::paths::file_name;
+
+/// Why a session could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path}: {source}")]
+    File {
+        path: PathBuf,
+        source: SessionFileError,
+    },
+    #[error("Cannot fork: source session file is empty or invalid: {0}")]
+    ForkSourceInvalid(String),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A session and where it is kept.
+#[derive(Debug)]
+pub struct SessionStore {
+    tree: SessionTree,
+    /// `None` for an in-memory session (`--no-session`).
+    file: Option<PathBuf>,
+    dir: PathBuf,
+    ids: IdGenerator,
+    /// Whether the header line is in the file.
+    header_on_disk: bool,
+    /// How many entries (in order) are in the file.
+    entries_on_disk: usize,
+    /// The file ends without a newline (a torn last line): the next write starts a new line so
+    /// the torn text stays on its own line instead of swallowing the new entry.
+    torn_tail: bool,
+    warnings: Vec<String>,
+}
+
+impl SessionStore {
+    /// A new session in `dir`; its file appears with the first assistant message.
+    pub fn create(
+        cwd: &str,
+        dir: &Path,
+        now: u64,
+        mut ids: IdGenerator,
+    ) -> Result<Self, StoreError> {
+        fs::create_dir_all(dir).map_err(io_error(dir))?;
+        let tree = SessionTree::new(cwd, now, &mut ids, None);
+        let file = dir.join(file_name(tree.header()));
+        Ok(SessionStore::with_tree(
+            tree,
+            Some(file),
+            dir.to_path_buf(),
+            ids,
+            false,
+            0,
+        ))
+    }
+
+    /// A session that is never written (`--no-session`).
+    pub fn in_memory(cwd: &str, now: u64, mut ids: IdGenerator) -> Self {
+        let tree = SessionTree::new(cwd, now, &mut ids, None);
+        SessionStore::with_tree(tree, None, PathBuf::new(), ids, false, 0)
+    }
+
+    fn with_tree(
+        tree: SessionTree,
+        file: Option<PathBuf>,
+        dir: PathBuf,
+        ids: IdGenerator,
+        header_on_disk: bool,
+        entries_on_disk: usize,
+    ) -> Self {
+        SessionStore {
+            tree,
+            file,
+            dir,
+            ids,
+            header_on_disk,
+            entries_on_disk,
+            torn_tail: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Opens `path` (Pi's `SessionManager.open` / `setSessionFile`). The cwd comes from the
+    /// header (else `fallback_cwd`, or `cwd_override` when given); the session directory defaults
+    /// to the file's folder. A missing file starts a new session at that path. Unparsable lines
+    /// are skipped and reported in [`warnings`](Self::warnings). A file that is not a session
+    /// is moved aside (`<name>.invalid.bak`) rather than overwritten, and a new session takes its
+    /// place. An old-version file is migrated and rewritten after a copy is kept
+    /// (`<name>.v<version>.bak`).
+    pub fn open(
+        path: &Path,
+        dir: Option<&Path>,
+        cwd_override: Option<&str>,
+        fallback_cwd: &str,
+        now: u64,
+        mut ids: IdGenerator,
+    ) -> Result<Self, StoreError> {
+        let dir = dir
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| path.parent().map_or_else(PathBuf::new, Path::to_path_buf));
+        let cwd = |header_cwd: Option<&str>| {
+            cwd_override
+                .or(header_cwd)
+                .unwrap_or(fallback_cwd)
+                .to_owned()
+        };
+        let text = match read_text(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                let tree = SessionTree::new(&cwd(None), now, &mut ids, None);
+                return Ok(SessionStore::with_tree(
+                    tree,
+                    Some(path.to_path_buf()),
+                    dir,
+                    ids,
+                    false,
+                    0,
+                ));
+            }
+            Err(error) => return Err(io_error(path)(error)),
+        };
+        let parsed = match parse_session(&text, &mut ids) {
+            Ok(parsed) => parsed,
+            Err(problem) => {
+                let mut warnings = Vec::new();
+                if !text.trim().is_empty() {
+                    let aside = sibling(path, ".invalid.bak");
+                    fs::rename(path, &aside).map_err(io_error(path))?;
+                    warnings.push(format!(
+                        "{}: {problem}; moved to {}",
+                        path.display(),
+                        aside.display()
+                    ));
+                }
+                let tree = SessionTree::new(&cwd(None), now, &mut ids, None);
+                let mut store =
+                    SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0);
+                store.write_header_now()?;
+                store.warnings = warnings;
+                return Ok(store);
+            }
+        };
+        let mut warnings: Vec<String> = parsed
+            .problems
+            .iter()
+            .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
+            .collect();
+        if parsed.migrated {
+            let version = serde_json::from_str::<Value>(text.lines().next().unwrap_or(""))
+                .ok()
+                .and_then(|h| h.get("version").and_then(Value::as_u64))
+                .unwrap_or(1);
+            let backup = sibling(path, &format!(".v{version}.bak"));
+            fs::copy(path, &backup).map_err(io_error(path))?;
+            fs::write(path, whole_file(&parsed.header, &parsed.entries)).map_err(io_error(path))?;
+            warnings.push(format!(
+                "{}: migrated to version 3; the original is {}",
+                path.display(),
+                backup.display()
+            ));
+        }
+        let mut header = parsed.header;
+        if let Some(cwd) = cwd_override {
+            header.cwd = cwd.to_owned();
+        }
+        let count = parsed.entries.len();
+        let tree = SessionTree::from_entries(header, parsed.entries, true);
+        let mut store =
+            SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, true, count);
+        store.torn_tail = !parsed.migrated && !text.ends_with('\n');
+        store.warnings = warnings;
+        Ok(store)
+    }
+
+    /// The most recently modified session of `dir`, or a new one (Pi's `continueRecent`).
+    pub fn continue_recent(
+        cwd: &str,
+        dir: &Path,
+        now: u64,
+        ids: IdGenerator,
+    ) -> Result<Self, StoreError> {
+        match most_recent(dir) {
+            Some(path) => SessionStore::open(&path, Some(dir), None, cwd, now, ids),
+            None => SessionStore::create(cwd, dir, now, ids),
+        }
+    }
+
+    /// A copy of `source` as a new session for `target_cwd` in `dir`, pointing back at its source.
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        dir: &Path,
+        now: u64,
+        mut ids: IdGenerator,
+    ) -> Result<Self, StoreError> {
+        let text = read_text(source)
+            .map_err(|_| StoreError::ForkSourceInvalid(source.display().to_string()))?;
+        let parsed = parse_session(&text, &mut ids)
+            .map_err(|_| StoreError::ForkSourceInvalid(source.display().to_string()))?;
+        fs::create_dir_all(dir).map_err(io_error(dir))?;
+        let fresh = SessionTree::new(
+            target_cwd,
+            now,
+            &mut ids,
+            Some(source.display().to_string()),
+        );
+        let path = dir.join(file_name(fresh.header()));
+        fs::write(&path, whole_file(fresh.header(), &parsed.entries)).map_err(io_error(&path))?;
+        SessionStore::open(&path, Some(dir), None, target_cwd, now, ids)
+    }
+
+    /// The session.
+    pub fn tree(&self) -> &SessionTree {
+        &self.tree
+    }
+
+    /// The session file (`None` in memory). It may not exist yet.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// The directory new sessions go to.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What went wrong while reading, line by line (skipped lines, kept raw lines, migrations).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn write_header_now(&mut self) -> Result<(), StoreError> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        fs::write(file, line(self.tree.header())).map_err(io_error(file))?;
+        self.header_on_disk = true;
+        self.tree.mark_flushed();
+        Ok(())
+    }
+
+    /// Writes what the tree's decision asks for: the lines not yet on disk.
+    fn persist(&mut self, decision: Persist) -> Result<(), StoreError> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        if decision == Persist::Nothing {
+            return Ok(());
+        }
+        let mut text = String::new();
+        if std::mem::take(&mut self.torn_tail) {
+            text.push('\n');
+        }
+        if !self.header_on_disk {
+            text.push_str(&line(self.tree.header()));
+        }
+        for entry in &self.tree.entries()[self.entries_on_disk..] {
+            text.push_str(&line(entry));
+        }
+        let mut out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .map_err(io_error(file))?;
+        out.write_all(text.as_bytes()).map_err(io_error(file))?;
+        self.header_on_disk = true;
+        self.entries_on_disk = self.tree.entries().len();
+        Ok(())
+    }
+
+    /// Appends a message as the new leaf.
+    pub fn append_message(
+        &mut self,
+        message: AgentMessage,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) = self.tree.append_message(message, now, &mut self.ids);
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Records a thinking-level change.
+    pub fn append_thinking_level_change(
+        &mut self,
+        level: &str,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) = self
+            .tree
+            .append_thinking_level_change(level, now, &mut self.ids);
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Records a model change.
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) = self
+            .tree
+            .append_model_change(provider, model_id, now, &mut self.ids);
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Records a compaction.
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: u64,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) = self.tree.append_compaction(
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            details,
+            from_hook,
+            now,
+            &mut self.ids,
+        );
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Stores extension state.
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: &str,
+        data: Option<Value>,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) = self
+            .tree
+            .append_custom_entry(custom_type, data, now, &mut self.ids);
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Sets the session name.
+    pub fn append_session_info(&mut self, name: &str, now: u64) -> Result<String, StoreError> {
+        let (id, decision) = self.tree.append_session_info(name, now, &mut self.ids);
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Appends an extension message the model sees.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: UserContent,
+        display: bool,
+        details: Option<Value>,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) = self.tree.append_custom_message_entry(
+            custom_type,
+            content,
+            display,
+            details,
+            now,
+            &mut self.ids,
+        );
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Sets or clears a label.
+    pub fn append_label_change(
+        &mut self,
+        target_id: &str,
+        label: Option<&str>,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) = self
+            .tree
+            .append_label_change(target_id, label, now, &mut self.ids)?;
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Moves the leaf.
+    pub fn branch(&mut self, id: &str) -> Result<(), StoreError> {
+        Ok(self.tree.branch(id)?)
+    }
+
+    /// Moves the leaf before the first entry.
+    pub fn reset_leaf(&mut self) {
+        self.tree.reset_leaf();
+    }
+
+    /// Moves the leaf and attaches a branch summary.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+        now: u64,
+    ) -> Result<String, StoreError> {
+        let (id, decision) =
+            self.tree
+                .branch_with_summary(from, summary, details, from_hook, now, &mut self.ids)?;
+        self.persist(decision)?;
+        Ok(id)
+    }
+
+    /// Continues in a new session holding the path to `leaf_id` (Pi's `createBranchedSession`);
+    /// returns the new file, written now if the path has an assistant message.
+    pub fn create_branched_session(
+        &mut self,
+        leaf_id: &str,
+        now: u64,
+    ) -> Result<Option<PathBuf>, StoreError> {
+        let parent = self.file.as_ref().map(|f| f.display().to_string());
+        let tree = self.tree.branched(leaf_id, now, &mut self.ids, parent)?;
+        let file = self
+            .file
+            .as_ref()
+            .map(|_| self.dir.join(file_name(tree.header())));
+        self.tree = tree;
+        self.file = file.clone();
+        self.header_on_disk = false;
+        self.entries_on_disk = 0;
+        if self.tree.has_assistant() {
+            self.persist(Persist::All)?;
+        }
+        Ok(file)
+    }
+}
+
+fn read_text(path: &Path) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    fs::File::open(path)?.read_to_end(&mut bytes)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// Whether the first line (within the first 512 bytes) is a session header with a string id.
+fn is_session_file(path: &Path) -> bool {
+    let mut buf = [0u8; 512];
+    let Ok(n) = fs::File::open(path).and_then(|mut f| f.read(&mut buf)) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&buf[..n]);
+    let first = text.split('\n').next().unwrap_or("");
+    serde_json::from_str::<Value>(first).is_ok_and(|h| {
+        h.get("type").and_then(Value::as_str) == Some("session")
+            && h.get("id").is_some_and(Value::is_string)
+    })
+}
+
+/// The most recently modified valid session file of `dir`.
+fn most_recent(dir: &Path) -> Option<PathBuf> {
+    let entries = fs::read_dir(dir).ok()?;
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && is_session_file(p))
+        .filter_map(|p| {
+            fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()
+                .map(|t| (t, p))
+        })
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, p)| p)
+}
