@@ -23,6 +23,7 @@
 //! ```
 
 pub mod agent;
+pub mod compaction;
 pub mod event;
 pub mod json;
 pub mod message;

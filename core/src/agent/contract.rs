@@ -248,6 +248,9 @@ pub struct ModelRequest {
     pub reasoning: Option<ThinkingLevel>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// A cap on the response (summaries set it; agent turns leave it to the provider's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
 }
 
 /// What the machine asks the world to do; each is answered by inputs carrying its [`CallId`].

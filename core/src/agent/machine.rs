@@ -461,6 +461,7 @@ impl AgentMachine {
                 .collect(),
             reasoning: settings.reasoning,
             session_id: settings.session_id,
+            max_tokens: None,
         };
         let call = self.new_call();
         if let Some(run) = &mut self.run {

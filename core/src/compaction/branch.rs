@@ -1,0 +1,179 @@
+//! Summaries of abandoned branches (Pi's `branch-summarization`).
+
+use crate::agent::convert::convert_to_llm;
+use crate::agent::ModelRequest;
+use crate::message::{AgentMessage, AssistantMessage, Message, StopReason, UserMessage};
+use crate::model::Model;
+use crate::session::entry::SessionEntry;
+use crate::session::tree::SessionTree;
+
+use super::files::{format_file_operations, FileOps};
+use super::prepare::summary_message;
+use super::summary::{serialize_conversation, SUMMARIZATION_SYSTEM_PROMPT};
+use super::tokens::estimate_tokens;
+
+/// Put before every branch summary.
+pub const BRANCH_SUMMARY_PREAMBLE: &str = include_str!("prompts/branch_summary_preamble.txt");
+/// Instructions for a branch summary.
+pub const BRANCH_SUMMARY_PROMPT: &str = include_str!("prompts/branch_summary_prompt.txt");
+
+/// The entries of the branch being left: from the old leaf back to (not including) the deepest
+/// entry it shares with the target's path, oldest first; and that common ancestor.
+pub fn collect_entries_for_branch_summary<'a>(
+    tree: &'a SessionTree,
+    old_leaf: Option<&str>,
+    target: &str,
+) -> (Vec<&'a SessionEntry>, Option<String>) {
+    let Some(old_leaf) = old_leaf else {
+        return (Vec::new(), None);
+    };
+    let old_path: std::collections::BTreeSet<&str> = tree
+        .branch_path(Some(old_leaf))
+        .iter()
+        .map(|e| e.id())
+        .collect();
+    let common = tree
+        .branch_path(Some(target))
+        .iter()
+        .rev()
+        .find(|e| old_path.contains(e.id()))
+        .map(|e| e.id().to_owned());
+    let mut entries = Vec::new();
+    let mut current = Some(old_leaf.to_owned());
+    while let Some(id) = current.filter(|id| Some(id) != common.as_ref()) {
+        let Some(entry) = tree.entry(&id) else { break };
+        if entries.len() > tree.entries().len() {
+            break;
+        }
+        entries.push(entry);
+        current = entry.parent_id().map(str::to_owned);
+    }
+    entries.reverse();
+    (entries, common)
+}
+
+/// The messages a branch summary covers (newest first until the token budget is spent; tool
+/// results left out) and the files they touched.
+pub fn prepare_branch_entries(
+    entries: &[&SessionEntry],
+    token_budget: u64,
+) -> (Vec<AgentMessage>, FileOps, u64) {
+    let mut file_ops = FileOps::default();
+    for entry in entries {
+        if let SessionEntry::BranchSummary(b) = entry {
+            if b.from_hook != Some(true) {
+                if let Some(details) = &b.details {
+                    file_ops.add_details(details);
+                }
+            }
+        }
+    }
+    let mut messages = Vec::new();
+    let mut total = 0;
+    for entry in entries.iter().rev() {
+        let Some(message) = summary_message(entry) else {
+            continue;
+        };
+        file_ops.add_message(&message);
+        let tokens = estimate_tokens(&message);
+        if token_budget > 0 && total + tokens > token_budget {
+            let is_summary = matches!(
+                entry,
+                SessionEntry::Compaction(_) | SessionEntry::BranchSummary(_)
+            );
+            if is_summary && (total as f64) < token_budget as f64 * 0.9 {
+                messages.push(message);
+                total += tokens;
+            }
+            break;
+        }
+        messages.push(message);
+        total += tokens;
+    }
+    messages.reverse();
+    (messages, file_ops, total)
+}
+
+/// The branch-summary request, or `None` when there is nothing to summarise (Pi then records
+/// `No content to summarize` without calling the model).
+pub fn branch_summary_request(
+    messages: &[AgentMessage],
+    model: &Model,
+    custom_instructions: Option<&str>,
+    replace_instructions: bool,
+    now: u64,
+) -> Option<ModelRequest> {
+    if messages.is_empty() {
+        return None;
+    }
+    let instructions = match custom_instructions.filter(|c| !c.is_empty()) {
+        Some(custom) if replace_instructions => custom.to_owned(),
+        Some(custom) => format!("{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom}"),
+        None => BRANCH_SUMMARY_PROMPT.to_owned(),
+    };
+    let conversation = serialize_conversation(&convert_to_llm(messages));
+    let prompt = format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}");
+    Some(ModelRequest {
+        model: model.clone(),
+        system_prompt: SUMMARIZATION_SYSTEM_PROMPT.to_owned(),
+        messages: vec![Message::User(UserMessage::from_text(
+            prompt,
+            Vec::new(),
+            now,
+        ))],
+        tools: Vec::new(),
+        reasoning: None,
+        session_id: None,
+        max_tokens: Some(2048),
+    })
+}
+
+/// How a branch summary ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BranchSummaryOutcome {
+    Summary {
+        summary: String,
+        read_files: Vec<String>,
+        modified_files: Vec<String>,
+    },
+    Aborted,
+    Error(String),
+}
+
+/// The branch summary made of the model's answer: the preamble, the text, the file lists.
+pub fn finish_branch_summary(
+    answer: &AssistantMessage,
+    file_ops: &FileOps,
+) -> BranchSummaryOutcome {
+    match answer.stop_reason {
+        StopReason::Aborted => return BranchSummaryOutcome::Aborted,
+        StopReason::Error => {
+            return BranchSummaryOutcome::Error(
+                answer
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "Summarization failed".into()),
+            )
+        }
+        _ => {}
+    }
+    let text: Vec<&str> = answer
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            crate::message::ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let (read_files, modified_files) = file_ops.lists();
+    let summary = format!(
+        "{BRANCH_SUMMARY_PREAMBLE}{}{}",
+        text.join("\n"),
+        format_file_operations(&read_files, &modified_files)
+    );
+    BranchSummaryOutcome::Summary {
+        summary,
+        read_files,
+        modified_files,
+    }
+}

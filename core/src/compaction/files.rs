@@ -1,0 +1,99 @@
+//! Which files a stretch of conversation read and changed, for the summary's file lists.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::message::{AgentMessage, ContentBlock};
+
+/// Paths touched by `read`, `write` and `edit` tool calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileOps {
+    pub read: BTreeSet<String>,
+    pub written: BTreeSet<String>,
+    pub edited: BTreeSet<String>,
+}
+
+impl FileOps {
+    /// Adds the paths of an assistant message's `read`/`write`/`edit` calls.
+    pub fn add_message(&mut self, message: &AgentMessage) {
+        let AgentMessage::Assistant(m) = message else {
+            return;
+        };
+        for block in &m.content {
+            let ContentBlock::ToolCall(call) = block else {
+                continue;
+            };
+            let Some(path) = call
+                .arguments
+                .get("path")
+                .and_then(Value::as_str)
+                .filter(|p| !p.is_empty())
+            else {
+                continue;
+            };
+            let set = match call.name.as_str() {
+                "read" => &mut self.read,
+                "write" => &mut self.written,
+                "edit" => &mut self.edited,
+                _ => continue,
+            };
+            set.insert(path.to_owned());
+        }
+    }
+
+    /// Adds the lists an earlier summary recorded in its `details` (`readFiles` -> read,
+    /// `modifiedFiles` -> edited).
+    pub fn add_details(&mut self, details: &Value) {
+        let list = |key: &str| {
+            details
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|files| {
+                    files
+                        .iter()
+                        .filter_map(|f| f.as_str().map(str::to_owned))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        self.read.extend(list("readFiles"));
+        self.edited.extend(list("modifiedFiles"));
+    }
+
+    /// `(readFiles, modifiedFiles)`: modified = edited + written; read = read minus modified;
+    /// both sorted as JavaScript sorts strings (UTF-16 code units).
+    pub fn lists(&self) -> (Vec<String>, Vec<String>) {
+        let modified: BTreeSet<&String> = self.edited.iter().chain(&self.written).collect();
+        let mut read: Vec<String> = self
+            .read
+            .iter()
+            .filter(|f| !modified.contains(f))
+            .cloned()
+            .collect();
+        let mut modified: Vec<String> = modified.into_iter().cloned().collect();
+        let js_order = |a: &String, b: &String| a.encode_utf16().cmp(b.encode_utf16());
+        read.sort_by(js_order);
+        modified.sort_by(js_order);
+        (read, modified)
+    }
+}
+
+/// The file lists as they are appended to a summary (empty when there are none).
+pub fn format_file_operations(read: &[String], modified: &[String]) -> String {
+    let mut sections = Vec::new();
+    if !read.is_empty() {
+        sections.push(format!("<read-files>\n{}\n</read-files>", read.join("\n")));
+    }
+    if !modified.is_empty() {
+        sections.push(format!(
+            "<modified-files>\n{}\n</modified-files>",
+            modified.join("\n")
+        ));
+    }
+    if sections.is_empty() {
+        String::new()
+    } else {
+        format!("\n\n{}", sections.join("\n\n"))
+    }
+}
