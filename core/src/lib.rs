@@ -34,4 +34,5 @@ pub mod partial_json;
 pub mod rpc;
 pub mod script;
 pub mod session;
+mod tagged;
 pub mod validate;

@@ -4,10 +4,13 @@
 //! fields left out when absent (never `null`), and fields we do not know kept in `extra` so that a
 //! line read from Pi is written back unchanged.
 
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::nullable::Nullable;
+use crate::tagged::{deserialize_tagged, Tagged};
 
 /// Fields of a JSON object that this version does not model; written back as they were read.
 pub type Extra = Map<String, Value>;
@@ -60,7 +63,7 @@ pub struct ToolCall {
 }
 
 /// One element of a message's `content` array.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type")]
 pub enum ContentBlock {
     #[serde(rename = "text")]
@@ -83,12 +86,71 @@ impl ContentBlock {
     }
 }
 
+impl Tagged for ContentBlock {
+    const TAG: &'static str = "type";
+    const EXPECTING: &'static str = "a content block";
+
+    fn known(tag: &str) -> bool {
+        matches!(tag, "text" | "thinking" | "image" | "toolCall")
+    }
+
+    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+        Ok(match tag {
+            "text" => ContentBlock::Text(TextContent::deserialize(rest)?),
+            "thinking" => ContentBlock::Thinking(ThinkingContent::deserialize(rest)?),
+            "image" => ContentBlock::Image(ImageContent::deserialize(rest)?),
+            _ => ContentBlock::ToolCall(ToolCall::deserialize(rest)?),
+        })
+    }
+
+    fn unknown(map: Map<String, Value>) -> Result<Self, String> {
+        Err(match map.get("type") {
+            Some(kind) => format!("unknown content block type {kind}"),
+            None => "content block without a `type`".to_owned(),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_tagged(deserializer)
+    }
+}
+
 /// A user message's content: Pi accepts a bare string or an array of text and image blocks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum UserContent {
     Text(String),
     Blocks(Vec<ContentBlock>),
+}
+
+impl<'de> Deserialize<'de> for UserContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+
+        impl<'de> Visitor<'de> for ContentVisitor {
+            type Value = UserContent;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or an array of content blocks")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<UserContent, E> {
+                Ok(UserContent::Text(text.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<UserContent, E> {
+                Ok(UserContent::Text(text))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<UserContent, A::Error> {
+                Vec::<ContentBlock>::deserialize(SeqAccessDeserializer::new(seq)).map(UserContent::Blocks)
+            }
+        }
+
+        deserializer.deserialize_any(ContentVisitor)
+    }
 }
 
 impl UserContent {
@@ -277,7 +339,7 @@ pub struct CompactionSummaryMessage {
 }
 
 /// A message the model can see: what providers encode (pi-ai `Message`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "role")]
 pub enum Message {
     #[serde(rename = "user")]
@@ -286,6 +348,36 @@ pub enum Message {
     Assistant(AssistantMessage),
     #[serde(rename = "toolResult")]
     ToolResult(ToolResultMessage),
+}
+
+impl Tagged for Message {
+    const TAG: &'static str = "role";
+    const EXPECTING: &'static str = "a user, assistant or toolResult message";
+
+    fn known(tag: &str) -> bool {
+        matches!(tag, "user" | "assistant" | "toolResult")
+    }
+
+    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+        Ok(match tag {
+            "user" => Message::User(UserMessage::deserialize(rest)?),
+            "assistant" => Message::Assistant(AssistantMessage::deserialize(rest)?),
+            _ => Message::ToolResult(ToolResultMessage::deserialize(rest)?),
+        })
+    }
+
+    fn unknown(map: Map<String, Value>) -> Result<Self, String> {
+        Err(match map.get("role") {
+            Some(role) => format!("unknown message role {role}"),
+            None => "message without a `role`".to_owned(),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_tagged(deserializer)
+    }
 }
 
 /// Any message of an agent transcript: the LLM roles, the coding agent's roles, or an
@@ -359,35 +451,6 @@ enum KnownRoleRef<'a> {
     CompactionSummary(&'a CompactionSummaryMessage),
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "role")]
-enum KnownRole {
-    #[serde(rename = "user")]
-    User(UserMessage),
-    #[serde(rename = "assistant")]
-    Assistant(AssistantMessage),
-    #[serde(rename = "toolResult")]
-    ToolResult(ToolResultMessage),
-    #[serde(rename = "bashExecution")]
-    BashExecution(BashExecutionMessage),
-    #[serde(rename = "custom")]
-    Custom(CustomMessage),
-    #[serde(rename = "branchSummary")]
-    BranchSummary(BranchSummaryMessage),
-    #[serde(rename = "compactionSummary")]
-    CompactionSummary(CompactionSummaryMessage),
-}
-
-const KNOWN_ROLES: [&str; 7] = [
-    "user",
-    "assistant",
-    "toolResult",
-    "bashExecution",
-    "custom",
-    "branchSummary",
-    "compactionSummary",
-];
-
 impl Serialize for AgentMessage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let known = match self {
@@ -404,28 +467,41 @@ impl Serialize for AgentMessage {
     }
 }
 
+impl Tagged for AgentMessage {
+    const TAG: &'static str = "role";
+    const EXPECTING: &'static str = "a message";
+
+    fn known(tag: &str) -> bool {
+        matches!(
+            tag,
+            "user" | "assistant" | "toolResult" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary"
+        )
+    }
+
+    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+        Ok(match tag {
+            "user" => AgentMessage::User(UserMessage::deserialize(rest)?),
+            "assistant" => AgentMessage::Assistant(AssistantMessage::deserialize(rest)?),
+            "toolResult" => AgentMessage::ToolResult(ToolResultMessage::deserialize(rest)?),
+            "bashExecution" => AgentMessage::BashExecution(BashExecutionMessage::deserialize(rest)?),
+            "custom" => AgentMessage::Custom(CustomMessage::deserialize(rest)?),
+            "branchSummary" => AgentMessage::BranchSummary(BranchSummaryMessage::deserialize(rest)?),
+            _ => AgentMessage::CompactionSummary(CompactionSummaryMessage::deserialize(rest)?),
+        })
+    }
+
+    fn unknown(map: Map<String, Value>) -> Result<Self, String> {
+        match map.get("role") {
+            Some(Value::String(_)) => Ok(AgentMessage::Other(map)),
+            Some(_) => Err("message `role` is not a string".to_owned()),
+            None => Err("missing field `role`".to_owned()),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for AgentMessage {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let map = Map::<String, Value>::deserialize(deserializer)?;
-        let role = match map.get("role") {
-            Some(Value::String(role)) => role.as_str(),
-            Some(_) => return Err(D::Error::custom("message `role` is not a string")),
-            None => return Err(D::Error::missing_field("role")),
-        };
-        if !KNOWN_ROLES.contains(&role) {
-            return Ok(AgentMessage::Other(map));
-        }
-        let known = KnownRole::deserialize(Value::Object(map)).map_err(D::Error::custom)?;
-        Ok(match known {
-            KnownRole::User(m) => AgentMessage::User(m),
-            KnownRole::Assistant(m) => AgentMessage::Assistant(m),
-            KnownRole::ToolResult(m) => AgentMessage::ToolResult(m),
-            KnownRole::BashExecution(m) => AgentMessage::BashExecution(m),
-            KnownRole::Custom(m) => AgentMessage::Custom(m),
-            KnownRole::BranchSummary(m) => AgentMessage::BranchSummary(m),
-            KnownRole::CompactionSummary(m) => AgentMessage::CompactionSummary(m),
-        })
+        deserialize_tagged(deserializer)
     }
 }
 

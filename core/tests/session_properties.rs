@@ -223,7 +223,7 @@ proptest! {
     #[test]
     fn the_context_equals_the_reference_model(ops in proptest::collection::vec(op(), 0..60)) {
         let (tree, model) = run(&ops);
-        let ours: Vec<String> = tree.context().messages.iter().map(describe).collect();
+        let ours: Vec<String> = tree.context().messages.iter().map(|m| describe(m)).collect();
         prop_assert_eq!(ours, reference_context(&model, tree.leaf_id()));
     }
 

@@ -28,7 +28,7 @@ fn texts(tree: &SessionTree) -> Vec<String> {
     tree.context()
         .messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match &**m {
             AgentMessage::User(u) => format!(
                 "user:{}",
                 match &u.content {

@@ -1,6 +1,8 @@
 //! The coding agent's view of the transcript for the model (pi-coding-agent `convertToLlm`):
 //! its own roles become user messages with Pi's wrapper texts.
 
+use std::borrow::Borrow;
+
 use crate::message::{
     AgentMessage, BashExecutionMessage, ContentBlock, Extra, Message, UserContent, UserMessage,
 };
@@ -46,10 +48,10 @@ fn user(content: Vec<ContentBlock>, timestamp: u64) -> Message {
 }
 
 /// The coding agent's converter: every message the model should see, in order.
-pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
+pub fn convert_to_llm<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<Message> {
     messages
         .iter()
-        .filter_map(|message| match message {
+        .filter_map(|message| match message.borrow() {
             AgentMessage::BashExecution(m) if m.exclude_from_context == Some(true) => None,
             AgentMessage::BashExecution(m) => Some(user(
                 vec![ContentBlock::text(bash_execution_to_text(m))],

@@ -1,5 +1,7 @@
 //! Token estimates: characters / 4, counted as JavaScript counts them (UTF-16 code units).
 
+use std::borrow::Borrow;
+
 use crate::message::{AgentMessage, ContentBlock, Usage, UserContent};
 
 use super::CompactionSettings;
@@ -78,18 +80,18 @@ pub struct ContextEstimate {
 
 /// The last assistant message that is not an error or abort carries real usage; everything after
 /// it is estimated.
-pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextEstimate {
+pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> ContextEstimate {
     let last = messages
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(i, m)| match m {
+        .find_map(|(i, m)| match m.borrow() {
             AgentMessage::Assistant(a) if !a.stop_reason.ends_run() => Some((i, &a.usage)),
             _ => None,
         });
     match last {
         None => {
-            let estimated = messages.iter().map(estimate_tokens).sum();
+            let estimated = messages.iter().map(|m| estimate_tokens(m.borrow())).sum();
             ContextEstimate {
                 tokens: estimated,
                 usage_tokens: 0,
@@ -99,7 +101,10 @@ pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextEstimate {
         }
         Some((index, usage)) => {
             let usage_tokens = calculate_context_tokens(usage);
-            let trailing: u64 = messages[index + 1..].iter().map(estimate_tokens).sum();
+            let trailing: u64 = messages[index + 1..]
+                .iter()
+                .map(|m| estimate_tokens(m.borrow()))
+                .sum();
             ContextEstimate {
                 tokens: usage_tokens + trailing,
                 usage_tokens,

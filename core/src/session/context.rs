@@ -1,6 +1,7 @@
 //! What the model sees of a session: the messages on the path from the root to a leaf, with the
 //! latest compaction standing in for what it summarised (Pi's `buildSessionContext`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -19,16 +20,22 @@ pub struct ModelRef {
     pub model_id: String,
 }
 
-/// The context of a session at a leaf.
+/// The context of a session at a leaf. Messages of `message` entries are borrowed from the
+/// session (building the context copies nothing); summaries and custom messages are made.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionContext {
-    pub messages: Vec<AgentMessage>,
+pub struct SessionContext<'a> {
+    pub messages: Vec<Cow<'a, AgentMessage>>,
     pub thinking_level: String,
     pub model: Option<ModelRef>,
 }
 
-impl SessionContext {
+impl SessionContext<'_> {
+    /// The messages, owned.
+    pub fn into_messages(self) -> Vec<AgentMessage> {
+        self.messages.into_iter().map(Cow::into_owned).collect()
+    }
+
     fn empty() -> Self {
         SessionContext {
             messages: Vec::new(),
@@ -86,11 +93,11 @@ pub fn custom_message(entry: &CustomMessageEntry) -> AgentMessage {
 }
 
 /// The message an entry contributes to the context, if any.
-fn context_message(entry: &SessionEntry) -> Option<AgentMessage> {
+fn context_message(entry: &SessionEntry) -> Option<Cow<'_, AgentMessage>> {
     match entry {
-        SessionEntry::Message(e) => Some(e.message.clone()),
-        SessionEntry::CustomMessage(e) => Some(custom_message(e)),
-        SessionEntry::BranchSummary(e) if !e.summary.is_empty() => Some(branch_summary(e)),
+        SessionEntry::Message(e) => Some(Cow::Borrowed(&e.message)),
+        SessionEntry::CustomMessage(e) => Some(Cow::Owned(custom_message(e))),
+        SessionEntry::BranchSummary(e) if !e.summary.is_empty() => Some(Cow::Owned(branch_summary(e))),
         _ => None,
     }
 }
@@ -119,11 +126,11 @@ pub fn path_to<'a>(
 }
 
 /// Pi's `buildSessionContext`.
-pub fn build_session_context(
-    entries: &[SessionEntry],
+pub fn build_session_context<'a>(
+    entries: &'a [SessionEntry],
     index: &BTreeMap<String, usize>,
     leaf: Leaf<'_>,
-) -> SessionContext {
+) -> SessionContext<'a> {
     let leaf = match leaf {
         Leaf::BeforeFirst => return SessionContext::empty(),
         Leaf::At(id) => index.get(id).copied(),
@@ -161,7 +168,7 @@ pub fn build_session_context(
     match compaction {
         None => context.messages = path.iter().filter_map(|e| context_message(e)).collect(),
         Some((at, c)) => {
-            context.messages.push(compaction_summary(c));
+            context.messages.push(Cow::Owned(compaction_summary(c)));
             let kept = path[..at]
                 .iter()
                 .position(|e| e.id() == c.first_kept_entry_id)

@@ -5,8 +5,12 @@
 //! payload before `id`), `parentId` is written as `null` for a root entry, other absent optional
 //! fields are left out, and entry types or fields this version does not know are kept as read.
 
+use serde::de::value::MapAccessDeserializer;
+use serde::de::MapAccess;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::tagged::{deserialize_tagged, Tagged};
 
 use crate::message::{AgentMessage, Extra, UserContent};
 
@@ -25,7 +29,7 @@ pub enum HeaderType {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader {
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default)]
     pub kind: HeaderType,
     /// Absent in v1 files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -200,32 +204,6 @@ enum EntryRef<'a> {
     SessionInfo(&'a SessionInfoEntry),
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum EntryOwned {
-    Message(MessageEntry),
-    ThinkingLevelChange(ThinkingLevelChangeEntry),
-    ModelChange(ModelChangeEntry),
-    Compaction(CompactionEntry),
-    BranchSummary(BranchSummaryEntry),
-    Custom(CustomEntry),
-    CustomMessage(CustomMessageEntry),
-    Label(LabelEntry),
-    SessionInfo(SessionInfoEntry),
-}
-
-const KNOWN_TYPES: [&str; 9] = [
-    "message",
-    "thinking_level_change",
-    "model_change",
-    "compaction",
-    "branch_summary",
-    "custom",
-    "custom_message",
-    "label",
-    "session_info",
-];
-
 impl Serialize for SessionEntry {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let known = match self {
@@ -244,39 +222,87 @@ impl Serialize for SessionEntry {
     }
 }
 
+impl Tagged for SessionEntry {
+    const TAG: &'static str = "type";
+    const EXPECTING: &'static str = "a session entry";
+
+    fn known(tag: &str) -> bool {
+        matches!(
+            tag,
+            "message"
+                | "thinking_level_change"
+                | "model_change"
+                | "compaction"
+                | "branch_summary"
+                | "custom"
+                | "custom_message"
+                | "label"
+                | "session_info"
+        )
+    }
+
+    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+        Ok(match tag {
+            "message" => SessionEntry::Message(MessageEntry::deserialize(rest)?),
+            "thinking_level_change" => SessionEntry::ThinkingLevelChange(ThinkingLevelChangeEntry::deserialize(rest)?),
+            "model_change" => SessionEntry::ModelChange(ModelChangeEntry::deserialize(rest)?),
+            "compaction" => SessionEntry::Compaction(CompactionEntry::deserialize(rest)?),
+            "branch_summary" => SessionEntry::BranchSummary(BranchSummaryEntry::deserialize(rest)?),
+            "custom" => SessionEntry::Custom(CustomEntry::deserialize(rest)?),
+            "custom_message" => SessionEntry::CustomMessage(CustomMessageEntry::deserialize(rest)?),
+            "label" => SessionEntry::Label(LabelEntry::deserialize(rest)?),
+            _ => SessionEntry::SessionInfo(SessionInfoEntry::deserialize(rest)?),
+        })
+    }
+
+    fn unknown(map: Map<String, Value>) -> Result<Self, String> {
+        match map.get("type") {
+            Some(Value::String(_)) => Ok(SessionEntry::Other(map)),
+            Some(_) => Err("entry `type` is not a string".to_owned()),
+            None => Err("missing field `type`".to_owned()),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for SessionEntry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let map = Map::<String, Value>::deserialize(deserializer)?;
-        let kind = match map.get("type") {
-            Some(Value::String(kind)) => kind.as_str(),
-            Some(_) => return Err(D::Error::custom("entry `type` is not a string")),
-            None => return Err(D::Error::missing_field("type")),
-        };
-        if !KNOWN_TYPES.contains(&kind) {
-            return Ok(SessionEntry::Other(map));
-        }
-        let owned = EntryOwned::deserialize(Value::Object(map)).map_err(D::Error::custom)?;
-        Ok(match owned {
-            EntryOwned::Message(e) => SessionEntry::Message(e),
-            EntryOwned::ThinkingLevelChange(e) => SessionEntry::ThinkingLevelChange(e),
-            EntryOwned::ModelChange(e) => SessionEntry::ModelChange(e),
-            EntryOwned::Compaction(e) => SessionEntry::Compaction(e),
-            EntryOwned::BranchSummary(e) => SessionEntry::BranchSummary(e),
-            EntryOwned::Custom(e) => SessionEntry::Custom(e),
-            EntryOwned::CustomMessage(e) => SessionEntry::CustomMessage(e),
-            EntryOwned::Label(e) => SessionEntry::Label(e),
-            EntryOwned::SessionInfo(e) => SessionEntry::SessionInfo(e),
-        })
+        deserialize_tagged(deserializer)
     }
 }
 
 /// Any line of a session file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum SessionLine {
     Header(SessionHeader),
     Entry(SessionEntry),
+}
+
+impl Tagged for SessionLine {
+    const TAG: &'static str = "type";
+    const EXPECTING: &'static str = "a session header or entry";
+
+    fn known(tag: &str) -> bool {
+        tag == "session" || SessionEntry::known(tag)
+    }
+
+    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+        if tag == "session" {
+            SessionHeader::deserialize(rest).map(SessionLine::Header)
+        } else {
+            SessionEntry::variant(tag, rest).map(SessionLine::Entry)
+        }
+    }
+
+    fn unknown(map: Map<String, Value>) -> Result<Self, String> {
+        SessionEntry::unknown(map).map(SessionLine::Entry)
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionLine {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_tagged(deserializer)
+    }
 }
 
 impl SessionEntry {

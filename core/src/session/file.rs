@@ -36,6 +36,48 @@ pub enum SessionFileError {
     NoHeader { line: usize },
 }
 
+/// One entry line, read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParsedLine {
+    Entry(SessionEntry),
+    /// A repeated header line (Pi skips them when indexing).
+    Header,
+    /// A known entry type that does not match Pi's schema, kept as raw JSON, with the reason.
+    Raw(SessionEntry, String),
+    /// Not JSON: skipped, with the reason.
+    Unparsable(String),
+}
+
+/// Reads one entry line (not the first line of the file).
+pub fn parse_line(text: &str) -> ParsedLine {
+    parse_line_bytes(text.as_bytes())
+}
+
+/// [`parse_line`] for raw bytes: UTF-8 is checked while parsing; invalid UTF-8 is read with
+/// replacement characters, as Pi reads files.
+pub fn parse_line_bytes(bytes: &[u8]) -> ParsedLine {
+    match serde_json::from_slice::<SessionLine>(bytes) {
+        Ok(SessionLine::Entry(entry)) => ParsedLine::Entry(entry),
+        Ok(SessionLine::Header(_)) => ParsedLine::Header,
+        Err(error) => {
+            if std::str::from_utf8(bytes).is_err() {
+                return parse_line_bytes(String::from_utf8_lossy(bytes).as_bytes());
+            }
+            match serde_json::from_slice::<Map<String, Value>>(bytes) {
+                Ok(raw) => ParsedLine::Raw(SessionEntry::Other(raw), format!("kept as raw JSON: {error}")),
+                Err(error) => ParsedLine::Unparsable(format!("skipped: {error}")),
+            }
+        }
+    }
+}
+
+/// Reads the first line; `Ok(None)` when it is a header of a version older than 3 (the whole
+/// file then goes through [`parse_session`], which migrates it).
+pub fn parse_header_line(text: &str, line: usize) -> Result<Option<SessionHeader>, SessionFileError> {
+    let header = serde_json::from_str::<SessionHeader>(text).map_err(|_| SessionFileError::NoHeader { line })?;
+    Ok((header.version.unwrap_or(1) >= CURRENT_SESSION_VERSION).then_some(header))
+}
+
 /// Non-blank lines of `text` with their 1-based numbers (Pi trims the text and splits on `\n`).
 fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let leading = text.len() - text.trim_start().len();
@@ -65,23 +107,14 @@ pub fn parse_session(text: &str, ids: &mut IdGenerator) -> Result<ParsedSession,
     }
     let mut entries = Vec::new();
     for (line, text) in numbered {
-        match serde_json::from_str::<SessionLine>(text) {
-            Ok(SessionLine::Entry(entry)) => entries.push(entry),
-            // Pi skips repeated header lines when indexing.
-            Ok(SessionLine::Header(_)) => {}
-            Err(error) => match serde_json::from_str::<Map<String, Value>>(text) {
-                Ok(raw) => {
-                    problems.push(LineProblem {
-                        line,
-                        message: format!("kept as raw JSON: {error}"),
-                    });
-                    entries.push(SessionEntry::Other(raw));
-                }
-                Err(error) => problems.push(LineProblem {
-                    line,
-                    message: format!("skipped: {error}"),
-                }),
-            },
+        match parse_line(text) {
+            ParsedLine::Entry(entry) => entries.push(entry),
+            ParsedLine::Header => {}
+            ParsedLine::Raw(entry, message) => {
+                problems.push(LineProblem { line, message });
+                entries.push(entry);
+            }
+            ParsedLine::Unparsable(message) => problems.push(LineProblem { line, message }),
         }
     }
     Ok(ParsedSession {

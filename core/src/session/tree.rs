@@ -231,7 +231,7 @@ impl SessionTree {
     }
 
     /// The context at the current leaf.
-    pub fn context(&self) -> SessionContext {
+    pub fn context(&self) -> SessionContext<'_> {
         let leaf = match self.leaf_id() {
             Some(id) => Leaf::At(id),
             None => Leaf::BeforeFirst,

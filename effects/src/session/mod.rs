@@ -2,6 +2,7 @@
 
 mod list;
 mod paths;
+mod read;
 mod store;
 
 pub use list::{list_all_sessions, list_sessions, SessionInfo};

@@ -6,11 +6,13 @@
 //! which first keeps a copy of the original beside it.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use pi_core::message::{AgentMessage, UserContent};
 use pi_core::session::file::{line, parse_session, whole_file, SessionFileError};
+
+use super::read::{read_session, ReadError};
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::{Persist, SessionError, SessionTree};
 use serde_json::Value;
@@ -129,37 +131,23 @@ impl SessionStore {
                 .unwrap_or(fallback_cwd)
                 .to_owned()
         };
-        let text = match read_text(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+        let (parsed, original) = match read_session(path, &mut ids) {
+            Ok(read) => read,
+            Err(ReadError::Io(error)) if error.kind() == io::ErrorKind::NotFound => {
                 let tree = SessionTree::new(&cwd(None), now, &mut ids, None);
-                return Ok(SessionStore::with_tree(
-                    tree,
-                    Some(path.to_path_buf()),
-                    dir,
-                    ids,
-                    false,
-                    0,
-                ));
+                return Ok(SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0));
             }
-            Err(error) => return Err(io_error(path)(error)),
-        };
-        let parsed = match parse_session(&text, &mut ids) {
-            Ok(parsed) => parsed,
-            Err(problem) => {
+            Err(ReadError::Io(error)) => return Err(io_error(path)(error)),
+            Err(ReadError::File(problem)) => {
                 let mut warnings = Vec::new();
-                if !text.trim().is_empty() {
+                let empty = fs::metadata(path).map(|m| m.len() == 0).unwrap_or(true);
+                if !empty && problem != SessionFileError::Empty {
                     let aside = sibling(path, ".invalid.bak");
                     fs::rename(path, &aside).map_err(io_error(path))?;
-                    warnings.push(format!(
-                        "{}: {problem}; moved to {}",
-                        path.display(),
-                        aside.display()
-                    ));
+                    warnings.push(format!("{}: {problem}; moved to {}", path.display(), aside.display()));
                 }
                 let tree = SessionTree::new(&cwd(None), now, &mut ids, None);
-                let mut store =
-                    SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0);
+                let mut store = SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0);
                 store.write_header_now()?;
                 store.warnings = warnings;
                 return Ok(store);
@@ -170,8 +158,9 @@ impl SessionStore {
             .iter()
             .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
             .collect();
-        if parsed.migrated {
-            let version = serde_json::from_str::<Value>(text.lines().next().unwrap_or(""))
+        let torn_tail = original.is_none() && !ends_with_newline(path);
+        if let Some(text) = &original {
+            let version = serde_json::from_str::<Value>(text.trim_start().lines().next().unwrap_or(""))
                 .ok()
                 .and_then(|h| h.get("version").and_then(Value::as_u64))
                 .unwrap_or(1);
@@ -192,7 +181,7 @@ impl SessionStore {
         let tree = SessionTree::from_entries(header, parsed.entries, true);
         let mut store =
             SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, true, count);
-        store.torn_tail = !parsed.migrated && !text.ends_with('\n');
+        store.torn_tail = torn_tail;
         store.warnings = warnings;
         Ok(store)
     }
@@ -458,6 +447,21 @@ impl SessionStore {
         }
         Ok(file)
     }
+}
+
+/// Whether the file's last byte is a newline (an empty file counts as ending cleanly).
+fn ends_with_newline(path: &Path) -> bool {
+    let Ok(mut file) = fs::File::open(path) else {
+        return true;
+    };
+    let Ok(len) = file.seek(SeekFrom::End(0)) else {
+        return true;
+    };
+    if len == 0 {
+        return true;
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::End(-1)).is_ok() && file.read_exact(&mut last).is_ok() && last[0] == b'\n'
 }
 
 fn read_text(path: &Path) -> io::Result<String> {
