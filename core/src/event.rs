@@ -95,7 +95,7 @@ impl ToolResult {
     pub fn error(message: impl Into<String>) -> Self {
         ToolResult {
             content: vec![ContentBlock::text(message)],
-            details: Some(Value::Object(Extra::new())),
+            details: Some(Value::Object(serde_json::Map::new())),
             terminate: None,
             extra: Extra::new(),
         }

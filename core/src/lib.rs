@@ -25,6 +25,7 @@
 pub mod agent;
 pub mod compaction;
 pub mod event;
+pub mod extra;
 pub mod json;
 pub mod message;
 pub mod model;

@@ -12,8 +12,7 @@ use serde_json::{Map, Value};
 use crate::nullable::Nullable;
 use crate::tagged::{deserialize_tagged, Tagged};
 
-/// Fields of a JSON object that this version does not model; written back as they were read.
-pub type Extra = Map<String, Value>;
+pub use crate::extra::Extra;
 
 /// `text` content block.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -94,7 +93,10 @@ impl Tagged for ContentBlock {
         matches!(tag, "text" | "thinking" | "image" | "toolCall")
     }
 
-    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+    fn variant<'de, A: MapAccess<'de>>(
+        tag: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error> {
         Ok(match tag {
             "text" => ContentBlock::Text(TextContent::deserialize(rest)?),
             "thinking" => ContentBlock::Thinking(ThinkingContent::deserialize(rest)?),
@@ -145,7 +147,8 @@ impl<'de> Deserialize<'de> for UserContent {
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<UserContent, A::Error> {
-                Vec::<ContentBlock>::deserialize(SeqAccessDeserializer::new(seq)).map(UserContent::Blocks)
+                Vec::<ContentBlock>::deserialize(SeqAccessDeserializer::new(seq))
+                    .map(UserContent::Blocks)
             }
         }
 
@@ -358,7 +361,10 @@ impl Tagged for Message {
         matches!(tag, "user" | "assistant" | "toolResult")
     }
 
-    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+    fn variant<'de, A: MapAccess<'de>>(
+        tag: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error> {
         Ok(match tag {
             "user" => Message::User(UserMessage::deserialize(rest)?),
             "assistant" => Message::Assistant(AssistantMessage::deserialize(rest)?),
@@ -474,18 +480,31 @@ impl Tagged for AgentMessage {
     fn known(tag: &str) -> bool {
         matches!(
             tag,
-            "user" | "assistant" | "toolResult" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary"
+            "user"
+                | "assistant"
+                | "toolResult"
+                | "bashExecution"
+                | "custom"
+                | "branchSummary"
+                | "compactionSummary"
         )
     }
 
-    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+    fn variant<'de, A: MapAccess<'de>>(
+        tag: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error> {
         Ok(match tag {
             "user" => AgentMessage::User(UserMessage::deserialize(rest)?),
             "assistant" => AgentMessage::Assistant(AssistantMessage::deserialize(rest)?),
             "toolResult" => AgentMessage::ToolResult(ToolResultMessage::deserialize(rest)?),
-            "bashExecution" => AgentMessage::BashExecution(BashExecutionMessage::deserialize(rest)?),
+            "bashExecution" => {
+                AgentMessage::BashExecution(BashExecutionMessage::deserialize(rest)?)
+            }
             "custom" => AgentMessage::Custom(CustomMessage::deserialize(rest)?),
-            "branchSummary" => AgentMessage::BranchSummary(BranchSummaryMessage::deserialize(rest)?),
+            "branchSummary" => {
+                AgentMessage::BranchSummary(BranchSummaryMessage::deserialize(rest)?)
+            }
             _ => AgentMessage::CompactionSummary(CompactionSummaryMessage::deserialize(rest)?),
         })
     }

@@ -91,14 +91,14 @@ pub enum PartialBlock {
     Text {
         text: TextChain,
         text_signature: Option<String>,
-        extra: Arc<Extra>,
+        extra: Extra,
     },
     /// A thinking block still receiving deltas.
     Thinking {
         thinking: TextChain,
         signature: Option<TextChain>,
         redacted: Option<bool>,
-        extra: Arc<Extra>,
+        extra: Extra,
     },
     /// A tool call whose argument JSON is still arriving; `arguments` is parsed when needed.
     ToolCall {
@@ -106,7 +106,7 @@ pub enum PartialBlock {
         name: String,
         json: TextChain,
         thought_signature: Option<String>,
-        extra: Arc<Extra>,
+        extra: Extra,
     },
 }
 
@@ -122,7 +122,7 @@ impl PartialBlock {
             } => ContentBlock::Text(crate::message::TextContent {
                 text: text.join(),
                 text_signature: text_signature.clone(),
-                extra: (**extra).clone(),
+                extra: extra.clone(),
             }),
             PartialBlock::Thinking {
                 thinking,
@@ -133,7 +133,7 @@ impl PartialBlock {
                 thinking: thinking.join(),
                 thinking_signature: signature.as_ref().map(TextChain::join),
                 redacted: *redacted,
-                extra: (**extra).clone(),
+                extra: extra.clone(),
             }),
             PartialBlock::ToolCall {
                 id,
@@ -146,7 +146,7 @@ impl PartialBlock {
                 name: name.clone(),
                 arguments: parse_streaming_json(&json.join()),
                 thought_signature: thought_signature.clone(),
-                extra: (**extra).clone(),
+                extra: extra.clone(),
             }),
         }
     }
@@ -157,20 +157,20 @@ impl PartialBlock {
             ContentBlock::Text(t) => PartialBlock::Text {
                 text: TextChain::new(&t.text),
                 text_signature: t.text_signature,
-                extra: Arc::new(t.extra),
+                extra: t.extra,
             },
             ContentBlock::Thinking(t) => PartialBlock::Thinking {
                 thinking: TextChain::new(&t.thinking),
                 signature: t.thinking_signature.as_deref().map(TextChain::new),
                 redacted: t.redacted,
-                extra: Arc::new(t.extra),
+                extra: t.extra,
             },
             ContentBlock::ToolCall(call) => PartialBlock::ToolCall {
                 id: call.id,
                 name: call.name,
                 json: TextChain::default(),
                 thought_signature: call.thought_signature,
-                extra: Arc::new(call.extra),
+                extra: call.extra,
             },
             other => PartialBlock::Fixed(Arc::new(other)),
         }

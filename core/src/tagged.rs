@@ -26,7 +26,10 @@ pub(crate) trait Tagged: Sized {
     fn known(tag: &str) -> bool;
 
     /// Reads the variant named by a known `tag` from the rest of the object.
-    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error>;
+    fn variant<'de, A: MapAccess<'de>>(
+        tag: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error>;
 
     /// An object without a known tag: kept whole (`Other`) or refused.
     fn unknown(map: Map<String, Value>) -> Result<Self, String>;
@@ -60,7 +63,9 @@ impl<'de, T: Tagged> Visitor<'de> for VariantVisitor<T> {
 }
 
 /// Deserializes a [`Tagged`] type.
-pub(crate) fn deserialize_tagged<'de, D: Deserializer<'de>, T: Tagged>(deserializer: D) -> Result<T, D::Error> {
+pub(crate) fn deserialize_tagged<'de, D: Deserializer<'de>, T: Tagged>(
+    deserializer: D,
+) -> Result<T, D::Error> {
     deserializer.deserialize_map(TaggedVisitor(PhantomData))
 }
 

@@ -214,7 +214,7 @@ impl Assembly {
                     } => ContentBlock::Text(TextContent {
                         text: content.clone(),
                         text_signature: text_signature.clone(),
-                        extra: (**extra).clone(),
+                        extra: extra.clone(),
                     }),
                     _ => return Err(not_open(content_index, "text")),
                 };
@@ -239,7 +239,7 @@ impl Assembly {
                         thinking: content.clone(),
                         thinking_signature: signature.as_ref().map(TextChain::join),
                         redacted: *redacted,
-                        extra: (**extra).clone(),
+                        extra: extra.clone(),
                     }),
                     _ => return Err(not_open(content_index, "thinking")),
                 };

@@ -97,7 +97,9 @@ fn context_message(entry: &SessionEntry) -> Option<Cow<'_, AgentMessage>> {
     match entry {
         SessionEntry::Message(e) => Some(Cow::Borrowed(&e.message)),
         SessionEntry::CustomMessage(e) => Some(Cow::Owned(custom_message(e))),
-        SessionEntry::BranchSummary(e) if !e.summary.is_empty() => Some(Cow::Owned(branch_summary(e))),
+        SessionEntry::BranchSummary(e) if !e.summary.is_empty() => {
+            Some(Cow::Owned(branch_summary(e)))
+        }
         _ => None,
     }
 }
@@ -142,29 +144,28 @@ pub fn build_session_context<'a>(
     let path = path_to(entries, index, leaf);
     let mut context = SessionContext::empty();
     let mut compaction = None;
+    let mut thinking = None;
+    let mut model = None;
     for (i, entry) in path.iter().enumerate() {
         match entry {
-            SessionEntry::ThinkingLevelChange(e) => {
-                context.thinking_level = e.thinking_level.clone()
-            }
-            SessionEntry::ModelChange(e) => {
-                context.model = Some(ModelRef {
-                    provider: e.provider.clone(),
-                    model_id: e.model_id.clone(),
-                })
-            }
+            SessionEntry::ThinkingLevelChange(e) => thinking = Some(&e.thinking_level),
+            SessionEntry::ModelChange(e) => model = Some((&e.provider, &e.model_id)),
             SessionEntry::Message(e) => {
                 if let AgentMessage::Assistant(m) = &e.message {
-                    context.model = Some(ModelRef {
-                        provider: m.provider.clone(),
-                        model_id: m.model.clone(),
-                    });
+                    model = Some((&m.provider, &m.model));
                 }
             }
             SessionEntry::Compaction(e) => compaction = Some((i, e)),
             _ => {}
         }
     }
+    if let Some(level) = thinking {
+        context.thinking_level = level.clone();
+    }
+    context.model = model.map(|(provider, model_id)| ModelRef {
+        provider: provider.clone(),
+        model_id: model_id.clone(),
+    });
     match compaction {
         None => context.messages = path.iter().filter_map(|e| context_message(e)).collect(),
         Some((at, c)) => {

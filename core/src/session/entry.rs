@@ -241,10 +241,15 @@ impl Tagged for SessionEntry {
         )
     }
 
-    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+    fn variant<'de, A: MapAccess<'de>>(
+        tag: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error> {
         Ok(match tag {
             "message" => SessionEntry::Message(MessageEntry::deserialize(rest)?),
-            "thinking_level_change" => SessionEntry::ThinkingLevelChange(ThinkingLevelChangeEntry::deserialize(rest)?),
+            "thinking_level_change" => {
+                SessionEntry::ThinkingLevelChange(ThinkingLevelChangeEntry::deserialize(rest)?)
+            }
             "model_change" => SessionEntry::ModelChange(ModelChangeEntry::deserialize(rest)?),
             "compaction" => SessionEntry::Compaction(CompactionEntry::deserialize(rest)?),
             "branch_summary" => SessionEntry::BranchSummary(BranchSummaryEntry::deserialize(rest)?),
@@ -286,7 +291,10 @@ impl Tagged for SessionLine {
         tag == "session" || SessionEntry::known(tag)
     }
 
-    fn variant<'de, A: MapAccess<'de>>(tag: &str, rest: MapAccessDeserializer<A>) -> Result<Self, A::Error> {
+    fn variant<'de, A: MapAccess<'de>>(
+        tag: &str,
+        rest: MapAccessDeserializer<A>,
+    ) -> Result<Self, A::Error> {
         if tag == "session" {
             SessionHeader::deserialize(rest).map(SessionLine::Header)
         } else {

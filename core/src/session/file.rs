@@ -64,7 +64,10 @@ pub fn parse_line_bytes(bytes: &[u8]) -> ParsedLine {
                 return parse_line_bytes(String::from_utf8_lossy(bytes).as_bytes());
             }
             match serde_json::from_slice::<Map<String, Value>>(bytes) {
-                Ok(raw) => ParsedLine::Raw(SessionEntry::Other(raw), format!("kept as raw JSON: {error}")),
+                Ok(raw) => ParsedLine::Raw(
+                    SessionEntry::Other(raw),
+                    format!("kept as raw JSON: {error}"),
+                ),
                 Err(error) => ParsedLine::Unparsable(format!("skipped: {error}")),
             }
         }
@@ -73,8 +76,12 @@ pub fn parse_line_bytes(bytes: &[u8]) -> ParsedLine {
 
 /// Reads the first line; `Ok(None)` when it is a header of a version older than 3 (the whole
 /// file then goes through [`parse_session`], which migrates it).
-pub fn parse_header_line(text: &str, line: usize) -> Result<Option<SessionHeader>, SessionFileError> {
-    let header = serde_json::from_str::<SessionHeader>(text).map_err(|_| SessionFileError::NoHeader { line })?;
+pub fn parse_header_line(
+    text: &str,
+    line: usize,
+) -> Result<Option<SessionHeader>, SessionFileError> {
+    let header = serde_json::from_str::<SessionHeader>(text)
+        .map_err(|_| SessionFileError::NoHeader { line })?;
     Ok((header.version.unwrap_or(1) >= CURRENT_SESSION_VERSION).then_some(header))
 }
 

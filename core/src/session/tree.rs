@@ -113,24 +113,30 @@ impl SessionTree {
     pub fn from_entries(header: SessionHeader, entries: Vec<SessionEntry>, flushed: bool) -> Self {
         let mut tree = SessionTree {
             header,
-            entries: Vec::with_capacity(entries.len()),
+            entries,
             index: BTreeMap::new(),
             labels: Labels::default(),
             leaf: None,
             has_assistant: false,
             flushed,
         };
-        for entry in entries {
-            tree.push(entry);
+        for position in 0..tree.entries.len() {
+            tree.index_entry(position);
         }
         tree
     }
 
     fn push(&mut self, entry: SessionEntry) {
-        let position = self.entries.len();
+        self.entries.push(entry);
+        self.index_entry(self.entries.len() - 1);
+    }
+
+    /// Indexes the entry at `position` and makes it the leaf.
+    fn index_entry(&mut self, position: usize) {
+        let entry = &self.entries[position];
         self.index.insert(entry.id().to_owned(), position);
         self.leaf = Some(position);
-        match &entry {
+        match entry {
             SessionEntry::Label(label) => match label.label.as_deref().filter(|l| !l.is_empty()) {
                 Some(text) => self.labels.set(
                     &label.target_id,
@@ -146,7 +152,6 @@ impl SessionTree {
             }
             _ => {}
         }
-        self.entries.push(entry);
     }
 
     /// Adds `entry` as the new leaf and says what the file needs.

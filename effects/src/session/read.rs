@@ -11,10 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use pi_core::session::entry::{SessionEntry, SessionHeader};
-use pi_core::session::file::{parse_header_line, parse_line_bytes, parse_session, LineProblem, ParsedLine, ParsedSession, SessionFileError};
+use pi_core::session::file::{
+    parse_header_line, parse_line_bytes, parse_session, LineProblem, ParsedLine, ParsedSession,
+    SessionFileError,
+};
 use pi_core::session::ids::IdGenerator;
 
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 256 << 10;
 
 /// Why a file could not be read as a session.
 #[derive(Debug)]
@@ -58,14 +61,10 @@ fn parse_chunk(bytes: &[u8], first_line: usize) -> Parsed {
 
 /// Reads until `buf` holds `target` bytes or the file ends; returns whether it ended.
 fn top_up(file: &mut File, buf: &mut Vec<u8>, target: usize) -> io::Result<bool> {
-    let mut scratch = [0u8; 64 * 1024];
     while buf.len() < target {
-        let want = (target - buf.len()).min(scratch.len());
-        match file.read(&mut scratch[..want]) {
-            Ok(0) => return Ok(true),
-            Ok(n) => buf.extend_from_slice(&scratch[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        let want = (target - buf.len()) as u64;
+        if file.by_ref().take(want).read_to_end(buf)? == 0 {
+            return Ok(true);
         }
     }
     Ok(false)
@@ -73,7 +72,10 @@ fn top_up(file: &mut File, buf: &mut Vec<u8>, target: usize) -> io::Result<bool>
 
 /// Reads and parses a session file. Old versions are read whole and migrated; the returned
 /// `text` is then the original file (for the backup), otherwise `None`.
-pub(crate) fn read_session(path: &Path, ids: &mut IdGenerator) -> Result<(ParsedSession, Option<String>), ReadError> {
+pub(crate) fn read_session(
+    path: &Path,
+    ids: &mut IdGenerator,
+) -> Result<(ParsedSession, Option<String>), ReadError> {
     let mut file = File::open(path).map_err(ReadError::Io)?;
     let mut buf = Vec::with_capacity(CHUNK);
     top_up(&mut file, &mut buf, CHUNK).map_err(ReadError::Io)?;
@@ -81,20 +83,24 @@ pub(crate) fn read_session(path: &Path, ids: &mut IdGenerator) -> Result<(Parsed
     // The header: the first non-blank line.
     let leading = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
     let header_line = 1 + buf[..leading].iter().filter(|&&b| b == b'\n').count();
-    let header_end = buf[leading..].iter().position(|&b| b == b'\n').map_or(buf.len(), |p| leading + p);
+    let header_end = buf[leading..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(buf.len(), |p| leading + p);
     if leading == buf.len() {
         return Err(ReadError::File(SessionFileError::Empty));
     }
     let first = String::from_utf8_lossy(&buf[leading..header_end]).into_owned();
-    let header: SessionHeader = match parse_header_line(&first, header_line).map_err(ReadError::File)? {
-        Some(header) => header,
-        None => {
-            file.read_to_end(&mut buf).map_err(ReadError::Io)?;
-            let text = String::from_utf8_lossy(&buf).into_owned();
-            let parsed = parse_session(&text, ids).map_err(ReadError::File)?;
-            return Ok((parsed, Some(text)));
-        }
-    };
+    let header: SessionHeader =
+        match parse_header_line(&first, header_line).map_err(ReadError::File)? {
+            Some(header) => header,
+            None => {
+                file.read_to_end(&mut buf).map_err(ReadError::Io)?;
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                let parsed = parse_session(&text, ids).map_err(ReadError::File)?;
+                return Ok((parsed, Some(text)));
+            }
+        };
     buf.drain(..(header_end + 1).min(buf.len()));
     let (entries, problems) = parse_rest(&mut file, buf, header_line + 1).map_err(ReadError::Io)?;
     Ok((
@@ -112,9 +118,15 @@ type Job = (usize, usize, Vec<u8>);
 
 /// Parses the rest of the file (starting with `buf`, whose first line is `first_line`) on all
 /// cores, chunk by chunk, keeping file order.
-fn parse_rest(file: &mut File, mut buf: Vec<u8>, first_line: usize) -> io::Result<(Vec<SessionEntry>, Vec<LineProblem>)> {
-    let workers = thread::available_parallelism().map_or(1, |n| n.get()).max(1);
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(workers * 2);
+fn parse_rest(
+    file: &mut File,
+    mut buf: Vec<u8>,
+    first_line: usize,
+) -> io::Result<(Vec<SessionEntry>, Vec<LineProblem>)> {
+    let workers = thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .max(1);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(workers);
     let job_rx = Arc::new(Mutex::new(job_rx));
     let (done_tx, done_rx) = mpsc::channel::<(usize, Parsed)>();
     let read_result = thread::scope(|scope| {
@@ -126,7 +138,9 @@ fn parse_rest(file: &mut File, mut buf: Vec<u8>, first_line: usize) -> io::Resul
                     Ok(receiver) => receiver.recv(),
                     Err(_) => return,
                 };
-                let Ok((index, line, bytes)) = job else { return };
+                let Ok((index, line, bytes)) = job else {
+                    return;
+                };
                 if done.send((index, parse_chunk(&bytes, line))).is_err() {
                     return;
                 }
@@ -151,9 +165,16 @@ fn parse_rest(file: &mut File, mut buf: Vec<u8>, first_line: usize) -> io::Resul
             if cut == 0 {
                 break;
             }
-            let rest = buf.split_off(cut);
+            // The next chunk starts with what is left after the cut, in a buffer big enough that
+            // filling it never reallocates.
+            let mut next = Vec::with_capacity(CHUNK.max(buf.len() - cut) + CHUNK);
+            next.extend_from_slice(&buf[cut..]);
+            buf.truncate(cut);
             let lines = memchr::memchr_iter(b'\n', &buf).count();
-            if job_tx.send((index, line, std::mem::replace(&mut buf, rest))).is_err() {
+            if job_tx
+                .send((index, line, std::mem::replace(&mut buf, next)))
+                .is_err()
+            {
                 break;
             }
             index += 1;

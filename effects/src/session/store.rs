@@ -135,7 +135,14 @@ impl SessionStore {
             Ok(read) => read,
             Err(ReadError::Io(error)) if error.kind() == io::ErrorKind::NotFound => {
                 let tree = SessionTree::new(&cwd(None), now, &mut ids, None);
-                return Ok(SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0));
+                return Ok(SessionStore::with_tree(
+                    tree,
+                    Some(path.to_path_buf()),
+                    dir,
+                    ids,
+                    false,
+                    0,
+                ));
             }
             Err(ReadError::Io(error)) => return Err(io_error(path)(error)),
             Err(ReadError::File(problem)) => {
@@ -144,10 +151,15 @@ impl SessionStore {
                 if !empty && problem != SessionFileError::Empty {
                     let aside = sibling(path, ".invalid.bak");
                     fs::rename(path, &aside).map_err(io_error(path))?;
-                    warnings.push(format!("{}: {problem}; moved to {}", path.display(), aside.display()));
+                    warnings.push(format!(
+                        "{}: {problem}; moved to {}",
+                        path.display(),
+                        aside.display()
+                    ));
                 }
                 let tree = SessionTree::new(&cwd(None), now, &mut ids, None);
-                let mut store = SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0);
+                let mut store =
+                    SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0);
                 store.write_header_now()?;
                 store.warnings = warnings;
                 return Ok(store);
@@ -160,10 +172,11 @@ impl SessionStore {
             .collect();
         let torn_tail = original.is_none() && !ends_with_newline(path);
         if let Some(text) = &original {
-            let version = serde_json::from_str::<Value>(text.trim_start().lines().next().unwrap_or(""))
-                .ok()
-                .and_then(|h| h.get("version").and_then(Value::as_u64))
-                .unwrap_or(1);
+            let version =
+                serde_json::from_str::<Value>(text.trim_start().lines().next().unwrap_or(""))
+                    .ok()
+                    .and_then(|h| h.get("version").and_then(Value::as_u64))
+                    .unwrap_or(1);
             let backup = sibling(path, &format!(".v{version}.bak"));
             fs::copy(path, &backup).map_err(io_error(path))?;
             fs::write(path, whole_file(&parsed.header, &parsed.entries)).map_err(io_error(path))?;
