@@ -63,6 +63,7 @@ pub enum AssistantMessageEvent {
     #[serde(rename = "toolcall_end")]
     ToolCallEnd {
         content_index: usize,
+        #[serde(with = "tool_call_block")]
         tool_call: ToolCall,
         partial: PartialMessage,
     },
@@ -74,6 +75,41 @@ pub enum AssistantMessageEvent {
         reason: StopReason,
         error: AssistantMessage,
     },
+}
+
+/// A tool call written as the content block it is (`"type": "toolCall"` first), as Pi writes
+/// the `toolCall` of a `toolcall_end` event.
+mod tool_call_block {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::message::{ContentBlock, ToolCall};
+
+    pub(super) fn serialize<S: Serializer>(
+        call: &ToolCall,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            call: &'a ToolCall,
+        }
+        Tagged {
+            kind: "toolCall",
+            call,
+        }
+        .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<ToolCall, D::Error> {
+        match ContentBlock::deserialize(deserializer)? {
+            ContentBlock::ToolCall(call) => Ok(call),
+            _ => Err(serde::de::Error::custom("expected a toolCall block")),
+        }
+    }
 }
 
 /// What a tool returns (pi-agent-core `AgentToolResult`): content for the model, details for

@@ -1,0 +1,130 @@
+//! An incremental server-sent-events parser: bytes in, complete events out, whatever the
+//! chunking. Follows the WHATWG rules the SDKs implement: `event:` and `data:` fields, multi-line
+//! data joined by `\n`, comments and unknown fields ignored, an event ends at a blank line; lines
+//! end with `\n`, `\r\n` or `\r`.
+
+/// One event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field, if any.
+    pub event: Option<String>,
+    /// The `data:` lines joined by `\n`.
+    pub data: String,
+}
+
+/// The parser's state between chunks.
+#[derive(Clone, Debug, Default)]
+pub struct SseParser {
+    line: Vec<u8>,
+    /// The last byte fed was `\r`: a following `\n` belongs to the same line ending.
+    after_cr: bool,
+    event: Option<String>,
+    data: Option<String>,
+}
+
+impl SseParser {
+    /// Feeds bytes; returns the events they completed.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(stripped) = rest.strip_prefix(b"\n") {
+                rest = stripped;
+            }
+        }
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', rest) {
+            self.line.extend_from_slice(&rest[..end]);
+            let cr = rest[end] == b'\r';
+            rest = &rest[end + 1..];
+            if cr {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    None => self.after_cr = true,
+                    _ => {}
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&line, &mut out);
+        }
+        self.line.extend_from_slice(rest);
+        out
+    }
+
+    /// The end of the stream: an unterminated last event is dropped, as the spec says.
+    pub fn finish(&mut self) {
+        self.line.clear();
+        self.event = None;
+        self.data = None;
+    }
+
+    fn line_done(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            if let Some(data) = self.data.take() {
+                out.push(SseEvent {
+                    event: self.event.take(),
+                    data,
+                });
+            }
+            self.event = None;
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            Some(i) => {
+                let value = &line[i + 1..];
+                (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        let value = String::from_utf8_lossy(value);
+        match field {
+            b"event" => self.event = Some(value.into_owned()),
+            b"data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(&value);
+                }
+                None => self.data = Some(value.into_owned()),
+            },
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_survive_any_chunking() {
+        let stream =
+            b"event: a\ndata: 1\ndata: 2\n\n: comment\ndata: {\"x\":1}\r\n\r\ndata:no-space\r\r";
+        let whole = SseParser::default().feed(stream);
+        assert_eq!(
+            whole,
+            vec![
+                SseEvent {
+                    event: Some("a".into()),
+                    data: "1\n2".into()
+                },
+                SseEvent {
+                    event: None,
+                    data: "{\"x\":1}".into()
+                },
+                SseEvent {
+                    event: None,
+                    data: "no-space".into()
+                },
+            ]
+        );
+        for cut in 0..stream.len() {
+            let mut parser = SseParser::default();
+            let mut events = parser.feed(&stream[..cut]);
+            events.extend(parser.feed(&stream[cut..]));
+            assert_eq!(events, whole, "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! The Chat Completions decoder, fed the exact bytes the conformance kit's mock sends
+//! (fixtures/mock-sse, captured by scripts/capture-mock-sse.py), produces the events and the final
+//! message the original produced for the same responses in the reference traces, whatever the
+//! chunking of the bytes; arbitrary bytes never make it panic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pi_core::agent::assemble::{Applied, Assembly};
+use pi_core::agent::StreamEvent;
+use pi_core::message::AssistantMessage;
+use pi_core::model::{Model, ModelCost};
+use pi_providers::openai_completions::{http_error, Decoder};
+use pi_providers::StreamEnd;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn traces() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/traces")
+}
+
+fn fixture(scenario: &str, step: u64) -> (u16, Vec<u8>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mock-sse");
+    let status = fs::read_to_string(dir.join(format!("{scenario}-{step}.openai.status"))).unwrap();
+    let body = fs::read(dir.join(format!("{scenario}-{step}.openai.body"))).unwrap();
+    (status.trim().parse().unwrap(), body)
+}
+
+fn mock_model() -> Model {
+    Model {
+        id: "mock-model".into(),
+        api: "openai-completions".into(),
+        provider: "mock".into(),
+        base_url: "http://127.0.0.1:1/v1".into(),
+        input: vec!["text".into()],
+        cost: ModelCost {
+            input: 1.0,
+            output: 2.0,
+            ..ModelCost::default()
+        },
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..Model::default()
+    }
+}
+
+/// Decodes a body delivered in the given pieces.
+fn decode(status: u16, body: &[u8], cuts: &[usize], timestamp: u64) -> Vec<StreamEvent> {
+    if status != 200 {
+        return http_error(&mock_model(), timestamp, status, body);
+    }
+    let mut decoder = Decoder::new(&mock_model(), timestamp);
+    let mut events = decoder.start();
+    let mut last = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&body.len())) {
+        let cut = cut.clamp(last, body.len());
+        events.extend(decoder.feed(&body[last..cut]));
+        last = cut;
+    }
+    events.extend(decoder.finish(StreamEnd::Complete));
+    events
+}
+
+/// What the trace's comparison looks at in an update, and the final message.
+fn observe(events: Vec<StreamEvent>) -> (Vec<Value>, AssistantMessage) {
+    let mut assembly = Assembly::default();
+    let mut updates = Vec::new();
+    for event in events {
+        match assembly.apply(event).unwrap() {
+            Applied::Update(update) => {
+                updates.push(summary(&serde_json::to_value(&update).unwrap()))
+            }
+            Applied::Finished(message) => return (updates, message),
+            Applied::Started(_) | Applied::Silent => {}
+        }
+    }
+    panic!("the stream did not finish");
+}
+
+fn summary(event: &Value) -> Value {
+    json!({
+        "type": event["type"],
+        "contentIndex": event["contentIndex"],
+        "delta": event["delta"],
+        "content": event["content"],
+        "toolCall": event["toolCall"],
+    })
+}
+
+fn js(value: &impl serde::Serialize) -> Value {
+    let mut v: Value = serde_json::from_str(&pi_core::json::to_string(value).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("timestamp");
+    v
+}
+
+/// Every assistant response of a trace: its message_update summaries and its final message.
+fn responses(scenario: &str) -> Vec<(Vec<Value>, Value)> {
+    let mut files: Vec<PathBuf> = fs::read_dir(traces().join(scenario))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with("stdout")
+                && name.ends_with(".jsonl")
+                && !name.ends_with(".timed.jsonl")
+        })
+        .collect();
+    files.sort();
+    let text: String = files
+        .iter()
+        .map(|f| fs::read_to_string(f).unwrap())
+        .collect();
+    let mut out = Vec::new();
+    let mut updates = Vec::new();
+    for line in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        match line["type"].as_str() {
+            Some("message_update") => {
+                let mut e = line["assistantMessageEvent"].clone();
+                e.as_object_mut().unwrap().remove("partial");
+                updates.push(summary(&e));
+            }
+            Some("message_end") if line["message"]["role"] == "assistant" => {
+                let mut message = line["message"].clone();
+                message.as_object_mut().unwrap().remove("timestamp");
+                message.as_object_mut().unwrap().remove("role");
+                out.push((std::mem::take(&mut updates), message));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn script_indices(scenario: &str) -> Vec<u64> {
+    fs::read_to_string(traces().join(scenario).join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["api"] == "openai-completions")
+        .map(|r| r["script_index"].as_u64().unwrap())
+        .collect()
+}
+
+fn check(scenario: &str) {
+    let steps = script_indices(scenario);
+    let responses = responses(scenario);
+    assert_eq!(
+        steps.len(),
+        responses.len(),
+        "{scenario}: one response per request"
+    );
+    let mut checked = 0;
+    for (step, (updates, message)) in steps.iter().zip(&responses) {
+        if message["stopReason"] == "aborted" {
+            continue;
+        }
+        let (status, body) = fixture(scenario, *step);
+        let (ours, final_message) = observe(decode(status, &body, &[], 0));
+        assert_eq!(&ours, updates, "{scenario} step {step}: events");
+        let mut final_message = js(&final_message);
+        final_message.as_object_mut().unwrap().remove("role");
+        assert_eq!(
+            &final_message, message,
+            "{scenario} step {step}: final message"
+        );
+        let bytewise: Vec<usize> = (1..body.len()).collect();
+        assert_eq!(
+            observe(decode(status, &body, &bytewise, 0)).0,
+            ours,
+            "{scenario} step {step}: byte by byte"
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "{scenario}: nothing checked");
+}
+
+#[test]
+fn a_plain_text() {
+    check("a_plain_text");
+}
+
+#[test]
+fn b_tool_read() {
+    check("b_tool_read");
+}
+
+#[test]
+fn c_two_tools() {
+    check("c_two_tools");
+}
+
+#[test]
+fn d2_retry_agent_level() {
+    check("d2_retry_agent_level");
+}
+
+#[test]
+fn e_rpc() {
+    check("e_rpc");
+}
+
+#[test]
+fn f_session_resume() {
+    check("f_session_resume");
+}
+
+fn all_fixtures() -> Vec<(u16, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mock-sse");
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|n| n.ends_with(".openai.body"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|n| {
+            let (scenario, step) = n.trim_end_matches(".openai.body").rsplit_once('-').unwrap();
+            fixture(scenario, step.parse().unwrap())
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256)))]
+
+    #[test]
+    fn any_chunking_gives_the_same_events(pick in any::<prop::sample::Index>(), cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..20)) {
+        let fixtures = all_fixtures();
+        let (status, body) = &fixtures[pick.index(fixtures.len())];
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(body.len().max(1))).collect();
+        cuts.sort_unstable();
+        prop_assert_eq!(decode(*status, body, &cuts, 7), decode(*status, body, &[], 7));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512), cut in any::<prop::sample::Index>()) {
+        let mut decoder = Decoder::new(&mock_model(), 0);
+        let mut events = decoder.start();
+        let at = cut.index(bytes.len().max(1)).min(bytes.len());
+        events.extend(decoder.feed(&bytes[..at]));
+        events.extend(decoder.feed(&bytes[at..]));
+        events.extend(decoder.finish(StreamEnd::Complete));
+        let mut assembly = Assembly::default();
+        for event in events {
+            prop_assert!(assembly.apply(event).is_ok());
+        }
+    }
+
+    #[test]
+    fn arbitrary_sse_lines_never_panic(lines in proptest::collection::vec("data: [ -~]{0,40}", 0..20)) {
+        let body = lines.join("\n\n");
+        let mut assembly = Assembly::default();
+        for event in decode(200, body.as_bytes(), &[], 0) {
+            prop_assert!(assembly.apply(event).is_ok());
+        }
+    }
+}
+
+#[test]
+fn error_messages_follow_the_sdks() {
+    let model = mock_model();
+    let message = |status, body: &str| match &http_error(&model, 0, status, body.as_bytes())[..] {
+        [StreamEvent::Error { error, .. }] => error.error_message.clone().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        message(
+            500,
+            r#"{"error":{"message":"mock error 500","type":"server_error"}}"#
+        ),
+        "500 mock error 500"
+    );
+    assert_eq!(
+        message(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+        ),
+        "529 Overloaded"
+    );
+    assert_eq!(
+        message(400, r#"{"error":{"code":42}}"#),
+        r#"400 {"code":42}"#
+    );
+    assert_eq!(message(502, "Bad gateway"), "502 Bad gateway");
+    assert_eq!(message(503, ""), "503 status code (no body)");
+    assert_eq!(
+        message(404, r#"{"detail":"x"}"#),
+        "404 status code (no body)"
+    );
+}
