@@ -34,8 +34,15 @@ impl SseParser {
             }
         }
         while let Some(end) = memchr::memchr2(b'\n', b'\r', rest) {
-            self.line.extend_from_slice(&rest[..end]);
             let cr = rest[end] == b'\r';
+            if self.line.is_empty() {
+                // The whole line is in this chunk: no copy.
+                self.line_done(&rest[..end], &mut out);
+            } else {
+                self.line.extend_from_slice(&rest[..end]);
+                let line = std::mem::take(&mut self.line);
+                self.line_done(&line, &mut out);
+            }
             rest = &rest[end + 1..];
             if cr {
                 match rest.first() {
@@ -44,8 +51,6 @@ impl SseParser {
                     _ => {}
                 }
             }
-            let line = std::mem::take(&mut self.line);
-            self.line_done(&line, &mut out);
         }
         self.line.extend_from_slice(rest);
         out
@@ -79,16 +84,21 @@ impl SseParser {
             }
             None => (line, &b""[..]),
         };
-        let value = String::from_utf8_lossy(value);
         match field {
-            b"event" => self.event = Some(value.into_owned()),
-            b"data" => match &mut self.data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(&value);
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"data" => {
+                let value = match std::str::from_utf8(value) {
+                    Ok(text) => std::borrow::Cow::Borrowed(text),
+                    Err(_) => String::from_utf8_lossy(value),
+                };
+                match &mut self.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(&value);
+                    }
+                    None => self.data = Some(value.into_owned()),
                 }
-                None => self.data = Some(value.into_owned()),
-            },
+            }
             _ => {}
         }
     }

@@ -12,6 +12,7 @@ use pi_core::model::Model;
 use pi_core::partial_json::parse_streaming_json;
 use serde_json::Value;
 
+use super::chunk::{Chunk, ToolCallDelta};
 use crate::cost::calculate_cost;
 use crate::sse::SseParser;
 use crate::StreamEnd;
@@ -96,18 +97,22 @@ impl Decoder {
                 self.closed = true;
                 break;
             }
-            match serde_json::from_str::<Value>(&event.data) {
-                Ok(chunk) if chunk.get("error").is_some_and(|e| !e.is_null()) => {
-                    let message = api_error_message(None, chunk.get("error"), None);
+            match serde_json::from_str::<Chunk<'_>>(&event.data) {
+                Ok(chunk) if chunk.error.as_ref().is_some_and(|e| !e.is_null()) => {
+                    let message = api_error_message(None, chunk.error.as_ref(), None);
                     out.extend(self.fail(StopReason::Error, message));
                 }
                 Ok(chunk) => self.chunk(&chunk, &mut out),
-                Err(error) => {
-                    out.extend(self.fail(
-                        StopReason::Error,
-                        format!("Could not parse the stream: {error}"),
-                    ));
-                }
+                Err(error) => match serde_json::from_str::<Value>(&event.data) {
+                    // Valid JSON of an unexpected shape: nothing in it that pi-ai would read.
+                    Ok(_) => {}
+                    Err(_) => {
+                        out.extend(self.fail(
+                            StopReason::Error,
+                            format!("Could not parse the stream: {error}"),
+                        ));
+                    }
+                },
             }
         }
         out
@@ -218,44 +223,32 @@ impl Decoder {
             .collect()
     }
 
-    fn chunk(&mut self, chunk: &Value, out: &mut Vec<StreamEvent>) {
+    fn chunk(&mut self, chunk: &Chunk<'_>, out: &mut Vec<StreamEvent>) {
         if self.head.response_id.is_none() {
-            if let Some(id) = chunk
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|id| !id.is_empty())
-            {
+            if let Some(id) = chunk.id.non_empty() {
                 self.head.response_id = Some(id.to_owned());
                 out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
             }
         }
         if self.head.response_model.is_none() {
-            if let Some(m) = chunk
-                .get("model")
-                .and_then(Value::as_str)
-                .filter(|m| !m.is_empty() && *m != self.model.id)
-            {
+            if let Some(m) = chunk.model.non_empty().filter(|m| *m != self.model.id) {
                 self.head.response_model = Some(m.to_owned());
                 out.push(StreamEvent::Patch(Patch::ResponseModel(m.to_owned())));
             }
         }
-        let usage = chunk.get("usage").filter(|u| u.is_object());
+        let usage = chunk.usage.as_ref().filter(|u| u.is_object());
         if let Some(usage) = usage {
             self.set_usage(usage, out);
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
+        let Some(choice) = &chunk.choices.0 else {
             return;
         };
         if usage.is_none() {
-            if let Some(usage) = choice.get("usage").filter(|u| u.is_object()) {
+            if let Some(usage) = choice.usage.as_ref().filter(|u| u.is_object()) {
                 self.set_usage(usage, out);
             }
         }
-        if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
+        if let Some(reason) = choice.finish_reason.as_ref().filter(|r| !r.is_null()) {
             let (stop, error) = map_stop_reason(reason);
             self.head.stop_reason = stop;
             out.push(StreamEvent::Patch(Patch::StopReason(stop)));
@@ -264,14 +257,10 @@ impl Decoder {
                 out.push(StreamEvent::Patch(Patch::ErrorMessage(error)));
             }
         }
-        let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
+        let Some(delta) = &choice.delta else {
             return;
         };
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(text) = delta.content.non_empty() {
             let index = self.ensure_text(out);
             if let Block::Text(so_far) = &mut self.blocks[index] {
                 so_far.push_str(text);
@@ -281,15 +270,13 @@ impl Decoder {
                 delta: text.to_owned(),
             });
         }
-        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
-            .into_iter()
-            .find_map(|field| {
-                delta
-                    .get(field)
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                    .map(|t| (field, t))
-            });
+        let reasoning = [
+            ("reasoning_content", &delta.reasoning_content),
+            ("reasoning", &delta.reasoning),
+            ("reasoning_text", &delta.reasoning_text),
+        ]
+        .into_iter()
+        .find_map(|(field, text)| text.non_empty().map(|t| (field, t)));
         if let Some((field, text)) = reasoning {
             let index = self.ensure_thinking(field, out);
             if let Block::Thinking { text: so_far, .. } = &mut self.blocks[index] {
@@ -300,33 +287,29 @@ impl Decoder {
                 delta: text.to_owned(),
             });
         }
-        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for call in calls {
-                self.tool_call_delta(call, out);
-            }
+        for call in &delta.tool_calls.0 {
+            self.tool_call_delta(call, out);
         }
-        if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
-            for detail in details {
-                let encrypted =
-                    detail.get("type").and_then(Value::as_str) == Some("reasoning.encrypted");
-                let id = detail
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty());
-                let has_data = detail.get("data").is_some_and(|d| !d.is_null() && d != "");
-                if let (true, Some(id), true) = (encrypted, id, has_data) {
-                    let target = self
-                        .blocks
-                        .iter()
-                        .position(|b| matches!(b, Block::Tool { id: tid, .. } if tid == id));
-                    if let Some(index) = target {
-                        let signature = pi_core::json::to_string(detail).unwrap_or_default();
-                        self.thought_signatures.insert(index, signature.clone());
-                        out.push(StreamEvent::Patch(Patch::ThoughtSignature {
-                            content_index: index,
-                            signature,
-                        }));
-                    }
+        for detail in &delta.reasoning_details.0 {
+            let encrypted =
+                detail.get("type").and_then(Value::as_str) == Some("reasoning.encrypted");
+            let id = detail
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            let has_data = detail.get("data").is_some_and(|d| !d.is_null() && d != "");
+            if let (true, Some(id), true) = (encrypted, id, has_data) {
+                let target = self
+                    .blocks
+                    .iter()
+                    .position(|b| matches!(b, Block::Tool { id: tid, .. } if tid == id));
+                if let Some(index) = target {
+                    let signature = pi_core::json::to_string(detail).unwrap_or_default();
+                    self.thought_signatures.insert(index, signature.clone());
+                    out.push(StreamEvent::Patch(Patch::ThoughtSignature {
+                        content_index: index,
+                        signature,
+                    }));
                 }
             }
         }
@@ -400,13 +383,14 @@ impl Decoder {
         index
     }
 
-    fn tool_call_delta(&mut self, call: &Value, out: &mut Vec<StreamEvent>) {
-        let stream_index = call.get("index").and_then(Value::as_u64);
+    fn tool_call_delta(&mut self, call: &ToolCallDelta, out: &mut Vec<StreamEvent>) {
+        let stream_index = call.index.as_ref().and_then(Value::as_u64);
         let id = call
-            .get("id")
+            .id
+            .as_ref()
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let function = call.get("function");
+        let function = call.function.as_ref();
         let name = function
             .and_then(|f| f.get("name"))
             .and_then(Value::as_str)

@@ -1,6 +1,7 @@
 //! The OpenAI Chat Completions API (`openai-completions`): OpenAI itself and the many servers
 //! that speak it (Ollama, vLLM, llama.cpp, OpenRouter, Groq, ...).
 
+mod chunk;
 mod compat;
 mod decode;
 mod encode;
