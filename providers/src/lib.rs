@@ -2,11 +2,13 @@
 //! pure, incremental decoder (response bytes -> the core's `StreamEvent`s). Live traffic and
 //! recorded cassettes go through the same decoder, fed the same bytes.
 
+pub mod call;
 pub mod cost;
 pub mod models;
 pub mod openai_completions;
 pub mod sse;
 pub mod transform;
+pub mod transport;
 
 use serde_json::Value;
 
@@ -28,6 +30,9 @@ pub struct CallOptions {
     pub tool_choice: Option<Value>,
     /// Extra headers, last (they override).
     pub headers: Vec<(String, String)>,
+    /// Fields set on the request body after it is built (Pi's `onPayload` in data form), e.g.
+    /// `stop` or a server's own sampling options.
+    pub body_overrides: serde_json::Map<String, Value>,
 }
 
 /// An HTTP request, ready for a transport (or a cassette).

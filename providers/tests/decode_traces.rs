@@ -210,22 +210,46 @@ fn f_session_resume() {
     check("f_session_resume");
 }
 
+/// Every captured body: the kit's mock for each public scenario, and the real local LLM
+/// (fixtures/llm-sse: a text reply and a forced tool call, captured with curl).
 fn all_fixtures() -> Vec<(u16, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mock-sse");
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-        .filter(|n| n.ends_with(".openai.body"))
-        .collect();
-    names.sort();
-    names
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut bodies: Vec<PathBuf> = ["mock-sse", "llm-sse"]
         .iter()
-        .map(|n| {
-            let (scenario, step) = n.trim_end_matches(".openai.body").rsplit_once('-').unwrap();
-            fixture(scenario, step.parse().unwrap())
+        .flat_map(|d| {
+            fs::read_dir(root.join(d))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+        })
+        .filter(|p| p.to_str().unwrap().ends_with(".openai.body"))
+        .collect();
+    bodies.sort();
+    bodies
+        .iter()
+        .map(|body| {
+            let status = fs::read_to_string(body.with_extension("status")).unwrap();
+            (status.trim().parse().unwrap(), fs::read(body).unwrap())
         })
         .collect()
+}
+
+#[test]
+fn the_real_llm_streams_decode_like_pi_would() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm-sse");
+    let text = fs::read(root.join("text.openai.body")).unwrap();
+    let (kinds, message) = observe(decode(200, &text, &[], 0));
+    assert!(
+        kinds.len() > 3 && kinds[0]["type"] == "text_start",
+        "{kinds:?}"
+    );
+    assert!(message.usage.output > 0);
+    let tool = fs::read(root.join("tool.openai.body")).unwrap();
+    let (_, message) = observe(decode(200, &tool, &[], 0));
+    assert_eq!(message.stop_reason, pi_core::message::StopReason::ToolUse);
+    assert_eq!(message.tool_calls().next().unwrap().name, "get_weather");
+    let bytewise: Vec<usize> = (1..tool.len()).collect();
+    assert_eq!(decode(200, &tool, &bytewise, 0), decode(200, &tool, &[], 0));
 }
 
 proptest! {

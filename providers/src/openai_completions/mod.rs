@@ -43,6 +43,14 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
         method: "POST",
         url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
         headers,
-        body: build_body(request, &compat, options, now),
+        body: {
+            let mut body = build_body(request, &compat, options, now);
+            if let Some(fields) = body.as_object_mut() {
+                for (key, value) in &options.body_overrides {
+                    fields.insert(key.clone(), value.clone());
+                }
+            }
+            body
+        },
     }
 }

@@ -1,0 +1,126 @@
+//! One model call over HTTP: encode, send, decode, with abort. The interpreter drives it and
+//! feeds the events to the core; cancelling is [`ModelCall::abort`], which closes the connection
+//! and ends the stream the way pi-ai ends an aborted one.
+
+use pi_core::agent::{ModelRequest, StreamEvent};
+use pi_core::message::StopReason;
+
+use crate::openai_completions::{self, http_error, Decoder};
+use crate::transport::{ResponseStream, Transport, TransportError};
+use crate::{CallOptions, HttpRequest, StreamEnd};
+
+/// A call in progress.
+#[derive(Debug)]
+pub struct ModelCall {
+    request: ModelRequest,
+    http: Option<HttpRequest>,
+    decoder: Decoder,
+    response: Option<ResponseStream>,
+    started: bool,
+    done: bool,
+    timestamp: u64,
+}
+
+impl ModelCall {
+    /// Prepares the call made at `now` (the response's timestamp).
+    pub fn new(request: ModelRequest, options: &CallOptions, now: u64) -> Self {
+        let http = (request.model.api == "openai-completions")
+            .then(|| openai_completions::encode(&request, options, now));
+        ModelCall {
+            decoder: Decoder::new(&request.model, now),
+            request,
+            http,
+            response: None,
+            started: false,
+            done: false,
+            timestamp: now,
+        }
+    }
+
+    /// The HTTP request (what a recording stores).
+    pub fn http_request(&self) -> Option<&HttpRequest> {
+        self.http.as_ref()
+    }
+
+    /// Whether the stream has ended.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn failure(&mut self, message: String) -> Vec<StreamEvent> {
+        self.done = true;
+        self.response = None;
+        self.decoder.finish(StreamEnd::Failed(message))
+    }
+
+    /// Sends the request; returns `start`, or the whole failed stream.
+    pub async fn open(&mut self, transport: &Transport) -> Vec<StreamEvent> {
+        let Some(http) = &self.http else {
+            let message = format!(
+                "No API provider registered for api: {}",
+                self.request.model.api
+            );
+            return self.failure(message);
+        };
+        match transport.send(http).await {
+            Err(error) => self.failure(error.to_string()),
+            Ok(response) if !(200..300).contains(&response.status) => {
+                let status = response.status;
+                let body = response.body().await.unwrap_or_default();
+                self.done = true;
+                http_error(&self.request.model, self.timestamp, status, &body)
+            }
+            Ok(response) => {
+                self.response = Some(response);
+                self.started = true;
+                self.decoder.start()
+            }
+        }
+    }
+
+    /// The events of the next body chunk (empty once done).
+    pub async fn next(&mut self) -> Vec<StreamEvent> {
+        let Some(response) = &mut self.response else {
+            return Vec::new();
+        };
+        match response.chunk().await {
+            Ok(Some(bytes)) => self.decoder.feed(&bytes),
+            Ok(None) => {
+                self.done = true;
+                self.response = None;
+                self.decoder.finish(StreamEnd::Complete)
+            }
+            Err(TransportError::Timeout) => self.failure(TransportError::Timeout.to_string()),
+            Err(error) => self.failure(error.to_string()),
+        }
+    }
+
+    /// Cancels the call: the connection closes and the stream ends as an aborted one.
+    pub fn abort(&mut self) -> Vec<StreamEvent> {
+        if self.done {
+            return Vec::new();
+        }
+        self.done = true;
+        self.response = None;
+        if self.started {
+            return self.decoder.finish(StreamEnd::Aborted);
+        }
+        // Aborted before any response: the SDK's own text, no `start`.
+        match self
+            .decoder
+            .finish(StreamEnd::Failed(
+                pi_core::agent::ABORTED_REQUEST.to_owned(),
+            ))
+            .pop()
+        {
+            Some(StreamEvent::Error { mut error, .. }) => {
+                error.stop_reason = StopReason::Aborted;
+                vec![StreamEvent::Error {
+                    reason: StopReason::Aborted,
+                    error,
+                }]
+            }
+            other => other.into_iter().collect(),
+        }
+    }
+}

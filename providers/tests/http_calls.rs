@@ -1,0 +1,253 @@
+//! Model calls over real HTTP on 127.0.0.1: the conformance kit's scripted mock LLM (a real
+//! server process) answers, and `ModelCall` encodes, streams, decodes and aborts.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use pi_core::agent::assemble::{Applied, Assembly};
+use pi_core::agent::{ModelRequest, StreamEvent};
+use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
+use pi_core::model::{Model, ModelCost};
+use pi_providers::call::ModelCall;
+use pi_providers::transport::{Timeouts, Transport};
+use pi_providers::CallOptions;
+use serde_json::{json, Value};
+
+struct Mock {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn mock(script: Value) -> Mock {
+    let dir = tempfile::tempdir().unwrap();
+    let kit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/mock/mock_llm.py");
+    std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
+    let port_file = dir.path().join("port");
+    let log = dir.path().join("log.jsonl");
+    let child = Command::new("python3")
+        .arg(kit)
+        .arg("--script")
+        .arg(dir.path().join("script.json"))
+        .arg("--log")
+        .arg(&log)
+        .arg("--port-file")
+        .arg(&port_file)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut mock = Mock {
+        child,
+        port: 0,
+        log,
+        _dir: dir,
+    };
+    for _ in 0..200 {
+        if let Some(port) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|p| p.trim().parse().ok())
+        {
+            mock.port = port;
+            return mock;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("the mock did not start");
+}
+
+fn model(port: u16) -> Model {
+    Model {
+        id: "mock-model".into(),
+        name: "Mock Model".into(),
+        api: "openai-completions".into(),
+        provider: "mock".into(),
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        input: vec!["text".into()],
+        cost: ModelCost {
+            input: 1.0,
+            output: 2.0,
+            ..ModelCost::default()
+        },
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..Model::default()
+    }
+}
+
+fn request(port: u16) -> ModelRequest {
+    ModelRequest {
+        model: model(port),
+        system_prompt: "Be brief.".into(),
+        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
+        tools: Vec::new(),
+        reasoning: None,
+        session_id: None,
+        max_tokens: None,
+    }
+}
+
+fn options() -> CallOptions {
+    CallOptions {
+        api_key: "mock-key".into(),
+        ..CallOptions::default()
+    }
+}
+
+/// Runs a call to its end (aborting after `abort_after` events if given); returns the event
+/// kinds as the core sees them and the final message.
+async fn run(port: u16, abort_after: Option<usize>) -> (Vec<String>, AssistantMessage) {
+    let transport = Transport::new(Timeouts {
+        connect: Duration::from_secs(5),
+        idle: Duration::from_secs(10),
+    })
+    .unwrap();
+    let mut call = ModelCall::new(request(port), &options(), 1_000);
+    let mut events: Vec<StreamEvent> = call.open(&transport).await;
+    while !call.is_done() {
+        if abort_after.is_some_and(|n| events.len() >= n) {
+            events.extend(call.abort());
+            break;
+        }
+        events.extend(call.next().await);
+    }
+    let mut assembly = Assembly::default();
+    let mut kinds = Vec::new();
+    for event in events {
+        match assembly.apply(event).unwrap() {
+            Applied::Started(_) => kinds.push("start".to_owned()),
+            Applied::Update(update) => kinds.push(
+                serde_json::to_value(&update).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            ),
+            Applied::Silent => {}
+            Applied::Finished(message) => return (kinds, message),
+        }
+    }
+    panic!("no final event: {kinds:?}");
+}
+
+#[tokio::test]
+async fn a_streamed_answer_and_a_tool_call() {
+    let mock = mock(json!([
+        {"text": ["Hello", " there."], "usage": {"input": 12, "output": 3}},
+        {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "a.txt"}, "chunks": ["{\"path\"", ": \"a.txt\"}"]}]}
+    ]));
+    let (kinds, message) = run(mock.port, None).await;
+    assert_eq!(
+        kinds,
+        [
+            "start",
+            "text_start",
+            "text_delta",
+            "text_delta",
+            "text_end"
+        ]
+    );
+    assert_eq!(message.content, vec![ContentBlock::text("Hello there.")]);
+    assert_eq!(message.stop_reason, StopReason::Stop);
+    assert_eq!(
+        (
+            message.usage.input,
+            message.usage.output,
+            message.usage.total_tokens
+        ),
+        (12, 3, 15)
+    );
+    assert_eq!(message.usage.cost.total, 12.0 / 1e6 + 6.0 / 1e6);
+    assert_eq!(message.response_id.as_deref(), Some("chatcmpl-mock-1"));
+    assert_eq!(message.timestamp, 1_000);
+
+    let (kinds, message) = run(mock.port, None).await;
+    assert_eq!(
+        kinds,
+        [
+            "start",
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_delta",
+            "toolcall_delta",
+            "toolcall_end"
+        ]
+    );
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    let call = message.tool_calls().next().unwrap();
+    assert_eq!(
+        (call.id.as_str(), call.arguments.clone()),
+        ("call_1", json!({"path": "a.txt"}))
+    );
+
+    let log = std::fs::read_to_string(&mock.log).unwrap();
+    let first: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(first["headers"]["authorization"], "Bearer mock-key");
+    assert_eq!(
+        first["body"]["messages"][0],
+        json!({"role": "system", "content": "Be brief."})
+    );
+    assert_eq!(first["body"]["max_completion_tokens"], 16_384);
+}
+
+#[tokio::test]
+async fn http_errors_cut_streams_and_aborts() {
+    let mock = mock(json!([
+        {"status": 429, "error_body": {"error": {"message": "Rate limit reached", "type": "rate_limit"}}},
+        {"text": ["one", " two", " three"], "drop_after": 2},
+        {"text": ["slow", " answer"], "chunk_delay_ms": 300}
+    ]));
+    let (kinds, message) = run(mock.port, None).await;
+    assert!(kinds.is_empty(), "no start for an HTTP error: {kinds:?}");
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("429 Rate limit reached")
+    );
+
+    // The original treats a body that ends without a finish reason as complete.
+    let (kinds, message) = run(mock.port, None).await;
+    assert_eq!(kinds, ["start", "text_start", "text_delta", "text_end"]);
+    assert_eq!(
+        (message.stop_reason, message.content.clone()),
+        (StopReason::Stop, vec![ContentBlock::text("one")])
+    );
+
+    let (kinds, message) = run(mock.port, Some(3)).await;
+    assert_eq!(kinds.last().map(String::as_str), Some("text_end"));
+    assert_eq!(message.stop_reason, StopReason::Aborted);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("Request was aborted")
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_an_error_message() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (kinds, message) = run(port, None).await;
+    assert!(kinds.is_empty());
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert!(
+        message
+            .error_message
+            .as_deref()
+            .unwrap()
+            .starts_with("Connection error: "),
+        "{:?}",
+        message.error_message
+    );
+}

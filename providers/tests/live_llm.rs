@@ -1,0 +1,177 @@
+//! Against the real local LLM (SmolLM2-135M behind llama.cpp's OpenAI-compatible server, started
+//! by `.ci/run` with the shared `ci-llm.sh`): a streamed text reply with usage, and a forced tool
+//! call, decoded into the right events. Skipped without `LLM_BASE_URL`, unless
+//! `PI_REQUIRE_LIVE_LLM=1` (CI) makes that a failure.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use pi_core::agent::assemble::{Applied, Assembly};
+use pi_core::agent::{ModelRequest, ToolDefinition};
+use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
+use pi_core::model::Model;
+use pi_providers::call::ModelCall;
+use pi_providers::transport::{Timeouts, Transport};
+use pi_providers::CallOptions;
+use serde_json::json;
+
+fn base_url() -> Option<String> {
+    match std::env::var("LLM_BASE_URL") {
+        Ok(url) => Some(url),
+        Err(_) if std::env::var("PI_REQUIRE_LIVE_LLM").is_ok_and(|v| v == "1") => {
+            panic!("PI_REQUIRE_LIVE_LLM=1 but LLM_BASE_URL is not set")
+        }
+        Err(_) => {
+            eprintln!("LLM_BASE_URL is not set: skipped");
+            None
+        }
+    }
+}
+
+fn model(base_url: &str) -> Model {
+    Model {
+        id: "smollm2-135m-instruct".into(),
+        name: "SmolLM2 135M".into(),
+        api: "openai-completions".into(),
+        provider: "local".into(),
+        base_url: base_url.into(),
+        input: vec!["text".into()],
+        context_window: 4096,
+        max_tokens: 64,
+        compat: Some(json!({"maxTokensField": "max_tokens"})),
+        ..Model::default()
+    }
+}
+
+async fn call(request: ModelRequest, options: CallOptions) -> (Vec<String>, AssistantMessage) {
+    let transport = Transport::new(Timeouts {
+        connect: Duration::from_secs(10),
+        idle: Duration::from_secs(120),
+    })
+    .unwrap();
+    let mut call = ModelCall::new(request, &options, 5);
+    let mut events = call.open(&transport).await;
+    while !call.is_done() {
+        events.extend(call.next().await);
+    }
+    let mut assembly = Assembly::default();
+    let mut kinds = Vec::new();
+    for event in events {
+        match assembly.apply(event).unwrap() {
+            Applied::Started(_) => kinds.push("start".to_owned()),
+            Applied::Update(update) => kinds.push(
+                serde_json::to_value(&update).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            ),
+            Applied::Silent => {}
+            Applied::Finished(message) => return (kinds, message),
+        }
+    }
+    panic!("the stream did not finish: {kinds:?}");
+}
+
+#[tokio::test]
+async fn a_streamed_reply_with_usage() {
+    let Some(url) = base_url() else { return };
+    let request = ModelRequest {
+        model: model(&url),
+        system_prompt: "You are a helpful assistant.".into(),
+        messages: vec![Message::User(UserMessage::from_text(
+            "Write one sentence about the sea.",
+            Vec::new(),
+            1,
+        ))],
+        tools: Vec::new(),
+        reasoning: None,
+        session_id: None,
+        max_tokens: Some(40),
+    };
+    let (kinds, message) = call(
+        request,
+        CallOptions {
+            api_key: "none".into(),
+            ..CallOptions::default()
+        },
+    )
+    .await;
+    assert_eq!(message.error_message, None);
+    assert!(
+        matches!(message.stop_reason, StopReason::Stop | StopReason::Length),
+        "{message:?}"
+    );
+    assert_eq!(kinds.first().map(String::as_str), Some("start"));
+    assert_eq!(kinds.get(1).map(String::as_str), Some("text_start"));
+    assert!(
+        kinds.iter().filter(|k| *k == "text_delta").count() > 1,
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last().map(String::as_str), Some("text_end"));
+    let text = match &message.content[..] {
+        [ContentBlock::Text(t)] => t.text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(!text.trim().is_empty());
+    assert!(
+        message.usage.input > 0 && message.usage.output > 0,
+        "{:?}",
+        message.usage
+    );
+    assert_eq!(
+        message.usage.total_tokens,
+        message.usage.input + message.usage.output + message.usage.cache_read
+    );
+}
+
+#[tokio::test]
+async fn a_forced_tool_call() {
+    let Some(url) = base_url() else { return };
+    let prefill = AssistantMessage {
+        content: vec![ContentBlock::text("<tool_call>\n")],
+        api: "openai-completions".into(),
+        provider: "local".into(),
+        model: "smollm2-135m-instruct".into(),
+        ..AssistantMessage::default()
+    };
+    let request = ModelRequest {
+        model: model(&url),
+        system_prompt: "You are an assistant that can call tools.".into(),
+        messages: vec![
+            Message::User(UserMessage::from_text(
+                "What is the weather in Paris?",
+                Vec::new(),
+                1,
+            )),
+            Message::Assistant(prefill),
+        ],
+        tools: vec![ToolDefinition {
+            name: "get_weather".into(),
+            description: "Get the current weather for a city.".into(),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        }],
+        reasoning: None,
+        session_id: None,
+        max_tokens: Some(64),
+    };
+    let mut options = CallOptions {
+        api_key: "none".into(),
+        tool_choice: Some(json!("required")),
+        ..CallOptions::default()
+    };
+    options
+        .body_overrides
+        .insert("stop".into(), json!(["</tool_call>"]));
+    options
+        .body_overrides
+        .insert("parallel_tool_calls".into(), json!(false));
+    let (kinds, message) = call(request, options).await;
+    assert_eq!(message.stop_reason, StopReason::ToolUse, "{message:?}");
+    assert!(kinds.contains(&"toolcall_start".to_owned()), "{kinds:?}");
+    assert_eq!(kinds.last().map(String::as_str), Some("toolcall_end"));
+    let call = message.tool_calls().next().unwrap();
+    assert_eq!(call.name, "get_weather");
+    assert!(call.arguments.is_object(), "{:?}", call.arguments);
+    assert!(!call.id.is_empty());
+}
