@@ -3,6 +3,7 @@
 //! recorded cassettes go through the same decoder, fed the same bytes.
 
 pub mod call;
+pub mod catalog;
 pub mod cost;
 pub mod models;
 pub mod openai_completions;
