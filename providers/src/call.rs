@@ -5,9 +5,9 @@
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::StopReason;
 
-use crate::openai_completions::{self, http_error, Decoder};
+use crate::openai_completions::{self, Decoder};
 use crate::transport::{ResponseStream, Transport, TransportError};
-use crate::{CallOptions, HttpRequest, StreamEnd};
+use crate::{http_error, CallOptions, HttpRequest, StreamEnd};
 
 /// A call in progress.
 #[derive(Debug)]

@@ -2,6 +2,7 @@
 //! pure, incremental decoder (response bytes -> the core's `StreamEvent`s). Live traffic and
 //! recorded cassettes go through the same decoder, fed the same bytes.
 
+pub mod anthropic;
 pub mod call;
 pub mod catalog;
 pub mod cost;
@@ -54,4 +55,32 @@ pub enum StreamEnd {
     Aborted,
     /// The connection failed; the text becomes the error message.
     Failed(String),
+}
+
+/// An HTTP error response as a failed stream (no `start`: pi-ai starts a stream only once a
+/// response arrived successfully). Both SDKs word it `"<status> <message>"`.
+pub fn http_error(
+    model: &pi_core::model::Model,
+    timestamp: u64,
+    status: u16,
+    body: &[u8],
+) -> Vec<pi_core::agent::StreamEvent> {
+    let text = String::from_utf8_lossy(body);
+    let message = match serde_json::from_str::<Value>(&text) {
+        Ok(json) => openai_completions::api_error_message(Some(status), json.get("error"), None),
+        Err(_) => openai_completions::api_error_message(Some(status), None, Some(&text)),
+    };
+    let reason = pi_core::message::StopReason::Error;
+    vec![pi_core::agent::StreamEvent::Error {
+        reason,
+        error: pi_core::message::AssistantMessage {
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            timestamp,
+            stop_reason: reason,
+            error_message: Some(message),
+            ..Default::default()
+        },
+    }]
 }

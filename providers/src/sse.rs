@@ -56,11 +56,23 @@ impl SseParser {
         out
     }
 
-    /// The end of the stream: an unterminated last event is dropped, as the spec says.
-    pub fn finish(&mut self) {
-        self.line.clear();
-        self.event = None;
-        self.data = None;
+    /// The end of the stream. The spec drops an unterminated last event (the OpenAI SDK does);
+    /// it is returned here for decoders whose SDK delivers it anyway (Anthropic's).
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let line = std::mem::take(&mut self.line);
+        let mut out = Vec::new();
+        if !line.is_empty() {
+            self.line_done(&line, &mut out);
+        }
+        let event = self.event.take();
+        let data = self.data.take();
+        out.pop().or(match (event, data) {
+            (None, None) => None,
+            (event, data) => Some(SseEvent {
+                event,
+                data: data.unwrap_or_default(),
+            }),
+        })
     }
 
     fn line_done(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {

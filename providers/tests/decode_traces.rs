@@ -5,27 +5,22 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use pi_core::agent::assemble::{Applied, Assembly};
+use common::{comparable, mock_body, observe, responses, script_indices};
+use pi_core::agent::assemble::Assembly;
 use pi_core::agent::StreamEvent;
-use pi_core::message::AssistantMessage;
 use pi_core::model::{Model, ModelCost};
-use pi_providers::openai_completions::{http_error, Decoder};
+use pi_providers::http_error;
+use pi_providers::openai_completions::Decoder;
 use pi_providers::StreamEnd;
 use proptest::prelude::*;
-use serde_json::{json, Value};
 
 fn traces() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/traces")
-}
-
-fn fixture(scenario: &str, step: u64) -> (u16, Vec<u8>) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mock-sse");
-    let status = fs::read_to_string(dir.join(format!("{scenario}-{step}.openai.status"))).unwrap();
-    let body = fs::read(dir.join(format!("{scenario}-{step}.openai.body"))).unwrap();
-    (status.trim().parse().unwrap(), body)
 }
 
 fn mock_model() -> Model {
@@ -63,93 +58,10 @@ fn decode(status: u16, body: &[u8], cuts: &[usize], timestamp: u64) -> Vec<Strea
     events
 }
 
-/// What the trace's comparison looks at in an update, and the final message.
-fn observe(events: Vec<StreamEvent>) -> (Vec<Value>, AssistantMessage) {
-    let mut assembly = Assembly::default();
-    let mut updates = Vec::new();
-    for event in events {
-        match assembly.apply(event).unwrap() {
-            Applied::Update(update) => {
-                updates.push(summary(&serde_json::to_value(&update).unwrap()))
-            }
-            Applied::Finished(message) => return (updates, message),
-            Applied::Started(_) | Applied::Silent => {}
-        }
-    }
-    panic!("the stream did not finish");
-}
-
-fn summary(event: &Value) -> Value {
-    json!({
-        "type": event["type"],
-        "contentIndex": event["contentIndex"],
-        "delta": event["delta"],
-        "content": event["content"],
-        "toolCall": event["toolCall"],
-    })
-}
-
-fn js(value: &impl serde::Serialize) -> Value {
-    let mut v: Value = serde_json::from_str(&pi_core::json::to_string(value).unwrap()).unwrap();
-    v.as_object_mut().unwrap().remove("timestamp");
-    v
-}
-
-/// Every assistant response of a trace: its message_update summaries and its final message.
-fn responses(scenario: &str) -> Vec<(Vec<Value>, Value)> {
-    let mut files: Vec<PathBuf> = fs::read_dir(traces().join(scenario))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_str().unwrap();
-            name.starts_with("stdout")
-                && name.ends_with(".jsonl")
-                && !name.ends_with(".timed.jsonl")
-        })
-        .collect();
-    files.sort();
-    let text: String = files
-        .iter()
-        .map(|f| fs::read_to_string(f).unwrap())
-        .collect();
-    let mut out = Vec::new();
-    let mut updates = Vec::new();
-    for line in text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-    {
-        match line["type"].as_str() {
-            Some("message_update") => {
-                let mut e = line["assistantMessageEvent"].clone();
-                e.as_object_mut().unwrap().remove("partial");
-                updates.push(summary(&e));
-            }
-            Some("message_end") if line["message"]["role"] == "assistant" => {
-                let mut message = line["message"].clone();
-                message.as_object_mut().unwrap().remove("timestamp");
-                message.as_object_mut().unwrap().remove("role");
-                out.push((std::mem::take(&mut updates), message));
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn script_indices(scenario: &str) -> Vec<u64> {
-    fs::read_to_string(traces().join(scenario).join("requests.jsonl"))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["api"] == "openai-completions")
-        .map(|r| r["script_index"].as_u64().unwrap())
-        .collect()
-}
-
 fn check(scenario: &str) {
-    let steps = script_indices(scenario);
-    let responses = responses(scenario);
+    let dir = traces().join(scenario);
+    let steps = script_indices(&dir, "openai-completions");
+    let responses = responses(&dir);
     assert_eq!(
         steps.len(),
         responses.len(),
@@ -160,13 +72,12 @@ fn check(scenario: &str) {
         if message["stopReason"] == "aborted" {
             continue;
         }
-        let (status, body) = fixture(scenario, *step);
+        let (status, body) = mock_body(scenario, *step, "openai");
         let (ours, final_message) = observe(decode(status, &body, &[], 0));
         assert_eq!(&ours, updates, "{scenario} step {step}: events");
-        let mut final_message = js(&final_message);
-        final_message.as_object_mut().unwrap().remove("role");
         assert_eq!(
-            &final_message, message,
+            &comparable(&final_message),
+            message,
             "{scenario} step {step}: final message"
         );
         let bytewise: Vec<usize> = (1..body.len()).collect();

@@ -123,7 +123,8 @@ impl Decoder {
         if self.finished {
             return Vec::new();
         }
-        self.sse.finish();
+        // The OpenAI SDK drops an event the body did not terminate.
+        let _ = self.sse.finish();
         match end {
             StreamEnd::Failed(message) => self.fail(StopReason::Error, message),
             StreamEnd::Aborted => {
@@ -510,17 +511,4 @@ pub fn api_error_message(status: Option<u16>, error: Option<&Value>, raw: Option
         (None, Some(message)) => message,
         (None, None) => "(no status code or body)".to_owned(),
     }
-}
-
-/// An HTTP error response as the failed stream's events (no `start`: Pi starts the stream only
-/// once a response arrived successfully).
-pub fn http_error(model: &Model, timestamp: u64, status: u16, body: &[u8]) -> Vec<StreamEvent> {
-    let text = String::from_utf8_lossy(body);
-    let parsed = serde_json::from_str::<Value>(&text).ok();
-    let message = match &parsed {
-        Some(json) => api_error_message(Some(status), json.get("error"), None),
-        None => api_error_message(Some(status), None, Some(&text)),
-    };
-    let mut decoder = Decoder::new(model, timestamp);
-    decoder.fail(StopReason::Error, message)
 }

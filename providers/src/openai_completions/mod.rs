@@ -7,7 +7,7 @@ mod decode;
 mod encode;
 
 pub use compat::{compat, Compat, ThinkingFormat};
-pub use decode::{api_error_message, http_error, map_stop_reason, Decoder};
+pub use decode::{api_error_message, map_stop_reason, Decoder};
 pub use encode::{build_body, convert_messages};
 
 use pi_core::agent::ModelRequest;

@@ -1,0 +1,408 @@
+//! The Anthropic Messages stream, decoded as pi-ai decodes it: blocks are located by the
+//! provider's `index`, each ends when its `content_block_stop` arrives, usage comes from
+//! `message_start` and `message_delta`, and a stream that started but never sent `message_stop`
+//! is an error.
+
+use pi_core::agent::{Patch, StreamEvent};
+use pi_core::message::{
+    AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
+};
+use pi_core::model::Model;
+use pi_core::partial_json::{parse_streaming_json, parse_with_repair};
+use serde_json::Value;
+
+use crate::cost::calculate_cost;
+use crate::sse::{SseEvent, SseParser};
+use crate::StreamEnd;
+
+const MESSAGE_EVENTS: [&str; 6] = [
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+];
+
+#[derive(Debug)]
+struct Block {
+    /// The provider's index while the block is open.
+    index: Option<u64>,
+    content: ContentBlock,
+    /// Tool-call argument JSON received so far.
+    json: String,
+}
+
+/// Decodes one streamed response.
+#[derive(Debug)]
+pub struct Decoder {
+    model: Model,
+    head: AssistantMessage,
+    sse: SseParser,
+    started: bool,
+    saw_start: bool,
+    saw_stop: bool,
+    finished: bool,
+    blocks: Vec<Block>,
+}
+
+impl Decoder {
+    /// A decoder for a response of `model` to a request made at `timestamp`.
+    pub fn new(model: &Model, timestamp: u64) -> Self {
+        Decoder {
+            model: model.clone(),
+            head: AssistantMessage {
+                api: model.api.clone(),
+                provider: model.provider.clone(),
+                model: model.id.clone(),
+                timestamp,
+                ..AssistantMessage::default()
+            },
+            sse: SseParser::default(),
+            started: false,
+            saw_start: false,
+            saw_stop: false,
+            finished: false,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The HTTP response arrived with a success status.
+    pub fn start(&mut self) -> Vec<StreamEvent> {
+        self.started = true;
+        vec![StreamEvent::Start {
+            partial: self.head.clone(),
+        }]
+    }
+
+    /// Bytes of the response body.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        if self.finished || !self.started {
+            return out;
+        }
+        for event in self.sse.feed(bytes) {
+            self.event(event, &mut out);
+            if self.finished {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The end of the response.
+    pub fn finish(&mut self, end: StreamEnd) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        if self.finished {
+            return out;
+        }
+        match end {
+            StreamEnd::Aborted => {
+                return self.fail(StopReason::Aborted, "Request was aborted".into())
+            }
+            StreamEnd::Failed(message) => return self.fail(StopReason::Error, message),
+            StreamEnd::Complete => {}
+        }
+        if let Some(event) = self.sse.finish() {
+            self.event(event, &mut out);
+            if self.finished {
+                return out;
+            }
+        }
+        if self.saw_start && !self.saw_stop {
+            out.extend(self.fail(
+                StopReason::Error,
+                "Anthropic stream ended before message_stop".into(),
+            ));
+            return out;
+        }
+        match self.head.stop_reason {
+            StopReason::Error | StopReason::Aborted => {
+                out.extend(self.fail(StopReason::Error, "An unknown error occurred".into()));
+            }
+            reason => {
+                self.finished = true;
+                out.push(StreamEvent::Done {
+                    reason,
+                    message: self.message(),
+                });
+            }
+        }
+        out
+    }
+
+    fn fail(&mut self, reason: StopReason, message: String) -> Vec<StreamEvent> {
+        if self.finished {
+            return Vec::new();
+        }
+        self.finished = true;
+        self.head.stop_reason = reason;
+        self.head.error_message = Some(message);
+        vec![StreamEvent::Error {
+            reason,
+            error: self.message(),
+        }]
+    }
+
+    fn message(&self) -> AssistantMessage {
+        let mut message = self.head.clone();
+        message.content = self.blocks.iter().map(|b| b.content.clone()).collect();
+        message
+    }
+
+    fn position(&self, index: Option<u64>) -> Option<usize> {
+        index.and_then(|i| self.blocks.iter().position(|b| b.index == Some(i)))
+    }
+
+    fn set_usage(&mut self, usage: Usage, out: &mut Vec<StreamEvent>) {
+        let mut usage = usage;
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        usage.cost = calculate_cost(&self.model, &usage);
+        self.head.usage = usage.clone();
+        out.push(StreamEvent::Patch(Patch::Usage(usage)));
+    }
+
+    fn event(&mut self, sse: SseEvent, out: &mut Vec<StreamEvent>) {
+        let name = sse.event.as_deref().unwrap_or("");
+        if name == "error" {
+            out.extend(self.fail(StopReason::Error, sse.data));
+            return;
+        }
+        if !MESSAGE_EVENTS.contains(&name) {
+            return;
+        }
+        let Some(event) = parse_with_repair(&sse.data) else {
+            let message = format!(
+                "Could not parse Anthropic SSE event {name}; data={}",
+                sse.data
+            );
+            out.extend(self.fail(StopReason::Error, message));
+            return;
+        };
+        let number = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+        let index = event.get("index").and_then(Value::as_u64);
+        match event.get("type").and_then(Value::as_str).unwrap_or("") {
+            "message_start" => {
+                self.saw_start = true;
+                let message = event.get("message");
+                if let Some(id) = message.and_then(|m| m.get("id")).and_then(Value::as_str) {
+                    self.head.response_id = Some(id.to_owned());
+                    out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
+                }
+                let usage = message.and_then(|m| m.get("usage"));
+                let field = |name: &str| number(usage.and_then(|u| u.get(name)));
+                let usage = Usage {
+                    input: field("input_tokens"),
+                    output: field("output_tokens"),
+                    cache_read: field("cache_read_input_tokens"),
+                    cache_write: field("cache_creation_input_tokens"),
+                    ..Usage::default()
+                };
+                self.set_usage(usage, out);
+            }
+            "content_block_start" => {
+                let block = event.get("content_block");
+                let kind = block
+                    .and_then(|b| b.get("type"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let text = |key: &str| {
+                    block
+                        .and_then(|b| b.get(key))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                let content_index = self.blocks.len();
+                let (content, event) = match kind {
+                    "text" => {
+                        let content = TextContent::default();
+                        (
+                            ContentBlock::Text(content.clone()),
+                            StreamEvent::TextStart {
+                                content_index,
+                                block: content,
+                            },
+                        )
+                    }
+                    "thinking" | "redacted_thinking" => {
+                        let content = if kind == "thinking" {
+                            ThinkingContent {
+                                thinking_signature: Some(String::new()),
+                                ..ThinkingContent::default()
+                            }
+                        } else {
+                            ThinkingContent {
+                                thinking: "[Reasoning redacted]".into(),
+                                thinking_signature: Some(text("data")),
+                                redacted: Some(true),
+                                ..ThinkingContent::default()
+                            }
+                        };
+                        (
+                            ContentBlock::Thinking(content.clone()),
+                            StreamEvent::ThinkingStart {
+                                content_index,
+                                block: content,
+                            },
+                        )
+                    }
+                    "tool_use" => {
+                        let call = ToolCall {
+                            id: text("id"),
+                            name: text("name"),
+                            arguments: block
+                                .and_then(|b| b.get("input"))
+                                .filter(|i| !i.is_null())
+                                .cloned()
+                                .unwrap_or_else(|| Value::Object(Default::default())),
+                            ..ToolCall::default()
+                        };
+                        (
+                            ContentBlock::ToolCall(call.clone()),
+                            StreamEvent::ToolCallStart {
+                                content_index,
+                                block: call,
+                            },
+                        )
+                    }
+                    _ => return,
+                };
+                self.blocks.push(Block {
+                    index,
+                    content,
+                    json: String::new(),
+                });
+                out.push(event);
+            }
+            "content_block_delta" => {
+                let Some(position) = self.position(index) else {
+                    return;
+                };
+                let delta = event.get("delta");
+                let field = |key: &str| {
+                    delta
+                        .and_then(|d| d.get(key))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                let block = &mut self.blocks[position];
+                match (
+                    delta.and_then(|d| d.get("type")).and_then(Value::as_str),
+                    &mut block.content,
+                ) {
+                    (Some("text_delta"), ContentBlock::Text(t)) => {
+                        let text = field("text");
+                        t.text.push_str(&text);
+                        out.push(StreamEvent::TextDelta {
+                            content_index: position,
+                            delta: text,
+                        });
+                    }
+                    (Some("thinking_delta"), ContentBlock::Thinking(t)) => {
+                        let text = field("thinking");
+                        t.thinking.push_str(&text);
+                        out.push(StreamEvent::ThinkingDelta {
+                            content_index: position,
+                            delta: text,
+                        });
+                    }
+                    (Some("input_json_delta"), ContentBlock::ToolCall(call)) => {
+                        let fragment = field("partial_json");
+                        block.json.push_str(&fragment);
+                        call.arguments = parse_streaming_json(&block.json);
+                        out.push(StreamEvent::ToolCallDelta {
+                            content_index: position,
+                            delta: fragment,
+                        });
+                    }
+                    (Some("signature_delta"), ContentBlock::Thinking(t)) => {
+                        let signature = field("signature");
+                        t.thinking_signature
+                            .get_or_insert_with(String::new)
+                            .push_str(&signature);
+                        out.push(StreamEvent::Patch(Patch::ThinkingSignatureDelta {
+                            content_index: position,
+                            delta: signature,
+                        }));
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let Some(position) = self.position(index) else {
+                    return;
+                };
+                let block = &mut self.blocks[position];
+                block.index = None;
+                out.push(match &mut block.content {
+                    ContentBlock::Text(t) => StreamEvent::TextEnd {
+                        content_index: position,
+                        content: t.text.clone(),
+                    },
+                    ContentBlock::Thinking(t) => StreamEvent::ThinkingEnd {
+                        content_index: position,
+                        content: t.thinking.clone(),
+                    },
+                    ContentBlock::ToolCall(call) => {
+                        call.arguments = parse_streaming_json(&block.json);
+                        StreamEvent::ToolCallEnd {
+                            content_index: position,
+                            tool_call: call.clone(),
+                        }
+                    }
+                    ContentBlock::Image(_) => return,
+                });
+            }
+            "message_delta" => {
+                if let Some(reason) = event
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .filter(|r| !r.is_null())
+                {
+                    match map_stop_reason(reason) {
+                        Ok(stop) => {
+                            self.head.stop_reason = stop;
+                            out.push(StreamEvent::Patch(Patch::StopReason(stop)));
+                        }
+                        Err(message) => {
+                            out.extend(self.fail(StopReason::Error, message));
+                            return;
+                        }
+                    }
+                }
+                let usage = event.get("usage");
+                let mut next = self.head.usage.clone();
+                let set = |slot: &mut u64, key: &str| {
+                    if let Some(v) = usage.and_then(|u| u.get(key)).filter(|v| !v.is_null()) {
+                        *slot = number(Some(v));
+                    }
+                };
+                set(&mut next.input, "input_tokens");
+                set(&mut next.output, "output_tokens");
+                set(&mut next.cache_read, "cache_read_input_tokens");
+                set(&mut next.cache_write, "cache_creation_input_tokens");
+                self.set_usage(next, out);
+            }
+            "message_stop" => self.saw_stop = true,
+            _ => {}
+        }
+    }
+}
+
+/// pi-ai's Anthropic stop-reason mapping; an unknown reason is an error.
+pub fn map_stop_reason(reason: &Value) -> Result<StopReason, String> {
+    match reason.as_str() {
+        Some("end_turn" | "pause_turn" | "stop_sequence") => Ok(StopReason::Stop),
+        Some("max_tokens") => Ok(StopReason::Length),
+        Some("tool_use") => Ok(StopReason::ToolUse),
+        Some("refusal" | "sensitive") => Ok(StopReason::Error),
+        _ => Err(format!(
+            "Unhandled stop reason: {}",
+            reason
+                .as_str()
+                .map_or_else(|| reason.to_string(), str::to_owned)
+        )),
+    }
+}

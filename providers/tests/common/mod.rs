@@ -1,0 +1,110 @@
+//! What the decoder tests share: reading Pi's traces, and looking at decoded events the way the
+//! oracle's comparison does (types, indices, deltas, contents, tool calls; no snapshots).
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pi_core::agent::assemble::{Applied, Assembly};
+use pi_core::agent::StreamEvent;
+use pi_core::message::AssistantMessage;
+use serde_json::{json, Value};
+
+/// Feeds `events` through the core's assembly: the update summaries and the final message.
+pub fn observe(events: Vec<StreamEvent>) -> (Vec<Value>, AssistantMessage) {
+    let mut assembly = Assembly::default();
+    let mut updates = Vec::new();
+    for event in events {
+        match assembly.apply(event).unwrap() {
+            Applied::Update(update) => {
+                updates.push(summary(&serde_json::to_value(&update).unwrap()))
+            }
+            Applied::Finished(message) => return (updates, message),
+            Applied::Started(_) | Applied::Silent => {}
+        }
+    }
+    panic!("the stream did not finish");
+}
+
+/// The compared fields of an `assistantMessageEvent`.
+pub fn summary(event: &Value) -> Value {
+    json!({
+        "type": event["type"],
+        "contentIndex": event["contentIndex"],
+        "delta": event["delta"],
+        "content": event["content"],
+        "toolCall": event["toolCall"],
+    })
+}
+
+/// A message as JSON without its timestamp and role.
+pub fn comparable(message: &AssistantMessage) -> Value {
+    let mut v: Value = serde_json::from_str(&pi_core::json::to_string(message).unwrap()).unwrap();
+    let object = v.as_object_mut().unwrap();
+    object.remove("timestamp");
+    object.remove("role");
+    v
+}
+
+/// Every assistant response in a trace folder's stdout files (in run order): the summaries of
+/// its updates and its final message (without timestamp and role).
+pub fn responses(dir: &Path) -> Vec<(Vec<Value>, Value)> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with("stdout")
+                && name.ends_with(".jsonl")
+                && !name.ends_with(".timed.jsonl")
+        })
+        .collect();
+    files.sort();
+    let text: String = files
+        .iter()
+        .map(|f| fs::read_to_string(f).unwrap())
+        .collect();
+    let mut out = Vec::new();
+    let mut updates = Vec::new();
+    for line in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        match line["type"].as_str() {
+            Some("message_update") => {
+                let mut e = line["assistantMessageEvent"].clone();
+                e.as_object_mut().unwrap().remove("partial");
+                updates.push(summary(&e));
+            }
+            Some("message_end") if line["message"]["role"] == "assistant" => {
+                let mut message = line["message"].clone();
+                message.as_object_mut().unwrap().remove("timestamp");
+                message.as_object_mut().unwrap().remove("role");
+                out.push((std::mem::take(&mut updates), message));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The mock's script step behind each request of `api` in a trace folder.
+pub fn script_indices(dir: &Path, api: &str) -> Vec<u64> {
+    fs::read_to_string(dir.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["api"] == api)
+        .map(|r| r["script_index"].as_u64().unwrap())
+        .collect()
+}
+
+/// A captured mock response: status and body.
+pub fn mock_body(scenario: &str, step: u64, api: &str) -> (u16, Vec<u8>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mock-sse");
+    let status = fs::read_to_string(dir.join(format!("{scenario}-{step}.{api}.status"))).unwrap();
+    let body = fs::read(dir.join(format!("{scenario}-{step}.{api}.body"))).unwrap();
+    (status.trim().parse().unwrap(), body)
+}
