@@ -10,36 +10,13 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{comparable, mock_body, observe, responses, script_indices};
+use common::{comparable, mock_body, mock_model, observe, responses, script_indices, traces};
 use pi_core::agent::assemble::Assembly;
 use pi_core::agent::StreamEvent;
-use pi_core::model::{Model, ModelCost};
 use pi_providers::http_error;
 use pi_providers::openai_completions::Decoder;
 use pi_providers::StreamEnd;
 use proptest::prelude::*;
-
-fn traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/traces")
-}
-
-fn mock_model() -> Model {
-    Model {
-        id: "mock-model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: "http://127.0.0.1:1/v1".into(),
-        input: vec!["text".into()],
-        cost: ModelCost {
-            input: 1.0,
-            output: 2.0,
-            ..ModelCost::default()
-        },
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
 
 /// Decodes a body delivered in the given pieces.
 fn decode(status: u16, body: &[u8], cuts: &[usize], timestamp: u64) -> Vec<StreamEvent> {

@@ -5,43 +5,22 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{mock_model, traces};
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pi_core::agent::convert::convert_to_llm;
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::Message;
-use pi_core::model::{Model, ModelCost};
 use pi_core::session::file::parse_session;
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
 use pi_providers::openai_completions::encode;
 use pi_providers::CallOptions;
 use serde_json::Value;
-
-fn traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/traces")
-}
-
-/// The mock model as the oracle kit's models.json describes it.
-fn mock_model() -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: "http://127.0.0.1:1/v1".into(),
-        input: vec!["text".into()],
-        cost: ModelCost {
-            input: 1.0,
-            output: 2.0,
-            ..ModelCost::default()
-        },
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
 
 fn sessions(trace: &Path) -> Vec<Vec<Message>> {
     let mut out = Vec::new();

@@ -3,14 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use pi_core::agent::assemble::{Applied, Assembly};
+use common::{kinds, mock_model_at};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
-use pi_core::model::{Model, ModelCost};
 use pi_providers::call::ModelCall;
 use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
@@ -66,28 +67,9 @@ fn mock(script: Value) -> Mock {
     panic!("the mock did not start");
 }
 
-fn model(port: u16) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: format!("http://127.0.0.1:{port}/v1"),
-        input: vec!["text".into()],
-        cost: ModelCost {
-            input: 1.0,
-            output: 2.0,
-            ..ModelCost::default()
-        },
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
 fn request(port: u16) -> ModelRequest {
     ModelRequest {
-        model: model(port),
+        model: mock_model_at(&format!("http://127.0.0.1:{port}/v1")),
         system_prompt: "Be brief.".into(),
         messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
         tools: Vec::new(),
@@ -121,22 +103,7 @@ async fn run(port: u16, abort_after: Option<usize>) -> (Vec<String>, AssistantMe
         }
         events.extend(call.next().await);
     }
-    let mut assembly = Assembly::default();
-    let mut kinds = Vec::new();
-    for event in events {
-        match assembly.apply(event).unwrap() {
-            Applied::Started(_) => kinds.push("start".to_owned()),
-            Applied::Update(update) => kinds.push(
-                serde_json::to_value(&update).unwrap()["type"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned(),
-            ),
-            Applied::Silent => {}
-            Applied::Finished(message) => return (kinds, message),
-        }
-    }
-    panic!("no final event: {kinds:?}");
+    kinds(events)
 }
 
 #[tokio::test]

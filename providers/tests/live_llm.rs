@@ -5,9 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::time::Duration;
 
-use pi_core::agent::assemble::{Applied, Assembly};
+use common::kinds;
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
 use pi_core::model::Model;
@@ -55,22 +57,7 @@ async fn call(request: ModelRequest, options: CallOptions) -> (Vec<String>, Assi
     while !call.is_done() {
         events.extend(call.next().await);
     }
-    let mut assembly = Assembly::default();
-    let mut kinds = Vec::new();
-    for event in events {
-        match assembly.apply(event).unwrap() {
-            Applied::Started(_) => kinds.push("start".to_owned()),
-            Applied::Update(update) => kinds.push(
-                serde_json::to_value(&update).unwrap()["type"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned(),
-            ),
-            Applied::Silent => {}
-            Applied::Finished(message) => return (kinds, message),
-        }
-    }
-    panic!("the stream did not finish: {kinds:?}");
+    kinds(events)
 }
 
 #[tokio::test]

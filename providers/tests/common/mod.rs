@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use pi_core::agent::assemble::{Applied, Assembly};
 use pi_core::agent::StreamEvent;
 use pi_core::message::AssistantMessage;
+use pi_core::model::{Model, ModelCost};
 use serde_json::{json, Value};
 
 /// Feeds `events` through the core's assembly: the update summaries and the final message.
@@ -107,4 +108,54 @@ pub fn mock_body(scenario: &str, step: u64, api: &str) -> (u16, Vec<u8>) {
     let status = fs::read_to_string(dir.join(format!("{scenario}-{step}.{api}.status"))).unwrap();
     let body = fs::read(dir.join(format!("{scenario}-{step}.{api}.body"))).unwrap();
     (status.trim().parse().unwrap(), body)
+}
+
+/// The reference traces of the conformance kit.
+pub fn traces() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/traces")
+}
+
+/// The kit's `mock/mock-model` (its models.json), served at `base_url`.
+pub fn mock_model_at(base_url: &str) -> Model {
+    Model {
+        id: "mock-model".into(),
+        name: "Mock Model".into(),
+        api: "openai-completions".into(),
+        provider: "mock".into(),
+        base_url: base_url.into(),
+        input: vec!["text".into()],
+        cost: ModelCost {
+            input: 1.0,
+            output: 2.0,
+            ..ModelCost::default()
+        },
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..Model::default()
+    }
+}
+
+/// The kit's mock model at a placeholder address (bodies do not contain it).
+pub fn mock_model() -> Model {
+    mock_model_at("http://127.0.0.1:1/v1")
+}
+
+/// The event kinds as the core sees them (`start`, then each update) and the final message.
+pub fn kinds(events: Vec<StreamEvent>) -> (Vec<String>, AssistantMessage) {
+    let mut assembly = Assembly::default();
+    let mut kinds = Vec::new();
+    for event in events {
+        match assembly.apply(event).unwrap() {
+            Applied::Started(_) => kinds.push("start".to_owned()),
+            Applied::Update(update) => kinds.push(
+                serde_json::to_value(&update).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            ),
+            Applied::Silent => {}
+            Applied::Finished(message) => return (kinds, message),
+        }
+    }
+    panic!("no final event: {kinds:?}");
 }
