@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod cost;
 pub mod models;
 pub mod openai_completions;
+pub mod registry;
 pub mod sse;
 pub mod transform;
 pub mod transport;

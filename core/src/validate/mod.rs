@@ -11,7 +11,7 @@ mod jsnum;
 
 use serde_json::{Map, Value};
 
-pub use check::errors;
+pub use check::{errors, MAX_ERRORS};
 pub use jsnum::js_equal;
 
 /// The coerced arguments, or the error text Pi gives the model.

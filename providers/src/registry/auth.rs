@@ -1,0 +1,187 @@
+//! auth.json credentials and the environment-variable table pi-ai reads keys from.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::env::Environment;
+
+/// Providers whose subscription login stores an OAuth access token usable as the key.
+const OAUTH_PROVIDERS: [&str; 3] = ["anthropic", "github-copilot", "openai-codex"];
+
+/// Variables holding a provider's key, most preferred first (pi-ai's table).
+pub fn key_variables(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        "openai" => &["OPENAI_API_KEY"],
+        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "deepseek" => &["DEEPSEEK_API_KEY"],
+        "google" => &["GEMINI_API_KEY"],
+        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
+        "groq" => &["GROQ_API_KEY"],
+        "cerebras" => &["CEREBRAS_API_KEY"],
+        "xai" => &["XAI_API_KEY"],
+        "openrouter" => &["OPENROUTER_API_KEY"],
+        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
+        "zai" => &["ZAI_API_KEY"],
+        "mistral" => &["MISTRAL_API_KEY"],
+        "minimax" => &["MINIMAX_API_KEY"],
+        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
+        "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
+        "huggingface" => &["HF_TOKEN"],
+        "fireworks" => &["FIREWORKS_API_KEY"],
+        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
+        "kimi-coding" => &["KIMI_API_KEY"],
+        "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
+        "xiaomi" => &["XIAOMI_API_KEY"],
+        "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
+        "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
+        "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
+        _ => &[],
+    }
+}
+
+/// pi-ai's `getEnvApiKey`: the first set key variable, or `<authenticated>` for the cloud
+/// providers that authenticate through their own credential chains.
+pub fn env_api_key(provider: &str, env: &Environment) -> Option<String> {
+    if let Some(value) = key_variables(provider).iter().find_map(|v| env.get(v)) {
+        return Some(value.to_owned());
+    }
+    let authenticated = match provider {
+        "google-vertex" => {
+            let adc = match env.get("GOOGLE_APPLICATION_CREDENTIALS") {
+                Some(path) => Path::new(path).exists(),
+                None => env.get("HOME").is_some_and(|home| {
+                    Path::new(home)
+                        .join(".config/gcloud/application_default_credentials.json")
+                        .exists()
+                }),
+            };
+            let project = env
+                .get("GOOGLE_CLOUD_PROJECT")
+                .or(env.get("GCLOUD_PROJECT"));
+            adc && project.is_some() && env.get("GOOGLE_CLOUD_LOCATION").is_some()
+        }
+        "amazon-bedrock" => {
+            env.get("AWS_PROFILE").is_some()
+                || (env.get("AWS_ACCESS_KEY_ID").is_some()
+                    && env.get("AWS_SECRET_ACCESS_KEY").is_some())
+                || [
+                    "AWS_BEARER_TOKEN_BEDROCK",
+                    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                    "AWS_WEB_IDENTITY_TOKEN_FILE",
+                ]
+                .iter()
+                .any(|v| env.get(v).is_some())
+        }
+        _ => false,
+    };
+    authenticated.then(|| "<authenticated>".to_owned())
+}
+
+/// A stored OAuth token has expired; refreshing it needs the provider's login flow.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("OAuth token for \"{provider}\" expired; log in again to refresh it")]
+pub struct OAuthExpired {
+    pub provider: String,
+}
+
+/// Credentials by provider (auth.json), plus keys given for this run only (`--api-key`).
+#[derive(Clone, Debug, Default)]
+pub struct AuthStorage {
+    stored: Map<String, Value>,
+    runtime: Vec<(String, String)>,
+}
+
+impl AuthStorage {
+    /// Credentials from auth.json text; unreadable JSON counts as no credentials, with the
+    /// parse error returned alongside as the original records it.
+    pub fn from_json(text: &str) -> (AuthStorage, Option<serde_json::Error>) {
+        if text.is_empty() {
+            return (AuthStorage::default(), None);
+        }
+        match serde_json::from_str::<Map<String, Value>>(text) {
+            Ok(stored) => (
+                AuthStorage {
+                    stored,
+                    runtime: Vec::new(),
+                },
+                None,
+            ),
+            Err(e) => (AuthStorage::default(), Some(e)),
+        }
+    }
+
+    /// Credentials from an auth.json file; a missing file means none.
+    pub fn load(path: &Path) -> (AuthStorage, Option<std::io::Error>) {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let (auth, error) = AuthStorage::from_json(&text);
+                (auth, error.map(std::io::Error::other))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (AuthStorage::default(), None),
+            Err(e) => (AuthStorage::default(), Some(e)),
+        }
+    }
+
+    /// A key for this run only, preferred over everything else.
+    pub fn set_runtime_api_key(&mut self, provider: &str, key: &str) {
+        self.runtime.retain(|(p, _)| p != provider);
+        self.runtime.push((provider.to_owned(), key.to_owned()));
+    }
+
+    fn runtime_key(&self, provider: &str) -> Option<&str> {
+        self.runtime
+            .iter()
+            .find(|(p, _)| p == provider)
+            .map(|(_, k)| k.as_str())
+    }
+
+    /// Whether any credential is configured, without running commands.
+    pub fn has_auth(&self, provider: &str, env: &Environment) -> bool {
+        self.runtime_key(provider).is_some()
+            || self.stored.get(provider).is_some_and(|c| !c.is_null())
+            || env_api_key(provider, env).is_some()
+    }
+
+    /// The key to send: `--api-key`, then auth.json (key or OAuth token), then the environment.
+    pub fn api_key(
+        &self,
+        provider: &str,
+        env: &Environment,
+        now_ms: i64,
+    ) -> Result<Option<String>, OAuthExpired> {
+        if let Some(key) = self.runtime_key(provider).filter(|k| !k.is_empty()) {
+            return Ok(Some(key.to_owned()));
+        }
+        let credential = self.stored.get(provider);
+        match credential
+            .and_then(|c| c.get("type"))
+            .and_then(Value::as_str)
+        {
+            Some("api_key") => {
+                let key = credential
+                    .and_then(|c| c.get("key"))
+                    .and_then(Value::as_str);
+                return Ok(key.and_then(|k| env.resolve(k)));
+            }
+            Some("oauth") => {
+                if !OAUTH_PROVIDERS.contains(&provider) {
+                    return Ok(None);
+                }
+                let field = |name| credential.and_then(|c| c.get(name));
+                let expires = field("expires").and_then(Value::as_f64).unwrap_or(0.0);
+                if now_ms as f64 >= expires {
+                    return Err(OAuthExpired {
+                        provider: provider.to_owned(),
+                    });
+                }
+                return Ok(field("access").and_then(Value::as_str).map(str::to_owned));
+            }
+            _ => {}
+        }
+        Ok(env_api_key(provider, env))
+    }
+}

@@ -1,0 +1,215 @@
+//! models.json: reading, schema check (the original's TypeBox schema, as data) and the extra
+//! rules the original enforces, with its error texts.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use pi_core::model::{ModelCost, ThinkingLevel};
+use pi_core::validate::{errors, js_key_order};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use super::jsonc::strip_json_comments;
+
+const SCHEMA: &str = include_str!("models-config.schema.json");
+
+/// Header name -> configured value (a literal, an environment variable name or `!command`), in
+/// file order.
+pub type HeaderConfig = Map<String, Value>;
+
+/// One provider entry of models.json.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub api: Option<String>,
+    pub headers: Option<HeaderConfig>,
+    pub compat: Option<Value>,
+    pub auth_header: Option<bool>,
+    pub models: Option<Vec<ModelDefinition>>,
+    pub model_overrides: Option<Map<String, Value>>,
+}
+
+/// A custom model; unset fields get defaults suited to local servers.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelDefinition {
+    pub id: String,
+    pub name: Option<String>,
+    pub api: Option<String>,
+    pub base_url: Option<String>,
+    pub reasoning: Option<bool>,
+    pub thinking_level_map: Option<BTreeMap<ThinkingLevel, Option<String>>>,
+    pub input: Option<Vec<String>>,
+    pub cost: Option<ModelCost>,
+    pub context_window: Option<f64>,
+    pub max_tokens: Option<f64>,
+    pub headers: Option<HeaderConfig>,
+    pub compat: Option<Value>,
+}
+
+/// Changes to one built-in model; cost fields may be given one at a time.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelOverride {
+    pub name: Option<String>,
+    pub reasoning: Option<bool>,
+    pub thinking_level_map: Option<BTreeMap<ThinkingLevel, Option<String>>>,
+    pub input: Option<Vec<String>>,
+    pub cost: Option<PartialCost>,
+    pub context_window: Option<f64>,
+    pub max_tokens: Option<f64>,
+    pub headers: Option<HeaderConfig>,
+    pub compat: Option<Value>,
+}
+
+/// A cost override: unset fields keep the built-in price.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartialCost {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
+}
+
+/// A checked models.json: providers in the order JavaScript enumerates them.
+#[derive(Clone, Debug, Default)]
+pub struct ModelsConfig {
+    pub providers: Vec<(String, ProviderConfig)>,
+}
+
+impl ProviderConfig {
+    /// The per-model overrides, in file order.
+    pub fn overrides(&self) -> Vec<(&str, ModelOverride)> {
+        self.model_overrides
+            .iter()
+            .flatten()
+            .map(|(id, value)| {
+                let parsed = ModelOverride::deserialize(value).unwrap_or_default();
+                (id.as_str(), parsed)
+            })
+            .collect()
+    }
+}
+
+/// Why models.json was not used; `Display` is the original's message, file path included.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ModelsJsonError {
+    /// Not JSON (after removing comments and trailing commas).
+    #[error("Failed to parse models.json: {message}\n\nFile: {}", path.display())]
+    Parse { path: PathBuf, message: String },
+    /// JSON, but not the shape the schema allows; one line per violation.
+    #[error("Invalid models.json schema:\n{}\n\nFile: {}", violations.join("\n"), path.display())]
+    Schema {
+        path: PathBuf,
+        violations: Vec<String>,
+    },
+    /// Well-formed, but breaks a rule the schema cannot express, or unreadable.
+    #[error("Failed to load models.json: {message}\n\nFile: {}", path.display())]
+    Invalid { path: PathBuf, message: String },
+}
+
+fn schema() -> &'static Value {
+    static PARSED: OnceLock<Value> = OnceLock::new();
+    PARSED.get_or_init(|| serde_json::from_str(SCHEMA).unwrap_or(Value::Bool(true)))
+}
+
+/// Parses and checks models.json text read from `path`.
+pub fn parse_models_json(
+    text: &str,
+    path: &Path,
+    builtin_providers: &[&str],
+) -> Result<ModelsConfig, ModelsJsonError> {
+    let value: Value =
+        serde_json::from_str(&strip_json_comments(text)).map_err(|e| ModelsJsonError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+    let value = js_key_order(&value);
+    let violations: Vec<String> = errors(schema(), &value)
+        .iter()
+        .take(pi_core::validate::MAX_ERRORS)
+        .map(|e| format!("  - {}: {}", e.display_path(), e.message))
+        .collect();
+    if !violations.is_empty() {
+        return Err(ModelsJsonError::Schema {
+            path: path.to_owned(),
+            violations,
+        });
+    }
+    let providers = match value.get("providers") {
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(name, config)| {
+                let config = ProviderConfig::deserialize(config).map_err(|e| e.to_string());
+                config.map(|c| (name.clone(), c))
+            })
+            .collect::<Result<Vec<_>, String>>(),
+        _ => Ok(Vec::new()),
+    };
+    let config = ModelsConfig {
+        providers: providers.map_err(|message| ModelsJsonError::Invalid {
+            path: path.to_owned(),
+            message,
+        })?,
+    };
+    check_rules(&config, builtin_providers).map_err(|message| ModelsJsonError::Invalid {
+        path: path.to_owned(),
+        message,
+    })?;
+    Ok(config)
+}
+
+/// The rules beyond the schema: what a provider entry must say for its models to be usable.
+fn check_rules(config: &ModelsConfig, builtin_providers: &[&str]) -> Result<(), String> {
+    for (name, provider) in &config.providers {
+        let is_builtin = builtin_providers.contains(&name.as_str());
+        let models = provider.models.as_deref().unwrap_or_default();
+        let has_overrides = provider
+            .model_overrides
+            .as_ref()
+            .is_some_and(|o| !o.is_empty());
+        if models.is_empty() {
+            if provider.base_url.is_none()
+                && provider.headers.is_none()
+                && provider.compat.is_none()
+                && !has_overrides
+            {
+                return Err(format!(
+                    "Provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
+                ));
+            }
+        } else if !is_builtin {
+            if provider.base_url.is_none() {
+                return Err(format!(
+                    "Provider {name}: \"baseUrl\" is required when defining custom models."
+                ));
+            }
+            if provider.api_key.is_none() {
+                return Err(format!(
+                    "Provider {name}: \"apiKey\" is required when defining custom models."
+                ));
+            }
+        }
+        for model in models {
+            let id = &model.id;
+            if provider.api.is_none() && model.api.is_none() && !is_builtin {
+                return Err(format!(
+                    "Provider {name}, model {id}: no \"api\" specified. Set at provider or model level."
+                ));
+            }
+            if model.context_window.is_some_and(|n| n <= 0.0) {
+                return Err(format!(
+                    "Provider {name}, model {id}: invalid contextWindow"
+                ));
+            }
+            if model.max_tokens.is_some_and(|n| n <= 0.0) {
+                return Err(format!("Provider {name}, model {id}: invalid maxTokens"));
+            }
+        }
+    }
+    Ok(())
+}

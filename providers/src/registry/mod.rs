@@ -1,0 +1,313 @@
+//! The model registry of pi-coding-agent: built-in models, the user's models.json (custom
+//! providers such as a local OpenAI-compatible server, overrides of built-ins) and the
+//! credentials each request carries (auth.json, `--api-key`, environment variables, models.json
+//! keys and headers, `!command` values).
+//!
+//! A broken models.json never hides the built-in models: the registry keeps them and reports the
+//! error, as the original does.
+
+mod auth;
+mod config;
+mod env;
+mod jsonc;
+mod merge;
+
+use std::path::Path;
+
+use pi_core::model::Model;
+use serde_json::Value;
+
+pub use auth::{env_api_key, key_variables, AuthStorage, OAuthExpired};
+pub use config::{parse_models_json, ModelsConfig, ModelsJsonError, ProviderConfig};
+pub use env::Environment;
+pub use jsonc::strip_json_comments;
+pub use merge::merge_compat;
+
+use crate::catalog::Catalog;
+use config::HeaderConfig;
+
+/// What a request to a model carries beyond the body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestAuth {
+    pub api_key: Option<String>,
+    /// Extra headers in the order they are sent; `None` when there are none.
+    pub headers: Option<Vec<(String, String)>>,
+}
+
+/// Why a request's credentials could not be put together; `Display` is the original's text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error("Failed to resolve {what} from shell command: {command}")]
+    CommandFailed { what: String, command: String },
+    #[error("No API key found for \"{provider}\"")]
+    MissingKey { provider: String },
+    #[error(transparent)]
+    OAuthExpired(#[from] OAuthExpired),
+}
+
+#[derive(Clone, Debug)]
+struct ProviderRequestConfig {
+    api_key: Option<String>,
+    headers: Option<HeaderConfig>,
+    auth_header: bool,
+}
+
+/// Models by provider and id, and how to authenticate requests to them.
+#[derive(Clone, Debug, Default)]
+pub struct ModelRegistry {
+    models: Vec<Model>,
+    request_configs: Vec<(String, ProviderRequestConfig)>,
+    model_headers: Vec<((String, String), HeaderConfig)>,
+    error: Option<ModelsJsonError>,
+}
+
+impl ModelRegistry {
+    /// The built-in models only.
+    pub fn builtin(catalog: &Catalog) -> Self {
+        ModelRegistry::from_config(catalog, &ModelsConfig::default())
+    }
+
+    /// Built-ins plus the models.json at `path` (a missing file is no error).
+    pub fn load(catalog: &Catalog, path: &Path) -> Self {
+        match std::fs::read(path) {
+            Ok(bytes) => ModelRegistry::from_text(catalog, &String::from_utf8_lossy(&bytes), path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ModelRegistry::builtin(catalog),
+            Err(e) => ModelRegistry {
+                error: Some(ModelsJsonError::Invalid {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                }),
+                ..ModelRegistry::builtin(catalog)
+            },
+        }
+    }
+
+    /// Built-ins plus models.json text (read from `path`, which error messages name).
+    pub fn from_text(catalog: &Catalog, text: &str, path: &Path) -> Self {
+        match parse_models_json(text, path, &catalog.get_providers()) {
+            Ok(config) => ModelRegistry::from_config(catalog, &config),
+            Err(error) => ModelRegistry {
+                error: Some(error),
+                ..ModelRegistry::builtin(catalog)
+            },
+        }
+    }
+
+    /// Built-ins plus an already checked models.json.
+    pub fn from_config(catalog: &Catalog, config: &ModelsConfig) -> Self {
+        let mut registry = ModelRegistry {
+            models: merge::build_models(catalog, config),
+            ..ModelRegistry::default()
+        };
+        for (name, provider) in &config.providers {
+            if provider.api_key.is_some()
+                || provider.headers.is_some()
+                || provider.auth_header.unwrap_or(false)
+            {
+                registry.request_configs.push((
+                    name.clone(),
+                    ProviderRequestConfig {
+                        api_key: provider.api_key.clone(),
+                        headers: provider.headers.clone(),
+                        auth_header: provider.auth_header.unwrap_or(false),
+                    },
+                ));
+            }
+            for (id, over) in provider.overrides() {
+                registry.store_model_headers(name, id, over.headers.as_ref());
+            }
+        }
+        for (name, provider) in &config.providers {
+            for def in provider.models.iter().flatten() {
+                registry.store_model_headers(name, &def.id, def.headers.as_ref());
+            }
+        }
+        registry
+    }
+
+    fn store_model_headers(&mut self, provider: &str, id: &str, headers: Option<&HeaderConfig>) {
+        self.model_headers
+            .retain(|((p, m), _)| !(p == provider && m == id));
+        if let Some(headers) = headers.filter(|h| !h.is_empty()) {
+            self.model_headers
+                .push(((provider.to_owned(), id.to_owned()), headers.clone()));
+        }
+    }
+
+    /// Why models.json was not used, if it was not.
+    pub fn error(&self) -> Option<&ModelsJsonError> {
+        self.error.as_ref()
+    }
+
+    /// Every model, built-in first.
+    pub fn all(&self) -> &[Model] {
+        &self.models
+    }
+
+    /// The model with this provider and id.
+    pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+    }
+
+    fn request_config(&self, provider: &str) -> Option<&ProviderRequestConfig> {
+        self.request_configs
+            .iter()
+            .find(|(p, _)| p == provider)
+            .map(|(_, c)| c)
+    }
+
+    /// Whether some credential is configured for the model's provider (no command is run).
+    pub fn has_configured_auth(
+        &self,
+        model: &Model,
+        auth: &AuthStorage,
+        env: &Environment,
+    ) -> bool {
+        auth.has_auth(&model.provider, env)
+            || self
+                .request_config(&model.provider)
+                .is_some_and(|c| c.api_key.is_some())
+    }
+
+    /// The models a request could be authenticated for.
+    pub fn available<'a>(
+        &'a self,
+        auth: &'a AuthStorage,
+        env: &'a Environment,
+    ) -> impl Iterator<Item = &'a Model> {
+        self.models
+            .iter()
+            .filter(move |m| self.has_configured_auth(m, auth, env))
+    }
+
+    /// The key and headers a request to `model` carries. Headers layer model, then provider,
+    /// then per-model configuration; `authHeader` adds `Authorization: Bearer <key>`.
+    pub fn request_auth(
+        &self,
+        model: &Model,
+        auth: &AuthStorage,
+        env: &Environment,
+        now_ms: i64,
+    ) -> Result<RequestAuth, AuthError> {
+        let provider = &model.provider;
+        let config = self.request_config(provider);
+        let api_key = match auth.api_key(provider, env, now_ms)? {
+            Some(key) => Some(key),
+            None => match config.and_then(|c| c.api_key.as_deref()) {
+                Some(configured) => Some(resolve_or_fail(
+                    env,
+                    configured,
+                    &format!("API key for provider \"{provider}\""),
+                )?),
+                None => None,
+            },
+        };
+        let provider_headers = resolve_headers(
+            env,
+            config.and_then(|c| c.headers.as_ref()),
+            &format!("provider \"{provider}\""),
+        )?;
+        let model_headers = resolve_headers(
+            env,
+            self.model_headers
+                .iter()
+                .find(|((p, m), _)| p == provider && *m == model.id)
+                .map(|(_, h)| h),
+            &format!("model \"{provider}/{}\"", model.id),
+        )?;
+        let mut headers: Option<Vec<(String, String)>> = None;
+        let layers = [
+            model.headers.as_ref().map(|h| {
+                h.iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<Vec<_>>()
+            }),
+            provider_headers,
+            model_headers,
+        ];
+        for layer in layers.into_iter().flatten() {
+            let merged = headers.get_or_insert_with(Vec::new);
+            for (name, value) in layer {
+                set_header(merged, name, value);
+            }
+        }
+        if config.is_some_and(|c| c.auth_header) {
+            let Some(key) = &api_key else {
+                return Err(AuthError::MissingKey {
+                    provider: provider.clone(),
+                });
+            };
+            set_header(
+                headers.get_or_insert_with(Vec::new),
+                "Authorization".to_owned(),
+                format!("Bearer {key}"),
+            );
+        }
+        Ok(RequestAuth {
+            api_key,
+            headers: headers.filter(|h| !h.is_empty()),
+        })
+    }
+}
+
+fn set_header(headers: &mut Vec<(String, String)>, name: String, value: String) {
+    match headers.iter_mut().find(|(n, _)| *n == name) {
+        Some(slot) => slot.1 = value,
+        None => headers.push((name, value)),
+    }
+}
+
+fn resolve_or_fail(env: &Environment, configured: &str, what: &str) -> Result<String, AuthError> {
+    env.resolve(configured)
+        .ok_or_else(|| AuthError::CommandFailed {
+            what: what.to_owned(),
+            command: configured
+                .strip_prefix('!')
+                .unwrap_or(configured)
+                .to_owned(),
+        })
+}
+
+fn resolve_headers(
+    env: &Environment,
+    headers: Option<&HeaderConfig>,
+    owner: &str,
+) -> Result<Option<Vec<(String, String)>>, AuthError> {
+    let Some(headers) = headers else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        let configured = value.as_str().unwrap_or_default();
+        let resolved = resolve_or_fail(env, configured, &format!("{owner} header \"{name}\""))?;
+        out.push((name.clone(), resolved));
+    }
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// The JSON the original's `getApiKeyAndHeaders` answers with, for comparisons and RPC.
+pub fn request_auth_json(result: &Result<RequestAuth, AuthError>) -> Value {
+    let mut out = serde_json::Map::new();
+    match result {
+        Ok(auth) => {
+            out.insert("ok".into(), Value::Bool(true));
+            if let Some(key) = &auth.api_key {
+                out.insert("apiKey".into(), Value::String(key.clone()));
+            }
+            if let Some(headers) = &auth.headers {
+                let map = headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect();
+                out.insert("headers".into(), Value::Object(map));
+            }
+        }
+        Err(e) => {
+            out.insert("ok".into(), Value::Bool(false));
+            out.insert("error".into(), Value::String(e.to_string()));
+        }
+    }
+    Value::Object(out)
+}

@@ -1,0 +1,176 @@
+//! The model registry against what the original ModelRegistry made of the same models.json,
+//! auth.json and environment (fixtures from `scripts/gen-registry-fixtures.mjs`): load errors,
+//! the resulting models, availability, and the key and headers of each probed request.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::fs;
+use std::path::Path;
+
+use pi_core::validate::js_equal;
+use pi_providers::catalog::builtin;
+use pi_providers::registry::{request_auth_json, AuthStorage, Environment, ModelRegistry};
+use serde_json::Value;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/registry");
+
+/// Far enough from every fixture token's expiry (2100-01-01) to be stable.
+const NOW_MS: i64 = 1_800_000_000_000;
+
+fn load(name: &str) -> Vec<Value> {
+    let text = fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn strings(value: Option<&Value>) -> Vec<(String, String)> {
+    value
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+        .collect()
+}
+
+/// Compares one case; returns what differs.
+fn run_case(case: &Value, expected: &Value, dir: &Path) -> Vec<String> {
+    let name = case["name"].as_str().unwrap();
+    let path = dir.join(format!("{name}.models.json"));
+    if let Some(text) = case["modelsJson"].as_str() {
+        fs::write(&path, text).unwrap();
+    }
+    let registry = ModelRegistry::load(builtin(), &path);
+    let mut vars = strings(case.get("env"));
+    vars.extend(std::env::var("PATH").map(|p| ("PATH".to_owned(), p)));
+    let env = Environment::from_vars(vars);
+    let auth_json = case.get("auth").map_or(String::new(), Value::to_string);
+    let (mut auth, auth_error) = AuthStorage::from_json(&auth_json);
+    assert!(auth_error.is_none(), "{name}: auth.json");
+    for (provider, key) in strings(case.get("runtimeKeys")) {
+        auth.set_runtime_api_key(&provider, &key);
+    }
+
+    let mut diffs = Vec::new();
+    let error = registry.error().map(|e| {
+        e.to_string()
+            .replace(&path.display().to_string(), "<models.json>")
+    });
+    let want_error = expected["error"].as_str().map(str::to_owned);
+    let error_matches = match (&error, &want_error) {
+        // JSON syntax errors are worded by the JavaScript engine; only the frame is compared.
+        (Some(ours), Some(theirs)) if theirs.starts_with("Failed to parse models.json: ") => {
+            ours.starts_with("Failed to parse models.json: ")
+                && ours.ends_with("\n\nFile: <models.json>")
+        }
+        _ => error == want_error,
+    };
+    if !error_matches {
+        diffs.push(format!(
+            "{name}: error\n  ours:   {error:?}\n  theirs: {want_error:?}"
+        ));
+    }
+
+    let listed: Vec<&str> = case["listProviders"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let ours: Vec<Value> = registry
+        .all()
+        .iter()
+        .filter(|m| listed.contains(&m.provider.as_str()))
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    let theirs = expected["models"].as_array().unwrap();
+    if ours.len() != theirs.len() {
+        diffs.push(format!(
+            "{name}: {} models, original has {}",
+            ours.len(),
+            theirs.len()
+        ));
+    }
+    for (o, t) in ours.iter().zip(theirs) {
+        if !js_equal(o, t) {
+            diffs.push(format!("{name}: model\n  ours:   {o}\n  theirs: {t}"));
+        }
+    }
+
+    let probes = case["probe"].as_array().cloned().unwrap_or_default();
+    for (probe, want) in probes.iter().zip(expected["requests"].as_array().unwrap()) {
+        let (provider, id) = (probe[0].as_str().unwrap(), probe[1].as_str().unwrap());
+        let Some(model) = registry.find(provider, id) else {
+            if want["found"] != Value::Bool(false) {
+                diffs.push(format!("{name}: {provider}/{id} not found"));
+            }
+            continue;
+        };
+        let available = registry.has_configured_auth(model, &auth, &env);
+        if Value::Bool(available) != want["available"] {
+            diffs.push(format!("{name}: {provider}/{id} available = {available}"));
+        }
+        let got = request_auth_json(&registry.request_auth(model, &auth, &env, NOW_MS));
+        if got != want["auth"] {
+            diffs.push(format!(
+                "{name}: {provider}/{id} auth\n  ours:   {got}\n  theirs: {}",
+                want["auth"]
+            ));
+        }
+    }
+    diffs
+}
+
+#[test]
+fn registry_matches_the_original_on_every_case() {
+    let cases = load("cases.json");
+    let expected = load("expected.json");
+    assert_eq!(cases.len(), expected.len());
+    let dir = tempfile::tempdir().unwrap();
+    let diffs: Vec<String> = cases
+        .iter()
+        .zip(&expected)
+        .flat_map(|(case, want)| run_case(case, want, dir.path()))
+        .collect();
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
+
+#[test]
+fn unreadable_auth_json_means_no_stored_credentials_and_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auth.json");
+    fs::write(&path, "{\"openai\": {\"type\": \"api_key\", \"key\": ").unwrap();
+    let (auth, error) = AuthStorage::load(&path);
+    assert!(error.is_some());
+    let env = Environment::from_vars([("OPENAI_API_KEY", "from-env")]);
+    assert_eq!(
+        auth.api_key("openai", &env, NOW_MS).unwrap().as_deref(),
+        Some("from-env")
+    );
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "{\"openai\": {\"type\": \"api_key\", \"key\": ",
+        "a broken auth.json is left as it was"
+    );
+    let (_, missing) = AuthStorage::load(&dir.path().join("absent.json"));
+    assert!(missing.is_none());
+}
+
+#[test]
+fn an_expired_oauth_token_is_reported_not_sent() {
+    let (auth, _) = AuthStorage::from_json(
+        r#"{"anthropic": {"type": "oauth", "access": "old", "refresh": "r", "expires": 1000}}"#,
+    );
+    let registry = ModelRegistry::builtin(builtin());
+    let model = registry
+        .find("anthropic", "claude-3-5-haiku-latest")
+        .unwrap();
+    let env = Environment::from_vars([("ANTHROPIC_API_KEY", "unused")]);
+    let result = registry.request_auth(model, &auth, &env, NOW_MS);
+    assert_eq!(
+        request_auth_json(&result)["error"],
+        "OAuth token for \"anthropic\" expired; log in again to refresh it"
+    );
+    assert_eq!(
+        request_auth_json(&registry.request_auth(model, &auth, &env, 999))["apiKey"],
+        "old"
+    );
+}

@@ -1,0 +1,59 @@
+// Writes what the original pi-coding-agent 0.73.1 ModelRegistry makes of a set of models.json /
+// auth.json / environment cases, plus the models.json JSON schema it validates against.
+//
+//   node scripts/gen-registry-fixtures.mjs <pi install dir> <out dir>
+//
+// The schema constants are not exported by the original, so they are evaluated from the
+// installed model-registry.js with the original TypeBox and written next to the Rust registry. Every case runs in this one process with
+// the environment set to exactly the case's variables (the real environment is cleared of
+// provider keys first).
+import fs from "fs";
+import os from "os";
+import path from "path";
+
+const [piDir, outDir] = process.argv.slice(2);
+const nm = path.join(piDir, "node_modules");
+const agentDist = path.join(nm, "@mariozechner/pi-coding-agent/dist");
+const { ModelRegistry, AuthStorage } = await import(path.join(agentDist, "index.js"));
+const { Type } = await import(path.join(nm, "typebox/build/index.mjs"));
+
+const source = fs.readFileSync(path.join(agentDist, "core/model-registry.js"), "utf8");
+const start = source.indexOf("// Schema for OpenRouter");
+const end = source.indexOf("const validateModelsConfig");
+const schema = new Function("Type", source.slice(start, end) + "\nreturn ModelsConfigSchema;")(Type);
+const schemaOut = new URL("../providers/src/registry/models-config.schema.json", import.meta.url);
+fs.writeFileSync(schemaOut, JSON.stringify(schema, null, 1) + "\n");
+
+const cases = JSON.parse(fs.readFileSync(path.join(outDir, "cases.json"), "utf8"));
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "registry-"));
+const KEY_VARS = Object.keys(process.env).filter((k) => /_(API_KEY|TOKEN)$|^AWS_|^GOOGLE_/.test(k));
+const results = [];
+for (const c of cases) {
+  for (const k of KEY_VARS) delete process.env[k];
+  const setEnv = c.env ?? {};
+  for (const [k, v] of Object.entries(setEnv)) process.env[k] = v;
+  const modelsPath = path.join(tmp, `${c.name}.models.json`);
+  if (c.modelsJson !== undefined) fs.writeFileSync(modelsPath, c.modelsJson);
+  const auth = AuthStorage.inMemory(c.auth ?? {});
+  for (const [provider, key] of Object.entries(c.runtimeKeys ?? {})) auth.setRuntimeApiKey(provider, key);
+  const registry = new ModelRegistry(auth, modelsPath);
+  const error = registry.getError();
+  const providers = new Set(c.listProviders ?? []);
+  const models = registry.getAll().filter((m) => providers.has(m.provider));
+  const available = new Set(registry.getAvailable().map((m) => `${m.provider}/${m.id}`));
+  const requests = [];
+  for (const [provider, id] of c.probe ?? []) {
+    const model = registry.find(provider, id);
+    if (!model) {
+      requests.push({ model: `${provider}/${id}`, found: false });
+      continue;
+    }
+    const auth = await registry.getApiKeyAndHeaders(model);
+    requests.push({ model: `${provider}/${id}`, found: true, available: available.has(`${provider}/${id}`), auth });
+  }
+  results.push({ name: c.name, error: error?.split(modelsPath).join("<models.json>"), models, requests });
+  for (const k of Object.keys(setEnv)) delete process.env[k];
+}
+fs.rmSync(tmp, { recursive: true, force: true });
+fs.writeFileSync(path.join(outDir, "expected.json"), JSON.stringify(results, null, 1) + "\n");
+console.log(`${results.length} cases -> ${outDir}`);
