@@ -30,6 +30,7 @@ pub mod json;
 pub mod message;
 pub mod model;
 pub mod nullable;
+pub mod overflow;
 pub mod partial;
 pub mod partial_json;
 pub mod rpc;

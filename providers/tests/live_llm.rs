@@ -1,6 +1,7 @@
 //! Against the real local LLM (SmolLM2-135M behind llama.cpp's OpenAI-compatible server, started
 //! by `.ci/run` with the shared `ci-llm.sh`): a streamed text reply with usage, and a forced tool
-//! call, decoded into the right events. Skipped without `LLM_BASE_URL`, unless
+//! call, decoded into the right events; a prompt larger than the server's context window, seen
+//! as a context overflow. Skipped without `LLM_BASE_URL`, unless
 //! `PI_REQUIRE_LIVE_LLM=1` (CI) makes that a failure.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -13,6 +14,7 @@ use common::kinds;
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
 use pi_core::model::Model;
+use pi_core::overflow::is_context_overflow;
 use pi_providers::call::ModelCall;
 use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
@@ -161,4 +163,33 @@ async fn a_forced_tool_call() {
     assert_eq!(call.name, "get_weather");
     assert!(call.arguments.is_object(), "{:?}", call.arguments);
     assert!(!call.id.is_empty());
+}
+
+#[tokio::test]
+async fn an_oversized_prompt_is_recognised_as_context_overflow() {
+    let Some(url) = base_url() else { return };
+    let request = ModelRequest {
+        model: model(&url),
+        system_prompt: String::new(),
+        messages: vec![Message::User(UserMessage::from_text(
+            "overflow ".repeat(20_000),
+            Vec::new(),
+            1,
+        ))],
+        tools: Vec::new(),
+        reasoning: None,
+        session_id: None,
+        max_tokens: Some(8),
+    };
+    let options = CallOptions {
+        api_key: "none".into(),
+        ..CallOptions::default()
+    };
+    let (_, message) = call(request, options).await;
+    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
+    assert!(
+        is_context_overflow(&message, Some(4096)),
+        "{:?}",
+        message.error_message
+    );
 }
