@@ -5,9 +5,39 @@
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::StopReason;
 
-use crate::openai_completions::{self, Decoder};
 use crate::transport::{ResponseStream, Transport, TransportError};
+use crate::{anthropic, openai_completions};
 use crate::{http_error, CallOptions, HttpRequest, StreamEnd};
+
+/// The stream decoder of the model's API.
+#[derive(Debug)]
+enum Decoder {
+    OpenAiCompletions(openai_completions::Decoder),
+    AnthropicMessages(anthropic::Decoder),
+}
+
+impl Decoder {
+    fn start(&mut self) -> Vec<StreamEvent> {
+        match self {
+            Decoder::OpenAiCompletions(d) => d.start(),
+            Decoder::AnthropicMessages(d) => d.start(),
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent> {
+        match self {
+            Decoder::OpenAiCompletions(d) => d.feed(bytes),
+            Decoder::AnthropicMessages(d) => d.feed(bytes),
+        }
+    }
+
+    fn finish(&mut self, end: StreamEnd) -> Vec<StreamEvent> {
+        match self {
+            Decoder::OpenAiCompletions(d) => d.finish(end),
+            Decoder::AnthropicMessages(d) => d.finish(end),
+        }
+    }
+}
 
 /// A call in progress.
 #[derive(Debug)]
@@ -24,10 +54,24 @@ pub struct ModelCall {
 impl ModelCall {
     /// Prepares the call made at `now` (the response's timestamp).
     pub fn new(request: ModelRequest, options: &CallOptions, now: u64) -> Self {
-        let http = (request.model.api == "openai-completions")
-            .then(|| openai_completions::encode(&request, options, now));
+        let model = &request.model;
+        let (http, decoder) = match model.api.as_str() {
+            "anthropic-messages" => (
+                Some(anthropic::encode(&request, options, now)),
+                Decoder::AnthropicMessages(anthropic::Decoder::new(model, now)),
+            ),
+            "openai-completions" => (
+                Some(openai_completions::encode(&request, options, now)),
+                Decoder::OpenAiCompletions(openai_completions::Decoder::new(model, now)),
+            ),
+            // No encoder: `open` fails the call the way pi-ai does, through this decoder.
+            _ => (
+                None,
+                Decoder::OpenAiCompletions(openai_completions::Decoder::new(model, now)),
+            ),
+        };
         ModelCall {
-            decoder: Decoder::new(&request.model, now),
+            decoder,
             request,
             http,
             response: None,

@@ -37,11 +37,15 @@ pub fn clamp_thinking_level(model: &Model, level: ThinkingLevel) -> ThinkingLeve
         .unwrap_or(ThinkingLevel::Off)
 }
 
-/// The provider's value for a level: the model's map when it names one, else the level's name.
-pub fn mapped_level(model: &Model, level: ThinkingLevel) -> String {
+/// The value the model's map names for a level, if it names one.
+pub fn named_level(model: &Model, level: ThinkingLevel) -> Option<String> {
     model
         .thinking_level_map
         .as_ref()
         .and_then(|m| m.get(&level).cloned().flatten())
-        .unwrap_or_else(|| level.as_str().to_owned())
+}
+
+/// The provider's value for a level: the model's map when it names one, else the level's name.
+pub fn mapped_level(model: &Model, level: ThinkingLevel) -> String {
+    named_level(model, level).unwrap_or_else(|| level.as_str().to_owned())
 }

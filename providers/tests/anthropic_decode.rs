@@ -9,28 +9,12 @@ mod common;
 
 use std::path::Path;
 
-use common::{comparable, mock_body, observe, responses, script_indices};
+use common::{comparable, mock_body, mock_claude, observe, responses, script_indices};
 use pi_core::agent::StreamEvent;
 use pi_core::message::StopReason;
-use pi_core::model::Model;
 use pi_providers::anthropic::Decoder;
 use pi_providers::StreamEnd;
 use proptest::prelude::*;
-
-fn mock_claude() -> Model {
-    Model {
-        id: "mock-claude".into(),
-        name: "Mock Claude".into(),
-        api: "anthropic-messages".into(),
-        provider: "mock-anthropic".into(),
-        base_url: "http://127.0.0.1:1".into(),
-        reasoning: true,
-        input: vec!["text".into()],
-        context_window: 200_000,
-        max_tokens: 8192,
-        ..Model::default()
-    }
-}
 
 fn decode(body: &[u8], cuts: &[usize], end: StreamEnd) -> Vec<StreamEvent> {
     let mut decoder = Decoder::new(&mock_claude(), 0);

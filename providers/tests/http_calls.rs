@@ -1,5 +1,6 @@
 //! Model calls over real HTTP on 127.0.0.1: the conformance kit's scripted mock LLM (a real
-//! server process) answers, and `ModelCall` encodes, streams, decodes and aborts.
+//! server process) answers, and `ModelCall` encodes, streams, decodes and aborts, over the Chat
+//! Completions and the Anthropic Messages APIs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use common::{kinds, mock_model_at};
+use common::{kinds, mock_claude, mock_model_at};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
 use pi_providers::call::ModelCall;
@@ -217,4 +218,56 @@ async fn a_refused_connection_is_an_error_message() {
         "{:?}",
         message.error_message
     );
+}
+
+#[tokio::test]
+async fn an_anthropic_messages_call_with_thinking_and_a_tool_call() {
+    let mock = mock(json!([
+        {"reasoning": ["Let me ", "look."], "tool_calls": [{"id": "toolu_1", "name": "read", "arguments": {"path": "a.txt"}, "chunks": ["{\"path\": ", "\"a.txt\"}"]}], "usage": {"input": 20, "output": 7}}
+    ]));
+    let transport = Transport::new(Timeouts {
+        connect: Duration::from_secs(5),
+        idle: Duration::from_secs(10),
+    })
+    .unwrap();
+    let mut model = mock_claude();
+    model.base_url = format!("http://127.0.0.1:{}", mock.port);
+    let request = ModelRequest {
+        model,
+        reasoning: Some(pi_core::model::ThinkingLevel::Low),
+        ..request(mock.port)
+    };
+    let options = CallOptions {
+        api_key: "mock-anthropic-key".into(),
+        ..CallOptions::default()
+    };
+    let mut call = ModelCall::new(request, &options, 1_000);
+    let mut events = call.open(&transport).await;
+    while !call.is_done() {
+        events.extend(call.next().await);
+    }
+    let (kinds, message) = kinds(events);
+    assert_eq!(kinds.first().map(String::as_str), Some("start"));
+    assert!(kinds.contains(&"thinking_delta".to_owned()), "{kinds:?}");
+    assert_eq!(kinds.last().map(String::as_str), Some("toolcall_end"));
+    assert_eq!(message.stop_reason, StopReason::ToolUse, "{message:?}");
+    assert!(
+        matches!(&message.content[0], ContentBlock::Thinking(t) if t.thinking == "Let me look." && t.thinking_signature.as_deref() == Some("mocksig=="))
+    );
+    let call = message.tool_calls().next().unwrap();
+    assert_eq!(
+        (call.id.as_str(), call.arguments.clone()),
+        ("toolu_1", json!({"path": "a.txt"}))
+    );
+    assert_eq!((message.usage.input, message.usage.output), (20, 7));
+
+    let log = std::fs::read_to_string(&mock.log).unwrap();
+    let first: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(first["path"], "/v1/messages");
+    assert_eq!(first["headers"]["x-api-key"], "mock-anthropic-key");
+    assert_eq!(
+        first["body"]["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048, "display": "summarized"})
+    );
+    assert_eq!(first["body"]["max_tokens"], 8192);
 }

@@ -159,3 +159,19 @@ pub fn kinds(events: Vec<StreamEvent>) -> (Vec<String>, AssistantMessage) {
     }
     panic!("no final event: {kinds:?}");
 }
+
+/// The kit's `mock-anthropic/mock-claude` (its models.json) at a placeholder address.
+pub fn mock_claude() -> Model {
+    Model {
+        id: "mock-claude".into(),
+        name: "Mock Claude".into(),
+        api: "anthropic-messages".into(),
+        provider: "mock-anthropic".into(),
+        base_url: "http://127.0.0.1:1".into(),
+        reasoning: true,
+        input: vec!["text".into()],
+        context_window: 200_000,
+        max_tokens: 8192,
+        ..Model::default()
+    }
+}
