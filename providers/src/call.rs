@@ -6,7 +6,7 @@ use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::StopReason;
 
 use crate::transport::{ResponseStream, Transport, TransportError};
-use crate::{anthropic, openai_completions};
+use crate::{anthropic, openai_completions, openai_responses};
 use crate::{http_error, CallOptions, HttpRequest, StreamEnd};
 
 /// The stream decoder of the model's API.
@@ -14,6 +14,7 @@ use crate::{http_error, CallOptions, HttpRequest, StreamEnd};
 enum Decoder {
     OpenAiCompletions(openai_completions::Decoder),
     AnthropicMessages(anthropic::Decoder),
+    OpenAiResponses(openai_responses::Decoder),
 }
 
 impl Decoder {
@@ -21,6 +22,7 @@ impl Decoder {
         match self {
             Decoder::OpenAiCompletions(d) => d.start(),
             Decoder::AnthropicMessages(d) => d.start(),
+            Decoder::OpenAiResponses(d) => d.start(),
         }
     }
 
@@ -28,6 +30,7 @@ impl Decoder {
         match self {
             Decoder::OpenAiCompletions(d) => d.feed(bytes),
             Decoder::AnthropicMessages(d) => d.feed(bytes),
+            Decoder::OpenAiResponses(d) => d.feed(bytes),
         }
     }
 
@@ -35,6 +38,7 @@ impl Decoder {
         match self {
             Decoder::OpenAiCompletions(d) => d.finish(end),
             Decoder::AnthropicMessages(d) => d.finish(end),
+            Decoder::OpenAiResponses(d) => d.finish(end),
         }
     }
 }
@@ -59,6 +63,10 @@ impl ModelCall {
             "anthropic-messages" => (
                 Some(anthropic::encode(&request, options, now)),
                 Decoder::AnthropicMessages(anthropic::Decoder::new(model, now)),
+            ),
+            "openai-responses" => (
+                Some(openai_responses::encode(&request, options, now)),
+                Decoder::OpenAiResponses(openai_responses::Decoder::new(model, now)),
             ),
             "openai-completions" => (
                 Some(openai_completions::encode(&request, options, now)),

@@ -38,7 +38,7 @@ fn same_model(message: &AssistantMessage, model: &Model) -> bool {
 fn transform_assistant(
     message: &AssistantMessage,
     model: &Model,
-    normalize: &dyn Fn(&str) -> String,
+    normalize: &dyn Fn(&str, &AssistantMessage) -> String,
     id_map: &mut BTreeMap<String, String>,
 ) -> AssistantMessage {
     let same = same_model(message, model);
@@ -64,7 +64,7 @@ fn transform_assistant(
                 ..TextContent::default()
             })),
             ContentBlock::ToolCall(call) if !same => {
-                let id = normalize(&call.id);
+                let id = normalize(&call.id, message);
                 if id != call.id {
                     id_map.insert(call.id.clone(), id.clone());
                 }
@@ -83,12 +83,12 @@ fn transform_assistant(
     }
 }
 
-/// Pi's `transformMessages` for `model`, with the API's tool-call id normaliser; `now` stamps
-/// the synthetic results.
+/// Pi's `transformMessages` for `model`, with the API's tool-call id normaliser (given the id and
+/// the message that made the call); `now` stamps the synthetic results.
 pub fn transform_messages(
     messages: &[Message],
     model: &Model,
-    normalize: &dyn Fn(&str) -> String,
+    normalize: &dyn Fn(&str, &AssistantMessage) -> String,
     now: u64,
 ) -> Vec<Message> {
     let text_only = !model.input.iter().any(|i| i == "image");

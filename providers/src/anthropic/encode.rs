@@ -198,7 +198,7 @@ pub fn convert_messages(
     let messages = transform_messages(
         &request.messages,
         &request.model,
-        &normalize_tool_call_id,
+        &|id, _| normalize_tool_call_id(id),
         now,
     );
     let mut params: Vec<Value> = Vec::new();

@@ -59,7 +59,7 @@ pub fn convert_messages(
     let messages = transform_messages(
         &request.messages,
         model,
-        &|id| normalize_tool_call_id(model, id),
+        &|id, _| normalize_tool_call_id(model, id),
         now,
     );
     if !request.system_prompt.is_empty() {

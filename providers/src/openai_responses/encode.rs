@@ -1,0 +1,306 @@
+//! The Responses API request body, key for key as pi-ai builds it (`buildParams`,
+//! `convertResponsesMessages`, `convertResponsesTools`).
+
+use pi_core::agent::{ModelRequest, ToolDefinition};
+use pi_core::message::{AssistantMessage, ContentBlock, Message, UserContent};
+use pi_core::model::{Model, ThinkingLevel};
+use serde_json::{json, Map, Value};
+
+use crate::hash::short_hash;
+use crate::models::clamp_thinking_level;
+use crate::transform::transform_messages;
+use crate::{CacheRetention, CallOptions};
+
+/// Providers whose tool-call ids carry a Responses item id (`call|item`).
+const ITEM_ID_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+
+fn compat_flag(model: &Model, name: &str) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get(name))
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
+}
+
+/// Whether the session id goes out as a `session_id` header.
+pub fn sends_session_id_header(model: &Model) -> bool {
+    compat_flag(model, "sendSessionIdHeader")
+}
+
+fn normalize_id_part(part: &str) -> String {
+    // Per UTF-16 unit, as the original's regex sees the string; the result is ASCII.
+    let cleaned: String = part
+        .encode_utf16()
+        .map(|unit| match char::from_u32(u32::from(unit)) {
+            Some(c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => c,
+            _ => '_',
+        })
+        .take(64)
+        .collect();
+    cleaned.trim_end_matches('_').to_owned()
+}
+
+fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage) -> String {
+    if !ITEM_ID_PROVIDERS.contains(&model.provider.as_str()) {
+        return normalize_id_part(id);
+    }
+    let Some((call_id, rest)) = id.split_once('|') else {
+        return normalize_id_part(id);
+    };
+    let item_id = rest.split('|').next().unwrap_or(rest);
+    let foreign = source.provider != model.provider || source.api != model.api;
+    let mut item = if foreign {
+        let hashed = format!("fc_{}", short_hash(item_id));
+        hashed.chars().take(64).collect()
+    } else {
+        normalize_id_part(item_id)
+    };
+    if !item.starts_with("fc_") {
+        item = normalize_id_part(&format!("fc_{item}"));
+    }
+    format!("{}|{item}", normalize_id_part(call_id))
+}
+
+/// A text block's signature: the output item id and phase, as JSON (v1) or a bare legacy id.
+fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<String>)> {
+    let signature = signature.filter(|s| !s.is_empty())?;
+    if signature.starts_with('{') {
+        if let Ok(parsed) = serde_json::from_str::<Value>(signature) {
+            if let (Some(1), Some(id)) = (
+                parsed.get("v").and_then(Value::as_f64).map(|v| v as i64),
+                parsed.get("id").and_then(Value::as_str),
+            ) {
+                let phase = parsed
+                    .get("phase")
+                    .and_then(Value::as_str)
+                    .filter(|p| matches!(*p, "commentary" | "final_answer"))
+                    .map(str::to_owned);
+                return Some((id.to_owned(), phase));
+            }
+        }
+    }
+    Some((signature.to_owned(), None))
+}
+
+fn input_image(mime_type: &str, data: &str) -> Value {
+    json!({"type": "input_image", "detail": "auto", "image_url": format!("data:{mime_type};base64,{data}")})
+}
+
+fn assistant_items(model: &Model, message: &AssistantMessage, index: usize, out: &mut Vec<Value>) {
+    let different_model =
+        message.model != model.id && message.provider == model.provider && message.api == model.api;
+    for block in &message.content {
+        match block {
+            ContentBlock::Thinking(t) => {
+                let item = t
+                    .thinking_signature
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok());
+                out.extend(item);
+            }
+            ContentBlock::Text(t) => {
+                let parsed = parse_text_signature(t.text_signature.as_deref());
+                let (id, phase) = match parsed {
+                    Some((id, phase)) if id.encode_utf16().count() > 64 => {
+                        (format!("msg_{}", short_hash(&id)), phase)
+                    }
+                    Some((id, phase)) => (id, phase),
+                    None => (format!("msg_{index}"), None),
+                };
+                let mut item = json!({
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": t.text, "annotations": []}],
+                    "status": "completed",
+                    "id": id,
+                });
+                if let (Some(phase), Some(fields)) = (phase, item.as_object_mut()) {
+                    fields.insert("phase".into(), json!(phase));
+                }
+                out.push(item);
+            }
+            ContentBlock::ToolCall(call) => {
+                let mut parts = call.id.split('|');
+                let call_id = parts.next().unwrap_or_default();
+                let item_id = parts
+                    .next()
+                    .filter(|item| !(different_model && item.starts_with("fc_")));
+                let mut fields = Map::new();
+                fields.insert("type".into(), json!("function_call"));
+                if let Some(item) = item_id {
+                    fields.insert("id".into(), json!(item));
+                }
+                fields.insert("call_id".into(), json!(call_id));
+                fields.insert("name".into(), json!(call.name));
+                let arguments = pi_core::json::to_string(&call.arguments).unwrap_or_default();
+                fields.insert("arguments".into(), json!(arguments));
+                out.push(Value::Object(fields));
+            }
+            ContentBlock::Image(_) => {}
+        }
+    }
+}
+
+/// `convertResponsesMessages`: the system prompt (as `developer` for reasoning models) and the
+/// transformed conversation as Responses input items.
+pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
+    let model = &request.model;
+    let messages = transform_messages(
+        &request.messages,
+        model,
+        &|id, source| normalize_tool_call_id(model, id, source),
+        now,
+    );
+    let mut items = Vec::new();
+    if !request.system_prompt.is_empty() {
+        let role = if model.reasoning {
+            "developer"
+        } else {
+            "system"
+        };
+        items.push(json!({"role": role, "content": request.system_prompt}));
+    }
+    let mut index = 0;
+    for message in &messages {
+        let before = items.len();
+        match message {
+            Message::User(user) => {
+                let content: Vec<Value> = match &user.content {
+                    UserContent::Text(text) => vec![json!({"type": "input_text", "text": text})],
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => {
+                                Some(json!({"type": "input_text", "text": t.text}))
+                            }
+                            ContentBlock::Image(img) => {
+                                Some(input_image(&img.mime_type, &img.data))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if !content.is_empty() {
+                    items.push(json!({"role": "user", "content": content}));
+                }
+            }
+            Message::Assistant(assistant) => assistant_items(model, assistant, index, &mut items),
+            Message::ToolResult(result) => {
+                let text: Vec<&str> = result
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let text = text.join("\n");
+                let has_images = result
+                    .content
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::Image(_)));
+                let call_id = result.tool_call_id.split('|').next().unwrap_or_default();
+                let output = if has_images && model.input.iter().any(|i| i == "image") {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    parts.extend(result.content.iter().filter_map(|b| match b {
+                        ContentBlock::Image(img) => Some(input_image(&img.mime_type, &img.data)),
+                        _ => None,
+                    }));
+                    Value::Array(parts)
+                } else if text.is_empty() {
+                    json!("(see attached image)")
+                } else {
+                    json!(text)
+                };
+                items.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
+            }
+        }
+        // A message that produced nothing does not count towards the `msg_<n>` fallback ids.
+        if items.len() > before {
+            index += 1;
+        }
+    }
+    items
+}
+
+fn convert_tools(tools: &[ToolDefinition]) -> Value {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+                "strict": false,
+            })
+        })
+        .collect()
+}
+
+/// The request body (`stream: true`, `store: false`).
+pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Value {
+    let model = &request.model;
+    let mut params = Map::new();
+    params.insert("model".into(), json!(model.id));
+    params.insert("input".into(), Value::Array(convert_messages(request, now)));
+    params.insert("stream".into(), json!(true));
+    if options.cache_retention != CacheRetention::None {
+        if let Some(session) = &request.session_id {
+            params.insert("prompt_cache_key".into(), json!(session));
+        }
+    }
+    if options.cache_retention == CacheRetention::Long
+        && compat_flag(model, "supportsLongCacheRetention")
+    {
+        params.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    params.insert("store".into(), json!(false));
+    let max_tokens = request
+        .max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)))
+        .filter(|m| *m > 0);
+    if let Some(max) = max_tokens {
+        params.insert("max_output_tokens".into(), json!(max));
+    }
+    if let Some(t) = options.temperature {
+        params.insert("temperature".into(), json!(t));
+    }
+    if !request.tools.is_empty() {
+        params.insert("tools".into(), convert_tools(&request.tools));
+    }
+    if model.reasoning {
+        let effort = request
+            .reasoning
+            .map(|level| clamp_thinking_level(model, level))
+            .filter(|level| *level != ThinkingLevel::Off);
+        let map = model.thinking_level_map.as_ref();
+        match effort {
+            Some(level) => {
+                let value = map
+                    .and_then(|m| m.get(&level).cloned().flatten())
+                    .unwrap_or_else(|| level.as_str().to_owned());
+                params.insert(
+                    "reasoning".into(),
+                    json!({"effort": value, "summary": "auto"}),
+                );
+                params.insert("include".into(), json!(["reasoning.encrypted_content"]));
+            }
+            None => {
+                let off = map.and_then(|m| m.get(&ThinkingLevel::Off));
+                if model.provider != "github-copilot" && !matches!(off, Some(None)) {
+                    let value = off.cloned().flatten().unwrap_or_else(|| "none".to_owned());
+                    params.insert("reasoning".into(), json!({"effort": value}));
+                }
+            }
+        }
+    }
+    Value::Object(params)
+}

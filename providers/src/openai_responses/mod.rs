@@ -1,0 +1,61 @@
+//! The OpenAI Responses API (`openai-responses`): OpenAI's newer endpoint, with reasoning items
+//! that round-trip as opaque signatures.
+
+mod decode;
+mod encode;
+
+pub use decode::{map_stop_reason, Decoder};
+pub use encode::{build_body, convert_messages, sends_session_id_header};
+
+use pi_core::agent::ModelRequest;
+
+use crate::{CacheRetention, CallOptions, HttpRequest};
+
+fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
+    let name = name.to_lowercase();
+    match headers.iter_mut().find(|(n, _)| *n == name) {
+        Some(slot) => slot.1 = value,
+        None => headers.push((name, value)),
+    }
+}
+
+/// The HTTP request for `request`: `POST <baseUrl>/responses` with bearer auth; the session id
+/// (unless caching is off) goes out as `session_id` and `x-client-request-id`.
+pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
+    let model = &request.model;
+    let mut headers = Vec::new();
+    set_header(&mut headers, "content-type", "application/json".to_owned());
+    set_header(&mut headers, "accept", "application/json".to_owned());
+    set_header(
+        &mut headers,
+        "authorization",
+        format!("Bearer {}", options.api_key),
+    );
+    for (name, value) in model.headers.iter().flatten() {
+        set_header(&mut headers, name, value.clone());
+    }
+    if let (Some(session), false) = (
+        &request.session_id,
+        options.cache_retention == CacheRetention::None,
+    ) {
+        if sends_session_id_header(model) {
+            set_header(&mut headers, "session_id", session.clone());
+        }
+        set_header(&mut headers, "x-client-request-id", session.clone());
+    }
+    for (name, value) in &options.headers {
+        set_header(&mut headers, name, value.clone());
+    }
+    let mut body = build_body(request, options, now);
+    if let Some(fields) = body.as_object_mut() {
+        for (key, value) in &options.body_overrides {
+            fields.insert(key.clone(), value.clone());
+        }
+    }
+    HttpRequest {
+        method: "POST",
+        url: format!("{}/responses", model.base_url.trim_end_matches('/')),
+        headers,
+        body,
+    }
+}

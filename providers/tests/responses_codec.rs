@@ -1,0 +1,268 @@
+//! The OpenAI Responses codec against the original: request bodies for contexts and options
+//! (reasoning items, text signatures, foreign tool-call ids, images, cache keys, effort mapping),
+//! and the events and final message for response streams the original was served byte for byte
+//! (text, reasoning summaries, tool calls, refusals, every error form, cut streams), for any
+//! chunking; arbitrary bytes never panic. Fixtures: `scripts/gen-responses-fixtures.mjs`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::{comparable, observe};
+use pi_core::agent::{ModelRequest, StreamEvent, ToolDefinition};
+use pi_core::model::Model;
+use pi_providers::openai_responses::{build_body, Decoder};
+use pi_providers::{CacheRetention, CallOptions, StreamEnd};
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn fixtures() -> &'static Value {
+    static FIXTURES: OnceLock<Value> = OnceLock::new();
+    FIXTURES.get_or_init(|| serde_json::from_str(include_str!("fixtures/responses.json")).unwrap())
+}
+
+fn stream_model() -> Model {
+    serde_json::from_value(serde_json::json!({
+        "id": "gpt-5-mini", "name": "GPT", "api": "openai-responses", "provider": "openai",
+        "baseUrl": "http://127.0.0.1:1/v1", "reasoning": true, "input": ["text", "image"],
+        "cost": {"input": 1.25, "output": 10, "cacheRead": 0.125, "cacheWrite": 0},
+        "contextWindow": 400000, "maxTokens": 128000
+    }))
+    .unwrap()
+}
+
+#[test]
+fn bodies_match_the_original() {
+    let mut wrong = Vec::new();
+    for case in fixtures()["bodies"].as_array().unwrap() {
+        let (context, options) = (&case["context"], &case["options"]);
+        let request = ModelRequest {
+            model: serde_json::from_value(case["model"].clone()).unwrap(),
+            system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
+            messages: serde_json::from_value(context["messages"].clone()).unwrap(),
+            tools: context["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| ToolDefinition {
+                    name: t["name"].as_str().unwrap().into(),
+                    description: t["description"].as_str().unwrap().into(),
+                    parameters: t["parameters"].clone(),
+                })
+                .collect(),
+            reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
+            session_id: options["sessionId"].as_str().map(str::to_owned),
+            max_tokens: options["maxTokens"].as_u64(),
+        };
+        let call_options = CallOptions {
+            api_key: "key".into(),
+            cache_retention: match options["cacheRetention"].as_str() {
+                Some("none") => CacheRetention::None,
+                Some("long") => CacheRetention::Long,
+                _ => CacheRetention::Short,
+            },
+            temperature: options["temperature"].as_f64(),
+            ..CallOptions::default()
+        };
+        let ours = pi_core::json::to_string(&build_body(&request, &call_options, 0)).unwrap();
+        let theirs = pi_core::json::to_string(&case["body"]).unwrap();
+        if ours != theirs {
+            wrong.push(format!(
+                "{}\n  ours:   {ours}\n  theirs: {theirs}",
+                case["name"]
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+fn decode(body: &[u8], cuts: &[usize]) -> Vec<StreamEvent> {
+    let mut decoder = Decoder::new(&stream_model(), 0);
+    let mut events = decoder.start();
+    let mut last = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&body.len())) {
+        let cut = cut.clamp(last, body.len());
+        events.extend(decoder.feed(&body[last..cut]));
+        last = cut;
+    }
+    events.extend(decoder.finish(StreamEnd::Complete));
+    events
+}
+
+/// Every stream's differences from the original when cut at `cuts`.
+fn differences(cuts: &[usize]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for stream in fixtures()["streams"].as_array().unwrap() {
+        let name = stream["name"].as_str().unwrap();
+        let body = stream["body"].as_str().unwrap().as_bytes();
+        let (updates, message) = observe(decode(body, cuts));
+        let theirs: Vec<Value> = stream["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(common::summary)
+            .collect();
+        if updates != theirs {
+            wrong.push(format!(
+                "{name}: events\n  ours:   {updates:?}\n  theirs: {theirs:?}"
+            ));
+        }
+        if comparable(&message) != stream["message"] {
+            wrong.push(format!(
+                "{name}: message\n  ours:   {}\n  theirs: {}",
+                comparable(&message),
+                stream["message"]
+            ));
+        }
+    }
+    wrong
+}
+
+#[test]
+fn streams_decode_as_the_original_decoded_them() {
+    let wrong = differences(&[]);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+proptest! {
+    #[test]
+    fn any_chunking_decodes_the_same(cuts in prop::collection::vec(0usize..2_500, 0..12)) {
+        let mut cuts = cuts;
+        cuts.sort_unstable();
+        let wrong = differences(&cuts);
+        prop_assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let mut decoder = Decoder::new(&stream_model(), 0);
+        decoder.start();
+        decoder.feed(&bytes);
+        decoder.finish(StreamEnd::Complete);
+    }
+
+    #[test]
+    fn arbitrary_events_never_panic(
+        kinds in prop::collection::vec(0usize..12, 0..40),
+        texts in prop::collection::vec("[a-z{}\":]{0,6}", 40),
+    ) {
+        const KINDS: [&str; 12] = [
+            "response.output_item.added", "response.output_item.done",
+            "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
+            "response.reasoning_summary_part.done", "response.content_part.added",
+            "response.output_text.delta", "response.function_call_arguments.delta",
+            "response.function_call_arguments.done", "response.completed", "response.refusal.delta",
+            "response.reasoning_text.delta",
+        ];
+        const ITEMS: [&str; 3] = ["reasoning", "message", "function_call"];
+        let mut body = String::new();
+        for (i, kind) in kinds.iter().enumerate() {
+            let text = &texts[i % texts.len()];
+            let event = serde_json::json!({
+                "type": KINDS[*kind],
+                "item": {"type": ITEMS[i % 3], "id": "x", "call_id": "c", "name": "n", "arguments": text, "content": [], "summary": []},
+                "part": {"type": if i % 2 == 0 { "output_text" } else { "refusal" }},
+                "delta": text, "arguments": text,
+                "response": {"status": "completed", "usage": {"input_tokens": 1}},
+            });
+            body.push_str(&format!("data: {event}\n\n"));
+        }
+        let events = decode(body.as_bytes(), &[]);
+        let mut assembly = pi_core::agent::assemble::Assembly::default();
+        for event in events {
+            prop_assert!(assembly.apply(event).is_ok());
+        }
+    }
+}
+
+/// Serves `body` as an event stream to one request on 127.0.0.1; returns the port and the
+/// request's head and body as received.
+fn serve_once(body: &'static str) -> (u16, std::thread::JoinHandle<(String, Value)>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let length = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(str::to_owned)
+            })
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap();
+        let mut request = vec![0; length];
+        reader.read_exact(&mut request).unwrap();
+        let mut stream = reader.into_inner();
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        (head, serde_json::from_slice(&request).unwrap())
+    });
+    (port, handle)
+}
+
+#[tokio::test]
+async fn a_call_over_http_decodes_the_served_stream() {
+    use pi_core::message::{Message, UserMessage};
+    use pi_providers::call::ModelCall;
+    use pi_providers::transport::{Timeouts, Transport};
+
+    let stream = fixtures()["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "reasoning-and-tool-call")
+        .unwrap();
+    let (port, server) = serve_once(stream["body"].as_str().unwrap());
+    let mut model = stream_model();
+    model.base_url = format!("http://127.0.0.1:{port}/v1");
+    let request = ModelRequest {
+        model,
+        system_prompt: "Be brief.".into(),
+        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
+        tools: Vec::new(),
+        reasoning: None,
+        session_id: Some("session-7".into()),
+        max_tokens: None,
+    };
+    let options = CallOptions {
+        api_key: "sk-test".into(),
+        ..CallOptions::default()
+    };
+    let transport = Transport::new(Timeouts {
+        connect: std::time::Duration::from_secs(5),
+        idle: std::time::Duration::from_secs(10),
+    })
+    .unwrap();
+    let mut call = ModelCall::new(request, &options, 0);
+    let mut events = call.open(&transport).await;
+    while !call.is_done() {
+        events.extend(call.next().await);
+    }
+    let (_, message) = observe(events);
+    assert_eq!(comparable(&message), stream["message"]);
+    let (head, body) = server.join().unwrap();
+    let head = head.to_ascii_lowercase();
+    assert!(head.starts_with("post /v1/responses http/1.1"), "{head}");
+    assert!(head.contains("authorization: bearer sk-test"), "{head}");
+    assert!(head.contains("session_id: session-7"), "{head}");
+    assert_eq!(body["prompt_cache_key"], "session-7");
+    assert_eq!(body["input"][0]["role"], "developer");
+}

@@ -1,0 +1,182 @@
+// Writes what pi-ai 0.73.1 does over the OpenAI Responses API (providers/tests/fixtures/
+// responses.json): the request bodies it builds for a set of contexts and options (taken from the
+// payload hook, nothing sent), and the events and final message it makes of a set of response
+// streams, which a local HTTP server started here serves to it byte for byte.
+//
+//   node scripts/gen-responses-fixtures.mjs <pi install dir> <out file>
+import fs from "fs";
+import http from "http";
+import path from "path";
+
+const [piDir, out] = process.argv.slice(2);
+const { streamSimple } = await import(path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/index.js"));
+
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const model = (over = {}) => ({
+  id: "gpt-5-mini", name: "GPT", api: "openai-responses", provider: "openai",
+  baseUrl: "http://127.0.0.1:1/v1", reasoning: true, input: ["text", "image"],
+  cost: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 }, contextWindow: 400000,
+  maxTokens: 128000, ...over,
+});
+const assistant = (content, over = {}) => ({ role: "assistant", content, api: "openai-responses",
+  provider: "openai", model: "gpt-5-mini", usage, stopReason: "toolUse", timestamp: 2, ...over });
+const user = (content) => ({ role: "user", content, timestamp: 1 });
+const result = (toolCallId, content, isError = false) => ({ role: "toolResult", toolCallId,
+  toolName: "read", content, isError, timestamp: 3 });
+const img = { type: "image", data: "aGk=", mimeType: "image/png" };
+const tools = [
+  { name: "read", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+];
+const reasoningItem = { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "Thinking." }], encrypted_content: "enc" };
+const longId = "x".repeat(70);
+const history = [
+  user("Look"),
+  assistant([
+    { type: "thinking", thinking: "Thinking.", thinkingSignature: JSON.stringify(reasoningItem) },
+    { type: "thinking", thinking: "no signature" },
+    { type: "text", text: "Sure.", textSignature: JSON.stringify({ v: 1, id: "msg_abc", phase: "commentary" }) },
+    { type: "text", text: "Legacy.", textSignature: "msg_legacy" },
+    { type: "text", text: "Long.", textSignature: longId },
+    { type: "text", text: "Unsigned." },
+    { type: "toolCall", id: "call_1|fc_1", name: "read", arguments: { path: "a.txt", n: 1 } },
+  ]),
+  result("call_1|fc_1", [{ type: "text", text: "one" }, { type: "text", text: "two" }]),
+  user([{ type: "text", text: "and this" }, img]),
+  assistant([{ type: "toolCall", id: "call_2|fc_2", name: "read", arguments: { path: "b" } }], { model: "gpt-5" }),
+  result("call_2|fc_2", [img, { type: "text", text: "pic" }]),
+  assistant([{ type: "toolCall", id: "toolu_01ABC/x", name: "read", arguments: {} }], { provider: "anthropic", api: "anthropic-messages", model: "claude" }),
+  result("toolu_01ABC/x", [img]),
+  assistant([{ type: "toolCall", id: "call_9|item/with+chars_", name: "read", arguments: {} }], { provider: "openrouter", api: "openai-completions", model: "x" }),
+  result("call_9|item/with+chars_", [{ type: "text", text: "ok" }]),
+  user([]),
+];
+const bodyCases = [
+  { name: "history-reasoning-high", model: model(), context: { systemPrompt: "Be brief.", messages: history, tools }, options: { reasoning: "high", sessionId: "sess-1" } },
+  { name: "reasoning-off-default", model: model(), context: { systemPrompt: "S", messages: [user("hi")] }, options: {} },
+  { name: "reasoning-off-mapped", model: model({ thinkingLevelMap: { off: "minimal", xhigh: "xhigh" } }), context: { messages: [user("hi")] }, options: { reasoning: "xhigh" } },
+  { name: "reasoning-off-unsupported", model: model({ thinkingLevelMap: { off: null } }), context: { messages: [user("hi")] }, options: { temperature: 0.3 } },
+  { name: "reasoning-clamped", model: model({ thinkingLevelMap: { minimal: null, low: null } }), context: { messages: [user("hi")] }, options: { reasoning: "minimal" } },
+  { name: "non-reasoning-long-cache", model: model({ reasoning: false, input: ["text"] }), context: { systemPrompt: "S", messages: history, tools }, options: { cacheRetention: "long", sessionId: "s", maxTokens: 500 } },
+  { name: "no-cache-no-session-key", model: model({ reasoning: false, compat: { supportsLongCacheRetention: false } }), context: { messages: [user("hi")] }, options: { cacheRetention: "none", sessionId: "s" } },
+  { name: "long-cache-unsupported", model: model({ reasoning: false, compat: { supportsLongCacheRetention: false } }), context: { messages: [user("hi")] }, options: { cacheRetention: "long", sessionId: "s" } },
+  { name: "other-provider-ids", model: model({ provider: "azure-openai-responses", reasoning: false }), context: { messages: history }, options: {} },
+];
+
+const sse = (events) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+const created = { type: "response.created", response: { id: "resp_1", status: "in_progress" } };
+const completed = (status, extra = {}) => ({ type: "response.completed", response: { id: "resp_1", status,
+  usage: { input_tokens: 100, input_tokens_details: { cached_tokens: 20 }, output_tokens: 30, total_tokens: 130 }, ...extra } });
+const message = (id, parts, phase) => ({ type: "message", id, role: "assistant", status: "completed", content: parts, ...(phase ? { phase } : {}) });
+const textStream = [
+  created,
+  { type: "response.output_text.delta", delta: "ignored, no item" },
+  { type: "response.output_item.added", item: message("msg_1", []) },
+  { type: "response.output_text.delta", delta: "ignored, no part" },
+  { type: "response.content_part.added", part: { type: "output_text", text: "" } },
+  { type: "response.output_text.delta", delta: "Hel" },
+  { type: "response.output_text.delta", delta: "lo" },
+  { type: "response.output_text.done", text: "Hello" },
+  { type: "response.output_item.done", item: message("msg_1", [{ type: "output_text", text: "Hello!" }], "final_answer") },
+  completed("completed"),
+];
+const toolStream = [
+  created,
+  { type: "response.output_item.added", item: { type: "reasoning", id: "rs_1", summary: [] } },
+  { type: "response.reasoning_summary_part.added", part: { type: "summary_text", text: "" } },
+  { type: "response.reasoning_summary_text.delta", delta: "Need " },
+  { type: "response.reasoning_summary_text.delta", delta: "a file." },
+  { type: "response.reasoning_summary_part.done", part: { type: "summary_text", text: "Need a file." } },
+  { type: "response.reasoning_summary_part.added", part: { type: "summary_text", text: "" } },
+  { type: "response.reasoning_summary_text.delta", delta: "Read it." },
+  { type: "response.output_item.done", item: { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "Need a file." }, { type: "summary_text", text: "Read it." }], encrypted_content: "ENC==" } },
+  { type: "response.output_item.added", item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "read", arguments: "" } },
+  { type: "response.function_call_arguments.delta", delta: "{\"path\": \"a" },
+  { type: "response.function_call_arguments.delta", delta: ".txt\"" },
+  { type: "response.function_call_arguments.done", arguments: "{\"path\": \"a.txt\"}" },
+  { type: "response.output_item.done", item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "read", arguments: "{\"path\": \"a.txt\"}" } },
+  completed("completed", { service_tier: "priority" }),
+];
+const streams = [
+  { name: "text", events: textStream },
+  { name: "reasoning-and-tool-call", events: toolStream },
+  { name: "reasoning-text-content", events: [created,
+    { type: "response.output_item.added", item: { type: "reasoning", id: "rs_2", summary: [] } },
+    { type: "response.reasoning_summary_text.delta", delta: "dropped: no part" },
+    { type: "response.reasoning_text.delta", delta: "raw " },
+    { type: "response.reasoning_text.delta", delta: "thought" },
+    { type: "response.output_item.done", item: { type: "reasoning", id: "rs_2", summary: [], content: [{ type: "reasoning_text", text: "raw thought" }, { type: "reasoning_text", text: "more" }] } },
+    completed("completed", { service_tier: "flex" })] },
+  { name: "refusal-incomplete", events: [created,
+    { type: "response.output_item.added", item: message("msg_2", []) },
+    { type: "response.content_part.added", part: { type: "refusal", refusal: "" } },
+    { type: "response.refusal.delta", delta: "I can't" },
+    { type: "response.output_text.delta", delta: "wrong part" },
+    { type: "response.output_item.done", item: message("msg_2", [{ type: "refusal", refusal: "I can't help." }]) },
+    completed("incomplete")] },
+  { name: "error-event", events: [created, textStream[2], textStream[4], textStream[5], { type: "error", code: "server_error", message: "boom", param: null }] },
+  { name: "error-event-without-code", events: [created, { type: "error", message: "boom" }] },
+  { name: "failed-with-error", events: [created, { type: "response.failed", response: { id: "resp_1", status: "failed", error: { code: "rate_limit_exceeded", message: "Slow down" } } }] },
+  { name: "failed-incomplete", events: [created, { type: "response.failed", response: { id: "resp_1", status: "failed", error: null, incomplete_details: { reason: "max_output_tokens" } } }] },
+  { name: "failed-no-details", events: [created, { type: "response.failed", response: { id: "resp_1", status: "failed" } }] },
+  { name: "completed-failed-status", events: [created, completed("failed")] },
+  { name: "completed-cancelled-status", events: [created, completed("cancelled")] },
+  { name: "unknown-status", events: [created, completed("weird")] },
+  { name: "cut-before-completed", events: textStream.slice(0, 7) },
+  { name: "cut-inside-tool-call", events: toolStream.slice(0, 11) },
+  { name: "top-level-error", raw: `data: ${JSON.stringify({ error: { message: "bad thing", type: "invalid_request_error" } })}\n\n` },
+  { name: "top-level-error-no-message", raw: `data: ${JSON.stringify({ error: { type: "server_error", code: 500 } })}\n\n` },
+  { name: "no-usage", events: [created, { type: "response.completed", response: { id: "resp_2", status: "completed" } }] },
+  { name: "done-marker", raw: sse([created]) + "data: [DONE]\n\n" + sse([completed("completed")]) },
+  { name: "function-call-arguments-only-in-done", events: [created,
+    { type: "response.output_item.added", item: { type: "function_call", id: "fc_3", call_id: "call_3", name: "read", arguments: "" } },
+    { type: "response.output_item.done", item: { type: "function_call", id: "fc_3", call_id: "call_3", name: "read", arguments: "{\"path\":\"z\"}" } },
+    completed("completed")] },
+  { name: "arguments-done-differs", events: [created,
+    { type: "response.output_item.added", item: { type: "function_call", id: "fc_4", call_id: "call_4", name: "read", arguments: "{\"pa" } },
+    { type: "response.function_call_arguments.delta", delta: "th\":" },
+    { type: "response.function_call_arguments.done", arguments: "{\"other\": 1}" },
+    { type: "response.output_item.done", item: { type: "function_call", id: "fc_4", call_id: "call_4", name: "read", arguments: "{\"other\": 1}" } },
+    completed("completed")] },
+];
+for (const s of streams) s.body = s.raw ?? sse(s.events);
+
+let current = "";
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(current);
+  });
+});
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const port = server.address().port;
+
+const bodies = [];
+for (const c of bodyCases) {
+  let body;
+  const stream = streamSimple(c.model, c.context, { apiKey: "key", ...c.options,
+    onPayload: (params) => { body = params; throw new Error("captured"); } });
+  await stream.result();
+  if (!body) throw new Error(`${c.name}: no payload`);
+  bodies.push({ ...c, body });
+}
+const decoded = [];
+for (const s of streams) {
+  current = s.body;
+  const events = [];
+  let final;
+  const stream = streamSimple(model({ baseUrl: `http://127.0.0.1:${port}/v1` }), { messages: [user("hi")] }, { apiKey: "key", maxRetries: 0 });
+  for await (const e of stream) {
+    if (e.type === "done") final = e.message;
+    else if (e.type === "error") final = e.error;
+    else if (e.type !== "start") events.push({ type: e.type, contentIndex: e.contentIndex, delta: e.delta, content: e.content, toolCall: e.toolCall });
+  }
+  const message = JSON.parse(JSON.stringify(final));
+  delete message.timestamp;
+  delete message.role;
+  decoded.push({ name: s.name, body: s.body, events: JSON.parse(JSON.stringify(events)), message });
+}
+server.close();
+fs.writeFileSync(out, JSON.stringify({ bodies, streams: decoded }, null, 1) + "\n");
+console.log(`${bodies.length} bodies, ${decoded.length} streams -> ${out}`);
