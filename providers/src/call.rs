@@ -6,8 +6,8 @@ use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::StopReason;
 
 use crate::transport::{ResponseStream, Transport, TransportError};
-use crate::{anthropic, openai_completions, openai_responses};
-use crate::{http_error, CallOptions, HttpRequest, StreamEnd};
+use crate::{anthropic, google, openai_completions, openai_responses};
+use crate::{failed_before_start, http_error, CallOptions, HttpRequest, StreamEnd};
 
 /// The stream decoder of the model's API.
 #[derive(Debug)]
@@ -15,6 +15,7 @@ enum Decoder {
     OpenAiCompletions(openai_completions::Decoder),
     AnthropicMessages(anthropic::Decoder),
     OpenAiResponses(openai_responses::Decoder),
+    Google(google::Decoder),
 }
 
 impl Decoder {
@@ -23,6 +24,7 @@ impl Decoder {
             Decoder::OpenAiCompletions(d) => d.start(),
             Decoder::AnthropicMessages(d) => d.start(),
             Decoder::OpenAiResponses(d) => d.start(),
+            Decoder::Google(d) => d.start(),
         }
     }
 
@@ -31,6 +33,7 @@ impl Decoder {
             Decoder::OpenAiCompletions(d) => d.feed(bytes),
             Decoder::AnthropicMessages(d) => d.feed(bytes),
             Decoder::OpenAiResponses(d) => d.feed(bytes),
+            Decoder::Google(d) => d.feed(bytes),
         }
     }
 
@@ -39,6 +42,7 @@ impl Decoder {
             Decoder::OpenAiCompletions(d) => d.finish(end),
             Decoder::AnthropicMessages(d) => d.finish(end),
             Decoder::OpenAiResponses(d) => d.finish(end),
+            Decoder::Google(d) => d.finish(end),
         }
     }
 }
@@ -67,6 +71,10 @@ impl ModelCall {
             "openai-responses" => (
                 Some(openai_responses::encode(&request, options, now)),
                 Decoder::OpenAiResponses(openai_responses::Decoder::new(model, now)),
+            ),
+            "google-generative-ai" => (
+                Some(google::encode(&request, options, now)),
+                Decoder::Google(google::Decoder::new(model, now)),
             ),
             "openai-completions" => (
                 Some(openai_completions::encode(&request, options, now)),
@@ -118,9 +126,21 @@ impl ModelCall {
             Err(error) => self.failure(error.to_string()),
             Ok(response) if !(200..300).contains(&response.status) => {
                 let status = response.status;
+                let content_type = response
+                    .headers
+                    .iter()
+                    .find(|(name, _)| name == "content-type")
+                    .map(|(_, value)| value.clone());
                 let body = response.body().await.unwrap_or_default();
                 self.done = true;
-                http_error(&self.request.model, self.timestamp, status, &body)
+                let model = &self.request.model;
+                if model.api == "google-generative-ai" {
+                    let message =
+                        google::http_error_message(status, content_type.as_deref(), &body);
+                    failed_before_start(model, self.timestamp, message)
+                } else {
+                    http_error(model, self.timestamp, status, &body)
+                }
             }
             Ok(response) => {
                 self.response = Some(response);

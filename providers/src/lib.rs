@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod call;
 pub mod catalog;
 pub mod cost;
+pub mod google;
 mod hash;
 pub mod models;
 pub mod openai_completions;
@@ -61,7 +62,7 @@ pub enum StreamEnd {
 }
 
 /// An HTTP error response as a failed stream (no `start`: pi-ai starts a stream only once a
-/// response arrived successfully). Both SDKs word it `"<status> <message>"`.
+/// response arrived successfully). The OpenAI and Anthropic SDKs word it `"<status> <message>"`.
 pub fn http_error(
     model: &pi_core::model::Model,
     timestamp: u64,
@@ -73,6 +74,15 @@ pub fn http_error(
         Ok(json) => openai_completions::api_error_message(Some(status), json.get("error"), None),
         Err(_) => openai_completions::api_error_message(Some(status), None, Some(&text)),
     };
+    failed_before_start(model, timestamp, message)
+}
+
+/// A call that failed before any response: one error event carrying `message`.
+pub fn failed_before_start(
+    model: &pi_core::model::Model,
+    timestamp: u64,
+    message: String,
+) -> Vec<pi_core::agent::StreamEvent> {
     let reason = pi_core::message::StopReason::Error;
     vec![pi_core::agent::StreamEvent::Error {
         reason,

@@ -10,7 +10,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{comparable, observe};
+use common::{comparable, observe, serve_once};
 use pi_core::agent::{ModelRequest, StreamEvent, ToolDefinition};
 use pi_core::model::Model;
 use pi_providers::openai_responses::{build_body, Decoder};
@@ -177,47 +177,6 @@ proptest! {
     }
 }
 
-/// Serves `body` as an event stream to one request on 127.0.0.1; returns the port and the
-/// request's head and body as received.
-fn serve_once(body: &'static str) -> (u16, std::thread::JoinHandle<(String, Value)>) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let handle = std::thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut head = String::new();
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-            head.push_str(&line);
-        }
-        let length = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length: ")
-                    .map(str::to_owned)
-            })
-            .and_then(|n| n.trim().parse::<usize>().ok())
-            .unwrap();
-        let mut request = vec![0; length];
-        reader.read_exact(&mut request).unwrap();
-        let mut stream = reader.into_inner();
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        (head, serde_json::from_slice(&request).unwrap())
-    });
-    (port, handle)
-}
-
 #[tokio::test]
 async fn a_call_over_http_decodes_the_served_stream() {
     use pi_core::message::{Message, UserMessage};
@@ -230,7 +189,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
         .iter()
         .find(|s| s["name"] == "reasoning-and-tool-call")
         .unwrap();
-    let (port, server) = serve_once(stream["body"].as_str().unwrap());
+    let (port, server) = serve_once(200, "text/event-stream", stream["body"].as_str().unwrap());
     let mut model = stream_model();
     model.base_url = format!("http://127.0.0.1:{port}/v1");
     let request = ModelRequest {

@@ -99,7 +99,8 @@ impl Assembly {
                         Err(not_open(*content_index, "tool call"))
                     }
                 }
-                Patch::ThinkingSignatureDelta { content_index, .. } => {
+                Patch::ThinkingSignatureDelta { content_index, .. }
+                | Patch::ThinkingSignature { content_index, .. } => {
                     open(*content_index, "thinking")
                 }
                 Patch::TextSignature { content_index, .. } => open(*content_index, "text"),
@@ -341,6 +342,17 @@ fn apply_patch(partial: &mut PartialMessage, patch: Patch) -> Result<(), Assembl
             PartialBlock::Thinking { signature, .. } => {
                 let so_far = signature.take().unwrap_or_default();
                 *signature = Some(so_far.append(&delta));
+            }
+            _ => return Err(not_open(content_index, "thinking")),
+        },
+        Patch::ThinkingSignature {
+            content_index,
+            signature,
+        } => match block_mut(partial, content_index)? {
+            PartialBlock::Thinking {
+                signature: slot, ..
+            } => {
+                *slot = Some(TextChain::default().append(&signature));
             }
             _ => return Err(not_open(content_index, "thinking")),
         },

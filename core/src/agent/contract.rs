@@ -71,6 +71,11 @@ pub enum Patch {
         content_index: usize,
         delta: String,
     },
+    /// Replaces a thinking block's signature (Gemini resends it whole).
+    ThinkingSignature {
+        content_index: usize,
+        signature: String,
+    },
     TextSignature {
         content_index: usize,
         signature: String,

@@ -175,3 +175,48 @@ pub fn mock_claude() -> Model {
         ..Model::default()
     }
 }
+
+/// Answers one request on 127.0.0.1 with `status`, `content_type` and `body`; returns the port
+/// and, once served, the request's head and JSON body as received.
+pub fn serve_once(
+    status: u16,
+    content_type: &'static str,
+    body: &'static str,
+) -> (u16, std::thread::JoinHandle<(String, Value)>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let length = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(str::to_owned)
+            })
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap();
+        let mut request = vec![0; length];
+        reader.read_exact(&mut request).unwrap();
+        let mut stream = reader.into_inner();
+        write!(
+            stream,
+            "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        (head, serde_json::from_slice(&request).unwrap())
+    });
+    (port, handle)
+}

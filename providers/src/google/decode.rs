@@ -1,0 +1,426 @@
+//! The `streamGenerateContent` stream, decoded as the Google SDK splits it and pi-ai reads it:
+//! each `data:` event is a response chunk whose first candidate's parts extend the current text
+//! or thinking block or add a complete tool call; the finish reason and usage metadata arrive
+//! in chunks of their own or alongside.
+
+use pi_core::agent::{Patch, StreamEvent};
+use pi_core::message::{
+    AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
+};
+use pi_core::model::Model;
+use serde_json::Value;
+
+use crate::cost::calculate_cost;
+use crate::StreamEnd;
+
+/// Event delimiters the SDK splits on (the earliest found wins).
+const DELIMITERS: [&[u8]; 3] = [b"\n\n", b"\r\r", b"\r\n\r\n"];
+
+/// Finish reasons pi-ai treats as a failed response.
+const ERROR_REASONS: [&str; 15] = [
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "SAFETY",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+    "RECITATION",
+    "FINISH_REASON_UNSPECIFIED",
+    "OTHER",
+    "LANGUAGE",
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "NO_IMAGE",
+];
+
+/// Decodes one streamed response.
+#[derive(Debug)]
+pub struct Decoder {
+    model: Model,
+    head: AssistantMessage,
+    buffer: Vec<u8>,
+    started: bool,
+    finished: bool,
+    blocks: Vec<ContentBlock>,
+    /// Whether the last block is a text or thinking block still being extended.
+    block_open: bool,
+    /// Tool calls given made-up ids so far (they are numbered).
+    generated_ids: u64,
+}
+
+impl Decoder {
+    /// A decoder for a response of `model` to a request made at `timestamp`.
+    pub fn new(model: &Model, timestamp: u64) -> Self {
+        Decoder {
+            model: model.clone(),
+            head: AssistantMessage {
+                api: "google-generative-ai".into(),
+                provider: model.provider.clone(),
+                model: model.id.clone(),
+                timestamp,
+                ..AssistantMessage::default()
+            },
+            buffer: Vec::new(),
+            started: false,
+            finished: false,
+            blocks: Vec::new(),
+            block_open: false,
+            generated_ids: 0,
+        }
+    }
+
+    /// The HTTP response arrived with a success status.
+    pub fn start(&mut self) -> Vec<StreamEvent> {
+        self.started = true;
+        vec![StreamEvent::Start {
+            partial: self.head.clone(),
+        }]
+    }
+
+    /// Bytes of the response body, one network chunk at a time: a chunk that is on its own an
+    /// error object fails the stream, as the SDK checks each chunk it reads.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        if self.finished || !self.started {
+            return out;
+        }
+        if let Some(message) = chunk_error(bytes) {
+            return self.fail(StopReason::Error, message);
+        }
+        self.buffer.extend_from_slice(bytes);
+        while let Some((at, len)) = next_delimiter(&self.buffer) {
+            let event: Vec<u8> = self.buffer.drain(..at + len).take(at).collect();
+            let event = String::from_utf8_lossy(&event);
+            let Some(data) = event.trim().strip_prefix("data:") else {
+                continue;
+            };
+            match serde_json::from_str::<Value>(data.trim()) {
+                Ok(chunk) => self.chunk(&chunk, &mut out),
+                Err(error) => out.extend(self.fail(StopReason::Error, error.to_string())),
+            }
+            if self.finished {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The end of the response: the body ended, the call was aborted, or the connection failed.
+    pub fn finish(&mut self, end: StreamEnd) -> Vec<StreamEvent> {
+        if self.finished {
+            return Vec::new();
+        }
+        match end {
+            StreamEnd::Failed(message) => self.fail(StopReason::Error, message),
+            StreamEnd::Aborted => self.fail(StopReason::Aborted, "Request was aborted".into()),
+            StreamEnd::Complete => {
+                if !String::from_utf8_lossy(&self.buffer).trim().is_empty() {
+                    return self.fail(
+                        StopReason::Error,
+                        "Incomplete JSON segment at the end".into(),
+                    );
+                }
+                let mut out = Vec::new();
+                self.close_block(&mut out);
+                match self.head.stop_reason {
+                    StopReason::Error | StopReason::Aborted => {
+                        out.extend(
+                            self.fail(StopReason::Error, "An unknown error occurred".into()),
+                        );
+                    }
+                    reason => {
+                        self.finished = true;
+                        out.push(StreamEvent::Done {
+                            reason,
+                            message: self.message(),
+                        });
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    fn fail(&mut self, reason: StopReason, message: String) -> Vec<StreamEvent> {
+        if self.finished {
+            return Vec::new();
+        }
+        self.finished = true;
+        self.head.stop_reason = reason;
+        self.head.error_message = Some(message);
+        vec![StreamEvent::Error {
+            reason,
+            error: self.message(),
+        }]
+    }
+
+    fn message(&self) -> AssistantMessage {
+        let mut message = self.head.clone();
+        message.content = self.blocks.clone();
+        message
+    }
+
+    fn close_block(&mut self, out: &mut Vec<StreamEvent>) {
+        if !self.block_open {
+            return;
+        }
+        self.block_open = false;
+        let content_index = self.blocks.len() - 1;
+        match self.blocks.last() {
+            Some(ContentBlock::Text(t)) => out.push(StreamEvent::TextEnd {
+                content_index,
+                content: t.text.clone(),
+            }),
+            Some(ContentBlock::Thinking(t)) => out.push(StreamEvent::ThinkingEnd {
+                content_index,
+                content: t.thinking.clone(),
+            }),
+            _ => {}
+        }
+    }
+
+    fn chunk(&mut self, chunk: &Value, out: &mut Vec<StreamEvent>) {
+        if self.head.response_id.is_none() {
+            if let Some(id) = chunk
+                .get("responseId")
+                .and_then(Value::as_str)
+                .filter(|i| !i.is_empty())
+            {
+                self.head.response_id = Some(id.to_owned());
+                out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
+            }
+        }
+        let candidate = chunk.pointer("/candidates/0");
+        let parts = candidate
+            .and_then(|c| c.pointer("/content/parts"))
+            .and_then(Value::as_array);
+        for part in parts.into_iter().flatten() {
+            if let Some(text) = part.get("text").and_then(Value::as_str) {
+                self.text_part(part, text, out);
+            }
+            if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
+                self.function_call(part, call, out);
+            }
+        }
+        if let Some(reason) = candidate
+            .and_then(|c| c.get("finishReason"))
+            .filter(|r| !r.is_null() && r.as_str() != Some(""))
+        {
+            let stop = match reason.as_str() {
+                Some("STOP") => StopReason::Stop,
+                Some("MAX_TOKENS") => StopReason::Length,
+                Some(r) if ERROR_REASONS.contains(&r) => StopReason::Error,
+                _ => {
+                    let text = reason
+                        .as_str()
+                        .map_or_else(|| reason.to_string(), str::to_owned);
+                    out.extend(
+                        self.fail(StopReason::Error, format!("Unhandled stop reason: {text}")),
+                    );
+                    return;
+                }
+            };
+            let has_tool_call = self
+                .blocks
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+            let stop = if has_tool_call {
+                StopReason::ToolUse
+            } else {
+                stop
+            };
+            self.head.stop_reason = stop;
+            out.push(StreamEvent::Patch(Patch::StopReason(stop)));
+        }
+        if let Some(meta) = chunk.get("usageMetadata").filter(|m| m.is_object()) {
+            let number = |key: &str| {
+                meta.get(key)
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0)
+                    .max(0.0) as u64
+            };
+            let cached = number("cachedContentTokenCount");
+            let mut usage = Usage {
+                input: number("promptTokenCount").saturating_sub(cached),
+                output: number("candidatesTokenCount") + number("thoughtsTokenCount"),
+                cache_read: cached,
+                cache_write: 0,
+                total_tokens: number("totalTokenCount"),
+                ..Usage::default()
+            };
+            usage.cost = calculate_cost(&self.model, &usage);
+            self.head.usage = usage.clone();
+            out.push(StreamEvent::Patch(Patch::Usage(usage)));
+        }
+    }
+
+    fn text_part(&mut self, part: &Value, text: &str, out: &mut Vec<StreamEvent>) {
+        let thinking = part.get("thought") == Some(&Value::Bool(true));
+        let continues = self.block_open
+            && matches!(
+                (self.blocks.last(), thinking),
+                (Some(ContentBlock::Thinking(_)), true) | (Some(ContentBlock::Text(_)), false)
+            );
+        if !continues {
+            self.close_block(out);
+            let content_index = self.blocks.len();
+            if thinking {
+                let block = ThinkingContent::default();
+                self.blocks.push(ContentBlock::Thinking(block.clone()));
+                out.push(StreamEvent::ThinkingStart {
+                    content_index,
+                    block,
+                });
+            } else {
+                let block = TextContent::default();
+                self.blocks.push(ContentBlock::Text(block.clone()));
+                out.push(StreamEvent::TextStart {
+                    content_index,
+                    block,
+                });
+            }
+            self.block_open = true;
+        }
+        let content_index = self.blocks.len() - 1;
+        let signature = part
+            .get("thoughtSignature")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        match self.blocks.last_mut() {
+            Some(ContentBlock::Thinking(t)) => {
+                t.thinking.push_str(text);
+                if let Some(signature) = signature {
+                    t.thinking_signature = Some(signature.to_owned());
+                    out.push(StreamEvent::Patch(Patch::ThinkingSignature {
+                        content_index,
+                        signature: signature.to_owned(),
+                    }));
+                }
+                out.push(StreamEvent::ThinkingDelta {
+                    content_index,
+                    delta: text.to_owned(),
+                });
+            }
+            Some(ContentBlock::Text(t)) => {
+                t.text.push_str(text);
+                if let Some(signature) = signature {
+                    t.text_signature = Some(signature.to_owned());
+                    out.push(StreamEvent::Patch(Patch::TextSignature {
+                        content_index,
+                        signature: signature.to_owned(),
+                    }));
+                }
+                out.push(StreamEvent::TextDelta {
+                    content_index,
+                    delta: text.to_owned(),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn function_call(&mut self, part: &Value, call: &Value, out: &mut Vec<StreamEvent>) {
+        self.close_block(out);
+        let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+        let provided = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let taken = |id: &str| {
+            self.blocks
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolCall(c) if c.id == id))
+        };
+        let id = match provided {
+            Some(id) if !taken(id) => id.to_owned(),
+            // pi-ai numbers made-up ids with a process-wide counter and the clock; here they
+            // count within the response and use the request's timestamp, so replays agree.
+            _ => {
+                self.generated_ids += 1;
+                format!("{name}_{}_{}", self.head.timestamp, self.generated_ids)
+            }
+        };
+        let arguments = call
+            .get("args")
+            .filter(|a| !a.is_null())
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        let tool_call = ToolCall {
+            id,
+            name: name.to_owned(),
+            arguments,
+            thought_signature: part
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+            ..ToolCall::default()
+        };
+        let content_index = self.blocks.len();
+        self.blocks.push(ContentBlock::ToolCall(tool_call.clone()));
+        let delta = pi_core::json::to_string(&tool_call.arguments).unwrap_or_default();
+        out.push(StreamEvent::ToolCallStart {
+            content_index,
+            block: tool_call.clone(),
+        });
+        out.push(StreamEvent::ToolCallDelta {
+            content_index,
+            delta,
+        });
+        out.push(StreamEvent::ToolCallEnd {
+            content_index,
+            tool_call,
+        });
+    }
+}
+
+fn next_delimiter(buffer: &[u8]) -> Option<(usize, usize)> {
+    DELIMITERS
+        .iter()
+        .filter_map(|d| {
+            buffer
+                .windows(d.len())
+                .position(|w| w == *d)
+                .map(|at| (at, d.len()))
+        })
+        .min_by_key(|(at, _)| *at)
+}
+
+/// The SDK's check of a network chunk that is by itself an error object with an HTTP code.
+fn chunk_error(bytes: &[u8]) -> Option<String> {
+    let chunk: Value = serde_json::from_slice(bytes).ok()?;
+    let error = chunk.get("error")?;
+    let code = error.get("code").and_then(Value::as_f64)?;
+    if !(400.0..600.0).contains(&code) {
+        return None;
+    }
+    let status = match error.get("status") {
+        Some(Value::String(s)) => s.clone(),
+        None => "undefined".to_owned(),
+        Some(other) => other.to_string(),
+    };
+    let json = pi_core::json::to_string(&pi_core::validate::js_key_order(&chunk)).ok()?;
+    Some(format!("got status: {status}. {json}"))
+}
+
+/// The message the Google SDK gives an HTTP error: the JSON error body as received, or for a
+/// non-JSON body an error object with the text, the code and the status text.
+pub fn http_error_message(status: u16, content_type: Option<&str>, body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let is_json = content_type.is_some_and(|t| t.contains("application/json"));
+    if is_json {
+        if let Ok(value) = serde_json::from_str::<Value>(&text) {
+            return pi_core::json::to_string(&pi_core::validate::js_key_order(&value))
+                .unwrap_or_default();
+        }
+    }
+    let status_text = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let wrapped =
+        serde_json::json!({"error": {"message": text, "code": status, "status": status_text}});
+    pi_core::json::to_string(&wrapped).unwrap_or_default()
+}

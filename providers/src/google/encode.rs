@@ -1,0 +1,381 @@
+//! The `streamGenerateContent` request body as the Google SDK sends what pi-ai builds
+//! (`convertMessages`, `convertTools`, `buildParams`, the thinking options of
+//! `streamSimpleGoogle`), with the SDK's key order.
+
+use pi_core::agent::{ModelRequest, ToolDefinition};
+use pi_core::message::{AssistantMessage, ContentBlock, Message, ToolResultMessage, UserContent};
+use pi_core::model::{Model, ThinkingLevel};
+use serde_json::{json, Map, Value};
+
+use crate::models::clamp_thinking_level;
+use crate::transform::transform_messages;
+use crate::CallOptions;
+
+/// Models that need tool-call ids echoed (Claude and gpt-oss served by Google).
+pub fn requires_tool_call_id(model_id: &str) -> bool {
+    model_id.starts_with("claude-") || model_id.starts_with("gpt-oss-")
+}
+
+fn gemini_major_version(model_id: &str) -> Option<u32> {
+    let id = model_id.to_lowercase();
+    let rest = id.strip_prefix("gemini-")?;
+    let rest = rest.strip_prefix("live-").unwrap_or(rest);
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Gemini before 3 cannot take images inside a function response.
+fn supports_multimodal_function_response(model_id: &str) -> bool {
+    gemini_major_version(model_id).is_none_or(|major| major >= 3)
+}
+
+fn is_valid_signature(signature: &str) -> bool {
+    let body = signature.trim_end_matches('=');
+    !signature.is_empty()
+        && signature.len() % 4 == 0
+        && signature.len() - body.len() <= 2
+        && !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+fn signature_for(same: bool, signature: Option<&str>) -> Option<String> {
+    signature
+        .filter(|s| same && is_valid_signature(s))
+        .map(str::to_owned)
+}
+
+fn text_part(text: &str, thought: bool, signature: Option<String>) -> Value {
+    let mut part = Map::new();
+    part.insert("text".into(), json!(text));
+    if thought {
+        part.insert("thought".into(), json!(true));
+    }
+    if let Some(signature) = signature {
+        part.insert("thoughtSignature".into(), json!(signature));
+    }
+    Value::Object(part)
+}
+
+fn inline_data(mime_type: &str, data: &str) -> Value {
+    json!({"inlineData": {"data": data, "mimeType": mime_type}})
+}
+
+fn model_parts(model: &Model, message: &AssistantMessage) -> Vec<Value> {
+    let same = message.provider == model.provider && message.model == model.id;
+    let mut parts = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text(t) if !t.text.trim().is_empty() => {
+                let signature = signature_for(same, t.text_signature.as_deref());
+                parts.push(text_part(&t.text, false, signature));
+            }
+            ContentBlock::Thinking(t) if !t.thinking.trim().is_empty() => {
+                let signature = signature_for(same, t.thinking_signature.as_deref());
+                parts.push(text_part(&t.thinking, same, signature));
+            }
+            ContentBlock::ToolCall(call) => {
+                let mut function_call = Map::new();
+                if requires_tool_call_id(&model.id) {
+                    function_call.insert("id".into(), json!(call.id));
+                }
+                let args = if call.arguments.is_null() {
+                    json!({})
+                } else {
+                    call.arguments.clone()
+                };
+                function_call.insert("args".into(), args);
+                function_call.insert("name".into(), json!(call.name));
+                let mut part = Map::new();
+                part.insert("functionCall".into(), Value::Object(function_call));
+                if let Some(signature) = signature_for(same, call.thought_signature.as_deref()) {
+                    part.insert("thoughtSignature".into(), json!(signature));
+                }
+                parts.push(Value::Object(part));
+            }
+            _ => {}
+        }
+    }
+    parts
+}
+
+fn push_tool_result(model: &Model, result: &ToolResultMessage, contents: &mut Vec<Value>) {
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = text.join("\n");
+    let images: Vec<(&str, &str)> = if model.input.iter().any(|i| i == "image") {
+        result
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Image(img) => Some((img.mime_type.as_str(), img.data.as_str())),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let multimodal = supports_multimodal_function_response(&model.id);
+    let value = if !text.is_empty() {
+        text
+    } else if !images.is_empty() {
+        "(see attached image)".to_owned()
+    } else {
+        String::new()
+    };
+    let mut response = Map::new();
+    response.insert("name".into(), json!(result.tool_name));
+    let key = if result.is_error { "error" } else { "output" };
+    response.insert("response".into(), json!({ key: value }));
+    if !images.is_empty() && multimodal {
+        let parts: Vec<Value> = images
+            .iter()
+            .map(|(mime, data)| json!({"inlineData": {"mimeType": mime, "data": data}}))
+            .collect();
+        response.insert("parts".into(), Value::Array(parts));
+    }
+    if requires_tool_call_id(&model.id) {
+        response.insert("id".into(), json!(result.tool_call_id));
+    }
+    let part = json!({"functionResponse": response});
+    let joins_last = contents.last().is_some_and(|last| {
+        last["role"] == "user"
+            && last["parts"]
+                .as_array()
+                .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some()))
+    });
+    match contents
+        .last_mut()
+        .and_then(|last| last["parts"].as_array_mut())
+    {
+        Some(parts) if joins_last => parts.push(part),
+        _ => contents.push(json!({"parts": [part], "role": "user"})),
+    }
+    if !images.is_empty() && !multimodal {
+        let mut parts = vec![json!({"text": "Tool result image:"})];
+        parts.extend(images.iter().map(|(mime, data)| inline_data(mime, data)));
+        contents.push(json!({"parts": parts, "role": "user"}));
+    }
+}
+
+/// `convertMessages`: the transformed conversation as `contents`.
+pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
+    let model = &request.model;
+    let normalize = |id: &str, _: &AssistantMessage| {
+        if !requires_tool_call_id(&model.id) {
+            return id.to_owned();
+        }
+        id.encode_utf16()
+            .map(|unit| match char::from_u32(u32::from(unit)) {
+                Some(c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => c,
+                _ => '_',
+            })
+            .take(64)
+            .collect()
+    };
+    let messages = transform_messages(&request.messages, model, &normalize, now);
+    let mut contents = Vec::new();
+    for message in &messages {
+        match message {
+            Message::User(user) => {
+                let parts: Vec<Value> = match &user.content {
+                    UserContent::Text(text) => vec![json!({"text": text})],
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(json!({"text": t.text})),
+                            ContentBlock::Image(img) => {
+                                Some(inline_data(&img.mime_type, &img.data))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if !parts.is_empty() {
+                    contents.push(json!({"parts": parts, "role": "user"}));
+                }
+            }
+            Message::Assistant(assistant) => {
+                let parts = model_parts(model, assistant);
+                if !parts.is_empty() {
+                    contents.push(json!({"parts": parts, "role": "model"}));
+                }
+            }
+            Message::ToolResult(result) => push_tool_result(model, result, &mut contents),
+        }
+    }
+    contents
+}
+
+fn convert_tools(tools: &[ToolDefinition]) -> Value {
+    let declarations: Vec<Value> = tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "name": tool.name,
+                "description": tool.description,
+                "parametersJsonSchema": tool.parameters,
+            })
+        })
+        .collect();
+    json!([{"functionDeclarations": declarations}])
+}
+
+fn lower_id(model: &Model) -> String {
+    model.id.to_lowercase()
+}
+
+fn is_gemini3_pro(model: &Model) -> bool {
+    family_match(&lower_id(model), "-pro")
+}
+
+fn is_gemini3_flash(model: &Model) -> bool {
+    family_match(&lower_id(model), "-flash")
+}
+
+/// `/gemini-3(?:\.\d+)?<suffix>/` anywhere in the id.
+fn family_match(id: &str, suffix: &str) -> bool {
+    id.match_indices("gemini-3").any(|(at, m)| {
+        let rest = &id[at + m.len()..];
+        let rest = match rest.strip_prefix('.') {
+            Some(after) if after.starts_with(|c: char| c.is_ascii_digit()) => {
+                after.trim_start_matches(|c: char| c.is_ascii_digit())
+            }
+            _ => rest,
+        };
+        rest.starts_with(suffix)
+    })
+}
+
+fn is_gemma4(model: &Model) -> bool {
+    let id = lower_id(model);
+    id.contains("gemma4") || id.contains("gemma-4")
+}
+
+fn thinking_level(effort: ThinkingLevel, model: &Model) -> &'static str {
+    use ThinkingLevel::*;
+    if is_gemini3_pro(model) {
+        return if matches!(effort, Minimal | Low) {
+            "LOW"
+        } else {
+            "HIGH"
+        };
+    }
+    if is_gemma4(model) {
+        return if matches!(effort, Minimal | Low) {
+            "MINIMAL"
+        } else {
+            "HIGH"
+        };
+    }
+    match effort {
+        Minimal => "MINIMAL",
+        Low => "LOW",
+        Medium => "MEDIUM",
+        _ => "HIGH",
+    }
+}
+
+/// pi-ai's budget table; `None` where it has no entry (the SDK then sends no budget).
+fn thinking_budget(model: &Model, effort: ThinkingLevel) -> Option<i64> {
+    use ThinkingLevel::*;
+    let table: [i64; 4] = if model.id.contains("2.5-pro") {
+        [128, 2048, 8192, 32768]
+    } else if model.id.contains("2.5-flash-lite") {
+        [512, 2048, 8192, 24576]
+    } else if model.id.contains("2.5-flash") {
+        [128, 2048, 8192, 24576]
+    } else {
+        return Some(-1);
+    };
+    match effort {
+        Minimal => Some(table[0]),
+        Low => Some(table[1]),
+        Medium => Some(table[2]),
+        High => Some(table[3]),
+        Off | Xhigh => None,
+    }
+}
+
+fn thinking_config(model: &Model, request: &ModelRequest) -> Option<Value> {
+    if !model.reasoning {
+        return None;
+    }
+    let Some(requested) = request.reasoning.filter(|l| *l != ThinkingLevel::Off) else {
+        return Some(if is_gemini3_pro(model) {
+            json!({"thinkingLevel": "LOW"})
+        } else if is_gemini3_flash(model) || is_gemma4(model) {
+            json!({"thinkingLevel": "MINIMAL"})
+        } else {
+            json!({"thinkingBudget": 0})
+        });
+    };
+    let effort = match clamp_thinking_level(model, requested) {
+        ThinkingLevel::Off => ThinkingLevel::High,
+        level => level,
+    };
+    let mut config = Map::new();
+    config.insert("includeThoughts".into(), json!(true));
+    if is_gemini3_pro(model) || is_gemini3_flash(model) || is_gemma4(model) {
+        config.insert("thinkingLevel".into(), json!(thinking_level(effort, model)));
+    } else {
+        if let Some(budget) = thinking_budget(model, effort) {
+            config.insert("thinkingBudget".into(), json!(budget));
+        }
+    }
+    Some(Value::Object(config))
+}
+
+/// The request body.
+pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Value {
+    let model = &request.model;
+    let mut body = Map::new();
+    body.insert(
+        "contents".into(),
+        Value::Array(convert_messages(request, now)),
+    );
+    if !request.system_prompt.is_empty() {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": request.system_prompt}], "role": "user"}),
+        );
+    }
+    if !request.tools.is_empty() {
+        body.insert("tools".into(), convert_tools(&request.tools));
+        if let Some(choice) = options.tool_choice.as_ref().and_then(Value::as_str) {
+            let mode = match choice {
+                "none" => "NONE",
+                "any" => "ANY",
+                _ => "AUTO",
+            };
+            body.insert(
+                "toolConfig".into(),
+                json!({"functionCallingConfig": {"mode": mode}}),
+            );
+        }
+    }
+    let mut generation = Map::new();
+    if let Some(t) = options.temperature {
+        generation.insert("temperature".into(), json!(t));
+    }
+    let max_tokens = request
+        .max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    if let Some(max) = max_tokens {
+        generation.insert("maxOutputTokens".into(), json!(max));
+    }
+    if let Some(config) = thinking_config(model, request) {
+        generation.insert("thinkingConfig".into(), config);
+    }
+    if !generation.is_empty() {
+        body.insert("generationConfig".into(), Value::Object(generation));
+    }
+    Value::Object(body)
+}
