@@ -3,6 +3,8 @@
 //! `message_start` and `message_delta`, and a stream that started but never sent `message_stop`
 //! is an error.
 
+use std::borrow::Cow;
+
 use pi_core::agent::{Patch, StreamEvent};
 use pi_core::message::{
     AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
@@ -23,6 +25,31 @@ const MESSAGE_EVENTS: [&str; 6] = [
     "content_block_delta",
     "content_block_stop",
 ];
+
+/// The most frequent event, read without copying: the general path parses any event loosely.
+#[derive(serde::Deserialize)]
+struct DeltaEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(borrow)]
+    delta: DeltaBody<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct DeltaBody<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+}
 
 #[derive(Debug)]
 struct Block {
@@ -146,7 +173,19 @@ impl Decoder {
 
     fn message(&self) -> AssistantMessage {
         let mut message = self.head.clone();
-        message.content = self.blocks.iter().map(|b| b.content.clone()).collect();
+        message.content = self
+            .blocks
+            .iter()
+            .map(|b| match &b.content {
+                ContentBlock::ToolCall(call) if b.index.is_some() && !b.json.is_empty() => {
+                    ContentBlock::ToolCall(ToolCall {
+                        arguments: parse_streaming_json(&b.json),
+                        ..call.clone()
+                    })
+                }
+                other => other.clone(),
+            })
+            .collect();
         message
     }
 
@@ -162,6 +201,58 @@ impl Decoder {
         out.push(StreamEvent::Patch(Patch::Usage(usage)));
     }
 
+    fn block_delta(
+        &mut self,
+        index: Option<u64>,
+        kind: Option<&str>,
+        field: &dyn Fn(&str) -> String,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let Some(position) = self.position(index) else {
+            return;
+        };
+        let block = &mut self.blocks[position];
+        match (kind, &mut block.content) {
+            (Some("text_delta"), ContentBlock::Text(t)) => {
+                let text = field("text");
+                t.text.push_str(&text);
+                out.push(StreamEvent::TextDelta {
+                    content_index: position,
+                    delta: text,
+                });
+            }
+            (Some("thinking_delta"), ContentBlock::Thinking(t)) => {
+                let text = field("thinking");
+                t.thinking.push_str(&text);
+                out.push(StreamEvent::ThinkingDelta {
+                    content_index: position,
+                    delta: text,
+                });
+            }
+            (Some("input_json_delta"), ContentBlock::ToolCall(_)) => {
+                let fragment = field("partial_json");
+                // Arguments are parsed when the block ends or the message is read,
+                // not on every fragment (which would be quadratic).
+                block.json.push_str(&fragment);
+                out.push(StreamEvent::ToolCallDelta {
+                    content_index: position,
+                    delta: fragment,
+                });
+            }
+            (Some("signature_delta"), ContentBlock::Thinking(t)) => {
+                let signature = field("signature");
+                t.thinking_signature
+                    .get_or_insert_with(String::new)
+                    .push_str(&signature);
+                out.push(StreamEvent::Patch(Patch::ThinkingSignatureDelta {
+                    content_index: position,
+                    delta: signature,
+                }));
+            }
+            _ => {}
+        }
+    }
+
     fn event(&mut self, sse: SseEvent, out: &mut Vec<StreamEvent>) {
         let name = sse.event.as_deref().unwrap_or("");
         if name == "error" {
@@ -170,6 +261,25 @@ impl Decoder {
         }
         if !MESSAGE_EVENTS.contains(&name) {
             return;
+        }
+        if name == "content_block_delta" {
+            if let Ok(delta) = serde_json::from_str::<DeltaEvent<'_>>(&sse.data) {
+                if delta.kind == "content_block_delta" {
+                    let body = &delta.delta;
+                    let field = |key: &str| {
+                        let value = match key {
+                            "text" => &body.text,
+                            "thinking" => &body.thinking,
+                            "partial_json" => &body.partial_json,
+                            "signature" => &body.signature,
+                            _ => &None,
+                        };
+                        value.as_deref().unwrap_or("").to_owned()
+                    };
+                    self.block_delta(delta.index, body.kind.as_deref(), &field, out);
+                    return;
+                }
+            }
         }
         let Some(event) = parse_with_repair(&sse.data) else {
             let message = format!(
@@ -276,9 +386,6 @@ impl Decoder {
                 out.push(event);
             }
             "content_block_delta" => {
-                let Some(position) = self.position(index) else {
-                    return;
-                };
                 let delta = event.get("delta");
                 let field = |key: &str| {
                     delta
@@ -287,48 +394,8 @@ impl Decoder {
                         .unwrap_or("")
                         .to_owned()
                 };
-                let block = &mut self.blocks[position];
-                match (
-                    delta.and_then(|d| d.get("type")).and_then(Value::as_str),
-                    &mut block.content,
-                ) {
-                    (Some("text_delta"), ContentBlock::Text(t)) => {
-                        let text = field("text");
-                        t.text.push_str(&text);
-                        out.push(StreamEvent::TextDelta {
-                            content_index: position,
-                            delta: text,
-                        });
-                    }
-                    (Some("thinking_delta"), ContentBlock::Thinking(t)) => {
-                        let text = field("thinking");
-                        t.thinking.push_str(&text);
-                        out.push(StreamEvent::ThinkingDelta {
-                            content_index: position,
-                            delta: text,
-                        });
-                    }
-                    (Some("input_json_delta"), ContentBlock::ToolCall(call)) => {
-                        let fragment = field("partial_json");
-                        block.json.push_str(&fragment);
-                        call.arguments = parse_streaming_json(&block.json);
-                        out.push(StreamEvent::ToolCallDelta {
-                            content_index: position,
-                            delta: fragment,
-                        });
-                    }
-                    (Some("signature_delta"), ContentBlock::Thinking(t)) => {
-                        let signature = field("signature");
-                        t.thinking_signature
-                            .get_or_insert_with(String::new)
-                            .push_str(&signature);
-                        out.push(StreamEvent::Patch(Patch::ThinkingSignatureDelta {
-                            content_index: position,
-                            delta: signature,
-                        }));
-                    }
-                    _ => {}
-                }
+                let kind = delta.and_then(|d| d.get("type")).and_then(Value::as_str);
+                self.block_delta(index, kind, &field, out);
             }
             "content_block_stop" => {
                 let Some(position) = self.position(index) else {

@@ -8,6 +8,9 @@ use pi_core::message::{
     AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
 use pi_core::model::Model;
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cost::calculate_cost;
@@ -34,6 +37,75 @@ const ERROR_REASONS: [&str; 15] = [
     "UNEXPECTED_TOOL_CALL",
     "NO_IMAGE",
 ];
+
+/// One response chunk, read without copying its strings; only what pi-ai looks at.
+#[derive(Debug, Default, Deserialize)]
+struct Chunk<'a> {
+    #[serde(rename = "responseId", borrow, default)]
+    response_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    candidates: Option<Vec<Candidate<'a>>>,
+    #[serde(rename = "usageMetadata", default)]
+    usage_metadata: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Candidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(rename = "finishReason", default)]
+    finish_reason: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Content<'a> {
+    #[serde(borrow, default)]
+    parts: Option<Vec<Part<'a>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: Option<Value>,
+    #[serde(rename = "thoughtSignature", borrow, default)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(rename = "functionCall", default)]
+    function_call: Option<Value>,
+}
+
+impl<'a> Chunk<'a> {
+    /// The fields pi-ai reads from a chunk whose fields have unexpected types (they are then
+    /// absent, as a string read of them would be).
+    fn from_value(value: &'a Value) -> Self {
+        let text = |v: &'a Value, key: &str| v.get(key).and_then(Value::as_str).map(Cow::Borrowed);
+        let candidate = |c: &'a Value| Candidate {
+            content: c.get("content").map(|content| Content {
+                parts: content.get("parts").and_then(Value::as_array).map(|parts| {
+                    parts
+                        .iter()
+                        .map(|p| Part {
+                            text: text(p, "text"),
+                            thought: p.get("thought").cloned(),
+                            thought_signature: text(p, "thoughtSignature"),
+                            function_call: p.get("functionCall").cloned(),
+                        })
+                        .collect()
+                }),
+            }),
+            finish_reason: c.get("finishReason").cloned(),
+        };
+        Chunk {
+            response_id: text(value, "responseId"),
+            candidates: value
+                .get("candidates")
+                .and_then(Value::as_array)
+                .map(|c| c.iter().map(candidate).collect()),
+            usage_metadata: value.get("usageMetadata").cloned(),
+        }
+    }
+}
 
 /// Decodes one streamed response.
 #[derive(Debug)]
@@ -90,20 +162,33 @@ impl Decoder {
             return self.fail(StopReason::Error, message);
         }
         self.buffer.extend_from_slice(bytes);
-        while let Some((at, len)) = next_delimiter(&self.buffer) {
-            let event: Vec<u8> = self.buffer.drain(..at + len).take(at).collect();
-            let event = String::from_utf8_lossy(&event);
+        let mut consumed = 0;
+        let buffer = std::mem::take(&mut self.buffer);
+        while let Some((at, len)) = next_delimiter(&buffer[consumed..]) {
+            let raw = &buffer[consumed..consumed + at];
+            let event = match std::str::from_utf8(raw) {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(raw),
+            };
+            consumed += at + len;
             let Some(data) = event.trim().strip_prefix("data:") else {
                 continue;
             };
-            match serde_json::from_str::<Value>(data.trim()) {
+            let data = data.trim();
+            match serde_json::from_str::<Chunk<'_>>(data) {
                 Ok(chunk) => self.chunk(&chunk, &mut out),
-                Err(error) => out.extend(self.fail(StopReason::Error, error.to_string())),
+                // Fields of unexpected types: read what pi-ai would read from the loose JSON.
+                Err(_) => match serde_json::from_str::<Value>(data) {
+                    Ok(value) => self.chunk(&Chunk::from_value(&value), &mut out),
+                    Err(error) => out.extend(self.fail(StopReason::Error, error.to_string())),
+                },
             }
             if self.finished {
                 break;
             }
         }
+        self.buffer = buffer;
+        self.buffer.drain(..consumed);
         out
     }
 
@@ -181,31 +266,27 @@ impl Decoder {
         }
     }
 
-    fn chunk(&mut self, chunk: &Value, out: &mut Vec<StreamEvent>) {
+    fn chunk(&mut self, chunk: &Chunk<'_>, out: &mut Vec<StreamEvent>) {
         if self.head.response_id.is_none() {
-            if let Some(id) = chunk
-                .get("responseId")
-                .and_then(Value::as_str)
-                .filter(|i| !i.is_empty())
-            {
+            if let Some(id) = chunk.response_id.as_deref().filter(|i| !i.is_empty()) {
                 self.head.response_id = Some(id.to_owned());
                 out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
             }
         }
-        let candidate = chunk.pointer("/candidates/0");
+        let candidate = chunk.candidates.as_ref().and_then(|c| c.first());
         let parts = candidate
-            .and_then(|c| c.pointer("/content/parts"))
-            .and_then(Value::as_array);
+            .and_then(|c| c.content.as_ref())
+            .and_then(|c| c.parts.as_ref());
         for part in parts.into_iter().flatten() {
-            if let Some(text) = part.get("text").and_then(Value::as_str) {
+            if let Some(text) = &part.text {
                 self.text_part(part, text, out);
             }
-            if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
+            if let Some(call) = part.function_call.as_ref().filter(|c| c.is_object()) {
                 self.function_call(part, call, out);
             }
         }
         if let Some(reason) = candidate
-            .and_then(|c| c.get("finishReason"))
+            .and_then(|c| c.finish_reason.as_ref())
             .filter(|r| !r.is_null() && r.as_str() != Some(""))
         {
             let stop = match reason.as_str() {
@@ -234,7 +315,7 @@ impl Decoder {
             self.head.stop_reason = stop;
             out.push(StreamEvent::Patch(Patch::StopReason(stop)));
         }
-        if let Some(meta) = chunk.get("usageMetadata").filter(|m| m.is_object()) {
+        if let Some(meta) = chunk.usage_metadata.as_ref().filter(|m| m.is_object()) {
             let number = |key: &str| {
                 meta.get(key)
                     .and_then(Value::as_f64)
@@ -256,8 +337,8 @@ impl Decoder {
         }
     }
 
-    fn text_part(&mut self, part: &Value, text: &str, out: &mut Vec<StreamEvent>) {
-        let thinking = part.get("thought") == Some(&Value::Bool(true));
+    fn text_part(&mut self, part: &Part<'_>, text: &str, out: &mut Vec<StreamEvent>) {
+        let thinking = part.thought == Some(Value::Bool(true));
         let continues = self.block_open
             && matches!(
                 (self.blocks.last(), thinking),
@@ -284,10 +365,7 @@ impl Decoder {
             self.block_open = true;
         }
         let content_index = self.blocks.len() - 1;
-        let signature = part
-            .get("thoughtSignature")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
+        let signature = part.thought_signature.as_deref().filter(|s| !s.is_empty());
         match self.blocks.last_mut() {
             Some(ContentBlock::Thinking(t)) => {
                 t.thinking.push_str(text);
@@ -321,7 +399,7 @@ impl Decoder {
         }
     }
 
-    fn function_call(&mut self, part: &Value, call: &Value, out: &mut Vec<StreamEvent>) {
+    fn function_call(&mut self, part: &Part<'_>, call: &Value, out: &mut Vec<StreamEvent>) {
         self.close_block(out);
         let name = call.get("name").and_then(Value::as_str).unwrap_or("");
         let provided = call
@@ -352,8 +430,8 @@ impl Decoder {
             name: name.to_owned(),
             arguments,
             thought_signature: part
-                .get("thoughtSignature")
-                .and_then(Value::as_str)
+                .thought_signature
+                .as_deref()
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned),
             ..ToolCall::default()
@@ -376,16 +454,14 @@ impl Decoder {
     }
 }
 
+/// The earliest event delimiter in `buffer`: its position and length.
 fn next_delimiter(buffer: &[u8]) -> Option<(usize, usize)> {
-    DELIMITERS
-        .iter()
-        .filter_map(|d| {
-            buffer
-                .windows(d.len())
-                .position(|w| w == *d)
-                .map(|at| (at, d.len()))
-        })
-        .min_by_key(|(at, _)| *at)
+    memchr::memchr2_iter(b'\n', b'\r', buffer).find_map(|at| {
+        DELIMITERS
+            .iter()
+            .find(|d| buffer[at..].starts_with(d))
+            .map(|d| (at, d.len()))
+    })
 }
 
 /// The SDK's check of a network chunk that is by itself an error object with an HTTP code.

@@ -46,6 +46,8 @@ pub struct Decoder {
     block_open: bool,
     /// Tool-call argument JSON of the open tool call.
     json: String,
+    /// Whether `json` has grown since the call opened (only then are its arguments re-read).
+    json_grew: bool,
 }
 
 impl Decoder {
@@ -68,6 +70,7 @@ impl Decoder {
             item: None,
             block_open: false,
             json: String::new(),
+            json_grew: false,
         }
     }
 
@@ -162,6 +165,13 @@ impl Decoder {
     fn message(&self) -> AssistantMessage {
         let mut message = self.head.clone();
         message.content = self.blocks.clone();
+        if let (true, Some(ContentBlock::ToolCall(call))) =
+            (self.block_open, message.content.last_mut())
+        {
+            if self.json_grew {
+                call.arguments = parse_streaming_json(&self.json);
+            }
+        }
         message
     }
 
@@ -232,16 +242,16 @@ impl Decoder {
                 }
                 let fragment = text("delta");
                 let index = self.last();
-                let mut json = std::mem::take(&mut self.json);
-                if let Some(ContentBlock::ToolCall(call)) = self.open_block() {
-                    json.push_str(&fragment);
-                    call.arguments = parse_streaming_json(&json);
+                // Arguments are parsed when the call ends or the message is read, not on every
+                // fragment (which would be quadratic).
+                if let Some(ContentBlock::ToolCall(_)) = self.open_block() {
+                    self.json.push_str(&fragment);
+                    self.json_grew = true;
                     out.push(StreamEvent::ToolCallDelta {
                         content_index: index,
                         delta: fragment,
                     });
                 }
-                self.json = json;
             }
             "response.function_call_arguments.done" => {
                 if !matches!(self.item, Some(Item::FunctionCall)) {
@@ -262,6 +272,7 @@ impl Decoder {
                     }
                 }
                 self.json = arguments;
+                self.json_grew = true;
             }
             "response.output_item.done" => self.item_done(event.get("item"), out),
             "response.completed" => self.completed(event.get("response"), out),
@@ -349,6 +360,7 @@ impl Decoder {
             "function_call" => {
                 self.item = Some(Item::FunctionCall);
                 self.json = field("arguments").to_owned();
+                self.json_grew = false;
                 let call = ToolCall {
                     id: format!(
                         "{}|{}",
