@@ -56,6 +56,7 @@ const cases = [
   { name: "compat-no-eager-no-long-cache", model: model({ reasoning: false, compat: { supportsEagerToolInputStreaming: false, supportsLongCacheRetention: false } }), context: { systemPrompt: "S", messages: [user("hi")], tools }, options: { cacheRetention: "long" } },
   { name: "long-cache", model: model({ reasoning: false }), context: { systemPrompt: "S", messages: [user("hi")], tools }, options: { cacheRetention: "long" } },
   { name: "explicit-max-tokens-low", model: model({ maxTokens: 4096 }), context: { systemPrompt: "S", messages: [user("hi")] }, options: { reasoning: "low", maxTokens: 1000 } },
+  { name: "custom-budget", model: model({ maxTokens: 64000 }), context: { systemPrompt: "S", messages: [user("hi")] }, options: { reasoning: "xhigh", thinkingBudgets: { high: 3000, low: 5 } } },
   { name: "small-model-budget-shrinks", model: model({ maxTokens: 1500 }), context: { systemPrompt: "S", messages: [user("hi")] }, options: { reasoning: "medium" } },
   { name: "non-reasoning-model", model: model({ reasoning: false, input: ["text"] }), context: { systemPrompt: "", messages: [
       user("   "),

@@ -69,6 +69,7 @@ const bodyCases = [
   { name: "gemini-3-flash-off", model: model({ id: "gemini-3-flash-preview" }), context: { messages: [user("hi")] }, options: {} },
   { name: "gemma-4-low", model: model({ id: "gemma-4-27b-it" }), context: { messages: [user("hi")] }, options: { reasoning: "low" } },
   { name: "pro-budget", model: model({ id: "gemini-2.5-pro" }), context: { messages: [user("hi")] }, options: { reasoning: "high", maxTokens: 1000 } },
+  { name: "custom-budget", model: model(), context: { messages: [user("hi")] }, options: { reasoning: "high", thinkingBudgets: { high: 777 } } },
   { name: "flash-lite-budget", model: model({ id: "gemini-2.5-flash-lite" }), context: { messages: [user("hi")] }, options: { reasoning: "minimal" } },
   { name: "unknown-model-budget", model: model({ id: "my-gemini" }), context: { messages: [user("hi")] }, options: { reasoning: "xhigh" } },
   { name: "non-reasoning", model: model({ reasoning: false, input: ["text"], headers: { "X-Model": "m" } }), context: { systemPrompt: "S", messages: history, tools }, options: { reasoning: "high" } },
@@ -98,6 +99,7 @@ const streams = [
   { name: "incomplete-tail", body: sse([cand([{ text: "a" }])]) + "data: {\"candidates\": [" },
   { name: "bad-json", body: "data: {nope}\n\n" },
   { name: "lf-delimiters", body: `data: ${JSON.stringify(cand([{ text: "lf" }], "STOP"))}\n\n` },
+  { name: "error-object-in-ok-stream", body: JSON.stringify({ error: { code: 429, message: "Quota exceeded", status: "RESOURCE_EXHAUSTED" } }) },
   { name: "http-error-json", status: 400, type: "application/json", body: JSON.stringify({ error: { code: 400, message: "API key not valid.", status: "INVALID_ARGUMENT" } }) },
   { name: "http-error-text", status: 503, type: "text/plain", body: "overloaded" },
 ];

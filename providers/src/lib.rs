@@ -36,6 +36,9 @@ pub struct CallOptions {
     pub tool_choice: Option<Value>,
     /// Extra headers, last (they override).
     pub headers: Vec<(String, String)>,
+    /// Thinking budgets (tokens) replacing pi-ai's defaults for some levels (the settings'
+    /// `thinkingBudgets`); used by APIs with budget-based thinking.
+    pub thinking_budgets: std::collections::BTreeMap<pi_core::model::ThinkingLevel, u64>,
     /// Fields set on the request body after it is built (Pi's `onPayload` in data form), e.g.
     /// `stop` or a server's own sampling options.
     pub body_overrides: serde_json::Map<String, Value>,

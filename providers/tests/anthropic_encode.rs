@@ -148,6 +148,10 @@ fn bodies_match_the_original_for_every_context_and_option() {
                 _ => CacheRetention::Short,
             },
             temperature: options["temperature"].as_f64(),
+            thinking_budgets: serde_json::from_value(
+                options.get("thinkingBudgets").cloned().unwrap_or(json!({})),
+            )
+            .unwrap(),
             ..CallOptions::default()
         };
         let ours =

@@ -67,6 +67,10 @@ fn requests_match_what_the_original_sent() {
         let call_options = CallOptions {
             api_key: "gkey".into(),
             temperature: options["temperature"].as_f64(),
+            thinking_budgets: serde_json::from_value(
+                options.get("thinkingBudgets").cloned().unwrap_or(json!({})),
+            )
+            .unwrap(),
             ..CallOptions::default()
         };
         let http = encode(&request, &call_options, 0);
@@ -141,13 +145,17 @@ fn decode(body: &[u8], cuts: &[usize]) -> Vec<StreamEvent> {
     events
 }
 
+/// Streams whose outcome depends on how the body is split: the SDK checks each network chunk on
+/// its own for an error object, so these are only compared unsplit.
+const SPLIT_SENSITIVE: [&str; 1] = ["error-object-in-ok-stream"];
+
 fn differences(cuts: &[usize]) -> Vec<String> {
     let mut wrong = Vec::new();
     for stream in fixtures()["streams"].as_array().unwrap() {
-        if stream.get("status").is_some() {
+        let name = stream["name"].as_str().unwrap();
+        if stream.get("status").is_some() || (!cuts.is_empty() && SPLIT_SENSITIVE.contains(&name)) {
             continue;
         }
-        let name = stream["name"].as_str().unwrap();
         let (updates, message) = observe(decode(stream["body"].as_str().unwrap().as_bytes(), cuts));
         let ours = normalise(&json!({"events": updates, "message": comparable(&message)}));
         let theirs_events: Vec<Value> = stream["events"]

@@ -333,7 +333,12 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     let adaptive = supports_adaptive_thinking(&model.id);
     let (max_tokens, budget) = match level {
         Some(level) if !adaptive => {
-            let mut budget = thinking_budget(level);
+            let level = match level {
+                ThinkingLevel::Xhigh => ThinkingLevel::High,
+                other => other,
+            };
+            let custom = options.thinking_budgets.get(&level).copied();
+            let mut budget = custom.unwrap_or_else(|| thinking_budget(level));
             let max = (base_max_tokens.unwrap_or(0) + budget).min(model.max_tokens);
             if max <= budget {
                 budget = max.saturating_sub(1024);

@@ -43,10 +43,10 @@ const ERROR_REASONS: [&str; 15] = [
 struct Chunk<'a> {
     #[serde(rename = "responseId", borrow, default)]
     response_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    candidates: Option<Vec<Candidate<'a>>>,
+    #[serde(borrow, default, deserialize_with = "first_candidate")]
+    candidates: Option<Candidate<'a>>,
     #[serde(rename = "usageMetadata", default)]
-    usage_metadata: Option<Value>,
+    usage_metadata: Option<Box<Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -54,7 +54,7 @@ struct Candidate<'a> {
     #[serde(borrow, default)]
     content: Option<Content<'a>>,
     #[serde(rename = "finishReason", default)]
-    finish_reason: Option<Value>,
+    finish_reason: Option<Box<Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -68,11 +68,43 @@ struct Part<'a> {
     #[serde(borrow, default)]
     text: Option<Cow<'a, str>>,
     #[serde(default)]
-    thought: Option<Value>,
+    thought: Option<bool>,
     #[serde(rename = "thoughtSignature", borrow, default)]
     thought_signature: Option<Cow<'a, str>>,
     #[serde(rename = "functionCall", default)]
-    function_call: Option<Value>,
+    function_call: Option<Box<Value>>,
+}
+
+/// The first candidate of the array (pi-ai reads no other), without collecting the rest.
+fn first_candidate<'de, D>(deserializer: D) -> Result<Option<Candidate<'de>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct First;
+    impl<'de> serde::de::Visitor<'de> for First {
+        type Value = Option<Candidate<'de>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of candidates or null")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_seq(First)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let first = seq.next_element::<Candidate<'de>>()?;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    deserializer.deserialize_option(First)
 }
 
 impl<'a> Chunk<'a> {
@@ -87,22 +119,23 @@ impl<'a> Chunk<'a> {
                         .iter()
                         .map(|p| Part {
                             text: text(p, "text"),
-                            thought: p.get("thought").cloned(),
+                            thought: Some(p.get("thought") == Some(&Value::Bool(true))),
                             thought_signature: text(p, "thoughtSignature"),
-                            function_call: p.get("functionCall").cloned(),
+                            function_call: p.get("functionCall").cloned().map(Box::new),
                         })
                         .collect()
                 }),
             }),
-            finish_reason: c.get("finishReason").cloned(),
+            finish_reason: c.get("finishReason").cloned().map(Box::new),
         };
         Chunk {
             response_id: text(value, "responseId"),
             candidates: value
                 .get("candidates")
                 .and_then(Value::as_array)
-                .map(|c| c.iter().map(candidate).collect()),
-            usage_metadata: value.get("usageMetadata").cloned(),
+                .and_then(|c| c.first())
+                .map(candidate),
+            usage_metadata: value.get("usageMetadata").cloned().map(Box::new),
         }
     }
 }
@@ -273,7 +306,7 @@ impl Decoder {
                 out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
             }
         }
-        let candidate = chunk.candidates.as_ref().and_then(|c| c.first());
+        let candidate = chunk.candidates.as_ref();
         let parts = candidate
             .and_then(|c| c.content.as_ref())
             .and_then(|c| c.parts.as_ref());
@@ -338,7 +371,7 @@ impl Decoder {
     }
 
     fn text_part(&mut self, part: &Part<'_>, text: &str, out: &mut Vec<StreamEvent>) {
-        let thinking = part.thought == Some(Value::Bool(true));
+        let thinking = part.thought == Some(true);
         let continues = self.block_open
             && matches!(
                 (self.blocks.last(), thinking),
@@ -466,6 +499,10 @@ fn next_delimiter(buffer: &[u8]) -> Option<(usize, usize)> {
 
 /// The SDK's check of a network chunk that is by itself an error object with an HTTP code.
 fn chunk_error(bytes: &[u8]) -> Option<String> {
+    let trimmed = bytes.trim_ascii();
+    if !(trimmed.starts_with(b"{") && trimmed.ends_with(b"}")) {
+        return None;
+    }
     let chunk: Value = serde_json::from_slice(bytes).ok()?;
     let error = chunk.get("error")?;
     let code = error.get("code").and_then(Value::as_f64)?;

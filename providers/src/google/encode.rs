@@ -304,7 +304,7 @@ fn thinking_budget(model: &Model, effort: ThinkingLevel) -> Option<i64> {
     }
 }
 
-fn thinking_config(model: &Model, request: &ModelRequest) -> Option<Value> {
+fn thinking_config(model: &Model, request: &ModelRequest, options: &CallOptions) -> Option<Value> {
     if !model.reasoning {
         return None;
     }
@@ -326,7 +326,8 @@ fn thinking_config(model: &Model, request: &ModelRequest) -> Option<Value> {
     if is_gemini3_pro(model) || is_gemini3_flash(model) || is_gemma4(model) {
         config.insert("thinkingLevel".into(), json!(thinking_level(effort, model)));
     } else {
-        if let Some(budget) = thinking_budget(model, effort) {
+        let custom = options.thinking_budgets.get(&effort).map(|b| *b as i64);
+        if let Some(budget) = custom.or_else(|| thinking_budget(model, effort)) {
             config.insert("thinkingBudget".into(), json!(budget));
         }
     }
@@ -371,7 +372,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     if let Some(max) = max_tokens {
         generation.insert("maxOutputTokens".into(), json!(max));
     }
-    if let Some(config) = thinking_config(model, request) {
+    if let Some(config) = thinking_config(model, request, options) {
         generation.insert("thinkingConfig".into(), config);
     }
     if !generation.is_empty() {
