@@ -44,6 +44,35 @@ pub struct CallOptions {
     pub body_overrides: serde_json::Map<String, Value>,
 }
 
+/// Sets a header (lower-cased name), replacing an earlier value of the same name in place.
+pub(crate) fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
+    let name = name.to_lowercase();
+    match headers.iter_mut().find(|(n, _)| *n == name) {
+        Some(slot) => slot.1 = value,
+        None => headers.push((name, value)),
+    }
+}
+
+/// The request body with the caller's `body_overrides` applied last.
+pub(crate) fn with_overrides(mut body: Value, options: &CallOptions) -> Value {
+    if let Some(fields) = body.as_object_mut() {
+        for (key, value) in &options.body_overrides {
+            fields.insert(key.clone(), value.clone());
+        }
+    }
+    body
+}
+
+/// A boolean compat flag of the model, `default` when unset.
+pub(crate) fn compat_flag(model: &pi_core::model::Model, name: &str, default: bool) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get(name))
+        .and_then(Value::as_bool)
+        .unwrap_or(default)
+}
+
 /// An HTTP request, ready for a transport (or a cassette).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HttpRequest {

@@ -13,11 +13,11 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::mock_claude;
+use common::{fixture_options, fixture_request, mock_claude};
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::Message;
 use pi_core::model::ThinkingLevel;
-use pi_providers::{anthropic, CacheRetention, CallOptions};
+use pi_providers::{anthropic, CallOptions};
 use serde_json::{json, Value};
 
 fn lines(path: &Path) -> Vec<Value> {
@@ -121,39 +121,8 @@ fn bodies_match_the_original_for_every_context_and_option() {
     let cases: Vec<Value> = serde_json::from_str(text).unwrap();
     let mut wrong = Vec::new();
     for case in &cases {
-        let (context, options) = (&case["context"], &case["options"]);
-        let request = ModelRequest {
-            model: serde_json::from_value(case["model"].clone()).unwrap(),
-            system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
-            messages: serde_json::from_value(context["messages"].clone()).unwrap(),
-            tools: context["tools"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| ToolDefinition {
-                    name: t["name"].as_str().unwrap().into(),
-                    description: t["description"].as_str().unwrap().into(),
-                    parameters: t["parameters"].clone(),
-                })
-                .collect(),
-            reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
-            session_id: None,
-            max_tokens: options["maxTokens"].as_u64(),
-        };
-        let call_options = CallOptions {
-            api_key: options["apiKey"].as_str().unwrap_or("key").into(),
-            cache_retention: match options["cacheRetention"].as_str() {
-                Some("none") => CacheRetention::None,
-                Some("long") => CacheRetention::Long,
-                _ => CacheRetention::Short,
-            },
-            temperature: options["temperature"].as_f64(),
-            thinking_budgets: serde_json::from_value(
-                options.get("thinkingBudgets").cloned().unwrap_or(json!({})),
-            )
-            .unwrap(),
-            ..CallOptions::default()
-        };
+        let request = fixture_request(case);
+        let call_options = fixture_options(case, "key");
         let ours =
             pi_core::json::to_string(&anthropic::build_body(&request, &call_options, 0)).unwrap();
         let theirs = pi_core::json::to_string(&case["body"]).unwrap();

@@ -14,8 +14,8 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{comparable, observe, serve_once};
-use pi_core::agent::{ModelRequest, StreamEvent, ToolDefinition};
+use common::{comparable, fixture_options, fixture_request, observe, serve_once};
+use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{Message, UserMessage};
 use pi_core::model::Model;
 use pi_providers::call::ModelCall;
@@ -45,34 +45,8 @@ fn stream_model(base_url: &str) -> Model {
 fn requests_match_what_the_original_sent() {
     let mut wrong = Vec::new();
     for case in fixtures()["bodies"].as_array().unwrap() {
-        let (context, options) = (&case["context"], &case["options"]);
-        let request = ModelRequest {
-            model: serde_json::from_value(case["model"].clone()).unwrap(),
-            system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
-            messages: serde_json::from_value(context["messages"].clone()).unwrap(),
-            tools: context["tools"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| ToolDefinition {
-                    name: t["name"].as_str().unwrap().into(),
-                    description: t["description"].as_str().unwrap().into(),
-                    parameters: t["parameters"].clone(),
-                })
-                .collect(),
-            reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
-            session_id: None,
-            max_tokens: options["maxTokens"].as_u64(),
-        };
-        let call_options = CallOptions {
-            api_key: "gkey".into(),
-            temperature: options["temperature"].as_f64(),
-            thinking_budgets: serde_json::from_value(
-                options.get("thinkingBudgets").cloned().unwrap_or(json!({})),
-            )
-            .unwrap(),
-            ..CallOptions::default()
-        };
+        let request = fixture_request(case);
+        let call_options = fixture_options(case, "gkey");
         let http = encode(&request, &call_options, 0);
         let recorded = &case["request"];
         let name = &case["name"];

@@ -10,11 +10,11 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{comparable, observe, serve_once};
-use pi_core::agent::{ModelRequest, StreamEvent, ToolDefinition};
+use common::{comparable, fixture_options, fixture_request, observe, serve_once};
+use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::model::Model;
 use pi_providers::openai_responses::{build_body, Decoder};
-use pi_providers::{CacheRetention, CallOptions, StreamEnd};
+use pi_providers::{CallOptions, StreamEnd};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -37,35 +37,8 @@ fn stream_model() -> Model {
 fn bodies_match_the_original() {
     let mut wrong = Vec::new();
     for case in fixtures()["bodies"].as_array().unwrap() {
-        let (context, options) = (&case["context"], &case["options"]);
-        let request = ModelRequest {
-            model: serde_json::from_value(case["model"].clone()).unwrap(),
-            system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
-            messages: serde_json::from_value(context["messages"].clone()).unwrap(),
-            tools: context["tools"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| ToolDefinition {
-                    name: t["name"].as_str().unwrap().into(),
-                    description: t["description"].as_str().unwrap().into(),
-                    parameters: t["parameters"].clone(),
-                })
-                .collect(),
-            reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
-            session_id: options["sessionId"].as_str().map(str::to_owned),
-            max_tokens: options["maxTokens"].as_u64(),
-        };
-        let call_options = CallOptions {
-            api_key: "key".into(),
-            cache_retention: match options["cacheRetention"].as_str() {
-                Some("none") => CacheRetention::None,
-                Some("long") => CacheRetention::Long,
-                _ => CacheRetention::Short,
-            },
-            temperature: options["temperature"].as_f64(),
-            ..CallOptions::default()
-        };
+        let request = fixture_request(case);
+        let call_options = fixture_options(case, "key");
         let ours = pi_core::json::to_string(&build_body(&request, &call_options, 0)).unwrap();
         let theirs = pi_core::json::to_string(&case["body"]).unwrap();
         if ours != theirs {

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::models::named_level;
 use crate::transform::transform_messages;
-use crate::{CacheRetention, CallOptions};
+use crate::{compat_flag, CacheRetention, CallOptions};
 
 /// Tool names as Claude Code spells them; subscription (OAuth) requests must use them.
 const CLAUDE_CODE_TOOLS: [&str; 17] = [
@@ -63,24 +63,15 @@ pub fn supports_adaptive_thinking(model_id: &str) -> bool {
     .any(|m| model_id.contains(m))
 }
 
-fn compat_flag(model: &Model, name: &str) -> bool {
-    model
-        .compat
-        .as_ref()
-        .and_then(|c| c.get(name))
-        .and_then(Value::as_bool)
-        .unwrap_or(true)
-}
-
 /// Whether tool input streams eagerly (else the fine-grained streaming beta is requested).
 pub fn supports_eager_tool_input_streaming(model: &Model) -> bool {
-    compat_flag(model, "supportsEagerToolInputStreaming")
+    compat_flag(model, "supportsEagerToolInputStreaming", true)
 }
 
 fn cache_control(model: &Model, retention: CacheRetention) -> Option<Value> {
     match retention {
         CacheRetention::None => None,
-        CacheRetention::Long if compat_flag(model, "supportsLongCacheRetention") => {
+        CacheRetention::Long if compat_flag(model, "supportsLongCacheRetention", true) => {
             Some(json!({"type": "ephemeral", "ttl": "1h"}))
         }
         _ => Some(json!({"type": "ephemeral"})),

@@ -12,19 +12,11 @@ pub use encode::{
 
 use pi_core::agent::ModelRequest;
 
-use crate::{CallOptions, HttpRequest};
+use crate::{set_header, with_overrides, CallOptions, HttpRequest};
 
 const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 const CLAUDE_CODE_VERSION: &str = "2.1.75";
-
-fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
-    let name = name.to_lowercase();
-    match headers.iter_mut().find(|(n, _)| *n == name) {
-        Some(slot) => slot.1 = value,
-        None => headers.push((name, value)),
-    }
-}
 
 /// The HTTP request for `request`: `POST <baseUrl>/v1/messages`, authenticated by `x-api-key`
 /// (or as a Claude Code subscription for OAuth tokens), with the betas pi-ai asks for.
@@ -74,12 +66,7 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
     for (name, value) in &options.headers {
         set_header(&mut headers, name, value.clone());
     }
-    let mut body = build_body(request, options, now);
-    if let Some(fields) = body.as_object_mut() {
-        for (key, value) in &options.body_overrides {
-            fields.insert(key.clone(), value.clone());
-        }
-    }
+    let body = with_overrides(build_body(request, options, now), options);
     HttpRequest {
         method: "POST",
         url: format!("{}/v1/messages", model.base_url.trim_end_matches('/')),

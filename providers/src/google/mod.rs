@@ -9,7 +9,7 @@ pub use encode::{build_body, convert_messages, requires_tool_call_id};
 
 use pi_core::agent::ModelRequest;
 
-use crate::{CallOptions, HttpRequest};
+use crate::{set_header, with_overrides, CallOptions, HttpRequest};
 
 /// The HTTP request for `request`: `POST <baseUrl>/models/<id>:streamGenerateContent?alt=sse`,
 /// authenticated by `x-goog-api-key`.
@@ -25,18 +25,9 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
         .flatten()
         .chain(options.headers.iter().map(|(name, value)| (name, value)));
     for (name, value) in extra {
-        let name = name.to_lowercase();
-        match headers.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = value.clone(),
-            None => headers.push((name, value.clone())),
-        }
+        set_header(&mut headers, name, value.clone());
     }
-    let mut body = build_body(request, options, now);
-    if let Some(fields) = body.as_object_mut() {
-        for (key, value) in &options.body_overrides {
-            fields.insert(key.clone(), value.clone());
-        }
-    }
+    let body = with_overrides(build_body(request, options, now), options);
     HttpRequest {
         method: "POST",
         url: format!(

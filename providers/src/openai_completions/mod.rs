@@ -12,7 +12,7 @@ pub use encode::{build_body, convert_messages};
 
 use pi_core::agent::ModelRequest;
 
-use crate::{CallOptions, HttpRequest};
+use crate::{with_overrides, CallOptions, HttpRequest};
 
 /// The HTTP request for `request`: `POST <baseUrl>/chat/completions` with bearer auth.
 pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
@@ -43,14 +43,6 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
         method: "POST",
         url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
         headers,
-        body: {
-            let mut body = build_body(request, &compat, options, now);
-            if let Some(fields) = body.as_object_mut() {
-                for (key, value) in &options.body_overrides {
-                    fields.insert(key.clone(), value.clone());
-                }
-            }
-            body
-        },
+        body: with_overrides(build_body(request, &compat, options, now), options),
     }
 }

@@ -9,23 +9,14 @@ use serde_json::{json, Map, Value};
 use crate::hash::short_hash;
 use crate::models::clamp_thinking_level;
 use crate::transform::transform_messages;
-use crate::{CacheRetention, CallOptions};
+use crate::{compat_flag, CacheRetention, CallOptions};
 
 /// Providers whose tool-call ids carry a Responses item id (`call|item`).
 const ITEM_ID_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
 
-fn compat_flag(model: &Model, name: &str) -> bool {
-    model
-        .compat
-        .as_ref()
-        .and_then(|c| c.get(name))
-        .and_then(Value::as_bool)
-        .unwrap_or(true)
-}
-
 /// Whether the session id goes out as a `session_id` header.
 pub fn sends_session_id_header(model: &Model) -> bool {
-    compat_flag(model, "sendSessionIdHeader")
+    compat_flag(model, "sendSessionIdHeader", true)
 }
 
 fn normalize_id_part(part: &str) -> String {
@@ -258,7 +249,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         }
     }
     if options.cache_retention == CacheRetention::Long
-        && compat_flag(model, "supportsLongCacheRetention")
+        && compat_flag(model, "supportsLongCacheRetention", true)
     {
         params.insert("prompt_cache_retention".into(), json!("24h"));
     }

@@ -9,15 +9,7 @@ pub use encode::{build_body, convert_messages, sends_session_id_header};
 
 use pi_core::agent::ModelRequest;
 
-use crate::{CacheRetention, CallOptions, HttpRequest};
-
-fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
-    let name = name.to_lowercase();
-    match headers.iter_mut().find(|(n, _)| *n == name) {
-        Some(slot) => slot.1 = value,
-        None => headers.push((name, value)),
-    }
-}
+use crate::{set_header, with_overrides, CacheRetention, CallOptions, HttpRequest};
 
 /// The HTTP request for `request`: `POST <baseUrl>/responses` with bearer auth; the session id
 /// (unless caching is off) goes out as `session_id` and `x-client-request-id`.
@@ -46,12 +38,7 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
     for (name, value) in &options.headers {
         set_header(&mut headers, name, value.clone());
     }
-    let mut body = build_body(request, options, now);
-    if let Some(fields) = body.as_object_mut() {
-        for (key, value) in &options.body_overrides {
-            fields.insert(key.clone(), value.clone());
-        }
-    }
+    let body = with_overrides(build_body(request, options, now), options);
     HttpRequest {
         method: "POST",
         url: format!("{}/responses", model.base_url.trim_end_matches('/')),

@@ -220,3 +220,47 @@ pub fn serve_once(
     });
     (port, handle)
 }
+
+/// A request as the body fixtures describe it: `{model, context: {systemPrompt, messages,
+/// tools}, options: {reasoning, sessionId, maxTokens}}` (pi-ai's `streamSimple` arguments).
+pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
+    let (context, options) = (&case["context"], &case["options"]);
+    pi_core::agent::ModelRequest {
+        model: serde_json::from_value(case["model"].clone()).unwrap(),
+        system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
+        messages: serde_json::from_value(context["messages"].clone()).unwrap(),
+        tools: context["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| pi_core::agent::ToolDefinition {
+                name: t["name"].as_str().unwrap().into(),
+                description: t["description"].as_str().unwrap().into(),
+                parameters: t["parameters"].clone(),
+            })
+            .collect(),
+        reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
+        session_id: options["sessionId"].as_str().map(str::to_owned),
+        max_tokens: options["maxTokens"].as_u64(),
+    }
+}
+
+/// The call options of a body fixture (`apiKey`, `cacheRetention`, `temperature`,
+/// `thinkingBudgets`), with `default_key` when it names none.
+pub fn fixture_options(case: &Value, default_key: &str) -> pi_providers::CallOptions {
+    let options = &case["options"];
+    pi_providers::CallOptions {
+        api_key: options["apiKey"].as_str().unwrap_or(default_key).into(),
+        cache_retention: match options["cacheRetention"].as_str() {
+            Some("none") => pi_providers::CacheRetention::None,
+            Some("long") => pi_providers::CacheRetention::Long,
+            _ => pi_providers::CacheRetention::Short,
+        },
+        temperature: options["temperature"].as_f64(),
+        thinking_budgets: serde_json::from_value(
+            options.get("thinkingBudgets").cloned().unwrap_or(json!({})),
+        )
+        .unwrap(),
+        ..pi_providers::CallOptions::default()
+    }
+}
