@@ -37,4 +37,5 @@ pub mod rpc;
 pub mod script;
 pub mod session;
 mod tagged;
+pub mod tools;
 pub mod validate;
