@@ -34,6 +34,10 @@ const ALLOWED: &[&str] = &[
     "aho-corasick",
     "foldhash",
     "zmij",
+    // NFKC for the edit tool's fuzzy matching.
+    "unicode-normalization",
+    "tinyvec",
+    "tinyvec_macros",
 ];
 
 #[test]

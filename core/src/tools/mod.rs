@@ -1,4 +1,5 @@
 //! The pure parts of Pi's built-in tools: what they do to text, independent of files and
 //! processes (which the interpreter owns).
 
+pub mod edit;
 pub mod truncate;
