@@ -36,6 +36,7 @@ pub mod partial_json;
 pub mod rpc;
 pub mod script;
 pub mod session;
+pub mod system_prompt;
 mod tagged;
 pub mod tools;
 pub mod validate;
