@@ -23,6 +23,7 @@
 //! ```
 
 pub mod agent;
+pub mod agent_session;
 pub mod compaction;
 pub mod event;
 pub mod extra;
