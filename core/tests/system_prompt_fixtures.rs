@@ -72,3 +72,45 @@ fn prompts_match_the_original() {
         );
     }
 }
+
+/// The whole prompt for Pi's default tools, from the built-in definitions, equals the system
+/// prompt the original sent in a reference trace (its date and working directory are inputs).
+#[test]
+fn the_default_prompt_is_the_one_the_original_sent() {
+    let request =
+        include_str!("../../providers/tests/fixtures/anthropic-traces/a_plain_text/requests.jsonl");
+    let request: Value = serde_json::from_str(request.lines().next().unwrap()).unwrap();
+    let sent = request["body"]["system"][0]["text"].as_str().unwrap();
+    let field = |label: &str| {
+        sent.lines()
+            .find_map(|l| l.strip_prefix(label))
+            .unwrap()
+            .to_owned()
+    };
+    let package = "@PI@/node_modules/@mariozechner/pi-coding-agent";
+    let inputs = SystemPromptInputs {
+        cwd: field("Current working directory: "),
+        date: field("Current date: "),
+        docs: DocPaths {
+            readme: format!("{package}/README.md"),
+            docs: format!("{package}/docs"),
+            examples: format!("{package}/examples"),
+        },
+        ..SystemPromptInputs::default()
+    }
+    .with_builtin_tools(&["read", "bash", "edit", "write"]);
+    assert_eq!(build_system_prompt(&inputs), sent);
+
+    let tools: Vec<Value> = request["body"]["tools"].as_array().unwrap().clone();
+    for (tool, sent) in ["read", "bash", "edit", "write"].iter().zip(&tools) {
+        let ours = pi_core::tools::definitions::builtin_tool(tool)
+            .unwrap()
+            .definition();
+        assert_eq!(sent["name"], ours.name.as_str());
+        assert_eq!(sent["description"], ours.description.as_str());
+        assert_eq!(
+            sent["input_schema"]["properties"],
+            ours.parameters["properties"]
+        );
+    }
+}

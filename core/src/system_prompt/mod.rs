@@ -129,6 +129,26 @@ fn context_section(files: &[(String, String)]) -> String {
     out
 }
 
+impl SystemPromptInputs {
+    /// Snippets and guidelines of the active tools, in order, as the coding agent collects them
+    /// from their definitions (built-in tools only; others can be added to the lists).
+    pub fn with_builtin_tools(mut self, names: &[&str]) -> Self {
+        self.selected_tools = Some(names.iter().map(|n| (*n).to_owned()).collect());
+        for tool in names
+            .iter()
+            .filter_map(|n| crate::tools::definitions::builtin_tool(n))
+        {
+            if let Some(snippet) = &tool.prompt_snippet {
+                self.tool_snippets
+                    .push((tool.name.clone(), snippet.clone()));
+            }
+            self.prompt_guidelines
+                .extend(tool.prompt_guidelines.iter().cloned());
+        }
+        self
+    }
+}
+
 /// The system prompt Pi would send.
 pub fn build_system_prompt(inputs: &SystemPromptInputs) -> String {
     let cwd = inputs.cwd.replace('\\', "/");

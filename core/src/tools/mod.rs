@@ -1,5 +1,6 @@
 //! The pure parts of Pi's built-in tools: what they do to text, independent of files and
 //! processes (which the interpreter owns).
 
+pub mod definitions;
 pub mod edit;
 pub mod truncate;
