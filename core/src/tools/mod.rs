@@ -3,4 +3,5 @@
 
 pub mod definitions;
 pub mod edit;
+pub mod read;
 pub mod truncate;

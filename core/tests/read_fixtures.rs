@@ -1,0 +1,73 @@
+//! The read tool's text results against the original tool reading the same files with the same
+//! arguments (`scripts/gen-read-fixtures.mjs`): windows, continuation notices, line and byte
+//! truncation, a first line over the budget, offsets past the end.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pi_core::tools::read::read_text;
+use serde_json::Value;
+
+#[test]
+fn reads_match_the_original() {
+    let fixtures: Value = serde_json::from_str(include_str!("fixtures/read_cases.json")).unwrap();
+    for case in fixtures["cases"].as_array().unwrap() {
+        let file = case["file"].as_str().unwrap();
+        let content = fixtures["files"][file].as_str().unwrap();
+        let args = &case["args"];
+        let ours = read_text(
+            content,
+            file,
+            args["offset"].as_i64(),
+            args["limit"].as_i64(),
+        );
+        let label = format!("{file} {args}");
+        match (ours, case.get("error")) {
+            (Err(error), Some(theirs)) => {
+                assert_eq!(error.to_string(), theirs.as_str().unwrap(), "{label}")
+            }
+            (Ok(read), None) => {
+                let output = &case["output"];
+                match output.get("text") {
+                    Some(text) => assert_eq!(read.text, text.as_str().unwrap(), "{label}"),
+                    None => {
+                        let units: Vec<u16> = read.text.encode_utf16().collect();
+                        assert_eq!(
+                            units.len() as u64,
+                            output["length"].as_u64().unwrap(),
+                            "{label}"
+                        );
+                        assert_eq!(
+                            String::from_utf16_lossy(&units[..300]),
+                            output["head"].as_str().unwrap(),
+                            "{label}"
+                        );
+                        assert_eq!(
+                            String::from_utf16_lossy(&units[units.len() - 300..]),
+                            output["tail"].as_str().unwrap(),
+                            "{label}"
+                        );
+                    }
+                }
+                match (&read.truncation, case["details"].get("truncation")) {
+                    (None, None) => {}
+                    (Some(ours), Some(theirs)) => {
+                        let mut ours_json = serde_json::to_value(ours).unwrap();
+                        let content = ours_json
+                            .as_object_mut()
+                            .unwrap()
+                            .remove("content")
+                            .unwrap();
+                        assert_eq!(&ours_json, theirs, "{label}");
+                        assert_eq!(
+                            content.as_str().unwrap().encode_utf16().count() as u64,
+                            case["details"]["contentLength"].as_u64().unwrap(),
+                            "{label}"
+                        );
+                    }
+                    (ours, theirs) => panic!("{label}: details {ours:?} vs {theirs:?}"),
+                }
+            }
+            (ours, theirs) => panic!("{label}: ours {ours:?}, theirs {theirs:?}"),
+        }
+    }
+}
