@@ -3,5 +3,6 @@
 
 pub mod definitions;
 pub mod edit;
+pub mod output;
 pub mod read;
 pub mod truncate;
