@@ -4,5 +4,6 @@
 pub mod definitions;
 pub mod edit;
 pub mod output;
+pub mod paths;
 pub mod read;
 pub mod truncate;
