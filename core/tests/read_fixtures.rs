@@ -71,3 +71,18 @@ fn reads_match_the_original() {
         }
     }
 }
+
+/// Arguments come from the model: extreme numbers are answered, not a crash.
+#[test]
+fn extreme_offsets_and_limits_do_not_overflow() {
+    let text = "a\nb\nc";
+    assert_eq!(
+        read_text(text, "f", Some(i64::MIN), Some(i64::MAX))
+            .unwrap()
+            .text,
+        text
+    );
+    let negative = read_text(text, "f", Some(2), Some(i64::MIN)).unwrap().text;
+    assert!(negative.starts_with("\n\n["), "{negative}");
+    assert!(read_text(text, "f", Some(i64::MAX), None).is_err());
+}

@@ -133,3 +133,12 @@ proptest! {
         }
     }
 }
+
+/// Token counts come from the network: absurd ones saturate instead of overflowing.
+#[test]
+fn absurd_token_counts_saturate() {
+    let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":1e30,\"output_tokens\":1e30,\"cache_read_input_tokens\":1e30}}}\n\n";
+    let events = decode(body.as_bytes(), &[], StreamEnd::Aborted);
+    let (_, message) = observe(events);
+    assert_eq!(message.usage.total_tokens, u64::MAX);
+}

@@ -216,3 +216,12 @@ proptest! {
         decoder.finish(StreamEnd::Complete);
     }
 }
+
+/// Token counts come from the network: absurd ones saturate instead of overflowing.
+#[test]
+fn absurd_token_counts_saturate() {
+    let body =
+        "data: {\"usageMetadata\":{\"candidatesTokenCount\":1e30,\"thoughtsTokenCount\":1e30}}\n\n";
+    let (_, message) = observe(decode(body.as_bytes(), &[]));
+    assert_eq!(message.usage.output, u64::MAX);
+}

@@ -31,7 +31,7 @@ pub fn read_text(
     let lines: Vec<&str> = content.split('\n').collect();
     let total = lines.len() as i64;
     let start = match offset {
-        Some(o) if o != 0 => (o - 1).max(0),
+        Some(o) if o != 0 => o.saturating_sub(1).max(0),
         _ => 0,
     };
     if start >= total {
@@ -43,7 +43,7 @@ pub fn read_text(
     let start_display = start + 1;
     let (selected, user_end) = match limit {
         Some(limit) => {
-            let end = (start + limit).min(total);
+            let end = start.saturating_add(limit).min(total);
             let window = if end > start {
                 &lines[start as usize..end as usize]
             } else {
@@ -85,8 +85,8 @@ pub fn read_text(
         Some(end) if end < total => format!(
             "{}\n\n[{} more lines in file. Use offset={} to continue.]",
             truncation.content,
-            total - end,
-            end + 1
+            total.saturating_sub(end),
+            end.saturating_add(1)
         ),
         _ => truncation.content,
     };

@@ -13,7 +13,7 @@ use pi_core::model::Model;
 use pi_core::partial_json::{parse_streaming_json, parse_with_repair};
 use serde_json::Value;
 
-use crate::cost::calculate_cost;
+use crate::cost::{calculate_cost, total_tokens};
 use crate::sse::{SseEvent, SseParser};
 use crate::StreamEnd;
 
@@ -195,7 +195,7 @@ impl Decoder {
 
     fn set_usage(&mut self, usage: Usage, out: &mut Vec<StreamEvent>) {
         let mut usage = usage;
-        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        usage.total_tokens = total_tokens(&usage);
         usage.cost = calculate_cost(&self.model, &usage);
         self.head.usage = usage.clone();
         out.push(StreamEvent::Patch(Patch::Usage(usage)));

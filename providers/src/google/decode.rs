@@ -358,7 +358,7 @@ impl Decoder {
             let cached = number("cachedContentTokenCount");
             let mut usage = Usage {
                 input: number("promptTokenCount").saturating_sub(cached),
-                output: number("candidatesTokenCount") + number("thoughtsTokenCount"),
+                output: number("candidatesTokenCount").saturating_add(number("thoughtsTokenCount")),
                 cache_read: cached,
                 cache_write: 0,
                 total_tokens: number("totalTokenCount"),

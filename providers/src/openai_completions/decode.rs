@@ -13,7 +13,7 @@ use pi_core::partial_json::parse_streaming_json;
 use serde_json::Value;
 
 use super::chunk::{Chunk, ToolCallDelta};
-use crate::cost::calculate_cost;
+use crate::cost::{calculate_cost, total_tokens};
 use crate::sse::SseParser;
 use crate::StreamEnd;
 
@@ -342,9 +342,9 @@ impl Decoder {
             output,
             cache_read,
             cache_write,
-            total_tokens: input + output + cache_read + cache_write,
             ..Usage::default()
         };
+        usage.total_tokens = total_tokens(&usage);
         usage.cost = calculate_cost(&self.model, &usage);
         self.head.usage = usage.clone();
         out.push(StreamEvent::Patch(Patch::Usage(usage)));
