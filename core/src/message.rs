@@ -156,18 +156,20 @@ impl<'de> Deserialize<'de> for UserContent {
     }
 }
 
+/// The texts of the text blocks, in order (images, thinking and tool calls skipped).
+pub fn text_parts(blocks: &[ContentBlock]) -> impl Iterator<Item = &str> {
+    blocks.iter().filter_map(|b| match b {
+        ContentBlock::Text(t) => Some(t.text.as_str()),
+        _ => None,
+    })
+}
+
 impl UserContent {
     /// The text blocks (or the string) joined without separator, as Pi's queue bookkeeping reads it.
     pub fn joined_text(&self) -> String {
         match self {
             UserContent::Text(text) => text.clone(),
-            UserContent::Blocks(blocks) => blocks
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text(t) => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect(),
+            UserContent::Blocks(blocks) => text_parts(blocks).collect(),
         }
     }
 }

@@ -49,3 +49,11 @@ pub fn named_level(model: &Model, level: ThinkingLevel) -> Option<String> {
 pub fn mapped_level(model: &Model, level: ThinkingLevel) -> String {
     named_level(model, level).unwrap_or_else(|| level.as_str().to_owned())
 }
+
+/// pi-ai's `buildBaseOptions` token cap: the request's own, else the model's up to 32,000.
+pub(crate) fn base_max_tokens(request: &pi_core::agent::ModelRequest) -> Option<u64> {
+    let model = &request.model;
+    request
+        .max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)))
+}

@@ -6,7 +6,7 @@ use pi_core::message::{AssistantMessage, ContentBlock, Message, UserContent};
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
-use crate::models::named_level;
+use crate::models::{base_max_tokens, named_level};
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
@@ -317,9 +317,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     let oauth = is_oauth_token(&options.api_key);
     let cache = cache_control(model, options.cache_retention);
     let cache = cache.as_ref();
-    let base_max_tokens = request
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    let base_max_tokens = base_max_tokens(request);
     let level = request.reasoning.filter(|l| *l != ThinkingLevel::Off);
     let adaptive = supports_adaptive_thinking(&model.id);
     let (max_tokens, budget) = match level {

@@ -3,11 +3,13 @@
 //! `streamSimpleGoogle`), with the SDK's key order.
 
 use pi_core::agent::{ModelRequest, ToolDefinition};
-use pi_core::message::{AssistantMessage, ContentBlock, Message, ToolResultMessage, UserContent};
+use pi_core::message::{
+    text_parts, AssistantMessage, ContentBlock, Message, ToolResultMessage, UserContent,
+};
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
-use crate::models::clamp_thinking_level;
+use crate::models::{base_max_tokens, clamp_thinking_level};
 use crate::transform::transform_messages;
 use crate::CallOptions;
 
@@ -101,15 +103,10 @@ fn model_parts(model: &Model, message: &AssistantMessage) -> Vec<Value> {
 }
 
 fn push_tool_result(model: &Model, result: &ToolResultMessage, contents: &mut Vec<Value>) {
-    let text: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let text = text.join("\n");
+    let text = text_parts(&result.content).collect::<Vec<_>>().join(
+        "
+",
+    );
     let images: Vec<(&str, &str)> = if model.input.iter().any(|i| i == "image") {
         result
             .content
@@ -366,9 +363,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     if let Some(t) = options.temperature {
         generation.insert("temperature".into(), json!(t));
     }
-    let max_tokens = request
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    let max_tokens = base_max_tokens(request);
     if let Some(max) = max_tokens {
         generation.insert("maxOutputTokens".into(), json!(max));
     }

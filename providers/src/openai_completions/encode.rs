@@ -2,12 +2,12 @@
 //! `convertMessages`, `convertTools`).
 
 use pi_core::agent::{ModelRequest, ToolDefinition};
-use pi_core::message::{ContentBlock, Message, UserContent};
+use pi_core::message::{text_parts, ContentBlock, Message, UserContent};
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
 use super::compat::{Compat, ThinkingFormat};
-use crate::models::{clamp_thinking_level, mapped_level};
+use crate::models::{base_max_tokens, clamp_thinking_level, mapped_level};
 use crate::transform::transform_messages;
 use crate::{CacheRetention, CallOptions};
 
@@ -39,13 +39,6 @@ fn normalize_tool_call_id(model: &Model, id: &str) -> String {
 
 fn image_url(mime_type: &str, data: &str) -> Value {
     json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}})
-}
-
-fn texts(blocks: &[ContentBlock]) -> impl Iterator<Item = &str> {
-    blocks.iter().filter_map(|b| match b {
-        ContentBlock::Text(t) => Some(t.text.as_str()),
-        _ => None,
-    })
 }
 
 /// `convertMessages`: the system prompt and the transformed conversation in the API's shape.
@@ -112,7 +105,7 @@ pub fn convert_messages(
             Message::ToolResult(_) => {
                 let mut images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(i) {
-                    let text: Vec<&str> = texts(&result.content).collect();
+                    let text: Vec<&str> = text_parts(&result.content).collect();
                     let text = text.join("\n");
                     let mut message = Map::new();
                     message.insert("role".into(), json!("tool"));
@@ -171,7 +164,7 @@ fn assistant_message(
             Value::Null
         },
     );
-    let text_parts: Vec<String> = texts(&assistant.content)
+    let text_parts: Vec<String> = text_parts(&assistant.content)
         .filter(|t| !t.trim().is_empty())
         .map(sanitize)
         .collect();
@@ -339,10 +332,7 @@ pub fn build_body(
     if compat.supports_store {
         params.insert("store".into(), json!(false));
     }
-    let max_tokens = request
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)))
-        .filter(|m| *m > 0);
+    let max_tokens = base_max_tokens(request).filter(|m| *m > 0);
     if let Some(max) = max_tokens {
         let field = if compat.use_max_tokens_field {
             "max_tokens"

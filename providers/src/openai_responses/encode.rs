@@ -2,12 +2,12 @@
 //! `convertResponsesMessages`, `convertResponsesTools`).
 
 use pi_core::agent::{ModelRequest, ToolDefinition};
-use pi_core::message::{AssistantMessage, ContentBlock, Message, UserContent};
+use pi_core::message::{text_parts, AssistantMessage, ContentBlock, Message, UserContent};
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
 use crate::hash::short_hash;
-use crate::models::clamp_thinking_level;
+use crate::models::{base_max_tokens, clamp_thinking_level};
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
@@ -179,15 +179,10 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
             }
             Message::Assistant(assistant) => assistant_items(model, assistant, index, &mut items),
             Message::ToolResult(result) => {
-                let text: Vec<&str> = result
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let text = text.join("\n");
+                let text = text_parts(&result.content).collect::<Vec<_>>().join(
+                    "
+",
+                );
                 let has_images = result
                     .content
                     .iter()
@@ -254,10 +249,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         params.insert("prompt_cache_retention".into(), json!("24h"));
     }
     params.insert("store".into(), json!(false));
-    let max_tokens = request
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)))
-        .filter(|m| *m > 0);
+    let max_tokens = base_max_tokens(request).filter(|m| *m > 0);
     if let Some(max) = max_tokens {
         params.insert("max_output_tokens".into(), json!(max));
     }
