@@ -116,16 +116,34 @@ pub fn failed_before_start(
     message: String,
 ) -> Vec<pi_core::agent::StreamEvent> {
     let reason = pi_core::message::StopReason::Error;
-    vec![pi_core::agent::StreamEvent::Error {
+    vec![failure(response_head(model, timestamp), reason, message)]
+}
+
+/// The message a response of `model` to a request made at `timestamp` starts as: who answers
+/// and when, no content yet.
+pub(crate) fn response_head(
+    model: &pi_core::model::Model,
+    timestamp: u64,
+) -> pi_core::message::AssistantMessage {
+    pi_core::message::AssistantMessage {
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        timestamp,
+        ..Default::default()
+    }
+}
+
+/// The error event ending a stream: `message` as it stands, with the stop reason and the text.
+pub(crate) fn failure(
+    mut message: pi_core::message::AssistantMessage,
+    reason: pi_core::message::StopReason,
+    text: String,
+) -> pi_core::agent::StreamEvent {
+    message.stop_reason = reason;
+    message.error_message = Some(text);
+    pi_core::agent::StreamEvent::Error {
         reason,
-        error: pi_core::message::AssistantMessage {
-            api: model.api.clone(),
-            provider: model.provider.clone(),
-            model: model.id.clone(),
-            timestamp,
-            stop_reason: reason,
-            error_message: Some(message),
-            ..Default::default()
-        },
-    }]
+        error: message,
+    }
 }

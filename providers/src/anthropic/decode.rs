@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::cost::{calculate_cost, total_tokens};
 use crate::sse::{SseEvent, SseParser};
-use crate::StreamEnd;
+use crate::{failure, response_head, StreamEnd};
 
 const MESSAGE_EVENTS: [&str; 6] = [
     "message_start",
@@ -78,13 +78,7 @@ impl Decoder {
     pub fn new(model: &Model, timestamp: u64) -> Self {
         Decoder {
             model: model.clone(),
-            head: AssistantMessage {
-                api: model.api.clone(),
-                provider: model.provider.clone(),
-                model: model.id.clone(),
-                timestamp,
-                ..AssistantMessage::default()
-            },
+            head: response_head(model, timestamp),
             sse: SseParser::default(),
             started: false,
             saw_start: false,
@@ -163,12 +157,7 @@ impl Decoder {
             return Vec::new();
         }
         self.finished = true;
-        self.head.stop_reason = reason;
-        self.head.error_message = Some(message);
-        vec![StreamEvent::Error {
-            reason,
-            error: self.message(),
-        }]
+        vec![failure(self.message(), reason, message)]
     }
 
     fn message(&self) -> AssistantMessage {

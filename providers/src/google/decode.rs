@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cost::calculate_cost;
-use crate::StreamEnd;
+use crate::{failure, response_head, StreamEnd};
 
 /// Event delimiters the SDK splits on (the earliest found wins).
 const DELIMITERS: [&[u8]; 3] = [b"\n\n", b"\r\r", b"\r\n\r\n"];
@@ -161,11 +161,9 @@ impl Decoder {
         Decoder {
             model: model.clone(),
             head: AssistantMessage {
+                // pi-ai names the API itself here, whatever the model says.
                 api: "google-generative-ai".into(),
-                provider: model.provider.clone(),
-                model: model.id.clone(),
-                timestamp,
-                ..AssistantMessage::default()
+                ..response_head(model, timestamp)
             },
             buffer: Vec::new(),
             started: false,
@@ -266,12 +264,7 @@ impl Decoder {
             return Vec::new();
         }
         self.finished = true;
-        self.head.stop_reason = reason;
-        self.head.error_message = Some(message);
-        vec![StreamEvent::Error {
-            reason,
-            error: self.message(),
-        }]
+        vec![failure(self.message(), reason, message)]
     }
 
     fn message(&self) -> AssistantMessage {

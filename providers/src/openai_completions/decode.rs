@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::chunk::{Chunk, ToolCallDelta};
 use crate::cost::{calculate_cost, total_tokens};
 use crate::sse::SseParser;
-use crate::StreamEnd;
+use crate::{failure, response_head, StreamEnd};
 
 #[derive(Debug)]
 enum Block {
@@ -55,13 +55,7 @@ impl Decoder {
     pub fn new(model: &Model, timestamp: u64) -> Self {
         Decoder {
             model: model.clone(),
-            head: AssistantMessage {
-                api: model.api.clone(),
-                provider: model.provider.clone(),
-                model: model.id.clone(),
-                timestamp,
-                ..AssistantMessage::default()
-            },
+            head: response_head(model, timestamp),
             sse: SseParser::default(),
             started: false,
             closed: false,
@@ -164,12 +158,7 @@ impl Decoder {
         }
         self.closed = true;
         self.finished = true;
-        self.head.stop_reason = reason;
-        self.head.error_message = Some(message);
-        vec![StreamEvent::Error {
-            reason,
-            error: self.message(),
-        }]
+        vec![failure(self.message(), reason, message)]
     }
 
     fn message(&self) -> AssistantMessage {

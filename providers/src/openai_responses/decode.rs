@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::cost::calculate_cost;
 use crate::openai_completions::api_error_message;
 use crate::sse::SseParser;
-use crate::StreamEnd;
+use crate::{failure, response_head, StreamEnd};
 
 /// The output item being streamed, as far as the decoder needs to remember it.
 #[derive(Debug)]
@@ -55,13 +55,7 @@ impl Decoder {
     pub fn new(model: &Model, timestamp: u64) -> Self {
         Decoder {
             model: model.clone(),
-            head: AssistantMessage {
-                api: model.api.clone(),
-                provider: model.provider.clone(),
-                model: model.id.clone(),
-                timestamp,
-                ..AssistantMessage::default()
-            },
+            head: response_head(model, timestamp),
             sse: SseParser::default(),
             started: false,
             finished: false,
@@ -154,12 +148,7 @@ impl Decoder {
         }
         self.closed = true;
         self.finished = true;
-        self.head.stop_reason = reason;
-        self.head.error_message = Some(message);
-        vec![StreamEvent::Error {
-            reason,
-            error: self.message(),
-        }]
+        vec![failure(self.message(), reason, message)]
     }
 
     fn message(&self) -> AssistantMessage {
