@@ -37,6 +37,24 @@ impl Decoder {
         }
     }
 
+    /// An error response, worded as the API's SDK words it (Google's differs from the others).
+    fn http_error(
+        &self,
+        model: &pi_core::model::Model,
+        timestamp: u64,
+        status: u16,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Vec<StreamEvent> {
+        match self {
+            Decoder::Google(_) => {
+                let message = google::http_error_message(status, content_type, body);
+                failed_before_start(model, timestamp, message)
+            }
+            _ => http_error(model, timestamp, status, body),
+        }
+    }
+
     fn finish(&mut self, end: StreamEnd) -> Vec<StreamEvent> {
         match self {
             Decoder::OpenAiCompletions(d) => d.finish(end),
@@ -134,13 +152,13 @@ impl ModelCall {
                 let body = response.body().await.unwrap_or_default();
                 self.done = true;
                 let model = &self.request.model;
-                if model.api == "google-generative-ai" {
-                    let message =
-                        google::http_error_message(status, content_type.as_deref(), &body);
-                    failed_before_start(model, self.timestamp, message)
-                } else {
-                    http_error(model, self.timestamp, status, &body)
-                }
+                self.decoder.http_error(
+                    model,
+                    self.timestamp,
+                    status,
+                    content_type.as_deref(),
+                    &body,
+                )
             }
             Ok(response) => {
                 self.response = Some(response);
