@@ -29,7 +29,8 @@ pub struct ProviderConfig {
     pub compat: Option<Value>,
     pub auth_header: Option<bool>,
     pub models: Option<Vec<ModelDefinition>>,
-    pub model_overrides: Option<Map<String, Value>>,
+    /// Changes to built-in models, by model id.
+    pub model_overrides: Option<BTreeMap<String, ModelOverride>>,
 }
 
 /// A custom model; unset fields get defaults suited to local servers.
@@ -79,20 +80,6 @@ pub struct PartialCost {
 #[derive(Clone, Debug, Default)]
 pub struct ModelsConfig {
     pub providers: Vec<(String, ProviderConfig)>,
-}
-
-impl ProviderConfig {
-    /// The per-model overrides, in file order.
-    pub fn overrides(&self) -> Vec<(&str, ModelOverride)> {
-        self.model_overrides
-            .iter()
-            .flatten()
-            .map(|(id, value)| {
-                let parsed = ModelOverride::deserialize(value).unwrap_or_default();
-                (id.as_str(), parsed)
-            })
-            .collect()
-    }
 }
 
 /// Why models.json was not used; `Display` is the original's message, file path included.

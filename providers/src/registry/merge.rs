@@ -81,7 +81,6 @@ pub fn build_models(catalog: &Catalog, config: &ModelsConfig) -> Vec<Model> {
     let mut models = Vec::new();
     for name in catalog.get_providers() {
         let entry = provider(name).map(|(_, c)| c);
-        let overrides = entry.map(|c| c.overrides()).unwrap_or_default();
         for builtin in catalog.get_models(name) {
             let mut model = builtin.clone();
             if let Some(c) = entry.filter(|c| c.base_url.is_some() || c.compat.is_some()) {
@@ -90,7 +89,8 @@ pub fn build_models(catalog: &Catalog, config: &ModelsConfig) -> Vec<Model> {
                 }
                 model.compat = merge_compat(model.compat.as_ref(), c.compat.as_ref());
             }
-            if let Some((_, over)) = overrides.iter().find(|(id, _)| *id == model.id) {
+            let over = entry.and_then(|c| c.model_overrides.as_ref()?.get(&model.id));
+            if let Some(over) = over {
                 apply_override(&mut model, over);
             }
             models.push(model);

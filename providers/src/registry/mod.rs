@@ -113,7 +113,7 @@ impl ModelRegistry {
                     },
                 ));
             }
-            for (id, over) in provider.overrides() {
+            for (id, over) in provider.model_overrides.iter().flatten() {
                 registry.store_model_headers(name, id, over.headers.as_ref());
             }
         }
