@@ -5,9 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use pi_core::agent::StreamEvent;
 use pi_core::model::Model;
-use pi_providers::{anthropic, google, openai_completions, openai_responses, StreamEnd};
+use pi_providers::{
+    anthropic, google, openai_completions, openai_responses, StreamDecoder, StreamEnd,
+};
 use serde_json::json;
 
 fn openai_stream(deltas: usize) -> Vec<u8> {
@@ -133,30 +134,6 @@ fn google_stream(deltas: usize) -> Vec<u8> {
     out.push_str(&format!("data: {last}\r\n\r\n"));
     out.into_bytes()
 }
-
-/// The decoder interface every API shares.
-trait StreamDecoder {
-    fn start(&mut self) -> Vec<StreamEvent>;
-    fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent>;
-    fn finish(&mut self, end: StreamEnd) -> Vec<StreamEvent>;
-}
-
-macro_rules! stream_decoder {
-    ($($decoder:ty),*) => {$(
-        impl StreamDecoder for $decoder {
-            fn start(&mut self) -> Vec<StreamEvent> { <$decoder>::start(self) }
-            fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent> { <$decoder>::feed(self, bytes) }
-            fn finish(&mut self, end: StreamEnd) -> Vec<StreamEvent> { <$decoder>::finish(self, end) }
-        }
-    )*};
-}
-
-stream_decoder!(
-    openai_completions::Decoder,
-    anthropic::Decoder,
-    openai_responses::Decoder,
-    google::Decoder
-);
 
 fn decode_all<D: StreamDecoder>(mut decoder: D, body: &[u8]) -> usize {
     let mut events = decoder.start().len();

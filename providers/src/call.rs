@@ -7,70 +7,14 @@ use pi_core::message::StopReason;
 
 use crate::transport::{ResponseStream, Transport, TransportError};
 use crate::{anthropic, google, openai_completions, openai_responses};
-use crate::{failed_before_start, http_error, CallOptions, HttpRequest, StreamEnd};
-
-/// The stream decoder of the model's API.
-#[derive(Debug)]
-enum Decoder {
-    OpenAiCompletions(openai_completions::Decoder),
-    AnthropicMessages(anthropic::Decoder),
-    OpenAiResponses(openai_responses::Decoder),
-    Google(google::Decoder),
-}
-
-impl Decoder {
-    fn start(&mut self) -> Vec<StreamEvent> {
-        match self {
-            Decoder::OpenAiCompletions(d) => d.start(),
-            Decoder::AnthropicMessages(d) => d.start(),
-            Decoder::OpenAiResponses(d) => d.start(),
-            Decoder::Google(d) => d.start(),
-        }
-    }
-
-    fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent> {
-        match self {
-            Decoder::OpenAiCompletions(d) => d.feed(bytes),
-            Decoder::AnthropicMessages(d) => d.feed(bytes),
-            Decoder::OpenAiResponses(d) => d.feed(bytes),
-            Decoder::Google(d) => d.feed(bytes),
-        }
-    }
-
-    /// An error response, worded as the API's SDK words it (Google's differs from the others).
-    fn http_error(
-        &self,
-        model: &pi_core::model::Model,
-        timestamp: u64,
-        status: u16,
-        content_type: Option<&str>,
-        body: &[u8],
-    ) -> Vec<StreamEvent> {
-        match self {
-            Decoder::Google(_) => {
-                let message = google::http_error_message(status, content_type, body);
-                failed_before_start(model, timestamp, message)
-            }
-            _ => http_error(model, timestamp, status, body),
-        }
-    }
-
-    fn finish(&mut self, end: StreamEnd) -> Vec<StreamEvent> {
-        match self {
-            Decoder::OpenAiCompletions(d) => d.finish(end),
-            Decoder::AnthropicMessages(d) => d.finish(end),
-            Decoder::OpenAiResponses(d) => d.finish(end),
-            Decoder::Google(d) => d.finish(end),
-        }
-    }
-}
+use crate::{failed_before_start, CallOptions, HttpRequest, StreamDecoder, StreamEnd};
 
 /// A call in progress.
 #[derive(Debug)]
 pub struct ModelCall {
     request: ModelRequest,
     http: Option<HttpRequest>,
-    decoder: Decoder,
+    decoder: Box<dyn StreamDecoder>,
     response: Option<ResponseStream>,
     started: bool,
     done: bool,
@@ -81,29 +25,27 @@ impl ModelCall {
     /// Prepares the call made at `now` (the response's timestamp).
     pub fn new(request: ModelRequest, options: &CallOptions, now: u64) -> Self {
         let model = &request.model;
-        let (http, decoder) = match model.api.as_str() {
-            "anthropic-messages" => (
-                Some(anthropic::encode(&request, options, now)),
-                Decoder::AnthropicMessages(anthropic::Decoder::new(model, now)),
-            ),
-            "openai-responses" => (
-                Some(openai_responses::encode(&request, options, now)),
-                Decoder::OpenAiResponses(openai_responses::Decoder::new(model, now)),
-            ),
-            "google-generative-ai" => (
-                Some(google::encode(&request, options, now)),
-                Decoder::Google(google::Decoder::new(model, now)),
-            ),
-            "openai-completions" => (
-                Some(openai_completions::encode(&request, options, now)),
-                Decoder::OpenAiCompletions(openai_completions::Decoder::new(model, now)),
-            ),
-            // No encoder: `open` fails the call the way pi-ai does, through this decoder.
-            _ => (
-                None,
-                Decoder::OpenAiCompletions(openai_completions::Decoder::new(model, now)),
-            ),
-        };
+        let (http, decoder): (Option<HttpRequest>, Box<dyn StreamDecoder>) =
+            match model.api.as_str() {
+                "anthropic-messages" => (
+                    Some(anthropic::encode(&request, options, now)),
+                    Box::new(anthropic::Decoder::new(model, now)),
+                ),
+                "openai-responses" => (
+                    Some(openai_responses::encode(&request, options, now)),
+                    Box::new(openai_responses::Decoder::new(model, now)),
+                ),
+                "google-generative-ai" => (
+                    Some(google::encode(&request, options, now)),
+                    Box::new(google::Decoder::new(model, now)),
+                ),
+                "openai-completions" => (
+                    Some(openai_completions::encode(&request, options, now)),
+                    Box::new(openai_completions::Decoder::new(model, now)),
+                ),
+                // No encoder: `open` fails the call the way pi-ai does, through this decoder.
+                _ => (None, Box::new(openai_completions::Decoder::new(model, now))),
+            };
         ModelCall {
             decoder,
             request,
@@ -151,14 +93,10 @@ impl ModelCall {
                     .map(|(_, value)| value.clone());
                 let body = response.body().await.unwrap_or_default();
                 self.done = true;
-                let model = &self.request.model;
-                self.decoder.http_error(
-                    model,
-                    self.timestamp,
-                    status,
-                    content_type.as_deref(),
-                    &body,
-                )
+                let message =
+                    self.decoder
+                        .http_error_message(status, content_type.as_deref(), &body);
+                failed_before_start(&self.request.model, self.timestamp, message)
             }
             Ok(response) => {
                 self.response = Some(response);

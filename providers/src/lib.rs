@@ -93,20 +93,76 @@ pub enum StreamEnd {
     Failed(String),
 }
 
-/// An HTTP error response as a failed stream (no `start`: pi-ai starts a stream only once a
-/// response arrived successfully). The OpenAI and Anthropic SDKs word it `"<status> <message>"`.
+/// An API's incremental stream decoder: live responses and recordings are fed through the same
+/// three calls, so one driver serves every API.
+pub trait StreamDecoder: std::fmt::Debug + Send {
+    /// The HTTP response arrived with a success status: the stream starts.
+    fn start(&mut self) -> Vec<pi_core::agent::StreamEvent>;
+    /// Bytes of the response body, as they arrive.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<pi_core::agent::StreamEvent>;
+    /// The body ended, the call was aborted, or the connection failed.
+    fn finish(&mut self, end: StreamEnd) -> Vec<pi_core::agent::StreamEvent>;
+    /// The text of an error response, worded as the API's SDK words it.
+    fn http_error_message(&self, status: u16, _content_type: Option<&str>, body: &[u8]) -> String {
+        sdk_error_message(status, body)
+    }
+}
+
+macro_rules! stream_decoder {
+    ($($decoder:ty),*) => {$(
+        impl StreamDecoder for $decoder {
+            fn start(&mut self) -> Vec<pi_core::agent::StreamEvent> {
+                <$decoder>::start(self)
+            }
+            fn feed(&mut self, bytes: &[u8]) -> Vec<pi_core::agent::StreamEvent> {
+                <$decoder>::feed(self, bytes)
+            }
+            fn finish(&mut self, end: StreamEnd) -> Vec<pi_core::agent::StreamEvent> {
+                <$decoder>::finish(self, end)
+            }
+        }
+    )*};
+}
+
+stream_decoder!(
+    openai_completions::Decoder,
+    anthropic::Decoder,
+    openai_responses::Decoder
+);
+
+impl StreamDecoder for google::Decoder {
+    fn start(&mut self) -> Vec<pi_core::agent::StreamEvent> {
+        google::Decoder::start(self)
+    }
+    fn feed(&mut self, bytes: &[u8]) -> Vec<pi_core::agent::StreamEvent> {
+        google::Decoder::feed(self, bytes)
+    }
+    fn finish(&mut self, end: StreamEnd) -> Vec<pi_core::agent::StreamEvent> {
+        google::Decoder::finish(self, end)
+    }
+    fn http_error_message(&self, status: u16, content_type: Option<&str>, body: &[u8]) -> String {
+        google::http_error_message(status, content_type, body)
+    }
+}
+
+/// How the OpenAI and Anthropic SDKs word an error response: `"<status> <message>"`.
+pub fn sdk_error_message(status: u16, body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    match serde_json::from_str::<Value>(&text) {
+        Ok(json) => openai_completions::api_error_message(Some(status), json.get("error"), None),
+        Err(_) => openai_completions::api_error_message(Some(status), None, Some(&text)),
+    }
+}
+
+/// An HTTP error response of the OpenAI or Anthropic API as a failed stream (no `start`: pi-ai
+/// starts a stream only once a response arrived successfully).
 pub fn http_error(
     model: &pi_core::model::Model,
     timestamp: u64,
     status: u16,
     body: &[u8],
 ) -> Vec<pi_core::agent::StreamEvent> {
-    let text = String::from_utf8_lossy(body);
-    let message = match serde_json::from_str::<Value>(&text) {
-        Ok(json) => openai_completions::api_error_message(Some(status), json.get("error"), None),
-        Err(_) => openai_completions::api_error_message(Some(status), None, Some(&text)),
-    };
-    failed_before_start(model, timestamp, message)
+    failed_before_start(model, timestamp, sdk_error_message(status, body))
 }
 
 /// A call that failed before any response: one error event carrying `message`.

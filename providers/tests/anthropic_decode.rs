@@ -9,7 +9,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{comparable, mock_body, mock_claude, observe, responses, script_indices};
+use common::{
+    comparable, decode_split, mock_body, mock_claude, observe, responses, script_indices,
+};
 use pi_core::agent::StreamEvent;
 use pi_core::message::StopReason;
 use pi_providers::anthropic::Decoder;
@@ -17,16 +19,7 @@ use pi_providers::StreamEnd;
 use proptest::prelude::*;
 
 fn decode(body: &[u8], cuts: &[usize], end: StreamEnd) -> Vec<StreamEvent> {
-    let mut decoder = Decoder::new(&mock_claude(), 0);
-    let mut events = decoder.start();
-    let mut last = 0;
-    for &cut in cuts.iter().chain(std::iter::once(&body.len())) {
-        let cut = cut.clamp(last, body.len());
-        events.extend(decoder.feed(&body[last..cut]));
-        last = cut;
-    }
-    events.extend(decoder.finish(end));
-    events
+    decode_split(Decoder::new(&mock_claude(), 0), body, cuts, end)
 }
 
 fn check(scenario: &str) {

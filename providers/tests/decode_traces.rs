@@ -10,7 +10,9 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{comparable, mock_body, mock_model, observe, responses, script_indices, traces};
+use common::{
+    comparable, decode_split, mock_body, mock_model, observe, responses, script_indices, traces,
+};
 use pi_core::agent::assemble::Assembly;
 use pi_core::agent::StreamEvent;
 use pi_providers::http_error;
@@ -23,16 +25,8 @@ fn decode(status: u16, body: &[u8], cuts: &[usize], timestamp: u64) -> Vec<Strea
     if status != 200 {
         return http_error(&mock_model(), timestamp, status, body);
     }
-    let mut decoder = Decoder::new(&mock_model(), timestamp);
-    let mut events = decoder.start();
-    let mut last = 0;
-    for &cut in cuts.iter().chain(std::iter::once(&body.len())) {
-        let cut = cut.clamp(last, body.len());
-        events.extend(decoder.feed(&body[last..cut]));
-        last = cut;
-    }
-    events.extend(decoder.finish(StreamEnd::Complete));
-    events
+    let decoder = Decoder::new(&mock_model(), timestamp);
+    decode_split(decoder, body, cuts, StreamEnd::Complete)
 }
 
 fn check(scenario: &str) {

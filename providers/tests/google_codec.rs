@@ -14,7 +14,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{comparable, fixture_options, fixture_request, observe, serve_once};
+use common::{comparable, decode_split, fixture_options, fixture_request, observe, serve_once};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{Message, UserMessage};
 use pi_core::model::Model;
@@ -105,18 +105,8 @@ fn is_engine_json_error(text: &str) -> bool {
 }
 
 fn decode(body: &[u8], cuts: &[usize]) -> Vec<StreamEvent> {
-    let mut decoder = Decoder::new(&stream_model("http://127.0.0.1:1/v1beta"), 0);
-    let mut events = decoder.start();
-    let mut last = 0;
-    for &cut in cuts.iter().chain(std::iter::once(&body.len())) {
-        let cut = cut.clamp(last, body.len());
-        if cut > last {
-            events.extend(decoder.feed(&body[last..cut]));
-        }
-        last = cut;
-    }
-    events.extend(decoder.finish(StreamEnd::Complete));
-    events
+    let decoder = Decoder::new(&stream_model("http://127.0.0.1:1/v1beta"), 0);
+    decode_split(decoder, body, cuts, StreamEnd::Complete)
 }
 
 /// Streams whose outcome depends on how the body is split: the SDK checks each network chunk on

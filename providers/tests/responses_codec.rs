@@ -10,7 +10,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{comparable, fixture_options, fixture_request, observe, serve_once};
+use common::{comparable, decode_split, fixture_options, fixture_request, observe, serve_once};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::model::Model;
 use pi_providers::openai_responses::{build_body, Decoder};
@@ -52,16 +52,12 @@ fn bodies_match_the_original() {
 }
 
 fn decode(body: &[u8], cuts: &[usize]) -> Vec<StreamEvent> {
-    let mut decoder = Decoder::new(&stream_model(), 0);
-    let mut events = decoder.start();
-    let mut last = 0;
-    for &cut in cuts.iter().chain(std::iter::once(&body.len())) {
-        let cut = cut.clamp(last, body.len());
-        events.extend(decoder.feed(&body[last..cut]));
-        last = cut;
-    }
-    events.extend(decoder.finish(StreamEnd::Complete));
-    events
+    decode_split(
+        Decoder::new(&stream_model(), 0),
+        body,
+        cuts,
+        StreamEnd::Complete,
+    )
 }
 
 /// Every stream's differences from the original when cut at `cuts`.

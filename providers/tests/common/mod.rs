@@ -264,3 +264,24 @@ pub fn fixture_options(case: &Value, default_key: &str) -> pi_providers::CallOpt
         ..pi_providers::CallOptions::default()
     }
 }
+
+/// All events of `decoder` fed `body` cut at `cuts` (sorted offsets; empty pieces skipped, as a
+/// network never delivers them), then ended with `end`.
+pub fn decode_split(
+    mut decoder: impl pi_providers::StreamDecoder,
+    body: &[u8],
+    cuts: &[usize],
+    end: pi_providers::StreamEnd,
+) -> Vec<StreamEvent> {
+    let mut events = decoder.start();
+    let mut last = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&body.len())) {
+        let cut = cut.clamp(last, body.len());
+        if cut > last {
+            events.extend(decoder.feed(&body[last..cut]));
+        }
+        last = cut;
+    }
+    events.extend(decoder.finish(end));
+    events
+}
