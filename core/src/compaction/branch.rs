@@ -2,14 +2,14 @@
 
 use crate::agent::convert::convert_to_llm;
 use crate::agent::ModelRequest;
-use crate::message::{AgentMessage, AssistantMessage, Message, StopReason, UserMessage};
+use crate::message::{AgentMessage, AssistantMessage, StopReason};
 use crate::model::Model;
 use crate::session::entry::SessionEntry;
 use crate::session::tree::SessionTree;
 
 use super::files::{format_file_operations, FileOps};
 use super::prepare::summary_message;
-use super::summary::{serialize_conversation, SUMMARIZATION_SYSTEM_PROMPT};
+use super::summary::{request, serialize_conversation};
 use super::tokens::estimate_tokens;
 
 /// Put before every branch summary.
@@ -113,19 +113,7 @@ pub fn branch_summary_request(
     };
     let conversation = serialize_conversation(&convert_to_llm(messages));
     let prompt = format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}");
-    Some(ModelRequest {
-        model: model.clone(),
-        system_prompt: SUMMARIZATION_SYSTEM_PROMPT.to_owned(),
-        messages: vec![Message::User(UserMessage::from_text(
-            prompt,
-            Vec::new(),
-            now,
-        ))],
-        tools: Vec::new(),
-        reasoning: None,
-        session_id: None,
-        max_tokens: Some(2048),
-    })
+    Some(request(model, prompt, 2048, None, now))
 }
 
 /// How a branch summary ended.

@@ -121,7 +121,8 @@ fn call_arguments(arguments: &serde_json::Value) -> String {
         .join(", ")
 }
 
-fn request(
+/// A summarisation call: Pi's summariser system prompt and one user message.
+pub(super) fn request(
     model: &Model,
     prompt: String,
     max_tokens: u64,
