@@ -174,3 +174,20 @@ fn an_expired_oauth_token_is_reported_not_sent() {
         "old"
     );
 }
+
+/// A key command that leaves a background process holding its output open does not hold up
+/// the caller beyond the command's time limit; like the original (which waits for the output to
+/// close, then times out), it yields no key.
+#[test]
+fn a_lingering_background_process_does_not_block_key_resolution() {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    vars.extend(std::env::var("PATH").map(|p| ("PATH".to_owned(), p)));
+    let env = Environment::from_vars(vars);
+    let started = std::time::Instant::now();
+    let key = env.resolve("!echo key-now; sleep 30 &");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    assert!(
+        key.is_none() || key.as_deref() == Some("key-now"),
+        "{key:?}"
+    );
+}

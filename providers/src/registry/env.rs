@@ -44,7 +44,7 @@ impl Environment {
     }
 
     /// Runs `command` with `sh -c` in this environment; its trimmed stdout, or `None` when it
-    /// fails, times out or prints nothing.
+    /// fails, times out (10 s, output included) or prints nothing.
     pub fn run(&self, command: &str) -> Option<String> {
         let mut child = Command::new("sh")
             .arg("-c")
@@ -57,9 +57,12 @@ impl Environment {
             .spawn()
             .ok()?;
         let mut stdout = child.stdout.take()?;
-        let reader = std::thread::spawn(move || {
+        let (sender, output) = std::sync::mpsc::channel();
+        // Detached: a background process the command started may hold stdout open for longer
+        // than we wait, and must not hold up the caller.
+        std::thread::spawn(move || {
             let mut out = Vec::new();
-            stdout.read_to_end(&mut out).map(|_| out)
+            let _ = sender.send(stdout.read_to_end(&mut out).map(|_| out));
         });
         let started = Instant::now();
         let status = loop {
@@ -75,7 +78,8 @@ impl Environment {
                 }
             }
         };
-        let out = reader.join().ok()?.ok()?;
+        let remaining = COMMAND_TIMEOUT.saturating_sub(started.elapsed());
+        let out = output.recv_timeout(remaining).ok()?.ok()?;
         if !status?.success() {
             return None;
         }
