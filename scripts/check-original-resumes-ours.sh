@@ -8,6 +8,11 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 kit="$here/../shared/oracle"
 
+if [ ! -x "$kit/install-pi.sh" ]; then
+  echo "error: the conformance kit is not at $kit" >&2
+  exit 2
+fi
+
 pi="${1:-}"
 if [ -z "$pi" ]; then
   dir="$(mktemp -d)"
