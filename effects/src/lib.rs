@@ -3,3 +3,4 @@
 //! carries them out.
 
 pub mod session;
+pub mod tools;

@@ -1,0 +1,1 @@
+//! Image detection and resizing for the read tool (being written).

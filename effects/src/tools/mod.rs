@@ -1,0 +1,106 @@
+//! Pi's seven built-in tools, run for real: files, processes, directory walks. What they do to
+//! text (truncation, notices, edit matching) is pure and lives in `pi_core::tools`; this module
+//! owns the IO around it.
+//!
+//! Every tool is an async function of the environment, its validated arguments, a cancellation
+//! token and a channel for partial results. A failure is a thrown error text, as in Pi, which the
+//! agent loop turns into an error result.
+
+mod bash;
+mod edit;
+mod find;
+mod grep;
+mod image;
+mod ls;
+mod read;
+mod sandbox;
+mod write;
+
+use std::path::PathBuf;
+
+use pi_core::agent::ToolOutcome;
+use pi_core::event::ToolResult;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+pub use sandbox::{resolve, PathError, PathUse};
+
+/// Where and how tools run.
+#[derive(Clone, Debug)]
+pub struct ToolEnv {
+    /// The working directory relative paths are resolved against.
+    pub cwd: PathBuf,
+    /// The user's home directory, for `~` in paths.
+    pub home: PathBuf,
+    /// Confine every path to `cwd` (symlinks resolved), for untrusted eval runs.
+    pub sandbox: bool,
+    /// Where bash keeps the full output of long commands (Pi: the OS temp dir).
+    pub temp_dir: PathBuf,
+    /// The shell to run commands with (Pi's `shellPath` setting); found on the system when unset.
+    pub shell: Option<PathBuf>,
+    /// Lines run before every bash command (Pi's `shellCommandPrefix` setting).
+    pub command_prefix: Option<String>,
+    /// Resize images the read tool returns to fit Pi's limits (Pi's `images.autoResize`).
+    pub auto_resize_images: bool,
+}
+
+impl ToolEnv {
+    /// The defaults Pi uses for a working directory.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        ToolEnv {
+            cwd: cwd.into(),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+            sandbox: false,
+            temp_dir: std::env::temp_dir(),
+            shell: None,
+            command_prefix: None,
+            auto_resize_images: true,
+        }
+    }
+}
+
+/// What a running tool may use besides its arguments.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// Set when the call is cancelled (Pi's abort signal).
+    pub cancel: CancellationToken,
+    /// Partial results (`tool_execution_update`), e.g. bash output as it arrives.
+    pub updates: UnboundedSender<ToolResult>,
+}
+
+/// The names of the built-in tools this module can run.
+pub const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// Runs built-in tool `name` with validated `args`.
+pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> ToolOutcome {
+    let result = match name {
+        "read" => read::run(env, args, cx).await,
+        "bash" => bash::run(env, args, cx).await,
+        "edit" => edit::run(env, args, cx).await,
+        "write" => write::run(env, args, cx).await,
+        "grep" => grep::run(env, args, cx).await,
+        "find" => find::run(env, args, cx).await,
+        "ls" => ls::run(env, args, cx).await,
+        other => Err(format!("Tool {other} not found")),
+    };
+    match result {
+        Ok(result) => ToolOutcome::Ok(result),
+        Err(message) => ToolOutcome::Thrown(message),
+    }
+}
+
+/// Pi's text when a tool sees its abort signal.
+pub(crate) const OPERATION_ABORTED: &str = "Operation aborted";
+
+/// A string argument, if present.
+pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// A numeric argument, if present (JSON numbers may be floats; Pi uses them as given).
+pub(crate) fn num_arg(args: &Value, key: &str) -> Option<f64> {
+    args.get(key).and_then(Value::as_f64)
+}
