@@ -10,4 +10,4 @@ pub use paths::{
     agent_dir, agent_dir_from, default_session_dir, expand_tilde, file_name, resolve_session_dir,
     session_dir_name, sessions_root, AGENT_DIR_ENV, SESSION_DIR_ENV,
 };
-pub use store::{SessionStore, StoreError};
+pub use store::{SessionFile, SessionStore, StoreError};

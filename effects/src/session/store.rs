@@ -268,31 +268,28 @@ impl SessionStore {
 
     /// Writes what the tree's decision asks for: the lines not yet on disk.
     fn persist(&mut self, decision: Persist) -> Result<(), StoreError> {
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
         if decision == Persist::Nothing {
             return Ok(());
         }
-        let mut text = String::new();
-        if std::mem::take(&mut self.torn_tail) {
-            text.push('\n');
+        SessionWriter {
+            file: self.file.as_deref(),
+            header_on_disk: &mut self.header_on_disk,
+            entries_on_disk: &mut self.entries_on_disk,
+            torn_tail: &mut self.torn_tail,
         }
-        if !self.header_on_disk {
-            text.push_str(&line(self.tree.header()));
-        }
-        for entry in &self.tree.entries()[self.entries_on_disk..] {
-            text.push_str(&line(entry));
-        }
-        let mut out = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(file)
-            .map_err(io_error(file))?;
-        out.write_all(text.as_bytes()).map_err(io_error(file))?;
-        self.header_on_disk = true;
-        self.entries_on_disk = self.tree.entries().len();
-        Ok(())
+        .flush(&self.tree)
+    }
+
+    /// Splits the store into the session (for a session machine to own and change) and what
+    /// writes it; [`SessionFile::flush`] then writes the changes the machine asks to persist.
+    pub fn into_parts(self) -> (SessionTree, IdGenerator, SessionFile) {
+        let file = SessionFile {
+            file: self.file,
+            header_on_disk: self.header_on_disk,
+            entries_on_disk: self.entries_on_disk,
+            torn_tail: self.torn_tail,
+        };
+        (self.tree, self.ids, file)
     }
 
     /// Appends a message as the new leaf.
@@ -521,4 +518,71 @@ fn most_recent(dir: &Path) -> Option<PathBuf> {
         })
         .max_by(|a, b| a.0.cmp(&b.0))
         .map(|(_, p)| p)
+}
+
+/// Where a session owned elsewhere is written, and how much of it already is.
+#[derive(Debug)]
+pub struct SessionFile {
+    file: Option<PathBuf>,
+    header_on_disk: bool,
+    entries_on_disk: usize,
+    torn_tail: bool,
+}
+
+impl SessionFile {
+    /// The session file (`None` in memory).
+    pub fn path(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// Appends the lines of `tree` not yet on disk. Call it when an append's decision was not
+    /// [`Persist::Nothing`]; lines already written are never rewritten.
+    pub fn flush(&mut self, tree: &SessionTree) -> Result<(), StoreError> {
+        SessionWriter {
+            file: self.file.as_deref(),
+            header_on_disk: &mut self.header_on_disk,
+            entries_on_disk: &mut self.entries_on_disk,
+            torn_tail: &mut self.torn_tail,
+        }
+        .flush(tree)
+    }
+}
+
+/// The append-only write shared by the store and [`SessionFile`].
+struct SessionWriter<'a> {
+    file: Option<&'a Path>,
+    header_on_disk: &'a mut bool,
+    entries_on_disk: &'a mut usize,
+    torn_tail: &'a mut bool,
+}
+
+impl SessionWriter<'_> {
+    fn flush(self, tree: &SessionTree) -> Result<(), StoreError> {
+        let Some(file) = self.file else {
+            return Ok(());
+        };
+        let entries = tree.entries();
+        if *self.header_on_disk && *self.entries_on_disk >= entries.len() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        if std::mem::take(self.torn_tail) {
+            text.push('\n');
+        }
+        if !*self.header_on_disk {
+            text.push_str(&line(tree.header()));
+        }
+        for entry in entries.get(*self.entries_on_disk..).unwrap_or_default() {
+            text.push_str(&line(entry));
+        }
+        let mut out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .map_err(io_error(file))?;
+        out.write_all(text.as_bytes()).map_err(io_error(file))?;
+        *self.header_on_disk = true;
+        *self.entries_on_disk = entries.len();
+        Ok(())
+    }
 }
