@@ -44,6 +44,11 @@ impl ThinkingLevel {
             ThinkingLevel::Xhigh => "xhigh",
         }
     }
+
+    /// The level with this name, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        ThinkingLevel::ALL.into_iter().find(|l| l.as_str() == name)
+    }
 }
 
 /// Dollars per million tokens.
@@ -92,4 +97,39 @@ impl Model {
             ..Model::default()
         }
     }
+}
+
+/// `off` only for non-reasoning models; otherwise every level the model's map does not mark
+/// unsupported (`null`), with `xhigh` only when the map names it.
+pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
+    if !model.reasoning {
+        return vec![ThinkingLevel::Off];
+    }
+    ThinkingLevel::ALL
+        .into_iter()
+        .filter(|level| {
+            let mapped = model.thinking_level_map.as_ref().and_then(|m| m.get(level));
+            match mapped {
+                Some(None) => false,
+                _ if *level == ThinkingLevel::Xhigh => mapped.is_some(),
+                _ => true,
+            }
+        })
+        .collect()
+}
+
+/// The requested level if supported, else the nearest supported level above it, else below it.
+pub fn clamp_thinking_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    let available = supported_thinking_levels(model);
+    if available.contains(&level) {
+        return level;
+    }
+    let all = ThinkingLevel::ALL;
+    let index = all.iter().position(|l| *l == level).unwrap_or(0);
+    all[index..]
+        .iter()
+        .chain(all[..index].iter().rev())
+        .find(|l| available.contains(l))
+        .copied()
+        .unwrap_or(ThinkingLevel::Off)
 }

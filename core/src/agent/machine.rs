@@ -119,6 +119,12 @@ impl AgentMachine {
         }
     }
 
+    /// A call id for a model call made beside the loop (a session's summary), from the same
+    /// sequence as the loop's own, so answers can never be confused.
+    pub fn reserve_call(&mut self) -> CallId {
+        self.new_call()
+    }
+
     /// The transcript (Pi's `state.messages`).
     pub fn messages(&self) -> &[AgentMessage] {
         &self.messages

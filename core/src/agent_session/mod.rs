@@ -1,4 +1,14 @@
-//! The coding agent's session runtime (pi-coding-agent's `AgentSession`), as pure policies the
-//! session machine applies. So far: automatic retry of failed model calls.
+//! The coding agent's session runtime (pi-coding-agent's `AgentSession`) as a pure state
+//! machine around the agent loop: persistence, automatic retry, compaction, queues, and model
+//! and thinking-level changes.
 
+mod compaction;
+mod contract;
+mod machine;
 pub mod retry;
+
+pub use contract::{
+    Reply, SessionConfig, SessionError, SessionInput, SessionRejection, SessionStep,
+    StreamingBehavior,
+};
+pub use machine::SessionMachine;

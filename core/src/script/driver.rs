@@ -9,10 +9,12 @@ use serde_json::Value;
 use super::hooks::{tool, ScriptHooks};
 use super::parse::{parse, BlockSpec, Command, Ending, Line, ScriptError, ToolReply};
 use super::render;
+use super::session::SessionScenario;
 use crate::agent::{
     AgentConfig, AgentMachine, CallId, Change, Effect, Input, Patch, Prompt, QueueMode, Step,
     StreamEvent, ToolExecution, ToolOutcome, ToolSpec,
 };
+use crate::agent_session::SessionInput;
 use crate::event::ToolResult;
 use crate::message::{
     AgentMessage, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent,
@@ -56,22 +58,24 @@ enum BlockKind {
 
 /// A model call that was asked for and not finished.
 #[derive(Debug)]
-struct OpenCall {
-    call: CallId,
+pub(super) struct OpenCall {
+    pub(super) call: CallId,
     head: Option<AssistantMessage>,
     blocks: Vec<OpenBlock>,
 }
 
 /// Runs scenarios. Also usable step by step from property tests.
 pub struct Driver {
-    config: AgentConfig,
-    hooks: ScriptHooks,
+    pub(super) config: AgentConfig,
+    pub(super) hooks: ScriptHooks,
     machine: Option<AgentMachine>,
-    now: u64,
-    model_calls: VecDeque<OpenCall>,
-    running_tools: Vec<(CallId, String)>,
+    /// Set by a `session:` line: the session machine drives the loop.
+    pub(super) session: Option<SessionScenario>,
+    pub(super) now: u64,
+    pub(super) model_calls: VecDeque<OpenCall>,
+    pub(super) running_tools: Vec<(CallId, String)>,
     next_tool_id: u64,
-    log: Vec<String>,
+    pub(super) log: Vec<String>,
     /// Every step's output, in order (for property checks).
     pub steps: Vec<Step>,
 }
@@ -93,6 +97,7 @@ impl Default for Driver {
             },
             hooks: ScriptHooks::default(),
             machine: None,
+            session: None,
             now: START_TIME,
             model_calls: VecDeque::new(),
             running_tools: Vec::new(),
@@ -155,6 +160,9 @@ impl Driver {
     }
 
     fn finish(&mut self) {
+        if self.session.is_some() {
+            return self.finish_session();
+        }
         let Some(machine) = &self.machine else { return };
         let roles: Vec<&str> = machine.messages().iter().map(AgentMessage::role).collect();
         self.log.push(format!(
@@ -172,6 +180,11 @@ impl Driver {
 
     /// Runs one command.
     pub fn command(&mut self, command: &Command) -> Result<(), String> {
+        if self.session.is_some() {
+            if let Some(result) = self.session_command(command) {
+                return result;
+            }
+        }
         match command {
             Command::Config(pairs) => {
                 for (key, value) in pairs {
@@ -224,6 +237,15 @@ impl Driver {
                 ending,
             } => self.model(blocks, *usage, ending)?,
             Command::Tool { id, reply } => self.tool(id.as_deref(), reply)?,
+            Command::Session(pairs) => {
+                if self.machine.is_some() {
+                    return Err("session: must come before the first input".into());
+                }
+                self.session = Some(SessionScenario::from_pairs(pairs)?);
+            }
+            Command::UserQueued { .. } | Command::Compact(_) | Command::Thinking(_) => {
+                return Err("needs session mode (a `session:` line first)".into());
+            }
             Command::ModelThrows(error) => {
                 let open = self
                     .model_calls
@@ -244,6 +266,9 @@ impl Driver {
 
     /// Feeds one input and logs what came out.
     pub fn input(&mut self, input: Input) {
+        if self.session.is_some() {
+            return self.session_input(SessionInput::Answer(input));
+        }
         let now = self.now;
         match self.machine().step(now, input) {
             Ok(step) => self.absorb(step),
@@ -255,8 +280,14 @@ impl Driver {
         for event in &step.events {
             self.log.push(format!("  {}", render::event(event)));
         }
+        self.absorb_effects(&step.effects);
+        self.steps.push(step);
+    }
+
+    /// Logs effects and tracks the calls they open; a cancelled model call is answered at once.
+    pub(super) fn absorb_effects(&mut self, effects: &[Effect]) {
         let mut cancelled = Vec::new();
-        for effect in &step.effects {
+        for effect in effects {
             self.log.push(format!("  -> {}", render::effect(effect)));
             match effect {
                 Effect::CallModel { call, .. } => self.model_calls.push_back(OpenCall {
@@ -270,7 +301,6 @@ impl Driver {
                 Effect::Cancel { call } => cancelled.push(*call),
             }
         }
-        self.steps.push(step);
         for call in cancelled {
             if self.model_calls.iter().any(|c| c.call == call) {
                 self.log.push("  (the provider answers the cancel)".into());
@@ -313,7 +343,10 @@ impl Driver {
             return;
         };
         let mut events = Vec::new();
-        let model = self.machine().model().clone();
+        let model = match &self.session {
+            Some(session) => session.model(&self.config),
+            None => self.machine().model().clone(),
+        };
         let now = self.now;
         let open = &mut self.model_calls[position];
         let fails_before_start =

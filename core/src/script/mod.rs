@@ -10,6 +10,7 @@ mod driver;
 mod hooks;
 mod parse;
 pub mod render;
+mod session;
 
 pub use driver::{mock_model, run, Driver, START_TIME};
 pub use hooks::{tool, ScriptHooks};

@@ -19,6 +19,14 @@
 //! model: throws No API key for provider: mock   the call cannot be made at all
 //! tool: ok text | tool: error text | tool: update text | tool: ok {"content":[…],…}
 //! tool call_2: ok text                 answers the call with that tool-call id
+//!
+//! session: maxRetries=3 baseDelayMs=2000 reserveTokens=16384 keepRecentTokens=20000
+//!          contextWindow=128000 retry=off compaction=off
+//!                                      drive the session machine (must come first); then also
+//! user-steer: text / user-followup: text   a prompt while streaming, with that behaviour
+//! compact: instructions                a manual compaction (instructions optional)
+//! thinking: high                       set the thinking level
+//! tick 2000                            in session mode also wakes the machine when due
 //! ```
 
 use serde_json::Value;
@@ -93,6 +101,17 @@ pub enum Command {
     },
     /// The model call cannot be made at all (the stream function throws).
     ModelThrows(String),
+    /// Drive a session machine (retry, compaction, persistence) instead of the bare loop.
+    Session(Vec<(String, String)>),
+    /// A prompt while streaming, queued as steering or follow-up (session mode).
+    UserQueued {
+        text: String,
+        follow_up: bool,
+    },
+    /// A manual compaction with optional instructions (session mode).
+    Compact(Option<String>),
+    /// Set the thinking level (session mode: clamped and recorded).
+    Thinking(String),
 }
 
 /// A parsed command with the line it came from.
@@ -164,6 +183,19 @@ fn parse_line(text: &str) -> Result<Command, String> {
         "history" => serde_json::from_str(rest)
             .map(Command::History)
             .map_err(|e| format!("history: {e}")),
+        "session" => Ok(Command::Session(pairs(rest)?)),
+        "user-steer" => Ok(Command::UserQueued {
+            text: rest.to_owned(),
+            follow_up: false,
+        }),
+        "user-followup" => Ok(Command::UserQueued {
+            text: rest.to_owned(),
+            follow_up: true,
+        }),
+        "compact" => Ok(Command::Compact(
+            (!rest.is_empty()).then(|| rest.to_owned()),
+        )),
+        "thinking" => Ok(Command::Thinking(rest.to_owned())),
         "steer" => Ok(Command::Steer(rest.to_owned())),
         "followup" => Ok(Command::FollowUp(rest.to_owned())),
         "model" => parse_model(rest, false),

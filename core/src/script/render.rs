@@ -6,7 +6,8 @@ use crate::event::{AgentEvent, AssistantMessageEvent, ToolResult};
 use crate::message::{AgentMessage, ContentBlock, Message, UserContent};
 use crate::partial::PartialMessage;
 
-fn json(value: &impl serde::Serialize) -> String {
+/// A value as compact JSON (what scenario transcripts show for data).
+pub fn json(value: &impl serde::Serialize) -> String {
     crate::json::to_string(value).unwrap_or_default()
 }
 

@@ -1,0 +1,609 @@
+//! The session machine: Pi's `AgentSession` around the agent loop. It persists messages as they
+//! end, retries transient failures after a backoff, compacts on threshold and on context
+//! overflow, keeps the steering and follow-up texts for `queue_update`, and records model and
+//! thinking-level changes. Like the agent machine it does no IO: time comes in with every input,
+//! timers go out as `wake_at`, and summaries are model calls the interpreter makes.
+
+use crate::agent::{AgentMachine, Change, Input, Prompt, StepError};
+use crate::compaction::tokens::{
+    calculate_context_tokens, estimate_context_tokens, should_compact,
+};
+use crate::compaction::CompactionSettings;
+use crate::event::{AgentEvent, CompactionReason, Event, SessionEvent};
+use crate::message::{AgentMessage, AssistantMessage, ContentBlock, ImageContent, StopReason};
+use crate::model::{clamp_thinking_level, Model, ThinkingLevel};
+use crate::overflow::is_context_overflow;
+use crate::session::entry::SessionEntry;
+use crate::session::ids::IdGenerator;
+use crate::session::time::ms_from_iso;
+use crate::session::tree::{Persist, SessionTree};
+
+use super::compaction::{CompactionJob, JobState};
+use super::contract::{
+    Reply, SessionConfig, SessionError, SessionInput, SessionRejection, SessionStep,
+    StreamingBehavior,
+};
+use super::retry::{delay_ms, is_retryable, RetrySettings};
+
+/// What a due `wake_at` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wake {
+    /// The retry backoff is over: continue the agent.
+    Retry,
+    /// 100 ms after a compaction: continue to retry the overflowed call or deliver queued messages.
+    AfterCompaction,
+}
+
+/// Text used when a message is not a user text (never matched against the queues).
+const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// Pi's `AgentSession` as a pure state machine.
+pub struct SessionMachine {
+    pub(super) agent: AgentMachine,
+    pub(super) tree: SessionTree,
+    pub(super) ids: IdGenerator,
+    retry: RetrySettings,
+    pub(super) compaction_settings: CompactionSettings,
+    retry_attempt: u32,
+    waiting_to_retry: bool,
+    wake: Option<(u64, Wake)>,
+    overflow_recovery_attempted: bool,
+    last_assistant: Option<AssistantMessage>,
+    steering_texts: Vec<String>,
+    follow_up_texts: Vec<String>,
+    pub(super) compaction: Option<CompactionJob>,
+    /// A prompt held back until the pre-prompt compaction ends.
+    pending_prompt: Option<Prompt>,
+    /// Agent events are not listened to (Pi disconnects during a manual compaction).
+    disconnected: bool,
+    pub(super) now: u64,
+    pub(super) out: SessionStep,
+}
+
+impl std::fmt::Debug for SessionMachine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionMachine")
+            .field("agent", &self.agent)
+            .field("entries", &self.tree.entries().len())
+            .field("retry_attempt", &self.retry_attempt)
+            .field("wake", &self.wake)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionMachine {
+    /// A session whose agent starts from the context of `config.tree`.
+    pub fn new(config: SessionConfig) -> Self {
+        let mut agent_config = config.agent;
+        agent_config.messages = config.tree.context().into_messages();
+        agent_config.session_id = Some(config.tree.id().to_owned());
+        SessionMachine {
+            agent: AgentMachine::new(agent_config),
+            tree: config.tree,
+            ids: config.ids,
+            retry: config.retry,
+            compaction_settings: config.compaction,
+            retry_attempt: 0,
+            waiting_to_retry: false,
+            wake: None,
+            overflow_recovery_attempted: false,
+            last_assistant: None,
+            steering_texts: Vec::new(),
+            follow_up_texts: Vec::new(),
+            compaction: None,
+            pending_prompt: None,
+            disconnected: false,
+            now: 0,
+            out: SessionStep::default(),
+        }
+    }
+
+    /// The agent loop inside.
+    pub fn agent(&self) -> &AgentMachine {
+        &self.agent
+    }
+
+    /// The session's entries.
+    pub fn tree(&self) -> &SessionTree {
+        &self.tree
+    }
+
+    /// Whether anything is in progress: a run, a retry wait, a compaction, a held prompt.
+    pub fn is_busy(&self) -> bool {
+        self.agent.is_streaming()
+            || self.wake.is_some()
+            || self.compaction.is_some()
+            || self.pending_prompt.is_some()
+    }
+
+    /// Whether a compaction (manual or automatic) is running.
+    pub fn is_compacting(&self) -> bool {
+        self.compaction.is_some()
+    }
+
+    /// The retry counter (Pi's `retryAttempt`).
+    pub fn retry_attempt(&self) -> u32 {
+        self.retry_attempt
+    }
+
+    /// Whether a retry is waiting for its backoff.
+    pub fn is_retrying(&self) -> bool {
+        self.waiting_to_retry
+    }
+
+    /// The queued steering and follow-up texts (Pi's `getSteeringMessages`/`getFollowUpMessages`).
+    pub fn queued_texts(&self) -> (&[String], &[String]) {
+        (&self.steering_texts, &self.follow_up_texts)
+    }
+
+    /// When the machine wants [`SessionInput::Wake`].
+    pub fn wake_at(&self) -> Option<u64> {
+        self.wake.map(|(at, _)| at)
+    }
+
+    /// Feeds one input at time `now`. A refused input leaves the machine as it was, except that
+    /// an agent refusal after a compaction was started cannot happen (they are checked first).
+    pub fn step(&mut self, now: u64, input: SessionInput) -> Result<SessionStep, SessionError> {
+        self.now = now.max(self.now);
+        self.out = SessionStep::default();
+        match input {
+            SessionInput::Prompt {
+                text,
+                images,
+                streaming_behavior,
+            } => self.prompt(text, images, streaming_behavior)?,
+            SessionInput::Steer { text, images } => {
+                self.queue(text, images, StreamingBehavior::Steer)?
+            }
+            SessionInput::FollowUp { text, images } => {
+                self.queue(text, images, StreamingBehavior::FollowUp)?
+            }
+            SessionInput::Abort => self.abort()?,
+            SessionInput::SetModel(model) => self.set_model(model)?,
+            SessionInput::SetThinkingLevel(level) => self.set_thinking_level(level)?,
+            SessionInput::Compact {
+                custom_instructions,
+            } => self.compact(custom_instructions)?,
+            SessionInput::Answer(input) => self.answer(input)?,
+            SessionInput::Wake => self.wake()?,
+        }
+        self.after_step()?;
+        let mut out = std::mem::take(&mut self.out);
+        out.wake_at = self.wake_at();
+        Ok(out)
+    }
+
+    /// Runs what was waiting for the agent to become idle.
+    fn after_step(&mut self) -> Result<(), SessionError> {
+        if self.agent.is_streaming() {
+            return Ok(());
+        }
+        if let Some(JobState::WaitingForIdle) = self.compaction.as_ref().map(|job| job.state) {
+            self.disconnected = false;
+            self.begin_compaction_calls()?;
+        }
+        if self.compaction.is_none() {
+            if let Some(prompt) = self.pending_prompt.take() {
+                self.agent_step(Input::Prompt(prompt))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn prompt(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+        behavior: Option<StreamingBehavior>,
+    ) -> Result<(), SessionError> {
+        if self.agent.is_streaming() {
+            let behavior = behavior.ok_or(SessionRejection::NeedsStreamingBehavior)?;
+            return self.queue(text, images, behavior);
+        }
+        if self.compaction.is_some() || self.pending_prompt.is_some() {
+            return Err(SessionRejection::CompactionInProgress.into());
+        }
+        let prompt = Prompt::Text { text, images };
+        let last_assistant = self.agent.messages().iter().rev().find_map(|m| match m {
+            AgentMessage::Assistant(a) => Some(a.clone()),
+            _ => None,
+        });
+        if let Some(assistant) = last_assistant {
+            self.check_compaction(&assistant, false)?;
+        }
+        if self.compaction.is_some() {
+            self.pending_prompt = Some(prompt);
+            return Ok(());
+        }
+        self.agent_step(Input::Prompt(prompt))
+    }
+
+    fn queue(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+        behavior: StreamingBehavior,
+    ) -> Result<(), SessionError> {
+        let message = AgentMessage::User(crate::message::UserMessage::from_text(
+            text.clone(),
+            images,
+            self.now,
+        ));
+        match behavior {
+            StreamingBehavior::Steer => {
+                self.steering_texts.push(text);
+                self.emit_queue_update();
+                self.agent_step(Input::Steer(message))
+            }
+            StreamingBehavior::FollowUp => {
+                self.follow_up_texts.push(text);
+                self.emit_queue_update();
+                self.agent_step(Input::FollowUp(message))
+            }
+        }
+    }
+
+    fn emit_queue_update(&mut self) {
+        self.emit(Event::Session(SessionEvent::QueueUpdate {
+            steering: self.steering_texts.clone(),
+            follow_up: self.follow_up_texts.clone(),
+        }));
+    }
+
+    fn abort(&mut self) -> Result<(), SessionError> {
+        if self.waiting_to_retry {
+            self.waiting_to_retry = false;
+            self.wake = None;
+            let attempt = std::mem::take(&mut self.retry_attempt);
+            self.emit(Event::Session(SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: Some("Retry cancelled".into()),
+            }));
+        }
+        if matches!(self.wake, Some((_, Wake::AfterCompaction))) {
+            self.wake = None;
+        }
+        self.pending_prompt = None;
+        self.abort_compaction()?;
+        if self.agent.is_streaming() {
+            self.agent_step(Input::Abort)?;
+        }
+        Ok(())
+    }
+
+    fn wake(&mut self) -> Result<(), SessionError> {
+        let Some((at, reason)) = self.wake else {
+            return Ok(());
+        };
+        if self.now < at {
+            return Ok(());
+        }
+        self.wake = None;
+        if reason == Wake::Retry {
+            self.waiting_to_retry = false;
+        }
+        // Pi ignores a failing `continue()` here (e.g. nothing left to continue from).
+        match self.agent.step(self.now, Input::Continue) {
+            Ok(step) => self.route(step),
+            Err(StepError::Rejected(_)) => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    fn answer(&mut self, input: Input) -> Result<(), SessionError> {
+        let call = match &input {
+            Input::Model { call, .. } | Input::ModelFailed { call, .. } => Some(*call),
+            _ => None,
+        };
+        if let Some(call) = call {
+            if self.compaction.as_ref().is_some_and(|job| job.owns(call)) {
+                return self.compaction_answer(input);
+            }
+        }
+        self.agent_step(input)
+    }
+
+    /// Steps the agent and processes what it emitted.
+    pub(super) fn agent_step(&mut self, input: Input) -> Result<(), SessionError> {
+        let step = self.agent.step(self.now, input)?;
+        self.route(step)
+    }
+
+    /// Replaces the agent's transcript (between runs).
+    pub(super) fn replace_messages(
+        &mut self,
+        messages: Vec<AgentMessage>,
+    ) -> Result<(), SessionError> {
+        let step = self
+            .agent
+            .step(self.now, Input::Change(Change::Messages(messages)))?;
+        self.route(step)
+    }
+
+    fn route(&mut self, step: crate::agent::Step) -> Result<(), SessionError> {
+        self.out.effects.extend(step.effects);
+        for event in step.events {
+            self.process(event)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn emit(&mut self, event: Event) {
+        self.out.events.push(event);
+    }
+
+    pub(super) fn persist(&mut self, decision: Persist) {
+        if decision != Persist::Nothing {
+            self.out.persist = true;
+        }
+    }
+
+    /// Pi's `_processAgentEvent`: queue bookkeeping, the event itself, persistence, then retry
+    /// and compaction after the run.
+    fn process(&mut self, event: AgentEvent) -> Result<(), SessionError> {
+        if self.disconnected {
+            return Ok(());
+        }
+        if let AgentEvent::MessageStart {
+            message: AgentMessage::User(user),
+        } = &event
+        {
+            self.overflow_recovery_attempted = false;
+            let text = user_text(&user.content);
+            if !text.is_empty() {
+                if let Some(i) = self.steering_texts.iter().position(|t| *t == text) {
+                    self.steering_texts.remove(i);
+                    self.emit_queue_update();
+                } else if let Some(i) = self.follow_up_texts.iter().position(|t| *t == text) {
+                    self.follow_up_texts.remove(i);
+                    self.emit_queue_update();
+                }
+            }
+        }
+        let (ended, run_ended) = match &event {
+            AgentEvent::MessageEnd { message } => (Some(message.clone()), false),
+            AgentEvent::AgentEnd { .. } => (None, true),
+            _ => (None, false),
+        };
+        self.emit(Event::Agent(event));
+        if let Some(message) = ended {
+            self.message_ended(message);
+        }
+        if run_ended {
+            if let Some(assistant) = self.last_assistant.take() {
+                let context_window = self.agent.model().context_window;
+                if is_retryable(&assistant, context_window) && self.schedule_retry(&assistant)? {
+                    return Ok(());
+                }
+                self.check_compaction(&assistant, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn message_ended(&mut self, message: AgentMessage) {
+        let decision = match &message {
+            AgentMessage::Custom(custom) => {
+                let (_, decision) = self.tree.append_custom_message_entry(
+                    &custom.custom_type,
+                    custom.content.clone(),
+                    custom.display,
+                    custom.details.clone(),
+                    self.now,
+                    &mut self.ids,
+                );
+                decision
+            }
+            AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
+                let (_, decision) =
+                    self.tree
+                        .append_message(message.clone(), self.now, &mut self.ids);
+                decision
+            }
+            _ => Persist::Nothing,
+        };
+        self.persist(decision);
+        if let AgentMessage::Assistant(assistant) = message {
+            if assistant.stop_reason != StopReason::Error {
+                self.overflow_recovery_attempted = false;
+                if self.retry_attempt > 0 {
+                    let attempt = std::mem::take(&mut self.retry_attempt);
+                    self.emit(Event::Session(SessionEvent::AutoRetryEnd {
+                        success: true,
+                        attempt,
+                        final_error: None,
+                    }));
+                }
+            }
+            self.last_assistant = Some(assistant);
+        }
+    }
+
+    /// Pi's `_handleRetryableError`; true when a retry was scheduled.
+    fn schedule_retry(&mut self, failed: &AssistantMessage) -> Result<bool, SessionError> {
+        if !self.retry.enabled {
+            return Ok(false);
+        }
+        self.retry_attempt += 1;
+        if self.retry_attempt > self.retry.max_retries {
+            let attempt = self.retry_attempt - 1;
+            self.retry_attempt = 0;
+            self.emit(Event::Session(SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: failed.error_message.clone(),
+            }));
+            return Ok(false);
+        }
+        let delay = delay_ms(&self.retry, self.retry_attempt);
+        self.emit(Event::Session(SessionEvent::AutoRetryStart {
+            attempt: self.retry_attempt,
+            max_attempts: self.retry.max_retries,
+            delay_ms: delay,
+            error_message: failed
+                .error_message
+                .clone()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "Unknown error".into()),
+        }));
+        self.drop_trailing_assistant(false)?;
+        self.waiting_to_retry = true;
+        self.wake = Some((self.now.saturating_add(delay), Wake::Retry));
+        Ok(true)
+    }
+
+    /// Removes the last message from the agent's transcript when it is an assistant message
+    /// (only an error one when `only_errors`); the session file keeps it.
+    pub(super) fn drop_trailing_assistant(
+        &mut self,
+        only_errors: bool,
+    ) -> Result<(), SessionError> {
+        let messages = self.agent.messages();
+        let drop = match messages.last() {
+            Some(AgentMessage::Assistant(a)) => !only_errors || a.stop_reason == StopReason::Error,
+            _ => false,
+        };
+        if drop {
+            let kept = messages[..messages.len() - 1].to_vec();
+            self.replace_messages(kept)?;
+        }
+        Ok(())
+    }
+
+    /// Continue the agent shortly after a compaction (to retry, or to deliver queued messages).
+    pub(super) fn continue_soon(&mut self) {
+        self.wake = Some((self.now.saturating_add(100), Wake::AfterCompaction));
+    }
+
+    /// The timestamp (ms) of the latest compaction on the current branch.
+    pub(super) fn latest_compaction_ms(&self) -> Option<i64> {
+        self.tree
+            .branch_path(None)
+            .into_iter()
+            .rev()
+            .find_map(|entry| match entry {
+                SessionEntry::Compaction(c) => Some(ms_from_iso(&c.timestamp).unwrap_or(i64::MAX)),
+                _ => None,
+            })
+    }
+
+    /// Pi's `_checkCompaction`.
+    fn check_compaction(
+        &mut self,
+        assistant: &AssistantMessage,
+        skip_aborted: bool,
+    ) -> Result<(), SessionError> {
+        let settings = self.compaction_settings;
+        if !settings.enabled || (skip_aborted && assistant.stop_reason == StopReason::Aborted) {
+            return Ok(());
+        }
+        let model = self.agent.model();
+        let context_window = model.context_window;
+        let same_model = assistant.provider == model.provider && assistant.model == model.id;
+        let compacted_at = self.latest_compaction_ms();
+        let before_compaction =
+            |timestamp: u64| compacted_at.is_some_and(|at| i128::from(timestamp) <= i128::from(at));
+        if before_compaction(assistant.timestamp) {
+            return Ok(());
+        }
+        if same_model && is_context_overflow(assistant, Some(context_window)) {
+            if self.overflow_recovery_attempted {
+                self.emit(Event::Session(SessionEvent::CompactionEnd {
+                    reason: CompactionReason::Overflow,
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(OVERFLOW_RECOVERY_FAILED.into()),
+                }));
+                return Ok(());
+            }
+            self.overflow_recovery_attempted = true;
+            self.drop_trailing_assistant(false)?;
+            return self.start_compaction(CompactionReason::Overflow, true, None);
+        }
+        let tokens = if assistant.stop_reason == StopReason::Error {
+            let messages = self.agent.messages();
+            let estimate = estimate_context_tokens(messages);
+            let Some(index) = estimate.last_usage_index else {
+                return Ok(());
+            };
+            if let Some(AgentMessage::Assistant(source)) = messages.get(index) {
+                if before_compaction(source.timestamp) {
+                    return Ok(());
+                }
+            }
+            estimate.tokens
+        } else {
+            calculate_context_tokens(&assistant.usage)
+        };
+        if should_compact(tokens, context_window, &settings) {
+            self.start_compaction(CompactionReason::Threshold, false, None)?;
+        }
+        Ok(())
+    }
+
+    fn set_model(&mut self, model: Model) -> Result<(), SessionError> {
+        let carried = if self.agent.model().reasoning {
+            self.agent.thinking_level()
+        } else {
+            ThinkingLevel::Medium
+        };
+        let (provider, id) = (model.provider.clone(), model.id.clone());
+        let step = self
+            .agent
+            .step(self.now, Input::Change(Change::Model(model)))?;
+        self.route(step)?;
+        let (_, decision) = self
+            .tree
+            .append_model_change(&provider, &id, self.now, &mut self.ids);
+        self.persist(decision);
+        self.set_thinking_level(carried)
+    }
+
+    fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<(), SessionError> {
+        let effective = clamp_thinking_level(self.agent.model(), level);
+        if effective == self.agent.thinking_level() {
+            return Ok(());
+        }
+        let step = self
+            .agent
+            .step(self.now, Input::Change(Change::ThinkingLevel(effective)))?;
+        self.route(step)?;
+        let (_, decision) =
+            self.tree
+                .append_thinking_level_change(effective.as_str(), self.now, &mut self.ids);
+        self.persist(decision);
+        self.emit(Event::Session(SessionEvent::ThinkingLevelChanged {
+            level: effective,
+        }));
+        Ok(())
+    }
+
+    fn compact(&mut self, custom_instructions: Option<String>) -> Result<(), SessionError> {
+        if self.compaction.is_some() {
+            return Err(SessionRejection::CompactionInProgress.into());
+        }
+        self.disconnected = true;
+        self.abort()?;
+        self.start_compaction(CompactionReason::Manual, false, custom_instructions)
+    }
+
+    pub(super) fn reply(&mut self, reply: Reply) {
+        self.out.replies.push(reply);
+    }
+}
+
+/// The text blocks of a user message, concatenated (how Pi matches queued texts).
+fn user_text(content: &crate::message::UserContent) -> String {
+    match content {
+        crate::message::UserContent::Text(text) => text.clone(),
+        crate::message::UserContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect(),
+    }
+}

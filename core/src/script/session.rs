@@ -1,0 +1,239 @@
+//! Session mode of the scenario driver: the same scripts, driven through the session machine
+//! (persistence, retry, compaction, queues), with the session's own events and its entries in
+//! the transcript.
+
+use std::sync::Arc;
+
+use super::driver::Driver;
+use super::parse::Command;
+use super::render;
+use crate::agent::{AgentConfig, Input};
+use crate::agent_session::{
+    retry::RetrySettings, Reply, SessionConfig, SessionInput, SessionMachine, SessionStep,
+    StreamingBehavior,
+};
+use crate::compaction::CompactionSettings;
+use crate::event::Event;
+use crate::model::{Model, ThinkingLevel};
+use crate::session::entry::SessionEntry;
+use crate::session::ids::IdGenerator;
+use crate::session::tree::SessionTree;
+
+/// The session settings a script chose, and the machine once the first input arrives.
+#[derive(Debug)]
+pub(super) struct SessionScenario {
+    retry: RetrySettings,
+    compaction: CompactionSettings,
+    context_window: Option<u64>,
+    machine: Option<SessionMachine>,
+}
+
+impl SessionScenario {
+    /// Reads `session:` settings.
+    pub(super) fn from_pairs(pairs: &[(String, String)]) -> Result<Self, String> {
+        let mut scenario = SessionScenario {
+            retry: RetrySettings::default(),
+            compaction: CompactionSettings::default(),
+            context_window: None,
+            machine: None,
+        };
+        for (key, value) in pairs {
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|e| format!("session: {key}={value}: {e}"))
+            };
+            match key.as_str() {
+                "maxRetries" => {
+                    scenario.retry.max_retries =
+                        u32::try_from(number()?).map_err(|e| format!("maxRetries: {e}"))?
+                }
+                "baseDelayMs" => scenario.retry.base_delay_ms = number()?,
+                "retry" => scenario.retry.enabled = value != "off",
+                "compaction" => scenario.compaction.enabled = value != "off",
+                "reserveTokens" => scenario.compaction.reserve_tokens = number()?,
+                "keepRecentTokens" => scenario.compaction.keep_recent_tokens = number()?,
+                "contextWindow" => scenario.context_window = Some(number()?),
+                other => return Err(format!("unknown session setting {other:?}")),
+            }
+        }
+        Ok(scenario)
+    }
+
+    /// The model the session is using.
+    pub(super) fn model(&self, config: &AgentConfig) -> Model {
+        match &self.machine {
+            Some(machine) => machine.agent().model().clone(),
+            None => self.configured_model(config),
+        }
+    }
+
+    fn configured_model(&self, config: &AgentConfig) -> Model {
+        let mut model = config.model.clone();
+        if let Some(window) = self.context_window {
+            model.context_window = window;
+        }
+        model
+    }
+}
+
+impl Driver {
+    fn session_machine(&mut self) -> Option<&mut SessionMachine> {
+        let now = self.now;
+        let config = &self.config;
+        let session = self.session.as_mut()?;
+        if session.machine.is_none() {
+            let mut agent = config.clone();
+            agent.model = session.configured_model(config);
+            // The coding agent's converter: summaries and bash executions reach the model.
+            let mut hooks = self.hooks.clone();
+            hooks.add("convert coding-agent").ok()?;
+            agent.hooks = Arc::new(hooks);
+            let mut ids = IdGenerator::new(7);
+            let tree = SessionTree::new("/work", now, &mut ids, None);
+            session.machine = Some(SessionMachine::new(SessionConfig {
+                agent,
+                tree,
+                ids,
+                retry: session.retry,
+                compaction: session.compaction,
+            }));
+        }
+        session.machine.as_mut()
+    }
+
+    /// The session-mode meaning of a command, or `None` when it means the same as without.
+    pub(super) fn session_command(&mut self, command: &Command) -> Option<Result<(), String>> {
+        let input = match command {
+            Command::User(text) => prompt(text, None),
+            Command::UserQueued { text, follow_up } => prompt(
+                text,
+                Some(if *follow_up {
+                    StreamingBehavior::FollowUp
+                } else {
+                    StreamingBehavior::Steer
+                }),
+            ),
+            Command::Steer(text) => SessionInput::Steer {
+                text: text.clone(),
+                images: Vec::new(),
+            },
+            Command::FollowUp(text) => SessionInput::FollowUp {
+                text: text.clone(),
+                images: Vec::new(),
+            },
+            Command::Abort => SessionInput::Abort,
+            Command::Compact(instructions) => SessionInput::Compact {
+                custom_instructions: instructions.clone(),
+            },
+            Command::Thinking(level) => match ThinkingLevel::parse(level) {
+                Some(level) => SessionInput::SetThinkingLevel(level),
+                None => return Some(Err(format!("unknown thinking level {level:?}"))),
+            },
+            Command::Tick(ms) => {
+                self.now += ms;
+                let due = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.machine.as_ref())
+                    .and_then(SessionMachine::wake_at)
+                    .is_some_and(|at| at <= self.now);
+                if due {
+                    self.session_input(SessionInput::Wake);
+                }
+                return Some(Ok(()));
+            }
+            Command::Continue | Command::Reset | Command::Prompt(_) | Command::History(_) => {
+                return Some(Err("not a session input".into()))
+            }
+            _ => return None,
+        };
+        self.session_input(input);
+        Some(Ok(()))
+    }
+
+    /// Feeds one input to the session machine and logs what came out.
+    pub(super) fn session_input(&mut self, input: SessionInput) {
+        let now = self.now;
+        let Some(machine) = self.session_machine() else {
+            return;
+        };
+        match machine.step(now, input) {
+            Ok(step) => self.absorb_session(step),
+            Err(error) => self.log.push(format!("  ! {error}")),
+        }
+    }
+
+    fn absorb_session(&mut self, step: SessionStep) {
+        for event in &step.events {
+            let line = match event {
+                Event::Agent(event) => render::event(event),
+                Event::Session(event) => render::json(event),
+            };
+            self.log.push(format!("  {line}"));
+        }
+        if step.persist {
+            self.log.push("  (entries persisted)".into());
+        }
+        for reply in &step.replies {
+            let Reply::Compacted(result) = reply;
+            let line = match result {
+                Ok(result) => format!("compacted firstKept={}", result.first_kept_entry_id),
+                Err(error) => format!("compaction error {}", render::json(error)),
+            };
+            self.log.push(format!("  <- {line}"));
+        }
+        if let Some(at) = step.wake_at {
+            self.log
+                .push(format!("  wake_at +{}", at.saturating_sub(self.now)));
+        }
+        self.absorb_effects(&step.effects);
+    }
+
+    pub(super) fn finish_session(&mut self) {
+        let Some(machine) = self.session.as_ref().and_then(|s| s.machine.as_ref()) else {
+            return;
+        };
+        let roles: Vec<&str> = machine
+            .agent()
+            .messages()
+            .iter()
+            .map(crate::message::AgentMessage::role)
+            .collect();
+        let entries: Vec<String> = machine.tree().entries().iter().map(entry).collect();
+        self.log.push(format!(
+            "= {} | messages [{}] | entries [{}]",
+            machine.agent().describe(),
+            roles.join(", "),
+            entries.join(", ")
+        ));
+    }
+}
+
+fn prompt(text: &str, behavior: Option<StreamingBehavior>) -> SessionInput {
+    SessionInput::Prompt {
+        text: text.to_owned(),
+        images: Vec::new(),
+        streaming_behavior: behavior,
+    }
+}
+
+/// An entry in a word: its type, and the role and stop reason of a message.
+fn entry(entry: &SessionEntry) -> String {
+    match entry.message() {
+        Some(crate::message::AgentMessage::Assistant(a)) => {
+            format!(
+                "assistant({})",
+                render::json(&a.stop_reason).trim_matches('"')
+            )
+        }
+        Some(message) => message.role().to_owned(),
+        None => entry.kind().to_owned(),
+    }
+}
+
+impl From<Input> for SessionInput {
+    fn from(input: Input) -> Self {
+        SessionInput::Answer(input)
+    }
+}

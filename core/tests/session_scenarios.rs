@@ -1,0 +1,206 @@
+//! Session-runtime scenarios (Pi's `AgentSession`): retry, compaction, queues and persistence,
+//! each script run through the real session machine with its transcript pinned. Where a scenario
+//! mirrors a reference trace of Pi 0.73.1, its comment names it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+fn check(script: &str) -> String {
+    pi_core::script::run(script).unwrap_or_else(|e| panic!("script error: {e}"))
+}
+
+macro_rules! scenario {
+    ($name:ident, $script:expr) => {
+        #[test]
+        fn $name() {
+            insta::with_settings!({omit_expression => true, prepend_module_to_snapshot => false}, {
+                insta::assert_snapshot!(stringify!($name), check($script));
+            });
+        }
+    };
+}
+
+// ---- auto-retry ------------------------------------------------------------------------------
+
+// d2_retry_agent_level: a 500 then a 429 are retried after 2 s and 4 s; the success ends the
+// retry right after its message_end. Failed attempts stay in the session, not in the context.
+scenario!(
+    retry_500_then_429_then_success,
+    r#"
+session: maxRetries=3 baseDelayMs=2000
+user: Hello
+model: error 500 mock error 500
+tick 1999
+tick 1
+model: error 429 Rate limit reached
+tick 4000
+model: text Recovered after 500 and 429.
+"#
+);
+
+scenario!(
+    retry_exhausted,
+    r#"
+session: maxRetries=2 baseDelayMs=1000
+user: Hello
+model: error 503 Service Unavailable
+tick 1000
+model: error 503 Service Unavailable
+tick 2000
+model: error 503 Service Unavailable
+"#
+);
+
+scenario!(
+    non_retryable_error_is_not_retried,
+    r#"
+session: maxRetries=3
+user: Hello
+model: error 401 Invalid API key
+"#
+);
+
+scenario!(
+    retry_disabled,
+    r#"
+session: retry=off
+user: Hello
+model: error 500 Internal server error
+"#
+);
+
+scenario!(
+    abort_during_retry_backoff_cancels_it,
+    r#"
+session: maxRetries=3 baseDelayMs=2000
+user: Hello
+model: error 429 Too many requests
+tick 500
+abort
+tick 5000
+"#
+);
+
+// ---- compaction ------------------------------------------------------------------------------
+
+scenario!(
+    threshold_compaction_after_a_large_turn,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=1600/20 text Second answer.
+model: text Summary of the first exchange.
+"#
+);
+
+scenario!(
+    overflow_compacts_then_retries_once,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: error 400 prompt is too long: 2100 tokens > 2000 maximum
+model: text Summary of the conversation.
+tick 100
+model: text Answer after compaction.
+"#
+);
+
+scenario!(
+    overflow_twice_gives_up,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: error 400 prompt is too long: 2100 tokens > 2000 maximum
+model: text Summary of the conversation.
+tick 100
+model: error 400 prompt is too long: 2050 tokens > 2000 maximum
+"#
+);
+
+scenario!(
+    summary_failure_ends_the_compaction_with_its_error,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=1600/20 text Second answer.
+model: error 500 summary backend down
+"#
+);
+
+scenario!(
+    manual_compaction_with_instructions,
+    r#"
+session: keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=120/20 text Second answer.
+tick 1000
+compact: Focus on the questions
+model: text Summary focused on questions.
+tick 1000
+compact:
+"#
+);
+
+scenario!(
+    manual_compaction_of_an_empty_session,
+    r#"
+session: keepRecentTokens=5
+compact:
+"#
+);
+
+scenario!(
+    manual_compaction_while_streaming_aborts_the_run_first,
+    r#"
+session: keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model~ text "Partial"
+compact:
+model: text Summary.
+"#
+);
+
+// ---- prompts while streaming -----------------------------------------------------------------
+
+scenario!(
+    prompt_while_streaming_needs_a_behaviour,
+    r#"
+session: maxRetries=3
+tools: bash
+user: Run it
+model: tool bash {"command": "sleep 1"}
+user: Another prompt
+user-steer: Use ls instead
+user-followup: Then summarise
+tool: ok done
+model: text Steered.
+model: text Summary.
+"#
+);
+
+scenario!(
+    thinking_level_is_clamped_to_the_model,
+    r#"
+session: maxRetries=3
+thinking: high
+user: Hello
+model: text Hi.
+"#
+);
