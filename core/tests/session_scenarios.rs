@@ -204,3 +204,60 @@ user: Hello
 model: text Hi.
 "#
 );
+
+// ---- branch navigation -----------------------------------------------------------------------
+
+// Back to the first user message with a summary of the branch left behind: the leaf moves to
+// the message's parent, the summary hangs there, the editor gets the message's text.
+scenario!(
+    navigate_back_with_a_branch_summary,
+    r#"
+session: maxRetries=3
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model: text Second answer.
+tick 1000
+navigate: 3 summarize label=explored Keep it short
+model: text They asked a second question.
+tick 1000
+user: A different second question
+model: text A different answer.
+"#
+);
+
+scenario!(
+    navigate_without_summary_to_an_assistant_message,
+    r#"
+session: maxRetries=3
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model: text Second answer.
+navigate: 2 label=here
+navigate: 2
+navigate: 99
+"#
+);
+
+// ---- `!command` results ----------------------------------------------------------------------
+
+// Idle: into the transcript and the session at once. While streaming: held until the next
+// prompt, so the tool call and its result stay adjacent.
+scenario!(
+    bash_results_join_the_context,
+    r#"
+session: maxRetries=3
+tools: bash
+bash-result: {"command":"ls","output":"a.txt\n","exitCode":0,"cancelled":false,"truncated":false}
+user: What did ls show?
+model: tool bash {"command": "cat a.txt"}
+bash-result: {"command":"pwd","output":"/work\n","exitCode":0,"cancelled":false,"truncated":false}
+tool: ok hello
+model: text It showed a.txt.
+user: And pwd?
+model: text /work.
+"#
+);

@@ -3,7 +3,7 @@
 use crate::agent::{AgentConfig, Effect, Input, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
-use crate::message::ImageContent;
+use crate::message::{BashExecutionMessage, ImageContent};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::ids::IdGenerator;
 use crate::session::tree::SessionTree;
@@ -58,6 +58,10 @@ pub enum SessionInput {
     Compact {
         custom_instructions: Option<String>,
     },
+    /// Move the leaf to another entry (Pi's `navigateTree`).
+    Navigate(NavigateRequest),
+    /// The result of a `!command` run by the user (Pi's `recordBashResult`).
+    BashResult(BashExecutionMessage),
     /// An answer to one of the machine's effects (model events, tool updates and results).
     Answer(Input),
     /// The time the machine asked to be woken at has come.
@@ -75,6 +79,8 @@ impl SessionInput {
             SessionInput::SetModel(_) => "set_model".into(),
             SessionInput::SetThinkingLevel(_) => "set_thinking_level".into(),
             SessionInput::Compact { .. } => "compact".into(),
+            SessionInput::Navigate(_) => "navigate".into(),
+            SessionInput::BashResult(_) => "bash_result".into(),
             SessionInput::Answer(input) => input.name(),
             SessionInput::Wake => "wake".into(),
         }
@@ -86,6 +92,31 @@ impl SessionInput {
 pub enum Reply {
     /// A manual compaction ended: its result or the error Pi throws.
     Compacted(Result<CompactionResult, String>),
+    /// A navigation ended: where the editor goes, or the error Pi throws.
+    Navigated(Result<Navigated, String>),
+}
+
+/// Where to navigate and how (Pi's `navigateTree` options).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NavigateRequest {
+    pub target_id: String,
+    /// Summarise the branch being left.
+    pub summarize: bool,
+    pub custom_instructions: Option<String>,
+    /// Use `custom_instructions` instead of Pi's prompt rather than in addition to it.
+    pub replace_instructions: bool,
+    /// A label for the summary entry (or the target, without a summary).
+    pub label: Option<String>,
+}
+
+/// The outcome of a navigation (Pi's `{editorText, cancelled, aborted, summaryEntry}`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Navigated {
+    /// The text of the user message navigated to, for the editor.
+    pub editor_text: Option<String>,
+    pub cancelled: bool,
+    pub aborted: bool,
+    pub summary_entry_id: Option<String>,
 }
 
 /// The output of one step.
@@ -107,6 +138,10 @@ pub enum SessionRejection {
     NeedsStreamingBehavior,
     #[error("Compaction already in progress")]
     CompactionInProgress,
+    #[error("Agent is already processing. Wait for completion before navigating.")]
+    NavigateWhileBusy,
+    #[error("{0}")]
+    Entry(String),
 }
 
 /// Why a session step was refused; the machine is unchanged.

@@ -23,6 +23,7 @@ use super::contract::{
     Reply, SessionConfig, SessionError, SessionInput, SessionRejection, SessionStep,
     StreamingBehavior,
 };
+use super::navigate::NavigateJob;
 use super::retry::{delay_ms, is_retryable, RetrySettings};
 
 /// What a due `wake_at` does.
@@ -52,6 +53,11 @@ pub struct SessionMachine {
     steering_texts: Vec<String>,
     follow_up_texts: Vec<String>,
     pub(super) compaction: Option<CompactionJob>,
+    pub(super) navigation: Option<NavigateJob>,
+    /// `!command` results waiting for the next prompt.
+    pub(super) pending_bash: Vec<AgentMessage>,
+    /// Room kept free when summarising a branch (`branchSummary.reserveTokens`).
+    pub(super) branch_summary_reserve_tokens: u64,
     /// A prompt held back until the pre-prompt compaction ends.
     pending_prompt: Option<Prompt>,
     /// Agent events are not listened to (Pi disconnects during a manual compaction).
@@ -91,6 +97,9 @@ impl SessionMachine {
             steering_texts: Vec::new(),
             follow_up_texts: Vec::new(),
             compaction: None,
+            navigation: None,
+            pending_bash: Vec::new(),
+            branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
             disconnected: false,
             now: 0,
@@ -113,6 +122,7 @@ impl SessionMachine {
         self.agent.is_streaming()
             || self.wake.is_some()
             || self.compaction.is_some()
+            || self.navigation.is_some()
             || self.pending_prompt.is_some()
     }
 
@@ -164,6 +174,8 @@ impl SessionMachine {
             SessionInput::Compact {
                 custom_instructions,
             } => self.compact(custom_instructions)?,
+            SessionInput::Navigate(request) => self.navigate(request)?,
+            SessionInput::BashResult(message) => self.record_bash(message)?,
             SessionInput::Answer(input) => self.answer(input)?,
             SessionInput::Wake => self.wake()?,
         }
@@ -203,6 +215,10 @@ impl SessionMachine {
         if self.compaction.is_some() || self.pending_prompt.is_some() {
             return Err(SessionRejection::CompactionInProgress.into());
         }
+        if self.navigation.is_some() {
+            return Err(SessionRejection::NavigateWhileBusy.into());
+        }
+        self.flush_pending_bash()?;
         let prompt = Prompt::Text { text, images };
         let last_assistant = self.agent.messages().iter().rev().find_map(|m| match m {
             AgentMessage::Assistant(a) => Some(a.clone()),
@@ -266,6 +282,11 @@ impl SessionMachine {
         }
         self.pending_prompt = None;
         self.abort_compaction()?;
+        if let Some(job) = &self.navigation {
+            self.out
+                .effects
+                .push(crate::agent::Effect::Cancel { call: job.call });
+        }
         if self.agent.is_streaming() {
             self.agent_step(Input::Abort)?;
         }
@@ -299,6 +320,9 @@ impl SessionMachine {
         if let Some(call) = call {
             if self.compaction.as_ref().is_some_and(|job| job.owns(call)) {
                 return self.compaction_answer(input);
+            }
+            if self.navigation.as_ref().is_some_and(|job| job.call == call) {
+                return self.navigation_answer(input);
             }
         }
         self.agent_step(input)

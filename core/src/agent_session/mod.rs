@@ -5,10 +5,11 @@
 mod compaction;
 mod contract;
 mod machine;
+mod navigate;
 pub mod retry;
 
 pub use contract::{
-    Reply, SessionConfig, SessionError, SessionInput, SessionRejection, SessionStep,
-    StreamingBehavior,
+    NavigateRequest, Navigated, Reply, SessionConfig, SessionError, SessionInput, SessionRejection,
+    SessionStep, StreamingBehavior,
 };
 pub use machine::SessionMachine;

@@ -243,7 +243,11 @@ impl Driver {
                 }
                 self.session = Some(SessionScenario::from_pairs(pairs)?);
             }
-            Command::UserQueued { .. } | Command::Compact(_) | Command::Thinking(_) => {
+            Command::UserQueued { .. }
+            | Command::Compact(_)
+            | Command::Thinking(_)
+            | Command::Navigate { .. }
+            | Command::BashResult(_) => {
                 return Err("needs session mode (a `session:` line first)".into());
             }
             Command::ModelThrows(error) => {

@@ -26,6 +26,8 @@
 //! user-steer: text / user-followup: text   a prompt while streaming, with that behaviour
 //! compact: instructions                a manual compaction (instructions optional)
 //! thinking: high                       set the thinking level
+//! navigate: 3 summarize label=x Focus  go to the 3rd entry, summarising the branch left
+//! bash-result: {"command":"ls","output":"a\n","exitCode":0,"cancelled":false,"truncated":false}
 //! tick 2000                            in session mode also wakes the machine when due
 //! ```
 
@@ -112,6 +114,15 @@ pub enum Command {
     Compact(Option<String>),
     /// Set the thinking level (session mode: clamped and recorded).
     Thinking(String),
+    /// Navigate to the Nth entry (1-based, file order) with options (session mode).
+    Navigate {
+        entry: usize,
+        summarize: bool,
+        label: Option<String>,
+        instructions: Option<String>,
+    },
+    /// A `!command` result: a JSON `bashExecution` message without role and timestamp.
+    BashResult(Value),
 }
 
 /// A parsed command with the line it came from.
@@ -196,6 +207,10 @@ fn parse_line(text: &str) -> Result<Command, String> {
             (!rest.is_empty()).then(|| rest.to_owned()),
         )),
         "thinking" => Ok(Command::Thinking(rest.to_owned())),
+        "navigate" => parse_navigate(rest),
+        "bash-result" => serde_json::from_str(rest)
+            .map(Command::BashResult)
+            .map_err(|e| format!("bash-result: {e}")),
         "steer" => Ok(Command::Steer(rest.to_owned())),
         "followup" => Ok(Command::FollowUp(rest.to_owned())),
         "model" => parse_model(rest, false),
@@ -205,6 +220,30 @@ fn parse_line(text: &str) -> Result<Command, String> {
             None => Err(format!("unknown command {other:?}")),
         },
     }
+}
+
+fn parse_navigate(text: &str) -> Result<Command, String> {
+    let mut words = text.split_whitespace();
+    let entry = words
+        .next()
+        .and_then(|n| n.parse().ok())
+        .ok_or("navigate: N [summarize] [label=L] [text of instructions]")?;
+    let (mut summarize, mut label, mut instructions) = (false, None, Vec::new());
+    for word in words {
+        match word {
+            "summarize" => summarize = true,
+            _ => match word.strip_prefix("label=") {
+                Some(l) => label = Some(l.to_owned()),
+                None => instructions.push(word),
+            },
+        }
+    }
+    Ok(Command::Navigate {
+        entry,
+        summarize,
+        label,
+        instructions: (!instructions.is_empty()).then(|| instructions.join(" ")),
+    })
 }
 
 fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {

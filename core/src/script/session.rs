@@ -9,8 +9,8 @@ use super::parse::Command;
 use super::render;
 use crate::agent::{AgentConfig, Input};
 use crate::agent_session::{
-    retry::RetrySettings, Reply, SessionConfig, SessionInput, SessionMachine, SessionStep,
-    StreamingBehavior,
+    retry::RetrySettings, NavigateRequest, Reply, SessionConfig, SessionInput, SessionMachine,
+    SessionStep, StreamingBehavior,
 };
 use crate::compaction::CompactionSettings;
 use crate::event::Event;
@@ -143,6 +143,36 @@ impl Driver {
                 }
                 return Some(Ok(()));
             }
+            Command::Navigate {
+                entry,
+                summarize,
+                label,
+                instructions,
+            } => {
+                let target_id = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.machine.as_ref())
+                    .and_then(|m| m.tree().entries().get(entry.wrapping_sub(1)))
+                    .map_or_else(|| format!("missing-entry-{entry}"), |e| e.id().to_owned());
+                SessionInput::Navigate(NavigateRequest {
+                    target_id,
+                    summarize: *summarize,
+                    custom_instructions: instructions.clone(),
+                    replace_instructions: false,
+                    label: label.clone(),
+                })
+            }
+            Command::BashResult(value) => {
+                let mut value = value.clone();
+                if let Some(map) = value.as_object_mut() {
+                    map.insert("timestamp".into(), self.now.into());
+                }
+                match serde_json::from_value(value) {
+                    Ok(message) => SessionInput::BashResult(message),
+                    Err(e) => return Some(Err(format!("bash-result: {e}"))),
+                }
+            }
             Command::Continue | Command::Reset | Command::Prompt(_) | Command::History(_) => {
                 return Some(Err("not a session input".into()))
             }
@@ -176,10 +206,19 @@ impl Driver {
             self.log.push("  (entries persisted)".into());
         }
         for reply in &step.replies {
-            let Reply::Compacted(result) = reply;
-            let line = match result {
-                Ok(result) => format!("compacted firstKept={}", result.first_kept_entry_id),
-                Err(error) => format!("compaction error {}", render::json(error)),
+            let line = match reply {
+                Reply::Compacted(Ok(result)) => {
+                    format!("compacted firstKept={}", result.first_kept_entry_id)
+                }
+                Reply::Compacted(Err(error)) => format!("compaction error {}", render::json(error)),
+                Reply::Navigated(Ok(n)) => format!(
+                    "navigated editorText={} cancelled={} aborted={} summaryEntry={}",
+                    render::json(&n.editor_text),
+                    n.cancelled,
+                    n.aborted,
+                    render::json(&n.summary_entry_id)
+                ),
+                Reply::Navigated(Err(error)) => format!("navigation error {}", render::json(error)),
             };
             self.log.push(format!("  <- {line}"));
         }
