@@ -2,6 +2,7 @@
 //! processes (which the interpreter owns).
 
 pub mod definitions;
+pub mod diff;
 pub mod edit;
 pub mod output;
 pub mod paths;

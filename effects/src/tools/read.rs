@@ -1,14 +1,140 @@
-//! The `read` tool (being written).
+//! The `read` tool: a text file's requested window (`pi_core::tools::read`) or an image as an
+//! attachment, with Pi's texts for files that cannot be read.
+//!
+//! Also home of the file-system error texts the file tools share: Pi passes Node's errors
+//! through, so a missing file reads `ENOENT: no such file or directory, access '<path>'`.
 
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use pi_core::event::ToolResult;
-use serde_json::Value;
+use pi_core::message::{ContentBlock, ImageContent};
+use pi_core::tools::read::read_text;
+use serde_json::{json, Value};
 
-use super::{ToolContext, ToolEnv};
+use super::image::{self, SNIFF_BYTES};
+use super::node_error::node_error;
+use super::{num_arg, resolve, str_arg, PathUse, ToolContext, ToolEnv, OPERATION_ABORTED};
+
+/// Appended when an image could not be brought under the inline limit.
+const IMAGE_OMITTED: &str =
+    "[Image omitted: could not be resized below the inline image size limit.]";
 
 pub(super) async fn run(
-    _env: &ToolEnv,
-    _args: &Value,
-    _cx: &ToolContext,
+    env: &ToolEnv,
+    args: &Value,
+    cx: &ToolContext,
 ) -> Result<ToolResult, String> {
-    Err("not yet available".into())
+    let raw = str_arg(args, "path").unwrap_or_default();
+    let path = resolve(env, raw, PathUse::Read).map_err(|e| e.to_string())?;
+    if cx.cancel.is_cancelled() {
+        return Err(OPERATION_ABORTED.into());
+    }
+    let window = Window {
+        offset: num_arg(args, "offset").map(js_integer),
+        limit: num_arg(args, "limit").map(js_integer),
+    };
+    tokio::select! {
+        biased;
+        () = cx.cancel.cancelled() => Err(OPERATION_ABORTED.into()),
+        result = read(path, raw, window, env.auto_resize_images) => result,
+    }
+}
+
+/// The lines asked for (1-based offset).
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    offset: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// Line numbers arrive as JSON numbers; fractions are cut off (Pi would slice with them).
+fn js_integer(n: f64) -> i64 {
+    n as i64
+}
+
+async fn read(
+    path: PathBuf,
+    raw: &str,
+    window: Window,
+    auto_resize: bool,
+) -> Result<ToolResult, String> {
+    let load = tokio::task::spawn_blocking(move || load(&path));
+    let bytes = load.await.map_err(|e| e.to_string())??;
+    let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    match image::detect_mime(head) {
+        Some(mime) => image_result(bytes, mime, auto_resize).await,
+        None => text_result(&bytes, raw, window),
+    }
+}
+
+/// The file's bytes, failing as Node's `access` (the file cannot be opened) or `read` does.
+/// Non-blocking so that a FIFO without a writer does not hang the tool.
+fn load(path: &Path) -> Result<Vec<u8>, String> {
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| node_error(&e, "access", Some(path)))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| node_error(&e, "read", None))?;
+    Ok(bytes)
+}
+
+fn text_result(bytes: &[u8], raw: &str, window: Window) -> Result<ToolResult, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let read = read_text(&text, raw, window.offset, window.limit).map_err(|e| e.to_string())?;
+    Ok(ToolResult {
+        content: vec![ContentBlock::text(read.text)],
+        details: read.truncation.map(|t| json!({ "truncation": t })),
+        ..ToolResult::default()
+    })
+}
+
+async fn image_result(
+    bytes: Vec<u8>,
+    mime: &'static str,
+    auto_resize: bool,
+) -> Result<ToolResult, String> {
+    let base64 = STANDARD.encode(&bytes);
+    let header = format!("Read image file [{mime}]");
+    if !auto_resize {
+        return Ok(image_content(header, base64, mime.to_owned()));
+    }
+    let resize = move || image::resize(&bytes, &base64, mime, image::Limits::default());
+    let resized = tokio::task::spawn_blocking(resize)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(match resized {
+        None => ToolResult {
+            content: vec![ContentBlock::text(format!("{header}\n{IMAGE_OMITTED}"))],
+            ..ToolResult::default()
+        },
+        Some(resized) => {
+            let mut text = format!("Read image file [{}]", resized.mime_type);
+            if let Some(note) = image::dimension_note(&resized) {
+                text.push('\n');
+                text.push_str(&note);
+            }
+            image_content(text, resized.data, resized.mime_type)
+        }
+    })
+}
+
+fn image_content(text: String, data: String, mime_type: String) -> ToolResult {
+    ToolResult {
+        content: vec![
+            ContentBlock::text(text),
+            ContentBlock::Image(ImageContent {
+                data,
+                mime_type,
+                ..ImageContent::default()
+            }),
+        ],
+        ..ToolResult::default()
+    }
 }
