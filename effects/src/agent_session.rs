@@ -1,0 +1,287 @@
+//! A ready-to-use coding-agent session (Pi's `createAgentSession`): the session machine with
+//! Pi's tools and system prompt, the session file, and the Live interpreter, behind `prompt`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::{AgentConfig, ToolSpec};
+use pi_core::agent_session::retry::RetrySettings;
+use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine};
+use pi_core::compaction::CompactionSettings;
+use pi_core::event::Event;
+use pi_core::message::ImageContent;
+use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
+use pi_core::session::entry::SessionEntry;
+use pi_core::session::ids::IdGenerator;
+use pi_core::session::time::iso_from_ms;
+use pi_core::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
+use pi_core::tools::definitions::builtin_tool;
+use pi_providers::transport::{Timeouts, Transport, TransportError};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+
+use crate::driver::{drive, DriveError, Driven, Interpreter};
+use crate::live::{now_ms, CallOptionsFor, Live};
+use crate::session::{SessionFile, SessionStore};
+use crate::tools::ToolEnv;
+
+/// Pi's default tools.
+pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+
+/// How to build a session. Start from [`SessionOptions::new`] and change what you need.
+pub struct SessionOptions {
+    /// Where tools run and relative paths resolve.
+    pub cwd: PathBuf,
+    /// Pi's agent directory (global `AGENTS.md`).
+    pub agent_dir: PathBuf,
+    pub model: Model,
+    /// Clamped to the model; `medium` by default as in Pi.
+    pub thinking_level: ThinkingLevel,
+    /// Built-in tool names, in order.
+    pub tools: Vec<String>,
+    /// Replaces Pi's default system prompt.
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    /// Load `AGENTS.md` / `CLAUDE.md` from the agent dir and from cwd up to the root.
+    pub context_files: bool,
+    /// Where Pi's documentation is, for the system prompt's pointer to it.
+    pub docs: DocPaths,
+    /// The session to continue or create; in memory when `None`.
+    pub store: Option<SessionStore>,
+    pub retry: RetrySettings,
+    pub compaction: CompactionSettings,
+    /// Tool settings (sandbox, shell, temp dir); defaults for `cwd` when `None`.
+    pub tool_env: Option<ToolEnv>,
+    /// Seed of entry ids for an in-memory session.
+    pub seed: u64,
+    /// API key and headers per call.
+    pub call_options: CallOptionsFor,
+    pub timeouts: Timeouts,
+}
+
+impl std::fmt::Debug for SessionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionOptions")
+            .field("cwd", &self.cwd)
+            .field("model", &self.model.id)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionOptions {
+    /// Pi's defaults for `model` in `cwd`, with `call_options` supplying credentials.
+    pub fn new(cwd: impl Into<PathBuf>, model: Model, call_options: CallOptionsFor) -> Self {
+        SessionOptions {
+            cwd: cwd.into(),
+            agent_dir: crate::session::agent_dir(),
+            model,
+            thinking_level: ThinkingLevel::Medium,
+            tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+            system_prompt: None,
+            append_system_prompt: None,
+            context_files: true,
+            docs: DocPaths::default(),
+            store: None,
+            retry: RetrySettings::default(),
+            compaction: CompactionSettings::default(),
+            tool_env: None,
+            seed: now_ms(),
+            call_options,
+            timeouts: Timeouts::default(),
+        }
+    }
+}
+
+/// Why a session could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("Unknown tool: {0}")]
+    UnknownTool(String),
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+}
+
+/// A session with its file and interpreter.
+#[derive(Debug)]
+pub struct AgentSession<I: Interpreter = Live> {
+    machine: SessionMachine,
+    io: I,
+    file: SessionFile,
+    commands: Option<UnboundedSender<SessionInput>>,
+}
+
+/// Builds a live session (must be called inside a tokio runtime).
+pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live>, CreateError> {
+    let transport = Transport::new(options.timeouts)?;
+    let env = options
+        .tool_env
+        .clone()
+        .unwrap_or_else(|| ToolEnv::new(&options.cwd));
+    let call_options = Arc::clone(&options.call_options);
+    let (machine, file) = build_machine(options)?;
+    let (commands, received) = unbounded_channel();
+    let io = Live::new(transport, call_options, env).with_commands(received);
+    Ok(AgentSession {
+        machine,
+        io,
+        file,
+        commands: Some(commands),
+    })
+}
+
+/// The machine and session file a session starts with, for any interpreter.
+pub fn build_machine(
+    options: SessionOptions,
+) -> Result<(SessionMachine, SessionFile), CreateError> {
+    let now = now_ms();
+    let tools = options
+        .tools
+        .iter()
+        .map(|name| {
+            builtin_tool(name)
+                .map(|t| {
+                    let mut spec = ToolSpec::new(&t.name, &t.description, t.parameters.clone());
+                    spec.label = t.label.clone();
+                    spec
+                })
+                .ok_or_else(|| CreateError::UnknownTool(name.clone()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cwd = options.cwd.to_string_lossy().into_owned();
+    let names: Vec<&str> = options.tools.iter().map(String::as_str).collect();
+    let inputs = SystemPromptInputs {
+        custom_prompt: options.system_prompt.clone(),
+        append_system_prompt: options.append_system_prompt.clone(),
+        cwd: cwd.clone(),
+        context_files: if options.context_files {
+            load_context_files(&options.agent_dir, &options.cwd)
+        } else {
+            Vec::new()
+        },
+        date: iso_from_ms(now).chars().take(10).collect(),
+        docs: options.docs.clone(),
+        ..SystemPromptInputs::default()
+    }
+    .with_builtin_tools(&names);
+    let system_prompt = build_system_prompt(&inputs);
+    let store = options
+        .store
+        .unwrap_or_else(|| SessionStore::in_memory(&cwd, now, IdGenerator::new(options.seed)));
+    let (mut tree, mut ids, file) = store.into_parts();
+    let thinking_level = clamp_thinking_level(&options.model, options.thinking_level);
+    let fresh = tree.entries().is_empty();
+    if fresh {
+        tree.append_model_change(&options.model.provider, &options.model.id, now, &mut ids);
+    }
+    let has_thinking_entry = tree
+        .branch_path(None)
+        .iter()
+        .any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
+    if !has_thinking_entry {
+        tree.append_thinking_level_change(thinking_level.as_str(), now, &mut ids);
+    }
+    let machine = SessionMachine::new(SessionConfig {
+        agent: AgentConfig {
+            system_prompt,
+            model: options.model,
+            thinking_level,
+            tools,
+            hooks: Arc::new(CodingAgentHooks),
+            ..AgentConfig::default()
+        },
+        tree,
+        ids,
+        retry: options.retry,
+        compaction: options.compaction,
+    });
+    Ok((machine, file))
+}
+
+/// Pi's context files: the agent dir's, then each directory's from the root down to `cwd`.
+pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    if let Some(global) = context_file_in(agent_dir) {
+        files.push(global);
+    }
+    let mut ancestors: Vec<(String, String)> = Vec::new();
+    for dir in cwd.ancestors() {
+        if let Some(file) = context_file_in(dir) {
+            if !files.iter().chain(&ancestors).any(|(p, _)| *p == file.0) {
+                ancestors.insert(0, file);
+            }
+        }
+    }
+    files.extend(ancestors);
+    files
+}
+
+fn context_file_in(dir: &Path) -> Option<(String, String)> {
+    ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.exists())
+        .and_then(|path| {
+            let content = std::fs::read_to_string(&path).ok()?;
+            Some((path.to_string_lossy().into_owned(), content))
+        })
+}
+
+impl<I: Interpreter> AgentSession<I> {
+    /// A session from parts (e.g. a recording interpreter).
+    pub fn from_parts(machine: SessionMachine, io: I, file: SessionFile) -> Self {
+        AgentSession {
+            machine,
+            io,
+            file,
+            commands: None,
+        }
+    }
+
+    /// A sender for inputs while a prompt runs (steer, follow-up, abort), from another task.
+    /// Inputs sent while idle are taken by the next run.
+    pub fn commands(&self) -> Option<UnboundedSender<SessionInput>> {
+        self.commands.clone()
+    }
+
+    /// The session machine (transcript, entries, state).
+    pub fn machine(&self) -> &SessionMachine {
+        &self.machine
+    }
+
+    /// The session file, `None` in memory.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.path()
+    }
+
+    /// Sends a prompt and runs until the session is idle (retries and compactions included).
+    pub async fn prompt(
+        &mut self,
+        text: &str,
+        images: Vec<ImageContent>,
+        on_event: impl FnMut(&Event),
+    ) -> Result<Driven, DriveError> {
+        let input = SessionInput::Prompt {
+            text: text.to_owned(),
+            images,
+            streaming_behavior: None,
+        };
+        self.run(input, on_event).await
+    }
+
+    /// Feeds any input and runs until the session is idle.
+    pub async fn run(
+        &mut self,
+        input: SessionInput,
+        on_event: impl FnMut(&Event),
+    ) -> Result<Driven, DriveError> {
+        drive(
+            &mut self.machine,
+            &mut self.io,
+            &mut self.file,
+            input,
+            on_event,
+        )
+        .await
+    }
+}

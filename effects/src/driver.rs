@@ -1,0 +1,108 @@
+//! The driver: feeds a session machine's effects to an interpreter and the interpreter's answers
+//! back to the machine, until the machine is idle. The interpreter decides what the answers are
+//! (real HTTP and processes, or a recording); the machine decides everything else.
+
+use std::future::Future;
+
+use pi_core::agent::Effect;
+use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine, SessionStep};
+use pi_core::event::Event;
+
+use crate::session::{SessionFile, StoreError};
+
+/// Why an interpreter could not produce the next input.
+#[derive(Debug, thiserror::Error)]
+pub enum InterpretError {
+    /// Nothing is in progress and no timer is set, so no input can ever come.
+    #[error("the interpreter has nothing in progress and no timer to wait for")]
+    Idle,
+    /// A recording or other source of answers failed.
+    #[error("{0}")]
+    Source(String),
+}
+
+/// Performs effects and reports their outcomes as inputs.
+pub trait Interpreter {
+    /// The current time (ms since the epoch) for an input that does not come from `next`.
+    fn now(&mut self) -> u64;
+
+    /// Begins `effect`; its answers come from [`next`](Self::next).
+    fn start(&mut self, effect: Effect);
+
+    /// The next input with the time it happened: an answer to a started effect, a command from
+    /// outside, or [`SessionInput::Wake`] once `wake_at` has passed.
+    fn next(
+        &mut self,
+        wake_at: Option<u64>,
+    ) -> impl Future<Output = Result<(u64, SessionInput), InterpretError>> + Send;
+}
+
+/// Why driving stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Interpret(#[from] InterpretError),
+    /// The session file could not be written; the session itself is intact in memory.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a drive produced besides events.
+#[derive(Debug, Default)]
+pub struct Driven {
+    /// Replies of operations that finished (a manual compaction's result).
+    pub replies: Vec<Reply>,
+    /// Commands from outside that the machine refused while running (e.g. a prompt while
+    /// streaming without a behaviour), with Pi's error texts. The run goes on.
+    pub refused: Vec<SessionError>,
+}
+
+/// Feeds `input` to `machine`, then answers its effects through `io` until the machine is idle.
+/// Events go to `on_event` as they happen; the session file receives new entries after every
+/// step. Refusing `input` itself is an error; refusing a later command is reported in
+/// [`Driven::refused`].
+pub async fn drive<I: Interpreter>(
+    machine: &mut SessionMachine,
+    io: &mut I,
+    file: &mut SessionFile,
+    input: SessionInput,
+    mut on_event: impl FnMut(&Event),
+) -> Result<Driven, DriveError> {
+    let now = io.now();
+    let step = machine.step(now, input)?;
+    let mut driven = Driven::default();
+    apply(machine, io, file, step, &mut on_event, &mut driven.replies)?;
+    while machine.is_busy() {
+        let (now, input) = io.next(machine.wake_at()).await?;
+        let from_outside = !matches!(input, SessionInput::Answer(_) | SessionInput::Wake);
+        match machine.step(now, input) {
+            Ok(step) => apply(machine, io, file, step, &mut on_event, &mut driven.replies)?,
+            Err(error) if from_outside => driven.refused.push(error),
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(driven)
+}
+
+fn apply<I: Interpreter>(
+    machine: &SessionMachine,
+    io: &mut I,
+    file: &mut SessionFile,
+    step: SessionStep,
+    on_event: &mut impl FnMut(&Event),
+    replies: &mut Vec<Reply>,
+) -> Result<(), DriveError> {
+    for event in &step.events {
+        on_event(event);
+    }
+    if step.persist {
+        file.flush(machine.tree())?;
+    }
+    for effect in step.effects {
+        io.start(effect);
+    }
+    replies.extend(step.replies);
+    Ok(())
+}

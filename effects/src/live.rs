@@ -1,0 +1,197 @@
+//! The Live interpreter: model calls over HTTP, Pi's tools on real files and processes, real
+//! timers. Every effect runs as its own task; answers are collected on one channel in the order
+//! they happen, so tools the core runs in parallel really do run in parallel.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
+use pi_core::agent_session::SessionInput;
+use pi_providers::call::ModelCall;
+use pi_providers::transport::Transport;
+use pi_providers::CallOptions;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio_util::sync::CancellationToken;
+
+use crate::driver::{InterpretError, Interpreter};
+use crate::tools::{self, ToolContext, ToolEnv};
+
+/// The per-call options (API key, headers, settings) for a model, or the error Pi throws when
+/// there is no key (`No API key for provider: <p>`).
+pub type CallOptionsFor = Arc<dyn Fn(&ModelRequest) -> Result<CallOptions, String> + Send + Sync>;
+
+/// Milliseconds since the epoch, the clock of live inputs.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Performs effects for real.
+pub struct Live {
+    transport: Transport,
+    options_for: CallOptionsFor,
+    tools: Arc<ToolEnv>,
+    answers_tx: UnboundedSender<(u64, SessionInput)>,
+    answers: UnboundedReceiver<(u64, SessionInput)>,
+    commands: Option<UnboundedReceiver<SessionInput>>,
+    running: HashMap<CallId, CancellationToken>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("tools", &self.tools)
+            .field("running", &self.running.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Live {
+    /// A live interpreter. Must be used inside a tokio runtime.
+    pub fn new(transport: Transport, options_for: CallOptionsFor, tools: ToolEnv) -> Self {
+        let (answers_tx, answers) = unbounded_channel();
+        Live {
+            transport,
+            options_for,
+            tools: Arc::new(tools),
+            answers_tx,
+            answers,
+            commands: None,
+            running: HashMap::new(),
+        }
+    }
+
+    /// Inputs from outside (steer, abort, prompts while streaming) delivered between answers.
+    pub fn with_commands(mut self, commands: UnboundedReceiver<SessionInput>) -> Self {
+        self.commands = Some(commands);
+        self
+    }
+
+    fn spawn_model(&mut self, call: CallId, request: ModelRequest) {
+        let cancel = CancellationToken::new();
+        self.running.insert(call, cancel.clone());
+        let tx = self.answers_tx.clone();
+        let send = move |input: Input| {
+            // The receiver lives as long as the interpreter; a send after it is gone has no one
+            // left to tell.
+            let _ = tx.send((now_ms(), SessionInput::Answer(input)));
+        };
+        let options = match (self.options_for)(&request) {
+            Ok(options) => options,
+            Err(error) => {
+                send(Input::ModelFailed { call, error });
+                return;
+            }
+        };
+        let transport = self.transport.clone();
+        tokio::spawn(async move {
+            let mut model_call = ModelCall::new(request, &options, now_ms());
+            let opened = tokio::select! {
+                events = model_call.open(&transport) => Some(events),
+                () = cancel.cancelled() => None,
+            };
+            let events = opened.unwrap_or_else(|| model_call.abort());
+            for event in events {
+                send(Input::Model { call, event });
+            }
+            while !model_call.is_done() {
+                let next = tokio::select! {
+                    events = model_call.next() => Some(events),
+                    () = cancel.cancelled() => None,
+                };
+                for event in next.unwrap_or_else(|| model_call.abort()) {
+                    send(Input::Model { call, event });
+                }
+            }
+        });
+    }
+
+    fn spawn_tool(&mut self, call: CallId, tool: String, args: serde_json::Value) {
+        let cancel = CancellationToken::new();
+        self.running.insert(call, cancel.clone());
+        let tx = self.answers_tx.clone();
+        let env = Arc::clone(&self.tools);
+        tokio::spawn(async move {
+            let (updates, mut partials) = unbounded_channel();
+            let cx = ToolContext { cancel, updates };
+            let forward_tx = tx.clone();
+            let forward = tokio::spawn(async move {
+                while let Some(partial) = partials.recv().await {
+                    let input = Input::ToolUpdate { call, partial };
+                    let _ = forward_tx.send((now_ms(), SessionInput::Answer(input)));
+                }
+            });
+            let outcome: ToolOutcome = tools::run(&env, &tool, &args, &cx).await;
+            drop(cx);
+            // Updates sent before the result reach the core before it.
+            let _ = forward.await;
+            let input = Input::ToolFinished { call, outcome };
+            let _ = tx.send((now_ms(), SessionInput::Answer(input)));
+        });
+    }
+}
+
+impl Interpreter for Live {
+    fn now(&mut self) -> u64 {
+        now_ms()
+    }
+
+    fn start(&mut self, effect: Effect) {
+        match effect {
+            Effect::CallModel { call, request } => self.spawn_model(call, request),
+            Effect::RunTool {
+                call, tool, args, ..
+            } => self.spawn_tool(call, tool, args),
+            Effect::Cancel { call } => {
+                if let Some(token) = self.running.get(&call) {
+                    token.cancel();
+                }
+            }
+        }
+    }
+
+    async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        let sleep = async {
+            match wake_at {
+                Some(at) => {
+                    let wait = at.saturating_sub(now_ms());
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let command = async {
+            match self.commands.as_mut() {
+                Some(commands) => commands.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            answer = self.answers.recv() => {
+                let answer = answer.ok_or(InterpretError::Idle)?;
+                if let SessionInput::Answer(input) = &answer.1 {
+                    if let Some(call) = finished_call(input) {
+                        self.running.remove(&call);
+                    }
+                }
+                Ok(answer)
+            }
+            () = sleep => Ok((now_ms().max(wake_at.unwrap_or(0)), SessionInput::Wake)),
+            Some(command) = command => Ok((now_ms(), command)),
+        }
+    }
+}
+
+/// The call an input ends, if it is the last answer of its call.
+fn finished_call(input: &Input) -> Option<CallId> {
+    match input {
+        Input::ToolFinished { call, .. } | Input::ModelFailed { call, .. } => Some(*call),
+        Input::Model {
+            call,
+            event: StreamEvent::Done { .. } | StreamEvent::Error { .. },
+        } => Some(*call),
+        _ => None,
+    }
+}

@@ -1,0 +1,91 @@
+//! The conformance kit's scripted mock LLM, run as a real server process on 127.0.0.1.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use pi_core::model::Model;
+use serde_json::Value;
+
+/// A running mock; killed when dropped.
+pub struct Mock {
+    child: Child,
+    pub port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Mock {
+    /// Starts the mock playing `script` (one step per request).
+    pub fn start(script: Value) -> Mock {
+        let dir = tempfile::tempdir().unwrap();
+        let kit =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/mock/mock_llm.py");
+        std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("log.jsonl");
+        let child = Command::new("python3")
+            .arg(kit)
+            .arg("--script")
+            .arg(dir.path().join("script.json"))
+            .arg("--log")
+            .arg(&log)
+            .arg("--port-file")
+            .arg(&port_file)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut mock = Mock {
+            child,
+            port: 0,
+            log,
+            _dir: dir,
+        };
+        for _ in 0..200 {
+            if let Some(port) = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                mock.port = port;
+                return mock;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("the mock did not start");
+    }
+
+    /// The request bodies the mock received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v.get("event").is_none())
+            .filter_map(|v| v.get("body").cloned())
+            .collect()
+    }
+
+    /// The kit's `mock/mock-model` at this server.
+    pub fn model(&self) -> Model {
+        Model {
+            id: "mock-model".into(),
+            name: "Mock Model".into(),
+            api: "openai-completions".into(),
+            provider: "mock".into(),
+            base_url: format!("http://127.0.0.1:{}/v1", self.port),
+            input: vec!["text".into()],
+            context_window: 128_000,
+            max_tokens: 16_384,
+            ..Model::default()
+        }
+    }
+}

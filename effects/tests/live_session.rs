@@ -1,0 +1,332 @@
+//! Sessions end to end through the Live interpreter: real HTTP to the kit's scripted mock LLM on
+//! 127.0.0.1, real tools on a temp directory, the session file on disk; then the reliability
+//! cases (garbage, a hanging server, a cut stream, 5xx forever) ending as documented within
+//! their timeouts.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Mock;
+use pi_core::agent_session::retry::RetrySettings;
+use pi_core::event::{AgentEvent, Event};
+use pi_core::message::{AgentMessage, AssistantMessage, StopReason};
+use pi_core::session::ids::IdGenerator;
+use pi_effects::agent_session::{create_agent_session, AgentSession, SessionOptions};
+use pi_effects::session::SessionStore;
+use pi_providers::transport::Timeouts;
+use pi_providers::CallOptions;
+use serde_json::{json, Value};
+
+fn options(mock: &Mock, cwd: &std::path::Path) -> SessionOptions {
+    let mut options = SessionOptions::new(
+        cwd,
+        mock.model(),
+        Arc::new(|_| {
+            Ok(CallOptions {
+                api_key: "test-key".into(),
+                ..CallOptions::default()
+            })
+        }),
+    );
+    options.agent_dir = cwd.join(".agent");
+    options.seed = 42;
+    options
+}
+
+/// Runs one prompt; returns the events as JSON values.
+async fn prompt(session: &mut AgentSession, text: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    session
+        .prompt(text, Vec::new(), |e| {
+            events.push(serde_json::to_value(e).unwrap())
+        })
+        .await
+        .unwrap();
+    events
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .filter(|t| *t != "message_update")
+        .collect()
+}
+
+fn last_assistant(session: &AgentSession) -> AssistantMessage {
+    session
+        .machine()
+        .agent()
+        .messages()
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            AgentMessage::Assistant(a) => Some(a.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_call_and_its_answer_over_real_http_with_the_session_on_disk() {
+    let mock = Mock::start(json!([
+        {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "hello.txt"}}]},
+        {"text": ["The file ", "says hi there."]}
+    ]));
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("hello.txt"), "hi there\n").unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let mut options = options(&mock, cwd.path());
+    options.store = Some(
+        SessionStore::create(
+            &cwd.path().to_string_lossy(),
+            sessions.path(),
+            1_000,
+            IdGenerator::new(42),
+        )
+        .unwrap(),
+    );
+    let mut session = create_agent_session(options).unwrap();
+    let events = prompt(&mut session, "Read hello.txt").await;
+    assert_eq!(
+        types(&events),
+        [
+            "agent_start",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "message_start",
+            "message_end",
+            "tool_execution_start",
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "agent_end"
+        ]
+    );
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(
+        end["result"]["content"],
+        json!([{"type": "text", "text": "hi there\n"}])
+    );
+    assert_eq!(end["isError"], json!(false));
+    // The model saw the tool result; the system prompt lists the default tools.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["role"], "tool");
+    assert_eq!(messages.last().unwrap()["content"], "hi there\n");
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(system.contains("- read: Read file contents"), "{system}");
+    // The file holds the header, the model and thinking entries, and the four messages.
+    let file = std::fs::read_to_string(session.file().unwrap()).unwrap();
+    let kinds: Vec<String> = file
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            match v["message"]["role"].as_str() {
+                Some(role) => role.to_owned(),
+                None => v["type"].as_str().unwrap().to_owned(),
+            }
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "model_change",
+            "thinking_level_change",
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_transient_failure_is_retried_after_the_backoff() {
+    let mock = Mock::start(json!([
+        {"status": 500},
+        {"status": 429, "error_body": {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}},
+        {"text": "Recovered."}
+    ]));
+    let cwd = tempfile::tempdir().unwrap();
+    let mut options = options(&mock, cwd.path());
+    options.retry = RetrySettings {
+        enabled: true,
+        max_retries: 3,
+        base_delay_ms: 50,
+    };
+    let mut session = create_agent_session(options).unwrap();
+    let started = Instant::now();
+    let events = prompt(&mut session, "Hello").await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(150),
+        "50 ms then 100 ms of backoff"
+    );
+    let retries: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"].as_str().unwrap().starts_with("auto_retry"))
+        .collect();
+    assert_eq!(
+        retries,
+        [
+            &json!({"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 50, "errorMessage": "500 mock error 500"}),
+            &json!({"type": "auto_retry_start", "attempt": 2, "maxAttempts": 3, "delayMs": 100, "errorMessage": "429 Rate limit reached"}),
+            &json!({"type": "auto_retry_end", "success": true, "attempt": 2}),
+        ]
+    );
+    assert_eq!(last_assistant(&session).stop_reason, StopReason::Stop);
+    // Failed attempts never reach the model again.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2]["messages"].as_array().unwrap().len(), 2);
+}
+
+/// Runs a one-shot prompt against `script` with retries off and the given idle timeout; returns
+/// the final assistant message and how long it took.
+async fn one_shot(
+    script: Value,
+    idle: Duration,
+    retry: RetrySettings,
+) -> (AssistantMessage, Duration, usize, Vec<Value>) {
+    let mock = Mock::start(script);
+    let cwd = tempfile::tempdir().unwrap();
+    let mut options = options(&mock, cwd.path());
+    options.retry = retry;
+    options.timeouts = Timeouts {
+        connect: Duration::from_secs(5),
+        idle,
+    };
+    let mut session = create_agent_session(options).unwrap();
+    let started = Instant::now();
+    let events = tokio::time::timeout(Duration::from_secs(30), prompt(&mut session, "Hello"))
+        .await
+        .expect("the run ends on its own");
+    (
+        last_assistant(&session),
+        started.elapsed(),
+        mock.requests().len(),
+        events,
+    )
+}
+
+fn no_retry() -> RetrySettings {
+    RetrySettings {
+        enabled: false,
+        ..RetrySettings::default()
+    }
+}
+
+#[tokio::test]
+async fn garbage_instead_of_sse_ends_the_run_with_an_empty_answer() {
+    // Lines that are not SSE fields carry no events, as for the OpenAI SDK; the stream then
+    // ends cleanly, so the answer is empty rather than an error.
+    let (message, _, _, events) = one_shot(
+        json!([{"raw_sse": ["this is not an event stream\n\n", "{\"neither\": \"is this\"}\n\n"]}]),
+        Duration::from_secs(10),
+        no_retry(),
+    )
+    .await;
+    assert_eq!(message.stop_reason, StopReason::Stop, "{message:?}");
+    assert!(message.content.is_empty());
+    assert_eq!(types(&events).last(), Some(&"agent_end"));
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out() {
+    let (message, took, _, _) = one_shot(
+        json!([{"delay_ms": 20000, "text": "too late"}]),
+        Duration::from_millis(300),
+        no_retry(),
+    )
+    .await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_midway_times_out() {
+    let (message, took, _, _) = one_shot(
+        json!([{"text": ["Hel", "lo"], "hang_ms": 20000}]),
+        Duration::from_millis(300),
+        no_retry(),
+    )
+    .await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[tokio::test]
+async fn a_cut_stream_keeps_what_arrived_as_the_original_does() {
+    // The OpenAI APIs treat a connection closed before `[DONE]` as the end of the answer.
+    let (message, _, _, _) = one_shot(
+        json!([{"text": ["one ", "two ", "three"], "drop_after": 2}]),
+        Duration::from_secs(10),
+        no_retry(),
+    )
+    .await;
+    assert_eq!(message.stop_reason, StopReason::Stop, "{message:?}");
+    let text: Vec<&str> = pi_core::message::text_parts(&message.content).collect();
+    assert_eq!(text, ["one "]);
+}
+
+#[tokio::test]
+async fn five_hundreds_forever_exhaust_the_retries() {
+    let (message, _, requests, events) = one_shot(
+        json!([{"status": 503}, {"status": 503}, {"status": 503}, {"status": 503}, {"text": "unreached"}]),
+        Duration::from_secs(10),
+        RetrySettings {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 10,
+        },
+    )
+    .await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(requests, 4);
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "auto_retry_end")
+        .unwrap();
+    assert_eq!(end["success"], json!(false));
+    assert_eq!(end["attempt"], json!(3));
+}
+
+#[tokio::test]
+async fn abort_from_another_task_ends_a_streaming_response() {
+    let mock = Mock::start(json!([{"text": ["Hel", "lo"], "hang_ms": 20000}]));
+    let cwd = tempfile::tempdir().unwrap();
+    let mut session = create_agent_session(options(&mock, cwd.path())).unwrap();
+    let commands = session.commands().unwrap();
+    let mut events = Vec::new();
+    let started = Instant::now();
+    session
+        .prompt("Hello", Vec::new(), |e| {
+            if matches!(e, Event::Agent(AgentEvent::MessageUpdate { .. })) {
+                let _ = commands.send(pi_core::agent_session::SessionInput::Abort);
+            }
+            events.push(serde_json::to_value(e).unwrap());
+        })
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let message = last_assistant(&session);
+    assert_eq!(message.stop_reason, StopReason::Aborted);
+    assert_eq!(types(&events).last(), Some(&"agent_end"));
+}
