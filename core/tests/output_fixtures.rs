@@ -146,3 +146,15 @@ mod properties {
         }
     }
 }
+
+/// Node's `TextDecoder` drops a byte order mark at the very start of a stream (even split over
+/// chunks), and only there.
+#[test]
+fn a_leading_byte_order_mark_is_dropped() {
+    let mut split = OutputAccumulator::new(Limits::default());
+    split.append(&[0xEF, 0xBB]);
+    split.append(&[0xBF, b'h', b'i']);
+    split.append("\u{feff}!".as_bytes());
+    split.finish();
+    assert_eq!(split.snapshot().content, "hi\u{feff}!");
+}

@@ -23,6 +23,9 @@ pub struct OutputAccumulator {
     total_lines: usize,
     current_line_bytes: usize,
     finished: bool,
+    /// Whether the first character has been decoded (a byte order mark there is dropped, as
+    /// `TextDecoder` drops it).
+    started: bool,
 }
 
 impl OutputAccumulator {
@@ -41,6 +44,7 @@ impl OutputAccumulator {
             total_lines: 1,
             current_line_bytes: 0,
             finished: false,
+            started: false,
         }
     }
 
@@ -157,6 +161,12 @@ impl OutputAccumulator {
                         }
                     }
                 }
+            }
+        }
+        if !self.started && !out.is_empty() {
+            self.started = true;
+            if let Some(rest) = out.strip_prefix('\u{feff}') {
+                return rest.to_owned();
             }
         }
         out
