@@ -16,6 +16,8 @@ mod ls;
 mod node_error;
 mod read;
 mod sandbox;
+mod shell;
+pub mod user_bash;
 mod write;
 
 use std::path::PathBuf;

@@ -1,0 +1,393 @@
+//! Running one shell command the way Pi's local bash operations do (`utils/shell.ts`,
+//! `utils/child-process.ts`, `createLocalBashOperations`): which shell, its `PATH`, a process
+//! group of its own so that abort and timeout kill every descendant, and a wait that does not
+//! hang on a background process still holding the output open.
+//!
+//! stdout and stderr share one pipe, so their order is the order the command wrote them in. Pi
+//! reads two pipes and merges them as they happen to be polled, which reorders close writes
+//! (checked: `echo a; echo b >&2; echo c` comes back in different orders from run to run).
+
+use std::collections::hash_map::RandomState;
+use std::ffi::OsString;
+use std::hash::{BuildHasher, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::process::Stdio;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+use tokio::time::{sleep, Sleep};
+use tokio_util::sync::CancellationToken;
+
+use crate::session::{agent_dir_from, AGENT_DIR_ENV};
+
+/// How long the output may stay open after the shell exited (Pi's `EXIT_STDIO_GRACE_MS`): a
+/// background process that inherited it does not keep the command running.
+const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
+/// Node's largest timer; a longer one fires after 1 ms (Node's `TimeoutOverflowWarning`).
+const NODE_TIMEOUT_MAX_MS: f64 = 2_147_483_647.0;
+/// Bytes read at once, as libuv reads a pipe.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The shell to run commands with: the configured one (which must exist), else `/bin/bash`,
+/// else `bash` on `PATH`, else `sh` (Pi's `getShellConfig` on Unix).
+fn find_shell(custom: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(custom) = custom.filter(|path| !path.as_os_str().is_empty()) {
+        return if custom.exists() {
+            Ok(custom.to_path_buf())
+        } else {
+            Err(format!("Custom shell path not found: {}", custom.display()))
+        };
+    }
+    let bin_bash = Path::new("/bin/bash");
+    if bin_bash.exists() {
+        return Ok(bin_bash.to_path_buf());
+    }
+    Ok(bash_on_path().unwrap_or_else(|| PathBuf::from("sh")))
+}
+
+/// The first executable `bash` on `PATH` (what `which bash` answers).
+fn bash_on_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join("bash"))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// `PATH` for the command: Pi's bin directory (`<agent dir>/bin`) in front unless already there
+/// (Pi's `getShellEnv`).
+fn shell_path(home: &Path) -> OsString {
+    let agent_dir = agent_dir_from(std::env::var(AGENT_DIR_ENV).ok().as_deref(), home);
+    let bin_dir = agent_dir.join("bin");
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&current).any(|entry| entry == bin_dir) {
+        return current;
+    }
+    let mut updated = bin_dir.into_os_string();
+    if !current.is_empty() {
+        updated.push(":");
+        updated.push(&current);
+    }
+    updated
+}
+
+/// A timeout in seconds as Node's `setTimeout(…, seconds * 1000)` runs it: none when not
+/// positive, 1 ms when out of Node's timer range.
+pub(crate) fn timeout_duration(seconds: Option<f64>) -> Option<Duration> {
+    let seconds = seconds.filter(|s| *s > 0.0)?;
+    let mut millis = seconds * 1000.0;
+    if !(1.0..=NODE_TIMEOUT_MAX_MS).contains(&millis) {
+        millis = 1.0;
+    }
+    Some(Duration::from_secs_f64(millis / 1000.0))
+}
+
+/// A fresh `pi-bash-<16 hex>.log` path in `dir` for a command's full output. The name only has
+/// to be unlikely to collide (the file is created with `create_new`), so the standard library's
+/// randomly keyed hasher over the time and the process id is enough.
+pub(crate) fn full_output_path(dir: &Path) -> PathBuf {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    if let Ok(now) = SystemTime::now().duration_since(UNIX_EPOCH) {
+        hasher.write_u128(now.as_nanos());
+    }
+    dir.join(format!("pi-bash-{:016x}.log", hasher.finish()))
+}
+
+/// Sends SIGKILL to the process group `pid` leads (Pi's `killProcessTree`); false when that
+/// failed, e.g. the group is gone.
+pub(crate) fn kill_group(pid: u32) -> bool {
+    // Group 0 would mean our own group.
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    killpg(Pid::from_raw(pid), Signal::SIGKILL).is_ok()
+}
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The shell exited; `None` when a signal ended it.
+    Exited(Option<i32>),
+    /// The cancellation token fired (it wins over a timeout, as in Pi).
+    Aborted,
+    /// The timeout passed.
+    TimedOut,
+}
+
+/// What a running command reports next.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// Bytes it wrote (stdout and stderr).
+    Output(Vec<u8>),
+    /// It is over; reported once, then again on every later call.
+    Done(End),
+}
+
+/// A command started with [`spawn`].
+#[derive(Debug)]
+pub(crate) struct Running {
+    child: Child,
+    pid: u32,
+    output: Option<pipe::Receiver>,
+    cancel: CancellationToken,
+    killed: bool,
+    timeout: Option<Pin<Box<Sleep>>>,
+    timed_out: bool,
+    exit: Option<Option<i32>>,
+    grace: Option<Pin<Box<Sleep>>>,
+    end: Option<End>,
+    buffer: Vec<u8>,
+}
+
+/// Starts `<shell> -c <command>` in `cwd` with stdin closed, in a process group of its own.
+/// Failures read like Node's spawn errors (`spawn /bin/bash EACCES`).
+fn spawn(
+    shell: &Path,
+    command: &str,
+    cwd: &Path,
+    home: &Path,
+    cancel: CancellationToken,
+    timeout: Option<Duration>,
+) -> Result<Running, String> {
+    let spawn_error = |error: io::Error| spawn_error_text(shell, &error);
+    let (writer, reader) = pipe::pipe().map_err(spawn_error)?;
+    let stdout = writer.into_blocking_fd().map_err(spawn_error)?;
+    let stderr = stdout.try_clone().map_err(spawn_error)?;
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env("PATH", shell_path(home))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .process_group(0);
+    let child = cmd.spawn().map_err(spawn_error)?;
+    // The command holds our copies of the pipe's write end: without dropping it the output
+    // would never end.
+    drop(cmd);
+    let pid = child.id().unwrap_or_default();
+    Ok(Running {
+        child,
+        pid,
+        output: Some(reader),
+        cancel,
+        killed: false,
+        timeout: timeout.map(|after| Box::pin(sleep(after))),
+        timed_out: false,
+        exit: None,
+        grace: None,
+        end: None,
+        buffer: vec![0; READ_CHUNK],
+    })
+}
+
+/// Pi's local bash operations up to the running command: the shell (a configured one must
+/// exist), the working directory (it must exist), then the spawn. `None` when the token was
+/// cancelled before the start: Pi spawns and kills at once, before the shell can do anything,
+/// so the command is simply not started.
+pub(crate) fn start(
+    env: &super::ToolEnv,
+    command: &str,
+    cancel: CancellationToken,
+    timeout: Option<Duration>,
+) -> Result<Option<Running>, String> {
+    let shell = find_shell(env.shell.as_deref())?;
+    if !env.cwd.exists() {
+        return Err(format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            env.cwd.display()
+        ));
+    }
+    if cancel.is_cancelled() {
+        return Ok(None);
+    }
+    spawn(&shell, command, &env.cwd, &env.home, cancel, timeout).map(Some)
+}
+
+/// Node's wording: `spawn <file> <errno name>`.
+fn spawn_error_text(shell: &Path, error: &io::Error) -> String {
+    let code = match error.raw_os_error() {
+        Some(libc::ENOENT) => "ENOENT",
+        Some(libc::EACCES) => "EACCES",
+        Some(libc::ENOTDIR) => "ENOTDIR",
+        Some(libc::ENOEXEC) => "ENOEXEC",
+        Some(libc::EPERM) => "EPERM",
+        Some(libc::ENOMEM) => "ENOMEM",
+        Some(libc::EAGAIN) => "EAGAIN",
+        Some(libc::EMFILE) => "EMFILE",
+        _ => return format!("spawn {} {error}", shell.display()),
+    };
+    format!("spawn {} {code}", shell.display())
+}
+
+impl Running {
+    /// The next piece of output, or the end. Cancel-safe: it may be dropped in a `select!`.
+    ///
+    /// The command ends when the shell has exited and the output is closed, or 100 ms after the
+    /// shell exited (what is written later is not read; the background process keeps running,
+    /// as in Pi). Abort and timeout kill the whole process group and still wait for the exit.
+    pub(crate) async fn next(&mut self) -> Event {
+        loop {
+            if let Some(end) = self.end {
+                return Event::Done(end);
+            }
+            if let Some(code) = self.exit {
+                if self.output.is_none() {
+                    self.finish(code);
+                    continue;
+                }
+            }
+            tokio::select! {
+                () = self.cancel.cancelled(), if !self.killed => self.kill(),
+                () = wait_for(&mut self.timeout), if self.timeout.is_some() => {
+                    self.timeout = None;
+                    self.timed_out = true;
+                    self.kill();
+                }
+                status = self.child.wait(), if self.exit.is_none() => {
+                    self.exit = Some(status.ok().and_then(|status| status.code()));
+                    self.grace = Some(Box::pin(sleep(EXIT_STDIO_GRACE)));
+                }
+                read = read_some(&mut self.output, &mut self.buffer), if self.output.is_some() => {
+                    match read {
+                        Ok(n) if n > 0 => return Event::Output(self.buffer[..n].to_vec()),
+                        _ => self.output = None,
+                    }
+                }
+                () = wait_for(&mut self.grace), if self.grace.is_some() => {
+                    self.output = None;
+                }
+            }
+        }
+    }
+
+    /// Kills the process group, or at least the shell when that fails.
+    fn kill(&mut self) {
+        self.killed = true;
+        if !kill_group(self.pid) {
+            // Already reaped or never started: nothing to report.
+            let _ = self.child.start_kill();
+        }
+    }
+
+    /// Settles the end once the shell exited and the output is closed or abandoned. The abort
+    /// counts when the token is cancelled by then (Pi checks `signal.aborted` at this point).
+    fn finish(&mut self, code: Option<i32>) {
+        self.timeout = None;
+        self.grace = None;
+        self.end = Some(if self.cancel.is_cancelled() {
+            End::Aborted
+        } else if self.timed_out {
+            End::TimedOut
+        } else {
+            End::Exited(code)
+        });
+    }
+}
+
+impl Drop for Running {
+    /// A command dropped while its shell still runs (the caller stopped waiting) takes its
+    /// process group with it, so nothing is left behind.
+    fn drop(&mut self) {
+        if self.exit.is_none() {
+            self.kill();
+        }
+    }
+}
+
+async fn wait_for(timer: &mut Option<Pin<Box<Sleep>>>) {
+    match timer {
+        Some(timer) => timer.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn read_some(output: &mut Option<pipe::Receiver>, buffer: &mut [u8]) -> io::Result<usize> {
+    match output {
+        Some(output) => output.read(buffer).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The file a command's complete output goes to once it is over budget, opened on first use.
+/// A write failure is kept and reported when the command is over (Pi's write stream would
+/// crash the process instead).
+#[derive(Debug)]
+pub(crate) struct FullOutputFile {
+    path: PathBuf,
+    file: Option<tokio::fs::File>,
+    error: Option<String>,
+}
+
+impl FullOutputFile {
+    /// Creates a fresh `pi-bash-<hex>.log` in `dir`.
+    pub(crate) async fn create(dir: &Path) -> Self {
+        let path = full_output_path(dir);
+        let opened = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .await;
+        let (file, error) = match opened {
+            Ok(file) => (Some(file), None),
+            Err(error) => (None, Some(write_error(&path, &error))),
+        };
+        FullOutputFile { path, file, error }
+    }
+
+    /// Where the output is kept.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends bytes; after a failure nothing more is written.
+    pub(crate) async fn write(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        if let Err(error) = file.write_all(bytes).await {
+            self.error = Some(write_error(&self.path, &error));
+            self.file = None;
+        }
+    }
+
+    /// Flushes and closes the file; the first failure, if any.
+    pub(crate) async fn close(mut self) -> Result<PathBuf, String> {
+        use tokio::io::AsyncWriteExt;
+        if let Some(mut file) = self.file.take() {
+            if let Err(error) = file.flush().await {
+                self.error
+                    .get_or_insert_with(|| write_error(&self.path, &error));
+            }
+        }
+        match self.error {
+            Some(error) => Err(error),
+            None => Ok(self.path),
+        }
+    }
+}
+
+fn write_error(path: &Path, error: &io::Error) -> String {
+    format!(
+        "Cannot write the full output to {}: {error}",
+        path.display()
+    )
+}
