@@ -261,3 +261,20 @@ user: And pwd?
 model: text /work.
 "#
 );
+
+// ---- abort during a tool ---------------------------------------------------------------------
+
+// The running command is cancelled; its aborted result ends the run without another model call
+// and without a retry.
+scenario!(
+    abort_during_bash,
+    r#"
+session: maxRetries=3
+tools: bash
+user: Run the tests
+model: tool bash {"command": "cargo test"}
+tool: update {"content": [{"type": "text", "text": "Compiling..."}]}
+abort
+tool: error Command aborted
+"#
+);

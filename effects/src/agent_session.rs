@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::{AgentConfig, ToolSpec};
+use pi_core::agent::AgentConfig;
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
@@ -140,11 +140,7 @@ pub fn build_machine(
         .iter()
         .map(|name| {
             builtin_tool(name)
-                .map(|t| {
-                    let mut spec = ToolSpec::new(&t.name, &t.description, t.parameters.clone());
-                    spec.label = t.label.clone();
-                    spec
-                })
+                .map(|t| t.spec())
                 .ok_or_else(|| CreateError::UnknownTool(name.clone()))
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -330,3 +330,64 @@ async fn abort_from_another_task_ends_a_streaming_response() {
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert_eq!(types(&events).last(), Some(&"agent_end"));
 }
+
+#[tokio::test]
+async fn abort_during_bash_kills_the_command_and_its_children() {
+    let marker = common::unique_marker("session");
+    let command = format!(
+        "(exec -a {marker}-child sleep 30) & bash -c '(exec -a {marker}-grandchild sleep 30) & wait'"
+    );
+    let mock = Mock::start(json!([
+        {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
+        {"text": "unreached"}
+    ]));
+    let cwd = tempfile::tempdir().unwrap();
+    let mut session = create_agent_session(options(&mock, cwd.path())).unwrap();
+    let commands = session.commands().unwrap();
+    let mut events = Vec::new();
+    let started = Instant::now();
+    session
+        .prompt("Run it", Vec::new(), |e| {
+            if let Event::Agent(AgentEvent::ToolExecutionUpdate { .. }) = e {
+                let _ = commands.send(pi_core::agent_session::SessionInput::Abort);
+            }
+            events.push(serde_json::to_value(e).unwrap());
+        })
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    common::assert_all_gone(&marker).await;
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], json!(true));
+    assert_eq!(end["result"]["content"][0]["text"], "Command aborted");
+    assert_eq!(last_assistant(&session).stop_reason, StopReason::Aborted);
+    assert_eq!(mock.requests().len(), 1, "no model call after the abort");
+}
+
+#[tokio::test]
+async fn the_edit_tool_takes_legacy_arguments_as_pi_does() {
+    let mock = Mock::start(json!([
+        {"tool_calls": [{"id": "call_1", "name": "edit", "arguments": {"path": "a.txt", "oldText": "world", "newText": "there"}}]},
+        {"text": "Done."}
+    ]));
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("a.txt"), "hello world\r\n").unwrap();
+    let mut session = create_agent_session(options(&mock, cwd.path())).unwrap();
+    let events = prompt(&mut session, "Edit it").await;
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], json!(false), "{end}");
+    assert_eq!(
+        end["result"]["content"][0]["text"],
+        "Successfully replaced 1 block(s) in a.txt."
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.path().join("a.txt")).unwrap(),
+        "hello there\r\n"
+    );
+}

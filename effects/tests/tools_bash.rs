@@ -7,9 +7,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::{assert_all_gone, processes_with, unique_marker};
 use pi_core::agent::ToolOutcome;
 use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::{run, ToolContext, ToolEnv};
@@ -272,45 +275,6 @@ async fn the_user_executor_cleans_as_the_original() {
             "case {i}: {input:?}"
         );
     }
-}
-
-/// Processes whose command line contains `marker`, zombies aside (their command line is empty).
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(marker) {
-            found.push(format!(
-                "{}: {cmdline}",
-                entry.file_name().to_string_lossy()
-            ));
-        }
-    }
-    found
-}
-
-/// Waits up to two seconds for the processes with `marker` to be gone.
-async fn assert_all_gone(marker: &str) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "left behind: {left:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn unique_marker(name: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("pi-bash-test-{name}-{}-{nanos}", std::process::id())
 }
 
 /// Background children and grandchildren (one in its own subshell) named `marker`, all alive.

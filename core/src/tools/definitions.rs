@@ -2,12 +2,12 @@
 //! and the snippet and guidelines each adds to the system prompt (`definitions.json`, generated
 //! from the original by `scripts/gen-tool-definitions.mjs`).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::agent::ToolDefinition;
+use crate::agent::{ToolDefinition, ToolSpec};
 
 const DATA: &str = include_str!("definitions.json");
 
@@ -26,6 +26,17 @@ pub struct BuiltinTool {
 }
 
 impl BuiltinTool {
+    /// The tool as the agent loop knows it, with the argument repair Pi applies before
+    /// validation (the edit tool's).
+    pub fn spec(&self) -> ToolSpec {
+        let mut spec = ToolSpec::new(&self.name, &self.description, self.parameters.clone());
+        spec.label = self.label.clone();
+        if self.name == "edit" {
+            spec.prepare_arguments = Some(Arc::new(|args| Ok(prepare_edit_arguments(args))));
+        }
+        spec
+    }
+
     /// What a model request carries for this tool.
     pub fn definition(&self) -> ToolDefinition {
         ToolDefinition {
@@ -45,4 +56,68 @@ pub fn builtin_tools() -> &'static [BuiltinTool] {
 /// The built-in tool of this name.
 pub fn builtin_tool(name: &str) -> Option<&'static BuiltinTool> {
     builtin_tools().iter().find(|t| t.name == name)
+}
+
+/// The edit tool's repair of what models send: `edits` as a JSON string becomes the array, and
+/// the legacy top-level `oldText`/`newText` become one more edit (Pi's `prepareEditArguments`).
+pub fn prepare_edit_arguments(args: &Value) -> Value {
+    let Some(fields) = args.as_object() else {
+        return args.clone();
+    };
+    let mut fields = fields.clone();
+    if let Some(Value::String(text)) = fields.get("edits") {
+        if let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(text) {
+            fields.insert("edits".into(), parsed);
+        }
+    }
+    let (Some(Value::String(old_text)), Some(Value::String(new_text))) =
+        (fields.get("oldText"), fields.get("newText"))
+    else {
+        return Value::Object(fields);
+    };
+    let legacy = serde_json::json!({"oldText": old_text, "newText": new_text});
+    let mut edits = match fields.get("edits") {
+        Some(Value::Array(edits)) => edits.clone(),
+        _ => Vec::new(),
+    };
+    edits.push(legacy);
+    fields.remove("oldText");
+    fields.remove("newText");
+    fields.insert("edits".into(), Value::Array(edits));
+    Value::Object(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::prepare_edit_arguments;
+
+    #[test]
+    fn edits_sent_as_a_string_are_parsed() {
+        let args = json!({"path": "a", "edits": "[{\"oldText\":\"x\",\"newText\":\"y\"}]"});
+        assert_eq!(
+            prepare_edit_arguments(&args),
+            json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
+        );
+        let broken = json!({"path": "a", "edits": "[{"});
+        assert_eq!(prepare_edit_arguments(&broken), broken);
+    }
+
+    #[test]
+    fn legacy_fields_become_the_last_edit() {
+        let args = json!({"path": "a", "oldText": "x", "newText": "y"});
+        assert_eq!(
+            prepare_edit_arguments(&args),
+            json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
+        );
+        let both =
+            json!({"edits": [{"oldText": "1", "newText": "2"}], "oldText": "x", "newText": "y"});
+        assert_eq!(
+            prepare_edit_arguments(&both)["edits"],
+            json!([{"oldText": "1", "newText": "2"}, {"oldText": "x", "newText": "y"}])
+        );
+        let half = json!({"path": "a", "oldText": "x"});
+        assert_eq!(prepare_edit_arguments(&half), half);
+    }
 }
