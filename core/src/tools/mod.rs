@@ -8,3 +8,4 @@ pub mod output;
 pub mod paths;
 pub mod read;
 pub mod truncate;
+pub mod utf8;

@@ -5,14 +5,14 @@
 //! the raw chunks it held; writing them is the interpreter's job.
 
 use super::truncate::{truncate_tail, Limits, TruncatedBy, Truncation};
+use super::utf8::Utf8Stream;
 
 /// A streaming output buffer.
 #[derive(Clone, Debug)]
 pub struct OutputAccumulator {
     limits: Limits,
     max_rolling_bytes: usize,
-    /// Bytes of an incomplete UTF-8 sequence at the end of the last chunk.
-    pending: Vec<u8>,
+    decoder: Utf8Stream,
     /// Raw chunks not yet handed over for the full-output file.
     raw: Vec<Vec<u8>>,
     persisting: bool,
@@ -23,9 +23,6 @@ pub struct OutputAccumulator {
     total_lines: usize,
     current_line_bytes: usize,
     finished: bool,
-    /// Whether the first character has been decoded (a byte order mark there is dropped, as
-    /// `TextDecoder` drops it).
-    started: bool,
 }
 
 impl OutputAccumulator {
@@ -34,7 +31,7 @@ impl OutputAccumulator {
         OutputAccumulator {
             limits,
             max_rolling_bytes: (limits.max_bytes * 2).max(1),
-            pending: Vec::new(),
+            decoder: Utf8Stream::default(),
             raw: Vec::new(),
             persisting: false,
             tail: String::new(),
@@ -44,7 +41,6 @@ impl OutputAccumulator {
             total_lines: 1,
             current_line_bytes: 0,
             finished: false,
-            started: false,
         }
     }
 
@@ -54,7 +50,7 @@ impl OutputAccumulator {
             return;
         }
         self.total_raw_bytes += bytes.len();
-        let text = self.decode(bytes, false);
+        let text = self.decoder.decode(bytes, false);
         self.add_text(&text);
         if !bytes.is_empty() {
             self.raw.push(bytes.to_vec());
@@ -70,7 +66,7 @@ impl OutputAccumulator {
             return;
         }
         self.finished = true;
-        let text = self.decode(&[], true);
+        let text = self.decoder.decode(&[], true);
         self.add_text(&text);
         if self.over_budget() {
             self.persisting = true;
@@ -132,46 +128,6 @@ impl OutputAccumulator {
     }
 
     /// Streaming UTF-8 decoding with WHATWG replacement (one U+FFFD per maximal bad subpart).
-    fn decode(&mut self, bytes: &[u8], flush: bool) -> String {
-        let mut input = std::mem::take(&mut self.pending);
-        input.extend_from_slice(bytes);
-        let mut out = String::with_capacity(input.len());
-        let mut rest = input.as_slice();
-        loop {
-            match std::str::from_utf8(rest) {
-                Ok(text) => {
-                    out.push_str(text);
-                    break;
-                }
-                Err(error) => {
-                    let (valid, after) = rest.split_at(error.valid_up_to());
-                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
-                    match error.error_len() {
-                        Some(bad) => {
-                            out.push('\u{fffd}');
-                            rest = &after[bad..];
-                        }
-                        None if flush => {
-                            out.push('\u{fffd}');
-                            break;
-                        }
-                        None => {
-                            self.pending = after.to_vec();
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        if !self.started && !out.is_empty() {
-            self.started = true;
-            if let Some(rest) = out.strip_prefix('\u{feff}') {
-                return rest.to_owned();
-            }
-        }
-        out
-    }
-
     fn add_text(&mut self, text: &str) {
         if text.is_empty() {
             return;

@@ -14,8 +14,9 @@ use ignore::WalkBuilder;
 use pi_core::event::ToolResult;
 use serde_json::Value;
 
-use super::listing::{js_text, listing_result, run_blocking, text_result, LimitReached};
-use super::sandbox::{resolve, PathUse};
+use super::listing::{
+    js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
+};
 use super::{num_arg, str_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
 
 /// Results listed when the call gives no limit.
@@ -35,16 +36,11 @@ pub(super) async fn run(
     args: &Value,
     cx: &ToolContext,
 ) -> Result<ToolResult, String> {
-    if cx.cancel.is_cancelled() {
-        return Err(OPERATION_ABORTED.into());
-    }
-    let raw = str_arg(args, "path")
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
+    let root = listing_root(env, args, cx)?;
     let search = Search {
         pattern: str_arg(args, "pattern").unwrap_or_default().to_owned(),
         limit: num_arg(args, "limit").unwrap_or(DEFAULT_LIMIT),
-        root: resolve(env, raw, PathUse::Other).map_err(|err| err.to_string())?,
+        root,
         cwd: env.cwd.clone(),
         global_ignore: global_ignore_file(&env.home),
     };

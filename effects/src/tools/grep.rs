@@ -21,8 +21,9 @@ use pi_core::event::ToolResult;
 use pi_core::tools::truncate::{truncate_line, GREP_MAX_LINE_LENGTH};
 use serde_json::Value;
 
-use super::listing::{js_text, listing_result, run_blocking, text_result, LimitReached};
-use super::sandbox::{resolve, PathUse};
+use super::listing::{
+    js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
+};
 use super::{num_arg, str_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
 
 /// Matches shown when the call gives no limit.
@@ -61,13 +62,7 @@ pub(super) async fn run(
     args: &Value,
     cx: &ToolContext,
 ) -> Result<ToolResult, String> {
-    if cx.cancel.is_cancelled() {
-        return Err(OPERATION_ABORTED.into());
-    }
-    let raw = str_arg(args, "path")
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
-    let root = resolve(env, raw, PathUse::Other).map_err(|err| err.to_string())?;
+    let root = listing_root(env, args, cx)?;
     let query = Query::from_args(args);
     let cwd = env.cwd.clone();
     run_blocking(cx, move |stop| search(&cwd, &root, &query, stop)).await

@@ -2,6 +2,7 @@
 //! the notices Pi appends and the `details` keys it sets, and they run their walk on a blocking
 //! thread that the abort signal can stop.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use pi_core::message::ContentBlock;
 use pi_core::tools::truncate::{format_size, truncate_head, Limits, DEFAULT_MAX_BYTES};
 use serde_json::{Map, Number, Value};
 
-use super::{ToolContext, OPERATION_ABORTED};
+use super::{resolve, str_arg, PathUse, ToolContext, ToolEnv, OPERATION_ABORTED};
 
 /// JavaScript's `Number.MAX_SAFE_INTEGER`: the listing tools cut by bytes only, and Pi passes this
 /// as the line budget (it shows up in `details.truncation.maxLines`).
@@ -112,4 +113,20 @@ where
             Err(OPERATION_ABORTED.into())
         }
     }
+}
+
+/// The directory (or file) a listing tool works on: its `path` argument (the cwd when absent or
+/// empty) resolved and confined, after the abort check each of them starts with.
+pub(super) fn listing_root(
+    env: &ToolEnv,
+    args: &Value,
+    cx: &ToolContext,
+) -> Result<PathBuf, String> {
+    if cx.cancel.is_cancelled() {
+        return Err(OPERATION_ABORTED.into());
+    }
+    let raw = str_arg(args, "path")
+        .filter(|p| !p.is_empty())
+        .unwrap_or(".");
+    resolve(env, raw, PathUse::Other).map_err(|err| err.to_string())
 }

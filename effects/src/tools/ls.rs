@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pi_core::event::ToolResult;
 use serde_json::Value;
 
-use super::listing::{js_text, listing_result, run_blocking, text_result, LimitReached};
+use super::listing::{
+    js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
+};
 use super::node_error::node_error;
-use super::sandbox::{resolve, PathUse};
-use super::{num_arg, str_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
+use super::{num_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
 
 /// Entries listed when the call gives no limit.
 const DEFAULT_LIMIT: f64 = 500.0;
@@ -23,14 +24,9 @@ pub(super) async fn run(
     args: &Value,
     cx: &ToolContext,
 ) -> Result<ToolResult, String> {
-    if cx.cancel.is_cancelled() {
-        return Err(OPERATION_ABORTED.into());
-    }
-    let raw = str_arg(args, "path")
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
+    let root = listing_root(env, args, cx)?;
     let limit = num_arg(args, "limit").unwrap_or(DEFAULT_LIMIT);
-    let dir = resolve(env, raw, PathUse::Other).map_err(|err| err.to_string())?;
+    let dir = root;
     run_blocking(cx, move |stop| list(&dir, limit, stop)).await
 }
 

@@ -3,6 +3,7 @@
 //! cleaned for display (ANSI escapes, control characters and carriage returns removed, chunk by
 //! chunk), a non-zero exit is an ordinary result, and an abort is a result marked cancelled.
 
+use pi_core::tools::utf8::Utf8Stream;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
@@ -118,7 +119,7 @@ impl CleanOutput {
     /// output arrived; it holds the cleaned text.
     async fn append(&mut self, bytes: &[u8]) -> String {
         self.raw_bytes += bytes.len();
-        let text = clean(&self.decoder.decode(bytes));
+        let text = clean(&self.decoder.decode(bytes, false));
         if self.raw_bytes > DEFAULT_MAX_BYTES {
             self.ensure_file().await;
         }
@@ -175,53 +176,6 @@ impl CleanOutput {
 
 fn utf16_len(text: &str) -> usize {
     text.chars().map(char::len_utf16).sum()
-}
-
-/// Streaming UTF-8 decoding as a fresh `TextDecoder` does it: bad bytes become U+FFFD (one per
-/// maximal bad subpart), a sequence split across chunks waits for its end, and a byte order
-/// mark at the very start is dropped.
-#[derive(Debug, Default)]
-struct Utf8Stream {
-    pending: Vec<u8>,
-    started: bool,
-}
-
-impl Utf8Stream {
-    fn decode(&mut self, bytes: &[u8]) -> String {
-        let mut input = std::mem::take(&mut self.pending);
-        input.extend_from_slice(bytes);
-        let mut out = String::with_capacity(input.len());
-        let mut rest = input.as_slice();
-        loop {
-            match std::str::from_utf8(rest) {
-                Ok(text) => {
-                    out.push_str(text);
-                    break;
-                }
-                Err(error) => {
-                    let (valid, after) = rest.split_at(error.valid_up_to());
-                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
-                    match error.error_len() {
-                        Some(bad) => {
-                            out.push('\u{fffd}');
-                            rest = &after[bad..];
-                        }
-                        None => {
-                            self.pending = after.to_vec();
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        if !self.started && !out.is_empty() {
-            self.started = true;
-            if let Some(rest) = out.strip_prefix('\u{feff}') {
-                return rest.to_owned();
-            }
-        }
-        out
-    }
 }
 
 /// Pi's chunk cleaning: `stripAnsi`, then `sanitizeBinaryOutput` (control characters other than
