@@ -1,5 +1,44 @@
 //! A ready-to-use coding-agent session (Pi's `createAgentSession`): the session machine with
 //! Pi's tools and system prompt, the session file, and the Live interpreter, behind `prompt`.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use pi_core::agent_session::SessionInput;
+//! use pi_effects::agent_session::{create_agent_session, SessionOptions};
+//! use pi_effects::session::agent_dir;
+//! use pi_providers::{catalog, registry::ModelRegistry, CallOptions};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let registry = ModelRegistry::load(catalog::builtin(), &agent_dir().join("models.json"));
+//!     let model = registry
+//!         .find("local", "smollm2-135m-instruct")
+//!         .ok_or("no such model")?
+//!         .clone();
+//!     let credentials = Arc::new(|_request: &_| {
+//!         Ok(CallOptions { api_key: "none".into(), ..CallOptions::default() })
+//!     });
+//!     let mut session = create_agent_session(SessionOptions::new(".", model, credentials))?;
+//!
+//!     // Steer or abort from another task while a prompt runs.
+//!     let commands = session.commands().ok_or("no command channel")?;
+//!     tokio::spawn(async move {
+//!         tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+//!         let _ = commands.send(SessionInput::Abort);
+//!     });
+//!
+//!     // Every event as `pi --mode json` prints it; returns when the session is idle
+//!     // (retries and compactions included).
+//!     session
+//!         .prompt("List the files here", Vec::new(), |event| {
+//!             println!("{}", serde_json::to_string(event).unwrap_or_default());
+//!         })
+//!         .await?;
+//!     println!("{} messages", session.machine().agent().messages().len());
+//!     Ok(())
+//! }
+//! ```
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
