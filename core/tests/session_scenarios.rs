@@ -278,3 +278,22 @@ abort
 tool: error Command aborted
 "#
 );
+
+// ---- model and thinking level ----------------------------------------------------------------
+
+// A switch records the model and, when the level changes, the thinking level; the level chosen
+// on a reasoning model survives a detour through a model without reasoning (which forces `off`),
+// through the settings' default as in Pi (`medium` until a level is chosen).
+scenario!(
+    model_switches_record_entries_and_clamp_thinking,
+    r#"
+session: maxRetries=3
+set-model: thinker reasoning
+thinking: xhigh
+thinking: high
+set-model: plain
+set-model: thinker reasoning
+user: Hello
+model: text Hi.
+"#
+);

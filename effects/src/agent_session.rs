@@ -229,6 +229,7 @@ pub fn build_machine(
         ids,
         retry: options.retry,
         compaction: options.compaction,
+        default_thinking_level: Some(options.thinking_level),
     });
     Ok((machine, file))
 }

@@ -123,8 +123,11 @@ impl Live {
                     let _ = forward_tx.send((now_ms(), SessionInput::Answer(input)));
                 }
             });
-            let outcome: ToolOutcome = tools::run(&env, &tool, &args, &cx).await;
-            drop(cx);
+            // A tool that panics still answers its call, so the run cannot hang on it.
+            let running = tokio::spawn(async move { tools::run(&env, &tool, &args, &cx).await });
+            let outcome = running.await.unwrap_or_else(|error| {
+                ToolOutcome::Thrown(format!("Tool execution failed: {error}"))
+            });
             // Updates sent before the result reach the core before it.
             let _ = forward.await;
             let input = Input::ToolFinished { call, outcome };

@@ -31,6 +31,9 @@ pub struct SessionConfig {
     pub ids: IdGenerator,
     pub retry: RetrySettings,
     pub compaction: CompactionSettings,
+    /// The settings' `defaultThinkingLevel`: what a switch away from a model without reasoning
+    /// restores (`medium` when unset). Updated as Pi updates it; read it back to save it.
+    pub default_thinking_level: Option<ThinkingLevel>,
 }
 
 /// Everything the world can tell the session machine.

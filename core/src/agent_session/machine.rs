@@ -45,6 +45,7 @@ pub struct SessionMachine {
     pub(super) ids: IdGenerator,
     retry: RetrySettings,
     pub(super) compaction_settings: CompactionSettings,
+    default_thinking_level: Option<ThinkingLevel>,
     retry_attempt: u32,
     waiting_to_retry: bool,
     wake: Option<(u64, Wake)>,
@@ -89,6 +90,7 @@ impl SessionMachine {
             ids: config.ids,
             retry: config.retry,
             compaction_settings: config.compaction,
+            default_thinking_level: config.default_thinking_level,
             retry_attempt: 0,
             waiting_to_retry: false,
             wake: None,
@@ -144,6 +146,12 @@ impl SessionMachine {
     /// The queued steering and follow-up texts (Pi's `getSteeringMessages`/`getFollowUpMessages`).
     pub fn queued_texts(&self) -> (&[String], &[String]) {
         (&self.steering_texts, &self.follow_up_texts)
+    }
+
+    /// The thinking level to save as the settings' default (Pi saves it on every effective
+    /// change made on a reasoning model, or to a level other than `off`).
+    pub fn default_thinking_level(&self) -> Option<ThinkingLevel> {
+        self.default_thinking_level
     }
 
     /// When the machine wants [`SessionInput::Wake`].
@@ -571,7 +579,7 @@ impl SessionMachine {
         let carried = if self.agent.model().reasoning {
             self.agent.thinking_level()
         } else {
-            ThinkingLevel::Medium
+            self.default_thinking_level.unwrap_or(ThinkingLevel::Medium)
         };
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let step = self
@@ -598,6 +606,9 @@ impl SessionMachine {
             self.tree
                 .append_thinking_level_change(effective.as_str(), self.now, &mut self.ids);
         self.persist(decision);
+        if self.agent.model().reasoning || effective != ThinkingLevel::Off {
+            self.default_thinking_level = Some(effective);
+        }
         self.emit(Event::Session(SessionEvent::ThinkingLevelChanged {
             level: effective,
         }));

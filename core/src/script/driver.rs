@@ -247,7 +247,8 @@ impl Driver {
             | Command::Compact(_)
             | Command::Thinking(_)
             | Command::Navigate { .. }
-            | Command::BashResult(_) => {
+            | Command::BashResult(_)
+            | Command::SetModel { .. } => {
                 return Err("needs session mode (a `session:` line first)".into());
             }
             Command::ModelThrows(error) => {

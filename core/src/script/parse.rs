@@ -27,6 +27,7 @@
 //! compact: instructions                a manual compaction (instructions optional)
 //! thinking: high                       set the thinking level
 //! navigate: 3 summarize label=x Focus  go to the 3rd entry, summarising the branch left
+//! set-model: big-model reasoning       switch to a mock model (a reasoning one)
 //! bash-result: {"command":"ls","output":"a\n","exitCode":0,"cancelled":false,"truncated":false}
 //! tick 2000                            in session mode also wakes the machine when due
 //! ```
@@ -123,6 +124,11 @@ pub enum Command {
     },
     /// A `!command` result: a JSON `bashExecution` message without role and timestamp.
     BashResult(Value),
+    /// Switch to the mock model with this id, a reasoning model when `reasoning` (session mode).
+    SetModel {
+        id: String,
+        reasoning: bool,
+    },
 }
 
 /// A parsed command with the line it came from.
@@ -208,6 +214,14 @@ fn parse_line(text: &str) -> Result<Command, String> {
         )),
         "thinking" => Ok(Command::Thinking(rest.to_owned())),
         "navigate" => parse_navigate(rest),
+        "set-model" => {
+            let mut words = rest.split_whitespace();
+            let id = words.next().ok_or("set-model: ID [reasoning]")?.to_owned();
+            Ok(Command::SetModel {
+                id,
+                reasoning: words.any(|w| w == "reasoning"),
+            })
+        }
         "bash-result" => serde_json::from_str(rest)
             .map(Command::BashResult)
             .map_err(|e| format!("bash-result: {e}")),

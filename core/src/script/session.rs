@@ -97,6 +97,7 @@ impl Driver {
                 ids,
                 retry: session.retry,
                 compaction: session.compaction,
+                default_thinking_level: None,
             }));
         }
         session.machine.as_mut()
@@ -172,6 +173,13 @@ impl Driver {
                     Ok(message) => SessionInput::BashResult(message),
                     Err(e) => return Some(Err(format!("bash-result: {e}"))),
                 }
+            }
+            Command::SetModel { id, reasoning } => {
+                let mut model = self.config.model.clone();
+                model.id = id.clone();
+                model.name = id.clone();
+                model.reasoning = *reasoning;
+                SessionInput::SetModel(model)
             }
             Command::Continue | Command::Reset | Command::Prompt(_) | Command::History(_) => {
                 return Some(Err("not a session input".into()))
