@@ -44,9 +44,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::AgentConfig;
+use pi_core::agent::{AgentConfig, QueueMode};
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine};
+use pi_core::agent_session::{Reply, SessionConfig, SessionError, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::event::Event;
 use pi_core::message::ImageContent;
@@ -59,7 +59,7 @@ use pi_core::tools::definitions::builtin_tool;
 use pi_providers::transport::{Timeouts, Transport, TransportError};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use crate::driver::{drive, DriveError, Driven, Interpreter};
+use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::live::{now_ms, CallOptionsFor, Live};
 use crate::session::{SessionFile, SessionStore};
 use crate::tools::ToolEnv;
@@ -89,6 +89,10 @@ pub struct SessionOptions {
     pub store: Option<SessionStore>,
     pub retry: RetrySettings,
     pub compaction: CompactionSettings,
+    /// How queued steering and follow-up messages are delivered (Pi's `steeringMode`,
+    /// `followUpMode`).
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
     /// Tool settings (sandbox, shell, temp dir); defaults for `cwd` when `None`.
     pub tool_env: Option<ToolEnv>,
     /// Seed of entry ids for an in-memory session.
@@ -124,6 +128,8 @@ impl SessionOptions {
             store: None,
             retry: RetrySettings::default(),
             compaction: CompactionSettings::default(),
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
             tool_env: None,
             seed: now_ms(),
             call_options,
@@ -223,6 +229,8 @@ pub fn build_machine(
             thinking_level,
             tools,
             hooks: Arc::new(CodingAgentHooks),
+            steering_mode: options.steering_mode,
+            follow_up_mode: options.follow_up_mode,
             ..AgentConfig::default()
         },
         tree,
@@ -288,6 +296,37 @@ impl<I: Interpreter> AgentSession<I> {
     /// The session file, `None` in memory.
     pub fn file(&self) -> Option<&Path> {
         self.file.path()
+    }
+
+    /// The session machine, to change what only it decides (e.g. settings between runs).
+    pub fn machine_mut(&mut self) -> &mut SessionMachine {
+        &mut self.machine
+    }
+
+    /// Feeds one input now, without waiting for the run it may start (see [`advance`]).
+    ///
+    /// [`advance`]: Self::advance
+    pub fn submit(
+        &mut self,
+        input: SessionInput,
+        on_event: impl FnMut(&Event),
+    ) -> Result<Vec<Reply>, DriveError> {
+        submit(
+            &mut self.machine,
+            &mut self.io,
+            &mut self.file,
+            input,
+            on_event,
+        )
+    }
+
+    /// Waits for the next answer, timer or command and carries it out; call it while
+    /// `machine().is_busy()`. Cancel-safe: dropping the future loses nothing.
+    pub async fn advance(
+        &mut self,
+        on_event: impl FnMut(&Event),
+    ) -> Result<Result<Vec<Reply>, SessionError>, DriveError> {
+        advance(&mut self.machine, &mut self.io, &mut self.file, on_event).await
     }
 
     /// Sends a prompt and runs until the session is idle (retries and compactions included).

@@ -86,6 +86,41 @@ pub async fn drive<I: Interpreter>(
     Ok(driven)
 }
 
+/// Feeds one input now and carries out the step (events, file, effects); returns the step's
+/// replies. For front ends that interleave their own work with a run (RPC mode).
+pub fn submit<I: Interpreter>(
+    machine: &mut SessionMachine,
+    io: &mut I,
+    file: &mut SessionFile,
+    input: SessionInput,
+    mut on_event: impl FnMut(&Event),
+) -> Result<Vec<Reply>, DriveError> {
+    let now = io.now();
+    let step = machine.step(now, input)?;
+    let mut replies = Vec::new();
+    apply(machine, io, file, step, &mut on_event, &mut replies)?;
+    Ok(replies)
+}
+
+/// Waits for the interpreter's next input and carries out its step. A command from outside that
+/// the machine refuses comes back as `Ok(Err(..))`; the run goes on.
+pub async fn advance<I: Interpreter>(
+    machine: &mut SessionMachine,
+    io: &mut I,
+    file: &mut SessionFile,
+    mut on_event: impl FnMut(&Event),
+) -> Result<Result<Vec<Reply>, SessionError>, DriveError> {
+    let (now, input) = io.next(machine.wake_at()).await?;
+    let from_outside = !matches!(input, SessionInput::Answer(_) | SessionInput::Wake);
+    let mut replies = Vec::new();
+    match machine.step(now, input) {
+        Ok(step) => apply(machine, io, file, step, &mut on_event, &mut replies)?,
+        Err(error) if from_outside => return Ok(Err(error)),
+        Err(error) => return Err(error.into()),
+    }
+    Ok(Ok(replies))
+}
+
 fn apply<I: Interpreter>(
     machine: &SessionMachine,
     io: &mut I,

@@ -1,0 +1,201 @@
+//! Pi's command line (`cli/args.js`): the same flags, parsed by clap. Pi's multi-letter short
+//! flags (`-nt`, `-nc`, ...) are spelled out before parsing, since clap's short flags are single
+//! letters.
+
+use clap::{ArgAction, Parser, ValueEnum};
+
+/// How the run talks to its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Text,
+    Json,
+    Rpc,
+}
+
+/// Every flag of `pi` 0.73.1 that makes sense without the interactive interface.
+#[derive(Clone, Debug, Default, Parser)]
+#[command(
+    name = "pi",
+    disable_help_flag = true,
+    disable_version_flag = true,
+    about = "AI coding assistant with read, bash, edit, write tools"
+)]
+pub struct Args {
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model pattern or ID (supports "provider/id" and optional ":<thinking>").
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long = "api-key")]
+    pub api_key: Option<String>,
+    #[arg(long = "system-prompt")]
+    pub system_prompt: Option<String>,
+    /// Text or a file whose contents are appended (repeatable).
+    #[arg(long = "append-system-prompt")]
+    pub append_system_prompt: Vec<String>,
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+    #[arg(short = 'r', long)]
+    pub resume: bool,
+    /// Session file path or id prefix.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Session file path or id prefix to fork into a new session.
+    #[arg(long)]
+    pub fork: Option<String>,
+    #[arg(long = "session-dir")]
+    pub session_dir: Option<String>,
+    #[arg(long = "no-session")]
+    pub no_session: bool,
+    /// Comma-separated model patterns for cycling.
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
+    #[arg(long = "no-tools")]
+    pub no_tools: bool,
+    #[arg(long = "no-builtin-tools")]
+    pub no_builtin_tools: bool,
+    /// Comma-separated allowlist of tool names.
+    #[arg(short = 't', long, value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    #[arg(long)]
+    pub thinking: Option<String>,
+    #[arg(short = 'e', long = "extension")]
+    pub extensions: Vec<String>,
+    #[arg(long = "no-extensions")]
+    pub no_extensions: bool,
+    #[arg(long = "skill")]
+    pub skills: Vec<String>,
+    #[arg(long = "no-skills")]
+    pub no_skills: bool,
+    #[arg(long = "prompt-template")]
+    pub prompt_templates: Vec<String>,
+    #[arg(long = "no-prompt-templates")]
+    pub no_prompt_templates: bool,
+    #[arg(long = "theme")]
+    pub themes: Vec<String>,
+    #[arg(long = "no-themes")]
+    pub no_themes: bool,
+    #[arg(long = "no-context-files")]
+    pub no_context_files: bool,
+    /// Export a session file to HTML and exit.
+    #[arg(long)]
+    pub export: Option<String>,
+    /// List available models, optionally filtered.
+    #[arg(long = "list-models", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
+    #[arg(long)]
+    pub verbose: bool,
+    #[arg(long)]
+    pub offline: bool,
+    #[arg(short = 'h', long, action = ArgAction::SetTrue)]
+    pub help: bool,
+    #[arg(short = 'v', long, action = ArgAction::SetTrue)]
+    pub version: bool,
+    /// Messages, and `@file` arguments whose contents are prepended to the first message.
+    #[arg(allow_hyphen_values = false)]
+    pub messages: Vec<String>,
+}
+
+impl Args {
+    /// Parses `argv` (without the program name).
+    pub fn parse_from_args(argv: impl IntoIterator<Item = String>) -> Result<Args, clap::Error> {
+        let spelled = std::iter::once("pi".to_owned()).chain(argv.into_iter().map(spell_out));
+        Args::try_parse_from(spelled)
+    }
+
+    /// The messages, `@file` arguments left out.
+    pub fn text_messages(&self) -> Vec<&str> {
+        self.messages
+            .iter()
+            .filter(|m| !m.starts_with('@'))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// `--tools` names, trimmed, empty ones dropped (`None` without the flag).
+    pub fn tool_names(&self) -> Option<Vec<String>> {
+        self.tools.as_ref().map(|names| {
+            names
+                .iter()
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+    }
+
+    /// The effective mode: `--mode`, else text (print mode is implied by a non-interactive run).
+    pub fn mode(&self) -> Mode {
+        self.mode.unwrap_or(Mode::Text)
+    }
+}
+
+/// Pi's multi-letter short flags as their long forms.
+fn spell_out(arg: String) -> String {
+    let long = match arg.as_str() {
+        "-nt" => "--no-tools",
+        "-nbt" => "--no-builtin-tools",
+        "-ne" => "--no-extensions",
+        "-ns" => "--no-skills",
+        "-np" => "--no-prompt-templates",
+        "-nc" => "--no-context-files",
+        _ => return arg,
+    };
+    long.to_owned()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        Args::parse_from_args(args.iter().map(|a| (*a).to_owned())).unwrap()
+    }
+
+    #[test]
+    fn pi_flags_parse() {
+        let args = parse(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "json",
+            "-p",
+            "Hello",
+        ]);
+        assert_eq!(args.provider.as_deref(), Some("mock"));
+        assert_eq!(args.mode(), Mode::Json);
+        assert!(args.print);
+        assert_eq!(args.text_messages(), ["Hello"]);
+    }
+
+    #[test]
+    fn several_messages_and_files_keep_their_order() {
+        let args = parse(&["-p", "@a.md", "First", "Second", "-nt", "-nc"]);
+        assert_eq!(args.text_messages(), ["First", "Second"]);
+        assert!(args.no_tools && args.no_context_files);
+    }
+
+    #[test]
+    fn lists_and_optional_values() {
+        let args = parse(&["--tools", "read, bash", "--models", "a,b", "--list-models"]);
+        assert_eq!(args.tool_names().unwrap(), ["read", "bash"]);
+        assert_eq!(args.models, ["a", "b"]);
+        assert_eq!(args.list_models.as_deref(), Some(""));
+        let args = parse(&["--list-models", "sonnet"]);
+        assert_eq!(args.list_models.as_deref(), Some("sonnet"));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = Args::parse_from_args(["--mode".to_owned(), "xml".to_owned()]).unwrap_err();
+        assert!(err.to_string().contains("xml"), "{err}");
+        let err = Args::parse_from_args(["--frobnicate".to_owned()]).unwrap_err();
+        assert!(err.to_string().contains("--frobnicate"), "{err}");
+    }
+}

@@ -1,0 +1,207 @@
+//! Pi's settings (`<agent dir>/settings.json`, overlaid by the project's `.pi/settings.json`),
+//! read as Pi reads them: missing or malformed files count as empty, unknown keys are ignored.
+
+use std::path::Path;
+
+use pi_core::agent::QueueMode;
+use pi_core::agent_session::retry::RetrySettings;
+use pi_core::compaction::CompactionSettings;
+use pi_core::model::ThinkingLevel;
+use serde_json::{Map, Value};
+
+/// The merged settings.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    values: Map<String, Value>,
+    /// Problems reading the files, for stderr.
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Global settings, then the project's on top (objects merged key by key, as Pi does).
+    pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
+        let mut settings = Settings::default();
+        for path in [
+            agent_dir.join("settings.json"),
+            cwd.join(".pi").join("settings.json"),
+        ] {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(map)) => merge(&mut settings.values, map),
+                Ok(_) => settings.warnings.push(format!(
+                    "{}: settings must be a JSON object",
+                    path.display()
+                )),
+                Err(error) => settings
+                    .warnings
+                    .push(format!("{}: {error}", path.display())),
+            }
+        }
+        settings
+    }
+
+    /// Settings from a JSON object (tests).
+    #[cfg(test)]
+    pub fn from_value(value: Value) -> Settings {
+        let mut settings = Settings::default();
+        if let Value::Object(map) = value {
+            settings.values = map;
+        }
+        settings
+    }
+
+    fn get(&self, path: &[&str]) -> Option<&Value> {
+        let (first, rest) = path.split_first()?;
+        rest.iter()
+            .try_fold(self.values.get(*first)?, |value, key| value.get(*key))
+    }
+
+    fn string(&self, path: &[&str]) -> Option<&str> {
+        self.get(path).and_then(Value::as_str)
+    }
+
+    fn number(&self, path: &[&str]) -> Option<u64> {
+        self.get(path)
+            .and_then(Value::as_f64)
+            .filter(|n| *n >= 0.0)
+            .map(|n| n as u64)
+    }
+
+    fn boolean(&self, path: &[&str]) -> Option<bool> {
+        self.get(path).and_then(Value::as_bool)
+    }
+
+    pub fn default_provider(&self) -> Option<&str> {
+        self.string(&["defaultProvider"])
+    }
+
+    pub fn default_model(&self) -> Option<&str> {
+        self.string(&["defaultModel"])
+    }
+
+    pub fn default_thinking_level(&self) -> Option<ThinkingLevel> {
+        self.string(&["defaultThinkingLevel"])
+            .and_then(ThinkingLevel::parse)
+    }
+
+    pub fn session_dir(&self) -> Option<&str> {
+        self.string(&["sessionDir"])
+    }
+
+    pub fn shell_path(&self) -> Option<&str> {
+        self.string(&["shellPath"])
+    }
+
+    pub fn shell_command_prefix(&self) -> Option<&str> {
+        self.string(&["shellCommandPrefix"])
+    }
+
+    pub fn auto_resize_images(&self) -> bool {
+        self.boolean(&["images", "autoResize"]).unwrap_or(true)
+    }
+
+    pub fn steering_mode(&self) -> QueueMode {
+        queue_mode(self.string(&["steeringMode"]))
+    }
+
+    pub fn follow_up_mode(&self) -> QueueMode {
+        queue_mode(self.string(&["followUpMode"]))
+    }
+
+    /// `retry.*` with Pi's defaults.
+    pub fn retry(&self) -> RetrySettings {
+        let defaults = RetrySettings::default();
+        RetrySettings {
+            enabled: self
+                .boolean(&["retry", "enabled"])
+                .unwrap_or(defaults.enabled),
+            max_retries: self
+                .number(&["retry", "maxRetries"])
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(defaults.max_retries),
+            base_delay_ms: self
+                .number(&["retry", "baseDelayMs"])
+                .unwrap_or(defaults.base_delay_ms),
+        }
+    }
+
+    /// `compaction.*` with Pi's defaults.
+    pub fn compaction(&self) -> CompactionSettings {
+        let defaults = CompactionSettings::default();
+        CompactionSettings {
+            enabled: self
+                .boolean(&["compaction", "enabled"])
+                .unwrap_or(defaults.enabled),
+            reserve_tokens: self
+                .number(&["compaction", "reserveTokens"])
+                .unwrap_or(defaults.reserve_tokens),
+            keep_recent_tokens: self
+                .number(&["compaction", "keepRecentTokens"])
+                .unwrap_or(defaults.keep_recent_tokens),
+        }
+    }
+}
+
+fn queue_mode(value: Option<&str>) -> QueueMode {
+    match value {
+        Some("all") => QueueMode::All,
+        _ => QueueMode::OneAtATime,
+    }
+}
+
+fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {
+    for (key, value) in from {
+        match (into.get_mut(&key), value) {
+            (Some(Value::Object(existing)), Value::Object(overlay)) => merge(existing, overlay),
+            (_, value) => {
+                into.insert(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let settings = Settings::from_value(json!({
+            "retry": {"maxRetries": 1, "provider": {"maxRetries": 0}},
+            "compaction": {"enabled": false},
+            "steeringMode": "all"
+        }));
+        assert_eq!(settings.retry().max_retries, 1);
+        assert_eq!(settings.retry().base_delay_ms, 2000);
+        assert!(!settings.compaction().enabled);
+        assert_eq!(settings.compaction().reserve_tokens, 16_384);
+        assert_eq!(settings.steering_mode(), QueueMode::All);
+        assert_eq!(settings.follow_up_mode(), QueueMode::OneAtATime);
+    }
+
+    #[test]
+    fn the_project_overlays_the_global_file() {
+        let agent = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        std::fs::write(
+            agent.path().join("settings.json"),
+            r#"{"retry": {"enabled": false, "maxRetries": 7}, "defaultModel": "a"}"#,
+        )
+        .unwrap();
+        std::fs::create_dir(cwd.path().join(".pi")).unwrap();
+        std::fs::write(
+            cwd.path().join(".pi/settings.json"),
+            r#"{"retry": {"maxRetries": 2}}"#,
+        )
+        .unwrap();
+        let settings = Settings::load(agent.path(), cwd.path());
+        assert!(!settings.retry().enabled);
+        assert_eq!(settings.retry().max_retries, 2);
+        assert_eq!(settings.default_model(), Some("a"));
+    }
+}
