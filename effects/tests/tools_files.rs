@@ -4,10 +4,12 @@
 //! on the same files with the same arguments; every result text, error text, details object
 //! and the files left behind must be the same. Images re-encoded by the resize are compared
 //! by type and dimensions (the encoders differ); images sent as they are, byte for byte.
-//! Then what the original cannot show here: permission errors (skipped when running as root),
+//! Then what the original cannot show here: permission errors (run as `nobody` when we are root),
 //! the sandbox, cancellation and concurrent edits of one file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -231,11 +233,11 @@ fn privileged(dir: &Path) -> bool {
 
 #[tokio::test]
 async fn permission_errors_read_as_node_words_them() {
-    let dir = tempfile::tempdir().unwrap();
-    if privileged(dir.path()) {
-        eprintln!("running as root: permission errors cannot happen, skipped");
+    if common::rerun_unprivileged("permission_errors_read_as_node_words_them") {
         return;
     }
+    let dir = tempfile::tempdir().unwrap();
+    assert!(!privileged(dir.path()), "permissions apply to this user");
     let env = ToolEnv::new(dir.path());
     let locked = dir.path().join("locked.txt");
     fs::write(&locked, "secret").unwrap();

@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -259,14 +261,17 @@ async fn aborting_during_a_walk_fails_with_operation_aborted() {
 /// (rg then exits with 2, which Pi throws). Root reads everything, so this is skipped for root.
 #[tokio::test]
 async fn unreadable_entries_give_node_and_rg_errors() {
+    if common::rerun_unprivileged("unreadable_entries_give_node_and_rg_errors") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let locked = dir.path().join("locked");
     fs::create_dir(&locked).unwrap();
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
-    if fs::read_dir(&locked).is_ok() {
-        eprintln!("skipped: permissions do not apply to this user (root)");
-        return;
-    }
+    assert!(
+        fs::read_dir(&locked).is_err(),
+        "permissions apply to this user"
+    );
     let secret = dir.path().join("secret.txt");
     fs::write(&secret, "needle\n").unwrap();
     fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).unwrap();

@@ -129,3 +129,37 @@ pub fn unique_marker(name: &str) -> String {
         .subsec_nanos();
     format!("pi-bash-test-{name}-{}-{nanos}", std::process::id())
 }
+
+/// Root reads and writes anything, so permission errors only show to other users. When this
+/// process is root, runs the test named `test` again in this test binary as `nobody` (through
+/// `setpriv`) and asserts that it passed; returns true, and the caller stops. Otherwise returns
+/// false and the caller runs the test itself.
+pub fn rerun_unprivileged(test: &str) -> bool {
+    if std::env::var_os("PI_TEST_UNPRIVILEGED").is_some() || !is_root() {
+        return false;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let output = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env("PI_TEST_UNPRIVILEGED", "1")
+        .output()
+        .expect("setpriv runs the test as nobody");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && text.contains("1 passed"),
+        "as nobody: {text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    true
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        == Some("0")
+}
