@@ -58,6 +58,9 @@ use pi_core::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
 use pi_core::tools::definitions::builtin_tool;
 use pi_providers::transport::{Timeouts, Transport, TransportError};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+/// Cancels a user command run beside a session ([`crate::tools::user_bash::execute_bash`]),
+/// re-exported so front ends need not depend on `tokio-util` themselves.
+pub use tokio_util::sync::CancellationToken;
 
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::live::{now_ms, CallOptionsFor, Live};

@@ -1,6 +1,6 @@
 //! What goes into the session machine and what comes out of it.
 
-use crate::agent::{AgentConfig, Effect, Input, StepError};
+use crate::agent::{AgentConfig, Effect, Input, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
 use crate::message::{BashExecutionMessage, ImageContent};
@@ -65,6 +65,19 @@ pub enum SessionInput {
     Navigate(NavigateRequest),
     /// The result of a `!command` run by the user (Pi's `recordBashResult`).
     BashResult(BashExecutionMessage),
+    /// How queued steering messages are delivered from now on (Pi's `setSteeringMode`).
+    SetSteeringMode(QueueMode),
+    /// How queued follow-up messages are delivered from now on (Pi's `setFollowUpMode`).
+    SetFollowUpMode(QueueMode),
+    /// Switches automatic compaction on or off (Pi's `setAutoCompactionEnabled`).
+    SetAutoCompaction(bool),
+    /// Switches automatic retry on or off (Pi's `setAutoRetryEnabled`).
+    SetAutoRetry(bool),
+    /// Cancels a retry waiting for its backoff (Pi's `abortRetry`); the run is left alone.
+    AbortRetry,
+    /// Names the session: a `session_info` entry and `session_info_changed` (Pi's
+    /// `setSessionName`; the caller refuses an empty name as Pi's front ends do).
+    SetSessionName(String),
     /// An answer to one of the machine's effects (model events, tool updates and results).
     Answer(Input),
     /// The time the machine asked to be woken at has come.
@@ -84,6 +97,12 @@ impl SessionInput {
             SessionInput::Compact { .. } => "compact".into(),
             SessionInput::Navigate(_) => "navigate".into(),
             SessionInput::BashResult(_) => "bash_result".into(),
+            SessionInput::SetSteeringMode(_) => "set_steering_mode".into(),
+            SessionInput::SetFollowUpMode(_) => "set_follow_up_mode".into(),
+            SessionInput::SetAutoCompaction(_) => "set_auto_compaction".into(),
+            SessionInput::SetAutoRetry(_) => "set_auto_retry".into(),
+            SessionInput::AbortRetry => "abort_retry".into(),
+            SessionInput::SetSessionName(_) => "set_session_name".into(),
             SessionInput::Answer(input) => input.name(),
             SessionInput::Wake => "wake".into(),
         }

@@ -4,7 +4,7 @@
 //! thinking-level changes. Like the agent machine it does no IO: time comes in with every input,
 //! timers go out as `wake_at`, and summaries are model calls the interpreter makes.
 
-use crate::agent::{AgentMachine, Change, Input, Prompt, StepError};
+use crate::agent::{AgentMachine, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::tokens::{
     calculate_context_tokens, estimate_context_tokens, should_compact,
 };
@@ -43,7 +43,10 @@ pub struct SessionMachine {
     pub(super) agent: AgentMachine,
     pub(super) tree: SessionTree,
     pub(super) ids: IdGenerator,
-    retry: RetrySettings,
+    pub(super) retry: RetrySettings,
+    /// The agent's queue modes, kept here to report them (Pi's `steeringMode`, `followUpMode`).
+    pub(super) steering_mode: QueueMode,
+    pub(super) follow_up_mode: QueueMode,
     pub(super) compaction_settings: CompactionSettings,
     default_thinking_level: Option<ThinkingLevel>,
     retry_attempt: u32,
@@ -84,11 +87,15 @@ impl SessionMachine {
         let mut agent_config = config.agent;
         agent_config.messages = config.tree.context().into_messages();
         agent_config.session_id = Some(config.tree.id().to_owned());
+        let (steering_mode, follow_up_mode) =
+            (agent_config.steering_mode, agent_config.follow_up_mode);
         SessionMachine {
             agent: AgentMachine::new(agent_config),
             tree: config.tree,
             ids: config.ids,
             retry: config.retry,
+            steering_mode,
+            follow_up_mode,
             compaction_settings: config.compaction,
             default_thinking_level: config.default_thinking_level,
             retry_attempt: 0,
@@ -184,6 +191,12 @@ impl SessionMachine {
             } => self.compact(custom_instructions)?,
             SessionInput::Navigate(request) => self.navigate(request)?,
             SessionInput::BashResult(message) => self.record_bash(message)?,
+            SessionInput::SetSteeringMode(mode) => self.set_queue_mode(mode, true)?,
+            SessionInput::SetFollowUpMode(mode) => self.set_queue_mode(mode, false)?,
+            SessionInput::SetAutoCompaction(enabled) => self.compaction_settings.enabled = enabled,
+            SessionInput::SetAutoRetry(enabled) => self.retry.enabled = enabled,
+            SessionInput::AbortRetry => self.abort_retry(),
+            SessionInput::SetSessionName(name) => self.set_session_name(&name),
             SessionInput::Answer(input) => self.answer(input)?,
             SessionInput::Wake => self.wake()?,
         }
@@ -274,7 +287,8 @@ impl SessionMachine {
         }));
     }
 
-    fn abort(&mut self) -> Result<(), SessionError> {
+    /// Pi's `abortRetry`: a retry waiting for its backoff is cancelled.
+    pub(super) fn abort_retry(&mut self) {
         if self.waiting_to_retry {
             self.waiting_to_retry = false;
             self.wake = None;
@@ -285,6 +299,10 @@ impl SessionMachine {
                 final_error: Some("Retry cancelled".into()),
             }));
         }
+    }
+
+    fn abort(&mut self) -> Result<(), SessionError> {
+        self.abort_retry();
         if matches!(self.wake, Some((_, Wake::AfterCompaction))) {
             self.wake = None;
         }

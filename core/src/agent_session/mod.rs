@@ -6,6 +6,7 @@ mod compaction;
 mod contract;
 mod machine;
 mod navigate;
+mod options;
 pub mod retry;
 
 pub use contract::{
