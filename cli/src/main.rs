@@ -1,18 +1,28 @@
 //! `pi`: Pi's command line. Glue only: arguments and settings in, a session built by
 //! `pi-effects`, one of the output modes out.
+//!
+//! This build has no interactive interface. Where Pi would start it (a terminal on stdin, no
+//! `-p`, no `--mode json|rpc`), `pi` runs the messages as `-p` would, and without any message
+//! says so and exits with 1; `--resume` lists the sessions instead of opening a picker.
 
 mod args;
+mod export;
+mod files;
+mod list_models;
 mod model_select;
 mod output;
 mod print_mode;
+mod resume;
 mod rpc;
 mod settings;
 mod setup;
 
+use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 
 use args::{Args, Mode};
-use setup::{Runtime, SessionChoice};
+use setup::{Diagnostic, Runtime, SessionChoice};
 
 /// Why the binary stopped before running anything.
 #[derive(Debug, thiserror::Error)]
@@ -20,8 +30,6 @@ pub enum CliError {
     /// A wrong flag or value; the message says which.
     #[error("{0}")]
     Usage(String),
-    #[error("No models available. Use /login to log into a provider via OAuth or API key.")]
-    NoModels,
     #[error("{0}")]
     Session(String),
     #[error("cannot use {what}: {source}")]
@@ -34,21 +42,58 @@ pub enum CliError {
 const VERSION: &str = "0.73.1";
 const HELP: &str = include_str!("help.txt");
 
+/// The message when Pi would open its interactive interface with nothing to send.
+const NO_INTERACTIVE: &str = "Error: interactive mode is not available in this build. Pass a message (pi \"...\"), pipe one on stdin, or use --mode rpc.";
+
+/// Where Pi's `console.log` lines go: stdout in interactive mode, else stderr (Pi's print, json
+/// and rpc modes keep stdout for their own output).
+#[derive(Clone, Copy, Debug)]
+struct Console {
+    interactive: bool,
+}
+
+impl Console {
+    fn log(self, text: &str) {
+        if self.interactive {
+            println!("{text}");
+        } else {
+            eprintln!("{text}");
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let args = match Args::parse_from_args(std::env::args().skip(1)) {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    set_offline(&argv);
+    let args = match Args::parse_from_args(argv) {
         Ok(args) => args,
         Err(error) => {
             let _ = error.print();
             return ExitCode::from(1);
         }
     };
+    let console = Console {
+        interactive: std::io::stdin().is_terminal()
+            && !args.print
+            && matches!(args.mode, None | Some(Mode::Text)),
+    };
     if args.version {
-        println!("{VERSION}");
+        console.log(VERSION);
         return ExitCode::SUCCESS;
     }
-    if args.help {
-        print!("{HELP}");
-        return ExitCode::SUCCESS;
+    if let Some(file) = &args.export {
+        let messages = args.text_messages();
+        let out = messages.first().map(Path::new);
+        return match export::export_html(Path::new(file), out) {
+            Ok(path) => {
+                console.log(&format!("Exported to: {}", path.display()));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("Error: {error}");
+                ExitCode::from(1)
+            }
+        };
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -60,13 +105,25 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(run(args));
+    let code = runtime.block_on(run(args, console));
     runtime.shutdown_background();
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-async fn run(args: Args) -> i32 {
-    match start(args).await {
+/// `--offline` or a true `PI_OFFLINE`: Pi sets `PI_OFFLINE=1` and `PI_SKIP_VERSION_CHECK=1` for
+/// the whole process, so commands the tools run see them too.
+fn set_offline(argv: &[String]) {
+    let truthy = std::env::var("PI_OFFLINE")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("yes"));
+    if truthy || argv.iter().any(|a| a == "--offline") {
+        // Still single-threaded: nothing else reads the environment yet.
+        std::env::set_var("PI_OFFLINE", "1");
+        std::env::set_var("PI_SKIP_VERSION_CHECK", "1");
+    }
+}
+
+async fn run(args: Args, console: Console) -> i32 {
+    match start(args, console).await {
         Ok(code) => code,
         Err(error) => {
             eprintln!("{error}");
@@ -75,7 +132,21 @@ async fn run(args: Args) -> i32 {
     }
 }
 
-async fn start(args: Args) -> Result<i32, CliError> {
+async fn start(args: Args, console: Console) -> Result<i32, CliError> {
+    let mode = args.mode();
+    let file_args: Vec<String> = args
+        .messages
+        .iter()
+        .filter_map(|m| m.strip_prefix('@').map(str::to_owned))
+        .collect();
+    if mode == Mode::Rpc && !file_args.is_empty() {
+        eprintln!("Error: @file arguments are not supported in RPC mode");
+        return Ok(1);
+    }
+    if let Some(conflicts) = fork_conflicts(&args) {
+        eprintln!("Error: --fork cannot be combined with {conflicts}");
+        return Ok(1);
+    }
     let cwd = std::env::current_dir().map_err(|source| CliError::Io {
         what: "the working directory".into(),
         source,
@@ -84,18 +155,105 @@ async fn start(args: Args) -> Result<i32, CliError> {
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
     }
-    let choice = session_choice(&args, &runtime)?;
-    let mode = args.mode();
-    if mode == Mode::Rpc {
-        return rpc::run(runtime, choice).await;
+    if args.resume && !args.no_session && args.fork.is_none() && args.session.is_none() {
+        let sessions = pi_effects::session::list_sessions(&runtime.session_dir);
+        let cwd = runtime.cwd.to_string_lossy();
+        for line in resume::listing(&cwd, &sessions) {
+            println!("{line}");
+        }
+        return Ok(0);
     }
-    let mut session = runtime.open(&choice)?;
-    let prompts: Vec<String> = args
+    let choice = session_choice(&args, &runtime)?;
+    if args.help {
+        // help.txt ends with the newline Pi's `console.log` adds.
+        console.log(HELP.strip_suffix('\n').unwrap_or(HELP));
+        return Ok(0);
+    }
+    if let Some(search) = &args.list_models {
+        let error = runtime.registry.error().map(ToString::to_string);
+        let listing = list_models::list_models(
+            &runtime.available_models(),
+            Some(search),
+            error,
+            &setup::no_models_available(),
+        );
+        if let Some(warning) = listing.warning {
+            eprintln!("{warning}");
+        }
+        for line in listing.lines {
+            console.log(&line);
+        }
+        return Ok(0);
+    }
+    let stdin = (mode != Mode::Rpc).then(files::read_piped_stdin).flatten();
+    let files = if file_args.is_empty() {
+        files::FileArgs::default()
+    } else {
+        match files::process_file_arguments(
+            &file_args,
+            &runtime.cwd,
+            runtime.settings.auto_resize_images(),
+        )
+        .await
+        {
+            Ok(files) => files,
+            Err(message) => {
+                eprintln!("{message}");
+                return Ok(1);
+            }
+        }
+    };
+    let texts: Vec<String> = args
         .text_messages()
         .iter()
         .map(|m| (*m).to_owned())
         .collect();
-    Ok(print_mode::run(&mut session, mode, prompts, Vec::new()).await)
+    let message = files::initial_message(stdin, files, &texts);
+    for diagnostic in &runtime.diagnostics {
+        eprintln!("{diagnostic}");
+    }
+    if runtime
+        .diagnostics
+        .iter()
+        .any(|d| matches!(d, Diagnostic::Error(_)))
+    {
+        return Ok(1);
+    }
+    if mode == Mode::Rpc {
+        return rpc::run(runtime, choice).await;
+    }
+    if console.interactive && message.first.is_none() && message.rest.is_empty() {
+        eprintln!("{NO_INTERACTIVE}");
+        return Ok(1);
+    }
+    let mut session = runtime.open(&choice)?;
+    let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
+    let model = session.machine().agent().model().clone();
+    if !prompts.is_empty() && !runtime.has_auth(&model) {
+        if mode == Mode::Json {
+            let mut out = output::Stdout::new();
+            out.json_line(session.machine().tree().header());
+        }
+        eprintln!("{}", setup::no_api_key_found(&model.provider));
+        return Ok(1);
+    }
+    Ok(print_mode::run(&mut session, mode, prompts, message.images).await)
+}
+
+/// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.
+fn fork_conflicts(args: &Args) -> Option<String> {
+    args.fork.as_ref()?;
+    let conflicts: Vec<&str> = [
+        (args.session.is_some(), "--session"),
+        (args.continue_session, "--continue"),
+        (args.resume, "--resume"),
+        (args.no_session, "--no-session"),
+    ]
+    .iter()
+    .filter(|(set, _)| *set)
+    .map(|(_, flag)| *flag)
+    .collect();
+    (!conflicts.is_empty()).then(|| conflicts.join(", "))
 }
 
 /// The session a run works in, from `--no-session`, `--session`, `--fork`, `--continue`.

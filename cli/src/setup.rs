@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
+use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::DocPaths;
 use pi_effects::agent_session::{
@@ -20,7 +20,9 @@ use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 use pi_providers::{catalog, CallOptions};
 
 use crate::args::Args;
-use crate::model_select::{default_model, resolve_cli_model};
+use crate::model_select::{
+    preferred_available, resolve_cli_model, resolve_model_scope, ScopedModel,
+};
 use crate::settings::Settings;
 use crate::CliError;
 
@@ -48,25 +50,47 @@ pub struct Runtime {
     pub registry: ModelRegistry,
     pub auth: AuthStorage,
     pub env: Environment,
-    /// The model asked for on the command line (or the default when none was).
-    pub model: Option<Model>,
-    /// Whether `--provider`/`--model` chose the model (a resumed session's model yields to it).
-    pub model_from_cli: bool,
-    /// `--thinking`, or the level a `--model` pattern named.
+    /// The model `--provider` / `--model` named; a resumed session's model yields to it.
+    pub cli_model: Option<Model>,
+    /// `--thinking`, else the level a `--model` pattern named.
     pub thinking: Option<ThinkingLevel>,
+    /// Whether `--thinking` itself was given (it overrides the levels of `--models` patterns).
+    thinking_flag: bool,
+    /// The `--models` scope (else the `enabledModels` setting), for choosing and cycling models.
+    pub scoped_models: Vec<ScopedModel>,
     pub tools: Vec<String>,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub context_files: bool,
-    /// Warnings for stderr (bad settings, an unknown thinking level).
+    /// Warnings Pi prints at once (an unknown thinking level, bad settings, `--models` patterns
+    /// that match nothing), without their `Warning: ` prefix.
     pub warnings: Vec<String>,
+    /// Pi's runtime diagnostics (model resolution, `--api-key`), reported after the `@file`
+    /// arguments are read; an error among them ends the run.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A problem found while setting up, reported as `Warning: <text>` or `Error: <text>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Diagnostic {
+    Warning(String),
+    Error(String),
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Diagnostic::Warning(text) => write!(f, "Warning: {text}"),
+            Diagnostic::Error(text) => write!(f, "Error: {text}"),
+        }
+    }
 }
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
             .field("cwd", &self.cwd)
-            .field("model", &self.model.as_ref().map(|m| &m.id))
+            .field("cli_model", &self.cli_model.as_ref().map(|m| &m.id))
             .finish_non_exhaustive()
     }
 }
@@ -75,12 +99,20 @@ impl Runtime {
     /// Gathers the inputs of a run started with `args` in `cwd`.
     pub fn from_args(args: &Args, cwd: PathBuf) -> Result<Runtime, CliError> {
         let agent_dir = agent_dir();
-        let settings = Settings::load(&agent_dir, &cwd);
-        let mut warnings = settings.warnings.clone();
-        let registry = ModelRegistry::load(catalog::builtin(), &agent_dir.join("models.json"));
-        if let Some(error) = registry.error() {
-            warnings.push(error.to_string());
+        let mut warnings = Vec::new();
+        let mut thinking = None;
+        if let Some(level) = &args.thinking {
+            match ThinkingLevel::parse(level) {
+                Some(level) => thinking = Some(level),
+                None => warnings.push(format!(
+                    "Invalid thinking level \"{level}\". Valid values: off, minimal, low, medium, high, xhigh"
+                )),
+            }
         }
+        let thinking_flag = thinking.is_some();
+        let settings = Settings::load(&agent_dir, &cwd);
+        warnings.extend(settings.warnings.iter().cloned());
+        let registry = ModelRegistry::load(catalog::builtin(), &agent_dir.join("models.json"));
         let (mut auth, _) = AuthStorage::load(&agent_dir.join("auth.json"));
         let env = Environment::from_process();
         let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
@@ -97,30 +129,42 @@ impl Runtime {
                 source,
             })?,
         };
-        let cli = resolve_cli_model(args.provider.as_deref(), args.model.as_deref(), &registry)
-            .map_err(CliError::Usage)?;
-        let mut thinking = cli.as_ref().and_then(|c| c.thinking);
-        if let Some(level) = &args.thinking {
-            match ThinkingLevel::parse(level) {
-                Some(level) => thinking = Some(level),
-                None => warnings.push(format!(
-                    "Invalid thinking level \"{level}\". Valid values: off, minimal, low, medium, high, xhigh"
+        let patterns = if args.models.is_empty() {
+            enabled_models(&agent_dir, &cwd)
+        } else {
+            args.models.iter().map(|p| p.trim().to_owned()).collect()
+        };
+        let scoped_models = if patterns.is_empty() {
+            Vec::new()
+        } else {
+            let available: Vec<Model> = registry.available(&auth, &env).cloned().collect();
+            let (scoped, scope_warnings) = resolve_model_scope(&patterns, &available);
+            warnings.extend(scope_warnings);
+            scoped
+        };
+        let mut diagnostics = Vec::new();
+        let cli = resolve_cli_model(
+            args.provider.as_deref(),
+            args.model.as_deref(),
+            registry.all(),
+        );
+        diagnostics.extend(cli.warning.map(Diagnostic::Warning));
+        diagnostics.extend(cli.error.map(Diagnostic::Error));
+        if thinking.is_none() && cli.model.is_some() {
+            thinking = cli.thinking;
+        }
+        if let Some(key) = &args.api_key {
+            let provider = cli
+                .model
+                .as_ref()
+                .or(scoped_models.first().map(|s| &s.model))
+                .map(|m| m.provider.clone());
+            match provider {
+                Some(provider) => auth.set_runtime_api_key(&provider, key),
+                None => diagnostics.push(Diagnostic::Error(
+                    "--api-key requires a model to be specified via --model, --provider/--model, or --models".into(),
                 )),
             }
-        }
-        let model_from_cli = cli.is_some();
-        let model = match cli {
-            Some(cli) => Some(cli.model),
-            None => default_model(
-                &registry,
-                &auth,
-                &env,
-                settings.default_provider(),
-                settings.default_model(),
-            ),
-        };
-        if let (Some(key), Some(model)) = (&args.api_key, &model) {
-            auth.set_runtime_api_key(&model.provider, key);
         }
         let tools = if args.no_tools || args.no_builtin_tools {
             Vec::new()
@@ -146,12 +190,22 @@ impl Runtime {
             registry,
             auth,
             env,
-            model,
-            model_from_cli,
+            cli_model: cli.model,
             thinking,
+            thinking_flag,
+            scoped_models,
             tools,
             warnings,
+            diagnostics,
         })
+    }
+
+    /// The models with credentials, in the registry's order.
+    pub fn available_models(&self) -> Vec<Model> {
+        self.registry
+            .available(&self.auth, &self.env)
+            .cloned()
+            .collect()
     }
 
     /// The key and headers for each call, as the model registry resolves them.
@@ -202,36 +256,16 @@ impl Runtime {
         store.map_err(|e| CliError::Session(e.to_string()))
     }
 
-    /// Builds the session for `choice`: the model and thinking level come from the command line,
-    /// else from the session, else from the defaults.
+    /// Builds the session for `choice` with the model and thinking level Pi's
+    /// `createAgentSession` would choose (see [`Runtime::choose`]).
     pub fn open(&self, choice: &SessionChoice) -> Result<AgentSession, CliError> {
         let store = self.store(choice)?;
-        let context = store.tree().context();
-        let restored = context
-            .model
-            .as_ref()
-            .filter(|_| !self.model_from_cli)
-            .and_then(|saved| self.registry.find(&saved.provider, &saved.model_id))
-            .filter(|model| self.has_auth(model))
-            .cloned();
-        let model = restored
-            .or_else(|| self.model.clone())
-            .ok_or(CliError::NoModels)?;
-        let session_level = store
-            .tree()
-            .entries()
-            .iter()
-            .any(|e| e.kind() == "thinking_level_change")
-            .then(|| ThinkingLevel::parse(&context.thinking_level))
-            .flatten();
-        let level = self
-            .thinking
-            .or(session_level)
-            .or(self.settings.default_thinking_level())
-            .unwrap_or(ThinkingLevel::Medium);
+        let (model, level) = self.choose(&store);
         let mut options = SessionOptions::new(&self.cwd, model.clone(), self.call_options());
         options.agent_dir = self.agent_dir.clone();
-        options.thinking_level = clamp_thinking_level(&model, level);
+        // Unclamped: the session clamps it to the model and keeps it as the level a switch to
+        // a reasoning model restores.
+        options.thinking_level = level;
         options.tools = self.tools.clone();
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
@@ -248,6 +282,72 @@ impl Runtime {
         options.tool_env = Some(env);
         options.store = Some(store);
         create_agent_session(options).map_err(|e| CliError::Session(e.to_string()))
+    }
+
+    /// The model and (unclamped) thinking level of a session over `store`. The model: the
+    /// command line's; else, for a session without messages, the `--models` scope's (the
+    /// saved default if in scope, else the first); else the session's own if it still has
+    /// credentials; else the settings' default; else the preferred available model; else Pi's
+    /// `unknown` placeholder, which fails on the first prompt for want of a key. The level:
+    /// the command line's (or the chosen scope entry's); else the session's last change; else
+    /// the settings' default; else `medium`.
+    pub fn choose(&self, store: &SessionStore) -> (Model, ThinkingLevel) {
+        let tree = store.tree();
+        let context = tree.context();
+        let has_messages = !context.messages.is_empty();
+        let mut thinking = self.thinking;
+        let mut model = self.cli_model.clone();
+        if model.is_none() && !has_messages {
+            if let Some(scoped) = self.scoped_default() {
+                if !self.thinking_flag && scoped.thinking.is_some() {
+                    thinking = scoped.thinking;
+                }
+                model = Some(scoped.model.clone());
+            }
+        }
+        if model.is_none() && has_messages {
+            model = context
+                .model
+                .as_ref()
+                .and_then(|saved| self.registry.find(&saved.provider, &saved.model_id))
+                .filter(|found| self.has_auth(found))
+                .cloned();
+        }
+        let model = model
+            .or_else(|| {
+                let provider = self.settings.default_provider()?;
+                let id = self.settings.default_model()?;
+                self.registry.find(provider, id).cloned()
+            })
+            .or_else(|| preferred_available(&self.available_models()).cloned())
+            .unwrap_or_else(Model::unknown);
+        let session_level = has_messages
+            .then(|| {
+                tree.branch_path(None)
+                    .iter()
+                    .any(|e| e.kind() == "thinking_level_change")
+                    .then(|| ThinkingLevel::parse(&context.thinking_level))
+                    .flatten()
+            })
+            .flatten();
+        let level = thinking
+            .or(session_level)
+            .or(self.settings.default_thinking_level())
+            .unwrap_or(ThinkingLevel::Medium);
+        (model, level)
+    }
+
+    /// The scope's model for a new session: the saved default when it is in scope, else the
+    /// first.
+    fn scoped_default(&self) -> Option<&ScopedModel> {
+        let provider = self.settings.default_provider();
+        let id = self.settings.default_model();
+        self.scoped_models
+            .iter()
+            .find(|s| {
+                Some(s.model.provider.as_str()) == provider && Some(s.model.id.as_str()) == id
+            })
+            .or(self.scoped_models.first())
     }
 
     /// A session file named by `--session` / `--fork`: a path, else an id prefix looked up in
@@ -276,6 +376,24 @@ impl Runtime {
     }
 }
 
+/// The `enabledModels` setting (the project's list replaces the global one), read here because
+/// [`Settings`] has no accessor for lists.
+fn enabled_models(agent_dir: &Path, cwd: &Path) -> Vec<String> {
+    let read = |path: PathBuf| -> Option<Vec<String>> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let list = value.get("enabledModels")?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+        )
+    };
+    read(cwd.join(".pi").join("settings.json"))
+        .or_else(|| read(agent_dir.join("settings.json")))
+        .unwrap_or_default()
+}
+
 /// `--system-prompt` / `--append-system-prompt`: a file's contents when the value names a file.
 fn read_or_text(cwd: &Path, value: &str) -> String {
     let path = cwd.join(value);
@@ -302,4 +420,30 @@ fn docs() -> DocPaths {
         docs: text(package.join("docs")),
         examples: text(package.join("examples")),
     }
+}
+
+/// Pi's pointer to its login and model documentation (`auth-guidance.js`).
+fn login_help() -> String {
+    let docs = PathBuf::from(docs().docs);
+    format!(
+        "Use /login to log into a provider via OAuth or API key. See:\n  {}\n  {}",
+        docs.join("providers.md").display(),
+        docs.join("models.md").display()
+    )
+}
+
+/// What Pi prints when no model has credentials.
+pub fn no_models_available() -> String {
+    format!("No models available. {}", login_help())
+}
+
+/// What a prompt fails with when the model's provider has no key (`unknown` is Pi's
+/// placeholder when no model could be chosen).
+pub fn no_api_key_found(provider: &str) -> String {
+    let shown = if provider == "unknown" {
+        "the selected model"
+    } else {
+        provider
+    };
+    format!("No API key found for {shown}.\n\n{}", login_help())
 }

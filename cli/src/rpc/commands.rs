@@ -1,0 +1,423 @@
+//! One command line: parsed, dispatched to the session, answered. Responses echo the command's
+//! `id` (string or number, as sent).
+
+use pi_core::agent::QueueMode;
+use pi_core::agent_session::{SessionInput, StreamingBehavior};
+use pi_core::message::{BashExecutionMessage, ImageContent};
+use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
+use pi_core::nullable::Nullable;
+use pi_effects::agent_session::CancellationToken;
+use pi_effects::live::now_ms;
+use pi_effects::tools::user_bash::execute_bash;
+use pi_effects::tools::ToolEnv;
+use serde_json::{json, Value};
+
+use super::{failure, json_error, state, success, BashDone, Rpc};
+
+impl Rpc {
+    /// Parses and handles one input line.
+    pub(super) fn handle_line(&mut self, line: &str) {
+        let command: Value = match serde_json::from_str(line) {
+            Ok(command) => command,
+            Err(error) => {
+                let message = json_error::v8_parse_error(line).unwrap_or_else(|| error.to_string());
+                let response =
+                    failure(None, "parse", format!("Failed to parse command: {message}"));
+                self.respond(&response);
+                return;
+            }
+        };
+        if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
+            return;
+        }
+        let id = command.get("id").cloned();
+        let Some(kind) = command
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            // Pi answers with `command` undefined, so the key is absent.
+            self.out.json_line(&json!({
+                "type": "response",
+                "success": false,
+                "error": "Unknown command: undefined",
+            }));
+            return;
+        };
+        match self.dispatch(id.clone(), &kind, &command) {
+            Ok(Some(data)) => self.respond(&success(id, &kind, data)),
+            Ok(None) => {}
+            Err(Failure::Unknown) => {
+                self.respond(&failure(None, &kind, format!("Unknown command: {kind}")));
+            }
+            Err(Failure::Message(message)) => self.respond(&failure(id, &kind, message)),
+        }
+    }
+
+    /// Runs one command. `Ok(Some(data))` is answered now (`data` `None` = no data key);
+    /// `Ok(None)` was answered already or will be later.
+    fn dispatch(
+        &mut self,
+        id: Option<Value>,
+        kind: &str,
+        command: &Value,
+    ) -> Result<Option<Option<Value>>, Failure> {
+        let done = |data: Option<Value>| Ok(Some(data));
+        match kind {
+            "prompt" => {
+                self.prompt(id, command)?;
+                Ok(None)
+            }
+            "steer" | "follow_up" => {
+                let text = text_field(command, "message")?;
+                let images = images(command)?;
+                let input = if kind == "steer" {
+                    SessionInput::Steer { text, images }
+                } else {
+                    SessionInput::FollowUp { text, images }
+                };
+                self.submit(input)?;
+                done(None)
+            }
+            "abort" => {
+                self.submit(SessionInput::Abort)?;
+                self.abort_waiters.push(id);
+                Ok(None)
+            }
+            "get_state" => done(Some(state::session_state(&self.session))),
+            "get_messages" => {
+                let messages = state::to_value(&self.session.machine().agent().messages());
+                done(Some(json!({ "messages": messages })))
+            }
+            "get_session_stats" => done(Some(state::session_stats(&self.session))),
+            "get_fork_messages" => done(Some(state::fork_messages(self.session.machine()))),
+            "get_last_assistant_text" => {
+                done(Some(state::last_assistant_text(self.session.machine())))
+            }
+            "get_commands" => done(Some(json!({ "commands": [] }))),
+            "get_available_models" => {
+                let models: Vec<Value> = self
+                    .available_models()
+                    .iter()
+                    .map(state::to_value)
+                    .collect();
+                done(Some(json!({ "models": models })))
+            }
+            "set_model" => {
+                let provider = text_field(command, "provider")?;
+                let model_id = text_field(command, "modelId")?;
+                let Some(model) = self
+                    .available_models()
+                    .into_iter()
+                    .find(|m| m.provider == provider && m.id == model_id)
+                else {
+                    return Err(Failure::Message(format!(
+                        "Model not found: {provider}/{model_id}"
+                    )));
+                };
+                self.submit(SessionInput::SetModel(model.clone()))?;
+                done(Some(state::to_value(&model)))
+            }
+            "cycle_model" => done(Some(self.cycle_model()?)),
+            "set_thinking_level" => {
+                let level = text_field(command, "level")?;
+                let level = ThinkingLevel::parse(&level)
+                    .ok_or_else(|| Failure::Message(format!("Invalid thinking level: {level}")))?;
+                self.submit(SessionInput::SetThinkingLevel(level))?;
+                done(None)
+            }
+            "cycle_thinking_level" => done(Some(self.cycle_thinking_level()?)),
+            "set_steering_mode" => {
+                let mode = queue_mode(command)?;
+                self.submit(SessionInput::SetSteeringMode(mode))?;
+                done(None)
+            }
+            "set_follow_up_mode" => {
+                let mode = queue_mode(command)?;
+                self.submit(SessionInput::SetFollowUpMode(mode))?;
+                done(None)
+            }
+            "compact" => {
+                let custom_instructions = command
+                    .get("customInstructions")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                self.compact_waiters.push_back(id);
+                let submitted = self.submit(SessionInput::Compact {
+                    custom_instructions,
+                });
+                if submitted.is_err() {
+                    self.compact_waiters.pop_back();
+                }
+                submitted?;
+                Ok(None)
+            }
+            "set_auto_compaction" => {
+                let enabled = bool_field(command, "enabled")?;
+                self.submit(SessionInput::SetAutoCompaction(enabled))?;
+                done(None)
+            }
+            "set_auto_retry" => {
+                let enabled = bool_field(command, "enabled")?;
+                self.submit(SessionInput::SetAutoRetry(enabled))?;
+                done(None)
+            }
+            "abort_retry" => {
+                self.submit(SessionInput::AbortRetry)?;
+                done(None)
+            }
+            "bash" => {
+                let text = text_field(command, "command")?;
+                self.start_bash(id, text);
+                Ok(None)
+            }
+            "abort_bash" => {
+                if let Some(cancel) = &self.bash {
+                    cancel.cancel();
+                }
+                done(None)
+            }
+            "set_session_name" => {
+                let name = text_field(command, "name")?;
+                let name = name.trim();
+                if name.is_empty() {
+                    return Err(Failure::Message("Session name cannot be empty".into()));
+                }
+                self.submit(SessionInput::SetSessionName(name.to_owned()))?;
+                done(None)
+            }
+            "new_session" | "switch_session" | "fork" | "clone" | "export_html" => {
+                self.replace_command(kind, command).map(Some)
+            }
+            _ => Err(Failure::Unknown),
+        }
+    }
+
+    /// `prompt`: answered once accepted (before the run's first event), or queued while
+    /// streaming (after its `queue_update`); refusals are answered with Pi's error.
+    fn prompt(&mut self, id: Option<Value>, command: &Value) -> Result<(), Failure> {
+        let text = text_field(command, "message")?;
+        let images = images(command)?;
+        let streaming_behavior = match command.get("streamingBehavior").and_then(Value::as_str) {
+            Some("steer") => Some(StreamingBehavior::Steer),
+            Some("followUp") => Some(StreamingBehavior::FollowUp),
+            _ => None,
+        };
+        let streaming = self.session.machine().agent().is_streaming();
+        if !streaming {
+            let model = self.session.machine().agent().model();
+            if !self.runtime.has_auth(model) {
+                return Err(Failure::Message(no_api_key_message(&model.provider)));
+            }
+        }
+        let mut events = Vec::new();
+        let replies = self
+            .session
+            .submit(
+                SessionInput::Prompt {
+                    text,
+                    images,
+                    streaming_behavior,
+                },
+                |event| events.push(event.clone()),
+            )
+            .map_err(|e| Failure::Message(e.to_string()))?;
+        let response = success(id, "prompt", None);
+        if streaming {
+            for event in &events {
+                self.out.json_line(event);
+            }
+            self.respond(&response);
+        } else {
+            self.respond(&response);
+            for event in &events {
+                self.out.json_line(event);
+            }
+        }
+        self.replies(replies);
+        Ok(())
+    }
+
+    /// Feeds one input now, writing its events; its replies are handled as they come.
+    pub(super) fn submit(&mut self, input: SessionInput) -> Result<(), Failure> {
+        let out = &mut self.out;
+        let replies = self
+            .session
+            .submit(input, |event| out.json_line(event))
+            .map_err(|e| Failure::Message(e.to_string()))?;
+        self.replies(replies);
+        Ok(())
+    }
+
+    /// The models a request could be authenticated for, in the registry's order.
+    fn available_models(&self) -> Vec<Model> {
+        let runtime = &self.runtime;
+        runtime
+            .registry
+            .available(&runtime.auth, &runtime.env)
+            .cloned()
+            .collect()
+    }
+
+    /// Pi's `cycleModel` over the available models: `null` with fewer than two.
+    fn cycle_model(&mut self) -> Result<Value, Failure> {
+        let models = self.available_models();
+        if models.len() <= 1 {
+            return Ok(Value::Null);
+        }
+        let current = self.session.machine().agent().model();
+        let index = models
+            .iter()
+            .position(|m| m.provider == current.provider && m.id == current.id)
+            .unwrap_or(0);
+        let next = models[(index + 1) % models.len()].clone();
+        self.submit(SessionInput::SetModel(next.clone()))?;
+        let level = self.session.machine().agent().thinking_level();
+        Ok(json!({
+            "model": state::to_value(&next),
+            "thinkingLevel": level.as_str(),
+            "isScoped": false,
+        }))
+    }
+
+    /// Pi's `cycleThinkingLevel`: the next supported level, `null` for a model without reasoning.
+    fn cycle_thinking_level(&mut self) -> Result<Value, Failure> {
+        let agent = self.session.machine().agent();
+        if !agent.model().reasoning {
+            return Ok(Value::Null);
+        }
+        let levels = supported_thinking_levels(agent.model());
+        let current = agent.thinking_level();
+        let index = levels.iter().position(|l| *l == current);
+        let next = match index {
+            Some(i) => levels[(i + 1) % levels.len()],
+            None => levels.first().copied().unwrap_or(ThinkingLevel::Off),
+        };
+        self.submit(SessionInput::SetThinkingLevel(next))?;
+        Ok(json!({ "level": next.as_str() }))
+    }
+
+    /// `bash`: runs beside the session; answered, and recorded in the session, when done.
+    fn start_bash(&mut self, id: Option<Value>, command: String) {
+        let cancel = CancellationToken::new();
+        self.bash = Some(cancel.clone());
+        let mut env = ToolEnv::new(&self.runtime.cwd);
+        env.shell = self.runtime.settings.shell_path().map(Into::into);
+        env.command_prefix = self
+            .runtime
+            .settings
+            .shell_command_prefix()
+            .map(str::to_owned);
+        let done = self.bash_done.clone();
+        tokio::spawn(async move {
+            let result = execute_bash(&env, &command, &cancel, None).await;
+            // The receiver lives as long as RPC mode; after it, nobody waits for the answer.
+            let _ = done.send(BashDone {
+                id,
+                command,
+                result,
+            });
+        });
+    }
+
+    /// Records a finished `bash` command (Pi's `recordBashResult`) and answers it.
+    pub(super) fn bash_finished(&mut self, done: BashDone) {
+        self.bash = None;
+        let result = match done.result {
+            Ok(result) => result,
+            Err(message) => {
+                self.respond(&failure(done.id, "bash", message));
+                return;
+            }
+        };
+        let message = BashExecutionMessage {
+            command: done.command,
+            output: result.output.clone(),
+            exit_code: result
+                .exit_code
+                .map_or(Nullable::Absent, |code| Nullable::Value(i64::from(code))),
+            cancelled: result.cancelled,
+            truncated: result.truncated,
+            full_output_path: result
+                .full_output_path
+                .as_ref()
+                .map(|p| p.display().to_string()),
+            timestamp: now_ms(),
+            exclude_from_context: None,
+            extra: Default::default(),
+        };
+        match self.submit(SessionInput::BashResult(message)) {
+            Ok(()) => self.respond(&success(done.id, "bash", Some(result.to_json()))),
+            Err(Failure::Message(message)) => self.respond(&failure(done.id, "bash", message)),
+            Err(Failure::Unknown) => {}
+        }
+    }
+}
+
+/// Why a command failed.
+pub(super) enum Failure {
+    /// Not a command Pi knows: answered without the id, as Pi does.
+    Unknown,
+    /// Pi's error text, answered with the id.
+    Message(String),
+}
+
+/// Pi's `formatNoApiKeyFoundMessage`.
+fn no_api_key_message(provider: &str) -> String {
+    let provider = if provider == "unknown" {
+        "the selected model"
+    } else {
+        provider
+    };
+    let docs = docs_dir();
+    format!(
+        "No API key found for {provider}.\n\nUse /login to log into a provider via OAuth or API key. See:\n  {}\n  {}",
+        docs.join("providers.md").display(),
+        docs.join("models.md").display()
+    )
+}
+
+/// Pi's documentation folder: `PI_PACKAGE_DIR/docs`, else beside this executable.
+fn docs_dir() -> std::path::PathBuf {
+    std::env::var_os("PI_PACKAGE_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|exe| exe.parent().map(std::path::Path::to_path_buf))
+        })
+        .unwrap_or_default()
+        .join("docs")
+}
+
+/// A required string field; its absence is reported by name (Pi would fail on `undefined`).
+pub(super) fn text_field(command: &Value, name: &str) -> Result<String, Failure> {
+    command
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| Failure::Message(format!("Missing or invalid field: {name}")))
+}
+
+fn bool_field(command: &Value, name: &str) -> Result<bool, Failure> {
+    command
+        .get(name)
+        .and_then(Value::as_bool)
+        .ok_or_else(|| Failure::Message(format!("Missing or invalid field: {name}")))
+}
+
+fn images(command: &Value) -> Result<Vec<ImageContent>, Failure> {
+    match command.get("images") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(images) => serde_json::from_value(images.clone())
+            .map_err(|e| Failure::Message(format!("Invalid images: {e}"))),
+    }
+}
+
+fn queue_mode(command: &Value) -> Result<QueueMode, Failure> {
+    match command.get("mode").and_then(Value::as_str) {
+        Some("all") => Ok(QueueMode::All),
+        Some("one-at-a-time") => Ok(QueueMode::OneAtATime),
+        _ => Err(Failure::Message("Missing or invalid field: mode".into())),
+    }
+}

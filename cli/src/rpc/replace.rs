@@ -1,0 +1,153 @@
+//! The commands that replace the session (Pi's `AgentSessionRuntime`: `new_session`,
+//! `switch_session`, `fork`, `clone`) and `export_html` (through [`crate::export`]). A replacement builds a whole new session
+//! through [`Runtime::open`](crate::setup::Runtime::open); the old one is dropped without further
+//! output, as Pi disposes it.
+
+use std::path::PathBuf;
+
+use pi_core::message::AgentMessage;
+use pi_core::session::entry::SessionEntry;
+use pi_core::session::ids::IdGenerator;
+use pi_effects::live::now_ms;
+use pi_effects::session::SessionStore;
+use serde_json::{json, Value};
+
+use super::commands::{text_field, Failure};
+use super::{failure, state, success, Rpc};
+use crate::setup::SessionChoice;
+
+/// Where a fork puts the new session's leaf.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Position {
+    /// Before a user message (its text is returned for editing).
+    Before,
+    /// At the entry itself (`clone`).
+    At,
+}
+
+impl Rpc {
+    /// Runs a session-replacing command; its data.
+    pub(super) fn replace_command(
+        &mut self,
+        kind: &str,
+        command: &Value,
+    ) -> Result<Option<Value>, Failure> {
+        match kind {
+            "new_session" => {
+                self.replace(&SessionChoice::New)?;
+                Ok(Some(json!({ "cancelled": false })))
+            }
+            "switch_session" => {
+                let path = PathBuf::from(text_field(command, "sessionPath")?);
+                let path = if path.is_absolute() {
+                    path
+                } else {
+                    self.runtime.cwd.join(path)
+                };
+                self.replace(&SessionChoice::Open(path))?;
+                Ok(Some(json!({ "cancelled": false })))
+            }
+            "fork" => {
+                let entry_id = text_field(command, "entryId")?;
+                let text = self.fork(&entry_id, Position::Before)?;
+                let mut data = json!({ "cancelled": false });
+                if let Some(text) = text {
+                    data["text"] = json!(text);
+                }
+                Ok(Some(data))
+            }
+            "clone" => {
+                let leaf = self.session.machine().tree().leaf_id().map(str::to_owned);
+                let Some(leaf) = leaf else {
+                    return Err(Failure::Message(
+                        "Cannot clone session: no current entry selected".into(),
+                    ));
+                };
+                self.fork(&leaf, Position::At)?;
+                Ok(Some(json!({ "cancelled": false })))
+            }
+            _ => {
+                let Some(file) = self.session.file() else {
+                    return Err(Failure::Message(
+                        "Cannot export in-memory session to HTML".into(),
+                    ));
+                };
+                if !file.exists() {
+                    return Err(Failure::Message(
+                        "Nothing to export yet - start a conversation first".into(),
+                    ));
+                }
+                let out = command.get("outputPath").and_then(Value::as_str).map(|p| {
+                    let path = PathBuf::from(p);
+                    if path.is_absolute() {
+                        path
+                    } else {
+                        self.runtime.cwd.join(path)
+                    }
+                });
+                let path =
+                    crate::export::export_html(file, out.as_deref()).map_err(Failure::Message)?;
+                Ok(Some(json!({ "path": path.display().to_string() })))
+            }
+        }
+    }
+
+    /// Pi's `AgentSessionRuntime.fork`: the text of the user message forked before, if any.
+    fn fork(&mut self, entry_id: &str, position: Position) -> Result<Option<String>, Failure> {
+        let invalid = || Failure::Message("Invalid entry ID for forking".into());
+        let tree = self.session.machine().tree();
+        let entry = tree.entry(entry_id).ok_or_else(invalid)?;
+        let (target, text) = match position {
+            Position::At => (Some(entry.id().to_owned()), None),
+            Position::Before => match entry {
+                SessionEntry::Message(m) => match &m.message {
+                    AgentMessage::User(user) => {
+                        (m.parent_id.clone(), Some(state::user_text(&user.content)))
+                    }
+                    _ => return Err(invalid()),
+                },
+                _ => return Err(invalid()),
+            },
+        };
+        let Some(target) = target else {
+            self.replace(&SessionChoice::New)?;
+            return Ok(text);
+        };
+        let Some(file) = self.session.file().map(PathBuf::from) else {
+            return Err(Failure::Message(
+                "Forking a session that is not saved is not supported".into(),
+            ));
+        };
+        let now = now_ms();
+        let ids = IdGenerator::new(now ^ u64::from(std::process::id()).rotate_left(32));
+        let cwd = self.runtime.cwd.to_string_lossy().into_owned();
+        let store_error = |e: pi_effects::session::StoreError| Failure::Message(e.to_string());
+        let mut source =
+            SessionStore::open(&file, Some(&self.runtime.session_dir), None, &cwd, now, ids)
+                .map_err(store_error)?;
+        let forked = source
+            .create_branched_session(&target, now)
+            .map_err(store_error)?
+            .ok_or_else(|| Failure::Message("Failed to create forked session".into()))?;
+        self.replace(&SessionChoice::Open(forked))?;
+        Ok(text)
+    }
+
+    /// Builds the new session and drops the old one. Commands still waiting on the old session
+    /// are answered now: an abort as done, a compaction as cancelled.
+    fn replace(&mut self, choice: &SessionChoice) -> Result<(), Failure> {
+        let session = self
+            .runtime
+            .open(choice)
+            .map_err(|e| Failure::Message(e.to_string()))?;
+        self.session = session;
+        self.bash = None;
+        for id in std::mem::take(&mut self.abort_waiters) {
+            self.respond(&success(id, "abort", None));
+        }
+        for id in std::mem::take(&mut self.compact_waiters) {
+            self.respond(&failure(id, "compact", "Compaction cancelled"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,439 @@
+//! End-to-end tests of `pi --mode rpc`: the real binary, the conformance kit's mock LLM on
+//! 127.0.0.1, and temporary HOME / agent / working directories.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The mock LLM playing `script`; killed when dropped.
+struct Mock {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kit() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle")
+}
+
+impl Mock {
+    fn start(dir: &Path, script: &Value) -> Mock {
+        std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
+        let port_file = dir.join("port");
+        let child = Command::new("python3")
+            .arg(kit().join("mock/mock_llm.py"))
+            .arg("--script")
+            .arg(dir.join("script.json"))
+            .arg("--log")
+            .arg(dir.join("mock.jsonl"))
+            .arg("--port-file")
+            .arg(&port_file)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut mock = Mock { child, port: 0 };
+        for _ in 0..400 {
+            if let Some(port) = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                mock.port = port;
+                return mock;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("the mock did not start");
+    }
+}
+
+/// `pi --mode rpc` with its own directories, talking to a mock.
+struct Pi {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every line read so far.
+    seen: Vec<Value>,
+    root: tempfile::TempDir,
+    _mock: Mock,
+}
+
+impl Pi {
+    fn start(script: Value) -> Pi {
+        Pi::start_with(script, &[])
+    }
+
+    fn start_with(script: Value, extra_args: &[&str]) -> Pi {
+        let root = tempfile::tempdir().unwrap();
+        let (home, agent, cwd) = (
+            root.path().join("home"),
+            root.path().join("agent"),
+            root.path().join("cwd"),
+        );
+        for dir in [&home, &agent, &cwd] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let mock = Mock::start(root.path(), &script);
+        let models = json!({"providers": {"mock": {
+        "baseUrl": format!("http://127.0.0.1:{}/v1", mock.port),
+        "api": "openai-completions",
+        "apiKey": "mock-key",
+        "models": [
+            {"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 16384,
+             "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}},
+            {"id": "mock-reasoner", "name": "Mock Reasoner", "reasoning": true,
+             "contextWindow": 128000, "maxTokens": 16384}
+        ]}}});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
+            .args([
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "--mode",
+                "rpc",
+            ])
+            .args(extra_args)
+            .current_dir(&cwd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("PI_CODING_AGENT_DIR", &agent)
+            .env("PI_OFFLINE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Pi {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            seen: Vec::new(),
+            root,
+            _mock: mock,
+        }
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, command: Value) {
+        self.send_raw(&command.to_string());
+    }
+
+    /// The next line that `wanted` accepts (earlier lines are kept in `seen`).
+    fn wait(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("timed out; seen: {:#?}", self.seen));
+            let value: Value = serde_json::from_str(&line).unwrap();
+            self.seen.push(value.clone());
+            if wanted(&value) {
+                return value;
+            }
+        }
+    }
+
+    /// The response to the command with this id.
+    fn response(&mut self, id: Value) -> Value {
+        self.wait(|v| v["type"] == "response" && v["id"] == id)
+    }
+
+    /// Sends a command with `id` and returns its response.
+    fn call(&mut self, id: &str, mut command: Value) -> Value {
+        command["id"] = json!(id);
+        self.send(command);
+        self.response(json!(id))
+    }
+
+    fn wait_type(&mut self, kind: &str) -> Value {
+        self.wait(|v| v["type"] == kind)
+    }
+
+    /// Closes stdin and returns the exit code.
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "pi did not exit after stdin closed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Pi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn position(seen: &[Value], wanted: impl Fn(&Value) -> bool) -> usize {
+    seen.iter().position(wanted).expect("line not seen")
+}
+
+#[test]
+fn prompt_is_acknowledged_before_the_run_and_ids_are_echoed_as_sent() {
+    let mut pi = Pi::start(json!([{"text": ["Hello ", "there."]}]));
+    pi.send(json!({"id": 42, "type": "prompt", "message": "Say hello"}));
+    pi.wait_type("agent_end");
+    let ack = position(&pi.seen, |v| v["id"] == 42);
+    let start = position(&pi.seen, |v| v["type"] == "agent_start");
+    assert!(
+        ack < start,
+        "the prompt's response comes before agent_start"
+    );
+    assert_eq!(
+        pi.seen[ack],
+        json!({"id": 42, "type": "response", "command": "prompt", "success": true})
+    );
+    let state = pi.call("s", json!({"type": "get_state"}));
+    let data = &state["data"];
+    assert_eq!(data["model"]["id"], "mock-model");
+    assert_eq!(data["thinkingLevel"], "off");
+    assert_eq!(data["isStreaming"], false);
+    assert_eq!(data["isCompacting"], false);
+    assert_eq!(data["steeringMode"], "one-at-a-time");
+    assert_eq!(data["followUpMode"], "one-at-a-time");
+    assert_eq!(data["autoCompactionEnabled"], true);
+    assert_eq!(data["messageCount"], 2);
+    assert_eq!(data["pendingMessageCount"], 0);
+    assert!(data["sessionFile"].as_str().unwrap().ends_with(".jsonl"));
+    assert!(data.get("sessionName").is_none());
+    let text = pi.call("t", json!({"type": "get_last_assistant_text"}));
+    assert_eq!(text["data"], json!({"text": "Hello there."}));
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn bad_lines_are_answered_as_pi_answers_them() {
+    let mut pi = Pi::start(json!([]));
+    pi.send_raw("this is not json");
+    let parse = pi.wait(|v| v["command"] == "parse");
+    assert_eq!(
+        parse,
+        json!({"type": "response", "command": "parse", "success": false,
+               "error": "Failed to parse command: Unexpected token 'h', \"this is not json\" is not valid JSON"})
+    );
+    pi.send_raw("{\"id\": \"u\", \"type\": \"no_such_command\"}\r");
+    let unknown = pi.wait(|v| v["command"] == "no_such_command");
+    assert_eq!(
+        unknown,
+        json!({"type": "response", "command": "no_such_command", "success": false,
+               "error": "Unknown command: no_such_command"})
+    );
+    let empty = pi.call("n", json!({"type": "set_session_name", "name": "   "}));
+    assert_eq!(empty["error"], "Session name cannot be empty");
+    let missing = pi.call(
+        "m",
+        json!({"type": "set_model", "provider": "mock", "modelId": "nope"}),
+    );
+    assert_eq!(missing["error"], "Model not found: mock/nope");
+    let commands = pi.call("c", json!({"type": "get_commands"}));
+    assert_eq!(commands["data"], json!({"commands": []}));
+    let text = pi.call("t", json!({"type": "get_last_assistant_text"}));
+    assert_eq!(text["data"], json!({}));
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn steering_follow_up_and_abort_work_while_a_run_streams() {
+    let mut pi = Pi::start(json!([
+        {"chunk_delay_ms": 150, "text": ["One ", "two ", "three."]},
+        {"text": ["Steered."]},
+        {"chunk_delay_ms": 400, "text": ["This ", "is ", "long ", "and ", "will ", "be ", "aborted."]}
+    ]));
+    pi.send(json!({"id": "p", "type": "prompt", "message": "Count"}));
+    pi.wait_type("message_update");
+    let refused = pi.call("bad", json!({"type": "prompt", "message": "again"}));
+    assert_eq!(
+        refused["error"],
+        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+    );
+    let steer = pi.call("st", json!({"type": "steer", "message": "Also this."}));
+    assert_eq!(steer["success"], true);
+    let state = pi.call("s", json!({"type": "get_state"}));
+    assert_eq!(state["data"]["isStreaming"], true);
+    assert_eq!(state["data"]["pendingMessageCount"], 1);
+    pi.wait_type("agent_end");
+    let messages = pi.call("m", json!({"type": "get_messages"}));
+    let roles: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+
+    pi.send(json!({"id": "p2", "type": "prompt", "message": "Long"}));
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "is ");
+    pi.send(json!({"id": "ab", "type": "abort"}));
+    pi.response(json!("ab"));
+    let end = position(&pi.seen, |v| {
+        v["type"] == "agent_end" && v["messages"][1]["stopReason"] == "aborted"
+    });
+    let answered = position(&pi.seen, |v| v["id"] == "ab");
+    assert!(end < answered, "abort is answered once the run ended");
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn bash_runs_beside_the_session_and_reaches_the_next_prompt() {
+    let mut pi = Pi::start(json!([{"text": ["Saw it."]}]));
+    let bash = pi.call(
+        "b",
+        json!({"type": "bash", "command": "echo from-bash; exit 3"}),
+    );
+    assert_eq!(
+        bash,
+        json!({"id": "b", "type": "response", "command": "bash", "success": true,
+               "data": {"output": "from-bash\n", "exitCode": 3, "cancelled": false, "truncated": false}})
+    );
+    pi.send(json!({"id": "p", "type": "prompt", "message": "What did it print?"}));
+    pi.wait_type("agent_end");
+    let messages = pi.call("m", json!({"type": "get_messages"}));
+    let first = &messages["data"]["messages"][0];
+    assert_eq!(first["role"], "bashExecution");
+    assert_eq!(first["command"], "echo from-bash; exit 3");
+    assert_eq!(first["exitCode"], 3);
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn session_settings_names_and_compaction() {
+    let mut pi = Pi::start(json!([
+        {"text": ["First answer."]},
+        {"text": ["## Goal\nA summary."]}
+    ]));
+    pi.send(json!({"id": "p", "type": "prompt", "message": "Question"}));
+    pi.wait_type("agent_end");
+    let named = pi.call("n", json!({"type": "set_session_name", "name": "  Work  "}));
+    assert_eq!(
+        named,
+        json!({"id": "n", "type": "response", "command": "set_session_name", "success": true})
+    );
+    assert!(pi
+        .seen
+        .contains(&json!({"type": "session_info_changed", "name": "Work"})));
+    pi.call("q", json!({"type": "set_steering_mode", "mode": "all"}));
+    pi.call(
+        "a",
+        json!({"type": "set_auto_compaction", "enabled": false}),
+    );
+    let model = pi.call(
+        "sm",
+        json!({"type": "set_model", "provider": "mock", "modelId": "mock-reasoner"}),
+    );
+    assert_eq!(model["data"]["id"], "mock-reasoner");
+    assert!(pi
+        .seen
+        .contains(&json!({"type": "thinking_level_changed", "level": "medium"})));
+    let level = pi.call("ct", json!({"type": "cycle_thinking_level"}));
+    assert_eq!(level["data"], json!({"level": "high"}));
+    let state = pi.call("s", json!({"type": "get_state"}));
+    assert_eq!(state["data"]["sessionName"], "Work");
+    assert_eq!(state["data"]["steeringMode"], "all");
+    assert_eq!(state["data"]["autoCompactionEnabled"], false);
+    assert_eq!(state["data"]["thinkingLevel"], "high");
+
+    let compacted = pi.call("c", json!({"type": "compact"}));
+    assert_eq!(compacted["success"], true, "{compacted}");
+    assert_eq!(compacted["data"]["summary"], "## Goal\nA summary.");
+    assert!(pi
+        .seen
+        .iter()
+        .any(|v| v["type"] == "compaction_start" && v["reason"] == "manual"));
+    let stats = pi.call("st", json!({"type": "get_session_stats"}));
+    assert_eq!(
+        stats["data"]["contextUsage"],
+        json!({"tokens": null, "contextWindow": 128000, "percent": null})
+    );
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn fork_clone_new_and_switch_replace_the_session() {
+    let mut pi = Pi::start(json!([{"text": ["First."]}, {"text": ["Second."]}]));
+    for (id, text) in [("p1", "one"), ("p2", "two")] {
+        pi.send(json!({"id": id, "type": "prompt", "message": text}));
+        pi.wait_type("agent_end");
+    }
+    let first_file = pi.call("s0", json!({"type": "get_state"}))["data"]["sessionFile"].clone();
+    let forks = pi.call("fm", json!({"type": "get_fork_messages"}));
+    let entries = forks["data"]["messages"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[1]["text"], "two");
+
+    let invalid = pi.call("fx", json!({"type": "fork", "entryId": "nope"}));
+    assert_eq!(invalid["error"], "Invalid entry ID for forking");
+    let fork = pi.call(
+        "f",
+        json!({"type": "fork", "entryId": entries[1]["entryId"]}),
+    );
+    assert_eq!(fork["data"], json!({"text": "two", "cancelled": false}));
+    let state = pi.call("s1", json!({"type": "get_state"}));
+    assert_ne!(state["data"]["sessionFile"], first_file);
+    assert_eq!(state["data"]["messageCount"], 2);
+
+    let clone = pi.call("cl", json!({"type": "clone"}));
+    assert_eq!(clone["data"], json!({"cancelled": false}));
+    assert_eq!(
+        pi.call("s2", json!({"type": "get_state"}))["data"]["messageCount"],
+        2
+    );
+
+    let new = pi.call("ns", json!({"type": "new_session"}));
+    assert_eq!(new["data"], json!({"cancelled": false}));
+    assert_eq!(
+        pi.call("s3", json!({"type": "get_state"}))["data"]["messageCount"],
+        0
+    );
+
+    let switched = pi.call(
+        "sw",
+        json!({"type": "switch_session", "sessionPath": first_file}),
+    );
+    assert_eq!(switched["data"], json!({"cancelled": false}));
+    let state = pi.call("s4", json!({"type": "get_state"}));
+    assert_eq!(state["data"]["sessionFile"], first_file);
+    assert_eq!(state["data"]["messageCount"], 4);
+    assert!(pi.root.path().exists());
+    assert_eq!(pi.finish(), 0);
+}
