@@ -52,6 +52,41 @@ impl Settings {
         settings
     }
 
+    /// Changes one setting for this run and in the global settings file, as Pi's settings
+    /// manager does: the file is re-read, only that key (or nested key) replaced, and written
+    /// back whole (a temporary file renamed over it). A global file that does not parse is left
+    /// alone, as Pi leaves it.
+    pub fn set_global(
+        &mut self,
+        agent_dir: &Path,
+        path: &[&str],
+        value: Value,
+    ) -> Result<(), String> {
+        set_path(&mut self.values, path, value.clone());
+        let file = agent_dir.join("settings.json");
+        let mut current = match std::fs::read_to_string(&file) {
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(map)) => map,
+                _ => {
+                    return Err(format!(
+                        "{}: not saved, the file does not parse",
+                        file.display()
+                    ))
+                }
+            },
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Map::new(),
+            Err(error) => return Err(format!("{}: {error}", file.display())),
+        };
+        set_path(&mut current, path, value);
+        let text = serde_json::to_string_pretty(&Value::Object(current))
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        let temporary = agent_dir.join(format!("settings.json.{}.tmp", std::process::id()));
+        std::fs::create_dir_all(agent_dir)
+            .and_then(|()| std::fs::write(&temporary, text))
+            .and_then(|()| std::fs::rename(&temporary, &file))
+            .map_err(|e| format!("{}: {e}", file.display()))
+    }
+
     fn get(&self, path: &[&str]) -> Option<&Value> {
         let (first, rest) = path.split_first()?;
         rest.iter()
@@ -151,6 +186,27 @@ fn queue_mode(value: Option<&str>) -> QueueMode {
     }
 }
 
+/// Sets `path` in `map`, creating (or replacing non-object) parents.
+fn set_path(map: &mut Map<String, Value>, path: &[&str], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = map;
+    for key in parents {
+        let entry = node
+            .entry((*key).to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        let Value::Object(next) = entry else {
+            return;
+        };
+        node = next;
+    }
+    node.insert((*last).to_owned(), value);
+}
+
 fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {
     for (key, value) in from {
         match (into.get_mut(&key), value) {
@@ -203,5 +259,35 @@ mod tests {
         assert!(!settings.retry().enabled);
         assert_eq!(settings.retry().max_retries, 2);
         assert_eq!(settings.default_model(), Some("a"));
+    }
+
+    #[test]
+    fn a_change_is_saved_without_touching_other_keys() {
+        let agent = tempfile::tempdir().unwrap();
+        let file = agent.path().join("settings.json");
+        std::fs::write(
+            &file,
+            r#"{"compaction": {"reserveTokens": 100}, "theme": "dark"}"#,
+        )
+        .unwrap();
+        let mut settings = Settings::load(agent.path(), agent.path());
+        settings
+            .set_global(agent.path(), &["compaction", "enabled"], json!(false))
+            .unwrap();
+        settings
+            .set_global(agent.path(), &["steeringMode"], json!("all"))
+            .unwrap();
+        assert!(!settings.compaction().enabled);
+        assert_eq!(settings.steering_mode(), QueueMode::All);
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            saved,
+            json!({"compaction": {"reserveTokens": 100, "enabled": false}, "theme": "dark", "steeringMode": "all"})
+        );
+        std::fs::write(&file, "{ broken").unwrap();
+        assert!(settings
+            .set_global(agent.path(), &["steeringMode"], json!("one-at-a-time"))
+            .is_err());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ broken");
     }
 }

@@ -31,6 +31,8 @@ use crate::CliError;
 pub enum SessionChoice {
     /// A new session in the session directory.
     New,
+    /// A new session whose header names the session it came from.
+    Child(String),
     /// Not written anywhere (`--no-session`).
     InMemory,
     /// The most recent session of this directory, or a new one (`--continue`).
@@ -243,6 +245,9 @@ impl Runtime {
         let store = match choice {
             SessionChoice::InMemory => Ok(SessionStore::in_memory(&cwd, now, ids)),
             SessionChoice::New => SessionStore::create(&cwd, &self.session_dir, now, ids),
+            SessionChoice::Child(parent) => {
+                SessionStore::create_child(&cwd, &self.session_dir, now, ids, Some(parent.clone()))
+            }
             SessionChoice::ContinueRecent => {
                 SessionStore::continue_recent(&cwd, &self.session_dir, now, ids)
             }

@@ -240,12 +240,24 @@ impl Rpc {
 
     /// Feeds one input now, writing its events; its replies are handled as they come.
     pub(super) fn submit(&mut self, input: SessionInput) -> Result<(), Failure> {
+        let writes = settings_writes(&input);
+        let thinking_before = self.session.machine().default_thinking_level();
         let out = &mut self.out;
         let replies = self
             .session
             .submit(input, |event| out.json_line(event))
             .map_err(|e| Failure::Message(e.to_string()))?;
         self.replies(replies);
+        let thinking = self.session.machine().default_thinking_level();
+        let thinking_write = thinking
+            .filter(|_| thinking != thinking_before)
+            .map(|level| (vec!["defaultThinkingLevel"], json!(level.as_str())));
+        for (path, value) in writes.into_iter().chain(thinking_write) {
+            let agent_dir = self.runtime.agent_dir.clone();
+            if let Err(error) = self.runtime.settings.set_global(&agent_dir, &path, value) {
+                eprintln!("Warning: {error}");
+            }
+        }
         Ok(())
     }
 
@@ -419,5 +431,24 @@ fn queue_mode(command: &Value) -> Result<QueueMode, Failure> {
         Some("all") => Ok(QueueMode::All),
         Some("one-at-a-time") => Ok(QueueMode::OneAtATime),
         _ => Err(Failure::Message("Missing or invalid field: mode".into())),
+    }
+}
+
+/// The settings Pi saves when a session setting changes (its settings manager's setters).
+fn settings_writes(input: &SessionInput) -> Vec<(Vec<&'static str>, Value)> {
+    let mode = |mode: &QueueMode| match mode {
+        QueueMode::All => json!("all"),
+        QueueMode::OneAtATime => json!("one-at-a-time"),
+    };
+    match input {
+        SessionInput::SetSteeringMode(m) => vec![(vec!["steeringMode"], mode(m))],
+        SessionInput::SetFollowUpMode(m) => vec![(vec!["followUpMode"], mode(m))],
+        SessionInput::SetAutoCompaction(on) => vec![(vec!["compaction", "enabled"], json!(on))],
+        SessionInput::SetAutoRetry(on) => vec![(vec!["retry", "enabled"], json!(on))],
+        SessionInput::SetModel(model) => vec![
+            (vec!["defaultProvider"], json!(model.provider)),
+            (vec!["defaultModel"], json!(model.id)),
+        ],
+        _ => Vec::new(),
     }
 }

@@ -34,7 +34,11 @@ impl Rpc {
     ) -> Result<Option<Value>, Failure> {
         match kind {
             "new_session" => {
-                self.replace(&SessionChoice::New)?;
+                let choice = match command.get("parentSession").and_then(Value::as_str) {
+                    Some(parent) => SessionChoice::Child(parent.to_owned()),
+                    None => SessionChoice::New,
+                };
+                self.replace(&choice)?;
                 Ok(Some(json!({ "cancelled": false })))
             }
             "switch_session" => {
@@ -110,7 +114,12 @@ impl Rpc {
             },
         };
         let Some(target) = target else {
-            self.replace(&SessionChoice::New)?;
+            // Forking at the first message: a new session that names the current one as parent.
+            let choice = match self.session.file() {
+                Some(file) => SessionChoice::Child(file.to_string_lossy().into_owned()),
+                None => SessionChoice::New,
+            };
+            self.replace(&choice)?;
             return Ok(text);
         };
         let Some(file) = self.session.file().map(PathBuf::from) else {

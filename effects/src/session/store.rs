@@ -62,14 +62,21 @@ pub struct SessionStore {
 
 impl SessionStore {
     /// A new session in `dir`; its file appears with the first assistant message.
-    pub fn create(
+    pub fn create(cwd: &str, dir: &Path, now: u64, ids: IdGenerator) -> Result<Self, StoreError> {
+        SessionStore::create_child(cwd, dir, now, ids, None)
+    }
+
+    /// A new session whose header names the session it came from (`parentSession`), as Pi's
+    /// `newSession({parentSession})` and a fork at the first message create it.
+    pub fn create_child(
         cwd: &str,
         dir: &Path,
         now: u64,
         mut ids: IdGenerator,
+        parent_session: Option<String>,
     ) -> Result<Self, StoreError> {
         fs::create_dir_all(dir).map_err(io_error(dir))?;
-        let tree = SessionTree::new(cwd, now, &mut ids, None);
+        let tree = SessionTree::new(cwd, now, &mut ids, parent_session);
         let file = dir.join(file_name(tree.header()));
         Ok(SessionStore::with_tree(
             tree,
