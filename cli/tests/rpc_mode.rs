@@ -3,60 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
+use common::Mock;
 use serde_json::{json, Value};
-
-/// The mock LLM playing `script`; killed when dropped.
-struct Mock {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn kit() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle")
-}
-
-impl Mock {
-    fn start(dir: &Path, script: &Value) -> Mock {
-        std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
-        let port_file = dir.join("port");
-        let child = Command::new("python3")
-            .arg(kit().join("mock/mock_llm.py"))
-            .arg("--script")
-            .arg(dir.join("script.json"))
-            .arg("--log")
-            .arg(dir.join("mock.jsonl"))
-            .arg("--port-file")
-            .arg(&port_file)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut mock = Mock { child, port: 0 };
-        for _ in 0..400 {
-            if let Some(port) = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|p| p.trim().parse().ok())
-            {
-                mock.port = port;
-                return mock;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("the mock did not start");
-    }
-}
 
 /// `pi --mode rpc` with its own directories, talking to a mock.
 struct Pi {
@@ -84,7 +39,7 @@ impl Pi {
         for dir in [&home, &agent, &cwd] {
             std::fs::create_dir_all(dir).unwrap();
         }
-        let mock = Mock::start(root.path(), &script);
+        let mock = Mock::start(script.clone());
         let models = json!({"providers": {"mock": {
         "baseUrl": format!("http://127.0.0.1:{}/v1", mock.port),
         "api": "openai-completions",

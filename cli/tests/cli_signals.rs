@@ -1,0 +1,80 @@
+//! SIGTERM and SIGHUP during a print-mode run: the run is aborted, every process the bash tool
+//! started is killed (Pi kills its detached children), and the exit code is Pi's (143, 129).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Env, Mock};
+use serde_json::json;
+
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(marker))
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+fn signal_ends_the_run(signal: &str, expected_code: i32) {
+    let marker = format!("pi-signal-test-{signal}-{}", std::process::id());
+    let command = format!(
+        "(exec -a {marker}-child sleep 30) & bash -c '(exec -a {marker}-grandchild sleep 30) & wait'"
+    );
+    let mock = Mock::start(json!([
+        {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
+        {"text": "unreached"}
+    ]));
+    let env = Env::new(&mock);
+    let mut pi = env
+        .command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "-p",
+            "Run it",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while processes_with(&marker) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pi.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = pi.wait().unwrap().code();
+    assert_eq!(code, Some(expected_code));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while processes_with(&marker) > 0 {
+        assert!(Instant::now() < deadline, "processes left behind");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_kills_the_command_and_exits_143() {
+    signal_ends_the_run("TERM", 143);
+}
+
+#[test]
+fn sighup_kills_the_command_and_exits_129() {
+    signal_ends_the_run("HUP", 129);
+}

@@ -1,0 +1,201 @@
+//! What the binary's end-to-end tests share: the conformance kit's mock LLM as a real server on
+//! 127.0.0.1, and a fresh HOME / agent dir / cwd with models.json pointing at it.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// The kit's mock LLM, killed when dropped.
+pub struct Mock {
+    child: Child,
+    pub port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Mock {
+    /// Starts the mock playing `script`, one step per request.
+    pub fn start(script: Value) -> Mock {
+        let dir = tempfile::tempdir().unwrap();
+        let kit =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/mock/mock_llm.py");
+        std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("log.jsonl");
+        let mut child = Command::new("python3")
+            .arg(kit)
+            .arg("--script")
+            .arg(dir.path().join("script.json"))
+            .arg("--log")
+            .arg(&log)
+            .arg("--port-file")
+            .arg(&port_file)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..200 {
+            if let Some(port) = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                return Mock {
+                    child,
+                    port,
+                    log,
+                    _dir: dir,
+                };
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the mock did not start");
+    }
+
+    /// The request bodies received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v.get("body").cloned())
+            .collect()
+    }
+}
+
+/// A fresh HOME, agent dir (models.json at the mock, as the kit's run.py writes it) and cwd.
+pub struct Env {
+    root: tempfile::TempDir,
+    port: u16,
+}
+
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Env {
+    pub fn new(mock: &Mock) -> Env {
+        let env = Env {
+            root: tempfile::tempdir().unwrap(),
+            port: mock.port,
+        };
+        for dir in ["home", "agent", "cwd", "pkg"] {
+            std::fs::create_dir_all(env.root.path().join(dir)).unwrap();
+        }
+        let models = json!({"providers": {
+            "mock": {"baseUrl": format!("http://127.0.0.1:{}/v1", env.port), "api": "openai-completions", "apiKey": "mock-key",
+                "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 16384,
+                            "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}},
+                           {"id": "mock-reasoner", "name": "Mock Reasoner", "reasoning": true, "contextWindow": 128000, "maxTokens": 16384}]},
+            "mock-anthropic": {"baseUrl": format!("http://127.0.0.1:{}", env.port), "api": "anthropic-messages", "apiKey": "mock-anthropic-key",
+                "models": [{"id": "mock-claude", "name": "Mock Claude", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192}]}}});
+        env.write_agent("models.json", &models.to_string());
+        env
+    }
+
+    pub fn path(&self, sub: &str) -> PathBuf {
+        self.root.path().join(sub)
+    }
+
+    pub fn cwd(&self) -> PathBuf {
+        self.path("cwd")
+    }
+
+    pub fn write_agent(&self, name: &str, text: &str) {
+        std::fs::write(self.path("agent").join(name), text).unwrap();
+    }
+
+    pub fn write(&self, name: &str, bytes: &[u8]) {
+        std::fs::write(self.cwd().join(name), bytes).unwrap();
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_with_stdin(args, None)
+    }
+
+    /// The binary with this environment, not started yet.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command
+            .args(args)
+            .current_dir(self.cwd())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .env("PI_PACKAGE_DIR", self.path("pkg"))
+            .env("PI_TELEMETRY", "0");
+        command
+    }
+
+    pub fn run_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
+            .args(args)
+            .current_dir(self.cwd())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .env("PI_PACKAGE_DIR", self.path("pkg"))
+            .env("PI_TELEMETRY", "0")
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Pi's login guidance with this run's package dir.
+    pub fn login_help(&self) -> String {
+        let docs = self.path("pkg").join("docs");
+        format!(
+            "Use /login to log into a provider via OAuth or API key. See:\n  {}/providers.md\n  {}/models.md",
+            docs.display(),
+            docs.display()
+        )
+    }
+
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let root = self.path("agent").join("sessions");
+        for dir in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                files.push(file.path());
+            }
+        }
+        files.sort();
+        files
+    }
+}
