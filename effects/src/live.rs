@@ -136,6 +136,16 @@ impl Live {
     }
 }
 
+/// A dropped interpreter cancels what it started: model connections close and tools stop (a
+/// command's whole process group is killed), so nothing outlives the session that asked for it.
+impl Drop for Live {
+    fn drop(&mut self) {
+        for token in self.running.values() {
+            token.cancel();
+        }
+    }
+}
+
 impl Interpreter for Live {
     fn now(&mut self) -> u64 {
         now_ms()

@@ -391,3 +391,36 @@ async fn the_edit_tool_takes_legacy_arguments_as_pi_does() {
         "hello there\r\n"
     );
 }
+
+#[tokio::test]
+async fn dropping_a_session_stops_its_commands() {
+    let marker = common::unique_marker("dropped");
+    let command = format!("(exec -a {marker}-child sleep 30) & wait");
+    let mock = Mock::start(json!([
+        {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
+        {"text": "unreached"}
+    ]));
+    let cwd = tempfile::tempdir().unwrap();
+    let mut session = create_agent_session(options(&mock, cwd.path())).unwrap();
+    session
+        .submit(
+            pi_core::agent_session::SessionInput::Prompt {
+                text: "Run it".into(),
+                images: Vec::new(),
+                streaming_behavior: None,
+            },
+            |_| {},
+        )
+        .unwrap();
+    // Advance until the command runs, then drop the session mid-run.
+    let started = Instant::now();
+    while common::processes_with(&marker).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the command did not start"
+        );
+        let _ = tokio::time::timeout(Duration::from_millis(20), session.advance(|_| {})).await;
+    }
+    drop(session);
+    common::assert_all_gone(&marker).await;
+}
