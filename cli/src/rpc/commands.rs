@@ -273,22 +273,40 @@ impl Rpc {
 
     /// Pi's `cycleModel` over the available models: `null` with fewer than two.
     fn cycle_model(&mut self) -> Result<Value, Failure> {
-        let models = self.available_models();
+        let runtime = &self.runtime;
+        let scoped: Vec<(Model, Option<ThinkingLevel>)> = runtime
+            .scoped_models
+            .iter()
+            .filter(|s| runtime.has_auth(&s.model))
+            .map(|s| (s.model.clone(), s.thinking))
+            .collect();
+        let is_scoped = !runtime.scoped_models.is_empty();
+        let models = if is_scoped {
+            scoped
+        } else {
+            self.available_models()
+                .into_iter()
+                .map(|m| (m, None))
+                .collect()
+        };
         if models.len() <= 1 {
             return Ok(Value::Null);
         }
         let current = self.session.machine().agent().model();
         let index = models
             .iter()
-            .position(|m| m.provider == current.provider && m.id == current.id)
+            .position(|(m, _)| m.provider == current.provider && m.id == current.id)
             .unwrap_or(0);
-        let next = models[(index + 1) % models.len()].clone();
-        self.submit(SessionInput::SetModel(next.clone()))?;
+        let (next, thinking) = models[(index + 1) % models.len()].clone();
+        self.submit(match thinking {
+            Some(level) => SessionInput::SetScopedModel(next.clone(), level),
+            None => SessionInput::SetModel(next.clone()),
+        })?;
         let level = self.session.machine().agent().thinking_level();
         Ok(json!({
             "model": state::to_value(&next),
             "thinkingLevel": level.as_str(),
-            "isScoped": false,
+            "isScoped": is_scoped,
         }))
     }
 
@@ -445,7 +463,7 @@ fn settings_writes(input: &SessionInput) -> Vec<(Vec<&'static str>, Value)> {
         SessionInput::SetFollowUpMode(m) => vec![(vec!["followUpMode"], mode(m))],
         SessionInput::SetAutoCompaction(on) => vec![(vec!["compaction", "enabled"], json!(on))],
         SessionInput::SetAutoRetry(on) => vec![(vec!["retry", "enabled"], json!(on))],
-        SessionInput::SetModel(model) => vec![
+        SessionInput::SetModel(model) | SessionInput::SetScopedModel(model, _) => vec![
             (vec!["defaultProvider"], json!(model.provider)),
             (vec!["defaultModel"], json!(model.id)),
         ],

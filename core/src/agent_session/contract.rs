@@ -56,6 +56,9 @@ pub enum SessionInput {
     /// `AgentSession.abort`: the run, a retry wait and a compaction in progress.
     Abort,
     SetModel(Model),
+    /// Switch to a model of the `--models` scope with the thinking level its pattern named
+    /// (Pi's scoped cycling: an explicit level replaces the carried one).
+    SetScopedModel(Model, ThinkingLevel),
     SetThinkingLevel(ThinkingLevel),
     /// Manual compaction with optional custom instructions.
     Compact {
@@ -93,6 +96,7 @@ impl SessionInput {
             SessionInput::FollowUp { .. } => "follow_up".into(),
             SessionInput::Abort => "abort".into(),
             SessionInput::SetModel(_) => "set_model".into(),
+            SessionInput::SetScopedModel(..) => "set_scoped_model".into(),
             SessionInput::SetThinkingLevel(_) => "set_thinking_level".into(),
             SessionInput::Compact { .. } => "compact".into(),
             SessionInput::Navigate(_) => "navigate".into(),

@@ -184,7 +184,8 @@ impl SessionMachine {
                 self.queue(text, images, StreamingBehavior::FollowUp)?
             }
             SessionInput::Abort => self.abort()?,
-            SessionInput::SetModel(model) => self.set_model(model)?,
+            SessionInput::SetModel(model) => self.set_model(model, None)?,
+            SessionInput::SetScopedModel(model, level) => self.set_model(model, Some(level))?,
             SessionInput::SetThinkingLevel(level) => self.set_thinking_level(level)?,
             SessionInput::Compact {
                 custom_instructions,
@@ -593,8 +594,14 @@ impl SessionMachine {
         Ok(())
     }
 
-    fn set_model(&mut self, model: Model) -> Result<(), SessionError> {
-        let carried = if self.agent.model().reasoning {
+    fn set_model(
+        &mut self,
+        model: Model,
+        explicit: Option<ThinkingLevel>,
+    ) -> Result<(), SessionError> {
+        let carried = if let Some(level) = explicit {
+            level
+        } else if self.agent.model().reasoning {
             self.agent.thinking_level()
         } else {
             self.default_thinking_level.unwrap_or(ThinkingLevel::Medium)
