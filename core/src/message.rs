@@ -127,6 +127,17 @@ pub enum UserContent {
     Blocks(Vec<ContentBlock>),
 }
 
+impl UserContent {
+    /// The text blocks joined without separator (Pi's `extractUserMessageText`, also how queued
+    /// messages are matched).
+    pub fn text(&self) -> String {
+        match self {
+            UserContent::Text(text) => text.clone(),
+            UserContent::Blocks(blocks) => text_parts(blocks).collect(),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for UserContent {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ContentVisitor;

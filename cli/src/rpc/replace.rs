@@ -13,7 +13,7 @@ use pi_effects::session::SessionStore;
 use serde_json::{json, Value};
 
 use super::commands::{text_field, Failure};
-use super::{failure, state, success, Rpc};
+use super::{failure, success, Rpc};
 use crate::setup::SessionChoice;
 
 /// Where a fork puts the new session's leaf.
@@ -105,9 +105,7 @@ impl Rpc {
             Position::At => (Some(entry.id().to_owned()), None),
             Position::Before => match entry {
                 SessionEntry::Message(m) => match &m.message {
-                    AgentMessage::User(user) => {
-                        (m.parent_id.clone(), Some(state::user_text(&user.content)))
-                    }
+                    AgentMessage::User(user) => (m.parent_id.clone(), Some(user.content.text())),
                     _ => return Err(invalid()),
                 },
                 _ => return Err(invalid()),

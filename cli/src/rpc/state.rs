@@ -4,7 +4,7 @@
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::SessionMachine;
 use pi_core::compaction::tokens::{calculate_context_tokens, estimate_context_tokens};
-use pi_core::message::{AgentMessage, ContentBlock, StopReason, UserContent};
+use pi_core::message::{AgentMessage, ContentBlock, StopReason};
 use pi_core::session::entry::SessionEntry;
 use pi_effects::agent_session::AgentSession;
 use serde_json::{json, Map, Value};
@@ -138,20 +138,6 @@ fn context_usage(machine: &SessionMachine) -> Option<Value> {
     Some(json!({"tokens": tokens, "contextWindow": context_window, "percent": percent}))
 }
 
-/// A user message's text blocks joined (Pi's `extractUserMessageText`).
-pub fn user_text(content: &UserContent) -> String {
-    match content {
-        UserContent::Text(text) => text.clone(),
-        UserContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect(),
-    }
-}
-
 /// `get_fork_messages`: every user message of the file with text, in file order.
 pub fn fork_messages(machine: &SessionMachine) -> Value {
     let messages: Vec<Value> = machine
@@ -161,7 +147,7 @@ pub fn fork_messages(machine: &SessionMachine) -> Value {
         .filter_map(|entry| match entry {
             SessionEntry::Message(m) => match &m.message {
                 AgentMessage::User(user) => {
-                    let text = user_text(&user.content);
+                    let text = user.content.text();
                     (!text.is_empty()).then(|| json!({"entryId": m.id, "text": text}))
                 }
                 _ => None,

@@ -10,7 +10,7 @@ use crate::compaction::tokens::{
 };
 use crate::compaction::CompactionSettings;
 use crate::event::{AgentEvent, CompactionReason, Event, SessionEvent};
-use crate::message::{AgentMessage, AssistantMessage, ContentBlock, ImageContent, StopReason};
+use crate::message::{AgentMessage, AssistantMessage, ImageContent, StopReason};
 use crate::model::{clamp_thinking_level, Model, ThinkingLevel};
 use crate::overflow::is_context_overflow;
 use crate::session::entry::SessionEntry;
@@ -401,7 +401,7 @@ impl SessionMachine {
         } = &event
         {
             self.overflow_recovery_attempted = false;
-            let text = user_text(&user.content);
+            let text = user.content.text();
             if !text.is_empty() {
                 if let Some(i) = self.steering_texts.iter().position(|t| *t == text) {
                     self.steering_texts.remove(i);
@@ -651,19 +651,5 @@ impl SessionMachine {
 
     pub(super) fn reply(&mut self, reply: Reply) {
         self.out.replies.push(reply);
-    }
-}
-
-/// The text blocks of a user message, concatenated (how Pi matches queued texts).
-fn user_text(content: &crate::message::UserContent) -> String {
-    match content {
-        crate::message::UserContent::Text(text) => text.clone(),
-        crate::message::UserContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect(),
     }
 }

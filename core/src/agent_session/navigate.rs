@@ -9,7 +9,7 @@ use crate::compaction::branch::{
     prepare_branch_entries, BranchSummaryOutcome,
 };
 use crate::compaction::files::FileOps;
-use crate::message::{AgentMessage, BashExecutionMessage, ContentBlock, UserContent};
+use crate::message::{AgentMessage, BashExecutionMessage};
 use crate::session::entry::SessionEntry;
 
 use super::contract::{NavigateRequest, Navigated, Reply, SessionError, SessionRejection};
@@ -134,10 +134,10 @@ impl SessionMachine {
         };
         let (new_leaf, editor_text) = match &target {
             SessionEntry::Message(m) => match &m.message {
-                AgentMessage::User(user) => (m.parent_id.clone(), Some(text_of(&user.content))),
+                AgentMessage::User(user) => (m.parent_id.clone(), Some(user.content.text())),
                 _ => (Some(request.target_id.clone()), None),
             },
-            SessionEntry::CustomMessage(c) => (c.parent_id.clone(), Some(text_of(&c.content))),
+            SessionEntry::CustomMessage(c) => (c.parent_id.clone(), Some(c.content.text())),
             _ => (Some(request.target_id.clone()), None),
         };
         let mut summary_entry_id = None;
@@ -227,18 +227,5 @@ impl SessionMachine {
         let mut messages = self.agent.messages().to_vec();
         messages.extend(added);
         self.replace_messages(messages)
-    }
-}
-
-fn text_of(content: &UserContent) -> String {
-    match content {
-        UserContent::Text(text) => text.clone(),
-        UserContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect(),
     }
 }
