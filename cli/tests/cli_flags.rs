@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Env, Mock};
+use common::{Env, MockLlm};
 use serde_json::{json, Value};
 
 /// The text of the last user message of a request body.
@@ -32,7 +32,7 @@ fn text_script(texts: &[&str]) -> Value {
 
 #[test]
 fn unknown_models_and_providers_are_errors() {
-    let mock = Mock::start(json!([]));
+    let mock = MockLlm::start(&json!([]));
     let env = Env::new(&mock);
     let out = env.run(&["--model", "nosuch", "-p", "hi"]);
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
@@ -56,7 +56,7 @@ fn unknown_models_and_providers_are_errors() {
 
 #[test]
 fn custom_ids_thinking_suffixes_and_invalid_levels() {
-    let mock = Mock::start(text_script(&["one", "two", "three"]));
+    let mock = MockLlm::start(&text_script(&["one", "two", "three"]));
     let env = Env::new(&mock);
     let out = env.run(&["--provider", "mock", "--model", "nosuch", "-p", "hi"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "one\n"));
@@ -80,7 +80,7 @@ fn custom_ids_thinking_suffixes_and_invalid_levels() {
 
 #[test]
 fn without_any_model_the_first_prompt_fails_for_want_of_a_key() {
-    let mock = Mock::start(json!([]));
+    let mock = MockLlm::start(&json!([]));
     let env = Env::new(&mock);
     env.write_agent("models.json", r#"{"providers": {}}"#);
     let expected = format!(
@@ -115,7 +115,7 @@ fn without_any_model_the_first_prompt_fails_for_want_of_a_key() {
 
 #[test]
 fn list_models_prints_pis_table() {
-    let mock = Mock::start(json!([]));
+    let mock = MockLlm::start(&json!([]));
     let env = Env::new(&mock);
     let out = env.run(&["--list-models"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, ""));
@@ -143,7 +143,7 @@ fn list_models_prints_pis_table() {
 
 #[test]
 fn file_arguments_and_piped_stdin_make_the_first_message() {
-    let mock = Mock::start(text_script(&["first", "second", "third"]));
+    let mock = MockLlm::start(&text_script(&["first", "second", "third"]));
     let env = Env::new(&mock);
     env.write("a.txt", b"line one\nline two\n");
     env.write("empty.txt", b"");
@@ -184,7 +184,7 @@ fn file_arguments_and_piped_stdin_make_the_first_message() {
 
 #[test]
 fn images_are_attached_with_their_notes() {
-    let mock = Mock::start(text_script(&["seen"]));
+    let mock = MockLlm::start(&text_script(&["seen"]));
     let env = Env::new(&mock);
     env.write("small.png", &png(4, 3));
     env.write("big.png", &png(3000, 1000));
@@ -226,7 +226,7 @@ fn images_are_attached_with_their_notes() {
 
 #[test]
 fn file_argument_errors() {
-    let mock = Mock::start(json!([]));
+    let mock = MockLlm::start(&json!([]));
     let env = Env::new(&mock);
     std::fs::create_dir(env.cwd().join("d")).unwrap();
     let cwd = env.cwd().display().to_string();
@@ -262,7 +262,7 @@ fn file_argument_errors() {
 
 #[test]
 fn scopes_sessions_and_defaults_choose_the_model() {
-    let mock = Mock::start(text_script(&["a", "b", "c", "d"]));
+    let mock = MockLlm::start(&text_script(&["a", "b", "c", "d"]));
     let env = Env::new(&mock);
     let out = env.run(&["--models", "nomatch*,mock-reasoner:bogus", "-p", "hi"]);
     assert_eq!(out.code, 0);
@@ -291,7 +291,7 @@ fn scopes_sessions_and_defaults_choose_the_model() {
 
 #[test]
 fn export_writes_html_and_reports_like_pi() {
-    let mock = Mock::start(text_script(&["Hello <there>"]));
+    let mock = MockLlm::start(&text_script(&["Hello <there>"]));
     let env = Env::new(&mock);
     assert_eq!(env.run(&["--model", "mock-model", "-p", "hi"]).code, 0);
     let session = env.session_files()[0].clone();
@@ -330,7 +330,7 @@ fn export_writes_html_and_reports_like_pi() {
 
 #[test]
 fn resume_lists_the_sessions_of_the_directory() {
-    let mock = Mock::start(text_script(&["answer"]));
+    let mock = MockLlm::start(&text_script(&["answer"]));
     let env = Env::new(&mock);
     let cwd = env.cwd().display().to_string();
     let out = env.run(&["--resume"]);
@@ -361,7 +361,7 @@ fn resume_lists_the_sessions_of_the_directory() {
 
 #[test]
 fn offline_reaches_the_commands_tools_run() {
-    let mock = Mock::start(json!([
+    let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo offline=$PI_OFFLINE skip=$PI_SKIP_VERSION_CHECK"}}]},
         {"text": "done"}
     ]));

@@ -8,27 +8,15 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Env, Mock};
+use common::{Env, MockLlm};
 use serde_json::json;
 
-fn processes_with(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|entry| {
-            std::fs::read(entry.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(marker))
-                .unwrap_or(false)
-        })
-        .count()
-}
-
 fn signal_ends_the_run(signal: &str, expected_code: i32) {
-    let marker = format!("pi-signal-test-{signal}-{}", std::process::id());
+    let marker = pi_testkit::unique_marker(&format!("signal-{signal}"));
     let command = format!(
         "(exec -a {marker}-child sleep 30) & bash -c '(exec -a {marker}-grandchild sleep 30) & wait'"
     );
-    let mock = Mock::start(json!([
+    let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
         {"text": "unreached"}
     ]));
@@ -48,7 +36,7 @@ fn signal_ends_the_run(signal: &str, expected_code: i32) {
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while processes_with(&marker) < 2 {
+    while pi_testkit::processes_with(&marker).len() < 2 {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the command did not start"
@@ -62,11 +50,7 @@ fn signal_ends_the_run(signal: &str, expected_code: i32) {
     assert!(status.success());
     let code = pi.wait().unwrap().code();
     assert_eq!(code, Some(expected_code));
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while processes_with(&marker) > 0 {
-        assert!(Instant::now() < deadline, "processes left behind");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    pi_testkit::wait_until_gone(&marker, Duration::from_secs(2));
 }
 
 #[test]

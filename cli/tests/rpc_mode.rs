@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use common::Mock;
+use common::MockLlm;
 use serde_json::{json, Value};
 
 /// `pi --mode rpc` with its own directories, talking to a mock.
@@ -21,7 +21,7 @@ struct Pi {
     /// Every line read so far.
     seen: Vec<Value>,
     root: tempfile::TempDir,
-    _mock: Mock,
+    _mock: MockLlm,
 }
 
 impl Pi {
@@ -39,7 +39,7 @@ impl Pi {
         for dir in [&home, &agent, &cwd] {
             std::fs::create_dir_all(dir).unwrap();
         }
-        let mock = Mock::start(script.clone());
+        let mock = MockLlm::start(&script);
         let models = json!({"providers": {"mock": {
         "baseUrl": format!("http://127.0.0.1:{}/v1", mock.port),
         "api": "openai-completions",

@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Mock;
+use common::MockLlm;
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::event::{AgentEvent, Event};
 use pi_core::message::{AgentMessage, AssistantMessage, StopReason};
@@ -21,10 +21,10 @@ use pi_providers::transport::Timeouts;
 use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
-fn options(mock: &Mock, cwd: &std::path::Path) -> SessionOptions {
+fn options(mock: &MockLlm, cwd: &std::path::Path) -> SessionOptions {
     let mut options = SessionOptions::new(
         cwd,
-        mock.model(),
+        common::mock_model(mock),
         Arc::new(|_| {
             Ok(CallOptions {
                 api_key: "test-key".into(),
@@ -73,7 +73,7 @@ fn last_assistant(session: &AgentSession) -> AssistantMessage {
 
 #[tokio::test]
 async fn a_tool_call_and_its_answer_over_real_http_with_the_session_on_disk() {
-    let mock = Mock::start(json!([
+    let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "hello.txt"}}]},
         {"text": ["The file ", "says hi there."]}
     ]));
@@ -158,7 +158,7 @@ async fn a_tool_call_and_its_answer_over_real_http_with_the_session_on_disk() {
 
 #[tokio::test]
 async fn a_transient_failure_is_retried_after_the_backoff() {
-    let mock = Mock::start(json!([
+    let mock = MockLlm::start(&json!([
         {"status": 500},
         {"status": 429, "error_body": {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}},
         {"text": "Recovered."}
@@ -203,7 +203,7 @@ async fn one_shot(
     idle: Duration,
     retry: RetrySettings,
 ) -> (AssistantMessage, Duration, usize, Vec<Value>) {
-    let mock = Mock::start(script);
+    let mock = MockLlm::start(&script);
     let cwd = tempfile::tempdir().unwrap();
     let mut options = options(&mock, cwd.path());
     options.retry = retry;
@@ -310,7 +310,7 @@ async fn five_hundreds_forever_exhaust_the_retries() {
 
 #[tokio::test]
 async fn abort_from_another_task_ends_a_streaming_response() {
-    let mock = Mock::start(json!([{"text": ["Hel", "lo"], "hang_ms": 20000}]));
+    let mock = MockLlm::start(&json!([{"text": ["Hel", "lo"], "hang_ms": 20000}]));
     let cwd = tempfile::tempdir().unwrap();
     let mut session = create_agent_session(options(&mock, cwd.path())).unwrap();
     let commands = session.commands().unwrap();
@@ -337,7 +337,7 @@ async fn abort_during_bash_kills_the_command_and_its_children() {
     let command = format!(
         "(exec -a {marker}-child sleep 30) & bash -c '(exec -a {marker}-grandchild sleep 30) & wait'"
     );
-    let mock = Mock::start(json!([
+    let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
         {"text": "unreached"}
     ]));
@@ -369,7 +369,7 @@ async fn abort_during_bash_kills_the_command_and_its_children() {
 
 #[tokio::test]
 async fn the_edit_tool_takes_legacy_arguments_as_pi_does() {
-    let mock = Mock::start(json!([
+    let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "call_1", "name": "edit", "arguments": {"path": "a.txt", "oldText": "world", "newText": "there"}}]},
         {"text": "Done."}
     ]));
@@ -396,7 +396,7 @@ async fn the_edit_tool_takes_legacy_arguments_as_pi_does() {
 async fn dropping_a_session_stops_its_commands() {
     let marker = common::unique_marker("dropped");
     let command = format!("(exec -a {marker}-child sleep 30) & wait");
-    let mock = Mock::start(json!([
+    let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
         {"text": "unreached"}
     ]));

@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::time::Duration;
 
 use common::{kinds, mock_claude, mock_model_at};
@@ -16,56 +14,11 @@ use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, User
 use pi_providers::call::ModelCall;
 use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
+use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-struct Mock {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn mock(script: Value) -> Mock {
-    let dir = tempfile::tempdir().unwrap();
-    let kit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/mock/mock_llm.py");
-    std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
-    let port_file = dir.path().join("port");
-    let log = dir.path().join("log.jsonl");
-    let child = Command::new("python3")
-        .arg(kit)
-        .arg("--script")
-        .arg(dir.path().join("script.json"))
-        .arg("--log")
-        .arg(&log)
-        .arg("--port-file")
-        .arg(&port_file)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut mock = Mock {
-        child,
-        port: 0,
-        log,
-        _dir: dir,
-    };
-    for _ in 0..200 {
-        if let Some(port) = std::fs::read_to_string(&port_file)
-            .ok()
-            .and_then(|p| p.trim().parse().ok())
-        {
-            mock.port = port;
-            return mock;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("the mock did not start");
+fn mock(script: Value) -> MockLlm {
+    MockLlm::start(&script)
 }
 
 fn request(port: u16) -> ModelRequest {

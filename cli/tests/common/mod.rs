@@ -1,79 +1,14 @@
 //! What the binary's end-to-end tests share: the conformance kit's mock LLM as a real server on
 //! 127.0.0.1, and a fresh HOME / agent dir / cwd with models.json pointing at it.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
-use serde_json::{json, Value};
-
-/// The kit's mock LLM, killed when dropped.
-pub struct Mock {
-    child: Child,
-    pub port: u16,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Mock {
-    /// Starts the mock playing `script`, one step per request.
-    pub fn start(script: Value) -> Mock {
-        let dir = tempfile::tempdir().unwrap();
-        let kit =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/mock/mock_llm.py");
-        std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
-        let port_file = dir.path().join("port");
-        let log = dir.path().join("log.jsonl");
-        let mut child = Command::new("python3")
-            .arg(kit)
-            .arg("--script")
-            .arg(dir.path().join("script.json"))
-            .arg("--log")
-            .arg(&log)
-            .arg("--port-file")
-            .arg(&port_file)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..200 {
-            if let Some(port) = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|p| p.trim().parse().ok())
-            {
-                return Mock {
-                    child,
-                    port,
-                    log,
-                    _dir: dir,
-                };
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the mock did not start");
-    }
-
-    /// The request bodies received, in order.
-    pub fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|v| v.get("body").cloned())
-            .collect()
-    }
-}
+pub use pi_testkit::MockLlm;
+use serde_json::json;
 
 /// A fresh HOME, agent dir (models.json at the mock, as the kit's run.py writes it) and cwd.
 pub struct Env {
@@ -88,7 +23,7 @@ pub struct Output {
 }
 
 impl Env {
-    pub fn new(mock: &Mock) -> Env {
+    pub fn new(mock: &MockLlm) -> Env {
         let env = Env {
             root: tempfile::tempdir().unwrap(),
             port: mock.port,

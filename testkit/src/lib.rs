@@ -1,0 +1,129 @@
+//! What the test suites of several crates share, so each does not carry its own copy: the
+//! conformance kit's scripted mock LLM run as a real server on 127.0.0.1, and counting the
+//! processes a test started. For tests only: failures panic with what went wrong.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The conformance kit kept beside the repository.
+pub fn kit_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle")
+}
+
+/// The kit's mock LLM (`mock/mock_llm.py`) playing a script, one step per request; killed when
+/// dropped.
+#[derive(Debug)]
+pub struct MockLlm {
+    child: Child,
+    /// The port it listens on, on 127.0.0.1.
+    pub port: u16,
+    /// Every request it received (JSONL), and a record when each reply finished.
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for MockLlm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl MockLlm {
+    /// Starts the mock playing `script` (the kit's step format) and waits until it listens.
+    pub fn start(script: &Value) -> MockLlm {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("log.jsonl");
+        let mut child = Command::new("python3")
+            .arg(kit_dir().join("mock/mock_llm.py"))
+            .arg("--script")
+            .arg(dir.path().join("script.json"))
+            .arg("--log")
+            .arg(&log)
+            .arg("--port-file")
+            .arg(&port_file)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs the kit's mock LLM");
+        for _ in 0..400 {
+            if let Some(port) = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                return MockLlm {
+                    child,
+                    port,
+                    log,
+                    _dir: dir,
+                };
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the mock LLM did not start");
+    }
+
+    /// `http://127.0.0.1:<port>` followed by `path` (e.g. `/v1`).
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The request bodies received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v.get("event").is_none())
+            .filter_map(|v| v.get("body").cloned())
+            .collect()
+    }
+}
+
+/// Processes whose command line contains `marker` (zombies have none and are not counted).
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+/// Waits up to `within` for every process with `marker` to be gone; panics naming the ones left.
+pub fn wait_until_gone(marker: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A process name no other test uses.
+pub fn unique_marker(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("pi-test-{name}-{}-{nanos}", std::process::id())
+}
