@@ -297,3 +297,21 @@ user: Hello
 model: text Hi.
 "#
 );
+
+// A prompt during a retry's backoff runs at once; when that run overflows, the compaction
+// supersedes the waiting retry (`Retry cancelled`), so the old transcript is never continued
+// while it is being replaced. (Found by the session properties; Pi's timer races here.)
+scenario!(
+    a_compaction_supersedes_a_waiting_retry,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
+user: question
+model: error 429 Too many requests
+user: another question
+model: error 400 prompt is too long: 2100 tokens > 2000 maximum
+tick 1000
+model: text Summary.
+tick 100
+model: text Answer.
+"#
+);

@@ -76,6 +76,9 @@ impl SessionMachine {
         will_retry: bool,
         custom_instructions: Option<String>,
     ) -> Result<(), SessionError> {
+        // A compaction supersedes a retry still waiting for its backoff: continuing the old
+        // transcript while it is being replaced could only race (Pi's timer does race here).
+        self.abort_retry();
         self.compaction = Some(CompactionJob {
             state: JobState::WaitingForIdle,
             reason,

@@ -78,6 +78,16 @@ impl SessionScenario {
 }
 
 impl Driver {
+    /// The session machine of a `session:` scenario, once the first input created it.
+    pub fn session(&self) -> Option<&SessionMachine> {
+        self.session.as_ref().and_then(|s| s.machine.as_ref())
+    }
+
+    /// The transcript so far, one line per command, event and effect.
+    pub fn transcript(&self) -> &[String] {
+        &self.log
+    }
+
     fn session_machine(&mut self) -> Option<&mut SessionMachine> {
         let now = self.now;
         let config = &self.config;
