@@ -155,11 +155,15 @@ compact:
 "#
 );
 
+// The session listens to its agent again afterwards (the next run's events are emitted and
+// persisted).
 scenario!(
     manual_compaction_of_an_empty_session,
     r#"
 session: keepRecentTokens=5
 compact:
+user: Hello
+model: text Hi.
 "#
 );
 

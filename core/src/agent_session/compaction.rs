@@ -100,6 +100,8 @@ impl SessionMachine {
         let Some(mut job) = self.compaction.take() else {
             return Ok(());
         };
+        // The run a manual compaction aborted has ended: listen to the agent again.
+        self.disconnected = false;
         self.emit(Event::Session(SessionEvent::CompactionStart {
             reason: job.reason,
         }));

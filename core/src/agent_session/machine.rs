@@ -65,7 +65,7 @@ pub struct SessionMachine {
     /// A prompt held back until the pre-prompt compaction ends.
     pending_prompt: Option<Prompt>,
     /// Agent events are not listened to (Pi disconnects during a manual compaction).
-    disconnected: bool,
+    pub(super) disconnected: bool,
     pub(super) now: u64,
     pub(super) out: SessionStep,
 }
@@ -213,7 +213,6 @@ impl SessionMachine {
             return Ok(());
         }
         if let Some(JobState::WaitingForIdle) = self.compaction.as_ref().map(|job| job.state) {
-            self.disconnected = false;
             self.begin_compaction_calls()?;
         }
         if self.compaction.is_none() {
@@ -302,11 +301,16 @@ impl SessionMachine {
         }
     }
 
-    fn abort(&mut self) -> Result<(), SessionError> {
-        self.abort_retry();
+    /// Drops a pending continue after a compaction.
+    pub(super) fn cancel_continue(&mut self) {
         if matches!(self.wake, Some((_, Wake::AfterCompaction))) {
             self.wake = None;
         }
+    }
+
+    fn abort(&mut self) -> Result<(), SessionError> {
+        self.abort_retry();
+        self.cancel_continue();
         self.pending_prompt = None;
         self.abort_compaction()?;
         if let Some(job) = &self.navigation {
@@ -330,6 +334,10 @@ impl SessionMachine {
         self.wake = None;
         if reason == Wake::Retry {
             self.waiting_to_retry = false;
+        }
+        // The transcript is being replaced: continuing it now would race the replacement.
+        if self.compaction.is_some() || self.navigation.is_some() {
+            return Ok(());
         }
         // Pi ignores a failing `continue()` here (e.g. nothing left to continue from).
         match self.agent.step(self.now, Input::Continue) {

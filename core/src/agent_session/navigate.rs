@@ -32,6 +32,10 @@ impl SessionMachine {
         if self.agent.is_streaming() || self.is_compacting() || self.navigation.is_some() {
             return Err(SessionRejection::NavigateWhileBusy.into());
         }
+        // Leaving the branch drops what was pending on it: a waiting retry, a continue after a
+        // compaction.
+        self.abort_retry();
+        self.cancel_continue();
         let old_leaf = self.tree.leaf_id().map(str::to_owned);
         if old_leaf.as_deref() == Some(request.target_id.as_str()) {
             self.reply(Reply::Navigated(Ok(Navigated::default())));
