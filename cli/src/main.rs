@@ -16,6 +16,7 @@ mod resume;
 mod rpc;
 mod settings;
 mod setup;
+mod signals;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -106,7 +107,9 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(run(args, console));
-    runtime.shutdown_background();
+    // Dropping the tasks still running (a cancelled tool, a command the run left behind) kills
+    // their processes; give that a moment instead of exiting past it.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 

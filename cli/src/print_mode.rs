@@ -9,10 +9,9 @@ use pi_core::event::Event;
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
 
-use tokio::signal::unix::{signal, Signal, SignalKind};
-
 use crate::args::Mode;
 use crate::output::Stdout;
+use crate::signals::{stop, Signals};
 
 /// Runs `prompts` (the first with `images`) and returns the exit code.
 pub async fn run(
@@ -59,56 +58,6 @@ pub async fn run(
     };
     out.flush();
     code
-}
-
-/// SIGTERM and SIGHUP, which end a print-mode run as Pi ends it: exit 143 or 129.
-struct Signals {
-    term: Option<Signal>,
-    hup: Option<Signal>,
-}
-
-impl Signals {
-    fn new() -> Self {
-        Signals {
-            term: signal(SignalKind::terminate()).ok(),
-            hup: signal(SignalKind::hangup()).ok(),
-        }
-    }
-
-    /// The exit code for the next signal that arrives.
-    async fn received(&mut self) -> i32 {
-        let term = async {
-            match self.term.as_mut() {
-                Some(term) => term.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        let hup = async {
-            match self.hup.as_mut() {
-                Some(hup) => hup.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = term => 143,
-            _ = hup => 129,
-        }
-    }
-}
-
-/// Aborts the run so every tool's process group is killed (Pi kills its detached children),
-/// giving the aborted run up to two seconds to end.
-async fn stop(session: &mut AgentSession, print: &mut impl FnMut(&Event)) {
-    if session.submit(SessionInput::Abort, &mut *print).is_err() {
-        return;
-    }
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
-    while session.machine().is_busy() {
-        match tokio::time::timeout_at(deadline, session.advance(&mut *print)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(_)) | Err(_) => return,
-        }
-    }
 }
 
 /// Text mode's ending: the last message's text blocks, one per line, or its error on stderr.

@@ -80,11 +80,18 @@ impl Settings {
         set_path(&mut current, path, value);
         let text = serde_json::to_string_pretty(&Value::Object(current))
             .map_err(|e| format!("{}: {e}", file.display()))?;
-        let temporary = agent_dir.join(format!("settings.json.{}.tmp", std::process::id()));
-        std::fs::create_dir_all(agent_dir)
+        // A symlinked settings file (dotfiles) is written where it points, as Node writes
+        // through the link.
+        let target = std::fs::canonicalize(&file).unwrap_or(file);
+        let folder = target.parent().unwrap_or(agent_dir).to_path_buf();
+        let temporary = folder.join(format!("settings.json.{}.tmp", std::process::id()));
+        let written = std::fs::create_dir_all(&folder)
             .and_then(|()| std::fs::write(&temporary, text))
-            .and_then(|()| std::fs::rename(&temporary, &file))
-            .map_err(|e| format!("{}: {e}", file.display()))
+            .and_then(|()| std::fs::rename(&temporary, &target));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        written.map_err(|e| format!("{}: {e}", target.display()))
     }
 
     fn get(&self, path: &[&str]) -> Option<&Value> {
@@ -108,39 +115,48 @@ impl Settings {
         self.get(path).and_then(Value::as_bool)
     }
 
+    /// `defaultProvider`: with `defaultModel`, the model when none is asked for.
     pub fn default_provider(&self) -> Option<&str> {
         self.string(&["defaultProvider"])
     }
 
+    /// `defaultModel`.
     pub fn default_model(&self) -> Option<&str> {
         self.string(&["defaultModel"])
     }
 
+    /// `defaultThinkingLevel`.
     pub fn default_thinking_level(&self) -> Option<ThinkingLevel> {
         self.string(&["defaultThinkingLevel"])
             .and_then(ThinkingLevel::parse)
     }
 
+    /// `sessionDir`: where sessions go unless a flag or the environment says otherwise.
     pub fn session_dir(&self) -> Option<&str> {
         self.string(&["sessionDir"])
     }
 
+    /// `shellPath`: the shell bash commands run in.
     pub fn shell_path(&self) -> Option<&str> {
         self.string(&["shellPath"])
     }
 
+    /// `shellCommandPrefix`: lines run before every bash command.
     pub fn shell_command_prefix(&self) -> Option<&str> {
         self.string(&["shellCommandPrefix"])
     }
 
+    /// `images.autoResize` (default on).
     pub fn auto_resize_images(&self) -> bool {
         self.boolean(&["images", "autoResize"]).unwrap_or(true)
     }
 
+    /// `steeringMode`: queued steering delivered one at a time (default) or all at once.
     pub fn steering_mode(&self) -> QueueMode {
         queue_mode(self.string(&["steeringMode"]))
     }
 
+    /// `followUpMode`, likewise.
     pub fn follow_up_mode(&self) -> QueueMode {
         queue_mode(self.string(&["followUpMode"]))
     }
@@ -284,6 +300,21 @@ mod tests {
             saved,
             json!({"compaction": {"reserveTokens": 100, "enabled": false}, "theme": "dark", "steeringMode": "all"})
         );
+        // Through a symlink, the file it points to is updated and the link stays.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let real = elsewhere.path().join("settings.json");
+        std::fs::rename(&file, &real).unwrap();
+        std::os::unix::fs::symlink(&real, &file).unwrap();
+        settings
+            .set_global(agent.path(), &["theme"], json!("light"))
+            .unwrap();
+        assert!(std::fs::symlink_metadata(&file)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+        assert_eq!(saved["theme"], "light");
+        std::fs::remove_file(&file).unwrap();
         std::fs::write(&file, "{ broken").unwrap();
         assert!(settings
             .set_global(agent.path(), &["steeringMode"], json!("one-at-a-time"))

@@ -1,5 +1,5 @@
-//! SIGTERM and SIGHUP during a print-mode run: the run is aborted, every process the bash tool
-//! started is killed (Pi kills its detached children), and the exit code is Pi's (143, 129).
+//! SIGTERM and SIGHUP during a print-mode or RPC run: the run is aborted, every process a bash
+//! command started is killed (Pi kills its detached children), and the exit code is Pi's (143, 129).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -61,4 +61,50 @@ fn sigterm_kills_the_command_and_exits_143() {
 #[test]
 fn sighup_kills_the_command_and_exits_129() {
     signal_ends_the_run("HUP", 129);
+}
+
+#[test]
+fn sigterm_in_rpc_mode_kills_a_running_bash_command() {
+    use std::io::Write;
+    let marker = pi_testkit::unique_marker("rpc-signal");
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let mut pi = env
+        .command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = pi.stdin.take().unwrap();
+    let command = format!("(exec -a {marker}-child sleep 30) & wait");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"id": "b", "type": "bash", "command": command})
+    )
+    .unwrap();
+    let started = Instant::now();
+    while pi_testkit::processes_with(&marker).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &pi.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(pi.wait().unwrap().code(), Some(143));
+    pi_testkit::wait_until_gone(&marker, Duration::from_secs(2));
+    drop(stdin);
 }

@@ -76,6 +76,7 @@ pub struct SessionOptions {
     pub cwd: PathBuf,
     /// Pi's agent directory (global `AGENTS.md`).
     pub agent_dir: PathBuf,
+    /// The model the session starts with.
     pub model: Model,
     /// Clamped to the model; `medium` by default as in Pi.
     pub thinking_level: ThinkingLevel,
@@ -83,6 +84,7 @@ pub struct SessionOptions {
     pub tools: Vec<String>,
     /// Replaces Pi's default system prompt.
     pub system_prompt: Option<String>,
+    /// Appended to the system prompt (Pi's `--append-system-prompt`).
     pub append_system_prompt: Option<String>,
     /// Load `AGENTS.md` / `CLAUDE.md` from the agent dir and from cwd up to the root.
     pub context_files: bool,
@@ -90,11 +92,14 @@ pub struct SessionOptions {
     pub docs: DocPaths,
     /// The session to continue or create; in memory when `None`.
     pub store: Option<SessionStore>,
+    /// Automatic retry (`retry.*` settings).
     pub retry: RetrySettings,
+    /// Automatic compaction (`compaction.*` settings).
     pub compaction: CompactionSettings,
     /// How queued steering and follow-up messages are delivered (Pi's `steeringMode`,
     /// `followUpMode`).
     pub steering_mode: QueueMode,
+    /// See `steering_mode`.
     pub follow_up_mode: QueueMode,
     /// Tool settings (sandbox, shell, temp dir); defaults for `cwd` when `None`.
     pub tool_env: Option<ToolEnv>,
@@ -102,6 +107,7 @@ pub struct SessionOptions {
     pub seed: u64,
     /// API key and headers per call.
     pub call_options: CallOptionsFor,
+    /// Connect and idle timeouts of model calls.
     pub timeouts: Timeouts,
 }
 

@@ -16,9 +16,6 @@ pub enum InterpretError {
     /// Nothing is in progress and no timer is set, so no input can ever come.
     #[error("the interpreter has nothing in progress and no timer to wait for")]
     Idle,
-    /// A recording or other source of answers failed.
-    #[error("{0}")]
-    Source(String),
 }
 
 /// Performs effects and reports their outcomes as inputs.
@@ -40,8 +37,10 @@ pub trait Interpreter {
 /// Why driving stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum DriveError {
+    /// The machine refused the input (Pi's error text) or an answer broke its contract.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// No input could be had.
     #[error(transparent)]
     Interpret(#[from] InterpretError),
     /// The session file could not be written; the session itself is intact in memory.
@@ -132,12 +131,14 @@ fn apply<I: Interpreter>(
     for event in &step.events {
         on_event(event);
     }
-    if step.persist {
-        file.flush(machine.tree())?;
-    }
+    // The effects start before the file is written: the machine counts them as in flight, so
+    // a failed write must not leave them unstarted (the run would wait for them forever).
     for effect in step.effects {
         io.start(effect);
     }
     replies.extend(step.replies);
+    if step.persist {
+        file.flush(machine.tree())?;
+    }
     Ok(())
 }

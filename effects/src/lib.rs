@@ -1,6 +1,6 @@
-//! The harness's IO. Today: Pi's session files on disk. The pure decisions (what an entry is,
-//! where it hangs in the tree, when the file must be written) live in `pi-core`; this crate
-//! carries them out.
+//! The harness's IO: the interpreter that performs the core's effects for real (model calls,
+//! Pi's tools on files and processes, timers), the driver that feeds it, and Pi's session files
+//! on disk. What to do is decided in `pi-core`; this crate carries it out.
 
 pub mod agent_session;
 pub mod driver;

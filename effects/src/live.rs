@@ -3,11 +3,13 @@
 //! they happen, so tools the core runs in parallel really do run in parallel.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
 use pi_core::agent_session::SessionInput;
+use pi_core::message::{AssistantMessage, StopReason};
 use pi_providers::call::ModelCall;
 use pi_providers::transport::Transport;
 use pi_providers::CallOptions;
@@ -86,15 +88,30 @@ impl Live {
             }
         };
         let transport = self.transport.clone();
-        tokio::spawn(async move {
+        let head = AssistantMessage {
+            api: request.model.api.clone(),
+            provider: request.model.provider.clone(),
+            model: request.model.id.clone(),
+            timestamp: now_ms(),
+            ..AssistantMessage::default()
+        };
+        let started = Arc::new(AtomicBool::new(false));
+        let streaming = Arc::clone(&started);
+        let send_event = {
+            let send = send.clone();
+            move |event: StreamEvent| {
+                streaming.store(true, Ordering::Relaxed);
+                send(Input::Model { call, event });
+            }
+        };
+        let running = tokio::spawn(async move {
             let mut model_call = ModelCall::new(request, &options, now_ms());
             let opened = tokio::select! {
                 events = model_call.open(&transport) => Some(events),
                 () = cancel.cancelled() => None,
             };
-            let events = opened.unwrap_or_else(|| model_call.abort());
-            for event in events {
-                send(Input::Model { call, event });
+            for event in opened.unwrap_or_else(|| model_call.abort()) {
+                send_event(event);
             }
             while !model_call.is_done() {
                 let next = tokio::select! {
@@ -102,8 +119,31 @@ impl Live {
                     () = cancel.cancelled() => None,
                 };
                 for event in next.unwrap_or_else(|| model_call.abort()) {
-                    send(Input::Model { call, event });
+                    send_event(event);
                 }
+            }
+        });
+        // A call whose task panics still ends, so the run cannot wait for it forever.
+        tokio::spawn(async move {
+            let Err(panic) = running.await else {
+                return;
+            };
+            let error = format!("Model call failed: {panic}");
+            if started.load(Ordering::Relaxed) {
+                let error = AssistantMessage {
+                    stop_reason: StopReason::Error,
+                    error_message: Some(error),
+                    ..head
+                };
+                send(Input::Model {
+                    call,
+                    event: StreamEvent::Error {
+                        reason: StopReason::Error,
+                        error,
+                    },
+                });
+            } else {
+                send(Input::ModelFailed { call, error });
             }
         });
     }
@@ -166,6 +206,13 @@ impl Interpreter for Live {
     }
 
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        if self.running.is_empty() && wake_at.is_none() {
+            // Nothing can answer: only a command already sent could still move the session.
+            return match self.commands.as_mut().map(|c| c.try_recv()) {
+                Some(Ok(command)) => Ok((now_ms(), command)),
+                _ => Err(InterpretError::Idle),
+            };
+        }
         let sleep = async {
             match wake_at {
                 Some(at) => {

@@ -424,3 +424,40 @@ async fn dropping_a_session_stops_its_commands() {
     drop(session);
     common::assert_all_gone(&marker).await;
 }
+
+#[tokio::test]
+async fn a_session_file_that_cannot_be_written_does_not_stall_the_run() {
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "ls", "arguments": {}}]},
+        {"text": "Listed."}
+    ]));
+    let cwd = tempfile::tempdir().unwrap();
+    let mut options = options(&mock, cwd.path());
+    options.tools = vec!["ls".into()];
+    let folder = cwd.path().join("sessions");
+    options.store = Some(
+        SessionStore::create(
+            &cwd.path().to_string_lossy(),
+            &folder,
+            1_000,
+            IdGenerator::new(5),
+        )
+        .unwrap(),
+    );
+    // The session file's folder becomes a regular file: every write fails, even for root.
+    std::fs::remove_dir(&folder).unwrap();
+    std::fs::write(&folder, "x").unwrap();
+    let mut session = create_agent_session(options).unwrap();
+    let error = session
+        .prompt("List", Vec::new(), |_| {})
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("sessions"), "{error}");
+    // The step that failed to persist still started its tool: the run can be carried on.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while session.machine().is_busy() {
+        assert!(Instant::now() < deadline, "the run stalled");
+        let _ = tokio::time::timeout(Duration::from_secs(5), session.advance(|_| {})).await;
+    }
+    assert_eq!(last_assistant(&session).stop_reason, StopReason::Stop);
+}

@@ -406,3 +406,19 @@ async fn resized_images_decode_to_the_announced_size() {
     assert_eq!((decoded.width(), decoded.height()), (2000, 50));
     assert_eq!(result.details, None);
 }
+
+/// Node's `readFile` refuses files over 2 GiB, and so does the read tool (checked on a sparse
+/// file, so nothing is really read).
+#[tokio::test]
+async fn files_over_two_gib_are_refused_as_node_refuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = fs::File::create(dir.path().join("huge.log")).unwrap();
+    huge.set_len(2 * 1024 * 1024 * 1024 + 1).unwrap();
+    let env = ToolEnv::new(dir.path());
+    assert_eq!(
+        call(&env, "read", json!({"path": "huge.log"}))
+            .await
+            .unwrap_err(),
+        "File size (2147483649) is greater than 2 GiB"
+    );
+}

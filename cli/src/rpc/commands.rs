@@ -207,7 +207,9 @@ impl Rpc {
         if !streaming {
             let model = self.session.machine().agent().model();
             if !self.runtime.has_auth(model) {
-                return Err(Failure::Message(no_api_key_message(&model.provider)));
+                return Err(Failure::Message(crate::setup::no_api_key_found(
+                    &model.provider,
+                )));
             }
         }
         let mut events = Vec::new();
@@ -339,11 +341,13 @@ impl Rpc {
             .shell_command_prefix()
             .map(str::to_owned);
         let done = self.bash_done.clone();
+        let generation = self.generation;
         tokio::spawn(async move {
             let result = execute_bash(&env, &command, &cancel, None).await;
             // The receiver lives as long as RPC mode; after it, nobody waits for the answer.
             let _ = done.send(BashDone {
                 id,
+                generation,
                 command,
                 result,
             });
@@ -360,6 +364,10 @@ impl Rpc {
                 return;
             }
         };
+        if done.generation != self.generation {
+            self.respond(&success(done.id, "bash", Some(result.to_json())));
+            return;
+        }
         let message = BashExecutionMessage {
             command: done.command,
             output: result.output.clone(),
@@ -390,34 +398,6 @@ pub(super) enum Failure {
     Unknown,
     /// Pi's error text, answered with the id.
     Message(String),
-}
-
-/// Pi's `formatNoApiKeyFoundMessage`.
-fn no_api_key_message(provider: &str) -> String {
-    let provider = if provider == "unknown" {
-        "the selected model"
-    } else {
-        provider
-    };
-    let docs = docs_dir();
-    format!(
-        "No API key found for {provider}.\n\nUse /login to log into a provider via OAuth or API key. See:\n  {}\n  {}",
-        docs.join("providers.md").display(),
-        docs.join("models.md").display()
-    )
-}
-
-/// Pi's documentation folder: `PI_PACKAGE_DIR/docs`, else beside this executable.
-fn docs_dir() -> std::path::PathBuf {
-    std::env::var_os("PI_PACKAGE_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::current_exe()
-                .ok()
-                .and_then(|exe| exe.parent().map(std::path::Path::to_path_buf))
-        })
-        .unwrap_or_default()
-        .join("docs")
 }
 
 /// A required string field; its absence is reported by name (Pi would fail on `undefined`).

@@ -16,14 +16,17 @@ mod state;
 use std::collections::VecDeque;
 
 use pi_core::agent_session::Reply;
+use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
+use pi_effects::driver::{DriveError, InterpretError};
 use pi_effects::tools::user_bash::BashResult;
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
 use crate::output::Stdout;
 use crate::setup::{Runtime, SessionChoice};
+use crate::signals::{stop, Signals};
 use crate::CliError;
 
 /// Runs RPC mode until stdin ends; returns the exit code.
@@ -38,13 +41,21 @@ pub async fn run(runtime: Runtime, choice: SessionChoice) -> Result<i32, CliErro
         compact_waiters: VecDeque::new(),
         bash: None,
         bash_done,
+        generation: 0,
     };
     let mut lines = framing::spawn_line_reader(std::io::stdin());
+    let mut signals = Signals::new();
+    // Set when the session is busy with nothing that could answer it (a defect, reported once);
+    // the next command may move it again.
+    let mut stuck = false;
     loop {
-        let busy = rpc.session.machine().is_busy();
+        let busy = rpc.session.machine().is_busy() && !stuck;
         tokio::select! {
             line = lines.recv() => match line {
-                Some(line) => rpc.handle_line(&line),
+                Some(line) => {
+                    stuck = false;
+                    rpc.handle_line(&line);
+                }
                 None => break,
             },
             advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy => {
@@ -53,12 +64,22 @@ pub async fn run(runtime: Runtime, choice: SessionChoice) -> Result<i32, CliErro
                     // Commands go in through `submit`, never through the session's channel.
                     Ok(Err(_)) => {}
                     Err(error) => {
+                        stuck = matches!(error, DriveError::Interpret(InterpretError::Idle));
                         rpc.out.flush();
                         eprintln!("{error}");
                     }
                 }
             }
             Some(done) = bash_finished.recv() => rpc.bash_finished(done),
+            code = signals.received() => {
+                if let Some(bash) = rpc.bash.take() {
+                    bash.cancel();
+                }
+                let out = &mut rpc.out;
+                stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
+                rpc.out.flush();
+                return Ok(code);
+            }
         }
         rpc.answer_abort_waiters();
     }
@@ -69,6 +90,8 @@ pub async fn run(runtime: Runtime, choice: SessionChoice) -> Result<i32, CliErro
 /// A `bash` command that finished, with the id it came with.
 struct BashDone {
     id: Option<Value>,
+    /// The session it ran for (see [`Rpc::generation`]).
+    generation: u64,
     command: String,
     result: Result<BashResult, String>,
 }
@@ -85,6 +108,9 @@ struct Rpc {
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
     bash_done: UnboundedSender<BashDone>,
+    /// Counts session replacements: a `bash` that finishes after its session was replaced is
+    /// answered but not recorded in the new one (Pi records it in the old session object).
+    generation: u64,
 }
 
 impl Rpc {

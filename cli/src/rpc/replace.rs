@@ -149,6 +149,7 @@ impl Rpc {
             .map_err(|e| Failure::Message(e.to_string()))?;
         self.session = session;
         self.bash = None;
+        self.generation += 1;
         for id in std::mem::take(&mut self.abort_waiters) {
             self.respond(&success(id, "abort", None));
         }

@@ -29,7 +29,9 @@ pub struct SessionConfig {
     pub tree: SessionTree,
     /// Entry ids; seeded, so a run replays exactly.
     pub ids: IdGenerator,
+    /// Automatic retry of transient failures.
     pub retry: RetrySettings,
+    /// When and how much to compact.
     pub compaction: CompactionSettings,
     /// The settings' `defaultThinkingLevel`: what a switch away from a model without reasoning
     /// restores (`medium` when unset). Updated as Pi updates it; read it back to save it.
@@ -125,9 +127,11 @@ pub enum Reply {
 /// Where to navigate and how (Pi's `navigateTree` options).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NavigateRequest {
+    /// The entry to go to.
     pub target_id: String,
     /// Summarise the branch being left.
     pub summarize: bool,
+    /// Added to Pi's summary prompt (or replacing it, see `replace_instructions`).
     pub custom_instructions: Option<String>,
     /// Use `custom_instructions` instead of Pi's prompt rather than in addition to it.
     pub replace_instructions: bool,
@@ -140,16 +144,22 @@ pub struct NavigateRequest {
 pub struct Navigated {
     /// The text of the user message navigated to, for the editor.
     pub editor_text: Option<String>,
+    /// Nothing changed (Pi's extension veto; here only an aborted summary).
     pub cancelled: bool,
+    /// The summary was aborted.
     pub aborted: bool,
+    /// The branch summary entry written, if any.
     pub summary_entry_id: Option<String>,
 }
 
 /// The output of one step.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionStep {
+    /// What the interpreter must start (model calls, tools, cancels).
     pub effects: Vec<Effect>,
+    /// Pi's events, in order.
     pub events: Vec<Event>,
+    /// Results of operations that finished in this step.
     pub replies: Vec<Reply>,
     /// New entries were added that the session file must receive (Pi's lazy-flush rule applied).
     pub persist: bool,

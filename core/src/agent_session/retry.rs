@@ -15,8 +15,11 @@ const RETRYABLE: &str = r"(?i)overloaded|provider.?returned.?error|rate.?limit|t
 /// Retry settings (`retry` in Pi's settings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetrySettings {
+    /// Retry at all (`retry.enabled`).
     pub enabled: bool,
+    /// Attempts after the first failure (`retry.maxRetries`).
     pub max_retries: u32,
+    /// The first wait; each further one doubles (`retry.baseDelayMs`).
     pub base_delay_ms: u64,
 }
 

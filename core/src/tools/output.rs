@@ -127,7 +127,7 @@ impl OutputAccumulator {
             || self.total_lines > self.limits.max_lines
     }
 
-    /// Streaming UTF-8 decoding with WHATWG replacement (one U+FFFD per maximal bad subpart).
+    /// Adds decoded text to the counts and the rolling tail.
     fn add_text(&mut self, text: &str) {
         if text.is_empty() {
             return;

@@ -573,7 +573,7 @@ impl SessionWriter<'_> {
             return Ok(());
         }
         let mut text = String::new();
-        if std::mem::take(self.torn_tail) {
+        if *self.torn_tail {
             text.push('\n');
         }
         if !*self.header_on_disk {
@@ -587,7 +587,17 @@ impl SessionWriter<'_> {
             .append(true)
             .open(file)
             .map_err(io_error(file))?;
-        out.write_all(text.as_bytes()).map_err(io_error(file))?;
+        let length_before = out.metadata().map(|m| m.len()).ok();
+        if let Err(error) = out.write_all(text.as_bytes()) {
+            // Take back a partial write, so the next flush neither glues its first line onto a
+            // torn one nor writes entries twice; if that fails too, remember the torn tail.
+            let restored = length_before.is_some_and(|length| out.set_len(length).is_ok());
+            if !restored {
+                *self.torn_tail = !ends_with_newline(file);
+            }
+            return Err(io_error(file)(error));
+        }
+        *self.torn_tail = false;
         *self.header_on_disk = true;
         *self.entries_on_disk = entries.len();
         Ok(())

@@ -74,16 +74,30 @@ async fn read(
 /// The file's bytes, failing as Node's `access` (the file cannot be opened) or `read` does.
 /// Non-blocking so that a FIFO without a writer does not hang the tool.
 fn load(path: &Path) -> Result<Vec<u8>, String> {
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| node_error(&e, "access", Some(path)))?;
+    let too_large = |size: u64| format!("File size ({size}) is greater than 2 GiB");
+    if let Ok(meta) = file.metadata() {
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(too_large(meta.len()));
+        }
+    }
+    // Devices and pipes report no size: stop at the same bound instead of reading forever.
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| node_error(&e, "read", None))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
     Ok(bytes)
 }
+
+/// Node's `readFile` limit (`ERR_FS_FILE_TOO_LARGE`), which Pi's read tool runs into.
+const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 
 fn text_result(bytes: &[u8], raw: &str, window: Window) -> Result<ToolResult, String> {
     let text = String::from_utf8_lossy(bytes);

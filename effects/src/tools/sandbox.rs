@@ -57,51 +57,79 @@ fn confine(cwd: &Path, path: &Path, raw: &str) -> Result<(), PathError> {
             path: cwd.to_path_buf(),
             source,
         })?;
-    if real_path(path).starts_with(&root) {
+    if real_path(path).is_some_and(|real| real.starts_with(&root)) {
         Ok(())
     } else {
         Err(PathError::OutsideWorkingDirectory(raw.to_owned()))
     }
 }
 
-/// The path with its deepest existing ancestor canonicalised and the rest appended lexically.
-fn real_path(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<PathBuf> = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                push_lexically(&mut out, part);
-            }
-            return out;
-        }
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(PathBuf::from(name));
-                existing = parent.to_path_buf();
-            }
-            _ => return lexical(path),
-        }
-    }
-}
+/// How many symlinks one path may go through (Linux's own limit is 40).
+const MAX_LINKS: usize = 40;
 
-fn push_lexically(out: &mut PathBuf, part: &Path) {
-    for component in part.components() {
-        match component {
-            Component::ParentDir => {
+/// Where `path` really leads: walked one component at a time, every symlink followed, even one
+/// whose target does not exist (a write would create that target). `None` when it cannot be
+/// told: `..` after a component that does not exist (whatever it would climb out of is not
+/// there yet), or too many links.
+fn real_path(path: &Path) -> Option<PathBuf> {
+    let mut pending: Vec<Component<'_>> = path.components().rev().collect();
+    let mut owned: Vec<PathBuf> = Vec::new();
+    let mut out = PathBuf::new();
+    let mut missing = false;
+    let mut links = 0;
+    loop {
+        let component = match pending.pop() {
+            Some(component) => component.as_os_str().to_owned(),
+            None => match owned.pop() {
+                Some(part) => part.into_os_string(),
+                None => return Some(out),
+            },
+        };
+        match Path::new(&component).components().next() {
+            Some(Component::RootDir) => out = PathBuf::from("/"),
+            Some(Component::CurDir) | None => {}
+            Some(Component::ParentDir) => {
+                if missing {
+                    return None;
+                }
                 out.pop();
             }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
+            Some(_) => {
+                let candidate = out.join(&component);
+                if missing {
+                    out = candidate;
+                    continue;
+                }
+                match std::fs::symlink_metadata(&candidate) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        links += 1;
+                        if links > MAX_LINKS {
+                            return None;
+                        }
+                        let target = std::fs::read_link(&candidate).ok()?;
+                        // The target's components come next, before the rest of the path.
+                        let rest: Vec<PathBuf> = pending
+                            .drain(..)
+                            .rev()
+                            .map(|c| PathBuf::from(c.as_os_str()))
+                            .chain(owned.drain(..).rev())
+                            .collect();
+                        owned = target
+                            .components()
+                            .map(|c| PathBuf::from(c.as_os_str()))
+                            .chain(rest)
+                            .collect();
+                        owned.reverse();
+                    }
+                    Ok(_) => out = candidate,
+                    Err(_) => {
+                        missing = true;
+                        out = candidate;
+                    }
+                }
+            }
         }
     }
-}
-
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    push_lexically(&mut out, path);
-    out
 }
 
 #[cfg(test)]
@@ -145,6 +173,25 @@ mod tests {
         assert!(resolve(&env, "link/secret.txt", PathUse::Read).is_err());
         assert!(resolve(&env, "link/new/file.txt", PathUse::Other).is_err());
         assert!(resolve(&env, "link", PathUse::Other).is_err());
+    }
+
+    #[test]
+    fn dangling_links_and_climbs_out_of_missing_directories_are_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("new"), dir.path().join("dangling"))
+            .unwrap();
+        std::os::unix::fs::symlink("inner", dir.path().join("relative")).unwrap();
+        std::fs::create_dir(dir.path().join("inner")).unwrap();
+        let env = env(dir.path());
+        assert!(resolve(&env, "dangling", PathUse::Other).is_err());
+        assert!(resolve(&env, "newdir/../link/x", PathUse::Other).is_err());
+        assert!(resolve(&env, "relative/file.txt", PathUse::Other).is_ok());
+        assert!(resolve(&env, "inner/../inner/x", PathUse::Other).is_ok());
+        let looped = dir.path().join("loop");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        assert!(resolve(&env, "loop/x", PathUse::Other).is_err());
     }
 
     #[test]

@@ -1,0 +1,58 @@
+//! SIGTERM and SIGHUP: Pi's print and RPC modes kill the commands their tools started and exit
+//! with 143 or 129. Here the run is aborted, which kills every tool's process group.
+
+use pi_core::agent_session::SessionInput;
+use pi_core::event::Event;
+use pi_effects::agent_session::AgentSession;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+/// SIGTERM and SIGHUP, which end a run as Pi ends it: exit 143 or 129.
+pub struct Signals {
+    term: Option<Signal>,
+    hup: Option<Signal>,
+}
+
+impl Signals {
+    /// Listens from now on (a signal that cannot be listened to is never reported).
+    pub fn new() -> Self {
+        Signals {
+            term: signal(SignalKind::terminate()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// The exit code for the next signal that arrives.
+    pub async fn received(&mut self) -> i32 {
+        let term = async {
+            match self.term.as_mut() {
+                Some(term) => term.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let hup = async {
+            match self.hup.as_mut() {
+                Some(hup) => hup.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = term => 143,
+            _ = hup => 129,
+        }
+    }
+}
+
+/// Aborts the run so every tool's process group is killed (Pi kills its detached children),
+/// giving the aborted run up to two seconds to end.
+pub async fn stop(session: &mut AgentSession, print: &mut impl FnMut(&Event)) {
+    if session.submit(SessionInput::Abort, &mut *print).is_err() {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+    while session.machine().is_busy() {
+        match tokio::time::timeout_at(deadline, session.advance(&mut *print)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) | Err(_) => return,
+        }
+    }
+}
