@@ -319,3 +319,20 @@ tick 100
 model: text Answer.
 "#
 );
+
+// While a navigation waits for its branch summary, a compaction is refused (it would write its
+// entry on whichever branch the summary leaves).
+scenario!(
+    compaction_waits_for_a_navigation,
+    r#"
+session: keepRecentTokens=5
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model: text Second answer.
+navigate: 3 summarize
+compact:
+model: text Summary of the branch.
+"#
+);

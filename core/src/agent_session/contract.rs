@@ -176,6 +176,8 @@ pub enum SessionRejection {
     CompactionInProgress,
     #[error("Agent is already processing. Wait for completion before navigating.")]
     NavigateWhileBusy,
+    #[error("Branch navigation in progress")]
+    NavigationInProgress,
     #[error("{0}")]
     Entry(String),
 }

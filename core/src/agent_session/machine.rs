@@ -652,6 +652,9 @@ impl SessionMachine {
         if self.compaction.is_some() {
             return Err(SessionRejection::CompactionInProgress.into());
         }
+        if self.navigation.is_some() {
+            return Err(SessionRejection::NavigationInProgress.into());
+        }
         self.disconnected = true;
         self.abort()?;
         self.start_compaction(CompactionReason::Manual, false, custom_instructions)
