@@ -34,7 +34,7 @@ pub fn now_ms() -> u64 {
 pub struct Live {
     transport: Transport,
     options_for: CallOptionsFor,
-    tools: Arc<ToolEnv>,
+    tools: ToolEnv,
     answers_tx: UnboundedSender<(u64, SessionInput)>,
     answers: UnboundedReceiver<(u64, SessionInput)>,
     commands: Option<UnboundedReceiver<SessionInput>>,
@@ -57,7 +57,7 @@ impl Live {
         Live {
             transport,
             options_for,
-            tools: Arc::new(tools),
+            tools,
             answers_tx,
             answers,
             commands: None,
@@ -152,7 +152,7 @@ impl Live {
         let cancel = CancellationToken::new();
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
-        let env = Arc::clone(&self.tools);
+        let env = Arc::new(self.tools.clone());
         tokio::spawn(async move {
             let (updates, mut partials) = unbounded_channel();
             let cx = ToolContext { cancel, updates };
@@ -193,7 +193,11 @@ impl Interpreter for Live {
 
     fn start(&mut self, effect: Effect) {
         match effect {
-            Effect::CallModel { call, request } => self.spawn_model(call, request),
+            Effect::CallModel { call, request } => {
+                // Tools answer the model of the latest call (the run's model).
+                self.tools.model_accepts_images = request.model.input.iter().any(|i| i == "image");
+                self.spawn_model(call, request)
+            }
             Effect::RunTool {
                 call, tool, args, ..
             } => self.spawn_tool(call, tool, args),

@@ -422,3 +422,30 @@ async fn files_over_two_gib_are_refused_as_node_refuses_them() {
         "File size (2147483649) is greater than 2 GiB"
     );
 }
+
+/// For a model without image input, Pi's read tool still returns the image and says that it
+/// will be omitted from the request (its text, from the original's read tool).
+#[tokio::test]
+async fn images_for_a_model_without_image_input_carry_pis_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = json!({"width": 4, "height": 4, "noise": 0});
+    fs::write(dir.path().join("small.png"), stored_png(&recipe)).unwrap();
+    let mut env = ToolEnv::new(dir.path());
+    env.model_accepts_images = false;
+    let result = call(&env, "read", json!({"path": "small.png"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        result["content"][0]["text"],
+        "Read image file [image/png]\n[Current model does not support images. The image will be omitted from this request.]"
+    );
+    assert_eq!(result["content"][1]["type"], "image");
+    env.auto_resize_images = false;
+    let result = call(&env, "read", json!({"path": "small.png"}))
+        .await
+        .unwrap();
+    assert!(result["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .ends_with("The image will be omitted from this request.]"));
+}

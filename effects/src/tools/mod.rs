@@ -47,6 +47,9 @@ pub struct ToolEnv {
     pub command_prefix: Option<String>,
     /// Resize images the read tool returns to fit Pi's limits (Pi's `images.autoResize`).
     pub auto_resize_images: bool,
+    /// Whether the model the tools answer takes images; when not, the read tool says the image
+    /// will be omitted (Pi passes the current model in the tool context).
+    pub model_accepts_images: bool,
 }
 
 impl ToolEnv {
@@ -62,6 +65,7 @@ impl ToolEnv {
             shell: None,
             command_prefix: None,
             auto_resize_images: true,
+            model_accepts_images: true,
         }
     }
 }

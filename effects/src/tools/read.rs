@@ -23,6 +23,10 @@ use super::{num_arg, resolve, str_arg, PathUse, ToolContext, ToolEnv, OPERATION_
 const IMAGE_OMITTED: &str =
     "[Image omitted: could not be resized below the inline image size limit.]";
 
+/// Pi's note when the current model does not take images.
+const NON_VISION_NOTE: &str =
+    "[Current model does not support images. The image will be omitted from this request.]";
+
 pub(super) async fn run(
     env: &ToolEnv,
     args: &Value,
@@ -40,7 +44,7 @@ pub(super) async fn run(
     tokio::select! {
         biased;
         () = cx.cancel.cancelled() => Err(OPERATION_ABORTED.into()),
-        result = read(path, raw, window, env.auto_resize_images) => result,
+        result = read(path, raw, window, env) => result,
     }
 }
 
@@ -60,13 +64,16 @@ async fn read(
     path: PathBuf,
     raw: &str,
     window: Window,
-    auto_resize: bool,
+    env: &ToolEnv,
 ) -> Result<ToolResult, String> {
     let load = tokio::task::spawn_blocking(move || load(&path));
     let bytes = load.await.map_err(|e| e.to_string())??;
     let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
     match image::detect_mime(head) {
-        Some(mime) => image_result(bytes, mime, auto_resize).await,
+        Some(mime) => {
+            let note = (!env.model_accepts_images).then_some(NON_VISION_NOTE);
+            image_result(bytes, mime, env.auto_resize_images, note).await
+        }
         None => text_result(&bytes, raw, window),
     }
 }
@@ -113,11 +120,19 @@ async fn image_result(
     bytes: Vec<u8>,
     mime: &'static str,
     auto_resize: bool,
+    note: Option<&str>,
 ) -> Result<ToolResult, String> {
     let base64 = STANDARD.encode(&bytes);
+    let with_note = |mut text: String| {
+        if let Some(note) = note {
+            text.push('\n');
+            text.push_str(note);
+        }
+        text
+    };
     let header = format!("Read image file [{mime}]");
     if !auto_resize {
-        return Ok(image_content(header, base64, mime.to_owned()));
+        return Ok(image_content(with_note(header), base64, mime.to_owned()));
     }
     let resize = move || image::resize(&bytes, &base64, mime, image::Limits::default());
     let resized = tokio::task::spawn_blocking(resize)
@@ -125,7 +140,9 @@ async fn image_result(
         .map_err(|e| e.to_string())?;
     Ok(match resized {
         None => ToolResult {
-            content: vec![ContentBlock::text(format!("{header}\n{IMAGE_OMITTED}"))],
+            content: vec![ContentBlock::text(with_note(format!(
+                "{header}\n{IMAGE_OMITTED}"
+            )))],
             ..ToolResult::default()
         },
         Some(resized) => {
@@ -134,7 +151,7 @@ async fn image_result(
                 text.push('\n');
                 text.push_str(&note);
             }
-            image_content(text, resized.data, resized.mime_type)
+            image_content(with_note(text), resized.data, resized.mime_type)
         }
     })
 }
