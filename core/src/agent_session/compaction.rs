@@ -76,6 +76,21 @@ impl SessionMachine {
         will_retry: bool,
         custom_instructions: Option<String>,
     ) -> Result<(), SessionError> {
+        self.queue_compaction(reason, will_retry, custom_instructions);
+        if !self.agent.is_streaming() {
+            self.begin_compaction_calls()?;
+        }
+        Ok(())
+    }
+
+    /// Records a compaction waiting for the agent to be idle. While a manual one waits, the
+    /// session does not listen to the run it aborts (see [`SessionMachine::deaf`]).
+    pub(super) fn queue_compaction(
+        &mut self,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<String>,
+    ) {
         // A compaction supersedes a retry still waiting for its backoff: continuing the old
         // transcript while it is being replaced could only race (Pi's timer does race here).
         self.abort_retry();
@@ -89,10 +104,14 @@ impl SessionMachine {
             turn_prefix: None,
             aborted: false,
         });
-        if !self.agent.is_streaming() {
-            self.begin_compaction_calls()?;
-        }
-        Ok(())
+    }
+
+    /// Pi disconnects from the agent for a manual compaction: the run it aborts ends unheard
+    /// (its last events are neither emitted nor persisted).
+    pub(super) fn deaf(&self) -> bool {
+        self.compaction
+            .as_ref()
+            .is_some_and(|job| job.state == JobState::WaitingForIdle)
     }
 
     /// Emits `compaction_start`, plans the compaction and sends its summary calls.
@@ -100,8 +119,6 @@ impl SessionMachine {
         let Some(mut job) = self.compaction.take() else {
             return Ok(());
         };
-        // The run a manual compaction aborted has ended: listen to the agent again.
-        self.disconnected = false;
         self.emit(Event::Session(SessionEvent::CompactionStart {
             reason: job.reason,
         }));

@@ -50,7 +50,6 @@ pub struct SessionMachine {
     pub(super) compaction_settings: CompactionSettings,
     default_thinking_level: Option<ThinkingLevel>,
     retry_attempt: u32,
-    waiting_to_retry: bool,
     wake: Option<(u64, Wake)>,
     overflow_recovery_attempted: bool,
     last_assistant: Option<AssistantMessage>,
@@ -64,8 +63,6 @@ pub struct SessionMachine {
     pub(super) branch_summary_reserve_tokens: u64,
     /// A prompt held back until the pre-prompt compaction ends.
     pending_prompt: Option<Prompt>,
-    /// Agent events are not listened to (Pi disconnects during a manual compaction).
-    pub(super) disconnected: bool,
     pub(super) now: u64,
     pub(super) out: SessionStep,
 }
@@ -99,7 +96,6 @@ impl SessionMachine {
             compaction_settings: config.compaction,
             default_thinking_level: config.default_thinking_level,
             retry_attempt: 0,
-            waiting_to_retry: false,
             wake: None,
             overflow_recovery_attempted: false,
             last_assistant: None,
@@ -110,7 +106,6 @@ impl SessionMachine {
             pending_bash: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
-            disconnected: false,
             now: 0,
             out: SessionStep::default(),
         }
@@ -147,7 +142,7 @@ impl SessionMachine {
 
     /// Whether a retry is waiting for its backoff.
     pub fn is_retrying(&self) -> bool {
-        self.waiting_to_retry
+        matches!(self.wake, Some((_, Wake::Retry)))
     }
 
     /// The queued steering and follow-up texts (Pi's `getSteeringMessages`/`getFollowUpMessages`).
@@ -289,8 +284,7 @@ impl SessionMachine {
 
     /// Pi's `abortRetry`: a retry waiting for its backoff is cancelled.
     pub(super) fn abort_retry(&mut self) {
-        if self.waiting_to_retry {
-            self.waiting_to_retry = false;
+        if self.is_retrying() {
             self.wake = None;
             let attempt = std::mem::take(&mut self.retry_attempt);
             self.emit(Event::Session(SessionEvent::AutoRetryEnd {
@@ -325,16 +319,13 @@ impl SessionMachine {
     }
 
     fn wake(&mut self) -> Result<(), SessionError> {
-        let Some((at, reason)) = self.wake else {
+        let Some((at, _)) = self.wake else {
             return Ok(());
         };
         if self.now < at {
             return Ok(());
         }
         self.wake = None;
-        if reason == Wake::Retry {
-            self.waiting_to_retry = false;
-        }
         // The transcript is being replaced: continuing it now would race the replacement.
         if self.compaction.is_some() || self.navigation.is_some() {
             return Ok(());
@@ -401,7 +392,7 @@ impl SessionMachine {
     /// Pi's `_processAgentEvent`: queue bookkeeping, the event itself, persistence, then retry
     /// and compaction after the run.
     fn process(&mut self, event: AgentEvent) -> Result<(), SessionError> {
-        if self.disconnected {
+        if self.deaf() {
             return Ok(());
         }
         if let AgentEvent::MessageStart {
@@ -507,7 +498,6 @@ impl SessionMachine {
                 .unwrap_or_else(|| "Unknown error".into()),
         }));
         self.drop_trailing_assistant(false)?;
-        self.waiting_to_retry = true;
         self.wake = Some((self.now.saturating_add(delay), Wake::Retry));
         Ok(true)
     }
@@ -655,9 +645,12 @@ impl SessionMachine {
         if self.navigation.is_some() {
             return Err(SessionRejection::NavigationInProgress.into());
         }
-        self.disconnected = true;
+        self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
         self.abort()?;
-        self.start_compaction(CompactionReason::Manual, false, custom_instructions)
+        if !self.agent.is_streaming() {
+            self.begin_compaction_calls()?;
+        }
+        Ok(())
     }
 
     pub(super) fn reply(&mut self, reply: Reply) {
