@@ -6,11 +6,11 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use common::MockLlm;
+use common::{Env, MockLlm};
 use serde_json::{json, Value};
 
 /// `pi --mode rpc` with its own directories, talking to a mock.
@@ -20,7 +20,8 @@ struct Pi {
     lines: Receiver<String>,
     /// Every line read so far.
     seen: Vec<Value>,
-    root: tempfile::TempDir,
+    /// Keeps the run's directories alive.
+    _env: Env,
     _mock: MockLlm,
 }
 
@@ -30,29 +31,10 @@ impl Pi {
     }
 
     fn start_with(script: Value, extra_args: &[&str]) -> Pi {
-        let root = tempfile::tempdir().unwrap();
-        let (home, agent, cwd) = (
-            root.path().join("home"),
-            root.path().join("agent"),
-            root.path().join("cwd"),
-        );
-        for dir in [&home, &agent, &cwd] {
-            std::fs::create_dir_all(dir).unwrap();
-        }
         let mock = MockLlm::start(&script);
-        let models = json!({"providers": {"mock": {
-        "baseUrl": format!("http://127.0.0.1:{}/v1", mock.port),
-        "api": "openai-completions",
-        "apiKey": "mock-key",
-        "models": [
-            {"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 16384,
-             "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}},
-            {"id": "mock-reasoner", "name": "Mock Reasoner", "reasoning": true,
-             "contextWindow": 128000, "maxTokens": 16384}
-        ]}}});
-        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
-            .args([
+        let env = Env::new(&mock);
+        let mut child = env
+            .command(&[
                 "--provider",
                 "mock",
                 "--model",
@@ -61,11 +43,6 @@ impl Pi {
                 "rpc",
             ])
             .args(extra_args)
-            .current_dir(&cwd)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("PI_CODING_AGENT_DIR", &agent)
             .env("PI_OFFLINE", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -87,7 +64,7 @@ impl Pi {
             child,
             lines,
             seen: Vec::new(),
-            root,
+            _env: env,
             _mock: mock,
         }
     }
@@ -389,6 +366,5 @@ fn fork_clone_new_and_switch_replace_the_session() {
     let state = pi.call("s4", json!({"type": "get_state"}));
     assert_eq!(state["data"]["sessionFile"], first_file);
     assert_eq!(state["data"]["messageCount"], 4);
-    assert!(pi.root.path().exists());
     assert_eq!(pi.finish(), 0);
 }

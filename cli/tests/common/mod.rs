@@ -78,15 +78,8 @@ impl Env {
     }
 
     pub fn run_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
-            .args(args)
-            .current_dir(self.cwd())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("PI_CODING_AGENT_DIR", self.path("agent"))
-            .env("PI_PACKAGE_DIR", self.path("pkg"))
-            .env("PI_TELEMETRY", "0")
+        let mut child = self
+            .command(args)
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
