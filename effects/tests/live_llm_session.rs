@@ -17,22 +17,11 @@ use pi_providers::transport::Timeouts;
 use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
-fn base_url() -> Option<String> {
-    match std::env::var("LLM_BASE_URL") {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("PI_REQUIRE_LIVE_LLM").is_ok_and(|v| v == "1") => {
-            panic!("PI_REQUIRE_LIVE_LLM=1 but LLM_BASE_URL is not set")
-        }
-        Err(_) => {
-            eprintln!("LLM_BASE_URL is not set: skipped");
-            None
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_prompt_to_the_local_llm_streams_an_answer_into_the_session_file() {
-    let Some(base_url) = base_url() else { return };
+    let Some(base_url) = pi_testkit::live_llm_base_url() else {
+        return;
+    };
     let model = Model {
         id: "smollm2-135m-instruct".into(),
         name: "SmolLM2 135M".into(),

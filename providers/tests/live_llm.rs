@@ -20,19 +20,6 @@ use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
 use serde_json::json;
 
-fn base_url() -> Option<String> {
-    match std::env::var("LLM_BASE_URL") {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("PI_REQUIRE_LIVE_LLM").is_ok_and(|v| v == "1") => {
-            panic!("PI_REQUIRE_LIVE_LLM=1 but LLM_BASE_URL is not set")
-        }
-        Err(_) => {
-            eprintln!("LLM_BASE_URL is not set: skipped");
-            None
-        }
-    }
-}
-
 fn model(base_url: &str) -> Model {
     Model {
         id: "smollm2-135m-instruct".into(),
@@ -64,7 +51,9 @@ async fn call(request: ModelRequest, options: CallOptions) -> (Vec<String>, Assi
 
 #[tokio::test]
 async fn a_streamed_reply_with_usage() {
-    let Some(url) = base_url() else { return };
+    let Some(url) = pi_testkit::live_llm_base_url() else {
+        return;
+    };
     let request = ModelRequest {
         model: model(&url),
         system_prompt: "You are a helpful assistant.".into(),
@@ -116,7 +105,9 @@ async fn a_streamed_reply_with_usage() {
 
 #[tokio::test]
 async fn a_forced_tool_call() {
-    let Some(url) = base_url() else { return };
+    let Some(url) = pi_testkit::live_llm_base_url() else {
+        return;
+    };
     let prefill = AssistantMessage {
         content: vec![ContentBlock::text("<tool_call>\n")],
         api: "openai-completions".into(),
@@ -167,7 +158,9 @@ async fn a_forced_tool_call() {
 
 #[tokio::test]
 async fn an_oversized_prompt_is_recognised_as_context_overflow() {
-    let Some(url) = base_url() else { return };
+    let Some(url) = pi_testkit::live_llm_base_url() else {
+        return;
+    };
     let request = ModelRequest {
         model: model(&url),
         system_prompt: String::new(),

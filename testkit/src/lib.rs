@@ -127,3 +127,18 @@ pub fn unique_marker(name: &str) -> String {
         .subsec_nanos();
     format!("pi-test-{name}-{}-{nanos}", std::process::id())
 }
+
+/// The real local LLM's base URL (`LLM_BASE_URL`, set by CI, which starts one). Without it the
+/// live tests are skipped, unless `PI_REQUIRE_LIVE_LLM=1` (CI) makes that a failure.
+pub fn live_llm_base_url() -> Option<String> {
+    match std::env::var("LLM_BASE_URL") {
+        Ok(url) => Some(url),
+        Err(_) if std::env::var("PI_REQUIRE_LIVE_LLM").is_ok_and(|v| v == "1") => {
+            panic!("PI_REQUIRE_LIVE_LLM=1 but LLM_BASE_URL is not set")
+        }
+        Err(_) => {
+            eprintln!("LLM_BASE_URL is not set: skipped");
+            None
+        }
+    }
+}
