@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-KIT = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "oracle"
+KIT = pathlib.Path(__file__).resolve().parent.parent / "conformance"
 
 
 def main():

@@ -11,7 +11,7 @@
 # lazily; ours are exact, see the README).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-kit="$here/../shared/oracle"
+kit="$here/conformance"
 original="${1:-}"
 
 if [ ! -f "$kit/run.py" ]; then

@@ -6,7 +6,7 @@
 // Usage: node scripts/rpc-client-check.mjs <pi install dir> <our pi binary> [mock kit dir]
 //   <pi install dir>  where install-pi.sh put the original (holds node_modules/)
 //   <our pi binary>   e.g. target/debug/pi
-//   [mock kit dir]    the conformance kit (default: ../shared/oracle beside this repository)
+//   [mock kit dir]    the conformance kit (default: conformance/ in this repository)
 // Exits 0 when every check passes.
 
 import { spawn } from "node:child_process";
@@ -22,7 +22,7 @@ if (!piDir || !ourBinary) {
 	process.exit(2);
 }
 const here = dirname(fileURLToPath(import.meta.url));
-const kit = resolve(kitArg ?? join(here, "../../shared/oracle"));
+const kit = resolve(kitArg ?? join(here, "../conformance"));
 const binary = resolve(ourBinary);
 const clientModule = join(
 	resolve(piDir),

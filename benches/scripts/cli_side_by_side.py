@@ -19,7 +19,7 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-KIT = REPO.parent / "shared" / "oracle"
+KIT = REPO / "conformance"
 
 
 def timed(cmd, env, cwd):

@@ -20,7 +20,7 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-KIT = REPO.parent / "shared" / "oracle"
+KIT = REPO / "conformance"
 
 OPEN_MJS = """import { SessionManager } from "@mariozechner/pi-coding-agent";
 const sm = SessionManager.open(process.argv[2]);

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 fn trace_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/oracle/traces")
+        .join("../conformance/traces")
         .join(name)
 }
 

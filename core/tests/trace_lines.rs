@@ -23,7 +23,7 @@ enum StdoutLine {
 }
 
 fn traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/traces")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/traces")
 }
 
 fn files(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 fn trace_lines(name: &str) -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/oracle/traces")
+        .join("../conformance/traces")
         .join(name)
         .join("stdout.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -1,7 +1,7 @@
 //! The original Pi resumes a session file written by us and continues it normally.
 //!
-//! Runs only when `PI_ORIGINAL` names the original `pi` command (the oracle kit installs it;
-//! `scripts/check-original-resumes-ours.sh` does all of it). The session is written by
+//! Runs when `PI_ORIGINAL` names the original `pi` command (`conformance/install-pi.sh` installs
+//! it; CI sets `PI_REQUIRE_ORIGINAL=1`, so there its absence fails). The session is written by
 //! `SessionStore`, handed to the original with `--session`, and the original answers one more
 //! prompt against the kit's scripted mock model. Then: the run succeeded, the model was sent our
 //! messages, and the file still starts with every line we wrote, followed by the original's.
@@ -106,13 +106,10 @@ fn write_ours(path: &Path) -> String {
 
 #[test]
 fn the_original_resumes_a_session_we_wrote() {
-    let Ok(pi) = std::env::var("PI_ORIGINAL") else {
-        eprintln!(
-            "PI_ORIGINAL is not set: skipped (scripts/check-original-resumes-ours.sh runs it)"
-        );
+    let Some(pi) = pi_testkit::original_pi() else {
         return;
     };
-    let kit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle");
+    let kit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance");
     let tmp = tempfile::tempdir().unwrap();
     let ours = write_ours(&tmp.path().join("ours.jsonl"));
 
@@ -129,7 +126,7 @@ fn the_original_resumes_a_session_we_wrote() {
     let out = tmp.path().join("out");
     let status = Command::new("python3")
         .arg(kit.join("run.py"))
-        .args(["--pi", &pi, "--out"])
+        .args(["--pi", pi.to_str().unwrap(), "--out"])
         .arg(&out)
         .arg("--scenarios")
         .arg(&scenarios)

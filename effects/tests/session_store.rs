@@ -38,7 +38,7 @@ fn lines(path: &Path) -> Vec<String> {
 
 fn trace_session(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/oracle/traces")
+        .join("../conformance/traces")
         .join(name)
         .join("sessions/final");
     let cwd_dir = fs::read_dir(dir).unwrap().flatten().next().unwrap().path();

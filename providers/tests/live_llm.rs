@@ -1,5 +1,5 @@
 //! Against the real local LLM (SmolLM2-135M behind llama.cpp's OpenAI-compatible server, started
-//! by `.ci/run` with the shared `ci-llm.sh`): a streamed text reply with usage, and a forced tool
+//! by `.ci/run` with `scripts/llm/ci-llm.sh`): a streamed text reply with usage, and a forced tool
 //! call, decoded into the right events; a prompt larger than the server's context window, seen
 //! as a context overflow. Skipped without `LLM_BASE_URL`, unless
 //! `PI_REQUIRE_LIVE_LLM=1` (CI) makes that a failure.

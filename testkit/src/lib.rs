@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The conformance kit kept beside the repository.
+/// The conformance kit kept in the repository (`conformance/`): scenarios, reference traces, the
+/// Python mock and the scripts that run the original.
 pub fn kit_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance")
 }
 
 /// The kit's mock LLM (`mock/mock_llm.py`) playing a script, one step per request; killed when
@@ -128,17 +129,53 @@ pub fn unique_marker(name: &str) -> String {
     format!("pi-test-{name}-{}-{nanos}", std::process::id())
 }
 
-/// The real local LLM's base URL (`LLM_BASE_URL`, set by CI, which starts one). Without it the
-/// live tests are skipped, unless `PI_REQUIRE_LIVE_LLM=1` (CI) makes that a failure.
-pub fn live_llm_base_url() -> Option<String> {
-    match std::env::var("LLM_BASE_URL") {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("PI_REQUIRE_LIVE_LLM").is_ok_and(|v| v == "1") => {
-            panic!("PI_REQUIRE_LIVE_LLM=1 but LLM_BASE_URL is not set")
+/// Something a test needs from outside the repository, named by `var`; when it is absent the test
+/// is skipped with one line, unless `require` is set to `1` (as CI sets it), which makes the
+/// absence a failure.
+fn outside(var: &str, require: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ if std::env::var(require).is_ok_and(|v| v == "1") => {
+            panic!("{require}=1 but {var} ({what}) is not set")
         }
-        Err(_) => {
-            eprintln!("LLM_BASE_URL is not set: skipped");
+        _ => {
+            eprintln!("{var} ({what}) is not set: skipped");
             None
         }
     }
+}
+
+/// The original Pi 0.73.1's `pi` command (`PI_ORIGINAL`, set by CI after installing it with
+/// `conformance/install-pi.sh`). Without it the checks against the original are skipped, unless
+/// `PI_REQUIRE_ORIGINAL=1` (CI) makes that a failure.
+pub fn original_pi() -> Option<PathBuf> {
+    outside("PI_ORIGINAL", "PI_REQUIRE_ORIGINAL", "the original pi").map(PathBuf::from)
+}
+
+/// The folder of session files the original Pi wrote in real use, kept beside the repository
+/// (`../shared/wild-sessions`, or `PI_WILD_SESSIONS`). Skipped when absent, unless
+/// `PI_REQUIRE_WILD_SESSIONS=1` (CI) makes that a failure.
+pub fn wild_sessions_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("PI_WILD_SESSIONS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/wild-sessions")
+        });
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("PI_REQUIRE_WILD_SESSIONS").is_ok_and(|v| v == "1") {
+        panic!(
+            "PI_REQUIRE_WILD_SESSIONS=1 but {} is not a folder",
+            dir.display()
+        );
+    }
+    eprintln!("{} (real session files) is absent: skipped", dir.display());
+    None
+}
+
+/// The real local LLM's base URL (`LLM_BASE_URL`, set by CI, which starts one). Without it the
+/// live tests are skipped, unless `PI_REQUIRE_LIVE_LLM=1` (CI) makes that a failure.
+pub fn live_llm_base_url() -> Option<String> {
+    outside("LLM_BASE_URL", "PI_REQUIRE_LIVE_LLM", "a live LLM server")
 }

@@ -112,7 +112,7 @@ pub fn mock_body(scenario: &str, step: u64, api: &str) -> (u16, Vec<u8>) {
 
 /// The reference traces of the conformance kit.
 pub fn traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/oracle/traces")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/traces")
 }
 
 /// The kit's `mock/mock-model` (its models.json), served at `base_url`.
