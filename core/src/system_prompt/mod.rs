@@ -43,7 +43,8 @@ pub struct SystemPromptInputs {
     /// (path, content) of each context file, in load order.
     pub context_files: Vec<(String, String)>,
     pub skills: Vec<Skill>,
-    /// The local date, `YYYY-MM-DD`.
+    /// The date line's `YYYY-MM-DD`. Pi writes the local date; the caller chooses (the harness passes
+    /// the UTC date of the run's clock, so a run does not depend on the machine's time zone).
     pub date: String,
     pub docs: DocPaths,
 }
