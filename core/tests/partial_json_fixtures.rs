@@ -1,6 +1,7 @@
 //! Streaming tool-call arguments parse as in pi-ai 0.73.1: every prefix of a set of JSON texts
 //! against the output of the original `parseStreamingJson`
-//! (fixtures/partial_json_cases.json).
+//! (fixtures/partial_json_cases.json, written by `scripts/gen-partial-json-fixtures.mjs` from the
+//! installed original).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read fixtures and run cargo; the core's IO ban applies to the library, not to its tests.

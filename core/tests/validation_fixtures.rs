@@ -1,5 +1,6 @@
 //! Tool-argument validation against cases recorded from pi-ai 0.73.1's `validateToolArguments`
-//! (fixtures/validation_cases.json: schema, arguments, and the coerced result or the exact error).
+//! (fixtures/validation_cases.json: schema, arguments, and the coerced result or the exact error;
+//! written by `scripts/gen-validation-fixtures.mjs` from the installed original).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read fixtures and run cargo; the core's IO ban applies to the library, not to its tests.
@@ -8,7 +9,8 @@
 use serde_json::Value;
 
 /// Cases that depend on JavaScript's object prototype (a property named `toString` is "present"
-/// on every object); deliberately not reproduced.
+/// on every object, so a missing required `toString` is reported as "must be string"); recorded by
+/// the generator like any other case, deliberately not reproduced.
 const JS_PROTOTYPE_QUIRKS: &[&str] = &["quirk: property named like Object.prototype member"];
 
 #[test]

@@ -1,5 +1,9 @@
 //! The string formats TypeBox checks; unknown formats pass, as in TypeBox.
 
+use std::sync::OnceLock;
+
+use regex::Regex;
+
 /// Whether `text` satisfies the named `format`.
 pub fn matches_format(format: &str, text: &str) -> bool {
     match format {
@@ -11,7 +15,7 @@ pub fn matches_format(format: &str, text: &str) -> bool {
             .split_once(['T', 't', ' '])
             .is_some_and(|(d, t)| date(d) && time(t)),
         "ipv4" => ipv4(text),
-        "ipv6" => text.contains(':') && text.parse::<std::net::Ipv6Addr>().is_ok(),
+        "ipv6" => ipv6(text),
         "uri" | "url" | "iri" => uri(text),
         "hostname" | "idn-hostname" => hostname(text),
         "regex" => regex::Regex::new(text).is_ok(),
@@ -109,6 +113,28 @@ fn ipv4(text: &str) -> bool {
                 && !(p.len() > 1 && p.starts_with('0'))
                 && p.parse::<u16>().is_ok_and(|n| n <= 255)
         })
+}
+
+/// TypeBox's own IPv6 pattern (RFC 4291 section 2.2 text forms, an embedded IPv4 tail allowed,
+/// no zone index), with JavaScript's `\d` spelt `[0-9]`.
+const IPV6: &str = concat!(
+    r"(?i)^(?:(?:(?:[0-9a-f]{1,4}:){6}|::(?:[0-9a-f]{1,4}:){5}|(?:[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){4}",
+    r"|(?:(?:[0-9a-f]{1,4}:)?[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){3}",
+    r"|(?:(?:[0-9a-f]{1,4}:){0,2}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){2}",
+    r"|(?:(?:[0-9a-f]{1,4}:){0,3}[0-9a-f]{1,4})?::[0-9a-f]{1,4}:",
+    r"|(?:(?:[0-9a-f]{1,4}:){0,4}[0-9a-f]{1,4})?::)",
+    r"(?:[0-9a-f]{1,4}:[0-9a-f]{1,4}",
+    r"|(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9]))",
+    r"|(?:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})?::[0-9a-f]{1,4}",
+    r"|(?:(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})?::)$",
+);
+
+fn ipv6(text: &str) -> bool {
+    static PATTERN: OnceLock<Option<Regex>> = OnceLock::new();
+    PATTERN
+        .get_or_init(|| Regex::new(IPV6).ok())
+        .as_ref()
+        .is_some_and(|re| re.is_match(text))
 }
 
 fn uri(text: &str) -> bool {
