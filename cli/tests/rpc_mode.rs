@@ -368,3 +368,63 @@ fn fork_clone_new_and_switch_replace_the_session() {
     assert_eq!(state["data"]["messageCount"], 4);
     assert_eq!(pi.finish(), 0);
 }
+
+/// A `type` that is not a string finds no command in Pi: the answer names it as sent and says
+/// it as JavaScript's `String()` does; a line that is not an object has no type at all. The
+/// lines are the original's answers, key order and number format included.
+#[test]
+fn types_that_are_not_strings_are_answered_as_pi_answers_them() {
+    let mut pi = Pi::start(json!([]));
+    let cases = [
+        (
+            r#"{"type":7}"#,
+            r#"{"type":"response","command":7,"success":false,"error":"Unknown command: 7"}"#,
+        ),
+        (
+            r#"{"type":null}"#,
+            r#"{"type":"response","command":null,"success":false,"error":"Unknown command: null"}"#,
+        ),
+        (
+            r#"{"type":true}"#,
+            r#"{"type":"response","command":true,"success":false,"error":"Unknown command: true"}"#,
+        ),
+        (
+            r#"{"type":[1,"a",null,[2,3]]}"#,
+            r#"{"type":"response","command":[1,"a",null,[2,3]],"success":false,"error":"Unknown command: 1,a,,2,3"}"#,
+        ),
+        (
+            r#"{"type":{"a":1}}"#,
+            r#"{"type":"response","command":{"a":1},"success":false,"error":"Unknown command: [object Object]"}"#,
+        ),
+        (
+            r#"{"type":1.5}"#,
+            r#"{"type":"response","command":1.5,"success":false,"error":"Unknown command: 1.5"}"#,
+        ),
+        (
+            r#"{"type":1e21}"#,
+            r#"{"type":"response","command":1e+21,"success":false,"error":"Unknown command: 1e+21"}"#,
+        ),
+        (
+            "{}",
+            r#"{"type":"response","success":false,"error":"Unknown command: undefined"}"#,
+        ),
+        (
+            "[1]",
+            r#"{"type":"response","success":false,"error":"Unknown command: undefined"}"#,
+        ),
+        (
+            "5",
+            r#"{"type":"response","success":false,"error":"Unknown command: undefined"}"#,
+        ),
+    ];
+    for (line, answer) in cases {
+        pi.send_raw(line);
+        let response = pi.wait(|v| v["type"] == "response");
+        assert_eq!(
+            pi_core::json::to_string(&response).unwrap(),
+            answer,
+            "{line}"
+        );
+    }
+    assert_eq!(pi.finish(), 0);
+}

@@ -172,7 +172,28 @@ impl Partial<'_> {
         }
     }
 
+    /// Steps over what should be the `:` after a key as JavaScript steps over one UTF-16 unit:
+    /// a whole character of the Basic Multilingual Plane, but into the middle of one beyond it
+    /// (JavaScript lands on its low surrogate), where no value starts.
+    fn step_utf16_unit(&mut self) {
+        self.i += match self.at(self.i) {
+            Some(lead) if lead >= 0xF0 => 1,
+            Some(lead) if lead >= 0xE0 => 3,
+            Some(lead) if lead >= 0xC0 => 2,
+            _ => 1,
+        };
+    }
+
+    /// Whether a value could start at `i`: not inside a character, where JavaScript would be on
+    /// a lone low surrogate, which no JSON text starts with.
+    fn on_char_boundary(&self) -> bool {
+        self.src.is_char_boundary(self.i.min(self.src.len()))
+    }
+
     fn string(&mut self) -> Result<String, Stop> {
+        if !self.on_char_boundary() {
+            return Err(Stop);
+        }
         let start = self.i;
         let mut escape = false;
         self.i += 1;
@@ -210,7 +231,7 @@ impl Partial<'_> {
                 return Value::Object(obj);
             };
             self.skip_blank();
-            self.i += 1;
+            self.step_utf16_unit();
             match self.any() {
                 Ok(value) => {
                     obj.insert(key, value);
@@ -249,6 +270,9 @@ impl Partial<'_> {
                 return Err(Stop);
             }
             return parse_number_prefix(self.src, self.src).ok_or(Stop);
+        }
+        if !self.on_char_boundary() {
+            return Err(Stop);
         }
         let start = self.i;
         if self.at(self.i) == Some(b'-') {

@@ -30,3 +30,41 @@ fn every_prefix_parses_like_pi() {
         wrong.join("\n")
     );
 }
+
+/// A character other than `:` after a key: JavaScript steps over one UTF-16 unit there, which
+/// for a character beyond the Basic Multilingual Plane lands inside it, where nothing parses.
+/// This once sliced a string inside a character and panicked. Outputs of the original's
+/// `parseStreamingJson`.
+#[test]
+fn a_key_followed_by_a_multibyte_character_parses_like_pi() {
+    let cases = [
+        (r#"{"pa:"😀\t\t\n✓","limit":10}"#, "{}"),
+        (r#"{"a"é1}"#, r#"{"a":1}"#),
+        (r#"{"a"é"b"}"#, r#"{"a":"b"}"#),
+        (r#"{"x":{"a"😀"b":1}"#, r#"{"x":{}}"#),
+        (r#"{"a"😀"#, "{}"),
+        (r#"[{"k"😀1}, 2]"#, "[{}]"),
+        (r#"{"a"😀1,"b":2}"#, "{}"),
+        (r#"{"a"✓1,"b":2}"#, r#"{"a":1,"b":2}"#),
+        (r#"{"a":1,"b"😀:2, "c":3}"#, r#"{"a":1}"#),
+    ];
+    for (input, expected) in cases {
+        let expected: Value = serde_json::from_str(expected).unwrap();
+        assert_eq!(
+            pi_core::partial_json::parse_streaming_json(input),
+            expected,
+            "{input}"
+        );
+    }
+}
+
+proptest::proptest! {
+    /// Arguments come from the network: any text, cut anywhere, parses to something.
+    #[test]
+    fn any_text_parses_without_panicking(text in "[{}\\[\\]\":,a1 eé✓😀\\\\-]{0,24}") {
+        for (at, _) in text.char_indices() {
+            pi_core::partial_json::parse_streaming_json(&text[..at]);
+        }
+        pi_core::partial_json::parse_streaming_json(&text);
+    }
+}

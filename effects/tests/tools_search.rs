@@ -2,8 +2,10 @@
 //! (`scripts/gen-search-fixtures.mjs`, which ran Pi 0.73.1 with rg and fd): ignore files in and
 //! out of git, hidden files, binary files, BOM, CRLF and lone-CR lines, long lines, invalid UTF-8,
 //! context, limits, byte truncation, globs, symlinks, the sort order of ls, and the error texts.
-//! rg and fd walk in parallel, so lines from different files are compared in any order, and where
-//! a limit picks some of many files, only how many; notices and details always exactly.
+//! rg and fd walk in parallel, so the original's lines from different files come in any order:
+//! ours must be the original's set in path order (names compared byte-wise, directory by
+//! directory, each file's lines as the original gives them); where a limit picks some of many
+//! files, ours must be in path order and as many; notices and details always exactly.
 //!
 //! Then what the fixtures cannot show: the sandbox, cancellation and unreadable files.
 
@@ -82,6 +84,86 @@ fn sorted_lines(text: &str) -> Vec<&str> {
     lines
 }
 
+/// The path a grep or find line is about: a find line is a path (a directory's ends in `/`), a
+/// grep line is `path:N: text` (a match) or `path-N- text` (context).
+fn line_path<'a>(tool: &str, line: &'a str) -> &'a str {
+    if tool != "grep" {
+        return line;
+    }
+    let bytes = line.as_bytes();
+    for (at, &mark) in bytes.iter().enumerate() {
+        if mark != b':' && mark != b'-' {
+            continue;
+        }
+        let digits = bytes[at + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits > 0
+            && bytes.get(at + 1 + digits) == Some(&mark)
+            && bytes.get(at + 2 + digits) == Some(&b' ')
+        {
+            return &line[..at];
+        }
+    }
+    line
+}
+
+/// Where a printed path is in the walk under `dir`. Pi prints a file whose path relative to
+/// the searched directory starts with `..` (a directory named `..weird`) by its name alone.
+fn walked_path(dir: &Path, printed: &str) -> String {
+    fn find(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+        for entry in fs::read_dir(dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if let Some(found) = find(&path, name) {
+                    return Some(found);
+                }
+            } else if entry.file_name() == name {
+                return Some(path);
+            }
+        }
+        None
+    }
+    if printed.contains('/') || dir.join(printed).exists() || !dir.is_dir() {
+        return printed.to_owned();
+    }
+    fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".."))
+        .find_map(|e| find(&e.path(), printed))
+        .and_then(|p| {
+            p.strip_prefix(dir)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| printed.to_owned())
+}
+
+/// `lines` stably sorted into path order (component by component, each compared byte-wise,
+/// as `rg --sort path`): each file's lines keep their order.
+fn in_path_order<'a>(tool: &str, dir: &Path, lines: &[&'a str]) -> Vec<&'a str> {
+    let mut keyed: Vec<(Vec<Vec<u8>>, &str)> = lines
+        .iter()
+        .map(|line| {
+            let path = walked_path(dir, line_path(tool, line));
+            let key = path.split('/').map(|c| c.as_bytes().to_vec()).collect();
+            (key, *line)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, line)| line).collect()
+}
+
+/// The paths of `lines`, for short messages.
+fn paths<'a>(tool: &str, lines: &[&'a str]) -> Vec<&'a str> {
+    let mut paths: Vec<&str> = lines.iter().map(|l| line_path(tool, l)).collect();
+    paths.dedup();
+    paths
+}
+
 fn utf16_prefix(units: &[u16], n: usize) -> String {
     String::from_utf16_lossy(&units[..n.min(units.len())])
 }
@@ -113,8 +195,18 @@ fn check(case: &Value, outcome: ToolOutcome, root: &Path) {
         );
     }
     assert_eq!(details.as_ref(), case.get("details"), "{label}: details");
+    let tool = case["tool"].as_str().unwrap();
+    let dir = root.join(case["args"]["path"].as_str().unwrap_or(""));
     match case["compare"].as_str().unwrap() {
         "count" => {
+            let ours: Vec<&str> = body.split('\n').collect();
+            let ordered = in_path_order(tool, &dir, &ours);
+            assert!(
+                ours == ordered,
+                "{label}: path order\n  ours:    {:?}\n  ordered: {:?}",
+                paths(tool, &ours),
+                paths(tool, &ordered)
+            );
             let lines = sorted_lines(body);
             assert_eq!(
                 lines.len() as u64,
@@ -133,6 +225,15 @@ fn check(case: &Value, outcome: ToolOutcome, root: &Path) {
                 sorted_lines(body),
                 sorted_lines(expected_body),
                 "{label}: lines"
+            );
+            let theirs: Vec<&str> = expected_body.split('\n').collect();
+            let ours: Vec<&str> = body.split('\n').collect();
+            let ordered = in_path_order(tool, &dir, &theirs);
+            assert!(
+                ours == ordered,
+                "{label}: path order\n  ours:    {:?}\n  ordered: {:?}",
+                paths(tool, &ours),
+                paths(tool, &ordered)
             );
             assert_eq!(notice, expected_notice, "{label}: notice");
         }

@@ -26,6 +26,10 @@ impl SseParser {
     /// Feeds bytes; returns the events they completed.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
+        // An empty read says nothing, not even that a CR was not followed by an LF.
+        if bytes.is_empty() {
+            return out;
+        }
         let mut rest = bytes;
         if self.after_cr {
             self.after_cr = false;
@@ -147,6 +151,22 @@ mod tests {
             let mut events = parser.feed(&stream[..cut]);
             events.extend(parser.feed(&stream[cut..]));
             assert_eq!(events, whole, "cut at {cut}");
+        }
+    }
+
+    /// An empty read (a reader may return one) between the CR and the LF of a line ending
+    /// leaves the CRLF one line ending, as it is unread.
+    #[test]
+    fn empty_reads_change_nothing() {
+        let stream = b"event: a\r\ndata: 1\r\n\r\nevent: b\rdata: 2\r\r";
+        let whole = SseParser::default().feed(stream);
+        assert_eq!(whole.len(), 2);
+        for cut in 0..=stream.len() {
+            let mut parser = SseParser::default();
+            let mut events = parser.feed(&stream[..cut]);
+            events.extend(parser.feed(b""));
+            events.extend(parser.feed(&stream[cut..]));
+            assert_eq!(events, whole, "empty read at {cut}");
         }
     }
 }

@@ -2,6 +2,11 @@
 //! (fixtures/mock-sse), produces the events and final messages the original produced for the
 //! same responses (fixtures/anthropic-traces: the public scenarios a, b and c run by the original
 //! against `mock-anthropic/mock-claude`), for any chunking.
+//!
+//! Then streams made up from the Messages API's events (message_start, text, thinking,
+//! signature and tool-input blocks, message_delta, message_stop, ping, error), sometimes out of
+//! order, torn or with foreign lines, with any line ending, cut anywhere: the same events
+//! however they are cut.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -10,13 +15,15 @@ mod common;
 use std::path::Path;
 
 use common::{
-    comparable, decode_split, mock_body, mock_claude, observe, responses, script_indices,
+    comparable, decode_pieces, decode_split, finishes_once, mock_body, mock_claude, observe,
+    responses, script_indices,
 };
 use pi_core::agent::StreamEvent;
 use pi_core::message::StopReason;
 use pi_providers::anthropic::Decoder;
 use pi_providers::StreamEnd;
 use proptest::prelude::*;
+use serde_json::{json, Value};
 
 fn decode(body: &[u8], cuts: &[usize], end: StreamEnd) -> Vec<StreamEvent> {
     decode_split(Decoder::new(&mock_claude(), 0), body, cuts, end)
@@ -134,4 +141,208 @@ fn absurd_token_counts_saturate() {
     let events = decode(body.as_bytes(), &[], StreamEnd::Aborted);
     let (_, message) = observe(events);
     assert_eq!(message.usage.total_tokens, u64::MAX);
+}
+
+// ---- made-up Anthropic streams ---------------------------------------------------------------
+
+/// Text as a model streams it, with what is hard to cut or to escape.
+fn words() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(
+        &[
+            "a", "Hello", " ", "\"", "\\", "\n", "\r", "\t", "é", "✓", "😀", "{", "}", "data: ",
+            "\n\n",
+        ][..],
+    );
+    prop::collection::vec(pieces, 0..6).prop_map(|p| p.concat())
+}
+
+/// One content block: its `content_block_start`, deltas and `content_block_stop` (the stop
+/// sometimes missing), at provider index `index`.
+fn block(index: usize) -> impl Strategy<Value = Vec<Value>> {
+    let start = move |block: Value| json!({"type": "content_block_start", "index": index, "content_block": block});
+    let delta =
+        move |delta: Value| json!({"type": "content_block_delta", "index": index, "delta": delta});
+    let stop = json!({"type": "content_block_stop", "index": index});
+    let text = prop::collection::vec(words(), 0..4).prop_map(move |texts| {
+        let mut events = vec![start(json!({"type": "text", "text": ""}))];
+        events.extend(
+            texts
+                .into_iter()
+                .map(|t| delta(json!({"type": "text_delta", "text": t}))),
+        );
+        events
+    });
+    let thinking = (
+        prop::collection::vec(words(), 0..4),
+        prop::collection::vec("[A-Za-z0-9+/=]{0,8}", 0..3),
+    )
+        .prop_map(move |(texts, signatures)| {
+            let mut events = vec![start(json!({"type": "thinking", "thinking": ""}))];
+            events.extend(
+                texts
+                    .into_iter()
+                    .map(|t| delta(json!({"type": "thinking_delta", "thinking": t}))),
+            );
+            events.extend(
+                signatures
+                    .into_iter()
+                    .map(|s| delta(json!({"type": "signature_delta", "signature": s}))),
+            );
+            events
+        });
+    let redacted = Just(vec![start(
+        json!({"type": "redacted_thinking", "data": "opaque"}),
+    )]);
+    let tool = (
+        prop::sample::select(&["read", "bash"][..]),
+        words(),
+        prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+    )
+        .prop_map(move |(name, path, cuts)| {
+            // The input's JSON streamed in fragments cut anywhere (inside strings and escapes).
+            let input = json!({"path": path, "limit": 10}).to_string();
+            let chars: Vec<char> = input.chars().collect();
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(chars.len() + 1)).collect();
+            cuts.sort_unstable();
+            let mut events = vec![start(json!({"type": "tool_use", "id": format!("toolu_{index}"), "name": name, "input": {}}))];
+            let mut last = 0;
+            for cut in cuts.into_iter().chain([chars.len()]) {
+                let fragment: String = chars[last..cut].iter().collect();
+                events.push(delta(json!({"type": "input_json_delta", "partial_json": fragment})));
+                last = cut;
+            }
+            events
+        });
+    (
+        prop_oneof![3 => text, 2 => thinking, 1 => redacted, 2 => tool],
+        prop::bool::weighted(0.9),
+    )
+        .prop_map(move |(mut events, stopped)| {
+            if stopped {
+                events.push(stop.clone());
+            }
+            events
+        })
+}
+
+/// Events that may turn up anywhere: pings, errors, unknown kinds, blocks that are not there.
+fn stray() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        json!({"type": "ping"}),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        json!({"type": "content_block_delta", "index": 9, "delta": {"type": "text_delta", "text": "lost"}}),
+        json!({"type": "content_block_stop", "index": 9}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use"}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "something_new"}}),
+        json!({"type": "future_event"}),
+    ])
+}
+
+/// A made-up Messages stream as events: message_start, blocks, message_delta, message_stop,
+/// with now and then a stray event inserted or one dropped.
+fn message_events() -> impl Strategy<Value = Vec<Value>> {
+    let blocks = prop::collection::vec(any::<u8>(), 0..4)
+        .prop_flat_map(|n| (0..n.len()).map(block).collect::<Vec<_>>());
+    let stop_reason = prop::sample::select(vec![
+        json!("end_turn"),
+        json!("tool_use"),
+        json!("max_tokens"),
+        json!("refusal"),
+        Value::Null,
+    ]);
+    (
+        blocks,
+        stop_reason,
+        (0u64..2_000, 0u64..2_000, 0u64..500),
+        prop::collection::vec((any::<prop::sample::Index>(), stray()), 0..3),
+        prop::option::of(any::<prop::sample::Index>()),
+    )
+        .prop_map(|(blocks, stop_reason, (input, output, cached), strays, dropped)| {
+            let mut events = vec![json!({"type": "message_start", "message": {
+                "id": "msg_1", "type": "message", "role": "assistant", "content": [],
+                "usage": {"input_tokens": input, "output_tokens": 1, "cache_read_input_tokens": cached,
+                          "cache_creation_input_tokens": 0}}})];
+            events.extend(blocks.into_iter().flatten());
+            events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop_reason},
+                               "usage": {"output_tokens": output}}));
+            events.push(json!({"type": "message_stop"}));
+            for (at, event) in strays {
+                events.insert(at.index(events.len() + 1), event);
+            }
+            if let Some(at) = dropped {
+                events.remove(at.index(events.len()));
+            }
+            events
+        })
+}
+
+/// One event as SSE: `event:` and `data:` lines with the given line ending, sometimes torn,
+/// with its data over two lines, without the `event:` line, or after a comment.
+fn sse_record(event: &Value, form: usize, end: &str) -> String {
+    let name = event["type"].as_str().unwrap_or("message");
+    let data = event.to_string();
+    match form {
+        0 => format!(
+            "event: {name}{end}data: {}{end}{end}",
+            &data[..data.len() / 2]
+        ),
+        1 => match data.find(',') {
+            Some(at) => format!(
+                "event: {name}{end}data: {}{end}data: {}{end}{end}",
+                &data[..=at],
+                &data[at + 1..]
+            ),
+            None => format!("event: {name}{end}data: {data}{end}{end}"),
+        },
+        2 => format!("data: {data}{end}{end}"),
+        3 => format!(": keep-alive{end}event:{name}{end}data:{data}{end}{end}"),
+        _ => format!("event: {name}{end}data: {data}{end}{end}"),
+    }
+}
+
+/// A made-up stream's bytes: each event in one of the forms above (mostly the plain one), lines
+/// ended by `\n`, `\r\n` or `\r`; the last blank line sometimes missing.
+fn anthropic_stream() -> impl Strategy<Value = Vec<u8>> {
+    (
+        message_events(),
+        prop::collection::vec(prop_oneof![20 => Just(9usize), 1 => 0usize..4], 40),
+        prop::sample::select(&["\n", "\r\n", "\r"][..]),
+        any::<bool>(),
+    )
+        .prop_map(|(events, forms, end, cut_tail)| {
+            let mut body: String = events
+                .iter()
+                .zip(forms.iter().cycle())
+                .map(|(event, form)| sse_record(event, *form, end))
+                .collect();
+            if cut_tail {
+                let kept = body.trim_end_matches(['\r', '\n']).len();
+                body.truncate(kept);
+            }
+            body.into_bytes()
+        })
+}
+
+proptest! {
+    /// Split-independence over Anthropic-shaped streams: every cut (inside lines, line endings,
+    /// JSON strings and UTF-8 sequences, empty pieces included) gives the same events as the
+    /// whole body, and those events are one well-formed stream.
+    #[test]
+    fn made_up_streams_decode_the_same_however_cut(
+        body in anthropic_stream(),
+        cuts in prop::collection::vec((any::<prop::sample::Index>(), any::<bool>()), 0..12),
+    ) {
+        // A cut taken twice is an empty read there.
+        let cuts: Vec<usize> = cuts
+            .iter()
+            .flat_map(|(c, twice)| vec![c.index(body.len() + 1); 1 + usize::from(*twice)])
+            .collect();
+        let whole = decode_pieces(Decoder::new(&mock_claude(), 0), &body, &[], StreamEnd::Complete);
+        let split = decode_pieces(Decoder::new(&mock_claude(), 0), &body, &cuts, StreamEnd::Complete);
+        prop_assert_eq!(&split, &whole, "{}", String::from_utf8_lossy(&body));
+        let bytewise: Vec<usize> = (0..=body.len()).collect();
+        let bytewise = decode_pieces(Decoder::new(&mock_claude(), 0), &body, &bytewise, StreamEnd::Complete);
+        prop_assert_eq!(&bytewise, &whole);
+        prop_assert!(finishes_once(&whole).is_ok(), "{:?}", finishes_once(&whole));
+    }
 }

@@ -4,6 +4,10 @@
 //! with and without ids, finish reasons, bad and cut streams, HTTP errors), for any chunking;
 //! arbitrary bytes never panic. Fixtures: `scripts/gen-google-fixtures.mjs`.
 //!
+//! Then streams made up from Gemini's response shapes (candidates whose parts carry text,
+//! thoughts, function calls and signatures; usage metadata; finish reasons; a few broken or
+//! foreign records), cut anywhere: the same events however they are cut.
+//!
 //! Made-up tool-call ids differ by design (the original uses the clock and a process-wide
 //! counter), and JSON syntax errors are worded by the JavaScript engine: both are compared by
 //! shape only.
@@ -14,7 +18,10 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{comparable, decode_split, fixture_options, fixture_request, observe, serve_once};
+use common::{
+    comparable, decode_pieces, decode_split, finishes_once, fixture_options, fixture_request,
+    observe, serve_once,
+};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{Message, UserMessage};
 use pi_core::model::Model;
@@ -214,4 +221,217 @@ fn absurd_token_counts_saturate() {
         "data: {\"usageMetadata\":{\"candidatesTokenCount\":1e30,\"thoughtsTokenCount\":1e30}}\n\n";
     let (_, message) = observe(decode(body.as_bytes(), &[]));
     assert_eq!(message.usage.output, u64::MAX);
+}
+
+// ---- made-up Gemini streams ------------------------------------------------------------------
+
+/// Text as a model streams it, with what is hard to cut or to escape: quotes, backslashes, line
+/// breaks, multi-byte characters, and text that looks like the framing.
+fn words() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(
+        &[
+            "a", "Hello", " ", "\"", "\\", "\n", "\r\n", "\t", "ü", "✓", "😀", "}", "{", "data: ",
+            "\n\n",
+        ][..],
+    );
+    prop::collection::vec(pieces, 0..6).prop_map(|p| p.concat())
+}
+
+fn signature() -> impl Strategy<Value = Option<&'static str>> {
+    prop::option::of(prop::sample::select(&["c2lnbmF0dXJl", "sig", ""][..]))
+}
+
+fn with_signature(mut part: Value, signature: Option<&str>) -> Value {
+    if let Some(signature) = signature {
+        part["thoughtSignature"] = json!(signature);
+    }
+    part
+}
+
+fn arguments() -> impl Strategy<Value = Option<Value>> {
+    prop::option::of(prop_oneof![
+        Just(json!({})),
+        words().prop_map(|w| json!({"path": w})),
+        Just(json!({"n": 1.5, "list": [1, "two", null], "deep": {"x": true}})),
+        Just(Value::Null),
+    ])
+}
+
+/// One part of a candidate's content, as Gemini sends them, and a few of unexpected types.
+fn part() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => (words(), signature()).prop_map(|(t, s)| with_signature(json!({"text": t}), s)),
+        3 => (words(), signature())
+            .prop_map(|(t, s)| with_signature(json!({"text": t, "thought": true}), s)),
+        3 => (
+            prop::sample::select(&["read", "bash", ""][..]),
+            prop::option::of(prop::sample::select(&["call_1", "call_2", ""][..])),
+            arguments(),
+            signature(),
+        )
+            .prop_map(|(name, id, args, s)| {
+                let mut call = json!({"name": name});
+                if let Some(id) = id {
+                    call["id"] = json!(id);
+                }
+                if let Some(args) = args {
+                    call["args"] = args;
+                }
+                with_signature(json!({"functionCall": call}), s)
+            }),
+        1 => Just(json!({})),
+        1 => Just(json!({"text": 7})),
+        1 => Just(json!({"functionCall": "not an object"})),
+        1 => Just(json!({"text": "t", "thought": "yes"})),
+    ]
+}
+
+fn finish_reason() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        json!("STOP"),
+        json!("MAX_TOKENS"),
+        json!("SAFETY"),
+        json!("MALFORMED_FUNCTION_CALL"),
+        json!("SOMETHING_NEW"),
+        json!(""),
+        Value::Null,
+        json!(3),
+    ])
+}
+
+fn usage() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => (0u64..5_000, 0u64..5_000, prop::option::of(0u64..5_000), prop::option::of(0u64..5_000))
+            .prop_map(|(prompt, candidates, thoughts, cached)| {
+                let mut usage = json!({
+                    "promptTokenCount": prompt,
+                    "candidatesTokenCount": candidates,
+                    "totalTokenCount": prompt + candidates + thoughts.unwrap_or(0),
+                });
+                if let Some(thoughts) = thoughts {
+                    usage["thoughtsTokenCount"] = json!(thoughts);
+                }
+                if let Some(cached) = cached {
+                    usage["cachedContentTokenCount"] = json!(cached.min(prompt));
+                }
+                usage
+            }),
+        1 => Just(json!({"promptTokenCount": -5, "candidatesTokenCount": 1.5})),
+        1 => Just(json!("not an object")),
+    ]
+}
+
+/// One response chunk: the first candidate's parts and finish reason, usage, a response id
+/// (a second candidate, which is never read, now and then).
+fn chunk() -> impl Strategy<Value = Value> {
+    (
+        prop::option::of(prop::collection::vec(part(), 0..4)),
+        prop::option::of(finish_reason()),
+        prop::option::of(usage()),
+        prop::option::of(prop::sample::select(&["resp-1", "resp-2", ""][..])),
+        any::<bool>(),
+    )
+        .prop_map(|(parts, finish, usage, id, second)| {
+            let mut chunk = json!({});
+            if parts.is_some() || finish.is_some() {
+                let mut candidate = json!({"index": 0});
+                if let Some(parts) = parts {
+                    candidate["content"] = json!({"role": "model", "parts": parts});
+                }
+                if let Some(finish) = finish {
+                    candidate["finishReason"] = finish;
+                }
+                let mut candidates = vec![candidate];
+                if second {
+                    candidates.push(json!({"content": {"parts": [{"text": "never read"}]}}));
+                }
+                chunk["candidates"] = json!(candidates);
+            }
+            if let Some(usage) = usage {
+                chunk["usageMetadata"] = usage;
+            }
+            if let Some(id) = id {
+                chunk["responseId"] = json!(id);
+            }
+            chunk
+        })
+}
+
+/// One SSE record: mostly `data: {chunk}`, ended by any of the delimiters the SDK splits on;
+/// sometimes torn JSON, or a record that is not a chunk at all.
+fn record() -> impl Strategy<Value = String> {
+    let end = prop::sample::select(&["\n\n", "\r\n\r\n", "\r\r"][..]);
+    prop_oneof![
+        10 => (chunk(), end.clone()).prop_map(|(c, end)| format!("data: {c}{end}")),
+        1 => (chunk(), any::<prop::sample::Index>(), end)
+            .prop_map(|(c, cut, end)| {
+                let text = c.to_string();
+                let torn: String = text.chars().take(cut.index(text.chars().count())).collect();
+                format!("data: {torn}{end}")
+            }),
+        1 => Just("data:{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"tight\"}]}}]}\n\n".to_owned()),
+        1 => Just(": keep-alive\n\n".to_owned()),
+        1 => Just("event: message\nid: 4\n\n".to_owned()),
+        1 => Just("data: not json\n\n".to_owned()),
+        1 => Just("data: [1, 2]\n\n".to_owned()),
+        1 => Just("data: {\"candidates\": null, \"usageMetadata\": null}\n\n".to_owned()),
+        1 => Just("data: {\"error\":{\"code\":503,\"message\":\"overloaded\",\"status\":\"UNAVAILABLE\"}}\n\n".to_owned()),
+        1 => Just("\n\n".to_owned()),
+    ]
+}
+
+/// A made-up stream: records in a row, the last one's delimiter sometimes missing.
+fn gemini_stream() -> impl Strategy<Value = Vec<u8>> {
+    (prop::collection::vec(record(), 0..8), any::<bool>()).prop_map(|(records, cut_tail)| {
+        let mut body = records.concat();
+        if cut_tail {
+            let kept = body.trim_end_matches(['\r', '\n']).len();
+            body.truncate(kept);
+        }
+        body.into_bytes()
+    })
+}
+
+/// Whether a piece of `body` cut at `cuts` is by itself an error object with an HTTP code: the
+/// SDK checks each network chunk for one, so such a cut changes the outcome by design.
+fn isolates_an_error_object(body: &[u8], cuts: &[usize]) -> bool {
+    let mut cuts = cuts.to_vec();
+    cuts.sort_unstable();
+    let mut last = 0;
+    cuts.into_iter().chain([body.len()]).any(|cut| {
+        let piece = &body[last..cut];
+        last = cut;
+        serde_json::from_slice::<Value>(piece)
+            .ok()
+            .and_then(|v| v["error"]["code"].as_f64())
+            .is_some_and(|code| (400.0..600.0).contains(&code))
+    })
+}
+
+fn decode_stream(body: &[u8], cuts: &[usize]) -> Vec<StreamEvent> {
+    let decoder = Decoder::new(&stream_model("http://127.0.0.1:1/v1beta"), 0);
+    decode_pieces(decoder, body, cuts, StreamEnd::Complete)
+}
+
+proptest! {
+    /// Split-independence over Gemini-shaped streams: every cut (inside records, delimiters,
+    /// JSON strings and UTF-8 sequences, empty pieces included) gives the same events as the
+    /// whole body, and those events are one well-formed stream.
+    #[test]
+    fn made_up_streams_decode_the_same_however_cut(
+        body in gemini_stream(),
+        cuts in prop::collection::vec((any::<prop::sample::Index>(), any::<bool>()), 0..12),
+    ) {
+        // A cut taken twice is an empty read there.
+        let cuts: Vec<usize> = cuts
+            .iter()
+            .flat_map(|(c, twice)| vec![c.index(body.len() + 1); 1 + usize::from(*twice)])
+            .collect();
+        prop_assume!(!isolates_an_error_object(&body, &cuts));
+        let whole = decode_stream(&body, &[]);
+        prop_assert_eq!(&decode_stream(&body, &cuts), &whole, "{}", String::from_utf8_lossy(&body));
+        let bytewise: Vec<usize> = (0..=body.len()).collect();
+        prop_assert_eq!(&decode_stream(&body, &bytewise), &whole);
+        prop_assert!(finishes_once(&whole).is_ok(), "{:?}", finishes_once(&whole));
+    }
 }

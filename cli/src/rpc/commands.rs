@@ -3,6 +3,7 @@
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::{SessionInput, StreamingBehavior};
+use pi_core::json::format_number;
 use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
@@ -36,12 +37,7 @@ impl Rpc {
             .and_then(Value::as_str)
             .map(str::to_owned)
         else {
-            // Pi answers with `command` undefined, so the key is absent.
-            self.out.json_line(&json!({
-                "type": "response",
-                "success": false,
-                "error": "Unknown command: undefined",
-            }));
+            self.out.json_line(&unknown_type(command.get("type")));
             return;
         };
         match self.dispatch(id.clone(), &kind, &command) {
@@ -398,6 +394,39 @@ pub(super) enum Failure {
     Unknown,
     /// Pi's error text, answered with the id.
     Message(String),
+}
+
+/// Pi's answer to a command whose `type` is not a string: its switch finds no case, so the
+/// answer names the type as sent (the key is absent when there is none, or the line is not an
+/// object) and says it the way JavaScript turns it into text.
+fn unknown_type(kind: Option<&Value>) -> Value {
+    let mut response = json!({"type": "response"});
+    if let Some(kind) = kind {
+        response["command"] = kind.clone();
+    }
+    response["success"] = json!(false);
+    let text = kind.map_or_else(|| "undefined".to_owned(), js_text);
+    response["error"] = json!(format!("Unknown command: {text}"));
+    response
+}
+
+/// JavaScript's `String(value)` for a JSON value.
+fn js_text(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), format_number),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Null => String::new(),
+                other => js_text(other),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".to_owned(),
+    }
 }
 
 /// A required string field; its absence is reported by name (Pi would fail on `undefined`).

@@ -265,6 +265,45 @@ pub fn fixture_options(case: &Value, default_key: &str) -> pi_providers::CallOpt
     }
 }
 
+/// All events of `decoder` fed `body` in the pieces `cuts` make (offsets in any order, clamped
+/// to the body; a repeated offset gives an empty piece, which must change nothing), then ended
+/// with `end`. Unlike [`decode_split`], empty pieces are fed: a decoder's result may not depend
+/// on how its input is cut, down to empty reads.
+pub fn decode_pieces(
+    mut decoder: impl pi_providers::StreamDecoder,
+    body: &[u8],
+    cuts: &[usize],
+    end: pi_providers::StreamEnd,
+) -> Vec<StreamEvent> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|&c| c.min(body.len())).collect();
+    cuts.sort_unstable();
+    let mut events = decoder.start();
+    let mut last = 0;
+    for cut in cuts.into_iter().chain(std::iter::once(body.len())) {
+        events.extend(decoder.feed(&body[last..cut]));
+        last = cut;
+    }
+    events.extend(decoder.finish(end));
+    events
+}
+
+/// Whether `events` are one well-formed stream: the core's assembly accepts each in turn and
+/// the last one finishes the message.
+pub fn finishes_once(events: &[StreamEvent]) -> Result<(), String> {
+    let mut assembly = Assembly::default();
+    for (i, event) in events.iter().enumerate() {
+        match assembly.apply(event.clone()) {
+            Err(error) => return Err(format!("event {i} refused: {error:?}: {event:?}")),
+            Ok(Applied::Finished(_)) if i + 1 != events.len() => {
+                return Err(format!("finished at event {i} of {}", events.len()))
+            }
+            Ok(Applied::Finished(_)) => return Ok(()),
+            Ok(_) => {}
+        }
+    }
+    Err("the stream did not finish".into())
+}
+
 /// All events of `decoder` fed `body` cut at `cuts` (sorted offsets; empty pieces skipped, as a
 /// network never delivers them), then ended with `end`.
 pub fn decode_split(
