@@ -301,6 +301,37 @@ mod tests {
     }
 
     #[test]
+    fn request_settings_are_read_as_the_sdks_take_them() {
+        let settings = Settings::from_value(json!({
+            "thinkingBudgets": {"low": 500, "high": 3000.0, "medium": "big", "off": 1, "ultra": 2},
+            "retry": {"provider": {"maxRetries": 4, "timeoutMs": 2500}},
+            "enableInstallTelemetry": false
+        }));
+        let budgets = settings.thinking_budgets();
+        assert_eq!(
+            budgets.into_iter().collect::<Vec<_>>(),
+            vec![(ThinkingLevel::Low, 500), (ThinkingLevel::High, 3000)]
+        );
+        assert_eq!(settings.provider_max_retries(), Some(4));
+        assert_eq!(settings.provider_timeout_ms(), Some(Ok(2500)));
+        assert!(!settings.install_telemetry());
+        let unset = Settings::from_value(json!({"retry": {"provider": {"timeoutMs": null}}}));
+        assert_eq!(unset.provider_max_retries(), None);
+        assert_eq!(unset.provider_timeout_ms(), None);
+        assert!(unset.install_telemetry());
+        assert!(unset.thinking_budgets().is_empty());
+        for (value, error) in [
+            (json!(1.5), "timeout must be an integer"),
+            (json!("100"), "timeout must be an integer"),
+            (json!(-5), "timeout must be a positive integer"),
+        ] {
+            let settings =
+                Settings::from_value(json!({"retry": {"provider": {"timeoutMs": value}}}));
+            assert_eq!(settings.provider_timeout_ms(), Some(Err(error.to_owned())));
+        }
+    }
+
+    #[test]
     fn the_project_overlays_the_global_file() {
         let agent = tempfile::tempdir().unwrap();
         let cwd = tempfile::tempdir().unwrap();
