@@ -15,14 +15,19 @@ use serde_json::{json, Value};
 use super::{failure, json_error, state, success, BashDone, Rpc};
 
 impl Rpc {
-    /// Parses and handles one input line.
+    /// Parses and handles one input line. Every error answer carries the line's `id` when it
+    /// has one (Pi 0.73.1 leaves it out of some, so a client matching answers by id would wait
+    /// forever); a line that is not valid JSON is read leniently for it.
     pub(super) fn handle_line(&mut self, line: &str) {
         let command: Value = match serde_json::from_str(line) {
             Ok(command) => command,
             Err(error) => {
                 let message = json_error::v8_parse_error(line).unwrap_or_else(|| error.to_string());
-                let response =
-                    failure(None, "parse", format!("Failed to parse command: {message}"));
+                let response = failure(
+                    salvaged_id(line),
+                    "parse",
+                    format!("Failed to parse command: {message}"),
+                );
                 self.respond(&response);
                 return;
             }
@@ -31,24 +36,31 @@ impl Rpc {
             return;
         }
         let id = command.get("id").cloned();
-        let Some(kind) = command
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            // Pi answers with `command` undefined, so the key is absent.
-            self.out.json_line(&json!({
-                "type": "response",
-                "success": false,
-                "error": "Unknown command: undefined",
-            }));
-            return;
+        let kind = match command.get("type") {
+            Some(Value::String(kind)) => kind.clone(),
+            other => {
+                // Pi answers with `command` as the value was (absent when undefined) and the
+                // value as JavaScript prints it.
+                let mut response = serde_json::Map::new();
+                if let Some(id) = id {
+                    response.insert("id".into(), id);
+                }
+                response.insert("type".into(), json!("response"));
+                if let Some(value) = other {
+                    response.insert("command".into(), value.clone());
+                }
+                response.insert("success".into(), json!(false));
+                let shown = other.map_or_else(|| "undefined".to_owned(), js_string);
+                response.insert("error".into(), json!(format!("Unknown command: {shown}")));
+                self.out.json_line(&Value::Object(response));
+                return;
+            }
         };
         match self.dispatch(id.clone(), &kind, &command) {
             Ok(Some(data)) => self.respond(&success(id, &kind, data)),
             Ok(None) => {}
             Err(Failure::Unknown) => {
-                self.respond(&failure(None, &kind, format!("Unknown command: {kind}")));
+                self.respond(&failure(id, &kind, format!("Unknown command: {kind}")));
             }
             Err(Failure::Message(message)) => self.respond(&failure(id, &kind, message)),
         }
@@ -394,10 +406,40 @@ impl Rpc {
 
 /// Why a command failed.
 pub(super) enum Failure {
-    /// Not a command Pi knows: answered without the id, as Pi does.
+    /// Not a command Pi knows (answered with the id, which Pi 0.73.1 leaves out).
     Unknown,
     /// Pi's error text, answered with the id.
     Message(String),
+}
+
+/// The `id` of a line that is not valid JSON, read with the lenient parser of streamed tool
+/// arguments (a truncated line or a stray comma still shows it); only a string or a number
+/// counts.
+fn salvaged_id(line: &str) -> Option<Value> {
+    let value = pi_core::partial_json::parse_streaming_json(line);
+    value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
+}
+
+/// A JSON value as JavaScript's `String()` prints it.
+fn js_string(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(_) => pi_core::json::to_string(value).unwrap_or_default(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Null => String::new(),
+                other => js_string(other),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".into(),
+    }
 }
 
 /// A required string field; its absence is reported by name (Pi would fail on `undefined`).
