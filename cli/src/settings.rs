@@ -152,6 +152,11 @@ impl Settings {
         self.boolean(&["images", "autoResize"]).unwrap_or(true)
     }
 
+    /// `images.blockImages` (default off): the model sees a notice instead of each image.
+    pub fn block_images(&self) -> bool {
+        self.boolean(&["images", "blockImages"]).unwrap_or(false)
+    }
+
     /// `steeringMode`: queued steering delivered one at a time (default) or all at once.
     pub fn steering_mode(&self) -> QueueMode {
         queue_mode(self.string(&["steeringMode"]))

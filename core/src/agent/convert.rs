@@ -83,12 +83,70 @@ pub fn convert_to_llm<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<Message> {
         .collect()
 }
 
+/// What a blocked image becomes (the coding agent's setting `images.blockImages`).
+pub const IMAGE_BLOCKED: &str = "Image reading is disabled.";
+
+/// The coding agent's image blocking: in user messages and tool results that hold images, each
+/// image becomes the text [`IMAGE_BLOCKED`], and that text is not repeated back to back.
+pub fn block_images(messages: Vec<Message>) -> Vec<Message> {
+    fn blocked(content: &[ContentBlock]) -> Option<Vec<ContentBlock>> {
+        if !content.iter().any(|b| matches!(b, ContentBlock::Image(_))) {
+            return None;
+        }
+        let mapped: Vec<ContentBlock> = content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Image(_) => ContentBlock::text(IMAGE_BLOCKED),
+                other => other.clone(),
+            })
+            .collect();
+        let is_notice =
+            |b: &ContentBlock| matches!(b, ContentBlock::Text(t) if t.text == IMAGE_BLOCKED);
+        Some(
+            mapped
+                .iter()
+                .enumerate()
+                .filter(|(i, block)| !(is_notice(block) && *i > 0 && is_notice(&mapped[i - 1])))
+                .map(|(_, block)| block.clone())
+                .collect(),
+        )
+    }
+    messages
+        .into_iter()
+        .map(|message| match message {
+            Message::User(mut m) => {
+                if let UserContent::Blocks(blocks) = &m.content {
+                    if let Some(content) = blocked(blocks) {
+                        m.content = UserContent::Blocks(content);
+                    }
+                }
+                Message::User(m)
+            }
+            Message::ToolResult(mut m) => {
+                if let Some(content) = blocked(&m.content) {
+                    m.content = content;
+                }
+                Message::ToolResult(m)
+            }
+            other => other,
+        })
+        .collect()
+}
+
 /// Hooks with the coding agent's converter and no tool hooks.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CodingAgentHooks;
+pub struct CodingAgentHooks {
+    /// The setting `images.blockImages`: the model sees a notice instead of each image.
+    pub block_images: bool,
+}
 
 impl AgentHooks for CodingAgentHooks {
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Result<Vec<Message>, String> {
-        Ok(convert_to_llm(messages))
+        let converted = convert_to_llm(messages);
+        Ok(if self.block_images {
+            block_images(converted)
+        } else {
+            converted
+        })
     }
 }
