@@ -150,3 +150,45 @@ impl AgentHooks for CodingAgentHooks {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(value: serde_json::Value) -> Message {
+        serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn blocked_images_become_one_notice_per_run_and_other_messages_stay() {
+        let image = json!({"type": "image", "data": "AAAA", "mimeType": "image/png"});
+        let notice = json!({"type": "text", "text": IMAGE_BLOCKED});
+        let messages = vec![
+            message(
+                json!({"role": "user", "content": [{"type": "text", "text": "a"}, image, image,
+                {"type": "text", "text": IMAGE_BLOCKED}, {"type": "text", "text": "b"}, image], "timestamp": 1}),
+            ),
+            message(
+                json!({"role": "toolResult", "toolCallId": "c", "toolName": "read",
+                "content": [{"type": "text", "text": "Read image file"}, image], "isError": false, "timestamp": 2}),
+            ),
+            // Without images nothing changes, a repeated notice included.
+            message(json!({"role": "user", "content": [notice, notice], "timestamp": 3})),
+            message(json!({"role": "user", "content": "plain", "timestamp": 4})),
+        ];
+        let blocked = serde_json::to_value(block_images(messages)).unwrap_or_default();
+        assert_eq!(
+            blocked,
+            json!([
+                {"role": "user", "content": [{"type": "text", "text": "a"}, notice,
+                    {"type": "text", "text": "b"}, notice], "timestamp": 1},
+                {"role": "toolResult", "toolCallId": "c", "toolName": "read",
+                    "content": [{"type": "text", "text": "Read image file"}, notice], "isError": false, "timestamp": 2},
+                {"role": "user", "content": [notice, notice], "timestamp": 3},
+                {"role": "user", "content": "plain", "timestamp": 4}
+            ])
+        );
+    }
+}
