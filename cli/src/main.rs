@@ -12,6 +12,7 @@ mod list_models;
 mod model_select;
 mod output;
 mod print_mode;
+mod request_options;
 mod resume;
 mod rpc;
 mod settings;

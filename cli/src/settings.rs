@@ -1,6 +1,7 @@
 //! Pi's settings (`<agent dir>/settings.json`, overlaid by the project's `.pi/settings.json`),
 //! read as Pi reads them: missing or malformed files count as empty, unknown keys are ignored.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use pi_core::agent::QueueMode;
@@ -151,6 +152,11 @@ impl Settings {
         self.boolean(&["images", "autoResize"]).unwrap_or(true)
     }
 
+    /// `images.blockImages` (default off): the model sees a notice instead of each image.
+    pub fn block_images(&self) -> bool {
+        self.boolean(&["images", "blockImages"]).unwrap_or(false)
+    }
+
     /// `steeringMode`: queued steering delivered one at a time (default) or all at once.
     pub fn steering_mode(&self) -> QueueMode {
         queue_mode(self.string(&["steeringMode"]))
@@ -176,6 +182,49 @@ impl Settings {
                 .number(&["retry", "baseDelayMs"])
                 .unwrap_or(defaults.base_delay_ms),
         }
+    }
+
+    /// `thinkingBudgets`: token budgets replacing pi-ai's defaults, per thinking level, for
+    /// the agent's own requests (entries that are not numbers are ignored).
+    pub fn thinking_budgets(&self) -> BTreeMap<ThinkingLevel, u64> {
+        let Some(Value::Object(budgets)) = self.get(&["thinkingBudgets"]) else {
+            return BTreeMap::new();
+        };
+        budgets
+            .iter()
+            .filter_map(|(level, budget)| {
+                let level = ThinkingLevel::parse(level).filter(|l| *l != ThinkingLevel::Off)?;
+                let budget = budget.as_f64().filter(|b| *b >= 0.0)?;
+                Some((level, budget as u64))
+            })
+            .collect()
+    }
+
+    /// `retry.provider.maxRetries`: the SDK retries of each agent request (unset: none, see
+    /// `CallOptions::max_retries`).
+    pub fn provider_max_retries(&self) -> Option<u32> {
+        self.number(&["retry", "provider", "maxRetries"])
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    /// `retry.provider.timeoutMs`: how long an agent request waits for the response headers.
+    /// A value the SDKs refuse is their error text, which fails each request as it does there.
+    pub fn provider_timeout_ms(&self) -> Option<Result<u64, String>> {
+        let value = self.get(&["retry", "provider", "timeoutMs"])?;
+        if value.is_null() {
+            return None;
+        }
+        Some(match value.as_f64() {
+            Some(n) if n.fract() == 0.0 && n >= 0.0 => Ok(n as u64),
+            Some(n) if n.fract() == 0.0 => Err("timeout must be a positive integer".into()),
+            _ => Err("timeout must be an integer".into()),
+        })
+    }
+
+    /// `enableInstallTelemetry` (default on): with it, requests to OpenRouter and Cloudflare
+    /// carry Pi's attribution headers. `PI_TELEMETRY` overrides it.
+    pub fn install_telemetry(&self) -> bool {
+        self.boolean(&["enableInstallTelemetry"]).unwrap_or(true)
     }
 
     /// `compaction.*` with Pi's defaults.
@@ -254,6 +303,37 @@ mod tests {
         assert_eq!(settings.compaction().reserve_tokens, 16_384);
         assert_eq!(settings.steering_mode(), QueueMode::All);
         assert_eq!(settings.follow_up_mode(), QueueMode::OneAtATime);
+    }
+
+    #[test]
+    fn request_settings_are_read_as_the_sdks_take_them() {
+        let settings = Settings::from_value(json!({
+            "thinkingBudgets": {"low": 500, "high": 3000.0, "medium": "big", "off": 1, "ultra": 2},
+            "retry": {"provider": {"maxRetries": 4, "timeoutMs": 2500}},
+            "enableInstallTelemetry": false
+        }));
+        let budgets = settings.thinking_budgets();
+        assert_eq!(
+            budgets.into_iter().collect::<Vec<_>>(),
+            vec![(ThinkingLevel::Low, 500), (ThinkingLevel::High, 3000)]
+        );
+        assert_eq!(settings.provider_max_retries(), Some(4));
+        assert_eq!(settings.provider_timeout_ms(), Some(Ok(2500)));
+        assert!(!settings.install_telemetry());
+        let unset = Settings::from_value(json!({"retry": {"provider": {"timeoutMs": null}}}));
+        assert_eq!(unset.provider_max_retries(), None);
+        assert_eq!(unset.provider_timeout_ms(), None);
+        assert!(unset.install_telemetry());
+        assert!(unset.thinking_budgets().is_empty());
+        for (value, error) in [
+            (json!(1.5), "timeout must be an integer"),
+            (json!("100"), "timeout must be an integer"),
+            (json!(-5), "timeout must be a positive integer"),
+        ] {
+            let settings =
+                Settings::from_value(json!({"retry": {"provider": {"timeoutMs": value}}}));
+            assert_eq!(settings.provider_timeout_ms(), Some(Err(error.to_owned())));
+        }
     }
 
     #[test]

@@ -16,13 +16,14 @@ use pi_effects::session::{
     SessionStore, SESSION_DIR_ENV,
 };
 use pi_effects::tools::ToolEnv;
+use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
-use pi_providers::{catalog, CallOptions};
 
 use crate::args::Args;
 use crate::model_select::{
     preferred_available, resolve_cli_model, resolve_model_scope, ScopedModel,
 };
+use crate::request_options::RequestSettings;
 use crate::settings::Settings;
 use crate::CliError;
 
@@ -210,11 +211,13 @@ impl Runtime {
             .collect()
     }
 
-    /// The key and headers for each call, as the model registry resolves them.
+    /// The options of each call: the key and headers as the model registry resolves them, and
+    /// what the settings and environment add (see [`RequestSettings`]).
     pub fn call_options(&self) -> CallOptionsFor {
         let registry = self.registry.clone();
         let auth = self.auth.clone();
         let env = self.env.clone();
+        let shaping = RequestSettings::new(&self.settings, &self.env);
         Arc::new(move |request| {
             let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
             let resolved = registry
@@ -223,11 +226,7 @@ impl Runtime {
             let api_key = resolved
                 .api_key
                 .ok_or_else(|| format!("No API key for provider: {}", request.model.provider))?;
-            Ok(CallOptions {
-                api_key,
-                headers: resolved.headers.unwrap_or_default(),
-                ..CallOptions::default()
-            })
+            Ok(shaping.options(request, api_key, resolved.headers.unwrap_or_default()))
         })
     }
 
@@ -280,6 +279,7 @@ impl Runtime {
         options.steering_mode = self.settings.steering_mode();
         options.follow_up_mode = self.settings.follow_up_mode();
         options.docs = docs();
+        options.block_images = self.settings.block_images();
         let mut env = ToolEnv::new(&self.cwd);
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);

@@ -184,7 +184,7 @@ fn bad_lines_are_answered_as_pi_answers_them() {
         json!({"type": "response", "command": "parse", "success": false,
                "error": "Failed to parse command: Unexpected token 'h', \"this is not json\" is not valid JSON"})
     );
-    pi.send_raw("{\"id\": \"u\", \"type\": \"no_such_command\"}\r");
+    pi.send_raw("{\"type\": \"no_such_command\"}\r");
     let unknown = pi.wait(|v| v["command"] == "no_such_command");
     assert_eq!(
         unknown,
@@ -202,6 +202,83 @@ fn bad_lines_are_answered_as_pi_answers_them() {
     assert_eq!(commands["data"], json!({"commands": []}));
     let text = pi.call("t", json!({"type": "get_last_assistant_text"}));
     assert_eq!(text["data"], json!({}));
+    assert_eq!(pi.finish(), 0);
+}
+
+/// Every error answer carries the id its line had, string or number (Pi 0.73.1 leaves it out
+/// of the unknown-command answer; clients that match answers by id would wait forever).
+#[test]
+fn error_answers_carry_the_id_of_their_line() {
+    let mut pi = Pi::start(json!([]));
+    for id in [json!("e1"), json!(7), json!(-2.5)] {
+        let text = id.to_string();
+        // Not valid JSON, but the id is readable: a cut line, a missing value, a stray comma.
+        for line in [
+            format!("{{\"id\": {text}, \"type\": \"get_state\""),
+            format!("{{\"id\": {text}, \"type\": }}"),
+            format!("{{\"id\": {text}, \"type\": \"get_state\",}}"),
+        ] {
+            pi.send_raw(&line);
+            let answer = pi.response(id.clone());
+            assert_eq!(answer["command"], "parse", "{line}");
+            assert_eq!(answer["success"], false);
+            assert!(
+                answer["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Failed to parse command: "),
+                "{answer}"
+            );
+        }
+        // No type, or a type that is not a string: Pi's texts, with the id.
+        pi.send(json!({"id": id}));
+        assert_eq!(
+            pi.response(id.clone()),
+            json!({"id": id, "type": "response", "success": false, "error": "Unknown command: undefined"})
+        );
+        pi.send(json!({"id": id, "type": 5}));
+        assert_eq!(
+            pi.response(id.clone()),
+            json!({"id": id, "type": "response", "command": 5, "success": false, "error": "Unknown command: 5"})
+        );
+        pi.send(json!({"id": id, "type": ["a", null, 1]}));
+        assert_eq!(pi.response(id.clone())["error"], "Unknown command: a,,1");
+        // An unknown command.
+        pi.send(json!({"id": id, "type": "no_such_command"}));
+        assert_eq!(
+            pi.response(id.clone()),
+            json!({"id": id, "type": "response", "command": "no_such_command", "success": false,
+                   "error": "Unknown command: no_such_command"})
+        );
+        // Fields of the wrong type.
+        for (command, field) in [
+            (json!({"type": "prompt", "message": 5}), "message"),
+            (json!({"type": "steer"}), "message"),
+            (json!({"type": "set_session_name", "name": false}), "name"),
+            (json!({"type": "set_steering_mode", "mode": 3}), "mode"),
+            (
+                json!({"type": "set_auto_compaction", "enabled": "yes"}),
+                "enabled",
+            ),
+        ] {
+            let mut command = command;
+            command["id"] = id.clone();
+            let kind = command["type"].clone();
+            pi.send(command);
+            assert_eq!(
+                pi.response(id.clone()),
+                json!({"id": id, "type": "response", "command": kind, "success": false,
+                       "error": format!("Missing or invalid field: {field}")})
+            );
+        }
+    }
+    // A line without a readable id is answered without one.
+    pi.send_raw("{\"type\": \"get_state\"");
+    let parse = pi.wait(|v| v["command"] == "parse");
+    assert!(parse.get("id").is_none(), "{parse}");
+    pi.send(json!({"type": "no_such_command"}));
+    let unknown = pi.wait(|v| v["command"] == "no_such_command");
+    assert!(unknown.get("id").is_none(), "{unknown}");
     assert_eq!(pi.finish(), 0);
 }
 

@@ -109,6 +109,9 @@ pub struct SessionOptions {
     pub call_options: CallOptionsFor,
     /// Connect and idle timeouts of model calls.
     pub timeouts: Timeouts,
+    /// The setting `images.blockImages`: the model sees `Image reading is disabled.` instead
+    /// of each image of a user message or tool result.
+    pub block_images: bool,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -143,6 +146,7 @@ impl SessionOptions {
             seed: now_ms(),
             call_options,
             timeouts: Timeouts::default(),
+            block_images: false,
         }
     }
 }
@@ -237,7 +241,9 @@ pub fn build_machine(
             model: options.model,
             thinking_level,
             tools,
-            hooks: Arc::new(CodingAgentHooks),
+            hooks: Arc::new(CodingAgentHooks {
+                block_images: options.block_images,
+            }),
             steering_mode: options.steering_mode,
             follow_up_mode: options.follow_up_mode,
             ..AgentConfig::default()

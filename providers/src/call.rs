@@ -2,11 +2,14 @@
 //! feeds the events to the core; cancelling is [`ModelCall::abort`], which closes the connection
 //! and ends the stream the way pi-ai ends an aborted one.
 
+use std::hash::{BuildHasher, Hasher};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::StopReason;
 
 use crate::transport::{ResponseStream, Transport, TransportError};
-use crate::{anthropic, google, openai_completions, openai_responses};
+use crate::{anthropic, google, openai_completions, openai_responses, retry};
 use crate::{failed_before_start, CallOptions, HttpRequest, StreamDecoder, StreamEnd};
 
 /// A call in progress.
@@ -19,6 +22,12 @@ pub struct ModelCall {
     started: bool,
     done: bool,
     timestamp: u64,
+    /// The SDK retries this call may still make (see [`crate::retry`]).
+    max_retries: u32,
+    /// How long each attempt may wait for the response headers.
+    headers_timeout: Option<Duration>,
+    /// The SDK's refusal of the options, if any.
+    refused: Option<String>,
 }
 
 impl ModelCall {
@@ -46,14 +55,21 @@ impl ModelCall {
                 // No encoder: `open` fails the call the way pi-ai does, through this decoder.
                 _ => (None, Box::new(openai_completions::Decoder::new(model, now))),
             };
+        let sdk = retry::applies_to(&model.api);
         ModelCall {
             decoder,
-            request,
             http,
             response: None,
             started: false,
             done: false,
             timestamp: now,
+            max_retries: if sdk { options.max_retries } else { 0 },
+            headers_timeout: options
+                .timeout_ms
+                .filter(|_| sdk)
+                .map(Duration::from_millis),
+            refused: options.refused.clone(),
+            request,
         }
     }
 
@@ -73,7 +89,9 @@ impl ModelCall {
         self.decoder.finish(StreamEnd::Failed(message))
     }
 
-    /// Sends the request; returns `start`, or the whole failed stream.
+    /// Sends the request; returns `start`, or the whole failed stream. A connection error, a
+    /// timeout or a retryable status is tried again while retries remain, after the SDK's wait;
+    /// dropping the future (an abort) stops at once.
     pub async fn open(&mut self, transport: &Transport) -> Vec<StreamEvent> {
         let Some(http) = &self.http else {
             let message = format!(
@@ -82,27 +100,54 @@ impl ModelCall {
             );
             return self.failure(message);
         };
-        match transport.send(http).await {
-            Err(error) => self.failure(error.to_string()),
-            Ok(response) if !(200..300).contains(&response.status) => {
-                let status = response.status;
-                let content_type = response
-                    .headers
-                    .iter()
-                    .find(|(name, _)| name == "content-type")
-                    .map(|(_, value)| value.clone());
-                let body = response.body().await.unwrap_or_default();
-                self.done = true;
-                let message =
-                    self.decoder
-                        .http_error_message(status, content_type.as_deref(), &body);
-                failed_before_start(&self.request.model, self.timestamp, message)
+        if let Some(message) = self.refused.take() {
+            return self.failure(message);
+        }
+        let mut remaining = self.max_retries;
+        loop {
+            let sent = transport.send_within(http, self.headers_timeout).await;
+            let wait = match &sent {
+                // A request that could not be built fails the same way every time.
+                Err(TransportError::Invalid(_)) => None,
+                Err(_) if remaining > 0 => Some(None),
+                Ok(response)
+                    if !(200..300).contains(&response.status)
+                        && remaining > 0
+                        && retry::should_retry(response.status, &response.headers) =>
+                {
+                    Some(Some(response.headers.as_slice()))
+                }
+                _ => None,
+            };
+            if let Some(headers) = wait {
+                let ms = retry::delay_ms(headers, remaining, self.max_retries, now_ms(), jitter());
+                drop(sent);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                remaining -= 1;
+                continue;
             }
-            Ok(response) => {
-                self.response = Some(response);
-                self.started = true;
-                self.decoder.start()
-            }
+            return match sent {
+                Err(error) => self.failure(error.to_string()),
+                Ok(response) if !(200..300).contains(&response.status) => {
+                    let status = response.status;
+                    let content_type = response
+                        .headers
+                        .iter()
+                        .find(|(name, _)| name == "content-type")
+                        .map(|(_, value)| value.clone());
+                    let body = response.body().await.unwrap_or_default();
+                    self.done = true;
+                    let message =
+                        self.decoder
+                            .http_error_message(status, content_type.as_deref(), &body);
+                    failed_before_start(&self.request.model, self.timestamp, message)
+                }
+                Ok(response) => {
+                    self.response = Some(response);
+                    self.started = true;
+                    self.decoder.start()
+                }
+            };
         }
     }
 
@@ -151,4 +196,18 @@ impl ModelCall {
             other => other.into_iter().collect(),
         }
     }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A number in `[0, 1)` for the backoff's jitter (the SDKs use `Math.random()`).
+fn jitter() -> f64 {
+    let bits = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }

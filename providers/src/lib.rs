@@ -12,6 +12,7 @@ pub mod models;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod registry;
+pub mod retry;
 pub mod sse;
 pub mod transform;
 pub mod transport;
@@ -42,6 +43,21 @@ pub struct CallOptions {
     /// Fields set on the request body after it is built (Pi's `onPayload` in data form), e.g.
     /// `stop` or a server's own sampling options.
     pub body_overrides: serde_json::Map<String, Value>,
+    /// How many times a failed request is sent again before its failure is reported, as the
+    /// original's OpenAI and Anthropic SDKs do (connection errors, timeouts, 408, 409, 429, 5xx;
+    /// see [`retry`]). Only the `openai-completions`, `openai-responses` and
+    /// `anthropic-messages` APIs retry (the Google SDK does not). 0 (the default) sends every
+    /// request once, leaving retries to the session, where they are visible; Pi's setting
+    /// `retry.provider.maxRetries` sets it.
+    pub max_retries: u32,
+    /// How long one attempt may wait for the response headers (the SDKs' `timeout`, Pi's
+    /// `retry.provider.timeoutMs`); `None` leaves the transport's own limit. Same APIs as
+    /// `max_retries`.
+    pub timeout_ms: Option<u64>,
+    /// Why the original's SDK would refuse these options (a `timeout` that is not a whole
+    /// number of milliseconds): the call then fails with this text without being sent, as
+    /// there.
+    pub refused: Option<String>,
 }
 
 /// Sets a header (lower-cased name), replacing an earlier value of the same name in place.

@@ -1,7 +1,8 @@
 //! HTTP for model calls: one request, its response streamed back chunk by chunk.
 //!
-//! No retries happen here — not even the one silent retry the original's SDKs make — so every
-//! attempt is visible to the core, which owns the retry policy, and to a recording. A call is
+//! No retries happen here: a [`crate::call::ModelCall`] retries only when its options ask for
+//! the original SDKs' retries (Pi's `retry.provider.maxRetries`), so by default every attempt is
+//! visible to the core, which owns the retry policy, and to a recording. A call is
 //! cancelled by dropping its [`ResponseStream`] (or the future that produces it): the connection
 //! is closed at once.
 
@@ -70,6 +71,16 @@ impl Transport {
 
     /// Sends `request` and waits for the response headers.
     pub async fn send(&self, request: &HttpRequest) -> Result<ResponseStream, TransportError> {
+        self.send_within(request, None).await
+    }
+
+    /// Sends `request` and waits at most `headers_timeout` (else the idle timeout) for the
+    /// response headers.
+    pub async fn send_within(
+        &self,
+        request: &HttpRequest,
+        headers_timeout: Option<Duration>,
+    ) -> Result<ResponseStream, TransportError> {
         let method = reqwest::Method::from_bytes(request.method.as_bytes())
             .map_err(|e| TransportError::Invalid(e.to_string()))?;
         let body = pi_core::json::to_string(&request.body)
@@ -78,7 +89,8 @@ impl Transport {
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
-        let response = tokio::time::timeout(self.timeouts.idle, builder.send())
+        let wait = headers_timeout.unwrap_or(self.timeouts.idle);
+        let response = tokio::time::timeout(wait, builder.send())
             .await
             .map_err(|_| TransportError::Timeout)?
             .map_err(|e| {

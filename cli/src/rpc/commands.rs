@@ -3,7 +3,6 @@
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::{SessionInput, StreamingBehavior};
-use pi_core::json::format_number;
 use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
@@ -16,14 +15,19 @@ use serde_json::{json, Value};
 use super::{failure, json_error, state, success, BashDone, Rpc};
 
 impl Rpc {
-    /// Parses and handles one input line.
+    /// Parses and handles one input line. Every error answer carries the line's `id` when it
+    /// has one (Pi 0.73.1 leaves it out of some, so a client matching answers by id would wait
+    /// forever); a line that is not valid JSON is read leniently for it.
     pub(super) fn handle_line(&mut self, line: &str) {
         let command: Value = match serde_json::from_str(line) {
             Ok(command) => command,
             Err(error) => {
                 let message = json_error::v8_parse_error(line).unwrap_or_else(|| error.to_string());
-                let response =
-                    failure(None, "parse", format!("Failed to parse command: {message}"));
+                let response = failure(
+                    salvaged_id(line),
+                    "parse",
+                    format!("Failed to parse command: {message}"),
+                );
                 self.respond(&response);
                 return;
             }
@@ -32,19 +36,31 @@ impl Rpc {
             return;
         }
         let id = command.get("id").cloned();
-        let Some(kind) = command
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            self.out.json_line(&unknown_type(command.get("type")));
-            return;
+        let kind = match command.get("type") {
+            Some(Value::String(kind)) => kind.clone(),
+            other => {
+                // Pi answers with `command` as the value was (absent when undefined) and the
+                // value as JavaScript prints it.
+                let mut response = serde_json::Map::new();
+                if let Some(id) = id {
+                    response.insert("id".into(), id);
+                }
+                response.insert("type".into(), json!("response"));
+                if let Some(value) = other {
+                    response.insert("command".into(), value.clone());
+                }
+                response.insert("success".into(), json!(false));
+                let shown = other.map_or_else(|| "undefined".to_owned(), js_string);
+                response.insert("error".into(), json!(format!("Unknown command: {shown}")));
+                self.out.json_line(&Value::Object(response));
+                return;
+            }
         };
         match self.dispatch(id.clone(), &kind, &command) {
             Ok(Some(data)) => self.respond(&success(id, &kind, data)),
             Ok(None) => {}
             Err(Failure::Unknown) => {
-                self.respond(&failure(None, &kind, format!("Unknown command: {kind}")));
+                self.respond(&failure(id, &kind, format!("Unknown command: {kind}")));
             }
             Err(Failure::Message(message)) => self.respond(&failure(id, &kind, message)),
         }
@@ -390,42 +406,39 @@ impl Rpc {
 
 /// Why a command failed.
 pub(super) enum Failure {
-    /// Not a command Pi knows: answered without the id, as Pi does.
+    /// Not a command Pi knows (answered with the id, which Pi 0.73.1 leaves out).
     Unknown,
     /// Pi's error text, answered with the id.
     Message(String),
 }
 
-/// Pi's answer to a command whose `type` is not a string: its switch finds no case, so the
-/// answer names the type as sent (the key is absent when there is none, or the line is not an
-/// object) and says it the way JavaScript turns it into text.
-fn unknown_type(kind: Option<&Value>) -> Value {
-    let mut response = json!({"type": "response"});
-    if let Some(kind) = kind {
-        response["command"] = kind.clone();
-    }
-    response["success"] = json!(false);
-    let text = kind.map_or_else(|| "undefined".to_owned(), js_text);
-    response["error"] = json!(format!("Unknown command: {text}"));
-    response
+/// The `id` of a line that is not valid JSON, read with the lenient parser of streamed tool
+/// arguments (a truncated line or a stray comma still shows it); only a string or a number
+/// counts.
+fn salvaged_id(line: &str) -> Option<Value> {
+    let value = pi_core::partial_json::parse_streaming_json(line);
+    value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
 }
 
-/// JavaScript's `String(value)` for a JSON value.
-fn js_text(value: &Value) -> String {
+/// A JSON value as JavaScript's `String()` prints it.
+fn js_string(value: &Value) -> String {
     match value {
-        Value::Null => "null".to_owned(),
+        Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), format_number),
+        Value::Number(_) => pi_core::json::to_string(value).unwrap_or_default(),
         Value::String(s) => s.clone(),
         Value::Array(items) => items
             .iter()
             .map(|item| match item {
                 Value::Null => String::new(),
-                other => js_text(other),
+                other => js_string(other),
             })
             .collect::<Vec<_>>()
             .join(","),
-        Value::Object(_) => "[object Object]".to_owned(),
+        Value::Object(_) => "[object Object]".into(),
     }
 }
 

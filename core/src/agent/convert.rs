@@ -83,12 +83,112 @@ pub fn convert_to_llm<M: Borrow<AgentMessage>>(messages: &[M]) -> Vec<Message> {
         .collect()
 }
 
+/// What a blocked image becomes (the coding agent's setting `images.blockImages`).
+pub const IMAGE_BLOCKED: &str = "Image reading is disabled.";
+
+/// The coding agent's image blocking: in user messages and tool results that hold images, each
+/// image becomes the text [`IMAGE_BLOCKED`], and that text is not repeated back to back.
+pub fn block_images(messages: Vec<Message>) -> Vec<Message> {
+    fn blocked(content: &[ContentBlock]) -> Option<Vec<ContentBlock>> {
+        if !content.iter().any(|b| matches!(b, ContentBlock::Image(_))) {
+            return None;
+        }
+        let mapped: Vec<ContentBlock> = content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Image(_) => ContentBlock::text(IMAGE_BLOCKED),
+                other => other.clone(),
+            })
+            .collect();
+        let is_notice =
+            |b: &ContentBlock| matches!(b, ContentBlock::Text(t) if t.text == IMAGE_BLOCKED);
+        Some(
+            mapped
+                .iter()
+                .enumerate()
+                .filter(|(i, block)| !(is_notice(block) && *i > 0 && is_notice(&mapped[i - 1])))
+                .map(|(_, block)| block.clone())
+                .collect(),
+        )
+    }
+    messages
+        .into_iter()
+        .map(|message| match message {
+            Message::User(mut m) => {
+                if let UserContent::Blocks(blocks) = &m.content {
+                    if let Some(content) = blocked(blocks) {
+                        m.content = UserContent::Blocks(content);
+                    }
+                }
+                Message::User(m)
+            }
+            Message::ToolResult(mut m) => {
+                if let Some(content) = blocked(&m.content) {
+                    m.content = content;
+                }
+                Message::ToolResult(m)
+            }
+            other => other,
+        })
+        .collect()
+}
+
 /// Hooks with the coding agent's converter and no tool hooks.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CodingAgentHooks;
+pub struct CodingAgentHooks {
+    /// The setting `images.blockImages`: the model sees a notice instead of each image.
+    pub block_images: bool,
+}
 
 impl AgentHooks for CodingAgentHooks {
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Result<Vec<Message>, String> {
-        Ok(convert_to_llm(messages))
+        let converted = convert_to_llm(messages);
+        Ok(if self.block_images {
+            block_images(converted)
+        } else {
+            converted
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(value: serde_json::Value) -> Message {
+        serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn blocked_images_become_one_notice_per_run_and_other_messages_stay() {
+        let image = json!({"type": "image", "data": "AAAA", "mimeType": "image/png"});
+        let notice = json!({"type": "text", "text": IMAGE_BLOCKED});
+        let messages = vec![
+            message(
+                json!({"role": "user", "content": [{"type": "text", "text": "a"}, image, image,
+                {"type": "text", "text": IMAGE_BLOCKED}, {"type": "text", "text": "b"}, image], "timestamp": 1}),
+            ),
+            message(
+                json!({"role": "toolResult", "toolCallId": "c", "toolName": "read",
+                "content": [{"type": "text", "text": "Read image file"}, image], "isError": false, "timestamp": 2}),
+            ),
+            // Without images nothing changes, a repeated notice included.
+            message(json!({"role": "user", "content": [notice, notice], "timestamp": 3})),
+            message(json!({"role": "user", "content": "plain", "timestamp": 4})),
+        ];
+        let blocked = serde_json::to_value(block_images(messages)).unwrap_or_default();
+        assert_eq!(
+            blocked,
+            json!([
+                {"role": "user", "content": [{"type": "text", "text": "a"}, notice,
+                    {"type": "text", "text": "b"}, notice], "timestamp": 1},
+                {"role": "toolResult", "toolCallId": "c", "toolName": "read",
+                    "content": [{"type": "text", "text": "Read image file"}, notice], "isError": false, "timestamp": 2},
+                {"role": "user", "content": [notice, notice], "timestamp": 3},
+                {"role": "user", "content": "plain", "timestamp": 4}
+            ])
+        );
     }
 }

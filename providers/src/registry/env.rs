@@ -35,6 +35,11 @@ impl Environment {
         }
     }
 
+    /// The variable's value when it is set, even empty (JavaScript's `!== undefined` test).
+    pub fn get_raw(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str)
+    }
+
     /// The variable's value when it is set and not empty (JavaScript's truthiness test).
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars
