@@ -1,11 +1,13 @@
 //! What the test suites of several crates share, so each does not carry its own copy: the
-//! conformance kit's scripted mock LLM run as a real server on 127.0.0.1, and counting the
-//! processes a test started. For tests only: failures panic with what went wrong.
+//! conformance kit's scripted mock LLM run as a real server on 127.0.0.1 (served from Rust by
+//! [`mock`], no Python needed), counting the processes a test started, and the `pi-mock` demo
+//! command's setup ([`demo`]). The test helpers panic with what went wrong; [`mock`] and [`demo`]
+//! report errors instead, since `pi-mock` runs them on user input.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub mod demo;
+pub mod mock;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -16,11 +18,12 @@ pub fn kit_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance")
 }
 
-/// The kit's mock LLM (`mock/mock_llm.py`) playing a script, one step per request; killed when
-/// dropped.
+/// The kit's mock LLM playing a script, one step per request, served in-process by
+/// [`mock::Server`] (the same bytes as `conformance/mock/mock_llm.py`); stopped when dropped,
+/// which also ends any reply still hanging.
 #[derive(Debug)]
 pub struct MockLlm {
-    child: Child,
+    _server: mock::Server,
     /// The port it listens on, on 127.0.0.1.
     pub port: u16,
     /// Every request it received (JSONL), and a record when each reply finished.
@@ -28,48 +31,24 @@ pub struct MockLlm {
     _dir: tempfile::TempDir,
 }
 
-impl Drop for MockLlm {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 impl MockLlm {
-    /// Starts the mock playing `script` (the kit's step format) and waits until it listens.
+    /// Starts the mock playing `script` (the kit's step format); it listens once this returns.
+    /// Panics naming the step and field when the script is wrong.
     pub fn start(script: &Value) -> MockLlm {
+        let script = match mock::Script::parse(script) {
+            Ok(script) => script,
+            Err(e) => panic!("bad mock script: {e}"),
+        };
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
-        let port_file = dir.path().join("port");
         let log = dir.path().join("log.jsonl");
-        let mut child = Command::new("python3")
-            .arg(kit_dir().join("mock/mock_llm.py"))
-            .arg("--script")
-            .arg(dir.path().join("script.json"))
-            .arg("--log")
-            .arg(&log)
-            .arg("--port-file")
-            .arg(&port_file)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs the kit's mock LLM");
-        for _ in 0..400 {
-            if let Some(port) = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|p| p.trim().parse().ok())
-            {
-                return MockLlm {
-                    child,
-                    port,
-                    log,
-                    _dir: dir,
-                };
-            }
-            std::thread::sleep(Duration::from_millis(25));
+        let server = mock::Server::start(script, &log).expect("the mock LLM starts");
+        MockLlm {
+            port: server.port(),
+            _server: server,
+            log,
+            _dir: dir,
         }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the mock LLM did not start");
     }
 
     /// `http://127.0.0.1:<port>` followed by `path` (e.g. `/v1`).
@@ -90,6 +69,7 @@ impl MockLlm {
 }
 
 /// Processes whose command line contains `marker` (zombies have none and are not counted).
+#[allow(clippy::unwrap_used)]
 pub fn processes_with(marker: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -108,6 +88,7 @@ pub fn processes_with(marker: &str) -> Vec<String> {
 }
 
 /// Waits up to `within` for every process with `marker` to be gone; panics naming the ones left.
+#[allow(clippy::panic)]
 pub fn wait_until_gone(marker: &str, within: Duration) {
     let deadline = Instant::now() + within;
     loop {
@@ -121,6 +102,7 @@ pub fn wait_until_gone(marker: &str, within: Duration) {
 }
 
 /// A process name no other test uses.
+#[allow(clippy::unwrap_used)]
 pub fn unique_marker(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -132,6 +114,7 @@ pub fn unique_marker(name: &str) -> String {
 /// Something a test needs from outside the repository, named by `var`; when it is absent the test
 /// is skipped with one line, unless `require` is set to `1` (as CI sets it), which makes the
 /// absence a failure.
+#[allow(clippy::panic)]
 fn outside(var: &str, require: &str, what: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(value) if !value.is_empty() => Some(value),
@@ -155,6 +138,7 @@ pub fn original_pi() -> Option<PathBuf> {
 /// The folder of session files the original Pi wrote in real use, kept beside the repository
 /// (`../shared/wild-sessions`, or `PI_WILD_SESSIONS`). Skipped when absent, unless
 /// `PI_REQUIRE_WILD_SESSIONS=1` (CI) makes that a failure.
+#[allow(clippy::panic)]
 pub fn wild_sessions_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PI_WILD_SESSIONS")
         .map(PathBuf::from)

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 pub use pi_testkit::MockLlm;
-use serde_json::json;
 
 /// A fresh HOME, agent dir (models.json at the mock, as the kit's run.py writes it) and cwd.
 pub struct Env {
@@ -31,13 +30,7 @@ impl Env {
         for dir in ["home", "agent", "cwd", "pkg"] {
             std::fs::create_dir_all(env.root.path().join(dir)).unwrap();
         }
-        let models = json!({"providers": {
-            "mock": {"baseUrl": format!("http://127.0.0.1:{}/v1", env.port), "api": "openai-completions", "apiKey": "mock-key",
-                "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 16384,
-                            "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}},
-                           {"id": "mock-reasoner", "name": "Mock Reasoner", "reasoning": true, "contextWindow": 128000, "maxTokens": 16384}]},
-            "mock-anthropic": {"baseUrl": format!("http://127.0.0.1:{}", env.port), "api": "anthropic-messages", "apiKey": "mock-anthropic-key",
-                "models": [{"id": "mock-claude", "name": "Mock Claude", "reasoning": true, "contextWindow": 200000, "maxTokens": 8192}]}}});
+        let models = pi_testkit::demo::models_json(env.port);
         env.write_agent("models.json", &models.to_string());
         env
     }
