@@ -10,9 +10,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{assert_all_gone, processes_with, unique_marker};
+use common::{assert_all_gone, processes_with, unique_marker, wait_for_processes};
 use pi_core::agent::ToolOutcome;
 use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::{run, ToolContext, ToolEnv};
@@ -295,14 +295,6 @@ fn family(marker: &str) -> String {
          bash -c '(exec -a {marker}-grandchild sleep 30) & wait' & \
          (exec -a {marker}-waiter sleep 30); echo never"
     )
-}
-
-async fn wait_for_processes(marker: &str, count: usize) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while processes_with(marker).len() < count {
-        assert!(Instant::now() < deadline, "the processes did not start");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 fn context(cancel: CancellationToken) -> ToolContext {
