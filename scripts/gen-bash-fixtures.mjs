@@ -7,8 +7,11 @@
 // Paths that differ from run to run are replaced: the working directory by <CWD>, the full-output
 // file by <FULL> (its content is kept as its length and FNV-1a 64 hash). Commands that write to
 // stdout and stderr close together sleep in between: the original reads the two pipes in no
-// fixed order. A signal aborted before the start is left out: the original spawns the command
-// and kills it at once, and about one run in three the command still gets to write its output
+// fixed order (one write to stdout, then one to stderr, come back in that order and as two
+// chunks: cases with `runs` check that they do every time). An abort waits for the command to create the file `started` in
+// its working directory, so that it lands once the command has written what comes before. A
+// signal aborted before the start is left out: the original spawns the command and kills it at
+// once, and about one run in three the command still gets to write its output
 // (the Rust test checks that ours does not start it).
 import fs from "fs";
 import os from "os";
@@ -68,11 +71,25 @@ const compact = (value) => {
   return value;
 };
 
-const signalFor = (abort) => {
+// A signal aborted now (`abort: "now"`), once `<dir>/<abort>` exists, or never. `endCase` stops
+// the watch and removes the file, as the working directory is shared by the cases.
+let endCase = () => {};
+const signalFor = (abort, dir) => {
   if (abort === undefined) return undefined;
   const controller = new AbortController();
-  if (abort === 0) controller.abort();
-  else setTimeout(() => controller.abort(), abort * 1000);
+  if (abort === "now") {
+    controller.abort();
+    return controller.signal;
+  }
+  const file = path.join(dir, abort);
+  const poll = setInterval(() => {
+    if (fs.existsSync(file)) controller.abort();
+  }, 10);
+  endCase = () => {
+    clearInterval(poll);
+    fs.rmSync(file, { force: true });
+    endCase = () => {};
+  };
   return controller.signal;
 };
 
@@ -87,6 +104,7 @@ const toolCases = [
   { name: "stderr only", command: "echo oops >&2" },
   { name: "interleaved", command: "echo a; sleep 0.2; echo b >&2; sleep 0.2; echo c; sleep 0.2; echo d >&2" },
   { name: "exit code", command: "echo out; sleep 0.2; echo err >&2; exit 3" },
+  { name: "stdout then stderr", command: "echo out; echo err >&2; exit 3", updates: true, runs: 10 },
   { name: "exit code without output", command: "exit 1" },
   { name: "killed by a signal", command: "kill -9 $$" },
   { name: "killed by a signal after output", command: "echo x; kill -TERM $$" },
@@ -110,9 +128,9 @@ const toolCases = [
   { name: "timeout without output", command: "sleep 5", timeout: 0.3 },
   { name: "timeout zero is none", command: "sleep 0.2; echo done", timeout: 0 },
   { name: "negative timeout is none", command: "echo done", timeout: -1 },
-  { name: "abort", command: "echo begin; sleep 5", abort: 0.4 },
-  { name: "abort without output", command: "sleep 5", abort: 0.3 },
-  { name: "abort with long output", command: "seq 1 3000; sleep 5", abort: 0.5 },
+  { name: "abort", command: "echo begin; touch started; sleep 5", abort: "started" },
+  { name: "abort without output", command: "touch started; sleep 5", abort: "started" },
+  { name: "abort with long output", command: "seq 1 3000; touch started; sleep 5", abort: "started" },
   { name: "background child holding the output", command: "(sleep 1; echo late) & echo early" },
   { name: "missing working directory", command: "echo hi", cwd: MISSING_DIR },
   { name: "missing custom shell", command: "echo hi", shell: "/nonexistent/bin/bash" },
@@ -144,48 +162,63 @@ const userCases = [
   { name: "exit code", command: "echo out; exit 3" },
   { name: "killed by a signal", command: "echo x; kill -9 $$" },
   { name: "interleaved", command: "echo a; sleep 0.2; echo b >&2; sleep 0.2; echo c" },
+  { name: "stdout then stderr", command: "echo out; echo err >&2", chunks: true, runs: 10 },
   { name: "many lines", command: "seq 1 30000" },
   { name: "wide lines", command: `yes ${big} | head -n 1150` },
   { name: "one huge line", command: "head -c 80000 /dev/zero | tr '\\0' x; echo" },
   { name: "huge output", command: "seq 1 200000" },
   { name: "many lines with escapes", command: "for i in $(seq 1 2500); do printf '\\033[32m%s\\033[0m\\r\\n' $i; done" },
-  { name: "abort", command: "echo begin; sleep 5", abort: 0.4 },
-  { name: "aborted with a missing working directory", command: "echo never", abort: 0, cwd: MISSING_DIR },
+  { name: "abort", command: "echo begin; touch started; sleep 5", abort: "started" },
+  { name: "aborted with a missing working directory", command: "echo never", abort: "now", cwd: MISSING_DIR },
   { name: "missing working directory", command: "echo hi", cwd: MISSING_DIR },
   { name: "chunks", command: "echo 1; sleep 0.3; printf '\\033[1m2\\033[0m\\n'", chunks: true },
 ];
 
 const workDir = (c) => (c.cwd === MISSING_DIR ? path.join(cwd, MISSING_DIR) : cwd);
 
-const tool = [];
-for (const c of toolCases) {
+// A case with `runs` runs that many times and must give the same entry every time.
+const repeated = async (c, once) => {
+  const entry = await once();
+  for (let i = 1; i < (c.runs ?? 1); i++) {
+    const again = await once();
+    if (JSON.stringify(again) !== JSON.stringify(entry)) {
+      throw new Error(`${c.name}: run ${i + 1} differs:\n${JSON.stringify(entry)}\n${JSON.stringify(again)}`);
+    }
+  }
+  return entry;
+};
+
+const runTool = async (c) => {
   const { fix, files } = normalizer();
   const definition = createBashToolDefinition(workDir(c), { commandPrefix: c.prefix, shellPath: c.shell });
   const updates = [];
   const args = { command: c.command, ...(c.timeout === undefined ? {} : { timeout: c.timeout }) };
   let outcome;
   try {
-    const result = await definition.execute("call", args, signalFor(c.abort), (u) => updates.push(u), {});
+    const result = await definition.execute("call", args, signalFor(c.abort, workDir(c)), (u) => updates.push(u), {});
     outcome = { result: fix(result) };
   } catch (error) {
     outcome = { error: fix(error.message) };
   }
+  endCase();
   const entry = { ...c, ...outcome };
   if (c.updates) entry.updates = fix(updates);
   entry.firstUpdate = fix(updates[0]);
   entry.lastUpdate = fix(updates[updates.length - 1]);
   if (files.full) entry.fullOutput = files.full;
-  tool.push(compact(entry));
-}
+  return compact(entry);
+};
 
-const user = [];
-for (const c of userCases) {
+const tool = [];
+for (const c of toolCases) tool.push(await repeated(c, () => runTool(c)));
+
+const runUser = async (c) => {
   const { fix, files } = normalizer();
   const chunks = [];
   let outcome;
   try {
     const result = await executeBashWithOperations(c.command, workDir(c), createLocalBashOperations(), {
-      signal: signalFor(c.abort),
+      signal: signalFor(c.abort, workDir(c)),
       onChunk: (chunk) => chunks.push(chunk),
     });
     // The executor ends its file stream without waiting for it.
@@ -194,11 +227,15 @@ for (const c of userCases) {
   } catch (error) {
     outcome = { error: fix(error.message) };
   }
+  endCase();
   const entry = { ...c, ...outcome };
   if (c.chunks) entry.chunkTexts = chunks;
   if (files.full) entry.fullOutput = files.full;
-  user.push(compact(entry));
-}
+  return compact(entry);
+};
+
+const user = [];
+for (const c of userCases) user.push(await repeated(c, () => runUser(c)));
 
 // Random texts over the characters escape sequences are made of, cleaned as the executor cleans
 // a chunk (the Rust test sends each through a real command in one piece).

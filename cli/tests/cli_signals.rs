@@ -6,7 +6,7 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Env, MockLlm};
 use serde_json::json;
@@ -35,14 +35,7 @@ fn signal_ends_the_run(signal: &str, expected_code: i32) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while pi_testkit::processes_with(&marker).len() < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the command did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    pi_testkit::wait_until_running(&marker, 2, Duration::from_secs(20));
     let status = Command::new("kill")
         .args([&format!("-{signal}"), &pi.id().to_string()])
         .status()
@@ -91,14 +84,7 @@ fn sigterm_in_rpc_mode_kills_a_running_bash_command() {
         json!({"id": "b", "type": "bash", "command": command})
     )
     .unwrap();
-    let started = Instant::now();
-    while pi_testkit::processes_with(&marker).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the command did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    pi_testkit::wait_until_running(&marker, 1, Duration::from_secs(20));
     let status = Command::new("kill")
         .args(["-TERM", &pi.id().to_string()])
         .status()

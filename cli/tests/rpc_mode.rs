@@ -22,7 +22,7 @@ struct Pi {
     seen: Vec<Value>,
     /// Keeps the run's directories alive.
     _env: Env,
-    _mock: MockLlm,
+    mock: MockLlm,
 }
 
 impl Pi {
@@ -65,7 +65,7 @@ impl Pi {
             lines,
             seen: Vec::new(),
             _env: env,
-            _mock: mock,
+            mock,
         }
     }
 
@@ -284,13 +284,14 @@ fn error_answers_carry_the_id_of_their_line() {
 
 #[test]
 fn steering_follow_up_and_abort_work_while_a_run_streams() {
+    // The first reply is held open until the commands below are answered; the third never ends.
     let mut pi = Pi::start(json!([
-        {"chunk_delay_ms": 150, "text": ["One ", "two ", "three."]},
+        {"text": ["One ", "two ", "three."], "hang_until_file": "counted"},
         {"text": ["Steered."]},
-        {"chunk_delay_ms": 400, "text": ["This ", "is ", "long ", "and ", "will ", "be ", "aborted."]}
+        {"text": ["This ", "is ", "long."], "hang_ms": 60000}
     ]));
     pi.send(json!({"id": "p", "type": "prompt", "message": "Count"}));
-    pi.wait_type("message_update");
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "three.");
     let refused = pi.call("bad", json!({"type": "prompt", "message": "again"}));
     assert_eq!(
         refused["error"],
@@ -301,6 +302,7 @@ fn steering_follow_up_and_abort_work_while_a_run_streams() {
     let state = pi.call("s", json!({"type": "get_state"}));
     assert_eq!(state["data"]["isStreaming"], true);
     assert_eq!(state["data"]["pendingMessageCount"], 1);
+    pi.mock.release("counted");
     pi.wait_type("agent_end");
     let messages = pi.call("m", json!({"type": "get_messages"}));
     let roles: Vec<&str> = messages["data"]["messages"]
@@ -312,7 +314,7 @@ fn steering_follow_up_and_abort_work_while_a_run_streams() {
     assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
 
     pi.send(json!({"id": "p2", "type": "prompt", "message": "Long"}));
-    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "is ");
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "long.");
     pi.send(json!({"id": "ab", "type": "abort"}));
     pi.response(json!("ab"));
     let end = position(&pi.seen, |v| {

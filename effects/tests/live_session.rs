@@ -196,13 +196,13 @@ async fn a_transient_failure_is_retried_after_the_backoff() {
     assert_eq!(requests[2]["messages"].as_array().unwrap().len(), 2);
 }
 
-/// Runs a one-shot prompt against `script` with retries off and the given idle timeout; returns
-/// the final assistant message and how long it took.
+/// Runs a one-shot prompt against `script` with these retry settings and idle timeout; returns
+/// the final assistant message, the number of requests and the events.
 async fn one_shot(
     script: Value,
     idle: Duration,
     retry: RetrySettings,
-) -> (AssistantMessage, Duration, usize, Vec<Value>) {
+) -> (AssistantMessage, usize, Vec<Value>) {
     let mock = MockLlm::start(&script);
     let cwd = tempfile::tempdir().unwrap();
     let mut options = options(&mock, cwd.path());
@@ -212,16 +212,10 @@ async fn one_shot(
         idle,
     };
     let mut session = create_agent_session(options).unwrap();
-    let started = Instant::now();
     let events = tokio::time::timeout(Duration::from_secs(30), prompt(&mut session, "Hello"))
         .await
         .expect("the run ends on its own");
-    (
-        last_assistant(&session),
-        started.elapsed(),
-        mock.requests().len(),
-        events,
-    )
+    (last_assistant(&session), mock.requests().len(), events)
 }
 
 fn no_retry() -> RetrySettings {
@@ -235,7 +229,7 @@ fn no_retry() -> RetrySettings {
 async fn garbage_instead_of_sse_ends_the_run_with_an_empty_answer() {
     // Lines that are not SSE fields carry no events, as for the OpenAI SDK; the stream then
     // ends cleanly, so the answer is empty rather than an error.
-    let (message, _, _, events) = one_shot(
+    let (message, _, events) = one_shot(
         json!([{"raw_sse": ["this is not an event stream\n\n", "{\"neither\": \"is this\"}\n\n"]}]),
         Duration::from_secs(10),
         no_retry(),
@@ -248,7 +242,7 @@ async fn garbage_instead_of_sse_ends_the_run_with_an_empty_answer() {
 
 #[tokio::test]
 async fn a_server_that_never_answers_times_out() {
-    let (message, took, _, _) = one_shot(
+    let (message, _, _) = one_shot(
         json!([{"delay_ms": 20000, "text": "too late"}]),
         Duration::from_millis(300),
         no_retry(),
@@ -256,12 +250,11 @@ async fn a_server_that_never_answers_times_out() {
     .await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
-    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 #[tokio::test]
 async fn a_stream_that_stalls_midway_times_out() {
-    let (message, took, _, _) = one_shot(
+    let (message, _, _) = one_shot(
         json!([{"text": ["Hel", "lo"], "hang_ms": 20000}]),
         Duration::from_millis(300),
         no_retry(),
@@ -269,13 +262,12 @@ async fn a_stream_that_stalls_midway_times_out() {
     .await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
-    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 #[tokio::test]
 async fn a_cut_stream_keeps_what_arrived_as_the_original_does() {
     // The OpenAI APIs treat a connection closed before `[DONE]` as the end of the answer.
-    let (message, _, _, _) = one_shot(
+    let (message, _, _) = one_shot(
         json!([{"text": ["one ", "two ", "three"], "drop_after": 2}]),
         Duration::from_secs(10),
         no_retry(),
@@ -288,7 +280,7 @@ async fn a_cut_stream_keeps_what_arrived_as_the_original_does() {
 
 #[tokio::test]
 async fn five_hundreds_forever_exhaust_the_retries() {
-    let (message, _, requests, events) = one_shot(
+    let (message, requests, events) = one_shot(
         json!([{"status": 503}, {"status": 503}, {"status": 503}, {"status": 503}, {"text": "unreached"}]),
         Duration::from_secs(10),
         RetrySettings {
@@ -315,7 +307,6 @@ async fn abort_from_another_task_ends_a_streaming_response() {
     let mut session = create_agent_session(options(&mock, cwd.path())).unwrap();
     let commands = session.commands().unwrap();
     let mut events = Vec::new();
-    let started = Instant::now();
     session
         .prompt("Hello", Vec::new(), |e| {
             if matches!(e, Event::Agent(AgentEvent::MessageUpdate { .. })) {
@@ -325,17 +316,18 @@ async fn abort_from_another_task_ends_a_streaming_response() {
         })
         .await
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
     let message = last_assistant(&session);
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert_eq!(types(&events).last(), Some(&"agent_end"));
 }
 
+/// The abort comes once the command's child and grandchild run, so the kill has something to
+/// kill. Were they not killed, the command would end after 30 s by itself and say so.
 #[tokio::test]
 async fn abort_during_bash_kills_the_command_and_its_children() {
     let marker = common::unique_marker("session");
     let command = format!(
-        "(exec -a {marker}-child sleep 30) & bash -c '(exec -a {marker}-grandchild sleep 30) & wait'"
+        "(exec -a {marker}-child sleep 30) & bash -c '(exec -a {marker}-grandchild sleep 30) & wait'; echo ended"
     );
     let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": command}}]},
@@ -345,17 +337,17 @@ async fn abort_during_bash_kills_the_command_and_its_children() {
     let mut session = create_agent_session(options(&mock, cwd.path())).unwrap();
     let commands = session.commands().unwrap();
     let mut events = Vec::new();
-    let started = Instant::now();
-    session
-        .prompt("Run it", Vec::new(), |e| {
-            if let Event::Agent(AgentEvent::ToolExecutionUpdate { .. }) = e {
-                let _ = commands.send(pi_core::agent_session::SessionInput::Abort);
-            }
-            events.push(serde_json::to_value(e).unwrap());
-        })
-        .await
-        .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10));
+    let run = session.prompt("Run it", Vec::new(), |e| {
+        events.push(serde_json::to_value(e).unwrap())
+    });
+    let abort = async {
+        common::wait_for_processes(&marker, 2).await;
+        commands
+            .send(pi_core::agent_session::SessionInput::Abort)
+            .unwrap();
+    };
+    let (ran, ()) = tokio::join!(run, abort);
+    ran.unwrap();
     common::assert_all_gone(&marker).await;
     let end = events
         .iter()
@@ -413,13 +405,15 @@ async fn dropping_a_session_stops_its_commands() {
         )
         .unwrap();
     // Advance until the command runs, then drop the session mid-run.
-    let started = Instant::now();
-    while common::processes_with(&marker).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the command did not start"
-        );
-        let _ = tokio::time::timeout(Duration::from_millis(20), session.advance(|_| {})).await;
+    let started = common::wait_for_processes(&marker, 1);
+    tokio::pin!(started);
+    loop {
+        tokio::select! {
+            () = &mut started => break,
+            advanced = session.advance(|_| {}) => {
+                advanced.unwrap().unwrap();
+            }
+        }
     }
     drop(session);
     common::assert_all_gone(&marker).await;

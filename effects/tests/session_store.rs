@@ -211,14 +211,25 @@ fn continue_recent_takes_the_latest_valid_session() {
         SessionStore::continue_recent("/home/u/proj", &dir, T0, IdGenerator::new(10)).unwrap();
     assert!(fresh.tree().entries().is_empty());
 
-    let mut older = SessionStore::create("/home/u/proj", &dir, T0, IdGenerator::new(11)).unwrap();
-    older.append_message(assistant("old"), T0).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
     let mut newer =
         SessionStore::create("/home/u/proj", &dir, T0 + 1, IdGenerator::new(12)).unwrap();
     newer.append_message(assistant("new"), T0 + 1).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
     fs::write(dir.join("junk.jsonl"), "not json\n").unwrap();
+    let mut older = SessionStore::create("/home/u/proj", &dir, T0, IdGenerator::new(11)).unwrap();
+    older.append_message(assistant("old"), T0).unwrap();
+    // The older session is written last: only these times, a minute apart, make it the older.
+    // The newest file is not a session.
+    let times = [
+        (older.file().unwrap().to_path_buf(), 0),
+        (newer.file().unwrap().to_path_buf(), 60),
+        (dir.join("junk.jsonl"), 120),
+    ];
+    let base = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    for (path, seconds) in times {
+        let file = fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(base + std::time::Duration::from_secs(seconds))
+            .unwrap();
+    }
     let resumed =
         SessionStore::continue_recent("/home/u/proj", &dir, T0, IdGenerator::new(13)).unwrap();
     assert_eq!(resumed.tree().id(), newer.tree().id());

@@ -10,9 +10,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{assert_all_gone, processes_with, unique_marker};
+use common::{assert_all_gone, processes_with, unique_marker, wait_for_processes};
 use pi_core::agent::ToolOutcome;
 use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::{run, ToolContext, ToolEnv};
@@ -112,19 +112,23 @@ fn real_tempdir() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-/// A token cancelled now (0), after `seconds`, or never.
-fn cancel_after(abort: Option<f64>) -> CancellationToken {
+/// A token cancelled now (`"now"`), once the command created `<cwd>/<abort>` (so after all it
+/// wrote before), or never: as the generator aborts the original.
+fn cancel_when(abort: &Value, cwd: &Path) -> CancellationToken {
     let cancel = CancellationToken::new();
-    match abort {
-        Some(seconds) if seconds <= 0.0 => cancel.cancel(),
-        Some(seconds) => {
+    match abort.as_str() {
+        Some("now") => cancel.cancel(),
+        Some(file) => {
             let token = cancel.clone();
+            let file = cwd.join(file);
             tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+                while !file.exists() {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
                 token.cancel();
             });
         }
-        None => {}
+        None => assert!(abort.is_null(), "abort: {abort}"),
     }
     cancel
 }
@@ -149,12 +153,19 @@ fn assert_same(label: &str, key: &str, ours: &Value, theirs: &Value) {
     );
 }
 
+/// A case as many times as the generator ran it (its `runs`, which gave the same every time):
+/// what the original does reliably must be reliable here too.
+fn runs(case: &Value) -> impl Iterator<Item = &Value> {
+    let times = case["runs"].as_u64().unwrap_or(1);
+    (0..times).map(move |_| case)
+}
+
 #[tokio::test]
 async fn the_tool_matches_the_original() {
     let fixtures = fixtures();
     let cases = fixtures["tool"].as_array().unwrap();
     assert!(cases.len() >= 35);
-    for case in cases {
+    for case in cases.iter().flat_map(runs) {
         let label = case["name"].as_str().unwrap();
         let (_cwd_guard, cwd) = real_tempdir();
         let (_temp_guard, temp) = real_tempdir();
@@ -166,7 +177,7 @@ async fn the_tool_matches_the_original() {
         }
         let (updates_tx, mut updates_rx) = unbounded_channel();
         let cx = ToolContext {
-            cancel: cancel_after(case["abort"].as_f64()),
+            cancel: cancel_when(&case["abort"], &env.cwd),
             updates: updates_tx,
         };
         let outcome = run(&env, "bash", &Value::Object(args), &cx).await;
@@ -212,12 +223,12 @@ async fn the_user_executor_matches_the_original() {
     let fixtures = fixtures();
     let cases = fixtures["user"].as_array().unwrap();
     assert!(cases.len() >= 30);
-    for case in cases {
+    for case in cases.iter().flat_map(runs) {
         let label = case["name"].as_str().unwrap();
         let (_cwd_guard, cwd) = real_tempdir();
         let (_temp_guard, temp) = real_tempdir();
         let env = case_env(case, &cwd, &temp);
-        let cancel = cancel_after(case["abort"].as_f64());
+        let cancel = cancel_when(&case["abort"], &env.cwd);
         let (chunks_tx, mut chunks_rx) = unbounded_channel();
         let outcome = execute_bash(
             &env,
@@ -286,14 +297,6 @@ fn family(marker: &str) -> String {
     )
 }
 
-async fn wait_for_processes(marker: &str, count: usize) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while processes_with(marker).len() < count {
-        assert!(Instant::now() < deadline, "the processes did not start");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn context(cancel: CancellationToken) -> ToolContext {
     let (updates, _) = unbounded_channel();
     ToolContext { cancel, updates }
@@ -326,9 +329,7 @@ async fn timeout_kills_every_descendant() {
     let env = ToolEnv::new(&cwd);
     let marker = unique_marker("timeout");
     let args = json!({"command": family(&marker), "timeout": 1});
-    let started = Instant::now();
     let outcome = run(&env, "bash", &args, &context(CancellationToken::new())).await;
-    assert!(started.elapsed() < Duration::from_secs(5));
     match outcome {
         ToolOutcome::Thrown(text) => assert_eq!(text, "Command timed out after 1 seconds"),
         ToolOutcome::Ok(result) => panic!("not timed out: {result:?}"),
@@ -374,21 +375,16 @@ async fn the_user_executor_kills_every_descendant_on_abort() {
 
 /// As in Pi: the tool returns 100 ms after the shell exits even though a background process
 /// still holds the output open; that process keeps running (people start servers this way).
+/// It is still there when the tool is done, so the tool did not wait for it.
 #[tokio::test]
 async fn a_background_process_holding_the_output_does_not_hold_the_tool() {
     let (_guard, cwd) = real_tempdir();
     let env = ToolEnv::new(&cwd);
     let marker = unique_marker("background");
     let args = json!({
-        "command": format!("(exec -a {marker} sleep 3; echo late) & echo early")
+        "command": format!("(exec -a {marker} sleep 30; echo late) & echo early")
     });
-    let started = Instant::now();
     let outcome = run(&env, "bash", &args, &context(CancellationToken::new())).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
     match outcome {
         ToolOutcome::Ok(result) => {
             assert_eq!(

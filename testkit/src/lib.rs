@@ -28,7 +28,7 @@ pub struct MockLlm {
     pub port: u16,
     /// Every request it received (JSONL), and a record when each reply finished.
     pub log: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -47,13 +47,18 @@ impl MockLlm {
             port: server.port(),
             _server: server,
             log,
-            _dir: dir,
+            dir,
         }
     }
 
     /// `http://127.0.0.1:<port>` followed by `path` (e.g. `/v1`).
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Lets a reply waiting for the file `name` (a step's `hang_until_file`) finish.
+    pub fn release(&self, name: &str) {
+        std::fs::write(self.dir.path().join(name), "").unwrap();
     }
 
     /// The request bodies received, in order.
@@ -85,6 +90,15 @@ pub fn processes_with(marker: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// Waits up to `within` for at least `count` processes with `marker` to run; panics otherwise.
+pub fn wait_until_running(marker: &str, count: usize, within: Duration) {
+    let deadline = Instant::now() + within;
+    while processes_with(marker).len() < count {
+        assert!(Instant::now() < deadline, "the processes did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Waits up to `within` for every process with `marker` to be gone; panics naming the ones left.

@@ -60,7 +60,7 @@ fn cases() -> Vec<Case> {
             name: "openai text and reasoning, with and without include_usage, paced",
             script: json!([
                 {"reasoning": ["Let me ", "think."], "text": "Plain ☃ text 😀 \"quoted\"\n", "usage": {"input": 21, "output": 8}},
-                {"text": ["one ", "two"], "finish_reason": "length", "delay_ms": 10, "chunk_delay_ms": 5, "hang_ms": 20},
+                {"text": ["one ", "two"], "finish_reason": "length", "delay_ms": 10, "chunk_delay_ms": 5, "hang_ms": 20, "hang_until_file": "released"},
             ]),
             connections: vec![
                 vec![post(OPENAI, &openai_usage, false)],
@@ -281,6 +281,8 @@ fn rust_mock_serves_the_python_mocks_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let script_path = dir.path().join("script.json");
         std::fs::write(&script_path, case.script.to_string()).unwrap();
+        // A step holding its reply open until this file exists finds it there already.
+        std::fs::write(dir.path().join("released"), "").unwrap();
 
         let (python, python_port) =
             start_python(&script_path, &dir.path().join("py.jsonl"), dir.path());

@@ -3,9 +3,11 @@
 //! group of its own so that abort and timeout kill every descendant, and a wait that does not
 //! hang on a background process still holding the output open.
 //!
-//! stdout and stderr share one pipe, so their order is the order the command wrote them in. Pi
-//! reads two pipes and merges them as they happen to be polled, which reorders close writes
-//! (checked: `echo a; echo b >&2; echo c` comes back in different orders from run to run).
+//! stdout and stderr come on two pipes, as in Pi, and each chunk read from either is reported as
+//! it arrives, so close writes to both can come back out of write order (Pi's
+//! `echo a; echo b >&2; echo c` varies from run to run too). When both pipes have output waiting
+//! at once, the one not read last goes first, starting with stdout: the command that wrote
+//! stdout first is read as it wrote, and neither pipe can starve the other.
 
 use std::collections::hash_map::RandomState;
 use std::ffi::OsString;
@@ -14,11 +16,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::Stdio;
+use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio::time::{sleep, Sleep};
@@ -133,7 +136,7 @@ pub(crate) enum End {
 /// What a running command reports next.
 #[derive(Debug)]
 pub(crate) enum Event {
-    /// Bytes it wrote (stdout and stderr).
+    /// Bytes it wrote, to stdout or stderr: one read from one pipe.
     Output(Vec<u8>),
     /// It is over; reported once, then again on every later call.
     Done(End),
@@ -144,7 +147,10 @@ pub(crate) enum Event {
 pub(crate) struct Running {
     child: Child,
     pid: u32,
-    output: Option<pipe::Receiver>,
+    /// stdout and stderr, each until it ends or is abandoned.
+    output: [Option<pipe::Receiver>; 2],
+    /// Which pipe to try first when both have output waiting.
+    first: usize,
     cancel: CancellationToken,
     killed: bool,
     timeout: Option<Pin<Box<Sleep>>>,
@@ -166,9 +172,10 @@ fn spawn(
     timeout: Option<Duration>,
 ) -> Result<Running, String> {
     let spawn_error = |error: io::Error| spawn_error_text(shell, &error);
-    let (writer, reader) = pipe::pipe().map_err(spawn_error)?;
-    let stdout = writer.into_blocking_fd().map_err(spawn_error)?;
-    let stderr = stdout.try_clone().map_err(spawn_error)?;
+    let (stdout, stdout_reader) = pipe::pipe().map_err(spawn_error)?;
+    let (stderr, stderr_reader) = pipe::pipe().map_err(spawn_error)?;
+    let stdout = stdout.into_blocking_fd().map_err(spawn_error)?;
+    let stderr = stderr.into_blocking_fd().map_err(spawn_error)?;
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(command)
@@ -179,14 +186,15 @@ fn spawn(
         .stderr(Stdio::from(stderr))
         .process_group(0);
     let child = cmd.spawn().map_err(spawn_error)?;
-    // The command holds our copies of the pipe's write end: without dropping it the output
+    // The command holds our copies of the pipes' write ends: without dropping them the output
     // would never end.
     drop(cmd);
     let pid = child.id().unwrap_or_default();
     Ok(Running {
         child,
         pid,
-        output: Some(reader),
+        output: [Some(stdout_reader), Some(stderr_reader)],
+        first: 0,
         cancel,
         killed: false,
         timeout: timeout.map(|after| Box::pin(sleep(after))),
@@ -249,7 +257,7 @@ impl Running {
                 return Event::Done(end);
             }
             if let Some(code) = self.exit {
-                if self.output.is_none() {
+                if self.output.iter().all(Option::is_none) {
                     self.finish(code);
                     continue;
                 }
@@ -265,14 +273,17 @@ impl Running {
                     self.exit = Some(status.ok().and_then(|status| status.code()));
                     self.grace = Some(Box::pin(sleep(EXIT_STDIO_GRACE)));
                 }
-                read = read_some(&mut self.output, &mut self.buffer), if self.output.is_some() => {
+                (index, read) = read_either(&mut self.output, self.first, &mut self.buffer) => {
                     match read {
-                        Ok(n) if n > 0 => return Event::Output(self.buffer[..n].to_vec()),
-                        _ => self.output = None,
+                        Ok(n) if n > 0 => {
+                            self.first = 1 - index;
+                            return Event::Output(self.buffer[..n].to_vec());
+                        }
+                        _ => self.output[index] = None,
                     }
                 }
                 () = wait_for(&mut self.grace), if self.grace.is_some() => {
-                    self.output = None;
+                    self.output = [None, None];
                 }
             }
         }
@@ -319,11 +330,32 @@ async fn wait_for(timer: &mut Option<Pin<Box<Sleep>>>) {
     }
 }
 
-async fn read_some(output: &mut Option<pipe::Receiver>, buffer: &mut [u8]) -> io::Result<usize> {
-    match output {
-        Some(output) => output.read(buffer).await,
-        None => std::future::pending().await,
+/// One read from whichever open pipe has something (output or its end), trying `first` first:
+/// the pipe's index and what the read gave (0 bytes at the end). Pending while neither is open.
+async fn read_either(
+    pipes: &mut [Option<pipe::Receiver>; 2],
+    first: usize,
+    buffer: &mut [u8],
+) -> (usize, io::Result<usize>) {
+    std::future::poll_fn(|cx| poll_either(pipes, first, buffer, cx)).await
+}
+
+fn poll_either(
+    pipes: &mut [Option<pipe::Receiver>; 2],
+    first: usize,
+    buffer: &mut [u8],
+    cx: &mut Context<'_>,
+) -> Poll<(usize, io::Result<usize>)> {
+    for index in [first, 1 - first] {
+        let Some(pipe) = pipes[index].as_mut() else {
+            continue;
+        };
+        let mut read = ReadBuf::new(buffer);
+        if let Poll::Ready(result) = Pin::new(pipe).poll_read(cx, &mut read) {
+            return Poll::Ready((index, result.map(|()| read.filled().len())));
+        }
     }
+    Poll::Pending
 }
 
 /// The file a command's complete output goes to once it is over budget, opened on first use.

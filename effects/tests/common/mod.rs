@@ -1,5 +1,5 @@
 //! What this crate's test suites share beyond `pi-testkit`: the mock model, waiting for
-//! processes to go, and running a test as an unprivileged user.
+//! processes to come and go, and running a test as an unprivileged user.
 
 #![allow(dead_code, unused_imports)]
 
@@ -21,6 +21,15 @@ pub fn mock_model(mock: &MockLlm) -> Model {
         context_window: 128_000,
         max_tokens: 16_384,
         ..Model::default()
+    }
+}
+
+/// Waits until at least `count` processes with `marker` run (up to ten seconds, then fails).
+pub async fn wait_for_processes(marker: &str, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with(marker).len() < count {
+        assert!(Instant::now() < deadline, "the processes did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

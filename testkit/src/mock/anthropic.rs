@@ -56,9 +56,7 @@ pub fn stream(step: &Step, body: &Value, seq: u64) -> Vec<Piece> {
             deltas,
         );
     }
-    if !step.hang.is_zero() {
-        out.pieces.push(Piece::Hang(step.hang));
-    }
+    out.pieces.extend(super::hangs(step));
     let stop_reason = match step.finish_reason.as_deref() {
         None if step.tool_calls.is_empty() => "end_turn",
         None | Some("tool_calls") => "tool_use",
@@ -125,7 +123,7 @@ mod tests {
             .iter()
             .map(|p| match p {
                 Piece::Chunk(c) => c.as_str(),
-                Piece::Hang(_) => "",
+                Piece::Hang(_) | Piece::HangUntilFile(_) => "",
             })
             .collect();
         assert!(text.starts_with("event: message_start\ndata: {\"type\": \"message_start\", \"message\": {\"id\": \"msg_mock_3\""));

@@ -20,11 +20,20 @@ use serde_json::Value;
 pub use script::{Script, ScriptError};
 pub use server::Server;
 
-/// A piece of a streamed reply: a chunk written in one go, or a pause (`hang_ms`).
+/// A piece of a streamed reply: a chunk written in one go, a pause (`hang_ms`), or a wait until a
+/// file exists (`hang_until_file`, relative to the mock's folder).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Piece {
     Chunk(String),
     Hang(Duration),
+    HangUntilFile(String),
+}
+
+/// The pauses after a step's content: `hang_ms`, then `hang_until_file`.
+fn hangs(step: &script::Step) -> impl Iterator<Item = Piece> + '_ {
+    let pause = (!step.hang.is_zero()).then_some(Piece::Hang(step.hang));
+    let until = step.hang_until_file.clone().map(Piece::HangUntilFile);
+    pause.into_iter().chain(until)
 }
 
 /// Python's truthiness of a JSON value, as the Python mock tests its options.

@@ -41,9 +41,7 @@ pub fn stream(step: &Step, body: &Value, seq: u64, created: u64) -> Vec<Piece> {
             pieces.push(chunk(delta, Value::Null));
         }
     }
-    if !step.hang.is_zero() {
-        pieces.push(Piece::Hang(step.hang));
-    }
+    pieces.extend(super::hangs(step));
     let finish = step.finish_reason.clone().unwrap_or_else(|| {
         if step.tool_calls.is_empty() {
             "stop"
@@ -84,7 +82,7 @@ mod tests {
             .iter()
             .filter_map(|p| match p {
                 Piece::Chunk(c) => Some(c.as_str()),
-                Piece::Hang(_) => None,
+                Piece::Hang(_) | Piece::HangUntilFile(_) => None,
             })
             .collect()
     }

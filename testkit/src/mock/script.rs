@@ -32,6 +32,9 @@ pub struct Step {
     pub chunk_delay: Duration,
     /// Wait after the content, before the finishing chunks.
     pub hang: Duration,
+    /// After `hang`, wait until this file (relative to the mock's folder) exists, at most 60 s: a
+    /// test holds the reply open until it is done talking to the client.
+    pub hang_until_file: Option<String>,
     /// Reasoning deltas.
     pub reasoning: Vec<String>,
     /// Text deltas (a string in the script is one delta).
@@ -146,6 +149,7 @@ impl Step {
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
             hang: Duration::ZERO,
+            hang_until_file: None,
             reasoning: Vec::new(),
             text: vec![text],
             tool_calls: Vec::new(),
@@ -181,6 +185,12 @@ impl Step {
             delay: millis(map, "delay_ms")?,
             chunk_delay: millis(map, "chunk_delay_ms")?,
             hang: millis(map, "hang_ms")?,
+            hang_until_file: match map.get("hang_until_file") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) if s.is_empty() => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(_) => return Err(bad("hang_until_file", "a file name")),
+            },
             reasoning: strings(map.get("reasoning"), "reasoning", false)?,
             text: strings(map.get("text"), "text", true)?,
             tool_calls: tool_calls(map.get("tool_calls"))?,

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::{self, BufReader, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -31,6 +31,8 @@ struct Shared {
     script: Script,
     log: RequestLog,
     state: Mutex<State>,
+    /// The folder `hang_until_file` names are taken from (the log's).
+    folder: PathBuf,
     /// Woken when the server stops, so waits (`delay_ms`, `hang_ms`, ...) end early.
     wake: Condvar,
 }
@@ -66,6 +68,7 @@ impl Server {
             script,
             log: RequestLog::create(log)?,
             state: Mutex::new(State::default()),
+            folder: log.parent().map(Path::to_path_buf).unwrap_or_default(),
             wake: Condvar::new(),
         });
         let accepting = Arc::clone(&shared);
@@ -141,6 +144,16 @@ impl Shared {
                 Err(poisoned) => poisoned.into_inner().0,
             };
         }
+    }
+
+    /// Waits until `name` exists in the mock's folder (at most 60 s, as the Python mock).
+    fn wait_for_file(&self, name: &str) -> Result<(), Cut> {
+        let path = self.folder.join(name);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !path.exists() && Instant::now() < deadline {
+            self.sleep(Duration::from_millis(10))?;
+        }
+        Ok(())
     }
 
     fn stopped(&self) -> bool {
@@ -369,6 +382,7 @@ fn play(shared: &Shared, writer: &mut TcpStream, step: &Step, pieces: &[Piece]) 
     for piece in pieces {
         match piece {
             Piece::Hang(duration) => shared.sleep(*duration)?,
+            Piece::HangUntilFile(name) => shared.wait_for_file(name)?,
             Piece::Chunk(text) => {
                 if !step.chunk_delay.is_zero() {
                     shared.sleep(step.chunk_delay)?;
