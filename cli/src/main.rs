@@ -240,7 +240,9 @@ async fn start(args: Args, console: Console) -> Result<i32, CliError> {
         eprintln!("{}", setup::no_api_key_found(&model.provider));
         return Ok(1);
     }
-    Ok(print_mode::run(&mut session, mode, prompts, message.images).await)
+    let code = print_mode::run(&mut session, mode, prompts, message.images).await;
+    session.end_before_exit();
+    Ok(code)
 }
 
 /// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.
