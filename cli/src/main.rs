@@ -40,6 +40,12 @@ pub enum CliError {
     },
 }
 
+/// mimalloc instead of the system allocator: opening a large session allocates hundreds of
+/// thousands of strings on several threads at once, where glibc's per-thread arenas grow a page
+/// range at a time (thousands of `mprotect` calls) and fault more pages in.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const VERSION: &str = "0.73.1";
 const HELP: &str = include_str!("help.txt");
 
