@@ -2,7 +2,8 @@
 """Resuming a large session, whole process against whole process: the original Pi against this
 harness's `pi`, run alternately in one call.
 
-    python3 benches/scripts/session_side_by_side.py [--original PI] [--ours PI] [--entries 20000] [--runs 7]
+    python3 benches/scripts/session_side_by_side.py [--original PI] [--ours PI] [--entries 20000]
+        [--prompt-entries N] [--runs 7]
 
 Generates a seeded session with the conformance kit's gen_session.py (its cwd is a folder that
 exists, or the original refuses to open it), then measures, for each binary:
@@ -10,8 +11,10 @@ exists, or the original refuses to open it), then measures, for each binary:
   * `pi --mode rpc --session FILE`: the time from the process's start to the `get_state`
     response on stdout, and to its exit once stdin is closed;
   * `pi --session COPY --mode json -p "Say hello"` answered by the kit's scripted mock LLM on
-    127.0.0.1 (resume plus one prompt; each run works on a fresh copy of the file);
-  * the peak RSS of each process (the kernel's ru_maxrss of the reaped child).
+    127.0.0.1 (resume plus one prompt; each run works on a fresh copy of the file, of
+    --prompt-entries entries if given);
+  * the peak RSS and the CPU time (user + system, all threads) of each process, as the kernel
+    accounts for the reaped child.
 
 The original is `--original` (a `pi` executable), else `$PI_ORIGINAL`, else installed with the
 kit's install-pi.sh. `--ours` defaults to target/release/pi, built first. Prints the medians in a
@@ -95,6 +98,12 @@ def start_mock(work, answers):
     sys.exit("the mock did not start")
 
 
+def generate(entries, path, cwd):
+    subprocess.run([sys.executable, str(KIT / "gen_session.py"), "--entries", str(entries),
+                    "--out", str(path), "--seed", "1", "--cwd", str(cwd)],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def original_binary(args, work):
     if args.original:
         return args.original
@@ -110,6 +119,9 @@ def main():
     ap.add_argument("--original", help="the original's `pi` executable")
     ap.add_argument("--ours", help="this harness's `pi` (default: target/release/pi, built first)")
     ap.add_argument("--entries", type=int, default=20000)
+    ap.add_argument("--prompt-entries", type=int,
+                    help="size of the session resumed for the prompt (default: --entries); the mock "
+                         "parses and logs the whole request, so a huge one times the mock as much as pi")
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
 
@@ -131,9 +143,11 @@ def run_all(args, work):
     cwd = work / "cwd"
     cwd.mkdir()
     session = work / "large.jsonl"
-    subprocess.run([sys.executable, str(KIT / "gen_session.py"), "--entries", str(args.entries),
-                    "--out", str(session), "--seed", "1", "--cwd", str(cwd)],
-                   check=True, stdout=subprocess.DEVNULL)
+    generate(args.entries, session, cwd)
+    resumed = session
+    if args.prompt_entries and args.prompt_entries != args.entries:
+        resumed = work / "resumed.jsonl"
+        generate(args.prompt_entries, resumed, cwd)
 
     # One scripted answer per json run of either binary, plus their warm-up runs.
     mock, port = start_mock(work, 2 * args.runs + 2)
@@ -157,7 +171,7 @@ def run_all(args, work):
                 answered, ended, peak, rpc_cpu, data = rpc_get_state(binary, session, env, cwd)
                 states[who] = data
                 copy = work / f"resume-{who}.jsonl"
-                shutil.copyfile(session, copy)
+                shutil.copyfile(resumed, copy)
                 prompt_row = json_prompt(binary, copy, env, cwd, work)
                 if run:
                     rpc[who].append((answered, ended, peak, rpc_cpu))
@@ -175,6 +189,9 @@ def run_all(args, work):
     size_mb = session.stat().st_size / 1e6
     print(f"session: {args.entries} entries, {size_mb:.1f} MB, "
           f"{states['ours']['messageCount']} messages; median of {args.runs} runs each, alternating")
+    if resumed != session:
+        print(f"resumed for the prompt: {args.prompt_entries} entries, "
+              f"{resumed.stat().st_size / 1e6:.1f} MB")
     print(f"{'':44} {'original':>10} {'ours':>10} {'ratio':>7}")
     rows = [
         ("rpc: start to get_state response", rpc, 0, "ms"),
