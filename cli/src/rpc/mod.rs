@@ -77,14 +77,12 @@ pub async fn run(runtime: Runtime, choice: SessionChoice) -> Result<i32, CliErro
                 }
                 let out = &mut rpc.out;
                 stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
-                rpc.out.flush();
-                return Ok(code);
+                return Ok(rpc.end(code));
             }
         }
         rpc.answer_abort_waiters();
     }
-    rpc.out.flush();
-    Ok(0)
+    Ok(rpc.end(0))
 }
 
 /// A `bash` command that finished, with the id it came with.
@@ -114,6 +112,16 @@ struct Rpc {
 }
 
 impl Rpc {
+    /// Flushes what is left to say and ends the session before the process exits with `code`.
+    fn end(self, code: i32) -> i32 {
+        let Rpc {
+            mut out, session, ..
+        } = self;
+        out.flush();
+        session.end_before_exit();
+        code
+    }
+
     fn respond(&mut self, response: &RpcResponse) {
         self.out.json_line(response);
     }

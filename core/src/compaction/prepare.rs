@@ -1,10 +1,8 @@
 //! What a compaction will summarise and keep (Pi's `prepareCompaction`).
 
-use std::collections::BTreeMap;
-
 use crate::message::AgentMessage;
 use crate::session::context::{
-    branch_summary, build_session_context, compaction_summary, custom_message, Leaf,
+    branch_summary, build_session_context, compaction_summary, custom_message, EntryIndex, Leaf,
 };
 use crate::session::entry::SessionEntry;
 
@@ -64,7 +62,7 @@ pub fn prepare_compaction(
         }
     }
     let entries: Vec<SessionEntry> = path.iter().map(|e| (*e).clone()).collect();
-    let index: BTreeMap<String, usize> = entries
+    let index: EntryIndex = entries
         .iter()
         .enumerate()
         .map(|(i, e)| (e.id().to_owned(), i))

@@ -2,7 +2,9 @@
 //! latest compaction standing in for what it summarised (Pi's `buildSessionContext`).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::hash::{BuildHasherDefault, DefaultHasher};
+
+use indexmap::IndexMap;
 
 use serde::Serialize;
 
@@ -11,6 +13,11 @@ use super::time::ms_from_iso;
 use crate::message::{
     AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Extra,
 };
+
+/// Entry id -> position in the entries. Hashed, so that following a 20,000-entry path costs
+/// 20,000 hash look-ups rather than as many walks down a tree of string comparisons; the hasher is
+/// fixed (no random seed) and iteration keeps insertion order, so nothing depends on chance.
+pub type EntryIndex = IndexMap<String, usize, BuildHasherDefault<DefaultHasher>>;
 
 /// The model a session was last using, as its entries record it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -108,7 +115,7 @@ fn context_message(entry: &SessionEntry) -> Option<Cow<'_, AgentMessage>> {
 /// (entry id -> position in `entries`). Stops at an unknown parent or a cycle.
 pub fn path_to<'a>(
     entries: &'a [SessionEntry],
-    index: &BTreeMap<String, usize>,
+    index: &EntryIndex,
     leaf: usize,
 ) -> Vec<&'a SessionEntry> {
     let mut path = Vec::new();
@@ -130,7 +137,7 @@ pub fn path_to<'a>(
 /// Pi's `buildSessionContext`.
 pub fn build_session_context<'a>(
     entries: &'a [SessionEntry],
-    index: &BTreeMap<String, usize>,
+    index: &EntryIndex,
     leaf: Leaf<'_>,
 ) -> SessionContext<'a> {
     let leaf = match leaf {

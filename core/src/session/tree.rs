@@ -2,11 +2,9 @@
 //! `SessionManager`). Appends take the time and the id generator as arguments; what must be
 //! written to disk is returned as a [`Persist`] decision for the store to carry out.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
-use super::context::{build_session_context, path_to, Leaf, SessionContext};
+use super::context::{build_session_context, path_to, EntryIndex, Leaf, SessionContext};
 use super::entry::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, HeaderType, LabelEntry,
     MessageEntry, ModelChangeEntry, SessionEntry, SessionHeader, SessionInfoEntry,
@@ -86,7 +84,7 @@ pub struct Tree {
 pub struct SessionTree {
     header: SessionHeader,
     entries: Vec<SessionEntry>,
-    index: BTreeMap<String, usize>,
+    index: EntryIndex,
     labels: Labels,
     leaf: Option<usize>,
     has_assistant: bool,
@@ -114,7 +112,7 @@ impl SessionTree {
         let mut tree = SessionTree {
             header,
             entries,
-            index: BTreeMap::new(),
+            index: EntryIndex::default(),
             labels: Labels::default(),
             leaf: None,
             has_assistant: false,
