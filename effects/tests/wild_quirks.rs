@@ -8,6 +8,8 @@
 //! Pi printed it) and the file it left on disk (`v1.pi-migrated.jsonl`, with the random ids of the
 //! migration named `id0`, `id1`, ... in order of first appearance).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
