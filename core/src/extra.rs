@@ -415,3 +415,43 @@ macro_rules! json_object {
     (@missing def, $key:literal) => { Default::default() };
     (@missing fixed, $key:literal) => { Default::default() };
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::message::{TextContent, Usage};
+    use crate::session::entry::MessageEntry;
+
+    fn round_trip<T: serde::Serialize + serde::de::DeserializeOwned>(line: &str) -> String {
+        crate::json::to_string(&serde_json::from_str::<T>(line).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn keys_come_back_in_the_order_read() {
+        // A migrated v1 entry: `id` and `parentId` after the payload.
+        let line = r#"{"timestamp":"t","message":{"role":"user","content":"x","timestamp":1},"id":"a","parentId":null}"#;
+        assert_eq!(round_trip::<MessageEntry>(line), line);
+        // An unknown field between known ones, and one after them.
+        let line = r#"{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"reasoning":4,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0},"cacheWrite1h":0}"#;
+        assert_eq!(round_trip::<Usage>(line), line);
+    }
+
+    #[test]
+    fn an_absent_defaulted_field_stays_absent_and_a_repeated_key_keeps_its_first_place() {
+        let line = r#"{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+        assert_eq!(round_trip::<Usage>(line), line);
+        // As JSON.parse: the last value, in the first key's place.
+        assert_eq!(
+            round_trip::<TextContent>(r#"{"text":"a","x":1,"text":"b","x":2}"#),
+            r#"{"text":"b","x":2}"#
+        );
+    }
+
+    #[test]
+    fn a_missing_required_field_is_an_error_naming_it() {
+        let error = serde_json::from_str::<TextContent>(r#"{"textSignature":"s"}"#).unwrap_err();
+        assert!(
+            error.to_string().contains("missing field `text`"),
+            "{error}"
+        );
+    }
+}
