@@ -264,6 +264,9 @@ impl Runtime {
     /// `createAgentSession` would choose (see [`Runtime::choose`]).
     pub fn open(&self, choice: &SessionChoice) -> Result<AgentSession, CliError> {
         let store = self.store(choice)?;
+        if let Some(message) = self.missing_session_cwd(&store) {
+            return Err(CliError::Session(message));
+        }
         let (model, level) = self.choose(&store);
         let mut options = SessionOptions::new(&self.cwd, model.clone(), self.call_options());
         options.agent_dir = self.agent_dir.clone();
@@ -287,6 +290,22 @@ impl Runtime {
         options.tool_env = Some(env);
         options.store = Some(store);
         create_agent_session(options).map_err(|e| CliError::Session(e.to_string()))
+    }
+
+    /// Pi's refusal of a session file whose stored working directory is gone (outside
+    /// interactive mode, which would ask instead): the text it prints, or `None` when the
+    /// directory exists or the session has no file.
+    fn missing_session_cwd(&self, store: &SessionStore) -> Option<String> {
+        let file = store.file()?;
+        let session_cwd = &store.tree().header().cwd;
+        if session_cwd.is_empty() || Path::new(session_cwd).exists() {
+            return None;
+        }
+        Some(format!(
+            "Stored session working directory does not exist: {session_cwd}\nSession file: {}\nCurrent working directory: {}",
+            resolve(&self.cwd.join(file)).display(),
+            self.cwd.display()
+        ))
     }
 
     /// The model and (unclamped) thinking level of a session over `store`. The model: the
@@ -383,6 +402,21 @@ impl Runtime {
 
 /// The `enabledModels` setting (the project's list replaces the global one), read here because
 /// [`Settings`] has no accessor for lists.
+/// Node's `path.resolve` for an absolute path: `.` and `..` taken out without touching the disk.
+fn resolve(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 fn enabled_models(agent_dir: &Path, cwd: &Path) -> Vec<String> {
     let read = |path: PathBuf| -> Option<Vec<String>> {
         let text = std::fs::read_to_string(path).ok()?;

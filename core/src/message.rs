@@ -9,56 +9,49 @@ use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::json_object;
 use crate::nullable::Nullable;
 use crate::tagged::{deserialize_tagged, Tagged};
 
 pub use crate::extra::Extra;
 
-/// `text` content block.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TextContent {
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text_signature: Option<String>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `text` content block.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct TextContent {
+        pub text: String = "text" (req),
+        pub text_signature: Option<String> = "textSignature" (opt),
+    }
 }
 
-/// `thinking` content block; `redacted` blocks keep the provider's opaque payload in the signature.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThinkingContent {
-    pub thinking: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_signature: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redacted: Option<bool>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `thinking` content block; `redacted` blocks keep the provider's opaque payload in the signature.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ThinkingContent {
+        pub thinking: String = "thinking" (req),
+        pub thinking_signature: Option<String> = "thinkingSignature" (opt),
+        pub redacted: Option<bool> = "redacted" (opt),
+    }
 }
 
-/// `image` content block (base64 data).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImageContent {
-    pub data: String,
-    pub mime_type: String,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `image` content block (base64 data).
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ImageContent {
+        pub data: String = "data" (req),
+        pub mime_type: String = "mimeType" (req),
+    }
 }
 
-/// `toolCall` content block: the model asks for a tool to run with `arguments`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thought_signature: Option<String>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `toolCall` content block: the model asks for a tool to run with `arguments`.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ToolCall {
+        pub id: String = "id" (req),
+        pub name: String = "name" (req),
+        pub arguments: Value = "arguments" (req),
+        pub thought_signature: Option<String> = "thoughtSignature" (opt),
+    }
 }
 
 /// One element of a message's `content` array.
@@ -204,37 +197,39 @@ impl StopReason {
     }
 }
 
-/// Cost in dollars, per component (model prices are per million tokens).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Cost {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
-    pub total: f64,
+json_object! {
+    /// Cost in dollars, per component (model prices are per million tokens).
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct Cost {
+        pub input: f64 = "input" (req),
+        pub output: f64 = "output" (req),
+        pub cache_read: f64 = "cacheRead" (req),
+        pub cache_write: f64 = "cacheWrite" (req),
+        pub total: f64 = "total" (req),
+    }
 }
 
-/// Token usage of one model response.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-    pub total_tokens: u64,
-    pub cost: Cost,
+json_object! {
+    /// Token usage of one model response.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct Usage {
+        pub input: u64 = "input" (req),
+        pub output: u64 = "output" (req),
+        pub cache_read: u64 = "cacheRead" (req),
+        pub cache_write: u64 = "cacheWrite" (req),
+        /// Absent in files of Pi's early versions (read as 0, and left out again when written).
+        pub total_tokens: u64 = "totalTokens" (def),
+        pub cost: Cost = "cost" (req),
+    }
 }
 
-/// `role: "user"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserMessage {
-    pub content: UserContent,
-    pub timestamp: u64,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `role: "user"`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct UserMessage {
+        pub content: UserContent = "content" (req),
+        pub timestamp: u64 = "timestamp" (req),
+    }
 }
 
 impl UserMessage {
@@ -250,27 +245,22 @@ impl UserMessage {
     }
 }
 
-/// `role: "assistant"`: one model response.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AssistantMessage {
-    pub content: Vec<ContentBlock>,
-    pub api: String,
-    pub provider: String,
-    pub model: String,
-    pub usage: Usage,
-    pub stop_reason: StopReason,
-    pub timestamp: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diagnostics: Option<Vec<Value>>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `role: "assistant"`: one model response.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct AssistantMessage {
+        pub content: Vec<ContentBlock> = "content" (req),
+        pub api: String = "api" (req),
+        pub provider: String = "provider" (req),
+        pub model: String = "model" (req),
+        pub usage: Usage = "usage" (req),
+        pub stop_reason: StopReason = "stopReason" (req),
+        pub timestamp: u64 = "timestamp" (req),
+        pub response_id: Option<String> = "responseId" (opt),
+        pub response_model: Option<String> = "responseModel" (opt),
+        pub error_message: Option<String> = "errorMessage" (opt),
+        pub diagnostics: Option<Vec<Value>> = "diagnostics" (opt),
+    }
 }
 
 impl AssistantMessage {
@@ -283,75 +273,65 @@ impl AssistantMessage {
     }
 }
 
-/// `role: "toolResult"`: the answer to one tool call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResultMessage {
-    pub tool_call_id: String,
-    pub tool_name: String,
-    pub content: Vec<ContentBlock>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    pub is_error: bool,
-    pub timestamp: u64,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `role: "toolResult"`: the answer to one tool call.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ToolResultMessage {
+        pub tool_call_id: String = "toolCallId" (req),
+        pub tool_name: String = "toolName" (req),
+        pub content: Vec<ContentBlock> = "content" (req),
+        pub details: Option<Value> = "details" (opt),
+        pub is_error: bool = "isError" (req),
+        pub timestamp: u64 = "timestamp" (req),
+    }
 }
 
-/// `role: "bashExecution"`: a `!` command run by the user, shown to the model as a user message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashExecutionMessage {
-    pub command: String,
-    pub output: String,
-    /// Absent when the process had no exit code; Pi may also write `null` (killed process).
-    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
-    pub exit_code: Nullable<i64>,
-    pub cancelled: bool,
-    pub truncated: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-    pub timestamp: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclude_from_context: Option<bool>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `role: "bashExecution"`: a `!` command run by the user, shown to the model as a user message.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct BashExecutionMessage {
+        pub command: String = "command" (req),
+        pub output: String = "output" (req),
+        /// Absent when the process had no exit code; Pi may also write `null` (killed process).
+        pub exit_code: Nullable<i64> = "exitCode" (opt),
+        pub cancelled: bool = "cancelled" (req),
+        pub truncated: bool = "truncated" (req),
+        pub full_output_path: Option<String> = "fullOutputPath" (opt),
+        pub timestamp: u64 = "timestamp" (req),
+        pub exclude_from_context: Option<bool> = "excludeFromContext" (opt),
+    }
 }
 
-/// `role: "custom"`: an extension-injected message, sent to the model as a user message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomMessage {
-    pub custom_type: String,
-    pub content: UserContent,
-    pub display: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    pub timestamp: u64,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `role: "custom"`: an extension-injected message, sent to the model as a user message.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CustomMessage {
+        pub custom_type: String = "customType" (req),
+        pub content: UserContent = "content" (req),
+        pub display: bool = "display" (req),
+        pub details: Option<Value> = "details" (opt),
+        pub timestamp: u64 = "timestamp" (req),
+    }
 }
 
-/// `role: "branchSummary"`: the summary of an abandoned branch (synthesised from session entries).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BranchSummaryMessage {
-    pub summary: String,
-    pub from_id: String,
-    pub timestamp: u64,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `role: "branchSummary"`: the summary of an abandoned branch (synthesised from session entries).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct BranchSummaryMessage {
+        pub summary: String = "summary" (req),
+        pub from_id: String = "fromId" (req),
+        pub timestamp: u64 = "timestamp" (req),
+    }
 }
 
-/// `role: "compactionSummary"`: the summary standing in for compacted history.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionSummaryMessage {
-    pub summary: String,
-    pub tokens_before: u64,
-    pub timestamp: u64,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `role: "compactionSummary"`: the summary standing in for compacted history.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CompactionSummaryMessage {
+        pub summary: String = "summary" (req),
+        pub tokens_before: u64 = "tokensBefore" (req),
+        pub timestamp: u64 = "timestamp" (req),
+    }
 }
 
 /// A message the model can see: what providers encode (pi-ai `Message`).

@@ -54,6 +54,7 @@ use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::time::iso_from_ms;
+use pi_core::session::tree::Persist;
 use pi_core::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
 use pi_core::tools::definitions::builtin_tool;
 use pi_providers::transport::{Timeouts, Transport, TransportError};
@@ -64,7 +65,7 @@ pub use tokio_util::sync::CancellationToken;
 
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::live::{now_ms, CallOptionsFor, Live};
-use crate::session::{SessionFile, SessionStore};
+use crate::session::{SessionFile, SessionStore, StoreError};
 use crate::tools::ToolEnv;
 
 /// Pi's default tools.
@@ -158,6 +159,8 @@ pub enum CreateError {
     UnknownTool(String),
     #[error(transparent)]
     Transport(#[from] TransportError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// A session with its file and interpreter.
@@ -222,18 +225,30 @@ pub fn build_machine(
     let store = options
         .store
         .unwrap_or_else(|| SessionStore::in_memory(&cwd, now, IdGenerator::new(options.seed)));
-    let (mut tree, mut ids, file) = store.into_parts();
+    let (mut tree, mut ids, mut file) = store.into_parts();
     let thinking_level = clamp_thinking_level(&options.model, options.thinking_level);
-    let fresh = tree.entries().is_empty();
-    if fresh {
-        tree.append_model_change(&options.model.provider, &options.model.id, now, &mut ids);
-    }
+    // Pi's `createAgentSession`: a session with messages gains a thinking-level entry if its
+    // branch has none; any other session gains the model and the thinking level.
+    let existing = !tree.context().messages.is_empty();
     let has_thinking_entry = tree
         .branch_path(None)
         .iter()
         .any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
-    if !has_thinking_entry {
-        tree.append_thinking_level_change(thinking_level.as_str(), now, &mut ids);
+    // Pi writes these entries at once (when the file already holds an assistant message), not
+    // at the next append: a session opened and closed again still gains them on disk.
+    let mut write = false;
+    if !existing {
+        let (_, persist) =
+            tree.append_model_change(&options.model.provider, &options.model.id, now, &mut ids);
+        write |= persist != Persist::Nothing;
+    }
+    if !existing || !has_thinking_entry {
+        let (_, persist) =
+            tree.append_thinking_level_change(thinking_level.as_str(), now, &mut ids);
+        write |= persist != Persist::Nothing;
+    }
+    if write {
+        file.flush(&tree)?;
     }
     let machine = SessionMachine::new(SessionConfig {
         agent: AgentConfig {

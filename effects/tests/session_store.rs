@@ -174,10 +174,18 @@ fn old_files_are_migrated_after_a_backup() {
         fs::read_to_string(tmp.path().join("old.jsonl.v1.bak")).unwrap(),
         v1
     );
-    let migrated = fs::read_to_string(&file).unwrap();
-    assert!(
-        migrated.starts_with(r#"{"type":"session","version":3,"id":"old""#),
-        "{migrated}"
+    // As Pi's migration leaves the objects: `version` appended to the header, `id` and
+    // `parentId` appended to each entry.
+    let id = store.tree().entries()[0].id().to_owned();
+    assert_eq!(
+        fs::read_to_string(&file).unwrap(),
+        format!(
+            "{}\n{}\n",
+            r#"{"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w","version":3}"#,
+            format_args!(
+                r#"{{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"hi","timestamp":1}},"id":"{id}","parentId":null}}"#
+            )
+        )
     );
     assert_eq!(store.tree().entries()[0].parent_id(), None);
     assert_eq!(store.warnings().len(), 1);

@@ -10,9 +10,10 @@ use serde::de::MapAccess;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::json_object;
 use crate::tagged::{deserialize_tagged, Tagged};
 
-use crate::message::{AgentMessage, Extra, UserContent};
+use crate::message::{AgentMessage, UserContent};
 
 /// Current format version written in new headers.
 pub const CURRENT_SESSION_VERSION: u32 = 3;
@@ -25,153 +26,132 @@ pub enum HeaderType {
     Session,
 }
 
-/// Line 1 of a session file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionHeader {
-    #[serde(rename = "type", default)]
-    pub kind: HeaderType,
-    /// Absent in v1 files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<u32>,
-    pub id: String,
-    /// ISO-8601 with milliseconds.
-    pub timestamp: String,
-    pub cwd: String,
-    /// The session this one was forked or branched from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_session: Option<String>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// Line 1 of a session file.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SessionHeader {
+        pub kind: HeaderType = "type" (fixed),
+        /// Absent in v1 files.
+        pub version: Option<u32> = "version" (opt),
+        pub id: String = "id" (req),
+        /// ISO-8601 with milliseconds.
+        pub timestamp: String = "timestamp" (req),
+        pub cwd: String = "cwd" (req),
+        /// The session this one was forked or branched from.
+        pub parent_session: Option<String> = "parentSession" (opt),
+    }
 }
 
-/// `message`: one message of the transcript.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageEntry {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    pub message: AgentMessage,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `message`: one message of the transcript.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct MessageEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub message: AgentMessage = "message" (req),
+    }
 }
 
-/// `thinking_level_change`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThinkingLevelChangeEntry {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    pub thinking_level: String,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `thinking_level_change`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ThinkingLevelChangeEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub thinking_level: String = "thinkingLevel" (req),
+    }
 }
 
-/// `model_change`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelChangeEntry {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    pub provider: String,
-    pub model_id: String,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `model_change`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ModelChangeEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub provider: String = "provider" (req),
+        pub model_id: String = "modelId" (req),
+    }
 }
 
-/// `compaction`: history before `firstKeptEntryId` is replaced by `summary`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionEntry {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    pub summary: String,
-    pub first_kept_entry_id: String,
-    pub tokens_before: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_hook: Option<bool>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `compaction`: history before `firstKeptEntryId` is replaced by `summary`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CompactionEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub summary: String = "summary" (req),
+        pub first_kept_entry_id: String = "firstKeptEntryId" (req),
+        pub tokens_before: u64 = "tokensBefore" (req),
+        pub details: Option<Value> = "details" (opt),
+        pub from_hook: Option<bool> = "fromHook" (opt),
+    }
 }
 
-/// `branch_summary`: what happened on a branch the conversation came back from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BranchSummaryEntry {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    pub from_id: String,
-    pub summary: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_hook: Option<bool>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `branch_summary`: what happened on a branch the conversation came back from.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct BranchSummaryEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub from_id: String = "fromId" (req),
+        pub summary: String = "summary" (req),
+        pub details: Option<Value> = "details" (opt),
+        pub from_hook: Option<bool> = "fromHook" (opt),
+    }
 }
 
-/// `custom`: extension state, never sent to the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomEntry {
-    pub custom_type: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `custom`: extension state, never sent to the model.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CustomEntry {
+        pub custom_type: String = "customType" (req),
+        pub data: Option<Value> = "data" (opt),
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+    }
 }
 
-/// `custom_message`: an extension message sent to the model as a user message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomMessageEntry {
-    pub custom_type: String,
-    pub content: UserContent,
-    pub display: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `custom_message`: an extension message sent to the model as a user message.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CustomMessageEntry {
+        pub custom_type: String = "customType" (req),
+        pub content: UserContent = "content" (req),
+        pub display: bool = "display" (req),
+        pub details: Option<Value> = "details" (opt),
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+    }
 }
 
-/// `label`: sets (or, without `label`, clears) the label of `targetId`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LabelEntry {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    pub target_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `label`: sets (or, without `label`, clears) the label of `targetId`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LabelEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub target_id: String = "targetId" (req),
+        pub label: Option<String> = "label" (opt),
+    }
 }
 
-/// `session_info`: the session's display name (latest wins; empty clears).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInfoEntry {
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub timestamp: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(flatten)]
-    pub extra: Extra,
+json_object! {
+    /// `session_info`: the session's display name (latest wins; empty clears).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SessionInfoEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub name: Option<String> = "name" (opt),
+    }
 }
 
 /// One entry line of a session file.
