@@ -125,6 +125,13 @@ pub fn unique_marker(name: &str) -> String {
     format!("pi-test-{name}-{}-{nanos}", std::process::id())
 }
 
+/// Says on the terminal, in one line, that a test is skipped and why. Written to stderr directly,
+/// not with `eprintln!`, which the test harness captures and shows only when a test fails.
+pub fn skip(reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
+}
+
 /// Something a test needs from outside the repository, named by `var`; when it is absent the test
 /// is skipped with one line, unless `require` is set to `1` (as CI sets it), which makes the
 /// absence a failure.
@@ -136,7 +143,7 @@ fn outside(var: &str, require: &str, what: &str) -> Option<String> {
             panic!("{require}=1 but {var} ({what}) is not set")
         }
         _ => {
-            eprintln!("{var} ({what}) is not set: skipped");
+            skip(&format!("{var} ({what}) is not set"));
             None
         }
     }
@@ -168,7 +175,7 @@ pub fn wild_sessions_dir() -> Option<PathBuf> {
             dir.display()
         );
     }
-    eprintln!("{} (real session files) is absent: skipped", dir.display());
+    skip(&format!("{} (real session files) is absent", dir.display()));
     None
 }
 
