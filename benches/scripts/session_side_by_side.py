@@ -11,7 +11,7 @@ exists, or the original refuses to open it), then measures, for each binary:
   * `pi --mode rpc --session FILE`: the time from the process's start to the `get_state`
     response on stdout, and to its exit once stdin is closed;
   * `pi --session COPY --mode json -p "Say hello"` answered by the kit's scripted mock LLM on
-    127.0.0.1 (resume plus one prompt; each run works on a fresh copy of the file, of
+    127.0.0.1, served by `pi-mock` (resume plus one prompt; each run works on a fresh copy of the file, of
     --prompt-entries entries if given);
   * the peak RSS and the CPU time (user + system, all threads) of each process, as the kernel
     accounts for the reaped child.
@@ -84,18 +84,27 @@ def cpu(usage):
 
 
 def start_mock(work, answers):
+    """The kit's scripted mock served by `pi-mock` (the Rust mock: a 50 MB request costs it a
+    fraction of what it costs the Python one, which would otherwise dominate both timings). It
+    runs `sh` reading its stdin, so closing that stdin ends both."""
     script = [{"text": ["Hello", " from", " the", " mock", "."]}] * answers
     (work / "script.json").write_text(json.dumps(script))
-    port_file = work / "port"
-    mock = subprocess.Popen([sys.executable, str(KIT / "mock" / "mock_llm.py"), "--script",
-                             str(work / "script.json"), "--log", os.devnull,
-                             "--port-file", str(port_file)], stderr=subprocess.DEVNULL)
-    for _ in range(400):
-        if port_file.exists() and port_file.read_text().strip():
-            return mock, int(port_file.read_text())
-        time.sleep(0.025)
-    mock.kill()
-    sys.exit("the mock did not start")
+    folder = work / "mock"
+    mock = subprocess.Popen([str(REPO / "target" / "release" / "pi-mock"), "--scenario",
+                             str(work / "script.json"), "--keep", str(folder), "--",
+                             "sh", "-c", "echo ready; exec cat >/dev/null"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if mock.stdout.readline().strip() != b"ready":
+        mock.kill()
+        sys.exit("pi-mock did not start")
+    models = json.loads((folder / "agent" / "models.json").read_text())
+    port = int(models["providers"]["mock"]["baseUrl"].split(":")[2].split("/")[0])
+    return mock, port
+
+
+def stop_mock(mock):
+    mock.stdin.close()
+    mock.wait(timeout=30)
 
 
 def generate(entries, path, cwd):
@@ -121,7 +130,7 @@ def main():
     ap.add_argument("--entries", type=int, default=20000)
     ap.add_argument("--prompt-entries", type=int,
                     help="size of the session resumed for the prompt (default: --entries); the mock "
-                         "parses and logs the whole request, so a huge one times the mock as much as pi")
+                         "parses and logs the whole request, so a huge one times the mock too")
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
 
@@ -137,8 +146,9 @@ def run_all(args, work):
     if args.ours:
         binaries["ours"] = args.ours
     else:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "pi-cli"], cwd=REPO, check=True)
         binaries["ours"] = str(REPO / "target" / "release" / "pi")
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "pi-cli", "-p", "pi-testkit"],
+                   cwd=REPO, check=True)
 
     cwd = work / "cwd"
     cwd.mkdir()
@@ -177,7 +187,7 @@ def run_all(args, work):
                     rpc[who].append((answered, ended, peak, rpc_cpu))
                     prompt[who].append(prompt_row)
     finally:
-        mock.kill()
+        stop_mock(mock)
 
     same = ("messageCount", "sessionId", "thinkingLevel")
     if any(states["original"].get(k) != states["ours"].get(k) for k in same):
