@@ -232,15 +232,60 @@ fn continue_recent_takes_the_latest_valid_session() {
         (newer.file().unwrap().to_path_buf(), 60),
         (dir.join("junk.jsonl"), 120),
     ];
-    let base = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
     for (path, seconds) in times {
-        let file = fs::File::options().write(true).open(path).unwrap();
-        file.set_modified(base + std::time::Duration::from_secs(seconds))
-            .unwrap();
+        set_mtime(&path, seconds);
     }
     let resumed =
         SessionStore::continue_recent("/home/u/proj", &dir, T0, IdGenerator::new(13)).unwrap();
     assert_eq!(resumed.tree().id(), newer.tree().id());
+}
+
+/// Sets a file's modification time to `seconds` after a fixed instant.
+fn set_mtime(path: &Path, seconds: u64) {
+    let base = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    let file = fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(base + std::time::Duration::from_secs(seconds))
+        .unwrap();
+}
+
+#[test]
+fn sessions_modified_at_the_same_time_are_ordered_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = default_session_dir(tmp.path(), "/home/u/tie").unwrap();
+    // Created in an order unrelated to their names, so the directory's own order cannot decide.
+    let mut ids = Vec::new();
+    for (seed, name) in [(20, "b"), (21, "c"), (22, "a")] {
+        let mut store =
+            SessionStore::create("/home/u/tie", &dir, T0, IdGenerator::new(seed)).unwrap();
+        store.append_message(user(name), T0).unwrap();
+        store.append_message(assistant(name), T0).unwrap();
+        let named = dir.join(format!("2024-01-01T00-00-00-000Z_{name}.jsonl"));
+        fs::rename(store.file().unwrap(), &named).unwrap();
+        set_mtime(&named, 0);
+        ids.push((name, store.tree().id().to_owned()));
+    }
+    let resumed =
+        SessionStore::continue_recent("/home/u/tie", &dir, T0, IdGenerator::new(23)).unwrap();
+    let last = ids.iter().find(|(name, _)| *name == "c").unwrap();
+    assert_eq!(
+        resumed.tree().id(),
+        last.1,
+        "the name that sorts last wins a tie"
+    );
+
+    let listed: Vec<String> = list_sessions(&dir)
+        .iter()
+        .map(|i| i.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "2024-01-01T00-00-00-000Z_a.jsonl",
+            "2024-01-01T00-00-00-000Z_b.jsonl",
+            "2024-01-01T00-00-00-000Z_c.jsonl"
+        ],
+        "equal activity times list in path order"
+    );
 }
 
 #[test]

@@ -179,7 +179,12 @@ fn summarize(files: Vec<PathBuf>) -> Vec<SessionInfo> {
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    infos.sort_by_key(|i| std::cmp::Reverse(i.modified));
+    // Equal times are ordered by path, so a listing never depends on the order a directory was read in.
+    infos.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
     infos
 }
 

@@ -510,7 +510,9 @@ fn is_session_file(path: &Path) -> bool {
     })
 }
 
-/// The most recently modified valid session file of `dir`.
+/// The most recently modified valid session file of `dir`; of files modified at the same time, the
+/// one whose name sorts last (names start with their creation time), whatever order the
+/// directory is read in. Pi takes whichever its unsorted read lists first.
 fn most_recent(dir: &Path) -> Option<PathBuf> {
     let entries = fs::read_dir(dir).ok()?;
     entries
@@ -523,7 +525,7 @@ fn most_recent(dir: &Path) -> Option<PathBuf> {
                 .ok()
                 .map(|t| (t, p))
         })
-        .max_by(|a, b| a.0.cmp(&b.0))
+        .max()
         .map(|(_, p)| p)
 }
 
