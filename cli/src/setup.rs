@@ -239,7 +239,7 @@ impl Runtime {
     /// The store for `choice`.
     pub fn store(&self, choice: &SessionChoice) -> Result<SessionStore, CliError> {
         let now = now_ms();
-        let ids = IdGenerator::new(now ^ u64::from(std::process::id()).rotate_left(32));
+        let ids = fresh_ids(now);
         let cwd = self.cwd.to_string_lossy();
         let store = match choice {
             SessionChoice::InMemory => Ok(SessionStore::in_memory(&cwd, now, ids)),
@@ -485,4 +485,10 @@ pub fn no_api_key_found(provider: &str) -> String {
         provider
     };
     format!("No API key found for {shown}.\n\n{}", login_help())
+}
+
+/// Entry ids for a session opened at `now`: seeded from the time and the process id, so two
+/// processes started in the same millisecond still differ. The one place the CLI picks a seed.
+pub fn fresh_ids(now: u64) -> IdGenerator {
+    IdGenerator::new(now ^ u64::from(std::process::id()).rotate_left(32))
 }

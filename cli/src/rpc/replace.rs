@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use pi_core::message::AgentMessage;
 use pi_core::session::entry::SessionEntry;
-use pi_core::session::ids::IdGenerator;
 use pi_effects::live::now_ms;
 use pi_effects::session::SessionStore;
 use serde_json::{json, Value};
@@ -126,7 +125,7 @@ impl Rpc {
             ));
         };
         let now = now_ms();
-        let ids = IdGenerator::new(now ^ u64::from(std::process::id()).rotate_left(32));
+        let ids = crate::setup::fresh_ids(now);
         let cwd = self.runtime.cwd.to_string_lossy().into_owned();
         let store_error = |e: pi_effects::session::StoreError| Failure::Message(e.to_string());
         let mut source =
