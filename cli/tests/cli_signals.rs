@@ -63,14 +63,7 @@ fn sigterm_in_rpc_mode_kills_a_running_bash_command() {
     let mock = MockLlm::start(&json!([]));
     let env = Env::new(&mock);
     let mut pi = env
-        .command(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "rpc",
-        ])
+        .rpc_command()
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

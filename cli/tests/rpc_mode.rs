@@ -34,14 +34,7 @@ impl Pi {
         let mock = MockLlm::start(&script);
         let env = Env::new(&mock);
         let mut child = env
-            .command(&[
-                "--provider",
-                "mock",
-                "--model",
-                "mock-model",
-                "--mode",
-                "rpc",
-            ])
+            .rpc_command()
             .args(extra_args)
             .env("PI_OFFLINE", "1")
             .stdin(Stdio::piped())

@@ -261,14 +261,7 @@ fn run(lines: &[String], hold_open: bool) -> (Vec<String>, String, Option<i32>) 
     let mock = MockLlm::start(&json!(script));
     let env = Env::new(&mock);
     let mut child = env
-        .command(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "rpc",
-        ])
+        .rpc_command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -55,6 +55,18 @@ impl Env {
         self.run_with_stdin(args, None)
     }
 
+    /// `pi --provider mock --model mock-model --mode rpc` in this environment.
+    pub fn rpc_command(&self) -> Command {
+        self.command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ])
+    }
+
     /// The binary with this environment, not started yet.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
