@@ -204,7 +204,7 @@ fn completion(text: &str) -> String {
 async fn sdk_retries_over_a_script_with_a_fixed_clock_are_deterministic() {
     let script = || {
         ScriptedTransport::new([
-            // A date one... two seconds after the clock's time: wait exactly that.
+            // A date two seconds after the clock's time: wait exactly that.
             Ok(ScriptedResponse::new(503, "busy")
                 .with_header("retry-after", "Thu, 01 Jan 1970 00:00:03 GMT")),
             // No header: the SDK's backoff for the second retry, 1 s less a quarter of jitter.
@@ -226,15 +226,15 @@ async fn sdk_retries_over_a_script_with_a_fixed_clock_are_deterministic() {
         outcomes.push(events);
     }
     assert_eq!(outcomes[0], outcomes[1]);
-    let (kinds, message) = kinds(outcomes.remove(0));
-    assert_eq!(kinds.first().map(String::as_str), Some("start"));
+    let (seen, message) = kinds(outcomes.remove(0));
+    assert_eq!(seen.first().map(String::as_str), Some("start"));
     assert_eq!(message.content, vec![ContentBlock::text("Recovered.")]);
 
     // One retry fewer: the 500 is the answer, worded as the SDK words it.
     let transport = script();
     let clock = FixedClock::new(1_000, 0.25);
-    let (kinds, message) = kinds(run(model, &options(1), &transport, &clock).await);
-    assert!(kinds.is_empty());
+    let (seen, message) = kinds(run(model, &options(1), &transport, &clock).await);
+    assert!(seen.is_empty());
     assert_eq!(message.error_message.as_deref(), Some("500 oops"));
     assert_eq!(clock.waits(), [2_000]);
 }
