@@ -2,7 +2,8 @@
 //! `retry.provider.maxRetries` and `timeoutMs`), over real HTTP to the kit's mock LLM: which
 //! failures are sent again, how many times, and the per-attempt timeout. The counts are those
 //! the original 0.73.1 made against the same scripts (the repository's conformance scenarios
-//! `settings_provider_retries` and `settings_provider_timeout`).
+//! `settings_provider_retries` and `settings_provider_timeout`). The calls get a fixed
+//! [`FixedClock`]: the waits they ask for are noted, not slept.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

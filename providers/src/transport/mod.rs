@@ -20,7 +20,7 @@ use bytes::Bytes;
 
 use crate::HttpRequest;
 
-pub use network::{ResponseStream, Timeouts, Transport};
+pub use network::{Timeouts, Transport};
 
 /// A boxed, sendable future: what the transport traits return, so that they stay object safe
 /// on stable Rust without a macro crate.

@@ -33,7 +33,7 @@ pub struct Transport {
     timeouts: Timeouts,
 }
 
-/// A response from the network whose body is still arriving.
+/// A response from the network whose body is still arriving (an [`HttpResponse`]).
 #[derive(Debug)]
 pub struct ResponseStream {
     status: u16,
