@@ -3,6 +3,7 @@
 //! they happen, so tools the core runs in parallel really do run in parallel.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,7 +12,8 @@ use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutco
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_providers::call::ModelCall;
-use pi_providers::transport::Transport;
+use pi_providers::retry::RetryClock;
+use pi_providers::transport::{BoxFuture, Transport};
 use pi_providers::CallOptions;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +30,28 @@ pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The real clock for a model call's SDK retries: the wall clock, random jitter, real waits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LiveClock;
+
+impl RetryClock for LiveClock {
+    fn now_ms(&self) -> u64 {
+        now_ms()
+    }
+
+    /// A fresh random number in `[0, 1)` (the SDKs use `Math.random()`).
+    fn jitter(&self) -> f64 {
+        let bits = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        (bits >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn sleep(&self, ms: u64) -> BoxFuture<'_, ()> {
+        Box::pin(tokio::time::sleep(Duration::from_millis(ms)))
+    }
 }
 
 /// Performs effects for real.
@@ -107,7 +131,7 @@ impl Live {
         let running = tokio::spawn(async move {
             let mut model_call = ModelCall::new(request, &options, now_ms());
             let opened = tokio::select! {
-                events = model_call.open(&transport) => Some(events),
+                events = model_call.open(&transport, &LiveClock) => Some(events),
                 () = cancel.cancelled() => None,
             };
             for event in opened.unwrap_or_else(|| model_call.abort()) {

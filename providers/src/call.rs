@@ -1,14 +1,16 @@
 //! One model call over HTTP: encode, send, decode, with abort. The interpreter drives it and
 //! feeds the events to the core; cancelling is [`ModelCall::abort`], which closes the connection
-//! and ends the stream the way pi-ai ends an aborted one.
+//! and ends the stream the way pi-ai ends an aborted one. The bytes come from whichever
+//! [`HttpTransport`] the caller gives (the network, a script, a recording), and the time and
+//! jitter of SDK retries from its [`RetryClock`]: the call itself reads neither.
 
-use std::hash::{BuildHasher, Hasher};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::StopReason;
 
-use crate::transport::{ResponseStream, Transport, TransportError};
+use crate::retry::RetryClock;
+use crate::transport::{HttpResponse, HttpTransport, TransportError};
 use crate::{anthropic, google, openai_completions, openai_responses, retry};
 use crate::{failed_before_start, CallOptions, HttpRequest, StreamDecoder, StreamEnd};
 
@@ -18,7 +20,7 @@ pub struct ModelCall {
     request: ModelRequest,
     http: Option<HttpRequest>,
     decoder: Box<dyn StreamDecoder>,
-    response: Option<ResponseStream>,
+    response: Option<Box<dyn HttpResponse>>,
     started: bool,
     done: bool,
     timestamp: u64,
@@ -89,10 +91,15 @@ impl ModelCall {
         self.decoder.finish(StreamEnd::Failed(message))
     }
 
-    /// Sends the request; returns `start`, or the whole failed stream. A connection error, a
-    /// timeout or a retryable status is tried again while retries remain, after the SDK's wait;
-    /// dropping the future (an abort) stops at once.
-    pub async fn open(&mut self, transport: &Transport) -> Vec<StreamEvent> {
+    /// Sends the request over `transport`; returns `start`, or the whole failed stream. A
+    /// connection error, a timeout or a retryable status is tried again while retries remain,
+    /// after the SDK's wait, computed and waited through `clock`; dropping the future (an abort)
+    /// stops at once.
+    pub async fn open(
+        &mut self,
+        transport: &dyn HttpTransport,
+        clock: &dyn RetryClock,
+    ) -> Vec<StreamEvent> {
         let Some(http) = &self.http else {
             let message = format!(
                 "No API provider registered for api: {}",
@@ -105,36 +112,38 @@ impl ModelCall {
         }
         let mut remaining = self.max_retries;
         loop {
-            let sent = transport.send_within(http, self.headers_timeout).await;
+            let sent = transport.send(http, self.headers_timeout).await;
             let wait = match &sent {
                 // A request that could not be built fails the same way every time.
                 Err(TransportError::Invalid(_)) => None,
                 Err(_) if remaining > 0 => Some(None),
                 Ok(response)
-                    if !(200..300).contains(&response.status)
+                    if !(200..300).contains(&response.status())
                         && remaining > 0
-                        && retry::should_retry(response.status, &response.headers) =>
+                        && retry::should_retry(response.status(), response.headers()) =>
                 {
-                    Some(Some(response.headers.as_slice()))
+                    Some(Some(response.headers()))
                 }
                 _ => None,
             };
             if let Some(headers) = wait {
-                let ms = retry::delay_ms(headers, remaining, self.max_retries, now_ms(), jitter());
+                let ms = retry::delay_ms(
+                    headers,
+                    remaining,
+                    self.max_retries,
+                    clock.now_ms(),
+                    clock.jitter(),
+                );
                 drop(sent);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
+                clock.sleep(ms).await;
                 remaining -= 1;
                 continue;
             }
             return match sent {
                 Err(error) => self.failure(error.to_string()),
-                Ok(response) if !(200..300).contains(&response.status) => {
-                    let status = response.status;
-                    let content_type = response
-                        .headers
-                        .iter()
-                        .find(|(name, _)| name == "content-type")
-                        .map(|(_, value)| value.clone());
+                Ok(mut response) if !(200..300).contains(&response.status()) => {
+                    let status = response.status();
+                    let content_type = response.header("content-type").map(str::to_owned);
                     let body = response.body().await.unwrap_or_default();
                     self.done = true;
                     let message =
@@ -196,18 +205,4 @@ impl ModelCall {
             other => other.into_iter().collect(),
         }
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// A number in `[0, 1)` for the backoff's jitter (the SDKs use `Math.random()`).
-fn jitter() -> f64 {
-    let bits = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    (bits >> 11) as f64 / (1u64 << 53) as f64
 }

@@ -1,6 +1,70 @@
 //! The retry rules of the original's OpenAI and Anthropic SDKs (the two are identical), which
 //! [`crate::call::ModelCall`] applies when [`crate::CallOptions::max_retries`] asks for retries:
-//! which failures are tried again, and how long to wait first.
+//! which failures are tried again, and how long to wait first; and the [`RetryClock`] through
+//! which a call reads the time, draws the jitter and waits, so that it reads neither the wall
+//! clock nor randomness itself.
+
+use std::sync::{Mutex, PoisonError};
+
+use crate::transport::BoxFuture;
+
+/// Time and chance for the SDK retries of one call, given by its caller: the live interpreter
+/// passes the real clock, random jitter and real waits; tests and replays pass fixed ones, so
+/// that a retry sequence is the same every time.
+pub trait RetryClock: Send + Sync {
+    /// Milliseconds since the epoch (compared with a `retry-after` date).
+    fn now_ms(&self) -> u64;
+    /// A number in `[0, 1)` shortening the backoff (the SDKs use `Math.random()`).
+    fn jitter(&self) -> f64;
+    /// Waits `ms` milliseconds before the next attempt.
+    fn sleep(&self, ms: u64) -> BoxFuture<'_, ()>;
+}
+
+/// A clock that stands still: a fixed time and jitter, and waits that are noted instead of
+/// slept, for tests and replays.
+#[derive(Debug, Default)]
+pub struct FixedClock {
+    now_ms: u64,
+    jitter: f64,
+    waits: Mutex<Vec<u64>>,
+}
+
+impl FixedClock {
+    /// A clock at `now_ms` whose jitter is always `jitter`.
+    pub fn new(now_ms: u64, jitter: f64) -> Self {
+        FixedClock {
+            now_ms,
+            jitter,
+            waits: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The waits asked for so far, in milliseconds, in order.
+    pub fn waits(&self) -> Vec<u64> {
+        self.waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl RetryClock for FixedClock {
+    fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    fn jitter(&self) -> f64 {
+        self.jitter
+    }
+
+    fn sleep(&self, ms: u64) -> BoxFuture<'_, ()> {
+        self.waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(ms);
+        Box::pin(std::future::ready(()))
+    }
+}
 
 /// Whether requests of `api` are retried by the original's SDK (the Google SDK does not retry,
 /// and pi-ai gives it neither a retry count nor a timeout).

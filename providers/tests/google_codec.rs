@@ -27,6 +27,7 @@ use pi_core::message::{Message, UserMessage};
 use pi_core::model::Model;
 use pi_providers::call::ModelCall;
 use pi_providers::google::{encode, Decoder};
+use pi_providers::retry::FixedClock;
 use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::{CallOptions, StreamEnd};
 use proptest::prelude::*;
@@ -183,7 +184,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
         })
         .unwrap();
         let mut call = ModelCall::new(request, &options, 0);
-        let events = call.open(&transport).await;
+        let events = call.open(&transport, &FixedClock::default()).await;
         let (head, _) = server.join().unwrap();
         assert!(
             head.starts_with("POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse "),

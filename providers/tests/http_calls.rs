@@ -12,6 +12,7 @@ use common::{kinds, mock_claude, mock_model_at};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
 use pi_providers::call::ModelCall;
+use pi_providers::retry::FixedClock;
 use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
 use pi_testkit::MockLlm;
@@ -49,7 +50,7 @@ async fn run(port: u16, abort_after: Option<usize>) -> (Vec<String>, AssistantMe
     })
     .unwrap();
     let mut call = ModelCall::new(request(port), &options(), 1_000);
-    let mut events: Vec<StreamEvent> = call.open(&transport).await;
+    let mut events: Vec<StreamEvent> = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         if abort_after.is_some_and(|n| events.len() >= n) {
             events.extend(call.abort());
@@ -195,7 +196,7 @@ async fn an_anthropic_messages_call_with_thinking_and_a_tool_call() {
         ..CallOptions::default()
     };
     let mut call = ModelCall::new(request, &options, 1_000);
-    let mut events = call.open(&transport).await;
+    let mut events = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         events.extend(call.next().await);
     }

@@ -16,6 +16,7 @@ use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, User
 use pi_core::model::Model;
 use pi_core::overflow::is_context_overflow;
 use pi_providers::call::ModelCall;
+use pi_providers::retry::FixedClock;
 use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
 use serde_json::json;
@@ -42,7 +43,7 @@ async fn call(request: ModelRequest, options: CallOptions) -> (Vec<String>, Assi
     })
     .unwrap();
     let mut call = ModelCall::new(request, &options, 5);
-    let mut events = call.open(&transport).await;
+    let mut events = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         events.extend(call.next().await);
     }

@@ -150,6 +150,7 @@ proptest! {
 async fn a_call_over_http_decodes_the_served_stream() {
     use pi_core::message::{Message, UserMessage};
     use pi_providers::call::ModelCall;
+    use pi_providers::retry::FixedClock;
     use pi_providers::transport::{Timeouts, Transport};
 
     let stream = fixtures()["streams"]
@@ -180,7 +181,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
     })
     .unwrap();
     let mut call = ModelCall::new(request, &options, 0);
-    let mut events = call.open(&transport).await;
+    let mut events = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         events.extend(call.next().await);
     }

@@ -2,7 +2,8 @@
 //! `retry.provider.maxRetries` and `timeoutMs`), over real HTTP to the kit's mock LLM: which
 //! failures are sent again, how many times, and the per-attempt timeout. The counts are those
 //! the original 0.73.1 made against the same scripts (the repository's conformance scenarios
-//! `settings_provider_retries` and `settings_provider_timeout`).
+//! `settings_provider_retries` and `settings_provider_timeout`). The calls get a fixed
+//! [`FixedClock`]: the waits they ask for are noted, not slept.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -15,12 +16,22 @@ use pi_core::agent::ModelRequest;
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
 use pi_core::model::Model;
 use pi_providers::call::ModelCall;
+use pi_providers::retry::FixedClock;
 use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
 async fn call(model: Model, options: CallOptions) -> (Vec<String>, AssistantMessage) {
+    call_timed(model, options, &FixedClock::new(1_000, 0.5)).await
+}
+
+/// A call whose SDK retries read the time and jitter from `clock` and note their waits there.
+async fn call_timed(
+    model: Model,
+    options: CallOptions,
+    clock: &FixedClock,
+) -> (Vec<String>, AssistantMessage) {
     let transport = Transport::new(Timeouts {
         connect: Duration::from_secs(5),
         idle: Duration::from_secs(10),
@@ -36,7 +47,7 @@ async fn call(model: Model, options: CallOptions) -> (Vec<String>, AssistantMess
         max_tokens: None,
     };
     let mut call = ModelCall::new(request, &options, 1_000);
-    let mut events = call.open(&transport).await;
+    let mut events = call.open(&transport, clock).await;
     while !call.is_done() {
         events.extend(call.next().await);
     }
@@ -63,10 +74,13 @@ async fn retryable_failures_are_sent_again_until_one_succeeds() {
         {"status": 408, "headers": {"retry-after": "0"}},
         {"text": ["Recovered."]}
     ]));
-    let (kinds, message) = call(openai(&mock), retries(3)).await;
+    let clock = FixedClock::new(1_000, 0.5);
+    let (kinds, message) = call_timed(openai(&mock), retries(3), &clock).await;
     assert_eq!(kinds.first().map(String::as_str), Some("start"));
     assert_eq!(message.content, vec![ContentBlock::text("Recovered.")]);
     assert_eq!(mock.requests().len(), 4);
+    // Each wait is the one the server asked for.
+    assert_eq!(clock.waits(), [0, 20, 0]);
 }
 
 #[tokio::test]
@@ -156,9 +170,12 @@ async fn each_attempt_waits_for_the_headers_at_most_the_timeout() {
         timeout_ms: Some(200),
         ..retries(1)
     };
-    let (kinds, message) = call(openai(&mock), options.clone()).await;
+    let clock = FixedClock::new(1_000, 0.5);
+    let (kinds, message) = call_timed(openai(&mock), options.clone(), &clock).await;
     assert!(kinds.is_empty());
     assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
+    // A timeout carries no headers: the SDK's backoff, 0.5 s shortened by jitter 0.5 x 25 %.
+    assert_eq!(clock.waits(), [437]);
     let (_, message) = call(openai(&mock), options).await;
     assert_eq!(message.content, vec![ContentBlock::text("In time.")]);
 }

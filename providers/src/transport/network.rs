@@ -1,15 +1,11 @@
-//! HTTP for model calls: one request, its response streamed back chunk by chunk.
-//!
-//! No retries happen here: a [`crate::call::ModelCall`] retries only when its options ask for
-//! the original SDKs' retries (Pi's `retry.provider.maxRetries`), so by default every attempt is
-//! visible to the core, which owns the retry policy, and to a recording. A call is
-//! cancelled by dropping its [`ResponseStream`] (or the future that produces it): the connection
-//! is closed at once.
+//! The network transport: requests sent with reqwest, with a connect timeout and an idle
+//! timeout (for the headers, then for each chunk of the body).
 
 use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use crate::HttpRequest;
 
 /// Timeouts of the transport.
@@ -30,31 +26,18 @@ impl Default for Timeouts {
     }
 }
 
-/// Why a call failed below HTTP.
-#[derive(Debug, thiserror::Error)]
-pub enum TransportError {
-    #[error("Connection error: {0}")]
-    Connect(String),
-    #[error("Request timed out.")]
-    Timeout,
-    #[error("{0}")]
-    Body(String),
-    #[error("invalid request: {0}")]
-    Invalid(String),
-}
-
-/// Sends requests.
+/// Sends requests over the network (its own connection pool).
 #[derive(Clone, Debug)]
 pub struct Transport {
     client: reqwest::Client,
     timeouts: Timeouts,
 }
 
-/// A response whose body is still arriving.
+/// A response from the network whose body is still arriving (an [`HttpResponse`]).
 #[derive(Debug)]
 pub struct ResponseStream {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
+    status: u16,
+    headers: Vec<(String, String)>,
     response: reqwest::Response,
     idle: Duration,
 }
@@ -69,14 +52,9 @@ impl Transport {
         Ok(Transport { client, timeouts })
     }
 
-    /// Sends `request` and waits for the response headers.
-    pub async fn send(&self, request: &HttpRequest) -> Result<ResponseStream, TransportError> {
-        self.send_within(request, None).await
-    }
-
     /// Sends `request` and waits at most `headers_timeout` (else the idle timeout) for the
     /// response headers.
-    pub async fn send_within(
+    async fn send_within(
         &self,
         request: &HttpRequest,
         headers_timeout: Option<Duration>,
@@ -119,23 +97,41 @@ impl Transport {
     }
 }
 
+impl HttpTransport for Transport {
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+        headers_timeout: Option<Duration>,
+    ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
+        Box::pin(async move {
+            let response = self.send_within(request, headers_timeout).await?;
+            Ok(Box::new(response) as Box<dyn HttpResponse>)
+        })
+    }
+}
+
 impl ResponseStream {
-    /// The next chunk of the body; `None` at its end.
-    pub async fn chunk(&mut self) -> Result<Option<Bytes>, TransportError> {
+    /// The next chunk of the body, waiting at most the idle timeout.
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>, TransportError> {
         match tokio::time::timeout(self.idle, self.response.chunk()).await {
             Err(_) => Err(TransportError::Timeout),
             Ok(Ok(chunk)) => Ok(chunk),
             Ok(Err(e)) => Err(TransportError::Body(error_chain(&e))),
         }
     }
+}
 
-    /// The whole remaining body (for error responses).
-    pub async fn body(mut self) -> Result<Vec<u8>, TransportError> {
-        let mut out = Vec::new();
-        while let Some(chunk) = self.chunk().await? {
-            out.extend_from_slice(&chunk);
-        }
-        Ok(out)
+impl HttpResponse for ResponseStream {
+    fn status(&self) -> u16 {
+        self.status
+    }
+
+    fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    fn chunk(&mut self) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
+        Box::pin(self.next_chunk())
     }
 }
 
