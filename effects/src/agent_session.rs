@@ -63,8 +63,8 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 /// re-exported so front ends need not depend on `tokio-util` themselves.
 pub use tokio_util::sync::CancellationToken;
 
-use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::clock::{now_ms, Clock, SystemClock};
+use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::live::{CallOptionsFor, Live};
 use crate::session::{SessionFile, SessionStore, StoreError};
 use crate::tools::ToolEnv;
