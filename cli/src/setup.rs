@@ -10,7 +10,8 @@ use pi_core::system_prompt::DocPaths;
 use pi_effects::agent_session::{
     create_agent_session, AgentSession, SessionOptions, DEFAULT_TOOLS,
 };
-use pi_effects::live::{now_ms, CallOptionsFor};
+use pi_effects::clock::now_ms;
+use pi_effects::live::CallOptionsFor;
 use pi_effects::session::{
     agent_dir, default_session_dir, list_all_sessions, list_sessions, resolve_session_dir,
     SessionStore, SESSION_DIR_ENV,

@@ -57,14 +57,15 @@ use pi_core::session::time::iso_from_ms;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
 use pi_core::tools::definitions::builtin_tool;
-use pi_providers::transport::{Timeouts, Transport, TransportError};
+use pi_providers::transport::{HttpTransport, Timeouts, Transport, TransportError};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 /// Cancels a user command run beside a session ([`crate::tools::user_bash::execute_bash`]),
 /// re-exported so front ends need not depend on `tokio-util` themselves.
 pub use tokio_util::sync::CancellationToken;
 
+use crate::clock::{now_ms, Clock, SystemClock};
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
-use crate::live::{now_ms, CallOptionsFor, Live};
+use crate::live::{CallOptionsFor, Live};
 use crate::session::{SessionFile, SessionStore, StoreError};
 use crate::tools::ToolEnv;
 
@@ -108,8 +109,14 @@ pub struct SessionOptions {
     pub seed: u64,
     /// API key and headers per call.
     pub call_options: CallOptionsFor,
-    /// Connect and idle timeouts of model calls.
+    /// Connect and idle timeouts of model calls over the network.
     pub timeouts: Timeouts,
+    /// Where model calls go: `None` (the default) is the network ([`Transport`] with
+    /// `timeouts`); a test or a replay gives another source of responses.
+    pub transport: Option<Arc<dyn HttpTransport>>,
+    /// The clock of the interpreter and of the session's own times (the file's header and first
+    /// entries); the system clock by default.
+    pub clock: Arc<dyn Clock>,
     /// The setting `images.blockImages`: the model sees `Image reading is disabled.` instead
     /// of each image of a user message or tool result.
     pub block_images: bool,
@@ -147,6 +154,8 @@ impl SessionOptions {
             seed: now_ms(),
             call_options,
             timeouts: Timeouts::default(),
+            transport: None,
+            clock: Arc::new(SystemClock),
             block_images: false,
         }
     }
@@ -174,7 +183,11 @@ pub struct AgentSession<I: Interpreter = Live> {
 
 /// Builds a live session (must be called inside a tokio runtime).
 pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live>, CreateError> {
-    let transport = Transport::new(options.timeouts)?;
+    let transport = match &options.transport {
+        Some(transport) => Arc::clone(transport),
+        None => Arc::new(Transport::new(options.timeouts)?),
+    };
+    let clock = Arc::clone(&options.clock);
     let env = options
         .tool_env
         .clone()
@@ -182,7 +195,7 @@ pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live
     let call_options = Arc::clone(&options.call_options);
     let (machine, file) = build_machine(options)?;
     let (commands, received) = unbounded_channel();
-    let io = Live::new(transport, call_options, env).with_commands(received);
+    let io = Live::new(transport, clock, call_options, env).with_commands(received);
     Ok(AgentSession {
         machine,
         io,
@@ -195,7 +208,7 @@ pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live
 pub fn build_machine(
     options: SessionOptions,
 ) -> Result<(SessionMachine, SessionFile), CreateError> {
-    let now = now_ms();
+    let now = options.clock.now_ms();
     let tools = options
         .tools
         .iter()

@@ -3,6 +3,7 @@
 //! on disk. What to do is decided in `pi-core`; this crate carries it out.
 
 pub mod agent_session;
+pub mod clock;
 pub mod driver;
 pub mod live;
 pub mod session;

@@ -1,23 +1,22 @@
-//! The Live interpreter: model calls over HTTP, Pi's tools on real files and processes, real
-//! timers. Every effect runs as its own task; answers are collected on one channel in the order
-//! they happen, so tools the core runs in parallel really do run in parallel.
+//! The Live interpreter: model calls over HTTP (or any [`HttpTransport`]), Pi's tools on real
+//! files and processes, timers; all its times from one [`Clock`]. Every effect runs as its own
+//! task; answers are collected on one channel in the order they happen, so tools the core runs
+//! in parallel really do run in parallel.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_providers::call::ModelCall;
-use pi_providers::retry::RetryClock;
-use pi_providers::transport::{BoxFuture, Transport};
+use pi_providers::transport::HttpTransport;
 use pi_providers::CallOptions;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::Clock;
 use crate::driver::{InterpretError, Interpreter};
 use crate::tools::{self, ToolContext, ToolEnv};
 
@@ -25,38 +24,10 @@ use crate::tools::{self, ToolContext, ToolEnv};
 /// there is no key (`No API key for provider: <p>`).
 pub type CallOptionsFor = Arc<dyn Fn(&ModelRequest) -> Result<CallOptions, String> + Send + Sync>;
 
-/// Milliseconds since the epoch, the clock of live inputs.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// The real clock for a model call's SDK retries: the wall clock, random jitter, real waits.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LiveClock;
-
-impl RetryClock for LiveClock {
-    fn now_ms(&self) -> u64 {
-        now_ms()
-    }
-
-    /// A fresh random number in `[0, 1)` (the SDKs use `Math.random()`).
-    fn jitter(&self) -> f64 {
-        let bits = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        (bits >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn sleep(&self, ms: u64) -> BoxFuture<'_, ()> {
-        Box::pin(tokio::time::sleep(Duration::from_millis(ms)))
-    }
-}
-
-/// Performs effects for real.
+/// Performs effects for real, over any [`HttpTransport`] and reading one [`Clock`].
 pub struct Live {
-    transport: Transport,
+    transport: Arc<dyn HttpTransport>,
+    clock: Arc<dyn Clock>,
     options_for: CallOptionsFor,
     tools: ToolEnv,
     answers_tx: UnboundedSender<(u64, SessionInput)>,
@@ -75,11 +46,18 @@ impl std::fmt::Debug for Live {
 }
 
 impl Live {
-    /// A live interpreter. Must be used inside a tokio runtime.
-    pub fn new(transport: Transport, options_for: CallOptionsFor, tools: ToolEnv) -> Self {
+    /// A live interpreter whose model calls go over `transport` and whose every time reading,
+    /// wait and retry jitter comes from `clock`. Must be used inside a tokio runtime.
+    pub fn new(
+        transport: Arc<dyn HttpTransport>,
+        clock: Arc<dyn Clock>,
+        options_for: CallOptionsFor,
+        tools: ToolEnv,
+    ) -> Self {
         let (answers_tx, answers) = unbounded_channel();
         Live {
             transport,
+            clock,
             options_for,
             tools,
             answers_tx,
@@ -99,10 +77,12 @@ impl Live {
         let cancel = CancellationToken::new();
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
+        let clock = Arc::clone(&self.clock);
+        let stamp = Arc::clone(&clock);
         let send = move |input: Input| {
             // The receiver lives as long as the interpreter; a send after it is gone has no one
             // left to tell.
-            let _ = tx.send((now_ms(), SessionInput::Answer(input)));
+            let _ = tx.send((stamp.now_ms(), SessionInput::Answer(input)));
         };
         let options = match (self.options_for)(&request) {
             Ok(options) => options,
@@ -111,12 +91,12 @@ impl Live {
                 return;
             }
         };
-        let transport = self.transport.clone();
+        let transport = Arc::clone(&self.transport);
         let head = AssistantMessage {
             api: request.model.api.clone(),
             provider: request.model.provider.clone(),
             model: request.model.id.clone(),
-            timestamp: now_ms(),
+            timestamp: clock.now_ms(),
             ..AssistantMessage::default()
         };
         let started = Arc::new(AtomicBool::new(false));
@@ -129,9 +109,9 @@ impl Live {
             }
         };
         let running = tokio::spawn(async move {
-            let mut model_call = ModelCall::new(request, &options, now_ms());
+            let mut model_call = ModelCall::new(request, &options, clock.now_ms());
             let opened = tokio::select! {
-                events = model_call.open(&transport, &LiveClock) => Some(events),
+                events = model_call.open(&*transport, &*clock) => Some(events),
                 () = cancel.cancelled() => None,
             };
             for event in opened.unwrap_or_else(|| model_call.abort()) {
@@ -177,14 +157,17 @@ impl Live {
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
         let env = Arc::new(self.tools.clone());
+        let clock = Arc::clone(&self.clock);
         tokio::spawn(async move {
             let (updates, mut partials) = unbounded_channel();
             let cx = ToolContext { cancel, updates };
             let forward_tx = tx.clone();
+            let forward_clock = Arc::clone(&clock);
             let forward = tokio::spawn(async move {
                 while let Some(partial) = partials.recv().await {
                     let input = Input::ToolUpdate { call, partial };
-                    let _ = forward_tx.send((now_ms(), SessionInput::Answer(input)));
+                    let now = forward_clock.now_ms();
+                    let _ = forward_tx.send((now, SessionInput::Answer(input)));
                 }
             });
             // A tool that panics still answers its call, so the run cannot hang on it.
@@ -195,7 +178,7 @@ impl Live {
             // Updates sent before the result reach the core before it.
             let _ = forward.await;
             let input = Input::ToolFinished { call, outcome };
-            let _ = tx.send((now_ms(), SessionInput::Answer(input)));
+            let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });
     }
 }
@@ -212,7 +195,7 @@ impl Drop for Live {
 
 impl Interpreter for Live {
     fn now(&mut self) -> u64 {
-        now_ms()
+        self.clock.now_ms()
     }
 
     fn start(&mut self, effect: Effect) {
@@ -237,16 +220,14 @@ impl Interpreter for Live {
         if self.running.is_empty() && wake_at.is_none() {
             // Nothing can answer: only a command already sent could still move the session.
             return match self.commands.as_mut().map(|c| c.try_recv()) {
-                Some(Ok(command)) => Ok((now_ms(), command)),
+                Some(Ok(command)) => Ok((self.clock.now_ms(), command)),
                 _ => Err(InterpretError::Idle),
             };
         }
+        let clock = Arc::clone(&self.clock);
         let sleep = async {
             match wake_at {
-                Some(at) => {
-                    let wait = at.saturating_sub(now_ms());
-                    tokio::time::sleep(Duration::from_millis(wait)).await;
-                }
+                Some(at) => clock.sleep(at.saturating_sub(clock.now_ms())).await,
                 None => std::future::pending::<()>().await,
             }
         };
@@ -266,8 +247,8 @@ impl Interpreter for Live {
                 }
                 Ok(answer)
             }
-            () = sleep => Ok((now_ms().max(wake_at.unwrap_or(0)), SessionInput::Wake)),
-            Some(command) = command => Ok((now_ms(), command)),
+            () = sleep => Ok((clock.now_ms().max(wake_at.unwrap_or(0)), SessionInput::Wake)),
+            Some(command) = command => Ok((clock.now_ms(), command)),
         }
     }
 }

@@ -93,12 +93,12 @@ impl ModelCall {
 
     /// Sends the request over `transport`; returns `start`, or the whole failed stream. A
     /// connection error, a timeout or a retryable status is tried again while retries remain,
-    /// after the SDK's wait, computed and waited through `clock`; dropping the future (an abort)
+    /// after the SDK's wait, computed and waited through `clock` (any clock, a trait object too); dropping the future (an abort)
     /// stops at once.
     pub async fn open(
         &mut self,
         transport: &dyn HttpTransport,
-        clock: &dyn RetryClock,
+        clock: &(impl RetryClock + ?Sized),
     ) -> Vec<StreamEvent> {
         let Some(http) = &self.http else {
             let message = format!(

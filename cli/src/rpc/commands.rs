@@ -7,7 +7,7 @@ use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
 use pi_effects::agent_session::CancellationToken;
-use pi_effects::live::now_ms;
+use pi_effects::clock::now_ms;
 use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::ToolEnv;
 use serde_json::{json, Value};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use pi_core::message::AgentMessage;
 use pi_core::session::entry::SessionEntry;
-use pi_effects::live::now_ms;
+use pi_effects::clock::now_ms;
 use pi_effects::session::SessionStore;
 use serde_json::{json, Value};
 
