@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::MockLlm;
+use common::{prompt, types, MockLlm};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::event::{AgentEvent, Event};
 use pi_core::message::{AgentMessage, AssistantMessage, StopReason};
@@ -35,26 +35,6 @@ fn options(mock: &MockLlm, cwd: &std::path::Path) -> SessionOptions {
     options.agent_dir = cwd.join(".agent");
     options.seed = 42;
     options
-}
-
-/// Runs one prompt; returns the events as JSON values.
-async fn prompt(session: &mut AgentSession, text: &str) -> Vec<Value> {
-    let mut events = Vec::new();
-    session
-        .prompt(text, Vec::new(), |e| {
-            events.push(serde_json::to_value(e).unwrap())
-        })
-        .await
-        .unwrap();
-    events
-}
-
-fn types(events: &[Value]) -> Vec<&str> {
-    events
-        .iter()
-        .filter_map(|e| e["type"].as_str())
-        .filter(|t| *t != "message_update")
-        .collect()
 }
 
 fn last_assistant(session: &AgentSession) -> AssistantMessage {
@@ -92,27 +72,7 @@ async fn a_tool_call_and_its_answer_over_real_http_with_the_session_on_disk() {
     );
     let mut session = create_agent_session(options).unwrap();
     let events = prompt(&mut session, "Read hello.txt").await;
-    assert_eq!(
-        types(&events),
-        [
-            "agent_start",
-            "turn_start",
-            "message_start",
-            "message_end",
-            "message_start",
-            "message_end",
-            "tool_execution_start",
-            "tool_execution_end",
-            "message_start",
-            "message_end",
-            "turn_end",
-            "turn_start",
-            "message_start",
-            "message_end",
-            "turn_end",
-            "agent_end"
-        ]
-    );
+    assert_eq!(types(&events), common::READ_THEN_ANSWER);
     let end = events
         .iter()
         .find(|e| e["type"] == "tool_execution_end")

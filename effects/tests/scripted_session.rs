@@ -4,13 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::{prompt, types};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::message::{AgentMessage, StopReason};
 use pi_core::model::Model;
-use pi_effects::agent_session::{create_agent_session, AgentSession, SessionOptions};
+use pi_effects::agent_session::{create_agent_session, SessionOptions};
 use pi_effects::clock::Clock;
 use pi_providers::retry::{FixedClock, RetryClock};
 use pi_providers::transport::scripted::{ScriptedResponse, ScriptedTransport};
@@ -98,26 +101,6 @@ fn options(
     options
 }
 
-/// Runs one prompt; returns the events as JSON values.
-async fn prompt(session: &mut AgentSession, text: &str) -> Vec<Value> {
-    let mut events = Vec::new();
-    session
-        .prompt(text, Vec::new(), |e| {
-            events.push(serde_json::to_value(e).unwrap())
-        })
-        .await
-        .unwrap();
-    events
-}
-
-fn types(events: &[Value]) -> Vec<&str> {
-    events
-        .iter()
-        .filter_map(|e| e["type"].as_str())
-        .filter(|t| *t != "message_update")
-        .collect()
-}
-
 fn timestamp(message: &AgentMessage) -> u64 {
     match message {
         AgentMessage::User(m) => m.timestamp,
@@ -172,27 +155,7 @@ async fn a_scripted_model_drives_a_tool_call_and_its_answer_without_a_server() {
     let mut session =
         create_agent_session(options(cwd.path(), Arc::clone(&transport), clock)).unwrap();
     let events = prompt(&mut session, "Read hello.txt").await;
-    assert_eq!(
-        types(&events),
-        [
-            "agent_start",
-            "turn_start",
-            "message_start",
-            "message_end",
-            "message_start",
-            "message_end",
-            "tool_execution_start",
-            "tool_execution_end",
-            "message_start",
-            "message_end",
-            "turn_end",
-            "turn_start",
-            "message_start",
-            "message_end",
-            "turn_end",
-            "agent_end"
-        ]
-    );
+    assert_eq!(types(&events), common::READ_THEN_ANSWER);
     let end = events
         .iter()
         .find(|e| e["type"] == "tool_execution_end")

@@ -1,5 +1,6 @@
-//! What this crate's test suites share beyond `pi-testkit`: the mock model, waiting for
-//! processes to come and go, and running a test as an unprivileged user.
+//! What this crate's test suites share beyond `pi-testkit`: the mock model, running a prompt
+//! through a session, waiting for processes to come and go, and running a test as an
+//! unprivileged user.
 
 #![allow(dead_code, unused_imports)]
 
@@ -7,7 +8,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pi_core::model::Model;
+use pi_effects::agent_session::AgentSession;
 pub use pi_testkit::{processes_with, unique_marker, MockLlm};
+use serde_json::Value;
 
 /// The kit's `mock/mock-model` served by `mock`.
 pub fn mock_model(mock: &MockLlm) -> Model {
@@ -79,3 +82,44 @@ fn is_root() -> bool {
         .and_then(|ids| ids.split_whitespace().nth(1))
         == Some("0")
 }
+
+/// Runs one prompt; returns the events as JSON values.
+pub async fn prompt(session: &mut AgentSession, text: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    session
+        .prompt(text, Vec::new(), |e| {
+            events.push(serde_json::to_value(e).unwrap())
+        })
+        .await
+        .unwrap();
+    events
+}
+
+/// The events' types, without the `message_update`s.
+pub fn types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .filter(|t| *t != "message_update")
+        .collect()
+}
+
+/// The event types of one prompt answered by a `read` tool call, then a text answer.
+pub const READ_THEN_ANSWER: [&str; 16] = [
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_end",
+    "message_start",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_end",
+    "message_start",
+    "message_end",
+    "turn_end",
+    "turn_start",
+    "message_start",
+    "message_end",
+    "turn_end",
+    "agent_end",
+];
