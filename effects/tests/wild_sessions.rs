@@ -73,7 +73,7 @@ fn check_v3_lines(name: &str, text: &str) {
             other => panic!("{name}:{number}: {other:?}"),
         };
         assert!(
-            !matches!(entry, SessionEntry::Other(_)) || !is_known_type(entry.kind()),
+            !matches!(entry, SessionEntry::Other(_)) || !SessionEntry::is_known_kind(entry.kind()),
             "{name}:{number}: a known entry type kept only as raw JSON"
         );
         let written = json::to_string(&entry).unwrap();
@@ -87,21 +87,6 @@ fn check_v3_lines(name: &str, text: &str) {
             assert_eq!(a, b, "{name}:{number}: values differ");
         }
     }
-}
-
-fn is_known_type(kind: &str) -> bool {
-    matches!(
-        kind,
-        "message"
-            | "thinking_level_change"
-            | "model_change"
-            | "compaction"
-            | "branch_summary"
-            | "custom"
-            | "custom_message"
-            | "label"
-            | "session_info"
-    )
 }
 
 /// Parents, compaction targets and timestamps, as Pi's own files keep them.

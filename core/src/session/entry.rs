@@ -207,18 +207,7 @@ impl Tagged for SessionEntry {
     const EXPECTING: &'static str = "a session entry";
 
     fn known(tag: &str) -> bool {
-        matches!(
-            tag,
-            "message"
-                | "thinking_level_change"
-                | "model_change"
-                | "compaction"
-                | "branch_summary"
-                | "custom"
-                | "custom_message"
-                | "label"
-                | "session_info"
-        )
+        SessionEntry::is_known_kind(tag)
     }
 
     fn variant<'de, A: MapAccess<'de>>(
@@ -294,6 +283,23 @@ impl<'de> Deserialize<'de> for SessionLine {
 }
 
 impl SessionEntry {
+    /// Whether `kind` is an entry type of this version; other types are kept as read
+    /// ([`SessionEntry::Other`]).
+    pub fn is_known_kind(kind: &str) -> bool {
+        matches!(
+            kind,
+            "message"
+                | "thinking_level_change"
+                | "model_change"
+                | "compaction"
+                | "branch_summary"
+                | "custom"
+                | "custom_message"
+                | "label"
+                | "session_info"
+        )
+    }
+
     /// The entry's `type`.
     pub fn kind(&self) -> &str {
         match self {
