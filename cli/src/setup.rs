@@ -7,6 +7,7 @@ use std::sync::Arc;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::DocPaths;
+use pi_core::tools::paths::resolve_posix;
 use pi_effects::agent_session::{
     create_agent_session, AgentSession, SessionOptions, DEFAULT_TOOLS,
 };
@@ -304,7 +305,7 @@ impl Runtime {
         }
         Some(format!(
             "Stored session working directory does not exist: {session_cwd}\nSession file: {}\nCurrent working directory: {}",
-            resolve(&self.cwd.join(file)).display(),
+            resolve_posix(&self.cwd.to_string_lossy(), &file.to_string_lossy()),
             self.cwd.display()
         ))
     }
@@ -403,21 +404,6 @@ impl Runtime {
 
 /// The `enabledModels` setting (the project's list replaces the global one), read here because
 /// [`Settings`] has no accessor for lists.
-/// Node's `path.resolve` for an absolute path: `.` and `..` taken out without touching the disk.
-fn resolve(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 fn enabled_models(agent_dir: &Path, cwd: &Path) -> Vec<String> {
     let read = |path: PathBuf| -> Option<Vec<String>> {
         let text = std::fs::read_to_string(path).ok()?;

@@ -29,11 +29,12 @@ pub fn expand_path(path: &str, home: &str) -> String {
     }
 }
 
-/// Node's `path.resolve(base, relative)` for an absolute `base`: joined, with `.`, `..` and
-/// repeated or trailing slashes removed.
-fn resolve_posix(base: &str, relative: &str) -> String {
+/// Node's `path.resolve(base, path)` for an absolute `base`: `path` joined to it (or alone when it
+/// is absolute), with `.`, `..` and repeated or trailing slashes removed.
+pub fn resolve_posix(base: &str, path: &str) -> String {
+    let base = if path.starts_with('/') { "" } else { base };
     let mut parts: Vec<&str> = Vec::new();
-    for segment in base.split('/').chain(relative.split('/')) {
+    for segment in base.split('/').chain(path.split('/')) {
         match segment {
             "" | "." => {}
             ".." => {

@@ -190,7 +190,7 @@ fn read_chunked(reader: &mut impl BufRead) -> Result<Vec<u8>, ReadError> {
             while read_line(reader)?.is_some_and(|l| !l.is_empty()) {}
             return Ok(body);
         }
-        if body.len() as u64 + size > MAX_BODY {
+        if size > MAX_BODY.saturating_sub(body.len() as u64) {
             return Err(ReadError::Malformed("chunked body is too large".into()));
         }
         body.extend(read_exact(reader, size)?);

@@ -265,8 +265,8 @@ fn millis(map: &Map<String, Value>, field: &str) -> Result<Duration, FieldError>
         None | Some(Value::Null) => Ok(Duration::ZERO),
         Some(Value::Number(n)) => n
             .as_f64()
-            .filter(|ms| ms.is_finite() && *ms >= 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+            .filter(|ms| *ms >= 0.0)
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
             .ok_or_else(|| bad(field, "must be a number of milliseconds (0 or more)")),
         Some(_) => Err(bad(field, "must be a number of milliseconds")),
     }

@@ -129,13 +129,16 @@ impl Shared {
 
     /// Waits `duration`, or less if the server stops meanwhile.
     fn sleep(&self, duration: Duration) -> Result<(), Cut> {
-        let deadline = Instant::now() + duration;
+        // A wait too long to represent lasts until the server stops.
+        let deadline = Instant::now().checked_add(duration);
         let mut state = self.lock();
         loop {
             if state.stopped {
                 return Err(Cut::Stopped);
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.map_or(Duration::from_secs(3600), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             if left.is_zero() {
                 return Ok(());
             }
@@ -292,8 +295,10 @@ fn post(shared: &Shared, writer: &mut TcpStream, request: &Request) -> bool {
     entry.insert("path".into(), json!(request.path));
     entry.insert("api".into(), json!(api));
     entry.insert("headers".into(), Value::Object(headers));
-    match &body {
-        Some(body) => entry.insert("body".into(), body.clone()),
+    // The body moves into the log entry and back out after it is written: a request can be
+    // tens of megabytes, not worth a copy.
+    match body {
+        Some(body) => entry.insert("body".into(), body),
         None => entry.insert(
             "raw_body".into(),
             json!(String::from_utf8_lossy(&request.body)),
@@ -313,7 +318,12 @@ fn post(shared: &Shared, writer: &mut TcpStream, request: &Request) -> bool {
     let step = shared.script.step(index);
     entry.insert("script_index".into(), json!(index));
     entry.insert("response".into(), Value::Object(step.logged.clone()));
-    shared.log.write(&Value::Object(entry));
+    let logged = Value::Object(entry);
+    shared.log.write(&logged);
+    let body = match logged {
+        Value::Object(mut entry) => entry.remove("body"),
+        _ => None,
+    };
     if shared.sleep(step.delay).is_err() {
         return false;
     }
