@@ -43,18 +43,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::{AgentConfig, QueueMode};
+use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::{Reply, SessionConfig, SessionError, SessionInput, SessionMachine};
+use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::event::Event;
 use pi_core::message::ImageContent;
-use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
-use pi_core::session::entry::SessionEntry;
+use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::time::iso_from_ms;
-use pi_core::session::tree::Persist;
 use pi_core::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
 use pi_core::tools::definitions::builtin_tool;
 use pi_providers::transport::{HttpTransport, Timeouts, Transport, TransportError};
@@ -63,9 +60,10 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 /// re-exported so front ends need not depend on `tokio-util` themselves.
 pub use tokio_util::sync::CancellationToken;
 
-use crate::clock::{now_ms, Clock, SystemClock};
+use crate::clock::{Clock, SystemClock};
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::live::{CallOptionsFor, Live};
+use crate::run_config::{build_machine, load_context_files, BuildError, RunConfig};
 use crate::session::{SessionFile, SessionStore, StoreError};
 use crate::tools::ToolEnv;
 
@@ -105,8 +103,8 @@ pub struct SessionOptions {
     pub follow_up_mode: QueueMode,
     /// Tool settings (sandbox, shell, temp dir); defaults for `cwd` when `None`.
     pub tool_env: Option<ToolEnv>,
-    /// Seed of entry ids for an in-memory session.
-    pub seed: u64,
+    /// Seed of entry ids for an in-memory session; the start time when `None`.
+    pub seed: Option<u64>,
     /// API key and headers per call.
     pub call_options: CallOptionsFor,
     /// Connect and idle timeouts of model calls over the network.
@@ -151,7 +149,7 @@ impl SessionOptions {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             tool_env: None,
-            seed: now_ms(),
+            seed: None,
             call_options,
             timeouts: Timeouts::default(),
             transport: None,
@@ -172,6 +170,15 @@ pub enum CreateError {
     Store(#[from] StoreError),
 }
 
+impl From<BuildError> for CreateError {
+    fn from(error: BuildError) -> Self {
+        match error {
+            BuildError::UnknownTool(name) => CreateError::UnknownTool(name),
+            BuildError::Store(error) => CreateError::Store(error),
+        }
+    }
+}
+
 /// A session with its file and interpreter.
 #[derive(Debug)]
 pub struct AgentSession<I: Interpreter = Live> {
@@ -183,19 +190,14 @@ pub struct AgentSession<I: Interpreter = Live> {
 
 /// Builds a live session (must be called inside a tokio runtime).
 pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live>, CreateError> {
-    let transport = match &options.transport {
-        Some(transport) => Arc::clone(transport),
-        None => Arc::new(Transport::new(options.timeouts)?),
-    };
-    let clock = Arc::clone(&options.clock);
-    let env = options
-        .tool_env
-        .clone()
-        .unwrap_or_else(|| ToolEnv::new(&options.cwd));
-    let call_options = Arc::clone(&options.call_options);
-    let (machine, file) = build_machine(options)?;
+    let started_at = options.clock.now_ms();
+    let config = options.run_config(started_at)?;
     let (commands, received) = unbounded_channel();
-    let io = Live::new(transport, clock, call_options, env).with_commands(received);
+    let io = options.live()?.with_commands(received);
+    let store = options.store.unwrap_or_else(|| {
+        SessionStore::in_memory(&config.cwd, started_at, IdGenerator::new(config.seed))
+    });
+    let (machine, file) = build_machine(&config, store)?;
     Ok(AgentSession {
         machine,
         io,
@@ -204,114 +206,63 @@ pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live
     })
 }
 
-/// The machine and session file a session starts with, for any interpreter.
-pub fn build_machine(
-    options: SessionOptions,
-) -> Result<(SessionMachine, SessionFile), CreateError> {
-    let now = options.clock.now_ms();
-    let tools = options
-        .tools
-        .iter()
-        .map(|name| {
-            builtin_tool(name)
-                .map(|t| t.spec())
-                .ok_or_else(|| CreateError::UnknownTool(name.clone()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let cwd = options.cwd.to_string_lossy().into_owned();
-    let names: Vec<&str> = options.tools.iter().map(String::as_str).collect();
-    let inputs = SystemPromptInputs {
-        custom_prompt: options.system_prompt.clone(),
-        append_system_prompt: options.append_system_prompt.clone(),
-        cwd: cwd.clone(),
-        context_files: if options.context_files {
-            load_context_files(&options.agent_dir, &options.cwd)
-        } else {
-            Vec::new()
-        },
-        date: iso_from_ms(now).chars().take(10).collect(),
-        docs: options.docs.clone(),
-        ..SystemPromptInputs::default()
-    }
-    .with_builtin_tools(&names);
-    let system_prompt = build_system_prompt(&inputs);
-    let store = options
-        .store
-        .unwrap_or_else(|| SessionStore::in_memory(&cwd, now, IdGenerator::new(options.seed)));
-    let (mut tree, mut ids, mut file) = store.into_parts();
-    let thinking_level = clamp_thinking_level(&options.model, options.thinking_level);
-    // Pi's `createAgentSession`: a session with messages gains a thinking-level entry if its
-    // branch has none; any other session gains the model and the thinking level.
-    let existing = !tree.context().messages.is_empty();
-    let has_thinking_entry = tree
-        .branch_path(None)
-        .iter()
-        .any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
-    // Pi writes these entries at once (when the file already holds an assistant message), not
-    // at the next append: a session opened and closed again still gains them on disk.
-    let mut write = false;
-    if !existing {
-        let (_, persist) =
-            tree.append_model_change(&options.model.provider, &options.model.id, now, &mut ids);
-        write |= persist != Persist::Nothing;
-    }
-    if !existing || !has_thinking_entry {
-        let (_, persist) =
-            tree.append_thinking_level_change(thinking_level.as_str(), now, &mut ids);
-        write |= persist != Persist::Nothing;
-    }
-    if write {
-        file.flush(&tree)?;
-    }
-    let machine = SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
-            system_prompt,
-            model: options.model,
-            thinking_level,
-            tools,
-            hooks: Arc::new(CodingAgentHooks {
-                block_images: options.block_images,
-            }),
-            steering_mode: options.steering_mode,
-            follow_up_mode: options.follow_up_mode,
-            ..AgentConfig::default()
-        },
-        tree,
-        ids,
-        retry: options.retry,
-        compaction: options.compaction,
-        default_thinking_level: Some(options.thinking_level),
-    });
-    Ok((machine, file))
-}
-
-/// Pi's context files: the agent dir's, then each directory's from the root down to `cwd`.
-pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<(String, String)> {
-    let mut files: Vec<(String, String)> = Vec::new();
-    if let Some(global) = context_file_in(agent_dir) {
-        files.push(global);
-    }
-    let mut ancestors: Vec<(String, String)> = Vec::new();
-    for dir in cwd.ancestors() {
-        if let Some(file) = context_file_in(dir) {
-            if !files.iter().chain(&ancestors).any(|(p, _)| *p == file.0) {
-                ancestors.insert(0, file);
-            }
+impl SessionOptions {
+    /// The run these options describe, started at `started_at`: tools checked, the system
+    /// prompt built (context files read now), the seed chosen.
+    pub fn run_config(&self, started_at: u64) -> Result<RunConfig, CreateError> {
+        if let Some(unknown) = self.tools.iter().find(|name| builtin_tool(name).is_none()) {
+            return Err(CreateError::UnknownTool(unknown.clone()));
         }
-    }
-    files.extend(ancestors);
-    files
-}
-
-fn context_file_in(dir: &Path) -> Option<(String, String)> {
-    ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|path| path.exists())
-        .and_then(|path| {
-            let content = std::fs::read_to_string(&path).ok()?;
-            Some((path.to_string_lossy().into_owned(), content))
+        let cwd = self.cwd.to_string_lossy().into_owned();
+        let names: Vec<&str> = self.tools.iter().map(String::as_str).collect();
+        let inputs = SystemPromptInputs {
+            custom_prompt: self.system_prompt.clone(),
+            append_system_prompt: self.append_system_prompt.clone(),
+            cwd: cwd.clone(),
+            context_files: if self.context_files {
+                load_context_files(&self.agent_dir, &self.cwd)
+            } else {
+                Vec::new()
+            },
+            date: iso_from_ms(started_at).chars().take(10).collect(),
+            docs: self.docs.clone(),
+            ..SystemPromptInputs::default()
+        }
+        .with_builtin_tools(&names);
+        Ok(RunConfig {
+            started_at,
+            seed: self.seed.unwrap_or(started_at),
+            cwd,
+            model: self.model.clone(),
+            thinking_level: self.thinking_level,
+            tools: self.tools.clone(),
+            system_prompt: build_system_prompt(&inputs),
+            retry: self.retry,
+            compaction: self.compaction,
+            steering_mode: self.steering_mode,
+            follow_up_mode: self.follow_up_mode,
+            block_images: self.block_images,
         })
+    }
+
+    /// The Live interpreter these options describe: their transport (the network by default),
+    /// clock, credentials and tool settings.
+    pub fn live(&self) -> Result<Live, CreateError> {
+        let transport = match &self.transport {
+            Some(transport) => Arc::clone(transport),
+            None => Arc::new(Transport::new(self.timeouts)?),
+        };
+        let env = self
+            .tool_env
+            .clone()
+            .unwrap_or_else(|| ToolEnv::new(&self.cwd));
+        Ok(Live::new(
+            transport,
+            Arc::clone(&self.clock),
+            Arc::clone(&self.call_options),
+            env,
+        ))
+    }
 }
 
 impl<I: Interpreter> AgentSession<I> {

@@ -16,12 +16,20 @@ pub enum InterpretError {
     /// Nothing is in progress and no timer is set, so no input can ever come.
     #[error("the interpreter has nothing in progress and no timer to wait for")]
     Idle,
+    /// The interpreter stopped the run: a replay met something its recording does not hold
+    /// (the error says what), or a recording could not be written.
+    #[error(transparent)]
+    Halted(Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// Performs effects and reports their outcomes as inputs.
+/// Performs effects and reports their outcomes as inputs. Every input reaches the machine
+/// through it, with the time the interpreter gives it: those from outside through
+/// [`outside`](Self::outside), answers, timers and commands through [`next`](Self::next). That
+/// one passage is what a recorder writes down and a replayer supplies.
 pub trait Interpreter {
-    /// The current time (ms since the epoch) for an input that does not come from `next`.
-    fn now(&mut self) -> u64;
+    /// Stamps an input from outside (a prompt, a command of the front end) with the time it
+    /// happens; a replayer checks it against its recording and gives the recorded time.
+    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError>;
 
     /// Begins `effect`; its answers come from [`next`](Self::next).
     fn start(&mut self, effect: Effect);
@@ -69,7 +77,7 @@ pub async fn drive<I: Interpreter>(
     input: SessionInput,
     mut on_event: impl FnMut(&Event),
 ) -> Result<Driven, DriveError> {
-    let now = io.now();
+    let (now, input) = io.outside(input)?;
     let step = machine.step(now, input)?;
     let mut driven = Driven::default();
     apply(machine, io, file, step, &mut on_event, &mut driven.replies)?;
@@ -94,7 +102,7 @@ pub fn submit<I: Interpreter>(
     input: SessionInput,
     mut on_event: impl FnMut(&Event),
 ) -> Result<Vec<Reply>, DriveError> {
-    let now = io.now();
+    let (now, input) = io.outside(input)?;
     let step = machine.step(now, input)?;
     let mut replies = Vec::new();
     apply(machine, io, file, step, &mut on_event, &mut replies)?;

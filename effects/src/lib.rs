@@ -6,5 +6,6 @@ pub mod agent_session;
 pub mod clock;
 pub mod driver;
 pub mod live;
+pub mod run_config;
 pub mod session;
 pub mod tools;

@@ -24,9 +24,25 @@ use crate::tools::{self, ToolContext, ToolEnv};
 /// there is no key (`No API key for provider: <p>`).
 pub type CallOptionsFor = Arc<dyn Fn(&ModelRequest) -> Result<CallOptions, String> + Send + Sync>;
 
+/// A model call as it starts: what a recorder writes down before its bytes.
+#[derive(Debug)]
+pub struct CallStart<'a> {
+    pub call: CallId,
+    /// The one clock reading of the call's start (the message's `timestamp`).
+    pub started_at: u64,
+    /// The options it is sent with (key, headers, settings).
+    pub options: &'a CallOptions,
+}
+
+/// The transport one model call goes over, given the call as it starts and the interpreter's
+/// transport: a recorder wraps it to write the call's bytes down.
+pub type CallTransportFor =
+    Arc<dyn Fn(&CallStart<'_>, &Arc<dyn HttpTransport>) -> Arc<dyn HttpTransport> + Send + Sync>;
+
 /// Performs effects for real, over any [`HttpTransport`] and reading one [`Clock`].
 pub struct Live {
     transport: Arc<dyn HttpTransport>,
+    call_transport: Option<CallTransportFor>,
     clock: Arc<dyn Clock>,
     options_for: CallOptionsFor,
     tools: ToolEnv,
@@ -57,6 +73,7 @@ impl Live {
         let (answers_tx, answers) = unbounded_channel();
         Live {
             transport,
+            call_transport: None,
             clock,
             options_for,
             tools,
@@ -65,6 +82,12 @@ impl Live {
             commands: None,
             running: HashMap::new(),
         }
+    }
+
+    /// Sends each model call over the transport `for_call` gives (see [`CallTransportFor`]).
+    pub fn with_call_transport(mut self, for_call: CallTransportFor) -> Self {
+        self.call_transport = Some(for_call);
+        self
     }
 
     /// Inputs from outside (steer, abort, prompts while streaming) delivered between answers.
@@ -78,53 +101,73 @@ impl Live {
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
         let clock = Arc::clone(&self.clock);
+        // One reading: the message's `timestamp`, the request's and Gemini's tool-call ids.
+        let started_at = clock.now_ms();
         let stamp = Arc::clone(&clock);
-        let send = move |input: Input| {
-            // The receiver lives as long as the interpreter; a send after it is gone has no one
-            // left to tell.
-            let _ = tx.send((stamp.now_ms(), SessionInput::Answer(input)));
+        // Every event decoded from one read is stamped with one reading of the clock.
+        let send_all = move |inputs: Vec<Input>| {
+            let now = stamp.now_ms();
+            for input in inputs {
+                // The receiver lives as long as the interpreter; a send after it is gone has
+                // no one left to tell.
+                let _ = tx.send((now, SessionInput::Answer(input)));
+            }
         };
         let options = match (self.options_for)(&request) {
             Ok(options) => options,
             Err(error) => {
-                send(Input::ModelFailed { call, error });
+                send_all(vec![Input::ModelFailed { call, error }]);
                 return;
             }
         };
-        let transport = Arc::clone(&self.transport);
+        let transport = match &self.call_transport {
+            Some(for_call) => for_call(
+                &CallStart {
+                    call,
+                    started_at,
+                    options: &options,
+                },
+                &self.transport,
+            ),
+            None => Arc::clone(&self.transport),
+        };
         let head = AssistantMessage {
             api: request.model.api.clone(),
             provider: request.model.provider.clone(),
             model: request.model.id.clone(),
-            timestamp: clock.now_ms(),
+            timestamp: started_at,
             ..AssistantMessage::default()
         };
         let started = Arc::new(AtomicBool::new(false));
         let streaming = Arc::clone(&started);
-        let send_event = {
-            let send = send.clone();
-            move |event: StreamEvent| {
+        let send_events = {
+            let send_all = send_all.clone();
+            move |events: Vec<StreamEvent>| {
+                if events.is_empty() {
+                    return;
+                }
                 streaming.store(true, Ordering::Relaxed);
-                send(Input::Model { call, event });
+                send_all(
+                    events
+                        .into_iter()
+                        .map(|event| Input::Model { call, event })
+                        .collect(),
+                );
             }
         };
         let running = tokio::spawn(async move {
-            let mut model_call = ModelCall::new(request, &options, clock.now_ms());
+            let mut model_call = ModelCall::new(request, &options, started_at);
             let opened = tokio::select! {
                 events = model_call.open(&*transport, &*clock) => Some(events),
                 () = cancel.cancelled() => None,
             };
-            for event in opened.unwrap_or_else(|| model_call.abort()) {
-                send_event(event);
-            }
+            send_events(opened.unwrap_or_else(|| model_call.abort()));
             while !model_call.is_done() {
                 let next = tokio::select! {
                     events = model_call.next() => Some(events),
                     () = cancel.cancelled() => None,
                 };
-                for event in next.unwrap_or_else(|| model_call.abort()) {
-                    send_event(event);
-                }
+                send_events(next.unwrap_or_else(|| model_call.abort()));
             }
         });
         // A call whose task panics still ends, so the run cannot wait for it forever.
@@ -139,15 +182,15 @@ impl Live {
                     error_message: Some(error),
                     ..head
                 };
-                send(Input::Model {
+                send_all(vec![Input::Model {
                     call,
                     event: StreamEvent::Error {
                         reason: StopReason::Error,
                         error,
                     },
-                });
+                }]);
             } else {
-                send(Input::ModelFailed { call, error });
+                send_all(vec![Input::ModelFailed { call, error }]);
             }
         });
     }
@@ -194,8 +237,8 @@ impl Drop for Live {
 }
 
 impl Interpreter for Live {
-    fn now(&mut self) -> u64 {
-        self.clock.now_ms()
+    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
+        Ok((self.clock.now_ms(), input))
     }
 
     fn start(&mut self, effect: Effect) {

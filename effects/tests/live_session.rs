@@ -33,7 +33,7 @@ fn options(mock: &MockLlm, cwd: &std::path::Path) -> SessionOptions {
         }),
     );
     options.agent_dir = cwd.join(".agent");
-    options.seed = 42;
+    options.seed = Some(42);
     options
 }
 

@@ -95,7 +95,7 @@ fn options(
         }),
     );
     options.agent_dir = cwd.join(".agent");
-    options.seed = 42;
+    options.seed = Some(42);
     options.transport = Some(transport);
     options.clock = clock;
     options

@@ -20,7 +20,8 @@ pub mod transport;
 use serde_json::Value;
 
 /// Prompt-cache retention preference (`PI_CACHE_RETENTION=long` selects long by default).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CacheRetention {
     None,
     #[default]
@@ -28,8 +29,10 @@ pub enum CacheRetention {
     Long,
 }
 
-/// Per-call options that are not part of the conversation.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Per-call options that are not part of the conversation. Serializable: a recording keeps the
+/// options of each call (its key replaced by a placeholder), so a replay builds the same request.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct CallOptions {
     pub api_key: String,
     pub cache_retention: CacheRetention,

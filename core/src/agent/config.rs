@@ -14,7 +14,8 @@ use crate::message::{AgentMessage, AssistantMessage, ContentBlock, Message, Tool
 use crate::model::{Model, ThinkingLevel};
 
 /// How queued steering or follow-up messages are taken: one per poll, or all at once.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum QueueMode {
     #[default]
     OneAtATime,

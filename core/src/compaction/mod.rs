@@ -10,7 +10,8 @@ pub mod summary;
 pub mod tokens;
 
 /// Compaction settings (`compaction.*` in settings.json).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CompactionSettings {
     pub enabled: bool,
     /// Room kept free for the answer: compaction starts above `contextWindow - reserveTokens`.

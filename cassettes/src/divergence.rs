@@ -1,0 +1,199 @@
+//! What a replay reports when this build does not do what the recording holds: the cassette,
+//! the step and line, what was recorded and what was asked, as a line diff of their JSON.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+use crate::read::Cassette;
+
+/// Where a replay parted from its recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DivergenceKind {
+    /// The machine asked for another effect than the recorded one.
+    Effect,
+    /// A model call's HTTP request differs from the recorded one.
+    Request,
+    /// The front end gave another input, or waited where the recording went on.
+    Input,
+    /// The recorded bytes of a call do not decode to the recorded number of events.
+    Stream,
+    /// The session went idle where the recording went on.
+    StoppedEarly,
+    /// The replay did everything the recording did, but wrote other output.
+    Output,
+    /// The recording was cut off (the recording run was killed): the cassette cannot say
+    /// what came next.
+    EndsEarly,
+    /// The cassette cannot be used as it is.
+    Unusable,
+}
+
+/// A replay that parted from its recording, or a recording that cannot be replayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    pub cassette: PathBuf,
+    pub kind: DivergenceKind,
+    /// The step of the run (1-based: inputs and effects, in order).
+    pub step: usize,
+    /// The cassette line of what was expected.
+    pub line: usize,
+    /// What the recording holds, as JSON text.
+    pub expected: String,
+    /// What this build did, as JSON text.
+    pub actual: String,
+    /// How to record the run again.
+    pub rerecord: Option<String>,
+}
+
+impl std::error::Error for Divergence {}
+
+impl Divergence {
+    pub(crate) fn new(
+        cassette: &Cassette,
+        step: usize,
+        line: usize,
+        kind: DivergenceKind,
+        expected: Value,
+        actual: Value,
+    ) -> Self {
+        let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+        Divergence {
+            cassette: cassette.path.clone(),
+            kind,
+            step,
+            line,
+            expected: pretty(&expected),
+            actual: pretty(&actual),
+            rerecord: rerecord_command(cassette),
+        }
+    }
+
+    pub(crate) fn ends_early(cassette: &Cassette, step: usize, line: usize) -> Self {
+        Divergence {
+            cassette: cassette.path.clone(),
+            kind: DivergenceKind::EndsEarly,
+            step,
+            line,
+            expected: String::new(),
+            actual: String::new(),
+            rerecord: rerecord_command(cassette),
+        }
+    }
+
+    pub(crate) fn unusable(cassette: &Cassette, line: usize, what: String) -> Self {
+        Divergence {
+            cassette: cassette.path.clone(),
+            kind: DivergenceKind::Unusable,
+            step: 0,
+            line,
+            expected: String::new(),
+            actual: what,
+            rerecord: None,
+        }
+    }
+
+    /// Outputs that differ although every step matched.
+    pub fn output(cassette: &Cassette, what: &str, expected: &str, actual: &str) -> Self {
+        Divergence {
+            cassette: cassette.path.clone(),
+            kind: DivergenceKind::Output,
+            step: cassette.lines.len(),
+            line: cassette.last_line(),
+            expected: format!("{what}: {expected}"),
+            actual: format!("{what}: {actual}"),
+            rerecord: rerecord_command(cassette),
+        }
+    }
+
+    /// Whether the cassette itself is at fault (cut off or unusable), not this build: `pi
+    /// replay --check` exits 125 for these, so that `git bisect run` skips the commit.
+    pub fn is_cassette_fault(&self) -> bool {
+        matches!(
+            self.kind,
+            DivergenceKind::EndsEarly | DivergenceKind::Unusable
+        )
+    }
+
+    /// The unified diff of expected against actual.
+    pub fn diff(&self) -> String {
+        let diff = TextDiff::from_lines(&self.expected, &self.actual);
+        let mut out = String::new();
+        for group in diff.grouped_ops(3) {
+            for op in group {
+                for change in diff.iter_changes(&op) {
+                    let sign = match change.tag() {
+                        ChangeTag::Delete => "-",
+                        ChangeTag::Insert => "+",
+                        ChangeTag::Equal => " ",
+                    };
+                    out.push_str(sign);
+                    out.push_str(change.value());
+                    if change.missing_newline() {
+                        out.push('\n');
+                    }
+                }
+            }
+            out.push_str("  ...\n");
+        }
+        out
+    }
+}
+
+/// `pi --record FILE <the recorded command line>`, when the cassette names its command line.
+fn rerecord_command(cassette: &Cassette) -> Option<String> {
+    let args = cassette.header.command.as_ref()?;
+    let mut words = vec![
+        "pi".to_owned(),
+        "--record".to_owned(),
+        shell_word(&cassette.path.to_string_lossy()),
+    ];
+    words.extend(args.iter().map(|a| shell_word(a)));
+    Some(words.join(" "))
+}
+
+/// `word` quoted for a POSIX shell when it needs to be.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = format!("{}:{}", self.cassette.display(), self.line);
+        match self.kind {
+            DivergenceKind::EndsEarly => write!(
+                f,
+                "{at}: the recording ends early, at step {} (the recording run was interrupted); it cannot say what came next",
+                self.step
+            )?,
+            DivergenceKind::Unusable => write!(f, "{at}: {}", self.actual)?,
+            _ => {
+                let what = match self.kind {
+                    DivergenceKind::Effect => "the machine asked for another effect",
+                    DivergenceKind::Request => "the model request differs",
+                    DivergenceKind::Input => "the run took another input",
+                    DivergenceKind::Stream => "the recorded response decodes differently",
+                    DivergenceKind::StoppedEarly => "the session stopped where the recording goes on",
+                    _ => "the output differs",
+                };
+                writeln!(f, "{at}: diverged at step {}: {what}", self.step)?;
+                writeln!(f, "--- recorded\n+++ this build")?;
+                write!(f, "{}", self.diff())?;
+            }
+        }
+        if let Some(command) = &self.rerecord {
+            write!(f, "\nto record it again: {command}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,487 @@
+//! The lines of a cassette, format v1 (docs/cassette-format.md): one JSON object per line,
+//! tagged by `type`, in the order things happened. These types are the format: they change only
+//! with its version, whatever the harness's own types do.
+
+use pi_core::agent::{CallId, Effect, Input, QueueMode, ToolOutcome};
+use pi_core::agent_session::{NavigateRequest, SessionInput, StreamingBehavior};
+use pi_core::event::ToolResult;
+use pi_core::message::{BashExecutionMessage, ImageContent};
+use pi_core::model::{Model, ThinkingLevel};
+use pi_effects::run_config::RunConfig;
+use pi_providers::transport::TransportError;
+use pi_providers::CallOptions;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The format this build writes, and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One line of a cassette.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Line {
+    /// The first line: what the run was built from.
+    Cassette(Box<Header>),
+    /// A secret was replaced by `placeholder` from here on (its value never reaches the file).
+    Redaction { placeholder: String, what: String },
+    /// An input the front end gave (a prompt, an RPC command's input) at `t`.
+    Outside { t: u64, input: RecordedInput },
+    /// A line the RPC front end read from stdin at `t`.
+    Stdin { t: u64, line: String },
+    /// An input from outside that arrived while the session was busy (steering from another
+    /// task).
+    Command { t: u64, input: RecordedInput },
+    /// The next event decoded from call `call`'s response bytes reached the machine at `t`.
+    Event { t: u64, call: u64 },
+    /// An answer that is not a model event (a tool's update or result, a call that could not be
+    /// made) reached the machine at `t`.
+    Answer { t: u64, input: RecordedInput },
+    /// The machine's timer fired at `t`.
+    Wake { t: u64 },
+    /// The machine asked for an effect.
+    Effect { effect: RecordedEffect },
+    /// A model call started at `t` with these options (secrets replaced by placeholders).
+    Call {
+        call: u64,
+        t: u64,
+        options: CallOptions,
+    },
+    /// An HTTP request of call `call`, `dt` ms after it started (more than one with SDK retries).
+    Request {
+        call: u64,
+        dt: u64,
+        method: String,
+        url: String,
+        headers: Vec<(String, String)>,
+        body: Value,
+    },
+    /// The response's status and headers.
+    Response {
+        call: u64,
+        dt: u64,
+        status: u16,
+        headers: Vec<(String, String)>,
+    },
+    /// Body bytes as one read returned them: `text` when they are UTF-8, else `base64`.
+    Chunk {
+        call: u64,
+        dt: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base64: Option<String>,
+    },
+    /// How the request or body ended: `complete`, `dropped` (the call was cancelled), or failed
+    /// with `error`.
+    End {
+        call: u64,
+        dt: u64,
+        end: RecordedEnd,
+    },
+    /// The run ended: its exit code and digests of what it wrote.
+    Outcome(Outcome),
+}
+
+/// The first line of a cassette.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    /// The format version ([`FORMAT_VERSION`] when written by this build).
+    pub format: u32,
+    /// The harness version that recorded it.
+    pub harness: String,
+    /// The Pi version whose behaviour it follows.
+    pub pi: String,
+    /// The front end: `text`, `json` or `rpc`.
+    pub mode: String,
+    /// What the run was built from.
+    pub config: RunConfig,
+    /// The session the run worked in, as it was when the run started.
+    pub session: SessionStart,
+    /// What was redacted (the kinds of secrets; each placeholder has its own line).
+    pub redactions: Vec<String>,
+    /// The command line's arguments, for the command that records the run again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+}
+
+/// The session a run started in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStart {
+    /// `memory` (no file), `new`, `open` (a file resumed or continued) or `fork`.
+    pub kind: String,
+    /// The file's name (for `open` and `fork`, the file the run started from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The file's content when the run started (`open` and `fork`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+}
+
+/// The end of a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// The process's exit code.
+    pub exit: i32,
+    /// SHA-256 of everything written to stdout.
+    pub stdout: String,
+    /// SHA-256 of the session file as the run left it, `None` in memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// How an HTTP exchange ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordedEnd {
+    /// The body ended.
+    Complete,
+    /// The caller dropped the response or the request (an abort).
+    Dropped,
+    /// The connection failed or timed out.
+    Error(RecordedTransportError),
+}
+
+/// A [`TransportError`], as data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "message", rename_all = "snake_case")]
+pub enum RecordedTransportError {
+    Connect(String),
+    Timeout,
+    Body(String),
+    Invalid(String),
+}
+
+impl From<&TransportError> for RecordedTransportError {
+    fn from(error: &TransportError) -> Self {
+        match error {
+            TransportError::Connect(m) => RecordedTransportError::Connect(m.clone()),
+            TransportError::Timeout => RecordedTransportError::Timeout,
+            TransportError::Body(m) => RecordedTransportError::Body(m.clone()),
+            TransportError::Invalid(m) => RecordedTransportError::Invalid(m.clone()),
+        }
+    }
+}
+
+impl From<RecordedTransportError> for TransportError {
+    fn from(error: RecordedTransportError) -> Self {
+        match error {
+            RecordedTransportError::Connect(m) => TransportError::Connect(m),
+            RecordedTransportError::Timeout => TransportError::Timeout,
+            RecordedTransportError::Body(m) => TransportError::Body(m),
+            RecordedTransportError::Invalid(m) => TransportError::Invalid(m),
+        }
+    }
+}
+
+/// An effect the machine asked for. A model call's request is in its `request` lines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecordedEffect {
+    CallModel {
+        call: u64,
+        provider: String,
+        model: String,
+    },
+    RunTool {
+        call: u64,
+        tool: String,
+        args: Value,
+    },
+    Cancel {
+        call: u64,
+    },
+}
+
+impl From<&Effect> for RecordedEffect {
+    fn from(effect: &Effect) -> Self {
+        match effect {
+            Effect::CallModel { call, request } => RecordedEffect::CallModel {
+                call: call.0,
+                provider: request.model.provider.clone(),
+                model: request.model.id.clone(),
+            },
+            Effect::RunTool {
+                call, tool, args, ..
+            } => RecordedEffect::RunTool {
+                call: call.0,
+                tool: tool.clone(),
+                args: args.clone(),
+            },
+            Effect::Cancel { call } => RecordedEffect::Cancel { call: call.0 },
+        }
+    }
+}
+
+/// An input to the session machine other than a model event, as data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecordedInput {
+    Prompt {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageContent>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        streaming_behavior: Option<Behavior>,
+    },
+    Steer {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageContent>,
+    },
+    FollowUp {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageContent>,
+    },
+    Abort,
+    SetModel {
+        model: Model,
+    },
+    SetScopedModel {
+        model: Model,
+        thinking_level: ThinkingLevel,
+    },
+    SetThinkingLevel {
+        level: ThinkingLevel,
+    },
+    Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        custom_instructions: Option<String>,
+    },
+    Navigate {
+        target_id: String,
+        summarize: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        custom_instructions: Option<String>,
+        #[serde(default)]
+        replace_instructions: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
+    BashResult {
+        message: BashExecutionMessage,
+    },
+    SetSteeringMode {
+        mode: QueueMode,
+    },
+    SetFollowUpMode {
+        mode: QueueMode,
+    },
+    SetAutoCompaction {
+        enabled: bool,
+    },
+    SetAutoRetry {
+        enabled: bool,
+    },
+    AbortRetry,
+    SetSessionName {
+        name: String,
+    },
+    ModelFailed {
+        call: u64,
+        error: String,
+    },
+    ToolUpdate {
+        call: u64,
+        partial: ToolResult,
+    },
+    ToolFinished {
+        call: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<ToolResult>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thrown: Option<String>,
+    },
+}
+
+/// Pi's `streamingBehavior`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Behavior {
+    Steer,
+    FollowUp,
+}
+
+/// Why an input cannot be written to a cassette: a model event (its bytes are recorded
+/// instead), a timer (its own line) or an agent-level input no session receives.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a {0} input has no cassette form")]
+pub struct NotRecordable(pub String);
+
+impl TryFrom<&SessionInput> for RecordedInput {
+    type Error = NotRecordable;
+
+    fn try_from(input: &SessionInput) -> Result<Self, NotRecordable> {
+        Ok(match input {
+            SessionInput::Prompt {
+                text,
+                images,
+                streaming_behavior,
+            } => RecordedInput::Prompt {
+                text: text.clone(),
+                images: images.clone(),
+                streaming_behavior: streaming_behavior.map(|b| match b {
+                    StreamingBehavior::Steer => Behavior::Steer,
+                    StreamingBehavior::FollowUp => Behavior::FollowUp,
+                }),
+            },
+            SessionInput::Steer { text, images } => RecordedInput::Steer {
+                text: text.clone(),
+                images: images.clone(),
+            },
+            SessionInput::FollowUp { text, images } => RecordedInput::FollowUp {
+                text: text.clone(),
+                images: images.clone(),
+            },
+            SessionInput::Abort => RecordedInput::Abort,
+            SessionInput::SetModel(model) => RecordedInput::SetModel {
+                model: model.clone(),
+            },
+            SessionInput::SetScopedModel(model, level) => RecordedInput::SetScopedModel {
+                model: model.clone(),
+                thinking_level: *level,
+            },
+            SessionInput::SetThinkingLevel(level) => {
+                RecordedInput::SetThinkingLevel { level: *level }
+            }
+            SessionInput::Compact {
+                custom_instructions,
+            } => RecordedInput::Compact {
+                custom_instructions: custom_instructions.clone(),
+            },
+            SessionInput::Navigate(request) => RecordedInput::Navigate {
+                target_id: request.target_id.clone(),
+                summarize: request.summarize,
+                custom_instructions: request.custom_instructions.clone(),
+                replace_instructions: request.replace_instructions,
+                label: request.label.clone(),
+            },
+            SessionInput::BashResult(message) => RecordedInput::BashResult {
+                message: message.clone(),
+            },
+            SessionInput::SetSteeringMode(mode) => RecordedInput::SetSteeringMode { mode: *mode },
+            SessionInput::SetFollowUpMode(mode) => RecordedInput::SetFollowUpMode { mode: *mode },
+            SessionInput::SetAutoCompaction(enabled) => {
+                RecordedInput::SetAutoCompaction { enabled: *enabled }
+            }
+            SessionInput::SetAutoRetry(enabled) => {
+                RecordedInput::SetAutoRetry { enabled: *enabled }
+            }
+            SessionInput::AbortRetry => RecordedInput::AbortRetry,
+            SessionInput::SetSessionName(name) => {
+                RecordedInput::SetSessionName { name: name.clone() }
+            }
+            SessionInput::Answer(Input::ModelFailed { call, error }) => {
+                RecordedInput::ModelFailed {
+                    call: call.0,
+                    error: error.clone(),
+                }
+            }
+            SessionInput::Answer(Input::ToolUpdate { call, partial }) => {
+                RecordedInput::ToolUpdate {
+                    call: call.0,
+                    partial: partial.clone(),
+                }
+            }
+            SessionInput::Answer(Input::ToolFinished { call, outcome }) => {
+                let (result, thrown) = match outcome {
+                    ToolOutcome::Ok(result) => (Some(result.clone()), None),
+                    ToolOutcome::Thrown(error) => (None, Some(error.clone())),
+                };
+                RecordedInput::ToolFinished {
+                    call: call.0,
+                    result,
+                    thrown,
+                }
+            }
+            SessionInput::Answer(other) => return Err(NotRecordable(other.name())),
+            SessionInput::Wake => return Err(NotRecordable("wake".into())),
+        })
+    }
+}
+
+impl RecordedInput {
+    /// The session input this line stands for. A tool result with neither a result nor an
+    /// error is read as an empty result.
+    pub fn to_input(&self) -> SessionInput {
+        match self.clone() {
+            RecordedInput::Prompt {
+                text,
+                images,
+                streaming_behavior,
+            } => SessionInput::Prompt {
+                text,
+                images,
+                streaming_behavior: streaming_behavior.map(|b| match b {
+                    Behavior::Steer => StreamingBehavior::Steer,
+                    Behavior::FollowUp => StreamingBehavior::FollowUp,
+                }),
+            },
+            RecordedInput::Steer { text, images } => SessionInput::Steer { text, images },
+            RecordedInput::FollowUp { text, images } => SessionInput::FollowUp { text, images },
+            RecordedInput::Abort => SessionInput::Abort,
+            RecordedInput::SetModel { model } => SessionInput::SetModel(model),
+            RecordedInput::SetScopedModel {
+                model,
+                thinking_level,
+            } => SessionInput::SetScopedModel(model, thinking_level),
+            RecordedInput::SetThinkingLevel { level } => SessionInput::SetThinkingLevel(level),
+            RecordedInput::Compact {
+                custom_instructions,
+            } => SessionInput::Compact {
+                custom_instructions,
+            },
+            RecordedInput::Navigate {
+                target_id,
+                summarize,
+                custom_instructions,
+                replace_instructions,
+                label,
+            } => SessionInput::Navigate(NavigateRequest {
+                target_id,
+                summarize,
+                custom_instructions,
+                replace_instructions,
+                label,
+            }),
+            RecordedInput::BashResult { message } => SessionInput::BashResult(message),
+            RecordedInput::SetSteeringMode { mode } => SessionInput::SetSteeringMode(mode),
+            RecordedInput::SetFollowUpMode { mode } => SessionInput::SetFollowUpMode(mode),
+            RecordedInput::SetAutoCompaction { enabled } => {
+                SessionInput::SetAutoCompaction(enabled)
+            }
+            RecordedInput::SetAutoRetry { enabled } => SessionInput::SetAutoRetry(enabled),
+            RecordedInput::AbortRetry => SessionInput::AbortRetry,
+            RecordedInput::SetSessionName { name } => SessionInput::SetSessionName(name),
+            RecordedInput::ModelFailed { call, error } => {
+                SessionInput::Answer(Input::ModelFailed {
+                    call: CallId(call),
+                    error,
+                })
+            }
+            RecordedInput::ToolUpdate { call, partial } => {
+                SessionInput::Answer(Input::ToolUpdate {
+                    call: CallId(call),
+                    partial,
+                })
+            }
+            RecordedInput::ToolFinished {
+                call,
+                result,
+                thrown,
+            } => {
+                let outcome = match (result, thrown) {
+                    (_, Some(error)) => ToolOutcome::Thrown(error),
+                    (result, None) => ToolOutcome::Ok(result.unwrap_or_default()),
+                };
+                SessionInput::Answer(Input::ToolFinished {
+                    call: CallId(call),
+                    outcome,
+                })
+            }
+        }
+    }
+}

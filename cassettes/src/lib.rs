@@ -1,0 +1,30 @@
+//! Cassettes: everything nondeterministic about one run in a versioned JSONL file, so that the
+//! pure core reproduces the run exactly, offline, in milliseconds.
+//!
+//! A cassette's header holds the run's configuration ([`pi_effects::run_config::RunConfig`])
+//! and the session it started in; its lines hold, in the order they happened, every input that
+//! reached the machine, every effect it asked for, and each model call's HTTP requests and raw
+//! response bytes. [`Record`] writes one around any interpreter; [`Replay`] answers the machine
+//! from one, checking that every effect and request is the recorded one, and reports a
+//! [`Divergence`] where it is not. The format is documented in `docs/cassette-format.md`.
+
+pub mod divergence;
+pub mod format;
+pub mod read;
+pub mod record;
+pub mod replay;
+pub mod write;
+
+pub use divergence::{Divergence, DivergenceKind};
+pub use format::{Header, Line, Outcome, SessionStart, FORMAT_VERSION};
+pub use read::{Cassette, LoadError};
+pub use record::{recording_transport, Record};
+pub use replay::Replay;
+pub use write::Recorder;
+
+/// SHA-256 of `bytes` in lower-case hex: the digests of an outcome line.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}

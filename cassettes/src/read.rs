@@ -1,0 +1,239 @@
+//! Loading a cassette: every line checked (UTF-8, size, JSON, fields, order) before anything
+//! runs, with errors naming the file, the line and the field. Loading reads data and nothing
+//! else: no command in a cassette is run, no text in it is evaluated.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::format::{Header, Line, RecordedEffect, FORMAT_VERSION};
+
+/// The longest line read (a request with a large conversation, a big tool result).
+pub const MAX_LINE_BYTES: usize = 256 << 20;
+
+/// A cassette in memory, checked.
+#[derive(Clone, Debug)]
+pub struct Cassette {
+    /// Where it was read from.
+    pub path: PathBuf,
+    pub header: Header,
+    /// Every line after the header with its line number (1-based).
+    pub lines: Vec<(usize, Line)>,
+    /// The last line was cut off (the recording was killed while writing it); what came before
+    /// it is kept.
+    pub torn_tail: bool,
+}
+
+/// Why a cassette cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {kind}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct LoadError {
+    pub path: PathBuf,
+    /// The line at fault (1-based), when one is.
+    pub line: Option<usize>,
+    pub kind: LoadErrorKind,
+}
+
+/// What is wrong with a cassette.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadErrorKind {
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("empty file: no cassette header")]
+    Empty,
+    #[error("not UTF-8 (byte {0} of the line)")]
+    NotUtf8(usize),
+    #[error("line longer than {MAX_LINE_BYTES} bytes")]
+    TooLong,
+    #[error("not a JSON object: {0}")]
+    Json(String),
+    #[error("{0}")]
+    Field(String),
+    #[error("the first line is not a cassette header (`\"type\":\"cassette\"`)")]
+    NoHeader,
+    #[error("cassette format {found} is newer than this build reads (format {FORMAT_VERSION}); use a newer pi")]
+    NewerFormat { found: u64 },
+    #[error("out of order: {0}")]
+    Order(String),
+}
+
+impl Cassette {
+    /// Reads and checks the cassette at `path`.
+    pub fn load(path: &Path) -> Result<Cassette, LoadError> {
+        let bytes = std::fs::read(path).map_err(|e| LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            kind: e.into(),
+        })?;
+        Cassette::parse(path, &bytes)
+    }
+
+    /// Checks a cassette's bytes (`path` names it in errors).
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Cassette, LoadError> {
+        let error = |line: Option<usize>, kind: LoadErrorKind| LoadError {
+            path: path.to_path_buf(),
+            line,
+            kind,
+        };
+        let mut pieces: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+        // The piece after the last newline: empty for a whole file, a torn line otherwise.
+        let tail = pieces.pop().unwrap_or_default();
+        let torn_tail = !tail.is_empty();
+        if pieces.is_empty() {
+            return Err(error(Some(1), LoadErrorKind::Empty));
+        }
+        let mut header = None;
+        let mut lines = Vec::with_capacity(pieces.len());
+        for (index, piece) in pieces.into_iter().enumerate() {
+            let number = index + 1;
+            let line = parse_line(piece, number == 1).map_err(|kind| error(Some(number), kind))?;
+            match (number, line) {
+                (1, Line::Cassette(h)) => header = Some(*h),
+                (1, _) => return Err(error(Some(1), LoadErrorKind::NoHeader)),
+                (_, Line::Cassette(_)) => {
+                    return Err(error(
+                        Some(number),
+                        LoadErrorKind::Order("a second cassette header".into()),
+                    ))
+                }
+                (_, line) => lines.push((number, line)),
+            }
+        }
+        let header = header.ok_or_else(|| error(Some(1), LoadErrorKind::NoHeader))?;
+        check_order(&lines)
+            .map_err(|(line, what)| error(Some(line), LoadErrorKind::Order(what)))?;
+        Ok(Cassette {
+            path: path.to_path_buf(),
+            header,
+            lines,
+            torn_tail,
+        })
+    }
+
+    /// Whether the run ran to its end while recording (its `outcome` line is there).
+    pub fn is_complete(&self) -> bool {
+        matches!(self.lines.last(), Some((_, Line::Outcome(_))))
+    }
+
+    /// The number of the last line read.
+    pub fn last_line(&self) -> usize {
+        self.lines.last().map_or(1, |(n, _)| *n)
+    }
+}
+
+fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
+    if piece.len() > MAX_LINE_BYTES {
+        return Err(LoadErrorKind::TooLong);
+    }
+    let text = std::str::from_utf8(piece).map_err(|e| LoadErrorKind::NotUtf8(e.valid_up_to()))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| LoadErrorKind::Json(e.to_string()))?;
+    if first {
+        if value.get("type").and_then(Value::as_str) != Some("cassette") {
+            return Err(LoadErrorKind::NoHeader);
+        }
+        match value.get("format").and_then(Value::as_u64) {
+            Some(found) if found > u64::from(FORMAT_VERSION) => {
+                return Err(LoadErrorKind::NewerFormat { found })
+            }
+            Some(_) => {}
+            None => {
+                return Err(LoadErrorKind::Field(
+                    "field `format`: missing or not a number".into(),
+                ))
+            }
+        }
+    }
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_owned();
+    serde_json::from_value(value).map_err(|e| LoadErrorKind::Field(format!("`{kind}` line: {e}")))
+}
+
+/// The order rules: a call's lines come after its effect and its `call` line, a response after
+/// a request, body lines after a response, nothing after the outcome.
+fn check_order(lines: &[(usize, Line)]) -> Result<(), (usize, String)> {
+    let mut effects: BTreeSet<u64> = BTreeSet::new();
+    let mut calls: BTreeSet<u64> = BTreeSet::new();
+    // Per call: whether the current exchange has a response and has ended.
+    let mut exchange: BTreeMap<u64, (bool, bool)> = BTreeMap::new();
+    let mut ended = false;
+    for (number, line) in lines {
+        let number = *number;
+        if ended {
+            return Err((number, "a line after the outcome".into()));
+        }
+        match line {
+            Line::Effect {
+                effect:
+                    RecordedEffect::CallModel { call, .. } | RecordedEffect::RunTool { call, .. },
+            } if !effects.insert(*call) => {
+                return Err((number, format!("call {call} is started twice")));
+            }
+            Line::Call { call, .. } => {
+                if !effects.contains(call) {
+                    return Err((
+                        number,
+                        format!("field `call`: call {call} has no effect before it"),
+                    ));
+                }
+                calls.insert(*call);
+            }
+            Line::Request { call, .. } => {
+                if !calls.contains(call) {
+                    return Err((
+                        number,
+                        format!("field `call`: call {call} has no `call` line before it"),
+                    ));
+                }
+                exchange.insert(*call, (false, false));
+            }
+            Line::Response { call, .. } => match exchange.get_mut(call) {
+                Some((response @ false, false)) => *response = true,
+                _ => {
+                    return Err((
+                        number,
+                        format!("field `call`: a response of call {call} without a request"),
+                    ))
+                }
+            },
+            Line::Chunk {
+                call, text, base64, ..
+            } => {
+                if !matches!(exchange.get(call), Some((true, false))) {
+                    return Err((
+                        number,
+                        format!("field `call`: body bytes of call {call} outside a response"),
+                    ));
+                }
+                if text.is_some() == base64.is_some() {
+                    return Err((
+                        number,
+                        "a chunk needs exactly one of `text` and `base64`".into(),
+                    ));
+                }
+            }
+            Line::End { call, .. } => match exchange.get_mut(call) {
+                Some((_, done @ false)) => *done = true,
+                _ => {
+                    return Err((
+                        number,
+                        format!("field `call`: call {call} ends without a request"),
+                    ))
+                }
+            },
+            Line::Event { call, .. } if !effects.contains(call) => {
+                return Err((
+                    number,
+                    format!("field `call`: an event of call {call}, which was never started"),
+                ));
+            }
+            Line::Outcome(_) => ended = true,
+            _ => {}
+        }
+    }
+    Ok(())
+}

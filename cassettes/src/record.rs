@@ -1,0 +1,264 @@
+//! Recording: [`Record`] wraps any interpreter and writes down every input that reaches the
+//! machine and every effect it asks for; [`recording_transport`] wraps each model call's
+//! transport and writes down its requests and raw response bytes with their times.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use bytes::Bytes;
+use pi_core::agent::{Effect, Input};
+use pi_core::agent_session::SessionInput;
+use pi_effects::clock::Clock;
+use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::live::{CallStart, CallTransportFor};
+use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
+use pi_providers::HttpRequest;
+
+use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::write::Recorder;
+
+/// An interpreter whose every input and effect is written to a cassette as it happens.
+#[derive(Debug)]
+pub struct Record<I> {
+    inner: I,
+    recorder: Recorder,
+}
+
+impl<I> Record<I> {
+    /// Records what `inner` does into `recorder`.
+    pub fn new(inner: I, recorder: Recorder) -> Self {
+        Record { inner, recorder }
+    }
+
+    /// The recorder (to write the outcome once the run is over).
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// The interpreter recorded.
+    pub fn inner_mut(&mut self) -> &mut I {
+        &mut self.inner
+    }
+}
+
+fn recorded(input: &SessionInput) -> Result<RecordedInput, InterpretError> {
+    RecordedInput::try_from(input).map_err(|e| InterpretError::Halted(Box::new(e)))
+}
+
+impl<I: Interpreter + Send> Interpreter for Record<I> {
+    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
+        let (t, input) = self.inner.outside(input)?;
+        let line = Line::Outside {
+            t,
+            input: recorded(&input)?,
+        };
+        self.recorder.write(line);
+        Ok((t, input))
+    }
+
+    fn start(&mut self, effect: Effect) {
+        self.recorder.write(Line::Effect {
+            effect: RecordedEffect::from(&effect),
+        });
+        self.inner.start(effect);
+    }
+
+    async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        let (t, input) = self.inner.next(wake_at).await?;
+        let line = match &input {
+            SessionInput::Answer(Input::Model { call, .. }) => Line::Event { t, call: call.0 },
+            SessionInput::Wake => Line::Wake { t },
+            SessionInput::Answer(_) => Line::Answer {
+                t,
+                input: recorded(&input)?,
+            },
+            _ => Line::Command {
+                t,
+                input: recorded(&input)?,
+            },
+        };
+        self.recorder.write(line);
+        Ok((t, input))
+    }
+}
+
+/// The per-call transport hook of the Live interpreter that records each call: its options
+/// (credentials replaced by placeholders), then each request, response, body chunk and end,
+/// timed by `clock` from the call's start.
+pub fn recording_transport(recorder: Recorder, clock: Arc<dyn Clock>) -> CallTransportFor {
+    Arc::new(
+        move |start: &CallStart<'_>, inner: &Arc<dyn HttpTransport>| {
+            let mut options = start.options.clone();
+            options.api_key = recorder.redact_credential(&options.api_key, "api key");
+            options.headers = recorder.redact_headers(&options.headers);
+            recorder.write(Line::Call {
+                call: start.call.0,
+                t: start.started_at,
+                options,
+            });
+            Arc::new(RecordingTransport {
+                inner: Arc::clone(inner),
+                tap: Tap {
+                    recorder: recorder.clone(),
+                    clock: Arc::clone(&clock),
+                    call: start.call.0,
+                    started_at: start.started_at,
+                },
+            }) as Arc<dyn HttpTransport>
+        },
+    )
+}
+
+/// What a call's transport writes with.
+#[derive(Clone)]
+struct Tap {
+    recorder: Recorder,
+    clock: Arc<dyn Clock>,
+    call: u64,
+    started_at: u64,
+}
+
+impl Tap {
+    fn dt(&self) -> u64 {
+        self.clock.now_ms().saturating_sub(self.started_at)
+    }
+
+    fn end(&self, end: RecordedEnd) {
+        self.recorder.write(Line::End {
+            call: self.call,
+            dt: self.dt(),
+            end,
+        });
+    }
+}
+
+struct RecordingTransport {
+    inner: Arc<dyn HttpTransport>,
+    tap: Tap,
+}
+
+/// Writes `dropped` when the request is abandoned before its response came.
+struct PendingSend {
+    tap: Tap,
+    settled: bool,
+}
+
+impl Drop for PendingSend {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.tap.end(RecordedEnd::Dropped);
+        }
+    }
+}
+
+impl HttpTransport for RecordingTransport {
+    fn send<'a>(
+        &'a self,
+        request: &'a HttpRequest,
+        headers_timeout: Option<Duration>,
+    ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
+        Box::pin(async move {
+            let tap = &self.tap;
+            tap.recorder.write(Line::Request {
+                call: tap.call,
+                dt: tap.dt(),
+                method: request.method.to_owned(),
+                url: tap.recorder.redact_url(&request.url),
+                headers: tap.recorder.redact_headers(&request.headers),
+                body: request.body.clone(),
+            });
+            let mut pending = PendingSend {
+                tap: tap.clone(),
+                settled: false,
+            };
+            let sent = self.inner.send(request, headers_timeout).await;
+            pending.settled = true;
+            match sent {
+                Err(error) => {
+                    tap.end(RecordedEnd::Error((&error).into()));
+                    Err(error)
+                }
+                Ok(response) => {
+                    tap.recorder.write(Line::Response {
+                        call: tap.call,
+                        dt: tap.dt(),
+                        status: response.status(),
+                        headers: response.headers().to_vec(),
+                    });
+                    Ok(Box::new(RecordingResponse {
+                        inner: response,
+                        tap: tap.clone(),
+                        ended: Arc::new(AtomicBool::new(false)),
+                    }) as Box<dyn HttpResponse>)
+                }
+            }
+        })
+    }
+}
+
+struct RecordingResponse {
+    inner: Box<dyn HttpResponse>,
+    tap: Tap,
+    ended: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for RecordingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingResponse")
+            .field("call", &self.tap.call)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for RecordingResponse {
+    fn drop(&mut self) {
+        if !self.ended.swap(true, Ordering::Relaxed) {
+            self.tap.end(RecordedEnd::Dropped);
+        }
+    }
+}
+
+impl HttpResponse for RecordingResponse {
+    fn status(&self) -> u16 {
+        self.inner.status()
+    }
+
+    fn headers(&self) -> &[(String, String)] {
+        self.inner.headers()
+    }
+
+    fn chunk(&mut self) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
+        Box::pin(async move {
+            let chunk = self.inner.chunk().await;
+            let tap = &self.tap;
+            match &chunk {
+                Ok(Some(bytes)) => {
+                    let (text, base64) = match std::str::from_utf8(bytes) {
+                        Ok(text) => (Some(text.to_owned()), None),
+                        Err(_) => (
+                            None,
+                            Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+                        ),
+                    };
+                    tap.recorder.write(Line::Chunk {
+                        call: tap.call,
+                        dt: tap.dt(),
+                        text,
+                        base64,
+                    });
+                }
+                Ok(None) => {
+                    self.ended.store(true, Ordering::Relaxed);
+                    tap.end(RecordedEnd::Complete);
+                }
+                Err(error) => {
+                    self.ended.store(true, Ordering::Relaxed);
+                    tap.end(RecordedEnd::Error(error.into()));
+                }
+            }
+            chunk
+        })
+    }
+}

@@ -1,0 +1,546 @@
+//! Replaying: [`Replay`] answers the machine from a cassette. Each effect the machine asks for
+//! must be the next one recorded (a model call's HTTP request too, compared as JSON); inputs
+//! come back in the recorded order with the recorded times, so replay never waits; a model
+//! call's events are decoded from the recorded bytes by the same decoder as live.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use base64::Engine;
+use bytes::Bytes;
+use pi_core::agent::{CallId, Effect, Input, StreamEvent};
+use pi_core::agent_session::SessionInput;
+use pi_effects::driver::{InterpretError, Interpreter};
+use pi_providers::call::ModelCall;
+use pi_providers::retry::FixedClock;
+use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
+use pi_providers::{CallOptions, HttpRequest};
+use serde_json::{json, Value};
+
+use crate::divergence::{Divergence, DivergenceKind};
+use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::read::Cassette;
+
+/// One line of the run's spine: what reached the machine or what it asked for, in order.
+#[derive(Clone, Debug)]
+enum Spine {
+    Outside(u64, RecordedInput),
+    Command(u64, RecordedInput),
+    Answer(u64, RecordedInput),
+    Event(u64, u64),
+    Wake(u64),
+    Effect(RecordedEffect),
+    Stdin(u64, String),
+}
+
+impl Spine {
+    fn describe(&self) -> Value {
+        match self {
+            Spine::Outside(t, input) => json!({"outside": input, "t": t}),
+            Spine::Command(t, input) => json!({"command": input, "t": t}),
+            Spine::Answer(t, input) => json!({"answer": input, "t": t}),
+            Spine::Event(t, call) => json!({"event of call": call, "t": t}),
+            Spine::Wake(t) => json!({"wake": t}),
+            Spine::Effect(effect) => json!({"effect": effect}),
+            Spine::Stdin(t, line) => json!({"stdin": line, "t": t}),
+        }
+    }
+}
+
+/// One HTTP exchange of a recorded call.
+#[derive(Clone, Debug, Default)]
+struct Exchange {
+    line: usize,
+    request: Value,
+    response: Option<(u16, Vec<(String, String)>)>,
+    chunks: Vec<Bytes>,
+    end: Option<RecordedEnd>,
+}
+
+/// A recorded model call.
+#[derive(Clone, Debug)]
+struct RecordedCall {
+    started_at: u64,
+    options: CallOptions,
+    exchanges: Vec<Exchange>,
+}
+
+/// A model call being replayed.
+#[derive(Debug)]
+struct ReplayCall {
+    model_call: ModelCall,
+    transport: ReplayTransport,
+    opened: bool,
+    cancelled: bool,
+    events: VecDeque<StreamEvent>,
+}
+
+/// Answers the machine from a cassette (see the module doc).
+#[derive(Debug)]
+pub struct Replay {
+    cassette: Arc<Cassette>,
+    spine: Vec<(usize, Spine)>,
+    position: usize,
+    recorded_calls: HashMap<u64, RecordedCall>,
+    calls: HashMap<u64, ReplayCall>,
+    clock: FixedClock,
+    /// A divergence found while starting an effect, reported by the next `next`.
+    diverged: Option<Divergence>,
+}
+
+impl Replay {
+    /// A replay of `cassette`, from its first line.
+    pub fn new(cassette: Arc<Cassette>) -> Result<Self, Divergence> {
+        let mut spine = Vec::new();
+        let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
+        for (number, line) in &cassette.lines {
+            let number = *number;
+            let entry = match line {
+                Line::Outside { t, input } => Spine::Outside(*t, input.clone()),
+                Line::Command { t, input } => Spine::Command(*t, input.clone()),
+                Line::Answer { t, input } => Spine::Answer(*t, input.clone()),
+                Line::Event { t, call } => Spine::Event(*t, *call),
+                Line::Wake { t } => Spine::Wake(*t),
+                Line::Effect { effect } => Spine::Effect(effect.clone()),
+                Line::Stdin { t, line } => Spine::Stdin(*t, line.clone()),
+                Line::Call { call, t, options } => {
+                    recorded_calls.insert(
+                        *call,
+                        RecordedCall {
+                            started_at: *t,
+                            options: options.clone(),
+                            exchanges: Vec::new(),
+                        },
+                    );
+                    continue;
+                }
+                Line::Request {
+                    call,
+                    method,
+                    url,
+                    headers,
+                    body,
+                    ..
+                } => {
+                    if let Some(recorded) = recorded_calls.get_mut(call) {
+                        recorded.exchanges.push(Exchange {
+                            line: number,
+                            request: request_json(method, url, headers, body),
+                            ..Exchange::default()
+                        });
+                    }
+                    continue;
+                }
+                Line::Response {
+                    call,
+                    status,
+                    headers,
+                    ..
+                } => {
+                    if let Some(exchange) = last_exchange(&mut recorded_calls, *call) {
+                        exchange.response = Some((*status, headers.clone()));
+                    }
+                    continue;
+                }
+                Line::Chunk {
+                    call, text, base64, ..
+                } => {
+                    let bytes = match (text, base64) {
+                        (Some(text), _) => Bytes::from(text.clone().into_bytes()),
+                        (None, Some(encoded)) => {
+                            let decoded = base64::engine::general_purpose::STANDARD
+                                .decode(encoded)
+                                .map_err(|e| {
+                                    Divergence::unusable(
+                                        &cassette,
+                                        number,
+                                        format!("field `base64`: {e}"),
+                                    )
+                                })?;
+                            Bytes::from(decoded)
+                        }
+                        (None, None) => Bytes::new(),
+                    };
+                    if let Some(exchange) = last_exchange(&mut recorded_calls, *call) {
+                        exchange.chunks.push(bytes);
+                    }
+                    continue;
+                }
+                Line::End { call, end, .. } => {
+                    if let Some(exchange) = last_exchange(&mut recorded_calls, *call) {
+                        exchange.end = Some(end.clone());
+                    }
+                    continue;
+                }
+                Line::Cassette(_) | Line::Redaction { .. } | Line::Outcome(_) => continue,
+            };
+            spine.push((number, entry));
+        }
+        Ok(Replay {
+            cassette,
+            spine,
+            position: 0,
+            recorded_calls,
+            calls: HashMap::new(),
+            clock: FixedClock::new(0, 0.0),
+            diverged: None,
+        })
+    }
+
+    /// The cassette replayed.
+    pub fn cassette(&self) -> &Cassette {
+        &self.cassette
+    }
+
+    /// Whether every recorded input and effect has been replayed.
+    pub fn is_finished(&self) -> bool {
+        self.position >= self.spine.len()
+    }
+
+    /// The next recorded stdin line of an RPC session, if that is what comes next.
+    pub fn next_stdin(&mut self) -> Option<(u64, String)> {
+        match self.spine.get(self.position) {
+            Some((_, Spine::Stdin(t, line))) => {
+                let taken = (*t, line.clone());
+                self.position += 1;
+                Some(taken)
+            }
+            _ => None,
+        }
+    }
+
+    /// The next recorded input from the front end, if that is what comes next (a print-mode
+    /// replay feeds these to the session one by one).
+    pub fn next_outside(&self) -> Option<SessionInput> {
+        match self.spine.get(self.position) {
+            Some((_, Spine::Outside(_, input))) => Some(input.to_input()),
+            _ => None,
+        }
+    }
+
+    /// Checks that the run has used the whole recording: the error says what this build did
+    /// not do that the recording did, or that the recording was cut off.
+    pub fn finish(&mut self) -> Result<(), Divergence> {
+        if let Some(divergence) = self.diverged.take() {
+            return Err(divergence);
+        }
+        match self.spine.get(self.position) {
+            None if !self.cassette.is_complete() => Err(self.ends_early()),
+            None => Ok(()),
+            Some((line, entry)) => Err(Divergence::new(
+                &self.cassette,
+                self.position + 1,
+                *line,
+                DivergenceKind::StoppedEarly,
+                entry.describe(),
+                json!("the session was idle"),
+            )),
+        }
+    }
+
+    fn ends_early(&self) -> Divergence {
+        Divergence::ends_early(&self.cassette, self.position + 1, self.cassette.last_line())
+    }
+
+    fn diverge(&self, kind: DivergenceKind, expected: Value, actual: Value) -> Divergence {
+        let line = self
+            .spine
+            .get(self.position)
+            .map_or(self.cassette.last_line(), |(n, _)| *n);
+        Divergence::new(
+            &self.cassette,
+            self.position + 1,
+            line,
+            kind,
+            expected,
+            actual,
+        )
+    }
+
+    fn check_effect(&mut self, effect: &Effect) -> Result<(), Divergence> {
+        let actual = RecordedEffect::from(effect);
+        let Some((_, entry)) = self.spine.get(self.position) else {
+            if !self.cassette.is_complete() {
+                return Err(self.ends_early());
+            }
+            return Err(self.diverge(
+                DivergenceKind::Effect,
+                json!("the recording ends here"),
+                json!({ "effect": actual }),
+            ));
+        };
+        match entry {
+            Spine::Effect(expected) if *expected == actual => {}
+            other => {
+                let expected = other.describe();
+                return Err(self.diverge(
+                    DivergenceKind::Effect,
+                    expected,
+                    json!({ "effect": actual }),
+                ));
+            }
+        }
+        if let Effect::CallModel { call, request } = effect {
+            if let Some(recorded) = self.recorded_calls.get(&call.0).cloned() {
+                let model_call =
+                    ModelCall::new(request.clone(), &recorded.options, recorded.started_at);
+                if let (Some(http), Some(first)) =
+                    (model_call.http_request(), recorded.exchanges.first())
+                {
+                    let asked = request_json(http.method, &http.url, &http.headers, &http.body);
+                    if asked != first.request {
+                        let mut divergence =
+                            self.diverge(DivergenceKind::Request, first.request.clone(), asked);
+                        divergence.line = first.line;
+                        return Err(divergence);
+                    }
+                }
+                self.calls.insert(
+                    call.0,
+                    ReplayCall {
+                        model_call,
+                        transport: ReplayTransport::new(recorded.exchanges),
+                        opened: false,
+                        cancelled: false,
+                        events: VecDeque::new(),
+                    },
+                );
+            }
+        }
+        self.position += 1;
+        Ok(())
+    }
+
+    /// The next event of call `call`, decoded from its recorded bytes.
+    fn model_event(&mut self, call: u64) -> Result<StreamEvent, Divergence> {
+        let Some(replaying) = self.calls.get_mut(&call) else {
+            return Err(self.diverge(
+                DivergenceKind::Stream,
+                json!({ "event of call": call }),
+                json!("no recorded response for this call"),
+            ));
+        };
+        loop {
+            if let Some(event) = replaying.events.pop_front() {
+                return Ok(event);
+            }
+            if replaying.model_call.is_done() {
+                return Err(self.diverge(
+                    DivergenceKind::Stream,
+                    json!({ "event of call": call }),
+                    json!("the recorded bytes decode to fewer events"),
+                ));
+            }
+            let polled = if replaying.opened {
+                poll_once(replaying.model_call.next())
+            } else {
+                let transport = replaying.transport.clone();
+                poll_once(replaying.model_call.open(&transport, &self.clock))
+            };
+            match polled {
+                Some(events) => {
+                    replaying.opened = true;
+                    replaying.events.extend(events);
+                }
+                // The recorded bytes are used up and the call was cancelled: it ends as an
+                // aborted call ends live.
+                None if replaying.cancelled => {
+                    let events = replaying.model_call.abort();
+                    replaying.events.extend(events);
+                }
+                None => return Err(self.ends_early()),
+            }
+        }
+    }
+}
+
+/// The request as a cassette holds it: what is compared on replay.
+fn request_json(method: &str, url: &str, headers: &[(String, String)], body: &Value) -> Value {
+    json!({ "method": method, "url": url, "headers": headers, "body": body })
+}
+
+fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {
+    calls.get_mut(&call).and_then(|c| c.exchanges.last_mut())
+}
+
+/// Polls a future once: replayed transports are ready at once or never.
+fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        Poll::Ready(value) => Some(value),
+        Poll::Pending => None,
+    }
+}
+
+fn halted(divergence: Divergence) -> InterpretError {
+    InterpretError::Halted(Box::new(divergence))
+}
+
+impl Interpreter for Replay {
+    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
+        if let Some(divergence) = self.diverged.take() {
+            return Err(halted(divergence));
+        }
+        let asked =
+            RecordedInput::try_from(&input).map_err(|e| InterpretError::Halted(Box::new(e)))?;
+        match self.spine.get(self.position) {
+            Some((_, Spine::Outside(t, recorded))) if *recorded == asked => {
+                let t = *t;
+                self.position += 1;
+                Ok((t, input))
+            }
+            Some((_, other)) => {
+                let expected = other.describe();
+                Err(halted(self.diverge(
+                    DivergenceKind::Input,
+                    expected,
+                    json!({ "outside": asked }),
+                )))
+            }
+            None if !self.cassette.is_complete() => Err(halted(self.ends_early())),
+            None => Err(halted(self.diverge(
+                DivergenceKind::Input,
+                json!("the recording ends here"),
+                json!({ "outside": asked }),
+            ))),
+        }
+    }
+
+    fn start(&mut self, effect: Effect) {
+        if self.diverged.is_some() {
+            return;
+        }
+        if let Effect::Cancel { call } = &effect {
+            if let Some(replaying) = self.calls.get_mut(&call.0) {
+                replaying.cancelled = true;
+            }
+        }
+        if let Err(divergence) = self.check_effect(&effect) {
+            self.diverged = Some(divergence);
+        }
+    }
+
+    async fn next(&mut self, _wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        if let Some(divergence) = self.diverged.take() {
+            return Err(halted(divergence));
+        }
+        let Some((_, entry)) = self.spine.get(self.position).cloned() else {
+            if !self.cassette.is_complete() {
+                return Err(halted(self.ends_early()));
+            }
+            return Err(halted(self.diverge(
+                DivergenceKind::Input,
+                json!("the recording ends here"),
+                json!("the session is still busy"),
+            )));
+        };
+        let answer = match entry {
+            Spine::Event(t, call) => {
+                let event = self.model_event(call).map_err(halted)?;
+                (
+                    t,
+                    SessionInput::Answer(Input::Model {
+                        call: CallId(call),
+                        event,
+                    }),
+                )
+            }
+            Spine::Wake(t) => (t, SessionInput::Wake),
+            Spine::Answer(t, input) | Spine::Command(t, input) => (t, input.to_input()),
+            other => {
+                let expected = other.describe();
+                return Err(halted(self.diverge(
+                    DivergenceKind::Input,
+                    expected,
+                    json!("the session waited for an answer"),
+                )));
+            }
+        };
+        self.position += 1;
+        Ok(answer)
+    }
+}
+
+/// Serves one call's recorded exchanges, in order.
+#[derive(Clone, Debug)]
+struct ReplayTransport {
+    exchanges: Arc<Mutex<VecDeque<Exchange>>>,
+}
+
+impl ReplayTransport {
+    fn new(exchanges: Vec<Exchange>) -> Self {
+        ReplayTransport {
+            exchanges: Arc::new(Mutex::new(exchanges.into())),
+        }
+    }
+}
+
+impl HttpTransport for ReplayTransport {
+    fn send<'a>(
+        &'a self,
+        _request: &'a HttpRequest,
+        _headers_timeout: Option<Duration>,
+    ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
+        let exchange = self
+            .exchanges
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front();
+        match exchange {
+            Some(Exchange {
+                response: Some((status, headers)),
+                chunks,
+                end,
+                ..
+            }) => Box::pin(std::future::ready(Ok(Box::new(ReplayResponse {
+                status,
+                headers,
+                chunks: chunks.into(),
+                end,
+            })
+                as Box<dyn HttpResponse>))),
+            Some(Exchange {
+                end: Some(RecordedEnd::Error(error)),
+                ..
+            }) => Box::pin(std::future::ready(Err(error.into()))),
+            // Dropped before its response, or cut off: nothing more was recorded.
+            _ => Box::pin(std::future::pending()),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct ReplayResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    chunks: VecDeque<Bytes>,
+    end: Option<RecordedEnd>,
+}
+
+impl HttpResponse for ReplayResponse {
+    fn status(&self) -> u16 {
+        self.status
+    }
+
+    fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    fn chunk(&mut self) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
+        if let Some(chunk) = self.chunks.pop_front() {
+            return Box::pin(std::future::ready(Ok(Some(chunk))));
+        }
+        match &self.end {
+            Some(RecordedEnd::Complete) => Box::pin(std::future::ready(Ok(None))),
+            Some(RecordedEnd::Error(error)) => {
+                Box::pin(std::future::ready(Err(error.clone().into())))
+            }
+            Some(RecordedEnd::Dropped) | None => Box::pin(std::future::pending()),
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Writing a cassette as the run happens: each line appended and handed to the OS at once, so
+//! a run killed at any moment leaves every line it finished; and secrets replaced by
+//! placeholders before a line is written.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::format::{Header, Line};
+
+/// Secrets shorter than this are replaced only where they are known to be (keys, auth headers),
+/// not in every text: a key such as `none` must not rewrite the conversation.
+const MIN_SCRUBBED_LEN: usize = 8;
+
+/// Header names whose values are credentials.
+const SECRET_HEADERS: [&str; 6] = [
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "cookie",
+    "proxy-authorization",
+];
+
+/// Query parameters whose values are credentials.
+const SECRET_PARAMS: [&str; 4] = ["key", "api_key", "apikey", "token"];
+
+/// Appends lines to one cassette; cheap to clone and share between the tasks of a run.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug)]
+struct State {
+    path: PathBuf,
+    file: File,
+    /// (secret, placeholder), longest secret first.
+    secrets: Vec<(String, String)>,
+    /// The first write that failed; later lines are not written.
+    failed: Option<String>,
+}
+
+/// Why a cassette could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot record to {}: {source}", path.display())]
+pub struct CreateError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+impl Recorder {
+    /// Starts the cassette at `path` (replacing a file there) with `header`. `secrets` are
+    /// values known to be credentials before the run starts.
+    pub fn create(
+        path: &Path,
+        header: &Header,
+        secrets: &[(String, String)],
+    ) -> Result<Self, CreateError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| CreateError {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        let file = File::create(path).map_err(|source| CreateError {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let recorder = Recorder {
+            state: Arc::new(Mutex::new(State {
+                path: path.to_path_buf(),
+                file,
+                secrets: Vec::new(),
+                failed: None,
+            })),
+        };
+        recorder.write(Line::Cassette(Box::new(header.clone())));
+        for (value, what) in secrets {
+            recorder.secret(value, what);
+        }
+        Ok(recorder)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The file written to.
+    pub fn path(&self) -> PathBuf {
+        self.lock().path.clone()
+    }
+
+    /// The first write that failed, if one did.
+    pub fn failure(&self) -> Option<String> {
+        self.lock().failed.clone()
+    }
+
+    /// Registers `value` as a secret (`what` says which); returns its placeholder. The first
+    /// time, a `redaction` line says that the placeholder stands for it.
+    pub fn secret(&self, value: &str, what: &str) -> String {
+        let mut state = self.lock();
+        if let Some((_, placeholder)) = state.secrets.iter().find(|(s, _)| s == value) {
+            return placeholder.clone();
+        }
+        let placeholder = format!("<<secret-{}>>", state.secrets.len() + 1);
+        state.secrets.push((value.to_owned(), placeholder.clone()));
+        state
+            .secrets
+            .sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
+        let line = Line::Redaction {
+            placeholder: placeholder.clone(),
+            what: what.to_owned(),
+        };
+        write_line(&mut state, &line);
+        placeholder
+    }
+
+    /// Replaces known secrets inside a credential field (any length); a credential that holds
+    /// none becomes a secret of its own.
+    pub fn redact_credential(&self, value: &str, what: &str) -> String {
+        if value.is_empty() {
+            return String::new();
+        }
+        let replaced = {
+            let state = self.lock();
+            replace_all(value, &state.secrets, 1)
+        };
+        if replaced != value {
+            return replaced;
+        }
+        self.secret(value, what)
+    }
+
+    /// Redacts the credential headers of `headers`.
+    pub fn redact_headers(&self, headers: &[(String, String)]) -> Vec<(String, String)> {
+        headers
+            .iter()
+            .map(|(name, value)| {
+                let value = if SECRET_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                    self.redact_credential(value, &format!("header {name}"))
+                } else {
+                    value.clone()
+                };
+                (name.clone(), value)
+            })
+            .collect()
+    }
+
+    /// Redacts the credential query parameters of `url`.
+    pub fn redact_url(&self, url: &str) -> String {
+        let Some((base, query)) = url.split_once('?') else {
+            return url.to_owned();
+        };
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((name, value))
+                    if SECRET_PARAMS.contains(&name.to_ascii_lowercase().as_str()) =>
+                {
+                    format!(
+                        "{name}={}",
+                        self.redact_credential(value, &format!("query parameter {name}"))
+                    )
+                }
+                _ => param.to_owned(),
+            })
+            .collect();
+        format!("{base}?{}", params.join("&"))
+    }
+
+    /// Appends `line`, every known secret of at least eight characters replaced anywhere in it.
+    pub fn write(&self, line: Line) {
+        let mut state = self.lock();
+        write_line(&mut state, &line);
+    }
+}
+
+fn write_line(state: &mut State, line: &Line) {
+    if state.failed.is_some() {
+        return;
+    }
+    let text = match serde_json::to_string(line) {
+        Ok(text) => text,
+        Err(error) => {
+            state.failed = Some(format!("cannot encode a line: {error}"));
+            return;
+        }
+    };
+    let mut text = replace_all(&text, &state.secrets, MIN_SCRUBBED_LEN);
+    text.push('\n');
+    // One write per line, straight to the file: a kill loses at most the line being written.
+    if let Err(error) = state.file.write_all(text.as_bytes()) {
+        state.failed = Some(format!("cannot write {}: {error}", state.path.display()));
+    }
+}
+
+/// `text` with each secret at least `min_len` long replaced (as written raw and as JSON
+/// escapes it).
+fn replace_all(text: &str, secrets: &[(String, String)], min_len: usize) -> String {
+    let mut out = text.to_owned();
+    for (secret, placeholder) in secrets {
+        if secret.len() < min_len {
+            continue;
+        }
+        out = out.replace(secret.as_str(), placeholder);
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        if escaped != secret {
+            out = out.replace(escaped, placeholder);
+        }
+    }
+    out
+}

@@ -1,0 +1,149 @@
+//! What a run is built from, as data: the [`RunConfig`] a cassette's header holds, from which
+//! the session machine is built in live runs and replays alike. Everything read from the world
+//! (the clock, context files, the documentation's location) is read once, before it, so that the
+//! same configuration always builds the same machine.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::{AgentConfig, QueueMode};
+use pi_core::agent_session::retry::RetrySettings;
+use pi_core::agent_session::{SessionConfig, SessionMachine};
+use pi_core::compaction::CompactionSettings;
+use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
+use pi_core::session::entry::SessionEntry;
+use pi_core::session::tree::Persist;
+use pi_core::tools::definitions::builtin_tool;
+use serde::{Deserialize, Serialize};
+
+use crate::session::{SessionFile, SessionStore, StoreError};
+
+/// Everything the session machine is built from. Serializable, so that a recording can say
+/// exactly what its run was and a replay can build the same machine without reading the
+/// machine it runs on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunConfig {
+    /// When the run started (ms since the epoch): the session's header and first entries, and
+    /// the system prompt's date.
+    pub started_at: u64,
+    /// The seed of entry and session ids.
+    pub seed: u64,
+    /// The working directory, as the system prompt and the session header name it.
+    pub cwd: String,
+    /// The model the session starts with.
+    pub model: Model,
+    /// Before clamping to the model (the level a switch to a reasoning model restores).
+    pub thinking_level: ThinkingLevel,
+    /// Built-in tool names, in order.
+    pub tools: Vec<String>,
+    /// The system prompt as sent, context files and all.
+    pub system_prompt: String,
+    pub retry: RetrySettings,
+    pub compaction: CompactionSettings,
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
+    /// The setting `images.blockImages`.
+    pub block_images: bool,
+}
+
+/// Why a machine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("Unknown tool: {0}")]
+    UnknownTool(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The machine and session file a run of `config` starts with, over `store` (new, opened or in
+/// memory; created with `config.started_at` and `config.seed`). Pi's `createAgentSession`: a
+/// session with messages gains a thinking-level entry if its branch has none; any other
+/// session gains the model and the thinking level, written at once when the file already holds
+/// an assistant message.
+pub fn build_machine(
+    config: &RunConfig,
+    store: SessionStore,
+) -> Result<(SessionMachine, SessionFile), BuildError> {
+    let now = config.started_at;
+    let tools = config
+        .tools
+        .iter()
+        .map(|name| {
+            builtin_tool(name)
+                .map(|t| t.spec())
+                .ok_or_else(|| BuildError::UnknownTool(name.clone()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (mut tree, mut ids, mut file) = store.into_parts();
+    let thinking_level = clamp_thinking_level(&config.model, config.thinking_level);
+    let existing = !tree.context().messages.is_empty();
+    let has_thinking_entry = tree
+        .branch_path(None)
+        .iter()
+        .any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
+    let mut write = false;
+    if !existing {
+        let (_, persist) =
+            tree.append_model_change(&config.model.provider, &config.model.id, now, &mut ids);
+        write |= persist != Persist::Nothing;
+    }
+    if !existing || !has_thinking_entry {
+        let (_, persist) =
+            tree.append_thinking_level_change(thinking_level.as_str(), now, &mut ids);
+        write |= persist != Persist::Nothing;
+    }
+    if write {
+        file.flush(&tree)?;
+    }
+    let machine = SessionMachine::new(SessionConfig {
+        agent: AgentConfig {
+            system_prompt: config.system_prompt.clone(),
+            model: config.model.clone(),
+            thinking_level,
+            tools,
+            hooks: Arc::new(CodingAgentHooks {
+                block_images: config.block_images,
+            }),
+            steering_mode: config.steering_mode,
+            follow_up_mode: config.follow_up_mode,
+            ..AgentConfig::default()
+        },
+        tree,
+        ids,
+        retry: config.retry,
+        compaction: config.compaction,
+        default_thinking_level: Some(config.thinking_level),
+    });
+    Ok((machine, file))
+}
+
+/// Pi's context files: the agent dir's, then each directory's from the root down to `cwd`.
+pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    if let Some(global) = context_file_in(agent_dir) {
+        files.push(global);
+    }
+    let mut ancestors: Vec<(String, String)> = Vec::new();
+    for dir in cwd.ancestors() {
+        if let Some(file) = context_file_in(dir) {
+            if !files.iter().chain(&ancestors).any(|(p, _)| *p == file.0) {
+                ancestors.insert(0, file);
+            }
+        }
+    }
+    files.extend(ancestors);
+    files
+}
+
+fn context_file_in(dir: &Path) -> Option<(String, String)> {
+    ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.exists())
+        .and_then(|path| {
+            let content = std::fs::read_to_string(&path).ok()?;
+            Some((path.to_string_lossy().into_owned(), content))
+        })
+}
