@@ -59,7 +59,13 @@ impl Divergence {
         expected: Value,
         actual: Value,
     ) -> Self {
-        let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+        // Long texts (a system prompt, a tool result) break at their newlines, so a diff shows
+        // the line of the text that changed rather than the whole text.
+        let pretty = |v: &Value| {
+            serde_json::to_string_pretty(v)
+                .unwrap_or_default()
+                .replace("\\n", "\\n\n  \u{21aa} ")
+        };
         Divergence {
             cassette: cassette.path.clone(),
             kind,
@@ -81,6 +87,11 @@ impl Divergence {
             actual: String::new(),
             rerecord: rerecord_command(cassette),
         }
+    }
+
+    /// A cassette that cannot be replayed as a whole (its session or configuration).
+    pub fn unusable_cassette(cassette: &Cassette, what: String) -> Self {
+        Divergence::unusable(cassette, 1, what)
     }
 
     pub(crate) fn unusable(cassette: &Cassette, line: usize, what: String) -> Self {

@@ -117,6 +117,8 @@ pub struct SessionStart {
     /// The file's content when the run started (`open` and `fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// The state of the id generator once the session was opened.
+    pub id_state: u64,
 }
 
 /// The end of a run.

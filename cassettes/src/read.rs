@@ -81,7 +81,14 @@ impl Cassette {
         let tail = pieces.pop().unwrap_or_default();
         let torn_tail = !tail.is_empty();
         if pieces.is_empty() {
-            return Err(error(Some(1), LoadErrorKind::Empty));
+            let kind = if torn_tail {
+                LoadErrorKind::Order(
+                    "the file ends inside its header line (cut off while recording)".into(),
+                )
+            } else {
+                LoadErrorKind::Empty
+            };
+            return Err(error(Some(1), kind));
         }
         let mut header = None;
         let mut lines = Vec::with_capacity(pieces.len());
@@ -114,6 +121,14 @@ impl Cassette {
     /// Whether the run ran to its end while recording (its `outcome` line is there).
     pub fn is_complete(&self) -> bool {
         matches!(self.lines.last(), Some((_, Line::Outcome(_))))
+    }
+
+    /// The outcome line, if the run ran to its end while recording.
+    pub fn outcome(&self) -> Option<&crate::format::Outcome> {
+        match self.lines.last() {
+            Some((_, Line::Outcome(outcome))) => Some(outcome),
+            _ => None,
+        }
     }
 
     /// The number of the last line read.

@@ -222,6 +222,22 @@ impl Replay {
         }
     }
 
+    /// Every recorded input from the front end, in order (the prompts of a print-mode run).
+    pub fn outside_inputs(&self) -> Vec<SessionInput> {
+        self.spine
+            .iter()
+            .filter_map(|(_, entry)| match entry {
+                Spine::Outside(_, input) => Some(input.to_input()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The number of recorded steps (inputs and effects).
+    pub fn steps(&self) -> usize {
+        self.spine.len()
+    }
+
     /// Checks that the run has used the whole recording: the error says what this build did
     /// not do that the recording did, or that the recording was cut off.
     pub fn finish(&mut self) -> Result<(), Divergence> {

@@ -4,6 +4,15 @@
 
 use clap::{ArgAction, Parser, ValueEnum};
 
+/// What `--replay FILE` does with the file (the vocabulary of VCR libraries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CassetteMode {
+    Replay,
+    Record,
+    Once,
+    Hybrid,
+}
+
 /// How the run talks to its caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
@@ -91,6 +100,16 @@ pub struct Args {
     pub verbose: bool,
     #[arg(long)]
     pub offline: bool,
+    /// Record the run as a cassette into this file.
+    #[arg(long)]
+    pub record: Option<String>,
+    /// Answer the run from this cassette (see `--cassette-mode`).
+    #[arg(long)]
+    pub replay: Option<String>,
+    /// What `--replay` does: `replay` (the default; the network is never touched), `once`
+    /// (record when the file is missing), `record` (record again), `hybrid`.
+    #[arg(long = "cassette-mode", value_enum)]
+    pub cassette_mode: Option<CassetteMode>,
     #[arg(short = 'h', long, action = ArgAction::SetTrue)]
     pub help: bool,
     #[arg(short = 'v', long, action = ArgAction::SetTrue)]

@@ -6,12 +6,14 @@
 //! says so and exits with 1; `--resume` lists the sessions instead of opening a picker.
 
 mod args;
+mod cassette;
 mod export;
 mod files;
 mod list_models;
 mod model_select;
 mod output;
 mod print_mode;
+mod replay_cmd;
 mod request_options;
 mod resume;
 mod rpc;
@@ -34,6 +36,9 @@ pub enum CliError {
     Usage(String),
     #[error("{0}")]
     Session(String),
+    /// A cassette that cannot be used (exit 125).
+    #[error("{0}")]
+    Cassette(String),
     #[error("cannot use {what}: {source}")]
     Io {
         what: String,
@@ -49,6 +54,7 @@ pub enum CliError {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The Pi version this build follows.
 const VERSION: &str = "0.73.1";
 const HELP: &str = include_str!("help.txt");
 
@@ -75,6 +81,10 @@ impl Console {
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     set_offline(&argv);
+    if argv.first().is_some_and(|a| a == "replay") {
+        return replay_cmd::main(&argv[1..]);
+    }
+    let command = cassette::recorded_command(&argv);
     let args = match Args::parse_from_args(argv) {
         Ok(args) => args,
         Err(error) => {
@@ -115,7 +125,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(run(args, console));
+    let code = runtime.block_on(run(args, console, command));
     // Dropping the tasks still running (a cancelled tool, a command the run left behind) kills
     // their processes; give that a moment instead of exiting past it.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
@@ -134,9 +144,13 @@ fn set_offline(argv: &[String]) {
     }
 }
 
-async fn run(args: Args, console: Console) -> i32 {
-    match start(args, console).await {
+async fn run(args: Args, console: Console, command: Vec<String>) -> i32 {
+    match start(args, console, command).await {
         Ok(code) => code,
+        Err(error @ CliError::Cassette(_)) => {
+            eprintln!("{error}");
+            cassette::UNUSABLE
+        }
         Err(error) => {
             eprintln!("{error}");
             1
@@ -144,7 +158,7 @@ async fn run(args: Args, console: Console) -> i32 {
     }
 }
 
-async fn start(args: Args, console: Console) -> Result<i32, CliError> {
+async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32, CliError> {
     let mode = args.mode();
     let file_args: Vec<String> = args
         .messages
@@ -238,20 +252,21 @@ async fn start(args: Args, console: Console) -> Result<i32, CliError> {
         eprintln!("{NO_INTERACTIVE}");
         return Ok(1);
     }
-    let mut session = runtime.open(&choice)?;
+    let plan = cassette::Plan::of(&args, runtime.settings.record_cassettes())?;
+    let built = runtime.build(&choice, plan.start())?;
     let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
-    let model = session.machine().agent().model().clone();
-    if !prompts.is_empty() && !runtime.has_auth(&model) {
+    let model = built.machine.agent().model().clone();
+    let replaying = matches!(plan, cassette::Plan::Replay(_));
+    if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
         if mode == Mode::Json {
             let mut out = output::Stdout::new();
-            out.json_line(session.machine().tree().header());
+            out.json_line(built.machine.tree().header());
         }
         eprintln!("{}", setup::no_api_key_found(&model.provider));
         return Ok(1);
     }
-    let code = print_mode::run(&mut session, mode, prompts, message.images).await;
-    session.end_before_exit();
-    Ok(code)
+    let inputs = print_mode::prompts(prompts, message.images);
+    cassette::run_print(plan, built, mode, inputs, command).await
 }
 
 /// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.

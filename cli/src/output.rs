@@ -1,15 +1,25 @@
 //! Buffered stdout for JSONL: lines are written whole, `JSON.stringify`-compatible, and a closed
-//! pipe ends output quietly instead of panicking.
+//! pipe ends output quietly instead of panicking. Everything written is also digested (SHA-256),
+//! so that a recording can hold, and a replay compare, what a run printed.
 
-use std::io::{BufWriter, Stdout as StdStdout, Write};
+use std::io::{BufWriter, Write};
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 /// Standard output, line by line.
-#[derive(Debug)]
 pub struct Stdout {
-    out: BufWriter<StdStdout>,
+    out: BufWriter<Box<dyn Write + Send>>,
     closed: bool,
+    digest: Sha256,
+}
+
+impl std::fmt::Debug for Stdout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stdout")
+            .field("closed", &self.closed)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Stdout {
@@ -20,10 +30,30 @@ impl Default for Stdout {
 
 impl Stdout {
     pub fn new() -> Self {
+        Stdout::to(Box::new(std::io::stdout()))
+    }
+
+    /// Output that goes nowhere but into the digest (checking a replay).
+    pub fn discarded() -> Self {
+        Stdout::to(Box::new(std::io::sink()))
+    }
+
+    fn to(out: Box<dyn Write + Send>) -> Self {
         Stdout {
-            out: BufWriter::new(std::io::stdout()),
+            out: BufWriter::new(out),
             closed: false,
+            digest: Sha256::new(),
         }
+    }
+
+    /// SHA-256 of everything written so far, in lower-case hex.
+    pub fn digest(&self) -> String {
+        self.digest
+            .clone()
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// One value as a JSON line, formatted as JavaScript formats it, written out at once (readers
@@ -38,6 +68,8 @@ impl Stdout {
 
     /// One line of text.
     pub fn text_line(&mut self, text: &str) {
+        self.digest.update(text.as_bytes());
+        self.digest.update(b"\n");
         if self.closed {
             return;
         }

@@ -8,30 +8,38 @@ use pi_core::agent_session::SessionInput;
 use pi_core::event::Event;
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
+use pi_effects::driver::{DriveError, Interpreter};
 
 use crate::args::Mode;
 use crate::output::Stdout;
 use crate::signals::{stop, Signals};
 
-/// Runs `prompts` (the first with `images`) and returns the exit code.
-pub async fn run(
-    session: &mut AgentSession,
-    mode: Mode,
-    prompts: Vec<String>,
-    images: Vec<ImageContent>,
-) -> i32 {
-    let mut out = Stdout::new();
-    if mode == Mode::Json {
-        out.json_line(session.machine().tree().header());
-    }
+/// The prompts of a print-mode run: `texts` in order, the first with `images`.
+pub fn prompts(texts: Vec<String>, images: Vec<ImageContent>) -> Vec<SessionInput> {
     let mut images = Some(images);
-    let mut signals = Signals::new();
-    for text in prompts {
-        let input = SessionInput::Prompt {
+    texts
+        .into_iter()
+        .map(|text| SessionInput::Prompt {
             text,
             images: images.take().unwrap_or_default(),
             streaming_behavior: None,
-        };
+        })
+        .collect()
+}
+
+/// Runs `inputs` one after the other, each until the session is idle, printing to `out`;
+/// returns the exit code, or the error that stopped the run (printed by the caller).
+pub async fn run<I: Interpreter + Send>(
+    session: &mut AgentSession<I>,
+    mode: Mode,
+    inputs: Vec<SessionInput>,
+    out: &mut Stdout,
+) -> Result<i32, DriveError> {
+    if mode == Mode::Json {
+        out.json_line(session.machine().tree().header());
+    }
+    let mut signals = Signals::new();
+    for input in inputs {
         let mut print = |event: &Event| {
             if mode == Mode::Json {
                 out.json_line(event);
@@ -42,26 +50,25 @@ pub async fn run(
             code = signals.received() => {
                 stop(session, &mut print).await;
                 out.flush();
-                return code;
+                return Ok(code);
             }
         };
         if let Err(error) = result {
             out.flush();
-            eprintln!("{error}");
-            return 1;
+            return Err(error);
         }
     }
     let code = if mode == Mode::Text {
-        print_last_answer(session, &mut out)
+        print_last_answer(session, out)
     } else {
         0
     };
     out.flush();
-    code
+    Ok(code)
 }
 
 /// Text mode's ending: the last message's text blocks, one per line, or its error on stderr.
-fn print_last_answer(session: &AgentSession, out: &mut Stdout) -> i32 {
+fn print_last_answer<I: Interpreter>(session: &AgentSession<I>, out: &mut Stdout) -> i32 {
     let Some(AgentMessage::Assistant(last)) = session.machine().agent().messages().last() else {
         return 0;
     };

@@ -152,6 +152,12 @@ impl Settings {
         self.boolean(&["images", "autoResize"]).unwrap_or(true)
     }
 
+    /// `cassettes.record` (default off): every run is recorded as a cassette beside its
+    /// session file.
+    pub fn record_cassettes(&self) -> bool {
+        self.boolean(&["cassettes", "record"]).unwrap_or(false)
+    }
+
     /// `images.blockImages` (default off): the model sees a notice instead of each image.
     pub fn block_images(&self) -> bool {
         self.boolean(&["images", "blockImages"]).unwrap_or(false)

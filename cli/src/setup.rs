@@ -4,15 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use pi_core::agent_session::SessionMachine;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::paths::resolve_posix;
-use pi_effects::agent_session::{
-    create_agent_session, AgentSession, SessionOptions, DEFAULT_TOOLS,
-};
+use pi_effects::agent_session::{AgentSession, CreateError, SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::now_ms;
 use pi_effects::live::CallOptionsFor;
+use pi_effects::live::Live;
+use pi_effects::run_config::{build_machine, RunConfig};
+use pi_effects::session::SessionFile;
 use pi_effects::session::{
     agent_dir, default_session_dir, list_all_sessions, list_sessions, resolve_session_dir,
     SessionStore, SESSION_DIR_ENV,
@@ -238,10 +240,10 @@ impl Runtime {
             .has_configured_auth(model, &self.auth, &self.env)
     }
 
-    /// The store for `choice`.
-    pub fn store(&self, choice: &SessionChoice) -> Result<SessionStore, CliError> {
-        let now = now_ms();
-        let ids = fresh_ids(now);
+    /// The store for `choice`, created at `start`.
+    pub fn store(&self, choice: &SessionChoice, start: Start) -> Result<SessionStore, CliError> {
+        let now = start.at;
+        let ids = IdGenerator::new(start.seed);
         let cwd = self.cwd.to_string_lossy();
         let store = match choice {
             SessionChoice::InMemory => Ok(SessionStore::in_memory(&cwd, now, ids)),
@@ -262,15 +264,20 @@ impl Runtime {
         store.map_err(|e| CliError::Session(e.to_string()))
     }
 
-    /// Builds the session for `choice` with the model and thinking level Pi's
-    /// `createAgentSession` would choose (see [`Runtime::choose`]).
+    /// Builds a live session for `choice` (see [`Runtime::build`]).
     pub fn open(&self, choice: &SessionChoice) -> Result<AgentSession, CliError> {
-        let store = self.store(choice)?;
-        if let Some(message) = self.missing_session_cwd(&store) {
-            return Err(CliError::Session(message));
-        }
-        let (model, level) = self.choose(&store);
-        let mut options = SessionOptions::new(&self.cwd, model.clone(), self.call_options());
+        let built = self.build(choice, Start::now())?;
+        Ok(AgentSession::from_parts(
+            built.machine,
+            built.live,
+            built.file,
+        ))
+    }
+
+    /// The options of a session of `model` at `level` as this command line, settings and
+    /// environment configure it.
+    pub fn session_options(&self, model: Model, level: ThinkingLevel) -> SessionOptions {
+        let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
         options.agent_dir = self.agent_dir.clone();
         // Unclamped: the session clamps it to the model and keeps it as the level a switch to
         // a reasoning model restores.
@@ -290,8 +297,39 @@ impl Runtime {
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);
         env.auto_resize_images = self.settings.auto_resize_images();
         options.tool_env = Some(env);
-        options.store = Some(store);
-        create_agent_session(options).map_err(|e| CliError::Session(e.to_string()))
+        options
+    }
+
+    /// The parts of the session for `choice`, started at `start`, with the model and thinking
+    /// level Pi's `createAgentSession` would choose (see [`Runtime::choose`]): its
+    /// configuration, machine, file, the session as it was before the run, and the Live
+    /// interpreter (which a recording wraps).
+    pub fn build(&self, choice: &SessionChoice, start: Start) -> Result<Built, CliError> {
+        let store = self.store(choice, start)?;
+        if let Some(message) = self.missing_session_cwd(&store) {
+            return Err(CliError::Session(message));
+        }
+        let (model, level) = self.choose(&store);
+        let mut options = self.session_options(model, level);
+        options.seed = Some(start.seed);
+        let session_error = |e: CreateError| CliError::Session(e.to_string());
+        let config = options.run_config(start.at).map_err(session_error)?;
+        let live = options.live().map_err(session_error)?;
+        let initial = InitialSession::of(&store).map_err(|source| CliError::Io {
+            what: "the session file".into(),
+            source,
+        })?;
+        let id_state = store.id_state();
+        let (machine, file) =
+            build_machine(&config, store).map_err(|e| CliError::Session(e.to_string()))?;
+        Ok(Built {
+            config,
+            machine,
+            file,
+            live,
+            initial,
+            id_state,
+        })
     }
 
     /// Pi's refusal of a session file whose stored working directory is gone (outside
@@ -474,8 +512,63 @@ pub fn no_api_key_found(provider: &str) -> String {
     format!("No API key found for {shown}.\n\n{}", login_help())
 }
 
-/// Entry ids for a session opened at `now`: seeded from the time and the process id, so two
-/// processes started in the same millisecond still differ. The one place the CLI picks a seed.
-pub fn fresh_ids(now: u64) -> IdGenerator {
-    IdGenerator::new(now ^ u64::from(std::process::id()).rotate_left(32))
+/// When a session starts and the seed of its ids: the one clock reading and the one seed of
+/// each session the CLI builds (a recording keeps both; a replay reuses them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    pub at: u64,
+    pub seed: u64,
+}
+
+impl Start {
+    /// Now, seeded from the time and the process id, so two processes started in the same
+    /// millisecond still differ.
+    pub fn now() -> Self {
+        let at = now_ms();
+        Start {
+            at,
+            seed: at ^ u64::from(std::process::id()).rotate_left(32),
+        }
+    }
+}
+
+/// A session's parts, before an interpreter is chosen.
+#[derive(Debug)]
+pub struct Built {
+    pub config: RunConfig,
+    pub machine: SessionMachine,
+    pub file: SessionFile,
+    pub live: Live,
+    pub initial: InitialSession,
+    /// The id generator's state once the session was opened.
+    pub id_state: u64,
+}
+
+/// The session a run starts in, as it is on disk before the run: what a recording embeds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InitialSession {
+    /// No file.
+    InMemory,
+    /// A file not written yet.
+    New { file: PathBuf },
+    /// A file that exists (opened, continued or forked), with its content.
+    Existing { file: PathBuf, content: Vec<u8> },
+}
+
+impl InitialSession {
+    fn of(store: &SessionStore) -> std::io::Result<Self> {
+        let Some(file) = store.file() else {
+            return Ok(InitialSession::InMemory);
+        };
+        match std::fs::read(file) {
+            Ok(content) => Ok(InitialSession::Existing {
+                file: file.to_path_buf(),
+                content,
+            }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(InitialSession::New {
+                file: file.to_path_buf(),
+            }),
+            Err(error) => Err(error),
+        }
+    }
 }

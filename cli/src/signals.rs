@@ -4,6 +4,7 @@
 use pi_core::agent_session::SessionInput;
 use pi_core::event::Event;
 use pi_effects::agent_session::AgentSession;
+use pi_effects::driver::Interpreter;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// SIGTERM and SIGHUP, which end a run as Pi ends it: exit 143 or 129.
@@ -44,7 +45,10 @@ impl Signals {
 
 /// Aborts the run so every tool's process group is killed (Pi kills its detached children),
 /// giving the aborted run up to two seconds to end.
-pub async fn stop(session: &mut AgentSession, print: &mut impl FnMut(&Event)) {
+pub async fn stop<I: Interpreter + Send>(
+    session: &mut AgentSession<I>,
+    print: &mut impl FnMut(&Event),
+) {
     if session.submit(SessionInput::Abort, &mut *print).is_err() {
         return;
     }

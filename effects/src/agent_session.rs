@@ -237,6 +237,7 @@ impl SessionOptions {
             thinking_level: self.thinking_level,
             tools: self.tools.clone(),
             system_prompt: build_system_prompt(&inputs),
+            docs: self.docs.clone(),
             retry: self.retry,
             compaction: self.compaction,
             steering_mode: self.steering_mode,
@@ -285,6 +286,11 @@ impl<I: Interpreter> AgentSession<I> {
     /// The session machine (transcript, entries, state).
     pub fn machine(&self) -> &SessionMachine {
         &self.machine
+    }
+
+    /// The interpreter, for what only it knows (whether a replay used its whole recording).
+    pub fn interpreter_mut(&mut self) -> &mut I {
+        &mut self.io
     }
 
     /// The session file, `None` in memory.

@@ -14,6 +14,7 @@ use pi_core::compaction::CompactionSettings;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
+use pi_core::system_prompt::DocPaths;
 use pi_core::tools::definitions::builtin_tool;
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +41,9 @@ pub struct RunConfig {
     pub tools: Vec<String>,
     /// The system prompt as sent, context files and all.
     pub system_prompt: String,
+    /// Where the system prompt says Pi's documentation is (the binary's directory, so kept:
+    /// a replay under `--config current` by another build still says the same).
+    pub docs: DocPaths,
     pub retry: RetrySettings,
     pub compaction: CompactionSettings,
     pub steering_mode: QueueMode,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use pi_core::message::AgentMessage;
 use pi_core::session::entry::SessionEntry;
-use pi_effects::clock::now_ms;
+use pi_core::session::ids::IdGenerator;
 use pi_effects::session::SessionStore;
 use serde_json::{json, Value};
 
@@ -124,8 +124,8 @@ impl Rpc {
                 "Forking a session that is not saved is not supported".into(),
             ));
         };
-        let now = now_ms();
-        let ids = crate::setup::fresh_ids(now);
+        let start = crate::setup::Start::now();
+        let (now, ids) = (start.at, IdGenerator::new(start.seed));
         let cwd = self.runtime.cwd.to_string_lossy().into_owned();
         let store_error = |e: pi_effects::session::StoreError| Failure::Message(e.to_string());
         let mut source =

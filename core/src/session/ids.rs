@@ -15,6 +15,12 @@ impl IdGenerator {
         IdGenerator { state: seed }
     }
 
+    /// The generator's state: [`IdGenerator::new`] of it continues exactly where this one is
+    /// (a recording keeps it, so a replay draws the same ids).
+    pub fn state(&self) -> u64 {
+        self.state
+    }
+
     fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;

@@ -21,7 +21,7 @@ pub struct Skill {
 }
 
 /// Where Pi's own documentation is, for the prompt's pointer to it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DocPaths {
     pub readme: String,
     pub docs: String,

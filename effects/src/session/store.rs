@@ -243,6 +243,17 @@ impl SessionStore {
         SessionStore::open(&path, Some(dir), None, target_cwd, now, ids)
     }
 
+    /// The state of the store's id generator (see [`IdGenerator::state`]).
+    pub fn id_state(&self) -> u64 {
+        self.ids.state()
+    }
+
+    /// The store with its id generator at `state`: a replay continues from the recorded state.
+    pub fn with_id_state(mut self, state: u64) -> Self {
+        self.ids = IdGenerator::new(state);
+        self
+    }
+
     /// The session.
     pub fn tree(&self) -> &SessionTree {
         &self.tree

@@ -1,0 +1,445 @@
+//! `pi replay`: re-runs recorded runs from their cassettes, offline, without waiting.
+//!
+//! `pi replay FILE [--mode json|text] [--session-dir DIR]` prints the run's output again.
+//! `pi replay --check PATH... [--jobs N]` checks files and directories of cassettes in parallel:
+//! exit 0 when this build reproduces every one (each effect, request, event and the session file),
+//! 1 when one diverges, 125 when one cannot be used — so `git bisect run pi replay --check DIR`
+//! finds the commit that changed a behaviour. `--config current` replays the recorded inputs
+//! against today's settings, context files and system prompt instead of the recorded ones.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use pi_cassettes::{Cassette, Divergence, Replay};
+use pi_core::session::ids::IdGenerator;
+use pi_effects::agent_session::AgentSession;
+use pi_effects::run_config::{build_machine, RunConfig};
+use pi_effects::session::SessionStore;
+
+use crate::args::{Args, Mode};
+use crate::cassette::{self, UNUSABLE};
+use crate::output::Stdout;
+use crate::print_mode;
+use crate::setup::Runtime;
+
+/// `pi replay`'s flags.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pi replay",
+    about = "Replay recorded runs from their cassettes"
+)]
+struct ReplayArgs {
+    /// Check that this build reproduces every cassette instead of printing one's output.
+    #[arg(long)]
+    check: bool,
+    /// The output to print (the recorded mode by default).
+    #[arg(long, value_enum)]
+    mode: Option<ReplayMode>,
+    /// Cassettes checked at once (the number of cores by default).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// Build the run from the recorded configuration, or from today's (settings, context
+    /// files, system prompt, tools).
+    #[arg(long, value_enum, default_value = "recorded")]
+    config: ConfigSource,
+    /// Keep the replayed session file in this directory.
+    #[arg(long = "session-dir")]
+    session_dir: Option<PathBuf>,
+    /// Cassette files, or directories of them.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ReplayMode {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ConfigSource {
+    Recorded,
+    Current,
+}
+
+/// Runs `pi replay` with `argv` (the words after `replay`); the process's exit code.
+pub fn main(argv: &[String]) -> std::process::ExitCode {
+    let words = std::iter::once("pi replay".to_owned()).chain(argv.iter().cloned());
+    let args = match ReplayArgs::try_parse_from(words) {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            let code = if error.use_stderr() { 2 } else { 0 };
+            return std::process::ExitCode::from(code);
+        }
+    };
+    let code = if args.check {
+        check(&args)
+    } else {
+        replay_one_file(&args)
+    };
+    std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+fn replay_one_file(args: &ReplayArgs) -> i32 {
+    let [path] = args.paths.as_slice() else {
+        eprintln!("pi replay prints one cassette's output; use --check for several");
+        return 2;
+    };
+    let cassette = match cassette::load(path) {
+        Ok(cassette) => Arc::new(cassette),
+        Err(error) => {
+            eprintln!("{error}");
+            return UNUSABLE;
+        }
+    };
+    let mode = output_mode(args, &cassette);
+    let (dir, temporary) = match &args.session_dir {
+        Some(dir) => (dir.clone(), false),
+        None => (scratch_dir(0), true),
+    };
+    let mut out = Stdout::new();
+    let result = block_on(replay(&cassette, mode, args.config, &dir, &mut out));
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    match result {
+        Ok(replayed) => replayed.code,
+        Err(divergence) => cassette::report(&divergence),
+    }
+}
+
+/// What a replay did.
+#[derive(Debug)]
+struct Replayed {
+    code: i32,
+    stdout: String,
+    session: Option<String>,
+    steps: usize,
+}
+
+/// Replays `cassette` in `mode`, its session in `dir`, printing to `out`.
+async fn replay(
+    cassette: &Arc<Cassette>,
+    mode: Mode,
+    source: ConfigSource,
+    dir: &Path,
+    out: &mut Stdout,
+) -> Result<Replayed, Divergence> {
+    let unusable = |what: String| Divergence::unusable_cassette(cassette, what);
+    let config = match source {
+        ConfigSource::Recorded => cassette.header.config.clone(),
+        ConfigSource::Current => current_config(cassette).map_err(unusable)?,
+    };
+    let store = session_store(cassette, &config, dir).map_err(unusable)?;
+    let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
+    let replay = Replay::new(Arc::clone(cassette))?;
+    let inputs = replay.outside_inputs();
+    let steps = replay.steps();
+    let mut session = AgentSession::from_parts(machine, replay, file);
+    let code = match print_mode::run(&mut session, mode, inputs, out).await {
+        Ok(code) => code,
+        Err(error) => return Err(halted_divergence(error, cassette)),
+    };
+    session.interpreter_mut().finish()?;
+    let session_digest = session
+        .file()
+        .and_then(|path| std::fs::read(path).ok())
+        .map(|bytes| pi_cassettes::sha256_hex(&bytes));
+    Ok(Replayed {
+        code,
+        stdout: out.digest(),
+        session: session_digest,
+        steps,
+    })
+}
+
+fn halted_divergence(error: pi_effects::driver::DriveError, cassette: &Cassette) -> Divergence {
+    use pi_effects::driver::{DriveError, InterpretError};
+    if let DriveError::Interpret(InterpretError::Halted(halted)) = &error {
+        if let Some(divergence) = halted.downcast_ref::<Divergence>() {
+            return divergence.clone();
+        }
+    }
+    Divergence::output(cassette, "the run failed", "", &error.to_string())
+}
+
+/// The session the recorded run started in, recreated in `dir`.
+fn session_store(
+    cassette: &Cassette,
+    config: &RunConfig,
+    dir: &Path,
+) -> Result<SessionStore, String> {
+    let start = &cassette.header.session;
+    let ids = IdGenerator::new(config.seed);
+    let now = config.started_at;
+    let cwd = config.cwd.as_str();
+    let store = match start.kind.as_str() {
+        "memory" => SessionStore::in_memory(cwd, now, ids),
+        "new" => SessionStore::create(cwd, dir, now, ids).map_err(|e| e.to_string())?,
+        "open" => {
+            let name = start
+                .file
+                .as_deref()
+                .filter(|n| !n.contains('/') && !n.contains("..") && !n.is_empty())
+                .ok_or("field `session.file`: missing or not a plain file name")?;
+            let content = start
+                .content
+                .as_deref()
+                .ok_or("field `session.content`: missing for an opened session")?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let path = dir.join(name);
+            std::fs::write(&path, content)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            SessionStore::open(&path, Some(dir), None, cwd, now, ids).map_err(|e| e.to_string())?
+        }
+        other => return Err(format!("field `session.kind`: unknown kind {other:?}")),
+    };
+    Ok(store.with_id_state(start.id_state))
+}
+
+/// The recorded run's configuration rebuilt from today's settings, context files and prompt:
+/// the recorded command line read again in the recorded working directory, with the recorded
+/// model, thinking level, start time and seed.
+fn current_config(cassette: &Cassette) -> Result<RunConfig, String> {
+    let recorded = &cassette.header.config;
+    let command = cassette.header.command.clone().ok_or(
+        "the cassette does not hold its command line, so today's configuration of it is unknown",
+    )?;
+    let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
+    let cwd = PathBuf::from(&recorded.cwd);
+    let cwd = if cwd.is_dir() {
+        cwd
+    } else {
+        std::env::current_dir().map_err(|e| e.to_string())?
+    };
+    let runtime = Runtime::from_args(&args, cwd).map_err(|e| e.to_string())?;
+    let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
+    options.seed = Some(recorded.seed);
+    options.docs = recorded.docs.clone();
+    let mut config = options
+        .run_config(recorded.started_at)
+        .map_err(|e| e.to_string())?;
+    config.cwd.clone_from(&recorded.cwd);
+    Ok(config)
+}
+
+fn output_mode(args: &ReplayArgs, cassette: &Cassette) -> Mode {
+    match args.mode {
+        Some(ReplayMode::Text) => Mode::Text,
+        Some(ReplayMode::Json) => Mode::Json,
+        None if cassette.header.mode == "text" => Mode::Text,
+        None => Mode::Json,
+    }
+}
+
+/// A scratch directory for one replay's session.
+fn scratch_dir(n: usize) -> PathBuf {
+    std::env::temp_dir().join(format!("pi-replay-{}-{n}", std::process::id()))
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(future),
+        Err(error) => {
+            eprintln!("cannot start: {error}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// How one cassette fared in a check.
+enum Verdict {
+    Reproduced { steps: usize },
+    Diverged(Divergence),
+    Unusable(String),
+}
+
+fn check(args: &ReplayArgs) -> i32 {
+    let started = Instant::now();
+    let files = match cassette_files(&args.paths) {
+        Ok(files) => files,
+        Err(error) => {
+            eprintln!("{error}");
+            return UNUSABLE;
+        }
+    };
+    if files.is_empty() {
+        eprintln!("no cassettes found in {}", display_paths(&args.paths));
+        return UNUSABLE;
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, files.len());
+    let next = AtomicUsize::new(0);
+    let verdicts: Mutex<Vec<Option<Verdict>>> =
+        Mutex::new((0..files.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(index) else {
+                    return;
+                };
+                let verdict = check_one(path, args.config, index);
+                verdicts.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(verdict);
+            });
+        }
+    });
+    let verdicts = verdicts
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let (mut reproduced, mut diverged, mut unusable) = (0, 0, 0);
+    for (path, verdict) in files.iter().zip(verdicts) {
+        match verdict {
+            Some(Verdict::Reproduced { steps }) => {
+                reproduced += 1;
+                println!("ok        {} ({steps} steps)", path.display());
+            }
+            Some(Verdict::Diverged(divergence)) => {
+                diverged += 1;
+                println!("DIVERGED  {}", path.display());
+                eprintln!("{divergence}\n");
+            }
+            Some(Verdict::Unusable(why)) => {
+                unusable += 1;
+                println!("UNUSABLE  {}", path.display());
+                eprintln!("{why}\n");
+            }
+            None => unusable += 1,
+        }
+    }
+    println!(
+        "{} cassettes: {reproduced} reproduced, {diverged} diverged, {unusable} unusable ({} jobs, {:.2} s)",
+        files.len(),
+        jobs,
+        started.elapsed().as_secs_f64()
+    );
+    if diverged > 0 {
+        1
+    } else if unusable > 0 {
+        UNUSABLE
+    } else {
+        0
+    }
+}
+
+fn check_one(path: &Path, source: ConfigSource, index: usize) -> Verdict {
+    let cassette = match Cassette::load(path) {
+        Ok(cassette) => Arc::new(cassette),
+        Err(error) => return Verdict::Unusable(error.to_string()),
+    };
+    let dir = scratch_dir(index + 1);
+    let mode = if cassette.header.mode == "text" {
+        Mode::Text
+    } else {
+        Mode::Json
+    };
+    let mut out = Stdout::discarded();
+    let result = block_on(replay(&cassette, mode, source, &dir, &mut out));
+    let _ = std::fs::remove_dir_all(&dir);
+    let replayed = match result {
+        Ok(replayed) => replayed,
+        Err(divergence) if divergence.is_cassette_fault() => {
+            return Verdict::Unusable(divergence.to_string())
+        }
+        Err(divergence) => return Verdict::Diverged(divergence),
+    };
+    let Some(outcome) = cassette.outcome() else {
+        return Verdict::Unusable(format!(
+            "{}: the recording has no outcome line (the recording run was interrupted)",
+            path.display()
+        ));
+    };
+    let compare = [
+        (
+            "exit code",
+            outcome.exit.to_string(),
+            replayed.code.to_string(),
+        ),
+        (
+            "stdout digest",
+            outcome.stdout.clone(),
+            replayed.stdout.clone(),
+        ),
+        (
+            "session file digest",
+            outcome.session.clone().unwrap_or_default(),
+            replayed.session.clone().unwrap_or_default(),
+        ),
+    ];
+    for (what, expected, actual) in compare {
+        if expected != actual {
+            return Verdict::Diverged(Divergence::output(&cassette, what, &expected, &actual));
+        }
+    }
+    Verdict::Reproduced {
+        steps: replayed.steps,
+    }
+}
+
+/// The cassettes among `paths`: files as given, directories searched (recursively) for files
+/// whose first line is a cassette header, in path order.
+fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect_dir(path, &mut files)?;
+        } else if path.exists() {
+            files.push(path.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", path.display()));
+        }
+    }
+    Ok(files)
+}
+
+fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect_dir(&path, files)?;
+        } else if looks_like_cassette(&path) {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A `.jsonl` or `.cassette` file that is not clearly something else (a session file, whose
+/// first line is another `type`); a damaged cassette is taken, so that it is reported.
+fn looks_like_cassette(path: &Path) -> bool {
+    let named = path
+        .extension()
+        .is_some_and(|e| e == "jsonl" || e == "cassette");
+    if !named {
+        return false;
+    }
+    let mut start = [0u8; 32];
+    let read = std::fs::File::open(path)
+        .and_then(|mut file| std::io::Read::read(&mut file, &mut start))
+        .unwrap_or(0);
+    let start = &start[..read];
+    let tagged = b"{\"type\":\"";
+    !start.starts_with(tagged) || start.starts_with(b"{\"type\":\"cassette\"")
+}
+
+fn display_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
