@@ -1,0 +1,193 @@
+//! Recording through the real binary: a run killed with SIGKILL mid-stream leaves a cassette
+//! that loads up to its last complete line and that `pi replay --check` reports as ending early
+//! (exit 125); keys planted in every place a key can come from never reach any file the run
+//! wrote, and the redacted cassette still replays.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use pi_testkit::demo::{models_json, Scenario, Workspace};
+use serde_json::{json, Value};
+
+fn pi() -> &'static str {
+    env!("CARGO_BIN_EXE_pi")
+}
+
+fn workspace(scenario: Value) -> Workspace {
+    let scenario = Scenario::from_value(&scenario, Path::new("test scenario")).unwrap();
+    Workspace::prepare(scenario, None).unwrap()
+}
+
+fn run(ws: &Workspace, args: &[&str]) -> Output {
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    ws.command(pi().as_ref(), &args).output().unwrap()
+}
+
+fn replay_check(cassette: &Path) -> Output {
+    Command::new(pi())
+        .args(["replay", "--check"])
+        .arg(cassette)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_run_killed_mid_stream_leaves_a_cassette_that_ends_early() {
+    let ws = workspace(json!({"script": [
+        {"text": ["Hello", " there"], "hang_until_file": "release"}
+    ]}));
+    let cassette = ws.root().join("killed.jsonl");
+    let args: Vec<OsString> = [
+        "--mode", "json", "--record", cassette.to_str().unwrap(),
+        "--provider", "mock", "--model", "mock-model", "-p", "hi",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let mut child = ws
+        .command(pi().as_ref(), &args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the reply's text has been recorded and the model is holding the stream open.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(&cassette).unwrap_or_default();
+        if text.contains("\"type\":\"chunk\"") && text.contains("\"type\":\"event\"") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run never recorded its stream");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    std::fs::write(ws.root().join("release"), "").unwrap();
+
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(text.ends_with('\n'), "every written line is whole");
+    for line in text.lines() {
+        serde_json::from_str::<Value>(line).expect("each line is complete JSON");
+    }
+    assert!(!text.contains("\"type\":\"outcome\""));
+
+    let out = replay_check(&cassette);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "stderr: {stderr}");
+    assert!(stderr.contains("ends early"), "stderr: {stderr}");
+    assert!(stderr.contains("killed.jsonl:"), "the report names the cassette: {stderr}");
+
+    // A torn last line (a kill inside a write) is dropped, the rest still loads.
+    let torn = ws.root().join("torn.jsonl");
+    std::fs::write(&torn, format!("{text}{{\"type\":\"event\",\"t\":1")).unwrap();
+    let out = replay_check(&torn);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "stderr: {stderr}");
+    assert!(stderr.contains("ends early"), "stderr: {stderr}");
+}
+
+/// Every file under `root`, recursively.
+fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
+    // One run per place a key comes from: models.json (a literal, an environment variable it
+    // names, a `!command`), and auth.json.
+    let cases: [(&str, &str); 4] = [
+        ("literal", "sk-planted-literal-0123456789"),
+        ("env", "sk-planted-env-0123456789"),
+        ("command", "sk-planted-command-0123456789"),
+        ("auth", "sk-planted-auth-0123456789"),
+    ];
+    for (source, key) in cases {
+        let ws = workspace(json!({"script": [
+            {"text": ["Hi"]},
+        ]}));
+        let agent = ws.root().join("agent");
+        let mut models = models_json(ws.port());
+        let provider = &mut models["providers"]["mock"];
+        provider["headers"] = json!({"x-api-key": key});
+        provider["apiKey"] = match source {
+            "literal" => json!(key),
+            "env" => json!("PLANTED_SECRET"),
+            "command" => json!(format!("!printf {key}")),
+            _ => json!("unused-placeholder-key"),
+        };
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        if source == "auth" {
+            let auth = json!({"mock": {"type": "api_key", "key": key}});
+            std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
+        }
+        let cassette = ws.root().join("cwd").join("planted.jsonl");
+        let args: Vec<OsString> = [
+            "--mode", "json", "--record", cassette.to_str().unwrap(),
+            "--provider", "mock", "--model", "mock-model", "-p", "hi",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let out = ws
+            .command(pi().as_ref(), &args)
+            .env("PLANTED_SECRET", key)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{source}: {stderr}");
+        // The model really got the key (so the test plants it where it is used).
+        let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+        assert!(
+            requests.contains(&format!("Bearer {key}")),
+            "{source}: the key was not the one sent"
+        );
+
+        let cassette_text = std::fs::read_to_string(&cassette).unwrap();
+        assert!(cassette_text.contains("<<secret-"), "{source}: placeholders written");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains(key), "{source}: the key is in stdout");
+        assert!(!stderr.contains(key), "{source}: the key is in stderr");
+        let written: Vec<PathBuf> = files_under(ws.root())
+            .into_iter()
+            .filter(|p| {
+                let name = p.to_string_lossy();
+                // The inputs the test planted the key in, and the mock's own log of what it
+                // received, hold it by design.
+                !name.ends_with("models.json")
+                    && !name.ends_with("auth.json")
+                    && !name.ends_with("requests.jsonl")
+            })
+            .collect();
+        assert!(written.iter().any(|p| p.extension().is_some_and(|e| e == "jsonl")));
+        for path in &written {
+            let bytes = std::fs::read(path).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains(key), "{source}: the key reached {}", path.display());
+        }
+
+        // Loading and replaying the redacted cassette runs nothing and matches.
+        let out = replay_check(&cassette);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{source}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
