@@ -22,11 +22,6 @@ fn workspace(scenario: Value) -> Workspace {
     Workspace::prepare(scenario, None).unwrap()
 }
 
-fn run(ws: &Workspace, args: &[&str]) -> Output {
-    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-    ws.command(pi().as_ref(), &args).output().unwrap()
-}
-
 fn replay_check(cassette: &Path) -> Output {
     Command::new(pi())
         .args(["replay", "--check"])
@@ -42,8 +37,16 @@ fn a_run_killed_mid_stream_leaves_a_cassette_that_ends_early() {
     ]}));
     let cassette = ws.root().join("killed.jsonl");
     let args: Vec<OsString> = [
-        "--mode", "json", "--record", cassette.to_str().unwrap(),
-        "--provider", "mock", "--model", "mock-model", "-p", "hi",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-p",
+        "hi",
     ]
     .iter()
     .map(OsString::from)
@@ -61,7 +64,10 @@ fn a_run_killed_mid_stream_leaves_a_cassette_that_ends_early() {
         if text.contains("\"type\":\"chunk\"") && text.contains("\"type\":\"event\"") {
             break;
         }
-        assert!(Instant::now() < deadline, "the run never recorded its stream");
+        assert!(
+            Instant::now() < deadline,
+            "the run never recorded its stream"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL
@@ -79,7 +85,10 @@ fn a_run_killed_mid_stream_leaves_a_cassette_that_ends_early() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(125), "stderr: {stderr}");
     assert!(stderr.contains("ends early"), "stderr: {stderr}");
-    assert!(stderr.contains("killed.jsonl:"), "the report names the cassette: {stderr}");
+    assert!(
+        stderr.contains("killed.jsonl:"),
+        "the report names the cassette: {stderr}"
+    );
 
     // A torn last line (a kill inside a write) is dropped, the rest still loads.
     let torn = ws.root().join("torn.jsonl");
@@ -138,8 +147,16 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
         }
         let cassette = ws.root().join("cwd").join("planted.jsonl");
         let args: Vec<OsString> = [
-            "--mode", "json", "--record", cassette.to_str().unwrap(),
-            "--provider", "mock", "--model", "mock-model", "-p", "hi",
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "-p",
+            "hi",
         ]
         .iter()
         .map(OsString::from)
@@ -159,7 +176,10 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
         );
 
         let cassette_text = std::fs::read_to_string(&cassette).unwrap();
-        assert!(cassette_text.contains("<<secret-"), "{source}: placeholders written");
+        assert!(
+            cassette_text.contains("<<secret-"),
+            "{source}: placeholders written"
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(!stdout.contains(key), "{source}: the key is in stdout");
         assert!(!stderr.contains(key), "{source}: the key is in stderr");
@@ -174,11 +194,17 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
                     && !name.ends_with("requests.jsonl")
             })
             .collect();
-        assert!(written.iter().any(|p| p.extension().is_some_and(|e| e == "jsonl")));
+        assert!(written
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "jsonl")));
         for path in &written {
             let bytes = std::fs::read(path).unwrap();
             let text = String::from_utf8_lossy(&bytes);
-            assert!(!text.contains(key), "{source}: the key reached {}", path.display());
+            assert!(
+                !text.contains(key),
+                "{source}: the key reached {}",
+                path.display()
+            );
         }
 
         // Loading and replaying the redacted cassette runs nothing and matches.
