@@ -28,6 +28,18 @@ pub enum Line {
     Outside { t: u64, input: RecordedInput },
     /// A line the RPC front end read from stdin at `t`.
     Stdin { t: u64, line: String },
+    /// A `bash` command of the RPC front end finished at `t`: its `result` (as the RPC
+    /// response's data) or the `error` it failed with. Replay answers from it; nothing runs.
+    UserBash {
+        t: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<Value>,
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// An input from outside that arrived while the session was busy (steering from another
     /// task).
     Command { t: u64, input: RecordedInput },
@@ -100,9 +112,25 @@ pub struct Header {
     pub session: SessionStart,
     /// What was redacted (the kinds of secrets; each placeholder has its own line).
     pub redactions: Vec<String>,
+    /// The models the run could switch to (those with credentials), for the front end's
+    /// answers about them (RPC's `get_available_models`, `set_model`, `cycle_model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<Model>>,
+    /// The `--models` scope as the run resolved it, for cycling through it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scoped_models: Vec<ScopedModel>,
     /// The command line's arguments, for the command that records the run again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+}
+
+/// A model of the `--models` scope, with the thinking level its pattern named.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopedModel {
+    pub model: Model,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<ThinkingLevel>,
 }
 
 /// The session a run started in.
@@ -114,6 +142,9 @@ pub struct SessionStart {
     /// The file's name (for `open` and `fork`, the file the run started from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// The file's full path as the run saw it (replays report it, writing elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// The file's content when the run started (`open` and `fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,

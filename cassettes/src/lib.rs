@@ -19,7 +19,7 @@ pub use divergence::{Divergence, DivergenceKind};
 pub use format::{Header, Line, Outcome, SessionStart, FORMAT_VERSION};
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};
-pub use replay::Replay;
+pub use replay::{FrontEnd, Replay, UserBash};
 pub use write::Recorder;
 
 /// SHA-256 of `bytes` in lower-case hex: the digests of an outcome line.

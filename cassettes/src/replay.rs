@@ -35,6 +35,30 @@ enum Spine {
     Wake(u64),
     Effect(RecordedEffect),
     Stdin(u64, String),
+    UserBash(UserBash),
+}
+
+/// A recorded `bash` command of the RPC front end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserBash {
+    pub t: u64,
+    pub id: Option<Value>,
+    pub command: String,
+    /// The RPC response's data, or the error.
+    pub result: Result<Value, String>,
+}
+
+/// What comes next for a front end replaying an RPC session.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrontEnd {
+    /// A line read from stdin.
+    Stdin(u64, String),
+    /// A `bash` command finished.
+    UserBash(UserBash),
+    /// Something the session machine takes (through `advance`).
+    Machine,
+    /// The recording is used up.
+    End,
 }
 
 impl Spine {
@@ -47,6 +71,7 @@ impl Spine {
             Spine::Wake(t) => json!({"wake": t}),
             Spine::Effect(effect) => json!({"effect": effect}),
             Spine::Stdin(t, line) => json!({"stdin": line, "t": t}),
+            Spine::UserBash(bash) => json!({"bash": bash.command, "t": bash.t}),
         }
     }
 }
@@ -107,6 +132,21 @@ impl Replay {
                 Line::Wake { t } => Spine::Wake(*t),
                 Line::Effect { effect } => Spine::Effect(effect.clone()),
                 Line::Stdin { t, line } => Spine::Stdin(*t, line.clone()),
+                Line::UserBash {
+                    t,
+                    id,
+                    command,
+                    result,
+                    error,
+                } => Spine::UserBash(UserBash {
+                    t: *t,
+                    id: id.clone(),
+                    command: command.clone(),
+                    result: match (result, error) {
+                        (_, Some(error)) => Err(error.clone()),
+                        (result, None) => Ok(result.clone().unwrap_or(Value::Null)),
+                    },
+                }),
                 Line::Call { call, t, options } => {
                     recorded_calls.insert(
                         *call,
@@ -201,16 +241,23 @@ impl Replay {
         self.position >= self.spine.len()
     }
 
-    /// The next recorded stdin line of an RPC session, if that is what comes next.
-    pub fn next_stdin(&mut self) -> Option<(u64, String)> {
-        match self.spine.get(self.position) {
-            Some((_, Spine::Stdin(t, line))) => {
-                let taken = (*t, line.clone());
-                self.position += 1;
-                Some(taken)
-            }
-            _ => None,
-        }
+    /// What an RPC front end does next: a stdin line or a `bash` result (taken), something
+    /// for the machine, or nothing more.
+    pub fn front_end(&mut self) -> FrontEnd {
+        let next = match self.spine.get(self.position) {
+            None => return FrontEnd::End,
+            Some((_, Spine::Stdin(t, line))) => FrontEnd::Stdin(*t, line.clone()),
+            Some((_, Spine::UserBash(bash))) => FrontEnd::UserBash(bash.clone()),
+            Some(_) => return FrontEnd::Machine,
+        };
+        self.position += 1;
+        next
+    }
+
+    /// The divergence that stopped the replay, if one did (it stays: every later call
+    /// reports it again).
+    pub fn divergence(&self) -> Option<&Divergence> {
+        self.diverged.as_ref()
     }
 
     /// The next recorded input from the front end, if that is what comes next (a print-mode
@@ -241,8 +288,8 @@ impl Replay {
     /// Checks that the run has used the whole recording: the error says what this build did
     /// not do that the recording did, or that the recording was cut off.
     pub fn finish(&mut self) -> Result<(), Divergence> {
-        if let Some(divergence) = self.diverged.take() {
-            return Err(divergence);
+        if let Some(divergence) = &self.diverged {
+            return Err(divergence.clone());
         }
         match self.spine.get(self.position) {
             None if !self.cassette.is_complete() => Err(self.ends_early()),
@@ -397,34 +444,89 @@ fn halted(divergence: Divergence) -> InterpretError {
     InterpretError::Halted(Box::new(divergence))
 }
 
-impl Interpreter for Replay {
-    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
-        if let Some(divergence) = self.diverged.take() {
-            return Err(halted(divergence));
-        }
-        let asked =
-            RecordedInput::try_from(&input).map_err(|e| InterpretError::Halted(Box::new(e)))?;
+impl Replay {
+    /// The recorded time of `input` from the front end, if it is the next thing recorded.
+    fn take_outside(&mut self, input: &SessionInput) -> Result<u64, Divergence> {
+        let asked = RecordedInput::try_from(input).map_err(|e| {
+            self.diverge(
+                DivergenceKind::Input,
+                json!("a recordable input"),
+                json!(e.to_string()),
+            )
+        })?;
         match self.spine.get(self.position) {
             Some((_, Spine::Outside(t, recorded))) if *recorded == asked => {
                 let t = *t;
                 self.position += 1;
-                Ok((t, input))
+                Ok(t)
             }
             Some((_, other)) => {
                 let expected = other.describe();
-                Err(halted(self.diverge(
-                    DivergenceKind::Input,
-                    expected,
-                    json!({ "outside": asked }),
-                )))
+                Err(self.diverge(DivergenceKind::Input, expected, json!({ "outside": asked })))
             }
-            None if !self.cassette.is_complete() => Err(halted(self.ends_early())),
-            None => Err(halted(self.diverge(
+            None if !self.cassette.is_complete() => Err(self.ends_early()),
+            None => Err(self.diverge(
                 DivergenceKind::Input,
                 json!("the recording ends here"),
                 json!({ "outside": asked }),
-            ))),
+            )),
         }
+    }
+
+    /// The next answer, timer or command as recorded.
+    fn take_next(&mut self) -> Result<(u64, SessionInput), Divergence> {
+        let Some((_, entry)) = self.spine.get(self.position).cloned() else {
+            if !self.cassette.is_complete() {
+                return Err(self.ends_early());
+            }
+            return Err(self.diverge(
+                DivergenceKind::Input,
+                json!("the recording ends here"),
+                json!("the session is still busy"),
+            ));
+        };
+        let answer = match entry {
+            Spine::Event(t, call) => {
+                let event = self.model_event(call)?;
+                (
+                    t,
+                    SessionInput::Answer(Input::Model {
+                        call: CallId(call),
+                        event,
+                    }),
+                )
+            }
+            Spine::Wake(t) => (t, SessionInput::Wake),
+            Spine::Answer(t, input) | Spine::Command(t, input) => (t, input.to_input()),
+            other => {
+                let expected = other.describe();
+                return Err(self.diverge(
+                    DivergenceKind::Input,
+                    expected,
+                    json!("the session waited for an answer"),
+                ));
+            }
+        };
+        self.position += 1;
+        Ok(answer)
+    }
+
+    /// Keeps the first divergence: every later call reports it again.
+    fn stop<T>(&mut self, result: Result<T, Divergence>) -> Result<T, InterpretError> {
+        if let Err(divergence) = &result {
+            self.diverged.get_or_insert_with(|| divergence.clone());
+        }
+        result.map_err(halted)
+    }
+}
+
+impl Interpreter for Replay {
+    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
+        if let Some(divergence) = &self.diverged {
+            return Err(halted(divergence.clone()));
+        }
+        let taken = self.take_outside(&input);
+        self.stop(taken).map(|t| (t, input))
     }
 
     fn start(&mut self, effect: Effect) {
@@ -442,43 +544,11 @@ impl Interpreter for Replay {
     }
 
     async fn next(&mut self, _wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
-        if let Some(divergence) = self.diverged.take() {
-            return Err(halted(divergence));
+        if let Some(divergence) = &self.diverged {
+            return Err(halted(divergence.clone()));
         }
-        let Some((_, entry)) = self.spine.get(self.position).cloned() else {
-            if !self.cassette.is_complete() {
-                return Err(halted(self.ends_early()));
-            }
-            return Err(halted(self.diverge(
-                DivergenceKind::Input,
-                json!("the recording ends here"),
-                json!("the session is still busy"),
-            )));
-        };
-        let answer = match entry {
-            Spine::Event(t, call) => {
-                let event = self.model_event(call).map_err(halted)?;
-                (
-                    t,
-                    SessionInput::Answer(Input::Model {
-                        call: CallId(call),
-                        event,
-                    }),
-                )
-            }
-            Spine::Wake(t) => (t, SessionInput::Wake),
-            Spine::Answer(t, input) | Spine::Command(t, input) => (t, input.to_input()),
-            other => {
-                let expected = other.describe();
-                return Err(halted(self.diverge(
-                    DivergenceKind::Input,
-                    expected,
-                    json!("the session waited for an answer"),
-                )));
-            }
-        };
-        self.position += 1;
-        Ok(answer)
+        let taken = self.take_next();
+        self.stop(taken)
     }
 }
 

@@ -8,11 +8,13 @@ use std::sync::Arc;
 use pi_cassettes::format::{Header, SessionStart};
 use pi_cassettes::{recording_transport, Cassette, Divergence, Outcome, Record, Recorder, Replay};
 use pi_core::agent_session::SessionInput;
+use pi_core::model::Model;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::driver::{DriveError, InterpretError};
 
 use crate::args::{Args, CassetteMode, Mode};
+use crate::model_select::ScopedModel;
 use crate::output::Stdout;
 use crate::print_mode;
 use crate::setup::{Built, InitialSession, Start};
@@ -59,6 +61,20 @@ impl Plan {
         }
     }
 
+    /// The file a recording goes to, if this plan records.
+    pub fn record_to(&self, built: &Built) -> Option<PathBuf> {
+        match self {
+            Plan::Record(path) => Some(path.clone()),
+            Plan::RecordBesideSession => match &built.initial {
+                InitialSession::InMemory => None,
+                InitialSession::New { file } | InitialSession::Existing { file, .. } => {
+                    Some(file.with_extension("cassette"))
+                }
+            },
+            _ => None,
+        }
+    }
+
     /// When the run starts and its seed: the recorded ones on replay.
     pub fn start(&self) -> Start {
         match self {
@@ -81,24 +97,33 @@ pub fn load(path: &Path) -> Result<Cassette, CliError> {
 }
 
 /// The header of a recording of `built` in `mode`, started by the command line `command`.
-pub fn header(built: &Built, mode: Mode, command: Vec<String>) -> Header {
+pub fn header(
+    built: &Built,
+    mode: Mode,
+    command: Vec<String>,
+    models: Vec<Model>,
+    scoped: &[ScopedModel],
+) -> Header {
     let name = |file: &Path| file.file_name().map(|n| n.to_string_lossy().into_owned());
     let session = match &built.initial {
         InitialSession::InMemory => SessionStart {
             kind: "memory".into(),
             file: None,
+            path: None,
             content: None,
             id_state: built.id_state,
         },
         InitialSession::New { file } => SessionStart {
             kind: "new".into(),
             file: name(file),
+            path: Some(file.to_string_lossy().into_owned()),
             content: None,
             id_state: built.id_state,
         },
         InitialSession::Existing { file, content } => SessionStart {
             kind: "open".into(),
             file: name(file),
+            path: Some(file.to_string_lossy().into_owned()),
             content: Some(String::from_utf8_lossy(content).into_owned()),
             id_state: built.id_state,
         },
@@ -115,8 +140,30 @@ pub fn header(built: &Built, mode: Mode, command: Vec<String>) -> Header {
             "credential headers".into(),
             "credential query parameters".into(),
         ],
+        models: Some(models),
+        scoped_models: scoped
+            .iter()
+            .map(|s| pi_cassettes::format::ScopedModel {
+                model: s.model.clone(),
+                thinking_level: s.thinking,
+            })
+            .collect(),
         command: Some(command),
     }
+}
+
+/// The models a recorded run could use and its `--models` scope.
+pub fn recorded_models(cassette: &Cassette) -> (Vec<Model>, Vec<ScopedModel>) {
+    let header = &cassette.header;
+    let scoped = header
+        .scoped_models
+        .iter()
+        .map(|s| ScopedModel {
+            model: s.model.clone(),
+            thinking: s.thinking_level,
+        })
+        .collect();
+    (header.models.clone().unwrap_or_default(), scoped)
 }
 
 /// `text`, `json` or `rpc`.
@@ -154,17 +201,10 @@ pub async fn run_print(
     mode: Mode,
     inputs: Vec<SessionInput>,
     command: Vec<String>,
+    models: Vec<Model>,
+    scoped: &[ScopedModel],
 ) -> Result<i32, CliError> {
-    let record_to = match &plan {
-        Plan::Record(path) => Some(path.clone()),
-        Plan::RecordBesideSession => match &built.initial {
-            InitialSession::InMemory => None,
-            InitialSession::New { file } | InitialSession::Existing { file, .. } => {
-                Some(file.with_extension("cassette"))
-            }
-        },
-        _ => None,
-    };
+    let record_to = plan.record_to(&built);
     if let Plan::Replay(cassette) = plan {
         let replay = Replay::new(cassette).map_err(|d| CliError::Cassette(d.to_string()))?;
         let mut session = AgentSession::from_parts(built.machine, replay, built.file);
@@ -189,7 +229,7 @@ pub async fn run_print(
         session.end_before_exit();
         return Ok(code);
     };
-    let header = header(&built, mode, command);
+    let header = header(&built, mode, command, models, scoped);
     let recorder =
         Recorder::create(&path, &header, &[]).map_err(|e| CliError::Cassette(e.to_string()))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -202,7 +242,7 @@ pub async fn run_print(
     let code = print_mode::run(&mut session, mode, inputs, &mut out)
         .await
         .unwrap_or_else(|error| report_error(&error));
-    write_outcome(&recorder, code, &out, session.file());
+    write_outcome(&recorder, code, &out, session.written_file());
     if let Some(failure) = recorder.failure() {
         eprintln!("Warning: the recording is incomplete: {failure}");
     }
@@ -230,6 +270,17 @@ pub fn report(divergence: &Divergence) -> i32 {
     } else {
         1
     }
+}
+
+/// The divergence behind `error` (a replay stopped by its recording), or the error itself as
+/// an output divergence of `replay`'s cassette.
+pub fn divergence_of(error: DriveError, replay: &Replay) -> Divergence {
+    if let DriveError::Interpret(InterpretError::Halted(halted)) = &error {
+        if let Some(divergence) = halted.downcast_ref::<Divergence>() {
+            return divergence.clone();
+        }
+    }
+    Divergence::output(replay.cassette(), "the run failed", "", &error.to_string())
 }
 
 /// Prints the error that stopped a run; its exit code (a replay's divergence is 1 or 125).

@@ -245,14 +245,14 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     {
         return Ok(1);
     }
+    let plan = cassette::Plan::of(&args, runtime.settings.record_cassettes())?;
     if mode == Mode::Rpc {
-        return rpc::run(runtime, choice).await;
+        return rpc::run(runtime, choice, plan, command).await;
     }
     if console.interactive && message.first.is_none() && message.rest.is_empty() {
         eprintln!("{NO_INTERACTIVE}");
         return Ok(1);
     }
-    let plan = cassette::Plan::of(&args, runtime.settings.record_cassettes())?;
     let built = runtime.build(&choice, plan.start())?;
     let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
     let model = built.machine.agent().model().clone();
@@ -266,7 +266,17 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         return Ok(1);
     }
     let inputs = print_mode::prompts(prompts, message.images);
-    cassette::run_print(plan, built, mode, inputs, command).await
+    let models = runtime.available_models();
+    cassette::run_print(
+        plan,
+        built,
+        mode,
+        inputs,
+        command,
+        models,
+        &runtime.scoped_models,
+    )
+    .await
 }
 
 /// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.

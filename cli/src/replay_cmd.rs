@@ -137,16 +137,33 @@ async fn replay(
     let store = session_store(cassette, &config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
     let replay = Replay::new(Arc::clone(cassette))?;
-    let inputs = replay.outside_inputs();
     let steps = replay.steps();
-    let mut session = AgentSession::from_parts(machine, replay, file);
+    let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
+    if cassette.header.mode == "rpc" {
+        let runtime = replay_runtime(cassette).map_err(unusable)?;
+        let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
+        let taken = std::mem::replace(out, Stdout::discarded());
+        let replayed = crate::rpc::replay(runtime, session, taken).await;
+        let session_digest = replayed
+            .session_file
+            .and_then(|path| std::fs::read(path).ok())
+            .map(|bytes| pi_cassettes::sha256_hex(&bytes));
+        return Ok(Replayed {
+            code: replayed.result?,
+            stdout: replayed.stdout,
+            session: session_digest,
+            steps,
+        });
+    }
+    let inputs = replay.outside_inputs();
+    let mut session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
     let code = match print_mode::run(&mut session, mode, inputs, out).await {
         Ok(code) => code,
-        Err(error) => return Err(halted_divergence(error, cassette)),
+        Err(error) => return Err(cassette::divergence_of(error, session.interpreter_mut())),
     };
     session.interpreter_mut().finish()?;
     let session_digest = session
-        .file()
+        .written_file()
         .and_then(|path| std::fs::read(path).ok())
         .map(|bytes| pi_cassettes::sha256_hex(&bytes));
     Ok(Replayed {
@@ -155,16 +172,6 @@ async fn replay(
         session: session_digest,
         steps,
     })
-}
-
-fn halted_divergence(error: pi_effects::driver::DriveError, cassette: &Cassette) -> Divergence {
-    use pi_effects::driver::{DriveError, InterpretError};
-    if let DriveError::Interpret(InterpretError::Halted(halted)) = &error {
-        if let Some(divergence) = halted.downcast_ref::<Divergence>() {
-            return divergence.clone();
-        }
-    }
-    Divergence::output(cassette, "the run failed", "", &error.to_string())
 }
 
 /// The session the recorded run started in, recreated in `dir`.
@@ -200,6 +207,17 @@ fn session_store(
         other => return Err(format!("field `session.kind`: unknown kind {other:?}")),
     };
     Ok(store.with_id_state(start.id_state))
+}
+
+/// The front end's view of the world for an RPC replay: the recorded command line read again
+/// here (its diagnostics do not matter: the session is built from the cassette).
+fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
+    let command = cassette.header.command.clone().unwrap_or_default();
+    let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let runtime = Runtime::from_args(&args, cwd).map_err(|e| e.to_string())?;
+    let (models, scoped) = crate::cassette::recorded_models(cassette);
+    Ok(runtime.with_recorded_models(models, scoped))
 }
 
 /// The recorded run's configuration rebuilt from today's settings, context files and prompt:

@@ -75,6 +75,9 @@ pub struct Runtime {
     /// Pi's runtime diagnostics (model resolution, `--api-key`), reported after the `@file`
     /// arguments are read; an error among them ends the run.
     pub diagnostics: Vec<Diagnostic>,
+    /// The models a recorded run could use, when replaying it: they stand in for the registry
+    /// and the credentials of this machine.
+    recorded_models: Option<Vec<Model>>,
 }
 
 /// A problem found while setting up, reported as `Warning: <text>` or `Error: <text>`.
@@ -204,11 +207,23 @@ impl Runtime {
             tools,
             warnings,
             diagnostics,
+            recorded_models: None,
         })
+    }
+
+    /// This runtime answering for a recorded run: `models` are the models it could use (with
+    /// credentials), whatever this machine's registry and keys say.
+    pub fn with_recorded_models(mut self, models: Vec<Model>, scoped: Vec<ScopedModel>) -> Self {
+        self.recorded_models = Some(models);
+        self.scoped_models = scoped;
+        self
     }
 
     /// The models with credentials, in the registry's order.
     pub fn available_models(&self) -> Vec<Model> {
+        if let Some(models) = &self.recorded_models {
+            return models.clone();
+        }
         self.registry
             .available(&self.auth, &self.env)
             .cloned()
@@ -236,6 +251,11 @@ impl Runtime {
 
     /// Whether a key can be found for `model` (Pi's check before prompting).
     pub fn has_auth(&self, model: &Model) -> bool {
+        if let Some(models) = &self.recorded_models {
+            return models
+                .iter()
+                .any(|m| m.provider == model.provider && m.id == model.id);
+        }
         self.registry
             .has_configured_auth(model, &self.auth, &self.env)
     }

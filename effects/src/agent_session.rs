@@ -186,6 +186,9 @@ pub struct AgentSession<I: Interpreter = Live> {
     io: I,
     file: SessionFile,
     commands: Option<UnboundedSender<SessionInput>>,
+    /// The path the session reports instead of the one it writes (see
+    /// [`AgentSession::reporting_path`]).
+    reported_path: Option<PathBuf>,
 }
 
 /// Builds a live session (must be called inside a tokio runtime).
@@ -203,6 +206,7 @@ pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live
         io,
         file,
         commands: Some(commands),
+        reported_path: None,
     })
 }
 
@@ -274,7 +278,15 @@ impl<I: Interpreter> AgentSession<I> {
             io,
             file,
             commands: None,
+            reported_path: None,
         }
+    }
+
+    /// The session reports `path` as its file while writing where it was opened: a replay
+    /// writes in a scratch directory but says what the recorded run said.
+    pub fn reporting_path(mut self, path: Option<PathBuf>) -> Self {
+        self.reported_path = path;
+        self
     }
 
     /// A sender for inputs while a prompt runs (steer, follow-up, abort), from another task.
@@ -288,13 +300,26 @@ impl<I: Interpreter> AgentSession<I> {
         &self.machine
     }
 
+    /// The interpreter.
+    pub fn interpreter(&self) -> &I {
+        &self.io
+    }
+
     /// The interpreter, for what only it knows (whether a replay used its whole recording).
     pub fn interpreter_mut(&mut self) -> &mut I {
         &mut self.io
     }
 
-    /// The session file, `None` in memory.
+    /// The session file, `None` in memory (as reported: see [`AgentSession::reporting_path`]).
     pub fn file(&self) -> Option<&Path> {
+        match &self.reported_path {
+            Some(path) if self.file.path().is_some() => Some(path),
+            _ => self.file.path(),
+        }
+    }
+
+    /// The file the session is written to, `None` in memory.
+    pub fn written_file(&self) -> Option<&Path> {
         self.file.path()
     }
 
@@ -339,6 +364,7 @@ impl<I: Interpreter> AgentSession<I> {
             io,
             file,
             commands,
+            ..
         } = self;
         drop((io, file, commands));
         std::mem::forget(machine);

@@ -8,13 +8,14 @@ use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
 use pi_effects::agent_session::CancellationToken;
 use pi_effects::clock::now_ms;
+use pi_effects::driver::Interpreter;
 use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::ToolEnv;
 use serde_json::{json, Value};
 
 use super::{failure, json_error, state, success, BashDone, Rpc};
 
-impl Rpc {
+impl<I: Interpreter + Send> Rpc<I> {
     /// Parses and handles one input line. Every error answer carries the line's `id` when it
     /// has one (Pi 0.73.1 leaves it out of some, so a client matching answers by id would wait
     /// forever); a line that is not valid JSON is read leniently for it.
@@ -266,6 +267,10 @@ impl Rpc {
         let thinking_write = thinking
             .filter(|_| thinking != thinking_before)
             .map(|level| (vec!["defaultThinkingLevel"], json!(level.as_str())));
+        if matches!(self.role, super::Role::Replaying) {
+            // A replay changes nothing on disk but its session file.
+            return Ok(());
+        }
         for (path, value) in writes.into_iter().chain(thinking_write) {
             let agent_dir = self.runtime.agent_dir.clone();
             if let Err(error) = self.runtime.settings.set_global(&agent_dir, &path, value) {
@@ -277,12 +282,7 @@ impl Rpc {
 
     /// The models a request could be authenticated for, in the registry's order.
     fn available_models(&self) -> Vec<Model> {
-        let runtime = &self.runtime;
-        runtime
-            .registry
-            .available(&runtime.auth, &runtime.env)
-            .cloned()
-            .collect()
+        self.runtime.available_models()
     }
 
     /// Pi's `cycleModel` over the available models: `null` with fewer than two.
@@ -345,6 +345,10 @@ impl Rpc {
     fn start_bash(&mut self, id: Option<Value>, command: String) {
         let cancel = CancellationToken::new();
         self.bash = Some(cancel.clone());
+        // Replaying, the result comes from the cassette: nothing runs.
+        let Some(done) = self.bash_done.clone() else {
+            return;
+        };
         let mut env = ToolEnv::new(&self.runtime.cwd);
         env.shell = self.runtime.settings.shell_path().map(Into::into);
         env.command_prefix = self
@@ -352,7 +356,6 @@ impl Rpc {
             .settings
             .shell_command_prefix()
             .map(str::to_owned);
-        let done = self.bash_done.clone();
         let generation = self.generation;
         tokio::spawn(async move {
             let result = execute_bash(&env, &command, &cancel, None).await;
@@ -362,6 +365,7 @@ impl Rpc {
                 generation,
                 command,
                 result,
+                finished_at: now_ms(),
             });
         });
     }
@@ -369,6 +373,19 @@ impl Rpc {
     /// Records a finished `bash` command (Pi's `recordBashResult`) and answers it.
     pub(super) fn bash_finished(&mut self, done: BashDone) {
         self.bash = None;
+        if let super::Role::Recording(recorder) = &self.role {
+            let (result, error) = match &done.result {
+                Ok(result) => (Some(result.to_json()), None),
+                Err(error) => (None, Some(error.clone())),
+            };
+            recorder.write(pi_cassettes::Line::UserBash {
+                t: done.finished_at,
+                id: done.id.clone(),
+                command: done.command.clone(),
+                result,
+                error,
+            });
+        }
         let result = match done.result {
             Ok(result) => result,
             Err(message) => {
@@ -392,7 +409,7 @@ impl Rpc {
                 .full_output_path
                 .as_ref()
                 .map(|p| p.display().to_string()),
-            timestamp: now_ms(),
+            timestamp: done.finished_at,
             exclude_from_context: None,
             extra: Default::default(),
         };

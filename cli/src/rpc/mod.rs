@@ -15,34 +15,76 @@ mod state;
 
 use std::collections::VecDeque;
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pi_cassettes::{recording_transport, Divergence, FrontEnd, Line, Record, Recorder, Replay};
 use pi_core::agent_session::Reply;
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
-use pi_effects::driver::{DriveError, InterpretError};
+use pi_effects::clock::{now_ms, Clock, SystemClock};
+use pi_effects::driver::{DriveError, InterpretError, Interpreter};
 use pi_effects::tools::user_bash::BashResult;
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
+use crate::args::Mode;
+use crate::cassette::{self, Plan};
 use crate::output::Stdout;
 use crate::setup::{Runtime, SessionChoice};
 use crate::signals::{stop, Signals};
 use crate::CliError;
 
-/// Runs RPC mode until stdin ends; returns the exit code.
-pub async fn run(runtime: Runtime, choice: SessionChoice) -> Result<i32, CliError> {
-    let session = runtime.open(&choice)?;
+/// Runs RPC mode until stdin ends (or, replaying, until the cassette's lines do); returns the
+/// exit code.
+pub async fn run(
+    runtime: Runtime,
+    choice: SessionChoice,
+    plan: Plan,
+    command: Vec<String>,
+) -> Result<i32, CliError> {
+    let built = runtime.build(&choice, plan.start())?;
+    let record_to = plan.record_to(&built);
+    match plan {
+        Plan::Replay(cassette) => {
+            let io = Replay::new(cassette).map_err(|d| CliError::Cassette(d.to_string()))?;
+            let session = AgentSession::from_parts(built.machine, io, built.file);
+            let (models, scoped) = cassette::recorded_models(session.interpreter().cassette());
+            let runtime = runtime.with_recorded_models(models, scoped);
+            let replayed = replay(runtime, session, Stdout::new()).await;
+            Ok(replayed.result.unwrap_or_else(|d| cassette::report(&d)))
+        }
+        _ => match record_to {
+            Some(path) => {
+                let models = runtime.available_models();
+                let header =
+                    cassette::header(&built, Mode::Rpc, command, models, &runtime.scoped_models);
+                let recorder = Recorder::create(&path, &header, &[])
+                    .map_err(|e| CliError::Cassette(e.to_string()))?;
+                let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+                let live = built
+                    .live
+                    .with_call_transport(recording_transport(recorder.clone(), clock));
+                let io = Record::new(live, recorder.clone());
+                let session = AgentSession::from_parts(built.machine, io, built.file);
+                let rpc = Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder));
+                Ok(run_live(rpc).await)
+            }
+            None => {
+                let session = AgentSession::from_parts(built.machine, built.live, built.file);
+                let mut rpc = Rpc::new(runtime, session, Stdout::new(), Role::Live);
+                rpc.reopen = Some(|runtime, choice| runtime.open(choice));
+                Ok(run_live(rpc).await)
+            }
+        },
+    }
+}
+
+/// RPC mode on stdin, with real processes for `bash`.
+async fn run_live<I: Interpreter + Send>(mut rpc: Rpc<I>) -> i32 {
     let (bash_done, mut bash_finished) = unbounded_channel();
-    let mut rpc = Rpc {
-        runtime,
-        session,
-        out: Stdout::new(),
-        abort_waiters: Vec::new(),
-        compact_waiters: VecDeque::new(),
-        bash: None,
-        bash_done,
-        generation: 0,
-    };
+    rpc.bash_done = Some(bash_done);
     let mut lines = framing::spawn_line_reader(std::io::stdin());
     let mut signals = Signals::new();
     // Set when the session is busy with nothing that could answer it (a defect, reported once);
@@ -54,6 +96,7 @@ pub async fn run(runtime: Runtime, choice: SessionChoice) -> Result<i32, CliErro
             line = lines.recv() => match line {
                 Some(line) => {
                     stuck = false;
+                    rpc.record(|t| Line::Stdin { t, line: line.clone() });
                     rpc.handle_line(&line);
                 }
                 None => break,
@@ -77,12 +120,73 @@ pub async fn run(runtime: Runtime, choice: SessionChoice) -> Result<i32, CliErro
                 }
                 let out = &mut rpc.out;
                 stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
-                return Ok(rpc.end(code));
+                return rpc.end(code);
             }
         }
         rpc.answer_abort_waiters();
     }
-    Ok(rpc.end(0))
+    rpc.end(0)
+}
+
+/// What replaying an RPC session did.
+pub struct ReplayedRpc {
+    /// The exit code, or where the replay parted from its recording.
+    pub result: Result<i32, Divergence>,
+    /// SHA-256 of what it printed.
+    pub stdout: String,
+    /// The session file it wrote, if any.
+    pub session_file: Option<PathBuf>,
+}
+
+/// RPC mode answered from a cassette: its stdin lines and `bash` results in the recorded
+/// order, the session's answers from the recording; nothing runs, and nothing is written but
+/// the output and the session file.
+pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout) -> ReplayedRpc {
+    let mut rpc = Rpc::new(runtime, session, out, Role::Replaying);
+    let result = replay_lines(&mut rpc).await;
+    rpc.out.flush();
+    ReplayedRpc {
+        result,
+        stdout: rpc.out.digest(),
+        session_file: rpc.session.written_file().map(PathBuf::from),
+    }
+}
+
+async fn replay_lines(rpc: &mut Rpc<Replay>) -> Result<i32, Divergence> {
+    loop {
+        match rpc.session.interpreter_mut().front_end() {
+            FrontEnd::Stdin(_, line) => rpc.handle_line(&line),
+            FrontEnd::UserBash(bash) => {
+                let done = BashDone {
+                    id: bash.id,
+                    generation: rpc.generation,
+                    command: bash.command,
+                    result: bash.result.map(|data| BashResult::from_json(&data)),
+                    finished_at: bash.t,
+                };
+                rpc.bash_finished(done);
+            }
+            FrontEnd::Machine => {
+                let out = &mut rpc.out;
+                match rpc.session.advance(|event| out.json_line(event)).await {
+                    Ok(Ok(replies)) => rpc.replies(replies),
+                    Ok(Err(_)) => {}
+                    Err(error) => {
+                        return Err(cassette::divergence_of(
+                            error,
+                            rpc.session.interpreter_mut(),
+                        ))
+                    }
+                }
+            }
+            FrontEnd::End => break,
+        }
+        if let Some(divergence) = rpc.session.interpreter_mut().divergence() {
+            return Err(divergence.clone());
+        }
+        rpc.answer_abort_waiters();
+    }
+    rpc.session.interpreter_mut().finish().map(|()| 0)
 }
 
 /// A `bash` command that finished, with the id it came with.
@@ -92,32 +196,84 @@ struct BashDone {
     generation: u64,
     command: String,
     result: Result<BashResult, String>,
+    /// When it finished (the message's `timestamp`).
+    finished_at: u64,
 }
 
+/// What RPC mode does with a cassette.
+enum Role {
+    Live,
+    /// Every stdin line and `bash` result is written down as it comes.
+    Recording(Recorder),
+    /// Lines and results come from the cassette; `bash` runs nothing, settings are not written.
+    Replaying,
+}
+
+/// Builds the session a replacing command (`new_session`, `switch_session`, `fork`, `clone`)
+/// asks for.
+type Reopen<I> = fn(&Runtime, &SessionChoice) -> Result<AgentSession<I>, CliError>;
+
 /// The RPC front end's state around the session.
-struct Rpc {
+struct Rpc<I: Interpreter> {
     runtime: Runtime,
-    session: AgentSession,
+    session: AgentSession<I>,
     out: Stdout,
+    role: Role,
+    /// How replacing commands build their session; `None` while recording or replaying (one
+    /// cassette holds one session).
+    reopen: Option<Reopen<I>>,
     /// Ids of `abort` commands waiting for the run to end.
     abort_waiters: Vec<Option<Value>>,
     /// Ids of `compact` commands waiting for their result, oldest first.
     compact_waiters: VecDeque<Option<Value>>,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
-    bash_done: UnboundedSender<BashDone>,
+    /// Where `bash` commands report (none when replaying: results come from the cassette).
+    bash_done: Option<UnboundedSender<BashDone>>,
     /// Counts session replacements: a `bash` that finishes after its session was replaced is
     /// answered but not recorded in the new one (Pi records it in the old session object).
     generation: u64,
 }
 
-impl Rpc {
-    /// Flushes what is left to say and ends the session before the process exits with `code`.
+impl<I: Interpreter + Send> Rpc<I> {
+    fn new(runtime: Runtime, session: AgentSession<I>, out: Stdout, role: Role) -> Self {
+        Rpc {
+            runtime,
+            session,
+            out,
+            role,
+            reopen: None,
+            abort_waiters: Vec::new(),
+            compact_waiters: VecDeque::new(),
+            bash: None,
+            bash_done: None,
+            generation: 0,
+        }
+    }
+
+    /// Writes a line to the cassette being recorded, stamped now.
+    fn record(&self, line: impl FnOnce(u64) -> Line) {
+        if let Role::Recording(recorder) = &self.role {
+            recorder.write(line(now_ms()));
+        }
+    }
+
+    /// Flushes what is left to say and ends the session before the process exits with `code`;
+    /// a recording gets its outcome.
     fn end(self, code: i32) -> i32 {
         let Rpc {
-            mut out, session, ..
+            mut out,
+            session,
+            role,
+            ..
         } = self;
         out.flush();
+        if let Role::Recording(recorder) = &role {
+            cassette::write_outcome(recorder, code, &out, session.written_file());
+            if let Some(failure) = recorder.failure() {
+                eprintln!("Warning: the recording is incomplete: {failure}");
+            }
+        }
         session.end_before_exit();
         code
     }

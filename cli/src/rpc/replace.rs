@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use pi_core::message::AgentMessage;
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::ids::IdGenerator;
+use pi_effects::driver::Interpreter;
 use pi_effects::session::SessionStore;
 use serde_json::{json, Value};
 
@@ -24,7 +25,7 @@ enum Position {
     At,
 }
 
-impl Rpc {
+impl<I: Interpreter + Send> Rpc<I> {
     /// Runs a session-replacing command; its data.
     pub(super) fn replace_command(
         &mut self,
@@ -142,10 +143,13 @@ impl Rpc {
     /// Builds the new session and drops the old one. Commands still waiting on the old session
     /// are answered now: an abort as done, a compaction as cancelled.
     fn replace(&mut self, choice: &SessionChoice) -> Result<(), Failure> {
-        let session = self
-            .runtime
-            .open(choice)
-            .map_err(|e| Failure::Message(e.to_string()))?;
+        let reopen = self.reopen.ok_or_else(|| {
+            Failure::Message(
+                "Replacing the session is not supported while recording or replaying a cassette"
+                    .into(),
+            )
+        })?;
+        let session = reopen(&self.runtime, choice).map_err(|e| Failure::Message(e.to_string()))?;
         self.session = session;
         self.bash = None;
         self.generation += 1;

@@ -7,6 +7,7 @@ use pi_core::compaction::tokens::{calculate_context_tokens, estimate_context_tok
 use pi_core::message::{AgentMessage, ContentBlock, StopReason};
 use pi_core::session::entry::SessionEntry;
 use pi_effects::agent_session::AgentSession;
+use pi_effects::driver::Interpreter;
 use serde_json::{json, Map, Value};
 
 /// Pi's queue-mode spelling.
@@ -18,7 +19,7 @@ pub fn queue_mode_name(mode: QueueMode) -> &'static str {
 }
 
 /// `get_state`'s data (`RpcSessionState`); absent values are left out, as `JSON.stringify` does.
-pub fn session_state(session: &AgentSession) -> Value {
+pub fn session_state<I: Interpreter>(session: &AgentSession<I>) -> Value {
     let machine = session.machine();
     let agent = machine.agent();
     let (steering, follow_up) = machine.queued_texts();
@@ -58,7 +59,7 @@ pub fn session_state(session: &AgentSession) -> Value {
 }
 
 /// `get_session_stats`'s data (Pi's `getSessionStats`).
-pub fn session_stats(session: &AgentSession) -> Value {
+pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
     let machine = session.machine();
     let messages = machine.agent().messages();
     let count = |role: &str| messages.iter().filter(|m| m.role() == role).count();

@@ -34,6 +34,20 @@ pub struct BashResult {
 }
 
 impl BashResult {
+    /// The result [`to_json`](Self::to_json) describes (a recorded one); missing fields read
+    /// as empty.
+    pub fn from_json(value: &Value) -> Self {
+        BashResult {
+            output: value["output"].as_str().unwrap_or_default().to_owned(),
+            exit_code: value["exitCode"]
+                .as_i64()
+                .and_then(|c| i32::try_from(c).ok()),
+            cancelled: value["cancelled"].as_bool().unwrap_or(false),
+            truncated: value["truncated"].as_bool().unwrap_or(false),
+            full_output_path: value["fullOutputPath"].as_str().map(PathBuf::from),
+        }
+    }
+
     /// Pi's JSON (the RPC `bash` response's `data`): absent values omitted.
     pub fn to_json(&self) -> Value {
         let mut map = Map::new();
