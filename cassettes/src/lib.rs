@@ -10,12 +10,14 @@
 
 pub mod divergence;
 pub mod format;
+pub mod hybrid;
 pub mod read;
 pub mod record;
 pub mod replay;
 pub mod write;
 
 pub use divergence::{Divergence, DivergenceKind};
+pub use hybrid::Hybrid;
 pub use format::{Header, Line, Outcome, SessionStart, FORMAT_VERSION};
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};

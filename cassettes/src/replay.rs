@@ -269,6 +269,61 @@ impl Replay {
         }
     }
 
+    /// The recorded lines of model call `call` (its options, requests and response bytes),
+    /// for a new cassette that continues this one (times within the call are not kept).
+    pub fn recorded_call_lines(&self, call: u64) -> Vec<Line> {
+        let Some(recorded) = self.recorded_calls.get(&call) else {
+            return Vec::new();
+        };
+        let mut lines = vec![Line::Call {
+            call,
+            t: recorded.started_at,
+            options: recorded.options.clone(),
+        }];
+        for exchange in &recorded.exchanges {
+            let request = &exchange.request;
+            lines.push(Line::Request {
+                call,
+                dt: 0,
+                method: request["method"].as_str().unwrap_or("POST").to_owned(),
+                url: request["url"].as_str().unwrap_or_default().to_owned(),
+                headers: serde_json::from_value(request["headers"].clone()).unwrap_or_default(),
+                body: request["body"].clone(),
+            });
+            if let Some((status, headers)) = &exchange.response {
+                lines.push(Line::Response {
+                    call,
+                    dt: 0,
+                    status: *status,
+                    headers: headers.clone(),
+                });
+            }
+            for chunk in &exchange.chunks {
+                let (text, base64) = match std::str::from_utf8(chunk) {
+                    Ok(text) => (Some(text.to_owned()), None),
+                    Err(_) => (
+                        None,
+                        Some(base64::engine::general_purpose::STANDARD.encode(chunk)),
+                    ),
+                };
+                lines.push(Line::Chunk {
+                    call,
+                    dt: 0,
+                    text,
+                    base64,
+                });
+            }
+            if let Some(end) = &exchange.end {
+                lines.push(Line::End {
+                    call,
+                    dt: 0,
+                    end: end.clone(),
+                });
+            }
+        }
+        lines
+    }
+
     /// Every recorded input from the front end, in order (the prompts of a print-mode run).
     pub fn outside_inputs(&self) -> Vec<SessionInput> {
         self.spine

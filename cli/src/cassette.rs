@@ -6,12 +6,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_cassettes::format::{Header, SessionStart};
-use pi_cassettes::{recording_transport, Cassette, Divergence, Outcome, Record, Recorder, Replay};
-use pi_core::agent_session::SessionInput;
+use pi_cassettes::{
+    recording_transport, Cassette, Divergence, Hybrid, Outcome, Record, Recorder, Replay,
+};
+use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::model::Model;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::clock::{Clock, SystemClock};
-use pi_effects::driver::{DriveError, InterpretError};
+use pi_effects::driver::{DriveError, InterpretError, Interpreter};
+use pi_effects::live::Live;
+use pi_effects::session::SessionFile;
 
 use crate::args::{Args, CassetteMode, Mode};
 use crate::model_select::ScopedModel;
@@ -35,11 +39,22 @@ pub enum Plan {
     /// Record beside the session file, if the session has one.
     RecordBesideSession,
     Replay(Arc<Cassette>),
+    /// Replay until the first divergence, then go live; the whole run is recorded into the
+    /// file.
+    Hybrid(Arc<Cassette>, PathBuf),
 }
 
 impl Plan {
     /// The plan of this command line; `record_every_run` is the setting (or variable).
     pub fn of(args: &Args, record_every_run: bool) -> Result<Plan, CliError> {
+        if let (Some(CassetteMode::Hybrid), Some(replay)) = (args.cassette_mode, &args.replay) {
+            let replay = PathBuf::from(replay);
+            let record = args.record.as_ref().map_or_else(
+                || replay.with_extension("hybrid.jsonl"),
+                PathBuf::from,
+            );
+            return Ok(Plan::Hybrid(Arc::new(load(&replay)?), record));
+        }
         if let Some(path) = &args.record {
             return Ok(Plan::Record(PathBuf::from(path)));
         }
@@ -54,17 +69,16 @@ impl Plan {
         match args.cassette_mode.unwrap_or(CassetteMode::Replay) {
             CassetteMode::Record => Ok(Plan::Record(path)),
             CassetteMode::Once if !path.exists() => Ok(Plan::Record(path)),
-            CassetteMode::Once | CassetteMode::Replay => Ok(Plan::Replay(Arc::new(load(&path)?))),
-            CassetteMode::Hybrid => Err(CliError::Usage(
-                "--cassette-mode hybrid is not available in this build yet; use replay, once or record".into(),
-            )),
+            CassetteMode::Once | CassetteMode::Replay | CassetteMode::Hybrid => {
+                Ok(Plan::Replay(Arc::new(load(&path)?)))
+            }
         }
     }
 
     /// The file a recording goes to, if this plan records.
     pub fn record_to(&self, built: &Built) -> Option<PathBuf> {
         match self {
-            Plan::Record(path) => Some(path.clone()),
+            Plan::Record(path) | Plan::Hybrid(_, path) => Some(path.clone()),
             Plan::RecordBesideSession => match &built.initial {
                 InitialSession::InMemory => None,
                 InitialSession::New { file } | InitialSession::Existing { file, .. } => {
@@ -78,7 +92,7 @@ impl Plan {
     /// When the run starts and its seed: the recorded ones on replay.
     pub fn start(&self) -> Start {
         match self {
-            Plan::Replay(cassette) => Start {
+            Plan::Replay(cassette) | Plan::Hybrid(cassette, _) => Start {
                 at: cassette.header.config.started_at,
                 seed: cassette.header.config.seed,
             },
@@ -96,14 +110,25 @@ pub fn load(path: &Path) -> Result<Cassette, CliError> {
     Cassette::load(path).map_err(|e| CliError::Cassette(e.to_string()))
 }
 
-/// The header of a recording of `built` in `mode`, started by the command line `command`.
-pub fn header(
-    built: &Built,
-    mode: Mode,
-    command: Vec<String>,
-    models: Vec<Model>,
-    scoped: &[ScopedModel],
-) -> Header {
+/// What a recording's header holds besides the session's parts.
+#[derive(Debug)]
+pub struct RunInfo<'a> {
+    pub mode: Mode,
+    /// The command line, without the cassette flags.
+    pub command: Vec<String>,
+    /// The models the run could switch to.
+    pub models: Vec<Model>,
+    pub scoped: &'a [ScopedModel],
+}
+
+/// The header of a recording of `built`.
+pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
+    let RunInfo {
+        mode,
+        command,
+        models,
+        scoped,
+    } = info;
     let name = |file: &Path| file.file_name().map(|n| n.to_string_lossy().into_owned());
     let session = match &built.initial {
         InitialSession::InMemory => SessionStart {
@@ -194,60 +219,132 @@ pub fn recorded_command(argv: &[String]) -> Vec<String> {
     out
 }
 
+/// A session's interpreter as the plan asks for it.
+#[derive(Debug)]
+pub enum Io {
+    Live(Live),
+    Record(Record<Live>, Recorder),
+    Hybrid(Record<Hybrid>, Recorder),
+    Replay(Replay),
+}
+
+/// The machine, file and interpreter of a run of `plan` over `built`.
+pub fn prepare(
+    plan: Plan,
+    built: Built,
+    info: RunInfo<'_>,
+) -> Result<(SessionMachine, SessionFile, Io), CliError> {
+    let record_to = plan.record_to(&built);
+    let unusable = |d: Divergence| CliError::Cassette(d.to_string());
+    let io = match (plan, record_to) {
+        (Plan::Replay(cassette), _) => Io::Replay(Replay::new(cassette).map_err(unusable)?),
+        (Plan::Hybrid(cassette, _), Some(path)) => {
+            let replay = Replay::new(cassette).map_err(unusable)?;
+            let header = header(&built, info);
+            let (live, recorder) = recording(built.live, &path, &header)?;
+            let hybrid = Hybrid::new(replay, live, Some(recorder.clone()));
+            Io::Hybrid(Record::new(hybrid, recorder.clone()), recorder)
+        }
+        (_, Some(path)) => {
+            let header = header(&built, info);
+            let (live, recorder) = recording(built.live, &path, &header)?;
+            Io::Record(Record::new(live, recorder.clone()), recorder)
+        }
+        (_, None) => Io::Live(built.live),
+    };
+    Ok((built.machine, built.file, io))
+}
+
+/// A recorder at `path` and the Live interpreter that writes its calls into it.
+fn recording(live: Live, path: &Path, header: &Header) -> Result<(Live, Recorder), CliError> {
+    let recorder =
+        Recorder::create(path, header, &[]).map_err(|e| CliError::Cassette(e.to_string()))?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
+    Ok((live, recorder))
+}
+
 /// Runs `inputs` in print mode over the interpreter `plan` asks for; returns the exit code.
 pub async fn run_print(
     plan: Plan,
     built: Built,
+    info: RunInfo<'_>,
+    inputs: Vec<SessionInput>,
+) -> Result<i32, CliError> {
+    let mode = info.mode;
+    let (machine, file, io) = prepare(plan, built, info)?;
+    let mut out = Stdout::new();
+    let code = match io {
+        Io::Live(live) => print(machine, live, file, mode, inputs, &mut out, |_, code, _| code).await,
+        Io::Record(io, recorder) => {
+            print(machine, io, file, mode, inputs, &mut out, |_, code, session| {
+                finish_recording(&recorder, code, session)
+            })
+            .await
+        }
+        Io::Hybrid(io, recorder) => {
+            print(machine, io, file, mode, inputs, &mut out, |io, code, session| {
+                match io.inner_mut().went_live_at() {
+                    Some(step) => eprintln!("hybrid: replayed until step {step}, then ran live"),
+                    None => eprintln!("hybrid: the whole run was replayed"),
+                }
+                eprintln!("hybrid: recorded to {}", recorder.path().display());
+                finish_recording(&recorder, code, session)
+            })
+            .await
+        }
+        Io::Replay(replay) => {
+            print(machine, replay, file, mode, inputs, &mut out, |replay, code, _| {
+                match replay.finish() {
+                    Ok(()) => code,
+                    Err(divergence) => report(&divergence),
+                }
+            })
+            .await
+        }
+    };
+    Ok(code)
+}
+
+/// What a finished run's session left: its output and session file, for the outcome line.
+type Ended<'a> = (&'a Stdout, Option<&'a Path>);
+
+/// Runs print mode over `io` and ends the session; `end` gets the interpreter, the exit code
+/// and what was written, and gives the final exit code (a failed run's error is printed first).
+async fn print<I: Interpreter + Send>(
+    machine: SessionMachine,
+    io: I,
+    file: SessionFile,
     mode: Mode,
     inputs: Vec<SessionInput>,
-    command: Vec<String>,
-    models: Vec<Model>,
-    scoped: &[ScopedModel],
-) -> Result<i32, CliError> {
-    let record_to = plan.record_to(&built);
-    if let Plan::Replay(cassette) = plan {
-        let replay = Replay::new(cassette).map_err(|d| CliError::Cassette(d.to_string()))?;
-        let mut session = AgentSession::from_parts(built.machine, replay, built.file);
-        let mut out = Stdout::new();
-        let result = print_mode::run(&mut session, mode, inputs, &mut out).await;
-        let code = match result {
-            Ok(code) => match session.interpreter_mut().finish() {
-                Ok(()) => code,
-                Err(divergence) => report(&divergence),
-            },
-            Err(error) => report_error(&error),
-        };
-        session.end_before_exit();
-        return Ok(code);
-    }
-    let Some(path) = record_to else {
-        let mut session = AgentSession::from_parts(built.machine, built.live, built.file);
-        let mut out = Stdout::new();
-        let code = print_mode::run(&mut session, mode, inputs, &mut out)
-            .await
-            .unwrap_or_else(|error| report_error(&error));
-        session.end_before_exit();
-        return Ok(code);
+    out: &mut Stdout,
+    end: impl FnOnce(&mut I, i32, Ended<'_>) -> i32,
+) -> i32 {
+    let mut session = AgentSession::from_parts(machine, io, file);
+    let result = print_mode::run(&mut session, mode, inputs, out).await;
+    let (code, failed) = match result {
+        Ok(code) => (code, false),
+        Err(error) => (report_error(&error), true),
     };
-    let header = header(&built, mode, command, models, scoped);
-    let recorder =
-        Recorder::create(&path, &header, &[]).map_err(|e| CliError::Cassette(e.to_string()))?;
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let live = built
-        .live
-        .with_call_transport(recording_transport(recorder.clone(), clock));
-    let io = Record::new(live, recorder.clone());
-    let mut session = AgentSession::from_parts(built.machine, io, built.file);
-    let mut out = Stdout::new();
-    let code = print_mode::run(&mut session, mode, inputs, &mut out)
-        .await
-        .unwrap_or_else(|error| report_error(&error));
-    write_outcome(&recorder, code, &out, session.written_file());
+    let path = session.written_file().map(Path::to_path_buf);
+    let code = if failed {
+        // The run stopped; a recording still gets its outcome, a replay has reported.
+        let _ = end(session.interpreter_mut(), code, (out, path.as_deref()));
+        code
+    } else {
+        end(session.interpreter_mut(), code, (out, path.as_deref()))
+    };
+    session.end_before_exit();
+    code
+}
+
+/// Writes a recording's outcome and says when the recording could not be written whole.
+pub fn finish_recording(recorder: &Recorder, code: i32, (out, session): Ended<'_>) -> i32 {
+    write_outcome(recorder, code, out, session);
     if let Some(failure) = recorder.failure() {
         eprintln!("Warning: the recording is incomplete: {failure}");
     }
-    session.end_before_exit();
-    Ok(code)
+    code
 }
 
 /// The outcome line: the exit code and the digests of stdout and the session file.

@@ -247,7 +247,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     }
     let plan = cassette::Plan::of(&args, runtime.settings.record_cassettes())?;
     if mode == Mode::Rpc {
-        return rpc::run(runtime, choice, plan, command).await;
+        return rpc::run(runtime, &choice, plan, command).await;
     }
     if console.interactive && message.first.is_none() && message.rest.is_empty() {
         eprintln!("{NO_INTERACTIVE}");
@@ -256,7 +256,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     let built = runtime.build(&choice, plan.start())?;
     let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
     let model = built.machine.agent().model().clone();
-    let replaying = matches!(plan, cassette::Plan::Replay(_));
+    let replaying = matches!(plan, cassette::Plan::Replay(_) | cassette::Plan::Hybrid(..));
     if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
         if mode == Mode::Json {
             let mut out = output::Stdout::new();
@@ -266,17 +266,13 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         return Ok(1);
     }
     let inputs = print_mode::prompts(prompts, message.images);
-    let models = runtime.available_models();
-    cassette::run_print(
-        plan,
-        built,
+    let info = cassette::RunInfo {
         mode,
-        inputs,
         command,
-        models,
-        &runtime.scoped_models,
-    )
-    .await
+        models: runtime.available_models(),
+        scoped: &runtime.scoped_models,
+    };
+    cassette::run_print(plan, built, info, inputs).await
 }
 
 /// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.

@@ -16,21 +16,20 @@ mod state;
 use std::collections::VecDeque;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use pi_cassettes::{recording_transport, Divergence, FrontEnd, Line, Record, Recorder, Replay};
+use pi_cassettes::{Divergence, FrontEnd, Line, Recorder, Replay};
 use pi_core::agent_session::Reply;
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
-use pi_effects::clock::{now_ms, Clock, SystemClock};
+use pi_effects::clock::now_ms;
 use pi_effects::driver::{DriveError, InterpretError, Interpreter};
 use pi_effects::tools::user_bash::BashResult;
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
 use crate::args::Mode;
-use crate::cassette::{self, Plan};
+use crate::cassette::{self, Io, Plan, RunInfo};
 use crate::output::Stdout;
 use crate::setup::{Runtime, SessionChoice};
 use crate::signals::{stop, Signals};
@@ -40,45 +39,42 @@ use crate::CliError;
 /// exit code.
 pub async fn run(
     runtime: Runtime,
-    choice: SessionChoice,
+    choice: &SessionChoice,
     plan: Plan,
     command: Vec<String>,
 ) -> Result<i32, CliError> {
-    let built = runtime.build(&choice, plan.start())?;
-    let record_to = plan.record_to(&built);
-    match plan {
-        Plan::Replay(cassette) => {
-            let io = Replay::new(cassette).map_err(|d| CliError::Cassette(d.to_string()))?;
-            let session = AgentSession::from_parts(built.machine, io, built.file);
+    let built = runtime.build(choice, plan.start())?;
+    let info = RunInfo {
+        mode: Mode::Rpc,
+        command,
+        models: runtime.available_models(),
+        scoped: &runtime.scoped_models,
+    };
+    let (machine, file, io) = cassette::prepare(plan, built, info)?;
+    let code = match io {
+        Io::Live(live) => {
+            let session = AgentSession::from_parts(machine, live, file);
+            let mut rpc = Rpc::new(runtime, session, Stdout::new(), Role::Live);
+            rpc.reopen = Some(|runtime, choice| runtime.open(choice));
+            run_live(rpc).await
+        }
+        Io::Record(io, recorder) => {
+            let session = AgentSession::from_parts(machine, io, file);
+            run_live(Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder))).await
+        }
+        Io::Hybrid(io, recorder) => {
+            let session = AgentSession::from_parts(machine, io, file);
+            run_live(Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder))).await
+        }
+        Io::Replay(io) => {
+            let session = AgentSession::from_parts(machine, io, file);
             let (models, scoped) = cassette::recorded_models(session.interpreter().cassette());
             let runtime = runtime.with_recorded_models(models, scoped);
             let replayed = replay(runtime, session, Stdout::new()).await;
-            Ok(replayed.result.unwrap_or_else(|d| cassette::report(&d)))
+            replayed.result.unwrap_or_else(|d| cassette::report(&d))
         }
-        _ => match record_to {
-            Some(path) => {
-                let models = runtime.available_models();
-                let header =
-                    cassette::header(&built, Mode::Rpc, command, models, &runtime.scoped_models);
-                let recorder = Recorder::create(&path, &header, &[])
-                    .map_err(|e| CliError::Cassette(e.to_string()))?;
-                let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-                let live = built
-                    .live
-                    .with_call_transport(recording_transport(recorder.clone(), clock));
-                let io = Record::new(live, recorder.clone());
-                let session = AgentSession::from_parts(built.machine, io, built.file);
-                let rpc = Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder));
-                Ok(run_live(rpc).await)
-            }
-            None => {
-                let session = AgentSession::from_parts(built.machine, built.live, built.file);
-                let mut rpc = Rpc::new(runtime, session, Stdout::new(), Role::Live);
-                rpc.reopen = Some(|runtime, choice| runtime.open(choice));
-                Ok(run_live(rpc).await)
-            }
-        },
-    }
+    };
+    Ok(code)
 }
 
 /// RPC mode on stdin, with real processes for `bash`.
@@ -269,10 +265,7 @@ impl<I: Interpreter + Send> Rpc<I> {
         } = self;
         out.flush();
         if let Role::Recording(recorder) = &role {
-            cassette::write_outcome(recorder, code, &out, session.written_file());
-            if let Some(failure) = recorder.failure() {
-                eprintln!("Warning: the recording is incomplete: {failure}");
-            }
+            cassette::finish_recording(recorder, code, (&out, session.written_file()));
         }
         session.end_before_exit();
         code

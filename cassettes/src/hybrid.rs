@@ -1,0 +1,133 @@
+//! Hybrid replay: "continue this recorded session with today's build". [`Hybrid`] answers from
+//! the cassette while the run does what the recording did; at the first divergence (another
+//! effect, another request, another input, or the recording's end while the session still
+//! works) it goes live and the rest of the run happens for real. Wrapped in a
+//! [`crate::Record`], the run becomes a new cassette: the replayed part copied (model calls with
+//! their recorded bytes), the live part recorded.
+
+use std::collections::BTreeMap;
+
+use pi_core::agent::{CallId, Effect, Input, StreamEvent};
+use pi_core::agent_session::SessionInput;
+use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::live::Live;
+
+use crate::replay::Replay;
+use crate::write::Recorder;
+
+/// Replays until the first divergence, then runs live (see the module doc).
+#[derive(Debug)]
+pub struct Hybrid {
+    replay: Replay,
+    live: Live,
+    /// Where the replayed model calls' recorded bytes are copied, if the run is recorded.
+    copy_to: Option<Recorder>,
+    /// The step at which the run went live, once it has.
+    went_live: Option<usize>,
+    /// Effects the replay started that have not ended yet: started again live on the switch.
+    in_flight: BTreeMap<CallId, Effect>,
+    steps: usize,
+}
+
+impl Hybrid {
+    /// A hybrid run of `replay`, going live on `live`; replayed model calls are copied to
+    /// `copy_to`.
+    pub fn new(replay: Replay, live: Live, copy_to: Option<Recorder>) -> Self {
+        Hybrid {
+            replay,
+            live,
+            copy_to,
+            went_live: None,
+            in_flight: BTreeMap::new(),
+            steps: 0,
+        }
+    }
+
+    /// The step (1-based: inputs and effects) at which the run went live, if it did.
+    pub fn went_live_at(&self) -> Option<usize> {
+        self.went_live
+    }
+
+    fn go_live(&mut self) {
+        if self.went_live.is_some() {
+            return;
+        }
+        self.went_live = Some(self.steps);
+        // What the replay had started and not finished is started again for real.
+        for effect in std::mem::take(&mut self.in_flight).into_values() {
+            self.live.start(effect);
+        }
+    }
+
+    fn settle(&mut self, input: &SessionInput) {
+        let SessionInput::Answer(answer) = input else {
+            return;
+        };
+        let finished = match answer {
+            Input::ToolFinished { call, .. } | Input::ModelFailed { call, .. } => Some(*call),
+            Input::Model {
+                call,
+                event: StreamEvent::Done { .. } | StreamEvent::Error { .. },
+            } => Some(*call),
+            _ => None,
+        };
+        if let Some(call) = finished {
+            self.in_flight.remove(&call);
+        }
+    }
+}
+
+impl Interpreter for Hybrid {
+    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
+        self.steps += 1;
+        if self.went_live.is_none() {
+            if let Ok(stamped) = self.replay.outside(input.clone()) {
+                return Ok(stamped);
+            }
+            self.go_live();
+        }
+        self.live.outside(input)
+    }
+
+    fn start(&mut self, effect: Effect) {
+        self.steps += 1;
+        if self.went_live.is_some() {
+            return self.live.start(effect);
+        }
+        self.replay.start(effect.clone());
+        if self.replay.divergence().is_some() {
+            self.go_live();
+            return self.live.start(effect);
+        }
+        match &effect {
+            Effect::CallModel { call, .. } => {
+                if let Some(recorder) = &self.copy_to {
+                    for line in self.replay.recorded_call_lines(call.0) {
+                        recorder.write(line);
+                    }
+                }
+                self.in_flight.insert(*call, effect);
+            }
+            Effect::RunTool { call, .. } => {
+                self.in_flight.insert(*call, effect);
+            }
+            Effect::Cancel { call } => {
+                self.in_flight.remove(call);
+            }
+        }
+    }
+
+    async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        if self.went_live.is_none() {
+            match self.replay.next(wake_at).await {
+                Ok(answer) => {
+                    self.steps += 1;
+                    self.settle(&answer.1);
+                    return Ok(answer);
+                }
+                Err(_) => self.go_live(),
+            }
+        }
+        self.live.next(wake_at).await
+    }
+}
