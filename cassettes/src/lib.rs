@@ -17,8 +17,8 @@ pub mod replay;
 pub mod write;
 
 pub use divergence::{Divergence, DivergenceKind};
-pub use hybrid::Hybrid;
 pub use format::{Header, Line, Outcome, SessionStart, FORMAT_VERSION};
+pub use hybrid::Hybrid;
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};
 pub use replay::{FrontEnd, Replay, UserBash};

@@ -49,10 +49,10 @@ impl Plan {
     pub fn of(args: &Args, record_every_run: bool) -> Result<Plan, CliError> {
         if let (Some(CassetteMode::Hybrid), Some(replay)) = (args.cassette_mode, &args.replay) {
             let replay = PathBuf::from(replay);
-            let record = args.record.as_ref().map_or_else(
-                || replay.with_extension("hybrid.jsonl"),
-                PathBuf::from,
-            );
+            let record = args
+                .record
+                .as_ref()
+                .map_or_else(|| replay.with_extension("hybrid.jsonl"), PathBuf::from);
             return Ok(Plan::Hybrid(Arc::new(load(&replay)?), record));
         }
         if let Some(path) = &args.record {
@@ -236,6 +236,20 @@ pub fn prepare(
 ) -> Result<(SessionMachine, SessionFile, Io), CliError> {
     let record_to = plan.record_to(&built);
     let unusable = |d: Divergence| CliError::Cassette(d.to_string());
+    if let (
+        Plan::Replay(cassette) | Plan::Hybrid(cassette, _),
+        InitialSession::Existing { file, .. },
+    ) = (&plan, &built.initial)
+    {
+        if cassette.header.session.kind == "new" {
+            // The recorded run's new session file is there already (this is where it was
+            // recorded): replaying into it would append the run a second time.
+            return Err(CliError::Session(format!(
+                "The session file {} of the recorded run exists; replaying would add to it. Use --no-session or --session-dir DIR, or pi replay.",
+                file.display()
+            )));
+        }
+    }
     let io = match (plan, record_to) {
         (Plan::Replay(cassette), _) => Io::Replay(Replay::new(cassette).map_err(unusable)?),
         (Plan::Hybrid(cassette, _), Some(path)) => {
@@ -275,31 +289,58 @@ pub async fn run_print(
     let (machine, file, io) = prepare(plan, built, info)?;
     let mut out = Stdout::new();
     let code = match io {
-        Io::Live(live) => print(machine, live, file, mode, inputs, &mut out, |_, code, _| code).await,
-        Io::Record(io, recorder) => {
-            print(machine, io, file, mode, inputs, &mut out, |_, code, session| {
-                finish_recording(&recorder, code, session)
+        Io::Live(live) => {
+            print(machine, live, file, mode, inputs, &mut out, |_, code, _| {
+                code
             })
+            .await
+        }
+        Io::Record(io, recorder) => {
+            print(
+                machine,
+                io,
+                file,
+                mode,
+                inputs,
+                &mut out,
+                |_, code, session| finish_recording(&recorder, code, session),
+            )
             .await
         }
         Io::Hybrid(io, recorder) => {
-            print(machine, io, file, mode, inputs, &mut out, |io, code, session| {
-                match io.inner_mut().went_live_at() {
-                    Some(step) => eprintln!("hybrid: replayed until step {step}, then ran live"),
-                    None => eprintln!("hybrid: the whole run was replayed"),
-                }
-                eprintln!("hybrid: recorded to {}", recorder.path().display());
-                finish_recording(&recorder, code, session)
-            })
+            print(
+                machine,
+                io,
+                file,
+                mode,
+                inputs,
+                &mut out,
+                |io, code, session| {
+                    match io.inner_mut().went_live_at() {
+                        Some(step) => {
+                            eprintln!("hybrid: replayed until step {step}, then ran live")
+                        }
+                        None => eprintln!("hybrid: the whole run was replayed"),
+                    }
+                    eprintln!("hybrid: recorded to {}", recorder.path().display());
+                    finish_recording(&recorder, code, session)
+                },
+            )
             .await
         }
         Io::Replay(replay) => {
-            print(machine, replay, file, mode, inputs, &mut out, |replay, code, _| {
-                match replay.finish() {
+            print(
+                machine,
+                replay,
+                file,
+                mode,
+                inputs,
+                &mut out,
+                |replay, code, _| match replay.finish() {
                     Ok(()) => code,
                     Err(divergence) => report(&divergence),
-                }
-            })
+                },
+            )
             .await
         }
     };

@@ -217,3 +217,136 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
         );
     }
 }
+
+fn pi_in(ws: &Workspace, args: &[&str]) -> Output {
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    ws.command(pi().as_ref(), &args).output().unwrap()
+}
+
+fn requests_received(ws: &Workspace) -> usize {
+    std::fs::read_to_string(ws.root().join("requests.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("\"method\""))
+        .count()
+}
+
+#[test]
+fn vcr_modes_replay_record_once_and_hybrid() {
+    let ws = workspace(json!({"script": [
+        {"text": ["first answer"]},
+        {"text": ["second answer"]},
+        {"text": ["third answer"]},
+    ]}));
+    let dir = ws.root().join("cwd");
+    let a = dir.join("a.jsonl");
+    let model = [
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--no-session",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        model.iter().chain(extra).map(|s| (*s).to_owned()).collect()
+    };
+    let run = |args: Vec<String>| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        pi_in(&ws, &refs)
+    };
+
+    // record
+    let recorded = run(with(&[
+        "--mode",
+        "json",
+        "--record",
+        a.to_str().unwrap(),
+        "one",
+    ]));
+    assert_eq!(recorded.status.code(), Some(0));
+    assert_eq!(requests_received(&ws), 1);
+
+    // replay (the default mode): same output, the network untouched
+    let replayed = run(with(&[
+        "--mode",
+        "json",
+        "--replay",
+        a.to_str().unwrap(),
+        "one",
+    ]));
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    assert_eq!(replayed.stdout, recorded.stdout);
+    assert_eq!(requests_received(&ws), 1);
+
+    // replay with another prompt: a divergence at the first step, exit 1
+    let other = run(with(&[
+        "--mode",
+        "json",
+        "--replay",
+        a.to_str().unwrap(),
+        "another",
+    ]));
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("diverged at step 1"), "{stderr}");
+    assert!(stderr.contains("\"another\""), "{stderr}");
+    assert_eq!(requests_received(&ws), 1);
+
+    // once: records when the file is missing, replays after
+    let c = dir.join("c.jsonl");
+    let once = [
+        "--mode",
+        "json",
+        "--replay",
+        c.to_str().unwrap(),
+        "--cassette-mode",
+        "once",
+    ];
+    let first = run(with(&[&once[..], &["two"]].concat()));
+    assert_eq!(first.status.code(), Some(0));
+    assert_eq!(requests_received(&ws), 2);
+    let second = run(with(&[&once[..], &["two"]].concat()));
+    assert_eq!(second.status.code(), Some(0));
+    assert_eq!(second.stdout, first.stdout);
+    assert_eq!(requests_received(&ws), 2, "the second run was replayed");
+
+    // hybrid: the recorded prompt is replayed, the new one goes live; the new cassette holds both
+    let b = dir.join("b.jsonl");
+    let hybrid = run(with(&[
+        "--mode",
+        "json",
+        "--replay",
+        a.to_str().unwrap(),
+        "--cassette-mode",
+        "hybrid",
+        "--record",
+        b.to_str().unwrap(),
+        "one",
+        "three",
+    ]));
+    let stderr = String::from_utf8_lossy(&hybrid.stderr);
+    assert_eq!(hybrid.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("hybrid: replayed until step"), "{stderr}");
+    assert_eq!(
+        requests_received(&ws),
+        3,
+        "only the new prompt reached the model"
+    );
+    let stdout = String::from_utf8_lossy(&hybrid.stdout);
+    assert!(
+        stdout.contains("first answer") && stdout.contains("third answer"),
+        "{stdout}"
+    );
+    let check = replay_check(&b);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}

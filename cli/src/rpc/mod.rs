@@ -60,11 +60,23 @@ pub async fn run(
         }
         Io::Record(io, recorder) => {
             let session = AgentSession::from_parts(machine, io, file);
-            run_live(Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder))).await
+            run_live(Rpc::new(
+                runtime,
+                session,
+                Stdout::new(),
+                Role::Recording(recorder),
+            ))
+            .await
         }
         Io::Hybrid(io, recorder) => {
             let session = AgentSession::from_parts(machine, io, file);
-            run_live(Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder))).await
+            run_live(Rpc::new(
+                runtime,
+                session,
+                Stdout::new(),
+                Role::Recording(recorder),
+            ))
+            .await
         }
         Io::Replay(io) => {
             let session = AgentSession::from_parts(machine, io, file);
