@@ -1,0 +1,300 @@
+//! Bad cassettes are data, not crashes: truncated, malformed, reordered, wrong-version, huge
+//! lines, invalid UTF-8 — each a typed error naming the file, the line and the field; and over
+//! arbitrary mutations of real cassettes, loading and replaying never panic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_cassettes::read::{LoadErrorKind, MAX_LINE_BYTES};
+use pi_cassettes::{Cassette, Replay};
+use pi_core::session::ids::IdGenerator;
+use pi_effects::driver::drive;
+use pi_effects::run_config::build_machine;
+use pi_effects::session::SessionStore;
+use proptest::prelude::*;
+
+fn corpus(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(name);
+    std::fs::read(path).unwrap()
+}
+
+fn lines(bytes: &[u8]) -> Vec<Vec<u8>> {
+    bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn join(lines: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in lines {
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    out
+}
+
+fn load(bytes: &[u8]) -> Result<Cassette, pi_cassettes::LoadError> {
+    Cassette::parse(&PathBuf::from("bad.jsonl"), bytes)
+}
+
+fn message(bytes: &[u8]) -> String {
+    load(bytes)
+        .expect_err("the cassette is refused")
+        .to_string()
+}
+
+#[test]
+fn a_torn_last_line_is_dropped_and_the_rest_loads() {
+    let whole = corpus("one_tool.jsonl");
+    let cut = &whole[..whole.len() - 40];
+    let cassette = load(cut).unwrap();
+    assert!(cassette.torn_tail);
+    assert!(!cassette.is_complete(), "the outcome line was the torn one");
+    assert_eq!(cassette.lines.len() + 1, lines(cut).len() - 1);
+}
+
+#[test]
+fn malformed_json_names_the_line() {
+    let mut all = lines(&corpus("plain_text.jsonl"));
+    all[3] = b"{\"type\":\"event\",\"t\":".to_vec();
+    let text = message(&join(&all));
+    assert!(text.starts_with("bad.jsonl:4: not a JSON object"), "{text}");
+}
+
+#[test]
+fn a_missing_or_mistyped_field_is_named() {
+    let mut all = lines(&corpus("plain_text.jsonl"));
+    let index = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"event\""))
+        .unwrap();
+    all[index] = b"{\"type\":\"event\",\"call\":1}".to_vec();
+    let text = message(&join(&all));
+    assert!(text.contains(&format!(":{}: ", index + 1)), "{text}");
+    assert!(
+        text.contains("`event` line") && text.contains("missing field `t`"),
+        "{text}"
+    );
+
+    all[index] = b"{\"type\":\"event\",\"t\":\"soon\",\"call\":1}".to_vec();
+    let text = message(&join(&all));
+    assert!(text.contains("invalid type: string \"soon\""), "{text}");
+}
+
+#[test]
+fn reordered_lines_are_refused_with_the_rule_they_break() {
+    let all = lines(&corpus("one_tool.jsonl"));
+    let chunk = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"chunk\""))
+        .unwrap();
+    let request = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"request\""))
+        .unwrap();
+    let mut swapped = all.clone();
+    swapped.swap(chunk, request);
+    let text = message(&join(&swapped));
+    assert!(text.contains("out of order"), "{text}");
+    assert!(text.contains("field `call`"), "{text}");
+
+    let event = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"event\""))
+        .unwrap();
+    let mut early = all.clone();
+    let moved = early.remove(event);
+    early.insert(1, moved);
+    let text = message(&join(&early));
+    assert!(text.contains("bad.jsonl:2: out of order"), "{text}");
+    assert!(text.contains("never started"), "{text}");
+}
+
+#[test]
+fn a_newer_format_is_refused_and_names_both_versions() {
+    let mut all = lines(&corpus("plain_text.jsonl"));
+    let header = String::from_utf8(all[0].clone()).unwrap();
+    all[0] = header
+        .replacen("\"format\":1", "\"format\":2", 1)
+        .into_bytes();
+    let error = load(&join(&all)).unwrap_err();
+    assert!(matches!(
+        error.kind,
+        LoadErrorKind::NewerFormat { found: 2 }
+    ));
+    let text = error.to_string();
+    assert!(
+        text.starts_with("bad.jsonl:1: cassette format 2 is newer"),
+        "{text}"
+    );
+    assert!(text.contains("format 1"), "{text}");
+}
+
+#[test]
+fn invalid_utf8_names_the_line_and_the_byte() {
+    let mut all = lines(&corpus("plain_text.jsonl"));
+    all[2].splice(5..5, [0xff, 0xfe]);
+    let text = message(&join(&all));
+    assert!(
+        text.starts_with("bad.jsonl:3: not UTF-8 (byte 5 of the line)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_huge_line_is_refused_before_it_is_parsed() {
+    let mut all = lines(&corpus("plain_text.jsonl"));
+    all[1] = vec![b' '; MAX_LINE_BYTES + 1];
+    let text = message(&join(&all));
+    assert!(text.starts_with("bad.jsonl:2: line longer than"), "{text}");
+}
+
+#[test]
+fn a_file_that_is_not_a_cassette_says_so() {
+    let text = message(b"{\"type\":\"session\",\"version\":3}\n");
+    assert!(
+        text.contains("bad.jsonl:1: the first line is not a cassette header"),
+        "{text}"
+    );
+    let text = message(b"");
+    assert!(text.contains("bad.jsonl:1: empty file"), "{text}");
+}
+
+/// Loads `bytes` and, when they load, replays them as `pi replay` would; returns whether the
+/// replay reproduced the run. Panics only if something inside panics.
+fn replay(bytes: &[u8]) -> bool {
+    let Ok(cassette) = load(bytes) else {
+        return false;
+    };
+    let config = cassette.header.config.clone();
+    let store = SessionStore::in_memory(
+        &config.cwd,
+        config.started_at,
+        IdGenerator::new(config.seed),
+    )
+    .with_id_state(cassette.header.session.id_state);
+    let Ok((mut machine, mut file)) = build_machine(&config, store) else {
+        return false;
+    };
+    let Ok(mut io) = Replay::new(Arc::new(cassette)) else {
+        return false;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        for input in io.outside_inputs() {
+            if drive(&mut machine, &mut io, &mut file, input, |_| {})
+                .await
+                .is_err()
+            {
+                return false;
+            }
+        }
+        io.finish().is_ok()
+    })
+}
+
+#[test]
+fn the_corpus_replays_in_process() {
+    // The helper above is the real replay: print-mode cassettes of the corpus reproduce.
+    for name in [
+        "plain_text.jsonl",
+        "one_tool.jsonl",
+        "parallel_tools.jsonl",
+        "retry_500_then_429.jsonl",
+    ] {
+        assert!(replay(&corpus(name)), "{name}");
+    }
+}
+
+/// One change to a cassette's bytes.
+#[derive(Clone, Debug)]
+enum Mutation {
+    DeleteLine(usize),
+    DuplicateLine(usize),
+    SwapLines(usize, usize),
+    TruncateAt(usize),
+    FlipByte(usize, u8),
+    InsertJunk(usize, Vec<u8>),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::DeleteLine),
+        any::<usize>().prop_map(Mutation::DuplicateLine),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapLines(a, b)),
+        any::<usize>().prop_map(Mutation::TruncateAt),
+        (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Mutation::FlipByte(at, b)),
+        (
+            any::<usize>(),
+            proptest::collection::vec(any::<u8>(), 0..40)
+        )
+            .prop_map(|(at, junk)| Mutation::InsertJunk(at, junk)),
+    ]
+}
+
+fn mutate(bytes: &[u8], mutation: &Mutation) -> Vec<u8> {
+    let mut all = lines(bytes);
+    let n = all.len();
+    if n == 0 || bytes.is_empty() {
+        return bytes.to_vec();
+    }
+    match mutation {
+        Mutation::DeleteLine(i) => {
+            all.remove(i % n);
+            join(&all)
+        }
+        Mutation::DuplicateLine(i) => {
+            let line = all[i % n].clone();
+            all.insert(i % n, line);
+            join(&all)
+        }
+        Mutation::SwapLines(a, b) => {
+            all.swap(a % n, b % n);
+            join(&all)
+        }
+        Mutation::TruncateAt(at) => bytes[..at % bytes.len()].to_vec(),
+        Mutation::FlipByte(at, value) => {
+            let mut out = bytes.to_vec();
+            let at = at % out.len();
+            out[at] ^= value | 1;
+            out
+        }
+        Mutation::InsertJunk(at, junk) => {
+            let mut out = bytes.to_vec();
+            let at = at % out.len();
+            out.splice(at..at, junk.iter().copied());
+            out
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_cassettes_never_panic(
+        name in prop::sample::select(vec![
+            "plain_text.jsonl", "one_tool.jsonl", "parallel_tools.jsonl", "tool_error.jsonl",
+            "retry_500_then_429.jsonl", "threshold_compaction.jsonl", "navigation.jsonl",
+        ]),
+        mutations in proptest::collection::vec(mutation(), 1..4),
+    ) {
+        let mut bytes = corpus(name);
+        for m in &mutations {
+            bytes = mutate(&bytes, m);
+            if bytes.is_empty() {
+                break;
+            }
+        }
+        // Loading and replaying return errors, never panic.
+        let _ = replay(&bytes);
+    }
+}
