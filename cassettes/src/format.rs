@@ -11,6 +11,7 @@ use pi_effects::run_config::RunConfig;
 use pi_providers::transport::TransportError;
 use pi_providers::CallOptions;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// The format this build writes, and the newest it reads.
@@ -59,13 +60,15 @@ pub enum Line {
         options: CallOptions,
     },
     /// An HTTP request of call `call`, `dt` ms after it started (more than one with SDK retries).
+    /// Read by [`RequestLine`], not through this enum: its body stays text until compared.
+    #[serde(skip_deserializing)]
     Request {
         call: u64,
         dt: u64,
         method: String,
         url: String,
         headers: Vec<(String, String)>,
-        body: Value,
+        body: RawJson,
     },
     /// The response's status and headers.
     Response {
@@ -92,6 +95,71 @@ pub enum Line {
     },
     /// The run ended: its exit code and digests of what it wrote.
     Outcome(Outcome),
+}
+
+/// JSON kept as the text it was read as: a request body holds the whole conversation, and a
+/// replay compares it with the text of the request it builds instead of building a tree of it.
+#[derive(Clone, Debug)]
+pub struct RawJson(Box<RawValue>);
+
+impl RawJson {
+    /// `value` as compact JSON text.
+    pub fn from_value(value: &Value) -> Self {
+        RawJson(serde_json::value::to_raw_value(value).unwrap_or_default())
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The text as a JSON value (for a diff).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get() || self.to_value() == other.to_value()
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(RawJson)
+    }
+}
+
+/// A `request` line as read: straight from its text (the enum's tagged reading would buffer
+/// the body).
+#[derive(Debug, Deserialize)]
+pub struct RequestLine {
+    pub call: u64,
+    pub dt: u64,
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: RawJson,
+}
+
+impl From<RequestLine> for Line {
+    fn from(r: RequestLine) -> Line {
+        Line::Request {
+            call: r.call,
+            dt: r.dt,
+            method: r.method,
+            url: r.url,
+            headers: r.headers,
+            body: r.body,
+        }
+    }
 }
 
 /// The first line of a cassette.

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::format::{Header, Line, RecordedEffect, FORMAT_VERSION};
+use crate::format::{Header, Line, RecordedEffect, RequestLine, FORMAT_VERSION};
+
+/// How this build writes a request line: read straight into [`RequestLine`].
+const REQUEST_PREFIX: &str = "{\"type\":\"request\",";
 
 /// The longest line read (a request with a large conversation, a big tool result).
 pub const MAX_LINE_BYTES: usize = 256 << 20;
@@ -142,6 +145,18 @@ fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
         return Err(LoadErrorKind::TooLong);
     }
     let text = std::str::from_utf8(piece).map_err(|e| LoadErrorKind::NotUtf8(e.valid_up_to()))?;
+    if !first {
+        // The common case straight into its type; only a line that does not fit is read again
+        // as JSON, for an error that names its kind and field.
+        let parsed = if text.starts_with(REQUEST_PREFIX) {
+            serde_json::from_str::<RequestLine>(text).map(Line::from)
+        } else {
+            serde_json::from_str::<Line>(text)
+        };
+        if let Ok(line) = parsed {
+            return Ok(line);
+        }
+    }
     let value: Value =
         serde_json::from_str(text).map_err(|e| LoadErrorKind::Json(e.to_string()))?;
     if first {
@@ -165,7 +180,14 @@ fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
         .and_then(Value::as_str)
         .unwrap_or("?")
         .to_owned();
-    serde_json::from_value(value).map_err(|e| LoadErrorKind::Field(format!("`{kind}` line: {e}")))
+    let field = |e: serde_json::Error| LoadErrorKind::Field(format!("`{kind}` line: {e}"));
+    if kind == "request" {
+        // Its body is read as text, which only JSON text can give.
+        return serde_json::from_str::<RequestLine>(&value.to_string())
+            .map(Line::from)
+            .map_err(field);
+    }
+    serde_json::from_value(value).map_err(field)
 }
 
 /// The order rules: a call's lines come after its effect and its `call` line, a response after

@@ -16,7 +16,7 @@ use pi_effects::live::{CallStart, CallTransportFor};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
 
-use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::format::{Line, RawJson, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::write::Recorder;
 
 /// An interpreter whose every input and effect is written to a cassette as it happens.
@@ -167,7 +167,7 @@ impl HttpTransport for RecordingTransport {
                 method: request.method.to_owned(),
                 url: tap.recorder.redact_url(&request.url),
                 headers: tap.recorder.redact_headers(&request.headers),
-                body: request.body.clone(),
+                body: RawJson::from_value(&request.body),
             });
             let mut pending = PendingSend {
                 tap: tap.clone(),

@@ -22,7 +22,7 @@ use pi_providers::{CallOptions, HttpRequest};
 use serde_json::{json, Value};
 
 use crate::divergence::{Divergence, DivergenceKind};
-use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::format::{Line, RawJson, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::read::Cassette;
 
 /// One line of the run's spine: what reached the machine or what it asked for, in order.
@@ -80,7 +80,7 @@ impl Spine {
 #[derive(Clone, Debug, Default)]
 struct Exchange {
     line: usize,
-    request: Value,
+    request: RecordedRequest,
     response: Option<(u16, Vec<(String, String)>)>,
     chunks: Vec<Bytes>,
     end: Option<RecordedEnd>,
@@ -91,7 +91,8 @@ struct Exchange {
 struct RecordedCall {
     started_at: u64,
     options: CallOptions,
-    exchanges: Vec<Exchange>,
+    /// Shared with the replaying transport: starting a call copies nothing.
+    exchanges: Arc<Vec<Exchange>>,
 }
 
 /// A model call being replayed.
@@ -153,7 +154,7 @@ impl Replay {
                         RecordedCall {
                             started_at: *t,
                             options: options.clone(),
-                            exchanges: Vec::new(),
+                            exchanges: Arc::new(Vec::new()),
                         },
                     );
                     continue;
@@ -167,9 +168,14 @@ impl Replay {
                     ..
                 } => {
                     if let Some(recorded) = recorded_calls.get_mut(call) {
-                        recorded.exchanges.push(Exchange {
+                        Arc::make_mut(&mut recorded.exchanges).push(Exchange {
                             line: number,
-                            request: request_json(method, url, headers, body),
+                            request: RecordedRequest {
+                                method: method.clone(),
+                                url: url.clone(),
+                                headers: headers.clone(),
+                                body: Some(body.clone()),
+                            },
                             ..Exchange::default()
                         });
                     }
@@ -280,15 +286,18 @@ impl Replay {
             t: recorded.started_at,
             options: recorded.options.clone(),
         }];
-        for exchange in &recorded.exchanges {
+        for exchange in recorded.exchanges.iter() {
             let request = &exchange.request;
             lines.push(Line::Request {
                 call,
                 dt: 0,
-                method: request["method"].as_str().unwrap_or("POST").to_owned(),
-                url: request["url"].as_str().unwrap_or_default().to_owned(),
-                headers: serde_json::from_value(request["headers"].clone()).unwrap_or_default(),
-                body: request["body"].clone(),
+                method: request.method.clone(),
+                url: request.url.clone(),
+                headers: request.headers.clone(),
+                body: request
+                    .body
+                    .clone()
+                    .unwrap_or_else(|| RawJson::from_value(&Value::Null)),
             });
             if let Some((status, headers)) = &exchange.response {
                 lines.push(Line::Response {
@@ -403,16 +412,16 @@ impl Replay {
             }
         }
         if let Effect::CallModel { call, request } = effect {
-            if let Some(recorded) = self.recorded_calls.get(&call.0).cloned() {
+            if let Some(recorded) = self.recorded_calls.get(&call.0) {
                 let model_call =
                     ModelCall::new(request.clone(), &recorded.options, recorded.started_at);
                 if let (Some(http), Some(first)) =
                     (model_call.http_request(), recorded.exchanges.first())
                 {
-                    let asked = request_json(http.method, &http.url, &http.headers, &http.body);
-                    if asked != first.request {
-                        let mut divergence =
-                            self.diverge(DivergenceKind::Request, first.request.clone(), asked);
+                    if !first.request.is(http) {
+                        let asked = request_json(http.method, &http.url, &http.headers, &http.body);
+                        let recorded = first.request.to_json();
+                        let mut divergence = self.diverge(DivergenceKind::Request, recorded, asked);
                         divergence.line = first.line;
                         return Err(divergence);
                     }
@@ -421,7 +430,7 @@ impl Replay {
                     call.0,
                     ReplayCall {
                         model_call,
-                        transport: ReplayTransport::new(recorded.exchanges),
+                        transport: ReplayTransport::new(Arc::clone(&recorded.exchanges)),
                         opened: false,
                         cancelled: false,
                         events: VecDeque::new(),
@@ -444,6 +453,10 @@ impl Replay {
         };
         loop {
             if let Some(event) = replaying.events.pop_front() {
+                if replaying.events.is_empty() && replaying.model_call.is_done() {
+                    // The call's last event: its request and decoder go now, not at the end.
+                    self.calls.remove(&call);
+                }
                 return Ok(event);
             }
             if replaying.model_call.is_done() {
@@ -481,8 +494,39 @@ fn request_json(method: &str, url: &str, headers: &[(String, String)], body: &Va
     json!({ "method": method, "url": url, "headers": headers, "body": body })
 }
 
+/// A recorded HTTP request, its body as recorded text.
+#[derive(Clone, Debug, Default)]
+struct RecordedRequest {
+    method: String,
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Option<RawJson>,
+}
+
+impl RecordedRequest {
+    /// Whether `http` is this request. The body is compared as text first (a body this build
+    /// wrote serializes to the same text), then, for a cassette edited by hand, as JSON.
+    fn is(&self, http: &HttpRequest) -> bool {
+        if self.method != http.method || self.url != http.url || self.headers != http.headers {
+            return false;
+        }
+        let Some(body) = &self.body else {
+            return false;
+        };
+        let text = serde_json::to_string(&http.body).unwrap_or_default();
+        text == body.get() || body.to_value() == http.body
+    }
+
+    fn to_json(&self) -> Value {
+        let body = self.body.as_ref().map_or(Value::Null, RawJson::to_value);
+        request_json(&self.method, &self.url, &self.headers, &body)
+    }
+}
+
 fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {
-    calls.get_mut(&call).and_then(|c| c.exchanges.last_mut())
+    calls
+        .get_mut(&call)
+        .and_then(|c| Arc::make_mut(&mut c.exchanges).last_mut())
 }
 
 /// Polls a future once: replayed transports are ready at once or never.
@@ -610,13 +654,16 @@ impl Interpreter for Replay {
 /// Serves one call's recorded exchanges, in order.
 #[derive(Clone, Debug)]
 struct ReplayTransport {
-    exchanges: Arc<Mutex<VecDeque<Exchange>>>,
+    exchanges: Arc<Vec<Exchange>>,
+    /// The next exchange to serve.
+    next: Arc<Mutex<usize>>,
 }
 
 impl ReplayTransport {
-    fn new(exchanges: Vec<Exchange>) -> Self {
+    fn new(exchanges: Arc<Vec<Exchange>>) -> Self {
         ReplayTransport {
-            exchanges: Arc::new(Mutex::new(exchanges.into())),
+            exchanges,
+            next: Arc::new(Mutex::new(0)),
         }
     }
 }
@@ -627,11 +674,11 @@ impl HttpTransport for ReplayTransport {
         _request: &'a HttpRequest,
         _headers_timeout: Option<Duration>,
     ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
-        let exchange = self
-            .exchanges
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front();
+        let exchange = {
+            let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+            *next += 1;
+            self.exchanges.get(*next - 1).cloned()
+        };
         match exchange {
             Some(Exchange {
                 response: Some((status, headers)),

@@ -1,0 +1,96 @@
+//! In-process replay of the regression corpus: each print-mode cassette loaded from its bytes,
+//! its machine built from the recorded configuration, every recorded input driven through the
+//! Replay interpreter, and the replay checked to its end. Throughput in cassette bytes; divide
+//! the cassette count by the time for cassettes per second.
+
+#![allow(clippy::panic, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use pi_cassettes::{Cassette, Replay};
+use pi_core::session::ids::IdGenerator;
+use pi_effects::driver::drive;
+use pi_effects::run_config::build_machine;
+use pi_effects::session::SessionStore;
+
+/// The corpus cassettes a print-mode replay runs in memory (RPC ones need the binary's front
+/// end, resumed ones their session file).
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cassettes/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter_map(|p| {
+            let bytes = std::fs::read(&p).ok()?;
+            let header = bytes.split(|b| *b == b'\n').next()?;
+            let has = |needle: &[u8]| header.windows(needle.len()).any(|w| w == needle);
+            let skip = has(b"\"mode\":\"rpc\"") || has(b"\"kind\":\"open\"");
+            (!skip).then(|| (p.display().to_string(), bytes))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Replays one cassette in memory; whether it reproduced its run.
+async fn replay(name: &str, bytes: &[u8]) -> bool {
+    let Ok(cassette) = Cassette::parse(Path::new(name), bytes) else {
+        return false;
+    };
+    let config = cassette.header.config.clone();
+    let store = SessionStore::in_memory(
+        &config.cwd,
+        config.started_at,
+        IdGenerator::new(config.seed),
+    )
+    .with_id_state(cassette.header.session.id_state);
+    let Ok((mut machine, mut file)) = build_machine(&config, store) else {
+        return false;
+    };
+    let Ok(mut io) = Replay::new(Arc::new(cassette)) else {
+        return false;
+    };
+    for input in io.outside_inputs() {
+        if drive(&mut machine, &mut io, &mut file, input, |_| {})
+            .await
+            .is_err()
+        {
+            return false;
+        }
+    }
+    io.finish().is_ok()
+}
+
+fn bench(c: &mut Criterion) {
+    let cassettes = corpus();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap_or_else(|e| panic!("no runtime: {e}"));
+    for (name, bytes) in &cassettes {
+        assert!(
+            runtime.block_on(replay(name, bytes)),
+            "{name} does not replay"
+        );
+    }
+    let total: usize = cassettes.iter().map(|(_, b)| b.len()).sum();
+    let mut group = c.benchmark_group("replay");
+    group.throughput(Throughput::Bytes(total as u64));
+    group.bench_function(format!("corpus of {} cassettes", cassettes.len()), |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                for (name, bytes) in &cassettes {
+                    replay(name, bytes).await;
+                }
+            })
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
