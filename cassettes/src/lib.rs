@@ -11,6 +11,7 @@
 pub mod divergence;
 pub mod format;
 pub mod hybrid;
+pub mod live_tools;
 pub mod read;
 pub mod record;
 pub mod replay;

@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 
 use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{Line, RawJson, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::live_tools::LiveTools;
 use crate::read::Cassette;
 
 /// One line of the run's spine: what reached the machine or what it asked for, in order.
@@ -116,6 +117,8 @@ pub struct Replay {
     clock: FixedClock,
     /// A divergence found while starting an effect, reported by the next `next`.
     diverged: Option<Divergence>,
+    /// Tools run for real instead of answered from the recording.
+    live_tools: Option<LiveTools>,
 }
 
 impl Replay {
@@ -234,7 +237,15 @@ impl Replay {
             calls: HashMap::new(),
             clock: FixedClock::new(0, 0.0),
             diverged: None,
+            live_tools: None,
         })
+    }
+
+    /// Runs the tools for real in `workspace` (a scratch copy) instead of answering them from
+    /// the recording; needs a tokio runtime.
+    pub fn with_live_tools(mut self, workspace: &std::path::Path) -> Self {
+        self.live_tools = Some(LiveTools::new(workspace));
+        self
     }
 
     /// The cassette replayed.
@@ -610,6 +621,33 @@ impl Replay {
         Ok(answer)
     }
 
+    /// With tools run for real: a recorded update of a live call is passed over, and its
+    /// recorded result is replaced by the real one, at the recorded time.
+    async fn live_tool_answer(&mut self) -> Option<(u64, SessionInput)> {
+        let tools = self.live_tools.as_mut()?;
+        loop {
+            let (_, Spine::Answer(t, input)) = self.spine.get(self.position)? else {
+                return None;
+            };
+            match input {
+                RecordedInput::ToolUpdate { call, .. } if tools.runs(*call) => {
+                    self.position += 1;
+                }
+                RecordedInput::ToolFinished { call, .. } if tools.runs(*call) => {
+                    let (t, call) = (*t, *call);
+                    let outcome = tools.finish(call).await?;
+                    self.position += 1;
+                    let input = Input::ToolFinished {
+                        call: CallId(call),
+                        outcome,
+                    };
+                    return Some((t, SessionInput::Answer(input)));
+                }
+                _ => return None,
+            }
+        }
+    }
+
     /// Keeps the first divergence: every later call reports it again.
     fn stop<T>(&mut self, result: Result<T, Divergence>) -> Result<T, InterpretError> {
         if let Err(divergence) = &result {
@@ -636,15 +674,31 @@ impl Interpreter for Replay {
             if let Some(replaying) = self.calls.get_mut(&call.0) {
                 replaying.cancelled = true;
             }
+            if let Some(tools) = &self.live_tools {
+                tools.cancel(call.0);
+            }
         }
         if let Err(divergence) = self.check_effect(&effect) {
             self.diverged = Some(divergence);
+            return;
+        }
+        if let (
+            Some(tools),
+            Effect::RunTool {
+                call, tool, args, ..
+            },
+        ) = (&mut self.live_tools, effect)
+        {
+            tools.start(call.0, tool, args);
         }
     }
 
     async fn next(&mut self, _wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
         if let Some(divergence) = &self.diverged {
             return Err(halted(divergence.clone()));
+        }
+        if let Some(answer) = self.live_tool_answer().await {
+            return Ok(answer);
         }
         let taken = self.take_next();
         self.stop(taken)

@@ -45,6 +45,13 @@ struct ReplayArgs {
     /// files, system prompt, tools).
     #[arg(long, value_enum, default_value = "recorded")]
     config: ConfigSource,
+    /// Where tool calls are answered from: the recording, or running them for real in a
+    /// scratch copy of `--workspace`.
+    #[arg(long, value_enum, default_value = "recorded")]
+    tools: ToolSource,
+    /// The workspace copied for `--tools live` (the current directory by default).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
     /// Keep the replayed session file in this directory.
     #[arg(long = "session-dir")]
     session_dir: Option<PathBuf>,
@@ -57,6 +64,36 @@ struct ReplayArgs {
 enum ReplayMode {
     Text,
     Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ToolSource {
+    Recorded,
+    Live,
+}
+
+/// How a cassette is replayed.
+#[derive(Clone, Debug)]
+struct How {
+    config: ConfigSource,
+    /// The workspace whose scratch copy the tools run in, when they run for real.
+    live_tools: Option<PathBuf>,
+}
+
+impl How {
+    fn of(args: &ReplayArgs) -> Result<How, String> {
+        let live_tools = match args.tools {
+            ToolSource::Recorded => None,
+            ToolSource::Live => Some(match &args.workspace {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().map_err(|e| e.to_string())?,
+            }),
+        };
+        Ok(How {
+            config: args.config,
+            live_tools,
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -76,15 +113,22 @@ pub fn main(argv: &[String]) -> std::process::ExitCode {
             return std::process::ExitCode::from(code);
         }
     };
+    let how = match How::of(&args) {
+        Ok(how) => how,
+        Err(error) => {
+            eprintln!("{error}");
+            return std::process::ExitCode::from(1);
+        }
+    };
     let code = if args.check {
-        check(&args)
+        check(&args, &how)
     } else {
-        replay_one_file(&args)
+        replay_one_file(&args, &how)
     };
     std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-fn replay_one_file(args: &ReplayArgs) -> i32 {
+fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
     let [path] = args.paths.as_slice() else {
         eprintln!("pi replay prints one cassette's output; use --check for several");
         return 2;
@@ -102,7 +146,7 @@ fn replay_one_file(args: &ReplayArgs) -> i32 {
         None => (scratch_dir(0), true),
     };
     let mut out = Stdout::new();
-    let result = block_on(replay(&cassette, mode, args.config, &dir, &mut out));
+    let result = block_on(replay(&cassette, mode, how, &dir, &mut out));
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -125,18 +169,28 @@ struct Replayed {
 async fn replay(
     cassette: &Arc<Cassette>,
     mode: Mode,
-    source: ConfigSource,
+    how: &How,
     dir: &Path,
     out: &mut Stdout,
 ) -> Result<Replayed, Divergence> {
     let unusable = |what: String| Divergence::unusable_cassette(cassette, what);
-    let config = match source {
+    let config = match how.config {
         ConfigSource::Recorded => cassette.header.config.clone(),
         ConfigSource::Current => current_config(cassette).map_err(unusable)?,
     };
     let store = session_store(cassette, &config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
-    let replay = Replay::new(Arc::clone(cassette))?;
+    let mut replay = Replay::new(Arc::clone(cassette))?;
+    let _scratch = match &how.live_tools {
+        Some(workspace) => {
+            let scratch = Scratch::new();
+            let copy = pi_cassettes::live_tools::scratch_copy(workspace, &scratch.0)
+                .map_err(|e| unusable(format!("cannot copy {}: {e}", workspace.display())))?;
+            replay = replay.with_live_tools(&copy);
+            Some(scratch)
+        }
+        None => None,
+    };
     let steps = replay.steps();
     let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
     if cassette.header.mode == "rpc" {
@@ -255,6 +309,23 @@ fn output_mode(args: &ReplayArgs, cassette: &Cassette) -> Mode {
     }
 }
 
+/// A scratch directory of its own, removed when dropped (the workspace copy of `--tools live`).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        Scratch(std::env::temp_dir().join(format!("pi-replay-tools-{}-{n}", std::process::id())))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A scratch directory for one replay's session.
 fn scratch_dir(n: usize) -> PathBuf {
     std::env::temp_dir().join(format!("pi-replay-{}-{n}", std::process::id()))
@@ -280,7 +351,7 @@ enum Verdict {
     Unusable(String),
 }
 
-fn check(args: &ReplayArgs) -> i32 {
+fn check(args: &ReplayArgs, how: &How) -> i32 {
     let started = Instant::now();
     let files = match cassette_files(&args.paths) {
         Ok(files) => files,
@@ -307,7 +378,7 @@ fn check(args: &ReplayArgs) -> i32 {
                 let Some(path) = files.get(index) else {
                     return;
                 };
-                let verdict = check_one(path, args.config, index);
+                let verdict = check_one(path, how, index);
                 verdicts.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(verdict);
             });
         }
@@ -350,7 +421,7 @@ fn check(args: &ReplayArgs) -> i32 {
     }
 }
 
-fn check_one(path: &Path, source: ConfigSource, index: usize) -> Verdict {
+fn check_one(path: &Path, how: &How, index: usize) -> Verdict {
     let cassette = match Cassette::load(path) {
         Ok(cassette) => Arc::new(cassette),
         Err(error) => return Verdict::Unusable(error.to_string()),
@@ -362,7 +433,7 @@ fn check_one(path: &Path, source: ConfigSource, index: usize) -> Verdict {
         Mode::Json
     };
     let mut out = Stdout::discarded();
-    let result = block_on(replay(&cassette, mode, source, &dir, &mut out));
+    let result = block_on(replay(&cassette, mode, how, &dir, &mut out));
     let _ = std::fs::remove_dir_all(&dir);
     let replayed = match result {
         Ok(replayed) => replayed,

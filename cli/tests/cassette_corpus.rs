@@ -267,3 +267,37 @@ fn a_message_that_is_the_word_replay_is_still_a_message() {
     );
     assert!(!stderr.contains("pi replay"), "{stderr}");
 }
+
+#[test]
+fn tools_run_live_in_a_scratch_copy_and_a_changed_file_diverges_at_the_next_request() {
+    let same = tempfile::tempdir().unwrap();
+    std::fs::write(same.path().join("hello.txt"), "hi there\nsecond line\n").unwrap();
+    let cassette = corpus().join("one_tool.jsonl");
+    let out = pi(
+        &["replay", "--check", "--tools", "live", "--workspace"],
+        &[same.path(), &cassette],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let changed = tempfile::tempdir().unwrap();
+    std::fs::write(changed.path().join("hello.txt"), "something else\n").unwrap();
+    let out = pi(
+        &["replay", "--check", "--tools", "live", "--workspace"],
+        &[changed.path(), &cassette],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the model request differs"), "{stderr}");
+    assert!(
+        stderr.contains("+        \"content\": \"something else\\n"),
+        "{stderr}"
+    );
+    // The workspace itself is untouched: the tools ran in a copy.
+    let left = std::fs::read_dir(changed.path()).unwrap().count();
+    assert_eq!(left, 1);
+}
