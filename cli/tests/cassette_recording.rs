@@ -350,3 +350,114 @@ fn vcr_modes_replay_record_once_and_hybrid() {
         String::from_utf8_lossy(&check.stderr)
     );
 }
+
+#[test]
+fn a_setting_or_a_variable_records_every_run_beside_its_session() {
+    for (settings, env) in [
+        (json!({"cassettes": {"record": true}}), None),
+        (json!({}), Some("1")),
+    ] {
+        let ws = workspace(json!({"settings": settings, "script": [{"text": ["Recorded."]}]}));
+        let args: Vec<OsString> = [
+            "--mode",
+            "json",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "hi",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let mut command = ws.command(pi().as_ref(), &args);
+        if let Some(value) = env {
+            command.env("PI_RECORD_CASSETTES", value);
+        }
+        let out = command.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let files = files_under(&ws.root().join("agent").join("sessions"));
+        let session = files
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .expect("a session file");
+        let cassette = session.with_extension("cassette");
+        assert!(files.contains(&cassette), "{files:?}");
+        let check = replay_check(&cassette);
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+    }
+}
+
+#[test]
+fn config_current_replays_the_recorded_inputs_against_todays_context_files() {
+    let ws = workspace(json!({
+        "files": {"AGENTS.md": "Answer briefly.\n"},
+        "script": [{"text": ["Brief."]}],
+    }));
+    let cassette = ws.root().join("cwd").join("run.jsonl");
+    let out = pi_in(
+        &ws,
+        &[
+            "--mode",
+            "json",
+            "--no-session",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--record",
+            cassette.to_str().unwrap(),
+            "hi",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check = |extra: &[&str]| {
+        let mut args: Vec<OsString> = ["replay", "--check"].iter().map(OsString::from).collect();
+        args.extend(extra.iter().map(OsString::from));
+        args.push(cassette.clone().into_os_string());
+        ws.command(pi().as_ref(), &args).output().unwrap()
+    };
+    let unchanged = check(&["--config", "current"]);
+    assert_eq!(
+        unchanged.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&unchanged.stderr)
+    );
+
+    std::fs::write(
+        ws.root().join("cwd").join("AGENTS.md"),
+        "Answer at length.\n",
+    )
+    .unwrap();
+    let recorded = check(&[]);
+    assert_eq!(
+        recorded.status.code(),
+        Some(0),
+        "the recorded configuration still reproduces"
+    );
+    let current = check(&["--config", "current"]);
+    let stderr = String::from_utf8_lossy(&current.stderr);
+    assert_eq!(current.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("diverged at step 2: the model request differs"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("-  ↪ Answer briefly."), "{stderr}");
+    assert!(stderr.contains("+  ↪ Answer at length."), "{stderr}");
+}
