@@ -9,11 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use pi_cassettes::{Cassette, Replay};
-use pi_core::session::ids::IdGenerator;
-use pi_effects::driver::drive;
-use pi_effects::run_config::build_machine;
-use pi_effects::session::SessionStore;
+use pi_cassettes::{replay_in_memory, Cassette};
 
 /// The corpus cassettes a print-mode replay runs in memory (RPC ones need the binary's front
 /// end, resumed ones their session file).
@@ -39,31 +35,10 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 
 /// Replays one cassette in memory; whether it reproduced its run.
 async fn replay(name: &str, bytes: &[u8]) -> bool {
-    let Ok(cassette) = Cassette::parse(Path::new(name), bytes) else {
-        return false;
-    };
-    let config = cassette.header.config.clone();
-    let store = SessionStore::in_memory(
-        &config.cwd,
-        config.started_at,
-        IdGenerator::new(config.seed),
-    )
-    .with_id_state(cassette.header.session.id_state);
-    let Ok((mut machine, mut file)) = build_machine(&config, store) else {
-        return false;
-    };
-    let Ok(mut io) = Replay::new(Arc::new(cassette)) else {
-        return false;
-    };
-    for input in io.outside_inputs() {
-        if drive(&mut machine, &mut io, &mut file, input, |_| {})
-            .await
-            .is_err()
-        {
-            return false;
-        }
+    match Cassette::parse(Path::new(name), bytes) {
+        Ok(cassette) => replay_in_memory(Arc::new(cassette)).await.is_ok(),
+        Err(_) => false,
     }
-    io.finish().is_ok()
 }
 
 fn bench(c: &mut Criterion) {

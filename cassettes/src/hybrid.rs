@@ -7,10 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use pi_core::agent::{CallId, Effect, Input, StreamEvent};
+use pi_core::agent::{CallId, Effect};
 use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{InterpretError, Interpreter};
-use pi_effects::live::Live;
+use pi_effects::live::{finished_call, Live};
 
 use crate::replay::Replay;
 use crate::write::Recorder;
@@ -60,18 +60,10 @@ impl Hybrid {
     }
 
     fn settle(&mut self, input: &SessionInput) {
-        let SessionInput::Answer(answer) = input else {
-            return;
-        };
-        let finished = match answer {
-            Input::ToolFinished { call, .. } | Input::ModelFailed { call, .. } => Some(*call),
-            Input::Model {
-                call,
-                event: StreamEvent::Done { .. } | StreamEvent::Error { .. },
-            } => Some(*call),
+        if let Some(call) = match input {
+            SessionInput::Answer(answer) => finished_call(answer),
             _ => None,
-        };
-        if let Some(call) = finished {
+        } {
             self.in_flight.remove(&call);
         }
     }

@@ -8,11 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_cassettes::read::{LoadErrorKind, MAX_LINE_BYTES};
-use pi_cassettes::{Cassette, Replay};
-use pi_core::session::ids::IdGenerator;
-use pi_effects::driver::drive;
-use pi_effects::run_config::build_machine;
-use pi_effects::session::SessionStore;
+use pi_cassettes::{replay_in_memory, Cassette};
 use proptest::prelude::*;
 
 fn corpus(name: &str) -> Vec<u8> {
@@ -166,39 +162,18 @@ fn a_file_that_is_not_a_cassette_says_so() {
     assert!(text.contains("bad.jsonl:1: empty file"), "{text}");
 }
 
-/// Loads `bytes` and, when they load, replays them as `pi replay` would; returns whether the
-/// replay reproduced the run. Panics only if something inside panics.
+/// Loads `bytes` and, when they load, replays them in memory; whether the replay reproduced
+/// the run. Panics only if something inside panics.
 fn replay(bytes: &[u8]) -> bool {
     let Ok(cassette) = load(bytes) else {
-        return false;
-    };
-    let config = cassette.header.config.clone();
-    let store = SessionStore::in_memory(
-        &config.cwd,
-        config.started_at,
-        IdGenerator::new(config.seed),
-    )
-    .with_id_state(cassette.header.session.id_state);
-    let Ok((mut machine, mut file)) = build_machine(&config, store) else {
-        return false;
-    };
-    let Ok(mut io) = Replay::new(Arc::new(cassette)) else {
         return false;
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        for input in io.outside_inputs() {
-            if drive(&mut machine, &mut io, &mut file, input, |_| {})
-                .await
-                .is_err()
-            {
-                return false;
-            }
-        }
-        io.finish().is_ok()
-    })
+    runtime
+        .block_on(replay_in_memory(Arc::new(cassette)))
+        .is_ok()
 }
 
 #[test]

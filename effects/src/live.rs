@@ -297,7 +297,7 @@ impl Interpreter for Live {
 }
 
 /// The call an input ends, if it is the last answer of its call.
-fn finished_call(input: &Input) -> Option<CallId> {
+pub fn finished_call(input: &Input) -> Option<CallId> {
     match input {
         Input::ToolFinished { call, .. } | Input::ModelFailed { call, .. } => Some(*call),
         Input::Model {

@@ -18,12 +18,13 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use pi_cassettes::{Divergence, FrontEnd, Line, Recorder, Replay};
-use pi_core::agent_session::Reply;
+use pi_core::agent_session::{Reply, SessionMachine};
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
 use pi_effects::clock::now_ms;
 use pi_effects::driver::{DriveError, InterpretError, Interpreter};
+use pi_effects::session::SessionFile;
 use pi_effects::tools::user_bash::BashResult;
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
@@ -58,26 +59,8 @@ pub async fn run(
             rpc.reopen = Some(|runtime, choice| runtime.open(choice));
             run_live(rpc).await
         }
-        Io::Record(io, recorder) => {
-            let session = AgentSession::from_parts(machine, io, file);
-            run_live(Rpc::new(
-                runtime,
-                session,
-                Stdout::new(),
-                Role::Recording(recorder),
-            ))
-            .await
-        }
-        Io::Hybrid(io, recorder) => {
-            let session = AgentSession::from_parts(machine, io, file);
-            run_live(Rpc::new(
-                runtime,
-                session,
-                Stdout::new(),
-                Role::Recording(recorder),
-            ))
-            .await
-        }
+        Io::Record(io, recorder) => record(runtime, machine, io, file, recorder).await,
+        Io::Hybrid(io, recorder) => record(runtime, machine, io, file, recorder).await,
         Io::Replay(io) => {
             let session = AgentSession::from_parts(machine, io, file);
             let (models, scoped) = cassette::recorded_models(session.interpreter().cassette());
@@ -87,6 +70,24 @@ pub async fn run(
         }
     };
     Ok(code)
+}
+
+/// RPC mode on stdin, recorded.
+async fn record<I: Interpreter + Send>(
+    runtime: Runtime,
+    machine: SessionMachine,
+    io: I,
+    file: SessionFile,
+    recorder: Recorder,
+) -> i32 {
+    let session = AgentSession::from_parts(machine, io, file);
+    run_live(Rpc::new(
+        runtime,
+        session,
+        Stdout::new(),
+        Role::Recording(recorder),
+    ))
+    .await
 }
 
 /// RPC mode on stdin, with real processes for `bash`.

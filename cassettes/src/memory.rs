@@ -1,0 +1,53 @@
+//! A print-mode cassette replayed in memory: no session file, no output, only whether this build
+//! does what the recording did. For benches, property tests and programs that check cassettes
+//! without the binary (`pi replay --check` also compares the output and the session file).
+
+use std::sync::Arc;
+
+use pi_core::session::ids::IdGenerator;
+use pi_effects::driver::{drive, DriveError, InterpretError};
+use pi_effects::run_config::build_machine;
+use pi_effects::session::SessionStore;
+
+use crate::divergence::Divergence;
+use crate::read::Cassette;
+use crate::replay::Replay;
+
+/// Replays `cassette` from its recorded configuration, its recorded inputs in order; the first
+/// place this build parts from it. A session the run resumed needs its file: replay those with
+/// `pi replay`.
+pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence> {
+    let header = &cassette.header;
+    if header.session.kind == "open" {
+        return Err(Divergence::unusable_cassette(
+            &cassette,
+            "a resumed session replays with its file: use pi replay".into(),
+        ));
+    }
+    let config = header.config.clone();
+    let store = SessionStore::in_memory(
+        &config.cwd,
+        config.started_at,
+        IdGenerator::new(config.seed),
+    )
+    .with_id_state(header.session.id_state);
+    let (mut machine, mut file) = build_machine(&config, store)
+        .map_err(|e| Divergence::unusable_cassette(&cassette, e.to_string()))?;
+    let mut io = Replay::new(Arc::clone(&cassette))?;
+    for input in io.outside_inputs() {
+        if let Err(error) = drive(&mut machine, &mut io, &mut file, input, |_| {}).await {
+            return Err(match error {
+                DriveError::Interpret(InterpretError::Halted(halted)) => {
+                    match halted.downcast::<Divergence>() {
+                        Ok(divergence) => *divergence,
+                        Err(other) => {
+                            Divergence::output(&cassette, "the run", "", &other.to_string())
+                        }
+                    }
+                }
+                other => Divergence::output(&cassette, "the run", "", &other.to_string()),
+            });
+        }
+    }
+    io.finish()
+}
