@@ -5,8 +5,9 @@
 #
 #   scripts/record-corpus.sh [NAME...]     (all scenarios without a name)
 #
-# Then `pi replay --check cassettes/corpus` must pass; commit the cassettes with the change that
-# made them differ.
+# Then `pi replay --check cassettes/corpus` must pass, and the replays' snapshots are taken again
+# (`INSTA_UPDATE=always cargo test -p pi-cli --test cassette_corpus`: parallel tools may finish
+# in another order in a new recording); commit both with the change that made them differ.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 corpus="$root/cassettes/corpus"

@@ -60,6 +60,8 @@ pub enum Line {
         options: CallOptions,
     },
     /// An HTTP request of call `call`, `dt` ms after it started (more than one with SDK retries).
+    /// Its `body`, or a `delta` from the body of the request line before it (a conversation
+    /// grows by appending, so each request would otherwise repeat all the ones before).
     /// Read by [`RequestLine`], not through this enum: its body stays text until compared.
     #[serde(skip_deserializing)]
     Request {
@@ -68,7 +70,10 @@ pub enum Line {
         method: String,
         url: String,
         headers: Vec<(String, String)>,
-        body: RawJson,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        body: Option<RawJson>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delta: Option<BodyDelta>,
     },
     /// The response's status and headers.
     Response {
@@ -108,6 +113,11 @@ impl RawJson {
         RawJson(serde_json::value::to_raw_value(value).unwrap_or_default())
     }
 
+    /// `text`, which must be JSON.
+    pub fn from_text(text: String) -> Result<Self, serde_json::Error> {
+        RawValue::from_string(text).map(RawJson)
+    }
+
     /// The JSON text.
     pub fn get(&self) -> &str {
         self.0.get()
@@ -137,6 +147,44 @@ impl<'de> Deserialize<'de> for RawJson {
     }
 }
 
+/// A request body as a change of the previous request's: the same object, its `array` cut to
+/// `keep` elements and `append` added (every other key as it was, in its place).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BodyDelta {
+    pub array: String,
+    pub keep: usize,
+    pub append: Vec<RawJson>,
+}
+
+impl BodyDelta {
+    /// The delta that turns `previous` into `body`, when there is one: both objects with the
+    /// same keys in the same order, differing at most in one array, which keeps a prefix.
+    pub fn between(previous: &Value, body: &Value) -> Option<BodyDelta> {
+        let (Value::Object(before), Value::Object(after)) = (previous, body) else {
+            return None;
+        };
+        if before.len() != after.len() || !before.keys().eq(after.keys()) {
+            return None;
+        }
+        let mut changed = before.iter().zip(after).filter(|((_, a), (_, b))| a != b);
+        let array = match (changed.next(), changed.next()) {
+            (None, _) => before.iter().find(|(_, v)| v.is_array())?.0.clone(),
+            (Some(((key, _), _)), None) => key.clone(),
+            (Some(_), Some(_)) => return None,
+        };
+        let (Value::Array(old), Value::Array(new)) = (&before[&array], &after[&array]) else {
+            return None;
+        };
+        let keep = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let append = new[keep..].iter().map(RawJson::from_value).collect();
+        Some(BodyDelta {
+            array,
+            keep,
+            append,
+        })
+    }
+}
+
 /// A `request` line as read: straight from its text (the enum's tagged reading would buffer
 /// the body).
 #[derive(Debug, Deserialize)]
@@ -146,7 +194,10 @@ pub struct RequestLine {
     pub method: String,
     pub url: String,
     pub headers: Vec<(String, String)>,
-    pub body: RawJson,
+    #[serde(default)]
+    pub body: Option<RawJson>,
+    #[serde(default)]
+    pub delta: Option<BodyDelta>,
 }
 
 impl From<RequestLine> for Line {
@@ -158,6 +209,7 @@ impl From<RequestLine> for Line {
             url: r.url,
             headers: r.headers,
             body: r.body,
+            delta: r.delta,
         }
     }
 }

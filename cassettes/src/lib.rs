@@ -8,6 +8,7 @@
 //! from one, checking that every effect and request is the recorded one, and reports a
 //! [`Divergence`] where it is not. The format is documented in `docs/cassette-format.md`.
 
+pub mod body;
 pub mod divergence;
 pub mod format;
 pub mod hybrid;

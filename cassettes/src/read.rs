@@ -198,6 +198,8 @@ fn check_order(lines: &[(usize, Line)]) -> Result<(), (usize, String)> {
     // Per call: whether the current exchange has a response and has ended.
     let mut exchange: BTreeMap<u64, (bool, bool)> = BTreeMap::new();
     let mut ended = false;
+    // Whether a request came before (a `delta` changes the last one).
+    let mut requested = false;
     for (number, line) in lines {
         let number = *number;
         if ended {
@@ -219,13 +221,28 @@ fn check_order(lines: &[(usize, Line)]) -> Result<(), (usize, String)> {
                 }
                 calls.insert(*call);
             }
-            Line::Request { call, .. } => {
+            Line::Request {
+                call, body, delta, ..
+            } => {
                 if !calls.contains(call) {
                     return Err((
                         number,
                         format!("field `call`: call {call} has no `call` line before it"),
                     ));
                 }
+                if body.is_some() == delta.is_some() {
+                    return Err((
+                        number,
+                        "a request needs exactly one of `body` and `delta`".into(),
+                    ));
+                }
+                if delta.is_some() && !requested {
+                    return Err((
+                        number,
+                        "field `delta`: no request before it to change".into(),
+                    ));
+                }
+                requested = true;
                 exchange.insert(*call, (false, false));
             }
             Line::Response { call, .. } => match exchange.get_mut(call) {

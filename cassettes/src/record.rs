@@ -16,8 +16,8 @@ use pi_effects::live::{CallStart, CallTransportFor};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
 
-use crate::format::{Line, RawJson, RecordedEffect, RecordedEnd, RecordedInput};
-use crate::write::Recorder;
+use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::write::{Recorder, RequestParts};
 
 /// An interpreter whose every input and effect is written to a cassette as it happens.
 #[derive(Debug)]
@@ -161,14 +161,16 @@ impl HttpTransport for RecordingTransport {
     ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
         Box::pin(async move {
             let tap = &self.tap;
-            tap.recorder.write(Line::Request {
-                call: tap.call,
-                dt: tap.dt(),
-                method: request.method.to_owned(),
-                url: tap.recorder.redact_url(&request.url),
-                headers: tap.recorder.redact_headers(&request.headers),
-                body: RawJson::from_value(&request.body),
-            });
+            tap.recorder.write_request(
+                RequestParts {
+                    call: tap.call,
+                    dt: tap.dt(),
+                    method: request.method.to_owned(),
+                    url: tap.recorder.redact_url(&request.url),
+                    headers: tap.recorder.redact_headers(&request.headers),
+                },
+                &request.body,
+            );
             let mut pending = PendingSend {
                 tap: tap.clone(),
                 settled: false,

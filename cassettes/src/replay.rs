@@ -21,8 +21,9 @@ use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportE
 use pi_providers::{CallOptions, HttpRequest};
 use serde_json::{json, Value};
 
+use crate::body::BodyText;
 use crate::divergence::{Divergence, DivergenceKind};
-use crate::format::{Line, RawJson, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::live_tools::LiveTools;
 use crate::read::Cassette;
 
@@ -126,6 +127,8 @@ impl Replay {
     pub fn new(cassette: Arc<Cassette>) -> Result<Self, Divergence> {
         let mut spine = Vec::new();
         let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
+        // The body of the request line before: a `delta` changes it.
+        let mut previous_body: Option<BodyText> = None;
         for (number, line) in &cassette.lines {
             let number = *number;
             let entry = match line {
@@ -168,8 +171,36 @@ impl Replay {
                     url,
                     headers,
                     body,
+                    delta,
                     ..
                 } => {
+                    let body = match (body, delta) {
+                        (Some(body), _) => BodyText::Whole(body.clone()),
+                        (None, Some(delta)) => {
+                            let previous = previous_body.as_ref().ok_or_else(|| {
+                                Divergence::unusable(
+                                    &cassette,
+                                    number,
+                                    "field `delta`: no request before it to change".into(),
+                                )
+                            })?;
+                            previous.apply(delta).map_err(|e| {
+                                Divergence::unusable(
+                                    &cassette,
+                                    number,
+                                    format!("field `delta`: {e}"),
+                                )
+                            })?
+                        }
+                        (None, None) => {
+                            return Err(Divergence::unusable(
+                                &cassette,
+                                number,
+                                "a request line needs `body` or `delta`".into(),
+                            ))
+                        }
+                    };
+                    previous_body = Some(body.clone());
                     if let Some(recorded) = recorded_calls.get_mut(call) {
                         Arc::make_mut(&mut recorded.exchanges).push(Exchange {
                             line: number,
@@ -177,7 +208,7 @@ impl Replay {
                                 method: method.clone(),
                                 url: url.clone(),
                                 headers: headers.clone(),
-                                body: Some(body.clone()),
+                                body: Some(body),
                             },
                             ..Exchange::default()
                         });
@@ -305,10 +336,8 @@ impl Replay {
                 method: request.method.clone(),
                 url: request.url.clone(),
                 headers: request.headers.clone(),
-                body: request
-                    .body
-                    .clone()
-                    .unwrap_or_else(|| RawJson::from_value(&Value::Null)),
+                body: request.body.as_ref().map(BodyText::to_raw),
+                delta: None,
             });
             if let Some((status, headers)) = &exchange.response {
                 lines.push(Line::Response {
@@ -511,7 +540,7 @@ struct RecordedRequest {
     method: String,
     url: String,
     headers: Vec<(String, String)>,
-    body: Option<RawJson>,
+    body: Option<BodyText>,
 }
 
 impl RecordedRequest {
@@ -525,11 +554,11 @@ impl RecordedRequest {
             return false;
         };
         let text = serde_json::to_string(&http.body).unwrap_or_default();
-        text == body.get() || body.to_value() == http.body
+        body.is(&text) || body.to_value() == http.body
     }
 
     fn to_json(&self) -> Value {
-        let body = self.body.as_ref().map_or(Value::Null, RawJson::to_value);
+        let body = self.body.as_ref().map_or(Value::Null, BodyText::to_value);
         request_json(&self.method, &self.url, &self.headers, &body)
     }
 }

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::format::{Header, Line};
+use serde_json::Value;
+
+use crate::format::{BodyDelta, Header, Line, RawJson};
 
 /// Secrets shorter than this are replaced only where they are known to be (keys, auth headers),
 /// not in every text: a key such as `none` must not rewrite the conversation.
@@ -26,6 +28,16 @@ const SECRET_HEADERS: [&str; 6] = [
 /// Query parameters whose values are credentials.
 const SECRET_PARAMS: [&str; 4] = ["key", "api_key", "apikey", "token"];
 
+/// A request line's fields besides its body.
+#[derive(Debug)]
+pub struct RequestParts {
+    pub call: u64,
+    pub dt: u64,
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+}
+
 /// Appends lines to one cassette; cheap to clone and share between the tasks of a run.
 #[derive(Clone, Debug)]
 pub struct Recorder {
@@ -40,6 +52,8 @@ struct State {
     secrets: Vec<(String, String)>,
     /// The first write that failed; later lines are not written.
     failed: Option<String>,
+    /// The body of the last request line written: the next one is written as a change of it.
+    last_body: Option<Value>,
 }
 
 /// Why a cassette could not be started.
@@ -74,6 +88,7 @@ impl Recorder {
                 file,
                 secrets: Vec::new(),
                 failed: None,
+                last_body: None,
             })),
         };
         recorder.write(Line::Cassette(Box::new(header.clone())));
@@ -173,6 +188,34 @@ impl Recorder {
     /// Appends `line`, every known secret of at least eight characters replaced anywhere in it.
     pub fn write(&self, line: Line) {
         let mut state = self.lock();
+        if let Line::Request { body, delta, .. } = &line {
+            // A request copied whole (a hybrid run's replayed part) is the base of the next.
+            state.last_body = match (body, delta) {
+                (Some(body), _) => Some(body.to_value()),
+                _ => None,
+            };
+        }
+        write_line(&mut state, &line);
+    }
+
+    /// Appends a request line; its body is written as a change of the previous request's when
+    /// it is one (see [`BodyDelta`]).
+    pub fn write_request(&self, request: RequestParts, body: &Value) {
+        let mut state = self.lock();
+        let delta = state
+            .last_body
+            .as_ref()
+            .and_then(|previous| BodyDelta::between(previous, body));
+        let line = Line::Request {
+            call: request.call,
+            dt: request.dt,
+            method: request.method,
+            url: request.url,
+            headers: request.headers,
+            body: delta.is_none().then(|| RawJson::from_value(body)),
+            delta,
+        };
+        state.last_body = Some(body.clone());
         write_line(&mut state, &line);
     }
 }
