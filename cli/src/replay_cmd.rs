@@ -331,17 +331,22 @@ fn scratch_dir(n: usize) -> PathBuf {
     std::env::temp_dir().join(format!("pi-replay-{}-{n}", std::process::id()))
 }
 
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
+/// A runtime for replays on this thread (one per thread: a check makes many replays).
+fn runtime() -> tokio::runtime::Runtime {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(future),
+        Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("cannot start: {error}");
             std::process::exit(1)
         }
     }
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    runtime().block_on(future)
 }
 
 /// How one cassette fared in a check.
@@ -373,13 +378,16 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
         Mutex::new((0..files.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..jobs {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = files.get(index) else {
-                    return;
-                };
-                let verdict = check_one(path, how, index);
-                verdicts.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(verdict);
+            scope.spawn(|| {
+                let runtime = runtime();
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = files.get(index) else {
+                        return;
+                    };
+                    let verdict = check_one(&runtime, path, how, index);
+                    verdicts.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(verdict);
+                }
             });
         }
     });
@@ -421,7 +429,7 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
     }
 }
 
-fn check_one(path: &Path, how: &How, index: usize) -> Verdict {
+fn check_one(runtime: &tokio::runtime::Runtime, path: &Path, how: &How, index: usize) -> Verdict {
     let cassette = match Cassette::load(path) {
         Ok(cassette) => Arc::new(cassette),
         Err(error) => return Verdict::Unusable(error.to_string()),
@@ -433,7 +441,7 @@ fn check_one(path: &Path, how: &How, index: usize) -> Verdict {
         Mode::Json
     };
     let mut out = Stdout::discarded();
-    let result = block_on(replay(&cassette, mode, how, &dir, &mut out));
+    let result = runtime.block_on(replay(&cassette, mode, how, &dir, &mut out));
     let _ = std::fs::remove_dir_all(&dir);
     let replayed = match result {
         Ok(replayed) => replayed,
