@@ -111,7 +111,7 @@ impl Divergence {
         Divergence {
             cassette: cassette.path.clone(),
             kind: DivergenceKind::Output,
-            step: cassette.lines.len(),
+            step: cassette.last_line(),
             line: cassette.last_line(),
             expected: format!("{what}: {expected}"),
             actual: format!("{what}: {actual}"),

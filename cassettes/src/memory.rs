@@ -33,19 +33,18 @@ pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence>
     .with_id_state(header.session.id_state);
     let (mut machine, mut file) = build_machine(&config, store)
         .map_err(|e| Divergence::unusable_cassette(&cassette, e.to_string()))?;
-    let mut io = Replay::new(Arc::clone(&cassette))?;
+    let mut io = Replay::new(cassette)?;
     for input in io.outside_inputs() {
         if let Err(error) = drive(&mut machine, &mut io, &mut file, input, |_| {}).await {
+            let failed = |what: String| Divergence::output(io.cassette(), "the run", "", &what);
             return Err(match error {
                 DriveError::Interpret(InterpretError::Halted(halted)) => {
                     match halted.downcast::<Divergence>() {
                         Ok(divergence) => *divergence,
-                        Err(other) => {
-                            Divergence::output(&cassette, "the run", "", &other.to_string())
-                        }
+                        Err(other) => failed(other.to_string()),
                     }
                 }
-                other => Divergence::output(&cassette, "the run", "", &other.to_string()),
+                other => failed(other.to_string()),
             });
         }
     }

@@ -26,6 +26,11 @@ pub struct Cassette {
     /// The last line was cut off (the recording was killed while writing it); what came before
     /// it is kept.
     pub torn_tail: bool,
+    /// The outcome line, when the run ended while recording (kept apart from `lines`, which a
+    /// replay takes).
+    outcome: Option<crate::format::Outcome>,
+    /// The number of the last line read.
+    last_line: usize,
 }
 
 /// Why a cassette cannot be used.
@@ -113,30 +118,34 @@ impl Cassette {
         let header = header.ok_or_else(|| error(Some(1), LoadErrorKind::NoHeader))?;
         check_order(&lines)
             .map_err(|(line, what)| error(Some(line), LoadErrorKind::Order(what)))?;
+        let outcome = match lines.last() {
+            Some((_, Line::Outcome(outcome))) => Some(outcome.clone()),
+            _ => None,
+        };
+        let last_line = lines.last().map_or(1, |(n, _)| *n);
         Ok(Cassette {
             path: path.to_path_buf(),
             header,
             lines,
             torn_tail,
+            outcome,
+            last_line,
         })
     }
 
     /// Whether the run ran to its end while recording (its `outcome` line is there).
     pub fn is_complete(&self) -> bool {
-        matches!(self.lines.last(), Some((_, Line::Outcome(_))))
+        self.outcome.is_some()
     }
 
     /// The outcome line, if the run ran to its end while recording.
     pub fn outcome(&self) -> Option<&crate::format::Outcome> {
-        match self.lines.last() {
-            Some((_, Line::Outcome(outcome))) => Some(outcome),
-            _ => None,
-        }
+        self.outcome.as_ref()
     }
 
     /// The number of the last line read.
     pub fn last_line(&self) -> usize {
-        self.lines.last().map_or(1, |(n, _)| *n)
+        self.last_line
     }
 }
 

@@ -125,20 +125,31 @@ pub struct Replay {
 impl Replay {
     /// A replay of `cassette`, from its first line.
     pub fn new(cassette: Arc<Cassette>) -> Result<Self, Divergence> {
+        // The lines are taken, not copied, when no one else holds the cassette; what remains
+        // (path, header, outcome) is what reports need.
+        let (cassette, lines) = match Arc::try_unwrap(cassette) {
+            Ok(mut owned) => {
+                let lines = std::mem::take(&mut owned.lines);
+                (Arc::new(owned), lines)
+            }
+            Err(shared) => {
+                let lines = shared.lines.clone();
+                (shared, lines)
+            }
+        };
         let mut spine = Vec::new();
         let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
         // The body of the request line before: a `delta` changes it.
         let mut previous_body: Option<BodyText> = None;
-        for (number, line) in &cassette.lines {
-            let number = *number;
+        for (number, line) in lines {
             let entry = match line {
-                Line::Outside { t, input } => Spine::Outside(*t, input.clone()),
-                Line::Command { t, input } => Spine::Command(*t, input.clone()),
-                Line::Answer { t, input } => Spine::Answer(*t, input.clone()),
-                Line::Event { t, call } => Spine::Event(*t, *call),
-                Line::Wake { t } => Spine::Wake(*t),
-                Line::Effect { effect } => Spine::Effect(effect.clone()),
-                Line::Stdin { t, line } => Spine::Stdin(*t, line.clone()),
+                Line::Outside { t, input } => Spine::Outside(t, input),
+                Line::Command { t, input } => Spine::Command(t, input),
+                Line::Answer { t, input } => Spine::Answer(t, input),
+                Line::Event { t, call } => Spine::Event(t, call),
+                Line::Wake { t } => Spine::Wake(t),
+                Line::Effect { effect } => Spine::Effect(effect),
+                Line::Stdin { t, line } => Spine::Stdin(t, line),
                 Line::UserBash {
                     t,
                     id,
@@ -146,20 +157,20 @@ impl Replay {
                     result,
                     error,
                 } => Spine::UserBash(UserBash {
-                    t: *t,
-                    id: id.clone(),
-                    command: command.clone(),
+                    t,
+                    id,
+                    command,
                     result: match (result, error) {
-                        (_, Some(error)) => Err(error.clone()),
-                        (result, None) => Ok(result.clone().unwrap_or(Value::Null)),
+                        (_, Some(error)) => Err(error),
+                        (result, None) => Ok(result.unwrap_or(Value::Null)),
                     },
                 }),
                 Line::Call { call, t, options } => {
                     recorded_calls.insert(
-                        *call,
+                        call,
                         RecordedCall {
-                            started_at: *t,
-                            options: options.clone(),
+                            started_at: t,
+                            options,
                             exchanges: Arc::new(Vec::new()),
                         },
                     );
@@ -175,7 +186,7 @@ impl Replay {
                     ..
                 } => {
                     let body = match (body, delta) {
-                        (Some(body), _) => BodyText::Whole(body.clone()),
+                        (Some(body), _) => BodyText::Whole(body),
                         (None, Some(delta)) => {
                             let previous = previous_body.as_ref().ok_or_else(|| {
                                 Divergence::unusable(
@@ -184,7 +195,7 @@ impl Replay {
                                     "field `delta`: no request before it to change".into(),
                                 )
                             })?;
-                            previous.apply(delta).map_err(|e| {
+                            previous.apply(&delta).map_err(|e| {
                                 Divergence::unusable(
                                     &cassette,
                                     number,
@@ -201,13 +212,13 @@ impl Replay {
                         }
                     };
                     previous_body = Some(body.clone());
-                    if let Some(recorded) = recorded_calls.get_mut(call) {
+                    if let Some(recorded) = recorded_calls.get_mut(&call) {
                         Arc::make_mut(&mut recorded.exchanges).push(Exchange {
                             line: number,
                             request: RecordedRequest {
-                                method: method.clone(),
-                                url: url.clone(),
-                                headers: headers.clone(),
+                                method,
+                                url,
+                                headers,
                                 body: Some(body),
                             },
                             ..Exchange::default()
@@ -221,8 +232,8 @@ impl Replay {
                     headers,
                     ..
                 } => {
-                    if let Some(exchange) = last_exchange(&mut recorded_calls, *call) {
-                        exchange.response = Some((*status, headers.clone()));
+                    if let Some(exchange) = last_exchange(&mut recorded_calls, call) {
+                        exchange.response = Some((status, headers));
                     }
                     continue;
                 }
@@ -230,7 +241,7 @@ impl Replay {
                     call, text, base64, ..
                 } => {
                     let bytes = match (text, base64) {
-                        (Some(text), _) => Bytes::from(text.clone().into_bytes()),
+                        (Some(text), _) => Bytes::from(text.into_bytes()),
                         (None, Some(encoded)) => {
                             let decoded = base64::engine::general_purpose::STANDARD
                                 .decode(encoded)
@@ -245,14 +256,14 @@ impl Replay {
                         }
                         (None, None) => Bytes::new(),
                     };
-                    if let Some(exchange) = last_exchange(&mut recorded_calls, *call) {
+                    if let Some(exchange) = last_exchange(&mut recorded_calls, call) {
                         exchange.chunks.push(bytes);
                     }
                     continue;
                 }
                 Line::End { call, end, .. } => {
-                    if let Some(exchange) = last_exchange(&mut recorded_calls, *call) {
-                        exchange.end = Some(end.clone());
+                    if let Some(exchange) = last_exchange(&mut recorded_calls, call) {
+                        exchange.end = Some(end);
                     }
                     continue;
                 }
@@ -279,9 +290,14 @@ impl Replay {
         self
     }
 
-    /// The cassette replayed.
+    /// The cassette replayed (its lines are the replay's).
     pub fn cassette(&self) -> &Cassette {
         &self.cassette
+    }
+
+    /// The cassette replayed, shared.
+    pub fn shared_cassette(&self) -> Arc<Cassette> {
+        Arc::clone(&self.cassette)
     }
 
     /// Whether every recorded input and effect has been replayed.

@@ -146,7 +146,7 @@ fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
         None => (scratch_dir(0), true),
     };
     let mut out = Stdout::new();
-    let result = block_on(replay(&cassette, mode, how, &dir, &mut out));
+    let result = block_on(replay(cassette, mode, how, &dir, &mut out));
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -159,6 +159,8 @@ fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
 /// What a replay did.
 #[derive(Debug)]
 struct Replayed {
+    /// The cassette (its lines taken by the replay).
+    cassette: Arc<Cassette>,
     code: i32,
     stdout: String,
     session: Option<String>,
@@ -167,34 +169,48 @@ struct Replayed {
 
 /// Replays `cassette` in `mode`, its session in `dir`, printing to `out`.
 async fn replay(
-    cassette: &Arc<Cassette>,
+    cassette: Arc<Cassette>,
     mode: Mode,
     how: &How,
     dir: &Path,
     out: &mut Stdout,
 ) -> Result<Replayed, Divergence> {
-    let unusable = |what: String| Divergence::unusable_cassette(cassette, what);
+    let unusable = |what: String| Divergence::unusable_cassette(&cassette, what);
     let config = match how.config {
         ConfigSource::Recorded => cassette.header.config.clone(),
-        ConfigSource::Current => current_config(cassette).map_err(unusable)?,
+        ConfigSource::Current => current_config(&cassette).map_err(unusable)?,
     };
-    let store = session_store(cassette, &config, dir).map_err(unusable)?;
+    let store = session_store(&cassette, &config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
-    let mut replay = Replay::new(Arc::clone(cassette))?;
-    let _scratch = match &how.live_tools {
+    let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
+    let rpc_runtime = if cassette.header.mode == "rpc" {
+        Some(replay_runtime(&cassette).map_err(unusable)?)
+    } else {
+        None
+    };
+    // The replay takes the cassette's lines (the caller keeps no other handle on it).
+    let mut replay = Replay::new(cassette)?;
+    let unusable = |what: String| Divergence::unusable_cassette(replay.cassette(), what);
+    let scratch = match &how.live_tools {
         Some(workspace) => {
             let scratch = Scratch::new();
-            let copy = pi_cassettes::live_tools::scratch_copy(workspace, &scratch.0)
-                .map_err(|e| unusable(format!("cannot copy {}: {e}", workspace.display())))?;
+            pi_cassettes::live_tools::scratch_copy(workspace, &scratch.0)
+                .map(|copy| (scratch, copy))
+                .map_err(|e| unusable(format!("cannot copy {}: {e}", workspace.display())))
+                .map(Some)?
+        }
+        None => None,
+    };
+    let _scratch = match scratch {
+        Some((scratch, copy)) => {
             replay = replay.with_live_tools(&copy);
             Some(scratch)
         }
         None => None,
     };
     let steps = replay.steps();
-    let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
-    if cassette.header.mode == "rpc" {
-        let runtime = replay_runtime(cassette).map_err(unusable)?;
+    if let Some(runtime) = rpc_runtime {
+        let shared = replay.shared_cassette();
         let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
         let taken = std::mem::replace(out, Stdout::discarded());
         let replayed = crate::rpc::replay(runtime, session, taken).await;
@@ -203,6 +219,7 @@ async fn replay(
             .and_then(|path| std::fs::read(path).ok())
             .map(|bytes| pi_cassettes::sha256_hex(&bytes));
         return Ok(Replayed {
+            cassette: shared,
             code: replayed.result?,
             stdout: replayed.stdout,
             session: session_digest,
@@ -221,6 +238,7 @@ async fn replay(
         .and_then(|path| std::fs::read(path).ok())
         .map(|bytes| pi_cassettes::sha256_hex(&bytes));
     Ok(Replayed {
+        cassette: session.interpreter().shared_cassette(),
         code,
         stdout: out.digest(),
         session: session_digest,
@@ -441,7 +459,8 @@ fn check_one(runtime: &tokio::runtime::Runtime, path: &Path, how: &How, index: u
         Mode::Json
     };
     let mut out = Stdout::discarded();
-    let result = runtime.block_on(replay(&cassette, mode, how, &dir, &mut out));
+    let outcome = cassette.outcome().cloned();
+    let result = runtime.block_on(replay(cassette, mode, how, &dir, &mut out));
     let _ = std::fs::remove_dir_all(&dir);
     let replayed = match result {
         Ok(replayed) => replayed,
@@ -450,7 +469,7 @@ fn check_one(runtime: &tokio::runtime::Runtime, path: &Path, how: &How, index: u
         }
         Err(divergence) => return Verdict::Diverged(divergence),
     };
-    let Some(outcome) = cassette.outcome() else {
+    let Some(outcome) = outcome else {
         return Verdict::Unusable(format!(
             "{}: the recording has no outcome line (the recording run was interrupted)",
             path.display()
@@ -475,7 +494,12 @@ fn check_one(runtime: &tokio::runtime::Runtime, path: &Path, how: &How, index: u
     ];
     for (what, expected, actual) in compare {
         if expected != actual {
-            return Verdict::Diverged(Divergence::output(&cassette, what, &expected, &actual));
+            return Verdict::Diverged(Divergence::output(
+                &replayed.cassette,
+                what,
+                &expected,
+                &actual,
+            ));
         }
     }
     Verdict::Reproduced {
