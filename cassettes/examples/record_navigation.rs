@@ -85,6 +85,7 @@ async fn main() {
             file: file.file_name().map(|n| n.to_string_lossy().into_owned()),
             path: Some(file.to_string_lossy().into_owned()),
             content: None,
+            content_file: None,
             id_state: store.id_state(),
         },
         redactions: vec!["api keys".into()],

@@ -268,6 +268,11 @@ pub struct SessionStart {
     /// The file's content when the run started (`open` and `fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// Instead of `content` for a large session: the file beside the cassette that holds it,
+    /// named by its SHA-256 (`blobs/<sha256>.jsonl`), so cassettes resuming the same session
+    /// share one copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_file: Option<String>,
     /// The state of the id generator once the session was opened.
     pub id_state: u64,
 }

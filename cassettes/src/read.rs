@@ -143,6 +143,32 @@ impl Cassette {
         self.outcome.as_ref()
     }
 
+    /// The text of the session the run started in (`open` sessions): in the header, or in
+    /// its side file beside the cassette, checked against the digest it is named by.
+    pub fn session_content(&self) -> Result<Option<String>, String> {
+        let session = &self.header.session;
+        let Some(name) = &session.content_file else {
+            return Ok(session.content.clone());
+        };
+        let digest = name
+            .strip_prefix("blobs/")
+            .and_then(|n| n.strip_suffix(".jsonl"))
+            .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| {
+                format!("field `session.contentFile`: {name:?} is not blobs/<sha256>.jsonl")
+            })?;
+        let file = self.path.parent().unwrap_or(Path::new(".")).join(name);
+        let content = std::fs::read_to_string(&file)
+            .map_err(|e| format!("the session file {} of this cassette: {e}", file.display()))?;
+        if crate::sha256_hex(content.as_bytes()) != digest {
+            return Err(format!(
+                "the session file {} does not have the content it is named by",
+                file.display()
+            ));
+        }
+        Ok(Some(content))
+    }
+
     /// The number of the last line read.
     pub fn last_line(&self) -> usize {
         self.last_line

@@ -82,6 +82,11 @@ impl Recorder {
             path: path.to_path_buf(),
             source,
         })?;
+        let mut header = header.clone();
+        move_large_session(&mut header, path).map_err(|source| CreateError {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let recorder = Recorder {
             state: Arc::new(Mutex::new(State {
                 path: path.to_path_buf(),
@@ -91,7 +96,7 @@ impl Recorder {
                 last_body: None,
             })),
         };
-        recorder.write(Line::Cassette(Box::new(header.clone())));
+        recorder.write(Line::Cassette(Box::new(header)));
         for (value, what) in secrets {
             recorder.secret(value, what);
         }
@@ -218,6 +223,28 @@ impl Recorder {
         state.last_body = Some(body.clone());
         write_line(&mut state, &line);
     }
+}
+
+/// Sessions larger than this go to a side file instead of the header.
+pub const LARGE_SESSION_BYTES: usize = 1 << 20;
+
+/// Moves a large resumed session out of `header` into `blobs/<sha256>.jsonl` beside the
+/// cassette at `path` (kept if it is there already: the name is its content).
+fn move_large_session(header: &mut Header, path: &Path) -> std::io::Result<()> {
+    let session = &mut header.session;
+    let Some(content) = session.content.take_if(|c| c.len() > LARGE_SESSION_BYTES) else {
+        return Ok(());
+    };
+    let name = format!("blobs/{}.jsonl", crate::sha256_hex(content.as_bytes()));
+    let file = path.parent().unwrap_or(Path::new(".")).join(&name);
+    if !file.exists() {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&file, &content)?;
+    }
+    session.content_file = Some(name);
+    Ok(())
 }
 
 fn write_line(state: &mut State, line: &Line) {

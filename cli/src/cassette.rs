@@ -136,6 +136,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
             file: None,
             path: None,
             content: None,
+            content_file: None,
             id_state: built.id_state,
         },
         InitialSession::New { file } => SessionStart {
@@ -143,6 +144,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
             file: name(file),
             path: Some(file.to_string_lossy().into_owned()),
             content: None,
+            content_file: None,
             id_state: built.id_state,
         },
         InitialSession::Existing { file, content } => SessionStart {
@@ -150,6 +152,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
             file: name(file),
             path: Some(file.to_string_lossy().into_owned()),
             content: Some(String::from_utf8_lossy(content).into_owned()),
+            content_file: None,
             id_state: built.id_state,
         },
     };

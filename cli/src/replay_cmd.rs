@@ -265,9 +265,8 @@ fn session_store(
                 .as_deref()
                 .filter(|n| !n.contains('/') && !n.contains("..") && !n.is_empty())
                 .ok_or("field `session.file`: missing or not a plain file name")?;
-            let content = start
-                .content
-                .as_deref()
+            let content = cassette
+                .session_content()?
                 .ok_or("field `session.content`: missing for an opened session")?;
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

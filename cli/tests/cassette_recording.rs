@@ -461,3 +461,83 @@ fn config_current_replays_the_recorded_inputs_against_todays_context_files() {
     assert!(stderr.contains("-  ↪ Answer briefly."), "{stderr}");
     assert!(stderr.contains("+  ↪ Answer at length."), "{stderr}");
 }
+
+#[test]
+fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
+    let ws = workspace(json!({"script": [{"text": ["First."]}, {"text": ["Second."]}]}));
+    let model = [
+        "--mode",
+        "json",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ];
+    // A first run whose prompt (piped, as Pi reads it) makes the session over a megabyte.
+    let big = "lorem ipsum ".repeat(100_000);
+    let args: Vec<OsString> = model.iter().map(OsString::from).collect();
+    let mut first = ws
+        .command(pi().as_ref(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut first.stdin.take().unwrap(), big.as_bytes()).unwrap();
+    assert!(first.wait().unwrap().success());
+
+    let cassette = ws.root().join("cwd").join("resumed.jsonl");
+    let out = pi_in(
+        &ws,
+        &[
+            &model[..],
+            &[
+                "--continue",
+                "--record",
+                cassette.to_str().unwrap(),
+                "again",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let session = &header["session"];
+    assert_eq!(session["kind"], "open");
+    assert!(
+        session.get("content").is_none(),
+        "the header does not hold the session"
+    );
+    let name = session["contentFile"].as_str().unwrap();
+    assert!(
+        name.starts_with("blobs/") && name.ends_with(".jsonl"),
+        "{name}"
+    );
+    let blob = ws.root().join("cwd").join(name);
+    assert!(std::fs::metadata(&blob).unwrap().len() > 1 << 20);
+    // The first request still carries the conversation; the header no longer repeats it.
+    assert!(text.len() < big.len() * 3 / 2, "{} bytes", text.len());
+
+    let check = replay_check(&cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    // A side file that is not what it is named by is refused.
+    std::fs::write(&blob, "{}\n").unwrap();
+    let check = replay_check(&cassette);
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert_eq!(check.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.contains("does not have the content it is named by"),
+        "{stderr}"
+    );
+}
