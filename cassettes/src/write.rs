@@ -54,6 +54,8 @@ struct State {
     failed: Option<String>,
     /// The body of the last request line written: the next one is written as a change of it.
     last_body: Option<Value>,
+    /// Nothing more is written (see [`Recorder::close`]).
+    closed: bool,
 }
 
 /// Why a cassette could not be started.
@@ -94,6 +96,7 @@ impl Recorder {
                 secrets: Vec::new(),
                 failed: None,
                 last_body: None,
+                closed: false,
             })),
         };
         recorder.write(Line::Cassette(Box::new(header)));
@@ -110,6 +113,11 @@ impl Recorder {
     /// The file written to.
     pub fn path(&self) -> PathBuf {
         self.lock().path.clone()
+    }
+
+    /// Ends the cassette: later lines are not written (the session it recorded was replaced).
+    pub fn close(&self) {
+        self.lock().closed = true;
     }
 
     /// The first write that failed, if one did.
@@ -248,7 +256,7 @@ fn move_large_session(header: &mut Header, path: &Path) -> std::io::Result<()> {
 }
 
 fn write_line(state: &mut State, line: &Line) {
-    if state.failed.is_some() {
+    if state.failed.is_some() || state.closed {
         return;
     }
     let text = match serde_json::to_string(line) {

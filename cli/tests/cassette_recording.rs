@@ -541,3 +541,67 @@ fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
+    let ws = workspace(json!({"script": []}));
+    let cassette = ws.root().join("cwd").join("rpc.jsonl");
+    let args: Vec<OsString> = [
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--record",
+        cassette.to_str().unwrap(),
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let mut child = ws
+        .command(pi().as_ref(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = [
+        json!({"id": "s1", "type": "get_state"}),
+        json!({"id": "n1", "type": "set_session_name", "name": "first"}),
+        json!({"id": "r", "type": "new_session"}),
+        json!({"id": "s2", "type": "get_state"}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for line in &lines {
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Recording changes nothing: the session is replaced as without it.
+    assert!(
+        stdout.contains(r#""id":"r","type":"response","command":"new_session","success":true"#),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let stdin_lines = text
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"stdin""#))
+        .count();
+    assert_eq!(
+        stdin_lines, 2,
+        "the cassette ends before the replacing command"
+    );
+    assert!(text
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with(r#"{"type":"outcome""#));
+    let check = replay_check(&cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}

@@ -17,13 +17,14 @@ use std::collections::VecDeque;
 
 use std::path::PathBuf;
 
-use pi_cassettes::{Divergence, FrontEnd, Line, Recorder, Replay};
+use pi_cassettes::{Divergence, FrontEnd, Line, Record, Recorder, Replay};
 use pi_core::agent_session::{Reply, SessionMachine};
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
 use pi_effects::clock::now_ms;
 use pi_effects::driver::{DriveError, InterpretError, Interpreter};
+use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
 use pi_effects::tools::user_bash::BashResult;
 use serde_json::Value;
@@ -32,7 +33,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use crate::args::Mode;
 use crate::cassette::{self, Io, Plan, RunInfo};
 use crate::output::Stdout;
-use crate::setup::{Runtime, SessionChoice};
+use crate::setup::{Runtime, SessionChoice, Start};
 use crate::signals::{stop, Signals};
 use crate::CliError;
 
@@ -56,11 +57,21 @@ pub async fn run(
         Io::Live(live) => {
             let session = AgentSession::from_parts(machine, live, file);
             let mut rpc = Rpc::new(runtime, session, Stdout::new(), Role::Live);
-            rpc.reopen = Some(|runtime, choice| runtime.open(choice));
+            rpc.reopen = Some(Box::new(|runtime, choice| runtime.open(choice)));
             run_live(rpc).await
         }
-        Io::Record(io, recorder) => record(runtime, machine, io, file, recorder).await,
-        Io::Hybrid(io, recorder) => record(runtime, machine, io, file, recorder).await,
+        Io::Record(io, recorder) => {
+            // A replacing command ends the recording (one cassette holds one session); the
+            // session it opens runs live.
+            let closed = recorder.clone();
+            let reopen: Reopen<Record<Live>> = Box::new(move |runtime, choice| {
+                let built = runtime.build(choice, Start::now())?;
+                let io = Record::new(built.live, closed.clone());
+                Ok(AgentSession::from_parts(built.machine, io, built.file))
+            });
+            record(runtime, machine, io, file, recorder, Some(reopen)).await
+        }
+        Io::Hybrid(io, recorder) => record(runtime, machine, io, file, recorder, None).await,
         Io::Replay(io) => {
             let session = AgentSession::from_parts(machine, io, file);
             let (models, scoped) = cassette::recorded_models(session.interpreter().cassette());
@@ -79,15 +90,23 @@ async fn record<I: Interpreter + Send>(
     io: I,
     file: SessionFile,
     recorder: Recorder,
+    reopen: Option<Reopen<I>>,
 ) -> i32 {
     let session = AgentSession::from_parts(machine, io, file);
-    run_live(Rpc::new(
-        runtime,
-        session,
-        Stdout::new(),
-        Role::Recording(recorder),
-    ))
-    .await
+    let mut rpc = Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder));
+    rpc.reopen = reopen;
+    run_live(rpc).await
+}
+
+/// Whether `line` is a command that replaces the session.
+fn replaces_session(line: &str) -> bool {
+    let Ok(command) = serde_json::from_str::<Value>(line) else {
+        return false;
+    };
+    matches!(
+        command.get("type").and_then(Value::as_str),
+        Some("new_session" | "switch_session" | "fork" | "clone")
+    )
 }
 
 /// RPC mode on stdin, with real processes for `bash`.
@@ -105,6 +124,9 @@ async fn run_live<I: Interpreter + Send>(mut rpc: Rpc<I>) -> i32 {
             line = lines.recv() => match line {
                 Some(line) => {
                     stuck = false;
+                    if replaces_session(&line) && rpc.reopen.is_some() {
+                        rpc.end_recording();
+                    }
                     rpc.record(|t| Line::Stdin { t, line: line.clone() });
                     rpc.handle_line(&line);
                 }
@@ -220,7 +242,7 @@ enum Role {
 
 /// Builds the session a replacing command (`new_session`, `switch_session`, `fork`, `clone`)
 /// asks for.
-type Reopen<I> = fn(&Runtime, &SessionChoice) -> Result<AgentSession<I>, CliError>;
+type Reopen<I> = Box<dyn Fn(&Runtime, &SessionChoice) -> Result<AgentSession<I>, CliError> + Send>;
 
 /// The RPC front end's state around the session.
 struct Rpc<I: Interpreter> {
@@ -228,8 +250,8 @@ struct Rpc<I: Interpreter> {
     session: AgentSession<I>,
     out: Stdout,
     role: Role,
-    /// How replacing commands build their session; `None` while recording or replaying (one
-    /// cassette holds one session).
+    /// How replacing commands build their session; `None` while replaying (one cassette holds
+    /// one session; a recording ends before the replacing command).
     reopen: Option<Reopen<I>>,
     /// Ids of `abort` commands waiting for the run to end.
     abort_waiters: Vec<Option<Value>>,
@@ -264,6 +286,17 @@ impl<I: Interpreter + Send> Rpc<I> {
     fn record(&self, line: impl FnOnce(u64) -> Line) {
         if let Role::Recording(recorder) = &self.role {
             recorder.write(line(now_ms()));
+        }
+    }
+
+    /// Ends the cassette where the session is about to be replaced: its outcome is the run so
+    /// far, and nothing more is written to it.
+    fn end_recording(&mut self) {
+        if let Role::Recording(recorder) = &self.role {
+            self.out.flush();
+            cassette::finish_recording(recorder, 0, (&self.out, self.session.written_file()));
+            recorder.close();
+            self.role = Role::Live;
         }
     }
 

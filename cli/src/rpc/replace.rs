@@ -143,10 +143,9 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// Builds the new session and drops the old one. Commands still waiting on the old session
     /// are answered now: an abort as done, a compaction as cancelled.
     fn replace(&mut self, choice: &SessionChoice) -> Result<(), Failure> {
-        let reopen = self.reopen.ok_or_else(|| {
+        let reopen = self.reopen.as_ref().ok_or_else(|| {
             Failure::Message(
-                "Replacing the session is not supported while recording or replaying a cassette"
-                    .into(),
+                "Replacing the session is not supported while replaying a cassette".into(),
             )
         })?;
         let session = reopen(&self.runtime, choice).map_err(|e| Failure::Message(e.to_string()))?;
