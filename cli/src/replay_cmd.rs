@@ -390,6 +390,10 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, files.len());
+    // The largest first, so that no job is left with a long one at the end; verdicts are
+    // printed in path order.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(&files[i]).map_or(0, |m| m.len())));
     let next = AtomicUsize::new(0);
     let verdicts: Mutex<Vec<Option<Verdict>>> =
         Mutex::new((0..files.len()).map(|_| None).collect());
@@ -398,10 +402,10 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
             scope.spawn(|| {
                 let runtime = runtime();
                 loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = files.get(index) else {
+                    let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         return;
                     };
+                    let path = &files[index];
                     let verdict = check_one(&runtime, path, how, index);
                     verdicts.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(verdict);
                 }
