@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use pi_cassettes::format::{Header, Line, Outcome, SessionStart};
+use pi_cassettes::format::{Header, Line, Outcome, SessionKind, SessionStart};
 use pi_cassettes::{recording_transport, sha256_hex, Record, Recorder, FORMAT_VERSION};
 use pi_core::agent_session::{NavigateRequest, SessionInput};
 use pi_core::message::AgentMessage;
@@ -81,7 +81,7 @@ async fn main() {
         mode: "json".into(),
         config: config.clone(),
         session: SessionStart {
-            kind: "new".into(),
+            kind: SessionKind::New,
             file: file.file_name().map(|n| n.to_string_lossy().into_owned()),
             path: Some(file.to_string_lossy().into_owned()),
             content: None,

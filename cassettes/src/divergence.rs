@@ -4,6 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use pi_effects::driver::{DriveError, InterpretError};
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
@@ -117,6 +118,22 @@ impl Divergence {
             actual: format!("{what}: {actual}"),
             rerecord: rerecord_command(cassette),
         }
+    }
+
+    /// The divergence that stopped a run, when a replay stopped it.
+    pub fn in_error(error: &DriveError) -> Option<&Divergence> {
+        match error {
+            DriveError::Interpret(InterpretError::Halted(halted)) => halted.downcast_ref(),
+            _ => None,
+        }
+    }
+
+    /// What stopped a replay of `cassette`: its divergence, or any other error as a difference
+    /// of the run's output.
+    pub fn of_run(error: &DriveError, cassette: &Cassette) -> Divergence {
+        Divergence::in_error(error).cloned().unwrap_or_else(|| {
+            Divergence::output(cassette, "the run failed", "", &error.to_string())
+        })
     }
 
     /// Whether the cassette itself is at fault (cut off or unusable), not this build: `pi

@@ -2,6 +2,8 @@
 //! tagged by `type`, in the order things happened. These types are the format: they change only
 //! with its version, whatever the harness's own types do.
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use pi_core::agent::{CallId, Effect, Input, QueueMode, ToolOutcome};
 use pi_core::agent_session::{NavigateRequest, SessionInput, StreamingBehavior};
 use pi_core::event::ToolResult;
@@ -214,6 +216,33 @@ impl From<RequestLine> for Line {
     }
 }
 
+impl Line {
+    /// The `chunk` line of body bytes: as text when they are UTF-8, else base64.
+    pub fn chunk(call: u64, dt: u64, bytes: &[u8]) -> Line {
+        let (text, base64) = match std::str::from_utf8(bytes) {
+            Ok(text) => (Some(text.to_owned()), None),
+            Err(_) => (None, Some(STANDARD.encode(bytes))),
+        };
+        Line::Chunk {
+            call,
+            dt,
+            text,
+            base64,
+        }
+    }
+}
+
+/// The bytes a `chunk` line holds.
+pub fn chunk_bytes(text: Option<String>, base64: Option<String>) -> Result<Vec<u8>, String> {
+    match (text, base64) {
+        (Some(text), _) => Ok(text.into_bytes()),
+        (None, Some(encoded)) => STANDARD
+            .decode(encoded)
+            .map_err(|e| format!("field `base64`: {e}")),
+        (None, None) => Ok(Vec::new()),
+    }
+}
+
 /// The first line of a cassette.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -253,12 +282,23 @@ pub struct ScopedModel {
     pub thinking_level: Option<ThinkingLevel>,
 }
 
+/// How the session a run started in stood.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionKind {
+    /// No file (`--no-session`).
+    Memory,
+    /// A file not written yet.
+    New,
+    /// A file that existed (resumed, continued, or forked from another).
+    Open,
+}
+
 /// The session a run started in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStart {
-    /// `memory` (no file), `new`, `open` (a file resumed or continued) or `fork`.
-    pub kind: String,
+    pub kind: SessionKind,
     /// The file's name (for `open` and `fork`, the file the run started from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,

@@ -31,6 +31,10 @@ pub use write::Recorder;
 /// SHA-256 of `bytes` in lower-case hex: the digests of an outcome line.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    let digest = sha2::Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// `bytes` in lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

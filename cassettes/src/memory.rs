@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use pi_core::session::ids::IdGenerator;
-use pi_effects::driver::{drive, DriveError, InterpretError};
+use pi_effects::driver::drive;
 use pi_effects::run_config::build_machine;
 use pi_effects::session::SessionStore;
 
 use crate::divergence::Divergence;
+use crate::format::SessionKind;
 use crate::read::Cassette;
 use crate::replay::Replay;
 
@@ -18,7 +19,7 @@ use crate::replay::Replay;
 /// `pi replay`.
 pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence> {
     let header = &cassette.header;
-    if header.session.kind == "open" {
+    if header.session.kind == SessionKind::Open {
         return Err(Divergence::unusable_cassette(
             &cassette,
             "a resumed session replays with its file: use pi replay".into(),
@@ -36,16 +37,7 @@ pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence>
     let mut io = Replay::new(cassette)?;
     for input in io.outside_inputs() {
         if let Err(error) = drive(&mut machine, &mut io, &mut file, input, |_| {}).await {
-            let failed = |what: String| Divergence::output(io.cassette(), "the run", "", &what);
-            return Err(match error {
-                DriveError::Interpret(InterpretError::Halted(halted)) => {
-                    match halted.downcast::<Divergence>() {
-                        Ok(divergence) => *divergence,
-                        Err(other) => failed(other.to_string()),
-                    }
-                }
-                other => failed(other.to_string()),
-            });
+            return Err(Divergence::of_run(&error, io.cassette()));
         }
     }
     io.finish()

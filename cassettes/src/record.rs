@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine;
 use bytes::Bytes;
 use pi_core::agent::{Effect, Input};
 use pi_core::agent_session::SessionInput;
@@ -236,21 +235,7 @@ impl HttpResponse for RecordingResponse {
             let chunk = self.inner.chunk().await;
             let tap = &self.tap;
             match &chunk {
-                Ok(Some(bytes)) => {
-                    let (text, base64) = match std::str::from_utf8(bytes) {
-                        Ok(text) => (Some(text.to_owned()), None),
-                        Err(_) => (
-                            None,
-                            Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
-                        ),
-                    };
-                    tap.recorder.write(Line::Chunk {
-                        call: tap.call,
-                        dt: tap.dt(),
-                        text,
-                        base64,
-                    });
-                }
+                Ok(Some(bytes)) => tap.recorder.write(Line::chunk(tap.call, tap.dt(), bytes)),
                 Ok(None) => {
                     self.ended.store(true, Ordering::Relaxed);
                     tap.end(RecordedEnd::Complete);

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use base64::Engine;
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::SessionInput;
@@ -23,7 +22,7 @@ use serde_json::{json, Value};
 
 use crate::body::BodyText;
 use crate::divergence::{Divergence, DivergenceKind};
-use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::live_tools::LiveTools;
 use crate::read::Cassette;
 
@@ -240,22 +239,9 @@ impl Replay {
                 Line::Chunk {
                     call, text, base64, ..
                 } => {
-                    let bytes = match (text, base64) {
-                        (Some(text), _) => Bytes::from(text.into_bytes()),
-                        (None, Some(encoded)) => {
-                            let decoded = base64::engine::general_purpose::STANDARD
-                                .decode(encoded)
-                                .map_err(|e| {
-                                    Divergence::unusable(
-                                        &cassette,
-                                        number,
-                                        format!("field `base64`: {e}"),
-                                    )
-                                })?;
-                            Bytes::from(decoded)
-                        }
-                        (None, None) => Bytes::new(),
-                    };
+                    let bytes = chunk_bytes(text, base64)
+                        .map(Bytes::from)
+                        .map_err(|e| Divergence::unusable(&cassette, number, e))?;
                     if let Some(exchange) = last_exchange(&mut recorded_calls, call) {
                         exchange.chunks.push(bytes);
                     }
@@ -300,11 +286,6 @@ impl Replay {
         Arc::clone(&self.cassette)
     }
 
-    /// Whether every recorded input and effect has been replayed.
-    pub fn is_finished(&self) -> bool {
-        self.position >= self.spine.len()
-    }
-
     /// What an RPC front end does next: a stdin line or a `bash` result (taken), something
     /// for the machine, or nothing more.
     pub fn front_end(&mut self) -> FrontEnd {
@@ -322,15 +303,6 @@ impl Replay {
     /// reports it again).
     pub fn divergence(&self) -> Option<&Divergence> {
         self.diverged.as_ref()
-    }
-
-    /// The next recorded input from the front end, if that is what comes next (a print-mode
-    /// replay feeds these to the session one by one).
-    pub fn next_outside(&self) -> Option<SessionInput> {
-        match self.spine.get(self.position) {
-            Some((_, Spine::Outside(_, input))) => Some(input.to_input()),
-            _ => None,
-        }
     }
 
     /// The recorded lines of model call `call` (its options, requests and response bytes),
@@ -364,19 +336,7 @@ impl Replay {
                 });
             }
             for chunk in &exchange.chunks {
-                let (text, base64) = match std::str::from_utf8(chunk) {
-                    Ok(text) => (Some(text.to_owned()), None),
-                    Err(_) => (
-                        None,
-                        Some(base64::engine::general_purpose::STANDARD.encode(chunk)),
-                    ),
-                };
-                lines.push(Line::Chunk {
-                    call,
-                    dt: 0,
-                    text,
-                    base64,
-                });
+                lines.push(Line::chunk(call, 0, chunk));
             }
             if let Some(end) = &exchange.end {
                 lines.push(Line::End {
@@ -407,7 +367,7 @@ impl Replay {
 
     /// Checks that the run has used the whole recording: the error says what this build did
     /// not do that the recording did, or that the recording was cut off.
-    pub fn finish(&mut self) -> Result<(), Divergence> {
+    pub fn finish(&self) -> Result<(), Divergence> {
         if let Some(divergence) = &self.diverged {
             return Err(divergence.clone());
         }

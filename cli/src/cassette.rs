@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_cassettes::format::{Header, SessionStart};
+use pi_cassettes::format::{Header, SessionKind, SessionStart};
 use pi_cassettes::{
     recording_transport, Cassette, Divergence, Hybrid, Outcome, Record, Recorder, Replay,
 };
@@ -13,7 +13,7 @@ use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::model::Model;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::clock::{Clock, SystemClock};
-use pi_effects::driver::{DriveError, InterpretError, Interpreter};
+use pi_effects::driver::{DriveError, Interpreter};
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
 
@@ -89,6 +89,14 @@ impl Plan {
         }
     }
 
+    /// Whether the run is recorded (its session's content is then captured for the header).
+    pub fn records(&self) -> bool {
+        matches!(
+            self,
+            Plan::Record(_) | Plan::RecordBesideSession | Plan::Hybrid(..)
+        )
+    }
+
     /// When the run starts and its seed: the recorded ones on replay.
     pub fn start(&self) -> Start {
         match self {
@@ -132,7 +140,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
     let name = |file: &Path| file.file_name().map(|n| n.to_string_lossy().into_owned());
     let session = match &built.initial {
         InitialSession::InMemory => SessionStart {
-            kind: "memory".into(),
+            kind: SessionKind::Memory,
             file: None,
             path: None,
             content: None,
@@ -140,7 +148,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
             id_state: built.id_state,
         },
         InitialSession::New { file } => SessionStart {
-            kind: "new".into(),
+            kind: SessionKind::New,
             file: name(file),
             path: Some(file.to_string_lossy().into_owned()),
             content: None,
@@ -148,10 +156,12 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
             id_state: built.id_state,
         },
         InitialSession::Existing { file, content } => SessionStart {
-            kind: "open".into(),
+            kind: SessionKind::Open,
             file: name(file),
             path: Some(file.to_string_lossy().into_owned()),
-            content: Some(String::from_utf8_lossy(content).into_owned()),
+            content: content
+                .as_deref()
+                .map(|bytes| String::from_utf8_lossy(bytes).into_owned()),
             content_file: None,
             id_state: built.id_state,
         },
@@ -244,7 +254,7 @@ pub fn prepare(
         InitialSession::Existing { file, .. },
     ) = (&plan, &built.initial)
     {
-        if cassette.header.session.kind == "new" {
+        if cassette.header.session.kind == SessionKind::New {
             // The recorded run's new session file is there already (this is where it was
             // recorded): replaying into it would append the run a second time.
             return Err(CliError::Session(format!(
@@ -290,11 +300,14 @@ pub async fn run_print(
 ) -> Result<i32, CliError> {
     let mode = info.mode;
     let (machine, file, io) = prepare(plan, built, info)?;
-    let mut out = Stdout::new();
+    let mut out = match io {
+        Io::Record(..) | Io::Hybrid(..) => Stdout::digesting(),
+        Io::Live(_) | Io::Replay(_) => Stdout::new(),
+    };
     let code = match io {
         Io::Live(live) => {
-            print(machine, live, file, mode, inputs, &mut out, |_, code, _| {
-                code
+            print(machine, live, file, mode, inputs, &mut out, |_, ran, _| {
+                ran.unwrap_or_else(|code| code)
             })
             .await
         }
@@ -306,7 +319,9 @@ pub async fn run_print(
                 mode,
                 inputs,
                 &mut out,
-                |_, code, session| finish_recording(&recorder, code, session),
+                |_, ran, session| {
+                    finish_recording(&recorder, ran.unwrap_or_else(|code| code), session)
+                },
             )
             .await
         }
@@ -318,7 +333,7 @@ pub async fn run_print(
                 mode,
                 inputs,
                 &mut out,
-                |io, code, session| {
+                |io, ran, session| {
                     match io.inner_mut().went_live_at() {
                         Some(step) => {
                             eprintln!("hybrid: replayed until step {step}, then ran live")
@@ -326,7 +341,7 @@ pub async fn run_print(
                         None => eprintln!("hybrid: the whole run was replayed"),
                     }
                     eprintln!("hybrid: recorded to {}", recorder.path().display());
-                    finish_recording(&recorder, code, session)
+                    finish_recording(&recorder, ran.unwrap_or_else(|code| code), session)
                 },
             )
             .await
@@ -339,9 +354,10 @@ pub async fn run_print(
                 mode,
                 inputs,
                 &mut out,
-                |replay, code, _| match replay.finish() {
-                    Ok(()) => code,
-                    Err(divergence) => report(&divergence),
+                // A run that stopped has reported why; one that ended must have used its recording.
+                |replay, ran, _| match ran.map(|code| (code, replay.finish())) {
+                    Err(code) | Ok((code, Ok(()))) => code,
+                    Ok((_, Err(divergence))) => report(&divergence),
                 },
             )
             .await
@@ -354,7 +370,8 @@ pub async fn run_print(
 type Ended<'a> = (&'a Stdout, Option<&'a Path>);
 
 /// Runs print mode over `io` and ends the session; `end` gets the interpreter, the exit code
-/// and what was written, and gives the final exit code (a failed run's error is printed first).
+/// (`Err` when the run stopped on an error, which is printed already) and what was written,
+/// and gives the final exit code.
 async fn print<I: Interpreter + Send>(
     machine: SessionMachine,
     io: I,
@@ -362,22 +379,14 @@ async fn print<I: Interpreter + Send>(
     mode: Mode,
     inputs: Vec<SessionInput>,
     out: &mut Stdout,
-    end: impl FnOnce(&mut I, i32, Ended<'_>) -> i32,
+    end: impl FnOnce(&mut I, Result<i32, i32>, Ended<'_>) -> i32,
 ) -> i32 {
     let mut session = AgentSession::from_parts(machine, io, file);
-    let result = print_mode::run(&mut session, mode, inputs, out).await;
-    let (code, failed) = match result {
-        Ok(code) => (code, false),
-        Err(error) => (report_error(&error), true),
-    };
+    let ran = print_mode::run(&mut session, mode, inputs, out)
+        .await
+        .map_err(|error| report_error(&error));
     let path = session.written_file().map(Path::to_path_buf);
-    let code = if failed {
-        // The run stopped; a recording still gets its outcome, a replay has reported.
-        let _ = end(session.interpreter_mut(), code, (out, path.as_deref()));
-        code
-    } else {
-        end(session.interpreter_mut(), code, (out, path.as_deref()))
-    };
+    let code = end(session.interpreter_mut(), ran, (out, path.as_deref()));
     session.end_before_exit();
     code
 }
@@ -398,7 +407,7 @@ pub fn write_outcome(recorder: &Recorder, code: i32, out: &Stdout, session_file:
         .map(|bytes| pi_cassettes::sha256_hex(&bytes));
     recorder.write(pi_cassettes::Line::Outcome(Outcome {
         exit: code,
-        stdout: out.digest(),
+        stdout: out.digest().unwrap_or_default(),
         session,
     }));
 }
@@ -413,23 +422,10 @@ pub fn report(divergence: &Divergence) -> i32 {
     }
 }
 
-/// The divergence behind `error` (a replay stopped by its recording), or the error itself as
-/// an output divergence of `replay`'s cassette.
-pub fn divergence_of(error: DriveError, replay: &Replay) -> Divergence {
-    if let DriveError::Interpret(InterpretError::Halted(halted)) = &error {
-        if let Some(divergence) = halted.downcast_ref::<Divergence>() {
-            return divergence.clone();
-        }
-    }
-    Divergence::output(replay.cassette(), "the run failed", "", &error.to_string())
-}
-
 /// Prints the error that stopped a run; its exit code (a replay's divergence is 1 or 125).
 pub fn report_error(error: &DriveError) -> i32 {
-    if let DriveError::Interpret(InterpretError::Halted(halted)) = error {
-        if let Some(divergence) = halted.downcast_ref::<Divergence>() {
-            return report(divergence);
-        }
+    if let Some(divergence) = Divergence::in_error(error) {
+        return report(divergence);
     }
     eprintln!("{error}");
     1

@@ -253,7 +253,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         eprintln!("{NO_INTERACTIVE}");
         return Ok(1);
     }
-    let built = runtime.build(&choice, plan.start())?;
+    let built = runtime.build(&choice, plan.start(), plan.records())?;
     let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
     let model = built.machine.agent().model().clone();
     let replaying = matches!(plan, cassette::Plan::Replay(_) | cassette::Plan::Hybrid(..));

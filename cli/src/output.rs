@@ -1,6 +1,6 @@
 //! Buffered stdout for JSONL: lines are written whole, `JSON.stringify`-compatible, and a closed
-//! pipe ends output quietly instead of panicking. Everything written is also digested (SHA-256),
-//! so that a recording can hold, and a replay compare, what a run printed.
+//! pipe ends output quietly instead of panicking. What a recorded or checked run writes is also
+//! digested (SHA-256), so that a recording can hold, and a replay compare, what it printed.
 
 use std::io::{BufWriter, Write};
 
@@ -11,7 +11,8 @@ use sha2::{Digest, Sha256};
 pub struct Stdout {
     out: BufWriter<Box<dyn Write + Send>>,
     closed: bool,
-    digest: Sha256,
+    /// Kept only when something will compare it (a recording, a check).
+    digest: Option<Sha256>,
 }
 
 impl std::fmt::Debug for Stdout {
@@ -30,30 +31,31 @@ impl Default for Stdout {
 
 impl Stdout {
     pub fn new() -> Self {
-        Stdout::to(Box::new(std::io::stdout()))
+        Stdout::to(Box::new(std::io::stdout()), None)
+    }
+
+    /// Standard output whose digest is kept (a recorded run).
+    pub fn digesting() -> Self {
+        Stdout::to(Box::new(std::io::stdout()), Some(Sha256::new()))
     }
 
     /// Output that goes nowhere but into the digest (checking a replay).
     pub fn discarded() -> Self {
-        Stdout::to(Box::new(std::io::sink()))
+        Stdout::to(Box::new(std::io::sink()), Some(Sha256::new()))
     }
 
-    fn to(out: Box<dyn Write + Send>) -> Self {
+    fn to(out: Box<dyn Write + Send>, digest: Option<Sha256>) -> Self {
         Stdout {
             out: BufWriter::new(out),
             closed: false,
-            digest: Sha256::new(),
+            digest,
         }
     }
 
-    /// SHA-256 of everything written so far, in lower-case hex.
-    pub fn digest(&self) -> String {
-        self.digest
-            .clone()
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+    /// SHA-256 of everything written so far, in lower-case hex; `None` when not kept.
+    pub fn digest(&self) -> Option<String> {
+        let digest = self.digest.clone()?.finalize();
+        Some(pi_cassettes::hex(&digest))
     }
 
     /// One value as a JSON line, formatted as JavaScript formats it, written out at once (readers
@@ -68,8 +70,10 @@ impl Stdout {
 
     /// One line of text.
     pub fn text_line(&mut self, text: &str) {
-        self.digest.update(text.as_bytes());
-        self.digest.update(b"\n");
+        if let Some(digest) = &mut self.digest {
+            digest.update(text.as_bytes());
+            digest.update(b"\n");
+        }
         if self.closed {
             return;
         }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
+use pi_cassettes::format::SessionKind;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_core::session::ids::IdGenerator;
 use pi_effects::agent_session::AgentSession;
@@ -230,7 +231,7 @@ async fn replay(
     let mut session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
     let code = match print_mode::run(&mut session, mode, inputs, out).await {
         Ok(code) => code,
-        Err(error) => return Err(cassette::divergence_of(error, session.interpreter_mut())),
+        Err(error) => return Err(Divergence::of_run(&error, session.interpreter().cassette())),
     };
     session.interpreter_mut().finish()?;
     let session_digest = session
@@ -240,7 +241,7 @@ async fn replay(
     Ok(Replayed {
         cassette: session.interpreter().shared_cassette(),
         code,
-        stdout: out.digest(),
+        stdout: out.digest().unwrap_or_default(),
         session: session_digest,
         steps,
     })
@@ -256,10 +257,10 @@ fn session_store(
     let ids = IdGenerator::new(config.seed);
     let now = config.started_at;
     let cwd = config.cwd.as_str();
-    let store = match start.kind.as_str() {
-        "memory" => SessionStore::in_memory(cwd, now, ids),
-        "new" => SessionStore::create(cwd, dir, now, ids).map_err(|e| e.to_string())?,
-        "open" => {
+    let store = match start.kind {
+        SessionKind::Memory => SessionStore::in_memory(cwd, now, ids),
+        SessionKind::New => SessionStore::create(cwd, dir, now, ids).map_err(|e| e.to_string())?,
+        SessionKind::Open => {
             let name = start
                 .file
                 .as_deref()
@@ -275,7 +276,6 @@ fn session_store(
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             SessionStore::open(&path, Some(dir), None, cwd, now, ids).map_err(|e| e.to_string())?
         }
-        other => return Err(format!("field `session.kind`: unknown kind {other:?}")),
     };
     Ok(store.with_id_state(start.id_state))
 }

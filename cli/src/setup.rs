@@ -286,7 +286,7 @@ impl Runtime {
 
     /// Builds a live session for `choice` (see [`Runtime::build`]).
     pub fn open(&self, choice: &SessionChoice) -> Result<AgentSession, CliError> {
-        let built = self.build(choice, Start::now())?;
+        let built = self.build(choice, Start::now(), false)?;
         Ok(AgentSession::from_parts(
             built.machine,
             built.live,
@@ -324,7 +324,12 @@ impl Runtime {
     /// level Pi's `createAgentSession` would choose (see [`Runtime::choose`]): its
     /// configuration, machine, file, the session as it was before the run, and the Live
     /// interpreter (which a recording wraps).
-    pub fn build(&self, choice: &SessionChoice, start: Start) -> Result<Built, CliError> {
+    pub fn build(
+        &self,
+        choice: &SessionChoice,
+        start: Start,
+        capture: bool,
+    ) -> Result<Built, CliError> {
         let store = self.store(choice, start)?;
         if let Some(message) = self.missing_session_cwd(&store) {
             return Err(CliError::Session(message));
@@ -335,7 +340,7 @@ impl Runtime {
         let session_error = |e: CreateError| CliError::Session(e.to_string());
         let config = options.run_config(start.at).map_err(session_error)?;
         let live = options.live().map_err(session_error)?;
-        let initial = InitialSession::of(&store).map_err(|source| CliError::Io {
+        let initial = InitialSession::of(&store, capture).map_err(|source| CliError::Io {
             what: "the session file".into(),
             source,
         })?;
@@ -571,24 +576,30 @@ pub enum InitialSession {
     InMemory,
     /// A file not written yet.
     New { file: PathBuf },
-    /// A file that exists (opened, continued or forked), with its content.
-    Existing { file: PathBuf, content: Vec<u8> },
+    /// A file that exists (opened, continued or forked), with its content when it was
+    /// captured for a recording.
+    Existing {
+        file: PathBuf,
+        content: Option<Vec<u8>>,
+    },
 }
 
 impl InitialSession {
-    fn of(store: &SessionStore) -> std::io::Result<Self> {
+    /// The session of `store`; its content is read only when `capture` (a recording embeds
+    /// it; an ordinary start does not read a large session twice).
+    fn of(store: &SessionStore, capture: bool) -> std::io::Result<Self> {
         let Some(file) = store.file() else {
             return Ok(InitialSession::InMemory);
         };
-        match std::fs::read(file) {
-            Ok(content) => Ok(InitialSession::Existing {
-                file: file.to_path_buf(),
-                content,
-            }),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(InitialSession::New {
-                file: file.to_path_buf(),
-            }),
-            Err(error) => Err(error),
+        let file = file.to_path_buf();
+        if !file.exists() {
+            return Ok(InitialSession::New { file });
         }
+        let content = if capture {
+            Some(std::fs::read(&file)?)
+        } else {
+            None
+        };
+        Ok(InitialSession::Existing { file, content })
     }
 }

@@ -10,7 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use std::ffi::OsString;
+
+use pi_testkit::demo::{Scenario, Workspace};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 fn corpus() -> PathBuf {
@@ -251,21 +254,36 @@ fn a_cut_off_cassette_is_unusable_and_says_where_it_ends() {
 
 #[test]
 fn a_message_that_is_the_word_replay_is_still_a_message() {
-    // `pi replay` is the replay command; `pi -- replay` sends the word to the model as Pi does.
-    let home = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["--mode", "json", "--no-session", "--", "replay"])
-        .env("HOME", home.path())
-        .env("PI_CODING_AGENT_DIR", home.path())
+    // `pi replay` is the replay command; `pi -- replay` sends the word to the model, as Pi does.
+    let scenario = json!({"script": [{"text": ["Sent."]}]});
+    let scenario = Scenario::from_value(&scenario, Path::new("test scenario")).unwrap();
+    let ws = Workspace::prepare(scenario, None).unwrap();
+    let args: Vec<OsString> = [
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--",
+        "replay",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let out = ws
+        .command(env!("CARGO_BIN_EXE_pi").as_ref(), &args)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    // No model has a key here, so Pi's own refusal to send the message is what comes back.
-    assert!(
-        stderr.contains("No API key found") || stderr.contains("No models available"),
-        "{stderr}"
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!stderr.contains("pi replay"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Sent.\n");
+    let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(requests.lines().next().unwrap()).unwrap();
+    let messages = first["body"]["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["content"][0]["text"], "replay");
 }
 
 #[test]

@@ -45,7 +45,7 @@ pub async fn run(
     plan: Plan,
     command: Vec<String>,
 ) -> Result<i32, CliError> {
-    let built = runtime.build(choice, plan.start())?;
+    let built = runtime.build(choice, plan.start(), plan.records())?;
     let info = RunInfo {
         mode: Mode::Rpc,
         command,
@@ -65,7 +65,7 @@ pub async fn run(
             // session it opens runs live.
             let closed = recorder.clone();
             let reopen: Reopen<Record<Live>> = Box::new(move |runtime, choice| {
-                let built = runtime.build(choice, Start::now())?;
+                let built = runtime.build(choice, Start::now(), false)?;
                 let io = Record::new(built.live, closed.clone());
                 Ok(AgentSession::from_parts(built.machine, io, built.file))
             });
@@ -93,7 +93,12 @@ async fn record<I: Interpreter + Send>(
     reopen: Option<Reopen<I>>,
 ) -> i32 {
     let session = AgentSession::from_parts(machine, io, file);
-    let mut rpc = Rpc::new(runtime, session, Stdout::new(), Role::Recording(recorder));
+    let mut rpc = Rpc::new(
+        runtime,
+        session,
+        Stdout::digesting(),
+        Role::Recording(recorder),
+    );
     rpc.reopen = reopen;
     run_live(rpc).await
 }
@@ -178,7 +183,7 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
     rpc.out.flush();
     ReplayedRpc {
         result,
-        stdout: rpc.out.digest(),
+        stdout: rpc.out.digest().unwrap_or_default(),
         session_file: rpc.session.written_file().map(PathBuf::from),
     }
 }
@@ -203,16 +208,16 @@ async fn replay_lines(rpc: &mut Rpc<Replay>) -> Result<i32, Divergence> {
                     Ok(Ok(replies)) => rpc.replies(replies),
                     Ok(Err(_)) => {}
                     Err(error) => {
-                        return Err(cassette::divergence_of(
-                            error,
-                            rpc.session.interpreter_mut(),
+                        return Err(Divergence::of_run(
+                            &error,
+                            rpc.session.interpreter().cassette(),
                         ))
                     }
                 }
             }
             FrontEnd::End => break,
         }
-        if let Some(divergence) = rpc.session.interpreter_mut().divergence() {
+        if let Some(divergence) = rpc.session.interpreter().divergence() {
             return Err(divergence.clone());
         }
         rpc.answer_abort_waiters();
