@@ -2,11 +2,18 @@
 //! so a replay keeps a body as the text before one array, the array's elements and the text
 //! after it, and the next body (a [`BodyDelta`] of it) shares them. Comparing a body with the
 //! text of the request a replay builds walks the pieces; nothing is copied or parsed again.
+//!
+//! A replay checks one request per turn, and each repeats the turns before: writing every
+//! element out again would make a replay quadratic in text. [`CheckedElements`] remembers the
+//! elements of the last body found equal to its recording, so an element the next recording
+//! shares (the same piece of text) is checked by comparing the built value with the one
+//! before, and only new elements are written out.
 
 use std::sync::Arc;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::format::{BodyDelta, RawJson};
 
@@ -82,6 +89,62 @@ impl BodyText {
         }
     }
 
+    /// Whether `body`, as this build writes it, is this body's text. The elements of an array
+    /// found equal are kept in `checked` for the next body's check.
+    pub fn matches(&self, body: &Value, checked: &mut CheckedElements) -> bool {
+        let BodyText::Split {
+            array,
+            head,
+            items,
+            tail,
+        } = self
+        else {
+            checked.elements.clear();
+            return serde_json::to_string(body).is_ok_and(|text| self.is(&text));
+        };
+        let Value::Object(map) = body else {
+            return false;
+        };
+        let Some(Value::Array(elements)) = map.get(array.as_str()) else {
+            return false;
+        };
+        if elements.len() != items.len() {
+            return false;
+        }
+        let outline = Outline { map, array };
+        let outline_matches = serde_json::to_string(&outline).is_ok_and(|text| {
+            text.strip_prefix(&**head)
+                .and_then(|rest| rest.strip_prefix("[]"))
+                .is_some_and(|rest| rest == &**tail)
+        });
+        if !outline_matches {
+            return false;
+        }
+        let mut before = if checked.array == *array {
+            std::mem::take(&mut checked.elements).into_iter()
+        } else {
+            Vec::new().into_iter()
+        };
+        let mut now = Vec::with_capacity(items.len());
+        for (item, element) in items.iter().zip(elements) {
+            let value = match before.next() {
+                Some((text, value))
+                    if Arc::ptr_eq(&text, item) && written_alike(&value, element) =>
+                {
+                    value
+                }
+                _ if serde_json::to_string(element).is_ok_and(|text| *text == **item) => {
+                    element.clone()
+                }
+                _ => return false,
+            };
+            now.push((Arc::clone(item), value));
+        }
+        checked.array.clone_from(array);
+        checked.elements = now;
+        true
+    }
+
     /// The whole text.
     pub fn text(&self) -> String {
         match self {
@@ -119,6 +182,58 @@ impl BodyText {
             split => RawJson::from_text(split.text())
                 .unwrap_or_else(|_| RawJson::from_value(&Value::Null)),
         }
+    }
+}
+
+/// The elements of the last body found equal to its recording, each with the recorded text it
+/// was found equal to (see the module's documentation).
+#[derive(Clone, Debug, Default)]
+pub struct CheckedElements {
+    array: String,
+    elements: Vec<(Arc<str>, Value)>,
+}
+
+impl CheckedElements {
+    /// Forgets the last body: the next check writes every element out.
+    pub fn clear(&mut self) {
+        self.elements.clear();
+    }
+}
+
+/// Whether `a` and `b` are written as the same text: equal, with their members in the same
+/// order (which is what writing them keeps). Unlike `==`, it looks no key up.
+fn written_alike(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && written_alike(va, vb))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| written_alike(a, b))
+        }
+        _ => a == b,
+    }
+}
+
+/// A JSON object written with one array member empty: a split body's head, `[]` and tail.
+struct Outline<'a> {
+    map: &'a Map<String, Value>,
+    array: &'a str,
+}
+
+impl Serialize for Outline<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_map(Some(self.map.len()))?;
+        for (key, value) in self.map {
+            if key == self.array {
+                out.serialize_entry(key, &[] as &[Value])?;
+            } else {
+                out.serialize_entry(key, value)?;
+            }
+        }
+        out.end()
     }
 }
 
@@ -209,6 +324,48 @@ mod tests {
             assert_eq!(text.text(), written);
             assert!(!text.is(&written.replace("\"m\"", "\"n\"")));
             assert!(!text.is(&written[..written.len() - 1]));
+        }
+    }
+
+    #[test]
+    fn a_chain_checked_element_by_element_finds_what_the_text_finds() {
+        let user = |c: &str| json!({"role": "user", "content": c});
+        let bodies = [
+            json!({"model": "m", "messages": [user("a")], "stream": true}),
+            json!({"model": "m", "messages": [user("a"), user("b")], "stream": true}),
+            json!({"model": "m", "messages": [user("a"), user("b"), user("c")], "stream": true}),
+            json!({"model": "m", "messages": [user("z")], "stream": true}),
+            json!({"model": "m", "messages": [user("z"), user("y")], "stream": true}),
+        ];
+        let mut text = BodyText::Whole(RawJson::from_value(&bodies[0]));
+        let mut checked = CheckedElements::default();
+        assert!(text.matches(&bodies[0], &mut checked));
+        for pair in bodies.windows(2) {
+            text = text
+                .apply(&BodyDelta::between(&pair[0], &pair[1]).unwrap())
+                .unwrap();
+            // A changed kept element, a changed new one, a changed outline, the body before:
+            // each is refused, with what the last check remembered.
+            let last = pair[1]["messages"].as_array().unwrap().len() - 1;
+            let mut wrongs = vec![pair[1].clone(), pair[1].clone(), pair[1].clone()];
+            wrongs[0]["messages"][0]["content"] = json!("other");
+            wrongs[1]["messages"][last]["role"] = json!("assistant");
+            wrongs[2]["stream"] = json!(false);
+            // The same members in another order are written differently.
+            let mut reordered = serde_json::Map::new();
+            let first = &pair[1]["messages"][0];
+            reordered.insert("content".into(), first["content"].clone());
+            reordered.insert("role".into(), first["role"].clone());
+            let mut wrong = pair[1].clone();
+            wrong["messages"][0] = Value::Object(reordered);
+            wrongs.push(wrong);
+            wrongs.push(pair[0].clone());
+            for wrong in &wrongs {
+                assert!(!text.matches(wrong, &mut checked.clone()), "{wrong}");
+            }
+            assert!(text.matches(&pair[1], &mut checked));
+            // Checked again with what it remembers of itself.
+            assert!(text.matches(&pair[1], &mut checked));
         }
     }
 

@@ -187,6 +187,45 @@ impl BodyDelta {
     }
 }
 
+/// An `event` line as read: straight into its fields (the most frequent line; the enum's
+/// tagged reading buffers every line before reading it).
+#[derive(Debug, Deserialize)]
+pub struct EventLine {
+    pub t: u64,
+    pub call: u64,
+}
+
+/// A `chunk` line as read, straight into its fields.
+#[derive(Debug, Deserialize)]
+pub struct ChunkLine {
+    pub call: u64,
+    pub dt: u64,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub base64: Option<String>,
+}
+
+impl From<EventLine> for Line {
+    fn from(e: EventLine) -> Line {
+        Line::Event {
+            t: e.t,
+            call: e.call,
+        }
+    }
+}
+
+impl From<ChunkLine> for Line {
+    fn from(c: ChunkLine) -> Line {
+        Line::Chunk {
+            call: c.call,
+            dt: c.dt,
+            text: c.text,
+            base64: c.base64,
+        }
+    }
+}
+
 /// A `request` line as read: straight from its text (the enum's tagged reading would buffer
 /// the body).
 #[derive(Debug, Deserialize)]

@@ -7,10 +7,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::format::{Header, Line, RecordedEffect, RequestLine, FORMAT_VERSION};
+use crate::format::{
+    ChunkLine, EventLine, Header, Line, RecordedEffect, RequestLine, FORMAT_VERSION,
+};
 
 /// How this build writes a request line: read straight into [`RequestLine`].
 const REQUEST_PREFIX: &str = "{\"type\":\"request\",";
+const EVENT_PREFIX: &str = "{\"type\":\"event\",";
+const CHUNK_PREFIX: &str = "{\"type\":\"chunk\",";
 
 /// The longest line read (a request with a large conversation, a big tool result).
 pub const MAX_LINE_BYTES: usize = 256 << 20;
@@ -183,7 +187,11 @@ fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
     if !first {
         // The common case straight into its type; only a line that does not fit is read again
         // as JSON, for an error that names its kind and field.
-        let parsed = if text.starts_with(REQUEST_PREFIX) {
+        let parsed = if text.starts_with(EVENT_PREFIX) {
+            serde_json::from_str::<EventLine>(text).map(Line::from)
+        } else if text.starts_with(CHUNK_PREFIX) {
+            serde_json::from_str::<ChunkLine>(text).map(Line::from)
+        } else if text.starts_with(REQUEST_PREFIX) {
             serde_json::from_str::<RequestLine>(text).map(Line::from)
         } else {
             serde_json::from_str::<Line>(text)

@@ -20,7 +20,7 @@ use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportE
 use pi_providers::{CallOptions, HttpRequest};
 use serde_json::{json, Value};
 
-use crate::body::BodyText;
+use crate::body::{BodyText, CheckedElements};
 use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::live_tools::LiveTools;
@@ -119,6 +119,8 @@ pub struct Replay {
     diverged: Option<Divergence>,
     /// Tools run for real instead of answered from the recording.
     live_tools: Option<LiveTools>,
+    /// What the last request check proved, for the next.
+    checked: CheckedElements,
 }
 
 impl Replay {
@@ -266,6 +268,7 @@ impl Replay {
             clock: FixedClock::new(0, 0.0),
             diverged: None,
             live_tools: None,
+            checked: CheckedElements::default(),
         })
     }
 
@@ -429,12 +432,11 @@ impl Replay {
         }
         if let Effect::CallModel { call, request } = effect {
             if let Some(recorded) = self.recorded_calls.get(&call.0) {
-                let model_call =
-                    ModelCall::new(request.clone(), &recorded.options, recorded.started_at);
+                let model_call = ModelCall::new(request, &recorded.options, recorded.started_at);
                 if let (Some(http), Some(first)) =
                     (model_call.http_request(), recorded.exchanges.first())
                 {
-                    if !first.request.is(http) {
+                    if !first.request.is(http, &mut self.checked) {
                         let asked = request_json(http.method, &http.url, &http.headers, &http.body);
                         let recorded = first.request.to_json();
                         let mut divergence = self.diverge(DivergenceKind::Request, recorded, asked);
@@ -522,15 +524,18 @@ struct RecordedRequest {
 impl RecordedRequest {
     /// Whether `http` is this request. The body is compared as text first (a body this build
     /// wrote serializes to the same text), then, for a cassette edited by hand, as JSON.
-    fn is(&self, http: &HttpRequest) -> bool {
+    fn is(&self, http: &HttpRequest, checked: &mut CheckedElements) -> bool {
         if self.method != http.method || self.url != http.url || self.headers != http.headers {
             return false;
         }
         let Some(body) = &self.body else {
             return false;
         };
-        let text = serde_json::to_string(&http.body).unwrap_or_default();
-        body.is(&text) || body.to_value() == http.body
+        if body.matches(&http.body, checked) {
+            return true;
+        }
+        checked.clear();
+        body.to_value() == http.body
     }
 
     fn to_json(&self) -> Value {

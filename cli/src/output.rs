@@ -11,6 +11,9 @@ use sha2::{Digest, Sha256};
 pub struct Stdout {
     out: BufWriter<Box<dyn Write + Send>>,
     closed: bool,
+    /// Each JSON line goes out as soon as it is written (someone may be following the stream);
+    /// a replay, which never waits, writes in large blocks instead.
+    line_by_line: bool,
     /// Kept only when something will compare it (a recording, a check).
     digest: Option<Sha256>,
 }
@@ -48,7 +51,20 @@ impl Stdout {
         Stdout {
             out: BufWriter::new(out),
             closed: false,
+            line_by_line: true,
             digest,
+        }
+    }
+
+    /// Standard output written in large blocks, for a run that never waits for anything (a
+    /// replay): a write per event would cost more than the replay itself. Flushed at the end
+    /// and before anything goes to stderr, as always.
+    pub fn batched() -> Self {
+        Stdout {
+            out: BufWriter::with_capacity(1 << 16, Box::new(std::io::stdout())),
+            closed: false,
+            line_by_line: false,
+            digest: None,
         }
     }
 
@@ -65,7 +81,9 @@ impl Stdout {
             Ok(text) => self.text_line(&text),
             Err(error) => eprintln!("cannot serialise output: {error}"),
         }
-        self.flush();
+        if self.line_by_line {
+            self.flush();
+        }
     }
 
     /// One line of text.

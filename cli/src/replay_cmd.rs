@@ -146,7 +146,7 @@ fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
         Some(dir) => (dir.clone(), false),
         None => (scratch_dir(0), true),
     };
-    let mut out = Stdout::new();
+    let mut out = Stdout::batched();
     let result = block_on(replay(cassette, mode, how, &dir, &mut out));
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
@@ -183,6 +183,8 @@ async fn replay(
     };
     let store = session_store(&cassette, &config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
+    // Nothing else writes the replayed session while it runs.
+    let file = file.held_open();
     let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
     let rpc_runtime = if cassette.header.mode == "rpc" {
         Some(replay_runtime(&cassette).map_err(unusable)?)

@@ -45,11 +45,21 @@ fn utf8(bytes: Vec<u8>) -> Result<String, serde_json::Error> {
 /// plain notation for exponents in `[-6, 21)`, otherwise `d.ddde±n`). Non-finite values become
 /// `null`, as in `JSON.stringify`.
 pub fn format_number(value: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    // Writing into a Vec cannot fail, and only ASCII is written.
+    let _ = write_number(&mut out, value);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`format_number`] written straight into `out`, with no allocation: every event and session
+/// line carries a usage with its costs.
+fn write_number<W: ?Sized + io::Write>(out: &mut W, value: f64) -> io::Result<()> {
+    const ZEROS: &[u8; 21] = b"000000000000000000000";
     if !value.is_finite() {
-        return "null".to_owned();
+        return out.write_all(b"null");
     }
     if value == 0.0 {
-        return "0".to_owned();
+        return out.write_all(b"0");
     }
     let mut buf = ryu::Buffer::new();
     let shortest = buf.format_finite(value);
@@ -62,43 +72,45 @@ pub fn format_number(value: f64) -> String {
         None => (unsigned, 0),
     };
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let mut digits: String = format!("{int_part}{frac_part}");
+    // The significant digits, without leading or trailing zeros (ryu writes at most 17 digits
+    // and a few zeros around them).
+    let mut all = [0u8; 32];
+    let length = int_part.len() + frac_part.len();
+    let Some(slot) = all.get_mut(..length) else {
+        return out.write_all(shortest.as_bytes());
+    };
+    slot[..int_part.len()].copy_from_slice(int_part.as_bytes());
+    slot[int_part.len()..].copy_from_slice(frac_part.as_bytes());
+    let leading = slot.iter().take_while(|b| **b == b'0').count();
+    let digits = &slot[leading..];
+    let trailing = digits.iter().rev().take_while(|b| **b == b'0').count();
+    let digits = &digits[..digits.len() - trailing];
     // `n` is the position of the decimal point relative to the start of `digits`.
-    let mut n = int_part.len() as i32 + exp10;
-    let leading_zeros = digits.len() - digits.trim_start_matches('0').len();
-    digits.drain(..leading_zeros);
-    n -= leading_zeros as i32;
-    let trimmed_len = digits.trim_end_matches('0').len();
-    digits.truncate(trimmed_len);
+    let n = int_part.len() as i32 + exp10 - leading as i32;
     let k = digits.len() as i32;
-
-    let mut out = String::with_capacity(24);
     if negative {
-        out.push('-');
+        out.write_all(b"-")?;
     }
     if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+        out.write_all(digits)?;
+        out.write_all(&ZEROS[..(n - k) as usize])
     } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
+        out.write_all(&digits[..n as usize])?;
+        out.write_all(b".")?;
+        out.write_all(&digits[n as usize..])
     } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
+        out.write_all(b"0.")?;
+        out.write_all(&ZEROS[..(-n) as usize])?;
+        out.write_all(digits)
     } else {
-        out.push_str(&digits[..1]);
+        out.write_all(&digits[..1])?;
         if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+            out.write_all(b".")?;
+            out.write_all(&digits[1..])?;
         }
         let e = n - 1;
-        out.push('e');
-        out.push(if e < 0 { '-' } else { '+' });
-        out.push_str(&e.abs().to_string());
+        write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs())
     }
-    out
 }
 
 /// A serde_json formatter that delegates layout to `F` and writes floats JavaScript's way.
@@ -106,11 +118,11 @@ struct JsFormatter<F>(F);
 
 impl<F: Formatter> Formatter for JsFormatter<F> {
     fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
-        writer.write_all(format_number(value).as_bytes())
+        write_number(writer, value)
     }
 
     fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
-        writer.write_all(format_number(f64::from(value)).as_bytes())
+        write_number(writer, f64::from(value))
     }
 
     fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {

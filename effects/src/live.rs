@@ -156,7 +156,7 @@ impl Live {
             }
         };
         let running = tokio::spawn(async move {
-            let mut model_call = ModelCall::new(request, &options, started_at);
+            let mut model_call = ModelCall::new(&request, &options, started_at);
             let opened = tokio::select! {
                 events = model_call.open(&*transport, &*clock) => Some(events),
                 () = cancel.cancelled() => None,

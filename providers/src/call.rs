@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::StopReason;
+use pi_core::model::Model;
 
 use crate::retry::RetryClock;
 use crate::transport::{HttpResponse, HttpTransport, TransportError};
@@ -17,7 +18,8 @@ use crate::{failed_before_start, CallOptions, HttpRequest, StreamDecoder, Stream
 /// A call in progress.
 #[derive(Debug)]
 pub struct ModelCall {
-    request: ModelRequest,
+    /// The model called: what a failure before the stream names.
+    model: Model,
     http: Option<HttpRequest>,
     decoder: Box<dyn StreamDecoder>,
     response: Option<Box<dyn HttpResponse>>,
@@ -33,25 +35,26 @@ pub struct ModelCall {
 }
 
 impl ModelCall {
-    /// Prepares the call made at `now` (the response's timestamp).
-    pub fn new(request: ModelRequest, options: &CallOptions, now: u64) -> Self {
+    /// Prepares the call made at `now` (the response's timestamp). The request is borrowed: the
+    /// call keeps only what it encodes, so a caller that checks requests need not copy one.
+    pub fn new(request: &ModelRequest, options: &CallOptions, now: u64) -> Self {
         let model = &request.model;
         let (http, decoder): (Option<HttpRequest>, Box<dyn StreamDecoder>) =
             match model.api.as_str() {
                 "anthropic-messages" => (
-                    Some(anthropic::encode(&request, options, now)),
+                    Some(anthropic::encode(request, options, now)),
                     Box::new(anthropic::Decoder::new(model, now)),
                 ),
                 "openai-responses" => (
-                    Some(openai_responses::encode(&request, options, now)),
+                    Some(openai_responses::encode(request, options, now)),
                     Box::new(openai_responses::Decoder::new(model, now)),
                 ),
                 "google-generative-ai" => (
-                    Some(google::encode(&request, options, now)),
+                    Some(google::encode(request, options, now)),
                     Box::new(google::Decoder::new(model, now)),
                 ),
                 "openai-completions" => (
-                    Some(openai_completions::encode(&request, options, now)),
+                    Some(openai_completions::encode(request, options, now)),
                     Box::new(openai_completions::Decoder::new(model, now)),
                 ),
                 // No encoder: `open` fails the call the way pi-ai does, through this decoder.
@@ -71,7 +74,7 @@ impl ModelCall {
                 .filter(|_| sdk)
                 .map(Duration::from_millis),
             refused: options.refused.clone(),
-            request,
+            model: model.clone(),
         }
     }
 
@@ -101,10 +104,7 @@ impl ModelCall {
         clock: &(impl RetryClock + ?Sized),
     ) -> Vec<StreamEvent> {
         let Some(http) = &self.http else {
-            let message = format!(
-                "No API provider registered for api: {}",
-                self.request.model.api
-            );
+            let message = format!("No API provider registered for api: {}", self.model.api);
             return self.failure(message);
         };
         if let Some(message) = self.refused.take() {
@@ -149,7 +149,7 @@ impl ModelCall {
                     let message =
                         self.decoder
                             .http_error_message(status, content_type.as_deref(), &body);
-                    failed_before_start(&self.request.model, self.timestamp, message)
+                    failed_before_start(&self.model, self.timestamp, message)
                 }
                 Ok(response) => {
                     self.response = Some(response);

@@ -9,6 +9,7 @@ pub mod cost;
 pub mod google;
 mod hash;
 pub mod models;
+mod object;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod registry;

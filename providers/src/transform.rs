@@ -3,6 +3,7 @@
 //! ids are normalised for the target API, images are replaced for text-only models, failed turns
 //! are dropped, and tool calls left without a result get a synthetic one.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use pi_core::message::{
@@ -33,6 +34,22 @@ fn replace_images(content: &[ContentBlock], placeholder: &str) -> Vec<ContentBlo
 
 fn same_model(message: &AssistantMessage, model: &Model) -> bool {
     message.provider == model.provider && message.api == model.api && message.model == model.id
+}
+
+fn has_image(content: &[ContentBlock]) -> bool {
+    content.iter().any(|b| matches!(b, ContentBlock::Image(_)))
+}
+
+/// Whether [`transform_assistant`] would give `message` back as it is: the model's own
+/// message with no empty unsigned thinking to drop.
+fn kept_as_is(message: &AssistantMessage, model: &Model) -> bool {
+    same_model(message, model)
+        && !message.content.iter().any(|block| {
+            matches!(block, ContentBlock::Thinking(t)
+                if t.redacted != Some(true)
+                    && t.thinking_signature.as_deref().is_none_or(str::is_empty)
+                    && t.thinking.trim().is_empty())
+        })
 }
 
 fn transform_assistant(
@@ -84,50 +101,62 @@ fn transform_assistant(
 }
 
 /// Pi's `transformMessages` for `model`, with the API's tool-call id normaliser (given the id and
-/// the message that made the call); `now` stamps the synthetic results.
-pub fn transform_messages(
-    messages: &[Message],
+/// the message that made the call); `now` stamps the synthetic results. A message the
+/// transformation leaves as it is is borrowed, not copied: a conversation is transformed again
+/// for every call, and most of it is unchanged.
+pub fn transform_messages<'a>(
+    messages: &'a [Message],
     model: &Model,
     normalize: &dyn Fn(&str, &AssistantMessage) -> String,
     now: u64,
-) -> Vec<Message> {
+) -> Vec<Cow<'a, Message>> {
     let text_only = !model.input.iter().any(|i| i == "image");
     let mut id_map: BTreeMap<String, String> = BTreeMap::new();
-    let transformed: Vec<Message> = messages
+    let transformed: Vec<Cow<'a, Message>> = messages
         .iter()
         .map(|message| match message {
-            Message::User(u) => {
-                let mut u = u.clone();
-                if let (true, UserContent::Blocks(blocks)) = (text_only, &u.content) {
+            Message::User(u) => match &u.content {
+                UserContent::Blocks(blocks) if text_only && has_image(blocks) => {
+                    let mut u = u.clone();
                     u.content = UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
+                    Cow::Owned(Message::User(u))
                 }
-                Message::User(u)
-            }
+                _ => Cow::Borrowed(message),
+            },
             Message::ToolResult(r) => {
+                let images = text_only && has_image(&r.content);
+                let id = id_map.get(&r.tool_call_id);
+                if !images && id.is_none() {
+                    return Cow::Borrowed(message);
+                }
                 let mut r = r.clone();
-                if text_only {
+                if images {
                     r.content = replace_images(&r.content, TOOL_IMAGE_PLACEHOLDER);
                 }
-                if let Some(id) = id_map.get(&r.tool_call_id) {
+                if let Some(id) = id {
                     r.tool_call_id = id.clone();
                 }
-                Message::ToolResult(r)
+                Cow::Owned(Message::ToolResult(r))
             }
-            Message::Assistant(a) => {
-                Message::Assistant(transform_assistant(a, model, normalize, &mut id_map))
-            }
+            Message::Assistant(a) if kept_as_is(a, model) => Cow::Borrowed(message),
+            Message::Assistant(a) => Cow::Owned(Message::Assistant(transform_assistant(
+                a,
+                model,
+                normalize,
+                &mut id_map,
+            ))),
         })
         .collect();
 
     let mut out = Vec::with_capacity(transformed.len());
     let mut pending: Vec<(String, String)> = Vec::new();
     let mut answered: BTreeSet<String> = BTreeSet::new();
-    let flush = |out: &mut Vec<Message>,
+    let flush = |out: &mut Vec<Cow<'a, Message>>,
                  pending: &mut Vec<(String, String)>,
                  answered: &mut BTreeSet<String>| {
         for (id, name) in pending.drain(..) {
             if !answered.contains(&id) {
-                out.push(Message::ToolResult(ToolResultMessage {
+                out.push(Cow::Owned(Message::ToolResult(ToolResultMessage {
                     tool_call_id: id,
                     tool_name: name,
                     content: vec![ContentBlock::text("No result provided")],
@@ -135,13 +164,13 @@ pub fn transform_messages(
                     is_error: true,
                     timestamp: now,
                     extra: Extra::new(),
-                }));
+                })));
             }
         }
         answered.clear();
     };
     for message in transformed {
-        match &message {
+        match &*message {
             Message::Assistant(a) => {
                 flush(&mut out, &mut pending, &mut answered);
                 if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {

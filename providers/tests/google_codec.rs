@@ -183,7 +183,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
             idle: std::time::Duration::from_secs(10),
         })
         .unwrap();
-        let mut call = ModelCall::new(request, &options, 0);
+        let mut call = ModelCall::new(&request, &options, 0);
         let events = call.open(&transport, &FixedClock::default()).await;
         let (head, _) = server.join().unwrap();
         assert!(

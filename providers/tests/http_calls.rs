@@ -49,7 +49,7 @@ async fn run(port: u16, abort_after: Option<usize>) -> (Vec<String>, AssistantMe
         idle: Duration::from_secs(10),
     })
     .unwrap();
-    let mut call = ModelCall::new(request(port), &options(), 1_000);
+    let mut call = ModelCall::new(&request(port), &options(), 1_000);
     let mut events: Vec<StreamEvent> = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         if abort_after.is_some_and(|n| events.len() >= n) {
@@ -195,7 +195,7 @@ async fn an_anthropic_messages_call_with_thinking_and_a_tool_call() {
         api_key: "mock-anthropic-key".into(),
         ..CallOptions::default()
     };
-    let mut call = ModelCall::new(request, &options, 1_000);
+    let mut call = ModelCall::new(&request, &options, 1_000);
     let mut events = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         events.extend(call.next().await);

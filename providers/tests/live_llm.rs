@@ -42,7 +42,7 @@ async fn call(request: ModelRequest, options: CallOptions) -> (Vec<String>, Assi
         idle: Duration::from_secs(120),
     })
     .unwrap();
-    let mut call = ModelCall::new(request, &options, 5);
+    let mut call = ModelCall::new(&request, &options, 5);
     let mut events = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         events.extend(call.next().await);

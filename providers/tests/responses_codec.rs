@@ -180,7 +180,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
         idle: std::time::Duration::from_secs(10),
     })
     .unwrap();
-    let mut call = ModelCall::new(request, &options, 0);
+    let mut call = ModelCall::new(&request, &options, 0);
     let mut events = call.open(&transport, &FixedClock::default()).await;
     while !call.is_done() {
         events.extend(call.next().await);

@@ -51,7 +51,7 @@ async fn run(
     transport: &dyn HttpTransport,
     clock: &FixedClock,
 ) -> Vec<StreamEvent> {
-    let mut call = ModelCall::new(request(model), options, 1_000);
+    let mut call = ModelCall::new(&request(model), options, 1_000);
     let mut events = call.open(transport, clock).await;
     while !call.is_done() {
         events.extend(call.next().await);
@@ -261,7 +261,7 @@ async fn a_scripted_body_can_break_or_hang_until_aborted() {
         ..broken
     };
     let transport = ScriptedTransport::new([Ok(hanging)]);
-    let mut call = ModelCall::new(request(model.clone()), &options(0), 1_000);
+    let mut call = ModelCall::new(&request(model.clone()), &options(0), 1_000);
     let mut events = call.open(&transport, &clock).await;
     events.extend(call.next().await);
     let waited = tokio::time::timeout(Duration::from_millis(50), call.next()).await;

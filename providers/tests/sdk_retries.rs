@@ -47,7 +47,7 @@ async fn call_timed(
         session_id: None,
         max_tokens: None,
     };
-    let mut call = ModelCall::new(request, &options, 1_000);
+    let mut call = ModelCall::new(&request, &options, 1_000);
     let mut events = call.open(&transport, clock).await;
     while !call.is_done() {
         events.extend(call.next().await);
@@ -164,7 +164,7 @@ async fn anthropic_retries_and_google_does_not() {
         session_id: None,
         max_tokens: None,
     };
-    let mut call = ModelCall::new(request, &retries(2), 1_000);
+    let mut call = ModelCall::new(&request, &retries(2), 1_000);
     call.open(&transport, &FixedClock::new(1_000, 0.5)).await;
     while !call.is_done() {
         call.next().await;

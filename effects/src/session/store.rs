@@ -5,7 +5,7 @@
 //! not yet on disk. Nothing already on disk is rewritten, except by a migration of an old file,
 //! which first keeps a copy of the original beside it.
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -294,6 +294,7 @@ impl SessionStore {
             header_on_disk: &mut self.header_on_disk,
             entries_on_disk: &mut self.entries_on_disk,
             torn_tail: &mut self.torn_tail,
+            held: None,
         }
         .flush(&self.tree)
     }
@@ -306,6 +307,8 @@ impl SessionStore {
             header_on_disk: self.header_on_disk,
             entries_on_disk: self.entries_on_disk,
             torn_tail: self.torn_tail,
+            held: None,
+            hold: false,
         };
         (self.tree, self.ids, file)
     }
@@ -547,12 +550,30 @@ pub struct SessionFile {
     header_on_disk: bool,
     entries_on_disk: usize,
     torn_tail: bool,
+    /// The open file, when it is held between appends.
+    held: Option<Held>,
+    hold: bool,
+}
+
+/// A session file kept open, and its length as far as this process wrote it.
+#[derive(Debug)]
+struct Held {
+    file: File,
+    length: u64,
 }
 
 impl SessionFile {
     /// The session file (`None` in memory).
     pub fn path(&self) -> Option<&Path> {
         self.file.as_deref()
+    }
+
+    /// Keeps the file open between appends instead of opening it for each, as Pi's
+    /// `appendFileSync` does. Only for a file nothing else touches while the session runs (a
+    /// replay's scratch copy): a held file removed meanwhile is not created again.
+    pub fn held_open(mut self) -> Self {
+        self.hold = true;
+        self
     }
 
     /// Appends the lines of `tree` not yet on disk. Call it when an append's decision was not
@@ -563,6 +584,7 @@ impl SessionFile {
             header_on_disk: &mut self.header_on_disk,
             entries_on_disk: &mut self.entries_on_disk,
             torn_tail: &mut self.torn_tail,
+            held: self.hold.then_some(&mut self.held),
         }
         .flush(tree)
     }
@@ -574,10 +596,12 @@ struct SessionWriter<'a> {
     header_on_disk: &'a mut bool,
     entries_on_disk: &'a mut usize,
     torn_tail: &'a mut bool,
+    /// Where a file held open between appends is kept; `None`: opened for each append.
+    held: Option<&'a mut Option<Held>>,
 }
 
 impl SessionWriter<'_> {
-    fn flush(self, tree: &SessionTree) -> Result<(), StoreError> {
+    fn flush(mut self, tree: &SessionTree) -> Result<(), StoreError> {
         let Some(file) = self.file else {
             return Ok(());
         };
@@ -595,20 +619,33 @@ impl SessionWriter<'_> {
         for entry in entries.get(*self.entries_on_disk..).unwrap_or_default() {
             text.push_str(&line(entry));
         }
-        let mut out = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(file)
-            .map_err(io_error(file))?;
-        let length_before = out.metadata().map(|m| m.len()).ok();
-        if let Err(error) = out.write_all(text.as_bytes()) {
+        let open = || -> Result<Held, StoreError> {
+            let file_handle = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+                .map_err(io_error(file))?;
+            let length = file_handle.metadata().map_err(io_error(file))?.len();
+            Ok(Held {
+                file: file_handle,
+                length,
+            })
+        };
+        let mut out = match self.held.as_mut().and_then(|held| held.take()) {
+            Some(held) => held,
+            None => open()?,
+        };
+        if let Err(error) = out.file.write_all(text.as_bytes()) {
             // Take back a partial write, so the next flush neither glues its first line onto a
             // torn one nor writes entries twice; if that fails too, remember the torn tail.
-            let restored = length_before.is_some_and(|length| out.set_len(length).is_ok());
-            if !restored {
+            if out.file.set_len(out.length).is_err() {
                 *self.torn_tail = !ends_with_newline(file);
             }
             return Err(io_error(file)(error));
+        }
+        out.length += text.len() as u64;
+        if let Some(held) = self.held {
+            *held = Some(out);
         }
         *self.torn_tail = false;
         *self.header_on_disk = true;

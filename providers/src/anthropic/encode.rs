@@ -7,6 +7,7 @@ use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
 use crate::models::{base_max_tokens, named_level};
+use crate::object::object;
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
@@ -169,8 +170,12 @@ fn assistant_blocks(message: &AssistantMessage, oauth: bool) -> Vec<Value> {
                 } else {
                     call.arguments.clone()
                 };
-                blocks
-                    .push(json!({"type": "tool_use", "id": call.id, "name": name, "input": input}));
+                blocks.push(object([
+                    ("type", json!("tool_use")),
+                    ("id", json!(call.id)),
+                    ("name", json!(name)),
+                    ("input", input),
+                ]));
             }
             _ => {}
         }
@@ -195,7 +200,7 @@ pub fn convert_messages(
     let mut params: Vec<Value> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
-        match &messages[i] {
+        match &*messages[i] {
             Message::User(user) => match &user.content {
                 UserContent::Text(text) if !text.trim().is_empty() => {
                     params.push(json!({"role": "user", "content": text}));
@@ -213,19 +218,25 @@ pub fn convert_messages(
                         })
                         .collect();
                     if !content.is_empty() {
-                        params.push(json!({"role": "user", "content": content}));
+                        params.push(object([
+                            ("role", json!("user")),
+                            ("content", Value::Array(content)),
+                        ]));
                     }
                 }
             },
             Message::Assistant(assistant) => {
                 let blocks = assistant_blocks(assistant, oauth);
                 if !blocks.is_empty() {
-                    params.push(json!({"role": "assistant", "content": blocks}));
+                    params.push(object([
+                        ("role", json!("assistant")),
+                        ("content", Value::Array(blocks)),
+                    ]));
                 }
             }
             Message::ToolResult(_) => {
                 let mut results = Vec::new();
-                while let Some(Message::ToolResult(result)) = messages.get(i) {
+                while let Some(Message::ToolResult(result)) = messages.get(i).map(|m| &**m) {
                     results.push(json!({
                         "type": "tool_result",
                         "tool_use_id": result.tool_call_id,
@@ -234,7 +245,10 @@ pub fn convert_messages(
                     }));
                     i += 1;
                 }
-                params.push(json!({"role": "user", "content": results}));
+                params.push(object([
+                    ("role", json!("user")),
+                    ("content", Value::Array(results)),
+                ]));
                 continue;
             }
         }

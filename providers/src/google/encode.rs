@@ -10,6 +10,7 @@ use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
 use crate::models::{base_max_tokens, clamp_thinking_level};
+use crate::object::object;
 use crate::transform::transform_messages;
 use crate::CallOptions;
 
@@ -130,7 +131,7 @@ fn push_tool_result(model: &Model, result: &ToolResultMessage, contents: &mut Ve
     let mut response = Map::new();
     response.insert("name".into(), json!(result.tool_name));
     let key = if result.is_error { "error" } else { "output" };
-    response.insert("response".into(), json!({ key: value }));
+    response.insert("response".into(), object([(key, Value::String(value))]));
     if !images.is_empty() && multimodal {
         let parts: Vec<Value> = images
             .iter()
@@ -141,7 +142,7 @@ fn push_tool_result(model: &Model, result: &ToolResultMessage, contents: &mut Ve
     if requires_tool_call_id(&model.id) {
         response.insert("id".into(), json!(result.tool_call_id));
     }
-    let part = json!({"functionResponse": response});
+    let part = object([("functionResponse", Value::Object(response))]);
     let joins_last = contents.last().is_some_and(|last| {
         last["role"] == "user"
             && last["parts"]
@@ -158,7 +159,10 @@ fn push_tool_result(model: &Model, result: &ToolResultMessage, contents: &mut Ve
     if !images.is_empty() && !multimodal {
         let mut parts = vec![json!({"text": "Tool result image:"})];
         parts.extend(images.iter().map(|(mime, data)| inline_data(mime, data)));
-        contents.push(json!({"parts": parts, "role": "user"}));
+        contents.push(object([
+            ("parts", Value::Array(parts)),
+            ("role", json!("user")),
+        ]));
     }
 }
 
@@ -179,7 +183,7 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
     };
     let messages = transform_messages(&request.messages, model, &normalize, now);
     let mut contents = Vec::new();
-    for message in &messages {
+    for message in messages.iter().map(|m| &**m) {
         match message {
             Message::User(user) => {
                 let parts: Vec<Value> = match &user.content {
@@ -196,13 +200,19 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
                         .collect(),
                 };
                 if !parts.is_empty() {
-                    contents.push(json!({"parts": parts, "role": "user"}));
+                    contents.push(object([
+                        ("parts", Value::Array(parts)),
+                        ("role", json!("user")),
+                    ]));
                 }
             }
             Message::Assistant(assistant) => {
                 let parts = model_parts(model, assistant);
                 if !parts.is_empty() {
-                    contents.push(json!({"parts": parts, "role": "model"}));
+                    contents.push(object([
+                        ("parts", Value::Array(parts)),
+                        ("role", json!("model")),
+                    ]));
                 }
             }
             Message::ToolResult(result) => push_tool_result(model, result, &mut contents),

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::compat::{Compat, ThinkingFormat};
 use crate::models::{base_max_tokens, clamp_thinking_level, mapped_level};
+use crate::object::object;
 use crate::transform::transform_messages;
 use crate::{CacheRetention, CallOptions};
 
@@ -67,7 +68,7 @@ pub fn convert_messages(
     let mut last_was_tool_result = false;
     let mut i = 0;
     while i < messages.len() {
-        match &messages[i] {
+        match &*messages[i] {
             Message::User(user) => {
                 if compat.requires_assistant_after_tool_result && last_was_tool_result {
                     params.push(bridge());
@@ -90,7 +91,10 @@ pub fn convert_messages(
                             })
                             .collect();
                         if !content.is_empty() {
-                            params.push(json!({"role": "user", "content": content}));
+                            params.push(object([
+                                ("role", json!("user")),
+                                ("content", Value::Array(content)),
+                            ]));
                         }
                     }
                 }
@@ -104,7 +108,7 @@ pub fn convert_messages(
             }
             Message::ToolResult(_) => {
                 let mut images = Vec::new();
-                while let Some(Message::ToolResult(result)) = messages.get(i) {
+                while let Some(Message::ToolResult(result)) = messages.get(i).map(|m| &**m) {
                     let text: Vec<&str> = text_parts(&result.content).collect();
                     let text = text.join("\n");
                     let mut message = Map::new();
@@ -138,7 +142,10 @@ pub fn convert_messages(
                         json!({"type": "text", "text": "Attached image(s) from tool result:"}),
                     ];
                     content.extend(images);
-                    params.push(json!({"role": "user", "content": content}));
+                    params.push(object([
+                        ("role", json!("user")),
+                        ("content", Value::Array(content)),
+                    ]));
                     last_was_tool_result = false;
                 }
                 continue;
@@ -250,7 +257,10 @@ fn convert_tools(tools: &[ToolDefinition], compat: &Compat) -> Vec<Value> {
             if compat.supports_strict_mode {
                 function.insert("strict".into(), json!(false));
             }
-            json!({"type": "function", "function": function})
+            object([
+                ("type", json!("function")),
+                ("function", Value::Object(function)),
+            ])
         })
         .collect()
 }

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::hash::short_hash;
 use crate::models::{base_max_tokens, clamp_thinking_level};
+use crate::object::object;
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
@@ -154,7 +155,7 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
         items.push(json!({"role": role, "content": request.system_prompt}));
     }
     let mut index = 0;
-    for message in &messages {
+    for message in messages.iter().map(|m| &**m) {
         let before = items.len();
         match message {
             Message::User(user) => {
@@ -174,7 +175,10 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
                         .collect(),
                 };
                 if !content.is_empty() {
-                    items.push(json!({"role": "user", "content": content}));
+                    items.push(object([
+                        ("role", json!("user")),
+                        ("content", Value::Array(content)),
+                    ]));
                 }
             }
             Message::Assistant(assistant) => assistant_items(model, assistant, index, &mut items),
