@@ -39,27 +39,15 @@ impl ModelCall {
     /// call keeps only what it encodes, so a caller that checks requests need not copy one.
     pub fn new(request: &ModelRequest, options: &CallOptions, now: u64) -> Self {
         let model = &request.model;
-        let (http, decoder): (Option<HttpRequest>, Box<dyn StreamDecoder>) =
-            match model.api.as_str() {
-                "anthropic-messages" => (
-                    Some(anthropic::encode(request, options, now)),
-                    Box::new(anthropic::Decoder::new(model, now)),
-                ),
-                "openai-responses" => (
-                    Some(openai_responses::encode(request, options, now)),
-                    Box::new(openai_responses::Decoder::new(model, now)),
-                ),
-                "google-generative-ai" => (
-                    Some(google::encode(request, options, now)),
-                    Box::new(google::Decoder::new(model, now)),
-                ),
-                "openai-completions" => (
-                    Some(openai_completions::encode(request, options, now)),
-                    Box::new(openai_completions::Decoder::new(model, now)),
-                ),
-                // No encoder: `open` fails the call the way pi-ai does, through this decoder.
-                _ => (None, Box::new(openai_completions::Decoder::new(model, now))),
-            };
+        let http = match model.api.as_str() {
+            "anthropic-messages" => Some(anthropic::encode(request, options, now)),
+            "openai-responses" => Some(openai_responses::encode(request, options, now)),
+            "google-generative-ai" => Some(google::encode(request, options, now)),
+            "openai-completions" => Some(openai_completions::encode(request, options, now)),
+            // No encoder: `open` fails the call the way pi-ai does, through the decoder.
+            _ => None,
+        };
+        let decoder = ModelCall::decoder_for(model, now);
         let sdk = retry::applies_to(&model.api);
         ModelCall {
             decoder,
@@ -75,6 +63,17 @@ impl ModelCall {
                 .map(Duration::from_millis),
             refused: options.refused.clone(),
             model: model.clone(),
+        }
+    }
+
+    /// The decoder of `model`'s API for a response to a request made at `now` (Chat
+    /// Completions' for an API with none, which only reports the failure).
+    pub fn decoder_for(model: &Model, now: u64) -> Box<dyn StreamDecoder> {
+        match model.api.as_str() {
+            "anthropic-messages" => Box::new(anthropic::Decoder::new(model, now)),
+            "openai-responses" => Box::new(openai_responses::Decoder::new(model, now)),
+            "google-generative-ai" => Box::new(google::Decoder::new(model, now)),
+            _ => Box::new(openai_completions::Decoder::new(model, now)),
         }
     }
 

@@ -21,7 +21,7 @@ pub fn calculate_cost(model: &Model, usage: &Usage) -> Cost {
 }
 
 /// Input, output and cache tokens added up; absurd counts from a provider saturate.
-pub(crate) fn total_tokens(usage: &Usage) -> u64 {
+pub fn total_tokens(usage: &Usage) -> u64 {
     [usage.output, usage.cache_read, usage.cache_write]
         .iter()
         .fold(usage.input, |sum, n| sum.saturating_add(*n))

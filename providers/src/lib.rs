@@ -15,6 +15,7 @@ pub mod openai_responses;
 pub mod registry;
 pub mod retry;
 pub mod sse;
+pub mod synth;
 pub mod transform;
 pub mod transport;
 
