@@ -77,6 +77,20 @@ fn tool_call() -> impl Strategy<Value = ContentBlock> {
         })
 }
 
+fn unique_id(block: ContentBlock, i: usize) -> ContentBlock {
+    let ContentBlock::ToolCall(mut call) = block else {
+        return block;
+    };
+    let id = format!("{}-{i}", call.id);
+    if let Some(signature) = &call.thought_signature {
+        let mut detail: Value = serde_json::from_str(signature).unwrap_or_default();
+        detail["id"] = json!(id);
+        call.thought_signature = pi_core::json::to_string(&detail).ok();
+    }
+    call.id = id;
+    ContentBlock::ToolCall(call)
+}
+
 /// Content the API can express: at most one text and one thinking block, any tool calls, in
 /// any order.
 fn content() -> impl Strategy<Value = Vec<ContentBlock>> {
@@ -89,7 +103,12 @@ fn content() -> impl Strategy<Value = Vec<ContentBlock>> {
         prop::collection::vec(tool_call(), 0..3),
     )
         .prop_flat_map(|(text, thinking, tools)| {
-            let mut blocks: Vec<ContentBlock> = tools;
+            // Ids are unique within an answer (the decoder finds a call by its id).
+            let mut blocks: Vec<ContentBlock> = tools
+                .into_iter()
+                .enumerate()
+                .map(|(i, block)| unique_id(block, i))
+                .collect();
             if let Some(text) = text {
                 blocks.push(ContentBlock::text(text));
             }
