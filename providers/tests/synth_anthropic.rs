@@ -79,7 +79,7 @@ fn tool_call(id: &str, name: &str, arguments: Value) -> ContentBlock {
 }
 
 fn body(response: &SynthesizedResponse) -> String {
-    let bytes: Vec<u8> = response.chunks.iter().flat_map(|c| c.to_vec()).collect();
+    let bytes: Vec<u8> = response.body();
     String::from_utf8(bytes).unwrap()
 }
 

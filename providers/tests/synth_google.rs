@@ -83,7 +83,7 @@ fn call(id: &str, name: &str, arguments: Value) -> ContentBlock {
 }
 
 fn body(response: &SynthesizedResponse) -> String {
-    let bytes: Vec<u8> = response.chunks.iter().flatten().copied().collect();
+    let bytes: Vec<u8> = response.body();
     String::from_utf8(bytes).unwrap()
 }
 

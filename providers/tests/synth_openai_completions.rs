@@ -199,7 +199,7 @@ fn the_wire_spelling_is_openais() {
     let mut m = message(vec![ContentBlock::text("Hi.")], StopReason::Stop);
     m.response_id = Some("chatcmpl-1".into());
     let response = synthesize(&model(), &m).unwrap_or_else(|e| panic!("{e}"));
-    let body: Vec<u8> = response.chunks.iter().flat_map(|c| c.to_vec()).collect();
+    let body: Vec<u8> = response.body();
     let expected = concat!(
         "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-flash\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
         "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-flash\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi.\"},\"finish_reason\":null}]}\n\n",

@@ -330,7 +330,7 @@ fn assemble(
 }
 
 fn body(response: &SynthesizedResponse) -> Vec<u8> {
-    response.chunks.iter().flat_map(|c| c.to_vec()).collect()
+    response.body()
 }
 
 /// Each read is one server-sent event: `event: <type>` over a JSON `data:` line of that type,

@@ -58,10 +58,15 @@ impl SynthesizedResponse {
         }
     }
 
+    /// The whole body, its reads joined.
+    pub fn body(&self) -> Vec<u8> {
+        self.chunks.iter().flat_map(|c| c.iter().copied()).collect()
+    }
+
     /// The same bytes cut at `cuts` (byte offsets into the whole body, in any order; offsets
     /// past the end are ignored): a server or proxy may cut a stream anywhere.
     pub fn recut(&self, cuts: &[usize]) -> Self {
-        let body: Vec<u8> = self.chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        let body = self.body();
         let mut cuts: Vec<usize> = cuts.iter().copied().filter(|c| *c < body.len()).collect();
         cuts.sort_unstable();
         cuts.dedup();
@@ -175,11 +180,7 @@ pub fn decode_events(
 ) -> Vec<StreamEvent> {
     let mut decoder: Box<dyn StreamDecoder> = ModelCall::decoder_for(model, timestamp);
     if !(200..300).contains(&response.status) {
-        let body: Vec<u8> = response
-            .chunks
-            .iter()
-            .flat_map(|c| c.iter().copied())
-            .collect();
+        let body = response.body();
         let content_type = response
             .headers
             .iter()
