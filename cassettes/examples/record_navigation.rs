@@ -92,6 +92,7 @@ async fn main() {
         models: Some(vec![model]),
         scoped_models: Vec::new(),
         command: None,
+        imported: None,
     };
     let recorder = Recorder::create(&out, &header, &[]).unwrap();
     let (mut machine, mut session_file) = build_machine(&config, store).unwrap();

@@ -9,6 +9,7 @@ use pi_core::agent_session::{NavigateRequest, SessionInput, StreamingBehavior};
 use pi_core::event::ToolResult;
 use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{Model, ThinkingLevel};
+use pi_core::session::ids::Stamp;
 use pi_effects::run_config::RunConfig;
 use pi_providers::transport::TransportError;
 use pi_providers::CallOptions;
@@ -310,6 +311,28 @@ pub struct Header {
     /// The command line's arguments, for the command that records the run again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// Set when the cassette was imported from a session file rather than recorded: what a
+    /// replay is checked on then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+/// What an imported cassette came from. A session file does not hold the system prompt, the
+/// tool definitions or the request options, so the requests a replay builds are not compared
+/// with anything (the cassette's request lines show what this build sent when it imported);
+/// a replay is checked on the session file it writes, which must equal the file's current
+/// branch byte for byte, and on the order of inputs, model calls and tool runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Imported {
+    /// The session file's name.
+    pub from: String,
+    /// What a replay is checked on, in words, for whoever reads the cassette.
+    pub checked: String,
+    /// The session's id and time, as the file holds them.
+    pub session: Stamp,
+    /// Each entry's id and time, in the order the replay appends them.
+    pub entries: Vec<Stamp>,
 }
 
 /// A model of the `--models` scope, with the thinking level its pattern named.

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use pi_core::session::ids::IdGenerator;
 use pi_effects::driver::drive;
 use pi_effects::run_config::build_machine;
 use pi_effects::session::SessionStore;
@@ -29,9 +28,12 @@ pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence>
     let store = SessionStore::in_memory(
         &config.cwd,
         config.started_at,
-        IdGenerator::new(config.seed),
-    )
-    .with_id_state(header.session.id_state);
+        crate::import::id_generator(header, config.seed),
+    );
+    let store = match header.imported {
+        Some(_) => store,
+        None => store.with_id_state(header.session.id_state),
+    };
     let (mut machine, mut file) = build_machine(&config, store)
         .map_err(|e| Divergence::unusable_cassette(&cassette, e.to_string()))?;
     let mut io = Replay::new(cassette)?;

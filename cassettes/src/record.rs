@@ -40,6 +40,11 @@ impl<I> Record<I> {
     pub fn inner_mut(&mut self) -> &mut I {
         &mut self.inner
     }
+
+    /// The interpreter recorded, once the run is over.
+    pub fn into_inner(self) -> I {
+        self.inner
+    }
 }
 
 fn recorded(input: &SessionInput) -> Result<RecordedInput, InterpretError> {

@@ -187,6 +187,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
             })
             .collect(),
         command: Some(command),
+        imported: None,
     }
 }
 

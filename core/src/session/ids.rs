@@ -1,18 +1,73 @@
 //! Ids from a seeded generator: entry ids (8 hex digits, collision-checked), UUID v4 and v7.
 //!
 //! Pi draws them from the OS; here the seed is part of the session's configuration and is
-//! recorded, so a replayed session gets the same ids.
+//! recorded, so a replayed session gets the same ids. A session imported from a file Pi wrote
+//! has ids (and entry times) no seed draws: [`IdGenerator::replaying`] gives those back first.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::time::iso_from_ms;
+
+/// An entry's id and time as a session file holds them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub id: String,
+    pub timestamp: String,
+}
 
 /// A small deterministic generator (SplitMix64). Not for secrets: ids only.
 #[derive(Clone, Debug)]
 pub struct IdGenerator {
     state: u64,
+    /// The session's own stamp, then each entry's, in the order they were appended: given
+    /// back before anything is drawn.
+    header: Option<Stamp>,
+    entries: VecDeque<Stamp>,
 }
 
 impl IdGenerator {
     /// A generator whose whole output is determined by `seed`.
     pub fn new(seed: u64) -> Self {
-        IdGenerator { state: seed }
+        IdGenerator {
+            state: seed,
+            header: None,
+            entries: VecDeque::new(),
+        }
+    }
+
+    /// A generator that gives a new session `header`'s id and time, then each new entry the
+    /// next of `entries` (its id and time, whatever the clock says), then draws from `seed`:
+    /// a replay of a session Pi wrote gets the ids and times that file holds.
+    pub fn replaying(seed: u64, header: Stamp, entries: Vec<Stamp>) -> Self {
+        IdGenerator {
+            state: seed,
+            header: Some(header),
+            entries: entries.into(),
+        }
+    }
+
+    /// A new session's id and time (`now` unless replaying).
+    pub fn session_stamp(&mut self, now_ms: u64) -> Stamp {
+        match self.header.take() {
+            Some(stamp) => stamp,
+            None => Stamp {
+                id: self.uuid_v7(now_ms),
+                timestamp: iso_from_ms(now_ms),
+            },
+        }
+    }
+
+    /// A new entry's id and time (`now` unless replaying); see [`IdGenerator::entry_id`].
+    pub fn entry_stamp(&mut self, now_ms: u64, taken: impl Fn(&str) -> bool) -> Stamp {
+        match self.entries.pop_front() {
+            Some(stamp) => stamp,
+            None => Stamp {
+                id: self.entry_id(taken),
+                timestamp: iso_from_ms(now_ms),
+            },
+        }
     }
 
     /// The generator's state: [`IdGenerator::new`] of it continues exactly where this one is
@@ -104,6 +159,26 @@ mod tests {
         assert!(id
             .bytes()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+
+    #[test]
+    fn a_replaying_generator_gives_the_recorded_stamps_first_then_draws() {
+        let stamp = |id: &str, timestamp: &str| Stamp {
+            id: id.into(),
+            timestamp: timestamp.into(),
+        };
+        let header = stamp(
+            "019f2f75-c793-7257-8c88-b5506040582d",
+            "2026-07-04T23:27:55.795Z",
+        );
+        let first = stamp("ceaf8d90", "2026-07-04T23:27:55.801Z");
+        let mut g = IdGenerator::replaying(3, header.clone(), vec![first.clone()]);
+        assert_eq!(g.session_stamp(5), header);
+        assert_eq!(g.entry_stamp(5, |_| false), first);
+        let drawn = g.entry_stamp(5, |_| false);
+        assert_eq!(drawn.id, IdGenerator::new(3).entry_id(|_| false));
+        assert_eq!(drawn.timestamp, "1970-01-01T00:00:00.005Z");
+        assert_ne!(g.session_stamp(5), header);
     }
 
     #[test]

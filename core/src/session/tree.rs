@@ -11,7 +11,7 @@ use super::entry::{
     ThinkingLevelChangeEntry, CURRENT_SESSION_VERSION,
 };
 use super::ids::IdGenerator;
-use super::time::{iso_from_ms, ms_from_iso};
+use super::time::ms_from_iso;
 use crate::message::{AgentMessage, Extra, UserContent};
 
 /// An operation on the tree that Pi refuses.
@@ -94,11 +94,12 @@ pub struct SessionTree {
 impl SessionTree {
     /// A new, empty session (Pi's `newSession`).
     pub fn new(cwd: &str, now: u64, ids: &mut IdGenerator, parent_session: Option<String>) -> Self {
+        let stamp = ids.session_stamp(now);
         let header = SessionHeader {
             kind: HeaderType::Session,
             version: Some(CURRENT_SESSION_VERSION),
-            id: ids.uuid_v7(now),
-            timestamp: iso_from_ms(now),
+            id: stamp.id,
+            timestamp: stamp.timestamp,
             cwd: cwd.to_owned(),
             parent_session,
             extra: Extra::new(),
@@ -289,16 +290,9 @@ impl SessionTree {
         tree
     }
 
-    fn new_id(&self, ids: &mut IdGenerator) -> String {
-        ids.entry_id(|id| self.index.contains_key(id))
-    }
-
     fn base(&self, now: u64, ids: &mut IdGenerator) -> (String, Option<String>, String) {
-        (
-            self.new_id(ids),
-            self.leaf_id().map(str::to_owned),
-            iso_from_ms(now),
-        )
+        let stamp = ids.entry_stamp(now, |id| self.index.contains_key(id));
+        (stamp.id, self.leaf_id().map(str::to_owned), stamp.timestamp)
     }
 
     /// Appends a message; returns the new entry's id and what to persist.

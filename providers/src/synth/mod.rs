@@ -111,6 +111,20 @@ pub fn synthesize(
     model: &Model,
     message: &AssistantMessage,
 ) -> Result<SynthesizedResponse, Unrepresentable> {
+    match synthesize_nearest(model, message)? {
+        (response, None) => Ok(response),
+        (_, Some(difference)) => Err(difference),
+    }
+}
+
+/// The response [`synthesize`] would give, also when its decoder would read it as a slightly
+/// different message: then with what differs (the first field). For importers, which
+/// reproduce what a stream can say and report the rest; `Err` when the API has no stream for
+/// the message at all.
+pub fn synthesize_nearest(
+    model: &Model,
+    message: &AssistantMessage,
+) -> Result<(SynthesizedResponse, Option<Unrepresentable>), Unrepresentable> {
     let response = match model.api.as_str() {
         "openai-completions" => openai_completions::synthesize(model, message),
         "anthropic-messages" => anthropic::synthesize(model, message),
@@ -122,13 +136,13 @@ pub fn synthesize(
         )),
     }?;
     let read_back = decode(model, message.timestamp, &response);
-    match first_difference(&read_back, message) {
-        None => Ok(response),
-        Some(field) => Err(Unrepresentable::new(
+    let difference = first_difference(&read_back, message).map(|field| {
+        Unrepresentable::new(
             &model.api,
             format!("its decoder would read `{field}` differently"),
-        )),
-    }
+        )
+    });
+    Ok((response, difference))
 }
 
 /// The path of the first field where `a` and `b` differ, as their JSON shows it.
