@@ -12,6 +12,7 @@ pub mod body;
 pub mod divergence;
 pub mod format;
 pub mod hybrid;
+pub mod import;
 pub mod live_tools;
 pub mod memory;
 pub mod read;

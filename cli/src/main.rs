@@ -9,6 +9,7 @@ mod args;
 mod cassette;
 mod export;
 mod files;
+mod import_cmd;
 mod list_models;
 mod model_select;
 mod output;
@@ -83,6 +84,9 @@ fn main() -> ExitCode {
     set_offline(&argv);
     if argv.first().is_some_and(|a| a == "replay") {
         return replay_cmd::main(&argv[1..]);
+    }
+    if argv.first().is_some_and(|a| a == "import") {
+        return import_cmd::main(&argv[1..]);
     }
     let command = cassette::recorded_command(&argv);
     let args = match Args::parse_from_args(argv) {

@@ -1,0 +1,246 @@
+//! The interpreter an import runs the loop with: it answers each model call with the stream
+//! the next assistant message of the file would have come as (written to the cassette as
+//! that call's response), each tool run with the file's result for that tool call, and each
+//! input and answer at the time the file gives it. Wrapped in [`crate::Record`], the run it
+//! drives becomes the imported cassette.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use pi_core::agent::{Effect, Input, ToolOutcome};
+use pi_core::agent_session::SessionInput;
+use pi_core::event::ToolResult;
+use pi_core::message::{AssistantMessage, ContentBlock, ToolResultMessage};
+use pi_effects::driver::{InterpretError, Interpreter};
+use pi_providers::call::ModelCall;
+use pi_providers::synth::{self, SynthesizedResponse};
+use pi_providers::CallOptions;
+
+use super::plan::Planned;
+use super::Problem;
+use crate::format::{Line, RecordedEnd};
+use crate::write::{Recorder, RequestParts};
+
+/// Answers the loop from a session file's entries (see the module doc).
+#[derive(Debug)]
+pub struct FromSession {
+    recorder: Recorder,
+    assistants: VecDeque<Planned<AssistantMessage>>,
+    results: HashMap<String, Planned<ToolResultMessage>>,
+    /// Answers ready, in the order of the entries they stand for.
+    pending: BTreeMap<(usize, u64), (u64, SessionInput)>,
+    sequence: u64,
+    /// The time of the next input from outside.
+    outside_at: u64,
+    /// The latest time given: a timer fires no earlier.
+    now: u64,
+    /// Why the loop asked for something the file does not have, once it did.
+    stuck: Option<String>,
+    problems: Vec<Problem>,
+}
+
+impl FromSession {
+    pub fn new(
+        recorder: Recorder,
+        assistants: VecDeque<Planned<AssistantMessage>>,
+        results: HashMap<String, Planned<ToolResultMessage>>,
+    ) -> Self {
+        FromSession {
+            recorder,
+            assistants,
+            results,
+            pending: BTreeMap::new(),
+            sequence: 0,
+            outside_at: 0,
+            now: 0,
+            stuck: None,
+            problems: Vec::new(),
+        }
+    }
+
+    /// The next input from outside happens at `t`.
+    pub fn next_outside_at(&mut self, t: u64) {
+        self.outside_at = t;
+    }
+
+    /// What could not be answered as the file says, and what the file has that the loop did
+    /// not ask for.
+    pub fn into_problems(mut self) -> Vec<Problem> {
+        for planned in self.assistants.drain(..) {
+            self.problems.push(Problem::entry(
+                planned.position,
+                "an assistant message the loop did not ask for",
+            ));
+        }
+        let mut unused: Vec<_> = self.results.into_values().collect();
+        unused.sort_by_key(|p| p.position);
+        for planned in unused {
+            self.problems.push(Problem::entry(
+                planned.position,
+                "a tool result no tool call of the loop asked for",
+            ));
+        }
+        self.problems
+    }
+
+    fn answer(&mut self, position: usize, t: u64, input: SessionInput) {
+        self.sequence += 1;
+        self.pending.insert((position, self.sequence), (t, input));
+    }
+
+    fn call_model(&mut self, call: u64, request: &pi_core::agent::ModelRequest) {
+        let Some(planned) = self.assistants.pop_front() else {
+            self.stuck = Some(
+                "the loop asked for a model call, and the file has no more assistant messages"
+                    .into(),
+            );
+            return;
+        };
+        let message = &planned.item;
+        let model = &request.model;
+        if (model.provider.as_str(), model.id.as_str())
+            != (message.provider.as_str(), message.model.as_str())
+        {
+            self.problems.push(Problem::entry(
+                planned.position,
+                format!(
+                    "written by {}/{}, but the loop's model then is {}/{}",
+                    message.provider, message.model, model.provider, model.id
+                ),
+            ));
+        }
+        let response = match synth::synthesize_nearest(model, message) {
+            Ok((response, difference)) => {
+                if let Some(difference) = difference {
+                    self.problems.push(Problem::entry(
+                        planned.position,
+                        format!("its stream cannot say it exactly: {difference}"),
+                    ));
+                }
+                response
+            }
+            Err(refused) => {
+                self.problems.push(Problem::entry(
+                    planned.position,
+                    format!("no stream says it: {refused}"),
+                ));
+                self.stuck = Some(format!(
+                    "no stream for the message at entry {}",
+                    planned.position
+                ));
+                return;
+            }
+        };
+        let started_at = message.timestamp;
+        let options = CallOptions::default();
+        let model_call = ModelCall::new(request, &options, started_at);
+        self.recorder.write(Line::Call {
+            call,
+            t: started_at,
+            options,
+        });
+        if let Some(http) = model_call.http_request() {
+            let parts = RequestParts {
+                call,
+                dt: 0,
+                method: http.method.to_owned(),
+                url: http.url.clone(),
+                headers: Vec::new(),
+            };
+            self.recorder.write_request(parts, &http.body);
+        }
+        self.write_response(call, &response);
+        for event in synth::decode_events(model, started_at, &response) {
+            let input = SessionInput::Answer(Input::Model {
+                call: pi_core::agent::CallId(call),
+                event,
+            });
+            self.answer(planned.position, planned.at.max(started_at), input);
+        }
+    }
+
+    fn write_response(&self, call: u64, response: &SynthesizedResponse) {
+        self.recorder.write(Line::Response {
+            call,
+            dt: 0,
+            status: response.status,
+            headers: response.headers.clone(),
+        });
+        for chunk in &response.chunks {
+            self.recorder.write(Line::chunk(call, 0, chunk));
+        }
+        self.recorder.write(Line::End {
+            call,
+            dt: 0,
+            end: RecordedEnd::Complete,
+        });
+    }
+
+    fn run_tool(&mut self, call: pi_core::agent::CallId, tool_call_id: &str) {
+        let Some(planned) = self.results.remove(tool_call_id) else {
+            self.stuck = Some(format!(
+                "the loop ran tool call {tool_call_id}, and the file has no result for it"
+            ));
+            return;
+        };
+        let result = planned.item;
+        let outcome = match (result.is_error, error_text(&result)) {
+            (true, Some(text)) => ToolOutcome::Thrown(text),
+            _ => ToolOutcome::Ok(ToolResult {
+                content: result.content,
+                details: result.details,
+                terminate: None,
+                extra: Default::default(),
+            }),
+        };
+        let input = SessionInput::Answer(Input::ToolFinished { call, outcome });
+        self.answer(planned.position, result.timestamp, input);
+    }
+}
+
+/// The message a failed tool threw: Pi's result for a throw is that one text block.
+fn error_text(result: &ToolResultMessage) -> Option<String> {
+    match result.content.as_slice() {
+        [ContentBlock::Text(text)] => Some(text.text.clone()),
+        _ => None,
+    }
+}
+
+/// Why the file has nothing for what the loop asked.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Stuck(String);
+
+impl Interpreter for FromSession {
+    fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
+        self.now = self.now.max(self.outside_at);
+        Ok((self.outside_at, input))
+    }
+
+    fn start(&mut self, effect: Effect) {
+        match &effect {
+            Effect::CallModel { call, request } => self.call_model(call.0, request),
+            Effect::RunTool {
+                call, tool_call_id, ..
+            } => self.run_tool(*call, tool_call_id),
+            Effect::Cancel { .. } => {}
+        }
+    }
+
+    async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        if let Some(entry) = self.pending.first_entry() {
+            let (t, input) = entry.remove();
+            self.now = self.now.max(t);
+            return Ok((t, input));
+        }
+        if let Some(why) = &self.stuck {
+            return Err(InterpretError::Halted(Box::new(Stuck(why.clone()))));
+        }
+        match wake_at {
+            Some(at) => {
+                self.now = self.now.max(at);
+                Ok((self.now, SessionInput::Wake))
+            }
+            None => Err(InterpretError::Idle),
+        }
+    }
+}

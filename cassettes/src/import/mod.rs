@@ -1,0 +1,232 @@
+//! Import: a session file Pi wrote becomes a cassette, so users' own sessions become
+//! regression tests.
+//!
+//! The loop is run again, in memory, on what the file says happened ([`plan`]): its user
+//! messages and commands as inputs at their times, its assistant messages as the streams
+//! their provider would have sent ([`pi_providers::synth`]), its tool results as the tools'
+//! answers, its entry ids and times as the session's ids and clock
+//! ([`IdGenerator::replaying`]), its model and thinking changes and compactions as the
+//! commands that cause them. [`crate::Record`] writes that run down as usual, so the cassette
+//! is an ordinary one with an [`Imported`] header: `pi replay --check` reproduces it, checked
+//! on the session file it writes. The file the run wrote is compared with the file's current
+//! branch line by line, and every entry that differs, or that the loop could not be given, is
+//! reported with the reason.
+
+mod answer;
+mod models;
+mod plan;
+mod report;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use pi_core::session::file::whole_file;
+use pi_core::session::ids::IdGenerator;
+use pi_effects::driver::drive;
+use pi_effects::run_config::build_machine;
+use pi_effects::session::SessionStore;
+
+use crate::format::{Header, Imported, Line, Outcome, SessionKind, SessionStart, FORMAT_VERSION};
+use crate::record::Record;
+use crate::write::Recorder;
+use answer::FromSession;
+use plan::Plan;
+
+/// What an imported cassette's header says it is checked on.
+const CHECKED: &str = "the session file a replay writes (it must equal the imported file's \
+     current branch byte for byte) and the order of inputs, model calls and tool runs; a \
+     session file holds no system prompt, tool definitions or request options, so requests \
+     are not compared";
+
+/// The id generator a replay of the cassette with `header` starts its session with: for an
+/// imported cassette, one that gives back the file's ids and times.
+pub fn id_generator(header: &Header, seed: u64) -> IdGenerator {
+    match &header.imported {
+        Some(imported) => {
+            IdGenerator::replaying(seed, imported.session.clone(), imported.entries.clone())
+        }
+        None => IdGenerator::new(seed),
+    }
+}
+
+/// Something of the file an import does not reproduce, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The entry's place on the branch (0 is the first entry after the header).
+    pub entry: Option<usize>,
+    /// The line of the file, for lines the loader could not read.
+    pub line: Option<usize>,
+    pub why: String,
+}
+
+impl Problem {
+    fn entry(position: usize, why: impl Into<String>) -> Problem {
+        Problem {
+            entry: Some(position),
+            line: None,
+            why: why.into(),
+        }
+    }
+
+    fn at_line(line: usize, why: impl Into<String>) -> Problem {
+        Problem {
+            entry: None,
+            line: Some(line),
+            why: why.into(),
+        }
+    }
+
+    fn whole(why: impl Into<String>) -> Problem {
+        Problem {
+            entry: None,
+            line: None,
+            why: why.into(),
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Debug)]
+pub struct ImportReport {
+    /// The cassette written.
+    pub cassette: PathBuf,
+    /// Entries on the branch imported.
+    pub entries: usize,
+    /// The run wrote the branch byte for byte.
+    pub identical: bool,
+    /// Each reason it did not, by entry (ids and types named); empty when identical.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for ImportReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = match self.identical {
+            true => "reproduces the session byte for byte",
+            false => "does not reproduce the session exactly",
+        };
+        writeln!(
+            f,
+            "{}: {} entries, {verdict}",
+            self.cassette.display(),
+            self.entries
+        )?;
+        for problem in &self.problems {
+            writeln!(f, "  {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a file could not be imported at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Session {
+        path: PathBuf,
+        source: pi_core::session::file::SessionFileError,
+    },
+    #[error(transparent)]
+    Write(#[from] crate::write::CreateError),
+    #[error("{}: cannot build the session: {0}", path.display())]
+    Build { path: PathBuf, why: String },
+}
+
+/// Imports the session file at `source` into a cassette at `out` (see the module doc);
+/// `pi_version` is the version of Pi whose behaviour the replaying build follows.
+pub async fn import_session(
+    source: &Path,
+    out: &Path,
+    pi_version: &str,
+) -> Result<ImportReport, ImportError> {
+    let text = std::fs::read_to_string(source).map_err(|e| ImportError::Read {
+        path: source.to_path_buf(),
+        source: e,
+    })?;
+    let mut plan = Plan::of(&text).map_err(|e| ImportError::Session {
+        path: source.to_path_buf(),
+        source: e,
+    })?;
+    let from = source
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let header = Header {
+        format: FORMAT_VERSION,
+        harness: env!("CARGO_PKG_VERSION").into(),
+        pi: pi_version.into(),
+        mode: "json".into(),
+        config: plan.config.clone(),
+        session: SessionStart {
+            kind: SessionKind::New,
+            file: None,
+            path: None,
+            content: None,
+            content_file: None,
+            id_state: plan.config.seed,
+        },
+        redactions: Vec::new(),
+        models: Some(plan.models.all()),
+        scoped_models: Vec::new(),
+        command: None,
+        imported: Some(Imported {
+            from,
+            checked: CHECKED.into(),
+            session: pi_core::session::ids::Stamp {
+                id: plan.header.id.clone(),
+                timestamp: plan.header.timestamp.clone(),
+            },
+            entries: plan.stamps.clone(),
+        }),
+    };
+    let recorder = Recorder::create(out, &header, &[])?;
+    let config = &plan.config;
+    let store = SessionStore::in_memory(&config.cwd, config.started_at, id_generator(&header, 0));
+    let (mut machine, mut file) = build_machine(config, store).map_err(|e| ImportError::Build {
+        path: source.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    let answers = FromSession::new(
+        recorder.clone(),
+        std::mem::take(&mut plan.assistants),
+        std::mem::take(&mut plan.results),
+    );
+    let mut io = Record::new(answers, recorder.clone());
+    let mut problems = std::mem::take(&mut plan.problems);
+    for input in std::mem::take(&mut plan.inputs) {
+        io.inner_mut().next_outside_at(input.at);
+        if let Err(error) = drive(&mut machine, &mut io, &mut file, input.item, |_| {}).await {
+            problems.push(Problem::entry(
+                input.position,
+                format!("the run stopped here: {error}"),
+            ));
+            break;
+        }
+    }
+    let tree = machine.tree();
+    let written = whole_file(tree.header(), tree.entries());
+    recorder.write(Line::Outcome(Outcome {
+        exit: 0,
+        stdout: String::new(),
+        session: Some(crate::sha256_hex(plan.target.as_bytes())),
+    }));
+    if let Some(failure) = recorder.failure() {
+        return Err(ImportError::Write(crate::write::CreateError {
+            path: out.to_path_buf(),
+            source: std::io::Error::other(failure),
+        }));
+    }
+    problems.extend(io.into_inner().into_problems());
+    let mut lines = report::problems(&plan, &problems);
+    lines.extend(report::differences(&plan, &written));
+    Ok(ImportReport {
+        cassette: out.to_path_buf(),
+        entries: plan.entries.len(),
+        identical: written == plan.target,
+        problems: lines,
+    })
+}

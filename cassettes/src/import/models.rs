@@ -1,0 +1,160 @@
+//! The models an imported session used, rebuilt from what its file says of them: a session
+//! file names a model (provider, id, API) but not its prices or limits, and the costs its
+//! messages hold were priced by whatever catalog Pi had that day. Each model is taken from
+//! this build's catalog when it knows it, with the prices that give the recorded costs.
+
+use std::collections::BTreeMap;
+
+use pi_core::message::{AssistantMessage, Usage};
+use pi_core::model::{Model, ModelCost, ThinkingLevel};
+use pi_providers::catalog;
+
+/// The models of one session, by (provider, id).
+#[derive(Debug, Default)]
+pub struct Models {
+    models: BTreeMap<(String, String), Model>,
+}
+
+impl Models {
+    /// The models `assistants` were written by, and those `named` (model changes), priced so
+    /// that the first message of each with tokens of a kind costs what it recorded.
+    pub fn of(assistants: &[&AssistantMessage], named: &[(String, String)]) -> Models {
+        let mut models = Models::default();
+        for message in assistants {
+            let key = (message.provider.clone(), message.model.clone());
+            let model = models
+                .models
+                .entry(key)
+                .or_insert_with(|| known_or_made(&message.provider, &message.model));
+            model.api = message.api.clone();
+            fit_prices(model, &message.usage);
+        }
+        for (provider, id) in named {
+            models
+                .models
+                .entry((provider.clone(), id.clone()))
+                .or_insert_with(|| known_or_made(provider, id));
+        }
+        models
+    }
+
+    /// The model `provider`/`id`, if the session used it.
+    pub fn get(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.models.get(&(provider.to_owned(), id.to_owned()))
+    }
+
+    /// Every model, in (provider, id) order.
+    pub fn all(&self) -> Vec<Model> {
+        self.models.values().cloned().collect()
+    }
+}
+
+/// The catalog's model, or one made from its name: reasoning, every thinking level named (a
+/// session file says which level was used, not which the model allowed), no prices yet.
+fn known_or_made(provider: &str, id: &str) -> Model {
+    if let Some(model) = catalog::builtin().get_model(provider, id) {
+        return model.clone();
+    }
+    let levels = [
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+        ThinkingLevel::Xhigh,
+    ];
+    Model {
+        id: id.to_owned(),
+        name: id.to_owned(),
+        api: "openai-completions".into(),
+        provider: provider.to_owned(),
+        base_url: format!("https://{provider}.invalid/v1"),
+        reasoning: true,
+        thinking_level_map: Some(
+            levels
+                .into_iter()
+                .map(|level| (level, Some(level.as_str().to_owned())))
+                .collect(),
+        ),
+        input: vec!["text".into(), "image".into()],
+        context_window: 0,
+        max_tokens: 0,
+        ..Model::default()
+    }
+}
+
+/// Where one kind of token's price is kept.
+type PriceOf = fn(&mut ModelCost) -> &mut f64;
+
+/// Sets each price of `model` that `usage` says something about (tokens of that kind) to one
+/// that prices them at exactly the recorded cost, unless the model's price already does.
+fn fit_prices(model: &mut Model, usage: &Usage) {
+    let cost = &usage.cost;
+    let kinds: [(PriceOf, u64, f64); 4] = [
+        (|c| &mut c.input, usage.input, cost.input),
+        (|c| &mut c.output, usage.output, cost.output),
+        (|c| &mut c.cache_read, usage.cache_read, cost.cache_read),
+        (|c| &mut c.cache_write, usage.cache_write, cost.cache_write),
+    ];
+    for (price_of, tokens, recorded) in kinds {
+        if tokens == 0 {
+            continue;
+        }
+        let current = *price_of(&mut model.cost);
+        if priced(current, tokens) == recorded {
+            continue;
+        }
+        if let Some(price) = price_for(tokens, recorded) {
+            *price_of(&mut model.cost) = price;
+        }
+    }
+}
+
+/// Pi's `calculateCost` for one kind of token.
+fn priced(per_million: f64, tokens: u64) -> f64 {
+    per_million / 1_000_000.0 * tokens as f64
+}
+
+/// A price per million tokens at which `tokens` cost exactly `recorded`: the quotient, or one
+/// of the few floats beside it (the division and the multiplication each round).
+fn price_for(tokens: u64, recorded: f64) -> Option<f64> {
+    let estimate = recorded / tokens as f64 * 1_000_000.0;
+    if !estimate.is_finite() || estimate < 0.0 {
+        return None;
+    }
+    let bits = estimate.to_bits();
+    (0..=16u64)
+        .flat_map(|d| [bits.wrapping_add(d), bits.wrapping_sub(d)])
+        .map(f64::from_bits)
+        .find(|p| priced(*p, tokens) == recorded)
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fitted_price_gives_the_recorded_cost_exactly() {
+        for (tokens, recorded) in [
+            (965u64, 0.000_135_1_f64),
+            (3, 0.000_045),
+            (123_457, 0.370_371),
+            (1, 1e-7),
+        ] {
+            let price = price_for(tokens, recorded).expect("a price");
+            assert_eq!(priced(price, tokens), recorded, "{tokens} {recorded}");
+        }
+        assert_eq!(price_for(10, -1.0), None);
+    }
+
+    #[test]
+    fn unknown_models_allow_every_level_and_known_ones_come_from_the_catalog() {
+        let made = known_or_made("pi-fixture", "pi-fixture-model");
+        assert!(made.reasoning);
+        assert_eq!(made.api, "openai-completions");
+        let known = known_or_made("anthropic", "claude-sonnet-4-5");
+        assert_eq!(known.api, "anthropic-messages");
+        assert!(known.context_window > 0);
+    }
+}

@@ -1,0 +1,271 @@
+//! `pi import`: session files the original Pi wrote become cassettes, and `pi replay` of the
+//! cassette writes the session's branch again byte for byte. The files are the original's own:
+//! those the conformance kit's reference traces keep (written by Pi 0.73.1 against the kit's
+//! mock), and the real users' files kept beside the repository, when they are there.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn pi(args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(args)
+        .env("PI_OFFLINE", "1")
+        .output()
+        .expect("pi runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The session file the original wrote in the kit scenario `scenario` (its `final` snapshot;
+/// the one whose name sorts first when it wrote several).
+fn trace_session(scenario: &str) -> PathBuf {
+    let dir = pi_testkit::kit_dir()
+        .join("traces")
+        .join(scenario)
+        .join("sessions/final");
+    let mut files: Vec<PathBuf> = walk(&dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .next()
+        .expect("the trace has a session file")
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("a folder").flatten() {
+        let path = entry.path();
+        match path.is_dir() {
+            true => out.extend(walk(&path)),
+            false => out.push(path),
+        }
+    }
+    out
+}
+
+/// Imports `session` into `dir/imported.cassette`, replays it keeping the session file, and
+/// returns the import's report, the check's exit code and the replayed file's bytes.
+fn import_and_replay(session: &Path, dir: &Path) -> (Run, i32, Option<Vec<u8>>) {
+    let cassette = dir.join("imported.cassette");
+    let cassette = cassette.to_str().expect("a UTF-8 path");
+    let imported = pi(&[
+        "import",
+        session.to_str().expect("a UTF-8 path"),
+        "-o",
+        cassette,
+    ]);
+    let check = pi(&["replay", "--check", cassette]);
+    let sessions = dir.join("replayed");
+    pi(&[
+        "replay",
+        cassette,
+        "--session-dir",
+        sessions.to_str().expect("a UTF-8 path"),
+    ]);
+    let written = sessions
+        .is_dir()
+        .then(|| walk(&sessions))
+        .and_then(|files| {
+            files
+                .into_iter()
+                .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        })
+        .map(|file| std::fs::read(file).expect("the replayed session reads"));
+    (imported, check.code, written)
+}
+
+#[test]
+fn sessions_the_original_wrote_replay_byte_for_byte() {
+    for scenario in [
+        "a_plain_text",
+        "b_tool_read",
+        "c_two_tools",
+        "d2_retry_agent_level",
+        "f_session_resume",
+    ] {
+        let session = trace_session(scenario);
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let (imported, check, written) = import_and_replay(&session, dir.path());
+        assert_eq!(
+            imported.code, 0,
+            "{scenario}: {}{}",
+            imported.stdout, imported.stderr
+        );
+        assert!(
+            imported
+                .stdout
+                .contains("reproduces the session byte for byte"),
+            "{scenario}: {}",
+            imported.stdout
+        );
+        assert_eq!(check, 0, "{scenario}: the imported cassette is reproduced");
+        let original = std::fs::read(&session).expect("the session reads");
+        assert!(
+            written.as_deref() == Some(original.as_slice()),
+            "{scenario}: the replay writes the original's file"
+        );
+    }
+}
+
+#[test]
+fn an_imported_cassette_is_checked_on_the_session_it_writes() {
+    let session = trace_session("a_plain_text");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let cassette = dir.path().join("plain.cassette");
+    let cassette_arg = cassette.to_str().expect("a UTF-8 path");
+    assert_eq!(
+        pi(&[
+            "import",
+            session.to_str().expect("path"),
+            "-o",
+            cassette_arg
+        ])
+        .code,
+        0
+    );
+    let text = std::fs::read_to_string(&cassette).expect("the cassette reads");
+    let header = text.lines().next().expect("a header");
+    assert!(header.contains(r#""imported":{"from":"#), "{header}");
+    // The model's answer, as the stream says it, changed: the replayed session differs.
+    let changed = text.replace("from the mock", "from elsewhere");
+    assert_ne!(changed, text, "the answer is in the cassette's stream");
+    std::fs::write(&cassette, changed).expect("the cassette writes");
+    let check = pi(&["replay", "--check", cassette_arg]);
+    assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+    let said = format!("{}{}", check.stdout, check.stderr);
+    assert!(said.contains("session file digest"), "{said}");
+}
+
+#[test]
+fn what_a_replay_cannot_write_is_named_by_entry() {
+    // A steered, followed-up and aborted RPC session, and a forked one.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (imported, check, _) = import_and_replay(&trace_session("e_rpc"), dir.path());
+    assert_eq!(imported.code, 1, "{}{}", imported.stdout, imported.stderr);
+    assert!(
+        imported.stdout.contains(
+            "(message assistant, id e2ddfd4a): no stream says it: openai-completions cannot \
+             stream this message: an aborted answer"
+        ),
+        "{}",
+        imported.stdout
+    );
+    assert_eq!(check, 1, "a partial import diverges; it is not unusable");
+    let forked = walk(&pi_testkit::kit_dir().join("traces/f_session_resume/sessions/final"))
+        .into_iter()
+        .max()
+        .expect("the forked session");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (imported, _, _) = import_and_replay(&forked, dir.path());
+    assert!(
+        imported
+            .stdout
+            .contains("line 1 (session): `parentSession` is "),
+        "{}",
+        imported.stdout
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_session_is_refused() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let bad = dir.path().join("notes.jsonl");
+    std::fs::write(&bad, "not json\n").expect("writes");
+    let out = dir.path().join("out.cassette");
+    let run = pi(&[
+        "import",
+        bad.to_str().expect("path"),
+        "-o",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("notes.jsonl"), "{}", run.stderr);
+    let missing = pi(&[
+        "import",
+        "/nonexistent/x.jsonl",
+        "-o",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(missing.code, 2);
+    assert!(missing.stderr.contains("cannot read"), "{}", missing.stderr);
+}
+
+/// Each file's verdict and its first three reasons, without the values they quote (the
+/// users' files are read here, not copied in).
+fn outline(report: &str) -> String {
+    let mut out = String::new();
+    let mut reasons = 0;
+    for line in report.lines() {
+        if !line.starts_with(' ') {
+            reasons = 0;
+        } else if reasons == 3 {
+            continue;
+        } else {
+            reasons += 1;
+        }
+        let line = match line.find("` is ") {
+            Some(at) => format!("{}` differs", &line[..at]),
+            None => line.to_owned(),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Every real session file imported: which replay byte for byte, and for each that does not,
+/// the reasons `pi import` gives (snapshotted: a change in what the loop reproduces shows up
+/// here). Those that reproduce are replayed and compared with the file itself.
+#[test]
+fn real_session_files_import_and_say_what_they_do_not_reproduce() {
+    let Some(wild) = pi_testkit::wild_sessions_dir() else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = walk(&wild)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let out = dir.path().to_str().expect("a UTF-8 path").to_owned();
+    let mut args = vec!["import".to_owned()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    args.extend(["-o".to_owned(), out.clone()]);
+    let run = pi(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(run.code <= 1, "{}{}", run.stdout, run.stderr);
+    let report = run.stdout.replace(&out, "<out>");
+    let identical: Vec<&str> = report
+        .lines()
+        .filter(|l| l.ends_with("reproduces the session byte for byte"))
+        .collect();
+    insta::assert_snapshot!("wild_import_report", outline(&report));
+    for file in &files {
+        let name = file.file_stem().expect("a name").to_string_lossy();
+        if !identical
+            .iter()
+            .any(|l| l.contains(&format!("<out>/{name}.cassette")))
+        {
+            continue;
+        }
+        let scratch = tempfile::tempdir().expect("a temp dir");
+        let (_, check, written) = import_and_replay(file, scratch.path());
+        assert_eq!(check, 0, "{name}");
+        let original = std::fs::read(file).expect("the file reads");
+        assert!(written.as_deref() == Some(original.as_slice()), "{name}");
+    }
+    assert!(identical.len() >= 2, "{report}");
+}
