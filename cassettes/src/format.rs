@@ -5,9 +5,9 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use pi_core::agent::{CallId, Effect, Input, QueueMode, ToolOutcome};
-use pi_core::agent_session::{NavigateRequest, SessionInput, StreamingBehavior};
+use pi_core::agent_session::{ExtensionEntry, NavigateRequest, SessionInput, StreamingBehavior};
 use pi_core::event::ToolResult;
-use pi_core::message::{BashExecutionMessage, ImageContent};
+use pi_core::message::{BashExecutionMessage, CustomMessage, ImageContent};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::Stamp;
 use pi_effects::run_config::RunConfig;
@@ -496,6 +496,25 @@ pub enum RecordedInput {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageContent>,
     },
+    PromptWithMessages {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageContent>,
+        messages: Vec<CustomMessage>,
+    },
+    Custom {
+        custom_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+    },
+    CustomMessage {
+        message: CustomMessage,
+    },
+    Label {
+        target_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
     Abort,
     SetModel {
         model: Model,
@@ -596,6 +615,32 @@ impl TryFrom<&SessionInput> for RecordedInput {
                 text: text.clone(),
                 images: images.clone(),
             },
+            SessionInput::PromptWithMessages {
+                text,
+                images,
+                messages,
+            } => RecordedInput::PromptWithMessages {
+                text: text.clone(),
+                images: images.clone(),
+                messages: messages.clone(),
+            },
+            SessionInput::Extension(ExtensionEntry::Custom { custom_type, data }) => {
+                RecordedInput::Custom {
+                    custom_type: custom_type.clone(),
+                    data: data.clone(),
+                }
+            }
+            SessionInput::Extension(ExtensionEntry::Message(message)) => {
+                RecordedInput::CustomMessage {
+                    message: message.clone(),
+                }
+            }
+            SessionInput::Extension(ExtensionEntry::Label { target_id, label }) => {
+                RecordedInput::Label {
+                    target_id: target_id.clone(),
+                    label: label.clone(),
+                }
+            }
             SessionInput::Abort => RecordedInput::Abort,
             SessionInput::SetModel(model) => RecordedInput::SetModel {
                 model: model.clone(),
@@ -682,6 +727,24 @@ impl RecordedInput {
             },
             RecordedInput::Steer { text, images } => SessionInput::Steer { text, images },
             RecordedInput::FollowUp { text, images } => SessionInput::FollowUp { text, images },
+            RecordedInput::PromptWithMessages {
+                text,
+                images,
+                messages,
+            } => SessionInput::PromptWithMessages {
+                text,
+                images,
+                messages,
+            },
+            RecordedInput::Custom { custom_type, data } => {
+                SessionInput::Extension(ExtensionEntry::Custom { custom_type, data })
+            }
+            RecordedInput::CustomMessage { message } => {
+                SessionInput::Extension(ExtensionEntry::Message(message))
+            }
+            RecordedInput::Label { target_id, label } => {
+                SessionInput::Extension(ExtensionEntry::Label { target_id, label })
+            }
             RecordedInput::Abort => SessionInput::Abort,
             RecordedInput::SetModel { model } => SessionInput::SetModel(model),
             RecordedInput::SetScopedModel {

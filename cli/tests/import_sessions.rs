@@ -95,6 +95,7 @@ fn sessions_the_original_wrote_replay_byte_for_byte() {
         "b_tool_read",
         "c_two_tools",
         "d2_retry_agent_level",
+        "e_rpc",
         "f_session_resume",
     ] {
         let session = trace_session(scenario);
@@ -152,19 +153,31 @@ fn an_imported_cassette_is_checked_on_the_session_it_writes() {
 
 #[test]
 fn what_a_replay_cannot_write_is_named_by_entry() {
-    // A steered, followed-up and aborted RPC session, and a forked one.
+    // A usage field of a later Pi than the one this build follows.
+    let original = std::fs::read_to_string(trace_session("a_plain_text")).expect("reads");
+    let later = original.replacen(r#""totalTokens":"#, r#""reasoning":14,"totalTokens":"#, 1);
+    assert_ne!(later, original, "the answer has a usage");
     let dir = tempfile::tempdir().expect("a temp dir");
-    let (imported, check, _) = import_and_replay(&trace_session("e_rpc"), dir.path());
+    let session = dir.path().join("later.jsonl");
+    std::fs::write(&session, later).expect("writes");
+    let (imported, check, _) = import_and_replay(&session, dir.path());
     assert_eq!(imported.code, 1, "{}{}", imported.stdout, imported.stderr);
     assert!(
         imported.stdout.contains(
-            "(message assistant, id e2ddfd4a): no stream says it: openai-completions cannot \
-             stream this message: an aborted answer"
+            "(message assistant, id 7dfadb16): its stream cannot say it exactly: \
+             openai-completions cannot stream this message: its decoder would read \
+             `.usage.reasoning` differently"
         ),
         "{}",
         imported.stdout
     );
-    assert_eq!(check, 1, "a partial import diverges; it is not unusable");
+    assert!(
+        imported.stdout.contains("(message assistant): `message.usage.reasoning` is 14 in the file, absent in the replay"),
+        "{}",
+        imported.stdout
+    );
+    assert_eq!(check, 1, "an inexact import diverges; it is not unusable");
+    // A forked session names the one it came from, which a new session does not.
     let forked = walk(&pi_testkit::kit_dir().join("traces/f_session_resume/sessions/final"))
         .into_iter()
         .max()

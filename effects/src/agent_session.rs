@@ -240,6 +240,7 @@ impl SessionOptions {
             model: self.model.clone(),
             thinking_level: self.thinking_level,
             tools: self.tools.clone(),
+            named_tools: Vec::new(),
             system_prompt: build_system_prompt(&inputs),
             docs: self.docs.clone(),
             retry: self.retry,

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::{AgentConfig, QueueMode};
+use pi_core::agent::{AgentConfig, QueueMode, ToolSpec};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionMachine};
 use pi_core::compaction::CompactionSettings;
@@ -39,6 +39,11 @@ pub struct RunConfig {
     pub thinking_level: ThinkingLevel,
     /// Built-in tool names, in order.
     pub tools: Vec<String>,
+    /// Tools known only by name: a session imported from a file Pi wrote used tools of
+    /// extensions, whose definitions the file does not hold. They accept any arguments, and
+    /// only a replay answers them (a live run has nothing to run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named_tools: Vec<String>,
     /// The system prompt as sent, context files and all.
     pub system_prompt: String,
     /// Where the system prompt says Pi's documentation is (the binary's directory, so kept:
@@ -79,6 +84,13 @@ pub fn build_machine(
                 .map(|t| t.spec())
                 .ok_or_else(|| BuildError::UnknownTool(name.clone()))
         })
+        .chain(config.named_tools.iter().map(|name| {
+            Ok(ToolSpec::new(
+                name,
+                "",
+                serde_json::json!({"type": "object"}),
+            ))
+        }))
         .collect::<Result<Vec<_>, _>>()?;
     let (mut tree, mut ids, mut file) = store.into_parts();
     let thinking_level = clamp_thinking_level(&config.model, config.thinking_level);

@@ -6,10 +6,10 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use pi_core::agent::{Effect, Input, ToolOutcome};
+use pi_core::agent::{Effect, Input, StreamEvent, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::event::ToolResult;
-use pi_core::message::{AssistantMessage, ContentBlock, ToolResultMessage};
+use pi_core::message::{AssistantMessage, ContentBlock, StopReason, ToolResultMessage};
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::synth::{self, SynthesizedResponse};
@@ -26,6 +26,8 @@ pub struct FromSession {
     recorder: Recorder,
     assistants: VecDeque<Planned<AssistantMessage>>,
     results: HashMap<String, Planned<ToolResultMessage>>,
+    /// Steering and follow-ups, by the entry they arrive before the end of.
+    queued: HashMap<usize, Vec<Planned<SessionInput>>>,
     /// Answers ready, in the order of the entries they stand for.
     pending: BTreeMap<(usize, u64), (u64, SessionInput)>,
     sequence: u64,
@@ -33,6 +35,8 @@ pub struct FromSession {
     outside_at: u64,
     /// The latest time given: a timer fires no earlier.
     now: u64,
+    /// Aborted answers waiting for the loop to cancel their call: the decoder's last events.
+    aborting: HashMap<u64, (Planned<AssistantMessage>, Vec<StreamEvent>)>,
     /// Why the loop asked for something the file does not have, once it did.
     stuck: Option<String>,
     problems: Vec<Problem>,
@@ -43,15 +47,18 @@ impl FromSession {
         recorder: Recorder,
         assistants: VecDeque<Planned<AssistantMessage>>,
         results: HashMap<String, Planned<ToolResultMessage>>,
+        queued: HashMap<usize, Vec<Planned<SessionInput>>>,
     ) -> Self {
         FromSession {
             recorder,
             assistants,
             results,
+            queued,
             pending: BTreeMap::new(),
             sequence: 0,
             outside_at: 0,
             now: 0,
+            aborting: HashMap::new(),
             stuck: None,
             problems: Vec::new(),
         }
@@ -71,6 +78,14 @@ impl FromSession {
                 "an assistant message the loop did not ask for",
             ));
         }
+        let mut waiting: Vec<_> = self.queued.into_values().flatten().collect();
+        waiting.sort_by_key(|p| p.position);
+        for planned in waiting {
+            self.problems.push(Problem::entry(
+                planned.position,
+                "sent while the agent worked, but the entry it waited behind never came",
+            ));
+        }
         let mut unused: Vec<_> = self.results.into_values().collect();
         unused.sort_by_key(|p| p.position);
         for planned in unused {
@@ -82,7 +97,14 @@ impl FromSession {
         self.problems
     }
 
+    /// Gives `input` at `t` in the place of the entry at `position`; what the user sent while
+    /// that entry was on its way comes just before it.
     fn answer(&mut self, position: usize, t: u64, input: SessionInput) {
+        for queued in self.queued.remove(&position).unwrap_or_default() {
+            self.sequence += 1;
+            self.pending
+                .insert((position, self.sequence), (queued.at, queued.item));
+        }
         self.sequence += 1;
         self.pending.insert((position, self.sequence), (t, input));
     }
@@ -108,6 +130,9 @@ impl FromSession {
                 ),
             ));
         }
+        if message.stop_reason == StopReason::Aborted {
+            return self.call_aborted(call, request, planned);
+        }
         let response = match synth::synthesize_nearest(model, message) {
             Ok((response, difference)) => {
                 if let Some(difference) = difference {
@@ -131,6 +156,77 @@ impl FromSession {
             }
         };
         let started_at = message.timestamp;
+        self.write_request(call, request, started_at);
+        self.write_response(call, &response, RecordedEnd::Complete);
+        let events = synth::decode_events(model, started_at, &response);
+        self.model_events(call, &planned, events);
+    }
+
+    /// An answer the user aborted: the reads that had arrived, then the abort from outside at
+    /// the answer's time; the decoder's last events come when the loop cancels the call.
+    fn call_aborted(
+        &mut self,
+        call: u64,
+        request: &pi_core::agent::ModelRequest,
+        planned: Planned<AssistantMessage>,
+    ) {
+        let model = &request.model;
+        let message = &planned.item;
+        if message.content.is_empty() {
+            // Aborted before the response came: the SDK's own words, nothing read.
+            let started_at = message.timestamp;
+            self.write_request(call, request, started_at);
+            self.recorder.write(Line::End {
+                call,
+                dt: 0,
+                end: RecordedEnd::Dropped,
+            });
+            let on_abort = ModelCall::new(request, &CallOptions::default(), started_at).abort();
+            self.answer(planned.position, planned.at, SessionInput::Abort);
+            self.aborting.insert(call, (planned, on_abort));
+            return;
+        }
+        let response = match synth::synthesize_aborted(model, message) {
+            Ok(response) => response,
+            Err(refused) => {
+                self.problems.push(Problem::entry(
+                    planned.position,
+                    format!("no stream says it: {refused}"),
+                ));
+                self.stuck = Some(format!(
+                    "no stream for the message at entry {}",
+                    planned.position
+                ));
+                return;
+            }
+        };
+        let started_at = message.timestamp;
+        self.write_request(call, request, started_at);
+        self.write_response(call, &response, RecordedEnd::Dropped);
+        let (events, on_abort) = synth::abort_events(model, started_at, &response);
+        self.model_events(call, &planned, events);
+        self.answer(planned.position, planned.at, SessionInput::Abort);
+        self.aborting.insert(call, (planned, on_abort));
+    }
+
+    fn model_events(
+        &mut self,
+        call: u64,
+        planned: &Planned<AssistantMessage>,
+        events: Vec<StreamEvent>,
+    ) {
+        let t = planned.at.max(planned.item.timestamp);
+        for event in events {
+            let input = SessionInput::Answer(Input::Model {
+                call: pi_core::agent::CallId(call),
+                event,
+            });
+            self.answer(planned.position, t, input);
+        }
+    }
+
+    /// The request line: what this build sent (nothing compares it; see `Imported`).
+    fn write_request(&self, call: u64, request: &pi_core::agent::ModelRequest, started_at: u64) {
         let options = CallOptions::default();
         let model_call = ModelCall::new(request, &options, started_at);
         self.recorder.write(Line::Call {
@@ -148,17 +244,9 @@ impl FromSession {
             };
             self.recorder.write_request(parts, &http.body);
         }
-        self.write_response(call, &response);
-        for event in synth::decode_events(model, started_at, &response) {
-            let input = SessionInput::Answer(Input::Model {
-                call: pi_core::agent::CallId(call),
-                event,
-            });
-            self.answer(planned.position, planned.at.max(started_at), input);
-        }
     }
 
-    fn write_response(&self, call: u64, response: &SynthesizedResponse) {
+    fn write_response(&self, call: u64, response: &SynthesizedResponse, end: RecordedEnd) {
         self.recorder.write(Line::Response {
             call,
             dt: 0,
@@ -168,11 +256,7 @@ impl FromSession {
         for chunk in &response.chunks {
             self.recorder.write(Line::chunk(call, 0, chunk));
         }
-        self.recorder.write(Line::End {
-            call,
-            dt: 0,
-            end: RecordedEnd::Complete,
-        });
+        self.recorder.write(Line::End { call, dt: 0, end });
     }
 
     fn run_tool(&mut self, call: pi_core::agent::CallId, tool_call_id: &str) {
@@ -222,7 +306,11 @@ impl Interpreter for FromSession {
             Effect::RunTool {
                 call, tool_call_id, ..
             } => self.run_tool(*call, tool_call_id),
-            Effect::Cancel { .. } => {}
+            Effect::Cancel { call } => {
+                if let Some((planned, events)) = self.aborting.remove(&call.0) {
+                    self.model_events(call.0, &planned, events);
+                }
+            }
         }
     }
 

@@ -179,6 +179,7 @@ pub async fn import_session(
             session: pi_core::session::ids::Stamp {
                 id: plan.header.id.clone(),
                 timestamp: plan.header.timestamp.clone(),
+                result_time: None,
             },
             entries: plan.stamps.clone(),
         }),
@@ -194,6 +195,7 @@ pub async fn import_session(
         recorder.clone(),
         std::mem::take(&mut plan.assistants),
         std::mem::take(&mut plan.results),
+        std::mem::take(&mut plan.queued),
     );
     let mut io = Record::new(answers, recorder.clone());
     let mut problems = std::mem::take(&mut plan.problems);

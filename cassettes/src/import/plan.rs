@@ -6,18 +6,19 @@ use std::collections::{HashMap, VecDeque};
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::SessionInput;
+use pi_core::agent_session::{ExtensionEntry, SessionInput};
 use pi_core::compaction::CompactionSettings;
 use pi_core::message::{
-    AgentMessage, AssistantMessage, ContentBlock, ToolResultMessage, UserContent,
+    AgentMessage, AssistantMessage, ContentBlock, CustomMessage, ToolResultMessage, UserContent,
 };
 use pi_core::model::{Model, ThinkingLevel};
-use pi_core::session::entry::{SessionEntry, SessionHeader};
+use pi_core::session::entry::{CustomMessageEntry, SessionEntry, SessionHeader};
 use pi_core::session::file::{line, parse_session, whole_file, SessionFileError};
 use pi_core::session::ids::{IdGenerator, Stamp};
 use pi_core::session::time::ms_from_iso;
 use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
+use pi_core::tools::definitions::builtin_tool;
 use pi_effects::run_config::RunConfig;
 use serde_json::{json, Value};
 
@@ -54,6 +55,10 @@ pub struct Plan {
     pub assistants: VecDeque<Planned<AssistantMessage>>,
     /// Tool results by tool call id.
     pub results: HashMap<String, Planned<ToolResultMessage>>,
+    /// Messages the user sent while the agent worked (steering, follow-ups), by the
+    /// position of the entry they must arrive before the end of: they were queued earlier
+    /// than that entry was written.
+    pub queued: HashMap<usize, Vec<Planned<SessionInput>>>,
     pub problems: Vec<Problem>,
 }
 
@@ -93,6 +98,7 @@ impl Plan {
             inputs: Vec::new(),
             assistants: VecDeque::new(),
             results: HashMap::new(),
+            queued: HashMap::new(),
             problems,
             target,
             header,
@@ -105,6 +111,7 @@ impl Plan {
     fn build(&mut self) {
         let entries = std::mem::take(&mut self.entries);
         self.models = models_of(&entries);
+        self.tools_of(&entries);
         self.stamps = entries.iter().map(stamp_of).collect();
         let mut rest = entries.iter().enumerate().peekable();
         // A new session starts with the model and thinking level (Pi's createAgentSession).
@@ -135,10 +142,75 @@ impl Plan {
             .unwrap_or_else(Model::unknown);
         self.config.model = model.clone();
         self.config.thinking_level = level.unwrap_or(ThinkingLevel::Off);
-        for (position, entry) in rest {
+        let mut rest = rest.collect::<Vec<_>>().into_iter().peekable();
+        let mut previous: Option<(usize, &SessionEntry)> = None;
+        // The entries written since the session was last idle, with their times: a message
+        // the user sent while the agent worked arrives before the first of them written
+        // after it was sent.
+        let mut busy: Vec<(usize, u64)> = Vec::new();
+        while let Some((position, entry)) = rest.next() {
+            let before = previous.replace((position, entry));
             let at = ms_of(entry);
             match entry {
-                SessionEntry::Message(m) => self.message(position, at, &m.message),
+                SessionEntry::Message(m) => {
+                    // Messages extensions added to a prompt follow it in the same run.
+                    let mut added = Vec::new();
+                    if matches!(m.message, AgentMessage::User(_)) {
+                        while let Some(&(_, next)) = rest.peek() {
+                            let SessionEntry::CustomMessage(custom) = next else {
+                                break;
+                            };
+                            added.push(custom_message(custom, ms_of(next)));
+                            rest.next();
+                        }
+                    }
+                    match queued_behind(&m.message, before) {
+                        Some((sent, input)) if added.is_empty() => {
+                            let behind = busy
+                                .iter()
+                                .find(|(_, written)| *written > sent)
+                                .map_or(position, |(p, _)| *p);
+                            let planned = Planned {
+                                position,
+                                at: sent,
+                                item: input,
+                            };
+                            self.queued.entry(behind).or_default().push(planned);
+                        }
+                        _ => {
+                            if matches!(m.message, AgentMessage::User(_)) {
+                                busy.clear();
+                            }
+                            self.message(position, at, &m.message, added)
+                        }
+                    }
+                    busy.push((position, at));
+                }
+                SessionEntry::CustomMessage(custom) => {
+                    let message = custom_message(custom, at);
+                    let input = SessionInput::Extension(ExtensionEntry::Message(message));
+                    self.input(position, at, input);
+                }
+                SessionEntry::Custom(custom) => {
+                    let input = SessionInput::Extension(ExtensionEntry::Custom {
+                        custom_type: custom.custom_type.clone(),
+                        data: custom.data.clone(),
+                    });
+                    self.input(position, at, input);
+                }
+                SessionEntry::Label(label) => {
+                    let input = SessionInput::Extension(ExtensionEntry::Label {
+                        target_id: label.target_id.clone(),
+                        label: label.label.clone(),
+                    });
+                    self.input(position, at, input);
+                }
+                SessionEntry::SessionInfo(info) => match &info.name {
+                    Some(name) => {
+                        self.input(position, at, SessionInput::SetSessionName(name.clone()))
+                    }
+                    None => self.problem(position, entry, "a session name that clears it"),
+                },
                 SessionEntry::ModelChange(change) => {
                     match self.models.get(&change.provider, &change.model_id) {
                         Some(next) => {
@@ -173,15 +245,43 @@ impl Plan {
                 _ => self.problem(
                     position,
                     entry,
-                    "an entry this loop does not cause (extensions, labels, names, branch \
-                     summaries) is not imported yet",
+                    "an entry of a navigation, or of a type this version does not know, is not \
+                     imported yet",
                 ),
             }
         }
         self.entries = entries;
     }
 
-    fn message(&mut self, position: usize, at: u64, message: &AgentMessage) {
+    /// Pi's default tools, then each other tool the session's results name: built-in ones
+    /// as they are, the others (extensions') by name.
+    fn tools_of(&mut self, entries: &[SessionEntry]) {
+        for entry in entries {
+            let SessionEntry::Message(m) = entry else {
+                continue;
+            };
+            let AgentMessage::ToolResult(result) = &m.message else {
+                continue;
+            };
+            let name = &result.tool_name;
+            let config = &mut self.config;
+            if config.tools.contains(name) || config.named_tools.contains(name) {
+                continue;
+            }
+            match builtin_tool(name) {
+                Some(_) => config.tools.push(name.clone()),
+                None => config.named_tools.push(name.clone()),
+            }
+        }
+    }
+
+    fn message(
+        &mut self,
+        position: usize,
+        at: u64,
+        message: &AgentMessage,
+        added: Vec<CustomMessage>,
+    ) {
         match message {
             AgentMessage::User(user) => {
                 let (text, images, exact) = prompt_of(&user.content);
@@ -192,10 +292,17 @@ impl Plan {
                          blocks, or images before text)",
                     ));
                 }
-                let input = SessionInput::Prompt {
-                    text,
-                    images,
-                    streaming_behavior: None,
+                let input = match added.is_empty() {
+                    true => SessionInput::Prompt {
+                        text,
+                        images,
+                        streaming_behavior: None,
+                    },
+                    false => SessionInput::PromptWithMessages {
+                        text,
+                        images,
+                        messages: added,
+                    },
                 };
                 self.input(position, user.timestamp, input);
             }
@@ -254,6 +361,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         model: Model::unknown(),
         thinking_level: ThinkingLevel::Off,
         tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+        named_tools: Vec::new(),
         system_prompt: String::new(),
         docs: DocPaths::default(),
         retry: RetrySettings::default(),
@@ -306,9 +414,17 @@ fn stamp_of(entry: &SessionEntry) -> Stamp {
             .unwrap_or_default()
             .to_owned()
     };
+    let result_time = match entry {
+        SessionEntry::Message(m) => match &m.message {
+            AgentMessage::ToolResult(result) => Some(result.timestamp),
+            _ => None,
+        },
+        _ => None,
+    };
     Stamp {
         id: text("id"),
         timestamp: text("timestamp"),
+        result_time,
     }
 }
 
@@ -335,6 +451,46 @@ fn models_of(entries: &[SessionEntry]) -> Models {
         }
     }
     Models::of(&assistants, &named)
+}
+
+/// A user message written after `before` (the entry before it) but sent earlier than that
+/// entry was written: the user typed it while the agent worked. Behind a tool result it was
+/// steering (delivered after the tool calls), behind an answer a follow-up (delivered when
+/// the agent would have stopped). When it was sent, and the input.
+fn queued_behind(
+    message: &AgentMessage,
+    before: Option<(usize, &SessionEntry)>,
+) -> Option<(u64, SessionInput)> {
+    let AgentMessage::User(user) = message else {
+        return None;
+    };
+    let (_, SessionEntry::Message(entry)) = before? else {
+        return None;
+    };
+    let (text, images, exact) = prompt_of(&user.content);
+    let earlier = |t: u64| exact && user.timestamp < t;
+    let input = match &entry.message {
+        AgentMessage::ToolResult(result) if earlier(result.timestamp) => {
+            SessionInput::Steer { text, images }
+        }
+        AgentMessage::Assistant(answer) if earlier(answer.timestamp) => {
+            SessionInput::FollowUp { text, images }
+        }
+        _ => return None,
+    };
+    Some((user.timestamp, input))
+}
+
+/// The message an extension sent that `entry` holds (its time is not kept in the file).
+fn custom_message(entry: &CustomMessageEntry, at: u64) -> CustomMessage {
+    CustomMessage {
+        custom_type: entry.custom_type.clone(),
+        content: entry.content.clone(),
+        display: entry.display,
+        details: entry.details.clone(),
+        timestamp: at,
+        extra: Default::default(),
+    }
 }
 
 /// The text and images of a prompt that builds `content`, and whether it builds it exactly.

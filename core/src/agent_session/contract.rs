@@ -3,10 +3,11 @@
 use crate::agent::{AgentConfig, Effect, Input, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
-use crate::message::{BashExecutionMessage, ImageContent};
+use crate::message::{BashExecutionMessage, CustomMessage, ImageContent};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::ids::IdGenerator;
 use crate::session::tree::SessionTree;
+use serde_json::Value;
 
 use super::retry::RetrySettings;
 
@@ -55,6 +56,17 @@ pub enum SessionInput {
         text: String,
         images: Vec<ImageContent>,
     },
+    /// A prompt followed, in the same run, by the messages extensions added to it (Pi's
+    /// `before_agent_start` results). This loop runs no extensions: a replay of a session Pi
+    /// wrote gives them back with the prompt.
+    PromptWithMessages {
+        text: String,
+        images: Vec<ImageContent>,
+        messages: Vec<CustomMessage>,
+    },
+    /// An entry an extension wrote while the session was idle, given back by a replay of a
+    /// session Pi wrote (as [`SessionInput::PromptWithMessages`]).
+    Extension(ExtensionEntry),
     /// `AgentSession.abort`: the run, a retry wait and a compaction in progress.
     Abort,
     SetModel(Model),
@@ -94,6 +106,8 @@ impl SessionInput {
     pub fn name(&self) -> String {
         match self {
             SessionInput::Prompt { .. } => "prompt".into(),
+            SessionInput::PromptWithMessages { .. } => "prompt_with_messages".into(),
+            SessionInput::Extension(_) => "extension_entry".into(),
             SessionInput::Steer { .. } => "steer".into(),
             SessionInput::FollowUp { .. } => "follow_up".into(),
             SessionInput::Abort => "abort".into(),
@@ -113,6 +127,24 @@ impl SessionInput {
             SessionInput::Wake => "wake".into(),
         }
     }
+}
+
+/// An entry an extension writes (Pi's `appendEntry`, `sendMessage` without a turn,
+/// `setLabel`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExtensionEntry {
+    /// A `custom` entry: extension state, not part of the conversation.
+    Custom {
+        custom_type: String,
+        data: Option<Value>,
+    },
+    /// A `custom_message` entry: a message the model sees from then on.
+    Message(CustomMessage),
+    /// A `label` entry: a name for an entry (none clears it).
+    Label {
+        target_id: String,
+        label: Option<String>,
+    },
 }
 
 /// The outcome of an operation that finishes later than the step that started it.

@@ -10,7 +10,7 @@ use crate::compaction::tokens::{
 };
 use crate::compaction::CompactionSettings;
 use crate::event::{AgentEvent, CompactionReason, Event, SessionEvent};
-use crate::message::{AgentMessage, AssistantMessage, ImageContent, StopReason};
+use crate::message::{AgentMessage, AssistantMessage, CustomMessage, ImageContent, StopReason};
 use crate::model::{clamp_thinking_level, Model, ThinkingLevel};
 use crate::overflow::is_context_overflow;
 use crate::session::entry::SessionEntry;
@@ -171,7 +171,13 @@ impl SessionMachine {
                 text,
                 images,
                 streaming_behavior,
-            } => self.prompt(text, images, streaming_behavior)?,
+            } => self.prompt(text, images, Vec::new(), streaming_behavior)?,
+            SessionInput::PromptWithMessages {
+                text,
+                images,
+                messages,
+            } => self.prompt(text, images, messages, None)?,
+            SessionInput::Extension(entry) => self.extension_entry(entry)?,
             SessionInput::Steer { text, images } => {
                 self.queue(text, images, StreamingBehavior::Steer)?
             }
@@ -218,10 +224,13 @@ impl SessionMachine {
         Ok(())
     }
 
+    /// Pi's `prompt`; `added` are the messages extensions added to it (they follow the user's
+    /// message in the same run).
     fn prompt(
         &mut self,
         text: String,
         images: Vec<ImageContent>,
+        added: Vec<CustomMessage>,
         behavior: Option<StreamingBehavior>,
     ) -> Result<(), SessionError> {
         if self.agent.is_streaming() {
@@ -235,7 +244,15 @@ impl SessionMachine {
             return Err(SessionRejection::NavigateWhileBusy.into());
         }
         self.flush_pending_bash()?;
-        let prompt = Prompt::Text { text, images };
+        let prompt = match added.is_empty() {
+            true => Prompt::Text { text, images },
+            false => {
+                let user = crate::message::UserMessage::from_text(text, images, self.now);
+                let mut messages = vec![AgentMessage::User(user)];
+                messages.extend(added.into_iter().map(AgentMessage::Custom));
+                Prompt::Messages(messages)
+            }
+        };
         let last_assistant = self.agent.messages().iter().rev().find_map(|m| match m {
             AgentMessage::Assistant(a) => Some(a.clone()),
             _ => None,

@@ -4,13 +4,14 @@
 
 mod compaction;
 mod contract;
+mod extension;
 mod machine;
 mod navigate;
 mod options;
 pub mod retry;
 
 pub use contract::{
-    NavigateRequest, Navigated, Reply, SessionConfig, SessionError, SessionInput, SessionRejection,
-    SessionStep, StreamingBehavior,
+    ExtensionEntry, NavigateRequest, Navigated, Reply, SessionConfig, SessionError, SessionInput,
+    SessionRejection, SessionStep, StreamingBehavior,
 };
 pub use machine::SessionMachine;

@@ -15,6 +15,15 @@ use super::time::iso_from_ms;
 pub struct Stamp {
     pub id: String,
     pub timestamp: String,
+    /// A tool result's own time. Pi reads the clock for each result of a parallel batch as
+    /// it writes them one after the other; this loop reads it once per step, so a session Pi
+    /// wrote gives each back.
+    #[serde(
+        default,
+        rename = "resultTime",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_time: Option<u64>,
 }
 
 /// A small deterministic generator (SplitMix64). Not for secrets: ids only.
@@ -55,6 +64,7 @@ impl IdGenerator {
             None => Stamp {
                 id: self.uuid_v7(now_ms),
                 timestamp: iso_from_ms(now_ms),
+                result_time: None,
             },
         }
     }
@@ -66,6 +76,7 @@ impl IdGenerator {
             None => Stamp {
                 id: self.entry_id(taken),
                 timestamp: iso_from_ms(now_ms),
+                result_time: None,
             },
         }
     }
@@ -166,6 +177,7 @@ mod tests {
         let stamp = |id: &str, timestamp: &str| Stamp {
             id: id.into(),
             timestamp: timestamp.into(),
+            result_time: None,
         };
         let header = stamp(
             "019f2f75-c793-7257-8c88-b5506040582d",

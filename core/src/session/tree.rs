@@ -291,8 +291,19 @@ impl SessionTree {
     }
 
     fn base(&self, now: u64, ids: &mut IdGenerator) -> (String, Option<String>, String) {
+        let (id, parent_id, timestamp, _) = self.stamped(now, ids);
+        (id, parent_id, timestamp)
+    }
+
+    /// [`Self::base`] and the recorded time of a tool result, when the stamp has one.
+    fn stamped(
+        &self,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Option<String>, String, Option<u64>) {
         let stamp = ids.entry_stamp(now, |id| self.index.contains_key(id));
-        (stamp.id, self.leaf_id().map(str::to_owned), stamp.timestamp)
+        let parent_id = self.leaf_id().map(str::to_owned);
+        (stamp.id, parent_id, stamp.timestamp, stamp.result_time)
     }
 
     /// Appends a message; returns the new entry's id and what to persist.
@@ -302,7 +313,11 @@ impl SessionTree {
         now: u64,
         ids: &mut IdGenerator,
     ) -> (String, Persist) {
-        let (id, parent_id, timestamp) = self.base(now, ids);
+        let (id, parent_id, timestamp, result_time) = self.stamped(now, ids);
+        let mut message = message;
+        if let (AgentMessage::ToolResult(result), Some(t)) = (&mut message, result_time) {
+            result.timestamp = t;
+        }
         let entry = SessionEntry::Message(MessageEntry {
             id: id.clone(),
             parent_id,

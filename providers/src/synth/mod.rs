@@ -26,11 +26,14 @@
 
 // Each API's own `synthesize` refuses what it knows its decoder cannot say; the one below also
 // decodes what they give and refuses any difference, so it is the one to call.
+mod aborted;
 pub mod anthropic;
 pub mod google;
 pub mod openai_completions;
 pub mod openai_responses;
 mod sse;
+
+pub use aborted::{abort_events, synthesize_aborted};
 
 use bytes::Bytes;
 use pi_core::agent::StreamEvent;
