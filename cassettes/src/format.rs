@@ -331,6 +331,9 @@ pub struct Imported {
     pub checked: String,
     /// The session's id and time, as the file holds them.
     pub session: Stamp,
+    /// The session it was forked or branched from, as its header names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
     /// Each entry's id and time, in the order the replay appends them.
     pub entries: Vec<Stamp>,
 }

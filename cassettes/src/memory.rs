@@ -25,10 +25,11 @@ pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence>
         ));
     }
     let config = header.config.clone();
-    let store = SessionStore::in_memory(
+    let store = SessionStore::in_memory_child(
         &config.cwd,
         config.started_at,
         crate::import::id_generator(header, config.seed),
+        crate::import::parent_session(header),
     );
     let store = match header.imported {
         Some(_) => store,

@@ -260,7 +260,10 @@ fn session_store(
     let cwd = config.cwd.as_str();
     let store = match start.kind {
         SessionKind::Memory => SessionStore::in_memory(cwd, now, ids),
-        SessionKind::New => SessionStore::create(cwd, dir, now, ids).map_err(|e| e.to_string())?,
+        SessionKind::New => {
+            let parent = pi_cassettes::import::parent_session(&cassette.header);
+            SessionStore::create_child(cwd, dir, now, ids, parent).map_err(|e| e.to_string())?
+        }
         SessionKind::Open => {
             let name = start
                 .file

@@ -38,6 +38,11 @@ const CHECKED: &str = "the session file a replay writes (it must equal the impor
      session file holds no system prompt, tool definitions or request options, so requests \
      are not compared";
 
+/// The session an imported cassette's replay names as its parent (forked sessions).
+pub fn parent_session(header: &Header) -> Option<String> {
+    header.imported.as_ref()?.parent_session.clone()
+}
+
 /// The id generator a replay of the cassette with `header` starts its session with: for an
 /// imported cassette, one that gives back the file's ids and times.
 pub fn id_generator(header: &Header, seed: u64) -> IdGenerator {
@@ -181,12 +186,18 @@ pub async fn import_session(
                 timestamp: plan.header.timestamp.clone(),
                 result_time: None,
             },
+            parent_session: plan.header.parent_session.clone(),
             entries: plan.stamps.clone(),
         }),
     };
     let recorder = Recorder::create(out, &header, &[])?;
     let config = &plan.config;
-    let store = SessionStore::in_memory(&config.cwd, config.started_at, id_generator(&header, 0));
+    let store = SessionStore::in_memory_child(
+        &config.cwd,
+        config.started_at,
+        id_generator(&header, 0),
+        plan.header.parent_session.clone(),
+    );
     let (mut machine, mut file) = build_machine(config, store).map_err(|e| ImportError::Build {
         path: source.to_path_buf(),
         why: e.to_string(),

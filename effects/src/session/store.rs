@@ -89,8 +89,18 @@ impl SessionStore {
     }
 
     /// A session that is never written (`--no-session`).
-    pub fn in_memory(cwd: &str, now: u64, mut ids: IdGenerator) -> Self {
-        let tree = SessionTree::new(cwd, now, &mut ids, None);
+    pub fn in_memory(cwd: &str, now: u64, ids: IdGenerator) -> Self {
+        SessionStore::in_memory_child(cwd, now, ids, None)
+    }
+
+    /// A session never written whose header names the session it came from.
+    pub fn in_memory_child(
+        cwd: &str,
+        now: u64,
+        mut ids: IdGenerator,
+        parent_session: Option<String>,
+    ) -> Self {
+        let tree = SessionTree::new(cwd, now, &mut ids, parent_session);
         SessionStore::with_tree(tree, None, PathBuf::new(), ids, false, 0)
     }
 
