@@ -11,10 +11,13 @@ use super::Problem;
 /// How many problems, and differing lines, are described one by one; the rest are counted.
 const DESCRIBED: usize = 20;
 
-/// `problems` in words, each naming its entry (the first few; the rest counted).
+/// `problems` in words, each naming its entry (the first few; the rest counted): the file's
+/// own first, then in the order of the entries they are about.
 pub fn problems(plan: &Plan, problems: &[Problem]) -> Vec<String> {
-    let mut out: Vec<String> = problems
-        .iter()
+    let mut sorted: Vec<&Problem> = problems.iter().collect();
+    sorted.sort_by_key(|p| (p.entry.is_some(), p.entry.or(p.line)));
+    let mut out: Vec<String> = sorted
+        .into_iter()
         .take(DESCRIBED)
         .map(|problem| match (problem.entry, problem.line) {
             (Some(position), _) => format!("{}: {}", name(plan, position), problem.why),
