@@ -223,7 +223,8 @@ pub struct Shape {
     pub steps: usize,
     /// Recorded tool calls.
     pub tools: usize,
-    /// Recorded timers (`wake` lines).
+    /// Recorded timers (`wake` lines); plans also make the first two timers of injected
+    /// failures late.
     pub wakes: usize,
 }
 
@@ -265,8 +266,10 @@ fn perturbation_from(rng: &mut SplitMix, shape: &Shape) -> Perturbation {
                     choice: rng.below(shape.tools * 2),
                 },
             },
-            8 if shape.wakes > 0 => Perturbation::LateTimer {
-                wake: rng.below(shape.wakes),
+            // Injected failures set timers of their own: a recording without one still has
+            // a first and a second to make late.
+            8 => Perturbation::LateTimer {
+                wake: rng.below(shape.wakes + 2),
                 ms: 1 + rng.next_u64() % 120_000,
             },
             _ => continue,
@@ -316,13 +319,11 @@ pub fn perturbation_strategy(shape: &Shape) -> BoxedStrategy<Perturbation> {
                 .boxed(),
         );
     }
-    if shape.wakes > 0 {
-        all.push(
-            (0..shape.wakes, 1u64..120_000)
-                .prop_map(|(wake, ms)| Perturbation::LateTimer { wake, ms })
-                .boxed(),
-        );
-    }
+    all.push(
+        (0..shape.wakes + 2, 1u64..120_000)
+            .prop_map(|(wake, ms)| Perturbation::LateTimer { wake, ms })
+            .boxed(),
+    );
     proptest::strategy::Union::new(all).boxed()
 }
 
@@ -405,11 +406,20 @@ mod tests {
 
     proptest! {
         #[test]
-        fn strategy_plans_stay_in_shape(plan in plan_strategy(&Shape { calls: 2, steps: 5, tools: 1, wakes: 0 }, 4)) {
+        fn strategy_plans_stay_in_shape(plan in plan_strategy(&Shape { calls: 2, steps: 5, tools: 0, wakes: 0 }, 4)) {
             prop_assert!(plan.0.len() <= 4);
             for p in &plan.0 {
-                let late = matches!(p, Perturbation::LateTimer { .. });
-                prop_assert!(!late);
+                let in_shape = match p {
+                    Perturbation::Split { call, .. }
+                    | Perturbation::Transient { call, .. }
+                    | Perturbation::Cut { call, .. } => *call < 2,
+                    Perturbation::Steer { step }
+                    | Perturbation::FollowUp { step }
+                    | Perturbation::Abort { step } => *step < 5,
+                    Perturbation::LateTimer { wake, .. } => *wake < 2,
+                    Perturbation::ToolFails { .. } | Perturbation::Reorder { .. } => false,
+                };
+                prop_assert!(in_shape, "{}", p);
             }
             prop_assert_eq!(plan.to_string().parse::<Plan>(), Ok(plan));
         }
