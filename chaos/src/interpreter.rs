@@ -5,7 +5,9 @@
 //! preceded by a transient failure as the plan says, decoded by the live decoders; tools get
 //! their recorded answers by tool name and arguments, or fail; the front end's inputs arrive
 //! at the step they arrived at, with the plan's steering, follow-ups and aborts among them;
-//! timers fire when asked, or late. Time is virtual: one millisecond per input.
+//! timers fire when asked, or late. Time is virtual: one millisecond per input. A perturbed
+//! run ends with one more prompt, so that the session the perturbations left is sent to the
+//! model (and its request checked).
 //!
 //! When the run leaves the recording, the world still answers, so the run can end: a model
 //! call beyond the recorded ones gets a plain stop message synthesized for its API ("Done.");
@@ -38,6 +40,8 @@ use crate::recording::{Attempt, BodyEnd, RecordedCall, RecordedTool, Recording, 
 pub const INJECTED_TOOL_FAILURE: &str = "chaos: the tool failed";
 /// What a tool call the recording does not hold answers.
 pub const UNRECORDED_TOOL: &str = "chaos: no recorded result for this tool call";
+/// The prompt a perturbed run ends with, so that what the perturbations left is sent.
+pub const ONE_MORE_TURN: &str = "chaos: one more turn";
 /// The text of the message answered to a model call beyond the recording.
 pub const BEYOND_RECORDING: &str = "Done.";
 
@@ -100,12 +104,7 @@ impl ChaosInterpreter {
         let mut reorders = HashSet::new();
         let mut late = HashMap::new();
         for p in &plan.0 {
-            let inject = |step: usize, input: SessionInput| Scheduled {
-                step,
-                t: 0,
-                input,
-                injected: true,
-            };
+            let inject = |step: usize, input: SessionInput| Scheduled { step, t: 0, input };
             match p {
                 Perturbation::Steer { step } => inputs.push(inject(
                     *step,
@@ -122,6 +121,12 @@ impl ChaosInterpreter {
                     },
                 )),
                 Perturbation::Abort { step } => inputs.push(inject(*step, SessionInput::Abort)),
+                Perturbation::Compact { step } => inputs.push(inject(
+                    *step,
+                    SessionInput::Compact {
+                        custom_instructions: None,
+                    },
+                )),
                 Perturbation::ToolFails { tool } => {
                     failing_tools.insert(*tool);
                 }
@@ -136,6 +141,19 @@ impl ChaosInterpreter {
         }
         // Stable: recorded inputs keep their order, injected ones come after those of their step.
         inputs.sort_by_key(|s| s.step);
+        if !plan.is_empty() {
+            // One more turn once the recorded ones are done: what the perturbations left in
+            // the session (a compaction's cut, a cancelled batch) is sent, and checked.
+            inputs.push(Scheduled {
+                step: usize::MAX,
+                t: 0,
+                input: SessionInput::Prompt {
+                    text: ONE_MORE_TURN.into(),
+                    images: Vec::new(),
+                    streaming_behavior: None,
+                },
+            });
+        }
         let tools = recording
             .tools
             .iter()
@@ -161,14 +179,11 @@ impl ChaosInterpreter {
         }
     }
 
-    /// The next recorded input from the front end, whatever its step (the machine is idle,
-    /// so nothing else will come). Injected ones already due are dropped: the run ended before
-    /// them; later ones wait for their step.
+    /// The front end's next input, whatever its step: the machine is idle, so nothing else
+    /// will come (an injected one whose step the run never reached arrives between prompts,
+    /// as a user's `/compact` or a late steer would).
     pub fn next_outside(&mut self) -> Option<SessionInput> {
-        let steps = self.steps;
-        self.inputs.retain(|s| !(s.injected && s.step <= steps));
-        let i = self.inputs.iter().position(|s| !s.injected)?;
-        let s = self.inputs.remove(i)?;
+        let s = self.inputs.pop_front()?;
         self.now = self.now.max(s.t);
         Some(s.input)
     }

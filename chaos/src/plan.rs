@@ -7,6 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use pi_effects::run_config::RunConfig;
 use proptest::prelude::*;
 
 /// One change to a recorded run. Indices count from 0 in the order things happen in the run.
@@ -26,6 +27,9 @@ pub enum Perturbation {
     FollowUp { step: usize },
     /// An abort once the run has taken `step` answers.
     Abort { step: usize },
+    /// A manual compaction once the run has taken `step` answers (Pi aborts the run first):
+    /// the cut lands wherever the run is, between a tool call and its result too.
+    Compact { step: usize },
     /// The `tool`-th tool call of the run throws instead of returning its recorded result.
     ToolFails { tool: usize },
     /// At the `choice`-th moment when several answers are ready, the last one started arrives
@@ -33,6 +37,9 @@ pub enum Perturbation {
     Reorder { choice: usize },
     /// The `wake`-th timer of the run (a retry's backoff, a pause) fires `ms` late.
     LateTimer { wake: usize, ms: u64 },
+    /// The setting `compaction.keepRecentTokens` at `tokens` instead of the recorded value:
+    /// with a small one, a compaction's cut lands inside the short recorded conversations.
+    KeepRecent { tokens: u64 },
 }
 
 /// The kinds of transient failure injected before a call.
@@ -65,9 +72,11 @@ impl fmt::Display for Perturbation {
             Perturbation::Steer { step } => write!(f, "steer:{step}"),
             Perturbation::FollowUp { step } => write!(f, "follow:{step}"),
             Perturbation::Abort { step } => write!(f, "abort:{step}"),
+            Perturbation::Compact { step } => write!(f, "compact:{step}"),
             Perturbation::ToolFails { tool } => write!(f, "toolfail:{tool}"),
             Perturbation::Reorder { choice } => write!(f, "reorder:{choice}"),
             Perturbation::LateTimer { wake, ms } => write!(f, "late:{wake}:{ms}"),
+            Perturbation::KeepRecent { tokens } => write!(f, "keep:{tokens}"),
         }
     }
 }
@@ -127,8 +136,10 @@ impl FromStr for Perturbation {
             "steer" => Perturbation::Steer { step: index(1)? },
             "follow" => Perturbation::FollowUp { step: index(1)? },
             "abort" => Perturbation::Abort { step: index(1)? },
+            "compact" => Perturbation::Compact { step: index(1)? },
             "toolfail" => Perturbation::ToolFails { tool: index(1)? },
             "reorder" => Perturbation::Reorder { choice: index(1)? },
+            "keep" => Perturbation::KeepRecent { tokens: num(1)? },
             "late" => Perturbation::LateTimer {
                 wake: index(1)?,
                 ms: num(2)?,
@@ -181,6 +192,17 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// `config` with the plan's changes to the settings.
+    pub fn config(&self, config: &RunConfig) -> RunConfig {
+        let mut config = config.clone();
+        for p in &self.0 {
+            if let Perturbation::KeepRecent { tokens } = p {
+                config.compaction.keep_recent_tokens = *tokens;
+            }
+        }
+        config
+    }
 }
 
 impl fmt::Display for Plan {
@@ -232,7 +254,7 @@ fn perturbation_from(rng: &mut SplitMix, shape: &Shape) -> Perturbation {
     let calls = shape.calls.max(1);
     let steps = shape.steps.max(1);
     loop {
-        let p = match rng.below(9) {
+        let p = match rng.below(11) {
             0 | 1 => Perturbation::Split {
                 call: rng.below(calls),
                 seed: rng.next_u64() % 1_000_000,
@@ -268,6 +290,12 @@ fn perturbation_from(rng: &mut SplitMix, shape: &Shape) -> Perturbation {
             },
             // Injected failures set timers of their own: a recording without one still has
             // a first and a second to make late.
+            10 => Perturbation::KeepRecent {
+                tokens: rng.next_u64() % 200,
+            },
+            9 => Perturbation::Compact {
+                step: rng.below(steps),
+            },
             8 => Perturbation::LateTimer {
                 wake: rng.below(shape.wakes + 2),
                 ms: 1 + rng.next_u64() % 120_000,
@@ -305,6 +333,12 @@ pub fn perturbation_strategy(shape: &Shape) -> BoxedStrategy<Perturbation> {
             .boxed(),
         (0..steps)
             .prop_map(|step| Perturbation::Abort { step })
+            .boxed(),
+        (0..steps)
+            .prop_map(|step| Perturbation::Compact { step })
+            .boxed(),
+        (0u64..200)
+            .prop_map(|tokens| Perturbation::KeepRecent { tokens })
             .boxed(),
     ];
     if shape.tools > 0 {
@@ -415,8 +449,10 @@ mod tests {
                     | Perturbation::Cut { call, .. } => *call < 2,
                     Perturbation::Steer { step }
                     | Perturbation::FollowUp { step }
-                    | Perturbation::Abort { step } => *step < 5,
+                    | Perturbation::Abort { step }
+                    | Perturbation::Compact { step } => *step < 5,
                     Perturbation::LateTimer { wake, .. } => *wake < 2,
+                    Perturbation::KeepRecent { tokens } => *tokens < 200,
                     Perturbation::ToolFails { .. } | Perturbation::Reorder { .. } => false,
                 };
                 prop_assert!(in_shape, "{}", p);

@@ -59,9 +59,6 @@ pub struct Scheduled {
     /// Its recorded time.
     pub t: u64,
     pub input: SessionInput,
-    /// Injected by a plan (dropped if the run never gets that far while busy), or recorded
-    /// (always given).
-    pub injected: bool,
 }
 
 /// A recorded tool execution's answers.
@@ -126,7 +123,6 @@ impl Recording {
                     step: steps,
                     t: *t,
                     input: input.to_input(),
-                    injected: false,
                 }),
                 Line::Event { .. } => steps += 1,
                 Line::Wake { .. } => {

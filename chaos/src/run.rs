@@ -64,7 +64,7 @@ fn run_unguarded(
     plan: &Plan,
     dir: &Path,
 ) -> Result<RunStats, Vec<Violation>> {
-    let config = &recording.config;
+    let config = &plan.config(&recording.config);
     let store = session_store(recording, dir)
         .map_err(|why| vec![Violation::new(Invariant::SessionFile, why)])?;
     let (mut machine, mut file) = build_machine(config, store)
