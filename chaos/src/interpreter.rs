@@ -26,6 +26,7 @@ use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
+use pi_core::model::Model;
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
@@ -50,6 +51,9 @@ pub const BEYOND_RECORDING: &str = "Done.";
 enum Flight {
     Model {
         call: u64,
+        /// The model called and when: what a response beyond the recording is made for.
+        model: Model,
+        started: u64,
         model_call: ModelCall,
         opened: bool,
         cancelled: bool,
@@ -218,6 +222,8 @@ impl ChaosInterpreter {
             Flight::Tool { answers, .. } => answers.pop_front(),
             Flight::Model {
                 call,
+                model,
+                started,
                 model_call,
                 opened,
                 cancelled,
@@ -240,7 +246,12 @@ impl ChaosInterpreter {
                 let polled = if *opened {
                     poll_once(model_call.next())
                 } else {
-                    poll_once(model_call.open(&self.transport, &self.clock))
+                    let transport = CallTransport {
+                        shared: &self.transport,
+                        model,
+                        now: *started,
+                    };
+                    poll_once(model_call.open(&transport, &self.clock))
                 };
                 match polled {
                     Some(more) => {
@@ -341,16 +352,15 @@ impl ChaosInterpreter {
         self.model_calls += 1;
         let options = match self.transport.next_call() {
             Some(i) => self.options.get(i),
-            None => {
-                self.transport.push(beyond_recording(request, self.now));
-                self.options.last()
-            }
+            None => self.options.last(),
         }
         .cloned()
         .unwrap_or_default();
         let model_call = ModelCall::new(request, &options, self.now);
         self.flights.push(Flight::Model {
             call,
+            model: request.model.clone(),
+            started: self.now,
             model_call,
             opened: false,
             cancelled: false,
@@ -536,9 +546,8 @@ pub fn cut(chunks: &[Bytes], permille: u16) -> Vec<Bytes> {
     out
 }
 
-/// A plain stop message for `request`'s model, as its provider would stream it.
-fn beyond_recording(request: &pi_core::agent::ModelRequest, now: u64) -> (usize, Attempt) {
-    let model = &request.model;
+/// A plain stop message for `model`, as its provider would stream it.
+fn beyond_recording(model: &Model, now: u64) -> Attempt {
     let message = AssistantMessage {
         api: model.api.clone(),
         provider: model.provider.clone(),
@@ -548,7 +557,7 @@ fn beyond_recording(request: &pi_core::agent::ModelRequest, now: u64) -> (usize,
         stop_reason: StopReason::Stop,
         ..AssistantMessage::default()
     };
-    let attempt = match pi_providers::synth::synthesize(model, &message) {
+    match pi_providers::synth::synthesize(model, &message) {
         Ok(response) => Attempt::Response {
             status: response.status,
             headers: response.headers,
@@ -556,8 +565,7 @@ fn beyond_recording(request: &pi_core::agent::ModelRequest, now: u64) -> (usize,
             end: BodyEnd::Complete,
         },
         Err(e) => Attempt::Failed(TransportError::Connect(e.to_string())),
-    };
-    (usize::MAX, attempt)
+    }
 }
 
 /// Polls a future once: chaos answers are ready at once or never.
@@ -592,46 +600,45 @@ impl ChaosTransport {
         attempts.front().map(|(i, _)| *i)
     }
 
-    fn push(&self, attempt: (usize, Attempt)) {
-        self.attempts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(attempt);
+    fn pop(&self) -> Option<Attempt> {
+        let mut attempts = self.attempts.lock().unwrap_or_else(PoisonError::into_inner);
+        attempts.pop_front().map(|(_, attempt)| attempt)
     }
 }
 
-impl HttpTransport for ChaosTransport {
+/// One call's view of the run's attempts: the next one, or once they are used up, a plain
+/// stop message for the call's model.
+struct CallTransport<'a> {
+    shared: &'a ChaosTransport,
+    model: &'a Model,
+    now: u64,
+}
+
+impl HttpTransport for CallTransport<'_> {
     fn send<'a>(
         &'a self,
         _request: &'a HttpRequest,
         _headers_timeout: Option<Duration>,
     ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
-        let next = self
-            .attempts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front();
-        let answer = match next {
-            Some((
-                _,
-                Attempt::Response {
-                    status,
-                    headers,
-                    chunks,
-                    end,
-                },
-            )) => Ok(Box::new(ChaosResponse {
+        let attempt = self
+            .shared
+            .pop()
+            .unwrap_or_else(|| beyond_recording(self.model, self.now));
+        let answer = match attempt {
+            Attempt::Response {
+                status,
+                headers,
+                chunks,
+                end,
+            } => Ok(Box::new(ChaosResponse {
                 status,
                 headers,
                 chunks: chunks.into(),
                 end,
-                give_up: Arc::clone(&self.give_up),
+                give_up: Arc::clone(&self.shared.give_up),
             }) as Box<dyn HttpResponse>),
-            Some((_, Attempt::Failed(error))) => Err(error),
-            Some((_, Attempt::Hang)) => Err(TransportError::Timeout),
-            None => Err(TransportError::Connect(
-                "chaos: the recording holds no more responses".into(),
-            )),
+            Attempt::Failed(error) => Err(error),
+            Attempt::Hang => Err(TransportError::Timeout),
         };
         Box::pin(std::future::ready(answer))
     }
