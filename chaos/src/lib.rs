@@ -3,8 +3,10 @@
 //!
 //! A cassette holds one path through the world. Chaos replay walks nearby paths: the same
 //! recorded responses re-split into other reads, cut off in the middle or preceded by a 429, a
-//! 500 or a reset connection; steering, follow-ups and aborts arriving at other moments; tools
-//! failing or finishing in another order; timers firing late. On each run a [`Checker`]
+//! 500 or a reset connection; steering, follow-ups, aborts and manual compactions arriving at
+//! other moments (with a small `keepRecentTokens`, so the cut lands inside short recordings);
+//! tools failing or finishing in another order; timers firing late. A perturbed run ends with
+//! one more prompt, so what the perturbations left is sent. On each run a [`Checker`]
 //! watches every input, event and effect, and the session file is read back at the end:
 //!
 //! - every tool call is answered exactly once, before the next model call;
@@ -13,6 +15,11 @@
 //! - automatic retries stay within the settings;
 //! - no panic, no contract error, and the run comes back to idle;
 //! - the session file loads, holds the machine's entries, and its context is the machine's.
+//!
+//! That the unperturbed replay is still byte-exact is the binary's check (`pi replay --chaos`
+//! runs `pi replay --check` on each cassette first): it compares stdout and the session file
+//! with the recorded digests, which needs the front ends. [`run_plan`] of [`Plan::none`]
+//! checks the invariants on the recorded path.
 //!
 //! A [`Plan`] is data, printed as a short word list (`split:0:7,err:1:429,abort:12`), so a
 //! failure found by a seed is shrunk to the fewest perturbations ([`shrink`]) and reported

@@ -170,8 +170,16 @@ fn report(
                         }
                     }
                     for (plan, runs) in shown.iter().filter(|(_, r)| !r.is_empty()) {
-                        let runs: Vec<String> = runs.iter().map(usize::to_string).collect();
-                        println!("  (shrunk to `{plan}` in runs {} too)", runs.join(", "));
+                        let mut listed: Vec<String> =
+                            runs.iter().take(10).map(usize::to_string).collect();
+                        if runs.len() > 10 {
+                            listed.push("…".into());
+                        }
+                        println!(
+                            "  (shrunk to `{plan}` in {} other runs too: {})",
+                            runs.len(),
+                            listed.join(", ")
+                        );
                     }
                     println!();
                 }
