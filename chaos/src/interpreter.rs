@@ -569,7 +569,7 @@ fn beyond_recording(model: &Model, now: u64) -> Attempt {
 }
 
 /// Polls a future once: chaos answers are ready at once or never.
-fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
+pub(crate) fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
     match future.as_mut().poll(&mut cx) {

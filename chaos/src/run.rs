@@ -17,7 +17,7 @@ use pi_effects::driver::{advance, submit, DriveError, InterpretError};
 use pi_effects::run_config::build_machine;
 use pi_effects::session::{SessionFile, SessionStore};
 
-use crate::interpreter::ChaosInterpreter;
+use crate::interpreter::{poll_once, ChaosInterpreter};
 use crate::invariants::{Checker, Invariant, Violation};
 use crate::plan::{Plan, SplitMix};
 use crate::recording::Recording;
@@ -103,7 +103,7 @@ fn run_unguarded(
             }
             continue;
         }
-        let advanced = poll_ready(advance(&mut machine, &mut io, &mut file, on_event));
+        let advanced = poll_once(advance(&mut machine, &mut io, &mut file, on_event));
         match advanced {
             Some(Ok(Ok(_))) => {}
             Some(Ok(Err(error))) => match refusal(error) {
@@ -249,16 +249,6 @@ fn session_store(recording: &Recording, dir: &Path) -> Result<SessionStore, Stri
         }
     };
     Ok(store.with_id_state(start.id_state))
-}
-
-/// Polls a future once: every answer of a chaos run is ready at once.
-fn poll_ready<T>(future: impl std::future::Future<Output = T>) -> Option<T> {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(value) => Some(value),
-        std::task::Poll::Pending => None,
-    }
 }
 
 /// The smallest plan found that still fails, by removing one perturbation at a time while
