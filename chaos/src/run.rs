@@ -67,8 +67,10 @@ fn run_unguarded(
     let config = &plan.config(&recording.config);
     let store = session_store(recording, dir)
         .map_err(|why| vec![Violation::new(Invariant::SessionFile, why)])?;
-    let (mut machine, mut file) = build_machine(config, store)
+    let (mut machine, file) = build_machine(config, store)
         .map_err(|e| vec![Violation::new(Invariant::SessionFile, e.to_string())])?;
+    // Nothing else writes the scratch file while the run goes.
+    let mut file = file.held_open();
     let checker = Arc::new(Mutex::new(Checker::new(config.retry)));
     let mut io = ChaosInterpreter::new(recording, plan, Arc::clone(&checker));
     let mut stats = RunStats::default();
