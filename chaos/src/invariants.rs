@@ -3,6 +3,23 @@
 //! [`Checker::finish`] once the session is idle. Each broken invariant is a [`Violation`]
 //! naming what broke and where. It knows nothing of cassettes: a driver of one's own (scripted
 //! tools, other hooks) can feed it too.
+//!
+//! The request check is also a function of its own, for a conversation as it is sent:
+//!
+//! ```
+//! use pi_chaos::check_pairing;
+//! use pi_core::message::Message;
+//!
+//! // What a compaction that kept a result but summarized its call away would send.
+//! let sent: Vec<Message> = serde_json::from_str(
+//!     r#"[{"role":"user","content":"Go on","timestamp":1},
+//!         {"role":"toolResult","toolCallId":"call_1","toolName":"read",
+//!          "content":[{"type":"text","text":"stale"}],"isError":false,"timestamp":2}]"#,
+//! )?;
+//! let error = check_pairing(&sent).unwrap_err();
+//! assert_eq!(error, "message 1: tool result call_1 follows no call of that id");
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
