@@ -7,6 +7,7 @@
 
 mod args;
 mod cassette;
+mod chaos_cmd;
 mod export;
 mod files;
 mod import_cmd;

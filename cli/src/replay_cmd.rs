@@ -6,6 +6,8 @@
 //! 1 when one diverges, 125 when one cannot be used — so `git bisect run pi replay --check DIR`
 //! finds the commit that changed a behaviour. `--config current` replays the recorded inputs
 //! against today's settings, context files and system prompt instead of the recorded ones.
+//! `pi replay --chaos N [--seed S] [--plan P] PATH...` replays each cassette N times under
+//! seeded perturbations, checking the loop's invariants (`chaos_cmd.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,7 +33,7 @@ use crate::setup::Runtime;
     name = "pi replay",
     about = "Replay recorded runs from their cassettes"
 )]
-struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// Check that this build reproduces every cassette instead of printing one's output.
     #[arg(long)]
     check: bool,
@@ -40,7 +42,7 @@ struct ReplayArgs {
     mode: Option<ReplayMode>,
     /// Cassettes checked at once (the number of cores by default).
     #[arg(long, short = 'j')]
-    jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
     /// Build the run from the recorded configuration, or from today's (settings, context
     /// files, system prompt, tools).
     #[arg(long, value_enum, default_value = "recorded")]
@@ -55,9 +57,20 @@ struct ReplayArgs {
     /// Keep the replayed session file in this directory.
     #[arg(long = "session-dir")]
     session_dir: Option<PathBuf>,
+    /// Replay each cassette this many times under seeded perturbations, checking the loop's
+    /// invariants on every run (the first run of each is unperturbed).
+    #[arg(long, value_name = "N")]
+    pub(crate) chaos: Option<usize>,
+    /// The seed of `--chaos` (the clock's milliseconds by default; always printed).
+    #[arg(long, requires = "chaos")]
+    pub(crate) seed: Option<u64>,
+    /// With `--chaos`: run exactly this plan (as a failure report prints it) instead of
+    /// seeded ones.
+    #[arg(long, requires = "chaos")]
+    pub(crate) plan: Option<String>,
     /// Cassette files, or directories of them.
     #[arg(required = true)]
-    paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -74,7 +87,7 @@ enum ToolSource {
 
 /// How a cassette is replayed.
 #[derive(Clone, Debug)]
-struct How {
+pub(crate) struct How {
     config: ConfigSource,
     /// The workspace whose scratch copy the tools run in, when they run for real.
     live_tools: Option<PathBuf>,
@@ -120,7 +133,9 @@ pub fn main(argv: &[String]) -> std::process::ExitCode {
             return std::process::ExitCode::from(1);
         }
     };
-    let code = if args.check {
+    let code = if args.chaos.is_some() {
+        crate::chaos_cmd::run(&args, &how)
+    } else if args.check {
         check(&args, &how)
     } else {
         replay_one_file(&args, &how)
@@ -352,12 +367,12 @@ impl Drop for Scratch {
 }
 
 /// A scratch directory for one replay's session.
-fn scratch_dir(n: usize) -> PathBuf {
+pub(crate) fn scratch_dir(n: usize) -> PathBuf {
     std::env::temp_dir().join(format!("pi-replay-{}-{n}", std::process::id()))
 }
 
 /// A runtime for replays on this thread (one per thread: a check makes many replays).
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -375,7 +390,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 }
 
 /// How one cassette fared in a check.
-enum Verdict {
+pub(crate) enum Verdict {
     Reproduced { steps: usize },
     Diverged(Divergence),
     Unusable(String),
@@ -458,7 +473,12 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
     }
 }
 
-fn check_one(runtime: &tokio::runtime::Runtime, path: &Path, how: &How, index: usize) -> Verdict {
+pub(crate) fn check_one(
+    runtime: &tokio::runtime::Runtime,
+    path: &Path,
+    how: &How,
+    index: usize,
+) -> Verdict {
     let cassette = match Cassette::load(path) {
         Ok(cassette) => Arc::new(cassette),
         Err(error) => return Verdict::Unusable(error.to_string()),
@@ -521,7 +541,7 @@ fn check_one(runtime: &tokio::runtime::Runtime, path: &Path, how: &How, index: u
 
 /// The cassettes among `paths`: files as given, directories searched (recursively) for files
 /// whose first line is a cassette header, in path order.
-fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -569,7 +589,7 @@ fn looks_like_cassette(path: &Path) -> bool {
     !start.starts_with(tagged) || start.starts_with(b"{\"type\":\"cassette\"")
 }
 
-fn display_paths(paths: &[PathBuf]) -> String {
+pub(crate) fn display_paths(paths: &[PathBuf]) -> String {
     paths
         .iter()
         .map(|p| p.display().to_string())

@@ -1,0 +1,259 @@
+//! A cassette read for chaos runs: what the recorded world answered, indexed the way a
+//! perturbed run asks for it. A perturbed run sends other requests and gets other call ids, so
+//! model responses are served in call order, tool results by tool name and arguments, and the
+//! front end's inputs at the step (the number of answers taken) where they arrived.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use pi_cassettes::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
+use pi_cassettes::{Cassette, SessionStart};
+use pi_core::agent::{Input, ToolOutcome};
+use pi_core::agent_session::SessionInput;
+use pi_effects::run_config::RunConfig;
+use pi_providers::transport::TransportError;
+use pi_providers::CallOptions;
+
+use crate::plan::Shape;
+
+/// How a recorded response body ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BodyEnd {
+    Complete,
+    /// The connection failed.
+    Fail(TransportError),
+    /// Nothing more came (the call was cancelled while it streamed).
+    Hang,
+}
+
+/// One recorded HTTP attempt of a model call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    /// A response: status, headers, body reads, how the body ended.
+    Response {
+        status: u16,
+        headers: Vec<(String, String)>,
+        chunks: Vec<Bytes>,
+        end: BodyEnd,
+    },
+    /// No response: the connection failed before one.
+    Failed(TransportError),
+    /// No response ever came (the call was cancelled before one).
+    Hang,
+}
+
+/// A recorded model call.
+#[derive(Clone, Debug)]
+pub struct RecordedCall {
+    pub options: CallOptions,
+    pub attempts: Vec<Attempt>,
+}
+
+/// An input from the front end and the step it arrived at.
+#[derive(Clone, Debug)]
+pub struct Scheduled {
+    /// The answers the run had taken when it arrived.
+    pub step: usize,
+    /// Its recorded time.
+    pub t: u64,
+    pub input: SessionInput,
+}
+
+/// A recorded tool execution's answers.
+#[derive(Clone, Debug)]
+pub struct RecordedTool {
+    pub updates: Vec<Input>,
+    pub outcome: Option<ToolOutcome>,
+}
+
+/// Why a cassette cannot be chaos-replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    #[error("{path}:{line}: {why}")]
+    Line {
+        path: PathBuf,
+        line: usize,
+        why: String,
+    },
+    #[error("{path}: {why}")]
+    Session { path: PathBuf, why: String },
+}
+
+/// A cassette indexed for chaos runs (see the module doc).
+#[derive(Clone, Debug)]
+pub struct Recording {
+    pub path: PathBuf,
+    /// The configuration runs are built from; change it to test another configuration
+    /// against the same recorded world.
+    pub config: RunConfig,
+    pub session: SessionStart,
+    /// The session file's text when the run resumed one.
+    pub session_content: Option<String>,
+    /// Model calls in the order they were made.
+    pub calls: Vec<RecordedCall>,
+    /// Inputs from the front end, in order.
+    pub inputs: Vec<Scheduled>,
+    /// Tool answers by tool name and arguments (as JSON text), in the order they were made.
+    pub tools: HashMap<(String, String), Vec<RecordedTool>>,
+    pub shape: Shape,
+}
+
+impl Recording {
+    /// Indexes `cassette` (a loaded one: its lines are already checked).
+    pub fn from_cassette(cassette: &Cassette) -> Result<Arc<Recording>, RecordingError> {
+        let path = cassette.path.clone();
+        let mut calls: Vec<RecordedCall> = Vec::new();
+        let mut call_index: HashMap<u64, usize> = HashMap::new();
+        let mut inputs = Vec::new();
+        let mut tool_of: HashMap<u64, (String, String)> = HashMap::new();
+        let mut tool_answers: HashMap<u64, RecordedTool> = HashMap::new();
+        let mut tool_order: Vec<u64> = Vec::new();
+        let mut steps = 0;
+        let mut wakes = 0;
+        for (number, line) in &cassette.lines {
+            let at = |why: String| RecordingError::Line {
+                path: path.clone(),
+                line: *number,
+                why,
+            };
+            match line {
+                Line::Outside { t, input } | Line::Command { t, input } => inputs.push(Scheduled {
+                    step: steps,
+                    t: *t,
+                    input: input.to_input(),
+                }),
+                Line::Event { .. } => steps += 1,
+                Line::Wake { .. } => {
+                    steps += 1;
+                    wakes += 1;
+                }
+                Line::Answer { input, .. } => {
+                    steps += 1;
+                    match input {
+                        RecordedInput::ToolUpdate { call, .. }
+                        | RecordedInput::ToolFinished { call, .. } => {
+                            let answer = tool_answers.entry(*call).or_insert(RecordedTool {
+                                updates: Vec::new(),
+                                outcome: None,
+                            });
+                            match input.to_input() {
+                                SessionInput::Answer(Input::ToolFinished { outcome, .. }) => {
+                                    answer.outcome = Some(outcome)
+                                }
+                                SessionInput::Answer(update) => answer.updates.push(update),
+                                _ => {}
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Line::Effect {
+                    effect: RecordedEffect::RunTool { call, tool, args },
+                } => {
+                    tool_of.insert(*call, (tool.clone(), args.to_string()));
+                    tool_order.push(*call);
+                }
+                Line::Call { call, options, .. } => {
+                    call_index.insert(*call, calls.len());
+                    calls.push(RecordedCall {
+                        options: options.clone(),
+                        attempts: Vec::new(),
+                    });
+                }
+                Line::Request { call, .. } => {
+                    if let Some(&i) = call_index.get(call) {
+                        calls[i].attempts.push(Attempt::Hang);
+                    }
+                }
+                Line::Response {
+                    call,
+                    status,
+                    headers,
+                    ..
+                } => {
+                    if let Some(attempt) = last_attempt(&mut calls, &call_index, *call) {
+                        *attempt = Attempt::Response {
+                            status: *status,
+                            headers: headers.clone(),
+                            chunks: Vec::new(),
+                            end: BodyEnd::Hang,
+                        };
+                    }
+                }
+                Line::Chunk {
+                    call, text, base64, ..
+                } => {
+                    let bytes = chunk_bytes(text.clone(), base64.clone()).map_err(at)?;
+                    if let Some(Attempt::Response { chunks, .. }) =
+                        last_attempt(&mut calls, &call_index, *call)
+                    {
+                        chunks.push(Bytes::from(bytes));
+                    }
+                }
+                Line::End { call, end, .. } => {
+                    if let Some(attempt) = last_attempt(&mut calls, &call_index, *call) {
+                        match (attempt, end) {
+                            (Attempt::Response { end: body_end, .. }, end) => {
+                                *body_end = match end {
+                                    RecordedEnd::Complete => BodyEnd::Complete,
+                                    RecordedEnd::Dropped => BodyEnd::Hang,
+                                    RecordedEnd::Error(e) => BodyEnd::Fail(e.clone().into()),
+                                }
+                            }
+                            (attempt, RecordedEnd::Error(e)) => {
+                                *attempt = Attempt::Failed(e.clone().into())
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut tools: HashMap<(String, String), Vec<RecordedTool>> = HashMap::new();
+        for call in &tool_order {
+            if let (Some(key), Some(answer)) = (tool_of.get(call), tool_answers.remove(call)) {
+                tools.entry(key.clone()).or_default().push(answer);
+            }
+        }
+        let session_content =
+            cassette
+                .session_content()
+                .map_err(|why| RecordingError::Session {
+                    path: path.clone(),
+                    why,
+                })?;
+        let shape = Shape {
+            calls: calls.len(),
+            steps,
+            tools: tool_order.len(),
+            wakes,
+        };
+        Ok(Arc::new(Recording {
+            path,
+            config: cassette.header.config.clone(),
+            session: cassette.header.session.clone(),
+            session_content,
+            calls,
+            inputs,
+            tools,
+            shape,
+        }))
+    }
+
+    /// What a plan can perturb in this recording.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+}
+
+fn last_attempt<'a>(
+    calls: &'a mut [RecordedCall],
+    index: &HashMap<u64, usize>,
+    call: u64,
+) -> Option<&'a mut Attempt> {
+    let i = *index.get(&call)?;
+    calls.get_mut(i)?.attempts.last_mut()
+}
