@@ -13,6 +13,7 @@ mod list_models;
 mod model_select;
 mod output;
 mod print_mode;
+mod proxy_cmd;
 mod replay_cmd;
 mod request_options;
 mod resume;
@@ -83,6 +84,9 @@ fn main() -> ExitCode {
     set_offline(&argv);
     if argv.first().is_some_and(|a| a == "replay") {
         return replay_cmd::main(&argv[1..]);
+    }
+    if argv.first().is_some_and(|a| a == "proxy") {
+        return proxy_cmd::main(&argv[1..]);
     }
     let command = cassette::recorded_command(&argv);
     let args = match Args::parse_from_args(argv) {
