@@ -216,6 +216,12 @@ fn assert_same_after_normalisation(recorded: &Path, replayed: &Path) {
         .expect("python3 runs the kit's compare.py");
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "the replayed run differs:\n{report}");
+    for section in ["events", "messages", "sessions"] {
+        let compared = report
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == [section, "match"]);
+        assert!(compared, "nothing compared in {section}:\n{report}");
+    }
 }
 
 /// A text answer, then a bash and a read call, then a last answer; streamed in pieces a few
