@@ -115,7 +115,8 @@ pub struct CanonicalRequest {
     pub path: String,
     /// The media type of `content-type`, lower case, without parameters.
     pub content_type: Option<String>,
-    /// The body with the ignored fields removed and object keys sorted.
+    /// The body with the ignored fields removed (key order is left as it came: the digest and
+    /// [`CanonicalRequest::to_value`] sort keys, equality of JSON objects ignores their order).
     pub body: Value,
 }
 
@@ -137,7 +138,7 @@ impl CanonicalRequest {
                 .and_then(|c| c.split(';').next())
                 .map(|c| c.trim().to_ascii_lowercase())
                 .filter(|c| !c.is_empty()),
-            body: sorted(body),
+            body,
         }
     }
 
@@ -150,7 +151,7 @@ impl CanonicalRequest {
         }
         hash.update(self.content_type.as_deref().unwrap_or("").as_bytes());
         hash.update([0]);
-        hash.update(self.body.to_string().as_bytes());
+        hash_value(&self.body, &mut hash);
         hash.finalize().into()
     }
 
@@ -160,7 +161,7 @@ impl CanonicalRequest {
             "method": self.method,
             "path": self.path,
             "contentType": self.content_type,
-            "body": self.body,
+            "body": sorted(self.body.clone()),
         })
     }
 
@@ -197,6 +198,43 @@ pub fn without_secret_params(url: &str) -> String {
         path.to_owned()
     } else {
         format!("{path}?{}", kept.join("&"))
+    }
+}
+
+/// Feeds `value` to `hash` in an unambiguous encoding with object keys in sorted order, without
+/// building a sorted copy (a request body holds the whole conversation, and this runs for every
+/// request a replay answers).
+fn hash_value(value: &Value, hash: &mut Sha256) {
+    let text = |hash: &mut Sha256, s: &str| {
+        hash.update((s.len() as u64).to_le_bytes());
+        hash.update(s.as_bytes());
+    };
+    match value {
+        Value::Null => hash.update(b"n"),
+        Value::Bool(b) => hash.update(if *b { b"t" } else { b"f" }),
+        Value::Number(n) => {
+            hash.update(b"#");
+            text(hash, &n.to_string());
+        }
+        Value::String(s) => {
+            hash.update(b"s");
+            text(hash, s);
+        }
+        Value::Array(items) => {
+            hash.update(b"[");
+            hash.update((items.len() as u64).to_le_bytes());
+            items.iter().for_each(|item| hash_value(item, hash));
+        }
+        Value::Object(members) => {
+            hash.update(b"{");
+            hash.update((members.len() as u64).to_le_bytes());
+            let mut members: Vec<(&String, &Value)> = members.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (key, member) in members {
+                text(hash, key);
+                hash_value(member, hash);
+            }
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 //! `pi proxy --replay` under load: concurrent streaming clients on 127.0.0.1 against the proxy
 //! replaying a folder of cassettes, and against a plain HTTP server sending the same bytes in
 //! the same chunks from memory (no parsing, no matching: the ceiling). Prints requests per
-//! second, time to first byte (p50, p99), errors and memory for each.
+//! second, time to first byte (p50, p99), errors and memory for each. The two alternate for
+//! `--rounds` rounds of `--seconds` each, so that a busy machine slows both alike.
 //!
 //! ```text
-//! cargo run --release -p pi-benches --bin proxy_load -- [--clients 64] [--seconds 5]
-//!     [--chunks 100] [--body-kb 16] [--pi PATH]
+//! cargo run --release -p pi-benches --bin proxy_load -- [--clients 64] [--seconds 3]
+//!     [--rounds 4] [--chunks 100] [--body-kb 16] [--pi PATH]
 //! ```
 //!
 //! With `--pi PATH` the proxy is that binary's `pi proxy --replay` in its own process (its
@@ -39,6 +40,7 @@ use serde_json::{json, Value};
 struct Options {
     clients: usize,
     seconds: u64,
+    rounds: usize,
     chunks: usize,
     body_kb: usize,
     pi: Option<String>,
@@ -47,7 +49,8 @@ struct Options {
 fn options() -> Options {
     let mut o = Options {
         clients: 64,
-        seconds: 5,
+        seconds: 3,
+        rounds: 4,
         chunks: 100,
         body_kb: 16,
         pi: None,
@@ -59,6 +62,7 @@ fn options() -> Options {
         match pair[0].as_str() {
             "--clients" => o.clients = number(),
             "--seconds" => o.seconds = number() as u64,
+            "--rounds" => o.rounds = number(),
             "--chunks" => o.chunks = number(),
             "--body-kb" => o.body_kb = number(),
             "--pi" => o.pi = Some(value),
@@ -246,12 +250,30 @@ async fn load(base: &str, o: &Options, expected_len: Arc<Vec<usize>>) -> Result_
         ttfb_us.extend(task.await.unwrap());
     }
     let seconds = started.elapsed().as_secs_f64();
-    ttfb_us.sort_unstable();
     Result_ {
         requests: ttfb_us.len() as u64,
         errors: errors.load(Ordering::Relaxed),
         seconds,
         ttfb_us,
+    }
+}
+
+impl Result_ {
+    fn empty() -> Self {
+        Result_ {
+            requests: 0,
+            errors: 0,
+            seconds: 0.0,
+            ttfb_us: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, other: Result_) {
+        self.requests += other.requests;
+        self.errors += other.errors;
+        self.seconds += other.seconds;
+        self.ttfb_us.extend(other.ttfb_us);
+        self.ttfb_us.sort_unstable();
     }
 }
 
@@ -297,8 +319,9 @@ fn main() {
             .collect(),
     );
     println!(
-        "{} clients, {} s each, requests of {} KiB, answers of {} chunks ({} bytes)",
+        "{} clients, {} rounds of {} s each, requests of {} KiB, answers of {} chunks ({} bytes)",
         o.clients,
+        o.rounds,
         o.seconds,
         o.body_kb,
         o.chunks + 1,
@@ -339,13 +362,17 @@ fn main() {
     };
 
     let me = std::process::id().to_string();
-    let ceiling = clients.block_on(load(&format!("http://{plain}"), &o, Arc::clone(&expected)));
+    let (mut ceiling, mut proxied) = (Result_::empty(), Result_::empty());
+    for _ in 0..o.rounds {
+        let plain_base = format!("http://{plain}");
+        ceiling.add(clients.block_on(load(&plain_base, &o, Arc::clone(&expected))));
+        proxied.add(clients.block_on(load(&proxy_base, &o, Arc::clone(&expected))));
+    }
     let ceiling_rps = report(
         "plain server (ceiling)",
         &ceiling,
         format!("this process RSS {:.0} MiB", memory_mib(&me, "VmRSS:")),
     );
-    let proxied = clients.block_on(load(&proxy_base, &o, Arc::clone(&expected)));
     let memory = match &child {
         Some(process) => {
             let pid = process.id().to_string();
