@@ -245,12 +245,24 @@ const ARGS: [&str; 7] = [
     "-p",
 ];
 
-/// Records `pi` running the tool scenario through the proxy, replays it with the mock gone,
-/// and checks that both runs match; returns the text of each cassette written.
-fn record_then_replay(pi: &Path) -> Vec<String> {
+/// The same on the Anthropic Messages API.
+const ANTHROPIC_ARGS: [&str; 7] = [
+    "--provider",
+    "mock-anthropic",
+    "--model",
+    "mock-claude",
+    "--mode",
+    "json",
+    "-p",
+];
+
+/// Records `pi` running the tool scenario through the proxy (with `api_args`: provider, model,
+/// mode), replays it with the mock gone, and checks that both runs match; returns the text of
+/// each cassette written.
+fn record_then_replay(pi: &Path, api_args: &[&str]) -> Vec<String> {
     let ws = Workspace::new(&[("hello.txt", "hi there\n")]);
     let cassettes = ws.path("cassettes");
-    let mut args = ARGS.to_vec();
+    let mut args = api_args.to_vec();
     args.push("Run echo hi and read hello.txt");
 
     let mock = MockLlm::start(&tool_script());
@@ -291,7 +303,14 @@ fn record_then_replay(pi: &Path) -> Vec<String> {
 
 #[test]
 fn this_pi_recorded_through_the_proxy_replays_the_same_without_the_mock() {
-    let files = record_then_replay(Path::new(env!("CARGO_BIN_EXE_pi")));
+    let pi = Path::new(env!("CARGO_BIN_EXE_pi"));
+    let anthropic = record_then_replay(pi, &ANTHROPIC_ARGS);
+    assert!(
+        !anthropic[0].contains("mock-anthropic-key"),
+        "{}",
+        anthropic[0]
+    );
+    let files = record_then_replay(pi, &ARGS);
     assert_eq!(files.len(), 1, "one conversation, one cassette");
     let text = &files[0];
     assert!(
@@ -309,9 +328,13 @@ fn the_original_pi_recorded_through_the_proxy_replays_the_same_without_the_mock(
     let Some(original) = pi_testkit::original_pi() else {
         return;
     };
-    let files = record_then_replay(&original);
+    let files = record_then_replay(&original, &ARGS);
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(!files[0].contains(KEY));
+    let anthropic = record_then_replay(&original, &ANTHROPIC_ARGS);
+    assert_eq!(anthropic.len(), 1);
+    assert!(anthropic[0].contains("\"url\":\"/v1/messages\""));
+    assert!(!anthropic[0].contains("mock-anthropic-key"));
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! a request continues an open conversation when it goes to the same method and path, names the
 //! same `model` and system prompt (`system`, `systemInstruction`, `instructions`), and its
 //! message list (`messages`, `input` or `contents`) starts with the previous request's list
-//! (an identical request, a retry, continues it too). Among several, the one with the longest
-//! list wins, then the most recent. Any other request starts a new conversation. Requests
+//! (an identical request, a retry, continues it too; prompt-cache markers, `cache_control`,
+//! which clients move to the newest message each turn, are not compared). Among several, the
+//! one with the longest list wins, then the most recent. Any other request starts a new conversation. Requests
 //! without a message list (`GET /v1/models`) group by method and path.
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,9 @@ const THREADS: [&str; 3] = ["messages", "input", "contents"];
 
 /// The members that must be equal for two requests to belong to one conversation.
 const IDENTITY: [&str; 4] = ["model", "system", "systemInstruction", "instructions"];
+
+/// Members that a client changes in earlier messages as the conversation grows.
+const MOVING_MARKERS: [&str; 1] = ["cache_control"];
 
 /// Open conversations kept; the least recently used is closed beyond this (its file is
 /// complete already: lines are written as they happen).
@@ -138,8 +142,28 @@ impl<T> Conversations<T> {
 fn continues(last: Option<&[Value]>, next: Option<&Vec<Value>>) -> bool {
     match (last, next) {
         (None, None) => true,
-        (Some(last), Some(next)) => next.len() >= last.len() && next[..last.len()] == *last,
+        (Some(last), Some(next)) => {
+            next.len() >= last.len() && last.iter().zip(next).all(|(a, b)| same_message(a, b))
+        }
         _ => false,
+    }
+}
+
+/// Whether two messages are the same but for [`MOVING_MARKERS`].
+fn same_message(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            let kept = |(k, _): &(&String, &Value)| !MOVING_MARKERS.contains(&k.as_str());
+            let count = |m: &serde_json::Map<String, Value>| m.iter().filter(kept).count();
+            count(a) == count(b)
+                && a.iter()
+                    .filter(kept)
+                    .all(|(k, v)| b.get(k).is_some_and(|w| same_message(v, w)))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(v, w)| same_message(v, w))
+        }
+        _ => a == b,
     }
 }
 
@@ -266,6 +290,24 @@ mod tests {
             place(&mut c, &request(path, json!({"messages": ["a", "b", "c"]}))),
             (1, 3)
         );
+    }
+
+    #[test]
+    fn a_moved_cache_marker_does_not_start_a_new_conversation() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Conversations::new(dir.path());
+        let marked = json!({"type": "ephemeral"});
+        let turn1 = json!({"model": "c", "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": marked}]}]});
+        let turn2 = json!({"model": "c", "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "yo"}]},
+            {"role": "user", "content": [{"type": "text", "text": "more", "cache_control": marked}]}]});
+        let other = json!({"model": "c", "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hello"}]}]});
+        assert_eq!(place(&mut c, &request("/v1/messages", turn1)), (1, 1));
+        assert_eq!(place(&mut c, &request("/v1/messages", turn2)), (1, 2));
+        assert_eq!(place(&mut c, &request("/v1/messages", other)), (2, 1));
     }
 
     #[test]
