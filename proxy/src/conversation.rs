@@ -311,6 +311,28 @@ mod tests {
     }
 
     #[test]
+    fn responses_input_and_gemini_contents_are_message_lists_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Conversations::new(dir.path());
+        let responses = "/v1/responses";
+        let r1 = json!({"model": "g", "instructions": "be brief", "input": ["u1"]});
+        let r2 = json!({"model": "g", "instructions": "be brief", "input": ["u1", "a1", "u2"]});
+        let r3 = json!({"model": "g", "instructions": "be long", "input": ["u1", "a1", "u2"]});
+        assert_eq!(place(&mut c, &request(responses, r1)), (1, 1));
+        assert_eq!(place(&mut c, &request(responses, r2)), (1, 2));
+        assert_eq!(
+            place(&mut c, &request(responses, r3)),
+            (2, 1),
+            "another system prompt"
+        );
+        let gemini = "/v1beta/models/g:streamGenerateContent?alt=sse";
+        let g1 = json!({"systemInstruction": {"parts": [{"text": "s"}]}, "contents": ["u1"]});
+        let g2 = json!({"systemInstruction": {"parts": [{"text": "s"}]}, "contents": ["u1", "m1", "u2"]});
+        assert_eq!(place(&mut c, &request(gemini, g1)), (3, 1));
+        assert_eq!(place(&mut c, &request(gemini, g2)), (3, 2));
+    }
+
+    #[test]
     fn slugs_are_safe_file_names() {
         assert_eq!(slug("/v1/chat/completions?x=1"), "v1-chat-completions");
         assert_eq!(slug("/"), "root");
