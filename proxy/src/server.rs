@@ -6,6 +6,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -18,6 +19,9 @@ use crate::body::ProxyBody;
 use crate::record::Recording;
 use crate::replay::Replaying;
 use crate::ProxyError;
+
+/// How long to wait before accepting again after an accept failed.
+const ACCEPT_RETRY: Duration = Duration::from_millis(10);
 
 /// What the proxy does with each request.
 #[derive(Debug)]
@@ -87,8 +91,9 @@ impl Server {
                 accepted = self.listener.accept() => accepted,
             };
             let Ok((stream, _)) = accepted else {
-                // Out of file descriptors and the like: the next accept may succeed.
-                tokio::task::yield_now().await;
+                // Out of file descriptors and the like: a later accept may succeed, once some
+                // connection has closed.
+                tokio::time::sleep(ACCEPT_RETRY).await;
                 continue;
             };
             let _ = stream.set_nodelay(true);
