@@ -470,3 +470,24 @@ fn bad_usage_is_exit_2_and_an_unreadable_cassette_exit_125() {
         "{stderr}"
     );
 }
+
+#[test]
+fn pi_replay_check_says_a_proxy_cassette_is_one_and_skips_it_for_bisect() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("0001-v1-chat-completions.jsonl");
+    let header = json!({"type": "proxy", "format": 1, "harness": "0.1.0",
+        "upstream": "http://127.0.0.1:1", "ignore": [], "redactions": []});
+    std::fs::write(&file, format!("{header}\n")).unwrap();
+    let check = Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", "--check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(125));
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(out.contains("pi proxy --replay"), "{out}");
+}
