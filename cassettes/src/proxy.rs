@@ -39,6 +39,8 @@ pub struct Exchange {
     pub body: Value,
     /// The status and headers, when a response came.
     pub response: Option<(u16, Vec<(String, String)>)>,
+    /// When the response came (ms after the request).
+    pub response_dt: u64,
     /// The body bytes as each read returned them, with their time (ms after the request).
     pub chunks: Vec<(u64, Bytes)>,
     /// How it ended; `None` when the recording stops inside it.
@@ -116,18 +118,20 @@ impl ProxyCassette {
                         headers,
                         body,
                         response: None,
+                        response_dt: 0,
                         chunks: Vec::new(),
                         end: None,
                     });
                 }
                 Line::Response {
                     call,
+                    dt,
                     status,
                     headers,
-                    ..
                 } => match open.get(&call).map(|i| &mut exchanges[*i]) {
                     Some(exchange) if exchange.response.is_none() => {
                         exchange.response = Some((status, headers));
+                        exchange.response_dt = dt;
                     }
                     _ => {
                         return Err(order(format!(

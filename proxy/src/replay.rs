@@ -51,6 +51,8 @@ struct Entry {
     line: usize,
     request: CanonicalRequest,
     status: StatusCode,
+    /// When the response's headers came (ms after the request).
+    response_dt: u64,
     headers: Vec<(HeaderName, HeaderValue)>,
     chunks: Vec<(u64, Bytes)>,
     /// Why the body broke off, when it did not end normally.
@@ -117,6 +119,7 @@ impl Replaying {
                     line: exchange.line,
                     request,
                     status: StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                    response_dt: exchange.response_dt,
                     headers: headers
                         .iter()
                         .filter(|(n, _)| passes_through(n))
@@ -194,11 +197,13 @@ impl Replaying {
             return self.no_recording(&canonical);
         };
         let turn = slot.next.fetch_add(1, Ordering::Relaxed) % slot.entries.len();
-        self.serve(&self.entries[slot.entries[turn]], start)
+        self.serve(&self.entries[slot.entries[turn]], start).await
     }
 
-    fn serve(&self, entry: &Entry, start: Instant) -> Response<ProxyBody> {
+    async fn serve(&self, entry: &Entry, start: Instant) -> Response<ProxyBody> {
         let body = if self.timing {
+            let headers_at = start + Duration::from_millis(entry.response_dt);
+            tokio::time::sleep_until(headers_at.into()).await;
             let (sender, receiver) = mpsc::channel(16);
             let chunks = entry.chunks.clone();
             let broken = entry.broken.clone();

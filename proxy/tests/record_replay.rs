@@ -191,14 +191,17 @@ async fn replay_keeps_chunk_boundaries_and_serves_repeated_requests_in_recorded_
 
 #[tokio::test]
 async fn with_timing_a_replay_keeps_the_recorded_pace() {
-    let mock = MockLlm::start(&json!([{"text": ["a", "b", "c", "d"], "chunk_delay_ms": 40}]));
+    let mock = MockLlm::start(&json!([
+        {"delay_ms": 60, "text": ["a", "b", "c", "d"], "chunk_delay_ms": 40}
+    ]));
     let dir = tempfile::tempdir().unwrap();
     let (addr, _stop) = serve(recording(dir.path(), &mock.url(""))).await;
     let body = chat_body("slowly");
     post_raw(addr, "/v1/chat/completions", &body).await;
     let cassette = only_cassette(dir.path());
     let last = cassette.exchanges[0].chunks.last().unwrap().0;
-    assert!(last >= 120, "recorded over {last} ms");
+    assert!(last >= 180, "recorded over {last} ms");
+    let headers_at = cassette.exchanges[0].response_dt;
     drop(mock);
 
     let (fast, _stop) = serve(replaying(dir.path(), false)).await;
