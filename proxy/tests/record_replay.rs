@@ -217,6 +217,21 @@ async fn with_timing_a_replay_keeps_the_recorded_pace() {
         "{paced_took:?} < {last} ms"
     );
     assert!(fast_took < Duration::from_millis(last / 2), "{fast_took:?}");
+    // The headers too: a client waits as long for the status as it did while recording.
+    assert!(headers_at >= 60, "the mock's delay: {headers_at} ms");
+    let started = Instant::now();
+    let response = reqwest::Client::new()
+        .post(format!("http://{paced}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        started.elapsed() >= Duration::from_millis(headers_at),
+        "{headers_at} ms"
+    );
 }
 
 #[tokio::test]
