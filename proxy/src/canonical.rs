@@ -134,10 +134,7 @@ impl CanonicalRequest {
         CanonicalRequest {
             method: method.to_ascii_uppercase(),
             path: without_secret_params(url),
-            content_type: content_type
-                .and_then(|c| c.split(';').next())
-                .map(|c| c.trim().to_ascii_lowercase())
-                .filter(|c| !c.is_empty()),
+            content_type: media_type(content_type),
             body,
         }
     }
@@ -170,6 +167,30 @@ impl CanonicalRequest {
         let path = self.path.split('?').next().unwrap_or("");
         (&self.method, path)
     }
+}
+
+/// The digest of a request as its bytes came: method, path and query without credential
+/// parameters, media type, and the body's bytes. Requests with the same bytes have the same
+/// canonical form, so a replay that finds this digest among its recordings' (their bodies
+/// written as compact JSON, as most clients write theirs) skips parsing the body.
+pub fn raw_digest(method: &str, url: &str, content_type: Option<&str>, body: &[u8]) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    for part in [&method.to_ascii_uppercase(), &without_secret_params(url)] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hash.update(media_type(content_type).unwrap_or_default().as_bytes());
+    hash.update([0]);
+    hash.update(body);
+    hash.finalize().into()
+}
+
+/// The media type of a `content-type` value, lower case, without parameters.
+fn media_type(content_type: Option<&str>) -> Option<String> {
+    content_type
+        .and_then(|c| c.split(';').next())
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty())
 }
 
 /// A request body as a JSON value: `null` when empty, the JSON when it parses, else a string of
@@ -313,6 +334,26 @@ mod tests {
         ] {
             assert_ne!(base.digest(), other.digest(), "{other:?}");
         }
+    }
+
+    #[test]
+    fn the_raw_digest_ignores_credentials_and_content_type_parameters_only() {
+        let body = br#"{"model":"m"}"#;
+        let a = raw_digest("post", "/v1/x?key=A", Some("application/json"), body);
+        let b = raw_digest(
+            "POST",
+            "/v1/x?key=B",
+            Some("application/json; charset=utf-8"),
+            body,
+        );
+        assert_eq!(a, b);
+        let spaced = raw_digest(
+            "POST",
+            "/v1/x",
+            Some("application/json"),
+            br#"{"model": "m"}"#,
+        );
+        assert_ne!(a, spaced);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 
 use crate::answer::{self, passes_through};
 use crate::body::{BodyError, ProxyBody};
-use crate::canonical::{body_value, CanonicalRequest, IgnoreRule};
+use crate::canonical::{body_value, raw_digest, CanonicalRequest, IgnoreRule};
 use crate::ProxyError;
 
 /// Recordings compared with an unmatched request to find the nearest (those of its route, the
@@ -38,7 +38,11 @@ const DIFF_DEADLINE: Duration = Duration::from_millis(50);
 #[derive(Debug)]
 pub struct Replaying {
     entries: Vec<Entry>,
+    /// Canonical digest -> the recordings of that request.
     index: HashMap<[u8; 32], Slot>,
+    /// Digest of a recorded request's bytes (body as compact JSON) -> its canonical digest: a
+    /// request that comes with the same bytes is found without parsing its body.
+    by_bytes: HashMap<[u8; 32], [u8; 32]>,
     rule: IgnoreRule,
     timing: bool,
     unmatched: AtomicU64,
@@ -85,6 +89,7 @@ impl Replaying {
             return Err(ProxyError::NoCassettes(dir.to_path_buf()));
         }
         let mut entries = Vec::new();
+        let mut by_bytes = HashMap::new();
         for file in files {
             let cassette = ProxyCassette::load(&file).map_err(ProxyError::Load)?;
             for exchange in cassette.exchanges {
@@ -93,6 +98,8 @@ impl Replaying {
                     .iter()
                     .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
                     .map(|(_, v)| v.as_str());
+                // The bytes a client writing compact JSON sends (the body as recorded).
+                let bytes = serde_json::to_vec(&exchange.body).ok();
                 let request = CanonicalRequest::new(
                     &exchange.method,
                     &exchange.url,
@@ -100,6 +107,10 @@ impl Replaying {
                     exchange.body,
                     &rule,
                 );
+                if let Some(bytes) = bytes {
+                    let raw = raw_digest(&exchange.method, &exchange.url, content_type, &bytes);
+                    by_bytes.insert(raw, request.digest());
+                }
                 let (status, headers, broken) = match exchange.response {
                     Some((status, headers)) => {
                         let broken = match exchange.end {
@@ -149,6 +160,7 @@ impl Replaying {
         Ok(Replaying {
             entries,
             index,
+            by_bytes,
             rule,
             timing,
             unmatched: AtomicU64::new(0),
@@ -186,15 +198,21 @@ impl Replaying {
             .headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        let canonical = CanonicalRequest::new(
-            parts.method.as_str(),
-            url,
-            content_type,
-            body_value(&bytes),
-            &self.rule,
-        );
-        let Some(slot) = self.index.get(&canonical.digest()) else {
-            return self.no_recording(&canonical);
+        let method = parts.method.as_str();
+        let known = self
+            .by_bytes
+            .get(&raw_digest(method, url, content_type, &bytes))
+            .and_then(|digest| self.index.get(digest));
+        let slot = match known {
+            Some(slot) => slot,
+            None => {
+                let body = body_value(&bytes);
+                let canonical = CanonicalRequest::new(method, url, content_type, body, &self.rule);
+                match self.index.get(&canonical.digest()) {
+                    Some(slot) => slot,
+                    None => return self.no_recording(&canonical),
+                }
+            }
         };
         let turn = slot.next.fetch_add(1, Ordering::Relaxed) % slot.entries.len();
         self.serve(&self.entries[slot.entries[turn]], start).await
