@@ -60,20 +60,13 @@ impl Divergence {
         expected: Value,
         actual: Value,
     ) -> Self {
-        // Long texts (a system prompt, a tool result) break at their newlines, so a diff shows
-        // the line of the text that changed rather than the whole text.
-        let pretty = |v: &Value| {
-            serde_json::to_string_pretty(v)
-                .unwrap_or_default()
-                .replace("\\n", "\\n\n  \u{21aa} ")
-        };
         Divergence {
             cassette: cassette.path.clone(),
             kind,
             step,
             line,
-            expected: pretty(&expected),
-            actual: pretty(&actual),
+            expected: pretty_json(&expected),
+            actual: pretty_json(&actual),
             rerecord: rerecord_command(cassette),
         }
     }
@@ -147,27 +140,41 @@ impl Divergence {
 
     /// The unified diff of expected against actual.
     pub fn diff(&self) -> String {
-        let diff = TextDiff::from_lines(&self.expected, &self.actual);
-        let mut out = String::new();
-        for group in diff.grouped_ops(3) {
-            for op in group {
-                for change in diff.iter_changes(&op) {
-                    let sign = match change.tag() {
-                        ChangeTag::Delete => "-",
-                        ChangeTag::Insert => "+",
-                        ChangeTag::Equal => " ",
-                    };
-                    out.push_str(sign);
-                    out.push_str(change.value());
-                    if change.missing_newline() {
-                        out.push('\n');
-                    }
+        line_diff(&self.expected, &self.actual)
+    }
+}
+
+/// `value` as pretty JSON for a line diff. Long texts (a system prompt, a tool result) break at
+/// their newlines, so a diff shows the line of the text that changed rather than the whole text.
+pub fn pretty_json(value: &Value) -> String {
+    serde_json::to_string_pretty(value)
+        .unwrap_or_default()
+        .replace("\\n", "\\n\n  \u{21aa} ")
+}
+
+/// The unified diff of `expected` against `actual` (lines of [`pretty_json`]), three lines of
+/// context around each change.
+pub fn line_diff(expected: &str, actual: &str) -> String {
+    let diff = TextDiff::from_lines(expected, actual);
+    let mut out = String::new();
+    for group in diff.grouped_ops(3) {
+        for op in group {
+            for change in diff.iter_changes(&op) {
+                let sign = match change.tag() {
+                    ChangeTag::Delete => "-",
+                    ChangeTag::Insert => "+",
+                    ChangeTag::Equal => " ",
+                };
+                out.push_str(sign);
+                out.push_str(change.value());
+                if change.missing_newline() {
+                    out.push('\n');
                 }
             }
-            out.push_str("  ...\n");
         }
-        out
+        out.push_str("  ...\n");
     }
+    out
 }
 
 /// `pi --record FILE <the recorded command line>`, when the cassette names its command line.

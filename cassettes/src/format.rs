@@ -26,6 +26,9 @@ pub const FORMAT_VERSION: u32 = 1;
 pub enum Line {
     /// The first line: what the run was built from.
     Cassette(Box<Header>),
+    /// The first line of a proxy cassette instead (see [`ProxyHeader`]): the HTTP traffic of
+    /// one conversation as `pi proxy` saw it, without a run around it.
+    Proxy(Box<ProxyHeader>),
     /// A secret was replaced by `placeholder` from here on (its value never reaches the file).
     Redaction { placeholder: String, what: String },
     /// An input the front end gave (a prompt, an RPC command's input) at `t`.
@@ -336,6 +339,28 @@ pub struct Imported {
     pub parent_session: Option<String>,
     /// Each entry's id and time, in the order the replay appends them.
     pub entries: Vec<Stamp>,
+}
+
+/// The proxy-cassette format this build writes, and the newest it reads.
+pub const PROXY_FORMAT_VERSION: u32 = 1;
+
+/// The first line of a proxy cassette: `pi proxy --record` sees only HTTP, so there is no run
+/// configuration to hold, only where the traffic went and which request fields replay ignores
+/// when it matches requests. The lines after it are `redaction`, `request`, `response`,
+/// `chunk` and `end` lines, `call` numbering the exchanges of the conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProxyHeader {
+    /// The format version ([`PROXY_FORMAT_VERSION`] when written by this build).
+    pub format: u32,
+    /// The harness version that recorded it.
+    pub harness: String,
+    /// The provider the requests were forwarded to (its base URL, secrets removed).
+    pub upstream: String,
+    /// The request fields left out when requests are matched (top-level names or JSON pointers).
+    pub ignore: Vec<String>,
+    /// What was redacted (the kinds of secrets; each placeholder has its own line).
+    pub redactions: Vec<String>,
 }
 
 /// A model of the `--models` scope, with the thinking level its pattern named.

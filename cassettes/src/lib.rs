@@ -6,7 +6,9 @@
 //! reached the machine, every effect it asked for, and each model call's HTTP requests and raw
 //! response bytes. [`Record`] writes one around any interpreter; [`Replay`] answers the machine
 //! from one, checking that every effect and request is the recorded one, and reports a
-//! [`Divergence`] where it is not. The format is documented in `docs/cassette-format.md`.
+//! [`Divergence`] where it is not. A proxy cassette ([`ProxyCassette`], written by `pi proxy`)
+//! holds the same HTTP lines under a [`ProxyHeader`], without a run around them. The format is
+//! documented in `docs/cassette-format.md`.
 
 pub mod body;
 pub mod divergence;
@@ -15,15 +17,19 @@ pub mod hybrid;
 pub mod import;
 pub mod live_tools;
 pub mod memory;
+pub mod proxy;
 pub mod read;
 pub mod record;
 pub mod replay;
 pub mod write;
 
 pub use divergence::{Divergence, DivergenceKind};
-pub use format::{Header, Line, Outcome, SessionStart, FORMAT_VERSION};
+pub use format::{
+    Header, Line, Outcome, ProxyHeader, SessionStart, FORMAT_VERSION, PROXY_FORMAT_VERSION,
+};
 pub use hybrid::Hybrid;
 pub use memory::replay_in_memory;
+pub use proxy::ProxyCassette;
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};
 pub use replay::{FrontEnd, Replay, UserBash};

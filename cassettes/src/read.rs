@@ -64,6 +64,12 @@ pub enum LoadErrorKind {
     Field(String),
     #[error("the first line is not a cassette header (`\"type\":\"cassette\"`)")]
     NoHeader,
+    #[error("a proxy cassette (recorded by `pi proxy --record`), not a run: serve its folder with `pi proxy --replay DIR`")]
+    ProxyCassette,
+    #[error("a run cassette (recorded by `pi --record`), not a proxy cassette: replay it with `pi replay`")]
+    RunCassette,
+    #[error("{0}")]
+    Proxy(String),
     #[error("cassette format {found} is newer than this build reads (format {FORMAT_VERSION}); use a newer pi")]
     NewerFormat { found: u64 },
     #[error("out of order: {0}")]
@@ -110,7 +116,7 @@ impl Cassette {
             match (number, line) {
                 (1, Line::Cassette(h)) => header = Some(*h),
                 (1, _) => return Err(error(Some(1), LoadErrorKind::NoHeader)),
-                (_, Line::Cassette(_)) => {
+                (_, Line::Cassette(_) | Line::Proxy(_)) => {
                     return Err(error(
                         Some(number),
                         LoadErrorKind::Order("a second cassette header".into()),
@@ -179,7 +185,8 @@ impl Cassette {
     }
 }
 
-fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
+/// A line checked for size, UTF-8, JSON and its fields; `first` for a run cassette's header.
+pub(crate) fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
     if piece.len() > MAX_LINE_BYTES {
         return Err(LoadErrorKind::TooLong);
     }
@@ -203,8 +210,10 @@ fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
     let value: Value =
         serde_json::from_str(text).map_err(|e| LoadErrorKind::Json(e.to_string()))?;
     if first {
-        if value.get("type").and_then(Value::as_str) != Some("cassette") {
-            return Err(LoadErrorKind::NoHeader);
+        match value.get("type").and_then(Value::as_str) {
+            Some("cassette") => {}
+            Some("proxy") => return Err(LoadErrorKind::ProxyCassette),
+            _ => return Err(LoadErrorKind::NoHeader),
         }
         match value.get("format").and_then(Value::as_u64) {
             Some(found) if found > u64::from(FORMAT_VERSION) => {

@@ -255,7 +255,9 @@ impl Replay {
                     }
                     continue;
                 }
-                Line::Cassette(_) | Line::Redaction { .. } | Line::Outcome(_) => continue,
+                Line::Cassette(_) | Line::Proxy(_) | Line::Redaction { .. } | Line::Outcome(_) => {
+                    continue
+                }
             };
             spine.push((number, entry));
         }

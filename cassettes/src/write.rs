@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use crate::format::{BodyDelta, Header, Line, RawJson};
+use crate::format::{BodyDelta, Header, Line, ProxyHeader, RawJson};
 
 /// Secrets shorter than this are replaced only where they are known to be (keys, auth headers),
 /// not in every text: a key such as `none` must not rewrite the conversation.
@@ -74,18 +74,28 @@ impl Recorder {
         header: &Header,
         secrets: &[(String, String)],
     ) -> Result<Self, CreateError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| CreateError {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        }
-        let file = File::create(path).map_err(|source| CreateError {
+        let mut header = header.clone();
+        prepare_dir(path)?;
+        move_large_session(&mut header, path).map_err(|source| CreateError {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut header = header.clone();
-        move_large_session(&mut header, path).map_err(|source| CreateError {
+        Recorder::start(path, Line::Cassette(Box::new(header)), secrets)
+    }
+
+    /// Starts the proxy cassette at `path` (replacing a file there) with `header`: the same
+    /// lines, redaction and crash safety as a run's cassette, under another header.
+    pub fn create_proxy(
+        path: &Path,
+        header: &ProxyHeader,
+        secrets: &[(String, String)],
+    ) -> Result<Self, CreateError> {
+        prepare_dir(path)?;
+        Recorder::start(path, Line::Proxy(Box::new(header.clone())), secrets)
+    }
+
+    fn start(path: &Path, first: Line, secrets: &[(String, String)]) -> Result<Self, CreateError> {
+        let file = File::create(path).map_err(|source| CreateError {
             path: path.to_path_buf(),
             source,
         })?;
@@ -99,7 +109,7 @@ impl Recorder {
                 closed: false,
             })),
         };
-        recorder.write(Line::Cassette(Box::new(header)));
+        recorder.write(first);
         for (value, what) in secrets {
             recorder.secret(value, what);
         }
@@ -230,6 +240,17 @@ impl Recorder {
         };
         state.last_body = Some(body.clone());
         write_line(&mut state, &line);
+    }
+}
+
+/// Creates the folder `path` is to be written in.
+fn prepare_dir(path: &Path) -> Result<(), CreateError> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|source| CreateError {
+            path: path.to_path_buf(),
+            source,
+        }),
+        None => Ok(()),
     }
 }
 

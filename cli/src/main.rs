@@ -15,6 +15,7 @@ mod list_models;
 mod model_select;
 mod output;
 mod print_mode;
+mod proxy_cmd;
 mod replay_cmd;
 mod request_options;
 mod resume;
@@ -88,6 +89,9 @@ fn main() -> ExitCode {
     }
     if argv.first().is_some_and(|a| a == "import") {
         return import_cmd::main(&argv[1..]);
+    }
+    if argv.first().is_some_and(|a| a == "proxy") {
+        return proxy_cmd::main(&argv[1..]);
     }
     let command = cassette::recorded_command(&argv);
     let args = match Args::parse_from_args(argv) {

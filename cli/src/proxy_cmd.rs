@@ -1,0 +1,148 @@
+//! `pi proxy`: record any LLM client's HTTP traffic as cassettes, or serve it back.
+//!
+//! `pi proxy --record DIR --upstream URL [--listen ADDR]` forwards every request to `URL` and
+//! writes one proxy cassette per conversation into `DIR`; `pi proxy --replay DIR [--timing]`
+//! answers from them. The proxy prints `http://ADDR` on stdout once it listens (point the
+//! client's base URL there) and runs until SIGINT or SIGTERM.
+//!
+//! Exit codes: 0 stopped by a signal with every request answered (from a recording, when
+//! replaying); 1 a replay answered requests it had no recording for; 2 bad usage, or it cannot
+//! start (the address, the upstream URL, the folder); 125 a cassette in the folder cannot be
+//! read (so `git bisect run` skips the commit rather than blaming it).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use pi_proxy::{IgnoreRule, Proxy, ProxyError, Recording, Replaying, Server, DEFAULT_IGNORE};
+
+/// `pi proxy`'s flags.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pi proxy",
+    about = "Record an LLM client's HTTP traffic as cassettes, or serve it back",
+    after_help = "Exit codes: 0 ok; 1 a replay had no recording for some request; 2 bad usage or cannot start; 125 a cassette cannot be read."
+)]
+struct ProxyArgs {
+    /// Record into this folder (one cassette per conversation).
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "replay",
+        required_unless_present = "replay"
+    )]
+    record: Option<PathBuf>,
+    /// Serve the cassettes in this folder.
+    #[arg(long, value_name = "DIR")]
+    replay: Option<PathBuf>,
+    /// The provider's base URL requests are forwarded to (with --record); the client's path is
+    /// appended to it.
+    #[arg(long, value_name = "URL", requires = "record")]
+    upstream: Option<String>,
+    /// The address to listen on (127.0.0.1:0 picks a free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8788")]
+    listen: String,
+    /// A request body field matching ignores, besides the default ones: a top-level name or a
+    /// JSON pointer (`/messages/*/cache_control`). Repeatable.
+    #[arg(long, value_name = "FIELD")]
+    ignore: Vec<String>,
+    /// Ignore only the --ignore fields, not the default ones (metadata, user,
+    /// prompt_cache_key, safety_identifier).
+    #[arg(long)]
+    no_default_ignore: bool,
+    /// With --replay: send each chunk at its recorded time instead of at once.
+    #[arg(long, requires = "replay")]
+    timing: bool,
+}
+
+/// Runs `pi proxy` with `argv` (the words after `proxy`).
+pub fn main(argv: &[String]) -> ExitCode {
+    let words = std::iter::once("pi proxy".to_owned()).chain(argv.iter().cloned());
+    let args = match ProxyArgs::try_parse_from(words) {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    if args.record.is_some() && args.upstream.is_none() {
+        eprintln!("pi proxy: --record needs --upstream URL (the provider to forward to)");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("pi proxy: cannot start: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("pi proxy: {error}");
+            ExitCode::from(match error {
+                ProxyError::Load(_) => 125,
+                _ => 2,
+            })
+        }
+    }
+}
+
+async fn run(args: ProxyArgs) -> Result<u8, ProxyError> {
+    let mut fields: Vec<String> = if args.no_default_ignore {
+        Vec::new()
+    } else {
+        DEFAULT_IGNORE.iter().map(|f| (*f).to_owned()).collect()
+    };
+    fields.extend(args.ignore.iter().cloned());
+    let rule = IgnoreRule::new(fields);
+    let (proxy, what) = match (&args.record, &args.replay, &args.upstream) {
+        (Some(dir), _, Some(upstream)) => (
+            Proxy::Record(Recording::new(dir, upstream, rule)?),
+            format!("recording into {} what goes to {upstream}", dir.display()),
+        ),
+        (_, Some(dir), _) => {
+            let replaying = Replaying::load(dir, rule, args.timing)?;
+            let what = format!(
+                "replaying {} recorded exchanges from {}",
+                replaying.len(),
+                dir.display()
+            );
+            (Proxy::Replay(replaying), what)
+        }
+        _ => return Ok(2),
+    };
+    let server = Server::bind(&args.listen, proxy).await?;
+    let addr = server.local_addr()?;
+    eprintln!("pi proxy: {what}, on http://{addr}");
+    println!("http://{addr}");
+    let summary = server.run_until(stopped()).await;
+    eprintln!(
+        "pi proxy: stopped after {} requests{}",
+        summary.requests,
+        match summary.unmatched {
+            0 => String::new(),
+            n => format!(", {n} without a recording"),
+        }
+    );
+    Ok(if summary.unmatched > 0 { 1 } else { 0 })
+}
+
+/// Completes at SIGINT or SIGTERM.
+async fn stopped() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        // Without signal handlers the proxy runs until it is killed.
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+}
