@@ -14,9 +14,7 @@ use pi_cassettes::Cassette;
 use pi_chaos::{chaos_runs, Plan, Recording, Summary};
 
 use crate::cassette::UNUSABLE;
-use crate::replay_cmd::{
-    cassette_files, check_one, display_paths, runtime, How, ReplayArgs, Verdict,
-};
+use crate::replay_cmd::{check_one, files_and_jobs, runtime, How, ReplayArgs, Verdict};
 
 /// How one cassette fared: its unperturbed replay's divergence, if it diverged, and its
 /// chaos runs (they go on after a divergence: the invariants hold for any behaviour).
@@ -44,21 +42,10 @@ pub fn run(args: &ReplayArgs, how: &How) -> i32 {
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0))
     });
     let started = Instant::now();
-    let files = match cassette_files(&args.paths) {
-        Ok(files) => files,
-        Err(error) => {
-            eprintln!("{error}");
-            return UNUSABLE;
-        }
+    let (files, jobs) = match files_and_jobs(&args.paths, args.jobs) {
+        Ok(found) => found,
+        Err(code) => return code,
     };
-    if files.is_empty() {
-        eprintln!("no cassettes found in {}", display_paths(&args.paths));
-        return UNUSABLE;
-    }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, files.len());
     let next = AtomicUsize::new(0);
     let outcomes: Mutex<Vec<Option<Outcome>>> =
         Mutex::new((0..files.len()).map(|_| None).collect());

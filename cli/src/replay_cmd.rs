@@ -396,23 +396,35 @@ pub(crate) enum Verdict {
     Unusable(String),
 }
 
-fn check(args: &ReplayArgs, how: &How) -> i32 {
-    let started = Instant::now();
-    let files = match cassette_files(&args.paths) {
+/// The cassette files `paths` name, and how many jobs check them (`--jobs`, or one per
+/// core, no more than the files); what to exit with when there are none.
+pub(crate) fn files_and_jobs(
+    paths: &[PathBuf],
+    jobs: Option<usize>,
+) -> Result<(Vec<PathBuf>, usize), i32> {
+    let files = match cassette_files(paths) {
         Ok(files) => files,
         Err(error) => {
             eprintln!("{error}");
-            return UNUSABLE;
+            return Err(UNUSABLE);
         }
     };
     if files.is_empty() {
-        eprintln!("no cassettes found in {}", display_paths(&args.paths));
-        return UNUSABLE;
+        eprintln!("no cassettes found in {}", display_paths(paths));
+        return Err(UNUSABLE);
     }
-    let jobs = args
-        .jobs
+    let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, files.len());
+    Ok((files, jobs))
+}
+
+fn check(args: &ReplayArgs, how: &How) -> i32 {
+    let started = Instant::now();
+    let (files, jobs) = match files_and_jobs(&args.paths, args.jobs) {
+        Ok(found) => found,
+        Err(code) => return code,
+    };
     // The largest first, so that no job is left with a long one at the end; verdicts are
     // printed in path order.
     let mut order: Vec<usize> = (0..files.len()).collect();

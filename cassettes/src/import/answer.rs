@@ -143,23 +143,20 @@ impl FromSession {
                 }
                 response
             }
-            Err(refused) => {
-                self.problems.push(Problem::entry(
-                    planned.position,
-                    format!("no stream says it: {refused}"),
-                ));
-                self.stuck = Some(format!(
-                    "no stream for the message at entry {}",
-                    planned.position
-                ));
-                return;
-            }
+            Err(refused) => return self.no_stream(planned.position, &refused),
         };
         let started_at = message.timestamp;
         self.write_request(call, request, started_at);
         self.write_response(call, &response, RecordedEnd::Complete);
         let events = synth::decode_events(model, started_at, &response);
         self.model_events(call, &planned, events);
+    }
+
+    /// The run cannot go on past the answer at `position`: no stream says it.
+    fn no_stream(&mut self, position: usize, refused: &synth::Unrepresentable) {
+        let why = format!("no stream says it: {refused}");
+        self.problems.push(Problem::entry(position, why));
+        self.stuck = Some(format!("no stream for the message at entry {position}"));
     }
 
     /// An answer the user aborted: the reads that had arrived, then the abort from outside at
@@ -188,17 +185,7 @@ impl FromSession {
         }
         let response = match synth::synthesize_aborted(model, message) {
             Ok(response) => response,
-            Err(refused) => {
-                self.problems.push(Problem::entry(
-                    planned.position,
-                    format!("no stream says it: {refused}"),
-                ));
-                self.stuck = Some(format!(
-                    "no stream for the message at entry {}",
-                    planned.position
-                ));
-                return;
-            }
+            Err(refused) => return self.no_stream(planned.position, &refused),
         };
         let started_at = message.timestamp;
         self.write_request(call, request, started_at);
