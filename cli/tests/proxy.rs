@@ -208,12 +208,23 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 /// The kit's comparison of two trace folders; panics with its report when they differ.
 fn assert_same_after_normalisation(recorded: &Path, replayed: &Path) {
     let compare = pi_testkit::kit_dir().join("compare.py");
-    let out = Command::new("python3")
+    let out = match Command::new("python3")
         .arg(compare)
         .arg(recorded)
         .arg(replayed)
         .output()
-        .expect("python3 runs the kit's compare.py");
+    {
+        Ok(out) => out,
+        // `cargo test` needs only the Rust toolchain; CI, which has the kit's Python, requires it.
+        Err(error)
+            if error.kind() == std::io::ErrorKind::NotFound
+                && std::env::var("PI_REQUIRE_ORIGINAL").map_or(true, |v| v != "1") =>
+        {
+            pi_testkit::skip("python3 (the kit's compare.py) is not installed");
+            return;
+        }
+        Err(error) => panic!("python3 runs the kit's compare.py: {error}"),
+    };
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "the replayed run differs:\n{report}");
     for section in ["events", "messages", "sessions"] {
