@@ -5,6 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use pi_core::session::ids::IdGenerator;
+use pi_effects::run_config::RunConfig;
+use pi_effects::session::SessionStore;
 use serde_json::Value;
 
 use crate::format::{
@@ -342,4 +345,25 @@ fn check_order(lines: &[(usize, Line)]) -> Result<(), (usize, String)> {
         }
     }
     Ok(())
+}
+
+/// The session file a recorded run started in (`open`: resumed, continued or forked), written
+/// again as `dir/<file>` from its recorded `content` and opened there, so a replay works on the
+/// same file. `file` must be a plain file name: a cassette never says where to write.
+pub fn reopen_session(
+    file: Option<&str>,
+    content: Option<&str>,
+    dir: &Path,
+    config: &RunConfig,
+    ids: IdGenerator,
+) -> Result<SessionStore, String> {
+    let name = file
+        .filter(|n| !n.contains('/') && !n.contains("..") && !n.is_empty())
+        .ok_or("field `session.file`: missing or not a plain file name")?;
+    let content = content.ok_or("field `session.content`: missing for an opened session")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join(name);
+    std::fs::write(&path, content).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let (cwd, now) = (config.cwd.as_str(), config.started_at);
+    SessionStore::open(&path, Some(dir), None, cwd, now, ids).map_err(|e| e.to_string())
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pi_cassettes::format::SessionKind;
+use pi_cassettes::read::reopen_session;
 use pi_core::agent::StepError;
 use pi_core::agent_session::SessionError;
 use pi_core::session::file::parse_session;
@@ -233,21 +234,8 @@ fn session_store(recording: &Recording, dir: &Path) -> Result<SessionStore, Stri
             SessionStore::create(cwd, dir, now, ids).map_err(|e| e.to_string())?
         }
         SessionKind::Open => {
-            let name = start
-                .file
-                .as_deref()
-                .filter(|n| !n.contains('/') && !n.contains("..") && !n.is_empty())
-                .ok_or("field `session.file`: missing or not a plain file name")?;
-            let content = recording
-                .session_content
-                .as_deref()
-                .ok_or("field `session.content`: missing for an opened session")?;
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            let path = dir.join(name);
-            std::fs::write(&path, content)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            SessionStore::open(&path, Some(dir), None, cwd, now, ids).map_err(|e| e.to_string())?
+            let content = recording.session_content.as_deref();
+            reopen_session(start.file.as_deref(), content, dir, config, ids)?
         }
     };
     Ok(store.with_id_state(start.id_state))

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use pi_cassettes::format::SessionKind;
+use pi_cassettes::read::reopen_session;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::run_config::{build_machine, RunConfig};
@@ -280,20 +281,8 @@ fn session_store(
             SessionStore::create_child(cwd, dir, now, ids, parent).map_err(|e| e.to_string())?
         }
         SessionKind::Open => {
-            let name = start
-                .file
-                .as_deref()
-                .filter(|n| !n.contains('/') && !n.contains("..") && !n.is_empty())
-                .ok_or("field `session.file`: missing or not a plain file name")?;
-            let content = cassette
-                .session_content()?
-                .ok_or("field `session.content`: missing for an opened session")?;
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            let path = dir.join(name);
-            std::fs::write(&path, content)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            SessionStore::open(&path, Some(dir), None, cwd, now, ids).map_err(|e| e.to_string())?
+            let content = cassette.session_content()?;
+            reopen_session(start.file.as_deref(), content.as_deref(), dir, config, ids)?
         }
     };
     Ok(match cassette.header.imported {
