@@ -339,10 +339,7 @@ impl Plan {
     }
 
     fn problem(&mut self, position: usize, entry: &SessionEntry, why: &str) {
-        let kind = serde_json::to_value(entry)
-            .ok()
-            .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_default();
+        let kind = entry.kind();
         self.problems
             .push(Problem::entry(position, format!("`{kind}`: {why}")));
     }
@@ -406,14 +403,6 @@ fn original_lines(text: &str, header: &SessionHeader, entries: &[SessionEntry]) 
 }
 
 fn stamp_of(entry: &SessionEntry) -> Stamp {
-    let value = serde_json::to_value(entry).unwrap_or(Value::Null);
-    let text = |key: &str| {
-        value
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
     let result_time = match entry {
         SessionEntry::Message(m) => match &m.message {
             AgentMessage::ToolResult(result) => Some(result.timestamp),
@@ -422,14 +411,14 @@ fn stamp_of(entry: &SessionEntry) -> Stamp {
         _ => None,
     };
     Stamp {
-        id: text("id"),
-        timestamp: text("timestamp"),
+        id: entry.id().to_owned(),
+        timestamp: entry.timestamp().to_owned(),
         result_time,
     }
 }
 
 fn ms_of(entry: &SessionEntry) -> u64 {
-    ms_from_iso(&stamp_of(entry).timestamp)
+    ms_from_iso(entry.timestamp())
         .and_then(|ms| u64::try_from(ms).ok())
         .unwrap_or(0)
 }

@@ -2,6 +2,7 @@
 //! the file, id and type), and each line the run wrote that the file does not have, with the
 //! first field that differs.
 
+use pi_core::session::entry::SessionEntry;
 use serde_json::Value;
 use similar::{DiffOp, TextDiff};
 
@@ -35,13 +36,11 @@ pub fn problems(plan: &Plan, problems: &[Problem]) -> Vec<String> {
 fn name(plan: &Plan, position: usize) -> String {
     match plan.entries.get(position) {
         Some(entry) => {
-            let value = serde_json::to_value(entry).unwrap_or(Value::Null);
-            format!(
-                "line {} ({}, id {})",
-                position + 2,
-                kind(&value),
-                entry.id()
-            )
+            let kind = match entry {
+                SessionEntry::Message(m) => format!("message {}", m.message.role()),
+                other => other.kind().to_owned(),
+            };
+            format!("line {} ({kind}, id {})", position + 2, entry.id())
         }
         None => format!("entry {position}"),
     }
