@@ -3,8 +3,14 @@
 //! cassette); checks score what it did; the results are summarised with pass@k, pass^k and
 //! standard errors, written as JSON, JUnit XML, Markdown and HTML, and compared run to run.
 //!
-//! The crate knows nothing of how an agent runs: a [`runner::Agent`] runs one trial and reports
-//! the agent's events, so the same suites evaluate this harness's `pi`, the original Pi, or any
-//! other Pi-compatible command.
+//! The crate knows nothing of an agent's insides: a trial runs a Pi-compatible command as a
+//! process and reads its JSON events, so the same suites evaluate this harness's `pi`, the
+//! original Pi, or any other Pi-compatible command.
 
+pub mod agent;
+pub mod check;
+pub mod outcome;
+pub mod plan;
 pub mod results;
+pub mod suite;
+pub mod workspace;

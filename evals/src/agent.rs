@@ -1,0 +1,352 @@
+//! Running a trial's agent: any Pi-compatible command, in the trial's workspace, as a process
+//! of its own. Prompts-only tasks run in Pi's print mode (`--mode json`); tasks with steering or
+//! follow-ups run in RPC mode, each step sent when the agent is idle (steering and follow-ups
+//! right after their prompt). The events are read as they come, so a limit stops the run the
+//! moment it is passed; a cancelled or timed-out run gets SIGINT (Pi aborts and exits), then
+//! SIGKILL for its whole process group.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Value};
+
+use crate::outcome::Outcome;
+use crate::suite::{Limits, Step};
+use crate::workspace::TrialDirs;
+
+/// How long a run has after SIGINT before its process group is killed.
+const GRACE: Duration = Duration::from_secs(3);
+
+/// The agent command: a program and the words before Pi's own flags (`node cli.js`, say).
+#[derive(Clone, Debug)]
+pub struct AgentCommand {
+    pub program: PathBuf,
+    pub prefix: Vec<String>,
+}
+
+/// What the trial does with its cassette.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CassetteUse {
+    /// Model calls go to the provider; nothing is written.
+    Live,
+    /// Model calls go to the provider and are recorded into the file.
+    Record(PathBuf),
+    /// The run is replayed from the file (`program replay`), tools running for real in the
+    /// workspace so that file and command checks see what they did.
+    Replay(PathBuf),
+}
+
+/// One trial's run, as the command line and environment of the agent describe it.
+#[derive(Clone, Debug)]
+pub struct Invocation<'a> {
+    pub steps: &'a [Step],
+    pub model: &'a str,
+    pub seed: u64,
+    pub tools: Option<&'a [String]>,
+    pub thinking: Option<&'a str>,
+    pub dirs: &'a TrialDirs,
+    /// The shell the agent's bash tool uses (the confinement's wrapper).
+    pub shell: Option<&'a Path>,
+    pub cassette: &'a CassetteUse,
+    pub limits: &'a Limits,
+}
+
+/// What the agent's run gave.
+#[derive(Debug, Default)]
+pub struct AgentRun {
+    pub outcome: Outcome,
+    /// The exit code; `None` when a signal ended it or it never started.
+    pub exit: Option<i32>,
+    /// The end of what it wrote to stderr.
+    pub stderr: String,
+    /// The limit that stopped it.
+    pub limit: Option<String>,
+    /// It was stopped because the whole eval was cancelled.
+    pub cancelled: bool,
+    pub wall: Duration,
+    /// Why it could not start.
+    pub start_error: Option<String>,
+}
+
+impl AgentCommand {
+    /// Runs one trial; `cancel` stops it early (Ctrl-C of the whole eval).
+    pub fn run(&self, inv: &Invocation<'_>, cancel: &Arc<AtomicBool>) -> AgentRun {
+        let rpc = inv.steps.iter().any(|s| !matches!(s, Step::Prompt(_)));
+        let replaying = matches!(inv.cassette, CassetteUse::Replay(_));
+        let mut command = self.command(inv, rpc);
+        let started = Instant::now();
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                return AgentRun {
+                    start_error: Some(format!("cannot start {}: {e}", self.program.display())),
+                    ..AgentRun::default()
+                }
+            }
+        };
+        let pid = child.id();
+        let stderr = child.stderr.take().map(tail_reader);
+        let stdin = if rpc && !replaying {
+            child.stdin.take()
+        } else {
+            None
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let watcher = watch(
+            pid,
+            inv.limits.wall_time,
+            started,
+            Arc::clone(&stop),
+            Arc::clone(&done),
+            Arc::clone(cancel),
+        );
+        let mut run = AgentRun::default();
+        let limits = if replaying {
+            Limits::default()
+        } else {
+            *inv.limits
+        };
+        let mut driver = stdin.map(|stdin| RpcDriver::new(stdin, inv.steps));
+        if let Some(stdout) = child.stdout.take() {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let Ok(event) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                run.outcome.feed(&event);
+                if let Some(driver) = &mut driver {
+                    driver.on_event(&event);
+                }
+                if run.limit.is_none() {
+                    if let Some(hit) = run.outcome.passed_limit(&limits) {
+                        run.limit = Some(hit);
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+        }
+        drop(driver);
+        run.exit = wait(&mut child);
+        run.wall = started.elapsed();
+        done.store(true, Ordering::SeqCst);
+        let timed_out = watcher.join().unwrap_or(false);
+        if replaying {
+            // The recording holds the limit's abort; the limit is read from what it did.
+            run.limit = run.outcome.passed_limit(inv.limits);
+        }
+        if timed_out && run.limit.is_none() && !cancel.load(Ordering::SeqCst) {
+            run.limit = inv
+                .limits
+                .wall_time
+                .map(|t| format!("wall-time limit: more than {:.1} s", t.as_secs_f64()));
+        }
+        run.cancelled = cancel.load(Ordering::SeqCst);
+        run.stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+        run
+    }
+
+    fn command(&self, inv: &Invocation<'_>, rpc: bool) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.prefix);
+        let ws = &inv.dirs.workspace;
+        match inv.cassette {
+            CassetteUse::Replay(cassette) => {
+                command
+                    .arg("replay")
+                    .arg(cassette)
+                    .args(["--tools", "in-place", "--workspace"])
+                    .arg(ws);
+            }
+            CassetteUse::Live | CassetteUse::Record(_) => {
+                command.args(["--mode", if rpc { "rpc" } else { "json" }, "--no-session"]);
+                match inv.model.split_once('/') {
+                    Some((provider, id)) => command.args(["--provider", provider, "--model", id]),
+                    None => command.args(["--model", inv.model]),
+                };
+                if let Some(thinking) = inv.thinking {
+                    command.args(["--thinking", thinking]);
+                }
+                if let Some(tools) = inv.tools {
+                    command.args(["--tools", &tools.join(",")]);
+                }
+                if let CassetteUse::Record(path) = inv.cassette {
+                    command.arg("--record").arg(path);
+                }
+                if !rpc {
+                    command.arg("-p").arg("--");
+                    for step in inv.steps {
+                        if let Step::Prompt(text) = step {
+                            command.arg(text);
+                        }
+                    }
+                }
+            }
+        }
+        command
+            .current_dir(ws)
+            .env("PI_CODING_AGENT_DIR", &inv.dirs.agent_dir)
+            .env("PI_SEED", inv.seed.to_string())
+            .env("PI_TOOLS_SANDBOX", "1")
+            .stdin(if rpc { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(shell) = inv.shell {
+            command.env("PI_TOOLS_SHELL", shell);
+        }
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        command
+    }
+}
+
+/// Sends an RPC session's steps: each prompt with the steering and follow-ups after it, the
+/// next prompt once the agent is idle (no run, retry or compaction going on), then ends stdin.
+struct RpcDriver<'a> {
+    stdin: Option<ChildStdin>,
+    steps: &'a [Step],
+    next: usize,
+    /// A `get_state` is out; its answer says whether the agent is idle.
+    asked: bool,
+}
+
+impl<'a> RpcDriver<'a> {
+    fn new(stdin: ChildStdin, steps: &'a [Step]) -> Self {
+        let mut driver = RpcDriver {
+            stdin: Some(stdin),
+            steps,
+            next: 0,
+            asked: false,
+        };
+        driver.send_group();
+        driver
+    }
+
+    /// Sends the next prompt and the steering and follow-ups that come with it; ends stdin
+    /// when there is none.
+    fn send_group(&mut self) {
+        if self.next >= self.steps.len() {
+            self.stdin = None;
+            return;
+        }
+        let mut lines = String::new();
+        for (i, step) in self.steps.iter().enumerate().skip(self.next) {
+            let line = match step {
+                Step::Prompt(_) if i > self.next => break,
+                Step::Prompt(text) => json!({"type": "prompt", "message": text}),
+                Step::Steer(text) => json!({"type": "steer", "message": text}),
+                Step::FollowUp(text) => json!({"type": "follow_up", "message": text}),
+            };
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+            self.next = i + 1;
+        }
+        self.write(&lines);
+    }
+
+    fn write(&mut self, text: &str) {
+        if let Some(stdin) = &mut self.stdin {
+            if stdin
+                .write_all(text.as_bytes())
+                .and_then(|()| stdin.flush())
+                .is_err()
+            {
+                self.stdin = None;
+            }
+        }
+    }
+
+    fn on_event(&mut self, event: &Value) {
+        match event.get("type").and_then(Value::as_str) {
+            Some("agent_end" | "auto_retry_end" | "auto_compaction_end") if !self.asked => {
+                self.asked = true;
+                self.write("{\"type\":\"get_state\"}\n");
+            }
+            Some("response")
+                if event.get("command").and_then(Value::as_str) == Some("get_state") =>
+            {
+                self.asked = false;
+                let busy = |key: &str| {
+                    event
+                        .pointer(&format!("/data/{key}"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false)
+                };
+                if !busy("isStreaming") && !busy("isCompacting") && !busy("isRetrying") {
+                    self.send_group();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Watches a running agent: SIGINT to its process group when `stop` is set, the eval is
+/// cancelled or `wall_time` has passed; SIGKILL after [`GRACE`]. Returns whether the wall time
+/// ran out.
+fn watch(
+    pid: u32,
+    wall_time: Option<Duration>,
+    started: Instant,
+    stop: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    cancel: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
+        let Ok(group) = i32::try_from(pid) else {
+            return false;
+        };
+        let mut interrupted_at: Option<Instant> = None;
+        let mut timed_out = false;
+        while !done.load(Ordering::SeqCst) {
+            let over = wall_time.is_some_and(|t| started.elapsed() > t);
+            timed_out |= over;
+            if interrupted_at.is_none()
+                && (stop.load(Ordering::SeqCst) || cancel.load(Ordering::SeqCst) || over)
+            {
+                signal_group(group, Signal::SIGINT);
+                interrupted_at = Some(Instant::now());
+            }
+            if interrupted_at.is_some_and(|at| at.elapsed() > GRACE) {
+                signal_group(group, Signal::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Whatever the agent left running in its group goes with it.
+        signal_group(group, Signal::SIGKILL);
+        timed_out
+    })
+}
+
+fn signal_group(group: i32, signal: Signal) {
+    // The group may be gone already: nothing to do then.
+    let _ = killpg(Pid::from_raw(group), signal);
+}
+
+fn wait(child: &mut Child) -> Option<i32> {
+    child.wait().ok().and_then(|status| status.code())
+}
+
+/// Reads a stream to its end on a thread, keeping its last 8 KB.
+fn tail_reader(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut kept: Vec<u8> = Vec::new();
+        let mut buffer = [0u8; 8192];
+        while let Ok(n) = stream.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            kept.extend_from_slice(&buffer[..n]);
+            if kept.len() > 16384 {
+                kept.drain(..kept.len() - 8192);
+            }
+        }
+        let start = kept.len().saturating_sub(8192);
+        String::from_utf8_lossy(&kept[start..]).into_owned()
+    })
+}

@@ -1,0 +1,197 @@
+//! What a trial's agent did, read from its JSON event stream (Pi's `--mode json` lines) as it
+//! arrives: the messages, turns, tokens and cost, so that limits can stop a run the moment it
+//! passes one, and checks can look at the result. Reading events instead of the agent's
+//! insides is what lets a suite evaluate any Pi-compatible command.
+
+use serde_json::Value;
+
+use crate::results::Usage;
+use crate::suite::Limits;
+
+/// A trial's agent run, as its events told it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// Every message that ended (user, assistant, tool results), in order: Pi's messages.
+    pub messages: Vec<Value>,
+    pub turns: u32,
+    /// Model responses (assistant messages), failed ones included.
+    pub responses: u32,
+    pub usage: Usage,
+    /// Dollars, as the agent priced its responses.
+    pub cost: f64,
+    /// The text blocks of the last assistant message, one per line.
+    pub final_text: String,
+    /// Why the last response failed (its error message, or `aborted`).
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    /// Reads one event line; lines that are not JSON objects (a stray print) are skipped.
+    pub fn feed_line(&mut self, line: &str) {
+        if let Ok(event) = serde_json::from_str::<Value>(line) {
+            self.feed(&event);
+        }
+    }
+
+    /// Reads one event.
+    pub fn feed(&mut self, event: &Value) {
+        match event.get("type").and_then(Value::as_str) {
+            Some("turn_end") => self.turns += 1,
+            Some("message_end") => {
+                if let Some(message) = event.get("message") {
+                    if message.get("role").and_then(Value::as_str) == Some("assistant") {
+                        self.assistant(message);
+                    }
+                    self.messages.push(message.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn assistant(&mut self, message: &Value) {
+        self.responses += 1;
+        if let Some(usage) = message.get("usage") {
+            let n = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+            self.usage.add(&Usage {
+                input: n("input"),
+                output: n("output"),
+                cache_read: n("cacheRead"),
+                cache_write: n("cacheWrite"),
+                total_tokens: n("totalTokens"),
+            });
+            self.cost += usage
+                .pointer("/cost/total")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0);
+        }
+        self.final_text = message
+            .get("content")
+            .and_then(Value::as_array)
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default();
+        self.error = match message.get("stopReason").and_then(Value::as_str) {
+            Some("error") => Some(
+                message
+                    .get("errorMessage")
+                    .and_then(Value::as_str)
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("the response failed")
+                    .to_owned(),
+            ),
+            Some("aborted") => Some("the run was aborted".into()),
+            _ => None,
+        };
+    }
+
+    /// The tool calls of every response, in order: name and arguments.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+            .filter_map(|m| m.get("content").and_then(Value::as_array))
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+            .filter_map(|b| {
+                let name = b.get("name").and_then(Value::as_str)?;
+                Some((name, b.get("arguments").unwrap_or(&Value::Null)))
+            })
+    }
+
+    /// The first limit this run has passed, in words.
+    pub fn passed_limit(&self, limits: &Limits) -> Option<String> {
+        if let Some(turns) = limits.turns {
+            if self.turns > turns {
+                return Some(format!("turn limit: more than {turns} turns"));
+            }
+        }
+        if let Some(tokens) = limits.tokens {
+            if self.usage.total_tokens > tokens {
+                return Some(format!(
+                    "token limit: {} tokens, more than {tokens}",
+                    self.usage.total_tokens
+                ));
+            }
+        }
+        if let Some(cost) = limits.cost {
+            if self.cost > cost {
+                return Some(format!("cost limit: ${:.4}, more than ${cost}", self.cost));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(lines: &[&str]) -> Outcome {
+        let mut outcome = Outcome::default();
+        for line in lines {
+            outcome.feed_line(line);
+        }
+        outcome
+    }
+
+    #[test]
+    fn messages_usage_tool_calls_and_the_final_text_come_from_the_events() {
+        let outcome = run(&[
+            r#"{"type":"session","version":3,"id":"x"}"#,
+            r#"{"type":"message_end","message":{"role":"user","content":"hi"}}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","id":"1","name":"write","arguments":{"path":"a.txt","content":"x"}}],"usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"total":0.5}},"stopReason":"toolUse"}}"#,
+            r#"{"type":"turn_end"}"#,
+            "not json",
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"done"},{"type":"text","text":"bye"}],"usage":{"input":20,"output":1,"totalTokens":21,"cost":{"total":0.25}},"stopReason":"stop"}}"#,
+            r#"{"type":"turn_end"}"#,
+        ]);
+        assert_eq!(outcome.messages.len(), 3);
+        assert_eq!((outcome.turns, outcome.responses), (2, 2));
+        assert_eq!(outcome.usage.total_tokens, 36);
+        assert_eq!(outcome.usage.input, 30);
+        assert!((outcome.cost - 0.75).abs() < 1e-12);
+        assert_eq!(outcome.final_text, "done\nbye");
+        assert_eq!(outcome.error, None);
+        let calls: Vec<_> = outcome.tool_calls().collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, "write");
+        assert_eq!(calls[0].1["path"], "a.txt");
+    }
+
+    #[test]
+    fn an_error_or_abort_of_the_last_response_is_the_error() {
+        let failed = run(&[
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"429 rate limited"}}"#,
+        ]);
+        assert_eq!(failed.error.as_deref(), Some("429 rate limited"));
+        let aborted = run(&[
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"aborted"}}"#,
+        ]);
+        assert_eq!(aborted.error.as_deref(), Some("the run was aborted"));
+    }
+
+    #[test]
+    fn limits_are_passed_only_beyond_their_value() {
+        let mut outcome = Outcome {
+            turns: 3,
+            ..Outcome::default()
+        };
+        let limits = Limits {
+            turns: Some(3),
+            ..Limits::default()
+        };
+        assert_eq!(outcome.passed_limit(&limits), None);
+        outcome.turns = 4;
+        assert_eq!(
+            outcome.passed_limit(&limits).as_deref(),
+            Some("turn limit: more than 3 turns")
+        );
+    }
+}

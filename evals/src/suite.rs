@@ -1,0 +1,463 @@
+//! Suites as data: a TOML file of defaults and tasks (`docs/evals.md` documents every field).
+//! Reading is strict: an unknown field, a field that does not apply to a check's kind, a bad
+//! regular expression or a missing prompt is an error naming the file, line, task and field,
+//! never a panic and never silently ignored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+use toml::Spanned;
+
+use crate::check::{Check, CheckKind};
+
+/// A suite, resolved: every task has its models, trials, limits and checks.
+#[derive(Clone, Debug)]
+pub struct Suite {
+    pub name: String,
+    pub description: Option<String>,
+    /// The file it was read from, as given.
+    pub path: PathBuf,
+    /// SHA-256 of the file's bytes.
+    pub digest: String,
+    /// The cassette folder the suite ships with (relative paths resolved against the suite's
+    /// folder): a run without `--record`/`--replay`/`--once` replays from it.
+    pub cassettes: Option<PathBuf>,
+    pub tasks: Vec<Task>,
+}
+
+/// One task, with the suite's defaults applied.
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub id: String,
+    /// The line of its `[[task]]` table.
+    pub line: usize,
+    pub steps: Vec<Step>,
+    /// Copied fresh into every trial's workspace; an empty workspace when `None`.
+    pub fixture: Option<PathBuf>,
+    pub models: Vec<String>,
+    pub trials: u32,
+    pub seed: u64,
+    pub tools: Option<Vec<String>>,
+    pub thinking: Option<String>,
+    pub limits: Limits,
+    /// Pi settings (`settings.json` entries) for the trial.
+    pub settings: serde_json::Map<String, Value>,
+    pub checks: Vec<Check>,
+    /// The weighted share of checks a trial must pass (1 = all).
+    pub threshold: f64,
+}
+
+/// What is sent to the agent, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A prompt; the agent runs until it is idle before the next step.
+    Prompt(String),
+    /// Sent while the agent works on the prompt before it (Pi's steering).
+    Steer(String),
+    /// Queued while the agent works, delivered when it would stop (Pi's follow-up).
+    FollowUp(String),
+}
+
+/// What stops a trial early (scored as a failure, status `limit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub turns: Option<u32>,
+    pub tokens: Option<u64>,
+    pub cost: Option<f64>,
+    pub wall_time: Option<Duration>,
+}
+
+/// Why a suite could not be read: where, and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {}{}{message}", task.as_ref().map(|t| format!("task `{t}`: ")).unwrap_or_default(), field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
+pub struct SuiteError {
+    pub file: PathBuf,
+    /// One-based; 0 when the file could not be read at all.
+    pub line: usize,
+    pub task: Option<String>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuite {
+    name: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    defaults: RawDefaults,
+    #[serde(default)]
+    task: Vec<Spanned<RawTask>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDefaults {
+    models: Option<Vec<String>>,
+    trials: Option<Spanned<u32>>,
+    seed: Option<u64>,
+    tools: Option<Vec<String>>,
+    thinking: Option<String>,
+    cassettes: Option<String>,
+    fixture: Option<String>,
+    threshold: Option<Spanned<f64>>,
+    limits: Option<RawLimits>,
+    settings: Option<toml::Table>,
+}
+
+#[derive(Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    turns: Option<u32>,
+    tokens: Option<u64>,
+    cost: Option<f64>,
+    /// Seconds.
+    wall_time: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    id: Spanned<String>,
+    prompt: Option<String>,
+    steps: Option<Vec<Spanned<RawStep>>>,
+    fixture: Option<String>,
+    models: Option<Vec<String>>,
+    trials: Option<Spanned<u32>>,
+    seed: Option<u64>,
+    tools: Option<Vec<String>>,
+    thinking: Option<String>,
+    threshold: Option<Spanned<f64>>,
+    limits: Option<RawLimits>,
+    settings: Option<toml::Table>,
+    #[serde(default)]
+    check: Vec<Spanned<RawCheck>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    prompt: Option<String>,
+    steer: Option<String>,
+    follow_up: Option<String>,
+}
+
+/// A check as written: every field any kind takes; [`crate::check`] says which apply.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCheck {
+    pub kind: String,
+    pub weight: Option<f64>,
+    pub text: Option<String>,
+    pub regex: Option<String>,
+    pub case_sensitive: Option<bool>,
+    pub tool: Option<String>,
+    pub arguments: Option<toml::Table>,
+    pub arguments_regex: Option<String>,
+    pub path: Option<String>,
+    pub sha256: Option<String>,
+    pub run: Option<String>,
+    /// Seconds.
+    pub timeout: Option<f64>,
+}
+
+/// Reads and checks the suite at `path`.
+pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+    let bytes = std::fs::read(path).map_err(|e| SuiteError {
+        file: path.to_path_buf(),
+        line: 0,
+        task: None,
+        field: None,
+        message: format!("cannot read the suite: {e}"),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| SuiteError {
+        file: path.to_path_buf(),
+        line: line_of(
+            &String::from_utf8_lossy(e.as_bytes()),
+            e.utf8_error().valid_up_to(),
+        ),
+        task: None,
+        field: None,
+        message: "the suite is not UTF-8".into(),
+    })?;
+    parse(path, &text)
+}
+
+/// Reads a suite from `text`, as if from `path` (relative paths in it resolve against the
+/// folder of `path`).
+pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
+    let at = |offset: usize, task: Option<&str>, field: Option<&str>, message: String| SuiteError {
+        file: path.to_path_buf(),
+        line: line_of(text, offset),
+        task: task.map(str::to_owned),
+        field: field.map(str::to_owned),
+        message,
+    };
+    let raw: RawSuite = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        at(offset, None, None, e.message().to_owned())
+    })?;
+    let folder = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let resolve = |p: &str| folder.join(p);
+    let name = raw.name.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map_or_else(|| "suite".to_owned(), |s| s.to_string_lossy().into_owned())
+    });
+    let defaults = &raw.defaults;
+    if let Some(t) = &defaults.trials {
+        if *t.get_ref() == 0 {
+            return Err(at(
+                t.span().start,
+                None,
+                Some("trials"),
+                "must be at least 1".into(),
+            ));
+        }
+    }
+    if let Some(t) = &defaults.threshold {
+        check_threshold(*t.get_ref())
+            .map_err(|m| at(t.span().start, None, Some("threshold"), m))?;
+    }
+    if raw.task.is_empty() {
+        return Err(at(
+            text.len(),
+            None,
+            Some("task"),
+            "the suite has no [[task]]".into(),
+        ));
+    }
+    let mut tasks = Vec::with_capacity(raw.task.len());
+    let mut seen = BTreeMap::new();
+    for spanned in &raw.task {
+        let start = spanned.span().start;
+        let task = spanned.get_ref();
+        let id = task.id.get_ref().clone();
+        let id_at = task.id.span().start;
+        if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+            return Err(at(id_at, Some(&id), Some("id"), "a task id must be a non-empty name without slashes or a leading dot (it names folders)".into()));
+        }
+        if let Some(first) = seen.insert(id.clone(), line_of(text, id_at)) {
+            return Err(at(
+                id_at,
+                Some(&id),
+                Some("id"),
+                format!("the id is used twice (first on line {first})"),
+            ));
+        }
+        let err = |offset: usize, field: &str, message: String| {
+            at(offset, Some(&id), Some(field), message)
+        };
+        let steps =
+            steps_of(task).map_err(|(offset, field, m)| err(offset.unwrap_or(start), field, m))?;
+        let models = task
+            .models
+            .clone()
+            .or_else(|| defaults.models.clone())
+            .unwrap_or_default();
+        let trials = match task.trials.as_ref().or(defaults.trials.as_ref()) {
+            Some(t) if *t.get_ref() == 0 => {
+                return Err(err(t.span().start, "trials", "must be at least 1".into()))
+            }
+            Some(t) => *t.get_ref(),
+            None => 1,
+        };
+        let threshold = match &task.threshold {
+            Some(t) => {
+                check_threshold(*t.get_ref()).map_err(|m| err(t.span().start, "threshold", m))?;
+                *t.get_ref()
+            }
+            None => defaults.threshold.as_ref().map_or(1.0, |t| *t.get_ref()),
+        };
+        let limits = limits_of(task.limits.or(defaults.limits).unwrap_or_default())
+            .map_err(|(field, m)| err(start, field, m))?;
+        let mut settings = serde_json::Map::new();
+        for table in [&defaults.settings, &task.settings].into_iter().flatten() {
+            merge_settings(&mut settings, table);
+        }
+        let mut checks = Vec::with_capacity(task.check.len());
+        for raw_check in &task.check {
+            let check = Check::from_raw(raw_check.get_ref())
+                .map_err(|(field, m)| err(raw_check.span().start, &format!("check.{field}"), m))?;
+            checks.push(check);
+        }
+        if checks.is_empty() {
+            checks.push(Check {
+                kind: CheckKind::NoError,
+                weight: 1.0,
+            });
+        }
+        tasks.push(Task {
+            id: id.clone(),
+            line: line_of(text, start),
+            steps,
+            fixture: task
+                .fixture
+                .as_deref()
+                .or(defaults.fixture.as_deref())
+                .map(resolve),
+            models,
+            trials,
+            seed: task.seed.or(defaults.seed).unwrap_or(0),
+            tools: task.tools.clone().or_else(|| defaults.tools.clone()),
+            thinking: task.thinking.clone().or_else(|| defaults.thinking.clone()),
+            limits,
+            settings,
+            checks,
+            threshold,
+        });
+    }
+    Ok(Suite {
+        name,
+        description: raw.description,
+        path: path.to_path_buf(),
+        digest: sha256_hex(text.as_bytes()),
+        cassettes: defaults.cassettes.as_deref().map(resolve),
+        tasks,
+    })
+}
+
+/// The steps of a task: `prompt`, or `steps`, not both; a steer or follow-up needs a prompt
+/// before it.
+fn steps_of(task: &RawTask) -> Result<Vec<Step>, (Option<usize>, &'static str, String)> {
+    match (&task.prompt, &task.steps) {
+        (Some(_), Some(_)) => Err((None, "steps", "give `prompt` or `steps`, not both".into())),
+        (None, None) => Err((
+            None,
+            "prompt",
+            "a task needs a `prompt` (or `steps`)".into(),
+        )),
+        (Some(prompt), None) => Ok(vec![Step::Prompt(prompt.clone())]),
+        (None, Some(raw)) => {
+            let mut steps = Vec::with_capacity(raw.len());
+            for spanned in raw {
+                let s = spanned.get_ref();
+                let at = Some(spanned.span().start);
+                let step = match (&s.prompt, &s.steer, &s.follow_up) {
+                    (Some(p), None, None) => Step::Prompt(p.clone()),
+                    (None, Some(p), None) => Step::Steer(p.clone()),
+                    (None, None, Some(p)) => Step::FollowUp(p.clone()),
+                    _ => {
+                        return Err((
+                            at,
+                            "steps",
+                            "each step is exactly one of `prompt`, `steer`, `follow_up`".into(),
+                        ))
+                    }
+                };
+                if steps.is_empty() && !matches!(step, Step::Prompt(_)) {
+                    return Err((at, "steps", "the first step must be a `prompt`".into()));
+                }
+                steps.push(step);
+            }
+            if steps.is_empty() {
+                return Err((None, "steps", "`steps` is empty".into()));
+            }
+            Ok(steps)
+        }
+    }
+}
+
+fn limits_of(raw: RawLimits) -> Result<Limits, (&'static str, String)> {
+    if let Some(cost) = raw.cost {
+        if !(cost.is_finite() && cost >= 0.0) {
+            return Err((
+                "limits.cost",
+                "must be a non-negative number of dollars".into(),
+            ));
+        }
+    }
+    let wall_time = match raw.wall_time {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
+        Some(_) => {
+            return Err((
+                "limits.wall_time",
+                "must be a positive number of seconds".into(),
+            ))
+        }
+    };
+    Ok(Limits {
+        turns: raw.turns,
+        tokens: raw.tokens,
+        cost: raw.cost,
+        wall_time,
+    })
+}
+
+fn check_threshold(value: f64) -> Result<(), String> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err("must be between 0 and 1 (the weighted share of checks to pass)".into())
+    }
+}
+
+/// Merges a TOML table into settings JSON, tables deeply (a task's settings refine the
+/// suite's).
+fn merge_settings(into: &mut serde_json::Map<String, Value>, table: &toml::Table) {
+    for (key, value) in table {
+        let value = toml_to_json(value);
+        match (into.get_mut(key), value) {
+            (Some(Value::Object(existing)), Value::Object(new)) => {
+                for (k, v) in new {
+                    existing.insert(k, v);
+                }
+            }
+            (_, value) => {
+                into.insert(key.clone(), value);
+            }
+        }
+    }
+}
+
+/// A TOML value as JSON (datetimes as their text).
+pub(crate) fn toml_to_json(value: &toml::Value) -> Value {
+    match value {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::from(*i),
+        toml::Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+        }
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Compiles a regular expression, its error in one line.
+pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
+    Regex::new(pattern).map_err(|e| {
+        format!(
+            "not a valid regular expression: {}",
+            e.to_string().lines().last().unwrap_or_default().trim()
+        )
+    })
+}
+
+/// The one-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// SHA-256 in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

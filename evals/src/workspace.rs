@@ -1,0 +1,123 @@
+//! A trial's folders: a fresh copy of the task's fixture as the workspace, a home and temp
+//! folder of its own, and an agent directory holding the trial's settings and, for live runs,
+//! the user's model definitions and credentials. Removed when the trial ends, unless kept.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The folders of one trial.
+#[derive(Debug)]
+pub struct TrialDirs {
+    /// Owns the folders while the trial runs; `None` when they are kept.
+    _owner: Option<tempfile::TempDir>,
+    pub root: PathBuf,
+    /// The fixture's copy: the agent's working directory.
+    pub workspace: PathBuf,
+    /// HOME and TMPDIR of confined commands.
+    pub temp: PathBuf,
+    /// The agent directory (`PI_CODING_AGENT_DIR`).
+    pub agent_dir: PathBuf,
+}
+
+/// Why a trial's folders could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot prepare the trial's workspace: {what}: {source}")]
+pub struct WorkspaceError {
+    pub what: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> WorkspaceError {
+    let what = what.into();
+    move |source| WorkspaceError { what, source }
+}
+
+impl TrialDirs {
+    /// Makes the folders: under `keep` (as `name`, kept) or in the system's temp folder
+    /// (removed when dropped); copies `fixture` into the workspace; writes `settings` as the
+    /// agent's `settings.json`, and copies `models.json` and `auth.json` from `user_agent_dir`.
+    pub fn prepare(
+        name: &str,
+        keep: Option<&Path>,
+        fixture: Option<&Path>,
+        settings: &serde_json::Map<String, Value>,
+        user_agent_dir: Option<&Path>,
+    ) -> Result<TrialDirs, WorkspaceError> {
+        let (owner, root) = match keep {
+            Some(dir) => {
+                let root = dir.join(name);
+                if root.exists() {
+                    std::fs::remove_dir_all(&root).map_err(io(root.display().to_string()))?;
+                }
+                std::fs::create_dir_all(&root).map_err(io(root.display().to_string()))?;
+                (None, root)
+            }
+            None => {
+                let owner = tempfile::Builder::new()
+                    .prefix("pi-eval-")
+                    .tempdir()
+                    .map_err(io("a temporary folder"))?;
+                let root = owner.path().to_path_buf();
+                (Some(owner), root)
+            }
+        };
+        let workspace = root.join("workspace");
+        let temp = root.join("home");
+        let agent_dir = root.join("agent");
+        for dir in [&temp, &agent_dir] {
+            std::fs::create_dir_all(dir).map_err(io(dir.display().to_string()))?;
+        }
+        match fixture {
+            Some(fixture) => copy_dir(fixture, &workspace)
+                .map_err(io(format!("copying the fixture {}", fixture.display())))?,
+            None => std::fs::create_dir_all(&workspace).map_err(io("the workspace"))?,
+        }
+        if let Some(user) = user_agent_dir {
+            for file in ["models.json", "auth.json"] {
+                let from = user.join(file);
+                if from.is_file() {
+                    std::fs::copy(&from, agent_dir.join(file))
+                        .map_err(io(from.display().to_string()))?;
+                }
+            }
+        }
+        let text = serde_json::to_string_pretty(&Value::Object(settings.clone()))
+            .unwrap_or_else(|_| "{}".into());
+        std::fs::write(agent_dir.join("settings.json"), text).map_err(io("settings.json"))?;
+        Ok(TrialDirs {
+            _owner: owner,
+            root,
+            workspace,
+            temp,
+            agent_dir,
+        })
+    }
+}
+
+/// Copies a folder recursively; symbolic links are copied as links.
+pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else if kind.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The user's agent directory, as Pi finds it: `PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+pub fn user_agent_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".pi").join("agent"))
+}
