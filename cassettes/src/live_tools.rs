@@ -24,7 +24,7 @@ impl LiveTools {
     /// Tools working in `workspace` (a scratch copy: they may change it).
     pub fn new(workspace: &Path) -> Self {
         LiveTools {
-            env: ToolEnv::new(workspace),
+            env: ToolEnv::new(workspace).with_environment_overrides(),
             running: HashMap::new(),
         }
     }

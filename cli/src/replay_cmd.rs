@@ -48,8 +48,9 @@ pub(crate) struct ReplayArgs {
     /// files, system prompt, tools).
     #[arg(long, value_enum, default_value = "recorded")]
     config: ConfigSource,
-    /// Where tool calls are answered from: the recording, or running them for real in a
-    /// scratch copy of `--workspace`.
+    /// Where tool calls are answered from: the recording, running them for real in a scratch
+    /// copy of `--workspace`, or running them for real in `--workspace` itself (`in-place`:
+    /// an eval's trial workspace, which its checks look at afterwards).
     #[arg(long, value_enum, default_value = "recorded")]
     tools: ToolSource,
     /// The workspace copied for `--tools live` (the current directory by default).
@@ -84,6 +85,7 @@ enum ReplayMode {
 enum ToolSource {
     Recorded,
     Live,
+    InPlace,
 }
 
 /// How a cassette is replayed.
@@ -92,13 +94,15 @@ pub(crate) struct How {
     config: ConfigSource,
     /// The workspace whose scratch copy the tools run in, when they run for real.
     live_tools: Option<PathBuf>,
+    /// The tools change `live_tools` itself rather than a copy.
+    in_place: bool,
 }
 
 impl How {
     fn of(args: &ReplayArgs) -> Result<How, String> {
         let live_tools = match args.tools {
             ToolSource::Recorded => None,
-            ToolSource::Live => Some(match &args.workspace {
+            ToolSource::Live | ToolSource::InPlace => Some(match &args.workspace {
                 Some(dir) => dir.clone(),
                 None => std::env::current_dir().map_err(|e| e.to_string())?,
             }),
@@ -106,6 +110,7 @@ impl How {
         Ok(How {
             config: args.config,
             live_tools,
+            in_place: args.tools == ToolSource::InPlace,
         })
     }
 }
@@ -208,16 +213,19 @@ async fn replay(
     };
     // The replay takes the cassette's lines (the caller keeps no other handle on it).
     let mut replay = Replay::new(cassette)?;
+    if let (Some(workspace), true) = (&how.live_tools, how.in_place) {
+        replay = replay.with_live_tools(workspace);
+    }
     let unusable = |what: String| Divergence::unusable_cassette(replay.cassette(), what);
     let scratch = match &how.live_tools {
-        Some(workspace) => {
+        Some(workspace) if !how.in_place => {
             let scratch = Scratch::new();
             pi_cassettes::live_tools::scratch_copy(workspace, &scratch.0)
                 .map(|copy| (scratch, copy))
                 .map_err(|e| unusable(format!("cannot copy {}: {e}", workspace.display())))
                 .map(Some)?
         }
-        None => None,
+        _ => None,
     };
     let _scratch = match scratch {
         Some((scratch, copy)) => {

@@ -316,7 +316,7 @@ impl Runtime {
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);
         env.auto_resize_images = self.settings.auto_resize_images();
-        options.tool_env = Some(env);
+        options.tool_env = Some(env.with_environment_overrides());
         options
     }
 
@@ -537,6 +537,9 @@ pub fn no_api_key_found(provider: &str) -> String {
     format!("No API key found for {shown}.\n\n{}", login_help())
 }
 
+/// The seed of a run's ids, when given (not Pi's).
+pub const SEED_ENV: &str = "PI_SEED";
+
 /// When a session starts and the seed of its ids: the one clock reading and the one seed of
 /// each session the CLI builds (a recording keeps both; a replay reuses them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -547,13 +550,15 @@ pub struct Start {
 
 impl Start {
     /// Now, seeded from the time and the process id, so two processes started in the same
-    /// millisecond still differ.
+    /// millisecond still differ; or from [`SEED_ENV`] when it is set (an eval gives each
+    /// trial its own).
     pub fn now() -> Self {
         let at = now_ms();
-        Start {
-            at,
-            seed: at ^ u64::from(std::process::id()).rotate_left(32),
-        }
+        let seed = std::env::var(SEED_ENV)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(at ^ u64::from(std::process::id()).rotate_left(32));
+        Start { at, seed }
     }
 }
 

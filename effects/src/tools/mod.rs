@@ -30,6 +30,14 @@ use tokio_util::sync::CancellationToken;
 
 pub use sandbox::{resolve, PathError, PathUse};
 
+/// The shell every bash command runs in, over the `shellPath` setting. Not Pi's: an eval
+/// confines its trials' commands by naming a wrapper here.
+pub const SHELL_ENV: &str = "PI_TOOLS_SHELL";
+
+/// When `1`, the file tools refuse paths outside the working directory ([`ToolEnv::sandbox`]).
+/// Not Pi's: set for eval trials.
+pub const SANDBOX_ENV: &str = "PI_TOOLS_SANDBOX";
+
 /// Where and how tools run.
 #[derive(Clone, Debug)]
 pub struct ToolEnv {
@@ -53,6 +61,17 @@ pub struct ToolEnv {
 }
 
 impl ToolEnv {
+    /// These settings with the process's [`SHELL_ENV`] and [`SANDBOX_ENV`] applied.
+    pub fn with_environment_overrides(mut self) -> Self {
+        if let Some(shell) = std::env::var_os(SHELL_ENV).filter(|s| !s.is_empty()) {
+            self.shell = Some(PathBuf::from(shell));
+        }
+        if std::env::var_os(SANDBOX_ENV).is_some_and(|v| v == "1") {
+            self.sandbox = true;
+        }
+        self
+    }
+
     /// The defaults Pi uses for a working directory.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         ToolEnv {
