@@ -199,7 +199,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
     };
     let raw: RawSuite = toml::from_str(text).map_err(|e| {
         let offset = e.span().map_or(0, |s| s.start);
-        at(offset, None, None, e.message().to_owned())
+        let (task, field) = locate(text, offset);
+        let message = e.message().trim().replace('\n', "; ");
+        at(offset, task.as_deref(), field.as_deref(), message)
     })?;
     let folder = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let resolve = |p: &str| folder.join(p);
@@ -436,11 +438,38 @@ pub(crate) fn toml_to_json(value: &toml::Value) -> Value {
 /// Compiles a regular expression, its error in one line.
 pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
     Regex::new(pattern).map_err(|e| {
+        let last = e.to_string();
+        let last = last.lines().last().unwrap_or_default().trim();
         format!(
             "not a valid regular expression: {}",
-            e.to_string().lines().last().unwrap_or_default().trim()
+            last.strip_prefix("error: ").unwrap_or(last)
         )
     })
+}
+
+/// The task and key around byte `offset`, for an error the TOML reader found: the id of the
+/// `[[task]]` table the offset is in, and the key its line assigns (or its table's name).
+fn locate(text: &str, offset: usize) -> (Option<String>, Option<String>) {
+    let end = offset.min(text.len());
+    let before = text.get(..end).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let field = line
+        .split_once('=')
+        .map(|(key, _)| key.trim().trim_matches('"').to_owned())
+        .filter(|key| !key.is_empty() && !key.starts_with('['));
+    let Some(table) = before.rfind("[[task]]") else {
+        return (None, field);
+    };
+    let id = text[table..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .find_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "id").then(|| value.trim().trim_matches('"').to_owned())
+        });
+    (id, field)
 }
 
 /// The one-based line of byte `offset` in `text`.

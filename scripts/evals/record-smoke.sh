@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Records the smoke suite's cassettes (evals/cassettes/smoke/) from the scripted model: each
+# task's replies are in evals/scenarios/smoke/<task>.json, one trial after the other, served by
+# pi-mock while `pi eval --record` runs that task's trials one at a time.
+#
+#   scripts/evals/record-smoke.sh [TARGET_DIR]   (default: target/debug, built first)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-}
+if [ -z "$bin" ]; then
+  (cd "$root" && cargo build -q -p pi-cli -p pi-testkit --bins)
+  bin="$root/target/debug"
+fi
+suite="$root/evals/suites/smoke.toml"
+out="$root/evals/cassettes"
+rm -rf "$out/smoke"
+for scenario in "$root"/evals/scenarios/smoke/*.json; do
+  task=$(basename "$scenario" .json)
+  echo "recording $task" >&2
+  "$bin/pi-mock" --scenario "$scenario" -- \
+    "$bin/pi" eval "$suite" --filter "$task" --record "$out" --jobs 1 --progress plain \
+    --out "$(mktemp -d)"
+done
+echo "recorded into $out/smoke" >&2
