@@ -8,3 +8,7 @@
 //! other Pi-compatible command.
 
 pub mod results;
+pub mod score;
+
+#[cfg(test)]
+mod test_support;
