@@ -7,8 +7,10 @@
 //! the agent's events, so the same suites evaluate this harness's `pi`, the original Pi, or any
 //! other Pi-compatible command.
 
+pub mod compare;
 pub mod results;
 pub mod score;
+mod significance;
 
 #[cfg(test)]
 mod test_support;
