@@ -8,6 +8,7 @@
 //! other Pi-compatible command.
 
 pub mod compare;
+pub mod merge;
 pub mod results;
 pub mod score;
 mod significance;
