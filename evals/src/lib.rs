@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod merge;
 pub mod results;
+pub mod results_file;
 pub mod score;
 mod significance;
 
