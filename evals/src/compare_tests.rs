@@ -168,3 +168,23 @@ fn serializes_to_json() {
     assert_eq!(json["warnings"][0]["kind"], "suite_changed");
     assert_eq!(json["models"][2]["verdict"], "regressed");
 }
+
+/// Ten tasks of model `m`, each with `passed` passes and `failed` failures.
+fn ten_tasks(passed: u32, failed: u32) -> Vec<crate::results::TrialResult> {
+    (0..10)
+        .flat_map(|i| outcomes("s", &format!("t{i}"), "m", passed, failed))
+        .collect()
+}
+
+#[test]
+fn many_small_gains_improve_the_model() {
+    let (a, b) = (results(ten_tasks(5, 5)), results(ten_tasks(6, 4)));
+    let c = compare(&a, &b, &CompareOptions::default());
+    let m = model(&c, "m");
+    assert_eq!(m.verdict, Verdict::Improved);
+    assert!((m.pass_at_1_a - 0.5).abs() < 1e-9 && (m.pass_at_1_b - 0.6).abs() < 1e-9);
+    assert_eq!(c.regressions(), 0);
+    // A stricter alpha calls the same gains noise (ten of ten rises: p = 2/1024).
+    let strict = compare(&a, &b, &CompareOptions { alpha: 0.001 });
+    assert_eq!(model(&strict, "m").verdict, Verdict::Changed);
+}
