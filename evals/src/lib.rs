@@ -9,8 +9,16 @@
 
 pub mod agent;
 pub mod check;
+pub mod compare;
+pub mod merge;
 pub mod outcome;
 pub mod plan;
 pub mod results;
+pub mod results_file;
+pub mod score;
+mod significance;
 pub mod suite;
 pub mod workspace;
+
+#[cfg(test)]
+mod test_support;

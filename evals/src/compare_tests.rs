@@ -1,0 +1,190 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::*;
+use crate::results::{Shards, TrialStatus};
+use crate::test_support::{outcomes, results, trial};
+
+fn row<'a>(comparison: &'a Comparison, task: &str, model: &str) -> &'a RowComparison {
+    comparison
+        .rows
+        .iter()
+        .find(|r| r.task == task && r.model == model)
+        .unwrap()
+}
+
+fn model<'a>(comparison: &'a Comparison, name: &str) -> &'a ModelComparison {
+    comparison.models.iter().find(|m| m.model == name).unwrap()
+}
+
+#[test]
+fn clear_drop_is_a_regression() {
+    let a = results(outcomes("s", "t", "m", 10, 0));
+    let b = results(outcomes("s", "t", "m", 0, 10));
+    let c = compare(&a, &b, &CompareOptions::default());
+    let r = row(&c, "t", "m");
+    assert_eq!(r.verdict, Verdict::Regressed);
+    assert!(r.p_worse.unwrap() < 1e-5);
+    assert_eq!(
+        c.regressions(),
+        1,
+        "one task: the sign test cannot reach 0.05"
+    );
+}
+
+#[test]
+fn one_trial_drop_is_noise() {
+    let a = results(outcomes("s", "t", "m", 1, 0));
+    let b = results(outcomes("s", "t", "m", 0, 1));
+    let c = compare(&a, &b, &CompareOptions::default());
+    let r = row(&c, "t", "m");
+    assert_eq!(r.verdict, Verdict::Changed);
+    assert_eq!(r.p_worse, Some(0.5));
+    assert_eq!(c.regressions(), 0);
+    assert_eq!(model(&c, "m").verdict, Verdict::Changed);
+}
+
+#[test]
+fn improvement_and_same() {
+    let mut a = outcomes("s", "up", "m", 1, 9);
+    a.extend(outcomes("s", "flat", "m", 2, 2));
+    let mut b = outcomes("s", "up", "m", 9, 1);
+    b.extend(outcomes("s", "flat", "m", 4, 4));
+    let c = compare(&results(a), &results(b), &CompareOptions::default());
+    assert_eq!(row(&c, "up", "m").verdict, Verdict::Improved);
+    assert!(row(&c, "up", "m").p_better.unwrap() < 0.01);
+    assert_eq!(row(&c, "flat", "m").verdict, Verdict::Same, "2/4 and 4/8");
+    assert_eq!(c.regressions(), 0);
+}
+
+#[test]
+fn rows_only_in_one_run_and_not_comparable() {
+    let mut a = outcomes("s", "gone", "m", 1, 0);
+    a.extend(outcomes("s", "kept", "m", 1, 0));
+    a.push(trial("s", "broken", "m", 0, TrialStatus::Passed, 1.0));
+    let mut b = outcomes("s", "new", "m", 1, 0);
+    b.extend(outcomes("s", "kept", "m", 1, 0));
+    b.push(trial("s", "broken", "m", 0, TrialStatus::Error, 0.0));
+    b.extend(outcomes("s", "kept", "fresh", 1, 0));
+    let c = compare(&results(a), &results(b), &CompareOptions::default());
+    assert_eq!(row(&c, "gone", "m").verdict, Verdict::OnlyInA);
+    assert_eq!(row(&c, "new", "m").verdict, Verdict::OnlyInB);
+    assert_eq!(row(&c, "broken", "m").verdict, Verdict::NotComparable);
+    assert_eq!(row(&c, "kept", "m").verdict, Verdict::Same);
+    assert_eq!(model(&c, "fresh").verdict, Verdict::OnlyInB);
+    assert_eq!(model(&c, "m").tasks, 1);
+    assert_eq!(model(&c, "m").verdict, Verdict::Same);
+    assert_eq!(c.regressions(), 0);
+}
+
+#[test]
+fn many_small_drops_regress_the_model() {
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for i in 0..20 {
+        let task = format!("t{i:02}");
+        a.extend(outcomes("s", &task, "m", 8, 2));
+        b.extend(outcomes("s", &task, "m", 7, 3));
+    }
+    let c = compare(&results(a), &results(b), &CompareOptions::default());
+    assert!(c.rows.iter().all(|r| r.verdict == Verdict::Changed));
+    let m = model(&c, "m");
+    assert_eq!(m.verdict, Verdict::Regressed);
+    assert_eq!((m.tasks, m.rises, m.drops), (20, 0, 20));
+    assert!((m.mean_delta + 0.1).abs() < 1e-9);
+    assert!(m.stderr < 1e-9);
+    assert!((m.p - 2.0 / f64::powi(2.0, 20)).abs() < 1e-12);
+    assert_eq!(c.regressions(), 1);
+}
+
+#[test]
+fn warnings_name_what_differs() {
+    let a = results(outcomes("s", "t", "m", 1, 0));
+    let mut b = a.clone();
+    b.suites[0].digest = "d2".to_owned();
+    b.mode = "live".to_owned();
+    b.shards = Some(Shards {
+        count: 2,
+        held: vec![1],
+    });
+    let c = compare(&a, &b, &CompareOptions::default());
+    assert_eq!(c.warnings.len(), 3);
+    assert!(matches!(&c.warnings[0], Warning::SuiteChanged { suite, .. } if suite == "s"));
+    assert!(
+        matches!(&c.warnings[1], Warning::ModeDiffers { a, b } if a == "replay" && b == "live")
+    );
+}
+
+#[test]
+fn empty_runs_compare_cleanly() {
+    let c = compare(
+        &results(Vec::new()),
+        &results(Vec::new()),
+        &CompareOptions::default(),
+    );
+    assert!(c.rows.is_empty() && c.models.is_empty());
+    assert_eq!(c.regressions(), 0);
+    assert!(c.render_text().contains("Unchanged rows: 0"));
+}
+
+fn mixed() -> Comparison {
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    a.extend(outcomes("s", "crash", "m1", 10, 0));
+    b.extend(outcomes("s", "crash", "m1", 0, 10));
+    a.extend(outcomes("s", "coin", "m1", 1, 0));
+    b.extend(outcomes("s", "coin", "m1", 0, 1));
+    a.extend(outcomes("s", "learned", "m1", 0, 10));
+    b.extend(outcomes("s", "learned", "m1", 10, 0));
+    a.extend(outcomes("s", "steady", "m1", 3, 1));
+    b.extend(outcomes("s", "steady", "m1", 3, 1));
+    a.extend(outcomes("s", "dropped", "m1", 1, 0));
+    b.extend(outcomes("s", "added", "m1", 1, 0));
+    a.extend(outcomes("s", "steady", "m2", 2, 2));
+    b.push(trial("s", "steady", "m2", 0, TrialStatus::Diverged, 0.0));
+    for i in 0..8 {
+        let task = format!("small{i}");
+        a.extend(outcomes("s", &task, "m3", 9, 1));
+        b.extend(outcomes("s", &task, "m3", 8, 2));
+    }
+    let a = results(a);
+    let mut b = results(b);
+    b.suites[0].digest = "0123456789abcdef0123".to_owned();
+    compare(&a, &b, &CompareOptions::default())
+}
+
+#[test]
+fn render_text_mixed() {
+    let c = mixed();
+    insta::assert_snapshot!(c.render_text());
+    assert_eq!(c.render_text(), mixed().render_text(), "deterministic");
+}
+
+#[test]
+fn serializes_to_json() {
+    let json = serde_json::to_value(mixed()).unwrap();
+    assert_eq!(json["rows"][0]["task"], "added");
+    assert_eq!(json["rows"][0]["verdict"], "only_in_b");
+    assert!(json["rows"][0].get("a").is_none());
+    assert_eq!(json["warnings"][0]["kind"], "suite_changed");
+    assert_eq!(json["models"][2]["verdict"], "regressed");
+}
+
+/// Ten tasks of model `m`, each with `passed` passes and `failed` failures.
+fn ten_tasks(passed: u32, failed: u32) -> Vec<crate::results::TrialResult> {
+    (0..10)
+        .flat_map(|i| outcomes("s", &format!("t{i}"), "m", passed, failed))
+        .collect()
+}
+
+#[test]
+fn many_small_gains_improve_the_model() {
+    let (a, b) = (results(ten_tasks(5, 5)), results(ten_tasks(6, 4)));
+    let c = compare(&a, &b, &CompareOptions::default());
+    let m = model(&c, "m");
+    assert_eq!(m.verdict, Verdict::Improved);
+    assert!((m.pass_at_1_a - 0.5).abs() < 1e-9 && (m.pass_at_1_b - 0.6).abs() < 1e-9);
+    assert_eq!(c.regressions(), 0);
+    // A stricter alpha calls the same gains noise (ten of ten rises: p = 2/1024).
+    let strict = compare(&a, &b, &CompareOptions { alpha: 0.001 });
+    assert_eq!(model(&strict, "m").verdict, Verdict::Changed);
+}
