@@ -15,7 +15,8 @@ const PALETTE: [&str; 10] = [
     "#9c755f", "#bab0ac",
 ];
 
-const WIDTH: u32 = 960;
+/// Fits the report's column (1200 px less padding); narrower windows scale it down.
+const WIDTH: u32 = 1100;
 const LABEL_W: u32 = 240;
 const VALUE_W: u32 = 110;
 const BAR_H: u32 = 16;

@@ -212,8 +212,7 @@ fn task_row(
          <td><span class=\"swatch\" style=\"background:{}\"></span> {}</td>\
          <td class=\"num\" data-sort=\"{}\"><span class=\"badge {rate_class}\">{passed}</span></td>\
          {}{}\
-         <td class=\"num\" data-sort=\"{}\">{} <span class=\"pm\">± {}</span></td>\
-         <td class=\"num\" data-sort=\"{}\">{}</td>\
+         {}{}\
          <td class=\"num\" data-sort=\"{}\">{}</td>\
          <td class=\"num\" data-sort=\"{}\">{}</td></tr>",
         chart::color(index),
@@ -221,16 +220,38 @@ fn task_row(
         num(pass_at_1(t), 6),
         at_k_cell(&t.pass_at_k),
         at_k_cell(&t.pass_hat_k),
-        num(t.mean_score, 6),
-        num(t.mean_score, 3),
-        num(t.stderr, 3),
-        num(t.mean_turns, 6),
-        num(t.mean_turns, 1),
+        score_cell(t),
+        turns_cell(t),
         t.usage.total_tokens,
         count(t.usage.total_tokens),
         num(t.cost + t.replayed_cost, 6),
         cost_pair(t.cost, t.replayed_cost)
     );
+}
+
+/// Mean score ± standard error; a dash when no trial was a verdict (no score to average).
+fn score_cell(t: &TaskSummary) -> String {
+    if t.counted == 0 {
+        return "<td class=\"num\" data-sort=\"-1\">–</td>".to_string();
+    }
+    format!(
+        "<td class=\"num\" data-sort=\"{}\">{} <span class=\"pm\">± {}</span></td>",
+        num(t.mean_score, 6),
+        num(t.mean_score, 3),
+        num(t.stderr, 3)
+    )
+}
+
+/// Mean turns, a dash when no trial was a verdict.
+fn turns_cell(t: &TaskSummary) -> String {
+    if t.counted == 0 {
+        return "<td class=\"num\" data-sort=\"-1\">–</td>".to_string();
+    }
+    format!(
+        "<td class=\"num\" data-sort=\"{}\">{}</td>",
+        num(t.mean_turns, 6),
+        num(t.mean_turns, 1)
+    )
 }
 
 /// A pass@k or pass^k cell at the largest k.
@@ -248,7 +269,12 @@ fn at_k_cell(values: &[AtK]) -> String {
 
 /// Live cost, with the replayed (recorded, not spent) cost after it when there is one.
 fn cost_pair(live: f64, replayed: f64) -> String {
-    if replayed > 0.0 {
+    if replayed > 0.0 && live == 0.0 {
+        format!(
+            "<span title=\"recorded, not spent by this run\">{} replayed</span>",
+            cost(replayed)
+        )
+    } else if replayed > 0.0 {
         format!(
             "{} <span class=\"pm\" title=\"replayed: recorded, not spent\">+ {} replayed</span>",
             cost(live),

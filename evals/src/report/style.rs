@@ -12,6 +12,8 @@ pub(crate) const CSS: &str = r##"
   --mono: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace;
 }
 * { box-sizing: border-box; }
+/* Controls start hidden (shown by the script); `display: flex` must not override that. */
+[hidden] { display: none !important; }
 body {
   margin: 0; color: var(--fg); background: var(--bg);
   font: 14px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans", Helvetica, Arial, sans-serif;
@@ -54,7 +56,7 @@ th { background: var(--bg-soft); font-weight: 600; font-size: 13px; position: st
 th.num, td.num { text-align: right; }
 td.task-name { white-space: normal; word-break: break-word; font-weight: 500; }
 tbody tr:hover { background: #f3f6f9; }
-table.sortable th { cursor: pointer; user-select: none; }
+.js table.sortable th { cursor: pointer; user-select: none; }
 th.sorted-asc::after { content: " ▲"; font-size: 10px; }
 th.sorted-desc::after { content: " ▼"; font-size: 10px; }
 .k { color: var(--muted); font-size: 11px; margin-left: 3px; }
@@ -92,6 +94,7 @@ pre.text { font-family: inherit; font-size: 14px; }
 .transcript { display: flex; flex-direction: column; gap: 8px; }
 .msg { border-left: 3px solid var(--border); padding: 4px 0 4px 12px; }
 .msg-role { font-size: 12px; font-weight: 600; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+.msg-role code, .msg-role .badge { text-transform: none; letter-spacing: 0; }
 .msg-meta { text-transform: none; letter-spacing: 0; font-weight: 400; margin-left: 6px; }
 .msg-user { border-left-color: #4e79a7; }
 .msg-assistant { border-left-color: #59a14f; }
@@ -117,6 +120,7 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 pub(crate) const SCRIPT: &str = r##"
 (function () {
   "use strict";
+  document.documentElement.classList.add("js");
   function key(cell) {
     var v = cell.getAttribute("data-sort");
     if (v !== null && v !== "" && !isNaN(Number(v))) { return Number(v); }
