@@ -675,3 +675,48 @@ fn odd_inputs_do_not_panic() {
     }
     assert!(roxmltree::Document::parse(&junit::render(&empty)).is_ok());
 }
+
+#[test]
+fn hostile_names_are_escaped() {
+    let mut results = sample();
+    let task = format!("task {HOSTILE}");
+    let model = format!("model {HOSTILE}");
+    for t in &mut results.trials {
+        if t.task == "escape-output" {
+            t.task = task.clone();
+            t.model = model.clone();
+        }
+    }
+    for t in &mut results.tasks {
+        if t.task == "escape-output" {
+            t.task = task.clone();
+            t.model = model.clone();
+        }
+    }
+    results.suites[0].digest = HOSTILE.to_string();
+    results.mode = HOSTILE.to_string();
+
+    let html = html::render(&results);
+    assert!(!html.contains("<script>alert(1)"));
+    assert!(!html.contains("<b>bold</b>"));
+    assert!(!html.contains('\u{1b}'));
+    assert_eq!(html.matches("</script>").count(), 1);
+
+    let xml = junit::render(&results);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let names: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .filter_map(|n| n.attribute("name"))
+        .collect();
+    assert!(names
+        .iter()
+        .any(|n| n.contains("task </script><script>alert(1)</script>")));
+
+    let md = markdown::render(&results);
+    assert!(!md.contains("<script>"));
+    for line in md.lines().filter(|l| l.starts_with('|')) {
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert!(cells == 7 || cells == 9, "{line}");
+    }
+}

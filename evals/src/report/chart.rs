@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::escape::{html, truncate};
+use super::escape::{html, shorten_middle};
 use super::format::{pass_at_1, pct};
 use crate::results::{EvalResults, TaskSummary};
 
@@ -24,7 +24,7 @@ const BAR_GAP: u32 = 4;
 const GROUP_GAP: u32 = 16;
 const LEGEND_ROW_H: u32 = 22;
 const AXIS_H: u32 = 22;
-/// Task names longer than this are cut in the chart (the full name is in the bar's tooltip).
+/// Task names longer than this are cut in the chart (the full name is in the group's tooltip).
 const MAX_LABEL_CHARS: usize = 32;
 
 /// The models in the order the report lists them: the results' models, then any that only the
@@ -103,6 +103,16 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
     }
     out.push_str("</g>\n");
 
+    // Every other task on a faint band, so many bars still read as groups; under the grid.
+    for g in (1..groups.len()).step_by(2) {
+        let _ = writeln!(
+            out,
+            "<rect class=\"band\" x=\"0\" y=\"{}\" width=\"{WIDTH}\" height=\"{}\"/>",
+            top + g as u32 * (group_h + GROUP_GAP) - GROUP_GAP / 2,
+            group_h + GROUP_GAP
+        );
+    }
+
     // Axis: grid lines and percentages.
     out.push_str("<g class=\"axis\">\n");
     for step in 0..=4u32 {
@@ -126,21 +136,26 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
         } else {
             (*task).to_string()
         };
-        let (cut, rest) = truncate(&full, MAX_LABEL_CHARS);
-        let label = if rest > 0 {
-            format!("{cut}…")
-        } else {
-            full.clone()
-        };
-        let _ = writeln!(
+        let mid = y0 + group_h / 2 + 4;
+        let _ = write!(
             out,
-            "<g class=\"task-group\"><text class=\"task-label\" x=\"{}\" y=\"{}\" \
-             text-anchor=\"end\"><title>{}</title>{}</text>",
-            LABEL_W - 10,
-            y0 + group_h / 2 + 4,
+            "<g class=\"task-group\"><title>{}</title><text class=\"task-label\" x=\"{}\" y=\"{}\" \
+             text-anchor=\"end\">{}</text>",
             html(&full),
-            html(&label)
+            LABEL_W - 10,
+            if many_suites { mid - 7 } else { mid },
+            html(&shorten_middle(task, MAX_LABEL_CHARS))
         );
+        if many_suites {
+            let _ = write!(
+                out,
+                "<text class=\"suite-label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                LABEL_W - 10,
+                mid + 7,
+                html(&shorten_middle(suite, MAX_LABEL_CHARS))
+            );
+        }
+        out.push('\n');
         for (m, model) in models.iter().enumerate() {
             let y = y0 + m as u32 * (BAR_H + BAR_GAP);
             let summary = results

@@ -114,6 +114,20 @@ pub(crate) fn one_line(s: &str, max: usize) -> String {
     }
 }
 
+/// `s` at most `max` characters, cut in the middle when longer (`task-number-1…ve-name`): names
+/// in a series often differ only at the end, which an end cut would hide.
+pub(crate) fn shorten_middle(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max || max < 3 {
+        return s.to_string();
+    }
+    let tail = (max - 1) / 2;
+    let head = max - 1 - tail;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +159,7 @@ mod tests {
         assert_eq!(truncate("héllo", 2), ("hé", 3));
         assert_eq!(truncate("hé", 5), ("hé", 0));
         assert_eq!(one_line("a\n  b c", 3), "a b…");
+        assert_eq!(shorten_middle("abcdefghij", 5), "ab…ij");
+        assert_eq!(shorten_middle("abc", 5), "abc");
     }
 }

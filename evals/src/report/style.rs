@@ -44,7 +44,9 @@ svg.chart .axis line { stroke: #e4e8ec; }
 svg.chart .axis text { fill: var(--muted); font-size: 11px; }
 svg.chart .value { font-variant-numeric: tabular-nums; }
 svg.chart .value .count, svg.chart .value.none { fill: var(--muted); }
+svg.chart .band { fill: #f6f8fa; }
 svg.chart .task-label { font-weight: 600; }
+svg.chart .suite-label { fill: var(--muted); font-size: 11px; }
 .controls { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin: 0 0 10px; }
 .controls input[type=search] { padding: 4px 8px; border: 1px solid var(--border); border-radius: 6px; font: inherit; min-width: 220px; }
 .controls label { color: var(--muted); cursor: pointer; }
