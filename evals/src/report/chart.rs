@@ -16,14 +16,14 @@ const PALETTE: [&str; 10] = [
 ];
 
 /// Fits the report's column (1200 px less padding); narrower windows scale it down.
-const WIDTH: u32 = 1100;
-const LABEL_W: u32 = 240;
-const VALUE_W: u32 = 110;
-const BAR_H: u32 = 16;
-const BAR_GAP: u32 = 4;
-const GROUP_GAP: u32 = 16;
-const LEGEND_ROW_H: u32 = 22;
-const AXIS_H: u32 = 22;
+const WIDTH: u64 = 1100;
+const LABEL_W: u64 = 240;
+const VALUE_W: u64 = 110;
+const BAR_H: u64 = 16;
+const BAR_GAP: u64 = 4;
+const GROUP_GAP: u64 = 16;
+const LEGEND_ROW_H: u64 = 22;
+const AXIS_H: u64 = 22;
 /// Task names longer than this are cut in the chart (the full name is in the group's tooltip).
 const MAX_LABEL_CHARS: usize = 32;
 
@@ -68,10 +68,10 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
     }
 
     let legend_rows = legend_layout(&models);
-    let legend_h = legend_rows.len() as u32 * LEGEND_ROW_H + 8;
-    let group_h = models.len().max(1) as u32 * (BAR_H + BAR_GAP) - BAR_GAP;
+    let legend_h = legend_rows.len() as u64 * LEGEND_ROW_H + 8;
+    let group_h = models.len().max(1) as u64 * (BAR_H + BAR_GAP) - BAR_GAP;
     let top = legend_h + AXIS_H;
-    let height = top + groups.len() as u32 * (group_h + GROUP_GAP) + 8;
+    let height = top + groups.len() as u64 * (group_h + GROUP_GAP) + 8;
     let plot_w = WIDTH - LABEL_W - VALUE_W;
 
     let mut out = String::new();
@@ -85,7 +85,7 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
     // Legend.
     out.push_str("<g class=\"legend\">\n");
     for (row, items) in legend_rows.iter().enumerate() {
-        let y = 6 + row as u32 * LEGEND_ROW_H;
+        let y = 6 + row as u64 * LEGEND_ROW_H;
         for &(index, x) in items {
             let name = models.get(index).map(String::as_str).unwrap_or_default();
             let _ = writeln!(
@@ -108,14 +108,14 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
         let _ = writeln!(
             out,
             "<rect class=\"band\" x=\"0\" y=\"{}\" width=\"{WIDTH}\" height=\"{}\"/>",
-            top + g as u32 * (group_h + GROUP_GAP) - GROUP_GAP / 2,
+            top + g as u64 * (group_h + GROUP_GAP) - GROUP_GAP / 2,
             group_h + GROUP_GAP
         );
     }
 
     // Axis: grid lines and percentages.
     out.push_str("<g class=\"axis\">\n");
-    for step in 0..=4u32 {
+    for step in 0..=4u64 {
         let x = LABEL_W + plot_w * step / 4;
         let _ = writeln!(
             out,
@@ -130,7 +130,7 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
     out.push_str("</g>\n");
 
     for (g, (suite, task)) in groups.iter().enumerate() {
-        let y0 = top + g as u32 * (group_h + GROUP_GAP);
+        let y0 = top + g as u64 * (group_h + GROUP_GAP);
         let full = if many_suites {
             format!("{suite} / {task}")
         } else {
@@ -157,7 +157,7 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
         }
         out.push('\n');
         for (m, model) in models.iter().enumerate() {
-            let y = y0 + m as u32 * (BAR_H + BAR_GAP);
+            let y = y0 + m as u64 * (BAR_H + BAR_GAP);
             let summary = results
                 .tasks
                 .iter()
@@ -176,14 +176,14 @@ fn bar(
     summary: Option<&TaskSummary>,
     model: &str,
     m: usize,
-    y: u32,
-    plot_w: u32,
+    y: u64,
+    plot_w: u64,
 ) {
     let text_y = y + BAR_H - 4;
     match summary {
         Some(t) if t.counted > 0 => {
             let rate = pass_at_1(t).clamp(0.0, 1.0);
-            let w = (rate * f64::from(plot_w)).round() as u32;
+            let w = (rate * plot_w as f64).round() as u64;
             let _ = writeln!(
                 out,
                 "<rect class=\"bar\" x=\"{LABEL_W}\" y=\"{y}\" width=\"{}\" height=\"{BAR_H}\" \
@@ -223,13 +223,13 @@ fn bar(
 }
 
 /// Legend items placed left to right in rows that fit the plot: `(model index, x offset)`.
-fn legend_layout(models: &[String]) -> Vec<Vec<(usize, u32)>> {
+fn legend_layout(models: &[String]) -> Vec<Vec<(usize, u64)>> {
     let avail = WIDTH - LABEL_W;
-    let mut rows: Vec<Vec<(usize, u32)>> = vec![Vec::new()];
-    let mut x = 0u32;
+    let mut rows: Vec<Vec<(usize, u64)>> = vec![Vec::new()];
+    let mut x = 0u64;
     for (i, name) in models.iter().enumerate() {
         // About 7 px per character at the legend's font size, plus the swatch and a gap.
-        let w = 17 + 7 * name.chars().count().min(60) as u32 + 20;
+        let w = 17 + 7 * name.chars().count().min(60) as u64 + 20;
         if x > 0 && x + w > avail {
             rows.push(Vec::new());
             x = 0;
