@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use super::chart::{self, model_names};
-use super::escape::html;
+use super::escape::{html, one_line};
 use super::format::{
     at_largest_k, cost, count, num, pass_at_1, pct, seconds, status_name, suite_names,
 };
@@ -334,17 +334,39 @@ fn trials(results: &EvalResults, groups: &Groups<'_>, many_suites: bool, out: &m
 fn trial(t: &TrialResult, i: usize, out: &mut String) {
     let status = status_name(t.status);
     let checks_passed = t.checks.iter().filter(|c| c.passed).count();
+    let verdict = if t.status.is_verdict() {
+        format!(
+            "score {} · checks {checks_passed}/{}",
+            num(t.score, 3),
+            t.checks.len()
+        )
+    } else {
+        "no verdict".to_string()
+    };
+    // Why it did not pass, at a glance: the reason, else the first failed check.
+    let why = if t.status.is_pass() {
+        None
+    } else {
+        t.reason
+            .as_deref()
+            .or_else(|| t.checks.iter().find(|c| !c.passed).map(|c| c.name.as_str()))
+    };
+    let why = why
+        .map(|w| {
+            format!(
+                "<span class=\"trial-why\">{}</span>",
+                html(&one_line(w, 90))
+            )
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         out,
         "<details class=\"trial\" id=\"trial-{i}\" data-status=\"{status}\">\n<summary>\
          <span class=\"badge status-{status}\">{status}</span>\
-         <span class=\"trial-title\">trial {}</span>\
-         <span class=\"trial-stats\">score {} · checks {}/{} · {} turns · {} tokens · {} s</span>\
+         <span class=\"trial-title\">trial {}</span>{why}\
+         <span class=\"trial-stats\">{verdict} · {} turns · {} tokens · {} s</span>\
          </summary>\n<div class=\"trial-body\">",
         t.trial,
-        num(t.score, 3),
-        checks_passed,
-        t.checks.len(),
         t.turns,
         count(t.usage.total_tokens),
         seconds(t.wall_ms)

@@ -78,6 +78,7 @@ details.trial > summary::before { content: "▸"; color: var(--muted); width: 10
 details.trial[open] > summary::before { content: "▾"; }
 details.trial[open] > summary { border-bottom: 1px solid var(--border); background: var(--bg-soft); border-radius: 8px 8px 0 0; }
 .trial-title { font-weight: 600; }
+.trial-why { color: var(--muted); font-size: 13px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 1 1 200px; }
 .trial-stats { color: var(--muted); margin-left: auto; font-size: 13px; font-variant-numeric: tabular-nums; }
 .trial-body { padding: 4px 16px 16px; }
 .trial-meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 10px 0; font-size: 13px; }
