@@ -39,7 +39,7 @@ trap 'rm -rf "$profile" "$out"' EXIT
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
   --user-data-dir="$profile")
-url="file://$report"
+url="file://${report// /%20}"
 
 # The DOM after parsing and running the page's script; console messages go to the log.
 if ! timeout 120 "$chromium" "${flags[@]}" --enable-logging=stderr --v=0 --dump-dom "$url" \
@@ -52,7 +52,7 @@ fi
 failed=0
 check() { # check DESCRIPTION PATTERN [MIN_COUNT]
   local n
-  n="$(grep -oE "$2" "$out/dom.html" | wc -l)"
+  n="$(grep -oE "$2" "$out/dom.html" | wc -l || true)"
   if [ "$n" -lt "${3:-1}" ]; then
     echo "FAIL: $1 (pattern '$2' found $n times, wanted at least ${3:-1})" >&2
     failed=1
@@ -63,12 +63,13 @@ check() { # check DESCRIPTION PATTERN [MIN_COUNT]
 check "summary section" 'id="summary"'
 check "model cards" 'class="card model-card"'
 check "chart svg" '<svg id="chart"'
-check "chart bars" 'class="bar"'
+check "chart task groups" 'class="task-group"'
+check "chart bars (none when no trial was a verdict)" 'class="bar"' 0
 check "task table" 'id="task-table"'
 check "task rows" '<tr><td class="task-name">'
 check "trials section" 'id="trials"'
 check "trial details" '<details class="trial"'
-check "transcript messages" 'class="msg msg-'
+check "transcript messages" 'class="msg msg-' 0
 # The inline script ran: it reveals the filter controls, which start hidden.
 if grep -qE '<div class="controls" hidden' "$out/dom.html"; then
   echo "FAIL: the report's script did not run (controls still hidden)" >&2
