@@ -13,6 +13,7 @@ pub mod compare;
 pub mod merge;
 pub mod outcome;
 pub mod plan;
+pub mod report;
 pub mod results;
 pub mod results_file;
 pub mod score;

@@ -1,0 +1,165 @@
+//! Escaping of user-provided text (task names, check details, transcripts) for each output
+//! format. Everything a report prints that came from a suite, a model or a command goes through
+//! here, so a transcript can never break the markup around it.
+
+/// Whether `c` may appear in a report at all. XML 1.0 forbids most C0 controls and U+FFFE/U+FFFF
+/// (a parser rejects the whole file); HTML treats them and the C1 controls as parse errors.
+/// Tab, newline and carriage return stay.
+fn is_allowed(c: char) -> bool {
+    match c {
+        '\t' | '\n' | '\r' => true,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => false,
+        '\u{fffe}' | '\u{ffff}' => false,
+        _ => true,
+    }
+}
+
+/// Text for XML character data and attribute values: the five special characters become
+/// entities and forbidden characters are dropped. Tab, newline and carriage return become
+/// character references so attribute values keep them (a parser would turn them into spaces).
+pub(crate) fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' => out.push_str("&#9;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c if is_allowed(c) => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Text for XML element content: as [`xml`] but newlines and tabs stay literal, so a failure
+/// body reads as lines in a CI log. (`]]>` is harmless: its `>` is escaped.)
+pub(crate) fn xml_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\r' => out.push_str("&#13;"),
+            c if is_allowed(c) => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Text for HTML element content and quoted attribute values. Escaping `<` makes `</script>`
+/// and every other tag inert; escaping both quotes makes attribute values safe.
+pub(crate) fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if is_allowed(c) => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Text for a Markdown table cell or list item (GitHub-flavoured): newlines become spaces, `|`
+/// and the characters that start emphasis, code or links are backslash-escaped, and `<`, `>`,
+/// `&` become entities so text such as `Vec<T>` is not taken for an HTML tag and dropped.
+pub(crate) fn markdown(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_allowed(c) => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `s` cut to at most `max` characters (not bytes, so never inside a character), and how many
+/// characters were left out.
+pub(crate) fn truncate(s: &str, max: usize) -> (&str, usize) {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => (&s[..at], s[at..].chars().count()),
+        None => (s, 0),
+    }
+}
+
+/// `s` on one line and at most `max` characters, with an ellipsis when cut: for a short
+/// mention (a failure message, a Markdown list item) of a text that may be a whole log.
+pub(crate) fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (head, rest) = truncate(&flat, max);
+    if rest > 0 {
+        format!("{head}…")
+    } else {
+        flat
+    }
+}
+
+/// `s` at most `max` characters, cut in the middle when longer (`task-number-1…ve-name`): names
+/// in a series often differ only at the end, which an end cut would hide.
+pub(crate) fn shorten_middle(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max || max < 3 {
+        return s.to_string();
+    }
+    let tail = (max - 1) / 2;
+    let head = max - 1 - tail;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_escapes_and_strips() {
+        assert_eq!(
+            xml("a<b>&\"'\u{1}\u{ffff}\n"),
+            "a&lt;b&gt;&amp;&quot;&apos;&#10;"
+        );
+        assert_eq!(xml_text("]]>\u{7}x\ny"), "]]&gt;x\ny");
+    }
+
+    #[test]
+    fn html_makes_script_inert() {
+        assert_eq!(
+            html("</script><script>alert(1)</script>"),
+            "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+    }
+
+    #[test]
+    fn markdown_escapes_cells() {
+        assert_eq!(markdown("a|b\nc<T>"), "a\\|b c&lt;T&gt;");
+    }
+
+    #[test]
+    fn truncate_counts_characters() {
+        assert_eq!(truncate("héllo", 2), ("hé", 3));
+        assert_eq!(truncate("hé", 5), ("hé", 0));
+        assert_eq!(one_line("a\n  b c", 3), "a b…");
+        assert_eq!(shorten_middle("abcdefghij", 5), "ab…ij");
+        assert_eq!(shorten_middle("abc", 5), "abc");
+    }
+}

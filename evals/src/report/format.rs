@@ -1,0 +1,154 @@
+//! Numbers and lookups the three report writers share, so a pass rate or a cost reads the same
+//! in JUnit, Markdown and HTML. All formatting is fixed-precision (no locale, no clock), which
+//! keeps reports byte-for-byte deterministic.
+
+use crate::results::{AtK, EvalResults, TaskSummary, TrialResult, TrialStatus};
+
+/// The estimate at the largest k computed (the strongest statement the trials support).
+pub(crate) fn at_largest_k(values: &[AtK]) -> Option<AtK> {
+    values.iter().copied().max_by_key(|a| a.k)
+}
+
+/// A task's pass@1: the share of counted trials that passed (0 when none counted).
+pub(crate) fn pass_at_1(task: &TaskSummary) -> f64 {
+    ratio(task.passed, task.counted)
+}
+
+/// `num / den`, 0 when `den` is 0.
+pub(crate) fn ratio(num: u32, den: u32) -> f64 {
+    if den == 0 {
+        0.0
+    } else {
+        f64::from(num) / f64::from(den)
+    }
+}
+
+/// Whether any counted trial of the task failed (pass@1 < 1).
+pub(crate) fn is_failure(task: &TaskSummary) -> bool {
+    task.counted > 0 && task.passed < task.counted
+}
+
+/// Whether the task ran trials and none of them was a verdict (all errored or diverged).
+pub(crate) fn is_error(task: &TaskSummary) -> bool {
+    task.trials > 0 && task.counted == 0
+}
+
+/// The trials of one task summary, in the results' order.
+pub(crate) fn trials_of<'a>(
+    results: &'a EvalResults,
+    task: &'a TaskSummary,
+) -> impl Iterator<Item = &'a TrialResult> + 'a {
+    results
+        .trials
+        .iter()
+        .filter(move |t| t.suite == task.suite && t.task == task.task && t.model == task.model)
+}
+
+/// The suite names in the order given, then any that only the summaries name (sorted), so a
+/// hand-merged results file still reports every task.
+pub(crate) fn suite_names(results: &EvalResults) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for s in &results.suites {
+        if !names.contains(&s.name) {
+            names.push(s.name.clone());
+        }
+    }
+    let mut extra: Vec<String> = results
+        .tasks
+        .iter()
+        .map(|t| t.suite.clone())
+        .filter(|s| !names.contains(s))
+        .collect();
+    extra.sort();
+    extra.dedup();
+    names.extend(extra);
+    names
+}
+
+/// The status as the reports print it.
+pub(crate) fn status_name(status: TrialStatus) -> &'static str {
+    match status {
+        TrialStatus::Passed => "passed",
+        TrialStatus::Failed => "failed",
+        TrialStatus::Limit => "limit",
+        TrialStatus::Error => "error",
+        TrialStatus::Diverged => "diverged",
+    }
+}
+
+/// A fraction as a percentage with one decimal (`66.7%`); `n/a` when not a number.
+pub(crate) fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}%", x * 100.0)
+    } else {
+        "n/a".to_string()
+    }
+}
+
+/// A plain number with at most `places` decimals, trailing zeros dropped (`0.5`, `0.667`).
+pub(crate) fn num(x: f64, places: usize) -> String {
+    if !x.is_finite() {
+        return "n/a".to_string();
+    }
+    let s = format!("{x:.places$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s
+    }
+}
+
+/// Dollars with four decimals (`$0.0123`): eval costs are often fractions of a cent.
+pub(crate) fn cost(x: f64) -> String {
+    if x.is_finite() {
+        format!("${x:.4}")
+    } else {
+        "n/a".to_string()
+    }
+}
+
+/// A count with thousands separators (`1,234,567`).
+pub(crate) fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Milliseconds as seconds with three decimals, JUnit's `time`.
+pub(crate) fn seconds(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// Score ± standard error, both with three decimals at most.
+pub(crate) fn score_pm(score: f64, stderr: f64) -> String {
+    format!("{} ± {}", num(score, 3), num(stderr, 3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(num(0.66666, 3), "0.667");
+        assert_eq!(num(1.0, 3), "1");
+        assert_eq!(num(-0.0001, 3), "0");
+        assert_eq!(num(f64::NAN, 3), "n/a");
+        assert_eq!(pct(2.0 / 3.0), "66.7%");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(count(12), "12");
+        assert_eq!(seconds(12_345), "12.345");
+        assert_eq!(cost(0.01234), "$0.0123");
+    }
+}

@@ -1,0 +1,459 @@
+//! One self-contained HTML file for reading a run: the summary per model, a chart of pass rates,
+//! a table per task and model, and every trial's checks and transcript in a collapsible
+//! `<details>`. Inline CSS and SVG, no network at all, readable with JavaScript disabled (the
+//! inline script only adds sorting and filtering), so it can be archived as a CI artifact and
+//! opened anywhere. Every user-provided string is HTML-escaped.
+//!
+//! Stable hooks for tools that check the page: `id="summary"`, `id="chart"` (the SVG),
+//! `id="task-table"`, `id="trials"`, and `class="trial"` on each trial's `<details>`.
+
+use std::fmt::Write as _;
+
+use super::chart::{self, model_names};
+use super::escape::{html, one_line};
+use super::format::{
+    at_largest_k, cost, count, num, pass_at_1, pct, seconds, status_name, suite_names,
+};
+use super::style::{CSS, SCRIPT};
+use super::transcript;
+use crate::results::{AtK, EvalResults, ModelSummary, TaskSummary, TrialResult, TrialStatus};
+
+/// The statuses in the order the trial filter lists them.
+const STATUSES: [TrialStatus; 5] = [
+    TrialStatus::Passed,
+    TrialStatus::Failed,
+    TrialStatus::Limit,
+    TrialStatus::Error,
+    TrialStatus::Diverged,
+];
+
+/// The results as one HTML document. Deterministic: the same results give the same bytes.
+pub fn render(results: &EvalResults) -> String {
+    let suites = suite_names(results);
+    let many_suites = suites.len() > 1;
+    let title = if suites.is_empty() {
+        "Eval report".to_string()
+    } else {
+        format!("Eval report: {}", suites.join(", "))
+    };
+
+    let mut out = String::new();
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    // No network, whatever a transcript holds: a policy for the viewer on top of the escaping.
+    out.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n",
+    );
+    let _ = writeln!(out, "<title>{}</title>", html(&title));
+    let _ = writeln!(out, "<style>{CSS}</style>\n</head>\n<body>\n<main>");
+
+    summary(results, &title, &mut out);
+    out.push_str("<section id=\"chart-section\">\n<h2>Pass rate by task</h2>\n");
+    if results.tasks.is_empty() {
+        out.push_str("<p class=\"empty\">No tasks.</p>\n");
+    } else {
+        out.push_str("<div class=\"chart-box\">\n");
+        out.push_str(&chart::render(results, many_suites));
+        out.push_str("</div>\n");
+    }
+    out.push_str("</section>\n");
+    let groups = trial_groups(results);
+    task_table(results, &groups, many_suites, &mut out);
+    trials(results, &groups, many_suites, &mut out);
+
+    let _ = writeln!(
+        out,
+        "<footer>pi-evals report · results schema {} · harness {}</footer>\n</main>",
+        results.schema_version,
+        html(&results.harness)
+    );
+    let _ = writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>");
+    out
+}
+
+fn summary(results: &EvalResults, title: &str, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "<section id=\"summary\">\n<h1>{}</h1>\n<div class=\"meta\">",
+        html(title)
+    );
+    let passed = results.trials.iter().filter(|t| t.status.is_pass()).count();
+    let mut meta = vec![
+        ("mode", html(&results.mode)),
+        ("isolation", html(&results.isolation)),
+        ("harness", html(&results.harness)),
+        (
+            "trials",
+            format!("{passed}/{} passed", results.trials.len()),
+        ),
+    ];
+    if let Some(shards) = &results.shards {
+        let held: Vec<String> = shards.held.iter().map(u32::to_string).collect();
+        meta.push(("shards", format!("{} of {}", held.join(", "), shards.count)));
+    }
+    for (name, value) in meta {
+        let _ = writeln!(out, "<span>{name} <b>{value}</b></span>");
+    }
+    out.push_str("</div>\n<div class=\"cards\">\n");
+    let names = model_names(results);
+    for m in &results.models {
+        let index = names.iter().position(|n| n == &m.model).unwrap_or(0);
+        model_card(m, index, out);
+    }
+    out.push_str("</div>\n</section>\n");
+}
+
+fn model_card(m: &ModelSummary, index: usize, out: &mut String) {
+    let counted = m.trials.saturating_sub(m.errors).saturating_sub(m.diverged);
+    let _ = writeln!(
+        out,
+        "<div class=\"card model-card\">\n<div class=\"card-model\"><span class=\"swatch\" \
+         style=\"background:{}\"></span>{}</div>\n\
+         <div class=\"card-rate\">{}<small>pass@1</small></div>\n<dl>\n\
+         <dt>score</dt><dd>{} <span class=\"pm\">± {}</span></dd>\n\
+         <dt>trials passed</dt><dd>{}/{} counted</dd>\n\
+         <dt>errors · diverged</dt><dd>{} · {}</dd>\n\
+         <dt>tokens</dt><dd>{}</dd>\n\
+         <dt>cost live / replayed</dt><dd>{} / {}</dd>\n</dl>\n</div>",
+        chart::color(index),
+        html(&m.model),
+        pct(m.pass_at_1),
+        num(m.score, 3),
+        num(m.stderr, 3),
+        m.passed,
+        counted,
+        m.errors,
+        m.diverged,
+        count(m.usage.total_tokens),
+        cost(m.cost),
+        cost(m.replayed_cost)
+    );
+}
+
+/// The trials grouped by suite, task and model, in the results' order: `(key, trial indexes)`.
+type Groups<'a> = Vec<((&'a str, &'a str, &'a str), Vec<usize>)>;
+
+fn trial_groups(results: &EvalResults) -> Groups<'_> {
+    let mut groups: Groups<'_> = Vec::new();
+    for (i, t) in results.trials.iter().enumerate() {
+        let key = (t.suite.as_str(), t.task.as_str(), t.model.as_str());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+    groups
+}
+
+fn task_name(suite: &str, task: &str, many_suites: bool) -> String {
+    if many_suites {
+        format!("{} / {}", html(suite), html(task))
+    } else {
+        html(task)
+    }
+}
+
+fn task_table(results: &EvalResults, groups: &Groups<'_>, many_suites: bool, out: &mut String) {
+    out.push_str("<section id=\"tasks\">\n<h2>Tasks</h2>\n");
+    if results.tasks.is_empty() {
+        out.push_str("<p class=\"empty\">No tasks.</p>\n</section>\n");
+        return;
+    }
+    out.push_str(
+        "<div class=\"controls\" hidden><input type=\"search\" id=\"task-search\" \
+         placeholder=\"Filter tasks and models\" aria-label=\"Filter tasks and models\">\
+         <span class=\"label\">click a column to sort</span></div>\n",
+    );
+    out.push_str(
+        "<div class=\"table-box\"><table id=\"task-table\" class=\"sortable\">\n<thead><tr>\
+         <th>Task</th><th>Model</th><th class=\"num\">Passed / trials</th>\
+         <th class=\"num\">pass@k</th><th class=\"num\">pass^k</th>\
+         <th class=\"num\">Mean score</th><th class=\"num\">Mean turns</th>\
+         <th class=\"num\">Tokens</th><th class=\"num\">Cost</th></tr></thead>\n<tbody>\n",
+    );
+    let names = model_names(results);
+    for t in &results.tasks {
+        task_row(t, groups, &names, many_suites, out);
+    }
+    out.push_str("</tbody></table></div>\n</section>\n");
+}
+
+fn task_row(
+    t: &TaskSummary,
+    groups: &Groups<'_>,
+    names: &[String],
+    many_suites: bool,
+    out: &mut String,
+) {
+    let name = task_name(&t.suite, &t.task, many_suites);
+    let key = (t.suite.as_str(), t.task.as_str(), t.model.as_str());
+    let cell = match groups.iter().position(|(k, _)| *k == key) {
+        Some(g) => format!("<a href=\"#group-{g}\">{name}</a>"),
+        None => name,
+    };
+    let index = names.iter().position(|n| n == &t.model).unwrap_or(0);
+    let rate_class = if t.counted == 0 {
+        "rate-na"
+    } else if t.passed == t.counted {
+        "rate-all"
+    } else if t.passed > 0 {
+        "rate-some"
+    } else {
+        "rate-none"
+    };
+    let mut passed = format!("{}/{}", t.passed, t.trials);
+    if t.errors + t.diverged > 0 {
+        let _ = write!(passed, " · {} no verdict", t.errors + t.diverged);
+    }
+    let _ = writeln!(
+        out,
+        "<tr><td class=\"task-name\">{cell}</td>\
+         <td><span class=\"swatch\" style=\"background:{}\"></span> {}</td>\
+         <td class=\"num\" data-sort=\"{}\"><span class=\"badge {rate_class}\">{passed}</span></td>\
+         {}{}\
+         {}{}\
+         <td class=\"num\" data-sort=\"{}\">{}</td>\
+         <td class=\"num\" data-sort=\"{}\">{}</td></tr>",
+        chart::color(index),
+        html(&t.model),
+        num(pass_at_1(t), 6),
+        at_k_cell(&t.pass_at_k),
+        at_k_cell(&t.pass_hat_k),
+        score_cell(t),
+        turns_cell(t),
+        t.usage.total_tokens,
+        count(t.usage.total_tokens),
+        num(t.cost + t.replayed_cost, 6),
+        cost_pair(t.cost, t.replayed_cost)
+    );
+}
+
+/// Mean score ± standard error; a dash when no trial was a verdict (no score to average).
+fn score_cell(t: &TaskSummary) -> String {
+    if t.counted == 0 {
+        return "<td class=\"num\" data-sort=\"-1\">–</td>".to_string();
+    }
+    format!(
+        "<td class=\"num\" data-sort=\"{}\">{} <span class=\"pm\">± {}</span></td>",
+        num(t.mean_score, 6),
+        num(t.mean_score, 3),
+        num(t.stderr, 3)
+    )
+}
+
+/// Mean turns, a dash when no trial was a verdict.
+fn turns_cell(t: &TaskSummary) -> String {
+    if t.counted == 0 {
+        return "<td class=\"num\" data-sort=\"-1\">–</td>".to_string();
+    }
+    format!(
+        "<td class=\"num\" data-sort=\"{}\">{}</td>",
+        num(t.mean_turns, 6),
+        num(t.mean_turns, 1)
+    )
+}
+
+/// A pass@k or pass^k cell at the largest k.
+fn at_k_cell(values: &[AtK]) -> String {
+    match at_largest_k(values) {
+        Some(a) => format!(
+            "<td class=\"num\" data-sort=\"{}\">{}<span class=\"k\">k={}</span></td>",
+            num(a.value, 6),
+            pct(a.value),
+            a.k
+        ),
+        None => "<td class=\"num\" data-sort=\"-1\">–</td>".to_string(),
+    }
+}
+
+/// Live cost, with the replayed (recorded, not spent) cost after it when there is one.
+fn cost_pair(live: f64, replayed: f64) -> String {
+    if replayed > 0.0 && live == 0.0 {
+        format!(
+            "<span title=\"recorded, not spent by this run\">{} replayed</span>",
+            cost(replayed)
+        )
+    } else if replayed > 0.0 {
+        format!(
+            "{} <span class=\"pm\" title=\"replayed: recorded, not spent\">+ {} replayed</span>",
+            cost(live),
+            cost(replayed)
+        )
+    } else {
+        cost(live)
+    }
+}
+
+fn trials(results: &EvalResults, groups: &Groups<'_>, many_suites: bool, out: &mut String) {
+    out.push_str("<section id=\"trials\">\n<h2>Trials</h2>\n");
+    if results.trials.is_empty() {
+        out.push_str("<p class=\"empty\">No trials.</p>\n</section>\n");
+        return;
+    }
+    out.push_str(
+        "<div class=\"controls\" hidden id=\"trial-filter\"><span class=\"label\">show</span>",
+    );
+    for status in STATUSES {
+        let n = results.trials.iter().filter(|t| t.status == status).count();
+        if n > 0 {
+            let name = status_name(status);
+            let _ = write!(
+                out,
+                "<label><input type=\"checkbox\" value=\"{name}\" checked> \
+                 <span class=\"badge status-{name}\">{name}</span> {n}</label>"
+            );
+        }
+    }
+    out.push_str(
+        "<button type=\"button\" id=\"expand-all\">Expand all</button>\
+         <button type=\"button\" id=\"collapse-all\">Collapse all</button></div>\n",
+    );
+    let names = model_names(results);
+    for (g, ((suite, task, model), members)) in groups.iter().enumerate() {
+        let index = names.iter().position(|n| n == model).unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "<div class=\"trial-group\" id=\"group-{g}\">\n<h3 class=\"group-head\">\
+             <span class=\"swatch\" style=\"background:{}\"></span>{} \
+             <span class=\"model\">{}</span></h3>",
+            chart::color(index),
+            task_name(suite, task, many_suites),
+            html(model)
+        );
+        for &i in members {
+            if let Some(t) = results.trials.get(i) {
+                trial(t, i, out);
+            }
+        }
+        out.push_str("</div>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+fn trial(t: &TrialResult, i: usize, out: &mut String) {
+    let status = status_name(t.status);
+    let checks_passed = t.checks.iter().filter(|c| c.passed).count();
+    let verdict = if t.status.is_verdict() {
+        format!(
+            "score {} · checks {checks_passed}/{}",
+            num(t.score, 3),
+            t.checks.len()
+        )
+    } else {
+        "no verdict".to_string()
+    };
+    // Why it did not pass, at a glance: the reason, else the first failed check.
+    let why = if t.status.is_pass() {
+        None
+    } else {
+        t.reason
+            .as_deref()
+            .or_else(|| t.checks.iter().find(|c| !c.passed).map(|c| c.name.as_str()))
+    };
+    let why = why
+        .map(|w| {
+            format!(
+                "<span class=\"trial-why\">{}</span>",
+                html(&one_line(w, 90))
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "<details class=\"trial\" id=\"trial-{i}\" data-status=\"{status}\">\n<summary>\
+         <span class=\"badge status-{status}\">{status}</span>\
+         <span class=\"trial-title\">trial {}</span>{why}\
+         <span class=\"trial-stats\">{verdict} · {} turns · {} tokens · {} s</span>\
+         </summary>\n<div class=\"trial-body\">",
+        t.trial,
+        t.turns,
+        count(t.usage.total_tokens),
+        seconds(t.wall_ms)
+    );
+
+    out.push_str("<dl class=\"trial-meta\">");
+    if let Some(reason) = &t.reason {
+        let _ = write!(
+            out,
+            "<dt>reason</dt><dd class=\"reason\">{}</dd>",
+            html(reason)
+        );
+    }
+    let _ = write!(
+        out,
+        "<dt>seed</dt><dd><code>{}</code></dd><dt>calls</dt><dd>{} live · {} replayed</dd>\
+         <dt>cost</dt><dd>{} live · {} replayed</dd>\
+         <dt>tokens</dt><dd>{} in · {} out · {} cache read · {} cache write</dd>",
+        t.seed,
+        t.calls.live,
+        t.calls.replayed,
+        cost(t.cost),
+        cost(t.replayed_cost),
+        count(t.usage.input),
+        count(t.usage.output),
+        count(t.usage.cache_read),
+        count(t.usage.cache_write)
+    );
+    if let Some(cassette) = &t.cassette {
+        let _ = write!(
+            out,
+            "<dt>cassette</dt><dd><code>{}</code></dd>",
+            html(cassette)
+        );
+    }
+    out.push_str("</dl>\n");
+
+    let _ = writeln!(
+        out,
+        "<h4>Checks ({checks_passed}/{} passed, score {})</h4>",
+        t.checks.len(),
+        num(t.score, 3)
+    );
+    if t.checks.is_empty() {
+        out.push_str("<p class=\"empty\">No checks ran.</p>\n");
+    } else {
+        out.push_str("<ul class=\"checks\">\n");
+        for c in &t.checks {
+            let (class, mark) = if c.passed {
+                ("pass", "✓")
+            } else {
+                ("fail", "✗")
+            };
+            let _ = write!(
+                out,
+                "<li class=\"check {class}\"><span class=\"mark\">{mark}</span>\
+                 <span class=\"check-name\">{}</span>\
+                 <span class=\"check-kind\">{} · weight {}</span>",
+                html(&c.name),
+                html(&c.kind),
+                num(c.weight, 3)
+            );
+            if let Some(detail) = &c.detail {
+                transcript::text(detail, "check-detail", out);
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ul>\n");
+    }
+
+    let _ = writeln!(
+        out,
+        "<h4>Transcript ({} message{})</h4>\n<div class=\"transcript\">",
+        t.transcript.len(),
+        if t.transcript.len() == 1 { "" } else { "s" }
+    );
+    if t.transcript.is_empty() {
+        out.push_str("<p class=\"empty\">No messages.</p>");
+        if !t.final_text.is_empty() {
+            out.push_str(
+                "<div class=\"msg msg-assistant\"><div class=\"msg-role\">Final text</div>",
+            );
+            transcript::text(&t.final_text, "text", out);
+            out.push_str("</div>");
+        }
+    } else {
+        transcript::render(&t.transcript, out);
+    }
+    out.push_str("</div>\n</div>\n</details>\n");
+}

@@ -1,0 +1,13 @@
+//! Report writers: the same [`crate::results::EvalResults`] as JUnit XML for CI test tabs,
+//! Markdown for a pull-request comment, and one self-contained HTML file for reading the
+//! transcripts. Each writer is a pure function of the results (no clock, no I/O), so reports
+//! are reproducible and snapshot-tested.
+
+mod chart;
+mod escape;
+mod format;
+pub mod html;
+pub mod junit;
+pub mod markdown;
+mod style;
+mod transcript;
