@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod check;
+pub mod convert;
 pub mod outcome;
 pub mod plan;
 pub mod results;
