@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod check;
 pub mod compare;
+pub mod convert;
 pub mod merge;
 pub mod outcome;
 pub mod plan;

@@ -1,6 +1,8 @@
 //! Reading suites: the shipped ones parse with their defaults applied, and every kind of
 //! mistake is an error naming the file, the line, the task and the field.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use pi_evals::check::CheckKind;
