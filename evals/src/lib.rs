@@ -7,4 +7,5 @@
 //! the agent's events, so the same suites evaluate this harness's `pi`, the original Pi, or any
 //! other Pi-compatible command.
 
+pub mod isolate;
 pub mod results;
