@@ -174,7 +174,11 @@ impl Isolation {
 
     /// Writes an executable script ([`SHELL_WRAPPER_NAME`]) into `dir` that runs `bash "$@"`
     /// under the confinement; given to the agent as its shell. Returns its path. The variables
-    /// passed through are read from the script's environment when it runs.
+    /// passed through are read from the script's environment when it runs. The script `exec`s
+    /// bwrap, so killing its process group (as the bash tool does on abort or timeout) kills
+    /// bwrap, and with it everything the command started. (A process forking in another thread
+    /// while the file is written can hold it open for a moment: executing it right away may
+    /// fail with ETXTBSY, to be retried.)
     pub fn shell_wrapper(&self, confinement: &Confinement, dir: &Path) -> io::Result<PathBuf> {
         let path = dir.join(SHELL_WRAPPER_NAME);
         let script = match &self.bwrap {
@@ -372,7 +376,10 @@ fn probe_bwrap() -> &'static Result<PathBuf, IsolateError> {
     static PROBE: OnceLock<Result<PathBuf, IsolateError>> = OnceLock::new();
     PROBE.get_or_init(|| {
         let path = find_on_path("bwrap").ok_or(IsolateError::NotInstalled)?;
-        let here = std::env::temp_dir();
+        // The binds need an existing directory; the system's temp dir, or else `/`.
+        let here = Some(std::env::temp_dir())
+            .filter(|dir| dir.is_dir())
+            .unwrap_or_else(|| PathBuf::from("/"));
         let confinement = Confinement {
             workspace: here.clone(),
             temp: here,

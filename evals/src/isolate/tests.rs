@@ -196,3 +196,26 @@ fn the_none_wrapper_runs_bash_with_its_arguments() {
     assert!(text.ends_with(" it's me\n"), "{text}");
     assert!(text.len() > " it's me\n".len(), "not bash: {text}");
 }
+
+#[test]
+fn errors_say_what_to_do() {
+    let missing = IsolateError::NotInstalled.to_string();
+    assert!(
+        missing.contains("bubblewrap") && missing.contains("--isolate none"),
+        "{missing}"
+    );
+    let failing = IsolateError::Unusable {
+        path: PathBuf::from("/usr/bin/bwrap"),
+        status: "exit status: 1".into(),
+        stderr: "bwrap: No permissions to create new namespace".into(),
+    }
+    .to_string();
+    assert!(
+        failing.starts_with("/usr/bin/bwrap is installed but cannot confine"),
+        "{failing}"
+    );
+    assert!(
+        failing.ends_with("No permissions to create new namespace"),
+        "{failing}"
+    );
+}
