@@ -8,6 +8,7 @@
 mod args;
 mod cassette;
 mod chaos_cmd;
+mod eval_cmd;
 mod export;
 mod files;
 mod import_cmd;
@@ -89,6 +90,9 @@ fn main() -> ExitCode {
     }
     if argv.first().is_some_and(|a| a == "import") {
         return import_cmd::main(&argv[1..]);
+    }
+    if argv.first().is_some_and(|a| a == "eval") {
+        return eval_cmd::main(&argv[1..]);
     }
     if argv.first().is_some_and(|a| a == "proxy") {
         return proxy_cmd::main(&argv[1..]);

@@ -127,6 +127,10 @@ impl AgentCommand {
                 if run.limit.is_none() {
                     if let Some(hit) = run.outcome.passed_limit(&limits) {
                         run.limit = Some(hit);
+                        // At once: every event the agent gets ahead is a request more.
+                        if let Ok(group) = i32::try_from(pid) {
+                            signal_group(group, Signal::SIGINT);
+                        }
                         stop.store(true, Ordering::SeqCst);
                     }
                 }
@@ -173,8 +177,14 @@ impl AgentCommand {
                 if let Some(thinking) = inv.thinking {
                     command.args(["--thinking", thinking]);
                 }
-                if let Some(tools) = inv.tools {
-                    command.args(["--tools", &tools.join(",")]);
+                match inv.tools {
+                    Some([]) => {
+                        command.arg("--no-tools");
+                    }
+                    Some(tools) => {
+                        command.args(["--tools", &tools.join(",")]);
+                    }
+                    None => {}
                 }
                 if let CassetteUse::Record(path) = inv.cassette {
                     command.arg("--record").arg(path);
@@ -286,8 +296,9 @@ impl<'a> RpcDriver<'a> {
     }
 }
 
-/// Watches a running agent: SIGINT to its process group when `stop` is set, the eval is
-/// cancelled or `wall_time` has passed; SIGKILL after [`GRACE`]. Returns whether the wall time
+/// Watches a running agent: SIGINT to its process group when the eval is cancelled or
+/// `wall_time` has passed; SIGKILL after [`GRACE`] (also after the reader's own SIGINT, which
+/// it signals with `stop`). Returns whether the wall time
 /// ran out.
 fn watch(
     pid: u32,
@@ -306,9 +317,11 @@ fn watch(
         while !done.load(Ordering::SeqCst) {
             let over = wall_time.is_some_and(|t| started.elapsed() > t);
             timed_out |= over;
-            if interrupted_at.is_none()
-                && (stop.load(Ordering::SeqCst) || cancel.load(Ordering::SeqCst) || over)
-            {
+            if interrupted_at.is_none() && stop.load(Ordering::SeqCst) {
+                // The reader has sent SIGINT already.
+                interrupted_at = Some(Instant::now());
+            }
+            if interrupted_at.is_none() && (cancel.load(Ordering::SeqCst) || over) {
                 signal_group(group, Signal::SIGINT);
                 interrupted_at = Some(Instant::now());
             }

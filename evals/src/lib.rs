@@ -18,6 +18,7 @@ pub mod plan;
 pub mod report;
 pub mod results;
 pub mod results_file;
+pub mod runner;
 pub mod score;
 mod significance;
 pub mod suite;

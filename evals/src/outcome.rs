@@ -13,7 +13,10 @@ use crate::suite::Limits;
 pub struct Outcome {
     /// Every message that ended (user, assistant, tool results), in order: Pi's messages.
     pub messages: Vec<Value>,
+    /// Turns that ended.
     pub turns: u32,
+    /// Turns that began: a turn limit is passed the moment one more begins.
+    pub turns_started: u32,
     /// Model responses (assistant messages), failed ones included.
     pub responses: u32,
     pub usage: Usage,
@@ -36,6 +39,7 @@ impl Outcome {
     /// Reads one event.
     pub fn feed(&mut self, event: &Value) {
         match event.get("type").and_then(Value::as_str) {
+            Some("turn_start") => self.turns_started += 1,
             Some("turn_end") => self.turns += 1,
             Some("message_end") => {
                 if let Some(message) = event.get("message") {
@@ -108,7 +112,7 @@ impl Outcome {
     /// The first limit this run has passed, in words.
     pub fn passed_limit(&self, limits: &Limits) -> Option<String> {
         if let Some(turns) = limits.turns {
-            if self.turns > turns {
+            if self.turns_started > turns {
                 return Some(format!("turn limit: more than {turns} turns"));
             }
         }
@@ -180,7 +184,7 @@ mod tests {
     #[test]
     fn limits_are_passed_only_beyond_their_value() {
         let mut outcome = Outcome {
-            turns: 3,
+            turns_started: 3,
             ..Outcome::default()
         };
         let limits = Limits {
@@ -188,7 +192,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(outcome.passed_limit(&limits), None);
-        outcome.turns = 4;
+        outcome.turns_started = 4;
         assert_eq!(
             outcome.passed_limit(&limits).as_deref(),
             Some("turn limit: more than 3 turns")

@@ -36,13 +36,12 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> WorkspaceError 
 
 impl TrialDirs {
     /// Makes the folders: under `keep` (as `name`, kept) or in the system's temp folder
-    /// (removed when dropped); copies `fixture` into the workspace; writes `settings` as the
-    /// agent's `settings.json`, and copies `models.json` and `auth.json` from `user_agent_dir`.
+    /// (removed when dropped); copies `fixture` into the workspace, and `models.json` and
+    /// `auth.json` from `user_agent_dir` into the agent directory.
     pub fn prepare(
         name: &str,
         keep: Option<&Path>,
         fixture: Option<&Path>,
-        settings: &serde_json::Map<String, Value>,
         user_agent_dir: Option<&Path>,
     ) -> Result<TrialDirs, WorkspaceError> {
         let (owner, root) = match keep {
@@ -83,9 +82,6 @@ impl TrialDirs {
                 }
             }
         }
-        let text = serde_json::to_string_pretty(&Value::Object(settings.clone()))
-            .unwrap_or_else(|_| "{}".into());
-        std::fs::write(agent_dir.join("settings.json"), text).map_err(io("settings.json"))?;
         Ok(TrialDirs {
             _owner: owner,
             root,
@@ -93,6 +89,18 @@ impl TrialDirs {
             temp,
             agent_dir,
         })
+    }
+}
+
+impl TrialDirs {
+    /// Writes the agent's `settings.json`.
+    pub fn write_settings(
+        &self,
+        settings: &serde_json::Map<String, Value>,
+    ) -> Result<(), WorkspaceError> {
+        let text = serde_json::to_string_pretty(&Value::Object(settings.clone()))
+            .unwrap_or_else(|_| "{}".into());
+        std::fs::write(self.agent_dir.join("settings.json"), text).map_err(io("settings.json"))
     }
 }
 

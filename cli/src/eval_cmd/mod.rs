@@ -1,0 +1,317 @@
+//! `pi eval`: run suites of agent tasks and score them; merge shards; compare two runs.
+//!
+//! `pi eval SUITE... [--model M]... [--trials K] [--jobs N] [--record DIR | --replay DIR |
+//! --once DIR | --live] [--shard I/N] [--filter PATTERN]...` runs every trial with this
+//! binary as the agent (or `--agent CMD`, any Pi-compatible command, for live runs), prints
+//! the scores and writes `results.json`, `junit.xml`, `summary.md` and `report.html` into
+//! `--out` (`eval-results` by default). Without a cassette flag, a suite that names its
+//! cassettes is replayed from them; otherwise the run is live.
+//!
+//! Exit codes: 0 every trial ran (passed or failed) and the score is not under
+//! `--fail-under`; 1 a trial errored or diverged from its cassette, or the score is under
+//! `--fail-under`; 2 bad usage, an invalid suite or results file; 130 interrupted (the finished
+//! trials' results are written).
+
+mod progress;
+mod summary;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::{Parser, ValueEnum};
+use pi_evals::agent::AgentCommand;
+use pi_evals::isolate::{Isolation, IsolationKind};
+use pi_evals::plan::{self, Selection, Shard};
+use pi_evals::results::{EvalResults, Shards, SuiteRef, TrialStatus, SCHEMA_VERSION};
+use pi_evals::runner::{self, Mode, RunOptions};
+use pi_evals::suite::{self, Suite};
+
+use progress::ProgressStyle;
+
+/// `pi eval`'s flags.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pi eval",
+    about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage or an invalid suite; 130 interrupted."
+)]
+struct EvalArgs {
+    /// Suite files (TOML).
+    #[arg(required = true, value_name = "SUITE")]
+    suites: Vec<PathBuf>,
+    /// Run every task against this model instead of the suite's (`provider/id`). Repeatable.
+    #[arg(long = "model", value_name = "MODEL")]
+    models: Vec<String>,
+    /// Trials per task and model, instead of the suite's.
+    #[arg(long, value_name = "K")]
+    trials: Option<u32>,
+    /// Trials run at once (the number of cores by default).
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Run live and record each trial into DIR/<suite>/<task>/<model>/<trial>.jsonl.
+    #[arg(long, value_name = "DIR", group = "cassettes")]
+    record: Option<PathBuf>,
+    /// Replay each trial from DIR (tools run for real in the trial's workspace).
+    #[arg(long, value_name = "DIR", group = "cassettes")]
+    replay: Option<PathBuf>,
+    /// Replay the trials recorded in DIR; run and record the others.
+    #[arg(long, value_name = "DIR", group = "cassettes")]
+    once: Option<PathBuf>,
+    /// Run live even when a suite names its cassettes.
+    #[arg(long, group = "cassettes")]
+    live: bool,
+    /// Run only shard I of N (zero-based); read from JOB_COMPLETION_INDEX (a Kubernetes
+    /// Indexed Job) when given as `auto/N`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Run only the tasks whose `task` or `suite/task` matches (`*`, `?`). Repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    filter: Vec<String>,
+    /// How trials' commands are confined (the strongest available by default).
+    #[arg(long, value_name = "bwrap|none")]
+    isolate: Option<IsolationKind>,
+    /// Where the reports go.
+    #[arg(long, value_name = "DIR", default_value = "eval-results")]
+    out: PathBuf,
+    /// Keep each trial's folders (workspace, agent dir) under DIR.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+    /// The agent command for live runs: any Pi-compatible command, its words separated by
+    /// spaces (`"node /opt/pi/dist/cli.js"`); this binary by default.
+    #[arg(long, value_name = "CMD")]
+    agent: Option<String>,
+    /// How progress is shown on stderr (a bar on a terminal, a line per trial otherwise).
+    #[arg(long, value_enum, default_value = "auto")]
+    progress: ProgressArg,
+    /// Print nothing but the summary (same as --progress quiet).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Exit 1 when a model's overall score is under this (0 to 1).
+    #[arg(long, value_name = "SCORE")]
+    fail_under: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ProgressArg {
+    Auto,
+    Bar,
+    Plain,
+    Quiet,
+}
+
+/// Runs `pi eval` with `argv` (the words after `eval`).
+pub fn main(argv: &[String]) -> ExitCode {
+    match argv.first().map(String::as_str) {
+        Some("merge") => return ExitCode::from(compare_cmd::merge(&argv[1..])),
+        Some("compare") => return ExitCode::from(compare_cmd::compare(&argv[1..])),
+        _ => {}
+    }
+    let words = std::iter::once("pi eval".to_owned()).chain(argv.iter().cloned());
+    let args = match EvalArgs::try_parse_from(words) {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("pi eval: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+mod compare_cmd;
+
+fn run(args: EvalArgs) -> Result<u8, String> {
+    let suites: Vec<Suite> = args
+        .suites
+        .iter()
+        .map(|path| suite::load(path).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    let selection = Selection {
+        models: args.models.clone(),
+        trials: args.trials,
+        filters: args.filter.clone(),
+        shard,
+    };
+    if args.trials == Some(0) {
+        return Err("--trials must be at least 1".into());
+    }
+    if let Some(score) = args.fail_under {
+        if !(0.0..=1.0).contains(&score) {
+            return Err("--fail-under takes a score between 0 and 1".into());
+        }
+    }
+    let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
+    let mode = mode_of(&args, &suites)?;
+    let isolation = Isolation::detect(args.isolate).map_err(|e| e.to_string())?;
+    let agent = agent_of(&args)?;
+    if matches!(mode, Mode::Replay(_) | Mode::Once(_)) && args.agent.is_some() {
+        return Err("--agent runs live trials only: a replay is this build's own".into());
+    }
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let options = RunOptions {
+        agent,
+        mode: mode.clone(),
+        jobs,
+        isolation,
+        keep: args.keep.clone(),
+        user_agent_dir: pi_evals::workspace::user_agent_dir(),
+    };
+    let style = match (args.quiet, args.progress) {
+        (true, _) | (_, ProgressArg::Quiet) => ProgressStyle::Quiet,
+        (_, ProgressArg::Bar) => ProgressStyle::Bar,
+        (_, ProgressArg::Plain) => ProgressStyle::Plain,
+        (_, ProgressArg::Auto) if std::io::stderr().is_terminal() => ProgressStyle::Bar,
+        (_, ProgressArg::Auto) => ProgressStyle::Plain,
+    };
+    if style != ProgressStyle::Quiet {
+        eprintln!(
+            "{} trials ({}, isolation {}, {jobs} jobs)",
+            specs.len(),
+            describe_mode(&mode),
+            options.isolation.kind()
+        );
+    }
+    let progress = progress::Progress::new(style, specs.len());
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _signals = progress::cancel_on_signals(Arc::clone(&cancel));
+    let trials = runner::run(&specs, &options, &progress, &cancel).map_err(|e| e.to_string())?;
+    progress.finish();
+    let cancelled = cancel.load(Ordering::SeqCst);
+    let (tasks, models) = pi_evals::score::summarize(&trials);
+    let results = EvalResults {
+        schema_version: SCHEMA_VERSION,
+        harness: env!("CARGO_PKG_VERSION").into(),
+        suites: suites
+            .iter()
+            .map(|s| SuiteRef {
+                name: s.name.clone(),
+                path: s.path.display().to_string(),
+                digest: s.digest.clone(),
+            })
+            .collect(),
+        mode: mode.name().into(),
+        isolation: options.isolation.kind().to_string(),
+        shards: shard.map(|s| Shards {
+            count: s.count,
+            held: vec![s.index],
+        }),
+        trials,
+        tasks,
+        models,
+    };
+    summary::print(&results);
+    write_reports(&args.out, &results)?;
+    if cancelled {
+        eprintln!("interrupted: the results of the trials that finished are written");
+        return Ok(130);
+    }
+    Ok(exit_code(&results, args.fail_under))
+}
+
+/// 1 when a trial errored or diverged, or a model scored under `fail_under`.
+fn exit_code(results: &EvalResults, fail_under: Option<f64>) -> u8 {
+    let broken = results
+        .trials
+        .iter()
+        .any(|t| matches!(t.status, TrialStatus::Error | TrialStatus::Diverged));
+    let under = fail_under.is_some_and(|floor| results.models.iter().any(|m| m.score < floor));
+    u8::from(broken || under)
+}
+
+/// Writes the four reports into `out`.
+pub(crate) fn write_reports(out: &Path, results: &EvalResults) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let write = |name: &str, text: String| {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    pi_evals::results_file::write(&out.join("results.json"), results)
+        .map_err(|e| format!("cannot write {}: {e}", out.join("results.json").display()))?;
+    write("junit.xml", pi_evals::report::junit::render(results))?;
+    write("summary.md", pi_evals::report::markdown::render(results))?;
+    write("report.html", pi_evals::report::html::render(results))?;
+    println!(
+        "reports: {0}/results.json, {0}/junit.xml, {0}/summary.md, {0}/report.html",
+        out.display()
+    );
+    Ok(())
+}
+
+/// `I/N`, or `auto/N` with I from `JOB_COMPLETION_INDEX`.
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    match text.strip_prefix("auto/") {
+        Some(count) => {
+            let index = std::env::var("JOB_COMPLETION_INDEX").map_err(|_| {
+                "--shard auto/N reads JOB_COMPLETION_INDEX, which is not set".to_owned()
+            })?;
+            format!("{}/{count}", index.trim()).parse()
+        }
+        None => text.parse(),
+    }
+}
+
+fn mode_of(args: &EvalArgs, suites: &[Suite]) -> Result<Mode, String> {
+    if let Some(dir) = &args.record {
+        return Ok(Mode::Record(dir.clone()));
+    }
+    if let Some(dir) = &args.replay {
+        return Ok(Mode::Replay(Some(dir.clone())));
+    }
+    if let Some(dir) = &args.once {
+        return Ok(Mode::Once(dir.clone()));
+    }
+    if args.live || suites.iter().all(|s| s.cassettes.is_none()) {
+        return Ok(Mode::Live);
+    }
+    if let Some(without) = suites.iter().find(|s| s.cassettes.is_none()) {
+        return Err(format!(
+            "suite `{}` names no cassettes while others do: pass --replay DIR, --once DIR or --live",
+            without.name
+        ));
+    }
+    Ok(Mode::Replay(None))
+}
+
+fn describe_mode(mode: &Mode) -> String {
+    match mode {
+        Mode::Live => "live".into(),
+        Mode::Record(dir) => format!("live, recording into {}", dir.display()),
+        Mode::Replay(Some(dir)) => format!("replayed from {}", dir.display()),
+        Mode::Replay(None) => "replayed from the suites' cassettes".into(),
+        Mode::Once(dir) => format!(
+            "replayed from {} where recorded, else recorded",
+            dir.display()
+        ),
+    }
+}
+
+fn agent_of(args: &EvalArgs) -> Result<AgentCommand, String> {
+    match &args.agent {
+        Some(command) => {
+            let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+            let (program, prefix) = words
+                .split_first()
+                .ok_or_else(|| "--agent needs a command".to_owned())?;
+            Ok(AgentCommand {
+                program: PathBuf::from(program),
+                prefix: prefix.to_vec(),
+            })
+        }
+        None => Ok(AgentCommand {
+            program: std::env::current_exe()
+                .map_err(|e| format!("cannot find this program: {e}"))?,
+            prefix: Vec::new(),
+        }),
+    }
+}

@@ -1,0 +1,96 @@
+//! The scores `pi eval` prints when it ends: one line per model, then one per task and model.
+
+use pi_evals::results::{AtK, EvalResults};
+
+/// Prints the summary of `results` on stdout.
+pub fn print(results: &EvalResults) {
+    for line in lines(results) {
+        println!("{line}");
+    }
+}
+
+/// The summary's lines.
+pub fn lines(results: &EvalResults) -> Vec<String> {
+    let mut out = Vec::new();
+    let model_width = results
+        .models
+        .iter()
+        .map(|m| m.model.len())
+        .chain(std::iter::once(5))
+        .max()
+        .unwrap_or(5);
+    out.push(format!(
+        "{:<model_width$}  {:>6}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
+        "model", "pass@1", "score", "passed", "errors", "diverged", "tokens", "cost", "replayed"
+    ));
+    for m in &results.models {
+        out.push(format!(
+            "{:<model_width$}  {:>6.2}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
+            m.model,
+            m.pass_at_1,
+            format!("{:.2} ± {:.2}", m.score, m.stderr),
+            format!("{}/{}", m.passed, m.trials),
+            m.errors,
+            m.diverged,
+            m.usage.total_tokens,
+            format!("${:.4}", m.cost),
+            format!("${:.4}", m.replayed_cost),
+        ));
+    }
+    out.push(String::new());
+    let task_width = results
+        .tasks
+        .iter()
+        .map(|t| t.task.len() + t.suite.len() + 1)
+        .chain(std::iter::once(4))
+        .max()
+        .unwrap_or(4);
+    out.push(format!(
+        "{:<task_width$}  {:<model_width$}  {:>7}  {:>7}  {:>7}  {:>13}",
+        "task", "model", "passed", "pass@k", "pass^k", "score"
+    ));
+    for t in &results.tasks {
+        let last = |v: &[AtK]| {
+            v.last()
+                .map_or_else(|| "-".to_owned(), |a| format!("{:.2}@{}", a.value, a.k))
+        };
+        out.push(format!(
+            "{:<task_width$}  {:<model_width$}  {:>7}  {:>7}  {:>7}  {:>13}",
+            format!("{}/{}", t.suite, t.task),
+            t.model,
+            format!("{}/{}", t.passed, t.trials),
+            last(&t.pass_at_k),
+            last(&t.pass_hat_k),
+            format!("{:.2} ± {:.2}", t.mean_score, t.stderr),
+        ));
+    }
+    let broken: Vec<String> = results
+        .trials
+        .iter()
+        .filter(|t| !t.status.is_verdict())
+        .map(|t| {
+            format!(
+                "{} {}/{}/{}/{}: {}",
+                serde_json::to_value(t.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                t.suite,
+                t.task,
+                t.model,
+                t.trial,
+                t.reason
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            )
+        })
+        .collect();
+    if !broken.is_empty() {
+        out.push(String::new());
+        out.extend(broken);
+    }
+    out
+}

@@ -1,0 +1,684 @@
+//! `pi eval` end to end: the real binary runs suites whose agents talk to the kit's mock model
+//! over real HTTP on 127.0.0.1 (or replay cassettes), in real temp workspaces; the checks run
+//! real commands; results and reports are read back from disk.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pi_testkit::{processes_with, unique_marker, wait_until_gone, MockLlm};
+use serde_json::{json, Value};
+
+/// A scratch folder with an agent dir (models.json at the mock, when there is one), a HOME and
+/// a working directory, where suites are written and `pi eval` runs.
+struct EvalEnv {
+    root: tempfile::TempDir,
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl EvalEnv {
+    fn new(mock: Option<&MockLlm>) -> EvalEnv {
+        let env = EvalEnv {
+            root: tempfile::tempdir().unwrap(),
+        };
+        for dir in ["home", "agent", "work"] {
+            std::fs::create_dir_all(env.path(dir)).unwrap();
+        }
+        if let Some(mock) = mock {
+            let models = pi_testkit::demo::models_json(mock.port);
+            std::fs::write(env.path("agent/models.json"), models.to_string()).unwrap();
+        }
+        env
+    }
+
+    fn path(&self, sub: &str) -> PathBuf {
+        self.root.path().join(sub)
+    }
+
+    fn write(&self, sub: &str, text: &str) -> PathBuf {
+        let path = self.path(sub);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command
+            .arg("eval")
+            .args(args)
+            .current_dir(self.path("work"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .env("PI_TELEMETRY", "0");
+        command
+    }
+
+    fn eval(&self, args: &[&str]) -> Ran {
+        let out = self.command(args).output().unwrap();
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn results(&self, out: &str) -> Value {
+        let text = std::fs::read_to_string(self.path("work").join(out).join("results.json"))
+            .unwrap_or_else(|e| panic!("no results.json in {out}: {e}"));
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+/// Each trial's `suite/task/model/trial` and status.
+fn verdicts(results: &Value) -> Vec<(String, String)> {
+    results["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                format!(
+                    "{}/{}/{}/{}",
+                    t["suite"].as_str().unwrap(),
+                    t["task"].as_str().unwrap(),
+                    t["model"].as_str().unwrap(),
+                    t["trial"]
+                ),
+                t["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn text_step(text: &str) -> Value {
+    json!({"text": [text]})
+}
+
+fn tool_step(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"tool_calls": [{"id": id, "name": name, "arguments": arguments}]})
+}
+
+#[test]
+fn the_shipped_smoke_suite_runs_offline_and_prints_its_scores() {
+    let env = EvalEnv::new(None);
+    let suite = repo("evals/suites/smoke.toml");
+    let ran = env.eval(&[
+        suite.to_str().unwrap(),
+        "--out",
+        "out",
+        "--progress",
+        "plain",
+    ]);
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    insta::assert_snapshot!(ran.stdout);
+    let results = env.results("out");
+    assert_eq!(results["schemaVersion"], 1);
+    assert_eq!(results["mode"], "replay");
+    let verdicts = verdicts(&results);
+    assert_eq!(verdicts.len(), 18);
+    let failed: Vec<&(String, String)> = verdicts.iter().filter(|(_, s)| s != "passed").collect();
+    assert_eq!(
+        failed,
+        [&(
+            "smoke/count-lines/mock/mock-model/1".to_owned(),
+            "failed".to_owned()
+        )]
+    );
+    for trial in results["trials"].as_array().unwrap() {
+        assert_eq!(trial["cost"], 0.0, "a replay spends nothing");
+        assert!(trial["replayedCost"].as_f64().unwrap() > 0.0);
+        assert!(trial["calls"]["replayed"].as_u64().unwrap() >= 2);
+        assert_eq!(trial["calls"]["live"], 0);
+    }
+    for report in ["junit.xml", "summary.md", "report.html"] {
+        let text = std::fs::read_to_string(env.path("work/out").join(report)).unwrap();
+        assert!(text.contains("count-lines"), "{report} names the tasks");
+    }
+}
+
+/// A two-task suite against the mock: one task writes a file, one answers from a file.
+fn two_task_suite(env: &EvalEnv, trials: u32) -> PathBuf {
+    env.write("suite/fixtures/notes/notes.txt", "The code is 77.\n");
+    env.write(
+        "suite/two.toml",
+        &format!(
+            r#"
+[defaults]
+models = ["mock/mock-model"]
+trials = {trials}
+
+[[task]]
+id = "write"
+prompt = "Write ok.txt"
+
+[[task.check]]
+kind = "file_contains"
+path = "ok.txt"
+text = "ok"
+
+[[task]]
+id = "answer"
+prompt = "What is the code?"
+fixture = "fixtures/notes"
+
+[[task.check]]
+kind = "text_contains"
+text = "77"
+"#
+        ),
+    )
+}
+
+fn two_task_script(trials: usize) -> Value {
+    let mut steps = Vec::new();
+    for _ in 0..trials {
+        steps.push(tool_step(
+            "c1",
+            "write",
+            json!({"path": "ok.txt", "content": "ok\n"}),
+        ));
+        steps.push(text_step("Wrote ok.txt."));
+    }
+    for _ in 0..trials {
+        steps.push(tool_step("c1", "read", json!({"path": "notes.txt"})));
+        steps.push(text_step("The code is 77."));
+    }
+    Value::Array(steps)
+}
+
+#[test]
+fn a_recorded_run_replays_to_the_same_verdicts_and_transcripts_with_the_model_gone() {
+    let mock = MockLlm::start(&two_task_script(2));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = two_task_suite(&env, 2);
+    let suite = suite.to_str().unwrap();
+    let recorded = env.eval(&[
+        suite,
+        "--record",
+        "cassettes",
+        "--jobs",
+        "1",
+        "--out",
+        "rec",
+        "-q",
+    ]);
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    drop(mock);
+    let replayed = env.eval(&[suite, "--replay", "cassettes", "--out", "rep", "-q"]);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    let (rec, rep) = (env.results("rec"), env.results("rep"));
+    assert_eq!(rec["mode"], "record");
+    assert_eq!(rep["mode"], "replay");
+    assert_eq!(verdicts(&rec), verdicts(&rep));
+    assert!(verdicts(&rep).iter().all(|(_, s)| s == "passed"));
+    for (a, b) in rec["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(rep["trials"].as_array().unwrap())
+    {
+        assert_eq!(
+            a["transcript"], b["transcript"],
+            "the replay says what the run said"
+        );
+        assert_eq!(a["usage"], b["usage"]);
+        assert_eq!(
+            a["cost"], b["replayedCost"],
+            "recorded spend is counted as replayed"
+        );
+        assert_eq!(a["cassette"], b["cassette"]);
+    }
+    assert!(env
+        .path("work/cassettes/two/answer/mock/mock-model/1.jsonl")
+        .is_file());
+}
+
+#[test]
+fn a_workspace_that_changed_is_a_divergence_not_a_failed_task() {
+    let mock = MockLlm::start(&two_task_script(1));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = two_task_suite(&env, 1);
+    let suite = suite.to_str().unwrap();
+    assert_eq!(
+        env.eval(&[suite, "--record", "c", "--jobs", "1", "-q", "--out", "a"])
+            .code,
+        0
+    );
+    drop(mock);
+    env.write("suite/fixtures/notes/notes.txt", "The code is 78.\n");
+    let ran = env.eval(&[suite, "--replay", "c", "-q", "--out", "b"]);
+    assert_eq!(ran.code, 1, "a divergence fails the run: {}", ran.stdout);
+    let results = env.results("b");
+    let answer = &results["trials"].as_array().unwrap()[0];
+    assert_eq!(answer["task"], "answer");
+    assert_eq!(answer["status"], "diverged");
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(reason.contains("diverged at step"), "{reason}");
+    assert!(
+        ran.stdout.contains("diverged two/answer/mock/mock-model/0"),
+        "{}",
+        ran.stdout
+    );
+    assert_eq!(
+        results["trials"][1]["status"], "passed",
+        "the other task still replays"
+    );
+}
+
+#[test]
+fn once_replays_what_is_recorded_and_records_the_rest() {
+    let mock = MockLlm::start(&two_task_script(1));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = two_task_suite(&env, 1);
+    let suite = suite.to_str().unwrap();
+    let first = env.eval(&[
+        suite, "--once", "c", "--filter", "write", "-q", "--out", "a",
+    ]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(mock.requests().len(), 2);
+    // The write task's replies are used up: the answer task gets its own from the script.
+    let mock_answers = MockLlm::start(&Value::Array(
+        two_task_script(1).as_array().unwrap()[2..].to_vec(),
+    ));
+    std::fs::write(
+        env.path("agent/models.json"),
+        pi_testkit::demo::models_json(mock_answers.port).to_string(),
+    )
+    .unwrap();
+    let second = env.eval(&[suite, "--once", "c", "-q", "--out", "b"]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(
+        mock_answers.requests().len(),
+        2,
+        "only the missing trial went live"
+    );
+    let trials = env.results("b")["trials"].clone();
+    assert_eq!(trials[0]["task"], "answer");
+    assert_eq!(trials[0]["calls"]["live"], 2);
+    assert_eq!(trials[1]["calls"]["replayed"], 2);
+}
+
+#[test]
+fn a_missing_cassette_is_an_error_that_says_how_to_record_it() {
+    let env = EvalEnv::new(None);
+    let suite = two_task_suite(&env, 1);
+    let ran = env.eval(&[
+        suite.to_str().unwrap(),
+        "--replay",
+        "nothing-here",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    assert_eq!(ran.code, 1);
+    let results = env.results("o");
+    let reason = results["trials"][0]["reason"].as_str().unwrap();
+    assert_eq!(results["trials"][0]["status"], "error");
+    assert!(reason.contains("record it with --record DIR"), "{reason}");
+}
+
+#[test]
+fn a_turn_limit_stops_the_agent_at_once() {
+    let steps: Vec<Value> = (0..8)
+        .map(|i| tool_step(&format!("c{i}"), "bash", json!({"command": "true"})))
+        .collect();
+    let mock = MockLlm::start(&Value::Array(steps));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/limits.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"loop\"\nprompt = \"go\"\nlimits = { turns = 2 }\n",
+    );
+    let ran = env.eval(&[suite.to_str().unwrap(), "-q", "--out", "o"]);
+    assert_eq!(
+        ran.code, 0,
+        "a limit is a verdict, not a broken run: {}",
+        ran.stderr
+    );
+    let trial = env.results("o")["trials"][0].clone();
+    assert_eq!(trial["status"], "limit");
+    assert_eq!(trial["score"], 0.0);
+    assert!(
+        trial["reason"].as_str().unwrap().starts_with("turn limit"),
+        "{trial}"
+    );
+    assert!(
+        mock.requests().len() <= 4,
+        "stopped at once: {} requests",
+        mock.requests().len()
+    );
+}
+
+#[test]
+fn a_wall_time_limit_stops_a_hanging_model_and_leaves_no_process() {
+    let marker = unique_marker("eval-hang");
+    let mock = MockLlm::start(&json!([{"text": ["slow"], "hang_ms": 60000}]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/hang.toml",
+        &format!("[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"hang\"\nprompt = \"{marker}\"\nlimits = {{ wall_time = 1 }}\n"),
+    );
+    let started = Instant::now();
+    let ran = env.eval(&[suite.to_str().unwrap(), "-q", "--out", "o"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let trial = env.results("o")["trials"][0].clone();
+    assert_eq!(trial["status"], "limit", "{trial}");
+    assert!(
+        trial["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("wall-time limit"),
+        "{trial}"
+    );
+    wait_until_gone(&marker, Duration::from_secs(5));
+}
+
+#[test]
+fn ctrl_c_stops_the_running_trials_and_writes_the_finished_ones() {
+    let marker = unique_marker("eval-interrupt");
+    let mock = MockLlm::start(&json!([{"text": ["done"]}, {"text": ["never"], "hang_ms": 60000}]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/int.toml",
+        &format!("[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"quick\"\nprompt = \"hi\"\n\n[[task]]\nid = \"stuck\"\nprompt = \"{marker}\"\n"),
+    );
+    let mut child = env
+        .command(&[suite.to_str().unwrap(), "--jobs", "1", "-q", "--out", "o"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while mock.requests().len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the second trial never asked the model"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!processes_with(&marker).is_empty());
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let results = env.results("o");
+    assert_eq!(
+        verdicts(&results),
+        [(
+            "int/quick/mock/mock-model/0".to_owned(),
+            "passed".to_owned()
+        )]
+    );
+    wait_until_gone(&marker, Duration::from_secs(5));
+}
+
+#[test]
+fn shards_split_the_trials_and_merge_joins_them_into_the_whole_run() {
+    let env = EvalEnv::new(None);
+    let suite = repo("evals/suites/smoke.toml");
+    let suite = suite.to_str().unwrap();
+    assert_eq!(env.eval(&[suite, "-q", "--out", "all"]).code, 0);
+    let first = env.eval(&[suite, "-q", "--shard", "0/2", "--out", "s0"]);
+    let mut second = env.command(&[suite, "-q", "--shard", "auto/2", "--out", "s1"]);
+    let second = second.env("JOB_COMPLETION_INDEX", "1").output().unwrap();
+    assert_eq!((first.code, second.status.code()), (0, Some(0)));
+    let (s0, s1) = (verdicts(&env.results("s0")), verdicts(&env.results("s1")));
+    assert!(!s0.is_empty() && !s1.is_empty(), "both shards have work");
+    let merged = env.eval(&[
+        "merge",
+        "s0/results.json",
+        "s1/results.json",
+        "--out",
+        "merged",
+    ]);
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    let (all, joined) = (env.results("all"), env.results("merged"));
+    assert_eq!(verdicts(&all), verdicts(&joined));
+    let without_time = |results: &Value| {
+        let mut tasks = results["tasks"].clone();
+        for task in tasks.as_array_mut().unwrap() {
+            task.as_object_mut().unwrap().remove("meanWallMs");
+        }
+        tasks
+    };
+    assert_eq!(without_time(&all), without_time(&joined));
+    let twice = env.eval(&[
+        "merge",
+        "s0/results.json",
+        "s0/results.json",
+        "--out",
+        "bad",
+    ]);
+    assert_eq!(
+        twice.code, 2,
+        "a shard given twice is refused: {}",
+        twice.stderr
+    );
+}
+
+#[test]
+fn filters_pick_tasks_by_name_or_suite_and_name() {
+    let env = EvalEnv::new(None);
+    let suite = repo("evals/suites/smoke.toml");
+    let ran = env.eval(&[
+        suite.to_str().unwrap(),
+        "-q",
+        "--filter",
+        "c*",
+        "--filter",
+        "smoke/no-*",
+        "--out",
+        "o",
+    ]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let mut tasks: Vec<String> = verdicts(&env.results("o"))
+        .into_iter()
+        .map(|(k, _)| k.split('/').nth(1).unwrap().to_owned())
+        .collect();
+    tasks.dedup();
+    assert_eq!(tasks, ["count-lines", "create-file", "no-delete"]);
+    let none = env.eval(&[suite.to_str().unwrap(), "--filter", "zzz"]);
+    assert_eq!(none.code, 2);
+    assert!(none.stderr.contains("no task matches"), "{}", none.stderr);
+}
+
+#[test]
+fn an_invalid_suite_exits_2_naming_file_line_task_and_field() {
+    let env = EvalEnv::new(None);
+    let suite = env.write(
+        "bad.toml",
+        "[defaults]\nmodels = [\"m\"]\n\n[[task]]\nid = \"t\"\nprompt = \"p\"\n\n[[task.check]]\nkind = \"text_matches\"\nregex = \"(\"\n",
+    );
+    let ran = env.eval(&[suite.to_str().unwrap()]);
+    assert_eq!(ran.code, 2);
+    assert!(
+        ran.stderr
+            .contains("bad.toml:8: task `t`: field `check.regex`: not a valid regular expression"),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn compare_calls_a_consistent_drop_a_regression_and_one_flip_noise() {
+    let passing: Vec<Value> = (0..6)
+        .flat_map(|_| [text_step("The code is 77.")])
+        .collect();
+    let failing: Vec<Value> = (0..6).flat_map(|_| [text_step("I do not know.")]).collect();
+    let suite_text = "[defaults]\nmodels = [\"mock/mock-model\"]\ntrials = 6\n\n[[task]]\nid = \"code\"\nprompt = \"code?\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"77\"\n";
+    let run = |script: Vec<Value>, out: &str, env: &EvalEnv| {
+        let mock = MockLlm::start(&Value::Array(script));
+        std::fs::write(
+            env.path("agent/models.json"),
+            pi_testkit::demo::models_json(mock.port).to_string(),
+        )
+        .unwrap();
+        let suite = env.write("c.toml", suite_text);
+        let ran = env.eval(&[suite.to_str().unwrap(), "--jobs", "1", "-q", "--out", out]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+    };
+    let env = EvalEnv::new(None);
+    run(passing.clone(), "a", &env);
+    run(failing, "b", &env);
+    let mut one_flip = passing;
+    one_flip[0] = text_step("I do not know.");
+    run(one_flip, "c", &env);
+    let same = env.eval(&[
+        "compare",
+        "a/results.json",
+        "a/results.json",
+        "--fail-on-regression",
+    ]);
+    assert_eq!(same.code, 0, "{}", same.stdout);
+    let worse = env.eval(&[
+        "compare",
+        "a/results.json",
+        "b/results.json",
+        "--fail-on-regression",
+    ]);
+    assert_eq!(worse.code, 1, "{}", worse.stdout);
+    assert!(
+        worse.stdout.to_lowercase().contains("regress"),
+        "{}",
+        worse.stdout
+    );
+    let noise = env.eval(&[
+        "compare",
+        "a/results.json",
+        "c/results.json",
+        "--fail-on-regression",
+    ]);
+    assert_eq!(
+        noise.code, 0,
+        "one failure in six is not called a regression: {}",
+        noise.stdout
+    );
+    let without_flag = env.eval(&["compare", "a/results.json", "b/results.json"]);
+    assert_eq!(without_flag.code, 0);
+}
+
+/// Whether bubblewrap can confine commands here; when it cannot, says so and the caller
+/// returns (unless CI requires it).
+fn bwrap_usable() -> bool {
+    match pi_evals::isolate::Isolation::detect(Some(pi_evals::isolate::IsolationKind::Bwrap)) {
+        Ok(_) => true,
+        Err(error) if std::env::var("PI_REQUIRE_BWRAP").is_ok_and(|v| v == "1") => {
+            panic!("bubblewrap is required here: {error}")
+        }
+        Err(error) => {
+            pi_testkit::skip(&format!("bubblewrap cannot run here: {error}"));
+            false
+        }
+    }
+}
+
+/// What the agent's commands could do in a trial run with `isolate`: the tool results' text,
+/// the results file, and whether the file outside the workspace was written.
+fn escape_attempt(isolate: &str) -> (String, Value, bool) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!(
+        "echo \"key=[$OPENAI_API_KEY]\"; touch {0} && echo wrote-outside; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached-network; echo finished",
+        target.display()
+    );
+    let mock = MockLlm::start(&json!([
+        tool_step("c1", "bash", json!({"command": command})),
+        tool_step("c2", "read", json!({"path": "/etc/hostname"})),
+        text_step("done"),
+    ]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/escape.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"escape\"\nprompt = \"try\"\n\n[[task.check]]\nkind = \"command\"\nrun = \"test -z \\\"$OPENAI_API_KEY\\\"\"\n",
+    );
+    let ran = env
+        .command(&[
+            suite.to_str().unwrap(),
+            "--isolate",
+            isolate,
+            "-q",
+            "--out",
+            "o",
+        ])
+        .env("OPENAI_API_KEY", "sk-planted-eval-key-1234")
+        .output()
+        .unwrap();
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let results = env.results("o");
+    let tool_results: Vec<String> = results["trials"][0]["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "toolResult")
+        .map(|m| m["content"].to_string())
+        .collect();
+    (tool_results.join("\n"), results, target.exists())
+}
+
+#[test]
+fn confined_commands_cannot_read_keys_write_outside_or_reach_the_network() {
+    if !bwrap_usable() {
+        return;
+    }
+    let (transcript, results, escaped) = escape_attempt("bwrap");
+    assert_eq!(results["isolation"], "bwrap");
+    assert!(transcript.contains("key=[]"), "{transcript}");
+    assert!(
+        !transcript.contains("sk-planted"),
+        "the key reached the command"
+    );
+    assert!(
+        !transcript.contains("wrote-outside") && !escaped,
+        "{transcript}"
+    );
+    assert!(!transcript.contains("reached-network"), "{transcript}");
+    assert!(transcript.contains("finished"), "{transcript}");
+    assert!(
+        transcript.contains("outside the working directory") || transcript.contains("outside"),
+        "the read tool is sandboxed: {transcript}"
+    );
+    assert_eq!(
+        results["trials"][0]["status"], "passed",
+        "the check saw no key either"
+    );
+
+    let (open, results, escaped) = escape_attempt("none");
+    assert_eq!(results["isolation"], "none");
+    assert!(
+        open.contains("sk-planted-eval-key-1234"),
+        "unconfined, the same command sees the key"
+    );
+    assert!(open.contains("wrote-outside") && escaped);
+    assert!(open.contains("reached-network"));
+    assert_eq!(results["trials"][0]["status"], "failed");
+}

@@ -1,0 +1,343 @@
+//! Running the planned trials: each in its own folders, fanned out over `jobs` threads (rayon;
+//! a trial's thread mostly waits on its agent process, so the same pool serves replayed
+//! trials, which are CPU-bound, and live ones, which wait on a model), scored by its checks.
+//! Results come back sorted whatever order the trials finish in.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rayon::prelude::*;
+
+use crate::agent::{AgentCommand, AgentRun, CassetteUse, Invocation};
+use crate::check::{CommandResult, RunCommand};
+use crate::isolate::{Confinement, Isolation};
+use crate::plan::TrialSpec;
+use crate::results::{Calls, CheckResult, TrialResult, TrialStatus};
+use crate::suite::Suite;
+use crate::workspace::TrialDirs;
+
+/// Where a run's model calls are answered from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Live,
+    /// Live, each trial recorded under the folder.
+    Record(PathBuf),
+    /// Each trial replayed from its cassette under the folder (`None`: the folder its suite
+    /// names).
+    Replay(Option<PathBuf>),
+    /// Replay where a trial's cassette exists, else live and recorded.
+    Once(PathBuf),
+}
+
+impl Mode {
+    /// `live`, `record`, `replay` or `once`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Live => "live",
+            Mode::Record(_) => "record",
+            Mode::Replay(_) => "replay",
+            Mode::Once(_) => "once",
+        }
+    }
+
+    /// The cassette folder of a trial of `suite`.
+    fn folder<'a>(&'a self, suite: &'a Suite) -> Option<&'a Path> {
+        match self {
+            Mode::Live => None,
+            Mode::Replay(None) => suite.cassettes.as_deref(),
+            Mode::Record(d) | Mode::Replay(Some(d)) | Mode::Once(d) => Some(d),
+        }
+    }
+}
+
+/// How trials run.
+#[derive(Debug)]
+pub struct RunOptions {
+    pub agent: AgentCommand,
+    pub mode: Mode,
+    pub jobs: usize,
+    pub isolation: Isolation,
+    /// Keep each trial's folders here instead of removing them.
+    pub keep: Option<PathBuf>,
+    /// Where the user's `models.json` and `auth.json` are (copied for live trials).
+    pub user_agent_dir: Option<PathBuf>,
+}
+
+/// Told of each trial as it starts and ends (a progress bar, a log line).
+pub trait Progress: Sync {
+    fn started(&self, key: &str);
+    fn finished(&self, result: &TrialResult);
+}
+
+/// Runs `specs`; the results of the trials that finished, sorted by suite, task, model and
+/// trial. Trials still running
+/// when `cancel` is set are stopped and left out, and no new one starts.
+pub fn run(
+    specs: &[TrialSpec<'_>],
+    options: &RunOptions,
+    progress: &dyn Progress,
+    cancel: &Arc<AtomicBool>,
+) -> Result<Vec<TrialResult>, rayon::ThreadPoolBuildError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs.max(1))
+        .build()?;
+    let results: Vec<Option<TrialResult>> = pool.install(|| {
+        specs
+            .par_iter()
+            .with_max_len(1)
+            .map(|spec| {
+                if cancel.load(Ordering::SeqCst) {
+                    return None;
+                }
+                progress.started(&spec.key());
+                let result = run_trial(spec, options, cancel)?;
+                progress.finished(&result);
+                Some(result)
+            })
+            .collect()
+    });
+    let mut results: Vec<TrialResult> = results.into_iter().flatten().collect();
+    // The order results files keep (merged shards come out the same).
+    results.sort_by(|a, b| {
+        (&a.suite, &a.task, &a.model, a.trial).cmp(&(&b.suite, &b.task, &b.model, b.trial))
+    });
+    Ok(results)
+}
+
+/// The cassette of a trial, relative to the cassette folder:
+/// `<suite>/<task>/<model>/<trial>.jsonl`.
+pub fn cassette_path(spec: &TrialSpec<'_>) -> PathBuf {
+    PathBuf::from(&spec.suite.name)
+        .join(&spec.task.id)
+        .join(&spec.model)
+        .join(format!("{}.jsonl", spec.trial))
+}
+
+/// One trial, start to score; `None` when it was cancelled.
+fn run_trial(
+    spec: &TrialSpec<'_>,
+    options: &RunOptions,
+    cancel: &Arc<AtomicBool>,
+) -> Option<TrialResult> {
+    let task = spec.task;
+    let relative = cassette_path(spec);
+    let folder = options.mode.folder(spec.suite);
+    // The agent runs in the trial's workspace: a relative folder would mean another place.
+    let absolute = folder.map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    let cassette = match (&options.mode, absolute.as_deref()) {
+        (Mode::Live, _) | (_, None) => CassetteUse::Live,
+        (Mode::Record(_), Some(dir)) => CassetteUse::Record(dir.join(&relative)),
+        (Mode::Replay(_), Some(dir)) => CassetteUse::Replay(dir.join(&relative)),
+        (Mode::Once(_), Some(dir)) if dir.join(&relative).is_file() => {
+            CassetteUse::Replay(dir.join(&relative))
+        }
+        (Mode::Once(_), Some(dir)) => CassetteUse::Record(dir.join(&relative)),
+    };
+    let mut result = TrialResult {
+        suite: spec.suite.name.clone(),
+        task: task.id.clone(),
+        model: spec.model.clone(),
+        trial: spec.trial,
+        seed: spec.seed,
+        status: TrialStatus::Error,
+        score: 0.0,
+        checks: Vec::new(),
+        usage: Default::default(),
+        cost: 0.0,
+        replayed_cost: 0.0,
+        calls: Calls::default(),
+        turns: 0,
+        wall_ms: 0,
+        cassette: folder.map(|_| relative.to_string_lossy().into_owned()),
+        reason: None,
+        final_text: String::new(),
+        transcript: Vec::new(),
+    };
+    if let CassetteUse::Replay(path) = &cassette {
+        if !path.is_file() {
+            result.reason = Some(format!(
+                "no cassette at {}: record it with --record DIR (or --once DIR)",
+                path.display()
+            ));
+            return Some(result);
+        }
+    }
+    if let CassetteUse::Record(path) = &cassette {
+        if let Some(parent) = path.parent() {
+            if let Err(e) = std::fs::create_dir_all(parent) {
+                result.reason = Some(format!("cannot create {}: {e}", parent.display()));
+                return Some(result);
+            }
+        }
+    }
+    let name = spec.key().replace('/', "__");
+    let dirs = match TrialDirs::prepare(
+        &name,
+        options.keep.as_deref(),
+        task.fixture.as_deref(),
+        options.user_agent_dir.as_deref(),
+    ) {
+        Ok(dirs) => dirs,
+        Err(e) => {
+            result.reason = Some(e.to_string());
+            return Some(result);
+        }
+    };
+    let confinement = Confinement {
+        workspace: dirs.workspace.clone(),
+        temp: dirs.temp.clone(),
+    };
+    let shell = match options.isolation.shell_wrapper(&confinement, &dirs.root) {
+        Ok(path) => path,
+        Err(e) => {
+            result.reason = Some(format!("cannot write the confined shell: {e}"));
+            return Some(result);
+        }
+    };
+    // The wrapper as Pi's own `shellPath` too, for agents that do not read `PI_TOOLS_SHELL`;
+    // it replaces a suite's own shell, since confinement comes first.
+    let mut settings = task.settings.clone();
+    settings.insert(
+        "shellPath".into(),
+        shell.to_string_lossy().into_owned().into(),
+    );
+    if let Err(e) = dirs.write_settings(&settings) {
+        result.reason = Some(e.to_string());
+        return Some(result);
+    }
+    let run = options.agent.run(
+        &Invocation {
+            steps: &task.steps,
+            model: &spec.model,
+            seed: spec.seed,
+            tools: task.tools.as_deref(),
+            thinking: task.thinking.as_deref(),
+            dirs: &dirs,
+            shell: Some(&shell),
+            cassette: &cassette,
+            limits: &task.limits,
+        },
+        cancel,
+    );
+    if run.cancelled {
+        return None;
+    }
+    let replayed = matches!(cassette, CassetteUse::Replay(_));
+    fill_usage(&mut result, &run, replayed);
+    result.status = match status_before_checks(&run, replayed) {
+        Some((status, reason)) => {
+            result.reason = Some(reason);
+            status
+        }
+        None => {
+            let run_command = |command: &str, timeout: Duration| {
+                options
+                    .isolation
+                    .run(&confinement, command, timeout)
+                    .map(|o| CommandResult {
+                        exit: o.exit,
+                        timed_out: o.timed_out,
+                        output: o.output,
+                    })
+                    .map_err(|e| e.to_string())
+            };
+            let run_command: RunCommand<'_> = &run_command;
+            result.checks = task
+                .checks
+                .iter()
+                .map(|check| check.evaluate(&run.outcome, &dirs.workspace, run_command))
+                .collect();
+            result.score = score(&result.checks);
+            if run.limit.is_some() {
+                // What the checks found is kept, but a run a limit stopped does not score.
+                result.score = 0.0;
+                result.reason = run.limit.clone();
+                TrialStatus::Limit
+            } else if result.score + 1e-9 >= task.threshold {
+                TrialStatus::Passed
+            } else {
+                TrialStatus::Failed
+            }
+        }
+    };
+    Some(result)
+}
+
+/// Tokens, cost, calls, turns, time and the transcript of a run.
+fn fill_usage(result: &mut TrialResult, run: &AgentRun, replayed: bool) {
+    let outcome = &run.outcome;
+    result.usage = outcome.usage;
+    result.turns = outcome.turns;
+    result.wall_ms = u64::try_from(run.wall.as_millis()).unwrap_or(u64::MAX);
+    if replayed {
+        result.replayed_cost = outcome.cost;
+        result.calls.replayed = outcome.responses;
+    } else {
+        result.cost = outcome.cost;
+        result.calls.live = outcome.responses;
+    }
+    result.final_text = outcome.final_text.clone();
+    result.transcript = outcome.messages.clone();
+}
+
+/// Whether the run ended in a way that is not the model's doing (it could not start, crashed,
+/// diverged from its recording); `None` when the checks decide.
+fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
+    if let Some(error) = &run.start_error {
+        return Some((TrialStatus::Error, error.clone()));
+    }
+    let stderr = run.stderr.trim();
+    match run.exit {
+        Some(0) => None,
+        Some(1) if replayed => Some((TrialStatus::Diverged, first_lines(stderr, 40))),
+        Some(code) if replayed => Some((
+            TrialStatus::Error,
+            format!(
+                "the cassette cannot be replayed (exit {code}): {}",
+                first_lines(stderr, 10)
+            ),
+        )),
+        // A run a limit interrupted ends as the interruption makes it end.
+        _ if run.limit.is_some() => None,
+        Some(code) => Some((
+            TrialStatus::Error,
+            format!("the agent exited with {code}: {}", first_lines(stderr, 10)),
+        )),
+        None => Some((
+            TrialStatus::Error,
+            format!(
+                "the agent was killed by a signal: {}",
+                first_lines(stderr, 10)
+            ),
+        )),
+    }
+}
+
+/// The weighted share of checks passed; 1 when nothing is weighed.
+fn score(checks: &[CheckResult]) -> f64 {
+    let total: f64 = checks.iter().map(|c| c.weight).sum();
+    if total <= 0.0 {
+        return if checks.iter().all(|c| c.passed) {
+            1.0
+        } else {
+            0.0
+        };
+    }
+    checks
+        .iter()
+        .filter(|c| c.passed)
+        .map(|c| c.weight)
+        .sum::<f64>()
+        / total
+}
+
+fn first_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().take(n).collect();
+    if lines.is_empty() {
+        "(nothing on stderr)".into()
+    } else {
+        lines.join("\n")
+    }
+}

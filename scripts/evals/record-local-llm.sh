@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Records the local-llm suite's cassettes (evals/cassettes/local-llm/) from the real small model
+# that scripts/llm/ci-llm.sh serves on 127.0.0.1.
+#
+#   scripts/evals/record-local-llm.sh [TARGET_DIR]   (default: target/debug, built first)
+# env: LLM_BASE_URL  the server's /v1 URL (default: started with scripts/llm/ci-llm.sh)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-}
+if [ -z "$bin" ]; then
+  (cd "$root" && cargo build -q -p pi-cli --bins)
+  bin="$root/target/debug"
+fi
+if [ -z "${LLM_BASE_URL:-}" ]; then
+  eval "$(bash "$root/scripts/llm/ci-llm.sh" start)"
+fi
+agent=$(mktemp -d)
+trap 'rm -rf "$agent"' EXIT
+cat > "$agent/models.json" <<JSON
+{"providers": {"local": {"baseUrl": "$LLM_BASE_URL", "api": "openai-completions", "apiKey": "local",
+  "compat": {"maxTokensField": "max_tokens"},
+  "models": [{"id": "smollm2-135m-instruct", "name": "SmolLM2 135M", "contextWindow": 4096, "maxTokens": 64}]}}}
+JSON
+rm -rf "$root/evals/cassettes/local-llm"
+PI_CODING_AGENT_DIR="$agent" "$bin/pi" eval "$root/evals/suites/local-llm.toml" \
+  --record "$root/evals/cassettes" --jobs 1 --progress plain --out "$(mktemp -d)"
+echo "recorded into $root/evals/cassettes/local-llm" >&2
