@@ -682,3 +682,88 @@ fn confined_commands_cannot_read_keys_write_outside_or_reach_the_network() {
     assert!(open.contains("reached-network"));
     assert_eq!(results["trials"][0]["status"], "failed");
 }
+
+#[test]
+fn a_converted_humaneval_suite_is_scored_by_running_each_problems_tests() {
+    let env = EvalEnv::new(None);
+    let problems = repo("evals/tests/data/tiny.jsonl.gz");
+    let converted = env.eval(&[
+        "convert",
+        "humaneval",
+        problems.to_str().unwrap(),
+        "--out",
+        "he",
+        "--model",
+        "mock/mock-model",
+    ]);
+    assert_eq!(converted.code, 0, "{}", converted.stderr);
+    assert!(
+        converted.stdout.starts_with("3 tasks: he/humaneval.toml"),
+        "{}",
+        converted.stdout
+    );
+    let bad = env.write("bad.jsonl", "{\"task_id\": \"X/0\"}\n");
+    let refused = env.eval(&[
+        "convert",
+        "humaneval",
+        bad.to_str().unwrap(),
+        "--out",
+        "bad",
+    ]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains(":1"),
+        "names the line: {}",
+        refused.stderr
+    );
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        pi_testkit::skip("python3 is not installed: the converted suite's checks need it");
+        return;
+    }
+    let solution =
+        std::fs::read_to_string(env.path("work/he/fixtures/tiny-0/solution.py")).unwrap();
+    let mock = MockLlm::start(&json!([
+        tool_step(
+            "c1",
+            "write",
+            json!({"path": "solution.py", "content": format!("{solution}    return a + b\n")})
+        ),
+        text_step("Done."),
+        tool_step(
+            "c1",
+            "write",
+            json!({"path": "solution.py", "content": "def quote_path(path):\n    return path\n"})
+        ),
+        text_step("Done."),
+        text_step("I cannot do that."),
+    ]));
+    std::fs::write(
+        env.path("agent/models.json"),
+        pi_testkit::demo::models_json(mock.port).to_string(),
+    )
+    .unwrap();
+    let ran = env.eval(&["he/humaneval.toml", "--jobs", "1", "-q", "--out", "o"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let statuses: Vec<(String, String)> = verdicts(&env.results("o"));
+    assert_eq!(
+        statuses,
+        [
+            (
+                "humaneval/tiny-0/mock/mock-model/0".to_owned(),
+                "passed".to_owned()
+            ),
+            (
+                "humaneval/tiny-1/mock/mock-model/0".to_owned(),
+                "failed".to_owned()
+            ),
+            (
+                "humaneval/tiny-2/mock/mock-model/0".to_owned(),
+                "failed".to_owned()
+            ),
+        ]
+    );
+}

@@ -107,6 +107,7 @@ pub fn main(argv: &[String]) -> ExitCode {
     match argv.first().map(String::as_str) {
         Some("merge") => return ExitCode::from(compare_cmd::merge(&argv[1..])),
         Some("compare") => return ExitCode::from(compare_cmd::compare(&argv[1..])),
+        Some("convert") => return ExitCode::from(convert_cmd::main(&argv[1..])),
         _ => {}
     }
     let words = std::iter::once("pi eval".to_owned()).chain(argv.iter().cloned());
@@ -127,6 +128,7 @@ pub fn main(argv: &[String]) -> ExitCode {
 }
 
 mod compare_cmd;
+mod convert_cmd;
 
 fn run(args: EvalArgs) -> Result<u8, String> {
     let suites: Vec<Suite> = args
