@@ -767,3 +767,69 @@ fn a_converted_humaneval_suite_is_scored_by_running_each_problems_tests() {
         ]
     );
 }
+
+#[test]
+fn a_suite_run_live_against_the_local_llm_replays_to_the_same_verdicts() {
+    let Some(base_url) = pi_testkit::live_llm_base_url() else {
+        return;
+    };
+    let env = EvalEnv::new(None);
+    let models = json!({"providers": {"local": {
+        "baseUrl": base_url, "api": "openai-completions", "apiKey": "local",
+        "compat": {"maxTokensField": "max_tokens"},
+        "models": [{"id": "smollm2-135m-instruct", "name": "SmolLM2 135M",
+                    "contextWindow": 4096, "maxTokens": 64}]}}});
+    std::fs::write(env.path("agent/models.json"), models.to_string()).unwrap();
+    let suite = repo("evals/suites/local-llm.toml");
+    let suite = suite.to_str().unwrap();
+    let live = env.eval(&[
+        suite,
+        "--trials",
+        "1",
+        "--filter",
+        "greet",
+        "--filter",
+        "make-file",
+        "--record",
+        "c",
+        "--jobs",
+        "1",
+        "-q",
+        "--out",
+        "live",
+    ]);
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    let recorded = env.results("live");
+    assert_eq!(recorded["mode"], "record");
+    for trial in recorded["trials"].as_array().unwrap() {
+        assert!(trial["calls"]["live"].as_u64().unwrap() >= 1, "{trial}");
+        assert!(trial["usage"]["totalTokens"].as_u64().unwrap() > 0);
+    }
+    std::fs::write(env.path("agent/models.json"), "{}").unwrap();
+    let replayed = env.eval(&[
+        suite,
+        "--trials",
+        "1",
+        "--filter",
+        "greet",
+        "--filter",
+        "make-file",
+        "--replay",
+        "c",
+        "-q",
+        "--out",
+        "again",
+    ]);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    let again = env.results("again");
+    assert_eq!(verdicts(&recorded), verdicts(&again));
+    for (a, b) in recorded["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(again["trials"].as_array().unwrap())
+    {
+        assert_eq!(a["transcript"], b["transcript"]);
+        assert_eq!(a["checks"], b["checks"], "the same files were left behind");
+    }
+}

@@ -317,7 +317,14 @@ fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, 
 
 /// The weighted share of checks passed; 1 when nothing is weighed.
 fn score(checks: &[CheckResult]) -> f64 {
-    let total: f64 = checks.iter().map(|c| c.weight).sum();
+    // Folded from +0.0: an empty f64 sum is -0.0, which would print as "-0.00".
+    let weigh = |passed_only: bool| {
+        checks
+            .iter()
+            .filter(|c| c.passed || !passed_only)
+            .fold(0.0, |sum, c| sum + c.weight)
+    };
+    let total = weigh(false);
     if total <= 0.0 {
         return if checks.iter().all(|c| c.passed) {
             1.0
@@ -325,12 +332,7 @@ fn score(checks: &[CheckResult]) -> f64 {
             0.0
         };
     }
-    checks
-        .iter()
-        .filter(|c| c.passed)
-        .map(|c| c.weight)
-        .sum::<f64>()
-        / total
+    weigh(true) / total
 }
 
 fn first_lines(text: &str, n: usize) -> String {
