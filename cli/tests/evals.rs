@@ -833,3 +833,70 @@ fn a_suite_run_live_against_the_local_llm_replays_to_the_same_verdicts() {
         assert_eq!(a["checks"], b["checks"], "the same files were left behind");
     }
 }
+
+#[test]
+fn the_original_pi_can_be_the_agent_and_gets_the_same_verdicts() {
+    let Some(original) = pi_testkit::original_pi() else {
+        return;
+    };
+    let script = || {
+        let mut steps = two_task_script(1).as_array().unwrap().clone();
+        // The steered task: a write, then (with the steer delivered) an answer naming it.
+        steps.push(tool_step(
+            "c1",
+            "write",
+            json!({"path": "poem.txt", "content": "crabs\n"}),
+        ));
+        steps.push(text_step("Done, about crabs."));
+        Value::Array(steps)
+    };
+    let env = EvalEnv::new(None);
+    let suite = two_task_suite(&env, 1);
+    let steered = env.write(
+        "suite/steered.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"poem\"\nsteps = [{ prompt = \"-- a poem, please\" }, { steer = \"about crabs\" }]\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"crabs\"\n",
+    );
+    let mut finals = Vec::new();
+    for agent in [None, Some(original.to_str().unwrap())] {
+        let mock = MockLlm::start(&script());
+        std::fs::write(
+            env.path("agent/models.json"),
+            pi_testkit::demo::models_json(mock.port).to_string(),
+        )
+        .unwrap();
+        let out = if agent.is_some() { "original" } else { "ours" };
+        let mut args = vec![
+            suite.to_str().unwrap(),
+            steered.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "-q",
+            "--out",
+            out,
+        ];
+        if let Some(agent) = agent {
+            args.extend(["--agent", agent]);
+        }
+        let ran = env.eval(&args);
+        assert_eq!(ran.code, 0, "{out}: {}", ran.stderr);
+        let results = env.results(out);
+        assert!(
+            verdicts(&results).iter().all(|(_, s)| s == "passed"),
+            "{out}: {:?}",
+            verdicts(&results)
+        );
+        let texts: Vec<Value> = results["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["finalText"].clone())
+            .collect();
+        finals.push(texts);
+        let steer_request = &mock.requests()[5];
+        assert!(
+            steer_request.to_string().contains("about crabs"),
+            "{out}: the steer reached the model"
+        );
+    }
+    assert_eq!(finals[0], finals[1]);
+}

@@ -1,6 +1,6 @@
 //! Running a trial's agent: any Pi-compatible command, in the trial's workspace, as a process
 //! of its own. Prompts-only tasks run in Pi's print mode (`--mode json`); tasks with steering or
-//! follow-ups run in RPC mode, each step sent when the agent is idle (steering and follow-ups
+//! follow-ups (or a prompt Pi would read as a flag or a file) run in RPC mode, each step sent when the agent is idle (steering and follow-ups
 //! right after their prompt). The events are read as they come, so a limit stops the run the
 //! moment it is passed; a cancelled or timed-out run gets SIGINT (Pi aborts and exits), then
 //! SIGKILL for its whole process group.
@@ -77,7 +77,12 @@ pub struct AgentRun {
 impl AgentCommand {
     /// Runs one trial; `cancel` stops it early (Ctrl-C of the whole eval).
     pub fn run(&self, inv: &Invocation<'_>, cancel: &Arc<AtomicBool>) -> AgentRun {
-        let rpc = inv.steps.iter().any(|s| !matches!(s, Step::Prompt(_)));
+        // Print mode takes prompts as words, where Pi would read one starting with `-` or `@`
+        // as a flag or a file: those go as RPC messages, like steering and follow-ups.
+        let rpc = inv.steps.iter().any(|s| match s {
+            Step::Prompt(text) => text.starts_with(['-', '@']),
+            Step::Steer(_) | Step::FollowUp(_) => true,
+        });
         let replaying = matches!(inv.cassette, CassetteUse::Replay(_));
         let mut command = self.command(inv, rpc);
         let started = Instant::now();
@@ -190,7 +195,7 @@ impl AgentCommand {
                     command.arg("--record").arg(path);
                 }
                 if !rpc {
-                    command.arg("-p").arg("--");
+                    command.arg("-p");
                     for step in inv.steps {
                         if let Step::Prompt(text) = step {
                             command.arg(text);
