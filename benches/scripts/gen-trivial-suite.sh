@@ -7,16 +7,17 @@
 #
 #   benches/scripts/gen-trivial-suite.sh [BIN_DIR]
 #
-# BIN_DIR holds `pi` and `pi-mock` (default: target/release, built first). Rerunning rewrites
-# the suite and the cassettes (which differ from run to run only in clock readings, seeds
-# of ids, the mock's port and the temporary workspace's name).
+# BIN_DIR holds `pi` and `pi-mock` (default: $CARGO_TARGET_DIR/release or target/release,
+# built first). Rerunning rewrites the suite and the cassettes; the cassettes are not
+# byte-identical from one recording to the next (clock readings, the mock's port, the
+# temporary workspace's name).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 n=200
 bin=${1:-}
 if [ -z "$bin" ]; then
   (cd "$root" && cargo build -q --release -p pi-cli -p pi-testkit --bins)
-  bin="$root/target/release"
+  bin="${CARGO_TARGET_DIR:-$root/target}/release"
 fi
 bin=$(cd "$bin" && pwd)
 dir="$root/benches/evals"
