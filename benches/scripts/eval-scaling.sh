@@ -50,6 +50,9 @@ suite="$root/benches/evals/trivial.toml"
 cassettes="$root/benches/evals/cassettes/trivial"
 n=200
 [ -x "$pi" ] || { echo "eval-scaling: no pi binary at $pi" >&2; exit 1; }
+for tool in jq python3 xargs; do
+  command -v "$tool" >/dev/null || { echo "eval-scaling: $tool is needed" >&2; exit 1; }
+done
 count=$(find "$cassettes" -name '*.jsonl' 2>/dev/null | wc -l)
 [ "$count" -eq "$n" ] || {
   echo "eval-scaling: expected $n cassettes under $cassettes, found $count (run benches/scripts/gen-trivial-suite.sh)" >&2

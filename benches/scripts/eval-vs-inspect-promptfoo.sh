@@ -41,6 +41,7 @@ promptfoo_version=${PROMPTFOO_VERSION:-0.121.20}
 cache=${PI_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pi-bench}
 n=200
 die() { echo "eval-vs-inspect-promptfoo: $*" >&2; exit 1; }
+for tool in jq python3; do command -v "$tool" >/dev/null || die "$tool is needed"; done
 
 if [ -z "$bin" ]; then
   target=${CARGO_TARGET_DIR:-$root/target}
