@@ -23,6 +23,9 @@ use crate::workspace::TrialDirs;
 /// How long a run has after SIGINT before its process group is killed.
 const GRACE: Duration = Duration::from_secs(3);
 
+/// How often the watcher looks at the clock and the cancel flag.
+const POLL: Duration = Duration::from_millis(20);
+
 /// The agent command: a program and the words before Pi's own flags (`node cli.js`, say).
 #[derive(Clone, Debug)]
 pub struct AgentCommand {
@@ -103,13 +106,13 @@ impl AgentCommand {
             None
         };
         let stop = Arc::new(AtomicBool::new(false));
-        let done = Arc::new(AtomicBool::new(false));
+        let (done, finished) = std::sync::mpsc::channel::<()>();
         let watcher = watch(
             pid,
             inv.limits.wall_time,
             started,
             Arc::clone(&stop),
-            Arc::clone(&done),
+            finished,
             Arc::clone(cancel),
         );
         let mut run = AgentRun::default();
@@ -144,7 +147,8 @@ impl AgentCommand {
         drop(driver);
         run.exit = wait(&mut child);
         run.wall = started.elapsed();
-        done.store(true, Ordering::SeqCst);
+        // Wakes the watcher at once (a trial must not wait out its poll interval).
+        drop(done);
         let timed_out = watcher.join().unwrap_or(false);
         if replaying {
             // The recording holds the limit's abort; the limit is read from what it did.
@@ -303,14 +307,14 @@ impl<'a> RpcDriver<'a> {
 
 /// Watches a running agent: SIGINT to its process group when the eval is cancelled or
 /// `wall_time` has passed; SIGKILL after [`GRACE`] (also after the reader's own SIGINT, which
-/// it signals with `stop`). Returns whether the wall time
+/// it signals with `stop`); it ends when `finished` is closed. Returns whether the wall time
 /// ran out.
 fn watch(
     pid: u32,
     wall_time: Option<Duration>,
     started: Instant,
     stop: Arc<AtomicBool>,
-    done: Arc<AtomicBool>,
+    finished: std::sync::mpsc::Receiver<()>,
     cancel: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<bool> {
     std::thread::spawn(move || {
@@ -319,7 +323,7 @@ fn watch(
         };
         let mut interrupted_at: Option<Instant> = None;
         let mut timed_out = false;
-        while !done.load(Ordering::SeqCst) {
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(POLL) {
             let over = wall_time.is_some_and(|t| started.elapsed() > t);
             timed_out |= over;
             if interrupted_at.is_none() && stop.load(Ordering::SeqCst) {
@@ -333,7 +337,6 @@ fn watch(
             if interrupted_at.is_some_and(|at| at.elapsed() > GRACE) {
                 signal_group(group, Signal::SIGKILL);
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
         // Whatever the agent left running in its group goes with it.
         signal_group(group, Signal::SIGKILL);

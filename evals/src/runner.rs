@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,6 +84,10 @@ pub fn run(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.max(1))
         .build()?;
+    // Trials' folders are removed on a thread of their own: on some disks removing a tree takes
+    // longer than the trial, and nothing waits for it but the end of the run.
+    let (cleaner, finished) = mpsc::channel::<TrialDirs>();
+    let remover = std::thread::spawn(move || finished.into_iter().for_each(drop));
     let results: Vec<Option<TrialResult>> = pool.install(|| {
         specs
             .par_iter()
@@ -92,12 +97,14 @@ pub fn run(
                     return None;
                 }
                 progress.started(&spec.key());
-                let result = run_trial(spec, options, cancel)?;
+                let result = run_trial(spec, options, cancel, &cleaner)?;
                 progress.finished(&result);
                 Some(result)
             })
             .collect()
     });
+    drop(cleaner);
+    let _ = remover.join();
     let mut results: Vec<TrialResult> = results.into_iter().flatten().collect();
     // The order results files keep (merged shards come out the same).
     results.sort_by(|a, b| {
@@ -120,6 +127,7 @@ fn run_trial(
     spec: &TrialSpec<'_>,
     options: &RunOptions,
     cancel: &Arc<AtomicBool>,
+    cleaner: &Sender<TrialDirs>,
 ) -> Option<TrialResult> {
     let task = spec.task;
     let relative = cassette_path(spec);
@@ -179,7 +187,10 @@ fn run_trial(
         task.fixture.as_deref(),
         options.user_agent_dir.as_deref(),
     ) {
-        Ok(dirs) => dirs,
+        Ok(dirs) => Discarded {
+            dirs: Some(dirs),
+            cleaner,
+        },
         Err(e) => {
             result.reason = Some(e.to_string());
             return Some(result);
@@ -263,6 +274,30 @@ fn run_trial(
         }
     };
     Some(result)
+}
+
+/// A trial's folders, handed to the run's cleaner when the trial is done with them.
+struct Discarded<'a> {
+    dirs: Option<TrialDirs>,
+    cleaner: &'a Sender<TrialDirs>,
+}
+
+impl std::ops::Deref for Discarded<'_> {
+    type Target = TrialDirs;
+
+    fn deref(&self) -> &TrialDirs {
+        // Taken only in `drop`.
+        self.dirs.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for Discarded<'_> {
+    fn drop(&mut self) {
+        if let Some(dirs) = self.dirs.take() {
+            // With the cleaner gone the folders are removed here instead.
+            let _ = self.cleaner.send(dirs);
+        }
+    }
 }
 
 /// Tokens, cost, calls, turns, time and the transcript of a run.

@@ -5,6 +5,9 @@
 #   scripts/evals/record-local-llm.sh [TARGET_DIR]   (default: target/debug, built first)
 # env: LLM_BASE_URL  the server's /v1 URL (default: started with scripts/llm/ci-llm.sh)
 set -euo pipefail
+# The system prompt names where Pi's documentation is (beside the binary): a fixed place keeps
+# the recording machine's paths out of the cassettes.
+export PI_PACKAGE_DIR=/usr/lib/pi
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-}
 if [ -z "$bin" ]; then

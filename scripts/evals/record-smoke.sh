@@ -17,7 +17,10 @@ rm -rf "$out/smoke"
 for scenario in "$root"/evals/scenarios/smoke/*.json; do
   task=$(basename "$scenario" .json)
   echo "recording $task" >&2
-  "$bin/pi-mock" --scenario "$scenario" -- \
+  # pi-mock clears PI_* variables; PI_PACKAGE_DIR is given again inside it. The system prompt
+  # names where Pi's documentation is (beside the binary by default): a fixed place keeps the
+  # recording machine's paths out of the cassettes.
+  "$bin/pi-mock" --scenario "$scenario" -- env PI_PACKAGE_DIR=/usr/lib/pi \
     "$bin/pi" eval "$suite" --filter "$task" --record "$out" --jobs 1 --progress plain \
     --out "$(mktemp -d)"
 done
