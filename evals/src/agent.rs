@@ -125,6 +125,9 @@ impl AgentCommand {
         if let Some(stdout) = child.stdout.take() {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                if crate::outcome::is_streaming_update(&line) {
+                    continue;
+                }
                 let Ok(event) = serde_json::from_str::<Value>(&line) else {
                     continue;
                 };

@@ -28,9 +28,22 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
+/// Whether an event line is one of the updates of a message or a tool while it streams: the
+/// bulk of a run's output (each carries the whole message so far), and nothing an outcome
+/// needs, since the message's end repeats it whole. Pi writes `type` first, so the line's
+/// start says.
+pub fn is_streaming_update(line: &str) -> bool {
+    line.starts_with(r#"{"type":"message_update""#)
+        || line.starts_with(r#"{"type":"tool_execution_update""#)
+}
+
 impl Outcome {
-    /// Reads one event line; lines that are not JSON objects (a stray print) are skipped.
+    /// Reads one event line; streaming updates and lines that are not JSON objects (a stray
+    /// print) are skipped.
     pub fn feed_line(&mut self, line: &str) {
+        if is_streaming_update(line) {
+            return;
+        }
         if let Ok(event) = serde_json::from_str::<Value>(line) {
             self.feed(&event);
         }
@@ -167,6 +180,19 @@ mod tests {
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].0, "write");
         assert_eq!(calls[0].1["path"], "a.txt");
+    }
+
+    #[test]
+    fn streaming_updates_are_skipped_unread_and_change_nothing() {
+        let update = r#"{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"partial"}]}}"#;
+        assert!(is_streaming_update(update));
+        assert!(is_streaming_update(
+            r#"{"type":"tool_execution_update","toolCallId":"1"}"#
+        ));
+        assert!(!is_streaming_update(
+            r#"{"type":"message_end","message":{}}"#
+        ));
+        assert_eq!(run(&[update]), Outcome::default());
     }
 
     #[test]
