@@ -23,8 +23,13 @@ pub struct LiveTools {
 impl LiveTools {
     /// Tools working in `workspace` (a scratch copy: they may change it).
     pub fn new(workspace: &Path) -> Self {
+        LiveTools::with_env(ToolEnv::new(workspace).with_environment_overrides())
+    }
+
+    /// Tools as `env` says: its working directory, shell and sandbox.
+    pub fn with_env(env: ToolEnv) -> Self {
         LiveTools {
-            env: ToolEnv::new(workspace).with_environment_overrides(),
+            env,
             running: HashMap::new(),
         }
     }

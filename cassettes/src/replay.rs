@@ -281,6 +281,13 @@ impl Replay {
         self
     }
 
+    /// Runs the tools for real as `env` says (its working directory, shell and sandbox)
+    /// instead of answering them from the recording; needs a tokio runtime.
+    pub fn with_live_tools_env(mut self, env: pi_effects::tools::ToolEnv) -> Self {
+        self.live_tools = Some(LiveTools::with_env(env));
+        self
+    }
+
     /// The cassette replayed (its lines are the replay's).
     pub fn cassette(&self) -> &Cassette {
         &self.cassette

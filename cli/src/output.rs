@@ -47,6 +47,17 @@ impl Stdout {
         Stdout::to(Box::new(std::io::sink()), Some(Sha256::new()))
     }
 
+    /// Output into `out` in large blocks, digested (an eval's in-process replay, which reads
+    /// the events back).
+    pub fn captured(out: Box<dyn Write + Send>) -> Self {
+        Stdout {
+            out: BufWriter::with_capacity(1 << 16, out),
+            closed: false,
+            line_by_line: false,
+            digest: Some(Sha256::new()),
+        }
+    }
+
     fn to(out: Box<dyn Write + Send>, digest: Option<Sha256>) -> Self {
         Stdout {
             out: BufWriter::new(out),

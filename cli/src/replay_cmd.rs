@@ -76,7 +76,7 @@ pub(crate) struct ReplayArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ReplayMode {
+pub(crate) enum ReplayMode {
     Text,
     Json,
 }
@@ -96,6 +96,20 @@ pub(crate) struct How {
     live_tools: Option<PathBuf>,
     /// The tools change `live_tools` itself rather than a copy.
     in_place: bool,
+    /// The tools' settings when they run in place (shell, sandbox); the process's by default.
+    tool_env: Option<pi_effects::tools::ToolEnv>,
+}
+
+impl How {
+    /// Recorded configuration, tools run for real as `env` says, in its working directory.
+    pub(crate) fn tools_in_place(env: pi_effects::tools::ToolEnv) -> How {
+        How {
+            config: ConfigSource::Recorded,
+            live_tools: Some(env.cwd.clone()),
+            in_place: true,
+            tool_env: Some(env),
+        }
+    }
 }
 
 impl How {
@@ -111,6 +125,7 @@ impl How {
             config: args.config,
             live_tools,
             in_place: args.tools == ToolSource::InPlace,
+            tool_env: None,
         })
     }
 }
@@ -179,17 +194,17 @@ fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
 
 /// What a replay did.
 #[derive(Debug)]
-struct Replayed {
+pub(crate) struct Replayed {
     /// The cassette (its lines taken by the replay).
     cassette: Arc<Cassette>,
-    code: i32,
+    pub(crate) code: i32,
     stdout: String,
     session: Option<String>,
     steps: usize,
 }
 
 /// Replays `cassette` in `mode`, its session in `dir`, printing to `out`.
-async fn replay(
+pub(crate) async fn replay(
     cassette: Arc<Cassette>,
     mode: Mode,
     how: &How,
@@ -214,7 +229,10 @@ async fn replay(
     // The replay takes the cassette's lines (the caller keeps no other handle on it).
     let mut replay = Replay::new(cassette)?;
     if let (Some(workspace), true) = (&how.live_tools, how.in_place) {
-        replay = replay.with_live_tools(workspace);
+        replay = match &how.tool_env {
+            Some(env) => replay.with_live_tools_env(env.clone()),
+            None => replay.with_live_tools(workspace),
+        };
     }
     let unusable = |what: String| Divergence::unusable_cassette(replay.cassette(), what);
     let scratch = match &how.live_tools {
@@ -338,7 +356,12 @@ fn current_config(cassette: &Cassette) -> Result<RunConfig, String> {
 }
 
 fn output_mode(args: &ReplayArgs, cassette: &Cassette) -> Mode {
-    match args.mode {
+    recorded_mode(cassette, args.mode)
+}
+
+/// The output mode a replay prints in: `chosen`, else the recorded one (json for rpc).
+pub(crate) fn recorded_mode(cassette: &Cassette, chosen: Option<ReplayMode>) -> Mode {
+    match chosen {
         Some(ReplayMode::Text) => Mode::Text,
         Some(ReplayMode::Json) => Mode::Json,
         None if cassette.header.mode == "text" => Mode::Text,

@@ -900,3 +900,24 @@ fn the_original_pi_can_be_the_agent_and_gets_the_same_verdicts() {
     }
     assert_eq!(finals[0], finals[1]);
 }
+
+#[test]
+fn a_replay_in_process_and_one_in_a_process_of_its_own_give_the_same_results() {
+    let env = EvalEnv::new(None);
+    let suite = repo("evals/suites/smoke.toml");
+    let suite = suite.to_str().unwrap();
+    assert_eq!(env.eval(&[suite, "-q", "--out", "inside"]).code, 0);
+    assert_eq!(
+        env.eval(&[suite, "-q", "--replay-processes", "--out", "outside"])
+            .code,
+        0
+    );
+    let trials = |out: &str| {
+        let mut trials = env.results(out)["trials"].clone();
+        for trial in trials.as_array_mut().unwrap() {
+            trial.as_object_mut().unwrap().remove("wallMs");
+        }
+        trials
+    };
+    assert_eq!(trials("inside"), trials("outside"));
+}

@@ -27,10 +27,42 @@ const GRACE: Duration = Duration::from_secs(3);
 const POLL: Duration = Duration::from_millis(20);
 
 /// The agent command: a program and the words before Pi's own flags (`node cli.js`, say).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AgentCommand {
     pub program: PathBuf,
     pub prefix: Vec<String>,
+    /// Replays trials in this process instead of starting `program replay` for each: a
+    /// replayed trial is CPU-bound work of a few milliseconds, less than starting a process.
+    pub replayer: Option<Arc<dyn Replayer>>,
+}
+
+impl std::fmt::Debug for AgentCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentCommand")
+            .field("program", &self.program)
+            .field("prefix", &self.prefix)
+            .field("in_process_replay", &self.replayer.is_some())
+            .finish()
+    }
+}
+
+/// Replays a trial's cassette in process, as `pi replay CASSETTE --tools in-place` would in
+/// a process of its own.
+pub trait Replayer: Send + Sync {
+    /// Replays `cassette` with its tools run for real in `workspace`, commands through
+    /// `shell`, file tools confined to the workspace; what it printed and its exit code.
+    fn replay(&self, cassette: &Path, workspace: &Path, shell: Option<&Path>) -> Replayed;
+}
+
+/// What an in-process replay gave: as `pi replay` would exit and print.
+#[derive(Debug, Default)]
+pub struct Replayed {
+    /// 0 reproduced; 1 diverged; 125 the cassette cannot be used.
+    pub exit: i32,
+    /// The JSON event lines.
+    pub stdout: Vec<u8>,
+    /// Why it diverged or could not be used.
+    pub stderr: String,
 }
 
 /// What the trial does with its cassette.
@@ -80,6 +112,9 @@ pub struct AgentRun {
 impl AgentCommand {
     /// Runs one trial; `cancel` stops it early (Ctrl-C of the whole eval).
     pub fn run(&self, inv: &Invocation<'_>, cancel: &Arc<AtomicBool>) -> AgentRun {
+        if let (CassetteUse::Replay(cassette), Some(replayer)) = (inv.cassette, &self.replayer) {
+            return replay_in_process(replayer.as_ref(), cassette, inv, cancel);
+        }
         // Print mode takes prompts as words, where Pi would read one starting with `-` or `@`
         // as a flag or a file: those go as RPC messages, like steering and follow-ups.
         let rpc = inv.steps.iter().any(|s| match s {
@@ -225,6 +260,30 @@ impl AgentCommand {
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command
     }
+}
+
+/// A trial replayed by `replayer`: its events read as a process's would be.
+fn replay_in_process(
+    replayer: &dyn Replayer,
+    cassette: &Path,
+    inv: &Invocation<'_>,
+    cancel: &AtomicBool,
+) -> AgentRun {
+    let started = Instant::now();
+    let replayed = replayer.replay(cassette, &inv.dirs.workspace, inv.shell);
+    let mut run = AgentRun {
+        exit: Some(replayed.exit),
+        stderr: replayed.stderr,
+        ..AgentRun::default()
+    };
+    for line in String::from_utf8_lossy(&replayed.stdout).lines() {
+        run.outcome.feed_line(line);
+    }
+    run.wall = started.elapsed();
+    // The recording holds the limit's abort; the limit is read from what it did.
+    run.limit = run.outcome.passed_limit(inv.limits);
+    run.cancelled = cancel.load(Ordering::SeqCst);
+    run
 }
 
 /// Sends an RPC session's steps: each prompt with the steering and follow-ups after it, the

@@ -109,14 +109,14 @@ pub fn compare(argv: &[String]) -> u8 {
     let comparison = compare_runs(&a, &b, &CompareOptions { alpha: args.alpha });
     if args.json {
         match serde_json::to_string_pretty(&comparison) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => super::summary::say(&text),
             Err(error) => {
                 eprintln!("pi eval compare: {error}");
                 return 2;
             }
         }
     } else {
-        print!("{}", comparison.render_text());
+        super::summary::say(comparison.render_text().trim_end_matches('\n'));
     }
     u8::from(args.fail_on_regression && comparison.regressions() > 0)
 }

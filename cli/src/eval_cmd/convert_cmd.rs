@@ -76,7 +76,11 @@ pub fn main(argv: &[String]) -> u8 {
     };
     match humaneval::convert(&problems, &out, &options) {
         Ok(converted) => {
-            println!("{} tasks: {}", converted.tasks, converted.suite.display());
+            super::summary::say(&format!(
+                "{} tasks: {}",
+                converted.tasks,
+                converted.suite.display()
+            ));
             0
         }
         Err(error) => {

@@ -12,6 +12,7 @@
 //! `--fail-under`; 2 bad usage, an invalid suite or results file; 130 interrupted (the finished
 //! trials' results are written).
 
+mod in_process;
 mod progress;
 mod summary;
 
@@ -83,6 +84,10 @@ struct EvalArgs {
     /// spaces (`"node /opt/pi/dist/cli.js"`); this binary by default.
     #[arg(long, value_name = "CMD")]
     agent: Option<String>,
+    /// Replay each trial in a `pi replay` process of its own instead of in this one (slower;
+    /// the same result).
+    #[arg(long)]
+    replay_processes: bool,
     /// How progress is shown on stderr (a bar on a terminal, a line per trial otherwise).
     #[arg(long, value_enum, default_value = "auto")]
     progress: ProgressArg,
@@ -243,10 +248,10 @@ pub(crate) fn write_reports(out: &Path, results: &EvalResults) -> Result<(), Str
     write("junit.xml", pi_evals::report::junit::render(results))?;
     write("summary.md", pi_evals::report::markdown::render(results))?;
     write("report.html", pi_evals::report::html::render(results))?;
-    println!(
+    summary::say(&format!(
         "reports: {0}/results.json, {0}/junit.xml, {0}/summary.md, {0}/report.html",
         out.display()
-    );
+    ));
     Ok(())
 }
 
@@ -308,12 +313,15 @@ fn agent_of(args: &EvalArgs) -> Result<AgentCommand, String> {
             Ok(AgentCommand {
                 program: PathBuf::from(program),
                 prefix: prefix.to_vec(),
+                replayer: None,
             })
         }
         None => Ok(AgentCommand {
             program: std::env::current_exe()
                 .map_err(|e| format!("cannot find this program: {e}"))?,
             prefix: Vec::new(),
+            replayer: (!args.replay_processes)
+                .then(|| Arc::new(in_process::InProcess) as Arc<dyn pi_evals::agent::Replayer>),
         }),
     }
 }

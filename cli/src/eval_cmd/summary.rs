@@ -4,9 +4,14 @@ use pi_evals::results::{AtK, EvalResults};
 
 /// Prints the summary of `results` on stdout.
 pub fn print(results: &EvalResults) {
-    for line in lines(results) {
-        println!("{line}");
-    }
+    say(&lines(results).join("\n"));
+}
+
+/// Prints `text` and a newline on stdout; a closed stdout (`| head`) ends the output quietly.
+pub fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
 /// The summary's lines.
