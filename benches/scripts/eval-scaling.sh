@@ -34,6 +34,11 @@
 #               agent process, spawn to exit, as the runner measured it; whole milliseconds,
 #               rounded down) and the rest of the wall time, which is the harness's alone
 #
+# EVAL_ARGS is added to every pi eval command: `EVAL_ARGS=--replay-processes` measures the
+# mode where each trial is a `pi replay` process, which the overhead above is defined for; by
+# default pi eval replays trials in its own process, faster than the plain replay loop (the
+# "overhead" is then negative: the eval is cheaper than starting the agent processes).
+#
 # Both eval runs must pass all 200 trials (the script checks results.json once before timing).
 # The machine should be otherwise idle; numbers from a noisy machine vary by several percent.
 set -euo pipefail
@@ -89,7 +94,7 @@ xargs -P 2 -n 6 "$pi" <"$work/args" >/dev/null
 SH
 chmod +x "$work"/replay-j*.sh
 
-eval_cmd() { echo "$pi eval $suite --jobs $1 --progress quiet --out $work/out-j$1"; }
+eval_cmd() { echo "$pi eval $suite --jobs $1 --progress quiet --out $work/out-j$1 ${EVAL_ARGS:-}"; }
 
 # Correctness first: every trial passes in both, and the baseline replays all succeed.
 for j in 1 2; do
@@ -104,7 +109,7 @@ names=(eval-j1 eval-j2 replay-j1 replay-j2)
 cmds=("$(eval_cmd 1)" "$(eval_cmd 2)" "$work/replay-j1.sh" "$work/replay-j2.sh")
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
   names+=(eval-j1-shm)
-  cmds+=("env TMPDIR=/dev/shm $pi eval $suite --jobs 1 --progress quiet --out $work/out-shm")
+  cmds+=("env TMPDIR=/dev/shm $pi eval $suite --jobs 1 --progress quiet --out $work/out-shm ${EVAL_ARGS:-}")
 fi
 # Times the commands in interleaved rounds (round 0 a warm-up, not counted), so that a noisy
 # minute on a shared machine is spread over all of them rather than landing on one; wall clock
