@@ -1,7 +1,7 @@
 //! HumanEval as a suite: a hand-written fixture of three problems in HumanEval's shape (gzipped
-//! and plain) converts into a suite that loads, with a fixture per problem whose test passes
-//! with the problem's canonical solution and fails without it; broken inputs are errors naming
-//! the line and field. `HUMANEVAL_DATA=<HumanEval.jsonl.gz> cargo test -p pi-evals --test
+//! and plain) converts into a suite that loads, with a fixture per problem holding only the
+//! function to complete, and a check (carrying the test) that passes with the problem's canonical
+//! solution and fails without it; broken inputs are errors naming the line and field. `HUMANEVAL_DATA=<HumanEval.jsonl.gz> cargo test -p pi-evals --test
 //! humaneval -- --ignored` does the same on the real dataset.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -82,27 +82,32 @@ fn assert_converted(input: &Path) {
         );
         let fixture = task.fixture.as_deref().expect("a fixture");
         assert_eq!(fixture, out.path().join("fixtures").join(&task.id));
-        assert!(fixture.join("solution.py").is_file());
-        assert!(fixture.join("test_solution.py").is_file());
+        let files: Vec<_> = std::fs::read_dir(fixture)
+            .expect("lists")
+            .map(|e| e.expect("an entry").file_name())
+            .collect();
+        assert_eq!(
+            files,
+            ["solution.py"],
+            "the test stays out of the workspace"
+        );
         assert_eq!(task.checks.len(), 1);
         assert!((task.checks[0].weight - 1.0).abs() < 1e-12);
-        match &task.checks[0].kind {
-            CheckKind::Command { run, timeout } => {
-                assert_eq!(run, "python3 test_solution.py");
-                assert_eq!(*timeout, Duration::from_secs(20));
-            }
-            other => panic!("a command check, not {other:?}"),
-        }
+        assert_eq!(command_of(task).1, Duration::from_secs(20));
     }
     for (problem, task) in problems(input).iter().zip(&suite.tasks) {
         let fixture = task.fixture.as_deref().expect("a fixture");
         let stub = std::fs::read_to_string(fixture.join("solution.py")).expect("reads");
         assert_eq!(stub, problem["prompt"].as_str().expect("a prompt"));
-        let test = std::fs::read_to_string(fixture.join("test_solution.py")).expect("reads");
+        let (run, _) = command_of(task);
         let entry = problem["entry_point"].as_str().expect("an entry point");
-        assert!(test.contains(&format!("from solution import {entry}\n")));
-        assert!(test.contains(problem["test"].as_str().expect("a test").trim()));
-        assert!(test.ends_with(&format!("\ncheck({entry})\n")));
+        assert!(
+            run.starts_with("python3 - <<'HUMANEVAL_TEST_END'\n"),
+            "{run}"
+        );
+        assert!(run.contains(&format!("\nfrom solution import {entry}\n")));
+        assert!(run.contains(problem["test"].as_str().expect("a test").trim()));
+        assert!(run.ends_with(&format!("\ncheck({entry})\nHUMANEVAL_TEST_END\n")));
     }
     run_solutions(input, &suite);
 }
@@ -121,10 +126,20 @@ fn python() -> bool {
     found
 }
 
-/// Runs `python3 test_solution.py` in `dir`: whether it exited 0 within a minute.
-fn passes(dir: &Path) -> bool {
-    let mut child = Command::new("python3")
-        .arg("test_solution.py")
+/// The task's one check: its command and timeout.
+fn command_of(task: &suite::Task) -> (&str, Duration) {
+    match &task.checks[0].kind {
+        CheckKind::Command { run, timeout } => (run, *timeout),
+        other => panic!("a command check, not {other:?}"),
+    }
+}
+
+/// Runs the check's command with `bash -c` in `dir`, as the eval does: whether it exited 0
+/// within a minute.
+fn passes(dir: &Path, run: &str) -> bool {
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(run)
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -145,9 +160,7 @@ fn passes(dir: &Path) -> bool {
 }
 
 fn copy_fixture(from: &Path, to: &Path) {
-    for name in ["solution.py", "test_solution.py"] {
-        std::fs::copy(from.join(name), to.join(name)).expect("copies");
-    }
+    std::fs::copy(from.join("solution.py"), to.join("solution.py")).expect("copies");
 }
 
 /// For each task (of the first `problems(input)`): the stub fails its test, the stub with the
@@ -159,9 +172,10 @@ fn run_solutions(input: &Path, suite: &suite::Suite) -> usize {
     let mut good = 0;
     for (problem, task) in problems(input).iter().zip(&suite.tasks) {
         let fixture = task.fixture.as_deref().expect("a fixture");
+        let (run, _) = command_of(task);
         let stub = tempfile::tempdir().expect("temp dir");
         copy_fixture(fixture, stub.path());
-        assert!(!passes(stub.path()), "{}: the stub passes", task.id);
+        assert!(!passes(stub.path(), run), "{}: the stub passes", task.id);
         let solved = tempfile::tempdir().expect("temp dir");
         copy_fixture(fixture, solved.path());
         let solution = solved.path().join("solution.py");
@@ -169,7 +183,7 @@ fn run_solutions(input: &Path, suite: &suite::Suite) -> usize {
         text.push_str(problem["canonical_solution"].as_str().expect("a solution"));
         std::fs::write(&solution, text).expect("writes");
         assert!(
-            passes(solved.path()),
+            passes(solved.path(), run),
             "{}: the canonical solution fails",
             task.id
         );
@@ -195,10 +209,8 @@ fn a_plain_file_converts_into_the_same_suite() {
         read(gz.path(), "humaneval.toml").replace("tiny.jsonl.gz", "tiny.jsonl"),
         read(plain.path(), "humaneval.toml")
     );
-    for file in ["solution.py", "test_solution.py"] {
-        let file = format!("fixtures/tiny-1/{file}");
-        assert_eq!(read(gz.path(), &file), read(plain.path(), &file));
-    }
+    let file = "fixtures/tiny-1/solution.py";
+    assert_eq!(read(gz.path(), file), read(plain.path(), file));
 }
 
 #[test]
@@ -228,13 +240,12 @@ fn options_shape_the_suite() {
     assert!(task.models.is_empty());
     assert_eq!(task.trials, 1);
     assert_eq!(task.limits.turns, Some(3));
-    match &task.checks[0].kind {
-        CheckKind::Command { run, timeout } => {
-            assert_eq!(run, "uv run python test_solution.py");
-            assert_eq!(*timeout, Duration::from_secs_f64(7.5));
-        }
-        other => panic!("a command check, not {other:?}"),
-    }
+    let (run, timeout) = command_of(task);
+    assert!(
+        run.starts_with("uv run python - <<'HUMANEVAL_TEST_END'\n"),
+        "{run}"
+    );
+    assert_eq!(timeout, Duration::from_secs_f64(7.5));
     assert!(!out.path().join("fixtures/tiny-2").exists());
     for (bad, option) in [
         (
@@ -359,6 +370,13 @@ fn broken_inputs_are_errors_naming_the_line_and_field() {
     );
     assert_eq!(field("task_id", Value::from("//")), "task_id");
     assert_eq!(field("test", Value::from("assert True")), "test");
+    assert_eq!(
+        field(
+            "test",
+            Value::from("def check(candidate):\n    pass\nHUMANEVAL_TEST_END\n")
+        ),
+        "test"
+    );
 
     let twice = format!("{}\n{}\n", lines[0], lines[0].replace("Tiny/0", "tiny-0"));
     match error_of("twice.jsonl", twice.as_bytes()) {

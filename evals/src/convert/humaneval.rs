@@ -4,8 +4,9 @@
 //! ships them) or plain; each has a `task_id`, a `prompt` (imports, a signature and a
 //! docstring), a `test` (a `check(candidate)` function of asserts) and an `entry_point` (the
 //! function's name). Each problem becomes a fixture whose `solution.py` is the prompt, for the
-//! agent to complete in place, and whose `test_solution.py` runs the problem's own test on it;
-//! the task's one check runs that script, so a suite's pass@k is HumanEval's pass@k.
+//! agent to complete in place, and a task whose one check runs the problem's own test on it, so
+//! a suite's pass@k is HumanEval's pass@k. The test is in the check's command (a here-document
+//! fed to Python), not in the workspace: as in the benchmark, the agent never sees it.
 //!
 //! Every problem is read and checked before anything is written, and the written suite is read
 //! back with [`crate::suite::load`] before it is reported: a converted suite always loads.
@@ -138,7 +139,6 @@ pub fn convert(
         let folder = out.join("fixtures").join(&problem.id);
         create_dir(&folder)?;
         write(&folder.join("solution.py"), &problem.prompt)?;
-        write(&folder.join("test_solution.py"), &test_script(problem))?;
     }
     let suite = out.join("humaneval.toml");
     write(&suite, &suite_toml(&problems, options, &source))?;
@@ -303,6 +303,12 @@ fn parse_problem(input: &Path, line: usize, text: &str) -> Result<Problem, Conve
             "defines no `check(candidate)` function".into(),
         ));
     }
+    if test.lines().any(|l| l.trim_end() == TEST_END) {
+        return Err(field_err(
+            "test",
+            format!("has a line `{TEST_END}`, which ends the check's here-document"),
+        ));
+    }
     Ok(Problem {
         id,
         task_id,
@@ -337,20 +343,26 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The fixture's test: the problem's own, on the entry point imported from `solution.py`.
-/// Everything else `solution.py` defines or imports is imported too, since some tests use the
-/// prompt's helpers and imports (HumanEval runs prompt, completion and test as one program).
-fn test_script(problem: &Problem) -> String {
+/// The line that ends the check's here-document; a test holding it is refused.
+const TEST_END: &str = "HUMANEVAL_TEST_END";
+
+/// The check's command: `python` reads the problem's test from a here-document (quoted, so the
+/// shell expands nothing in it) and runs it in the workspace on the entry point imported from
+/// `solution.py`. Everything else `solution.py` defines or imports is imported too, since some
+/// tests use the prompt's helpers and imports (HumanEval runs prompt, completion and test as one
+/// program).
+fn check_command(problem: &Problem, python: &str) -> String {
     let entry = &problem.entry_point;
-    let mut script = format!(
-        "# {}: the benchmark's test of solution.py; exits 0 when `{entry}` is right.\n\
+    let mut run = format!(
+        "{python} - <<'{TEST_END}'\n\
+         # {}: the benchmark's test of solution.py; exits 0 when `{entry}` is right.\n\
          from solution import *  # noqa: F401,F403\n\
          from solution import {entry}\n\n",
         problem.task_id.replace(['\n', '\r'], " ")
     );
-    script.push_str(problem.test.trim_end());
-    let _ = write!(script, "\n\n\ncheck({entry})\n");
-    script
+    run.push_str(problem.test.trim_end());
+    let _ = write!(run, "\n\n\ncheck({entry})\n{TEST_END}\n");
+    run
 }
 
 /// The task's prompt.
@@ -365,8 +377,9 @@ fn suite_toml(problems: &[Problem], options: &ConvertOptions, source: &str) -> S
     let _ = writeln!(
         toml,
         "# HumanEval as a suite: each task's fixture holds the problem's prompt as solution.py for\n\
-         # the agent to complete, and test_solution.py, the problem's own test, which the one check\n\
-         # runs; a trial passes when the test does, so pass@k is HumanEval's pass@k.\n"
+         # the agent to complete; its one check runs the problem's own test (kept out of the\n\
+         # workspace, as the benchmark hides it); a trial passes when the test does, so pass@k is\n\
+         # HumanEval's pass@k.\n"
     );
     toml.push_str("name = \"humaneval\"\n");
     let description = format!(
@@ -386,7 +399,7 @@ fn suite_toml(problems: &[Problem], options: &ConvertOptions, source: &str) -> S
         options.turns
     );
     toml.push_str("[defaults.settings]\nretry = { enabled = true }\n");
-    let run = format!("{} test_solution.py", options.python.trim());
+    let python = options.python.trim();
     for problem in problems {
         let _ = write!(
             toml,
@@ -394,7 +407,7 @@ fn suite_toml(problems: &[Problem], options: &ConvertOptions, source: &str) -> S
             basic_string(&problem.id),
             basic_string(&format!("fixtures/{}", problem.id)),
             basic_string(&prompt(&problem.entry_point)),
-            basic_string(&run),
+            basic_string(&check_command(problem, python)),
             options.timeout_secs,
         );
     }
