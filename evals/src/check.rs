@@ -252,7 +252,13 @@ impl Check {
                 format!("{path} matches /{}/", regex.as_str())
             }
             CheckKind::FileHash { path, sha256 } => format!("{path} has SHA-256 {sha256}"),
-            CheckKind::Command { run, .. } => format!("`{run}` exits 0"),
+            CheckKind::Command { run, .. } => match run.trim_end().split_once('\n') {
+                Some((first, rest)) => {
+                    let more = rest.lines().count();
+                    format!("`{first}` (and {more} more lines) exits 0")
+                }
+                None => format!("`{run}` exits 0"),
+            },
             CheckKind::NoError => "no error".into(),
         }
     }
@@ -453,4 +459,28 @@ fn tail(output: &str) -> String {
     let skip = count.saturating_sub(600);
     let tail: String = output.chars().skip(skip).collect();
     format!("{:?}", tail.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(run: &str) -> Check {
+        Check {
+            kind: CheckKind::Command {
+                run: run.into(),
+                timeout: DEFAULT_COMMAND_TIMEOUT,
+            },
+            weight: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_command_is_named_by_its_first_line() {
+        assert_eq!(command("cargo test").describe(), "`cargo test` exits 0");
+        assert_eq!(
+            command("python3 - <<'END'\nimport solution\ncheck()\nEND\n").describe(),
+            "`python3 - <<'END'` (and 3 more lines) exits 0"
+        );
+    }
 }
