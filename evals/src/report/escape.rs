@@ -14,83 +14,80 @@ fn is_allowed(c: char) -> bool {
     }
 }
 
+/// `s` with every character that `replace` maps written as its replacement, and the other
+/// characters kept when [`is_allowed`], dropped when not.
+fn escape(s: &str, replace: impl Fn(char) -> Option<&'static str>) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match replace(c) {
+            Some(replacement) => out.push_str(replacement),
+            None if is_allowed(c) => out.push(c),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The entities every markup language here needs: `&`, `<` and `>`.
+fn markup(c: char) -> Option<&'static str> {
+    match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        _ => None,
+    }
+}
+
 /// Text for XML character data and attribute values: the five special characters become
 /// entities and forbidden characters are dropped. Tab, newline and carriage return become
 /// character references so attribute values keep them (a parser would turn them into spaces).
 pub(crate) fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c if is_allowed(c) => out.push(c),
-            _ => {}
-        }
-    }
-    out
+    escape(s, |c| match c {
+        '"' => Some("&quot;"),
+        '\'' => Some("&apos;"),
+        '\t' => Some("&#9;"),
+        '\n' => Some("&#10;"),
+        '\r' => Some("&#13;"),
+        c => markup(c),
+    })
 }
 
 /// Text for XML element content: as [`xml`] but newlines and tabs stay literal, so a failure
 /// body reads as lines in a CI log. (`]]>` is harmless: its `>` is escaped.)
 pub(crate) fn xml_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\r' => out.push_str("&#13;"),
-            c if is_allowed(c) => out.push(c),
-            _ => {}
-        }
-    }
-    out
+    escape(s, |c| match c {
+        '\r' => Some("&#13;"),
+        c => markup(c),
+    })
 }
 
 /// Text for HTML element content and quoted attribute values. Escaping `<` makes `</script>`
 /// and every other tag inert; escaping both quotes makes attribute values safe.
 pub(crate) fn html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if is_allowed(c) => out.push(c),
-            _ => {}
-        }
-    }
-    out
+    escape(s, |c| match c {
+        '"' => Some("&quot;"),
+        '\'' => Some("&#39;"),
+        c => markup(c),
+    })
 }
 
 /// Text for a Markdown table cell or list item (GitHub-flavoured): newlines become spaces, `|`
 /// and the characters that start emphasis, code or links are backslash-escaped, and `<`, `>`,
 /// `&` become entities so text such as `Vec<T>` is not taken for an HTML tag and dropped.
 pub(crate) fn markdown(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' | '\r' | '\t' => out.push(' '),
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_allowed(c) => out.push(c),
-            _ => {}
-        }
-    }
-    out
+    escape(s, |c| match c {
+        '\n' | '\r' | '\t' => Some(" "),
+        '|' => Some("\\|"),
+        '\\' => Some("\\\\"),
+        '`' => Some("\\`"),
+        '*' => Some("\\*"),
+        '_' => Some("\\_"),
+        '[' => Some("\\["),
+        ']' => Some("\\]"),
+        '#' => Some("\\#"),
+        '~' => Some("\\~"),
+        c => markup(c),
+    })
 }
 
 /// `s` cut to at most `max` characters (not bytes, so never inside a character), and how many
@@ -152,6 +149,8 @@ mod tests {
     #[test]
     fn markdown_escapes_cells() {
         assert_eq!(markdown("a|b\nc<T>"), "a\\|b c&lt;T&gt;");
+        assert_eq!(markdown("\\`*_[]#~\u{7}"), "\\\\\\`\\*\\_\\[\\]\\#\\~");
+        assert_eq!(html("'\"\u{85}"), "&#39;&quot;");
     }
 
     #[test]
