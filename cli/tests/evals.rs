@@ -34,10 +34,15 @@ impl EvalEnv {
             std::fs::create_dir_all(env.path(dir)).unwrap();
         }
         if let Some(mock) = mock {
-            let models = pi_testkit::demo::models_json(mock.port);
-            std::fs::write(env.path("agent/models.json"), models.to_string()).unwrap();
+            env.serve(mock);
         }
         env
+    }
+
+    /// Points the agent's models.json at `mock`.
+    fn serve(&self, mock: &MockLlm) {
+        let models = pi_testkit::demo::models_json(mock.port);
+        std::fs::write(self.path("agent/models.json"), models.to_string()).unwrap();
     }
 
     fn path(&self, sub: &str) -> PathBuf {
@@ -296,11 +301,7 @@ fn once_replays_what_is_recorded_and_records_the_rest() {
     let mock_answers = MockLlm::start(&Value::Array(
         two_task_script(1).as_array().unwrap()[2..].to_vec(),
     ));
-    std::fs::write(
-        env.path("agent/models.json"),
-        pi_testkit::demo::models_json(mock_answers.port).to_string(),
-    )
-    .unwrap();
+    env.serve(&mock_answers);
     let second = env.eval(&[suite, "--once", "c", "-q", "--out", "b"]);
     assert_eq!(second.code, 0, "{}", second.stderr);
     assert_eq!(
@@ -531,11 +532,7 @@ fn compare_calls_a_consistent_drop_a_regression_and_one_flip_noise() {
     let suite_text = "[defaults]\nmodels = [\"mock/mock-model\"]\ntrials = 6\n\n[[task]]\nid = \"code\"\nprompt = \"code?\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"77\"\n";
     let run = |script: Vec<Value>, out: &str, env: &EvalEnv| {
         let mock = MockLlm::start(&Value::Array(script));
-        std::fs::write(
-            env.path("agent/models.json"),
-            pi_testkit::demo::models_json(mock.port).to_string(),
-        )
-        .unwrap();
+        env.serve(&mock);
         let suite = env.write("c.toml", suite_text);
         let ran = env.eval(&[suite.to_str().unwrap(), "--jobs", "1", "-q", "--out", out]);
         assert_eq!(ran.code, 0, "{}", ran.stderr);
@@ -741,11 +738,7 @@ fn a_converted_humaneval_suite_is_scored_by_running_each_problems_tests() {
         text_step("Done."),
         text_step("I cannot do that."),
     ]));
-    std::fs::write(
-        env.path("agent/models.json"),
-        pi_testkit::demo::models_json(mock.port).to_string(),
-    )
-    .unwrap();
+    env.serve(&mock);
     let ran = env.eval(&["he/humaneval.toml", "--jobs", "1", "-q", "--out", "o"]);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     let statuses: Vec<(String, String)> = verdicts(&env.results("o"));
@@ -859,11 +852,7 @@ fn the_original_pi_can_be_the_agent_and_gets_the_same_verdicts() {
     let mut finals = Vec::new();
     for agent in [None, Some(original.to_str().unwrap())] {
         let mock = MockLlm::start(&script());
-        std::fs::write(
-            env.path("agent/models.json"),
-            pi_testkit::demo::models_json(mock.port).to_string(),
-        )
-        .unwrap();
+        env.serve(&mock);
         let out = if agent.is_some() { "original" } else { "ours" };
         let mut args = vec![
             suite.to_str().unwrap(),

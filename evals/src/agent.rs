@@ -49,9 +49,11 @@ impl std::fmt::Debug for AgentCommand {
 /// Replays a trial's cassette in process, as `pi replay CASSETTE --tools in-place` would in
 /// a process of its own.
 pub trait Replayer: Send + Sync {
-    /// Replays `cassette` with its tools run for real in `workspace`, commands through
-    /// `shell`, file tools confined to the workspace; what it printed and its exit code.
-    fn replay(&self, cassette: &Path, workspace: &Path, shell: Option<&Path>) -> Replayed;
+    /// Replays `cassette` with its tools run for real in the trial's workspace, commands
+    /// through `shell`, file tools confined to the workspace, and its session file in the
+    /// trial's agent directory (where an agent process would write it); what it printed and
+    /// its exit code.
+    fn replay(&self, cassette: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> Replayed;
 }
 
 /// What an in-process replay gave: as `pi replay` would exit and print.
@@ -270,7 +272,7 @@ fn replay_in_process(
     cancel: &AtomicBool,
 ) -> AgentRun {
     let started = Instant::now();
-    let replayed = replayer.replay(cassette, &inv.dirs.workspace, inv.shell);
+    let replayed = replayer.replay(cassette, inv.dirs, inv.shell);
     let mut run = AgentRun {
         exit: Some(replayed.exit),
         stderr: replayed.stderr,

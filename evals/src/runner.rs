@@ -84,9 +84,8 @@ pub fn run(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.max(1))
         .build()?;
-    // Trials' folders are removed on a thread of their own: on some disks removing a tree takes
-    // longer than the trial, and nothing waits for it but the end of the run.
-    let (cleaner, finished) = mpsc::channel::<TrialDirs>();
+    // Trials' folders are removed on a thread of their own (see `TrialDirs::removed_by`).
+    let (cleaner, finished) = mpsc::channel::<tempfile::TempDir>();
     let remover = std::thread::spawn(move || finished.into_iter().for_each(drop));
     let results: Vec<Option<TrialResult>> = pool.install(|| {
         specs
@@ -127,7 +126,7 @@ fn run_trial(
     spec: &TrialSpec<'_>,
     options: &RunOptions,
     cancel: &Arc<AtomicBool>,
-    cleaner: &Sender<TrialDirs>,
+    cleaner: &Sender<tempfile::TempDir>,
 ) -> Option<TrialResult> {
     let task = spec.task;
     let relative = cassette_path(spec);
@@ -187,10 +186,7 @@ fn run_trial(
         task.fixture.as_deref(),
         options.user_agent_dir.as_deref(),
     ) {
-        Ok(dirs) => Discarded {
-            dirs: Some(dirs),
-            cleaner,
-        },
+        Ok(dirs) => dirs.removed_by(cleaner.clone()),
         Err(e) => {
             result.reason = Some(e.to_string());
             return Some(result);
@@ -274,30 +270,6 @@ fn run_trial(
         }
     };
     Some(result)
-}
-
-/// A trial's folders, handed to the run's cleaner when the trial is done with them.
-struct Discarded<'a> {
-    dirs: Option<TrialDirs>,
-    cleaner: &'a Sender<TrialDirs>,
-}
-
-impl std::ops::Deref for Discarded<'_> {
-    type Target = TrialDirs;
-
-    fn deref(&self) -> &TrialDirs {
-        // Taken only in `drop`.
-        self.dirs.as_ref().unwrap_or_else(|| unreachable!())
-    }
-}
-
-impl Drop for Discarded<'_> {
-    fn drop(&mut self) {
-        if let Some(dirs) = self.dirs.take() {
-            // With the cleaner gone the folders are removed here instead.
-            let _ = self.cleaner.send(dirs);
-        }
-    }
 }
 
 /// Tokens, cost, calls, turns, time and the transcript of a run.

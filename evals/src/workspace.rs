@@ -3,6 +3,7 @@
 //! the user's model definitions and credentials. Removed when the trial ends, unless kept.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
 
 use serde_json::Value;
 
@@ -10,7 +11,9 @@ use serde_json::Value;
 #[derive(Debug)]
 pub struct TrialDirs {
     /// Owns the folders while the trial runs; `None` when they are kept.
-    _owner: Option<tempfile::TempDir>,
+    owner: Option<tempfile::TempDir>,
+    /// Where the folders go to be removed when dropped; removed on the spot when `None`.
+    remover: Option<Sender<tempfile::TempDir>>,
     pub root: PathBuf,
     /// The fixture's copy: the agent's working directory.
     pub workspace: PathBuf,
@@ -83,7 +86,8 @@ impl TrialDirs {
             }
         }
         Ok(TrialDirs {
-            _owner: owner,
+            owner,
+            remover: None,
             root,
             workspace,
             temp,
@@ -93,6 +97,14 @@ impl TrialDirs {
 }
 
 impl TrialDirs {
+    /// Hands the folders, when dropped, to `remover` (a thread that removes them) instead of
+    /// removing them on the spot: on some disks removing a tree takes longer than the trial,
+    /// and nothing waits for it but the end of the run.
+    pub fn removed_by(mut self, remover: Sender<tempfile::TempDir>) -> Self {
+        self.remover = Some(remover);
+        self
+    }
+
     /// Writes the agent's `settings.json`.
     pub fn write_settings(
         &self,
@@ -101,6 +113,15 @@ impl TrialDirs {
         let text = serde_json::to_string_pretty(&Value::Object(settings.clone()))
             .unwrap_or_else(|_| "{}".into());
         std::fs::write(self.agent_dir.join("settings.json"), text).map_err(io("settings.json"))
+    }
+}
+
+impl Drop for TrialDirs {
+    fn drop(&mut self) {
+        if let (Some(owner), Some(remover)) = (self.owner.take(), &self.remover) {
+            // A remover that is gone hands the folders back, to be removed here.
+            let _ = remover.send(owner);
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use pi_cassettes::Cassette;
 use pi_effects::tools::ToolEnv;
 use pi_evals::agent::{Replayed, Replayer};
+use pi_evals::workspace::TrialDirs;
 
 use crate::cassette::UNUSABLE;
 use crate::output::Stdout;
@@ -34,7 +35,7 @@ impl Write for Captured {
 }
 
 impl Replayer for InProcess {
-    fn replay(&self, path: &Path, workspace: &Path, shell: Option<&Path>) -> Replayed {
+    fn replay(&self, path: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> Replayed {
         let cassette = match Cassette::load(path) {
             Ok(cassette) => Arc::new(cassette),
             Err(error) => {
@@ -45,27 +46,22 @@ impl Replayer for InProcess {
                 }
             }
         };
-        let mut env = ToolEnv::new(workspace);
+        let mut env = ToolEnv::new(&dirs.workspace);
         env.shell = shell.map(Path::to_path_buf);
         env.sandbox = true;
         let how = How::tools_in_place(env);
         let mode = recorded_mode(&cassette, None);
-        let session_dir = match tempfile::Builder::new()
-            .prefix("pi-eval-session-")
-            .tempdir()
-        {
-            Ok(dir) => dir,
-            Err(error) => {
-                return Replayed {
-                    exit: UNUSABLE,
-                    stderr: format!("cannot make a session folder: {error}"),
-                    ..Replayed::default()
-                }
-            }
-        };
+        let session_dir = dirs.agent_dir.join("sessions");
+        if let Err(error) = std::fs::create_dir_all(&session_dir) {
+            return Replayed {
+                exit: UNUSABLE,
+                stderr: format!("cannot make {}: {error}", session_dir.display()),
+                ..Replayed::default()
+            };
+        }
         let buffer = Arc::new(Mutex::new(Vec::new()));
         let mut out = Stdout::captured(Box::new(Captured(Arc::clone(&buffer))));
-        let result = runtime().block_on(replay(cassette, mode, &how, session_dir.path(), &mut out));
+        let result = runtime().block_on(replay(cassette, mode, &how, &session_dir, &mut out));
         out.flush();
         drop(out);
         let stdout = buffer.lock().map(|b| b.clone()).unwrap_or_default();
