@@ -32,7 +32,7 @@ pub enum Line {
     /// A secret was replaced by `placeholder` from here on (its value never reaches the file).
     Redaction { placeholder: String, what: String },
     /// An input the front end gave (a prompt, an RPC command's input) at `t`.
-    Outside { t: u64, input: RecordedInput },
+    Outside { t: u64, input: Box<RecordedInput> },
     /// A line the RPC front end read from stdin at `t`.
     Stdin { t: u64, line: String },
     /// A `bash` command of the RPC front end finished at `t`: its `result` (as the RPC
@@ -49,12 +49,12 @@ pub enum Line {
     },
     /// An input from outside that arrived while the session was busy (steering from another
     /// task).
-    Command { t: u64, input: RecordedInput },
+    Command { t: u64, input: Box<RecordedInput> },
     /// The next event decoded from call `call`'s response bytes reached the machine at `t`.
     Event { t: u64, call: u64 },
     /// An answer that is not a model event (a tool's update or result, a call that could not be
     /// made) reached the machine at `t`.
-    Answer { t: u64, input: RecordedInput },
+    Answer { t: u64, input: Box<RecordedInput> },
     /// The machine's timer fired at `t`.
     Wake { t: u64 },
     /// The machine asked for an effect.
@@ -63,7 +63,7 @@ pub enum Line {
     Call {
         call: u64,
         t: u64,
-        options: CallOptions,
+        options: Box<CallOptions>,
     },
     /// An HTTP request of call `call`, `dt` ms after it started (more than one with SDK retries).
     /// Its `body`, or a `delta` from the body of the request line before it (a conversation

@@ -47,8 +47,10 @@ impl<I> Record<I> {
     }
 }
 
-fn recorded(input: &SessionInput) -> Result<RecordedInput, InterpretError> {
-    RecordedInput::try_from(input).map_err(|e| InterpretError::Halted(Box::new(e)))
+fn recorded(input: &SessionInput) -> Result<Box<RecordedInput>, InterpretError> {
+    RecordedInput::try_from(input)
+        .map(Box::new)
+        .map_err(|e| InterpretError::Halted(Box::new(e)))
 }
 
 impl<I: Interpreter + Send> Interpreter for Record<I> {
@@ -100,7 +102,7 @@ pub fn recording_transport(recorder: Recorder, clock: Arc<dyn Clock>) -> CallTra
             recorder.write(Line::Call {
                 call: start.call.0,
                 t: start.started_at,
-                options,
+                options: Box::new(options),
             });
             Arc::new(RecordingTransport {
                 inner: Arc::clone(inner),

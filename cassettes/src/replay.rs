@@ -29,14 +29,14 @@ use crate::read::Cassette;
 /// One line of the run's spine: what reached the machine or what it asked for, in order.
 #[derive(Clone, Debug)]
 enum Spine {
-    Outside(u64, RecordedInput),
-    Command(u64, RecordedInput),
-    Answer(u64, RecordedInput),
+    Outside(u64, Box<RecordedInput>),
+    Command(u64, Box<RecordedInput>),
+    Answer(u64, Box<RecordedInput>),
     Event(u64, u64),
     Wake(u64),
     Effect(RecordedEffect),
     Stdin(u64, String),
-    UserBash(UserBash),
+    UserBash(Box<UserBash>),
 }
 
 /// A recorded `bash` command of the RPC front end.
@@ -138,7 +138,7 @@ impl Replay {
                 (shared, lines)
             }
         };
-        let mut spine = Vec::new();
+        let mut spine = Vec::with_capacity(lines.len());
         let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
         // The body of the request line before: a `delta` changes it.
         let mut previous_body: Option<BodyText> = None;
@@ -157,7 +157,7 @@ impl Replay {
                     command,
                     result,
                     error,
-                } => Spine::UserBash(UserBash {
+                } => Spine::UserBash(Box::new(UserBash {
                     t,
                     id,
                     command,
@@ -165,13 +165,13 @@ impl Replay {
                         (_, Some(error)) => Err(error),
                         (result, None) => Ok(result.unwrap_or(Value::Null)),
                     },
-                }),
+                })),
                 Line::Call { call, t, options } => {
                     recorded_calls.insert(
                         call,
                         RecordedCall {
                             started_at: t,
-                            options,
+                            options: *options,
                             exchanges: Arc::new(Vec::new()),
                         },
                     );
@@ -304,7 +304,7 @@ impl Replay {
         let next = match self.spine.get(self.position) {
             None => return FrontEnd::End,
             Some((_, Spine::Stdin(t, line))) => FrontEnd::Stdin(*t, line.clone()),
-            Some((_, Spine::UserBash(bash))) => FrontEnd::UserBash(bash.clone()),
+            Some((_, Spine::UserBash(bash))) => FrontEnd::UserBash((**bash).clone()),
             Some(_) => return FrontEnd::Machine,
         };
         self.position += 1;
@@ -326,7 +326,7 @@ impl Replay {
         let mut lines = vec![Line::Call {
             call,
             t: recorded.started_at,
-            options: recorded.options.clone(),
+            options: Box::new(recorded.options.clone()),
         }];
         for exchange in recorded.exchanges.iter() {
             let request = &exchange.request;
@@ -588,7 +588,7 @@ impl Replay {
             )
         })?;
         match self.spine.get(self.position) {
-            Some((_, Spine::Outside(t, recorded))) if *recorded == asked => {
+            Some((_, Spine::Outside(t, recorded))) if **recorded == asked => {
                 let t = *t;
                 self.position += 1;
                 Ok(t)
@@ -652,7 +652,7 @@ impl Replay {
             let (_, Spine::Answer(t, input)) = self.spine.get(self.position)? else {
                 return None;
             };
-            match input {
+            match &**input {
                 RecordedInput::ToolUpdate { call, .. } if tools.runs(*call) => {
                     self.position += 1;
                 }

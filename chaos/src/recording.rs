@@ -131,7 +131,7 @@ impl Recording {
                 }
                 Line::Answer { input, .. } => {
                     steps += 1;
-                    match input {
+                    match &**input {
                         RecordedInput::ToolUpdate { call, .. }
                         | RecordedInput::ToolFinished { call, .. } => {
                             let answer = tool_answers.entry(*call).or_insert(RecordedTool {
@@ -158,7 +158,7 @@ impl Recording {
                 Line::Call { call, options, .. } => {
                     call_index.insert(*call, calls.len());
                     calls.push(RecordedCall {
-                        options: options.clone(),
+                        options: (**options).clone(),
                         attempts: Vec::new(),
                     });
                 }

@@ -219,7 +219,7 @@ impl FromSession {
         self.recorder.write(Line::Call {
             call,
             t: started_at,
-            options,
+            options: Box::new(options),
         });
         if let Some(http) = model_call.http_request() {
             let parts = RequestParts {
