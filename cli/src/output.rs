@@ -16,6 +16,8 @@ pub struct Stdout {
     line_by_line: bool,
     /// Kept only when something will compare it (a recording, a check).
     digest: Option<Sha256>,
+    /// The JSON line being written, reused: a replay writes hundreds of events.
+    line: Vec<u8>,
 }
 
 impl std::fmt::Debug for Stdout {
@@ -55,6 +57,7 @@ impl Stdout {
             closed: false,
             line_by_line: false,
             digest: Some(Sha256::new()),
+            line: Vec::new(),
         }
     }
 
@@ -64,6 +67,7 @@ impl Stdout {
             closed: false,
             line_by_line: true,
             digest,
+            line: Vec::new(),
         }
     }
 
@@ -76,6 +80,7 @@ impl Stdout {
             closed: false,
             line_by_line: false,
             digest: None,
+            line: Vec::new(),
         }
     }
 
@@ -88,10 +93,13 @@ impl Stdout {
     /// One value as a JSON line, formatted as JavaScript formats it, written out at once (readers
     /// follow the stream live).
     pub fn json_line<T: Serialize + ?Sized>(&mut self, value: &T) {
-        match pi_core::json::to_string(value) {
-            Ok(text) => self.text_line(&text),
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        match pi_core::json::to_writer(&mut line, value) {
+            Ok(()) => self.bytes_line(&line),
             Err(error) => eprintln!("cannot serialise output: {error}"),
         }
+        self.line = line;
         if self.line_by_line {
             self.flush();
         }
@@ -99,14 +107,18 @@ impl Stdout {
 
     /// One line of text.
     pub fn text_line(&mut self, text: &str) {
+        self.bytes_line(text.as_bytes());
+    }
+
+    fn bytes_line(&mut self, line: &[u8]) {
         if let Some(digest) = &mut self.digest {
-            digest.update(text.as_bytes());
+            digest.update(line);
             digest.update(b"\n");
         }
         if self.closed {
             return;
         }
-        if writeln!(self.out, "{text}").is_err() {
+        if self.out.write_all(line).is_err() || self.out.write_all(b"\n").is_err() {
             self.closed = true;
         }
     }
