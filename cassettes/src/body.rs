@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use pi_providers::RequestBody;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -90,8 +91,10 @@ impl BodyText {
     }
 
     /// Whether `body`, as this build writes it, is this body's text. The elements of an array
-    /// found equal are kept in `checked` for the next body's check.
-    pub fn matches(&self, body: &Value, checked: &mut CheckedElements) -> bool {
+    /// found equal are kept in `checked` for the next body's check; an element the body shares
+    /// with the last one checked (the same allocation, found equal to the same recorded text)
+    /// is not looked at again.
+    pub fn matches(&self, body: &RequestBody, checked: &mut CheckedElements) -> bool {
         let BodyText::Split {
             array,
             head,
@@ -102,22 +105,50 @@ impl BodyText {
             checked.elements.clear();
             return serde_json::to_string(body).is_ok_and(|text| self.is(&text));
         };
-        let Value::Object(map) = body else {
-            return false;
+        let is_outline = |text: Result<String, serde_json::Error>| {
+            text.is_ok_and(|text| {
+                text.strip_prefix(&**head)
+                    .and_then(|rest| rest.strip_prefix("[]"))
+                    .is_some_and(|rest| rest == &**tail)
+            })
         };
-        let Some(Value::Array(elements)) = map.get(array.as_str()) else {
-            return false;
+        let unshared: Vec<Arc<Value>>;
+        let elements = match body.split() {
+            Some((fields, shared)) if shared.key == *array => {
+                let outline_checked = checked.outline.as_ref().is_some_and(|before| {
+                    Arc::ptr_eq(&before.head, head)
+                        && Arc::ptr_eq(&before.tail, tail)
+                        && members_alike(&before.members, fields)
+                });
+                if !outline_checked {
+                    if !is_outline(serde_json::to_string(fields)) {
+                        return false;
+                    }
+                    checked.outline = Some(CheckedOutline {
+                        head: Arc::clone(head),
+                        tail: Arc::clone(tail),
+                        members: fields.clone(),
+                    });
+                }
+                &shared.elements
+            }
+            _ => {
+                checked.outline = None;
+                let whole = body.to_value();
+                let Some(map) = whole.as_object() else {
+                    return false;
+                };
+                let Some(Value::Array(list)) = map.get(array.as_str()) else {
+                    return false;
+                };
+                if !is_outline(serde_json::to_string(&Outline { map, array })) {
+                    return false;
+                }
+                unshared = list.iter().cloned().map(Arc::new).collect();
+                &unshared
+            }
         };
         if elements.len() != items.len() {
-            return false;
-        }
-        let outline = Outline { map, array };
-        let outline_matches = serde_json::to_string(&outline).is_ok_and(|text| {
-            text.strip_prefix(&**head)
-                .and_then(|rest| rest.strip_prefix("[]"))
-                .is_some_and(|rest| rest == &**tail)
-        });
-        if !outline_matches {
             return false;
         }
         let mut before = if checked.array == *array {
@@ -127,18 +158,16 @@ impl BodyText {
         };
         let mut now = Vec::with_capacity(items.len());
         for (item, element) in items.iter().zip(elements) {
-            let value = match before.next() {
-                Some((text, value))
-                    if Arc::ptr_eq(&text, item) && written_alike(&value, element) =>
-                {
-                    value
-                }
-                _ if serde_json::to_string(element).is_ok_and(|text| *text == **item) => {
-                    element.clone()
-                }
-                _ => return false,
-            };
-            now.push((Arc::clone(item), value));
+            let checked_before = before.next().is_some_and(|(text, value)| {
+                Arc::ptr_eq(&text, item)
+                    && (Arc::ptr_eq(&value, element) || written_alike(&value, element))
+            });
+            if !checked_before
+                && !serde_json::to_string(&**element).is_ok_and(|text| *text == **item)
+            {
+                return false;
+            }
+            now.push((Arc::clone(item), Arc::clone(element)));
         }
         checked.array.clone_from(array);
         checked.elements = now;
@@ -190,13 +219,24 @@ impl BodyText {
 #[derive(Clone, Debug, Default)]
 pub struct CheckedElements {
     array: String,
-    elements: Vec<(Arc<str>, Value)>,
+    elements: Vec<(Arc<str>, Arc<Value>)>,
+    outline: Option<CheckedOutline>,
+}
+
+/// The members around the array (which is empty there) of the last body found equal, and the
+/// recorded text before and after the array they were found equal to.
+#[derive(Clone, Debug)]
+struct CheckedOutline {
+    head: Arc<str>,
+    tail: Arc<str>,
+    members: Map<String, Value>,
 }
 
 impl CheckedElements {
     /// Forgets the last body: the next check writes every element out.
     pub fn clear(&mut self) {
         self.elements.clear();
+        self.outline = None;
     }
 }
 
@@ -204,17 +244,20 @@ impl CheckedElements {
 /// order (which is what writing them keeps). Unlike `==`, it looks no key up.
 fn written_alike(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|((ka, va), (kb, vb))| ka == kb && written_alike(va, vb))
-        }
+        (Value::Object(a), Value::Object(b)) => members_alike(a, b),
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| written_alike(a, b))
         }
         _ => a == b,
     }
+}
+
+/// [`written_alike`] for the members of two objects.
+fn members_alike(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((ka, va), (kb, vb))| ka == kb && written_alike(va, vb))
 }
 
 /// A JSON object written with one array member empty: a split body's head, `[]` and tail.
@@ -339,7 +382,8 @@ mod tests {
         ];
         let mut text = BodyText::Whole(RawJson::from_value(&bodies[0]));
         let mut checked = CheckedElements::default();
-        assert!(text.matches(&bodies[0], &mut checked));
+        let body = |value: &Value| RequestBody::from(value.clone());
+        assert!(text.matches(&body(&bodies[0]), &mut checked));
         for pair in bodies.windows(2) {
             text = text
                 .apply(&BodyDelta::between(&pair[0], &pair[1]).unwrap())
@@ -361,12 +405,43 @@ mod tests {
             wrongs.push(wrong);
             wrongs.push(pair[0].clone());
             for wrong in &wrongs {
-                assert!(!text.matches(wrong, &mut checked.clone()), "{wrong}");
+                assert!(!text.matches(&body(wrong), &mut checked.clone()), "{wrong}");
             }
-            assert!(text.matches(&pair[1], &mut checked));
+            assert!(text.matches(&body(&pair[1]), &mut checked));
             // Checked again with what it remembers of itself.
-            assert!(text.matches(&pair[1], &mut checked));
+            assert!(text.matches(&body(&pair[1]), &mut checked));
         }
+    }
+
+    #[test]
+    fn shared_elements_are_checked_once_and_a_changed_one_is_still_found() {
+        let user = |c: &str| Arc::new(json!({"role": "user", "content": c}));
+        let fields = json!({"model": "m", "messages": [], "stream": true});
+        let fields = fields.as_object().unwrap();
+        let (a, b, c) = (user("a"), user("b"), user("c"));
+        let shared = |elements: &[&Arc<Value>]| {
+            let elements = elements.iter().map(|e| Arc::clone(e)).collect();
+            RequestBody::with_shared(fields.clone(), "messages", elements)
+        };
+        let first = shared(&[&a, &b]);
+        let second = shared(&[&a, &b, &c]);
+        let whole = |body: &RequestBody| body.to_value().into_owned();
+        let mut text = BodyText::Whole(RawJson::from_value(&whole(&first)));
+        let mut checked = CheckedElements::default();
+        assert!(text.matches(&first, &mut checked));
+        text = text
+            .apply(&BodyDelta::between(&whole(&first), &whole(&second)).unwrap())
+            .unwrap();
+        assert!(text.matches(&second, &mut checked.clone()));
+        // Another element in a kept place, a new element that differs, another outline.
+        assert!(!text.matches(&shared(&[&a, &user("x"), &c]), &mut checked.clone()));
+        assert!(!text.matches(&shared(&[&a, &b, &user("x")]), &mut checked.clone()));
+        let mut other = fields.clone();
+        other.insert("stream".into(), json!(false));
+        let outline = RequestBody::with_shared(other, "messages", vec![a, b, c]);
+        assert!(!text.matches(&outline, &mut checked.clone()));
+        // The same body unshared is the same text.
+        assert!(text.matches(&RequestBody::from(whole(&second)), &mut checked));
     }
 
     #[test]

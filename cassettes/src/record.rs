@@ -175,7 +175,7 @@ impl HttpTransport for RecordingTransport {
                     url: tap.recorder.redact_url(&request.url),
                     headers: tap.recorder.redact_headers(&request.headers),
                 },
-                &request.body,
+                &request.body.to_value(),
             );
             let mut pending = PendingSend {
                 tap: tap.clone(),

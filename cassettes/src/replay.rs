@@ -450,7 +450,12 @@ impl Replay {
                     recorded.exchanges.first(),
                 ) {
                     if !first.request.is(http, &mut self.checked) {
-                        let asked = request_json(http.method, &http.url, &http.headers, &http.body);
+                        let asked = request_json(
+                            http.method,
+                            &http.url,
+                            &http.headers,
+                            &http.body.to_value(),
+                        );
                         let recorded = first.request.to_json();
                         let mut divergence = self.diverge(DivergenceKind::Request, recorded, asked);
                         divergence.line = first.line;
@@ -548,7 +553,7 @@ impl RecordedRequest {
             return true;
         }
         checked.clear();
-        body.to_value() == http.body
+        body.to_value() == *http.body.to_value()
     }
 
     fn to_json(&self) -> Value {

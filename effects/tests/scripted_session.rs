@@ -174,7 +174,8 @@ async fn a_scripted_model_drives_a_tool_call_and_its_answer_without_a_server() {
     let requests = transport.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].url, "http://127.0.0.1:9/v1/chat/completions");
-    let sent = requests[1].body["messages"].as_array().unwrap();
+    let body = requests[1].body.to_value();
+    let sent = body["messages"].as_array().unwrap();
     assert_eq!(sent.last().unwrap()["role"], "tool");
     assert_eq!(sent.last().unwrap()["content"], "hi there\n");
 }

@@ -13,6 +13,7 @@ mod object;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod registry;
+mod request_body;
 pub mod retry;
 pub mod sse;
 pub mod synth;
@@ -20,6 +21,8 @@ pub mod transform;
 pub mod transport;
 
 use serde_json::Value;
+
+pub use request_body::{RequestBody, SharedArray};
 
 /// Prompt-cache retention preference (`PI_CACHE_RETENTION=long` selects long by default).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -75,12 +78,9 @@ pub(crate) fn set_header(headers: &mut Vec<(String, String)>, name: &str, value:
 }
 
 /// The request body with the caller's `body_overrides` applied last.
-pub(crate) fn with_overrides(mut body: Value, options: &CallOptions) -> Value {
-    if let Some(fields) = body.as_object_mut() {
-        for (key, value) in &options.body_overrides {
-            fields.insert(key.clone(), value.clone());
-        }
-    }
+pub(crate) fn with_overrides(body: impl Into<RequestBody>, options: &CallOptions) -> RequestBody {
+    let mut body = body.into();
+    body.override_fields(&options.body_overrides);
     body
 }
 
@@ -100,7 +100,7 @@ pub struct HttpRequest {
     pub method: &'static str,
     pub url: String,
     pub headers: Vec<(String, String)>,
-    pub body: Value,
+    pub body: RequestBody,
 }
 
 /// How a response body ended.

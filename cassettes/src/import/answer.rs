@@ -229,7 +229,7 @@ impl FromSession {
                 url: http.url.clone(),
                 headers: Vec::new(),
             };
-            self.recorder.write_request(parts, &http.body);
+            self.recorder.write_request(parts, &http.body.to_value());
         }
     }
 

@@ -1,16 +1,19 @@
 //! The Chat Completions request body, key for key as pi-ai builds it (`buildParams`,
 //! `convertMessages`, `convertTools`).
 
+use std::sync::Arc;
+
 use pi_core::agent::{ModelRequest, ToolDefinition};
-use pi_core::message::{text_parts, ContentBlock, Message, UserContent};
+use pi_core::message::{text_parts, ContentBlock, Message, ToolResultMessage, UserContent};
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
 use super::compat::{Compat, ThinkingFormat};
+use super::memo::with_elements;
 use crate::models::{base_max_tokens, clamp_thinking_level, mapped_level};
 use crate::object::object;
 use crate::transform::transform_messages;
-use crate::{CacheRetention, CallOptions};
+use crate::{CacheRetention, CallOptions, RequestBody};
 
 /// Removes unpaired UTF-16 surrogates (Pi's `sanitizeSurrogates`): a Rust string cannot hold
 /// them, so text is returned as it is.
@@ -43,12 +46,14 @@ fn image_url(mime_type: &str, data: &str) -> Value {
 }
 
 /// `convertMessages`: the system prompt and the transformed conversation in the API's shape.
+/// A message's element is built once and shared by the requests that repeat the message (see
+/// [`super::memo`]).
 pub fn convert_messages(
     model: &Model,
     request: &ModelRequest,
     compat: &Compat,
     now: u64,
-) -> Vec<Value> {
+) -> Vec<Arc<Value>> {
     let mut params = Vec::new();
     let messages = transform_messages(
         &request.messages,
@@ -62,98 +67,109 @@ pub fn convert_messages(
         } else {
             "system"
         };
-        params.push(json!({"role": role, "content": sanitize(&request.system_prompt)}));
+        params.push(Arc::new(
+            json!({"role": role, "content": sanitize(&request.system_prompt)}),
+        ));
     }
-    let bridge = || json!({"role": "assistant", "content": "I have processed the tool results."});
-    let mut last_was_tool_result = false;
-    let mut i = 0;
-    while i < messages.len() {
-        match &*messages[i] {
-            Message::User(user) => {
-                if compat.requires_assistant_after_tool_result && last_was_tool_result {
-                    params.push(bridge());
-                }
-                match &user.content {
-                    UserContent::Text(text) => {
-                        params.push(json!({"role": "user", "content": sanitize(text)}))
+    let bridge =
+        || Arc::new(json!({"role": "assistant", "content": "I have processed the tool results."}));
+    with_elements(model, compat, |elements| {
+        let mut last_was_tool_result = false;
+        let mut i = 0;
+        while i < messages.len() {
+            match &*messages[i] {
+                Message::User(user) => {
+                    if compat.requires_assistant_after_tool_result && last_was_tool_result {
+                        params.push(bridge());
                     }
-                    UserContent::Blocks(blocks) => {
-                        let content: Vec<Value> = blocks
-                            .iter()
-                            .filter_map(|b| match b {
-                                ContentBlock::Text(t) => {
-                                    Some(json!({"type": "text", "text": sanitize(&t.text)}))
-                                }
+                    params.extend(elements.of(&messages[i], || user_message(&user.content)));
+                    last_was_tool_result = false;
+                }
+                Message::Assistant(assistant) => {
+                    params.extend(
+                        elements.of(&messages[i], || assistant_message(model, assistant, compat)),
+                    );
+                    last_was_tool_result = false;
+                }
+                Message::ToolResult(_) => {
+                    let mut images = Vec::new();
+                    while let Some(Message::ToolResult(result)) = messages.get(i).map(|m| &**m) {
+                        params.extend(
+                            elements.of(&messages[i], || Some(tool_message(result, compat))),
+                        );
+                        if model.input.iter().any(|i| i == "image") {
+                            images.extend(result.content.iter().filter_map(|b| match b {
                                 ContentBlock::Image(img) => {
                                     Some(image_url(&img.mime_type, &img.data))
                                 }
                                 _ => None,
-                            })
-                            .collect();
-                        if !content.is_empty() {
-                            params.push(object([
-                                ("role", json!("user")),
-                                ("content", Value::Array(content)),
-                            ]));
+                            }));
                         }
+                        i += 1;
                     }
-                }
-                last_was_tool_result = false;
-            }
-            Message::Assistant(assistant) => {
-                if let Some(message) = assistant_message(model, assistant, compat) {
-                    params.push(message);
-                }
-                last_was_tool_result = false;
-            }
-            Message::ToolResult(_) => {
-                let mut images = Vec::new();
-                while let Some(Message::ToolResult(result)) = messages.get(i).map(|m| &**m) {
-                    let text: Vec<&str> = text_parts(&result.content).collect();
-                    let text = text.join("\n");
-                    let mut message = Map::new();
-                    message.insert("role".into(), json!("tool"));
-                    let content = if text.is_empty() {
-                        "(see attached image)".to_owned()
+                    if images.is_empty() {
+                        last_was_tool_result = true;
                     } else {
-                        text
-                    };
-                    message.insert("content".into(), json!(sanitize(&content)));
-                    message.insert("tool_call_id".into(), json!(result.tool_call_id));
-                    if compat.requires_tool_result_name && !result.tool_name.is_empty() {
-                        message.insert("name".into(), json!(result.tool_name));
+                        if compat.requires_assistant_after_tool_result {
+                            params.push(bridge());
+                        }
+                        let mut content = vec![
+                            json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                        ];
+                        content.extend(images);
+                        params.push(Arc::new(object([
+                            ("role", json!("user")),
+                            ("content", Value::Array(content)),
+                        ])));
+                        last_was_tool_result = false;
                     }
-                    params.push(Value::Object(message));
-                    if model.input.iter().any(|i| i == "image") {
-                        images.extend(result.content.iter().filter_map(|b| match b {
-                            ContentBlock::Image(img) => Some(image_url(&img.mime_type, &img.data)),
-                            _ => None,
-                        }));
-                    }
-                    i += 1;
+                    continue;
                 }
-                if images.is_empty() {
-                    last_was_tool_result = true;
-                } else {
-                    if compat.requires_assistant_after_tool_result {
-                        params.push(bridge());
-                    }
-                    let mut content = vec![
-                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
-                    ];
-                    content.extend(images);
-                    params.push(object([
-                        ("role", json!("user")),
-                        ("content", Value::Array(content)),
-                    ]));
-                    last_was_tool_result = false;
-                }
-                continue;
             }
+            i += 1;
         }
-        i += 1;
-    }
+    });
     params
+}
+
+/// A user message's element; `None` for blocks with nothing the API takes.
+fn user_message(content: &UserContent) -> Option<Value> {
+    match content {
+        UserContent::Text(text) => Some(json!({"role": "user", "content": sanitize(text)})),
+        UserContent::Blocks(blocks) => {
+            let content: Vec<Value> = blocks
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text(t) => {
+                        Some(json!({"type": "text", "text": sanitize(&t.text)}))
+                    }
+                    ContentBlock::Image(img) => Some(image_url(&img.mime_type, &img.data)),
+                    _ => None,
+                })
+                .collect();
+            (!content.is_empty())
+                .then(|| object([("role", json!("user")), ("content", Value::Array(content))]))
+        }
+    }
+}
+
+/// A tool result's element (its images, if the model takes them, follow in a user message).
+fn tool_message(result: &ToolResultMessage, compat: &Compat) -> Value {
+    let text: Vec<&str> = text_parts(&result.content).collect();
+    let text = text.join("\n");
+    let mut message = Map::new();
+    message.insert("role".into(), json!("tool"));
+    let content = if text.is_empty() {
+        "(see attached image)".to_owned()
+    } else {
+        text
+    };
+    message.insert("content".into(), json!(sanitize(&content)));
+    message.insert("tool_call_id".into(), json!(result.tool_call_id));
+    if compat.requires_tool_result_name && !result.tool_name.is_empty() {
+        message.insert("name".into(), json!(result.tool_name));
+    }
+    Value::Object(message)
 }
 
 fn assistant_message(
@@ -274,42 +290,52 @@ fn has_tool_history(messages: &[Message]) -> bool {
 }
 
 /// Anthropic-style `cache_control` on the system prompt, the last tool and the last user or
-/// assistant text (OpenRouter's Anthropic models).
-fn apply_cache_control(messages: &mut [Value], tools: Option<&mut Vec<Value>>, control: &Value) {
-    fn mark_text(message: &mut Value, control: &Value) -> bool {
-        match message.get_mut("content") {
-            Some(Value::String(text)) if !text.is_empty() => {
-                let text = std::mem::take(text);
-                message["content"] =
-                    json!([{"type": "text", "text": text, "cache_control": control}]);
-                true
-            }
-            Some(Value::Array(parts)) => match parts.iter_mut().rev().find(|p| p["type"] == "text")
-            {
-                Some(part) => {
-                    part["cache_control"] = control.clone();
-                    true
-                }
-                None => false,
-            },
+/// assistant text (OpenRouter's Anthropic models). A marked message is copied first: its
+/// unmarked element stays shared with other requests.
+fn apply_cache_control(
+    messages: &mut [Arc<Value>],
+    tools: Option<&mut Vec<Value>>,
+    control: &Value,
+) {
+    fn markable(message: &Value) -> bool {
+        match message.get("content") {
+            Some(Value::String(text)) => !text.is_empty(),
+            Some(Value::Array(parts)) => parts.iter().any(|p| p["type"] == "text"),
             _ => false,
         }
     }
+    fn mark_text(message: &mut Value, control: &Value) {
+        match message.get_mut("content") {
+            Some(Value::String(text)) => {
+                let text = std::mem::take(text);
+                message["content"] =
+                    json!([{"type": "text", "text": text, "cache_control": control}]);
+            }
+            Some(Value::Array(parts)) => {
+                if let Some(part) = parts.iter_mut().rev().find(|p| p["type"] == "text") {
+                    part["cache_control"] = control.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    let role_is = |message: &Value, roles: [&str; 2]| roles.iter().any(|r| message["role"] == *r);
     if let Some(system) = messages
         .iter_mut()
-        .find(|m| m["role"] == "system" || m["role"] == "developer")
+        .find(|m| role_is(m, ["system", "developer"]))
+        .filter(|m| markable(m))
     {
-        mark_text(system, control);
+        mark_text(Arc::make_mut(system), control);
     }
     if let Some(last) = tools.and_then(|t| t.last_mut()) {
         last["cache_control"] = control.clone();
     }
-    for message in messages.iter_mut().rev() {
-        if (message["role"] == "user" || message["role"] == "assistant")
-            && mark_text(message, control)
-        {
-            break;
-        }
+    if let Some(message) = messages
+        .iter_mut()
+        .rev()
+        .find(|m| role_is(m, ["user", "assistant"]) && markable(m))
+    {
+        mark_text(Arc::make_mut(message), control);
     }
 }
 
@@ -319,7 +345,7 @@ pub fn build_body(
     compat: &Compat,
     options: &CallOptions,
     now: u64,
-) -> Value {
+) -> RequestBody {
     let model = &request.model;
     let mut messages = convert_messages(model, request, compat, now);
     let retention = options.cache_retention;
@@ -372,7 +398,6 @@ pub fn build_body(
     if let Some(control) = &control {
         apply_cache_control(&mut messages, tools.as_mut(), control);
     }
-    params.insert("messages".into(), Value::Array(messages));
     if let Some(tools) = tools {
         let non_empty = !tools.is_empty();
         params.insert("tools".into(), Value::Array(tools));
@@ -405,7 +430,7 @@ pub fn build_body(
             params.insert("providerOptions".into(), json!({"gateway": gateway}));
         }
     }
-    Value::Object(params)
+    RequestBody::with_shared(params, "messages", messages)
 }
 
 fn reasoning_params(

@@ -5,6 +5,7 @@ mod chunk;
 mod compat;
 mod decode;
 mod encode;
+mod memo;
 
 pub use compat::{compat, Compat, ThinkingFormat};
 pub use decode::{api_error_message, map_stop_reason, Decoder};
