@@ -4,7 +4,7 @@
 //! are dropped, and tool calls left without a result get a synthetic one.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use pi_core::message::{
     AssistantMessage, ContentBlock, Extra, Message, StopReason, TextContent, ToolCall,
@@ -148,54 +148,58 @@ pub fn transform_messages<'a>(
         })
         .collect();
 
-    let mut out = Vec::with_capacity(transformed.len());
-    let mut pending: Vec<(String, String)> = Vec::new();
-    let mut answered: BTreeSet<String> = BTreeSet::new();
-    let flush = |out: &mut Vec<Cow<'a, Message>>,
-                 pending: &mut Vec<(String, String)>,
-                 answered: &mut BTreeSet<String>| {
-        for (id, name) in pending.drain(..) {
-            if !answered.contains(&id) {
-                out.push(Cow::Owned(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: id,
-                    tool_name: name,
-                    content: vec![ContentBlock::text("No result provided")],
-                    details: None,
-                    is_error: true,
-                    timestamp: now,
-                    extra: Extra::new(),
-                })));
-            }
+    // The tool calls of the last assistant message kept (its place in `out`) wait for their
+    // results until the next assistant or user message; calls left unanswered then get one.
+    let mut out: Vec<Cow<'a, Message>> = Vec::with_capacity(transformed.len());
+    let mut pending: Option<usize> = None;
+    let flush = |out: &mut Vec<Cow<'a, Message>>, pending: &mut Option<usize>| {
+        let Some(at) = pending.take() else {
+            return;
+        };
+        let Message::Assistant(caller) = &*out[at] else {
+            return;
+        };
+        let answered = |id: &str| {
+            out[at + 1..]
+                .iter()
+                .any(|m| matches!(&**m, Message::ToolResult(r) if r.tool_call_id == id))
+        };
+        let missing: Vec<(String, String)> = caller
+            .tool_calls()
+            .filter(|c| !answered(&c.id))
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect();
+        for (id, name) in missing {
+            out.push(Cow::Owned(Message::ToolResult(ToolResultMessage {
+                tool_call_id: id,
+                tool_name: name,
+                content: vec![ContentBlock::text("No result provided")],
+                details: None,
+                is_error: true,
+                timestamp: now,
+                extra: Extra::new(),
+            })));
         }
-        answered.clear();
     };
     for message in transformed {
         match &*message {
             Message::Assistant(a) => {
-                flush(&mut out, &mut pending, &mut answered);
+                flush(&mut out, &mut pending);
                 if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
                     continue;
                 }
-                let calls: Vec<(String, String)> = a
-                    .tool_calls()
-                    .map(|c| (c.id.clone(), c.name.clone()))
-                    .collect();
-                if !calls.is_empty() {
-                    pending = calls;
-                    answered.clear();
+                if a.tool_calls().next().is_some() {
+                    pending = Some(out.len());
                 }
                 out.push(message);
             }
-            Message::ToolResult(r) => {
-                answered.insert(r.tool_call_id.clone());
-                out.push(message);
-            }
+            Message::ToolResult(_) => out.push(message),
             Message::User(_) => {
-                flush(&mut out, &mut pending, &mut answered);
+                flush(&mut out, &mut pending);
                 out.push(message);
             }
         }
     }
-    flush(&mut out, &mut pending, &mut answered);
+    flush(&mut out, &mut pending);
     out
 }
