@@ -27,10 +27,11 @@ thread_local! {
     static LAST: RefCell<Memo> = RefCell::new(Memo::default());
 }
 
-/// The elements of one request being built, message by message, in order.
+/// The elements of one request being built, message by message, in order: the last request's
+/// entries, updated in place.
 pub(super) struct Elements {
-    before: std::vec::IntoIter<Entry>,
-    now: Vec<Entry>,
+    entries: Vec<Entry>,
+    next: usize,
 }
 
 impl Elements {
@@ -41,13 +42,20 @@ impl Elements {
         message: &Message,
         build: impl FnOnce() -> Option<Value>,
     ) -> Option<Arc<Value>> {
-        let entry = match self.before.next() {
-            Some(entry) if entry.0 == *message => entry,
-            _ => (message.clone(), build().map(Arc::new)),
-        };
-        let element = entry.1.clone();
-        self.now.push(entry);
-        element
+        let at = self.next;
+        self.next += 1;
+        match self.entries.get_mut(at) {
+            Some(entry) if entry.0 == *message => entry.1.clone(),
+            Some(entry) => {
+                *entry = (message.clone(), build().map(Arc::new));
+                entry.1.clone()
+            }
+            None => {
+                let element = build().map(Arc::new);
+                self.entries.push((message.clone(), element.clone()));
+                element
+            }
+        }
     }
 }
 
@@ -58,7 +66,7 @@ pub(super) fn with_elements<R>(
     compat: &Compat,
     build: impl FnOnce(&mut Elements) -> R,
 ) -> R {
-    let before = LAST.with_borrow_mut(|memo| {
+    let entries = LAST.with_borrow_mut(|memo| {
         let same = memo
             .context
             .as_ref()
@@ -69,11 +77,9 @@ pub(super) fn with_elements<R>(
         }
         std::mem::take(&mut memo.entries)
     });
-    let mut elements = Elements {
-        now: Vec::with_capacity(before.len() + 2),
-        before: before.into_iter(),
-    };
+    let mut elements = Elements { entries, next: 0 };
     let built = build(&mut elements);
-    LAST.with_borrow_mut(|memo| memo.entries = elements.now);
+    elements.entries.truncate(elements.next);
+    LAST.with_borrow_mut(|memo| memo.entries = elements.entries);
     built
 }
