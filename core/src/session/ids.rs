@@ -135,16 +135,18 @@ impl IdGenerator {
     }
 }
 
+/// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in lower-case hex (every entry and session gets one).
 fn format_uuid(b: &[u8; 16]) -> String {
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(36);
+    for (i, byte) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -164,6 +166,12 @@ mod tests {
         );
         let v4 = a.uuid_v4();
         assert_eq!(v4.len(), 36);
+        assert_eq!(
+            format_uuid(&[
+                0x01, 0xa2, 0x01, 0x8c, 0x0a, 0x46, 0x7f, 0xff, 0x80, 0, 0xab, 0xcd, 0xef, 1, 2, 3
+            ]),
+            "01a2018c-0a46-7fff-8000-abcdef010203"
+        );
         assert_eq!(&v4[14..15], "4");
         let id = a.entry_id(|_| false);
         assert_eq!(id.len(), 8);
