@@ -466,7 +466,7 @@ mod tests {
             request: ModelRequest {
                 model: pi_core::model::Model::default(),
                 system_prompt: String::new(),
-                messages,
+                messages: messages.into(),
                 tools: Vec::new(),
                 reasoning: None,
                 session_id: None,

@@ -275,6 +275,24 @@ proptest! {
         }
     }
 
+    /// Each model request holds the transcript so far as the model sees it: the messages ended
+    /// before it, in order (the machine converts each message once and grows one shared list).
+    #[test]
+    fn a_request_holds_every_message_ended_before_it(plan in plan()) {
+        let (driver, _) = run(&plan);
+        let mut transcript = Vec::new();
+        for item in items(&driver) {
+            match item {
+                Item::Event(AgentEvent::MessageEnd { message }) => transcript.push(message.clone()),
+                Item::Effect(Effect::CallModel { request, .. }) => {
+                    let expected: Vec<_> = transcript.iter().filter_map(AgentMessage::as_llm).collect();
+                    prop_assert_eq!(&*request.messages, &expected);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The same inputs give byte-identical events and effects.
     #[test]
     fn the_same_inputs_give_the_same_bytes(plan in plan()) {

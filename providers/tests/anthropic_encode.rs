@@ -63,7 +63,7 @@ fn check(scenario: &str) {
         let request = ModelRequest {
             model: mock_claude(),
             system_prompt: body["system"][0]["text"].as_str().unwrap().into(),
-            messages: messages[..answer].to_vec(),
+            messages: messages[..answer].to_vec().into(),
             tools: tools.collect(),
             reasoning: Some(ThinkingLevel::Medium),
             session_id: None,
@@ -143,7 +143,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
     let request = ModelRequest {
         model: mock_claude(),
         system_prompt: String::new(),
-        messages: Vec::new(),
+        messages: Vec::new().into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,

@@ -56,7 +56,7 @@ fn request(model: &Model, messages: &[Message]) -> ModelRequest {
     ModelRequest {
         model: model.clone(),
         system_prompt: "You are a test.".into(),
-        messages: messages.to_vec(),
+        messages: messages.to_vec().into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,

@@ -67,7 +67,7 @@ fn check(name: &str) {
                 let model_request = ModelRequest {
                     model: mock_model(),
                     system_prompt: system.clone(),
-                    messages: messages[..n].to_vec(),
+                    messages: messages[..n].to_vec().into(),
                     tools: tools.clone(),
                     reasoning: None,
                     session_id: Some("01a2018c-0000-7000-8000-000000000000".into()),

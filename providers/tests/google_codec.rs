@@ -168,7 +168,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
         let request = ModelRequest {
             model: stream_model(&format!("http://127.0.0.1:{port}/v1beta")),
             system_prompt: String::new(),
-            messages: vec![Message::User(UserMessage::from_text("hi", Vec::new(), 1))],
+            messages: vec![Message::User(UserMessage::from_text("hi", Vec::new(), 1))].into(),
             tools: Vec::new(),
             reasoning: None,
             session_id: None,

@@ -26,7 +26,7 @@ fn request(port: u16) -> ModelRequest {
     ModelRequest {
         model: mock_model_at(&format!("http://127.0.0.1:{port}/v1")),
         system_prompt: "Be brief.".into(),
-        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
+        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))].into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,

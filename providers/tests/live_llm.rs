@@ -62,7 +62,8 @@ async fn a_streamed_reply_with_usage() {
             "Write one sentence about the sea.",
             Vec::new(),
             1,
-        ))],
+        ))]
+        .into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,
@@ -126,7 +127,8 @@ async fn a_forced_tool_call() {
                 1,
             )),
             Message::Assistant(prefill),
-        ],
+        ]
+        .into(),
         tools: vec![ToolDefinition {
             name: "get_weather".into(),
             description: "Get the current weather for a city.".into(),
@@ -169,7 +171,8 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
             "overflow ".repeat(20_000),
             Vec::new(),
             1,
-        ))],
+        ))]
+        .into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,

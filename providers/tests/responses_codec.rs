@@ -165,7 +165,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
     let request = ModelRequest {
         model,
         system_prompt: "Be brief.".into(),
-        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
+        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))].into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: Some("session-7".into()),

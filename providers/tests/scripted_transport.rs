@@ -28,7 +28,7 @@ fn request(model: Model) -> ModelRequest {
     ModelRequest {
         model,
         system_prompt: "Be brief.".into(),
-        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
+        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))].into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,

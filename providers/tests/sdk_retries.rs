@@ -41,7 +41,7 @@ async fn call_timed(
     let request = ModelRequest {
         model,
         system_prompt: "Be brief.".into(),
-        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
+        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))].into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,
@@ -158,7 +158,7 @@ async fn anthropic_retries_and_google_does_not() {
     let request = ModelRequest {
         model: gemini,
         system_prompt: "Be brief.".into(),
-        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))],
+        messages: vec![Message::User(UserMessage::from_text("Hi", Vec::new(), 1))].into(),
         tools: Vec::new(),
         reasoning: None,
         session_id: None,

@@ -135,6 +135,13 @@ pub trait AgentHooks: Send + Sync {
         Ok(messages.iter().filter_map(AgentMessage::as_llm).collect())
     }
 
+    /// Whether [`AgentHooks::convert_to_llm`] converts each message on its own: what a message
+    /// becomes depends on nothing around it. The machine then converts only the messages added
+    /// since the last model call, instead of the whole transcript at every turn.
+    fn converts_each_message_alone(&self) -> bool {
+        false
+    }
+
     /// May block a prepared call before it runs.
     fn before_tool_call(&self, call: &BeforeToolCall<'_>) -> Result<Option<Block>, String> {
         let _ = call;
@@ -161,7 +168,11 @@ pub trait AgentHooks: Send + Sync {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DefaultHooks;
 
-impl AgentHooks for DefaultHooks {}
+impl AgentHooks for DefaultHooks {
+    fn converts_each_message_alone(&self) -> bool {
+        true
+    }
+}
 
 /// Everything an agent starts with (pi-agent-core `AgentOptions.initialState` plus options).
 #[derive(Clone)]

@@ -1,6 +1,7 @@
 //! What goes into the agent machine and what comes out of it.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -247,7 +248,9 @@ pub struct ToolDefinition {
 pub struct ModelRequest {
     pub model: Model,
     pub system_prompt: String,
-    pub messages: Vec<Message>,
+    /// The conversation as the model sees it. Shared: the machine converts each message of its
+    /// transcript once and hands every request the same list, grown by the new messages.
+    pub messages: Arc<Vec<Message>>,
     pub tools: Vec<ToolDefinition>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ThinkingLevel>,

@@ -149,6 +149,10 @@ impl AgentHooks for CodingAgentHooks {
             converted
         })
     }
+
+    fn converts_each_message_alone(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

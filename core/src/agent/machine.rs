@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use crate::event::AgentEvent;
-use crate::message::{AgentMessage, AssistantMessage, StopReason, UserMessage};
+use crate::message::{AgentMessage, AssistantMessage, Message, StopReason, UserMessage};
 use crate::model::{Model, ThinkingLevel};
 
 use super::assemble::{Applied, Assembly};
@@ -61,6 +61,32 @@ struct Run {
     phase: Phase,
 }
 
+/// The model's view of the first `converted` messages of the transcript. The transcript only
+/// grows between model calls (a replaced or cleared one resets the view), so each request is the
+/// last one's list and the conversion of the messages added since.
+#[derive(Default)]
+struct LlmView {
+    converted: usize,
+    messages: Arc<Vec<Message>>,
+}
+
+impl LlmView {
+    /// The view of `context`, converting only what the view does not hold yet.
+    fn extended(
+        &mut self,
+        context: &[AgentMessage],
+        hooks: &dyn AgentHooks,
+    ) -> Result<Arc<Vec<Message>>, String> {
+        if self.converted > context.len() {
+            *self = LlmView::default();
+        }
+        let added = hooks.convert_to_llm(&context[self.converted..])?;
+        Arc::make_mut(&mut self.messages).extend(added);
+        self.converted = context.len();
+        Ok(Arc::clone(&self.messages))
+    }
+}
+
 /// The agent: transcript, queues, and at most one run in progress.
 pub struct AgentMachine {
     system_prompt: String,
@@ -71,6 +97,8 @@ pub struct AgentMachine {
     tool_execution: ToolExecution,
     session_id: Option<String>,
     messages: Vec<AgentMessage>,
+    /// The model's view of the start of `messages`, when the hooks convert message by message.
+    llm_view: LlmView,
     steering: VecDeque<AgentMessage>,
     follow_up: VecDeque<AgentMessage>,
     steering_mode: QueueMode,
@@ -105,6 +133,7 @@ impl AgentMachine {
             tool_execution: config.tool_execution,
             session_id: config.session_id,
             messages: config.messages,
+            llm_view: LlmView::default(),
             steering: VecDeque::new(),
             follow_up: VecDeque::new(),
             steering_mode: config.steering_mode,
@@ -444,9 +473,13 @@ impl AgentMachine {
             Ok(t) => t,
             Err(thrown) => return self.fail_run(thrown),
         };
-        let llm = self
-            .hooks
-            .convert_to_llm(transformed.as_deref().unwrap_or(context));
+        let llm = match transformed {
+            Some(transformed) => self.hooks.convert_to_llm(&transformed).map(Arc::new),
+            None if self.hooks.converts_each_message_alone() => {
+                self.llm_view.extended(context, self.hooks.as_ref())
+            }
+            None => self.hooks.convert_to_llm(context).map(Arc::new),
+        };
         let messages = match llm {
             Ok(messages) => messages,
             Err(thrown) => return self.fail_run(thrown),
@@ -745,7 +778,10 @@ impl AgentMachine {
             Change::Model(model) => self.model = model,
             Change::ThinkingLevel(level) => self.thinking_level = level,
             Change::Tools(tools) => self.tools = Arc::new(tools),
-            Change::Messages(messages) => self.messages = messages,
+            Change::Messages(messages) => {
+                self.messages = messages;
+                self.llm_view = LlmView::default();
+            }
             Change::SteeringMode(mode) => self.steering_mode = mode,
             Change::FollowUpMode(mode) => self.follow_up_mode = mode,
             Change::ToolExecution(mode) => self.tool_execution = mode,
@@ -758,6 +794,7 @@ impl AgentMachine {
             }
             Change::Reset => {
                 self.messages.clear();
+                self.llm_view = LlmView::default();
                 self.streaming_message = None;
                 self.pending_tool_calls.clear();
                 self.error_message = None;

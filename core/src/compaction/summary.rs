@@ -136,7 +136,8 @@ pub(super) fn request(
             prompt,
             Vec::new(),
             now,
-        ))],
+        ))]
+        .into(),
         tools: Vec::new(),
         reasoning,
         session_id: None,

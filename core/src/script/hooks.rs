@@ -134,6 +134,12 @@ impl AgentHooks for ScriptHooks {
         }
     }
 
+    /// A machine's hooks do not change (later rules make new hooks for a new machine), and each
+    /// rule converts message by message.
+    fn converts_each_message_alone(&self) -> bool {
+        true
+    }
+
     fn before_tool_call(&self, call: &BeforeToolCall<'_>) -> Result<Option<Block>, String> {
         if let Some(message) = self.tool_rule("before-throws", &call.tool_call.name) {
             return Err(message.join(" "));
