@@ -230,6 +230,60 @@ impl From<ChunkLine> for Line {
     }
 }
 
+/// An `answer` line as read, straight into its fields.
+#[derive(Debug, Deserialize)]
+pub struct AnswerLine {
+    pub t: u64,
+    pub input: Box<RecordedInput>,
+}
+
+impl From<AnswerLine> for Line {
+    fn from(a: AnswerLine) -> Line {
+        Line::Answer {
+            t: a.t,
+            input: a.input,
+        }
+    }
+}
+
+/// A `call` line as read, straight into its fields.
+#[derive(Debug, Deserialize)]
+pub struct CallLine {
+    pub call: u64,
+    pub t: u64,
+    pub options: Box<CallOptions>,
+}
+
+impl From<CallLine> for Line {
+    fn from(c: CallLine) -> Line {
+        Line::Call {
+            call: c.call,
+            t: c.t,
+            options: c.options,
+        }
+    }
+}
+
+/// A `response` line as read, straight into its fields.
+#[derive(Debug, Deserialize)]
+pub struct ResponseLine {
+    pub call: u64,
+    pub dt: u64,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+}
+
+impl From<ResponseLine> for Line {
+    fn from(r: ResponseLine) -> Line {
+        Line::Response {
+            call: r.call,
+            dt: r.dt,
+            status: r.status,
+            headers: r.headers,
+        }
+    }
+}
+
 /// A `request` line as read: straight from its text (the enum's tagged reading would buffer
 /// the body).
 #[derive(Debug, Deserialize)]

@@ -11,13 +11,17 @@ use pi_effects::session::SessionStore;
 use serde_json::Value;
 
 use crate::format::{
-    ChunkLine, EventLine, Header, Line, RecordedEffect, RequestLine, FORMAT_VERSION,
+    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, RequestLine,
+    ResponseLine, FORMAT_VERSION,
 };
 
 /// How this build writes a request line: read straight into [`RequestLine`].
 const REQUEST_PREFIX: &str = "{\"type\":\"request\",";
 const EVENT_PREFIX: &str = "{\"type\":\"event\",";
 const CHUNK_PREFIX: &str = "{\"type\":\"chunk\",";
+const ANSWER_PREFIX: &str = "{\"type\":\"answer\",";
+const CALL_PREFIX: &str = "{\"type\":\"call\",";
+const RESPONSE_PREFIX: &str = "{\"type\":\"response\",";
 
 /// The longest line read (a request with a large conversation, a big tool result).
 pub const MAX_LINE_BYTES: usize = 256 << 20;
@@ -203,6 +207,12 @@ pub(crate) fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKin
             serde_json::from_str::<ChunkLine>(text).map(Line::from)
         } else if text.starts_with(REQUEST_PREFIX) {
             serde_json::from_str::<RequestLine>(text).map(Line::from)
+        } else if text.starts_with(ANSWER_PREFIX) {
+            serde_json::from_str::<AnswerLine>(text).map(Line::from)
+        } else if text.starts_with(CALL_PREFIX) {
+            serde_json::from_str::<CallLine>(text).map(Line::from)
+        } else if text.starts_with(RESPONSE_PREFIX) {
+            serde_json::from_str::<ResponseLine>(text).map(Line::from)
         } else {
             serde_json::from_str::<Line>(text)
         };
