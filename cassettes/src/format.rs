@@ -191,125 +191,68 @@ impl BodyDelta {
     }
 }
 
-/// An `event` line as read: straight into its fields (the most frequent line; the enum's
-/// tagged reading buffers every line before reading it).
-#[derive(Debug, Deserialize)]
-pub struct EventLine {
-    pub t: u64,
-    pub call: u64,
-}
-
-/// A `chunk` line as read, straight into its fields.
-#[derive(Debug, Deserialize)]
-pub struct ChunkLine {
-    pub call: u64,
-    pub dt: u64,
-    #[serde(default)]
-    pub text: Option<String>,
-    #[serde(default)]
-    pub base64: Option<String>,
-}
-
-impl From<EventLine> for Line {
-    fn from(e: EventLine) -> Line {
-        Line::Event {
-            t: e.t,
-            call: e.call,
+/// Declares a line type read straight into its fields, and how it becomes its [`Line`]: a
+/// frequent line read through the enum's tagged reading would be buffered whole first.
+macro_rules! direct_line {
+    ($(#[$doc:meta])* $name:ident => $variant:ident { $($(#[$attr:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Deserialize)]
+        pub struct $name {
+            $($(#[$attr])* pub $field: $ty,)*
         }
+
+        impl From<$name> for Line {
+            fn from(line: $name) -> Line {
+                Line::$variant { $($field: line.$field,)* }
+            }
+        }
+    };
+}
+
+direct_line! {
+    /// An `event` line (the most frequent).
+    EventLine => Event { t: u64, call: u64, }
+}
+
+direct_line! {
+    /// A `chunk` line.
+    ChunkLine => Chunk {
+        call: u64,
+        dt: u64,
+        #[serde(default)]
+        text: Option<String>,
+        #[serde(default)]
+        base64: Option<String>,
     }
 }
 
-impl From<ChunkLine> for Line {
-    fn from(c: ChunkLine) -> Line {
-        Line::Chunk {
-            call: c.call,
-            dt: c.dt,
-            text: c.text,
-            base64: c.base64,
-        }
-    }
+direct_line! {
+    /// An `answer` line.
+    AnswerLine => Answer { t: u64, input: Box<RecordedInput>, }
 }
 
-/// An `answer` line as read, straight into its fields.
-#[derive(Debug, Deserialize)]
-pub struct AnswerLine {
-    pub t: u64,
-    pub input: Box<RecordedInput>,
+direct_line! {
+    /// A `call` line.
+    CallLine => Call { call: u64, t: u64, options: Box<CallOptions>, }
 }
 
-impl From<AnswerLine> for Line {
-    fn from(a: AnswerLine) -> Line {
-        Line::Answer {
-            t: a.t,
-            input: a.input,
-        }
-    }
+direct_line! {
+    /// A `response` line.
+    ResponseLine => Response { call: u64, dt: u64, status: u16, headers: Vec<(String, String)>, }
 }
 
-/// A `call` line as read, straight into its fields.
-#[derive(Debug, Deserialize)]
-pub struct CallLine {
-    pub call: u64,
-    pub t: u64,
-    pub options: Box<CallOptions>,
-}
-
-impl From<CallLine> for Line {
-    fn from(c: CallLine) -> Line {
-        Line::Call {
-            call: c.call,
-            t: c.t,
-            options: c.options,
-        }
-    }
-}
-
-/// A `response` line as read, straight into its fields.
-#[derive(Debug, Deserialize)]
-pub struct ResponseLine {
-    pub call: u64,
-    pub dt: u64,
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-}
-
-impl From<ResponseLine> for Line {
-    fn from(r: ResponseLine) -> Line {
-        Line::Response {
-            call: r.call,
-            dt: r.dt,
-            status: r.status,
-            headers: r.headers,
-        }
-    }
-}
-
-/// A `request` line as read: straight from its text (the enum's tagged reading would buffer
-/// the body).
-#[derive(Debug, Deserialize)]
-pub struct RequestLine {
-    pub call: u64,
-    pub dt: u64,
-    pub method: String,
-    pub url: String,
-    pub headers: Vec<(String, String)>,
-    #[serde(default)]
-    pub body: Option<RawJson>,
-    #[serde(default)]
-    pub delta: Option<BodyDelta>,
-}
-
-impl From<RequestLine> for Line {
-    fn from(r: RequestLine) -> Line {
-        Line::Request {
-            call: r.call,
-            dt: r.dt,
-            method: r.method,
-            url: r.url,
-            headers: r.headers,
-            body: r.body,
-            delta: r.delta,
-        }
+direct_line! {
+    /// A `request` line: its body stays text (the tagged reading would have parsed it).
+    RequestLine => Request {
+        call: u64,
+        dt: u64,
+        method: String,
+        url: String,
+        headers: Vec<(String, String)>,
+        #[serde(default)]
+        body: Option<RawJson>,
+        #[serde(default)]
+        delta: Option<BodyDelta>,
     }
 }
 
