@@ -1,10 +1,11 @@
 //! The built-in model catalog: every provider and model pi-ai 0.73.1 ships, as data
 //! (`models.json`, generated from the original by `scripts/gen-model-catalog.mjs`).
 
+use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 use pi_core::model::Model;
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// Providers and their models, in the catalog's order.
 #[derive(Debug, Default)]
@@ -24,7 +25,14 @@ impl Catalog {
     /// A catalog from JSON of the shape `{provider: {modelId: Model}}`, read straight into the
     /// models (no JSON tree first: every run that resolves a model reads all 336 KB of it).
     pub fn parse(json: &str) -> Result<Catalog, serde_json::Error> {
-        let Providers(providers) = serde_json::from_str(json)?;
+        let Entries(providers): Entries<String, Entries<IgnoredAny, Model>> =
+            serde_json::from_str(json)?;
+        let providers = providers
+            .into_iter()
+            .map(|(provider, Entries(models))| {
+                (provider, models.into_iter().map(|(_, m)| m).collect())
+            })
+            .collect();
         Ok(Catalog { providers })
     }
 
@@ -52,49 +60,27 @@ impl Catalog {
     }
 }
 
-/// `{provider: {modelId: Model}}` in the file's order.
-struct Providers(Vec<(String, Vec<Model>)>);
+/// A JSON object's entries in the file's order: the catalog is
+/// `Entries<String, Entries<IgnoredAny, Model>>` (each model's key repeats its own `id`).
+struct Entries<K, V>(Vec<(K, V)>);
 
-/// `{modelId: Model}` in the file's order (the ids repeat each model's own `id`).
-struct Models(Vec<Model>);
-
-impl<'de> Deserialize<'de> for Providers {
+impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Entries<K, V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries;
-        impl<'de> Visitor<'de> for Entries {
-            type Value = Providers;
+        struct InOrder<K, V>(PhantomData<(K, V)>);
+        impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for InOrder<K, V> {
+            type Value = Entries<K, V>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object of providers")
+                f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Providers, A::Error> {
-                let mut providers = Vec::new();
-                while let Some((provider, Models(models))) = map.next_entry::<String, Models>()? {
-                    providers.push((provider, models));
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
                 }
-                Ok(Providers(providers))
+                Ok(Entries(entries))
             }
         }
-        deserializer.deserialize_map(Entries)
-    }
-}
-
-impl<'de> Deserialize<'de> for Models {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries;
-        impl<'de> Visitor<'de> for Entries {
-            type Value = Models;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object of models")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Models, A::Error> {
-                let mut models = Vec::new();
-                while let Some((_, model)) = map.next_entry::<serde::de::IgnoredAny, Model>()? {
-                    models.push(model);
-                }
-                Ok(Models(models))
-            }
-        }
-        deserializer.deserialize_map(Entries)
+        deserializer.deserialize_map(InOrder(PhantomData))
     }
 }
 
