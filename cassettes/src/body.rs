@@ -112,7 +112,7 @@ impl BodyText {
                     .is_some_and(|rest| rest == &**tail)
             })
         };
-        let unshared: Vec<Arc<Value>>;
+        let whole;
         let elements = match body.split() {
             Some((fields, shared)) if shared.key == *array => {
                 let outline_checked = checked.outline.as_ref().is_some_and(|before| {
@@ -130,11 +130,15 @@ impl BodyText {
                         members: fields.clone(),
                     });
                 }
-                &shared.elements
+                shared
+                    .elements
+                    .iter()
+                    .map(Element::Shared)
+                    .collect::<Vec<_>>()
             }
             _ => {
                 checked.outline = None;
-                let whole = body.to_value();
+                whole = body.to_value();
                 let Some(map) = whole.as_object() else {
                     return false;
                 };
@@ -144,8 +148,7 @@ impl BodyText {
                 if !is_outline(serde_json::to_string(&Outline { map, array })) {
                     return false;
                 }
-                unshared = list.iter().cloned().map(Arc::new).collect();
-                &unshared
+                list.iter().map(Element::Plain).collect()
             }
         };
         if elements.len() != items.len() {
@@ -157,17 +160,29 @@ impl BodyText {
             Vec::new().into_iter()
         };
         let mut now = Vec::with_capacity(items.len());
-        for (item, element) in items.iter().zip(elements) {
-            let checked_before = before.next().is_some_and(|(text, value)| {
-                Arc::ptr_eq(&text, item)
-                    && (Arc::ptr_eq(&value, element) || written_alike(&value, element))
-            });
-            if !checked_before
-                && !serde_json::to_string(&**element).is_ok_and(|text| *text == **item)
-            {
-                return false;
-            }
-            now.push((Arc::clone(item), Arc::clone(element)));
+        for (item, &element) in items.iter().zip(&elements) {
+            let same_text = before.next().filter(|(text, _)| Arc::ptr_eq(text, item));
+            // Checked before: the same allocation, or written alike. A shared element is then
+            // remembered as itself (for the next address check), a plain one as before.
+            let kept = same_text
+                .filter(|(_, value)| match element {
+                    Element::Shared(shared) => {
+                        Arc::ptr_eq(value, shared) || written_alike(value, shared)
+                    }
+                    Element::Plain(plain) => written_alike(value, plain),
+                })
+                .map(|(_, value)| match element {
+                    Element::Shared(shared) => Arc::clone(shared),
+                    Element::Plain(_) => value,
+                });
+            let remembered = match kept {
+                Some(value) => value,
+                None if serde_json::to_string(element.value()).is_ok_and(|t| *t == **item) => {
+                    element.to_arc()
+                }
+                None => return false,
+            };
+            now.push((Arc::clone(item), remembered));
         }
         checked.array.clone_from(array);
         checked.elements = now;
@@ -210,6 +225,30 @@ impl BodyText {
             BodyText::Whole(raw) => raw.clone(),
             split => RawJson::from_text(split.text())
                 .unwrap_or_else(|_| RawJson::from_value(&Value::Null)),
+        }
+    }
+}
+
+/// One element of a body's array: shared (see [`RequestBody`]) or of a whole body.
+#[derive(Clone, Copy)]
+enum Element<'a> {
+    Shared(&'a Arc<Value>),
+    Plain(&'a Value),
+}
+
+impl<'a> Element<'a> {
+    fn value(self) -> &'a Value {
+        match self {
+            Element::Shared(value) => value,
+            Element::Plain(value) => value,
+        }
+    }
+
+    /// The element, kept for the next check (a plain one is copied once, when first checked).
+    fn to_arc(self) -> Arc<Value> {
+        match self {
+            Element::Shared(value) => Arc::clone(value),
+            Element::Plain(value) => Arc::new(value.clone()),
         }
     }
 }
