@@ -20,6 +20,7 @@ pub mod memory;
 pub mod proxy;
 pub mod read;
 pub mod record;
+pub mod redact;
 pub mod replay;
 pub mod write;
 

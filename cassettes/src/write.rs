@@ -9,21 +9,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
+use pi_providers::registry::is_credential_name;
+
 use crate::format::{BodyDelta, Header, Line, ProxyHeader, RawJson};
 
-/// Secrets shorter than this are replaced only where they are known to be (keys, auth headers),
-/// not in every text: a key such as `none` must not rewrite the conversation.
-const MIN_SCRUBBED_LEN: usize = 8;
+use crate::redact::{Secrets, MIN_SCRUBBED_LEN};
 
-/// Header names whose values are credentials.
-const SECRET_HEADERS: [&str; 6] = [
-    "authorization",
-    "x-api-key",
-    "api-key",
-    "x-goog-api-key",
-    "cookie",
-    "proxy-authorization",
-];
+/// Response header names whose values are credentials (a request header is one when its name
+/// says so: [`is_credential_name`]).
+const SECRET_RESPONSE_HEADERS: [&str; 2] = ["set-cookie", "www-authenticate"];
 
 /// Query parameters whose values are credentials.
 const SECRET_PARAMS: [&str; 4] = ["key", "api_key", "apikey", "token"];
@@ -48,8 +42,7 @@ pub struct Recorder {
 struct State {
     path: PathBuf,
     file: File,
-    /// (secret, placeholder), longest secret first.
-    secrets: Vec<(String, String)>,
+    secrets: Secrets,
     /// The first write that failed; later lines are not written.
     failed: Option<String>,
     /// The body of the last request line written: the next one is written as a change of it.
@@ -68,7 +61,8 @@ pub struct CreateError {
 
 impl Recorder {
     /// Starts the cassette at `path` (replacing a file there) with `header`. `secrets` are
-    /// values known to be credentials before the run starts.
+    /// values known to be credentials before the run starts, with where each came from: they
+    /// are replaced from the header on.
     pub fn create(
         path: &Path,
         header: &Header,
@@ -99,21 +93,29 @@ impl Recorder {
             path: path.to_path_buf(),
             source,
         })?;
-        let recorder = Recorder {
-            state: Arc::new(Mutex::new(State {
-                path: path.to_path_buf(),
-                file,
-                secrets: Vec::new(),
-                failed: None,
-                last_body: None,
-                closed: false,
-            })),
+        let mut state = State {
+            path: path.to_path_buf(),
+            file,
+            secrets: Secrets::default(),
+            failed: None,
+            last_body: None,
+            closed: false,
         };
-        recorder.write(first);
+        // Known before the first line: the header (a resumed session, the command line) is
+        // scrubbed too; each placeholder's own line follows it.
+        let mut placeholders = Vec::new();
         for (value, what) in secrets {
-            recorder.secret(value, what);
+            if !value.is_empty() && state.secrets.placeholder(value).is_none() {
+                placeholders.push((state.secrets.add(value), what.clone()));
+            }
         }
-        Ok(recorder)
+        write_line(&mut state, &first);
+        for (placeholder, what) in placeholders {
+            write_line(&mut state, &Line::Redaction { placeholder, what });
+        }
+        Ok(Recorder {
+            state: Arc::new(Mutex::new(state)),
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -139,14 +141,10 @@ impl Recorder {
     /// time, a `redaction` line says that the placeholder stands for it.
     pub fn secret(&self, value: &str, what: &str) -> String {
         let mut state = self.lock();
-        if let Some((_, placeholder)) = state.secrets.iter().find(|(s, _)| s == value) {
-            return placeholder.clone();
+        if let Some(placeholder) = state.secrets.placeholder(value) {
+            return placeholder.to_owned();
         }
-        let placeholder = format!("<<secret-{}>>", state.secrets.len() + 1);
-        state.secrets.push((value.to_owned(), placeholder.clone()));
-        state
-            .secrets
-            .sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
+        let placeholder = state.secrets.add(value);
         let line = Line::Redaction {
             placeholder: placeholder.clone(),
             what: what.to_owned(),
@@ -163,7 +161,7 @@ impl Recorder {
         }
         let replaced = {
             let state = self.lock();
-            replace_all(value, &state.secrets, 1)
+            state.secrets.replace(value, 1)
         };
         if replaced != value {
             return replaced;
@@ -171,12 +169,28 @@ impl Recorder {
         self.secret(value, what)
     }
 
-    /// Redacts the credential headers of `headers`.
+    /// Redacts the credential headers of a request's `headers` (by name; values of known
+    /// secrets are replaced in every header when the line is written).
     pub fn redact_headers(&self, headers: &[(String, String)]) -> Vec<(String, String)> {
+        self.redact_headers_where(headers, is_credential_name)
+    }
+
+    /// Redacts the credential headers of a response's `headers` (cookies set, challenges).
+    pub fn redact_response_headers(&self, headers: &[(String, String)]) -> Vec<(String, String)> {
+        self.redact_headers_where(headers, |name| {
+            SECRET_RESPONSE_HEADERS.contains(&name.to_ascii_lowercase().as_str())
+        })
+    }
+
+    fn redact_headers_where(
+        &self,
+        headers: &[(String, String)],
+        secret: impl Fn(&str) -> bool,
+    ) -> Vec<(String, String)> {
         headers
             .iter()
             .map(|(name, value)| {
-                let value = if SECRET_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                let value = if secret(name) {
                     self.redact_credential(value, &format!("header {name}"))
                 } else {
                     value.clone()
@@ -208,9 +222,57 @@ impl Recorder {
         format!("{base}?{}", params.join("&"))
     }
 
-    /// Appends `line`, every known secret of at least eight characters replaced anywhere in it.
+    /// `text` with every known secret of at least eight characters replaced, as a line of the
+    /// cassette would have it: what a recording digests of its output and session file, so
+    /// that a replay (which sees only placeholders) can match it.
+    pub fn redact_text(&self, text: &str) -> String {
+        self.lock().secrets.replace(text, MIN_SCRUBBED_LEN)
+    }
+
+    /// Appends `line`, every known secret of at least eight characters replaced anywhere in it;
+    /// a response's credential headers replaced; a body's bytes held back while they could be
+    /// the start of a secret the next read completes (a key cut between two reads).
     pub fn write(&self, line: Line) {
+        let line = match line {
+            Line::Response {
+                call,
+                dt,
+                status,
+                headers,
+            } => Line::Response {
+                call,
+                dt,
+                status,
+                headers: self.redact_response_headers(&headers),
+            },
+            other => other,
+        };
         let mut state = self.lock();
+        let line = match line {
+            Line::Chunk {
+                call,
+                dt,
+                text,
+                base64,
+            } => {
+                let Ok(bytes) = crate::format::chunk_bytes(text, base64) else {
+                    return;
+                };
+                let part = state.secrets.body_part(call, &bytes);
+                if part.is_empty() {
+                    return;
+                }
+                Line::chunk(call, dt, &part)
+            }
+            Line::End { call, dt, end } => {
+                let held = state.secrets.release(call);
+                if !held.is_empty() {
+                    write_line(&mut state, &Line::chunk(call, dt, &held));
+                }
+                Line::End { call, dt, end }
+            }
+            other => other,
+        };
         if let Line::Request { body, delta, .. } = &line {
             // A request copied whole (a hybrid run's replayed part) is the base of the next.
             state.last_body = match (body, delta) {
@@ -287,28 +349,10 @@ fn write_line(state: &mut State, line: &Line) {
             return;
         }
     };
-    let mut text = replace_all(&text, &state.secrets, MIN_SCRUBBED_LEN);
+    let mut text = state.secrets.replace(&text, MIN_SCRUBBED_LEN);
     text.push('\n');
     // One write per line, straight to the file: a kill loses at most the line being written.
     if let Err(error) = state.file.write_all(text.as_bytes()) {
         state.failed = Some(format!("cannot write {}: {error}", state.path.display()));
     }
-}
-
-/// `text` with each secret at least `min_len` long replaced (as written raw and as JSON
-/// escapes it).
-fn replace_all(text: &str, secrets: &[(String, String)], min_len: usize) -> String {
-    let mut out = text.to_owned();
-    for (secret, placeholder) in secrets {
-        if secret.len() < min_len {
-            continue;
-        }
-        out = out.replace(secret.as_str(), placeholder);
-        let escaped = serde_json::to_string(secret).unwrap_or_default();
-        let escaped = escaped.trim_matches('"');
-        if escaped != secret {
-            out = out.replace(escaped, placeholder);
-        }
-    }
-    out
 }

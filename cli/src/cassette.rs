@@ -127,7 +127,26 @@ pub struct RunInfo<'a> {
     /// The models the run could switch to.
     pub models: Vec<Model>,
     pub scoped: &'a [ScopedModel],
+    /// Where the credentials to scrub from a recording are resolved (only when recording:
+    /// resolving runs models.json's `!command`s).
+    pub runtime: &'a crate::setup::Runtime,
 }
+
+impl RunInfo<'_> {
+    /// Every credential the run could resolve, with where it came from, for the recorder.
+    fn secrets(&self) -> Vec<(String, String)> {
+        let runtime = self.runtime;
+        runtime
+            .registry
+            .credentials(&runtime.auth, &runtime.env)
+            .into_iter()
+            .map(|c| (c.value, c.source))
+            .collect()
+    }
+}
+
+/// What a recorded command line holds in place of a key.
+const REDACTED_ARGUMENT: &str = "<<redacted>>";
 
 /// The header of a recording of `built`.
 pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
@@ -136,6 +155,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
         command,
         models,
         scoped,
+        runtime: _,
     } = info;
     let name = |file: &Path| file.file_name().map(|n| n.to_string_lossy().into_owned());
     let session = match &built.initial {
@@ -214,12 +234,18 @@ pub fn mode_name(mode: Mode) -> &'static str {
     }
 }
 
-/// The command line without the flags that choose cassettes: what records the run again.
+/// The command line without the flags that choose cassettes, and with the value of
+/// `--api-key` left out (a key of any length): what records the run again.
 pub fn recorded_command(argv: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut skip = false;
+    let mut key = false;
     for arg in argv {
         if std::mem::take(&mut skip) {
+            continue;
+        }
+        if std::mem::take(&mut key) {
+            out.push(REDACTED_ARGUMENT.to_owned());
             continue;
         }
         match arg.as_str() {
@@ -227,6 +253,11 @@ pub fn recorded_command(argv: &[String]) -> Vec<String> {
             a if a.starts_with("--record=")
                 || a.starts_with("--replay=")
                 || a.starts_with("--cassette-mode=") => {}
+            "--api-key" => {
+                key = true;
+                out.push(arg.clone());
+            }
+            a if a.starts_with("--api-key=") => out.push(format!("--api-key={REDACTED_ARGUMENT}")),
             _ => out.push(arg.clone()),
         }
     }
@@ -268,14 +299,16 @@ pub fn prepare(
         (Plan::Replay(cassette), _) => Io::Replay(Replay::new(cassette).map_err(unusable)?),
         (Plan::Hybrid(cassette, _), Some(path)) => {
             let replay = Replay::new(cassette).map_err(unusable)?;
+            let secrets = info.secrets();
             let header = header(&built, info);
-            let (live, recorder) = recording(built.live, &path, &header)?;
+            let (live, recorder) = recording(built.live, &path, &header, &secrets)?;
             let hybrid = Hybrid::new(replay, live, Some(recorder.clone()));
             Io::Hybrid(Record::new(hybrid, recorder.clone()), recorder)
         }
         (_, Some(path)) => {
+            let secrets = info.secrets();
             let header = header(&built, info);
-            let (live, recorder) = recording(built.live, &path, &header)?;
+            let (live, recorder) = recording(built.live, &path, &header, &secrets)?;
             Io::Record(Record::new(live, recorder.clone()), recorder)
         }
         (_, None) => Io::Live(built.live),
@@ -284,9 +317,14 @@ pub fn prepare(
 }
 
 /// A recorder at `path` and the Live interpreter that writes its calls into it.
-fn recording(live: Live, path: &Path, header: &Header) -> Result<(Live, Recorder), CliError> {
+fn recording(
+    live: Live,
+    path: &Path,
+    header: &Header,
+    secrets: &[(String, String)],
+) -> Result<(Live, Recorder), CliError> {
     let recorder =
-        Recorder::create(path, header, &[]).map_err(|e| CliError::Cassette(e.to_string()))?;
+        Recorder::create(path, header, secrets).map_err(|e| CliError::Cassette(e.to_string()))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
     Ok((live, recorder))
@@ -301,8 +339,8 @@ pub async fn run_print(
 ) -> Result<i32, CliError> {
     let mode = info.mode;
     let (machine, file, io) = prepare(plan, built, info)?;
-    let mut out = match io {
-        Io::Record(..) | Io::Hybrid(..) => Stdout::digesting(),
+    let mut out = match &io {
+        Io::Record(_, recorder) | Io::Hybrid(_, recorder) => Stdout::digesting(recorder),
         Io::Live(_) | Io::Replay(_) => Stdout::new(),
     };
     let code = match io {
@@ -403,9 +441,13 @@ pub fn finish_recording(recorder: &Recorder, code: i32, (out, session): Ended<'_
 
 /// The outcome line: the exit code and the digests of stdout and the session file.
 pub fn write_outcome(recorder: &Recorder, code: i32, out: &Stdout, session_file: Option<&Path>) {
+    // Of the text as a replay writes it: with the recording's placeholders for its secrets.
     let session = session_file
         .and_then(|path| std::fs::read(path).ok())
-        .map(|bytes| pi_cassettes::sha256_hex(&bytes));
+        .map(|bytes| match String::from_utf8(bytes) {
+            Ok(text) => pi_cassettes::sha256_hex(recorder.redact_text(&text).as_bytes()),
+            Err(e) => pi_cassettes::sha256_hex(e.as_bytes()),
+        });
     recorder.write(pi_cassettes::Line::Outcome(Outcome {
         exit: code,
         stdout: out.digest().unwrap_or_default(),

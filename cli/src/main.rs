@@ -21,6 +21,7 @@ mod replay_cmd;
 mod request_options;
 mod resume;
 mod rpc;
+mod secrets;
 mod settings;
 mod setup;
 mod signals;
@@ -284,6 +285,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         command,
         models: runtime.available_models(),
         scoped: &runtime.scoped_models,
+        runtime: &runtime,
     };
     cassette::run_print(plan, built, info, inputs).await
 }

@@ -4,6 +4,7 @@
 
 use std::io::{BufWriter, Write};
 
+use pi_cassettes::Recorder;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -18,6 +19,9 @@ pub struct Stdout {
     digest: Option<Sha256>,
     /// The JSON line being written, reused: a replay writes hundreds of events.
     line: Vec<u8>,
+    /// A recording's: lines are digested with its secrets replaced, as a replay (which sees
+    /// only the placeholders) will print them.
+    redact: Option<Recorder>,
 }
 
 impl std::fmt::Debug for Stdout {
@@ -39,9 +43,13 @@ impl Stdout {
         Stdout::to(Box::new(std::io::stdout()), None)
     }
 
-    /// Standard output whose digest is kept (a recorded run).
-    pub fn digesting() -> Self {
-        Stdout::to(Box::new(std::io::stdout()), Some(Sha256::new()))
+    /// Standard output whose digest is kept (a recorded run), of the lines as `recorder`
+    /// redacts them.
+    pub fn digesting(recorder: &Recorder) -> Self {
+        Stdout {
+            redact: Some(recorder.clone()),
+            ..Stdout::to(Box::new(std::io::stdout()), Some(Sha256::new()))
+        }
     }
 
     /// Output that goes nowhere but into the digest (checking a replay).
@@ -58,6 +66,7 @@ impl Stdout {
             line_by_line: false,
             digest: Some(Sha256::new()),
             line: Vec::new(),
+            redact: None,
         }
     }
 
@@ -68,6 +77,7 @@ impl Stdout {
             line_by_line: true,
             digest,
             line: Vec::new(),
+            redact: None,
         }
     }
 
@@ -81,6 +91,7 @@ impl Stdout {
             line_by_line: false,
             digest: None,
             line: Vec::new(),
+            redact: None,
         }
     }
 
@@ -112,7 +123,10 @@ impl Stdout {
 
     fn bytes_line(&mut self, line: &[u8]) {
         if let Some(digest) = &mut self.digest {
-            digest.update(line);
+            match (&self.redact, std::str::from_utf8(line)) {
+                (Some(recorder), Ok(text)) => digest.update(recorder.redact_text(text)),
+                _ => digest.update(line),
+            }
             digest.update(b"\n");
         }
         if self.closed {

@@ -601,3 +601,232 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
         String::from_utf8_lossy(&check.stderr)
     );
 }
+
+/// The keys [`keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check`] plants, each
+/// where a careless user or a hostile model could put it.
+const CLI_KEY: &str = "sk-planted-cli-0123456789";
+const ANTHROPIC_KEY: &str = "sk-planted-anthropic-0123456789";
+const PORTKEY_KEY: &str = "pk-planted-portkey-0123456789";
+const GATEWAY_KEY: &str = "cf-planted-gateway-0123456789";
+const OPENAI_KEY: &str = "sk-planted-openai-0123456789";
+const AUTH_JSON_KEY: &str = "sk-planted-authjson-0123456789";
+const PLANTED: [&str; 6] = [
+    CLI_KEY,
+    ANTHROPIC_KEY,
+    PORTKEY_KEY,
+    GATEWAY_KEY,
+    OPENAI_KEY,
+    AUTH_JSON_KEY,
+];
+
+/// A Chat Completions stream whose text holds `key` cut in two between reads (the mock writes
+/// each piece, then waits).
+fn stream_with_split_key(key: &str) -> Value {
+    let (head, tail) = key.split_at(key.len() / 2);
+    json!([
+        format!("data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"mock-model\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"The key is {head}"),
+        format!("{tail}.\"}},\"finish_reason\":null}}]}}\n\n"),
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":5,\"total_tokens\":15}}\n\ndata: [DONE]\n\n",
+    ])
+}
+
+/// Files the test itself planted keys in, the mock's log of what it was sent, and Pi's own
+/// session files (they hold the conversation, as Pi writes it): everything else must be clean.
+fn planted_by_the_test(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.ends_with("models.json")
+        || name.ends_with("auth.json")
+        || name.ends_with("requests.jsonl")
+        || name.ends_with("notes.txt")
+        || name.contains("/sessions/")
+}
+
+#[test]
+fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
+    let ws = workspace(json!({
+        "files": {"notes.txt": format!("deploy key: {ANTHROPIC_KEY}\n")},
+        "script": [
+            {"text": ["Noted."]},
+            {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+            {"raw_sse": stream_with_split_key(OPENAI_KEY), "chunk_delay_ms": 40},
+            {"text": ["Done."]},
+        ]
+    }));
+    let agent = ws.root().join("agent");
+    let mut models = models_json(ws.port());
+    models["providers"]["mock"]["headers"] = json!({
+        "X-Portkey-Api-Key": "PORTKEY_SECRET_VALUE",
+        "cf-aig-authorization": format!("!printf {GATEWAY_KEY}"),
+    });
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let auth = json!({"groq": {"type": "api_key", "key": AUTH_JSON_KEY}});
+    std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
+    let with_keys = |command: &mut Command| {
+        command
+            .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+            .env("OPENAI_API_KEY", OPENAI_KEY)
+            .env("PORTKEY_SECRET_VALUE", PORTKEY_KEY);
+    };
+
+    // A session that already holds a key: the recording embeds it in its header.
+    let sessions = ws.root().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let session = sessions.join("resumed.jsonl");
+    let session_arg = session.to_str().unwrap();
+    let prompt = format!("remember {ANTHROPIC_KEY}");
+    let args = [
+        "--mode",
+        "json",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--session",
+        session_arg,
+        "-p",
+        &prompt,
+    ];
+    let mut first = ws.command(pi().as_ref(), &words(&args));
+    with_keys(&mut first);
+    let out = first.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The recorded run: a key on the command line, keys in headers from a variable and a
+    // command, another provider's key read by a tool, and a key streamed cut in two.
+    let cassette = ws.root().join("cwd").join("print.jsonl");
+    let args = [
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--api-key",
+        CLI_KEY,
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--session",
+        session_arg,
+        "-p",
+        "read notes.txt",
+    ];
+    let mut recorded = ws.command(pi().as_ref(), &words(&args));
+    with_keys(&mut recorded);
+    let out = recorded.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+    for key in [CLI_KEY, PORTKEY_KEY, GATEWAY_KEY, ANTHROPIC_KEY] {
+        assert!(
+            requests.contains(key),
+            "{key} was not sent: the test plants it where it is used"
+        );
+    }
+
+    // An RPC session: a key in a prompt, and printed by a `bash` command.
+    let rpc_cassette = ws.root().join("cwd").join("rpc.jsonl");
+    let args = [
+        "--mode",
+        "rpc",
+        "--record",
+        rpc_cassette.to_str().unwrap(),
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ];
+    let mut rpc = ws.command(pi().as_ref(), &words(&args));
+    with_keys(&mut rpc);
+    let mut child = rpc
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        json!({"id": "b", "type": "bash", "command": "cat notes.txt; echo $ANTHROPIC_API_KEY"}),
+        json!({"id": "p", "type": "prompt", "message": format!("my groq key is {AUTH_JSON_KEY}")}),
+    ];
+    for line in &lines {
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#""command":"bash","success":true"#),
+        "{stdout}"
+    );
+
+    // Pi's own session file, holding the keys of both runs, imported as a cassette.
+    let imported = ws.root().join("cwd").join("imported.cassette");
+    let args = ["import", session_arg, "-o", imported.to_str().unwrap()];
+    let mut import = ws.command(pi().as_ref(), &words(&args));
+    with_keys(&mut import);
+    let out = import.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    for path in files_under(ws.root()) {
+        if planted_by_the_test(&path) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for key in PLANTED {
+            assert!(!text.contains(key), "{key} reached {}", path.display());
+            let (head, tail) = key.split_at(key.len() / 2);
+            assert!(
+                !(text.contains(head) && text.contains(tail)),
+                "both halves of {key} reached {}",
+                path.display()
+            );
+        }
+    }
+
+    // Both replay and check, offline, though keys were in what they printed.
+    for cassette in [&cassette, &rpc_cassette, &imported] {
+        let out = replay_check(cassette);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {stderr}",
+            cassette.display()
+        );
+    }
+
+    // A diverging check prints the command that records the run again: without the key.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let (header, lines) = text.split_once('\n').unwrap();
+    let lines = lines.replacen("read notes.txt", "read other.txt", 1);
+    let tampered = ws.root().join("cwd").join("tampered.jsonl");
+    std::fs::write(&tampered, format!("{header}\n{lines}")).unwrap();
+    let out = replay_check(&tampered);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("to record it again"), "{stderr}");
+    for key in PLANTED {
+        assert!(!stderr.contains(key), "{key} in the hint: {stderr}");
+    }
+}

@@ -910,3 +910,84 @@ fn a_replay_in_process_and_one_in_a_process_of_its_own_give_the_same_results() {
     };
     assert_eq!(trials("inside"), trials("outside"));
 }
+
+/// Every file under `root`, recursively.
+fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_key_the_agent_read_and_repeated_reaches_no_report_and_no_cassette() {
+    const KEY: &str = "sk-planted-eval-0123456789";
+    let mut steps = Vec::new();
+    steps.push(tool_step("c1", "read", json!({"path": "notes.txt"})));
+    steps.push(text_step(&format!("The deploy key is {KEY}.")));
+    let mock = MockLlm::start(&Value::Array(steps));
+    let env = EvalEnv::new(Some(&mock));
+    env.write(
+        "suite/fixtures/notes/notes.txt",
+        &format!("deploy key: {KEY}\n"),
+    );
+    let suite = env.write(
+        "suite/leak.toml",
+        r#"
+[defaults]
+models = ["mock/mock-model"]
+
+[[task]]
+id = "leak"
+prompt = "What is the deploy key?"
+fixture = "fixtures/notes"
+
+[[task.check]]
+kind = "text_contains"
+text = "deploy key"
+"#,
+    );
+    let out = env
+        .command(&[
+            suite.to_str().unwrap(),
+            "--record",
+            "cassettes",
+            "--isolate",
+            "none",
+            "--out",
+            "out",
+            "--keep",
+            env.path("work/kept").to_str().unwrap(),
+            "-q",
+        ])
+        .env("ANTHROPIC_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let results = env.results("out");
+    assert_eq!(verdicts(&results)[0].1, "passed", "{stderr}\n{results}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let reports = ["results.json", "junit.xml", "summary.md", "report.html"];
+    for report in reports {
+        assert!(env.path("work/out").join(report).is_file(), "{report}");
+    }
+    for path in files_under(&env.path("work")) {
+        // The fixture the test planted the key in, and its copy in the kept workspace, and
+        // Pi's own session files (they hold the conversation, as Pi writes it).
+        let name = path.to_string_lossy();
+        if name.ends_with("notes.txt") || name.contains("/sessions/") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(!text.contains(KEY), "the key reached {}", path.display());
+    }
+}

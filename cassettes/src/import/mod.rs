@@ -122,6 +122,18 @@ impl fmt::Display for ImportReport {
     }
 }
 
+/// `text` with `secrets` replaced by the placeholders a recorder given them in this order
+/// assigns.
+fn redacted(text: &str, secrets: &[(String, String)]) -> String {
+    let mut known = crate::redact::Secrets::default();
+    for (value, _) in secrets {
+        if !value.is_empty() && known.placeholder(value).is_none() {
+            known.add(value);
+        }
+    }
+    known.replace(text, crate::redact::MIN_SCRUBBED_LEN)
+}
+
 /// Why a file could not be imported at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -142,16 +154,22 @@ pub enum ImportError {
 }
 
 /// Imports the session file at `source` into a cassette at `out` (see the module doc);
-/// `pi_version` is the version of Pi whose behaviour the replaying build follows.
+/// `pi_version` is the version of Pi whose behaviour the replaying build follows. `secrets`
+/// (value, where it came from) are replaced in the cassette as a recording replaces them.
 pub async fn import_session(
     source: &Path,
     out: &Path,
     pi_version: &str,
+    secrets: &[(String, String)],
 ) -> Result<ImportReport, ImportError> {
     let text = std::fs::read_to_string(source).map_err(|e| ImportError::Read {
         path: source.to_path_buf(),
         source: e,
     })?;
+    // The file as the cassette will say it: a secret in a message is replaced before the
+    // stream that says it is made (a stream cuts text between deltas, which would leave a key
+    // on disk in pieces), so the replay writes the placeholders this digest expects.
+    let text = redacted(&text, secrets);
     let mut plan = Plan::of(&text).map_err(|e| ImportError::Session {
         path: source.to_path_buf(),
         source: e,
@@ -190,7 +208,7 @@ pub async fn import_session(
             entries: plan.stamps.clone(),
         }),
     };
-    let recorder = Recorder::create(out, &header, &[])?;
+    let recorder = Recorder::create(out, &header, secrets)?;
     let config = &plan.config;
     let store = SessionStore::in_memory_child(
         &config.cwd,

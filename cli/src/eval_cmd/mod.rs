@@ -236,8 +236,11 @@ fn exit_code(results: &EvalResults, fail_under: Option<f64>) -> u8 {
     u8::from(broken || under)
 }
 
-/// Writes the four reports into `out`.
+/// Writes the four reports into `out`, every credential of this machine that a transcript,
+/// an output or a message holds replaced as a recording replaces it.
 pub(crate) fn write_reports(out: &Path, results: &EvalResults) -> Result<(), String> {
+    let redacted = redacted(results)?;
+    let results = redacted.as_ref().unwrap_or(results);
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let write = |name: &str, text: String| {
         let path = out.join(name);
@@ -253,6 +256,24 @@ pub(crate) fn write_reports(out: &Path, results: &EvalResults) -> Result<(), Str
         out.display()
     ));
     Ok(())
+}
+
+/// `results` with this machine's credentials replaced, or `None` when it holds none.
+fn redacted(results: &EvalResults) -> Result<Option<EvalResults>, String> {
+    let credentials = crate::secrets::machine_credentials();
+    if credentials.is_empty() {
+        return Ok(None);
+    }
+    let mut value =
+        serde_json::to_value(results).map_err(|e| format!("cannot redact the results: {e}"))?;
+    let before = value.clone();
+    crate::secrets::redact_json(&mut value, &credentials);
+    if value == before {
+        return Ok(None);
+    }
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| format!("cannot redact the results: {e}"))
 }
 
 /// `I/N`, or `auto/N` with I from `JOB_COMPLETION_INDEX`.

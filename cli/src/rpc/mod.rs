@@ -51,6 +51,7 @@ pub async fn run(
         command,
         models: runtime.available_models(),
         scoped: &runtime.scoped_models,
+        runtime: &runtime,
     };
     let (machine, file, io) = cassette::prepare(plan, built, info)?;
     let code = match io {
@@ -96,7 +97,7 @@ async fn record<I: Interpreter + Send>(
     let mut rpc = Rpc::new(
         runtime,
         session,
-        Stdout::digesting(),
+        Stdout::digesting(&recorder),
         Role::Recording(recorder),
     );
     rpc.reopen = reopen;

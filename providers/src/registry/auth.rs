@@ -132,6 +132,16 @@ impl AuthStorage {
         self.runtime.push((provider.to_owned(), key.to_owned()));
     }
 
+    /// The keys given for this run only, by provider.
+    pub fn runtime_keys(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.runtime.iter().map(|(p, k)| (p.as_str(), k.as_str()))
+    }
+
+    /// auth.json's credentials by provider, as stored.
+    pub fn stored(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.stored.iter().map(|(p, c)| (p.as_str(), c))
+    }
+
     fn runtime_key(&self, provider: &str) -> Option<&str> {
         self.runtime
             .iter()

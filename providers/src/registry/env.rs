@@ -35,6 +35,11 @@ impl Environment {
         }
     }
 
+    /// Every variable, by name.
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The variable's value when it is set, even empty (JavaScript's `!== undefined` test).
     pub fn get_raw(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)

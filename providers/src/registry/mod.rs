@@ -8,6 +8,7 @@
 
 mod auth;
 mod config;
+mod credentials;
 mod env;
 mod jsonc;
 mod merge;
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 pub use auth::{env_api_key, key_variables, AuthStorage, OAuthExpired};
 pub use config::{parse_models_json, ModelsConfig, ModelsJsonError, ProviderConfig};
+pub use credentials::{is_credential_name, Credential};
 pub use env::Environment;
 pub use jsonc::strip_json_comments;
 pub use merge::merge_compat;

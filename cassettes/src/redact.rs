@@ -1,0 +1,172 @@
+//! What a recorder replaces before a line reaches the disk: known secrets (the credentials a
+//! run could resolve, and any value a credential field held) wherever they appear, and a
+//! response body's bytes held back while they could be the start of a secret that the next
+//! read completes.
+
+use std::collections::HashMap;
+
+/// Secrets shorter than this are replaced only where they are known to be (keys, auth headers),
+/// not in every text: a key such as `none` must not rewrite the conversation.
+pub const MIN_SCRUBBED_LEN: usize = 8;
+
+/// Known secrets and their placeholders, and the body bytes held back per call.
+#[derive(Debug, Default)]
+pub struct Secrets {
+    /// (secret, placeholder), longest secret first.
+    known: Vec<(String, String)>,
+    /// Per call: the end of the body read so far that could begin a secret.
+    held: HashMap<u64, Vec<u8>>,
+}
+
+impl Secrets {
+    /// The placeholder of `value`, if it is known.
+    pub fn placeholder(&self, value: &str) -> Option<&str> {
+        self.known
+            .iter()
+            .find(|(s, _)| s == value)
+            .map(|(_, p)| p.as_str())
+    }
+
+    /// Registers `value` under a new placeholder; returns it.
+    pub fn add(&mut self, value: &str) -> String {
+        let placeholder = format!("<<secret-{}>>", self.known.len() + 1);
+        self.known.push((value.to_owned(), placeholder.clone()));
+        self.known
+            .sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
+        placeholder
+    }
+
+    /// `text` with each secret at least `min_len` long replaced (as written raw and as JSON
+    /// escapes it).
+    pub fn replace(&self, text: &str, min_len: usize) -> String {
+        let mut out = text.to_owned();
+        for (secret, placeholder) in self.scrubbed(min_len) {
+            out = out.replace(secret.as_str(), placeholder);
+            if let Some(escaped) = json_escaped(secret) {
+                out = out.replace(escaped.as_str(), placeholder);
+            }
+        }
+        out
+    }
+
+    /// The next part of call `call`'s body, ready to write: `bytes` after what was held back,
+    /// secrets replaced, less an end that could be the start of a secret (held for the next
+    /// read, or for [`Secrets::release`]).
+    pub fn body_part(&mut self, call: u64, bytes: &[u8]) -> Vec<u8> {
+        let mut buffer = self.held.remove(&call).unwrap_or_default();
+        buffer.extend_from_slice(bytes);
+        let mut buffer = self.replace_bytes(&buffer);
+        let keep = self.longest_secret_start(&buffer);
+        if keep > 0 {
+            let held = buffer.split_off(buffer.len() - keep);
+            self.held.insert(call, held);
+        }
+        buffer
+    }
+
+    /// What call `call`'s body still holds back (its body ended).
+    pub fn release(&mut self, call: u64) -> Vec<u8> {
+        self.held.remove(&call).unwrap_or_default()
+    }
+
+    fn scrubbed(&self, min_len: usize) -> impl Iterator<Item = &(String, String)> {
+        self.known.iter().filter(move |(s, _)| s.len() >= min_len)
+    }
+
+    /// Every form a secret takes in a body: raw, and JSON-escaped when that differs.
+    fn forms(&self) -> Vec<(Vec<u8>, &str)> {
+        let mut forms = Vec::new();
+        for (secret, placeholder) in self.scrubbed(MIN_SCRUBBED_LEN) {
+            forms.push((secret.as_bytes().to_vec(), placeholder.as_str()));
+            if let Some(escaped) = json_escaped(secret) {
+                forms.push((escaped.into_bytes(), placeholder.as_str()));
+            }
+        }
+        forms
+    }
+
+    fn replace_bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for (form, placeholder) in self.forms() {
+            out = replace_slice(&out, &form, placeholder.as_bytes());
+        }
+        out
+    }
+
+    /// The length of the longest end of `bytes` that is a proper start of a secret's form.
+    fn longest_secret_start(&self, bytes: &[u8]) -> usize {
+        let mut longest = 0;
+        for (form, _) in self.forms() {
+            let most = (form.len() - 1).min(bytes.len());
+            for len in (longest + 1..=most).rev() {
+                if bytes[bytes.len() - len..] == form[..len] {
+                    longest = len;
+                    break;
+                }
+            }
+        }
+        longest
+    }
+}
+
+/// `secret` as it appears inside a JSON string, when that differs from the raw text.
+fn json_escaped(secret: &str) -> Option<String> {
+    let escaped = serde_json::to_string(secret).ok()?;
+    let escaped = escaped.trim_matches('"');
+    (escaped != secret).then(|| escaped.to_owned())
+}
+
+fn replace_slice(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return haystack.to_vec();
+    }
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if haystack[i..].starts_with(needle) {
+            out.extend_from_slice(with);
+            i += needle.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// However a body that holds secrets is cut into reads, no written part holds a secret
+        /// or any piece of one that completes across parts, and the parts put together are
+        /// the body with each secret replaced.
+        #[test]
+        fn a_secret_cut_between_reads_is_replaced_whole(
+            prefix in "[a-z \"]{0,20}",
+            middle in "[a-z \"]{0,20}",
+            cuts in proptest::collection::vec(0usize..120, 0..6),
+        ) {
+            let mut secrets = Secrets::default();
+            secrets.add("sk-secret-0123456789");
+            secrets.add("pk\"quoted-secret");
+            let body = format!("{prefix}sk-secret-0123456789{middle}pk\\\"quoted-secret!");
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(body.len())).collect();
+            cuts.sort_unstable();
+            let mut written = Vec::new();
+            let mut start = 0;
+            for cut in cuts.into_iter().chain([body.len()]) {
+                let part = secrets.body_part(7, &body.as_bytes()[start..cut]);
+                let text = String::from_utf8_lossy(&part).into_owned();
+                prop_assert!(!text.contains("sk-secret") && !text.contains("quoted-secret"), "{}", text);
+                written.extend(part);
+                start = cut;
+            }
+            written.extend(secrets.release(7));
+            let expected = format!("{prefix}<<secret-1>>{middle}<<secret-2>>!");
+            prop_assert_eq!(String::from_utf8_lossy(&written), expected);
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Every credential a run could send, gathered before anything is recorded, so that a cassette
+//! can replace each one wherever it appears (a tool that prints another provider's key, a
+//! resumed session that holds one, a header whose value came from a variable).
+
+use serde_json::Value;
+
+use super::auth::AuthStorage;
+use super::config::HeaderConfig;
+use super::env::Environment;
+use super::ModelRegistry;
+
+/// Values shorter than this, found only by the shape of a variable's name, are not taken as
+/// credentials: `AUTH_MODE=none` must not rewrite every "none" of a conversation.
+const MIN_GUESSED_LEN: usize = 8;
+
+/// Words in a variable's or header's name that mark its value as a credential.
+const CREDENTIAL_WORDS: [&str; 9] = [
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "AUTH",
+    "COOKIE",
+    "SIGNATURE",
+    "CREDENTIAL",
+];
+
+/// Whether a variable or header named `name` holds a credential, judged by its name
+/// (`OPENAI_API_KEY`, `X-Portkey-Api-Key`, `cf-aig-authorization`, `GH_TOKEN`).
+pub fn is_credential_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    CREDENTIAL_WORDS.iter().any(|word| upper.contains(word))
+}
+
+/// A credential and where it came from (for the cassette's `redaction` line; never the value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Credential {
+    pub value: String,
+    pub source: String,
+}
+
+impl ModelRegistry {
+    /// Every credential this run could resolve: keys given for the run, auth.json's keys and
+    /// tokens, the variables whose names say they hold one, and models.json's keys and headers
+    /// (a header counts when its name says so or its value came from a variable or a
+    /// `!command`). Runs the `!command`s, as resolving a request's credentials would.
+    pub fn credentials(&self, auth: &AuthStorage, env: &Environment) -> Vec<Credential> {
+        let mut found = Vec::new();
+        let mut add = |value: &str, source: String| {
+            let value = value.trim();
+            if !value.is_empty() && !found.iter().any(|c: &Credential| c.value == value) {
+                found.push(Credential {
+                    value: value.to_owned(),
+                    source,
+                });
+            }
+        };
+        for (provider, key) in auth.runtime_keys() {
+            add(key, format!("--api-key for {provider}"));
+        }
+        for (provider, credential) in auth.stored() {
+            for field in ["key", "access", "refresh"] {
+                let Some(value) = credential.get(field).and_then(Value::as_str) else {
+                    continue;
+                };
+                let value = if field == "key" {
+                    env.resolve(value)
+                } else {
+                    Some(value.to_owned())
+                };
+                if let Some(value) = value {
+                    add(&value, format!("auth.json {provider} {field}"));
+                }
+            }
+        }
+        for (name, value) in env.vars() {
+            if is_credential_name(name) && value.len() >= MIN_GUESSED_LEN {
+                add(value, format!("environment variable {name}"));
+            }
+        }
+        for (provider, config) in &self.request_configs {
+            if let Some(value) = config.api_key.as_deref().and_then(|c| env.resolve(c)) {
+                add(&value, format!("models.json apiKey of {provider}"));
+            }
+            for (name, value) in header_credentials(env, config.headers.as_ref()) {
+                add(&value, format!("models.json header {name} of {provider}"));
+            }
+        }
+        for ((provider, model), headers) in &self.model_headers {
+            for (name, value) in header_credentials(env, Some(headers)) {
+                add(
+                    &value,
+                    format!("models.json header {name} of {provider}/{model}"),
+                );
+            }
+        }
+        found
+    }
+}
+
+/// The configured headers that hold credentials, resolved.
+fn header_credentials(env: &Environment, headers: Option<&HeaderConfig>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, value) in headers.into_iter().flatten() {
+        let Some(configured) = value.as_str() else {
+            continue;
+        };
+        let indirect = configured.starts_with('!') || env.get(configured).is_some();
+        if !(indirect || is_credential_name(name)) {
+            continue;
+        }
+        if let Some(resolved) = env.resolve(configured) {
+            out.push((name.clone(), resolved));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_source_of_a_credential_is_found() {
+        let text = r#"{"providers": {"gw": {
+            "baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions",
+            "apiKey": "GW_KEY_VAR",
+            "headers": {"X-Portkey-Api-Key": "PORTKEY_VALUE", "cf-aig-authorization": "!printf cf-command-secret",
+                        "X-Title": "my-app-title", "X-Trace": "TRACE_VAR"},
+            "models": [{"id": "m", "headers": {"x-model-auth": "model-header-secret"}}]}}}"#;
+        let registry = ModelRegistry::from_text(
+            crate::catalog::builtin(),
+            text,
+            std::path::Path::new("models.json"),
+        );
+        assert!(registry.error().is_none(), "{:?}", registry.error());
+        let (mut auth, _) = AuthStorage::from_json(
+            r#"{"groq": {"type": "api_key", "key": "groq-stored-secret"},
+                "anthropic": {"type": "oauth", "access": "oauth-access-secret", "refresh": "oauth-refresh-secret", "expires": 0}}"#,
+        );
+        auth.set_runtime_api_key("openai", "cli-key-secret");
+        let env = Environment::from_vars([
+            ("GW_KEY_VAR", "gateway-key-secret"),
+            ("PORTKEY_VALUE", "portkey-value-secret"),
+            ("TRACE_VAR", "trace-from-variable"),
+            ("OPENAI_API_KEY", "openai-env-secret"),
+            ("AUTH_MODE", "none"),
+            ("HOME", "/home/someone/with/a/long/path"),
+        ]);
+        let values: Vec<String> = registry
+            .credentials(&auth, &env)
+            .into_iter()
+            .map(|c| c.value)
+            .collect();
+        for expected in [
+            "cli-key-secret",
+            "groq-stored-secret",
+            "oauth-access-secret",
+            "oauth-refresh-secret",
+            "openai-env-secret",
+            "gateway-key-secret",
+            "portkey-value-secret",
+            "cf-command-secret",
+            "trace-from-variable",
+            "model-header-secret",
+        ] {
+            assert!(
+                values.iter().any(|v| v == expected),
+                "{expected} missing from {values:?}"
+            );
+        }
+        for not_secret in ["my-app-title", "none", "/home/someone/with/a/long/path"] {
+            assert!(
+                !values.iter().any(|v| v == not_secret),
+                "{not_secret} taken as a credential"
+            );
+        }
+    }
+}
