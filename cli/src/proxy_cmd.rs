@@ -1,20 +1,26 @@
 //! `pi proxy`: record any LLM client's HTTP traffic as cassettes, or serve it back.
 //!
 //! `pi proxy --record DIR --upstream URL [--listen ADDR]` forwards every request to `URL` and
-//! writes one proxy cassette per conversation into `DIR`; `pi proxy --replay DIR [--timing]`
-//! answers from them. The proxy prints `http://ADDR` on stdout once it listens (point the
-//! client's base URL there) and runs until SIGINT or SIGTERM.
+//! writes one proxy cassette per conversation into `DIR`; `pi proxy --replay DIR [--timing]
+//! [--repeat]` answers from them. The proxy prints `http://ADDR` on stdout once it listens
+//! (point the client's base URL there) and runs until SIGINT or SIGTERM. In both modes a request
+//! body over `--max-body-mb` is refused with a 413, and a connection that sends nothing for
+//! `--idle-timeout` seconds while the proxy waits for its request is closed.
 //!
 //! Exit codes: 0 stopped by a signal with every request answered (from a recording, when
-//! replaying); 1 a replay answered requests it had no recording for; 2 bad usage, or it cannot
+//! replaying); 1 a replay answered requests it had no recording for (none at all, used up, or a
+//! refused body); 2 bad usage, or it cannot
 //! start (the address, the upstream URL, the folder); 125 a cassette in the folder cannot be
 //! read (so `git bisect run` skips the commit rather than blaming it).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
-use pi_proxy::{IgnoreRule, Proxy, ProxyError, Recording, Replaying, Server, DEFAULT_IGNORE};
+use pi_proxy::{
+    IgnoreRule, Limits, Proxy, ProxyError, Recording, Replaying, Server, DEFAULT_IGNORE,
+};
 
 /// `pi proxy`'s flags.
 #[derive(Debug, Parser)]
@@ -53,6 +59,19 @@ struct ProxyArgs {
     /// With --replay: send each chunk at its recorded time instead of at once.
     #[arg(long, requires = "replay")]
     timing: bool,
+    /// With --replay: once the recordings of a request are used up, serve them again from the
+    /// first (without it, such a request is answered 404 and counts as unmatched).
+    #[arg(long, requires = "replay")]
+    repeat: bool,
+    /// The largest request body read, in MiB; a larger one is answered 413 without being read.
+    #[arg(long, value_name = "N", default_value_t = 32,
+        value_parser = clap::value_parser!(u64).range(1..=4096))]
+    max_body_mb: u64,
+    /// Seconds a connection may send nothing while the proxy waits for its request (the head,
+    /// the body, or the next request on keep-alive) before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    idle_timeout: u64,
 }
 
 /// Runs `pi proxy` with `argv` (the words after `proxy`).
@@ -105,7 +124,7 @@ async fn run(args: ProxyArgs) -> Result<u8, ProxyError> {
             format!("recording into {} what goes to {upstream}", dir.display()),
         ),
         (_, Some(dir), _) => {
-            let replaying = Replaying::load(dir, rule, args.timing)?;
+            let replaying = Replaying::load(dir, rule, args.timing)?.repeating(args.repeat);
             let what = format!(
                 "replaying {} recorded exchanges from {}",
                 replaying.len(),
@@ -115,7 +134,11 @@ async fn run(args: ProxyArgs) -> Result<u8, ProxyError> {
         }
         _ => return Ok(2),
     };
-    let server = Server::bind(&args.listen, proxy).await?;
+    let limits = Limits {
+        max_body: args.max_body_mb << 20,
+        idle: Duration::from_secs(args.idle_timeout),
+    };
+    let server = Server::bind(&args.listen, proxy).await?.with_limits(limits);
     let addr = server.local_addr()?;
     eprintln!("pi proxy: {what}, on http://{addr}");
     println!("http://{addr}");

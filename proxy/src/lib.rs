@@ -5,19 +5,23 @@
 //! [`Recording`] forwards each request to the upstream and writes each conversation's traffic
 //! to a proxy cassette ([`pi_cassettes::ProxyCassette`]: the run cassette's HTTP lines under a
 //! proxy header, secrets redacted); [`Replaying`] serves a folder of them back, matching
-//! requests by their [`canonical`] form. [`Server`] is the HTTP/1.1 server around either.
+//! requests by their [`canonical`] form. [`Server`] is the HTTP/1.1 server around either, within
+//! the [`Limits`] of what one client may cost (body size, idle time).
 
 pub mod answer;
 pub mod body;
 pub mod canonical;
 pub mod conversation;
+pub mod limits;
 pub mod record;
 pub mod replay;
+pub mod report;
 pub mod server;
 
 use std::path::PathBuf;
 
 pub use canonical::{CanonicalRequest, IgnoreRule, DEFAULT_IGNORE};
+pub use limits::Limits;
 pub use record::Recording;
 pub use replay::Replaying;
 pub use server::{Proxy, Server, Summary};

@@ -8,10 +8,9 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header::CONTENT_TYPE;
-use hyper::{Request, Response, StatusCode};
+use hyper::http::request::Parts;
+use hyper::{Response, StatusCode};
 use pi_cassettes::format::{Line, RecordedEnd, RecordedTransportError};
 use pi_cassettes::write::RequestParts;
 use pi_cassettes::{ProxyHeader, Recorder, PROXY_FORMAT_VERSION};
@@ -66,22 +65,14 @@ impl Recording {
         })
     }
 
-    /// Forwards `request` and records the exchange.
-    pub async fn handle(&self, request: Request<Incoming>) -> Response<ProxyBody> {
-        let start = Instant::now();
-        let (parts, body) = request.into_parts();
+    /// Forwards the request of `parts` and `bytes` (its body, read whole), received at `start`,
+    /// and records the exchange.
+    pub async fn handle(&self, parts: Parts, bytes: Bytes, start: Instant) -> Response<ProxyBody> {
         let url = parts
             .uri
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
-        let bytes = match body.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) => {
-                let message = format!("pi proxy: cannot read the request body: {e}");
-                return answer::error(&url, StatusCode::BAD_REQUEST, "proxy_bad_request", &message);
-            }
-        };
         let content_type = parts
             .headers
             .get(CONTENT_TYPE)

@@ -3,10 +3,12 @@
 //! with `--timing`, at its recorded pace).
 //!
 //! Repeated identical requests get their recordings in recorded order (files by name, then
-//! line), and after the last one the first again, so one replay server can serve the same
-//! scenario several times. A request without a recording gets a 404 in its API's error shape
-//! (not retried by SDKs, so the client reports it at once) and a divergence report on stderr: the
-//! nearest recorded request and a line diff of the two.
+//! line). Once they are used up, the request is answered as one without a recording (a client
+//! that calls the model more often than it did while recording is caught, not served an old
+//! answer), unless the replay repeats: then the first again, so one replay server can serve the
+//! same scenario several times. A request without a recording gets a 404 in its API's error
+//! shape (not retried by SDKs, so the client reports it at once) and a divergence report on
+//! stderr: the nearest recorded request and a line diff of the two, bounded (`report.rs`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,11 +16,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
-use hyper::{Request, Response, StatusCode};
-use pi_cassettes::divergence::{line_diff, pretty_json};
+use hyper::http::request::Parts;
+use hyper::{Response, StatusCode};
+use pi_cassettes::divergence::pretty_json;
 use pi_cassettes::format::RecordedEnd;
 use pi_cassettes::ProxyCassette;
 use similar::TextDiff;
@@ -27,12 +28,12 @@ use tokio::sync::mpsc;
 use crate::answer::{self, passes_through};
 use crate::body::{BodyError, ProxyBody};
 use crate::canonical::{body_value, raw_digest, CanonicalRequest, IgnoreRule};
+use crate::report::{bounded_line_diff, clip, DIFF_DEADLINE};
 use crate::ProxyError;
 
 /// Recordings compared with an unmatched request to find the nearest (those of its route, the
 /// most recent first); each comparison stops after [`DIFF_DEADLINE`].
 const NEAREST_CANDIDATES: usize = 64;
-const DIFF_DEADLINE: Duration = Duration::from_millis(50);
 
 /// The replaying proxy.
 #[derive(Debug)]
@@ -45,6 +46,8 @@ pub struct Replaying {
     by_bytes: HashMap<[u8; 32], [u8; 32]>,
     rule: IgnoreRule,
     timing: bool,
+    /// Whether used-up recordings are served again from the first.
+    repeat: bool,
     unmatched: AtomicU64,
 }
 
@@ -67,6 +70,7 @@ struct Entry {
 #[derive(Debug)]
 struct Slot {
     entries: Vec<usize>,
+    /// How many times the request was asked so far.
     next: AtomicUsize,
 }
 
@@ -163,8 +167,16 @@ impl Replaying {
             by_bytes,
             rule,
             timing,
+            repeat: false,
             unmatched: AtomicU64::new(0),
         })
+    }
+
+    /// With `repeat`, a request whose recordings are used up gets them again from the first,
+    /// instead of the 404 of a request without a recording.
+    pub fn repeating(mut self, repeat: bool) -> Self {
+        self.repeat = repeat;
+        self
     }
 
     /// The number of recorded exchanges.
@@ -182,18 +194,15 @@ impl Replaying {
         self.unmatched.load(Ordering::Relaxed)
     }
 
-    /// Answers `request` from its recording.
-    pub async fn handle(&self, request: Request<Incoming>) -> Response<ProxyBody> {
-        let start = Instant::now();
-        let (parts, body) = request.into_parts();
+    /// Counts one more request answered without a recording; its number.
+    pub(crate) fn count_unmatched(&self) -> u64 {
+        self.unmatched.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Answers the request of `parts` and `bytes` (its body, read whole), received at `start`,
+    /// from its recording.
+    pub async fn handle(&self, parts: Parts, bytes: Bytes, start: Instant) -> Response<ProxyBody> {
         let url = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-        let bytes = match body.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) => {
-                let message = format!("pi proxy: cannot read the request body: {e}");
-                return answer::error(url, StatusCode::BAD_REQUEST, "proxy_bad_request", &message);
-            }
-        };
         let content_type = parts
             .headers
             .get(CONTENT_TYPE)
@@ -214,8 +223,37 @@ impl Replaying {
                 }
             }
         };
-        let turn = slot.next.fetch_add(1, Ordering::Relaxed) % slot.entries.len();
+        let asked = slot.next.fetch_add(1, Ordering::Relaxed);
+        let turn = match asked.checked_sub(slot.entries.len()) {
+            None => asked,
+            Some(_) if self.repeat => asked % slot.entries.len(),
+            Some(_) => return self.used_up(&parts, slot.entries.len(), asked + 1),
+        };
         self.serve(&self.entries[slot.entries[turn]], start).await
+    }
+
+    /// The answer to the `asked`th request for recordings of which there are `recorded`, after
+    /// reporting it on stderr.
+    fn used_up(&self, parts: &Parts, recorded: usize, asked: usize) -> Response<ProxyBody> {
+        let count = self.count_unmatched();
+        let path = parts.uri.path();
+        let (method, shown) = (&parts.method, clip(path));
+        let (recordings, are) = match recorded {
+            1 => ("1 recording".to_owned(), "is"),
+            n => (format!("{n} recordings"), "are"),
+        };
+        eprintln!(
+            "pi proxy: the {recordings} of {method} {shown} {are} used up: this is its request {asked} (unmatched request {count})"
+        );
+        let message = format!(
+            "pi proxy: the {recordings} of this request ({method} {shown}) {are} used up: this is its request {asked}; the client calls more often than it did while recording (--repeat serves them again from the first)"
+        );
+        answer::error(
+            path,
+            StatusCode::NOT_FOUND,
+            "proxy_recordings_used_up",
+            &message,
+        )
     }
 
     async fn serve(&self, entry: &Entry, start: Instant) -> Response<ProxyBody> {
@@ -254,8 +292,9 @@ impl Replaying {
 
     /// The answer to a request without a recording, after reporting it on stderr.
     fn no_recording(&self, request: &CanonicalRequest) -> Response<ProxyBody> {
-        let count = self.unmatched.fetch_add(1, Ordering::Relaxed) + 1;
+        let count = self.count_unmatched();
         let (method, path) = request.route();
+        let path = clip(path);
         let mut report =
             format!("pi proxy: no recording of {method} {path} (unmatched request {count})\n");
         match self.nearest(request) {
@@ -266,7 +305,7 @@ impl Replaying {
                     "nearest recording: {}:{}\n--- recorded\n+++ requested\n{}",
                     entry.file.display(),
                     entry.line,
-                    line_diff(&recorded, &asked)
+                    bounded_line_diff(&recorded, &asked)
                 ));
             }
             None => report.push_str("no recording at all\n"),

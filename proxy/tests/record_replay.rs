@@ -34,6 +34,14 @@ fn replaying(dir: &Path, timing: bool) -> Proxy {
     Proxy::Replay(Replaying::load(dir, IgnoreRule::default(), timing).unwrap())
 }
 
+fn repeating(dir: &Path) -> Proxy {
+    Proxy::Replay(
+        Replaying::load(dir, IgnoreRule::default(), false)
+            .unwrap()
+            .repeating(true),
+    )
+}
+
 fn chat_body(user: &str) -> Value {
     json!({"model": "mock-model", "messages": [{"role": "user", "content": user}], "stream": true})
 }
@@ -146,7 +154,8 @@ async fn credentials_in_headers_and_query_never_reach_the_cassette_and_replay_ma
 }
 
 #[tokio::test]
-async fn replay_keeps_chunk_boundaries_and_serves_repeated_requests_in_recorded_order() {
+async fn replay_keeps_chunk_boundaries_and_serves_repeated_requests_in_recorded_order_then_404_unless_repeating(
+) {
     let mock = MockLlm::start(&json!([
         {"text": ["first ", "answer"], "chunk_delay_ms": 5},
         {"text": ["second ", "answer"], "chunk_delay_ms": 5}
@@ -170,12 +179,19 @@ async fn replay_keeps_chunk_boundaries_and_serves_repeated_requests_in_recorded_
     }
     drop(mock);
 
+    // Once used up, a request is unmatched; repeating, the first recording comes again.
     let (addr, _stop) = serve(replaying(dir.path(), false)).await;
     let mut served = Vec::new();
+    for _ in 0..2 {
+        served.push(post_raw(addr, "/v1/chat/completions", &body).await);
+    }
+    let used_up = post_raw(addr, "/v1/chat/completions", &body).await;
+    assert!(used_up.head.starts_with("HTTP/1.1 404"), "{}", used_up.head);
+    let (addr, _stop) = serve(repeating(dir.path())).await;
     for _ in 0..3 {
         served.push(post_raw(addr, "/v1/chat/completions", &body).await);
     }
-    for (wire, exchange) in served.iter().zip([0, 1, 0]) {
+    for (wire, exchange) in served.iter().zip([0, 1, 0, 1, 0]) {
         let recorded: Vec<Vec<u8>> = cassette.exchanges[exchange]
             .chunks
             .iter()
@@ -219,6 +235,7 @@ async fn with_timing_a_replay_keeps_the_recorded_pace() {
     assert!(fast_took < Duration::from_millis(last / 2), "{fast_took:?}");
     // The headers too: a client waits as long for the status as it did while recording.
     assert!(headers_at >= 60, "the mock's delay: {headers_at} ms");
+    let (paced, _stop) = serve(replaying(dir.path(), true)).await;
     let started = Instant::now();
     let response = reqwest::Client::new()
         .post(format!("http://{paced}/v1/chat/completions"))

@@ -337,7 +337,7 @@ fn main() {
     let proxy_base = match &o.pi {
         Some(pi) => {
             let mut process = Command::new(pi)
-                .args(["proxy", "--listen", "127.0.0.1:0", "--replay"])
+                .args(["proxy", "--listen", "127.0.0.1:0", "--repeat", "--replay"])
                 .arg(dir.path())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
@@ -351,7 +351,10 @@ fn main() {
             line.trim().to_owned()
         }
         None => {
-            let replaying = Replaying::load(dir.path(), IgnoreRule::default(), false).unwrap();
+            // Each client asks its conversation again and again.
+            let replaying = Replaying::load(dir.path(), IgnoreRule::default(), false)
+                .unwrap()
+                .repeating(true);
             let server = servers
                 .block_on(Server::bind("127.0.0.1:0", Proxy::Replay(replaying)))
                 .unwrap();
