@@ -96,7 +96,11 @@ pub enum IsolateError {
          or run unconfined with --isolate none"
     )]
     NotInstalled,
-    #[error("{} is installed but cannot confine commands here ({status}): {stderr}", path.display())]
+    #[error(
+        "{} is installed but cannot confine commands here ({status}): {stderr}; \
+         or run unconfined with --isolate none",
+        path.display()
+    )]
     Unusable {
         path: PathBuf,
         /// How the probe ended (its exit status, or why it could not start).

@@ -231,7 +231,8 @@ fn errors_say_what_to_do() {
         "{failing}"
     );
     assert!(
-        failing.ends_with("No permissions to create new namespace"),
+        failing.contains("No permissions to create new namespace")
+            && failing.ends_with("--isolate none"),
         "{failing}"
     );
 }
