@@ -9,8 +9,9 @@
 //!
 //! Exit codes: 0 every trial ran (passed or failed) and the score is not under
 //! `--fail-under`; 1 a trial errored or diverged from its cassette, or the score is under
-//! `--fail-under`; 2 bad usage, an invalid suite or results file; 130 interrupted (the finished
-//! trials' results are written).
+//! `--fail-under`; 2 bad usage, an invalid suite or results file, or a run that calls a model
+//! without bubblewrap and without `--isolate none`; 130 interrupted (the finished trials'
+//! results are written).
 
 mod in_process;
 mod progress;
@@ -37,7 +38,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage or an invalid suite; 130 interrupted."
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 130 interrupted."
 )]
 struct EvalArgs {
     /// Suite files (TOML).
