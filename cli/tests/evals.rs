@@ -27,9 +27,20 @@ struct Ran {
 
 impl EvalEnv {
     fn new(mock: Option<&MockLlm>) -> EvalEnv {
-        let env = EvalEnv {
-            root: tempfile::tempdir().unwrap(),
-        };
+        EvalEnv::in_dir(tempfile::tempdir().unwrap(), mock)
+    }
+
+    /// Outside the system's temp folder, which a confined command's private `/tmp` would hide
+    /// whatever its confinement.
+    fn outside_tmp(mock: Option<&MockLlm>) -> EvalEnv {
+        EvalEnv::in_dir(
+            tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
+            mock,
+        )
+    }
+
+    fn in_dir(root: tempfile::TempDir, mock: Option<&MockLlm>) -> EvalEnv {
+        let env = EvalEnv { root };
         for dir in ["home", "agent", "work"] {
             std::fs::create_dir_all(env.path(dir)).unwrap();
         }
@@ -911,23 +922,6 @@ fn a_replay_in_process_and_one_in_a_process_of_its_own_give_the_same_results() {
     assert_eq!(trials("inside"), trials("outside"));
 }
 
-/// Every file under `root`, recursively.
-fn files_under(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn a_key_the_agent_read_and_repeated_reaches_no_report_and_no_cassette() {
     const KEY: &str = "sk-planted-eval-0123456789";
@@ -980,14 +974,220 @@ text = "deploy key"
     for report in reports {
         assert!(env.path("work/out").join(report).is_file(), "{report}");
     }
-    for path in files_under(&env.path("work")) {
+    for (path, text) in files_under(&env.path("work")) {
         // The fixture the test planted the key in, and its copy in the kept workspace, and
         // Pi's own session files (they hold the conversation, as Pi writes it).
         let name = path.to_string_lossy();
         if name.ends_with("notes.txt") || name.contains("/sessions/") {
             continue;
         }
-        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
         assert!(!text.contains(KEY), "the key reached {}", path.display());
+    }
+}
+
+/// A one-task suite against the mock whose model answers `done`.
+fn answer_suite(env: &EvalEnv) -> PathBuf {
+    env.write(
+        "s/answer.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"answer\"\nprompt = \"say done\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"done\"\n",
+    )
+}
+
+#[test]
+fn a_live_run_refuses_to_start_without_bwrap_unless_isolate_none_is_given() {
+    let mock = MockLlm::start(&json!([text_step("done"), text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = answer_suite(&env);
+    let suite = suite.to_str().unwrap();
+    // A PATH without bwrap (bash is found in its usual place).
+    let empty = env.path("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let without_bwrap = |args: &[&str]| {
+        let out = env.command(args).env("PATH", &empty).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for cassettes in [&[][..], &["--record", "rec"], &["--once", "once"]] {
+        let mut args = vec![suite, "-q", "--out", "refused"];
+        args.extend(cassettes);
+        let (code, stderr) = without_bwrap(&args);
+        assert_eq!(code, 2, "{cassettes:?}: {stderr}");
+        assert!(
+            stderr.contains("bwrap")
+                && stderr.contains("apt-get install bubblewrap")
+                && stderr.contains("--isolate none"),
+            "{cassettes:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(!env.path("work/refused").exists(), "nothing ran");
+        assert!(!env.path("work/rec").exists() && !env.path("work/once").exists());
+    }
+    assert!(mock.requests().is_empty(), "no trial started");
+
+    let (code, stderr) = without_bwrap(&[
+        suite,
+        "--isolate",
+        "none",
+        "--record",
+        "rec",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(env.results("o")["isolation"], "none");
+    assert_eq!(verdicts(&env.results("o"))[0].1, "passed");
+
+    // A replay may run unconfined without bwrap, and says so.
+    let (code, stderr) = without_bwrap(&[suite, "--replay", "rec", "--out", "r"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(env.results("r")["isolation"], "none");
+    assert!(stderr.contains("unconfined"), "{stderr}");
+}
+
+/// Every file under `dir` and what it holds.
+fn files_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_file() {
+                let text =
+                    String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()).into_owned();
+                found.push((entry.path(), text));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn kept_trials_hold_no_auth_json() {
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    env.write(
+        "agent/auth.json",
+        "{\"other\": {\"type\": \"api_key\", \"key\": \"planted-auth-key-5678\"}}",
+    );
+    let suite = answer_suite(&env);
+    let suite = suite.to_str().unwrap();
+    for (mode, out) in [("--record", "recorded"), ("--replay", "replayed")] {
+        let ran = env.eval(&[
+            suite,
+            mode,
+            "cass",
+            "--isolate",
+            "none",
+            "--keep",
+            out,
+            "-q",
+            "--out",
+            out,
+        ]);
+        let results = env.results(out);
+        assert_eq!(ran.code, 0, "{mode}: {}", results["trials"][0]["reason"]);
+        assert_eq!(verdicts(&results)[0].1, "passed", "{mode}");
+        let kept = files_under(&env.path("work").join(out));
+        assert!(
+            kept.iter().any(|(path, _)| path.ends_with("settings.json")),
+            "{mode}: the trial's agent folder is kept: {kept:?}"
+        );
+        for (path, text) in &kept {
+            assert!(!path.ends_with("auth.json"), "{mode}: {}", path.display());
+            assert!(
+                !text.contains("planted-auth-key"),
+                "{mode}: {}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// What a trial's commands could reach, under `isolate`: the tool results' text.
+fn reach_attempt(isolate: &str) -> String {
+    let env = EvalEnv::outside_tmp(None);
+    let home_auth = env.write("home/.pi/agent/auth.json", "planted-home-auth");
+    let agent_auth = env.write(
+        "agent/auth.json",
+        "{\"other\": {\"type\": \"api_key\", \"key\": \"planted-agent-auth\"}}",
+    );
+    let socket_path = env.path("host.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+    let cassettes = env.path("work/cass");
+    let suite_path = env.path("s/sealed.toml");
+    let command = format!(
+        "{{ for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; done; }} 2>/dev/null | grep -a -q planted-eval-key && echo LEAK-ENV; \
+         cat '{home}' '{agent}' '{suite}' 2>/dev/null | grep -a -q planted && echo LEAK-FILE; \
+         ls -R '{cass}' 2>/dev/null | grep -a -q jsonl && echo LEAK-CASSETTES; \
+         python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock}'); print('LEAK-SOCKET')\" 2>/dev/null; \
+         echo finished",
+        home = home_auth.display(),
+        agent = agent_auth.display(),
+        suite = suite_path.display(),
+        cass = cassettes.display(),
+        sock = socket_path.display(),
+    );
+    let mock = MockLlm::start(&json!([
+        tool_step("c1", "bash", json!({"command": command})),
+        text_step("done"),
+    ]));
+    env.serve(&mock);
+    let suite = env.write(
+        "s/sealed.toml",
+        "# planted-hidden-tests\n[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"sealed\"\nprompt = \"try\"\n",
+    );
+    let ran = env
+        .command(&[
+            suite.to_str().unwrap(),
+            "--isolate",
+            isolate,
+            "--record",
+            "cass",
+            "-q",
+            "--out",
+            "o",
+        ])
+        .env("OPENAI_API_KEY", "planted-eval-key-1234")
+        .env("HOME", env.path("home"))
+        .output()
+        .unwrap();
+    drop(listener);
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let results = env.results("o");
+    assert_eq!(results["isolation"], isolate);
+    results["trials"][0]["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "toolResult")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn confined_commands_cannot_reach_keys_in_proc_host_sockets_or_the_users_files() {
+    if !bwrap_usable() {
+        return;
+    }
+    let sealed = reach_attempt("bwrap");
+    assert!(sealed.contains("finished"), "{sealed}");
+    assert!(!sealed.contains("LEAK"), "{sealed}");
+    let open = reach_attempt("none");
+    for leak in ["LEAK-ENV", "LEAK-FILE", "LEAK-CASSETTES"] {
+        assert!(
+            open.contains(leak),
+            "unconfined, {leak} gets through: {open}"
+        );
     }
 }

@@ -2,20 +2,26 @@
 //! the agent's bash tool, whose shell is the script [`Isolation::shell_wrapper`] writes) and the
 //! task's checks (through [`Isolation::run`]).
 //!
-//! Under [`IsolationKind::Bwrap`] a command runs in bubblewrap with the whole filesystem
-//! read-only, a private empty `/tmp`, the workspace and the trial's temp dir as the only writable
-//! places, no network (a private loopback only), its own PID, IPC and UTS namespaces and session,
-//! no capabilities (bwrap run as root keeps them otherwise, and could remount `/` writable), and
-//! a cleared environment: only [`ENV_ALLOWLIST`] and the [`TOOLCHAIN_HOMES`] pass, with `HOME`
-//! and `TMPDIR` set to the temp dir, so API keys and tokens never reach the command. Nothing
-//! outlives it: when the command exits, or bwrap is killed, the PID namespace goes with
-//! everything in it. Files are still readable (the toolchains must be), secrets on disk included.
+//! Under [`IsolationKind::Bwrap`] a command runs in bubblewrap over a filesystem built from
+//! nothing: the system (`/usr`, `/bin`, `/lib*`, `/etc` without what only root may read) and the
+//! toolchains read-only (see `view.rs`), a private empty `/tmp`, `/dev` and `/proc` of its own,
+//! and the workspace and the trial's temp dir as the only writable places. Not there: the
+//! user's `HOME` (its agent folder and keys), `/run` and `/var` (host Unix sockets), the suite,
+//! the cassettes, other trials. No network (a private loopback only; abstract Unix sockets
+//! belong to the host's network namespace), its own PID, IPC and UTS namespaces and session, no
+//! capabilities (bwrap run as root keeps them otherwise, and could remount `/` writable), and an
+//! environment of [`ENV_ALLOWLIST`] and the [`TOOLCHAIN_HOMES`] only, with `HOME` and `TMPDIR`
+//! set to the temp dir. bwrap itself starts with an empty environment: its first process, the
+//! sandbox's PID 1, is a copy of it, and its `/proc/1/environ` is readable inside. So API keys
+//! and tokens never reach the command. Nothing outlives it: when the command exits, or bwrap is
+//! killed, the PID namespace goes with everything in it.
 //!
 //! Under [`IsolationKind::None`] (the escape hatch, for machines without bubblewrap) commands run
 //! as plain `bash` with the eval's environment, each in its own process group that is killed
 //! whole; only a process that leaves the group (`setsid`) escapes.
 
 mod process;
+mod view;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -90,7 +96,11 @@ pub enum IsolateError {
          or run unconfined with --isolate none"
     )]
     NotInstalled,
-    #[error("{} is installed but cannot confine commands here ({status}): {stderr}", path.display())]
+    #[error(
+        "{} is installed but cannot confine commands here ({status}): {stderr}; \
+         or run unconfined with --isolate none",
+        path.display()
+    )]
     Unusable {
         path: PathBuf,
         /// How the probe ended (its exit status, or why it could not start).
@@ -202,7 +212,8 @@ impl Isolation {
         let cmd = match &self.bwrap {
             Some(bwrap) => {
                 let mut cmd = Command::new(bwrap);
-                cmd.args(bwrap_options(&confinement));
+                // bwrap's own environment is the sandbox's PID 1's.
+                cmd.env_clear().args(bwrap_options(&confinement));
                 for (name, value) in confined_env(std::env::vars_os(), &confinement.temp) {
                     cmd.arg("--setenv").arg(name).arg(value);
                 }
@@ -239,19 +250,53 @@ pub fn confined_env(
         .iter()
         .filter_map(|name| get(name).map(|v| (OsString::from(name), v)))
         .collect();
-    for (name, default) in TOOLCHAIN_HOMES {
-        let value = get(name).or_else(|| {
-            let dir = PathBuf::from(get("HOME")?).join(default);
-            dir.is_dir().then(|| dir.into_os_string())
-        });
-        if let Some(value) = value {
-            env.push((OsString::from(name), value));
-        }
-    }
+    env.extend(toolchain_homes(&parent));
     env.push(("HOME".into(), temp.as_os_str().to_owned()));
     env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
     env.sort();
     env
+}
+
+/// The [`TOOLCHAIN_HOMES`] of the environment `parent`: each variable that is set, else its
+/// default under `HOME` when that folder exists.
+fn toolchain_homes(parent: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
+    let get = |name: &str| {
+        parent
+            .iter()
+            .rev()
+            .find(|(k, _)| k.as_os_str() == OsStr::new(name))
+            .map(|(_, v)| v.clone())
+    };
+    TOOLCHAIN_HOMES
+        .iter()
+        .filter_map(|(name, default)| {
+            let value = get(name).or_else(|| {
+                let dir = PathBuf::from(get("HOME")?).join(default);
+                dir.is_dir().then(|| dir.into_os_string())
+            })?;
+            Some((OsString::from(name), value))
+        })
+        .collect()
+}
+
+/// The host as this process's commands see it (`view.rs`), from this process's `PATH`, `HOME`
+/// and toolchain homes; worked out once.
+fn host_view() -> &'static [OsString] {
+    static VIEW: OnceLock<Vec<OsString>> = OnceLock::new();
+    VIEW.get_or_init(|| {
+        let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let toolchains: Vec<PathBuf> = toolchain_homes(&env)
+            .into_iter()
+            .map(|(_, dir)| PathBuf::from(dir))
+            .collect();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        view::host_view(
+            std::env::var_os("PATH").as_deref(),
+            home.as_deref(),
+            &toolchains,
+            &std::env::temp_dir(),
+        )
+    })
 }
 
 /// bwrap's options for `confinement` (absolute paths), up to the environment: `--clearenv` is
@@ -259,13 +304,15 @@ pub fn confined_env(
 fn bwrap_options(confinement: &Confinement) -> Vec<OsString> {
     let workspace = confinement.workspace.as_os_str();
     let temp = confinement.temp.as_os_str();
-    let mut options: Vec<OsString> = Vec::new();
+    let mut options: Vec<OsString> = host_view().to_vec();
     let mut push = |items: &[&OsStr]| options.extend(items.iter().map(|s| s.to_os_string()));
-    push(&["--ro-bind", "/", "/"].map(OsStr::new));
     push(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(OsStr::new));
     // After the tmpfs, so that a workspace under /tmp stays visible.
     push(&[OsStr::new("--bind"), workspace, workspace]);
     push(&[OsStr::new("--bind"), temp, temp]);
+    // The empty root the mounts hang from is bwrap's own tmpfs: read-only too, once they are
+    // made, so that nothing is written where it would vanish unseen.
+    push(&["--remount-ro", "/"].map(OsStr::new));
     push(
         &[
             "--unshare-net",
@@ -313,8 +360,10 @@ fn none_script(bash: &Path) -> Vec<u8> {
 }
 
 /// The script for bwrap: the same options and environment as [`Isolation::run`], with the
-/// variables read when the script runs. It `exec`s bwrap, so killing the script's process group
-/// kills bwrap, and with it (`--die-with-parent`, then the PID namespace) the command.
+/// variables read when the script runs. It `exec`s bwrap with an empty environment (`env -i`:
+/// the agent's holds its keys, and bwrap's is the sandbox's PID 1's), so killing the script's
+/// process group kills bwrap, and with it (`--die-with-parent`, then the PID namespace) the
+/// command.
 fn bwrap_script(bwrap: &Path, bash: &Path, confinement: &Confinement) -> Vec<u8> {
     let temp = shell_quote(confinement.temp.as_os_str());
     let mut s = b"#!/bin/sh\n# Runs bash confined by bubblewrap (isolation `bwrap`): read-only \
@@ -346,6 +395,8 @@ allowlisted variables.\nset -- --setenv HOME "
         );
     }
     s.extend_from_slice(b"exec ");
+    s.extend(shell_quote(find_env().as_os_str()));
+    s.extend_from_slice(b" -i ");
     s.extend(shell_quote(bwrap.as_os_str()));
     for option in bwrap_options(confinement) {
         s.push(b' ');
@@ -371,6 +422,11 @@ fn find_bash() -> PathBuf {
     find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/bash"))
 }
 
+/// `env`, which starts bwrap from the wrapper with an empty environment.
+fn find_env() -> PathBuf {
+    find_on_path("env").unwrap_or_else(|| PathBuf::from("/usr/bin/env"))
+}
+
 /// Finds bwrap and checks, once per process, that it can confine a command here.
 fn probe_bwrap() -> &'static Result<PathBuf, IsolateError> {
     static PROBE: OnceLock<Result<PathBuf, IsolateError>> = OnceLock::new();
@@ -390,8 +446,11 @@ fn probe_bwrap() -> &'static Result<PathBuf, IsolateError> {
             stderr,
         };
         let output = Command::new(&path)
+            .env_clear()
             .args(bwrap_options(&confinement))
-            .args(["--", "true"])
+            .arg("--")
+            .arg(find_bash())
+            .args(["-c", ":"])
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| unusable("could not start".into(), e.to_string()))?;

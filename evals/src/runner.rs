@@ -62,7 +62,8 @@ pub struct RunOptions {
     pub isolation: Isolation,
     /// Keep each trial's folders here instead of removing them.
     pub keep: Option<PathBuf>,
-    /// Where the user's `models.json` and `auth.json` are (copied for live trials).
+    /// Where the user's `models.json` and `auth.json` are (`auth.json` is copied for the trials
+    /// that call a model only).
     pub user_agent_dir: Option<PathBuf>,
 }
 
@@ -185,6 +186,7 @@ fn run_trial(
         options.keep.as_deref(),
         task.fixture.as_deref(),
         options.user_agent_dir.as_deref(),
+        !matches!(cassette, CassetteUse::Replay(_)),
     ) {
         Ok(dirs) => dirs.removed_by(cleaner.clone()),
         Err(e) => {

@@ -1,6 +1,9 @@
 //! A trial's folders: a fresh copy of the task's fixture as the workspace, a home and temp
-//! folder of its own, and an agent directory holding the trial's settings and, for live runs,
-//! the user's model definitions and credentials. Removed when the trial ends, unless kept.
+//! folder of its own, and an agent directory holding the trial's settings, the user's model
+//! definitions and, for trials that call a model (never for replays), the user's credentials
+//! (`auth.json`). Removed when the trial ends, unless kept; a kept trial's agent directory
+//! lives in a temporary folder while the trial runs and is copied into the kept folder without
+//! `auth.json` when it ends, so no credential is ever written there.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
@@ -14,6 +17,8 @@ pub struct TrialDirs {
     owner: Option<tempfile::TempDir>,
     /// Where the folders go to be removed when dropped; removed on the spot when `None`.
     remover: Option<Sender<tempfile::TempDir>>,
+    /// A kept trial's agent directory while it runs, outside the kept folder.
+    kept_agent: Option<tempfile::TempDir>,
     pub root: PathBuf,
     /// The fixture's copy: the agent's working directory.
     pub workspace: PathBuf,
@@ -39,17 +44,22 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> WorkspaceError 
 
 impl TrialDirs {
     /// Makes the folders: under `keep` (as `name`, kept) or in the system's temp folder
-    /// (removed when dropped); copies `fixture` into the workspace, and `models.json` and
-    /// `auth.json` from `user_agent_dir` into the agent directory.
+    /// (removed when dropped); copies `fixture` into the workspace, and `models.json` from
+    /// `user_agent_dir` into the agent directory, with `auth.json` when `credentials` (a trial
+    /// that calls a model).
     pub fn prepare(
         name: &str,
         keep: Option<&Path>,
         fixture: Option<&Path>,
         user_agent_dir: Option<&Path>,
+        credentials: bool,
     ) -> Result<TrialDirs, WorkspaceError> {
         let (owner, root) = match keep {
             Some(dir) => {
-                let root = dir.join(name);
+                // Absolute: the agent runs in the workspace, where a relative path means
+                // another place.
+                let root = std::path::absolute(dir.join(name))
+                    .map_err(io(dir.join(name).display().to_string()))?;
                 if root.exists() {
                     std::fs::remove_dir_all(&root).map_err(io(root.display().to_string()))?;
                 }
@@ -67,7 +77,18 @@ impl TrialDirs {
         };
         let workspace = root.join("workspace");
         let temp = root.join("home");
-        let agent_dir = root.join("agent");
+        let kept_agent = match keep {
+            Some(_) => Some(
+                tempfile::Builder::new()
+                    .prefix("pi-eval-agent-")
+                    .tempdir()
+                    .map_err(io("a temporary folder"))?,
+            ),
+            None => None,
+        };
+        let agent_dir = kept_agent
+            .as_ref()
+            .map_or_else(|| root.join("agent"), |dir| dir.path().to_path_buf());
         for dir in [&temp, &agent_dir] {
             std::fs::create_dir_all(dir).map_err(io(dir.display().to_string()))?;
         }
@@ -77,7 +98,12 @@ impl TrialDirs {
             None => std::fs::create_dir_all(&workspace).map_err(io("the workspace"))?,
         }
         if let Some(user) = user_agent_dir {
-            for file in ["models.json", "auth.json"] {
+            let files: &[&str] = if credentials {
+                &["models.json", CREDENTIALS]
+            } else {
+                &["models.json"]
+            };
+            for file in files {
                 let from = user.join(file);
                 if from.is_file() {
                     std::fs::copy(&from, agent_dir.join(file))
@@ -88,6 +114,7 @@ impl TrialDirs {
         Ok(TrialDirs {
             owner,
             remover: None,
+            kept_agent,
             root,
             workspace,
             temp,
@@ -118,6 +145,10 @@ impl TrialDirs {
 
 impl Drop for TrialDirs {
     fn drop(&mut self) {
+        if let Some(agent) = self.kept_agent.take() {
+            // Best effort: a folder that cannot be copied is not kept; the credentials never are.
+            let _ = copy_dir_except(agent.path(), &self.root.join("agent"), CREDENTIALS);
+        }
         if let (Some(owner), Some(remover)) = (self.owner.take(), &self.remover) {
             // A remover that is gone hands the folders back, to be removed here.
             let _ = remover.send(owner);
@@ -125,11 +156,22 @@ impl Drop for TrialDirs {
     }
 }
 
+/// The user's credentials file in an agent directory.
+const CREDENTIALS: &str = "auth.json";
+
 /// Copies a folder recursively; symbolic links are copied as links.
 pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    copy_dir_except(from, to, "")
+}
+
+/// [`copy_dir`], leaving out the top-level entry named `left_out`.
+fn copy_dir_except(from: &Path, to: &Path, left_out: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
+        if !left_out.is_empty() && entry.file_name() == left_out {
+            continue;
+        }
         let kind = entry.file_type()?;
         let target = to.join(entry.file_name());
         if kind.is_symlink() {
@@ -149,4 +191,36 @@ pub fn user_agent_dir() -> Option<PathBuf> {
         return Some(PathBuf::from(dir));
     }
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".pi").join("agent"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn credentials_are_copied_only_when_asked_and_never_kept() {
+        let user = tempfile::tempdir().unwrap();
+        std::fs::write(user.path().join("models.json"), "{}").unwrap();
+        std::fs::write(user.path().join(CREDENTIALS), "planted").unwrap();
+        let keep = tempfile::tempdir().unwrap();
+        for (keep, credentials) in [(None, false), (None, true), (Some(keep.path()), true)] {
+            let dirs = TrialDirs::prepare("t", keep, None, Some(user.path()), credentials).unwrap();
+            assert!(dirs.agent_dir.join("models.json").is_file());
+            assert_eq!(dirs.agent_dir.join(CREDENTIALS).is_file(), credentials);
+            if keep.is_some() {
+                assert!(
+                    !dirs.agent_dir.starts_with(&dirs.root),
+                    "outside the kept folder"
+                );
+                dirs.write_settings(&serde_json::Map::new()).unwrap();
+            }
+            drop(dirs);
+        }
+        let kept = keep.path().join("t/agent");
+        assert!(kept.join("settings.json").is_file());
+        assert!(kept.join("models.json").is_file());
+        assert!(!kept.join(CREDENTIALS).exists());
+    }
 }

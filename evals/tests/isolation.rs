@@ -7,6 +7,7 @@ mod common;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -286,4 +287,166 @@ fn run_keeps_the_tail_of_interleaved_output() {
             .unwrap();
         assert_eq!(short.output, "out\nerr\nout2\n");
     }
+}
+
+/// A Python that can run inside the sandbox (`python3` on PATH), or `None` after saying why.
+fn python3() -> Option<()> {
+    let found = Command::new("python3")
+        .args(["-c", "import socket"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        println!("skipped: no python3 to connect to Unix sockets with");
+    }
+    found.then_some(())
+}
+
+/// A Unix socket listening at `path` (a name starting with `@` is abstract), accepting on a
+/// thread of its own so that a connection succeeds.
+fn listen(path: &str) -> Option<std::os::unix::net::UnixListener> {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let addr = match path.strip_prefix('@') {
+        Some(name) => SocketAddr::from_abstract_name(name.as_bytes()).unwrap(),
+        None => SocketAddr::from_pathname(path).unwrap(),
+    };
+    UnixListener::bind_addr(&addr).ok()
+}
+
+#[test]
+fn host_unix_sockets_are_unreachable() {
+    let Some(bwrap) = bwrap() else { return };
+    let Some(()) = python3() else { return };
+    let s = scratch();
+    // Outside the system temp dir (a private /tmp hides that), in it, in /run when this
+    // process may create one there (a docker socket lives there), and abstract.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let pid = std::process::id();
+    let _run_socket = RemovedOnDrop(format!("/run/pi-evals-isolation-{pid}.sock"));
+    let mut paths = vec![
+        outside.path().join("host.sock").display().to_string(),
+        s.dir.path().join("tmp.sock").display().to_string(),
+        format!("/run/pi-evals-isolation-{pid}.sock"),
+        format!("@pi-evals-isolation-{pid}"),
+    ];
+    let mut listeners = Vec::new();
+    paths.retain(|path| match listen(path) {
+        Some(listener) => {
+            listeners.push(listener);
+            true
+        }
+        None => false,
+    });
+    assert!(paths.len() >= 3, "{paths:?}");
+    for path in &paths {
+        let address = match path.strip_prefix('@') {
+            Some(name) => format!("'\\0{name}'"),
+            None => format!("'{path}'"),
+        };
+        let command = format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect({address}); print('connected')\""
+        );
+        let confined = bwrap.run(&s.confinement, &command, TIMEOUT).unwrap();
+        assert!(
+            !confined.output.contains("connected") && confined.exit != Some(0),
+            "bwrap let {path} be reached: {confined:?}"
+        );
+        let free = Isolation::none()
+            .run(&s.confinement, &command, TIMEOUT)
+            .unwrap();
+        assert!(free.output.contains("connected"), "{path}: {free:?}");
+    }
+}
+
+/// A file removed when the test ends, failed or not.
+struct RemovedOnDrop(String);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn the_users_files_the_suite_and_the_cassettes_cannot_be_read() {
+    let Some(bwrap) = bwrap() else { return };
+    let s = scratch();
+    // Outside the system temp dir, which a private /tmp would hide anyway.
+    let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let planted = [
+        ("home/.pi/agent/auth.json", "planted-auth-secret"),
+        ("suites/humaneval.toml", "planted-hidden-tests"),
+        ("cassettes/s/t/m/1.jsonl", "planted-cassette"),
+        (
+            "keep/other-trial/workspace/answer.txt",
+            "planted-other-trial",
+        ),
+    ];
+    for (path, text) in planted {
+        let path = host.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    let mut command = String::new();
+    for (path, _) in planted {
+        command.push_str(&format!("cat {} ; ", q(&host.path().join(path))));
+    }
+    command.push_str(&format!("ls -R {} ; true", q(host.path())));
+    let confined = bwrap.run(&s.confinement, &command, TIMEOUT).unwrap();
+    let free = Isolation::none()
+        .run(&s.confinement, &command, TIMEOUT)
+        .unwrap();
+    for (path, text) in planted {
+        assert!(!confined.output.contains(text), "{path}: {confined:?}");
+        assert!(free.output.contains(text), "{path}: {free:?}");
+    }
+    assert!(
+        confined
+            .output
+            .contains(&format!("ls: cannot access {}", q(host.path()))),
+        "{confined:?}"
+    );
+
+    // Of the eval's own HOME, only the toolchains are there.
+    if let Some(home) = std::env::var_os("HOME").filter(|h| Path::new(h).is_dir()) {
+        let listing = bwrap
+            .run(
+                &s.confinement,
+                &format!("ls -A {}", q(Path::new(&home))),
+                TIMEOUT,
+            )
+            .unwrap();
+        for name in listing.output.lines() {
+            assert!(
+                pi_evals::isolate::TOOLCHAIN_HOMES
+                    .iter()
+                    .any(|(_, dir)| *dir == name),
+                "{name} of HOME is visible: {listing:?}"
+            );
+        }
+    }
+
+    // What only root may read in /etc (the password hashes, private keys) is hidden, while
+    // what every user may read is there.
+    for secret in ["/etc/shadow", "/etc/gshadow", "/etc/sudoers"] {
+        let Ok(meta) = std::fs::metadata(secret) else {
+            continue;
+        };
+        if std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o004 != 0 {
+            continue;
+        }
+        let read = bwrap
+            .run(&s.confinement, &format!("wc -c < {secret}"), TIMEOUT)
+            .unwrap();
+        assert!(
+            read.exit != Some(0) || read.output.trim() == "0",
+            "{secret} is readable: {read:?}"
+        );
+    }
+    let passwd = bwrap
+        .run(&s.confinement, "grep -c : /etc/passwd", TIMEOUT)
+        .unwrap();
+    assert_eq!(passwd.exit, Some(0), "{passwd:?}");
 }

@@ -1,13 +1,20 @@
-//! `Isolation::run` gives a confined command none of the eval's secrets. A test binary of its
-//! own, with one test: it sets variables in its own environment, which no other test then sees.
+//! A confined command gets none of the eval's secrets, neither in its environment nor in any
+//! process's `/proc/*/environ` (bwrap itself, the sandbox's PID 1, included). A test binary of
+//! its own, with one test: it sets variables in its own environment, which no other test then
+//! sees.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
 use pi_evals::isolate::Isolation;
+
+/// Prints the lines of every process's environment it can read (its own and PID 1's included)
+/// that hold `PATH` or one of the secrets below (all of it would be cut to the output's tail).
+const READ_ENVIRONS: &str = "{ cat /proc/1/environ; for f in /proc/[0-9]*/environ; do cat \"$f\"; echo; done; } 2>/dev/null | tr '\\0' '\\n' | grep -a -i -e '^PATH=' -e run.secret -e runsecret";
 
 #[test]
 fn secrets_in_the_evals_environment_never_reach_a_confined_command() {
@@ -47,5 +54,38 @@ fn secrets_in_the_evals_environment_never_reach_a_confined_command() {
             "{name} missing: {}",
             free.output
         );
+    }
+
+    // Every process's environment in the sandbox, through `run` and through the wrapper the
+    // agent's bash tool uses (started from the agent, whose environment holds the keys).
+    let confined = bwrap.run(&s.confinement, READ_ENVIRONS, timeout).unwrap();
+    assert!(confined.output.contains("PATH="), "{confined:?}");
+    let wrapper = bwrap
+        .shell_wrapper(&s.confinement, &bin_dir(&s, "bin"))
+        .unwrap();
+    let through_wrapper = spawn(
+        Command::new(&wrapper)
+            .args(["-c", READ_ENVIRONS])
+            .current_dir(&s.confinement.workspace)
+            .stdout(Stdio::piped()),
+    )
+    .wait_with_output()
+    .unwrap();
+    let through_wrapper = String::from_utf8_lossy(&through_wrapper.stdout);
+    assert!(through_wrapper.contains("PATH="), "{through_wrapper}");
+    let free = Isolation::none()
+        .run(&s.confinement, READ_ENVIRONS, timeout)
+        .unwrap();
+    for (name, value) in secrets {
+        assert!(
+            !confined.output.contains(value),
+            "{name} readable in /proc: {}",
+            confined.output
+        );
+        assert!(
+            !through_wrapper.contains(value),
+            "{name} readable in /proc through the wrapper: {through_wrapper}"
+        );
+        assert!(free.output.contains(value), "{name} missing: {free:?}");
     }
 }

@@ -9,8 +9,9 @@
 //!
 //! Exit codes: 0 every trial ran (passed or failed) and the score is not under
 //! `--fail-under`; 1 a trial errored or diverged from its cassette, or the score is under
-//! `--fail-under`; 2 bad usage, an invalid suite or results file; 130 interrupted (the finished
-//! trials' results are written).
+//! `--fail-under`; 2 bad usage, an invalid suite or results file, or a run that calls a model
+//! without bubblewrap and without `--isolate none`; 130 interrupted (the finished trials'
+//! results are written).
 
 mod in_process;
 mod progress;
@@ -37,7 +38,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage or an invalid suite; 130 interrupted."
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 130 interrupted."
 )]
 struct EvalArgs {
     /// Suite files (TOML).
@@ -71,7 +72,9 @@ struct EvalArgs {
     /// Run only the tasks whose `task` or `suite/task` matches (`*`, `?`). Repeatable.
     #[arg(long, value_name = "PATTERN")]
     filter: Vec<String>,
-    /// How trials' commands are confined (the strongest available by default).
+    /// How trials' commands are confined: bwrap by default, which a live, `--record` or
+    /// `--once` run needs to start (a replay without it runs unconfined, saying so); `none`
+    /// runs them unconfined.
     #[arg(long, value_name = "bwrap|none")]
     isolate: Option<IsolationKind>,
     /// Where the reports go.
@@ -158,7 +161,7 @@ fn run(args: EvalArgs) -> Result<u8, String> {
     }
     let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
     let mode = mode_of(&args, &suites)?;
-    let isolation = Isolation::detect(args.isolate).map_err(|e| e.to_string())?;
+    let isolation = isolation_for(args.isolate, &mode)?;
     let agent = agent_of(&args)?;
     if matches!(mode, Mode::Replay(_) | Mode::Once(_)) && args.agent.is_some() {
         return Err("--agent runs live trials only: a replay is this build's own".into());
@@ -309,6 +312,26 @@ fn mode_of(args: &EvalArgs, suites: &[Suite]) -> Result<Mode, String> {
         ));
     }
     Ok(Mode::Replay(None))
+}
+
+/// The confinement of a run's commands: the one asked for; else bwrap, without which a run that
+/// calls a model does not start (its commands are the model's, written now), while a replay,
+/// whose commands are the recorded ones, runs them unconfined and says so.
+fn isolation_for(requested: Option<IsolationKind>, mode: &Mode) -> Result<Isolation, String> {
+    if requested.is_some() {
+        return Isolation::detect(requested).map_err(|e| e.to_string());
+    }
+    match (Isolation::detect(Some(IsolationKind::Bwrap)), mode) {
+        (Ok(isolation), _) => Ok(isolation),
+        (Err(e), Mode::Replay(_)) => {
+            eprintln!("pi eval: running the replayed trials' commands unconfined: {e}");
+            Ok(Isolation::none())
+        }
+        (Err(e), _) => Err(format!(
+            "a {} run confines the model's commands and cannot here: {e}",
+            mode.name()
+        )),
+    }
 }
 
 fn describe_mode(mode: &Mode) -> String {

@@ -102,13 +102,16 @@ fn quoting_survives_the_shell() {
 }
 
 /// Runs the script `shell_wrapper` wrote for bwrap, with a stand-in bwrap that prints its
-/// arguments, under a controlled environment.
-fn wrapper_args(confinement: &Confinement, env: &[(OsString, OsString)]) -> Vec<OsString> {
+/// arguments and then its own environment's names, under a controlled environment.
+fn wrapper_args(
+    confinement: &Confinement,
+    env: &[(OsString, OsString)],
+) -> (Vec<OsString>, String) {
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("fake bwrap's");
     std::fs::write(
         &fake,
-        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n",
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\nprintf '\\0ENV\\0'\nexport -p\n",
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -129,11 +132,19 @@ fn wrapper_args(confinement: &Confinement, env: &[(OsString, OsString)]) -> Vec<
         .output()
         .unwrap();
     assert!(out.status.success());
-    out.stdout
+    let marker = b"\0ENV\0";
+    let at = out
+        .stdout
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .unwrap();
+    let args = out.stdout[..at]
         .split(|&b| b == 0)
         .filter(|a| !a.is_empty())
         .map(|a| OsString::from_vec(a.to_vec()))
-        .collect()
+        .collect();
+    let exported = String::from_utf8_lossy(&out.stdout[at + marker.len()..]).into_owned();
+    (args, exported)
 }
 
 #[test]
@@ -152,7 +163,12 @@ fn the_wrapper_passes_bwrap_the_options_and_environment_run_uses() {
             (os("OPENAI_API_KEY"), os("sk-secret")),
             (os("GITHUB_TOKEN"), os("ghp_secret")),
         ];
-        let args = wrapper_args(&confinement, &env);
+        let (args, exported) = wrapper_args(&confinement, &env);
+        // bwrap starts with nothing of the agent's environment (sh adds only PWD and the like).
+        for (name, _) in &env {
+            let name = name.to_string_lossy();
+            assert!(!exported.contains(&format!(" {name}=")), "{exported}");
+        }
 
         let options = bwrap_options(&confinement);
         assert_eq!(args[..options.len()], options[..]);
@@ -215,7 +231,8 @@ fn errors_say_what_to_do() {
         "{failing}"
     );
     assert!(
-        failing.ends_with("No permissions to create new namespace"),
+        failing.contains("No permissions to create new namespace")
+            && failing.ends_with("--isolate none"),
         "{failing}"
     );
 }
