@@ -683,8 +683,8 @@ fn confined_commands_cannot_read_keys_write_outside_or_reach_the_network() {
     let (open, results, escaped) = escape_attempt("none");
     assert_eq!(results["isolation"], "none");
     assert!(
-        open.contains("sk-planted-eval-key-1234"),
-        "unconfined, the same command sees the key"
+        open.contains("key=[<<secret-") && !open.contains("sk-planted-eval-key-1234"),
+        "unconfined, the same command sees the key, which the report replaces: {open}"
     );
     assert!(open.contains("wrote-outside") && escaped);
     assert!(open.contains("reached-network"));
