@@ -34,7 +34,7 @@ pub use proxy::ProxyCassette;
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};
 pub use replay::{FrontEnd, Replay, UserBash};
-pub use write::Recorder;
+pub use write::{CreateError, Recorder};
 
 /// SHA-256 of `bytes` in lower-case hex: the digests of an outcome line.
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -1,12 +1,15 @@
 //! Writing a cassette as the run happens: each line appended and handed to the OS at once, so
 //! a run killed at any moment leaves every line it finished; and secrets replaced by
-//! placeholders before a line is written.
+//! placeholders before a line is written. One recorder at a time: the cassette is `flock`ed
+//! before it is emptied, for as long as the recorder lives (the kernel drops the lock of a
+//! killed process), so a second recorder into the same file is refused and writes nothing.
 
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use pi_effects::flock::LockedFile;
 use serde_json::Value;
 
 use pi_providers::registry::is_credential_name;
@@ -41,7 +44,8 @@ pub struct Recorder {
 #[derive(Debug)]
 struct State {
     path: PathBuf,
-    file: File,
+    /// Locked for as long as the recorder lives.
+    file: LockedFile,
     secrets: Secrets,
     /// The first write that failed; later lines are not written.
     failed: Option<String>,
@@ -53,10 +57,15 @@ struct State {
 
 /// Why a cassette could not be started.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot record to {}: {source}", path.display())]
-pub struct CreateError {
-    pub path: PathBuf,
-    pub source: std::io::Error,
+pub enum CreateError {
+    #[error("cannot record to {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Another recorder holds the file; it was left as it is.
+    #[error("Cassette {} is being recorded by another process; wait for it to finish or record to another file", path.display())]
+    Busy { path: PathBuf },
 }
 
 impl Recorder {
@@ -70,7 +79,7 @@ impl Recorder {
     ) -> Result<Self, CreateError> {
         let mut header = header.clone();
         prepare_dir(path)?;
-        move_large_session(&mut header, path).map_err(|source| CreateError {
+        move_large_session(&mut header, path).map_err(|source| CreateError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -89,10 +98,22 @@ impl Recorder {
     }
 
     fn start(path: &Path, first: Line, secrets: &[(String, String)]) -> Result<Self, CreateError> {
-        let file = File::create(path).map_err(|source| CreateError {
+        let io_error = |source| CreateError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io_error)?;
+        let Ok(file) = LockedFile::try_lock(file).map_err(io_error)? else {
+            return Err(CreateError::Busy {
+                path: path.to_path_buf(),
+            });
+        };
+        file.file().set_len(0).map_err(io_error)?;
         let mut state = State {
             path: path.to_path_buf(),
             file,
@@ -308,7 +329,7 @@ impl Recorder {
 /// Creates the folder `path` is to be written in.
 fn prepare_dir(path: &Path) -> Result<(), CreateError> {
     match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => std::fs::create_dir_all(dir).map_err(|source| CreateError {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|source| CreateError::Io {
             path: path.to_path_buf(),
             source,
         }),
@@ -352,7 +373,7 @@ fn write_line(state: &mut State, line: &Line) {
     let mut text = state.secrets.replace(&text, MIN_SCRUBBED_LEN);
     text.push('\n');
     // One write per line, straight to the file: a kill loses at most the line being written.
-    if let Err(error) = state.file.write_all(text.as_bytes()) {
+    if let Err(error) = state.file.file().write_all(text.as_bytes()) {
         state.failed = Some(format!("cannot write {}: {error}", state.path.display()));
     }
 }

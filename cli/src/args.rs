@@ -60,6 +60,10 @@ pub struct Args {
     pub session_dir: Option<String>,
     #[arg(long = "no-session")]
     pub no_session: bool,
+    /// Wait for another process writing the session file to finish instead of refusing (not
+    /// Pi's).
+    #[arg(long = "wait-for-session")]
+    pub wait_for_session: bool,
     /// Comma-separated model patterns for cycling.
     #[arg(long, value_delimiter = ',')]
     pub models: Vec<String>,

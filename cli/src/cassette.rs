@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
 use pi_cassettes::{
-    recording_transport, Cassette, Divergence, Hybrid, Outcome, Record, Recorder, Replay,
+    recording_transport, Cassette, CreateError, Divergence, Hybrid, Outcome, Record, Recorder,
+    Replay,
 };
 use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::model::Model;
@@ -323,8 +324,11 @@ fn recording(
     header: &Header,
     secrets: &[(String, String)],
 ) -> Result<(Live, Recorder), CliError> {
-    let recorder =
-        Recorder::create(path, header, secrets).map_err(|e| CliError::Cassette(e.to_string()))?;
+    let recorder = Recorder::create(path, header, secrets).map_err(|error| match error {
+        // Not an unusable cassette: a run that cannot start.
+        busy @ CreateError::Busy { .. } => CliError::Session(busy.to_string()),
+        other => CliError::Cassette(other.to_string()),
+    })?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
     Ok((live, recorder))

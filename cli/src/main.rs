@@ -41,6 +41,9 @@ pub enum CliError {
     Usage(String),
     #[error("{0}")]
     Session(String),
+    /// Another process is writing the session file.
+    #[error("{0}; wait for it to finish or pass --wait-for-session")]
+    SessionHeld(pi_effects::session::LockError),
     /// A cassette that cannot be used (exit 125).
     #[error("{0}")]
     Cassette(String),

@@ -16,8 +16,8 @@ use pi_effects::live::Live;
 use pi_effects::run_config::{build_machine, RunConfig};
 use pi_effects::session::SessionFile;
 use pi_effects::session::{
-    agent_dir, default_session_dir, list_all_sessions, list_sessions, resolve_session_dir,
-    SessionStore, SESSION_DIR_ENV,
+    agent_dir, default_session_dir, list_all_sessions, list_sessions, most_recent_session,
+    resolve_session_dir, LockError, SessionLock, SessionStore, StoreError, SESSION_DIR_ENV,
 };
 use pi_effects::tools::ToolEnv;
 use pi_providers::catalog;
@@ -69,6 +69,10 @@ pub struct Runtime {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub context_files: bool,
+    /// `--wait-for-session`: wait for another process writing the session file instead of
+    /// refusing. Cleared once an RPC session runs: a replacing command never waits, since the
+    /// loop must keep answering.
+    pub wait_for_session: bool,
     /// Warnings Pi prints at once (an unknown thinking level, bad settings, `--models` patterns
     /// that match nothing), without their `Warning: ` prefix.
     pub warnings: Vec<String>,
@@ -193,6 +197,7 @@ impl Runtime {
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
             context_files: !args.no_context_files,
+            wait_for_session: args.wait_for_session,
             cwd,
             agent_dir,
             session_dir,
@@ -260,28 +265,61 @@ impl Runtime {
             .has_configured_auth(model, &self.auth, &self.env)
     }
 
-    /// The store for `choice`, created at `start`.
+    /// The store for `choice`, created at `start`, holding the claim on its file: taken before
+    /// an existing file is read, so a second writer is refused (or waits, with
+    /// `--wait-for-session`) before it loads anything or writes a byte. A new session's file
+    /// (and a fork's, written under a fresh name) is claimed as soon as its name is known.
     pub fn store(&self, choice: &SessionChoice, start: Start) -> Result<SessionStore, CliError> {
         let now = start.at;
         let ids = IdGenerator::new(start.seed);
         let cwd = self.cwd.to_string_lossy();
+        let session_error = |e: StoreError| CliError::Session(e.to_string());
+        let open = |path: &Path, ids| {
+            let lock = self.claim(path)?;
+            SessionStore::open(path, Some(&self.session_dir), None, &cwd, now, ids)
+                .map(|store| store.holding(lock))
+                .map_err(session_error)
+        };
         let store = match choice {
-            SessionChoice::InMemory => Ok(SessionStore::in_memory(&cwd, now, ids)),
+            SessionChoice::InMemory => return Ok(SessionStore::in_memory(&cwd, now, ids)),
+            SessionChoice::Open(path) => return open(path, ids),
+            SessionChoice::ContinueRecent => match most_recent_session(&self.session_dir) {
+                Some(path) => return open(&path, ids),
+                None => SessionStore::create(&cwd, &self.session_dir, now, ids),
+            },
             SessionChoice::New => SessionStore::create(&cwd, &self.session_dir, now, ids),
             SessionChoice::Child(parent) => {
                 SessionStore::create_child(&cwd, &self.session_dir, now, ids, Some(parent.clone()))
             }
-            SessionChoice::ContinueRecent => {
-                SessionStore::continue_recent(&cwd, &self.session_dir, now, ids)
-            }
-            SessionChoice::Open(path) => {
-                SessionStore::open(path, Some(&self.session_dir), None, &cwd, now, ids)
-            }
             SessionChoice::Fork(path) => {
                 SessionStore::fork_from(path, &cwd, &self.session_dir, now, ids)
             }
+        }
+        .map_err(session_error)?;
+        match store.file().map(Path::to_path_buf) {
+            Some(file) => Ok(store.holding(self.claim(&file)?)),
+            None => Ok(store),
+        }
+    }
+
+    /// Claims `file` for this process, waiting for its holder with `--wait-for-session`.
+    fn claim(&self, file: &Path) -> Result<SessionLock, CliError> {
+        let claimed = if self.wait_for_session {
+            SessionLock::acquire_waiting(file, &mut |pid| {
+                let holder =
+                    pid.map_or_else(|| "another process".to_owned(), |p| format!("process {p}"));
+                eprintln!(
+                    "Waiting for {holder} to finish with session file {}",
+                    file.display()
+                );
+            })
+        } else {
+            SessionLock::acquire(file)
         };
-        store.map_err(|e| CliError::Session(e.to_string()))
+        claimed.map_err(|error| match error {
+            held @ LockError::Held { .. } => CliError::SessionHeld(held),
+            other => CliError::Session(other.to_string()),
+        })
     }
 
     /// Builds a live session for `choice` (see [`Runtime::build`]).
@@ -331,6 +369,9 @@ impl Runtime {
         capture: bool,
     ) -> Result<Built, CliError> {
         let store = self.store(choice, start)?;
+        for warning in store.warnings() {
+            eprintln!("Warning: {warning}");
+        }
         if let Some(message) = self.missing_session_cwd(&store) {
             return Err(CliError::Session(message));
         }

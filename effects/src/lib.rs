@@ -5,6 +5,7 @@
 pub mod agent_session;
 pub mod clock;
 pub mod driver;
+pub mod flock;
 pub mod live;
 pub mod run_config;
 pub mod session;

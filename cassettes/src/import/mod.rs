@@ -246,7 +246,7 @@ pub async fn import_session(
         session: Some(crate::sha256_hex(plan.target.as_bytes())),
     }));
     if let Some(failure) = recorder.failure() {
-        return Err(ImportError::Write(crate::write::CreateError {
+        return Err(ImportError::Write(crate::write::CreateError::Io {
             path: out.to_path_buf(),
             source: std::io::Error::other(failure),
         }));

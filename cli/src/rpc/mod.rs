@@ -40,12 +40,15 @@ use crate::CliError;
 /// Runs RPC mode until stdin ends (or, replaying, until the cassette's lines do); returns the
 /// exit code.
 pub async fn run(
-    runtime: Runtime,
+    mut runtime: Runtime,
     choice: &SessionChoice,
     plan: Plan,
     command: Vec<String>,
 ) -> Result<i32, CliError> {
     let built = runtime.build(choice, plan.start(), plan.records())?;
+    // A command that replaces the session is refused when another process holds the new file:
+    // waiting would stop the loop from answering.
+    runtime.wait_for_session = false;
     let info = RunInfo {
         mode: Mode::Rpc,
         command,

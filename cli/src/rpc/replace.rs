@@ -1,7 +1,8 @@
 //! The commands that replace the session (Pi's `AgentSessionRuntime`: `new_session`,
 //! `switch_session`, `fork`, `clone`) and `export_html` (through [`crate::export`]). A replacement builds a whole new session
-//! through [`Runtime::open`](crate::setup::Runtime::open); the old one is dropped without further
-//! output, as Pi disposes it.
+//! through [`Runtime::open`](crate::setup::Runtime::open), which claims the new file first (a
+//! file another process writes is refused, and the old session stays); the old one is then
+//! dropped without further output, as Pi disposes it, and its claim with it.
 
 use std::path::PathBuf;
 
@@ -15,6 +16,7 @@ use serde_json::{json, Value};
 use super::commands::{text_field, Failure};
 use super::{failure, success, Rpc};
 use crate::setup::SessionChoice;
+use crate::CliError;
 
 /// Where a fork puts the new session's leaf.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -148,7 +150,13 @@ impl<I: Interpreter + Send> Rpc<I> {
                 "Replacing the session is not supported while replaying a cassette".into(),
             )
         })?;
-        let session = reopen(&self.runtime, choice).map_err(|e| Failure::Message(e.to_string()))?;
+        let session = reopen(&self.runtime, choice).map_err(|error| {
+            Failure::Message(match error {
+                // Without the command line's advice: a replacement never waits.
+                CliError::SessionHeld(held) => held.to_string(),
+                other => other.to_string(),
+            })
+        })?;
         self.session = session;
         self.bash = None;
         self.generation += 1;

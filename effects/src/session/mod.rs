@@ -1,13 +1,16 @@
-//! Session files: where they live, how they are named, read, appended, listed and forked.
+//! Session files: where they live, how they are named, read, appended, listed and forked, and
+//! the claim that keeps a second process from writing one at the same time.
 
 mod list;
+mod lock;
 mod paths;
 mod read;
 mod store;
 
 pub use list::{list_all_sessions, list_sessions, SessionInfo};
+pub use lock::{LockError, SessionLock};
 pub use paths::{
     agent_dir, agent_dir_from, default_session_dir, expand_tilde, file_name, resolve_session_dir,
     session_dir_name, sessions_root, AGENT_DIR_ENV, SESSION_DIR_ENV,
 };
-pub use store::{SessionFile, SessionStore, StoreError};
+pub use store::{most_recent_session, SessionFile, SessionStore, StoreError};

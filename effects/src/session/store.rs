@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use pi_core::message::{AgentMessage, UserContent};
 use pi_core::session::file::{line, parse_session, whole_file, SessionFileError};
 
+use super::lock::{LockError, SessionLock};
 use super::read::{read_session, ReadError};
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::{Persist, SessionError, SessionTree};
@@ -33,6 +34,8 @@ pub enum StoreError {
     ForkSourceInvalid(String),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
@@ -58,6 +61,8 @@ pub struct SessionStore {
     /// the torn text stays on its own line instead of swallowing the new entry.
     torn_tail: bool,
     warnings: Vec<String>,
+    /// The claim on the file (see [`SessionStore::holding`]).
+    lock: Option<SessionLock>,
 }
 
 impl SessionStore {
@@ -121,6 +126,7 @@ impl SessionStore {
             entries_on_disk,
             torn_tail: false,
             warnings: Vec::new(),
+            lock: None,
         }
     }
 
@@ -188,6 +194,12 @@ impl SessionStore {
             .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
             .collect();
         let torn_tail = original.is_none() && !ends_with_newline(path);
+        if torn_tail {
+            warnings.push(format!(
+                "{}: the last line is torn (the file ends mid-line, as a crash during a write leaves it); it is kept as it is and the next entry starts on a new line",
+                path.display()
+            ));
+        }
         if let Some(text) = &original {
             let version =
                 serde_json::from_str::<Value>(text.trim_start().lines().next().unwrap_or(""))
@@ -223,7 +235,7 @@ impl SessionStore {
         now: u64,
         ids: IdGenerator,
     ) -> Result<Self, StoreError> {
-        match most_recent(dir) {
+        match most_recent_session(dir) {
             Some(path) => SessionStore::open(&path, Some(dir), None, cwd, now, ids),
             None => SessionStore::create(cwd, dir, now, ids),
         }
@@ -251,6 +263,15 @@ impl SessionStore {
         let path = dir.join(file_name(fresh.header()));
         fs::write(&path, whole_file(fresh.header(), &parsed.entries)).map_err(io_error(&path))?;
         SessionStore::open(&path, Some(dir), None, target_cwd, now, ids)
+    }
+
+    /// The store keeping `lock`, the claim on its file (taken before the file was read, so no
+    /// other writer's half-written run is loaded), for as long as the store, or the
+    /// [`SessionFile`] it is split into, lives. A branched session the store continues in is
+    /// claimed in turn.
+    pub fn holding(mut self, lock: SessionLock) -> Self {
+        self.lock = Some(lock);
+        self
     }
 
     /// The state of the store's id generator (see [`IdGenerator::state`]).
@@ -319,6 +340,7 @@ impl SessionStore {
             torn_tail: self.torn_tail,
             held: None,
             hold: false,
+            _lock: self.lock,
         };
         (self.tree, self.ids, file)
     }
@@ -479,6 +501,9 @@ impl SessionStore {
             .file
             .as_ref()
             .map(|_| self.dir.join(file_name(tree.header())));
+        if let (Some(_), Some(file)) = (&self.lock, &file) {
+            self.lock = Some(SessionLock::acquire(file)?);
+        }
         self.tree = tree;
         self.file = file.clone();
         self.header_on_disk = false;
@@ -534,10 +559,11 @@ fn is_session_file(path: &Path) -> bool {
     })
 }
 
-/// The most recently modified valid session file of `dir`; of files modified at the same time, the
-/// one whose name sorts last (names start with their creation time), whatever order the
-/// directory is read in. Pi takes whichever its unsorted read lists first.
-fn most_recent(dir: &Path) -> Option<PathBuf> {
+/// The most recently modified valid session file of `dir` (the one `--continue` opens); of files
+/// modified at the same time, the one whose name sorts last (names start with their creation
+/// time), whatever order the directory is read in. Pi takes whichever its unsorted read lists
+/// first.
+pub fn most_recent_session(dir: &Path) -> Option<PathBuf> {
     let entries = fs::read_dir(dir).ok()?;
     entries
         .flatten()
@@ -563,6 +589,8 @@ pub struct SessionFile {
     /// The open file, when it is held between appends.
     held: Option<Held>,
     hold: bool,
+    /// The claim on the file, released when this is dropped.
+    _lock: Option<SessionLock>,
 }
 
 /// A session file kept open, and its length as far as this process wrote it.
