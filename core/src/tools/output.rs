@@ -154,6 +154,13 @@ impl OutputAccumulator {
         while !self.tail.is_char_boundary(start) {
             start += 1;
         }
+        // A window smaller than the last character (a budget of a byte or two) keeps that
+        // character whole rather than nothing, as a slice of the original's string keeps its
+        // last code units: otherwise whether a partial line is seen depends on how the
+        // output was cut into chunks.
+        if start == self.tail.len() {
+            start = self.tail.char_indices().next_back().map_or(0, |(i, _)| i);
+        }
         if start > 0 {
             self.tail_starts_at_line = self.tail.as_bytes()[start - 1] == b'\n';
         }
