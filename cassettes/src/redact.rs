@@ -27,6 +27,22 @@ impl Secrets {
             .map(|(_, p)| p.as_str())
     }
 
+    /// Secrets with the placeholders a recorder given `credentials` (value, where it came from)
+    /// in this order assigns them.
+    pub fn of(credentials: &[(String, String)]) -> Secrets {
+        let mut secrets = Secrets::default();
+        for (value, _) in credentials {
+            secrets.register(value);
+        }
+        secrets
+    }
+
+    /// Registers `value` under a new placeholder and returns it; `None` when it is empty or
+    /// known already.
+    pub fn register(&mut self, value: &str) -> Option<String> {
+        (!value.is_empty() && self.placeholder(value).is_none()).then(|| self.add(value))
+    }
+
     /// Registers `value` under a new placeholder; returns it.
     pub fn add(&mut self, value: &str) -> String {
         let placeholder = format!("<<secret-{}>>", self.known.len() + 1);
@@ -41,8 +57,10 @@ impl Secrets {
     pub fn replace(&self, text: &str, min_len: usize) -> String {
         let mut out = text.to_owned();
         for (secret, placeholder) in self.scrubbed(min_len) {
-            out = out.replace(secret.as_str(), placeholder);
-            if let Some(escaped) = json_escaped(secret) {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), placeholder);
+            }
+            if let Some(escaped) = json_escaped(secret).filter(|e| out.contains(e.as_str())) {
                 out = out.replace(escaped.as_str(), placeholder);
             }
         }

@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use pi_effects::flock::LockedFile;
 use serde_json::Value;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
 use pi_providers::registry::is_credential_name;
 
 use crate::format::{BodyDelta, Header, Line, ProxyHeader, RawJson};
@@ -126,8 +128,8 @@ impl Recorder {
         // scrubbed too; each placeholder's own line follows it.
         let mut placeholders = Vec::new();
         for (value, what) in secrets {
-            if !value.is_empty() && state.secrets.placeholder(value).is_none() {
-                placeholders.push((state.secrets.add(value), what.clone()));
+            if let Some(placeholder) = state.secrets.register(value) {
+                placeholders.push((placeholder, what.clone()));
             }
         }
         write_line(&mut state, &first);
@@ -276,8 +278,23 @@ impl Recorder {
                 text,
                 base64,
             } => {
-                let Ok(bytes) = crate::format::chunk_bytes(text, base64) else {
-                    return;
+                // A chunk whose base64 does not decode (copied from a damaged cassette) is
+                // written as it came: nothing is lost, and no secret can be read from it here.
+                let bytes = match (text, base64) {
+                    (Some(text), _) => text.into_bytes(),
+                    (None, Some(encoded)) => match STANDARD.decode(&encoded) {
+                        Ok(bytes) => bytes,
+                        Err(_) => {
+                            let line = Line::Chunk {
+                                call,
+                                dt,
+                                text: None,
+                                base64: Some(encoded),
+                            };
+                            return write_line(&mut state, &line);
+                        }
+                    },
+                    (None, None) => Vec::new(),
                 };
                 let part = state.secrets.body_part(call, &bytes);
                 if part.is_empty() {
@@ -375,5 +392,45 @@ fn write_line(state: &mut State, line: &Line) {
     // One write per line, straight to the file: a kill loses at most the line being written.
     if let Err(error) = state.file.file().write_all(text.as_bytes()) {
         state.failed = Some(format!("cannot write {}: {error}", state.path.display()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::format::ProxyHeader;
+
+    fn recorder(dir: &Path, secrets: &[(String, String)]) -> Recorder {
+        let header = ProxyHeader {
+            format: 1,
+            harness: "test".into(),
+            upstream: "http://127.0.0.1:1".into(),
+            ignore: Vec::new(),
+            redactions: Vec::new(),
+        };
+        Recorder::create_proxy(&dir.join("c.jsonl"), &header, secrets).unwrap()
+    }
+
+    #[test]
+    fn a_chunk_that_does_not_decode_is_written_as_it_came() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = recorder(
+            dir.path(),
+            &[("sk-secret-0123456789".into(), "test".into())],
+        );
+        let damaged = Line::Chunk {
+            call: 1,
+            dt: 0,
+            text: None,
+            base64: Some("not base64!".into()),
+        };
+        recorder.write(damaged);
+        recorder.write(Line::chunk(1, 1, b"key sk-secret-0123456789 here"));
+        let text = std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap();
+        assert!(text.contains(r#""base64":"not base64!""#), "{text}");
+        assert!(text.contains("key <<secret-1>> here"), "{text}");
+        assert!(!text.contains("0123456789"), "{text}");
     }
 }

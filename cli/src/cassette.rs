@@ -125,11 +125,9 @@ pub struct RunInfo<'a> {
     pub mode: Mode,
     /// The command line, without the cassette flags.
     pub command: Vec<String>,
-    /// The models the run could switch to.
-    pub models: Vec<Model>,
-    pub scoped: &'a [ScopedModel],
-    /// Where the credentials to scrub from a recording are resolved (only when recording:
-    /// resolving runs models.json's `!command`s).
+    /// The models the run could switch to and its scope, and where the credentials to scrub
+    /// from a recording are resolved (only when recording: resolving runs models.json's
+    /// `!command`s).
     pub runtime: &'a crate::setup::Runtime,
 }
 
@@ -154,10 +152,10 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
     let RunInfo {
         mode,
         command,
-        models,
-        scoped,
-        runtime: _,
+        runtime,
     } = info;
+    let models = runtime.available_models();
+    let scoped = &runtime.scoped_models;
     let name = |file: &Path| file.file_name().map(|n| n.to_string_lossy().into_owned());
     let session = match &built.initial {
         InitialSession::InMemory => SessionStart {

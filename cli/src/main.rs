@@ -286,8 +286,6 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     let info = cassette::RunInfo {
         mode,
         command,
-        models: runtime.available_models(),
-        scoped: &runtime.scoped_models,
         runtime: &runtime,
     };
     cassette::run_print(plan, built, info, inputs).await

@@ -22,33 +22,37 @@ pub fn machine_credentials() -> Vec<(String, String)> {
         .collect()
 }
 
-/// `value` with every string in it (keys of objects too) redacted of `credentials`.
-pub fn redact_json(value: &mut Value, credentials: &[(String, String)]) {
-    let mut secrets = Secrets::default();
-    for (secret, _) in credentials {
-        if secrets.placeholder(secret).is_none() {
-            secrets.add(secret);
-        }
-    }
-    redact_strings(value, &secrets);
+/// Redacts `credentials` from every string in `value` (keys of objects too); whether any was
+/// there.
+pub fn redact_json(value: &mut Value, credentials: &[(String, String)]) -> bool {
+    redact_strings(value, &Secrets::of(credentials))
 }
 
-fn redact_strings(value: &mut Value, secrets: &Secrets) {
+fn redact_strings(value: &mut Value, secrets: &Secrets) -> bool {
     match value {
         Value::String(text) => {
             let redacted = secrets.replace(text, MIN_SCRUBBED_LEN);
-            if redacted != *text {
-                *text = redacted;
-            }
+            let changed = redacted != *text;
+            *text = redacted;
+            changed
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, secrets)),
+        Value::Array(items) => {
+            let mut changed = false;
+            for item in items {
+                changed |= redact_strings(item, secrets);
+            }
+            changed
+        }
         Value::Object(map) => {
-            let entries = std::mem::take(map);
-            for (key, mut item) in entries {
-                redact_strings(&mut item, secrets);
-                map.insert(secrets.replace(&key, MIN_SCRUBBED_LEN), item);
+            let mut changed = false;
+            for (key, mut item) in std::mem::take(map) {
+                changed |= redact_strings(&mut item, secrets);
+                let redacted = secrets.replace(&key, MIN_SCRUBBED_LEN);
+                changed |= redacted != key;
+                map.insert(redacted, item);
             }
+            changed
         }
-        _ => {}
+        _ => false,
     }
 }

@@ -661,11 +661,24 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
     std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
     let auth = json!({"groq": {"type": "api_key", "key": AUTH_JSON_KEY}});
     std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
-    let with_keys = |command: &mut Command| {
+    // `pi args` with keys in its environment.
+    let keyed = |args: &[&str]| {
+        let mut command = ws.command(pi().as_ref(), &words(args));
         command
             .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
             .env("OPENAI_API_KEY", OPENAI_KEY)
             .env("PORTKEY_SECRET_VALUE", PORTKEY_KEY);
+        command
+    };
+    let succeeds = |args: &[&str]| {
+        let out = keyed(args).output().unwrap();
+        let said = [out.stdout, out.stderr].concat();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&said)
+        );
     };
 
     // A session that already holds a key: the recording embeds it in its header.
@@ -686,15 +699,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
         "-p",
         &prompt,
     ];
-    let mut first = ws.command(pi().as_ref(), &words(&args));
-    with_keys(&mut first);
-    let out = first.output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&args);
 
     // The recorded run: a key on the command line, keys in headers from a variable and a
     // command, another provider's key read by a tool, and a key streamed cut in two.
@@ -715,15 +720,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
         "-p",
         "read notes.txt",
     ];
-    let mut recorded = ws.command(pi().as_ref(), &words(&args));
-    with_keys(&mut recorded);
-    let out = recorded.output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&args);
     let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
     for key in [CLI_KEY, PORTKEY_KEY, GATEWAY_KEY, ANTHROPIC_KEY] {
         assert!(
@@ -744,9 +741,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
         "--model",
         "mock-model",
     ];
-    let mut rpc = ws.command(pi().as_ref(), &words(&args));
-    with_keys(&mut rpc);
-    let mut child = rpc
+    let mut child = keyed(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -778,15 +773,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
     // Pi's own session file, holding the keys of both runs, imported as a cassette.
     let imported = ws.root().join("cwd").join("imported.cassette");
     let args = ["import", session_arg, "-o", imported.to_str().unwrap()];
-    let mut import = ws.command(pi().as_ref(), &words(&args));
-    with_keys(&mut import);
-    let out = import.output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    succeeds(&args);
 
     for path in files_under(ws.root()) {
         if planted_by_the_test(&path) {

@@ -243,16 +243,8 @@ fn an_rpc_session_replaced_by_another_moves_its_lock() {
     let a = env.cwd().join("a.jsonl");
     let b = env.cwd().join("b.jsonl");
     let mut rpc = env
-        .command(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "rpc",
-            "--session",
-            a.to_str().unwrap(),
-        ])
+        .rpc_command()
+        .args(["--session", a.to_str().unwrap()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

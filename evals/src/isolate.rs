@@ -239,16 +239,9 @@ pub fn confined_env(
     temp: &Path,
 ) -> Vec<(OsString, OsString)> {
     let parent: Vec<(OsString, OsString)> = parent.into_iter().collect();
-    let get = |name: &str| {
-        parent
-            .iter()
-            .rev()
-            .find(|(k, _)| k.as_os_str() == OsStr::new(name))
-            .map(|(_, v)| v.clone())
-    };
     let mut env: Vec<(OsString, OsString)> = ENV_ALLOWLIST
         .iter()
-        .filter_map(|name| get(name).map(|v| (OsString::from(name), v)))
+        .filter_map(|name| var(&parent, name).map(|v| (OsString::from(name), v)))
         .collect();
     env.extend(toolchain_homes(&parent));
     env.push(("HOME".into(), temp.as_os_str().to_owned()));
@@ -257,16 +250,19 @@ pub fn confined_env(
     env
 }
 
+/// The value of the variable `name` in the environment `parent` (the last one set wins).
+fn var(parent: &[(OsString, OsString)], name: &str) -> Option<OsString> {
+    parent
+        .iter()
+        .rev()
+        .find(|(k, _)| k.as_os_str() == OsStr::new(name))
+        .map(|(_, v)| v.clone())
+}
+
 /// The [`TOOLCHAIN_HOMES`] of the environment `parent`: each variable that is set, else its
 /// default under `HOME` when that folder exists.
 fn toolchain_homes(parent: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
-    let get = |name: &str| {
-        parent
-            .iter()
-            .rev()
-            .find(|(k, _)| k.as_os_str() == OsStr::new(name))
-            .map(|(_, v)| v.clone())
-    };
+    let get = |name: &str| var(parent, name);
     TOOLCHAIN_HOMES
         .iter()
         .filter_map(|(name, default)| {

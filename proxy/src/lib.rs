@@ -15,7 +15,6 @@ pub mod conversation;
 pub mod limits;
 pub mod record;
 pub mod replay;
-pub mod report;
 pub mod server;
 
 use std::path::PathBuf;

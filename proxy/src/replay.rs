@@ -8,7 +8,7 @@
 //! answer), unless the replay repeats: then the first again, so one replay server can serve the
 //! same scenario several times. A request without a recording gets a 404 in its API's error
 //! shape (not retried by SDKs, so the client reports it at once) and a divergence report on
-//! stderr: the nearest recorded request and a line diff of the two, bounded (`report.rs`).
+//! stderr: the nearest recorded request and a line diff of the two, bounded (`pi_cassettes::divergence::line_diff`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,8 +28,8 @@ use tokio::sync::mpsc;
 use crate::answer::{self, passes_through};
 use crate::body::{BodyError, ProxyBody};
 use crate::canonical::{body_value, raw_digest, CanonicalRequest, IgnoreRule};
-use crate::report::{bounded_line_diff, clip, DIFF_DEADLINE};
 use crate::ProxyError;
+use pi_cassettes::divergence::{clip, line_diff, DIFF_DEADLINE};
 
 /// Recordings compared with an unmatched request to find the nearest (those of its route, the
 /// most recent first); each comparison stops after [`DIFF_DEADLINE`].
@@ -305,7 +305,7 @@ impl Replaying {
                     "nearest recording: {}:{}\n--- recorded\n+++ requested\n{}",
                     entry.file.display(),
                     entry.line,
-                    bounded_line_diff(&recorded, &asked)
+                    line_diff(&recorded, &asked)
                 ));
             }
             None => report.push_str("no recording at all\n"),

@@ -24,8 +24,8 @@ use crate::body::ProxyBody;
 use crate::limits::{read_body, Limits, Refusal};
 use crate::record::Recording;
 use crate::replay::Replaying;
-use crate::report::clip;
 use crate::ProxyError;
+use pi_cassettes::divergence::clip;
 
 /// How long to wait before accepting again after an accept failed.
 const ACCEPT_RETRY: Duration = Duration::from_millis(10);

@@ -28,6 +28,7 @@ use pi_effects::session::SessionStore;
 
 use crate::format::{Header, Imported, Line, Outcome, SessionKind, SessionStart, FORMAT_VERSION};
 use crate::record::Record;
+use crate::redact::{Secrets, MIN_SCRUBBED_LEN};
 use crate::write::Recorder;
 use answer::FromSession;
 use plan::Plan;
@@ -122,18 +123,6 @@ impl fmt::Display for ImportReport {
     }
 }
 
-/// `text` with `secrets` replaced by the placeholders a recorder given them in this order
-/// assigns.
-fn redacted(text: &str, secrets: &[(String, String)]) -> String {
-    let mut known = crate::redact::Secrets::default();
-    for (value, _) in secrets {
-        if !value.is_empty() && known.placeholder(value).is_none() {
-            known.add(value);
-        }
-    }
-    known.replace(text, crate::redact::MIN_SCRUBBED_LEN)
-}
-
 /// Why a file could not be imported at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -169,7 +158,7 @@ pub async fn import_session(
     // The file as the cassette will say it: a secret in a message is replaced before the
     // stream that says it is made (a stream cuts text between deltas, which would leave a key
     // on disk in pieces), so the replay writes the placeholders this digest expects.
-    let text = redacted(&text, secrets);
+    let text = Secrets::of(secrets).replace(&text, MIN_SCRUBBED_LEN);
     let mut plan = Plan::of(&text).map_err(|e| ImportError::Session {
         path: source.to_path_buf(),
         source: e,

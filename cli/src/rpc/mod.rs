@@ -52,8 +52,6 @@ pub async fn run(
     let info = RunInfo {
         mode: Mode::Rpc,
         command,
-        models: runtime.available_models(),
-        scoped: &runtime.scoped_models,
         runtime: &runtime,
     };
     let (machine, file, io) = cassette::prepare(plan, built, info)?;

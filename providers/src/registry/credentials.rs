@@ -13,24 +13,42 @@ use super::ModelRegistry;
 /// credentials: `AUTH_MODE=none` must not rewrite every "none" of a conversation.
 const MIN_GUESSED_LEN: usize = 8;
 
-/// Words in a variable's or header's name that mark its value as a credential.
-const CREDENTIAL_WORDS: [&str; 9] = [
+/// Word endings in a variable's or header's name that mark its value as a credential
+/// (`API_KEY`, `APIKEY`, `GH_TOKEN`, `PGPASSWORD`).
+const CREDENTIAL_ENDINGS: [&str; 6] = [
     "KEY",
     "TOKEN",
     "SECRET",
     "PASSWORD",
     "PASSWD",
-    "AUTH",
-    "COOKIE",
-    "SIGNATURE",
-    "CREDENTIAL",
+    "CREDENTIALS",
 ];
 
-/// Whether a variable or header named `name` holds a credential, judged by its name
-/// (`OPENAI_API_KEY`, `X-Portkey-Api-Key`, `cf-aig-authorization`, `GH_TOKEN`).
+/// Whole words of a header's name that mark its value as a credential (`authorization`,
+/// `x-model-auth`, `cookie`). Not of a variable's: `SSH_AUTH_SOCK` names a socket.
+const CREDENTIAL_HEADER_WORDS: [&str; 5] =
+    ["AUTH", "AUTHORIZATION", "COOKIE", "SIGNATURE", "CREDENTIAL"];
+
+/// The words of a name: its runs of letters and digits, upper-cased.
+fn words(name: &str) -> impl Iterator<Item = String> + '_ {
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_uppercase)
+}
+
+/// Whether a variable named `name` holds a credential, judged by its name: a word ends in
+/// KEY, TOKEN, SECRET, PASSWORD (`OPENAI_API_KEY`, `GH_TOKEN`, `AWS_SECRET_ACCESS_KEY`); not
+/// `GIT_AUTHOR_NAME`, `KEYBOARD_LAYOUT` or `SSH_AUTH_SOCK`.
+fn is_credential_variable(name: &str) -> bool {
+    words(name).any(|w| CREDENTIAL_ENDINGS.iter().any(|e| w.ends_with(e)))
+}
+
+/// Whether a header named `name` holds a credential, judged by its name: as a variable's, or
+/// a word that says authorization, a cookie or a signature (`X-Portkey-Api-Key`,
+/// `cf-aig-authorization`, `x-model-auth`).
 pub fn is_credential_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    CREDENTIAL_WORDS.iter().any(|word| upper.contains(word))
+    is_credential_variable(name)
+        || words(name).any(|w| CREDENTIAL_HEADER_WORDS.contains(&w.as_str()))
 }
 
 /// A credential and where it came from (for the cassette's `redaction` line; never the value).
@@ -75,7 +93,7 @@ impl ModelRegistry {
             }
         }
         for (name, value) in env.vars() {
-            if is_credential_name(name) && value.len() >= MIN_GUESSED_LEN {
+            if is_credential_variable(name) && value.len() >= MIN_GUESSED_LEN {
                 add(value, format!("environment variable {name}"));
             }
         }
@@ -147,6 +165,10 @@ mod tests {
             ("OPENAI_API_KEY", "openai-env-secret"),
             ("AUTH_MODE", "none"),
             ("HOME", "/home/someone/with/a/long/path"),
+            ("GIT_AUTHOR_NAME", "Somebody Longname"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-agent/agent.1234"),
+            ("KEYBOARD_LAYOUT", "dvorak-programmer"),
+            ("PGPASSWORD", "postgres-password-secret"),
         ]);
         let values: Vec<String> = registry
             .credentials(&auth, &env)
@@ -164,17 +186,56 @@ mod tests {
             "cf-command-secret",
             "trace-from-variable",
             "model-header-secret",
+            "postgres-password-secret",
         ] {
             assert!(
                 values.iter().any(|v| v == expected),
                 "{expected} missing from {values:?}"
             );
         }
-        for not_secret in ["my-app-title", "none", "/home/someone/with/a/long/path"] {
+        for not_secret in [
+            "my-app-title",
+            "none",
+            "/home/someone/with/a/long/path",
+            "Somebody Longname",
+            "/tmp/ssh-agent/agent.1234",
+            "dvorak-programmer",
+        ] {
             assert!(
                 !values.iter().any(|v| v == not_secret),
                 "{not_secret} taken as a credential"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::is_credential_name;
+
+    #[test]
+    fn header_names_that_hold_credentials() {
+        for name in [
+            "authorization",
+            "x-api-key",
+            "api-key",
+            "x-goog-api-key",
+            "cookie",
+            "proxy-authorization",
+            "X-Portkey-Api-Key",
+            "cf-aig-authorization",
+            "x-model-auth",
+        ] {
+            assert!(is_credential_name(name), "{name}");
+        }
+        for name in [
+            "content-type",
+            "x-title",
+            "anthropic-version",
+            "x-author",
+            "user-agent",
+        ] {
+            assert!(!is_credential_name(name), "{name}");
         }
     }
 }
