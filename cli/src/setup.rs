@@ -369,11 +369,11 @@ impl Runtime {
         capture: bool,
     ) -> Result<Built, CliError> {
         let store = self.store(choice, start)?;
-        for warning in store.warnings() {
-            eprintln!("Warning: {warning}");
-        }
         if let Some(message) = self.missing_session_cwd(&store) {
             return Err(CliError::Session(message));
+        }
+        if let Some(torn) = store.torn_report() {
+            eprintln!("Warning: {torn}");
         }
         let (model, level) = self.choose(&store);
         let mut options = self.session_options(model, level);

@@ -18,7 +18,9 @@ fn a_session_whose_stored_cwd_is_gone_is_refused_in_every_mode() {
     let header = json!({"type": "session", "version": 3, "id": "0193f0e0-0000-7000-8000-000000000003",
                         "timestamp": "2025-01-01T00:00:00.000Z", "cwd": gone});
     let user = r#"{"type":"message","id":"c1000001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1735689601000}}"#;
-    let text = format!("{header}\n{user}\n");
+    // A line Pi skips without a word: nothing is said about it before the refusal either.
+    let skipped = r#"{"type":"custom","id":"c1000002"} trailing"#;
+    let text = format!("{header}\n{user}\n{skipped}\n");
     std::fs::write(root.join("s.jsonl"), &text).unwrap();
     let expected = format!(
         "Stored session working directory does not exist: {}\nSession file: {}\nCurrent working directory: {}\n",

@@ -194,12 +194,6 @@ impl SessionStore {
             .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
             .collect();
         let torn_tail = original.is_none() && !ends_with_newline(path);
-        if torn_tail {
-            warnings.push(format!(
-                "{}: the last line is torn (the file ends mid-line, as a crash during a write leaves it); it is kept as it is and the next entry starts on a new line",
-                path.display()
-            ));
-        }
         if let Some(text) = &original {
             let version =
                 serde_json::from_str::<Value>(text.trim_start().lines().next().unwrap_or(""))
@@ -303,6 +297,17 @@ impl SessionStore {
     /// What went wrong while reading, line by line (skipped lines, kept raw lines, migrations).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// What to tell the user about a file whose last line is torn (it ends mid-line, as a
+    /// crash during a write leaves it), if it is: the one thing opening a file reports that Pi
+    /// keeps quiet about (its other warnings, skipped lines and migrations, Pi does not print).
+    pub fn torn_report(&self) -> Option<String> {
+        let file = self.file.as_ref().filter(|_| self.torn_tail)?;
+        Some(format!(
+            "{}: the last line is torn (the file ends mid-line, as a crash during a write leaves it); it is kept as it is and the next entry starts on a new line",
+            file.display()
+        ))
     }
 
     fn write_header_now(&mut self) -> Result<(), StoreError> {
