@@ -38,22 +38,27 @@ pub fn export_html(session_file: &Path, out: Option<&Path>) -> Result<PathBuf, S
     let bytes = std::fs::read(session_file).map_err(|e| node_error(&e, "read", None))?;
     let text = String::from_utf8_lossy(&bytes);
     let html = render(&text);
-    let out = match out {
-        Some(path) => path.to_path_buf(),
-        None => {
-            let name = session_file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let stem = match name.strip_suffix(".jsonl") {
-                Some(stem) if !stem.is_empty() => stem.to_owned(),
-                _ => name,
-            };
-            PathBuf::from(format!("pi-session-{stem}.html"))
-        }
-    };
+    let out = export_path(session_file, out);
     std::fs::write(&out, html).map_err(|e| node_error(&e, "open", Some(&out)))?;
     Ok(out)
+}
+
+/// The path [`export_html`] writes `session_file`'s page to and answers with: `out`, else
+/// `pi-session-<name>.html` (relative: in the working directory). Computed without touching
+/// the disk, so a replay can answer with it and write nothing.
+pub fn export_path(session_file: &Path, out: Option<&Path>) -> PathBuf {
+    if let Some(path) = out {
+        return path.to_path_buf();
+    }
+    let name = session_file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = match name.strip_suffix(".jsonl") {
+        Some(stem) if !stem.is_empty() => stem.to_owned(),
+        _ => name,
+    };
+    PathBuf::from(format!("pi-session-{stem}.html"))
 }
 
 /// Node's wording of a failed `fs` call.

@@ -318,15 +318,15 @@ fn session_store(
     })
 }
 
-/// The front end's view of the world for an RPC replay: the recorded command line read again
-/// here (its diagnostics do not matter: the session is built from the cassette).
+/// The front end's view of the world for an RPC replay: the recorded command line in the
+/// recorded working directory, from the header alone (see [`Runtime::replaying`]): today's
+/// directory, HOME, settings and environment play no part.
 fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
     let command = cassette.header.command.clone().unwrap_or_default();
     let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    let runtime = Runtime::from_args(&args, cwd).map_err(|e| e.to_string())?;
+    let cwd = PathBuf::from(&cassette.header.config.cwd);
     let (models, scoped) = crate::cassette::recorded_models(cassette);
-    Ok(runtime.with_recorded_models(models, scoped))
+    Ok(Runtime::replaying(&args, cwd, models, scoped))
 }
 
 /// The recorded run's configuration rebuilt from today's settings, context files and prompt:

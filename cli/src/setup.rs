@@ -216,6 +216,50 @@ impl Runtime {
         })
     }
 
+    /// The runtime of a recorded RPC run while a cassette replays it: its recorded command line
+    /// `args` in its recorded `cwd`, answering with the recorded `models` and `scoped` models.
+    /// Nothing of this machine is read — no settings, models.json, auth.json, environment
+    /// variable or file a flag names — and no directory is created: a cassette may come from
+    /// anyone. The agent and session directories are left empty, since a replay writes no
+    /// settings and builds no other session; what only a live run uses (keys, the system prompt
+    /// flags, the CLI's model) is left out.
+    pub fn replaying(
+        args: &Args,
+        cwd: PathBuf,
+        models: Vec<Model>,
+        scoped: Vec<ScopedModel>,
+    ) -> Runtime {
+        let thinking = args.thinking.as_deref().and_then(ThinkingLevel::parse);
+        let tools = if args.no_tools || args.no_builtin_tools {
+            Vec::new()
+        } else {
+            args.tool_names()
+                .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
+        };
+        Runtime {
+            cwd,
+            agent_dir: PathBuf::new(),
+            session_dir: PathBuf::new(),
+            settings: Settings::default(),
+            registry: ModelRegistry::builtin(catalog::builtin()),
+            auth: AuthStorage::default(),
+            env: Environment::from_vars(Vec::<(String, String)>::new()),
+            cli_model: None,
+            thinking,
+            thinking_flag: thinking.is_some(),
+            scoped_models: Vec::new(),
+            tools,
+            system_prompt: None,
+            append_system_prompt: None,
+            context_files: !args.no_context_files,
+            wait_for_session: false,
+            warnings: Vec::new(),
+            diagnostics: Vec::new(),
+            recorded_models: None,
+        }
+        .with_recorded_models(models, scoped)
+    }
+
     /// This runtime answering for a recorded run: `models` are the models it could use (with
     /// credentials), whatever this machine's registry and keys say.
     pub fn with_recorded_models(mut self, models: Vec<Model>, scoped: Vec<ScopedModel>) -> Self {

@@ -34,6 +34,11 @@ impl<I: Interpreter + Send> Rpc<I> {
         kind: &str,
         command: &Value,
     ) -> Result<Option<Value>, Failure> {
+        // Refused before anything is read or written (no clock, no session file): a replay
+        // holds one session, and a cassette's lines may come from anyone.
+        if kind != "export_html" && self.reopen.is_none() {
+            return Err(not_while_replaying());
+        }
         match kind {
             "new_session" => {
                 let choice = match command.get("parentSession").and_then(Value::as_str) {
@@ -72,30 +77,45 @@ impl<I: Interpreter + Send> Rpc<I> {
                 self.fork(&leaf, Position::At)?;
                 Ok(Some(json!({ "cancelled": false })))
             }
-            _ => {
-                let Some(file) = self.session.file() else {
-                    return Err(Failure::Message(
-                        "Cannot export in-memory session to HTML".into(),
-                    ));
-                };
-                if !file.exists() {
-                    return Err(Failure::Message(
-                        "Nothing to export yet - start a conversation first".into(),
-                    ));
-                }
-                let out = command.get("outputPath").and_then(Value::as_str).map(|p| {
-                    let path = PathBuf::from(p);
-                    if path.is_absolute() {
-                        path
-                    } else {
-                        self.runtime.cwd.join(path)
-                    }
-                });
-                let path =
-                    crate::export::export_html(file, out.as_deref()).map_err(Failure::Message)?;
-                Ok(Some(json!({ "path": path.display().to_string() })))
-            }
+            _ => self.export_html(command).map(Some),
         }
+    }
+
+    /// `export_html`. Replaying, it is answered as the recorded run was (the path derived from
+    /// the recorded working directory and session file) and nothing is read or written: the
+    /// page the recorded run wrote is not this replay's to write, wherever the line points.
+    fn export_html(&self, command: &Value) -> Result<Value, Failure> {
+        let Some(file) = self.session.file() else {
+            return Err(Failure::Message(
+                "Cannot export in-memory session to HTML".into(),
+            ));
+        };
+        let replaying = matches!(self.role, super::Role::Replaying);
+        // The file written so far: the replay's own copy stands for the recorded one.
+        let written = if replaying {
+            self.session.written_file().unwrap_or(file)
+        } else {
+            file
+        };
+        if !written.exists() {
+            return Err(Failure::Message(
+                "Nothing to export yet - start a conversation first".into(),
+            ));
+        }
+        let out = command.get("outputPath").and_then(Value::as_str).map(|p| {
+            let path = PathBuf::from(p);
+            if path.is_absolute() {
+                path
+            } else {
+                self.runtime.cwd.join(path)
+            }
+        });
+        let path = if replaying {
+            crate::export::export_path(file, out.as_deref())
+        } else {
+            crate::export::export_html(file, out.as_deref()).map_err(Failure::Message)?
+        };
+        Ok(json!({ "path": path.display().to_string() }))
     }
 
     /// Pi's `AgentSessionRuntime.fork`: the text of the user message forked before, if any.
@@ -145,11 +165,7 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// Builds the new session and drops the old one. Commands still waiting on the old session
     /// are answered now: an abort as done, a compaction as cancelled.
     fn replace(&mut self, choice: &SessionChoice) -> Result<(), Failure> {
-        let reopen = self.reopen.as_ref().ok_or_else(|| {
-            Failure::Message(
-                "Replacing the session is not supported while replaying a cassette".into(),
-            )
-        })?;
+        let reopen = self.reopen.as_ref().ok_or_else(not_while_replaying)?;
         let session = reopen(&self.runtime, choice).map_err(|error| {
             Failure::Message(match error {
                 // Without the command line's advice: a replacement never waits.
@@ -168,4 +184,9 @@ impl<I: Interpreter + Send> Rpc<I> {
         }
         Ok(())
     }
+}
+
+/// The answer to a replacing command where none can be built (a replay, a hybrid run).
+fn not_while_replaying() -> Failure {
+    Failure::Message("Replacing the session is not supported while replaying a cassette".into())
 }
