@@ -76,6 +76,7 @@ async fn main() {
     let file = store.file().unwrap().to_path_buf();
     let header = Header {
         format: FORMAT_VERSION,
+        features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: "0.73.1".into(),
         mode: "json".into(),

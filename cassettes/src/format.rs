@@ -1,4 +1,4 @@
-//! The lines of a cassette, format v1 (docs/cassette-format.md): one JSON object per line,
+//! The lines of a cassette, format 1.x (docs/cassette-format.md; versions in `version.rs`): one JSON object per line,
 //! tagged by `type`, in the order things happened. These types are the format: they change only
 //! with its version, whatever the harness's own types do.
 
@@ -17,8 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-/// The format this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub use crate::version::{FormatVersion, FORMAT_VERSION, PROXY_FORMAT_VERSION};
 
 /// One line of a cassette.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -288,7 +287,10 @@ pub fn chunk_bytes(text: Option<String>, base64: Option<String>) -> Result<Vec<u
 #[serde(rename_all = "camelCase")]
 pub struct Header {
     /// The format version ([`FORMAT_VERSION`] when written by this build).
-    pub format: u32,
+    pub format: FormatVersion,
+    /// What a reader must understand to replay it (see [`crate::version`]); none today.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
     /// The harness version that recorded it.
     pub harness: String,
     /// The Pi version whose behaviour it follows.
@@ -338,9 +340,6 @@ pub struct Imported {
     pub entries: Vec<Stamp>,
 }
 
-/// The proxy-cassette format this build writes, and the newest it reads.
-pub const PROXY_FORMAT_VERSION: u32 = 1;
-
 /// The first line of a proxy cassette: `pi proxy --record` sees only HTTP, so there is no run
 /// configuration to hold, only where the traffic went and which request fields replay ignores
 /// when it matches requests. The lines after it are `redaction`, `request`, `response`,
@@ -349,7 +348,10 @@ pub const PROXY_FORMAT_VERSION: u32 = 1;
 #[serde(rename_all = "camelCase")]
 pub struct ProxyHeader {
     /// The format version ([`PROXY_FORMAT_VERSION`] when written by this build).
-    pub format: u32,
+    pub format: FormatVersion,
+    /// What a reader must understand to serve it (see [`crate::version`]); none today.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
     /// The harness version that recorded it.
     pub harness: String,
     /// The provider the requests were forwarded to (its base URL, secrets removed).

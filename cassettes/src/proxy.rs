@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::body::BodyText;
 use crate::format::{chunk_bytes, Line, ProxyHeader, RecordedEnd, PROXY_FORMAT_VERSION};
 use crate::read::{parse_line, LoadError, LoadErrorKind, MAX_LINE_BYTES};
+use crate::version::{check_header, PROXY_KNOWN_FEATURES};
 
 /// A proxy cassette in memory, checked.
 #[derive(Clone, Debug)]
@@ -199,18 +200,16 @@ fn parse_header(piece: &[u8]) -> Result<ProxyHeader, LoadErrorKind> {
             ))
         }
     }
-    match value.get("format").and_then(Value::as_u64) {
-        Some(found) if found > u64::from(PROXY_FORMAT_VERSION) => Err(LoadErrorKind::Proxy(
-            format!("proxy cassette format {found} is newer than this build reads (format {PROXY_FORMAT_VERSION}); use a newer pi"),
-        )),
-        Some(_) => match serde_json::from_value::<Line>(value) {
-            Ok(Line::Proxy(header)) => Ok(*header),
-            Ok(_) => Err(LoadErrorKind::Proxy("not a proxy header".into())),
-            Err(e) => Err(LoadErrorKind::Field(format!("`proxy` line: {e}"))),
-        },
-        None => Err(LoadErrorKind::Field(
-            "field `format`: missing or not a number".into(),
-        )),
+    check_header(
+        &value,
+        "proxy cassette",
+        PROXY_FORMAT_VERSION,
+        PROXY_KNOWN_FEATURES,
+    )?;
+    match serde_json::from_value::<Line>(value) {
+        Ok(Line::Proxy(header)) => Ok(*header),
+        Ok(_) => Err(LoadErrorKind::Proxy("not a proxy header".into())),
+        Err(e) => Err(LoadErrorKind::Field(format!("`proxy` line: {e}"))),
     }
 }
 
@@ -225,6 +224,7 @@ mod tests {
     fn header() -> ProxyHeader {
         ProxyHeader {
             format: PROXY_FORMAT_VERSION,
+            features: Vec::new(),
             harness: "test".into(),
             upstream: "http://127.0.0.1:1".into(),
             ignore: vec!["metadata".into()],
@@ -289,6 +289,34 @@ mod tests {
         std::fs::write(&path, "{\"type\":\"cassette\",\"format\":1}\n").unwrap();
         let proxy = ProxyCassette::load(&path).unwrap_err();
         assert!(matches!(proxy.kind, LoadErrorKind::RunCassette), "{proxy}");
+    }
+
+    #[test]
+    fn a_later_minor_loads_and_a_newer_major_or_unknown_feature_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let mut head = serde_json::to_value(Line::Proxy(Box::new(header()))).unwrap();
+        head["format"] = json!("1.4");
+        std::fs::write(&path, format!("{head}\n")).unwrap();
+        let cassette = ProxyCassette::load(&path).unwrap();
+        assert_eq!(cassette.header.format.to_string(), "1.4");
+        for (format, features, says) in [
+            (json!(2), json!([]), "proxy cassette format 2.0 is newer"),
+            (
+                json!("1.0"),
+                json!(["gzip-bodies"]),
+                "feature `gzip-bodies`",
+            ),
+        ] {
+            head["format"] = format;
+            head["features"] = features;
+            std::fs::write(&path, format!("{head}\n")).unwrap();
+            let error = ProxyCassette::load(&path).unwrap_err();
+            assert!(matches!(error.kind, LoadErrorKind::Version(_)), "{error}");
+            let text = error.to_string();
+            assert!(text.contains(says), "{text}");
+            assert!(text.ends_with("use a newer pi"), "{text}");
+        }
     }
 
     #[test]

@@ -12,8 +12,9 @@ use serde_json::Value;
 
 use crate::format::{
     AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, RequestLine,
-    ResponseLine, FORMAT_VERSION,
+    ResponseLine,
 };
+use crate::version::{check_header, Unreadable, FORMAT_VERSION, KNOWN_FEATURES};
 
 /// How this build writes a request line: read straight into [`RequestLine`].
 const REQUEST_PREFIX: &str = "{\"type\":\"request\",";
@@ -77,8 +78,9 @@ pub enum LoadErrorKind {
     RunCassette,
     #[error("{0}")]
     Proxy(String),
-    #[error("cassette format {found} is newer than this build reads (format {FORMAT_VERSION}); use a newer pi")]
-    NewerFormat { found: u64 },
+    /// A newer major format, a feature this build does not know, or a malformed `format`.
+    #[error(transparent)]
+    Version(#[from] Unreadable),
     #[error("out of order: {0}")]
     Order(String),
 }
@@ -228,17 +230,7 @@ pub(crate) fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKin
             Some("proxy") => return Err(LoadErrorKind::ProxyCassette),
             _ => return Err(LoadErrorKind::NoHeader),
         }
-        match value.get("format").and_then(Value::as_u64) {
-            Some(found) if found > u64::from(FORMAT_VERSION) => {
-                return Err(LoadErrorKind::NewerFormat { found })
-            }
-            Some(_) => {}
-            None => {
-                return Err(LoadErrorKind::Field(
-                    "field `format`: missing or not a number".into(),
-                ))
-            }
-        }
+        check_header(&value, "cassette", FORMAT_VERSION, KNOWN_FEATURES)?;
     }
     let kind = value
         .get("type")

@@ -404,7 +404,8 @@ mod tests {
 
     fn recorder(dir: &Path, secrets: &[(String, String)]) -> Recorder {
         let header = ProxyHeader {
-            format: 1,
+            format: crate::PROXY_FORMAT_VERSION,
+            features: Vec::new(),
             harness: "test".into(),
             upstream: "http://127.0.0.1:1".into(),
             ignore: Vec::new(),

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_cassettes::read::{LoadErrorKind, MAX_LINE_BYTES};
+use pi_cassettes::version::Unreadable;
 use pi_cassettes::{replay_in_memory, Cassette};
 use proptest::prelude::*;
 
@@ -113,6 +114,31 @@ fn reordered_lines_are_refused_with_the_rule_they_break() {
 }
 
 #[test]
+fn a_later_minor_loads_and_an_unknown_feature_is_refused_by_name() {
+    let mut all = lines(&corpus("plain_text.jsonl"));
+    let header = String::from_utf8(all[0].clone()).unwrap();
+    all[0] = header
+        .replacen("\"format\":1", "\"format\":\"1.9\"", 1)
+        .into_bytes();
+    let cassette = load(&join(&all)).unwrap();
+    assert_eq!(cassette.header.format.to_string(), "1.9");
+    all[0] = header
+        .replacen(
+            "\"format\":1",
+            "\"format\":1,\"features\":[\"streams-v9\"]",
+            1,
+        )
+        .into_bytes();
+    let error = load(&join(&all)).unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.starts_with("bad.jsonl:1: the cassette needs the feature `streams-v9`"),
+        "{text}"
+    );
+    assert!(text.ends_with("use a newer pi"), "{text}");
+}
+
+#[test]
 fn a_newer_format_is_refused_and_names_both_versions() {
     let mut all = lines(&corpus("plain_text.jsonl"));
     let header = String::from_utf8(all[0].clone()).unwrap();
@@ -122,14 +148,14 @@ fn a_newer_format_is_refused_and_names_both_versions() {
     let error = load(&join(&all)).unwrap_err();
     assert!(matches!(
         error.kind,
-        LoadErrorKind::NewerFormat { found: 2 }
+        LoadErrorKind::Version(Unreadable::Newer { .. })
     ));
     let text = error.to_string();
     assert!(
-        text.starts_with("bad.jsonl:1: cassette format 2 is newer"),
+        text.starts_with("bad.jsonl:1: cassette format 2.0 is newer"),
         "{text}"
     );
-    assert!(text.contains("format 1"), "{text}");
+    assert!(text.contains("(format 1.0)"), "{text}");
 }
 
 #[test]

@@ -187,6 +187,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
     };
     Header {
         format: pi_cassettes::FORMAT_VERSION,
+        features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: crate::VERSION.into(),
         mode: mode_name(mode).into(),

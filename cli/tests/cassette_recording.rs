@@ -817,3 +817,59 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
         assert!(!stderr.contains(key), "{key} in the hint: {stderr}");
     }
 }
+
+#[test]
+fn a_cassette_needing_a_newer_pi_is_unusable_not_diverged() {
+    let ws = workspace(json!({"script": [{"text": ["Hi."]}]}));
+    let cassette = ws.root().join("run.jsonl");
+    let args = words(&[
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-p",
+        "hi",
+    ]);
+    let out = ws.command(pi().as_ref(), &args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut header: Value = serde_json::from_str(header).unwrap();
+    // Written as the number every earlier build reads, without features.
+    assert_eq!(header["format"], json!(1));
+    assert!(header.get("features").is_none(), "{header}");
+    let cases = [
+        (json!("1.9"), json!([]), None),
+        (json!(2), json!([]), Some("cassette format 2.0 is newer")),
+        (
+            json!("1.0"),
+            json!(["streams-v9"]),
+            Some("needs the feature `streams-v9`"),
+        ),
+    ];
+    for (format, features, refusal) in cases {
+        header["format"] = format;
+        header["features"] = features;
+        std::fs::write(&cassette, format!("{header}\n{rest}")).unwrap();
+        let check = replay_check(&cassette);
+        let stderr = String::from_utf8_lossy(&check.stderr);
+        let stdout = String::from_utf8_lossy(&check.stdout);
+        match refusal {
+            None => assert_eq!(check.status.code(), Some(0), "{header}: {stderr}"),
+            Some(says) => {
+                assert_eq!(check.status.code(), Some(125), "{header}: {stderr}");
+                assert!(stdout.contains("UNUSABLE"), "{stdout}");
+                assert!(stderr.contains(says), "{stderr}");
+                assert!(stderr.contains("use a newer pi"), "{stderr}");
+            }
+        }
+    }
+}

@@ -192,6 +192,7 @@ impl Recording {
         };
         let header = ProxyHeader {
             format: PROXY_FORMAT_VERSION,
+            features: Vec::new(),
             harness: env!("CARGO_PKG_VERSION").to_owned(),
             upstream: crate::canonical::without_secret_params(&self.upstream),
             ignore: self.rule.fields().to_vec(),

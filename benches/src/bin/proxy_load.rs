@@ -101,6 +101,7 @@ fn write_cassettes(dir: &Path, o: &Options) {
     for i in 0..o.clients {
         let header = ProxyHeader {
             format: PROXY_FORMAT_VERSION,
+            features: Vec::new(),
             harness: "bench".into(),
             upstream: "http://127.0.0.1:1".into(),
             ignore: IgnoreRule::default().fields().to_vec(),

@@ -169,6 +169,7 @@ pub async fn import_session(
         .unwrap_or_default();
     let header = Header {
         format: FORMAT_VERSION,
+        features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: pi_version.into(),
         mode: "json".into(),
