@@ -7,6 +7,7 @@
 //! afterwards.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -275,14 +276,22 @@ fn replaying_a_hostile_cassette_touches_nothing_on_the_host() {
     for (name, lines) in &corpus {
         let cassette = root.join("corpus").join(format!("{name}.jsonl"));
         lines.write(&cassette);
-        for check in [true, false] {
+        // `--check`; a plain replay; a plain replay keeping its session in a folder of the
+        // root, where alone something may appear.
+        let kept = root.join("kept");
+        let runs: [(&str, Vec<&OsStr>); 3] = [
+            ("replay --check", vec!["--check".as_ref()]),
+            ("replay", vec![]),
+            (
+                "replay --session-dir",
+                vec!["--session-dir".as_ref(), kept.as_os_str()],
+            ),
+        ];
+        for (how, flags) in runs {
             let before = snapshot(&root);
-            let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
-            command.arg("replay");
-            if check {
-                command.arg("--check");
-            }
-            let out = command
+            let out = Command::new(env!("CARGO_BIN_EXE_pi"))
+                .arg("replay")
+                .args(flags)
                 .arg(&cassette)
                 .current_dir(root.join("cwd"))
                 .env_clear()
@@ -292,20 +301,22 @@ fn replaying_a_hostile_cassette_touches_nothing_on_the_host() {
                 .env("TMPDIR", root.join("tmp"))
                 .output()
                 .unwrap();
-            let changed = changes(&before, &snapshot(&root));
-            let how = if check { "replay --check" } else { "replay" };
+            let mut after = snapshot(&root);
+            after.retain(|path, _| !path.starts_with(&kept));
+            let changed = changes(&before, &after);
             if !changed.is_empty() {
                 failures.push(format!("{how} {name}: {}", changed.join(", ")));
             }
             let code = out.status.code();
             let expected = if *name == "recorded" { 0 } else { 1 };
-            if check && code != Some(expected) {
+            if how == "replay --check" && code != Some(expected) {
                 failures.push(format!(
                     "{how} {name}: exit {code:?}, expected {expected}: {}",
                     String::from_utf8_lossy(&out.stderr)
                 ));
             }
         }
+        let _ = std::fs::remove_dir_all(&kept);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     for path in [&absolute, &marker] {
