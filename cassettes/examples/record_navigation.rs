@@ -90,12 +90,13 @@ async fn main() {
             id_state: store.id_state(),
         },
         redactions: vec!["api keys".into()],
+        redact: None,
         models: Some(vec![model]),
         scoped_models: Vec::new(),
         command: None,
         imported: None,
     };
-    let recorder = Recorder::create(&out, &header, &[]).unwrap();
+    let recorder = Recorder::create(&out, &header, &[], Default::default()).unwrap();
     let (mut machine, mut session_file) = build_machine(&config, store).unwrap();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let live = options

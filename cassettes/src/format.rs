@@ -303,6 +303,10 @@ pub struct Header {
     pub session: SessionStart,
     /// What was redacted (the kinds of secrets; each placeholder has its own line).
     pub redactions: Vec<String>,
+    /// The user's own redaction rules the run was recorded with (a replay puts the recorded
+    /// placeholders back where they found values: [`crate::redact::Rules::adopt_placeholders`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redact: Option<crate::redact::RulesSpec>,
     /// The models the run could switch to (those with credentials), for the front end's
     /// answers about them (RPC's `get_available_models`, `set_model`, `cycle_model`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

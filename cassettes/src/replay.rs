@@ -25,6 +25,7 @@ use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::live_tools::LiveTools;
 use crate::read::Cassette;
+use crate::redact::Rules;
 
 /// One line of the run's spine: what reached the machine or what it asked for, in order.
 #[derive(Clone, Debug)]
@@ -121,6 +122,8 @@ pub struct Replay {
     live_tools: Option<LiveTools>,
     /// What the last request check proved, for the next.
     checked: CheckedElements,
+    /// The user's redaction rules the cassette was recorded with.
+    rules: Rules,
 }
 
 impl Replay {
@@ -137,6 +140,11 @@ impl Replay {
                 let lines = shared.lines.clone();
                 (shared, lines)
             }
+        };
+        let rules = match &cassette.header.redact {
+            Some(spec) => Rules::compile(spec.clone())
+                .map_err(|e| Divergence::unusable(&cassette, 1, format!("field `redact`: {e}")))?,
+            None => Rules::default(),
         };
         let mut spine = Vec::with_capacity(lines.len());
         let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
@@ -271,6 +279,7 @@ impl Replay {
             diverged: None,
             live_tools: None,
             checked: CheckedElements::default(),
+            rules,
         })
     }
 
@@ -449,6 +458,8 @@ impl Replay {
                     model_call.http_request(),
                     recorded.exchanges.first(),
                 ) {
+                    let adopted = first.request.as_recorded(http, &self.rules);
+                    let http = adopted.as_ref().unwrap_or(http);
                     if !first.request.is(http, &mut self.checked) {
                         let asked = request_json(
                             http.method,
@@ -554,6 +565,24 @@ impl RecordedRequest {
         }
         checked.clear();
         body.to_value() == *http.body.to_value()
+    }
+
+    /// `http` with this request's placeholders where `rules` found values when it was
+    /// recorded (see [`Rules::adopt_placeholders`]); `None` when that changes nothing.
+    fn as_recorded(&self, http: &HttpRequest, rules: &Rules) -> Option<HttpRequest> {
+        if !rules.finds_in_requests() {
+            return None;
+        }
+        let recorded = self.body.as_ref().map_or(Value::Null, BodyText::to_value);
+        let replayed = http.body.to_value();
+        let (headers, body) =
+            rules.adopt_placeholders((&self.headers, &recorded), (&http.headers, &replayed))?;
+        Some(HttpRequest {
+            method: http.method,
+            url: http.url.clone(),
+            headers,
+            body: body.into(),
+        })
     }
 
     fn to_json(&self) -> Value {

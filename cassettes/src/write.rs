@@ -18,11 +18,14 @@ use pi_providers::registry::is_credential_name;
 
 use crate::format::{BodyDelta, Header, Line, ProxyHeader, RawJson};
 
-use crate::redact::{Secrets, MIN_SCRUBBED_LEN};
+use crate::redact::{Reach, Rules, Secrets, MIN_SCRUBBED_LEN};
 
 /// Response header names whose values are credentials (a request header is one when its name
 /// says so: [`is_credential_name`]).
 const SECRET_RESPONSE_HEADERS: [&str; 2] = ["set-cookie", "www-authenticate"];
+
+/// What a `redaction` line says of a value one of the user's rules found.
+pub const RULE_SOURCE: &str = "a settings `redact` rule";
 
 /// Query parameters whose values are credentials.
 const SECRET_PARAMS: [&str; 4] = ["key", "api_key", "apikey", "token"];
@@ -49,6 +52,11 @@ struct State {
     /// Locked for as long as the recorder lives.
     file: LockedFile,
     secrets: Secrets,
+    /// The user's own rules (settings `redact`).
+    rules: Rules,
+    /// `redaction` lines of values the rules found in the line being written, written after
+    /// it (the header stays the first line).
+    found: Vec<Line>,
     /// The first write that failed; later lines are not written.
     failed: Option<String>,
     /// The body of the last request line written: the next one is written as a change of it.
@@ -73,11 +81,12 @@ pub enum CreateError {
 impl Recorder {
     /// Starts the cassette at `path` (replacing a file there) with `header`. `secrets` are
     /// values known to be credentials before the run starts, with where each came from: they
-    /// are replaced from the header on.
+    /// are replaced from the header on, as is what `rules` find.
     pub fn create(
         path: &Path,
         header: &Header,
         secrets: &[(String, String)],
+        rules: Rules,
     ) -> Result<Self, CreateError> {
         let mut header = header.clone();
         prepare_dir(path)?;
@@ -85,7 +94,7 @@ impl Recorder {
             path: path.to_path_buf(),
             source,
         })?;
-        Recorder::start(path, Line::Cassette(Box::new(header)), secrets)
+        Recorder::start(path, Line::Cassette(Box::new(header)), secrets, rules)
     }
 
     /// Starts the proxy cassette at `path` (replacing a file there) with `header`: the same
@@ -96,10 +105,16 @@ impl Recorder {
         secrets: &[(String, String)],
     ) -> Result<Self, CreateError> {
         prepare_dir(path)?;
-        Recorder::start(path, Line::Proxy(Box::new(header.clone())), secrets)
+        let rules = Rules::default();
+        Recorder::start(path, Line::Proxy(Box::new(header.clone())), secrets, rules)
     }
 
-    fn start(path: &Path, first: Line, secrets: &[(String, String)]) -> Result<Self, CreateError> {
+    fn start(
+        path: &Path,
+        first: Line,
+        secrets: &[(String, String)],
+        rules: Rules,
+    ) -> Result<Self, CreateError> {
         let io_error = |source| CreateError::Io {
             path: path.to_path_buf(),
             source,
@@ -120,6 +135,8 @@ impl Recorder {
             path: path.to_path_buf(),
             file,
             secrets: Secrets::default(),
+            rules,
+            found: Vec::new(),
             failed: None,
             last_body: None,
             closed: false,
@@ -179,8 +196,8 @@ impl Recorder {
     /// Replaces known secrets inside a credential field (any length); a credential that holds
     /// none becomes a secret of its own.
     pub fn redact_credential(&self, value: &str, what: &str) -> String {
-        if value.is_empty() {
-            return String::new();
+        if value.is_empty() || crate::redact::rules::is_placeholder(value) {
+            return value.to_owned();
         }
         let replaced = {
             let state = self.lock();
@@ -195,14 +212,32 @@ impl Recorder {
     /// Redacts the credential headers of a request's `headers` (by name; values of known
     /// secrets are replaced in every header when the line is written).
     pub fn redact_headers(&self, headers: &[(String, String)]) -> Vec<(String, String)> {
-        self.redact_headers_where(headers, is_credential_name)
+        let headers = self.redact_headers_where(headers, is_credential_name);
+        self.redact_named_headers(headers)
+    }
+
+    /// `headers` with the values of those the user's rules name replaced where they are.
+    fn redact_named_headers(&self, headers: Vec<(String, String)>) -> Vec<(String, String)> {
+        let mut state = self.lock();
+        let rules = state.rules.clone();
+        headers
+            .into_iter()
+            .map(|(name, value)| match rules.names_header(&name) {
+                true => {
+                    let placeholder = rule_secret(&mut state, &value, Reach::Here);
+                    (name, placeholder)
+                }
+                false => (name, value),
+            })
+            .collect()
     }
 
     /// Redacts the credential headers of a response's `headers` (cookies set, challenges).
     pub fn redact_response_headers(&self, headers: &[(String, String)]) -> Vec<(String, String)> {
-        self.redact_headers_where(headers, |name| {
+        let headers = self.redact_headers_where(headers, |name| {
             SECRET_RESPONSE_HEADERS.contains(&name.to_ascii_lowercase().as_str())
-        })
+        });
+        self.redact_named_headers(headers)
     }
 
     fn redact_headers_where(
@@ -213,14 +248,34 @@ impl Recorder {
         headers
             .iter()
             .map(|(name, value)| {
-                let value = if secret(name) {
-                    self.redact_credential(value, &format!("header {name}"))
-                } else {
-                    value.clone()
+                let what = format!("header {name}");
+                let value = match name.to_ascii_lowercase().as_str() {
+                    "cookie" | "set-cookie" => self.redact_cookies(value, &what),
+                    _ if secret(name) => self.redact_credential(value, &what),
+                    _ => value.clone(),
                 };
                 (name.clone(), value)
             })
             .collect()
+    }
+
+    /// A `cookie` or `set-cookie` value with each cookie's value a secret of its own (the
+    /// value alone is what a page or a model repeats), names and attributes kept:
+    /// `a=<<secret-1>>; b=<<secret-2>>`, `session=<<secret-3>>; Path=/; HttpOnly`.
+    fn redact_cookies(&self, header: &str, what: &str) -> String {
+        let set_cookie = what.eq_ignore_ascii_case("header set-cookie");
+        header
+            .split(';')
+            .enumerate()
+            .map(|(i, part)| match part.split_once('=') {
+                // A `set-cookie`'s attributes (`Path=/`) after its first pair are not secret.
+                Some((name, value)) if !(set_cookie && i > 0) => {
+                    format!("{name}={}", self.redact_credential(value.trim(), what))
+                }
+                _ => part.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join(";")
     }
 
     /// Redacts the credential query parameters of `url`.
@@ -296,6 +351,7 @@ impl Recorder {
                     },
                     (None, None) => Vec::new(),
                 };
+                let bytes = replace_patterns_in_bytes(&mut state, bytes);
                 let part = state.secrets.body_part(call, &bytes);
                 if part.is_empty() {
                     return;
@@ -325,6 +381,14 @@ impl Recorder {
     /// it is one (see [`BodyDelta`]).
     pub fn write_request(&self, request: RequestParts, body: &Value) {
         let mut state = self.lock();
+        let mut redacted;
+        let mut body = body;
+        if state.rules.has_paths() {
+            redacted = body.clone();
+            if replace_at_paths(&mut state, &mut redacted) {
+                body = &redacted;
+            }
+        }
         let delta = state
             .last_body
             .as_ref()
@@ -376,11 +440,68 @@ fn move_large_session(header: &mut Header, path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `bytes` (a response body's) with what the user's patterns match replaced, when they are
+/// text.
+fn replace_patterns_in_bytes(state: &mut State, bytes: Vec<u8>) -> Vec<u8> {
+    if !state.rules.has_patterns() {
+        return bytes;
+    }
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return bytes;
+    };
+    let rules = state.rules.clone();
+    match rules.replace_matches(text, &mut |found, reach| rule_secret(state, found, reach)) {
+        Some(replaced) => replaced.into_bytes(),
+        None => bytes,
+    }
+}
+
+/// Replaces the values at the user's JSON paths in `body`; whether any was.
+fn replace_at_paths(state: &mut State, body: &mut Value) -> bool {
+    let rules = state.rules.clone();
+    rules.replace_at_paths(body, &mut |found, reach| rule_secret(state, found, reach))
+}
+
+/// The placeholder of `value`, which one of the user's rules found, replaced as far as `reach`
+/// says; the first time, its `redaction` line is written.
+fn rule_secret(state: &mut State, value: &str, reach: Reach) -> String {
+    if value.is_empty() || crate::redact::rules::is_placeholder(value) {
+        return value.to_owned();
+    }
+    let (placeholder, new) = match reach {
+        Reach::Everywhere => state.secrets.placeholder_for(value),
+        Reach::Here => state.secrets.local_placeholder(value),
+    };
+    if new {
+        state.found.push(Line::Redaction {
+            placeholder: placeholder.clone(),
+            what: RULE_SOURCE.to_owned(),
+        });
+    }
+    placeholder
+}
+
+/// `line` as text, with what the user's rules find in its values replaced.
+fn line_text(state: &mut State, line: &Line) -> Result<String, serde_json::Error> {
+    if !state.rules.searches_lines() || matches!(line, Line::Redaction { .. }) {
+        return serde_json::to_string(line);
+    }
+    let mut value = serde_json::to_value(line)?;
+    let rules = state.rules.clone();
+    rules.replace_at_paths(&mut value, &mut |found, reach| {
+        rule_secret(state, found, reach)
+    });
+    rules.replace_in_value(&mut value, &mut |found, reach| {
+        rule_secret(state, found, reach)
+    });
+    serde_json::to_string(&value)
+}
+
 fn write_line(state: &mut State, line: &Line) {
     if state.failed.is_some() || state.closed {
         return;
     }
-    let text = match serde_json::to_string(line) {
+    let text = match line_text(state, line) {
         Ok(text) => text,
         Err(error) => {
             state.failed = Some(format!("cannot encode a line: {error}"));
@@ -392,6 +513,9 @@ fn write_line(state: &mut State, line: &Line) {
     // One write per line, straight to the file: a kill loses at most the line being written.
     if let Err(error) = state.file.file().write_all(text.as_bytes()) {
         state.failed = Some(format!("cannot write {}: {error}", state.path.display()));
+    }
+    for found in std::mem::take(&mut state.found) {
+        write_line(state, &found);
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
+use pi_cassettes::redact::Rules;
 use pi_cassettes::{
     recording_transport, Cassette, CreateError, Divergence, Hybrid, Outcome, Record, Recorder,
     Replay,
@@ -142,13 +143,22 @@ impl RunInfo<'_> {
             .map(|c| (c.value, c.source))
             .collect()
     }
+
+    /// The user's own redaction rules (settings `redact`); a rule that does not parse stops
+    /// the recording before it starts.
+    fn rules(&self) -> Result<Rules, CliError> {
+        self.runtime
+            .settings
+            .redact_rules()
+            .map_err(CliError::Usage)
+    }
 }
 
 /// What a recorded command line holds in place of a key.
 const REDACTED_ARGUMENT: &str = "<<redacted>>";
 
 /// The header of a recording of `built`.
-pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
+pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
     let RunInfo {
         mode,
         command,
@@ -198,6 +208,7 @@ pub fn header(built: &Built, info: RunInfo<'_>) -> Header {
             "credential headers".into(),
             "credential query parameters".into(),
         ],
+        redact: (!rules.is_empty()).then(|| rules.spec().clone()),
         models: Some(models),
         scoped_models: scoped
             .iter()
@@ -299,16 +310,16 @@ pub fn prepare(
         (Plan::Replay(cassette), _) => Io::Replay(Replay::new(cassette).map_err(unusable)?),
         (Plan::Hybrid(cassette, _), Some(path)) => {
             let replay = Replay::new(cassette).map_err(unusable)?;
-            let secrets = info.secrets();
-            let header = header(&built, info);
-            let (live, recorder) = recording(built.live, &path, &header, &secrets)?;
+            let (secrets, rules) = (info.secrets(), info.rules()?);
+            let header = header(&built, info, &rules);
+            let (live, recorder) = recording(built.live, &path, &header, &secrets, rules)?;
             let hybrid = Hybrid::new(replay, live, Some(recorder.clone()));
             Io::Hybrid(Record::new(hybrid, recorder.clone()), recorder)
         }
         (_, Some(path)) => {
-            let secrets = info.secrets();
-            let header = header(&built, info);
-            let (live, recorder) = recording(built.live, &path, &header, &secrets)?;
+            let (secrets, rules) = (info.secrets(), info.rules()?);
+            let header = header(&built, info, &rules);
+            let (live, recorder) = recording(built.live, &path, &header, &secrets, rules)?;
             Io::Record(Record::new(live, recorder.clone()), recorder)
         }
         (_, None) => Io::Live(built.live),
@@ -322,8 +333,9 @@ fn recording(
     path: &Path,
     header: &Header,
     secrets: &[(String, String)],
+    rules: Rules,
 ) -> Result<(Live, Recorder), CliError> {
-    let recorder = Recorder::create(path, header, secrets).map_err(|error| match error {
+    let recorder = Recorder::create(path, header, secrets, rules).map_err(|error| match error {
         // Not an unusable cassette: a run that cannot start.
         busy @ CreateError::Busy { .. } => CliError::Session(busy.to_string()),
         other => CliError::Cassette(other.to_string()),

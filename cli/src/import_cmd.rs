@@ -51,13 +51,26 @@ pub fn main(argv: &[String]) -> ExitCode {
     };
     let several = args.sessions.len() > 1 || args.out.is_dir();
     let secrets = crate::secrets::machine_credentials();
+    let rules = match crate::secrets::machine_rules() {
+        Ok(rules) => rules,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let mut code = 0u8;
     for session in &args.sessions {
         let out = match several {
             true => args.out.join(cassette_name(session)),
             false => args.out.clone(),
         };
-        match runtime.block_on(import_session(session, &out, crate::VERSION, &secrets)) {
+        match runtime.block_on(import_session(
+            session,
+            &out,
+            crate::VERSION,
+            &secrets,
+            &rules,
+        )) {
             Ok(report) => {
                 print!("{report}");
                 if !report.identical {

@@ -3,7 +3,7 @@
 //! go through the recorder's redaction, so a key reads the same placeholder-shaped way
 //! everywhere.
 
-use pi_cassettes::redact::{Secrets, MIN_SCRUBBED_LEN};
+use pi_cassettes::redact::{Rules, Secrets, MIN_SCRUBBED_LEN};
 use pi_effects::session::agent_dir;
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
@@ -22,10 +22,19 @@ pub fn machine_credentials() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Redacts `credentials` from every string in `value` (keys of objects too); whether any was
-/// there.
-pub fn redact_json(value: &mut Value, credentials: &[(String, String)]) -> bool {
-    redact_strings(value, &Secrets::of(credentials))
+/// The user's own redaction rules (settings `redact`, global then the current project's).
+pub fn machine_rules() -> Result<Rules, String> {
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    crate::settings::Settings::load(&agent_dir(), &cwd).redact_rules()
+}
+
+/// Redacts `credentials`, and what `rules`' patterns find, from every string in `value` (keys
+/// of objects too); whether any was there.
+pub fn redact_json(value: &mut Value, credentials: &[(String, String)], rules: &Rules) -> bool {
+    let mut secrets = Secrets::of(credentials);
+    let found = rules.replace_in_value(value, &mut |m, _| secrets.placeholder_for(m).0);
+    redact_strings(value, &secrets) | found
 }
 
 fn redact_strings(value: &mut Value, secrets: &Secrets) -> bool {

@@ -152,6 +152,13 @@ impl Settings {
         self.boolean(&["images", "autoResize"]).unwrap_or(true)
     }
 
+    /// The user's own redaction rules for what is recorded (`redact`: header names, JSON paths
+    /// into request bodies, patterns); an entry that does not parse is an error, not ignored.
+    pub fn redact_rules(&self) -> Result<pi_cassettes::redact::Rules, String> {
+        pi_cassettes::redact::Rules::from_setting(self.values.get("redact"))
+            .map_err(|e| e.to_string())
+    }
+
     /// `cassettes.record` (default off): every run is recorded as a cassette beside its
     /// session file.
     pub fn record_cassettes(&self) -> bool {

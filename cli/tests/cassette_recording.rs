@@ -873,3 +873,125 @@ fn a_cassette_needing_a_newer_pi_is_unusable_not_diverged() {
         }
     }
 }
+
+/// The user's own redaction rules (settings `redact`): a pattern, a header name and a JSON
+/// path. What they find reaches no line of a recording or an imported session, and both still
+/// check; a rule that does not parse stops the recording before it writes anything.
+#[test]
+fn the_users_redaction_rules_reach_no_cassette_and_the_runs_still_check() {
+    const CASE: &str = "CASE-314159";
+    const TENANT: &str = "tenant-acme-7731";
+    let ws = workspace(json!({
+        "files": {"ticket.txt": format!("customer case {CASE}\n")},
+        "script": [
+            {"tool_calls": [{"name": "read", "arguments": {"path": "ticket.txt"}}]},
+            {"text": [format!("Case {CASE} is noted.")]},
+        ]
+    }));
+    let agent = ws.root().join("agent");
+    let mut models = models_json(ws.port());
+    models["providers"]["mock"]["headers"] = json!({"X-Tenant-Id": TENANT});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let settings = |rules: Value| {
+        let settings = json!({"redact": rules});
+        std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+    };
+    settings(json!({
+        "patterns": ["CASE-[0-9]{6}"],
+        "headers": ["x-tenant-id"],
+        "jsonPaths": ["$.messages[0].content"]
+    }));
+    let sessions = ws.root().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let session = sessions.join("ticket.jsonl");
+    let cassette = ws.root().join("cwd").join("ticket.cassette");
+    let prompt = format!("read ticket.txt about {CASE}");
+    let record = |cassette: &Path| {
+        let args = [
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--session",
+            session.to_str().unwrap(),
+            "-p",
+            &prompt,
+        ];
+        ws.command(pi().as_ref(), &words(&args)).output().unwrap()
+    };
+    let out = record(&cassette);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+    assert!(
+        requests.contains(CASE) && requests.contains(TENANT),
+        "{requests}"
+    );
+
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let first_request: Value = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line["type"] == "request")
+        .unwrap();
+    let system = first_request["body"]["messages"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(system.starts_with("<<secret-"), "{first_request}");
+
+    let imported = ws.root().join("cwd").join("imported.cassette");
+    let args = [
+        "import",
+        session.to_str().unwrap(),
+        "-o",
+        imported.to_str().unwrap(),
+    ];
+    let out = ws.command(pi().as_ref(), &words(&args)).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    for path in [&cassette, &imported] {
+        let text = std::fs::read_to_string(path).unwrap();
+        for planted in [CASE, TENANT] {
+            assert!(
+                !text.contains(planted),
+                "{planted} reached {}",
+                path.display()
+            );
+        }
+        let out = replay_check(path);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    settings(json!({"patterns": ["CASE-(["]}));
+    let refused = ws.root().join("cwd").join("refused.cassette");
+    let out = record(&refused);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("redact.patterns[0]"), "{stderr}");
+    assert!(
+        !refused.exists(),
+        "a refused recording wrote {}",
+        refused.display()
+    );
+}

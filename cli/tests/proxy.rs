@@ -502,3 +502,67 @@ fn pi_replay_check_says_a_proxy_cassette_is_one_and_skips_it_for_bisect() {
     );
     assert!(out.contains("pi proxy --replay"), "{out}");
 }
+
+/// Credentials by name and by value: a gateway key under a header of its own name, a cookie
+/// the upstream sets, and both repeated by the model in its answer. None reaches the cassette;
+/// the run replays from it.
+#[test]
+fn credential_headers_and_cookies_reach_no_proxy_cassette_even_when_repeated() {
+    const GATEWAY: &str = "pk-gateway-planted-0123456789";
+    const COOKIE: &str = "cookie-planted-0123456789";
+    let pi = Path::new(env!("CARGO_BIN_EXE_pi"));
+    let ws = Workspace::new(&[]);
+    let cassettes = ws.path("cassettes");
+    let mock = MockLlm::start(&json!([{
+        "headers": {"set-cookie": format!("session={COOKIE}; Path=/; HttpOnly")},
+        "text": ["gateway ", GATEWAY, " and session ", COOKIE]
+    }]));
+    let proxy = ProxyProcess::start(&[
+        "--record",
+        cassettes.to_str().unwrap(),
+        "--upstream",
+        &mock.url(""),
+    ]);
+    let with_gateway_header = |base: &str| {
+        ws.use_provider_at(base);
+        let path = ws.path("agent/models.json");
+        let mut models: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        models["providers"]["mock"]["headers"] = json!({"X-Portkey-Api-Key": GATEWAY});
+        std::fs::write(&path, models.to_string()).unwrap();
+    };
+    with_gateway_header(&proxy.url);
+    let mut args = ARGS.to_vec();
+    args.push("say it");
+    let recorded = ws.run(pi, &args);
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    assert!(
+        recorded.stdout.contains(GATEWAY),
+        "the model repeats the key"
+    );
+    // The mock's log holds each request's headers.
+    let asked = std::fs::read_to_string(&mock.log).unwrap();
+    assert!(asked.contains(GATEWAY), "the key was sent: {asked}");
+    let (code, stderr) = proxy.stop();
+    assert_eq!(code, 0, "{stderr}");
+    drop(mock);
+
+    for file in files_under(&cassettes) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for planted in [GATEWAY, COOKIE, KEY] {
+            assert!(
+                !text.contains(planted),
+                "{planted} reached {}: {text}",
+                file.display()
+            );
+        }
+    }
+
+    ws.reset();
+    let proxy = ProxyProcess::start(&["--replay", cassettes.to_str().unwrap()]);
+    with_gateway_header(&proxy.url);
+    let replayed = ws.run(pi, &args);
+    let (code, stderr) = proxy.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+}

@@ -28,7 +28,7 @@ use pi_effects::session::SessionStore;
 
 use crate::format::{Header, Imported, Line, Outcome, SessionKind, SessionStart, FORMAT_VERSION};
 use crate::record::Record;
-use crate::redact::{Secrets, MIN_SCRUBBED_LEN};
+use crate::redact::{Reach, Rules, Secrets, MIN_SCRUBBED_LEN};
 use crate::write::Recorder;
 use answer::FromSession;
 use plan::Plan;
@@ -142,14 +142,77 @@ pub enum ImportError {
     Build { path: PathBuf, why: String },
 }
 
+/// `text` (a session file) with what `rules` find in each line's values replaced by `known`'s
+/// placeholders; each new secret is added to `found`, in the order its placeholder was given,
+/// so the recorder gives it the same one. A line keeps its bytes but for the values replaced
+/// (Pi's number spellings are not serde's), unless a value cannot be replaced as text.
+fn redact_lines(
+    text: &str,
+    rules: &Rules,
+    known: &mut Secrets,
+    found: &mut Vec<(String, String)>,
+) -> String {
+    if !rules.searches_lines() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        out.push_str(&redact_line(body, rules, known, found));
+        out.push_str(end);
+    }
+    out
+}
+
+fn redact_line(
+    line: &str,
+    rules: &Rules,
+    known: &mut Secrets,
+    found: &mut Vec<(String, String)>,
+) -> String {
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(line) else {
+        return line.to_owned();
+    };
+    let mut replaced = Vec::new();
+    // Everywhere, whatever the rule: the session is replayed as this text says it.
+    let mut placeholder_of = |value: &str, _: Reach| {
+        let (placeholder, new) = known.placeholder_for(value);
+        if new {
+            found.push((value.to_owned(), crate::write::RULE_SOURCE.to_owned()));
+        }
+        replaced.push((value.to_owned(), placeholder.clone()));
+        placeholder
+    };
+    let changed = rules.replace_at_paths(&mut value, &mut placeholder_of)
+        | rules.replace_in_value(&mut value, &mut placeholder_of);
+    if !changed {
+        return line.to_owned();
+    }
+    let mut as_text = line.to_owned();
+    for (secret, placeholder) in &replaced {
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        as_text = as_text.replace(escaped, placeholder);
+    }
+    match serde_json::from_str::<serde_json::Value>(&as_text) {
+        Ok(reread) if reread == value => as_text,
+        _ => serde_json::to_string(&value).unwrap_or(as_text),
+    }
+}
+
 /// Imports the session file at `source` into a cassette at `out` (see the module doc);
 /// `pi_version` is the version of Pi whose behaviour the replaying build follows. `secrets`
-/// (value, where it came from) are replaced in the cassette as a recording replaces them.
+/// (value, where it came from) are replaced in the cassette as a recording replaces them, and
+/// so is what the user's `rules` patterns find in the session's strings.
 pub async fn import_session(
     source: &Path,
     out: &Path,
     pi_version: &str,
     secrets: &[(String, String)],
+    rules: &Rules,
 ) -> Result<ImportReport, ImportError> {
     let text = std::fs::read_to_string(source).map_err(|e| ImportError::Read {
         path: source.to_path_buf(),
@@ -158,7 +221,10 @@ pub async fn import_session(
     // The file as the cassette will say it: a secret in a message is replaced before the
     // stream that says it is made (a stream cuts text between deltas, which would leave a key
     // on disk in pieces), so the replay writes the placeholders this digest expects.
-    let text = Secrets::of(secrets).replace(&text, MIN_SCRUBBED_LEN);
+    let mut known = Secrets::of(secrets);
+    let text = known.replace(&text, MIN_SCRUBBED_LEN);
+    let mut secrets = secrets.to_vec();
+    let text = redact_lines(&text, rules, &mut known, &mut secrets);
     let mut plan = Plan::of(&text).map_err(|e| ImportError::Session {
         path: source.to_path_buf(),
         source: e,
@@ -183,6 +249,7 @@ pub async fn import_session(
             id_state: plan.config.seed,
         },
         redactions: Vec::new(),
+        redact: None,
         models: Some(plan.models.all()),
         scoped_models: Vec::new(),
         command: None,
@@ -198,7 +265,7 @@ pub async fn import_session(
             entries: plan.stamps.clone(),
         }),
     };
-    let recorder = Recorder::create(out, &header, secrets)?;
+    let recorder = Recorder::create(out, &header, &secrets, Rules::default())?;
     let config = &plan.config;
     let store = SessionStore::in_memory_child(
         &config.cwd,

@@ -261,15 +261,17 @@ pub(crate) fn write_reports(out: &Path, results: &EvalResults) -> Result<(), Str
     Ok(())
 }
 
-/// `results` with this machine's credentials replaced, or `None` when it holds none.
+/// `results` with this machine's credentials and what the user's redaction rules find
+/// replaced, or `None` when it holds none.
 fn redacted(results: &EvalResults) -> Result<Option<EvalResults>, String> {
     let credentials = crate::secrets::machine_credentials();
-    if credentials.is_empty() {
+    let rules = crate::secrets::machine_rules()?;
+    if credentials.is_empty() && rules.is_empty() {
         return Ok(None);
     }
     let mut value =
         serde_json::to_value(results).map_err(|e| format!("cannot redact the results: {e}"))?;
-    if !crate::secrets::redact_json(&mut value, &credentials) {
+    if !crate::secrets::redact_json(&mut value, &credentials, &rules) {
         return Ok(None);
     }
     serde_json::from_value(value)

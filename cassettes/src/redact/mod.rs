@@ -5,6 +5,10 @@
 
 use std::collections::HashMap;
 
+pub mod rules;
+
+pub use rules::{Reach, RuleError, Rules, RulesSpec};
+
 /// Secrets shorter than this are replaced only where they are known to be (keys, auth headers),
 /// not in every text: a key such as `none` must not rewrite the conversation.
 pub const MIN_SCRUBBED_LEN: usize = 8;
@@ -14,6 +18,8 @@ pub const MIN_SCRUBBED_LEN: usize = 8;
 pub struct Secrets {
     /// (secret, placeholder), longest secret first.
     known: Vec<(String, String)>,
+    /// (value, placeholder) of values replaced only where a rule found them.
+    local: Vec<(String, String)>,
     /// Per call: the end of the body read so far that could begin a secret.
     held: HashMap<u64, Vec<u8>>,
 }
@@ -43,9 +49,37 @@ impl Secrets {
         (!value.is_empty() && self.placeholder(value).is_none()).then(|| self.add(value))
     }
 
+    /// Placeholders are numbered in the order they are given, whichever kind.
+    fn next_placeholder(&self) -> String {
+        format!("<<secret-{}>>", self.known.len() + self.local.len() + 1)
+    }
+
+    /// The placeholder of `value` where a rule found it, which replaces it there only (a value
+    /// the run also takes from its configuration would otherwise read differently on replay);
+    /// registered now if it is new (then also `true`).
+    pub fn local_placeholder(&mut self, value: &str) -> (String, bool) {
+        if let Some(placeholder) = self.placeholder(value) {
+            return (placeholder.to_owned(), false);
+        }
+        if let Some((_, placeholder)) = self.local.iter().find(|(v, _)| v == value) {
+            return (placeholder.clone(), false);
+        }
+        let placeholder = self.next_placeholder();
+        self.local.push((value.to_owned(), placeholder.clone()));
+        (placeholder, true)
+    }
+
+    /// The placeholder of `value`, registered now if it is new (then also `true`).
+    pub fn placeholder_for(&mut self, value: &str) -> (String, bool) {
+        match self.placeholder(value) {
+            Some(placeholder) => (placeholder.to_owned(), false),
+            None => (self.add(value), true),
+        }
+    }
+
     /// Registers `value` under a new placeholder; returns it.
     pub fn add(&mut self, value: &str) -> String {
-        let placeholder = format!("<<secret-{}>>", self.known.len() + 1);
+        let placeholder = self.next_placeholder();
         self.known.push((value.to_owned(), placeholder.clone()));
         self.known
             .sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
