@@ -604,7 +604,9 @@ fn bwrap_usable() -> bool {
 }
 
 /// What the agent's commands could do in a trial run with `isolate`: the tool results' text,
-/// the results file, and whether the file outside the workspace was written.
+/// the results file, and whether the file outside the workspace was written. The agent is told
+/// to pass its credentials to its commands (`shellEnv.passCredentials`), so that only the
+/// confinement keeps the key from them.
 fn escape_attempt(isolate: &str) -> (String, Value, bool) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -622,7 +624,7 @@ fn escape_attempt(isolate: &str) -> (String, Value, bool) {
     let env = EvalEnv::new(Some(&mock));
     let suite = env.write(
         "s/escape.toml",
-        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"escape\"\nprompt = \"try\"\n\n[[task.check]]\nkind = \"command\"\nrun = \"test -z \\\"$OPENAI_API_KEY\\\"\"\n",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[defaults.settings]\nshellEnv = { passCredentials = true }\n\n[[task]]\nid = \"escape\"\nprompt = \"try\"\n\n[[task.check]]\nkind = \"command\"\nrun = \"test -z \\\"$OPENAI_API_KEY\\\"\"\n",
     );
     let ran = env
         .command(&[
