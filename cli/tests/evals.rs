@@ -345,6 +345,29 @@ fn a_missing_cassette_is_an_error_that_says_how_to_record_it() {
     assert!(reason.contains("record it with --record DIR"), "{reason}");
 }
 
+/// Found by the mutation fuzz (`rpc_robustness.rs`, module `fuzz`): a name wider than a
+/// formatting width may be (65,535) made the summary panic.
+#[test]
+fn a_task_id_longer_than_any_column_is_printed_whole() {
+    let env = EvalEnv::new(None);
+    let id = "t".repeat(70_000);
+    let suite = env.write(
+        "suite/wide.toml",
+        &format!("[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"{id}\"\nprompt = \"hi\"\n"),
+    );
+    let ran = env.eval(&[
+        suite.to_str().unwrap(),
+        "--replay",
+        "nothing-here",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+    assert_eq!(ran.code, 1, "the trial has no cassette: {}", ran.stderr);
+    assert!(ran.stdout.contains(&format!("wide/{id}  mock/mock-model")));
+}
+
 #[test]
 fn a_turn_limit_stops_the_agent_at_once() {
     let steps: Vec<Value> = (0..8)
