@@ -1,10 +1,10 @@
 //! Mutants of the binary's real inputs, fed to the real binary: the corpus and smoke cassettes
 //! to `pi replay --check FILE` and `pi replay FILE`, a session file a run against the mock
-//! wrote to `pi --session FILE -p hi`, the conformance kit's RPC stdin to `pi --mode rpc`, and
-//! the shipped smoke suite to `pi eval --replay`. Each mutant is one to three seeded mutations
-//! (`mutate.rs`: flipped bytes, cuts, duplicated, deleted and swapped lines, a JSON or TOML
-//! value replaced by one of another type, a huge number, deep nesting or a very long string,
-//! invalid UTF-8).
+//! wrote to `pi --session FILE -p hi`, the conformance kit's RPC stdin and that session to
+//! `pi --mode rpc`, and the shipped smoke suite to `pi eval --replay`. Each mutant is one to
+//! three seeded mutations (`mutate.rs`: flipped bytes, cuts, duplicated, deleted and swapped
+//! lines, a JSON or TOML value replaced by one of another type, a huge number, deep nesting or
+//! a very long string, invalid UTF-8, a JSON value replaced by one found elsewhere in the file).
 //!
 //! For every mutant: no panic (exit 101, `panicked at`, or death by a signal), no hang (killed
 //! after 20 s and reported with its seed), an exit code the command documents, and its inputs
@@ -324,15 +324,32 @@ fn case(inputs: &Inputs, seed: u64, dir: &Path) -> Result<(), String> {
             )
         }
         Target::Rpc => {
-            let (mutant, done) = mutate(&inputs.stdin, Syntax::JsonLines, &mut rng);
+            // Either the commands are mutated, or the session they run in (which may then be
+            // refused, with exit 1).
+            let stdin_mutated = rng.below(2) == 0;
+            let source = if stdin_mutated {
+                &inputs.stdin
+            } else {
+                &inputs.session
+            };
+            let (mutant, done) = mutate(source, Syntax::JsonLines, &mut rng);
+            let (stdin, session, allowed, what) = if stdin_mutated {
+                (mutant, inputs.session.clone(), &[0][..], "stdin")
+            } else {
+                (inputs.stdin.clone(), mutant, &[0, 1][..], "session")
+            };
             let file = dir.join("session.jsonl");
-            std::fs::write(&file, &inputs.session).unwrap();
+            std::fs::write(&file, &session).unwrap();
             let mut command = inputs.env.rpc_command();
             command.arg("--session").arg(&file);
-            let outcome = run(command, Some(mutant))
-                .and_then(|f| check_exit(&f, &[0]))
-                .and_then(|()| check_session(&inputs.session, &file));
-            ("pi --mode rpc with mutated stdin".to_owned(), done, outcome)
+            let outcome = run(command, Some(stdin))
+                .and_then(|f| check_exit(&f, allowed))
+                .and_then(|()| check_session(&session, &file));
+            (
+                format!("pi --mode rpc with a mutated {what}"),
+                done,
+                outcome,
+            )
         }
         Target::Eval => {
             let (mutant, done) = mutate(&inputs.suite, Syntax::Toml, &mut rng);
