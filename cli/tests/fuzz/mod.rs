@@ -1,16 +1,19 @@
 //! Mutants of the binary's real inputs, fed to the real binary: the corpus and smoke cassettes
 //! to `pi replay --check FILE` and `pi replay FILE`, a session file a run against the mock
 //! wrote to `pi --session FILE -p hi`, the conformance kit's RPC stdin and that session to
-//! `pi --mode rpc`, and the shipped smoke suite to `pi eval --replay`. Each mutant is one to
+//! `pi --mode rpc` and to `pi import` (its cassette then to `pi replay --check`) and `pi
+//! --export`, and the shipped smoke suite to `pi eval --replay`. Each mutant is one to
 //! three seeded mutations (`mutate.rs`: flipped bytes, cuts, duplicated, deleted and swapped
 //! lines, a JSON or TOML value replaced by one of another type, a huge number, deep nesting or
 //! a very long string, invalid UTF-8, a JSON value replaced by one found elsewhere in the file).
 //!
 //! For every mutant: no panic (exit 101, `panicked at`, or death by a signal), no hang (killed
 //! after 20 s and reported with its seed), an exit code the command documents, and its inputs
-//! left as they were: a cassette or suite byte for byte with nothing written beside it, a
-//! session file only appended to, or copied whole into the backup the store names
-//! (`.v<version>.bak` before a migration, `.invalid.bak` for a file that is not a session).
+//! left as they were: a replayed cassette byte for byte with nothing written beside it, a suite
+//! and the cassettes and fixtures it replays byte for byte, a session file given to `pi import`
+//! or `--export` byte for byte, one a run continues only appended to, or copied whole into the
+//! backup the store names (`.v<version>.bak` before a migration, `.invalid.bak` for a file
+//! that is not a session).
 //!
 //! `PI_FUZZ_SEED` (default fixed, so CI is repeatable) and `PI_FUZZ_COUNT` (default 100) choose
 //! the mutants; case `k` uses seed `PI_FUZZ_SEED + k`, so a failure printed as
@@ -268,6 +271,7 @@ enum Target {
     Session,
     Rpc,
     Eval,
+    Import,
 }
 
 /// One mutant through one command; `Err` says what went wrong.
@@ -279,7 +283,8 @@ fn case(inputs: &Inputs, seed: u64, dir: &Path) -> Result<(), String> {
         Target::Session,
         Target::Rpc,
         Target::Eval,
-    ][rng.below(5)];
+        Target::Import,
+    ][rng.below(6)];
     std::fs::create_dir_all(dir).unwrap();
     let result = match target {
         Target::Check | Target::Replay => {
@@ -305,6 +310,38 @@ fn case(inputs: &Inputs, seed: u64, dir: &Path) -> Result<(), String> {
             });
             (
                 format!("{target:?} of a mutant of {}", source.display()),
+                done,
+                outcome,
+            )
+        }
+        Target::Import => {
+            let (mutant, done) = mutate(&inputs.session, Syntax::JsonLines, &mut rng);
+            let file = dir.join("session.jsonl");
+            std::fs::write(&file, &mutant).unwrap();
+            let cassette = dir.join("imported.cassette");
+            let mut import = inputs.env.command(&["import", "-o"]);
+            import.arg(&cassette).arg(&file);
+            let mut export = inputs.env.command(&["--export"]);
+            export.arg(&file).arg(dir.join("exported.html"));
+            let outcome = run(import, None)
+                .and_then(|f| check_exit(&f, &[0, 1, 2]))
+                .and_then(|()| {
+                    if !cassette.exists() {
+                        return Ok(());
+                    }
+                    let mut check = inputs.env.command(&["replay", "--check"]);
+                    check.arg(&cassette);
+                    run(check, None).and_then(|f| check_exit(&f, &[0, 1, 125]))
+                })
+                .and_then(|()| run(export, None))
+                .and_then(|f| check_exit(&f, &[0, 1]))
+                .and_then(|()| match std::fs::read(&file).unwrap() == mutant {
+                    true => Ok(()),
+                    false => Err("the session file was changed".into()),
+                });
+            (
+                "pi import, pi replay --check of the import, pi --export of a mutated session"
+                    .to_owned(),
                 done,
                 outcome,
             )
