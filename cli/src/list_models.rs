@@ -73,7 +73,7 @@ pub fn list_models(
         cells
             .iter()
             .zip(widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
+            .map(|(cell, width)| crate::columns::left(cell, width))
             .collect::<Vec<_>>()
             .join("  ")
     };

@@ -8,6 +8,7 @@
 mod args;
 mod cassette;
 mod chaos_cmd;
+mod columns;
 mod eval_cmd;
 mod export;
 mod files;

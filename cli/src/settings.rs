@@ -147,6 +147,13 @@ impl Settings {
         self.string(&["shellCommandPrefix"])
     }
 
+    /// `shellEnv.passCredentials` (default off; not Pi's): shell commands see the variables
+    /// that hold credentials.
+    pub fn shell_pass_credentials(&self) -> bool {
+        self.boolean(&["shellEnv", "passCredentials"])
+            .unwrap_or(false)
+    }
+
     /// `images.autoResize` (default on).
     pub fn auto_resize_images(&self) -> bool {
         self.boolean(&["images", "autoResize"]).unwrap_or(true)

@@ -397,6 +397,7 @@ impl Runtime {
         let mut env = ToolEnv::new(&self.cwd);
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);
+        env.pass_credentials = self.settings.shell_pass_credentials();
         env.auto_resize_images = self.settings.auto_resize_images();
         options.tool_env = Some(env.with_environment_overrides());
         options

@@ -1,6 +1,7 @@
-//! Recording through the real binary: a run killed with SIGKILL mid-stream leaves a cassette
-//! that loads up to its last complete line and that `pi replay --check` reports as ending early
-//! (exit 125); keys planted in every place a key can come from never reach any file the run
+//! Recording through the real binary: a run killed with SIGKILL mid-stream or during a bash
+//! call leaves a cassette that loads up to its last complete line and that `pi replay --check`
+//! reports as ending early (exit 125), and a session file that the next run continues with its
+//! entries kept; keys planted in every place a key can come from never reach any file the run
 //! wrote, and the redacted cassette still replays.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -99,6 +100,91 @@ fn a_run_killed_mid_stream_leaves_a_cassette_that_ends_early() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(125), "stderr: {stderr}");
     assert!(stderr.contains("ends early"), "stderr: {stderr}");
+}
+
+#[test]
+fn a_run_killed_during_a_bash_call_leaves_a_cassette_that_ends_early_and_a_session_that_reopens() {
+    let ws = workspace(json!({"script": [
+        {"tool_calls": [{"id": "call_1", "name": "bash",
+                         "arguments": {"command": "echo $$ > bash.pid && exec sleep 30"}}]},
+        {"text": ["again done"]}
+    ]}));
+    let cwd = ws.root().join("cwd");
+    let cassette = cwd.join("killed.jsonl");
+    let session = cwd.join("killed-session.jsonl");
+    let session_args = |message: &str| {
+        words(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--session",
+            session.to_str().unwrap(),
+            "-p",
+            message,
+        ])
+    };
+    let mut args = words(&["--record", cassette.to_str().unwrap()]);
+    args.extend(session_args("first"));
+    let mut child = ws
+        .command(pi().as_ref(), &args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the bash command runs: its call is in the session file and the cassette.
+    let pid_file = cwd.join("bash.pid");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let command_pid = loop {
+        let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Ok(pid) = pid.trim().parse::<i32>() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the bash command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // The command outlives a killed pi (nothing could kill it): end it here.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(command_pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+
+    let recorded = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        recorded.contains("\"kind\":\"run_tool\""),
+        "the bash call was recorded:\n{recorded}"
+    );
+    assert!(!recorded.contains("\"type\":\"outcome\""));
+    let out = replay_check(&cassette);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "stderr: {stderr}");
+    assert!(
+        stderr.contains("killed.jsonl:") && stderr.contains("ends early"),
+        "the report names the cassette and says it ends early: {stderr}"
+    );
+
+    let before = std::fs::read_to_string(&session).unwrap();
+    assert!(
+        before.contains("\"toolCall\""),
+        "the call reached the session"
+    );
+    let again = ws
+        .command(pi().as_ref(), &session_args("again"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), "again done");
+    let after = std::fs::read_to_string(&session).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "the earlier entries are kept as they were"
+    );
+    for text in ["\"first\"", "\"again\"", "again done"] {
+        assert!(after.contains(text), "{text} in the session:\n{after}");
+    }
 }
 
 /// Every file under `root`, recursively.

@@ -113,6 +113,24 @@ fn without_any_model_the_first_prompt_fails_for_want_of_a_key() {
     );
 }
 
+/// A model id wider than a formatting width may be (65,535) made the table panic.
+#[test]
+fn list_models_prints_an_id_longer_than_any_column_whole() {
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let id = "m".repeat(70_000);
+    let mut models = pi_testkit::demo::models_json(mock.port);
+    models["providers"]["mock"]["models"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": id}));
+    env.write_agent("models.json", &models.to_string());
+    let out = env.run(&["--list-models"]);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    assert_eq!(out.code, 0);
+    assert!(out.stderr.contains(&format!("mock            {id}  128K")));
+}
+
 #[test]
 fn list_models_prints_pis_table() {
     let mock = MockLlm::start(&json!([]));

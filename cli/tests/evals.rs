@@ -345,6 +345,29 @@ fn a_missing_cassette_is_an_error_that_says_how_to_record_it() {
     assert!(reason.contains("record it with --record DIR"), "{reason}");
 }
 
+/// Found by the mutation fuzz (`rpc_robustness.rs`, module `fuzz`): a name wider than a
+/// formatting width may be (65,535) made the summary panic.
+#[test]
+fn a_task_id_longer_than_any_column_is_printed_whole() {
+    let env = EvalEnv::new(None);
+    let id = "t".repeat(70_000);
+    let suite = env.write(
+        "suite/wide.toml",
+        &format!("[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"{id}\"\nprompt = \"hi\"\n"),
+    );
+    let ran = env.eval(&[
+        suite.to_str().unwrap(),
+        "--replay",
+        "nothing-here",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+    assert_eq!(ran.code, 1, "the trial has no cassette: {}", ran.stderr);
+    assert!(ran.stdout.contains(&format!("wide/{id}  mock/mock-model")));
+}
+
 #[test]
 fn a_turn_limit_stops_the_agent_at_once() {
     let steps: Vec<Value> = (0..8)
@@ -604,7 +627,9 @@ fn bwrap_usable() -> bool {
 }
 
 /// What the agent's commands could do in a trial run with `isolate`: the tool results' text,
-/// the results file, and whether the file outside the workspace was written.
+/// the results file, and whether the file outside the workspace was written. The agent is told
+/// to pass its credentials to its commands (`shellEnv.passCredentials`), so that only the
+/// confinement keeps the key from them.
 fn escape_attempt(isolate: &str) -> (String, Value, bool) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -622,7 +647,7 @@ fn escape_attempt(isolate: &str) -> (String, Value, bool) {
     let env = EvalEnv::new(Some(&mock));
     let suite = env.write(
         "s/escape.toml",
-        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"escape\"\nprompt = \"try\"\n\n[[task.check]]\nkind = \"command\"\nrun = \"test -z \\\"$OPENAI_API_KEY\\\"\"\n",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[defaults.settings]\nshellEnv = { passCredentials = true }\n\n[[task]]\nid = \"escape\"\nprompt = \"try\"\n\n[[task.check]]\nkind = \"command\"\nrun = \"test -z \\\"$OPENAI_API_KEY\\\"\"\n",
     );
     let ran = env
         .command(&[

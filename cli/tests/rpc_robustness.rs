@@ -10,10 +10,14 @@
 //! answered at most once.
 //!
 //! Cases: `PROPTEST_CASES`, else 24 (each case starts a process).
+//!
+//! The `fuzz` module goes wider: mutants of the binary's real inputs (cassettes, a session file,
+//! RPC stdin, an eval suite) through `pi replay`, `pi --session`, RPC mode and `pi eval`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod fuzz;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};

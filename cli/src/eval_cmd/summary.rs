@@ -2,6 +2,8 @@
 
 use pi_evals::results::{AtK, EvalResults};
 
+use crate::columns::left;
+
 /// Prints the summary of `results` on stdout.
 pub fn print(results: &EvalResults) {
     say(&lines(results).join("\n"));
@@ -25,13 +27,21 @@ pub fn lines(results: &EvalResults) -> Vec<String> {
         .max()
         .unwrap_or(5);
     out.push(format!(
-        "{:<model_width$}  {:>6}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
-        "model", "pass@1", "score", "passed", "errors", "diverged", "tokens", "cost", "replayed"
+        "{}  {:>6}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
+        left("model", model_width),
+        "pass@1",
+        "score",
+        "passed",
+        "errors",
+        "diverged",
+        "tokens",
+        "cost",
+        "replayed"
     ));
     for m in &results.models {
         out.push(format!(
-            "{:<model_width$}  {:>6.2}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
-            m.model,
+            "{}  {:>6.2}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
+            left(&m.model, model_width),
             m.pass_at_1,
             format!("{:.2} ± {:.2}", m.score, m.stderr),
             format!("{}/{}", m.passed, m.trials),
@@ -51,8 +61,13 @@ pub fn lines(results: &EvalResults) -> Vec<String> {
         .max()
         .unwrap_or(4);
     out.push(format!(
-        "{:<task_width$}  {:<model_width$}  {:>7}  {:>7}  {:>7}  {:>13}",
-        "task", "model", "passed", "pass@k", "pass^k", "score"
+        "{}  {}  {:>7}  {:>7}  {:>7}  {:>13}",
+        left("task", task_width),
+        left("model", model_width),
+        "passed",
+        "pass@k",
+        "pass^k",
+        "score"
     ));
     for t in &results.tasks {
         let last = |v: &[AtK]| {
@@ -60,9 +75,9 @@ pub fn lines(results: &EvalResults) -> Vec<String> {
                 .map_or_else(|| "-".to_owned(), |a| format!("{:.2}@{}", a.value, a.k))
         };
         out.push(format!(
-            "{:<task_width$}  {:<model_width$}  {:>7}  {:>7}  {:>7}  {:>13}",
-            format!("{}/{}", t.suite, t.task),
-            t.model,
+            "{}  {}  {:>7}  {:>7}  {:>7}  {:>13}",
+            left(&format!("{}/{}", t.suite, t.task), task_width),
+            left(&t.model, model_width),
             format!("{}/{}", t.passed, t.trials),
             last(&t.pass_at_k),
             last(&t.pass_hat_k),

@@ -356,6 +356,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             .settings
             .shell_command_prefix()
             .map(str::to_owned);
+        env.pass_credentials = self.runtime.settings.shell_pass_credentials();
         let generation = self.generation;
         tokio::spawn(async move {
             let result = execute_bash(&env, &command, &cancel, None).await;

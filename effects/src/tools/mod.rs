@@ -53,6 +53,10 @@ pub struct ToolEnv {
     pub shell: Option<PathBuf>,
     /// Lines run before every bash command (Pi's `shellCommandPrefix` setting).
     pub command_prefix: Option<String>,
+    /// Whether shell commands see the variables whose names say they hold a credential (the
+    /// providers' keys, `*_TOKEN`, `*_SECRET`, ...). Off by default, unlike Pi: a command the
+    /// model chose should not be able to print the user's keys.
+    pub pass_credentials: bool,
     /// Resize images the read tool returns to fit Pi's limits (Pi's `images.autoResize`).
     pub auto_resize_images: bool,
     /// Whether the model the tools answer takes images; when not, the read tool says the image
@@ -83,6 +87,7 @@ impl ToolEnv {
             temp_dir: std::env::temp_dir(),
             shell: None,
             command_prefix: None,
+            pass_credentials: false,
             auto_resize_images: true,
             model_accepts_images: true,
         }

@@ -21,6 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use pi_providers::registry::is_credential_variable;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
@@ -161,13 +162,13 @@ pub(crate) struct Running {
     buffer: Vec<u8>,
 }
 
-/// Starts `<shell> -c <command>` in `cwd` with stdin closed, in a process group of its own.
-/// Failures read like Node's spawn errors (`spawn /bin/bash EACCES`).
+/// Starts `<shell> -c <command>` in `env.cwd` with stdin closed, in a process group of its own,
+/// without the credential variables unless `env.pass_credentials`. Failures read like Node's
+/// spawn errors (`spawn /bin/bash EACCES`).
 fn spawn(
     shell: &Path,
     command: &str,
-    cwd: &Path,
-    home: &Path,
+    env: &super::ToolEnv,
     cancel: CancellationToken,
     timeout: Option<Duration>,
 ) -> Result<Running, String> {
@@ -179,12 +180,19 @@ fn spawn(
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(command)
-        .current_dir(cwd)
-        .env("PATH", shell_path(home))
+        .current_dir(&env.cwd)
+        .env("PATH", shell_path(&env.home))
         .stdin(Stdio::null())
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr))
         .process_group(0);
+    if !env.pass_credentials {
+        for (name, _) in std::env::vars_os() {
+            if is_credential_variable(&name.to_string_lossy()) {
+                cmd.env_remove(name);
+            }
+        }
+    }
     let child = cmd.spawn().map_err(spawn_error)?;
     // The command holds our copies of the pipes' write ends: without dropping them the output
     // would never end.
@@ -226,7 +234,7 @@ pub(crate) fn start(
     if cancel.is_cancelled() {
         return Ok(None);
     }
-    spawn(&shell, command, &env.cwd, &env.home, cancel, timeout).map(Some)
+    spawn(&shell, command, env, cancel, timeout).map(Some)
 }
 
 /// Node's wording: `spawn <file> <errno name>`.

@@ -38,8 +38,9 @@ fn words(name: &str) -> impl Iterator<Item = String> + '_ {
 
 /// Whether a variable named `name` holds a credential, judged by its name: a word ends in
 /// KEY, TOKEN, SECRET, PASSWORD (`OPENAI_API_KEY`, `GH_TOKEN`, `AWS_SECRET_ACCESS_KEY`); not
-/// `GIT_AUTHOR_NAME`, `KEYBOARD_LAYOUT` or `SSH_AUTH_SOCK`.
-fn is_credential_variable(name: &str) -> bool {
+/// `GIT_AUTHOR_NAME`, `KEYBOARD_LAYOUT` or `SSH_AUTH_SOCK`. Every provider's key variable is
+/// one. Used to replace their values in recordings and to keep them from shell commands.
+pub fn is_credential_variable(name: &str) -> bool {
     words(name).any(|w| CREDENTIAL_ENDINGS.iter().any(|e| w.ends_with(e)))
 }
 

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 pub use auth::{env_api_key, key_variables, AuthStorage, OAuthExpired};
 pub use config::{parse_models_json, ModelsConfig, ModelsJsonError, ProviderConfig};
-pub use credentials::{is_credential_name, Credential};
+pub use credentials::{is_credential_name, is_credential_variable, Credential};
 pub use env::Environment;
 pub use jsonc::strip_json_comments;
 pub use merge::merge_compat;
