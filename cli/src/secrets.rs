@@ -4,19 +4,20 @@
 //! everywhere.
 
 use pi_cassettes::redact::{Rules, Secrets, MIN_SCRUBBED_LEN};
+use pi_effects::host::process_environment;
+use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::session::agent_dir;
 use pi_providers::catalog;
-use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 use serde_json::Value;
 
 /// Every credential this machine's user could send (see `ModelRegistry::credentials`), with
 /// where it came from.
 pub fn machine_credentials() -> Vec<(String, String)> {
     let dir = agent_dir();
-    let registry = ModelRegistry::load(catalog::builtin(), &dir.join("models.json"));
-    let (auth, _) = AuthStorage::load(&dir.join("auth.json"));
+    let registry = load_models(catalog::builtin(), &dir.join("models.json"));
+    let (auth, _) = load_auth(&dir.join("auth.json"));
     registry
-        .credentials(&auth, &Environment::from_process())
+        .credentials(&auth, &process_environment())
         .into_iter()
         .map(|c| (c.value, c.source))
         .collect()

@@ -11,8 +11,10 @@ use pi_core::system_prompt::DocPaths;
 use pi_core::tools::paths::resolve_posix;
 use pi_effects::agent_session::{AgentSession, CreateError, SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::now_ms;
+use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::live::Live;
+use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::run_config::{build_machine, RunConfig};
 use pi_effects::session::SessionFile;
 use pi_effects::session::{
@@ -126,9 +128,9 @@ impl Runtime {
         let thinking_flag = thinking.is_some();
         let settings = Settings::load(&agent_dir, &cwd);
         warnings.extend(settings.warnings.iter().cloned());
-        let registry = ModelRegistry::load(catalog::builtin(), &agent_dir.join("models.json"));
-        let (mut auth, _) = AuthStorage::load(&agent_dir.join("auth.json"));
-        let env = Environment::from_process();
+        let registry = load_models(catalog::builtin(), &agent_dir.join("models.json"));
+        let (mut auth, _) = load_auth(&agent_dir.join("auth.json"));
+        let env = process_environment();
         let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
         let cwd_text = cwd.to_string_lossy().into_owned();
         let session_dir = match resolve_session_dir(

@@ -1,13 +1,16 @@
-//! Invariant 1: the core does no IO. Three checks:
+//! Invariant 1: the core and the providers (pi-core, pi-providers) do no IO. Three checks, each
+//! made for both crates:
 //!
-//! - its dependency closure (normal edges) stays within a list of pure crates; adding anything
+//! - their dependency closure (normal edges) stays within a list of pure crates; adding anything
 //!   else is a design decision, made here on purpose;
 //! - `core/clippy.toml` bans the IO items (all of std::fs, std::net, std::process, std::env, the
 //!   clocks, OS randomness, stdio), and that ban is shown to work: small crates each using one
 //!   banned item are linted with that file and must be refused, naming the item;
-//! - core/src is read with a Rust tokenizer, and no path in it names a banned std module, however
-//!   written (`use std::{fs, ..}`, `::std::env::..`, renaming std itself). This covers what an item
-//!   list cannot: constants, modules, items a later toolchain adds.
+//!   `providers/clippy.toml` is the same file (a link to it), so both crates are linted with one ban;
+//! - core/src and providers/src are read with a Rust tokenizer, and no path in them names a
+//!   banned std module, however written (`use std::{fs, ..}`, `::std::env::..`, renaming std
+//!   itself). This covers what an item list cannot: constants, modules, items a later toolchain
+//!   adds.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read files and run cargo; the core's IO ban applies to the library, not to its tests.
@@ -53,14 +56,54 @@ const ALLOWED: &[&str] = &[
     "tinyvec_macros",
 ];
 
+/// What the providers may use beyond the core's list.
+const PROVIDERS_ALLOWED: &[&str] = &[
+    "pi-providers",
+    // Response body chunks (`HttpResponse::chunk`): a reference-counted byte buffer, no IO.
+    "bytes",
+];
+
 #[test]
 fn the_core_depends_only_on_pure_crates() {
+    let crates = dependency_closure("pi-core");
+    let foreign = outside(&crates, ALLOWED);
+    assert!(
+        foreign.is_empty(),
+        "pi-core depends on crates outside the pure list: {foreign:?}"
+    );
+}
+
+#[test]
+fn the_providers_depend_only_on_pure_crates() {
+    let allowed: Vec<&str> = ALLOWED.iter().chain(PROVIDERS_ALLOWED).copied().collect();
+    let crates = dependency_closure("pi-providers");
+    assert!(
+        crates.contains("pi-core"),
+        "unexpected cargo tree output: {crates:?}"
+    );
+    let foreign = outside(&crates, &allowed);
+    assert!(
+        foreign.is_empty(),
+        "pi-providers depends on crates outside the pure list: {foreign:?}"
+    );
+}
+
+/// The crates in `crates` that `allowed` does not name.
+fn outside<'a>(crates: &'a BTreeSet<String>, allowed: &[&str]) -> Vec<&'a String> {
+    crates
+        .iter()
+        .filter(|c| !allowed.contains(&c.as_str()))
+        .collect()
+}
+
+/// Every crate `package` depends on through normal edges, itself included.
+fn dependency_closure(package: &str) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
         .args([
             "tree",
             "-p",
-            "pi-core",
+            package,
             "-e",
             "normal",
             "--prefix",
@@ -85,14 +128,7 @@ fn the_core_depends_only_on_pure_crates() {
         crates.contains("serde_json"),
         "unexpected cargo tree output: {crates:?}"
     );
-    let foreign: Vec<&String> = crates
-        .iter()
-        .filter(|c| !ALLOWED.contains(&c.as_str()))
-        .collect();
-    assert!(
-        foreign.is_empty(),
-        "pi-core depends on crates outside the pure list: {foreign:?}"
-    );
+    crates
 }
 
 /// One banned item per case, reached the way core code might write it; clippy must refuse each
@@ -343,14 +379,15 @@ fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn the_core_source_names_no_banned_std_module() {
+/// Every place in the crate folder `krate` (beside core/) whose sources name a banned module.
+fn banned_paths_in(krate: &str) -> Vec<String> {
     let mut files = Vec::new();
-    rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
-    assert!(files.len() > 20, "core/src looks empty: {files:?}");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(krate)
+        .join("src");
+    rust_files(&src, &mut files);
+    assert!(files.len() > 20, "{krate}/src looks empty: {files:?}");
     let mut wrong = Vec::new();
     for file in &files {
         let source = std::fs::read_to_string(file).unwrap();
@@ -358,10 +395,40 @@ fn the_core_source_names_no_banned_std_module() {
             wrong.push(format!("{}: {hit}", file.display()));
         }
     }
+    wrong
+}
+
+#[test]
+fn the_core_source_names_no_banned_std_module() {
+    let wrong = banned_paths_in("core");
     assert!(
         wrong.is_empty(),
         "core/src names banned std modules:\n{}",
         wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_providers_source_names_no_banned_std_module() {
+    let wrong = banned_paths_in("providers");
+    assert!(
+        wrong.is_empty(),
+        "providers/src names banned std modules:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Clippy reads `clippy.toml` from the linted crate's folder: the providers' must be the core's
+/// ban, not a copy that drifts or a file that bans less.
+#[test]
+fn the_providers_are_linted_with_the_cores_ban() {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ban = std::fs::read(core.join("clippy.toml")).unwrap();
+    let providers = std::fs::read(core.join("../providers/clippy.toml"))
+        .expect("providers/clippy.toml exists (a link to core/clippy.toml)");
+    assert!(
+        providers == ban,
+        "providers/clippy.toml differs from core/clippy.toml"
     );
 }
 

@@ -6,12 +6,13 @@
 //!
 //! use pi_core::agent_session::SessionInput;
 //! use pi_effects::agent_session::{create_agent_session, SessionOptions};
+//! use pi_effects::registry_files::load_models;
 //! use pi_effects::session::agent_dir;
-//! use pi_providers::{catalog, registry::ModelRegistry, CallOptions};
+//! use pi_providers::{catalog, CallOptions};
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let registry = ModelRegistry::load(catalog::builtin(), &agent_dir().join("models.json"));
+//!     let registry = load_models(catalog::builtin(), &agent_dir().join("models.json"));
 //!     let model = registry
 //!         .find("local", "smollm2-135m-instruct")
 //!         .ok_or("no such model")?
@@ -54,7 +55,7 @@ use pi_core::session::ids::IdGenerator;
 use pi_core::session::time::iso_from_ms;
 use pi_core::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
 use pi_core::tools::definitions::builtin_tool;
-use pi_providers::transport::{HttpTransport, Timeouts, Transport, TransportError};
+use pi_providers::transport::{HttpTransport, TransportError};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 /// Cancels a user command run beside a session ([`crate::tools::user_bash::execute_bash`]),
 /// re-exported so front ends need not depend on `tokio-util` themselves.
@@ -63,6 +64,7 @@ pub use tokio_util::sync::CancellationToken;
 use crate::clock::{Clock, SystemClock};
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::live::{CallOptionsFor, Live};
+use crate::network::{Timeouts, Transport};
 use crate::run_config::{build_machine, load_context_files, BuildError, RunConfig};
 use crate::session::{SessionFile, SessionStore, StoreError};
 use crate::tools::ToolEnv;

@@ -1,12 +1,17 @@
 //! The harness's IO: the interpreter that performs the core's effects for real (model calls,
-//! Pi's tools on files and processes, timers), the driver that feeds it, and Pi's session files
-//! on disk. What to do is decided in `pi-core`; this crate carries it out.
+//! Pi's tools on files and processes, timers), the driver that feeds it, Pi's session files on
+//! disk, and what the pure providers need from the world (the network transport, the registry's
+//! files, the environment and `!command` values). What to do is decided in `pi-core` and
+//! `pi-providers`; this crate carries it out.
 
 pub mod agent_session;
 pub mod clock;
 pub mod driver;
 pub mod flock;
+pub mod host;
 pub mod live;
+pub mod network;
+pub mod registry_files;
 pub mod run_config;
 pub mod session;
 pub mod tools;

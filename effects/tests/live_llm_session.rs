@@ -12,8 +12,8 @@ use pi_core::message::{AgentMessage, StopReason};
 use pi_core::model::Model;
 use pi_core::session::ids::IdGenerator;
 use pi_effects::agent_session::{create_agent_session, SessionOptions};
+use pi_effects::network::Timeouts;
 use pi_effects::session::SessionStore;
-use pi_providers::transport::Timeouts;
 use pi_providers::CallOptions;
 use serde_json::{json, Value};
 

@@ -25,10 +25,10 @@ use common::{
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{Message, UserMessage};
 use pi_core::model::Model;
+use pi_effects::network::{Timeouts, Transport};
 use pi_providers::call::ModelCall;
 use pi_providers::google::{encode, Decoder};
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::{CallOptions, StreamEnd};
 use proptest::prelude::*;
 use regex::Regex;

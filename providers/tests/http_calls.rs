@@ -3,6 +3,9 @@
 //! Completions and the Anthropic Messages APIs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Tests read fixtures and run servers; the providers' IO ban applies to the library, not to its
+// tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
@@ -11,9 +14,9 @@ use std::time::Duration;
 use common::{kinds, mock_claude, mock_model_at};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
+use pi_effects::network::{Timeouts, Transport};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};

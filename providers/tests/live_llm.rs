@@ -15,9 +15,9 @@ use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::{AssistantMessage, ContentBlock, Message, StopReason, UserMessage};
 use pi_core::model::Model;
 use pi_core::overflow::is_context_overflow;
+use pi_effects::network::{Timeouts, Transport};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::{Timeouts, Transport};
 use pi_providers::CallOptions;
 use serde_json::json;
 

@@ -1,13 +1,20 @@
 //! The model registry against what the original ModelRegistry made of the same models.json,
 //! auth.json and environment (fixtures from `scripts/gen-registry-fixtures.mjs`): load errors,
-//! the resulting models, availability, and the key and headers of each probed request.
+//! the resulting models, availability, and the key and headers of each probed request. The
+//! files are read and the `!command` values run by pi-effects, as in the binary.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Tests read fixtures and run servers; the providers' IO ban applies to the library, not to its
+// tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 
 use pi_core::validate::js_equal;
+use pi_effects::host::SystemHost;
+use pi_effects::registry_files::{load_auth, load_models};
 use pi_providers::catalog::builtin;
 use pi_providers::registry::{request_auth_json, AuthStorage, Environment, ModelRegistry};
 use serde_json::Value;
@@ -38,10 +45,10 @@ fn run_case(case: &Value, expected: &Value, dir: &Path) -> Vec<String> {
     if let Some(text) = case["modelsJson"].as_str() {
         fs::write(&path, text).unwrap();
     }
-    let registry = ModelRegistry::load(builtin(), &path);
+    let registry = load_models(builtin(), &path);
     let mut vars = strings(case.get("env"));
     vars.extend(std::env::var("PATH").map(|p| ("PATH".to_owned(), p)));
-    let env = Environment::from_vars(vars);
+    let env = Environment::from_vars(vars).with_host(Arc::new(SystemHost));
     let auth_json = case.get("auth").map_or(String::new(), Value::to_string);
     let (mut auth, auth_error) = AuthStorage::from_json(&auth_json);
     assert!(auth_error.is_none(), "{name}: auth.json");
@@ -138,7 +145,7 @@ fn unreadable_auth_json_means_no_stored_credentials_and_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auth.json");
     fs::write(&path, "{\"openai\": {\"type\": \"api_key\", \"key\": ").unwrap();
-    let (auth, error) = AuthStorage::load(&path);
+    let (auth, error) = load_auth(&path);
     assert!(error.is_some());
     let env = Environment::from_vars([("OPENAI_API_KEY", "from-env")]);
     assert_eq!(
@@ -150,7 +157,7 @@ fn unreadable_auth_json_means_no_stored_credentials_and_an_error() {
         "{\"openai\": {\"type\": \"api_key\", \"key\": ",
         "a broken auth.json is left as it was"
     );
-    let (_, missing) = AuthStorage::load(&dir.path().join("absent.json"));
+    let (_, missing) = load_auth(&dir.path().join("absent.json"));
     assert!(missing.is_none());
 }
 
@@ -182,7 +189,7 @@ fn an_expired_oauth_token_is_reported_not_sent() {
 fn a_lingering_background_process_does_not_block_key_resolution() {
     let mut vars: Vec<(String, String)> = Vec::new();
     vars.extend(std::env::var("PATH").map(|p| ("PATH".to_owned(), p)));
-    let env = Environment::from_vars(vars);
+    let env = Environment::from_vars(vars).with_host(Arc::new(SystemHost));
     let started = std::time::Instant::now();
     let key = env.resolve("!echo key-now; sleep 30 &");
     assert!(started.elapsed() < std::time::Duration::from_secs(15));
@@ -190,4 +197,72 @@ fn a_lingering_background_process_does_not_block_key_resolution() {
         key.is_none() || key.as_deref() == Some("key-now"),
         "{key:?}"
     );
+}
+
+/// Every credential a run could send is found, whatever its source (for a recording to replace),
+/// and values that are not credentials are left alone.
+#[test]
+fn every_source_of_a_credential_is_found() {
+    let text = r#"{"providers": {"gw": {
+        "baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions",
+        "apiKey": "GW_KEY_VAR",
+        "headers": {"X-Portkey-Api-Key": "PORTKEY_VALUE", "cf-aig-authorization": "!printf cf-command-secret",
+                    "X-Title": "my-app-title", "X-Trace": "TRACE_VAR"},
+        "models": [{"id": "m", "headers": {"x-model-auth": "model-header-secret"}}]}}}"#;
+    let registry = ModelRegistry::from_text(builtin(), text, Path::new("models.json"));
+    assert!(registry.error().is_none(), "{:?}", registry.error());
+    let (mut auth, _) = AuthStorage::from_json(
+        r#"{"groq": {"type": "api_key", "key": "groq-stored-secret"},
+            "anthropic": {"type": "oauth", "access": "oauth-access-secret", "refresh": "oauth-refresh-secret", "expires": 0}}"#,
+    );
+    auth.set_runtime_api_key("openai", "cli-key-secret");
+    let env = Environment::from_vars([
+        ("GW_KEY_VAR", "gateway-key-secret"),
+        ("PORTKEY_VALUE", "portkey-value-secret"),
+        ("TRACE_VAR", "trace-from-variable"),
+        ("OPENAI_API_KEY", "openai-env-secret"),
+        ("AUTH_MODE", "none"),
+        ("HOME", "/home/someone/with/a/long/path"),
+        ("GIT_AUTHOR_NAME", "Somebody Longname"),
+        ("SSH_AUTH_SOCK", "/tmp/ssh-agent/agent.1234"),
+        ("KEYBOARD_LAYOUT", "dvorak-programmer"),
+        ("PGPASSWORD", "postgres-password-secret"),
+    ])
+    .with_host(Arc::new(SystemHost));
+    let values: Vec<String> = registry
+        .credentials(&auth, &env)
+        .into_iter()
+        .map(|c| c.value)
+        .collect();
+    for expected in [
+        "cli-key-secret",
+        "groq-stored-secret",
+        "oauth-access-secret",
+        "oauth-refresh-secret",
+        "openai-env-secret",
+        "gateway-key-secret",
+        "portkey-value-secret",
+        "cf-command-secret",
+        "trace-from-variable",
+        "model-header-secret",
+        "postgres-password-secret",
+    ] {
+        assert!(
+            values.iter().any(|v| v == expected),
+            "{expected} missing from {values:?}"
+        );
+    }
+    for not_secret in [
+        "my-app-title",
+        "none",
+        "/home/someone/with/a/long/path",
+        "Somebody Longname",
+        "/tmp/ssh-agent/agent.1234",
+        "dvorak-programmer",
+    ] {
+        assert!(
+            !values.iter().any(|v| v == not_secret),
+            "{not_secret} taken as a credential"
+        );
+    }
 }

@@ -149,9 +149,9 @@ proptest! {
 #[tokio::test]
 async fn a_call_over_http_decodes_the_served_stream() {
     use pi_core::message::{Message, UserMessage};
+    use pi_effects::network::{Timeouts, Transport};
     use pi_providers::call::ModelCall;
     use pi_providers::retry::FixedClock;
-    use pi_providers::transport::{Timeouts, Transport};
 
     let stream = fixtures()["streams"]
         .as_array()

@@ -14,12 +14,11 @@ use common::{kinds, mock_claude, mock_model_at};
 use pi_core::agent::{ModelRequest, StreamEvent};
 use pi_core::message::{ContentBlock, Message, StopReason, UserMessage};
 use pi_core::model::Model;
+use pi_effects::network::{Timeouts, Transport};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
 use pi_providers::transport::scripted::{ScriptedEnd, ScriptedResponse, ScriptedTransport};
-use pi_providers::transport::{
-    BoxFuture, HttpResponse, HttpTransport, Timeouts, Transport, TransportError,
-};
+use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::{CallOptions, HttpRequest};
 use pi_testkit::MockLlm;
 use serde_json::json;

@@ -522,10 +522,7 @@ pub fn http_error_message(status: u16, content_type: Option<&str>, body: &[u8]) 
                 .unwrap_or_default();
         }
     }
-    let status_text = reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("");
+    let status_text = super::status::status_text(status);
     let wrapped =
         serde_json::json!({"error": {"message": text, "code": status, "status": status_text}});
     pi_core::json::to_string(&wrapped).unwrap_or_default()

@@ -3,6 +3,7 @@
 
 mod decode;
 mod encode;
+mod status;
 
 pub use decode::{http_error_message, Decoder};
 pub use encode::{build_body, convert_messages, requires_tool_call_id};

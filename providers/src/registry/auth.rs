@@ -51,11 +51,12 @@ pub fn env_api_key(provider: &str, env: &Environment) -> Option<String> {
     let authenticated = match provider {
         "google-vertex" => {
             let adc = match env.get("GOOGLE_APPLICATION_CREDENTIALS") {
-                Some(path) => Path::new(path).exists(),
+                Some(path) => env.exists(Path::new(path)),
                 None => env.get("HOME").is_some_and(|home| {
-                    Path::new(home)
-                        .join(".config/gcloud/application_default_credentials.json")
-                        .exists()
+                    env.exists(
+                        &Path::new(home)
+                            .join(".config/gcloud/application_default_credentials.json"),
+                    )
                 }),
             };
             let project = env
@@ -97,7 +98,8 @@ pub struct AuthStorage {
 
 impl AuthStorage {
     /// Credentials from auth.json text; unreadable JSON counts as no credentials, with the
-    /// parse error returned alongside as the original records it.
+    /// parse error returned alongside as the original records it. Reading the file is the
+    /// caller's (pi-effects' `registry_files::load_auth`).
     pub fn from_json(text: &str) -> (AuthStorage, Option<serde_json::Error>) {
         if text.is_empty() {
             return (AuthStorage::default(), None);
@@ -110,18 +112,6 @@ impl AuthStorage {
                 },
                 None,
             ),
-            Err(e) => (AuthStorage::default(), Some(e)),
-        }
-    }
-
-    /// Credentials from an auth.json file; a missing file means none.
-    pub fn load(path: &Path) -> (AuthStorage, Option<std::io::Error>) {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                let (auth, error) = AuthStorage::from_json(&text);
-                (auth, error.map(std::io::Error::other))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (AuthStorage::default(), None),
             Err(e) => (AuthStorage::default(), Some(e)),
         }
     }

@@ -1,29 +1,34 @@
 //! The environment credentials come from: variables (a snapshot, so a run can say exactly what
-//! it saw) and shell commands for `!command` values.
+//! it saw) and the [`Host`], which answers what only the world knows: the output of a
+//! `!command` value and whether a credentials file exists. This crate does no IO; the host is
+//! given by the caller (pi-effects' `host::SystemHost` runs real commands), and an environment
+//! without one fails every command and sees no file.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
-/// How long a `!command` may run before it counts as failed (the original's limit).
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+/// What credential resolution asks of the world beyond the variables.
+pub trait Host: fmt::Debug + Send + Sync {
+    /// Runs `command` with `sh -c` and exactly `vars` as its environment; its trimmed stdout,
+    /// or `None` when it fails, times out (the original's 10 s, output included) or prints
+    /// nothing.
+    fn run(&self, command: &str, vars: &BTreeMap<String, String>) -> Option<String>;
 
-/// Environment variables as seen by credential resolution.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+    /// Whether something exists at `path` (pi-ai's `existsSync`).
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// Environment variables as seen by credential resolution, and the host that runs commands.
+#[derive(Clone, Debug, Default)]
 pub struct Environment {
     vars: BTreeMap<String, String>,
+    host: Option<Arc<dyn Host>>,
 }
 
 impl Environment {
-    /// This process's variables (those that are valid Unicode).
-    pub fn from_process() -> Self {
-        Environment {
-            vars: std::env::vars().collect(),
-        }
-    }
-
-    /// Exactly these variables.
+    /// Exactly these variables, with no host: commands fail and no file exists.
     pub fn from_vars<K: Into<String>, V: Into<String>>(
         vars: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
@@ -32,6 +37,15 @@ impl Environment {
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
+            host: None,
+        }
+    }
+
+    /// The same variables, with `host` answering for commands and files.
+    pub fn with_host(self, host: Arc<dyn Host>) -> Self {
+        Environment {
+            host: Some(host),
+            ..self
         }
     }
 
@@ -53,48 +67,15 @@ impl Environment {
             .filter(|v| !v.is_empty())
     }
 
-    /// Runs `command` with `sh -c` in this environment; its trimmed stdout, or `None` when it
-    /// fails, times out (10 s, output included) or prints nothing.
+    /// Runs `command` with `sh -c` in this environment, through the host; its trimmed stdout,
+    /// or `None` when it fails, times out or prints nothing (or there is no host).
     pub fn run(&self, command: &str) -> Option<String> {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .env_clear()
-            .envs(&self.vars)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let mut stdout = child.stdout.take()?;
-        let (sender, output) = std::sync::mpsc::channel();
-        // Detached: a background process the command started may hold stdout open for longer
-        // than we wait, and must not hold up the caller.
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let _ = sender.send(stdout.read_to_end(&mut out).map(|_| out));
-        });
-        let started = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if started.elapsed() < COMMAND_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-            }
-        };
-        let remaining = COMMAND_TIMEOUT.saturating_sub(started.elapsed());
-        let out = output.recv_timeout(remaining).ok()?.ok()?;
-        if !status?.success() {
-            return None;
-        }
-        let text = String::from_utf8_lossy(&out).trim().to_owned();
-        (!text.is_empty()).then_some(text)
+        self.host.as_ref()?.run(command, &self.vars)
+    }
+
+    /// Whether the host sees something at `path` (never, without a host).
+    pub fn exists(&self, path: &Path) -> bool {
+        self.host.as_ref().is_some_and(|host| host.exists(path))
     }
 
     /// A configured value: `!command` runs it, a set variable's name gives its value, anything
@@ -104,5 +85,21 @@ impl Environment {
             Some(command) => self.run(command),
             None => Some(self.get(config).unwrap_or(config).to_owned()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Environment;
+
+    /// Without a host nothing reaches the world: a `!command` value is a failed command (as one
+    /// that printed nothing), not a value, and no credentials file is seen.
+    #[test]
+    fn without_a_host_commands_fail_and_no_file_exists() {
+        let env = Environment::from_vars([("HOME", "/"), ("KEY", "value")]);
+        assert_eq!(env.resolve("!printf key"), None);
+        assert_eq!(env.resolve("KEY").as_deref(), Some("value"));
+        assert_eq!(env.resolve("literal").as_deref(), Some("literal"));
+        assert!(!env.exists(std::path::Path::new("/")));
     }
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 pub use auth::{env_api_key, key_variables, AuthStorage, OAuthExpired};
 pub use config::{parse_models_json, ModelsConfig, ModelsJsonError, ProviderConfig};
 pub use credentials::{is_credential_name, is_credential_variable, Credential};
-pub use env::Environment;
+pub use env::{Environment, Host};
 pub use jsonc::strip_json_comments;
 pub use merge::merge_compat;
 
@@ -69,18 +69,16 @@ impl ModelRegistry {
         ModelRegistry::from_config(catalog, &ModelsConfig::default())
     }
 
-    /// Built-ins plus the models.json at `path` (a missing file is no error).
-    pub fn load(catalog: &Catalog, path: &Path) -> Self {
-        match std::fs::read(path) {
-            Ok(bytes) => ModelRegistry::from_text(catalog, &String::from_utf8_lossy(&bytes), path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ModelRegistry::builtin(catalog),
-            Err(e) => ModelRegistry {
-                error: Some(ModelsJsonError::Invalid {
-                    path: path.to_owned(),
-                    message: e.to_string(),
-                }),
-                ..ModelRegistry::builtin(catalog)
-            },
+    /// Built-ins only, with the reason the models.json at `path` could not be read (`message`)
+    /// as the registry's error. Reading the file is the caller's (pi-effects'
+    /// `registry_files::load_models`, which gives a missing file no error).
+    pub fn unreadable(catalog: &Catalog, path: &Path, message: String) -> Self {
+        ModelRegistry {
+            error: Some(ModelsJsonError::Invalid {
+                path: path.to_owned(),
+                message,
+            }),
+            ..ModelRegistry::builtin(catalog)
         }
     }
 

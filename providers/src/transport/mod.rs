@@ -1,7 +1,8 @@
 //! HTTP for model calls: one request, its response streamed back chunk by chunk, behind the
 //! [`HttpTransport`] trait so that the same [`crate::call::ModelCall`] (and so the same
-//! decoders) runs over the network ([`Transport`], reqwest) or over bytes given in advance
-//! ([`scripted::ScriptedTransport`], for tests and for replaying recorded calls).
+//! decoders) runs over the network (pi-effects' `network::Transport`) or over bytes given in
+//! advance ([`scripted::ScriptedTransport`], for tests and for replaying recorded calls). This
+//! crate only describes the exchange; it opens no connection.
 //!
 //! No retries happen here: a [`crate::call::ModelCall`] retries only when its options ask for
 //! the original SDKs' retries (Pi's `retry.provider.maxRetries`), so by default every attempt is
@@ -9,7 +10,6 @@
 //! cancelled by dropping its [`HttpResponse`] (or the future that produces it): the connection
 //! is closed at once.
 
-mod network;
 pub mod scripted;
 
 use std::future::Future;
@@ -19,8 +19,6 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::HttpRequest;
-
-pub use network::{Timeouts, Transport};
 
 /// A boxed, sendable future: what the transport traits return, so that they stay object safe
 /// on stable Rust without a macro crate.

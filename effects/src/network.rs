@@ -1,12 +1,13 @@
 //! The network transport: requests sent with reqwest, with a connect timeout and an idle
-//! timeout (for the headers, then for each chunk of the body).
+//! timeout (for the headers, then for each chunk of the body). It implements the providers'
+//! [`HttpTransport`], so a live model call runs the same encoders and decoders as a scripted or
+//! replayed one; the providers themselves never touch the network.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-
-use super::{BoxFuture, HttpResponse, HttpTransport, TransportError};
-use crate::HttpRequest;
+use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
+use pi_providers::HttpRequest;
 
 /// Timeouts of the transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
