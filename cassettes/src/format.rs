@@ -135,9 +135,11 @@ impl RawJson {
     }
 }
 
+/// Equal when written alike: two texts of one JSON value written otherwise (another key order,
+/// number spelling or spacing) are different recordings.
 impl PartialEq for RawJson {
     fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get() || self.to_value() == other.to_value()
+        self.get() == other.get()
     }
 }
 

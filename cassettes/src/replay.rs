@@ -1,5 +1,6 @@
 //! Replaying: [`Replay`] answers the machine from a cassette. Each effect the machine asks for
-//! must be the next one recorded (a model call's HTTP request too, compared as JSON); inputs
+//! must be the next one recorded (and each HTTP request of a model call, every attempt of the
+//! SDK's retries included, byte for byte as recorded); inputs
 //! come back in the recorded order with the recorded times, so replay never waits; a model
 //! call's events are decoded from the recorded bytes by the same decoder as live.
 
@@ -449,24 +450,23 @@ impl Replay {
                     model_call.http_request(),
                     recorded.exchanges.first(),
                 ) {
-                    if !first.request.is(http, &mut self.checked) {
-                        let asked = request_json(
-                            http.method,
-                            &http.url,
-                            &http.headers,
-                            &http.body.to_value(),
+                    if let Err(mismatch) = first.request.check(http, &mut self.checked) {
+                        let mut divergence = self.diverge(
+                            DivergenceKind::Request,
+                            mismatch.recorded,
+                            mismatch.asked,
                         );
-                        let recorded = first.request.to_json();
-                        let mut divergence = self.diverge(DivergenceKind::Request, recorded, asked);
                         divergence.line = first.line;
                         return Err(divergence);
                     }
                 }
+                // The attempts after the first (the SDK's retries) are checked as they are sent.
+                let transport = ReplayTransport::new(Arc::clone(&recorded.exchanges), checked);
                 self.calls.insert(
                     call.0,
                     ReplayCall {
                         model_call,
-                        transport: ReplayTransport::new(Arc::clone(&recorded.exchanges)),
+                        transport,
                         opened: false,
                         cancelled: false,
                         events: VecDeque::new(),
@@ -513,13 +513,24 @@ impl Replay {
                     replaying.opened = true;
                     replaying.events.extend(events);
                 }
-                // The recorded bytes are used up and the call was cancelled: it ends as an
-                // aborted call ends live.
-                None if replaying.cancelled => {
+                // A retry that is not the recorded one stops the call; else the recorded bytes
+                // are used up, and a cancelled call ends as an aborted call ends live.
+                None => {
+                    if let Some((line, mismatch)) = replaying.transport.mismatch() {
+                        let mut divergence = self.diverge(
+                            DivergenceKind::Request,
+                            mismatch.recorded,
+                            mismatch.asked,
+                        );
+                        divergence.line = line;
+                        return Err(divergence);
+                    }
+                    if !replaying.cancelled {
+                        return Err(self.ends_early());
+                    }
                     let events = replaying.model_call.abort();
                     replaying.events.extend(events);
                 }
-                None => return Err(self.ends_early()),
             }
         }
     }
@@ -539,27 +550,75 @@ struct RecordedRequest {
     body: Option<BodyText>,
 }
 
+/// A request that is not the recorded one: both as a cassette holds them, for the report.
+#[derive(Clone, Debug)]
+struct Mismatch {
+    recorded: Value,
+    asked: Value,
+}
+
 impl RecordedRequest {
-    /// Whether `http` is this request. The body is compared as text first (a body this build
-    /// wrote serializes to the same text), then, for a cassette edited by hand, as JSON.
-    fn is(&self, http: &HttpRequest, checked: &mut CheckedElements) -> bool {
-        if self.method != http.method || self.url != http.url || self.headers != http.headers {
-            return false;
-        }
-        let Some(body) = &self.body else {
-            return false;
-        };
-        if body.matches(&http.body, checked) {
-            return true;
+    /// Whether `http` is this request: method, URL and headers equal, and the body the same
+    /// bytes as recorded (two bodies equal as JSON but written otherwise, with their keys in
+    /// another order, a number spelt otherwise or other spacing, are different requests).
+    fn check(&self, http: &HttpRequest, checked: &mut CheckedElements) -> Result<(), Mismatch> {
+        let same = self.method == http.method
+            && self.url == http.url
+            && self.headers == http.headers
+            && self
+                .body
+                .as_ref()
+                .is_some_and(|body| body.matches(&http.body, checked));
+        if same {
+            return Ok(());
         }
         checked.clear();
-        body.to_value() == *http.body.to_value()
+        let asked_body = http.body.to_value();
+        let mut recorded = self.to_json();
+        let mut asked = request_json(http.method, &http.url, &http.headers, &asked_body);
+        if recorded == asked {
+            // Equal as JSON: the report shows where the bytes part.
+            let recorded_text = self.body.as_ref().map(BodyText::text).unwrap_or_default();
+            let asked_text = serde_json::to_string(&*asked_body).unwrap_or_default();
+            let (expected, actual) = where_bytes_differ(&recorded_text, &asked_text);
+            recorded["body"] = Value::String(expected);
+            asked["body"] = Value::String(actual);
+        }
+        Err(Mismatch { recorded, asked })
     }
 
     fn to_json(&self) -> Value {
         let body = self.body.as_ref().map_or(Value::Null, BodyText::to_value);
         request_json(&self.method, &self.url, &self.headers, &body)
     }
+}
+
+/// Bytes shown on each side of the first difference of two bodies equal as JSON.
+const BYTES_AROUND: usize = 60;
+
+/// Where two texts first differ, each as the bytes around that place.
+fn where_bytes_differ(recorded: &str, asked: &str) -> (String, String) {
+    let at = recorded
+        .bytes()
+        .zip(asked.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(recorded.len().min(asked.len()));
+    let around = |text: &str| {
+        let mut start = at.saturating_sub(BYTES_AROUND);
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (at + BYTES_AROUND).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        format!(
+            "equal as JSON, written otherwise from byte {at} of {}: …{}…",
+            text.len(),
+            &text[start..end]
+        )
+    };
+    (around(recorded), around(asked))
 }
 
 fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {
@@ -733,33 +792,59 @@ impl Interpreter for Replay {
     }
 }
 
-/// Serves one call's recorded exchanges, in order.
+/// Serves one call's recorded exchanges, in order, each attempt after the first checked
+/// against its recorded request (the first is checked when the call starts).
 #[derive(Clone, Debug)]
 struct ReplayTransport {
     exchanges: Arc<Vec<Exchange>>,
-    /// The next exchange to serve.
-    next: Arc<Mutex<usize>>,
+    /// Whether requests are checked (not for an imported cassette, see `Imported`).
+    checked: bool,
+    /// The next exchange to serve, and the first attempt that was not the recorded one (its
+    /// cassette line).
+    state: Arc<Mutex<TransportState>>,
+}
+
+#[derive(Debug, Default)]
+struct TransportState {
+    next: usize,
+    mismatch: Option<(usize, Mismatch)>,
 }
 
 impl ReplayTransport {
-    fn new(exchanges: Arc<Vec<Exchange>>) -> Self {
+    fn new(exchanges: Arc<Vec<Exchange>>, checked: bool) -> Self {
         ReplayTransport {
             exchanges,
-            next: Arc::new(Mutex::new(0)),
+            checked,
+            state: Arc::default(),
         }
+    }
+
+    /// The first attempt that was not the recorded one, with the line of the recorded one.
+    fn mismatch(&self) -> Option<(usize, Mismatch)> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.mismatch.clone()
     }
 }
 
 impl HttpTransport for ReplayTransport {
     fn send<'a>(
         &'a self,
-        _request: &'a HttpRequest,
+        request: &'a HttpRequest,
         _headers_timeout: Option<Duration>,
     ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
         let exchange = {
-            let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
-            *next += 1;
-            self.exchanges.get(*next - 1).cloned()
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.next += 1;
+            let index = state.next - 1;
+            let exchange = self.exchanges.get(index).cloned();
+            if let (true, true, Some(exchange)) = (self.checked, index > 0, &exchange) {
+                let mut fresh = CheckedElements::default();
+                if let Err(mismatch) = exchange.request.check(request, &mut fresh) {
+                    state.mismatch.get_or_insert((exchange.line, mismatch));
+                    return Box::pin(std::future::pending());
+                }
+            }
+            exchange
         };
         match exchange {
             Some(Exchange {

@@ -1,0 +1,209 @@
+//! `pi replay --check` is exact and says what differs, through the real binary: a run recorded
+//! against the kit's mock over real HTTP, its cassette tampered with as an attacker (or a
+//! careless edit) would, then checked.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use pi_testkit::demo::{Scenario, Workspace};
+use serde_json::{json, Value};
+
+fn pi() -> &'static str {
+    env!("CARGO_BIN_EXE_pi")
+}
+
+fn workspace(scenario: Value) -> Workspace {
+    let scenario = Scenario::from_value(&scenario, Path::new("test scenario")).unwrap();
+    Workspace::prepare(scenario, None).unwrap()
+}
+
+fn pi_in(ws: &Workspace, args: &[&str]) -> Output {
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    ws.command(pi().as_ref(), &args).output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Records `prompt` against the mock in `mode` into `name` in the workspace's folder.
+fn record(ws: &Workspace, name: &str, mode: &str, extra: &[&str]) -> PathBuf {
+    let cassette = ws.root().join("cwd").join(name);
+    let mut args = vec![
+        "--mode",
+        mode,
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--record",
+        cassette.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let out = pi_in(ws, &args);
+    assert!(
+        out.status.code().is_some(),
+        "the recording run ended: {}",
+        stderr(&out)
+    );
+    cassette
+}
+
+fn check(ws: &Workspace, paths: &[&Path]) -> Output {
+    let mut args: Vec<OsString> = vec!["replay".into(), "--check".into()];
+    args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    ws.command(pi().as_ref(), &args).output().unwrap()
+}
+
+fn lines(cassette: &Path) -> Vec<Value> {
+    std::fs::read_to_string(cassette)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Writes `lines` back as the cassette, one compact JSON line each.
+fn write_lines(cassette: &Path, lines: &[Value]) {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(cassette, text).unwrap();
+}
+
+/// The check exits `code`, and its stderr holds each of `needles`.
+fn assert_check(out: &Output, code: i32, needles: &[&str]) {
+    let err = stderr(out);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {err}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} not in: {err}");
+    }
+}
+
+#[test]
+fn a_tampered_retry_attempt_is_a_divergence() {
+    let ws = workspace(json!({
+        "settings": {"retry": {"enabled": false, "provider": {"maxRetries": 2}}},
+        "script": [
+            {"status": 500, "headers": {"retry-after": "0"}},
+            {"text": ["Recovered on the second request."]}
+        ],
+    }));
+    let cassette = record(
+        &ws,
+        "retry.jsonl",
+        "json",
+        &["--no-session", "-p", "Recover"],
+    );
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    let mut all = lines(&cassette);
+    let requests: Vec<usize> = (0..all.len())
+        .filter(|&i| all[i]["type"] == "request")
+        .collect();
+    assert_eq!(requests.len(), 2, "one call, two attempts");
+    // The second attempt, recorded as a delta of the first (nothing changed), written out in
+    // full with the prompt changed.
+    let first = all[requests[0]]["body"].to_string();
+    assert!(first.contains("Recover"), "{first}");
+    let tampered: Value = serde_json::from_str(&first.replace("Recover", "Recovex")).unwrap();
+    let retry = all[requests[1]].as_object_mut().unwrap();
+    retry.remove("delta");
+    retry.insert("body".into(), tampered);
+    write_lines(&cassette, &all);
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["retry.jsonl:", "the model request differs"],
+    );
+}
+
+/// The cassette's text with the first request line changed by `edit` (as text: a JSON library
+/// would write the body back in its own spelling).
+fn edit_first_request(cassette: &Path, edit: impl Fn(&str) -> String) {
+    let text = std::fs::read_to_string(cassette).unwrap();
+    let mut done = false;
+    let out: String = text
+        .lines()
+        .map(|line| {
+            let line = if !done && line.starts_with("{\"type\":\"request\"") {
+                done = true;
+                let edited = edit(line);
+                assert_ne!(edited, line, "the edit changed the request");
+                edited
+            } else {
+                line.to_owned()
+            };
+            format!("{line}\n")
+        })
+        .collect();
+    std::fs::write(cassette, out).unwrap();
+}
+
+#[test]
+fn a_request_body_equal_as_json_but_written_otherwise_is_a_divergence() {
+    let ws = workspace(json!({"script": [{"text": ["Hi."]}]}));
+    let cassette = record(&ws, "bytes.jsonl", "json", &["--no-session", "-p", "hi"]);
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    let recorded = std::fs::read_to_string(&cassette).unwrap();
+    let tokens = "\"max_completion_tokens\":16384";
+    assert!(
+        recorded.contains(tokens),
+        "the mock model's request sets its tokens"
+    );
+
+    // A space where this build writes none: the same JSON, other bytes.
+    edit_first_request(&cassette, |line| {
+        line.replace(tokens, "\"max_completion_tokens\": 16384")
+    });
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["the model request differs", "byte"],
+    );
+
+    // The body's first key moved to its end: equal as a JSON object.
+    std::fs::write(&cassette, &recorded).unwrap();
+    edit_first_request(&cassette, |line| {
+        let start = line.find("\"body\":{").unwrap() + "\"body\":{".len();
+        let model = "\"model\":\"mock-model\",";
+        assert!(line[start..].starts_with(model), "{line}");
+        let body_end = start + matching_brace(&line[start - 1..]) - 1;
+        format!(
+            "{}{},{}{}",
+            &line[..start],
+            &line[start + model.len()..body_end],
+            model.trim_end_matches(','),
+            &line[body_end..]
+        )
+    });
+    assert_check(&check(&ws, &[&cassette]), 1, &["the model request differs"]);
+    std::fs::write(&cassette, &recorded).unwrap();
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+}
+
+/// The length of the JSON object `text` starts with, up to and with its closing brace.
+fn matching_brace(text: &str) -> usize {
+    let (mut depth, mut in_string, mut escaped) = (0, false, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '{' if !in_string => depth += 1,
+            '}' if !in_string => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("no closing brace in {text}")
+}
