@@ -105,6 +105,11 @@ struct ReplayCall {
     opened: bool,
     cancelled: bool,
     events: VecDeque<StreamEvent>,
+    /// Recorded `event` lines of this call not yet replayed.
+    recorded_events: usize,
+    /// Whether the recorded response ended (complete, or failed) rather than being dropped: then
+    /// every event its bytes decode to reached the machine, and none may be left over.
+    ended: bool,
 }
 
 /// Answers the machine from a cassette (see the module doc).
@@ -122,6 +127,10 @@ pub struct Replay {
     live_tools: Option<LiveTools>,
     /// What the last request check proved, for the next.
     checked: CheckedElements,
+    /// The recorded `event` lines of each call.
+    recorded_events: HashMap<u64, usize>,
+    /// When the session's timer is due, as it last said (a recorded wake must not come before).
+    wake_at: Option<u64>,
 }
 
 impl Replay {
@@ -143,7 +152,11 @@ impl Replay {
         let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
         // The body of the request line before: a `delta` changes it.
         let mut previous_body: Option<BodyText> = None;
+        let mut recorded_events: HashMap<u64, usize> = HashMap::new();
         for (number, line) in lines {
+            if let Line::Event { call, .. } = &line {
+                *recorded_events.entry(*call).or_default() += 1;
+            }
             let entry = match line {
                 Line::Outside { t, input } => Spine::Outside(t, input),
                 Line::Command { t, input } => Spine::Command(t, input),
@@ -272,6 +285,8 @@ impl Replay {
             diverged: None,
             live_tools: None,
             checked: CheckedElements::default(),
+            recorded_events,
+            wake_at: None,
         })
     }
 
@@ -462,6 +477,12 @@ impl Replay {
                 }
                 // The attempts after the first (the SDK's retries) are checked as they are sent.
                 let transport = ReplayTransport::new(Arc::clone(&recorded.exchanges), checked);
+                let ended = recorded.exchanges.last().is_some_and(|last| {
+                    matches!(
+                        last.end,
+                        Some(RecordedEnd::Complete | RecordedEnd::Error(_))
+                    )
+                });
                 self.calls.insert(
                     call.0,
                     ReplayCall {
@@ -470,6 +491,8 @@ impl Replay {
                         opened: false,
                         cancelled: false,
                         events: VecDeque::new(),
+                        recorded_events: self.recorded_events.get(&call.0).copied().unwrap_or(0),
+                        ended,
                     },
                 );
             }
@@ -489,6 +512,19 @@ impl Replay {
         };
         loop {
             if let Some(event) = replaying.events.pop_front() {
+                replaying.recorded_events = replaying.recorded_events.saturating_sub(1);
+                if replaying.recorded_events == 0 && replaying.ended && !replaying.cancelled {
+                    if let Some(more) = more_events(replaying) {
+                        return Err(self.diverge(
+                            DivergenceKind::Stream,
+                            json!({ "event of call": call, "the last recorded": event.name() }),
+                            json!(format!(
+                                "the recorded bytes decode to more events than recorded: then {}",
+                                more.name()
+                            )),
+                        ));
+                    }
+                }
                 if replaying.events.is_empty() && replaying.model_call.is_done() {
                     // The call's last event: its request and decoder go now, not at the end.
                     self.calls.remove(&call);
@@ -534,6 +570,16 @@ impl Replay {
             }
         }
     }
+}
+
+/// The first event `replaying`'s recorded bytes decode to after those taken, if any: a call
+/// whose recorded response ended has given the machine every one.
+fn more_events(replaying: &mut ReplayCall) -> Option<StreamEvent> {
+    while replaying.events.is_empty() && replaying.opened && !replaying.model_call.is_done() {
+        let events = poll_once(replaying.model_call.next())?;
+        replaying.events.extend(events);
+    }
+    replaying.events.front().cloned()
 }
 
 /// The request as a cassette holds it: what is compared on replay.
@@ -693,7 +739,20 @@ impl Replay {
                     }),
                 )
             }
-            Spine::Wake(t) => (t, SessionInput::Wake),
+            Spine::Wake(t) => match self.wake_at {
+                Some(at) if t >= at => (t, SessionInput::Wake),
+                due => {
+                    let timer = match due {
+                        Some(at) => format!("the session's timer is due at {at}: the recording wakes it before its timer"),
+                        None => "the session has no timer that would wake it".to_owned(),
+                    };
+                    return Err(self.diverge(
+                        DivergenceKind::Input,
+                        json!({ "wake": t }),
+                        json!(timer),
+                    ));
+                }
+            },
             Spine::Answer(t, input) | Spine::Command(t, input) => (t, input.to_input()),
             other => {
                 let expected = other.describe();
@@ -780,10 +839,11 @@ impl Interpreter for Replay {
         }
     }
 
-    async fn next(&mut self, _wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+    async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
         if let Some(divergence) = &self.diverged {
             return Err(halted(divergence.clone()));
         }
+        self.wake_at = wake_at;
         if let Some(answer) = self.live_tool_answer().await {
             return Ok(answer);
         }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use pi_cassettes::format::SessionKind;
+use pi_cassettes::format::{Outcome, SessionKind};
 use pi_cassettes::read::reopen_session;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_effects::agent_session::AgentSession;
@@ -198,9 +198,33 @@ pub(crate) struct Replayed {
     /// The cassette (its lines taken by the replay).
     cassette: Arc<Cassette>,
     pub(crate) code: i32,
+    /// The digest of stdout.
     stdout: String,
-    session: Option<String>,
+    /// Stdout, when kept (not for RPC, whose front end keeps only the digest).
+    stdout_text: Option<String>,
+    /// The digest of a text-mode run's events, and their text when kept.
+    events: Option<String>,
+    events_text: Option<String>,
+    /// The session file as the replay left it.
+    session: Option<SessionWritten>,
     steps: usize,
+}
+
+/// A session file a replay wrote: its digest, and its text.
+#[derive(Debug)]
+struct SessionWritten {
+    digest: String,
+    text: Option<String>,
+}
+
+impl SessionWritten {
+    fn read(path: &Path) -> Option<SessionWritten> {
+        let bytes = std::fs::read(path).ok()?;
+        Some(SessionWritten {
+            digest: pi_cassettes::sha256_hex(&bytes),
+            text: String::from_utf8(bytes).ok(),
+        })
+    }
 }
 
 /// Replays `cassette` in `mode`, its session in `dir`, printing to `out`.
@@ -258,15 +282,16 @@ pub(crate) async fn replay(
         let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
         let taken = std::mem::replace(out, Stdout::discarded());
         let replayed = crate::rpc::replay(runtime, session, taken).await;
-        let session_digest = replayed
-            .session_file
-            .and_then(|path| std::fs::read(path).ok())
-            .map(|bytes| pi_cassettes::sha256_hex(&bytes));
         return Ok(Replayed {
             cassette: shared,
             code: replayed.result?,
             stdout: replayed.stdout,
-            session: session_digest,
+            stdout_text: None,
+            events: None,
+            events_text: None,
+            session: replayed
+                .session_file
+                .and_then(|path| SessionWritten::read(&path)),
             steps,
         });
     }
@@ -277,15 +302,14 @@ pub(crate) async fn replay(
         Err(error) => return Err(Divergence::of_run(&error, session.interpreter().cassette())),
     };
     session.interpreter_mut().finish()?;
-    let session_digest = session
-        .written_file()
-        .and_then(|path| std::fs::read(path).ok())
-        .map(|bytes| pi_cassettes::sha256_hex(&bytes));
     Ok(Replayed {
         cassette: session.interpreter().shared_cassette(),
         code,
         stdout: out.digest().unwrap_or_default(),
-        session: session_digest,
+        stdout_text: out.text().map(str::to_owned),
+        events: out.events_digest(),
+        events_text: out.events_text().map(str::to_owned),
+        session: session.written_file().and_then(SessionWritten::read),
         steps,
     })
 }
@@ -538,37 +562,81 @@ pub(crate) fn check_one(
             path.display()
         ));
     };
+    match differs(&outcome, &replayed) {
+        Some((what, expected, actual)) => Verdict::Diverged(Divergence::output(
+            &replayed.cassette,
+            what,
+            &expected,
+            &actual,
+        )),
+        None => Verdict::Reproduced {
+            steps: replayed.steps,
+        },
+    }
+}
+
+/// The first of the exit code, stdout, the session file and the events (text mode) that the
+/// replay did otherwise than the recording: what it is, recorded and replayed, as texts when
+/// the cassette holds the recorded text (else as digests).
+fn differs(outcome: &Outcome, replayed: &Replayed) -> Option<(&'static str, String, String)> {
+    if outcome.exit != replayed.code {
+        let (expected, actual) = (outcome.exit.to_string(), replayed.code.to_string());
+        return Some(("exit code", expected, actual));
+    }
     // An imported cassette has no output of Pi's to compare with (see `Imported`).
-    let stdout = match replayed.cassette.header.imported {
-        Some(_) => outcome.stdout.clone(),
-        None => replayed.stdout.clone(),
-    };
-    let compare = [
+    let imported = replayed.cassette.header.imported.is_some();
+    let session = replayed.session.as_ref();
+    let compared = [
         (
-            "exit code",
-            outcome.exit.to_string(),
-            replayed.code.to_string(),
+            "stdout",
+            (!imported).then(|| (&outcome.stdout, &outcome.stdout_text)),
+            (replayed.stdout.clone(), replayed.stdout_text.clone()),
         ),
-        ("stdout digest", outcome.stdout.clone(), stdout),
         (
-            "session file digest",
-            outcome.session.clone().unwrap_or_default(),
-            replayed.session.clone().unwrap_or_default(),
+            "session file",
+            Some((
+                &outcome.session.clone().unwrap_or_default(),
+                &outcome.session_text,
+            )),
+            (
+                session.map(|s| s.digest.clone()).unwrap_or_default(),
+                session.and_then(|s| s.text.clone()),
+            ),
+        ),
+        (
+            "events",
+            outcome
+                .events
+                .as_ref()
+                .filter(|_| !imported)
+                .map(|digest| (digest, &outcome.events_text)),
+            (
+                replayed.events.clone().unwrap_or_default(),
+                replayed.events_text.clone(),
+            ),
         ),
     ];
-    for (what, expected, actual) in compare {
-        if expected != actual {
-            return Verdict::Diverged(Divergence::output(
-                &replayed.cassette,
-                what,
-                &expected,
-                &actual,
-            ));
+    for (what, recorded, (digest, text)) in compared {
+        let Some((recorded_digest, recorded_text)) = recorded else {
+            continue;
+        };
+        if *recorded_digest == digest {
+            continue;
         }
+        // The recorded text is shown only when it is what the recorded digest is of.
+        let recorded_text = recorded_text
+            .as_ref()
+            .filter(|text| pi_cassettes::sha256_hex(text.as_bytes()) == *recorded_digest);
+        return Some(match (recorded_text, text) {
+            (Some(expected), Some(actual)) => (what, expected.clone(), actual),
+            _ => (
+                what,
+                format!("SHA-256 {recorded_digest}"),
+                format!("SHA-256 {digest}"),
+            ),
+        });
     }
-    Verdict::Reproduced {
-        steps: replayed.steps,
-    }
+    None
 }
 
 /// The cassettes among `paths`: files as given, directories searched (recursively) for files

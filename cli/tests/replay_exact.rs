@@ -207,3 +207,141 @@ fn matching_brace(text: &str) -> usize {
     }
     panic!("no closing brace in {text}")
 }
+
+/// The cassette with `from` replaced by `to` in its chunk lines (the recorded response bytes).
+fn edit_chunks(cassette: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(cassette).unwrap();
+    let out: String = text
+        .lines()
+        .map(|line| {
+            if line.starts_with("{\"type\":\"chunk\"") {
+                format!("{}\n", line.replace(from, to))
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    assert_ne!(out, text, "{from:?} is in the recorded response");
+    std::fs::write(cassette, out).unwrap();
+}
+
+#[test]
+fn a_text_mode_run_whose_events_changed_but_not_its_last_answer_diverges() {
+    let ws = workspace(json!({"script": [{"text": ["Done."]}]}));
+    let cassette = record(&ws, "text.jsonl", "text", &["--no-session", "-p", "go"]);
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    // Other usage: the same answer printed, other events (`message_end` holds the usage).
+    let recorded = std::fs::read_to_string(&cassette).unwrap();
+    let usage = regex_like_usage(&recorded);
+    edit_chunks(&cassette, &usage, &usage.replace(": ", ": 9"));
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["text.jsonl:", "the events differ", "-{", "+{"],
+    );
+}
+
+/// The `"completion_tokens": N` of the recorded response (escaped, as a chunk line holds it).
+fn regex_like_usage(cassette: &str) -> String {
+    let key = r#"\"completion_tokens\": "#;
+    let start = cassette.find(key).expect("the response reports its usage");
+    let digits = cassette[start + key.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .count();
+    cassette[start..start + key.len() + digits].to_owned()
+}
+
+#[test]
+fn a_wake_before_the_sessions_timer_diverges() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cassettes/corpus");
+    let ws = workspace(json!({"script": []}));
+    let cassette = ws.root().join("retry.jsonl");
+    let mut all = lines(&corpus.join("retry_500_then_429.jsonl"));
+    assert_check(
+        &check(&ws, &[&corpus.join("retry_500_then_429.jsonl")]),
+        0,
+        &[],
+    );
+    let wake = all.iter().position(|l| l["type"] == "wake").unwrap();
+    let before = all[..wake]
+        .iter()
+        .rev()
+        .find_map(|l| l["t"].as_u64())
+        .unwrap();
+    all[wake]["t"] = json!(before + 1);
+    write_lines(&cassette, &all);
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["retry.jsonl:", "before its timer"],
+    );
+}
+
+#[test]
+fn a_response_that_decodes_to_more_events_than_recorded_is_named() {
+    let ws = workspace(json!({"script": [{"text": ["One", " two"]}]}));
+    let cassette = record(&ws, "more.jsonl", "json", &["--no-session", "-p", "hi"]);
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    // One recorded event fewer than the bytes decode to.
+    let mut all = lines(&cassette);
+    let last_event = all.iter().rposition(|l| l["type"] == "event").unwrap();
+    all.remove(last_event);
+    write_lines(&cassette, &all);
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["more.jsonl:", "more events than recorded"],
+    );
+}
+
+#[test]
+fn an_output_or_session_file_divergence_is_a_line_diff_not_two_digests() {
+    let ws = workspace(json!({"script": [{"text": ["Done."]}, {"text": ["Done."]}]}));
+    let json_run = record(&ws, "json.jsonl", "json", &["-p", "go"]);
+    let text_run = record(&ws, "text.jsonl", "text", &["-p", "go"]);
+    for cassette in [&json_run, &text_run] {
+        assert_check(&check(&ws, &[cassette]), 0, &[]);
+        let recorded = std::fs::read_to_string(cassette).unwrap();
+        let usage = regex_like_usage(&recorded);
+        edit_chunks(cassette, &usage, &usage.replace(": ", ": 9"));
+    }
+    // json mode: stdout is the events.
+    let out = check(&ws, &[&json_run]);
+    assert_check(
+        &out,
+        1,
+        &[
+            "the stdout differs",
+            "\n-{\"type\":\"message_end\"",
+            "\n+{\"type\":\"message_end\"",
+        ],
+    );
+    assert!(!stderr(&out).contains("SHA-256"), "{}", stderr(&out));
+    // text mode prints the same answer; the session file holds the usage.
+    let out = check(&ws, &[&text_run]);
+    assert_check(
+        &out,
+        1,
+        &[
+            "the session file differs",
+            "\n-{\"type\":\"message\"",
+            "\n+{\"type\":\"message\"",
+        ],
+    );
+    assert!(!stderr(&out).contains("SHA-256"), "{}", stderr(&out));
+
+    // A cassette written before the texts were kept still checks by its digests.
+    let mut all = lines(&json_run);
+    let outcome = all.last_mut().unwrap().as_object_mut().unwrap();
+    assert!(
+        outcome.remove("stdoutText").is_some(),
+        "the outcome keeps the output"
+    );
+    write_lines(&json_run, &all);
+    assert_check(
+        &check(&ws, &[&json_run]),
+        1,
+        &["the stdout differs", "SHA-256"],
+    );
+}
