@@ -640,7 +640,9 @@ fn differs(outcome: &Outcome, replayed: &Replayed) -> Option<(&'static str, Stri
 }
 
 /// The cassettes among `paths`: files as given, directories searched (recursively) for files
-/// whose first line is a cassette header, in path order.
+/// whose first line is a cassette header, in path order. Each other `.jsonl` or `.cassette` file
+/// found in a directory is named on stderr as skipped (a stray file or a Pi session must not
+/// make a check unusable); a file named in `paths` is taken whatever it holds.
 pub(crate) fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
@@ -664,29 +666,65 @@ fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
     for path in entries {
         if path.is_dir() {
             collect_dir(&path, files)?;
-        } else if looks_like_cassette(&path) {
+            continue;
+        }
+        let named = path
+            .extension()
+            .is_some_and(|e| e == "jsonl" || e == "cassette");
+        if !named || is_session_blob(&path) {
+            continue;
+        }
+        if starts_as_cassette(&path) {
             files.push(path);
+        } else {
+            eprintln!(
+                "skipped {}: not a cassette (its first line is not a cassette header)",
+                path.display()
+            );
         }
     }
     Ok(())
 }
 
-/// A `.jsonl` or `.cassette` file that is not clearly something else (a session file, whose
-/// first line is another `type`); a damaged cassette is taken, so that it is reported.
-fn looks_like_cassette(path: &Path) -> bool {
-    let named = path
-        .extension()
-        .is_some_and(|e| e == "jsonl" || e == "cassette");
-    if !named {
-        return false;
+/// Bytes of a file's first line read to tell whether it is a cassette header (a header holds
+/// the system prompt and the resumed session's name, not the session itself).
+const MAX_HEADER_BYTES: u64 = 16 << 20;
+
+/// Whether `path`'s first line is a cassette header (`"type": "cassette"`), whatever follows:
+/// a damaged cassette is taken, so that it is reported.
+fn starts_as_cassette(path: &Path) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Tag {
+        #[serde(rename = "type")]
+        kind: Option<String>,
     }
-    let mut start = [0u8; 32];
-    let read = std::fs::File::open(path)
-        .and_then(|mut file| std::io::Read::read(&mut file, &mut start))
-        .unwrap_or(0);
-    let start = &start[..read];
-    let tagged = b"{\"type\":\"";
-    !start.starts_with(tagged) || start.starts_with(b"{\"type\":\"cassette\"")
+    let Ok(file) = std::fs::File::open(path) else {
+        // Taken, so that the check says why it cannot be read.
+        return true;
+    };
+    let mut first = Vec::new();
+    let mut reader = std::io::BufReader::new(std::io::Read::take(file, MAX_HEADER_BYTES));
+    if std::io::BufRead::read_until(&mut reader, b'\n', &mut first).is_err() {
+        return true;
+    }
+    if first.starts_with(b"{\"type\":\"cassette\"") {
+        return true;
+    }
+    serde_json::from_slice::<Tag>(&first).is_ok_and(|tag| tag.kind.as_deref() == Some("cassette"))
+}
+
+/// A large resumed session a cassette keeps beside it (`blobs/<sha256>.jsonl`): part of its
+/// cassette, not a stray file.
+fn is_session_blob(path: &Path) -> bool {
+    let in_blobs = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "blobs");
+    let hex_name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()));
+    in_blobs && hex_name
 }
 
 pub(crate) fn display_paths(paths: &[PathBuf]) -> String {

@@ -345,3 +345,70 @@ fn an_output_or_session_file_divergence_is_a_line_diff_not_two_digests() {
         &["the stdout differs", "SHA-256"],
     );
 }
+
+#[test]
+fn a_directory_check_skips_what_is_not_a_cassette_and_says_so() {
+    let ws = workspace(json!({"script": [{"text": ["Done."]}]}));
+    let cassette = record(&ws, "run.jsonl", "json", &["-p", "go"]);
+    let dir = ws.root().join("cwd");
+    let stray = dir.join("stray.jsonl");
+    std::fs::write(&stray, "{\"foo\":1}\n").unwrap();
+    // The run's own session file, a Pi session.
+    let sessions = ws.root().join("agent").join("sessions");
+    let session = walk(&sessions)
+        .into_iter()
+        .next()
+        .expect("the run wrote a session");
+    let copied = dir.join("session.jsonl");
+    std::fs::copy(&session, &copied).unwrap();
+
+    let out = check(&ws, &[&dir]);
+    assert_check(&out, 0, &["stray.jsonl", "session.jsonl", "not a cassette"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("ok        {}", cassette.display())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 cassettes: 1 reproduced"), "{stdout}");
+
+    // Named on the command line, a file that is not a cassette cannot be used.
+    assert_check(&check(&ws, &[&stray]), 125, &["stray.jsonl"]);
+
+    // A damaged cassette (its header, then a bad line) is reported, not skipped.
+    let damaged = dir.join("damaged.jsonl");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let header = text.lines().next().unwrap();
+    std::fs::write(
+        &damaged,
+        format!("{header}\n{{\"type\":\"nonsense\"}}\n{{}}\n"),
+    )
+    .unwrap();
+    let out = check(&ws, &[&dir]);
+    assert_check(&out, 125, &["damaged.jsonl:"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("UNUSABLE  {}", damaged.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("ok        {}", cassette.display())),
+        "{stdout}"
+    );
+}
+
+/// Every file under `root`, recursively.
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
