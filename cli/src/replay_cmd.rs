@@ -177,19 +177,77 @@ fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
         }
     };
     let mode = output_mode(args, &cassette);
-    let (dir, temporary) = match &args.session_dir {
-        Some(dir) => (dir.clone(), false),
-        None => (scratch_dir(0), true),
-    };
+    // The session is replayed in a scratch directory and then moved to `--session-dir` under
+    // a name no file there has: the directory may hold the very file the run was recorded
+    // into, which a replay must neither append to nor change.
+    let dir = scratch_dir(0);
     let mut out = Stdout::batched();
     let result = block_on(replay(cassette, mode, how, &dir, &mut out));
-    if temporary {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    match result {
+    out.flush();
+    let kept = match &args.session_dir {
+        Some(keep) => keep_sessions(&dir, keep),
+        None => Ok(()),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let code = match result {
         Ok(replayed) => replayed.code,
         Err(divergence) => cassette::report(&divergence),
+    };
+    match kept {
+        Ok(()) => code,
+        Err(error) => {
+            eprintln!("{error}");
+            1
+        }
     }
+}
+
+/// Moves the session files a replay wrote in `scratch` into `dir`, each under its own name
+/// or, when `dir` has a file of that name, `<name>.replay-<n>.jsonl` with the first free `n`;
+/// names a renamed one on stderr.
+fn keep_sessions(scratch: &Path, dir: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(scratch) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut written: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    written.sort();
+    for file in written {
+        let Some(name) = file.file_name() else {
+            continue;
+        };
+        let stem = file.file_stem().unwrap_or(name).to_string_lossy();
+        let (mut n, mut target) = (0, dir.join(name));
+        // Created new, never opened if it exists: nothing in `dir` is overwritten.
+        let mut out = loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+            {
+                Ok(out) => break out,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    n += 1;
+                    target = dir.join(format!("{stem}.replay-{n}.jsonl"));
+                }
+                Err(e) => return Err(format!("cannot write {}: {e}", target.display())),
+            }
+        };
+        std::fs::File::open(&file)
+            .and_then(|mut from| std::io::copy(&mut from, &mut out))
+            .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        if n > 0 {
+            eprintln!(
+                "the replayed session is in {} ({} exists and is left alone)",
+                target.display(),
+                dir.join(name).display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// What a replay did.

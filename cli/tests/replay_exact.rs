@@ -412,3 +412,46 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_replay_into_a_session_dir_leaves_the_files_there_alone() {
+    let ws = workspace(json!({"script": [{"text": ["Done."]}]}));
+    let cassette = record(&ws, "run.jsonl", "json", &["-p", "go"]);
+    let sessions = ws.root().join("agent").join("sessions");
+    let session = walk(&sessions)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("the run wrote a session");
+    let recorded = std::fs::read(&session).unwrap();
+    let dir = session.parent().unwrap();
+    for _ in 0..2 {
+        let out = pi_in(
+            &ws,
+            &[
+                "replay",
+                cassette.to_str().unwrap(),
+                "--session-dir",
+                dir.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            std::fs::read(&session).unwrap() == recorded,
+            "the recorded session file is unchanged"
+        );
+    }
+    // Each replay wrote its session to a file of its own, the same as the recorded one.
+    let mut written: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && *p != session)
+        .collect();
+    written.sort();
+    assert_eq!(written.len(), 2, "{written:?}");
+    for file in written {
+        assert!(
+            std::fs::read(&file).unwrap() == recorded,
+            "{} holds the replayed session",
+            file.display()
+        );
+    }
+}
