@@ -5,7 +5,8 @@
 //! exit 0 when this build reproduces every one (each effect, request, event and the session file),
 //! 1 when one diverges, 125 when one cannot be used — so `git bisect run pi replay --check DIR`
 //! finds the commit that changed a behaviour. `--config current` replays the recorded inputs
-//! against today's settings, context files and system prompt instead of the recorded ones.
+//! against today's settings, context files (of the current directory, or `--workspace`) and
+//! system prompt instead of the recorded ones.
 //! `pi replay --chaos N [--seed S] [--plan P] PATH...` replays each cassette N times under
 //! seeded perturbations, checking the loop's invariants (`chaos_cmd.rs`).
 
@@ -53,7 +54,8 @@ pub(crate) struct ReplayArgs {
     /// an eval's trial workspace, which its checks look at afterwards).
     #[arg(long, value_enum, default_value = "recorded")]
     tools: ToolSource,
-    /// The workspace copied for `--tools live` (the current directory by default).
+    /// The workspace copied for `--tools live`, and where `--config current` reads today's
+    /// context files and project settings (the current directory by default).
     #[arg(long)]
     workspace: Option<PathBuf>,
     /// Keep the replayed session file in this directory.
@@ -98,6 +100,9 @@ pub(crate) struct How {
     in_place: bool,
     /// The tools' settings when they run in place (shell, sandbox); the process's by default.
     tool_env: Option<pi_effects::tools::ToolEnv>,
+    /// `--workspace`: where `--config current` reads today's context files and project
+    /// settings (the current directory by default).
+    workspace: Option<PathBuf>,
 }
 
 impl How {
@@ -108,6 +113,7 @@ impl How {
             live_tools: Some(env.cwd.clone()),
             in_place: true,
             tool_env: Some(env),
+            workspace: None,
         }
     }
 }
@@ -126,6 +132,7 @@ impl How {
             live_tools,
             in_place: args.tools == ToolSource::InPlace,
             tool_env: None,
+            workspace: args.workspace.clone(),
         })
     }
 }
@@ -296,7 +303,7 @@ pub(crate) async fn replay(
     let unusable = |what: String| Divergence::unusable_cassette(&cassette, what);
     let config = match how.config {
         ConfigSource::Recorded => cassette.header.config.clone(),
-        ConfigSource::Current => current_config(&cassette).map_err(unusable)?,
+        ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
     let store = session_store(&cassette, &config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
@@ -412,21 +419,21 @@ fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
 }
 
 /// The recorded run's configuration rebuilt from today's settings, context files and prompt:
-/// the recorded command line read again in the recorded working directory, with the recorded
-/// model, thinking level, start time and seed.
-fn current_config(cassette: &Cassette) -> Result<RunConfig, String> {
+/// the recorded command line read again here (`--workspace`, else the current directory: the
+/// context files and project settings of this checkout, not of the machine that recorded it),
+/// with the recorded model, thinking level, start time and seed.
+fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     let recorded = &cassette.header.config;
     let command = cassette.header.command.clone().ok_or(
         "the cassette does not hold its command line, so today's configuration of it is unknown",
     )?;
     let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
-    let cwd = PathBuf::from(&recorded.cwd);
-    let cwd = if cwd.is_dir() {
-        cwd
-    } else {
-        std::env::current_dir().map_err(|e| e.to_string())?
+    let here = match &how.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
-    let runtime = Runtime::from_args(&args, cwd).map_err(|e| e.to_string())?;
+    let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
+    let runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
     options.seed = Some(recorded.seed);
     options.docs = recorded.docs.clone();

@@ -455,3 +455,34 @@ fn a_replay_into_a_session_dir_leaves_the_files_there_alone() {
         );
     }
 }
+
+#[test]
+fn config_current_reads_the_context_files_here_or_in_the_workspace() {
+    let ws = workspace(json!({
+        "files": {"AGENTS.md": "Answer briefly.\n"},
+        "script": [{"text": ["Brief."]}],
+    }));
+    let cassette = record(&ws, "run.jsonl", "json", &["--no-session", "-p", "hi"]);
+    let elsewhere = ws.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("AGENTS.md"), "Answer at length.\n").unwrap();
+    let check_current = |extra: &[&str], here: &Path| {
+        let mut args: Vec<OsString> = vec!["replay".into(), "--check".into()];
+        args.extend(["--config", "current"].iter().map(OsString::from));
+        args.extend(extra.iter().map(OsString::from));
+        args.push(cassette.clone().into_os_string());
+        ws.command(pi().as_ref(), &args)
+            .current_dir(here)
+            .output()
+            .unwrap()
+    };
+    let needles = ["the model request differs", "+  ↪ Answer at length."];
+    // Run from another directory: its AGENTS.md, not the recorded directory's.
+    assert_check(&check_current(&[], &elsewhere), 1, &needles);
+    // Or named by --workspace.
+    let recorded_dir = ws.root().join("cwd");
+    let workspace = ["--workspace", elsewhere.to_str().unwrap()];
+    assert_check(&check_current(&workspace, &recorded_dir), 1, &needles);
+    // From the recorded directory, unchanged, it reproduces.
+    assert_check(&check_current(&[], &recorded_dir), 0, &[]);
+}
