@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use crate::body::{BodyText, CheckedElements};
 use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
-use crate::live_tools::LiveTools;
+use crate::live_tools::{Answer, LiveTools};
 use crate::read::Cassette;
 
 /// One line of the run's spine: what reached the machine or what it asked for, in order.
@@ -293,14 +293,18 @@ impl Replay {
     /// Runs the tools for real in `workspace` (a scratch copy) instead of answering them from
     /// the recording; needs a tokio runtime.
     pub fn with_live_tools(mut self, workspace: &std::path::Path) -> Self {
-        self.live_tools = Some(LiveTools::new(workspace));
+        let config = &self.cassette.header.config;
+        let tools = LiveTools::new(workspace).for_run(config.seed, config.started_at);
+        self.live_tools = Some(tools);
         self
     }
 
     /// Runs the tools for real as `env` says (its working directory, shell and sandbox)
     /// instead of answering them from the recording; needs a tokio runtime.
     pub fn with_live_tools_env(mut self, env: pi_effects::tools::ToolEnv) -> Self {
-        self.live_tools = Some(LiveTools::with_env(env));
+        let config = &self.cassette.header.config;
+        let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
+        self.live_tools = Some(tools);
         self
     }
 
@@ -768,7 +772,7 @@ impl Replay {
     }
 
     /// With tools run for real: a recorded update of a live call is passed over, and its
-    /// recorded result is replaced by the real one, at the recorded time.
+    /// recorded result is replaced by the real updates and result, at the recorded time.
     async fn live_tool_answer(&mut self) -> Option<(u64, SessionInput)> {
         let tools = self.live_tools.as_mut()?;
         loop {
@@ -781,11 +785,19 @@ impl Replay {
                 }
                 RecordedInput::ToolFinished { call, .. } if tools.runs(*call) => {
                     let (t, call) = (*t, *call);
-                    let outcome = tools.finish(call).await?;
-                    self.position += 1;
-                    let input = Input::ToolFinished {
-                        call: CallId(call),
-                        outcome,
+                    // The live call's own updates first, at the time of its recorded result.
+                    let input = match tools.next_answer(call).await? {
+                        Answer::Update(partial) => Input::ToolUpdate {
+                            call: CallId(call),
+                            partial,
+                        },
+                        Answer::Finished(outcome) => {
+                            self.position += 1;
+                            Input::ToolFinished {
+                                call: CallId(call),
+                                outcome,
+                            }
+                        }
                     };
                     return Some((t, SessionInput::Answer(input)));
                 }
@@ -831,11 +843,14 @@ impl Interpreter for Replay {
         if let (
             Some(tools),
             Effect::RunTool {
-                call, tool, args, ..
+                call,
+                tool_call_id,
+                tool,
+                args,
             },
         ) = (&mut self.live_tools, effect)
         {
-            tools.start(call.0, tool, args);
+            tools.start(call.0, tool_call_id, tool, args);
         }
     }
 

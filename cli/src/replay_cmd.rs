@@ -654,7 +654,7 @@ fn differs(outcome: &Outcome, replayed: &Replayed) -> Option<(&'static str, Stri
     let compared = [
         (
             "stdout",
-            (!imported).then(|| (&outcome.stdout, &outcome.stdout_text)),
+            (!imported).then_some((&outcome.stdout, &outcome.stdout_text)),
             (replayed.stdout.clone(), replayed.stdout_text.clone()),
         ),
         (

@@ -486,3 +486,37 @@ fn config_current_reads_the_context_files_here_or_in_the_workspace() {
     // From the recorded directory, unchanged, it reproduces.
     assert_check(&check_current(&[], &recorded_dir), 0, &[]);
 }
+
+#[test]
+fn a_run_whose_bash_output_was_cut_replays_with_its_tools_live() {
+    let ws = workspace(json!({"script": [
+        {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "seq 1 3000"}}]},
+        {"text": ["Done."]}
+    ]}));
+    let cassette = record(&ws, "cut.jsonl", "json", &["--no-session", "-p", "count"]);
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        text.contains("pi-bash-"),
+        "the output was cut and kept in a file"
+    );
+    let workspace = ws.root().join("cwd");
+    for _ in 0..2 {
+        let out = pi_in(
+            &ws,
+            &[
+                "replay",
+                cassette.to_str().unwrap(),
+                "--tools",
+                "live",
+                "--workspace",
+                workspace.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("\"type\":\"tool_execution_update\""),
+            "the live command's updates reach the output: {stdout}"
+        );
+    }
+}
