@@ -520,3 +520,56 @@ fn a_run_whose_bash_output_was_cut_replays_with_its_tools_live() {
         );
     }
 }
+
+#[test]
+fn an_eval_trial_whose_bash_output_was_cut_replays_without_diverging() {
+    let ws = workspace(json!({"script": [
+        {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "seq 1 3000"}}]},
+        {"text": ["Counted."]}
+    ]}));
+    let suite = ws.root().join("cwd").join("count.toml");
+    std::fs::write(
+        &suite,
+        r#"
+[defaults]
+models = ["mock/mock-model"]
+
+[[task]]
+id = "count"
+prompt = "Count to 3000"
+
+[[task.check]]
+kind = "text_contains"
+text = "Counted"
+"#,
+    )
+    .unwrap();
+    let suite = suite.to_str().unwrap();
+    let eval = |args: &[&str]| {
+        let mut all = vec!["eval", suite, "-q", "--jobs", "1"];
+        all.extend(args);
+        pi_in(&ws, &all)
+    };
+    let recorded = eval(&["--record", "c", "--out", "rec", "--isolate", "none"]);
+    assert_eq!(recorded.status.code(), Some(0), "{}", stderr(&recorded));
+    let cassette = walk(&ws.root().join("cwd").join("c"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let text = std::fs::read_to_string(cassette).unwrap();
+    assert!(
+        text.contains("pi-bash-"),
+        "the output was cut and kept in a file"
+    );
+    let replayed = eval(&["--replay", "c", "--out", "rep"]);
+    let results = std::fs::read_to_string(ws.root().join("cwd/rep/results.json")).unwrap();
+    let results: Value = serde_json::from_str(&results).unwrap();
+    let trial = &results["trials"][0];
+    assert_eq!(
+        (trial["status"].as_str(), replayed.status.code()),
+        (Some("passed"), Some(0)),
+        "{}\n{}",
+        trial["reason"],
+        stderr(&replayed)
+    );
+}
