@@ -530,6 +530,17 @@ impl Replay {
                     }
                 }
                 if replaying.events.is_empty() && replaying.model_call.is_done() {
+                    if let Some((made, line, recorded)) = replaying.transport.fewer_attempts() {
+                        if !replaying.cancelled {
+                            let mut divergence = self.diverge(
+                                DivergenceKind::Request,
+                                json!({ "attempts": recorded, "the next": line }),
+                                json!(format!("this build made {made} attempts")),
+                            );
+                            divergence.line = line;
+                            return Err(divergence);
+                        }
+                    }
                     // The call's last event: its request and decoder go now, not at the end.
                     self.calls.remove(&call);
                 }
@@ -554,19 +565,35 @@ impl Replay {
                     replaying.events.extend(events);
                 }
                 // A retry that is not the recorded one stops the call; else the recorded bytes
-                // are used up, and a cancelled call ends as an aborted call ends live.
+                // are used up: a cancelled call ends as an aborted call ends live, any other
+                // reads past the recording (cut off, or this build reads on where the recorded
+                // run stopped).
                 None => {
                     if let Some((line, mismatch)) = replaying.transport.mismatch() {
-                        let mut divergence = self.diverge(
-                            DivergenceKind::Request,
-                            mismatch.recorded,
-                            mismatch.asked,
-                        );
-                        divergence.line = line;
-                        return Err(divergence);
+                        let counts = !mismatch.beyond
+                            || (!replaying.cancelled && self.cassette.is_complete());
+                        if counts {
+                            let mut divergence = self.diverge(
+                                DivergenceKind::Request,
+                                mismatch.recorded,
+                                mismatch.asked,
+                            );
+                            divergence.line = line;
+                            return Err(divergence);
+                        }
+                    }
+                    if !replaying.cancelled && !self.cassette.is_complete() {
+                        return Err(self.ends_early());
                     }
                     if !replaying.cancelled {
-                        return Err(self.ends_early());
+                        // A whole recording: the recorded run never read this far.
+                        return Err(self.diverge(
+                            DivergenceKind::Stream,
+                            json!({ "event of call": call }),
+                            json!(
+                                "this build reads more of the response than the recorded run did"
+                            ),
+                        ));
                     }
                     let events = replaying.model_call.abort();
                     replaying.events.extend(events);
@@ -605,6 +632,9 @@ struct RecordedRequest {
 struct Mismatch {
     recorded: Value,
     asked: Value,
+    /// An attempt after the last recorded one: a divergence only when the recording is whole
+    /// and the call was not cancelled (which ended it live before that attempt).
+    beyond: bool,
 }
 
 impl RecordedRequest {
@@ -634,7 +664,11 @@ impl RecordedRequest {
             recorded["body"] = Value::String(expected);
             asked["body"] = Value::String(actual);
         }
-        Err(Mismatch { recorded, asked })
+        Err(Mismatch {
+            recorded,
+            asked,
+            beyond: false,
+        })
     }
 
     fn to_json(&self) -> Value {
@@ -899,6 +933,14 @@ impl ReplayTransport {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.mismatch.clone()
     }
+
+    /// When requests are checked and fewer attempts were made than recorded: how many were
+    /// made, the line of the first not made, and how many were recorded.
+    fn fewer_attempts(&self) -> Option<(usize, usize, usize)> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let next = self.exchanges.get(state.next).filter(|_| self.checked)?;
+        Some((state.next, next.line, self.exchanges.len()))
+    }
 }
 
 impl HttpTransport for ReplayTransport {
@@ -912,12 +954,33 @@ impl HttpTransport for ReplayTransport {
             state.next += 1;
             let index = state.next - 1;
             let exchange = self.exchanges.get(index).cloned();
-            if let (true, true, Some(exchange)) = (self.checked, index > 0, &exchange) {
-                let mut fresh = CheckedElements::default();
-                if let Err(mismatch) = exchange.request.check(request, &mut fresh) {
-                    state.mismatch.get_or_insert((exchange.line, mismatch));
-                    return Box::pin(std::future::pending());
+            match (&exchange, self.exchanges.last()) {
+                (Some(exchange), _) if self.checked && index > 0 => {
+                    let mut fresh = CheckedElements::default();
+                    if let Err(mismatch) = exchange.request.check(request, &mut fresh) {
+                        state.mismatch.get_or_insert((exchange.line, mismatch));
+                        return Box::pin(std::future::pending());
+                    }
                 }
+                (None, Some(last)) if self.checked => {
+                    let recorded = format!(
+                        "no more attempts were recorded: the call made {}",
+                        self.exchanges.len()
+                    );
+                    let asked = request_json(
+                        request.method,
+                        &request.url,
+                        &request.headers,
+                        &request.body.to_value(),
+                    );
+                    let mismatch = Mismatch {
+                        recorded: json!(recorded),
+                        asked,
+                        beyond: true,
+                    };
+                    state.mismatch.get_or_insert((last.line, mismatch));
+                }
+                _ => {}
             }
             exchange
         };

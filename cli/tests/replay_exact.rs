@@ -573,3 +573,78 @@ text = "Counted"
         stderr(&replayed)
     );
 }
+
+#[test]
+fn a_build_that_makes_more_or_fewer_attempts_than_recorded_diverges() {
+    let ws = workspace(json!({
+        "settings": {"retry": {"enabled": false, "provider": {"maxRetries": 2}}},
+        "script": [
+            {"status": 500, "headers": {"retry-after": "0"}},
+            {"text": ["Recovered on the second request."]}
+        ],
+    }));
+    let cassette = record(
+        &ws,
+        "attempts.jsonl",
+        "json",
+        &["--no-session", "-p", "Recover"],
+    );
+    let recorded = lines(&cassette);
+    let responses: Vec<usize> = (0..recorded.len())
+        .filter(|&i| recorded[i]["type"] == "response")
+        .collect();
+    assert_eq!(responses.len(), 2, "one call, two attempts");
+
+    // The second attempt failed too: this build tries a third, which was never made.
+    let mut more = recorded.clone();
+    more[responses[1]]["status"] = json!(500);
+    write_lines(&cassette, &more);
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["attempts.jsonl:", "no more attempts were recorded"],
+    );
+
+    // The first failure says not to retry: this build makes one attempt where two were
+    // recorded.
+    let mut fewer = recorded.clone();
+    fewer[responses[0]]["headers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(["x-should-retry", "false"]));
+    write_lines(&cassette, &fewer);
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &[
+            "attempts.jsonl:",
+            "reads more of the response than the recorded run did",
+        ],
+    );
+
+    // The first attempt could not connect, and the call's options allow no retry: this build
+    // makes one attempt where two were recorded.
+    let mut connect: Vec<Value> = Vec::new();
+    let first_end = recorded.iter().position(|l| l["type"] == "end").unwrap();
+    for (i, line) in recorded.iter().enumerate() {
+        let first_body = i > responses[0] && i < first_end && line["type"] == "chunk";
+        if i == responses[0] || first_body {
+            continue;
+        }
+        let mut line = line.clone();
+        if i == first_end {
+            line["end"] = json!({"error": {"kind": "connect", "message": "refused"}});
+        }
+        connect.push(line);
+    }
+    write_lines(&cassette, &connect);
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    let call = connect.iter().position(|l| l["type"] == "call").unwrap();
+    connect[call]["options"]["maxRetries"] = json!(0);
+    write_lines(&cassette, &connect);
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["attempts.jsonl:", "this build made 1 attempts"],
+    );
+}
