@@ -7,9 +7,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
@@ -17,8 +16,7 @@ use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
-use pi_providers::{CallOptions, HttpRequest};
+use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
 use crate::body::{BodyText, CheckedElements};
@@ -26,6 +24,7 @@ use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::live_tools::{Answer, LiveTools};
 use crate::read::Cassette;
+use crate::replay_transport::{Exchange, RecordedRequest, ReplayTransport};
 
 /// One line of the run's spine: what reached the machine or what it asked for, in order.
 #[derive(Clone, Debug)]
@@ -76,16 +75,6 @@ impl Spine {
             Spine::UserBash(bash) => json!({"bash": bash.command, "t": bash.t}),
         }
     }
-}
-
-/// One HTTP exchange of a recorded call.
-#[derive(Clone, Debug, Default)]
-struct Exchange {
-    line: usize,
-    request: RecordedRequest,
-    response: Option<(u16, Vec<(String, String)>)>,
-    chunks: Vec<Bytes>,
-    end: Option<RecordedEnd>,
 }
 
 /// A recorded model call.
@@ -613,98 +602,6 @@ fn more_events(replaying: &mut ReplayCall) -> Option<StreamEvent> {
     replaying.events.front().cloned()
 }
 
-/// The request as a cassette holds it: what is compared on replay.
-fn request_json(method: &str, url: &str, headers: &[(String, String)], body: &Value) -> Value {
-    json!({ "method": method, "url": url, "headers": headers, "body": body })
-}
-
-/// A recorded HTTP request, its body as recorded text.
-#[derive(Clone, Debug, Default)]
-struct RecordedRequest {
-    method: String,
-    url: String,
-    headers: Vec<(String, String)>,
-    body: Option<BodyText>,
-}
-
-/// A request that is not the recorded one: both as a cassette holds them, for the report.
-#[derive(Clone, Debug)]
-struct Mismatch {
-    recorded: Value,
-    asked: Value,
-    /// An attempt after the last recorded one: a divergence only when the recording is whole
-    /// and the call was not cancelled (which ended it live before that attempt).
-    beyond: bool,
-}
-
-impl RecordedRequest {
-    /// Whether `http` is this request: method, URL and headers equal, and the body the same
-    /// bytes as recorded (two bodies equal as JSON but written otherwise, with their keys in
-    /// another order, a number spelt otherwise or other spacing, are different requests).
-    fn check(&self, http: &HttpRequest, checked: &mut CheckedElements) -> Result<(), Mismatch> {
-        let same = self.method == http.method
-            && self.url == http.url
-            && self.headers == http.headers
-            && self
-                .body
-                .as_ref()
-                .is_some_and(|body| body.matches(&http.body, checked));
-        if same {
-            return Ok(());
-        }
-        checked.clear();
-        let asked_body = http.body.to_value();
-        let mut recorded = self.to_json();
-        let mut asked = request_json(http.method, &http.url, &http.headers, &asked_body);
-        if recorded == asked {
-            // Equal as JSON: the report shows where the bytes part.
-            let recorded_text = self.body.as_ref().map(BodyText::text).unwrap_or_default();
-            let asked_text = serde_json::to_string(&*asked_body).unwrap_or_default();
-            let (expected, actual) = where_bytes_differ(&recorded_text, &asked_text);
-            recorded["body"] = Value::String(expected);
-            asked["body"] = Value::String(actual);
-        }
-        Err(Mismatch {
-            recorded,
-            asked,
-            beyond: false,
-        })
-    }
-
-    fn to_json(&self) -> Value {
-        let body = self.body.as_ref().map_or(Value::Null, BodyText::to_value);
-        request_json(&self.method, &self.url, &self.headers, &body)
-    }
-}
-
-/// Bytes shown on each side of the first difference of two bodies equal as JSON.
-const BYTES_AROUND: usize = 60;
-
-/// Where two texts first differ, each as the bytes around that place.
-fn where_bytes_differ(recorded: &str, asked: &str) -> (String, String) {
-    let at = recorded
-        .bytes()
-        .zip(asked.bytes())
-        .position(|(a, b)| a != b)
-        .unwrap_or(recorded.len().min(asked.len()));
-    let around = |text: &str| {
-        let mut start = at.saturating_sub(BYTES_AROUND);
-        while !text.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (at + BYTES_AROUND).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        format!(
-            "equal as JSON, written otherwise from byte {at} of {}: …{}…",
-            text.len(),
-            &text[start..end]
-        )
-    };
-    (around(recorded), around(asked))
-}
-
 fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {
     calls
         .get_mut(&call)
@@ -898,142 +795,5 @@ impl Interpreter for Replay {
         }
         let taken = self.take_next();
         self.stop(taken)
-    }
-}
-
-/// Serves one call's recorded exchanges, in order, each attempt after the first checked
-/// against its recorded request (the first is checked when the call starts).
-#[derive(Clone, Debug)]
-struct ReplayTransport {
-    exchanges: Arc<Vec<Exchange>>,
-    /// Whether requests are checked (not for an imported cassette, see `Imported`).
-    checked: bool,
-    /// The next exchange to serve, and the first attempt that was not the recorded one (its
-    /// cassette line).
-    state: Arc<Mutex<TransportState>>,
-}
-
-#[derive(Debug, Default)]
-struct TransportState {
-    next: usize,
-    mismatch: Option<(usize, Mismatch)>,
-}
-
-impl ReplayTransport {
-    fn new(exchanges: Arc<Vec<Exchange>>, checked: bool) -> Self {
-        ReplayTransport {
-            exchanges,
-            checked,
-            state: Arc::default(),
-        }
-    }
-
-    /// The first attempt that was not the recorded one, with the line of the recorded one.
-    fn mismatch(&self) -> Option<(usize, Mismatch)> {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.mismatch.clone()
-    }
-
-    /// When requests are checked and fewer attempts were made than recorded: how many were
-    /// made, the line of the first not made, and how many were recorded.
-    fn fewer_attempts(&self) -> Option<(usize, usize, usize)> {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let next = self.exchanges.get(state.next).filter(|_| self.checked)?;
-        Some((state.next, next.line, self.exchanges.len()))
-    }
-}
-
-impl HttpTransport for ReplayTransport {
-    fn send<'a>(
-        &'a self,
-        request: &'a HttpRequest,
-        _headers_timeout: Option<Duration>,
-    ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
-        let exchange = {
-            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            state.next += 1;
-            let index = state.next - 1;
-            let exchange = self.exchanges.get(index).cloned();
-            match (&exchange, self.exchanges.last()) {
-                (Some(exchange), _) if self.checked && index > 0 => {
-                    let mut fresh = CheckedElements::default();
-                    if let Err(mismatch) = exchange.request.check(request, &mut fresh) {
-                        state.mismatch.get_or_insert((exchange.line, mismatch));
-                        return Box::pin(std::future::pending());
-                    }
-                }
-                (None, Some(last)) if self.checked => {
-                    let recorded = format!(
-                        "no more attempts were recorded: the call made {}",
-                        self.exchanges.len()
-                    );
-                    let asked = request_json(
-                        request.method,
-                        &request.url,
-                        &request.headers,
-                        &request.body.to_value(),
-                    );
-                    let mismatch = Mismatch {
-                        recorded: json!(recorded),
-                        asked,
-                        beyond: true,
-                    };
-                    state.mismatch.get_or_insert((last.line, mismatch));
-                }
-                _ => {}
-            }
-            exchange
-        };
-        match exchange {
-            Some(Exchange {
-                response: Some((status, headers)),
-                chunks,
-                end,
-                ..
-            }) => Box::pin(std::future::ready(Ok(Box::new(ReplayResponse {
-                status,
-                headers,
-                chunks: chunks.into(),
-                end,
-            })
-                as Box<dyn HttpResponse>))),
-            Some(Exchange {
-                end: Some(RecordedEnd::Error(error)),
-                ..
-            }) => Box::pin(std::future::ready(Err(error.into()))),
-            // Dropped before its response, or cut off: nothing more was recorded.
-            _ => Box::pin(std::future::pending()),
-        }
-    }
-}
-
-#[derive(Debug)]
-struct ReplayResponse {
-    status: u16,
-    headers: Vec<(String, String)>,
-    chunks: VecDeque<Bytes>,
-    end: Option<RecordedEnd>,
-}
-
-impl HttpResponse for ReplayResponse {
-    fn status(&self) -> u16 {
-        self.status
-    }
-
-    fn headers(&self) -> &[(String, String)] {
-        &self.headers
-    }
-
-    fn chunk(&mut self) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
-        if let Some(chunk) = self.chunks.pop_front() {
-            return Box::pin(std::future::ready(Ok(Some(chunk))));
-        }
-        match &self.end {
-            Some(RecordedEnd::Complete) => Box::pin(std::future::ready(Ok(None))),
-            Some(RecordedEnd::Error(error)) => {
-                Box::pin(std::future::ready(Err(error.clone().into())))
-            }
-            Some(RecordedEnd::Dropped) | None => Box::pin(std::future::pending()),
-        }
     }
 }
