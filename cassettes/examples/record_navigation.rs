@@ -159,6 +159,10 @@ async fn main() {
         exit: 0,
         stdout: sha256_hex(stdout.as_bytes()),
         session,
+        events: None,
+        stdout_text: None,
+        events_text: None,
+        session_text: None,
     }));
     assert!(recorder.failure().is_none());
     println!("recorded {}", out.display());

@@ -214,7 +214,7 @@ impl BodyText {
         }
     }
 
-    /// The body as JSON (for a diff, or a comparison of a hand-edited cassette).
+    /// The body as JSON (for a diff).
     pub fn to_value(&self) -> Value {
         serde_json::from_str(&self.text()).unwrap_or(Value::Null)
     }
@@ -286,6 +286,10 @@ fn written_alike(a: &Value, b: &Value) -> bool {
         (Value::Object(a), Value::Object(b)) => members_alike(a, b),
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| written_alike(a, b))
+        }
+        // `0.0 == -0.0`, but they are written otherwise.
+        (Value::Number(a), Value::Number(b)) => {
+            a == b && a.as_f64().map(f64::to_bits) == b.as_f64().map(f64::to_bits)
         }
         _ => a == b,
     }

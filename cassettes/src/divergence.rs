@@ -50,6 +50,8 @@ pub struct Divergence {
     pub actual: String,
     /// How to record the run again.
     pub rerecord: Option<String>,
+    /// For an output divergence: which output (stdout, the session file, the events).
+    pub what: Option<String>,
 }
 
 impl std::error::Error for Divergence {}
@@ -71,6 +73,7 @@ impl Divergence {
             expected: pretty_json(&expected),
             actual: pretty_json(&actual),
             rerecord: rerecord_command(cassette),
+            what: None,
         }
     }
 
@@ -83,6 +86,7 @@ impl Divergence {
             expected: String::new(),
             actual: String::new(),
             rerecord: rerecord_command(cassette),
+            what: None,
         }
     }
 
@@ -100,19 +104,22 @@ impl Divergence {
             expected: String::new(),
             actual: what,
             rerecord: None,
+            what: None,
         }
     }
 
-    /// Outputs that differ although every step matched.
+    /// Outputs that differ although every step matched: `what` (stdout, the session file),
+    /// recorded and replayed, shown as a line diff.
     pub fn output(cassette: &Cassette, what: &str, expected: &str, actual: &str) -> Self {
         Divergence {
             cassette: cassette.path.clone(),
             kind: DivergenceKind::Output,
             step: cassette.last_line(),
             line: cassette.last_line(),
-            expected: format!("{what}: {expected}"),
-            actual: format!("{what}: {actual}"),
+            expected: expected.to_owned(),
+            actual: actual.to_owned(),
             rerecord: rerecord_command(cassette),
+            what: Some(what.to_owned()),
         }
     }
 
@@ -128,7 +135,7 @@ impl Divergence {
     /// of the run's output.
     pub fn of_run(error: &DriveError, cassette: &Cassette) -> Divergence {
         Divergence::in_error(error).cloned().unwrap_or_else(|| {
-            Divergence::output(cassette, "the run failed", "", &error.to_string())
+            Divergence::output(cassette, "result of the run", "", &error.to_string())
         })
     }
 
@@ -261,6 +268,10 @@ impl fmt::Display for Divergence {
                     DivergenceKind::Stream => "the recorded response decodes differently",
                     DivergenceKind::StoppedEarly => "the session stopped where the recording goes on",
                     _ => "the output differs",
+                };
+                let what = match &self.what {
+                    Some(output) => format!("the {output} differs"),
+                    None => what.to_owned(),
                 };
                 writeln!(f, "{at}: diverged at step {}: {what}", self.step)?;
                 writeln!(f, "--- recorded\n+++ this build")?;

@@ -134,9 +134,11 @@ impl RawJson {
     }
 }
 
+/// Equal when written alike: two texts of one JSON value written otherwise (another key order,
+/// number spelling or spacing) are different recordings.
 impl PartialEq for RawJson {
     fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get() || self.to_value() == other.to_value()
+        self.get() == other.get()
     }
 }
 
@@ -421,7 +423,25 @@ pub struct Outcome {
     /// SHA-256 of the session file as the run left it, `None` in memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// SHA-256 of the run's events as json mode prints them, one line each, when stdout is not
+    /// them (text mode), so that a check compares the events in every mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<String>,
+    /// What `stdout` is the digest of, when it is at most [`MAX_KEPT_TEXT`] bytes: a check
+    /// shows a line diff of it instead of two digests. Older cassettes have only the digests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_text: Option<String>,
+    /// What `events` is the digest of, when it is at most [`MAX_KEPT_TEXT`] bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_text: Option<String>,
+    /// What `session` is the digest of, when it is at most [`MAX_KEPT_TEXT`] bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_text: Option<String>,
 }
+
+/// The largest output or session text an outcome line keeps beside its digest: enough for the
+/// runs one checks by hand, without doubling a long run's cassette.
+pub const MAX_KEPT_TEXT: usize = 1 << 20;
 
 /// How an HTTP exchange ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ pub mod read;
 pub mod record;
 pub mod redact;
 pub mod replay;
+mod replay_transport;
 pub mod version;
 pub mod write;
 

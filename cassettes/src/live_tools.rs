@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use pi_core::agent::ToolOutcome;
+use pi_core::event::ToolResult;
 use pi_effects::tools::{self, ToolContext, ToolEnv};
 use serde_json::Value;
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +18,17 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug)]
 pub struct LiveTools {
     env: ToolEnv,
-    running: HashMap<u64, (JoinHandle<ToolOutcome>, CancellationToken)>,
+    running: HashMap<u64, Running>,
+}
+
+/// A tool call running, with its partial results (`tool_execution_update`) as they come.
+#[derive(Debug)]
+struct Running {
+    task: JoinHandle<ToolOutcome>,
+    /// The task's outcome once it was waited for.
+    outcome: Option<ToolOutcome>,
+    cancel: CancellationToken,
+    partials: UnboundedReceiver<ToolResult>,
 }
 
 impl LiveTools {
@@ -34,18 +45,33 @@ impl LiveTools {
         }
     }
 
-    /// Starts `tool` for call `call` (inside a tokio runtime).
-    pub fn start(&mut self, call: u64, tool: String, args: Value) {
-        let env = self.env.clone();
+    /// The tools name the files they leave from the recorded run's seed and start time, as
+    /// it did.
+    pub fn for_run(mut self, seed: u64, started_at: u64) -> Self {
+        self.env = self.env.for_run(seed, started_at);
+        self
+    }
+
+    /// Starts `tool` for call `call`, the model's `tool_call_id` (inside a tokio runtime).
+    pub fn start(&mut self, call: u64, tool_call_id: String, tool: String, args: Value) {
+        let mut env = self.env.clone();
+        env.tool_call_id = Some(tool_call_id);
         let cancel = CancellationToken::new();
         let token = cancel.clone();
+        let (updates, partials) = unbounded_channel();
         let task = tokio::spawn(async move {
-            // Partial results are not replayed: the recorded ones are dropped too.
-            let (updates, _ignored) = unbounded_channel();
             let cx = ToolContext { cancel, updates };
             tools::run(&env, &tool, &args, &cx).await
         });
-        self.running.insert(call, (task, token));
+        self.running.insert(
+            call,
+            Running {
+                task,
+                outcome: None,
+                cancel: token,
+                partials,
+            },
+        );
     }
 
     /// Whether call `call` runs here.
@@ -55,19 +81,39 @@ impl LiveTools {
 
     /// Cancels call `call` (an abort).
     pub fn cancel(&self, call: u64) {
-        if let Some((_, token)) = self.running.get(&call) {
-            token.cancel();
+        if let Some(running) = self.running.get(&call) {
+            running.cancel.cancel();
         }
     }
 
-    /// Waits for call `call` to finish.
-    pub async fn finish(&mut self, call: u64) -> Option<ToolOutcome> {
-        let (task, _) = self.running.remove(&call)?;
-        Some(
-            task.await
-                .unwrap_or_else(|e| ToolOutcome::Thrown(format!("Tool execution failed: {e}"))),
-        )
+    /// The next partial result of call `call` once it has finished, or its outcome when none is
+    /// left: a live call's updates reach the machine before its result, as they do live.
+    pub async fn next_answer(&mut self, call: u64) -> Option<Answer> {
+        let running = self.running.get_mut(&call)?;
+        if running.outcome.is_none() {
+            // Every update is sent once the task is over.
+            let outcome = (&mut running.task)
+                .await
+                .unwrap_or_else(|e| ToolOutcome::Thrown(format!("Tool execution failed: {e}")));
+            running.outcome = Some(outcome);
+        }
+        if let Ok(partial) = running.partials.try_recv() {
+            return Some(Answer::Update(partial));
+        }
+        self.running
+            .remove(&call)
+            .and_then(|running| running.outcome)
+            .map(Answer::Finished)
     }
+}
+
+/// What a live call gives the machine next.
+#[derive(Debug)]
+pub enum Answer {
+    /// A partial result (`tool_execution_update`).
+    Update(ToolResult),
+    /// The call's outcome.
+    Finished(ToolOutcome),
 }
 
 /// Copies `from` (a workspace) into a new folder under `into`; returns the copy. Symbolic links

@@ -1,14 +1,14 @@
 //! Replaying: [`Replay`] answers the machine from a cassette. Each effect the machine asks for
-//! must be the next one recorded (a model call's HTTP request too, compared as JSON); inputs
+//! must be the next one recorded (and each HTTP request of a model call, every attempt of the
+//! SDK's retries included, byte for byte as recorded); inputs
 //! come back in the recorded order with the recorded times, so replay never waits; a model
 //! call's events are decoded from the recorded bytes by the same decoder as live.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
@@ -16,16 +16,16 @@ use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
-use pi_providers::{CallOptions, HttpRequest};
+use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
 use crate::body::{BodyText, CheckedElements};
 use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
-use crate::live_tools::LiveTools;
+use crate::live_tools::{Answer, LiveTools};
 use crate::read::Cassette;
 use crate::redact::Rules;
+use crate::replay_transport::{Exchange, RecordedRequest, ReplayTransport};
 
 /// One line of the run's spine: what reached the machine or what it asked for, in order.
 #[derive(Clone, Debug)]
@@ -78,16 +78,6 @@ impl Spine {
     }
 }
 
-/// One HTTP exchange of a recorded call.
-#[derive(Clone, Debug, Default)]
-struct Exchange {
-    line: usize,
-    request: RecordedRequest,
-    response: Option<(u16, Vec<(String, String)>)>,
-    chunks: Vec<Bytes>,
-    end: Option<RecordedEnd>,
-}
-
 /// A recorded model call.
 #[derive(Clone, Debug)]
 struct RecordedCall {
@@ -105,6 +95,11 @@ struct ReplayCall {
     opened: bool,
     cancelled: bool,
     events: VecDeque<StreamEvent>,
+    /// Recorded `event` lines of this call not yet replayed.
+    recorded_events: usize,
+    /// Whether the recorded response ended (complete, or failed) rather than being dropped: then
+    /// every event its bytes decode to reached the machine, and none may be left over.
+    ended: bool,
 }
 
 /// Answers the machine from a cassette (see the module doc).
@@ -123,7 +118,11 @@ pub struct Replay {
     /// What the last request check proved, for the next.
     checked: CheckedElements,
     /// The user's redaction rules the cassette was recorded with.
-    rules: Rules,
+    rules: Arc<Rules>,
+    /// The recorded `event` lines of each call.
+    recorded_events: HashMap<u64, usize>,
+    /// When the session's timer is due, as it last said (a recorded wake must not come before).
+    wake_at: Option<u64>,
 }
 
 impl Replay {
@@ -150,7 +149,11 @@ impl Replay {
         let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
         // The body of the request line before: a `delta` changes it.
         let mut previous_body: Option<BodyText> = None;
+        let mut recorded_events: HashMap<u64, usize> = HashMap::new();
         for (number, line) in lines {
+            if let Line::Event { call, .. } = &line {
+                *recorded_events.entry(*call).or_default() += 1;
+            }
             let entry = match line {
                 Line::Outside { t, input } => Spine::Outside(t, input),
                 Line::Command { t, input } => Spine::Command(t, input),
@@ -279,21 +282,27 @@ impl Replay {
             diverged: None,
             live_tools: None,
             checked: CheckedElements::default(),
-            rules,
+            rules: Arc::new(rules),
+            recorded_events,
+            wake_at: None,
         })
     }
 
     /// Runs the tools for real in `workspace` (a scratch copy) instead of answering them from
     /// the recording; needs a tokio runtime.
     pub fn with_live_tools(mut self, workspace: &std::path::Path) -> Self {
-        self.live_tools = Some(LiveTools::new(workspace));
+        let config = &self.cassette.header.config;
+        let tools = LiveTools::new(workspace).for_run(config.seed, config.started_at);
+        self.live_tools = Some(tools);
         self
     }
 
     /// Runs the tools for real as `env` says (its working directory, shell and sandbox)
     /// instead of answering them from the recording; needs a tokio runtime.
     pub fn with_live_tools_env(mut self, env: pi_effects::tools::ToolEnv) -> Self {
-        self.live_tools = Some(LiveTools::with_env(env));
+        let config = &self.cassette.header.config;
+        let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
+        self.live_tools = Some(tools);
         self
     }
 
@@ -458,29 +467,39 @@ impl Replay {
                     model_call.http_request(),
                     recorded.exchanges.first(),
                 ) {
-                    let adopted = first.request.as_recorded(http, &self.rules);
-                    let http = adopted.as_ref().unwrap_or(http);
-                    if !first.request.is(http, &mut self.checked) {
-                        let asked = request_json(
-                            http.method,
-                            &http.url,
-                            &http.headers,
-                            &http.body.to_value(),
+                    if let Err(mismatch) = first.request.check(http, &self.rules, &mut self.checked)
+                    {
+                        let mut divergence = self.diverge(
+                            DivergenceKind::Request,
+                            mismatch.recorded,
+                            mismatch.asked,
                         );
-                        let recorded = first.request.to_json();
-                        let mut divergence = self.diverge(DivergenceKind::Request, recorded, asked);
                         divergence.line = first.line;
                         return Err(divergence);
                     }
                 }
+                // The attempts after the first (the SDK's retries) are checked as they are sent.
+                let transport = ReplayTransport::new(
+                    Arc::clone(&recorded.exchanges),
+                    checked,
+                    Arc::clone(&self.rules),
+                );
+                let ended = recorded.exchanges.last().is_some_and(|last| {
+                    matches!(
+                        last.end,
+                        Some(RecordedEnd::Complete | RecordedEnd::Error(_))
+                    )
+                });
                 self.calls.insert(
                     call.0,
                     ReplayCall {
                         model_call,
-                        transport: ReplayTransport::new(Arc::clone(&recorded.exchanges)),
+                        transport,
                         opened: false,
                         cancelled: false,
                         events: VecDeque::new(),
+                        recorded_events: self.recorded_events.get(&call.0).copied().unwrap_or(0),
+                        ended,
                     },
                 );
             }
@@ -500,7 +519,31 @@ impl Replay {
         };
         loop {
             if let Some(event) = replaying.events.pop_front() {
+                replaying.recorded_events = replaying.recorded_events.saturating_sub(1);
+                if replaying.recorded_events == 0 && replaying.ended && !replaying.cancelled {
+                    if let Some(more) = more_events(replaying) {
+                        return Err(self.diverge(
+                            DivergenceKind::Stream,
+                            json!({ "event of call": call, "the last recorded": event.name() }),
+                            json!(format!(
+                                "the recorded bytes decode to more events than recorded: then {}",
+                                more.name()
+                            )),
+                        ));
+                    }
+                }
                 if replaying.events.is_empty() && replaying.model_call.is_done() {
+                    if let Some((made, line, recorded)) = replaying.transport.fewer_attempts() {
+                        if !replaying.cancelled {
+                            let mut divergence = self.diverge(
+                                DivergenceKind::Request,
+                                json!({ "attempts": recorded, "the next": line }),
+                                json!(format!("this build made {made} attempts")),
+                            );
+                            divergence.line = line;
+                            return Err(divergence);
+                        }
+                    }
                     // The call's last event: its request and decoder go now, not at the end.
                     self.calls.remove(&call);
                 }
@@ -524,71 +567,53 @@ impl Replay {
                     replaying.opened = true;
                     replaying.events.extend(events);
                 }
-                // The recorded bytes are used up and the call was cancelled: it ends as an
-                // aborted call ends live.
-                None if replaying.cancelled => {
+                // A retry that is not the recorded one stops the call; else the recorded bytes
+                // are used up: a cancelled call ends as an aborted call ends live, any other
+                // reads past the recording (cut off, or this build reads on where the recorded
+                // run stopped).
+                None => {
+                    if let Some((line, mismatch)) = replaying.transport.mismatch() {
+                        let counts = !mismatch.beyond
+                            || (!replaying.cancelled && self.cassette.is_complete());
+                        if counts {
+                            let mut divergence = self.diverge(
+                                DivergenceKind::Request,
+                                mismatch.recorded,
+                                mismatch.asked,
+                            );
+                            divergence.line = line;
+                            return Err(divergence);
+                        }
+                    }
+                    if !replaying.cancelled && !self.cassette.is_complete() {
+                        return Err(self.ends_early());
+                    }
+                    if !replaying.cancelled {
+                        // A whole recording: the recorded run never read this far.
+                        return Err(self.diverge(
+                            DivergenceKind::Stream,
+                            json!({ "event of call": call }),
+                            json!(
+                                "this build reads more of the response than the recorded run did"
+                            ),
+                        ));
+                    }
                     let events = replaying.model_call.abort();
                     replaying.events.extend(events);
                 }
-                None => return Err(self.ends_early()),
             }
         }
     }
 }
 
-/// The request as a cassette holds it: what is compared on replay.
-fn request_json(method: &str, url: &str, headers: &[(String, String)], body: &Value) -> Value {
-    json!({ "method": method, "url": url, "headers": headers, "body": body })
-}
-
-/// A recorded HTTP request, its body as recorded text.
-#[derive(Clone, Debug, Default)]
-struct RecordedRequest {
-    method: String,
-    url: String,
-    headers: Vec<(String, String)>,
-    body: Option<BodyText>,
-}
-
-impl RecordedRequest {
-    /// Whether `http` is this request. The body is compared as text first (a body this build
-    /// wrote serializes to the same text), then, for a cassette edited by hand, as JSON.
-    fn is(&self, http: &HttpRequest, checked: &mut CheckedElements) -> bool {
-        if self.method != http.method || self.url != http.url || self.headers != http.headers {
-            return false;
-        }
-        let Some(body) = &self.body else {
-            return false;
-        };
-        if body.matches(&http.body, checked) {
-            return true;
-        }
-        checked.clear();
-        body.to_value() == *http.body.to_value()
+/// The first event `replaying`'s recorded bytes decode to after those taken, if any: a call
+/// whose recorded response ended has given the machine every one.
+fn more_events(replaying: &mut ReplayCall) -> Option<StreamEvent> {
+    while replaying.events.is_empty() && replaying.opened && !replaying.model_call.is_done() {
+        let events = poll_once(replaying.model_call.next())?;
+        replaying.events.extend(events);
     }
-
-    /// `http` with this request's placeholders where `rules` found values when it was
-    /// recorded (see [`Rules::adopt_placeholders`]); `None` when that changes nothing.
-    fn as_recorded(&self, http: &HttpRequest, rules: &Rules) -> Option<HttpRequest> {
-        if !rules.finds_in_requests() {
-            return None;
-        }
-        let recorded = self.body.as_ref().map_or(Value::Null, BodyText::to_value);
-        let replayed = http.body.to_value();
-        let (headers, body) =
-            rules.adopt_placeholders((&self.headers, &recorded), (&http.headers, &replayed))?;
-        Some(HttpRequest {
-            method: http.method,
-            url: http.url.clone(),
-            headers,
-            body: body.into(),
-        })
-    }
-
-    fn to_json(&self) -> Value {
-        let body = self.body.as_ref().map_or(Value::Null, BodyText::to_value);
-        request_json(&self.method, &self.url, &self.headers, &body)
-    }
+    replaying.events.front().cloned()
 }
 
 fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {
@@ -663,7 +688,20 @@ impl Replay {
                     }),
                 )
             }
-            Spine::Wake(t) => (t, SessionInput::Wake),
+            Spine::Wake(t) => match self.wake_at {
+                Some(at) if t >= at => (t, SessionInput::Wake),
+                due => {
+                    let timer = match due {
+                        Some(at) => format!("the session's timer is due at {at}: the recording wakes it before its timer"),
+                        None => "the session has no timer that would wake it".to_owned(),
+                    };
+                    return Err(self.diverge(
+                        DivergenceKind::Input,
+                        json!({ "wake": t }),
+                        json!(timer),
+                    ));
+                }
+            },
             Spine::Answer(t, input) | Spine::Command(t, input) => (t, input.to_input()),
             other => {
                 let expected = other.describe();
@@ -679,7 +717,7 @@ impl Replay {
     }
 
     /// With tools run for real: a recorded update of a live call is passed over, and its
-    /// recorded result is replaced by the real one, at the recorded time.
+    /// recorded result is replaced by the real updates and result, at the recorded time.
     async fn live_tool_answer(&mut self) -> Option<(u64, SessionInput)> {
         let tools = self.live_tools.as_mut()?;
         loop {
@@ -692,11 +730,19 @@ impl Replay {
                 }
                 RecordedInput::ToolFinished { call, .. } if tools.runs(*call) => {
                     let (t, call) = (*t, *call);
-                    let outcome = tools.finish(call).await?;
-                    self.position += 1;
-                    let input = Input::ToolFinished {
-                        call: CallId(call),
-                        outcome,
+                    // The live call's own updates first, at the time of its recorded result.
+                    let input = match tools.next_answer(call).await? {
+                        Answer::Update(partial) => Input::ToolUpdate {
+                            call: CallId(call),
+                            partial,
+                        },
+                        Answer::Finished(outcome) => {
+                            self.position += 1;
+                            Input::ToolFinished {
+                                call: CallId(call),
+                                outcome,
+                            }
+                        }
                     };
                     return Some((t, SessionInput::Answer(input)));
                 }
@@ -742,104 +788,26 @@ impl Interpreter for Replay {
         if let (
             Some(tools),
             Effect::RunTool {
-                call, tool, args, ..
+                call,
+                tool_call_id,
+                tool,
+                args,
             },
         ) = (&mut self.live_tools, effect)
         {
-            tools.start(call.0, tool, args);
+            tools.start(call.0, tool_call_id, tool, args);
         }
     }
 
-    async fn next(&mut self, _wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+    async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
         if let Some(divergence) = &self.diverged {
             return Err(halted(divergence.clone()));
         }
+        self.wake_at = wake_at;
         if let Some(answer) = self.live_tool_answer().await {
             return Ok(answer);
         }
         let taken = self.take_next();
         self.stop(taken)
-    }
-}
-
-/// Serves one call's recorded exchanges, in order.
-#[derive(Clone, Debug)]
-struct ReplayTransport {
-    exchanges: Arc<Vec<Exchange>>,
-    /// The next exchange to serve.
-    next: Arc<Mutex<usize>>,
-}
-
-impl ReplayTransport {
-    fn new(exchanges: Arc<Vec<Exchange>>) -> Self {
-        ReplayTransport {
-            exchanges,
-            next: Arc::new(Mutex::new(0)),
-        }
-    }
-}
-
-impl HttpTransport for ReplayTransport {
-    fn send<'a>(
-        &'a self,
-        _request: &'a HttpRequest,
-        _headers_timeout: Option<Duration>,
-    ) -> BoxFuture<'a, Result<Box<dyn HttpResponse>, TransportError>> {
-        let exchange = {
-            let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
-            *next += 1;
-            self.exchanges.get(*next - 1).cloned()
-        };
-        match exchange {
-            Some(Exchange {
-                response: Some((status, headers)),
-                chunks,
-                end,
-                ..
-            }) => Box::pin(std::future::ready(Ok(Box::new(ReplayResponse {
-                status,
-                headers,
-                chunks: chunks.into(),
-                end,
-            })
-                as Box<dyn HttpResponse>))),
-            Some(Exchange {
-                end: Some(RecordedEnd::Error(error)),
-                ..
-            }) => Box::pin(std::future::ready(Err(error.into()))),
-            // Dropped before its response, or cut off: nothing more was recorded.
-            _ => Box::pin(std::future::pending()),
-        }
-    }
-}
-
-#[derive(Debug)]
-struct ReplayResponse {
-    status: u16,
-    headers: Vec<(String, String)>,
-    chunks: VecDeque<Bytes>,
-    end: Option<RecordedEnd>,
-}
-
-impl HttpResponse for ReplayResponse {
-    fn status(&self) -> u16 {
-        self.status
-    }
-
-    fn headers(&self) -> &[(String, String)] {
-        &self.headers
-    }
-
-    fn chunk(&mut self) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
-        if let Some(chunk) = self.chunks.pop_front() {
-            return Box::pin(std::future::ready(Ok(Some(chunk))));
-        }
-        match &self.end {
-            Some(RecordedEnd::Complete) => Box::pin(std::future::ready(Ok(None))),
-            Some(RecordedEnd::Error(error)) => {
-                Box::pin(std::future::ready(Err(error.clone().into())))
-            }
-            Some(RecordedEnd::Dropped) | None => Box::pin(std::future::pending()),
-        }
     }
 }

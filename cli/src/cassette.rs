@@ -454,20 +454,40 @@ pub fn finish_recording(recorder: &Recorder, code: i32, (out, session): Ended<'_
     code
 }
 
-/// The outcome line: the exit code and the digests of stdout and the session file.
+/// The outcome line: the exit code, the digests of stdout, of the events (text mode) and of the
+/// session file, and their texts when they are not too long.
 pub fn write_outcome(recorder: &Recorder, code: i32, out: &Stdout, session_file: Option<&Path>) {
     // Of the text as a replay writes it: with the recording's placeholders for its secrets.
     let session = session_file
         .and_then(|path| std::fs::read(path).ok())
         .map(|bytes| match String::from_utf8(bytes) {
-            Ok(text) => pi_cassettes::sha256_hex(recorder.redact_text(&text).as_bytes()),
-            Err(e) => pi_cassettes::sha256_hex(e.as_bytes()),
+            Ok(text) => Ok(recorder.redact_text(&text)),
+            Err(e) => Err(e.into_bytes()),
         });
+    let (session, session_text) = match session {
+        Some(Ok(text)) => (
+            Some(pi_cassettes::sha256_hex(text.as_bytes())),
+            kept(Some(&text)),
+        ),
+        Some(Err(bytes)) => (Some(pi_cassettes::sha256_hex(&bytes)), None),
+        None => (None, None),
+    };
+    // The texts are redacted as digested (stdout's line by line, as it was written).
     recorder.write(pi_cassettes::Line::Outcome(Outcome {
         exit: code,
         stdout: out.digest().unwrap_or_default(),
         session,
+        events: out.events_digest(),
+        stdout_text: kept(out.text()),
+        events_text: kept(out.events_text()),
+        session_text,
     }));
+}
+
+/// `text`, when an outcome line keeps it.
+fn kept(text: Option<&str>) -> Option<String> {
+    text.filter(|t| t.len() <= pi_cassettes::format::MAX_KEPT_TEXT)
+        .map(str::to_owned)
 }
 
 /// Prints a divergence; its exit code.

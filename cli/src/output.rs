@@ -1,12 +1,58 @@
 //! Buffered stdout for JSONL: lines are written whole, `JSON.stringify`-compatible, and a closed
 //! pipe ends output quietly instead of panicking. What a recorded or checked run writes is also
-//! digested (SHA-256), so that a recording can hold, and a replay compare, what it printed.
+//! digested (SHA-256), so that a recording can hold, and a replay compare, what it printed; up to
+//! [`MAX_KEPT_TEXT`] bytes of it are kept too, so that a check can show how it differs. In text
+//! mode the events, which are not printed, are digested the same way.
 
 use std::io::{BufWriter, Write};
 
+use pi_cassettes::format::MAX_KEPT_TEXT;
 use pi_cassettes::Recorder;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+
+/// Lines digested, and kept as text while they fit in [`MAX_KEPT_TEXT`].
+#[derive(Clone)]
+struct Digested {
+    sha: Sha256,
+    /// Whether any line was digested.
+    used: bool,
+    /// `None` once the text outgrew the limit.
+    text: Option<String>,
+}
+
+impl Digested {
+    fn new() -> Self {
+        Digested {
+            sha: Sha256::new(),
+            used: false,
+            text: Some(String::new()),
+        }
+    }
+
+    fn line(&mut self, line: &[u8]) {
+        self.used = true;
+        self.sha.update(line);
+        self.sha.update(b"\n");
+        let fits = self
+            .text
+            .as_ref()
+            .is_some_and(|text| text.len() + line.len() < MAX_KEPT_TEXT);
+        match (fits, std::str::from_utf8(line)) {
+            (true, Ok(line)) => {
+                if let Some(text) = &mut self.text {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+            _ => self.text = None,
+        }
+    }
+
+    fn hex(&self) -> String {
+        pi_cassettes::hex(&self.sha.clone().finalize())
+    }
+}
 
 /// Standard output, line by line.
 pub struct Stdout {
@@ -16,7 +62,9 @@ pub struct Stdout {
     /// a replay, which never waits, writes in large blocks instead.
     line_by_line: bool,
     /// Kept only when something will compare it (a recording, a check).
-    digest: Option<Sha256>,
+    digest: Option<Digested>,
+    /// The events of a text-mode run, which stdout does not show (a recording, a check).
+    events: Option<Digested>,
     /// The JSON line being written, reused: a replay writes hundreds of events.
     line: Vec<u8>,
     /// A recording's: lines are digested with its secrets replaced, as a replay (which sees
@@ -48,13 +96,17 @@ impl Stdout {
     pub fn digesting(recorder: &Recorder) -> Self {
         Stdout {
             redact: Some(recorder.clone()),
-            ..Stdout::to(Box::new(std::io::stdout()), Some(Sha256::new()))
+            events: Some(Digested::new()),
+            ..Stdout::to(Box::new(std::io::stdout()), Some(Digested::new()))
         }
     }
 
     /// Output that goes nowhere but into the digest (checking a replay).
     pub fn discarded() -> Self {
-        Stdout::to(Box::new(std::io::sink()), Some(Sha256::new()))
+        Stdout {
+            events: Some(Digested::new()),
+            ..Stdout::to(Box::new(std::io::sink()), Some(Digested::new()))
+        }
     }
 
     /// Output into `out` in large blocks, digested (an eval's in-process replay, which reads
@@ -64,18 +116,20 @@ impl Stdout {
             out: BufWriter::with_capacity(1 << 16, out),
             closed: false,
             line_by_line: false,
-            digest: Some(Sha256::new()),
+            digest: Some(Digested::new()),
+            events: None,
             line: Vec::new(),
             redact: None,
         }
     }
 
-    fn to(out: Box<dyn Write + Send>, digest: Option<Sha256>) -> Self {
+    fn to(out: Box<dyn Write + Send>, digest: Option<Digested>) -> Self {
         Stdout {
             out: BufWriter::new(out),
             closed: false,
             line_by_line: true,
             digest,
+            events: None,
             line: Vec::new(),
             redact: None,
         }
@@ -90,6 +144,7 @@ impl Stdout {
             closed: false,
             line_by_line: false,
             digest: None,
+            events: None,
             line: Vec::new(),
             redact: None,
         }
@@ -97,8 +152,38 @@ impl Stdout {
 
     /// SHA-256 of everything written so far, in lower-case hex; `None` when not kept.
     pub fn digest(&self) -> Option<String> {
-        let digest = self.digest.clone()?.finalize();
-        Some(pi_cassettes::hex(&digest))
+        self.digest.as_ref().map(Digested::hex)
+    }
+
+    /// Everything written so far (redacted as digested), when kept and not over the limit.
+    pub fn text(&self) -> Option<&str> {
+        self.digest.as_ref()?.text.as_deref()
+    }
+
+    /// SHA-256 of the events given to [`Stdout::event_line`], when kept and some were given.
+    pub fn events_digest(&self) -> Option<String> {
+        self.events.as_ref().filter(|e| e.used).map(Digested::hex)
+    }
+
+    /// The events given to [`Stdout::event_line`], as digested, when kept and not too long.
+    pub fn events_text(&self) -> Option<&str> {
+        self.events.as_ref().filter(|e| e.used)?.text.as_deref()
+    }
+
+    /// An event of a text-mode run: not printed, digested (redacted as stdout is) as json mode
+    /// would print it, when kept.
+    pub fn event_line<T: Serialize + ?Sized>(&mut self, value: &T) {
+        let Some(events) = &mut self.events else {
+            return;
+        };
+        let mut line = Vec::new();
+        if pi_core::json::to_writer(&mut line, value).is_err() {
+            return;
+        }
+        match (&self.redact, std::str::from_utf8(&line)) {
+            (Some(recorder), Ok(text)) => events.line(recorder.redact_text(text).as_bytes()),
+            _ => events.line(&line),
+        }
     }
 
     /// One value as a JSON line, formatted as JavaScript formats it, written out at once (readers
@@ -124,10 +209,9 @@ impl Stdout {
     fn bytes_line(&mut self, line: &[u8]) {
         if let Some(digest) = &mut self.digest {
             match (&self.redact, std::str::from_utf8(line)) {
-                (Some(recorder), Ok(text)) => digest.update(recorder.redact_text(text)),
-                _ => digest.update(line),
+                (Some(recorder), Ok(text)) => digest.line(recorder.redact_text(text).as_bytes()),
+                _ => digest.line(line),
             }
-            digest.update(b"\n");
         }
         if self.closed {
             return;

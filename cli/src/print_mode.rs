@@ -1,6 +1,7 @@
 //! Print mode (Pi's `runPrintMode`): the prompts run one after the other in one session; text
 //! mode then prints the last answer's text (or its error, exit 1), json mode prints the session
-//! header and every event as a line.
+//! header and every event as a line (text mode digests them, when a recording or a check
+//! compares them).
 
 use std::io::Write;
 
@@ -43,6 +44,8 @@ pub async fn run<I: Interpreter + Send>(
         let mut print = |event: &Event| {
             if mode == Mode::Json {
                 out.json_line(event);
+            } else {
+                out.event_line(event);
             }
         };
         let result = tokio::select! {

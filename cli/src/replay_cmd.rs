@@ -5,7 +5,8 @@
 //! exit 0 when this build reproduces every one (each effect, request, event and the session file),
 //! 1 when one diverges, 125 when one cannot be used — so `git bisect run pi replay --check DIR`
 //! finds the commit that changed a behaviour. `--config current` replays the recorded inputs
-//! against today's settings, context files and system prompt instead of the recorded ones.
+//! against today's settings, context files (of the current directory, or `--workspace`) and
+//! system prompt instead of the recorded ones.
 //! `pi replay --chaos N [--seed S] [--plan P] PATH...` replays each cassette N times under
 //! seeded perturbations, checking the loop's invariants (`chaos_cmd.rs`).
 
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use pi_cassettes::format::SessionKind;
+use pi_cassettes::format::{Outcome, SessionKind};
 use pi_cassettes::read::reopen_session;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_effects::agent_session::AgentSession;
@@ -53,7 +54,8 @@ pub(crate) struct ReplayArgs {
     /// an eval's trial workspace, which its checks look at afterwards).
     #[arg(long, value_enum, default_value = "recorded")]
     tools: ToolSource,
-    /// The workspace copied for `--tools live` (the current directory by default).
+    /// The workspace copied for `--tools live`, and where `--config current` reads today's
+    /// context files and project settings (the current directory by default).
     #[arg(long)]
     workspace: Option<PathBuf>,
     /// Keep the replayed session file in this directory.
@@ -98,6 +100,9 @@ pub(crate) struct How {
     in_place: bool,
     /// The tools' settings when they run in place (shell, sandbox); the process's by default.
     tool_env: Option<pi_effects::tools::ToolEnv>,
+    /// `--workspace`: where `--config current` reads today's context files and project
+    /// settings (the current directory by default).
+    workspace: Option<PathBuf>,
 }
 
 impl How {
@@ -108,6 +113,7 @@ impl How {
             live_tools: Some(env.cwd.clone()),
             in_place: true,
             tool_env: Some(env),
+            workspace: None,
         }
     }
 }
@@ -126,6 +132,7 @@ impl How {
             live_tools,
             in_place: args.tools == ToolSource::InPlace,
             tool_env: None,
+            workspace: args.workspace.clone(),
         })
     }
 }
@@ -177,19 +184,77 @@ fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
         }
     };
     let mode = output_mode(args, &cassette);
-    let (dir, temporary) = match &args.session_dir {
-        Some(dir) => (dir.clone(), false),
-        None => (scratch_dir(0), true),
-    };
+    // The session is replayed in a scratch directory and then moved to `--session-dir` under
+    // a name no file there has: the directory may hold the very file the run was recorded
+    // into, which a replay must neither append to nor change.
+    let dir = scratch_dir(0);
     let mut out = Stdout::batched();
     let result = block_on(replay(cassette, mode, how, &dir, &mut out));
-    if temporary {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    match result {
+    out.flush();
+    let kept = match &args.session_dir {
+        Some(keep) => keep_sessions(&dir, keep),
+        None => Ok(()),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let code = match result {
         Ok(replayed) => replayed.code,
         Err(divergence) => cassette::report(&divergence),
+    };
+    match kept {
+        Ok(()) => code,
+        Err(error) => {
+            eprintln!("{error}");
+            1
+        }
     }
+}
+
+/// Moves the session files a replay wrote in `scratch` into `dir`, each under its own name
+/// or, when `dir` has a file of that name, `<name>.replay-<n>.jsonl` with the first free `n`;
+/// names a renamed one on stderr.
+fn keep_sessions(scratch: &Path, dir: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(scratch) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut written: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    written.sort();
+    for file in written {
+        let Some(name) = file.file_name() else {
+            continue;
+        };
+        let stem = file.file_stem().unwrap_or(name).to_string_lossy();
+        let (mut n, mut target) = (0, dir.join(name));
+        // Created new, never opened if it exists: nothing in `dir` is overwritten.
+        let mut out = loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+            {
+                Ok(out) => break out,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    n += 1;
+                    target = dir.join(format!("{stem}.replay-{n}.jsonl"));
+                }
+                Err(e) => return Err(format!("cannot write {}: {e}", target.display())),
+            }
+        };
+        std::fs::File::open(&file)
+            .and_then(|mut from| std::io::copy(&mut from, &mut out))
+            .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        if n > 0 {
+            eprintln!(
+                "the replayed session is in {} ({} exists and is left alone)",
+                target.display(),
+                dir.join(name).display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// What a replay did.
@@ -198,9 +263,33 @@ pub(crate) struct Replayed {
     /// The cassette (its lines taken by the replay).
     cassette: Arc<Cassette>,
     pub(crate) code: i32,
+    /// The digest of stdout.
     stdout: String,
-    session: Option<String>,
+    /// Stdout, when kept (not for RPC, whose front end keeps only the digest).
+    stdout_text: Option<String>,
+    /// The digest of a text-mode run's events, and their text when kept.
+    events: Option<String>,
+    events_text: Option<String>,
+    /// The session file as the replay left it.
+    session: Option<SessionWritten>,
     steps: usize,
+}
+
+/// A session file a replay wrote: its digest, and its text.
+#[derive(Debug)]
+struct SessionWritten {
+    digest: String,
+    text: Option<String>,
+}
+
+impl SessionWritten {
+    fn read(path: &Path) -> Option<SessionWritten> {
+        let bytes = std::fs::read(path).ok()?;
+        Some(SessionWritten {
+            digest: pi_cassettes::sha256_hex(&bytes),
+            text: String::from_utf8(bytes).ok(),
+        })
+    }
 }
 
 /// Replays `cassette` in `mode`, its session in `dir`, printing to `out`.
@@ -214,7 +303,7 @@ pub(crate) async fn replay(
     let unusable = |what: String| Divergence::unusable_cassette(&cassette, what);
     let config = match how.config {
         ConfigSource::Recorded => cassette.header.config.clone(),
-        ConfigSource::Current => current_config(&cassette).map_err(unusable)?,
+        ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
     let store = session_store(&cassette, &config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
@@ -258,15 +347,16 @@ pub(crate) async fn replay(
         let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
         let taken = std::mem::replace(out, Stdout::discarded());
         let replayed = crate::rpc::replay(runtime, session, taken).await;
-        let session_digest = replayed
-            .session_file
-            .and_then(|path| std::fs::read(path).ok())
-            .map(|bytes| pi_cassettes::sha256_hex(&bytes));
         return Ok(Replayed {
             cassette: shared,
             code: replayed.result?,
             stdout: replayed.stdout,
-            session: session_digest,
+            stdout_text: None,
+            events: None,
+            events_text: None,
+            session: replayed
+                .session_file
+                .and_then(|path| SessionWritten::read(&path)),
             steps,
         });
     }
@@ -277,15 +367,14 @@ pub(crate) async fn replay(
         Err(error) => return Err(Divergence::of_run(&error, session.interpreter().cassette())),
     };
     session.interpreter_mut().finish()?;
-    let session_digest = session
-        .written_file()
-        .and_then(|path| std::fs::read(path).ok())
-        .map(|bytes| pi_cassettes::sha256_hex(&bytes));
     Ok(Replayed {
         cassette: session.interpreter().shared_cassette(),
         code,
         stdout: out.digest().unwrap_or_default(),
-        session: session_digest,
+        stdout_text: out.text().map(str::to_owned),
+        events: out.events_digest(),
+        events_text: out.events_text().map(str::to_owned),
+        session: session.written_file().and_then(SessionWritten::read),
         steps,
     })
 }
@@ -330,21 +419,21 @@ fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
 }
 
 /// The recorded run's configuration rebuilt from today's settings, context files and prompt:
-/// the recorded command line read again in the recorded working directory, with the recorded
-/// model, thinking level, start time and seed.
-fn current_config(cassette: &Cassette) -> Result<RunConfig, String> {
+/// the recorded command line read again here (`--workspace`, else the current directory: the
+/// context files and project settings of this checkout, not of the machine that recorded it),
+/// with the recorded model, thinking level, start time and seed.
+fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     let recorded = &cassette.header.config;
     let command = cassette.header.command.clone().ok_or(
         "the cassette does not hold its command line, so today's configuration of it is unknown",
     )?;
     let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
-    let cwd = PathBuf::from(&recorded.cwd);
-    let cwd = if cwd.is_dir() {
-        cwd
-    } else {
-        std::env::current_dir().map_err(|e| e.to_string())?
+    let here = match &how.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
-    let runtime = Runtime::from_args(&args, cwd).map_err(|e| e.to_string())?;
+    let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
+    let runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
     options.seed = Some(recorded.seed);
     options.docs = recorded.docs.clone();
@@ -538,41 +627,87 @@ pub(crate) fn check_one(
             path.display()
         ));
     };
-    // An imported cassette has no output of Pi's to compare with (see `Imported`).
-    let stdout = match replayed.cassette.header.imported {
-        Some(_) => outcome.stdout.clone(),
-        None => replayed.stdout.clone(),
-    };
-    let compare = [
-        (
-            "exit code",
-            outcome.exit.to_string(),
-            replayed.code.to_string(),
-        ),
-        ("stdout digest", outcome.stdout.clone(), stdout),
-        (
-            "session file digest",
-            outcome.session.clone().unwrap_or_default(),
-            replayed.session.clone().unwrap_or_default(),
-        ),
-    ];
-    for (what, expected, actual) in compare {
-        if expected != actual {
-            return Verdict::Diverged(Divergence::output(
-                &replayed.cassette,
-                what,
-                &expected,
-                &actual,
-            ));
-        }
-    }
-    Verdict::Reproduced {
-        steps: replayed.steps,
+    match differs(&outcome, &replayed) {
+        Some((what, expected, actual)) => Verdict::Diverged(Divergence::output(
+            &replayed.cassette,
+            what,
+            &expected,
+            &actual,
+        )),
+        None => Verdict::Reproduced {
+            steps: replayed.steps,
+        },
     }
 }
 
+/// The first of the exit code, stdout, the session file and the events (text mode) that the
+/// replay did otherwise than the recording: what it is, recorded and replayed, as texts when
+/// the cassette holds the recorded text (else as digests).
+fn differs(outcome: &Outcome, replayed: &Replayed) -> Option<(&'static str, String, String)> {
+    if outcome.exit != replayed.code {
+        let (expected, actual) = (outcome.exit.to_string(), replayed.code.to_string());
+        return Some(("exit code", expected, actual));
+    }
+    // An imported cassette has no output of Pi's to compare with (see `Imported`).
+    let imported = replayed.cassette.header.imported.is_some();
+    let session = replayed.session.as_ref();
+    let compared = [
+        (
+            "stdout",
+            (!imported).then_some((&outcome.stdout, &outcome.stdout_text)),
+            (replayed.stdout.clone(), replayed.stdout_text.clone()),
+        ),
+        (
+            "session file",
+            Some((
+                &outcome.session.clone().unwrap_or_default(),
+                &outcome.session_text,
+            )),
+            (
+                session.map(|s| s.digest.clone()).unwrap_or_default(),
+                session.and_then(|s| s.text.clone()),
+            ),
+        ),
+        (
+            "events",
+            outcome
+                .events
+                .as_ref()
+                .filter(|_| !imported)
+                .map(|digest| (digest, &outcome.events_text)),
+            (
+                replayed.events.clone().unwrap_or_default(),
+                replayed.events_text.clone(),
+            ),
+        ),
+    ];
+    for (what, recorded, (digest, text)) in compared {
+        let Some((recorded_digest, recorded_text)) = recorded else {
+            continue;
+        };
+        if *recorded_digest == digest {
+            continue;
+        }
+        // The recorded text is shown only when it is what the recorded digest is of.
+        let recorded_text = recorded_text
+            .as_ref()
+            .filter(|text| pi_cassettes::sha256_hex(text.as_bytes()) == *recorded_digest);
+        return Some(match (recorded_text, text) {
+            (Some(expected), Some(actual)) => (what, expected.clone(), actual),
+            _ => (
+                what,
+                format!("SHA-256 {recorded_digest}"),
+                format!("SHA-256 {digest}"),
+            ),
+        });
+    }
+    None
+}
+
 /// The cassettes among `paths`: files as given, directories searched (recursively) for files
-/// whose first line is a cassette header, in path order.
+/// whose first line is a cassette header, in path order. Each other `.jsonl` or `.cassette` file
+/// found in a directory is named on stderr as skipped (a stray file or a Pi session must not
+/// make a check unusable); a file named in `paths` is taken whatever it holds.
 pub(crate) fn cassette_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
@@ -596,29 +731,65 @@ fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
     for path in entries {
         if path.is_dir() {
             collect_dir(&path, files)?;
-        } else if looks_like_cassette(&path) {
+            continue;
+        }
+        let named = path
+            .extension()
+            .is_some_and(|e| e == "jsonl" || e == "cassette");
+        if !named || is_session_blob(&path) {
+            continue;
+        }
+        if starts_as_cassette(&path) {
             files.push(path);
+        } else {
+            eprintln!(
+                "skipped {}: not a cassette (its first line is not a cassette header)",
+                path.display()
+            );
         }
     }
     Ok(())
 }
 
-/// A `.jsonl` or `.cassette` file that is not clearly something else (a session file, whose
-/// first line is another `type`); a damaged cassette is taken, so that it is reported.
-fn looks_like_cassette(path: &Path) -> bool {
-    let named = path
-        .extension()
-        .is_some_and(|e| e == "jsonl" || e == "cassette");
-    if !named {
-        return false;
+/// Bytes of a file's first line read to tell whether it is a cassette header (a header holds
+/// the system prompt and the resumed session's name, not the session itself).
+const MAX_HEADER_BYTES: u64 = 16 << 20;
+
+/// Whether `path`'s first line is a cassette header (`"type": "cassette"`), whatever follows:
+/// a damaged cassette is taken, so that it is reported.
+fn starts_as_cassette(path: &Path) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Tag {
+        #[serde(rename = "type")]
+        kind: Option<String>,
     }
-    let mut start = [0u8; 32];
-    let read = std::fs::File::open(path)
-        .and_then(|mut file| std::io::Read::read(&mut file, &mut start))
-        .unwrap_or(0);
-    let start = &start[..read];
-    let tagged = b"{\"type\":\"";
-    !start.starts_with(tagged) || start.starts_with(b"{\"type\":\"cassette\"")
+    let Ok(file) = std::fs::File::open(path) else {
+        // Taken, so that the check says why it cannot be read.
+        return true;
+    };
+    let mut first = Vec::new();
+    let mut reader = std::io::BufReader::new(std::io::Read::take(file, MAX_HEADER_BYTES));
+    if std::io::BufRead::read_until(&mut reader, b'\n', &mut first).is_err() {
+        return true;
+    }
+    if first.starts_with(b"{\"type\":\"cassette\"") {
+        return true;
+    }
+    serde_json::from_slice::<Tag>(&first).is_ok_and(|tag| tag.kind.as_deref() == Some("cassette"))
+}
+
+/// A large resumed session a cassette keeps beside it (`blobs/<sha256>.jsonl`): part of its
+/// cassette, not a stray file.
+fn is_session_blob(path: &Path) -> bool {
+    let in_blobs = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "blobs");
+    let hex_name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()));
+    in_blobs && hex_name
 }
 
 pub(crate) fn display_paths(paths: &[PathBuf]) -> String {

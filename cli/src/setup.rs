@@ -427,7 +427,10 @@ impl Runtime {
         options.seed = Some(start.seed);
         let session_error = |e: CreateError| CliError::Session(e.to_string());
         let config = options.run_config(start.at).map_err(session_error)?;
-        let live = options.live().map_err(session_error)?;
+        let live = options
+            .live()
+            .map_err(session_error)?
+            .for_run(config.seed, config.started_at);
         let initial = InitialSession::of(&store, capture).map_err(|source| CliError::Io {
             what: "the session file".into(),
             source,

@@ -149,13 +149,21 @@ fn an_imported_cassette_is_checked_on_the_session_it_writes() {
     let header = text.lines().next().expect("a header");
     assert!(header.contains(r#""imported":{"from":"#), "{header}");
     // The model's answer, as the stream says it, changed: the replayed session differs.
-    let changed = text.replace("from the mock", "from elsewhere");
+    let (lines, outcome) = text.trim_end().rsplit_once('\n').expect("an outcome line");
+    let changed = format!(
+        "{}\n{outcome}\n",
+        lines.replace("from the mock", "from elsewhere")
+    );
     assert_ne!(changed, text, "the answer is in the cassette's stream");
     std::fs::write(&cassette, changed).expect("the cassette writes");
     let check = pi(&["replay", "--check", cassette_arg]);
     assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
     let said = format!("{}{}", check.stdout, check.stderr);
-    assert!(said.contains("session file digest"), "{said}");
+    assert!(said.contains("the session file differs"), "{said}");
+    assert!(
+        said.contains("from elsewhere"),
+        "a line diff of the files: {said}"
+    );
 }
 
 #[test]

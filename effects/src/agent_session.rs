@@ -198,7 +198,10 @@ pub fn create_agent_session(options: SessionOptions) -> Result<AgentSession<Live
     let started_at = options.clock.now_ms();
     let config = options.run_config(started_at)?;
     let (commands, received) = unbounded_channel();
-    let io = options.live()?.with_commands(received);
+    let io = options
+        .live()?
+        .for_run(config.seed, config.started_at)
+        .with_commands(received);
     let store = options.store.unwrap_or_else(|| {
         SessionStore::in_memory(&config.cwd, started_at, IdGenerator::new(config.seed))
     });

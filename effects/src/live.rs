@@ -84,6 +84,13 @@ impl Live {
         }
     }
 
+    /// Tools that name the files they leave from the run of `seed` started at `started_at`
+    /// (see `ToolEnv::run`).
+    pub fn for_run(mut self, seed: u64, started_at: u64) -> Self {
+        self.tools = self.tools.clone().for_run(seed, started_at);
+        self
+    }
+
     /// Sends each model call over the transport `for_call` gives (see [`CallTransportFor`]).
     pub fn with_call_transport(mut self, for_call: CallTransportFor) -> Self {
         self.call_transport = Some(for_call);
@@ -195,11 +202,19 @@ impl Live {
         });
     }
 
-    fn spawn_tool(&mut self, call: CallId, tool: String, args: serde_json::Value) {
+    fn spawn_tool(
+        &mut self,
+        call: CallId,
+        tool_call_id: String,
+        tool: String,
+        args: serde_json::Value,
+    ) {
         let cancel = CancellationToken::new();
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
-        let env = Arc::new(self.tools.clone());
+        let mut env = self.tools.clone();
+        env.tool_call_id = Some(tool_call_id);
+        let env = Arc::new(env);
         let clock = Arc::clone(&self.clock);
         tokio::spawn(async move {
             let (updates, mut partials) = unbounded_channel();
@@ -249,8 +264,11 @@ impl Interpreter for Live {
                 self.spawn_model(call, request)
             }
             Effect::RunTool {
-                call, tool, args, ..
-            } => self.spawn_tool(call, tool, args),
+                call,
+                tool_call_id,
+                tool,
+                args,
+            } => self.spawn_tool(call, tool_call_id, tool, args),
             Effect::Cancel { call } => {
                 if let Some(token) = self.running.get(&call) {
                     token.cancel();

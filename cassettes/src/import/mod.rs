@@ -301,6 +301,11 @@ pub async fn import_session(
         exit: 0,
         stdout: String::new(),
         session: Some(crate::sha256_hex(plan.target.as_bytes())),
+        events: None,
+        stdout_text: None,
+        events_text: None,
+        session_text: (plan.target.len() <= crate::format::MAX_KEPT_TEXT)
+            .then(|| plan.target.clone()),
     }));
     if let Some(failure) = recorder.failure() {
         return Err(ImportError::Write(crate::write::CreateError::Io {

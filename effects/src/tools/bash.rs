@@ -37,7 +37,8 @@ pub(super) async fn run(
         Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
         _ => command.to_owned(),
     };
-    let mut output = Output::new(env.temp_dir.clone(), cx.updates.clone());
+    let key = super::shell::output_key(env.run, env.tool_call_id.as_deref());
+    let mut output = Output::new(env.temp_dir.clone(), key, cx.updates.clone());
     output.send(Vec::new(), None);
     let ended = execute(env, &command, timeout, cx, &mut output).await;
     let (snapshot, path) = output.finish().await?;
@@ -101,6 +102,8 @@ async fn sleep_or_never(deadline: Option<Instant>) {
 struct Output {
     buffer: OutputAccumulator,
     temp_dir: PathBuf,
+    /// Names the full-output file (see `full_output_path`).
+    key: Option<u64>,
     file: Option<FullOutputFile>,
     updates: UnboundedSender<ToolResult>,
     dirty: bool,
@@ -109,10 +112,11 @@ struct Output {
 }
 
 impl Output {
-    fn new(temp_dir: PathBuf, updates: UnboundedSender<ToolResult>) -> Self {
+    fn new(temp_dir: PathBuf, key: Option<u64>, updates: UnboundedSender<ToolResult>) -> Self {
         Output {
             buffer: OutputAccumulator::new(Limits::default()),
             temp_dir,
+            key,
             file: None,
             updates,
             dirty: false,
@@ -137,7 +141,7 @@ impl Output {
             Some(file) => file,
             None => self
                 .file
-                .insert(FullOutputFile::create(&self.temp_dir).await),
+                .insert(FullOutputFile::create(&self.temp_dir, self.key).await),
         };
         for chunk in chunks {
             file.write(&chunk).await;

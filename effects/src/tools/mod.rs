@@ -62,6 +62,13 @@ pub struct ToolEnv {
     /// Whether the model the tools answer takes images; when not, the read tool says the image
     /// will be omitted (Pi passes the current model in the tool context).
     pub model_accepts_images: bool,
+    /// The run, from its seed and start time (see [`ToolEnv::for_run`]): with the tool call's
+    /// id it names the file bash keeps a long output in, so that a replay running the tools
+    /// again names it as the recorded run did (the name is in the result the model reads).
+    /// Random when unset.
+    pub run: Option<u64>,
+    /// The id of the tool call being run, set for each call by the interpreter.
+    pub tool_call_id: Option<String>,
 }
 
 impl ToolEnv {
@@ -90,7 +97,19 @@ impl ToolEnv {
             pass_credentials: false,
             auto_resize_images: true,
             model_accepts_images: true,
+            run: None,
+            tool_call_id: None,
         }
+    }
+
+    /// These settings for the run of `seed` started at `started_at` (`RunConfig`'s): the start
+    /// time keeps runs of one seed at once (an eval's trials) from sharing file names.
+    pub fn for_run(mut self, seed: u64, started_at: u64) -> Self {
+        self.run = Some(shell::fnv1a(&[
+            &seed.to_le_bytes(),
+            &started_at.to_le_bytes(),
+        ]));
+        self
     }
 }
 

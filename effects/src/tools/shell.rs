@@ -98,16 +98,36 @@ pub(crate) fn timeout_duration(seconds: Option<f64>) -> Option<Duration> {
     Some(Duration::from_secs_f64(millis / 1000.0))
 }
 
-/// A fresh `pi-bash-<16 hex>.log` path in `dir` for a command's full output. The name only has
-/// to be unlikely to collide (the file is created with `create_new`), so the standard library's
-/// randomly keyed hasher over the time and the process id is enough.
-pub(crate) fn full_output_path(dir: &Path) -> PathBuf {
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    if let Ok(now) = SystemTime::now().duration_since(UNIX_EPOCH) {
-        hasher.write_u128(now.as_nanos());
+/// The `pi-bash-<16 hex>.log` path in `dir` for a command's full output: named by `key` (the
+/// run and the tool call's id, see [`output_key`]) when there is one, so that a replay
+/// names it as the recorded run did; else random, only unlikely to collide (the file is created
+/// with `create_new`), from the standard library's randomly keyed hasher over the time and the
+/// process id.
+pub(crate) fn full_output_path(dir: &Path, key: Option<u64>) -> PathBuf {
+    let name = key.unwrap_or_else(|| {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        if let Ok(now) = SystemTime::now().duration_since(UNIX_EPOCH) {
+            hasher.write_u128(now.as_nanos());
+        }
+        hasher.finish()
+    });
+    dir.join(format!("pi-bash-{name:016x}.log"))
+}
+
+/// The name of a call's full-output file from the run (`ToolEnv::run`) and the tool call's id.
+pub(crate) fn output_key(run: Option<u64>, tool_call_id: Option<&str>) -> Option<u64> {
+    Some(fnv1a(&[&run?.to_le_bytes(), tool_call_id?.as_bytes()]))
+}
+
+/// FNV-1a over `parts`: every build and platform gives the same names.
+pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|part| part.iter()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    dir.join(format!("pi-bash-{:016x}.log", hasher.finish()))
+    hash
 }
 
 /// Sends SIGKILL to the process group `pid` leads (Pi's `killProcessTree`); false when that
@@ -377,14 +397,22 @@ pub(crate) struct FullOutputFile {
 }
 
 impl FullOutputFile {
-    /// Creates a fresh `pi-bash-<hex>.log` in `dir`.
-    pub(crate) async fn create(dir: &Path) -> Self {
-        let path = full_output_path(dir);
-        let opened = tokio::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .await;
+    /// Creates a fresh `pi-bash-<hex>.log` in `dir`, named by `key` when there is one (see
+    /// [`full_output_path`]). A named file left by an earlier run of the same call (a replay run
+    /// twice) is replaced when it is a regular file this user may remove (in a sticky temp
+    /// folder, only its own); anything else there (a link, a folder, another user's file) is
+    /// left alone and a random name taken instead.
+    pub(crate) async fn create(dir: &Path, key: Option<u64>) -> Self {
+        let mut path = full_output_path(dir, key);
+        let mut opened = create_new(&path).await;
+        if key.is_some() && matches!(&opened, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
+            if regular_file(&path) && tokio::fs::remove_file(&path).await.is_ok() {
+                opened = create_new(&path).await;
+            } else {
+                path = full_output_path(dir, None);
+                opened = create_new(&path).await;
+            }
+        }
         let (file, error) = match opened {
             Ok(file) => (Some(file), None),
             Err(error) => (None, Some(write_error(&path, &error))),
@@ -425,9 +453,69 @@ impl FullOutputFile {
     }
 }
 
+async fn create_new(path: &Path) -> io::Result<tokio::fs::File> {
+    tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .await
+}
+
+/// Whether `path` itself (not what a link there points to) is a regular file.
+fn regular_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
 fn write_error(path: &Path, error: &io::Error) -> String {
     format!(
         "Cannot write the full output to {}: {error}",
         path.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_calls_full_output_file_is_named_by_the_run_and_the_call() {
+        let run = Some(fnv1a(&[b"seed"]));
+        let key = output_key(run, Some("call_1")).unwrap();
+        assert_eq!(output_key(run, Some("call_1")), Some(key));
+        assert_ne!(output_key(run, Some("call_2")), Some(key));
+        assert_ne!(
+            output_key(Some(fnv1a(&[b"other"])), Some("call_1")),
+            Some(key)
+        );
+        assert_eq!(output_key(None, Some("call_1")), None);
+        // The same on every build: FNV-1a's published value for "a".
+        assert_eq!(fnv1a(&[b"a"]), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[tokio::test]
+    async fn a_named_file_replaces_an_earlier_one_but_never_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = Some(7);
+        let path = full_output_path(dir.path(), key);
+        std::fs::write(&path, "an earlier replay's output").unwrap();
+        let mut file = FullOutputFile::create(dir.path(), key).await;
+        assert_eq!(file.path(), path);
+        file.write(b"now").await;
+        file.close().await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "now");
+
+        let target = dir.path().join("target");
+        std::fs::write(&target, "not to be written").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let mut file = FullOutputFile::create(dir.path(), key).await;
+        assert_ne!(file.path(), path, "another name beside the link");
+        file.write(b"elsewhere").await;
+        file.close().await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "not to be written"
+        );
+    }
 }

@@ -155,7 +155,8 @@ impl CleanOutput {
         if self.file.is_some() {
             return;
         }
-        let mut file = FullOutputFile::create(&self.temp_dir).await;
+        // The user's own command is not replayed through the tools: a random name.
+        let mut file = FullOutputFile::create(&self.temp_dir, None).await;
         for chunk in &self.chunks {
             file.write(chunk.as_bytes()).await;
         }
