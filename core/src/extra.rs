@@ -83,13 +83,6 @@ impl Extra {
         self.0.as_ref().and_then(|i| i.layout.as_deref())
     }
 
-    /// Forgets the read key order: the object is written in the struct's order.
-    pub fn clear_layout(&mut self) {
-        if let Some(inner) = &mut self.0 {
-            inner.layout = None;
-        }
-    }
-
     pub(crate) fn set_layout(&mut self, layout: Vec<Slot>) {
         self.inner().layout = Some(layout.into_boxed_slice());
     }

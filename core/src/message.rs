@@ -168,16 +168,6 @@ pub fn text_parts(blocks: &[ContentBlock]) -> impl Iterator<Item = &str> {
     })
 }
 
-impl UserContent {
-    /// The text blocks (or the string) joined without separator, as Pi's queue bookkeeping reads it.
-    pub fn joined_text(&self) -> String {
-        match self {
-            UserContent::Text(text) => text.clone(),
-            UserContent::Blocks(blocks) => text_parts(blocks).collect(),
-        }
-    }
-}
-
 /// Why an assistant message ended.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

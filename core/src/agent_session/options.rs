@@ -24,11 +24,6 @@ impl SessionMachine {
         self.compaction_settings.enabled
     }
 
-    /// Whether a transient provider error is retried after a backoff.
-    pub fn auto_retry_enabled(&self) -> bool {
-        self.retry.enabled
-    }
-
     /// The session's display name, if it was given one.
     pub fn session_name(&self) -> Option<String> {
         self.tree.name()

@@ -198,11 +198,6 @@ impl SessionTree {
         self.leaf.map(|i| self.entries[i].id())
     }
 
-    /// The current leaf entry.
-    pub fn leaf_entry(&self) -> Option<&SessionEntry> {
-        self.leaf.map(|i| &self.entries[i])
-    }
-
     /// The entry with this id.
     pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
         self.index.get(id).map(|&i| &self.entries[i])
