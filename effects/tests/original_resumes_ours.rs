@@ -19,11 +19,16 @@ use pi_core::session::ids::IdGenerator;
 use pi_effects::session::SessionStore;
 use serde_json::{json, Value};
 
+mod common;
+
+use common::writer::Writer;
+
 const T0: u64 = 1_795_322_284_614;
 
 fn write_ours(path: &Path) -> String {
-    let mut store =
-        SessionStore::open(path, None, None, "/tmp", T0, IdGenerator::new(2026)).unwrap();
+    let mut store = Writer::new(
+        SessionStore::open(path, None, None, "/tmp", T0, IdGenerator::new(2026)).unwrap(),
+    );
     store
         .append_model_change("mock", "mock-model", T0 + 1)
         .unwrap();

@@ -9,7 +9,13 @@ use std::path::{Path, PathBuf};
 
 use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock, UserMessage};
 use pi_core::session::ids::IdGenerator;
-use pi_effects::session::{default_session_dir, list_all_sessions, list_sessions, SessionStore};
+use pi_effects::session::{
+    default_session_dir, list_all_sessions, list_sessions, most_recent_session, SessionStore,
+};
+
+mod common;
+
+use common::writer::Writer;
 
 const T0: u64 = 1_795_322_284_614;
 
@@ -26,6 +32,20 @@ fn assistant(text: &str) -> AgentMessage {
         timestamp: T0 + 5,
         ..AssistantMessage::default()
     })
+}
+
+/// Pi's `continueRecent` as the command line does it: the most recent session of `dir`, or a
+/// new one.
+fn continue_recent(
+    cwd: &str,
+    dir: &Path,
+    now: u64,
+    ids: IdGenerator,
+) -> Result<SessionStore, pi_effects::session::StoreError> {
+    match most_recent_session(dir) {
+        Some(path) => SessionStore::open(&path, Some(dir), None, cwd, now, ids),
+        None => SessionStore::create(cwd, dir, now, ids),
+    }
 }
 
 fn lines(path: &Path) -> Vec<String> {
@@ -54,7 +74,8 @@ fn trace_session(name: &str) -> PathBuf {
 #[test]
 fn nothing_is_written_before_the_first_assistant_message_then_everything_then_appends() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut store = SessionStore::create("/work/p", tmp.path(), T0, IdGenerator::new(1)).unwrap();
+    let mut store =
+        Writer::new(SessionStore::create("/work/p", tmp.path(), T0, IdGenerator::new(1)).unwrap());
     let file = store.file().unwrap().to_path_buf();
     assert!(file
         .file_name()
@@ -88,9 +109,9 @@ fn pi_files_reopen_unchanged_and_only_grow() {
         let file = tmp.path().join(format!("{name}.jsonl"));
         fs::copy(trace_session(name), &file).unwrap();
         let before = fs::read_to_string(&file).unwrap();
-        let mut store =
-            SessionStore::open(&file, None, None, "/", T0, IdGenerator::new(3)).unwrap();
+        let store = SessionStore::open(&file, None, None, "/", T0, IdGenerator::new(3)).unwrap();
         assert!(store.warnings().is_empty(), "{:?}", store.warnings());
+        let mut store = Writer::new(store);
         store.append_message(user("one more"), T0).unwrap();
         let after = fs::read_to_string(&file).unwrap();
         assert!(
@@ -116,8 +137,9 @@ fn unknown_fields_and_entry_types_survive() {
         "\n",
     );
     fs::write(&file, text).unwrap();
-    let mut store = SessionStore::open(&file, None, None, "/", T0, IdGenerator::new(5)).unwrap();
+    let store = SessionStore::open(&file, None, None, "/", T0, IdGenerator::new(5)).unwrap();
     assert!(store.warnings().is_empty(), "{:?}", store.warnings());
+    let mut store = Writer::new(store);
     assert_eq!(store.tree().leaf_id(), Some("h1"));
     store.append_message(user("next"), T0).unwrap();
     let after = fs::read_to_string(&file).unwrap();
@@ -138,7 +160,7 @@ fn a_torn_last_line_is_reported_and_kept_apart_from_new_entries() {
     let mut text = fs::read_to_string(&file).unwrap();
     text.push_str(r#"{"type":"message","id":"zz","parentId":"#);
     fs::write(&file, &text).unwrap();
-    let mut store = SessionStore::open(&file, None, None, "/", T0, IdGenerator::new(6)).unwrap();
+    let store = SessionStore::open(&file, None, None, "/", T0, IdGenerator::new(6)).unwrap();
     assert_eq!(store.warnings().len(), 1);
     assert!(
         store.warnings()[0].contains(":8: skipped"),
@@ -152,7 +174,9 @@ fn a_torn_last_line_is_reported_and_kept_apart_from_new_entries() {
         "{:?}",
         store.torn_report()
     );
-    store.append_message(user("after the tear"), T0).unwrap();
+    Writer::new(store)
+        .append_message(user("after the tear"), T0)
+        .unwrap();
     let reopened = SessionStore::open(&file, None, None, "/", T0, IdGenerator::new(7)).unwrap();
     assert_eq!(
         reopened.tree().entries().len(),
@@ -222,15 +246,16 @@ fn continue_recent_takes_the_latest_valid_session() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = default_session_dir(tmp.path(), "/home/u/proj").unwrap();
     assert!(dir.ends_with("sessions/--home-u-proj--"));
-    let fresh =
-        SessionStore::continue_recent("/home/u/proj", &dir, T0, IdGenerator::new(10)).unwrap();
+    let fresh = continue_recent("/home/u/proj", &dir, T0, IdGenerator::new(10)).unwrap();
     assert!(fresh.tree().entries().is_empty());
 
-    let mut newer =
-        SessionStore::create("/home/u/proj", &dir, T0 + 1, IdGenerator::new(12)).unwrap();
+    let mut newer = Writer::new(
+        SessionStore::create("/home/u/proj", &dir, T0 + 1, IdGenerator::new(12)).unwrap(),
+    );
     newer.append_message(assistant("new"), T0 + 1).unwrap();
     fs::write(dir.join("junk.jsonl"), "not json\n").unwrap();
-    let mut older = SessionStore::create("/home/u/proj", &dir, T0, IdGenerator::new(11)).unwrap();
+    let mut older =
+        Writer::new(SessionStore::create("/home/u/proj", &dir, T0, IdGenerator::new(11)).unwrap());
     older.append_message(assistant("old"), T0).unwrap();
     // The older session is written last: only these times, a minute apart, make it the older.
     // The newest file is not a session.
@@ -242,8 +267,7 @@ fn continue_recent_takes_the_latest_valid_session() {
     for (path, seconds) in times {
         set_mtime(&path, seconds);
     }
-    let resumed =
-        SessionStore::continue_recent("/home/u/proj", &dir, T0, IdGenerator::new(13)).unwrap();
+    let resumed = continue_recent("/home/u/proj", &dir, T0, IdGenerator::new(13)).unwrap();
     assert_eq!(resumed.tree().id(), newer.tree().id());
 }
 
@@ -262,8 +286,9 @@ fn sessions_modified_at_the_same_time_are_ordered_by_name() {
     // Created in an order unrelated to their names, so the directory's own order cannot decide.
     let mut ids = Vec::new();
     for (seed, name) in [(20, "b"), (21, "c"), (22, "a")] {
-        let mut store =
-            SessionStore::create("/home/u/tie", &dir, T0, IdGenerator::new(seed)).unwrap();
+        let mut store = Writer::new(
+            SessionStore::create("/home/u/tie", &dir, T0, IdGenerator::new(seed)).unwrap(),
+        );
         store.append_message(user(name), T0).unwrap();
         store.append_message(assistant(name), T0).unwrap();
         let named = dir.join(format!("2024-01-01T00-00-00-000Z_{name}.jsonl"));
@@ -271,8 +296,7 @@ fn sessions_modified_at_the_same_time_are_ordered_by_name() {
         set_mtime(&named, 0);
         ids.push((name, store.tree().id().to_owned()));
     }
-    let resumed =
-        SessionStore::continue_recent("/home/u/tie", &dir, T0, IdGenerator::new(23)).unwrap();
+    let resumed = continue_recent("/home/u/tie", &dir, T0, IdGenerator::new(23)).unwrap();
     let last = ids.iter().find(|(name, _)| *name == "c").unwrap();
     assert_eq!(
         resumed.tree().id(),
@@ -300,7 +324,8 @@ fn listing_summarises_every_session() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = default_session_dir(tmp.path(), "/p").unwrap();
     fs::copy(trace_session("e_rpc"), dir.join("e.jsonl")).unwrap();
-    let mut named = SessionStore::create("/p", &dir, T0, IdGenerator::new(14)).unwrap();
+    let mut named =
+        Writer::new(SessionStore::create("/p", &dir, T0, IdGenerator::new(14)).unwrap());
     named.append_message(user("first question"), T0).unwrap();
     named.append_message(assistant("first answer"), T0).unwrap();
     named.append_session_info("  Named  ", T0).unwrap();

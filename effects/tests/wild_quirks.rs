@@ -21,6 +21,10 @@ use pi_core::session::file::{parse_header_line, parse_line, ParsedLine};
 use pi_core::session::ids::IdGenerator;
 use pi_effects::session::SessionStore;
 
+mod common;
+
+use common::writer::Writer;
+
 const T0: u64 = 1_767_225_600_000;
 
 fn fixture(name: &str) -> String {
@@ -128,7 +132,7 @@ fn an_export_header_newer_than_every_entry_is_read_as_it_is() {
     // `/export` writes a fresh header (timestamp: now) above the older entries of the branch.
     let tmp = tempfile::tempdir().unwrap();
     let path = copy(tmp.path(), "nested.jsonl");
-    let mut store = open(&path);
+    let mut store = Writer::new(open(&path));
     let header_time = store.tree().header().timestamp.clone();
     let entries = store.tree().entries();
     assert!(entries.iter().all(|e| e.timestamp() < header_time.as_str()));

@@ -9,7 +9,6 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use pi_core::message::{AgentMessage, UserContent};
 use pi_core::session::file::{line, parse_session, whole_file, SessionFileError};
 
 use super::lock::{LockError, SessionLock};
@@ -222,19 +221,6 @@ impl SessionStore {
         Ok(store)
     }
 
-    /// The most recently modified session of `dir`, or a new one (Pi's `continueRecent`).
-    pub fn continue_recent(
-        cwd: &str,
-        dir: &Path,
-        now: u64,
-        ids: IdGenerator,
-    ) -> Result<Self, StoreError> {
-        match most_recent_session(dir) {
-            Some(path) => SessionStore::open(&path, Some(dir), None, cwd, now, ids),
-            None => SessionStore::create(cwd, dir, now, ids),
-        }
-    }
-
     /// A copy of `source` as a new session for `target_cwd` in `dir`, pointing back at its source.
     pub fn fork_from(
         source: &Path,
@@ -348,123 +334,6 @@ impl SessionStore {
             _lock: self.lock,
         };
         (self.tree, self.ids, file)
-    }
-
-    /// Appends a message as the new leaf.
-    pub fn append_message(
-        &mut self,
-        message: AgentMessage,
-        now: u64,
-    ) -> Result<String, StoreError> {
-        let (id, decision) = self.tree.append_message(message, now, &mut self.ids);
-        self.persist(decision)?;
-        Ok(id)
-    }
-
-    /// Records a thinking-level change.
-    pub fn append_thinking_level_change(
-        &mut self,
-        level: &str,
-        now: u64,
-    ) -> Result<String, StoreError> {
-        let (id, decision) = self
-            .tree
-            .append_thinking_level_change(level, now, &mut self.ids);
-        self.persist(decision)?;
-        Ok(id)
-    }
-
-    /// Records a model change.
-    pub fn append_model_change(
-        &mut self,
-        provider: &str,
-        model_id: &str,
-        now: u64,
-    ) -> Result<String, StoreError> {
-        let (id, decision) = self
-            .tree
-            .append_model_change(provider, model_id, now, &mut self.ids);
-        self.persist(decision)?;
-        Ok(id)
-    }
-
-    /// Records a compaction.
-    pub fn append_compaction(
-        &mut self,
-        summary: &str,
-        first_kept_entry_id: &str,
-        tokens_before: u64,
-        details: Option<Value>,
-        from_hook: Option<bool>,
-        now: u64,
-    ) -> Result<String, StoreError> {
-        let (id, decision) = self.tree.append_compaction(
-            summary,
-            first_kept_entry_id,
-            tokens_before,
-            details,
-            from_hook,
-            now,
-            &mut self.ids,
-        );
-        self.persist(decision)?;
-        Ok(id)
-    }
-
-    /// Stores extension state.
-    pub fn append_custom_entry(
-        &mut self,
-        custom_type: &str,
-        data: Option<Value>,
-        now: u64,
-    ) -> Result<String, StoreError> {
-        let (id, decision) = self
-            .tree
-            .append_custom_entry(custom_type, data, now, &mut self.ids);
-        self.persist(decision)?;
-        Ok(id)
-    }
-
-    /// Sets the session name.
-    pub fn append_session_info(&mut self, name: &str, now: u64) -> Result<String, StoreError> {
-        let (id, decision) = self.tree.append_session_info(name, now, &mut self.ids);
-        self.persist(decision)?;
-        Ok(id)
-    }
-
-    /// Appends an extension message the model sees.
-    pub fn append_custom_message_entry(
-        &mut self,
-        custom_type: &str,
-        content: UserContent,
-        display: bool,
-        details: Option<Value>,
-        now: u64,
-    ) -> Result<String, StoreError> {
-        let (id, decision) = self.tree.append_custom_message_entry(
-            custom_type,
-            content,
-            display,
-            details,
-            now,
-            &mut self.ids,
-        );
-        self.persist(decision)?;
-        Ok(id)
-    }
-
-    /// Sets or clears a label.
-    pub fn append_label_change(
-        &mut self,
-        target_id: &str,
-        label: Option<&str>,
-        now: u64,
-    ) -> Result<String, StoreError> {
-        let (id, decision) = self
-            .tree
-            .append_label_change(target_id, label, now, &mut self.ids)?;
-        self.persist(decision)?;
-        Ok(id)
     }
 
     /// Moves the leaf.

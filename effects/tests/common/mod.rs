@@ -4,6 +4,8 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod writer;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
