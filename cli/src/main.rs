@@ -91,7 +91,12 @@ fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     set_offline(&argv);
     if argv.first().is_some_and(|a| a == "replay") {
-        return replay_cmd::main(&argv[1..]);
+        let code = match replay_cmd::parse(&argv[1..]) {
+            Ok((args, how)) if args.chaos.is_some() => chaos_cmd::run(&args, &how),
+            Ok((args, how)) => replay_cmd::run(&args, &how),
+            Err(code) => code,
+        };
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     if argv.first().is_some_and(|a| a == "import") {
         return import_cmd::main(&argv[1..]);

@@ -8,7 +8,8 @@
 //! against today's settings, context files (of the current directory, or `--workspace`) and
 //! system prompt instead of the recorded ones.
 //! `pi replay --chaos N [--seed S] [--plan P] PATH...` replays each cassette N times under
-//! seeded perturbations, checking the loop's invariants (`chaos_cmd.rs`).
+//! seeded perturbations, checking the loop's invariants (`chaos_cmd.rs`, which uses this
+//! module's checking; `main.rs` chooses between them).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -143,32 +144,33 @@ enum ConfigSource {
     Current,
 }
 
-/// Runs `pi replay` with `argv` (the words after `replay`); the process's exit code.
-pub fn main(argv: &[String]) -> std::process::ExitCode {
+/// `pi replay`'s flags in `argv` (the words after `replay`) and how they ask to replay; the
+/// exit code when they are wrong (or asked for help).
+pub fn parse(argv: &[String]) -> Result<(ReplayArgs, How), i32> {
     let words = std::iter::once("pi replay".to_owned()).chain(argv.iter().cloned());
-    let args = match ReplayArgs::try_parse_from(words) {
-        Ok(args) => args,
-        Err(error) => {
-            let _ = error.print();
-            let code = if error.use_stderr() { 2 } else { 0 };
-            return std::process::ExitCode::from(code);
+    let args = ReplayArgs::try_parse_from(words).map_err(|error| {
+        let _ = error.print();
+        if error.use_stderr() {
+            2
+        } else {
+            0
         }
-    };
-    let how = match How::of(&args) {
-        Ok(how) => how,
-        Err(error) => {
-            eprintln!("{error}");
-            return std::process::ExitCode::from(1);
-        }
-    };
-    let code = if args.chaos.is_some() {
-        crate::chaos_cmd::run(&args, &how)
-    } else if args.check {
-        check(&args, &how)
+    })?;
+    let how = How::of(&args).map_err(|error| {
+        eprintln!("{error}");
+        1
+    })?;
+    Ok((args, how))
+}
+
+/// Replays one cassette's output, or checks them all (`--check`); the exit code. `--chaos` is
+/// `chaos_cmd`'s.
+pub fn run(args: &ReplayArgs, how: &How) -> i32 {
+    if args.check {
+        check(args, how)
     } else {
-        replay_one_file(&args, &how)
-    };
-    std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
+        replay_one_file(args, how)
+    }
 }
 
 fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {

@@ -26,6 +26,9 @@ use std::process::Command;
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
+#[path = "purity/module_order.rs"]
+mod module_order;
+
 const ALLOWED: &[&str] = &[
     "pi-core",
     "serde",

@@ -16,8 +16,9 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use crate::outcome::Limits;
 use crate::outcome::Outcome;
-use crate::suite::{Limits, Step};
+use crate::suite::Step;
 use crate::workspace::TrialDirs;
 
 /// How long a run has after SIGINT before its process group is killed.

@@ -5,11 +5,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use regex::Regex;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::outcome::Outcome;
 use crate::results::CheckResult;
-use crate::suite::{regex, toml_to_json, RawCheck};
 
 /// The default timeout of a `command` check.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
@@ -381,7 +381,7 @@ impl Check {
             },
             CheckKind::FileHash { path, sha256 } => match read(path) {
                 Ok(bytes) => {
-                    let actual = crate::suite::sha256_hex(&bytes);
+                    let actual = crate::digest::sha256_hex(&bytes);
                     (actual == *sha256, Some(format!("its SHA-256 is {actual}")))
                 }
                 Err(e) => (false, Some(format!("cannot read it: {e}"))),
@@ -459,6 +459,56 @@ fn tail(output: &str) -> String {
     let skip = count.saturating_sub(600);
     let tail: String = output.chars().skip(skip).collect();
     format!("{:?}", tail.trim_end())
+}
+
+/// A check as written: every field any kind takes; [`Check::from_raw`] says which apply.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCheck {
+    pub kind: String,
+    pub weight: Option<f64>,
+    pub text: Option<String>,
+    pub regex: Option<String>,
+    pub case_sensitive: Option<bool>,
+    pub tool: Option<String>,
+    pub arguments: Option<toml::Table>,
+    pub arguments_regex: Option<String>,
+    pub path: Option<String>,
+    pub sha256: Option<String>,
+    pub run: Option<String>,
+    /// Seconds.
+    pub timeout: Option<f64>,
+}
+
+/// A TOML value as JSON (datetimes as their text).
+pub(crate) fn toml_to_json(value: &toml::Value) -> Value {
+    match value {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::from(*i),
+        toml::Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+        }
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Compiles a regular expression, its error in one line.
+pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
+    Regex::new(pattern).map_err(|e| {
+        let last = e.to_string();
+        let last = last.lines().last().unwrap_or_default().trim();
+        format!(
+            "not a valid regular expression: {}",
+            last.strip_prefix("error: ").unwrap_or(last)
+        )
+    })
 }
 
 #[cfg(test)]

@@ -3,10 +3,20 @@
 //! passes one, and checks can look at the result. Reading events instead of the agent's
 //! insides is what lets a suite evaluate any Pi-compatible command.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::results::Usage;
-use crate::suite::Limits;
+
+/// What stops a trial early (scored as a failure, status `limit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub turns: Option<u32>,
+    pub tokens: Option<u64>,
+    pub cost: Option<f64>,
+    pub wall_time: Option<Duration>,
+}
 
 /// A trial's agent run, as its events told it.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,7 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::suite::{sha256_hex, Suite, Task};
+use crate::digest::sha256_hex;
+use crate::suite::{Suite, Task};
 
 /// One trial to run.
 #[derive(Clone, Debug)]

@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
-use crate::check::{Check, CheckKind};
+use crate::check::{toml_to_json, Check, CheckKind, RawCheck};
+use crate::digest::sha256_hex;
+use crate::outcome::Limits;
 
 /// A suite, resolved: every task has its models, trials, limits and checks.
 #[derive(Clone, Debug)]
@@ -60,15 +61,6 @@ pub enum Step {
     Steer(String),
     /// Queued while the agent works, delivered when it would stop (Pi's follow-up).
     FollowUp(String),
-}
-
-/// What stops a trial early (scored as a failure, status `limit`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Limits {
-    pub turns: Option<u32>,
-    pub tokens: Option<u64>,
-    pub cost: Option<f64>,
-    pub wall_time: Option<Duration>,
 }
 
 /// Why a suite could not be read: where, and what is wrong.
@@ -144,25 +136,6 @@ struct RawStep {
     prompt: Option<String>,
     steer: Option<String>,
     follow_up: Option<String>,
-}
-
-/// A check as written: every field any kind takes; [`crate::check`] says which apply.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawCheck {
-    pub kind: String,
-    pub weight: Option<f64>,
-    pub text: Option<String>,
-    pub regex: Option<String>,
-    pub case_sensitive: Option<bool>,
-    pub tool: Option<String>,
-    pub arguments: Option<toml::Table>,
-    pub arguments_regex: Option<String>,
-    pub path: Option<String>,
-    pub sha256: Option<String>,
-    pub run: Option<String>,
-    /// Seconds.
-    pub timeout: Option<f64>,
 }
 
 /// Reads and checks the suite at `path`.
@@ -416,37 +389,6 @@ fn merge_settings(into: &mut serde_json::Map<String, Value>, table: &toml::Table
     }
 }
 
-/// A TOML value as JSON (datetimes as their text).
-pub(crate) fn toml_to_json(value: &toml::Value) -> Value {
-    match value {
-        toml::Value::String(s) => Value::String(s.clone()),
-        toml::Value::Integer(i) => Value::from(*i),
-        toml::Value::Float(f) => {
-            serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
-        }
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Datetime(d) => Value::String(d.to_string()),
-        toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => Value::Object(
-            t.iter()
-                .map(|(k, v)| (k.clone(), toml_to_json(v)))
-                .collect(),
-        ),
-    }
-}
-
-/// Compiles a regular expression, its error in one line.
-pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| {
-        let last = e.to_string();
-        let last = last.lines().last().unwrap_or_default().trim();
-        format!(
-            "not a valid regular expression: {}",
-            last.strip_prefix("error: ").unwrap_or(last)
-        )
-    })
-}
-
 /// The task and key around byte `offset`, for an error the TOML reader found: the id of the
 /// `[[task]]` table the offset is in, and the key its line assigns (or its table's name).
 fn locate(text: &str, offset: usize) -> (Option<String>, Option<String>) {
@@ -480,13 +422,4 @@ fn line_of(text: &str, offset: usize) -> usize {
         .filter(|b| **b == b'\n')
         .count()
         + 1
-}
-
-/// SHA-256 in lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
