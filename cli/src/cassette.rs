@@ -492,7 +492,7 @@ fn kept(text: Option<&str>) -> Option<String> {
 
 /// Prints a divergence; its exit code.
 pub fn report(divergence: &Divergence) -> i32 {
-    eprintln!("{divergence}");
+    eprintln!("{}", crate::printable::printable(&divergence.to_string()));
     if divergence.is_cassette_fault() {
         UNUSABLE
     } else {

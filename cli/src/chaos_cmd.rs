@@ -14,7 +14,8 @@ use pi_cassettes::Cassette;
 use pi_chaos::{chaos_runs, Plan, Recording, Summary};
 
 use crate::cassette::UNUSABLE;
-use crate::replay_cmd::{check_one, files_and_jobs, runtime, How, ReplayArgs, Verdict};
+use crate::printable::printable;
+use crate::replay_cmd::{check_one, files_and_jobs, runtime, shown, How, ReplayArgs, Verdict};
 
 /// How one cassette fared: its unperturbed replay's divergence, if it diverged, and its
 /// chaos runs (they go on after a divergence: the invariants hold for any behaviour).
@@ -124,15 +125,15 @@ fn report(
             }) => {
                 if let Some(why) = d {
                     diverged += 1;
-                    println!("DIVERGED  {} (the unperturbed replay)", path.display());
-                    eprintln!("{why}\n");
+                    println!("DIVERGED  {} (the unperturbed replay)", shown(path));
+                    eprintln!("{}\n", printable(&why));
                 }
                 total_runs += summary.runs;
                 total_steps += summary.steps;
                 if summary.failures.is_empty() {
                     println!(
                         "ok        {} ({} runs, {} steps)",
-                        path.display(),
+                        shown(path),
                         summary.runs,
                         summary.steps
                     );
@@ -140,7 +141,7 @@ fn report(
                     failures += summary.failures.len();
                     println!(
                         "FAILED    {} ({} of {} runs)",
-                        path.display(),
+                        shown(path),
                         summary.failures.len(),
                         summary.runs
                     );
@@ -151,7 +152,7 @@ fn report(
                         match shown.iter_mut().find(|(k, _)| *k == key) {
                             Some((_, runs)) => runs.push(failure.run),
                             None => {
-                                println!("{failure}");
+                                println!("{}", printable(&failure.to_string()));
                                 shown.push((key, Vec::new()));
                             }
                         }
@@ -173,8 +174,8 @@ fn report(
             }
             Some(Outcome::Unusable(why)) => {
                 unusable += 1;
-                println!("UNUSABLE  {}", path.display());
-                eprintln!("{why}\n");
+                println!("UNUSABLE  {}", shown(path));
+                eprintln!("{}\n", printable(&why));
             }
             None => unusable += 1,
         }

@@ -17,6 +17,7 @@ mod list_models;
 mod model_select;
 mod output;
 mod print_mode;
+mod printable;
 mod proxy_cmd;
 mod replay_cmd;
 mod request_options;

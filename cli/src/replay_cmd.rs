@@ -28,6 +28,7 @@ use crate::args::{Args, Mode};
 use crate::cassette::{self, UNUSABLE};
 use crate::output::Stdout;
 use crate::print_mode;
+use crate::printable::printable;
 use crate::setup::Runtime;
 
 /// `pi replay`'s flags.
@@ -181,7 +182,7 @@ fn replay_one_file(args: &ReplayArgs, how: &How) -> i32 {
     let cassette = match cassette::load(path) {
         Ok(cassette) => Arc::new(cassette),
         Err(error) => {
-            eprintln!("{error}");
+            eprintln!("{}", printable(&error.to_string()));
             return UNUSABLE;
         }
     };
@@ -566,17 +567,17 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
         match verdict {
             Some(Verdict::Reproduced { steps }) => {
                 reproduced += 1;
-                println!("ok        {} ({steps} steps)", path.display());
+                println!("ok        {} ({steps} steps)", shown(path));
             }
             Some(Verdict::Diverged(divergence)) => {
                 diverged += 1;
-                println!("DIVERGED  {}", path.display());
-                eprintln!("{divergence}\n");
+                println!("DIVERGED  {}", shown(path));
+                eprintln!("{}\n", printable(&divergence.to_string()));
             }
             Some(Verdict::Unusable(why)) => {
                 unusable += 1;
-                println!("UNUSABLE  {}", path.display());
-                eprintln!("{why}\n");
+                println!("UNUSABLE  {}", shown(path));
+                eprintln!("{}\n", printable(&why));
             }
             None => unusable += 1,
         }
@@ -746,7 +747,7 @@ fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
         } else {
             eprintln!(
                 "skipped {}: not a cassette (its first line is not a cassette header)",
-                path.display()
+                shown(&path)
             );
         }
     }
@@ -792,6 +793,11 @@ fn is_session_blob(path: &Path) -> bool {
         .and_then(|s| s.to_str())
         .is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()));
     in_blobs && hex_name
+}
+
+/// A cassette's path as a check prints it (its name may hold terminal controls).
+pub(crate) fn shown(path: &Path) -> String {
+    printable(&path.display().to_string()).into_owned()
 }
 
 pub(crate) fn display_paths(paths: &[PathBuf]) -> String {

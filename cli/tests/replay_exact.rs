@@ -648,3 +648,59 @@ fn a_build_that_makes_more_or_fewer_attempts_than_recorded_diverges() {
         &["attempts.jsonl:", "this build made 1 attempts"],
     );
 }
+
+/// Whether `bytes` hold something a terminal acts on: ESC, BEL, a C1 control (as UTF-8), or a
+/// bidirectional override.
+fn holds_terminal_control(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.chars().any(|c| {
+        (c.is_control() && c != '\n' && c != '\t') || ('\u{202a}'..='\u{202e}').contains(&c)
+    })
+}
+
+/// A cassette from a pull request whose text (a prompt, its command line, its file name, a line
+/// it cannot read) holds terminal escape sequences: what the check prints about it escapes
+/// them, so the log is neither cleared, retitled nor reordered.
+#[test]
+fn a_hostile_cassettes_escape_sequences_reach_no_terminal() {
+    const EVIL: &str = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{9b}31m\u{202e}";
+    let ws = workspace(json!({"script": [{"text": ["Hi."]}]}));
+    let cassette = record(&ws, "plain.jsonl", "json", &["-p", "hello"]);
+    let mut edited = lines(&cassette);
+    for line in &mut edited {
+        if line["type"] == "cassette" {
+            line["command"] = json!(["-p", format!("hello{EVIL}")]);
+        }
+        if line["type"] == "outside" {
+            let text = serde_json::to_string(&line["input"]).unwrap();
+            let escaped = serde_json::to_string(EVIL).unwrap();
+            let escaped = escaped.trim_matches('"');
+            let text = text.replace("hello", &format!("hello{escaped}"));
+            line["input"] = serde_json::from_str(&text).unwrap();
+        }
+    }
+    let named = ws.root().join("cwd").join(format!("pr{EVIL}.jsonl"));
+    write_lines(&named, &edited);
+    let unreadable = ws.root().join("cwd").join("unreadable.jsonl");
+    let mut text = std::fs::read_to_string(&cassette).unwrap();
+    text.push_str(&format!("{}\n", json!({"type": EVIL})));
+    std::fs::write(&unreadable, text).unwrap();
+
+    for (path, code) in [(&named, 1), (&unreadable, 125)] {
+        let out = check(&ws, &[path]);
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            assert!(
+                !holds_terminal_control(bytes),
+                "{what} of the check of {} holds terminal controls: {:?}",
+                path.display(),
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(
+            said.contains("\\u{1b}"),
+            "the escapes are shown escaped: {said}"
+        );
+    }
+}
