@@ -20,6 +20,7 @@
 //! as plain `bash` with the eval's environment, each in its own process group that is killed
 //! whole; only a process that leaves the group (`setsid`) escapes.
 
+mod agent;
 mod process;
 mod view;
 
@@ -36,6 +37,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use agent::{AgentSandbox, AGENT_UID};
 pub use process::OUTPUT_TAIL_CHARS;
 
 /// The variables a confined command gets from the eval's environment (when they are set).
@@ -295,14 +297,21 @@ fn host_view() -> &'static [OsString] {
     })
 }
 
+/// The options every sandbox starts from: the host view, a `/dev` and `/proc` of its own and a
+/// private empty `/tmp`.
+fn base_options() -> Vec<OsString> {
+    let mut options: Vec<OsString> = host_view().to_vec();
+    options.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(OsString::from));
+    options
+}
+
 /// bwrap's options for `confinement` (absolute paths), up to the environment: `--clearenv` is
 /// last, so `--setenv` options may follow.
 fn bwrap_options(confinement: &Confinement) -> Vec<OsString> {
     let workspace = confinement.workspace.as_os_str();
     let temp = confinement.temp.as_os_str();
-    let mut options: Vec<OsString> = host_view().to_vec();
+    let mut options = base_options();
     let mut push = |items: &[&OsStr]| options.extend(items.iter().map(|s| s.to_os_string()));
-    push(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(OsStr::new));
     // After the tmpfs, so that a workspace under /tmp stays visible.
     push(&[OsStr::new("--bind"), workspace, workspace]);
     push(&[OsStr::new("--bind"), temp, temp]);

@@ -13,6 +13,10 @@
 //!   point. Never `/`, `HOME` or a folder above it, or anything in the system's temp folder
 //!   (other trials live there).
 //!
+//! The toolchains are bound with `--ro-bind-try`: a command run by an agent in its own sandbox
+//! (`agent.rs`) is confined by a bwrap started there, which sees the agent's view, and that
+//! lacks the folders the agent's user cannot reach.
+//!
 //! Nothing else: not `/run` or `/var` (no host Unix socket: a docker socket lives there; abstract
 //! sockets belong to the host's network namespace, which the command leaves), not the user's
 //! `HOME` (its agent folder, keys and dotfiles), not the suite, the cassettes or other trials.
@@ -77,7 +81,7 @@ pub(super) fn host_view(
         }
         push(
             &mut options,
-            &["--ro-bind".as_ref(), dir.as_os_str(), dir.as_os_str()],
+            &["--ro-bind-try".as_ref(), dir.as_os_str(), dir.as_os_str()],
         );
         for secret in CARGO_SECRETS {
             let file = dir.join(secret);
@@ -101,7 +105,7 @@ pub(super) fn host_view(
         }
         push(
             &mut options,
-            &["--ro-bind".as_ref(), dir.as_os_str(), dir.as_os_str()],
+            &["--ro-bind-try".as_ref(), dir.as_os_str(), dir.as_os_str()],
         );
         bound.push(dir);
     }
@@ -252,7 +256,7 @@ mod tests {
         );
         let binds: Vec<(&OsStr, &OsStr)> = view
             .windows(3)
-            .filter(|w| w[0] == "--ro-bind")
+            .filter(|w| w[0] == "--ro-bind-try")
             .map(|w| (w[1].as_os_str(), w[2].as_os_str()))
             .filter(|(from, _)| Path::new(from).starts_with(dir.path()))
             .collect();
