@@ -1247,6 +1247,7 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
     };
     let script = format!(
         "#!/bin/bash\nout=\n{}{}{}{}touch '{}' 2>/dev/null && out=\"$out LEAK-WROTE-OUTSIDE\"\n\
+         {{ : </dev/tty; }} 2>/dev/null && out=\"$out LEAK-TERMINAL\"\n\
          echo mine > inside.txt && out=\"$out wrote-workspace\"\n\
          printf '{{\"type\":\"message_end\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"%s finished\"}}],\"stopReason\":\"stop\"}}}}\\n' \"$out\"\n",
         reach(&home_auth, "LEAK-HOME-AUTH"),
@@ -1257,25 +1258,24 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
     );
     let agent = env.write("fake-agent.sh", &script);
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let ran = env
-        .command(&[
-            suite.to_str().unwrap(),
-            "--agent",
-            agent.to_str().unwrap(),
-            "--isolate",
-            isolate,
-            "--record",
-            "cass",
-            "-q",
-            "--out",
-            "o",
-        ])
-        .env("TMPDIR", env.path("tmp"))
-        .env("OPENAI_API_KEY", "planted-eval-key-1234")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&ran.stderr);
-    assert_eq!(ran.status.code(), Some(0), "{stderr}");
+    let mut eval = env.command(&[
+        suite.to_str().unwrap(),
+        "--agent",
+        agent.to_str().unwrap(),
+        "--isolate",
+        isolate,
+        "--record",
+        "cass",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    eval.env("TMPDIR", env.path("tmp"))
+        .env("OPENAI_API_KEY", "planted-eval-key-1234");
+    let ran = in_a_terminal(&eval).output().unwrap();
+    let output = String::from_utf8_lossy(&ran.stdout);
+    let errors = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(0), "{output}{errors}");
     let results = env.results("o");
     assert_eq!(results["isolation"], isolate);
     let trial = &results["trials"][0];
@@ -1284,6 +1284,41 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
         trial["finalText"].as_str().unwrap().to_owned(),
         outside.exists(),
     )
+}
+
+/// `command` run with a terminal of its own as its controlling terminal (a pseudo-terminal,
+/// through Python's `pty`), as when a user runs it; its output (stdout and stderr) comes on
+/// stdout.
+fn in_a_terminal(command: &Command) -> Command {
+    const RUN: &str = r#"import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+while True:
+    try:
+        data = os.read(fd, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    os.write(1, data)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"#;
+    let mut wrapped = Command::new("python3");
+    wrapped
+        .args(["-c", RUN])
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env_clear();
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            wrapped.env(name, value);
+        }
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
 }
 
 #[test]
@@ -1302,6 +1337,7 @@ fn an_agent_process_cannot_read_keys_the_suite_cassettes_or_other_trials_nor_wri
         "LEAK-CASSETTES",
         "LEAK-OTHER-TRIAL",
         "LEAK-WROTE-OUTSIDE",
+        "LEAK-TERMINAL",
     ] {
         assert!(
             open.contains(leak),
@@ -1312,13 +1348,19 @@ fn an_agent_process_cannot_read_keys_the_suite_cassettes_or_other_trials_nor_wri
 }
 
 #[test]
-fn this_builds_pi_confined_as_the_agent_reaches_the_model_but_its_commands_see_no_key() {
+fn this_builds_pi_confined_as_the_agent_reaches_the_model_but_its_commands_see_no_key_or_network() {
     if !bwrap_usable() {
         return;
     }
-    let command = "echo \"key=[$OPENAI_API_KEY]\"; \
-        { for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; done; } 2>/dev/null | grep -a -q 'planted-eval''-key' && echo LEAK-ENV; \
-        echo finished";
+    // A port on the host's loopback, which the agent could reach but its commands must not.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let command = format!(
+        "echo \"key=[$OPENAI_API_KEY]\"; \
+        {{ for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; done; }} 2>/dev/null | grep -a -q 'planted-eval''-key' && echo LEAK-ENV; \
+        (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo LEAK-NETWORK; \
+        echo finished"
+    );
     let mock = MockLlm::start(&json!([
         tool_step("c1", "bash", json!({"command": command})),
         text_step("done"),

@@ -270,7 +270,6 @@ impl AgentCommand {
         if let Some(shell) = inv.shell {
             command.env("PI_TOOLS_SHELL", shell);
         }
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         Ok(command)
     }
 }

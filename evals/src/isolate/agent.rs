@@ -49,7 +49,8 @@ pub struct AgentSandbox {
 }
 
 impl Isolation {
-    /// The command that runs the agent `program` with `args` in its sandbox; its working
+    /// The command that runs the agent `program` with `args` in its sandbox, in a process group
+    /// whose id is the command's pid (a session of its own, under bwrap); its working
     /// directory is the workspace. Under `none`, the program itself, unconfined. The caller adds
     /// the environment (the agent keeps the eval's, with `HOME` and `TMPDIR` set to the temp
     /// dir) and its pipes.
@@ -63,17 +64,20 @@ impl Isolation {
             let mut command = Command::new(program);
             command
                 .args(args)
-                .current_dir(&sandbox.confinement.workspace);
+                .current_dir(&sandbox.confinement.workspace)
+                .process_group(0);
             return Ok(command);
         };
         let confinement = resolve(&sandbox.confinement)?;
         let agent_dir = std::path::absolute(&sandbox.agent_dir)?;
+        // The real file, which its install folder holds (a link to it may be elsewhere).
         let program = located(program);
+        let program = program.canonicalize().unwrap_or(program);
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let temp = std::env::temp_dir();
-        let unprivileged = nix::unistd::geteuid().is_root();
+        let as_agent_user = nix::unistd::geteuid().is_root();
         let mut options = base_options();
-        if unprivileged {
+        if as_agent_user {
             options = reachable_only(options);
         }
         let mut push = |items: &[&OsStr]| options.extend(items.iter().map(|s| s.to_os_string()));
@@ -82,7 +86,7 @@ impl Isolation {
         for path in words.map(Path::new).filter(|p| p.is_absolute()) {
             if let Ok(real) = path.canonicalize() {
                 let folder = install_folder(&real, home.as_deref(), &temp);
-                if unprivileged {
+                if as_agent_user {
                     must_reach(&folder)?;
                 }
                 push(&[
@@ -146,11 +150,17 @@ impl Isolation {
             program.as_os_str(),
         ]);
         options.extend(args.iter().cloned());
-        let mut command = Command::new(bwrap);
+        // A session of its own, not only a process group: in the eval's session, the agent
+        // could open the eval's terminal (`/dev/tty`) and type into the user's shell with
+        // TIOCSTI, and no mask over `/dev/tty` holds against its unmounting it. `setsid` runs
+        // bwrap in place (the child is no group leader), so the group's id is still its pid.
+        let mut command = Command::new(
+            find_on_path("setsid").unwrap_or_else(|| PathBuf::from("/usr/bin/setsid")),
+        );
         // bwrap's working directory is not the agent's (`--chdir`), and must be one the agent's
         // user can enter.
-        command.args(options).current_dir("/");
-        if unprivileged {
+        command.arg(bwrap).args(options).current_dir("/");
+        if as_agent_user {
             hand_over(
                 sandbox,
                 &[&confinement.workspace, &confinement.temp, &agent_dir],
