@@ -16,6 +16,10 @@
 //! and tokens never reach the command. Nothing outlives it: when the command exits, or bwrap is
 //! killed, the PID namespace goes with everything in it.
 //!
+//! The agent process itself runs in a sandbox of its own ([`Isolation::agent_command`],
+//! `agent.rs`): the same view, plus its install folder and the host's network when it calls a
+//! model; the confined shell is then a bwrap inside it.
+//!
 //! Under [`IsolationKind::None`] (the escape hatch, for machines without bubblewrap) commands run
 //! as plain `bash` with the eval's environment, each in its own process group that is killed
 //! whole; only a process that leaves the group (`setsid`) escapes.
