@@ -1234,6 +1234,10 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
         "tmp/pi-eval-other/workspace/secret.txt",
         "planted-other-trial",
     );
+    // A toolchain home with a registry token that every user may read: its mask is all that
+    // hides it, and the agent may undo the mounts of its own sandbox.
+    let cargo_token = env.write("cargo/credentials.toml", "planted-cargo-token");
+    std::fs::create_dir_all(env.path("cargo/bin")).unwrap();
     let outside = env.path("escaped.txt");
     let suite = env.write(
         "s/agent.toml",
@@ -1248,6 +1252,7 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
     let script = format!(
         "#!/bin/bash\nout=\n{}{}{}{}touch '{}' 2>/dev/null && out=\"$out LEAK-WROTE-OUTSIDE\"\n\
          {{ : </dev/tty; }} 2>/dev/null && out=\"$out LEAK-TERMINAL\"\n\
+         umount '{}' 2>/dev/null; grep -q planted '{}' 2>/dev/null && out=\"$out LEAK-CARGO-TOKEN\"\n\
          echo mine > inside.txt && out=\"$out wrote-workspace\"\n\
          printf '{{\"type\":\"message_end\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"%s finished\"}}],\"stopReason\":\"stop\"}}}}\\n' \"$out\"\n",
         reach(&home_auth, "LEAK-HOME-AUTH"),
@@ -1255,6 +1260,8 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
         reach(&cassette, "LEAK-CASSETTES"),
         reach(&other, "LEAK-OTHER-TRIAL"),
         outside.display(),
+        cargo_token.display(),
+        cargo_token.display(),
     );
     let agent = env.write("fake-agent.sh", &script);
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -1271,6 +1278,7 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
         "o",
     ]);
     eval.env("TMPDIR", env.path("tmp"))
+        .env("CARGO_HOME", env.path("cargo"))
         .env("OPENAI_API_KEY", "planted-eval-key-1234");
     let ran = in_a_terminal(&eval).output().unwrap();
     let output = String::from_utf8_lossy(&ran.stdout);
@@ -1338,6 +1346,7 @@ fn an_agent_process_cannot_read_keys_the_suite_cassettes_or_other_trials_nor_wri
         "LEAK-OTHER-TRIAL",
         "LEAK-WROTE-OUTSIDE",
         "LEAK-TERMINAL",
+        "LEAK-CARGO-TOKEN",
     ] {
         assert!(
             open.contains(leak),
