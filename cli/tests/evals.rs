@@ -1419,3 +1419,40 @@ fn this_builds_pi_confined_as_the_agent_reaches_the_model_but_its_commands_see_n
     assert!(!trial.to_string().contains("planted-eval-key"), "{trial}");
     assert_eq!(mock.requests().len(), 2);
 }
+
+#[test]
+fn a_live_run_refuses_to_start_where_an_agent_cannot_be_confined() {
+    if !bwrap_usable() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = answer_suite(&env);
+    // bwrap confines commands here, but an agent's sandbox cannot start: its `setsid` fails,
+    // as a sandbox would where the agent's user may not have a user namespace.
+    let broken = env.write(
+        "broken-bin/setsid",
+        "#!/bin/sh\necho 'no agent sandbox here' >&2\nexit 1\n",
+    );
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        env.path("broken-bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = env
+        .command(&[suite.to_str().unwrap(), "-q", "--out", "refused"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("an agent's sandbox")
+            && stderr.contains("no agent sandbox here")
+            && stderr.contains("--isolate none"),
+        "{stderr}"
+    );
+    assert!(mock.requests().is_empty(), "no trial started");
+}

@@ -162,6 +162,26 @@ impl Isolation {
         }
     }
 
+    /// Whether a trial's agent process can be confined here: under `Bwrap`, the confined shell
+    /// is run once per process inside an agent's sandbox (where the agent's user may have no
+    /// user namespace, or a security module denies its capabilities, it cannot). Always fine
+    /// under `None`.
+    pub fn check_agent_sandbox(&self) -> Result<(), IsolateError> {
+        static PROBE: OnceLock<Result<(), IsolateError>> = OnceLock::new();
+        let Some(bwrap) = &self.bwrap else {
+            return Ok(());
+        };
+        PROBE
+            .get_or_init(|| {
+                agent::probe(self).map_err(|(status, stderr)| IsolateError::Unusable {
+                    path: bwrap.clone(),
+                    status,
+                    stderr,
+                })
+            })
+            .clone()
+    }
+
     /// No confinement: plain `bash`.
     pub fn none() -> Isolation {
         Isolation {
@@ -463,12 +483,11 @@ fn probe_bwrap() -> &'static Result<PathBuf, IsolateError> {
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| unusable("could not start".into(), e.to_string()))?;
-        if output.status.success() {
-            Ok(path.clone())
-        } else {
+        if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-            Err(unusable(output.status.to_string(), stderr))
+            return Err(unusable(output.status.to_string(), stderr));
         }
+        Ok(path.clone())
     })
 }
 

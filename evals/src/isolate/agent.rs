@@ -219,6 +219,45 @@ fn others_may_reach(path: &Path) -> bool {
         .all(|dir| std::fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o001 != 0))
 }
 
+/// Runs the confined shell inside an agent's sandbox over scratch folders (`:` as the command):
+/// where an agent cannot start its commands' sandbox (no user namespaces for the agent's user,
+/// a security module denying its capabilities), bwrap cannot confine a trial. How it failed and
+/// what it said, if it did.
+pub(super) fn probe(isolation: &Isolation) -> Result<(), (String, String)> {
+    let failed = |e: io::Error| ("could not prepare the probe".to_owned(), e.to_string());
+    let scratch = tempfile::Builder::new()
+        .prefix("pi-eval-probe-")
+        .tempdir()
+        .map_err(failed)?;
+    let root = scratch.path().to_path_buf();
+    let [workspace, temp, agent_dir] = ["workspace", "home", "agent"].map(|d| root.join(d));
+    for dir in [&workspace, &temp, &agent_dir] {
+        std::fs::create_dir(dir).map_err(failed)?;
+    }
+    let confinement = Confinement { workspace, temp };
+    let shell = isolation
+        .shell_wrapper(&confinement, &root)
+        .map_err(failed)?;
+    let sandbox = AgentSandbox {
+        confinement,
+        agent_dir,
+        trial_root: root,
+        readable: vec![shell.clone()],
+        placed: Vec::new(),
+        network: false,
+    };
+    let args = ["-c", ":"].map(OsString::from);
+    let output = isolation
+        .agent_command(&sandbox, &shell, &args)
+        .and_then(|mut command| command.stdin(std::process::Stdio::null()).output())
+        .map_err(|e| ("could not start".to_owned(), e.to_string()))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    Err((format!("an agent's sandbox: {}", output.status), stderr))
+}
+
 /// `program` as a path: found on `PATH` when it is a bare name.
 fn located(program: &Path) -> PathBuf {
     let bare = program.components().count() == 1 && !program.is_absolute();
