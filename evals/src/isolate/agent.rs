@@ -2,9 +2,10 @@
 //! process): the same filesystem built from nothing as the commands' (`view.rs`), plus the
 //! agent program's install folder, with the workspace, the trial's temp dir and its agent dir
 //! writable. Unlike the commands, the agent keeps the host's network namespace when it calls a
-//! model (a provider on the internet, or a model on 127.0.0.1): TCP ports on the host's
-//! loopback and the host's abstract Unix sockets stay reachable, nothing else of the network
-//! namespace is the agent's to change.
+//! model (a provider on the internet, or a model on 127.0.0.1): TCP and UDP ports on the
+//! host's loopback and the host's abstract Unix sockets stay reachable, nothing else of the
+//! network namespace is the agent's to change. It runs in a session of its own, without the
+//! eval's terminal.
 //!
 //! The agent's bash tool runs its commands through the confined shell, a bwrap of its own
 //! inside this one: so the agent's sandbox is a user namespace in which the agent is root with
@@ -12,7 +13,8 @@
 //! `CAP_NET_ADMIN`), which reach nothing outside its own namespaces. (An inner bwrap that made
 //! a user namespace of its own could not mount its `/proc`: the outer `/proc`'s covered
 //! folders are locked there.) Mounts the agent undoes reveal only what its host user may read
-//! anyway, so the agent never runs as the host's root: when `pi eval` runs as root, its agent
+//! anyway (no file its user could read is hidden by a mask: cargo's token is left out, not
+//! masked), so the agent never runs as the host's root: when `pi eval` runs as root, its agent
 //! runs as the unprivileged [`AGENT_UID`], and the trial's folders are handed to it. Its
 //! commands see neither its environment (their own PID namespace) nor the network.
 
