@@ -1216,3 +1216,243 @@ fn confined_commands_cannot_reach_keys_in_proc_host_sockets_or_the_users_files()
         );
     }
 }
+
+/// What an `--agent` that is a script pretending to be Pi could do in a trial run with
+/// `isolate`: the words its final message reports (`LEAK-...` for each thing it reached), and
+/// whether the file it tried to write outside its workspace exists. It reads, by absolute path,
+/// the real HOME's `~/.pi/agent/auth.json`, the suite file, a cassette beside the trial's own
+/// and a workspace shaped like another trial's in the eval's temp folder, and writes outside
+/// its workspace.
+fn agent_escape_attempt(isolate: &str) -> (String, bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let env = EvalEnv::outside_tmp(None);
+    // Traversable by anyone: an eval run as root runs its agent as an unprivileged user.
+    std::fs::set_permissions(env.root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home_auth = env.write("home/.pi/agent/auth.json", "planted-home-auth");
+    let cassette = env.write("work/cass/planted.jsonl", "planted-cassette");
+    let other = env.write(
+        "tmp/pi-eval-other/workspace/secret.txt",
+        "planted-other-trial",
+    );
+    // A toolchain home with a registry token that every user may read: its mask is all that
+    // hides it, and the agent may undo the mounts of its own sandbox.
+    let cargo_token = env.write("cargo/credentials.toml", "planted-cargo-token");
+    std::fs::create_dir_all(env.path("cargo/bin")).unwrap();
+    let outside = env.path("escaped.txt");
+    let suite = env.write(
+        "s/agent.toml",
+        "# planted-suite\n[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"agent\"\nprompt = \"try\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"finished\"\n",
+    );
+    let reach = |path: &Path, leak: &str| {
+        format!(
+            "grep -q planted '{}' 2>/dev/null && out=\"$out {leak}\"\n",
+            path.display()
+        )
+    };
+    let script = format!(
+        "#!/bin/bash\nout=\n{}{}{}{}touch '{}' 2>/dev/null && out=\"$out LEAK-WROTE-OUTSIDE\"\n\
+         {{ : </dev/tty; }} 2>/dev/null && out=\"$out LEAK-TERMINAL\"\n\
+         umount '{}' 2>/dev/null; grep -q planted '{}' 2>/dev/null && out=\"$out LEAK-CARGO-TOKEN\"\n\
+         echo mine > inside.txt && out=\"$out wrote-workspace\"\n\
+         printf '{{\"type\":\"message_end\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"%s finished\"}}],\"stopReason\":\"stop\"}}}}\\n' \"$out\"\n",
+        reach(&home_auth, "LEAK-HOME-AUTH"),
+        reach(&suite, "LEAK-SUITE"),
+        reach(&cassette, "LEAK-CASSETTES"),
+        reach(&other, "LEAK-OTHER-TRIAL"),
+        outside.display(),
+        cargo_token.display(),
+        cargo_token.display(),
+    );
+    let agent = env.write("fake-agent.sh", &script);
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut eval = env.command(&[
+        suite.to_str().unwrap(),
+        "--agent",
+        agent.to_str().unwrap(),
+        "--isolate",
+        isolate,
+        "--record",
+        "cass",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    eval.env("TMPDIR", env.path("tmp"))
+        .env("CARGO_HOME", env.path("cargo"))
+        .env("OPENAI_API_KEY", "planted-eval-key-1234");
+    let ran = in_a_terminal(&eval).output().unwrap();
+    let output = String::from_utf8_lossy(&ran.stdout);
+    let errors = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(0), "{output}{errors}");
+    let results = env.results("o");
+    assert_eq!(results["isolation"], isolate);
+    let trial = &results["trials"][0];
+    assert_eq!(trial["status"], "passed", "{trial}");
+    (
+        trial["finalText"].as_str().unwrap().to_owned(),
+        outside.exists(),
+    )
+}
+
+/// `command` run with a terminal of its own as its controlling terminal (a pseudo-terminal,
+/// through Python's `pty`), as when a user runs it; its output (stdout and stderr) comes on
+/// stdout.
+fn in_a_terminal(command: &Command) -> Command {
+    const RUN: &str = r#"import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+while True:
+    try:
+        data = os.read(fd, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    os.write(1, data)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"#;
+    let mut wrapped = Command::new("python3");
+    wrapped
+        .args(["-c", RUN])
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env_clear();
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            wrapped.env(name, value);
+        }
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
+#[test]
+fn an_agent_process_cannot_read_keys_the_suite_cassettes_or_other_trials_nor_write_outside() {
+    if !bwrap_usable() {
+        return;
+    }
+    let (said, escaped) = agent_escape_attempt("bwrap");
+    assert!(said.contains("wrote-workspace finished"), "{said}");
+    assert!(!said.contains("LEAK"), "{said}");
+    assert!(!escaped, "the agent wrote outside its workspace");
+    let (open, escaped) = agent_escape_attempt("none");
+    for leak in [
+        "LEAK-HOME-AUTH",
+        "LEAK-SUITE",
+        "LEAK-CASSETTES",
+        "LEAK-OTHER-TRIAL",
+        "LEAK-WROTE-OUTSIDE",
+        "LEAK-TERMINAL",
+        "LEAK-CARGO-TOKEN",
+    ] {
+        assert!(
+            open.contains(leak),
+            "unconfined, {leak} gets through: {open}"
+        );
+    }
+    assert!(escaped);
+}
+
+#[test]
+fn this_builds_pi_confined_as_the_agent_reaches_the_model_but_its_commands_see_no_key_or_network() {
+    if !bwrap_usable() {
+        return;
+    }
+    // A port on the host's loopback, which the agent could reach but its commands must not.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let command = format!(
+        "echo \"key=[$OPENAI_API_KEY]\"; \
+        {{ for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; done; }} 2>/dev/null | grep -a -q 'planted-eval''-key' && echo LEAK-ENV; \
+        (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo LEAK-NETWORK; \
+        echo finished"
+    );
+    let mock = MockLlm::start(&json!([
+        tool_step("c1", "bash", json!({"command": command})),
+        text_step("done"),
+    ]));
+    let env = EvalEnv::outside_tmp(Some(&mock));
+    let suite = env.write(
+        "s/live.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[defaults.settings]\nshellEnv = { passCredentials = true }\n\n[[task]]\nid = \"live\"\nprompt = \"run it\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"done\"\n",
+    );
+    let ran = env
+        .command(&[
+            suite.to_str().unwrap(),
+            "--agent",
+            env!("CARGO_BIN_EXE_pi"),
+            "--isolate",
+            "bwrap",
+            "-q",
+            "--out",
+            "o",
+        ])
+        .env("OPENAI_API_KEY", "planted-eval-key-1234")
+        .output()
+        .unwrap();
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let results = env.results("o");
+    let trial = &results["trials"][0];
+    assert_eq!(
+        trial["status"], "passed",
+        "the agent reached the model: {trial}"
+    );
+    let output: Vec<String> = trial["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "toolResult")
+        .map(|m| m["content"].to_string())
+        .collect();
+    let output = output.join("\n");
+    assert!(output.contains("key=[]"), "{output}");
+    assert!(output.contains("finished"), "{output}");
+    assert!(!output.contains("LEAK"), "{output}");
+    assert!(!trial.to_string().contains("planted-eval-key"), "{trial}");
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[test]
+fn a_live_run_refuses_to_start_where_an_agent_cannot_be_confined() {
+    if !bwrap_usable() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = answer_suite(&env);
+    // bwrap confines commands here, but an agent's sandbox cannot start: its `setsid` fails,
+    // as a sandbox would where the agent's user may not have a user namespace.
+    let broken = env.write(
+        "broken-bin/setsid",
+        "#!/bin/sh\necho 'no agent sandbox here' >&2\nexit 1\n",
+    );
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        env.path("broken-bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = env
+        .command(&[suite.to_str().unwrap(), "-q", "--out", "refused"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("an agent's sandbox")
+            && stderr.contains("no agent sandbox here")
+            && stderr.contains("--isolate none"),
+        "{stderr}"
+    );
+    assert!(mock.requests().is_empty(), "no trial started");
+}

@@ -5,6 +5,7 @@
 //! moment it is passed; a cancelled or timed-out run gets SIGINT (Pi aborts and exits), then
 //! SIGKILL for its whole process group.
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -16,8 +17,8 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use crate::outcome::Limits;
-use crate::outcome::Outcome;
+use crate::isolate::{AgentSandbox, Isolation};
+use crate::outcome::{Limits, Outcome};
 use crate::suite::Step;
 use crate::workspace::TrialDirs;
 
@@ -91,6 +92,9 @@ pub struct Invocation<'a> {
     pub dirs: &'a TrialDirs,
     /// The shell the agent's bash tool uses (the confinement's wrapper).
     pub shell: Option<&'a Path>,
+    /// How the agent process itself is confined, and what it may touch.
+    pub isolation: &'a Isolation,
+    pub sandbox: &'a AgentSandbox,
     pub cassette: &'a CassetteUse,
     pub limits: &'a Limits,
 }
@@ -125,9 +129,11 @@ impl AgentCommand {
             Step::Steer(_) | Step::FollowUp(_) => true,
         });
         let replaying = matches!(inv.cassette, CassetteUse::Replay(_));
-        let mut command = self.command(inv, rpc);
         let started = Instant::now();
-        let mut child = match command.spawn() {
+        let spawned = self
+            .command(inv, rpc)
+            .and_then(|mut command| command.spawn());
+        let mut child = match spawned {
             Ok(child) => child,
             Err(e) => {
                 return AgentRun {
@@ -206,51 +212,55 @@ impl AgentCommand {
         run
     }
 
-    fn command(&self, inv: &Invocation<'_>, rpc: bool) -> Command {
-        let mut command = Command::new(&self.program);
-        command.args(&self.prefix);
+    /// The agent's command line, confined by the trial's isolation.
+    fn command(&self, inv: &Invocation<'_>, rpc: bool) -> std::io::Result<Command> {
+        let mut args: Vec<OsString> = self.prefix.iter().map(OsString::from).collect();
+        let words = |args: &mut Vec<OsString>, words: &[&str]| {
+            args.extend(words.iter().map(OsString::from));
+        };
         let ws = &inv.dirs.workspace;
         match inv.cassette {
             CassetteUse::Replay(cassette) => {
-                command
-                    .arg("replay")
-                    .arg(cassette)
-                    .args(["--tools", "in-place", "--workspace"])
-                    .arg(ws);
+                words(&mut args, &["replay"]);
+                args.push(cassette.into());
+                words(&mut args, &["--tools", "in-place", "--workspace"]);
+                args.push(ws.into());
             }
             CassetteUse::Live | CassetteUse::Record(_) => {
-                command.args(["--mode", if rpc { "rpc" } else { "json" }, "--no-session"]);
+                let mode = if rpc { "rpc" } else { "json" };
+                words(&mut args, &["--mode", mode, "--no-session"]);
                 match inv.model.split_once('/') {
-                    Some((provider, id)) => command.args(["--provider", provider, "--model", id]),
-                    None => command.args(["--model", inv.model]),
+                    Some((provider, id)) => {
+                        words(&mut args, &["--provider", provider, "--model", id]);
+                    }
+                    None => words(&mut args, &["--model", inv.model]),
                 };
                 if let Some(thinking) = inv.thinking {
-                    command.args(["--thinking", thinking]);
+                    words(&mut args, &["--thinking", thinking]);
                 }
                 match inv.tools {
-                    Some([]) => {
-                        command.arg("--no-tools");
-                    }
-                    Some(tools) => {
-                        command.args(["--tools", &tools.join(",")]);
-                    }
+                    Some([]) => words(&mut args, &["--no-tools"]),
+                    Some(tools) => words(&mut args, &["--tools", &tools.join(",")]),
                     None => {}
                 }
                 if let CassetteUse::Record(path) = inv.cassette {
-                    command.arg("--record").arg(path);
+                    words(&mut args, &["--record"]);
+                    args.push(path.into());
                 }
                 if !rpc {
-                    command.arg("-p");
+                    words(&mut args, &["-p"]);
                     for step in inv.steps {
                         if let Step::Prompt(text) = step {
-                            command.arg(text);
+                            words(&mut args, &[text]);
                         }
                     }
                 }
             }
         }
+        let mut command = inv
+            .isolation
+            .agent_command(inv.sandbox, &self.program, &args)?;
         command
-            .current_dir(ws)
             .env("PI_CODING_AGENT_DIR", &inv.dirs.agent_dir)
             .env("PI_SEED", inv.seed.to_string())
             .env("PI_TOOLS_SANDBOX", "1")
@@ -260,8 +270,7 @@ impl AgentCommand {
         if let Some(shell) = inv.shell {
             command.env("PI_TOOLS_SHELL", shell);
         }
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        command
+        Ok(command)
     }
 }
 

@@ -16,10 +16,15 @@
 //! and tokens never reach the command. Nothing outlives it: when the command exits, or bwrap is
 //! killed, the PID namespace goes with everything in it.
 //!
+//! The agent process itself runs in a sandbox of its own ([`Isolation::agent_command`],
+//! `agent.rs`): the same view, plus its install folder and the host's network when it calls a
+//! model; the confined shell is then a bwrap inside it.
+//!
 //! Under [`IsolationKind::None`] (the escape hatch, for machines without bubblewrap) commands run
 //! as plain `bash` with the eval's environment, each in its own process group that is killed
 //! whole; only a process that leaves the group (`setsid`) escapes.
 
+mod agent;
 mod process;
 mod view;
 
@@ -36,6 +41,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use agent::{AgentSandbox, AGENT_UID};
 pub use process::OUTPUT_TAIL_CHARS;
 
 /// The variables a confined command gets from the eval's environment (when they are set).
@@ -154,6 +160,26 @@ impl Isolation {
                 .clone()
                 .map_or_else(|_| Isolation::none(), Isolation::bwrap)),
         }
+    }
+
+    /// Whether a trial's agent process can be confined here: under `Bwrap`, the confined shell
+    /// is run once per process inside an agent's sandbox (where the agent's user may have no
+    /// user namespace, or a security module denies its capabilities, it cannot). Always fine
+    /// under `None`.
+    pub fn check_agent_sandbox(&self) -> Result<(), IsolateError> {
+        static PROBE: OnceLock<Result<(), IsolateError>> = OnceLock::new();
+        let Some(bwrap) = &self.bwrap else {
+            return Ok(());
+        };
+        PROBE
+            .get_or_init(|| {
+                agent::probe(self).map_err(|(status, stderr)| IsolateError::Unusable {
+                    path: bwrap.clone(),
+                    status,
+                    stderr,
+                })
+            })
+            .clone()
     }
 
     /// No confinement: plain `bash`.
@@ -295,14 +321,21 @@ fn host_view() -> &'static [OsString] {
     })
 }
 
+/// The options every sandbox starts from: the host view, a `/dev` and `/proc` of its own and a
+/// private empty `/tmp`.
+fn base_options() -> Vec<OsString> {
+    let mut options: Vec<OsString> = host_view().to_vec();
+    options.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(OsString::from));
+    options
+}
+
 /// bwrap's options for `confinement` (absolute paths), up to the environment: `--clearenv` is
 /// last, so `--setenv` options may follow.
 fn bwrap_options(confinement: &Confinement) -> Vec<OsString> {
     let workspace = confinement.workspace.as_os_str();
     let temp = confinement.temp.as_os_str();
-    let mut options: Vec<OsString> = host_view().to_vec();
+    let mut options = base_options();
     let mut push = |items: &[&OsStr]| options.extend(items.iter().map(|s| s.to_os_string()));
-    push(&["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(OsStr::new));
     // After the tmpfs, so that a workspace under /tmp stays visible.
     push(&[OsStr::new("--bind"), workspace, workspace]);
     push(&[OsStr::new("--bind"), temp, temp]);
@@ -450,12 +483,11 @@ fn probe_bwrap() -> &'static Result<PathBuf, IsolateError> {
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| unusable("could not start".into(), e.to_string()))?;
-        if output.status.success() {
-            Ok(path.clone())
-        } else {
+        if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-            Err(unusable(output.status.to_string(), stderr))
+            return Err(unusable(output.status.to_string(), stderr));
         }
+        Ok(path.clone())
     })
 }
 

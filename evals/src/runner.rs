@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::agent::{AgentCommand, AgentRun, CassetteUse, Invocation};
 use crate::check::{CommandResult, RunCommand};
-use crate::isolate::{Confinement, Isolation};
+use crate::isolate::{AgentSandbox, Confinement, Isolation};
 use crate::plan::TrialSpec;
 use crate::results::{Calls, CheckResult, TrialResult, TrialStatus};
 use crate::suite::Suite;
@@ -216,6 +216,13 @@ fn run_trial(
         result.reason = Some(e.to_string());
         return Some(result);
     }
+    let sandbox = match agent_sandbox(&dirs, &confinement, &shell, &cassette, options) {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            result.reason = Some(format!("cannot prepare the agent's sandbox: {e}"));
+            return Some(result);
+        }
+    };
     let run = options.agent.run(
         &Invocation {
             steps: &task.steps,
@@ -227,9 +234,15 @@ fn run_trial(
             shell: Some(&shell),
             cassette: &cassette,
             limits: &task.limits,
+            isolation: &options.isolation,
+            sandbox: &sandbox,
         },
         cancel,
     );
+    if let Err(e) = keep_recording(&sandbox) {
+        result.reason = Some(format!("cannot keep the recording: {e}"));
+        return Some(result);
+    }
     if run.cancelled {
         return None;
     }
@@ -272,6 +285,54 @@ fn run_trial(
         }
     };
     Some(result)
+}
+
+/// What the trial's agent process may touch (see `AgentSandbox`): its cassette is a file of
+/// the trial's own folder that it sees at the cassette's place, so that the cassette folder
+/// (the other trials' recordings) stays out of its reach; a recording is copied there when the
+/// agent is done ([`keep_recording`]).
+fn agent_sandbox(
+    dirs: &TrialDirs,
+    confinement: &Confinement,
+    shell: &Path,
+    cassette: &CassetteUse,
+    options: &RunOptions,
+) -> std::io::Result<AgentSandbox> {
+    let trial_file = dirs.root.join(TRIAL_CASSETTE);
+    let placed = match cassette {
+        CassetteUse::Record(path) => {
+            std::fs::write(&trial_file, "")?;
+            vec![(trial_file, path.clone(), true)]
+        }
+        CassetteUse::Replay(path) if options.agent.replayer.is_none() => {
+            std::fs::copy(path, &trial_file)?;
+            vec![(trial_file, path.clone(), false)]
+        }
+        CassetteUse::Replay(_) | CassetteUse::Live => Vec::new(),
+    };
+    Ok(AgentSandbox {
+        confinement: confinement.clone(),
+        agent_dir: dirs.agent_dir.clone(),
+        trial_root: dirs.root.clone(),
+        readable: vec![shell.to_path_buf()],
+        placed,
+        network: !matches!(cassette, CassetteUse::Replay(_)),
+    })
+}
+
+/// The trial's copy of its cassette, in its own folder.
+const TRIAL_CASSETTE: &str = "cassette.jsonl";
+
+/// Copies what a confined agent recorded into the trial's own folder to the cassette's place.
+/// An unconfined agent wrote the cassette's place itself and left the trial's file empty, as
+/// does an agent that recorded nothing: then nothing is copied.
+fn keep_recording(sandbox: &AgentSandbox) -> std::io::Result<()> {
+    for (file, place, writable) in &sandbox.placed {
+        if *writable && std::fs::metadata(file)?.len() > 0 {
+            std::fs::copy(file, place)?;
+        }
+    }
+    Ok(())
 }
 
 /// Tokens, cost, calls, turns, time and the transcript of a run.

@@ -161,7 +161,9 @@ fn run(args: EvalArgs) -> Result<u8, String> {
     }
     let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
     let mode = mode_of(&args, &suites)?;
-    let isolation = isolation_for(args.isolate, &mode)?;
+    // Replays in this process start no agent process; every other trial does.
+    let starts_agents = !matches!(mode, Mode::Replay(_)) || args.replay_processes;
+    let isolation = isolation_for(args.isolate, &mode, starts_agents)?;
     let agent = agent_of(&args)?;
     if matches!(mode, Mode::Replay(_) | Mode::Once(_)) && args.agent.is_some() {
         return Err("--agent runs live trials only: a replay is this build's own".into());
@@ -314,14 +316,26 @@ fn mode_of(args: &EvalArgs, suites: &[Suite]) -> Result<Mode, String> {
     Ok(Mode::Replay(None))
 }
 
-/// The confinement of a run's commands: the one asked for; else bwrap, without which a run that
-/// calls a model does not start (its commands are the model's, written now), while a replay,
-/// whose commands are the recorded ones, runs them unconfined and says so.
-fn isolation_for(requested: Option<IsolationKind>, mode: &Mode) -> Result<Isolation, String> {
+/// The confinement of a run's commands, and of its agent processes when it starts any
+/// (`starts_agents`): the one asked for; else bwrap, without which a run that calls a model does
+/// not start (its commands are the model's, written now), while a replay, whose commands are
+/// the recorded ones, runs them unconfined and says so.
+fn isolation_for(
+    requested: Option<IsolationKind>,
+    mode: &Mode,
+    starts_agents: bool,
+) -> Result<Isolation, String> {
+    let detect = |requested| {
+        let isolation = Isolation::detect(requested)?;
+        if starts_agents {
+            isolation.check_agent_sandbox()?;
+        }
+        Ok::<_, pi_evals::isolate::IsolateError>(isolation)
+    };
     if requested.is_some() {
-        return Isolation::detect(requested).map_err(|e| e.to_string());
+        return detect(requested).map_err(|e| e.to_string());
     }
-    match (Isolation::detect(Some(IsolationKind::Bwrap)), mode) {
+    match (detect(Some(IsolationKind::Bwrap)), mode) {
         (Ok(isolation), _) => Ok(isolation),
         (Err(e), Mode::Replay(_)) => {
             eprintln!("pi eval: running the replayed trials' commands unconfined: {e}");

@@ -7,11 +7,15 @@
 //!   others' read bit, folders without their search bit) is masked: a file by an empty one, a
 //!   folder by an empty tmpfs. bwrap run as root keeps no capability, but root still owns those
 //!   files, so only the mask hides them.
-//! - The toolchains: each [`TOOLCHAIN_HOMES`](super::TOOLCHAIN_HOMES) folder (cargo's
-//!   credentials masked), and each `PATH` folder not already there; for a folder named `bin`
-//!   outside `HOME`, the prefix it belongs to (`/opt/node` for `/opt/node/bin`), where its links
+//! - The toolchains: each [`TOOLCHAIN_HOMES`](super::TOOLCHAIN_HOMES) folder (one holding
+//!   cargo's credentials is bound entry by entry without them), and each `PATH` folder not
+//!   already there; for a folder named `bin` outside `HOME`, the prefix it belongs to (`/opt/node` for `/opt/node/bin`), where its links
 //!   point. Never `/`, `HOME` or a folder above it, or anything in the system's temp folder
 //!   (other trials live there).
+//!
+//! The toolchains are bound with `--ro-bind-try`: a command run by an agent in its own sandbox
+//! (`agent.rs`) is confined by a bwrap started there, which sees the agent's view, and that
+//! lacks the folders the agent's user cannot reach.
 //!
 //! Nothing else: not `/run` or `/var` (no host Unix socket: a docker socket lives there; abstract
 //! sockets belong to the host's network namespace, which the command leaves), not the user's
@@ -75,19 +79,7 @@ pub(super) fn host_view(
         if !dir.is_absolute() || !dir.is_dir() || forbidden(dir) || under(&bound, dir) {
             continue;
         }
-        push(
-            &mut options,
-            &["--ro-bind".as_ref(), dir.as_os_str(), dir.as_os_str()],
-        );
-        for secret in CARGO_SECRETS {
-            let file = dir.join(secret);
-            if file.is_file() {
-                push(
-                    &mut options,
-                    &["--ro-bind".as_ref(), "/dev/null".as_ref(), file.as_os_str()],
-                );
-            }
-        }
+        options.extend(toolchain(dir));
         bound.push(dir.clone());
     }
     for dir in path.map(std::env::split_paths).into_iter().flatten() {
@@ -101,9 +93,38 @@ pub(super) fn host_view(
         }
         push(
             &mut options,
-            &["--ro-bind".as_ref(), dir.as_os_str(), dir.as_os_str()],
+            &["--ro-bind-try".as_ref(), dir.as_os_str(), dir.as_os_str()],
         );
         bound.push(dir);
+    }
+    options
+}
+
+/// The options binding the toolchain folder `dir`: the folder whole, or, when it holds a
+/// registry token, each of its entries but the token's file. Not a mask over the file: an
+/// agent, root in its own user namespace (`agent.rs`), may unmount a mask.
+fn toolchain(dir: &Path) -> Vec<OsString> {
+    let mut options = Vec::new();
+    let holds_secret = CARGO_SECRETS.iter().any(|s| dir.join(s).exists());
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) if holds_secret => entries,
+        _ => {
+            push(
+                &mut options,
+                &["--ro-bind-try".as_ref(), dir.as_os_str(), dir.as_os_str()],
+            );
+            return options;
+        }
+    };
+    for entry in entries.flatten() {
+        if CARGO_SECRETS.iter().any(|s| entry.file_name() == *s) {
+            continue;
+        }
+        let path = entry.path();
+        push(
+            &mut options,
+            &["--ro-bind-try".as_ref(), path.as_os_str(), path.as_os_str()],
+        );
     }
     options
 }
@@ -252,21 +273,22 @@ mod tests {
         );
         let binds: Vec<(&OsStr, &OsStr)> = view
             .windows(3)
-            .filter(|w| w[0] == "--ro-bind")
+            .filter(|w| w[0] == "--ro-bind-try")
             .map(|w| (w[1].as_os_str(), w[2].as_os_str()))
             .filter(|(from, _)| Path::new(from).starts_with(dir.path()))
             .collect();
-        let credentials = cargo.join("credentials.toml");
+        let cargo_bin = cargo.join("bin");
         assert_eq!(
             binds,
             [
-                (cargo.as_os_str(), cargo.as_os_str()),
+                (cargo_bin.as_os_str(), cargo_bin.as_os_str()),
                 (local_bin.as_os_str(), local_bin.as_os_str()),
                 (opt.as_os_str(), opt.as_os_str()),
-            ]
+            ],
+            "cargo's folder entry by entry, without its credentials"
         );
-        assert!(view
-            .windows(3)
-            .any(|w| w[0] == "--ro-bind" && w[1] == "/dev/null" && w[2] == credentials));
+        assert!(!view
+            .iter()
+            .any(|w| Path::new(w) == cargo.join("credentials.toml")));
     }
 }

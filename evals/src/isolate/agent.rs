@@ -1,0 +1,376 @@
+//! The sandbox of a trial's agent process (an `--agent` command, or this build's `pi` run as a
+//! process): the same filesystem built from nothing as the commands' (`view.rs`), plus the
+//! agent program's install folder, with the workspace, the trial's temp dir and its agent dir
+//! writable. Unlike the commands, the agent keeps the host's network namespace when it calls a
+//! model (a provider on the internet, or a model on 127.0.0.1): TCP and UDP ports on the
+//! host's loopback and the host's abstract Unix sockets stay reachable, nothing else of the
+//! network namespace is the agent's to change. It runs in a session of its own, without the
+//! eval's terminal.
+//!
+//! The agent's bash tool runs its commands through the confined shell, a bwrap of its own
+//! inside this one: so the agent's sandbox is a user namespace in which the agent is root with
+//! the three capabilities the inner bwrap needs (`CAP_SYS_ADMIN`, `CAP_SETPCAP`,
+//! `CAP_NET_ADMIN`), which reach nothing outside its own namespaces. (An inner bwrap that made
+//! a user namespace of its own could not mount its `/proc`: the outer `/proc`'s covered
+//! folders are locked there.) Mounts the agent undoes reveal only what its host user may read
+//! anyway (no file its user could read is hidden by a mask: cargo's token is left out, not
+//! masked), so the agent never runs as the host's root: when `pi eval` runs as root, its agent
+//! runs as the unprivileged [`AGENT_UID`], and the trial's folders are handed to it. Its
+//! commands see neither its environment (their own PID namespace) nor the network.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{base_options, find_on_path, resolve, Confinement, Isolation};
+
+/// The user (and group) a root `pi eval` runs its agents as: the kernel's overflow id, which
+/// owns nothing on the host.
+pub const AGENT_UID: u32 = 65534;
+
+/// What one trial's agent process may touch, beyond the system and the toolchains.
+#[derive(Clone, Debug)]
+pub struct AgentSandbox {
+    /// The workspace (its working directory) and the temp dir (its `HOME` and `TMPDIR`),
+    /// writable.
+    pub confinement: Confinement,
+    /// The agent directory (`PI_CODING_AGENT_DIR`), writable.
+    pub agent_dir: PathBuf,
+    /// The trial's own folder, which holds the others: handed to the agent's user (not its
+    /// contents) so that it can reach them.
+    pub trial_root: PathBuf,
+    /// Files readable at their own path (the confined shell).
+    pub readable: Vec<PathBuf>,
+    /// A file of the trial's folder seen at another path (a cassette at its place in the
+    /// cassette folder): the file, the path the agent sees it at, and whether it may write it.
+    pub placed: Vec<(PathBuf, PathBuf, bool)>,
+    /// The agent calls a model: it shares the host's network namespace. A replay does not.
+    pub network: bool,
+}
+
+impl Isolation {
+    /// The command that runs the agent `program` with `args` in its sandbox, in a process group
+    /// whose id is the command's pid (a session of its own, under bwrap); its working
+    /// directory is the workspace. Under `none`, the program itself, unconfined. The caller adds
+    /// the environment (the agent keeps the eval's, with `HOME` and `TMPDIR` set to the temp
+    /// dir) and its pipes.
+    pub fn agent_command(
+        &self,
+        sandbox: &AgentSandbox,
+        program: &Path,
+        args: &[OsString],
+    ) -> io::Result<Command> {
+        let Some(bwrap) = &self.bwrap else {
+            let mut command = Command::new(program);
+            command
+                .args(args)
+                .current_dir(&sandbox.confinement.workspace)
+                .process_group(0);
+            return Ok(command);
+        };
+        let confinement = resolve(&sandbox.confinement)?;
+        let agent_dir = std::path::absolute(&sandbox.agent_dir)?;
+        // The real file, which its install folder holds (a link to it may be elsewhere).
+        let program = located(program);
+        let program = program.canonicalize().unwrap_or(program);
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let temp = std::env::temp_dir();
+        let as_agent_user = nix::unistd::geteuid().is_root();
+        let mut options = base_options();
+        if as_agent_user {
+            options = reachable_only(options);
+        }
+        let mut push = |items: &[&OsStr]| options.extend(items.iter().map(|s| s.to_os_string()));
+        let words =
+            std::iter::once(program.as_os_str()).chain(args.iter().map(OsString::as_os_str));
+        for path in words.map(Path::new).filter(|p| p.is_absolute()) {
+            if let Ok(real) = path.canonicalize() {
+                let folder = install_folder(&real, home.as_deref(), &temp);
+                if as_agent_user {
+                    must_reach(&folder)?;
+                }
+                push(&[
+                    OsStr::new("--ro-bind"),
+                    folder.as_os_str(),
+                    folder.as_os_str(),
+                ]);
+            }
+        }
+        if let Some(resolver) = outside_resolver() {
+            push(&[
+                OsStr::new("--ro-bind-try"),
+                resolver.as_os_str(),
+                resolver.as_os_str(),
+            ]);
+        }
+        for dir in [&confinement.workspace, &confinement.temp, &agent_dir] {
+            push(&[OsStr::new("--bind"), dir.as_os_str(), dir.as_os_str()]);
+        }
+        for file in &sandbox.readable {
+            push(&[OsStr::new("--ro-bind"), file.as_os_str(), file.as_os_str()]);
+        }
+        for (file, seen_at, writable) in &sandbox.placed {
+            let how = if *writable { "--bind" } else { "--ro-bind" };
+            push(&[OsStr::new(how), file.as_os_str(), seen_at.as_os_str()]);
+        }
+        push(&["--remount-ro", "/"].map(OsStr::new));
+        push(
+            &[
+                "--unshare-user",
+                "--uid",
+                "0",
+                "--gid",
+                "0",
+                "--cap-add",
+                "CAP_SYS_ADMIN",
+                "--cap-add",
+                "CAP_SETPCAP",
+                "--cap-add",
+                "CAP_NET_ADMIN",
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--die-with-parent",
+            ]
+            .map(OsStr::new),
+        );
+        if !sandbox.network {
+            push(&[OsStr::new("--unshare-net")]);
+        }
+        push(&[
+            OsStr::new("--chdir"),
+            confinement.workspace.as_os_str(),
+            OsStr::new("--setenv"),
+            OsStr::new("HOME"),
+            confinement.temp.as_os_str(),
+            OsStr::new("--setenv"),
+            OsStr::new("TMPDIR"),
+            confinement.temp.as_os_str(),
+            OsStr::new("--"),
+            program.as_os_str(),
+        ]);
+        options.extend(args.iter().cloned());
+        // A session of its own, not only a process group: in the eval's session, the agent
+        // could open the eval's terminal (`/dev/tty`) and type into the user's shell with
+        // TIOCSTI, and no mask over `/dev/tty` holds against its unmounting it. `setsid` runs
+        // bwrap in place (the child is no group leader), so the group's id is still its pid.
+        let mut command = Command::new(
+            find_on_path("setsid").unwrap_or_else(|| PathBuf::from("/usr/bin/setsid")),
+        );
+        // bwrap's working directory is not the agent's (`--chdir`), and must be one the agent's
+        // user can enter.
+        command.arg(bwrap).args(options).current_dir("/");
+        if as_agent_user {
+            hand_over(
+                sandbox,
+                &[&confinement.workspace, &confinement.temp, &agent_dir],
+            )?;
+            command.uid(AGENT_UID).gid(AGENT_UID);
+        }
+        Ok(command)
+    }
+}
+
+/// The view's options without the toolchain folders (`--ro-bind-try`) that [`AGENT_UID`]
+/// cannot reach (those under root's `HOME`, say): bwrap, started as that user, would stop at
+/// them.
+fn reachable_only(options: Vec<OsString>) -> Vec<OsString> {
+    let mut kept = Vec::with_capacity(options.len());
+    let mut rest = options.as_slice();
+    while let Some(first) = rest.first() {
+        let arity = match first.to_str() {
+            Some("--ro-bind" | "--ro-bind-try" | "--bind" | "--symlink") => 3,
+            Some("--tmpfs" | "--remount-ro" | "--dev" | "--proc") => 2,
+            _ => 1,
+        };
+        let (option, after) = rest.split_at(arity.min(rest.len()));
+        let unreachable = first == "--ro-bind-try"
+            && option
+                .get(1)
+                .is_some_and(|source| !others_may_reach(Path::new(source)));
+        if !unreachable {
+            kept.extend_from_slice(option);
+        }
+        rest = after;
+    }
+    kept
+}
+
+/// An error unless [`AGENT_UID`] can reach `path` (which bwrap, started as that user, binds).
+fn must_reach(path: &Path) -> io::Result<()> {
+    if others_may_reach(path) {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} is not reachable by the unprivileged user (uid {AGENT_UID}) that pi eval run \
+             as root runs its agent as: let every user through the folders above it (chmod o+x)",
+            path.display()
+        ),
+    ))
+}
+
+/// Whether every folder above `path` lets every user through (its others' search bit).
+fn others_may_reach(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.ancestors()
+        .skip(1)
+        .all(|dir| std::fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o001 != 0))
+}
+
+/// Runs the confined shell inside an agent's sandbox over scratch folders (`:` as the command):
+/// where an agent cannot start its commands' sandbox (no user namespaces for the agent's user,
+/// a security module denying its capabilities), bwrap cannot confine a trial. How it failed and
+/// what it said, if it did.
+pub(super) fn probe(isolation: &Isolation) -> Result<(), (String, String)> {
+    let failed = |e: io::Error| ("could not prepare the probe".to_owned(), e.to_string());
+    let scratch = tempfile::Builder::new()
+        .prefix("pi-eval-probe-")
+        .tempdir()
+        .map_err(failed)?;
+    let root = scratch.path().to_path_buf();
+    let [workspace, temp, agent_dir] = ["workspace", "home", "agent"].map(|d| root.join(d));
+    for dir in [&workspace, &temp, &agent_dir] {
+        std::fs::create_dir(dir).map_err(failed)?;
+    }
+    let confinement = Confinement { workspace, temp };
+    let shell = isolation
+        .shell_wrapper(&confinement, &root)
+        .map_err(failed)?;
+    let sandbox = AgentSandbox {
+        confinement,
+        agent_dir,
+        trial_root: root,
+        readable: vec![shell.clone()],
+        placed: Vec::new(),
+        network: false,
+    };
+    let args = ["-c", ":"].map(OsString::from);
+    let output = isolation
+        .agent_command(&sandbox, &shell, &args)
+        .and_then(|mut command| command.stdin(std::process::Stdio::null()).output())
+        .map_err(|e| ("could not start".to_owned(), e.to_string()))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    Err((format!("an agent's sandbox: {}", output.status), stderr))
+}
+
+/// `program` as a path: found on `PATH` when it is a bare name.
+fn located(program: &Path) -> PathBuf {
+    let bare = program.components().count() == 1 && !program.is_absolute();
+    match program.to_str() {
+        Some(name) if bare => find_on_path(name).unwrap_or_else(|| program.to_path_buf()),
+        _ => std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf()),
+    }
+}
+
+/// What of the host the agent needs to run `file` (a program, or a script the program runs):
+/// the folder holding the outermost `node_modules` above it (a Node package's install, with
+/// its dependencies), else the nearest folder above it with a `package.json`, else for a file
+/// in a `bin` folder that folder's parent; else the file alone. Never `/`, `HOME` or a folder
+/// above it, nor the system's temp folder or a folder above it (other trials live there): then
+/// the file alone.
+fn install_folder(file: &Path, home: Option<&Path>, temp: &Path) -> PathBuf {
+    let allowed = |dir: &Path| {
+        dir != Path::new("/")
+            && !home.is_some_and(|home| home.starts_with(dir))
+            && !temp.starts_with(dir)
+    };
+    let ancestors = || file.ancestors().skip(1);
+    let node_install = ancestors()
+        .filter(|dir| dir.file_name() == Some(OsStr::new("node_modules")))
+        .last()
+        .and_then(Path::parent);
+    let package = || ancestors().find(|dir| dir.join("package.json").is_file());
+    let bin_prefix = || {
+        file.parent()
+            .filter(|dir| dir.file_name() == Some(OsStr::new("bin")))
+            .and_then(Path::parent)
+    };
+    node_install
+        .or_else(package)
+        .or_else(bin_prefix)
+        .filter(|dir| allowed(dir))
+        .map_or_else(|| file.to_path_buf(), Path::to_path_buf)
+}
+
+/// Where `/etc/resolv.conf` leads when it is a link out of `/etc` (systemd-resolved's
+/// `/run/systemd/resolve/stub-resolv.conf`): an agent that calls a provider by name needs it,
+/// and `/run` is not in its view.
+fn outside_resolver() -> Option<PathBuf> {
+    let real = Path::new("/etc/resolv.conf").canonicalize().ok()?;
+    (!real.starts_with("/etc") && !real.starts_with("/usr")).then_some(real)
+}
+
+/// Hands the trial's folders to [`AGENT_UID`]: the writable ones whole, the trial's folder
+/// itself, the readable and placed files.
+fn hand_over(sandbox: &AgentSandbox, writable: &[&Path]) -> io::Result<()> {
+    must_reach(&sandbox.trial_root)?;
+    for dir in writable {
+        must_reach(dir)?;
+        chown_tree(dir)?;
+    }
+    let files = sandbox
+        .readable
+        .iter()
+        .chain(sandbox.placed.iter().map(|(file, _, _)| file));
+    for path in std::iter::once(&sandbox.trial_root).chain(files) {
+        std::os::unix::fs::lchown(path, Some(AGENT_UID), Some(AGENT_UID))?;
+    }
+    Ok(())
+}
+
+/// Gives `dir` and everything in it to [`AGENT_UID`] (links themselves, not what they point
+/// to).
+fn chown_tree(dir: &Path) -> io::Result<()> {
+    std::os::unix::fs::lchown(dir, Some(AGENT_UID), Some(AGENT_UID))?;
+    if std::fs::symlink_metadata(dir)?.is_dir() {
+        for entry in std::fs::read_dir(dir)? {
+            chown_tree(&entry?.path())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn the_install_folder_is_the_node_install_the_package_or_the_bin_prefix_never_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let temp = Path::new("/nonexistent-temp");
+        let make = |sub: &str| {
+            let path = root.join(sub);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "").unwrap();
+            path
+        };
+        let cli = make("opt/pi/node_modules/@x/agent/dist/cli.js");
+        make("opt/pi/node_modules/@x/agent/package.json");
+        assert_eq!(install_folder(&cli, None, temp), root.join("opt/pi"));
+        let script = make("src/agent/dist/main.js");
+        make("src/agent/package.json");
+        assert_eq!(install_folder(&script, None, temp), root.join("src/agent"));
+        let binary = make("tools/bin/agent");
+        assert_eq!(install_folder(&binary, None, temp), root.join("tools"));
+        let lone = make("scripts/agent.sh");
+        assert_eq!(install_folder(&lone, None, temp), lone);
+        // HOME itself, or the temp folder, is never the install folder.
+        let in_home = make("home/bin/agent");
+        assert_eq!(
+            install_folder(&in_home, Some(&root.join("home")), temp),
+            in_home
+        );
+        assert_eq!(install_folder(&binary, None, &root.join("tools")), binary);
+        assert_eq!(install_folder(&binary, None, root), root.join("tools"));
+    }
+}
