@@ -11,7 +11,8 @@ use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportE
 use pi_providers::HttpRequest;
 use serde_json::{json, Value};
 
-use crate::body::{BodyText, CheckedElements};
+use crate::body::{matches, BodyText, CheckedElements};
+use crate::convert::transport_error;
 use crate::format::RecordedEnd;
 use crate::redact::Rules;
 
@@ -74,7 +75,7 @@ impl RecordedRequest {
             && self
                 .body
                 .as_ref()
-                .is_some_and(|body| body.matches(&http.body, checked));
+                .is_some_and(|body| matches(body, &http.body, checked));
         if same {
             return Ok(());
         }
@@ -252,7 +253,7 @@ impl HttpTransport for ReplayTransport {
             Some(Exchange {
                 end: Some(RecordedEnd::Error(error)),
                 ..
-            }) => Box::pin(std::future::ready(Err(error.into()))),
+            }) => Box::pin(std::future::ready(Err(transport_error(&error)))),
             // Dropped before its response, or cut off: nothing more was recorded.
             _ => Box::pin(std::future::pending()),
         }
@@ -283,7 +284,7 @@ impl HttpResponse for ReplayResponse {
         match &self.end {
             Some(RecordedEnd::Complete) => Box::pin(std::future::ready(Ok(None))),
             Some(RecordedEnd::Error(error)) => {
-                Box::pin(std::future::ready(Err(error.clone().into())))
+                Box::pin(std::future::ready(Err(transport_error(error))))
             }
             Some(RecordedEnd::Dropped) | None => Box::pin(std::future::pending()),
         }

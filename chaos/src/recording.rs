@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use pi_cassettes::convert::{from_json, transport_error};
 use pi_cassettes::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
-use pi_cassettes::{Cassette, SessionStart};
+use pi_cassettes::{Cassette, SessionStart, ToInput};
 use pi_core::agent::{Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_effects::run_config::RunConfig;
@@ -122,7 +123,7 @@ impl Recording {
                 Line::Outside { t, input } | Line::Command { t, input } => inputs.push(Scheduled {
                     step: steps,
                     t: *t,
-                    input: input.to_input(),
+                    input: input.to_input().map_err(|e| at(e.to_string()))?,
                 }),
                 Line::Event { .. } => steps += 1,
                 Line::Wake { .. } => {
@@ -138,7 +139,7 @@ impl Recording {
                                 updates: Vec::new(),
                                 outcome: None,
                             });
-                            match input.to_input() {
+                            match input.to_input().map_err(|e| at(e.to_string()))? {
                                 SessionInput::Answer(Input::ToolFinished { outcome, .. }) => {
                                     answer.outcome = Some(outcome)
                                 }
@@ -158,7 +159,7 @@ impl Recording {
                 Line::Call { call, options, .. } => {
                     call_index.insert(*call, calls.len());
                     calls.push(RecordedCall {
-                        options: (**options).clone(),
+                        options: from_json(options, "options").map_err(|e| at(e.to_string()))?,
                         attempts: Vec::new(),
                     });
                 }
@@ -199,11 +200,11 @@ impl Recording {
                                 *body_end = match end {
                                     RecordedEnd::Complete => BodyEnd::Complete,
                                     RecordedEnd::Dropped => BodyEnd::Hang,
-                                    RecordedEnd::Error(e) => BodyEnd::Fail(e.clone().into()),
+                                    RecordedEnd::Error(e) => BodyEnd::Fail(transport_error(e)),
                                 }
                             }
                             (attempt, RecordedEnd::Error(e)) => {
-                                *attempt = Attempt::Failed(e.clone().into())
+                                *attempt = Attempt::Failed(transport_error(e))
                             }
                             _ => {}
                         }
@@ -233,7 +234,7 @@ impl Recording {
         };
         Ok(Arc::new(Recording {
             path,
-            config: cassette.header.config.clone(),
+            config: cassette.config.clone(),
             session: cassette.header.session.clone(),
             session_content,
             calls,

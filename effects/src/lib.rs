@@ -7,7 +7,7 @@
 pub mod agent_session;
 pub mod clock;
 pub mod driver;
-pub mod flock;
+pub use pi_cassette_format::flock;
 pub mod host;
 pub mod live;
 pub mod network;
