@@ -5,10 +5,7 @@
 //! call's events are decoded from the recorded bytes by the same decoder as live.
 
 use std::collections::{HashMap, VecDeque};
-use std::future::Future;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
@@ -16,6 +13,7 @@ use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
+use pi_providers::transport::poll_once;
 use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
@@ -635,16 +633,6 @@ fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&m
     calls
         .get_mut(&call)
         .and_then(|c| Arc::make_mut(&mut c.exchanges).last_mut())
-}
-
-/// Polls a future once: replayed transports are ready at once or never.
-fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(value) => Some(value),
-        Poll::Pending => None,
-    }
 }
 
 fn halted(divergence: Divergence) -> InterpretError {

@@ -15,11 +15,8 @@
 //! call was cancelled) times out if no cancel comes; a response that never came is a timeout.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::future::Future;
-use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -30,7 +27,7 @@ use pi_core::model::Model;
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
+use pi_providers::transport::{poll_once, BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::{CallOptions, HttpRequest};
 
 use crate::invariants::Checker;
@@ -565,16 +562,6 @@ fn beyond_recording(model: &Model, now: u64) -> Attempt {
             end: BodyEnd::Complete,
         },
         Err(e) => Attempt::Failed(TransportError::Connect(e.to_string())),
-    }
-}
-
-/// Polls a future once: chaos answers are ready at once or never.
-pub(crate) fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(value) => Some(value),
-        Poll::Pending => None,
     }
 }
 

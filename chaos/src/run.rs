@@ -17,10 +17,11 @@ use pi_effects::driver::{advance, submit, DriveError, InterpretError};
 use pi_effects::run_config::build_machine;
 use pi_effects::session::{SessionFile, SessionStore};
 
-use crate::interpreter::{poll_once, ChaosInterpreter};
+use crate::interpreter::ChaosInterpreter;
 use crate::invariants::{Checker, Invariant, Violation};
 use crate::plan::{Plan, SplitMix};
 use crate::recording::Recording;
+use pi_providers::transport::poll_once;
 
 /// Inputs after which a run that has not come back to idle is reported as not settling.
 pub const STEP_LIMIT: usize = 100_000;
