@@ -14,20 +14,15 @@ use pi_cassettes::{Cassette, SessionStart, ToInput};
 use pi_core::agent::{Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_effects::run_config::RunConfig;
+use pi_providers::transport::scripted::ScriptedEnd;
 use pi_providers::transport::TransportError;
 use pi_providers::CallOptions;
 
 use crate::plan::Shape;
 
-/// How a recorded response body ends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BodyEnd {
-    Complete,
-    /// The connection failed.
-    Fail(TransportError),
-    /// Nothing more came (the call was cancelled while it streamed).
-    Hang,
-}
+/// How a recorded response body ends: complete, failed, or nothing more came (the call was
+/// cancelled while it streamed). The canned transport's own ending, which serves it.
+pub type BodyEnd = ScriptedEnd;
 
 /// One recorded HTTP attempt of a model call.
 #[derive(Clone, Debug, PartialEq, Eq)]
