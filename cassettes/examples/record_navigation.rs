@@ -80,7 +80,7 @@ async fn main() {
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: "0.73.1".into(),
         mode: "json".into(),
-        config: config.clone(),
+        config: pi_cassettes::convert::to_json(&config),
         session: SessionStart {
             kind: SessionKind::New,
             file: file.file_name().map(|n| n.to_string_lossy().into_owned()),
@@ -91,7 +91,7 @@ async fn main() {
         },
         redactions: vec!["api keys".into()],
         redact: None,
-        models: Some(vec![model]),
+        models: Some(vec![pi_cassettes::convert::to_json(&model)]),
         scoped_models: Vec::new(),
         command: None,
         imported: None,

@@ -24,12 +24,12 @@ pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence>
             "a resumed session replays with its file: use pi replay".into(),
         ));
     }
-    let config = header.config.clone();
+    let config = cassette.config.clone();
     let store = SessionStore::in_memory_child(
         &config.cwd,
         config.started_at,
-        crate::import::id_generator(header, config.seed),
-        crate::import::parent_session(header),
+        cassette.id_generator(config.seed),
+        cassette.parent_session(),
     );
     let store = match header.imported {
         Some(_) => store,

@@ -1,358 +1,244 @@
-//! Loading a cassette: every line checked (UTF-8, size, JSON, fields, order) before anything
-//! runs, with errors naming the file, the line and the field. Loading reads data and nothing
-//! else: no command in a cassette is run, no text in it is evaluated.
+//! Loading a cassette for a replay: the format's checked reader (UTF-8, size, JSON, fields,
+//! order: [`pi_cassette_format::read`]), then what the lines hold of the harness read into its
+//! types — the run's configuration, the models, the imported session's ids, every recorded input
+//! and call's options — so that a value this build cannot read makes the cassette unusable
+//! before anything runs, with an error naming the line and the field.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::ops::{Deref, DerefMut};
+use std::path::Path;
 
-use pi_core::session::ids::IdGenerator;
+use pi_core::model::{Model, ThinkingLevel};
+use pi_core::session::ids::{IdGenerator, Stamp};
 use pi_effects::run_config::RunConfig;
 use pi_effects::session::SessionStore;
-use serde_json::Value;
+use pi_providers::CallOptions;
 
-use crate::format::{
-    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, RequestLine,
-    ResponseLine,
-};
-use crate::version::{check_header, Unreadable, FORMAT_VERSION, KNOWN_FEATURES};
+pub use pi_cassette_format::read::{parse_line, LoadError, LoadErrorKind, MAX_LINE_BYTES};
 
-/// How this build writes a request line: read straight into [`RequestLine`].
-const REQUEST_PREFIX: &str = "{\"type\":\"request\",";
-const EVENT_PREFIX: &str = "{\"type\":\"event\",";
-const CHUNK_PREFIX: &str = "{\"type\":\"chunk\",";
-const ANSWER_PREFIX: &str = "{\"type\":\"answer\",";
-const CALL_PREFIX: &str = "{\"type\":\"call\",";
-const RESPONSE_PREFIX: &str = "{\"type\":\"response\",";
+use crate::convert::{from_json, from_name, session_input, Unconvertible};
+use crate::format::{Line, SessionKind, SessionStart};
 
-/// The longest line read (a request with a large conversation, a big tool result).
-pub const MAX_LINE_BYTES: usize = 256 << 20;
-
-/// A cassette in memory, checked.
+/// A cassette in memory, checked, with what its header holds of the harness in the harness's
+/// types. Everything of the format ([`pi_cassette_format::Cassette`]: path, header, lines) is
+/// reached through it.
 #[derive(Clone, Debug)]
 pub struct Cassette {
-    /// Where it was read from.
-    pub path: PathBuf,
-    pub header: Header,
-    /// Every line after the header with its line number (1-based).
-    pub lines: Vec<(usize, Line)>,
-    /// The last line was cut off (the recording was killed while writing it); what came before
-    /// it is kept.
-    pub torn_tail: bool,
-    /// The outcome line, when the run ended while recording (kept apart from `lines`, which a
-    /// replay takes).
-    outcome: Option<crate::format::Outcome>,
-    /// The number of the last line read.
-    last_line: usize,
+    format: pi_cassette_format::Cassette,
+    /// What the run was built from.
+    pub config: RunConfig,
+    /// The models the run could switch to, when the header names them.
+    pub models: Option<Vec<Model>>,
+    /// The `--models` scope as the run resolved it.
+    pub scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
+    /// For an imported cassette: the ids and times its session file holds.
+    pub imported: Option<ImportedIds>,
 }
 
-/// Why a cassette cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[error("{}{}: {kind}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
-pub struct LoadError {
-    pub path: PathBuf,
-    /// The line at fault (1-based), when one is.
-    pub line: Option<usize>,
-    pub kind: LoadErrorKind,
+impl Deref for Cassette {
+    type Target = pi_cassette_format::Cassette;
+
+    fn deref(&self) -> &Self::Target {
+        &self.format
+    }
 }
 
-/// What is wrong with a cassette.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadErrorKind {
-    #[error("cannot read: {0}")]
-    Io(#[from] std::io::Error),
-    #[error("empty file: no cassette header")]
-    Empty,
-    #[error("not UTF-8 (byte {0} of the line)")]
-    NotUtf8(usize),
-    #[error("line longer than {MAX_LINE_BYTES} bytes")]
-    TooLong,
-    #[error("not a JSON object: {0}")]
-    Json(String),
-    #[error("{0}")]
-    Field(String),
-    #[error("the first line is not a cassette header (`\"type\":\"cassette\"`)")]
-    NoHeader,
-    #[error("a proxy cassette (recorded by `pi proxy --record`), not a run: serve its folder with `pi proxy --replay DIR`")]
-    ProxyCassette,
-    #[error("a run cassette (recorded by `pi --record`), not a proxy cassette: replay it with `pi replay`")]
-    RunCassette,
-    #[error("{0}")]
-    Proxy(String),
-    /// A newer major format, a feature this build does not know, or a malformed `format`.
-    #[error(transparent)]
-    Version(#[from] Unreadable),
-    #[error("out of order: {0}")]
-    Order(String),
+impl DerefMut for Cassette {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.format
+    }
 }
 
 impl Cassette {
     /// Reads and checks the cassette at `path`.
     pub fn load(path: &Path) -> Result<Cassette, LoadError> {
-        let bytes = std::fs::read(path).map_err(|e| LoadError {
-            path: path.to_path_buf(),
-            line: None,
-            kind: e.into(),
-        })?;
-        Cassette::parse(path, &bytes)
+        Cassette::from_format(pi_cassette_format::Cassette::load(path)?)
     }
 
     /// Checks a cassette's bytes (`path` names it in errors).
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Cassette, LoadError> {
-        let error = |line: Option<usize>, kind: LoadErrorKind| LoadError {
-            path: path.to_path_buf(),
-            line,
-            kind,
+        Cassette::from_format(pi_cassette_format::Cassette::parse(path, bytes)?)
+    }
+
+    /// A cassette the format's reader checked, read into the harness's types: the header, and
+    /// every input and call's options (a replay reads them again as it reaches them).
+    pub fn from_format(format: pi_cassette_format::Cassette) -> Result<Cassette, LoadError> {
+        let error = |line: usize, kind: &str, e: Unconvertible| LoadError {
+            path: format.path.clone(),
+            line: Some(line),
+            kind: LoadErrorKind::Field(format!("`{kind}` line: {e}")),
         };
-        let mut pieces: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-        // The piece after the last newline: empty for a whole file, a torn line otherwise.
-        let tail = pieces.pop().unwrap_or_default();
-        let torn_tail = !tail.is_empty();
-        if pieces.is_empty() {
-            let kind = if torn_tail {
-                LoadErrorKind::Order(
-                    "the file ends inside its header line (cut off while recording)".into(),
-                )
-            } else {
-                LoadErrorKind::Empty
-            };
-            return Err(error(Some(1), kind));
-        }
-        let mut header = None;
-        let mut lines = Vec::with_capacity(pieces.len());
-        for (index, piece) in pieces.into_iter().enumerate() {
-            let number = index + 1;
-            let line = parse_line(piece, number == 1).map_err(|kind| error(Some(number), kind))?;
-            match (number, line) {
-                (1, Line::Cassette(h)) => header = Some(*h),
-                (1, _) => return Err(error(Some(1), LoadErrorKind::NoHeader)),
-                (_, Line::Cassette(_) | Line::Proxy(_)) => {
-                    return Err(error(
-                        Some(number),
-                        LoadErrorKind::Order("a second cassette header".into()),
-                    ))
-                }
-                (_, line) => lines.push((number, line)),
+        let header = &format.header;
+        let at_header = |e| error(1, "cassette", e);
+        let config = from_json(&header.config, "config").map_err(at_header)?;
+        let models = match &header.models {
+            Some(models) => Some(
+                models
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| from_json(m, &format!("models[{i}]")))
+                    .collect::<Result<_, _>>()
+                    .map_err(at_header)?,
+            ),
+            None => None,
+        };
+        let scoped_models = header
+            .scoped_models
+            .iter()
+            .enumerate()
+            .map(|(i, scoped)| {
+                let model = from_json(&scoped.model, &format!("scopedModels[{i}].model"))?;
+                let level = match &scoped.thinking_level {
+                    Some(level) => Some(from_name(
+                        level,
+                        &format!("scopedModels[{i}].thinkingLevel"),
+                    )?),
+                    None => None,
+                };
+                Ok((model, level))
+            })
+            .collect::<Result<_, _>>()
+            .map_err(at_header)?;
+        let imported = match &header.imported {
+            Some(imported) => {
+                let session =
+                    from_json(&imported.session, "imported.session").map_err(at_header)?;
+                let entries = imported
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| from_json(e, &format!("imported.entries[{i}]")))
+                    .collect::<Result<_, _>>()
+                    .map_err(at_header)?;
+                Some(ImportedIds {
+                    session,
+                    entries,
+                    parent: imported.parent_session.clone(),
+                })
+            }
+            None => None,
+        };
+        for (number, line) in &format.lines {
+            match line {
+                Line::Outside { input, .. } => session_input(input)
+                    .map(drop)
+                    .map_err(|e| error(*number, "outside", e))?,
+                Line::Command { input, .. } => session_input(input)
+                    .map(drop)
+                    .map_err(|e| error(*number, "command", e))?,
+                Line::Answer { input, .. } => session_input(input)
+                    .map(drop)
+                    .map_err(|e| error(*number, "answer", e))?,
+                Line::Call { options, .. } => from_json::<CallOptions>(options, "options")
+                    .map(drop)
+                    .map_err(|e| error(*number, "call", e))?,
+                _ => {}
             }
         }
-        let header = header.ok_or_else(|| error(Some(1), LoadErrorKind::NoHeader))?;
-        check_order(&lines)
-            .map_err(|(line, what)| error(Some(line), LoadErrorKind::Order(what)))?;
-        let outcome = match lines.last() {
-            Some((_, Line::Outcome(outcome))) => Some(outcome.clone()),
-            _ => None,
-        };
-        let last_line = lines.last().map_or(1, |(n, _)| *n);
         Ok(Cassette {
-            path: path.to_path_buf(),
-            header,
-            lines,
-            torn_tail,
-            outcome,
-            last_line,
+            format,
+            config,
+            models,
+            scoped_models,
+            imported,
         })
     }
 
-    /// Whether the run ran to its end while recording (its `outcome` line is there).
-    pub fn is_complete(&self) -> bool {
-        self.outcome.is_some()
+    /// The format's cassette, for what reads only the format.
+    pub fn format(&self) -> &pi_cassette_format::Cassette {
+        &self.format
     }
 
-    /// The outcome line, if the run ran to its end while recording.
-    pub fn outcome(&self) -> Option<&crate::format::Outcome> {
-        self.outcome.as_ref()
+    /// The id generator a replay starts its session with: for an imported cassette, one that
+    /// gives back the file's ids and times.
+    pub fn id_generator(&self, seed: u64) -> IdGenerator {
+        ids(self.imported.as_ref(), seed)
     }
 
-    /// The text of the session the run started in (`open` sessions): in the header, or in
-    /// its side file beside the cassette, checked against the digest it is named by.
-    pub fn session_content(&self) -> Result<Option<String>, String> {
-        let session = &self.header.session;
-        let Some(name) = &session.content_file else {
-            return Ok(session.content.clone());
+    /// The session an imported cassette's replay names as its parent (forked sessions).
+    pub fn parent_session(&self) -> Option<String> {
+        self.imported.as_ref()?.parent.clone()
+    }
+
+    /// The session the recorded run started in, rebuilt in `dir` for a replay from `config`
+    /// (the recorded configuration, or one a replay put in its place): see
+    /// [`starting_session`].
+    pub fn starting_session(&self, config: &RunConfig, dir: &Path) -> Result<SessionStore, String> {
+        let content = match self.header.session.kind {
+            SessionKind::Open => self.session_content()?,
+            SessionKind::Memory | SessionKind::New => None,
         };
-        let digest = name
-            .strip_prefix("blobs/")
-            .and_then(|n| n.strip_suffix(".jsonl"))
-            .filter(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| {
-                format!("field `session.contentFile`: {name:?} is not blobs/<sha256>.jsonl")
-            })?;
-        let file = self.path.parent().unwrap_or(Path::new(".")).join(name);
-        let content = std::fs::read_to_string(&file)
-            .map_err(|e| format!("the session file {} of this cassette: {e}", file.display()))?;
-        if crate::sha256_hex(content.as_bytes()) != digest {
-            return Err(format!(
-                "the session file {} does not have the content it is named by",
-                file.display()
-            ));
-        }
-        Ok(Some(content))
-    }
-
-    /// The number of the last line read.
-    pub fn last_line(&self) -> usize {
-        self.last_line
+        starting_session(
+            &self.header.session,
+            content.as_deref(),
+            self.imported.as_ref(),
+            config,
+            dir,
+            InMemory::Kept,
+        )
     }
 }
 
-/// A line checked for size, UTF-8, JSON and its fields; `first` for a run cassette's header.
-pub(crate) fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
-    if piece.len() > MAX_LINE_BYTES {
-        return Err(LoadErrorKind::TooLong);
-    }
-    let text = std::str::from_utf8(piece).map_err(|e| LoadErrorKind::NotUtf8(e.valid_up_to()))?;
-    if !first {
-        // The common case straight into its type; only a line that does not fit is read again
-        // as JSON, for an error that names its kind and field.
-        let parsed = if text.starts_with(EVENT_PREFIX) {
-            serde_json::from_str::<EventLine>(text).map(Line::from)
-        } else if text.starts_with(CHUNK_PREFIX) {
-            serde_json::from_str::<ChunkLine>(text).map(Line::from)
-        } else if text.starts_with(REQUEST_PREFIX) {
-            serde_json::from_str::<RequestLine>(text).map(Line::from)
-        } else if text.starts_with(ANSWER_PREFIX) {
-            serde_json::from_str::<AnswerLine>(text).map(Line::from)
-        } else if text.starts_with(CALL_PREFIX) {
-            serde_json::from_str::<CallLine>(text).map(Line::from)
-        } else if text.starts_with(RESPONSE_PREFIX) {
-            serde_json::from_str::<ResponseLine>(text).map(Line::from)
-        } else {
-            serde_json::from_str::<Line>(text)
-        };
-        if let Ok(line) = parsed {
-            return Ok(line);
-        }
-    }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| LoadErrorKind::Json(e.to_string()))?;
-    if first {
-        match value.get("type").and_then(Value::as_str) {
-            Some("cassette") => {}
-            Some("proxy") => return Err(LoadErrorKind::ProxyCassette),
-            _ => return Err(LoadErrorKind::NoHeader),
-        }
-        check_header(&value, "cassette", FORMAT_VERSION, KNOWN_FEATURES)?;
-    }
-    let kind = value
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
-        .to_owned();
-    let field = |e: serde_json::Error| LoadErrorKind::Field(format!("`{kind}` line: {e}"));
-    if kind == "request" {
-        // Its body is read as text, which only JSON text can give.
-        return serde_json::from_str::<RequestLine>(&value.to_string())
-            .map(Line::from)
-            .map_err(field);
-    }
-    serde_json::from_value(value).map_err(field)
+/// What an imported cassette's header says of the session file it came from: the ids and
+/// times a replay gives back, and the session it names as its parent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedIds {
+    pub session: Stamp,
+    pub entries: Vec<Stamp>,
+    pub parent: Option<String>,
 }
 
-/// The order rules: a call's lines come after its effect and its `call` line, a response after
-/// a request, body lines after a response, nothing after the outcome.
-fn check_order(lines: &[(usize, Line)]) -> Result<(), (usize, String)> {
-    let mut effects: BTreeSet<u64> = BTreeSet::new();
-    let mut calls: BTreeSet<u64> = BTreeSet::new();
-    // Per call: whether the current exchange has a response and has ended.
-    let mut exchange: BTreeMap<u64, (bool, bool)> = BTreeMap::new();
-    let mut ended = false;
-    // Whether a request came before (a `delta` changes the last one).
-    let mut requested = false;
-    for (number, line) in lines {
-        let number = *number;
-        if ended {
-            return Err((number, "a line after the outcome".into()));
-        }
-        match line {
-            Line::Effect {
-                effect:
-                    RecordedEffect::CallModel { call, .. } | RecordedEffect::RunTool { call, .. },
-            } if !effects.insert(*call) => {
-                return Err((number, format!("call {call} is started twice")));
-            }
-            Line::Call { call, .. } => {
-                if !effects.contains(call) {
-                    return Err((
-                        number,
-                        format!("field `call`: call {call} has no effect before it"),
-                    ));
-                }
-                calls.insert(*call);
-            }
-            Line::Request {
-                call, body, delta, ..
-            } => {
-                if !calls.contains(call) {
-                    return Err((
-                        number,
-                        format!("field `call`: call {call} has no `call` line before it"),
-                    ));
-                }
-                if body.is_some() == delta.is_some() {
-                    return Err((
-                        number,
-                        "a request needs exactly one of `body` and `delta`".into(),
-                    ));
-                }
-                if delta.is_some() && !requested {
-                    return Err((
-                        number,
-                        "field `delta`: no request before it to change".into(),
-                    ));
-                }
-                requested = true;
-                exchange.insert(*call, (false, false));
-            }
-            Line::Response { call, .. } => match exchange.get_mut(call) {
-                Some((response @ false, false)) => *response = true,
-                _ => {
-                    return Err((
-                        number,
-                        format!("field `call`: a response of call {call} without a request"),
-                    ))
-                }
-            },
-            Line::Chunk {
-                call, text, base64, ..
-            } => {
-                if !matches!(exchange.get(call), Some((true, false))) {
-                    return Err((
-                        number,
-                        format!("field `call`: body bytes of call {call} outside a response"),
-                    ));
-                }
-                if text.is_some() == base64.is_some() {
-                    return Err((
-                        number,
-                        "a chunk needs exactly one of `text` and `base64`".into(),
-                    ));
-                }
-            }
-            Line::End { call, .. } => match exchange.get_mut(call) {
-                Some((_, done @ false)) => *done = true,
-                _ => {
-                    return Err((
-                        number,
-                        format!("field `call`: call {call} ends without a request"),
-                    ))
-                }
-            },
-            Line::Event { call, .. } if !effects.contains(call) => {
-                return Err((
-                    number,
-                    format!("field `call`: an event of call {call}, which was never started"),
-                ));
-            }
-            Line::Outcome(_) => ended = true,
-            _ => {}
-        }
+/// Where a rebuilt session that the recorded run kept in memory (`--no-session`) goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InMemory {
+    /// In memory again, as recorded (a replay).
+    Kept,
+    /// A new file in the directory, so the file can be checked (a chaos run).
+    Written,
+}
+
+/// The id generator of a rebuilt session: `imported`'s ids and times given back, or drawn
+/// from `seed`.
+fn ids(imported: Option<&ImportedIds>, seed: u64) -> IdGenerator {
+    match imported {
+        Some(ids) => IdGenerator::replaying(seed, ids.session.clone(), ids.entries.clone()),
+        None => IdGenerator::new(seed),
     }
-    Ok(())
+}
+
+/// The one way a recorded run's starting session (`start`, with the opened file's `content`)
+/// is rebuilt in `dir` for a run built from `config`: kept in memory or written as a new file
+/// (`in_memory`), a new file (naming an imported session's parent), or the opened file written
+/// again from its content and opened there. The ids are `imported`'s when given, else drawn
+/// from the config's seed with the generator's recorded state.
+pub fn starting_session(
+    start: &SessionStart,
+    content: Option<&str>,
+    imported: Option<&ImportedIds>,
+    config: &RunConfig,
+    dir: &Path,
+    in_memory: InMemory,
+) -> Result<SessionStore, String> {
+    let ids = ids(imported, config.seed);
+    let (now, cwd) = (config.started_at, config.cwd.as_str());
+    let parent = imported.and_then(|i| i.parent.clone());
+    let store = match (start.kind, in_memory) {
+        (SessionKind::Memory, InMemory::Kept) => SessionStore::in_memory(cwd, now, ids),
+        (SessionKind::Memory | SessionKind::New, _) => {
+            SessionStore::create_child(cwd, dir, now, ids, parent).map_err(|e| e.to_string())?
+        }
+        (SessionKind::Open, _) => reopen_session(start.file.as_deref(), content, dir, config, ids)?,
+    };
+    Ok(match imported {
+        // Its ids are the file's, given back in order.
+        Some(_) => store,
+        None => store.with_id_state(start.id_state),
+    })
 }
 
 /// The session file a recorded run started in (`open`: resumed, continued or forked), written
 /// again as `dir/<file>` from its recorded `content` and opened there, so a replay works on the
 /// same file. `file` must be a plain file name: a cassette never says where to write.
-pub fn reopen_session(
+fn reopen_session(
     file: Option<&str>,
     content: Option<&str>,
     dir: &Path,

@@ -15,7 +15,8 @@ use pi_effects::live::{CallStart, CallTransportFor};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
 
-use crate::format::{Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::convert::recorded_transport_error;
+use crate::format::{Line, RecordedEnd, RecordedInput};
 use crate::write::{Recorder, RequestParts};
 
 /// An interpreter whose every input and effect is written to a cassette as it happens.
@@ -48,7 +49,7 @@ impl<I> Record<I> {
 }
 
 fn recorded(input: &SessionInput) -> Result<Box<RecordedInput>, InterpretError> {
-    RecordedInput::try_from(input)
+    crate::convert::recorded_input(input)
         .map(Box::new)
         .map_err(|e| InterpretError::Halted(Box::new(e)))
 }
@@ -66,7 +67,7 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
 
     fn start(&mut self, effect: Effect) {
         self.recorder.write(Line::Effect {
-            effect: RecordedEffect::from(&effect),
+            effect: crate::convert::recorded_effect(&effect),
         });
         self.inner.start(effect);
     }
@@ -102,7 +103,7 @@ pub fn recording_transport(recorder: Recorder, clock: Arc<dyn Clock>) -> CallTra
             recorder.write(Line::Call {
                 call: start.call.0,
                 t: start.started_at,
-                options: Box::new(options),
+                options: Box::new(crate::convert::to_json(&options)),
             });
             Arc::new(RecordingTransport {
                 inner: Arc::clone(inner),
@@ -185,7 +186,7 @@ impl HttpTransport for RecordingTransport {
             pending.settled = true;
             match sent {
                 Err(error) => {
-                    tap.end(RecordedEnd::Error((&error).into()));
+                    tap.end(RecordedEnd::Error(recorded_transport_error(&error)));
                     Err(error)
                 }
                 Ok(response) => {
@@ -249,7 +250,7 @@ impl HttpResponse for RecordingResponse {
                 }
                 Err(error) => {
                     self.ended.store(true, Ordering::Relaxed);
-                    tap.end(RecordedEnd::Error(error.into()));
+                    tap.end(RecordedEnd::Error(recorded_transport_error(error)));
                 }
             }
             chunk

@@ -5,10 +5,7 @@
 //! call's events are decoded from the recorded bytes by the same decoder as live.
 
 use std::collections::{HashMap, VecDeque};
-use std::future::Future;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
@@ -16,10 +13,12 @@ use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
+use pi_providers::transport::poll_once;
 use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
 use crate::body::{BodyText, CheckedElements};
+use crate::convert::{from_json, recorded_effect, recorded_input, to_json, ToInput, Unconvertible};
 use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::live_tools::{Answer, LiveTools};
@@ -178,11 +177,14 @@ impl Replay {
                     },
                 })),
                 Line::Call { call, t, options } => {
+                    let options = from_json(&options, "options").map_err(|e| {
+                        Divergence::unusable(&cassette, number, format!("`call` line: {e}"))
+                    })?;
                     recorded_calls.insert(
                         call,
                         RecordedCall {
                             started_at: t,
-                            options: *options,
+                            options,
                             exchanges: Arc::new(Vec::new()),
                         },
                     );
@@ -291,7 +293,7 @@ impl Replay {
     /// Runs the tools for real in `workspace` (a scratch copy) instead of answering them from
     /// the recording; needs a tokio runtime.
     pub fn with_live_tools(mut self, workspace: &std::path::Path) -> Self {
-        let config = &self.cassette.header.config;
+        let config = &self.cassette.config;
         let tools = LiveTools::new(workspace).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self
@@ -300,7 +302,7 @@ impl Replay {
     /// Runs the tools for real as `env` says (its working directory, shell and sandbox)
     /// instead of answering them from the recording; needs a tokio runtime.
     pub fn with_live_tools_env(mut self, env: pi_effects::tools::ToolEnv) -> Self {
-        let config = &self.cassette.header.config;
+        let config = &self.cassette.config;
         let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self
@@ -344,7 +346,7 @@ impl Replay {
         let mut lines = vec![Line::Call {
             call,
             t: recorded.started_at,
-            options: Box::new(recorded.options.clone()),
+            options: Box::new(to_json(&recorded.options)),
         }];
         for exchange in recorded.exchanges.iter() {
             let request = &exchange.request;
@@ -384,7 +386,8 @@ impl Replay {
         self.spine
             .iter()
             .filter_map(|(_, entry)| match entry {
-                Spine::Outside(_, input) => Some(input.to_input()),
+                // Every input was read when the cassette was loaded (`Cassette::from_format`).
+                Spine::Outside(_, input) => input.to_input().ok(),
                 _ => None,
             })
             .collect()
@@ -419,6 +422,16 @@ impl Replay {
         Divergence::ends_early(&self.cassette, self.position + 1, self.cassette.last_line())
     }
 
+    /// The current line holds an input this build cannot read (a cassette is checked for
+    /// these when it is loaded, so only one changed since can).
+    fn unreadable(&self, e: Unconvertible) -> Divergence {
+        let line = self
+            .spine
+            .get(self.position)
+            .map_or(self.cassette.last_line(), |(n, _)| *n);
+        Divergence::unusable(&self.cassette, line, e.to_string())
+    }
+
     fn diverge(&self, kind: DivergenceKind, expected: Value, actual: Value) -> Divergence {
         let line = self
             .spine
@@ -435,7 +448,7 @@ impl Replay {
     }
 
     fn check_effect(&mut self, effect: &Effect) -> Result<(), Divergence> {
-        let actual = RecordedEffect::from(effect);
+        let actual = recorded_effect(effect);
         let Some((_, entry)) = self.spine.get(self.position) else {
             if !self.cassette.is_complete() {
                 return Err(self.ends_early());
@@ -622,16 +635,6 @@ fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&m
         .and_then(|c| Arc::make_mut(&mut c.exchanges).last_mut())
 }
 
-/// Polls a future once: replayed transports are ready at once or never.
-fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(value) => Some(value),
-        Poll::Pending => None,
-    }
-}
-
 fn halted(divergence: Divergence) -> InterpretError {
     InterpretError::Halted(Box::new(divergence))
 }
@@ -639,7 +642,7 @@ fn halted(divergence: Divergence) -> InterpretError {
 impl Replay {
     /// The recorded time of `input` from the front end, if it is the next thing recorded.
     fn take_outside(&mut self, input: &SessionInput) -> Result<u64, Divergence> {
-        let asked = RecordedInput::try_from(input).map_err(|e| {
+        let asked = recorded_input(input).map_err(|e| {
             self.diverge(
                 DivergenceKind::Input,
                 json!("a recordable input"),
@@ -702,7 +705,10 @@ impl Replay {
                     ));
                 }
             },
-            Spine::Answer(t, input) | Spine::Command(t, input) => (t, input.to_input()),
+            Spine::Answer(t, input) | Spine::Command(t, input) => match input.to_input() {
+                Ok(input) => (t, input),
+                Err(e) => return Err(self.unreadable(e)),
+            },
             other => {
                 let expected = other.describe();
                 return Err(self.diverge(

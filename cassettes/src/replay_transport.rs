@@ -2,16 +2,17 @@
 //! one is compared with the request this build sends (byte for byte), and the transport that
 //! serves the recorded responses and checks every attempt after the first.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
+use pi_providers::transport::scripted::{ScriptedEnd, ScriptedResponse, ScriptedStream};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
 use serde_json::{json, Value};
 
-use crate::body::{BodyText, CheckedElements};
+use crate::body::{matches, BodyText, CheckedElements};
+use crate::convert::transport_error;
 use crate::format::RecordedEnd;
 use crate::redact::Rules;
 
@@ -74,7 +75,7 @@ impl RecordedRequest {
             && self
                 .body
                 .as_ref()
-                .is_some_and(|body| body.matches(&http.body, checked));
+                .is_some_and(|body| matches(body, &http.body, checked));
         if same {
             return Ok(());
         }
@@ -242,50 +243,30 @@ impl HttpTransport for ReplayTransport {
                 chunks,
                 end,
                 ..
-            }) => Box::pin(std::future::ready(Ok(Box::new(ReplayResponse {
-                status,
-                headers,
-                chunks: chunks.into(),
-                end,
-            })
-                as Box<dyn HttpResponse>))),
+            }) => {
+                let end = match end {
+                    Some(RecordedEnd::Complete) => ScriptedEnd::Complete,
+                    Some(RecordedEnd::Error(error)) => ScriptedEnd::Fail(transport_error(&error)),
+                    // Dropped while it streamed, or cut off: nothing more was recorded.
+                    Some(RecordedEnd::Dropped) | None => ScriptedEnd::Hang,
+                };
+                let response = ScriptedResponse {
+                    status,
+                    headers,
+                    chunks,
+                    end,
+                };
+                let stream = ScriptedStream::from(response);
+                Box::pin(std::future::ready(Ok(
+                    Box::new(stream) as Box<dyn HttpResponse>
+                )))
+            }
             Some(Exchange {
                 end: Some(RecordedEnd::Error(error)),
                 ..
-            }) => Box::pin(std::future::ready(Err(error.into()))),
+            }) => Box::pin(std::future::ready(Err(transport_error(&error)))),
             // Dropped before its response, or cut off: nothing more was recorded.
             _ => Box::pin(std::future::pending()),
-        }
-    }
-}
-
-#[derive(Debug)]
-struct ReplayResponse {
-    status: u16,
-    headers: Vec<(String, String)>,
-    chunks: VecDeque<Bytes>,
-    end: Option<RecordedEnd>,
-}
-
-impl HttpResponse for ReplayResponse {
-    fn status(&self) -> u16 {
-        self.status
-    }
-
-    fn headers(&self) -> &[(String, String)] {
-        &self.headers
-    }
-
-    fn chunk(&mut self) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
-        if let Some(chunk) = self.chunks.pop_front() {
-            return Box::pin(std::future::ready(Ok(Some(chunk))));
-        }
-        match &self.end {
-            Some(RecordedEnd::Complete) => Box::pin(std::future::ready(Ok(None))),
-            Some(RecordedEnd::Error(error)) => {
-                Box::pin(std::future::ready(Err(error.clone().into())))
-            }
-            Some(RecordedEnd::Dropped) | None => Box::pin(std::future::pending()),
         }
     }
 }

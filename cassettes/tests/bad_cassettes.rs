@@ -299,3 +299,55 @@ proptest! {
         let _ = replay(&bytes);
     }
 }
+
+/// A line the format reads but whose harness value this build cannot read: the cassette is
+/// refused as it loads, naming the line and the field, before anything runs.
+#[test]
+fn a_harness_value_that_does_not_read_names_the_line_and_the_field() {
+    let all = lines(&corpus("one_tool.jsonl"));
+    let text = |n: usize| String::from_utf8(all[n].clone()).unwrap();
+    let with = |n: usize, line: String| {
+        let mut changed = all.clone();
+        changed[n] = line.into_bytes();
+        message(&join(&changed))
+    };
+    let header = with(
+        0,
+        text(0).replace("\"thinkingLevel\":\"medium\"", "\"thinkingLevel\":\"loud\""),
+    );
+    assert!(
+        header.starts_with("bad.jsonl:1: `cassette` line: field `config`"),
+        "{header}"
+    );
+    assert!(header.contains("loud"), "{header}");
+    let answer = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"answer\""))
+        .unwrap();
+    let result = with(
+        answer,
+        text(answer).replace("\"content\":[", "\"content\":7,\"was\":["),
+    );
+    assert!(
+        result.starts_with(&format!(
+            "bad.jsonl:{}: `answer` line: field `input.result`",
+            answer + 1
+        )),
+        "{result}"
+    );
+    let call = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"call\""))
+        .unwrap();
+    let options = with(
+        call,
+        text(call).replace("\"maxRetries\":0", "\"maxRetries\":\"many\""),
+    );
+    assert!(
+        options.starts_with(&format!(
+            "bad.jsonl:{}: `call` line: field `options`",
+            call + 1
+        )),
+        "{options}"
+    );
+}

@@ -15,11 +15,8 @@
 //! call was cancelled) times out if no cancel comes; a response that never came is a timeout.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::future::Future;
-use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -30,7 +27,8 @@ use pi_core::model::Model;
 use pi_effects::driver::{InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
+use pi_providers::transport::scripted::{ScriptedResponse, ScriptedStream};
+use pi_providers::transport::{poll_once, BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::{CallOptions, HttpRequest};
 
 use crate::invariants::Checker;
@@ -568,16 +566,6 @@ fn beyond_recording(model: &Model, now: u64) -> Attempt {
     }
 }
 
-/// Polls a future once: chaos answers are ready at once or never.
-pub(crate) fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(value) => Some(value),
-        Poll::Pending => None,
-    }
-}
-
 /// Serves the run's attempts in order, whichever call sends.
 #[derive(Debug)]
 struct ChaosTransport {
@@ -630,50 +618,21 @@ impl HttpTransport for CallTransport<'_> {
                 headers,
                 chunks,
                 end,
-            } => Ok(Box::new(ChaosResponse {
-                status,
-                headers,
-                chunks: chunks.into(),
-                end,
-                give_up: Arc::clone(&self.shared.give_up),
-            }) as Box<dyn HttpResponse>),
+            } => {
+                let response = ScriptedResponse {
+                    status,
+                    headers,
+                    chunks,
+                    end,
+                };
+                let stream =
+                    ScriptedStream::from(response).giving_up_when(Arc::clone(&self.shared.give_up));
+                Ok(Box::new(stream) as Box<dyn HttpResponse>)
+            }
             Attempt::Failed(error) => Err(error),
             Attempt::Hang => Err(TransportError::Timeout),
         };
         Box::pin(std::future::ready(answer))
-    }
-}
-
-#[derive(Debug)]
-struct ChaosResponse {
-    status: u16,
-    headers: Vec<(String, String)>,
-    chunks: VecDeque<Bytes>,
-    end: BodyEnd,
-    give_up: Arc<AtomicBool>,
-}
-
-impl HttpResponse for ChaosResponse {
-    fn status(&self) -> u16 {
-        self.status
-    }
-
-    fn headers(&self) -> &[(String, String)] {
-        &self.headers
-    }
-
-    fn chunk(&mut self) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
-        if let Some(chunk) = self.chunks.pop_front() {
-            return Box::pin(std::future::ready(Ok(Some(chunk))));
-        }
-        match &self.end {
-            BodyEnd::Complete => Box::pin(std::future::ready(Ok(None))),
-            BodyEnd::Fail(error) => Box::pin(std::future::ready(Err(error.clone()))),
-            BodyEnd::Hang if self.give_up.load(Ordering::Relaxed) => {
-                Box::pin(std::future::ready(Err(TransportError::Timeout)))
-            }
-            BodyEnd::Hang => Box::pin(std::future::pending()),
-        }
     }
 }
 

@@ -8,25 +8,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use pi_cassettes::convert::{from_json, transport_error};
 use pi_cassettes::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
-use pi_cassettes::{Cassette, SessionStart};
+use pi_cassettes::{Cassette, SessionStart, ToInput};
 use pi_core::agent::{Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_effects::run_config::RunConfig;
+use pi_providers::transport::scripted::ScriptedEnd;
 use pi_providers::transport::TransportError;
 use pi_providers::CallOptions;
 
 use crate::plan::Shape;
 
-/// How a recorded response body ends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BodyEnd {
-    Complete,
-    /// The connection failed.
-    Fail(TransportError),
-    /// Nothing more came (the call was cancelled while it streamed).
-    Hang,
-}
+/// How a recorded response body ends: complete, failed, or nothing more came (the call was
+/// cancelled while it streamed). The canned transport's own ending, which serves it.
+pub type BodyEnd = ScriptedEnd;
 
 /// One recorded HTTP attempt of a model call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,7 +118,7 @@ impl Recording {
                 Line::Outside { t, input } | Line::Command { t, input } => inputs.push(Scheduled {
                     step: steps,
                     t: *t,
-                    input: input.to_input(),
+                    input: input.to_input().map_err(|e| at(e.to_string()))?,
                 }),
                 Line::Event { .. } => steps += 1,
                 Line::Wake { .. } => {
@@ -138,7 +134,7 @@ impl Recording {
                                 updates: Vec::new(),
                                 outcome: None,
                             });
-                            match input.to_input() {
+                            match input.to_input().map_err(|e| at(e.to_string()))? {
                                 SessionInput::Answer(Input::ToolFinished { outcome, .. }) => {
                                     answer.outcome = Some(outcome)
                                 }
@@ -158,7 +154,7 @@ impl Recording {
                 Line::Call { call, options, .. } => {
                     call_index.insert(*call, calls.len());
                     calls.push(RecordedCall {
-                        options: (**options).clone(),
+                        options: from_json(options, "options").map_err(|e| at(e.to_string()))?,
                         attempts: Vec::new(),
                     });
                 }
@@ -199,11 +195,11 @@ impl Recording {
                                 *body_end = match end {
                                     RecordedEnd::Complete => BodyEnd::Complete,
                                     RecordedEnd::Dropped => BodyEnd::Hang,
-                                    RecordedEnd::Error(e) => BodyEnd::Fail(e.clone().into()),
+                                    RecordedEnd::Error(e) => BodyEnd::Fail(transport_error(e)),
                                 }
                             }
                             (attempt, RecordedEnd::Error(e)) => {
-                                *attempt = Attempt::Failed(e.clone().into())
+                                *attempt = Attempt::Failed(transport_error(e))
                             }
                             _ => {}
                         }
@@ -233,7 +229,7 @@ impl Recording {
         };
         Ok(Arc::new(Recording {
             path,
-            config: cassette.header.config.clone(),
+            config: cassette.config.clone(),
             session: cassette.header.session.clone(),
             session_content,
             calls,

@@ -7,8 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pi_cassettes::format::SessionKind;
-use pi_cassettes::read::reopen_session;
+use pi_cassettes::read::{starting_session, InMemory};
 use pi_core::agent::StepError;
 use pi_core::agent_session::SessionError;
 use pi_core::session::file::parse_session;
@@ -18,10 +17,11 @@ use pi_effects::driver::{advance, submit, DriveError, InterpretError};
 use pi_effects::run_config::build_machine;
 use pi_effects::session::{SessionFile, SessionStore};
 
-use crate::interpreter::{poll_once, ChaosInterpreter};
+use crate::interpreter::ChaosInterpreter;
 use crate::invariants::{Checker, Invariant, Violation};
 use crate::plan::{Plan, SplitMix};
 use crate::recording::Recording;
+use pi_providers::transport::poll_once;
 
 /// Inputs after which a run that has not come back to idle is reported as not settling.
 pub const STEP_LIMIT: usize = 100_000;
@@ -222,23 +222,18 @@ fn check_session_file(
     Ok(())
 }
 
-/// The session the recorded run started in, recreated in `dir`.
+/// The session the recorded run started in, recreated in `dir`: a session kept in memory is
+/// written here all the same (the file is what is checked), and a perturbed run's ids are drawn
+/// from the seed, not given back from an imported file.
 fn session_store(recording: &Recording, dir: &Path) -> Result<SessionStore, String> {
-    let config = &recording.config;
-    let start = &recording.session;
-    let ids = IdGenerator::new(config.seed);
-    let (now, cwd) = (config.started_at, config.cwd.as_str());
-    let store = match start.kind {
-        // A session kept in memory is written here all the same: the file is what is checked.
-        SessionKind::Memory | SessionKind::New => {
-            SessionStore::create(cwd, dir, now, ids).map_err(|e| e.to_string())?
-        }
-        SessionKind::Open => {
-            let content = recording.session_content.as_deref();
-            reopen_session(start.file.as_deref(), content, dir, config, ids)?
-        }
-    };
-    Ok(store.with_id_state(start.id_state))
+    starting_session(
+        &recording.session,
+        recording.session_content.as_deref(),
+        None,
+        &recording.config,
+        dir,
+        InMemory::Written,
+    )
 }
 
 /// The smallest plan found that still fails, by removing one perturbation at a time while

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use pi_cassettes::convert::{to_json, to_name};
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
 use pi_cassettes::redact::Rules;
 use pi_cassettes::{
@@ -103,8 +104,8 @@ impl Plan {
     pub fn start(&self) -> Start {
         match self {
             Plan::Replay(cassette) | Plan::Hybrid(cassette, _) => Start {
-                at: cassette.header.config.started_at,
-                seed: cassette.header.config.seed,
+                at: cassette.config.started_at,
+                seed: cassette.config.seed,
             },
             _ => Start::now(),
         }
@@ -201,7 +202,7 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: crate::VERSION.into(),
         mode: mode_name(mode).into(),
-        config: built.config.clone(),
+        config: to_json(&built.config),
         session,
         redactions: vec![
             "api keys".into(),
@@ -209,12 +210,12 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
             "credential query parameters".into(),
         ],
         redact: (!rules.is_empty()).then(|| rules.spec().clone()),
-        models: Some(models),
+        models: Some(models.iter().map(to_json).collect()),
         scoped_models: scoped
             .iter()
             .map(|s| pi_cassettes::format::ScopedModel {
-                model: s.model.clone(),
-                thinking_level: s.thinking,
+                model: to_json(&s.model),
+                thinking_level: s.thinking.as_ref().map(to_name),
             })
             .collect(),
         command: Some(command),
@@ -224,16 +225,15 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
 
 /// The models a recorded run could use and its `--models` scope.
 pub fn recorded_models(cassette: &Cassette) -> (Vec<Model>, Vec<ScopedModel>) {
-    let header = &cassette.header;
-    let scoped = header
+    let scoped = cassette
         .scoped_models
         .iter()
-        .map(|s| ScopedModel {
-            model: s.model.clone(),
-            thinking: s.thinking_level,
+        .map(|(model, thinking)| ScopedModel {
+            model: model.clone(),
+            thinking: *thinking,
         })
         .collect();
-    (header.models.clone().unwrap_or_default(), scoped)
+    (cassette.models.clone().unwrap_or_default(), scoped)
 }
 
 /// `text`, `json` or `rpc`.

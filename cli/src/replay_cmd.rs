@@ -17,12 +17,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use pi_cassettes::format::{Outcome, SessionKind};
-use pi_cassettes::read::reopen_session;
+use pi_cassettes::format::Outcome;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::run_config::{build_machine, RunConfig};
-use pi_effects::session::SessionStore;
 
 use crate::args::{Args, Mode};
 use crate::cassette::{self, UNUSABLE};
@@ -305,10 +303,10 @@ pub(crate) async fn replay(
 ) -> Result<Replayed, Divergence> {
     let unusable = |what: String| Divergence::unusable_cassette(&cassette, what);
     let config = match how.config {
-        ConfigSource::Recorded => cassette.header.config.clone(),
+        ConfigSource::Recorded => cassette.config.clone(),
         ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
-    let store = session_store(&cassette, &config, dir).map_err(unusable)?;
+    let store = cassette.starting_session(&config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
     // Nothing else writes the replayed session while it runs.
     let file = file.held_open();
@@ -382,41 +380,13 @@ pub(crate) async fn replay(
     })
 }
 
-/// The session the recorded run started in, recreated in `dir`.
-fn session_store(
-    cassette: &Cassette,
-    config: &RunConfig,
-    dir: &Path,
-) -> Result<SessionStore, String> {
-    let start = &cassette.header.session;
-    let ids = pi_cassettes::import::id_generator(&cassette.header, config.seed);
-    let now = config.started_at;
-    let cwd = config.cwd.as_str();
-    let store = match start.kind {
-        SessionKind::Memory => SessionStore::in_memory(cwd, now, ids),
-        SessionKind::New => {
-            let parent = pi_cassettes::import::parent_session(&cassette.header);
-            SessionStore::create_child(cwd, dir, now, ids, parent).map_err(|e| e.to_string())?
-        }
-        SessionKind::Open => {
-            let content = cassette.session_content()?;
-            reopen_session(start.file.as_deref(), content.as_deref(), dir, config, ids)?
-        }
-    };
-    Ok(match cassette.header.imported {
-        // Its ids are the file's, given back in order.
-        Some(_) => store,
-        None => store.with_id_state(start.id_state),
-    })
-}
-
 /// The front end's view of the world for an RPC replay: the recorded command line in the
 /// recorded working directory, from the header alone (see [`Runtime::replaying`]): today's
 /// directory, HOME, settings and environment play no part.
 fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
     let command = cassette.header.command.clone().unwrap_or_default();
     let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
-    let cwd = PathBuf::from(&cassette.header.config.cwd);
+    let cwd = PathBuf::from(&cassette.config.cwd);
     let (models, scoped) = crate::cassette::recorded_models(cassette);
     Ok(Runtime::replaying(&args, cwd, models, scoped))
 }
@@ -426,7 +396,7 @@ fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
 /// context files and project settings of this checkout, not of the machine that recorded it),
 /// with the recorded model, thinking level, start time and seed.
 fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
-    let recorded = &cassette.header.config;
+    let recorded = &cassette.config;
     let command = cassette.header.command.clone().ok_or(
         "the cassette does not hold its command line, so today's configuration of it is unknown",
     )?;

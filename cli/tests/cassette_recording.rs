@@ -960,6 +960,54 @@ fn a_cassette_needing_a_newer_pi_is_unusable_not_diverged() {
     }
 }
 
+/// A line the format reads but whose value the harness cannot read (the run's configuration,
+/// a tool result) makes the cassette unusable (125), naming the line and the field, not a
+/// divergence and not a panic.
+#[test]
+fn a_harness_value_this_build_cannot_read_makes_the_cassette_unusable() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cassettes/corpus/one_tool.jsonl");
+    let text = std::fs::read_to_string(corpus).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let answer = text
+        .lines()
+        .position(|l| l.starts_with("{\"type\":\"answer\""))
+        .unwrap();
+    let cases = [
+        (
+            text.replacen(
+                "\"thinkingLevel\":\"medium\"",
+                "\"thinkingLevel\":\"loud\"",
+                1,
+            ),
+            ":1: `cassette` line: field `config`".to_owned(),
+        ),
+        (
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| match i == answer {
+                    true => format!(
+                        "{}\n",
+                        l.replacen("\"content\":[", "\"content\":7,\"was\":[", 1)
+                    ),
+                    false => format!("{l}\n"),
+                })
+                .collect(),
+            format!(":{}: `answer` line: field `input.result`", answer + 1),
+        ),
+    ];
+    for (i, (changed, says)) in cases.into_iter().enumerate() {
+        assert_ne!(changed, text);
+        let cassette = dir.path().join(format!("{i}.jsonl"));
+        std::fs::write(&cassette, changed).unwrap();
+        let check = replay_check(&cassette);
+        let stderr = String::from_utf8_lossy(&check.stderr);
+        let stdout = String::from_utf8_lossy(&check.stdout);
+        assert_eq!(check.status.code(), Some(125), "{stdout}{stderr}");
+        assert!(stdout.contains("UNUSABLE"), "{stdout}");
+        assert!(stderr.contains(&says), "{says}: {stderr}");
+    }
+}
+
 /// The user's own redaction rules (settings `redact`): a pattern, a header name and a JSON
 /// path. What they find reaches no line of a recording or an imported session, and both still
 /// check; a rule that does not parse stops the recording before it writes anything.

@@ -62,6 +62,8 @@ const ALLOWED: &[&str] = &[
 /// What the providers may use beyond the core's list.
 const PROVIDERS_ALLOWED: &[&str] = &[
     "pi-providers",
+    // Which names say their value is a credential: one pure function, no dependencies.
+    "pi-credential-names",
     // Response body chunks (`HttpResponse::chunk`): a reference-counted byte buffer, no IO.
     "bytes",
 ];
@@ -88,6 +90,34 @@ fn the_providers_depend_only_on_pure_crates() {
     assert!(
         foreign.is_empty(),
         "pi-providers depends on crates outside the pure list: {foreign:?}"
+    );
+}
+
+/// The crates of this workspace (their names start with `pi-`) in a dependency closure.
+fn workspace_crates(crates: &BTreeSet<String>) -> BTreeSet<&str> {
+    crates
+        .iter()
+        .map(String::as_str)
+        .filter(|c| c.starts_with("pi-"))
+        .collect()
+}
+
+/// `pi proxy` reads and writes cassettes and nothing else of the harness: its dependency
+/// closure holds the cassette format (and the credential-name rule the format's redaction
+/// uses), not the cassettes' replay, the effects, the providers or the core.
+#[test]
+fn the_proxy_depends_on_the_cassette_format_alone() {
+    let crates = dependency_closure("pi-proxy");
+    assert_eq!(
+        workspace_crates(&crates),
+        BTreeSet::from(["pi-proxy", "pi-cassette-format", "pi-credential-names"]),
+        "pi-proxy's workspace dependencies"
+    );
+    let format = dependency_closure("pi-cassette-format");
+    assert_eq!(
+        workspace_crates(&format),
+        BTreeSet::from(["pi-cassette-format", "pi-credential-names"]),
+        "pi-cassette-format's workspace dependencies"
     );
 }
 

@@ -7,7 +7,8 @@
 pub mod agent_session;
 pub mod clock;
 pub mod driver;
-pub mod flock;
+/// The exclusive file lock of session files, shared with the cassette format's recorder.
+pub use pi_cassette_format::flock;
 pub mod host;
 pub mod live;
 pub mod network;

@@ -3,7 +3,7 @@
 //! an SDK's test) can be recorded once against a real provider and replayed offline after.
 //!
 //! [`Recording`] forwards each request to the upstream and writes each conversation's traffic
-//! to a proxy cassette ([`pi_cassettes::ProxyCassette`]: the run cassette's HTTP lines under a
+//! to a proxy cassette ([`pi_cassette_format::ProxyCassette`]: the run cassette's HTTP lines under a
 //! proxy header, secrets redacted); [`Replaying`] serves a folder of them back, matching
 //! requests by their [`canonical`] form. [`Server`] is the HTTP/1.1 server around either, within
 //! the [`Limits`] of what one client may cost (body size, idle time).
@@ -43,9 +43,9 @@ pub enum ProxyError {
     #[error("no proxy cassettes (*.jsonl) in {}", .0.display())]
     NoCassettes(PathBuf),
     #[error(transparent)]
-    Load(pi_cassettes::LoadError),
+    Load(pi_cassette_format::LoadError),
     #[error(transparent)]
-    Record(pi_cassettes::write::CreateError),
+    Record(pi_cassette_format::write::CreateError),
     #[error("cannot start the HTTP client: {0}")]
     Client(String),
 }

@@ -11,9 +11,9 @@ use bytes::Bytes;
 use hyper::header::CONTENT_TYPE;
 use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
-use pi_cassettes::format::{Line, RecordedEnd, RecordedTransportError};
-use pi_cassettes::write::RequestParts;
-use pi_cassettes::{ProxyHeader, Recorder, PROXY_FORMAT_VERSION};
+use pi_cassette_format::format::{Line, RecordedEnd, RecordedTransportError};
+use pi_cassette_format::write::RequestParts;
+use pi_cassette_format::{ProxyHeader, Recorder, PROXY_FORMAT_VERSION};
 use tokio::sync::mpsc;
 
 use crate::answer::{self, passes_through};

@@ -8,7 +8,7 @@
 //! answer), unless the replay repeats: then the first again, so one replay server can serve the
 //! same scenario several times. A request without a recording gets a 404 in its API's error
 //! shape (not retried by SDKs, so the client reports it at once) and a divergence report on
-//! stderr: the nearest recorded request and a line diff of the two, bounded (`pi_cassettes::divergence::line_diff`).
+//! stderr: the nearest recorded request and a line diff of the two, bounded (`pi_cassette_format::diff::line_diff`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,9 +19,9 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
-use pi_cassettes::divergence::pretty_json;
-use pi_cassettes::format::RecordedEnd;
-use pi_cassettes::ProxyCassette;
+use pi_cassette_format::diff::pretty_json;
+use pi_cassette_format::format::RecordedEnd;
+use pi_cassette_format::ProxyCassette;
 use similar::TextDiff;
 use tokio::sync::mpsc;
 
@@ -29,7 +29,7 @@ use crate::answer::{self, passes_through};
 use crate::body::{BodyError, ProxyBody};
 use crate::canonical::{body_value, raw_digest, CanonicalRequest, IgnoreRule};
 use crate::ProxyError;
-use pi_cassettes::divergence::{clip, line_diff, DIFF_DEADLINE};
+use pi_cassette_format::diff::{clip, line_diff, DIFF_DEADLINE};
 
 /// Recordings compared with an unmatched request to find the nearest (those of its route, the
 /// most recent first); each comparison stops after [`DIFF_DEADLINE`].

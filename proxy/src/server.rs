@@ -25,7 +25,7 @@ use crate::limits::{read_body, Limits, Refusal};
 use crate::record::Recording;
 use crate::replay::Replaying;
 use crate::ProxyError;
-use pi_cassettes::divergence::clip;
+use pi_cassette_format::diff::clip;
 
 /// How long to wait before accepting again after an accept failed.
 const ACCEPT_RETRY: Duration = Duration::from_millis(10);

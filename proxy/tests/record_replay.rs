@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use pi_cassettes::ProxyCassette;
+use pi_cassette_format::ProxyCassette;
 use pi_proxy::{IgnoreRule, Proxy, Recording, Replaying, Server};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};

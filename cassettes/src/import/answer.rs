@@ -219,7 +219,7 @@ impl FromSession {
         self.recorder.write(Line::Call {
             call,
             t: started_at,
-            options: Box::new(options),
+            options: Box::new(crate::convert::to_json(&options)),
         });
         if let Some(http) = model_call.http_request() {
             let parts = RequestParts {

@@ -21,11 +21,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use pi_core::session::file::whole_file;
-use pi_core::session::ids::IdGenerator;
+use pi_core::session::ids::{IdGenerator, Stamp};
 use pi_effects::driver::drive;
 use pi_effects::run_config::build_machine;
 use pi_effects::session::SessionStore;
 
+use crate::convert::to_json;
 use crate::format::{Header, Imported, Line, Outcome, SessionKind, SessionStart, FORMAT_VERSION};
 use crate::record::Record;
 use crate::redact::{Reach, Rules, Secrets, MIN_SCRUBBED_LEN};
@@ -38,22 +39,6 @@ const CHECKED: &str = "the session file a replay writes (it must equal the impor
      current branch byte for byte) and the order of inputs, model calls and tool runs; a \
      session file holds no system prompt, tool definitions or request options, so requests \
      are not compared";
-
-/// The session an imported cassette's replay names as its parent (forked sessions).
-pub fn parent_session(header: &Header) -> Option<String> {
-    header.imported.as_ref()?.parent_session.clone()
-}
-
-/// The id generator a replay of the cassette with `header` starts its session with: for an
-/// imported cassette, one that gives back the file's ids and times.
-pub fn id_generator(header: &Header, seed: u64) -> IdGenerator {
-    match &header.imported {
-        Some(imported) => {
-            IdGenerator::replaying(seed, imported.session.clone(), imported.entries.clone())
-        }
-        None => IdGenerator::new(seed),
-    }
-}
 
 /// Something of the file an import does not reproduce, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -233,13 +218,18 @@ pub async fn import_session(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let session = Stamp {
+        id: plan.header.id.clone(),
+        timestamp: plan.header.timestamp.clone(),
+        result_time: None,
+    };
     let header = Header {
         format: FORMAT_VERSION,
         features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: pi_version.into(),
         mode: "json".into(),
-        config: plan.config.clone(),
+        config: to_json(&plan.config),
         session: SessionStart {
             kind: SessionKind::New,
             file: None,
@@ -250,19 +240,15 @@ pub async fn import_session(
         },
         redactions: Vec::new(),
         redact: None,
-        models: Some(plan.models.all()),
+        models: Some(plan.models.all().iter().map(to_json).collect()),
         scoped_models: Vec::new(),
         command: None,
         imported: Some(Imported {
             from,
             checked: CHECKED.into(),
-            session: pi_core::session::ids::Stamp {
-                id: plan.header.id.clone(),
-                timestamp: plan.header.timestamp.clone(),
-                result_time: None,
-            },
+            session: to_json(&session),
             parent_session: plan.header.parent_session.clone(),
-            entries: plan.stamps.clone(),
+            entries: plan.stamps.iter().map(to_json).collect(),
         }),
     };
     let recorder = Recorder::create(out, &header, &secrets, Rules::default())?;
@@ -270,7 +256,7 @@ pub async fn import_session(
     let store = SessionStore::in_memory_child(
         &config.cwd,
         config.started_at,
-        id_generator(&header, 0),
+        IdGenerator::replaying(0, session, plan.stamps.clone()),
         plan.header.parent_session.clone(),
     );
     let (mut machine, mut file) = build_machine(config, store).map_err(|e| ImportError::Build {

@@ -8,49 +8,11 @@ use super::auth::AuthStorage;
 use super::config::HeaderConfig;
 use super::env::Environment;
 use super::ModelRegistry;
+pub use pi_credential_names::{is_credential_name, is_credential_variable};
 
 /// Values shorter than this, found only by the shape of a variable's name, are not taken as
 /// credentials: `AUTH_MODE=none` must not rewrite every "none" of a conversation.
 const MIN_GUESSED_LEN: usize = 8;
-
-/// Word endings in a variable's or header's name that mark its value as a credential
-/// (`API_KEY`, `APIKEY`, `GH_TOKEN`, `PGPASSWORD`).
-const CREDENTIAL_ENDINGS: [&str; 6] = [
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "CREDENTIALS",
-];
-
-/// Whole words of a header's name that mark its value as a credential (`authorization`,
-/// `x-model-auth`, `cookie`). Not of a variable's: `SSH_AUTH_SOCK` names a socket.
-const CREDENTIAL_HEADER_WORDS: [&str; 5] =
-    ["AUTH", "AUTHORIZATION", "COOKIE", "SIGNATURE", "CREDENTIAL"];
-
-/// The words of a name: its runs of letters and digits, upper-cased.
-fn words(name: &str) -> impl Iterator<Item = String> + '_ {
-    name.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_uppercase)
-}
-
-/// Whether a variable named `name` holds a credential, judged by its name: a word ends in
-/// KEY, TOKEN, SECRET, PASSWORD (`OPENAI_API_KEY`, `GH_TOKEN`, `AWS_SECRET_ACCESS_KEY`); not
-/// `GIT_AUTHOR_NAME`, `KEYBOARD_LAYOUT` or `SSH_AUTH_SOCK`. Every provider's key variable is
-/// one. Used to replace their values in recordings and to keep them from shell commands.
-pub fn is_credential_variable(name: &str) -> bool {
-    words(name).any(|w| CREDENTIAL_ENDINGS.iter().any(|e| w.ends_with(e)))
-}
-
-/// Whether a header named `name` holds a credential, judged by its name: as a variable's, or
-/// a word that says authorization, a cookie or a signature (`X-Portkey-Api-Key`,
-/// `cf-aig-authorization`, `x-model-auth`).
-pub fn is_credential_name(name: &str) -> bool {
-    is_credential_variable(name)
-        || words(name).any(|w| CREDENTIAL_HEADER_WORDS.contains(&w.as_str()))
-}
 
 /// A credential and where it came from (for the cassette's `redaction` line; never the value).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,35 +96,4 @@ fn header_credentials(env: &Environment, headers: Option<&HeaderConfig>) -> Vec<
         }
     }
     out
-}
-
-#[cfg(test)]
-mod name_tests {
-    use super::is_credential_name;
-
-    #[test]
-    fn header_names_that_hold_credentials() {
-        for name in [
-            "authorization",
-            "x-api-key",
-            "api-key",
-            "x-goog-api-key",
-            "cookie",
-            "proxy-authorization",
-            "X-Portkey-Api-Key",
-            "cf-aig-authorization",
-            "x-model-auth",
-        ] {
-            assert!(is_credential_name(name), "{name}");
-        }
-        for name in [
-            "content-type",
-            "x-title",
-            "anthropic-version",
-            "x-author",
-            "user-agent",
-        ] {
-            assert!(!is_credential_name(name), "{name}");
-        }
-    }
 }

@@ -13,7 +13,8 @@
 pub mod scripted;
 
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -78,5 +79,39 @@ impl dyn HttpResponse {
             out.extend_from_slice(&chunk);
         }
         Ok(out)
+    }
+}
+
+/// Polls a future once, without a runtime: a call over a canned transport (a script, a
+/// replayed or perturbed recording) is answered at once or never, so whatever drives one
+/// (a replay, a chaos run) steps it here and treats `None` as "waits for ever".
+pub fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        Poll::Ready(value) => Some(value),
+        Poll::Pending => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::poll_once;
+
+    #[test]
+    fn a_ready_future_gives_its_value_and_a_waiting_one_none() {
+        assert_eq!(poll_once(async { 5 }), Some(5));
+        assert_eq!(poll_once(std::future::pending::<u8>()), None);
+        // A future that waits once is not polled again: it waits for ever here.
+        let mut polled = false;
+        let once = std::future::poll_fn(|_| {
+            if polled {
+                std::task::Poll::Ready(1)
+            } else {
+                polled = true;
+                std::task::Poll::Pending
+            }
+        });
+        assert_eq!(poll_once(once), None);
     }
 }

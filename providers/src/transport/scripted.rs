@@ -1,9 +1,12 @@
 //! A transport whose responses are given in advance: status, headers, the body's chunks and how
-//! the body ends. Tests use it to drive [`crate::call::ModelCall`] without a server; replaying a
-//! recorded call uses it to feed the recorded bytes to the same decoders as live traffic.
+//! the body ends. Tests use it to drive [`crate::call::ModelCall`] without a server. Its
+//! response, [`ScriptedStream`], is the one canned response body: a replay of a recorded call
+//! and a chaos run serve theirs with it too, so recorded bytes reach the same decoders as live
+//! traffic whatever serves them.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -109,13 +112,25 @@ impl HttpTransport for ScriptedTransport {
     }
 }
 
-/// A scripted response being read.
+/// A scripted response being read: its chunks in order, then its end.
 #[derive(Debug)]
-struct ScriptedStream {
+pub struct ScriptedStream {
     status: u16,
     headers: Vec<(String, String)>,
     chunks: VecDeque<Bytes>,
     end: Option<ScriptedEnd>,
+    /// When set while the body hangs, the hang ends in a timeout.
+    give_up: Option<Arc<AtomicBool>>,
+}
+
+impl ScriptedStream {
+    /// The same response, whose hanging body times out ([`TransportError::Timeout`]) once
+    /// `give_up` is set, as a stream that stalls past the idle timeout does: for a driver
+    /// that decides in its own time when waiting is over (a chaos run's late timers).
+    pub fn giving_up_when(mut self, give_up: Arc<AtomicBool>) -> Self {
+        self.give_up = Some(give_up);
+        self
+    }
 }
 
 impl From<ScriptedResponse> for ScriptedStream {
@@ -125,6 +140,7 @@ impl From<ScriptedResponse> for ScriptedStream {
             headers: response.headers,
             chunks: response.chunks.into(),
             end: Some(response.end),
+            give_up: None,
         }
     }
 }
@@ -147,9 +163,45 @@ impl HttpResponse for ScriptedStream {
             None | Some(ScriptedEnd::Complete) => Box::pin(std::future::ready(Ok(None))),
             Some(ScriptedEnd::Fail(error)) => Box::pin(std::future::ready(Err(error))),
             Some(ScriptedEnd::Hang) => {
+                if self
+                    .give_up
+                    .as_ref()
+                    .is_some_and(|g| g.load(Ordering::Relaxed))
+                {
+                    return Box::pin(std::future::ready(Err(TransportError::Timeout)));
+                }
                 self.end = Some(ScriptedEnd::Hang);
                 Box::pin(std::future::pending())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::poll_once;
+
+    #[test]
+    fn a_hanging_body_waits_until_told_to_give_up_then_times_out() {
+        let give_up = Arc::new(AtomicBool::new(false));
+        let response = ScriptedResponse {
+            status: 200,
+            headers: Vec::new(),
+            chunks: vec![Bytes::from_static(b"data: 1\n\n")],
+            end: ScriptedEnd::Hang,
+        };
+        let mut stream = ScriptedStream::from(response).giving_up_when(Arc::clone(&give_up));
+        assert_eq!(
+            poll_once(stream.chunk()),
+            Some(Ok(Some(Bytes::from_static(b"data: 1\n\n"))))
+        );
+        assert_eq!(poll_once(stream.chunk()), None, "it hangs");
+        assert_eq!(poll_once(stream.chunk()), None, "it still hangs");
+        give_up.store(true, Ordering::Relaxed);
+        assert_eq!(
+            poll_once(stream.chunk()),
+            Some(Err(TransportError::Timeout))
+        );
     }
 }

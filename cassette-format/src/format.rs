@@ -1,18 +1,11 @@
 //! The lines of a cassette, format 1.x (docs/cassette-format.md; versions in `version.rs`): one JSON object per line,
 //! tagged by `type`, in the order things happened. These types are the format: they change only
-//! with its version, whatever the harness's own types do.
+//! with its version, whatever the harness's own types do. What a line holds of the harness (a
+//! run's configuration, a model, a message, a tool result, a call's options) is kept as JSON
+//! ([`Value`]) here; the harness reads it into its own types when it loads a cassette.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use pi_core::agent::{CallId, Effect, Input, QueueMode, ToolOutcome};
-use pi_core::agent_session::{ExtensionEntry, NavigateRequest, SessionInput, StreamingBehavior};
-use pi_core::event::ToolResult;
-use pi_core::message::{BashExecutionMessage, CustomMessage, ImageContent};
-use pi_core::model::{Model, ThinkingLevel};
-use pi_core::session::ids::Stamp;
-use pi_effects::run_config::RunConfig;
-use pi_providers::transport::TransportError;
-use pi_providers::CallOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -62,7 +55,7 @@ pub enum Line {
     Call {
         call: u64,
         t: u64,
-        options: Box<CallOptions>,
+        options: Box<Value>,
     },
     /// An HTTP request of call `call`, `dt` ms after it started (more than one with SDK retries).
     /// Its `body`, or a `delta` from the body of the request line before it (a conversation
@@ -234,7 +227,7 @@ direct_line! {
 
 direct_line! {
     /// A `call` line.
-    CallLine => Call { call: u64, t: u64, options: Box<CallOptions>, }
+    CallLine => Call { call: u64, t: u64, options: Box<Value>, }
 }
 
 direct_line! {
@@ -299,8 +292,8 @@ pub struct Header {
     pub pi: String,
     /// The front end: `text`, `json` or `rpc`.
     pub mode: String,
-    /// What the run was built from.
-    pub config: RunConfig,
+    /// What the run was built from (the harness's run configuration, as JSON).
+    pub config: Value,
     /// The session the run worked in, as it was when the run started.
     pub session: SessionStart,
     /// What was redacted (the kinds of secrets; each placeholder has its own line).
@@ -312,7 +305,7 @@ pub struct Header {
     /// The models the run could switch to (those with credentials), for the front end's
     /// answers about them (RPC's `get_available_models`, `set_model`, `cycle_model`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub models: Option<Vec<Model>>,
+    pub models: Option<Vec<Value>>,
     /// The `--models` scope as the run resolved it, for cycling through it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scoped_models: Vec<ScopedModel>,
@@ -338,12 +331,12 @@ pub struct Imported {
     /// What a replay is checked on, in words, for whoever reads the cassette.
     pub checked: String,
     /// The session's id and time, as the file holds them.
-    pub session: Stamp,
+    pub session: Value,
     /// The session it was forked or branched from, as its header names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
     /// Each entry's id and time, in the order the replay appends them.
-    pub entries: Vec<Stamp>,
+    pub entries: Vec<Value>,
 }
 
 /// The first line of a proxy cassette: `pi proxy --record` sees only HTTP, so there is no run
@@ -372,9 +365,9 @@ pub struct ProxyHeader {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScopedModel {
-    pub model: Model,
+    pub model: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level: Option<ThinkingLevel>,
+    pub thinking_level: Option<String>,
 }
 
 /// How the session a run started in stood.
@@ -455,7 +448,7 @@ pub enum RecordedEnd {
     Error(RecordedTransportError),
 }
 
-/// A [`TransportError`], as data.
+/// A failed HTTP exchange (the harness's transport error), as data.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "message", rename_all = "snake_case")]
 pub enum RecordedTransportError {
@@ -463,28 +456,6 @@ pub enum RecordedTransportError {
     Timeout,
     Body(String),
     Invalid(String),
-}
-
-impl From<&TransportError> for RecordedTransportError {
-    fn from(error: &TransportError) -> Self {
-        match error {
-            TransportError::Connect(m) => RecordedTransportError::Connect(m.clone()),
-            TransportError::Timeout => RecordedTransportError::Timeout,
-            TransportError::Body(m) => RecordedTransportError::Body(m.clone()),
-            TransportError::Invalid(m) => RecordedTransportError::Invalid(m.clone()),
-        }
-    }
-}
-
-impl From<RecordedTransportError> for TransportError {
-    fn from(error: RecordedTransportError) -> Self {
-        match error {
-            RecordedTransportError::Connect(m) => TransportError::Connect(m),
-            RecordedTransportError::Timeout => TransportError::Timeout,
-            RecordedTransportError::Body(m) => TransportError::Body(m),
-            RecordedTransportError::Invalid(m) => TransportError::Invalid(m),
-        }
-    }
 }
 
 /// An effect the machine asked for. A model call's request is in its `request` lines.
@@ -506,26 +477,6 @@ pub enum RecordedEffect {
     },
 }
 
-impl From<&Effect> for RecordedEffect {
-    fn from(effect: &Effect) -> Self {
-        match effect {
-            Effect::CallModel { call, request } => RecordedEffect::CallModel {
-                call: call.0,
-                provider: request.model.provider.clone(),
-                model: request.model.id.clone(),
-            },
-            Effect::RunTool {
-                call, tool, args, ..
-            } => RecordedEffect::RunTool {
-                call: call.0,
-                tool: tool.clone(),
-                args: args.clone(),
-            },
-            Effect::Cancel { call } => RecordedEffect::Cancel { call: call.0 },
-        }
-    }
-}
-
 /// An input to the session machine other than a model event, as data.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -533,25 +484,25 @@ pub enum RecordedInput {
     Prompt {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<ImageContent>,
+        images: Vec<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         streaming_behavior: Option<Behavior>,
     },
     Steer {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<ImageContent>,
+        images: Vec<Value>,
     },
     FollowUp {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<ImageContent>,
+        images: Vec<Value>,
     },
     PromptWithMessages {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<ImageContent>,
-        messages: Vec<CustomMessage>,
+        images: Vec<Value>,
+        messages: Vec<Value>,
     },
     Custom {
         custom_type: String,
@@ -559,7 +510,7 @@ pub enum RecordedInput {
         data: Option<Value>,
     },
     CustomMessage {
-        message: CustomMessage,
+        message: Value,
     },
     Label {
         target_id: String,
@@ -568,14 +519,14 @@ pub enum RecordedInput {
     },
     Abort,
     SetModel {
-        model: Model,
+        model: Value,
     },
     SetScopedModel {
-        model: Model,
-        thinking_level: ThinkingLevel,
+        model: Value,
+        thinking_level: String,
     },
     SetThinkingLevel {
-        level: ThinkingLevel,
+        level: String,
     },
     Compact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -592,13 +543,13 @@ pub enum RecordedInput {
         label: Option<String>,
     },
     BashResult {
-        message: BashExecutionMessage,
+        message: Value,
     },
     SetSteeringMode {
-        mode: QueueMode,
+        mode: String,
     },
     SetFollowUpMode {
-        mode: QueueMode,
+        mode: String,
     },
     SetAutoCompaction {
         enabled: bool,
@@ -616,12 +567,12 @@ pub enum RecordedInput {
     },
     ToolUpdate {
         call: u64,
-        partial: ToolResult,
+        partial: Value,
     },
     ToolFinished {
         call: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        result: Option<ToolResult>,
+        result: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thrown: Option<String>,
     },
@@ -633,229 +584,4 @@ pub enum RecordedInput {
 pub enum Behavior {
     Steer,
     FollowUp,
-}
-
-/// Why an input cannot be written to a cassette: a model event (its bytes are recorded
-/// instead), a timer (its own line) or an agent-level input no session receives.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("a {0} input has no cassette form")]
-pub struct NotRecordable(pub String);
-
-impl TryFrom<&SessionInput> for RecordedInput {
-    type Error = NotRecordable;
-
-    fn try_from(input: &SessionInput) -> Result<Self, NotRecordable> {
-        Ok(match input {
-            SessionInput::Prompt {
-                text,
-                images,
-                streaming_behavior,
-            } => RecordedInput::Prompt {
-                text: text.clone(),
-                images: images.clone(),
-                streaming_behavior: streaming_behavior.map(|b| match b {
-                    StreamingBehavior::Steer => Behavior::Steer,
-                    StreamingBehavior::FollowUp => Behavior::FollowUp,
-                }),
-            },
-            SessionInput::Steer { text, images } => RecordedInput::Steer {
-                text: text.clone(),
-                images: images.clone(),
-            },
-            SessionInput::FollowUp { text, images } => RecordedInput::FollowUp {
-                text: text.clone(),
-                images: images.clone(),
-            },
-            SessionInput::PromptWithMessages {
-                text,
-                images,
-                messages,
-            } => RecordedInput::PromptWithMessages {
-                text: text.clone(),
-                images: images.clone(),
-                messages: messages.clone(),
-            },
-            SessionInput::Extension(ExtensionEntry::Custom { custom_type, data }) => {
-                RecordedInput::Custom {
-                    custom_type: custom_type.clone(),
-                    data: data.clone(),
-                }
-            }
-            SessionInput::Extension(ExtensionEntry::Message(message)) => {
-                RecordedInput::CustomMessage {
-                    message: message.clone(),
-                }
-            }
-            SessionInput::Extension(ExtensionEntry::Label { target_id, label }) => {
-                RecordedInput::Label {
-                    target_id: target_id.clone(),
-                    label: label.clone(),
-                }
-            }
-            SessionInput::Abort => RecordedInput::Abort,
-            SessionInput::SetModel(model) => RecordedInput::SetModel {
-                model: model.clone(),
-            },
-            SessionInput::SetScopedModel(model, level) => RecordedInput::SetScopedModel {
-                model: model.clone(),
-                thinking_level: *level,
-            },
-            SessionInput::SetThinkingLevel(level) => {
-                RecordedInput::SetThinkingLevel { level: *level }
-            }
-            SessionInput::Compact {
-                custom_instructions,
-            } => RecordedInput::Compact {
-                custom_instructions: custom_instructions.clone(),
-            },
-            SessionInput::Navigate(request) => RecordedInput::Navigate {
-                target_id: request.target_id.clone(),
-                summarize: request.summarize,
-                custom_instructions: request.custom_instructions.clone(),
-                replace_instructions: request.replace_instructions,
-                label: request.label.clone(),
-            },
-            SessionInput::BashResult(message) => RecordedInput::BashResult {
-                message: message.clone(),
-            },
-            SessionInput::SetSteeringMode(mode) => RecordedInput::SetSteeringMode { mode: *mode },
-            SessionInput::SetFollowUpMode(mode) => RecordedInput::SetFollowUpMode { mode: *mode },
-            SessionInput::SetAutoCompaction(enabled) => {
-                RecordedInput::SetAutoCompaction { enabled: *enabled }
-            }
-            SessionInput::SetAutoRetry(enabled) => {
-                RecordedInput::SetAutoRetry { enabled: *enabled }
-            }
-            SessionInput::AbortRetry => RecordedInput::AbortRetry,
-            SessionInput::SetSessionName(name) => {
-                RecordedInput::SetSessionName { name: name.clone() }
-            }
-            SessionInput::Answer(Input::ModelFailed { call, error }) => {
-                RecordedInput::ModelFailed {
-                    call: call.0,
-                    error: error.clone(),
-                }
-            }
-            SessionInput::Answer(Input::ToolUpdate { call, partial }) => {
-                RecordedInput::ToolUpdate {
-                    call: call.0,
-                    partial: partial.clone(),
-                }
-            }
-            SessionInput::Answer(Input::ToolFinished { call, outcome }) => {
-                let (result, thrown) = match outcome {
-                    ToolOutcome::Ok(result) => (Some(result.clone()), None),
-                    ToolOutcome::Thrown(error) => (None, Some(error.clone())),
-                };
-                RecordedInput::ToolFinished {
-                    call: call.0,
-                    result,
-                    thrown,
-                }
-            }
-            SessionInput::Answer(other) => return Err(NotRecordable(other.name())),
-            SessionInput::Wake => return Err(NotRecordable("wake".into())),
-        })
-    }
-}
-
-impl RecordedInput {
-    /// The session input this line stands for. A tool result with neither a result nor an
-    /// error is read as an empty result.
-    pub fn to_input(&self) -> SessionInput {
-        match self.clone() {
-            RecordedInput::Prompt {
-                text,
-                images,
-                streaming_behavior,
-            } => SessionInput::Prompt {
-                text,
-                images,
-                streaming_behavior: streaming_behavior.map(|b| match b {
-                    Behavior::Steer => StreamingBehavior::Steer,
-                    Behavior::FollowUp => StreamingBehavior::FollowUp,
-                }),
-            },
-            RecordedInput::Steer { text, images } => SessionInput::Steer { text, images },
-            RecordedInput::FollowUp { text, images } => SessionInput::FollowUp { text, images },
-            RecordedInput::PromptWithMessages {
-                text,
-                images,
-                messages,
-            } => SessionInput::PromptWithMessages {
-                text,
-                images,
-                messages,
-            },
-            RecordedInput::Custom { custom_type, data } => {
-                SessionInput::Extension(ExtensionEntry::Custom { custom_type, data })
-            }
-            RecordedInput::CustomMessage { message } => {
-                SessionInput::Extension(ExtensionEntry::Message(message))
-            }
-            RecordedInput::Label { target_id, label } => {
-                SessionInput::Extension(ExtensionEntry::Label { target_id, label })
-            }
-            RecordedInput::Abort => SessionInput::Abort,
-            RecordedInput::SetModel { model } => SessionInput::SetModel(model),
-            RecordedInput::SetScopedModel {
-                model,
-                thinking_level,
-            } => SessionInput::SetScopedModel(model, thinking_level),
-            RecordedInput::SetThinkingLevel { level } => SessionInput::SetThinkingLevel(level),
-            RecordedInput::Compact {
-                custom_instructions,
-            } => SessionInput::Compact {
-                custom_instructions,
-            },
-            RecordedInput::Navigate {
-                target_id,
-                summarize,
-                custom_instructions,
-                replace_instructions,
-                label,
-            } => SessionInput::Navigate(NavigateRequest {
-                target_id,
-                summarize,
-                custom_instructions,
-                replace_instructions,
-                label,
-            }),
-            RecordedInput::BashResult { message } => SessionInput::BashResult(message),
-            RecordedInput::SetSteeringMode { mode } => SessionInput::SetSteeringMode(mode),
-            RecordedInput::SetFollowUpMode { mode } => SessionInput::SetFollowUpMode(mode),
-            RecordedInput::SetAutoCompaction { enabled } => {
-                SessionInput::SetAutoCompaction(enabled)
-            }
-            RecordedInput::SetAutoRetry { enabled } => SessionInput::SetAutoRetry(enabled),
-            RecordedInput::AbortRetry => SessionInput::AbortRetry,
-            RecordedInput::SetSessionName { name } => SessionInput::SetSessionName(name),
-            RecordedInput::ModelFailed { call, error } => {
-                SessionInput::Answer(Input::ModelFailed {
-                    call: CallId(call),
-                    error,
-                })
-            }
-            RecordedInput::ToolUpdate { call, partial } => {
-                SessionInput::Answer(Input::ToolUpdate {
-                    call: CallId(call),
-                    partial,
-                })
-            }
-            RecordedInput::ToolFinished {
-                call,
-                result,
-                thrown,
-            } => {
-                let outcome = match (result, thrown) {
-                    (_, Some(error)) => ToolOutcome::Thrown(error),
-                    (result, None) => ToolOutcome::Ok(result.unwrap_or_default()),
-                };
-                SessionInput::Answer(Input::ToolFinished {
-                    call: CallId(call),
-                    outcome,
-                })
-            }
-        }
-    }
 }

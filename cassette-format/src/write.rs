@@ -9,12 +9,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pi_effects::flock::LockedFile;
+use crate::flock::LockedFile;
 use serde_json::Value;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use pi_providers::registry::is_credential_name;
+use pi_credential_names::is_credential_name;
 
 use crate::format::{BodyDelta, Header, Line, ProxyHeader, RawJson};
 
