@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use pi_proxy::{
-    IgnoreRule, Limits, Proxy, ProxyError, Recording, Replaying, Server, DEFAULT_IGNORE,
+    IgnoreRule, Limits, Proxy, ProxyError, RecordingProxy, ReplayingProxy, Server, DEFAULT_IGNORE,
 };
 
 /// `pi proxy`'s flags.
@@ -120,11 +120,11 @@ async fn run(args: ProxyArgs) -> Result<u8, ProxyError> {
     let rule = IgnoreRule::new(fields);
     let (proxy, what) = match (&args.record, &args.replay, &args.upstream) {
         (Some(dir), _, Some(upstream)) => (
-            Proxy::Record(Recording::new(dir, upstream, rule)?),
+            Proxy::Record(RecordingProxy::new(dir, upstream, rule)?),
             format!("recording into {} what goes to {upstream}", dir.display()),
         ),
         (_, Some(dir), _) => {
-            let replaying = Replaying::load(dir, rule, args.timing)?.repeating(args.repeat);
+            let replaying = ReplayingProxy::load(dir, rule, args.timing)?.repeating(args.repeat);
             let what = format!(
                 "replaying {} recorded exchanges from {}",
                 replaying.len(),

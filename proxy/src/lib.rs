@@ -2,9 +2,9 @@
 //! an OpenAI-compatible, Anthropic, Responses or Gemini API (the original Pi, another agent,
 //! an SDK's test) can be recorded once against a real provider and replayed offline after.
 //!
-//! [`Recording`] forwards each request to the upstream and writes each conversation's traffic
+//! [`RecordingProxy`] forwards each request to the upstream and writes each conversation's traffic
 //! to a proxy cassette ([`pi_cassette_format::ProxyCassette`]: the run cassette's HTTP lines under a
-//! proxy header, secrets redacted); [`Replaying`] serves a folder of them back, matching
+//! proxy header, secrets redacted); [`ReplayingProxy`] serves a folder of them back, matching
 //! requests by their [`canonical`] form. [`Server`] is the HTTP/1.1 server around either, within
 //! the [`Limits`] of what one client may cost (body size, idle time).
 
@@ -21,8 +21,8 @@ use std::path::PathBuf;
 
 pub use canonical::{CanonicalRequest, IgnoreRule, DEFAULT_IGNORE};
 pub use limits::Limits;
-pub use record::Recording;
-pub use replay::Replaying;
+pub use record::RecordingProxy;
+pub use replay::ReplayingProxy;
 pub use server::{Proxy, Server, Summary};
 
 /// Why the proxy cannot start.

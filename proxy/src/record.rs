@@ -34,7 +34,7 @@ const SCHEMED_CREDENTIALS: [&str; 2] = ["authorization", "proxy-authorization"];
 
 /// The recording proxy.
 #[derive(Debug)]
-pub struct Recording {
+pub struct RecordingProxy {
     client: reqwest::Client,
     /// The upstream's base URL, without a trailing `/`.
     upstream: String,
@@ -42,7 +42,7 @@ pub struct Recording {
     conversations: Mutex<Conversations<Recorder>>,
 }
 
-impl Recording {
+impl RecordingProxy {
     /// Records into `dir` (created if needed) what goes to `upstream`, matching later with
     /// `rule` (written into each cassette's header).
     pub fn new(dir: &Path, upstream: &str, rule: IgnoreRule) -> Result<Self, ProxyError> {
@@ -57,7 +57,7 @@ impl Recording {
             .connect_timeout(Duration::from_secs(30))
             .build()
             .map_err(|e| ProxyError::Client(e.to_string()))?;
-        Ok(Recording {
+        Ok(RecordingProxy {
             client,
             upstream: upstream.trim_end_matches('/').to_owned(),
             rule,

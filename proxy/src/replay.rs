@@ -37,7 +37,7 @@ const NEAREST_CANDIDATES: usize = 64;
 
 /// The replaying proxy.
 #[derive(Debug)]
-pub struct Replaying {
+pub struct ReplayingProxy {
     entries: Vec<Entry>,
     /// Canonical digest -> the recordings of that request.
     index: HashMap<[u8; 32], Slot>,
@@ -74,7 +74,7 @@ struct Slot {
     next: AtomicUsize,
 }
 
-impl Replaying {
+impl ReplayingProxy {
     /// Loads every `*.jsonl` proxy cassette in `dir`; requests are matched with `rule`, and
     /// served at their recorded pace with `timing`.
     pub fn load(dir: &Path, rule: IgnoreRule, timing: bool) -> Result<Self, ProxyError> {
@@ -161,7 +161,7 @@ impl Replaying {
                 .entries
                 .push(i);
         }
-        Ok(Replaying {
+        Ok(ReplayingProxy {
             entries,
             index,
             by_bytes,

@@ -22,8 +22,8 @@ use tokio::net::TcpListener;
 
 use crate::body::ProxyBody;
 use crate::limits::{read_body, Limits, Refusal};
-use crate::record::Recording;
-use crate::replay::Replaying;
+use crate::record::RecordingProxy;
+use crate::replay::ReplayingProxy;
 use crate::ProxyError;
 use pi_cassette_format::diff::clip;
 
@@ -33,8 +33,8 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(10);
 /// What the proxy does with each request.
 #[derive(Debug)]
 pub enum Proxy {
-    Record(Recording),
-    Replay(Replaying),
+    Record(RecordingProxy),
+    Replay(ReplayingProxy),
 }
 
 impl Proxy {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pi_cassette_format::ProxyCassette;
-use pi_proxy::{IgnoreRule, Proxy, Recording, Replaying, Server};
+use pi_proxy::{IgnoreRule, Proxy, RecordingProxy, ReplayingProxy, Server};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,16 +27,16 @@ async fn serve(proxy: Proxy) -> (SocketAddr, oneshot::Sender<()>) {
 }
 
 fn recording(dir: &Path, upstream: &str) -> Proxy {
-    Proxy::Record(Recording::new(dir, upstream, IgnoreRule::default()).unwrap())
+    Proxy::Record(RecordingProxy::new(dir, upstream, IgnoreRule::default()).unwrap())
 }
 
 fn replaying(dir: &Path, timing: bool) -> Proxy {
-    Proxy::Replay(Replaying::load(dir, IgnoreRule::default(), timing).unwrap())
+    Proxy::Replay(ReplayingProxy::load(dir, IgnoreRule::default(), timing).unwrap())
 }
 
 fn repeating(dir: &Path) -> Proxy {
     Proxy::Replay(
-        Replaying::load(dir, IgnoreRule::default(), false)
+        ReplayingProxy::load(dir, IgnoreRule::default(), false)
             .unwrap()
             .repeating(true),
     )
@@ -285,6 +285,6 @@ async fn an_unreachable_upstream_is_a_502_the_replay_gives_again() {
 #[tokio::test]
 async fn a_folder_without_cassettes_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let error = Replaying::load(dir.path(), IgnoreRule::default(), false).unwrap_err();
+    let error = ReplayingProxy::load(dir.path(), IgnoreRule::default(), false).unwrap_err();
     assert!(error.to_string().contains("no proxy cassettes"), "{error}");
 }
