@@ -35,7 +35,7 @@ pub use memory::replay_in_memory;
 pub use proxy::ProxyCassette;
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};
-pub use replay::{FrontEnd, Replay, UserBash};
+pub use replay::Replay;
 pub use write::{CreateError, Recorder};
 
 /// SHA-256 of `bytes` in lower-case hex: the digests of an outcome line.

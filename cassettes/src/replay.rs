@@ -13,7 +13,8 @@ use std::task::{Context, Poll, Waker};
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::SessionInput;
-use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash};
+use pi_effects::tools::user_bash::BashResult;
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
 use pi_providers::CallOptions;
@@ -37,30 +38,7 @@ enum Spine {
     Wake(u64),
     Effect(RecordedEffect),
     Stdin(u64, String),
-    UserBash(Box<UserBash>),
-}
-
-/// A recorded `bash` command of the RPC front end.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UserBash {
-    pub t: u64,
-    pub id: Option<Value>,
-    pub command: String,
-    /// The RPC response's data, or the error.
-    pub result: Result<Value, String>,
-}
-
-/// What comes next for a front end replaying an RPC session.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FrontEnd {
-    /// A line read from stdin.
-    Stdin(u64, String),
-    /// A `bash` command finished.
-    UserBash(UserBash),
-    /// Something the session machine takes (through `advance`).
-    Machine,
-    /// The recording is used up.
-    End,
+    UserBash(u64, Box<UserBash>),
 }
 
 impl Spine {
@@ -73,7 +51,7 @@ impl Spine {
             Spine::Wake(t) => json!({"wake": t}),
             Spine::Effect(effect) => json!({"effect": effect}),
             Spine::Stdin(t, line) => json!({"stdin": line, "t": t}),
-            Spine::UserBash(bash) => json!({"bash": bash.command, "t": bash.t}),
+            Spine::UserBash(t, bash) => json!({"bash": bash.command, "t": t}),
         }
     }
 }
@@ -168,15 +146,19 @@ impl Replay {
                     command,
                     result,
                     error,
-                } => Spine::UserBash(Box::new(UserBash {
+                } => Spine::UserBash(
                     t,
-                    id,
-                    command,
-                    result: match (result, error) {
-                        (_, Some(error)) => Err(error),
-                        (result, None) => Ok(result.unwrap_or(Value::Null)),
-                    },
-                })),
+                    Box::new(UserBash {
+                        id,
+                        command,
+                        result: match (result, error) {
+                            (_, Some(error)) => Err(error),
+                            (result, None) => {
+                                Ok(BashResult::from_json(&result.unwrap_or(Value::Null)))
+                            }
+                        },
+                    }),
+                ),
                 Line::Call { call, t, options } => {
                     recorded_calls.insert(
                         call,
@@ -314,19 +296,6 @@ impl Replay {
     /// The cassette replayed, shared.
     pub fn shared_cassette(&self) -> Arc<Cassette> {
         Arc::clone(&self.cassette)
-    }
-
-    /// What an RPC front end does next: a stdin line or a `bash` result (taken), something
-    /// for the machine, or nothing more.
-    pub fn front_end(&mut self) -> FrontEnd {
-        let next = match self.spine.get(self.position) {
-            None => return FrontEnd::End,
-            Some((_, Spine::Stdin(t, line))) => FrontEnd::Stdin(*t, line.clone()),
-            Some((_, Spine::UserBash(bash))) => FrontEnd::UserBash((**bash).clone()),
-            Some(_) => return FrontEnd::Machine,
-        };
-        self.position += 1;
-        next
     }
 
     /// The divergence that stopped the replay, if one did (it stays: every later call
@@ -767,6 +736,42 @@ impl Interpreter for Replay {
         }
         let taken = self.take_outside(&input);
         self.stop(taken).map(|t| (t, input))
+    }
+
+    /// A replay's front-end inputs are recorded: one from anywhere else parts from the recording.
+    fn arrived(&mut self, input: FrontEndInput) -> Result<(u64, FrontEndInput), InterpretError> {
+        if let Some(divergence) = &self.diverged {
+            return Err(halted(divergence.clone()));
+        }
+        let asked = match &input {
+            FrontEndInput::Stdin(line) => json!({ "stdin": line }),
+            FrontEndInput::UserBash(bash) => json!({ "bash": bash.command }),
+        };
+        let expected = match self.spine.get(self.position) {
+            Some((_, entry)) => entry.describe(),
+            None => json!("the recording ends here"),
+        };
+        let divergence = self.diverge(DivergenceKind::Input, expected, asked);
+        self.stop(Err(divergence))
+    }
+
+    /// The recorded stdin lines and `bash` results in recorded order; the end when the
+    /// recording is used up, or when the session is idle and the recording goes on with
+    /// something only a busy session takes (then [`Replay::finish`] says what).
+    fn front_end(&mut self, busy: bool) -> FrontEndNext {
+        let next = match self.spine.get(self.position) {
+            None => return FrontEndNext::End,
+            Some((_, Spine::Stdin(t, line))) => {
+                FrontEndNext::Input(*t, FrontEndInput::Stdin(line.clone()))
+            }
+            Some((_, Spine::UserBash(t, bash))) => {
+                FrontEndNext::Input(*t, FrontEndInput::UserBash((**bash).clone()))
+            }
+            Some(_) if busy => return FrontEndNext::Nothing,
+            Some(_) => return FrontEndNext::End,
+        };
+        self.position += 1;
+        next
     }
 
     fn start(&mut self, effect: Effect) {

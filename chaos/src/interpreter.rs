@@ -27,7 +27,7 @@ use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
 use pi_core::model::Model;
-use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
@@ -373,6 +373,16 @@ impl ChaosInterpreter {
 impl Interpreter for ChaosInterpreter {
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
         Ok(self.checked(input))
+    }
+
+    /// Virtual time, as every input: one millisecond on.
+    fn arrived(&mut self, input: FrontEndInput) -> Result<(u64, FrontEndInput), InterpretError> {
+        Ok((self.tick(), input))
+    }
+
+    /// The front end's inputs are the plan's session inputs ([`Self::next_outside`]).
+    fn front_end(&mut self, _busy: bool) -> FrontEndNext {
+        FrontEndNext::Nothing
     }
 
     fn start(&mut self, effect: Effect) {

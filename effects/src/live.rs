@@ -17,7 +17,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::driver::{InterpretError, Interpreter};
+use crate::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter};
 use crate::tools::{self, ToolContext, ToolEnv};
 
 /// The per-call options (API key, headers, settings) for a model, or the error Pi throws when
@@ -254,6 +254,15 @@ impl Drop for Live {
 impl Interpreter for Live {
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
         Ok((self.clock.now_ms(), input))
+    }
+
+    fn arrived(&mut self, input: FrontEndInput) -> Result<(u64, FrontEndInput), InterpretError> {
+        Ok((self.clock.now_ms(), input))
+    }
+
+    /// The front end's inputs come from its own sources (stdin, its commands).
+    fn front_end(&mut self, _busy: bool) -> FrontEndNext {
+        FrontEndNext::Nothing
     }
 
     fn start(&mut self, effect: Effect) {

@@ -7,13 +7,12 @@ use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
 use pi_effects::agent_session::CancellationToken;
-use pi_effects::clock::now_ms;
-use pi_effects::driver::Interpreter;
+use pi_effects::driver::{Interpreter, UserBash};
 use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::ToolEnv;
 use serde_json::{json, Value};
 
-use super::{failure, json_error, state, success, BashDone, Rpc};
+use super::{failure, json_error, state, success, Rpc};
 
 impl<I: Interpreter + Send> Rpc<I> {
     /// Parses and handles one input line. Every error answer carries the line's `id` when it
@@ -361,45 +360,40 @@ impl<I: Interpreter + Send> Rpc<I> {
         tokio::spawn(async move {
             let result = execute_bash(&env, &command, &cancel, None).await;
             // The receiver lives as long as RPC mode; after it, nobody waits for the answer.
-            let _ = done.send(BashDone {
-                id,
+            let _ = done.send((
                 generation,
-                command,
-                result,
-                finished_at: now_ms(),
-            });
+                UserBash {
+                    id,
+                    command,
+                    result,
+                },
+            ));
         });
     }
 
-    /// Records a finished `bash` command (Pi's `recordBashResult`) and answers it.
-    pub(super) fn bash_finished(&mut self, done: BashDone) {
+    /// Records a finished `bash` command (Pi's `recordBashResult`) at `finished_at`, the time
+    /// the interpreter gave it, and answers it; one whose session was replaced meanwhile
+    /// (`finished_at` `None`) is only answered.
+    pub(super) fn bash_finished(&mut self, bash: UserBash, finished_at: Option<u64>) {
         self.bash = None;
-        if let super::Role::Recording(recorder) = &self.role {
-            let (result, error) = match &done.result {
-                Ok(result) => (Some(result.to_json()), None),
-                Err(error) => (None, Some(error.clone())),
-            };
-            recorder.write(pi_cassettes::Line::UserBash {
-                t: done.finished_at,
-                id: done.id.clone(),
-                command: done.command.clone(),
-                result,
-                error,
-            });
-        }
-        let result = match done.result {
+        let UserBash {
+            id,
+            command,
+            result,
+        } = bash;
+        let result = match result {
             Ok(result) => result,
             Err(message) => {
-                self.respond(&failure(done.id, "bash", message));
+                self.respond(&failure(id, "bash", message));
                 return;
             }
         };
-        if done.generation != self.generation {
-            self.respond(&success(done.id, "bash", Some(result.to_json())));
+        let Some(finished_at) = finished_at else {
+            self.respond(&success(id, "bash", Some(result.to_json())));
             return;
-        }
+        };
         let message = BashExecutionMessage {
-            command: done.command,
+            command,
             output: result.output.clone(),
             exit_code: result
                 .exit_code
@@ -410,13 +404,13 @@ impl<I: Interpreter + Send> Rpc<I> {
                 .full_output_path
                 .as_ref()
                 .map(|p| p.display().to_string()),
-            timestamp: done.finished_at,
+            timestamp: finished_at,
             exclude_from_context: None,
             extra: Default::default(),
         };
         match self.submit(SessionInput::BashResult(message)) {
-            Ok(()) => self.respond(&success(done.id, "bash", Some(result.to_json()))),
-            Err(Failure::Message(message)) => self.respond(&failure(done.id, "bash", message)),
+            Ok(()) => self.respond(&success(id, "bash", Some(result.to_json()))),
+            Err(Failure::Message(message)) => self.respond(&failure(id, "bash", message)),
             Err(Failure::Unknown) => {}
         }
     }

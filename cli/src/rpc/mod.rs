@@ -17,16 +17,16 @@ use std::collections::VecDeque;
 
 use std::path::PathBuf;
 
-use pi_cassettes::{Divergence, FrontEnd, Line, Record, Recorder, Replay};
+use pi_cassettes::{Divergence, Record, Recorder, Replay};
 use pi_core::agent_session::{Reply, SessionMachine};
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
-use pi_effects::clock::now_ms;
-use pi_effects::driver::{DriveError, InterpretError, Interpreter};
+use pi_effects::driver::{
+    DriveError, FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash,
+};
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
-use pi_effects::tools::user_bash::BashResult;
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
@@ -134,8 +134,7 @@ async fn run_live<I: Interpreter + Send>(mut rpc: Rpc<I>) -> i32 {
                     if replaces_session(&line) && rpc.reopen.is_some() {
                         rpc.end_recording();
                     }
-                    rpc.record(|t| Line::Stdin { t, line: line.clone() });
-                    rpc.handle_line(&line);
+                    rpc.arrived(FrontEndInput::Stdin(line));
                 }
                 None => break,
             },
@@ -151,7 +150,14 @@ async fn run_live<I: Interpreter + Send>(mut rpc: Rpc<I>) -> i32 {
                     }
                 }
             }
-            Some(done) = bash_finished.recv() => rpc.bash_finished(done),
+            Some((generation, bash)) = bash_finished.recv() => {
+                if generation == rpc.generation {
+                    rpc.arrived(FrontEndInput::UserBash(bash));
+                } else {
+                    // Its session was replaced: answered, recorded in neither.
+                    rpc.bash_finished(bash, None);
+                }
+            }
             code = signals.received() => {
                 if let Some(bash) = rpc.bash.take() {
                     bash.cancel();
@@ -192,19 +198,10 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
 
 async fn replay_lines(rpc: &mut Rpc<Replay>) -> Result<i32, Divergence> {
     loop {
-        match rpc.session.interpreter_mut().front_end() {
-            FrontEnd::Stdin(_, line) => rpc.handle_line(&line),
-            FrontEnd::UserBash(bash) => {
-                let done = BashDone {
-                    id: bash.id,
-                    generation: rpc.generation,
-                    command: bash.command,
-                    result: bash.result.map(|data| BashResult::from_json(&data)),
-                    finished_at: bash.t,
-                };
-                rpc.bash_finished(done);
-            }
-            FrontEnd::Machine => {
+        let busy = rpc.session.machine().is_busy();
+        match rpc.session.interpreter_mut().front_end(busy) {
+            FrontEndNext::Input(t, input) => rpc.front_end_input(t, input),
+            FrontEndNext::Nothing => {
                 let out = &mut rpc.out;
                 match rpc.session.advance(|event| out.json_line(event)).await {
                     Ok(Ok(replies)) => rpc.replies(replies),
@@ -217,7 +214,7 @@ async fn replay_lines(rpc: &mut Rpc<Replay>) -> Result<i32, Divergence> {
                     }
                 }
             }
-            FrontEnd::End => break,
+            FrontEndNext::End => break,
         }
         if let Some(divergence) = rpc.session.interpreter().divergence() {
             return Err(divergence.clone());
@@ -225,17 +222,6 @@ async fn replay_lines(rpc: &mut Rpc<Replay>) -> Result<i32, Divergence> {
         rpc.answer_abort_waiters();
     }
     rpc.session.interpreter_mut().finish().map(|()| 0)
-}
-
-/// A `bash` command that finished, with the id it came with.
-struct BashDone {
-    id: Option<Value>,
-    /// The session it ran for (see [`Rpc::generation`]).
-    generation: u64,
-    command: String,
-    result: Result<BashResult, String>,
-    /// When it finished (the message's `timestamp`).
-    finished_at: u64,
 }
 
 /// What RPC mode does with a cassette.
@@ -266,8 +252,9 @@ struct Rpc<I: Interpreter> {
     compact_waiters: VecDeque<Option<Value>>,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
-    /// Where `bash` commands report (none when replaying: results come from the cassette).
-    bash_done: Option<UnboundedSender<BashDone>>,
+    /// Where `bash` commands report, with the [`generation`](Self::generation) they ran for
+    /// (none when replaying: results come from the cassette).
+    bash_done: Option<UnboundedSender<(u64, UserBash)>>,
     /// Counts session replacements: a `bash` that finishes after its session was replaced is
     /// answered but not recorded in the new one (Pi records it in the old session object).
     generation: u64,
@@ -289,10 +276,23 @@ impl<I: Interpreter + Send> Rpc<I> {
         }
     }
 
-    /// Writes a line to the cassette being recorded, stamped now.
-    fn record(&self, line: impl FnOnce(u64) -> Line) {
-        if let Role::Recording(recorder) = &self.role {
-            recorder.write(line(now_ms()));
+    /// Hands what the front end read or ran to the interpreter, which stamps it (and records
+    /// it), then handles it.
+    fn arrived(&mut self, input: FrontEndInput) {
+        match self.session.interpreter_mut().arrived(input) {
+            Ok((t, input)) => self.front_end_input(t, input),
+            Err(error) => {
+                self.out.flush();
+                eprintln!("{error}");
+            }
+        }
+    }
+
+    /// Handles a front-end input stamped `t`: a command line, or a finished `bash`.
+    fn front_end_input(&mut self, t: u64, input: FrontEndInput) {
+        match input {
+            FrontEndInput::Stdin(line) => self.handle_line(&line),
+            FrontEndInput::UserBash(bash) => self.bash_finished(bash, Some(t)),
         }
     }
 
