@@ -116,6 +116,30 @@ fn no_front_end_reads_a_clock_or_writes_a_cassette() {
     );
 }
 
+/// RPC mode steps the session from one loop, whatever the interpreter (live, recording,
+/// replaying): one place in its sources asks for the session's next input.
+#[test]
+fn rpc_mode_steps_the_session_from_one_loop() {
+    let mut places = Vec::new();
+    for file in front_end_sources() {
+        if file.file_name().is_some_and(|n| n == "print_mode.rs") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&file).unwrap();
+        for (line, word, method) in identifiers(&source) {
+            if method && word == "advance" {
+                places.push(format!("{}: line {line}", file.display()));
+            }
+        }
+    }
+    assert_eq!(
+        places.len(),
+        1,
+        "the session is advanced from:\n{}",
+        places.join("\n")
+    );
+}
+
 /// The check sees what it is for, and not comments or texts.
 #[test]
 fn the_check_finds_a_clock_reading_and_a_recorder_write() {

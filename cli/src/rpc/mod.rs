@@ -1,11 +1,9 @@
 //! RPC mode (Pi's `runRpcMode`): commands as JSON lines on stdin, responses and every session
 //! event as JSON lines on stdout, until stdin ends.
 //!
-//! One task owns the session and waits on three things at once: the next command line, the
-//! session's next answer or timer (while it is busy), and a finished `bash` command. So commands
-//! are taken while a run streams (steer, abort, get_state...), and the responses of commands that
-//! wait (abort, compact, bash) come when what they wait for is done, as in Pi, where each line is
-//! handled concurrently.
+//! One task owns the session and runs one loop (see [`run_loop`]), live, recording or replaying
+//! alike: what differs is the interpreter, which stamps, records or supplies the command lines
+//! and `bash` results as it does the session's inputs.
 
 mod commands;
 mod framing;
@@ -28,7 +26,7 @@ use pi_effects::driver::{
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
 use serde_json::Value;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::args::Mode;
 use crate::cassette::{self, Io, Plan, RunInfo};
@@ -86,7 +84,7 @@ pub async fn run(
 }
 
 /// RPC mode on stdin, recorded.
-async fn record<I: Interpreter + Send>(
+async fn record<I: Front>(
     runtime: Runtime,
     machine: SessionMachine,
     io: I,
@@ -117,59 +115,20 @@ fn replaces_session(line: &str) -> bool {
 }
 
 /// RPC mode on stdin, with real processes for `bash`.
-async fn run_live<I: Interpreter + Send>(mut rpc: Rpc<I>) -> i32 {
-    let (bash_done, mut bash_finished) = unbounded_channel();
+async fn run_live<I: Front>(mut rpc: Rpc<I>) -> i32 {
+    let (bash_done, bash_finished) = unbounded_channel();
     rpc.bash_done = Some(bash_done);
-    let mut lines = framing::spawn_line_reader(std::io::stdin());
-    let mut signals = Signals::new();
-    // Set when the session is busy with nothing that could answer it (a defect, reported once);
-    // the next command may move it again.
-    let mut stuck = false;
-    loop {
-        let busy = rpc.session.machine().is_busy() && !stuck;
-        tokio::select! {
-            line = lines.recv() => match line {
-                Some(line) => {
-                    stuck = false;
-                    if replaces_session(&line) && rpc.reopen.is_some() {
-                        rpc.end_recording();
-                    }
-                    rpc.arrived(FrontEndInput::Stdin(line));
-                }
-                None => break,
-            },
-            advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy => {
-                match advanced {
-                    Ok(Ok(replies)) => rpc.replies(replies),
-                    // Commands go in through `submit`, never through the session's channel.
-                    Ok(Err(_)) => {}
-                    Err(error) => {
-                        stuck = matches!(error, DriveError::Interpret(InterpretError::Idle));
-                        rpc.out.flush();
-                        eprintln!("{error}");
-                    }
-                }
-            }
-            Some((generation, bash)) = bash_finished.recv() => {
-                if generation == rpc.generation {
-                    rpc.arrived(FrontEndInput::UserBash(bash));
-                } else {
-                    // Its session was replaced: answered, recorded in neither.
-                    rpc.bash_finished(bash, None);
-                }
-            }
-            code = signals.received() => {
-                if let Some(bash) = rpc.bash.take() {
-                    bash.cancel();
-                }
-                let out = &mut rpc.out;
-                stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
-                return rpc.end(code);
-            }
-        }
-        rpc.answer_abort_waiters();
-    }
-    rpc.end(0)
+    let sources = Sources {
+        lines: Some(framing::spawn_line_reader(std::io::stdin())),
+        bash_finished: Some(bash_finished),
+        signals: Some(Signals::new()),
+    };
+    let code = match run_loop(&mut rpc, sources).await {
+        Ended::Input => 0,
+        Ended::Signal(code) => code,
+        Ended::Diverged(divergence) => cassette::report(&divergence),
+    };
+    rpc.end(code)
 }
 
 /// What replaying an RPC session did.
@@ -187,7 +146,17 @@ pub struct ReplayedRpc {
 /// the output and the session file.
 pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout) -> ReplayedRpc {
     let mut rpc = Rpc::new(runtime, session, out, Role::Replaying);
-    let result = replay_lines(&mut rpc).await;
+    // Stdin and `bash` results come from the cassette; a signal ends the process as usual.
+    let sources = Sources {
+        lines: None,
+        bash_finished: None,
+        signals: None,
+    };
+    let result = match run_loop(&mut rpc, sources).await {
+        Ended::Input => rpc.session.interpreter().finish().map(|()| 0),
+        Ended::Signal(code) => Ok(code),
+        Ended::Diverged(divergence) => Err(divergence),
+    };
     rpc.out.flush();
     ReplayedRpc {
         result,
@@ -196,32 +165,137 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
     }
 }
 
-async fn replay_lines(rpc: &mut Rpc<Replay>) -> Result<i32, Divergence> {
+/// What the RPC loop asks of its interpreter besides [`Interpreter`]: whether a run it replays
+/// has parted from its recording (after `error`, when driving stopped on one). Other
+/// interpreters never part from anything: their errors are reported and the loop goes on.
+trait Front: Interpreter + Send {
+    fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence>;
+}
+
+impl Front for Live {
+    fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
+        None
+    }
+}
+
+impl<I: Interpreter + Send> Front for Record<I> {
+    fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
+        None
+    }
+}
+
+impl Front for Replay {
+    fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence> {
+        match (self.divergence(), error) {
+            (Some(divergence), _) => Some(divergence.clone()),
+            (None, Some(error)) => Some(Divergence::of_run(error, self.cassette())),
+            (None, None) => None,
+        }
+    }
+}
+
+/// What the loop reads besides the interpreter: stdin, finished `bash` commands (with the
+/// [`generation`](Rpc::generation) they ran for) and the signals that end a run; none of
+/// them when replaying, where the interpreter holds the lines and results.
+struct Sources {
+    lines: Option<UnboundedReceiver<String>>,
+    bash_finished: Option<UnboundedReceiver<(u64, UserBash)>>,
+    signals: Option<Signals>,
+}
+
+/// Why the loop ended.
+enum Ended {
+    /// The input is over: stdin closed, or the recording is used up.
+    Input,
+    /// A signal stopped the run; the exit code.
+    Signal(i32),
+    /// The replay parted from its recording.
+    Diverged(Divergence),
+}
+
+/// The one RPC loop, live, recording or replaying alike. It waits on the interpreter's own
+/// front-end inputs first (a replay's recorded lines and `bash` results, in recorded order),
+/// then on the next command line, the session's next answer or timer (while it is busy), a
+/// finished `bash` command and a signal, all at once. So commands are taken while a run
+/// streams (steer, abort, get_state...), and the responses of commands that wait (abort,
+/// compact, bash) come when what they wait for is done, as in Pi, where each line is handled
+/// concurrently.
+async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
+    // Set when the session is busy with nothing that could answer it (a defect, reported once);
+    // the next command may move it again.
+    let mut stuck = false;
     loop {
         let busy = rpc.session.machine().is_busy();
         match rpc.session.interpreter_mut().front_end(busy) {
             FrontEndNext::Input(t, input) => rpc.front_end_input(t, input),
+            FrontEndNext::End => return Ended::Input,
             FrontEndNext::Nothing => {
-                let out = &mut rpc.out;
-                match rpc.session.advance(|event| out.json_line(event)).await {
-                    Ok(Ok(replies)) => rpc.replies(replies),
-                    Ok(Err(_)) => {}
-                    Err(error) => {
-                        return Err(Divergence::of_run(
-                            &error,
-                            rpc.session.interpreter().cassette(),
-                        ))
+                tokio::select! {
+                    line = recv(&mut sources.lines) => match line {
+                        Some(line) => {
+                            stuck = false;
+                            if replaces_session(&line) && rpc.reopen.is_some() {
+                                rpc.end_recording();
+                            }
+                            rpc.arrived(FrontEndInput::Stdin(line));
+                        }
+                        None => return Ended::Input,
+                    },
+                    advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy && !stuck => {
+                        match advanced {
+                            Ok(Ok(replies)) => rpc.replies(replies),
+                            // Commands go in through `submit`, never through the session's channel.
+                            Ok(Err(_)) => {}
+                            Err(error) => {
+                                if let Some(divergence) = rpc.session.interpreter().diverged(Some(&error)) {
+                                    return Ended::Diverged(divergence);
+                                }
+                                stuck = matches!(error, DriveError::Interpret(InterpretError::Idle));
+                                rpc.out.flush();
+                                eprintln!("{error}");
+                            }
+                        }
+                    }
+                    Some((generation, bash)) = recv(&mut sources.bash_finished) => {
+                        if generation == rpc.generation {
+                            rpc.arrived(FrontEndInput::UserBash(bash));
+                        } else {
+                            // Its session was replaced: answered, recorded in neither.
+                            rpc.bash_finished(bash, None);
+                        }
+                    }
+                    code = received(&mut sources.signals) => {
+                        if let Some(bash) = rpc.bash.take() {
+                            bash.cancel();
+                        }
+                        let out = &mut rpc.out;
+                        stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
+                        return Ended::Signal(code);
                     }
                 }
             }
-            FrontEndNext::End => break,
         }
-        if let Some(divergence) = rpc.session.interpreter().divergence() {
-            return Err(divergence.clone());
+        if let Some(divergence) = rpc.session.interpreter().diverged(None) {
+            return Ended::Diverged(divergence);
         }
         rpc.answer_abort_waiters();
     }
-    rpc.session.interpreter_mut().finish().map(|()| 0)
+}
+
+/// The next message of `source`; never, when there is no source.
+async fn recv<T>(source: &mut Option<UnboundedReceiver<T>>) -> Option<T> {
+    match source {
+        Some(source) => source.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The exit code of the next signal; never, when signals are not listened to.
+async fn received(signals: &mut Option<Signals>) -> i32 {
+    match signals {
+        Some(signals) => signals.received().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What RPC mode does with a cassette.
