@@ -140,6 +140,23 @@ fn rpc_mode_steps_the_session_from_one_loop() {
     );
 }
 
+/// Stopping at a signal aborts the run through the driver, as every run is driven: no loop of
+/// its own steps the session.
+#[test]
+fn stopping_at_a_signal_has_no_loop_of_its_own() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/signals.rs");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let stepping: Vec<usize> = identifiers(&source)
+        .into_iter()
+        .filter(|(_, word, method)| *method && (word == "advance" || word == "submit"))
+        .map(|(line, _, _)| line)
+        .collect();
+    assert!(
+        stepping.is_empty(),
+        "signals.rs steps the session at lines {stepping:?}"
+    );
+}
+
 /// The check sees what it is for, and not comments or texts.
 #[test]
 fn the_check_finds_a_clock_reading_and_a_recorder_write() {
