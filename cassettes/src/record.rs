@@ -10,7 +10,7 @@ use bytes::Bytes;
 use pi_core::agent::{Effect, Input};
 use pi_core::agent_session::SessionInput;
 use pi_effects::clock::Clock;
-use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter};
+use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserCommand};
 use pi_effects::live::{CallStart, CallTransportFor};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
@@ -88,10 +88,15 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
         Ok((t, input))
     }
 
-    fn arrived(&mut self, input: FrontEndInput) -> Result<(u64, FrontEndInput), InterpretError> {
-        let (t, input) = self.inner.arrived(input)?;
-        self.recorder.write(front_end_line(t, &input));
-        Ok((t, input))
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
+        let arrived = self.inner.arrived(input)?;
+        if let Some((t, input)) = &arrived {
+            self.recorder.write(front_end_line(*t, input));
+        }
+        Ok(arrived)
     }
 
     fn front_end(&mut self, busy: bool) -> FrontEndNext {
@@ -100,6 +105,11 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
             self.recorder.write(front_end_line(*t, input));
         }
         next
+    }
+
+    /// Run by the interpreter recorded; its result is written when it arrives.
+    fn run_user_command(&mut self, command: UserCommand) {
+        self.inner.run_user_command(command);
     }
 
     fn start(&mut self, effect: Effect) {

@@ -13,7 +13,10 @@ use std::task::{Context, Poll, Waker};
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::SessionInput;
-use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash};
+use pi_effects::driver::{
+    FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
+};
+use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::user_bash::BashResult;
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
@@ -101,6 +104,14 @@ pub struct Replay {
     recorded_events: HashMap<u64, usize>,
     /// When the session's timer is due, as it last said (a recorded wake must not come before).
     wake_at: Option<u64>,
+    /// User commands running for real (with live tools), whose results replace the next
+    /// recorded ones.
+    user_commands: usize,
+    /// Their results, in the order they finished, until their recorded place comes.
+    user_results: VecDeque<UserBash>,
+    /// A live command's result was just given: the session's record of it (the next input
+    /// from outside) holds its output, not the recorded one.
+    live_user_result: bool,
 }
 
 impl Replay {
@@ -267,6 +278,9 @@ impl Replay {
             rules: Arc::new(rules),
             recorded_events,
             wake_at: None,
+            user_commands: 0,
+            user_results: VecDeque::new(),
+            live_user_result: false,
         })
     }
 
@@ -591,6 +605,18 @@ fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&m
         .and_then(|c| Arc::make_mut(&mut c.exchanges).last_mut())
 }
 
+/// Whether two recorded inputs are the session's records of one user command (its results may
+/// differ: one ran for real).
+fn same_user_command(recorded: &RecordedInput, asked: &RecordedInput) -> bool {
+    match (recorded, asked) {
+        (
+            RecordedInput::BashResult { message: recorded },
+            RecordedInput::BashResult { message: asked },
+        ) => recorded.command == asked.command,
+        _ => false,
+    }
+}
+
 /// Polls a future once: replayed transports are ready at once or never.
 fn poll_once<T>(future: impl Future<Output = T>) -> Option<T> {
     let mut future = pin!(future);
@@ -615,8 +641,12 @@ impl Replay {
                 json!(e.to_string()),
             )
         })?;
+        // The result of a user command run for real stands for the recorded one of that command.
+        let live_result = std::mem::take(&mut self.live_user_result);
         match self.spine.get(self.position) {
-            Some((_, Spine::Outside(t, recorded))) if **recorded == asked => {
+            Some((_, Spine::Outside(t, recorded)))
+                if **recorded == asked || (live_result && same_user_command(recorded, &asked)) =>
+            {
                 let t = *t;
                 self.position += 1;
                 Ok(t)
@@ -738,31 +768,79 @@ impl Interpreter for Replay {
         self.stop(taken).map(|t| (t, input))
     }
 
-    /// A replay's front-end inputs are recorded: one from anywhere else parts from the recording.
-    fn arrived(&mut self, input: FrontEndInput) -> Result<(u64, FrontEndInput), InterpretError> {
+    /// A replay's front-end inputs are recorded: one from anywhere else parts from the
+    /// recording, but for the result of a user command run for real (with live tools), which is
+    /// kept to take the place of the next recorded result (see `front_end`).
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
         if let Some(divergence) = &self.diverged {
             return Err(halted(divergence.clone()));
         }
-        let asked = match &input {
-            FrontEndInput::Stdin(line) => json!({ "stdin": line }),
-            FrontEndInput::UserBash(bash) => json!({ "bash": bash.command }),
-        };
-        let expected = match self.spine.get(self.position) {
-            Some((_, entry)) => entry.describe(),
-            None => json!("the recording ends here"),
-        };
-        let divergence = self.diverge(DivergenceKind::Input, expected, asked);
-        self.stop(Err(divergence))
+        match input {
+            FrontEndInput::UserBash(bash) if self.user_commands > self.user_results.len() => {
+                self.user_results.push_back(bash);
+                Ok(None)
+            }
+            other => {
+                let asked = match &other {
+                    FrontEndInput::Stdin(line) => json!({ "stdin": line }),
+                    FrontEndInput::UserBash(bash) => json!({ "bash": bash.command }),
+                };
+                let expected = match self.spine.get(self.position) {
+                    Some((_, entry)) => entry.describe(),
+                    None => json!("the recording ends here"),
+                };
+                let divergence = self.diverge(DivergenceKind::Input, expected, asked);
+                self.stop(Err(divergence))
+            }
+        }
     }
 
-    /// The recorded stdin lines and `bash` results in recorded order; the end when the
-    /// recording is used up, or when the session is idle and the recording goes on with
+    /// With live tools, the command runs in their workspace; else nothing runs, and the
+    /// recorded result comes in its place.
+    fn run_user_command(&mut self, run: UserCommand) {
+        let Some(tools) = &self.live_tools else {
+            return;
+        };
+        let env = tools.env().clone();
+        self.user_commands += 1;
+        tokio::spawn(async move {
+            let result = execute_bash(&env, &run.command, &run.cancel, None).await;
+            (run.done)(UserBash {
+                id: run.id,
+                command: run.command,
+                result,
+            });
+        });
+    }
+
+    /// The recorded stdin lines and `bash` results in recorded order (a result is waited for
+    /// while a user command runs for real); the end when the recording is used up, or when the session is idle and the recording goes on with
     /// something only a busy session takes (then [`Replay::finish`] says what).
     fn front_end(&mut self, busy: bool) -> FrontEndNext {
         let next = match self.spine.get(self.position) {
             None => return FrontEndNext::End,
             Some((_, Spine::Stdin(t, line))) => {
                 FrontEndNext::Input(*t, FrontEndInput::Stdin(line.clone()))
+            }
+            // A command run for real gives the result, once it finished (see `arrived`).
+            Some((_, Spine::UserBash(t, recorded))) if self.user_commands > 0 => {
+                let (t, command) = (*t, recorded.command.clone());
+                let Some(live) = self.user_results.pop_front() else {
+                    return FrontEndNext::Nothing;
+                };
+                if live.command != command {
+                    let expected = json!({ "bash": command, "t": t });
+                    let asked = json!({ "bash": live.command });
+                    let divergence = self.diverge(DivergenceKind::Input, expected, asked);
+                    self.diverged.get_or_insert(divergence);
+                    return FrontEndNext::End;
+                }
+                self.user_commands -= 1;
+                self.live_user_result = live.result.is_ok();
+                FrontEndNext::Input(t, FrontEndInput::UserBash(live))
             }
             Some((_, Spine::UserBash(t, bash))) => {
                 FrontEndNext::Input(*t, FrontEndInput::UserBash((**bash).clone()))

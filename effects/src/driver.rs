@@ -8,6 +8,8 @@ use pi_core::agent::Effect;
 use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine, SessionStep};
 use pi_core::event::Event;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::session::{SessionFile, StoreError};
 use crate::tools::user_bash::BashResult;
 
@@ -45,6 +47,29 @@ pub struct UserBash {
     pub result: Result<BashResult, String>,
 }
 
+/// A user command (RPC `bash`) for the interpreter to run beside the session: Live runs it for
+/// real, a replay answers it from its recording (or runs it, with live tools).
+pub struct UserCommand {
+    /// The RPC command's `id`, as sent.
+    pub id: Option<serde_json::Value>,
+    /// The command line to run.
+    pub command: String,
+    /// Stops it (RPC `abort_bash`, a signal).
+    pub cancel: CancellationToken,
+    /// Takes the result once the command finished; the front end then hands it to
+    /// [`Interpreter::arrived`], which stamps and records it.
+    pub done: Box<dyn FnOnce(UserBash) + Send>,
+}
+
+impl std::fmt::Debug for UserCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserCommand")
+            .field("id", &self.id)
+            .field("command", &self.command)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What an interpreter holds for the front end now (see [`Interpreter::front_end`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum FrontEndNext {
@@ -70,13 +95,23 @@ pub trait Interpreter {
 
     /// Stamps what reached the front end from its own sources (a stdin line read, a user
     /// command finished) with the time it happened; a recorder writes it down. A replayer,
-    /// whose front-end inputs are recorded, refuses it.
-    fn arrived(&mut self, input: FrontEndInput) -> Result<(u64, FrontEndInput), InterpretError>;
+    /// whose front-end inputs are recorded, refuses it, but for the result of a user command
+    /// it ran for real: that it keeps (`None`) and gives from [`front_end`](Self::front_end)
+    /// where the recorded result was.
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError>;
 
     /// The next front-end input the interpreter holds itself (a replay's recorded ones, in
     /// recorded order), before the front end's own sources and the machine; `busy` says whether
     /// the machine has something to wait for.
     fn front_end(&mut self, busy: bool) -> FrontEndNext;
+
+    /// Runs a user command (RPC `bash`) beside the session; its result goes to the command's
+    /// `done` when it finished, or never when the interpreter holds the result itself (a
+    /// replay's recorded one comes from [`front_end`](Self::front_end)).
+    fn run_user_command(&mut self, command: UserCommand);
 
     /// Begins `effect`; its answers come from [`next`](Self::next).
     fn start(&mut self, effect: Effect);

@@ -191,14 +191,18 @@ async fn front_end_inputs_are_stamped_by_the_interpreters_clock() {
     let mut session =
         create_agent_session(options(cwd.path(), Arc::new(read_then_answer()), clock)).unwrap();
     let line = FrontEndInput::Stdin("{\"type\":\"get_state\"}".into());
-    let (t, stamped) = session.interpreter_mut().arrived(line.clone()).unwrap();
+    let (t, stamped) = session
+        .interpreter_mut()
+        .arrived(line.clone())
+        .unwrap()
+        .unwrap();
     assert_eq!(stamped, line);
     let bash = FrontEndInput::UserBash(UserBash {
         id: Some(json!("b")),
         command: "true".into(),
         result: Err("not run".into()),
     });
-    let (later, _) = session.interpreter_mut().arrived(bash).unwrap();
+    let (later, _) = session.interpreter_mut().arrived(bash).unwrap().unwrap();
     let said = stepping.said();
     assert!(
         said.contains(&t) && said.contains(&later) && later > t,

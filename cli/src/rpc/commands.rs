@@ -7,9 +7,7 @@ use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
 use pi_effects::agent_session::CancellationToken;
-use pi_effects::driver::{Interpreter, UserBash};
-use pi_effects::tools::user_bash::execute_bash;
-use pi_effects::tools::ToolEnv;
+use pi_effects::driver::{Interpreter, UserBash, UserCommand};
 use serde_json::{json, Value};
 
 use super::{failure, json_error, state, success, Rpc};
@@ -340,35 +338,24 @@ impl<I: Interpreter + Send> Rpc<I> {
         Ok(json!({ "level": next.as_str() }))
     }
 
-    /// `bash`: runs beside the session; answered, and recorded in the session, when done.
+    /// `bash`: the interpreter runs it beside the session (a replay answers it from its
+    /// recording); answered, and recorded in the session, when done.
     fn start_bash(&mut self, id: Option<Value>, command: String) {
         let cancel = CancellationToken::new();
         self.bash = Some(cancel.clone());
-        // Replaying, the result comes from the cassette: nothing runs.
-        let Some(done) = self.bash_done.clone() else {
-            return;
-        };
-        let mut env = ToolEnv::new(&self.runtime.cwd);
-        env.shell = self.runtime.settings.shell_path().map(Into::into);
-        env.command_prefix = self
-            .runtime
-            .settings
-            .shell_command_prefix()
-            .map(str::to_owned);
-        env.pass_credentials = self.runtime.settings.shell_pass_credentials();
+        let done = self.bash_done.clone();
         let generation = self.generation;
-        tokio::spawn(async move {
-            let result = execute_bash(&env, &command, &cancel, None).await;
-            // The receiver lives as long as RPC mode; after it, nobody waits for the answer.
-            let _ = done.send((
-                generation,
-                UserBash {
-                    id,
-                    command,
-                    result,
-                },
-            ));
-        });
+        self.session
+            .interpreter_mut()
+            .run_user_command(UserCommand {
+                id,
+                command,
+                cancel,
+                // The receiver lives as long as RPC mode; after it, nobody waits for the answer.
+                done: Box::new(move |bash| {
+                    let _ = done.send((generation, bash));
+                }),
+            });
     }
 
     /// Records a finished `bash` command (Pi's `recordBashResult`) at `finished_at`, the time

@@ -116,11 +116,9 @@ fn replaces_session(line: &str) -> bool {
 
 /// RPC mode on stdin, with real processes for `bash`.
 async fn run_live<I: Front>(mut rpc: Rpc<I>) -> i32 {
-    let (bash_done, bash_finished) = unbounded_channel();
-    rpc.bash_done = Some(bash_done);
     let sources = Sources {
         lines: Some(framing::spawn_line_reader(std::io::stdin())),
-        bash_finished: Some(bash_finished),
+        bash_finished: rpc.bash_results.take(),
         signals: Some(Signals::new()),
     };
     let code = match run_loop(&mut rpc, sources).await {
@@ -146,10 +144,11 @@ pub struct ReplayedRpc {
 /// the output and the session file.
 pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout) -> ReplayedRpc {
     let mut rpc = Rpc::new(runtime, session, out, Role::Replaying);
-    // Stdin and `bash` results come from the cassette; a signal ends the process as usual.
+    // Stdin comes from the cassette, and `bash` results too unless they run for real (live
+    // tools); a signal ends the process as usual.
     let sources = Sources {
         lines: None,
-        bash_finished: None,
+        bash_finished: rpc.bash_results.take(),
         signals: None,
     };
     let result = match run_loop(&mut rpc, sources).await {
@@ -195,8 +194,9 @@ impl Front for Replay {
 }
 
 /// What the loop reads besides the interpreter: stdin, finished `bash` commands (with the
-/// [`generation`](Rpc::generation) they ran for) and the signals that end a run; none of
-/// them when replaying, where the interpreter holds the lines and results.
+/// [`generation`](Rpc::generation) they ran for) and the signals that end a run. A replay
+/// reads neither stdin nor signals: the interpreter holds the lines (and the `bash` results,
+/// unless they run for real).
 struct Sources {
     lines: Option<UnboundedReceiver<String>>,
     bash_finished: Option<UnboundedReceiver<(u64, UserBash)>>,
@@ -326,9 +326,10 @@ struct Rpc<I: Interpreter> {
     compact_waiters: VecDeque<Option<Value>>,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
-    /// Where `bash` commands report, with the [`generation`](Self::generation) they ran for
-    /// (none when replaying: results come from the cassette).
-    bash_done: Option<UnboundedSender<(u64, UserBash)>>,
+    /// Where `bash` commands report, with the [`generation`](Self::generation) they ran for.
+    bash_done: UnboundedSender<(u64, UserBash)>,
+    /// What the loop reads their reports from (taken by it).
+    bash_results: Option<UnboundedReceiver<(u64, UserBash)>>,
     /// Counts session replacements: a `bash` that finishes after its session was replaced is
     /// answered but not recorded in the new one (Pi records it in the old session object).
     generation: u64,
@@ -336,6 +337,7 @@ struct Rpc<I: Interpreter> {
 
 impl<I: Interpreter + Send> Rpc<I> {
     fn new(runtime: Runtime, session: AgentSession<I>, out: Stdout, role: Role) -> Self {
+        let (bash_done, bash_results) = unbounded_channel();
         Rpc {
             runtime,
             session,
@@ -345,7 +347,8 @@ impl<I: Interpreter + Send> Rpc<I> {
             abort_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
             bash: None,
-            bash_done: None,
+            bash_done,
+            bash_results: Some(bash_results),
             generation: 0,
         }
     }
@@ -354,7 +357,9 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// it), then handles it.
     fn arrived(&mut self, input: FrontEndInput) {
         match self.session.interpreter_mut().arrived(input) {
-            Ok((t, input)) => self.front_end_input(t, input),
+            Ok(Some((t, input))) => self.front_end_input(t, input),
+            // Kept by the interpreter, which gives it back in its place.
+            Ok(None) => {}
             Err(error) => {
                 self.out.flush();
                 eprintln!("{error}");
