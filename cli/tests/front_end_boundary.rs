@@ -8,8 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Names a front end has no business with: the clocks, and the cassette's lines and writer.
+/// Names a front end has no business with: the clocks, the cassette's lines and writer, and
+/// running a user command itself (the interpreter runs it, or a replay answers it).
 const FORBIDDEN: &[&str] = &[
+    "execute_bash",
     "now_ms",
     "SystemClock",
     "SystemTime",
