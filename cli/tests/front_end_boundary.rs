@@ -159,6 +159,23 @@ fn stopping_at_a_signal_has_no_loop_of_its_own() {
     );
 }
 
+/// The binary only parses the command line and wires the library to the process: print mode,
+/// RPC mode and their setup live in the library, where other programs and tests can drive them.
+#[test]
+fn the_binary_holds_no_module_of_its_own() {
+    let main = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs");
+    let source = std::fs::read_to_string(&main).unwrap();
+    let modules: Vec<usize> = identifiers(&source)
+        .into_iter()
+        .filter(|(_, word, _)| word == "mod")
+        .map(|(line, _, _)| line)
+        .collect();
+    assert!(
+        modules.is_empty(),
+        "main.rs declares modules at lines {modules:?}"
+    );
+}
+
 /// The check sees what it is for, and not comments or texts.
 #[test]
 fn the_check_finds_a_clock_reading_and_a_recorder_write() {
