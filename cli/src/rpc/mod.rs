@@ -301,9 +301,11 @@ async fn received(signals: &mut Option<Signals>) -> i32 {
 /// What RPC mode does with a cassette.
 enum Role {
     Live,
-    /// Every stdin line and `bash` result is written down as it comes.
+    /// The interpreter records the run (stdin lines and `bash` results with it); the
+    /// recorder is kept for the cassette's outcome and to end it before a replacing command.
     Recording(Recorder),
-    /// Lines and results come from the cassette; `bash` runs nothing, settings are not written.
+    /// Lines and results come from the cassette (a `bash` runs only with live tools), settings
+    /// are not written.
     Replaying,
 }
 
