@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use pi_core::agent::{CallId, Effect};
 use pi_core::agent_session::SessionInput;
-use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserCommand};
 use pi_effects::live::{finished_call, Live};
 
 use crate::replay::Replay;
@@ -79,6 +79,23 @@ impl Interpreter for Hybrid {
             self.go_live();
         }
         self.live.outside(input)
+    }
+
+    /// The front end reads its own input (a hybrid run's commands are today's): stamped live.
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
+        self.live.arrived(input)
+    }
+
+    fn front_end(&mut self, _busy: bool) -> FrontEndNext {
+        FrontEndNext::Nothing
+    }
+
+    /// Run live, as the front end's commands are today's.
+    fn run_user_command(&mut self, command: UserCommand) {
+        self.live.run_user_command(command);
     }
 
     fn start(&mut self, effect: Effect) {

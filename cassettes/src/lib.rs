@@ -38,5 +38,5 @@ pub use memory::replay_in_memory;
 pub use proxy::ProxyCassette;
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};
-pub use replay::{FrontEnd, Replay, UserBash};
+pub use replay::Replay;
 pub use write::{CreateError, Recorder};

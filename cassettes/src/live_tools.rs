@@ -74,6 +74,11 @@ impl LiveTools {
         );
     }
 
+    /// Where and how the tools run (a user command runs there too).
+    pub fn env(&self) -> &ToolEnv {
+        &self.env
+    }
+
     /// Whether call `call` runs here.
     pub fn runs(&self, call: u64) -> bool {
         self.running.contains_key(&call)

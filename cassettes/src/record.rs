@@ -10,7 +10,7 @@ use bytes::Bytes;
 use pi_core::agent::{Effect, Input};
 use pi_core::agent_session::SessionInput;
 use pi_effects::clock::Clock;
-use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserCommand};
 use pi_effects::live::{CallStart, CallTransportFor};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
@@ -54,6 +54,30 @@ fn recorded(input: &SessionInput) -> Result<Box<RecordedInput>, InterpretError> 
         .map_err(|e| InterpretError::Halted(Box::new(e)))
 }
 
+/// The cassette line of a front-end input: `stdin`, or `user_bash` with the RPC response's data
+/// or the error.
+fn front_end_line(t: u64, input: &FrontEndInput) -> Line {
+    match input {
+        FrontEndInput::Stdin(line) => Line::Stdin {
+            t,
+            line: line.clone(),
+        },
+        FrontEndInput::UserBash(bash) => {
+            let (result, error) = match &bash.result {
+                Ok(result) => (Some(result.to_json()), None),
+                Err(error) => (None, Some(error.clone())),
+            };
+            Line::UserBash {
+                t,
+                id: bash.id.clone(),
+                command: bash.command.clone(),
+                result,
+                error,
+            }
+        }
+    }
+}
+
 impl<I: Interpreter + Send> Interpreter for Record<I> {
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
         let (t, input) = self.inner.outside(input)?;
@@ -63,6 +87,30 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
         };
         self.recorder.write(line);
         Ok((t, input))
+    }
+
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
+        let arrived = self.inner.arrived(input)?;
+        if let Some((t, input)) = &arrived {
+            self.recorder.write(front_end_line(*t, input));
+        }
+        Ok(arrived)
+    }
+
+    fn front_end(&mut self, busy: bool) -> FrontEndNext {
+        let next = self.inner.front_end(busy);
+        if let FrontEndNext::Input(t, input) = &next {
+            self.recorder.write(front_end_line(*t, input));
+        }
+        next
+    }
+
+    /// Run by the interpreter recorded; its result is written when it arrives.
+    fn run_user_command(&mut self, command: UserCommand) {
+        self.inner.run_user_command(command);
     }
 
     fn start(&mut self, effect: Effect) {

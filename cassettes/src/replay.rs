@@ -10,7 +10,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use pi_core::agent::{CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::SessionInput;
-use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::driver::{
+    FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
+};
+use pi_effects::tools::user_bash::execute_bash;
+use pi_effects::tools::user_bash::BashResult;
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
 use pi_providers::transport::poll_once;
@@ -36,30 +40,7 @@ enum Spine {
     Wake(u64),
     Effect(RecordedEffect),
     Stdin(u64, String),
-    UserBash(Box<UserBash>),
-}
-
-/// A recorded `bash` command of the RPC front end.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UserBash {
-    pub t: u64,
-    pub id: Option<Value>,
-    pub command: String,
-    /// The RPC response's data, or the error.
-    pub result: Result<Value, String>,
-}
-
-/// What comes next for a front end replaying an RPC session.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FrontEnd {
-    /// A line read from stdin.
-    Stdin(u64, String),
-    /// A `bash` command finished.
-    UserBash(UserBash),
-    /// Something the session machine takes (through `advance`).
-    Machine,
-    /// The recording is used up.
-    End,
+    UserBash(u64, Box<UserBash>),
 }
 
 impl Spine {
@@ -72,7 +53,7 @@ impl Spine {
             Spine::Wake(t) => json!({"wake": t}),
             Spine::Effect(effect) => json!({"effect": effect}),
             Spine::Stdin(t, line) => json!({"stdin": line, "t": t}),
-            Spine::UserBash(bash) => json!({"bash": bash.command, "t": bash.t}),
+            Spine::UserBash(t, bash) => json!({"bash": bash.command, "t": t}),
         }
     }
 }
@@ -122,6 +103,14 @@ pub struct Replay {
     recorded_events: HashMap<u64, usize>,
     /// When the session's timer is due, as it last said (a recorded wake must not come before).
     wake_at: Option<u64>,
+    /// User commands running for real (with live tools), whose results replace the next
+    /// recorded ones.
+    user_commands: usize,
+    /// Their results, in the order they finished, until their recorded place comes.
+    user_results: VecDeque<UserBash>,
+    /// A live command's result was just given: the session's record of it (the next input
+    /// from outside) holds its output, not the recorded one.
+    live_user_result: bool,
 }
 
 impl Replay {
@@ -167,15 +156,19 @@ impl Replay {
                     command,
                     result,
                     error,
-                } => Spine::UserBash(Box::new(UserBash {
+                } => Spine::UserBash(
                     t,
-                    id,
-                    command,
-                    result: match (result, error) {
-                        (_, Some(error)) => Err(error),
-                        (result, None) => Ok(result.unwrap_or(Value::Null)),
-                    },
-                })),
+                    Box::new(UserBash {
+                        id,
+                        command,
+                        result: match (result, error) {
+                            (_, Some(error)) => Err(error),
+                            (result, None) => {
+                                Ok(BashResult::from_json(&result.unwrap_or(Value::Null)))
+                            }
+                        },
+                    }),
+                ),
                 Line::Call { call, t, options } => {
                     let options = from_json(&options, "options").map_err(|e| {
                         Divergence::unusable(&cassette, number, format!("`call` line: {e}"))
@@ -287,6 +280,9 @@ impl Replay {
             rules: Arc::new(rules),
             recorded_events,
             wake_at: None,
+            user_commands: 0,
+            user_results: VecDeque::new(),
+            live_user_result: false,
         })
     }
 
@@ -316,19 +312,6 @@ impl Replay {
     /// The cassette replayed, shared.
     pub fn shared_cassette(&self) -> Arc<Cassette> {
         Arc::clone(&self.cassette)
-    }
-
-    /// What an RPC front end does next: a stdin line or a `bash` result (taken), something
-    /// for the machine, or nothing more.
-    pub fn front_end(&mut self) -> FrontEnd {
-        let next = match self.spine.get(self.position) {
-            None => return FrontEnd::End,
-            Some((_, Spine::Stdin(t, line))) => FrontEnd::Stdin(*t, line.clone()),
-            Some((_, Spine::UserBash(bash))) => FrontEnd::UserBash((**bash).clone()),
-            Some(_) => return FrontEnd::Machine,
-        };
-        self.position += 1;
-        next
     }
 
     /// The divergence that stopped the replay, if one did (it stays: every later call
@@ -635,6 +618,18 @@ fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&m
         .and_then(|c| Arc::make_mut(&mut c.exchanges).last_mut())
 }
 
+/// Whether two recorded inputs are the session's records of one user command (its results may
+/// differ: one ran for real).
+fn same_user_command(recorded: &RecordedInput, asked: &RecordedInput) -> bool {
+    match (recorded, asked) {
+        (
+            RecordedInput::BashResult { message: recorded },
+            RecordedInput::BashResult { message: asked },
+        ) => recorded.get("command") == asked.get("command"),
+        _ => false,
+    }
+}
+
 fn halted(divergence: Divergence) -> InterpretError {
     InterpretError::Halted(Box::new(divergence))
 }
@@ -649,8 +644,12 @@ impl Replay {
                 json!(e.to_string()),
             )
         })?;
+        // The result of a user command run for real stands for the recorded one of that command.
+        let live_result = std::mem::take(&mut self.live_user_result);
         match self.spine.get(self.position) {
-            Some((_, Spine::Outside(t, recorded))) if **recorded == asked => {
+            Some((_, Spine::Outside(t, recorded)))
+                if **recorded == asked || (live_result && same_user_command(recorded, &asked)) =>
+            {
                 let t = *t;
                 self.position += 1;
                 Ok(t)
@@ -773,6 +772,90 @@ impl Interpreter for Replay {
         }
         let taken = self.take_outside(&input);
         self.stop(taken).map(|t| (t, input))
+    }
+
+    /// A replay's front-end inputs are recorded: one from anywhere else parts from the
+    /// recording, but for the result of a user command run for real (with live tools), which is
+    /// kept to take the place of the next recorded result (see `front_end`).
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
+        if let Some(divergence) = &self.diverged {
+            return Err(halted(divergence.clone()));
+        }
+        match input {
+            FrontEndInput::UserBash(bash) if self.user_commands > self.user_results.len() => {
+                self.user_results.push_back(bash);
+                Ok(None)
+            }
+            other => {
+                let asked = match &other {
+                    FrontEndInput::Stdin(line) => json!({ "stdin": line }),
+                    FrontEndInput::UserBash(bash) => json!({ "bash": bash.command }),
+                };
+                let expected = match self.spine.get(self.position) {
+                    Some((_, entry)) => entry.describe(),
+                    None => json!("the recording ends here"),
+                };
+                let divergence = self.diverge(DivergenceKind::Input, expected, asked);
+                self.stop(Err(divergence))
+            }
+        }
+    }
+
+    /// With live tools, the command runs in their workspace; else nothing runs, and the
+    /// recorded result comes in its place.
+    fn run_user_command(&mut self, run: UserCommand) {
+        let Some(tools) = &self.live_tools else {
+            return;
+        };
+        let env = tools.env().clone();
+        self.user_commands += 1;
+        tokio::spawn(async move {
+            let result = execute_bash(&env, &run.command, &run.cancel, None).await;
+            (run.done)(UserBash {
+                id: run.id,
+                command: run.command,
+                result,
+            });
+        });
+    }
+
+    /// The recorded stdin lines and `bash` results in recorded order (a result is waited for
+    /// while a user command runs for real); the end when the recording is used up, or when the session is idle and the recording goes on with
+    /// something only a busy session takes (then [`Replay::finish`] says what).
+    fn front_end(&mut self, busy: bool) -> FrontEndNext {
+        let next = match self.spine.get(self.position) {
+            None => return FrontEndNext::End,
+            Some((_, Spine::Stdin(t, line))) => {
+                FrontEndNext::Input(*t, FrontEndInput::Stdin(line.clone()))
+            }
+            // A command run for real gives the result, once it finished (see `arrived`).
+            Some((_, Spine::UserBash(t, recorded))) if self.user_commands > 0 => {
+                let (t, command) = (*t, recorded.command.clone());
+                let Some(live) = self.user_results.pop_front() else {
+                    return FrontEndNext::Nothing;
+                };
+                if live.command != command {
+                    let expected = json!({ "bash": command, "t": t });
+                    let asked = json!({ "bash": live.command });
+                    let divergence = self.diverge(DivergenceKind::Input, expected, asked);
+                    self.diverged.get_or_insert(divergence);
+                    return FrontEndNext::End;
+                }
+                self.user_commands -= 1;
+                self.live_user_result = live.result.is_ok();
+                FrontEndNext::Input(t, FrontEndInput::UserBash(live))
+            }
+            Some((_, Spine::UserBash(t, bash))) => {
+                FrontEndNext::Input(*t, FrontEndInput::UserBash((**bash).clone()))
+            }
+            Some(_) if busy => return FrontEndNext::Nothing,
+            Some(_) => return FrontEndNext::End,
+        };
+        self.position += 1;
+        next
     }
 
     fn start(&mut self, effect: Effect) {

@@ -24,7 +24,9 @@ use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
 use pi_core::model::Model;
-use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::driver::{
+    FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
+};
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
 use pi_providers::transport::scripted::{ScriptedResponse, ScriptedStream};
@@ -41,6 +43,8 @@ pub const INJECTED_TOOL_FAILURE: &str = "chaos: the tool failed";
 pub const UNRECORDED_TOOL: &str = "chaos: no recorded result for this tool call";
 /// The prompt a perturbed run ends with, so that what the perturbations left is sent.
 pub const ONE_MORE_TURN: &str = "chaos: one more turn";
+/// What a user command (RPC `bash`) answers: a chaos run has no front end that sends one.
+pub const NO_USER_COMMANDS: &str = "chaos: user commands are not run";
 /// The text of the message answered to a model call beyond the recording.
 pub const BEYOND_RECORDING: &str = "Done.";
 
@@ -371,6 +375,27 @@ impl ChaosInterpreter {
 impl Interpreter for ChaosInterpreter {
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
         Ok(self.checked(input))
+    }
+
+    /// Virtual time, as every input: one millisecond on.
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
+        Ok(Some((self.tick(), input)))
+    }
+
+    /// The front end's inputs are the plan's session inputs ([`Self::next_outside`]).
+    fn front_end(&mut self, _busy: bool) -> FrontEndNext {
+        FrontEndNext::Nothing
+    }
+
+    fn run_user_command(&mut self, run: UserCommand) {
+        (run.done)(UserBash {
+            id: run.id,
+            command: run.command,
+            result: Err(NO_USER_COMMANDS.into()),
+        });
     }
 
     fn start(&mut self, effect: Effect) {

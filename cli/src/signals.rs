@@ -44,19 +44,13 @@ impl Signals {
 }
 
 /// Aborts the run so every tool's process group is killed (Pi kills its detached children),
-/// giving the aborted run up to two seconds to end.
+/// giving the aborted run up to two seconds to end. The abort is driven as every input is (the
+/// interpreter stamps and records it, and answers the machine until it is idle); a refused
+/// abort, an error or the deadline ends the wait.
 pub async fn stop<I: Interpreter + Send>(
     session: &mut AgentSession<I>,
     print: &mut impl FnMut(&Event),
 ) {
-    if session.submit(SessionInput::Abort, &mut *print).is_err() {
-        return;
-    }
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
-    while session.machine().is_busy() {
-        match tokio::time::timeout_at(deadline, session.advance(&mut *print)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(_)) | Err(_) => return,
-        }
-    }
+    let aborted = session.run(SessionInput::Abort, &mut *print);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), aborted).await;
 }

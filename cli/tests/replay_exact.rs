@@ -521,6 +521,93 @@ fn a_run_whose_bash_output_was_cut_replays_with_its_tools_live() {
     }
 }
 
+/// Records an RPC session in the workspace's folder whose only command is `bash` running
+/// `command`; the cassette.
+fn record_rpc_bash(ws: &Workspace, name: &str, command: &str) -> PathBuf {
+    use std::io::Write;
+    use std::process::Stdio;
+    let cassette = ws.root().join("cwd").join(name);
+    let args: Vec<OsString> = [
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--no-session",
+        "--record",
+        cassette.to_str().unwrap(),
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let mut child = ws
+        .command(pi().as_ref(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = json!({"id": "b", "type": "bash", "command": command});
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    // The answer comes once the command ran; then stdin ends.
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    while !seen.contains("\"command\":\"bash\"") {
+        let n = std::io::Read::read(&mut stdout, &mut buffer).unwrap();
+        assert!(n > 0, "the recording ended before answering: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    cassette
+}
+
+#[test]
+fn an_rpc_bash_command_runs_for_real_only_when_the_replay_asks_for_live_tools() {
+    let ws = workspace(json!({"script": []}));
+    let dir = ws.root().join("cwd");
+    std::fs::write(dir.join("note.txt"), "recorded\n").unwrap();
+    let made = dir.join("made-by-bash");
+    let cassette = record_rpc_bash(&ws, "bash.jsonl", "cat note.txt; echo made > made-by-bash");
+    assert!(made.exists(), "the recording ran the command");
+    std::fs::remove_file(&made).unwrap();
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["replay", cassette.to_str().unwrap()];
+        args.extend(extra);
+        pi_in(&ws, &args)
+    };
+
+    // From the recording: nothing runs, the recorded output is answered.
+    let out = replay(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("recorded\\n"));
+    assert!(
+        !made.exists(),
+        "a replay from the recording ran the command"
+    );
+
+    // In place: the command runs in the workspace, and the run still reproduces.
+    let workspace = dir.to_str().unwrap();
+    let out = replay(&["--check", "--tools", "in-place", "--workspace", workspace]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(made.exists(), "the command did not run in the workspace");
+    std::fs::remove_file(&made).unwrap();
+
+    // Live, in a scratch copy of today's workspace: today's file is read.
+    std::fs::write(dir.join("note.txt"), "today\n").unwrap();
+    let out = replay(&["--tools", "live", "--workspace", workspace]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("today\\n"), "{stdout}");
+    assert!(
+        !made.exists(),
+        "a scratch copy's command wrote into the workspace"
+    );
+}
+
 #[test]
 fn an_eval_trial_whose_bash_output_was_cut_replays_without_diverging() {
     let ws = workspace(json!({"script": [

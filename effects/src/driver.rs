@@ -8,7 +8,10 @@ use pi_core::agent::Effect;
 use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine, SessionStep};
 use pi_core::event::Event;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::session::{SessionFile, StoreError};
+use crate::tools::user_bash::BashResult;
 
 /// Why an interpreter could not produce the next input.
 #[derive(Debug, thiserror::Error)]
@@ -22,14 +25,93 @@ pub enum InterpretError {
     Halted(Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// What reaches a front end (RPC mode) from outside rather than the machine: it decides what the
+/// machine is then told. It passes through the interpreter like every input, so that a recorder
+/// writes it down and a replayer supplies it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrontEndInput {
+    /// A line of the front end's input (an RPC command), as read.
+    Stdin(String),
+    /// A user command (RPC `bash`) finished.
+    UserBash(UserBash),
+}
+
+/// A finished user command (RPC `bash`), with the id of the command that asked for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserBash {
+    /// The RPC command's `id`, as sent.
+    pub id: Option<serde_json::Value>,
+    /// The command line run.
+    pub command: String,
+    /// What it gave, or why it could not run.
+    pub result: Result<BashResult, String>,
+}
+
+/// A user command (RPC `bash`) for the interpreter to run beside the session: Live runs it for
+/// real, a replay answers it from its recording (or runs it, with live tools).
+pub struct UserCommand {
+    /// The RPC command's `id`, as sent.
+    pub id: Option<serde_json::Value>,
+    /// The command line to run.
+    pub command: String,
+    /// Stops it (RPC `abort_bash`, a signal).
+    pub cancel: CancellationToken,
+    /// Takes the result once the command finished; the front end then hands it to
+    /// [`Interpreter::arrived`], which stamps and records it.
+    pub done: Box<dyn FnOnce(UserBash) + Send>,
+}
+
+impl std::fmt::Debug for UserCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserCommand")
+            .field("id", &self.id)
+            .field("command", &self.command)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an interpreter holds for the front end now (see [`Interpreter::front_end`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrontEndNext {
+    /// An input it holds (a recorded one), with its time.
+    Input(u64, FrontEndInput),
+    /// Nothing: the front end's own sources and the machine come next.
+    Nothing,
+    /// The front end's input is over: a replay's recording is used up, or the session is idle
+    /// where the recording goes on (its end reports what was left).
+    End,
+}
+
 /// Performs effects and reports their outcomes as inputs. Every input reaches the machine
 /// through it, with the time the interpreter gives it: those from outside through
 /// [`outside`](Self::outside), answers, timers and commands through [`next`](Self::next). That
-/// one passage is what a recorder writes down and a replayer supplies.
+/// one passage is what a recorder writes down and a replayer supplies. What reaches a front end
+/// from outside passes through it too ([`arrived`](Self::arrived),
+/// [`front_end`](Self::front_end)), so no front end reads a clock or writes a cassette.
 pub trait Interpreter {
     /// Stamps an input from outside (a prompt, a command of the front end) with the time it
     /// happens; a replayer checks it against its recording and gives the recorded time.
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError>;
+
+    /// Stamps what reached the front end from its own sources (a stdin line read, a user
+    /// command finished) with the time it happened; a recorder writes it down. A replayer,
+    /// whose front-end inputs are recorded, refuses it, but for the result of a user command
+    /// it ran for real: that it keeps (`None`) and gives from [`front_end`](Self::front_end)
+    /// where the recorded result was.
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError>;
+
+    /// The next front-end input the interpreter holds itself (a replay's recorded ones, in
+    /// recorded order), before the front end's own sources and the machine; `busy` says whether
+    /// the machine has something to wait for.
+    fn front_end(&mut self, busy: bool) -> FrontEndNext;
+
+    /// Runs a user command (RPC `bash`) beside the session; its result goes to the command's
+    /// `done` when it finished, or never when the interpreter holds the result itself (a
+    /// replay's recorded one comes from [`front_end`](Self::front_end)).
+    fn run_user_command(&mut self, command: UserCommand);
 
     /// Begins `effect`; its answers come from [`next`](Self::next).
     fn start(&mut self, effect: Effect);

@@ -17,7 +17,10 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::driver::{InterpretError, Interpreter};
+use crate::driver::{
+    FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
+};
+use crate::tools::user_bash::execute_bash;
 use crate::tools::{self, ToolContext, ToolEnv};
 
 /// The per-call options (API key, headers, settings) for a model, or the error Pi throws when
@@ -254,6 +257,32 @@ impl Drop for Live {
 impl Interpreter for Live {
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
         Ok((self.clock.now_ms(), input))
+    }
+
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
+        Ok(Some((self.clock.now_ms(), input)))
+    }
+
+    /// The front end's inputs come from its own sources (stdin, its commands).
+    fn front_end(&mut self, _busy: bool) -> FrontEndNext {
+        FrontEndNext::Nothing
+    }
+
+    /// A real process in the tools' working directory, with their shell, prefix and
+    /// environment; it outlives a replaced session, as Pi's does, and its cancel stops it.
+    fn run_user_command(&mut self, run: UserCommand) {
+        let env = self.tools.clone();
+        tokio::spawn(async move {
+            let result = execute_bash(&env, &run.command, &run.cancel, None).await;
+            (run.done)(UserBash {
+                id: run.id,
+                command: run.command,
+                result,
+            });
+        });
     }
 
     fn start(&mut self, effect: Effect) {

@@ -15,6 +15,7 @@ use pi_core::message::{AgentMessage, StopReason};
 use pi_core::model::Model;
 use pi_effects::agent_session::{create_agent_session, SessionOptions};
 use pi_effects::clock::Clock;
+use pi_effects::driver::{FrontEndInput, FrontEndNext, Interpreter, UserBash};
 use pi_providers::retry::{FixedClock, RetryClock};
 use pi_providers::transport::scripted::{ScriptedResponse, ScriptedTransport};
 use pi_providers::transport::BoxFuture;
@@ -178,6 +179,40 @@ async fn a_scripted_model_drives_a_tool_call_and_its_answer_without_a_server() {
     let sent = body["messages"].as_array().unwrap();
     assert_eq!(sent.last().unwrap()["role"], "tool");
     assert_eq!(sent.last().unwrap()["content"], "hi there\n");
+}
+
+/// What reaches a front end from outside (a stdin line, a user command's result) gets its time
+/// from the interpreter's clock, as every input does, not from the front end.
+#[tokio::test]
+async fn front_end_inputs_are_stamped_by_the_interpreters_clock() {
+    let cwd = tempfile::tempdir().unwrap();
+    let stepping = Arc::new(SteppingClock::starting_at(7_000_000));
+    let clock: Arc<dyn Clock> = Arc::clone(&stepping) as _;
+    let mut session =
+        create_agent_session(options(cwd.path(), Arc::new(read_then_answer()), clock)).unwrap();
+    let line = FrontEndInput::Stdin("{\"type\":\"get_state\"}".into());
+    let (t, stamped) = session
+        .interpreter_mut()
+        .arrived(line.clone())
+        .unwrap()
+        .unwrap();
+    assert_eq!(stamped, line);
+    let bash = FrontEndInput::UserBash(UserBash {
+        id: Some(json!("b")),
+        command: "true".into(),
+        result: Err("not run".into()),
+    });
+    let (later, _) = session.interpreter_mut().arrived(bash).unwrap().unwrap();
+    let said = stepping.said();
+    assert!(
+        said.contains(&t) && said.contains(&later) && later > t,
+        "{t}, {later}: {said:?}"
+    );
+    // Live holds nothing for the front end: its inputs are the front end's own.
+    assert_eq!(
+        session.interpreter_mut().front_end(false),
+        FrontEndNext::Nothing
+    );
 }
 
 #[tokio::test]

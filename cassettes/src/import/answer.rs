@@ -10,7 +10,9 @@ use pi_core::agent::{Effect, Input, StreamEvent, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::event::ToolResult;
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason, ToolResultMessage};
-use pi_effects::driver::{InterpretError, Interpreter};
+use pi_effects::driver::{
+    FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
+};
 use pi_providers::call::ModelCall;
 use pi_providers::synth::{self, SynthesizedResponse};
 use pi_providers::CallOptions;
@@ -285,6 +287,27 @@ impl Interpreter for FromSession {
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
         self.now = self.now.max(self.outside_at);
         Ok((self.outside_at, input))
+    }
+
+    /// A session file holds no front-end lines: they come at the time of the next input.
+    fn arrived(
+        &mut self,
+        input: FrontEndInput,
+    ) -> Result<Option<(u64, FrontEndInput)>, InterpretError> {
+        Ok(Some((self.outside_at, input)))
+    }
+
+    fn front_end(&mut self, _busy: bool) -> FrontEndNext {
+        FrontEndNext::Nothing
+    }
+
+    /// A session file's `!command` results are entries of their own: nothing is run.
+    fn run_user_command(&mut self, run: UserCommand) {
+        (run.done)(UserBash {
+            id: run.id,
+            command: run.command,
+            result: Err("an imported session runs no user commands".into()),
+        });
     }
 
     fn start(&mut self, effect: Effect) {

@@ -7,13 +7,10 @@ use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
 use pi_effects::agent_session::CancellationToken;
-use pi_effects::clock::now_ms;
-use pi_effects::driver::Interpreter;
-use pi_effects::tools::user_bash::execute_bash;
-use pi_effects::tools::ToolEnv;
+use pi_effects::driver::{Interpreter, UserBash, UserCommand};
 use serde_json::{json, Value};
 
-use super::{failure, json_error, state, success, BashDone, Rpc};
+use super::{failure, json_error, state, success, Rpc};
 
 impl<I: Interpreter + Send> Rpc<I> {
     /// Parses and handles one input line. Every error answer carries the line's `id` when it
@@ -341,65 +338,49 @@ impl<I: Interpreter + Send> Rpc<I> {
         Ok(json!({ "level": next.as_str() }))
     }
 
-    /// `bash`: runs beside the session; answered, and recorded in the session, when done.
+    /// `bash`: the interpreter runs it beside the session (a replay answers it from its
+    /// recording); answered, and recorded in the session, when done.
     fn start_bash(&mut self, id: Option<Value>, command: String) {
         let cancel = CancellationToken::new();
         self.bash = Some(cancel.clone());
-        // Replaying, the result comes from the cassette: nothing runs.
-        let Some(done) = self.bash_done.clone() else {
-            return;
-        };
-        let mut env = ToolEnv::new(&self.runtime.cwd);
-        env.shell = self.runtime.settings.shell_path().map(Into::into);
-        env.command_prefix = self
-            .runtime
-            .settings
-            .shell_command_prefix()
-            .map(str::to_owned);
-        env.pass_credentials = self.runtime.settings.shell_pass_credentials();
+        let done = self.bash_done.clone();
         let generation = self.generation;
-        tokio::spawn(async move {
-            let result = execute_bash(&env, &command, &cancel, None).await;
-            // The receiver lives as long as RPC mode; after it, nobody waits for the answer.
-            let _ = done.send(BashDone {
+        self.session
+            .interpreter_mut()
+            .run_user_command(UserCommand {
                 id,
-                generation,
                 command,
-                result,
-                finished_at: now_ms(),
+                cancel,
+                // The receiver lives as long as RPC mode; after it, nobody waits for the answer.
+                done: Box::new(move |bash| {
+                    let _ = done.send((generation, bash));
+                }),
             });
-        });
     }
 
-    /// Records a finished `bash` command (Pi's `recordBashResult`) and answers it.
-    pub(super) fn bash_finished(&mut self, done: BashDone) {
+    /// Records a finished `bash` command (Pi's `recordBashResult`) at `finished_at`, the time
+    /// the interpreter gave it, and answers it; one whose session was replaced meanwhile
+    /// (`finished_at` `None`) is only answered.
+    pub(super) fn bash_finished(&mut self, bash: UserBash, finished_at: Option<u64>) {
         self.bash = None;
-        if let super::Role::Recording(recorder) = &self.role {
-            let (result, error) = match &done.result {
-                Ok(result) => (Some(result.to_json()), None),
-                Err(error) => (None, Some(error.clone())),
-            };
-            recorder.write(pi_cassettes::Line::UserBash {
-                t: done.finished_at,
-                id: done.id.clone(),
-                command: done.command.clone(),
-                result,
-                error,
-            });
-        }
-        let result = match done.result {
+        let UserBash {
+            id,
+            command,
+            result,
+        } = bash;
+        let result = match result {
             Ok(result) => result,
             Err(message) => {
-                self.respond(&failure(done.id, "bash", message));
+                self.respond(&failure(id, "bash", message));
                 return;
             }
         };
-        if done.generation != self.generation {
-            self.respond(&success(done.id, "bash", Some(result.to_json())));
+        let Some(finished_at) = finished_at else {
+            self.respond(&success(id, "bash", Some(result.to_json())));
             return;
-        }
+        };
         let message = BashExecutionMessage {
-            command: done.command,
+            command,
             output: result.output.clone(),
             exit_code: result
                 .exit_code
@@ -410,13 +391,13 @@ impl<I: Interpreter + Send> Rpc<I> {
                 .full_output_path
                 .as_ref()
                 .map(|p| p.display().to_string()),
-            timestamp: done.finished_at,
+            timestamp: finished_at,
             exclude_from_context: None,
             extra: Default::default(),
         };
         match self.submit(SessionInput::BashResult(message)) {
-            Ok(()) => self.respond(&success(done.id, "bash", Some(result.to_json()))),
-            Err(Failure::Message(message)) => self.respond(&failure(done.id, "bash", message)),
+            Ok(()) => self.respond(&success(id, "bash", Some(result.to_json()))),
+            Err(Failure::Message(message)) => self.respond(&failure(id, "bash", message)),
             Err(Failure::Unknown) => {}
         }
     }

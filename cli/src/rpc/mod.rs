@@ -1,11 +1,9 @@
 //! RPC mode (Pi's `runRpcMode`): commands as JSON lines on stdin, responses and every session
 //! event as JSON lines on stdout, until stdin ends.
 //!
-//! One task owns the session and waits on three things at once: the next command line, the
-//! session's next answer or timer (while it is busy), and a finished `bash` command. So commands
-//! are taken while a run streams (steer, abort, get_state...), and the responses of commands that
-//! wait (abort, compact, bash) come when what they wait for is done, as in Pi, where each line is
-//! handled concurrently.
+//! One task owns the session and runs one loop (see [`run_loop`]), live, recording or replaying
+//! alike: what differs is the interpreter, which stamps, records or supplies the command lines
+//! and `bash` results as it does the session's inputs.
 
 mod commands;
 mod framing;
@@ -17,18 +15,18 @@ use std::collections::VecDeque;
 
 use std::path::PathBuf;
 
-use pi_cassettes::{Divergence, FrontEnd, Line, Record, Recorder, Replay};
+use pi_cassettes::{Divergence, Record, Recorder, Replay};
 use pi_core::agent_session::{Reply, SessionMachine};
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
-use pi_effects::clock::now_ms;
-use pi_effects::driver::{DriveError, InterpretError, Interpreter};
+use pi_effects::driver::{
+    DriveError, FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash,
+};
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
-use pi_effects::tools::user_bash::BashResult;
 use serde_json::Value;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::args::Mode;
 use crate::cassette::{self, Io, Plan, RunInfo};
@@ -86,7 +84,7 @@ pub async fn run(
 }
 
 /// RPC mode on stdin, recorded.
-async fn record<I: Interpreter + Send>(
+async fn record<I: Front>(
     runtime: Runtime,
     machine: SessionMachine,
     io: I,
@@ -117,53 +115,18 @@ fn replaces_session(line: &str) -> bool {
 }
 
 /// RPC mode on stdin, with real processes for `bash`.
-async fn run_live<I: Interpreter + Send>(mut rpc: Rpc<I>) -> i32 {
-    let (bash_done, mut bash_finished) = unbounded_channel();
-    rpc.bash_done = Some(bash_done);
-    let mut lines = framing::spawn_line_reader(std::io::stdin());
-    let mut signals = Signals::new();
-    // Set when the session is busy with nothing that could answer it (a defect, reported once);
-    // the next command may move it again.
-    let mut stuck = false;
-    loop {
-        let busy = rpc.session.machine().is_busy() && !stuck;
-        tokio::select! {
-            line = lines.recv() => match line {
-                Some(line) => {
-                    stuck = false;
-                    if replaces_session(&line) && rpc.reopen.is_some() {
-                        rpc.end_recording();
-                    }
-                    rpc.record(|t| Line::Stdin { t, line: line.clone() });
-                    rpc.handle_line(&line);
-                }
-                None => break,
-            },
-            advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy => {
-                match advanced {
-                    Ok(Ok(replies)) => rpc.replies(replies),
-                    // Commands go in through `submit`, never through the session's channel.
-                    Ok(Err(_)) => {}
-                    Err(error) => {
-                        stuck = matches!(error, DriveError::Interpret(InterpretError::Idle));
-                        rpc.out.flush();
-                        eprintln!("{error}");
-                    }
-                }
-            }
-            Some(done) = bash_finished.recv() => rpc.bash_finished(done),
-            code = signals.received() => {
-                if let Some(bash) = rpc.bash.take() {
-                    bash.cancel();
-                }
-                let out = &mut rpc.out;
-                stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
-                return rpc.end(code);
-            }
-        }
-        rpc.answer_abort_waiters();
-    }
-    rpc.end(0)
+async fn run_live<I: Front>(mut rpc: Rpc<I>) -> i32 {
+    let sources = Sources {
+        lines: Some(framing::spawn_line_reader(std::io::stdin())),
+        bash_finished: rpc.bash_results.take(),
+        signals: Some(Signals::new()),
+    };
+    let code = match run_loop(&mut rpc, sources).await {
+        Ended::Input => 0,
+        Ended::Signal(code) => code,
+        Ended::Diverged(divergence) => cassette::report(&divergence),
+    };
+    rpc.end(code)
 }
 
 /// What replaying an RPC session did.
@@ -181,7 +144,18 @@ pub struct ReplayedRpc {
 /// the output and the session file.
 pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout) -> ReplayedRpc {
     let mut rpc = Rpc::new(runtime, session, out, Role::Replaying);
-    let result = replay_lines(&mut rpc).await;
+    // Stdin comes from the cassette, and `bash` results too unless they run for real (live
+    // tools); a signal ends the process as usual.
+    let sources = Sources {
+        lines: None,
+        bash_finished: rpc.bash_results.take(),
+        signals: None,
+    };
+    let result = match run_loop(&mut rpc, sources).await {
+        Ended::Input => rpc.session.interpreter().finish().map(|()| 0),
+        Ended::Signal(code) => Ok(code),
+        Ended::Diverged(divergence) => Err(divergence),
+    };
     rpc.out.flush();
     ReplayedRpc {
         result,
@@ -190,60 +164,148 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
     }
 }
 
-async fn replay_lines(rpc: &mut Rpc<Replay>) -> Result<i32, Divergence> {
+/// What the RPC loop asks of its interpreter besides [`Interpreter`]: whether a run it replays
+/// has parted from its recording (after `error`, when driving stopped on one). Other
+/// interpreters never part from anything: their errors are reported and the loop goes on.
+trait Front: Interpreter + Send {
+    fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence>;
+}
+
+impl Front for Live {
+    fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
+        None
+    }
+}
+
+impl<I: Interpreter + Send> Front for Record<I> {
+    fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
+        None
+    }
+}
+
+impl Front for Replay {
+    fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence> {
+        match (self.divergence(), error) {
+            (Some(divergence), _) => Some(divergence.clone()),
+            (None, Some(error)) => Some(Divergence::of_run(error, self.cassette())),
+            (None, None) => None,
+        }
+    }
+}
+
+/// What the loop reads besides the interpreter: stdin, finished `bash` commands (with the
+/// [`generation`](Rpc::generation) they ran for) and the signals that end a run. A replay
+/// reads neither stdin nor signals: the interpreter holds the lines (and the `bash` results,
+/// unless they run for real).
+struct Sources {
+    lines: Option<UnboundedReceiver<String>>,
+    bash_finished: Option<UnboundedReceiver<(u64, UserBash)>>,
+    signals: Option<Signals>,
+}
+
+/// Why the loop ended.
+enum Ended {
+    /// The input is over: stdin closed, or the recording is used up.
+    Input,
+    /// A signal stopped the run; the exit code.
+    Signal(i32),
+    /// The replay parted from its recording.
+    Diverged(Divergence),
+}
+
+/// The one RPC loop, live, recording or replaying alike. It waits on the interpreter's own
+/// front-end inputs first (a replay's recorded lines and `bash` results, in recorded order),
+/// then on the next command line, the session's next answer or timer (while it is busy), a
+/// finished `bash` command and a signal, all at once. So commands are taken while a run
+/// streams (steer, abort, get_state...), and the responses of commands that wait (abort,
+/// compact, bash) come when what they wait for is done, as in Pi, where each line is handled
+/// concurrently.
+async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
+    // Set when the session is busy with nothing that could answer it (a defect, reported once);
+    // the next command may move it again.
+    let mut stuck = false;
     loop {
-        match rpc.session.interpreter_mut().front_end() {
-            FrontEnd::Stdin(_, line) => rpc.handle_line(&line),
-            FrontEnd::UserBash(bash) => {
-                let done = BashDone {
-                    id: bash.id,
-                    generation: rpc.generation,
-                    command: bash.command,
-                    result: bash.result.map(|data| BashResult::from_json(&data)),
-                    finished_at: bash.t,
-                };
-                rpc.bash_finished(done);
-            }
-            FrontEnd::Machine => {
-                let out = &mut rpc.out;
-                match rpc.session.advance(|event| out.json_line(event)).await {
-                    Ok(Ok(replies)) => rpc.replies(replies),
-                    Ok(Err(_)) => {}
-                    Err(error) => {
-                        return Err(Divergence::of_run(
-                            &error,
-                            rpc.session.interpreter().cassette(),
-                        ))
+        let busy = rpc.session.machine().is_busy();
+        match rpc.session.interpreter_mut().front_end(busy) {
+            FrontEndNext::Input(t, input) => rpc.front_end_input(t, input),
+            FrontEndNext::End => return Ended::Input,
+            FrontEndNext::Nothing => {
+                tokio::select! {
+                    line = recv(&mut sources.lines) => match line {
+                        Some(line) => {
+                            stuck = false;
+                            if replaces_session(&line) && rpc.reopen.is_some() {
+                                rpc.end_recording();
+                            }
+                            rpc.arrived(FrontEndInput::Stdin(line));
+                        }
+                        None => return Ended::Input,
+                    },
+                    advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy && !stuck => {
+                        match advanced {
+                            Ok(Ok(replies)) => rpc.replies(replies),
+                            // Commands go in through `submit`, never through the session's channel.
+                            Ok(Err(_)) => {}
+                            Err(error) => {
+                                if let Some(divergence) = rpc.session.interpreter().diverged(Some(&error)) {
+                                    return Ended::Diverged(divergence);
+                                }
+                                stuck = matches!(error, DriveError::Interpret(InterpretError::Idle));
+                                rpc.out.flush();
+                                eprintln!("{error}");
+                            }
+                        }
+                    }
+                    Some((generation, bash)) = recv(&mut sources.bash_finished) => {
+                        if generation == rpc.generation {
+                            rpc.arrived(FrontEndInput::UserBash(bash));
+                        } else {
+                            // Its session was replaced: answered, recorded in neither.
+                            rpc.bash_finished(bash, None);
+                        }
+                    }
+                    code = received(&mut sources.signals) => {
+                        if let Some(bash) = rpc.bash.take() {
+                            bash.cancel();
+                        }
+                        let out = &mut rpc.out;
+                        stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
+                        return Ended::Signal(code);
                     }
                 }
             }
-            FrontEnd::End => break,
         }
-        if let Some(divergence) = rpc.session.interpreter().divergence() {
-            return Err(divergence.clone());
+        if let Some(divergence) = rpc.session.interpreter().diverged(None) {
+            return Ended::Diverged(divergence);
         }
         rpc.answer_abort_waiters();
     }
-    rpc.session.interpreter_mut().finish().map(|()| 0)
 }
 
-/// A `bash` command that finished, with the id it came with.
-struct BashDone {
-    id: Option<Value>,
-    /// The session it ran for (see [`Rpc::generation`]).
-    generation: u64,
-    command: String,
-    result: Result<BashResult, String>,
-    /// When it finished (the message's `timestamp`).
-    finished_at: u64,
+/// The next message of `source`; never, when there is no source.
+async fn recv<T>(source: &mut Option<UnboundedReceiver<T>>) -> Option<T> {
+    match source {
+        Some(source) => source.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The exit code of the next signal; never, when signals are not listened to.
+async fn received(signals: &mut Option<Signals>) -> i32 {
+    match signals {
+        Some(signals) => signals.received().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What RPC mode does with a cassette.
 enum Role {
     Live,
-    /// Every stdin line and `bash` result is written down as it comes.
+    /// The interpreter records the run (stdin lines and `bash` results with it); the
+    /// recorder is kept for the cassette's outcome and to end it before a replacing command.
     Recording(Recorder),
-    /// Lines and results come from the cassette; `bash` runs nothing, settings are not written.
+    /// Lines and results come from the cassette (a `bash` runs only with live tools), settings
+    /// are not written.
     Replaying,
 }
 
@@ -266,8 +328,10 @@ struct Rpc<I: Interpreter> {
     compact_waiters: VecDeque<Option<Value>>,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
-    /// Where `bash` commands report (none when replaying: results come from the cassette).
-    bash_done: Option<UnboundedSender<BashDone>>,
+    /// Where `bash` commands report, with the [`generation`](Self::generation) they ran for.
+    bash_done: UnboundedSender<(u64, UserBash)>,
+    /// What the loop reads their reports from (taken by it).
+    bash_results: Option<UnboundedReceiver<(u64, UserBash)>>,
     /// Counts session replacements: a `bash` that finishes after its session was replaced is
     /// answered but not recorded in the new one (Pi records it in the old session object).
     generation: u64,
@@ -275,6 +339,7 @@ struct Rpc<I: Interpreter> {
 
 impl<I: Interpreter + Send> Rpc<I> {
     fn new(runtime: Runtime, session: AgentSession<I>, out: Stdout, role: Role) -> Self {
+        let (bash_done, bash_results) = unbounded_channel();
         Rpc {
             runtime,
             session,
@@ -284,15 +349,31 @@ impl<I: Interpreter + Send> Rpc<I> {
             abort_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
             bash: None,
-            bash_done: None,
+            bash_done,
+            bash_results: Some(bash_results),
             generation: 0,
         }
     }
 
-    /// Writes a line to the cassette being recorded, stamped now.
-    fn record(&self, line: impl FnOnce(u64) -> Line) {
-        if let Role::Recording(recorder) = &self.role {
-            recorder.write(line(now_ms()));
+    /// Hands what the front end read or ran to the interpreter, which stamps it (and records
+    /// it), then handles it.
+    fn arrived(&mut self, input: FrontEndInput) {
+        match self.session.interpreter_mut().arrived(input) {
+            Ok(Some((t, input))) => self.front_end_input(t, input),
+            // Kept by the interpreter, which gives it back in its place.
+            Ok(None) => {}
+            Err(error) => {
+                self.out.flush();
+                eprintln!("{error}");
+            }
+        }
+    }
+
+    /// Handles a front-end input stamped `t`: a command line, or a finished `bash`.
+    fn front_end_input(&mut self, t: u64, input: FrontEndInput) {
+        match input {
+            FrontEndInput::Stdin(line) => self.handle_line(&line),
+            FrontEndInput::UserBash(bash) => self.bash_finished(bash, Some(t)),
         }
     }
 

@@ -1,0 +1,265 @@
+//! Pi's command line as a library: print mode, RPC mode, the sessions and settings they are
+//! built from (`setup`), cassettes, and the `replay`, `import`, `eval` and `proxy` commands. The
+//! `pi` binary parses the command line and hands it here.
+//!
+//! This build has no interactive interface. Where Pi would start it (a terminal on stdin, no
+//! `-p`, no `--mode json|rpc`), `pi` runs the messages as `-p` would, and without any message
+//! says so and exits with 1; `--resume` lists the sessions instead of opening a picker.
+
+mod args;
+mod cassette;
+mod chaos_cmd;
+mod columns;
+mod eval_cmd;
+mod export;
+mod files;
+mod import_cmd;
+mod list_models;
+mod model_select;
+mod output;
+mod print_mode;
+mod printable;
+mod proxy_cmd;
+mod replay_cmd;
+mod request_options;
+mod resume;
+mod rpc;
+mod secrets;
+mod settings;
+mod setup;
+mod signals;
+
+pub use args::{Args, Mode};
+pub use cassette::recorded_command;
+pub use export::export_html;
+use setup::{Diagnostic, Runtime, SessionChoice};
+
+/// The subcommands, each with its own flags: `pi replay`, `pi import`, `pi eval`, `pi proxy`.
+pub mod commands {
+    pub use crate::eval_cmd::main as eval;
+    pub use crate::import_cmd::main as import;
+    pub use crate::proxy_cmd::main as proxy;
+
+    /// `pi replay`, or its `--chaos` (which checks with the replay's own machinery): the
+    /// process's exit code.
+    pub fn replay(argv: &[String]) -> std::process::ExitCode {
+        let code = match crate::replay_cmd::parse(argv) {
+            Ok((args, how)) if args.chaos.is_some() => crate::chaos_cmd::run(&args, &how),
+            Ok((args, how)) => crate::replay_cmd::run(&args, &how),
+            Err(code) => code,
+        };
+        std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
+    }
+}
+
+/// Why the binary stopped before running anything.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A wrong flag or value; the message says which.
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Session(String),
+    /// Another process is writing the session file.
+    #[error("{0}; wait for it to finish or pass --wait-for-session")]
+    SessionHeld(pi_effects::session::LockError),
+    /// A cassette that cannot be used (exit 125).
+    #[error("{0}")]
+    Cassette(String),
+    #[error("cannot use {what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+/// The Pi version this build follows.
+pub const VERSION: &str = "0.73.1";
+const HELP: &str = include_str!("help.txt");
+
+/// The message when Pi would open its interactive interface with nothing to send.
+const NO_INTERACTIVE: &str = "Error: interactive mode is not available in this build. Pass a message (pi \"...\"), pipe one on stdin, or use --mode rpc.";
+
+/// Where Pi's `console.log` lines go: stdout in interactive mode, else stderr (Pi's print, json
+/// and rpc modes keep stdout for their own output).
+#[derive(Clone, Copy, Debug)]
+pub struct Console {
+    /// Pi would open its interactive interface: stdout is the console.
+    pub interactive: bool,
+}
+
+impl Console {
+    /// Prints `text` as Pi's `console.log` does in this mode.
+    pub fn log(self, text: &str) {
+        if self.interactive {
+            println!("{text}");
+        } else {
+            eprintln!("{text}");
+        }
+    }
+}
+
+/// Runs the command line `args` (`command` is the recorded form of it, for a cassette's header)
+/// and gives the exit code; errors are printed.
+pub async fn run(args: Args, console: Console, command: Vec<String>) -> i32 {
+    match start(args, console, command).await {
+        Ok(code) => code,
+        Err(error @ CliError::Cassette(_)) => {
+            eprintln!("{error}");
+            cassette::UNUSABLE
+        }
+        Err(error) => {
+            eprintln!("{error}");
+            1
+        }
+    }
+}
+
+async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32, CliError> {
+    let mode = args.mode();
+    let file_args: Vec<String> = args
+        .messages
+        .iter()
+        .filter_map(|m| m.strip_prefix('@').map(str::to_owned))
+        .collect();
+    if mode == Mode::Rpc && !file_args.is_empty() {
+        eprintln!("Error: @file arguments are not supported in RPC mode");
+        return Ok(1);
+    }
+    if let Some(conflicts) = fork_conflicts(&args) {
+        eprintln!("Error: --fork cannot be combined with {conflicts}");
+        return Ok(1);
+    }
+    let cwd = std::env::current_dir().map_err(|source| CliError::Io {
+        what: "the working directory".into(),
+        source,
+    })?;
+    let runtime = Runtime::from_args(&args, cwd)?;
+    for warning in &runtime.warnings {
+        eprintln!("Warning: {warning}");
+    }
+    if args.resume && !args.no_session && args.fork.is_none() && args.session.is_none() {
+        let sessions = pi_effects::session::list_sessions(&runtime.session_dir);
+        let cwd = runtime.cwd.to_string_lossy();
+        for line in resume::listing(&cwd, &sessions) {
+            println!("{line}");
+        }
+        return Ok(0);
+    }
+    let choice = session_choice(&args, &runtime)?;
+    if args.help {
+        // help.txt ends with the newline Pi's `console.log` adds.
+        console.log(HELP.strip_suffix('\n').unwrap_or(HELP));
+        return Ok(0);
+    }
+    if let Some(search) = &args.list_models {
+        let error = runtime.registry.error().map(ToString::to_string);
+        let listing = list_models::list_models(
+            &runtime.available_models(),
+            Some(search),
+            error,
+            &setup::no_models_available(),
+        );
+        if let Some(warning) = listing.warning {
+            eprintln!("{warning}");
+        }
+        for line in listing.lines {
+            console.log(&line);
+        }
+        return Ok(0);
+    }
+    let stdin = (mode != Mode::Rpc).then(files::read_piped_stdin).flatten();
+    let files = if file_args.is_empty() {
+        files::FileArgs::default()
+    } else {
+        match files::process_file_arguments(
+            &file_args,
+            &runtime.cwd,
+            runtime.settings.auto_resize_images(),
+        )
+        .await
+        {
+            Ok(files) => files,
+            Err(message) => {
+                eprintln!("{message}");
+                return Ok(1);
+            }
+        }
+    };
+    let texts: Vec<String> = args
+        .text_messages()
+        .iter()
+        .map(|m| (*m).to_owned())
+        .collect();
+    let message = files::initial_message(stdin, files, &texts);
+    for diagnostic in &runtime.diagnostics {
+        eprintln!("{diagnostic}");
+    }
+    if runtime
+        .diagnostics
+        .iter()
+        .any(|d| matches!(d, Diagnostic::Error(_)))
+    {
+        return Ok(1);
+    }
+    let plan = cassette::Plan::of(&args, runtime.settings.record_cassettes())?;
+    if mode == Mode::Rpc {
+        return rpc::run(runtime, &choice, plan, command).await;
+    }
+    if console.interactive && message.first.is_none() && message.rest.is_empty() {
+        eprintln!("{NO_INTERACTIVE}");
+        return Ok(1);
+    }
+    let built = runtime.build(&choice, plan.start(), plan.records())?;
+    let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
+    let model = built.machine.agent().model().clone();
+    let replaying = matches!(plan, cassette::Plan::Replay(_) | cassette::Plan::Hybrid(..));
+    if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
+        if mode == Mode::Json {
+            let mut out = output::Stdout::new();
+            out.json_line(built.machine.tree().header());
+        }
+        eprintln!("{}", setup::no_api_key_found(&model.provider));
+        return Ok(1);
+    }
+    let inputs = print_mode::prompts(prompts, message.images);
+    let info = cassette::RunInfo {
+        mode,
+        command,
+        runtime: &runtime,
+    };
+    cassette::run_print(plan, built, info, inputs).await
+}
+
+/// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.
+fn fork_conflicts(args: &Args) -> Option<String> {
+    args.fork.as_ref()?;
+    let conflicts: Vec<&str> = [
+        (args.session.is_some(), "--session"),
+        (args.continue_session, "--continue"),
+        (args.resume, "--resume"),
+        (args.no_session, "--no-session"),
+    ]
+    .iter()
+    .filter(|(set, _)| *set)
+    .map(|(_, flag)| *flag)
+    .collect();
+    (!conflicts.is_empty()).then(|| conflicts.join(", "))
+}
+
+/// The session a run works in, from `--no-session`, `--session`, `--fork`, `--continue`.
+fn session_choice(args: &Args, runtime: &Runtime) -> Result<SessionChoice, CliError> {
+    if args.no_session {
+        return Ok(SessionChoice::InMemory);
+    }
+    if let Some(reference) = &args.fork {
+        return Ok(SessionChoice::Fork(runtime.find_session(reference)?));
+    }
+    if let Some(reference) = &args.session {
+        return Ok(SessionChoice::Open(runtime.find_session(reference)?));
+    }
+    if args.continue_session {
+        return Ok(SessionChoice::ContinueRecent);
+    }
+    Ok(SessionChoice::New)
+}
