@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pi_cassettes::Cassette;
-use pi_chaos::{plan_for, run_plan, Plan, Recording};
+use pi_chaos::{plan_for, run_plan, ChaosRecording, PerturbationPlan};
 
 const PLANS: usize = 10;
 
-fn corpus() -> Vec<Arc<Recording>> {
+fn corpus() -> Vec<Arc<ChaosRecording>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cassettes/corpus");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .into_iter()
@@ -28,7 +28,7 @@ fn corpus() -> Vec<Arc<Recording>> {
         .iter()
         .map(|p| {
             let cassette = Cassette::load(p).unwrap_or_else(|e| panic!("{e}"));
-            Recording::from_cassette(&cassette).unwrap_or_else(|e| panic!("{e}"))
+            ChaosRecording::from_cassette(&cassette).unwrap_or_else(|e| panic!("{e}"))
         })
         .collect()
 }
@@ -36,7 +36,7 @@ fn corpus() -> Vec<Arc<Recording>> {
 fn bench(c: &mut Criterion) {
     let recordings = corpus();
     let dir = tempfile::tempdir().expect("a scratch directory");
-    let runs: Vec<(Arc<Recording>, Plan)> = recordings
+    let runs: Vec<(Arc<ChaosRecording>, PerturbationPlan)> = recordings
         .iter()
         .flat_map(|r| (0..PLANS).map(move |i| (Arc::clone(r), plan_for(r, 1, i))))
         .collect();

@@ -1,11 +1,11 @@
 //! The eval runner's own work per trial and per run, without the agent processes: reading a
-//! trial's JSON event stream (`Outcome`), and summarising and reporting a run of many trials
+//! trial's JSON event stream (`AgentOutcome`), and summarising and reporting a run of many trials
 //! (pass@k and standard errors, results JSON, JUnit, Markdown, the HTML report).
 
 #![allow(clippy::panic, clippy::expect_used, clippy::unwrap_used)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use pi_evals::outcome::Outcome;
+use pi_evals::outcome::AgentOutcome;
 use pi_evals::results::{Calls, CheckResult, EvalResults, TrialResult, TrialStatus, Usage};
 use pi_evals::{report, score};
 use serde_json::json;
@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(stream.len() as u64));
     group.bench_function("outcome of a 10-turn event stream", |b| {
         b.iter(|| {
-            let mut outcome = Outcome::default();
+            let mut outcome = AgentOutcome::default();
             for line in stream.lines() {
                 outcome.feed_line(line);
             }

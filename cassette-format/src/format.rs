@@ -97,7 +97,7 @@ pub enum Line {
         end: RecordedEnd,
     },
     /// The run ended: its exit code and digests of what it wrote.
-    Outcome(Outcome),
+    Outcome(RecordedOutcome),
 }
 
 /// JSON kept as the text it was read as: a request body holds the whole conversation, and a
@@ -408,7 +408,7 @@ pub struct SessionStart {
 /// The end of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Outcome {
+pub struct RecordedOutcome {
     /// The process's exit code.
     pub exit: i32,
     /// SHA-256 of everything written to stdout.

@@ -17,10 +17,10 @@ pub mod version;
 pub mod write;
 
 pub use format::{
-    Header, Line, Outcome, ProxyHeader, SessionStart, FORMAT_VERSION, PROXY_FORMAT_VERSION,
+    Header, Line, ProxyHeader, RecordedOutcome, SessionStart, FORMAT_VERSION, PROXY_FORMAT_VERSION,
 };
 pub use proxy::ProxyCassette;
-pub use read::{Cassette, LoadError};
+pub use read::{CheckedCassette, LoadError};
 pub use write::{CreateError, Recorder};
 
 /// SHA-256 of `bytes` in lower-case hex: the digests of an outcome line.

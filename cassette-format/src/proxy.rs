@@ -282,7 +282,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
         Recorder::create_proxy(&path, &header(), &[]).unwrap();
-        let run = crate::Cassette::load(&path).unwrap_err();
+        let run = crate::CheckedCassette::load(&path).unwrap_err();
         assert!(matches!(run.kind, LoadErrorKind::ProxyCassette), "{run}");
         assert!(run.to_string().contains("pi proxy --replay"), "{run}");
 

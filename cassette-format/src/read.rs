@@ -26,7 +26,7 @@ pub const MAX_LINE_BYTES: usize = 256 << 20;
 
 /// A cassette in memory, checked.
 #[derive(Clone, Debug)]
-pub struct Cassette {
+pub struct CheckedCassette {
     /// Where it was read from.
     pub path: PathBuf,
     pub header: Header,
@@ -37,7 +37,7 @@ pub struct Cassette {
     pub torn_tail: bool,
     /// The outcome line, when the run ended while recording (kept apart from `lines`, which a
     /// replay takes).
-    outcome: Option<crate::format::Outcome>,
+    outcome: Option<crate::format::RecordedOutcome>,
     /// The number of the last line read.
     last_line: usize,
 }
@@ -82,19 +82,19 @@ pub enum LoadErrorKind {
     Order(String),
 }
 
-impl Cassette {
+impl CheckedCassette {
     /// Reads and checks the cassette at `path`.
-    pub fn load(path: &Path) -> Result<Cassette, LoadError> {
+    pub fn load(path: &Path) -> Result<CheckedCassette, LoadError> {
         let bytes = std::fs::read(path).map_err(|e| LoadError {
             path: path.to_path_buf(),
             line: None,
             kind: e.into(),
         })?;
-        Cassette::parse(path, &bytes)
+        CheckedCassette::parse(path, &bytes)
     }
 
     /// Checks a cassette's bytes (`path` names it in errors).
-    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Cassette, LoadError> {
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<CheckedCassette, LoadError> {
         let error = |line: Option<usize>, kind: LoadErrorKind| LoadError {
             path: path.to_path_buf(),
             line,
@@ -139,7 +139,7 @@ impl Cassette {
             _ => None,
         };
         let last_line = lines.last().map_or(1, |(n, _)| *n);
-        Ok(Cassette {
+        Ok(CheckedCassette {
             path: path.to_path_buf(),
             header,
             lines,
@@ -155,7 +155,7 @@ impl Cassette {
     }
 
     /// The outcome line, if the run ran to its end while recording.
-    pub fn outcome(&self) -> Option<&crate::format::Outcome> {
+    pub fn outcome(&self) -> Option<&crate::format::RecordedOutcome> {
         self.outcome.as_ref()
     }
 

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use pi_cassettes::format::{Header, Line, Outcome, SessionKind, SessionStart};
+use pi_cassettes::format::{Header, Line, RecordedOutcome, SessionKind, SessionStart};
 use pi_cassettes::{recording_transport, sha256_hex, Record, Recorder, FORMAT_VERSION};
 use pi_core::agent_session::{NavigateRequest, SessionInput};
 use pi_core::message::AgentMessage;
@@ -155,7 +155,7 @@ async fn main() {
         .unwrap();
     }
     let session = std::fs::read(&file).ok().map(|bytes| sha256_hex(&bytes));
-    recorder.write(Line::Outcome(Outcome {
+    recorder.write(Line::Outcome(RecordedOutcome {
         exit: 0,
         stdout: sha256_hex(stdout.as_bytes()),
         session,

@@ -19,11 +19,11 @@ use crate::convert::{from_json, from_name, session_input, Unconvertible};
 use crate::format::{Line, SessionKind, SessionStart};
 
 /// A cassette in memory, checked, with what its header holds of the harness in the harness's
-/// types. Everything of the format ([`pi_cassette_format::Cassette`]: path, header, lines) is
+/// types. Everything of the format ([`pi_cassette_format::CheckedCassette`]: path, header, lines) is
 /// reached through it.
 #[derive(Clone, Debug)]
 pub struct Cassette {
-    format: pi_cassette_format::Cassette,
+    format: pi_cassette_format::CheckedCassette,
     /// What the run was built from.
     pub config: RunConfig,
     /// The models the run could switch to, when the header names them.
@@ -35,7 +35,7 @@ pub struct Cassette {
 }
 
 impl Deref for Cassette {
-    type Target = pi_cassette_format::Cassette;
+    type Target = pi_cassette_format::CheckedCassette;
 
     fn deref(&self) -> &Self::Target {
         &self.format
@@ -51,17 +51,17 @@ impl DerefMut for Cassette {
 impl Cassette {
     /// Reads and checks the cassette at `path`.
     pub fn load(path: &Path) -> Result<Cassette, LoadError> {
-        Cassette::from_format(pi_cassette_format::Cassette::load(path)?)
+        Cassette::from_format(pi_cassette_format::CheckedCassette::load(path)?)
     }
 
     /// Checks a cassette's bytes (`path` names it in errors).
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Cassette, LoadError> {
-        Cassette::from_format(pi_cassette_format::Cassette::parse(path, bytes)?)
+        Cassette::from_format(pi_cassette_format::CheckedCassette::parse(path, bytes)?)
     }
 
     /// A cassette the format's reader checked, read into the harness's types: the header, and
     /// every input and call's options (a replay reads them again as it reaches them).
-    pub fn from_format(format: pi_cassette_format::Cassette) -> Result<Cassette, LoadError> {
+    pub fn from_format(format: pi_cassette_format::CheckedCassette) -> Result<Cassette, LoadError> {
         let error = |line: usize, kind: &str, e: Unconvertible| LoadError {
             path: format.path.clone(),
             line: Some(line),
@@ -144,7 +144,7 @@ impl Cassette {
     }
 
     /// The format's cassette, for what reads only the format.
-    pub fn format(&self) -> &pi_cassette_format::Cassette {
+    pub fn format(&self) -> &pi_cassette_format::CheckedCassette {
         &self.format
     }
 

@@ -1,4 +1,4 @@
-//! The chaos interpreter: answers the machine from a [`Recording`] changed by a [`Plan`].
+//! The chaos interpreter: answers the machine from a [`ChaosRecording`] changed by a [`PerturbationPlan`].
 //!
 //! Unlike `Replay`, it checks nothing against the recording (a perturbed run legitimately
 //! asks other things): model calls get the recorded responses in call order, re-split, cut or
@@ -34,8 +34,8 @@ use pi_providers::transport::{poll_once, BoxFuture, HttpResponse, HttpTransport,
 use pi_providers::{CallOptions, HttpRequest};
 
 use crate::invariants::Checker;
-use crate::plan::{Perturbation, Plan, SplitMix, Transient};
-use crate::recording::{Attempt, BodyEnd, RecordedCall, RecordedTool, Recording, Scheduled};
+use crate::plan::{Perturbation, PerturbationPlan, SplitMix, Transient};
+use crate::recording::{Attempt, BodyEnd, ChaosRecording, RecordedCall, RecordedTool, Scheduled};
 
 /// What a tool answers when the plan makes it fail.
 pub const INJECTED_TOOL_FAILURE: &str = "chaos: the tool failed";
@@ -104,7 +104,11 @@ pub struct ChaosInterpreter {
 
 impl ChaosInterpreter {
     /// An interpreter for one run of `recording` under `plan`, reporting to `checker`.
-    pub fn new(recording: &Recording, plan: &Plan, checker: Arc<Mutex<Checker>>) -> Self {
+    pub fn new(
+        recording: &ChaosRecording,
+        plan: &PerturbationPlan,
+        checker: Arc<Mutex<Checker>>,
+    ) -> Self {
         let mut inputs: Vec<Scheduled> = recording.inputs.clone();
         let mut failing_tools = HashSet::new();
         let mut reorders = HashSet::new();
@@ -467,7 +471,7 @@ impl Interpreter for ChaosInterpreter {
 }
 
 /// The attempts of the whole run, in order, each with the recorded call it belongs to.
-fn attempts(calls: &[RecordedCall], plan: &Plan) -> VecDeque<(usize, Attempt)> {
+fn attempts(calls: &[RecordedCall], plan: &PerturbationPlan) -> VecDeque<(usize, Attempt)> {
     let mut all = VecDeque::new();
     for (i, call) in calls.iter().enumerate() {
         for p in &plan.0 {
@@ -703,7 +707,7 @@ mod tests {
             };
             2
         ];
-        let plan: Plan = "err:1:429,err:1:reset".parse().unwrap_or_default();
+        let plan: PerturbationPlan = "err:1:429,err:1:reset".parse().unwrap_or_default();
         let all: Vec<usize> = attempts(&calls, &plan).iter().map(|(i, _)| *i).collect();
         assert_eq!(all, [0, 1, 1, 1]);
         let kinds: Vec<Attempt> = attempts(&calls, &plan)

@@ -18,26 +18,26 @@
 //!
 //! That the unperturbed replay is still byte-exact is the binary's check (`pi replay --chaos`
 //! runs `pi replay --check` on each cassette first): it compares stdout and the session file
-//! with the recorded digests, which needs the front ends. [`run_plan`] of [`Plan::none`]
+//! with the recorded digests, which needs the front ends. [`run_plan`] of [`PerturbationPlan::none`]
 //! checks the invariants on the recorded path.
 //!
-//! A [`Plan`] is data, printed as a short word list (`split:0:7,err:1:429,abort:12`), so a
+//! A [`PerturbationPlan`] is data, printed as a short word list (`split:0:7,err:1:429,abort:12`), so a
 //! failure found by a seed is shrunk to the fewest perturbations ([`shrink`]) and reported
 //! with a command that runs exactly that plan again (`pi replay --chaos 1 --plan '…' FILE`).
 //!
 //! # Property-testing your own configuration
 //!
 //! The strategies are public: a recording's [`Shape`] bounds them, and proptest shrinks a
-//! failing plan. Change the recording's [`config`](Recording::config) (retry settings,
+//! failing plan. Change the recording's [`config`](ChaosRecording::config) (retry settings,
 //! compaction thresholds, queue modes, tools) to test it against the recorded world:
 //!
 //! ```
 //! use pi_cassettes::Cassette;
-//! use pi_chaos::{plan_strategy, run_plan, Recording};
+//! use pi_chaos::{plan_strategy, run_plan, ChaosRecording};
 //! use proptest::prelude::*;
 //!
 //! let cassette = Cassette::load("../cassettes/corpus/parallel_tools.jsonl".as_ref())?;
-//! let mut recording = Recording::from_cassette(&cassette)?;
+//! let mut recording = ChaosRecording::from_cassette(&cassette)?;
 //! // Fewer retries than the recording had: the invariants must hold all the same.
 //! std::sync::Arc::make_mut(&mut recording).config.retry.max_retries = 1;
 //! let dir = tempfile::tempdir()?;
@@ -57,9 +57,9 @@
 //!
 //! ```
 //! # use pi_cassettes::Cassette;
-//! # use pi_chaos::{chaos_runs, Recording};
+//! # use pi_chaos::{chaos_runs, ChaosRecording};
 //! let cassette = Cassette::load("../cassettes/corpus/steering.jsonl".as_ref())?;
-//! let recording = Recording::from_cassette(&cassette)?;
+//! let recording = ChaosRecording::from_cassette(&cassette)?;
 //! let dir = tempfile::tempdir()?;
 //! let summary = chaos_runs(&recording, 20, 7, None, dir.path());
 //! assert_eq!(summary.runs, 20);
@@ -78,6 +78,8 @@ pub mod run;
 
 pub use interpreter::ChaosInterpreter;
 pub use invariants::{check_pairing, Checker, Invariant, Violation};
-pub use plan::{perturbation_strategy, plan_strategy, Perturbation, Plan, Shape, Transient};
-pub use recording::{Recording, RecordingError};
+pub use plan::{
+    perturbation_strategy, plan_strategy, Perturbation, PerturbationPlan, Shape, Transient,
+};
+pub use recording::{ChaosRecording, RecordingError};
 pub use run::{chaos_runs, plan_for, run_plan, shrink, Failure, RunStats, Summary};

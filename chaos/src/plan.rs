@@ -1,7 +1,7 @@
 //! Perturbations and plans: what a chaos run changes about a recorded run, as data. A plan is
 //! a list of [`Perturbation`]s; it prints as one short word list (`split:0:7,abort:12`) and
 //! parses back, so a failing run is reproduced from the command line with `--plan`. Plans are
-//! made from a seed ([`Plan::generate`]) or by proptest ([`plan_strategy`]), both within the
+//! made from a seed ([`PerturbationPlan::generate`]) or by proptest ([`plan_strategy`]), both within the
 //! [`Shape`] of a recording (how many calls, steps, tool calls and timers it has).
 
 use std::fmt;
@@ -160,12 +160,12 @@ impl FromStr for Perturbation {
 
 /// The perturbations of one chaos run. The empty plan replays the recording as it was.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Plan(pub Vec<Perturbation>);
+pub struct PerturbationPlan(pub Vec<Perturbation>);
 
-impl Plan {
+impl PerturbationPlan {
     /// No perturbation.
     pub fn none() -> Self {
-        Plan(Vec::new())
+        PerturbationPlan(Vec::new())
     }
 
     /// A plan of one to four perturbations drawn from `seed` within `shape`: the same seed
@@ -173,7 +173,7 @@ impl Plan {
     pub fn generate(seed: u64, shape: &Shape) -> Self {
         let mut rng = SplitMix(seed);
         let count = 1 + rng.below(4);
-        Plan(
+        PerturbationPlan(
             (0..count)
                 .map(|_| perturbation_from(&mut rng, shape))
                 .collect(),
@@ -181,12 +181,12 @@ impl Plan {
     }
 
     /// The plan without its `i`-th perturbation (for shrinking).
-    pub fn without(&self, i: usize) -> Plan {
+    pub fn without(&self, i: usize) -> PerturbationPlan {
         let mut rest = self.0.clone();
         if i < rest.len() {
             rest.remove(i);
         }
-        Plan(rest)
+        PerturbationPlan(rest)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -205,7 +205,7 @@ impl Plan {
     }
 }
 
-impl fmt::Display for Plan {
+impl fmt::Display for PerturbationPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() {
             return f.write_str("none");
@@ -220,18 +220,18 @@ impl fmt::Display for Plan {
     }
 }
 
-impl FromStr for Plan {
+impl FromStr for PerturbationPlan {
     type Err = PlanParseError;
 
     fn from_str(text: &str) -> Result<Self, PlanParseError> {
         let text = text.trim();
         if text == "none" || text.is_empty() {
-            return Ok(Plan::none());
+            return Ok(PerturbationPlan::none());
         }
         text.split(',')
             .map(|w| w.trim().parse())
             .collect::<Result<_, _>>()
-            .map(Plan)
+            .map(PerturbationPlan)
     }
 }
 
@@ -363,9 +363,9 @@ pub fn perturbation_strategy(shape: &Shape) -> BoxedStrategy<Perturbation> {
 
 /// The proptest strategy of plans of up to `max` perturbations within `shape`; proptest
 /// shrinks a failing plan by dropping perturbations and lowering indices.
-pub fn plan_strategy(shape: &Shape, max: usize) -> BoxedStrategy<Plan> {
+pub fn plan_strategy(shape: &Shape, max: usize) -> BoxedStrategy<PerturbationPlan> {
     proptest::collection::vec(perturbation_strategy(shape), 0..=max)
-        .prop_map(Plan)
+        .prop_map(PerturbationPlan)
         .boxed()
 }
 
@@ -405,11 +405,14 @@ mod tests {
             wakes: 1,
         };
         for seed in 0..500 {
-            let plan = Plan::generate(seed, &shape);
+            let plan = PerturbationPlan::generate(seed, &shape);
             assert!(!plan.is_empty() && plan.0.len() <= 4);
-            assert_eq!(plan.to_string().parse::<Plan>(), Ok(plan));
+            assert_eq!(plan.to_string().parse::<PerturbationPlan>(), Ok(plan));
         }
-        assert_eq!("none".parse::<Plan>(), Ok(Plan::none()));
+        assert_eq!(
+            "none".parse::<PerturbationPlan>(),
+            Ok(PerturbationPlan::none())
+        );
     }
 
     #[test]
@@ -420,8 +423,14 @@ mod tests {
             tools: 0,
             wakes: 0,
         };
-        assert_eq!(Plan::generate(42, &shape), Plan::generate(42, &shape));
-        assert_ne!(Plan::generate(42, &shape), Plan::generate(43, &shape));
+        assert_eq!(
+            PerturbationPlan::generate(42, &shape),
+            PerturbationPlan::generate(42, &shape)
+        );
+        assert_ne!(
+            PerturbationPlan::generate(42, &shape),
+            PerturbationPlan::generate(43, &shape)
+        );
     }
 
     #[test]
@@ -434,7 +443,7 @@ mod tests {
             "x:1",
             "abort:1:2",
         ] {
-            assert!(bad.parse::<Plan>().is_err(), "{bad}");
+            assert!(bad.parse::<PerturbationPlan>().is_err(), "{bad}");
         }
     }
 
@@ -457,7 +466,7 @@ mod tests {
                 };
                 prop_assert!(in_shape, "{}", p);
             }
-            prop_assert_eq!(plan.to_string().parse::<Plan>(), Ok(plan));
+            prop_assert_eq!(plan.to_string().parse::<PerturbationPlan>(), Ok(plan));
         }
     }
 }

@@ -79,7 +79,7 @@ pub enum RecordingError {
 
 /// A cassette indexed for chaos runs (see the module doc).
 #[derive(Clone, Debug)]
-pub struct Recording {
+pub struct ChaosRecording {
     pub path: PathBuf,
     /// The configuration runs are built from; change it to test another configuration
     /// against the same recorded world.
@@ -96,9 +96,9 @@ pub struct Recording {
     pub shape: Shape,
 }
 
-impl Recording {
+impl ChaosRecording {
     /// Indexes `cassette` (a loaded one: its lines are already checked).
-    pub fn from_cassette(cassette: &Cassette) -> Result<Arc<Recording>, RecordingError> {
+    pub fn from_cassette(cassette: &Cassette) -> Result<Arc<ChaosRecording>, RecordingError> {
         let path = cassette.path.clone();
         let mut calls: Vec<RecordedCall> = Vec::new();
         let mut call_index: HashMap<u64, usize> = HashMap::new();
@@ -227,7 +227,7 @@ impl Recording {
             tools: tool_order.len(),
             wakes,
         };
-        Ok(Arc::new(Recording {
+        Ok(Arc::new(ChaosRecording {
             path,
             config: cassette.config.clone(),
             session: cassette.header.session.clone(),

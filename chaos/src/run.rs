@@ -19,8 +19,8 @@ use pi_effects::session::{SessionFile, SessionStore};
 
 use crate::interpreter::ChaosInterpreter;
 use crate::invariants::{Checker, Invariant, Violation};
-use crate::plan::{Plan, SplitMix};
-use crate::recording::Recording;
+use crate::plan::{PerturbationPlan, SplitMix};
+use crate::recording::ChaosRecording;
 use pi_providers::transport::poll_once;
 
 /// Inputs after which a run that has not come back to idle is reported as not settling.
@@ -40,8 +40,8 @@ pub struct RunStats {
 /// caller's; the file is removed afterwards), checking every invariant. A panic is caught and
 /// reported as a violation.
 pub fn run_plan(
-    recording: &Recording,
-    plan: &Plan,
+    recording: &ChaosRecording,
+    plan: &PerturbationPlan,
     dir: &Path,
 ) -> Result<RunStats, Vec<Violation>> {
     match catch_unwind(AssertUnwindSafe(|| run_unguarded(recording, plan, dir))) {
@@ -61,8 +61,8 @@ pub fn run_plan(
 }
 
 fn run_unguarded(
-    recording: &Recording,
-    plan: &Plan,
+    recording: &ChaosRecording,
+    plan: &PerturbationPlan,
     dir: &Path,
 ) -> Result<RunStats, Vec<Violation>> {
     let config = &plan.config(&recording.config);
@@ -225,7 +225,7 @@ fn check_session_file(
 /// The session the recorded run started in, recreated in `dir`: a session kept in memory is
 /// written here all the same (the file is what is checked), and a perturbed run's ids are drawn
 /// from the seed, not given back from an imported file.
-fn session_store(recording: &Recording, dir: &Path) -> Result<SessionStore, String> {
+fn session_store(recording: &ChaosRecording, dir: &Path) -> Result<SessionStore, String> {
     starting_session(
         &recording.session,
         recording.session_content.as_deref(),
@@ -239,11 +239,11 @@ fn session_store(recording: &Recording, dir: &Path) -> Result<SessionStore, Stri
 /// The smallest plan found that still fails, by removing one perturbation at a time while
 /// the run still breaks an invariant; with its violations. `plan` must fail.
 pub fn shrink(
-    recording: &Recording,
-    plan: &Plan,
+    recording: &ChaosRecording,
+    plan: &PerturbationPlan,
     violations: Vec<Violation>,
     dir: &Path,
-) -> (Plan, Vec<Violation>) {
+) -> (PerturbationPlan, Vec<Violation>) {
     let (mut plan, mut violations) = (plan.clone(), violations);
     let mut i = 0;
     while i < plan.0.len() {
@@ -267,8 +267,8 @@ pub struct Failure {
     pub seed: u64,
     pub run: usize,
     /// The plan drawn, and the smallest that still fails.
-    pub plan: Plan,
-    pub shrunk: Plan,
+    pub plan: PerturbationPlan,
+    pub shrunk: PerturbationPlan,
     pub violations: Vec<Violation>,
 }
 
@@ -311,21 +311,21 @@ pub struct Summary {
 
 /// The plan of run `run` of a chaos run seeded `seed`: run 0 is unperturbed, so each
 /// recording is also replayed as it was.
-pub fn plan_for(recording: &Recording, seed: u64, run: usize) -> Plan {
+pub fn plan_for(recording: &ChaosRecording, seed: u64, run: usize) -> PerturbationPlan {
     if run == 0 {
-        return Plan::none();
+        return PerturbationPlan::none();
     }
     let mut mix = SplitMix(seed ^ (run as u64).wrapping_mul(0xA076_1D64_78BD_642F));
-    Plan::generate(mix.next_u64(), &recording.shape())
+    PerturbationPlan::generate(mix.next_u64(), &recording.shape())
 }
 
 /// `runs` runs of `recording` under seeded plans (or under `plan` each time, when given),
 /// each failure shrunk. Session files go to `dir`.
 pub fn chaos_runs(
-    recording: &Recording,
+    recording: &ChaosRecording,
     runs: usize,
     seed: u64,
-    plan: Option<&Plan>,
+    plan: Option<&PerturbationPlan>,
     dir: &Path,
 ) -> Summary {
     let mut summary = Summary::default();

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_cassettes::Cassette;
-use pi_chaos::{chaos_runs, run_plan, shrink, Invariant, Plan, Recording};
+use pi_chaos::{chaos_runs, run_plan, shrink, ChaosRecording, Invariant, PerturbationPlan};
 use pi_core::agent::Input;
 
 fn corpus() -> Vec<PathBuf> {
@@ -21,16 +21,16 @@ fn corpus() -> Vec<PathBuf> {
     files
 }
 
-fn recording(path: &Path) -> std::sync::Arc<Recording> {
+fn recording(path: &Path) -> std::sync::Arc<ChaosRecording> {
     let cassette = Cassette::load(path).unwrap();
-    Recording::from_cassette(&cassette).unwrap()
+    ChaosRecording::from_cassette(&cassette).unwrap()
 }
 
 #[test]
 fn every_cassette_keeps_the_invariants_unperturbed() {
     let dir = tempfile::tempdir().unwrap();
     for path in corpus() {
-        let result = run_plan(&recording(&path), &Plan::none(), dir.path());
+        let result = run_plan(&recording(&path), &PerturbationPlan::none(), dir.path());
         assert!(result.is_ok(), "{}: {:?}", path.display(), result.err());
     }
 }
@@ -65,7 +65,7 @@ fn a_tool_answered_twice_is_caught_and_shrunk() {
         outcome: finished,
     });
     let dir = tempfile::tempdir().unwrap();
-    let plan: Plan = "split:0:11,late:0:5000,split:1:3".parse().unwrap();
+    let plan: PerturbationPlan = "split:0:11,late:0:5000,split:1:3".parse().unwrap();
     let violations = run_plan(&recording, &plan, dir.path()).unwrap_err();
     assert!(
         violations
@@ -76,7 +76,7 @@ fn a_tool_answered_twice_is_caught_and_shrunk() {
     let (shrunk, violations) = shrink(&recording, &plan, violations, dir.path());
     assert_eq!(
         shrunk,
-        Plan::none(),
+        PerturbationPlan::none(),
         "no perturbation is needed to break it"
     );
     assert!(!violations.is_empty());

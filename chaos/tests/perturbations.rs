@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use pi_cassettes::Cassette;
 use pi_chaos::interpreter::{INJECTED_TOOL_FAILURE, ONE_MORE_TURN};
-use pi_chaos::{ChaosInterpreter, Checker, Plan, Recording};
+use pi_chaos::{ChaosInterpreter, ChaosRecording, Checker, PerturbationPlan};
 use pi_core::session::ids::IdGenerator;
 use pi_effects::driver::{advance, submit};
 use pi_effects::run_config::build_machine;
@@ -22,8 +22,8 @@ fn events(cassette: &str, plan: &str) -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../cassettes/corpus")
         .join(cassette);
-    let recording = Recording::from_cassette(&Cassette::load(&path).unwrap()).unwrap();
-    let plan: Plan = plan.parse().unwrap();
+    let recording = ChaosRecording::from_cassette(&Cassette::load(&path).unwrap()).unwrap();
+    let plan: PerturbationPlan = plan.parse().unwrap();
     let config = plan.config(&recording.config);
     let store = SessionStore::in_memory(
         &config.cwd,

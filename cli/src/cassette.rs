@@ -9,8 +9,8 @@ use pi_cassettes::convert::{to_json, to_name};
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
 use pi_cassettes::redact::Rules;
 use pi_cassettes::{
-    recording_transport, Cassette, CreateError, Divergence, Hybrid, Outcome, Record, Recorder,
-    Replay,
+    recording_transport, Cassette, CreateError, Divergence, Hybrid, Record, RecordedOutcome,
+    Recorder, Replay,
 };
 use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::model::Model;
@@ -35,7 +35,7 @@ pub const RECORD_ENV: &str = "PI_RECORD_CASSETTES";
 
 /// What a run does with cassettes.
 #[derive(Debug)]
-pub enum Plan {
+pub enum CassettePlan {
     Live,
     /// Record into this file.
     Record(PathBuf),
@@ -47,33 +47,33 @@ pub enum Plan {
     Hybrid(Arc<Cassette>, PathBuf),
 }
 
-impl Plan {
+impl CassettePlan {
     /// The plan of this command line; `record_every_run` is the setting (or variable).
-    pub fn of(args: &Args, record_every_run: bool) -> Result<Plan, CliError> {
+    pub fn of(args: &Args, record_every_run: bool) -> Result<CassettePlan, CliError> {
         if let (Some(CassetteMode::Hybrid), Some(replay)) = (args.cassette_mode, &args.replay) {
             let replay = PathBuf::from(replay);
             let record = args
                 .record
                 .as_ref()
                 .map_or_else(|| replay.with_extension("hybrid.jsonl"), PathBuf::from);
-            return Ok(Plan::Hybrid(Arc::new(load(&replay)?), record));
+            return Ok(CassettePlan::Hybrid(Arc::new(load(&replay)?), record));
         }
         if let Some(path) = &args.record {
-            return Ok(Plan::Record(PathBuf::from(path)));
+            return Ok(CassettePlan::Record(PathBuf::from(path)));
         }
         let Some(path) = &args.replay else {
             return Ok(if record_every_run || env_says_record() {
-                Plan::RecordBesideSession
+                CassettePlan::RecordBesideSession
             } else {
-                Plan::Live
+                CassettePlan::Live
             });
         };
         let path = PathBuf::from(path);
         match args.cassette_mode.unwrap_or(CassetteMode::Replay) {
-            CassetteMode::Record => Ok(Plan::Record(path)),
-            CassetteMode::Once if !path.exists() => Ok(Plan::Record(path)),
+            CassetteMode::Record => Ok(CassettePlan::Record(path)),
+            CassetteMode::Once if !path.exists() => Ok(CassettePlan::Record(path)),
             CassetteMode::Once | CassetteMode::Replay | CassetteMode::Hybrid => {
-                Ok(Plan::Replay(Arc::new(load(&path)?)))
+                Ok(CassettePlan::Replay(Arc::new(load(&path)?)))
             }
         }
     }
@@ -81,8 +81,8 @@ impl Plan {
     /// The file a recording goes to, if this plan records.
     pub fn record_to(&self, built: &Built) -> Option<PathBuf> {
         match self {
-            Plan::Record(path) | Plan::Hybrid(_, path) => Some(path.clone()),
-            Plan::RecordBesideSession => match &built.initial {
+            CassettePlan::Record(path) | CassettePlan::Hybrid(_, path) => Some(path.clone()),
+            CassettePlan::RecordBesideSession => match &built.initial {
                 InitialSession::InMemory => None,
                 InitialSession::New { file } | InitialSession::Existing { file, .. } => {
                     Some(file.with_extension("cassette"))
@@ -96,14 +96,14 @@ impl Plan {
     pub fn records(&self) -> bool {
         matches!(
             self,
-            Plan::Record(_) | Plan::RecordBesideSession | Plan::Hybrid(..)
+            CassettePlan::Record(_) | CassettePlan::RecordBesideSession | CassettePlan::Hybrid(..)
         )
     }
 
     /// When the run starts and its seed: the recorded ones on replay.
     pub fn start(&self) -> Start {
         match self {
-            Plan::Replay(cassette) | Plan::Hybrid(cassette, _) => Start {
+            CassettePlan::Replay(cassette) | CassettePlan::Hybrid(cassette, _) => Start {
                 at: cassette.config.started_at,
                 seed: cassette.config.seed,
             },
@@ -286,14 +286,14 @@ pub enum Io {
 
 /// The machine, file and interpreter of a run of `plan` over `built`.
 pub fn prepare(
-    plan: Plan,
+    plan: CassettePlan,
     built: Built,
     info: RunInfo<'_>,
 ) -> Result<(SessionMachine, SessionFile, Io), CliError> {
     let record_to = plan.record_to(&built);
     let unusable = |d: Divergence| CliError::Cassette(d.to_string());
     if let (
-        Plan::Replay(cassette) | Plan::Hybrid(cassette, _),
+        CassettePlan::Replay(cassette) | CassettePlan::Hybrid(cassette, _),
         InitialSession::Existing { file, .. },
     ) = (&plan, &built.initial)
     {
@@ -307,8 +307,8 @@ pub fn prepare(
         }
     }
     let io = match (plan, record_to) {
-        (Plan::Replay(cassette), _) => Io::Replay(Replay::new(cassette).map_err(unusable)?),
-        (Plan::Hybrid(cassette, _), Some(path)) => {
+        (CassettePlan::Replay(cassette), _) => Io::Replay(Replay::new(cassette).map_err(unusable)?),
+        (CassettePlan::Hybrid(cassette, _), Some(path)) => {
             let replay = Replay::new(cassette).map_err(unusable)?;
             let (secrets, rules) = (info.secrets(), info.rules()?);
             let header = header(&built, info, &rules);
@@ -347,7 +347,7 @@ fn recording(
 
 /// Runs `inputs` in print mode over the interpreter `plan` asks for; returns the exit code.
 pub async fn run_print(
-    plan: Plan,
+    plan: CassettePlan,
     built: Built,
     info: RunInfo<'_>,
     inputs: Vec<SessionInput>,
@@ -473,7 +473,7 @@ pub fn write_outcome(recorder: &Recorder, code: i32, out: &Stdout, session_file:
         None => (None, None),
     };
     // The texts are redacted as digested (stdout's line by line, as it was written).
-    recorder.write(pi_cassettes::Line::Outcome(Outcome {
+    recorder.write(pi_cassettes::Line::Outcome(RecordedOutcome {
         exit: code,
         stdout: out.digest().unwrap_or_default(),
         session,

@@ -11,15 +11,15 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use pi_cassettes::Cassette;
-use pi_chaos::{chaos_runs, Plan, Recording, Summary};
+use pi_chaos::{chaos_runs, ChaosRecording, PerturbationPlan, Summary};
 
 use crate::cassette::UNUSABLE;
 use crate::printable::printable;
-use crate::replay_cmd::{check_one, files_and_jobs, runtime, shown, How, ReplayArgs, Verdict};
+use crate::replay_cmd::{check_one, files_and_jobs, runtime, shown, CheckVerdict, How, ReplayArgs};
 
 /// How one cassette fared: its unperturbed replay's divergence, if it diverged, and its
 /// chaos runs (they go on after a divergence: the invariants hold for any behaviour).
-enum Outcome {
+enum CassetteChaos {
     Ran {
         diverged: Option<String>,
         summary: Summary,
@@ -30,7 +30,12 @@ enum Outcome {
 /// Runs `pi replay --chaos`; the exit code.
 pub fn run(args: &ReplayArgs, how: &How) -> i32 {
     let runs = args.chaos.unwrap_or(0);
-    let plan = match args.plan.as_deref().map(str::parse::<Plan>).transpose() {
+    let plan = match args
+        .plan
+        .as_deref()
+        .map(str::parse::<PerturbationPlan>)
+        .transpose()
+    {
         Ok(plan) => plan,
         Err(error) => {
             eprintln!("--plan: {error}");
@@ -48,7 +53,7 @@ pub fn run(args: &ReplayArgs, how: &How) -> i32 {
         Err(code) => return code,
     };
     let next = AtomicUsize::new(0);
-    let outcomes: Mutex<Vec<Option<Outcome>>> =
+    let outcomes: Mutex<Vec<Option<CassetteChaos>>> =
         Mutex::new((0..files.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for worker in 0..jobs {
@@ -68,8 +73,8 @@ pub fn run(args: &ReplayArgs, how: &How) -> i32 {
                         None => Some(check_one(&runtime, path, how, index)),
                     };
                     let outcome = match exact {
-                        Some(Verdict::Unusable(why)) => Outcome::Unusable(why),
-                        Some(Verdict::Diverged(divergence)) => {
+                        Some(CheckVerdict::Unusable(why)) => CassetteChaos::Unusable(why),
+                        Some(CheckVerdict::Diverged(divergence)) => {
                             chaos_one(path, runs, seed, plan, &dir, Some(divergence.to_string()))
                         }
                         _ => chaos_one(path, runs, seed, plan, &dir, None),
@@ -90,18 +95,18 @@ fn chaos_one(
     path: &std::path::Path,
     runs: usize,
     seed: u64,
-    plan: Option<&Plan>,
+    plan: Option<&PerturbationPlan>,
     dir: &std::path::Path,
     diverged: Option<String>,
-) -> Outcome {
+) -> CassetteChaos {
     let recording = match Cassette::load(path)
         .map_err(|e| e.to_string())
-        .and_then(|c| Recording::from_cassette(&c).map_err(|e| e.to_string()))
+        .and_then(|c| ChaosRecording::from_cassette(&c).map_err(|e| e.to_string()))
     {
         Ok(recording) => recording,
-        Err(why) => return Outcome::Unusable(why),
+        Err(why) => return CassetteChaos::Unusable(why),
     };
-    Outcome::Ran {
+    CassetteChaos::Ran {
         diverged,
         summary: chaos_runs(&recording, runs, seed, plan, dir),
     }
@@ -109,7 +114,7 @@ fn chaos_one(
 
 fn report(
     files: &[PathBuf],
-    outcomes: Vec<Option<Outcome>>,
+    outcomes: Vec<Option<CassetteChaos>>,
     runs: usize,
     seed: u64,
     jobs: usize,
@@ -119,7 +124,7 @@ fn report(
         (0, 0, 0, 0, 0);
     for (path, outcome) in files.iter().zip(outcomes) {
         match outcome {
-            Some(Outcome::Ran {
+            Some(CassetteChaos::Ran {
                 diverged: d,
                 summary,
             }) => {
@@ -172,7 +177,7 @@ fn report(
                     println!();
                 }
             }
-            Some(Outcome::Unusable(why)) => {
+            Some(CassetteChaos::Unusable(why)) => {
                 unusable += 1;
                 println!("UNUSABLE  {}", shown(path));
                 eprintln!("{}\n", printable(&why));

@@ -202,7 +202,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     {
         return Ok(1);
     }
-    let plan = cassette::Plan::of(&args, runtime.settings.record_cassettes())?;
+    let plan = cassette::CassettePlan::of(&args, runtime.settings.record_cassettes())?;
     if mode == Mode::Rpc {
         return rpc::run(runtime, &choice, plan, command).await;
     }
@@ -213,7 +213,10 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     let built = runtime.build(&choice, plan.start(), plan.records())?;
     let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
     let model = built.machine.agent().model().clone();
-    let replaying = matches!(plan, cassette::Plan::Replay(_) | cassette::Plan::Hybrid(..));
+    let replaying = matches!(
+        plan,
+        cassette::CassettePlan::Replay(_) | cassette::CassettePlan::Hybrid(..)
+    );
     if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
         if mode == Mode::Json {
             let mut out = output::Stdout::new();

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use pi_cassettes::format::Outcome;
+use pi_cassettes::format::RecordedOutcome;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::run_config::{build_machine, RunConfig};
@@ -260,7 +260,7 @@ fn keep_sessions(scratch: &Path, dir: &Path) -> Result<(), String> {
 
 /// What a replay did.
 #[derive(Debug)]
-pub(crate) struct Replayed {
+pub(crate) struct ReplayRun {
     /// The cassette (its lines taken by the replay).
     cassette: Arc<Cassette>,
     pub(crate) code: i32,
@@ -300,7 +300,7 @@ pub(crate) async fn replay(
     how: &How,
     dir: &Path,
     out: &mut Stdout,
-) -> Result<Replayed, Divergence> {
+) -> Result<ReplayRun, Divergence> {
     let unusable = |what: String| Divergence::unusable_cassette(&cassette, what);
     let config = match how.config {
         ConfigSource::Recorded => cassette.config.clone(),
@@ -348,7 +348,7 @@ pub(crate) async fn replay(
         let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
         let taken = std::mem::replace(out, Stdout::discarded());
         let replayed = crate::rpc::replay(runtime, session, taken).await;
-        return Ok(Replayed {
+        return Ok(ReplayRun {
             cassette: shared,
             code: replayed.result?,
             stdout: replayed.stdout,
@@ -368,7 +368,7 @@ pub(crate) async fn replay(
         Err(error) => return Err(Divergence::of_run(&error, session.interpreter().cassette())),
     };
     session.interpreter_mut().finish()?;
-    Ok(Replayed {
+    Ok(ReplayRun {
         cassette: session.interpreter().shared_cassette(),
         code,
         stdout: out.digest().unwrap_or_default(),
@@ -472,7 +472,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 }
 
 /// How one cassette fared in a check.
-pub(crate) enum Verdict {
+pub(crate) enum CheckVerdict {
     Reproduced { steps: usize },
     Diverged(Divergence),
     Unusable(String),
@@ -512,7 +512,7 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(&files[i]).map_or(0, |m| m.len())));
     let next = AtomicUsize::new(0);
-    let verdicts: Mutex<Vec<Option<Verdict>>> =
+    let verdicts: Mutex<Vec<Option<CheckVerdict>>> =
         Mutex::new((0..files.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..jobs {
@@ -535,16 +535,16 @@ fn check(args: &ReplayArgs, how: &How) -> i32 {
     let (mut reproduced, mut diverged, mut unusable) = (0, 0, 0);
     for (path, verdict) in files.iter().zip(verdicts) {
         match verdict {
-            Some(Verdict::Reproduced { steps }) => {
+            Some(CheckVerdict::Reproduced { steps }) => {
                 reproduced += 1;
                 println!("ok        {} ({steps} steps)", shown(path));
             }
-            Some(Verdict::Diverged(divergence)) => {
+            Some(CheckVerdict::Diverged(divergence)) => {
                 diverged += 1;
                 println!("DIVERGED  {}", shown(path));
                 eprintln!("{}\n", printable(&divergence.to_string()));
             }
-            Some(Verdict::Unusable(why)) => {
+            Some(CheckVerdict::Unusable(why)) => {
                 unusable += 1;
                 println!("UNUSABLE  {}", shown(path));
                 eprintln!("{}\n", printable(&why));
@@ -572,10 +572,10 @@ pub(crate) fn check_one(
     path: &Path,
     how: &How,
     index: usize,
-) -> Verdict {
+) -> CheckVerdict {
     let cassette = match Cassette::load(path) {
         Ok(cassette) => Arc::new(cassette),
-        Err(error) => return Verdict::Unusable(error.to_string()),
+        Err(error) => return CheckVerdict::Unusable(error.to_string()),
     };
     let dir = scratch_dir(index + 1);
     let mode = if cassette.header.mode == "text" {
@@ -590,24 +590,24 @@ pub(crate) fn check_one(
     let replayed = match result {
         Ok(replayed) => replayed,
         Err(divergence) if divergence.is_cassette_fault() => {
-            return Verdict::Unusable(divergence.to_string())
+            return CheckVerdict::Unusable(divergence.to_string())
         }
-        Err(divergence) => return Verdict::Diverged(divergence),
+        Err(divergence) => return CheckVerdict::Diverged(divergence),
     };
     let Some(outcome) = outcome else {
-        return Verdict::Unusable(format!(
+        return CheckVerdict::Unusable(format!(
             "{}: the recording has no outcome line (the recording run was interrupted)",
             path.display()
         ));
     };
     match differs(&outcome, &replayed) {
-        Some((what, expected, actual)) => Verdict::Diverged(Divergence::output(
+        Some((what, expected, actual)) => CheckVerdict::Diverged(Divergence::output(
             &replayed.cassette,
             what,
             &expected,
             &actual,
         )),
-        None => Verdict::Reproduced {
+        None => CheckVerdict::Reproduced {
             steps: replayed.steps,
         },
     }
@@ -616,7 +616,10 @@ pub(crate) fn check_one(
 /// The first of the exit code, stdout, the session file and the events (text mode) that the
 /// replay did otherwise than the recording: what it is, recorded and replayed, as texts when
 /// the cassette holds the recorded text (else as digests).
-fn differs(outcome: &Outcome, replayed: &Replayed) -> Option<(&'static str, String, String)> {
+fn differs(
+    outcome: &RecordedOutcome,
+    replayed: &ReplayRun,
+) -> Option<(&'static str, String, String)> {
     if outcome.exit != replayed.code {
         let (expected, actual) = (outcome.exit.to_string(), replayed.code.to_string());
         return Some(("exit code", expected, actual));

@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 use crate::isolate::{AgentSandbox, Isolation};
-use crate::outcome::{Limits, Outcome};
+use crate::outcome::{AgentOutcome, Limits};
 use crate::suite::Step;
 use crate::workspace::TrialDirs;
 
@@ -55,12 +55,12 @@ pub trait Replayer: Send + Sync {
     /// through `shell`, file tools confined to the workspace, and its session file in the
     /// trial's agent directory (where an agent process would write it); what it printed and
     /// its exit code.
-    fn replay(&self, cassette: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> Replayed;
+    fn replay(&self, cassette: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> InProcessReplay;
 }
 
 /// What an in-process replay gave: as `pi replay` would exit and print.
 #[derive(Debug, Default)]
-pub struct Replayed {
+pub struct InProcessReplay {
     /// 0 reproduced; 1 diverged; 125 the cassette cannot be used.
     pub exit: i32,
     /// The JSON event lines.
@@ -102,7 +102,7 @@ pub struct Invocation<'a> {
 /// What the agent's run gave.
 #[derive(Debug, Default)]
 pub struct AgentRun {
-    pub outcome: Outcome,
+    pub outcome: AgentOutcome,
     /// The exit code; `None` when a signal ended it or it never started.
     pub exit: Option<i32>,
     /// The end of what it wrote to stderr.

@@ -8,7 +8,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::outcome::Outcome;
+use crate::outcome::AgentOutcome;
 use crate::results::CheckResult;
 
 /// The default timeout of a `command` check.
@@ -266,7 +266,7 @@ impl Check {
     /// Runs the check on a trial that ran to its end.
     pub fn evaluate(
         &self,
-        outcome: &Outcome,
+        outcome: &AgentOutcome,
         workspace: &Path,
         run: RunCommand<'_>,
     ) -> CheckResult {
@@ -282,7 +282,7 @@ impl Check {
 
     fn verdict(
         &self,
-        outcome: &Outcome,
+        outcome: &AgentOutcome,
         workspace: &Path,
         run: RunCommand<'_>,
     ) -> (bool, Option<String>) {

@@ -35,7 +35,7 @@ impl Default for CompareOptions {
 /// What a row or a model did between A and B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Difference {
     /// B is worse and the test says it is not noise.
     Regressed,
     /// B is better and the test says it is not noise.
@@ -91,7 +91,7 @@ pub struct RowComparison {
     /// One-sided Fisher p-value for "B passes more often than A".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p_better: Option<f64>,
-    pub verdict: Verdict,
+    pub verdict: Difference,
 }
 
 /// One model, over the tasks both runs counted.
@@ -115,7 +115,7 @@ pub struct ModelComparison {
     pub drops: u32,
     /// Exact two-sided sign test p-value.
     pub p: f64,
-    pub verdict: Verdict,
+    pub verdict: Difference,
 }
 
 /// Something that makes the comparison less than like for like.
@@ -229,12 +229,12 @@ fn compare_row(
         b,
         p_worse: None,
         p_better: None,
-        verdict: Verdict::Same,
+        verdict: Difference::Same,
     };
     row.verdict = match (a, b) {
-        (None, _) => Verdict::OnlyInB,
-        (_, None) => Verdict::OnlyInA,
-        (Some(a), Some(b)) if a.counted == 0 || b.counted == 0 => Verdict::NotComparable,
+        (None, _) => Difference::OnlyInB,
+        (_, None) => Difference::OnlyInA,
+        (Some(a), Some(b)) if a.counted == 0 || b.counted == 0 => Difference::NotComparable,
         (Some(a), Some(b)) => {
             let (p_worse, p_better) = fisher_one_sided(a.passed, a.counted, b.passed, b.counted);
             row.p_worse = Some(p_worse);
@@ -243,10 +243,10 @@ fn compare_row(
             let rate_a = u64::from(a.passed) * u64::from(b.counted);
             let rate_b = u64::from(b.passed) * u64::from(a.counted);
             match rate_b.cmp(&rate_a) {
-                std::cmp::Ordering::Less if p_worse < alpha => Verdict::Regressed,
-                std::cmp::Ordering::Greater if p_better < alpha => Verdict::Improved,
-                std::cmp::Ordering::Equal => Verdict::Same,
-                _ => Verdict::Changed,
+                std::cmp::Ordering::Less if p_worse < alpha => Difference::Regressed,
+                std::cmp::Ordering::Greater if p_better < alpha => Difference::Improved,
+                std::cmp::Ordering::Equal => Difference::Same,
+                _ => Difference::Changed,
             }
         }
     };
@@ -277,21 +277,21 @@ fn compare_model(model: &str, rows: &[RowComparison], alpha: f64) -> ModelCompar
     let drops = count(deltas.iter().filter(|d| **d < -TIE).count());
     let p = sign_test(rises, drops);
     let verdict = if pairs.is_empty() {
-        if mine.iter().all(|r| r.verdict == Verdict::OnlyInA) {
-            Verdict::OnlyInA
-        } else if mine.iter().all(|r| r.verdict == Verdict::OnlyInB) {
-            Verdict::OnlyInB
+        if mine.iter().all(|r| r.verdict == Difference::OnlyInA) {
+            Difference::OnlyInA
+        } else if mine.iter().all(|r| r.verdict == Difference::OnlyInB) {
+            Difference::OnlyInB
         } else {
-            Verdict::NotComparable
+            Difference::NotComparable
         }
     } else if mean_delta < 0.0 && p < alpha {
-        Verdict::Regressed
+        Difference::Regressed
     } else if mean_delta > 0.0 && p < alpha {
-        Verdict::Improved
+        Difference::Improved
     } else if rises + drops == 0 {
-        Verdict::Same
+        Difference::Same
     } else {
-        Verdict::Changed
+        Difference::Changed
     };
     ModelComparison {
         model: model.to_owned(),
@@ -360,12 +360,12 @@ impl Comparison {
     pub fn regressions(&self) -> usize {
         self.rows
             .iter()
-            .filter(|r| r.verdict == Verdict::Regressed)
+            .filter(|r| r.verdict == Difference::Regressed)
             .count()
             + self
                 .models
                 .iter()
-                .filter(|m| m.verdict == Verdict::Regressed)
+                .filter(|m| m.verdict == Difference::Regressed)
                 .count()
     }
 
@@ -379,14 +379,14 @@ impl Comparison {
             "Comparison of B (candidate) with A (baseline), alpha {}",
             self.alpha
         );
-        let model_lines = |verdict: Verdict| -> Vec<String> {
+        let model_lines = |verdict: Difference| -> Vec<String> {
             self.models
                 .iter()
                 .filter(|m| m.verdict == verdict)
                 .map(model_line)
                 .collect()
         };
-        let row_lines = |verdict: Verdict| -> Vec<String> {
+        let row_lines = |verdict: Difference| -> Vec<String> {
             self.rows
                 .iter()
                 .filter(|r| r.verdict == verdict)
@@ -395,21 +395,21 @@ impl Comparison {
         };
         let sections = [
             ("Regressions", {
-                let mut lines = row_lines(Verdict::Regressed);
-                lines.extend(model_lines(Verdict::Regressed));
+                let mut lines = row_lines(Difference::Regressed);
+                lines.extend(model_lines(Difference::Regressed));
                 lines
             }),
             ("Improvements", {
-                let mut lines = row_lines(Verdict::Improved);
-                lines.extend(model_lines(Verdict::Improved));
+                let mut lines = row_lines(Difference::Improved);
+                lines.extend(model_lines(Difference::Improved));
                 lines
             }),
-            ("Changes within noise", row_lines(Verdict::Changed)),
-            ("Only in A", row_lines(Verdict::OnlyInA)),
-            ("Only in B", row_lines(Verdict::OnlyInB)),
+            ("Changes within noise", row_lines(Difference::Changed)),
+            ("Only in A", row_lines(Difference::OnlyInA)),
+            ("Only in B", row_lines(Difference::OnlyInB)),
             (
                 "Not comparable (no counted trials on a side)",
-                row_lines(Verdict::NotComparable),
+                row_lines(Difference::NotComparable),
             ),
         ];
         for (title, lines) in sections {
@@ -424,7 +424,7 @@ impl Comparison {
         let same = self
             .rows
             .iter()
-            .filter(|r| r.verdict == Verdict::Same)
+            .filter(|r| r.verdict == Difference::Same)
             .count();
         let _ = writeln!(out, "\nUnchanged rows: {same}");
         if !self.models.is_empty() {
@@ -460,7 +460,7 @@ fn row_line(row: &RowComparison) -> String {
         side_text(row.b)
     );
     if let (Some(a), Some(b)) = (row.a, row.b) {
-        if row.verdict == Verdict::NotComparable {
+        if row.verdict == Difference::NotComparable {
             for (run, side) in [("A", a), ("B", b)] {
                 if side.counted == 0 {
                     let _ = write!(line, ", {run} counted none of {} trials", side.trials);
@@ -471,15 +471,15 @@ fn row_line(row: &RowComparison) -> String {
         }
     }
     let p = match row.verdict {
-        Verdict::Regressed => row.p_worse,
-        Verdict::Improved => row.p_better,
-        Verdict::Changed => row.p_worse.zip(row.p_better).map(|(w, b)| w.min(b)),
+        Difference::Regressed => row.p_worse,
+        Difference::Improved => row.p_better,
+        Difference::Changed => row.p_worse.zip(row.p_better).map(|(w, b)| w.min(b)),
         _ => None,
     };
     if let Some(p) = p {
         let _ = write!(line, ", p {}", p_text(p));
     }
-    if row.verdict == Verdict::Changed {
+    if row.verdict == Difference::Changed {
         line.push_str(": not significant, may be noise");
     }
     line
@@ -488,8 +488,8 @@ fn row_line(row: &RowComparison) -> String {
 fn model_line(model: &ModelComparison) -> String {
     if model.tasks == 0 {
         let why = match model.verdict {
-            Verdict::OnlyInA => "only in A",
-            Verdict::OnlyInB => "only in B",
+            Difference::OnlyInA => "only in A",
+            Difference::OnlyInB => "only in B",
             _ => "no task counted by both runs",
         };
         return format!("{}: {why}", model.model);
@@ -511,15 +511,15 @@ fn model_line(model: &ModelComparison) -> String {
     )
 }
 
-fn verdict_text(verdict: Verdict) -> &'static str {
+fn verdict_text(verdict: Difference) -> &'static str {
     match verdict {
-        Verdict::Regressed => "regressed",
-        Verdict::Improved => "improved",
-        Verdict::Changed => "changed within noise",
-        Verdict::Same => "same",
-        Verdict::OnlyInA => "only in A",
-        Verdict::OnlyInB => "only in B",
-        Verdict::NotComparable => "not comparable",
+        Difference::Regressed => "regressed",
+        Difference::Improved => "improved",
+        Difference::Changed => "changed within noise",
+        Difference::Same => "same",
+        Difference::OnlyInA => "only in A",
+        Difference::OnlyInB => "only in B",
+        Difference::NotComparable => "not comparable",
     }
 }
 

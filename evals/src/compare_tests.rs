@@ -22,7 +22,7 @@ fn clear_drop_is_a_regression() {
     let b = results(outcomes("s", "t", "m", 0, 10));
     let c = compare(&a, &b, &CompareOptions::default());
     let r = row(&c, "t", "m");
-    assert_eq!(r.verdict, Verdict::Regressed);
+    assert_eq!(r.verdict, Difference::Regressed);
     assert!(r.p_worse.unwrap() < 1e-5);
     assert_eq!(
         c.regressions(),
@@ -37,10 +37,10 @@ fn one_trial_drop_is_noise() {
     let b = results(outcomes("s", "t", "m", 0, 1));
     let c = compare(&a, &b, &CompareOptions::default());
     let r = row(&c, "t", "m");
-    assert_eq!(r.verdict, Verdict::Changed);
+    assert_eq!(r.verdict, Difference::Changed);
     assert_eq!(r.p_worse, Some(0.5));
     assert_eq!(c.regressions(), 0);
-    assert_eq!(model(&c, "m").verdict, Verdict::Changed);
+    assert_eq!(model(&c, "m").verdict, Difference::Changed);
 }
 
 #[test]
@@ -50,9 +50,13 @@ fn improvement_and_same() {
     let mut b = outcomes("s", "up", "m", 9, 1);
     b.extend(outcomes("s", "flat", "m", 4, 4));
     let c = compare(&results(a), &results(b), &CompareOptions::default());
-    assert_eq!(row(&c, "up", "m").verdict, Verdict::Improved);
+    assert_eq!(row(&c, "up", "m").verdict, Difference::Improved);
     assert!(row(&c, "up", "m").p_better.unwrap() < 0.01);
-    assert_eq!(row(&c, "flat", "m").verdict, Verdict::Same, "2/4 and 4/8");
+    assert_eq!(
+        row(&c, "flat", "m").verdict,
+        Difference::Same,
+        "2/4 and 4/8"
+    );
     assert_eq!(c.regressions(), 0);
 }
 
@@ -66,13 +70,13 @@ fn rows_only_in_one_run_and_not_comparable() {
     b.push(trial("s", "broken", "m", 0, TrialStatus::Error, 0.0));
     b.extend(outcomes("s", "kept", "fresh", 1, 0));
     let c = compare(&results(a), &results(b), &CompareOptions::default());
-    assert_eq!(row(&c, "gone", "m").verdict, Verdict::OnlyInA);
-    assert_eq!(row(&c, "new", "m").verdict, Verdict::OnlyInB);
-    assert_eq!(row(&c, "broken", "m").verdict, Verdict::NotComparable);
-    assert_eq!(row(&c, "kept", "m").verdict, Verdict::Same);
-    assert_eq!(model(&c, "fresh").verdict, Verdict::OnlyInB);
+    assert_eq!(row(&c, "gone", "m").verdict, Difference::OnlyInA);
+    assert_eq!(row(&c, "new", "m").verdict, Difference::OnlyInB);
+    assert_eq!(row(&c, "broken", "m").verdict, Difference::NotComparable);
+    assert_eq!(row(&c, "kept", "m").verdict, Difference::Same);
+    assert_eq!(model(&c, "fresh").verdict, Difference::OnlyInB);
     assert_eq!(model(&c, "m").tasks, 1);
-    assert_eq!(model(&c, "m").verdict, Verdict::Same);
+    assert_eq!(model(&c, "m").verdict, Difference::Same);
     assert_eq!(c.regressions(), 0);
 }
 
@@ -86,9 +90,9 @@ fn many_small_drops_regress_the_model() {
         b.extend(outcomes("s", &task, "m", 7, 3));
     }
     let c = compare(&results(a), &results(b), &CompareOptions::default());
-    assert!(c.rows.iter().all(|r| r.verdict == Verdict::Changed));
+    assert!(c.rows.iter().all(|r| r.verdict == Difference::Changed));
     let m = model(&c, "m");
-    assert_eq!(m.verdict, Verdict::Regressed);
+    assert_eq!(m.verdict, Difference::Regressed);
     assert_eq!((m.tasks, m.rises, m.drops), (20, 0, 20));
     assert!((m.mean_delta + 0.1).abs() < 1e-9);
     assert!(m.stderr < 1e-9);
@@ -181,10 +185,10 @@ fn many_small_gains_improve_the_model() {
     let (a, b) = (results(ten_tasks(5, 5)), results(ten_tasks(6, 4)));
     let c = compare(&a, &b, &CompareOptions::default());
     let m = model(&c, "m");
-    assert_eq!(m.verdict, Verdict::Improved);
+    assert_eq!(m.verdict, Difference::Improved);
     assert!((m.pass_at_1_a - 0.5).abs() < 1e-9 && (m.pass_at_1_b - 0.6).abs() < 1e-9);
     assert_eq!(c.regressions(), 0);
     // A stricter alpha calls the same gains noise (ten of ten rises: p = 2/1024).
     let strict = compare(&a, &b, &CompareOptions { alpha: 0.001 });
-    assert_eq!(model(&strict, "m").verdict, Verdict::Changed);
+    assert_eq!(model(&strict, "m").verdict, Difference::Changed);
 }

@@ -20,7 +20,7 @@ pub struct Limits {
 
 /// A trial's agent run, as its events told it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Outcome {
+pub struct AgentOutcome {
     /// Every message that ended (user, assistant, tool results), in order: Pi's messages.
     pub messages: Vec<Value>,
     /// Turns that ended.
@@ -47,7 +47,7 @@ pub fn is_streaming_update(line: &str) -> bool {
         || line.starts_with(r#"{"type":"tool_execution_update""#)
 }
 
-impl Outcome {
+impl AgentOutcome {
     /// Reads one event line; streaming updates and lines that are not JSON objects (a stray
     /// print) are skipped.
     pub fn feed_line(&mut self, line: &str) {
@@ -160,8 +160,8 @@ impl Outcome {
 mod tests {
     use super::*;
 
-    fn run(lines: &[&str]) -> Outcome {
-        let mut outcome = Outcome::default();
+    fn run(lines: &[&str]) -> AgentOutcome {
+        let mut outcome = AgentOutcome::default();
         for line in lines {
             outcome.feed_line(line);
         }
@@ -202,7 +202,7 @@ mod tests {
         assert!(!is_streaming_update(
             r#"{"type":"message_end","message":{}}"#
         ));
-        assert_eq!(run(&[update]), Outcome::default());
+        assert_eq!(run(&[update]), AgentOutcome::default());
     }
 
     #[test]
@@ -219,9 +219,9 @@ mod tests {
 
     #[test]
     fn limits_are_passed_only_beyond_their_value() {
-        let mut outcome = Outcome {
+        let mut outcome = AgentOutcome {
             turns_started: 3,
-            ..Outcome::default()
+            ..AgentOutcome::default()
         };
         let limits = Limits {
             turns: Some(3),

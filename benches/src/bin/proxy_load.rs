@@ -34,7 +34,7 @@ use pi_cassettes::format::{Line, RecordedEnd};
 use pi_cassettes::write::RequestParts;
 use pi_cassettes::{ProxyHeader, Recorder, PROXY_FORMAT_VERSION};
 use pi_proxy::body::ProxyBody;
-use pi_proxy::{IgnoreRule, Proxy, Replaying, Server};
+use pi_proxy::{IgnoreRule, Proxy, ReplayingProxy, Server};
 use serde_json::{json, Value};
 
 struct Options {
@@ -353,7 +353,7 @@ fn main() {
         }
         None => {
             // Each client asks its conversation again and again.
-            let replaying = Replaying::load(dir.path(), IgnoreRule::default(), false)
+            let replaying = ReplayingProxy::load(dir.path(), IgnoreRule::default(), false)
                 .unwrap()
                 .repeating(true);
             let server = servers

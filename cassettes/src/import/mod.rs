@@ -27,12 +27,14 @@ use pi_effects::run_config::build_machine;
 use pi_effects::session::SessionStore;
 
 use crate::convert::to_json;
-use crate::format::{Header, Imported, Line, Outcome, SessionKind, SessionStart, FORMAT_VERSION};
+use crate::format::{
+    Header, Imported, Line, RecordedOutcome, SessionKind, SessionStart, FORMAT_VERSION,
+};
 use crate::record::Record;
 use crate::redact::{Reach, Rules, Secrets, MIN_SCRUBBED_LEN};
 use crate::write::Recorder;
 use answer::FromSession;
-use plan::Plan;
+use plan::ImportPlan;
 
 /// What an imported cassette's header says it is checked on.
 const CHECKED: &str = "the session file a replay writes (it must equal the imported file's \
@@ -210,7 +212,7 @@ pub async fn import_session(
     let text = known.replace(&text, MIN_SCRUBBED_LEN);
     let mut secrets = secrets.to_vec();
     let text = redact_lines(&text, rules, &mut known, &mut secrets);
-    let mut plan = Plan::of(&text).map_err(|e| ImportError::Session {
+    let mut plan = ImportPlan::of(&text).map_err(|e| ImportError::Session {
         path: source.to_path_buf(),
         source: e,
     })?;
@@ -283,7 +285,7 @@ pub async fn import_session(
     }
     let tree = machine.tree();
     let written = whole_file(tree.header(), tree.entries());
-    recorder.write(Line::Outcome(Outcome {
+    recorder.write(Line::Outcome(RecordedOutcome {
         exit: 0,
         stdout: String::new(),
         session: Some(crate::sha256_hex(plan.target.as_bytes())),

@@ -40,7 +40,7 @@ pub struct Planned<T> {
 
 /// Everything an import needs of one session file.
 #[derive(Debug)]
-pub struct Plan {
+pub struct ImportPlan {
     pub header: SessionHeader,
     /// The file a replay must write: the branch's lines.
     pub target: String,
@@ -62,9 +62,9 @@ pub struct Plan {
     pub problems: Vec<Problem>,
 }
 
-impl Plan {
+impl ImportPlan {
     /// The plan for `text`, a session file of any version the loader reads.
-    pub fn of(text: &str) -> Result<Plan, SessionFileError> {
+    pub fn of(text: &str) -> Result<ImportPlan, SessionFileError> {
         // Old files are given entry ids when migrated: drawn from a fixed seed, so the
         // same file always imports to the same cassette.
         let parsed = parse_session(text, &mut IdGenerator::new(0))?;
@@ -91,7 +91,7 @@ impl Plan {
             true => whole_file(&header, &entries),
             false => original_lines(text, &header, &entries),
         };
-        let mut plan = Plan {
+        let mut plan = ImportPlan {
             stamps: Vec::new(),
             config: placeholder_config(&header),
             models: Models::default(),

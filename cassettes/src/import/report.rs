@@ -6,7 +6,7 @@ use pi_core::session::entry::SessionEntry;
 use serde_json::Value;
 use similar::{DiffOp, TextDiff};
 
-use super::plan::Plan;
+use super::plan::ImportPlan;
 use super::Problem;
 
 /// How many problems, and differing lines, are described one by one; the rest are counted.
@@ -14,7 +14,7 @@ const DESCRIBED: usize = 20;
 
 /// `problems` in words, each naming its entry (the first few; the rest counted): the file's
 /// own first, then in the order of the entries they are about.
-pub fn problems(plan: &Plan, problems: &[Problem]) -> Vec<String> {
+pub fn problems(plan: &ImportPlan, problems: &[Problem]) -> Vec<String> {
     let mut sorted: Vec<&Problem> = problems.iter().collect();
     sorted.sort_by_key(|p| (p.entry.is_some(), p.entry.or(p.line)));
     let mut out: Vec<String> = sorted
@@ -33,7 +33,7 @@ pub fn problems(plan: &Plan, problems: &[Problem]) -> Vec<String> {
 }
 
 /// The entry at `position` of the branch: its line in the branch's file, type and id.
-fn name(plan: &Plan, position: usize) -> String {
+fn name(plan: &ImportPlan, position: usize) -> String {
     match plan.entries.get(position) {
         Some(entry) => {
             let kind = match entry {
@@ -56,7 +56,7 @@ fn kind(value: &Value) -> String {
 }
 
 /// Each place where `written` (what the run wrote) is not the branch's file.
-pub fn differences(plan: &Plan, written: &str) -> Vec<String> {
+pub fn differences(plan: &ImportPlan, written: &str) -> Vec<String> {
     let diff = TextDiff::from_lines(plan.target.as_str(), written);
     let expected: Vec<&str> = plan.target.lines().collect();
     let actual: Vec<&str> = written.lines().collect();

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use pi_cassettes::Cassette;
 use pi_effects::tools::ToolEnv;
-use pi_evals::agent::{Replayed, Replayer};
+use pi_evals::agent::{InProcessReplay, Replayer};
 use pi_evals::workspace::TrialDirs;
 
 use crate::cassette::UNUSABLE;
@@ -35,14 +35,14 @@ impl Write for Captured {
 }
 
 impl Replayer for InProcess {
-    fn replay(&self, path: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> Replayed {
+    fn replay(&self, path: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> InProcessReplay {
         let cassette = match Cassette::load(path) {
             Ok(cassette) => Arc::new(cassette),
             Err(error) => {
-                return Replayed {
+                return InProcessReplay {
                     exit: UNUSABLE,
                     stderr: error.to_string(),
-                    ..Replayed::default()
+                    ..InProcessReplay::default()
                 }
             }
         };
@@ -53,10 +53,10 @@ impl Replayer for InProcess {
         let mode = recorded_mode(&cassette, None);
         let session_dir = dirs.agent_dir.join("sessions");
         if let Err(error) = std::fs::create_dir_all(&session_dir) {
-            return Replayed {
+            return InProcessReplay {
                 exit: UNUSABLE,
                 stderr: format!("cannot make {}: {error}", session_dir.display()),
-                ..Replayed::default()
+                ..InProcessReplay::default()
             };
         }
         let buffer = Arc::new(Mutex::new(Vec::new()));
@@ -66,12 +66,12 @@ impl Replayer for InProcess {
         drop(out);
         let stdout = buffer.lock().map(|b| b.clone()).unwrap_or_default();
         match result {
-            Ok(replayed) => Replayed {
+            Ok(replayed) => InProcessReplay {
                 exit: replayed.code,
                 stdout,
                 stderr: String::new(),
             },
-            Err(divergence) => Replayed {
+            Err(divergence) => InProcessReplay {
                 exit: if divergence.is_cassette_fault() {
                     UNUSABLE
                 } else {

@@ -29,7 +29,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::args::Mode;
-use crate::cassette::{self, Io, Plan, RunInfo};
+use crate::cassette::{self, CassettePlan, Io, RunInfo};
 use crate::output::Stdout;
 use crate::setup::{Runtime, SessionChoice, Start};
 use crate::signals::{stop, Signals};
@@ -40,7 +40,7 @@ use crate::CliError;
 pub async fn run(
     mut runtime: Runtime,
     choice: &SessionChoice,
-    plan: Plan,
+    plan: CassettePlan,
     command: Vec<String>,
 ) -> Result<i32, CliError> {
     let built = runtime.build(choice, plan.start(), plan.records())?;
