@@ -144,3 +144,42 @@ fn tempfile_dir() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// ARCHITECTURE.md's code map names every top-level module of every crate (`name.rs` or
+/// `name/`), so the map and the tree cannot drift apart unnoticed. Test-only modules are left
+/// out.
+#[test]
+fn the_code_map_names_every_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let map = architecture
+        .split_once("## Code map")
+        .and_then(|(_, rest)| rest.split_once("\n## "))
+        .map(|(map, _)| map)
+        .unwrap();
+    let mut missing = Vec::new();
+    for member in members(&root) {
+        let crate_dir = member.file_name().unwrap().to_string_lossy().into_owned();
+        for entry in std::fs::read_dir(member.join("src")).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let module = name.trim_end_matches(".rs");
+            let test_only =
+                module.ends_with("_tests") || ["test_support", "snapshots"].contains(&module);
+            if ["lib", "main"].contains(&module)
+                || test_only
+                || !(name.ends_with(".rs") || entry.path().is_dir())
+            {
+                continue;
+            }
+            let named =
+                map.contains(&format!("`{module}.rs`")) || map.contains(&format!("`{module}/`"));
+            if !named {
+                missing.push(format!("{crate_dir}/src/{name}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not in ARCHITECTURE.md's code map: {missing:?}"
+    );
+}
