@@ -1219,7 +1219,8 @@ fn confined_commands_cannot_reach_keys_in_proc_host_sockets_or_the_users_files()
 
 /// What an `--agent` that is a script pretending to be Pi could do in a trial run with
 /// `isolate`: the words its final message reports (`LEAK-...` for each thing it reached), and
-/// whether the file it tried to write outside its workspace exists. It reads, by absolute path,
+/// whether the file it tried to write outside its workspace exists on the host (inside, the
+/// path may fall in the sandbox's own `/tmp`, where writing it is harmless). It reads, by absolute path,
 /// the real HOME's `~/.pi/agent/auth.json`, the suite file, a cassette beside the trial's own
 /// and a workspace shaped like another trial's in the eval's temp folder, and writes outside
 /// its workspace.
@@ -1250,7 +1251,7 @@ fn agent_escape_attempt(isolate: &str) -> (String, bool) {
         )
     };
     let script = format!(
-        "#!/bin/bash\nout=\n{}{}{}{}touch '{}' 2>/dev/null && out=\"$out LEAK-WROTE-OUTSIDE\"\n\
+        "#!/bin/bash\nout=\n{}{}{}{}touch '{}' 2>/dev/null\n\
          {{ : </dev/tty; }} 2>/dev/null && out=\"$out LEAK-TERMINAL\"\n\
          umount '{}' 2>/dev/null; grep -q planted '{}' 2>/dev/null && out=\"$out LEAK-CARGO-TOKEN\"\n\
          echo mine > inside.txt && out=\"$out wrote-workspace\"\n\
@@ -1344,7 +1345,6 @@ fn an_agent_process_cannot_read_keys_the_suite_cassettes_or_other_trials_nor_wri
         "LEAK-SUITE",
         "LEAK-CASSETTES",
         "LEAK-OTHER-TRIAL",
-        "LEAK-WROTE-OUTSIDE",
         "LEAK-TERMINAL",
         "LEAK-CARGO-TOKEN",
     ] {
