@@ -329,11 +329,6 @@ impl<I: Interpreter> AgentSession<I> {
         self.file.path()
     }
 
-    /// The session machine, to change what only it decides (e.g. settings between runs).
-    pub fn machine_mut(&mut self) -> &mut SessionMachine {
-        &mut self.machine
-    }
-
     /// Feeds one input now, without waiting for the run it may start (see [`advance`]).
     ///
     /// [`advance`]: Self::advance

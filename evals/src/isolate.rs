@@ -203,11 +203,6 @@ impl Isolation {
         self.kind
     }
 
-    /// The bwrap binary used (under `Bwrap`).
-    pub fn bwrap_path(&self) -> Option<&Path> {
-        self.bwrap.as_deref()
-    }
-
     /// Writes an executable script ([`SHELL_WRAPPER_NAME`]) into `dir` that runs `bash "$@"`
     /// under the confinement; given to the agent as its shell. Returns its path. The variables
     /// passed through are read from the script's environment when it runs. The script `exec`s
