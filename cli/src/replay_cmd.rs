@@ -352,7 +352,7 @@ pub(crate) async fn replay(
             cassette: shared,
             code: replayed.result?,
             stdout: replayed.stdout,
-            stdout_text: None,
+            stdout_text: replayed.stdout_text,
             events: None,
             events_text: None,
             session: replayed

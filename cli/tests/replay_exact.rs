@@ -791,3 +791,59 @@ fn a_hostile_cassettes_escape_sequences_reach_no_terminal() {
         );
     }
 }
+
+/// An RPC session's output that differs is shown as a diff of its lines too, not as two
+/// digests.
+#[test]
+fn an_rpc_sessions_output_divergence_is_a_line_diff() {
+    use std::io::Write as _;
+    let ws = workspace(json!({"script": [{"text": ["Done."]}]}));
+    let cassette = ws.root().join("cwd").join("rpc.jsonl");
+    let args: Vec<OsString> = [
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--record",
+        cassette.to_str().unwrap(),
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let mut child = ws
+        .command(pi().as_ref(), &args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"id": "p", "type": "prompt", "message": "go"})
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    writeln!(stdin, "{}", json!({"id": "s", "type": "get_state"})).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    let recorded = std::fs::read_to_string(&cassette).unwrap();
+    let usage = regex_like_usage(&recorded);
+    edit_chunks(&cassette, &usage, &usage.replace(": ", ": 9"));
+    let out = check(&ws, &[&cassette]);
+    assert_check(
+        &out,
+        1,
+        &[
+            "the stdout differs",
+            "\n-{\"type\":\"message_end\"",
+            "\n+{\"type\":\"message_end\"",
+        ],
+    );
+    assert!(!stderr(&out).contains("SHA-256"), "{}", stderr(&out));
+}

@@ -135,6 +135,8 @@ pub struct ReplayedRpc {
     pub result: Result<i32, Divergence>,
     /// SHA-256 of what it printed.
     pub stdout: String,
+    /// What it printed, when its output keeps the text (a check's does).
+    pub stdout_text: Option<String>,
     /// The session file it wrote, if any.
     pub session_file: Option<PathBuf>,
 }
@@ -160,6 +162,7 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
     ReplayedRpc {
         result,
         stdout: rpc.out.digest().unwrap_or_default(),
+        stdout_text: rpc.out.text().map(str::to_owned),
         session_file: rpc.session.written_file().map(PathBuf::from),
     }
 }
