@@ -2,15 +2,15 @@
 //! does what the recording did. For benches, property tests and programs that check cassettes
 //! without the binary (`pi replay --check` also compares the output and the session file).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use pi_effects::driver::drive;
 use pi_effects::run_config::build_machine;
-use pi_effects::session::SessionStore;
 
 use crate::divergence::Divergence;
 use crate::format::SessionKind;
-use crate::read::Cassette;
+use crate::read::{starting_session, Cassette, InMemory};
 use crate::replay::Replay;
 
 /// Replays `cassette` from its recorded configuration, its recorded inputs in order; the first
@@ -25,16 +25,15 @@ pub async fn replay_in_memory(cassette: Arc<Cassette>) -> Result<(), Divergence>
         ));
     }
     let config = cassette.config.clone();
-    let store = SessionStore::in_memory_child(
-        &config.cwd,
-        config.started_at,
-        cassette.id_generator(config.seed),
-        cassette.parent_session(),
-    );
-    let store = match header.imported {
-        Some(_) => store,
-        None => store.with_id_state(header.session.id_state),
-    };
+    let store = starting_session(
+        &header.session,
+        None,
+        cassette.imported.as_ref(),
+        &config,
+        Path::new(""),
+        InMemory::Always,
+    )
+    .map_err(|why| Divergence::unusable_cassette(&cassette, why))?;
     let (mut machine, mut file) = build_machine(&config, store)
         .map_err(|e| Divergence::unusable_cassette(&cassette, e.to_string()))?;
     let mut io = Replay::new(cassette)?;

@@ -194,6 +194,9 @@ pub enum InMemory {
     Kept,
     /// A new file in the directory, so the file can be checked (a chaos run).
     Written,
+    /// In memory whatever the recorded run did with it, a new session too (a replay in memory,
+    /// which writes no file).
+    Always,
 }
 
 /// The id generator of a rebuilt session: `imported`'s ids and times given back, or drawn
@@ -223,6 +226,9 @@ pub fn starting_session(
     let parent = imported.and_then(|i| i.parent.clone());
     let store = match (start.kind, in_memory) {
         (SessionKind::Memory, InMemory::Kept) => SessionStore::in_memory(cwd, now, ids),
+        (SessionKind::Memory | SessionKind::New, InMemory::Always) => {
+            SessionStore::in_memory_child(cwd, now, ids, parent)
+        }
         (SessionKind::Memory | SessionKind::New, _) => {
             SessionStore::create_child(cwd, dir, now, ids, parent).map_err(|e| e.to_string())?
         }

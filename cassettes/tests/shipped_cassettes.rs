@@ -120,3 +120,31 @@ fn every_shipped_cassette_is_written_back_byte_for_byte_from_the_harness_types()
         }
     }
 }
+
+/// Every shipped print-mode cassette that starts from no file replays in memory to its end:
+/// the in-memory replay rebuilds the starting session the one way a replay does.
+#[test]
+fn shipped_print_mode_cassettes_replay_in_memory() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut replayed = 0;
+    for path in shipped() {
+        let cassette = Cassette::load(&path).unwrap();
+        let header = &cassette.header;
+        let resumed = header.session.kind == pi_cassettes::format::SessionKind::Open;
+        if header.mode == "rpc" || resumed {
+            continue;
+        }
+        let result = runtime.block_on(pi_cassettes::replay_in_memory(std::sync::Arc::new(
+            cassette,
+        )));
+        assert!(result.is_ok(), "{}: {:?}", path.display(), result.err());
+        replayed += 1;
+    }
+    assert!(
+        replayed > 10,
+        "only {replayed} cassettes replayed in memory"
+    );
+}
