@@ -325,8 +325,10 @@ fn a_second_recorder_into_the_same_cassette_is_refused() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Held once its answer's text is written whole (a read may see a line being written).
     wait_for("the first recording to be held mid-stream", || {
-        std::fs::read_to_string(&cassette).is_ok_and(|t| t.contains("\"type\":\"chunk\""))
+        std::fs::read_to_string(&cassette)
+            .is_ok_and(|t| t.contains(r#"\"recorded\""#) && t.ends_with('\n'))
     });
     let before = std::fs::read(&cassette).unwrap();
 
