@@ -17,6 +17,10 @@ use serde_json::{json, Value};
 /// a working directory, where suites are written and `pi eval` runs.
 struct EvalEnv {
     root: tempfile::TempDir,
+    /// This build's `pi`, at a path the agents' user can reach (see [`reachable_pi`]).
+    pi: PathBuf,
+    /// Holds the link to `pi`, when there is one.
+    _pi_folder: Option<tempfile::TempDir>,
 }
 
 struct Ran {
@@ -40,7 +44,12 @@ impl EvalEnv {
     }
 
     fn in_dir(root: tempfile::TempDir, mock: Option<&MockLlm>) -> EvalEnv {
-        let env = EvalEnv { root };
+        let (pi, _pi_folder) = reachable_pi();
+        let env = EvalEnv {
+            root,
+            pi,
+            _pi_folder,
+        };
         for dir in ["home", "agent", "work"] {
             std::fs::create_dir_all(env.path(dir)).unwrap();
         }
@@ -68,7 +77,12 @@ impl EvalEnv {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        self.command_of(&self.pi, args)
+    }
+
+    /// `program eval args` in this folder, as [`EvalEnv::command`] runs this build's `pi`.
+    fn command_of(&self, program: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         command
             .arg("eval")
             .args(args)
@@ -95,6 +109,35 @@ impl EvalEnv {
             .unwrap_or_else(|e| panic!("no results.json in {out}: {e}"));
         serde_json::from_str(&text).unwrap()
     }
+}
+
+/// This build's `pi`, or where a root `pi eval` could not hand it to its agents' user (a
+/// checkout in a folder that lets no other user through, which the eval refuses: see
+/// `a_root_run_refuses_to_start_when_its_agent_user_cannot_reach_the_agent_program`), a link
+/// to it in a temp folder open to every user, so that the trials still run confined.
+fn reachable_pi() -> (PathBuf, Option<tempfile::TempDir>) {
+    use std::os::unix::fs::PermissionsExt;
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_pi"));
+    let closed = |path: &Path| {
+        path.ancestors()
+            .skip(1)
+            .any(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
+    };
+    if !nix::unistd::geteuid().is_root() || !closed(&built) {
+        return (built, None);
+    }
+    let folder = tempfile::Builder::new().prefix("pi-bin").tempdir().unwrap();
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let program = folder.path().join("pi");
+    if std::fs::hard_link(&built, &program).is_err() {
+        std::fs::copy(&built, &program).unwrap();
+    }
+    assert!(
+        !closed(&program),
+        "{} is unreachable to other users",
+        folder.path().display()
+    );
+    (program, Some(folder))
 }
 
 fn repo(path: &str) -> PathBuf {
@@ -1383,7 +1426,7 @@ fn this_builds_pi_confined_as_the_agent_reaches_the_model_but_its_commands_see_n
         .command(&[
             suite.to_str().unwrap(),
             "--agent",
-            env!("CARGO_BIN_EXE_pi"),
+            env.pi.to_str().unwrap(),
             "--isolate",
             "bwrap",
             "-q",
@@ -1455,4 +1498,45 @@ fn a_live_run_refuses_to_start_where_an_agent_cannot_be_confined() {
         "{stderr}"
     );
     assert!(mock.requests().is_empty(), "no trial started");
+}
+
+#[test]
+fn a_root_run_refuses_to_start_when_its_agent_user_cannot_reach_the_agent_program() {
+    if !bwrap_usable() {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        pi_testkit::skip("only a root pi eval hands its agents to another user");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = answer_suite(&env);
+    // This build's pi at a path whose folder lets no other user through (mode 700), as a
+    // checkout inside `mktemp -d` would be.
+    let locked = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(locked.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let program = locked.path().join("pi");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_pi"), &program).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_pi"), &program).unwrap();
+    }
+    let out = env
+        .command_of(
+            &program,
+            &[suite.to_str().unwrap(), "-q", "--out", "refused"],
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&locked.path().display().to_string())
+            && stderr.contains("chmod o+x")
+            && stderr.contains("--isolate none"),
+        "names the folder and both ways out: {stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(mock.requests().is_empty(), "no trial started");
+    assert!(!env.path("work/refused").exists(), "nothing ran");
 }

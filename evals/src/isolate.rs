@@ -114,6 +114,14 @@ pub enum IsolateError {
         /// What bwrap said.
         stderr: String,
     },
+    /// `pi eval` runs as root and hands its agents to an unprivileged user, who cannot reach
+    /// the agent program.
+    #[error("{message}")]
+    Unreachable {
+        /// The folder the agent needs.
+        path: PathBuf,
+        message: String,
+    },
     #[error("unknown isolation `{0}`: expected `bwrap` or `none`")]
     UnknownKind(String),
 }
@@ -180,6 +188,27 @@ impl Isolation {
                 })
             })
             .clone()
+    }
+
+    /// Whether the agent `program` (run with `args`) can be reached by the user a root `pi
+    /// eval` runs its agents as, checked before any trial starts: a folder above it that lets
+    /// no other user through (a checkout inside `mktemp -d`'s folder) would fail every trial.
+    /// Always fine unconfined or when not root.
+    pub fn check_agent_program(
+        &self,
+        program: &Path,
+        args: &[OsString],
+    ) -> Result<(), IsolateError> {
+        if self.bwrap.is_none() {
+            return Ok(());
+        }
+        match agent::unreachable_install(program, args) {
+            None => Ok(()),
+            Some((path, closed)) => Err(IsolateError::Unreachable {
+                message: agent::unreachable_message(&path, &closed),
+                path,
+            }),
+        }
     }
 
     /// No confinement: plain `bash`.

@@ -163,8 +163,8 @@ fn run(args: EvalArgs) -> Result<u8, String> {
     let mode = mode_of(&args, &suites)?;
     // Replays in this process start no agent process; every other trial does.
     let starts_agents = !matches!(mode, Mode::Replay(_)) || args.replay_processes;
-    let isolation = isolation_for(args.isolate, &mode, starts_agents)?;
     let agent = agent_of(&args)?;
+    let isolation = isolation_for(args.isolate, &mode, starts_agents.then_some(&agent))?;
     if matches!(mode, Mode::Replay(_) | Mode::Once(_)) && args.agent.is_some() {
         return Err("--agent runs live trials only: a replay is this build's own".into());
     }
@@ -317,18 +317,20 @@ fn mode_of(args: &EvalArgs, suites: &[Suite]) -> Result<Mode, String> {
 }
 
 /// The confinement of a run's commands, and of its agent processes when it starts any
-/// (`starts_agents`): the one asked for; else bwrap, without which a run that calls a model does
+/// (`agent`): the one asked for; else bwrap, without which a run that calls a model does
 /// not start (its commands are the model's, written now), while a replay, whose commands are
 /// the recorded ones, runs them unconfined and says so.
 fn isolation_for(
     requested: Option<IsolationKind>,
     mode: &Mode,
-    starts_agents: bool,
+    agent: Option<&AgentCommand>,
 ) -> Result<Isolation, String> {
     let detect = |requested| {
         let isolation = Isolation::detect(requested)?;
-        if starts_agents {
+        if let Some(agent) = agent {
             isolation.check_agent_sandbox()?;
+            let args: Vec<std::ffi::OsString> = agent.prefix.iter().map(Into::into).collect();
+            isolation.check_agent_program(&agent.program, &args)?;
         }
         Ok::<_, pi_evals::isolate::IsolateError>(isolation)
     };

@@ -75,28 +75,21 @@ impl Isolation {
         // The real file, which its install folder holds (a link to it may be elsewhere).
         let program = located(program);
         let program = program.canonicalize().unwrap_or(program);
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let temp = std::env::temp_dir();
         let as_agent_user = nix::unistd::geteuid().is_root();
         let mut options = base_options();
         if as_agent_user {
             options = reachable_only(options);
         }
         let mut push = |items: &[&OsStr]| options.extend(items.iter().map(|s| s.to_os_string()));
-        let words =
-            std::iter::once(program.as_os_str()).chain(args.iter().map(OsString::as_os_str));
-        for path in words.map(Path::new).filter(|p| p.is_absolute()) {
-            if let Ok(real) = path.canonicalize() {
-                let folder = install_folder(&real, home.as_deref(), &temp);
-                if as_agent_user {
-                    must_reach(&folder)?;
-                }
-                push(&[
-                    OsStr::new("--ro-bind"),
-                    folder.as_os_str(),
-                    folder.as_os_str(),
-                ]);
+        for folder in install_folders(&program, args) {
+            if as_agent_user {
+                must_reach(&folder)?;
             }
+            push(&[
+                OsStr::new("--ro-bind"),
+                folder.as_os_str(),
+                folder.as_os_str(),
+            ]);
         }
         if let Some(resolver) = outside_resolver() {
             push(&[
@@ -189,7 +182,7 @@ fn reachable_only(options: Vec<OsString>) -> Vec<OsString> {
         let unreachable = first == "--ro-bind-try"
             && option
                 .get(1)
-                .is_some_and(|source| !others_may_reach(Path::new(source)));
+                .is_some_and(|source| first_closed_folder(Path::new(source)).is_some());
         if !unreachable {
             kept.extend_from_slice(option);
         }
@@ -200,25 +193,67 @@ fn reachable_only(options: Vec<OsString>) -> Vec<OsString> {
 
 /// An error unless [`AGENT_UID`] can reach `path` (which bwrap, started as that user, binds).
 fn must_reach(path: &Path) -> io::Result<()> {
-    if others_may_reach(path) {
-        return Ok(());
+    match first_closed_folder(path) {
+        None => Ok(()),
+        Some(closed) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            unreachable_message(path, &closed),
+        )),
     }
-    Err(io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!(
-            "{} is not reachable by the unprivileged user (uid {AGENT_UID}) that pi eval run \
-             as root runs its agent as: let every user through the folders above it (chmod o+x)",
-            path.display()
-        ),
-    ))
 }
 
-/// Whether every folder above `path` lets every user through (its others' search bit).
-fn others_may_reach(path: &Path) -> bool {
+/// Why the agent's user cannot reach `path`: `closed`, a folder above it, lets no other user
+/// through.
+pub(super) fn unreachable_message(path: &Path, closed: &Path) -> String {
+    format!(
+        "{} is not reachable by the unprivileged user (uid {AGENT_UID}) that pi eval run as \
+         root runs its agents as: {} lets no other user through (chmod o+x it and the folders \
+         above it), or run unconfined with --isolate none",
+        path.display(),
+        closed.display()
+    )
+}
+
+/// The folders holding what the agent `program` run with `args` needs of the host (see
+/// [`install_folder`]): one per word that is an absolute path to something that exists.
+fn install_folders(program: &Path, args: &[OsString]) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let temp = std::env::temp_dir();
+    std::iter::once(program.as_os_str())
+        .chain(args.iter().map(OsString::as_os_str))
+        .map(Path::new)
+        .filter(|p| p.is_absolute())
+        .filter_map(|path| path.canonicalize().ok())
+        .map(|real| install_folder(&real, home.as_deref(), &temp))
+        .collect()
+}
+
+/// Where the agent's user, when `pi eval` runs as root, would be stopped on its way to what
+/// the agent `program` needs: the first folder that lets no other user through and the
+/// folder it guards. `None` when it reaches all of it, or when the eval is not root.
+pub(super) fn unreachable_install(program: &Path, args: &[OsString]) -> Option<(PathBuf, PathBuf)> {
+    if !nix::unistd::geteuid().is_root() {
+        return None;
+    }
+    let program = located(program);
+    let program = program.canonicalize().unwrap_or(program);
+    install_folders(&program, args)
+        .into_iter()
+        .find_map(|folder| first_closed_folder(&folder).map(|closed| (folder, closed)))
+}
+
+/// The outermost folder above `path` that lets no other user through (its others' search bit
+/// unset, or unreadable).
+fn first_closed_folder(path: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    path.ancestors()
-        .skip(1)
-        .all(|dir| std::fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o001 != 0))
+    let above: Vec<&Path> = path.ancestors().skip(1).collect();
+    above
+        .into_iter()
+        .rev()
+        .find(|dir| {
+            !std::fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o001 != 0)
+        })
+        .map(Path::to_path_buf)
 }
 
 /// Runs the confined shell inside an agent's sandbox over scratch folders (`:` as the command):
