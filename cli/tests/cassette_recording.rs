@@ -187,23 +187,6 @@ fn a_run_killed_during_a_bash_call_leaves_a_cassette_that_ends_early_and_a_sessi
     }
 }
 
-/// Every file under `root`, recursively.
-fn files_under(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
     // One run per place a key comes from: models.json (a literal, an environment variable it
@@ -268,7 +251,7 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(!stdout.contains(key), "{source}: the key is in stdout");
         assert!(!stderr.contains(key), "{source}: the key is in stderr");
-        let written: Vec<PathBuf> = files_under(ws.root())
+        let written: Vec<PathBuf> = pi_testkit::files_under(ws.root())
             .into_iter()
             .filter(|p| {
                 let name = p.to_string_lossy();
@@ -466,7 +449,7 @@ fn a_setting_or_a_variable_records_every_run_beside_its_session() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let files = files_under(&ws.root().join("agent").join("sessions"));
+        let files = pi_testkit::files_under(&ws.root().join("agent").join("sessions"));
         let session = files
             .iter()
             .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
@@ -861,7 +844,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
     let args = ["import", session_arg, "-o", imported.to_str().unwrap()];
     succeeds(&args);
 
-    for path in files_under(ws.root()) {
+    for path in pi_testkit::files_under(ws.root()) {
         if planted_by_the_test(&path) {
             continue;
         }

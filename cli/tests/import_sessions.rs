@@ -34,7 +34,7 @@ fn trace_session(scenario: &str) -> PathBuf {
         .join("traces")
         .join(scenario)
         .join("sessions/final");
-    let mut files: Vec<PathBuf> = walk(&dir)
+    let mut files: Vec<PathBuf> = pi_testkit::files_under(&dir)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
@@ -43,18 +43,6 @@ fn trace_session(scenario: &str) -> PathBuf {
         .into_iter()
         .next()
         .expect("the trace has a session file")
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("a folder").flatten() {
-        let path = entry.path();
-        match path.is_dir() {
-            true => out.extend(walk(&path)),
-            false => out.push(path),
-        }
-    }
-    out
 }
 
 /// Imports `session` into `dir/imported.cassette`, replays it keeping the session file, and
@@ -78,7 +66,7 @@ fn import_and_replay(session: &Path, dir: &Path) -> (Run, i32, Option<Vec<u8>>) 
     ]);
     let written = sessions
         .is_dir()
-        .then(|| walk(&sessions))
+        .then(|| pi_testkit::files_under(&sessions))
         .and_then(|files| {
             files
                 .into_iter()
@@ -101,10 +89,12 @@ fn sessions_the_original_wrote_replay_byte_for_byte() {
         check_reproduces(scenario, &trace_session(scenario));
     }
     // The session forked from the one before it names its parent.
-    let forked = walk(&pi_testkit::kit_dir().join("traces/f_session_resume/sessions/final"))
-        .into_iter()
-        .max()
-        .expect("the forked session");
+    let forked = pi_testkit::files_under(
+        &pi_testkit::kit_dir().join("traces/f_session_resume/sessions/final"),
+    )
+    .into_iter()
+    .max()
+    .expect("the forked session");
     assert!(std::fs::read_to_string(&forked)
         .expect("reads")
         .contains("parentSession"));
@@ -249,7 +239,7 @@ fn real_session_files_import_and_say_what_they_do_not_reproduce() {
     let Some(wild) = pi_testkit::wild_sessions_dir() else {
         return;
     };
-    let mut files: Vec<PathBuf> = walk(&wild)
+    let mut files: Vec<PathBuf> = pi_testkit::files_under(&wild)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();

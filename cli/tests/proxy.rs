@@ -179,7 +179,7 @@ impl Workspace {
         std::fs::create_dir_all(trace.join("sessions/final")).unwrap();
         std::fs::write(trace.join("stdout.jsonl"), &run.stdout).unwrap();
         std::fs::write(trace.join("stderr.txt"), &run.stderr).unwrap();
-        for file in files_under(&self.path("agent/sessions")) {
+        for file in pi_testkit::files_under(&self.path("agent/sessions")) {
             std::fs::copy(
                 &file,
                 trace.join("sessions/final").join(file.file_name().unwrap()),
@@ -190,19 +190,6 @@ impl Workspace {
         std::fs::write(trace.join("meta.json"), meta.to_string()).unwrap();
         trace
     }
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if entry.path().is_dir() {
-            files.extend(files_under(&entry.path()));
-        } else {
-            files.push(entry.path());
-        }
-    }
-    files.sort();
-    files
 }
 
 /// The kit's comparison of two trace folders; panics with its report when they differ.
@@ -306,7 +293,7 @@ fn record_then_replay(pi: &Path, api_args: &[&str]) -> Vec<String> {
     let replayed_trace = ws.save_trace("replayed", &replayed);
     assert!(replayed.stdout.contains("Both done"));
     assert_same_after_normalisation(&recorded_trace, &replayed_trace);
-    files_under(&cassettes)
+    pi_testkit::files_under(&cassettes)
         .iter()
         .map(|f| std::fs::read_to_string(f).unwrap())
         .collect()
@@ -436,7 +423,7 @@ fn concurrent_clients_each_get_their_own_recording_back() {
     let recorded = answers(&ws);
     proxy.stop();
     drop(mock);
-    let files = files_under(&cassettes);
+    let files = pi_testkit::files_under(&cassettes);
     assert_eq!(files.len(), CLIENTS, "one cassette per conversation");
 
     let proxy = ProxyProcess::start(&["--replay", cassettes.to_str().unwrap()]);
@@ -547,7 +534,7 @@ fn credential_headers_and_cookies_reach_no_proxy_cassette_even_when_repeated() {
     assert_eq!(code, 0, "{stderr}");
     drop(mock);
 
-    for file in files_under(&cassettes) {
+    for file in pi_testkit::files_under(&cassettes) {
         let text = std::fs::read_to_string(&file).unwrap();
         for planted in [GATEWAY, COOKIE, KEY] {
             assert!(

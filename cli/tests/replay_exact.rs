@@ -355,7 +355,7 @@ fn a_directory_check_skips_what_is_not_a_cassette_and_says_so() {
     std::fs::write(&stray, "{\"foo\":1}\n").unwrap();
     // The run's own session file, a Pi session.
     let sessions = ws.root().join("agent").join("sessions");
-    let session = walk(&sessions)
+    let session = pi_testkit::files_under(&sessions)
         .into_iter()
         .next()
         .expect("the run wrote a session");
@@ -396,29 +396,12 @@ fn a_directory_check_skips_what_is_not_a_cassette_and_says_so() {
     );
 }
 
-/// Every file under `root`, recursively.
-fn walk(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn a_replay_into_a_session_dir_leaves_the_files_there_alone() {
     let ws = workspace(json!({"script": [{"text": ["Done."]}]}));
     let cassette = record(&ws, "run.jsonl", "json", &["-p", "go"]);
     let sessions = ws.root().join("agent").join("sessions");
-    let session = walk(&sessions)
+    let session = pi_testkit::files_under(&sessions)
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .expect("the run wrote a session");
@@ -441,7 +424,7 @@ fn a_replay_into_a_session_dir_leaves_the_files_there_alone() {
         );
     }
     // Each replay wrote its session to a file of its own, the same as the recorded one.
-    let mut written: Vec<PathBuf> = walk(dir)
+    let mut written: Vec<PathBuf> = pi_testkit::files_under(dir)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && *p != session)
         .collect();
@@ -639,7 +622,7 @@ text = "Counted"
     };
     let recorded = eval(&["--record", "c", "--out", "rec", "--isolate", "none"]);
     assert_eq!(recorded.status.code(), Some(0), "{}", stderr(&recorded));
-    let cassette = walk(&ws.root().join("cwd").join("c"))
+    let cassette = pi_testkit::files_under(&ws.root().join("cwd").join("c"))
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .unwrap();

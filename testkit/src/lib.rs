@@ -125,6 +125,24 @@ pub fn unique_marker(name: &str) -> String {
     format!("pi-test-{name}-{}-{nanos}", std::process::id())
 }
 
+/// Every file under `root` (following no link), sorted: what a test greps for a planted key or
+/// compares before and after a run. An unreadable folder is left out.
+pub fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(entry.path()),
+                Ok(_) => files.push(entry.path()),
+                Err(_) => {}
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// Says on the terminal, in one line, that a test is skipped and why. Written to stderr directly,
 /// not with `eprintln!`, which the test harness captures and shows only when a test fails.
 pub fn skip(reason: &str) {
