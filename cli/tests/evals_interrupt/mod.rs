@@ -111,6 +111,25 @@ fn an_interrupted_run_says_so_and_resume_runs_only_the_missing_trials() {
 
     let fresh = MockLlm::start(&json!([{"text": ["done"]}, {"text": ["done"]}]));
     env.serve(&fresh);
+    // Not a suite that changed since, nor the results of a run into another folder.
+    let text = std::fs::read_to_string(&suite).unwrap();
+    std::fs::write(&suite, format!("{text}\n# changed\n")).unwrap();
+    let changed = env.eval(&["--resume", "o"]);
+    assert_eq!(changed.code, 2, "{}", changed.stderr);
+    assert!(
+        changed.stderr.contains("changed since"),
+        "{}",
+        changed.stderr
+    );
+    std::fs::write(&suite, text).unwrap();
+    env.write(
+        "work/elsewhere/results.json",
+        &std::fs::read_to_string(env.path("work/o/results.json")).unwrap(),
+    );
+    let moved = env.eval(&["--resume", "elsewhere"]);
+    assert_eq!(moved.code, 2, "{}", moved.stderr);
+    assert!(moved.stderr.contains("not this folder"), "{}", moved.stderr);
+    assert!(fresh.requests().is_empty());
     let resumed = env.eval(&["--resume", "o"]);
     assert_eq!(resumed.code, 0, "{}\n{}", resumed.stdout, resumed.stderr);
     assert_eq!(
