@@ -258,18 +258,6 @@ fn run_trial(
     if run.cancelled {
         return None;
     }
-    if let (CassetteUse::Record(path), Some(dir), Some(_)) = (&cassette, &absolute, run.exit) {
-        // The agent ended by itself: its recording is whole.
-        let renamed = if path.is_file() {
-            std::fs::rename(path, dir.join(&relative))
-        } else {
-            Ok(())
-        };
-        if let Err(e) = renamed {
-            result.reason = Some(format!("cannot keep the recording: {e}"));
-            return Some(result);
-        }
-    }
     let replayed = matches!(cassette, CassetteUse::Replay(_));
     fill_usage(&mut result, &run, replayed);
     result.status = match status_before_checks(&run, replayed) {
@@ -308,6 +296,19 @@ fn run_trial(
             }
         }
     };
+    if let (CassetteUse::Record(path), Some(dir), Some(_)) = (&cassette, &absolute, run.exit) {
+        // The agent ended by itself, so its recording is whole; an errored one stays partial,
+        // to be recorded again (by a retry, or the next `--once`) rather than replayed.
+        let renamed = if path.is_file() && result.status != TrialStatus::Error {
+            std::fs::rename(path, dir.join(&relative))
+        } else {
+            Ok(())
+        };
+        if let Err(e) = renamed {
+            result.status = TrialStatus::Error;
+            result.reason = Some(format!("cannot keep the recording: {e}"));
+        }
+    }
     Some(result)
 }
 

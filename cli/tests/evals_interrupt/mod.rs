@@ -246,7 +246,17 @@ fn an_errored_trial_is_retried_and_passes_with_its_attempts_recorded() {
 
     let mock = MockLlm::start(&json!([{"status": 500}, {"text": ["done"]}]));
     env.serve(&mock);
-    let ran = env.eval(&[&suite, "--retry-errors", "2", "-q", "--out", "o"]);
+    // Recorded as it goes: the errored attempt's recording must not be replayed by the retry.
+    let ran = env.eval(&[
+        &suite,
+        "--once",
+        "c",
+        "--retry-errors",
+        "2",
+        "-q",
+        "--out",
+        "o",
+    ]);
     assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
     let trial = env.results("o")["trials"][0].clone();
     assert_eq!(trial["status"], "passed", "{trial}");
@@ -255,6 +265,13 @@ fn an_errored_trial_is_retried_and_passes_with_its_attempts_recorded() {
     assert_eq!(earlier.len(), 1, "{trial}");
     assert!(earlier[0].as_str().unwrap().contains("500"), "{trial}");
     assert_eq!(mock.requests().len(), 2);
+    drop(mock);
+    let replayed = env.eval(&[&suite, "--replay", "c", "-q", "--out", "r"]);
+    assert_eq!(
+        replayed.code, 0,
+        "the passing attempt is the cassette: {}",
+        replayed.stdout
+    );
 
     // A results file written before these fields existed still loads and compares.
     let mut old = env.results("first");
