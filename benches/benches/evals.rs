@@ -82,6 +82,8 @@ fn results(tasks: usize, trials: u32) -> EvalResults {
                         json!({"role": "user", "content": "Reply with ok."}),
                         json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop"}),
                     ],
+                    attempts: 1,
+                    earlier_errors: Vec::new(),
                 });
             }
         }
@@ -97,6 +99,7 @@ fn results(tasks: usize, trials: u32) -> EvalResults {
         trials: all,
         tasks,
         models,
+        progress: Default::default(),
     }
 }
 

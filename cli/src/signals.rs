@@ -1,5 +1,7 @@
 //! SIGTERM and SIGHUP: Pi's print and RPC modes kill the commands their tools started and exit
-//! with 143 or 129. Here the run is aborted, which kills every tool's process group.
+//! with 143 or 129. Here the run is aborted, which kills every tool's process group. SIGINT
+//! too (exit 130), where Pi dies at once and leaves its tools' commands running in their own
+//! process groups: an eval's Ctrl-C reaches an unconfined agent as SIGINT.
 
 use pi_core::agent_session::SessionInput;
 use pi_core::event::Event;
@@ -7,10 +9,12 @@ use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::Interpreter;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-/// SIGTERM and SIGHUP, which end a run as Pi ends it: exit 143 or 129.
+/// SIGTERM, SIGHUP and SIGINT, which end a run as Pi ends it on the first two: exit 143, 129
+/// or 130.
 pub struct Signals {
     term: Option<Signal>,
     hup: Option<Signal>,
+    int: Option<Signal>,
 }
 
 impl Signals {
@@ -19,6 +23,7 @@ impl Signals {
         Signals {
             term: signal(SignalKind::terminate()).ok(),
             hup: signal(SignalKind::hangup()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
         }
     }
 
@@ -36,9 +41,16 @@ impl Signals {
                 None => std::future::pending().await,
             }
         };
+        let int = async {
+            match self.int.as_mut() {
+                Some(int) => int.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = term => 143,
             _ = hup => 129,
+            _ = int => 130,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! SIGTERM and SIGHUP during a print-mode or RPC run: the run is aborted, every process a bash
 //! command started is killed (Pi kills its detached children), and the exit code is Pi's (143, 129).
+//! SIGINT likewise, exiting 130 (where Pi dies and leaves its commands running).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -54,6 +55,11 @@ fn sigterm_kills_the_command_and_exits_143() {
 #[test]
 fn sighup_kills_the_command_and_exits_129() {
     signal_ends_the_run("HUP", 129);
+}
+
+#[test]
+fn sigint_kills_the_command_and_exits_130() {
+    signal_ends_the_run("INT", 130);
 }
 
 #[test]

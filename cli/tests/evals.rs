@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "evals_interrupt/mod.rs"]
+mod interrupt;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

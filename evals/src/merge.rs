@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use thiserror::Error;
 
-use crate::results::{EvalResults, Shards, SuiteRef, SCHEMA_VERSION};
+use crate::results::{EvalResults, RunProgress, Shards, SuiteRef, SCHEMA_VERSION};
 use crate::score::summarize;
 
 /// Why parts could not be merged. `part` is the zero-based index of the offending part in the
@@ -86,6 +86,8 @@ pub fn merge(parts: Vec<EvalResults>) -> Result<EvalResults, MergeError> {
     let shards = merge_shards(&parts)?;
 
     let mut base = None;
+    let mut interrupted = false;
+    let mut planned = Some(0);
     let mut trials = Vec::new();
     let mut seen: HashMap<(String, String, String, u32), usize> = HashMap::new();
     for (part, results) in parts.into_iter().enumerate() {
@@ -96,8 +98,12 @@ pub fn merge(parts: Vec<EvalResults>) -> Result<EvalResults, MergeError> {
             mode,
             isolation,
             trials: part_trials,
+            progress,
             ..
         } = results;
+        // A shard cut short leaves the merged run cut short too.
+        interrupted |= progress.interrupted;
+        planned = planned.zip(progress.planned).map(|(a, b)| a + b);
         for trial in part_trials {
             let key = (
                 trial.suite.clone(),
@@ -137,6 +143,11 @@ pub fn merge(parts: Vec<EvalResults>) -> Result<EvalResults, MergeError> {
         trials,
         tasks,
         models,
+        progress: RunProgress {
+            interrupted,
+            planned,
+            invocation: None,
+        },
     })
 }
 

@@ -31,6 +31,35 @@ pub struct EvalResults {
     pub tasks: Vec<TaskSummary>,
     /// Per model, sorted by model.
     pub models: Vec<ModelSummary>,
+    /// Whether the run was cut short and how to finish it (absent from older files).
+    #[serde(flatten)]
+    pub progress: RunProgress,
+}
+
+/// How far a run got, and the command that finishes it (`pi eval --resume OUT`). Every field is
+/// optional in the file, so results written before these fields existed still load.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunProgress {
+    /// The run was interrupted (Ctrl-C, SIGTERM): `trials` holds only the trials that finished.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// How many trials the run planned (`trials` holds fewer when it was interrupted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<u32>,
+    /// The command line that ran it, so that `--resume` runs the rest the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<Invocation>,
+}
+
+/// The words of a `pi eval` command line and the folder it ran in (its paths are relative to
+/// it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Invocation {
+    pub cwd: String,
+    /// The words after `pi eval`.
+    pub args: Vec<String>,
 }
 
 /// A suite as run.
@@ -123,6 +152,21 @@ pub struct TrialResult {
     pub final_text: String,
     /// The messages of the run, as Pi's `agent_end` event gives them.
     pub transcript: Vec<Value>,
+    /// Attempts made (`--retry-errors`): 1 unless an error was retried.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub attempts: u32,
+    /// Why each earlier attempt errored, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_errors: Vec<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// One check of a trial.

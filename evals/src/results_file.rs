@@ -125,6 +125,36 @@ mod tests {
     }
 
     #[test]
+    fn a_file_from_before_the_resume_and_retry_fields_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let mut original = results(outcomes("s", "t", "m", 2, 1));
+        original.progress.planned = Some(3);
+        original.progress.interrupted = true;
+        original.trials[0].attempts = 2;
+        original.trials[0].earlier_errors = vec!["boom".into()];
+        write(&path, &original).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        for added in ["interrupted", "planned", "attempts", "earlierErrors"] {
+            assert!(text.contains(&format!("\"{added}\"")), "{added} written");
+        }
+        let mut old: Value = serde_json::from_str(&text).unwrap();
+        old.as_object_mut().unwrap().remove("interrupted");
+        old.as_object_mut().unwrap().remove("planned");
+        for trial in old["trials"].as_array_mut().unwrap() {
+            trial.as_object_mut().unwrap().remove("attempts");
+            trial.as_object_mut().unwrap().remove("earlierErrors");
+        }
+        fs::write(&path, old.to_string()).unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.progress, crate::results::RunProgress::default());
+        assert!(loaded
+            .trials
+            .iter()
+            .all(|t| t.attempts == 1 && t.earlier_errors.is_empty()));
+    }
+
+    #[test]
     fn newer_schema_is_refused_by_version() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.json");

@@ -65,6 +65,8 @@ pub struct RunOptions {
     /// Where the user's `models.json` and `auth.json` are (`auth.json` is copied for the trials
     /// that call a model only).
     pub user_agent_dir: Option<PathBuf>,
+    /// How many times an errored trial is run again (replays are not: they would err again).
+    pub retry_errors: u32,
 }
 
 /// Told of each trial as it starts and ends (a progress bar, a log line).
@@ -97,7 +99,13 @@ pub fn run(
                     return None;
                 }
                 progress.started(&spec.key());
-                let result = run_trial(spec, options, cancel, &cleaner)?;
+                let retries = match options.mode {
+                    Mode::Replay(_) => 0,
+                    _ => options.retry_errors,
+                };
+                let result = crate::retry::retried(retries, cancel, || {
+                    run_trial(spec, options, cancel, &cleaner)
+                })?;
                 progress.finished(&result);
                 Some(result)
             })
@@ -134,14 +142,16 @@ fn run_trial(
     let folder = options.mode.folder(spec.suite);
     // The agent runs in the trial's workspace: a relative folder would mean another place.
     let absolute = folder.map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    // A recording goes to a `.partial` file, renamed to the cassette once the agent is done:
+    // a run cut short never leaves a cassette that `--once` would take for a whole one.
     let cassette = match (&options.mode, absolute.as_deref()) {
         (Mode::Live, _) | (_, None) => CassetteUse::Live,
-        (Mode::Record(_), Some(dir)) => CassetteUse::Record(dir.join(&relative)),
+        (Mode::Record(_), Some(dir)) => CassetteUse::Record(partial(&dir.join(&relative))),
         (Mode::Replay(_), Some(dir)) => CassetteUse::Replay(dir.join(&relative)),
         (Mode::Once(_), Some(dir)) if dir.join(&relative).is_file() => {
             CassetteUse::Replay(dir.join(&relative))
         }
-        (Mode::Once(_), Some(dir)) => CassetteUse::Record(dir.join(&relative)),
+        (Mode::Once(_), Some(dir)) => CassetteUse::Record(partial(&dir.join(&relative))),
     };
     let mut result = TrialResult {
         suite: spec.suite.name.clone(),
@@ -162,6 +172,8 @@ fn run_trial(
         reason: None,
         final_text: String::new(),
         transcript: Vec::new(),
+        attempts: 1,
+        earlier_errors: Vec::new(),
     };
     if let CassetteUse::Replay(path) = &cassette {
         if !path.is_file() {
@@ -284,6 +296,19 @@ fn run_trial(
             }
         }
     };
+    if let (CassetteUse::Record(path), Some(dir), Some(_)) = (&cassette, &absolute, run.exit) {
+        // The agent ended by itself, so its recording is whole; an errored one stays partial,
+        // to be recorded again (by a retry, or the next `--once`) rather than replayed.
+        let renamed = if path.is_file() && result.status != TrialStatus::Error {
+            std::fs::rename(path, dir.join(&relative))
+        } else {
+            Ok(())
+        };
+        if let Err(e) = renamed {
+            result.status = TrialStatus::Error;
+            result.reason = Some(format!("cannot keep the recording: {e}"));
+        }
+    }
     Some(result)
 }
 
@@ -318,6 +343,13 @@ fn agent_sandbox(
         placed,
         network: !matches!(cassette, CassetteUse::Replay(_)),
     })
+}
+
+/// Where a trial's cassette is recorded until the recording is whole: `<trial>.jsonl.partial`.
+fn partial(cassette: &Path) -> PathBuf {
+    let mut name = cassette.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
 }
 
 /// The trial's copy of its cassette, in its own folder.
@@ -360,7 +392,7 @@ fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, 
     }
     let stderr = run.stderr.trim();
     match run.exit {
-        Some(0) => None,
+        Some(0) => model_error(run).map(|e| (TrialStatus::Error, e)),
         Some(1) if replayed => Some((TrialStatus::Diverged, first_lines(stderr, 40))),
         Some(code) if replayed => Some((
             TrialStatus::Error,
@@ -383,6 +415,23 @@ fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, 
             ),
         )),
     }
+}
+
+/// The error of the run's last response when the model call itself failed (the provider
+/// answered an error, or could not be reached): the model could not be asked, which says
+/// nothing of it. An aborted response (a limit) is not one.
+fn model_error(run: &AgentRun) -> Option<String> {
+    let last = run.outcome.messages.last()?;
+    if last.get("stopReason").and_then(serde_json::Value::as_str) != Some("error") {
+        return None;
+    }
+    Some(format!(
+        "the model call failed: {}",
+        run.outcome
+            .error
+            .as_deref()
+            .unwrap_or("the response failed")
+    ))
 }
 
 /// The weighted share of checks passed; 1 when nothing is weighed.

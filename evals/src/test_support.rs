@@ -41,6 +41,8 @@ pub(crate) fn trial(
         reason: None,
         final_text: String::new(),
         transcript: Vec::new(),
+        attempts: 1,
+        earlier_errors: Vec::new(),
     }
 }
 
@@ -84,5 +86,6 @@ pub(crate) fn results(mut trials: Vec<TrialResult>) -> EvalResults {
         trials,
         tasks,
         models,
+        progress: Default::default(),
     }
 }

@@ -10,11 +10,13 @@
 //! Exit codes: 0 every trial ran (passed or failed) and the score is not under
 //! `--fail-under`; 1 a trial errored or diverged from its cassette, or the score is under
 //! `--fail-under`; 2 bad usage, an invalid suite or results file, or a run that calls a model
-//! without bubblewrap and without `--isolate none`; 130 interrupted (the finished trials'
-//! results are written).
+//! without bubblewrap and without `--isolate none`, or an `--out` folder another run holds; 130
+//! interrupted (the finished trials' results are written, and `pi eval --resume OUT` runs the
+//! rest).
 
 mod in_process;
 mod progress;
+mod resume;
 mod summary;
 
 use std::io::IsTerminal;
@@ -26,8 +28,11 @@ use std::sync::Arc;
 use clap::{Parser, ValueEnum};
 use pi_evals::agent::AgentCommand;
 use pi_evals::isolate::{Isolation, IsolationKind};
+use pi_evals::out_lock::OutLock;
 use pi_evals::plan::{self, Selection, Shard};
-use pi_evals::results::{EvalResults, Shards, SuiteRef, TrialStatus, SCHEMA_VERSION};
+use pi_evals::results::{
+    EvalResults, Invocation, RunProgress, Shards, SuiteRef, TrialStatus, SCHEMA_VERSION,
+};
 use pi_evals::runner::{self, Mode, RunOptions};
 use pi_evals::suite::{self, Suite};
 
@@ -38,7 +43,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 130 interrupted."
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 130 interrupted."
 )]
 struct EvalArgs {
     /// Suite files (TOML).
@@ -100,6 +105,9 @@ struct EvalArgs {
     /// Exit 1 when a model's overall score is under this (0 to 1).
     #[arg(long, value_name = "SCORE")]
     fail_under: Option<f64>,
+    /// Run an errored trial again, up to N more times, waiting 1 s, 2 s, 4 s, ... between.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retry_errors: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -116,6 +124,7 @@ pub fn main(argv: &[String]) -> ExitCode {
         Some("merge") => return ExitCode::from(compare_cmd::merge(&argv[1..])),
         Some("compare") => return ExitCode::from(compare_cmd::compare(&argv[1..])),
         Some("convert") => return ExitCode::from(convert_cmd::main(&argv[1..])),
+        Some("--resume") => return ExitCode::from(resume::main(&argv[1..])),
         _ => {}
     }
     let words = std::iter::once("pi eval".to_owned()).chain(argv.iter().cloned());
@@ -126,7 +135,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
         }
     };
-    match run(args) {
+    match run(args, argv.to_vec(), None, None) {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
             eprintln!("pi eval: {message}");
@@ -138,7 +147,15 @@ pub fn main(argv: &[String]) -> ExitCode {
 mod compare_cmd;
 mod convert_cmd;
 
-fn run(args: EvalArgs) -> Result<u8, String> {
+/// Runs the trials `args` plan (those `previous`, an interrupted run's results, does not hold);
+/// `words` is the command line, kept for `--resume`. `args.out` is claimed by `lock`, or once
+/// the run is known to start (a run refused leaves no folder behind).
+fn run(
+    args: EvalArgs,
+    words: Vec<String>,
+    previous: Option<EvalResults>,
+    lock: Option<OutLock>,
+) -> Result<u8, String> {
     let suites: Vec<Suite> = args
         .suites
         .iter()
@@ -160,6 +177,11 @@ fn run(args: EvalArgs) -> Result<u8, String> {
         }
     }
     let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
+    let planned = u32::try_from(specs.len()).unwrap_or(u32::MAX);
+    let (finished, specs) = match previous {
+        Some(previous) => resume::rest(previous, &suites, specs)?,
+        None => (Vec::new(), specs),
+    };
     let mode = mode_of(&args, &suites)?;
     // Replays in this process start no agent process; every other trial does.
     let starts_agents = !matches!(mode, Mode::Replay(_)) || args.replay_processes;
@@ -178,6 +200,11 @@ fn run(args: EvalArgs) -> Result<u8, String> {
         isolation,
         keep: args.keep.clone(),
         user_agent_dir: pi_evals::workspace::user_agent_dir(),
+        retry_errors: args.retry_errors,
+    };
+    let _lock = match lock {
+        Some(lock) => lock,
+        None => OutLock::acquire(&args.out).map_err(|e| e.to_string())?,
     };
     let style = match (args.quiet, args.progress) {
         (true, _) | (_, ProgressArg::Quiet) => ProgressStyle::Quiet,
@@ -197,9 +224,14 @@ fn run(args: EvalArgs) -> Result<u8, String> {
     let progress = progress::Progress::new(style, specs.len());
     let cancel = Arc::new(AtomicBool::new(false));
     let _signals = progress::cancel_on_signals(Arc::clone(&cancel));
-    let trials = runner::run(&specs, &options, &progress, &cancel).map_err(|e| e.to_string())?;
+    let mut trials =
+        runner::run(&specs, &options, &progress, &cancel).map_err(|e| e.to_string())?;
     progress.finish();
     let cancelled = cancel.load(Ordering::SeqCst);
+    trials.extend(finished);
+    trials.sort_by(|a, b| {
+        (&a.suite, &a.task, &a.model, a.trial).cmp(&(&b.suite, &b.task, &b.model, b.trial))
+    });
     let (tasks, models) = pi_evals::score::summarize(&trials);
     let results = EvalResults {
         schema_version: SCHEMA_VERSION,
@@ -221,11 +253,25 @@ fn run(args: EvalArgs) -> Result<u8, String> {
         trials,
         tasks,
         models,
+        progress: RunProgress {
+            interrupted: cancelled,
+            planned: Some(planned),
+            invocation: Some(Invocation {
+                cwd: std::env::current_dir()
+                    .map_err(|e| format!("cannot read the working folder: {e}"))?
+                    .to_string_lossy()
+                    .into_owned(),
+                args: words,
+            }),
+        },
     };
     summary::print(&results);
     write_reports(&args.out, &results)?;
     if cancelled {
-        eprintln!("interrupted: the results of the trials that finished are written");
+        eprintln!(
+            "interrupted: the results of the trials that finished are written; `pi eval --resume {}` runs the rest",
+            args.out.display()
+        );
         return Ok(130);
     }
     Ok(exit_code(&results, args.fail_under))

@@ -143,6 +143,8 @@ fn trial(
         } else {
             Vec::new()
         },
+        attempts: 1,
+        earlier_errors: Vec::new(),
     }
 }
 
@@ -441,5 +443,6 @@ pub fn sample() -> EvalResults {
         trials,
         tasks,
         models,
+        progress: Default::default(),
     }
 }

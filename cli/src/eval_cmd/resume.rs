@@ -1,0 +1,99 @@
+//! `pi eval --resume OUT`: finishes a run that was interrupted. The run's `results.json` holds
+//! the command line that started it and the folder it ran in; the same command runs again
+//! there, and only the trials the file does not hold run: the finished ones are kept as they
+//! were. The folder is claimed first, so a run still writing there is never resumed under it.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use clap::Parser;
+use pi_evals::out_lock::OutLock;
+use pi_evals::plan::TrialSpec;
+use pi_evals::results::{EvalResults, TrialResult};
+use pi_evals::suite::Suite;
+
+use super::EvalArgs;
+
+/// Runs `pi eval --resume OUT` (`argv`: the words after `--resume`); the exit code.
+pub fn main(argv: &[String]) -> u8 {
+    match resume(argv) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("pi eval: {message}");
+            2
+        }
+    }
+}
+
+fn resume(argv: &[String]) -> Result<u8, String> {
+    let [out] = argv else {
+        return Err(
+            "usage: pi eval --resume OUT (the run's own arguments are in OUT/results.json)".into(),
+        );
+    };
+    let out = std::path::absolute(out).map_err(|e| format!("{out}: {e}"))?;
+    let lock = OutLock::acquire(&out).map_err(|e| e.to_string())?;
+    let file = out.join("results.json");
+    let previous = pi_evals::results_file::load(&file).map_err(|e| e.to_string())?;
+    let Some(invocation) = previous.progress.invocation.clone() else {
+        return Err(format!(
+            "{}: holds no command line to resume (written by an older pi eval, or by pi eval merge)",
+            file.display()
+        ));
+    };
+    // The run's paths are relative to the folder it ran in.
+    std::env::set_current_dir(&invocation.cwd)
+        .map_err(|e| format!("cannot resume in {}: {e}", invocation.cwd))?;
+    let words = std::iter::once("pi eval".to_owned()).chain(invocation.args.iter().cloned());
+    let args = EvalArgs::try_parse_from(words).map_err(|e| {
+        format!(
+            "{}: its command line no longer parses: {}",
+            file.display(),
+            e.to_string().lines().next().unwrap_or_default()
+        )
+    })?;
+    if !same_folder(&args.out, &out) {
+        return Err(format!(
+            "{}: written by a run into {}, not this folder",
+            file.display(),
+            args.out.display()
+        ));
+    }
+    super::run(args, invocation.args, Some(previous), Some(lock))
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// What an interrupted run finished: its trials, and the specs still to run. Refused when a
+/// suite changed since (its trials would not be the same trials).
+pub fn rest<'a>(
+    previous: EvalResults,
+    suites: &[Suite],
+    specs: Vec<TrialSpec<'a>>,
+) -> Result<(Vec<TrialResult>, Vec<TrialSpec<'a>>), String> {
+    for suite in suites {
+        let before = previous.suites.iter().find(|s| s.name == suite.name);
+        if before.is_some_and(|s| s.digest != suite.digest) {
+            return Err(format!(
+                "suite `{}` ({}) changed since the run was interrupted: its finished trials are not this suite's; start a new run",
+                suite.name,
+                suite.path.display()
+            ));
+        }
+    }
+    let done: HashSet<String> = previous
+        .trials
+        .iter()
+        .map(|t| format!("{}/{}/{}/{}", t.suite, t.task, t.model, t.trial))
+        .collect();
+    let rest = specs
+        .into_iter()
+        .filter(|spec| !done.contains(&spec.key()))
+        .collect();
+    Ok((previous.trials, rest))
+}
