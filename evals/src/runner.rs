@@ -191,6 +191,18 @@ fn run_trial(
                 return Some(result);
             }
         }
+        // Recorded again: an earlier run's cassette must not outlive a recording that fails,
+        // to be replayed later as this run's.
+        if let Some(earlier) = absolute.as_deref().map(|dir| dir.join(&relative)) {
+            match std::fs::remove_file(&earlier) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    result.reason = Some(format!("cannot replace {}: {e}", earlier.display()));
+                    return Some(result);
+                }
+            }
+        }
     }
     let name = spec.key().replace('/', "__");
     let dirs = match TrialDirs::prepare(

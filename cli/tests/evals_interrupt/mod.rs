@@ -288,6 +288,36 @@ fn an_errored_trial_is_retried_and_passes_with_its_attempts_recorded() {
 }
 
 #[test]
+fn recording_again_over_a_cassette_and_failing_leaves_no_older_cassette_to_replay() {
+    let mock = MockLlm::start(&json!([{"text": ["done"]}]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = suite(
+        &env,
+        1,
+        "hi",
+        "[defaults.settings]\nretry = { enabled = false }\n",
+    );
+    let first = env.eval(&[&suite, "--record", "c", "-q", "--out", "first"]);
+    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+
+    // Recorded again, this time the model fails: the run's cassette folder must not keep the
+    // first run's recording as if this run had made it.
+    let failing = MockLlm::start(&json!([{"status": 500}]));
+    env.serve(&failing);
+    let second = env.eval(&[&suite, "--record", "c", "-q", "--out", "second"]);
+    assert_eq!(second.code, 1, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(env.results("second")["trials"][0]["status"], "error");
+    drop(failing);
+    let replayed = env.eval(&[&suite, "--replay", "c", "-q", "--out", "r"]);
+    assert_ne!(
+        env.results("r")["trials"][0]["status"],
+        "passed",
+        "the older recording was replayed as this run's: {}",
+        replayed.stdout
+    );
+}
+
+#[test]
 fn a_second_run_into_the_same_out_folder_refuses_naming_the_first() {
     let marker = unique_marker("eval-lock");
     let mock = MockLlm::start(&json!([{"text": ["never"], "hang_ms": 60000}]));
