@@ -81,6 +81,14 @@ pub fn merge(argv: &[String]) -> u8 {
             return 2;
         }
     };
+    // The folder is claimed as a run claims it: never written under a run still going there.
+    let _lock = match pi_evals::out_lock::OutLock::acquire(&args.out) {
+        Ok(lock) => lock,
+        Err(error) => {
+            eprintln!("pi eval merge: {error}");
+            return 2;
+        }
+    };
     super::summary::print(&merged);
     if let Err(message) = super::write_reports(&args.out, &merged) {
         eprintln!("pi eval merge: {message}");

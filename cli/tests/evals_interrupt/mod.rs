@@ -323,6 +323,12 @@ fn a_second_run_into_the_same_out_folder_refuses_naming_the_first() {
     let mock = MockLlm::start(&json!([{"text": ["never"], "hang_ms": 60000}]));
     let env = EvalEnv::new(Some(&mock));
     let suite = suite(&env, 1, &marker, "");
+    // A whole run's results, to merge into the folder while it is held.
+    let answering = MockLlm::start(&json!([{"text": ["done"]}]));
+    env.serve(&answering);
+    let shard = env.eval(&[&suite, "--out", "shard", "-q"]);
+    assert_eq!(shard.code, 0, "{}", shard.stderr);
+    env.serve(&mock);
     // A lock file a dead run left behind is taken over.
     env.write("work/o/.pi-eval.lock", "999999999\n");
     let (mut first, _lines) = spawn(&env, &[&suite, "--out", "o"]);
@@ -347,6 +353,16 @@ fn a_second_run_into_the_same_out_folder_refuses_naming_the_first() {
     );
     let resumed = env.eval(&["--resume", "o"]);
     assert_eq!(resumed.code, 2, "{}", resumed.stderr);
+    // Nor may a merge of shards write its results there.
+    let merged = env.eval(&["merge", "shard/results.json", "--out", "o"]);
+    assert_eq!(merged.code, 2, "{}", merged.stderr);
+    assert!(
+        merged.stderr.contains(&format!("process {}", first.id())),
+        "names the holder: {}",
+        merged.stderr
+    );
+    let untouched = std::fs::read_to_string(env.path("work/o/results.json")).unwrap();
+    assert!(untouched.contains("\"mine\""), "merge wrote: {untouched}");
     signal(first.id(), Signal::SIGINT);
     assert_eq!(first.wait().unwrap().code(), Some(130));
     assert_eq!(env.results("o")["interrupted"], true);
