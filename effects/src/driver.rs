@@ -5,7 +5,9 @@
 use std::future::Future;
 
 use pi_core::agent::Effect;
-use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine, SessionStep};
+use pi_core::agent_session::{
+    feed, Refused, Reply, SessionError, SessionInput, SessionMachine, SessionStep,
+};
 use pi_core::event::Event;
 
 use tokio_util::sync::CancellationToken;
@@ -159,17 +161,14 @@ pub async fn drive<I: Interpreter>(
     input: SessionInput,
     mut on_event: impl FnMut(&Event),
 ) -> Result<Driven, DriveError> {
-    let (now, input) = io.outside(input)?;
-    let step = machine.step(now, input)?;
-    let mut driven = Driven::default();
-    apply(machine, io, file, step, &mut on_event, &mut driven.replies)?;
+    let mut driven = Driven {
+        replies: submit(machine, io, file, input, &mut on_event)?,
+        refused: Vec::new(),
+    };
     while machine.is_busy() {
-        let (now, input) = io.next(machine.wake_at()).await?;
-        let from_outside = !matches!(input, SessionInput::Answer(_) | SessionInput::Wake);
-        match machine.step(now, input) {
-            Ok(step) => apply(machine, io, file, step, &mut on_event, &mut driven.replies)?,
-            Err(error) if from_outside => driven.refused.push(error),
-            Err(error) => return Err(error.into()),
+        match advance(machine, io, file, &mut on_event).await? {
+            Ok(replies) => driven.replies.extend(replies),
+            Err(error) => driven.refused.push(error),
         }
     }
     Ok(driven)
@@ -185,7 +184,7 @@ pub fn submit<I: Interpreter>(
     mut on_event: impl FnMut(&Event),
 ) -> Result<Vec<Reply>, DriveError> {
     let (now, input) = io.outside(input)?;
-    let step = machine.step(now, input)?;
+    let step = feed(machine, now, input).map_err(Refused::into_error)?;
     let mut replies = Vec::new();
     apply(machine, io, file, step, &mut on_event, &mut replies)?;
     Ok(replies)
@@ -200,13 +199,13 @@ pub async fn advance<I: Interpreter>(
     mut on_event: impl FnMut(&Event),
 ) -> Result<Result<Vec<Reply>, SessionError>, DriveError> {
     let (now, input) = io.next(machine.wake_at()).await?;
-    let from_outside = !matches!(input, SessionInput::Answer(_) | SessionInput::Wake);
+    let step = match feed(machine, now, input) {
+        Ok(step) => step,
+        Err(Refused::Command(error)) => return Ok(Err(error)),
+        Err(Refused::Answer(error)) => return Err(error.into()),
+    };
     let mut replies = Vec::new();
-    match machine.step(now, input) {
-        Ok(step) => apply(machine, io, file, step, &mut on_event, &mut replies)?,
-        Err(error) if from_outside => return Ok(Err(error)),
-        Err(error) => return Err(error.into()),
-    }
+    apply(machine, io, file, step, &mut on_event, &mut replies)?;
     Ok(Ok(replies))
 }
 
