@@ -167,9 +167,15 @@ impl Recorder {
         self.lock().path.clone()
     }
 
-    /// Ends the cassette: later lines are not written (the session it recorded was replaced).
+    /// Ends the cassette: later lines are not written (the run is over, or the session it
+    /// recorded was replaced).
     pub fn close(&self) {
         self.lock().closed = true;
+    }
+
+    /// Whether the cassette was ended ([`close`](Self::close)).
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
     }
 
     /// The first write that failed, if one did.

@@ -8,8 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Names a front end has no business with: the clocks, the cassette's lines and writer, and
-/// running a user command itself (the interpreter runs it, or a replay answers it).
+/// Names a front end has no business with: the clocks, the cassette's lines and writer (the
+/// recording interpreter writes the outcome and ends its cassette when the loop says the run,
+/// or its session, is over), and running a user command itself (the interpreter runs it, or a
+/// replay answers it).
 const FORBIDDEN: &[&str] = &[
     "execute_bash",
     "now_ms",
@@ -18,6 +20,8 @@ const FORBIDDEN: &[&str] = &[
     "Instant",
     "Line",
     "write_request",
+    "Recorder",
+    "recorder",
 ];
 
 /// The front ends' sources: RPC mode and print mode.
@@ -182,7 +186,15 @@ fn the_check_finds_a_clock_reading_and_a_recorder_write() {
     let stamped = "let t = pi_effects::clock::now_ms();";
     assert_eq!(violations(stamped), ["line 1: now_ms"]);
     let written = "recorder.write(pi_cassettes::Line::Stdin { t, line });";
-    assert_eq!(violations(written), ["line 1: write", "line 1: Line"]);
+    assert_eq!(
+        violations(written),
+        ["line 1: recorder", "line 1: write", "line 1: Line"]
+    );
+    let outcome = "cassette::finish_recording(&recorder, code, out);\nfn f(r: Recorder) {}";
+    assert_eq!(
+        violations(outcome),
+        ["line 1: recorder", "line 2: Recorder"]
+    );
     let explained = "// now_ms() is not read here\nlet s = \"Line .write(\";";
     assert!(violations(explained).is_empty());
 }

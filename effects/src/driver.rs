@@ -84,6 +84,24 @@ pub enum FrontEndNext {
     End,
 }
 
+/// What a run left when it ended (or when its session is about to be replaced): what a
+/// recording's outcome line says of it.
+#[derive(Clone, Copy, Debug)]
+pub struct RunEnding<'a> {
+    /// The exit code.
+    pub exit: i32,
+    /// SHA-256 of everything the front end printed.
+    pub stdout: &'a str,
+    /// SHA-256 of the events, when the output does not show them (text mode).
+    pub events: Option<&'a str>,
+    /// What the front end printed, when its output keeps the text.
+    pub stdout_text: Option<&'a str>,
+    /// The events' text, when kept.
+    pub events_text: Option<&'a str>,
+    /// The session file the run wrote, if any.
+    pub session_file: Option<&'a std::path::Path>,
+}
+
 /// Performs effects and reports their outcomes as inputs. Every input reaches the machine
 /// through it, with the time the interpreter gives it: those from outside through
 /// [`outside`](Self::outside), answers, timers and commands through [`next`](Self::next). That
@@ -114,6 +132,14 @@ pub trait Interpreter {
     /// `done` when it finished, or never when the interpreter holds the result itself (a
     /// replay's recorded one comes from [`front_end`](Self::front_end)).
     fn run_user_command(&mut self, command: UserCommand);
+
+    /// The run is over as `ending` says, or its session is about to be replaced (a recording
+    /// holds one session): a recorder writes the outcome and takes nothing more. Nothing to do
+    /// for the others. An error says the record is incomplete (a write failed), once.
+    fn end(&mut self, ending: &RunEnding<'_>) -> Result<(), InterpretError> {
+        let _ = ending;
+        Ok(())
+    }
 
     /// Begins `effect`; its answers come from [`next`](Self::next).
     fn start(&mut self, effect: Effect);
