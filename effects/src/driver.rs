@@ -179,7 +179,9 @@ pub struct Driven {
 /// Feeds `input` to `machine`, then answers its effects through `io` until the machine is idle.
 /// Events go to `on_event` as they happen; the session file receives new entries after every
 /// step. Refusing `input` itself is an error; refusing a later command is reported in
-/// [`Driven::refused`].
+/// [`Driven::refused`]. This is the loop every run goes through whatever its interpreter
+/// (print mode, replays, imports, chaos runs); RPC mode, which reads stdin meanwhile, calls
+/// [`submit`] and [`advance`] from a loop of its own.
 pub async fn drive<I: Interpreter>(
     machine: &mut SessionMachine,
     io: &mut I,
