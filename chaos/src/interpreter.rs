@@ -686,6 +686,31 @@ mod tests {
             .collect()
     }
 
+    /// A run that never comes back to idle (here: a timer due at every input) is stopped at
+    /// the limit, so the driver's loop ends and the run is reported as not settling.
+    #[test]
+    fn a_run_that_never_settles_is_stopped_at_the_input_limit() {
+        #![allow(clippy::unwrap_used, clippy::panic)]
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cassettes/corpus/plain_text.jsonl");
+        let cassette = pi_cassettes::Cassette::load(&path).unwrap();
+        let recording = ChaosRecording::from_cassette(&cassette).unwrap();
+        let checker = Arc::new(Mutex::new(Checker::new(recording.config.retry)));
+        let mut io = ChaosInterpreter::new(&recording, &PerturbationPlan::none(), checker);
+        while io.next_outside().is_some() {}
+        let due = Some(recording.config.started_at);
+        for _ in 0..STEP_LIMIT {
+            let given = poll_once(io.next(due)).unwrap();
+            assert!(matches!(given, Ok((_, SessionInput::Wake))), "{given:?}");
+        }
+        match poll_once(io.next(due)).unwrap() {
+            Err(InterpretError::Halted(why)) => {
+                assert_eq!(why.to_string(), "still busy after 100000 inputs")
+            }
+            other => panic!("not stopped: {other:?}"),
+        }
+    }
+
     #[test]
     fn split_keeps_the_bytes_and_changes_the_reads() {
         let original = chunks(&["data: {\"a\":1}\n\n", "data: [DONE]\n\n"]);
