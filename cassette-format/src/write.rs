@@ -52,8 +52,9 @@ struct State {
     /// Locked for as long as the recorder lives.
     file: LockedFile,
     secrets: Secrets,
-    /// The user's own rules (settings `redact`).
-    rules: Rules,
+    /// The user's own rules (settings `redact`), shared so that each use need not copy them
+    /// out of the lock.
+    rules: Arc<Rules>,
     /// `redaction` lines of values the rules found in the line being written, written after
     /// it (the header stays the first line).
     found: Vec<Line>,
@@ -135,7 +136,7 @@ impl Recorder {
             path: path.to_path_buf(),
             file,
             secrets: Secrets::default(),
-            rules,
+            rules: Arc::new(rules),
             found: Vec::new(),
             failed: None,
             last_body: None,
@@ -167,9 +168,15 @@ impl Recorder {
         self.lock().path.clone()
     }
 
-    /// Ends the cassette: later lines are not written (the session it recorded was replaced).
+    /// Ends the cassette: later lines are not written (the run is over, or the session it
+    /// recorded was replaced).
     pub fn close(&self) {
         self.lock().closed = true;
+    }
+
+    /// Whether the cassette was ended ([`close`](Self::close)).
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
     }
 
     /// The first write that failed, if one did.
@@ -219,7 +226,7 @@ impl Recorder {
     /// `headers` with the values of those the user's rules name replaced where they are.
     fn redact_named_headers(&self, headers: Vec<(String, String)>) -> Vec<(String, String)> {
         let mut state = self.lock();
-        let rules = state.rules.clone();
+        let rules = Arc::clone(&state.rules);
         headers
             .into_iter()
             .map(|(name, value)| match rules.names_header(&name) {
@@ -250,7 +257,7 @@ impl Recorder {
             .map(|(name, value)| {
                 let what = format!("header {name}");
                 let value = match name.to_ascii_lowercase().as_str() {
-                    "cookie" | "set-cookie" => self.redact_cookies(value, &what),
+                    "cookie" | "set-cookie" => self.redact_cookies(name, value, &what),
                     _ if secret(name) => self.redact_credential(value, &what),
                     _ => value.clone(),
                 };
@@ -262,8 +269,8 @@ impl Recorder {
     /// A `cookie` or `set-cookie` value with each cookie's value a secret of its own (the
     /// value alone is what a page or a model repeats), names and attributes kept:
     /// `a=<<secret-1>>; b=<<secret-2>>`, `session=<<secret-3>>; Path=/; HttpOnly`.
-    fn redact_cookies(&self, header: &str, what: &str) -> String {
-        let set_cookie = what.eq_ignore_ascii_case("header set-cookie");
+    fn redact_cookies(&self, name: &str, header: &str, what: &str) -> String {
+        let set_cookie = name.eq_ignore_ascii_case("set-cookie");
         header
             .split(';')
             .enumerate()
@@ -449,7 +456,7 @@ fn replace_patterns_in_bytes(state: &mut State, bytes: Vec<u8>) -> Vec<u8> {
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return bytes;
     };
-    let rules = state.rules.clone();
+    let rules = Arc::clone(&state.rules);
     match rules.replace_matches(text, &mut |found, reach| rule_secret(state, found, reach)) {
         Some(replaced) => replaced.into_bytes(),
         None => bytes,
@@ -458,7 +465,7 @@ fn replace_patterns_in_bytes(state: &mut State, bytes: Vec<u8>) -> Vec<u8> {
 
 /// Replaces the values at the user's JSON paths in `body`; whether any was.
 fn replace_at_paths(state: &mut State, body: &mut Value) -> bool {
-    let rules = state.rules.clone();
+    let rules = Arc::clone(&state.rules);
     rules.replace_at_paths(body, &mut |found, reach| rule_secret(state, found, reach))
 }
 
@@ -487,7 +494,7 @@ fn line_text(state: &mut State, line: &Line) -> Result<String, serde_json::Error
         return serde_json::to_string(line);
     }
     let mut value = serde_json::to_value(line)?;
-    let rules = state.rules.clone();
+    let rules = Arc::clone(&state.rules);
     rules.replace_at_paths(&mut value, &mut |found, reach| {
         rule_secret(state, found, reach)
     });
@@ -557,5 +564,25 @@ mod tests {
         assert!(text.contains(r#""base64":"not base64!""#), "{text}");
         assert!(text.contains("key <<secret-1>> here"), "{text}");
         assert!(!text.contains("0123456789"), "{text}");
+    }
+
+    /// Each cookie's value is a secret; a `set-cookie`'s attributes after its first pair are
+    /// kept, however the header's name is written, and a `cookie`'s later pairs are values.
+    #[test]
+    fn cookies_lose_their_values_and_set_cookies_keep_their_attributes() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = recorder(dir.path(), &[]);
+        let set = [(
+            "Set-Cookie".to_owned(),
+            "session=abc123sessionvalue; Path=/; HttpOnly".to_owned(),
+        )];
+        let set = recorder.redact_response_headers(&set);
+        assert_eq!(set[0].1, "session=<<secret-1>>; Path=/; HttpOnly");
+        let sent = [(
+            "cookie".to_owned(),
+            "a=firstvalue1; Path=secondvalue2".to_owned(),
+        )];
+        let sent = recorder.redact_headers(&sent);
+        assert_eq!(sent[0].1, "a=<<secret-2>>; Path=<<secret-3>>");
     }
 }

@@ -10,13 +10,15 @@ use bytes::Bytes;
 use pi_core::agent::{Effect, Input};
 use pi_core::agent_session::SessionInput;
 use pi_effects::clock::Clock;
-use pi_effects::driver::{FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserCommand};
+use pi_effects::driver::{
+    FrontEndInput, FrontEndNext, InterpretError, Interpreter, RunEnding, UserCommand,
+};
 use pi_effects::live::{CallStart, CallTransportFor};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
 
 use crate::convert::recorded_transport_error;
-use crate::format::{Line, RecordedEnd, RecordedInput};
+use crate::format::{Line, RecordedEnd, RecordedInput, RecordedOutcome, MAX_KEPT_TEXT};
 use crate::write::{Recorder, RequestParts};
 
 /// An interpreter whose every input and effect is written to a cassette as it happens.
@@ -32,9 +34,16 @@ impl<I> Record<I> {
         Record { inner, recorder }
     }
 
-    /// The recorder (to write the outcome once the run is over).
+    /// The recorder (for output digested as the recording redacts it).
     pub fn recorder(&self) -> &Recorder {
         &self.recorder
+    }
+
+    /// `inner` recorded into the same cassette: the interpreter of the session that replaces
+    /// this one's, once [`end`](Interpreter::end) ended the cassette (so nothing of it is
+    /// written).
+    pub fn beside<J>(&self, inner: J) -> Record<J> {
+        Record::new(inner, self.recorder.clone())
     }
 
     /// The interpreter recorded.
@@ -47,6 +56,43 @@ impl<I> Record<I> {
         self.inner
     }
 }
+
+/// The outcome line of a run that ended as `ending` says. The session file's digest and text
+/// are of the text as a replay writes it: with the recording's placeholders for its secrets.
+/// The output's texts are redacted already (as digested, line by line).
+fn outcome(recorder: &Recorder, ending: &RunEnding<'_>) -> RecordedOutcome {
+    let session = ending
+        .session_file
+        .and_then(|path| std::fs::read(path).ok())
+        .map(|bytes| match String::from_utf8(bytes) {
+            Ok(text) => Ok(recorder.redact_text(&text)),
+            Err(e) => Err(e.into_bytes()),
+        });
+    let (session, session_text) = match session {
+        Some(Ok(text)) => (Some(crate::sha256_hex(text.as_bytes())), kept(Some(&text))),
+        Some(Err(bytes)) => (Some(crate::sha256_hex(&bytes)), None),
+        None => (None, None),
+    };
+    RecordedOutcome {
+        exit: ending.exit,
+        stdout: ending.stdout.to_owned(),
+        session,
+        events: ending.events.map(str::to_owned),
+        stdout_text: kept(ending.stdout_text),
+        events_text: kept(ending.events_text),
+        session_text,
+    }
+}
+
+/// `text`, when an outcome line keeps it.
+fn kept(text: Option<&str>) -> Option<String> {
+    text.filter(|t| t.len() <= MAX_KEPT_TEXT).map(str::to_owned)
+}
+
+/// Why a recording is incomplete.
+#[derive(Debug, thiserror::Error)]
+#[error("the recording is incomplete: {0}")]
+struct Incomplete(String);
 
 fn recorded(input: &SessionInput) -> Result<Box<RecordedInput>, InterpretError> {
     crate::convert::recorded_input(input)
@@ -106,6 +152,21 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
             self.recorder.write(front_end_line(*t, input));
         }
         next
+    }
+
+    /// Writes the outcome and ends the cassette, the first time; says whether a write failed.
+    fn end(&mut self, ending: &RunEnding<'_>) -> Result<(), InterpretError> {
+        self.inner.end(ending)?;
+        if self.recorder.is_closed() {
+            return Ok(());
+        }
+        self.recorder
+            .write(Line::Outcome(outcome(&self.recorder, ending)));
+        self.recorder.close();
+        match self.recorder.failure() {
+            Some(failure) => Err(InterpretError::Halted(Box::new(Incomplete(failure)))),
+            None => Ok(()),
+        }
     }
 
     /// Run by the interpreter recorded; its result is written when it arrives.

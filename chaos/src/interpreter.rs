@@ -47,6 +47,8 @@ pub const ONE_MORE_TURN: &str = "chaos: one more turn";
 pub const NO_USER_COMMANDS: &str = "chaos: user commands are not run";
 /// The text of the message answered to a model call beyond the recording.
 pub const BEYOND_RECORDING: &str = "Done.";
+/// Inputs after which a run that has not come back to idle is stopped as not settling.
+pub const STEP_LIMIT: usize = 100_000;
 
 /// A call in flight.
 #[derive(Debug)]
@@ -90,6 +92,8 @@ pub struct ChaosInterpreter {
     inputs: VecDeque<Scheduled>,
     /// Answers taken so far.
     steps: usize,
+    /// Inputs given while the machine was busy, up to [`STEP_LIMIT`].
+    given: usize,
     tools: HashMap<(String, String), VecDeque<RecordedTool>>,
     tool_ordinal: usize,
     failing_tools: HashSet<usize>,
@@ -177,6 +181,7 @@ impl ChaosInterpreter {
             flights: Vec::new(),
             inputs: inputs.into(),
             steps: 0,
+            given: 0,
             tools,
             tool_ordinal: 0,
             failing_tools,
@@ -428,6 +433,11 @@ impl Interpreter for ChaosInterpreter {
     }
 
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        self.given += 1;
+        if self.given > STEP_LIMIT {
+            let why = format!("still busy after {STEP_LIMIT} inputs");
+            return Err(InterpretError::Halted(why.into()));
+        }
         if self.inputs.front().is_some_and(|s| s.step <= self.steps) {
             if let Some(s) = self.inputs.pop_front() {
                 self.now = self.now.max(s.t);
@@ -674,6 +684,31 @@ mod tests {
             .iter()
             .map(|p| Bytes::copy_from_slice(p.as_bytes()))
             .collect()
+    }
+
+    /// A run that never comes back to idle (here: a timer due at every input) is stopped at
+    /// the limit, so the driver's loop ends and the run is reported as not settling.
+    #[test]
+    fn a_run_that_never_settles_is_stopped_at_the_input_limit() {
+        #![allow(clippy::unwrap_used, clippy::panic)]
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cassettes/corpus/plain_text.jsonl");
+        let cassette = pi_cassettes::Cassette::load(&path).unwrap();
+        let recording = ChaosRecording::from_cassette(&cassette).unwrap();
+        let checker = Arc::new(Mutex::new(Checker::new(recording.config.retry)));
+        let mut io = ChaosInterpreter::new(&recording, &PerturbationPlan::none(), checker);
+        while io.next_outside().is_some() {}
+        let due = Some(recording.config.started_at);
+        for _ in 0..STEP_LIMIT {
+            let given = poll_once(io.next(due)).unwrap();
+            assert!(matches!(given, Ok((_, SessionInput::Wake))), "{given:?}");
+        }
+        match poll_once(io.next(due)).unwrap() {
+            Err(InterpretError::Halted(why)) => {
+                assert_eq!(why.to_string(), "still busy after 100000 inputs")
+            }
+            other => panic!("not stopped: {other:?}"),
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use pi_core::agent_session::SessionError;
 use pi_core::session::file::parse_session;
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
-use pi_effects::driver::{advance, submit, DriveError, InterpretError};
+use pi_effects::driver::{drive, DriveError, InterpretError};
 use pi_effects::run_config::build_machine;
 use pi_effects::session::{SessionFile, SessionStore};
 
@@ -22,9 +22,6 @@ use crate::invariants::{Checker, Invariant, Violation};
 use crate::plan::{PerturbationPlan, SplitMix};
 use crate::recording::ChaosRecording;
 use pi_providers::transport::poll_once;
-
-/// Inputs after which a run that has not come back to idle is reported as not settling.
-pub const STEP_LIMIT: usize = 100_000;
 
 /// What a run that kept every invariant did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -82,34 +79,23 @@ fn run_unguarded(
             .unwrap_or_else(PoisonError::into_inner)
             .on_event(event)
     };
-    let mut inputs = 0;
+    // Each input from outside is driven as print mode and replays drive theirs, until the
+    // session is idle; the chaos interpreter answers at once, so each drive is ready in one poll.
     while failure.is_none() {
-        inputs += 1;
-        if inputs > STEP_LIMIT {
-            failure = Some(Violation::new(
-                Invariant::Settles,
-                format!("still busy after {STEP_LIMIT} inputs"),
-            ));
+        let Some(input) = io.next_outside() else {
             break;
-        }
-        if !machine.is_busy() {
-            let Some(input) = io.next_outside() else {
-                break;
-            };
-            match submit(&mut machine, &mut io, &mut file, input, on_event) {
-                Ok(_) => {}
-                Err(DriveError::Session(error)) => match refusal(error) {
-                    Ok(()) => stats.refused += 1,
-                    Err(violation) => failure = Some(violation),
-                },
-                Err(error) => failure = Some(drive_failure(error)),
+        };
+        match poll_once(drive(&mut machine, &mut io, &mut file, input, on_event)) {
+            Some(Ok(driven)) => {
+                for error in driven.refused {
+                    match refusal(error) {
+                        Ok(()) => stats.refused += 1,
+                        Err(violation) => failure = failure.or(Some(violation)),
+                    }
+                }
             }
-            continue;
-        }
-        let advanced = poll_once(advance(&mut machine, &mut io, &mut file, on_event));
-        match advanced {
-            Some(Ok(Ok(_))) => {}
-            Some(Ok(Err(error))) => match refusal(error) {
+            // The input itself refused, or an answer that broke the contract.
+            Some(Err(DriveError::Session(error))) => match refusal(error) {
                 Ok(()) => stats.refused += 1,
                 Err(violation) => failure = Some(violation),
             },

@@ -9,14 +9,13 @@ use pi_cassettes::convert::{to_json, to_name};
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
 use pi_cassettes::redact::Rules;
 use pi_cassettes::{
-    recording_transport, Cassette, CreateError, Divergence, Hybrid, Record, RecordedOutcome,
-    Recorder, Replay,
+    recording_transport, Cassette, CreateError, Divergence, Hybrid, Record, Recorder, Replay,
 };
 use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::model::Model;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::clock::{Clock, SystemClock};
-use pi_effects::driver::{DriveError, Interpreter};
+use pi_effects::driver::{DriveError, Interpreter, RunEnding};
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
 
@@ -279,8 +278,8 @@ pub fn recorded_command(argv: &[String]) -> Vec<String> {
 #[derive(Debug)]
 pub enum Io {
     Live(Live),
-    Record(Record<Live>, Recorder),
-    Hybrid(Record<Hybrid>, Recorder),
+    Record(Record<Live>),
+    Hybrid(Record<Hybrid>),
     Replay(Replay),
 }
 
@@ -314,13 +313,13 @@ pub fn prepare(
             let header = header(&built, info, &rules);
             let (live, recorder) = recording(built.live, &path, &header, &secrets, rules)?;
             let hybrid = Hybrid::new(replay, live, Some(recorder.clone()));
-            Io::Hybrid(Record::new(hybrid, recorder.clone()), recorder)
+            Io::Hybrid(Record::new(hybrid, recorder))
         }
         (_, Some(path)) => {
             let (secrets, rules) = (info.secrets(), info.rules()?);
             let header = header(&built, info, &rules);
             let (live, recorder) = recording(built.live, &path, &header, &secrets, rules)?;
-            Io::Record(Record::new(live, recorder.clone()), recorder)
+            Io::Record(Record::new(live, recorder))
         }
         (_, None) => Io::Live(built.live),
     };
@@ -354,10 +353,7 @@ pub async fn run_print(
 ) -> Result<i32, CliError> {
     let mode = info.mode;
     let (machine, file, io) = prepare(plan, built, info)?;
-    let mut out = match &io {
-        Io::Record(_, recorder) | Io::Hybrid(_, recorder) => Stdout::digesting(recorder),
-        Io::Live(_) | Io::Replay(_) => Stdout::new(),
-    };
+    let mut out = output(&io);
     let code = match io {
         Io::Live(live) => {
             print(machine, live, file, mode, inputs, &mut out, |_, ran, _| {
@@ -365,7 +361,7 @@ pub async fn run_print(
             })
             .await
         }
-        Io::Record(io, recorder) => {
+        Io::Record(io) => {
             print(
                 machine,
                 io,
@@ -373,13 +369,13 @@ pub async fn run_print(
                 mode,
                 inputs,
                 &mut out,
-                |_, ran, session| {
-                    finish_recording(&recorder, ran.unwrap_or_else(|code| code), session)
+                |io, ran, (out, session)| {
+                    end_run(io, ran.unwrap_or_else(|code| code), out, session)
                 },
             )
             .await
         }
-        Io::Hybrid(io, recorder) => {
+        Io::Hybrid(io) => {
             print(
                 machine,
                 io,
@@ -387,15 +383,15 @@ pub async fn run_print(
                 mode,
                 inputs,
                 &mut out,
-                |io, ran, session| {
+                |io, ran, (out, session)| {
                     match io.inner_mut().went_live_at() {
                         Some(step) => {
                             eprintln!("hybrid: replayed until step {step}, then ran live")
                         }
                         None => eprintln!("hybrid: the whole run was replayed"),
                     }
-                    eprintln!("hybrid: recorded to {}", recorder.path().display());
-                    finish_recording(&recorder, ran.unwrap_or_else(|code| code), session)
+                    eprintln!("hybrid: recorded to {}", io.recorder().path().display());
+                    end_run(io, ran.unwrap_or_else(|code| code), out, session)
                 },
             )
             .await
@@ -445,49 +441,38 @@ async fn print<I: Interpreter + Send>(
     code
 }
 
-/// Writes a recording's outcome and says when the recording could not be written whole.
-pub fn finish_recording(recorder: &Recorder, code: i32, (out, session): Ended<'_>) -> i32 {
-    write_outcome(recorder, code, out, session);
-    if let Some(failure) = recorder.failure() {
-        eprintln!("Warning: the recording is incomplete: {failure}");
+/// The output of a run over `io`: digested as its recording redacts it, when it records.
+pub fn output(io: &Io) -> Stdout {
+    match io {
+        Io::Record(io) => Stdout::digesting(io.recorder()),
+        Io::Hybrid(io) => Stdout::digesting(io.recorder()),
+        Io::Live(_) | Io::Replay(_) => Stdout::new(),
+    }
+}
+
+/// Tells `io` the run ended with `code`, having printed `out` and written `session_file` (a
+/// recording writes its outcome), and says when its record could not be written whole;
+/// returns `code`.
+pub fn end_run<I: Interpreter>(
+    io: &mut I,
+    code: i32,
+    out: &Stdout,
+    session_file: Option<&Path>,
+) -> i32 {
+    let stdout = out.digest().unwrap_or_default();
+    let events = out.events_digest();
+    let ending = RunEnding {
+        exit: code,
+        stdout: &stdout,
+        events: events.as_deref(),
+        stdout_text: out.text(),
+        events_text: out.events_text(),
+        session_file,
+    };
+    if let Err(error) = io.end(&ending) {
+        eprintln!("Warning: {error}");
     }
     code
-}
-
-/// The outcome line: the exit code, the digests of stdout, of the events (text mode) and of the
-/// session file, and their texts when they are not too long.
-pub fn write_outcome(recorder: &Recorder, code: i32, out: &Stdout, session_file: Option<&Path>) {
-    // Of the text as a replay writes it: with the recording's placeholders for its secrets.
-    let session = session_file
-        .and_then(|path| std::fs::read(path).ok())
-        .map(|bytes| match String::from_utf8(bytes) {
-            Ok(text) => Ok(recorder.redact_text(&text)),
-            Err(e) => Err(e.into_bytes()),
-        });
-    let (session, session_text) = match session {
-        Some(Ok(text)) => (
-            Some(pi_cassettes::sha256_hex(text.as_bytes())),
-            kept(Some(&text)),
-        ),
-        Some(Err(bytes)) => (Some(pi_cassettes::sha256_hex(&bytes)), None),
-        None => (None, None),
-    };
-    // The texts are redacted as digested (stdout's line by line, as it was written).
-    recorder.write(pi_cassettes::Line::Outcome(RecordedOutcome {
-        exit: code,
-        stdout: out.digest().unwrap_or_default(),
-        session,
-        events: out.events_digest(),
-        stdout_text: kept(out.text()),
-        events_text: kept(out.events_text()),
-        session_text,
-    }));
-}
-
-/// `text`, when an outcome line keeps it.
-fn kept(text: Option<&str>) -> Option<String> {
-    text.filter(|t| t.len() <= pi_cassettes::format::MAX_KEPT_TEXT)
-        .map(str::to_owned)
 }
 
 /// Prints a divergence; its exit code.

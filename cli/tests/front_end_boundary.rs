@@ -8,8 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Names a front end has no business with: the clocks, the cassette's lines and writer, and
-/// running a user command itself (the interpreter runs it, or a replay answers it).
+/// Names a front end has no business with: the clocks, the cassette's lines and writer (the
+/// recording interpreter writes the outcome and ends its cassette when the loop says the run,
+/// or its session, is over), and running a user command itself (the interpreter runs it, or a
+/// replay answers it).
 const FORBIDDEN: &[&str] = &[
     "execute_bash",
     "now_ms",
@@ -18,6 +20,8 @@ const FORBIDDEN: &[&str] = &[
     "Instant",
     "Line",
     "write_request",
+    "Recorder",
+    "recorder",
 ];
 
 /// The front ends' sources: RPC mode and print mode.
@@ -182,7 +186,134 @@ fn the_check_finds_a_clock_reading_and_a_recorder_write() {
     let stamped = "let t = pi_effects::clock::now_ms();";
     assert_eq!(violations(stamped), ["line 1: now_ms"]);
     let written = "recorder.write(pi_cassettes::Line::Stdin { t, line });";
-    assert_eq!(violations(written), ["line 1: write", "line 1: Line"]);
+    assert_eq!(
+        violations(written),
+        ["line 1: recorder", "line 1: write", "line 1: Line"]
+    );
+    let outcome = "cassette::finish_recording(&recorder, code, out);\nfn f(r: Recorder) {}";
+    assert_eq!(
+        violations(outcome),
+        ["line 1: recorder", "line 2: Recorder"]
+    );
     let explained = "// now_ms() is not read here\nlet s = \"Line .write(\";";
     assert!(violations(explained).is_empty());
+}
+
+/// The crates that run the machines, beside the binary's own.
+const STEPPING_CRATES: &[&str] = &[
+    "core",
+    "providers",
+    "effects",
+    "cassettes",
+    "chaos",
+    "cli",
+    "benches",
+];
+
+/// Every source file of the crates that run the machines, relative to the workspace root; the
+/// machines' own modules aside (the session machine steps the agent machine it wraps).
+fn stepping_sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in STEPPING_CRATES {
+        rust_files(&root.join(krate).join("src"), &mut files);
+    }
+    let mut sources: Vec<(String, String)> = files
+        .into_iter()
+        .map(|file| {
+            let relative = file
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (relative, std::fs::read_to_string(&file).unwrap())
+        })
+        .filter(|(relative, _)| {
+            !relative.starts_with("core/src/agent/")
+                && relative != "core/src/agent_session/machine.rs"
+        })
+        .collect();
+    sources.sort();
+    sources
+}
+
+fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// The files of `sources` in which `name` is called as a method (`.name(`), or, with
+/// `functions`, as a function too (`name(`, a definition included).
+fn files_calling(sources: &[(String, String)], name: &str, functions: bool) -> Vec<String> {
+    let call = format!("{name}(");
+    sources
+        .iter()
+        .filter(|(_, source)| {
+            source.lines().any(|line| {
+                let code = strip_strings(line.split("//").next().unwrap_or(""));
+                code.match_indices(&call).any(|(at, _)| {
+                    let before = code[..at].chars().next_back();
+                    match before {
+                        Some('.') => true,
+                        Some(c) if c.is_alphanumeric() || c == '_' => false,
+                        _ => functions,
+                    }
+                })
+            })
+        })
+        .map(|(file, _)| file.clone())
+        .collect()
+}
+
+/// Every machine, whoever runs it (a front end, a replay, a chaos run, a scenario of the
+/// tests), is stepped by one function: what an input the machine refuses means (a command from
+/// outside refused with Pi's text, or an answer breaking the contract) is decided once.
+#[test]
+fn every_machine_is_stepped_by_one_function() {
+    let stepping = files_calling(&stepping_sources(), "step", false);
+    assert_eq!(
+        stepping,
+        ["core/src/agent_session/feed.rs"],
+        "machines are stepped from these files"
+    );
+}
+
+/// One loop waits for a session's answers until it is idle, whatever the interpreter: the
+/// driver's (print mode, replays, imports, chaos runs), and RPC mode's, which reads its stdin
+/// in the same loop. No runner steps a session from a loop of its own.
+#[test]
+fn one_loop_waits_for_the_sessions_answers() {
+    let waiting = files_calling(&stepping_sources(), "advance", true);
+    assert_eq!(
+        waiting,
+        [
+            "cli/src/rpc/mod.rs",
+            "effects/src/agent_session.rs",
+            "effects/src/driver.rs"
+        ],
+        "sessions wait for their answers from these files"
+    );
+}
+
+/// The loop checks see calls however they are written, and not comments, texts or other names.
+#[test]
+fn the_loop_checks_find_a_step_and_an_advance() {
+    let source = |text: &str| vec![("f.rs".to_owned(), text.to_owned())];
+    let chained = "let s = self.machine()\n    .step(now, input)?;";
+    assert_eq!(files_calling(&source(chained), "step", false), ["f.rs"]);
+    let function = "match advance(&mut machine, &mut io, &mut file, on_event) {";
+    assert_eq!(files_calling(&source(function), "advance", true), ["f.rs"]);
+    assert!(files_calling(&source(function), "advance", false).is_empty());
+    let unrelated = "// machine.step(now, input)\nlet s = \".step(\"; stepwise(1); advanced(2);";
+    assert!(files_calling(&source(unrelated), "step", false).is_empty());
+    assert!(files_calling(&source(unrelated), "advance", true).is_empty());
 }

@@ -5,7 +5,9 @@
 use std::future::Future;
 
 use pi_core::agent::Effect;
-use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine, SessionStep};
+use pi_core::agent_session::{
+    feed, Refused, Reply, SessionError, SessionInput, SessionMachine, SessionStep,
+};
 use pi_core::event::Event;
 
 use tokio_util::sync::CancellationToken;
@@ -82,6 +84,24 @@ pub enum FrontEndNext {
     End,
 }
 
+/// What a run left when it ended (or when its session is about to be replaced): what a
+/// recording's outcome line says of it.
+#[derive(Clone, Copy, Debug)]
+pub struct RunEnding<'a> {
+    /// The exit code.
+    pub exit: i32,
+    /// SHA-256 of everything the front end printed.
+    pub stdout: &'a str,
+    /// SHA-256 of the events, when the output does not show them (text mode).
+    pub events: Option<&'a str>,
+    /// What the front end printed, when its output keeps the text.
+    pub stdout_text: Option<&'a str>,
+    /// The events' text, when kept.
+    pub events_text: Option<&'a str>,
+    /// The session file the run wrote, if any.
+    pub session_file: Option<&'a std::path::Path>,
+}
+
 /// Performs effects and reports their outcomes as inputs. Every input reaches the machine
 /// through it, with the time the interpreter gives it: those from outside through
 /// [`outside`](Self::outside), answers, timers and commands through [`next`](Self::next). That
@@ -112,6 +132,14 @@ pub trait Interpreter {
     /// `done` when it finished, or never when the interpreter holds the result itself (a
     /// replay's recorded one comes from [`front_end`](Self::front_end)).
     fn run_user_command(&mut self, command: UserCommand);
+
+    /// The run is over as `ending` says, or its session is about to be replaced (a recording
+    /// holds one session): a recorder writes the outcome and takes nothing more. Nothing to do
+    /// for the others. An error says the record is incomplete (a write failed), once.
+    fn end(&mut self, ending: &RunEnding<'_>) -> Result<(), InterpretError> {
+        let _ = ending;
+        Ok(())
+    }
 
     /// Begins `effect`; its answers come from [`next`](Self::next).
     fn start(&mut self, effect: Effect);
@@ -151,7 +179,9 @@ pub struct Driven {
 /// Feeds `input` to `machine`, then answers its effects through `io` until the machine is idle.
 /// Events go to `on_event` as they happen; the session file receives new entries after every
 /// step. Refusing `input` itself is an error; refusing a later command is reported in
-/// [`Driven::refused`].
+/// [`Driven::refused`]. This is the loop every run goes through whatever its interpreter
+/// (print mode, replays, imports, chaos runs); RPC mode, which reads stdin meanwhile, calls
+/// [`submit`] and [`advance`] from a loop of its own.
 pub async fn drive<I: Interpreter>(
     machine: &mut SessionMachine,
     io: &mut I,
@@ -159,17 +189,14 @@ pub async fn drive<I: Interpreter>(
     input: SessionInput,
     mut on_event: impl FnMut(&Event),
 ) -> Result<Driven, DriveError> {
-    let (now, input) = io.outside(input)?;
-    let step = machine.step(now, input)?;
-    let mut driven = Driven::default();
-    apply(machine, io, file, step, &mut on_event, &mut driven.replies)?;
+    let mut driven = Driven {
+        replies: submit(machine, io, file, input, &mut on_event)?,
+        refused: Vec::new(),
+    };
     while machine.is_busy() {
-        let (now, input) = io.next(machine.wake_at()).await?;
-        let from_outside = !matches!(input, SessionInput::Answer(_) | SessionInput::Wake);
-        match machine.step(now, input) {
-            Ok(step) => apply(machine, io, file, step, &mut on_event, &mut driven.replies)?,
-            Err(error) if from_outside => driven.refused.push(error),
-            Err(error) => return Err(error.into()),
+        match advance(machine, io, file, &mut on_event).await? {
+            Ok(replies) => driven.replies.extend(replies),
+            Err(error) => driven.refused.push(error),
         }
     }
     Ok(driven)
@@ -185,7 +212,7 @@ pub fn submit<I: Interpreter>(
     mut on_event: impl FnMut(&Event),
 ) -> Result<Vec<Reply>, DriveError> {
     let (now, input) = io.outside(input)?;
-    let step = machine.step(now, input)?;
+    let step = feed(machine, now, input).map_err(Refused::into_error)?;
     let mut replies = Vec::new();
     apply(machine, io, file, step, &mut on_event, &mut replies)?;
     Ok(replies)
@@ -200,13 +227,13 @@ pub async fn advance<I: Interpreter>(
     mut on_event: impl FnMut(&Event),
 ) -> Result<Result<Vec<Reply>, SessionError>, DriveError> {
     let (now, input) = io.next(machine.wake_at()).await?;
-    let from_outside = !matches!(input, SessionInput::Answer(_) | SessionInput::Wake);
+    let step = match feed(machine, now, input) {
+        Ok(step) => step,
+        Err(Refused::Command(error)) => return Ok(Err(error)),
+        Err(Refused::Answer(error)) => return Err(error.into()),
+    };
     let mut replies = Vec::new();
-    match machine.step(now, input) {
-        Ok(step) => apply(machine, io, file, step, &mut on_event, &mut replies)?,
-        Err(error) if from_outside => return Ok(Err(error)),
-        Err(error) => return Err(error.into()),
-    }
+    apply(machine, io, file, step, &mut on_event, &mut replies)?;
     Ok(Ok(replies))
 }
 

@@ -13,10 +13,10 @@ mod state;
 
 use std::collections::VecDeque;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use pi_cassettes::{Divergence, Record, Recorder, Replay};
-use pi_core::agent_session::{Reply, SessionMachine};
+use pi_cassettes::{Divergence, Record, Replay};
+use pi_core::agent_session::Reply;
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
@@ -24,7 +24,6 @@ use pi_effects::driver::{
     DriveError, FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash,
 };
 use pi_effects::live::Live;
-use pi_effects::session::SessionFile;
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
@@ -53,54 +52,39 @@ pub async fn run(
         runtime: &runtime,
     };
     let (machine, file, io) = cassette::prepare(plan, built, info)?;
+    let out = cassette::output(&io);
     let code = match io {
         Io::Live(live) => {
             let session = AgentSession::from_parts(machine, live, file);
-            let mut rpc = Rpc::new(runtime, session, Stdout::new(), Role::Live);
-            rpc.reopen = Some(Box::new(|runtime, choice| runtime.open(choice)));
+            let mut rpc = Rpc::new(runtime, session, out, Role::Live);
+            rpc.reopen = Some(Box::new(|runtime, choice, _| runtime.open(choice)));
             run_live(rpc).await
         }
-        Io::Record(io, recorder) => {
+        Io::Record(io) => {
             // A replacing command ends the recording (one cassette holds one session); the
             // session it opens runs live.
-            let closed = recorder.clone();
-            let reopen: Reopen<Record<Live>> = Box::new(move |runtime, choice| {
+            let session = AgentSession::from_parts(machine, io, file);
+            let mut rpc = Rpc::new(runtime, session, out, Role::Live);
+            rpc.reopen = Some(Box::new(|runtime, choice, ended: &Record<Live>| {
                 let built = runtime.build(choice, Start::now(), false)?;
-                let io = Record::new(built.live, closed.clone());
+                let io = ended.beside(built.live);
                 Ok(AgentSession::from_parts(built.machine, io, built.file))
-            });
-            record(runtime, machine, io, file, recorder, Some(reopen)).await
+            }));
+            run_live(rpc).await
         }
-        Io::Hybrid(io, recorder) => record(runtime, machine, io, file, recorder, None).await,
+        Io::Hybrid(io) => {
+            let session = AgentSession::from_parts(machine, io, file);
+            run_live(Rpc::new(runtime, session, out, Role::Live)).await
+        }
         Io::Replay(io) => {
             let session = AgentSession::from_parts(machine, io, file);
             let (models, scoped) = cassette::recorded_models(session.interpreter().cassette());
             let runtime = runtime.with_recorded_models(models, scoped);
-            let replayed = replay(runtime, session, Stdout::new()).await;
+            let replayed = replay(runtime, session, out).await;
             replayed.result.unwrap_or_else(|d| cassette::report(&d))
         }
     };
     Ok(code)
-}
-
-/// RPC mode on stdin, recorded.
-async fn record<I: Front>(
-    runtime: Runtime,
-    machine: SessionMachine,
-    io: I,
-    file: SessionFile,
-    recorder: Recorder,
-    reopen: Option<Reopen<I>>,
-) -> i32 {
-    let session = AgentSession::from_parts(machine, io, file);
-    let mut rpc = Rpc::new(
-        runtime,
-        session,
-        Stdout::digesting(&recorder),
-        Role::Recording(recorder),
-    );
-    rpc.reopen = reopen;
-    run_live(rpc).await
 }
 
 /// Whether `line` is a command that replaces the session.
@@ -238,7 +222,7 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                         Some(line) => {
                             stuck = false;
                             if replaces_session(&line) && rpc.reopen.is_some() {
-                                rpc.end_recording();
+                                rpc.end_session();
                             }
                             rpc.arrived(FrontEndInput::Stdin(line));
                         }
@@ -303,10 +287,10 @@ async fn received(signals: &mut Option<Signals>) -> i32 {
 
 /// What RPC mode does with a cassette.
 enum Role {
+    /// Stdin, real `bash` commands, settings written; the interpreter may record the run
+    /// (stdin lines and `bash` results with it), ending its cassette when the loop says the
+    /// run or its session is over.
     Live,
-    /// The interpreter records the run (stdin lines and `bash` results with it); the
-    /// recorder is kept for the cassette's outcome and to end it before a replacing command.
-    Recording(Recorder),
     /// Lines and results come from the cassette (a `bash` runs only with live tools), settings
     /// are not written.
     Replaying,
@@ -314,7 +298,10 @@ enum Role {
 
 /// Builds the session a replacing command (`new_session`, `switch_session`, `fork`, `clone`)
 /// asks for.
-type Reopen<I> = Box<dyn Fn(&Runtime, &SessionChoice) -> Result<AgentSession<I>, CliError> + Send>;
+/// It gets the interpreter of the session replaced (a recording's, which the new session's
+/// interpreter writes beside, into the ended cassette).
+type Reopen<I> =
+    Box<dyn Fn(&Runtime, &SessionChoice, &I) -> Result<AgentSession<I>, CliError> + Send>;
 
 /// The RPC front end's state around the session.
 struct Rpc<I: Interpreter> {
@@ -380,30 +367,30 @@ impl<I: Interpreter + Send> Rpc<I> {
         }
     }
 
-    /// Ends the cassette where the session is about to be replaced: its outcome is the run so
-    /// far, and nothing more is written to it.
-    fn end_recording(&mut self) {
-        if let Role::Recording(recorder) = &self.role {
-            self.out.flush();
-            cassette::finish_recording(recorder, 0, (&self.out, self.session.written_file()));
-            recorder.close();
-            self.role = Role::Live;
-        }
+    /// Tells the interpreter the session is about to be replaced: a recording's outcome is
+    /// the run so far, and nothing more is written to its cassette.
+    fn end_session(&mut self) {
+        self.out.flush();
+        let file = self.session.written_file().map(Path::to_path_buf);
+        cassette::end_run(
+            self.session.interpreter_mut(),
+            0,
+            &self.out,
+            file.as_deref(),
+        );
     }
 
     /// Flushes what is left to say and ends the session before the process exits with `code`;
-    /// a recording gets its outcome.
+    /// the interpreter is told (a recording gets its outcome).
     fn end(self, code: i32) -> i32 {
         let Rpc {
             mut out,
-            session,
-            role,
+            mut session,
             ..
         } = self;
         out.flush();
-        if let Role::Recording(recorder) = &role {
-            cassette::finish_recording(recorder, code, (&out, session.written_file()));
-        }
+        let file = session.written_file().map(Path::to_path_buf);
+        let code = cassette::end_run(session.interpreter_mut(), code, &out, file.as_deref());
         session.end_before_exit();
         code
     }

@@ -166,13 +166,14 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// are answered now: an abort as done, a compaction as cancelled.
     fn replace(&mut self, choice: &SessionChoice) -> Result<(), Failure> {
         let reopen = self.reopen.as_ref().ok_or_else(not_while_replaying)?;
-        let session = reopen(&self.runtime, choice).map_err(|error| {
-            Failure::Message(match error {
-                // Without the command line's advice: a replacement never waits.
-                CliError::SessionHeld(held) => held.to_string(),
-                other => other.to_string(),
-            })
-        })?;
+        let session =
+            reopen(&self.runtime, choice, self.session.interpreter()).map_err(|error| {
+                Failure::Message(match error {
+                    // Without the command line's advice: a replacement never waits.
+                    CliError::SessionHeld(held) => held.to_string(),
+                    other => other.to_string(),
+                })
+            })?;
         self.session = session;
         self.bash = None;
         self.generation += 1;

@@ -5,6 +5,7 @@
 mod compaction;
 mod contract;
 mod extension;
+mod feed;
 mod machine;
 mod navigate;
 mod options;
@@ -14,4 +15,5 @@ pub use contract::{
     ExtensionEntry, NavigateRequest, Navigated, Reply, SessionConfig, SessionError, SessionInput,
     SessionRejection, SessionStep, StreamingBehavior,
 };
+pub use feed::{feed, Machine, Refused};
 pub use machine::SessionMachine;

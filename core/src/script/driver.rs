@@ -14,7 +14,7 @@ use crate::agent::{
     AgentConfig, AgentMachine, CallId, Change, Effect, Input, Patch, Prompt, QueueMode, Step,
     StreamEvent, ToolExecution, ToolOutcome, ToolSpec,
 };
-use crate::agent_session::SessionInput;
+use crate::agent_session::{feed, SessionInput};
 use crate::event::ToolResult;
 use crate::message::{
     AgentMessage, AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent,
@@ -275,9 +275,9 @@ impl Driver {
             return self.session_input(SessionInput::Answer(input));
         }
         let now = self.now;
-        match self.machine().step(now, input) {
+        match feed(self.machine(), now, input) {
             Ok(step) => self.absorb(step),
-            Err(error) => self.log.push(format!("  ! {error}")),
+            Err(refused) => self.log.push(format!("  ! {}", refused.into_error())),
         }
     }
 

@@ -9,8 +9,8 @@ use super::parse::Command;
 use super::render;
 use crate::agent::{AgentConfig, Input};
 use crate::agent_session::{
-    retry::RetrySettings, NavigateRequest, Reply, SessionConfig, SessionInput, SessionMachine,
-    SessionStep, StreamingBehavior,
+    feed, retry::RetrySettings, NavigateRequest, Reply, SessionConfig, SessionInput,
+    SessionMachine, SessionStep, StreamingBehavior,
 };
 use crate::compaction::CompactionSettings;
 use crate::event::Event;
@@ -206,9 +206,9 @@ impl Driver {
         let Some(machine) = self.session_machine() else {
             return;
         };
-        match machine.step(now, input) {
+        match feed(machine, now, input) {
             Ok(step) => self.absorb_session(step),
-            Err(error) => self.log.push(format!("  ! {error}")),
+            Err(refused) => self.log.push(format!("  ! {}", refused.into_error())),
         }
     }
 
