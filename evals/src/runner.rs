@@ -352,10 +352,20 @@ fn fill_usage(result: &mut TrialResult, run: &AgentRun, replayed: bool) {
     result.transcript = outcome.messages.clone();
 }
 
-/// Whether the run ended in a way that is not the model's doing (it could not start, crashed,
-/// diverged from its recording); `None` when the checks decide.
+/// Whether the run ended in a way that says nothing about the model's work (it could not
+/// start, crashed, diverged from its recording, or a model call failed for good, which Pi's
+/// JSON mode exits 0 on); `None` when the checks decide.
 fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
-    if let Some(error) = &run.start_error {
+    process_status(run, replayed).or_else(|| {
+        run.outcome
+            .model_error()
+            .map(|error| (TrialStatus::Error, error))
+    })
+}
+
+/// What the agent process's start and exit say; `None` when it ran to its end.
+fn process_status(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
+    if let Some(error) = run.start_error.as_ref().or(run.refused.as_ref()) {
         return Some((TrialStatus::Error, error.clone()));
     }
     let stderr = run.stderr.trim();
