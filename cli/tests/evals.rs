@@ -1649,3 +1649,90 @@ fn a_step_the_agent_refuses_makes_the_trial_an_error_that_says_so() {
         "no step after the refused one: {saw}"
     );
 }
+
+/// A converted HumanEval problem, run confined against the mock: the agent looks for the tests
+/// (the suite file, by absolute path) and cannot read them; a solution that raises
+/// `SystemExit(0)` fails the check; the right one passes it.
+#[test]
+fn a_humaneval_solution_that_exits_early_fails_and_the_agent_cannot_read_the_tests() {
+    if !bwrap_usable() {
+        return;
+    }
+    if Command::new("python3").arg("--version").output().is_err() {
+        pi_testkit::skip("python3 is not installed: the converted suite's checks need it");
+        return;
+    }
+    let env = EvalEnv::outside_tmp(None);
+    let problems = repo("evals/tests/data/tiny.jsonl.gz");
+    let converted = env.eval(&[
+        "convert",
+        "humaneval",
+        problems.to_str().unwrap(),
+        "--out",
+        "he",
+        "--model",
+        "mock/mock-model",
+        "--limit",
+        "1",
+    ]);
+    assert_eq!(converted.code, 0, "{}", converted.stderr);
+    let suite = env.path("work/he/humaneval.toml");
+    assert!(std::fs::read_to_string(&suite)
+        .unwrap()
+        .contains("def check("));
+    let solution =
+        std::fs::read_to_string(env.path("work/he/fixtures/tiny-0/solution.py")).unwrap();
+    let look = format!(
+        "cat {} 2>&1; ls {} 2>&1; echo looked",
+        suite.display(),
+        suite.parent().unwrap().display()
+    );
+    let mock = MockLlm::start(&json!([
+        tool_step("c1", "bash", json!({"command": look})),
+        tool_step(
+            "c2",
+            "write",
+            json!({"path": "solution.py", "content": format!("{solution}    raise SystemExit(0)\n")})
+        ),
+        text_step("Done."),
+        tool_step(
+            "c1",
+            "write",
+            json!({"path": "solution.py", "content": format!("{solution}    return a + b\n")})
+        ),
+        text_step("Done."),
+    ]));
+    env.serve(&mock);
+    let ran = env.eval(&[
+        "he/humaneval.toml",
+        "--trials",
+        "2",
+        "--jobs",
+        "1",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let results = env.results("o");
+    assert_eq!(
+        verdicts(&results),
+        [
+            (
+                "humaneval/tiny-0/mock/mock-model/0".to_owned(),
+                "failed".to_owned()
+            ),
+            (
+                "humaneval/tiny-0/mock/mock-model/1".to_owned(),
+                "passed".to_owned()
+            ),
+        ]
+    );
+    let looked = results["trials"][0]["transcript"].to_string();
+    assert!(looked.contains("looked"), "the command ran: {looked}");
+    assert!(looked.contains("No such file"), "{looked}");
+    assert!(
+        !looked.contains("def check("),
+        "the agent read the tests: {looked}"
+    );
+}
