@@ -493,9 +493,9 @@ impl Comparison {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "Comparison of B (candidate) with A (baseline), alpha {}: p-values one-sided in the \
-             direction found, Holm-adjusted over the rows (at {}) and over the models (at {}); \
-             Δ is B's pass rate minus A's with its 95% interval",
+            "Comparison of B (candidate) with A (baseline), alpha {}\n\
+             p: one-sided in the direction found, Holm-adjusted over the rows (at {}) and over \
+             the models (at {}); Δ: B's pass rate minus A's, with its 95% interval",
             self.alpha, self.row_alpha, self.model_alpha
         );
         let model_lines = |verdict: Difference| -> Vec<String> {
