@@ -1736,3 +1736,38 @@ fn a_humaneval_solution_that_exits_early_fails_and_the_agent_cannot_read_the_tes
         "the agent read the tests: {looked}"
     );
 }
+
+/// A prompt waits for the retry that follows a compaction after a context overflow: between
+/// the compaction's end and the retry, Pi's `get_state` calls the agent idle.
+#[test]
+fn the_next_prompt_waits_for_the_retry_after_an_overflow_compaction() {
+    let overflow = json!({"status": 400, "error_body": {"error": {"message": "This model's maximum context length is 10 tokens", "type": "invalid_request_error"}}});
+    let mock = MockLlm::start(&json!([
+        text_step("Warmed up."),
+        overflow,
+        text_step("Summary of the session."),
+        text_step("First answered."),
+        text_step("Second answered."),
+    ]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/overflow.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[defaults.settings]\ncompaction = { enabled = true, keepRecentTokens = 1 }\n\n\
+         [[task]]\nid = \"three\"\nsteps = [{ prompt = \"-warm up\" }, { prompt = \"first\" }, { prompt = \"second\" }]\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"Second answered.\"\n",
+    );
+    let ran = env.eval(&[suite.to_str().unwrap(), "-q", "--out", "o"]);
+    let trial = env.results("o")["trials"][0].clone();
+    let asked: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r["messages"].as_array().unwrap().last().unwrap()["content"].to_string())
+        .collect();
+    assert_eq!(trial["status"], "passed", "{trial}\n{asked:?}");
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(asked.len(), 5, "{asked:?}");
+    assert!(
+        asked[3].contains("first"),
+        "the retry asked again: {asked:?}"
+    );
+    assert!(asked[4].contains("second"), "{asked:?}");
+}

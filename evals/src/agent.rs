@@ -312,8 +312,10 @@ struct RpcDriver<'a> {
     asked: bool,
     /// The first step the agent refused, and why.
     refused: Option<String>,
-    /// Between `auto_retry_start` and `auto_retry_end`: a failed call waits for its retry, and
-    /// Pi's `get_state` calls the agent idle meanwhile.
+    /// A run is due to start by itself: a failed call waits for its retry (from
+    /// `auto_retry_start`), or a compaction after a context overflow for its retry (from a
+    /// `compaction_end` that will retry), until the run starts (`agent_start`) or the retries
+    /// end (`auto_retry_end`). Pi's `get_state` calls the agent idle meanwhile.
     retrying: bool,
 }
 
@@ -371,7 +373,12 @@ impl<'a> RpcDriver<'a> {
         let kind = event.get("type").and_then(Value::as_str);
         match kind {
             Some("auto_retry_start") => self.retrying = true,
-            Some("auto_retry_end") => self.retrying = false,
+            Some("compaction_end")
+                if event.get("willRetry").and_then(Value::as_bool) == Some(true) =>
+            {
+                self.retrying = true;
+            }
+            Some("agent_start" | "auto_retry_end") => self.retrying = false,
             _ => {}
         }
         match kind {
