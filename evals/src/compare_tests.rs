@@ -173,6 +173,46 @@ fn serializes_to_json() {
     assert!(json["rows"][0].get("a").is_none());
     assert_eq!(json["warnings"][0]["kind"], "suite_changed");
     assert_eq!(json["models"][2]["verdict"], "regressed");
+    assert_eq!(json["correction"], "holm");
+    assert_eq!(json["rowAlpha"], 0.025);
+    let crash = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["task"] == "crash")
+        .unwrap();
+    assert_eq!(crash["effect"]["delta"], -1.0);
+    assert!(crash["effect"]["high"].as_f64().unwrap() < 0.0);
+    assert!(crash["pWorseAdjusted"].as_f64().unwrap() > crash["pWorse"].as_f64().unwrap());
+    assert!(json["models"][2]["effect"]["delta"].as_f64().unwrap() < 0.0);
+    assert!(json["models"][2]["pWorseAdjusted"].as_f64().unwrap() < 0.025);
+}
+
+#[test]
+fn a_drop_significant_alone_is_noise_among_thirty_rows() {
+    // 6/6 -> 1/6: Fisher's p_worse is 7/924, below 0.025 alone; Holm over 30 rows multiplies
+    // the smallest by 30.
+    let drop = || {
+        (
+            outcomes("s", "drop", "m", 6, 0),
+            outcomes("s", "drop", "m", 1, 5),
+        )
+    };
+    let (a, b) = drop();
+    let alone = compare(&results(a), &results(b), &CompareOptions::default());
+    let r = row(&alone, "drop", "m");
+    assert!((r.p_worse.unwrap() - 7.0 / 924.0).abs() < 1e-12);
+    assert_eq!(r.verdict, Difference::Regressed);
+    let (mut a, mut b) = drop();
+    for i in 0..29 {
+        a.extend(outcomes("s", &format!("t{i:02}"), "m", 3, 3));
+        b.extend(outcomes("s", &format!("t{i:02}"), "m", 3, 3));
+    }
+    let among = compare(&results(a), &results(b), &CompareOptions::default());
+    let r = row(&among, "drop", "m");
+    assert!((r.p_worse_adjusted.unwrap() - 30.0 * 7.0 / 924.0).abs() < 1e-12);
+    assert_eq!(r.verdict, Difference::Changed);
+    assert_eq!(among.regressions(), 0);
 }
 
 /// Ten tasks of model `m`, each with `passed` passes and `failed` failures.
