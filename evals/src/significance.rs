@@ -1,5 +1,7 @@
-//! The exact tests run comparison uses, computed in log space from log-factorials so they stay
-//! exact (no normal approximation) and do not overflow however many trials a run holds.
+//! The statistics run comparison uses: the exact tests (Fisher's, the sign test), computed in
+//! log space from log-factorials so they stay exact (no normal approximation) and do not
+//! overflow however many trials a run holds; Holm's adjustment for testing many rows at once;
+//! and the 95% intervals of pass-rate differences (Wilson, Newcombe, MOVER).
 
 /// `ln(i!)` for `i` in `0..=n`, summed once per test rather than per term.
 struct LnFactorials(Vec<f64>);
