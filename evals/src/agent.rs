@@ -114,6 +114,9 @@ pub struct AgentRun {
     pub wall: Duration,
     /// Why it could not start.
     pub start_error: Option<String>,
+    /// A step the agent refused (an RPC command answered `success: false`), in words: the
+    /// trial did not do what the task says, so it is an error, not a failure of the model.
+    pub refused: Option<String>,
 }
 
 impl AgentCommand {
@@ -191,7 +194,7 @@ impl AgentCommand {
                 }
             }
         }
-        drop(driver);
+        run.refused = driver.and_then(|driver| driver.refused);
         run.exit = wait(&mut child);
         run.wall = started.elapsed();
         // Wakes the watcher at once (a trial must not wait out its poll interval).
@@ -300,12 +303,20 @@ fn replay_in_process(
 
 /// Sends an RPC session's steps: each prompt with the steering and follow-ups after it, the
 /// next prompt once the agent is idle (no run, retry or compaction going on), then ends stdin.
+/// A step the agent refuses ends the session there (see [`AgentRun::refused`]).
 struct RpcDriver<'a> {
     stdin: Option<ChildStdin>,
     steps: &'a [Step],
     next: usize,
     /// A `get_state` is out; its answer says whether the agent is idle.
     asked: bool,
+    /// The first step the agent refused, and why.
+    refused: Option<String>,
+    /// A run is due to start by itself: a failed call waits for its retry (from
+    /// `auto_retry_start`), or a compaction after a context overflow for its retry (from a
+    /// `compaction_end` that will retry), until the run starts (`agent_start`) or the retries
+    /// end (`auto_retry_end`). Pi's `get_state` calls the agent idle meanwhile.
+    retrying: bool,
 }
 
 impl<'a> RpcDriver<'a> {
@@ -315,6 +326,8 @@ impl<'a> RpcDriver<'a> {
             steps,
             next: 0,
             asked: false,
+            refused: None,
+            retrying: false,
         };
         driver.send_group();
         driver
@@ -328,9 +341,11 @@ impl<'a> RpcDriver<'a> {
             return;
         }
         let mut lines = String::new();
-        for (i, step) in self.steps.iter().enumerate().skip(self.next) {
+        // Where this group starts: `next` moves on as its steps are written.
+        let first = self.next;
+        for (i, step) in self.steps.iter().enumerate().skip(first) {
             let line = match step {
-                Step::Prompt(_) if i > self.next => break,
+                Step::Prompt(_) if i > first => break,
                 Step::Prompt(text) => json!({"type": "prompt", "message": text}),
                 Step::Steer(text) => json!({"type": "steer", "message": text}),
                 Step::FollowUp(text) => json!({"type": "follow_up", "message": text}),
@@ -355,10 +370,33 @@ impl<'a> RpcDriver<'a> {
     }
 
     fn on_event(&mut self, event: &Value) {
-        match event.get("type").and_then(Value::as_str) {
-            Some("agent_end" | "auto_retry_end" | "auto_compaction_end") if !self.asked => {
+        let kind = event.get("type").and_then(Value::as_str);
+        match kind {
+            Some("auto_retry_start") => self.retrying = true,
+            Some("compaction_end")
+                if event.get("willRetry").and_then(Value::as_bool) == Some(true) =>
+            {
+                self.retrying = true;
+            }
+            Some("agent_start" | "auto_retry_end") => self.retrying = false,
+            _ => {}
+        }
+        match kind {
+            Some("agent_end" | "auto_retry_end" | "compaction_end") if !self.asked => {
                 self.asked = true;
                 self.write("{\"type\":\"get_state\"}\n");
+            }
+            Some("response") if event.get("success").and_then(Value::as_bool) == Some(false) => {
+                if self.refused.is_none() {
+                    let command = event.get("command").and_then(Value::as_str).unwrap_or("?");
+                    let error = event
+                        .get("error")
+                        .and_then(Value::as_str)
+                        .unwrap_or("no reason given");
+                    self.refused = Some(format!("the agent refused the `{command}` step: {error}"));
+                }
+                // Nothing more is sent: the steps after a refused one would run out of order.
+                self.stdin = None;
             }
             Some("response")
                 if event.get("command").and_then(Value::as_str) == Some("get_state") =>
@@ -370,7 +408,7 @@ impl<'a> RpcDriver<'a> {
                         .and_then(Value::as_bool)
                         .unwrap_or(false)
                 };
-                if !busy("isStreaming") && !busy("isCompacting") && !busy("isRetrying") {
+                if !self.retrying && !busy("isStreaming") && !busy("isCompacting") {
                     self.send_group();
                 }
             }

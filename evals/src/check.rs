@@ -410,9 +410,9 @@ impl Check {
                 ),
                 Err(e) => (false, Some(format!("cannot run it: {e}"))),
             },
-            CheckKind::NoError => match &outcome.error {
-                None => (true, None),
-                Some(e) => (false, Some(e.clone())),
+            CheckKind::NoError => match outcome.failures.as_slice() {
+                [] => (true, None),
+                failures => (false, Some(failures.join("; "))),
             },
         }
     }

@@ -1,11 +1,18 @@
 //! Run comparison: is candidate run B worse than baseline run A, task by task and model by
 //! model, beyond what trial-to-trial noise explains?
 //!
-//! Two tests answer two questions. Per (suite, task, model) row, a one-sided Fisher exact test
-//! on the passes of both runs handles trial noise: 1/1 -> 0/1 is a coin toss, 10/10 -> 0/10 is
-//! not. Per model, over the tasks both runs counted, an exact sign test on the per-task mean
-//! score deltas handles "many small drops": twenty tasks each a little worse is a regression
-//! even though no single task's drop is significant.
+//! Two tests answer two questions. Per (suite, task, model) row, one-sided Fisher exact tests
+//! on the passes of both runs handle trial noise: 1/1 -> 0/1 is a coin toss, 10/10 -> 0/10 is
+//! not. Per model, over the tasks both runs counted, one-sided exact sign tests on the per-task
+//! mean score deltas handle "many small drops": twenty tasks each a little worse is a
+//! regression even though no single task's drop is significant. Each verdict's direction is the
+//! direction its test found, never the sign of a mean.
+//!
+//! Many rows are many chances of a false alarm: with 50 tasks and no real change, uncorrected
+//! tests at 0.05 call something a regression most of the time. So the p-values of each family
+//! (the rows; the models) are adjusted by Holm's method, and alpha is split between the two
+//! families (alpha / 2 each): the chance that a comparison of two runs of the same model
+//! reports any regression at all stays at most alpha (see `docs/evals.md`).
 //!
 //! Summaries are recomputed from the trials with [`crate::score::summarize`], so both runs are
 //! judged by this build's estimators whatever wrote their files.
@@ -17,7 +24,7 @@ use serde::Serialize;
 
 use crate::results::{EvalResults, TaskSummary};
 use crate::score::{mean_and_stderr, pass_at_k, summarize};
-use crate::significance::{fisher_one_sided, sign_test};
+use crate::significance::{fisher_one_sided, holm, rate_difference, sign_test_worse, Effect};
 
 /// How sure a comparison must be before it calls a change a regression or an improvement.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,6 +98,14 @@ pub struct RowComparison {
     /// One-sided Fisher p-value for "B passes more often than A".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p_better: Option<f64>,
+    /// `p_worse` and `p_better` adjusted by Holm's method over the rows: what the verdict uses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_worse_adjusted: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_better_adjusted: Option<f64>,
+    /// B's pass rate minus A's, with Newcombe's 95% hybrid score interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect: Option<Effect>,
     pub verdict: Difference,
 }
 
@@ -113,8 +128,18 @@ pub struct ModelComparison {
     /// Tasks whose score rose, and fell (ties are left out of the sign test).
     pub rises: u32,
     pub drops: u32,
-    /// Exact two-sided sign test p-value.
-    pub p: f64,
+    /// Exact one-sided sign test p-values: for "B is worse" (this many drops or more) and
+    /// "B is better".
+    pub p_worse: f64,
+    pub p_better: f64,
+    /// Both adjusted by Holm's method over the models: what the verdict uses.
+    pub p_worse_adjusted: f64,
+    pub p_better_adjusted: f64,
+    /// The mean over the paired tasks of B's pass rate minus A's, with a 95% interval (Zou and
+    /// Donner's MOVER from Wilson intervals; Newcombe's for one task). Absent without a paired
+    /// task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect: Option<Effect>,
     pub verdict: Difference,
 }
 
@@ -171,7 +196,14 @@ impl fmt::Display for Warning {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
+    /// The chance of any false regression (or improvement) the comparison allows.
     pub alpha: f64,
+    /// How p-values are adjusted within a family: `holm`.
+    pub correction: &'static str,
+    /// The level each family's adjusted p-values are held to: alpha / 2 for the rows and
+    /// alpha / 2 for the models.
+    pub row_alpha: f64,
+    pub model_alpha: f64,
     /// Every row of either run, sorted by suite, task and model.
     pub rows: Vec<RowComparison>,
     /// Every model of either run, sorted.
@@ -182,6 +214,7 @@ pub struct Comparison {
 /// Compares candidate run `b` with baseline run `a`.
 pub fn compare(a: &EvalResults, b: &EvalResults, options: &CompareOptions) -> Comparison {
     let alpha = options.alpha;
+    let (row_alpha, model_alpha) = (alpha / 2.0, alpha / 2.0);
     let (tasks_a, _) = summarize(&a.trials);
     let (tasks_b, _) = summarize(&b.trials);
     let key = |t: &TaskSummary| (t.suite.clone(), t.task.clone(), t.model.clone());
@@ -189,37 +222,42 @@ pub fn compare(a: &EvalResults, b: &EvalResults, options: &CompareOptions) -> Co
     let by_key_b: BTreeMap<_, _> = tasks_b.iter().map(|t| (key(t), t)).collect();
     let keys: BTreeSet<_> = by_key_a.keys().chain(by_key_b.keys()).cloned().collect();
 
-    let rows: Vec<RowComparison> = keys
+    let mut rows: Vec<RowComparison> = keys
         .into_iter()
         .map(|key| {
             let a = by_key_a.get(&key).map(|t| Side::of(t));
             let b = by_key_b.get(&key).map(|t| Side::of(t));
             let (suite, task, model) = key;
-            compare_row(suite, task, model, a, b, alpha)
+            compare_row(suite, task, model, a, b)
         })
         .collect();
+    judge_rows(&mut rows, row_alpha);
 
     let models: BTreeSet<&str> = rows.iter().map(|r| r.model.as_str()).collect();
-    let models = models
+    let mut models: Vec<ModelComparison> = models
         .into_iter()
-        .map(|model| compare_model(model, &rows, alpha))
+        .map(|model| compare_model(model, &rows))
         .collect();
+    judge_models(&mut models, model_alpha);
 
     Comparison {
         alpha,
+        correction: "holm",
+        row_alpha,
+        model_alpha,
         rows,
         models,
         warnings: warnings(a, b),
     }
 }
 
+/// A row with its tests and effect; its verdict waits for the other rows ([`judge_rows`]).
 fn compare_row(
     suite: String,
     task: String,
     model: String,
     a: Option<Side>,
     b: Option<Side>,
-    alpha: f64,
 ) -> RowComparison {
     let mut row = RowComparison {
         suite,
@@ -229,6 +267,9 @@ fn compare_row(
         b,
         p_worse: None,
         p_better: None,
+        p_worse_adjusted: None,
+        p_better_adjusted: None,
+        effect: None,
         verdict: Difference::Same,
     };
     row.verdict = match (a, b) {
@@ -239,24 +280,59 @@ fn compare_row(
             let (p_worse, p_better) = fisher_one_sided(a.passed, a.counted, b.passed, b.counted);
             row.p_worse = Some(p_worse);
             row.p_better = Some(p_better);
+            row.effect = Some(rate_difference(&[(
+                a.passed, a.counted, b.passed, b.counted,
+            )]));
             // Pass rates compared by cross-multiplying, so 1/2 and 2/4 are the same rate.
             let rate_a = u64::from(a.passed) * u64::from(b.counted);
             let rate_b = u64::from(b.passed) * u64::from(a.counted);
-            match rate_b.cmp(&rate_a) {
-                std::cmp::Ordering::Less if p_worse < alpha => Difference::Regressed,
-                std::cmp::Ordering::Greater if p_better < alpha => Difference::Improved,
-                std::cmp::Ordering::Equal => Difference::Same,
-                _ => Difference::Changed,
+            if rate_a == rate_b {
+                Difference::Same
+            } else {
+                Difference::Changed
             }
         }
     };
     row
 }
 
+/// Adjusts the tested rows' p-values by Holm's method (worse and better each a family) and
+/// calls a row regressed or improved when its adjusted p-value is below `alpha`.
+fn judge_rows(rows: &mut [RowComparison], alpha: f64) {
+    let tested: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].p_worse.is_some())
+        .collect();
+    let worse = holm(
+        &tested
+            .iter()
+            .map(|&i| rows[i].p_worse.unwrap_or(1.0))
+            .collect::<Vec<_>>(),
+    );
+    let better = holm(
+        &tested
+            .iter()
+            .map(|&i| rows[i].p_better.unwrap_or(1.0))
+            .collect::<Vec<_>>(),
+    );
+    for ((&i, worse), better) in tested.iter().zip(worse).zip(better) {
+        let row = &mut rows[i];
+        row.p_worse_adjusted = Some(worse);
+        row.p_better_adjusted = Some(better);
+        // p_worse + p_better >= 1: at most one of them is below alpha.
+        if worse < alpha {
+            row.verdict = Difference::Regressed;
+        } else if better < alpha {
+            row.verdict = Difference::Improved;
+        }
+    }
+}
+
 /// Score deltas this small are rounding, not change.
 const TIE: f64 = 1e-12;
 
-fn compare_model(model: &str, rows: &[RowComparison], alpha: f64) -> ModelComparison {
+/// A model over the tasks both runs counted; its verdict waits for the other models
+/// ([`judge_models`]).
+fn compare_model(model: &str, rows: &[RowComparison]) -> ModelComparison {
     let mine: Vec<&RowComparison> = rows.iter().filter(|r| r.model == model).collect();
     let pairs: Vec<(Side, Side)> = mine
         .iter()
@@ -275,7 +351,6 @@ fn compare_model(model: &str, rows: &[RowComparison], alpha: f64) -> ModelCompar
     let (mean_delta, stderr) = mean_and_stderr(&deltas);
     let rises = count(deltas.iter().filter(|d| **d > TIE).count());
     let drops = count(deltas.iter().filter(|d| **d < -TIE).count());
-    let p = sign_test(rises, drops);
     let verdict = if pairs.is_empty() {
         if mine.iter().all(|r| r.verdict == Difference::OnlyInA) {
             Difference::OnlyInA
@@ -284,10 +359,6 @@ fn compare_model(model: &str, rows: &[RowComparison], alpha: f64) -> ModelCompar
         } else {
             Difference::NotComparable
         }
-    } else if mean_delta < 0.0 && p < alpha {
-        Difference::Regressed
-    } else if mean_delta > 0.0 && p < alpha {
-        Difference::Improved
     } else if rises + drops == 0 {
         Difference::Same
     } else {
@@ -304,8 +375,54 @@ fn compare_model(model: &str, rows: &[RowComparison], alpha: f64) -> ModelCompar
         stderr,
         rises,
         drops,
-        p,
+        p_worse: sign_test_worse(rises, drops),
+        p_better: sign_test_worse(drops, rises),
+        p_worse_adjusted: 1.0,
+        p_better_adjusted: 1.0,
+        effect: pass_rate_effect(&pairs),
         verdict,
+    }
+}
+
+/// The mean difference of pass rates over paired tasks, with its 95% interval (see
+/// [`rate_difference`]); `None` without a paired task.
+fn pass_rate_effect(pairs: &[(Side, Side)]) -> Option<Effect> {
+    let counts: Vec<_> = pairs
+        .iter()
+        .map(|(a, b)| (a.passed, a.counted, b.passed, b.counted))
+        .collect();
+    (!counts.is_empty()).then(|| rate_difference(&counts))
+}
+
+/// Adjusts the compared models' sign-test p-values by Holm's method (worse and better each a
+/// family) and calls a model regressed or improved when its adjusted p-value is below `alpha`:
+/// the direction is the test's, not the mean's (nine tasks a little worse and one much better
+/// is a regression, though the mean rose).
+fn judge_models(models: &mut [ModelComparison], alpha: f64) {
+    let tested: Vec<usize> = (0..models.len())
+        .filter(|&i| models[i].rises + models[i].drops > 0)
+        .collect();
+    let worse = holm(
+        &tested
+            .iter()
+            .map(|&i| models[i].p_worse)
+            .collect::<Vec<_>>(),
+    );
+    let better = holm(
+        &tested
+            .iter()
+            .map(|&i| models[i].p_better)
+            .collect::<Vec<_>>(),
+    );
+    for ((&i, worse), better) in tested.iter().zip(worse).zip(better) {
+        let model = &mut models[i];
+        model.p_worse_adjusted = worse;
+        model.p_better_adjusted = better;
+        if worse < alpha {
+            model.verdict = Difference::Regressed;
+        } else if better < alpha {
+            model.verdict = Difference::Improved;
+        }
     }
 }
 
@@ -376,8 +493,10 @@ impl Comparison {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "Comparison of B (candidate) with A (baseline), alpha {}",
-            self.alpha
+            "Comparison of B (candidate) with A (baseline), alpha {}\n\
+             p: one-sided in the direction found, Holm-adjusted over the rows (at {}) and over \
+             the models (at {}); Δ: B's pass rate minus A's, with its 95% interval",
+            self.alpha, self.row_alpha, self.model_alpha
         );
         let model_lines = |verdict: Difference| -> Vec<String> {
             self.models
@@ -470,14 +589,23 @@ fn row_line(row: &RowComparison) -> String {
             let _ = write!(line, ", score {:.3} -> {:.3}", a.mean_score, b.mean_score);
         }
     }
+    if let Some(effect) = row.effect {
+        if row.verdict != Difference::Same {
+            let _ = write!(line, ", {}", effect_text(effect));
+        }
+    }
+    let pair = |p: Option<f64>, adjusted: Option<f64>| p.zip(adjusted);
     let p = match row.verdict {
-        Difference::Regressed => row.p_worse,
-        Difference::Improved => row.p_better,
-        Difference::Changed => row.p_worse.zip(row.p_better).map(|(w, b)| w.min(b)),
+        Difference::Regressed => pair(row.p_worse, row.p_worse_adjusted),
+        Difference::Improved => pair(row.p_better, row.p_better_adjusted),
+        Difference::Changed => match (row.p_worse, row.p_better) {
+            (Some(w), Some(b)) if w <= b => pair(row.p_worse, row.p_worse_adjusted),
+            _ => pair(row.p_better, row.p_better_adjusted),
+        },
         _ => None,
     };
-    if let Some(p) = p {
-        let _ = write!(line, ", p {}", p_text(p));
+    if let Some((p, adjusted)) = p {
+        let _ = write!(line, ", p {} (Holm {})", p_text(p), p_text(adjusted));
     }
     if row.verdict == Difference::Changed {
         line.push_str(": not significant, may be noise");
@@ -494,8 +622,17 @@ fn model_line(model: &ModelComparison) -> String {
         };
         return format!("{}: {why}", model.model);
     }
+    let (p, adjusted) = if model.p_worse <= model.p_better {
+        (model.p_worse, model.p_worse_adjusted)
+    } else {
+        (model.p_better, model.p_better_adjusted)
+    };
+    let effect = model
+        .effect
+        .map(|e| format!(", {}", effect_text(e)))
+        .unwrap_or_default();
     format!(
-        "{}: pass@1 {:.3} -> {:.3}, score {:.3} -> {:.3} ({:+.3} ± {:.3}), {} tasks ({} up, {} down), p {}: {}",
+        "{}: pass@1 {:.3} -> {:.3}{effect}, score {:.3} -> {:.3} ({:+.3} ± {:.3}), {} tasks ({} up, {} down), p {} (Holm {}): {}",
         model.model,
         model.pass_at_1_a,
         model.pass_at_1_b,
@@ -506,8 +643,17 @@ fn model_line(model: &ModelComparison) -> String {
         model.tasks,
         model.rises,
         model.drops,
-        p_text(model.p),
+        p_text(p),
+        p_text(adjusted),
         verdict_text(model.verdict)
+    )
+}
+
+/// A pass-rate difference and its interval: `Δ -0.60 [-0.85, -0.21]`.
+fn effect_text(effect: Effect) -> String {
+    format!(
+        "Δ {:+.2} [{:+.2}, {:+.2}]",
+        effect.delta, effect.low, effect.high
     )
 }
 

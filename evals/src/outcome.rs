@@ -34,8 +34,13 @@ pub struct AgentOutcome {
     pub cost: f64,
     /// The text blocks of the last assistant message, one per line.
     pub final_text: String,
-    /// Why the last response failed (its error message, or `aborted`).
-    pub error: Option<String>,
+    /// Why each response that failed or was aborted did, in order, retried ones included:
+    /// what the `no_error` check looks at.
+    pub failures: Vec<String>,
+    /// The model calls that failed for good: a response that ended in `stopReason: "error"`
+    /// and was not retried (Pi's auto-retry, or a compaction that retries after an overflow).
+    /// Pi's JSON mode exits 0 all the same, so this is how a trial knows its model failed.
+    pub model_errors: Vec<String>,
 }
 
 /// Whether an event line is one of the updates of a message or a tool while it streams: the
@@ -64,6 +69,15 @@ impl AgentOutcome {
         match event.get("type").and_then(Value::as_str) {
             Some("turn_start") => self.turns_started += 1,
             Some("turn_end") => self.turns += 1,
+            // The failed response is being tried again: only the retry's outcome counts.
+            Some("auto_retry_start") => {
+                self.model_errors.pop();
+            }
+            Some("compaction_end")
+                if event.get("willRetry").and_then(Value::as_bool) == Some(true) =>
+            {
+                self.model_errors.pop();
+            }
             Some("message_end") => {
                 if let Some(message) = event.get("message") {
                     if message.get("role").and_then(Value::as_str) == Some("assistant") {
@@ -104,18 +118,30 @@ impl AgentOutcome {
                     .join("\n")
             })
             .unwrap_or_default();
-        self.error = match message.get("stopReason").and_then(Value::as_str) {
-            Some("error") => Some(
-                message
+        match message.get("stopReason").and_then(Value::as_str) {
+            Some("error") => {
+                let why = message
                     .get("errorMessage")
                     .and_then(Value::as_str)
                     .filter(|m| !m.is_empty())
                     .unwrap_or("the response failed")
-                    .to_owned(),
-            ),
-            Some("aborted") => Some("the run was aborted".into()),
-            _ => None,
-        };
+                    .to_owned();
+                self.failures.push(why.clone());
+                self.model_errors.push(why);
+            }
+            Some("aborted") => self.failures.push("the run was aborted".into()),
+            _ => {}
+        }
+    }
+
+    /// Why the model failed for good, in words, when it did: a trial with such a call is an
+    /// error, not a verdict on the model.
+    pub fn model_error(&self) -> Option<String> {
+        let first = self.model_errors.first()?;
+        Some(match self.model_errors.len() {
+            1 => format!("the model call failed: {first}"),
+            n => format!("{n} model calls failed; the first: {first}"),
+        })
     }
 
     /// The tool calls of every response, in order: name and arguments.
@@ -185,7 +211,7 @@ mod tests {
         assert_eq!(outcome.usage.input, 30);
         assert!((outcome.cost - 0.75).abs() < 1e-12);
         assert_eq!(outcome.final_text, "done\nbye");
-        assert_eq!(outcome.error, None);
+        assert!(outcome.failures.is_empty() && outcome.model_errors.is_empty());
         let calls: Vec<_> = outcome.tool_calls().collect();
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].0, "write");
@@ -205,16 +231,45 @@ mod tests {
         assert_eq!(run(&[update]), AgentOutcome::default());
     }
 
+    const FAILED: &str = r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"429 rate limited"}}"#;
+    const ABORTED: &str = r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"aborted"}}"#;
+    const ANSWERED: &str = r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"stop"}}"#;
+
     #[test]
-    fn an_error_or_abort_of_the_last_response_is_the_error() {
-        let failed = run(&[
-            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"429 rate limited"}}"#,
-        ]);
-        assert_eq!(failed.error.as_deref(), Some("429 rate limited"));
-        let aborted = run(&[
-            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"aborted"}}"#,
-        ]);
-        assert_eq!(aborted.error.as_deref(), Some("the run was aborted"));
+    fn every_failed_or_aborted_response_is_a_failure_not_only_the_last() {
+        let outcome = run(&[FAILED, ANSWERED, ABORTED, ANSWERED]);
+        assert_eq!(
+            outcome.failures,
+            ["429 rate limited", "the run was aborted"]
+        );
+        assert_eq!(outcome.model_errors, ["429 rate limited"]);
+        assert_eq!(
+            outcome.model_error().as_deref(),
+            Some("the model call failed: 429 rate limited")
+        );
+        assert_eq!(
+            run(&[ABORTED]).model_error(),
+            None,
+            "an abort is not the model's error"
+        );
+    }
+
+    #[test]
+    fn a_retried_failure_is_not_a_model_error_but_a_final_one_is() {
+        let retry = r#"{"type":"auto_retry_start","attempt":1,"maxAttempts":1,"delayMs":1,"errorMessage":"429"}"#;
+        let recovered = run(&[FAILED, retry, ANSWERED]);
+        assert!(recovered.model_errors.is_empty());
+        assert_eq!(recovered.failures.len(), 1, "no_error still sees it");
+        let gave_up = run(&[FAILED, retry, FAILED]);
+        assert_eq!(gave_up.model_errors.len(), 1);
+        let compacted =
+            r#"{"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":true}"#;
+        assert!(run(&[FAILED, compacted, ANSWERED]).model_errors.is_empty());
+        let two = run(&[FAILED, ANSWERED, FAILED]);
+        assert_eq!(
+            two.model_error().as_deref(),
+            Some("2 model calls failed; the first: 429 rate limited")
+        );
     }
 
     #[test]

@@ -396,15 +396,25 @@ fn fill_usage(result: &mut TrialResult, run: &AgentRun, replayed: bool) {
     result.transcript = outcome.messages.clone();
 }
 
-/// Whether the run ended in a way that is not the model's doing (it could not start, crashed,
-/// diverged from its recording); `None` when the checks decide.
+/// Whether the run ended in a way that says nothing about the model's work (it could not
+/// start, crashed, diverged from its recording, or a model call failed for good, which Pi's
+/// JSON mode exits 0 on); `None` when the checks decide.
 fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
-    if let Some(error) = &run.start_error {
+    process_status(run, replayed).or_else(|| {
+        run.outcome
+            .model_error()
+            .map(|error| (TrialStatus::Error, error))
+    })
+}
+
+/// What the agent process's start and exit say; `None` when it ran to its end.
+fn process_status(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
+    if let Some(error) = run.start_error.as_ref().or(run.refused.as_ref()) {
         return Some((TrialStatus::Error, error.clone()));
     }
     let stderr = run.stderr.trim();
     match run.exit {
-        Some(0) => model_error(run).map(|e| (TrialStatus::Error, e)),
+        Some(0) => None,
         Some(1) if replayed => Some((TrialStatus::Diverged, first_lines(stderr, 40))),
         Some(code) if replayed => Some((
             TrialStatus::Error,
@@ -427,23 +437,6 @@ fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, 
             ),
         )),
     }
-}
-
-/// The error of the run's last response when the model call itself failed (the provider
-/// answered an error, or could not be reached): the model could not be asked, which says
-/// nothing of it. An aborted response (a limit) is not one.
-fn model_error(run: &AgentRun) -> Option<String> {
-    let last = run.outcome.messages.last()?;
-    if last.get("stopReason").and_then(serde_json::Value::as_str) != Some("error") {
-        return None;
-    }
-    Some(format!(
-        "the model call failed: {}",
-        run.outcome
-            .error
-            .as_deref()
-            .unwrap_or("the response failed")
-    ))
 }
 
 /// The weighted share of checks passed; 1 when nothing is weighed.

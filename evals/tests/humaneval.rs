@@ -102,12 +102,14 @@ fn assert_converted(input: &Path) {
         let (run, _) = command_of(task);
         let entry = problem["entry_point"].as_str().expect("an entry point");
         assert!(
-            run.starts_with("python3 - <<'HUMANEVAL_TEST_END'\n"),
+            run.contains("\npython3 - 3<<<\"$nonce\" 2>&1 <<'HUMANEVAL_TEST_END' | "),
             "{run}"
         );
         assert!(run.contains(&format!("\nfrom solution import {entry}\n")));
         assert!(run.contains(problem["test"].as_str().expect("a test").trim()));
-        assert!(run.ends_with(&format!("\ncheck({entry})\nHUMANEVAL_TEST_END\n")));
+        assert!(run.contains(&format!(
+            "\ncheck({entry})\nprint(\"HUMANEVAL_CHECK_DONE \" + _humaneval_nonce, flush=True)\nHUMANEVAL_TEST_END\n"
+        )));
     }
     run_solutions(input, &suite);
 }
@@ -242,7 +244,7 @@ fn options_shape_the_suite() {
     assert_eq!(task.limits.turns, Some(3));
     let (run, timeout) = command_of(task);
     assert!(
-        run.starts_with("uv run python - <<'HUMANEVAL_TEST_END'\n"),
+        run.contains("\nuv run python - 3<<<\"$nonce\" 2>&1 <<'HUMANEVAL_TEST_END' | "),
         "{run}"
     );
     assert_eq!(timeout, Duration::from_secs_f64(7.5));
@@ -437,4 +439,35 @@ fn the_real_dataset_converts() {
         "{good} of the first {} problems: the stub fails, the canonical solution passes",
         first.tasks.len()
     );
+}
+
+/// A solution that ends the process early with status 0 (at import, or when the test calls
+/// it, in every way Python has) must not pass: the check needs the run's nonce, printed after
+/// `check()` returned.
+#[test]
+fn a_solution_that_exits_early_with_success_does_not_pass() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let converted = convert_ok(&data("tiny.jsonl"), out.path(), &ConvertOptions::default());
+    let suite = suite::load(&converted.suite).expect("loads");
+    if !python() {
+        return;
+    }
+    let task = &suite.tasks[0];
+    let (run, _) = command_of(task);
+    let fixture = task.fixture.as_deref().expect("a fixture");
+    let stub = std::fs::read_to_string(fixture.join("solution.py")).expect("reads");
+    for cheat in [
+        "raise SystemExit(0)\n",
+        "import sys\nsys.exit(0)\n",
+        "import os\nos._exit(0)\n",
+        "exit()\n",
+        "import atexit, os\natexit.register(lambda: os._exit(0))\nraise RuntimeError('no')\n",
+        &format!("{stub}    import os\n    os._exit(0)\n"),
+        &format!("{stub}    raise SystemExit(0)\n"),
+        "print('HUMANEVAL_CHECK_DONE')\nraise SystemExit(0)\n",
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("solution.py"), cheat).expect("writes");
+        assert!(!passes(dir.path(), run), "passed: {cheat}");
+    }
 }

@@ -36,7 +36,8 @@ struct CompareArgs {
     /// Exit 1 when something regressed significantly.
     #[arg(long)]
     fail_on_regression: bool,
-    /// The significance level of the tests.
+    /// The chance of any false regression (or improvement) allowed: half for the rows, half for
+    /// the models, each family Holm-adjusted.
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
     /// Print the comparison as JSON.

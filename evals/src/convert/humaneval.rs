@@ -6,7 +6,9 @@
 //! function's name). Each problem becomes a fixture whose `solution.py` is the prompt, for the
 //! agent to complete in place, and a task whose one check runs the problem's own test on it, so
 //! a suite's pass@k is HumanEval's pass@k. The test is in the check's command (a here-document
-//! fed to Python), not in the workspace: as in the benchmark, the agent never sees it.
+//! fed to Python), not in the workspace: as in the benchmark, the agent never sees it. The check
+//! passes only when Python printed the run's nonce after `check()` returned, so a solution that
+//! exits early with status 0 fails.
 //!
 //! Every problem is read and checked before anything is written, and the written suite is read
 //! back with [`crate::suite::load`] before it is reported: a converted suite always loads.
@@ -346,22 +348,42 @@ fn is_identifier(name: &str) -> bool {
 /// The line that ends the check's here-document; a test holding it is refused.
 const TEST_END: &str = "HUMANEVAL_TEST_END";
 
+/// What the check's Python prints, before the run's nonce, once `check()` has returned.
+const DONE: &str = "HUMANEVAL_CHECK_DONE";
+
 /// The check's command: `python` reads the problem's test from a here-document (quoted, so the
 /// shell expands nothing in it) and runs it in the workspace on the entry point imported from
 /// `solution.py`. Everything else `solution.py` defines or imports is imported too, since some
 /// tests use the prompt's helpers and imports (HumanEval runs prompt, completion and test as one
 /// program).
+///
+/// Exiting 0 is not proof the test ran: a solution can `raise SystemExit(0)` at import or when
+/// called. So the shell draws a nonce from `/dev/urandom` for each run and hands it to Python
+/// on file descriptor 3, which Python reads and closes before it imports the solution; the
+/// check passes only when Python also printed `HUMANEVAL_CHECK_DONE <nonce>` after `check()`
+/// returned.
 fn check_command(problem: &Problem, python: &str) -> String {
     let entry = &problem.entry_point;
     let mut run = format!(
-        "{python} - <<'{TEST_END}'\n\
-         # {}: the benchmark's test of solution.py; exits 0 when `{entry}` is right.\n\
+        "# {}: the benchmark's test of solution.py, run to its end: passes when Python prints this\n\
+         # run's nonce after `check({entry})` returned (a solution that exits early prints none).\n\
+         nonce=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n') && [ -n \"$nonce\" ] || exit 1\n\
+         {python} - 3<<<\"$nonce\" 2>&1 <<'{TEST_END}' | (found=1; while IFS= read -r line || [ -n \"$line\" ]; do printf '%s\\n' \"$line\"; [ \"$line\" = \"{DONE} $nonce\" ] && found=0; done; exit $found)\n\
+         import os as _humaneval_os\n\
+         _humaneval_nonce = _humaneval_os.read(3, 64).decode().strip()\n\
+         _humaneval_os.close(3)\n\
          from solution import *  # noqa: F401,F403\n\
          from solution import {entry}\n\n",
         problem.task_id.replace(['\n', '\r'], " ")
     );
     run.push_str(problem.test.trim_end());
-    let _ = write!(run, "\n\n\ncheck({entry})\n{TEST_END}\n");
+    let _ = write!(
+        run,
+        "\n\n\ncheck({entry})\n\
+         print(\"{DONE} \" + _humaneval_nonce, flush=True)\n\
+         {TEST_END}\n\
+         [ \"${{PIPESTATUS[0]}} ${{PIPESTATUS[1]}}\" = \"0 0\" ]\n"
+    );
     run
 }
 
