@@ -1857,3 +1857,27 @@ fn the_next_prompt_waits_for_the_retry_after_an_overflow_compaction() {
     );
     assert!(asked[4].contains("second"), "{asked:?}");
 }
+
+/// A root `pi eval` hands the trial's folders to its agents' unprivileged user; its checks,
+/// run after the agent, must still write there (a test runner's cache, a temp file).
+#[test]
+fn the_checks_of_a_confined_trial_write_its_workspace_and_temp_folder() {
+    if !bwrap_usable() {
+        return;
+    }
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/writes.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"writes\"\nprompt = \"say done\"\n\n[[task.check]]\nkind = \"command\"\nrun = \"mktemp -p \\\"$TMPDIR\\\" && mkdir -p .cache && touch .cache/made-by-check\"\n",
+    );
+    let ran = env.eval(&[suite.to_str().unwrap(), "-q", "--out", "o"]);
+    let results = env.results("o");
+    assert_eq!(
+        verdicts(&results)[0].1,
+        "passed",
+        "{}\n{}",
+        results["trials"][0],
+        ran.stderr
+    );
+}

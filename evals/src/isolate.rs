@@ -211,6 +211,15 @@ impl Isolation {
         }
     }
 
+    /// Once a trial's agent has ended, gives its folders back to this process's user (a root
+    /// eval ran the agent as [`AGENT_UID`]), so that the checks can write them.
+    pub fn take_back(&self, sandbox: &AgentSandbox) -> io::Result<()> {
+        if self.bwrap.is_none() {
+            return Ok(());
+        }
+        agent::hand_back(sandbox)
+    }
+
     /// No confinement: plain `bash`.
     pub fn none() -> Isolation {
         Isolation {

@@ -263,6 +263,10 @@ fn run_trial(
         },
         cancel,
     );
+    if let Err(e) = options.isolation.take_back(&sandbox) {
+        result.reason = Some(format!("cannot take back the trial's folders: {e}"));
+        return Some(result);
+    }
     if let Err(e) = keep_recording(&sandbox) {
         result.reason = Some(format!("cannot keep the recording: {e}"));
         return Some(result);

@@ -363,11 +363,45 @@ fn hand_over(sandbox: &AgentSandbox, writable: &[&Path]) -> io::Result<()> {
 /// Gives `dir` and everything in it to [`AGENT_UID`] (links themselves, not what they point
 /// to).
 fn chown_tree(dir: &Path) -> io::Result<()> {
-    std::os::unix::fs::lchown(dir, Some(AGENT_UID), Some(AGENT_UID))?;
+    chown_tree_to(dir, AGENT_UID, AGENT_UID)
+}
+
+/// Gives `dir` and everything in it to `uid`:`gid` (links themselves, not what they point to).
+fn chown_tree_to(dir: &Path, uid: u32, gid: u32) -> io::Result<()> {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(gid))?;
     if std::fs::symlink_metadata(dir)?.is_dir() {
         for entry in std::fs::read_dir(dir)? {
-            chown_tree(&entry?.path())?;
+            chown_tree_to(&entry?.path(), uid, gid)?;
         }
+    }
+    Ok(())
+}
+
+/// Gives back to the eval's own user what [`hand_over`] gave the agent's, once the agent has
+/// ended: the trial's checks run as that user, and must write the workspace and temp folder
+/// (a test runner's cache, a temp file) as the agent did.
+pub(super) fn hand_back(sandbox: &AgentSandbox) -> io::Result<()> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    let (uid, gid) = (
+        nix::unistd::geteuid().as_raw(),
+        nix::unistd::getegid().as_raw(),
+    );
+    let confinement = &sandbox.confinement;
+    for dir in [
+        &confinement.workspace,
+        &confinement.temp,
+        &sandbox.agent_dir,
+    ] {
+        chown_tree_to(dir, uid, gid)?;
+    }
+    let files = sandbox
+        .readable
+        .iter()
+        .chain(sandbox.placed.iter().map(|(file, _, _)| file));
+    for path in std::iter::once(&sandbox.trial_root).chain(files) {
+        std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
     }
     Ok(())
 }
