@@ -14,6 +14,7 @@
 //! results are written).
 
 mod in_process;
+mod preflight;
 mod progress;
 mod summary;
 
@@ -69,9 +70,17 @@ struct EvalArgs {
     /// Indexed Job) when given as `auto/N`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// Run only the tasks whose `task` or `suite/task` matches (`*`, `?`). Repeatable.
-    #[arg(long, value_name = "PATTERN")]
+    /// Run only the tasks whose `task` or `suite/task` matches (`*`, `?`); `!PATTERN` leaves
+    /// out those it matches. Repeatable.
+    #[arg(long, value_name = "PATTERN", allow_hyphen_values = true)]
     filter: Vec<String>,
+    /// Print the trials the run would make, one a line, and run nothing.
+    #[arg(long, conflicts_with = "dry_run")]
+    list: bool,
+    /// Check the suites, the flags, the models and the cassettes as a run would, say what
+    /// would run, and run nothing.
+    #[arg(long)]
+    dry_run: bool,
     /// How trials' commands are confined: bwrap by default, which a live, `--record` or
     /// `--once` run needs to start (a replay without it runs unconfined, saying so); `none`
     /// runs them unconfined.
@@ -144,6 +153,7 @@ fn run(args: EvalArgs) -> Result<u8, String> {
         .iter()
         .map(|path| suite::load(path).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;
+    preflight::check_flags(args.trials, &args.models)?;
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     let selection = Selection {
         models: args.models.clone(),
@@ -151,16 +161,23 @@ fn run(args: EvalArgs) -> Result<u8, String> {
         filters: args.filter.clone(),
         shard,
     };
-    if args.trials == Some(0) {
-        return Err("--trials must be at least 1".into());
-    }
     if let Some(score) = args.fail_under {
         if !(0.0..=1.0).contains(&score) {
             return Err("--fail-under takes a score between 0 and 1".into());
         }
     }
     let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
+    if args.list {
+        summary::say(&preflight::list(&specs).join("\n"));
+        return Ok(0);
+    }
     let mode = mode_of(&args, &suites)?;
+    preflight::check_cassette_folders(&mode, &suites)?;
+    let user_agent_dir = pi_evals::workspace::user_agent_dir();
+    if !matches!(mode, Mode::Replay(_)) {
+        let registry = preflight::registry(user_agent_dir.as_deref());
+        preflight::check_models(&specs, &args.models, &registry, args.agent.is_some())?;
+    }
     // Replays in this process start no agent process; every other trial does.
     let starts_agents = !matches!(mode, Mode::Replay(_)) || args.replay_processes;
     let isolation = isolation_for(args.isolate, &mode, starts_agents)?;
@@ -177,8 +194,13 @@ fn run(args: EvalArgs) -> Result<u8, String> {
         jobs,
         isolation,
         keep: args.keep.clone(),
-        user_agent_dir: pi_evals::workspace::user_agent_dir(),
+        user_agent_dir,
     };
+    if args.dry_run {
+        let (lines, ok) = preflight::dry_run(&specs, &suites, &mode);
+        summary::say(&lines.join("\n"));
+        return Ok(u8::from(!ok));
+    }
     let style = match (args.quiet, args.progress) {
         (true, _) | (_, ProgressArg::Quiet) => ProgressStyle::Quiet,
         (_, ProgressArg::Bar) => ProgressStyle::Bar,
@@ -188,10 +210,12 @@ fn run(args: EvalArgs) -> Result<u8, String> {
     };
     if style != ProgressStyle::Quiet {
         eprintln!(
-            "{} trials ({}, isolation {}, {jobs} jobs)",
+            "{} {} ({}, isolation {}, {jobs} {})",
             specs.len(),
+            preflight::plural(specs.len(), "trial"),
             describe_mode(&mode),
-            options.isolation.kind()
+            options.isolation.kind(),
+            preflight::plural(jobs, "job"),
         );
     }
     let progress = progress::Progress::new(style, specs.len());
