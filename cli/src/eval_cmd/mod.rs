@@ -72,7 +72,7 @@ struct EvalArgs {
     shard: Option<String>,
     /// Run only the tasks whose `task` or `suite/task` matches (`*`, `?`); `!PATTERN` leaves
     /// out those it matches. Repeatable.
-    #[arg(long, value_name = "PATTERN", allow_hyphen_values = true)]
+    #[arg(long, value_name = "PATTERN")]
     filter: Vec<String>,
     /// Print the trials the run would make, one a line, and run nothing.
     #[arg(long, conflicts_with = "dry_run")]
