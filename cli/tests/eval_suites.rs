@@ -385,3 +385,49 @@ fn list_and_dry_run_print_the_plan_and_run_nothing() {
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
 }
+
+/// A relative `--keep` names a folder of the working directory, while each agent runs in its
+/// trial's workspace: the replays must still match their cassettes, in process and as
+/// processes of their own.
+#[test]
+fn a_relative_keep_folder_replays_without_divergence() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new(9);
+    // Run as root, pi eval runs agent processes as an unprivileged user, who must reach the
+    // kept folders.
+    std::fs::set_permissions(scratch.root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let suite = repo("evals/suites/smoke.toml");
+    for (keep, extra) in [
+        ("kept", None),
+        ("kept-processes", Some("--replay-processes")),
+    ] {
+        let mut args = vec![suite.to_str().unwrap(), "--keep", keep, "-q", "--out", keep];
+        args.extend(extra);
+        let ran = scratch.eval(&args);
+        assert_eq!(ran.code, 0, "{keep}: {}\n{}", ran.stdout, ran.stderr);
+        let results: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(scratch.path("work").join(keep).join("results.json")).unwrap(),
+        )
+        .unwrap();
+        let statuses: Vec<&str> = results["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses.len(), 18);
+        assert_eq!(
+            statuses.iter().filter(|s| **s == "passed").count(),
+            17,
+            "{keep}: {statuses:?}"
+        );
+        assert!(
+            scratch
+                .path("work")
+                .join(keep)
+                .join("smoke__fix-bug__mock__mock-model__0/workspace")
+                .is_dir(),
+            "{keep}: the trial's folders are kept in the relative folder"
+        );
+    }
+}
