@@ -21,7 +21,8 @@
 #   replay-j2   the same 200 replays two at a time (`xargs -P 2 -n 6 pi`, no shell per
 #               replay): the ceiling for eval-j2
 #
-# and what is printed: each command's mean, standard deviation, min, median and max, and, from
+# and what is printed: every round's time of each command (the raw rounds), each command's
+# mean, standard deviation, min, median and max, and, from
 # the medians (a few runs hit by another tenant's burst move the means a lot):
 #
 #   speedup     eval-j1 / eval-j2 (the goal: at least 1.8 on 2 cores)
@@ -38,6 +39,11 @@
 # mode where each trial is a `pi replay` process, which the overhead above is defined for; by
 # default pi eval replays trials in its own process, faster than the plain replay loop (the
 # "overhead" is then negative: the eval is cheaper than starting the agent processes).
+#
+# These trials are trivial and warm: each answers one word from its cassette and runs no tool,
+# and the same binary, suite and cassettes run every round (the page cache holds them after the
+# warm-up round), so the figures are the harness's own costs, not a real suite's.
+# benches/scripts/eval-tools-scaling.sh measures trials that run tools.
 #
 # Both eval runs must pass all 200 trials (the script checks results.json once before timing).
 # The machine should be otherwise idle; numbers from a noisy machine vary by several percent.
@@ -145,6 +151,17 @@ timer="$runs interleaved rounds after a warm-up round"
 
 inside=$(jq '[.trials[].wallMs] | add' "$work/out-j1/results.json")
 echo "pi eval scaling: $n trivial trials, replayed (pi $("$pi" --version 2>&1 | head -1), $(nproc) cores, $timer)"
+echo
+echo "raw rounds (s):"
+python3 - "$work/samples" <<'PY'
+import sys
+runs = {}
+for line in open(sys.argv[1]):
+    name, t0, t1 = line.split()
+    runs.setdefault(name, []).append(float(t1) - float(t0))
+for name, xs in runs.items():
+    print(f"  {name:<11} " + " ".join(f"{x:.3f}" for x in xs))
+PY
 echo
 printf '%-12s %8s %8s %8s %8s %8s %13s\n' command mean_s stdev_s min_s median_s max_s median/trial
 for name in "${names[@]}"; do

@@ -202,7 +202,7 @@ impl fmt::Display for Divergence {
                     None => what.to_owned(),
                 };
                 writeln!(f, "{at}: diverged at step {}: {what}", self.step)?;
-                writeln!(f, "--- recorded\n+++ this build")?;
+                writeln!(f, "--- recorded\n+++ this run")?;
                 write!(f, "{}", self.diff())?;
             }
         }

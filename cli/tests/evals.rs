@@ -7,6 +7,8 @@
 mod common;
 #[path = "evals_interrupt/mod.rs"]
 mod interrupt;
+#[path = "evals_suites/mod.rs"]
+mod suites;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -374,6 +376,7 @@ fn once_replays_what_is_recorded_and_records_the_rest() {
 #[test]
 fn a_missing_cassette_is_an_error_that_says_how_to_record_it() {
     let env = EvalEnv::new(None);
+    std::fs::create_dir_all(env.path("work/nothing-here")).unwrap();
     let suite = two_task_suite(&env, 1);
     let ran = env.eval(&[
         suite.to_str().unwrap(),
@@ -396,6 +399,7 @@ fn a_missing_cassette_is_an_error_that_says_how_to_record_it() {
 fn a_task_id_longer_than_any_column_is_printed_whole() {
     let env = EvalEnv::new(None);
     let id = "t".repeat(70_000);
+    std::fs::create_dir_all(env.path("work/nothing-here")).unwrap();
     let suite = env.write(
         "suite/wide.toml",
         &format!("[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"{id}\"\nprompt = \"hi\"\n"),

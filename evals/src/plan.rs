@@ -38,7 +38,7 @@ pub struct Selection {
     /// Replace every task's trial count.
     pub trials: Option<u32>,
     /// Keep the tasks whose `task` or `suite/task` matches any pattern (`*` matches any run of
-    /// characters, `?` one).
+    /// characters, `?` one), and leave out those that match a pattern written `!pattern`.
     pub filters: Vec<String>,
     pub shard: Option<Shard>,
 }
@@ -94,11 +94,7 @@ pub fn plan<'a>(
     let mut matched = false;
     for suite in suites {
         for task in &suite.tasks {
-            if !selection.filters.is_empty()
-                && !selection.filters.iter().any(|f| {
-                    glob_match(f, &task.id) || glob_match(f, &format!("{}/{}", suite.name, task.id))
-                })
-            {
+            if !selected(&selection.filters, &suite.name, &task.id) {
                 continue;
             }
             matched = true;
@@ -139,6 +135,18 @@ pub fn plan<'a>(
             .collect(),
         None => specs,
     })
+}
+
+/// Whether the task `id` of suite `suite` passes `filters`: it matches a pattern (or none is
+/// given but exclusions) and no `!pattern`.
+fn selected(filters: &[String], suite: &str, id: &str) -> bool {
+    let full = format!("{suite}/{id}");
+    let matches = |pattern: &str| glob_match(pattern, id) || glob_match(pattern, &full);
+    let (excluding, including): (Vec<&String>, Vec<&String>) =
+        filters.iter().partition(|f| f.starts_with('!'));
+    let included = including.is_empty() || including.iter().any(|f| matches(f));
+    let excluded = excluding.iter().any(|f| matches(&f[1..]));
+    included && !excluded
 }
 
 /// The shard a trial belongs to: by a hash of its name, so adding a task or a model moves only
@@ -191,6 +199,17 @@ mod tests {
         assert!(!glob_match("a?c", "abbc"));
         assert!(glob_match("*b*b", "abab"));
         assert!(!glob_match("smoke/x", "smoke/xy"));
+    }
+
+    #[test]
+    fn a_bang_excludes_whatever_else_includes() {
+        let filters = |f: &[&str]| f.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(selected(&[], "s", "a"));
+        assert!(!selected(&filters(&["!a"]), "s", "a"));
+        assert!(selected(&filters(&["!a"]), "s", "b"));
+        assert!(!selected(&filters(&["s/*", "!s/a"]), "s", "a"));
+        assert!(selected(&filters(&["s/*", "!s/a"]), "s", "ab"));
+        assert!(!selected(&filters(&["x*", "!s/a"]), "s", "b"));
     }
 
     #[test]

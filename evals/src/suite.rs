@@ -3,7 +3,7 @@
 //! regular expression or a missing prompt is an error naming the file, line, task and field,
 //! never a panic and never silently ignored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use toml::Spanned;
 use crate::check::{toml_to_json, Check, CheckKind, RawCheck};
 use crate::digest::sha256_hex;
 use crate::outcome::Limits;
+use crate::validate;
 
 /// A suite, resolved: every task has its models, trials, limits and checks.
 #[derive(Clone, Debug)]
@@ -27,6 +28,8 @@ pub struct Suite {
     /// The cassette folder the suite ships with (relative paths resolved against the suite's
     /// folder): a run without `--record`/`--replay`/`--once` replays from it.
     pub cassettes: Option<PathBuf>,
+    /// The line of `cassettes`, for the error when a replay finds no such folder.
+    pub cassettes_line: usize,
     pub tasks: Vec<Task>,
 }
 
@@ -40,6 +43,9 @@ pub struct Task {
     /// Copied fresh into every trial's workspace; an empty workspace when `None`.
     pub fixture: Option<PathBuf>,
     pub models: Vec<String>,
+    /// The line that gives the task its models (its own `models`, else the defaults'), for
+    /// the errors about a model found when a run starts; the task's line when none does.
+    pub models_line: usize,
     pub trials: u32,
     pub seed: u64,
     pub tools: Option<Vec<String>>,
@@ -78,7 +84,7 @@ pub struct SuiteError {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSuite {
-    name: Option<String>,
+    name: Option<Spanned<String>>,
     description: Option<String>,
     #[serde(default)]
     defaults: RawDefaults,
@@ -89,13 +95,13 @@ struct RawSuite {
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDefaults {
-    models: Option<Vec<String>>,
+    models: Option<Spanned<Vec<String>>>,
     trials: Option<Spanned<u32>>,
     seed: Option<u64>,
-    tools: Option<Vec<String>>,
-    thinking: Option<String>,
-    cassettes: Option<String>,
-    fixture: Option<String>,
+    tools: Option<Spanned<Vec<String>>>,
+    thinking: Option<Spanned<String>>,
+    cassettes: Option<Spanned<String>>,
+    fixture: Option<Spanned<String>>,
     threshold: Option<Spanned<f64>>,
     limits: Option<RawLimits>,
     settings: Option<toml::Table>,
@@ -117,12 +123,12 @@ struct RawTask {
     id: Spanned<String>,
     prompt: Option<String>,
     steps: Option<Vec<Spanned<RawStep>>>,
-    fixture: Option<String>,
-    models: Option<Vec<String>>,
+    fixture: Option<Spanned<String>>,
+    models: Option<Spanned<Vec<String>>>,
     trials: Option<Spanned<u32>>,
     seed: Option<u64>,
-    tools: Option<Vec<String>>,
-    thinking: Option<String>,
+    tools: Option<Spanned<Vec<String>>>,
+    thinking: Option<Spanned<String>>,
     threshold: Option<Spanned<f64>>,
     limits: Option<RawLimits>,
     settings: Option<toml::Table>,
@@ -171,6 +177,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
         message,
     };
     let raw: RawSuite = toml::from_str(text).map_err(|e| {
+        if let Some(offset) = single_bracket_check(text) {
+            return at(
+                offset,
+                locate(text, offset).0.as_deref(),
+                Some("check"),
+                "`[task.check]` makes one table, not a list of checks: write each check as `[[task.check]]` (double brackets)".into(),
+            );
+        }
         let offset = e.span().map_or(0, |s| s.start);
         let (task, field) = locate(text, offset);
         let message = e.message().trim().replace('\n', "; ");
@@ -178,20 +192,39 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
     })?;
     let folder = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let resolve = |p: &str| folder.join(p);
-    let name = raw.name.clone().unwrap_or_else(|| {
-        path.file_stem()
-            .map_or_else(|| "suite".to_owned(), |s| s.to_string_lossy().into_owned())
-    });
-    let defaults = &raw.defaults;
-    if let Some(t) = &defaults.trials {
-        if *t.get_ref() == 0 {
-            return Err(at(
-                t.span().start,
-                None,
-                Some("trials"),
-                "must be at least 1".into(),
-            ));
+    let name = match &raw.name {
+        Some(name) => {
+            validate::check_name(name.get_ref())
+                .map_err(|m| at(name.span().start, None, Some("name"), m))?;
+            name.get_ref().clone()
         }
+        None => {
+            let stem = path
+                .file_stem()
+                .map_or_else(|| "suite".to_owned(), |s| s.to_string_lossy().into_owned());
+            validate::check_name(&stem).map_err(|m| {
+                at(
+                    0,
+                    None,
+                    Some("name"),
+                    format!("the suite is named after its file, and {m}: give it a `name`"),
+                )
+            })?;
+            stem
+        }
+    };
+    let defaults = &raw.defaults;
+    check_common(
+        defaults.trials.as_ref(),
+        defaults.models.as_ref(),
+        defaults.tools.as_ref(),
+        defaults.thinking.as_ref(),
+    )
+    .map_err(|(offset, field, m)| at(offset, None, Some(field), m))?;
+    let mut fixtures_seen = BTreeSet::new();
+    if let Some(fixture) = &defaults.fixture {
+        check_fixture_at(&folder, fixture, &mut fixtures_seen)
+            .map_err(|m| at(fixture.span().start, None, Some("fixture"), m))?;
     }
     if let Some(t) = &defaults.threshold {
         check_threshold(*t.get_ref())
@@ -212,9 +245,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
         let task = spanned.get_ref();
         let id = task.id.get_ref().clone();
         let id_at = task.id.span().start;
-        if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
-            return Err(at(id_at, Some(&id), Some("id"), "a task id must be a non-empty name without slashes or a leading dot (it names folders)".into()));
-        }
+        validate::check_name(&id).map_err(|m| at(id_at, Some(&id), Some("id"), m))?;
         if let Some(first) = seen.insert(id.clone(), line_of(text, id_at)) {
             return Err(at(
                 id_at,
@@ -228,18 +259,29 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
         };
         let steps =
             steps_of(task).map_err(|(offset, field, m)| err(offset.unwrap_or(start), field, m))?;
-        let models = task
-            .models
-            .clone()
-            .or_else(|| defaults.models.clone())
-            .unwrap_or_default();
-        let trials = match task.trials.as_ref().or(defaults.trials.as_ref()) {
-            Some(t) if *t.get_ref() == 0 => {
-                return Err(err(t.span().start, "trials", "must be at least 1".into()))
+        check_common(
+            task.trials.as_ref(),
+            task.models.as_ref(),
+            task.tools.as_ref(),
+            task.thinking.as_ref(),
+        )
+        .map_err(|(offset, field, m)| err(offset, field, m))?;
+        let fixture = match &task.fixture {
+            Some(fixture) => {
+                check_fixture_at(&folder, fixture, &mut fixtures_seen)
+                    .map_err(|m| err(fixture.span().start, "fixture", m))?;
+                Some(fixture)
             }
-            Some(t) => *t.get_ref(),
-            None => 1,
+            None => defaults.fixture.as_ref(),
         };
+        let models_given = task.models.as_ref().or(defaults.models.as_ref());
+        let models = models_given.map_or_else(Vec::new, |m| m.get_ref().clone());
+        let models_line = line_of(text, models_given.map_or(start, |m| m.span().start));
+        let trials = task
+            .trials
+            .as_ref()
+            .or(defaults.trials.as_ref())
+            .map_or(1, |t| *t.get_ref());
         let threshold = match &task.threshold {
             Some(t) => {
                 check_threshold(*t.get_ref()).map_err(|m| err(t.span().start, "threshold", m))?;
@@ -269,16 +311,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             id: id.clone(),
             line: line_of(text, start),
             steps,
-            fixture: task
-                .fixture
-                .as_deref()
-                .or(defaults.fixture.as_deref())
-                .map(resolve),
+            fixture: fixture.map(|f| resolve(f.get_ref())),
             models,
+            models_line,
             trials,
             seed: task.seed.or(defaults.seed).unwrap_or(0),
-            tools: task.tools.clone().or_else(|| defaults.tools.clone()),
-            thinking: task.thinking.clone().or_else(|| defaults.thinking.clone()),
+            tools: task
+                .tools
+                .as_ref()
+                .or(defaults.tools.as_ref())
+                .map(|t| t.get_ref().clone()),
+            thinking: task
+                .thinking
+                .as_ref()
+                .or(defaults.thinking.as_ref())
+                .map(|t| t.get_ref().clone()),
             limits,
             settings,
             checks,
@@ -290,9 +337,71 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
         description: raw.description,
         path: path.to_path_buf(),
         digest: sha256_hex(text.as_bytes()),
-        cassettes: defaults.cassettes.as_deref().map(resolve),
+        cassettes: defaults.cassettes.as_ref().map(|c| resolve(c.get_ref())),
+        cassettes_line: defaults
+            .cassettes
+            .as_ref()
+            .map_or(0, |c| line_of(text, c.span().start)),
         tasks,
     })
+}
+
+/// Checks the values the defaults and a task both take: the trial count, the models' names,
+/// the tools and the thinking level; the offset and field of what is wrong.
+fn check_common(
+    trials: Option<&Spanned<u32>>,
+    models: Option<&Spanned<Vec<String>>>,
+    tools: Option<&Spanned<Vec<String>>>,
+    thinking: Option<&Spanned<String>>,
+) -> Result<(), (usize, &'static str, String)> {
+    if let Some(t) = trials {
+        validate::check_trials(*t.get_ref()).map_err(|m| (t.span().start, "trials", m))?;
+    }
+    if let Some(models) = models {
+        for model in models.get_ref() {
+            validate::check_model_name(model).map_err(|m| (models.span().start, "models", m))?;
+        }
+    }
+    if let Some(tools) = tools {
+        for tool in tools.get_ref() {
+            validate::check_tool(tool).map_err(|m| (tools.span().start, "tools", m))?;
+        }
+    }
+    if let Some(level) = thinking {
+        validate::check_thinking(level.get_ref())
+            .map_err(|m| (level.span().start, "thinking", m))?;
+    }
+    Ok(())
+}
+
+/// Checks the fixture a suite in `folder` names (see [`crate::workspace::check_fixture`]),
+/// each folder once.
+fn check_fixture_at(
+    folder: &Path,
+    fixture: &Spanned<String>,
+    seen: &mut BTreeSet<PathBuf>,
+) -> Result<(), String> {
+    let path = folder.join(fixture.get_ref());
+    if seen.contains(&path) {
+        return Ok(());
+    }
+    crate::workspace::check_fixture(&path)?;
+    seen.insert(path);
+    Ok(())
+}
+
+/// The offset of a `[task.check]` header (one table, where each check is an element of the
+/// `[[task.check]]` array): a mistake serde reports only as a map where a sequence was due.
+fn single_bracket_check(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        if compact.starts_with("[task.check]") {
+            return Some(offset);
+        }
+        offset += line.len();
+    }
+    None
 }
 
 /// The steps of a task: `prompt`, or `steps`, not both; a steer or follow-up needs a prompt

@@ -185,6 +185,74 @@ fn copy_dir_except(from: &Path, to: &Path, left_out: &str) -> std::io::Result<()
     Ok(())
 }
 
+/// Checks a task's fixture before anything runs: a folder (not a symbolic link to one), every
+/// symbolic link in it relative and pointing inside it. A link out of the fixture (to a user's
+/// key, say) would be copied into each trial's workspace as it is, handing the agent what it
+/// points at; an absolute link, even into the fixture, points at the original, not the copy.
+pub fn check_fixture(fixture: &Path) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(fixture)
+        .map_err(|e| format!("no fixture folder at {}: {e}", fixture.display()))?;
+    if meta.file_type().is_symlink() {
+        return Err(format!(
+            "{} is a symbolic link: name the folder itself",
+            fixture.display()
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(format!("{} is not a folder", fixture.display()));
+    }
+    let root = std::fs::canonicalize(fixture)
+        .map_err(|e| format!("cannot resolve {}: {e}", fixture.display()))?;
+    check_links(fixture, &root, 0)
+}
+
+/// The links under `dir`, `depth` folders below the fixture's `root` (canonical).
+fn check_links(dir: &Path, root: &Path, depth: usize) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let inside = link_stays_inside(&target, depth)
+                && std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(root));
+            if !inside {
+                return Err(format!(
+                    "{} links to {}, outside the fixture: a fixture's links are relative and stay inside it",
+                    path.display(),
+                    target.display()
+                ));
+            }
+        } else if kind.is_dir() {
+            check_links(&path, root, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a relative link `target`, in a folder `depth` below the fixture's root, never climbs
+/// above that root by its own `..`s (the copy's root has another parent).
+fn link_stays_inside(target: &Path, mut depth: usize) -> bool {
+    use std::path::Component;
+    for component in target.components() {
+        match component {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir => match depth.checked_sub(1) {
+                Some(up) => depth = up,
+                None => return false,
+            },
+            Component::RootDir | Component::Prefix(_) => return false,
+        }
+    }
+    true
+}
+
 /// The user's agent directory, as Pi finds it: `PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
 pub fn user_agent_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
@@ -198,6 +266,37 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
+
+    #[test]
+    fn a_fixture_link_must_stay_inside_the_fixture() {
+        use std::os::unix::fs::symlink;
+        let root = tempfile::tempdir().unwrap();
+        let fixture = root.path().join("f");
+        std::fs::create_dir_all(fixture.join("d/x")).unwrap();
+        std::fs::write(fixture.join("a.txt"), "a").unwrap();
+        std::fs::write(root.path().join("secret"), "s").unwrap();
+        symlink("../a.txt", fixture.join("d/ok")).unwrap();
+        symlink(".", fixture.join("d/here")).unwrap();
+        assert_eq!(check_fixture(&fixture), Ok(()));
+        let refused = |link: &str, target: &Path| {
+            let at = fixture.join(link);
+            symlink(target, &at).unwrap();
+            let error = check_fixture(&fixture).expect_err(link);
+            assert!(error.contains(&at.display().to_string()), "{error}");
+            std::fs::remove_file(&at).unwrap();
+        };
+        refused("abs", &root.path().join("secret"));
+        refused("abs-inside", &fixture.join("a.txt"));
+        refused("d/up", Path::new("../../secret"));
+        refused("d/back-in", Path::new("../../f/a.txt"));
+        // Lexically inside, but `here` is the folder itself, so this climbs out of the fixture.
+        refused("d/x/sly", Path::new("../here/../../secret"));
+        refused("dangling", Path::new("nothing"));
+        symlink(&fixture, root.path().join("linked")).unwrap();
+        assert!(check_fixture(&root.path().join("linked")).is_err());
+        assert!(check_fixture(&root.path().join("none")).is_err());
+        assert!(check_fixture(&root.path().join("secret")).is_err());
+    }
 
     #[test]
     fn credentials_are_copied_only_when_asked_and_never_kept() {

@@ -87,6 +87,14 @@ fn mistakes_are_named_by_file_line_task_and_field() {
         ("negative weight", "[[task]]\nid = \"a\"\nprompt = \"p\"\n\n[[task.check]]\nkind = \"no_error\"\nweight = -1\n"),
         ("bad wall time", "[[task]]\nid = \"a\"\nprompt = \"p\"\nlimits = { wall_time = 0 }\n"),
         ("wrong type", "[[task]]\nid = \"a\"\nprompt = 3\n"),
+        ("id with a space", "[[task]]\nid = \"a b\"\nprompt = \"p\"\n"),
+        ("id climbing", "[[task]]\nid = \"..\"\nprompt = \"p\"\n"),
+        ("model climbing", "[[task]]\nid = \"a\"\nprompt = \"p\"\nmodels = [\"mock/../../y\"]\n"),
+        ("unknown tool", "[[task]]\nid = \"a\"\nprompt = \"p\"\ntools = [\"read\", \"bsh\"]\n"),
+        ("thinking level", "[[task]]\nid = \"a\"\nprompt = \"p\"\nthinking = \"hgih\"\n"),
+        ("too many trials", "[[task]]\nid = \"a\"\nprompt = \"p\"\ntrials = 1001\n"),
+        ("single-bracket check", "[[task]]\nid = \"a\"\nprompt = \"p\"\n\n[task.check]\nkind = \"no_error\"\n"),
+        ("missing fixture", "[[task]]\nid = \"a\"\nprompt = \"p\"\nfixture = \"fixtures/none\"\n"),
     ];
     let mut report = String::new();
     for (name, body) in cases {
@@ -98,6 +106,25 @@ fn mistakes_are_named_by_file_line_task_and_field() {
         report.push_str(&format!("{name}:\n  {error}\n"));
     }
     insta::assert_snapshot!(report);
+}
+
+#[test]
+fn a_suite_name_that_is_no_folder_name_is_refused() {
+    let body = "[[task]]\nid = \"a\"\nprompt = \"p\"\nmodels = [\"m\"]\n";
+    let climbing = suite::parse(Path::new("s.toml"), &format!("name = \"../../x\"\n{body}"))
+        .expect_err("climbs");
+    assert!(
+        climbing
+            .to_string()
+            .starts_with("s.toml:1: field `name`: `../../x` is not a name"),
+        "{climbing}"
+    );
+    let stem = suite::parse(Path::new("my suite.toml"), body).expect_err("a space");
+    assert!(
+        stem.to_string()
+            .starts_with("my suite.toml:1: field `name`: the suite is named after its file"),
+        "{stem}"
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@
 //! rest).
 
 mod in_process;
+mod preflight;
 mod progress;
 mod resume;
 mod summary;
@@ -74,9 +75,17 @@ struct EvalArgs {
     /// Indexed Job) when given as `auto/N`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// Run only the tasks whose `task` or `suite/task` matches (`*`, `?`). Repeatable.
+    /// Run only the tasks whose `task` or `suite/task` matches (`*`, `?`); `!PATTERN` leaves
+    /// out those it matches. Repeatable.
     #[arg(long, value_name = "PATTERN")]
     filter: Vec<String>,
+    /// Print the trials the run would make, one a line, and run nothing.
+    #[arg(long, conflicts_with = "dry_run")]
+    list: bool,
+    /// Check the suites, the flags, the models and the cassettes as a run would, say what
+    /// would run, and run nothing.
+    #[arg(long)]
+    dry_run: bool,
     /// How trials' commands are confined: bwrap by default, which a live, `--record` or
     /// `--once` run needs to start (a replay without it runs unconfined, saying so); `none`
     /// runs them unconfined.
@@ -161,6 +170,7 @@ fn run(
         .iter()
         .map(|path| suite::load(path).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;
+    preflight::check_flags(args.trials, &args.models)?;
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     let selection = Selection {
         models: args.models.clone(),
@@ -168,21 +178,28 @@ fn run(
         filters: args.filter.clone(),
         shard,
     };
-    if args.trials == Some(0) {
-        return Err("--trials must be at least 1".into());
-    }
     if let Some(score) = args.fail_under {
         if !(0.0..=1.0).contains(&score) {
             return Err("--fail-under takes a score between 0 and 1".into());
         }
     }
     let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
+    if args.list {
+        summary::say(&preflight::list(&specs).join("\n"));
+        return Ok(0);
+    }
     let planned = u32::try_from(specs.len()).unwrap_or(u32::MAX);
     let (finished, specs) = match previous {
         Some(previous) => resume::rest(previous, &suites, specs)?,
         None => (Vec::new(), specs),
     };
     let mode = mode_of(&args, &suites)?;
+    preflight::check_cassette_folders(&mode, &suites)?;
+    let user_agent_dir = pi_evals::workspace::user_agent_dir();
+    if !matches!(mode, Mode::Replay(_)) {
+        let registry = preflight::registry(user_agent_dir.as_deref());
+        preflight::check_models(&specs, &args.models, &registry, args.agent.is_some())?;
+    }
     // Replays in this process start no agent process; every other trial does.
     let starts_agents = !matches!(mode, Mode::Replay(_)) || args.replay_processes;
     let agent = agent_of(&args)?;
@@ -199,9 +216,14 @@ fn run(
         jobs,
         isolation,
         keep: args.keep.clone(),
-        user_agent_dir: pi_evals::workspace::user_agent_dir(),
+        user_agent_dir,
         retry_errors: args.retry_errors,
     };
+    if args.dry_run {
+        let (lines, ok) = preflight::dry_run(&specs, &suites, &mode);
+        summary::say(&lines.join("\n"));
+        return Ok(u8::from(!ok));
+    }
     let _lock = match lock {
         Some(lock) => lock,
         None => OutLock::acquire(&args.out).map_err(|e| e.to_string())?,
@@ -215,10 +237,12 @@ fn run(
     };
     if style != ProgressStyle::Quiet {
         eprintln!(
-            "{} trials ({}, isolation {}, {jobs} jobs)",
+            "{} {} ({}, isolation {}, {jobs} {})",
             specs.len(),
+            preflight::plural(specs.len(), "trial"),
             describe_mode(&mode),
-            options.isolation.kind()
+            options.isolation.kind(),
+            preflight::plural(jobs, "job"),
         );
     }
     let progress = progress::Progress::new(style, specs.len());

@@ -27,7 +27,7 @@ pub fn lines(results: &EvalResults) -> Vec<String> {
         .max()
         .unwrap_or(5);
     out.push(format!(
-        "{}  {:>6}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
+        "{}  {:>6}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>9}  {:>13}",
         left("model", model_width),
         "pass@1",
         "score",
@@ -35,12 +35,12 @@ pub fn lines(results: &EvalResults) -> Vec<String> {
         "errors",
         "diverged",
         "tokens",
-        "cost",
-        "replayed"
+        "live cost",
+        "recorded cost"
     ));
     for m in &results.models {
         out.push(format!(
-            "{}  {:>6.2}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>8}  {:>8}",
+            "{}  {:>6.2}  {:>13}  {:>7}  {:>6}  {:>8}  {:>9}  {:>9}  {:>13}",
             left(&m.model, model_width),
             m.pass_at_1,
             format!("{:.2} ± {:.2}", m.score, m.stderr),
