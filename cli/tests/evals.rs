@@ -1885,3 +1885,42 @@ fn the_checks_of_a_confined_trial_write_its_workspace_and_temp_folder() {
         ran.stderr
     );
 }
+
+/// A root `pi eval` whose `--keep` folder lies below a folder its agents' user cannot pass
+/// refuses before any trial starts, naming it, rather than erring in every trial; a cassette
+/// folder there is fine (the agent sees its cassette at its place in a view of its own).
+#[test]
+fn a_root_run_refuses_a_keep_folder_its_agents_user_cannot_reach() {
+    if !bwrap_usable() {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        pi_testkit::skip("only a root pi eval hands its agents to another user");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = answer_suite(&env);
+    let suite = suite.to_str().unwrap();
+    let locked = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(locked.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let inside = |name: &str| locked.path().join(name).to_str().unwrap().to_owned();
+    let kept = env.eval(&[suite, "-q", "--out", "refused", "--keep", &inside("k")]);
+    assert_eq!(kept.code, 2, "{}\n{}", kept.stdout, kept.stderr);
+    assert!(
+        kept.stderr.contains(&locked.path().display().to_string())
+            && kept.stderr.contains("chmod o+x"),
+        "names the folder: {}",
+        kept.stderr
+    );
+    assert_eq!(kept.stderr.lines().count(), 1, "one line: {}", kept.stderr);
+    assert!(mock.requests().is_empty(), "no trial started");
+
+    let recorded = env.eval(&[suite, "-q", "--out", "o", "--record", &inside("c")]);
+    assert_eq!(recorded.code, 0, "{}\n{}", recorded.stdout, recorded.stderr);
+    assert!(locked
+        .path()
+        .join("c/answer/answer/mock/mock-model/0.jsonl")
+        .is_file());
+}

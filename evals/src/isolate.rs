@@ -211,6 +211,22 @@ impl Isolation {
         }
     }
 
+    /// Whether the user a root `pi eval` runs its agents as can get into `folder`, where the
+    /// trials' folders are made (`--keep`): checked before any trial starts. Always fine
+    /// unconfined or when not root.
+    pub fn check_agent_folder(&self, folder: &Path) -> Result<(), IsolateError> {
+        if self.bwrap.is_none() {
+            return Ok(());
+        }
+        match agent::unreachable_folder(folder) {
+            None => Ok(()),
+            Some(closed) => Err(IsolateError::Unreachable {
+                message: agent::unreachable_message(folder, &closed),
+                path: folder.to_path_buf(),
+            }),
+        }
+    }
+
     /// Once a trial's agent has ended, gives its folders back to this process's user (a root
     /// eval ran the agent as [`AGENT_UID`]), so that the checks can write them.
     pub fn take_back(&self, sandbox: &AgentSandbox) -> io::Result<()> {

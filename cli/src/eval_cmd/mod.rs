@@ -203,7 +203,12 @@ fn run(
     // Replays in this process start no agent process; every other trial does.
     let starts_agents = !matches!(mode, Mode::Replay(_)) || args.replay_processes;
     let agent = agent_of(&args)?;
-    let isolation = isolation_for(args.isolate, &mode, starts_agents.then_some(&agent))?;
+    let isolation = isolation_for(
+        args.isolate,
+        &mode,
+        starts_agents.then_some(&agent),
+        args.keep.as_deref(),
+    )?;
     if matches!(mode, Mode::Replay(_) | Mode::Once(_)) && args.agent.is_some() {
         return Err("--agent runs live trials only: a replay is this build's own".into());
     }
@@ -394,6 +399,7 @@ fn isolation_for(
     requested: Option<IsolationKind>,
     mode: &Mode,
     agent: Option<&AgentCommand>,
+    keep: Option<&Path>,
 ) -> Result<Isolation, String> {
     let detect = |requested| {
         let isolation = Isolation::detect(requested)?;
@@ -401,6 +407,9 @@ fn isolation_for(
             isolation.check_agent_sandbox()?;
             let args: Vec<std::ffi::OsString> = agent.prefix.iter().map(Into::into).collect();
             isolation.check_agent_program(&agent.program, &args)?;
+            if let Some(keep) = keep {
+                isolation.check_agent_folder(keep)?;
+            }
         }
         Ok::<_, pi_evals::isolate::IsolateError>(isolation)
     };

@@ -242,6 +242,26 @@ pub(super) fn unreachable_install(program: &Path, args: &[OsString]) -> Option<(
         .find_map(|folder| first_closed_folder(&folder).map(|closed| (folder, closed)))
 }
 
+/// Where the agent's user, when `pi eval` runs as root, would be stopped on its way into
+/// `folder` (one the eval makes its trials' folders in, made if missing): the first folder on
+/// the way that exists and lets no other user through. `None` when it gets in, or when the
+/// eval is not root.
+pub(super) fn unreachable_folder(folder: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if !nix::unistd::geteuid().is_root() {
+        return None;
+    }
+    let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+    let on_the_way: Vec<&Path> = folder.ancestors().collect();
+    on_the_way
+        .into_iter()
+        .rev()
+        .find_map(|dir| match std::fs::metadata(dir) {
+            Ok(meta) if meta.permissions().mode() & 0o001 == 0 => Some(dir.to_path_buf()),
+            _ => None,
+        })
+}
+
 /// The outermost folder above `path` that lets no other user through (its others' search bit
 /// unset, or unreadable).
 fn first_closed_folder(path: &Path) -> Option<PathBuf> {
