@@ -534,7 +534,10 @@ impl Replay {
                             let mut divergence = self.diverge(
                                 DivergenceKind::Request,
                                 json!({ "attempts": recorded, "the next": line }),
-                                json!(format!("this build made {made} attempts")),
+                                json!(match made {
+                                    1 => "this build made 1 attempt".to_owned(),
+                                    _ => format!("this build made {made} attempts"),
+                                }),
                             );
                             divergence.line = line;
                             return Err(divergence);

@@ -715,7 +715,7 @@ fn a_build_that_makes_more_or_fewer_attempts_than_recorded_diverges() {
     assert_check(
         &check(&ws, &[&cassette]),
         1,
-        &["attempts.jsonl:", "this build made 1 attempts"],
+        &["attempts.jsonl:", "this build made 1 attempt"],
     );
 }
 
