@@ -1,0 +1,425 @@
+//! No secret reaches a cassette: keys planted in every place a key comes from, and the user's
+//! own redaction rules, then a search of every file the runs wrote; the redacted cassettes
+//! still check.
+
+use super::*;
+
+#[test]
+fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
+    // One run per place a key comes from: models.json (a literal, an environment variable it
+    // names, a `!command`), and auth.json.
+    let cases: [(&str, &str); 4] = [
+        ("literal", "sk-planted-literal-0123456789"),
+        ("env", "sk-planted-env-0123456789"),
+        ("command", "sk-planted-command-0123456789"),
+        ("auth", "sk-planted-auth-0123456789"),
+    ];
+    for (source, key) in cases {
+        let ws = workspace(json!({"script": [
+            {"text": ["Hi"]},
+        ]}));
+        let agent = ws.root().join("agent");
+        let mut models = models_json(ws.port());
+        let provider = &mut models["providers"]["mock"];
+        provider["headers"] = json!({"x-api-key": key});
+        provider["apiKey"] = match source {
+            "literal" => json!(key),
+            "env" => json!("PLANTED_SECRET"),
+            "command" => json!(format!("!printf {key}")),
+            _ => json!("unused-placeholder-key"),
+        };
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        if source == "auth" {
+            let auth = json!({"mock": {"type": "api_key", "key": key}});
+            std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
+        }
+        let cassette = ws.root().join("cwd").join("planted.jsonl");
+        let args = words(&[
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "-p",
+            "hi",
+        ]);
+        let out = ws
+            .command(pi().as_ref(), &args)
+            .env("PLANTED_SECRET", key)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{source}: {stderr}");
+        // The model really got the key (so the test plants it where it is used).
+        let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+        assert!(
+            requests.contains(&format!("Bearer {key}")),
+            "{source}: the key was not the one sent"
+        );
+
+        let cassette_text = std::fs::read_to_string(&cassette).unwrap();
+        assert!(
+            cassette_text.contains("<<secret-"),
+            "{source}: placeholders written"
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains(key), "{source}: the key is in stdout");
+        assert!(!stderr.contains(key), "{source}: the key is in stderr");
+        let written: Vec<PathBuf> = pi_testkit::files_under(ws.root())
+            .into_iter()
+            .filter(|p| {
+                let name = p.to_string_lossy();
+                // The inputs the test planted the key in, and the mock's own log of what it
+                // received, hold it by design.
+                !name.ends_with("models.json")
+                    && !name.ends_with("auth.json")
+                    && !name.ends_with("requests.jsonl")
+            })
+            .collect();
+        assert!(written
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "jsonl")));
+        for path in &written {
+            let bytes = std::fs::read(path).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(
+                !text.contains(key),
+                "{source}: the key reached {}",
+                path.display()
+            );
+        }
+
+        // Loading and replaying the redacted cassette runs nothing and matches.
+        let out = replay_check(&cassette);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{source}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A Chat Completions stream whose text holds `key` cut in two between reads (the mock writes
+/// each piece, then waits).
+fn stream_with_split_key(key: &str) -> Value {
+    let (head, tail) = key.split_at(key.len() / 2);
+    json!([
+        format!("data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"mock-model\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"The key is {head}"),
+        format!("{tail}.\"}},\"finish_reason\":null}}]}}\n\n"),
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":5,\"total_tokens\":15}}\n\ndata: [DONE]\n\n",
+    ])
+}
+
+/// Files the test itself planted keys in, the mock's log of what it was sent, and Pi's own
+/// session files (they hold the conversation, as Pi writes it): everything else must be clean.
+fn planted_by_the_test(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.ends_with("models.json")
+        || name.ends_with("auth.json")
+        || name.ends_with("requests.jsonl")
+        || name.ends_with("notes.txt")
+        || name.contains("/sessions/")
+}
+
+#[test]
+fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
+    let ws = workspace(json!({
+        "files": {"notes.txt": format!("deploy key: {ANTHROPIC_KEY}\n")},
+        "script": [
+            {"text": ["Noted."]},
+            {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+            {"raw_sse": stream_with_split_key(OPENAI_KEY), "chunk_delay_ms": 40},
+            {"text": ["Done."]},
+        ]
+    }));
+    let agent = ws.root().join("agent");
+    let mut models = models_json(ws.port());
+    models["providers"]["mock"]["headers"] = json!({
+        "X-Portkey-Api-Key": "PORTKEY_SECRET_VALUE",
+        "cf-aig-authorization": format!("!printf {GATEWAY_KEY}"),
+    });
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let auth = json!({"groq": {"type": "api_key", "key": AUTH_JSON_KEY}});
+    std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
+    // `pi args` with keys in its environment.
+    let keyed = |args: &[&str]| {
+        let mut command = ws.command(pi().as_ref(), &words(args));
+        command
+            .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+            .env("OPENAI_API_KEY", OPENAI_KEY)
+            .env("PORTKEY_SECRET_VALUE", PORTKEY_KEY);
+        command
+    };
+    let succeeds = |args: &[&str]| {
+        let out = keyed(args).output().unwrap();
+        let said = [out.stdout, out.stderr].concat();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&said)
+        );
+    };
+
+    // A session that already holds a key: the recording embeds it in its header.
+    let sessions = ws.root().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let session = sessions.join("resumed.jsonl");
+    let session_arg = session.to_str().unwrap();
+    let prompt = format!("remember {ANTHROPIC_KEY}");
+    let args = [
+        "--mode",
+        "json",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--session",
+        session_arg,
+        "-p",
+        &prompt,
+    ];
+    succeeds(&args);
+
+    // The recorded run: a key on the command line, keys in headers from a variable and a
+    // command, another provider's key read by a tool, and a key streamed cut in two.
+    let cassette = ws.root().join("cwd").join("print.jsonl");
+    let args = [
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--api-key",
+        CLI_KEY,
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--session",
+        session_arg,
+        "-p",
+        "read notes.txt",
+    ];
+    succeeds(&args);
+    let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+    for key in [CLI_KEY, PORTKEY_KEY, GATEWAY_KEY, ANTHROPIC_KEY] {
+        assert!(
+            requests.contains(key),
+            "{key} was not sent: the test plants it where it is used"
+        );
+    }
+
+    // An RPC session: a key in a prompt, and printed by a `bash` command.
+    let rpc_cassette = ws.root().join("cwd").join("rpc.jsonl");
+    let args = [
+        "--mode",
+        "rpc",
+        "--record",
+        rpc_cassette.to_str().unwrap(),
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ];
+    let mut child = keyed(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        json!({"id": "b", "type": "bash", "command": "cat notes.txt; echo $ANTHROPIC_API_KEY"}),
+        json!({"id": "p", "type": "prompt", "message": format!("my groq key is {AUTH_JSON_KEY}")}),
+    ];
+    for line in &lines {
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#""command":"bash","success":true"#),
+        "{stdout}"
+    );
+
+    // Pi's own session file, holding the keys of both runs, imported as a cassette.
+    let imported = ws.root().join("cwd").join("imported.cassette");
+    let args = ["import", session_arg, "-o", imported.to_str().unwrap()];
+    succeeds(&args);
+
+    for path in pi_testkit::files_under(ws.root()) {
+        if planted_by_the_test(&path) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for key in PLANTED {
+            assert!(!text.contains(key), "{key} reached {}", path.display());
+            let (head, tail) = key.split_at(key.len() / 2);
+            assert!(
+                !(text.contains(head) && text.contains(tail)),
+                "both halves of {key} reached {}",
+                path.display()
+            );
+        }
+    }
+
+    // Both replay and check, offline, though keys were in what they printed.
+    for cassette in [&cassette, &rpc_cassette, &imported] {
+        let out = replay_check(cassette);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {stderr}",
+            cassette.display()
+        );
+    }
+
+    // A diverging check prints the command that records the run again: without the key.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let (header, lines) = text.split_once('\n').unwrap();
+    let lines = lines.replacen("read notes.txt", "read other.txt", 1);
+    let tampered = ws.root().join("cwd").join("tampered.jsonl");
+    std::fs::write(&tampered, format!("{header}\n{lines}")).unwrap();
+    let out = replay_check(&tampered);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("to record it again"), "{stderr}");
+    for key in PLANTED {
+        assert!(!stderr.contains(key), "{key} in the hint: {stderr}");
+    }
+}
+
+/// The user's own redaction rules (settings `redact`): a pattern, a header name and a JSON
+/// path. What they find reaches no line of a recording or an imported session, and both still
+/// check; a rule that does not parse stops the recording before it writes anything.
+#[test]
+fn the_users_redaction_rules_reach_no_cassette_and_the_runs_still_check() {
+    const CASE: &str = "CASE-314159";
+    const TENANT: &str = "tenant-acme-7731";
+    let ws = workspace(json!({
+        "files": {"ticket.txt": format!("customer case {CASE}\n")},
+        "script": [
+            {"tool_calls": [{"name": "read", "arguments": {"path": "ticket.txt"}}]},
+            {"text": [format!("Case {CASE} is noted.")]},
+        ]
+    }));
+    let agent = ws.root().join("agent");
+    let mut models = models_json(ws.port());
+    models["providers"]["mock"]["headers"] = json!({"X-Tenant-Id": TENANT});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let settings = |rules: Value| {
+        let settings = json!({"redact": rules});
+        std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+    };
+    settings(json!({
+        "patterns": ["CASE-[0-9]{6}"],
+        "headers": ["x-tenant-id"],
+        "jsonPaths": ["$.messages[0].content"]
+    }));
+    let sessions = ws.root().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let session = sessions.join("ticket.jsonl");
+    let cassette = ws.root().join("cwd").join("ticket.cassette");
+    let prompt = format!("read ticket.txt about {CASE}");
+    let record = |cassette: &Path| {
+        let args = [
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--session",
+            session.to_str().unwrap(),
+            "-p",
+            &prompt,
+        ];
+        ws.command(pi().as_ref(), &words(&args)).output().unwrap()
+    };
+    let out = record(&cassette);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+    assert!(
+        requests.contains(CASE) && requests.contains(TENANT),
+        "{requests}"
+    );
+
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let first_request: Value = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line["type"] == "request")
+        .unwrap();
+    let system = first_request["body"]["messages"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(system.starts_with("<<secret-"), "{first_request}");
+
+    let imported = ws.root().join("cwd").join("imported.cassette");
+    let args = [
+        "import",
+        session.to_str().unwrap(),
+        "-o",
+        imported.to_str().unwrap(),
+    ];
+    let out = ws.command(pi().as_ref(), &words(&args)).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    for path in [&cassette, &imported] {
+        let text = std::fs::read_to_string(path).unwrap();
+        for planted in [CASE, TENANT] {
+            assert!(
+                !text.contains(planted),
+                "{planted} reached {}",
+                path.display()
+            );
+        }
+        let out = replay_check(path);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    settings(json!({"patterns": ["CASE-(["]}));
+    let refused = ws.root().join("cwd").join("refused.cassette");
+    let out = record(&refused);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("redact.patterns[0]"), "{stderr}");
+    assert!(
+        !refused.exists(),
+        "a refused recording wrote {}",
+        refused.display()
+    );
+}
