@@ -8,6 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "proxy_abuse/mod.rs"]
+mod abuse;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,10 +22,15 @@ use serde_json::{json, Value};
 /// A key long enough to be scrubbed wherever it appears.
 const KEY: &str = "sk-proxy-test-0123456789abcdef";
 
-/// A `pi proxy` process, stopped with SIGTERM when dropped.
+/// A `pi proxy` process whose stderr is drained as it runs (a proxy blocked on a full pipe
+/// would look like a hang), killed when dropped.
 struct ProxyProcess {
     child: Child,
+    /// `http://127.0.0.1:PORT`.
     url: String,
+    /// `127.0.0.1:PORT`.
+    addr: String,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
 }
 
 impl ProxyProcess {
@@ -35,33 +43,35 @@ impl ProxyProcess {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let drain = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stderr, &mut all);
+            all
+        });
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        assert!(
-            line.starts_with("http://127.0.0.1:"),
-            "no address: {line:?}"
-        );
+        let Some(addr) = line.trim().strip_prefix("http://") else {
+            let _ = child.kill();
+            let stderr = String::from_utf8_lossy(&drain.join().unwrap()).into_owned();
+            panic!("pi proxy {args:?} did not start: {line:?}\n{stderr}");
+        };
         ProxyProcess {
-            child,
             url: line.trim().to_owned(),
+            addr: addr.to_owned(),
+            child,
+            stderr: Some(drain),
         }
     }
 
-    /// Stops it (SIGTERM) and returns its exit code and stderr.
+    /// Stops it (SIGTERM); its exit code and everything it wrote on stderr.
     fn stop(mut self) -> (i32, String) {
         terminate(&self.child);
-        let mut stderr = String::new();
-        use std::io::Read;
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        let status = self.child.wait().unwrap();
-        (status.code().unwrap_or(-1), stderr)
+        let code = self.child.wait().unwrap().code().unwrap_or(-1);
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        (code, String::from_utf8_lossy(&stderr).into_owned())
     }
 }
 

@@ -7,17 +7,15 @@
 //! Reads carry a generous timeout only so that a proxy that never answers fails the test
 //! instead of hanging it; no test asserts how fast anything was.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
+
+use super::ProxyProcess;
 
 /// How long a read waits before the test calls the proxy hung.
 const HANG: Duration = Duration::from_secs(15);
@@ -25,69 +23,11 @@ const HANG: Duration = Duration::from_secs(15);
 /// The default body limit, 32 MiB.
 const DEFAULT_LIMIT: usize = 32 << 20;
 
-/// A `pi proxy` process whose stderr is drained as it runs (a proxy blocked on a full pipe
-/// would look like a hang), killed when dropped.
-struct ProxyProcess {
-    child: Child,
-    addr: String,
-    stderr: Option<JoinHandle<Vec<u8>>>,
-}
-
 impl ProxyProcess {
-    fn start(args: &[&str]) -> ProxyProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
-            .arg("proxy")
-            .args(args)
-            .args(["--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = child.stderr.take().unwrap();
-        let drain = std::thread::spawn(move || {
-            let mut all = Vec::new();
-            let _ = stderr.read_to_end(&mut all);
-            all
-        });
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let Some(addr) = line.trim().strip_prefix("http://") else {
-            let _ = child.kill();
-            let stderr = String::from_utf8_lossy(&drain.join().unwrap()).into_owned();
-            panic!("pi proxy {args:?} did not start: {line:?}\n{stderr}");
-        };
-        ProxyProcess {
-            addr: addr.to_owned(),
-            child,
-            stderr: Some(drain),
-        }
-    }
-
     fn connect(&self) -> TcpStream {
         let stream = TcpStream::connect(&self.addr).unwrap();
         stream.set_read_timeout(Some(HANG)).unwrap();
         stream
-    }
-
-    /// Stops it with SIGTERM; its exit code and everything it wrote on stderr.
-    fn stop(mut self) -> (i32, Vec<u8>) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let code = self.child.wait().unwrap().code().unwrap_or(-1);
-        let stderr = self.stderr.take().unwrap().join().unwrap();
-        (code, stderr)
-    }
-}
-
-impl Drop for ProxyProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -215,7 +155,6 @@ fn a_body_over_the_limit_is_refused_with_413_before_the_client_has_sent_it() {
     let ok = post(&replay, recorded_body().to_string().as_bytes());
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     let (code, stderr) = replay.stop();
-    let stderr = String::from_utf8_lossy(&stderr);
     assert_eq!(code, 1, "refused requests had no recording: {stderr}");
     assert!(stderr.contains("over the limit"), "{stderr}");
 
@@ -232,7 +171,7 @@ fn a_body_over_the_limit_is_refused_with_413_before_the_client_has_sent_it() {
     ]);
     assert_oversized_bodies_are_refused(&record, 1 << 20);
     let (code, stderr) = record.stop();
-    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&stderr));
+    assert_eq!(code, 0, "{stderr}");
     assert!(mock.requests().is_empty(), "{:?}", mock.requests());
     assert_eq!(std::fs::read_dir(cassettes.path()).unwrap().count(), 0);
 }
@@ -272,7 +211,7 @@ fn an_unmatched_request_with_a_huge_body_prints_a_bounded_report() {
         assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
     }
     let (code, stderr) = replay.stop();
-    let text = String::from_utf8_lossy(&stderr);
+    let text = &stderr;
     assert_eq!(code, 1);
     assert!(
         stderr.len() < BOUND,
@@ -362,7 +301,6 @@ fn idle_and_half_sent_connections_are_closed_after_the_idle_timeout() {
         }
     }
     let (_, stderr) = replay.stop();
-    let stderr = String::from_utf8_lossy(&stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -388,7 +326,6 @@ fn a_request_whose_recordings_are_used_up_is_a_404_and_exit_1_unless_repeat() {
         "{message}"
     );
     let (code, stderr) = replay.stop();
-    let stderr = String::from_utf8_lossy(&stderr);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("used up"), "{stderr}");
     assert!(stderr.contains("1 without a recording"), "{stderr}");
@@ -400,5 +337,5 @@ fn a_request_whose_recordings_are_used_up_is_a_404_and_exit_1_unless_repeat() {
         assert!(answer.contains("{\"answer\":\"hello\"}"), "{answer}");
     }
     let (code, stderr) = repeating.stop();
-    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&stderr));
+    assert_eq!(code, 0, "{stderr}");
 }
