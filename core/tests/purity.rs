@@ -26,6 +26,8 @@ use std::process::Command;
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
+#[path = "purity/front_end_boundary.rs"]
+mod front_end_boundary;
 #[path = "purity/module_order.rs"]
 mod module_order;
 
