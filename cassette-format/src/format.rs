@@ -430,6 +430,11 @@ pub struct RecordedOutcome {
     /// What `session` is the digest of, when it is at most [`MAX_KEPT_TEXT`] bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_text: Option<String>,
+    /// `stdout` and `events` (and their texts) leave out the `message_update` lines: the model
+    /// streamed a secret in pieces, which the run printed in them and the recording rewrote to
+    /// pieces of its placeholder (the messages' ends, which a check compares, hold it whole).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub updates_omitted: bool,
 }
 
 /// The largest output or session text an outcome line keeps beside its digest: enough for the

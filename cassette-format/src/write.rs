@@ -314,6 +314,13 @@ impl Recorder {
         self.lock().secrets.replace(text, MIN_SCRUBBED_LEN)
     }
 
+    /// Whether a secret a model streamed over several events was rewritten to its placeholder
+    /// in a response's chunk lines: then what the run printed as it streamed held pieces of
+    /// it, and an outcome line must not keep that output's text.
+    pub fn rewrote_streamed_secret(&self) -> bool {
+        self.lock().secrets.rewrote_stream()
+    }
+
     /// Appends `line`, every known secret of at least eight characters replaced anywhere in it;
     /// a response's credential headers replaced; a body's bytes held back while they could be
     /// the start of a secret the next read completes (a key cut between two reads).

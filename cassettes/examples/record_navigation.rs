@@ -163,6 +163,7 @@ async fn main() {
         stdout_text: None,
         events_text: None,
         session_text: None,
+        updates_omitted: false,
     }));
     assert!(recorder.failure().is_none());
     println!("recorded {}", out.display());

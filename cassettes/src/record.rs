@@ -59,7 +59,8 @@ impl<I> Record<I> {
 
 /// The outcome line of a run that ended as `ending` says. The session file's digest and text
 /// are of the text as a replay writes it: with the recording's placeholders for its secrets.
-/// The output's texts are redacted already (as digested, line by line).
+/// The output's texts are redacted already (as digested, line by line), and leave out the
+/// `message_update` lines when the model streamed a secret in pieces.
 fn outcome(recorder: &Recorder, ending: &RunEnding<'_>) -> RecordedOutcome {
     let session = ending
         .session_file
@@ -81,6 +82,7 @@ fn outcome(recorder: &Recorder, ending: &RunEnding<'_>) -> RecordedOutcome {
         stdout_text: kept(ending.stdout_text),
         events_text: kept(ending.events_text),
         session_text,
+        updates_omitted: recorder.rewrote_streamed_secret(),
     }
 }
 

@@ -27,6 +27,7 @@ use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
 use crate::live_tools::{Answer, LiveTools};
 use crate::read::Cassette;
+use crate::redact::stream::emptied_events;
 use crate::redact::Rules;
 use crate::replay_transport::{Exchange, RecordedRequest, ReplayTransport};
 
@@ -80,6 +81,10 @@ struct ReplayCall {
     /// Whether the recorded response ended (complete, or failed) rather than being dropped: then
     /// every event its bytes decode to reached the machine, and none may be left over.
     ended: bool,
+    /// How many fewer events than recorded its bytes may decode to: the delta strings the
+    /// recording emptied while it rewrote a secret streamed in pieces (a decoder drops an empty
+    /// delta), as the events' marks count them.
+    may_lack: usize,
 }
 
 /// Answers the machine from a cassette (see the module doc).
@@ -111,6 +116,9 @@ pub struct Replay {
     /// A live command's result was just given: the session's record of it (the next input
     /// from outside) holds its output, not the recorded one.
     live_user_result: bool,
+    /// The time the event being given comes at instead of its place's (see
+    /// [`drop_event_places`]).
+    retimed: Option<u64>,
 }
 
 impl Replay {
@@ -283,6 +291,7 @@ impl Replay {
             user_commands: 0,
             user_results: VecDeque::new(),
             live_user_result: false,
+            retimed: None,
         })
     }
 
@@ -480,6 +489,12 @@ impl Replay {
                     checked,
                     Arc::clone(&self.rules),
                 );
+                let may_lack = recorded
+                    .exchanges
+                    .iter()
+                    .flat_map(|exchange| &exchange.chunks)
+                    .map(|chunk| emptied_events(chunk))
+                    .sum();
                 let ended = recorded.exchanges.last().is_some_and(|last| {
                     matches!(
                         last.end,
@@ -496,6 +511,7 @@ impl Replay {
                         events: VecDeque::new(),
                         recorded_events: self.recorded_events.get(&call.0).copied().unwrap_or(0),
                         ended,
+                        may_lack,
                     },
                 );
             }
@@ -516,6 +532,19 @@ impl Replay {
         loop {
             if let Some(event) = replaying.events.pop_front() {
                 replaying.recorded_events = replaying.recorded_events.saturating_sub(1);
+                let left = replaying.recorded_events;
+                if (1..=replaying.may_lack).contains(&left)
+                    && replaying.ended
+                    && !replaying.cancelled
+                    && more_events(replaying).is_none()
+                    && replaying.model_call.is_done()
+                {
+                    // The bytes decode to no more events: the recorded ones left were of
+                    // delta strings the recording emptied. Their places go, and this last
+                    // event comes at the time the last one did.
+                    replaying.recorded_events = 0;
+                    self.retimed = drop_event_places(&mut self.spine, self.position, call, left);
+                }
                 if replaying.recorded_events == 0 && replaying.ended && !replaying.cancelled {
                     if let Some(more) = more_events(replaying) {
                         return Err(self.diverge(
@@ -615,6 +644,30 @@ fn more_events(replaying: &mut ReplayCall) -> Option<StreamEvent> {
     replaying.events.front().cloned()
 }
 
+/// Takes out of `spine` the next `count` places of call `call`'s events after `position`;
+/// returns the time of the last one taken.
+fn drop_event_places(
+    spine: &mut Vec<(usize, Spine)>,
+    position: usize,
+    call: u64,
+    count: usize,
+) -> Option<u64> {
+    let mut left = count;
+    let mut index = position + 1;
+    let mut last = None;
+    while left > 0 && index < spine.len() {
+        match spine[index].1 {
+            Spine::Event(t, c) if c == call => {
+                spine.remove(index);
+                last = Some(t);
+                left -= 1;
+            }
+            _ => index += 1,
+        }
+    }
+    last
+}
+
 fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {
     calls
         .get_mut(&call)
@@ -685,6 +738,7 @@ impl Replay {
         let answer = match entry {
             Spine::Event(t, call) => {
                 let event = self.model_event(call)?;
+                let t = self.retimed.take().unwrap_or(t);
                 (
                     t,
                     SessionInput::Answer(Input::Model {

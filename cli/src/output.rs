@@ -11,6 +11,12 @@ use pi_cassettes::Recorder;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+/// Whether `line` is a `message_update` event: the message so far while it streams (Pi writes
+/// `type` first, so the line's start says).
+fn is_message_update(line: &[u8]) -> bool {
+    line.starts_with(br#"{"type":"message_update""#)
+}
+
 /// Lines digested, and kept as text while they fit in [`MAX_KEPT_TEXT`].
 #[derive(Clone)]
 struct Digested {
@@ -19,6 +25,13 @@ struct Digested {
     used: bool,
     /// `None` once the text outgrew the limit.
     text: Option<String>,
+    /// `message_update` lines are left out (see [`RecordedOutcome::updates_omitted`]).
+    ///
+    /// [`RecordedOutcome::updates_omitted`]: pi_cassettes::format::RecordedOutcome
+    skips_updates: bool,
+    /// A recording's: the same lines but `message_update` ones, what its outcome holds when
+    /// the model streamed a secret in pieces (the run printed them).
+    without_updates: Option<Box<Digested>>,
 }
 
 impl Digested {
@@ -27,10 +40,34 @@ impl Digested {
             sha: Sha256::new(),
             used: false,
             text: Some(String::new()),
+            skips_updates: false,
+            without_updates: None,
+        }
+    }
+
+    /// Digests that leave out `message_update` lines.
+    fn without_updates() -> Self {
+        Digested {
+            skips_updates: true,
+            ..Digested::new()
+        }
+    }
+
+    /// Digests kept both with and without `message_update` lines.
+    fn both() -> Self {
+        Digested {
+            without_updates: Some(Box::new(Digested::without_updates())),
+            ..Digested::new()
         }
     }
 
     fn line(&mut self, line: &[u8]) {
+        if let Some(without) = &mut self.without_updates {
+            without.line(line);
+        }
+        if self.skips_updates && is_message_update(line) {
+            return;
+        }
         self.used = true;
         self.sha.update(line);
         self.sha.update(b"\n");
@@ -93,11 +130,37 @@ impl Stdout {
 
     /// Standard output whose digest is kept (a recorded run), of the lines as `recorder`
     /// redacts them.
+    ///
+    /// Both are kept also without `message_update` lines: when the model streams a secret in
+    /// pieces, the recording rewrites them to pieces of its placeholder, which the run did not
+    /// print, and its outcome holds these instead (see [`Stdout::digest`]).
     pub fn digesting(recorder: &Recorder) -> Self {
         Stdout {
             redact: Some(recorder.clone()),
-            events: Some(Digested::new()),
-            ..Stdout::to(Box::new(std::io::stdout()), Some(Digested::new()))
+            events: Some(Digested::both()),
+            ..Stdout::to(Box::new(std::io::stdout()), Some(Digested::both()))
+        }
+    }
+
+    /// Output that goes nowhere but into the digest, `message_update` lines left out (checking
+    /// a replay whose recording left them out of its outcome).
+    pub fn discarded_without_updates() -> Self {
+        Stdout {
+            events: Some(Digested::without_updates()),
+            ..Stdout::to(Box::new(std::io::sink()), Some(Digested::without_updates()))
+        }
+    }
+
+    /// What a digest of this output is: without its `message_update` lines when this is a
+    /// recording in which the model streamed a secret in pieces.
+    fn chosen<'d>(&self, digested: &'d Digested) -> &'d Digested {
+        let streamed = self
+            .redact
+            .as_ref()
+            .is_some_and(Recorder::rewrote_streamed_secret);
+        match (&digested.without_updates, streamed) {
+            (Some(without), true) => without,
+            _ => digested,
         }
     }
 
@@ -152,22 +215,24 @@ impl Stdout {
 
     /// SHA-256 of everything written so far, in lower-case hex; `None` when not kept.
     pub fn digest(&self) -> Option<String> {
-        self.digest.as_ref().map(Digested::hex)
+        self.digest.as_ref().map(|d| self.chosen(d).hex())
     }
 
     /// Everything written so far (redacted as digested), when kept and not over the limit.
     pub fn text(&self) -> Option<&str> {
-        self.digest.as_ref()?.text.as_deref()
+        self.chosen(self.digest.as_ref()?).text.as_deref()
     }
 
     /// SHA-256 of the events given to [`Stdout::event_line`], when kept and some were given.
     pub fn events_digest(&self) -> Option<String> {
-        self.events.as_ref().filter(|e| e.used).map(Digested::hex)
+        let events = self.chosen(self.events.as_ref()?);
+        events.used.then(|| events.hex())
     }
 
     /// The events given to [`Stdout::event_line`], as digested, when kept and not too long.
     pub fn events_text(&self) -> Option<&str> {
-        self.events.as_ref().filter(|e| e.used)?.text.as_deref()
+        let events = self.chosen(self.events.as_ref()?);
+        events.used.then_some(events.text.as_deref()).flatten()
     }
 
     /// An event of a text-mode run: not printed, digested (redacted as stdout is) as json mode

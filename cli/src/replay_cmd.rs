@@ -583,8 +583,11 @@ pub(crate) fn check_one(
     } else {
         Mode::Json
     };
-    let mut out = Stdout::discarded();
     let outcome = cassette.outcome().cloned();
+    let mut out = match &outcome {
+        Some(outcome) if outcome.updates_omitted => Stdout::discarded_without_updates(),
+        _ => Stdout::discarded(),
+    };
     let result = runtime.block_on(replay(cassette, mode, how, &dir, &mut out));
     let _ = std::fs::remove_dir_all(&dir);
     let replayed = match result {

@@ -501,8 +501,9 @@ fn pi_replay_check_says_a_proxy_cassette_is_one_and_skips_it_for_bisect() {
 }
 
 /// Credentials by name and by value: a gateway key under a header of its own name, a cookie
-/// the upstream sets, and both repeated by the model in its answer. None reaches the cassette;
-/// the run replays from it.
+/// the upstream sets, and both repeated by the model in its answer (the key streamed a few
+/// characters per event). None reaches the cassette; the run replays from it, the key's
+/// pieces rewritten to its placeholder's.
 #[test]
 fn credential_headers_and_cookies_reach_no_proxy_cassette_even_when_repeated() {
     const GATEWAY: &str = "pk-gateway-planted-0123456789";
@@ -512,7 +513,8 @@ fn credential_headers_and_cookies_reach_no_proxy_cassette_even_when_repeated() {
     let cassettes = ws.path("cassettes");
     let mock = MockLlm::start(&json!([{
         "headers": {"set-cookie": format!("session={COOKIE}; Path=/; HttpOnly")},
-        "text": ["gateway ", GATEWAY, " and session ", COOKIE]
+        "text": ["gateway ", "pk-", "ga", "tew", "ay-", "pl", "ant", "ed-", "01", "234", "567",
+                 "89", " and session ", COOKIE]
     }]));
     let proxy = ProxyProcess::start(&[
         "--record",
@@ -562,4 +564,9 @@ fn credential_headers_and_cookies_reach_no_proxy_cassette_even_when_repeated() {
     let (code, stderr) = proxy.stop();
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    assert!(
+        replayed.stdout.contains("gateway <<secret-") && !replayed.stdout.contains(GATEWAY),
+        "{}",
+        replayed.stdout
+    );
 }

@@ -1,11 +1,13 @@
 //! What a recorder replaces before a line reaches the disk: known secrets (the credentials a
 //! run could resolve, and any value a credential field held) wherever they appear, and a
 //! response body's bytes held back while they could be the start of a secret that the next
-//! read completes.
+//! read completes, or while a stream's delta strings could be the start of a secret that the
+//! next events complete (see [`stream`]).
 
 use std::collections::HashMap;
 
 pub mod rules;
+pub mod stream;
 
 pub use rules::{Reach, RuleError, Rules, RulesSpec};
 
@@ -22,6 +24,10 @@ pub struct Secrets {
     local: Vec<(String, String)>,
     /// Per call: the end of the body read so far that could begin a secret.
     held: HashMap<u64, Vec<u8>>,
+    /// Per call: its events, when its body is a stream of server-sent events.
+    streams: HashMap<u64, stream::CallStream>,
+    /// Whether a secret streamed in pieces was rewritten in some body.
+    rewrote_stream: bool,
 }
 
 impl Secrets {
@@ -104,7 +110,48 @@ impl Secrets {
     /// The next part of call `call`'s body, ready to write: `bytes` after what was held back,
     /// secrets replaced, less an end that could be the start of a secret (held for the next
     /// read, or for [`Secrets::release`]).
+    /// A body of server-sent events is written event by event, whole events held back while
+    /// a delta field's text could be the start of a secret that later events complete.
     pub fn body_part(&mut self, call: u64, bytes: &[u8]) -> Vec<u8> {
+        let mut stream = self.streams.remove(&call).unwrap_or_default();
+        let forms = self.streamed();
+        let known: Vec<(&str, &str)> = forms.iter().map(|(s, p)| (s.as_str(), *p)).collect();
+        let mut rewrote = false;
+        let part = stream.part(bytes, &known, &|b| self.replace_bytes(b), &mut rewrote);
+        let part = match part {
+            Some(part) => part,
+            None => {
+                let bytes = stream.take_undecided();
+                self.byte_part(call, &bytes)
+            }
+        };
+        self.rewrote_stream |= rewrote;
+        self.streams.insert(call, stream);
+        part
+    }
+
+    /// Whether a secret a model streamed in pieces was rewritten to its placeholder in some
+    /// body (then what a run printed as it streamed held pieces of it).
+    pub fn rewrote_stream(&self) -> bool {
+        self.rewrote_stream
+    }
+
+    /// The secrets looked for in streamed text (a delta string of JSON, such as a tool call's
+    /// arguments, holds a secret JSON-escaped), longest first.
+    fn streamed(&self) -> Vec<(String, &str)> {
+        let mut forms: Vec<(String, &str)> = Vec::new();
+        for (secret, placeholder) in self.scrubbed(MIN_SCRUBBED_LEN) {
+            forms.push((secret.clone(), placeholder.as_str()));
+            if let Some(escaped) = json_escaped(secret) {
+                forms.push((escaped, placeholder.as_str()));
+            }
+        }
+        forms.sort_by_key(|(form, _)| std::cmp::Reverse(form.len()));
+        forms
+    }
+
+    /// [`Secrets::body_part`] of a body that is not a stream of events.
+    fn byte_part(&mut self, call: u64, bytes: &[u8]) -> Vec<u8> {
         let mut buffer = self.held.remove(&call).unwrap_or_default();
         buffer.extend_from_slice(bytes);
         let mut buffer = self.replace_bytes(&buffer);
@@ -118,7 +165,20 @@ impl Secrets {
 
     /// What call `call`'s body still holds back (its body ended).
     pub fn release(&mut self, call: u64) -> Vec<u8> {
-        self.held.remove(&call).unwrap_or_default()
+        let mut out = match self.streams.remove(&call) {
+            Some(mut stream) => {
+                let forms = self.streamed();
+                let known: Vec<(&str, &str)> =
+                    forms.iter().map(|(s, p)| (s.as_str(), *p)).collect();
+                let mut rewrote = false;
+                let out = stream.finish(&known, &|b| self.replace_bytes(b), &mut rewrote);
+                self.rewrote_stream |= rewrote;
+                out
+            }
+            None => Vec::new(),
+        };
+        out.extend(self.held.remove(&call).unwrap_or_default());
+        out
     }
 
     fn scrubbed(&self, min_len: usize) -> impl Iterator<Item = &(String, String)> {

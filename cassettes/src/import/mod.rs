@@ -294,6 +294,7 @@ pub async fn import_session(
         events_text: None,
         session_text: (plan.target.len() <= crate::format::MAX_KEPT_TEXT)
             .then(|| plan.target.clone()),
+        updates_omitted: false,
     }));
     if let Some(failure) = recorder.failure() {
         return Err(ImportError::Write(crate::write::CreateError::Io {

@@ -4,6 +4,8 @@
 
 use super::*;
 
+mod streamed;
+
 #[test]
 fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
     // One run per place a key comes from: models.json (a literal, an environment variable it
