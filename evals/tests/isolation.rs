@@ -196,8 +196,10 @@ fn nothing_outlives_the_wrapper_killed_as_the_bash_tool_kills_it() {
                 .stdout(Stdio::null())
                 .process_group(0),
         );
-        // The three sleeps, and bash, whose command ends with the marker.
+        // The three sleeps, and bash, whose command ends with the marker; the `setsid` one
+        // in a session of its own (the kill below must be what it outlives, or not).
         wait_seen(&m, 4);
+        wait_session_leader(&m);
         let pgid = Pid::from_raw(child.id() as i32);
         killpg(pgid, Signal::SIGKILL).unwrap();
         child.wait().unwrap();

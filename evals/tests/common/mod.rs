@@ -95,6 +95,29 @@ pub fn wait_seen(marker: &str, count: usize) {
     }
 }
 
+/// Waits until a process carrying `marker` leads a session of its own (a command that detached
+/// with `setsid` has left its group: before, a kill of the group would still reach it).
+pub fn wait_session_leader(marker: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let leads = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                // The fields after the command's `(name)`: state, ppid, pgrp, session.
+                let after = stat.rsplit_once(')')?.1;
+                after.split_whitespace().nth(3)?.parse::<i32>().ok()
+            })
+            == Some(pid)
+    };
+    while !with_marker(marker).into_iter().any(leads) {
+        assert!(
+            Instant::now() < deadline,
+            "no process with {marker} leads a session"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The processes still carrying `marker` after a grace period of up to 2 s for them to go.
 pub fn survivors(marker: &str) -> Vec<i32> {
     let deadline = Instant::now() + Duration::from_secs(2);
