@@ -200,6 +200,8 @@ struct Converter {
     model: Option<String>,
     /// The model of the first response: the trajectory's default.
     first_model: Option<String>,
+    /// The thinking level of the last change on the branch.
+    thinking_level: Option<String>,
     /// The step holding each tool call, by call id.
     calls: BTreeMap<String, usize>,
 }
@@ -221,6 +223,7 @@ impl Converter {
             steps: Vec::new(),
             model: None,
             first_model: None,
+            thinking_level: None,
             calls: BTreeMap::new(),
         };
         converter.push(Source::System, system_prompt, None, |step| {
@@ -242,6 +245,7 @@ impl Converter {
             timestamp,
             source,
             model_name: None,
+            reasoning_effort: None,
             message,
             reasoning_content: None,
             tool_calls: None,
@@ -312,6 +316,12 @@ impl Converter {
                         s.extra = extra(pi, None);
                         s.is_copied_context = copied.then_some(true);
                     });
+                }
+                Some("thinking_level_change") => {
+                    self.thinking_level = entry
+                        .get("thinkingLevel")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
                 }
                 Some("model_change") => {
                     self.model = Some(format!(
@@ -491,9 +501,11 @@ impl Converter {
             ));
         }
         let metrics = (!copied).then(|| metrics(message.get("usage")));
+        let thinking_level = self.thinking_level.clone();
         let ids: Vec<String> = calls.iter().map(|c| c.tool_call_id.clone()).collect();
         let index = self.push(Source::Agent, texts.join("\n"), timestamp, |s| {
             s.model_name = Some(model);
+            s.reasoning_effort = thinking_level;
             s.reasoning_content = (!reasoning.is_empty()).then(|| reasoning.join("\n"));
             s.tool_calls = (!calls.is_empty()).then_some(calls);
             s.metrics = metrics;
@@ -662,5 +674,151 @@ fn metrics(usage: Option<&Value>) -> Metrics {
             ("cache_write_tokens", json!(cache_write)),
             ("total_tokens", json!(u64_of(usage, "totalTokens"))),
         ])),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn session(entries: &[Value]) -> String {
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-03-04T05:06:07.000Z","cwd":"/w"}"#,
+        );
+        text.push('\n');
+        let mut parent = Value::Null;
+        for (n, entry) in entries.iter().enumerate() {
+            let mut entry = entry.clone();
+            let id = format!("e{n}");
+            entry["id"] = json!(id);
+            if entry.get("parentId").is_none() {
+                entry["parentId"] = parent;
+            }
+            entry["timestamp"] = json!(iso_from_ms(1_000 * n as u64));
+            parent = json!(id);
+            text.push_str(&format!("{entry}\n"));
+        }
+        text
+    }
+
+    fn user(text: &str) -> Value {
+        json!({"type": "message", "message": {"role": "user", "content": text, "timestamp": 0}})
+    }
+
+    fn assistant(text: &str, stop: &str) -> Value {
+        json!({"type": "message", "message": {"role": "assistant",
+            "content": [{"type": "text", "text": text}], "provider": "p", "model": "m",
+            "usage": {"input": 10, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12,
+                      "cost": {"total": 0.5}},
+            "stopReason": stop, "errorMessage": if stop == "stop" { Value::Null } else { json!("boom") },
+            "timestamp": 0}})
+    }
+
+    fn messages(t: &Trajectory) -> Vec<(&str, Source, bool)> {
+        t.steps[1..]
+            .iter()
+            .map(|s| {
+                (
+                    s.message.as_str(),
+                    s.source,
+                    s.is_copied_context == Some(true),
+                )
+            })
+            .collect()
+    }
+
+    fn pi<'a>(step: &'a Step, key: &str) -> &'a Value {
+        &step.extra.as_ref().unwrap()["pi"][key]
+    }
+
+    #[test]
+    fn a_failure_the_user_answered_was_not_retried_and_both_are_paid_for() {
+        let text = session(&[
+            user("a"),
+            assistant("", "error"),
+            user("again"),
+            assistant("", "aborted"),
+            assistant("ok", "stop"),
+        ]);
+        let t = from_session(&text, &Build::default()).unwrap();
+        let failed: Vec<&Step> = t
+            .steps
+            .iter()
+            .filter(|s| {
+                s.extra
+                    .as_ref()
+                    .is_some_and(|e| e.contains_key("context_management"))
+            })
+            .collect();
+        assert_eq!(failed.len(), 2);
+        assert_eq!(pi(failed[0], "retried"), false);
+        assert_eq!(pi(failed[0], "error"), "boom");
+        assert_eq!(pi(failed[1], "retried"), true);
+        let totals = t.final_metrics.unwrap();
+        assert_eq!(totals.total_prompt_tokens, 30);
+        assert_eq!(totals.total_cost_usd, 1.5);
+    }
+
+    #[test]
+    fn a_second_compaction_repeats_its_own_kept_messages_and_not_the_first_summary() {
+        let text = session(&[
+            user("one"),
+            assistant("1", "stop"),
+            user("two"),
+            assistant("2", "stop"),
+            json!({"type": "compaction", "summary": "S1", "firstKeptEntryId": "e2", "tokensBefore": 5}),
+            user("three"),
+            assistant("3", "stop"),
+            json!({"type": "compaction", "summary": "S2", "firstKeptEntryId": "e4", "tokensBefore": 6}),
+            user("four"),
+        ]);
+        let t = from_session(&text, &Build::default()).unwrap();
+        use Source::{Agent, System, User};
+        assert_eq!(
+            messages(&t),
+            [
+                ("one", User, false),
+                ("1", Agent, false),
+                ("two", User, false),
+                ("2", Agent, false),
+                ("S1", System, false),
+                ("two", User, true),
+                ("2", Agent, true),
+                ("three", User, false),
+                ("3", Agent, false),
+                ("S2", System, false),
+                ("three", User, true),
+                ("3", Agent, true),
+                ("four", User, false),
+            ]
+        );
+        let totals = t.final_metrics.unwrap();
+        assert_eq!(totals.total_steps, 10);
+        assert_eq!(
+            totals.total_completion_tokens, 6,
+            "copies are not counted again"
+        );
+    }
+
+    #[test]
+    fn the_thinking_level_and_model_changes_reach_the_next_responses() {
+        let text = session(&[
+            json!({"type": "thinking_level_change", "thinkingLevel": "high"}),
+            user("a"),
+            assistant("b", "stop"),
+        ]);
+        let t = from_session(&text, &Build::default()).unwrap();
+        let answer = t.steps.last().unwrap();
+        assert_eq!(answer.reasoning_effort.as_deref(), Some("high"));
+        assert_eq!(answer.model_name.as_deref(), Some("p/m"));
+        assert_eq!(t.agent.model_name.as_deref(), Some("p/m"));
+        let value = serde_json::to_value(&t).unwrap();
+        assert!(
+            value["steps"][1].get("reasoning_effort").is_none(),
+            "only on agent steps"
+        );
+        assert!(t.steps[0].message.contains("Current working directory: /w"));
+        assert!(t.steps[0].message.contains("2026-03-04"));
     }
 }

@@ -65,6 +65,9 @@ pub struct Step {
     /// Agent steps only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_name: Option<String>,
+    /// Agent steps only: Pi's thinking level when the response was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
     pub message: String,
     /// Agent steps only.
     #[serde(skip_serializing_if = "Option::is_none")]
