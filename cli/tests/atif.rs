@@ -502,3 +502,46 @@ fn an_eval_run_writes_one_trajectory_per_trial_at_its_key() {
     assert_eq!(files.len(), 18);
     validate(&files);
 }
+
+#[test]
+fn a_live_trials_failed_attempt_is_in_its_trajectory_as_a_dropped_step() {
+    let mock = MockLlm::start(&json!([
+        {"status": 503, "error_body": {"error": {"message": "overloaded"}}},
+        {"text": ["Done."]}
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(
+        env.cwd().join("suite.toml"),
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"hello\"\nprompt = \"Say done\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"Done\"\n",
+    )
+    .unwrap();
+    let out = env.run(&[
+        "eval",
+        "suite.toml",
+        "--live",
+        "--isolate",
+        "none",
+        "--out",
+        "out",
+        "--atif",
+        "traj",
+        "-q",
+    ]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let file = env.cwd().join("traj/suite/hello/mock/mock-model/0.json");
+    let trajectory: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let agent: Vec<&Value> = steps(&trajectory)
+        .iter()
+        .filter(|s| s["source"] == "agent")
+        .collect();
+    assert_eq!(agent.len(), 2, "{trajectory:#}");
+    assert_eq!(agent[0]["extra"]["context_management"]["boundary"], "drop");
+    assert_eq!(agent[0]["extra"]["pi"]["retried"], true);
+    assert_eq!(agent[1]["message"], "Done.");
+    assert_eq!(trajectory["extra"]["eval"]["status"], "passed");
+    assert!(steps(&trajectory)[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("<workspace>"));
+    validate(&[file]);
+}
