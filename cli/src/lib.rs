@@ -7,6 +7,7 @@
 //! says so and exits with 1; `--resume` lists the sessions instead of opening a picker.
 
 mod args;
+mod atif_cmd;
 mod cassette;
 mod chaos_cmd;
 mod columns;
@@ -36,6 +37,7 @@ use setup::{Diagnostic, Runtime, SessionChoice};
 
 /// The subcommands, each with its own flags: `pi replay`, `pi import`, `pi eval`, `pi proxy`.
 pub mod commands {
+    pub use crate::atif_cmd::main as export;
     pub use crate::eval_cmd::main as eval;
     pub use crate::import_cmd::main as import;
     pub use crate::proxy_cmd::main as proxy;

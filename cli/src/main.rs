@@ -24,6 +24,9 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|a| a == "import") {
         return commands::import(&argv[1..]);
     }
+    if argv.first().is_some_and(|a| a == "export") {
+        return commands::export(&argv[1..]);
+    }
     if argv.first().is_some_and(|a| a == "eval") {
         return commands::eval(&argv[1..]);
     }

@@ -585,7 +585,7 @@ fn read_or_text(cwd: &Path, value: &str) -> String {
 
 /// Where Pi's documentation is said to be in the system prompt: `PI_PACKAGE_DIR`, else the
 /// directory of this executable.
-fn docs() -> DocPaths {
+pub(crate) fn docs() -> DocPaths {
     let package = std::env::var_os("PI_PACKAGE_DIR")
         .map(PathBuf::from)
         .or_else(|| {

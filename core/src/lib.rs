@@ -24,6 +24,7 @@
 
 pub mod agent;
 pub mod agent_session;
+pub mod atif;
 pub mod compaction;
 pub mod event;
 pub mod extra;

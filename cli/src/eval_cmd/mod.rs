@@ -94,6 +94,10 @@ struct EvalArgs {
     /// Where the reports go.
     #[arg(long, value_name = "DIR", default_value = "eval-results")]
     out: PathBuf,
+    /// Also write each trial as an ATIF trajectory under DIR, at its key
+    /// (`suite/task/model/trial.json`).
+    #[arg(long, value_name = "DIR")]
+    atif: Option<PathBuf>,
     /// Keep each trial's folders (workspace, agent dir) under DIR.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
@@ -296,6 +300,11 @@ fn run(
     };
     summary::print(&results);
     write_reports(&args.out, &results)?;
+    if let Some(dir) = &args.atif {
+        let redacted = redacted(&results)?;
+        let written = crate::atif_cmd::write_trials(dir, redacted.as_ref().unwrap_or(&results))?;
+        summary::say(&format!("trajectories: {written} in {}", dir.display()));
+    }
     if cancelled {
         eprintln!(
             "interrupted: the results of the trials that finished are written; `pi eval --resume {}` runs the rest",
