@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "evals_datasets/mod.rs"]
+mod datasets;
 #[path = "evals_interrupt/mod.rs"]
 mod interrupt;
 #[path = "evals_suites/mod.rs"]

@@ -11,6 +11,7 @@ pub mod agent;
 pub mod check;
 pub mod compare;
 pub mod convert;
+pub mod dataset;
 pub mod digest;
 pub mod isolate;
 pub mod merge;

@@ -56,6 +56,11 @@ pub struct Task {
     pub checks: Vec<Check>,
     /// The weighted share of checks a trial must pass (1 = all).
     pub threshold: f64,
+    /// Labels that `--filter tag:NAME` selects by and reports group by.
+    pub tags: Vec<String>,
+    /// Whatever the suite says of the task (a dataset row's columns, say), carried into its
+    /// trials' results.
+    pub metadata: serde_json::Map<String, Value>,
 }
 
 /// What is sent to the agent, in order.
@@ -90,6 +95,9 @@ struct RawSuite {
     defaults: RawDefaults,
     #[serde(default)]
     task: Vec<Spanned<RawTask>>,
+    /// Read by [`crate::dataset::expand`], which makes a `[[task]]` of each row.
+    #[serde(default, rename = "dataset")]
+    _datasets: Option<toml::Value>,
 }
 
 #[derive(Default, Deserialize)]
@@ -132,6 +140,8 @@ struct RawTask {
     threshold: Option<Spanned<f64>>,
     limits: Option<RawLimits>,
     settings: Option<toml::Table>,
+    tags: Option<Spanned<Vec<String>>>,
+    metadata: Option<toml::Table>,
     #[serde(default)]
     check: Vec<Spanned<RawCheck>>,
 }
@@ -167,8 +177,14 @@ pub fn load(path: &Path) -> Result<Suite, SuiteError> {
 }
 
 /// Reads a suite from `text`, as if from `path` (relative paths in it resolve against the
-/// folder of `path`).
+/// folder of `path`). Its datasets' rows are read as tasks, and its digest covers them.
 pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
+    let expanded = crate::dataset::expand(path, text)?;
+    parse_expanded(path, &expanded.text).map_err(|e| expanded.relocate(e))
+}
+
+/// Reads a suite whose datasets are expanded.
+fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
     let at = |offset: usize, task: Option<&str>, field: Option<&str>, message: String| SuiteError {
         file: path.to_path_buf(),
         line: line_of(text, offset),
@@ -301,6 +317,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
                 .map_err(|(field, m)| err(raw_check.span().start, &format!("check.{field}"), m))?;
             checks.push(check);
         }
+        let tags = match &task.tags {
+            Some(tags) => tags_of(tags.get_ref()).map_err(|m| err(tags.span().start, "tags", m))?,
+            None => Vec::new(),
+        };
         if checks.is_empty() {
             checks.push(Check {
                 kind: CheckKind::NoError,
@@ -330,6 +350,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             settings,
             checks,
             threshold,
+            tags,
+            metadata: task
+                .metadata
+                .as_ref()
+                .map_or_else(serde_json::Map::new, |m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                        .collect()
+                }),
         });
     }
     Ok(Suite {
@@ -470,6 +499,24 @@ fn limits_of(raw: RawLimits) -> Result<Limits, (&'static str, String)> {
         cost: raw.cost,
         wall_time,
     })
+}
+
+/// A task's tags, those left empty (a dataset column with no value) left out; no control
+/// characters, since they are printed in reports.
+fn tags_of(tags: &[String]) -> Result<Vec<String>, String> {
+    let mut kept = Vec::with_capacity(tags.len());
+    for tag in tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        if tag.chars().any(char::is_control) {
+            return Err(format!(
+                "the tag `{}` holds a control character",
+                tag.escape_debug()
+            ));
+        }
+        if !kept.iter().any(|k| k == tag) {
+            kept.push(tag.to_owned());
+        }
+    }
+    Ok(kept)
 }
 
 fn check_threshold(value: f64) -> Result<(), String> {
