@@ -8,6 +8,7 @@
 //! original Pi, or any other Pi-compatible command.
 
 pub mod agent;
+pub mod agent_options;
 pub mod check;
 pub mod compare;
 pub mod convert;

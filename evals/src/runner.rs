@@ -271,6 +271,7 @@ fn run_trial(
             shell: Some(&shell),
             cassette: &cassette,
             limits: &task.limits,
+            options: &task.agent,
             isolation: &options.isolation,
             sandbox: &sandbox,
         },

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
+use crate::agent_options::{AgentOptions, RawAgentOptions};
 use crate::check::{toml_to_json, Check, CheckKind, RawCheck};
 use crate::digest::sha256_hex;
 use crate::outcome::Limits;
@@ -61,6 +62,8 @@ pub struct Task {
     /// Whatever the suite says of the task (a dataset row's columns, say), carried into its
     /// trials' results.
     pub metadata: serde_json::Map<String, Value>,
+    /// Extra flags, environment and system prompt text for the task's agent.
+    pub agent: AgentOptions,
 }
 
 /// What is sent to the agent, in order.
@@ -113,6 +116,7 @@ struct RawDefaults {
     threshold: Option<Spanned<f64>>,
     limits: Option<RawLimits>,
     settings: Option<toml::Table>,
+    agent: Option<RawAgentOptions>,
 }
 
 #[derive(Clone, Copy, Default, Deserialize)]
@@ -142,6 +146,7 @@ struct RawTask {
     settings: Option<toml::Table>,
     tags: Option<Spanned<Vec<String>>>,
     metadata: Option<toml::Table>,
+    agent: Option<RawAgentOptions>,
     #[serde(default)]
     check: Vec<Spanned<RawCheck>>,
 }
@@ -321,6 +326,8 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             Some(tags) => tags_of(tags.get_ref()).map_err(|m| err(tags.span().start, "tags", m))?,
             None => Vec::new(),
         };
+        let agent = AgentOptions::resolve(defaults.agent.as_ref(), task.agent.as_ref())
+            .map_err(|(field, m)| err(start, field, m))?;
         if checks.is_empty() {
             checks.push(Check {
                 kind: CheckKind::NoError,
@@ -359,6 +366,7 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
                         .map(|(k, v)| (k.clone(), toml_to_json(v)))
                         .collect()
                 }),
+            agent,
         });
     }
     Ok(Suite {

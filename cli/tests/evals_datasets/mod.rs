@@ -226,3 +226,105 @@ fn a_hit_trial_limit_is_named_in_the_summary() {
         "{summary}"
     );
 }
+
+/// A one-task suite whose `[task.agent]` table is `agent`, for `pi eval --list`'s checks.
+fn agent_suite(env: &EvalEnv, agent: &str) -> String {
+    env.write(
+        "s/agent.toml",
+        &format!(
+            "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"t\"\nprompt = \"go\"\n\n[task.agent]\n{agent}\n"
+        ),
+    )
+    .to_str()
+    .unwrap()
+    .to_owned()
+}
+
+#[test]
+fn an_agent_env_naming_a_key_or_the_harnesss_variables_is_refused() {
+    let env = EvalEnv::new(None);
+    for (agent, named) in [
+        (
+            "env = { OPENAI_API_KEY = \"sk-planted\" }",
+            "OPENAI_API_KEY",
+        ),
+        ("env = { PATH = \"/tmp/evil\" }", "PATH"),
+        ("env = { PI_TOOLS_SHELL = \"/bin/sh\" }", "PI_TOOLS_SHELL"),
+    ] {
+        let suite = agent_suite(&env, agent);
+        let ran = env.eval(&[&suite, "--list"]);
+        assert_eq!(ran.code, 2, "{agent}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains("field `agent.env`") && ran.stderr.contains(named),
+            "{}",
+            ran.stderr
+        );
+        assert!(!ran.stderr.contains("sk-planted"), "{}", ran.stderr);
+    }
+}
+
+#[test]
+fn extra_agent_flags_that_take_the_trial_away_are_refused() {
+    let env = EvalEnv::new(None);
+    for flag in [
+        "--no-session",
+        "--session=/tmp/s.jsonl",
+        "--api-key",
+        "-nt",
+        "--mode",
+    ] {
+        let suite = agent_suite(&env, &format!("args = [\"{flag}\"]"));
+        let ran = env.eval(&[&suite, "--list"]);
+        assert_eq!(ran.code, 2, "{flag}: {}", ran.stderr);
+        assert!(ran.stderr.contains("field `agent.args`"), "{}", ran.stderr);
+    }
+}
+
+#[test]
+fn a_tasks_system_prompt_text_flags_and_env_reach_its_agent_and_its_replay_reproduces() {
+    let script = json!([
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "printf '%s' \"$EVAL_GREETING\" > env.txt"}}]},
+        text_step("done"),
+    ]);
+    let mock = MockLlm::start(&script);
+    let env = EvalEnv::new(Some(&mock));
+    // Under `--isolate none` the agent's commands inherit its environment, which shows the
+    // variable reached the agent; under bwrap they would see none of it.
+    let suite = agent_suite(
+        &env,
+        "args = [\"--no-skills\"]\nenv = { EVAL_GREETING = \"hello from the suite\" }\nappend_system_prompt = \"Always answer in French.\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"done\"",
+    );
+    let recorded = env.eval(&[
+        &suite,
+        "-q",
+        "--out",
+        "rec",
+        "--record",
+        "cassettes",
+        "--isolate",
+        "none",
+        "--keep",
+        "kept",
+    ]);
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    assert_eq!(env.results("rec")["trials"][0]["status"], "passed");
+    let written = std::fs::read_to_string(
+        env.path("work/kept/agent__t__mock__mock-model__0/workspace/env.txt"),
+    )
+    .unwrap();
+    assert_eq!(written, "hello from the suite");
+    let system = mock.requests()[0]["messages"][0]["content"].to_string();
+    assert!(
+        system.contains("Always answer in French."),
+        "the appended text reaches the model: {system}"
+    );
+    drop(mock);
+    let replayed = env.eval(&[&suite, "-q", "--out", "rep", "--replay", "cassettes"]);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    let trial = env.results("rep")["trials"][0].clone();
+    assert_eq!(trial["status"], "passed", "{trial}");
+    assert_eq!(
+        trial["transcript"],
+        env.results("rec")["trials"][0]["transcript"]
+    );
+}
