@@ -1,9 +1,10 @@
 //! A task's own options for its agent (`[task.agent]`, or `[defaults.agent]`): extra Pi
-//! flags, environment variables and text appended to the system prompt. Each is checked when
+//! flags, environment variables, text appended to the system prompt and a context file. Each is checked when
 //! the suite is read, since what would break the trial (a flag that changes Pi's mode, session
 //! or model) or leak (a variable that names a credential) must never reach a run.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -14,6 +15,7 @@ pub struct RawAgentOptions {
     pub args: Option<Vec<String>>,
     pub env: Option<BTreeMap<String, String>>,
     pub append_system_prompt: Option<String>,
+    pub context_file: Option<String>,
 }
 
 /// A task's agent options, checked, the task's fields replacing the defaults' one by one.
@@ -25,6 +27,10 @@ pub struct AgentOptions {
     pub env: BTreeMap<String, String>,
     /// Pi's `--append-system-prompt`.
     pub append_system_prompt: Option<String>,
+    /// A file copied into the trial's agent folder as `AGENTS.md`: Pi's global context file,
+    /// put first in the system prompt's project context, outside the workspace the checks
+    /// look at.
+    pub context_file: Option<PathBuf>,
 }
 
 /// Pi flags the harness sets itself or that would take the trial out of its hands: its mode
@@ -61,8 +67,10 @@ pub const REFUSED_FLAGS: &[&str] = &[
 ];
 
 impl AgentOptions {
-    /// Checks `task`'s options over `defaults`'; the field and message of what is refused.
+    /// Checks `task`'s options over `defaults`' (paths relative to `folder`, the suite's); the
+    /// field and message of what is refused.
     pub fn resolve(
+        folder: &Path,
         defaults: Option<&RawAgentOptions>,
         task: Option<&RawAgentOptions>,
     ) -> Result<AgentOptions, (&'static str, String)> {
@@ -81,10 +89,23 @@ impl AgentOptions {
         }
         let append_system_prompt =
             pick(|o| o.append_system_prompt.is_some()).and_then(|o| o.append_system_prompt.clone());
+        let context_file = pick(|o| o.context_file.is_some())
+            .and_then(|o| o.context_file.as_deref())
+            .map(|file| {
+                let path = folder.join(file);
+                match std::fs::symlink_metadata(&path) {
+                    Ok(m) if m.is_file() => Ok(path),
+                    Ok(_) => Err(format!("`{file}` is not a regular file")),
+                    Err(e) => Err(format!("`{file}`: {e}")),
+                }
+            })
+            .transpose()
+            .map_err(|m| ("agent.context_file", m))?;
         Ok(AgentOptions {
             args,
             env,
             append_system_prompt,
+            context_file,
         })
     }
 }
@@ -191,12 +212,14 @@ mod tests {
             args: Some(vec!["--no-skills".into()]),
             env: Some(BTreeMap::from([("A".into(), "1".into())])),
             append_system_prompt: Some("d".into()),
+            context_file: None,
         };
         let task = RawAgentOptions {
             env: Some(BTreeMap::from([("B".into(), "2".into())])),
             ..RawAgentOptions::default()
         };
-        let options = AgentOptions::resolve(Some(&defaults), Some(&task)).unwrap_or_default();
+        let options =
+            AgentOptions::resolve(Path::new(""), Some(&defaults), Some(&task)).unwrap_or_default();
         assert_eq!(options.args, ["--no-skills"]);
         assert_eq!(options.env, BTreeMap::from([("B".into(), "2".into())]));
         assert_eq!(options.append_system_prompt.as_deref(), Some("d"));

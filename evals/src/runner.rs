@@ -253,6 +253,13 @@ fn run_trial(
         result.reason = Some(e.to_string());
         return Some(result);
     }
+    if let Some(file) = &task.agent.context_file {
+        // Pi's global context file, read from the agent folder before the project's.
+        if let Err(e) = std::fs::copy(file, dirs.agent_dir.join("AGENTS.md")) {
+            result.reason = Some(format!("cannot copy {}: {e}", file.display()));
+            return Some(result);
+        }
+    }
     let sandbox = match agent_sandbox(&dirs, &confinement, &shell, &cassette, options) {
         Ok(sandbox) => sandbox,
         Err(e) => {

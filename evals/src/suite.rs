@@ -326,7 +326,7 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             Some(tags) => tags_of(tags.get_ref()).map_err(|m| err(tags.span().start, "tags", m))?,
             None => Vec::new(),
         };
-        let agent = AgentOptions::resolve(defaults.agent.as_ref(), task.agent.as_ref())
+        let agent = AgentOptions::resolve(&folder, defaults.agent.as_ref(), task.agent.as_ref())
             .map_err(|(field, m)| err(start, field, m))?;
         if checks.is_empty() {
             checks.push(Check {

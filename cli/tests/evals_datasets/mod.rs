@@ -328,3 +328,32 @@ fn a_tasks_system_prompt_text_flags_and_env_reach_its_agent_and_its_replay_repro
         env.results("rec")["trials"][0]["transcript"]
     );
 }
+
+#[test]
+fn a_tasks_context_file_reaches_the_system_prompt_and_its_replay_reproduces() {
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    env.write("s/context/rules.md", "Project rule: tabs, never spaces.\n");
+    let suite = agent_suite(&env, "context_file = \"context/rules.md\"");
+    let recorded = env.eval(&[&suite, "-q", "--out", "rec", "--record", "cassettes"]);
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    let system = mock.requests()[0]["messages"][0]["content"].to_string();
+    assert!(
+        system.contains("Project rule: tabs, never spaces."),
+        "the context file reaches the model: {system}"
+    );
+    drop(mock);
+    let replayed = env.eval(&[&suite, "-q", "--out", "rep", "--replay", "cassettes"]);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    let trial = env.results("rep")["trials"][0].clone();
+    assert_eq!(trial["status"], "passed", "{trial}");
+
+    let missing = agent_suite(&env, "context_file = \"context/nothing.md\"");
+    let ran = env.eval(&[&missing, "--list"]);
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("field `agent.context_file`"),
+        "{}",
+        ran.stderr
+    );
+}
