@@ -38,15 +38,33 @@ struct Origin {
 }
 
 impl Expanded {
+    /// The row whose task holds `line` of the expanded text; `None` for the suite's own lines.
+    fn origin_of(&self, line: usize) -> Option<&Origin> {
+        self.origins.iter().rev().find(|o| line >= o.first_line)
+    }
+
+    /// The suite's line for `line` of the expanded text: a row's task is on its
+    /// `[[dataset]]`'s line.
+    pub fn suite_line(&self, line: usize) -> usize {
+        self.origin_of(line).map_or(line, |o| o.dataset_line)
+    }
+
     /// `error`, found in the expanded text, as it concerns the suite: an error in a row's task
-    /// names the data file and the row's line (and the dataset's line in the suite).
+    /// names the data file and the row's line (and the dataset's line in the suite); a line it
+    /// quotes (a duplicate id's first) is named the same way.
     pub fn relocate(&self, mut error: SuiteError) -> SuiteError {
-        let origin = self
-            .origins
-            .iter()
-            .rev()
-            .find(|o| error.line >= o.first_line);
-        if let Some(origin) = origin {
+        const FIRST: &str = "(first on line ";
+        if let Some(start) = error.message.find(FIRST) {
+            let digits = &error.message[start + FIRST.len()..];
+            let end = digits.find(')').unwrap_or(digits.len());
+            if let Some(origin) = digits[..end].parse().ok().and_then(|l| self.origin_of(l)) {
+                let place = format!("(first on {}:{})", origin.file.display(), origin.row_line);
+                error
+                    .message
+                    .replace_range(start..start + FIRST.len() + end + 1, &place);
+            }
+        }
+        if let Some(origin) = self.origin_of(error.line) {
             error.message = format!(
                 "{} (a row of the dataset on {}:{})",
                 error.message,
@@ -505,6 +523,43 @@ mod tests {
         }
         let back: Tasks = toml::from_str(&written).unwrap();
         assert_eq!(back.task, vec![table]);
+    }
+
+    #[test]
+    fn an_id_two_rows_share_is_named_by_both_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rows.jsonl"),
+            "{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"id\": \"a\"}\n",
+        )
+        .unwrap();
+        let suite = dir.path().join("s.toml");
+        let text = "[defaults]\nmodels = [\"m/x\"]\n\n[[dataset]]\nfile = \"rows.jsonl\"\nid = \"{{id}}\"\nprompt = \"p\"\n";
+        let error = crate::suite::parse(&suite, text).unwrap_err().to_string();
+        let rows = dir.path().join("rows.jsonl");
+        assert!(
+            error.starts_with(&format!("{}:3: task `a`: field `id`", rows.display())),
+            "{error}"
+        );
+        assert!(
+            error.contains(&format!("(first on {}:1)", rows.display())),
+            "{error}"
+        );
+        assert!(error.ends_with(&format!("(a row of the dataset on {}:4)", suite.display())));
+    }
+
+    #[test]
+    fn a_rows_task_is_on_its_datasets_line_of_the_suite() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("rows.csv"), "id\nx\ny\n").unwrap();
+        let text = "[[task]]\nid = \"w\"\nprompt = \"p\"\n\n[[dataset]]\nfile = \"rows.csv\"\nid = \"{{id}}\"\nprompt = \"p\"\n";
+        let suite = crate::suite::parse(&dir.path().join("s.toml"), text).unwrap();
+        let lines: Vec<(&str, usize, usize)> = suite
+            .tasks
+            .iter()
+            .map(|t| (t.id.as_str(), t.line, t.models_line))
+            .collect();
+        assert_eq!(lines, [("w", 1, 1), ("x", 5, 5), ("y", 5, 5)]);
     }
 
     #[test]

@@ -185,7 +185,12 @@ pub fn load(path: &Path) -> Result<Suite, SuiteError> {
 /// folder of `path`). Its datasets' rows are read as tasks, and its digest covers them.
 pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
     let expanded = crate::dataset::expand(path, text)?;
-    parse_expanded(path, &expanded.text).map_err(|e| expanded.relocate(e))
+    let mut suite = parse_expanded(path, &expanded.text).map_err(|e| expanded.relocate(e))?;
+    for task in &mut suite.tasks {
+        task.line = expanded.suite_line(task.line);
+        task.models_line = expanded.suite_line(task.models_line);
+    }
+    Ok(suite)
 }
 
 /// Reads a suite whose datasets are expanded.
