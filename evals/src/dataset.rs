@@ -158,18 +158,18 @@ pub fn expand(path: &Path, text: &str) -> Result<Expanded, SuiteError> {
             ));
         }
         for (row_line, row) in &rows {
-            let task = fill(&toml::Value::Table(template.clone()), row).map_err(|column| {
-                SuiteError {
+            let task = fill(&toml::Value::Table(template.clone()), row, false).map_err(
+                |(column, message)| SuiteError {
                     file: data_path.clone(),
                     line: *row_line,
                     task: None,
-                    field: Some(column.clone()),
+                    field: Some(column),
                     message: format!(
-                        "the dataset's template names the column `{column}`, which this row does not have (a row of the dataset on {}:{dataset_line})",
+                        "{message} (a row of the dataset on {}:{dataset_line})",
                         path.display()
                     ),
-                }
-            })?;
+                },
+            )?;
             let written = task_table(&task);
             origins.push(Origin {
                 first_line: lines_so_far + 1,
@@ -245,31 +245,94 @@ fn dataset_lines(text: &str) -> Vec<usize> {
         .collect()
 }
 
-/// `value` with every placeholder in its strings replaced by the row's value; the column a
-/// placeholder names that the row does not have.
-fn fill(value: &toml::Value, row: &BTreeMap<String, String>) -> Result<toml::Value, String> {
+/// Why a row could not fill its template: the column, and what is wrong.
+type FillError = (String, String);
+
+/// The fields whose values are paths (relative to the suite): a row's value may not make one
+/// absolute or climb out with `..`, since a data file may come from anywhere and a fixture or
+/// context file reaches the model.
+const PATH_FIELDS: &[&str] = &["fixture", "context_file"];
+
+/// `value` with every placeholder in its strings replaced by the row's value (`in_path`: the
+/// string is a path); the column and message of a placeholder naming a column the row does
+/// not have, or a value a path may not take.
+fn fill(
+    value: &toml::Value,
+    row: &BTreeMap<String, String>,
+    in_path: bool,
+) -> Result<toml::Value, FillError> {
     Ok(match value {
-        toml::Value::String(s) => toml::Value::String(substitute(s, row)?),
+        toml::Value::String(s) => {
+            let value_check = |column: &str, value: &str| {
+                if in_path && !is_plain_relative(value) {
+                    return Err((
+                        column.to_owned(),
+                        format!(
+                            "the value `{}` would make a path absolute or climb out with `..`",
+                            value.escape_debug()
+                        ),
+                    ));
+                }
+                Ok(())
+            };
+            toml::Value::String(substitute_checked(s, row, &value_check)?)
+        }
         toml::Value::Array(items) => toml::Value::Array(
             items
                 .iter()
-                .map(|item| fill(item, row))
+                .map(|item| fill(item, row, in_path))
                 .collect::<Result<_, _>>()?,
         ),
         toml::Value::Table(table) => toml::Value::Table(
             table
                 .iter()
-                .map(|(k, v)| Ok((k.clone(), fill(v, row)?)))
-                .collect::<Result<_, String>>()?,
+                .map(|(k, v)| Ok((k.clone(), fill(v, row, PATH_FIELDS.contains(&k.as_str()))?)))
+                .collect::<Result<_, FillError>>()?,
         ),
         other => other.clone(),
     })
+}
+
+/// Whether `value` is a relative path that stays below where it starts: not absolute, no `..`.
+fn is_plain_relative(value: &str) -> bool {
+    !value.starts_with('/') && !value.split(['/', '\\']).any(|part| part == "..")
+}
+
+/// [`substitute`], each value first passed to `check` with its column.
+fn substitute_checked(
+    template: &str,
+    row: &BTreeMap<String, String>,
+    check: &dyn Fn(&str, &str) -> Result<(), FillError>,
+) -> Result<String, FillError> {
+    let mut used = Vec::new();
+    let filled = substitute_with(template, row, &mut |column, value| {
+        used.push((column.to_owned(), value.to_owned()));
+    })
+    .map_err(|column| {
+        let message = format!(
+            "the dataset's template names the column `{column}`, which this row does not have"
+        );
+        (column, message)
+    })?;
+    for (column, value) in &used {
+        check(column, value)?;
+    }
+    Ok(filled)
 }
 
 /// `template` with each `{{column}}` (a name of letters, digits, `_`, `-` and `.`, spaces
 /// around it allowed) replaced by the row's value, once: the values are not read again. Other
 /// braces are left as they are.
 pub fn substitute(template: &str, row: &BTreeMap<String, String>) -> Result<String, String> {
+    substitute_with(template, row, &mut |_, _| {})
+}
+
+/// [`substitute`], telling `seen` of each column and value inserted.
+fn substitute_with(
+    template: &str,
+    row: &BTreeMap<String, String>,
+    seen: &mut dyn FnMut(&str, &str),
+) -> Result<String, String> {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(open) = rest.find("{{") {
@@ -282,6 +345,7 @@ pub fn substitute(template: &str, row: &BTreeMap<String, String>) -> Result<Stri
         match name {
             Some((close, name)) => {
                 let value = row.get(name).ok_or_else(|| name.to_owned())?;
+                seen(name, value);
                 out.push_str(value);
                 rest = &after[close + 2..];
             }
@@ -489,6 +553,20 @@ mod tests {
             "{ {{}} {{a b}} }}"
         );
         assert_eq!(substitute("{{a", &r).unwrap(), "{{a");
+    }
+
+    #[test]
+    fn a_value_in_a_path_may_not_climb_or_be_absolute() {
+        let table = |text: &str| toml::Value::Table(text.parse::<toml::Table>().unwrap());
+        let template = table("id = \"{{v}}x\"\nfixture = \"fixtures/{{v}}\"\nagent = { context_file = \"c/{{v}}\" }\nprompt = \"{{v}}\"");
+        for bad in ["..", "../etc", "a/../../b", "/etc"] {
+            let r = row(&[("v", bad)]);
+            let error = fill(&template, &r, false).unwrap_err();
+            assert_eq!(error.0, "v", "{bad}");
+        }
+        let only_prompt = table("prompt = \"{{v}}\"\nfixture = \"f/{{w}}\"");
+        let r = row(&[("v", "../x"), ("w", "a/b.c")]);
+        assert!(fill(&only_prompt, &r, false).is_ok());
     }
 
     #[test]

@@ -357,3 +357,25 @@ fn a_tasks_context_file_reaches_the_system_prompt_and_its_replay_reproduces() {
         ran.stderr
     );
 }
+
+#[test]
+fn a_row_whose_fixture_climbs_out_of_the_suite_is_refused() {
+    let env = EvalEnv::new(None);
+    env.write(
+        "secret/key.txt",
+        "sk-planted-in-a-folder-beside-the-suite\n",
+    );
+    env.write("s/fixtures/ok/readme.txt", "fine\n");
+    let rows =
+        "{\"id\": \"ok\", \"dir\": \"ok\"}\n{\"id\": \"steal\", \"dir\": \"../../secret\"}\n";
+    let template =
+        "id = \"{{id}}\"\nprompt = \"Summarise the files\"\nfixture = \"fixtures/{{dir}}\"\n";
+    let suite = dataset_suite(&env, "rows.jsonl", rows, template);
+    let ran = env.eval(&[&suite, "--list"]);
+    assert_eq!(ran.code, 2, "{}{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr.contains("rows.jsonl:2") && ran.stderr.contains("field `dir`"),
+        "{}",
+        ran.stderr
+    );
+}
