@@ -31,6 +31,9 @@ pub struct Suite {
     pub cassettes: Option<PathBuf>,
     /// The line of `cassettes`, for the error when a replay finds no such folder.
     pub cassettes_line: usize,
+    /// `[defaults] max_cost`: dollars of live calls after which the run starts no new trial
+    /// (`--max-cost` replaces it).
+    pub max_cost: Option<f64>,
     pub tasks: Vec<Task>,
 }
 
@@ -117,6 +120,7 @@ struct RawDefaults {
     limits: Option<RawLimits>,
     settings: Option<toml::Table>,
     agent: Option<RawAgentOptions>,
+    max_cost: Option<Spanned<f64>>,
 }
 
 #[derive(Clone, Copy, Default, Deserialize)]
@@ -256,6 +260,16 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
         check_threshold(*t.get_ref())
             .map_err(|m| at(t.span().start, None, Some("threshold"), m))?;
     }
+    if let Some(max) = &defaults.max_cost {
+        if !(max.get_ref().is_finite() && *max.get_ref() >= 0.0) {
+            return Err(at(
+                max.span().start,
+                None,
+                Some("max_cost"),
+                "must be a non-negative number of dollars".into(),
+            ));
+        }
+    }
     if raw.task.is_empty() {
         return Err(at(
             text.len(),
@@ -384,6 +398,7 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             .cassettes
             .as_ref()
             .map_or(0, |c| line_of(text, c.span().start)),
+        max_cost: defaults.max_cost.as_ref().map(|m| *m.get_ref()),
         tasks,
     })
 }

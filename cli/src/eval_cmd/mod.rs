@@ -119,7 +119,8 @@ struct EvalArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     retry_errors: u32,
     /// Start no new trial once the finished trials' live cost reaches USD dollars (exit 3;
-    /// `pi eval --resume OUT` runs the rest, with the same limit again).
+    /// `pi eval --resume OUT` runs the rest, with the same limit again); replaces the suites'
+    /// `max_cost`.
     #[arg(long, value_name = "USD")]
     max_cost: Option<f64>,
 }
@@ -193,6 +194,10 @@ fn run(
             return Err("--max-cost takes a number of dollars, 0 or more".into());
         }
     }
+    // The flag, else the smallest a suite sets.
+    let max_cost = args
+        .max_cost
+        .or_else(|| suites.iter().filter_map(|s| s.max_cost).reduce(f64::min));
     let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
     if args.list {
         summary::say(&preflight::list(&specs).join("\n"));
@@ -228,7 +233,7 @@ fn run(
         keep: args.keep.clone(),
         user_agent_dir,
         retry_errors: args.retry_errors,
-        max_cost: args.max_cost,
+        max_cost,
     };
     if args.dry_run {
         let (lines, ok) = preflight::dry_run(&specs, &suites, &mode);
@@ -263,7 +268,7 @@ fn run(
         runner::run(&specs, &options, &progress, &cancel).map_err(|e| e.to_string())?;
     progress.finish();
     let cancelled = cancel.load(Ordering::SeqCst);
-    let stopped = match args.max_cost {
+    let stopped = match max_cost {
         Some(max) if !cancelled && trials.len() < specs.len() => {
             Some(format!("cost limit ${max:.2} reached"))
         }

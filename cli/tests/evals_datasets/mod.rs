@@ -379,3 +379,23 @@ fn a_row_whose_fixture_climbs_out_of_the_suite_is_refused() {
         ran.stderr
     );
 }
+
+#[test]
+fn a_suites_own_cost_limit_stops_the_run_and_the_flag_replaces_it() {
+    let answer = json!({"text": ["done"], "usage": {"input": 1_000_000, "output": 0}});
+    let mock = MockLlm::start(&Value::Array(vec![answer; 4]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/capped.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\ntrials = 3\nmax_cost = 1\nsettings = { compaction = { enabled = false } }\n\n[[task]]\nid = \"t\"\nprompt = \"go\"\n",
+    );
+    let suite = suite.to_str().unwrap();
+    let common = [suite, "-q", "--jobs", "1", "--isolate", "none"];
+    let ran = env.eval(&[&common[..], &["--out", "a"]].concat());
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(env.results("a")["stopped"], "cost limit $1.00 reached");
+    let ran = env.eval(&[&common[..], &["--out", "b", "--max-cost", "10"]].concat());
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(mock.requests().len(), 4);
+}
