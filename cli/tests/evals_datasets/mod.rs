@@ -184,6 +184,11 @@ fn the_cost_limit_starts_no_trial_once_reached_and_resume_finishes_the_run() {
         "{}",
         ran.stderr
     );
+    let summary = std::fs::read_to_string(env.path("work/o/summary.md")).unwrap();
+    assert!(
+        summary.contains("**Stopped: cost limit $2.00 reached**: 2 of 5 planned trials ran"),
+        "{summary}"
+    );
 
     let resumed = env.eval(&["--resume", "o"]);
     assert_eq!(
