@@ -641,6 +641,20 @@ mod tests {
     }
 
     #[test]
+    fn the_suites_digest_covers_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[defaults]\nmodels = [\"m/x\"]\n\n[[dataset]]\nfile = \"rows.csv\"\nid = \"{{id}}\"\nprompt = \"{{p}}\"\n";
+        let digest = |rows: &str| {
+            std::fs::write(dir.path().join("rows.csv"), rows).unwrap();
+            crate::suite::parse(&dir.path().join("s.toml"), text)
+                .unwrap()
+                .digest
+        };
+        assert_ne!(digest("id,p\na,one\n"), digest("id,p\na,two\n"));
+        assert_eq!(digest("id,p\na,one\n"), digest("id,p\na,one\n"));
+    }
+
+    #[test]
     fn jsonl_values_are_their_text() {
         let rows = jsonl_rows("{\"s\": \"x\", \"n\": 2, \"z\": null}\n\n[1]\n").unwrap_err();
         assert_eq!(rows.0, 3);
