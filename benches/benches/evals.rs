@@ -84,6 +84,8 @@ fn results(tasks: usize, trials: u32) -> EvalResults {
                     ],
                     attempts: 1,
                     earlier_errors: Vec::new(),
+                    tags: Vec::new(),
+                    metadata: serde_json::Map::new(),
                 });
             }
         }

@@ -7,6 +7,8 @@
 mod common;
 #[path = "evals_confinement/mod.rs"]
 mod confinement;
+#[path = "evals_datasets/mod.rs"]
+mod datasets;
 #[path = "evals_interrupt/mod.rs"]
 mod interrupt;
 #[path = "evals_steps/mod.rs"]

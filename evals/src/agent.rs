@@ -17,6 +17,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use crate::agent_options::AgentOptions;
 use crate::isolate::{AgentSandbox, Isolation};
 use crate::outcome::{AgentOutcome, Limits};
 use crate::suite::Step;
@@ -97,6 +98,9 @@ pub struct Invocation<'a> {
     pub sandbox: &'a AgentSandbox,
     pub cassette: &'a CassetteUse,
     pub limits: &'a Limits,
+    /// The task's own flags, environment and system prompt text (a live run's: a replay
+    /// answers from what the cassette recorded).
+    pub options: &'a AgentOptions,
 }
 
 /// What the agent's run gave.
@@ -232,6 +236,10 @@ impl AgentCommand {
             CassetteUse::Live | CassetteUse::Record(_) => {
                 let mode = if rpc { "rpc" } else { "json" };
                 words(&mut args, &["--mode", mode, "--no-session"]);
+                args.extend(inv.options.args.iter().map(OsString::from));
+                if let Some(text) = &inv.options.append_system_prompt {
+                    words(&mut args, &["--append-system-prompt", text]);
+                }
                 match inv.model.split_once('/') {
                     Some((provider, id)) => {
                         words(&mut args, &["--provider", provider, "--model", id]);
@@ -263,6 +271,9 @@ impl AgentCommand {
         let mut command = inv
             .isolation
             .agent_command(inv.sandbox, &self.program, &args)?;
+        if !matches!(inv.cassette, CassetteUse::Replay(_)) {
+            command.envs(&inv.options.env);
+        }
         command
             .env("PI_CODING_AGENT_DIR", &inv.dirs.agent_dir)
             .env("PI_SEED", inv.seed.to_string())

@@ -8,9 +8,11 @@
 //! original Pi, or any other Pi-compatible command.
 
 pub mod agent;
+pub mod agent_options;
 pub mod check;
 pub mod compare;
 pub mod convert;
+pub mod dataset;
 pub mod digest;
 pub mod isolate;
 pub mod merge;

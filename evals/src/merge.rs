@@ -87,6 +87,7 @@ pub fn merge(parts: Vec<EvalResults>) -> Result<EvalResults, MergeError> {
 
     let mut base = None;
     let mut interrupted = false;
+    let mut stopped: Option<String> = None;
     let mut planned = Some(0);
     let mut trials = Vec::new();
     let mut seen: HashMap<(String, String, String, u32), usize> = HashMap::new();
@@ -103,6 +104,7 @@ pub fn merge(parts: Vec<EvalResults>) -> Result<EvalResults, MergeError> {
         } = results;
         // A shard cut short leaves the merged run cut short too.
         interrupted |= progress.interrupted;
+        stopped = stopped.or(progress.stopped);
         planned = planned.zip(progress.planned).map(|(a, b)| a + b);
         for trial in part_trials {
             let key = (
@@ -147,6 +149,7 @@ pub fn merge(parts: Vec<EvalResults>) -> Result<EvalResults, MergeError> {
             interrupted,
             planned,
             invocation: None,
+            stopped,
         },
     })
 }

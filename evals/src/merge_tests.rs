@@ -160,3 +160,25 @@ fn whole_runs_with_disjoint_trials_merge() {
     assert_eq!(merged.shards, None);
     assert_eq!(merged.models.len(), 2);
 }
+
+#[test]
+fn a_shard_the_cost_limit_stopped_leaves_the_merged_run_stopped_with_its_tags() {
+    let mut stopped = shard(1, 2, "b");
+    stopped.progress.stopped = Some("cost limit $1.00 reached".into());
+    stopped.trials[0].tags = vec!["hard".into()];
+    let merged = merge(vec![shard(0, 2, "a"), stopped]).unwrap();
+    assert_eq!(
+        merged.progress.stopped.as_deref(),
+        Some("cost limit $1.00 reached")
+    );
+    let tagged: Vec<&str> = merged
+        .trials
+        .iter()
+        .filter(|t| !t.tags.is_empty())
+        .map(|t| t.task.as_str())
+        .collect();
+    assert_eq!(tagged, ["b"]);
+    let text = serde_json::to_string(&merged).unwrap();
+    let back: EvalResults = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, merged, "stopped and tags survive the file");
+}

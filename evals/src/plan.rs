@@ -38,7 +38,8 @@ pub struct Selection {
     /// Replace every task's trial count.
     pub trials: Option<u32>,
     /// Keep the tasks whose `task` or `suite/task` matches any pattern (`*` matches any run of
-    /// characters, `?` one), and leave out those that match a pattern written `!pattern`.
+    /// characters, `?` one), or which have a tag matching `tag:pattern`, and leave out those
+    /// that match a pattern written `!pattern` (or `!tag:pattern`).
     pub filters: Vec<String>,
     pub shard: Option<Shard>,
 }
@@ -94,7 +95,7 @@ pub fn plan<'a>(
     let mut matched = false;
     for suite in suites {
         for task in &suite.tasks {
-            if !selected(&selection.filters, &suite.name, &task.id) {
+            if !selected(&selection.filters, &suite.name, &task.id, &task.tags) {
                 continue;
             }
             matched = true;
@@ -137,11 +138,15 @@ pub fn plan<'a>(
     })
 }
 
-/// Whether the task `id` of suite `suite` passes `filters`: it matches a pattern (or none is
-/// given but exclusions) and no `!pattern`.
-fn selected(filters: &[String], suite: &str, id: &str) -> bool {
+/// Whether the task `id` of suite `suite`, tagged `tags`, passes `filters`: it matches a
+/// pattern (or none is given but exclusions) and no `!pattern`. A pattern `tag:P` matches a
+/// task with a tag that `P` matches.
+fn selected(filters: &[String], suite: &str, id: &str, tags: &[String]) -> bool {
     let full = format!("{suite}/{id}");
-    let matches = |pattern: &str| glob_match(pattern, id) || glob_match(pattern, &full);
+    let matches = |pattern: &str| match pattern.strip_prefix("tag:") {
+        Some(tag) => tags.iter().any(|t| glob_match(tag, t)),
+        None => glob_match(pattern, id) || glob_match(pattern, &full),
+    };
     let (excluding, including): (Vec<&String>, Vec<&String>) =
         filters.iter().partition(|f| f.starts_with('!'));
     let included = including.is_empty() || including.iter().any(|f| matches(f));
@@ -204,12 +209,28 @@ mod tests {
     #[test]
     fn a_bang_excludes_whatever_else_includes() {
         let filters = |f: &[&str]| f.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert!(selected(&[], "s", "a"));
-        assert!(!selected(&filters(&["!a"]), "s", "a"));
-        assert!(selected(&filters(&["!a"]), "s", "b"));
-        assert!(!selected(&filters(&["s/*", "!s/a"]), "s", "a"));
-        assert!(selected(&filters(&["s/*", "!s/a"]), "s", "ab"));
-        assert!(!selected(&filters(&["x*", "!s/a"]), "s", "b"));
+        assert!(selected(&[], "s", "a", &[]));
+        assert!(!selected(&filters(&["!a"]), "s", "a", &[]));
+        assert!(selected(&filters(&["!a"]), "s", "b", &[]));
+        assert!(!selected(&filters(&["s/*", "!s/a"]), "s", "a", &[]));
+        assert!(selected(&filters(&["s/*", "!s/a"]), "s", "ab", &[]));
+        assert!(!selected(&filters(&["x*", "!s/a"]), "s", "b", &[]));
+    }
+
+    #[test]
+    fn tag_filters_pick_tasks_by_any_of_their_tags() {
+        let filters = |f: &[&str]| f.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let tags = ["easy".to_owned(), "py".to_owned()];
+        assert!(selected(&filters(&["tag:py"]), "s", "a", &tags));
+        assert!(selected(&filters(&["tag:e*"]), "s", "a", &tags));
+        assert!(!selected(&filters(&["tag:hard"]), "s", "a", &tags));
+        assert!(!selected(&filters(&["tag:py"]), "s", "a", &[]));
+        assert!(!selected(&filters(&["!tag:easy"]), "s", "a", &tags));
+        assert!(selected(&filters(&["!tag:easy"]), "s", "b", &[]));
+        assert!(
+            !selected(&filters(&["tag:*"]), "s", "tag:x", &[]),
+            "a tag filter is not a name filter"
+        );
     }
 
     #[test]

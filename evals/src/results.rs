@@ -50,6 +50,10 @@ pub struct RunProgress {
     /// The command line that ran it, so that `--resume` runs the rest the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation: Option<Invocation>,
+    /// Why the run started no more trials though it was not interrupted (`cost limit $X
+    /// reached`): `trials` holds fewer than `planned`, and `--resume` runs the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The words of a `pi eval` command line and the folder it ran in (its paths are relative to
@@ -158,6 +162,12 @@ pub struct TrialResult {
     /// Why each earlier attempt errored, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_errors: Vec<String>,
+    /// The task's tags (absent when it has none), which reports group by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// The task's metadata (absent when it has none).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub metadata: serde_json::Map<String, Value>,
 }
 
 fn one() -> u32 {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rayon::prelude::*;
@@ -67,6 +67,9 @@ pub struct RunOptions {
     pub user_agent_dir: Option<PathBuf>,
     /// How many times an errored trial is run again (replays are not: they would err again).
     pub retry_errors: u32,
+    /// Dollars of live model calls after which no new trial starts (the trials running then
+    /// finish): the sum of the finished trials' `cost`.
+    pub max_cost: Option<f64>,
 }
 
 /// Told of each trial as it starts and ends (a progress bar, a log line).
@@ -77,7 +80,8 @@ pub trait Progress: Sync {
 
 /// Runs `specs`; the results of the trials that finished, sorted by suite, task, model and
 /// trial. Trials still running
-/// when `cancel` is set are stopped and left out, and no new one starts.
+/// when `cancel` is set are stopped and left out, and no new one starts; nor does one once the
+/// finished trials' live cost reaches `options.max_cost`.
 pub fn run(
     specs: &[TrialSpec<'_>],
     options: &RunOptions,
@@ -90,12 +94,18 @@ pub fn run(
     // Trials' folders are removed on a thread of their own (see `TrialDirs::removed_by`).
     let (cleaner, finished) = mpsc::channel::<tempfile::TempDir>();
     let remover = std::thread::spawn(move || finished.into_iter().for_each(drop));
+    let spent = Mutex::new(0.0_f64);
+    let over_budget = || {
+        options
+            .max_cost
+            .is_some_and(|max| *spent.lock().unwrap_or_else(PoisonError::into_inner) >= max)
+    };
     let results: Vec<Option<TrialResult>> = pool.install(|| {
         specs
             .par_iter()
             .with_max_len(1)
             .map(|spec| {
-                if cancel.load(Ordering::SeqCst) {
+                if cancel.load(Ordering::SeqCst) || over_budget() {
                     return None;
                 }
                 progress.started(&spec.key());
@@ -106,6 +116,7 @@ pub fn run(
                 let result = crate::retry::retried(retries, cancel, || {
                     run_trial(spec, options, cancel, &cleaner)
                 })?;
+                *spent.lock().unwrap_or_else(PoisonError::into_inner) += result.cost;
                 progress.finished(&result);
                 Some(result)
             })
@@ -174,6 +185,8 @@ fn run_trial(
         transcript: Vec::new(),
         attempts: 1,
         earlier_errors: Vec::new(),
+        tags: task.tags.clone(),
+        metadata: task.metadata.clone(),
     };
     if let CassetteUse::Replay(path) = &cassette {
         if !path.is_file() {
@@ -240,6 +253,13 @@ fn run_trial(
         result.reason = Some(e.to_string());
         return Some(result);
     }
+    if let Some(file) = &task.agent.context_file {
+        // Pi's global context file, read from the agent folder before the project's.
+        if let Err(e) = std::fs::copy(file, dirs.agent_dir.join("AGENTS.md")) {
+            result.reason = Some(format!("cannot copy {}: {e}", file.display()));
+            return Some(result);
+        }
+    }
     let sandbox = match agent_sandbox(&dirs, &confinement, &shell, &cassette, options) {
         Ok(sandbox) => sandbox,
         Err(e) => {
@@ -258,6 +278,7 @@ fn run_trial(
             shell: Some(&shell),
             cassette: &cassette,
             limits: &task.limits,
+            options: &task.agent,
             isolation: &options.isolation,
             sandbox: &sandbox,
         },

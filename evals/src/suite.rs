@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
+use crate::agent_options::{AgentOptions, RawAgentOptions};
 use crate::check::{toml_to_json, Check, CheckKind, RawCheck};
 use crate::digest::sha256_hex;
 use crate::outcome::Limits;
@@ -30,6 +31,9 @@ pub struct Suite {
     pub cassettes: Option<PathBuf>,
     /// The line of `cassettes`, for the error when a replay finds no such folder.
     pub cassettes_line: usize,
+    /// `[defaults] max_cost`: dollars of live calls after which the run starts no new trial
+    /// (`--max-cost` replaces it).
+    pub max_cost: Option<f64>,
     pub tasks: Vec<Task>,
 }
 
@@ -56,6 +60,13 @@ pub struct Task {
     pub checks: Vec<Check>,
     /// The weighted share of checks a trial must pass (1 = all).
     pub threshold: f64,
+    /// Labels that `--filter tag:NAME` selects by and reports group by.
+    pub tags: Vec<String>,
+    /// Whatever the suite says of the task (a dataset row's columns, say), carried into its
+    /// trials' results.
+    pub metadata: serde_json::Map<String, Value>,
+    /// Extra flags, environment and system prompt text for the task's agent.
+    pub agent: AgentOptions,
 }
 
 /// What is sent to the agent, in order.
@@ -90,6 +101,9 @@ struct RawSuite {
     defaults: RawDefaults,
     #[serde(default)]
     task: Vec<Spanned<RawTask>>,
+    /// Read by [`crate::dataset::expand`], which makes a `[[task]]` of each row.
+    #[serde(default, rename = "dataset")]
+    _datasets: Option<toml::Value>,
 }
 
 #[derive(Default, Deserialize)]
@@ -105,6 +119,8 @@ struct RawDefaults {
     threshold: Option<Spanned<f64>>,
     limits: Option<RawLimits>,
     settings: Option<toml::Table>,
+    agent: Option<RawAgentOptions>,
+    max_cost: Option<Spanned<f64>>,
 }
 
 #[derive(Clone, Copy, Default, Deserialize)]
@@ -132,6 +148,9 @@ struct RawTask {
     threshold: Option<Spanned<f64>>,
     limits: Option<RawLimits>,
     settings: Option<toml::Table>,
+    tags: Option<Spanned<Vec<String>>>,
+    metadata: Option<toml::Table>,
+    agent: Option<RawAgentOptions>,
     #[serde(default)]
     check: Vec<Spanned<RawCheck>>,
 }
@@ -167,8 +186,19 @@ pub fn load(path: &Path) -> Result<Suite, SuiteError> {
 }
 
 /// Reads a suite from `text`, as if from `path` (relative paths in it resolve against the
-/// folder of `path`).
+/// folder of `path`). Its datasets' rows are read as tasks, and its digest covers them.
 pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
+    let expanded = crate::dataset::expand(path, text)?;
+    let mut suite = parse_expanded(path, &expanded.text).map_err(|e| expanded.relocate(e))?;
+    for task in &mut suite.tasks {
+        task.line = expanded.suite_line(task.line);
+        task.models_line = expanded.suite_line(task.models_line);
+    }
+    Ok(suite)
+}
+
+/// Reads a suite whose datasets are expanded.
+fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
     let at = |offset: usize, task: Option<&str>, field: Option<&str>, message: String| SuiteError {
         file: path.to_path_buf(),
         line: line_of(text, offset),
@@ -229,6 +259,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
     if let Some(t) = &defaults.threshold {
         check_threshold(*t.get_ref())
             .map_err(|m| at(t.span().start, None, Some("threshold"), m))?;
+    }
+    if let Some(max) = &defaults.max_cost {
+        if !(max.get_ref().is_finite() && *max.get_ref() >= 0.0) {
+            return Err(at(
+                max.span().start,
+                None,
+                Some("max_cost"),
+                "must be a non-negative number of dollars".into(),
+            ));
+        }
     }
     if raw.task.is_empty() {
         return Err(at(
@@ -301,6 +341,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
                 .map_err(|(field, m)| err(raw_check.span().start, &format!("check.{field}"), m))?;
             checks.push(check);
         }
+        let tags = match &task.tags {
+            Some(tags) => tags_of(tags.get_ref()).map_err(|m| err(tags.span().start, "tags", m))?,
+            None => Vec::new(),
+        };
+        let agent = AgentOptions::resolve(&folder, defaults.agent.as_ref(), task.agent.as_ref())
+            .map_err(|(field, m)| err(start, field, m))?;
         if checks.is_empty() {
             checks.push(Check {
                 kind: CheckKind::NoError,
@@ -330,6 +376,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             settings,
             checks,
             threshold,
+            tags,
+            metadata: task
+                .metadata
+                .as_ref()
+                .map_or_else(serde_json::Map::new, |m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                        .collect()
+                }),
+            agent,
         });
     }
     Ok(Suite {
@@ -342,6 +398,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             .cassettes
             .as_ref()
             .map_or(0, |c| line_of(text, c.span().start)),
+        max_cost: defaults.max_cost.as_ref().map(|m| *m.get_ref()),
         tasks,
     })
 }
@@ -470,6 +527,24 @@ fn limits_of(raw: RawLimits) -> Result<Limits, (&'static str, String)> {
         cost: raw.cost,
         wall_time,
     })
+}
+
+/// A task's tags, those left empty (a dataset column with no value) left out; no control
+/// characters, since they are printed in reports.
+fn tags_of(tags: &[String]) -> Result<Vec<String>, String> {
+    let mut kept = Vec::with_capacity(tags.len());
+    for tag in tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        if tag.chars().any(char::is_control) {
+            return Err(format!(
+                "the tag `{}` holds a control character",
+                tag.escape_debug()
+            ));
+        }
+        if !kept.iter().any(|k| k == tag) {
+            kept.push(tag.to_owned());
+        }
+    }
+    Ok(kept)
 }
 
 fn check_threshold(value: f64) -> Result<(), String> {

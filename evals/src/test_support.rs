@@ -43,6 +43,8 @@ pub(crate) fn trial(
         transcript: Vec::new(),
         attempts: 1,
         earlier_errors: Vec::new(),
+        tags: Vec::new(),
+        metadata: serde_json::Map::new(),
     }
 }
 

@@ -10,7 +10,8 @@
 //! Exit codes: 0 every trial ran (passed or failed) and the score is not under
 //! `--fail-under`; 1 a trial errored or diverged from its cassette, or the score is under
 //! `--fail-under`; 2 bad usage, an invalid suite or results file, or a run that calls a model
-//! without bubblewrap and without `--isolate none`, or an `--out` folder another run holds; 130
+//! without bubblewrap and without `--isolate none`, or an `--out` folder another run holds; 3 the cost limit
+//! (`--max-cost`) stopped the run before every trial ran; 130
 //! interrupted (the finished trials' results are written, and `pi eval --resume OUT` runs the
 //! rest).
 
@@ -44,7 +45,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 130 interrupted."
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
 )]
 struct EvalArgs {
     /// Suite files (TOML).
@@ -121,6 +122,11 @@ struct EvalArgs {
     /// Run an errored trial again, up to N more times, waiting 1 s, 2 s, 4 s, ... between.
     #[arg(long, value_name = "N", default_value_t = 0)]
     retry_errors: u32,
+    /// Start no new trial once the finished trials' live cost reaches USD dollars (exit 3;
+    /// `pi eval --resume OUT` runs the rest, with the same limit again); replaces the suites'
+    /// `max_cost`.
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -187,6 +193,15 @@ fn run(
             return Err("--fail-under takes a score between 0 and 1".into());
         }
     }
+    if let Some(max) = args.max_cost {
+        if !(max.is_finite() && max >= 0.0) {
+            return Err("--max-cost takes a number of dollars, 0 or more".into());
+        }
+    }
+    // The flag, else the smallest a suite sets.
+    let max_cost = args
+        .max_cost
+        .or_else(|| suites.iter().filter_map(|s| s.max_cost).reduce(f64::min));
     let specs = plan::plan(&suites, &selection).map_err(|e| e.to_string())?;
     if args.list {
         summary::say(&preflight::list(&specs).join("\n"));
@@ -227,6 +242,7 @@ fn run(
         keep: args.keep.clone(),
         user_agent_dir,
         retry_errors: args.retry_errors,
+        max_cost,
     };
     if args.dry_run {
         let (lines, ok) = preflight::dry_run(&specs, &suites, &mode);
@@ -261,6 +277,12 @@ fn run(
         runner::run(&specs, &options, &progress, &cancel).map_err(|e| e.to_string())?;
     progress.finish();
     let cancelled = cancel.load(Ordering::SeqCst);
+    let stopped = match max_cost {
+        Some(max) if !cancelled && trials.len() < specs.len() => {
+            Some(format!("cost limit ${max:.2} reached"))
+        }
+        _ => None,
+    };
     trials.extend(finished);
     trials.sort_by(|a, b| {
         (&a.suite, &a.task, &a.model, a.trial).cmp(&(&b.suite, &b.task, &b.model, b.trial))
@@ -296,6 +318,7 @@ fn run(
                     .into_owned(),
                 args: words,
             }),
+            stopped: stopped.clone(),
         },
     };
     summary::print(&results);
@@ -311,6 +334,14 @@ fn run(
             args.out.display()
         );
         return Ok(130);
+    }
+    if let Some(stopped) = stopped {
+        eprintln!(
+            "stopped: {stopped}: {} of {planned} planned trials ran; `pi eval --resume {}` runs the rest",
+            results.trials.len(),
+            args.out.display()
+        );
+        return Ok(3);
     }
     Ok(exit_code(&results, args.fail_under))
 }

@@ -23,6 +23,7 @@ pub fn render(results: &EvalResults) -> String {
     header(results, &mut out);
     models(results, &mut out);
     tasks(results, &mut out);
+    tags(results, &mut out);
     failing(results, &mut out);
     out
 }
@@ -45,7 +46,55 @@ fn header(results: &EvalResults, out: &mut String) {
         let held: Vec<String> = shards.held.iter().map(u32::to_string).collect();
         let _ = write!(out, " · shards {} of {}", held.join(", "), shards.count);
     }
+    if let Some(stopped) = &results.progress.stopped {
+        let _ = write!(
+            out,
+            "\n\n**Stopped: {}**: {} of {} planned trials ran",
+            md(stopped),
+            results.trials.len(),
+            results
+                .progress
+                .planned
+                .map_or_else(|| "?".to_owned(), |p| p.to_string())
+        );
+    }
     out.push_str("\n\n");
+}
+
+/// Per tag and model, over the trials of the tasks with that tag: how many were a verdict on
+/// the model and how many of those passed. Absent when no task has a tag.
+fn tags(results: &EvalResults, out: &mut String) {
+    let mut rows: std::collections::BTreeMap<(&str, &str), (u32, u32)> = Default::default();
+    for t in &results.trials {
+        for tag in &t.tags {
+            let row = rows.entry((tag, &t.model)).or_default();
+            if t.status.is_verdict() {
+                row.0 += 1;
+                row.1 += u32::from(t.status.is_pass());
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "### Tags\n\n| Tag | Model | Passed / counted | Pass rate |\n|---|---|---:|---:|\n",
+    );
+    for ((tag, model), (counted, passed)) in rows {
+        let rate = if counted == 0 {
+            f64::NAN
+        } else {
+            f64::from(passed) / f64::from(counted)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {passed}/{counted} | {} |",
+            md(tag),
+            md(model),
+            pct(rate)
+        );
+    }
+    out.push('\n');
 }
 
 fn models(results: &EvalResults, out: &mut String) {

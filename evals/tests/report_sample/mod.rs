@@ -145,6 +145,8 @@ fn trial(
         },
         attempts: 1,
         earlier_errors: Vec::new(),
+        tags: Vec::new(),
+        metadata: serde_json::Map::new(),
     }
 }
 

@@ -1,0 +1,227 @@
+//! A task's own options for its agent (`[task.agent]`, or `[defaults.agent]`): extra Pi
+//! flags, environment variables, text appended to the system prompt and a context file. Each is checked when
+//! the suite is read, since what would break the trial (a flag that changes Pi's mode, session
+//! or model) or leak (a variable that names a credential) must never reach a run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The options as a suite gives them.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAgentOptions {
+    pub args: Option<Vec<String>>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub append_system_prompt: Option<String>,
+    pub context_file: Option<String>,
+}
+
+/// A task's agent options, checked, the task's fields replacing the defaults' one by one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentOptions {
+    /// Words added to the agent's command line, before the model and prompts.
+    pub args: Vec<String>,
+    /// Variables set in the agent process's environment (its commands do not see them).
+    pub env: BTreeMap<String, String>,
+    /// Pi's `--append-system-prompt`.
+    pub append_system_prompt: Option<String>,
+    /// A file copied into the trial's agent folder as `AGENTS.md`: Pi's global context file,
+    /// put first in the system prompt's project context, outside the workspace the checks
+    /// look at.
+    pub context_file: Option<PathBuf>,
+}
+
+/// Pi flags the harness sets itself or that would take the trial out of its hands: its mode
+/// and prompts, its session, recording and replay, its model and key, its tools and thinking
+/// (a suite's own fields), the system prompt append (the `append_system_prompt` field), and
+/// the flags that print and exit, or load code from outside the workspace.
+pub const REFUSED_FLAGS: &[&str] = &[
+    "--mode",
+    "--print",
+    "--continue",
+    "--resume",
+    "--session",
+    "--fork",
+    "--session-dir",
+    "--no-session",
+    "--wait-for-session",
+    "--record",
+    "--replay",
+    "--cassette-mode",
+    "--api-key",
+    "--provider",
+    "--model",
+    "--models",
+    "--tools",
+    "--no-tools",
+    "--no-builtin-tools",
+    "--thinking",
+    "--append-system-prompt",
+    "--extension",
+    "--export",
+    "--list-models",
+    "--help",
+    "--version",
+];
+
+impl AgentOptions {
+    /// Checks `task`'s options over `defaults`' (paths relative to `folder`, the suite's); the
+    /// field and message of what is refused.
+    pub fn resolve(
+        folder: &Path,
+        defaults: Option<&RawAgentOptions>,
+        task: Option<&RawAgentOptions>,
+    ) -> Result<AgentOptions, (&'static str, String)> {
+        let pick = |f: fn(&RawAgentOptions) -> bool| task.filter(|t| f(t)).or(defaults);
+        let args = pick(|o| o.args.is_some())
+            .and_then(|o| o.args.clone())
+            .unwrap_or_default();
+        for word in &args {
+            check_arg(word).map_err(|m| ("agent.args", m))?;
+        }
+        let env = pick(|o| o.env.is_some())
+            .and_then(|o| o.env.clone())
+            .unwrap_or_default();
+        for (name, value) in &env {
+            check_env(name, value).map_err(|m| ("agent.env", m))?;
+        }
+        let append_system_prompt =
+            pick(|o| o.append_system_prompt.is_some()).and_then(|o| o.append_system_prompt.clone());
+        let context_file = pick(|o| o.context_file.is_some())
+            .and_then(|o| o.context_file.as_deref())
+            .map(|file| {
+                let path = folder.join(file);
+                match std::fs::symlink_metadata(&path) {
+                    Ok(m) if m.is_file() => Ok(path),
+                    Ok(_) => Err(format!("`{file}` is not a regular file")),
+                    Err(e) => Err(format!("`{file}`: {e}")),
+                }
+            })
+            .transpose()
+            .map_err(|m| ("agent.context_file", m))?;
+        Ok(AgentOptions {
+            args,
+            env,
+            append_system_prompt,
+            context_file,
+        })
+    }
+}
+
+/// Refuses a flag of [`REFUSED_FLAGS`] (as `--flag` or `--flag=value`), any short flag (Pi's
+/// short flags alias refused long ones: `-p`, `-nt`), and a word starting with `@`, which Pi
+/// reads as a file to attach.
+fn check_arg(word: &str) -> Result<(), String> {
+    if let Some(flag) = word.strip_prefix("--") {
+        let name = format!("--{}", flag.split('=').next().unwrap_or(flag));
+        if REFUSED_FLAGS.contains(&name.as_str()) {
+            return Err(format!(
+                "`{name}` is set by the harness or would take the trial out of its hands (refused: {})",
+                REFUSED_FLAGS.join(", ")
+            ));
+        }
+        return Ok(());
+    }
+    if word.starts_with('-') && word.len() > 1 {
+        return Err(format!(
+            "`{word}`: short flags are refused (several alias flags the harness sets): write the long form"
+        ));
+    }
+    if word.starts_with('@') {
+        return Err(format!("`{word}`: Pi would read it as a file to attach"));
+    }
+    Ok(())
+}
+
+/// Refuses a variable whose name says it holds a credential (the rule of `pi-credential-names`:
+/// a key reaches an agent through `auth.json` and `models.json`, never a suite), `PATH`,
+/// `HOME` and `PI_*` (the harness sets them), and names that are not `[A-Za-z_][A-Za-z0-9_]*`.
+fn check_env(name: &str, value: &str) -> Result<(), String> {
+    let well_formed = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !well_formed {
+        return Err(format!("`{}` is not a variable name", name.escape_debug()));
+    }
+    if pi_credential_names::is_credential_variable(name) {
+        return Err(format!(
+            "`{name}` names a credential: keys reach a trial through the agent folder's auth.json or models.json, never a suite"
+        ));
+    }
+    let upper = name.to_ascii_uppercase();
+    if upper == "PATH" || upper == "HOME" || upper.starts_with("PI_") {
+        return Err(format!("`{name}` is set by the harness"));
+    }
+    if value.contains('\0') {
+        return Err(format!("the value of `{name}` holds a NUL"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_that_take_the_trial_away_are_refused_in_every_spelling() {
+        for bad in [
+            "--no-session",
+            "--mode",
+            "--mode=rpc",
+            "--session=/tmp/x",
+            "--api-key",
+            "--model=x",
+            "--record",
+            "-p",
+            "-nt",
+            "@/etc/passwd",
+        ] {
+            assert!(check_arg(bad).is_err(), "{bad}");
+        }
+        for good in ["--no-skills", "--offline", "--system-prompt", "text", "-"] {
+            assert_eq!(check_arg(good), Ok(()), "{good}");
+        }
+    }
+
+    #[test]
+    fn credentials_and_the_harnesss_variables_are_refused() {
+        for bad in [
+            "OPENAI_API_KEY",
+            "GH_TOKEN",
+            "PGPASSWORD",
+            "PATH",
+            "home",
+            "PI_TOOLS_SHELL",
+            "1X",
+            "A=B",
+            "",
+        ] {
+            assert!(check_env(bad, "v").is_err(), "{bad}");
+        }
+        assert_eq!(check_env("LANG", "C.UTF-8"), Ok(()));
+        assert!(check_env("LANG", "a\0b").is_err());
+    }
+
+    #[test]
+    fn a_tasks_fields_replace_the_defaults_one_by_one() {
+        let defaults = RawAgentOptions {
+            args: Some(vec!["--no-skills".into()]),
+            env: Some(BTreeMap::from([("A".into(), "1".into())])),
+            append_system_prompt: Some("d".into()),
+            context_file: None,
+        };
+        let task = RawAgentOptions {
+            env: Some(BTreeMap::from([("B".into(), "2".into())])),
+            ..RawAgentOptions::default()
+        };
+        let options =
+            AgentOptions::resolve(Path::new(""), Some(&defaults), Some(&task)).unwrap_or_default();
+        assert_eq!(options.args, ["--no-skills"]);
+        assert_eq!(options.env, BTreeMap::from([("B".into(), "2".into())]));
+        assert_eq!(options.append_system_prompt.as_deref(), Some("d"));
+    }
+}
