@@ -399,6 +399,37 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// Bidirectional controls (a right-to-left override, isolates, marks) in a check's detail and a
+/// final text would reorder what the report shows around them (`exit 0` read as `0 tixe`, a
+/// name shown backwards): every report shows them as their code point instead.
+#[test]
+fn bidi_controls_are_shown_not_obeyed() {
+    let mut results = sample();
+    let trojan =
+        "access = \u{202e}\u{2066}// admin only\u{2069}\u{2066}is_admin\u{202c} \u{200f}\u{61c}";
+    // A trial that did not pass, which every report lists.
+    let t = &mut results.trials[2];
+    t.final_text = trojan.to_string();
+    t.checks
+        .insert(0, check("text_contains", trojan, false, Some(trojan)));
+    t.reason = Some(trojan.to_string());
+    let (a, b) = (sample(), results.clone());
+    let compared = compare_html::render(&a, &b, &compare(&a, &b, &CompareOptions::default()));
+    for (name, text) in [
+        ("html", html::render(&results)),
+        ("markdown", markdown::render(&results)),
+        ("junit", junit::render(&results)),
+        ("compare", compared),
+    ] {
+        for c in [
+            '\u{202e}', '\u{2066}', '\u{2069}', '\u{202c}', '\u{200f}', '\u{61c}',
+        ] {
+            assert!(!text.contains(c), "{name} holds U+{:04X}", c as u32);
+        }
+        assert!(text.contains("U+202E"), "{name} does not show the override");
+    }
+}
+
 /// The sample run as B against itself as A, model 0's fix-off-by-one now failing in B.
 fn compared() -> (EvalResults, EvalResults, String) {
     let a = sample();
