@@ -79,7 +79,11 @@ fn junit_parses_with_expected_cases() {
         .descendants()
         .find(|n| n.has_tag_name("failure"))
         .and_then(|n| n.attribute("message"));
-    assert_eq!(failure, Some("2/3 trials passed"));
+    // The message, which a CI test tab shows first, says what the first failed check found.
+    assert_eq!(
+        failure,
+        Some("2/3 trials passed; cargo test exits 0: found test tests::bound ... FAILED assertion `left == right` failed: 3 != 4")
+    );
     // The hostile text survives the round trip minus the characters XML cannot hold.
     let body: String = doc
         .descendants()
