@@ -191,6 +191,9 @@ fn html_contains_everything() {
         assert!(html.contains(class), "missing {class}");
     }
     assert!(html.contains("&quot;command&quot;: &quot;cargo test&quot;"));
+    // A tool result names the call it answers, as the call shows its id.
+    assert!(html.contains("<span class=\"tool-id\">call_1</span></div><pre class=\"json\">"));
+    assert!(html.contains("Tool result · <code>bash</code> <span class=\"tool-id\">call_1</span>"));
 }
 
 #[test]
@@ -521,7 +524,7 @@ fn with_text(s: &str, k: usize) -> EvalResults {
         {"type": "toolCall", "id": s, "name": s, "arguments": {"x": s}}
     ], "errorMessage": s, "stopReason": s}));
     t.transcript
-        .push(json!({"role": "toolResult", "toolName": s, "content": s, "isError": true}));
+        .push(json!({"role": "toolResult", "toolName": s, "toolCallId": s, "content": s, "isError": true}));
     t.transcript
         .push(json!({"role": "custom", "content": s, "details": {"k": s}}));
     results.tasks[k].model = s.to_string();
