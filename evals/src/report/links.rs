@@ -108,4 +108,43 @@ mod tests {
         assert_eq!(href("out", "/w/c.jsonl"), None);
         assert_eq!(href("/w/out", "/w/../c.jsonl"), None);
     }
+
+    /// Decodes `%XX` escapes.
+    fn decode(s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut bytes = s.bytes();
+        while let Some(b) = bytes.next() {
+            if b == b'%' {
+                let hex: String = bytes.by_ref().take(2).map(char::from).collect();
+                out.push(u8::from_str_radix(&hex, 16).unwrap_or_default());
+            } else {
+                out.push(b);
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Whatever the names, a link holds only unreserved characters, `%XX` and `/`, and
+        /// leads back to the file.
+        #[test]
+        fn any_name_gives_an_inert_link_to_it(
+            names in proptest::collection::vec("[^/\\x00]{1,12}", 1..4),
+        ) {
+            let names: Vec<String> = names
+                .into_iter()
+                .filter(|n| n != "." && n != "..")
+                .collect();
+            proptest::prop_assume!(!names.is_empty());
+            let to = Path::new("/root/cassettes").join(names.join("/"));
+            let href = relative_href(Path::new("/root/out"), &to).unwrap_or_default();
+            proptest::prop_assert!(href
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._~%/".contains(&b)), "{}", href);
+            let want = format!("../cassettes/{}", names.join("/"));
+            proptest::prop_assert_eq!(decode(&href), want.into_bytes());
+        }
+    }
 }
