@@ -468,6 +468,7 @@ fn trial(t: &TrialResult, i: usize, cassette_href: Option<&str>, out: &mut Strin
             )
         })
         .unwrap_or_default();
+    let [_, _, _, tags] = filter_values(t);
     let _ = writeln!(
         out,
         "<details class=\"trial\" id=\"trial-{i}\" data-status=\"{status}\"{}>\n<summary>\
@@ -475,15 +476,7 @@ fn trial(t: &TrialResult, i: usize, cassette_href: Option<&str>, out: &mut Strin
          <span class=\"trial-title\">trial {}</span>{why}\
          <span class=\"trial-stats\">{verdict} · {} turns · {} tokens · {} s</span>\
          </summary>\n<div class=\"trial-body\">",
-        {
-            let [suite, task, model, tags] = filter_values(t);
-            filter_attributes(
-                suite.first().map_or("", String::as_str),
-                task.first().map_or("", String::as_str),
-                model.first().map_or("", String::as_str),
-                &tags,
-            )
-        },
+        filter_attributes(&t.suite, &t.task, &t.model, &tags),
         t.trial,
         t.turns,
         count(t.usage.total_tokens),
