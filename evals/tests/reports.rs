@@ -296,6 +296,15 @@ fn hostile_names_are_escaped() {
     }
 }
 
+/// The chart on its own: bars, error bars and labels in place.
+#[test]
+fn chart_snapshot() {
+    let html = html_report();
+    let start = html.find("<svg id=\"chart\"").unwrap();
+    let end = start + html[start..].find("</svg>").unwrap() + "</svg>".len();
+    insta::assert_snapshot!(&html[start..end]);
+}
+
 #[test]
 fn chart_draws_a_wilson_interval_per_bar() {
     let results = sample();
