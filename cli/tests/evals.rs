@@ -316,6 +316,38 @@ fn a_recorded_run_replays_to_the_same_verdicts_and_transcripts_with_the_model_go
     assert!(env
         .path("work/cassettes/two/answer/mock/mock-model/1.jsonl")
         .is_file());
+    // Both reports link each trial to its cassette, relative to the report's folder.
+    for out in ["rec", "rep"] {
+        let mut linked = cassette_links(&env, out);
+        linked.sort();
+        let mut want: Vec<PathBuf> = rep["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                env.path("work/cassettes")
+                    .join(t["cassette"].as_str().unwrap())
+                    .canonicalize()
+                    .unwrap()
+            })
+            .collect();
+        want.sort();
+        assert_eq!(linked, want, "{out}");
+    }
+}
+
+/// The files the cassette links of `out/report.html` lead to, followed from its folder.
+fn cassette_links(env: &EvalEnv, out: &str) -> Vec<PathBuf> {
+    let folder = env.path("work").join(out);
+    let html = std::fs::read_to_string(folder.join("report.html")).unwrap();
+    html.split("<a class=\"cassette\" href=\"")
+        .skip(1)
+        .map(|rest| {
+            let href = &rest[..rest.find('"').unwrap()];
+            assert!(!href.contains(':') && !href.starts_with('/'), "{href}");
+            folder.join(href).canonicalize().unwrap()
+        })
+        .collect()
 }
 
 #[test]
@@ -644,8 +676,17 @@ fn compare_calls_a_consistent_drop_a_regression_and_one_flip_noise() {
         "a/results.json",
         "b/results.json",
         "--fail-on-regression",
+        "--html",
+        "compare.html",
     ]);
     assert_eq!(worse.code, 1, "{}", worse.stdout);
+    // The side-by-side page: the regressed row, and what each run answered.
+    let page = std::fs::read_to_string(env.path("work/compare.html")).unwrap();
+    assert!(page.contains("6/6 · 100.0%") && page.contains("0/6 · 0.0%"));
+    assert!(page.contains("badge verdict-regressed"));
+    let (side_a, side_b) = page.split_once("class=\"side side-b\"").unwrap();
+    assert!(side_a.contains("The code is 77.") && !side_a.contains("I do not know."));
+    assert!(side_b.contains("I do not know.") && side_b.contains("final text contains"));
     assert!(
         worse.stdout.to_lowercase().contains("regress"),
         "{}",

@@ -298,7 +298,12 @@ impl Check {
                 } else {
                     text.to_lowercase().contains(&wanted.to_lowercase())
                 };
-                (found, Some(format!("final text: {}", excerpt(text))))
+                let mut detail = format!("final text: {}", excerpt(text));
+                if !found && *case_sensitive && text.to_lowercase().contains(&wanted.to_lowercase())
+                {
+                    detail.push_str(" (it is there in another case)");
+                }
+                (found, Some(detail))
             }
             CheckKind::TextMatches(regex) => (
                 regex.is_match(text),
@@ -346,25 +351,45 @@ impl Check {
                 (matching, Some(detail))
             }
             CheckKind::ToolNotCalled { tool } => {
-                let count = outcome
+                let calls: Vec<String> = outcome
                     .tool_calls()
                     .filter(|(name, _)| name == tool)
-                    .count();
-                (count == 0, Some(format!("`{tool}` called {count} times")))
+                    .map(|(_, args)| excerpt(&args.to_string()))
+                    .collect();
+                (
+                    calls.is_empty(),
+                    Some(format!(
+                        "`{tool}` called {} times, with: {}",
+                        calls.len(),
+                        calls.join("; ")
+                    )),
+                )
             }
-            CheckKind::FileExists { path } => {
-                (workspace.join(path).exists(), Some("no such file".into()))
-            }
+            CheckKind::FileExists { path } => (
+                workspace.join(path).exists(),
+                Some(missing_file(workspace, path)),
+            ),
             CheckKind::FileAbsent { path } => (
                 !workspace.join(path).exists(),
-                Some("the file exists".into()),
+                Some(match read(path) {
+                    Ok(bytes) => format!(
+                        "the file exists ({} bytes): {}",
+                        bytes.len(),
+                        excerpt(&String::from_utf8_lossy(&bytes))
+                    ),
+                    Err(_) => "it exists (not a readable file)".into(),
+                }),
             ),
             CheckKind::FileContains { path, text: wanted } => match read(path) {
                 Ok(bytes) => {
                     let content = String::from_utf8_lossy(&bytes);
                     (
                         content.contains(wanted.as_str()),
-                        Some(format!("the file holds: {}", excerpt(&content))),
+                        Some(format!(
+                            "the file ({} bytes) holds: {}",
+                            bytes.len(),
+                            excerpt(&content)
+                        )),
                     )
                 }
                 Err(e) => (false, Some(format!("cannot read it: {e}"))),
@@ -374,7 +399,11 @@ impl Check {
                     let content = String::from_utf8_lossy(&bytes);
                     (
                         regex.is_match(&content),
-                        Some(format!("the file holds: {}", excerpt(&content))),
+                        Some(format!(
+                            "the file ({} bytes) holds: {}",
+                            bytes.len(),
+                            excerpt(&content)
+                        )),
                     )
                 }
                 Err(e) => (false, Some(format!("cannot read it: {e}"))),
@@ -382,7 +411,10 @@ impl Check {
             CheckKind::FileHash { path, sha256 } => match read(path) {
                 Ok(bytes) => {
                     let actual = crate::digest::sha256_hex(&bytes);
-                    (actual == *sha256, Some(format!("its SHA-256 is {actual}")))
+                    (
+                        actual == *sha256,
+                        Some(format!("its SHA-256 is {actual} ({} bytes)", bytes.len())),
+                    )
                 }
                 Err(e) => (false, Some(format!("cannot read it: {e}"))),
             },
@@ -442,15 +474,61 @@ fn contains_subset(args: &Value, want: &serde_json::Map<String, Value>) -> bool 
     want.iter().all(|(k, v)| args.get(k) == Some(v))
 }
 
-/// The first 200 characters, for a detail line.
-fn excerpt(text: &str) -> String {
-    let mut chars = text.chars();
-    let head: String = chars.by_ref().take(200).collect();
-    if chars.next().is_some() {
-        format!("{head:?}…")
+/// What a check of a file that is not there found: what its folder holds instead (a file
+/// written under another name or in another folder is the usual miss), or that the folder is
+/// missing too.
+fn missing_file(workspace: &Path, path: &str) -> String {
+    /// Most names listed.
+    const MAX_NAMES: usize = 20;
+    let relative = Path::new(path);
+    let folder = relative.parent().unwrap_or(Path::new(""));
+    let shown = if folder.as_os_str().is_empty() {
+        "the workspace".to_owned()
     } else {
-        format!("{head:?}")
+        format!("`{}`", folder.display())
+    };
+    let Ok(entries) = std::fs::read_dir(workspace.join(folder)) else {
+        return format!("no such file, and no folder {shown}");
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    names.sort();
+    let more = names.len().saturating_sub(MAX_NAMES);
+    names.truncate(MAX_NAMES);
+    let mut listed = if names.is_empty() {
+        "nothing".to_owned()
+    } else {
+        names.join(", ")
+    };
+    if more > 0 {
+        listed.push_str(&format!(" and {more} more"));
     }
+    format!("no such file; {shown} holds: {listed}")
+}
+
+/// Characters of a long text shown from its start, and from its end.
+const EXCERPT_HEAD: usize = 160;
+const EXCERPT_TAIL: usize = 80;
+
+/// A text for a detail line: whole when short, else its start and its end (where an answer's
+/// conclusion usually is) with its length.
+fn excerpt(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= EXCERPT_HEAD + EXCERPT_TAIL {
+        return format!("{text:?}");
+    }
+    let head: String = text.chars().take(EXCERPT_HEAD).collect();
+    let tail: String = text.chars().skip(count - EXCERPT_TAIL).collect();
+    format!("{head:?} … {tail:?} ({count} characters)")
 }
 
 /// The last 600 characters of a command's output.
@@ -510,6 +588,10 @@ pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
         )
     })
 }
+
+#[cfg(test)]
+#[path = "check_tests.rs"]
+mod found_tests;
 
 #[cfg(test)]
 mod tests {

@@ -529,14 +529,15 @@ fn limits_of(raw: RawLimits) -> Result<Limits, (&'static str, String)> {
     })
 }
 
-/// A task's tags, those left empty (a dataset column with no value) left out; no control
-/// characters, since they are printed in reports.
+/// A task's tags, those left empty (a dataset column with no value) left out; one word each
+/// (the HTML report lists a trial's tags separated by spaces) and no control characters,
+/// since they are printed in reports.
 fn tags_of(tags: &[String]) -> Result<Vec<String>, String> {
     let mut kept = Vec::with_capacity(tags.len());
     for tag in tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-        if tag.chars().any(char::is_control) {
+        if tag.chars().any(|c| c.is_control() || c.is_whitespace()) {
             return Err(format!(
-                "the tag `{}` holds a control character",
+                "the tag `{}` holds a space or a control character: a tag is one word",
                 tag.escape_debug()
             ));
         }

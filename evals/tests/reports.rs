@@ -9,8 +9,10 @@
 
 mod report_sample;
 
-use pi_evals::report::{html, junit, markdown};
-use pi_evals::results::{EvalResults, Shards};
+use pi_evals::compare::{compare, CompareOptions};
+use pi_evals::report::links::CassetteLinks;
+use pi_evals::report::{compare_html, html, junit, markdown};
+use pi_evals::results::{EvalResults, Shards, TrialStatus};
 use report_sample::{check, sample, HOSTILE, MODELS};
 use serde_json::json;
 
@@ -77,7 +79,11 @@ fn junit_parses_with_expected_cases() {
         .descendants()
         .find(|n| n.has_tag_name("failure"))
         .and_then(|n| n.attribute("message"));
-    assert_eq!(failure, Some("2/3 trials passed"));
+    // The message, which a CI test tab shows first, says what the first failed check found.
+    assert_eq!(
+        failure,
+        Some("2/3 trials passed; cargo test exits 0: found test tests::bound ... FAILED assertion `left == right` failed: 3 != 4")
+    );
     // The hostile text survives the round trip minus the characters XML cannot hold.
     let body: String = doc
         .descendants()
@@ -185,6 +191,9 @@ fn html_contains_everything() {
         assert!(html.contains(class), "missing {class}");
     }
     assert!(html.contains("&quot;command&quot;: &quot;cargo test&quot;"));
+    // A tool result names the call it answers, as the call shows its id.
+    assert!(html.contains("<span class=\"tool-id\">call_1</span></div><pre class=\"json\">"));
+    assert!(html.contains("Tool result · <code>bash</code> <span class=\"tool-id\">call_1</span>"));
 }
 
 #[test]
@@ -287,10 +296,234 @@ fn hostile_names_are_escaped() {
     }
 }
 
+/// The chart on its own: bars, error bars and labels in place.
+#[test]
+fn chart_snapshot() {
+    let html = html_report();
+    let start = html.find("<svg id=\"chart\"").unwrap();
+    let end = start + html[start..].find("</svg>").unwrap() + "</svg>".len();
+    insta::assert_snapshot!(&html[start..end]);
+}
+
+#[test]
+fn chart_draws_a_wilson_interval_per_bar() {
+    let results = sample();
+    let html = html_report();
+    let bars = results.tasks.iter().filter(|t| t.counted > 0).count();
+    assert!(bars > 0);
+    assert_eq!(html.matches("<g class=\"ci\">").count(), bars);
+    // fix-off-by-one, model 0: 2/2 passed, whose 95% Wilson interval is 34.2% to 100%;
+    // model 1: 0/2, 0% to 65.8%; add-cli-flag: 2/3, 20.8% to 93.9%.
+    assert!(html.contains("2/2 · 34.2%–100.0%"));
+    assert!(html.contains("0/2 · 0.0%–65.8%"));
+    assert!(html.contains("2/3 · 20.8%–93.9%"));
+}
+
+#[test]
+fn trials_and_rows_carry_what_the_filters_read() {
+    let results = sample();
+    let html = html_report();
+    assert!(html.contains("id=\"filters\""));
+    for model in MODELS {
+        assert!(html.contains(&format!("<option value=\"{model}\">")));
+    }
+    for t in &results.trials {
+        let head = format!(
+            "data-status=\"{}\" data-suite=\"core\" data-task=\"{}\" data-model=\"{}\" data-tags=\"\"",
+            serde_json::to_value(t.status).unwrap().as_str().unwrap(),
+            t.task,
+            t.model
+        );
+        assert!(html.contains(&head), "missing {head}");
+    }
+    assert_eq!(html.matches("<tr data-suite=").count(), results.tasks.len());
+    // One suite: no suite filter; no tags in these results: no tag filter.
+    assert!(!html.contains("data-filter=\"suite\""));
+    assert!(!html.contains("data-filter=\"tags\""));
+    // A failed check says what it found, in the list and in the trial's one-line summary.
+    assert!(html.contains("<span class=\"label\">found</span><pre class=\"check-detail\">test tests::bound ... FAILED"));
+    assert!(html.contains("cargo test exits 0: test tests::bound ... FAILED assertion"));
+}
+
+/// Trials whose cassettes are files named with hostile text under a temp folder: each link is
+/// relative to the report's folder, percent-encoded (no scheme, no host, no markup), and given
+/// only for a cassette that exists and lies under its folder.
+#[test]
+fn cassette_links_are_relative_and_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cassettes = dir.path().join("cassettes");
+    std::fs::create_dir_all(&out).unwrap();
+    let mut results = sample();
+    let names = [
+        "javascript:alert(1)//\"><script>alert(2)</script>.jsonl",
+        "//evil.example/x.jsonl",
+        "a b#c?d%e.jsonl",
+    ];
+    for (t, name) in results.trials.iter_mut().zip(names) {
+        t.cassette = Some(format!("core/{name}"));
+        let file = cassettes.join("core").join(name.trim_start_matches('/'));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "{}").unwrap();
+    }
+    // A cassette that is not there, and one outside its folder, get no link.
+    results.trials[3].cassette = Some("core/missing.jsonl".into());
+    std::fs::write(dir.path().join("outside.jsonl"), "{}").unwrap();
+    results.trials[4].cassette = Some("../outside.jsonl".into());
+
+    let links = CassetteLinks::find(&results, &out, |_| Some(cassettes.clone()));
+    let html = html::render_linked(&results, &links);
+    let hrefs: Vec<&str> = html
+        .split("<a class=\"cassette\" href=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert_eq!(
+        hrefs,
+        [
+            "../cassettes/core/javascript%3Aalert%281%29/%22%3E%3Cscript%3Ealert%282%29%3C/script%3E.jsonl",
+            "../cassettes/core/evil.example/x.jsonl",
+            "../cassettes/core/a%20b%23c%3Fd%25e.jsonl",
+        ]
+    );
+    // Each link leads to its file from the report's folder.
+    for (href, name) in hrefs.iter().zip(names) {
+        assert!(!href.contains(':') && !href.starts_with('/'));
+        let decoded = percent_decode(href);
+        let target = out.join(&decoded);
+        assert!(target.is_file(), "{href} -> {}", target.display());
+        assert!(decoded.ends_with(name.rsplit('/').next().unwrap()));
+    }
+    assert_eq!(html.matches("<script>").count(), 1);
+    // Without links (merged shards, say), the cassette is named, not linked.
+    assert!(!html::render(&results).contains("class=\"cassette\""));
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// Bidirectional controls (a right-to-left override, isolates, marks) in a check's detail and a
+/// final text would reorder what the report shows around them (`exit 0` read as `0 tixe`, a
+/// name shown backwards): every report shows them as their code point instead.
+#[test]
+fn bidi_controls_are_shown_not_obeyed() {
+    let mut results = sample();
+    let trojan =
+        "access = \u{202e}\u{2066}// admin only\u{2069}\u{2066}is_admin\u{202c} \u{200f}\u{61c}";
+    // A trial that did not pass, which every report lists.
+    let t = &mut results.trials[2];
+    t.final_text = trojan.to_string();
+    t.checks
+        .insert(0, check("text_contains", trojan, false, Some(trojan)));
+    t.reason = Some(trojan.to_string());
+    let (a, b) = (sample(), results.clone());
+    let compared = compare_html::render(&a, &b, &compare(&a, &b, &CompareOptions::default()));
+    for (name, text) in [
+        ("html", html::render(&results)),
+        ("markdown", markdown::render(&results)),
+        ("junit", junit::render(&results)),
+        ("compare", compared),
+    ] {
+        for c in [
+            '\u{202e}', '\u{2066}', '\u{2069}', '\u{202c}', '\u{200f}', '\u{61c}',
+        ] {
+            assert!(!text.contains(c), "{name} holds U+{:04X}", c as u32);
+        }
+        assert!(text.contains("U+202E"), "{name} does not show the override");
+    }
+}
+
+/// The sample run as B against itself as A, model 0's fix-off-by-one now failing in B.
+fn compared() -> (EvalResults, EvalResults, String) {
+    let a = sample();
+    let mut b = sample();
+    for t in b
+        .trials
+        .iter_mut()
+        .filter(|t| t.task == "fix-off-by-one" && t.model == MODELS[0])
+    {
+        t.status = TrialStatus::Failed;
+        t.score = 0.0;
+        t.checks = vec![check(
+            "command",
+            "cargo test exits 0",
+            false,
+            Some("exit 101; output: \"assertion failed: 3 != 4\""),
+        )];
+        t.final_text = "I could not fix it.".into();
+    }
+    let page = compare_html::render(&a, &b, &compare(&a, &b, &CompareOptions::default()));
+    (a, b, page)
+}
+
+/// The part of `page` from the `<details>` of the pair for `task` and `model` to its end.
+fn pair<'a>(page: &'a str, task: &str, model: &str) -> &'a str {
+    let head = format!("<b>core / {task}</b> <span class=\"model\">{model}</span>");
+    let at = page.find(&head).unwrap_or_else(|| panic!("no pair {head}"));
+    let start = page[..at].rfind("<details").unwrap();
+    let end = at + page[at..].find("</details>").unwrap();
+    &page[start..end]
+}
+
+#[test]
+fn compare_page_sets_both_runs_side_by_side() {
+    let (a, b, page) = compared();
+    let comparison = compare(&a, &b, &CompareOptions::default());
+    assert_eq!(
+        page.matches("<details class=\"pair\"").count(),
+        comparison.rows.len()
+    );
+    assert!(page.contains("id=\"compare-models\""));
+    // The row that changed: both pass rates with their intervals, the delta and the verdict
+    // (2/2 to 0/2 is within noise by Fisher's test: p = 1/6, which Holm's adjustment over the
+    // five rows the verdicts come from makes 5/6).
+    let row = page
+        .lines()
+        .find(|l| l.contains("core / fix-off-by-one</a></td><td>anthropic/"))
+        .unwrap();
+    assert!(row.contains("2/2 · 100.0%"), "{row}");
+    assert!(row.contains("0/2 · 0.0%"), "{row}");
+    assert!(row.contains("-100 pp"), "{row}");
+    assert!(row.contains("0.8333"), "{row}");
+    assert!(row.contains("badge verdict-changed"), "{row}");
+    // Its trials side by side: what A said, what B said and what B's check found.
+    let both = pair(&page, "fix-off-by-one", MODELS[0]);
+    assert!(both.contains(" open>"), "a change is shown open");
+    let (side_a, side_b) = both.split_once("class=\"side side-b\"").unwrap();
+    assert!(side_a.contains("Fixed: the loop bound was off by one."));
+    assert!(!side_a.contains("I could not fix it."));
+    assert!(side_b.contains("I could not fix it."));
+    assert!(side_b.contains("assertion failed: 3 != 4"));
+    // Unchanged rows start closed.
+    assert!(!pair(&page, "add-cli-flag", MODELS[0]).contains(" open>"));
+    // Self-contained, and the sample's hostile text stays text.
+    for bad in ["src=", "href=\"http", "<link", "@import", "url(", "://"] {
+        assert!(!page.contains(bad), "the page references {bad}");
+    }
+    assert_eq!(page.matches("<script").count(), 1);
+    assert!(!page.contains("<script>alert(1)"));
+    assert!(page.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
 /// The sample with `s` in every place a user's text can be, in trial `k`.
 fn with_text(s: &str, k: usize) -> EvalResults {
     let mut results = sample();
     let t = &mut results.trials[k];
+    t.model = s.to_string();
+    t.cassette = Some(s.to_string());
     t.reason = Some(s.to_string());
     t.final_text = s.to_string();
     t.checks.push(check(s, s, false, Some(s)));
@@ -301,7 +534,7 @@ fn with_text(s: &str, k: usize) -> EvalResults {
         {"type": "toolCall", "id": s, "name": s, "arguments": {"x": s}}
     ], "errorMessage": s, "stopReason": s}));
     t.transcript
-        .push(json!({"role": "toolResult", "toolName": s, "content": s, "isError": true}));
+        .push(json!({"role": "toolResult", "toolName": s, "toolCallId": s, "content": s, "isError": true}));
     t.transcript
         .push(json!({"role": "custom", "content": s, "details": {"k": s}}));
     results.tasks[k].model = s.to_string();
@@ -332,6 +565,17 @@ proptest::proptest! {
         for line in md.lines().filter(|l| l.starts_with('|')) {
             let cells = line.replace("\\|", "").matches('|').count();
             proptest::prop_assert!(cells == 7 || cells == 9, "{}", line);
+        }
+
+        // The side-by-side page, the text on either side.
+        let base = sample();
+        let options = CompareOptions::default();
+        let plain = with_text("x", k);
+        for (a, b, plain_a, plain_b) in [(&results, &base, &plain, &base), (&base, &results, &base, &plain)] {
+            let page = compare_html::render(a, b, &compare(a, b, &options));
+            let plain_page = compare_html::render(plain_a, plain_b, &compare(plain_a, plain_b, &options));
+            proptest::prop_assert_eq!(page.matches('<').count(), plain_page.matches('<').count());
+            proptest::prop_assert_eq!(page.matches("<script").count(), 1);
         }
     }
 }

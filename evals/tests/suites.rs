@@ -95,6 +95,7 @@ fn mistakes_are_named_by_file_line_task_and_field() {
         ("too many trials", "[[task]]\nid = \"a\"\nprompt = \"p\"\ntrials = 1001\n"),
         ("single-bracket check", "[[task]]\nid = \"a\"\nprompt = \"p\"\n\n[task.check]\nkind = \"no_error\"\n"),
         ("missing fixture", "[[task]]\nid = \"a\"\nprompt = \"p\"\nfixture = \"fixtures/none\"\n"),
+        ("tag with a space", "[[task]]\nid = \"a\"\nprompt = \"p\"\ntags = [\"very hard\"]\n"),
     ];
     let mut report = String::new();
     for (name, body) in cases {

@@ -43,6 +43,9 @@ struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     json: bool,
+    /// Also write the two runs side by side as one self-contained HTML file.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 fn parse<T: Parser>(name: &str, argv: &[String]) -> Result<T, u8> {
@@ -91,7 +94,9 @@ pub fn merge(argv: &[String]) -> u8 {
         }
     };
     super::summary::print(&merged);
-    if let Err(message) = super::write_reports(&args.out, &merged) {
+    // Shards ran elsewhere: their cassettes are not known here, so the report names them
+    // without links.
+    if let Err(message) = super::write_reports(&args.out, &merged, &|_| None) {
         eprintln!("pi eval merge: {message}");
         return 2;
     }
@@ -116,6 +121,13 @@ pub fn compare(argv: &[String]) -> u8 {
         }
     };
     let comparison = compare_runs(&a, &b, &CompareOptions { alpha: args.alpha });
+    if let Some(path) = &args.html {
+        let page = pi_evals::report::compare_html::render(&a, &b, &comparison);
+        if let Err(error) = std::fs::write(path, page) {
+            eprintln!("pi eval compare: cannot write {}: {error}", path.display());
+            return 2;
+        }
+    }
     if args.json {
         match serde_json::to_string_pretty(&comparison) {
             Ok(text) => super::summary::say(&text),

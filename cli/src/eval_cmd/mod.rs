@@ -322,7 +322,21 @@ fn run(
         },
     };
     summary::print(&results);
-    write_reports(&args.out, &results)?;
+    // The cassette folder of each trial, for the report's links to the cassettes.
+    let folders: std::collections::BTreeMap<&str, PathBuf> = suites
+        .iter()
+        .filter_map(|s| {
+            let folder = match &mode {
+                Mode::Live => None,
+                Mode::Replay(None) => s.cassettes.clone(),
+                Mode::Record(d) | Mode::Replay(Some(d)) | Mode::Once(d) => Some(d.clone()),
+            };
+            Some((s.name.as_str(), folder?))
+        })
+        .collect();
+    write_reports(&args.out, &results, &|t| {
+        folders.get(t.suite.as_str()).cloned()
+    })?;
     if let Some(dir) = &args.atif {
         let redacted = redacted(&results)?;
         let written = crate::atif_cmd::write_trials(dir, redacted.as_ref().unwrap_or(&results))?;
@@ -357,8 +371,13 @@ fn exit_code(results: &EvalResults, fail_under: Option<f64>) -> u8 {
 }
 
 /// Writes the four reports into `out`, every credential of this machine that a transcript,
-/// an output or a message holds replaced as a recording replaces it.
-pub(crate) fn write_reports(out: &Path, results: &EvalResults) -> Result<(), String> {
+/// an output or a message holds replaced as a recording replaces it. `cassettes` gives the
+/// folder a trial's cassette path is under, which the HTML report links to.
+pub(crate) fn write_reports(
+    out: &Path,
+    results: &EvalResults,
+    cassettes: &dyn Fn(&pi_evals::results::TrialResult) -> Option<PathBuf>,
+) -> Result<(), String> {
     let redacted = redacted(results)?;
     let results = redacted.as_ref().unwrap_or(results);
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -370,7 +389,11 @@ pub(crate) fn write_reports(out: &Path, results: &EvalResults) -> Result<(), Str
         .map_err(|e| format!("cannot write {}: {e}", out.join("results.json").display()))?;
     write("junit.xml", pi_evals::report::junit::render(results))?;
     write("summary.md", pi_evals::report::markdown::render(results))?;
-    write("report.html", pi_evals::report::html::render(results))?;
+    let links = pi_evals::report::links::CassetteLinks::find(results, out, cassettes);
+    write(
+        "report.html",
+        pi_evals::report::html::render_linked(results, &links),
+    )?;
     summary::say(&format!(
         "reports: {0}/results.json, {0}/junit.xml, {0}/summary.md, {0}/report.html",
         out.display()

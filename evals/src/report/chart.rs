@@ -1,11 +1,13 @@
 //! The HTML report's chart: pass rate per task, one bar per model, as inline SVG (no script, no
 //! library, no network), so it renders with JavaScript disabled and in a saved file forever.
 //! Bars are horizontal: task names are long, and a row per task scales to any suite size.
+//! Each bar carries its 95% Wilson interval as an error bar: three trials that all passed are
+//! not the same evidence as thirty.
 
 use std::fmt::Write as _;
 
 use super::escape::{html, shorten_middle};
-use super::format::{pass_at_1, pct};
+use super::format::{pass_at_1, pct, wilson_95};
 use crate::results::{EvalResults, TaskSummary};
 
 /// Distinct colours for the first ten models (Tableau 10: tell-apart for most colour vision);
@@ -18,7 +20,7 @@ const PALETTE: [&str; 10] = [
 /// Fits the report's column (1200 px less padding); narrower windows scale it down.
 const WIDTH: u64 = 1100;
 const LABEL_W: u64 = 240;
-const VALUE_W: u64 = 110;
+const VALUE_W: u64 = 200;
 const BAR_H: u64 = 16;
 const BAR_GAP: u64 = 4;
 const GROUP_GAP: u64 = 16;
@@ -80,7 +82,10 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
         "<svg id=\"chart\" class=\"chart\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" \
          height=\"{height}\" role=\"img\" aria-labelledby=\"chart-title\">"
     );
-    out.push_str("<title id=\"chart-title\">Pass rate (pass@1) per task and model</title>\n");
+    out.push_str(
+        "<title id=\"chart-title\">Pass rate (pass@1) per task and model, with 95% Wilson \
+         intervals</title>\n",
+    );
 
     // Legend.
     out.push_str("<g class=\"legend\">\n");
@@ -184,21 +189,34 @@ fn bar(
         Some(t) if t.counted > 0 => {
             let rate = pass_at_1(t).clamp(0.0, 1.0);
             let w = (rate * plot_w as f64).round() as u64;
+            let (low, high) = wilson_95(t.passed, t.counted).unwrap_or((rate, rate));
+            let (x_low, x_high) = (
+                LABEL_W + (low * plot_w as f64).round() as u64,
+                LABEL_W + (high * plot_w as f64).round() as u64,
+            );
+            let (y_mid, y_top, y_bottom) = (y + BAR_H / 2, y + 3, y + BAR_H - 3);
             let _ = writeln!(
                 out,
                 "<rect class=\"bar\" x=\"{LABEL_W}\" y=\"{y}\" width=\"{}\" height=\"{BAR_H}\" \
-                 rx=\"2\" fill=\"{}\"><title>{}: {} ({}/{} passed)</title></rect>\
-                 <text class=\"value\" x=\"{}\" y=\"{text_y}\">{} <tspan class=\"count\">{}/{}</tspan></text>",
+                 rx=\"2\" fill=\"{}\"><title>{}: {} ({}/{} passed; 95% interval {}–{})</title></rect>\
+                 <g class=\"ci\"><line x1=\"{x_low}\" y1=\"{y_mid}\" x2=\"{x_high}\" y2=\"{y_mid}\"/>\
+                 <line x1=\"{x_low}\" y1=\"{y_top}\" x2=\"{x_low}\" y2=\"{y_bottom}\"/>\
+                 <line x1=\"{x_high}\" y1=\"{y_top}\" x2=\"{x_high}\" y2=\"{y_bottom}\"/></g>\
+                 <text class=\"value\" x=\"{}\" y=\"{text_y}\">{} <tspan class=\"count\">{}/{} · {}–{}</tspan></text>",
                 w.max(1),
                 color(m),
                 html(model),
                 pct(rate),
                 t.passed,
                 t.counted,
-                LABEL_W + w + 6,
+                pct(low),
+                pct(high),
+                x_high.max(LABEL_W + w) + 6,
                 pct(rate),
                 t.passed,
-                t.counted
+                t.counted,
+                pct(low),
+                pct(high)
             );
         }
         Some(t) => {

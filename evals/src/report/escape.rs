@@ -14,11 +14,26 @@ fn is_allowed(c: char) -> bool {
     }
 }
 
-/// `s` with every character that `replace` maps written as its replacement, and the other
-/// characters kept when [`is_allowed`], dropped when not.
+/// Whether `c` is a bidirectional formatting character (embeddings, overrides, isolates, and
+/// the marks). Obeyed, one in a transcript or a check's detail reorders what the report shows
+/// after it (the "Trojan Source" trick: `exit 0` drawn as `0 tixe`, a comment drawn over code).
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// `s` with every character that `replace` maps written as its replacement, bidirectional
+/// controls shown as their code point (`⟨U+202E⟩`), and the other characters kept when
+/// [`is_allowed`], dropped when not.
 fn escape(s: &str, replace: impl Fn(char) -> Option<&'static str>) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+            continue;
+        }
         match replace(c) {
             Some(replacement) => out.push_str(replacement),
             None if is_allowed(c) => out.push(c),
@@ -151,6 +166,13 @@ mod tests {
         assert_eq!(markdown("a|b\nc<T>"), "a\\|b c&lt;T&gt;");
         assert_eq!(markdown("\\`*_[]#~\u{7}"), "\\\\\\`\\*\\_\\[\\]\\#\\~");
         assert_eq!(html("'\"\u{85}"), "&#39;&quot;");
+    }
+
+    #[test]
+    fn bidi_controls_are_shown() {
+        assert_eq!(html("a\u{202e}b\u{2066}"), "a⟨U+202E⟩b⟨U+2066⟩");
+        assert_eq!(markdown("\u{61c}"), "⟨U+061C⟩");
+        assert_eq!(xml("\u{200f}"), "⟨U+200F⟩");
     }
 
     #[test]

@@ -14,6 +14,23 @@ pub(crate) fn pass_at_1(task: &TaskSummary) -> f64 {
     ratio(task.passed, task.counted)
 }
 
+/// The 95% Wilson score interval of a pass rate of `passed` out of `n` trials: `(low, high)`,
+/// `None` when no trial counted. Wilson rather than the normal approximation because eval
+/// pass rates sit at 0 and 1 often and trial counts are small, where the normal interval
+/// collapses to a point (5/5 passed is not certainty).
+pub(crate) fn wilson_95(passed: u32, n: u32) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    const Z: f64 = 1.959_963_984_540_054;
+    let n = f64::from(n);
+    let p = (f64::from(passed) / n).clamp(0.0, 1.0);
+    let z2 = Z * Z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+}
+
 /// `num / den`, 0 when `den` is 0.
 pub(crate) fn ratio(num: u32, den: u32) -> f64 {
     if den == 0 {
@@ -150,5 +167,16 @@ mod tests {
         assert_eq!(count(12), "12");
         assert_eq!(seconds(12_345), "12.345");
         assert_eq!(cost(0.01234), "$0.0123");
+    }
+
+    #[test]
+    fn wilson_intervals() {
+        assert_eq!(wilson_95(0, 0), None);
+        // Reference values (Newcombe 1998, table I): 0/10, 10/10, 1/3 (rounded to 4 places).
+        let round = |(l, h): (f64, f64)| ((l * 1e4).round() / 1e4, (h * 1e4).round() / 1e4);
+        assert_eq!(wilson_95(0, 10).map(round), Some((0.0, 0.2775)));
+        assert_eq!(wilson_95(10, 10).map(round), Some((0.7225, 1.0)));
+        assert_eq!(wilson_95(81, 263).map(round), Some((0.2553, 0.3662)));
+        assert_eq!(wilson_95(2, 1), wilson_95(1, 1));
     }
 }

@@ -5,18 +5,24 @@
 //! opened anywhere. Every user-provided string is HTML-escaped.
 //!
 //! Stable hooks for tools that check the page: `id="summary"`, `id="chart"` (the SVG),
-//! `id="task-table"`, `id="trials"`, and `class="trial"` on each trial's `<details>`.
+//! `id="task-table"`, `id="trials"`, `id="filters"` (a `select[data-filter=NAME]` per
+//! attribute), and `class="trial"` on each trial's `<details>`, which carries `data-status`,
+//! `data-suite`, `data-task`, `data-model` and `data-tags` (the task's tags, space-separated:
+//! a tag holds no space), as the task table's rows carry suite, task and model.
 
 use std::fmt::Write as _;
 
 use super::chart::{self, model_names};
 use super::escape::{html, one_line};
 use super::format::{
-    at_largest_k, cost, count, num, pass_at_1, pct, seconds, status_name, suite_names,
+    at_largest_k, cost, count, num, pass_at_1, pct, seconds, status_name, suite_names, wilson_95,
 };
+use super::links::CassetteLinks;
 use super::style::{CSS, SCRIPT};
 use super::transcript;
-use crate::results::{AtK, EvalResults, ModelSummary, TaskSummary, TrialResult, TrialStatus};
+use crate::results::{
+    AtK, CheckResult, EvalResults, ModelSummary, TaskSummary, TrialResult, TrialStatus,
+};
 
 /// The statuses in the order the trial filter lists them.
 const STATUSES: [TrialStatus; 5] = [
@@ -27,8 +33,14 @@ const STATUSES: [TrialStatus; 5] = [
     TrialStatus::Diverged,
 ];
 
-/// The results as one HTML document. Deterministic: the same results give the same bytes.
+/// The results as one HTML document, without cassette links. Deterministic: the same results
+/// give the same bytes.
 pub fn render(results: &EvalResults) -> String {
+    render_linked(results, &CassetteLinks::default())
+}
+
+/// As [`render`], each trial's cassette linked where `links` has it.
+pub fn render_linked(results: &EvalResults, links: &CassetteLinks) -> String {
     let suites = suite_names(results);
     let many_suites = suites.len() > 1;
     let title = if suites.is_empty() {
@@ -59,8 +71,9 @@ pub fn render(results: &EvalResults) -> String {
     }
     out.push_str("</section>\n");
     let groups = trial_groups(results);
+    filter_bar(results, many_suites, &mut out);
     task_table(results, &groups, many_suites, &mut out);
-    trials(results, &groups, many_suites, &mut out);
+    trials(results, &groups, many_suites, links, &mut out);
 
     let _ = writeln!(
         out,
@@ -102,6 +115,77 @@ fn summary(results: &EvalResults, title: &str, out: &mut String) {
         model_card(m, index, out);
     }
     out.push_str("</div>\n</section>\n");
+}
+
+/// What trials and task rows can be filtered by: `(attribute, label)`.
+const FILTERS: [(&str, &str); 4] = [
+    ("suite", "suite"),
+    ("task", "task"),
+    ("model", "model"),
+    ("tags", "tag"),
+];
+
+/// A trial's values of the [`FILTERS`] attributes, in their order.
+fn filter_values(t: &TrialResult) -> [Vec<String>; 4] {
+    [
+        vec![t.suite.clone()],
+        vec![t.task.clone()],
+        vec![t.model.clone()],
+        t.tags.clone(),
+    ]
+}
+
+/// One `select` per attribute that tells trials apart (two values or more; a tag from one),
+/// shown by the script: with JavaScript off, everything is shown.
+fn filter_bar(results: &EvalResults, many_suites: bool, out: &mut String) {
+    let mut values: [Vec<String>; 4] = Default::default();
+    for t in &results.trials {
+        for (all, these) in values.iter_mut().zip(filter_values(t)) {
+            for v in these {
+                if !all.contains(&v) {
+                    all.push(v);
+                }
+            }
+        }
+    }
+    let mut selects = String::new();
+    for ((attribute, label), mut options) in FILTERS.into_iter().zip(values) {
+        let needed = match attribute {
+            "tags" => 1,
+            "suite" if !many_suites => usize::MAX,
+            _ => 2,
+        };
+        if options.len() < needed {
+            continue;
+        }
+        options.sort();
+        let _ = write!(
+            selects,
+            "<label>{label} <select data-filter=\"{attribute}\"><option value=\"\">all</option>"
+        );
+        for v in &options {
+            let _ = write!(selects, "<option value=\"{0}\">{0}</option>", html(v));
+        }
+        selects.push_str("</select></label>");
+    }
+    if !selects.is_empty() {
+        let _ = writeln!(
+            out,
+            "<div class=\"controls filters\" hidden id=\"filters\"><span class=\"label\">filter \
+             tasks and trials</span>{selects}</div>"
+        );
+    }
+}
+
+/// The `data-*` attributes [`FILTERS`] reads, for a trial or a task row.
+fn filter_attributes(suite: &str, task: &str, model: &str, tags: &[String]) -> String {
+    format!(
+        " data-suite=\"{}\" data-task=\"{}\" data-model=\"{}\" data-tags=\"{}\"",
+        html(suite),
+        html(task),
+        html(model),
+        html(&tags.join(" "))
+    )
 }
 
 fn model_card(m: &ModelSummary, index: usize, out: &mut String) {
@@ -206,15 +290,25 @@ fn task_row(
     if t.errors + t.diverged > 0 {
         let _ = write!(passed, " · {} no verdict", t.errors + t.diverged);
     }
+    let interval = wilson_95(t.passed, t.counted)
+        .map(|(low, high)| {
+            format!(
+                " <span class=\"pm ci-text\" title=\"95% Wilson interval of the pass rate\">{}–{}</span>",
+                pct(low),
+                pct(high)
+            )
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "<tr><td class=\"task-name\">{cell}</td>\
+        "<tr{}><td class=\"task-name\">{cell}</td>\
          <td><span class=\"swatch\" style=\"background:{}\"></span> {}</td>\
-         <td class=\"num\" data-sort=\"{}\"><span class=\"badge {rate_class}\">{passed}</span></td>\
+         <td class=\"num\" data-sort=\"{}\"><span class=\"badge {rate_class}\">{passed}</span>{interval}</td>\
          {}{}\
          {}{}\
          <td class=\"num\" data-sort=\"{}\">{}</td>\
          <td class=\"num\" data-sort=\"{}\">{}</td></tr>",
+        filter_attributes(&t.suite, &t.task, &t.model, &[]),
         chart::color(index),
         html(&t.model),
         num(pass_at_1(t), 6),
@@ -285,7 +379,13 @@ fn cost_pair(live: f64, replayed: f64) -> String {
     }
 }
 
-fn trials(results: &EvalResults, groups: &Groups<'_>, many_suites: bool, out: &mut String) {
+fn trials(
+    results: &EvalResults,
+    groups: &Groups<'_>,
+    many_suites: bool,
+    links: &CassetteLinks,
+    out: &mut String,
+) {
     out.push_str("<section id=\"trials\">\n<h2>Trials</h2>\n");
     if results.trials.is_empty() {
         out.push_str("<p class=\"empty\">No trials.</p>\n</section>\n");
@@ -323,7 +423,7 @@ fn trials(results: &EvalResults, groups: &Groups<'_>, many_suites: bool, out: &m
         );
         for &i in members {
             if let Some(t) = results.trials.get(i) {
-                trial(t, i, out);
+                trial(t, i, links.get(i), out);
             }
         }
         out.push_str("</div>\n");
@@ -331,7 +431,7 @@ fn trials(results: &EvalResults, groups: &Groups<'_>, many_suites: bool, out: &m
     out.push_str("</section>\n");
 }
 
-fn trial(t: &TrialResult, i: usize, out: &mut String) {
+fn trial(t: &TrialResult, i: usize, cassette_href: Option<&str>, out: &mut String) {
     let status = status_name(t.status);
     let checks_passed = t.checks.iter().filter(|c| c.passed).count();
     let verdict = if t.status.is_verdict() {
@@ -343,29 +443,38 @@ fn trial(t: &TrialResult, i: usize, out: &mut String) {
     } else {
         "no verdict".to_string()
     };
-    // Why it did not pass, at a glance: the reason, else the first failed check.
+    // Why it did not pass, at a glance: the reason, else the first failed check and what it
+    // found.
     let why = if t.status.is_pass() {
         None
     } else {
-        t.reason
-            .as_deref()
-            .or_else(|| t.checks.iter().find(|c| !c.passed).map(|c| c.name.as_str()))
+        t.reason.clone().or_else(|| {
+            t.checks
+                .iter()
+                .find(|c| !c.passed)
+                .map(|c| match &c.detail {
+                    Some(found) => format!("{}: {found}", c.name),
+                    None => c.name.clone(),
+                })
+        })
     };
     let why = why
         .map(|w| {
             format!(
                 "<span class=\"trial-why\">{}</span>",
-                html(&one_line(w, 90))
+                html(&one_line(&w, 120))
             )
         })
         .unwrap_or_default();
+    let [_, _, _, tags] = filter_values(t);
     let _ = writeln!(
         out,
-        "<details class=\"trial\" id=\"trial-{i}\" data-status=\"{status}\">\n<summary>\
+        "<details class=\"trial\" id=\"trial-{i}\" data-status=\"{status}\"{}>\n<summary>\
          <span class=\"badge status-{status}\">{status}</span>\
          <span class=\"trial-title\">trial {}</span>{why}\
          <span class=\"trial-stats\">{verdict} · {} turns · {} tokens · {} s</span>\
          </summary>\n<div class=\"trial-body\">",
+        filter_attributes(&t.suite, &t.task, &t.model, &tags),
         t.trial,
         t.turns,
         count(t.usage.total_tokens),
@@ -395,12 +504,23 @@ fn trial(t: &TrialResult, i: usize, out: &mut String) {
         count(t.usage.cache_read),
         count(t.usage.cache_write)
     );
-    if let Some(cassette) = &t.cassette {
-        let _ = write!(
-            out,
-            "<dt>cassette</dt><dd><code>{}</code></dd>",
-            html(cassette)
-        );
+    match (&t.cassette, cassette_href) {
+        (Some(cassette), Some(href)) => {
+            let _ = write!(
+                out,
+                "<dt>cassette</dt><dd><a class=\"cassette\" href=\"{}\"><code>{}</code></a></dd>",
+                html(href),
+                html(cassette)
+            );
+        }
+        (Some(cassette), None) => {
+            let _ = write!(
+                out,
+                "<dt>cassette</dt><dd><code>{}</code></dd>",
+                html(cassette)
+            );
+        }
+        (None, _) => {}
     }
     out.push_str("</dl>\n");
 
@@ -410,32 +530,7 @@ fn trial(t: &TrialResult, i: usize, out: &mut String) {
         t.checks.len(),
         num(t.score, 3)
     );
-    if t.checks.is_empty() {
-        out.push_str("<p class=\"empty\">No checks ran.</p>\n");
-    } else {
-        out.push_str("<ul class=\"checks\">\n");
-        for c in &t.checks {
-            let (class, mark) = if c.passed {
-                ("pass", "✓")
-            } else {
-                ("fail", "✗")
-            };
-            let _ = write!(
-                out,
-                "<li class=\"check {class}\"><span class=\"mark\">{mark}</span>\
-                 <span class=\"check-name\">{}</span>\
-                 <span class=\"check-kind\">{} · weight {}</span>",
-                html(&c.name),
-                html(&c.kind),
-                num(c.weight, 3)
-            );
-            if let Some(detail) = &c.detail {
-                transcript::text(detail, "check-detail", out);
-            }
-            out.push_str("</li>\n");
-        }
-        out.push_str("</ul>\n");
-    }
+    checks_list(&t.checks, out);
 
     let _ = writeln!(
         out,
@@ -456,4 +551,36 @@ fn trial(t: &TrialResult, i: usize, out: &mut String) {
         transcript::render(&t.transcript, out);
     }
     out.push_str("</div>\n</div>\n</details>\n");
+}
+
+/// A trial's checks, each with its kind, weight and, when it failed, what it found.
+pub(crate) fn checks_list(checks: &[CheckResult], out: &mut String) {
+    if checks.is_empty() {
+        out.push_str("<p class=\"empty\">No checks ran.</p>\n");
+    } else {
+        out.push_str("<ul class=\"checks\">\n");
+        for c in checks {
+            let (class, mark) = if c.passed {
+                ("pass", "✓")
+            } else {
+                ("fail", "✗")
+            };
+            let _ = write!(
+                out,
+                "<li class=\"check {class}\"><span class=\"mark\">{mark}</span>\
+                 <span class=\"check-name\">{}</span>\
+                 <span class=\"check-kind\">{} · weight {}</span>",
+                html(&c.name),
+                html(&c.kind),
+                num(c.weight, 3)
+            );
+            if let Some(detail) = &c.detail {
+                out.push_str("<div class=\"check-found\"><span class=\"label\">found</span>");
+                transcript::text(detail, "check-detail", out);
+                out.push_str("</div>");
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ul>\n");
+    }
 }

@@ -178,7 +178,18 @@ fn write_case(results: &EvalResults, suite: &str, task: &TaskSummary, out: &mut 
         let message = format!("all {} trials errored or diverged", task.trials);
         write_outcome(out, "error", &message, &not_passed);
     } else if is_failure(task) {
-        let message = format!("{}/{} trials passed", task.passed, task.counted);
+        let mut message = format!("{}/{} trials passed", task.passed, task.counted);
+        // What a CI test tab shows first: the first failed check and what it found.
+        if let Some(c) = not_passed
+            .iter()
+            .flat_map(|t| t.checks.iter())
+            .find(|c| !c.passed)
+        {
+            let _ = write!(message, "; {}", one_line(&c.name, MAX_DETAIL));
+            if let Some(detail) = &c.detail {
+                let _ = write!(message, ": found {}", one_line(detail, MAX_DETAIL));
+            }
+        }
         write_outcome(out, "failure", &message, &not_passed);
     } else if task.trials == 0 {
         out.push_str("      <skipped message=\"no trials run\"/>\n");
@@ -226,7 +237,7 @@ fn describe(t: &TrialResult) -> String {
             one_line(&c.name, MAX_DETAIL)
         );
         if let Some(detail) = &c.detail {
-            let _ = write!(s, " ({})", one_line(detail, MAX_DETAIL));
+            let _ = write!(s, " (found {})", one_line(detail, MAX_DETAIL));
         }
         s.push('\n');
     }

@@ -239,7 +239,7 @@ fn failing(results: &EvalResults, out: &mut String) {
                 md(&c.kind)
             );
             if let Some(detail) = &c.detail {
-                let _ = write!(out, ": {}", md(&one_line(detail, MAX_QUOTE)));
+                let _ = write!(out, ": found {}", md(&one_line(detail, MAX_QUOTE)));
             }
         }
         if let Some(reason) = &t.reason {

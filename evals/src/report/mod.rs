@@ -4,10 +4,12 @@
 //! are reproducible and snapshot-tested.
 
 mod chart;
+pub mod compare_html;
 mod escape;
 mod format;
 pub mod html;
 pub mod junit;
+pub mod links;
 pub mod markdown;
 mod style;
 mod transcript;

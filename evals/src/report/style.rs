@@ -45,11 +45,15 @@ svg.chart .axis text { fill: var(--muted); font-size: 11px; }
 svg.chart .value { font-variant-numeric: tabular-nums; }
 svg.chart .value .count, svg.chart .value.none { fill: var(--muted); }
 svg.chart .band { fill: #f6f8fa; }
+svg.chart .ci line { stroke: var(--fg); stroke-width: 1.5; }
 svg.chart .task-label { font-weight: 600; }
 svg.chart .suite-label { fill: var(--muted); font-size: 11px; }
 .controls { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin: 0 0 10px; }
 .controls input[type=search] { padding: 4px 8px; border: 1px solid var(--border); border-radius: 6px; font: inherit; min-width: 220px; }
 .controls label { color: var(--muted); cursor: pointer; }
+.controls select { font: inherit; padding: 2px 6px; border: 1px solid var(--border); border-radius: 6px; margin-left: 4px; }
+.check-found { margin: 2px 0 0 18px; }
+.ci-text { font-size: 11px; margin-left: 4px; }
 .controls button { font: inherit; padding: 3px 10px; border: 1px solid var(--border); border-radius: 6px; background: var(--bg-soft); cursor: pointer; }
 .table-box { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
@@ -118,7 +122,8 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 @media print { details.trial { break-inside: avoid; } .controls { display: none; } }
 "##;
 
-/// Sorting of tables by a header click and filtering of tasks and trials. Controls start
+/// Sorting of tables by a header click and filtering of tasks and trials (by status, and by
+/// the `data-*` attributes the `#filters` selects name). Controls start
 /// `hidden` and are shown by this script, so without JavaScript no dead control is shown.
 pub(crate) const SCRIPT: &str = r##"
 (function () {
@@ -150,28 +155,38 @@ pub(crate) const SCRIPT: &str = r##"
   var controls = document.querySelectorAll(".controls");
   controls.forEach(function (c) { c.hidden = false; });
   var search = document.getElementById("task-search");
-  if (search) {
-    search.addEventListener("input", function () {
-      var q = search.value.toLowerCase();
-      document.querySelectorAll("#task-table tbody tr").forEach(function (r) {
-        r.hidden = q !== "" && r.textContent.toLowerCase().indexOf(q) < 0;
-      });
+  var selects = document.querySelectorAll("#filters select[data-filter]");
+  // Whether an element's data-* attributes pass every chosen filter; `tags` is a
+  // space-separated list, which passes when it holds the chosen tag. An element without the
+  // attribute is not filtered by it.
+  function passes(el) {
+    return Array.prototype.every.call(selects, function (s) {
+      var name = s.getAttribute("data-filter");
+      var have = el.getAttribute("data-" + name);
+      if (s.value === "" || have === null) { return true; }
+      return name === "tags" ? have.split(" ").indexOf(s.value) >= 0 : have === s.value;
     });
   }
-  function filterTrials() {
+  function apply() {
     var shown = {};
     document.querySelectorAll("#trial-filter input[type=checkbox]").forEach(function (b) {
       shown[b.value] = b.checked;
     });
+    var q = search ? search.value.toLowerCase() : "";
+    document.querySelectorAll("#task-table tbody tr").forEach(function (r) {
+      r.hidden = !passes(r) || (q !== "" && r.textContent.toLowerCase().indexOf(q) < 0);
+    });
     document.querySelectorAll("details.trial").forEach(function (d) {
-      d.hidden = shown[d.getAttribute("data-status")] === false;
+      d.hidden = shown[d.getAttribute("data-status")] === false || !passes(d);
     });
     document.querySelectorAll(".trial-group").forEach(function (g) {
       g.hidden = g.querySelector("details.trial:not([hidden])") === null;
     });
   }
+  if (search) { search.addEventListener("input", apply); }
+  selects.forEach(function (s) { s.addEventListener("change", apply); });
   document.querySelectorAll("#trial-filter input[type=checkbox]").forEach(function (b) {
-    b.addEventListener("change", filterTrials);
+    b.addEventListener("change", apply);
   });
   function openAll(open) {
     document.querySelectorAll("details.trial:not([hidden])").forEach(function (d) { d.open = open; });

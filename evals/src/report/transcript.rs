@@ -88,11 +88,18 @@ fn tool_result(message: &Value, out: &mut String) {
         .get("toolName")
         .and_then(Value::as_str)
         .unwrap_or("tool");
+    // The call's id, as its tool call shows it: which call this answers.
+    let id = message
+        .get("toolCallId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let _ = write!(
         out,
-        "<div class=\"msg msg-tool{}\"><div class=\"msg-role\">Tool result · <code>{}</code>{}</div>",
+        "<div class=\"msg msg-tool{}\"><div class=\"msg-role\">Tool result · <code>{}</code> \
+         <span class=\"tool-id\">{}</span>{}</div>",
         if is_error { " is-error" } else { "" },
         html(name),
+        html(id),
         if is_error {
             " <span class=\"badge status-failed\">error</span>"
         } else {
