@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::convert::humaneval::basic_string;
-use crate::suite::SuiteError;
+use crate::suite_error::SuiteError;
+use crate::toml_text::basic_string;
 
 /// The most rows a dataset may have: a wrong file (a log, a dump) would otherwise plan
 /// millions of tasks.

@@ -27,6 +27,8 @@ pub mod runner;
 pub mod score;
 mod significance;
 pub mod suite;
+pub mod suite_error;
+mod toml_text;
 pub mod validate;
 pub mod workspace;
 

@@ -15,6 +15,7 @@ use crate::agent_options::{AgentOptions, RawAgentOptions};
 use crate::check::{toml_to_json, Check, CheckKind, RawCheck};
 use crate::digest::sha256_hex;
 use crate::outcome::Limits;
+pub use crate::suite_error::SuiteError;
 use crate::validate;
 
 /// A suite, resolved: every task has its models, trials, limits and checks.
@@ -78,18 +79,6 @@ pub enum Step {
     Steer(String),
     /// Queued while the agent works, delivered when it would stop (Pi's follow-up).
     FollowUp(String),
-}
-
-/// Why a suite could not be read: where, and what is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}: {}{}{message}", task.as_ref().map(|t| format!("task `{t}`: ")).unwrap_or_default(), field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
-pub struct SuiteError {
-    pub file: PathBuf,
-    /// One-based; 0 when the file could not be read at all.
-    pub line: usize,
-    pub task: Option<String>,
-    pub field: Option<String>,
-    pub message: String,
 }
 
 #[derive(Deserialize)]
