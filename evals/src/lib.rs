@@ -25,6 +25,7 @@ pub mod runner;
 pub mod score;
 mod significance;
 pub mod suite;
+pub mod trajectory;
 pub mod validate;
 pub mod workspace;
 

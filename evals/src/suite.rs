@@ -305,6 +305,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             checks.push(Check {
                 kind: CheckKind::NoError,
                 weight: 1.0,
+                not: false,
             });
         }
         tasks.push(Task {
