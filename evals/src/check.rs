@@ -8,6 +8,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::judge::RunJudge;
 use crate::outcome::{AgentOutcome, ToolCall};
 use crate::results::CheckResult;
 use crate::trajectory::{self, Bounds, RawBounds, SequenceMode};
@@ -101,6 +102,13 @@ pub enum CheckKind {
     },
     /// No response ended in an error and the run was not aborted.
     NoError,
+    /// A judge model grades the final answer against `rubric` (see [`crate::judge`]): PASS or
+    /// FAIL, or a score from 0 to 1 that passes at `threshold` when one is given.
+    Judge {
+        rubric: String,
+        model: String,
+        threshold: Option<f64>,
+    },
 }
 
 /// A command's result, as a check sees it.
@@ -117,9 +125,10 @@ pub type RunCommand<'a> = &'a dyn Fn(&str, Duration) -> Result<CommandResult, St
 
 impl Check {
     /// The check `raw` describes, or the field that is wrong and why.
-    pub(crate) fn from_raw(raw: &RawCheck) -> Result<Check, (String, String)> {
+    /// `judge` is the suite's default judge model (`[defaults] judge`).
+    pub(crate) fn from_raw(raw: &RawCheck, judge: Option<&str>) -> Result<Check, (String, String)> {
         let kind = raw.kind.as_str();
-        let fields: [(&str, bool); 18] = [
+        let fields: [(&str, bool); 21] = [
             ("text", raw.text.is_some()),
             ("regex", raw.regex.is_some()),
             ("case_sensitive", raw.case_sensitive.is_some()),
@@ -138,6 +147,9 @@ impl Check {
             ("mode", raw.mode.is_some()),
             ("turns", raw.turns.is_some()),
             ("tool_calls", raw.tool_calls.is_some()),
+            ("rubric", raw.rubric.is_some()),
+            ("model", raw.model.is_some()),
+            ("threshold", raw.threshold.is_some()),
         ];
         let takes: &[&str] = match kind {
             "text_contains" => &["text", "case_sensitive"],
@@ -146,6 +158,7 @@ impl Check {
             "tool_sequence" => &["tools", "mode"],
             "step_count" => &["turns", "tool_calls"],
             "no_tool_errors" => &[],
+            "judge" => &["rubric", "model", "threshold"],
             "tool_not_called" => &["tool"],
             "file_exists" | "file_absent" => &["path"],
             "file_contains" => &["path", "text"],
@@ -156,7 +169,7 @@ impl Check {
             other => {
                 return Err((
                     "kind".into(),
-                    format!("unknown check kind `{other}` (known: text_contains, text_matches, tool_called, tool_not_called, tool_sequence, step_count, no_tool_errors, file_exists, file_absent, file_contains, file_matches, file_hash, command, no_error)"),
+                    format!("unknown check kind `{other}` (known: text_contains, text_matches, tool_called, tool_not_called, tool_sequence, step_count, no_tool_errors, file_exists, file_absent, file_contains, file_matches, file_hash, command, no_error, judge)"),
                 ))
             }
         };
@@ -277,6 +290,41 @@ impl Check {
                 CheckKind::StepCount { turns, tool_calls }
             }
             "no_tool_errors" => CheckKind::NoToolErrors,
+            "judge" => {
+                let rubric = need("rubric", &raw.rubric)?;
+                if rubric.trim().is_empty() {
+                    return Err((
+                        "rubric".into(),
+                        "is empty: say what the answer must do".into(),
+                    ));
+                }
+                let model = match (&raw.model, judge) {
+                    (Some(model), _) => model.clone(),
+                    (None, Some(model)) => model.to_owned(),
+                    (None, None) => {
+                        return Err((
+                            "model".into(),
+                            "a `judge` check needs a judge model: its own `model`, or `judge` in [defaults]".into(),
+                        ))
+                    }
+                };
+                crate::validate::check_model_name(&model).map_err(|m| ("model".to_owned(), m))?;
+                let threshold = match raw.threshold {
+                    Some(t) if (0.0..=1.0).contains(&t) => Some(t),
+                    Some(_) => {
+                        return Err((
+                            "threshold".into(),
+                            "must be between 0 and 1 (the judge's score that passes)".into(),
+                        ))
+                    }
+                    None => None,
+                };
+                CheckKind::Judge {
+                    rubric,
+                    model,
+                    threshold,
+                }
+            }
             "tool_not_called" => CheckKind::ToolNotCalled {
                 tool: need("tool", &raw.tool)?,
             },
@@ -332,6 +380,7 @@ impl Check {
             CheckKind::ToolSequence { .. } => "tool_sequence",
             CheckKind::StepCount { .. } => "step_count",
             CheckKind::NoToolErrors => "no_tool_errors",
+            CheckKind::Judge { .. } => "judge",
             CheckKind::FileExists { .. } => "file_exists",
             CheckKind::FileAbsent { .. } => "file_absent",
             CheckKind::FileContains { .. } => "file_contains",
@@ -406,6 +455,17 @@ impl Check {
                 parts.join(" and ")
             }
             CheckKind::NoToolErrors => "no tool call failed".into(),
+            CheckKind::Judge {
+                rubric,
+                model,
+                threshold,
+            } => {
+                let first = excerpt(rubric.trim().lines().next().unwrap_or_default());
+                match threshold {
+                    Some(t) => format!("{model} scores the answer at least {t} on {first}"),
+                    None => format!("{model} passes the answer on {first}"),
+                }
+            }
             CheckKind::ToolNotCalled { tool } => format!("tool `{tool}` not called"),
             CheckKind::FileExists { path } => format!("{path} exists"),
             CheckKind::FileAbsent { path } => format!("{path} does not exist"),
@@ -431,8 +491,9 @@ impl Check {
         outcome: &AgentOutcome,
         workspace: &Path,
         run: RunCommand<'_>,
+        judge: RunJudge<'_>,
     ) -> CheckResult {
-        let (held, detail) = self.verdict(outcome, workspace, run);
+        let (held, detail) = self.verdict(outcome, workspace, run, judge);
         let (passed, detail) = match (self.not, self.unreadable(workspace)) {
             (false, _) => (held, detail),
             (true, Some(why)) => (false, Some(why)),
@@ -466,6 +527,7 @@ impl Check {
         outcome: &AgentOutcome,
         workspace: &Path,
         run: RunCommand<'_>,
+        judge: RunJudge<'_>,
     ) -> (bool, Option<String>) {
         let text = &outcome.final_text;
         let read = |path: &str| std::fs::read(workspace.join(path));
@@ -610,6 +672,20 @@ impl Check {
                 [] => (true, None),
                 failures => (false, Some(failures.join("; "))),
             },
+            CheckKind::Judge {
+                rubric,
+                model,
+                threshold,
+            } => {
+                let prompt = crate::judge::prompt(rubric, outcome, *threshold);
+                match judge(model, &prompt) {
+                    Ok(answer) => {
+                        let (passed, why) = crate::judge::verdict(&answer, *threshold);
+                        (passed, Some(why))
+                    }
+                    Err(e) => (false, Some(format!("the judge could not run: {e}"))),
+                }
+            }
         }
     }
 }
@@ -682,6 +758,9 @@ pub(crate) struct RawCheck {
     pub mode: Option<String>,
     pub turns: Option<RawBounds>,
     pub tool_calls: Option<RawBounds>,
+    pub rubric: Option<String>,
+    pub model: Option<String>,
+    pub threshold: Option<f64>,
 }
 
 /// A TOML value as JSON (datetimes as their text).

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod convert;
 pub mod digest;
 pub mod isolate;
+pub mod judge;
 pub mod merge;
 pub mod out_lock;
 pub mod outcome;

@@ -240,7 +240,14 @@ fn run_trial(
         result.reason = Some(e.to_string());
         return Some(result);
     }
-    let sandbox = match agent_sandbox(&dirs, &confinement, &shell, &cassette, options) {
+    let sandbox = match agent_sandbox(
+        &dirs,
+        &confinement,
+        &shell,
+        &cassette,
+        options,
+        TRIAL_CASSETTE,
+    ) {
         Ok(sandbox) => sandbox,
         Err(e) => {
             result.reason = Some(format!("cannot prepare the agent's sandbox: {e}"));
@@ -294,13 +301,40 @@ fn run_trial(
                     .map_err(|e| e.to_string())
             };
             let run_command: RunCommand<'_> = &run_command;
+            // A judge that could not give its verdict makes the trial an error, not a failure.
+            let judge_error = std::cell::RefCell::new(None::<String>);
             result.checks = task
                 .checks
                 .iter()
-                .map(|check| check.evaluate(&run.outcome, &dirs.workspace, run_command))
+                .enumerate()
+                .map(|(i, check)| {
+                    let trial = crate::judge::JudgeTrial {
+                        options,
+                        dirs: &dirs,
+                        confinement: &confinement,
+                        shell: &shell,
+                        cassette: &cassette,
+                        judge_cassette: absolute
+                            .as_deref()
+                            .map(|dir| crate::judge::cassette_path(&dir.join(&relative), i + 1)),
+                        check: i + 1,
+                        seed: spec.seed,
+                        cancel,
+                    };
+                    let judge = |model: &str, prompt: &str| {
+                        crate::judge::run(&trial, model, prompt).inspect_err(|e| {
+                            judge_error.borrow_mut().get_or_insert_with(|| e.clone());
+                        })
+                    };
+                    check.evaluate(&run.outcome, &dirs.workspace, run_command, &judge)
+                })
                 .collect();
             result.score = score(&result.checks);
-            if run.limit.is_some() {
+            if let Some(error) = judge_error.into_inner() {
+                result.score = 0.0;
+                result.reason = Some(format!("the judge could not run: {error}"));
+                TrialStatus::Error
+            } else if run.limit.is_some() {
                 // What the checks found is kept, but a run a limit stopped does not score.
                 result.score = 0.0;
                 result.reason = run.limit.clone();
@@ -331,15 +365,17 @@ fn run_trial(
 /// What the trial's agent process may touch (see `AgentSandbox`): its cassette is a file of
 /// the trial's own folder that it sees at the cassette's place, so that the cassette folder
 /// (the other trials' recordings) stays out of its reach; a recording is copied there when the
-/// agent is done ([`keep_recording`]).
-fn agent_sandbox(
+/// agent is done ([`keep_recording`]). `file` names that file: the trial's agent and each of
+/// its judges have their own.
+pub(crate) fn agent_sandbox(
     dirs: &TrialDirs,
     confinement: &Confinement,
     shell: &Path,
     cassette: &CassetteUse,
     options: &RunOptions,
+    file: &str,
 ) -> std::io::Result<AgentSandbox> {
-    let trial_file = dirs.root.join(TRIAL_CASSETTE);
+    let trial_file = dirs.root.join(file);
     let placed = match cassette {
         CassetteUse::Record(path) => {
             std::fs::write(&trial_file, "")?;
@@ -362,7 +398,7 @@ fn agent_sandbox(
 }
 
 /// Where a trial's cassette is recorded until the recording is whole: `<trial>.jsonl.partial`.
-fn partial(cassette: &Path) -> PathBuf {
+pub(crate) fn partial(cassette: &Path) -> PathBuf {
     let mut name = cassette.as_os_str().to_owned();
     name.push(".partial");
     PathBuf::from(name)
@@ -374,7 +410,7 @@ const TRIAL_CASSETTE: &str = "cassette.jsonl";
 /// Copies what a confined agent recorded into the trial's own folder to the cassette's place.
 /// An unconfined agent wrote the cassette's place itself and left the trial's file empty, as
 /// does an agent that recorded nothing: then nothing is copied.
-fn keep_recording(sandbox: &AgentSandbox) -> std::io::Result<()> {
+pub(crate) fn keep_recording(sandbox: &AgentSandbox) -> std::io::Result<()> {
     for (file, place, writable) in &sandbox.placed {
         if *writable && std::fs::metadata(file)?.len() > 0 {
             std::fs::copy(file, place)?;
@@ -412,7 +448,7 @@ fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, 
 }
 
 /// What the agent process's start and exit say; `None` when it ran to its end.
-fn process_status(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
+pub(crate) fn process_status(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
     if let Some(error) = run.start_error.as_ref().or(run.refused.as_ref()) {
         return Some((TrialStatus::Error, error.clone()));
     }

@@ -3,6 +3,8 @@
 //! real binary against the scripted mock, recorded and replayed with the mock gone. Each check
 //! that must fail is asserted to fail, beside one of the same kind that must pass.
 
+mod judge;
+
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
@@ -116,7 +118,7 @@ fn suite(env: &EvalEnv) -> String {
 }
 
 /// The checks of the trial of `task`.
-fn checks<'a>(results: &'a Value, task: &str) -> &'a Vec<Value> {
+pub(super) fn checks<'a>(results: &'a Value, task: &str) -> &'a Vec<Value> {
     results["trials"]
         .as_array()
         .unwrap()
@@ -220,6 +222,24 @@ fn a_bad_trajectory_or_negated_check_is_refused_naming_its_line_and_field() {
             "check.not",
         ),
         ("kind = \"text_contains\"\ntext = \"a\"\nmode = \"exact\"", "check.mode"),
+        ("kind = \"judge\"\nrubric = \"greets\"", "check.model"),
+        (
+            "kind = \"judge\"\nrubric = \" \"\nmodel = \"mock/mock-model\"",
+            "check.rubric",
+        ),
+        ("kind = \"judge\"\nmodel = \"mock/mock-model\"", "check.rubric"),
+        (
+            "kind = \"judge\"\nrubric = \"r\"\nmodel = \"mock/../../x\"",
+            "check.model",
+        ),
+        (
+            "kind = \"judge\"\nrubric = \"r\"\nmodel = \"mock/mock-model\"\nthreshold = 1.5",
+            "check.threshold",
+        ),
+        (
+            "kind = \"judge\"\nrubric = \"r\"\nmodel = \"mock/mock-model\"\nnot = true",
+            "check.not",
+        ),
     ];
     for (check, field) in cases {
         let text = format!(
