@@ -329,6 +329,10 @@ fn run_trial(
                     check.evaluate(&run.outcome, &dirs.workspace, run_command, &judge)
                 })
                 .collect();
+            if cancel.load(Ordering::SeqCst) && judge_error.borrow().is_some() {
+                // A judge cut short by Ctrl-C: the trial is cancelled, as if its agent was.
+                return None;
+            }
             result.score = score(&result.checks);
             if let Some(error) = judge_error.into_inner() {
                 result.score = 0.0;

@@ -161,3 +161,45 @@ fn a_judge_on_the_local_llm_is_recorded_and_replays_to_the_same_verdict() {
     let again = env.results("again");
     assert_eq!(&trial(&again, "hello")["checks"][0], judged);
 }
+
+/// Ctrl-C while the judge waits on its model: the trial is left out as cancelled, like one cut
+/// short while its agent ran, not written as an error (which `--resume` would keep).
+#[test]
+fn ctrl_c_during_the_judge_leaves_the_trial_out_not_an_error() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+
+    let mock = MockLlm::start(&json!([
+        text_step("Hello, Ada!"),
+        {"text": ["PASS"], "hang_ms": 60000},
+    ]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/one.toml",
+        &format!(
+            "name = \"one\"\n[defaults]\nmodels = [\"mock/mock-model\"]\njudge = \"mock/mock-model\"\n\n\
+             [[task]]\nid = \"t\"\nprompt = \"greet Ada\"\n\n[[task.check]]\nkind = \"judge\"\nrubric = \"{RUBRIC}\"\n"
+        ),
+    );
+    let mut child = env
+        .command(&[suite.to_str().unwrap(), "--jobs", "1", "-q", "--out", "o"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while mock.requests().len() < 2 {
+        assert!(Instant::now() < deadline, "the judge never asked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let cut = env.results("o");
+    assert_eq!(cut["interrupted"], true);
+    assert_eq!(cut["trials"], json!([]), "{cut}");
+}
