@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "evals_checks/mod.rs"]
+mod checks;
 mod common;
 #[path = "evals_confinement/mod.rs"]
 mod confinement;

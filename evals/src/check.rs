@@ -8,8 +8,10 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::outcome::AgentOutcome;
+use crate::judge::RunJudge;
+use crate::outcome::{AgentOutcome, ToolCall};
 use crate::results::CheckResult;
+use crate::trajectory::{self, Bounds, RawBounds, SequenceMode};
 
 /// The default timeout of a `command` check.
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
@@ -19,7 +21,23 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Check {
     pub kind: CheckKind,
     pub weight: f64,
+    /// Passes when what `kind` says does not hold (`not = true`); a file it cannot read fails
+    /// it all the same, since nothing was found not to hold.
+    pub not: bool,
 }
+
+/// The kinds `not = true` applies to: the rest are refused, as negating them makes no sense
+/// (no_error, step_count), would pass on a check that could not run (command), or has a kind
+/// of its own (file_exists / file_absent, tool_called / tool_not_called).
+const NEGATABLE: &[&str] = &[
+    "text_contains",
+    "text_matches",
+    "tool_called",
+    "tool_sequence",
+    "file_contains",
+    "file_matches",
+    "file_hash",
+];
 
 /// What is checked.
 #[derive(Clone, Debug)]
@@ -32,12 +50,27 @@ pub enum CheckKind {
     /// The final text matches a regular expression.
     TextMatches(Regex),
     /// `tool` was called, with arguments holding `arguments` (a subset: each given key with an
-    /// equal value) and whose JSON text matches `arguments_regex`.
+    /// equal value) and whose JSON text (or the value at `pointer`) matches `arguments_regex`,
+    /// a number of times within `count` (at least once unless said otherwise).
     ToolCalled {
         tool: String,
         arguments: Option<serde_json::Map<String, Value>>,
         arguments_regex: Option<Regex>,
+        pointer: Option<String>,
+        count: Bounds,
     },
+    /// The tool calls' names hold `tools` as `mode` says.
+    ToolSequence {
+        tools: Vec<String>,
+        mode: SequenceMode,
+    },
+    /// The turns the run took and the tools it called are within their bounds.
+    StepCount {
+        turns: Bounds,
+        tool_calls: Bounds,
+    },
+    /// No tool call's result was an error.
+    NoToolErrors,
     /// `tool` was never called.
     ToolNotCalled {
         tool: String,
@@ -69,6 +102,13 @@ pub enum CheckKind {
     },
     /// No response ended in an error and the run was not aborted.
     NoError,
+    /// A judge model grades the final answer against `rubric` (see [`crate::judge`]): PASS or
+    /// FAIL, or a score from 0 to 1 that passes at `threshold` when one is given.
+    Judge {
+        rubric: String,
+        model: String,
+        threshold: Option<f64>,
+    },
 }
 
 /// A command's result, as a check sees it.
@@ -85,9 +125,10 @@ pub type RunCommand<'a> = &'a dyn Fn(&str, Duration) -> Result<CommandResult, St
 
 impl Check {
     /// The check `raw` describes, or the field that is wrong and why.
-    pub(crate) fn from_raw(raw: &RawCheck) -> Result<Check, (String, String)> {
+    /// `judge` is the suite's default judge model (`[defaults] judge`).
+    pub(crate) fn from_raw(raw: &RawCheck, judge: Option<&str>) -> Result<Check, (String, String)> {
         let kind = raw.kind.as_str();
-        let fields: [(&str, bool); 10] = [
+        let fields: [(&str, bool); 21] = [
             ("text", raw.text.is_some()),
             ("regex", raw.regex.is_some()),
             ("case_sensitive", raw.case_sensitive.is_some()),
@@ -98,11 +139,26 @@ impl Check {
             ("sha256", raw.sha256.is_some()),
             ("run", raw.run.is_some()),
             ("timeout", raw.timeout.is_some()),
+            ("not", raw.not.is_some()),
+            ("min", raw.min.is_some()),
+            ("max", raw.max.is_some()),
+            ("pointer", raw.pointer.is_some()),
+            ("tools", raw.tools.is_some()),
+            ("mode", raw.mode.is_some()),
+            ("turns", raw.turns.is_some()),
+            ("tool_calls", raw.tool_calls.is_some()),
+            ("rubric", raw.rubric.is_some()),
+            ("model", raw.model.is_some()),
+            ("threshold", raw.threshold.is_some()),
         ];
         let takes: &[&str] = match kind {
             "text_contains" => &["text", "case_sensitive"],
             "text_matches" => &["regex"],
-            "tool_called" => &["tool", "arguments", "arguments_regex"],
+            "tool_called" => &["tool", "arguments", "arguments_regex", "pointer", "min", "max"],
+            "tool_sequence" => &["tools", "mode"],
+            "step_count" => &["turns", "tool_calls"],
+            "no_tool_errors" => &[],
+            "judge" => &["rubric", "model", "threshold"],
             "tool_not_called" => &["tool"],
             "file_exists" | "file_absent" => &["path"],
             "file_contains" => &["path", "text"],
@@ -113,11 +169,14 @@ impl Check {
             other => {
                 return Err((
                     "kind".into(),
-                    format!("unknown check kind `{other}` (known: text_contains, text_matches, tool_called, tool_not_called, file_exists, file_absent, file_contains, file_matches, file_hash, command, no_error)"),
+                    format!("unknown check kind `{other}` (known: text_contains, text_matches, tool_called, tool_not_called, tool_sequence, step_count, no_tool_errors, file_exists, file_absent, file_contains, file_matches, file_hash, command, no_error, judge)"),
                 ))
             }
         };
-        if let Some((field, _)) = fields.iter().find(|(f, set)| *set && !takes.contains(f)) {
+        if let Some((field, _)) = fields
+            .iter()
+            .find(|(f, set)| *set && *f != "not" && !takes.contains(f))
+        {
             return Err((
                 (*field).into(),
                 format!("does not apply to a `{kind}` check"),
@@ -135,6 +194,22 @@ impl Check {
             let pattern = need(field, value)?;
             regex(&pattern).map_err(|m| (field.to_owned(), m))
         };
+        let not = raw.not.unwrap_or(false);
+        if not && !NEGATABLE.contains(&kind) {
+            let instead = match kind {
+                "tool_not_called" => ": write `tool_called` with `not = true`, or no `not`",
+                "file_exists" => ": write `file_absent`",
+                "file_absent" => ": write `file_exists`",
+                _ => "",
+            };
+            return Err((
+                "not".into(),
+                format!(
+                    "a `{kind}` check cannot be negated{instead} (`not` applies to {})",
+                    NEGATABLE.join(", ")
+                ),
+            ));
+        }
         let weight = raw.weight.unwrap_or(1.0);
         if !(weight.is_finite() && weight >= 0.0) {
             return Err(("weight".into(), "must be a non-negative number".into()));
@@ -156,7 +231,100 @@ impl Check {
                     Some(_) => Some(compile("arguments_regex", &raw.arguments_regex)?),
                     None => None,
                 },
+                pointer: match &raw.pointer {
+                    Some(_) if raw.arguments_regex.is_none() => return Err((
+                        "pointer".into(),
+                        "names the argument `arguments_regex` looks at: give `arguments_regex` too"
+                            .into(),
+                    )),
+                    Some(p) => {
+                        trajectory::check_pointer(p).map_err(|m| ("pointer".to_owned(), m))?;
+                        Some(p.clone())
+                    }
+                    None => None,
+                },
+                count: {
+                    let count = Bounds::new(Some(raw.min.unwrap_or(1)), raw.max)
+                        .map_err(|m| ("max".to_owned(), m))?;
+                    if count.is_open() {
+                        return Err((
+                            "min".into(),
+                            "`min = 0` without `max` passes whatever the agent did: give a `max`"
+                                .into(),
+                        ));
+                    }
+                    count
+                },
             },
+            "tool_sequence" => {
+                let tools = raw.tools.clone().ok_or_else(|| {
+                    (
+                        "tools".to_owned(),
+                        "a `tool_sequence` check needs `tools`".to_owned(),
+                    )
+                })?;
+                if tools.is_empty() || tools.iter().any(String::is_empty) {
+                    return Err((
+                        "tools".into(),
+                        "must list one tool name or more, none empty".into(),
+                    ));
+                }
+                CheckKind::ToolSequence {
+                    tools,
+                    mode: trajectory::mode_of(raw.mode.as_deref())?,
+                }
+            }
+            "step_count" => {
+                let bounds = |field: &str, raw: Option<RawBounds>| {
+                    raw.map_or(Ok(Bounds::default()), |b| Bounds::new(b.min, b.max))
+                        .map_err(|m| (field.to_owned(), m))
+                };
+                let turns = bounds("turns", raw.turns)?;
+                let tool_calls = bounds("tool_calls", raw.tool_calls)?;
+                if turns.is_open() && tool_calls.is_open() {
+                    return Err((
+                        "turns".into(),
+                        "a `step_count` check needs a bound: `turns` or `tool_calls` with a `max` (or a `min` above 0)".into(),
+                    ));
+                }
+                CheckKind::StepCount { turns, tool_calls }
+            }
+            "no_tool_errors" => CheckKind::NoToolErrors,
+            "judge" => {
+                let rubric = need("rubric", &raw.rubric)?;
+                if rubric.trim().is_empty() {
+                    return Err((
+                        "rubric".into(),
+                        "is empty: say what the answer must do".into(),
+                    ));
+                }
+                let model = match (&raw.model, judge) {
+                    (Some(model), _) => model.clone(),
+                    (None, Some(model)) => model.to_owned(),
+                    (None, None) => {
+                        return Err((
+                            "model".into(),
+                            "a `judge` check needs a judge model: its own `model`, or `judge` in [defaults]".into(),
+                        ))
+                    }
+                };
+                crate::validate::check_model_name(&model).map_err(|m| ("model".to_owned(), m))?;
+                let threshold = match raw.threshold {
+                    Some(t) if (0.0..=1.0).contains(&t) => Some(t),
+                    Some(_) => {
+                        return Err((
+                            "threshold".into(),
+                            "must be between 0 and 1 (the judge's score that passes)".into(),
+                        ))
+                    }
+                    None => None,
+                };
+                CheckKind::Judge {
+                    rubric,
+                    model,
+                    threshold,
+                }
+            }
             "tool_not_called" => CheckKind::ToolNotCalled {
                 tool: need("tool", &raw.tool)?,
             },
@@ -199,7 +367,7 @@ impl Check {
             },
             _ => CheckKind::NoError,
         };
-        Ok(Check { kind, weight })
+        Ok(Check { kind, weight, not })
     }
 
     /// The kind's name as a suite writes it.
@@ -209,6 +377,10 @@ impl Check {
             CheckKind::TextMatches(_) => "text_matches",
             CheckKind::ToolCalled { .. } => "tool_called",
             CheckKind::ToolNotCalled { .. } => "tool_not_called",
+            CheckKind::ToolSequence { .. } => "tool_sequence",
+            CheckKind::StepCount { .. } => "step_count",
+            CheckKind::NoToolErrors => "no_tool_errors",
+            CheckKind::Judge { .. } => "judge",
             CheckKind::FileExists { .. } => "file_exists",
             CheckKind::FileAbsent { .. } => "file_absent",
             CheckKind::FileContains { .. } => "file_contains",
@@ -219,8 +391,17 @@ impl Check {
         }
     }
 
-    /// What is checked, in words.
+    /// What is checked, in words; a negated check's words start with `not:`.
     pub fn describe(&self) -> String {
+        let what = self.describe_kind();
+        if self.not {
+            format!("not: {what}")
+        } else {
+            what
+        }
+    }
+
+    fn describe_kind(&self) -> String {
         match &self.kind {
             CheckKind::TextContains {
                 text,
@@ -234,15 +415,56 @@ impl Check {
                 tool,
                 arguments,
                 arguments_regex,
+                pointer,
+                count,
             } => {
                 let mut s = format!("tool `{tool}` called");
+                if *count != Bounds::new(Some(1), None).unwrap_or_default() {
+                    s.push_str(&format!(" {} times", count.describe()));
+                }
                 if let Some(a) = arguments {
                     s.push_str(&format!(" with {}", Value::Object(a.clone())));
                 }
-                if let Some(r) = arguments_regex {
-                    s.push_str(&format!(" with arguments matching /{}/", r.as_str()));
+                match (arguments_regex, pointer) {
+                    (Some(r), Some(p)) => {
+                        s.push_str(&format!(" with argument {p} matching /{}/", r.as_str()));
+                    }
+                    (Some(r), None) => {
+                        s.push_str(&format!(" with arguments matching /{}/", r.as_str()));
+                    }
+                    _ => {}
                 }
                 s
+            }
+            CheckKind::ToolSequence { tools, mode } => {
+                let how = match mode {
+                    SequenceMode::Exact => "exactly",
+                    SequenceMode::InOrder => "in order",
+                    SequenceMode::Contiguous => "back to back",
+                };
+                format!("tools called {how}: {}", tools.join(", "))
+            }
+            CheckKind::StepCount { turns, tool_calls } => {
+                let mut parts = Vec::new();
+                if !turns.is_open() {
+                    parts.push(format!("{} turns", turns.describe()));
+                }
+                if !tool_calls.is_open() {
+                    parts.push(format!("{} tool calls", tool_calls.describe()));
+                }
+                parts.join(" and ")
+            }
+            CheckKind::NoToolErrors => "no tool call failed".into(),
+            CheckKind::Judge {
+                rubric,
+                model,
+                threshold,
+            } => {
+                let first = excerpt(rubric.trim().lines().next().unwrap_or_default());
+                match threshold {
+                    Some(t) => format!("{model} scores the answer at least {t} on {first}"),
+                    None => format!("{model} passes the answer on {first}"),
+                }
             }
             CheckKind::ToolNotCalled { tool } => format!("tool `{tool}` not called"),
             CheckKind::FileExists { path } => format!("{path} exists"),
@@ -269,8 +491,14 @@ impl Check {
         outcome: &AgentOutcome,
         workspace: &Path,
         run: RunCommand<'_>,
+        judge: RunJudge<'_>,
     ) -> CheckResult {
-        let (passed, detail) = self.verdict(outcome, workspace, run);
+        let (held, detail) = self.verdict(outcome, workspace, run, judge);
+        let (passed, detail) = match (self.not, self.unreadable(workspace)) {
+            (false, _) => (held, detail),
+            (true, Some(why)) => (false, Some(why)),
+            (true, None) => (!held, detail),
+        };
         CheckResult {
             kind: self.kind_name().into(),
             name: self.describe(),
@@ -280,11 +508,26 @@ impl Check {
         }
     }
 
+    /// Why the file a file check reads cannot be read, when it cannot: a negated check fails
+    /// then, where the check itself would have failed too.
+    fn unreadable(&self, workspace: &Path) -> Option<String> {
+        let path = match &self.kind {
+            CheckKind::FileContains { path, .. }
+            | CheckKind::FileMatches { path, .. }
+            | CheckKind::FileHash { path, .. } => path,
+            _ => return None,
+        };
+        std::fs::read(workspace.join(path))
+            .err()
+            .map(|e| format!("cannot read it: {e}"))
+    }
+
     fn verdict(
         &self,
         outcome: &AgentOutcome,
         workspace: &Path,
         run: RunCommand<'_>,
+        judge: RunJudge<'_>,
     ) -> (bool, Option<String>) {
         let text = &outcome.final_text;
         let read = |path: &str| std::fs::read(workspace.join(path));
@@ -313,34 +556,33 @@ impl Check {
                 tool,
                 arguments,
                 arguments_regex,
+                pointer,
+                count,
             } => {
-                let calls: Vec<&Value> = outcome
-                    .tool_calls()
-                    .filter(|(name, _)| name == tool)
-                    .map(|(_, args)| args)
+                let all = outcome.tool_call_records();
+                let calls: Vec<&Value> = all
+                    .iter()
+                    .filter(|c| c.name == *tool)
+                    .map(|c| &c.arguments)
                     .collect();
-                let matching = calls.iter().any(|args| {
-                    arguments
-                        .as_ref()
-                        .is_none_or(|want| contains_subset(args, want))
-                        && arguments_regex
+                let matching = calls
+                    .iter()
+                    .filter(|args| {
+                        arguments
                             .as_ref()
-                            .is_none_or(|r| r.is_match(&args.to_string()))
-                });
-                let detail = if calls.is_empty() {
-                    let called: Vec<String> =
-                        outcome.tool_calls().map(|(n, _)| n.to_owned()).collect();
-                    format!(
-                        "tools called: {}",
-                        if called.is_empty() {
-                            "none".into()
-                        } else {
-                            called.join(", ")
-                        }
-                    )
+                            .is_none_or(|want| contains_subset(args, want))
+                            && arguments_regex.as_ref().is_none_or(|r| {
+                                trajectory::argument_text(args, pointer.as_deref())
+                                    .is_some_and(|text| r.is_match(&text))
+                            })
+                    })
+                    .count();
+                let filtered = arguments.is_some() || arguments_regex.is_some();
+                let detail = if calls.is_empty() || !filtered {
+                    format!("tools called: {}", trajectory::tools_used(&all))
                 } else {
                     format!(
-                        "`{tool}` called with: {}",
+                        "`{tool}` called with: {} ({matching} matching)",
                         calls
                             .iter()
                             .map(|a| excerpt(&a.to_string()))
@@ -348,7 +590,23 @@ impl Check {
                             .join("; ")
                     )
                 };
-                (matching, Some(detail))
+                (count.holds(matching as u64), Some(detail))
+            }
+            CheckKind::ToolSequence { tools, mode } => {
+                let all = outcome.tool_call_records();
+                let names: Vec<&str> = all.iter().map(|c: &ToolCall| c.name.as_str()).collect();
+                (
+                    mode.found(&names, tools),
+                    Some(format!("tools called: {}", trajectory::tools_used(&all))),
+                )
+            }
+            CheckKind::StepCount { turns, tool_calls } => {
+                let (held, found) = trajectory::step_count(outcome, turns, tool_calls);
+                (held, Some(found))
+            }
+            CheckKind::NoToolErrors => {
+                let (held, found) = trajectory::no_tool_errors(outcome);
+                (held, Some(found))
             }
             CheckKind::ToolNotCalled { tool } => {
                 let calls: Vec<String> = outcome
@@ -446,6 +704,20 @@ impl Check {
                 [] => (true, None),
                 failures => (false, Some(failures.join("; "))),
             },
+            CheckKind::Judge {
+                rubric,
+                model,
+                threshold,
+            } => {
+                let prompt = crate::judge::prompt(rubric, outcome, *threshold);
+                match judge(model, &prompt) {
+                    Ok(answer) => {
+                        let (passed, why) = crate::judge::verdict(&answer, *threshold);
+                        (passed, Some(why))
+                    }
+                    Err(e) => (false, Some(format!("the judge could not run: {e}"))),
+                }
+            }
         }
     }
 }
@@ -556,6 +828,17 @@ pub(crate) struct RawCheck {
     pub run: Option<String>,
     /// Seconds.
     pub timeout: Option<f64>,
+    pub not: Option<bool>,
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    pub pointer: Option<String>,
+    pub tools: Option<Vec<String>>,
+    pub mode: Option<String>,
+    pub turns: Option<RawBounds>,
+    pub tool_calls: Option<RawBounds>,
+    pub rubric: Option<String>,
+    pub model: Option<String>,
+    pub threshold: Option<f64>,
 }
 
 /// A TOML value as JSON (datetimes as their text).
@@ -604,6 +887,7 @@ mod tests {
                 timeout: DEFAULT_COMMAND_TIMEOUT,
             },
             weight: 1.0,
+            not: false,
         }
     }
 

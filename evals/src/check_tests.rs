@@ -11,7 +11,11 @@ use serde_json::json;
 use super::*;
 
 fn check(kind: CheckKind) -> Check {
-    Check { kind, weight: 1.0 }
+    Check {
+        kind,
+        weight: 1.0,
+        not: false,
+    }
 }
 
 fn outcome(final_text: &str) -> AgentOutcome {
@@ -29,9 +33,13 @@ fn no_command(_: &str, _: Duration) -> Result<CommandResult, String> {
     Err("no commands here".into())
 }
 
+fn no_judge(_: &str, _: &str) -> Result<String, String> {
+    Err("no judge here".into())
+}
+
 /// The check's result on `outcome` in `workspace`.
 fn found(kind: CheckKind, outcome: &AgentOutcome, workspace: &Path) -> CheckResult {
-    check(kind).evaluate(outcome, workspace, &no_command)
+    check(kind).evaluate(outcome, workspace, &no_command, &no_judge)
 }
 
 #[test]

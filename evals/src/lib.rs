@@ -15,6 +15,7 @@ pub mod convert;
 pub mod dataset;
 pub mod digest;
 pub mod isolate;
+pub mod judge;
 pub mod merge;
 pub mod out_lock;
 pub mod outcome;
@@ -29,6 +30,7 @@ mod significance;
 pub mod suite;
 pub mod suite_error;
 mod toml_text;
+pub mod trajectory;
 pub mod validate;
 pub mod workspace;
 

@@ -43,6 +43,15 @@ pub struct AgentOutcome {
     pub model_errors: Vec<String>,
 }
 
+/// One tool call of a run, as its events told it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    pub name: String,
+    pub arguments: Value,
+    /// Whether its result was an error; `None` when no result came (the run ended first).
+    pub is_error: Option<bool>,
+}
+
 /// Whether an event line is one of the updates of a message or a tool while it streams: the
 /// bulk of a run's output (each carries the whole message so far), and nothing an outcome
 /// needs, since the message's end repeats it whole. Pi writes `type` first, so the line's
@@ -158,6 +167,36 @@ impl AgentOutcome {
             })
     }
 
+    /// Every tool call of every response, in order, with whether its result was an error:
+    /// what the trajectory checks look at.
+    pub fn tool_call_records(&self) -> Vec<ToolCall> {
+        let errored: std::collections::BTreeMap<&str, bool> = self
+            .messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"))
+            .filter_map(|m| {
+                let id = m.get("toolCallId").and_then(Value::as_str)?;
+                Some((id, m.get("isError").and_then(Value::as_bool) == Some(true)))
+            })
+            .collect();
+        self.messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+            .filter_map(|m| m.get("content").and_then(Value::as_array))
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+            .filter_map(|b| {
+                let name = b.get("name").and_then(Value::as_str)?;
+                let id = b.get("id").and_then(Value::as_str);
+                Some(ToolCall {
+                    name: name.to_owned(),
+                    arguments: b.get("arguments").cloned().unwrap_or(Value::Null),
+                    is_error: id.and_then(|id| errored.get(id).copied()),
+                })
+            })
+            .collect()
+    }
+
     /// The first limit this run has passed, in words.
     pub fn passed_limit(&self, limits: &Limits) -> Option<String> {
         if let Some(turns) = limits.turns {
@@ -216,6 +255,26 @@ mod tests {
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].0, "write");
         assert_eq!(calls[0].1["path"], "a.txt");
+    }
+
+    #[test]
+    fn each_tool_call_is_kept_with_its_arguments_and_whether_its_result_erred() {
+        let outcome = run(&[
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","id":"a","name":"read","arguments":{"path":"x"}},{"type":"toolCall","id":"b","name":"bash","arguments":{"command":"false"}}],"stopReason":"toolUse"}}"#,
+            r#"{"type":"message_end","message":{"role":"toolResult","toolCallId":"a","toolName":"read","content":[],"isError":false}}"#,
+            r#"{"type":"message_end","message":{"role":"toolResult","toolCallId":"b","toolName":"bash","content":[],"isError":true}}"#,
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"write","arguments":{}}],"stopReason":"toolUse"}}"#,
+        ]);
+        let calls = outcome.tool_call_records();
+        let seen: Vec<(&str, Option<bool>)> = calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.is_error))
+            .collect();
+        assert_eq!(
+            seen,
+            [("read", Some(false)), ("bash", Some(true)), ("write", None)]
+        );
+        assert_eq!(calls[1].arguments["command"], "false");
     }
 
     #[test]

@@ -260,7 +260,14 @@ fn run_trial(
             return Some(result);
         }
     }
-    let sandbox = match agent_sandbox(&dirs, &confinement, &shell, &cassette, options) {
+    let sandbox = match agent_sandbox(
+        &dirs,
+        &confinement,
+        &shell,
+        &cassette,
+        options,
+        TRIAL_CASSETTE,
+    ) {
         Ok(sandbox) => sandbox,
         Err(e) => {
             result.reason = Some(format!("cannot prepare the agent's sandbox: {e}"));
@@ -315,13 +322,44 @@ fn run_trial(
                     .map_err(|e| e.to_string())
             };
             let run_command: RunCommand<'_> = &run_command;
+            // A judge that could not give its verdict makes the trial an error, not a failure.
+            let judge_error = std::cell::RefCell::new(None::<String>);
             result.checks = task
                 .checks
                 .iter()
-                .map(|check| check.evaluate(&run.outcome, &dirs.workspace, run_command))
+                .enumerate()
+                .map(|(i, check)| {
+                    let trial = JudgeTrial {
+                        options,
+                        dirs: &dirs,
+                        confinement: &confinement,
+                        shell: &shell,
+                        cassette: &cassette,
+                        judge_cassette: absolute
+                            .as_deref()
+                            .map(|dir| crate::judge::cassette_path(&dir.join(&relative), i + 1)),
+                        check: i + 1,
+                        seed: spec.seed,
+                        cancel,
+                    };
+                    let judge = |model: &str, prompt: &str| {
+                        run_judge(&trial, model, prompt).inspect_err(|e| {
+                            judge_error.borrow_mut().get_or_insert_with(|| e.clone());
+                        })
+                    };
+                    check.evaluate(&run.outcome, &dirs.workspace, run_command, &judge)
+                })
                 .collect();
+            if cancel.load(Ordering::SeqCst) && judge_error.borrow().is_some() {
+                // A judge cut short by Ctrl-C: the trial is cancelled, as if its agent was.
+                return None;
+            }
             result.score = score(&result.checks);
-            if run.limit.is_some() {
+            if let Some(error) = judge_error.into_inner() {
+                result.score = 0.0;
+                result.reason = Some(format!("the judge could not run: {error}"));
+                TrialStatus::Error
+            } else if run.limit.is_some() {
                 // What the checks found is kept, but a run a limit stopped does not score.
                 result.score = 0.0;
                 result.reason = run.limit.clone();
@@ -352,15 +390,17 @@ fn run_trial(
 /// What the trial's agent process may touch (see `AgentSandbox`): its cassette is a file of
 /// the trial's own folder that it sees at the cassette's place, so that the cassette folder
 /// (the other trials' recordings) stays out of its reach; a recording is copied there when the
-/// agent is done ([`keep_recording`]).
-fn agent_sandbox(
+/// agent is done ([`keep_recording`]). `file` names that file: the trial's agent and each of
+/// its judges have their own.
+pub(crate) fn agent_sandbox(
     dirs: &TrialDirs,
     confinement: &Confinement,
     shell: &Path,
     cassette: &CassetteUse,
     options: &RunOptions,
+    file: &str,
 ) -> std::io::Result<AgentSandbox> {
-    let trial_file = dirs.root.join(TRIAL_CASSETTE);
+    let trial_file = dirs.root.join(file);
     let placed = match cassette {
         CassetteUse::Record(path) => {
             std::fs::write(&trial_file, "")?;
@@ -383,7 +423,7 @@ fn agent_sandbox(
 }
 
 /// Where a trial's cassette is recorded until the recording is whole: `<trial>.jsonl.partial`.
-fn partial(cassette: &Path) -> PathBuf {
+pub(crate) fn partial(cassette: &Path) -> PathBuf {
     let mut name = cassette.as_os_str().to_owned();
     name.push(".partial");
     PathBuf::from(name)
@@ -395,7 +435,7 @@ const TRIAL_CASSETTE: &str = "cassette.jsonl";
 /// Copies what a confined agent recorded into the trial's own folder to the cassette's place.
 /// An unconfined agent wrote the cassette's place itself and left the trial's file empty, as
 /// does an agent that recorded nothing: then nothing is copied.
-fn keep_recording(sandbox: &AgentSandbox) -> std::io::Result<()> {
+pub(crate) fn keep_recording(sandbox: &AgentSandbox) -> std::io::Result<()> {
     for (file, place, writable) in &sandbox.placed {
         if *writable && std::fs::metadata(file)?.len() > 0 {
             std::fs::copy(file, place)?;
@@ -433,7 +473,7 @@ fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, 
 }
 
 /// What the agent process's start and exit say; `None` when it ran to its end.
-fn process_status(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
+pub(crate) fn process_status(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
     if let Some(error) = run.start_error.as_ref().or(run.refused.as_ref()) {
         return Some((TrialStatus::Error, error.clone()));
     }
@@ -491,4 +531,108 @@ fn first_lines(text: &str, n: usize) -> String {
     } else {
         lines.join("\n")
     }
+}
+
+/// What a judge run needs of its trial.
+struct JudgeTrial<'a> {
+    pub options: &'a RunOptions,
+    pub dirs: &'a TrialDirs,
+    pub confinement: &'a Confinement,
+    pub shell: &'a Path,
+    /// How the trial used its cassette, and the judge's cassette if any.
+    pub cassette: &'a CassetteUse,
+    pub judge_cassette: Option<PathBuf>,
+    /// The check's number among the task's, from 1.
+    pub check: usize,
+    pub seed: u64,
+    pub cancel: &'a Arc<AtomicBool>,
+}
+
+/// Runs the judge: live, recorded or replayed as its trial was.
+fn run_judge(trial: &JudgeTrial<'_>, model: &str, prompt: &str) -> Result<String, String> {
+    let cassette = match (trial.cassette, &trial.judge_cassette) {
+        (CassetteUse::Live, _) | (_, None) => CassetteUse::Live,
+        (CassetteUse::Record(_), Some(whole)) => {
+            if let Some(parent) = whole.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            }
+            match std::fs::remove_file(whole) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot replace {}: {e}", whole.display())),
+            }
+            CassetteUse::Record(crate::runner::partial(whole))
+        }
+        (CassetteUse::Replay(_), Some(whole)) => {
+            if !whole.is_file() {
+                return Err(format!(
+                    "no judge cassette at {}: record it with --record DIR (or --once DIR)",
+                    whole.display()
+                ));
+            }
+            CassetteUse::Replay(whole.clone())
+        }
+    };
+    let options = trial.options;
+    let file = format!("judge.{}.jsonl", trial.check);
+    let sandbox = crate::runner::agent_sandbox(
+        trial.dirs,
+        trial.confinement,
+        trial.shell,
+        &cassette,
+        options,
+        &file,
+    )
+    .map_err(|e| format!("cannot prepare the judge's sandbox: {e}"))?;
+    let steps = [crate::suite::Step::Prompt(prompt.to_owned())];
+    let run = options.agent.run(
+        &Invocation {
+            steps: &steps,
+            model,
+            seed: trial.seed,
+            tools: Some(&[]),
+            thinking: None,
+            dirs: trial.dirs,
+            shell: Some(trial.shell),
+            cassette: &cassette,
+            limits: &crate::outcome::Limits::default(),
+            isolation: &options.isolation,
+            sandbox: &sandbox,
+            options: &crate::agent_options::AgentOptions::default(),
+        },
+        trial.cancel,
+    );
+    options
+        .isolation
+        .take_back(&sandbox)
+        .map_err(|e| format!("cannot take back the trial's folders: {e}"))?;
+    crate::runner::keep_recording(&sandbox)
+        .map_err(|e| format!("cannot keep the judge's recording: {e}"))?;
+    if run.cancelled {
+        return Err("the eval was cancelled".into());
+    }
+    let replayed = matches!(cassette, CassetteUse::Replay(_));
+    if let Some((_, why)) = crate::runner::process_status(&run, replayed) {
+        return Err(format!("the judge's run failed: {why}"));
+    }
+    if let Some(why) = run.outcome.model_error() {
+        return Err(format!("the judge's {why}"));
+    }
+    let asked = run
+        .outcome
+        .messages
+        .iter()
+        .find(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("user"))
+        .map(|m| crate::judge::text_of(m.get("content").unwrap_or(&serde_json::Value::Null)));
+    if asked.as_deref() != Some(prompt) {
+        return Err(
+            "the judge's cassette holds another prompt than this run's (the rubric, the task or the agent's answer changed): record it again".into(),
+        );
+    }
+    if let (CassetteUse::Record(partial), Some(whole)) = (&cassette, &trial.judge_cassette) {
+        std::fs::rename(partial, whole)
+            .map_err(|e| format!("cannot keep the judge's recording: {e}"))?;
+    }
+    Ok(run.outcome.final_text)
 }

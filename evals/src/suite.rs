@@ -110,6 +110,8 @@ struct RawDefaults {
     settings: Option<toml::Table>,
     agent: Option<RawAgentOptions>,
     max_cost: Option<Spanned<f64>>,
+    /// The model of `judge` checks that name none.
+    judge: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Copy, Default, Deserialize)]
@@ -245,6 +247,10 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
         check_fixture_at(&folder, fixture, &mut fixtures_seen)
             .map_err(|m| at(fixture.span().start, None, Some("fixture"), m))?;
     }
+    if let Some(judge) = &defaults.judge {
+        validate::check_model_name(judge.get_ref())
+            .map_err(|m| at(judge.span().start, None, Some("judge"), m))?;
+    }
     if let Some(t) = &defaults.threshold {
         check_threshold(*t.get_ref())
             .map_err(|m| at(t.span().start, None, Some("threshold"), m))?;
@@ -326,7 +332,8 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
         }
         let mut checks = Vec::with_capacity(task.check.len());
         for raw_check in &task.check {
-            let check = Check::from_raw(raw_check.get_ref())
+            let judge = defaults.judge.as_ref().map(|j| j.get_ref().as_str());
+            let check = Check::from_raw(raw_check.get_ref(), judge)
                 .map_err(|(field, m)| err(raw_check.span().start, &format!("check.{field}"), m))?;
             checks.push(check);
         }
@@ -340,6 +347,7 @@ fn parse_expanded(path: &Path, text: &str) -> Result<Suite, SuiteError> {
             checks.push(Check {
                 kind: CheckKind::NoError,
                 weight: 1.0,
+                not: false,
             });
         }
         tasks.push(Task {
