@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use pi_evals::check::CheckKind;
 use pi_evals::plan::TrialSpec;
 use pi_evals::runner::{cassette_path, Mode};
 use pi_evals::suite::Suite;
@@ -51,23 +52,22 @@ pub fn check_cassette_folders(mode: &Mode, suites: &[Suite]) -> Result<(), Strin
 /// For a run that calls a model: refuses a model whose provider neither Pi's built-ins nor the
 /// user's `models.json` know (naming where the model was given), and warns once on stderr
 /// about each model whose provider does not list its id (Pi runs it as a custom id, which a
-/// local server or a proxy may answer with whatever model it serves). With `--agent`
-/// (`other_agent`), whose command may know providers this build does not, an unknown provider
-/// is a warning too.
+/// local server or a proxy may answer with whatever model it serves). The models of `judge`
+/// checks are checked the same way. With `--agent` (`other_agent`), whose command may know
+/// providers this build does not, an unknown provider is a warning too.
 pub fn check_models(
     specs: &[TrialSpec<'_>],
     flags: &[String],
     registry: &ModelRegistry,
     other_agent: bool,
 ) -> Result<(), String> {
-    let mut warned = BTreeSet::new();
+    let mut seen = BTreeSet::new();
     for spec in specs {
-        if !warned.insert(spec.model.clone()) {
+        if !seen.insert(spec.model.clone()) {
             continue;
         }
-        let from_flag = flags.contains(&spec.model);
         let place = || {
-            if from_flag {
+            if flags.contains(&spec.model) {
                 format!("--model {}", spec.model)
             } else {
                 format!(
@@ -78,29 +78,61 @@ pub fn check_models(
                 )
             }
         };
-        match known(&spec.model, registry) {
-            Known::Yes => {}
-            Known::Unlisted { provider, id } => eprintln!(
-                "pi eval: warning: model `{}`: provider `{provider}` lists no model `{id}`; Pi runs it as a custom id, which a provider that ignores names answers with its own model",
-                spec.model
-            ),
-            Known::No(why) => {
-                let unused = registry
-                    .error()
-                    .map(|e| format!(" (models.json was not used: {e})"))
-                    .unwrap_or_default();
-                if other_agent {
-                    eprintln!(
-                        "pi eval: warning: {}: {why}{unused}; left to the --agent command",
-                        place()
-                    );
-                } else {
-                    return Err(format!("{}: {why}{unused}", place()));
-                }
+        check_model(&spec.model, place, registry, other_agent)?;
+    }
+    for spec in specs {
+        for check in &spec.task.checks {
+            let CheckKind::Judge { model, .. } = &check.kind else {
+                continue;
+            };
+            if !seen.insert(model.clone()) {
+                continue;
             }
+            let place = || {
+                format!(
+                    "{}:{}: task `{}`: judge check: field `model`",
+                    spec.suite.path.display(),
+                    spec.task.line,
+                    spec.task.id
+                )
+            };
+            check_model(model, place, registry, other_agent)?;
         }
     }
     Ok(())
+}
+
+/// One model of [`check_models`], given at `place`.
+fn check_model(
+    model: &str,
+    place: impl Fn() -> String,
+    registry: &ModelRegistry,
+    other_agent: bool,
+) -> Result<(), String> {
+    match known(model, registry) {
+        Known::Yes => Ok(()),
+        Known::Unlisted { provider, id } => {
+            eprintln!(
+                "pi eval: warning: model `{model}`: provider `{provider}` lists no model `{id}`; Pi runs it as a custom id, which a provider that ignores names answers with its own model"
+            );
+            Ok(())
+        }
+        Known::No(why) => {
+            let unused = registry
+                .error()
+                .map(|e| format!(" (models.json was not used: {e})"))
+                .unwrap_or_default();
+            if other_agent {
+                eprintln!(
+                    "pi eval: warning: {}: {why}{unused}; left to the --agent command",
+                    place()
+                );
+                Ok(())
+            } else {
+                Err(format!("{}: {why}{unused}", place()))
+            }
+        }
+    }
 }
 
 enum Known {

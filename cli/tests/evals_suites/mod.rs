@@ -282,6 +282,28 @@ fn an_unknown_model_is_named_once_before_any_trial() {
     );
 }
 
+/// A judge check's model is checked with the trials' models: an unknown one is one message
+/// before the run, not an error in every trial.
+#[test]
+fn an_unknown_judge_model_is_named_once_before_any_trial() {
+    let mock = MockLlm::start(&json!([{"text": ["a"]}]));
+    let scratch = Scratch::new(mock.port);
+    let suite = scratch.suite(
+        "j.toml",
+        "",
+        "trials = 3\n\n[[task.check]]\nkind = \"judge\"\nrubric = \"says a\"\nmodel = \"nosuch/judge\"",
+    );
+    let ran = scratch.eval(&[&suite, "--isolate", "none", "--out", "o"]);
+    refused(&ran, "unknown provider `nosuch`");
+    assert!(
+        ran.stderr.contains("judge"),
+        "names the judge: {}",
+        ran.stderr
+    );
+    assert_eq!(ran.stderr.lines().count(), 1, "one message: {}", ran.stderr);
+    assert!(mock.requests().is_empty(), "no trial started");
+}
+
 /// A provider that ignores the model's name (a local server, the mock) runs a misspelled id
 /// silently: `pi eval` says so once, before the run, and runs.
 #[test]
