@@ -644,7 +644,8 @@ fn the_checks_of_a_confined_trial_write_its_workspace_and_temp_folder() {
 
 /// A root `pi eval` whose `--keep` folder lies below a folder its agents' user cannot pass
 /// refuses before any trial starts, naming it, rather than erring in every trial; a cassette
-/// folder there is fine (the agent sees its cassette at its place in a view of its own).
+/// folder there is fine, recorded and replayed (the agent sees its cassette at its place in a
+/// view of its own).
 #[test]
 fn a_root_run_refuses_a_keep_folder_its_agents_user_cannot_reach() {
     if !bwrap_usable() {
@@ -679,4 +680,17 @@ fn a_root_run_refuses_a_keep_folder_its_agents_user_cannot_reach() {
         .path()
         .join("c/answer/answer/mock/mock-model/0.jsonl")
         .is_file());
+    // Replayed by agents of their own from there: each sees its cassette at its place.
+    drop(mock);
+    let replayed = env.eval(&[
+        suite,
+        "-q",
+        "--out",
+        "r",
+        "--replay-processes",
+        "--replay",
+        &inside("c"),
+    ]);
+    assert_eq!(replayed.code, 0, "{}\n{}", replayed.stdout, replayed.stderr);
+    assert_eq!(verdicts(&env.results("r"))[0].1, "passed");
 }

@@ -81,7 +81,19 @@ impl Isolation {
             options = reachable_only(options);
         }
         let mut push = |items: &[&OsStr]| options.extend(items.iter().map(|s| s.to_os_string()));
-        for folder in install_folders(&program, args) {
+        // A word naming a file placed in the view (the trial's cassette at its place) is the
+        // trial's own, not something of the host the program needs.
+        let words: Vec<OsString> = args
+            .iter()
+            .filter(|word| {
+                !sandbox
+                    .placed
+                    .iter()
+                    .any(|(_, seen_at, _)| seen_at == Path::new(word))
+            })
+            .cloned()
+            .collect();
+        for folder in install_folders(&program, &words) {
             if as_agent_user {
                 must_reach(&folder)?;
             }
