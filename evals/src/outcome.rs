@@ -153,18 +153,22 @@ impl AgentOutcome {
         })
     }
 
-    /// The tool calls of every response, in order: name and arguments.
-    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &Value)> {
+    /// The tool-call blocks of every response, in order.
+    fn tool_call_blocks(&self) -> impl Iterator<Item = &Value> {
         self.messages
             .iter()
             .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
             .filter_map(|m| m.get("content").and_then(Value::as_array))
             .flatten()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-            .filter_map(|b| {
-                let name = b.get("name").and_then(Value::as_str)?;
-                Some((name, b.get("arguments").unwrap_or(&Value::Null)))
-            })
+    }
+
+    /// The tool calls of every response, in order: name and arguments.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.tool_call_blocks().filter_map(|b| {
+            let name = b.get("name").and_then(Value::as_str)?;
+            Some((name, b.get("arguments").unwrap_or(&Value::Null)))
+        })
     }
 
     /// Every tool call of every response, in order, with whether its result was an error:
@@ -179,12 +183,7 @@ impl AgentOutcome {
                 Some((id, m.get("isError").and_then(Value::as_bool) == Some(true)))
             })
             .collect();
-        self.messages
-            .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
-            .filter_map(|m| m.get("content").and_then(Value::as_array))
-            .flatten()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        self.tool_call_blocks()
             .filter_map(|b| {
                 let name = b.get("name").and_then(Value::as_str)?;
                 let id = b.get("id").and_then(Value::as_str);

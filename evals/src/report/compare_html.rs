@@ -42,16 +42,10 @@ const MAX_FINAL_TEXT: usize = 2_000;
 /// document. `comparison` is `compare(a, b, ..)`. Deterministic.
 pub fn render(a: &EvalResults, b: &EvalResults, comparison: &Comparison) -> String {
     let mut out = String::new();
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    out.push_str(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-         style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n",
-    );
-    out.push_str("<title>Eval comparison: A against B</title>\n");
-    let _ = writeln!(
-        out,
-        "<style>{CSS}{COMPARE_CSS}</style>\n</head>\n<body>\n<main>"
+    super::html::page_head(
+        "Eval comparison: A against B",
+        &format!("{CSS}{COMPARE_CSS}"),
+        &mut out,
     );
     out.push_str("<section id=\"summary\">\n<h1>Eval comparison</h1>\n<div class=\"meta\">");
     for (name, run) in [("A (baseline)", a), ("B (candidate)", b)] {

@@ -50,15 +50,7 @@ pub fn render_linked(results: &EvalResults, links: &CassetteLinks) -> String {
     };
 
     let mut out = String::new();
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    // No network, whatever a transcript holds: a policy for the viewer on top of the escaping.
-    out.push_str(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-         style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n",
-    );
-    let _ = writeln!(out, "<title>{}</title>", html(&title));
-    let _ = writeln!(out, "<style>{CSS}</style>\n</head>\n<body>\n<main>");
+    page_head(&title, CSS, &mut out);
 
     summary(results, &title, &mut out);
     out.push_str("<section id=\"chart-section\">\n<h2>Pass rate by task</h2>\n");
@@ -83,6 +75,19 @@ pub fn render_linked(results: &EvalResults, links: &CassetteLinks) -> String {
     );
     let _ = writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>");
     out
+}
+
+/// The start of a report page up to its `<main>`: one self-contained document, with a policy
+/// that lets it reach no network whatever a transcript holds, on top of the escaping.
+pub(super) fn page_head(title: &str, css: &str, out: &mut String) {
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n",
+    );
+    let _ = writeln!(out, "<title>{}</title>", html(title));
+    let _ = writeln!(out, "<style>{css}</style>\n</head>\n<body>\n<main>");
 }
 
 fn summary(results: &EvalResults, title: &str, out: &mut String) {
