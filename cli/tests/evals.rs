@@ -48,11 +48,15 @@ impl EvalEnv {
 
     /// Outside the system's temp folder, which a confined command's private `/tmp` would hide
     /// whatever its confinement.
+    /// Under the build's temp folder; in `/var/tmp` (outside every confined view too) when a
+    /// root `pi eval`'s agents could not get there (a checkout in a closed folder).
     fn outside_tmp(mock: Option<&MockLlm>) -> EvalEnv {
-        EvalEnv::in_dir(
-            tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
-            mock,
-        )
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let parent = match nix::unistd::geteuid().is_root() && closed_to_others(&target.join("x")) {
+            true => Path::new("/var/tmp"),
+            false => target,
+        };
+        EvalEnv::in_dir(tempfile::tempdir_in(parent).unwrap(), mock)
     }
 
     fn in_dir(root: tempfile::TempDir, mock: Option<&MockLlm>) -> EvalEnv {
@@ -73,7 +77,12 @@ impl EvalEnv {
 
     /// Points the agent's models.json at `mock`.
     fn serve(&self, mock: &MockLlm) {
-        let models = pi_testkit::demo::models_json(mock.port);
+        self.serve_port(mock.port);
+    }
+
+    /// Points the agent's models.json at a model on `port`.
+    fn serve_port(&self, port: u16) {
+        let models = pi_testkit::demo::models_json(port);
         std::fs::write(self.path("agent/models.json"), models.to_string()).unwrap();
     }
 
@@ -123,6 +132,14 @@ impl EvalEnv {
     }
 }
 
+/// Whether a folder above `path` lets no other user through.
+fn closed_to_others(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.ancestors()
+        .skip(1)
+        .any(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
+}
+
 /// This build's `pi`, or where a root `pi eval` could not hand it to its agents' user (a
 /// checkout in a folder that lets no other user through, which the eval refuses: see
 /// `a_root_run_refuses_to_start_when_its_agent_user_cannot_reach_the_agent_program`), a link
@@ -130,12 +147,7 @@ impl EvalEnv {
 fn reachable_pi() -> (PathBuf, Option<tempfile::TempDir>) {
     use std::os::unix::fs::PermissionsExt;
     let built = PathBuf::from(env!("CARGO_BIN_EXE_pi"));
-    let closed = |path: &Path| {
-        path.ancestors()
-            .skip(1)
-            .any(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
-    };
-    if !nix::unistd::geteuid().is_root() || !closed(&built) {
+    if !nix::unistd::geteuid().is_root() || !closed_to_others(&built) {
         return (built, None);
     }
     let folder = tempfile::Builder::new().prefix("pi-bin").tempdir().unwrap();
@@ -145,7 +157,7 @@ fn reachable_pi() -> (PathBuf, Option<tempfile::TempDir>) {
         std::fs::copy(&built, &program).unwrap();
     }
     assert!(
-        !closed(&program),
+        !closed_to_others(&program),
         "{} is unreachable to other users",
         folder.path().display()
     );

@@ -4,47 +4,20 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use pi_testkit::MockLlm;
 use serde_json::json;
 
-/// A scratch folder: `home`, `agent` (models.json at the mock) and `work`, where `pi eval`
-/// runs.
-struct Scratch {
-    root: tempfile::TempDir,
+use super::{EvalEnv, Ran};
+
+/// An eval folder whose models.json points at a model on `port` (a mock, or nothing there).
+fn scratch(port: u16) -> EvalEnv {
+    let env = EvalEnv::new(None);
+    env.serve_port(port);
+    env
 }
 
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Scratch {
-    fn new(port: u16) -> Scratch {
-        let scratch = Scratch {
-            root: tempfile::tempdir().unwrap(),
-        };
-        for dir in ["home", "agent", "work"] {
-            std::fs::create_dir_all(scratch.path(dir)).unwrap();
-        }
-        let models = pi_testkit::demo::models_json(port);
-        std::fs::write(scratch.path("agent/models.json"), models.to_string()).unwrap();
-        scratch
-    }
-
-    fn path(&self, sub: &str) -> PathBuf {
-        self.root.path().join(sub)
-    }
-
-    fn write(&self, sub: &str, text: &str) -> PathBuf {
-        let path = self.path(sub);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
+impl EvalEnv {
     /// A suite `work/s/<file>`: one task, the given lines at the top and in the task.
     fn suite(&self, file: &str, top: &str, task: &str) -> String {
         let text = format!(
@@ -54,26 +27,7 @@ impl Scratch {
         format!("s/{file}")
     }
 
-    fn eval(&self, args: &[&str]) -> Ran {
-        let out = Command::new(env!("CARGO_BIN_EXE_pi"))
-            .arg("eval")
-            .args(args)
-            .current_dir(self.path("work"))
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("PI_CODING_AGENT_DIR", self.path("agent"))
-            .env("PI_TELEMETRY", "0")
-            .output()
-            .unwrap();
-        Ran {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-
-    /// Every path under the scratch folder.
+    /// Every path under the folder.
     fn snapshot(&self) -> BTreeSet<PathBuf> {
         fn walk(dir: &Path, into: &mut BTreeSet<PathBuf>) {
             for entry in std::fs::read_dir(dir).unwrap() {
@@ -115,7 +69,7 @@ fn refused(ran: &Ran, wanted: &str) {
 #[test]
 fn a_suite_name_or_model_id_that_climbs_out_of_the_cassette_folder_is_refused_and_writes_nothing() {
     let mock = MockLlm::start(&json!([{"text": ["done"]}, {"text": ["done"]}]));
-    let scratch = Scratch::new(mock.port);
+    let scratch = scratch(mock.port);
     let by_name = scratch.suite("name.toml", "name = \"../../x\"", "");
     let by_model = scratch.suite("model.toml", "", "models = [\"mock/../../../y\"]");
     let plain = scratch.suite("plain.toml", "", "");
@@ -143,7 +97,7 @@ fn a_suite_name_or_model_id_that_climbs_out_of_the_cassette_folder_is_refused_an
 /// reach of the agent: the suite is refused, as is a fixture folder that is itself a link.
 #[test]
 fn a_fixture_with_a_symlink_out_of_it_is_refused() {
-    let scratch = Scratch::new(9);
+    let scratch = scratch(9);
     scratch.write("home/secret.txt", "planted-secret-4711\n");
     scratch.write("work/s/fixtures/leaky/readme.txt", "hello\n");
     std::os::unix::fs::symlink(
@@ -194,7 +148,7 @@ fn a_fixture_with_a_symlink_out_of_it_is_refused() {
 /// the flag).
 #[test]
 fn mistakes_a_suite_or_its_flags_make_are_refused_up_front() {
-    let scratch = Scratch::new(9);
+    let scratch = scratch(9);
     std::fs::create_dir_all(scratch.path("work/cass")).unwrap();
     let replay = ["--replay", "cass", "-q", "--out", "o"];
     let live = ["--isolate", "none", "-q", "--out", "o"];
@@ -271,7 +225,7 @@ fn mistakes_a_suite_or_its_flags_make_are_refused_up_front() {
 /// An unknown provider is one message before the run, not one error per trial.
 #[test]
 fn an_unknown_model_is_named_once_before_any_trial() {
-    let scratch = Scratch::new(9);
+    let scratch = scratch(9);
     let suite = scratch.suite("p.toml", "", "models = [\"nosuch/model\"]\ntrials = 4");
     let ran = scratch.eval(&[&suite, "--isolate", "none", "--out", "o"]);
     refused(&ran, "unknown provider `nosuch`");
@@ -287,7 +241,7 @@ fn an_unknown_model_is_named_once_before_any_trial() {
 #[test]
 fn an_unknown_judge_model_is_named_once_before_any_trial() {
     let mock = MockLlm::start(&json!([{"text": ["a"]}]));
-    let scratch = Scratch::new(mock.port);
+    let scratch = scratch(mock.port);
     let suite = scratch.suite(
         "j.toml",
         "",
@@ -309,7 +263,7 @@ fn an_unknown_judge_model_is_named_once_before_any_trial() {
 #[test]
 fn a_model_id_the_provider_does_not_list_is_warned_about_once() {
     let mock = MockLlm::start(&json!([{"text": ["a"]}, {"text": ["b"]}, {"text": ["c"]}]));
-    let scratch = Scratch::new(mock.port);
+    let scratch = scratch(mock.port);
     let suite = scratch.suite("w.toml", "", "models = [\"mock/mock-modle\"]\ntrials = 3");
     let ran = scratch.eval(&[&suite, "--isolate", "none", "--jobs", "1", "--out", "o"]);
     assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
@@ -324,7 +278,7 @@ fn a_model_id_the_provider_does_not_list_is_warned_about_once() {
 /// `--filter '!PATTERN'` leaves out the tasks it matches.
 #[test]
 fn a_filter_with_a_bang_excludes() {
-    let scratch = Scratch::new(9);
+    let scratch = scratch(9);
     let suite = repo("evals/suites/smoke.toml");
     let ran = scratch.eval(&[
         suite.to_str().unwrap(),
@@ -366,7 +320,7 @@ fn a_filter_with_a_bang_excludes() {
 /// check; neither runs a trial nor writes a report.
 #[test]
 fn list_and_dry_run_print_the_plan_and_run_nothing() {
-    let scratch = Scratch::new(9);
+    let scratch = scratch(9);
     let suite = repo("evals/suites/smoke.toml");
     let suite = suite.to_str().unwrap();
     let list = scratch.eval(&[suite, "--list", "--filter", "c*", "--trials", "2"]);
@@ -412,7 +366,7 @@ fn repo(path: &str) -> PathBuf {
 #[test]
 fn a_relative_keep_folder_replays_without_divergence() {
     use std::os::unix::fs::PermissionsExt;
-    let scratch = Scratch::new(9);
+    let scratch = scratch(9);
     // Run as root, pi eval runs agent processes as an unprivileged user, who must reach the
     // kept folders.
     std::fs::set_permissions(scratch.root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
