@@ -15,6 +15,7 @@ pub mod convert;
 pub mod dataset;
 pub mod digest;
 pub mod isolate;
+pub mod journal;
 pub mod judge;
 pub mod merge;
 pub mod out_lock;

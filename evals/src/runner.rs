@@ -78,6 +78,19 @@ pub trait Progress: Sync {
     fn finished(&self, result: &TrialResult);
 }
 
+/// Where a run's finished trials go.
+pub struct Ledger<'a> {
+    /// Told of each finished trial before it counts as done (the run's journal writes it to
+    /// the disk), from the trial's thread.
+    pub record: &'a (dyn Fn(&TrialResult) + Sync),
+}
+
+impl std::fmt::Debug for Ledger<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger").finish_non_exhaustive()
+    }
+}
+
 /// Runs `specs`; the results of the trials that finished, sorted by suite, task, model and
 /// trial. Trials still running
 /// when `cancel` is set are stopped and left out, and no new one starts; nor does one once the
@@ -87,6 +100,7 @@ pub fn run(
     options: &RunOptions,
     progress: &dyn Progress,
     cancel: &Arc<AtomicBool>,
+    ledger: &Ledger<'_>,
 ) -> Result<Vec<TrialResult>, rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.max(1))
@@ -116,6 +130,7 @@ pub fn run(
                 let result = crate::retry::retried(retries, cancel, || {
                     run_trial(spec, options, cancel, &cleaner)
                 })?;
+                (ledger.record)(&result);
                 *spent.lock().unwrap_or_else(PoisonError::into_inner) += result.cost;
                 progress.finished(&result);
                 Some(result)

@@ -45,7 +45,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted or killed run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
 )]
 struct EvalArgs {
     /// Suite files (TOML).
@@ -165,6 +165,7 @@ pub fn main(argv: &[String]) -> ExitCode {
 
 mod compare_cmd;
 mod convert_cmd;
+mod journaled;
 
 /// Runs the trials `args` plan (those `previous`, an interrupted run's results, does not hold);
 /// `words` is the command line, kept for `--resume`. `args.out` is claimed by `lock`, or once
@@ -270,25 +271,8 @@ fn run(
             preflight::plural(jobs, "job"),
         );
     }
-    let progress = progress::Progress::new(style, specs.len());
-    let cancel = Arc::new(AtomicBool::new(false));
-    let _signals = progress::cancel_on_signals(Arc::clone(&cancel));
-    let mut trials =
-        runner::run(&specs, &options, &progress, &cancel).map_err(|e| e.to_string())?;
-    progress.finish();
-    let cancelled = cancel.load(Ordering::SeqCst);
-    let stopped = match max_cost {
-        Some(max) if !cancelled && trials.len() < specs.len() => {
-            Some(format!("cost limit ${max:.2} reached"))
-        }
-        _ => None,
-    };
-    trials.extend(finished);
-    trials.sort_by(|a, b| {
-        (&a.suite, &a.task, &a.model, a.trial).cmp(&(&b.suite, &b.task, &b.model, b.trial))
-    });
-    let (tasks, models) = pi_evals::score::summarize(&trials);
-    let results = EvalResults {
+    // The run as its journal starts it: no trials yet, and cut short until it ends.
+    let head = EvalResults {
         schema_version: SCHEMA_VERSION,
         harness: env!("CARGO_PKG_VERSION").into(),
         suites: suites
@@ -305,11 +289,11 @@ fn run(
             count: s.count,
             held: vec![s.index],
         }),
-        trials,
-        tasks,
-        models,
+        trials: Vec::new(),
+        tasks: Vec::new(),
+        models: Vec::new(),
         progress: RunProgress {
-            interrupted: cancelled,
+            interrupted: true,
             planned: Some(planned),
             invocation: Some(Invocation {
                 cwd: std::env::current_dir()
@@ -318,8 +302,42 @@ fn run(
                     .into_owned(),
                 args: words,
             }),
-            stopped: stopped.clone(),
+            stopped: None,
         },
+    };
+    let progress = progress::Progress::new(style, specs.len());
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _signals = progress::cancel_on_signals(Arc::clone(&cancel));
+    let journal = journaled::Journaled::start(&args.out, &head, &finished, Arc::clone(&cancel))?;
+    let ledger = runner::Ledger {
+        record: &|trial| journal.record(trial),
+    };
+    let mut trials =
+        runner::run(&specs, &options, &progress, &cancel, &ledger).map_err(|e| e.to_string())?;
+    progress.finish();
+    let journal_failure = journal.failure();
+    let cancelled = cancel.load(Ordering::SeqCst);
+    let stopped = match max_cost {
+        Some(max) if !cancelled && trials.len() < specs.len() => {
+            Some(format!("cost limit ${max:.2} reached"))
+        }
+        _ => None,
+    };
+    trials.extend(finished);
+    trials.sort_by(|a, b| {
+        (&a.suite, &a.task, &a.model, a.trial).cmp(&(&b.suite, &b.task, &b.model, b.trial))
+    });
+    let (tasks, models) = pi_evals::score::summarize(&trials);
+    let results = EvalResults {
+        trials,
+        tasks,
+        models,
+        progress: RunProgress {
+            interrupted: cancelled,
+            stopped: stopped.clone(),
+            ..head.progress
+        },
+        ..head
     };
     summary::print(&results);
     // The cassette folder of each trial, for the report's links to the cassettes.
@@ -337,6 +355,13 @@ fn run(
     write_reports(&args.out, &results, &|t| {
         folders.get(t.suite.as_str()).cloned()
     })?;
+    journal.finish(&args.out)?;
+    if let Some(failure) = journal_failure {
+        return Err(format!(
+            "{failure}: the run stopped; `pi eval --resume {}` runs the rest",
+            args.out.display()
+        ));
+    }
     if let Some(dir) = &args.atif {
         let redacted = redacted(&results)?;
         let written = crate::atif_cmd::write_trials(dir, redacted.as_ref().unwrap_or(&results))?;

@@ -1,7 +1,8 @@
-//! `pi eval --resume OUT`: finishes a run that was interrupted. The run's `results.json` holds
-//! the command line that started it and the folder it ran in; the same command runs again
-//! there, and only the trials the file does not hold run: the finished ones are kept as they
-//! were. The folder is claimed first, so a run still writing there is never resumed under it.
+//! `pi eval --resume OUT`: finishes a run that was interrupted. The run's journal (a run killed
+//! outright: see `pi_evals::journal`), else its `results.json`, holds the command line that
+//! started it and the folder it ran in; the same command runs again there, and only the trials
+//! it does not hold run: the finished ones are kept as they were. The folder is claimed first,
+//! so a run still writing there is never resumed under it.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -33,8 +34,15 @@ fn resume(argv: &[String]) -> Result<u8, String> {
     };
     let out = std::path::absolute(out).map_err(|e| format!("{out}: {e}"))?;
     let lock = OutLock::acquire(&out).map_err(|e| e.to_string())?;
-    let file = out.join("results.json");
-    let previous = pi_evals::results_file::load(&file).map_err(|e| e.to_string())?;
+    let journal = out.join(pi_evals::journal::JOURNAL_FILE);
+    let (file, previous) = match pi_evals::journal::load(&out).map_err(|e| e.to_string())? {
+        Some(previous) => (journal, previous),
+        None => {
+            let file = out.join("results.json");
+            let previous = pi_evals::results_file::load(&file).map_err(|e| e.to_string())?;
+            (file, previous)
+        }
+    };
     let Some(invocation) = previous.progress.invocation.clone() else {
         return Err(format!(
             "{}: holds no command line to resume (written by an older pi eval, or by pi eval merge)",

@@ -14,6 +14,8 @@ use serde_json::json;
 
 use super::{verdicts, EvalEnv};
 
+mod killed;
+
 /// A one-task suite of `trials` trials whose prompt is `prompt`, each checked for `done`.
 fn suite(env: &EvalEnv, trials: u32, prompt: &str, extra: &str) -> String {
     env.write(
