@@ -78,8 +78,11 @@ pub trait Progress: Sync {
     fn finished(&self, result: &TrialResult);
 }
 
-/// Where a run's finished trials go.
+/// What a run carries over from the run it resumes, and where its finished trials go.
 pub struct Ledger<'a> {
+    /// The live dollars the trials kept from the resumed run spent: they count against
+    /// `max_cost`, so that resuming never starts a fresh budget.
+    pub spent: f64,
     /// Told of each finished trial before it counts as done (the run's journal writes it to
     /// the disk), from the trial's thread.
     pub record: &'a (dyn Fn(&TrialResult) + Sync),
@@ -87,14 +90,16 @@ pub struct Ledger<'a> {
 
 impl std::fmt::Debug for Ledger<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ledger").finish_non_exhaustive()
+        f.debug_struct("Ledger")
+            .field("spent", &self.spent)
+            .finish_non_exhaustive()
     }
 }
 
 /// Runs `specs`; the results of the trials that finished, sorted by suite, task, model and
 /// trial. Trials still running
 /// when `cancel` is set are stopped and left out, and no new one starts; nor does one once the
-/// finished trials' live cost reaches `options.max_cost`.
+/// live cost spent (`ledger.spent` and the finished trials') reaches `options.max_cost`.
 pub fn run(
     specs: &[TrialSpec<'_>],
     options: &RunOptions,
@@ -108,7 +113,7 @@ pub fn run(
     // Trials' folders are removed on a thread of their own (see `TrialDirs::removed_by`).
     let (cleaner, finished) = mpsc::channel::<tempfile::TempDir>();
     let remover = std::thread::spawn(move || finished.into_iter().for_each(drop));
-    let spent = Mutex::new(0.0_f64);
+    let spent = Mutex::new(ledger.spent);
     let over_budget = || {
         options
             .max_cost

@@ -45,7 +45,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted or killed run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT [--max-cost USD]                 finish an interrupted or killed run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
 )]
 struct EvalArgs {
     /// Suite files (TOML).
@@ -123,8 +123,8 @@ struct EvalArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     retry_errors: u32,
     /// Start no new trial once the finished trials' live cost reaches USD dollars (exit 3;
-    /// `pi eval --resume OUT` runs the rest, with the same limit again); replaces the suites'
-    /// `max_cost`.
+    /// the whole run's limit: `pi eval --resume OUT --max-cost MORE` counts what was spent);
+    /// replaces the suites' `max_cost`.
     #[arg(long, value_name = "USD")]
     max_cost: Option<f64>,
 }
@@ -310,6 +310,7 @@ fn run(
     let _signals = progress::cancel_on_signals(Arc::clone(&cancel));
     let journal = journaled::Journaled::start(&args.out, &head, &finished, Arc::clone(&cancel))?;
     let ledger = runner::Ledger {
+        spent: finished.iter().map(|t| t.cost).sum(),
         record: &|trial| journal.record(trial),
     };
     let mut trials =
@@ -376,9 +377,10 @@ fn run(
     }
     if let Some(stopped) = stopped {
         eprintln!(
-            "stopped: {stopped}: {} of {planned} planned trials ran; `pi eval --resume {}` runs the rest",
+            "stopped: {stopped}: {} of {planned} planned trials ran; `pi eval --resume {} --max-cost USD` runs the rest with a higher limit (the ${:.2} spent counts against it)",
             results.trials.len(),
-            args.out.display()
+            args.out.display(),
+            results.trials.iter().map(|t| t.cost).sum::<f64>(),
         );
         return Ok(3);
     }

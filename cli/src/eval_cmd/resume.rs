@@ -1,8 +1,9 @@
 //! `pi eval --resume OUT`: finishes a run that was interrupted. The run's journal (a run killed
 //! outright: see `pi_evals::journal`), else its `results.json`, holds the command line that
 //! started it and the folder it ran in; the same command runs again there, and only the trials
-//! it does not hold run: the finished ones are kept as they were. The folder is claimed first,
-//! so a run still writing there is never resumed under it.
+//! it does not hold run: the finished ones are kept as they were, and what they spent live
+//! counts against the run's cost limit, which `--max-cost` may raise. The folder is claimed
+//! first, so a run still writing there is never resumed under it.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -27,11 +28,19 @@ pub fn main(argv: &[String]) -> u8 {
 }
 
 fn resume(argv: &[String]) -> Result<u8, String> {
-    let [out] = argv else {
-        return Err(
-            "usage: pi eval --resume OUT (the run's own arguments are in OUT/results.json)".into(),
-        );
+    let usage = "usage: pi eval --resume OUT [--max-cost USD] (the run's own arguments are in OUT/results.json)";
+    let (out, max_cost) = match argv {
+        [out] => (out, None),
+        [out, flag, usd] if flag == "--max-cost" => (out, Some(usd.as_str())),
+        [out, flag] => match flag.strip_prefix("--max-cost=") {
+            Some(usd) => (out, Some(usd)),
+            None => return Err(usage.into()),
+        },
+        _ => return Err(usage.into()),
     };
+    if max_cost.is_some_and(|usd| !usd.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0)) {
+        return Err("--max-cost takes a number of dollars, 0 or more".into());
+    }
     let out = std::path::absolute(out).map_err(|e| format!("{out}: {e}"))?;
     let lock = OutLock::acquire(&out).map_err(|e| e.to_string())?;
     let journal = out.join(pi_evals::journal::JOURNAL_FILE);
@@ -52,7 +61,11 @@ fn resume(argv: &[String]) -> Result<u8, String> {
     // The run's paths are relative to the folder it ran in.
     std::env::set_current_dir(&invocation.cwd)
         .map_err(|e| format!("cannot resume in {}: {e}", invocation.cwd))?;
-    let words = std::iter::once("pi eval".to_owned()).chain(invocation.args.iter().cloned());
+    let run_args = match max_cost {
+        Some(usd) => with_max_cost(&invocation.args, usd),
+        None => invocation.args,
+    };
+    let words = std::iter::once("pi eval".to_owned()).chain(run_args.iter().cloned());
     let args = EvalArgs::try_parse_from(words).map_err(|e| {
         format!(
             "{}: its command line no longer parses: {}",
@@ -67,7 +80,23 @@ fn resume(argv: &[String]) -> Result<u8, String> {
             args.out.display()
         ));
     }
-    super::run(args, invocation.args, Some(previous), Some(lock))
+    super::run(args, run_args, Some(previous), Some(lock))
+}
+
+/// `args` with its cost limit replaced by `usd` (the new limit of the whole run, kept for the
+/// next resume).
+fn with_max_cost(args: &[String], usd: &str) -> Vec<String> {
+    let mut kept = Vec::with_capacity(args.len() + 2);
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--max-cost" {
+            words.next();
+        } else if !word.starts_with("--max-cost=") {
+            kept.push(word.clone());
+        }
+    }
+    kept.extend(["--max-cost".to_owned(), usd.to_owned()]);
+    kept
 }
 
 fn same_folder(a: &Path, b: &Path) -> bool {
@@ -104,4 +133,24 @@ pub fn rest<'a>(
         .filter(|spec| !done.contains(&spec.key()))
         .collect();
     Ok((previous.trials, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_max_cost;
+
+    #[test]
+    fn a_new_cost_limit_replaces_the_old_in_either_spelling() {
+        let words = |w: &[&str]| w.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        for old in [
+            &["s.toml", "--max-cost", "2", "--out", "o"][..],
+            &["s.toml", "--max-cost=2", "--out", "o"],
+            &["s.toml", "--out", "o"],
+        ] {
+            assert_eq!(
+                with_max_cost(&words(old), "4"),
+                words(&["s.toml", "--out", "o", "--max-cost", "4"])
+            );
+        }
+    }
 }

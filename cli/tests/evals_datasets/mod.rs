@@ -190,14 +190,28 @@ fn the_cost_limit_starts_no_trial_once_reached_and_resume_finishes_the_run() {
         "{summary}"
     );
 
+    // The $2 the kept trials spent counts: resumed with the same limit, nothing more is spent.
     let resumed = env.eval(&["--resume", "o"]);
-    assert_eq!(
-        resumed.code, 3,
-        "a fresh $2 for two more: {}",
+    assert_eq!(resumed.code, 3, "{}", resumed.stderr);
+    assert_eq!(mock.requests().len(), 2, "no fresh budget on resume");
+    assert_eq!(env.results("o")["trials"].as_array().unwrap().len(), 2);
+    assert!(
+        resumed.stderr.contains("--max-cost"),
+        "says how to go on: {}",
         resumed.stderr
     );
+    let refused = env.eval(&["--resume", "o", "--max-cost", "-1"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("dollars"), "{}", refused.stderr);
+    // A higher limit is the whole run's, and later resumes keep it.
+    let resumed = env.eval(&["--resume", "o", "--max-cost", "4"]);
+    assert_eq!(resumed.code, 3, "{}", resumed.stderr);
     assert_eq!(mock.requests().len(), 4);
+    assert_eq!(env.results("o")["stopped"], "cost limit $4.00 reached");
     let resumed = env.eval(&["--resume", "o"]);
+    assert_eq!(resumed.code, 3, "{}", resumed.stderr);
+    assert_eq!(mock.requests().len(), 4);
+    let resumed = env.eval(&["--resume", "o", "--max-cost", "10"]);
     assert_eq!(resumed.code, 0, "{}", resumed.stderr);
     assert_eq!(mock.requests().len(), 5);
     let results = env.results("o");
