@@ -583,6 +583,13 @@ fn shards_split_the_trials_and_merge_joins_them_into_the_whole_run() {
     assert_eq!((first.code, second.status.code()), (0, Some(0)));
     let (s0, s1) = (verdicts(&env.results("s0")), verdicts(&env.results("s1")));
     assert!(!s0.is_empty() && !s1.is_empty(), "both shards have work");
+    // A killed run's journal left in the folder merged into: the merged run replaces it, so a
+    // later --resume does not take up the killed run (a merged run has nothing to resume).
+    let mut killed = env.results("s0");
+    let trials = killed["trials"].take();
+    killed["trials"] = serde_json::json!([]);
+    let journal = format!("{killed}\n{}\n", trials[0]);
+    env.write("work/merged/journal.jsonl", &journal);
     let merged = env.eval(&[
         "merge",
         "s0/results.json",
@@ -593,6 +600,13 @@ fn shards_split_the_trials_and_merge_joins_them_into_the_whole_run() {
     assert_eq!(merged.code, 0, "{}", merged.stderr);
     let (all, joined) = (env.results("all"), env.results("merged"));
     assert_eq!(verdicts(&all), verdicts(&joined));
+    let resumed = env.eval(&["--resume", "merged"]);
+    assert!(
+        resumed.code == 2 && resumed.stderr.contains("pi eval merge"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(verdicts(&all), verdicts(&env.results("merged")));
     let without_time = |results: &Value| {
         let mut tasks = results["tasks"].clone();
         for task in tasks.as_array_mut().unwrap() {

@@ -118,6 +118,15 @@ impl Journal {
     }
 }
 
+/// Removes a journal left in `folder` by a run that was killed, once other results (a merge's)
+/// replaced that run there: a later `--resume` must not take the killed run up again.
+pub fn discard(folder: &Path) -> io::Result<()> {
+    match fs::remove_file(folder.join(JOURNAL_FILE)) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        done => done,
+    }
+}
+
 /// `value` as one line of JSON (a JSON string escapes its line breaks), with its newline.
 fn line(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {
     let mut text = serde_json::to_vec(value).map_err(io::Error::other)?;

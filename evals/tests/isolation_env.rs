@@ -13,8 +13,9 @@ use common::*;
 use pi_evals::isolate::Isolation;
 
 /// Prints the lines of every process's environment it can read (its own and PID 1's included)
-/// that hold `PATH` or one of the secrets below (all of it would be cut to the output's tail).
-const READ_ENVIRONS: &str = "{ cat /proc/1/environ; for f in /proc/[0-9]*/environ; do cat \"$f\"; echo; done; } 2>/dev/null | tr '\\0' '\\n' | grep -a -i -e '^PATH=' -e run.secret -e runsecret";
+/// that hold `PATH` or one of the secrets below, each distinct line once (all of it would be cut
+/// to the output's tail, and on a busy machine the unconfined run sees many processes' `PATH`).
+const READ_ENVIRONS: &str = "{ cat /proc/1/environ; for f in /proc/[0-9]*/environ; do cat \"$f\"; echo; done; } 2>/dev/null | tr '\\0' '\\n' | grep -a -i -e '^PATH=' -e run.secret -e runsecret | sort -u";
 
 #[test]
 fn secrets_in_the_evals_environment_never_reach_a_confined_command() {

@@ -100,6 +100,10 @@ pub fn merge(argv: &[String]) -> u8 {
         eprintln!("pi eval merge: {message}");
         return 2;
     }
+    if let Err(error) = pi_evals::journal::discard(&args.out) {
+        eprintln!("pi eval merge: cannot remove the journal of the run merged over: {error}");
+        return 2;
+    }
     0
 }
 
