@@ -352,6 +352,25 @@ mod tests {
     }
 
     #[test]
+    fn a_compaction_that_ended_with_a_summary_is_kept_where_it_happened() {
+        let summarized = r#"{"type":"compaction_end","reason":"threshold","result":{"summary":"S","firstKeptEntryId":"e2","tokensBefore":9},"aborted":false,"willRetry":false}"#;
+        let aborted =
+            r#"{"type":"compaction_end","reason":"manual","aborted":true,"willRetry":false}"#;
+        let outcome = run(&[FAILED, ANSWERED, summarized, aborted, ANSWERED]);
+        assert_eq!(
+            outcome.compactions,
+            [Compaction {
+                after_messages: 2,
+                reason: "threshold".into(),
+                summary: "S".into(),
+                tokens_before: 9,
+                first_kept_entry_id: "e2".into(),
+            }],
+            "only the one that ended with a summary, after the two messages before it"
+        );
+    }
+
+    #[test]
     fn limits_are_passed_only_beyond_their_value() {
         let mut outcome = AgentOutcome {
             turns_started: 3,
