@@ -86,6 +86,7 @@ fn results(tasks: usize, trials: u32) -> EvalResults {
                     earlier_errors: Vec::new(),
                     tags: Vec::new(),
                     metadata: serde_json::Map::new(),
+                    context: Default::default(),
                 });
             }
         }

@@ -7,13 +7,14 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use pi_core::atif::convert::{from_messages, from_session, Build};
+use pi_core::atif::convert::{from_messages, from_session, Build, RunCompaction, RunSetup};
 use pi_core::atif::Trajectory;
-use pi_evals::results::EvalResults;
+use pi_evals::results::{EvalResults, TrialResult};
 
-/// What the system prompt of an eval trial names as its working directory: the trial's
-/// workspace was a temporary folder, gone when the trajectory is written.
-const TRIAL_CWD: &str = "<workspace>";
+/// The working directory a trial's trajectory names when its workspace was not kept: an
+/// absolute path, as a session's is, in the shape of the temporary folder the trial ran in
+/// (gone with the run, and different in every run).
+const REMOVED_WORKSPACE: &str = "/tmp/pi-eval-trial/workspace";
 
 /// `pi export`'s command line.
 #[derive(Debug, Parser)]
@@ -96,7 +97,7 @@ pub fn write_trials(dir: &Path, results: &EvalResults) -> Result<usize, String> 
             trial.suite, trial.task, trial.model, trial.trial
         );
         let path = trial_path(dir, &key)?;
-        let mut trajectory = from_messages(&trial.transcript, &key, TRIAL_CWD, &build);
+        let mut trajectory = trial_trajectory(trial, &key, &build);
         if let Some(extra) = trajectory.extra.as_mut() {
             extra.insert(
                 "eval".into(),
@@ -114,6 +115,38 @@ pub fn write_trials(dir: &Path, results: &EvalResults) -> Result<usize, String> 
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(results.trials.len())
+}
+
+/// A trial's trajectory, from its transcript and what its agent was given: the task's tools,
+/// the kept workspace (or [`REMOVED_WORKSPACE`]) and the compactions.
+fn trial_trajectory(trial: &TrialResult, key: &str, build: &Build) -> Trajectory {
+    let context = &trial.context;
+    let compactions: Vec<RunCompaction> = context
+        .compactions
+        .iter()
+        .map(|c| RunCompaction {
+            after_messages: usize::try_from(c.after_messages).unwrap_or(usize::MAX),
+            reason: c.reason.clone(),
+            summary: c.summary.clone(),
+            tokens_before: c.tokens_before,
+            first_kept_entry_id: c.first_kept_entry_id.clone(),
+        })
+        .collect();
+    let setup = RunSetup {
+        cwd: context.workspace.as_deref().unwrap_or(REMOVED_WORKSPACE),
+        tools: context.tools.as_deref(),
+        compactions: &compactions,
+    };
+    let mut trajectory = from_messages(&trial.transcript, key, &setup, build);
+    let pi = trajectory
+        .extra
+        .as_mut()
+        .and_then(|e| e.get_mut("pi"))
+        .and_then(serde_json::Value::as_object_mut);
+    if let Some(pi) = pi {
+        pi.insert("workspace_kept".into(), context.workspace.is_some().into());
+    }
+    trajectory
 }
 
 /// `dir/<key>.json`, refused when a part of the key is not a plain name (`..`, empty, a root).

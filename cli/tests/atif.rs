@@ -539,9 +539,150 @@ fn a_live_trials_failed_attempt_is_in_its_trajectory_as_a_dropped_step() {
     assert_eq!(agent[0]["extra"]["pi"]["retried"], true);
     assert_eq!(agent[1]["message"], "Done.");
     assert_eq!(trajectory["extra"]["eval"]["status"], "passed");
-    assert!(steps(&trajectory)[0]["message"]
+    validate(&[file]);
+}
+
+/// `pi eval suite.toml --live --isolate none` of `suite` against `mock`, with `more` flags and
+/// `--atif traj`: the results and the trajectory of the suite's only trial, `task` against
+/// the mock model.
+fn eval_trial(env: &Env, suite: &str, task: &str, more: &[&str]) -> (Value, Value, PathBuf) {
+    std::fs::write(env.cwd().join("suite.toml"), suite).unwrap();
+    let args = [
+        &["eval", "suite.toml", "--live", "--isolate", "none"][..],
+        more,
+        &["--out", "out", "--atif", "traj", "-q"],
+    ]
+    .concat();
+    let out = env.run(&args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.cwd().join("out/results.json")).unwrap())
+            .unwrap();
+    let file = env
+        .cwd()
+        .join(format!("traj/suite/{task}/mock/mock-model/0.json"));
+    let trajectory = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    (results, trajectory, file)
+}
+
+#[test]
+fn a_trials_compaction_is_a_context_boundary_where_it_happened() {
+    let mock = MockLlm::start(&json!([
+        // Past the mock model's compaction threshold (its window less the reserve).
+        {"text": ["First answer."], "usage": {"input": 120000, "output": 5}},
+        {"text": ["## Goal\nA summary."]},
+        {"text": ["Second answer."]}
+    ]));
+    let env = Env::new(&mock);
+    let suite = "[[task]]\nid = \"long\"\nsteps = [{ prompt = \"One\" }, { prompt = \"Two\" }]\n\
+                 settings = { compaction = { keepRecentTokens = 1 } }\n\n\
+                 [[task.check]]\nkind = \"text_contains\"\ntext = \"Second\"\n";
+    let suite = format!("[defaults]\nmodels = [\"mock/mock-model\"]\n\n{suite}");
+    let (results, trajectory, file) = eval_trial(&env, &suite, "long", &[]);
+    let compactions = &results["trials"][0]["compactions"];
+    assert_eq!(compactions[0]["afterMessages"], 2, "{results:#}");
+    assert!(compactions[0]["summary"]
         .as_str()
         .unwrap()
-        .contains("<workspace>"));
+        .contains("A summary."));
+    let all = steps(&trajectory);
+    let boundary = all
+        .iter()
+        .position(|s| s["extra"]["context_management"]["type"] == "compaction")
+        .unwrap_or_else(|| panic!("no compaction step: {trajectory:#}"));
+    assert_eq!(all[boundary]["source"], "system");
+    assert_eq!(
+        all[boundary]["extra"]["context_management"]["boundary"],
+        "replace"
+    );
+    assert!(all[boundary]["message"]
+        .as_str()
+        .unwrap()
+        .contains("A summary."));
+    assert_eq!(all[boundary - 1]["message"], "First answer.");
+    assert_eq!(all[boundary + 1]["message"], "Two");
+    assert!(
+        all[boundary]["extra"]["pi"]["tokens_before"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert_eq!(
+        trajectory["final_metrics"]["total_steps"],
+        all.len(),
+        "the boundary is a step of its own, no message repeated"
+    );
     validate(&[file]);
+}
+
+#[test]
+fn a_trials_trajectory_names_its_kept_workspace_or_a_placeholder_path() {
+    let suite = "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"hello\"\n\
+                 prompt = \"Say done\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"Done\"\n";
+    let answers = json!([{"text": ["Done."]}]);
+    let mock = MockLlm::start(&answers);
+    let env = Env::new(&mock);
+    let (results, trajectory, file) = eval_trial(&env, suite, "hello", &["--keep", "kept"]);
+    let workspace = results["trials"][0]["workspace"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(Path::new(&workspace).is_absolute(), "{workspace}");
+    assert!(Path::new(&workspace).is_dir(), "kept: {workspace}");
+    assert!(workspace.starts_with(env.cwd().join("kept").to_str().unwrap()));
+    assert_eq!(trajectory["extra"]["pi"]["cwd"], workspace.as_str());
+    let prompt = steps(&trajectory)[0]["message"].as_str().unwrap();
+    let named = format!("Current working directory: {workspace}");
+    assert!(prompt.lines().any(|l| l == named), "{prompt}");
+    validate(&[file]);
+
+    let mock = MockLlm::start(&answers);
+    let env = Env::new(&mock);
+    let (results, trajectory, file) = eval_trial(&env, suite, "hello", &[]);
+    assert!(
+        results["trials"][0].get("workspace").is_none(),
+        "a removed temporary folder is not named"
+    );
+    let cwd = trajectory["extra"]["pi"]["cwd"].as_str().unwrap();
+    assert!(
+        Path::new(cwd).is_absolute(),
+        "the kind of value a session holds: {cwd}"
+    );
+    assert_eq!(trajectory["extra"]["pi"]["workspace_kept"], false);
+    let prompt = steps(&trajectory)[0]["message"].as_str().unwrap();
+    let named = format!("Current working directory: {cwd}");
+    assert!(prompt.lines().any(|l| l == named), "{prompt}");
+    validate(&[file]);
+}
+
+#[test]
+fn a_trials_tool_definitions_are_the_tools_its_task_offered() {
+    let mock = MockLlm::start(&json!([
+        {"text": ["Done."]},
+        {"text": ["Done."]}
+    ]));
+    let env = Env::new(&mock);
+    let suite = "[defaults]\nmodels = [\"mock/mock-model\"]\n\n\
+                 [[task]]\nid = \"some\"\nprompt = \"Say done\"\ntools = [\"read\", \"grep\"]\n\n\
+                 [[task.check]]\nkind = \"text_contains\"\ntext = \"Done\"\n\n\
+                 [[task]]\nid = \"none\"\nprompt = \"Say done\"\ntools = []\n\n\
+                 [[task.check]]\nkind = \"text_contains\"\ntext = \"Done\"\n";
+    let (results, trajectory, file) = eval_trial(&env, suite, "some", &["--jobs", "1"]);
+    let names: Vec<&str> = trajectory["agent"]["tool_definitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "grep"]);
+    let prompt = steps(&trajectory)[0]["message"].as_str().unwrap();
+    assert!(prompt.contains("- grep:"), "{prompt}");
+    assert!(!prompt.contains("- bash:"), "{prompt}");
+    let trials = results["trials"].as_array().unwrap();
+    let tools: Vec<&Value> = trials.iter().map(|t| &t["tools"]).collect();
+    assert_eq!(tools, [&json!([]), &json!(["read", "grep"])]);
+    let none = env.cwd().join("traj/suite/none/mock/mock-model/0.json");
+    let bare: Value = serde_json::from_str(&std::fs::read_to_string(&none).unwrap()).unwrap();
+    assert_eq!(bare["agent"]["tool_definitions"], json!([]));
+    validate(&[file, none]);
 }

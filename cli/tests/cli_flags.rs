@@ -2,10 +2,16 @@
 //! `--list-models`, `--resume`, `--export`, `--offline` and their error texts, against the
 //! conformance kit's mock LLM. Every expected text was checked against Pi 0.73.1 run the same
 //! way (fresh HOME and agent dir, models.json pointing at the mock, stdin not a terminal).
+//! Its modules: a session whose stored working directory is gone (`missing_cwd`), and what a
+//! shell command sees of pi's environment (`shell_env`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "cli_flags/missing_cwd.rs"]
+mod missing_cwd;
+#[path = "cli_flags/shell_env.rs"]
+mod shell_env;
 
 use common::{Env, MockLlm};
 use serde_json::{json, Value};

@@ -8,11 +8,10 @@
 //! file is left in place: removing it while a second run has it open would let a third lock a
 //! new file beside the second's.
 
-use std::fs::OpenOptions;
-use std::io::{self, Read, Seek, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use pi_cassette_format::flock::LockedFile;
+use pi_cassette_format::flock::{holder, try_claim, LockedFile};
 use thiserror::Error;
 
 /// The lock file's name in the folder.
@@ -26,13 +25,6 @@ pub enum OutLockError {
     Held { folder: PathBuf, pid: Option<u32> },
     #[error("cannot lock {}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
-}
-
-fn holder(pid: Option<u32>) -> String {
-    pid.map_or_else(
-        || "another process".to_owned(),
-        |pid| format!("process {pid}"),
-    )
 }
 
 /// A claimed `--out` folder, held for as long as this lives.
@@ -50,33 +42,15 @@ impl OutLock {
             source,
         };
         std::fs::create_dir_all(folder).map_err(io_error)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_error)?;
-        match LockedFile::try_lock(file).map_err(io_error)? {
+        match try_claim(&path).map_err(io_error)? {
             Ok(locked) => {
-                let mut file = locked.file();
-                file.set_len(0)
-                    .and_then(|()| file.rewind())
-                    .and_then(|()| writeln!(file, "{}", std::process::id()))
-                    .map_err(io_error)?;
+                locked.write_pid().map_err(io_error)?;
                 Ok(OutLock { _file: locked })
             }
-            Err(mut file) => {
-                let mut text = String::new();
-                let pid = file
-                    .read_to_string(&mut text)
-                    .ok()
-                    .and_then(|_| text.trim().parse().ok());
-                Err(OutLockError::Held {
-                    folder: folder.to_path_buf(),
-                    pid,
-                })
-            }
+            Err(held) => Err(OutLockError::Held {
+                folder: folder.to_path_buf(),
+                pid: held.pid,
+            }),
         }
     }
 }

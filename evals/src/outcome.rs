@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::results::Usage;
+use crate::results::{Compaction, Usage};
 
 /// What stops a trial early (scored as a failure, status `limit`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -41,6 +41,8 @@ pub struct AgentOutcome {
     /// and was not retried (Pi's auto-retry, or a compaction that retries after an overflow).
     /// Pi's JSON mode exits 0 all the same, so this is how a trial knows its model failed.
     pub model_errors: Vec<String>,
+    /// The compactions of the context that ended with a summary, where they happened.
+    pub compactions: Vec<Compaction>,
 }
 
 /// One tool call of a run, as its events told it.
@@ -82,10 +84,13 @@ impl AgentOutcome {
             Some("auto_retry_start") => {
                 self.model_errors.pop();
             }
-            Some("compaction_end")
-                if event.get("willRetry").and_then(Value::as_bool) == Some(true) =>
-            {
-                self.model_errors.pop();
+            Some("compaction_end") => {
+                if event.get("willRetry").and_then(Value::as_bool) == Some(true) {
+                    self.model_errors.pop();
+                }
+                if let Some(compaction) = self.compaction(event) {
+                    self.compactions.push(compaction);
+                }
             }
             Some("message_end") => {
                 if let Some(message) = event.get("message") {
@@ -97,6 +102,22 @@ impl AgentOutcome {
             }
             _ => {}
         }
+    }
+
+    /// The compaction a `compaction_end` event reports, if it ended with a summary.
+    fn compaction(&self, event: &Value) -> Option<Compaction> {
+        let result = event.get("result").filter(|r| r.is_object())?;
+        let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+        Some(Compaction {
+            after_messages: u32::try_from(self.messages.len()).unwrap_or(u32::MAX),
+            reason: text(event.get("reason")).unwrap_or_default(),
+            summary: text(result.get("summary"))?,
+            tokens_before: result
+                .get("tokensBefore")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            first_kept_entry_id: text(result.get("firstKeptEntryId")).unwrap_or_default(),
+        })
     }
 
     fn assistant(&mut self, message: &Value) {
@@ -327,6 +348,25 @@ mod tests {
         assert_eq!(
             two.model_error().as_deref(),
             Some("2 model calls failed; the first: 429 rate limited")
+        );
+    }
+
+    #[test]
+    fn a_compaction_that_ended_with_a_summary_is_kept_where_it_happened() {
+        let summarized = r#"{"type":"compaction_end","reason":"threshold","result":{"summary":"S","firstKeptEntryId":"e2","tokensBefore":9},"aborted":false,"willRetry":false}"#;
+        let aborted =
+            r#"{"type":"compaction_end","reason":"manual","aborted":true,"willRetry":false}"#;
+        let outcome = run(&[FAILED, ANSWERED, summarized, aborted, ANSWERED]);
+        assert_eq!(
+            outcome.compactions,
+            [Compaction {
+                after_messages: 2,
+                reason: "threshold".into(),
+                summary: "S".into(),
+                tokens_before: 9,
+                first_kept_entry_id: "e2".into(),
+            }],
+            "only the one that ended with a summary, after the two messages before it"
         );
     }
 

@@ -168,6 +168,45 @@ pub struct TrialResult {
     /// The task's metadata (absent when it has none).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub metadata: serde_json::Map<String, Value>,
+    /// What the trial's trajectory needs beside its transcript (each field absent when empty,
+    /// and from older files).
+    #[serde(flatten)]
+    pub context: TrialContext,
+}
+
+/// What the agent of a trial was given and did that its messages do not hold: the tools it
+/// was offered, the folder it ran in, and the compactions of its context. `pi eval --atif`
+/// rebuilds the trial's system prompt, tool definitions and context boundaries from them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrialContext {
+    /// The task's tools (Pi's `--tools`; empty: `--no-tools`); absent: Pi's default four.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// The workspace the agent ran in, absolute, when it was kept (`--keep`); a workspace in
+    /// a temporary folder is gone with the run and not named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The compactions of the agent's context, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<Compaction>,
+}
+
+/// One compaction, as the agent's `compaction_end` event gave it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compaction {
+    /// How many messages of the transcript had ended before it.
+    pub after_messages: u32,
+    /// Why: `manual`, `threshold` or `overflow`.
+    pub reason: String,
+    /// The summary that replaced the compacted messages.
+    pub summary: String,
+    /// The context's tokens before it.
+    pub tokens_before: u64,
+    /// The agent's session entry the kept messages start at (an id of its own session, which
+    /// the transcript does not carry).
+    pub first_kept_entry_id: String,
 }
 
 fn one() -> u32 {

@@ -155,6 +155,48 @@ mod tests {
     }
 
     #[test]
+    fn the_trajectory_fields_round_trip_and_a_file_without_them_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let mut original = results(outcomes("s", "t", "m", 2, 0));
+        original.trials[0].context = crate::results::TrialContext {
+            tools: Some(Vec::new()),
+            workspace: Some("/kept/workspace".into()),
+            compactions: vec![crate::results::Compaction {
+                after_messages: 2,
+                reason: "threshold".into(),
+                summary: "S".into(),
+                tokens_before: 9,
+                first_kept_entry_id: "e1".into(),
+            }],
+        };
+        write(&path, &original).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("\"tools\": []"),
+            "no tools is not the default tools"
+        );
+        assert_eq!(load(&path).unwrap(), original);
+        let trial: Value = serde_json::from_str::<Value>(&text).unwrap()["trials"][1].clone();
+        for absent in ["tools", "workspace", "compactions"] {
+            assert!(
+                trial.get(absent).is_none(),
+                "{absent} is left out when empty"
+            );
+        }
+        let mut old: Value = serde_json::from_str(&text).unwrap();
+        for field in ["tools", "workspace", "compactions"] {
+            old["trials"][0].as_object_mut().unwrap().remove(field);
+        }
+        fs::write(&path, old.to_string()).unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(
+            loaded.trials[0].context,
+            crate::results::TrialContext::default()
+        );
+    }
+
+    #[test]
     fn newer_schema_is_refused_by_version() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.json");

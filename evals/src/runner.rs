@@ -15,7 +15,7 @@ use crate::agent::{AgentCommand, AgentRun, CassetteUse, Invocation};
 use crate::check::{CommandResult, RunCommand};
 use crate::isolate::{AgentSandbox, Confinement, Isolation};
 use crate::plan::TrialSpec;
-use crate::results::{Calls, CheckResult, TrialResult, TrialStatus};
+use crate::results::{Calls, CheckResult, TrialContext, TrialResult, TrialStatus};
 use crate::suite::Suite;
 use crate::workspace::TrialDirs;
 
@@ -207,6 +207,10 @@ fn run_trial(
         earlier_errors: Vec::new(),
         tags: task.tags.clone(),
         metadata: task.metadata.clone(),
+        context: TrialContext {
+            tools: task.tools.clone(),
+            ..TrialContext::default()
+        },
     };
     if let CassetteUse::Replay(path) = &cassette {
         if !path.is_file() {
@@ -251,6 +255,9 @@ fn run_trial(
             return Some(result);
         }
     };
+    if options.keep.is_some() {
+        result.context.workspace = Some(dirs.workspace.to_string_lossy().into_owned());
+    }
     let confinement = Confinement {
         workspace: dirs.workspace.clone(),
         temp: dirs.temp.clone(),
@@ -479,6 +486,7 @@ fn fill_usage(result: &mut TrialResult, run: &AgentRun, replayed: bool) {
     }
     result.final_text = outcome.final_text.clone();
     result.transcript = outcome.messages.clone();
+    result.context.compactions = outcome.compactions.clone();
 }
 
 /// Whether the run ended in a way that says nothing about the model's work (it could not

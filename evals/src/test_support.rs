@@ -45,6 +45,7 @@ pub(crate) fn trial(
         earlier_errors: Vec::new(),
         tags: Vec::new(),
         metadata: serde_json::Map::new(),
+        context: Default::default(),
     }
 }
 

@@ -6,6 +6,54 @@ use super::*;
 
 mod streamed;
 
+/// The words of a recorded print run: `--mode json --record CASSETTE --provider PROVIDER
+/// --model MODEL`, then `more`.
+fn recording(cassette: &Path, provider: &str, model: &str, more: &[&str]) -> Vec<OsString> {
+    let mut args = words(&[
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--provider",
+        provider,
+        "--model",
+        model,
+    ]);
+    args.extend(words(more));
+    args
+}
+
+/// The run exited 0 (`what` and its output are shown when it did not).
+fn succeeded(out: &Output, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `pi replay --check CASSETTE` reproduces the recording, offline.
+fn replays_and_checks(cassette: &Path) {
+    succeeded(&replay_check(cassette), &cassette.display().to_string());
+}
+
+/// No file under `root` holds `key` but those `planted` says the test put it in.
+fn nowhere_but_planted(root: &Path, key: &str, planted: impl Fn(&Path) -> bool, what: &str) {
+    for path in pi_testkit::files_under(root) {
+        if planted(&path) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(
+            !text.contains(key),
+            "{what}: the key reached {}",
+            path.display()
+        );
+    }
+}
+
 #[test]
 fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
     // One run per place a key comes from: models.json (a literal, an environment variable it
@@ -36,18 +84,7 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
             std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
         }
         let cassette = ws.root().join("cwd").join("planted.jsonl");
-        let args = words(&[
-            "--mode",
-            "json",
-            "--record",
-            cassette.to_str().unwrap(),
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "-p",
-            "hi",
-        ]);
+        let args = recording(&cassette, "mock", "mock-model", &["-p", "hi"]);
         let out = ws
             .command(pi().as_ref(), &args)
             .env("PLANTED_SECRET", key)
@@ -70,38 +107,18 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(!stdout.contains(key), "{source}: the key is in stdout");
         assert!(!stderr.contains(key), "{source}: the key is in stderr");
-        let written: Vec<PathBuf> = pi_testkit::files_under(ws.root())
-            .into_iter()
-            .filter(|p| {
-                let name = p.to_string_lossy();
-                // The inputs the test planted the key in, and the mock's own log of what it
-                // received, hold it by design.
-                !name.ends_with("models.json")
-                    && !name.ends_with("auth.json")
-                    && !name.ends_with("requests.jsonl")
-            })
-            .collect();
-        assert!(written
-            .iter()
-            .any(|p| p.extension().is_some_and(|e| e == "jsonl")));
-        for path in &written {
-            let bytes = std::fs::read(path).unwrap();
-            let text = String::from_utf8_lossy(&bytes);
-            assert!(
-                !text.contains(key),
-                "{source}: the key reached {}",
-                path.display()
-            );
-        }
+        // The inputs the test planted the key in, and the mock's own log of what it received,
+        // hold it by design (Pi's session files do not: the key is in no message).
+        let planted = |path: &Path| {
+            let name = path.to_string_lossy();
+            name.ends_with("models.json")
+                || name.ends_with("auth.json")
+                || name.ends_with("requests.jsonl")
+        };
+        nowhere_but_planted(ws.root(), key, planted, source);
 
         // Loading and replaying the redacted cassette runs nothing and matches.
-        let out = replay_check(&cassette);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{source}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        replays_and_checks(&cassette);
     }
 }
 
@@ -148,24 +165,15 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
     let auth = json!({"groq": {"type": "api_key", "key": AUTH_JSON_KEY}});
     std::fs::write(agent.join("auth.json"), auth.to_string()).unwrap();
     // `pi args` with keys in its environment.
-    let keyed = |args: &[&str]| {
-        let mut command = ws.command(pi().as_ref(), &words(args));
+    let keyed = |args: &[OsString]| {
+        let mut command = ws.command(pi().as_ref(), args);
         command
             .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
             .env("OPENAI_API_KEY", OPENAI_KEY)
             .env("PORTKEY_SECRET_VALUE", PORTKEY_KEY);
         command
     };
-    let succeeds = |args: &[&str]| {
-        let out = keyed(args).output().unwrap();
-        let said = [out.stdout, out.stderr].concat();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&said)
-        );
-    };
+    let succeeds = |args: &[OsString]| succeeded(&keyed(args).output().unwrap(), "pi");
 
     // A session that already holds a key: the recording embeds it in its header.
     let sessions = ws.root().join("sessions");
@@ -173,7 +181,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
     let session = sessions.join("resumed.jsonl");
     let session_arg = session.to_str().unwrap();
     let prompt = format!("remember {ANTHROPIC_KEY}");
-    let args = [
+    succeeds(&words(&[
         "--mode",
         "json",
         "--provider",
@@ -184,29 +192,20 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
         session_arg,
         "-p",
         &prompt,
-    ];
-    succeeds(&args);
+    ]));
 
     // The recorded run: a key on the command line, keys in headers from a variable and a
     // command, another provider's key read by a tool, and a key streamed cut in two.
     let cassette = ws.root().join("cwd").join("print.jsonl");
-    let args = [
-        "--mode",
-        "json",
-        "--record",
-        cassette.to_str().unwrap(),
+    let more = [
         "--api-key",
         CLI_KEY,
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
         "--session",
         session_arg,
         "-p",
         "read notes.txt",
     ];
-    succeeds(&args);
+    succeeds(&recording(&cassette, "mock", "mock-model", &more));
     let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
     for key in [CLI_KEY, PORTKEY_KEY, GATEWAY_KEY, ANTHROPIC_KEY] {
         assert!(
@@ -227,7 +226,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
         "--model",
         "mock-model",
     ];
-    let mut child = keyed(&args)
+    let mut child = keyed(&words(&args))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -244,12 +243,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
     }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "rpc");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(r#""command":"bash","success":true"#),
@@ -258,8 +252,12 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
 
     // Pi's own session file, holding the keys of both runs, imported as a cassette.
     let imported = ws.root().join("cwd").join("imported.cassette");
-    let args = ["import", session_arg, "-o", imported.to_str().unwrap()];
-    succeeds(&args);
+    succeeds(&words(&[
+        "import",
+        session_arg,
+        "-o",
+        imported.to_str().unwrap(),
+    ]));
 
     for path in pi_testkit::files_under(ws.root()) {
         if planted_by_the_test(&path) {
@@ -279,14 +277,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
 
     // Both replay and check, offline, though keys were in what they printed.
     for cassette in [&cassette, &rpc_cassette, &imported] {
-        let out = replay_check(cassette);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}: {stderr}",
-            cassette.display()
-        );
+        replays_and_checks(cassette);
     }
 
     // A diverging check prints the command that records the run again: without the key.
@@ -337,30 +328,11 @@ fn the_users_redaction_rules_reach_no_cassette_and_the_runs_still_check() {
     let cassette = ws.root().join("cwd").join("ticket.cassette");
     let prompt = format!("read ticket.txt about {CASE}");
     let record = |cassette: &Path| {
-        let args = [
-            "--mode",
-            "json",
-            "--record",
-            cassette.to_str().unwrap(),
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--session",
-            session.to_str().unwrap(),
-            "-p",
-            &prompt,
-        ];
-        ws.command(pi().as_ref(), &words(&args)).output().unwrap()
+        let more = ["--session", session.to_str().unwrap(), "-p", &prompt];
+        let args = recording(cassette, "mock", "mock-model", &more);
+        ws.command(pi().as_ref(), &args).output().unwrap()
     };
-    let out = record(&cassette);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&record(&cassette), "record");
     let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
     assert!(
         requests.contains(CASE) && requests.contains(TENANT),
@@ -386,13 +358,7 @@ fn the_users_redaction_rules_reach_no_cassette_and_the_runs_still_check() {
         imported.to_str().unwrap(),
     ];
     let out = ws.command(pi().as_ref(), &words(&args)).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "import");
 
     for path in [&cassette, &imported] {
         let text = std::fs::read_to_string(path).unwrap();
@@ -403,14 +369,7 @@ fn the_users_redaction_rules_reach_no_cassette_and_the_runs_still_check() {
                 path.display()
             );
         }
-        let out = replay_check(path);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}: {}",
-            path.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        replays_and_checks(path);
     }
 
     settings(json!({"patterns": ["CASE-(["]}));

@@ -95,18 +95,7 @@ fn a_key_the_model_streams_in_pieces_is_not_put_back_together_from_the_cassette(
             {"text": in_small_pieces(&said)},
         ]}));
         let cassette = ws.root().join("cwd").join("streamed.jsonl");
-        let args = words(&[
-            "--mode",
-            "json",
-            "--record",
-            cassette.to_str().unwrap(),
-            "--provider",
-            provider,
-            "--model",
-            model,
-            "-p",
-            "say the key",
-        ]);
+        let args = super::recording(&cassette, provider, model, &["-p", "say the key"]);
         let out = ws
             .command(pi().as_ref(), &args)
             .env("STREAMED_API_KEY", STREAMED_KEY)
@@ -128,25 +117,14 @@ fn a_key_the_model_streams_in_pieces_is_not_put_back_together_from_the_cassette(
         // The key came in more pieces than the placeholder has characters: some deltas were
         // emptied, and their events say so (the replay below allows for them).
         assert!(text.contains(r#"\"pi:emptied\":true"#), "{provider}");
-        for path in pi_testkit::files_under(ws.root()) {
-            if super::planted_by_the_test(&path) {
-                continue;
-            }
-            let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            assert!(
-                !written.contains(STREAMED_KEY),
-                "{provider}: the key reached {}",
-                path.display()
-            );
-        }
+        super::nowhere_but_planted(
+            ws.root(),
+            STREAMED_KEY,
+            super::planted_by_the_test,
+            provider,
+        );
 
         // The recording replays and checks, offline, though the run printed the key's pieces.
-        let out = replay_check(&cassette);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{provider}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        super::replays_and_checks(&cassette);
     }
 }

@@ -4,6 +4,75 @@
 
 use super::*;
 
+use std::os::unix::fs::PermissionsExt;
+
+/// The mock answering `done` once, an eval environment calling it, and the suite of one task
+/// that passes on that answer.
+fn answered_once() -> (MockLlm, EvalEnv, PathBuf) {
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = answer_suite(&env);
+    (mock, env, suite)
+}
+
+/// Whether bwrap confines here and this process is root: only a root `pi eval` hands its
+/// agents to another user (says why not).
+fn root_with_bwrap() -> bool {
+    if !bwrap_usable() {
+        return false;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        pi_testkit::skip("only a root pi eval hands its agents to another user");
+        return false;
+    }
+    true
+}
+
+/// A `pi eval` that must have exited 0 (its stderr shown when it did not).
+fn exited_0(ran: &std::process::Output) {
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
+
+/// `pi eval SUITE ARGS -q --out o` with `OPENAI_API_KEY` planted as `key`, which must exit 0:
+/// its results.
+fn eval_with_key(env: &EvalEnv, suite: &Path, args: &[&str], key: &str) -> Value {
+    let mut words = vec![suite.to_str().unwrap()];
+    words.extend(args);
+    words.extend(["-q", "--out", "o"]);
+    let ran = env
+        .command(&words)
+        .env("OPENAI_API_KEY", key)
+        .output()
+        .unwrap();
+    exited_0(&ran);
+    env.results("o")
+}
+
+/// The content of a trial's tool results, one a line.
+fn tool_output(trial: &Value) -> String {
+    trial["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "toolResult")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A temporary folder that lets no other user through (mode 700), as a checkout inside
+/// `mktemp -d` is.
+fn closed_folder() -> tempfile::TempDir {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    folder
+}
+
 /// What the agent's commands could do in a trial run with `isolate`: the tool results' text,
 /// the results file, and whether the file outside the workspace was written. The agent is told
 /// to pass its credentials to its commands (`shellEnv.passCredentials`), so that only the
@@ -27,33 +96,13 @@ fn escape_attempt(isolate: &str) -> (String, Value, bool) {
         "s/escape.toml",
         "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[defaults.settings]\nshellEnv = { passCredentials = true }\n\n[[task]]\nid = \"escape\"\nprompt = \"try\"\n\n[[task.check]]\nkind = \"command\"\nrun = \"test -z \\\"$OPENAI_API_KEY\\\"\"\n",
     );
-    let ran = env
-        .command(&[
-            suite.to_str().unwrap(),
-            "--isolate",
-            isolate,
-            "-q",
-            "--out",
-            "o",
-        ])
-        .env("OPENAI_API_KEY", "sk-planted-eval-key-1234")
-        .output()
-        .unwrap();
-    assert_eq!(
-        ran.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
+    let results = eval_with_key(
+        &env,
+        &suite,
+        &["--isolate", isolate],
+        "sk-planted-eval-key-1234",
     );
-    let results = env.results("o");
-    let tool_results: Vec<String> = results["trials"][0]["transcript"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .map(|m| m["content"].to_string())
-        .collect();
-    (tool_results.join("\n"), results, target.exists())
+    (tool_output(&results["trials"][0]), results, target.exists())
 }
 
 #[test]
@@ -213,13 +262,11 @@ fn a_live_run_refuses_to_start_without_bwrap_unless_isolate_none_is_given() {
 
 #[test]
 fn kept_trials_hold_no_auth_json() {
-    let mock = MockLlm::start(&json!([text_step("done")]));
-    let env = EvalEnv::new(Some(&mock));
+    let (_mock, env, suite) = answered_once();
     env.write(
         "agent/auth.json",
         "{\"other\": {\"type\": \"api_key\", \"key\": \"planted-auth-key-5678\"}}",
     );
-    let suite = answer_suite(&env);
     let suite = suite.to_str().unwrap();
     for (mode, out) in [("--record", "recorded"), ("--replay", "replayed")] {
         let ran = env.eval(&[
@@ -302,22 +349,10 @@ fn reach_attempt(isolate: &str) -> String {
         .output()
         .unwrap();
     drop(listener);
-    assert_eq!(
-        ran.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    exited_0(&ran);
     let results = env.results("o");
     assert_eq!(results["isolation"], isolate);
-    results["trials"][0]["transcript"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .map(|m| m["content"].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
+    tool_output(&results["trials"][0])
 }
 
 #[test]
@@ -345,7 +380,6 @@ fn confined_commands_cannot_reach_keys_in_proc_host_sockets_or_the_users_files()
 /// and a workspace shaped like another trial's in the eval's temp folder, and writes outside
 /// its workspace.
 fn agent_escape_attempt(isolate: &str) -> (String, bool) {
-    use std::os::unix::fs::PermissionsExt;
     let env = EvalEnv::outside_tmp(None);
     // Traversable by anyone: an eval run as root runs its agent as an unprivileged user.
     std::fs::set_permissions(env.root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -499,40 +533,14 @@ fn this_builds_pi_confined_as_the_agent_reaches_the_model_but_its_commands_see_n
         "s/live.toml",
         "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[defaults.settings]\nshellEnv = { passCredentials = true }\n\n[[task]]\nid = \"live\"\nprompt = \"run it\"\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"done\"\n",
     );
-    let ran = env
-        .command(&[
-            suite.to_str().unwrap(),
-            "--agent",
-            env.pi.to_str().unwrap(),
-            "--isolate",
-            "bwrap",
-            "-q",
-            "--out",
-            "o",
-        ])
-        .env("OPENAI_API_KEY", "planted-eval-key-1234")
-        .output()
-        .unwrap();
-    assert_eq!(
-        ran.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    let results = env.results("o");
+    let agent = ["--agent", env.pi.to_str().unwrap(), "--isolate", "bwrap"];
+    let results = eval_with_key(&env, &suite, &agent, "planted-eval-key-1234");
     let trial = &results["trials"][0];
     assert_eq!(
         trial["status"], "passed",
         "the agent reached the model: {trial}"
     );
-    let output: Vec<String> = trial["transcript"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .map(|m| m["content"].to_string())
-        .collect();
-    let output = output.join("\n");
+    let output = tool_output(trial);
     assert!(output.contains("key=[]"), "{output}");
     assert!(output.contains("finished"), "{output}");
     assert!(!output.contains("LEAK"), "{output}");
@@ -545,10 +553,7 @@ fn a_live_run_refuses_to_start_where_an_agent_cannot_be_confined() {
     if !bwrap_usable() {
         return;
     }
-    use std::os::unix::fs::PermissionsExt;
-    let mock = MockLlm::start(&json!([text_step("done")]));
-    let env = EvalEnv::new(Some(&mock));
-    let suite = answer_suite(&env);
+    let (mock, env, suite) = answered_once();
     // bwrap confines commands here, but an agent's sandbox cannot start: its `setsid` fails,
     // as a sandbox would where the agent's user may not have a user namespace.
     let broken = env.write(
@@ -579,21 +584,12 @@ fn a_live_run_refuses_to_start_where_an_agent_cannot_be_confined() {
 
 #[test]
 fn a_root_run_refuses_to_start_when_its_agent_user_cannot_reach_the_agent_program() {
-    if !bwrap_usable() {
+    if !root_with_bwrap() {
         return;
     }
-    if !nix::unistd::geteuid().is_root() {
-        pi_testkit::skip("only a root pi eval hands its agents to another user");
-        return;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    let mock = MockLlm::start(&json!([text_step("done")]));
-    let env = EvalEnv::new(Some(&mock));
-    let suite = answer_suite(&env);
-    // This build's pi at a path whose folder lets no other user through (mode 700), as a
-    // checkout inside `mktemp -d` would be.
-    let locked = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(locked.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (mock, env, suite) = answered_once();
+    // This build's pi at a path whose folder lets no other user through.
+    let locked = closed_folder();
     let program = locked.path().join("pi");
     if std::fs::hard_link(env!("CARGO_BIN_EXE_pi"), &program).is_err() {
         std::fs::copy(env!("CARGO_BIN_EXE_pi"), &program).unwrap();
@@ -648,20 +644,12 @@ fn the_checks_of_a_confined_trial_write_its_workspace_and_temp_folder() {
 /// view of its own).
 #[test]
 fn a_root_run_refuses_a_keep_folder_its_agents_user_cannot_reach() {
-    if !bwrap_usable() {
+    if !root_with_bwrap() {
         return;
     }
-    if !nix::unistd::geteuid().is_root() {
-        pi_testkit::skip("only a root pi eval hands its agents to another user");
-        return;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    let mock = MockLlm::start(&json!([text_step("done")]));
-    let env = EvalEnv::new(Some(&mock));
-    let suite = answer_suite(&env);
+    let (mock, env, suite) = answered_once();
     let suite = suite.to_str().unwrap();
-    let locked = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(locked.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let locked = closed_folder();
     let inside = |name: &str| locked.path().join(name).to_str().unwrap().to_owned();
     let kept = env.eval(&[suite, "-q", "--out", "refused", "--keep", &inside("k")]);
     assert_eq!(kept.code, 2, "{}\n{}", kept.stdout, kept.stderr);

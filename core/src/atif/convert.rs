@@ -5,8 +5,8 @@
 //! What a session does not hold is rebuilt as this build would send it: the system prompt
 //! (Pi's default for the session's working directory and date, with the tools offered; no
 //! context files, skills or custom prompt, which are not recorded) and the tool definitions
-//! (Pi's default four, and each other built-in tool the run called). The trajectory's
-//! `extra.pi` says both were rebuilt.
+//! (Pi's default four, and each other built-in tool the run called; a run's own tools when
+//! it says which). The trajectory's `extra.pi` says both were rebuilt.
 //!
 //! Context edits are kept as the model saw them:
 //! - a compaction is a system step holding the summary, marked
@@ -78,16 +78,62 @@ pub fn from_session(text: &str, build: &Build) -> Result<Trajectory, AtifError> 
     Ok(converter.finish(Some(header.id), pi))
 }
 
+/// What a run's trajectory is built from beside its messages: what a session file's header
+/// and entries would hold.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSetup<'a> {
+    /// The working directory the system prompt names, absolute as a session's `cwd` is.
+    pub cwd: &'a str,
+    /// The tools offered, in order (empty: none); `None`: Pi's default four, and every other
+    /// built-in tool the run called.
+    pub tools: Option<&'a [String]>,
+    /// The compactions of the run's context, in order.
+    pub compactions: &'a [RunCompaction],
+}
+
+/// A compaction of a run's context, as the agent's `compaction_end` event reports it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunCompaction {
+    /// How many of the run's messages had ended before it.
+    pub after_messages: usize,
+    /// Why it happened (`manual`, `threshold`, `overflow`).
+    pub reason: String,
+    pub summary: String,
+    pub tokens_before: u64,
+    /// The agent's own session entry the kept messages start at.
+    pub first_kept_entry_id: String,
+}
+
 /// The trajectory of a run's messages, in the order they ended (Pi's message objects, as an
-/// eval trial's transcript holds them). `run_id` names the run; `cwd` is what the system
-/// prompt names as the working directory.
-pub fn from_messages(messages: &[Value], run_id: &str, cwd: &str, build: &Build) -> Trajectory {
+/// eval trial's transcript holds them). `run_id` names the run.
+///
+/// A compaction is a boundary step between the messages that ended before it and after it.
+/// Unlike a session's, the messages it kept are not repeated after it: a run's events name
+/// the first kept message by an id of the agent's own session, which its messages do not
+/// carry (`extra.pi.kept_messages` says `"not recorded"`).
+pub fn from_messages(
+    messages: &[Value],
+    run_id: &str,
+    setup: &RunSetup<'_>,
+    build: &Build,
+) -> Trajectory {
     let first_ms = messages
         .iter()
         .find_map(|m| m.get("timestamp").and_then(Value::as_u64));
     let date = iso_date(first_ms.map(iso_from_ms).as_deref());
-    let mut converter = Converter::new(cwd, &date, tool_names(messages.iter()), build);
-    for (index, message) in messages.iter().enumerate() {
+    let names = match setup.tools {
+        Some(tools) => tools.to_vec(),
+        None => tool_names(messages.iter()),
+    };
+    let mut converter = Converter::new(setup.cwd, &date, names, build);
+    let mut compactions = setup.compactions.iter().peekable();
+    for index in 0..=messages.len() {
+        while let Some(compaction) = compactions.next_if(|c| c.after_messages <= index) {
+            converter.run_compaction(compaction);
+        }
+        let Some(message) = messages.get(index) else {
+            break;
+        };
         let timestamp = message
             .get("timestamp")
             .and_then(Value::as_u64)
@@ -95,8 +141,12 @@ pub fn from_messages(messages: &[Value], run_id: &str, cwd: &str, build: &Build)
         let next = messages.get(index + 1);
         converter.message(message, timestamp, None, next, false);
     }
+    for compaction in compactions {
+        converter.run_compaction(compaction);
+    }
     let mut pi = Map::new();
     pi.insert("run".into(), json!(run_id));
+    pi.insert("cwd".into(), json!(setup.cwd));
     converter.finish(Some(run_id.to_owned()), pi)
 }
 
@@ -335,7 +385,8 @@ impl Converter {
         }
     }
 
-    fn compaction(&mut self, entry: &Value, timestamp: Option<String>) {
+    /// A compaction entry's boundary step; its index.
+    fn compaction(&mut self, entry: &Value, timestamp: Option<String>) -> usize {
         let pi = pi_fields([
             ("kind", json!("compaction")),
             ("entry_id", entry.get("id").cloned().unwrap_or(Value::Null)),
@@ -363,7 +414,27 @@ impl Converter {
             |s| {
                 s.extra = extra(pi, Some(("context_management", boundary)));
             },
-        );
+        )
+    }
+
+    /// A run's compaction: the boundary a session's compaction entry gives, its kept
+    /// messages not repeated (a run does not say which they are).
+    fn run_compaction(&mut self, compaction: &RunCompaction) {
+        let entry = json!({
+            "summary": compaction.summary,
+            "firstKeptEntryId": compaction.first_kept_entry_id,
+            "tokensBefore": compaction.tokens_before,
+        });
+        let index = self.compaction(&entry, None);
+        if let Some(pi) = self.steps[index]
+            .extra
+            .as_mut()
+            .and_then(|e| e.get_mut("pi"))
+            .and_then(Value::as_object_mut)
+        {
+            pi.insert("reason".into(), json!(compaction.reason));
+            pi.insert("kept_messages".into(), json!("not recorded"));
+        }
     }
 
     /// One message; `next` is the message after it on the branch (a failed response followed

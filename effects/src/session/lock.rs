@@ -15,14 +15,13 @@
 //! A claim is per process: claiming a file this process already holds (an RPC session switched
 //! to its own file) shares the claim instead of waiting on itself.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::fs::{self, File};
+use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
 
-use crate::flock::LockedFile;
+use crate::flock::{holder, try_claim, LockedFile};
 
 /// Why a session file could not be claimed.
 #[derive(Debug, thiserror::Error)]
@@ -32,13 +31,6 @@ pub enum LockError {
     Held { file: PathBuf, pid: Option<u32> },
     #[error("cannot lock session file {}: {source}", file.display())]
     Io { file: PathBuf, source: io::Error },
-}
-
-fn holder(pid: Option<u32>) -> String {
-    match pid {
-        Some(pid) => format!("process {pid}"),
-        None => "another process".to_owned(),
-    }
 }
 
 /// A claim on one session file, held until the last clone is dropped.
@@ -101,25 +93,17 @@ fn claim(
         return Ok(SessionLock { held });
     }
     loop {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_error)?;
-        let file = match LockedFile::try_lock(file).map_err(io_error)? {
+        let file = match try_claim(&path).map_err(io_error)? {
             Ok(locked) => locked,
-            Err(file) => {
-                let pid = holder_pid(&path);
+            Err(held) => {
                 let Some(waiting) = waiting.as_mut() else {
                     return Err(LockError::Held {
                         file: session_file.to_path_buf(),
-                        pid,
+                        pid: held.pid,
                     });
                 };
-                waiting(pid);
-                LockedFile::lock(file).map_err(io_error)?
+                waiting(held.pid);
+                LockedFile::lock(held.file).map_err(io_error)?
             }
         };
         // The holder we waited for (or one that finished just before) removed the file it
@@ -127,7 +111,7 @@ fn claim(
         if !is_at(file.file(), &path) {
             continue;
         }
-        write_pid(file.file()).map_err(io_error)?;
+        file.write_pid().map_err(io_error)?;
         let held = Arc::new(Held { path, _file: file });
         let mut registry = HELD.lock().unwrap_or_else(PoisonError::into_inner);
         registry.retain(|(_, claim)| claim.strong_count() > 0);
@@ -171,27 +155,6 @@ fn is_at(file: &File, path: &Path) -> bool {
         (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
         _ => false,
     }
-}
-
-fn write_pid(mut file: &File) -> io::Result<()> {
-    file.set_len(0)?;
-    file.write_all(format!("{}\n", std::process::id()).as_bytes())
-}
-
-/// The pid a holder wrote in its lock file. A holder writes it just after locking, so an empty
-/// file is read again a few times.
-fn holder_pid(path: &Path) -> Option<u32> {
-    for _ in 0..20 {
-        let mut text = String::new();
-        let read = File::open(path).and_then(|mut f| f.read_to_string(&mut text));
-        if read.is_ok() {
-            if let Ok(pid) = text.trim().parse() {
-                return Some(pid);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    None
 }
 
 #[cfg(test)]

@@ -147,6 +147,7 @@ fn trial(
         earlier_errors: Vec::new(),
         tags: Vec::new(),
         metadata: serde_json::Map::new(),
+        context: Default::default(),
     }
 }
 

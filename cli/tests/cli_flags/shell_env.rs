@@ -5,14 +5,10 @@
 //! binary against the kit's mock: a command runs `env`, and its output (the events, what the
 //! model is sent) is searched for each planted value.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use common::{Env, MockLlm};
+use crate::common::{Env, MockLlm};
 use serde_json::{json, Value};
 
 /// Variables planted in pi's environment: the credentials a command must not see by default.

@@ -2,11 +2,7 @@
 //! refuses it before anything else, with exit code 1 and the three lines below on stderr (texts
 //! taken from Pi 0.73.1 run the same way in print, json and rpc modes).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-
-use common::{Env, MockLlm};
+use crate::common::{Env, MockLlm};
 use serde_json::json;
 
 #[test]
