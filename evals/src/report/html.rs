@@ -204,7 +204,7 @@ fn model_card(m: &ModelSummary, index: usize, out: &mut String) {
          <dt>trials passed</dt><dd>{}/{} counted</dd>\n\
          <dt>errors · diverged</dt><dd>{} · {}</dd>\n\
          <dt>tokens</dt><dd>{}</dd>\n\
-         <dt>cost live / replayed</dt><dd>{} / {}</dd>\n</dl>\n</div>",
+         <dt>cost live / replayed</dt><dd>{} / {}</dd>\n{}</dl>\n</div>",
         chart::color(index),
         html(&m.model),
         pct(m.pass_at_1),
@@ -216,8 +216,21 @@ fn model_card(m: &ModelSummary, index: usize, out: &mut String) {
         m.diverged,
         count(m.usage.total_tokens),
         cost(m.cost),
-        cost(m.replayed_cost)
+        cost(m.replayed_cost),
+        judge_share(m)
     );
+}
+
+/// What the judge took of a model's spending, when a judge ran.
+fn judge_share(m: &ModelSummary) -> String {
+    if m.judge.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<dt>of which the judge</dt><dd>{} / {}</dd>\n",
+        cost(m.judge.cost),
+        cost(m.judge.replayed_cost)
+    )
 }
 
 /// The trials grouped by suite, task and model, in the results' order: `(key, trial indexes)`.
@@ -509,6 +522,18 @@ fn trial(t: &TrialResult, i: usize, cassette_href: Option<&str>, out: &mut Strin
         count(t.usage.cache_read),
         count(t.usage.cache_write)
     );
+    if !t.judge.is_empty() {
+        let _ = write!(
+            out,
+            "<dt>judge</dt><dd>{} live · {} replayed calls · {} live · {} replayed · {} tokens \
+             (counted above)</dd>",
+            t.judge.calls.live,
+            t.judge.calls.replayed,
+            cost(t.judge.cost),
+            cost(t.judge.replayed_cost),
+            count(t.judge.usage.total_tokens)
+        );
+    }
     match (&t.cassette, cassette_href) {
         (Some(cassette), Some(href)) => {
             let _ = write!(
