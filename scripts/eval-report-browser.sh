@@ -10,7 +10,8 @@
 #     found; recorded, then replayed. In the report none of it may run (a global the payload
 #     sets stays undefined) or become markup, the filters still work, and each trial links
 #     to its cassette.
-#  3. `pi eval compare --html` of those two runs: the same, side by side.
+#  3. `pi eval compare --html` of those two runs: the same, side by side, and its filters by
+#     verdict and by task.
 #
 #   scripts/eval-report-browser.sh REPORT.html [SCREENSHOT.png]
 # The screenshot defaults to docs/images/eval-report.png. PI_BIN_DIR names the folder of this
@@ -135,6 +136,37 @@ cat >"$out/probe.js" <<'JS'
       trials.every(only) && rows.every(only) ? "ok" : "bad"));
     select.value = "";
     select.dispatchEvent(new Event("change"));
+  }
+  // The comparison page: hiding a verdict hides its rows and pairs, and only those; the
+  // search keeps one task's rows and pairs.
+  var vbox = document.querySelector("#verdict-filter input[type=checkbox]");
+  if (vbox) {
+    var of = function (v) {
+      return shown('#task-table tbody tr[data-verdict="' + v + '"]').length +
+        shown('details.pair[data-verdict="' + v + '"]').length;
+    };
+    var all = function () { return shown("#task-table tbody tr").length + shown("details.pair").length; };
+    var v0 = of(vbox.value), total = all();
+    vbox.checked = false;
+    vbox.dispatchEvent(new Event("change"));
+    var gone = of(vbox.value), left = all();
+    vbox.checked = true;
+    vbox.dispatchEvent(new Event("change"));
+    seen.push("verdict:" + (v0 >= 2 && gone === 0 && left === total - v0 && all() === total ? "ok" : "bad"));
+  }
+  var find = document.getElementById("task-search");
+  var pair = document.querySelector("details.pair[data-task]");
+  if (find && pair) {
+    var name = pair.getAttribute("data-task");
+    find.value = name;
+    find.dispatchEvent(new Event("input"));
+    var has = function (e) { return e.getAttribute("data-task") === name; };
+    var pairs = shown("details.pair"), trs = shown("#task-table tbody tr");
+    var out = document.querySelectorAll("details.pair").length - pairs.length;
+    seen.push("search:" + (pairs.length > 0 && trs.length > 0 && out > 0 && pairs.every(has) &&
+      trs.every(has) ? "ok" : "bad"));
+    find.value = "";
+    find.dispatchEvent(new Event("input"));
   }
   seen.push("inert:" + (typeof window.__piHostile === "undefined" ? "ok" : "bad(" + window.__piHostile + ")"));
   seen.push("style:" + (getComputedStyle(document.body).display !== "none" ? "ok" : "bad"));
@@ -271,7 +303,11 @@ if [ -f "$run/compare.html" ]; then
   check compare "the payload is shown, as text" '__piHostile' 4
   absent compare "no markup from the payload" \
     '<(script|img|svg|style)[ >][^<]*(__piHostile|display:none)|<a [^>]*href="javascript:|</textarea>'
-  probe "$run/compare.html" compare Delta sort inert style
+  check compare "rows and pairs carry their verdict and task" \
+    '(<tr|<details class="pair") [^>]*data-verdict="[a-z_]+" data-suite="[^"]+" data-task="[^"]+"' 4
+  check compare "a verdict filter with a count" \
+    '<label><input type="checkbox" value="[a-z_]+" checked(="")?> <span class="badge verdict-[a-z_]+">[a-z ]+</span> [1-9]' 1
+  probe "$run/compare.html" compare Delta sort verdict search inert style
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -518,6 +518,48 @@ fn compare_page_sets_both_runs_side_by_side() {
     assert!(page.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
 }
 
+#[test]
+fn compare_page_filters_by_verdict_and_task() {
+    let (a, b, page) = compared();
+    let comparison = compare(&a, &b, &CompareOptions::default());
+    // A box per verdict the rows have, with how many have it; shown only by the script.
+    assert!(page.contains("<div class=\"controls\" hidden id=\"verdict-filter\">"));
+    let same = comparison
+        .rows
+        .iter()
+        .filter(|r| r.verdict == pi_evals::compare::Difference::Same)
+        .count();
+    assert!(same > 1);
+    for (verdict, n) in [("changed", 1), ("same", same)] {
+        let label = format!(
+            "<label><input type=\"checkbox\" value=\"{verdict}\" checked> \
+             <span class=\"badge verdict-{verdict}\">{verdict}</span> {n}</label>"
+        );
+        assert!(page.contains(&label), "{label}");
+    }
+    assert!(
+        !page.contains("value=\"regressed\""),
+        "no box for a verdict no row has"
+    );
+    // Rows and pairs carry what the filters read, and all are shown without the script.
+    let attributes = format!(
+        "data-verdict=\"changed\" data-suite=\"core\" data-task=\"fix-off-by-one\" data-model=\"{}\"",
+        MODELS[0]
+    );
+    let row = page
+        .lines()
+        .find(|l| l.contains("core / fix-off-by-one</a></td><td>anthropic/"))
+        .unwrap();
+    assert!(row.starts_with(&format!("<tr {attributes}>")), "{row}");
+    let both = pair(&page, "fix-off-by-one", MODELS[0]);
+    assert!(both.contains(&format!(" {attributes} open>")), "{both}");
+    assert_eq!(
+        page.matches(" data-verdict=").count(),
+        2 * comparison.rows.len()
+    );
+    assert!(!page.contains(" hidden data-") && !page.contains("<tr hidden"));
+}
+
 /// The sample with `s` in every place a user's text can be, in trial `k`.
 fn with_text(s: &str, k: usize) -> EvalResults {
     let mut results = sample();
