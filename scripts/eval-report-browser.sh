@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks eval HTML reports in a real headless Chromium, from file:// with no network:
 #  1. REPORT.html (the smoke suite's, in CI): the rendered DOM holds the summary, the chart
-#     with its error bars, the task table, the filters and the trials with their transcripts;
+#     with its error bars (pass@1 drawn, pass@k for larger k switched to by the page's
+#     script), the task table, the filters and the trials with their transcripts;
 #     the page's script sorts and filters; a screenshot is taken for a look by eye.
 #  2. A report this script makes from a hostile suite (scripts/evals/hostile/): this build's
 #     pi runs it against a scripted model (pi-mock) that answers with script tags, event
@@ -137,6 +138,20 @@ cat >"$out/probe.js" <<'JS'
     select.value = "";
     select.dispatchEvent(new Event("change"));
   }
+  // The chart's k: choosing the largest draws its bars (with error bars) and no other k's.
+  var radios = document.querySelectorAll("#chart-k input[type=radio]");
+  if (radios.length > 1) {
+    var last = radios[radios.length - 1];
+    last.checked = true;
+    last.dispatchEvent(new Event("change"));
+    var drawn = Array.prototype.filter.call(document.querySelectorAll("#chart g.k-view"),
+      function (g) { return g.getAttribute("display") !== "none"; });
+    seen.push("chartk:" + (drawn.length > 0 && drawn.every(function (g) {
+      return g.getAttribute("data-k") === last.value;
+    }) && drawn.some(function (g) { return g.querySelector("g.ci") !== null; }) ? "ok" : "bad"));
+    radios[0].checked = true;
+    radios[0].dispatchEvent(new Event("change"));
+  }
   // The comparison page: hiding a verdict hides its rows and pairs, and only those; the
   // search keeps one task's rows and pairs.
   var vbox = document.querySelector("#verdict-filter input[type=checkbox]");
@@ -225,6 +240,8 @@ check report "chart svg" '<svg id="chart"'
 check report "chart task groups" 'class="task-group"'
 check report "chart bars" 'class="bar"'
 check report "chart error bars" '<g class="ci">'
+check report "pass@k views for k above 1, not drawn" '<g class="k-view" data-k="[2-9][0-9]*" display="none"' 1
+check report "a k switch" '<input type="radio" name="chart-k" value="[0-9]+"' 2
 check report "task table" 'id="task-table"'
 check report "task rows" '<tr data-suite="[^"]*" data-task='
 check report "filters" 'id="filters"'
@@ -237,7 +254,7 @@ check report "what failed checks found" 'class="check-found"'
 absent report "the script ran (controls shown)" '<div class="controls[^"]*" hidden'
 # Nothing a transcript holds may have become markup (the test sample's hostile text).
 absent report "user text stays text" '<script>alert\(|<b>bold</b>'
-probe "$report" report Tokens sort status task inert style
+probe "$report" report Tokens sort status task chartk inert style
 
 mkdir -p "$(dirname "$shot")"
 rm -f "$shot"

@@ -1,10 +1,11 @@
 //! One self-contained HTML file for reading a run: the summary per model, a chart of pass rates,
 //! a table per task and model, and every trial's checks and transcript in a collapsible
 //! `<details>`. Inline CSS and SVG, no network at all, readable with JavaScript disabled (the
-//! inline script only adds sorting and filtering), so it can be archived as a CI artifact and
+//! inline script only adds sorting, filtering and the chart's choice of k), so it can be archived as a CI artifact and
 //! opened anywhere. Every user-provided string is HTML-escaped.
 //!
-//! Stable hooks for tools that check the page: `id="summary"`, `id="chart"` (the SVG),
+//! Stable hooks for tools that check the page: `id="summary"`, `id="chart"` (the SVG, its bars
+//! in a `g.k-view[data-k]` per k, switched by `id="chart-k"`),
 //! `id="task-table"`, `id="trials"`, `id="filters"` (a `select[data-filter=NAME]` per
 //! attribute), and `class="trial"` on each trial's `<details>`, which carries `data-status`,
 //! `data-suite`, `data-task`, `data-model` and `data-tags` (the task's tags, space-separated:

@@ -199,6 +199,15 @@ pub(crate) const SCRIPT: &str = r##"
   selects.forEach(function (s) { s.addEventListener("change", apply); });
   document.querySelectorAll("#trial-filter input[type=checkbox], #verdict-filter input[type=checkbox]")
     .forEach(function (b) { b.addEventListener("change", apply); });
+  // The chart's k: the group of bars of the chosen k is drawn, the others not.
+  document.querySelectorAll("#chart-k input[type=radio]").forEach(function (r) {
+    r.addEventListener("change", function () {
+      document.querySelectorAll("#chart g.k-view").forEach(function (g) {
+        if (g.getAttribute("data-k") === r.value) { g.removeAttribute("display"); }
+        else { g.setAttribute("display", "none"); }
+      });
+    });
+  });
   function openAll(open) {
     document.querySelectorAll("details.trial:not([hidden])").forEach(function (d) { d.open = open; });
   }
