@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks eval HTML reports in a real headless Chromium, from file:// with no network:
 #  1. REPORT.html (the smoke suite's, in CI): the rendered DOM holds the summary, the chart
-#     with its error bars, the task table, the filters and the trials with their transcripts;
+#     with its error bars (pass@1 drawn, pass@k for larger k switched to by the page's
+#     script), the task table, the filters and the trials with their transcripts;
 #     the page's script sorts and filters; a screenshot is taken for a look by eye.
 #  2. A report this script makes from a hostile suite (scripts/evals/hostile/): this build's
 #     pi runs it against a scripted model (pi-mock) that answers with script tags, event
@@ -10,7 +11,8 @@
 #     found; recorded, then replayed. In the report none of it may run (a global the payload
 #     sets stays undefined) or become markup, the filters still work, and each trial links
 #     to its cassette.
-#  3. `pi eval compare --html` of those two runs: the same, side by side.
+#  3. `pi eval compare --html` of those two runs: the same, side by side, and its filters by
+#     verdict and by task.
 #
 #   scripts/eval-report-browser.sh REPORT.html [SCREENSHOT.png]
 # The screenshot defaults to docs/images/eval-report.png. PI_BIN_DIR names the folder of this
@@ -136,6 +138,51 @@ cat >"$out/probe.js" <<'JS'
     select.value = "";
     select.dispatchEvent(new Event("change"));
   }
+  // The chart's k: choosing the largest draws its bars (with error bars) and no other k's.
+  var radios = document.querySelectorAll("#chart-k input[type=radio]");
+  if (radios.length > 1) {
+    var last = radios[radios.length - 1];
+    last.checked = true;
+    last.dispatchEvent(new Event("change"));
+    var drawn = Array.prototype.filter.call(document.querySelectorAll("#chart g.k-view"),
+      function (g) { return g.getAttribute("display") !== "none"; });
+    seen.push("chartk:" + (drawn.length > 0 && drawn.every(function (g) {
+      return g.getAttribute("data-k") === last.value;
+    }) && drawn.some(function (g) { return g.querySelector("g.ci") !== null; }) ? "ok" : "bad"));
+    radios[0].checked = true;
+    radios[0].dispatchEvent(new Event("change"));
+  }
+  // The comparison page: hiding a verdict hides its rows and pairs, and only those; the
+  // search keeps one task's rows and pairs.
+  var vbox = document.querySelector("#verdict-filter input[type=checkbox]");
+  if (vbox) {
+    var of = function (v) {
+      return shown('#task-table tbody tr[data-verdict="' + v + '"]').length +
+        shown('details.pair[data-verdict="' + v + '"]').length;
+    };
+    var all = function () { return shown("#task-table tbody tr").length + shown("details.pair").length; };
+    var v0 = of(vbox.value), total = all();
+    vbox.checked = false;
+    vbox.dispatchEvent(new Event("change"));
+    var gone = of(vbox.value), left = all();
+    vbox.checked = true;
+    vbox.dispatchEvent(new Event("change"));
+    seen.push("verdict:" + (v0 >= 2 && gone === 0 && left === total - v0 && all() === total ? "ok" : "bad"));
+  }
+  var find = document.getElementById("task-search");
+  var pair = document.querySelector("details.pair[data-task]");
+  if (find && pair) {
+    var name = pair.getAttribute("data-task");
+    find.value = name;
+    find.dispatchEvent(new Event("input"));
+    var has = function (e) { return e.getAttribute("data-task") === name; };
+    var pairs = shown("details.pair"), trs = shown("#task-table tbody tr");
+    var out = document.querySelectorAll("details.pair").length - pairs.length;
+    seen.push("search:" + (pairs.length > 0 && trs.length > 0 && out > 0 && pairs.every(has) &&
+      trs.every(has) ? "ok" : "bad"));
+    find.value = "";
+    find.dispatchEvent(new Event("input"));
+  }
   seen.push("inert:" + (typeof window.__piHostile === "undefined" ? "ok" : "bad(" + window.__piHostile + ")"));
   seen.push("style:" + (getComputedStyle(document.body).display !== "none" ? "ok" : "bad"));
   var pre = document.createElement("pre");
@@ -193,6 +240,8 @@ check report "chart svg" '<svg id="chart"'
 check report "chart task groups" 'class="task-group"'
 check report "chart bars" 'class="bar"'
 check report "chart error bars" '<g class="ci">'
+check report "pass@k views for k above 1, not drawn" '<g class="k-view" data-k="[2-9][0-9]*" display="none"' 1
+check report "a k switch" '<input type="radio" name="chart-k" value="[0-9]+"' 2
 check report "task table" 'id="task-table"'
 check report "task rows" '<tr data-suite="[^"]*" data-task='
 check report "filters" 'id="filters"'
@@ -205,7 +254,7 @@ check report "what failed checks found" 'class="check-found"'
 absent report "the script ran (controls shown)" '<div class="controls[^"]*" hidden'
 # Nothing a transcript holds may have become markup (the test sample's hostile text).
 absent report "user text stays text" '<script>alert\(|<b>bold</b>'
-probe "$report" report Tokens sort status task inert style
+probe "$report" report Tokens sort status task chartk inert style
 
 mkdir -p "$(dirname "$shot")"
 rm -f "$shot"
@@ -271,7 +320,11 @@ if [ -f "$run/compare.html" ]; then
   check compare "the payload is shown, as text" '__piHostile' 4
   absent compare "no markup from the payload" \
     '<(script|img|svg|style)[ >][^<]*(__piHostile|display:none)|<a [^>]*href="javascript:|</textarea>'
-  probe "$run/compare.html" compare Delta sort inert style
+  check compare "rows and pairs carry their verdict and task" \
+    '(<tr|<details class="pair") [^>]*data-verdict="[a-z_]+" data-suite="[^"]+" data-task="[^"]+"' 4
+  check compare "a verdict filter with a count" \
+    '<label><input type="checkbox" value="[a-z_]+" checked(="")?> <span class="badge verdict-[a-z_]+">[a-z ]+</span> [1-9]' 1
+  probe "$run/compare.html" compare Delta sort verdict search inert style
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -73,6 +73,7 @@ fn results(tasks: usize, trials: u32) -> EvalResults {
                     cost: 0.001,
                     replayed_cost: 0.0,
                     calls: Calls { live: 2, replayed: 0 },
+                    judge: Default::default(),
                     turns: 2,
                     wall_ms: 1200,
                     cassette: None,

@@ -135,13 +135,18 @@ pub struct TrialResult {
     /// Weighted share of checks passed, 0 to 1 (0 for errors and divergences).
     pub score: f64,
     pub checks: Vec<CheckResult>,
+    /// Tokens of every model call of the trial, its judges' included.
     pub usage: Usage,
-    /// Dollars spent on live model calls.
+    /// Dollars spent on live model calls, its judges' included.
     pub cost: f64,
-    /// Dollars the replayed calls cost when they were recorded (not spent by this run).
+    /// Dollars the replayed calls cost when they were recorded (not spent by this run), its
+    /// judges' included.
     pub replayed_cost: f64,
-    /// Model calls made live and answered from a cassette.
+    /// Model calls made live and answered from a cassette, its judges' included.
     pub calls: Calls,
+    /// What the trial's `judge` checks took of the above (absent when it has none).
+    #[serde(default, skip_serializing_if = "JudgeSpend::is_empty")]
+    pub judge: JudgeSpend,
     /// Agent turns (model responses).
     pub turns: u32,
     /// Wall time of the agent's run, checks excluded.
@@ -255,6 +260,38 @@ impl Usage {
     }
 }
 
+/// What judge calls took: counted in their trial's (and summary's) usage, cost and calls, and
+/// kept apart here so that a report can say how much of a run's spending went on grading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeSpend {
+    pub usage: Usage,
+    /// Dollars of live judge calls.
+    pub cost: f64,
+    /// Dollars the replayed judge calls cost when they were recorded.
+    pub replayed_cost: f64,
+    pub calls: Calls,
+}
+
+impl JudgeSpend {
+    /// Whether nothing was spent (no judge ran): the field is then left out of the file.
+    pub fn is_empty(&self) -> bool {
+        self.calls == Calls::default()
+            && self.usage == Usage::default()
+            && self.cost == 0.0
+            && self.replayed_cost == 0.0
+    }
+
+    /// Adds `other` to this.
+    pub fn add(&mut self, other: &JudgeSpend) {
+        self.usage.add(&other.usage);
+        self.cost += other.cost;
+        self.replayed_cost += other.replayed_cost;
+        self.calls.live += other.calls.live;
+        self.calls.replayed += other.calls.replayed;
+    }
+}
+
 /// Model calls by where their answers came from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -298,6 +335,9 @@ pub struct TaskSummary {
     pub usage: Usage,
     pub cost: f64,
     pub replayed_cost: f64,
+    /// What judge calls took of the above (absent when no judge ran).
+    #[serde(default, skip_serializing_if = "JudgeSpend::is_empty")]
+    pub judge: JudgeSpend,
     pub mean_turns: f64,
     pub mean_wall_ms: f64,
 }
@@ -321,4 +361,7 @@ pub struct ModelSummary {
     pub usage: Usage,
     pub cost: f64,
     pub replayed_cost: f64,
+    /// What judge calls took of the above (absent when no judge ran).
+    #[serde(default, skip_serializing_if = "JudgeSpend::is_empty")]
+    pub judge: JudgeSpend,
 }

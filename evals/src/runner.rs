@@ -15,7 +15,7 @@ use crate::agent::{AgentCommand, AgentRun, CassetteUse, Invocation};
 use crate::check::{CommandResult, RunCommand};
 use crate::isolate::{AgentSandbox, Confinement, Isolation};
 use crate::plan::TrialSpec;
-use crate::results::{Calls, CheckResult, TrialContext, TrialResult, TrialStatus};
+use crate::results::{Calls, CheckResult, JudgeSpend, TrialContext, TrialResult, TrialStatus};
 use crate::suite::Suite;
 use crate::workspace::TrialDirs;
 
@@ -197,6 +197,7 @@ fn run_trial(
         cost: 0.0,
         replayed_cost: 0.0,
         calls: Calls::default(),
+        judge: JudgeSpend::default(),
         turns: 0,
         wall_ms: 0,
         cassette: folder.map(|_| relative.to_string_lossy().into_owned()),
@@ -351,6 +352,7 @@ fn run_trial(
             let run_command: RunCommand<'_> = &run_command;
             // A judge that could not give its verdict makes the trial an error, not a failure.
             let judge_error = std::cell::RefCell::new(None::<String>);
+            let judge_spent = std::cell::RefCell::new(JudgeSpend::default());
             result.checks = task
                 .checks
                 .iter()
@@ -368,6 +370,7 @@ fn run_trial(
                         check: i + 1,
                         seed: spec.seed,
                         cancel,
+                        spent: &judge_spent,
                     };
                     let judge = |model: &str, prompt: &str| {
                         run_judge(&trial, model, prompt).inspect_err(|e| {
@@ -377,6 +380,7 @@ fn run_trial(
                     check.evaluate(&run.outcome, &dirs.workspace, run_command, &judge)
                 })
                 .collect();
+            add_judge_spend(&mut result, judge_spent.into_inner());
             if cancel.load(Ordering::SeqCst) && judge_error.borrow().is_some() {
                 // A judge cut short by Ctrl-C: the trial is cancelled, as if its agent was.
                 return None;
@@ -489,6 +493,36 @@ fn fill_usage(result: &mut TrialResult, run: &AgentRun, replayed: bool) {
     result.context.compactions = outcome.compactions.clone();
 }
 
+/// What a judge run took: its tokens and calls, its cost live or replayed as its trial's.
+fn judge_spend(run: &AgentRun, replayed: bool) -> JudgeSpend {
+    let outcome = &run.outcome;
+    let (cost, replayed_cost) = if replayed {
+        (0.0, outcome.cost)
+    } else {
+        (outcome.cost, 0.0)
+    };
+    JudgeSpend {
+        usage: outcome.usage,
+        cost,
+        replayed_cost,
+        calls: Calls {
+            live: if replayed { 0 } else { outcome.responses },
+            replayed: if replayed { outcome.responses } else { 0 },
+        },
+    }
+}
+
+/// Counts the judges' spending in the trial's totals (which `max_cost` and the summaries
+/// sum), and keeps it apart too.
+fn add_judge_spend(result: &mut TrialResult, judge: JudgeSpend) {
+    result.usage.add(&judge.usage);
+    result.cost += judge.cost;
+    result.replayed_cost += judge.replayed_cost;
+    result.calls.live += judge.calls.live;
+    result.calls.replayed += judge.calls.replayed;
+    result.judge = judge;
+}
+
 /// Whether the run ended in a way that says nothing about the model's work (it could not
 /// start, crashed, diverged from its recording, or a model call failed for good, which Pi's
 /// JSON mode exits 0 on); `None` when the checks decide.
@@ -574,6 +608,8 @@ struct JudgeTrial<'a> {
     pub check: usize,
     pub seed: u64,
     pub cancel: &'a Arc<AtomicBool>,
+    /// What the trial's judges took so far: every judge run adds to it, even one that failed.
+    pub spent: &'a std::cell::RefCell<JudgeSpend>,
 }
 
 /// Runs the judge: live, recorded or replayed as its trial was.
@@ -641,6 +677,7 @@ fn run_judge(trial: &JudgeTrial<'_>, model: &str, prompt: &str) -> Result<String
         return Err("the eval was cancelled".into());
     }
     let replayed = matches!(cassette, CassetteUse::Replay(_));
+    trial.spent.borrow_mut().add(&judge_spend(&run, replayed));
     if let Some((_, why)) = crate::runner::process_status(&run, replayed) {
         return Err(format!("the judge's run failed: {why}"));
     }

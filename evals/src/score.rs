@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::results::{AtK, ModelSummary, TaskSummary, TrialResult, TrialStatus, Usage};
+use crate::results::{AtK, JudgeSpend, ModelSummary, TaskSummary, TrialResult, TrialStatus, Usage};
 
 /// Unbiased pass@k (Chen et al. 2021): the chance that at least one of k trials drawn without
 /// replacement from `n` trials, `c` of them passed, passed: `1 - C(n-c,k)/C(n,k)`.
@@ -138,6 +138,10 @@ fn summarize_task(suite: &str, task: &str, model: &str, trials: &[&TrialResult])
         usage,
         cost: trials.iter().map(|t| t.cost).sum(),
         replayed_cost: trials.iter().map(|t| t.replayed_cost).sum(),
+        judge: trials.iter().fold(JudgeSpend::default(), |mut sum, t| {
+            sum.add(&t.judge);
+            sum
+        }),
         mean_turns: trials.iter().map(|t| f64::from(t.turns)).sum::<f64>() / all,
         mean_wall_ms: trials.iter().map(|t| t.wall_ms as f64).sum::<f64>() / all,
     }
@@ -168,6 +172,10 @@ fn summarize_model(model: &str, tasks: &[&TaskSummary]) -> ModelSummary {
         usage,
         cost: tasks.iter().map(|t| t.cost).sum(),
         replayed_cost: tasks.iter().map(|t| t.replayed_cost).sum(),
+        judge: tasks.iter().fold(JudgeSpend::default(), |mut sum, t| {
+            sum.add(&t.judge);
+            sum
+        }),
     }
 }
 

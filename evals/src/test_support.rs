@@ -35,6 +35,7 @@ pub(crate) fn trial(
             live: 1,
             replayed: 0,
         },
+        judge: Default::default(),
         turns: 2,
         wall_ms: 100,
         cassette: None,

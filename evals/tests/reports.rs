@@ -311,12 +311,58 @@ fn chart_draws_a_wilson_interval_per_bar() {
     let html = html_report();
     let bars = results.tasks.iter().filter(|t| t.counted > 0).count();
     assert!(bars > 0);
-    assert_eq!(html.matches("<g class=\"ci\">").count(), bars);
+    assert_eq!(k_view(&html, 1).matches("<g class=\"ci\">").count(), bars);
     // fix-off-by-one, model 0: 2/2 passed, whose 95% Wilson interval is 34.2% to 100%;
     // model 1: 0/2, 0% to 65.8%; add-cli-flag: 2/3, 20.8% to 93.9%.
     assert!(html.contains("2/2 · 34.2%–100.0%"));
     assert!(html.contains("0/2 · 0.0%–65.8%"));
     assert!(html.contains("2/3 · 20.8%–93.9%"));
+}
+
+/// The chart's bars at pass@`k`, every task's.
+fn k_view(html: &str, k: u32) -> String {
+    let head = format!("<g class=\"k-view\" data-k=\"{k}\"");
+    html.match_indices(&head)
+        .map(|(at, _)| {
+            // A view's last line is its closing tag alone.
+            let end = at + html[at..].find("\n</g>\n").unwrap();
+            &html[at..end]
+        })
+        .collect()
+}
+
+#[test]
+fn chart_switches_to_pass_at_k_with_its_interval() {
+    let html = html_report();
+    // The sample's tasks ran 2 or 3 trials: k = 1, 2 and 3, pass@1 drawn, the others not.
+    assert!(html.contains("<div class=\"controls\" hidden id=\"chart-k\">"));
+    for k in 1..=3 {
+        let checked = if k == 1 { " checked" } else { "" };
+        let radio = format!("<input type=\"radio\" name=\"chart-k\" value=\"{k}\"{checked}>");
+        assert!(html.contains(&radio), "{radio}");
+    }
+    assert!(!html.contains("value=\"4\""));
+    assert!(html.contains("<g class=\"k-view\" data-k=\"1\">"));
+    assert!(html.contains("<g class=\"k-view\" data-k=\"2\" display=\"none\">"));
+    // add-cli-flag, 2/3 passed: pass@2 = 1 - C(1,2)/C(3,2) = 1, the Wilson interval
+    // 20.8%-93.9% carried through 1-(1-p)^2 to 37.2%-99.6%, widened to hold the 1.
+    let two = k_view(&html, 2);
+    assert!(
+        two.contains("100.0% <tspan class=\"count\">pass@2 · 2/3 · 37.2%–100.0%"),
+        "{two}"
+    );
+    // fix-off-by-one, model 1, 0/2: pass@2 is 0, its interval 0% to 1-(1-0.658)^2 = 88.3%.
+    assert!(
+        two.contains("0.0% <tspan class=\"count\">pass@2 · 0/2 · 0.0%–88.3%"),
+        "{two}"
+    );
+    // A task of two trials has no pass@3: it says so instead of drawing one.
+    let three = k_view(&html, 3);
+    assert!(
+        three.contains("pass@3 needs 3 counted trials (2 counted)"),
+        "{three}"
+    );
+    assert!(three.contains("pass@3 · 2/3 · "), "{three}");
 }
 
 #[test]
@@ -516,6 +562,48 @@ fn compare_page_sets_both_runs_side_by_side() {
     assert_eq!(page.matches("<script").count(), 1);
     assert!(!page.contains("<script>alert(1)"));
     assert!(page.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+#[test]
+fn compare_page_filters_by_verdict_and_task() {
+    let (a, b, page) = compared();
+    let comparison = compare(&a, &b, &CompareOptions::default());
+    // A box per verdict the rows have, with how many have it; shown only by the script.
+    assert!(page.contains("<div class=\"controls\" hidden id=\"verdict-filter\">"));
+    let same = comparison
+        .rows
+        .iter()
+        .filter(|r| r.verdict == pi_evals::compare::Difference::Same)
+        .count();
+    assert!(same > 1);
+    for (verdict, n) in [("changed", 1), ("same", same)] {
+        let label = format!(
+            "<label><input type=\"checkbox\" value=\"{verdict}\" checked> \
+             <span class=\"badge verdict-{verdict}\">{verdict}</span> {n}</label>"
+        );
+        assert!(page.contains(&label), "{label}");
+    }
+    assert!(
+        !page.contains("value=\"regressed\""),
+        "no box for a verdict no row has"
+    );
+    // Rows and pairs carry what the filters read, and all are shown without the script.
+    let attributes = format!(
+        "data-verdict=\"changed\" data-suite=\"core\" data-task=\"fix-off-by-one\" data-model=\"{}\"",
+        MODELS[0]
+    );
+    let row = page
+        .lines()
+        .find(|l| l.contains("core / fix-off-by-one</a></td><td>anthropic/"))
+        .unwrap();
+    assert!(row.starts_with(&format!("<tr {attributes}>")), "{row}");
+    let both = pair(&page, "fix-off-by-one", MODELS[0]);
+    assert!(both.contains(&format!(" {attributes} open>")), "{both}");
+    assert_eq!(
+        page.matches(" data-verdict=").count(),
+        2 * comparison.rows.len()
+    );
+    assert!(!page.contains(" hidden data-") && !page.contains("<tr hidden"));
 }
 
 /// The sample with `s` in every place a user's text can be, in trial `k`.

@@ -45,7 +45,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT [--max-cost USD]                 finish an interrupted or killed run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
+    after_help = OTHER_FORMS
 )]
 struct EvalArgs {
     /// Suite files (TOML).
@@ -137,14 +137,36 @@ enum ProgressArg {
     Quiet,
 }
 
+/// What `pi eval --help` says after the flags: each of [`SUBCOMMANDS`] on a line, then the
+/// exit codes.
+const OTHER_FORMS: &str = "Other forms:
+  pi eval merge RESULTS.json... [--out DIR]    join the results of shards
+  pi eval compare A.json B.json [--fail-on-regression] [--json] [--html FILE]
+                                               what improved and what regressed (--html: side by side)
+  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR
+                                               a suite from HumanEval's problems
+  pi eval --resume OUT [--max-cost USD]        finish an interrupted, killed or cost-stopped run
+
+Exit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted.";
+
+/// Runs one form of `pi eval` on the words after its name; the exit code.
+type Form = fn(&[String]) -> u8;
+
+/// The first words `pi eval` takes for another form than a run, and what runs each (given the
+/// words after it; it returns the exit code). Every one is in [`OTHER_FORMS`].
+const SUBCOMMANDS: &[(&str, Form)] = &[
+    ("merge", compare_cmd::merge),
+    ("compare", compare_cmd::compare),
+    ("convert", convert_cmd::main),
+    ("--resume", resume::main),
+];
+
 /// Runs `pi eval` with `argv` (the words after `eval`).
 pub fn main(argv: &[String]) -> ExitCode {
-    match argv.first().map(String::as_str) {
-        Some("merge") => return ExitCode::from(compare_cmd::merge(&argv[1..])),
-        Some("compare") => return ExitCode::from(compare_cmd::compare(&argv[1..])),
-        Some("convert") => return ExitCode::from(convert_cmd::main(&argv[1..])),
-        Some("--resume") => return ExitCode::from(resume::main(&argv[1..])),
-        _ => {}
+    if let Some(first) = argv.first() {
+        if let Some((_, form)) = SUBCOMMANDS.iter().find(|(name, _)| name == first) {
+            return ExitCode::from(form(&argv[1..]));
+        }
     }
     let words = std::iter::once("pi eval".to_owned()).chain(argv.iter().cloned());
     let args = match EvalArgs::try_parse_from(words) {
@@ -552,5 +574,39 @@ fn agent_of(args: &EvalArgs) -> Result<AgentCommand, String> {
             replayer: (!args.replay_processes)
                 .then(|| Arc::new(in_process::InProcess) as Arc<dyn pi_evals::agent::Replayer>),
         }),
+    }
+}
+
+#[cfg(test)]
+mod help_tests {
+    use clap::CommandFactory;
+
+    use super::{EvalArgs, SUBCOMMANDS};
+
+    /// The help `pi eval --help` prints.
+    fn help() -> String {
+        EvalArgs::command().render_long_help().to_string()
+    }
+
+    #[test]
+    fn the_help_names_every_form_the_command_takes_on_a_line_of_its_own() {
+        let help = help();
+        for (name, _) in SUBCOMMANDS {
+            let lines = help
+                .lines()
+                .filter(|l| l.trim_start().starts_with(&format!("pi eval {name} ")))
+                .count();
+            assert_eq!(lines, 1, "`pi eval {name}` on one line of:\n{help}");
+        }
+    }
+
+    #[test]
+    fn the_help_mentions_the_comparison_page() {
+        let help = help();
+        let compare = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("pi eval compare "))
+            .unwrap_or_default();
+        assert!(compare.contains("--html FILE"), "{help}");
     }
 }

@@ -52,6 +52,12 @@ pub fn lines(results: &EvalResults) -> Vec<String> {
             format!("${:.4}", m.replayed_cost),
         ));
     }
+    for m in results.models.iter().filter(|m| !m.judge.is_empty()) {
+        out.push(format!(
+            "judge calls (counted above): {} ${:.4} live, ${:.4} recorded, {} tokens",
+            m.model, m.judge.cost, m.judge.replayed_cost, m.judge.usage.total_tokens
+        ));
+    }
     out.push(String::new());
     let task_width = results
         .tasks

@@ -203,3 +203,101 @@ fn ctrl_c_during_the_judge_leaves_the_trial_out_not_an_error() {
     assert_eq!(cut["interrupted"], true);
     assert_eq!(cut["trials"], json!([]), "{cut}");
 }
+
+/// A judge's model calls are spent by its trial: `--max-cost` counts them (a run whose judges
+/// spend past the limit starts no more trials), results keep them apart under `judge` as well
+/// as in the trial's totals, every report shows them, and a replayed judge is replayed cost.
+#[test]
+fn a_judges_spending_counts_toward_the_cost_limit_and_shows_in_every_report() {
+    // The agent's answer is free; the judge's reports a million input tokens: one dollar at
+    // the mock model's price (more than its context window, so compaction is off).
+    let free = json!({"text": ["Hello, Ada!"], "usage": {"input": 0, "output": 0}});
+    let judge = json!({"text": ["PASS it greets Ada"], "usage": {"input": 1_000_000, "output": 0}});
+    let mock = MockLlm::start(&json!([free, judge, free, judge, free, judge]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = env.write(
+        "s/paid.toml",
+        &format!(
+            "name = \"paid\"\n[defaults]\nmodels = [\"mock/mock-model\"]\njudge = \"mock/mock-model\"\ntrials = 3\n\
+             settings = {{ compaction = {{ enabled = false }} }}\n\n\
+             [[task]]\nid = \"t\"\nprompt = \"greet Ada\"\n\n[[task.check]]\nkind = \"judge\"\nrubric = \"{RUBRIC}\"\n"
+        ),
+    );
+    let suite = suite.to_str().unwrap();
+    let ran = env.eval(&[
+        suite,
+        "--record",
+        "c",
+        "--jobs",
+        "1",
+        "--isolate",
+        "none",
+        "--max-cost",
+        "1",
+        "--progress",
+        "quiet",
+        "--out",
+        "o",
+    ]);
+    assert_eq!(
+        ran.code, 3,
+        "the judge's dollar reached the limit: {}",
+        ran.stderr
+    );
+    assert_eq!(
+        mock.requests().len(),
+        2,
+        "no trial started after the judge's $1"
+    );
+    let results = env.results("o");
+    assert_eq!(results["stopped"], "cost limit $1.00 reached");
+    let trial = &results["trials"][0];
+    assert_eq!(results["trials"].as_array().unwrap().len(), 1, "{results}");
+    assert_eq!(trial["cost"], 1.0, "{trial}");
+    assert_eq!(trial["usage"]["input"], 1_000_000, "{trial}");
+    assert_eq!(trial["calls"]["live"], 2, "{trial}");
+    assert_eq!(trial["judge"]["cost"], 1.0, "{trial}");
+    assert_eq!(trial["judge"]["usage"]["input"], 1_000_000, "{trial}");
+    assert_eq!(trial["judge"]["calls"]["live"], 1, "{trial}");
+    assert_eq!(results["models"][0]["judge"]["cost"], 1.0, "{results}");
+
+    assert!(
+        ran.stdout.contains(
+            "judge calls (counted above): mock/mock-model $1.0000 live, $0.0000 recorded"
+        ),
+        "{}",
+        ran.stdout
+    );
+    let summary = std::fs::read_to_string(env.path("work/o/summary.md")).unwrap();
+    assert!(
+        summary.contains(
+            "Judge calls (counted above): mock/mock-model $1.0000 live / $0.0000 replayed"
+        ),
+        "{summary}"
+    );
+    let html = std::fs::read_to_string(env.path("work/o/report.html")).unwrap();
+    assert!(
+        html.contains("<dt>of which the judge</dt><dd>$1.0000 / $0.0000</dd>"),
+        "the model card"
+    );
+    assert!(
+        html.contains(
+            "<dt>judge</dt><dd>1 live · 0 replayed calls · $1.0000 live · $0.0000 replayed"
+        ),
+        "the trial"
+    );
+
+    // Replayed, the judge's dollar was not spent again: it is replayed cost, like the agent's.
+    drop(mock);
+    let replayed = env.eval(&[suite, "--replay", "c", "--trials", "1", "-q", "--out", "r"]);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    let again = &env.results("r")["trials"][0];
+    assert_eq!(again["cost"], 0.0, "{again}");
+    assert_eq!(again["replayedCost"], 1.0, "{again}");
+    assert_eq!(again["judge"]["replayedCost"], 1.0, "{again}");
+    assert_eq!(again["judge"]["calls"]["replayed"], 1, "{again}");
+    assert!(
+        again["judge"].get("cost").is_none_or(|c| c == 0.0),
+        "{again}"
+    );
+}

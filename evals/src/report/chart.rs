@@ -2,12 +2,14 @@
 //! library, no network), so it renders with JavaScript disabled and in a saved file forever.
 //! Bars are horizontal: task names are long, and a row per task scales to any suite size.
 //! Each bar carries its 95% Wilson interval as an error bar: three trials that all passed are
-//! not the same evidence as thirty.
+//! not the same evidence as thirty. With several trials the chart holds pass@k for a few k too,
+//! each with its interval ([`pass_at_k_95`]), as groups shown one at a time: pass@1 without
+//! JavaScript, the others by the radio buttons above the chart.
 
 use std::fmt::Write as _;
 
 use super::escape::{html, shorten_middle};
-use super::format::{pass_at_1, pct, wilson_95};
+use super::format::{pass_at_1, pass_at_k_95, pct};
 use crate::results::{EvalResults, TaskSummary};
 
 /// Distinct colours for the first ten models (Tableau 10: tell-apart for most colour vision);
@@ -28,6 +30,24 @@ const LEGEND_ROW_H: u64 = 22;
 const AXIS_H: u64 = 22;
 /// Task names longer than this are cut in the chart (the full name is in the group's tooltip).
 const MAX_LABEL_CHARS: usize = 32;
+
+/// The k the chart can show: those of [`STEPS`] under the most trials a task counted, and that
+/// most itself (a few views, whatever the trial count).
+pub(crate) fn chart_ks(results: &EvalResults) -> Vec<u32> {
+    let most = results
+        .tasks
+        .iter()
+        .map(|t| t.counted)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut ks: Vec<u32> = STEPS.into_iter().take_while(|k| *k < most).collect();
+    ks.push(most);
+    ks
+}
+
+/// The k the chart steps through (a suite runs at most 1000 trials).
+const STEPS: [u32; 11] = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000];
 
 /// The models in the order the report lists them: the results' models, then any that only the
 /// task summaries name.
@@ -76,7 +96,22 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
     let height = top + groups.len() as u64 * (group_h + GROUP_GAP) + 8;
     let plot_w = WIDTH - LABEL_W - VALUE_W;
 
+    let ks = chart_ks(results);
     let mut out = String::new();
+    if ks.len() > 1 {
+        out.push_str(
+            "<div class=\"controls\" hidden id=\"chart-k\"><span class=\"label\">show pass@k \
+             with its 95% interval, k =</span>",
+        );
+        for k in &ks {
+            let checked = if *k == 1 { " checked" } else { "" };
+            let _ = write!(
+                out,
+                "<label><input type=\"radio\" name=\"chart-k\" value=\"{k}\"{checked}> {k}</label>"
+            );
+        }
+        out.push_str("</div>\n");
+    }
     let _ = writeln!(
         out,
         "<svg id=\"chart\" class=\"chart\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" \
@@ -161,13 +196,19 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
             );
         }
         out.push('\n');
-        for (m, model) in models.iter().enumerate() {
-            let y = y0 + m as u64 * (BAR_H + BAR_GAP);
-            let summary = results
-                .tasks
-                .iter()
-                .find(|t| t.suite == *suite && t.task == *task && &t.model == model);
-            bar(&mut out, summary, model, m, y, plot_w);
+        for k in &ks {
+            // pass@1 is drawn; the other k are there for the page's script to show.
+            let hidden = if *k == 1 { "" } else { " display=\"none\"" };
+            let _ = writeln!(out, "<g class=\"k-view\" data-k=\"{k}\"{hidden}>");
+            for (m, model) in models.iter().enumerate() {
+                let y = y0 + m as u64 * (BAR_H + BAR_GAP);
+                let summary = results
+                    .tasks
+                    .iter()
+                    .find(|t| t.suite == *suite && t.task == *task && &t.model == model);
+                bar(&mut out, summary, model, m, *k, y, plot_w);
+            }
+            out.push_str("</g>\n");
         }
         out.push_str("</g>\n");
     }
@@ -175,21 +216,31 @@ pub(crate) fn render(results: &EvalResults, many_suites: bool) -> String {
     out
 }
 
-/// One model's bar for one task, with its value after it.
+/// One model's bar for one task at pass@`k`, with its value after it.
 fn bar(
     out: &mut String,
     summary: Option<&TaskSummary>,
     model: &str,
     m: usize,
+    k: u32,
     y: u64,
     plot_w: u64,
 ) {
     let text_y = y + BAR_H - 4;
+    // What the value says the bar is: at k = 1 nothing more, the pass rate.
+    let (of_k, title_k) = match k {
+        1 => (String::new(), String::new()),
+        k => (format!("pass@{k} · "), format!("pass@{k} ")),
+    };
     match summary {
-        Some(t) if t.counted > 0 => {
-            let rate = pass_at_1(t).clamp(0.0, 1.0);
+        Some(t) if t.counted >= k => {
+            let rate = match k {
+                1 => pass_at_1(t),
+                k => crate::score::pass_at_k(t.counted, t.passed, k),
+            }
+            .clamp(0.0, 1.0);
             let w = (rate * plot_w as f64).round() as u64;
-            let (low, high) = wilson_95(t.passed, t.counted).unwrap_or((rate, rate));
+            let (low, high) = pass_at_k_95(t.passed, t.counted, k).unwrap_or((rate, rate));
             let (x_low, x_high) = (
                 LABEL_W + (low * plot_w as f64).round() as u64,
                 LABEL_W + (high * plot_w as f64).round() as u64,
@@ -198,11 +249,11 @@ fn bar(
             let _ = writeln!(
                 out,
                 "<rect class=\"bar\" x=\"{LABEL_W}\" y=\"{y}\" width=\"{}\" height=\"{BAR_H}\" \
-                 rx=\"2\" fill=\"{}\"><title>{}: {} ({}/{} passed; 95% interval {}–{})</title></rect>\
+                 rx=\"2\" fill=\"{}\"><title>{}: {title_k}{} ({}/{} passed; 95% interval {}–{})</title></rect>\
                  <g class=\"ci\"><line x1=\"{x_low}\" y1=\"{y_mid}\" x2=\"{x_high}\" y2=\"{y_mid}\"/>\
                  <line x1=\"{x_low}\" y1=\"{y_top}\" x2=\"{x_low}\" y2=\"{y_bottom}\"/>\
                  <line x1=\"{x_high}\" y1=\"{y_top}\" x2=\"{x_high}\" y2=\"{y_bottom}\"/></g>\
-                 <text class=\"value\" x=\"{}\" y=\"{text_y}\">{} <tspan class=\"count\">{}/{} · {}–{}</tspan></text>",
+                 <text class=\"value\" x=\"{}\" y=\"{text_y}\">{} <tspan class=\"count\">{of_k}{}/{} · {}–{}</tspan></text>",
                 w.max(1),
                 color(m),
                 html(model),
@@ -217,6 +268,15 @@ fn bar(
                 t.counted,
                 pct(low),
                 pct(high)
+            );
+        }
+        Some(t) if t.counted > 0 => {
+            let _ = writeln!(
+                out,
+                "<text class=\"value none\" x=\"{}\" y=\"{text_y}\">{}: pass@{k} needs {k} counted trials ({} counted)</text>",
+                LABEL_W + 6,
+                html(model),
+                t.counted
             );
         }
         Some(t) => {

@@ -6,7 +6,9 @@
 //! string from a results file escaped, readable with JavaScript off.
 //!
 //! Stable hooks: `id="compare-models"`, `id="compare-tasks"` (tables), `class="pair"` on each
-//! task's side-by-side `<details>` (with `data-verdict`), `class="side side-a"` / `side-b`.
+//! task's side-by-side `<details>`, `class="side side-a"` / `side-b`; each task row and pair
+//! carries `data-verdict`, `data-suite`, `data-task` and `data-model`, which the filters
+//! (`id="verdict-filter"`, `id="task-search"`) read.
 
 use std::fmt::Write as _;
 
@@ -201,6 +203,7 @@ fn tasks(rows: &[RowComparison], out: &mut String) {
          placeholder=\"Filter tasks, models and verdicts\" aria-label=\"Filter tasks, models and verdicts\">\
          <span class=\"label\">click a column to sort</span></div>\n",
     );
+    verdict_filter(rows, out);
     out.push_str(
         "<div class=\"table-box\"><table id=\"task-table\" class=\"sortable compare-tasks\">\n\
          <thead><tr><th>Task</th><th>Model</th><th class=\"num\">A passed</th>\
@@ -223,10 +226,10 @@ fn tasks(rows: &[RowComparison], out: &mut String) {
         };
         let _ = writeln!(
             out,
-            "<tr data-verdict=\"{}\"><td class=\"task-name\"><a href=\"#pair-{i}\">{} / {}</a></td><td>{}</td>\
+            "<tr {}><td class=\"task-name\"><a href=\"#pair-{i}\">{} / {}</a></td><td>{}</td>\
              {}{}<td class=\"num\" data-sort=\"{delta_sort}\">{delta_text}</td>\
              <td class=\"num\">{}</td><td>{}</td></tr>",
-            html(&verdict_name(row.verdict)),
+            filter_attributes(row),
             html(&row.suite),
             html(&row.task),
             html(&row.model),
@@ -237,6 +240,49 @@ fn tasks(rows: &[RowComparison], out: &mut String) {
         );
     }
     out.push_str("</tbody></table></div>\n</section>\n");
+}
+
+/// The `data-*` attributes the page's filters read, for a task row and its pair.
+fn filter_attributes(row: &RowComparison) -> String {
+    format!(
+        "data-verdict=\"{}\" data-suite=\"{}\" data-task=\"{}\" data-model=\"{}\"",
+        html(&verdict_name(row.verdict)),
+        html(&row.suite),
+        html(&row.task),
+        html(&row.model)
+    )
+}
+
+/// Every verdict, in the order the filter offers them.
+const VERDICTS: [Difference; 7] = [
+    Difference::Regressed,
+    Difference::Improved,
+    Difference::Changed,
+    Difference::Same,
+    Difference::OnlyInA,
+    Difference::OnlyInB,
+    Difference::NotComparable,
+];
+
+/// A box per verdict the rows have, with how many: unticked, the rows and pairs of that
+/// verdict are hidden. Hidden itself until the script shows it, since without the script it
+/// could not act.
+fn verdict_filter(rows: &[RowComparison], out: &mut String) {
+    out.push_str(
+        "<div class=\"controls\" hidden id=\"verdict-filter\"><span class=\"label\">show</span>",
+    );
+    for verdict in VERDICTS {
+        let n = rows.iter().filter(|r| r.verdict == verdict).count();
+        if n > 0 {
+            let _ = write!(
+                out,
+                "<label><input type=\"checkbox\" value=\"{}\" checked> {} {n}</label>",
+                html(&verdict_name(verdict)),
+                verdict_badge(verdict)
+            );
+        }
+    }
+    out.push_str("</div>\n");
 }
 
 fn pairs(a: &EvalResults, b: &EvalResults, rows: &[RowComparison], out: &mut String) {
@@ -253,9 +299,9 @@ fn pairs(a: &EvalResults, b: &EvalResults, rows: &[RowComparison], out: &mut Str
         };
         let _ = writeln!(
             out,
-            "<details class=\"pair\" id=\"pair-{i}\" data-verdict=\"{}\"{open}>\n<summary>{} \
+            "<details class=\"pair\" id=\"pair-{i}\" {}{open}>\n<summary>{} \
              <b>{} / {}</b> <span class=\"model\">{}</span></summary>\n<div class=\"sides\">",
-            html(&verdict_name(row.verdict)),
+            filter_attributes(row),
             verdict_badge(row.verdict),
             html(&row.suite),
             html(&row.task),

@@ -31,6 +31,26 @@ pub(crate) fn wilson_95(passed: u32, n: u32) -> Option<(f64, f64)> {
     Some(((centre - half).max(0.0), (centre + half).min(1.0)))
 }
 
+/// The 95% interval of a task's pass@k, `passed` of `n` trials passed: the Wilson interval
+/// `(l, u)` of its pass rate `p` carried through `pass@k = 1 - (1 - p)^k`, which rises with `p`,
+/// so `(1 - (1 - l)^k, 1 - (1 - u)^k)` holds the true pass@k whenever `(l, u)` holds `p`. It is
+/// widened to hold the unbiased estimate ([`crate::score::pass_at_k`]), which lies above
+/// `1 - (1 - c/n)^k` and can pass the upper end when fewer than k trials failed (it is then 1).
+/// `None` when no trial counted, or `k` is 0 or more than `n` (no estimate).
+pub(crate) fn pass_at_k_95(passed: u32, n: u32, k: u32) -> Option<(f64, f64)> {
+    if k == 0 || k > n {
+        return None;
+    }
+    let (low, high) = wilson_95(passed, n)?;
+    // At k = 1 Wilson's own, not its numbers rounded again through 1 - (1 - p).
+    let through = |p: f64| match k {
+        1 => p,
+        _ => 1.0 - (1.0 - p).powi(i32::try_from(k).unwrap_or(i32::MAX)),
+    };
+    let estimate = crate::score::pass_at_k(n, passed, k);
+    Some((through(low).min(estimate), through(high).max(estimate)))
+}
+
 /// `num / den`, 0 when `den` is 0.
 pub(crate) fn ratio(num: u32, den: u32) -> f64 {
     if den == 0 {
@@ -154,6 +174,7 @@ pub(crate) fn score_pm(score: f64, stderr: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::panic)]
     use super::*;
 
     #[test]
@@ -178,5 +199,40 @@ mod tests {
         assert_eq!(wilson_95(10, 10).map(round), Some((0.7225, 1.0)));
         assert_eq!(wilson_95(81, 263).map(round), Some((0.2553, 0.3662)));
         assert_eq!(wilson_95(2, 1), wilson_95(1, 1));
+    }
+
+    #[test]
+    fn pass_at_k_intervals_carry_wilson_through_one_minus_one_minus_p_to_the_k() {
+        let round = |(l, h): (f64, f64)| ((l * 1e4).round() / 1e4, (h * 1e4).round() / 1e4);
+        // At k = 1, Wilson's own.
+        assert_eq!(pass_at_k_95(1, 3, 1), wilson_95(1, 3));
+        // 1/3: Wilson 0.0615-0.7923, so pass@2 is 1-(1-0.0615)^2 to 1-(1-0.7923)^2.
+        assert_eq!(pass_at_k_95(1, 3, 2).map(round), Some((0.1192, 0.9569)));
+        assert_eq!(pass_at_k_95(0, 4, 2).map(round), Some((0.0, 0.7398)));
+        assert_eq!(pass_at_k_95(1, 10, 5).map(round), Some((0.0862, 0.9249)));
+        // 2/3 at k = 3: one failure cannot fill three draws, so the estimate is 1, above
+        // 1-(1-0.9385)^3 = 0.9998: the interval is widened to hold it.
+        assert_eq!(crate::score::pass_at_k(3, 2, 3), 1.0);
+        assert_eq!(pass_at_k_95(2, 3, 3).map(round), Some((0.5026, 1.0)));
+        // No estimate, no interval.
+        assert_eq!(pass_at_k_95(1, 3, 4), None);
+        assert_eq!(pass_at_k_95(1, 3, 0), None);
+        assert_eq!(pass_at_k_95(0, 0, 1), None);
+        // Each end rises with k and always holds the estimate.
+        for n in 1..=12u32 {
+            for c in 0..=n {
+                let mut last = (0.0, 0.0);
+                for k in 1..=n {
+                    let Some((l, h)) = pass_at_k_95(c, n, k) else {
+                        panic!("no interval for {c}/{n} at {k}");
+                    };
+                    let estimate = crate::score::pass_at_k(n, c, k);
+                    assert!(l <= estimate && estimate <= h, "{c}/{n} at {k}");
+                    assert!(l >= last.0 - 1e-12 && h >= last.1 - 1e-12, "{c}/{n} at {k}");
+                    assert!((0.0..=1.0).contains(&l) && (0.0..=1.0).contains(&h));
+                    last = (l, h);
+                }
+            }
+        }
     }
 }

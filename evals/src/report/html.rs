@@ -1,10 +1,11 @@
 //! One self-contained HTML file for reading a run: the summary per model, a chart of pass rates,
 //! a table per task and model, and every trial's checks and transcript in a collapsible
 //! `<details>`. Inline CSS and SVG, no network at all, readable with JavaScript disabled (the
-//! inline script only adds sorting and filtering), so it can be archived as a CI artifact and
+//! inline script only adds sorting, filtering and the chart's choice of k), so it can be archived as a CI artifact and
 //! opened anywhere. Every user-provided string is HTML-escaped.
 //!
-//! Stable hooks for tools that check the page: `id="summary"`, `id="chart"` (the SVG),
+//! Stable hooks for tools that check the page: `id="summary"`, `id="chart"` (the SVG, its bars
+//! in a `g.k-view[data-k]` per k, switched by `id="chart-k"`),
 //! `id="task-table"`, `id="trials"`, `id="filters"` (a `select[data-filter=NAME]` per
 //! attribute), and `class="trial"` on each trial's `<details>`, which carries `data-status`,
 //! `data-suite`, `data-task`, `data-model` and `data-tags` (the task's tags, space-separated:
@@ -204,7 +205,7 @@ fn model_card(m: &ModelSummary, index: usize, out: &mut String) {
          <dt>trials passed</dt><dd>{}/{} counted</dd>\n\
          <dt>errors · diverged</dt><dd>{} · {}</dd>\n\
          <dt>tokens</dt><dd>{}</dd>\n\
-         <dt>cost live / replayed</dt><dd>{} / {}</dd>\n</dl>\n</div>",
+         <dt>cost live / replayed</dt><dd>{} / {}</dd>\n{}</dl>\n</div>",
         chart::color(index),
         html(&m.model),
         pct(m.pass_at_1),
@@ -216,8 +217,21 @@ fn model_card(m: &ModelSummary, index: usize, out: &mut String) {
         m.diverged,
         count(m.usage.total_tokens),
         cost(m.cost),
-        cost(m.replayed_cost)
+        cost(m.replayed_cost),
+        judge_share(m)
     );
+}
+
+/// What the judge took of a model's spending, when a judge ran.
+fn judge_share(m: &ModelSummary) -> String {
+    if m.judge.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<dt>of which the judge</dt><dd>{} / {}</dd>\n",
+        cost(m.judge.cost),
+        cost(m.judge.replayed_cost)
+    )
 }
 
 /// The trials grouped by suite, task and model, in the results' order: `(key, trial indexes)`.
@@ -509,6 +523,18 @@ fn trial(t: &TrialResult, i: usize, cassette_href: Option<&str>, out: &mut Strin
         count(t.usage.cache_read),
         count(t.usage.cache_write)
     );
+    if !t.judge.is_empty() {
+        let _ = write!(
+            out,
+            "<dt>judge</dt><dd>{} live · {} replayed calls · {} live · {} replayed · {} tokens \
+             (counted above)</dd>",
+            t.judge.calls.live,
+            t.judge.calls.replayed,
+            cost(t.judge.cost),
+            cost(t.judge.replayed_cost),
+            count(t.judge.usage.total_tokens)
+        );
+    }
     match (&t.cassette, cassette_href) {
         (Some(cassette), Some(href)) => {
             let _ = write!(

@@ -122,6 +122,23 @@ fn models(results: &EvalResults, out: &mut String) {
         );
     }
     out.push('\n');
+    let judged: Vec<String> = results
+        .models
+        .iter()
+        .filter(|m| !m.judge.is_empty())
+        .map(|m| {
+            format!(
+                "{} {} live / {} replayed, {} tokens",
+                md(&m.model),
+                cost(m.judge.cost),
+                cost(m.judge.replayed_cost),
+                count(m.judge.usage.total_tokens)
+            )
+        })
+        .collect();
+    if !judged.is_empty() {
+        let _ = writeln!(out, "Judge calls (counted above): {}.\n", judged.join("; "));
+    }
 }
 
 fn tasks(results: &EvalResults, out: &mut String) {

@@ -167,14 +167,26 @@ pub(crate) const SCRIPT: &str = r##"
       return name === "tags" ? have.split(" ").indexOf(s.value) >= 0 : have === s.value;
     });
   }
-  function apply() {
-    var shown = {};
-    document.querySelectorAll("#trial-filter input[type=checkbox]").forEach(function (b) {
-      shown[b.value] = b.checked;
+  // The boxes of a checkbox filter (`#trial-filter`: statuses; `#verdict-filter`: the
+  // comparison's verdicts) as value -> checked.
+  function boxes(id) {
+    var on = {};
+    document.querySelectorAll("#" + id + " input[type=checkbox]").forEach(function (b) {
+      on[b.value] = b.checked;
     });
+    return on;
+  }
+  function apply() {
+    var shown = boxes("trial-filter"), verdicts = boxes("verdict-filter");
     var q = search ? search.value.toLowerCase() : "";
+    var hit = function (el) { return q === "" || el.textContent.toLowerCase().indexOf(q) >= 0; };
+    var verdict = function (el) { return verdicts[el.getAttribute("data-verdict")] !== false; };
     document.querySelectorAll("#task-table tbody tr").forEach(function (r) {
-      r.hidden = !passes(r) || (q !== "" && r.textContent.toLowerCase().indexOf(q) < 0);
+      r.hidden = !passes(r) || !verdict(r) || !hit(r);
+    });
+    document.querySelectorAll("details.pair").forEach(function (d) {
+      var head = d.querySelector("summary");
+      d.hidden = !verdict(d) || (head !== null && !hit(head));
     });
     document.querySelectorAll("details.trial").forEach(function (d) {
       d.hidden = shown[d.getAttribute("data-status")] === false || !passes(d);
@@ -185,8 +197,16 @@ pub(crate) const SCRIPT: &str = r##"
   }
   if (search) { search.addEventListener("input", apply); }
   selects.forEach(function (s) { s.addEventListener("change", apply); });
-  document.querySelectorAll("#trial-filter input[type=checkbox]").forEach(function (b) {
-    b.addEventListener("change", apply);
+  document.querySelectorAll("#trial-filter input[type=checkbox], #verdict-filter input[type=checkbox]")
+    .forEach(function (b) { b.addEventListener("change", apply); });
+  // The chart's k: the group of bars of the chosen k is drawn, the others not.
+  document.querySelectorAll("#chart-k input[type=radio]").forEach(function (r) {
+    r.addEventListener("change", function () {
+      document.querySelectorAll("#chart g.k-view").forEach(function (g) {
+        if (g.getAttribute("data-k") === r.value) { g.removeAttribute("display"); }
+        else { g.setAttribute("display", "none"); }
+      });
+    });
   });
   function openAll(open) {
     document.querySelectorAll("details.trial:not([hidden])").forEach(function (d) { d.open = open; });

@@ -126,6 +126,7 @@ fn trial(
                 replayed: 0,
             }
         },
+        judge: Default::default(),
         turns: if verdict { 3 } else { 0 },
         wall_ms: 1500 + u64::from(n) * 250 + model as u64 * 1000,
         cassette: Some(format!(
@@ -223,6 +224,7 @@ fn summarise(trials: &[TrialResult]) -> (Vec<TaskSummary>, Vec<ModelSummary>) {
             usage: u,
             cost: of.iter().map(|t| t.cost).sum(),
             replayed_cost: of.iter().map(|t| t.replayed_cost).sum(),
+            judge: Default::default(),
             mean_turns: mean_stderr(
                 &counted
                     .iter()
@@ -264,6 +266,7 @@ fn summarise(trials: &[TrialResult]) -> (Vec<TaskSummary>, Vec<ModelSummary>) {
             usage: u,
             cost: of.iter().map(|t| t.cost).sum(),
             replayed_cost: of.iter().map(|t| t.replayed_cost).sum(),
+            judge: Default::default(),
         });
     }
     (tasks, models)
