@@ -53,10 +53,11 @@ impl std::fmt::Debug for AgentCommand {
 /// a process of its own.
 pub trait Replayer: Send + Sync {
     /// Replays `cassette` with its tools run for real in the trial's workspace, commands
-    /// through `shell`, file tools confined to the workspace, and its session file in the
-    /// trial's agent directory (where an agent process would write it); what it printed and
-    /// its exit code.
-    fn replay(&self, cassette: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> InProcessReplay;
+    /// through the invocation's shell with the task's environment (as the recorded agent's
+    /// commands inherited it), file tools confined to the workspace, and its session file in
+    /// the trial's agent directory (where an agent process would write it); what it printed
+    /// and its exit code.
+    fn replay(&self, cassette: &Path, inv: &Invocation<'_>) -> InProcessReplay;
 }
 
 /// What an in-process replay gave: as `pi replay` would exit and print.
@@ -98,8 +99,8 @@ pub struct Invocation<'a> {
     pub sandbox: &'a AgentSandbox,
     pub cassette: &'a CassetteUse,
     pub limits: &'a Limits,
-    /// The task's own flags, environment and system prompt text (a live run's: a replay
-    /// answers from what the cassette recorded).
+    /// The task's own flags, environment and system prompt text (a replay answers from what
+    /// the cassette recorded, and gives its commands the environment again).
     pub options: &'a AgentOptions,
 }
 
@@ -271,10 +272,8 @@ impl AgentCommand {
         let mut command = inv
             .isolation
             .agent_command(inv.sandbox, &self.program, &args)?;
-        if !matches!(inv.cassette, CassetteUse::Replay(_)) {
-            command.envs(&inv.options.env);
-        }
         command
+            .envs(&inv.options.env)
             .env("PI_CODING_AGENT_DIR", &inv.dirs.agent_dir)
             .env("PI_SEED", inv.seed.to_string())
             .env("PI_TOOLS_SANDBOX", "1")
@@ -296,7 +295,7 @@ fn replay_in_process(
     cancel: &AtomicBool,
 ) -> AgentRun {
     let started = Instant::now();
-    let replayed = replayer.replay(cassette, inv.dirs, inv.shell);
+    let replayed = replayer.replay(cassette, inv);
     let mut run = AgentRun {
         exit: Some(replayed.exit),
         stderr: replayed.stderr,

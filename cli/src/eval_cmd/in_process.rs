@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use pi_cassettes::Cassette;
 use pi_effects::tools::ToolEnv;
-use pi_evals::agent::{InProcessReplay, Replayer};
-use pi_evals::workspace::TrialDirs;
+use pi_evals::agent::{InProcessReplay, Invocation, Replayer};
 
 use crate::cassette::UNUSABLE;
 use crate::output::Stdout;
@@ -35,7 +34,8 @@ impl Write for Captured {
 }
 
 impl Replayer for InProcess {
-    fn replay(&self, path: &Path, dirs: &TrialDirs, shell: Option<&Path>) -> InProcessReplay {
+    fn replay(&self, path: &Path, inv: &Invocation<'_>) -> InProcessReplay {
+        let dirs = inv.dirs;
         let cassette = match Cassette::load(path) {
             Ok(cassette) => Arc::new(cassette),
             Err(error) => {
@@ -47,8 +47,9 @@ impl Replayer for InProcess {
             }
         };
         let mut env = ToolEnv::new(&dirs.workspace);
-        env.shell = shell.map(Path::to_path_buf);
+        env.shell = inv.shell.map(Path::to_path_buf);
         env.sandbox = true;
+        env.variables = inv.options.env.clone();
         let how = How::tools_in_place(env);
         let mode = recorded_mode(&cassette, None);
         let session_dir = dirs.agent_dir.join("sessions");

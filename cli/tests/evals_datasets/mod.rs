@@ -346,6 +346,32 @@ fn a_tasks_system_prompt_text_flags_and_env_reach_its_agent_and_its_replay_repro
         trial["transcript"],
         env.results("rec")["trials"][0]["transcript"]
     );
+    // A replay runs the recorded commands again, unconfined as recorded: they see the task's
+    // variables as the live run's did, whether the replay runs inside `pi eval` or in an agent
+    // process of its own.
+    for (out, how) in [("in", None), ("own", Some("--replay-processes"))] {
+        let kept = format!("kept-{out}");
+        let mut args = vec![
+            suite.as_str(),
+            "-q",
+            "--out",
+            out,
+            "--replay",
+            "cassettes",
+            "--isolate",
+            "none",
+            "--keep",
+            &kept,
+        ];
+        args.extend(how);
+        let replayed = env.eval(&args);
+        assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+        let written = std::fs::read_to_string(env.path(&format!(
+            "work/{kept}/agent__t__mock__mock-model__0/workspace/env.txt"
+        )))
+        .unwrap();
+        assert_eq!(written, "hello from the suite", "replayed {how:?}");
+    }
 }
 
 #[test]

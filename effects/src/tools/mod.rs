@@ -20,6 +20,7 @@ mod shell;
 pub mod user_bash;
 mod write;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pi_core::agent::ToolOutcome;
@@ -69,6 +70,10 @@ pub struct ToolEnv {
     pub run: Option<u64>,
     /// The id of the tool call being run, set for each call by the interpreter.
     pub tool_call_id: Option<String>,
+    /// Variables shell commands get besides this process's own: an eval task's agent
+    /// environment, which the recorded agent's commands inherited from it, when the replay runs
+    /// inside `pi eval` instead of in an agent process of its own.
+    pub variables: BTreeMap<String, String>,
 }
 
 impl ToolEnv {
@@ -99,6 +104,7 @@ impl ToolEnv {
             model_accepts_images: true,
             run: None,
             tool_call_id: None,
+            variables: BTreeMap::new(),
         }
     }
 

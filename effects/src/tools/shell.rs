@@ -206,6 +206,7 @@ fn spawn(
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr))
         .process_group(0);
+    cmd.envs(&env.variables);
     if !env.pass_credentials {
         for (name, _) in std::env::vars_os() {
             if is_credential_variable(&name.to_string_lossy()) {
