@@ -2,8 +2,9 @@
 //! `--list-models`, `--resume`, `--export`, `--offline` and their error texts, against the
 //! conformance kit's mock LLM. Every expected text was checked against Pi 0.73.1 run the same
 //! way (fresh HOME and agent dir, models.json pointing at the mock, stdin not a terminal).
-//! Its modules: a session whose stored working directory is gone (`missing_cwd`), and what a
-//! shell command sees of pi's environment (`shell_env`).
+//! Its modules: a session whose stored working directory is gone (`missing_cwd`), what a
+//! shell command sees of pi's environment (`shell_env`), and the system prompt recorded as a
+//! transcript message (`system_message`, checked against Pi 1.5.2).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -12,6 +13,8 @@ mod common;
 mod missing_cwd;
 #[path = "cli_flags/shell_env.rs"]
 mod shell_env;
+#[path = "cli_flags/system_message.rs"]
+mod system_message;
 
 use common::{Env, MockLlm};
 use serde_json::{json, Value};

@@ -222,6 +222,27 @@ json_object! {
     }
 }
 
+json_object! {
+    /// `role: "system"` (Pi 1.5): the system prompt as the transcript records it. The first one
+    /// holds every section and tool declaration; later ones are patches (a section by name,
+    /// `null` removing it; tools added or removed by name). [`crate::system_prompt::state`]
+    /// folds them into the prompt in force.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SystemMessage {
+        /// An opaque prompt text; empty when the sections carry the prompt.
+        pub content: UserContent = "content" (req),
+        /// Section name -> text, or `null` to remove the section, in prompt order.
+        pub sections: Option<Map<String, Value>> = "sections" (opt),
+        /// Absent in some files later Pis wrote by hand (0 then, and left out again).
+        pub timestamp: u64 = "timestamp" (def),
+        /// Declarations (name, description, parameters, constrainedSampling) of tools added or
+        /// changed.
+        pub tools_added: Option<Vec<Value>> = "toolsAdded" (opt),
+        /// `{name}` of each tool removed or changed.
+        pub tools_removed: Option<Vec<Value>> = "toolsRemoved" (opt),
+    }
+}
+
 impl UserMessage {
     /// The message Pi's `Agent.prompt(text, images)` builds: always array content.
     pub fn from_text(text: impl Into<String>, images: Vec<ImageContent>, timestamp: u64) -> Self {
@@ -374,6 +395,7 @@ impl<'de> Deserialize<'de> for Message {
 /// `convert_to_llm` decides what the model sees).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentMessage {
+    System(SystemMessage),
     User(UserMessage),
     Assistant(AssistantMessage),
     ToolResult(ToolResultMessage),
@@ -389,6 +411,7 @@ impl AgentMessage {
     /// The `role` field as Pi writes it.
     pub fn role(&self) -> &str {
         match self {
+            AgentMessage::System(_) => "system",
             AgentMessage::User(_) => "user",
             AgentMessage::Assistant(_) => "assistant",
             AgentMessage::ToolResult(_) => "toolResult",
@@ -424,6 +447,8 @@ impl From<Message> for AgentMessage {
 #[derive(Serialize)]
 #[serde(tag = "role")]
 enum KnownRoleRef<'a> {
+    #[serde(rename = "system")]
+    System(&'a SystemMessage),
     #[serde(rename = "user")]
     User(&'a UserMessage),
     #[serde(rename = "assistant")]
@@ -443,6 +468,7 @@ enum KnownRoleRef<'a> {
 impl Serialize for AgentMessage {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let known = match self {
+            AgentMessage::System(m) => KnownRoleRef::System(m),
             AgentMessage::User(m) => KnownRoleRef::User(m),
             AgentMessage::Assistant(m) => KnownRoleRef::Assistant(m),
             AgentMessage::ToolResult(m) => KnownRoleRef::ToolResult(m),
@@ -463,7 +489,8 @@ impl Tagged for AgentMessage {
     fn known(tag: &str) -> bool {
         matches!(
             tag,
-            "user"
+            "system"
+                | "user"
                 | "assistant"
                 | "toolResult"
                 | "bashExecution"
@@ -478,6 +505,7 @@ impl Tagged for AgentMessage {
         rest: MapAccessDeserializer<A>,
     ) -> Result<Self, A::Error> {
         Ok(match tag {
+            "system" => AgentMessage::System(SystemMessage::deserialize(rest)?),
             "user" => AgentMessage::User(UserMessage::deserialize(rest)?),
             "assistant" => AgentMessage::Assistant(AssistantMessage::deserialize(rest)?),
             "toolResult" => AgentMessage::ToolResult(ToolResultMessage::deserialize(rest)?),

@@ -1,10 +1,13 @@
-//! The system prompt against what the original's own `buildSystemPrompt` built from the same
-//! options (`scripts/gen-system-prompt-fixtures.mjs`): tool lists and guidelines, custom and
-//! appended prompts, context files, skills (escaped, hidden ones left out), Windows paths.
+//! The system prompt against what Pi 1.5.2's own `buildSystemPromptSections` and
+//! `buildSystemPrompt` built from the same options (`scripts/gen-system-prompt-fixtures.mjs`):
+//! tool lists and rules, custom and appended prompts, context files, skills (escaped, hidden ones
+//! left out, the hint naming the tool that reads them), custom sections, Windows paths.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use pi_core::system_prompt::{build_system_prompt, DocPaths, Skill, SystemPromptInputs};
+use pi_core::system_prompt::{
+    build_system_prompt, build_system_prompt_sections, DocPaths, Skill, SystemPromptInputs,
+};
 use serde_json::Value;
 
 fn strings(value: &Value) -> Option<Vec<String>> {
@@ -16,8 +19,17 @@ fn strings(value: &Value) -> Option<Vec<String>> {
     })
 }
 
+fn pairs(value: &Value) -> Vec<(String, String)> {
+    value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+        .collect()
+}
+
 #[test]
-fn prompts_match_the_original() {
+fn sections_and_prompts_match_the_original() {
     let fixtures: Value =
         serde_json::from_str(include_str!("fixtures/system_prompt_cases.json")).unwrap();
     let docs = &fixtures["docs"];
@@ -26,11 +38,12 @@ fn prompts_match_the_original() {
         let inputs = SystemPromptInputs {
             custom_prompt: o["customPrompt"].as_str().map(str::to_owned),
             selected_tools: strings(&o["selectedTools"]),
-            tool_snippets: o["toolSnippets"]
+            tool_snippets: pairs(&o["toolSnippets"]),
+            tool_guidelines: o["toolGuidelines"]
                 .as_object()
                 .into_iter()
                 .flatten()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                .map(|(k, v)| (k.clone(), strings(v).unwrap()))
                 .collect(),
             prompt_guidelines: strings(&o["promptGuidelines"]).unwrap_or_default(),
             append_system_prompt: o["appendSystemPrompt"].as_str().map(str::to_owned),
@@ -57,15 +70,22 @@ fn prompts_match_the_original() {
                     disable_model_invocation: s["disableModelInvocation"] == true,
                 })
                 .collect(),
-            date: fixtures["date"].as_str().unwrap().to_owned(),
             docs: DocPaths {
                 readme: docs["readme"].as_str().unwrap().to_owned(),
                 docs: docs["docs"].as_str().unwrap().to_owned(),
                 examples: docs["examples"].as_str().unwrap().to_owned(),
             },
+            custom_sections: pairs(&o["sections"]),
         };
+        let sections = build_system_prompt_sections(&inputs).unwrap();
         assert_eq!(
-            build_system_prompt(&inputs),
+            Value::Object(sections),
+            case["sections"],
+            "{}",
+            case["name"]
+        );
+        assert_eq!(
+            build_system_prompt(&inputs).unwrap(),
             case["prompt"].as_str().unwrap(),
             "{}",
             case["name"]
@@ -73,24 +93,27 @@ fn prompts_match_the_original() {
     }
 }
 
-/// The whole prompt for Pi's default tools, from the built-in definitions, equals the system
-/// prompt the original sent in a reference trace (its date and working directory are inputs).
+/// The sections for Pi's default tools, from the built-in definitions, equal the system message
+/// 1.5.2 persisted in a reference trace, and their rendering the system prompt it sent.
 #[test]
-fn the_default_prompt_is_the_one_the_original_sent() {
-    let request =
-        include_str!("../../providers/tests/fixtures/anthropic-traces/a_plain_text/requests.jsonl");
-    let request: Value = serde_json::from_str(request.lines().next().unwrap()).unwrap();
-    let sent = request["body"]["system"][0]["text"].as_str().unwrap();
-    let field = |label: &str| {
-        sent.lines()
-            .find_map(|l| l.strip_prefix(label))
-            .unwrap()
-            .to_owned()
-    };
-    let package = "@PI@/node_modules/@mariozechner/pi-coding-agent";
+fn the_default_sections_are_the_ones_the_original_persisted_and_sent() {
+    let stdout = include_str!("../../conformance/traces-1.5.2/a_plain_text/stdout.jsonl");
+    let persisted = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "system")
+        .unwrap();
+    let requests = include_str!("../../conformance/traces-1.5.2/a_plain_text/requests.jsonl");
+    let request: Value = requests
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r.get("body").is_some())
+        .unwrap();
+    let sent = request["body"]["messages"][0]["content"].as_str().unwrap();
+
+    let package = "@PI@/node_modules/@earendil-works/pi-coding-agent";
     let inputs = SystemPromptInputs {
-        cwd: field("Current working directory: "),
-        date: field("Current date: "),
+        cwd: "@RUN@/cwd".to_owned(),
         docs: DocPaths {
             readme: format!("{package}/README.md"),
             docs: format!("{package}/docs"),
@@ -99,18 +122,7 @@ fn the_default_prompt_is_the_one_the_original_sent() {
         ..SystemPromptInputs::default()
     }
     .with_builtin_tools(&["read", "bash", "edit", "write"]);
-    assert_eq!(build_system_prompt(&inputs), sent);
-
-    let tools: Vec<Value> = request["body"]["tools"].as_array().unwrap().clone();
-    for (tool, sent) in ["read", "bash", "edit", "write"].iter().zip(&tools) {
-        let ours = pi_core::tools::definitions::builtin_tool(tool)
-            .unwrap()
-            .definition();
-        assert_eq!(sent["name"], ours.name.as_str());
-        assert_eq!(sent["description"], ours.description.as_str());
-        assert_eq!(
-            sent["input_schema"]["properties"],
-            ours.parameters["properties"]
-        );
-    }
+    let sections = build_system_prompt_sections(&inputs).unwrap();
+    assert_eq!(Value::Object(sections), persisted["message"]["sections"]);
+    assert_eq!(build_system_prompt(&inputs).unwrap(), sent);
 }

@@ -52,8 +52,9 @@ use pi_core::event::Event;
 use pi_core::message::ImageContent;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
-use pi_core::session::time::iso_from_ms;
-use pi_core::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
+use pi_core::system_prompt::{
+    build_system_prompt_sections, DocPaths, InvalidSectionName, SystemPromptInputs,
+};
 use pi_core::tools::definitions::builtin_tool;
 use pi_providers::transport::{HttpTransport, TransportError};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
@@ -170,6 +171,8 @@ pub enum CreateError {
     Transport(#[from] TransportError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    SystemPrompt(#[from] InvalidSectionName),
 }
 
 impl From<BuildError> for CreateError {
@@ -233,7 +236,6 @@ impl SessionOptions {
             } else {
                 Vec::new()
             },
-            date: iso_from_ms(started_at).chars().take(10).collect(),
             docs: self.docs.clone(),
             ..SystemPromptInputs::default()
         }
@@ -246,7 +248,8 @@ impl SessionOptions {
             thinking_level: self.thinking_level,
             tools: self.tools.clone(),
             named_tools: Vec::new(),
-            system_prompt: build_system_prompt(&inputs),
+            system_sections: Some(build_system_prompt_sections(&inputs)?),
+            system_prompt: None,
             docs: self.docs.clone(),
             retry: self.retry,
             compaction: self.compaction,

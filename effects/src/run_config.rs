@@ -17,6 +17,7 @@ use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::definitions::builtin_tool;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::session::{SessionFile, SessionStore, StoreError};
 
@@ -26,8 +27,7 @@ use crate::session::{SessionFile, SessionStore, StoreError};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunConfig {
-    /// When the run started (ms since the epoch): the session's header and first entries, and
-    /// the system prompt's date.
+    /// When the run started (ms since the epoch): the session's header and first entries.
     pub started_at: u64,
     /// The seed of entry and session ids.
     pub seed: u64,
@@ -44,8 +44,15 @@ pub struct RunConfig {
     /// only a replay answers them (a live run has nothing to run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub named_tools: Vec<String>,
-    /// The system prompt as sent, context files and all.
-    pub system_prompt: String,
+    /// The system prompt's sections, context files and all, as Pi 1.5 records them in the
+    /// transcript before the first request (and patches them when they change); `None` for a
+    /// run that records none, such as an imported session, which sends what its transcript holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_sections: Option<Map<String, Value>>,
+    /// The prompt as sent by a configuration recorded before the prompt was a transcript
+    /// message (the 0.73.1 edition's cassettes): sent as it is, and nothing recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
     /// Where the system prompt says Pi's documentation is (the binary's directory, so kept:
     /// a replay under `--config current` by another build still says the same).
     pub docs: DocPaths,
@@ -115,7 +122,8 @@ pub fn build_machine(
     }
     let machine = SessionMachine::new(SessionConfig {
         agent: AgentConfig {
-            system_prompt: config.system_prompt.clone(),
+            system_prompt: config.system_prompt.clone().unwrap_or_default(),
+            system_sections: config.system_sections.clone(),
             model: config.model.clone(),
             thinking_level,
             tools,

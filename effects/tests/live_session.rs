@@ -108,6 +108,7 @@ async fn a_tool_call_and_its_answer_over_real_http_with_the_session_on_disk() {
             "session",
             "model_change",
             "thinking_level_change",
+            "system",
             "user",
             "assistant",
             "toolResult",

@@ -104,6 +104,7 @@ fn options(
 
 fn timestamp(message: &AgentMessage) -> u64 {
     match message {
+        AgentMessage::System(m) => m.timestamp,
         AgentMessage::User(m) => m.timestamp,
         AgentMessage::Assistant(m) => m.timestamp,
         AgentMessage::ToolResult(m) => m.timestamp,
@@ -224,7 +225,11 @@ async fn every_time_the_interpreter_gives_the_machine_comes_from_its_clock() {
         create_agent_session(options(cwd.path(), Arc::new(read_then_answer()), fixed)).unwrap();
     prompt(&mut session, "Read hello.txt").await;
     let messages = session.machine().agent().messages();
-    assert_eq!(messages.len(), 4);
+    assert_eq!(
+        messages.len(),
+        5,
+        "system, user, assistant, tool result, assistant"
+    );
     for message in messages {
         assert_eq!(timestamp(message), 1_234_000, "{message:?}");
     }
@@ -238,13 +243,18 @@ async fn every_time_the_interpreter_gives_the_machine_comes_from_its_clock() {
     prompt(&mut session, "Read hello.txt").await;
     let said = stepping.said();
     let messages = session.machine().agent().messages();
-    assert_eq!(messages.len(), 4);
+    assert_eq!(
+        messages.len(),
+        5,
+        "system, user, assistant, tool result, assistant"
+    );
     let times: Vec<u64> = messages.iter().map(timestamp).collect();
     for time in &times {
         assert!(said.contains(time), "{time} not from the clock: {said:?}");
     }
+    // The system message is recorded in the step that takes the prompt, at its time.
     assert!(
-        times[0] < times[1] && times[1] < times[2] && times[2] < times[3],
+        times[0] == times[1] && times[1] < times[2] && times[2] < times[3] && times[3] < times[4],
         "{times:?}"
     );
 }

@@ -359,7 +359,8 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         thinking_level: ThinkingLevel::Off,
         tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
         named_tools: Vec::new(),
-        system_prompt: String::new(),
+        system_sections: None,
+        system_prompt: None,
         docs: DocPaths::default(),
         retry: RetrySettings::default(),
         compaction: CompactionSettings {

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::event::ToolResult;
 use crate::message::{AgentMessage, AssistantMessage, ContentBlock, Message, ToolCall};
@@ -45,6 +45,8 @@ pub struct ToolSpec {
     /// `Some(Sequential)` makes every batch containing this tool run sequentially.
     pub execution_mode: Option<ToolExecution>,
     pub prepare_arguments: Option<PrepareArguments>,
+    /// Pi 1.5's `constrainedSampling` of the declaration, when the tool has one.
+    pub constrained_sampling: Option<Value>,
 }
 
 impl ToolSpec {
@@ -58,6 +60,7 @@ impl ToolSpec {
             parameters,
             execution_mode: None,
             prepare_arguments: None,
+            constrained_sampling: None,
         }
     }
 }
@@ -177,7 +180,12 @@ impl AgentHooks for DefaultHooks {
 /// Everything an agent starts with (pi-agent-core `AgentOptions.initialState` plus options).
 #[derive(Clone)]
 pub struct AgentConfig {
+    /// Sent when the transcript records no prompt (no `role: "system"` message).
     pub system_prompt: String,
+    /// The prompt wanted, by section (Pi 1.5): when set, every turn first records how it and the
+    /// tools' declarations differ from the transcript's prompt as a system message; a request
+    /// sends the transcript's prompt.
+    pub system_sections: Option<Map<String, Value>>,
     pub model: Model,
     pub thinking_level: ThinkingLevel,
     pub tools: Vec<ToolSpec>,
@@ -193,6 +201,7 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             system_prompt: String::new(),
+            system_sections: None,
             model: Model::unknown(),
             thinking_level: ThinkingLevel::Off,
             tools: Vec::new(),

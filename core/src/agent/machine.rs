@@ -19,6 +19,7 @@ use super::contract::{
     CallId, Change, ContractError, Effect, Input, ModelRequest, Prompt, Rejection, Step, StepError,
     ToolDefinition,
 };
+use super::system;
 use super::tools::{BatchContext, BatchOutput, ToolBatch};
 
 /// The text Pi's providers put in a response requested after the run was aborted.
@@ -90,6 +91,7 @@ impl LlmView {
 /// The agent: transcript, queues, and at most one run in progress.
 pub struct AgentMachine {
     system_prompt: String,
+    system_sections: Option<serde_json::Map<String, serde_json::Value>>,
     model: Model,
     thinking_level: ThinkingLevel,
     tools: Arc<Vec<ToolSpec>>,
@@ -126,6 +128,7 @@ impl AgentMachine {
     pub fn new(config: AgentConfig) -> Self {
         AgentMachine {
             system_prompt: config.system_prompt,
+            system_sections: config.system_sections,
             model: config.model,
             thinking_level: config.thinking_level,
             tools: Arc::new(config.tools),
@@ -189,9 +192,22 @@ impl AgentMachine {
         self.thinking_level
     }
 
-    /// The system prompt used by the next run.
-    pub fn system_prompt(&self) -> &str {
-        &self.system_prompt
+    /// The system prompt the next request sends: the transcript's, with the wanted sections
+    /// and tools a turn would record applied, else the configured text.
+    pub fn system_prompt(&self) -> String {
+        let tools: Vec<serde_json::Value> =
+            self.tools.iter().map(system::tool_declaration).collect();
+        let update = self
+            .system_sections
+            .as_ref()
+            .and_then(|sections| system::update(&self.messages, sections, &tools, self.now))
+            .map(AgentMessage::System);
+        let recorded = system::SystemState::of(self.messages.iter().chain(&update));
+        if recorded.recorded {
+            recorded.render()
+        } else {
+            self.system_prompt.clone()
+        }
     }
 
     /// Queued steering messages.
@@ -422,6 +438,7 @@ impl AgentMachine {
         });
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart);
+        self.declare_system();
         for prompt in prompts.unwrap_or_default() {
             self.emit(AgentEvent::MessageStart {
                 message: prompt.clone(),
@@ -431,6 +448,23 @@ impl AgentMachine {
         self.sync_context();
         let pending = self.poll_steering();
         self.turn_body(pending);
+    }
+
+    /// Pi 1.5's prompt and tool loadout before a turn's messages: the difference between the
+    /// wanted prompt and tools and the transcript's, recorded as a system message.
+    fn declare_system(&mut self) {
+        let Some(sections) = &self.system_sections else {
+            return;
+        };
+        let tools: Vec<serde_json::Value> =
+            self.tools.iter().map(system::tool_declaration).collect();
+        if let Some(update) = system::update(&self.messages, sections, &tools, self.now) {
+            let message = AgentMessage::System(update);
+            self.emit(AgentEvent::MessageStart {
+                message: message.clone(),
+            });
+            self.emit(AgentEvent::MessageEnd { message });
+        }
     }
 
     /// The loop's context catches up with the transcript.
@@ -485,9 +519,14 @@ impl AgentMachine {
             Err(thrown) => return self.fail_run(thrown),
         };
         let settings = run.settings.clone();
+        let recorded = system::SystemState::of(context);
         let request = ModelRequest {
             model: settings.model,
-            system_prompt: settings.system_prompt,
+            system_prompt: if recorded.recorded {
+                recorded.render()
+            } else {
+                settings.system_prompt
+            },
             messages,
             tools: settings
                 .tools
@@ -713,6 +752,7 @@ impl AgentMachine {
             }
         }
         self.emit(AgentEvent::TurnStart);
+        self.declare_system();
         self.turn_body(pending);
     }
 

@@ -5,6 +5,7 @@ pub mod config;
 pub mod contract;
 pub mod convert;
 mod machine;
+pub mod system;
 mod tools;
 
 pub use config::*;

@@ -462,7 +462,10 @@ impl SessionMachine {
                 );
                 decision
             }
-            AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
+            AgentMessage::System(_)
+            | AgentMessage::User(_)
+            | AgentMessage::Assistant(_)
+            | AgentMessage::ToolResult(_) => {
                 let (_, decision) =
                     self.tree
                         .append_message(message.clone(), self.now, &mut self.ids);

@@ -3,7 +3,7 @@
 //! transcript).
 //!
 //! What a session does not hold is rebuilt as this build would send it: the system prompt
-//! (Pi's default for the session's working directory and date, with the tools offered; no
+//! (Pi's default for the session's working directory, with the tools offered; no
 //! context files, skills or custom prompt, which are not recorded) and the tool definitions
 //! (Pi's default four, and each other built-in tool the run called; a run's own tools when
 //! it says which). The trajectory's `extra.pi` says both were rebuilt.
@@ -63,8 +63,7 @@ pub fn from_session(text: &str, build: &Build) -> Result<Trajectory, AtifError> 
         .map(|entry| serde_json::to_value(entry).unwrap_or(Value::Null))
         .collect();
     let messages = path.iter().filter_map(|e| e.get("message"));
-    let date = iso_date(Some(&header.timestamp));
-    let mut converter = Converter::new(&header.cwd, &date, tool_names(messages), build);
+    let mut converter = Converter::new(&header.cwd, tool_names(messages), build);
     converter.entries(&path, false);
     let mut pi = Map::new();
     pi.insert("session_version".into(), json!(header.version));
@@ -117,15 +116,11 @@ pub fn from_messages(
     setup: &RunSetup<'_>,
     build: &Build,
 ) -> Trajectory {
-    let first_ms = messages
-        .iter()
-        .find_map(|m| m.get("timestamp").and_then(Value::as_u64));
-    let date = iso_date(first_ms.map(iso_from_ms).as_deref());
     let names = match setup.tools {
         Some(tools) => tools.to_vec(),
         None => tool_names(messages.iter()),
     };
-    let mut converter = Converter::new(setup.cwd, &date, names, build);
+    let mut converter = Converter::new(setup.cwd, names, build);
     let mut compactions = setup.compactions.iter().peekable();
     for index in 0..=messages.len() {
         while let Some(compaction) = compactions.next_if(|c| c.after_messages <= index) {
@@ -167,15 +162,6 @@ fn tool_names<'a>(messages: impl Iterator<Item = &'a Value>) -> Vec<String> {
         }
     }
     names
-}
-
-/// `YYYY-MM-DD` of an ISO timestamp (empty when there is none).
-fn iso_date(timestamp: Option<&str>) -> String {
-    timestamp
-        .and_then(ms_from_iso)
-        .and_then(|ms| u64::try_from(ms).ok())
-        .map(|ms| iso_from_ms(ms).chars().take(10).collect())
-        .unwrap_or_default()
 }
 
 /// A valid ISO-8601 timestamp for the step, or none (a hostile or broken one is dropped).
@@ -257,16 +243,16 @@ struct Converter {
 }
 
 impl Converter {
-    fn new(cwd: &str, date: &str, tool_names: Vec<String>, build: &Build) -> Self {
+    fn new(cwd: &str, tool_names: Vec<String>, build: &Build) -> Self {
         let names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
         let inputs = SystemPromptInputs {
             cwd: cwd.to_owned(),
-            date: date.to_owned(),
             docs: build.docs.clone(),
             ..SystemPromptInputs::default()
         }
         .with_builtin_tools(&names);
-        let system_prompt = build_system_prompt(&inputs);
+        // Built-in tools and no custom section: the names are always valid.
+        let system_prompt = build_system_prompt(&inputs).unwrap_or_default();
         let mut converter = Converter {
             agent_version: build.agent_version.clone(),
             tool_names,
@@ -889,7 +875,6 @@ mod tests {
             value["steps"][1].get("reasoning_effort").is_none(),
             "only on agent steps"
         );
-        assert!(t.steps[0].message.contains("Current working directory: /w"));
-        assert!(t.steps[0].message.contains("2026-03-04"));
+        assert!(t.steps[0].message.ends_with("<cwd>\n/w\n</cwd>"));
     }
 }

@@ -33,6 +33,19 @@ fn content_len(content: &UserContent, image_chars: u64) -> u64 {
 /// and custom messages, nothing in user messages.
 pub fn estimate_tokens(message: &AgentMessage) -> u64 {
     let chars = match message {
+        // Pi 1.5: the content, every section's text and the added declarations as JSON.
+        AgentMessage::System(m) => {
+            content_len(&m.content, 4800)
+                + m.sections
+                    .iter()
+                    .flatten()
+                    .filter_map(|(_, text)| text.as_str())
+                    .map(js_len)
+                    .sum::<u64>()
+                + m.tools_added.as_ref().map_or(0, |tools| {
+                    js_len(&crate::json::to_string(tools).unwrap_or_default())
+                })
+        }
         AgentMessage::User(m) => content_len(&m.content, 0),
         AgentMessage::Assistant(m) => m
             .content

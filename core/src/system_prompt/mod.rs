@@ -1,11 +1,55 @@
-//! The coding agent's system prompt (`buildSystemPrompt`): Pi's default prompt with the tools
-//! that have a one-line snippet, the guidelines they imply, the documentation paths, appended
-//! instructions, project context files (AGENTS.md / CLAUDE.md), skills, and the date and working
-//! directory, which are inputs here (the original reads the clock).
+//! The coding agent's system prompt as Pi 1.5.2 builds it (`buildSystemPromptSections`): named
+//! sections in a fixed order (preamble, tools, rules, docs, addendum, project_context, skills,
+//! cwd, then custom sections), each but the preamble wrapped as `<name>\n…\n</name>`. The
+//! transcript records them in `role: "system"` messages ([`crate::agent::system`]), and the
+//! request sends their rendering. The texts are data (the files beside this one, extracted from the original
+//! by `scripts/gen-system-prompt-fixtures.mjs`), so another Pi's wording is a change of data.
 
-/// Pi's default prompt, extracted from the original (`scripts/gen-system-prompt-fixtures.mjs`);
-/// `${...}` marks where the lists and paths go.
-const DEFAULT_TEMPLATE: &str = include_str!("default.txt");
+use serde_json::{Map, Value};
+
+/// The preamble of Pi's own prompt (a custom prompt replaces it).
+const PREAMBLE: &str = include_str!("preamble.txt");
+/// The tools section; `${toolsList}` is the list of tools with a snippet.
+const TOOLS_TEMPLATE: &str = include_str!("tools.txt");
+/// The docs section; `${readmePath}`, `${docsPath}` and `${examplesPath}` are filled in.
+const DOCS_TEMPLATE: &str = include_str!("docs.txt");
+/// The line before the context files.
+const PROJECT_CONTEXT_HEADING: &str = include_str!("project_context.txt");
+
+/// The fixed rules (`buildRules`).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Rules {
+    /// When bash is the only way to look at files.
+    bash_without_explorers: String,
+    /// Always last.
+    closing: Vec<String>,
+}
+
+/// The skills section's texts (`formatSkillsForPrompt`).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SkillTexts {
+    /// The lines before the list; `${loadHint}` is the line naming how to load a skill.
+    intro: Vec<String>,
+    /// By the tool that reads a skill's file: `read`, `bash`, or `indirect` (neither declared).
+    load_hint: Map<String, Value>,
+}
+
+fn rules() -> Rules {
+    // The file is part of the source; the unit test `the_data_files_parse` reads it.
+    serde_json::from_str(include_str!("rules.json")).unwrap_or(Rules {
+        bash_without_explorers: String::new(),
+        closing: Vec::new(),
+    })
+}
+
+fn skill_texts() -> SkillTexts {
+    serde_json::from_str(include_str!("skills.json")).unwrap_or(SkillTexts {
+        intro: Vec::new(),
+        load_hint: Map::new(),
+    })
+}
 
 /// Tools assumed when the caller selects none.
 const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -31,23 +75,31 @@ pub struct DocPaths {
 /// Everything the prompt is built from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SystemPromptInputs {
-    /// Replaces the default prompt (context, skills, date and cwd are still appended).
+    /// Replaces the preamble and drops the tools, rules and docs sections.
     pub custom_prompt: Option<String>,
     /// Active tool names, in order; `None` means Pi's default four.
     pub selected_tools: Option<Vec<String>>,
     /// One-line description per tool; a tool without one is not listed.
     pub tool_snippets: Vec<(String, String)>,
+    /// Rules contributed by each tool, listed for the selected tools in their order.
+    pub tool_guidelines: Vec<(String, Vec<String>)>,
+    /// Rules not tied to a tool, after the tools' own.
     pub prompt_guidelines: Vec<String>,
+    /// Pi's `--append-system-prompt`: the `addendum` section.
     pub append_system_prompt: Option<String>,
     pub cwd: String,
     /// (path, content) of each context file, in load order.
     pub context_files: Vec<(String, String)>,
     pub skills: Vec<Skill>,
-    /// The date line's `YYYY-MM-DD`. Pi writes the local date; the caller chooses (the harness passes
-    /// the UTC date of the run's clock, so a run does not depend on the machine's time zone).
-    pub date: String,
     pub docs: DocPaths,
+    /// Sections of an extension, after `cwd`; an empty one is left out.
+    pub custom_sections: Vec<(String, String)>,
 }
+
+/// A custom section's name Pi refuses (not `[a-z][a-z0-9_-]*`, or `preamble`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid system prompt section name: {0}")]
+pub struct InvalidSectionName(pub String);
 
 fn escape_xml(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -57,8 +109,9 @@ fn escape_xml(text: &str) -> String {
         .replace('\'', "&apos;")
 }
 
-/// The skills section (empty when no skill is visible).
-pub fn format_skills(skills: &[Skill]) -> String {
+/// The skills text (empty when no skill is visible); `reader` is the tool that loads a skill's
+/// file: `read`, `bash`, or another name for neither.
+pub fn format_skills(skills: &[Skill], reader: &str) -> String {
     let visible: Vec<&Skill> = skills
         .iter()
         .filter(|s| !s.disable_model_invocation)
@@ -66,13 +119,24 @@ pub fn format_skills(skills: &[Skill]) -> String {
     if visible.is_empty() {
         return String::new();
     }
-    let mut lines = vec![
-        "\n\nThe following skills provide specialized instructions for specific tasks.".to_owned(),
-        "Use the read tool to load a skill's file when the task matches its description.".to_owned(),
-        "When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.".to_owned(),
-        String::new(),
-        "<available_skills>".to_owned(),
-    ];
+    let texts = skill_texts();
+    let hint_key = if matches!(reader, "read" | "bash") {
+        reader
+    } else {
+        "indirect"
+    };
+    let hint = texts
+        .load_hint
+        .get(hint_key)
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut lines: Vec<String> = texts
+        .intro
+        .iter()
+        .map(|line| line.replace("${loadHint}", hint))
+        .collect();
+    lines.push(String::new());
+    lines.push("<available_skills>".to_owned());
     for skill in visible {
         lines.push("  <skill>".to_owned());
         lines.push(format!("    <name>{}</name>", escape_xml(&skill.name)));
@@ -90,48 +154,52 @@ pub fn format_skills(skills: &[Skill]) -> String {
     lines.join("\n")
 }
 
-fn guidelines(tools: &[&str], extra: &[String]) -> String {
+/// `buildRules`: the shell rule when no explorer tool is there, each selected tool's own rules,
+/// the prompt's rules, then the closing ones; trimmed, empty and repeated rules left out.
+fn build_rules(tools: &[&str], inputs: &SystemPromptInputs) -> String {
+    let fixed = rules();
     let mut list: Vec<String> = Vec::new();
-    let mut add = |guideline: &str| {
-        if !list.iter().any(|g| g == guideline) {
-            list.push(guideline.to_owned());
+    let mut add = |rule: &str| {
+        let rule = rule.trim();
+        if !rule.is_empty() && !list.iter().any(|r| r == rule) {
+            list.push(rule.to_owned());
         }
     };
     let has = |name: &str| tools.contains(&name);
-    let explorers = has("grep") || has("find") || has("ls");
-    if has("bash") && !explorers {
-        add("Use bash for file operations like ls, rg, find");
-    } else if has("bash") {
-        add("Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)");
+    if has("bash") && !has("grep") && !has("find") && !has("ls") {
+        add(&fixed.bash_without_explorers);
     }
-    for guideline in extra {
-        let trimmed = guideline.trim();
-        if !trimmed.is_empty() {
-            add(trimmed);
+    for tool in tools {
+        for (_, rules) in inputs.tool_guidelines.iter().filter(|(n, _)| n == tool) {
+            rules.iter().for_each(|rule| add(rule));
         }
     }
-    add("Be concise in your responses");
-    add("Show file paths clearly when working with files");
+    inputs.prompt_guidelines.iter().for_each(|rule| add(rule));
+    fixed.closing.iter().for_each(|rule| add(rule));
     list.iter()
-        .map(|g| format!("- {g}"))
+        .map(|rule| format!("- {rule}"))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-fn context_section(files: &[(String, String)]) -> String {
-    if files.is_empty() {
-        return String::new();
-    }
-    let mut out =
-        String::from("\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n");
-    for (path, content) in files {
-        out.push_str(&format!("## {path}\n\n{content}\n\n"));
-    }
-    out
+fn project_context(files: &[(String, String)]) -> String {
+    std::iter::once(PROJECT_CONTEXT_HEADING.to_owned())
+        .chain(files.iter().map(|(path, content)| {
+            format!("<project_instructions path=\"{path}\">\n{content}\n</project_instructions>")
+        }))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn valid_section_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name != "preamble"
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
 impl SystemPromptInputs {
-    /// Snippets and guidelines of the active tools, in order, as the coding agent collects them
+    /// Snippets and rules of the active tools, in order, as the coding agent collects them
     /// from their definitions (built-in tools only; others can be added to the lists).
     pub fn with_builtin_tools(mut self, names: &[&str]) -> Self {
         self.selected_tools = Some(names.iter().map(|n| (*n).to_owned()).collect());
@@ -143,40 +211,33 @@ impl SystemPromptInputs {
                 self.tool_snippets
                     .push((tool.name.clone(), snippet.clone()));
             }
-            self.prompt_guidelines
-                .extend(tool.prompt_guidelines.iter().cloned());
+            self.tool_guidelines
+                .push((tool.name.clone(), tool.prompt_guidelines.clone()));
         }
         self
     }
 }
 
-/// The system prompt Pi would send.
-pub fn build_system_prompt(inputs: &SystemPromptInputs) -> String {
-    let cwd = inputs.cwd.replace('\\', "/");
-    let append = inputs
-        .append_system_prompt
-        .as_deref()
-        .filter(|a| !a.is_empty())
-        .map(|a| format!("\n\n{a}"))
-        .unwrap_or_default();
-    let selected: Option<Vec<&str>> = inputs
-        .selected_tools
-        .as_ref()
-        .map(|tools| tools.iter().map(String::as_str).collect());
-    let mut prompt = match inputs.custom_prompt.as_deref().filter(|p| !p.is_empty()) {
-        Some(custom) => {
-            let mut prompt = format!("{custom}{append}");
-            prompt.push_str(&context_section(&inputs.context_files));
-            if selected
-                .as_ref()
-                .is_none_or(|tools| tools.contains(&"read"))
-            {
-                prompt.push_str(&format_skills(&inputs.skills));
-            }
-            prompt
-        }
+/// The prompt's sections by name, in order, each a string (Pi's `buildSystemPromptSections`).
+pub fn build_system_prompt_sections(
+    inputs: &SystemPromptInputs,
+) -> Result<Map<String, Value>, InvalidSectionName> {
+    if let Some((name, _)) = inputs
+        .custom_sections
+        .iter()
+        .find(|(name, _)| !valid_section_name(name))
+    {
+        return Err(InvalidSectionName(name.clone()));
+    }
+    let tools: Vec<&str> = match &inputs.selected_tools {
+        Some(tools) => tools.iter().map(String::as_str).collect(),
+        None => DEFAULT_TOOLS.to_vec(),
+    };
+    let mut raw: Vec<(String, String)> = Vec::new();
+    match inputs.custom_prompt.as_deref().filter(|p| !p.is_empty()) {
+        Some(custom) => raw.push(("preamble".into(), custom.to_owned())),
         None => {
-            let tools = selected.unwrap_or_else(|| DEFAULT_TOOLS.to_vec());
+            raw.push(("preamble".into(), PREAMBLE.to_owned()));
             let snippet = |name: &str| {
                 inputs
                     .tool_snippets
@@ -188,29 +249,96 @@ pub fn build_system_prompt(inputs: &SystemPromptInputs) -> String {
                 .iter()
                 .filter_map(|name| snippet(name).map(|s| format!("- {name}: {s}")))
                 .collect();
-            let tools_list = if listed.is_empty() {
+            let list = if listed.is_empty() {
                 "(none)".to_owned()
             } else {
                 listed.join("\n")
             };
-            let mut prompt = DEFAULT_TEMPLATE
-                .replace("${toolsList}", &tools_list)
-                .replace(
-                    "${guidelines}",
-                    &guidelines(&tools, &inputs.prompt_guidelines),
-                )
+            raw.push((
+                "tools".into(),
+                TOOLS_TEMPLATE.replace("${toolsList}", &list),
+            ));
+            raw.push(("rules".into(), build_rules(&tools, inputs)));
+            let docs = DOCS_TEMPLATE
                 .replace("${readmePath}", &inputs.docs.readme)
                 .replace("${docsPath}", &inputs.docs.docs)
                 .replace("${examplesPath}", &inputs.docs.examples);
-            prompt.push_str(&append);
-            prompt.push_str(&context_section(&inputs.context_files));
-            if tools.contains(&"read") {
-                prompt.push_str(&format_skills(&inputs.skills));
-            }
-            prompt
+            raw.push(("docs".into(), docs));
         }
-    };
-    prompt.push_str(&format!("\nCurrent date: {}", inputs.date));
-    prompt.push_str(&format!("\nCurrent working directory: {cwd}"));
-    prompt
+    }
+    if let Some(append) = inputs
+        .append_system_prompt
+        .as_deref()
+        .filter(|a| !a.is_empty())
+    {
+        raw.push(("addendum".into(), append.to_owned()));
+    }
+    if !inputs.context_files.is_empty() {
+        raw.push((
+            "project_context".into(),
+            project_context(&inputs.context_files),
+        ));
+    }
+    if let Some(reader) = ["read", "bash"].into_iter().find(|t| tools.contains(t)) {
+        let skills = format_skills(&inputs.skills, reader);
+        let skills = skills.trim();
+        if !skills.is_empty() {
+            raw.push(("skills".into(), skills.to_owned()));
+        }
+    }
+    raw.push(("cwd".into(), inputs.cwd.replace('\\', "/")));
+    for (name, content) in &inputs.custom_sections {
+        if !content.is_empty() {
+            match raw.iter_mut().find(|(n, _)| n == name) {
+                Some(existing) => existing.1 = content.clone(),
+                None => raw.push((name.clone(), content.clone())),
+            }
+        }
+    }
+    Ok(raw
+        .into_iter()
+        .map(|(name, content)| {
+            let text = if name == "preamble" {
+                content
+            } else {
+                format!("<{name}>\n{content}\n</{name}>")
+            };
+            (name, Value::String(text))
+        })
+        .collect())
+}
+
+/// The system prompt Pi would send for `inputs` on a transcript holding no system message.
+pub fn build_system_prompt(inputs: &SystemPromptInputs) -> Result<String, InvalidSectionName> {
+    Ok(crate::agent::system::render(
+        [],
+        &build_system_prompt_sections(inputs)?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_files_parse() {
+        let rules: Rules = serde_json::from_str(include_str!("rules.json")).unwrap();
+        assert_eq!(rules.closing.len(), 2);
+        let skills: SkillTexts = serde_json::from_str(include_str!("skills.json")).unwrap();
+        assert_eq!(skills.load_hint.len(), 3);
+    }
+
+    #[test]
+    fn custom_section_names_are_checked_as_pi_checks_them() {
+        for bad in ["preamble", "Notes", "1x", "", "a b"] {
+            let inputs = SystemPromptInputs {
+                custom_sections: vec![(bad.to_owned(), "x".to_owned())],
+                ..SystemPromptInputs::default()
+            };
+            assert_eq!(
+                build_system_prompt_sections(&inputs),
+                Err(InvalidSectionName(bad.to_owned()))
+            );
+        }
+    }
 }

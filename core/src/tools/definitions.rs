@@ -1,6 +1,7 @@
 //! Pi's seven built-in tools as the model sees them: names, descriptions, parameter schemas,
 //! and the snippet and guidelines each adds to the system prompt (`definitions.json`, generated
-//! from the original by `scripts/gen-tool-definitions.mjs`).
+//! from the original by `scripts/gen-tool-definitions.mjs`; the snippets, guidelines and
+//! `constrainedSampling` are Pi 1.5.2's, from `scripts/gen-system-prompt-fixtures.mjs`).
 
 use std::sync::{Arc, OnceLock};
 
@@ -23,6 +24,10 @@ pub struct BuiltinTool {
     #[serde(default)]
     pub prompt_guidelines: Vec<String>,
     pub parameters: Value,
+    /// How a provider may constrain sampling to the schema (Pi 1.5's `constrainedSampling`):
+    /// part of the declaration the transcript's system message records.
+    #[serde(default)]
+    pub constrained_sampling: Option<Value>,
 }
 
 impl BuiltinTool {
@@ -31,6 +36,7 @@ impl BuiltinTool {
     pub fn spec(&self) -> ToolSpec {
         let mut spec = ToolSpec::new(&self.name, &self.description, self.parameters.clone());
         spec.label = self.label.clone();
+        spec.constrained_sampling = self.constrained_sampling.clone();
         if self.name == "edit" {
             spec.prepare_arguments = Some(Arc::new(|args| Ok(prepare_edit_arguments(args))));
         }

@@ -106,10 +106,14 @@ pub fn types(events: &[Value]) -> Vec<&str> {
         .collect()
 }
 
-/// The event types of one prompt answered by a `read` tool call, then a text answer.
-pub const READ_THEN_ANSWER: [&str; 16] = [
+/// The event types of one prompt answered by a `read` tool call, then a text answer: the
+/// system message (Pi 1.5.2 records the prompt before the first request), the user's, the
+/// assistant's, the tool result, the answer.
+pub const READ_THEN_ANSWER: [&str; 18] = [
     "agent_start",
     "turn_start",
+    "message_start",
+    "message_end",
     "message_start",
     "message_end",
     "message_start",
