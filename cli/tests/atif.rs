@@ -332,7 +332,8 @@ fn the_active_branch_is_followed_and_the_abandoned_one_left_out() {
     // A branch as Pi's tree navigation writes it: new entries under the first answer, the
     // last one the leaf.
     let ids = entry_ids(&session);
-    let first_answer = &ids[1].0;
+    // The system message, the first prompt, its answer.
+    let first_answer = &ids[2].0;
     let mut text = std::fs::read_to_string(&session).unwrap();
     for line in [
         json!({"type": "message", "id": "b0000001", "parentId": first_answer,
@@ -580,7 +581,8 @@ fn a_trials_compaction_is_a_context_boundary_where_it_happened() {
     let suite = format!("[defaults]\nmodels = [\"mock/mock-model\"]\n\n{suite}");
     let (results, trajectory, file) = eval_trial(&env, &suite, "long", &[]);
     let compactions = &results["trials"][0]["compactions"];
-    assert_eq!(compactions[0]["afterMessages"], 2, "{results:#}");
+    // The system message, the first prompt and its answer ended before it.
+    assert_eq!(compactions[0]["afterMessages"], 3, "{results:#}");
     assert!(compactions[0]["summary"]
         .as_str()
         .unwrap()
@@ -632,8 +634,8 @@ fn a_trials_trajectory_names_its_kept_workspace_or_a_placeholder_path() {
     assert!(workspace.starts_with(env.cwd().join("kept").to_str().unwrap()));
     assert_eq!(trajectory["extra"]["pi"]["cwd"], workspace.as_str());
     let prompt = steps(&trajectory)[0]["message"].as_str().unwrap();
-    let named = format!("Current working directory: {workspace}");
-    assert!(prompt.lines().any(|l| l == named), "{prompt}");
+    let named = format!("<cwd>\n{workspace}\n</cwd>");
+    assert!(prompt.ends_with(&named), "{prompt}");
     validate(&[file]);
 
     let mock = MockLlm::start(&answers);
@@ -650,8 +652,8 @@ fn a_trials_trajectory_names_its_kept_workspace_or_a_placeholder_path() {
     );
     assert_eq!(trajectory["extra"]["pi"]["workspace_kept"], false);
     let prompt = steps(&trajectory)[0]["message"].as_str().unwrap();
-    let named = format!("Current working directory: {cwd}");
-    assert!(prompt.lines().any(|l| l == named), "{prompt}");
+    let named = format!("<cwd>\n{cwd}\n</cwd>");
+    assert!(prompt.ends_with(&named), "{prompt}");
     validate(&[file]);
 }
 

@@ -159,7 +159,8 @@ fn prompt_is_acknowledged_before_the_run_and_ids_are_echoed_as_sent() {
     assert_eq!(data["steeringMode"], "one-at-a-time");
     assert_eq!(data["followUpMode"], "one-at-a-time");
     assert_eq!(data["autoCompactionEnabled"], true);
-    assert_eq!(data["messageCount"], 2);
+    // The system message Pi 1.5.2 records before the first request counts.
+    assert_eq!(data["messageCount"], 3);
     assert_eq!(data["pendingMessageCount"], 0);
     assert!(data["sessionFile"].as_str().unwrap().ends_with(".jsonl"));
     assert!(data.get("sessionName").is_none());
@@ -305,7 +306,7 @@ fn steering_follow_up_and_abort_work_while_a_run_streams() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant"]);
 
     pi.send(json!({"id": "p2", "type": "prompt", "message": "Long"}));
     pi.wait(|v| v["assistantMessageEvent"]["delta"] == "long.");
@@ -415,13 +416,14 @@ fn fork_clone_new_and_switch_replace_the_session() {
     assert_eq!(fork["data"], json!({"text": "two", "cancelled": false}));
     let state = pi.call("s1", json!({"type": "get_state"}));
     assert_ne!(state["data"]["sessionFile"], first_file);
-    assert_eq!(state["data"]["messageCount"], 2);
+    // The system message, the first prompt and its answer (as 1.5.2's rpc_sessions trace).
+    assert_eq!(state["data"]["messageCount"], 3);
 
     let clone = pi.call("cl", json!({"type": "clone"}));
     assert_eq!(clone["data"], json!({"cancelled": false}));
     assert_eq!(
         pi.call("s2", json!({"type": "get_state"}))["data"]["messageCount"],
-        2
+        3
     );
 
     let new = pi.call("ns", json!({"type": "new_session"}));
@@ -438,7 +440,7 @@ fn fork_clone_new_and_switch_replace_the_session() {
     assert_eq!(switched["data"], json!({"cancelled": false}));
     let state = pi.call("s4", json!({"type": "get_state"}));
     assert_eq!(state["data"]["sessionFile"], first_file);
-    assert_eq!(state["data"]["messageCount"], 4);
+    assert_eq!(state["data"]["messageCount"], 5);
     assert_eq!(pi.finish(), 0);
 }
 

@@ -436,6 +436,8 @@ impl Converter {
         let copy = copied.then_some(true);
         let role = str_of(message, "role");
         match role {
+            // The transcript's record of the prompt (Pi 1.5): the prompt is the first step.
+            "system" => {}
             "user" => {
                 let pi = pi_fields([("entry_id", json!(entry_id))]);
                 self.push(
