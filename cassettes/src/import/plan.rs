@@ -9,7 +9,8 @@ use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{ExtensionEntry, SessionInput};
 use pi_core::compaction::CompactionSettings;
 use pi_core::message::{
-    AgentMessage, AssistantMessage, ContentBlock, CustomMessage, ToolResultMessage, UserContent,
+    AgentMessage, AssistantMessage, ContentBlock, CustomMessage, SystemMessage, ToolResultMessage,
+    UserContent,
 };
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::entry::{CustomMessageEntry, SessionEntry, SessionHeader};
@@ -324,6 +325,7 @@ impl ImportPlan {
             AgentMessage::BashExecution(bash) => {
                 self.input(position, at, SessionInput::BashResult(bash.clone()))
             }
+            AgentMessage::System(system) => self.system_message(position, system),
             other => self.problems.push(Problem::entry(
                 position,
                 format!(
@@ -332,6 +334,48 @@ impl ImportPlan {
                 ),
             )),
         }
+    }
+
+    /// The prompt a run recorded before its first request (Pi 1.5): its sections become the
+    /// run's, and the tools it declared the run's tools, so that the replay records the same
+    /// message. A forced prompt, a removal, or a later change is not imported yet.
+    fn system_message(&mut self, position: usize, system: &SystemMessage) {
+        let sections = system.sections.clone().unwrap_or_default();
+        let forced = !system.content.text().is_empty();
+        if self.config.system_sections.is_some()
+            || forced
+            || system.tools_removed.is_some()
+            || sections.values().any(|text| !text.is_string())
+        {
+            self.problems.push(Problem::entry(
+                position,
+                "a `system` message that forces the prompt, removes a part, or changes the \
+                 prompt after the first request is not imported yet",
+            ));
+            return;
+        }
+        let declared: Vec<String> = system
+            .tools_added
+            .iter()
+            .flatten()
+            .filter_map(|tool| tool.get("name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect();
+        let used: Vec<String> = self
+            .config
+            .tools
+            .iter()
+            .chain(&self.config.named_tools)
+            .filter(|name| !DEFAULT_TOOLS.contains(&name.as_str()) && !declared.contains(name))
+            .cloned()
+            .collect();
+        let (tools, named): (Vec<String>, Vec<String>) = declared
+            .into_iter()
+            .chain(used)
+            .partition(|name| builtin_tool(name).is_some());
+        self.config.tools = tools;
+        self.config.named_tools = named;
+        self.config.system_sections = Some(sections);
     }
 
     fn input(&mut self, position: usize, at: u64, item: SessionInput) {
