@@ -16,6 +16,7 @@ pub mod dataset;
 pub mod digest;
 pub mod isolate;
 pub mod judge;
+pub mod judge_run;
 pub mod merge;
 pub mod out_lock;
 pub mod outcome;

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use crate::agent::{AgentCommand, AgentRun, CassetteUse, Invocation};
 use crate::check::{CommandResult, RunCommand};
 use crate::isolate::{AgentSandbox, Confinement, Isolation};
+use crate::judge_run::{partial, run_judge, JudgeCassette, JudgeRun};
 use crate::plan::TrialSpec;
 use crate::results::{Calls, CheckResult, TrialResult, TrialStatus};
 use crate::suite::Suite;
@@ -265,7 +266,7 @@ fn run_trial(
         &confinement,
         &shell,
         &cassette,
-        options,
+        &options.agent,
         TRIAL_CASSETTE,
     ) {
         Ok(sandbox) => sandbox,
@@ -329,16 +330,22 @@ fn run_trial(
                 .iter()
                 .enumerate()
                 .map(|(i, check)| {
-                    let trial = JudgeTrial {
-                        options,
+                    // The judge is live, recorded or replayed as its trial was.
+                    let judge_cassette = absolute
+                        .as_deref()
+                        .map(|dir| crate::judge::cassette_path(&dir.join(&relative), i + 1));
+                    let trial = JudgeRun {
+                        agent: &options.agent,
+                        isolation: &options.isolation,
                         dirs: &dirs,
                         confinement: &confinement,
                         shell: &shell,
-                        cassette: &cassette,
-                        judge_cassette: absolute
-                            .as_deref()
-                            .map(|dir| crate::judge::cassette_path(&dir.join(&relative), i + 1)),
-                        check: i + 1,
+                        cassette: match (&cassette, judge_cassette) {
+                            (CassetteUse::Live, _) | (_, None) => JudgeCassette::Live,
+                            (CassetteUse::Record(_), Some(whole)) => JudgeCassette::Record(whole),
+                            (CassetteUse::Replay(_), Some(whole)) => JudgeCassette::Replay(whole),
+                        },
+                        file: format!("judge.{}.jsonl", i + 1),
                         seed: spec.seed,
                         cancel,
                     };
@@ -397,7 +404,7 @@ pub(crate) fn agent_sandbox(
     confinement: &Confinement,
     shell: &Path,
     cassette: &CassetteUse,
-    options: &RunOptions,
+    agent: &AgentCommand,
     file: &str,
 ) -> std::io::Result<AgentSandbox> {
     let trial_file = dirs.root.join(file);
@@ -406,7 +413,7 @@ pub(crate) fn agent_sandbox(
             std::fs::write(&trial_file, "")?;
             vec![(trial_file, path.clone(), true)]
         }
-        CassetteUse::Replay(path) if options.agent.replayer.is_none() => {
+        CassetteUse::Replay(path) if agent.replayer.is_none() => {
             std::fs::copy(path, &trial_file)?;
             vec![(trial_file, path.clone(), false)]
         }
@@ -420,13 +427,6 @@ pub(crate) fn agent_sandbox(
         placed,
         network: !matches!(cassette, CassetteUse::Replay(_)),
     })
-}
-
-/// Where a trial's cassette is recorded until the recording is whole: `<trial>.jsonl.partial`.
-pub(crate) fn partial(cassette: &Path) -> PathBuf {
-    let mut name = cassette.as_os_str().to_owned();
-    name.push(".partial");
-    PathBuf::from(name)
 }
 
 /// The trial's copy of its cassette, in its own folder.
@@ -531,108 +531,4 @@ fn first_lines(text: &str, n: usize) -> String {
     } else {
         lines.join("\n")
     }
-}
-
-/// What a judge run needs of its trial.
-struct JudgeTrial<'a> {
-    pub options: &'a RunOptions,
-    pub dirs: &'a TrialDirs,
-    pub confinement: &'a Confinement,
-    pub shell: &'a Path,
-    /// How the trial used its cassette, and the judge's cassette if any.
-    pub cassette: &'a CassetteUse,
-    pub judge_cassette: Option<PathBuf>,
-    /// The check's number among the task's, from 1.
-    pub check: usize,
-    pub seed: u64,
-    pub cancel: &'a Arc<AtomicBool>,
-}
-
-/// Runs the judge: live, recorded or replayed as its trial was.
-fn run_judge(trial: &JudgeTrial<'_>, model: &str, prompt: &str) -> Result<String, String> {
-    let cassette = match (trial.cassette, &trial.judge_cassette) {
-        (CassetteUse::Live, _) | (_, None) => CassetteUse::Live,
-        (CassetteUse::Record(_), Some(whole)) => {
-            if let Some(parent) = whole.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-            }
-            match std::fs::remove_file(whole) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot replace {}: {e}", whole.display())),
-            }
-            CassetteUse::Record(crate::runner::partial(whole))
-        }
-        (CassetteUse::Replay(_), Some(whole)) => {
-            if !whole.is_file() {
-                return Err(format!(
-                    "no judge cassette at {}: record it with --record DIR (or --once DIR)",
-                    whole.display()
-                ));
-            }
-            CassetteUse::Replay(whole.clone())
-        }
-    };
-    let options = trial.options;
-    let file = format!("judge.{}.jsonl", trial.check);
-    let sandbox = crate::runner::agent_sandbox(
-        trial.dirs,
-        trial.confinement,
-        trial.shell,
-        &cassette,
-        options,
-        &file,
-    )
-    .map_err(|e| format!("cannot prepare the judge's sandbox: {e}"))?;
-    let steps = [crate::suite::Step::Prompt(prompt.to_owned())];
-    let run = options.agent.run(
-        &Invocation {
-            steps: &steps,
-            model,
-            seed: trial.seed,
-            tools: Some(&[]),
-            thinking: None,
-            dirs: trial.dirs,
-            shell: Some(trial.shell),
-            cassette: &cassette,
-            limits: &crate::outcome::Limits::default(),
-            isolation: &options.isolation,
-            sandbox: &sandbox,
-            options: &crate::agent_options::AgentOptions::default(),
-        },
-        trial.cancel,
-    );
-    options
-        .isolation
-        .take_back(&sandbox)
-        .map_err(|e| format!("cannot take back the trial's folders: {e}"))?;
-    crate::runner::keep_recording(&sandbox)
-        .map_err(|e| format!("cannot keep the judge's recording: {e}"))?;
-    if run.cancelled {
-        return Err("the eval was cancelled".into());
-    }
-    let replayed = matches!(cassette, CassetteUse::Replay(_));
-    if let Some((_, why)) = crate::runner::process_status(&run, replayed) {
-        return Err(format!("the judge's run failed: {why}"));
-    }
-    if let Some(why) = run.outcome.model_error() {
-        return Err(format!("the judge's {why}"));
-    }
-    let asked = run
-        .outcome
-        .messages
-        .iter()
-        .find(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("user"))
-        .map(|m| crate::judge::text_of(m.get("content").unwrap_or(&serde_json::Value::Null)));
-    if asked.as_deref() != Some(prompt) {
-        return Err(
-            "the judge's cassette holds another prompt than this run's (the rubric, the task or the agent's answer changed): record it again".into(),
-        );
-    }
-    if let (CassetteUse::Record(partial), Some(whole)) = (&cassette, &trial.judge_cassette) {
-        std::fs::rename(partial, whole)
-            .map_err(|e| format!("cannot keep the judge's recording: {e}"))?;
-    }
-    Ok(run.outcome.final_text)
 }
