@@ -20,6 +20,8 @@ pub mod judge_run;
 pub mod merge;
 pub mod out_lock;
 pub mod outcome;
+pub mod pairwise;
+pub mod pairwise_run;
 pub mod plan;
 pub mod report;
 pub mod results;

@@ -45,7 +45,7 @@ use progress::ProgressStyle;
 #[command(
     name = "pi eval",
     about = "Run eval suites of agent tasks and score them (see docs/evals.md)",
-    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
+    after_help = "Other forms:\n  pi eval merge RESULTS.json... [--out DIR]            join the results of shards\n  pi eval compare A.json B.json [--fail-on-regression]  what improved and what regressed\n  pi eval pairwise A B --judge MODEL [--rubric TEXT]    which run answered better, by a judge\n  pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR  a suite from HumanEval's problems\n  pi eval --resume OUT                                  finish an interrupted run\n\nExit codes: 0 every trial ran and the score is not under --fail-under; 1 a trial errored or diverged, or the score is under --fail-under; 2 bad usage, an invalid suite, or a live run without bubblewrap (see --isolate); 3 --max-cost stopped the run before every trial ran; 130 interrupted."
 )]
 struct EvalArgs {
     /// Suite files (TOML).
@@ -143,6 +143,7 @@ pub fn main(argv: &[String]) -> ExitCode {
         Some("merge") => return ExitCode::from(compare_cmd::merge(&argv[1..])),
         Some("compare") => return ExitCode::from(compare_cmd::compare(&argv[1..])),
         Some("convert") => return ExitCode::from(convert_cmd::main(&argv[1..])),
+        Some("pairwise") => return ExitCode::from(pairwise_cmd::main(&argv[1..])),
         Some("--resume") => return ExitCode::from(resume::main(&argv[1..])),
         _ => {}
     }
@@ -165,6 +166,7 @@ pub fn main(argv: &[String]) -> ExitCode {
 
 mod compare_cmd;
 mod convert_cmd;
+mod pairwise_cmd;
 
 /// Runs the trials `args` plan (those `previous`, an interrupted run's results, does not hold);
 /// `words` is the command line, kept for `--resume`. `args.out` is claimed by `lock`, or once
