@@ -63,6 +63,11 @@ impl PairJudge {
         let live = !matches!(cassette, JudgeCassette::Replay(_));
         let dirs = TrialDirs::prepare("pairwise", None, None, self.user_agent_dir.as_deref(), live)
             .map_err(|e| e.to_string())?;
+        // One prompt, one answer: a compaction after it (which Pi starts when the model's
+        // context window is small) would only ask the judge for a summary nobody reads.
+        let mut settings = serde_json::Map::new();
+        settings.insert("compaction".into(), serde_json::json!({ "enabled": false }));
+        dirs.write_settings(&settings).map_err(|e| e.to_string())?;
         let confinement = Confinement {
             workspace: dirs.workspace.clone(),
             temp: dirs.temp.clone(),

@@ -1,4 +1,5 @@
-//! `pi eval`: run suites of agent tasks and score them; merge shards; compare two runs.
+//! `pi eval`: run suites of agent tasks and score them; merge shards; compare two runs, or have
+//! a judge model compare their answers pair by pair (`pi eval pairwise`).
 //!
 //! `pi eval SUITE... [--model M]... [--trials K] [--jobs N] [--record DIR | --replay DIR |
 //! --once DIR | --live] [--shard I/N] [--filter PATTERN]...` runs every trial with this

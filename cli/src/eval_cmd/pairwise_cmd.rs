@@ -17,7 +17,7 @@ use pi_evals::results_file;
 #[command(
     name = "pi eval pairwise",
     about = "Which of two runs answered better, by a judge model shown both answers of each trial in a seeded random order",
-    after_help = "Trial i of A is paired with trial i of B for each task both ran. The judge says FIRST, SECOND or TIE; that is mapped back to A or B. Per task: B's wins, losses and ties with an exact sign test (Holm-adjusted over the tasks); overall: B's win rate with a 95% Wilson interval; and how often the judge picked whichever answer it was shown first.\n\nExit codes: 0 every pair was judged; 1 a pair errored (the judge could not be had, or did not answer FIRST, SECOND or TIE); 2 bad usage, unreadable results, or no task in common."
+    after_help = "Trial i of A is paired with trial i of B for each task both ran. The judge says FIRST, SECOND or TIE; that is mapped back to A or B. Per task: B's wins, losses and ties with an exact sign test (Holm-adjusted over the tasks); overall: B's win rate with a 95% Wilson interval; and how often the judge picked whichever answer it was shown first.\n\nExit codes: 0 every pair was judged; 1 a pair errored (the judge could not be had, or did not answer FIRST, SECOND or TIE); 2 bad usage, unreadable results, an unknown judge model, or no task in common; 130 interrupted."
 )]
 struct PairwiseArgs {
     /// Run A: its results.json, or the folder holding it.
@@ -134,7 +134,11 @@ fn run(args: &PairwiseArgs) -> Result<u8, String> {
         cancel: Arc::new(AtomicBool::new(false)),
     };
     let _signals = super::progress::cancel_on_signals(Arc::clone(&judge.cancel));
+    let cancelled = || judge.cancel.load(std::sync::atomic::Ordering::SeqCst);
     let results = pairwise::judge(&pairing.pairs, &rubric, args.seed, &mut |pair, prompt| {
+        if cancelled() {
+            return Err("interrupted before the judge was asked".into());
+        }
         judge.ask(pair, prompt)
     });
     let report = PairwiseReport::new(&args.judge, &rubric, args.seed, results, pairing.unpaired);
@@ -147,6 +151,10 @@ fn run(args: &PairwiseArgs) -> Result<u8, String> {
         super::summary::say(&text);
     } else {
         super::summary::say(report.render_text().trim_end_matches('\n'));
+    }
+    if cancelled() {
+        eprintln!("pi eval pairwise: interrupted: the pairs not judged are errors");
+        return Ok(130);
     }
     Ok(u8::from(report.errors() > 0))
 }
