@@ -75,8 +75,8 @@ pub enum CliError {
     },
 }
 
-/// The Pi version this build follows.
-pub const VERSION: &str = "0.73.1";
+/// The Pi version this build follows (and records in its cassettes).
+pub const VERSION: &str = pi_cassettes::PI_EDITION;
 const HELP: &str = include_str!("help.txt");
 
 /// The message when Pi would open its interactive interface with nothing to send.
