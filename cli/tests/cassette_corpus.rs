@@ -16,6 +16,8 @@ use pi_testkit::demo::{Scenario, Workspace};
 
 #[path = "cassette_corpus/editions.rs"]
 mod editions;
+#[path = "cassette_corpus/rerecord.rs"]
+mod rerecord;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
