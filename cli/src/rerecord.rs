@@ -575,3 +575,74 @@ fn replace(target: &Path, made: &Path) -> Result<(), String> {
         format!("cannot replace {}: {e}", target.display())
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(scenario: &Value) -> Result<ScenarioRuns, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.json");
+        std::fs::write(&file, scenario.to_string()).unwrap();
+        ScenarioRuns::load(&file)
+    }
+
+    #[test]
+    fn what_the_kits_runner_fills_in_or_this_runner_does_not_do_is_refused() {
+        for (scenario, says) in [
+            (
+                json!({"runs": [{"args": ["--session", "{SESSION_FILE}"]}]}),
+                "field `args`",
+            ),
+            (
+                json!({"runs": [{"rpc": [{"send": {"type": "prompt", "message": "{RESP:a:b}"}}]}]}),
+                "field `send`",
+            ),
+            (json!({"fixtures": {}, "runs": []}), "`fixtures`"),
+            (json!({"runs": [{"args": [], "stdin": "x"}]}), "`stdin`"),
+            (
+                json!({"runs": [{"rpc": [{"wait": {}, "timeout_s": 0}]}]}),
+                "timeout_s",
+            ),
+            (json!({"runs": "all"}), "field `runs`"),
+        ] {
+            let error = read(&scenario).err().unwrap();
+            assert!(error.contains(says), "{scenario}: {error}");
+        }
+    }
+
+    #[test]
+    fn sent_lines_are_spelled_as_the_kits_runner_spells_them() {
+        let scenario = json!({"runs": [{"args": ["--mode", "rpc"], "rpc": [
+            {"send": {"id": "p", "type": "prompt", "message": "héllo"}},
+            {"send_raw": "{not json"},
+            {"delay_ms": 5, "wait": {"type": "agent_end"}, "timeout_s": 2}
+        ]}]});
+        let runs = read(&scenario).unwrap().runs;
+        let steps = runs[0].rpc.as_ref().unwrap();
+        assert_eq!(
+            steps[0].send.as_deref(),
+            Some(r#"{"id": "p", "type": "prompt", "message": "h\u00e9llo"}"#)
+        );
+        assert_eq!(steps[1].send.as_deref(), Some("{not json"));
+        assert_eq!(steps[2].delay, Duration::from_millis(5));
+        assert_eq!(
+            steps[2].wait,
+            Some((json!({"type": "agent_end"}), Duration::from_secs(2)))
+        );
+        assert_eq!(runs[0].timeout, Duration::from_secs(15));
+    }
+
+    #[test]
+    fn a_pattern_matches_a_line_holding_all_of_it() {
+        let line = json!({"type": "response", "id": "a", "data": {"x": 1, "y": [1]}});
+        assert!(holds(&json!({"type": "response"}), &line));
+        assert!(holds(&json!({"data": {"x": 1}}), &line));
+        assert!(!holds(&json!({"data": {"x": 2}}), &line));
+        assert!(!holds(&json!({"data": {"y": []}}), &line));
+        assert!(!holds(&json!({"missing": null}), &line));
+    }
+}
