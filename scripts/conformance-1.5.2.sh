@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Progress report towards Pi 1.5.2: runs the kit's public scenarios and this repository's own
-# scenarios against our `pi` and prints, per scenario, whether it matches the 1.5.2 reference
-# trace and, if not, the first difference (the compare.py section and its first differing lines;
-# with --sections, the first difference of every section that differs).
+# Progress report towards Pi 1.5.2: runs the kit's public scenarios, this repository's own
+# scenarios and the 1.5.2-only scenarios (conformance/scenarios-1.5.2) against our `pi` and
+# prints, per scenario, whether it matches the 1.5.2 reference trace and, if not, the first
+# difference (the compare.py section and its first differing lines; with --sections, the first
+# difference of every section that differs).
 #
 #   scripts/conformance-1.5.2.sh [--sections]   (PI_BIN=<our pi> to skip the release build;
 #                                            PI_ORIGINAL_152=<1.5.2's pi> to skip the install)
 #
-# The references are conformance/traces-1.5.2 (public scenarios) and
-# cli/tests/scenarios/traces-1.5.2 (ours). 1.5.2 itself (installed into a temp folder with
-# conformance/install-pi-1.5.2.sh unless PI_ORIGINAL_152 names it) is run on the same scenarios
-# too, and its column says whether it still reproduces the references. This is a report, not a
-# gate: it exits 0 whenever it ran, whatever matched, and 2 when it could not run.
+# The references are conformance/traces-1.5.2 (public scenarios),
+# cli/tests/scenarios/traces-1.5.2 (ours) and conformance/scenarios-1.5.2/traces (behaviour only
+# 1.5.2 has; the 0.73.1 gate, scripts/conformance.sh, does not run them). 1.5.2 itself
+# (installed into a temp folder with conformance/install-pi-1.5.2.sh unless PI_ORIGINAL_152 names
+# it) is run on the same scenarios too, and its column says whether it still reproduces the
+# references. This is a report, not a gate: it exits 0 whenever it ran, whatever matched, and 2
+# when it could not run.
 set -euo pipefail
 all_sections=0
 case "${1:-}" in
@@ -22,8 +25,9 @@ esac
 here="$(cd "$(dirname "$0")/.." && pwd)"
 kit="$here/conformance"
 extra="$here/cli/tests/scenarios"
+only152="$kit/scenarios-1.5.2"
 
-for need in "$kit/run.py" "$kit/compare.py" "$kit/traces-1.5.2" "$extra/traces-1.5.2"; do
+for need in "$kit/run.py" "$kit/compare.py" "$kit/traces-1.5.2" "$extra/traces-1.5.2" "$only152/traces"; do
   if [ ! -e "$need" ]; then
     echo "error: $need is missing" >&2
     exit 2
@@ -53,9 +57,11 @@ fi
 # steps still leaves a partial trace, which the comparison reports.
 python3 "$kit/run.py" --pi "$ours" --out "$out/ours" >"$out/ours.log" 2>&1 || true
 python3 "$kit/run.py" --pi "$ours" --scenarios "$extra" --out "$out/ours" >>"$out/ours.log" 2>&1 || true
+python3 "$kit/run.py" --pi "$ours" --scenarios "$only152" --out "$out/ours" >>"$out/ours.log" 2>&1 || true
 if [ -n "$original" ]; then
   python3 "$kit/run.py" --pi "$original" --out "$out/orig" >"$out/orig.log" 2>&1 || true
   python3 "$kit/run.py" --pi "$original" --scenarios "$extra" --out "$out/orig" >>"$out/orig.log" 2>&1 || true
+  python3 "$kit/run.py" --pi "$original" --scenarios "$only152" --out "$out/orig" >>"$out/orig.log" 2>&1 || true
 fi
 
 # The differences of a compare.py report: a line naming the sections that differ with the first
@@ -102,7 +108,7 @@ for section, minus, plus in found:
 matched=0
 total=0
 printf '%-34s %-6s %-6s %s\n' scenario 1.5.2 ours "differing sections: first difference (1.5.2 trace / ours)"
-for trace in "$kit"/traces-1.5.2/*/ "$extra"/traces-1.5.2/*/; do
+for trace in "$kit"/traces-1.5.2/*/ "$extra"/traces-1.5.2/*/ "$only152"/traces/*/; do
   name="$(basename "$trace")"
   total=$((total + 1))
   ref="-"

@@ -5,6 +5,8 @@
 #
 #   scripts/record-corpus.sh [NAME...]     (all scenarios without a name)
 #
+# `pi replay --rerecord cassettes/corpus` records the existing cassettes again the same way
+# without Python (this script is for a new scenario, or the kit's own runner).
 # Then `pi replay --check cassettes/corpus` must pass, and the replays' snapshots are taken again
 # (`INSTA_UPDATE=always cargo test -p pi-cli --test cassette_corpus`: parallel tools may finish
 # in another order in a new recording); commit both with the change that made them differ.

@@ -80,6 +80,18 @@ pub enum LoadErrorKind {
     Version(#[from] Unreadable),
     #[error("out of order: {0}")]
     Order(String),
+    /// Made with another Pi edition than the one the reading build reproduces. The format
+    /// reads every edition; a harness that replays refuses this (see the header's `pi`).
+    #[error(
+        "made with Pi {recorded}, and this build reproduces Pi {build}: its replay would say nothing about this build. Record it again with this build: `pi replay --rerecord {}` (one made against a real model: `pi --record` its run again)",
+        rerecord.display()
+    )]
+    OtherEdition {
+        recorded: String,
+        build: String,
+        /// The cassette, as the command that records it again names it.
+        rerecord: PathBuf,
+    },
 }
 
 impl CheckedCassette {

@@ -78,7 +78,7 @@ async fn main() {
         format: FORMAT_VERSION,
         features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
-        pi: "0.73.1".into(),
+        pi: pi_cassettes::PI_EDITION.into(),
         mode: "json".into(),
         config: pi_cassettes::convert::to_json(&config),
         session: SessionStart {

@@ -35,8 +35,15 @@ pub use format::{
 };
 pub use hybrid::Hybrid;
 pub use memory::replay_in_memory;
+pub use pi_cassette_format::CheckedCassette;
 pub use proxy::ProxyCassette;
 pub use read::{Cassette, LoadError};
 pub use record::{recording_transport, Record};
 pub use replay::Replay;
 pub use write::{CreateError, Recorder};
+
+/// The Pi version whose behaviour this build reproduces: `pi --version` prints it, every
+/// cassette's header records it (`pi`), and a replay refuses a cassette made with another (its
+/// run says nothing about this build; `pi replay --rerecord` makes it again). The one place it
+/// is written.
+pub const PI_EDITION: &str = "0.73.1";

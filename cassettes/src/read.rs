@@ -49,7 +49,8 @@ impl DerefMut for Cassette {
 }
 
 impl Cassette {
-    /// Reads and checks the cassette at `path`.
+    /// Reads and checks the cassette at `path`; one made with another Pi edition than
+    /// [`crate::PI_EDITION`] is refused ([`LoadErrorKind::OtherEdition`]).
     pub fn load(path: &Path) -> Result<Cassette, LoadError> {
         Cassette::from_format(pi_cassette_format::CheckedCassette::load(path)?)
     }
@@ -68,6 +69,17 @@ impl Cassette {
             kind: LoadErrorKind::Field(format!("`{kind}` line: {e}")),
         };
         let header = &format.header;
+        if header.pi != crate::PI_EDITION {
+            return Err(LoadError {
+                path: format.path.clone(),
+                line: Some(1),
+                kind: LoadErrorKind::OtherEdition {
+                    recorded: header.pi.clone(),
+                    build: crate::PI_EDITION.to_owned(),
+                    rerecord: format.path.clone(),
+                },
+            });
+        }
         let at_header = |e| error(1, "cassette", e);
         let config = from_json(&header.config, "config").map_err(at_header)?;
         let models = match &header.models {

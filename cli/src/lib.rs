@@ -23,6 +23,7 @@ mod printable;
 mod proxy_cmd;
 mod replay_cmd;
 mod request_options;
+mod rerecord;
 mod resume;
 mod rpc;
 mod secrets;
@@ -42,10 +43,11 @@ pub mod commands {
     pub use crate::import_cmd::main as import;
     pub use crate::proxy_cmd::main as proxy;
 
-    /// `pi replay`, or its `--chaos` (which checks with the replay's own machinery): the
-    /// process's exit code.
+    /// `pi replay`, its `--rerecord`, or its `--chaos` (which checks with the replay's own
+    /// machinery): the process's exit code.
     pub fn replay(argv: &[String]) -> std::process::ExitCode {
         let code = match crate::replay_cmd::parse(argv) {
+            Ok((args, _)) if args.rerecord => crate::rerecord::run(&args.paths),
             Ok((args, how)) if args.chaos.is_some() => crate::chaos_cmd::run(&args, &how),
             Ok((args, how)) => crate::replay_cmd::run(&args, &how),
             Err(code) => code,
@@ -75,8 +77,8 @@ pub enum CliError {
     },
 }
 
-/// The Pi version this build follows.
-pub const VERSION: &str = "0.73.1";
+/// The Pi version this build follows (and records in its cassettes).
+pub const VERSION: &str = pi_cassettes::PI_EDITION;
 const HELP: &str = include_str!("help.txt");
 
 /// The message when Pi would open its interactive interface with nothing to send.

@@ -72,6 +72,11 @@ pub(crate) struct ReplayArgs {
     /// seeded ones.
     #[arg(long, requires = "chaos")]
     pub(crate) plan: Option<String>,
+    /// Record each cassette again with this build, against the scripted mock it was made
+    /// with (`scenarios/<name>.json` beside it), keeping the new one only when it replays
+    /// clean; one recorded against a real model is reported and left as it is.
+    #[arg(long, conflicts_with_all = ["check", "chaos", "mode", "session_dir", "workspace"])]
+    pub(crate) rerecord: bool,
     /// Cassette files, or directories of them.
     #[arg(required = true)]
     pub(crate) paths: Vec<PathBuf>,
@@ -119,6 +124,17 @@ impl How {
 }
 
 impl How {
+    /// As recorded: the recorded configuration, tools answered from the recording.
+    pub(crate) fn recorded() -> How {
+        How {
+            config: ConfigSource::Recorded,
+            live_tools: None,
+            in_place: false,
+            tool_env: None,
+            workspace: None,
+        }
+    }
+
     fn of(args: &ReplayArgs) -> Result<How, String> {
         let live_tools = match args.tools {
             ToolSource::Recorded => None,

@@ -13,6 +13,11 @@ use std::process::{Command, Output};
 use std::ffi::OsString;
 
 use pi_testkit::demo::{Scenario, Workspace};
+
+#[path = "cassette_corpus/editions.rs"]
+mod editions;
+#[path = "cassette_corpus/rerecord.rs"]
+mod rerecord;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 

@@ -13,6 +13,8 @@ mod confinement;
 mod datasets;
 #[path = "evals_interrupt/mod.rs"]
 mod interrupt;
+#[path = "evals_pairwise/mod.rs"]
+mod pairwise;
 #[path = "evals_steps/mod.rs"]
 mod steps;
 #[path = "evals_suites/mod.rs"]

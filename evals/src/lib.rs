@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod agent_options;
+mod agent_process;
 pub mod check;
 pub mod compare;
 pub mod convert;
@@ -17,9 +18,12 @@ pub mod digest;
 pub mod isolate;
 pub mod journal;
 pub mod judge;
+pub mod judge_run;
 pub mod merge;
 pub mod out_lock;
 pub mod outcome;
+pub mod pairwise;
+pub mod pairwise_run;
 pub mod plan;
 pub mod report;
 pub mod results;

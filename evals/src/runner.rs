@@ -12,8 +12,10 @@ use std::time::Duration;
 use rayon::prelude::*;
 
 use crate::agent::{AgentCommand, AgentRun, CassetteUse, Invocation};
+use crate::agent_process::{agent_sandbox, keep_recording, process_status};
 use crate::check::{CommandResult, RunCommand};
-use crate::isolate::{AgentSandbox, Confinement, Isolation};
+use crate::isolate::{Confinement, Isolation};
+use crate::judge_run::{partial, run_judge, JudgeCassette, JudgeRun};
 use crate::plan::TrialSpec;
 use crate::results::{Calls, CheckResult, JudgeSpend, TrialContext, TrialResult, TrialStatus};
 use crate::suite::Suite;
@@ -293,7 +295,7 @@ fn run_trial(
         &confinement,
         &shell,
         &cassette,
-        options,
+        &options.agent,
         TRIAL_CASSETTE,
     ) {
         Ok(sandbox) => sandbox,
@@ -358,16 +360,22 @@ fn run_trial(
                 .iter()
                 .enumerate()
                 .map(|(i, check)| {
-                    let trial = JudgeTrial {
-                        options,
+                    // The judge is live, recorded or replayed as its trial was.
+                    let judge_cassette = absolute
+                        .as_deref()
+                        .map(|dir| crate::judge::cassette_path(&dir.join(&relative), i + 1));
+                    let trial = JudgeRun {
+                        agent: &options.agent,
+                        isolation: &options.isolation,
                         dirs: &dirs,
                         confinement: &confinement,
                         shell: &shell,
-                        cassette: &cassette,
-                        judge_cassette: absolute
-                            .as_deref()
-                            .map(|dir| crate::judge::cassette_path(&dir.join(&relative), i + 1)),
-                        check: i + 1,
+                        cassette: match (&cassette, judge_cassette) {
+                            (CassetteUse::Live, _) | (_, None) => JudgeCassette::Live,
+                            (CassetteUse::Record(_), Some(whole)) => JudgeCassette::Record(whole),
+                            (CassetteUse::Replay(_), Some(whole)) => JudgeCassette::Replay(whole),
+                        },
+                        file: format!("judge.{}.jsonl", i + 1),
                         seed: spec.seed,
                         cancel,
                         spent: &judge_spent,
@@ -418,62 +426,8 @@ fn run_trial(
     Some(result)
 }
 
-/// What the trial's agent process may touch (see `AgentSandbox`): its cassette is a file of
-/// the trial's own folder that it sees at the cassette's place, so that the cassette folder
-/// (the other trials' recordings) stays out of its reach; a recording is copied there when the
-/// agent is done ([`keep_recording`]). `file` names that file: the trial's agent and each of
-/// its judges have their own.
-pub(crate) fn agent_sandbox(
-    dirs: &TrialDirs,
-    confinement: &Confinement,
-    shell: &Path,
-    cassette: &CassetteUse,
-    options: &RunOptions,
-    file: &str,
-) -> std::io::Result<AgentSandbox> {
-    let trial_file = dirs.root.join(file);
-    let placed = match cassette {
-        CassetteUse::Record(path) => {
-            std::fs::write(&trial_file, "")?;
-            vec![(trial_file, path.clone(), true)]
-        }
-        CassetteUse::Replay(path) if options.agent.replayer.is_none() => {
-            std::fs::copy(path, &trial_file)?;
-            vec![(trial_file, path.clone(), false)]
-        }
-        CassetteUse::Replay(_) | CassetteUse::Live => Vec::new(),
-    };
-    Ok(AgentSandbox {
-        confinement: confinement.clone(),
-        agent_dir: dirs.agent_dir.clone(),
-        trial_root: dirs.root.clone(),
-        readable: vec![shell.to_path_buf()],
-        placed,
-        network: !matches!(cassette, CassetteUse::Replay(_)),
-    })
-}
-
-/// Where a trial's cassette is recorded until the recording is whole: `<trial>.jsonl.partial`.
-pub(crate) fn partial(cassette: &Path) -> PathBuf {
-    let mut name = cassette.as_os_str().to_owned();
-    name.push(".partial");
-    PathBuf::from(name)
-}
-
 /// The trial's copy of its cassette, in its own folder.
 const TRIAL_CASSETTE: &str = "cassette.jsonl";
-
-/// Copies what a confined agent recorded into the trial's own folder to the cassette's place.
-/// An unconfined agent wrote the cassette's place itself and left the trial's file empty, as
-/// does an agent that recorded nothing: then nothing is copied.
-pub(crate) fn keep_recording(sandbox: &AgentSandbox) -> std::io::Result<()> {
-    for (file, place, writable) in &sandbox.placed {
-        if *writable && std::fs::metadata(file)?.len() > 0 {
-            std::fs::copy(file, place)?;
-        }
-    }
-    Ok(())
-}
 
 /// Tokens, cost, calls, turns, time and the transcript of a run.
 fn fill_usage(result: &mut TrialResult, run: &AgentRun, replayed: bool) {
@@ -491,25 +445,6 @@ fn fill_usage(result: &mut TrialResult, run: &AgentRun, replayed: bool) {
     result.final_text = outcome.final_text.clone();
     result.transcript = outcome.messages.clone();
     result.context.compactions = outcome.compactions.clone();
-}
-
-/// What a judge run took: its tokens and calls, its cost live or replayed as its trial's.
-fn judge_spend(run: &AgentRun, replayed: bool) -> JudgeSpend {
-    let outcome = &run.outcome;
-    let (cost, replayed_cost) = if replayed {
-        (0.0, outcome.cost)
-    } else {
-        (outcome.cost, 0.0)
-    };
-    JudgeSpend {
-        usage: outcome.usage,
-        cost,
-        replayed_cost,
-        calls: Calls {
-            live: if replayed { 0 } else { outcome.responses },
-            replayed: if replayed { outcome.responses } else { 0 },
-        },
-    }
 }
 
 /// Counts the judges' spending in the trial's totals (which `max_cost` and the summaries
@@ -534,38 +469,6 @@ fn status_before_checks(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, 
     })
 }
 
-/// What the agent process's start and exit say; `None` when it ran to its end.
-pub(crate) fn process_status(run: &AgentRun, replayed: bool) -> Option<(TrialStatus, String)> {
-    if let Some(error) = run.start_error.as_ref().or(run.refused.as_ref()) {
-        return Some((TrialStatus::Error, error.clone()));
-    }
-    let stderr = run.stderr.trim();
-    match run.exit {
-        Some(0) => None,
-        Some(1) if replayed => Some((TrialStatus::Diverged, first_lines(stderr, 40))),
-        Some(code) if replayed => Some((
-            TrialStatus::Error,
-            format!(
-                "the cassette cannot be replayed (exit {code}): {}",
-                first_lines(stderr, 10)
-            ),
-        )),
-        // A run a limit interrupted ends as the interruption makes it end.
-        _ if run.limit.is_some() => None,
-        Some(code) => Some((
-            TrialStatus::Error,
-            format!("the agent exited with {code}: {}", first_lines(stderr, 10)),
-        )),
-        None => Some((
-            TrialStatus::Error,
-            format!(
-                "the agent was killed by a signal: {}",
-                first_lines(stderr, 10)
-            ),
-        )),
-    }
-}
-
 /// The weighted share of checks passed; 1 when nothing is weighed.
 fn score(checks: &[CheckResult]) -> f64 {
     // Folded from +0.0: an empty f64 sum is -0.0, which would print as "-0.00".
@@ -584,120 +487,4 @@ fn score(checks: &[CheckResult]) -> f64 {
         };
     }
     weigh(true) / total
-}
-
-fn first_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().take(n).collect();
-    if lines.is_empty() {
-        "(nothing on stderr)".into()
-    } else {
-        lines.join("\n")
-    }
-}
-
-/// What a judge run needs of its trial.
-struct JudgeTrial<'a> {
-    pub options: &'a RunOptions,
-    pub dirs: &'a TrialDirs,
-    pub confinement: &'a Confinement,
-    pub shell: &'a Path,
-    /// How the trial used its cassette, and the judge's cassette if any.
-    pub cassette: &'a CassetteUse,
-    pub judge_cassette: Option<PathBuf>,
-    /// The check's number among the task's, from 1.
-    pub check: usize,
-    pub seed: u64,
-    pub cancel: &'a Arc<AtomicBool>,
-    /// What the trial's judges took so far: every judge run adds to it, even one that failed.
-    pub spent: &'a std::cell::RefCell<JudgeSpend>,
-}
-
-/// Runs the judge: live, recorded or replayed as its trial was.
-fn run_judge(trial: &JudgeTrial<'_>, model: &str, prompt: &str) -> Result<String, String> {
-    let cassette = match (trial.cassette, &trial.judge_cassette) {
-        (CassetteUse::Live, _) | (_, None) => CassetteUse::Live,
-        (CassetteUse::Record(_), Some(whole)) => {
-            if let Some(parent) = whole.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-            }
-            match std::fs::remove_file(whole) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot replace {}: {e}", whole.display())),
-            }
-            CassetteUse::Record(crate::runner::partial(whole))
-        }
-        (CassetteUse::Replay(_), Some(whole)) => {
-            if !whole.is_file() {
-                return Err(format!(
-                    "no judge cassette at {}: record it with --record DIR (or --once DIR)",
-                    whole.display()
-                ));
-            }
-            CassetteUse::Replay(whole.clone())
-        }
-    };
-    let options = trial.options;
-    let file = format!("judge.{}.jsonl", trial.check);
-    let sandbox = crate::runner::agent_sandbox(
-        trial.dirs,
-        trial.confinement,
-        trial.shell,
-        &cassette,
-        options,
-        &file,
-    )
-    .map_err(|e| format!("cannot prepare the judge's sandbox: {e}"))?;
-    let steps = [crate::suite::Step::Prompt(prompt.to_owned())];
-    let run = options.agent.run(
-        &Invocation {
-            steps: &steps,
-            model,
-            seed: trial.seed,
-            tools: Some(&[]),
-            thinking: None,
-            dirs: trial.dirs,
-            shell: Some(trial.shell),
-            cassette: &cassette,
-            limits: &crate::outcome::Limits::default(),
-            isolation: &options.isolation,
-            sandbox: &sandbox,
-            options: &crate::agent_options::AgentOptions::default(),
-        },
-        trial.cancel,
-    );
-    options
-        .isolation
-        .take_back(&sandbox)
-        .map_err(|e| format!("cannot take back the trial's folders: {e}"))?;
-    crate::runner::keep_recording(&sandbox)
-        .map_err(|e| format!("cannot keep the judge's recording: {e}"))?;
-    if run.cancelled {
-        return Err("the eval was cancelled".into());
-    }
-    let replayed = matches!(cassette, CassetteUse::Replay(_));
-    trial.spent.borrow_mut().add(&judge_spend(&run, replayed));
-    if let Some((_, why)) = crate::runner::process_status(&run, replayed) {
-        return Err(format!("the judge's run failed: {why}"));
-    }
-    if let Some(why) = run.outcome.model_error() {
-        return Err(format!("the judge's {why}"));
-    }
-    let asked = run
-        .outcome
-        .messages
-        .iter()
-        .find(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("user"))
-        .map(|m| crate::judge::text_of(m.get("content").unwrap_or(&serde_json::Value::Null)));
-    if asked.as_deref() != Some(prompt) {
-        return Err(
-            "the judge's cassette holds another prompt than this run's (the rubric, the task or the agent's answer changed): record it again".into(),
-        );
-    }
-    if let (CassetteUse::Record(partial), Some(whole)) = (&cassette, &trial.judge_cassette) {
-        std::fs::rename(partial, whole)
-            .map_err(|e| format!("cannot keep the judge's recording: {e}"))?;
-    }
-    Ok(run.outcome.final_text)
 }

@@ -230,3 +230,37 @@ fn the_stop_reason_of_message_start_is_compared() {
     });
     assert_events_differ("a_plain_text", &got, "message_start's stopReason changed");
 }
+
+/// Pi 1.5.2's `set_model` no longer writes the default model to settings.json; the kit shows that
+/// by capturing the file (a scenario's `capture`), so a changed capture must not match.
+#[test]
+fn a_changed_captured_settings_file_is_seen() {
+    if !python_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let reference = pi_testkit::kit_dir().join("scenarios-1.5.2/traces/rpc_new_commands");
+    let got = dir.path().join("rpc_new_commands");
+    copy_dir(&reference, &got);
+    let settings = got.join("files/after_rpc/agent/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(text.contains("\"mock-model\""), "{text}");
+    std::fs::write(
+        &settings,
+        text.replace("\"mock-model\"", "\"mock-reasoner\""),
+    )
+    .unwrap();
+    let out = compare(&reference, &got);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the changed default went unseen:\n{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["files", "DIFFER"]),
+        "the files section should differ:\n{report}"
+    );
+}

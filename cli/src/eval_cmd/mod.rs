@@ -1,4 +1,5 @@
-//! `pi eval`: run suites of agent tasks and score them; merge shards; compare two runs.
+//! `pi eval`: run suites of agent tasks and score them; merge shards; compare two runs, or have
+//! a judge model compare their answers pair by pair (`pi eval pairwise`).
 //!
 //! `pi eval SUITE... [--model M]... [--trials K] [--jobs N] [--record DIR | --replay DIR |
 //! --once DIR | --live] [--shard I/N] [--filter PATTERN]...` runs every trial with this
@@ -143,6 +144,8 @@ const OTHER_FORMS: &str = "Other forms:
   pi eval merge RESULTS.json... [--out DIR]    join the results of shards
   pi eval compare A.json B.json [--fail-on-regression] [--json] [--html FILE]
                                                what improved and what regressed (--html: side by side)
+  pi eval pairwise A B --judge MODEL [--rubric TEXT] [--seed N] [--html FILE]
+                                               which run answered better, by a judge
   pi eval convert humaneval PROBLEMS.jsonl[.gz] --out DIR
                                                a suite from HumanEval's problems
   pi eval --resume OUT [--max-cost USD]        finish an interrupted, killed or cost-stopped run
@@ -158,6 +161,7 @@ const SUBCOMMANDS: &[(&str, Form)] = &[
     ("merge", compare_cmd::merge),
     ("compare", compare_cmd::compare),
     ("convert", convert_cmd::main),
+    ("pairwise", pairwise_cmd::main),
     ("--resume", resume::main),
 ];
 
@@ -188,6 +192,7 @@ pub fn main(argv: &[String]) -> ExitCode {
 mod compare_cmd;
 mod convert_cmd;
 mod journaled;
+mod pairwise_cmd;
 
 /// Runs the trials `args` plan (those `previous`, an interrupted run's results, does not hold);
 /// `words` is the command line, kept for `--resume`. `args.out` is claimed by `lock`, or once

@@ -103,7 +103,7 @@ pub fn check_models(
 }
 
 /// One model of [`check_models`], given at `place`.
-fn check_model(
+pub(super) fn check_model(
     model: &str,
     place: impl Fn() -> String,
     registry: &ModelRegistry,

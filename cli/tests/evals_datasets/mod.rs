@@ -444,3 +444,48 @@ fn a_suites_own_cost_limit_stops_the_run_and_the_flag_replaces_it() {
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert_eq!(mock.requests().len(), 4);
 }
+
+/// Every cassette file under `dir`.
+fn cassette_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(cassette_files(&path));
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_trial_cassette_of_another_pi_edition_is_an_unusable_replay_not_a_divergence() {
+    let mock = MockLlm::start(&json!([text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let suite = agent_suite(
+        &env,
+        "args = [\"--no-skills\"]\n\n[[task.check]]\nkind = \"text_contains\"\ntext = \"done\"",
+    );
+    let recorded = env.eval(&[&suite, "-q", "--out", "rec", "--record", "cassettes"]);
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    drop(mock);
+    let files = cassette_files(&env.path("work/cassettes"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut header: Value = serde_json::from_str(header).unwrap();
+    header["pi"] = json!("0.0.9");
+    std::fs::write(&files[0], format!("{header}\n{rest}")).unwrap();
+    for (out, how) in [("in", None), ("own", Some("--replay-processes"))] {
+        let mut args = vec![suite.as_str(), "-q", "--out", out, "--replay", "cassettes"];
+        args.extend(how);
+        env.eval(&args);
+        let trial = env.results(out)["trials"][0].clone();
+        assert_eq!(trial["status"], "error", "{how:?}: {trial}");
+        let reason = trial["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("exit 125"), "{how:?}: {reason}");
+        assert!(reason.contains("Pi 0.0.9"), "{how:?}: {reason}");
+        assert!(reason.contains("pi replay --rerecord"), "{how:?}: {reason}");
+    }
+}

@@ -11,5 +11,6 @@ pub mod html;
 pub mod junit;
 pub mod links;
 pub mod markdown;
+pub mod pairwise_html;
 mod style;
 mod transcript;

@@ -9,7 +9,7 @@ mod anthropic;
 mod http;
 mod log;
 mod openai;
-mod pyjson;
+pub mod pyjson;
 mod script;
 mod server;
 
