@@ -201,6 +201,9 @@ impl Settings {
             base_delay_ms: self
                 .number(&["retry", "baseDelayMs"])
                 .unwrap_or(defaults.base_delay_ms),
+            max_delay_ms: self
+                .number(&["retry", "maxAgentDelayMs"])
+                .unwrap_or(defaults.max_delay_ms),
         }
     }
 

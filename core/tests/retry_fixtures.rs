@@ -1,5 +1,6 @@
-//! Which failures are retried, against the original's pattern and overflow check applied to the
-//! same messages (`scripts/gen-retry-fixtures.mjs`); the backoff doubles from the base delay.
+//! Which failures are retried, against Pi 1.5.2's decision and overflow check applied to the
+//! same messages (`scripts/gen-retry-fixtures.mjs`); the backoff doubles from the base delay,
+//! up to 60 s.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -36,13 +37,13 @@ fn retry_decisions_match_the_original() {
 }
 
 #[test]
-fn backoff_doubles_from_the_base_delay() {
+fn backoff_doubles_from_the_base_delay_up_to_a_minute() {
     let settings = RetrySettings::default();
-    let delays: Vec<u64> = (1..=4).map(|n| delay_ms(&settings, n)).collect();
-    assert_eq!(delays, [2000, 4000, 8000, 16000]);
+    let delays: Vec<u64> = (1..=6).map(|n| delay_ms(&settings, n)).collect();
+    assert_eq!(delays, [2000, 4000, 8000, 16000, 32000, 60000]);
     assert_eq!(
         delay_ms(&settings, 200),
-        u64::MAX,
+        60_000,
         "no overflow on absurd attempts"
     );
 }

@@ -130,6 +130,7 @@ async fn a_transient_failure_is_retried_after_the_backoff() {
         enabled: true,
         max_retries: 3,
         base_delay_ms: 50,
+        ..RetrySettings::default()
     };
     let mut session = create_agent_session(options).unwrap();
     let events = prompt(&mut session, "Hello").await;
@@ -140,8 +141,8 @@ async fn a_transient_failure_is_retried_after_the_backoff() {
     assert_eq!(
         retries,
         [
-            &json!({"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 50, "errorMessage": "500 mock error 500"}),
-            &json!({"type": "auto_retry_start", "attempt": 2, "maxAttempts": 3, "delayMs": 100, "errorMessage": "429 Rate limit reached"}),
+            &json!({"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 50, "errorMessage": r#"500: {"message":"mock error 500","type":"server_error","code":null}"#}),
+            &json!({"type": "auto_retry_start", "attempt": 2, "maxAttempts": 3, "delayMs": 100, "errorMessage": r#"429: {"message":"Rate limit reached","type":"rate_limit_error"}"#}),
             &json!({"type": "auto_retry_end", "success": true, "attempt": 2}),
         ]
     );
@@ -182,16 +183,20 @@ fn no_retry() -> RetrySettings {
 }
 
 #[tokio::test]
-async fn garbage_instead_of_sse_ends_the_run_with_an_empty_answer() {
+async fn garbage_instead_of_sse_ends_the_run_with_an_empty_failed_answer() {
     // Lines that are not SSE fields carry no events, as for the OpenAI SDK; the stream then
-    // ends cleanly, so the answer is empty rather than an error.
+    // ends without a finish reason, which Pi 1.5.2 fails: an empty, errored answer.
     let (message, _, events) = one_shot(
         json!([{"raw_sse": ["this is not an event stream\n\n", "{\"neither\": \"is this\"}\n\n"]}]),
         Duration::from_secs(10),
         no_retry(),
     )
     .await;
-    assert_eq!(message.stop_reason, StopReason::Stop, "{message:?}");
+    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("Stream ended without finish_reason")
+    );
     assert!(message.content.is_empty());
     assert_eq!(types(&events).last(), Some(&"agent_end"));
 }
@@ -205,7 +210,10 @@ async fn a_server_that_never_answers_times_out() {
     )
     .await;
     assert_eq!(message.stop_reason, StopReason::Error);
-    assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some(pi_providers::transport::TIMEOUT_TEXT)
+    );
 }
 
 #[tokio::test]
@@ -217,19 +225,23 @@ async fn a_stream_that_stalls_midway_times_out() {
     )
     .await;
     assert_eq!(message.stop_reason, StopReason::Error);
-    assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some(pi_providers::transport::TIMEOUT_TEXT)
+    );
 }
 
 #[tokio::test]
-async fn a_cut_stream_keeps_what_arrived_as_the_original_does() {
-    // The OpenAI APIs treat a connection closed before `[DONE]` as the end of the answer.
+async fn a_cut_stream_keeps_what_arrived_and_fails_as_the_original_does() {
+    // A connection closed before the finish reason fails the answer under Pi 1.5.2, which keeps
+    // what had arrived.
     let (message, _, _) = one_shot(
         json!([{"text": ["one ", "two ", "three"], "drop_after": 2}]),
         Duration::from_secs(10),
         no_retry(),
     )
     .await;
-    assert_eq!(message.stop_reason, StopReason::Stop, "{message:?}");
+    assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
     let text: Vec<&str> = pi_core::message::text_parts(&message.content).collect();
     assert_eq!(text, ["one "]);
 }
@@ -243,6 +255,7 @@ async fn five_hundreds_forever_exhaust_the_retries() {
             enabled: true,
             max_retries: 3,
             base_delay_ms: 10,
+            ..RetrySettings::default()
         },
     )
     .await;

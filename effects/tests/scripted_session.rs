@@ -278,6 +278,7 @@ async fn a_retry_backoff_is_waited_through_the_clock() {
         enabled: true,
         max_retries: 3,
         base_delay_ms: 60_000,
+        ..RetrySettings::default()
     };
     let mut session = create_agent_session(options).unwrap();
     let events = prompt(&mut session, "Hello").await;

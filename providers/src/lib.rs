@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod call;
 pub mod catalog;
 pub mod cost;
+pub mod error_text;
 pub mod google;
 mod hash;
 pub mod models;
@@ -123,7 +124,8 @@ pub trait StreamDecoder: std::fmt::Debug + Send {
     fn feed(&mut self, bytes: &[u8]) -> Vec<pi_core::agent::StreamEvent>;
     /// The body ended, the call was aborted, or the connection failed.
     fn finish(&mut self, end: StreamEnd) -> Vec<pi_core::agent::StreamEvent>;
-    /// The text of an error response, worded as the API's SDK words it.
+    /// The text of an error response, worded as pi-ai words it for the API (chat completions
+    /// unless the API says otherwise).
     fn http_error_message(&self, status: u16, _content_type: Option<&str>, body: &[u8]) -> String {
         sdk_error_message(status, body)
     }
@@ -145,11 +147,37 @@ macro_rules! stream_decoder {
     )*};
 }
 
-stream_decoder!(
-    openai_completions::Decoder,
-    anthropic::Decoder,
-    openai_responses::Decoder
-);
+stream_decoder!(openai_completions::Decoder);
+
+impl StreamDecoder for anthropic::Decoder {
+    fn start(&mut self) -> Vec<pi_core::agent::StreamEvent> {
+        anthropic::Decoder::start(self)
+    }
+    fn feed(&mut self, bytes: &[u8]) -> Vec<pi_core::agent::StreamEvent> {
+        anthropic::Decoder::feed(self, bytes)
+    }
+    fn finish(&mut self, end: StreamEnd) -> Vec<pi_core::agent::StreamEvent> {
+        anthropic::Decoder::finish(self, end)
+    }
+    fn http_error_message(&self, status: u16, _content_type: Option<&str>, body: &[u8]) -> String {
+        error_text::anthropic_error_text(status, body)
+    }
+}
+
+impl StreamDecoder for openai_responses::Decoder {
+    fn start(&mut self) -> Vec<pi_core::agent::StreamEvent> {
+        openai_responses::Decoder::start(self)
+    }
+    fn feed(&mut self, bytes: &[u8]) -> Vec<pi_core::agent::StreamEvent> {
+        openai_responses::Decoder::feed(self, bytes)
+    }
+    fn finish(&mut self, end: StreamEnd) -> Vec<pi_core::agent::StreamEvent> {
+        openai_responses::Decoder::finish(self, end)
+    }
+    fn http_error_message(&self, status: u16, _content_type: Option<&str>, body: &[u8]) -> String {
+        error_text::openai_responses_error_text(self.provider(), status, body)
+    }
+}
 
 impl StreamDecoder for google::Decoder {
     fn start(&mut self) -> Vec<pi_core::agent::StreamEvent> {
@@ -166,13 +194,9 @@ impl StreamDecoder for google::Decoder {
     }
 }
 
-/// How the OpenAI and Anthropic SDKs word an error response: `"<status> <message>"`.
+/// How pi-ai words an error response of the chat completions API ([`error_text`]).
 pub fn sdk_error_message(status: u16, body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    match serde_json::from_str::<Value>(&text) {
-        Ok(json) => openai_completions::api_error_message(Some(status), json.get("error"), None),
-        Err(_) => openai_completions::api_error_message(Some(status), None, Some(&text)),
-    }
+    error_text::openai_error_text(status, body)
 }
 
 /// An HTTP error response of the OpenAI or Anthropic API as a failed stream (no `start`: pi-ai

@@ -136,15 +136,19 @@ async fn http_errors_cut_streams_and_aborts() {
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(
         message.error_message.as_deref(),
-        Some("429 Rate limit reached")
+        Some(r#"429: {"message":"Rate limit reached","type":"rate_limit"}"#)
     );
 
-    // The original treats a body that ends without a finish reason as complete.
+    // Pi 1.5.2 fails a body that ends without a finish reason, keeping what had arrived.
     let (kinds, message) = run(mock.port, None).await;
     assert_eq!(kinds, ["start", "text_start", "text_delta", "text_end"]);
     assert_eq!(
         (message.stop_reason, message.content.clone()),
-        (StopReason::Stop, vec![ContentBlock::text("one")])
+        (StopReason::Error, vec![ContentBlock::text("one")])
+    );
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("Stream ended without finish_reason")
     );
 
     let (kinds, message) = run(mock.port, Some(3)).await;

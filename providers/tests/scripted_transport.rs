@@ -166,7 +166,10 @@ async fn the_same_bytes_give_the_same_events_over_http_and_from_a_script() {
 
         let (_, message) = kinds(live);
         if step == 3 {
-            assert_eq!(message.error_message.as_deref(), Some("400 Bad things"));
+            assert_eq!(
+                message.error_message.as_deref(),
+                Some(r#"400: {"message":"Bad things","type":"invalid_request_error"}"#)
+            );
         } else {
             assert_eq!(
                 message.stop_reason,
@@ -234,7 +237,10 @@ async fn sdk_retries_over_a_script_with_a_fixed_clock_are_deterministic() {
     let clock = FixedClock::new(1_000, 0.25);
     let (seen, message) = kinds(run(model, &options(1), &transport, &clock).await);
     assert!(seen.is_empty());
-    assert_eq!(message.error_message.as_deref(), Some("500 oops"));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some(r#"500: {"message":"oops"}"#)
+    );
     assert_eq!(clock.waits(), [2_000]);
 }
 

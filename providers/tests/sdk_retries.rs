@@ -97,7 +97,7 @@ async fn the_last_failure_is_reported_once_retries_run_out() {
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(
         message.error_message.as_deref(),
-        Some("500 Still broken"),
+        Some(r#"500: {"message":"Still broken","type":"server_error"}"#),
         "{message:?}"
     );
     assert_eq!(mock.requests().len(), 3);
@@ -186,7 +186,10 @@ async fn each_attempt_waits_for_the_headers_at_most_the_timeout() {
     let clock = FixedClock::new(1_000, 0.5);
     let (kinds, message) = call_timed(openai(&mock), options.clone(), &clock).await;
     assert!(kinds.is_empty());
-    assert_eq!(message.error_message.as_deref(), Some("Request timed out."));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some(pi_providers::transport::TIMEOUT_TEXT)
+    );
     // A timeout carries no headers: the SDK's backoff, 0.5 s shortened by jitter 0.5 x 25 %.
     assert_eq!(clock.waits(), [437]);
     let (_, message) = call(openai(&mock), options).await;

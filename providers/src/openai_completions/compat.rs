@@ -91,6 +91,18 @@ fn detect(model: &Model) -> Compat {
 }
 
 /// The compat settings of `model`: detected, then overridden by `model.compat`.
+/// Whether the server's streams end with a `finish_reason` (pi-ai 1.5's
+/// `compat.supportsFinishReason`, detected as true for every server): when they do, a stream
+/// without one was cut short.
+pub fn supports_finish_reason(model: &Model) -> bool {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get("supportsFinishReason"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
+}
+
 pub fn compat(model: &Model) -> Compat {
     let mut c = detect(model);
     let Some(Value::Object(o)) = &model.compat else {

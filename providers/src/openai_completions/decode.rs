@@ -31,6 +31,10 @@ enum Block {
     },
 }
 
+/// What a stream that ended without a `finish_reason` fails with (pi-ai 1.5); the retry
+/// patterns' "ended without" retries it.
+pub const STREAM_CUT: &str = "Stream ended without finish_reason";
+
 /// Decodes one streamed response.
 #[derive(Debug)]
 pub struct Decoder {
@@ -42,6 +46,10 @@ pub struct Decoder {
     closed: bool,
     /// The final `done` or `error` event went out.
     finished: bool,
+    /// A chunk carried a `finish_reason`.
+    has_finish_reason: bool,
+    /// The server's streams end with a `finish_reason` (else a stream ends when its body does).
+    supports_finish_reason: bool,
     blocks: Vec<Block>,
     text_block: Option<usize>,
     thinking_block: Option<usize>,
@@ -60,6 +68,8 @@ impl Decoder {
             started: false,
             closed: false,
             finished: false,
+            has_finish_reason: false,
+            supports_finish_reason: super::compat::supports_finish_reason(model),
             blocks: Vec::new(),
             text_block: None,
             thinking_block: None,
@@ -128,6 +138,13 @@ impl Decoder {
             }
             StreamEnd::Complete => {
                 let mut out = self.end_blocks();
+                if !self.has_finish_reason && !self.supports_finish_reason {
+                    let calls = self.blocks.iter().any(|b| matches!(b, Block::Tool { .. }));
+                    self.head.stop_reason = match calls {
+                        true => StopReason::ToolUse,
+                        false => StopReason::Stop,
+                    };
+                }
                 match self.head.stop_reason {
                     StopReason::Error | StopReason::Aborted => {
                         let text = self
@@ -136,6 +153,9 @@ impl Decoder {
                             .clone()
                             .unwrap_or_else(|| "Provider returned an error stop reason".into());
                         out.extend(self.fail(StopReason::Error, text));
+                    }
+                    _ if !self.has_finish_reason && self.supports_finish_reason => {
+                        out.extend(self.fail(StopReason::Error, STREAM_CUT.into()));
                     }
                     reason => {
                         self.closed = true;
@@ -239,6 +259,7 @@ impl Decoder {
             }
         }
         if let Some(reason) = choice.finish_reason.as_ref().filter(|r| !r.is_null()) {
+            self.has_finish_reason = true;
             let (stop, error) = map_stop_reason(reason);
             self.head.stop_reason = stop;
             out.push(StreamEvent::Patch(Patch::StopReason(stop)));

@@ -51,6 +51,11 @@ pub struct Decoder {
 }
 
 impl Decoder {
+    /// The provider answering (pi-ai names it in the text of an error response).
+    pub fn provider(&self) -> &str {
+        &self.model.provider
+    }
+
     /// A decoder for a response of `model` to a request made at `timestamp`.
     pub fn new(model: &Model, timestamp: u64) -> Self {
         Decoder {

@@ -25,13 +25,17 @@ use crate::HttpRequest;
 /// on stable Rust without a macro crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What a timed-out request says under Pi 1.5.2: the SDK's "Request timed out." with pi-ai's
+/// detail of its cause, the aborted fetch (a `DOMException`, code 20).
+pub const TIMEOUT_TEXT: &str = "Request timed out.: This operation was aborted (20)";
+
 /// Why a call failed below HTTP. The texts are those the original's SDKs report, since they
 /// become the failed message's `errorMessage`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TransportError {
     #[error("Connection error: {0}")]
     Connect(String),
-    #[error("Request timed out.")]
+    #[error("{}", TIMEOUT_TEXT)]
     Timeout,
     #[error("{0}")]
     Body(String),
