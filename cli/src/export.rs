@@ -138,7 +138,11 @@ fn render_entry(entry: &SessionEntry) -> String {
             ),
         },
         SessionEntry::SessionInfo(_) => note(&format!("Name: {}", field("name"))),
-        SessionEntry::Label(_) | SessionEntry::Custom(_) | SessionEntry::Other(_) => String::new(),
+        SessionEntry::Label(_)
+        | SessionEntry::Custom(_)
+        | SessionEntry::ContextEdit(_)
+        | SessionEntry::Usage(_)
+        | SessionEntry::Other(_) => String::new(),
     }
 }
 

@@ -251,6 +251,11 @@ pub enum SessionEvent {
     ThinkingLevelChanged {
         level: ThinkingLevel,
     },
+    /// Pi 1.5: an entry the session wrote outside the conversation's own messages (a
+    /// `context_edit` omitting a failed attempt), as the file holds it.
+    EntryAppended {
+        entry: crate::session::entry::SessionEntry,
+    },
 }
 
 /// Everything a session emits: the loop's events and the session's own.

@@ -125,6 +125,38 @@ model: error 400 prompt is too long: 2050 tokens > 2000 maximum
 "#
 );
 
+// Pi 1.5 (length_tool_calls, scenarios-1.5.2): the answer a run ends with, cut at the output
+// limit, is omitted by a context_edit, compacted away like an overflow and asked again once.
+scenario!(
+    a_cut_answer_is_omitted_compacted_and_asked_again,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: stop=length usage=120/30 text Cut off
+model: text Summary of the conversation.
+tick 100
+model: text Answer after recovery.
+"#
+);
+
+scenario!(
+    a_second_cut_answer_gives_up,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: stop=length usage=120/30 text Cut off
+model: text Summary of the conversation.
+tick 100
+model: stop=length usage=120/30 text Cut off again
+"#
+);
+
 scenario!(
     summary_failure_ends_the_compaction_with_its_error,
     r#"

@@ -445,3 +445,58 @@ fn a_hundred_thousand_entry_chain_needs_no_recursion() {
     assert_eq!(s.tree.context().messages.len(), 100_000);
     drop(tree);
 }
+
+#[test]
+fn context_edits_apply_latest_first_along_the_branch_only() {
+    let mut s = Session::new();
+    let (u1, _) = s.say(user("one"));
+    let (a1, _) = s.say(assistant("a1"));
+    let (u2, _) = s.say(user("two"));
+    let now = s.tick();
+    // A string replaces an assistant's content with one text block.
+    s.tree
+        .append_context_edit(&a1, Some(json!({"content": "short"})), now, &mut s.ids)
+        .unwrap();
+    assert_eq!(texts(&s.tree), ["user:one", "assistant:short", "user:two"]);
+    // The latest edit of a target wins; null omits it.
+    let now = s.tick();
+    let (omit, _) = s
+        .tree
+        .append_context_edit(&a1, None, now, &mut s.ids)
+        .unwrap();
+    assert_eq!(texts(&s.tree), ["user:one", "user:two"]);
+    let line = serde_json::to_value(s.tree.entry(&omit).unwrap()).unwrap();
+    assert_eq!(line["type"], "context_edit");
+    assert_eq!(line["replacement"], serde_json::Value::Null);
+    assert_eq!(line["targetId"], a1.as_str());
+    // Block content replaces a user message's content as given.
+    let now = s.tick();
+    s.tree
+        .append_context_edit(
+            &u2,
+            Some(json!({"content": [{"type": "text", "text": "two, edited"}]})),
+            now,
+            &mut s.ids,
+        )
+        .unwrap();
+    assert_eq!(texts(&s.tree), ["user:one", "user:two, edited"]);
+
+    // Edits belong to their branch: back at the first user message, nothing is edited.
+    s.tree.branch(&u1).unwrap();
+    s.say(assistant("another a1"));
+    assert_eq!(texts(&s.tree), ["user:one", "assistant:another a1"]);
+    // And an entry off the branch cannot be edited.
+    let now = s.tick();
+    assert!(s
+        .tree
+        .append_context_edit(&u2, None, now, &mut s.ids)
+        .is_err());
+
+    // The file keeps the edits and the entries they edit, and reads back byte for byte.
+    let file = whole_file(s.tree.header(), s.tree.entries());
+    let read = parse_session(&file, &mut IdGenerator::new(0)).unwrap();
+    assert!(read.problems.is_empty());
+    let kinds: Vec<&str> = read.entries.iter().map(SessionEntry::kind).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "context_edit").count(), 3);
+    assert_eq!(whole_file(&read.header, &read.entries), file);
+}

@@ -243,6 +243,8 @@ impl ImportPlan {
                         None => self.problem(position, entry, "a summary no message can hold"),
                     }
                 }
+                // The session writes these itself when it retries or recovers an attempt.
+                SessionEntry::ContextEdit(_) => {}
                 _ => self.problem(
                     position,
                     entry,

@@ -58,25 +58,37 @@ pub fn session_state<I: Interpreter>(session: &AgentSession<I>) -> Value {
     Value::Object(state)
 }
 
-/// `get_session_stats`'s data (Pi's `getSessionStats`).
+/// `get_session_stats`'s data (Pi 1.5's `getSessionStats`): counted over every entry of the
+/// file, so that what a retry omitted from the context or a compaction summarised away is still
+/// counted, with the tokens of `usage` entries (spent outside the conversation) added.
 pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
     let machine = session.machine();
-    let messages = machine.agent().messages();
+    let entries = machine.tree().entries();
+    let messages: Vec<&AgentMessage> = entries.iter().filter_map(SessionEntry::message).collect();
     let count = |role: &str| messages.iter().filter(|m| m.role() == role).count();
     let (mut tool_calls, mut input, mut output, mut cache_read, mut cache_write) = (0, 0, 0, 0, 0);
     let mut cost = 0.0;
-    for message in messages {
-        if let AgentMessage::Assistant(assistant) = message {
-            tool_calls += assistant
-                .content
-                .iter()
-                .filter(|b| matches!(b, ContentBlock::ToolCall(_)))
-                .count();
-            input += assistant.usage.input;
-            output += assistant.usage.output;
-            cache_read += assistant.usage.cache_read;
-            cache_write += assistant.usage.cache_write;
-            cost += assistant.usage.cost.total;
+    let mut add = |usage: &pi_core::message::Usage| {
+        input += usage.input;
+        output += usage.output;
+        cache_read += usage.cache_read;
+        cache_write += usage.cache_write;
+        cost += usage.cost.total;
+    };
+    for entry in entries {
+        match entry {
+            SessionEntry::Usage(spent) => add(&spent.usage),
+            SessionEntry::Message(m) => {
+                if let AgentMessage::Assistant(assistant) = &m.message {
+                    tool_calls += assistant
+                        .content
+                        .iter()
+                        .filter(|b| matches!(b, ContentBlock::ToolCall(_)))
+                        .count();
+                    add(&assistant.usage);
+                }
+            }
+            _ => {}
         }
     }
     let mut stats = Map::new();

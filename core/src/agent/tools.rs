@@ -5,12 +5,13 @@
 //! `before_tool_call`); a call that fails preparation gets its result at once. Parallel batches
 //! prepare every call in order, then run the prepared ones together: `tool_execution_end` comes as
 //! each finishes, the toolResult messages all at the end in call order. Sequential batches run each
-//! call to its result message before the next call starts.
+//! call to its result message before the next call starts. The calls of an answer cut at the
+//! output limit are not run: each gets its error result in turn (Pi 1.5).
 
 use serde_json::Value;
 
 use crate::event::{AgentEvent, ToolResult};
-use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage};
+use crate::message::{AgentMessage, AssistantMessage, StopReason, ToolCall, ToolResultMessage};
 use crate::validate::validate_tool_arguments;
 
 use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, ToolExecution, ToolSpec};
@@ -41,7 +42,13 @@ pub struct ToolBatch {
     cursor: usize,
     /// Result messages emitted so far, in call order.
     emitted: Vec<ToolResultMessage>,
+    /// The answer was cut at the output limit: no call runs, each gets [`NOT_EXECUTED`].
+    truncated: bool,
 }
+
+/// Pi 1.5's result for each tool call of an answer cut at the output limit (`length`), whose
+/// arguments may be cut too (`failToolCallsFromTruncatedMessage`); `{name}` is the tool's.
+pub const NOT_EXECUTED: &str = "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.";
 
 /// What the batch needs from the machine while it advances.
 pub struct BatchContext<'a> {
@@ -72,7 +79,9 @@ impl ToolBatch {
         mode: ToolExecution,
     ) -> Self {
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
-        let sequential = mode == ToolExecution::Sequential
+        let truncated = assistant.stop_reason == StopReason::Length;
+        let sequential = truncated
+            || mode == ToolExecution::Sequential
             || calls.iter().any(|c| {
                 tools
                     .iter()
@@ -86,6 +95,7 @@ impl ToolBatch {
             sequential,
             cursor: 0,
             emitted: Vec::new(),
+            truncated,
         }
     }
 
@@ -107,7 +117,13 @@ impl ToolBatch {
             match &self.slots[i] {
                 Slot::Waiting => {
                     out.events.push(self.start_event(i));
-                    match prepare(cx, &self.calls[i]) {
+                    let prepared = match self.truncated {
+                        true => Err(ToolResult::error(
+                            NOT_EXECUTED.replace("{name}", &self.calls[i].name),
+                        )),
+                        false => prepare(cx, &self.calls[i]),
+                    };
+                    match prepared {
                         Ok(args) => {
                             self.slots[i] = Slot::Prepared { args: args.clone() };
                             out.start.push((i, args));

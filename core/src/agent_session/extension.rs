@@ -1,6 +1,7 @@
 //! Entries extensions write. This loop runs no extensions, but a session Pi wrote may hold
 //! their entries; a replay of it gives them back as inputs, and they go where Pi put them.
 
+use crate::event::{Event, SessionEvent};
 use crate::message::{AgentMessage, UserContent};
 
 use super::contract::{ExtensionEntry, SessionError, SessionRejection};
@@ -8,7 +9,8 @@ use super::machine::SessionMachine;
 
 impl SessionMachine {
     /// Writes `entry` as Pi's extension API does while the session is idle: `custom` entries
-    /// and labels to the session only, a `custom_message` also into the conversation.
+    /// (announced as `entry_appended`) and labels to the session only, a `custom_message` also
+    /// into the conversation.
     pub(super) fn extension_entry(&mut self, entry: ExtensionEntry) -> Result<(), SessionError> {
         if self.agent.is_streaming() {
             return Err(SessionRejection::Entry(
@@ -18,10 +20,14 @@ impl SessionMachine {
         }
         match entry {
             ExtensionEntry::Custom { custom_type, data } => {
-                let (_, decision) =
+                let (id, decision) =
                     self.tree
                         .append_custom_entry(&custom_type, data, self.now, &mut self.ids);
                 self.persist(decision);
+                // Pi 1.5 announces what an extension's `appendEntry` wrote.
+                if let Some(entry) = self.tree.entry(&id).cloned() {
+                    self.emit(Event::Session(SessionEvent::EntryAppended { entry }));
+                }
                 Ok(())
             }
             ExtensionEntry::Label { target_id, label } => {

@@ -10,7 +10,9 @@ use crate::compaction::tokens::{
 };
 use crate::compaction::CompactionSettings;
 use crate::event::{AgentEvent, CompactionReason, Event, SessionEvent};
-use crate::message::{AgentMessage, AssistantMessage, CustomMessage, ImageContent, StopReason};
+use crate::message::{
+    AgentMessage, AssistantMessage, ContentBlock, CustomMessage, ImageContent, StopReason,
+};
 use crate::model::{clamp_thinking_level, Model, ThinkingLevel};
 use crate::overflow::is_context_overflow;
 use crate::session::entry::SessionEntry;
@@ -35,8 +37,12 @@ enum Wake {
     AfterCompaction,
 }
 
-/// Text used when a message is not a user text (never matched against the queues).
+/// What a second context overflow in a row says (no further compaction is tried).
 const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// What a second answer in a row cut at the output limit says (Pi 1.5).
+const LENGTH_RECOVERY_FAILED: &str =
+    "Truncated response recovery failed after one compact-and-retry attempt.";
 
 /// Pi's `AgentSession` as a pure state machine.
 pub struct SessionMachine {
@@ -475,16 +481,19 @@ impl SessionMachine {
         };
         self.persist(decision);
         if let AgentMessage::Assistant(assistant) = message {
-            if assistant.stop_reason != StopReason::Error {
+            if !matches!(
+                assistant.stop_reason,
+                StopReason::Error | StopReason::Length
+            ) {
                 self.overflow_recovery_attempted = false;
-                if self.retry_attempt > 0 {
-                    let attempt = std::mem::take(&mut self.retry_attempt);
-                    self.emit(Event::Session(SessionEvent::AutoRetryEnd {
-                        success: true,
-                        attempt,
-                        final_error: None,
-                    }));
-                }
+            }
+            if assistant.stop_reason != StopReason::Error && self.retry_attempt > 0 {
+                let attempt = std::mem::take(&mut self.retry_attempt);
+                self.emit(Event::Session(SessionEvent::AutoRetryEnd {
+                    success: true,
+                    attempt,
+                    final_error: None,
+                }));
             }
             self.last_assistant = Some(assistant);
         }
@@ -517,9 +526,63 @@ impl SessionMachine {
                 .filter(|m| !m.is_empty())
                 .unwrap_or_else(|| "Unknown error".into()),
         }));
-        self.drop_trailing_assistant(false)?;
+        self.omit_attempt()?;
         self.wake = Some((self.now.saturating_add(delay), Wake::Retry));
         Ok(true)
+    }
+
+    /// Pi 1.5's `_omitRecoveryAttempt`: the last assistant message on the branch (the failed
+    /// attempt) and the results of its tool calls get one `context_edit` each, omitting them
+    /// from what the model sees; the file keeps them. Each edit is announced as
+    /// `entry_appended`, and the agent's transcript becomes the edited context.
+    pub(super) fn omit_attempt(&mut self) -> Result<(), SessionError> {
+        let targets: Vec<String> = {
+            let path = self.tree.branch_path(None);
+            let Some(at) = path
+                .iter()
+                .rposition(|e| matches!(e.message(), Some(AgentMessage::Assistant(_))))
+            else {
+                return Ok(());
+            };
+            let Some(AgentMessage::Assistant(failed)) = path[at].message() else {
+                return Ok(());
+            };
+            let calls: Vec<&str> = failed
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::ToolCall(call) => Some(call.id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let results = path[at + 1..]
+                .iter()
+                .copied()
+                .map_while(|e| match e.message() {
+                    Some(AgentMessage::Assistant(_)) => None,
+                    _ => Some(e),
+                })
+                .filter(|e| match e.message() {
+                    Some(AgentMessage::ToolResult(r)) => calls.contains(&r.tool_call_id.as_str()),
+                    _ => false,
+                });
+            std::iter::once(path[at])
+                .chain(results)
+                .map(|e| e.id().to_owned())
+                .collect()
+        };
+        for target in targets {
+            let (id, decision) = self
+                .tree
+                .append_context_edit(&target, None, self.now, &mut self.ids)
+                .map_err(|e| SessionRejection::Entry(e.to_string()))?;
+            self.persist(decision);
+            if let Some(entry) = self.tree.entry(&id).cloned() {
+                self.emit(Event::Session(SessionEvent::EntryAppended { entry }));
+            }
+        }
+        let context = self.tree.context().into_messages();
+        self.replace_messages(context)
     }
 
     /// Removes the last message from the agent's transcript when it is an assistant message
@@ -576,19 +639,30 @@ impl SessionMachine {
         if before_compaction(assistant.timestamp) {
             return Ok(());
         }
-        if same_model && is_context_overflow(assistant, Some(context_window)) {
+        let overflow = same_model && is_context_overflow(assistant, Some(context_window));
+        // Pi 1.5: an answer cut at the output limit below the model's own limit is recovered
+        // like an overflow (`isRecoverableLength`).
+        let cut = same_model
+            && assistant.stop_reason == StopReason::Length
+            && model.max_tokens > 0
+            && assistant.usage.output < model.max_tokens;
+        if overflow || cut {
             if self.overflow_recovery_attempted {
+                let text = match overflow {
+                    true => OVERFLOW_RECOVERY_FAILED,
+                    false => LENGTH_RECOVERY_FAILED,
+                };
                 self.emit(Event::Session(SessionEvent::CompactionEnd {
                     reason: CompactionReason::Overflow,
                     result: None,
                     aborted: false,
                     will_retry: false,
-                    error_message: Some(OVERFLOW_RECOVERY_FAILED.into()),
+                    error_message: Some(text.into()),
                 }));
                 return Ok(());
             }
             self.overflow_recovery_attempted = true;
-            self.drop_trailing_assistant(false)?;
+            self.omit_attempt()?;
             return self.start_compaction(CompactionReason::Overflow, true, None);
         }
         let tokens = if assistant.stop_reason == StopReason::Error {

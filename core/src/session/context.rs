@@ -1,5 +1,6 @@
 //! What the model sees of a session: the messages on the path from the root to a leaf, with the
-//! latest compaction standing in for what it summarised (Pi's `buildSessionContext`).
+//! latest compaction standing in for what it summarised, and each message as the latest
+//! `context_edit` of it among those entries leaves it (Pi's `buildSessionProjection`).
 
 use std::borrow::Cow;
 use std::hash::{BuildHasherDefault, DefaultHasher};
@@ -8,7 +9,9 @@ use indexmap::IndexMap;
 
 use serde::Serialize;
 
-use super::entry::{BranchSummaryEntry, CompactionEntry, CustomMessageEntry, SessionEntry};
+use super::entry::{
+    BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomMessageEntry, SessionEntry,
+};
 use super::time::ms_from_iso;
 use crate::message::{
     AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Extra,
@@ -111,6 +114,53 @@ fn context_message(entry: &SessionEntry) -> Option<Cow<'_, AgentMessage>> {
     }
 }
 
+/// The message an entry contributes once `edit` (the latest edit of it) is applied: none when
+/// the edit omits it, else the message with the replacement's content (Pi's
+/// `projectContextEntry`). A replacement this build cannot read leaves the message as it was.
+fn edited_message<'a>(
+    entry: &'a SessionEntry,
+    edit: Option<&ContextEditEntry>,
+) -> Option<Cow<'a, AgentMessage>> {
+    let message = context_message(entry)?;
+    let Some(edit) = edit else {
+        return Some(message);
+    };
+    let content = edit.replacement.as_ref()?.get("content")?;
+    let role = message.role();
+    if !matches!(role, "user" | "assistant" | "toolResult" | "custom") {
+        return Some(message);
+    }
+    let content = match content {
+        serde_json::Value::String(text) if matches!(role, "assistant" | "toolResult") => {
+            serde_json::json!([{"type": "text", "text": text}])
+        }
+        other => other.clone(),
+    };
+    let replaced = serde_json::to_value(message.as_ref())
+        .ok()
+        .and_then(|mut value| {
+            value.as_object_mut()?.insert("content".into(), content);
+            serde_json::from_value::<AgentMessage>(value).ok()
+        });
+    Some(replaced.map_or(message, Cow::Owned))
+}
+
+/// The messages of `entries` (the entries of a context, in order), each as the latest
+/// `context_edit` among them leaves it.
+fn project<'a>(entries: &[&'a SessionEntry]) -> Vec<Cow<'a, AgentMessage>> {
+    let mut edits: IndexMap<&str, &ContextEditEntry, BuildHasherDefault<DefaultHasher>> =
+        IndexMap::default();
+    for entry in entries {
+        if let SessionEntry::ContextEdit(edit) = entry {
+            edits.insert(edit.target_id.as_str(), edit);
+        }
+    }
+    entries
+        .iter()
+        .filter_map(|e| edited_message(e, edits.get(e.id()).copied()))
+        .collect()
+}
+
 /// The path from the root to `leaf`, root first, following `parentId` through `index`
 /// (entry id -> position in `entries`). Stops at an unknown parent or a cycle.
 pub fn path_to<'a>(
@@ -174,19 +224,15 @@ pub fn build_session_context<'a>(
         model_id: model_id.clone(),
     });
     match compaction {
-        None => context.messages = path.iter().filter_map(|e| context_message(e)).collect(),
+        None => context.messages = project(&path),
         Some((at, c)) => {
             context.messages.push(Cow::Owned(compaction_summary(c)));
             let kept = path[..at]
                 .iter()
                 .position(|e| e.id() == c.first_kept_entry_id)
                 .map_or(&[][..], |first| &path[first..at]);
-            context
-                .messages
-                .extend(kept.iter().filter_map(|e| context_message(e)));
-            context
-                .messages
-                .extend(path[at + 1..].iter().filter_map(|e| context_message(e)));
+            let rest: Vec<&SessionEntry> = kept.iter().chain(&path[at + 1..]).copied().collect();
+            context.messages.extend(project(&rest));
         }
     }
     context

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::json_object;
 use crate::tagged::{deserialize_tagged, Tagged};
 
-use crate::message::{AgentMessage, UserContent};
+use crate::message::{AgentMessage, Usage, UserContent};
 
 /// Current format version written in new headers.
 pub const CURRENT_SESSION_VERSION: u32 = 3;
@@ -154,6 +154,37 @@ json_object! {
     }
 }
 
+json_object! {
+    /// `context_edit` (Pi 1.5): from here on along the branch, the model sees `targetId`'s
+    /// message with `replacement`'s content, or (`null`) not at all. The entry it edits stays
+    /// in the file as it was; retries and recoveries write one to omit a failed attempt.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ContextEditEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub target_id: String = "targetId" (req),
+        /// `null` omits the target; else `{content}` (a string or content blocks).
+        pub replacement: Option<Value> = "replacement" (def),
+    }
+}
+
+json_object! {
+    /// `usage` (Pi 1.5): tokens spent outside the conversation (e.g. `kind: "cache_warm"`).
+    /// Session statistics count them; the model never sees them.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct UsageEntry {
+        pub id: String = "id" (req),
+        pub parent_id: Option<String> = "parentId" (def),
+        pub timestamp: String = "timestamp" (req),
+        pub kind: String = "kind" (req),
+        pub provider: String = "provider" (req),
+        pub model: String = "model" (req),
+        pub usage: Usage = "usage" (req),
+        pub note: Option<String> = "note" (opt),
+    }
+}
+
 /// One entry line of a session file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SessionEntry {
@@ -166,6 +197,8 @@ pub enum SessionEntry {
     CustomMessage(CustomMessageEntry),
     Label(LabelEntry),
     SessionInfo(SessionInfoEntry),
+    ContextEdit(ContextEditEntry),
+    Usage(UsageEntry),
     /// An entry type this version does not know, kept as read.
     Other(Map<String, Value>),
 }
@@ -182,6 +215,8 @@ enum EntryRef<'a> {
     CustomMessage(&'a CustomMessageEntry),
     Label(&'a LabelEntry),
     SessionInfo(&'a SessionInfoEntry),
+    ContextEdit(&'a ContextEditEntry),
+    Usage(&'a UsageEntry),
 }
 
 impl Serialize for SessionEntry {
@@ -196,6 +231,8 @@ impl Serialize for SessionEntry {
             SessionEntry::CustomMessage(e) => EntryRef::CustomMessage(e),
             SessionEntry::Label(e) => EntryRef::Label(e),
             SessionEntry::SessionInfo(e) => EntryRef::SessionInfo(e),
+            SessionEntry::ContextEdit(e) => EntryRef::ContextEdit(e),
+            SessionEntry::Usage(e) => EntryRef::Usage(e),
             SessionEntry::Other(map) => return map.serialize(serializer),
         };
         known.serialize(serializer)
@@ -225,6 +262,8 @@ impl Tagged for SessionEntry {
             "custom" => SessionEntry::Custom(CustomEntry::deserialize(rest)?),
             "custom_message" => SessionEntry::CustomMessage(CustomMessageEntry::deserialize(rest)?),
             "label" => SessionEntry::Label(LabelEntry::deserialize(rest)?),
+            "context_edit" => SessionEntry::ContextEdit(ContextEditEntry::deserialize(rest)?),
+            "usage" => SessionEntry::Usage(UsageEntry::deserialize(rest)?),
             _ => SessionEntry::SessionInfo(SessionInfoEntry::deserialize(rest)?),
         })
     }
@@ -297,6 +336,8 @@ impl SessionEntry {
                 | "custom_message"
                 | "label"
                 | "session_info"
+                | "context_edit"
+                | "usage"
         )
     }
 
@@ -312,6 +353,8 @@ impl SessionEntry {
             SessionEntry::CustomMessage(_) => "custom_message",
             SessionEntry::Label(_) => "label",
             SessionEntry::SessionInfo(_) => "session_info",
+            SessionEntry::ContextEdit(_) => "context_edit",
+            SessionEntry::Usage(_) => "usage",
             SessionEntry::Other(map) => map.get("type").and_then(Value::as_str).unwrap_or(""),
         }
     }
@@ -351,6 +394,8 @@ impl SessionEntry {
             SessionEntry::CustomMessage(e) => fields!(e),
             SessionEntry::Label(e) => fields!(e),
             SessionEntry::SessionInfo(e) => fields!(e),
+            SessionEntry::ContextEdit(e) => fields!(e),
+            SessionEntry::Usage(e) => fields!(e),
             SessionEntry::Other(map) => (
                 map.get("id").and_then(Value::as_str).unwrap_or(""),
                 map.get("parentId").and_then(Value::as_str),

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::context::{build_session_context, path_to, EntryIndex, Leaf, SessionContext};
 use super::entry::{
-    BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, HeaderType, LabelEntry,
-    MessageEntry, ModelChangeEntry, SessionEntry, SessionHeader, SessionInfoEntry,
-    ThinkingLevelChangeEntry, CURRENT_SESSION_VERSION,
+    BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry,
+    HeaderType, LabelEntry, MessageEntry, ModelChangeEntry, SessionEntry, SessionHeader,
+    SessionInfoEntry, ThinkingLevelChangeEntry, CURRENT_SESSION_VERSION,
 };
 use super::ids::IdGenerator;
 use super::time::ms_from_iso;
@@ -448,6 +448,30 @@ impl SessionTree {
             extra: Extra::new(),
         });
         (id, self.append(entry))
+    }
+
+    /// Records an edit of what the model sees of `target_id` from here on (Pi 1.5's
+    /// `appendContextEdit`); `None` omits it. The target must be on the current branch.
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<Value>,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> Result<(String, Persist), SessionError> {
+        if !self.branch_path(None).iter().any(|e| e.id() == target_id) {
+            return Err(SessionError::EntryNotFound(target_id.to_owned()));
+        }
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::ContextEdit(ContextEditEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            target_id: target_id.to_owned(),
+            replacement,
+            extra: Extra::new(),
+        });
+        Ok((id, self.append(entry)))
     }
 
     /// Sets (or with `None`/empty, clears) the label of `target_id`.
