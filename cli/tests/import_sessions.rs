@@ -82,7 +82,6 @@ fn sessions_the_original_wrote_replay_byte_for_byte() {
         "a_plain_text",
         "b_tool_read",
         "c_two_tools",
-        "d2_retry_agent_level",
         "e_rpc",
         "f_session_resume",
     ] {
@@ -99,6 +98,26 @@ fn sessions_the_original_wrote_replay_byte_for_byte() {
         .expect("reads")
         .contains("parentSession"));
     check_reproduces("the forked session", &forked);
+}
+
+/// A session 0.73.1 wrote with retried attempts: Pi 1.5.2 omits each failed attempt with a
+/// `context_edit` entry, which the file does not hold, so the import names where the replay
+/// differs (1.5.2 itself, given the same answers, writes the edits too).
+#[test]
+fn a_session_0_73_1_wrote_with_retries_differs_where_1_5_2_writes_context_edits() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (imported, _, _) = import_and_replay(&trace_session("d2_retry_agent_level"), dir.path());
+    let said = format!("{}{}", imported.stdout, imported.stderr);
+    assert!(
+        said.contains("does not reproduce the session exactly"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            r#"line 6 (message assistant): `type` is "message" in the file, "context_edit" in the replay"#
+        ),
+        "{said}"
+    );
 }
 
 /// `session` imports with no reason given, its cassette checks, and its replay writes it.
