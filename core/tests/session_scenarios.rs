@@ -125,6 +125,23 @@ model: error 400 prompt is too long: 2050 tokens > 2000 maximum
 "#
 );
 
+// Pi 1.5: a complete answer whose usage shows the window overrun is compacted after, not
+// omitted and not asked again (`_checkCompaction`'s willRetry is false for a stop).
+scenario!(
+    a_silent_overflow_is_compacted_without_asking_again,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=2100/20 text A complete answer.
+model: text Summary of the conversation.
+model: text Summary of the turn's start.
+tick 100
+"#
+);
+
 // Pi 1.5 (length_tool_calls, scenarios-1.5.2): the answer a run ends with, cut at the output
 // limit, is omitted by a context_edit, compacted away like an overflow and asked again once.
 scenario!(

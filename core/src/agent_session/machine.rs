@@ -647,6 +647,10 @@ impl SessionMachine {
             && model.max_tokens > 0
             && assistant.usage.output < model.max_tokens;
         if overflow || cut {
+            // A complete answer cannot be asked again: it is compacted after, and kept.
+            if assistant.stop_reason == StopReason::Stop {
+                return self.start_compaction(CompactionReason::Overflow, false, None);
+            }
             if self.overflow_recovery_attempted {
                 let text = match overflow {
                     true => OVERFLOW_RECOVERY_FAILED,

@@ -125,7 +125,9 @@ fn edited_message<'a>(
     let Some(edit) = edit else {
         return Some(message);
     };
-    let content = edit.replacement.as_ref()?.get("content")?;
+    let Some(content) = edit.replacement.as_ref()?.get("content") else {
+        return Some(message);
+    };
     let role = message.role();
     if !matches!(role, "user" | "assistant" | "toolResult" | "custom") {
         return Some(message);
