@@ -396,6 +396,7 @@ impl Runtime {
         options.follow_up_mode = self.settings.follow_up_mode();
         options.docs = docs();
         options.block_images = self.settings.block_images();
+        options.default_thinking_level = self.settings.default_thinking_level();
         let mut env = ToolEnv::new(&self.cwd);
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);

@@ -121,6 +121,9 @@ pub struct SessionOptions {
     /// The setting `images.blockImages`: the model sees `Image reading is disabled.` instead
     /// of each image of a user message or tool result.
     pub block_images: bool,
+    /// The setting `defaultThinkingLevel`, which a model switch asks for (`None`: the switch
+    /// keeps the current level).
+    pub default_thinking_level: Option<ThinkingLevel>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -158,6 +161,7 @@ impl SessionOptions {
             transport: None,
             clock: Arc::new(SystemClock),
             block_images: false,
+            default_thinking_level: None,
         }
     }
 }
@@ -256,6 +260,7 @@ impl SessionOptions {
             steering_mode: self.steering_mode,
             follow_up_mode: self.follow_up_mode,
             block_images: self.block_images,
+            default_thinking_level: self.default_thinking_level,
         })
     }
 

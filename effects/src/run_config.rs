@@ -62,6 +62,10 @@ pub struct RunConfig {
     pub follow_up_mode: QueueMode,
     /// The setting `images.blockImages`.
     pub block_images: bool,
+    /// The setting `defaultThinkingLevel`: the level a model switch asks for before the
+    /// current one (Pi 1.5.2's `_getThinkingLevelForModelSwitch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_thinking_level: Option<ThinkingLevel>,
 }
 
 /// Why a machine could not be built.
@@ -138,7 +142,7 @@ pub fn build_machine(
         ids,
         retry: config.retry,
         compaction: config.compaction,
-        default_thinking_level: Some(config.thinking_level),
+        default_thinking_level: config.default_thinking_level,
     });
     Ok((machine, file))
 }

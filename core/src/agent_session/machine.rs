@@ -150,12 +150,6 @@ impl SessionMachine {
         (&self.steering_texts, &self.follow_up_texts)
     }
 
-    /// The thinking level to save as the settings' default (Pi saves it on every effective
-    /// change made on a reasoning model, or to a level other than `off`).
-    pub fn default_thinking_level(&self) -> Option<ThinkingLevel> {
-        self.default_thinking_level
-    }
-
     /// When the machine wants [`SessionInput::Wake`].
     pub fn wake_at(&self) -> Option<u64> {
         self.wake.map(|(at, _)| at)
@@ -198,6 +192,7 @@ impl SessionMachine {
             SessionInput::SetAutoCompaction(enabled) => self.compaction_settings.enabled = enabled,
             SessionInput::SetAutoRetry(enabled) => self.retry.enabled = enabled,
             SessionInput::AbortRetry => self.abort_retry(),
+            SessionInput::ClearQueue => self.clear_queue()?,
             SessionInput::SetSessionName(name) => self.set_session_name(&name),
             SessionInput::Answer(input) => self.answer(input)?,
             SessionInput::Wake => self.wake()?,
@@ -290,6 +285,18 @@ impl SessionMachine {
                 self.agent_step(Input::FollowUp(message))
             }
         }
+    }
+
+    /// Pi's `clearQueue`: both queues emptied, in the agent too, and announced.
+    fn clear_queue(&mut self) -> Result<(), SessionError> {
+        self.steering_texts.clear();
+        self.follow_up_texts.clear();
+        let step = self
+            .agent
+            .step(self.now, Input::Change(Change::ClearAllQueues))?;
+        self.route(step)?;
+        self.emit_queue_update();
+        Ok(())
     }
 
     fn emit_queue_update(&mut self) {
@@ -617,13 +624,11 @@ impl SessionMachine {
         model: Model,
         explicit: Option<ThinkingLevel>,
     ) -> Result<(), SessionError> {
-        let carried = if let Some(level) = explicit {
-            level
-        } else if self.agent.model().reasoning {
-            self.agent.thinking_level()
-        } else {
-            self.default_thinking_level.unwrap_or(ThinkingLevel::Medium)
-        };
+        // Pi 1.5.2's `_getThinkingLevelForModelSwitch`: the scope's level, the settings'
+        // default, else the current level.
+        let carried = explicit
+            .or(self.default_thinking_level)
+            .unwrap_or_else(|| self.agent.thinking_level());
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let step = self
             .agent
@@ -649,9 +654,6 @@ impl SessionMachine {
             self.tree
                 .append_thinking_level_change(effective.as_str(), self.now, &mut self.ids);
         self.persist(decision);
-        if self.agent.model().reasoning || effective != ThinkingLevel::Off {
-            self.default_thinking_level = Some(effective);
-        }
         self.emit(Event::Session(SessionEvent::ThinkingLevelChanged {
             level: effective,
         }));
