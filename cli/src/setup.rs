@@ -48,6 +48,11 @@ pub enum SessionChoice {
     Open(PathBuf),
     /// A copy of this file as a new session (`--fork`).
     Fork(PathBuf),
+    /// A new session holding the branch of `from` that ends at `leaf` (RPC `fork` and
+    /// `clone`), kept in memory until it has something to write, as Pi's
+    /// `createBranchedSession` keeps it: a fork before the first user message keeps the system
+    /// message recorded before it.
+    Branch { from: PathBuf, leaf: String },
 }
 
 /// The run's fixed inputs.
@@ -120,9 +125,13 @@ impl Runtime {
         if let Some(level) = &args.thinking {
             match ThinkingLevel::parse(level) {
                 Some(level) => thinking = Some(level),
-                None => warnings.push(format!(
-                    "Invalid thinking level \"{level}\". Valid values: off, minimal, low, medium, high, xhigh"
-                )),
+                None => {
+                    let valid: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.as_str()).collect();
+                    warnings.push(format!(
+                        "Invalid thinking level \"{level}\". Valid values: {}",
+                        valid.join(", ")
+                    ));
+                }
             }
         }
         let thinking_flag = thinking.is_some();
@@ -339,6 +348,14 @@ impl Runtime {
             }
             SessionChoice::Fork(path) => {
                 SessionStore::fork_from(path, &cwd, &self.session_dir, now, ids)
+            }
+            SessionChoice::Branch { from, leaf } => {
+                SessionStore::open(from, Some(&self.session_dir), None, &cwd, now, ids).and_then(
+                    |mut source| {
+                        source.create_branched_session(leaf, now)?;
+                        Ok(source)
+                    },
+                )
             }
         }
         .map_err(session_error)?;

@@ -215,3 +215,92 @@ fn set_model_and_thinking_level_change_the_session_not_the_settings() {
     );
     assert_eq!(pi.finish(), 0);
 }
+
+#[test]
+fn another_models_thinking_is_dropped_not_sent_as_text() {
+    let mut pi = Pi::start(json!([
+        {"reasoning": ["Pondering the question."], "text": ["First answer."]},
+        {"text": ["Second answer."]}
+    ]));
+    pi.call(
+        "sm1",
+        json!({"type": "set_model", "provider": "mock", "modelId": "mock-reasoner"}),
+    );
+    pi.send(json!({"id": "p1", "type": "prompt", "message": "Think"}));
+    pi.wait_type("agent_end");
+    let messages = pi.call("m", json!({"type": "get_messages"}));
+    let answer = &messages["data"]["messages"][2];
+    assert_eq!(answer["content"][0]["type"], "thinking", "{answer}");
+    pi.call(
+        "sm2",
+        json!({"type": "set_model", "provider": "mock", "modelId": "mock-model"}),
+    );
+    pi.send(json!({"id": "p2", "type": "prompt", "message": "Again"}));
+    pi.wait_type("agent_end");
+    let second = pi.mock.requests()[1].to_string();
+    assert!(!second.contains("Pondering"), "{second}");
+    assert!(second.contains("First answer."), "{second}");
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn level_max_is_a_level_clamped_to_what_the_model_offers() {
+    let mut pi = Pi::start(json!([]));
+    pi.call(
+        "sm",
+        json!({"type": "set_model", "provider": "mock", "modelId": "mock-reasoner"}),
+    );
+    let set = pi.call("tl", json!({"type": "set_thinking_level", "level": "max"}));
+    assert_eq!(set["success"], true, "{set}");
+    // mock-reasoner's map names neither xhigh nor max: the nearest level below is high.
+    assert!(pi
+        .seen
+        .contains(&json!({"type": "thinking_level_changed", "level": "high"})));
+    let state = pi.call("s", json!({"type": "get_state"}));
+    assert_eq!(state["data"]["thinkingLevel"], "high");
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn a_fork_before_the_first_user_message_keeps_the_entries_before_it() {
+    let mut pi = Pi::start(json!([{"text": ["First."]}, {"text": ["After the fork."]}]));
+    pi.send(json!({"id": "p1", "type": "prompt", "message": "First question"}));
+    pi.wait_type("agent_end");
+    let state = pi.call("s0", json!({"type": "get_state"}));
+    let original = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    let before = pi.call("e0", json!({"type": "get_entries"}));
+    let first_user = before["data"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e["message"]["role"] == "user")
+        .unwrap();
+    let kept: Vec<Value> = before["data"]["entries"].as_array().unwrap()[..first_user].to_vec();
+    let forked = pi.call(
+        "f0",
+        json!({"type": "fork", "entryId": before["data"]["entries"][first_user]["id"]}),
+    );
+    assert_eq!(forked["data"]["text"], "First question", "{forked}");
+    // The system message recorded before the first request stays, in memory.
+    assert_eq!(roles(&mut pi, "m1"), ["system"]);
+    pi.send(json!({"id": "p2", "type": "prompt", "message": "Question after the fork"}));
+    pi.wait_type("agent_end");
+    assert_eq!(roles(&mut pi, "m2"), ["system", "user", "assistant"]);
+    let state = pi.call("s1", json!({"type": "get_state"}));
+    let file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    assert_ne!(file, original);
+    let lines: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["parentSession"], original.as_str());
+    // The same entries as the original's before its first user message, and no second prompt.
+    assert_eq!(lines[1..=kept.len()], kept[..]);
+    let system = lines
+        .iter()
+        .filter(|l| l["message"]["role"] == "system")
+        .count();
+    assert_eq!(system, 1);
+    assert_eq!(pi.finish(), 0);
+}
