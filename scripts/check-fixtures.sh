@@ -14,6 +14,7 @@ pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
   "gen-model-catalog.mjs providers/src/catalog/models.json"
+  "gen-default-models.mjs providers/src/catalog/default_models.json"
   "gen-output-fixtures.mjs core/tests/fixtures/output_cases.json"
   "gen-overflow-fixtures.mjs core/tests/fixtures/overflow_cases.json"
   "gen-partial-json-fixtures.mjs core/tests/fixtures/partial_json_cases.json"
