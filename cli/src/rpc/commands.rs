@@ -138,8 +138,14 @@ impl<I: Interpreter + Send> Rpc<I> {
             "cycle_model" => done(Some(self.cycle_model()?)),
             "set_thinking_level" => {
                 let level = text_field(command, "level")?;
-                let level = ThinkingLevel::parse(&level)
-                    .ok_or_else(|| Failure::Message(format!("Invalid thinking level: {level}")))?;
+                // Pi 1.5.2 takes any name: one it does not know clamps to the model's first level.
+                let level = ThinkingLevel::parse(&level).unwrap_or_else(|| {
+                    let model = self.session.machine().agent().model();
+                    supported_thinking_levels(model)
+                        .first()
+                        .copied()
+                        .unwrap_or(ThinkingLevel::Off)
+                });
                 self.submit(SessionInput::SetThinkingLevel(level))?;
                 done(None)
             }

@@ -58,11 +58,11 @@ impl<I: Interpreter + Send> Rpc<I> {
             }
             "fork" => {
                 let entry_id = text_field(command, "entryId")?;
-                let text = self.fork(&entry_id, Position::Before)?;
-                let mut data = json!({ "cancelled": false });
-                if let Some(text) = text {
-                    data["text"] = json!(text);
-                }
+                // Pi answers `{text, cancelled}` (`text` left out when undefined).
+                let data = match self.fork(&entry_id, Position::Before)? {
+                    Some(text) => json!({ "text": text, "cancelled": false }),
+                    None => json!({ "cancelled": false }),
+                };
                 Ok(Some(data))
             }
             "clone" => {

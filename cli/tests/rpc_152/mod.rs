@@ -258,6 +258,14 @@ fn level_max_is_a_level_clamped_to_what_the_model_offers() {
         .contains(&json!({"type": "thinking_level_changed", "level": "high"})));
     let state = pi.call("s", json!({"type": "get_state"}));
     assert_eq!(state["data"]["thinkingLevel"], "high");
+    // A name 1.5.2 does not know is clamped too: to the model's first level.
+    let bogus = pi.call(
+        "tb",
+        json!({"type": "set_thinking_level", "level": "bogus"}),
+    );
+    assert_eq!(bogus["success"], true, "{bogus}");
+    let state = pi.call("s2", json!({"type": "get_state"}));
+    assert_eq!(state["data"]["thinkingLevel"], "off");
     assert_eq!(pi.finish(), 0);
 }
 
@@ -281,6 +289,8 @@ fn a_fork_before_the_first_user_message_keeps_the_entries_before_it() {
         json!({"type": "fork", "entryId": before["data"]["entries"][first_user]["id"]}),
     );
     assert_eq!(forked["data"]["text"], "First question", "{forked}");
+    let keys: Vec<&String> = forked["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["text", "cancelled"]);
     // The system message recorded before the first request stays, in memory.
     assert_eq!(roles(&mut pi, "m1"), ["system"]);
     pi.send(json!({"id": "p2", "type": "prompt", "message": "Question after the fork"}));
