@@ -414,6 +414,7 @@ impl Runtime {
         options.docs = docs();
         options.block_images = self.settings.block_images();
         options.default_thinking_level = self.settings.default_thinking_level();
+        options.model_thinking_levels = self.settings.model_thinking_levels();
         let mut env = ToolEnv::new(&self.cwd);
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);
@@ -487,8 +488,9 @@ impl Runtime {
     /// saved default if in scope, else the first); else the session's own if it still has
     /// credentials; else the settings' default; else the preferred available model; else Pi's
     /// `unknown` placeholder, which fails on the first prompt for want of a key. The level:
-    /// the command line's (or the chosen scope entry's); else the session's last change; else
-    /// the settings' default; else `medium`.
+    /// the command line's (or the chosen scope entry's); else the session's last change; else,
+    /// for a new session, the model's entry in `modelThinkingLevels`; else the settings'
+    /// default; else `medium`.
     pub fn choose(&self, store: &SessionStore) -> (Model, ThinkingLevel) {
         let tree = store.tree();
         let context = tree.context();
@@ -528,8 +530,17 @@ impl Runtime {
                     .flatten()
             })
             .flatten();
+        // A new session asks for the model's own level first (Pi 1.5.2's `modelThinkingLevels`);
+        // a resumed one without a level of its own takes the default.
+        let per_model = (!has_messages)
+            .then(|| {
+                let key = format!("{}/{}", model.provider, model.id);
+                self.settings.model_thinking_levels().get(&key).copied()
+            })
+            .flatten();
         let level = thinking
             .or(session_level)
+            .or(per_model)
             .or(self.settings.default_thinking_level())
             .unwrap_or(ThinkingLevel::Medium);
         (model, level)

@@ -35,9 +35,22 @@ impl Pi {
     fn start_with(script: Value, extra_args: &[&str]) -> Pi {
         let mock = MockLlm::start(&script);
         let env = Env::new(&mock);
+        let mut args = vec![
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ];
+        args.extend_from_slice(extra_args);
+        Pi::start_in(env, mock, &args)
+    }
+
+    /// `pi ARGS` in `env` (prepared beforehand), talking to `mock`.
+    fn start_in(env: Env, mock: MockLlm, args: &[&str]) -> Pi {
         let mut child = env
-            .rpc_command()
-            .args(extra_args)
+            .command(args)
             .env("PI_OFFLINE", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -41,6 +41,7 @@
 //! }
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -124,6 +125,8 @@ pub struct SessionOptions {
     /// The setting `defaultThinkingLevel`, which a model switch asks for (`None`: the switch
     /// keeps the current level).
     pub default_thinking_level: Option<ThinkingLevel>,
+    /// The setting `modelThinkingLevels` (`"provider/id"` → level), asked for first by a switch.
+    pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -162,6 +165,7 @@ impl SessionOptions {
             clock: Arc::new(SystemClock),
             block_images: false,
             default_thinking_level: None,
+            model_thinking_levels: BTreeMap::new(),
         }
     }
 }
@@ -261,6 +265,7 @@ impl SessionOptions {
             follow_up_mode: self.follow_up_mode,
             block_images: self.block_images,
             default_thinking_level: self.default_thinking_level,
+            model_thinking_levels: self.model_thinking_levels.clone(),
         })
     }
 

@@ -3,6 +3,7 @@
 //! (the clock, context files, the documentation's location) is read once, before it, so that the
 //! same configuration always builds the same machine.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -66,6 +67,10 @@ pub struct RunConfig {
     /// current one (Pi 1.5.2's `_getThinkingLevelForModelSwitch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_thinking_level: Option<ThinkingLevel>,
+    /// The setting `modelThinkingLevels` (`"provider/id"` → level), which a switch to one of
+    /// those models asks for first.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
 }
 
 /// Why a machine could not be built.
@@ -143,6 +148,7 @@ pub fn build_machine(
         retry: config.retry,
         compaction: config.compaction,
         default_thinking_level: config.default_thinking_level,
+        model_thinking_levels: config.model_thinking_levels.clone(),
     });
     Ok((machine, file))
 }

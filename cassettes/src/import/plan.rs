@@ -415,6 +415,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         follow_up_mode: QueueMode::OneAtATime,
         block_images: false,
         default_thinking_level: None,
+        model_thinking_levels: Default::default(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use super::common::{Env, MockLlm};
 use super::Pi;
 
 /// The roles of `get_messages`.
@@ -312,5 +313,56 @@ fn a_fork_before_the_first_user_message_keeps_the_entries_before_it() {
         .filter(|l| l["message"]["role"] == "system")
         .count();
     assert_eq!(system, 1);
+    assert_eq!(pi.finish(), 0);
+}
+
+#[test]
+fn a_models_own_thinking_level_comes_before_the_default() {
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    env.write_agent(
+        "settings.json",
+        r#"{"defaultThinkingLevel": "minimal", "modelThinkingLevels": {"mock/mock-reasoner": "low"}}"#,
+    );
+    let mut pi = Pi::start_in(
+        env,
+        mock,
+        &[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+        ],
+    );
+    pi.call(
+        "sm",
+        json!({"type": "set_model", "provider": "mock", "modelId": "mock-reasoner"}),
+    );
+    let state = pi.call("s", json!({"type": "get_state"}));
+    assert_eq!(state["data"]["thinkingLevel"], "low");
+    assert_eq!(pi.finish(), 0);
+    // A new session on that model starts at its level.
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    env.write_agent(
+        "settings.json",
+        r#"{"defaultThinkingLevel": "minimal", "modelThinkingLevels": {"mock/mock-reasoner": "low"}}"#,
+    );
+    let mut pi = Pi::start_in(
+        env,
+        mock,
+        &[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-reasoner",
+            "--mode",
+            "rpc",
+        ],
+    );
+    let state = pi.call("s", json!({"type": "get_state"}));
+    assert_eq!(state["data"]["thinkingLevel"], "low");
     assert_eq!(pi.finish(), 0);
 }

@@ -1,5 +1,7 @@
 //! What goes into the session machine and what comes out of it.
 
+use std::collections::BTreeMap;
+
 use crate::agent::{AgentConfig, Effect, Input, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
@@ -37,6 +39,9 @@ pub struct SessionConfig {
     /// The settings' `defaultThinkingLevel`: what a model switch asks for (the current level
     /// when unset). Pi 1.5.2 changes it only when told to persist, which no front end here does.
     pub default_thinking_level: Option<ThinkingLevel>,
+    /// The settings' `modelThinkingLevels` (`"provider/id"` → level): the level a switch to that
+    /// model asks for before the default.
+    pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
 }
 
 /// Everything the world can tell the session machine.

@@ -4,6 +4,8 @@
 //! thinking-level changes. Like the agent machine it does no IO: time comes in with every input,
 //! timers go out as `wake_at`, and summaries are model calls the interpreter makes.
 
+use std::collections::BTreeMap;
+
 use crate::agent::{AgentMachine, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::tokens::{
     calculate_context_tokens, estimate_context_tokens, should_compact,
@@ -49,6 +51,7 @@ pub struct SessionMachine {
     pub(super) follow_up_mode: QueueMode,
     pub(super) compaction_settings: CompactionSettings,
     default_thinking_level: Option<ThinkingLevel>,
+    model_thinking_levels: BTreeMap<String, ThinkingLevel>,
     retry_attempt: u32,
     wake: Option<(u64, Wake)>,
     overflow_recovery_attempted: bool,
@@ -95,6 +98,7 @@ impl SessionMachine {
             follow_up_mode,
             compaction_settings: config.compaction,
             default_thinking_level: config.default_thinking_level,
+            model_thinking_levels: config.model_thinking_levels,
             retry_attempt: 0,
             wake: None,
             overflow_recovery_attempted: false,
@@ -624,9 +628,14 @@ impl SessionMachine {
         model: Model,
         explicit: Option<ThinkingLevel>,
     ) -> Result<(), SessionError> {
-        // Pi 1.5.2's `_getThinkingLevelForModelSwitch`: the scope's level, the settings'
-        // default, else the current level.
+        // Pi 1.5.2's `_getThinkingLevelForModelSwitch`: the scope's level, the model's own
+        // setting, the settings' default, else the current level.
+        let per_model = self
+            .model_thinking_levels
+            .get(&format!("{}/{}", model.provider, model.id))
+            .copied();
         let carried = explicit
+            .or(per_model)
             .or(self.default_thinking_level)
             .unwrap_or_else(|| self.agent.thinking_level());
         let (provider, id) = (model.provider.clone(), model.id.clone());
