@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // Drives OUR `pi` binary in RPC mode with the original package's own RPC client
 // (dist/modes/rpc/rpc-client.js): prompt, steer, follow_up, get_state, get_messages, abort.
-// The model is the conformance kit's mock LLM on 127.0.0.1.
+// The model is the conformance kit's mock LLM on 127.0.0.1. Either edition's client works:
+// Pi 1.5.2's (`@earendil-works`, which waits for `agent_settled` and reads each command's
+// disposition, and whose sessions count the system message) or 0.73.1's (`@mariozechner`).
 //
 // Usage: node scripts/rpc-client-check.mjs <pi install dir> <our pi binary> [mock kit dir]
-//   <pi install dir>  where install-pi.sh put the original (holds node_modules/)
+//   <pi install dir>  where install-pi.sh or install-pi-1.5.2.sh put the original (holds
+//                     node_modules/)
 //   <our pi binary>   e.g. target/debug/pi
 //   [mock kit dir]    the conformance kit (default: conformance/ in this repository)
 // Exits 0 when every check passes.
@@ -24,10 +27,12 @@ if (!piDir || !ourBinary) {
 const here = dirname(fileURLToPath(import.meta.url));
 const kit = resolve(kitArg ?? join(here, "../conformance"));
 const binary = resolve(ourBinary);
-const clientModule = join(
-	resolve(piDir),
-	"node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js",
-);
+const clientIn = (scope) => join(resolve(piDir), `node_modules/${scope}/pi-coding-agent/dist/modes/rpc/rpc-client.js`);
+// 1.5.2 when its package is there, else 0.73.1.
+const edition152 = existsSync(clientIn("@earendil-works"));
+const clientModule = clientIn(edition152 ? "@earendil-works" : "@mariozechner");
+// 1.5.2 records the system prompt as the session's first message.
+const system = edition152 ? ["system"] : [];
 for (const [what, path] of [["RPC client", clientModule], ["binary", binary], ["mock", join(kit, "mock/mock_llm.py")]]) {
 	if (!existsSync(path)) {
 		console.error(`${what} not found: ${path}`);
@@ -74,6 +79,7 @@ async function main() {
 		env: { HOME: home, PI_CODING_AGENT_DIR: agent, PI_OFFLINE: "1" },
 	});
 	await client.start();
+	console.log(`# ${edition152 ? "Pi 1.5.2" : "Pi 0.73.1"}'s RPC client`);
 
 	// get_state before anything ran.
 	const initial = await client.getState();
@@ -86,7 +92,7 @@ async function main() {
 	const events = await client.promptAndWait("Say hello");
 	const types = events.map((e) => e.type);
 	assert.equal(types[0], "agent_start");
-	assert.equal(types.at(-1), "agent_end");
+	assert.equal(types.at(-1), edition152 ? "agent_settled" : "agent_end");
 	assert.ok(types.includes("message_update"));
 	assert.equal(await client.getLastAssistantText(), "Hello from the mock.");
 	check("prompt");
@@ -101,10 +107,11 @@ async function main() {
 			}
 		});
 	});
-	await client.prompt("Start working");
+	const started = await client.prompt("Start working");
 	await firstDelta;
-	await client.steer("Also note this steer.");
-	await client.followUp("And then this follow-up.");
+	const steered = await client.steer("Also note this steer.");
+	const followed = await client.followUp("And then this follow-up.");
+	if (edition152) assert.deepEqual([started, steered, followed], ["started", "queued", "queued"]);
 	const streaming = await client.getState();
 	assert.equal(streaming.isStreaming, true);
 	assert.equal(streaming.pendingMessageCount, 2);
@@ -112,7 +119,7 @@ async function main() {
 	const afterQueue = await client.getMessages();
 	assert.deepEqual(
 		afterQueue.map((m) => m.role === "user" ? `user:${m.content[0].text}` : m.role),
-		["user:Say hello", "assistant", "user:Start working", "assistant", "user:Also note this steer.", "assistant", "user:And then this follow-up.", "assistant"],
+		[...system, "user:Say hello", "assistant", "user:Start working", "assistant", "user:Also note this steer.", "assistant", "user:And then this follow-up.", "assistant"],
 	);
 	check("steer + follow_up");
 
@@ -137,7 +144,7 @@ async function main() {
 	assert.equal(last.stopReason, "aborted");
 	const state = await client.getState();
 	assert.equal(state.isStreaming, false);
-	assert.equal(state.messageCount, 10);
+	assert.equal(state.messageCount, 10 + system.length);
 	check("abort");
 
 	const stats = await client.getSessionStats();

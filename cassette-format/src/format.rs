@@ -563,6 +563,7 @@ pub enum RecordedInput {
         enabled: bool,
     },
     AbortRetry,
+    ClearQueue,
     SetSessionName {
         name: String,
     },

@@ -190,6 +190,7 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
         }
         SessionInput::SetAutoRetry(enabled) => RecordedInput::SetAutoRetry { enabled: *enabled },
         SessionInput::AbortRetry => RecordedInput::AbortRetry,
+        SessionInput::ClearQueue => RecordedInput::ClearQueue,
         SessionInput::SetSessionName(name) => RecordedInput::SetSessionName { name: name.clone() },
         SessionInput::Answer(Input::ModelFailed { call, error }) => RecordedInput::ModelFailed {
             call: call.0,
@@ -308,6 +309,7 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::SetAutoCompaction { enabled } => SessionInput::SetAutoCompaction(*enabled),
         RecordedInput::SetAutoRetry { enabled } => SessionInput::SetAutoRetry(*enabled),
         RecordedInput::AbortRetry => SessionInput::AbortRetry,
+        RecordedInput::ClearQueue => SessionInput::ClearQueue,
         RecordedInput::SetSessionName { name } => SessionInput::SetSessionName(name.clone()),
         RecordedInput::ModelFailed { call, error } => SessionInput::Answer(Input::ModelFailed {
             call: CallId(*call),

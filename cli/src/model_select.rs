@@ -7,48 +7,10 @@ mod collate;
 mod glob;
 
 use pi_core::model::{Model, ThinkingLevel};
+use pi_providers::catalog;
 
 pub use collate::locale_compare;
 use glob::glob_match;
-
-/// Pi's preferred model per provider, in Pi's order: the first available one wins when nothing
-/// else chose a model.
-pub const DEFAULT_MODEL_PER_PROVIDER: &[(&str, &str)] = &[
-    ("amazon-bedrock", "us.anthropic.claude-opus-4-6-v1"),
-    ("anthropic", "claude-opus-4-7"),
-    ("openai", "gpt-5.4"),
-    ("azure-openai-responses", "gpt-5.4"),
-    ("openai-codex", "gpt-5.5"),
-    ("deepseek", "deepseek-v4-pro"),
-    ("google", "gemini-3.1-pro-preview"),
-    ("google-vertex", "gemini-3.1-pro-preview"),
-    ("github-copilot", "gpt-5.4"),
-    ("openrouter", "moonshotai/kimi-k2.6"),
-    ("vercel-ai-gateway", "zai/glm-5.1"),
-    ("xai", "grok-4.20-0309-reasoning"),
-    ("groq", "openai/gpt-oss-120b"),
-    ("cerebras", "zai-glm-4.7"),
-    ("zai", "glm-5.1"),
-    ("mistral", "devstral-medium-latest"),
-    ("minimax", "MiniMax-M2.7"),
-    ("minimax-cn", "MiniMax-M2.7"),
-    ("moonshotai", "kimi-k2.6"),
-    ("moonshotai-cn", "kimi-k2.6"),
-    ("huggingface", "moonshotai/Kimi-K2.6"),
-    ("fireworks", "accounts/fireworks/models/kimi-k2p6"),
-    ("opencode", "kimi-k2.6"),
-    ("opencode-go", "kimi-k2.6"),
-    ("kimi-coding", "kimi-for-coding"),
-    ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.6"),
-    (
-        "cloudflare-ai-gateway",
-        "workers-ai/@cf/moonshotai/kimi-k2.6",
-    ),
-    ("xiaomi", "mimo-v2.5-pro"),
-    ("xiaomi-token-plan-cn", "mimo-v2.5-pro"),
-    ("xiaomi-token-plan-ams", "mimo-v2.5-pro"),
-    ("xiaomi-token-plan-sgp", "mimo-v2.5-pro"),
-];
 
 /// What `--provider` / `--model` resolved to; Pi reports the warning and the error only after
 /// the `@file` arguments are read.
@@ -364,10 +326,7 @@ pub fn resolve_cli_model(
 /// model (else its first).
 fn custom_model(provider: &str, id: &str, models: &[Model]) -> Option<Model> {
     let of_provider: Vec<&Model> = models.iter().filter(|m| m.provider == provider).collect();
-    let default_id = DEFAULT_MODEL_PER_PROVIDER
-        .iter()
-        .find(|(p, _)| *p == provider)
-        .map(|(_, id)| *id);
+    let default_id = catalog::default_model(provider);
     let base = default_id
         .and_then(|d| of_provider.iter().find(|m| m.id == d))
         .or(of_provider.first())?;
@@ -381,7 +340,7 @@ fn custom_model(provider: &str, id: &str, models: &[Model]) -> Option<Model> {
 /// The preferred model among `available`: the first provider default that is available, else
 /// the first available model.
 pub fn preferred_available(available: &[Model]) -> Option<&Model> {
-    DEFAULT_MODEL_PER_PROVIDER
+    catalog::default_models()
         .iter()
         .find_map(|(provider, id)| {
             available
@@ -413,7 +372,7 @@ mod tests {
                 "claude-sonnet-4-5-20250929",
                 "Claude Sonnet 4.5",
             ),
-            model("anthropic", "claude-opus-4-7", "Claude Opus 4.7"),
+            model("anthropic", "claude-opus-5-5", "Claude Opus 5.5"),
             model("openrouter", "openai/gpt-4o:extended", "GPT-4o extended"),
             model("openai", "gpt-4o", "GPT-4o"),
             model("vercel-ai-gateway", "zai/glm-5", "GLM 5"),
@@ -433,7 +392,7 @@ mod tests {
     #[test]
     fn fuzzy_matches_prefer_aliases() {
         assert_eq!(id(&resolve(None, "sonnet")), "anthropic/claude-sonnet-4-5");
-        assert_eq!(id(&resolve(None, "Opus")), "anthropic/claude-opus-4-7");
+        assert_eq!(id(&resolve(None, "Opus")), "anthropic/claude-opus-5-5");
     }
 
     #[test]
@@ -494,7 +453,7 @@ mod tests {
             [
                 ("claude-sonnet-4-5", Some(ThinkingLevel::Low)),
                 ("claude-sonnet-4-5-20250929", Some(ThinkingLevel::Low)),
-                ("claude-opus-4-7", Some(ThinkingLevel::Low)),
+                ("claude-opus-5-5", Some(ThinkingLevel::Low)),
                 ("gpt-4o", None),
             ]
         );
@@ -510,7 +469,7 @@ mod tests {
     #[test]
     fn the_preferred_default_comes_first() {
         let all = models();
-        assert_eq!(preferred_available(&all).unwrap().id, "claude-opus-4-7");
+        assert_eq!(preferred_available(&all).unwrap().id, "claude-opus-5-5");
         assert_eq!(
             preferred_available(&all[3..]).unwrap().id,
             "openai/gpt-4o:extended"

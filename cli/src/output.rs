@@ -266,6 +266,15 @@ impl Stdout {
         }
     }
 
+    /// One JSON line already spelled out (one too deep to build as a `Value`), written as
+    /// [`Self::json_line`] writes its lines.
+    pub fn spelled_json_line(&mut self, json: &str) {
+        self.bytes_line(json.as_bytes());
+        if self.line_by_line {
+            self.flush();
+        }
+    }
+
     /// One line of text.
     pub fn text_line(&mut self, text: &str) {
         self.bytes_line(text.as_bytes());

@@ -132,6 +132,19 @@ impl Settings {
             .and_then(ThinkingLevel::parse)
     }
 
+    /// `modelThinkingLevels`: `"provider/id"` → the level that model starts or is switched to
+    /// with (names that are no level are left out).
+    pub fn model_thinking_levels(&self) -> BTreeMap<String, ThinkingLevel> {
+        self.get(&["modelThinkingLevels"])
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(model, level)| {
+                Some((model.clone(), ThinkingLevel::parse(level.as_str()?)?))
+            })
+            .collect()
+    }
+
     /// `sessionDir`: where sessions go unless a flag or the environment says otherwise.
     pub fn session_dir(&self) -> Option<&str> {
         self.string(&["sessionDir"])

@@ -48,6 +48,11 @@ pub enum SessionChoice {
     Open(PathBuf),
     /// A copy of this file as a new session (`--fork`).
     Fork(PathBuf),
+    /// A new session holding the branch of `from` that ends at `leaf` (RPC `fork` and
+    /// `clone`), kept in memory until it has something to write, as Pi's
+    /// `createBranchedSession` keeps it: a fork before the first user message keeps the system
+    /// message recorded before it.
+    Branch { from: PathBuf, leaf: String },
 }
 
 /// The run's fixed inputs.
@@ -120,9 +125,13 @@ impl Runtime {
         if let Some(level) = &args.thinking {
             match ThinkingLevel::parse(level) {
                 Some(level) => thinking = Some(level),
-                None => warnings.push(format!(
-                    "Invalid thinking level \"{level}\". Valid values: off, minimal, low, medium, high, xhigh"
-                )),
+                None => {
+                    let valid: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.as_str()).collect();
+                    warnings.push(format!(
+                        "Invalid thinking level \"{level}\". Valid values: {}",
+                        valid.join(", ")
+                    ));
+                }
             }
         }
         let thinking_flag = thinking.is_some();
@@ -340,6 +349,14 @@ impl Runtime {
             SessionChoice::Fork(path) => {
                 SessionStore::fork_from(path, &cwd, &self.session_dir, now, ids)
             }
+            SessionChoice::Branch { from, leaf } => {
+                SessionStore::open(from, Some(&self.session_dir), None, &cwd, now, ids).and_then(
+                    |mut source| {
+                        source.create_branched_session(leaf, now)?;
+                        Ok(source)
+                    },
+                )
+            }
         }
         .map_err(session_error)?;
         match store.file().map(Path::to_path_buf) {
@@ -396,6 +413,8 @@ impl Runtime {
         options.follow_up_mode = self.settings.follow_up_mode();
         options.docs = docs();
         options.block_images = self.settings.block_images();
+        options.default_thinking_level = self.settings.default_thinking_level();
+        options.model_thinking_levels = self.settings.model_thinking_levels();
         let mut env = ToolEnv::new(&self.cwd);
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);
@@ -469,8 +488,9 @@ impl Runtime {
     /// saved default if in scope, else the first); else the session's own if it still has
     /// credentials; else the settings' default; else the preferred available model; else Pi's
     /// `unknown` placeholder, which fails on the first prompt for want of a key. The level:
-    /// the command line's (or the chosen scope entry's); else the session's last change; else
-    /// the settings' default; else `medium`.
+    /// the command line's (or the chosen scope entry's); else the session's last change; else,
+    /// for a new session, the model's entry in `modelThinkingLevels`; else the settings'
+    /// default; else `medium`.
     pub fn choose(&self, store: &SessionStore) -> (Model, ThinkingLevel) {
         let tree = store.tree();
         let context = tree.context();
@@ -510,8 +530,17 @@ impl Runtime {
                     .flatten()
             })
             .flatten();
+        // A new session asks for the model's own level first (Pi 1.5.2's `modelThinkingLevels`);
+        // a resumed one without a level of its own takes the default.
+        let per_model = (!has_messages)
+            .then(|| {
+                let key = format!("{}/{}", model.provider, model.id);
+                self.settings.model_thinking_levels().get(&key).copied()
+            })
+            .flatten();
         let level = thinking
             .or(session_level)
+            .or(per_model)
             .or(self.settings.default_thinking_level())
             .unwrap_or(ThinkingLevel::Medium);
         (model, level)

@@ -78,7 +78,7 @@ fn custom_ids_thinking_suffixes_and_invalid_levels() {
     );
     let out = env.run(&["--model", "mock-model", "--thinking", "bogus", "-p", "hi"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "two\n"));
-    assert_eq!(out.stderr, "Warning: Invalid thinking level \"bogus\". Valid values: off, minimal, low, medium, high, xhigh\n");
+    assert_eq!(out.stderr, "Warning: Invalid thinking level \"bogus\". Valid values: off, minimal, low, medium, high, xhigh, max\n");
     let out = env.run(&["--model", "reasoner:high", "-p", "hi"]);
     assert_eq!(
         (out.code, out.stdout.as_str(), out.stderr.as_str()),

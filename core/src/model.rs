@@ -20,17 +20,20 @@ pub enum ThinkingLevel {
     Medium,
     High,
     Xhigh,
+    /// Pi 1.5.2's highest level; like `xhigh`, only for models whose map names it.
+    Max,
 }
 
 impl ThinkingLevel {
-    /// Every level, lowest first.
-    pub const ALL: [ThinkingLevel; 6] = [
+    /// Every level, lowest first (Pi 1.5.2's `THINKING_LEVELS`).
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     /// The name Pi uses on the command line and in files.
@@ -42,6 +45,7 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 
@@ -55,6 +59,20 @@ impl ThinkingLevel {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    /// Other prices for requests with more input than a threshold (Pi 1.5.2's `cost.tiers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<CostTier>>,
+}
+
+/// The prices of requests whose input (with cache reads and writes) passes `input_tokens_above`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostTier {
+    pub input_tokens_above: u64,
     pub input: f64,
     pub output: f64,
     pub cache_read: f64,
@@ -100,7 +118,7 @@ impl Model {
 }
 
 /// `off` only for non-reasoning models; otherwise every level the model's map does not mark
-/// unsupported (`null`), with `xhigh` only when the map names it.
+/// unsupported (`null`), with `xhigh` and `max` only when the map names them.
 pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
     if !model.reasoning {
         return vec![ThinkingLevel::Off];
@@ -111,7 +129,7 @@ pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
             let mapped = model.thinking_level_map.as_ref().and_then(|m| m.get(level));
             match mapped {
                 Some(None) => false,
-                _ if *level == ThinkingLevel::Xhigh => mapped.is_some(),
+                _ if matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max) => mapped.is_some(),
                 _ => true,
             }
         })

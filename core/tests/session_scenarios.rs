@@ -334,9 +334,9 @@ tool: error Command aborted
 
 // ---- model and thinking level ----------------------------------------------------------------
 
-// A switch records the model and, when the level changes, the thinking level; the level chosen
-// on a reasoning model survives a detour through a model without reasoning (which forces `off`),
-// through the settings' default as in Pi (`medium` until a level is chosen).
+// A switch records the model and, when the level changes, the thinking level. As in Pi 1.5.2,
+// a switch asks for the settings' default level (none here), else the current one: after a
+// detour through a model without reasoning (which forces `off`), the reasoning model gets `off`.
 scenario!(
     model_switches_record_entries_and_clamp_thinking,
     r#"

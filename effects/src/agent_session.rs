@@ -41,6 +41,7 @@
 //! }
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -121,6 +122,11 @@ pub struct SessionOptions {
     /// The setting `images.blockImages`: the model sees `Image reading is disabled.` instead
     /// of each image of a user message or tool result.
     pub block_images: bool,
+    /// The setting `defaultThinkingLevel`, which a model switch asks for (`None`: the switch
+    /// keeps the current level).
+    pub default_thinking_level: Option<ThinkingLevel>,
+    /// The setting `modelThinkingLevels` (`"provider/id"` → level), asked for first by a switch.
+    pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -158,6 +164,8 @@ impl SessionOptions {
             transport: None,
             clock: Arc::new(SystemClock),
             block_images: false,
+            default_thinking_level: None,
+            model_thinking_levels: BTreeMap::new(),
         }
     }
 }
@@ -256,6 +264,8 @@ impl SessionOptions {
             steering_mode: self.steering_mode,
             follow_up_mode: self.follow_up_mode,
             block_images: self.block_images,
+            default_thinking_level: self.default_thinking_level,
+            model_thinking_levels: self.model_thinking_levels.clone(),
         })
     }
 

@@ -3,6 +3,7 @@
 //! (the clock, context files, the documentation's location) is read once, before it, so that the
 //! same configuration always builds the same machine.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -62,6 +63,14 @@ pub struct RunConfig {
     pub follow_up_mode: QueueMode,
     /// The setting `images.blockImages`.
     pub block_images: bool,
+    /// The setting `defaultThinkingLevel`: the level a model switch asks for before the
+    /// current one (Pi 1.5.2's `_getThinkingLevelForModelSwitch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_thinking_level: Option<ThinkingLevel>,
+    /// The setting `modelThinkingLevels` (`"provider/id"` → level), which a switch to one of
+    /// those models asks for first.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
 }
 
 /// Why a machine could not be built.
@@ -138,7 +147,8 @@ pub fn build_machine(
         ids,
         retry: config.retry,
         compaction: config.compaction,
-        default_thinking_level: Some(config.thinking_level),
+        default_thinking_level: config.default_thinking_level,
+        model_thinking_levels: config.model_thinking_levels.clone(),
     });
     Ok((machine, file))
 }

@@ -1,15 +1,34 @@
 //! Usage costs: model prices are dollars per million tokens.
 
 use pi_core::message::{Cost, Usage};
-use pi_core::model::Model;
+use pi_core::model::{CostTier, Model};
 
 /// Pi's `calculateCost`: each component priced, `total` their sum.
 pub fn calculate_cost(model: &Model, usage: &Usage) -> Cost {
     let price = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
-    let input = price(model.cost.input, usage.input);
-    let output = price(model.cost.output, usage.output);
-    let cache_read = price(model.cost.cache_read, usage.cache_read);
-    let cache_write = price(model.cost.cache_write, usage.cache_write);
+    let base = &model.cost;
+    let mut rates = (base.input, base.output, base.cache_read, base.cache_write);
+    // Pi 1.5.2's tiers: the one with the highest threshold below the request's input applies.
+    let input_tokens = usage
+        .input
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write);
+    let tier = base
+        .tiers
+        .iter()
+        .flatten()
+        .filter(|t| input_tokens > t.input_tokens_above)
+        .fold(None, |best: Option<&CostTier>, t| match best {
+            Some(b) if b.input_tokens_above >= t.input_tokens_above => Some(b),
+            _ => Some(t),
+        });
+    if let Some(t) = tier {
+        rates = (t.input, t.output, t.cache_read, t.cache_write);
+    }
+    let input = price(rates.0, usage.input);
+    let output = price(rates.1, usage.output);
+    let cache_read = price(rates.2, usage.cache_read);
+    let cache_write = price(rates.3, usage.cache_write);
     Cost {
         input,
         output,
@@ -25,4 +44,47 @@ pub fn total_tokens(usage: &Usage) -> u64 {
     [usage.output, usage.cache_read, usage.cache_write]
         .iter()
         .fold(usage.input, |sum, n| sum.saturating_add(*n))
+}
+
+#[cfg(test)]
+mod tests {
+    use pi_core::model::{CostTier, ModelCost};
+
+    use super::*;
+
+    fn tier(above: u64, input: f64) -> CostTier {
+        CostTier {
+            input_tokens_above: above,
+            input,
+            ..CostTier::default()
+        }
+    }
+
+    #[test]
+    fn the_tier_with_the_highest_threshold_passed_prices_the_request() {
+        let model = Model {
+            cost: ModelCost {
+                input: 1.0,
+                tiers: Some(vec![tier(1_000, 2.0), tier(10_000, 3.0), tier(10_000, 9.0)]),
+                ..ModelCost::default()
+            },
+            ..Model::default()
+        };
+        // The price per million input tokens that `calculate_cost` applied.
+        let rate = |input: u64, cache_read: u64| {
+            let usage = Usage {
+                input,
+                cache_read,
+                ..Usage::default()
+            };
+            let cost = calculate_cost(&model, &usage).input;
+            [1.0, 2.0, 3.0, 9.0]
+                .into_iter()
+                .find(|r| cost == r / 1_000_000.0 * input as f64)
+        };
+        assert_eq!(rate(1_000, 0), Some(1.0));
+        assert_eq!(rate(1_001, 0), Some(2.0));
+        // Cache reads count towards the threshold; the first of equal thresholds wins.
+        assert_eq!(rate(500, 9_600), Some(3.0));
+    }
 }

@@ -1,5 +1,5 @@
 //! Preparing a conversation for a model that may not be the one that wrote it (pi-ai
-//! `transformMessages`): foreign thinking becomes text, foreign signatures are dropped, tool-call
+//! `transformMessages`): foreign thinking is dropped, foreign signatures are dropped, tool-call
 //! ids are normalised for the target API, images are replaced for text-only models, failed turns
 //! are dropped, and tool calls left without a result get a synthetic one.
 
@@ -72,9 +72,10 @@ fn transform_assistant(
             {
                 Some(block.clone())
             }
+            // Pi 1.5.2 drops another model's thinking (0.73.1 sent it as text).
+            ContentBlock::Thinking(_) if !same => None,
             ContentBlock::Thinking(t) if t.thinking.trim().is_empty() => None,
-            ContentBlock::Thinking(_) if same => Some(block.clone()),
-            ContentBlock::Thinking(t) => Some(ContentBlock::text(t.thinking.clone())),
+            ContentBlock::Thinking(_) => Some(block.clone()),
             ContentBlock::Text(_) if same => Some(block.clone()),
             ContentBlock::Text(t) => Some(ContentBlock::Text(TextContent {
                 text: t.text.clone(),

@@ -1,4 +1,4 @@
-//! The built-in catalog holds pi-ai 0.73.1's providers and models, each model read and written
+//! The built-in catalog holds Pi 1.5.2's providers and models, each model read and written
 //! back unchanged.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

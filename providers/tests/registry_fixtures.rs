@@ -1,7 +1,9 @@
 //! The model registry against what the original ModelRegistry made of the same models.json,
 //! auth.json and environment (fixtures from `scripts/gen-registry-fixtures.mjs`): load errors,
 //! the resulting models, availability, and the key and headers of each probed request. The
-//! files are read and the `!command` values run by pi-effects, as in the binary.
+//! files are read and the `!command` values run by pi-effects, as in the binary. The fixtures
+//! were made over pi-ai 0.73.1's catalog, so the registry is built over that catalog
+//! (`fixtures/registry/catalog-0.73.1.json`), not today's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read fixtures and run servers; the providers' IO ban applies to the library, not to its
@@ -10,12 +12,12 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use pi_core::validate::js_equal;
 use pi_effects::host::SystemHost;
 use pi_effects::registry_files::{load_auth, load_models};
-use pi_providers::catalog::builtin;
+use pi_providers::catalog::Catalog;
 use pi_providers::registry::{request_auth_json, AuthStorage, Environment, ModelRegistry};
 use serde_json::Value;
 
@@ -23,6 +25,15 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/regi
 
 /// Far enough from every fixture token's expiry (2100-01-01) to be stable.
 const NOW_MS: i64 = 1_800_000_000_000;
+
+/// The catalog the fixtures were made over.
+fn builtin() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let text = fs::read_to_string(Path::new(FIXTURES).join("catalog-0.73.1.json")).unwrap();
+        Catalog::parse(&text).unwrap()
+    })
+}
 
 fn load(name: &str) -> Vec<Value> {
     let text = fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap();

@@ -16,9 +16,9 @@ use serde_json::{json, Value};
 
 fn model() -> Model {
     builtin()
-        .get_model("deepseek", "deepseek-v4-flash")
+        .get_model("deepseek", "deepseek-v4-pro")
         .cloned()
-        .unwrap_or_else(|| panic!("the catalog has deepseek-v4-flash"))
+        .unwrap_or_else(|| panic!("the catalog has deepseek-v4-pro"))
 }
 
 fn message(content: Vec<ContentBlock>, stop_reason: StopReason) -> AssistantMessage {
@@ -201,9 +201,9 @@ fn the_wire_spelling_is_openais() {
     let response = synthesize(&model(), &m).unwrap_or_else(|e| panic!("{e}"));
     let body: Vec<u8> = response.body();
     let expected = concat!(
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-flash\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-flash\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi.\"},\"finish_reason\":null}]}\n\n",
-        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-flash\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-pro\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-pro\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi.\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764000000,\"model\":\"deepseek-v4-pro\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
         "data: [DONE]\n\n",
     );
     assert_eq!(String::from_utf8_lossy(&body), expected);

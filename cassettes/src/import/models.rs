@@ -55,14 +55,7 @@ fn known_or_made(provider: &str, id: &str) -> Model {
     if let Some(model) = catalog::builtin().get_model(provider, id) {
         return model.clone();
     }
-    let levels = [
-        ThinkingLevel::Off,
-        ThinkingLevel::Minimal,
-        ThinkingLevel::Low,
-        ThinkingLevel::Medium,
-        ThinkingLevel::High,
-        ThinkingLevel::Xhigh,
-    ];
+    let levels = ThinkingLevel::ALL;
     Model {
         id: id.to_owned(),
         name: id.to_owned(),

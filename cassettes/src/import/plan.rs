@@ -416,6 +416,8 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         steering_mode: QueueMode::OneAtATime,
         follow_up_mode: QueueMode::OneAtATime,
         block_images: false,
+        default_thinking_level: None,
+        model_thinking_levels: Default::default(),
     }
 }
 

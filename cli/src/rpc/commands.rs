@@ -87,7 +87,14 @@ impl<I: Interpreter + Send> Rpc<I> {
                     SessionInput::FollowUp { text, images }
                 };
                 self.submit(input)?;
-                done(None)
+                // Without extensions nothing handles a queued message: it is always queued.
+                done(Some(disposition(Disposition::Queued)))
+            }
+            "clear_queue" => {
+                let (steering, follow_up) = self.session.machine().queued_texts();
+                let cleared = json!({ "steering": steering, "followUp": follow_up });
+                self.submit(SessionInput::ClearQueue)?;
+                done(Some(cleared))
             }
             "abort" => {
                 self.submit(SessionInput::Abort)?;
@@ -104,7 +111,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             "get_last_assistant_text" => {
                 done(Some(state::last_assistant_text(self.session.machine())))
             }
-            "get_commands" => done(Some(json!({ "commands": [] }))),
+            "get_commands" => done(Some(json!({ "commands": builtin_commands() }))),
             "get_available_models" => {
                 let models: Vec<Value> = self
                     .available_models()
@@ -131,12 +138,40 @@ impl<I: Interpreter + Send> Rpc<I> {
             "cycle_model" => done(Some(self.cycle_model()?)),
             "set_thinking_level" => {
                 let level = text_field(command, "level")?;
-                let level = ThinkingLevel::parse(&level)
-                    .ok_or_else(|| Failure::Message(format!("Invalid thinking level: {level}")))?;
+                // Pi 1.5.2 takes any name: one it does not know clamps to the model's first level.
+                let level = ThinkingLevel::parse(&level).unwrap_or_else(|| {
+                    let model = self.session.machine().agent().model();
+                    supported_thinking_levels(model)
+                        .first()
+                        .copied()
+                        .unwrap_or(ThinkingLevel::Off)
+                });
                 self.submit(SessionInput::SetThinkingLevel(level))?;
                 done(None)
             }
             "cycle_thinking_level" => done(Some(self.cycle_thinking_level()?)),
+            "get_available_thinking_levels" => {
+                let levels: Vec<&str> =
+                    supported_thinking_levels(self.session.machine().agent().model())
+                        .into_iter()
+                        .map(ThinkingLevel::as_str)
+                        .collect();
+                done(Some(json!({ "levels": levels })))
+            }
+            "get_entries" => {
+                let since = command.get("since");
+                state::entries_since(self.session.machine().tree(), since)
+                    .map(|data| Some(Some(data)))
+                    .ok_or_else(|| {
+                        let shown = command.get("since").map(js_string).unwrap_or_default();
+                        Failure::Message(format!("Entry not found: {shown}"))
+                    })
+            }
+            "get_tree" => {
+                let response = state::tree_response(id, self.session.machine().tree());
+                self.out.spelled_json_line(&response);
+                Ok(None)
+            }
             "set_steering_mode" => {
                 let mode = queue_mode(command)?;
                 self.submit(SessionInput::SetSteeringMode(mode))?;
@@ -178,7 +213,8 @@ impl<I: Interpreter + Send> Rpc<I> {
             }
             "bash" => {
                 let text = text_field(command, "command")?;
-                self.start_bash(id, text);
+                let exclude = command.get("excludeFromContext").and_then(Value::as_bool);
+                self.start_bash(id, text, exclude);
                 Ok(None)
             }
             "abort_bash" => {
@@ -234,7 +270,15 @@ impl<I: Interpreter + Send> Rpc<I> {
                 |event| events.push(event.clone()),
             )
             .map_err(|e| Failure::Message(e.to_string()))?;
-        let response = success(id, "prompt", None);
+        let response = success(
+            id,
+            "prompt",
+            Some(disposition(if streaming {
+                Disposition::Queued
+            } else {
+                Disposition::Started
+            })),
+        );
         if streaming {
             for event in &events {
                 self.out.json_line(event);
@@ -253,22 +297,17 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// Feeds one input now, writing its events; its replies are handled as they come.
     pub(super) fn submit(&mut self, input: SessionInput) -> Result<(), Failure> {
         let writes = settings_writes(&input);
-        let thinking_before = self.session.machine().default_thinking_level();
         let out = &mut self.out;
         let replies = self
             .session
             .submit(input, |event| out.json_line(event))
             .map_err(|e| Failure::Message(e.to_string()))?;
         self.replies(replies);
-        let thinking = self.session.machine().default_thinking_level();
-        let thinking_write = thinking
-            .filter(|_| thinking != thinking_before)
-            .map(|level| (vec!["defaultThinkingLevel"], json!(level.as_str())));
         if matches!(self.role, super::Role::Replaying) {
             // A replay changes nothing on disk but its session file.
             return Ok(());
         }
-        for (path, value) in writes.into_iter().chain(thinking_write) {
+        for (path, value) in writes {
             let agent_dir = self.runtime.agent_dir.clone();
             if let Err(error) = self.runtime.settings.set_global(&agent_dir, &path, value) {
                 eprintln!("Warning: {error}");
@@ -339,10 +378,13 @@ impl<I: Interpreter + Send> Rpc<I> {
     }
 
     /// `bash`: the interpreter runs it beside the session (a replay answers it from its
-    /// recording); answered, and recorded in the session, when done.
-    fn start_bash(&mut self, id: Option<Value>, command: String) {
+    /// recording); answered, and recorded in the session (with `excludeFromContext` as sent),
+    /// when done.
+    fn start_bash(&mut self, id: Option<Value>, command: String, exclude: Option<bool>) {
         let cancel = CancellationToken::new();
         self.bash = Some(cancel.clone());
+        self.bash_excluded
+            .push((id.clone(), command.clone(), exclude));
         let done = self.bash_done.clone();
         let generation = self.generation;
         self.session
@@ -368,6 +410,11 @@ impl<I: Interpreter + Send> Rpc<I> {
             command,
             result,
         } = bash;
+        let exclude_from_context = self
+            .bash_excluded
+            .iter()
+            .position(|(i, c, _)| *i == id && *c == command)
+            .and_then(|index| self.bash_excluded.remove(index).2);
         let result = match result {
             Ok(result) => result,
             Err(message) => {
@@ -379,6 +426,17 @@ impl<I: Interpreter + Send> Rpc<I> {
             self.respond(&success(id, "bash", Some(result.to_json())));
             return;
         };
+        if !result.output.is_empty() {
+            // Pi 1.5.2 streams each chunk as it comes; here the output arrives whole, in one
+            // update (the same line for output that comes in one chunk, as a short command's does).
+            let mut update = serde_json::Map::new();
+            update.insert("type".into(), json!("bash_execution_update"));
+            if let Some(id) = &id {
+                update.insert("id".into(), id.clone());
+            }
+            update.insert("delta".into(), json!(result.output));
+            self.out.json_line(&Value::Object(update));
+        }
         let message = BashExecutionMessage {
             command,
             output: result.output.clone(),
@@ -392,7 +450,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 .as_ref()
                 .map(|p| p.display().to_string()),
             timestamp: finished_at,
-            exclude_from_context: None,
+            exclude_from_context,
             extra: Default::default(),
         };
         match self.submit(SessionInput::BashResult(message)) {
@@ -473,6 +531,32 @@ fn queue_mode(command: &Value) -> Result<QueueMode, Failure> {
     }
 }
 
+/// What became of a `prompt`, `steer` or `follow_up` (Pi 1.5.2's `data.disposition`; `handled`,
+/// an extension's, never happens here).
+enum Disposition {
+    /// A run started with it.
+    Started,
+    /// It waits in a queue.
+    Queued,
+}
+
+/// `{disposition}`.
+fn disposition(disposition: Disposition) -> Value {
+    let name = match disposition {
+        Disposition::Started => "started",
+        Disposition::Queued => "queued",
+    };
+    json!({ "disposition": name })
+}
+
+/// The commands Pi 1.5.2 registers itself (`get_commands` lists them as extension commands).
+pub(super) const BUILTIN_COMMANDS: &str = include_str!("builtin_commands.json");
+
+/// [`BUILTIN_COMMANDS`], parsed (an empty list if the data were broken, which a test forbids).
+fn builtin_commands() -> Value {
+    serde_json::from_str(BUILTIN_COMMANDS).unwrap_or_else(|_| json!([]))
+}
+
 /// The settings Pi saves when a session setting changes (its settings manager's setters).
 fn settings_writes(input: &SessionInput) -> Vec<(Vec<&'static str>, Value)> {
     let mode = |mode: &QueueMode| match mode {
@@ -484,10 +568,8 @@ fn settings_writes(input: &SessionInput) -> Vec<(Vec<&'static str>, Value)> {
         SessionInput::SetFollowUpMode(m) => vec![(vec!["followUpMode"], mode(m))],
         SessionInput::SetAutoCompaction(on) => vec![(vec!["compaction", "enabled"], json!(on))],
         SessionInput::SetAutoRetry(on) => vec![(vec!["retry", "enabled"], json!(on))],
-        SessionInput::SetModel(model) | SessionInput::SetScopedModel(model, _) => vec![
-            (vec!["defaultProvider"], json!(model.provider)),
-            (vec!["defaultModel"], json!(model.id)),
-        ],
+        // Pi 1.5.2 saves neither the model nor the thinking level from RPC (`setModel` and
+        // `setThinkingLevel` persist only when asked to, which RPC never does).
         _ => Vec::new(),
     }
 }

@@ -318,6 +318,8 @@ struct Rpc<I: Interpreter> {
     compact_waiters: VecDeque<Option<Value>>,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
+    /// Each running `bash` command's id, command line and `excludeFromContext`, oldest first.
+    bash_excluded: Vec<(Option<Value>, String, Option<bool>)>,
     /// Where `bash` commands report, with the [`generation`](Self::generation) they ran for.
     bash_done: UnboundedSender<(u64, UserBash)>,
     /// What the loop reads their reports from (taken by it).
@@ -339,6 +341,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             abort_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
             bash: None,
+            bash_excluded: Vec::new(),
             bash_done,
             bash_results: Some(bash_results),
             generation: 0,

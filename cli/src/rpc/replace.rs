@@ -8,9 +8,7 @@ use std::path::PathBuf;
 
 use pi_core::message::AgentMessage;
 use pi_core::session::entry::SessionEntry;
-use pi_core::session::ids::IdGenerator;
 use pi_effects::driver::Interpreter;
-use pi_effects::session::SessionStore;
 use serde_json::{json, Value};
 
 use super::commands::{text_field, Failure};
@@ -60,11 +58,11 @@ impl<I: Interpreter + Send> Rpc<I> {
             }
             "fork" => {
                 let entry_id = text_field(command, "entryId")?;
-                let text = self.fork(&entry_id, Position::Before)?;
-                let mut data = json!({ "cancelled": false });
-                if let Some(text) = text {
-                    data["text"] = json!(text);
-                }
+                // Pi answers `{text, cancelled}` (`text` left out when undefined).
+                let data = match self.fork(&entry_id, Position::Before)? {
+                    Some(text) => json!({ "text": text, "cancelled": false }),
+                    None => json!({ "cancelled": false }),
+                };
                 Ok(Some(data))
             }
             "clone" => {
@@ -147,18 +145,10 @@ impl<I: Interpreter + Send> Rpc<I> {
                 "Forking a session that is not saved is not supported".into(),
             ));
         };
-        let start = crate::setup::Start::now();
-        let (now, ids) = (start.at, IdGenerator::new(start.seed));
-        let cwd = self.runtime.cwd.to_string_lossy().into_owned();
-        let store_error = |e: pi_effects::session::StoreError| Failure::Message(e.to_string());
-        let mut source =
-            SessionStore::open(&file, Some(&self.runtime.session_dir), None, &cwd, now, ids)
-                .map_err(store_error)?;
-        let forked = source
-            .create_branched_session(&target, now)
-            .map_err(store_error)?
-            .ok_or_else(|| Failure::Message("Failed to create forked session".into()))?;
-        self.replace(&SessionChoice::Open(forked))?;
+        self.replace(&SessionChoice::Branch {
+            from: file,
+            leaf: target,
+        })?;
         Ok(text)
     }
 

@@ -1,5 +1,7 @@
 //! What goes into the session machine and what comes out of it.
 
+use std::collections::BTreeMap;
+
 use crate::agent::{AgentConfig, Effect, Input, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
@@ -34,9 +36,12 @@ pub struct SessionConfig {
     pub retry: RetrySettings,
     /// When and how much to compact.
     pub compaction: CompactionSettings,
-    /// The settings' `defaultThinkingLevel`: what a switch away from a model without reasoning
-    /// restores (`medium` when unset). Updated as Pi updates it; read it back to save it.
+    /// The settings' `defaultThinkingLevel`: what a model switch asks for (the current level
+    /// when unset). Pi 1.5.2 changes it only when told to persist, which no front end here does.
     pub default_thinking_level: Option<ThinkingLevel>,
+    /// The settings' `modelThinkingLevels` (`"provider/id"` → level): the level a switch to that
+    /// model asks for before the default.
+    pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
 }
 
 /// Everything the world can tell the session machine.
@@ -92,6 +97,8 @@ pub enum SessionInput {
     SetAutoRetry(bool),
     /// Cancels a retry waiting for its backoff (Pi's `abortRetry`); the run is left alone.
     AbortRetry,
+    /// Empties both queues (Pi 1.5.2's `clearQueue`); queued messages are never delivered.
+    ClearQueue,
     /// Names the session: a `session_info` entry and `session_info_changed` (Pi's
     /// `setSessionName`; the caller refuses an empty name as Pi's front ends do).
     SetSessionName(String),
@@ -122,6 +129,7 @@ impl SessionInput {
             SessionInput::SetAutoCompaction(_) => "set_auto_compaction".into(),
             SessionInput::SetAutoRetry(_) => "set_auto_retry".into(),
             SessionInput::AbortRetry => "abort_retry".into(),
+            SessionInput::ClearQueue => "clear_queue".into(),
             SessionInput::SetSessionName(_) => "set_session_name".into(),
             SessionInput::Answer(input) => input.name(),
             SessionInput::Wake => "wake".into(),

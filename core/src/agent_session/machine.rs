@@ -4,6 +4,8 @@
 //! thinking-level changes. Like the agent machine it does no IO: time comes in with every input,
 //! timers go out as `wake_at`, and summaries are model calls the interpreter makes.
 
+use std::collections::BTreeMap;
+
 use crate::agent::{AgentMachine, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::tokens::{
     calculate_context_tokens, estimate_context_tokens, should_compact,
@@ -55,6 +57,7 @@ pub struct SessionMachine {
     pub(super) follow_up_mode: QueueMode,
     pub(super) compaction_settings: CompactionSettings,
     default_thinking_level: Option<ThinkingLevel>,
+    model_thinking_levels: BTreeMap<String, ThinkingLevel>,
     retry_attempt: u32,
     wake: Option<(u64, Wake)>,
     overflow_recovery_attempted: bool,
@@ -101,6 +104,7 @@ impl SessionMachine {
             follow_up_mode,
             compaction_settings: config.compaction,
             default_thinking_level: config.default_thinking_level,
+            model_thinking_levels: config.model_thinking_levels,
             retry_attempt: 0,
             wake: None,
             overflow_recovery_attempted: false,
@@ -156,12 +160,6 @@ impl SessionMachine {
         (&self.steering_texts, &self.follow_up_texts)
     }
 
-    /// The thinking level to save as the settings' default (Pi saves it on every effective
-    /// change made on a reasoning model, or to a level other than `off`).
-    pub fn default_thinking_level(&self) -> Option<ThinkingLevel> {
-        self.default_thinking_level
-    }
-
     /// When the machine wants [`SessionInput::Wake`].
     pub fn wake_at(&self) -> Option<u64> {
         self.wake.map(|(at, _)| at)
@@ -204,6 +202,7 @@ impl SessionMachine {
             SessionInput::SetAutoCompaction(enabled) => self.compaction_settings.enabled = enabled,
             SessionInput::SetAutoRetry(enabled) => self.retry.enabled = enabled,
             SessionInput::AbortRetry => self.abort_retry(),
+            SessionInput::ClearQueue => self.clear_queue()?,
             SessionInput::SetSessionName(name) => self.set_session_name(&name),
             SessionInput::Answer(input) => self.answer(input)?,
             SessionInput::Wake => self.wake()?,
@@ -296,6 +295,18 @@ impl SessionMachine {
                 self.agent_step(Input::FollowUp(message))
             }
         }
+    }
+
+    /// Pi's `clearQueue`: both queues emptied, in the agent too, and announced.
+    fn clear_queue(&mut self) -> Result<(), SessionError> {
+        self.steering_texts.clear();
+        self.follow_up_texts.clear();
+        let step = self
+            .agent
+            .step(self.now, Input::Change(Change::ClearAllQueues))?;
+        self.route(step)?;
+        self.emit_queue_update();
+        Ok(())
     }
 
     fn emit_queue_update(&mut self) {
@@ -695,13 +706,16 @@ impl SessionMachine {
         model: Model,
         explicit: Option<ThinkingLevel>,
     ) -> Result<(), SessionError> {
-        let carried = if let Some(level) = explicit {
-            level
-        } else if self.agent.model().reasoning {
-            self.agent.thinking_level()
-        } else {
-            self.default_thinking_level.unwrap_or(ThinkingLevel::Medium)
-        };
+        // Pi 1.5.2's `_getThinkingLevelForModelSwitch`: the scope's level, the model's own
+        // setting, the settings' default, else the current level.
+        let per_model = self
+            .model_thinking_levels
+            .get(&format!("{}/{}", model.provider, model.id))
+            .copied();
+        let carried = explicit
+            .or(per_model)
+            .or(self.default_thinking_level)
+            .unwrap_or_else(|| self.agent.thinking_level());
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let step = self
             .agent
@@ -727,9 +741,6 @@ impl SessionMachine {
             self.tree
                 .append_thinking_level_change(effective.as_str(), self.now, &mut self.ids);
         self.persist(decision);
-        if self.agent.model().reasoning || effective != ThinkingLevel::Off {
-            self.default_thinking_level = Some(effective);
-        }
         self.emit(Event::Session(SessionEvent::ThinkingLevelChanged {
             level: effective,
         }));

@@ -108,6 +108,7 @@ impl Driver {
                 retry: session.retry,
                 compaction: session.compaction,
                 default_thinking_level: None,
+                model_thinking_levels: Default::default(),
             }));
         }
         session.machine.as_mut()

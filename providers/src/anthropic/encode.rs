@@ -41,7 +41,7 @@ fn thinking_budget(level: ThinkingLevel) -> u64 {
         ThinkingLevel::Off | ThinkingLevel::Minimal => 1024,
         ThinkingLevel::Low => 2048,
         ThinkingLevel::Medium => 8192,
-        ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
+        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => 16384,
     }
 }
 
@@ -337,7 +337,8 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     let (max_tokens, budget) = match level {
         Some(level) if !adaptive => {
             let level = match level {
-                ThinkingLevel::Xhigh => ThinkingLevel::High,
+                // pi-ai's `clampReasoning`.
+                ThinkingLevel::Xhigh | ThinkingLevel::Max => ThinkingLevel::High,
                 other => other,
             };
             let custom = options.thinking_budgets.get(&level).copied();

@@ -1,5 +1,6 @@
-//! The built-in model catalog: every provider and model pi-ai 0.73.1 ships, as data
-//! (`models.json`, generated from the original by `scripts/gen-model-catalog.mjs`).
+//! The built-in model catalog: every provider and model Pi 1.5.2's pi-ai ships, and the model
+//! each provider starts with, as data (`models.json` and `default_models.json`, generated from
+//! the original by `scripts/gen-model-catalog.mjs` and `scripts/gen-default-models.mjs`).
 
 use std::marker::PhantomData;
 use std::sync::OnceLock;
@@ -15,10 +16,27 @@ pub struct Catalog {
 
 const DATA: &str = include_str!("models.json");
 
+const DEFAULTS: &str = include_str!("default_models.json");
+
 /// The built-in catalog, parsed on first use.
 pub fn builtin() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| Catalog::parse(DATA).unwrap_or_default())
+}
+
+/// Pi's `defaultModelPerProvider`: `(provider, model id)` pairs in its order (empty if the data
+/// were broken, which the tests forbid).
+pub fn default_models() -> &'static [(String, String)] {
+    static DEFAULT_MODELS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    DEFAULT_MODELS.get_or_init(|| serde_json::from_str(DEFAULTS).unwrap_or_default())
+}
+
+/// The model `provider` starts with when nothing names one.
+pub fn default_model(provider: &str) -> Option<&'static str> {
+    default_models()
+        .iter()
+        .find(|(p, _)| p == provider)
+        .map(|(_, id)| id.as_str())
 }
 
 impl Catalog {
@@ -111,6 +129,17 @@ mod tests {
         let catalog = Catalog::parse(DATA).unwrap();
         assert!(catalog.all().count() > 100);
         assert_eq!(catalog.providers, through_a_tree(DATA));
+    }
+
+    #[test]
+    fn every_default_model_is_in_the_catalog() {
+        let catalog = Catalog::parse(DATA).unwrap();
+        let defaults: Vec<(String, String)> = serde_json::from_str(DEFAULTS).unwrap();
+        assert!(defaults.len() > 40, "{}", defaults.len());
+        for (provider, id) in &defaults {
+            assert!(catalog.get_model(provider, id).is_some(), "{provider}/{id}");
+        }
+        assert_eq!(default_model("anthropic"), Some("claude-opus-5-5"));
     }
 
     #[test]

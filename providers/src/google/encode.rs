@@ -307,7 +307,7 @@ fn thinking_budget(model: &Model, effort: ThinkingLevel) -> Option<i64> {
         Low => Some(table[1]),
         Medium => Some(table[2]),
         High => Some(table[3]),
-        Off | Xhigh => None,
+        Off | Xhigh | Max => None,
     }
 }
 

@@ -70,6 +70,7 @@ fn apply_override(model: &mut Model, over: &ModelOverride) {
             output: cost.output.unwrap_or(old.output),
             cache_read: cost.cache_read.unwrap_or(old.cache_read),
             cache_write: cost.cache_write.unwrap_or(old.cache_write),
+            tiers: old.tiers.clone(),
         };
     }
     model.compat = merge_compat(model.compat.as_ref(), over.compat.as_ref());

@@ -76,7 +76,7 @@ mod tests {
     #[test]
     fn an_aborted_answer_is_the_cut_its_decoder_reads_it_from() {
         let model = builtin()
-            .get_model("deepseek", "deepseek-v4-flash")
+            .get_model("deepseek", "deepseek-v4-pro")
             .expect("a built-in model");
         let whole = AssistantMessage {
             api: model.api.clone(),

@@ -10,7 +10,7 @@
 //! use pi_providers::catalog::builtin;
 //! use pi_providers::synth::{decode, synthesize};
 //!
-//! let model = builtin().get_model("deepseek", "deepseek-v4-flash").expect("a built-in model");
+//! let model = builtin().get_model("deepseek", "deepseek-v4-pro").expect("a built-in model");
 //! let message = AssistantMessage {
 //!     api: model.api.clone(),
 //!     provider: model.provider.clone(),
