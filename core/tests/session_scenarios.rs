@@ -125,6 +125,7 @@ model: error 400 prompt is too long: 2050 tokens > 2000 maximum
 "#
 );
 
+// An error no retry can fix ends the compaction at once.
 scenario!(
     summary_failure_ends_the_compaction_with_its_error,
     r#"
@@ -134,7 +135,24 @@ model: usage=100/20 text First answer.
 tick 1000
 user: Second question
 model: usage=1600/20 text Second answer.
+model: error 400 summary request rejected
+"#
+);
+
+// Pi 1.5: a summary call that fails with a retryable error is sent again after the session's
+// backoff (`summarization_retry_scheduled`, `_attempt_start`, `_finished`).
+scenario!(
+    a_failed_summary_is_retried_after_the_backoff,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=1600/20 text Second answer.
 model: error 500 summary backend down
+tick 1000
+model: usage=30/10 text Summary after a retry.
 "#
 );
 
@@ -309,6 +327,8 @@ scenario!(
     a_compaction_supersedes_a_waiting_retry,
     r#"
 session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
+user: first
+model: text First answer.
 user: question
 model: error 429 Too many requests
 user: another question

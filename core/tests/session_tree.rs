@@ -223,8 +223,16 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     let (kept, _) = s.say(user("two"));
     s.say(assistant("a2"));
     let now = s.tick();
-    s.tree
-        .append_compaction("first summary", &kept, 1000, None, None, now, &mut s.ids);
+    s.tree.append_compaction(
+        "first summary",
+        &kept,
+        1000,
+        None,
+        None,
+        None,
+        now,
+        &mut s.ids,
+    );
     s.say(user("three"));
     assert_eq!(
         texts(&s.tree),
@@ -237,8 +245,16 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     );
     let (kept2, _) = s.say(assistant("a3"));
     let now = s.tick();
-    s.tree
-        .append_compaction("second summary", &kept2, 2000, None, None, now, &mut s.ids);
+    s.tree.append_compaction(
+        "second summary",
+        &kept2,
+        2000,
+        None,
+        None,
+        None,
+        now,
+        &mut s.ids,
+    );
     assert_eq!(
         texts(&s.tree),
         ["compaction:second summary", "assistant:a3"]
@@ -248,6 +264,7 @@ fn the_latest_compaction_replaces_what_it_summarised() {
         "lost anchor",
         "notonpath",
         3000,
+        None,
         None,
         None,
         now,

@@ -33,6 +33,8 @@ enum Wake {
     Retry,
     /// 100 ms after a compaction: continue to retry the overflowed call or deliver queued messages.
     AfterCompaction,
+    /// A failed summary call's backoff is over: send it again.
+    SummaryRetry,
 }
 
 /// Text used when a message is not a user text (never matched against the queues).
@@ -336,13 +338,16 @@ impl SessionMachine {
     }
 
     fn wake(&mut self) -> Result<(), SessionError> {
-        let Some((at, _)) = self.wake else {
+        let Some((at, kind)) = self.wake else {
             return Ok(());
         };
         if self.now < at {
             return Ok(());
         }
         self.wake = None;
+        if kind == Wake::SummaryRetry {
+            return self.retry_summary_call();
+        }
         // The transcript is being replaced: continuing it now would race the replacement.
         if self.compaction.is_some() || self.navigation.is_some() {
             return Ok(());
@@ -543,6 +548,20 @@ impl SessionMachine {
     /// Continue the agent shortly after a compaction (to retry, or to deliver queued messages).
     pub(super) fn continue_soon(&mut self) {
         self.wake = Some((self.now.saturating_add(100), Wake::AfterCompaction));
+    }
+
+    /// Wakes the machine after `delay` ms to send a failed summary call again.
+    pub(super) fn retry_summary_soon(&mut self, delay: u64) {
+        self.wake = Some((self.now.saturating_add(delay), Wake::SummaryRetry));
+    }
+
+    /// Drops a summary call's pending retry; whether there was one.
+    pub(super) fn cancel_summary_retry(&mut self) -> bool {
+        let pending = matches!(self.wake, Some((_, Wake::SummaryRetry)));
+        if pending {
+            self.wake = None;
+        }
+        pending
     }
 
     /// The timestamp (ms) of the latest compaction on the current branch.

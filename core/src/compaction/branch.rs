@@ -113,7 +113,7 @@ pub fn branch_summary_request(
     };
     let conversation = serialize_conversation(&convert_to_llm(messages));
     let prompt = format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}");
-    Some(request(model, prompt, 2048, None, now))
+    Some(request(model, prompt, None, now))
 }
 
 /// How a branch summary ended.

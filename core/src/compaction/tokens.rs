@@ -99,7 +99,12 @@ pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> Conte
         .enumerate()
         .rev()
         .find_map(|(i, m)| match m.borrow() {
-            AgentMessage::Assistant(a) if !a.stop_reason.ends_run() => Some((i, &a.usage)),
+            // Pi 1.5 also skips a response that reported no usage at all.
+            AgentMessage::Assistant(a)
+                if !a.stop_reason.ends_run() && calculate_context_tokens(&a.usage) > 0 =>
+            {
+                Some((i, &a.usage))
+            }
             _ => None,
         });
     match last {
