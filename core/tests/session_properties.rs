@@ -166,7 +166,7 @@ fn run(ops: &[Op]) -> (SessionTree, Vec<Ref>) {
                     format!("b{n}")
                 };
                 let id = tree
-                    .branch_with_summary(from.as_deref(), &summary, None, None, now, &mut ids)
+                    .branch_with_summary(from.as_deref(), &summary, None, None, None, now, &mut ids)
                     .unwrap()
                     .0;
                 let message = (!summary.is_empty()).then(|| format!("branch:{summary}"));

@@ -249,6 +249,25 @@ model: text A different answer.
 "#
 );
 
+// Pi 1.5: a branch summary that fails with a retryable error is sent again after the backoff,
+// its retry announced with `source: "branchSummary"`.
+scenario!(
+    a_failed_branch_summary_is_retried,
+    r#"
+session: maxRetries=2 baseDelayMs=500
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model: text Second answer.
+tick 1000
+navigate: 3 summarize
+model: error 503 Service Unavailable
+tick 500
+model: usage=20/5 text They asked a second question.
+"#
+);
+
 scenario!(
     navigate_without_summary_to_an_assistant_message,
     r#"

@@ -190,6 +190,7 @@ fn branch_summaries_attach_at_the_branch_point() {
             "explored X",
             Some(json!({"readFiles": []})),
             None,
+            None,
             now,
             &mut s.ids,
         )
@@ -204,7 +205,7 @@ fn branch_summaries_attach_at_the_branch_point() {
     let now = s.tick();
     let (root_summary, _) = s
         .tree
-        .branch_with_summary(None, "from the top", None, None, now, &mut s.ids)
+        .branch_with_summary(None, "from the top", None, None, None, now, &mut s.ids)
         .unwrap();
     let SessionEntry::BranchSummary(entry) = s.tree.entry(&root_summary).unwrap() else {
         panic!()

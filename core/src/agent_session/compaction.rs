@@ -9,7 +9,7 @@ use crate::agent::{CallId, Effect, Input, ModelRequest, StreamEvent};
 use crate::compaction::prepare::{prepare_compaction, CompactionPreparation};
 use crate::compaction::summary::{
     combine_usage, compaction_summary, history_summary_request, summary_text,
-    turn_prefix_summary_request,
+    turn_prefix_summary_request, usage_value,
 };
 use crate::compaction::tokens::estimate_tokens;
 use crate::event::{CompactionReason, CompactionResult, Event, SessionEvent, SummarySource};
@@ -82,7 +82,7 @@ impl CompactionJob {
 }
 
 /// What a summary call answered: the message, or the transport's error.
-fn answer_of(input: Input) -> Option<(CallId, AssistantMessage)> {
+pub(super) fn answer_of(input: Input) -> Option<(CallId, AssistantMessage)> {
     match input {
         Input::Model {
             call,
@@ -335,7 +335,7 @@ impl SessionMachine {
                 };
             }
         };
-        let usage = serde_json::to_value(&answer.usage).ok();
+        let usage = usage_value(&answer.usage);
         if current.part == Part::History && split {
             if let Some(job) = self.compaction.as_mut() {
                 job.history = Some((text, usage));
@@ -371,7 +371,7 @@ impl SessionMachine {
             Some((prefix_text, prefix_usage)) => (
                 compaction_summary(&history_text, Some(&prefix_text), &preparation.file_ops),
                 match (history_usage, prefix_usage) {
-                    (Some(history), Some(prefix)) => Some(combine_usage(&history, &prefix)),
+                    (Some(history), Some(prefix)) => usage_value(&combine_usage(&history, &prefix)),
                     (_, prefix) => prefix,
                 },
             ),

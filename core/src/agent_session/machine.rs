@@ -326,11 +326,7 @@ impl SessionMachine {
         self.cancel_continue();
         self.pending_prompt = None;
         self.abort_compaction()?;
-        if let Some(job) = &self.navigation {
-            self.out
-                .effects
-                .push(crate::agent::Effect::Cancel { call: job.call });
-        }
+        self.abort_navigation();
         if self.agent.is_streaming() {
             self.agent_step(Input::Abort)?;
         }
@@ -346,7 +342,8 @@ impl SessionMachine {
         }
         self.wake = None;
         if kind == Wake::SummaryRetry {
-            return self.retry_summary_call();
+            self.retry_summary_call()?;
+            return self.retry_navigation_call();
         }
         // The transcript is being replaced: continuing it now would race the replacement.
         if self.compaction.is_some() || self.navigation.is_some() {
@@ -369,7 +366,11 @@ impl SessionMachine {
             if self.compaction.as_ref().is_some_and(|job| job.owns(call)) {
                 return self.compaction_answer(input);
             }
-            if self.navigation.as_ref().is_some_and(|job| job.call == call) {
+            if self
+                .navigation
+                .as_ref()
+                .is_some_and(|job| job.call == call && !job.waiting)
+            {
                 return self.navigation_answer(input);
             }
         }

@@ -147,7 +147,7 @@ pub(super) fn request(
 }
 
 /// Reasoning for a summary: the session's level, for reasoning models only.
-fn summary_reasoning(model: &Model, level: ThinkingLevel) -> Option<ThinkingLevel> {
+pub(super) fn summary_reasoning(model: &Model, level: ThinkingLevel) -> Option<ThinkingLevel> {
     (model.reasoning && level != ThinkingLevel::Off).then_some(level)
 }
 
@@ -231,6 +231,14 @@ pub fn summary_text(answer: &AssistantMessage, what: &str) -> Result<String, Str
 pub const SUMMARY_CUT: &str = "generation hit the token cap and the summary is incomplete";
 /// Why a summary answer that calls a tool is refused.
 pub const SUMMARY_CALLED_TOOL: &str = "attempted to call a tool";
+
+/// A summary's usage as a session entry holds it: written as Pi writes JSON and read back, so
+/// that a float that prints as an integer (a cost of `0`) is the number a reader of the file
+/// gets, and the entry in memory equals the entry loaded from the file.
+pub fn usage_value(usage: &impl serde::Serialize) -> Option<Value> {
+    let text = crate::json::to_string(usage).ok()?;
+    serde_json::from_str(&text).ok()
+}
 
 /// Two summaries' usages added up (Pi 1.5's `combineUsage`): every count and cost summed, the
 /// optional splits (`cacheWrite1h`, `reasoning`) kept when either side has them, and

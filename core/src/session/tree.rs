@@ -504,6 +504,7 @@ impl SessionTree {
         from: Option<&str>,
         summary: &str,
         details: Option<Value>,
+        usage: Option<Value>,
         from_hook: Option<bool>,
         now: u64,
         ids: &mut IdGenerator,
@@ -520,7 +521,7 @@ impl SessionTree {
             from_id: from.unwrap_or("root").to_owned(),
             summary: summary.to_owned(),
             details,
-            usage: None,
+            usage,
             from_hook,
             extra: Extra::new(),
         });
