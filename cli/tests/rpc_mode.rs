@@ -36,16 +36,24 @@ impl Pi {
         Pi::start_configured(script, extra_args, None)
     }
 
-    /// A run with `settings` as the agent's settings.json.
+    /// A run with `settings` as the agent's settings.json; `extra_args` follow the mock model's
+    /// RPC command line, unless they start with `--provider`, which then replaces the model.
     fn start_configured(script: Value, extra_args: &[&str], settings: Option<&Value>) -> Pi {
         let mock = MockLlm::start(&script);
         let env = Env::new(&mock);
         if let Some(settings) = settings {
             env.write_agent("settings.json", &settings.to_string());
         }
-        let mut child = env
-            .rpc_command()
-            .args(extra_args)
+        let mut command = if extra_args.first() == Some(&"--provider") {
+            let mut command = env.command(extra_args);
+            command.args(["--mode", "rpc"]);
+            command
+        } else {
+            let mut command = env.rpc_command();
+            command.args(extra_args);
+            command
+        };
+        let mut child = command
             .env("PI_OFFLINE", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -235,3 +235,36 @@ fn a_failed_summary_is_retried_with_the_sessions_retry_settings() {
     assert_eq!(pi.mock.requests().len(), 4);
     assert_eq!(pi.finish(), 0);
 }
+
+#[test]
+fn summary_requests_ask_for_no_prompt_caching() {
+    let settings = json!({"compaction": {"enabled": true, "keepRecentTokens": 5}});
+    let mut pi = Pi::start_configured(
+        json!([
+            {"text": ["First answer."]},
+            {"text": ["Second answer."]},
+            {"text": ["## Goal\nSummary."]}
+        ]),
+        &["--provider", "mock-anthropic", "--model", "mock-claude"],
+        Some(&settings),
+    );
+    pi.send(json!({"id": "p1", "type": "prompt", "message": "One"}));
+    pi.wait_type("agent_end");
+    pi.send(json!({"id": "p2", "type": "prompt", "message": "Two"}));
+    pi.wait_type("agent_end");
+    let compacted = pi.call("c", json!({"type": "compact"}));
+    assert_eq!(compacted["success"], true, "{compacted}");
+    let requests = pi.mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests[1].to_string().contains("cache_control"),
+        "the agent's own requests mark the cache: {}",
+        requests[1]
+    );
+    assert!(
+        !requests[2].to_string().contains("cache_control"),
+        "a one-off summary writes no cache (cacheRetention \"none\"): {}",
+        requests[2]
+    );
+    assert_eq!(pi.finish(), 0);
+}
