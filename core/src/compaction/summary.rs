@@ -59,9 +59,11 @@ fn texts<'a>(blocks: impl IntoIterator<Item = &'a ContentBlock>) -> Vec<&'a str>
         .collect()
 }
 
-/// The conversation as the summariser reads it: `[User]: …`, `[Assistant thinking]: …`,
-/// `[Assistant]: …`, `[Assistant tool calls]: name(k=v, …)`, `[Tool result]: …` (cut at 2,000
-/// characters), separated by blank lines.
+/// The conversation as the summariser reads it: `[User]: …`, `[Assistant]: …`,
+/// `[Assistant tool calls]: name(k=v, …)`, `[Tool result]: …` (cut at 2,000 characters),
+/// separated by blank lines. Pi 1.5.2 leaves thinking out (0.73.1 wrote `[Assistant thinking]`):
+/// replayed thinking is often not what the model saw, and can make the request larger than the
+/// context it summarises.
 pub fn serialize_conversation(messages: &[Message]) -> String {
     let mut parts = Vec::new();
     for message in messages {
@@ -77,20 +79,15 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
             }
             Message::Assistant(m) => {
                 let mut text = Vec::new();
-                let mut thinking = Vec::new();
                 let mut calls = Vec::new();
                 for block in &m.content {
                     match block {
                         ContentBlock::Text(t) => text.push(t.text.as_str()),
-                        ContentBlock::Thinking(t) => thinking.push(t.thinking.as_str()),
                         ContentBlock::ToolCall(c) => {
                             calls.push(format!("{}({})", c.name, call_arguments(&c.arguments)))
                         }
-                        ContentBlock::Image(_) => {}
+                        ContentBlock::Thinking(_) | ContentBlock::Image(_) => {}
                     }
-                }
-                if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
                 }
                 if !text.is_empty() {
                     parts.push(format!("[Assistant]: {}", text.join("\n")));
