@@ -249,6 +249,28 @@ model: text A different answer.
 "#
 );
 
+// An abort while a failed summary waits for its retry ends the retry and the compaction at once
+// (Pi's sleep rejects on the abort signal: `summarization_retry_finished`, then an aborted
+// `compaction_end`).
+scenario!(
+    an_abort_during_a_summary_retry_ends_the_compaction,
+    r#"
+session: keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model: text Second answer.
+tick 1000
+compact:
+model: error 503 Service Unavailable
+abort
+tick 1000
+user: Third question
+model: text Third answer.
+"#
+);
+
 // Pi 1.5: a branch summary that fails with a retryable error is sent again after the backoff,
 // its retry announced with `source: "branchSummary"`.
 scenario!(
