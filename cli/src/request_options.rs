@@ -3,7 +3,9 @@
 //! own turns (its stream function in `createAgentSession`) also the settings `thinkingBudgets`,
 //! `retry.provider.maxRetries` and `retry.provider.timeoutMs`, and the attribution headers of
 //! OpenRouter and Cloudflare. Compaction and branch summaries call pi-ai directly there, with the
-//! key and headers only. `PI_CACHE_RETENTION=long`, read by pi-ai's providers, applies to all.
+//! key and headers only, and (Pi 1.5's `completeSummarization`) with `cacheRetention: "none"`:
+//! a one-off summary writes no cache. `PI_CACHE_RETENTION=long`, read by pi-ai's providers,
+//! applies to the agent's own requests.
 //!
 //! Read by the original but without effect on our requests: `retry.provider.maxRetryDelayMs`
 //! (no provider of the APIs we speak reads it in 0.73.1) and `transport` (only the Codex
@@ -60,6 +62,7 @@ impl RequestSettings {
         // The agent's turns carry the session id; summaries do not (as in the original).
         if request.session_id.is_none() {
             options.headers = headers;
+            options.cache_retention = CacheRetention::None;
             return options;
         }
         let mut merged = Vec::new();

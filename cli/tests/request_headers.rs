@@ -62,7 +62,7 @@ fn run(env: &Env, telemetry: Option<&str>, args: &[&str]) {
 
 #[test]
 fn openrouter_and_cloudflare_requests_carry_pis_attribution_unless_telemetry_is_off() {
-    let script: Vec<Value> = (0..8)
+    let script: Vec<Value> = (0..9)
         .map(|i| json!({"text": [format!("answer {i}")]}))
         .collect();
     let mock = MockLlm::start(&Value::Array(script));
@@ -97,7 +97,12 @@ fn openrouter_and_cloudflare_requests_carry_pis_attribution_unless_telemetry_is_
         ],
     );
     // A base URL naming openrouter.ai is enough; the provider's own header wins, and the
-    // compaction that follows (the context window is tiny) sends its summary without them.
+    // compaction after the second prompt (the context window is tiny; Pi 1.5.2 has nothing to
+    // summarise after the first, whose exchange is kept) sends its summary without them.
+    env.write_agent(
+        "settings.json",
+        r#"{"compaction": {"keepRecentTokens": 3}}"#,
+    );
     run(
         &env,
         None,
@@ -109,13 +114,14 @@ fn openrouter_and_cloudflare_requests_carry_pis_attribution_unless_telemetry_is_
             "m1",
             "-p",
             "hi",
+            "again",
         ],
     );
 
     let sent = request_headers(&mock);
     let pi = [Some("https://pi.dev"), Some("pi"), Some("cli-agent"), None];
     let none = [None; 4];
-    assert_eq!(sent.len(), 8, "{sent:#?}");
+    assert_eq!(sent.len(), 9, "{sent:#?}");
     assert_eq!(attribution(&sent[0]), pi);
     assert_eq!(attribution(&sent[1]), none);
     assert_eq!(attribution(&sent[2]), pi);
@@ -134,6 +140,7 @@ fn openrouter_and_cloudflare_requests_carry_pis_attribution_unless_telemetry_is_
             None
         ]
     );
-    assert_eq!(attribution(&sent[7]), [None, Some("mine"), None, None]);
+    assert_eq!(attribution(&sent[7]), attribution(&sent[6]));
+    assert_eq!(attribution(&sent[8]), [None, Some("mine"), None, None]);
     assert_eq!(sent[6]["authorization"], "Bearer c-key");
 }

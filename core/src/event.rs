@@ -201,10 +201,25 @@ pub struct CompactionResult {
     pub summary: String,
     pub first_kept_entry_id: String,
     pub tokens_before: u64,
+    /// Pi 1.5: an estimate of the context the compaction left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_tokens_after: Option<u64>,
+    /// Pi 1.5: what the summary calls cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Which summary a `summarization_retry_attempt_start` retries (Pi 1.5's `source`, with the
+/// compaction's reason).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SummarySource {
+    Compaction,
+    BranchSummary,
 }
 
 /// Events the coding agent's session adds on top of [`AgentEvent`] (0.73.1 names).
@@ -248,6 +263,21 @@ pub enum SessionEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
+    /// Pi 1.5: a failed summary call is retried after `delay_ms`.
+    SummarizationRetryScheduled {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: String,
+    },
+    /// Pi 1.5: the retried summary call goes out.
+    SummarizationRetryAttemptStart {
+        source: SummarySource,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<CompactionReason>,
+    },
+    /// Pi 1.5: a summary call that was retried ended (answered, failed or aborted).
+    SummarizationRetryFinished,
     ThinkingLevelChanged {
         level: ThinkingLevel,
     },

@@ -1,7 +1,10 @@
-//! Compaction planning against Pi 0.73.1's own results on seeded synthetic sessions
-//! (fixtures/compaction, made by scripts/gen-compaction-fixtures.mjs running the original):
-//! token estimates, cut points, prepareCompaction, the serialized conversation the summariser
-//! reads, and the preparation of branch summaries.
+//! Compaction planning against Pi's own results on seeded synthetic sessions
+//! (fixtures/compaction, written by scripts/gen-compaction-fixtures.mjs running 0.73.1): token
+//! estimates, cut points, prepareCompaction, the serialized conversation the summariser reads,
+//! and the preparation of branch summaries, each as Pi 1.5.2 computes it
+//! (expected-1.5.2.json, by scripts/gen-compaction-fixtures-152.mjs). The branch entries and
+//! their common ancestor are still checked against 0.73.1's expected.json; 1.5.2 left them as
+//! they were.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(clippy::disallowed_methods)]
@@ -21,17 +24,23 @@ use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
 use serde_json::{json, Value};
 
-fn fixtures() -> (std::path::PathBuf, Vec<Value>) {
+fn fixtures() -> (std::path::PathBuf, Vec<Value>, Vec<Value>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compaction");
     let expected = std::fs::read_to_string(dir.join("expected.json")).unwrap();
-    (dir, serde_json::from_str(&expected).unwrap())
+    let pi_152 = std::fs::read_to_string(dir.join("expected-1.5.2.json")).unwrap();
+    (
+        dir,
+        serde_json::from_str(&expected).unwrap(),
+        serde_json::from_str(&pi_152).unwrap(),
+    )
 }
 
 #[test]
 fn compaction_planning_matches_pi_on_every_fixture() {
-    let (dir, cases) = fixtures();
+    let (dir, cases, cases_152) = fixtures();
     assert_eq!(cases.len(), 12);
-    for case in &cases {
+    assert_eq!(cases_152.len(), 12);
+    for (case, case_152) in cases.iter().zip(&cases_152) {
         let name = case["file"].as_str().unwrap();
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
         let parsed = parse_session(&text, &mut IdGenerator::new(0)).unwrap();
@@ -44,13 +53,13 @@ fn compaction_planning_matches_pi_on_every_fixture() {
             .filter_map(|e| e.message())
             .map(estimate_tokens)
             .collect();
-        let expected_tokens: Vec<u64> = serde_json::from_value(case["tokens"].clone()).unwrap();
+        let expected_tokens: Vec<u64> = serde_json::from_value(case_152["tokens"].clone()).unwrap();
         assert_eq!(tokens, expected_tokens, "{name}: token estimates");
 
         for (i, keep) in case["keeps"].as_array().unwrap().iter().enumerate() {
             let keep = keep.as_f64().unwrap() as u64;
             let cut = find_cut_point(&path, 0, path.len(), keep);
-            let expected = &case["cuts"][i];
+            let expected = &case_152["cuts"][i];
             let ours = json!({
                 "firstKeptEntryIndex": cut.first_kept_entry_index,
                 "turnStartIndex": cut.turn_start_index.map_or(-1, |t| t as i64),
@@ -63,7 +72,7 @@ fn compaction_planning_matches_pi_on_every_fixture() {
                 ..CompactionSettings::default()
             };
             let prepared = prepare_compaction(&path, settings);
-            let expected = &case["preparations"][i];
+            let expected = &case_152["preparations"][i];
             let ours = prepared.map_or(Value::Null, |p| {
                 let (read, modified) = p.file_ops.lists();
                 json!({
@@ -109,7 +118,7 @@ fn compaction_planning_matches_pi_on_every_fixture() {
                 "modifiedFiles": modified,
             });
             assert_eq!(
-                ours, branch["results"][i],
+                ours, case_152["branch"]["results"][i],
                 "{name}: branch preparation with budget {budget}"
             );
         }

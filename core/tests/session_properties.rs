@@ -154,7 +154,7 @@ fn run(ops: &[Op]) -> (SessionTree, Vec<Ref>) {
                     .map_or("none".to_owned(), |e| e.id().to_owned());
                 let summary = format!("c{now}");
                 let id = tree
-                    .append_compaction(&summary, &first, 1, None, None, now, &mut ids)
+                    .append_compaction(&summary, &first, 1, None, None, None, now, &mut ids)
                     .0;
                 (id, None, Some((summary, first)))
             }
@@ -166,7 +166,7 @@ fn run(ops: &[Op]) -> (SessionTree, Vec<Ref>) {
                     format!("b{n}")
                 };
                 let id = tree
-                    .branch_with_summary(from.as_deref(), &summary, None, None, now, &mut ids)
+                    .branch_with_summary(from.as_deref(), &summary, None, None, None, now, &mut ids)
                     .unwrap()
                     .0;
                 let message = (!summary.is_empty()).then(|| format!("branch:{summary}"));

@@ -174,6 +174,7 @@ model: stop=length usage=120/30 text Cut off again
 "#
 );
 
+// An error no retry can fix ends the compaction at once.
 scenario!(
     summary_failure_ends_the_compaction_with_its_error,
     r#"
@@ -183,7 +184,24 @@ model: usage=100/20 text First answer.
 tick 1000
 user: Second question
 model: usage=1600/20 text Second answer.
+model: error 400 summary request rejected
+"#
+);
+
+// Pi 1.5: a summary call that fails with a retryable error is sent again after the session's
+// backoff (`summarization_retry_scheduled`, `_attempt_start`, `_finished`).
+scenario!(
+    a_failed_summary_is_retried_after_the_backoff,
+    r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=1600/20 text Second answer.
 model: error 500 summary backend down
+tick 1000
+model: usage=30/10 text Summary after a retry.
 "#
 );
 
@@ -280,6 +298,47 @@ model: text A different answer.
 "#
 );
 
+// An abort while a failed summary waits for its retry ends the retry and the compaction at once
+// (Pi's sleep rejects on the abort signal: `summarization_retry_finished`, then an aborted
+// `compaction_end`).
+scenario!(
+    an_abort_during_a_summary_retry_ends_the_compaction,
+    r#"
+session: keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model: text Second answer.
+tick 1000
+compact:
+model: error 503 Service Unavailable
+abort
+tick 1000
+user: Third question
+model: text Third answer.
+"#
+);
+
+// Pi 1.5: a branch summary that fails with a retryable error is sent again after the backoff,
+// its retry announced with `source: "branchSummary"`.
+scenario!(
+    a_failed_branch_summary_is_retried,
+    r#"
+session: maxRetries=2 baseDelayMs=500
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model: text Second answer.
+tick 1000
+navigate: 3 summarize
+model: error 503 Service Unavailable
+tick 500
+model: usage=20/5 text They asked a second question.
+"#
+);
+
 scenario!(
     navigate_without_summary_to_an_assistant_message,
     r#"
@@ -358,6 +417,8 @@ scenario!(
     a_compaction_supersedes_a_waiting_retry,
     r#"
 session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
+user: first
+model: text First answer.
 user: question
 model: error 429 Too many requests
 user: another question

@@ -190,6 +190,7 @@ fn branch_summaries_attach_at_the_branch_point() {
             "explored X",
             Some(json!({"readFiles": []})),
             None,
+            None,
             now,
             &mut s.ids,
         )
@@ -204,7 +205,7 @@ fn branch_summaries_attach_at_the_branch_point() {
     let now = s.tick();
     let (root_summary, _) = s
         .tree
-        .branch_with_summary(None, "from the top", None, None, now, &mut s.ids)
+        .branch_with_summary(None, "from the top", None, None, None, now, &mut s.ids)
         .unwrap();
     let SessionEntry::BranchSummary(entry) = s.tree.entry(&root_summary).unwrap() else {
         panic!()
@@ -223,8 +224,16 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     let (kept, _) = s.say(user("two"));
     s.say(assistant("a2"));
     let now = s.tick();
-    s.tree
-        .append_compaction("first summary", &kept, 1000, None, None, now, &mut s.ids);
+    s.tree.append_compaction(
+        "first summary",
+        &kept,
+        1000,
+        None,
+        None,
+        None,
+        now,
+        &mut s.ids,
+    );
     s.say(user("three"));
     assert_eq!(
         texts(&s.tree),
@@ -237,8 +246,16 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     );
     let (kept2, _) = s.say(assistant("a3"));
     let now = s.tick();
-    s.tree
-        .append_compaction("second summary", &kept2, 2000, None, None, now, &mut s.ids);
+    s.tree.append_compaction(
+        "second summary",
+        &kept2,
+        2000,
+        None,
+        None,
+        None,
+        now,
+        &mut s.ids,
+    );
     assert_eq!(
         texts(&s.tree),
         ["compaction:second summary", "assistant:a3"]
@@ -248,6 +265,7 @@ fn the_latest_compaction_replaces_what_it_summarised() {
         "lost anchor",
         "notonpath",
         3000,
+        None,
         None,
         None,
         now,

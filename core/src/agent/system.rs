@@ -73,6 +73,27 @@ impl SystemState {
         }
     }
 
+    /// The whole prompt in force as one system message (pi-ai's `getCurrentSystemMessage`):
+    /// the contents joined by blank lines, the sections and tools when there are any, stamped
+    /// `timestamp`. Pi 1.5 stores it in a compaction entry as the checkpoint the context
+    /// restarts from; `None` when no system message was ever recorded.
+    pub fn checkpoint(&self, timestamp: u64) -> Option<Value> {
+        if !self.recorded && self.tools.is_empty() {
+            return None;
+        }
+        let mut message = Map::new();
+        message.insert("role".into(), Value::String("system".into()));
+        message.insert("content".into(), Value::String(self.contents.join("\n\n")));
+        if !self.sections.is_empty() {
+            message.insert("sections".into(), Value::Object(self.sections.clone()));
+        }
+        if !self.tools.is_empty() {
+            message.insert("toolsAdded".into(), Value::Array(self.tools.clone()));
+        }
+        message.insert("timestamp".into(), Value::from(timestamp));
+        Some(Value::Object(message))
+    }
+
     /// The system prompt the request sends (pi-ai's `getSystemMessageText` of the current
     /// system message: the contents joined by newlines, then the sections, by blank lines).
     pub fn render(&self) -> String {
@@ -203,6 +224,13 @@ mod tests {
         let state = SystemState::of(&messages);
         assert_eq!(state.render(), "P\n\n<cwd>\n/b\n</cwd>\n\nN");
         assert_eq!(state.tools, vec![json!({"name":"bash"})]);
+        let checkpoint = state.checkpoint(9).unwrap();
+        assert_eq!(
+            crate::json::to_string(&checkpoint).unwrap(),
+            r#"{"role":"system","content":"","sections":{"preamble":"P","cwd":"<cwd>\n/b\n</cwd>","notes":"N"},"toolsAdded":[{"name":"bash"}],"timestamp":9}"#,
+            "1.5.2's key order: the tools before the time"
+        );
+        assert_eq!(SystemState::of(&[]).checkpoint(9), None);
     }
 
     #[test]

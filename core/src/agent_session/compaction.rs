@@ -1,20 +1,24 @@
-//! Running a compaction inside the session machine: the summary calls (one, or two in parallel
-//! when the cut splits a turn), their answers, and the compaction entry (Pi's `compact`,
-//! `_runAutoCompaction` and `AgentSession.compact`).
+//! Running a compaction inside the session machine: the summary calls (the history, then the
+//! prefix of a split turn, one after the other as Pi 1.5.2 awaits them), each retried with the
+//! session's retry settings (`retryAssistantCall`, announced by `summarization_retry_*`), and the
+//! compaction entry (Pi's `compact`, `_runAutoCompaction` and `AgentSession.compact`).
 
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::agent::{CallId, Effect, Input, StreamEvent};
+use crate::agent::{CallId, Effect, Input, ModelRequest, StreamEvent};
 use crate::compaction::prepare::{prepare_compaction, CompactionPreparation};
 use crate::compaction::summary::{
-    compaction_summary, history_summary_request, summary_text, turn_prefix_summary_request,
+    combine_usage, compaction_summary, history_summary_request, summary_text,
+    turn_prefix_summary_request, usage_value,
 };
-use crate::event::{CompactionReason, CompactionResult, Event, SessionEvent};
-use crate::message::Extra;
+use crate::compaction::tokens::estimate_tokens;
+use crate::event::{CompactionReason, CompactionResult, Event, SessionEvent, SummarySource};
+use crate::message::{AssistantMessage, Extra, StopReason};
 use crate::session::entry::SessionEntry;
 
 use super::contract::{Reply, SessionError};
 use super::machine::SessionMachine;
+use super::retry::{delay_ms, is_retryable};
 
 /// Where a compaction is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,12 +29,33 @@ pub(super) enum JobState {
     Calling,
 }
 
-/// One summary call and, once answered, its text or error.
+/// Which summary a call asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    History,
+    TurnPrefix,
+}
+
+impl Part {
+    /// How Pi names the summary in its errors.
+    fn what(self) -> &'static str {
+        match self {
+            Part::History => "Summarization",
+            Part::TurnPrefix => "Turn prefix summarization",
+        }
+    }
+}
+
+/// The summary call in flight, or waiting for its retry.
 #[derive(Clone, Debug)]
 struct Summary {
+    part: Part,
     call: CallId,
-    result: Option<Result<String, String>>,
-    what: &'static str,
+    request: ModelRequest,
+    /// Retries made so far.
+    attempt: u32,
+    /// Waiting for the backoff before the next attempt.
+    waiting: bool,
 }
 
 /// A compaction in progress.
@@ -41,30 +66,41 @@ pub(super) struct CompactionJob {
     will_retry: bool,
     custom_instructions: Option<String>,
     preparation: Option<CompactionPreparation>,
-    history: Option<Summary>,
-    turn_prefix: Option<Summary>,
+    current: Option<Summary>,
+    /// The history summary's text and usage, once answered (before a split turn's prefix).
+    history: Option<(String, Option<Value>)>,
     aborted: bool,
 }
 
 impl CompactionJob {
-    /// Whether `call` is one of this job's summary calls.
+    /// Whether `call` is this job's summary call.
     pub(super) fn owns(&self, call: CallId) -> bool {
-        self.summaries().any(|s| s.call == call)
+        self.current
+            .as_ref()
+            .is_some_and(|s| s.call == call && !s.waiting)
     }
+}
 
-    fn summaries(&self) -> impl Iterator<Item = &Summary> {
-        self.history.iter().chain(self.turn_prefix.iter())
-    }
-
-    fn slot(&mut self, call: CallId) -> Option<&mut Summary> {
-        self.history
-            .iter_mut()
-            .chain(self.turn_prefix.iter_mut())
-            .find(|s| s.call == call)
-    }
-
-    fn answered(&self) -> bool {
-        self.summaries().all(|s| s.result.is_some())
+/// What a summary call answered: the message, or the transport's error.
+pub(super) fn answer_of(input: Input) -> Option<(CallId, AssistantMessage)> {
+    match input {
+        Input::Model {
+            call,
+            event: StreamEvent::Done { message, .. },
+        } => Some((call, message)),
+        Input::Model {
+            call,
+            event: StreamEvent::Error { error, .. },
+        } => Some((call, error)),
+        Input::ModelFailed { call, error } => Some((
+            call,
+            AssistantMessage {
+                stop_reason: StopReason::Error,
+                error_message: Some(error),
+                ..AssistantMessage::default()
+            },
+        )),
+        _ => None,
     }
 }
 
@@ -100,8 +136,8 @@ impl SessionMachine {
             will_retry,
             custom_instructions,
             preparation: None,
+            current: None,
             history: None,
-            turn_prefix: None,
             aborted: false,
         });
     }
@@ -114,18 +150,20 @@ impl SessionMachine {
             .is_some_and(|job| job.state == JobState::WaitingForIdle)
     }
 
-    /// Emits `compaction_start`, plans the compaction and sends its summary calls.
+    /// Plans the compaction and sends its first summary call. With nothing to summarise, a
+    /// manual compaction is refused (after its `compaction_start`) and an automatic one does not
+    /// start at all (Pi 1.5's `_runAutoCompaction` returns before its `compaction_start`).
     pub(super) fn begin_compaction_calls(&mut self) -> Result<(), SessionError> {
         let Some(mut job) = self.compaction.take() else {
             return Ok(());
         };
-        self.emit(Event::Session(SessionEvent::CompactionStart {
-            reason: job.reason,
-        }));
         let path = self.tree.branch_path(None);
         let ends_in_compaction = matches!(path.last(), Some(SessionEntry::Compaction(_)));
         let Some(preparation) = prepare_compaction(&path, self.compaction_settings) else {
             if job.reason == CompactionReason::Manual {
+                self.emit(Event::Session(SessionEvent::CompactionStart {
+                    reason: job.reason,
+                }));
                 let message = if ends_in_compaction {
                     "Already compacted"
                 } else {
@@ -133,104 +171,215 @@ impl SessionMachine {
                 };
                 return self.fail_compaction(&job, message.into());
             }
-            return self.end_compaction(&job, None, false, None);
+            return Ok(());
         };
-        let model = self.agent.model().clone();
-        let level = self.agent.thinking_level();
-        let reserve = self.compaction_settings.reserve_tokens;
+        self.emit(Event::Session(SessionEvent::CompactionStart {
+            reason: job.reason,
+        }));
         let split = preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty();
-        if !split || !preparation.messages_to_summarize.is_empty() {
-            let request = history_summary_request(
-                &preparation.messages_to_summarize,
-                &model,
-                reserve,
-                job.custom_instructions.as_deref(),
-                preparation.previous_summary.as_deref(),
-                level,
-                self.now,
-            );
-            let call = self.agent.reserve_call();
-            self.out.effects.push(Effect::CallModel { call, request });
-            job.history = Some(Summary {
-                call,
-                result: None,
-                what: "Summarization",
-            });
-        }
-        if split {
-            let request = turn_prefix_summary_request(
-                &preparation.turn_prefix_messages,
-                &model,
-                reserve,
-                level,
-                self.now,
-            );
-            let call = self.agent.reserve_call();
-            self.out.effects.push(Effect::CallModel { call, request });
-            job.turn_prefix = Some(Summary {
-                call,
-                result: None,
-                what: "Turn prefix summarization",
-            });
-        }
+        let first = if !split || !preparation.messages_to_summarize.is_empty() {
+            Part::History
+        } else {
+            if let Some(previous) = &preparation.previous_summary {
+                job.history = Some((previous.clone(), None));
+            }
+            Part::TurnPrefix
+        };
         job.preparation = Some(preparation);
         job.state = JobState::Calling;
         self.compaction = Some(job);
+        self.send_summary_call(first);
         Ok(())
     }
 
-    /// An answer to a summary call.
-    pub(super) fn compaction_answer(&mut self, input: Input) -> Result<(), SessionError> {
-        let Some(job) = self.compaction.as_mut() else {
+    /// Sends the request for `part` of the job's summary.
+    fn send_summary_call(&mut self, part: Part) {
+        let model = self.agent.model().clone();
+        let level = self.agent.thinking_level();
+        let now = self.now;
+        let Some(job) = self.compaction.as_ref() else {
+            return;
+        };
+        let Some(preparation) = &job.preparation else {
+            return;
+        };
+        let custom = job.custom_instructions.as_deref();
+        let request = match part {
+            Part::History => history_summary_request(
+                &preparation.messages_to_summarize,
+                &model,
+                custom,
+                preparation.previous_summary.as_deref(),
+                level,
+                now,
+            ),
+            Part::TurnPrefix => turn_prefix_summary_request(
+                &preparation.turn_prefix_messages,
+                &model,
+                custom,
+                level,
+                now,
+            ),
+        };
+        let call = self.agent.reserve_call();
+        self.out.effects.push(Effect::CallModel {
+            call,
+            request: request.clone(),
+        });
+        if let Some(job) = self.compaction.as_mut() {
+            job.current = Some(Summary {
+                part,
+                call,
+                request,
+                attempt: 0,
+                waiting: false,
+            });
+        }
+    }
+
+    /// The backoff of a failed summary call is over: `summarization_retry_attempt_start`, and
+    /// the same request again.
+    pub(super) fn retry_summary_call(&mut self) -> Result<(), SessionError> {
+        let Some(job) = self.compaction.as_ref() else {
             return Ok(());
         };
-        let (call, answer) = match input {
-            Input::Model {
-                call,
-                event: StreamEvent::Done { message, .. },
-            } => (call, Ok(message)),
-            Input::Model {
-                call,
-                event: StreamEvent::Error { error, .. },
-            } => (call, Ok(error)),
-            Input::ModelFailed { call, error } => (call, Err(error)),
-            _ => return Ok(()),
-        };
-        let Some(slot) = job.slot(call) else {
+        let reason = job.reason;
+        let Some(request) = job
+            .current
+            .as_ref()
+            .filter(|s| s.waiting)
+            .map(|s| s.request.clone())
+        else {
             return Ok(());
         };
-        slot.result = Some(answer.and_then(|message| summary_text(&message, slot.what)));
-        if job.answered() {
-            self.finish_compaction()?;
+        self.emit(Event::Session(
+            SessionEvent::SummarizationRetryAttemptStart {
+                source: SummarySource::Compaction,
+                reason: Some(reason),
+            },
+        ));
+        let call = self.agent.reserve_call();
+        self.out.effects.push(Effect::CallModel { call, request });
+        if let Some(current) = self.compaction.as_mut().and_then(|j| j.current.as_mut()) {
+            current.call = call;
+            current.waiting = false;
         }
         Ok(())
     }
 
-    fn finish_compaction(&mut self) -> Result<(), SessionError> {
+    /// An answer to the summary call: retried when it failed with a retryable error and retries
+    /// are left, else the next summary or the compaction's end.
+    pub(super) fn compaction_answer(&mut self, input: Input) -> Result<(), SessionError> {
+        let Some((call, answer)) = answer_of(input) else {
+            return Ok(());
+        };
+        let Some(job) = self.compaction.as_ref() else {
+            return Ok(());
+        };
+        let Some(current) = job.current.clone().filter(|s| s.call == call) else {
+            return Ok(());
+        };
+        let aborted = job.aborted;
+        let split = job
+            .preparation
+            .as_ref()
+            .is_some_and(|p| p.is_split_turn && !p.turn_prefix_messages.is_empty());
+        let stored_history = job.history.clone();
+        let window = self.agent.model().context_window;
+        let retries = if self.retry.enabled {
+            self.retry.max_retries
+        } else {
+            0
+        };
+        if !aborted
+            && answer.stop_reason == StopReason::Error
+            && current.attempt < retries
+            && is_retryable(&answer, window)
+        {
+            let attempt = current.attempt + 1;
+            let delay = delay_ms(&self.retry, attempt);
+            self.emit(Event::Session(SessionEvent::SummarizationRetryScheduled {
+                attempt,
+                max_attempts: retries,
+                delay_ms: delay,
+                error_message: answer
+                    .error_message
+                    .clone()
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or_else(|| "Unknown error".into()),
+            }));
+            if let Some(current) = self.compaction.as_mut().and_then(|j| j.current.as_mut()) {
+                current.attempt = attempt;
+                current.waiting = true;
+            }
+            self.retry_summary_soon(delay);
+            return Ok(());
+        }
+        if current.attempt > 0 {
+            self.emit(Event::Session(SessionEvent::SummarizationRetryFinished));
+        }
+        if aborted {
+            let job = self.compaction.take();
+            return match job {
+                Some(job) => self.abort_ended(&job),
+                None => Ok(()),
+            };
+        }
+        let text = match summary_text(&answer, current.part.what()) {
+            Ok(text) => text,
+            Err(error) => {
+                let job = self.compaction.take();
+                return match job {
+                    Some(job) => self.fail_compaction(&job, error),
+                    None => Ok(()),
+                };
+            }
+        };
+        let usage = usage_value(&answer.usage);
+        if current.part == Part::History && split {
+            if let Some(job) = self.compaction.as_mut() {
+                job.history = Some((text, usage));
+                job.current = None;
+            }
+            self.send_summary_call(Part::TurnPrefix);
+            return Ok(());
+        }
+        let (history, prefix) = match current.part {
+            Part::History => ((text, usage), None),
+            Part::TurnPrefix => {
+                let history =
+                    stored_history.unwrap_or_else(|| ("No prior history.".to_owned(), None));
+                (history, Some((text, usage)))
+            }
+        };
+        self.finish_compaction(history, prefix)
+    }
+
+    fn finish_compaction(
+        &mut self,
+        history: (String, Option<Value>),
+        prefix: Option<(String, Option<Value>)>,
+    ) -> Result<(), SessionError> {
         let Some(job) = self.compaction.take() else {
             return Ok(());
         };
-        if job.aborted {
-            return self.abort_ended(&job);
-        }
-        let mut texts = Vec::new();
-        for summary in job.summaries() {
-            match &summary.result {
-                Some(Ok(text)) => texts.push(text.clone()),
-                Some(Err(error)) => return self.fail_compaction(&job, error.clone()),
-                None => return Ok(()),
-            }
-        }
         let Some(preparation) = &job.preparation else {
             return Ok(());
         };
-        let (history, turn_prefix) = match (&job.history, &job.turn_prefix, texts.as_slice()) {
-            (Some(_), Some(_), [history, prefix]) => (history.clone(), Some(prefix.as_str())),
-            (None, Some(_), [prefix]) => ("No prior history.".to_owned(), Some(prefix.as_str())),
-            (_, _, [history, ..]) => (history.clone(), None),
-            _ => return Ok(()),
+        let (history_text, history_usage) = history;
+        let (summary, usage) = match prefix {
+            Some((prefix_text, prefix_usage)) => (
+                compaction_summary(&history_text, Some(&prefix_text), &preparation.file_ops),
+                match (history_usage, prefix_usage) {
+                    (Some(history), Some(prefix)) => usage_value(&combine_usage(&history, &prefix)),
+                    (_, prefix) => prefix,
+                },
+            ),
+            None => (
+                compaction_summary(&history_text, None, &preparation.file_ops),
+                history_usage,
+            ),
         };
-        let summary = compaction_summary(&history, turn_prefix, &preparation.file_ops);
         let (read_files, modified_files) = preparation.file_ops.lists();
         let details = json!({ "readFiles": read_files, "modifiedFiles": modified_files });
         let (_, decision) = self.tree.append_compaction(
@@ -238,17 +387,21 @@ impl SessionMachine {
             &preparation.first_kept_entry_id,
             preparation.tokens_before,
             Some(details.clone()),
+            usage.clone(),
             Some(false),
             self.now,
             &mut self.ids,
         );
         self.persist(decision);
         let messages = self.tree.context().into_messages();
+        let estimated_tokens_after = messages.iter().map(estimate_tokens).sum();
         self.replace_messages(messages)?;
         let result = CompactionResult {
             summary,
             first_kept_entry_id: preparation.first_kept_entry_id.clone(),
             tokens_before: preparation.tokens_before,
+            estimated_tokens_after: Some(estimated_tokens_after),
+            usage,
             details: Some(details),
             extra: Extra::new(),
         };
@@ -303,7 +456,8 @@ impl SessionMachine {
         Ok(())
     }
 
-    /// `abortCompaction`: cancels the summary calls; the job ends as aborted when they answer.
+    /// `abortCompaction`: cancels the summary call (the job ends as aborted when it answers);
+    /// during a retry's backoff the job ends at once.
     pub(super) fn abort_compaction(&mut self) -> Result<(), SessionError> {
         let Some(job) = self.compaction.as_mut() else {
             return Ok(());
@@ -312,13 +466,17 @@ impl SessionMachine {
             return Ok(());
         }
         job.aborted = true;
-        let cancels: Vec<CallId> = job
-            .summaries()
-            .filter(|s| s.result.is_none())
-            .map(|s| s.call)
-            .collect();
-        for call in cancels {
-            self.out.effects.push(Effect::Cancel { call });
+        let in_flight = job.current.as_ref().filter(|s| !s.waiting).map(|s| s.call);
+        match in_flight {
+            Some(call) => self.out.effects.push(Effect::Cancel { call }),
+            None => {
+                if self.cancel_summary_retry() {
+                    self.emit(Event::Session(SessionEvent::SummarizationRetryFinished));
+                }
+                if let Some(job) = self.compaction.take() {
+                    self.abort_ended(&job)?;
+                }
+            }
         }
         Ok(())
     }

@@ -37,6 +37,8 @@ enum Wake {
     Retry,
     /// 100 ms after a compaction: continue to retry the overflowed call or deliver queued messages.
     AfterCompaction,
+    /// A failed summary call's backoff is over: send it again.
+    SummaryRetry,
 }
 
 /// What a second context overflow in a row says (no further compaction is tried).
@@ -341,11 +343,7 @@ impl SessionMachine {
         self.cancel_continue();
         self.pending_prompt = None;
         self.abort_compaction()?;
-        if let Some(job) = &self.navigation {
-            self.out
-                .effects
-                .push(crate::agent::Effect::Cancel { call: job.call });
-        }
+        self.abort_navigation();
         if self.agent.is_streaming() {
             self.agent_step(Input::Abort)?;
         }
@@ -353,13 +351,17 @@ impl SessionMachine {
     }
 
     fn wake(&mut self) -> Result<(), SessionError> {
-        let Some((at, _)) = self.wake else {
+        let Some((at, kind)) = self.wake else {
             return Ok(());
         };
         if self.now < at {
             return Ok(());
         }
         self.wake = None;
+        if kind == Wake::SummaryRetry {
+            self.retry_summary_call()?;
+            return self.retry_navigation_call();
+        }
         // The transcript is being replaced: continuing it now would race the replacement.
         if self.compaction.is_some() || self.navigation.is_some() {
             return Ok(());
@@ -381,7 +383,11 @@ impl SessionMachine {
             if self.compaction.as_ref().is_some_and(|job| job.owns(call)) {
                 return self.compaction_answer(input);
             }
-            if self.navigation.as_ref().is_some_and(|job| job.call == call) {
+            if self
+                .navigation
+                .as_ref()
+                .is_some_and(|job| job.call == call && !job.waiting)
+            {
                 return self.navigation_answer(input);
             }
         }
@@ -617,6 +623,20 @@ impl SessionMachine {
     /// Continue the agent shortly after a compaction (to retry, or to deliver queued messages).
     pub(super) fn continue_soon(&mut self) {
         self.wake = Some((self.now.saturating_add(100), Wake::AfterCompaction));
+    }
+
+    /// Wakes the machine after `delay` ms to send a failed summary call again.
+    pub(super) fn retry_summary_soon(&mut self, delay: u64) {
+        self.wake = Some((self.now.saturating_add(delay), Wake::SummaryRetry));
+    }
+
+    /// Drops a summary call's pending retry; whether there was one.
+    pub(super) fn cancel_summary_retry(&mut self) -> bool {
+        let pending = matches!(self.wake, Some((_, Wake::SummaryRetry)));
+        if pending {
+            self.wake = None;
+        }
+        pending
     }
 
     /// The timestamp (ms) of the latest compaction on the current branch.

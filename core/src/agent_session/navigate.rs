@@ -3,17 +3,21 @@
 
 use serde_json::json;
 
-use crate::agent::{CallId, Effect, Input, StreamEvent};
+use crate::agent::{CallId, Effect, Input, ModelRequest};
 use crate::compaction::branch::{
     branch_summary_request, collect_entries_for_branch_summary, finish_branch_summary,
     prepare_branch_entries, BranchSummaryOutcome,
 };
 use crate::compaction::files::FileOps;
+use crate::event::{Event, SessionEvent, SummarySource};
+use crate::message::StopReason;
 use crate::message::{AgentMessage, BashExecutionMessage};
 use crate::session::entry::SessionEntry;
 
+use super::compaction::answer_of;
 use super::contract::{NavigateRequest, Navigated, Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
+use super::retry::{delay_ms, is_retryable};
 
 /// The text of a branch summary when the abandoned branch holds no messages.
 const NO_CONTENT: &str = "No content to summarize";
@@ -24,6 +28,12 @@ pub(super) struct NavigateJob {
     pub(super) call: CallId,
     request: NavigateRequest,
     file_ops: FileOps,
+    /// The summary request, sent again by a retry.
+    summary_request: ModelRequest,
+    /// Retries made so far.
+    attempt: u32,
+    /// Waiting for the backoff before the next attempt.
+    pub(super) waiting: bool,
 }
 
 impl SessionMachine {
@@ -64,61 +74,86 @@ impl SessionMachine {
             &model,
             request.custom_instructions.as_deref(),
             request.replace_instructions,
+            self.agent.thinking_level(),
             self.now,
         );
         let Some(summary_request) = summary_request else {
             let details = json!({"readFiles": [], "modifiedFiles": []});
-            return self.complete_navigation(&request, Some((NO_CONTENT.to_owned(), details)));
+            return self
+                .complete_navigation(&request, Some((NO_CONTENT.to_owned(), details, None)));
         };
         let call = self.agent.reserve_call();
         self.out.effects.push(Effect::CallModel {
             call,
-            request: summary_request,
+            request: summary_request.clone(),
         });
         self.navigation = Some(NavigateJob {
             call,
             request,
             file_ops,
+            summary_request,
+            attempt: 0,
+            waiting: false,
         });
         Ok(())
     }
 
-    /// The branch summary's answer.
+    /// The branch summary's answer: retried as a compaction's summary is (Pi 1.5's
+    /// `completeSummarization` with `source: "branchSummary"`), else the navigation's end.
     pub(super) fn navigation_answer(&mut self, input: Input) -> Result<(), SessionError> {
-        let answer = match input {
-            Input::Model {
-                event: StreamEvent::Done { message, .. },
-                ..
-            } => Ok(message),
-            Input::Model {
-                event: StreamEvent::Error { error, .. },
-                ..
-            } => Ok(error),
-            Input::ModelFailed { error, .. } => Err(error),
-            _ => return Ok(()),
+        let Some((_, answer)) = answer_of(input) else {
+            return Ok(());
         };
+        let Some(job) = self.navigation.as_ref() else {
+            return Ok(());
+        };
+        let attempt = job.attempt;
+        let window = self.agent.model().context_window;
+        let retries = if self.retry.enabled {
+            self.retry.max_retries
+        } else {
+            0
+        };
+        if answer.stop_reason == StopReason::Error
+            && attempt < retries
+            && is_retryable(&answer, window)
+        {
+            let delay = delay_ms(&self.retry, attempt + 1);
+            self.emit(Event::Session(SessionEvent::SummarizationRetryScheduled {
+                attempt: attempt + 1,
+                max_attempts: retries,
+                delay_ms: delay,
+                error_message: answer
+                    .error_message
+                    .clone()
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or_else(|| "Unknown error".into()),
+            }));
+            if let Some(job) = self.navigation.as_mut() {
+                job.attempt += 1;
+                job.waiting = true;
+            }
+            self.retry_summary_soon(delay);
+            return Ok(());
+        }
+        if attempt > 0 {
+            self.emit(Event::Session(SessionEvent::SummarizationRetryFinished));
+        }
         let Some(job) = self.navigation.take() else {
             return Ok(());
         };
-        let outcome = match answer {
-            Ok(message) => finish_branch_summary(&message, &job.file_ops),
-            Err(error) => BranchSummaryOutcome::Error(error),
-        };
-        match outcome {
+        match finish_branch_summary(&answer, &job.file_ops) {
             BranchSummaryOutcome::Summary {
                 summary,
                 read_files,
                 modified_files,
+                usage,
             } => {
                 let details = json!({"readFiles": read_files, "modifiedFiles": modified_files});
-                self.complete_navigation(&job.request, Some((summary, details)))
+                self.complete_navigation(&job.request, Some((summary, details, usage)))
             }
             BranchSummaryOutcome::Aborted => {
-                self.reply(Reply::Navigated(Ok(Navigated {
-                    cancelled: true,
-                    aborted: true,
-                    ..Navigated::default()
-                })));
+                self.navigation_aborted();
                 Ok(())
             }
             BranchSummaryOutcome::Error(error) => {
@@ -128,10 +163,61 @@ impl SessionMachine {
         }
     }
 
+    fn navigation_aborted(&mut self) {
+        self.reply(Reply::Navigated(Ok(Navigated {
+            cancelled: true,
+            aborted: true,
+            ..Navigated::default()
+        })));
+    }
+
+    /// The backoff of a failed branch summary call is over: the same request again.
+    pub(super) fn retry_navigation_call(&mut self) -> Result<(), SessionError> {
+        let Some(request) = self
+            .navigation
+            .as_ref()
+            .filter(|job| job.waiting)
+            .map(|job| job.summary_request.clone())
+        else {
+            return Ok(());
+        };
+        self.emit(Event::Session(
+            SessionEvent::SummarizationRetryAttemptStart {
+                source: SummarySource::BranchSummary,
+                reason: None,
+            },
+        ));
+        let call = self.agent.reserve_call();
+        self.out.effects.push(Effect::CallModel { call, request });
+        if let Some(job) = self.navigation.as_mut() {
+            job.call = call;
+            job.waiting = false;
+        }
+        Ok(())
+    }
+
+    /// Aborting a navigation: its summary call is cancelled (it ends as aborted when it
+    /// answers); during a retry's backoff the navigation ends at once.
+    pub(super) fn abort_navigation(&mut self) {
+        let Some(job) = self.navigation.as_ref() else {
+            return;
+        };
+        if !job.waiting {
+            let call = job.call;
+            self.out.effects.push(Effect::Cancel { call });
+            return;
+        }
+        if self.cancel_summary_retry() {
+            self.emit(Event::Session(SessionEvent::SummarizationRetryFinished));
+        }
+        self.navigation = None;
+        self.navigation_aborted();
+    }
+
     fn complete_navigation(
         &mut self,
         request: &NavigateRequest,
-        summary: Option<(String, serde_json::Value)>,
+        summary: Option<(String, serde_json::Value, Option<serde_json::Value>)>,
     ) -> Result<(), SessionError> {
         let Some(target) = self.tree.entry(&request.target_id).cloned() else {
             return Ok(());
@@ -146,13 +232,14 @@ impl SessionMachine {
         };
         let mut summary_entry_id = None;
         match &summary {
-            Some((text, details)) => {
+            Some((text, details, usage)) => {
                 let (id, decision) = self
                     .tree
                     .branch_with_summary(
                         new_leaf.as_deref(),
                         text,
                         Some(details.clone()),
+                        usage.clone(),
                         Some(false),
                         self.now,
                         &mut self.ids,

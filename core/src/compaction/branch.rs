@@ -3,13 +3,16 @@
 use crate::agent::convert::convert_to_llm;
 use crate::agent::ModelRequest;
 use crate::message::{AgentMessage, AssistantMessage, StopReason};
-use crate::model::Model;
+use crate::model::{Model, ThinkingLevel};
 use crate::session::entry::SessionEntry;
 use crate::session::tree::SessionTree;
 
 use super::files::{format_file_operations, FileOps};
 use super::prepare::summary_message;
-use super::summary::{request, serialize_conversation};
+use super::summary::{
+    request, serialize_conversation, summary_reasoning, usage_value, SUMMARY_CALLED_TOOL,
+    SUMMARY_CUT,
+};
 use super::tokens::estimate_tokens;
 
 /// Put before every branch summary.
@@ -101,6 +104,7 @@ pub fn branch_summary_request(
     model: &Model,
     custom_instructions: Option<&str>,
     replace_instructions: bool,
+    thinking_level: ThinkingLevel,
     now: u64,
 ) -> Option<ModelRequest> {
     if messages.is_empty() {
@@ -113,7 +117,12 @@ pub fn branch_summary_request(
     };
     let conversation = serialize_conversation(&convert_to_llm(messages));
     let prompt = format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}");
-    Some(request(model, prompt, 2048, None, now))
+    Some(request(
+        model,
+        prompt,
+        summary_reasoning(model, thinking_level),
+        now,
+    ))
 }
 
 /// How a branch summary ended.
@@ -123,6 +132,8 @@ pub enum BranchSummaryOutcome {
         summary: String,
         read_files: Vec<String>,
         modified_files: Vec<String>,
+        /// What the summary call cost (Pi 1.5 stores it in the entry).
+        usage: Option<serde_json::Value>,
     },
     Aborted,
     Error(String),
@@ -133,17 +144,31 @@ pub fn finish_branch_summary(
     answer: &AssistantMessage,
     file_ops: &FileOps,
 ) -> BranchSummaryOutcome {
+    // Pi 1.5's `getSummarizationFailure` and tool-call check, named for a branch summary.
+    const WHAT: &str = "Branch summarization";
     match answer.stop_reason {
         StopReason::Aborted => return BranchSummaryOutcome::Aborted,
         StopReason::Error => {
-            return BranchSummaryOutcome::Error(
+            return BranchSummaryOutcome::Error(format!(
+                "{WHAT} failed: {}",
                 answer
                     .error_message
-                    .clone()
-                    .unwrap_or_else(|| "Summarization failed".into()),
-            )
+                    .as_deref()
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("Unknown error")
+            ))
+        }
+        StopReason::Length => {
+            return BranchSummaryOutcome::Error(format!("{WHAT} failed: {SUMMARY_CUT}"))
         }
         _ => {}
+    }
+    if answer
+        .content
+        .iter()
+        .any(|b| matches!(b, crate::message::ContentBlock::ToolCall(_)))
+    {
+        return BranchSummaryOutcome::Error(format!("{WHAT} {SUMMARY_CALLED_TOOL}"));
     }
     let text: Vec<&str> = answer
         .content
@@ -163,5 +188,57 @@ pub fn finish_branch_summary(
         summary,
         read_files,
         modified_files,
+        usage: usage_value(&answer.usage),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{ContentBlock, Usage};
+
+    #[test]
+    fn a_branch_summary_keeps_its_usage_and_fails_as_pi_1_5_names_it() {
+        let answer = AssistantMessage {
+            content: vec![ContentBlock::text("Explored X.")],
+            usage: Usage {
+                input: 7,
+                output: 3,
+                total_tokens: 10,
+                ..Usage::default()
+            },
+            ..AssistantMessage::default()
+        };
+        let BranchSummaryOutcome::Summary { summary, usage, .. } =
+            finish_branch_summary(&answer, &FileOps::default())
+        else {
+            panic!("a summary");
+        };
+        assert!(summary.starts_with(BRANCH_SUMMARY_PREAMBLE) && summary.ends_with("Explored X."));
+        let usage = usage.unwrap_or_default();
+        assert_eq!(
+            (usage["input"].clone(), usage["totalTokens"].clone()),
+            (7.into(), 10.into())
+        );
+
+        let failed = AssistantMessage {
+            stop_reason: StopReason::Error,
+            error_message: Some("500 down".into()),
+            ..AssistantMessage::default()
+        };
+        assert_eq!(
+            finish_branch_summary(&failed, &FileOps::default()),
+            BranchSummaryOutcome::Error("Branch summarization failed: 500 down".into())
+        );
+        let cut = AssistantMessage {
+            stop_reason: StopReason::Length,
+            ..AssistantMessage::default()
+        };
+        assert_eq!(
+            finish_branch_summary(&cut, &FileOps::default()),
+            BranchSummaryOutcome::Error(
+                "Branch summarization failed: generation hit the token cap and the summary is incomplete".into()
+            )
+        );
     }
 }

@@ -8,8 +8,9 @@ use crate::session::entry::SessionEntry;
 
 use super::cut::find_cut_point;
 use super::files::FileOps;
-use super::tokens::estimate_context_tokens;
+use super::tokens::{estimate_context_tokens, estimate_tokens};
 use super::CompactionSettings;
+use crate::agent::system::SystemState;
 
 /// Everything needed to run a compaction.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,8 +39,73 @@ fn entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
     }
 }
 
-/// Plans a compaction of `path` (root first); `None` when the path already ends in a compaction
-/// or the first kept entry has no id.
+/// The conversation an entry adds to a summary: system messages are prompt state, which the
+/// compaction entry's checkpoint carries (Pi 1.5's `getMessagesFromProjectedEntryForCompaction`).
+fn summarized_message(entry: &SessionEntry) -> Option<AgentMessage> {
+    entry_message(entry).filter(|m| !matches!(m, AgentMessage::System(_)))
+}
+
+/// The path as Pi 1.5's projection orders it: after a compaction, that compaction first, then
+/// the entries it kept (their system messages dropped, the checkpoint stands for them), then
+/// the later ones. Returns the entries and the index of the first one a new compaction may
+/// summarise.
+fn projected<'a>(path: &[&'a SessionEntry]) -> (Vec<&'a SessionEntry>, usize) {
+    let Some(at) = path
+        .iter()
+        .rposition(|e| matches!(e, SessionEntry::Compaction(_)))
+    else {
+        return (path.to_vec(), 0);
+    };
+    let SessionEntry::Compaction(c) = path[at] else {
+        return (path.to_vec(), 0);
+    };
+    let kept = path[..at]
+        .iter()
+        .position(|e| e.id() == c.first_kept_entry_id)
+        .map_or(&[][..], |first| &path[first..at]);
+    let mut entries = vec![path[at]];
+    entries.extend(
+        kept.iter()
+            .filter(|e| !matches!(e.message(), Some(AgentMessage::System(_)))),
+    );
+    entries.extend(&path[at + 1..]);
+    (entries, 1)
+}
+
+/// Pi 1.5's `estimateProjectedContextTokens`: the last response's usage and estimates of what
+/// followed it, when that response came after the latest compaction or context edit; else an
+/// estimate of everything, counting the prompt in force once.
+pub fn projected_tokens(path: &[&SessionEntry], context: &[AgentMessage]) -> u64 {
+    let estimate = estimate_context_tokens(context);
+    if let Some(AgentMessage::Assistant(usage_source)) =
+        estimate.last_usage_index.and_then(|i| context.get(i))
+    {
+        let source = path.iter().rposition(|e| match e.message() {
+            Some(AgentMessage::Assistant(a)) => a == usage_source,
+            _ => false,
+        });
+        let invalidated = path
+            .iter()
+            .rposition(|e| matches!(e.kind(), "compaction" | "context_edit"));
+        if source.is_some_and(|s| invalidated.is_none_or(|i| s > i)) {
+            return estimate.tokens;
+        }
+    }
+    let prompt = SystemState::of(context)
+        .checkpoint(0)
+        .and_then(|v| serde_json::from_value::<AgentMessage>(v).ok())
+        .map_or(0, |m| estimate_tokens(&m));
+    prompt
+        + context
+            .iter()
+            .filter(|m| !matches!(m, AgentMessage::System(_)))
+            .map(estimate_tokens)
+            .sum::<u64>()
+}
+
+/// Plans a compaction of `path` (root first); `None` when the path already ends in a compaction,
+/// the first kept entry has no id, or nothing lies before the cut (Pi 1.5 refuses a manual
+/// compaction then, and an automatic one does not start).
 pub fn prepare_compaction(
     path: &[&SessionEntry],
     settings: CompactionSettings,
@@ -47,29 +113,21 @@ pub fn prepare_compaction(
     if matches!(path.last(), Some(SessionEntry::Compaction(_))) {
         return None;
     }
-    let previous = path
-        .iter()
-        .rposition(|e| matches!(e, SessionEntry::Compaction(_)));
-    let mut previous_summary = None;
-    let mut boundary_start = 0;
-    if let Some(index) = previous {
-        if let SessionEntry::Compaction(c) = path[index] {
-            previous_summary = Some(c.summary.clone());
-            boundary_start = path
-                .iter()
-                .position(|e| e.id() == c.first_kept_entry_id)
-                .unwrap_or(index + 1);
-        }
-    }
-    let entries: Vec<SessionEntry> = path.iter().map(|e| (*e).clone()).collect();
+    let previous_summary = path.iter().rev().find_map(|e| match e {
+        SessionEntry::Compaction(c) => Some(c.summary.clone()),
+        _ => None,
+    });
+    let raw = path;
+    let (projected, boundary_start) = projected(path);
+    let path = projected.as_slice();
+    let entries: Vec<SessionEntry> = raw.iter().map(|e| (*e).clone()).collect();
     let index: EntryIndex = entries
         .iter()
         .enumerate()
         .map(|(i, e)| (e.id().to_owned(), i))
         .collect();
-    let tokens_before =
-        estimate_context_tokens(&build_session_context(&entries, &index, Leaf::Last).messages)
-            .tokens;
+    let context = build_session_context(&entries, &index, Leaf::Last).into_messages();
+    let tokens_before = projected_tokens(raw, &context);
 
     let cut = find_cut_point(
         path,
@@ -87,17 +145,20 @@ pub fn prepare_compaction(
     };
     let messages_to_summarize: Vec<AgentMessage> = path[boundary_start..history_end]
         .iter()
-        .filter_map(|e| entry_message(e))
+        .filter_map(|e| summarized_message(e))
         .collect();
     let turn_prefix_messages: Vec<AgentMessage> = match (cut.is_split_turn, cut.turn_start_index) {
         (true, Some(start)) => path[start..cut.first_kept_entry_index]
             .iter()
-            .filter_map(|e| entry_message(e))
+            .filter_map(|e| summarized_message(e))
             .collect(),
         _ => Vec::new(),
     };
+    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
+        return None;
+    }
     let mut file_ops = FileOps::default();
-    if let Some(SessionEntry::Compaction(c)) = previous.map(|i| path[i]) {
+    if let Some(SessionEntry::Compaction(c)) = path.first().filter(|_| boundary_start > 0) {
         if c.from_hook != Some(true) {
             if let Some(details) = &c.details {
                 file_ops.add_details(details);

@@ -6,6 +6,7 @@ use crate::message::{
     AgentMessage, AssistantMessage, ContentBlock, Message, StopReason, UserMessage,
 };
 use crate::model::{Model, ThinkingLevel};
+use serde_json::{Map, Value};
 
 use super::files::{format_file_operations, FileOps};
 
@@ -58,9 +59,11 @@ fn texts<'a>(blocks: impl IntoIterator<Item = &'a ContentBlock>) -> Vec<&'a str>
         .collect()
 }
 
-/// The conversation as the summariser reads it: `[User]: …`, `[Assistant thinking]: …`,
-/// `[Assistant]: …`, `[Assistant tool calls]: name(k=v, …)`, `[Tool result]: …` (cut at 2,000
-/// characters), separated by blank lines.
+/// The conversation as the summariser reads it: `[User]: …`, `[Assistant]: …`,
+/// `[Assistant tool calls]: name(k=v, …)`, `[Tool result]: …` (cut at 2,000 characters),
+/// separated by blank lines. Pi 1.5.2 leaves thinking out (0.73.1 wrote `[Assistant thinking]`):
+/// replayed thinking is often not what the model saw, and can make the request larger than the
+/// context it summarises.
 pub fn serialize_conversation(messages: &[Message]) -> String {
     let mut parts = Vec::new();
     for message in messages {
@@ -76,20 +79,15 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
             }
             Message::Assistant(m) => {
                 let mut text = Vec::new();
-                let mut thinking = Vec::new();
                 let mut calls = Vec::new();
                 for block in &m.content {
                     match block {
                         ContentBlock::Text(t) => text.push(t.text.as_str()),
-                        ContentBlock::Thinking(t) => thinking.push(t.thinking.as_str()),
                         ContentBlock::ToolCall(c) => {
                             calls.push(format!("{}({})", c.name, call_arguments(&c.arguments)))
                         }
-                        ContentBlock::Image(_) => {}
+                        ContentBlock::Thinking(_) | ContentBlock::Image(_) => {}
                     }
-                }
-                if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
                 }
                 if !text.is_empty() {
                     parts.push(format!("[Assistant]: {}", text.join("\n")));
@@ -121,11 +119,11 @@ fn call_arguments(arguments: &serde_json::Value) -> String {
         .join(", ")
 }
 
-/// A summarisation call: Pi's summariser system prompt and one user message.
+/// A summarisation call: Pi's summariser system prompt and one user message. Pi 1.5.2 sets no
+/// `maxTokens` for it, so the request carries the model's own output limit, as the agent's do.
 pub(super) fn request(
     model: &Model,
     prompt: String,
-    max_tokens: u64,
     reasoning: Option<ThinkingLevel>,
     now: u64,
 ) -> ModelRequest {
@@ -141,12 +139,12 @@ pub(super) fn request(
         tools: Vec::new(),
         reasoning,
         session_id: None,
-        max_tokens: Some(max_tokens),
+        max_tokens: None,
     }
 }
 
 /// Reasoning for a summary: the session's level, for reasoning models only.
-fn summary_reasoning(model: &Model, level: ThinkingLevel) -> Option<ThinkingLevel> {
+pub(super) fn summary_reasoning(model: &Model, level: ThinkingLevel) -> Option<ThinkingLevel> {
     (model.reasoning && level != ThinkingLevel::Off).then_some(level)
 }
 
@@ -154,7 +152,6 @@ fn summary_reasoning(model: &Model, level: ThinkingLevel) -> Option<ThinkingLeve
 pub fn history_summary_request(
     messages: &[AgentMessage],
     model: &Model,
-    reserve_tokens: u64,
     custom_instructions: Option<&str>,
     previous_summary: Option<&str>,
     thinking_level: ThinkingLevel,
@@ -176,48 +173,99 @@ pub fn history_summary_request(
         ));
     }
     prompt.push_str(&instructions);
-    let max_tokens = (0.8 * reserve_tokens as f64).floor() as u64;
-    request(
-        model,
-        prompt,
-        max_tokens,
-        summary_reasoning(model, thinking_level),
-        now,
-    )
+    request(model, prompt, summary_reasoning(model, thinking_level), now)
 }
 
-/// The request that summarises the first part of a turn that the cut splits.
+/// The request that summarises the first part of a turn that the cut splits (Pi 1.5.2's
+/// `generateTurnPrefixSummary`: Markdown headings around the conversation, and the compaction's
+/// custom instructions as an additional focus).
 pub fn turn_prefix_summary_request(
     messages: &[AgentMessage],
     model: &Model,
-    reserve_tokens: u64,
+    custom_instructions: Option<&str>,
     thinking_level: ThinkingLevel,
     now: u64,
 ) -> ModelRequest {
     let conversation = serialize_conversation(&convert_to_llm(messages));
-    let prompt = format!(
-        "<conversation>\n{conversation}\n</conversation>\n\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
+    let mut prompt = format!(
+        "# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
     );
-    let max_tokens = (0.5 * reserve_tokens as f64).floor() as u64;
-    request(
-        model,
-        prompt,
-        max_tokens,
-        summary_reasoning(model, thinking_level),
-        now,
-    )
+    if let Some(custom) = custom_instructions.filter(|c| !c.is_empty()) {
+        prompt = format!("{prompt}\n\nAdditional focus: {custom}");
+    }
+    request(model, prompt, summary_reasoning(model, thinking_level), now)
 }
 
-/// The text of a summary answer (text blocks joined by newlines), or the error Pi raises:
-/// `<what> failed: <errorMessage or "Unknown error">`.
+/// The text of a summary answer (text blocks joined by newlines), or the error Pi raises
+/// (`getSummarizationFailure`, then the tool-call check): `<what> failed: <errorMessage or
+/// "Unknown error">`, a cut answer's [`SUMMARY_CUT`], or [`SUMMARY_CALLED_TOOL`].
 pub fn summary_text(answer: &AssistantMessage, what: &str) -> Result<String, String> {
-    if answer.stop_reason == StopReason::Error {
-        return Err(format!(
-            "{what} failed: {}",
-            answer.error_message.as_deref().unwrap_or("Unknown error")
-        ));
+    match answer.stop_reason {
+        StopReason::Error => {
+            return Err(format!(
+                "{what} failed: {}",
+                answer
+                    .error_message
+                    .as_deref()
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("Unknown error")
+            ))
+        }
+        StopReason::Length => return Err(format!("{what} failed: {SUMMARY_CUT}")),
+        _ => {}
+    }
+    if answer
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolCall(_)))
+    {
+        return Err(format!("{what} {SUMMARY_CALLED_TOOL}"));
     }
     Ok(texts(&answer.content).join("\n"))
+}
+
+/// Why a summary cut at the output limit is not kept (a partial checkpoint would be saved).
+pub const SUMMARY_CUT: &str = "generation hit the token cap and the summary is incomplete";
+/// Why a summary answer that calls a tool is refused.
+pub const SUMMARY_CALLED_TOOL: &str = "attempted to call a tool";
+
+/// A summary's usage as a session entry holds it: written as Pi writes JSON and read back, so
+/// that a float that prints as an integer (a cost of `0`) is the number a reader of the file
+/// gets, and the entry in memory equals the entry loaded from the file.
+pub fn usage_value(usage: &impl serde::Serialize) -> Option<Value> {
+    let text = crate::json::to_string(usage).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Two summaries' usages added up (Pi 1.5's `combineUsage`): every count and cost summed, the
+/// optional splits (`cacheWrite1h`, `reasoning`) kept when either side has them, and
+/// `cost.totalFromProvider` true only when both are.
+pub fn combine_usage(first: &Value, second: &Value) -> Value {
+    match (first, second) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut sum = Map::new();
+            for (key, value) in a {
+                let combined = match b.get(key) {
+                    Some(other) => combine_usage(value, other),
+                    None => value.clone(),
+                };
+                sum.insert(key.clone(), combined);
+            }
+            for (key, value) in b {
+                if !sum.contains_key(key) {
+                    sum.insert(key.clone(), value.clone());
+                }
+            }
+            Value::Object(sum)
+        }
+        (Value::Number(a), Value::Number(b)) => match (a.as_u64(), b.as_u64()) {
+            (Some(a), Some(b)) => Value::from(a.saturating_add(b)),
+            _ => Value::from(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
+        },
+        (Value::Bool(a), Value::Bool(b)) => Value::Bool(*a && *b),
+        (Value::Bool(_), _) | (_, Value::Bool(_)) => Value::Bool(false),
+        (a, _) => a.clone(),
+    }
 }
 
 /// The compaction summary: the history summary, the turn-prefix summary when the cut split a
@@ -262,28 +310,20 @@ mod tests {
             Vec::new(),
             1,
         ))];
-        let first = history_summary_request(
-            &messages,
-            &model(true),
-            16_384,
-            None,
-            None,
-            ThinkingLevel::High,
-            9,
-        );
+        let first =
+            history_summary_request(&messages, &model(true), None, None, ThinkingLevel::High, 9);
         assert_eq!(
             prompt(&first),
             format!("<conversation>\n[User]: fix it\n</conversation>\n\n{SUMMARIZATION_PROMPT}")
         );
         assert_eq!(first.system_prompt, SUMMARIZATION_SYSTEM_PROMPT);
-        assert_eq!(first.max_tokens, Some(13_107));
+        assert_eq!(first.max_tokens, None, "the model's own output limit");
         assert_eq!(first.reasoning, Some(ThinkingLevel::High));
         assert!(first.tools.is_empty());
 
         let update = history_summary_request(
             &messages,
             &model(false),
-            16_384,
             Some("focus on tests"),
             Some("old"),
             ThinkingLevel::High,
@@ -300,10 +340,18 @@ mod tests {
             "no reasoning for a non-reasoning model"
         );
 
-        let prefix =
-            turn_prefix_summary_request(&messages, &model(true), 16_384, ThinkingLevel::Off, 9);
-        assert!(prompt(&prefix).ends_with(TURN_PREFIX_SUMMARIZATION_PROMPT));
-        assert_eq!(prefix.max_tokens, Some(8_192));
+        let prefix = turn_prefix_summary_request(
+            &messages,
+            &model(true),
+            Some("keep paths"),
+            ThinkingLevel::Off,
+            9,
+        );
+        assert_eq!(
+            prompt(&prefix),
+            format!("# Conversation\n[User]: fix it\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}\n\nAdditional focus: keep paths")
+        );
+        assert_eq!(prefix.max_tokens, None);
         assert_eq!(prefix.reasoning, None);
     }
 
@@ -325,9 +373,26 @@ mod tests {
             summary_text(&failed, "Summarization").unwrap_err(),
             "Summarization failed: Unknown error"
         );
+        let cut = AssistantMessage {
+            stop_reason: StopReason::Length,
+            content: vec![ContentBlock::text("## Go")],
+            ..AssistantMessage::default()
+        };
+        assert_eq!(
+            summary_text(&cut, "Turn prefix summarization").unwrap_err(),
+            "Turn prefix summarization failed: generation hit the token cap and the summary is incomplete"
+        );
         let mut files = FileOps::default();
         files.read.insert("b".into());
         files.edited.insert("a".into());
+        let usage = serde_json::json!({"input": 10, "output": 5, "reasoning": 1, "totalTokens": 15,
+            "cost": {"input": 0.1, "total": 0.2, "totalFromProvider": true}});
+        let other = serde_json::json!({"input": 10, "output": 5, "totalTokens": 15,
+            "cost": {"input": 0.2, "total": 0.4, "totalFromProvider": false}});
+        assert_eq!(
+            crate::json::to_string(&combine_usage(&usage, &other)).unwrap(),
+            r#"{"input":20,"output":10,"reasoning":1,"totalTokens":30,"cost":{"input":0.30000000000000004,"total":0.6000000000000001,"totalFromProvider":false}}"#
+        );
         assert_eq!(
             compaction_summary("H", Some("P"), &files),
             "H\n\n---\n\n**Turn Context (split turn):**\n\nP\n\n<read-files>\nb\n</read-files>\n\n<modified-files>\na\n</modified-files>"

@@ -29,8 +29,8 @@ fn content_len(content: &UserContent, image_chars: u64) -> u64 {
     }
 }
 
-/// Pi's `estimateTokens`: ceil(characters / 4); images count 4,800 characters in tool results
-/// and custom messages, nothing in user messages.
+/// Pi's `estimateTokens`: ceil(characters / 4); an image counts 4,800 characters (Pi 1.5.2
+/// counts them in user messages too, where 0.73.1 counted nothing).
 pub fn estimate_tokens(message: &AgentMessage) -> u64 {
     let chars = match message {
         // Pi 1.5: the content, every section's text and the added declarations as JSON.
@@ -46,7 +46,7 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
                     js_len(&crate::json::to_string(tools).unwrap_or_default())
                 })
         }
-        AgentMessage::User(m) => content_len(&m.content, 0),
+        AgentMessage::User(m) => content_len(&m.content, 4800),
         AgentMessage::Assistant(m) => m
             .content
             .iter()
@@ -99,7 +99,12 @@ pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> Conte
         .enumerate()
         .rev()
         .find_map(|(i, m)| match m.borrow() {
-            AgentMessage::Assistant(a) if !a.stop_reason.ends_run() => Some((i, &a.usage)),
+            // Pi 1.5 also skips a response that reported no usage at all.
+            AgentMessage::Assistant(a)
+                if !a.stop_reason.ends_run() && calculate_context_tokens(&a.usage) > 0 =>
+            {
+                Some((i, &a.usage))
+            }
             _ => None,
         });
     match last {

@@ -80,6 +80,16 @@ pub fn compaction_summary(entry: &CompactionEntry) -> AgentMessage {
     })
 }
 
+/// The system message a compaction entry's `systemMessage` checkpoint stands for (Pi 1.5);
+/// `None` for older entries, and for a checkpoint that is not a system message.
+pub fn compaction_checkpoint(entry: &CompactionEntry) -> Option<AgentMessage> {
+    let value = entry.system_message.as_ref()?;
+    match serde_json::from_value::<AgentMessage>(value.clone()) {
+        Ok(message @ AgentMessage::System(_)) => Some(message),
+        _ => None,
+    }
+}
+
 /// The `branchSummary` message a branch-summary entry stands for.
 pub fn branch_summary(entry: &BranchSummaryEntry) -> AgentMessage {
     AgentMessage::BranchSummary(BranchSummaryMessage {
@@ -228,12 +238,22 @@ pub fn build_session_context<'a>(
     match compaction {
         None => context.messages = project(&path),
         Some((at, c)) => {
+            // Pi 1.5: the prompt's checkpoint first; the system messages among the kept
+            // entries are dropped in its favour.
+            if let Some(checkpoint) = compaction_checkpoint(c) {
+                context.messages.push(Cow::Owned(checkpoint));
+            }
             context.messages.push(Cow::Owned(compaction_summary(c)));
             let kept = path[..at]
                 .iter()
                 .position(|e| e.id() == c.first_kept_entry_id)
                 .map_or(&[][..], |first| &path[first..at]);
-            let rest: Vec<&SessionEntry> = kept.iter().chain(&path[at + 1..]).copied().collect();
+            let rest: Vec<&SessionEntry> = kept
+                .iter()
+                .filter(|e| !matches!(e.message(), Some(AgentMessage::System(_))))
+                .chain(&path[at + 1..])
+                .copied()
+                .collect();
             context.messages.extend(project(&rest));
         }
     }

@@ -87,7 +87,12 @@ json_object! {
         pub first_kept_entry_id: String = "firstKeptEntryId" (req),
         pub tokens_before: u64 = "tokensBefore" (req),
         pub details: Option<Value> = "details" (opt),
+        /// Pi 1.5: what the summary calls cost (their usages added up).
+        pub usage: Option<Value> = "usage" (opt),
         pub from_hook: Option<bool> = "fromHook" (opt),
+        /// Pi 1.5: the prompt and tools in force at the boundary, as one `role: "system"`
+        /// message; the context after the compaction starts from it.
+        pub system_message: Option<Value> = "systemMessage" (opt),
     }
 }
 
@@ -101,6 +106,8 @@ json_object! {
         pub from_id: String = "fromId" (req),
         pub summary: String = "summary" (req),
         pub details: Option<Value> = "details" (opt),
+        /// Pi 1.5: what the summary call cost.
+        pub usage: Option<Value> = "usage" (opt),
         pub from_hook: Option<bool> = "fromHook" (opt),
     }
 }

@@ -12,6 +12,7 @@ use super::entry::{
 };
 use super::ids::IdGenerator;
 use super::time::ms_from_iso;
+use crate::agent::system::SystemState;
 use crate::message::{AgentMessage, Extra, UserContent};
 
 /// An operation on the tree that Pi refuses.
@@ -369,11 +370,16 @@ impl SessionTree {
         first_kept_entry_id: &str,
         tokens_before: u64,
         details: Option<Value>,
+        usage: Option<Value>,
         from_hook: Option<bool>,
         now: u64,
         ids: &mut IdGenerator,
     ) -> (String, Persist) {
+        // Pi 1.5's `appendCompaction`: the prompt in force, stamped with the compaction's time.
+        let state = SystemState::of(self.context().messages.iter().map(|m| m.as_ref()));
         let (id, parent_id, timestamp) = self.base(now, ids);
+        let stamp = ms_from_iso(&timestamp).map_or(now, |ms| ms.max(0) as u64);
+        let system_message = state.checkpoint(stamp);
         let entry = SessionEntry::Compaction(CompactionEntry {
             id: id.clone(),
             parent_id,
@@ -382,7 +388,9 @@ impl SessionTree {
             first_kept_entry_id: first_kept_entry_id.to_owned(),
             tokens_before,
             details,
+            usage,
             from_hook,
+            system_message,
             extra: Extra::new(),
         });
         (id, self.append(entry))
@@ -520,6 +528,7 @@ impl SessionTree {
         from: Option<&str>,
         summary: &str,
         details: Option<Value>,
+        usage: Option<Value>,
         from_hook: Option<bool>,
         now: u64,
         ids: &mut IdGenerator,
@@ -536,6 +545,7 @@ impl SessionTree {
             from_id: from.unwrap_or("root").to_owned(),
             summary: summary.to_owned(),
             details,
+            usage,
             from_hook,
             extra: Extra::new(),
         });

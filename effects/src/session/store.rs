@@ -355,9 +355,15 @@ impl SessionStore {
         from_hook: Option<bool>,
         now: u64,
     ) -> Result<String, StoreError> {
-        let (id, decision) =
-            self.tree
-                .branch_with_summary(from, summary, details, from_hook, now, &mut self.ids)?;
+        let (id, decision) = self.tree.branch_with_summary(
+            from,
+            summary,
+            details,
+            None,
+            from_hook,
+            now,
+            &mut self.ids,
+        )?;
         self.persist(decision)?;
         Ok(id)
     }
