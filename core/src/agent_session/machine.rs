@@ -63,6 +63,10 @@ pub struct SessionMachine {
     pub(super) branch_summary_reserve_tokens: u64,
     /// A prompt held back until the pre-prompt compaction ends.
     pending_prompt: Option<Prompt>,
+    /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
+    run_active: bool,
+    /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
+    abort_requested: bool,
     pub(super) now: u64,
     pub(super) out: SessionStep,
 }
@@ -106,6 +110,8 @@ impl SessionMachine {
             pending_bash: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
+            run_active: false,
+            abort_requested: false,
             now: 0,
             out: SessionStep::default(),
         }
@@ -208,7 +214,8 @@ impl SessionMachine {
         Ok(out)
     }
 
-    /// Runs what was waiting for the agent to become idle.
+    /// Runs what was waiting for the agent to become idle, and settles a prompt whose work is
+    /// over.
     fn after_step(&mut self) -> Result<(), SessionError> {
         if self.agent.is_streaming() {
             return Ok(());
@@ -220,6 +227,11 @@ impl SessionMachine {
             if let Some(prompt) = self.pending_prompt.take() {
                 self.agent_step(Input::Prompt(prompt))?;
             }
+        }
+        if self.run_active && !self.is_busy() {
+            self.run_active = false;
+            let aborted = std::mem::take(&mut self.abort_requested);
+            self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
         }
         Ok(())
     }
@@ -244,6 +256,8 @@ impl SessionMachine {
             return Err(SessionRejection::NavigateWhileBusy.into());
         }
         self.flush_pending_bash()?;
+        self.run_active = true;
+        self.abort_requested = false;
         let prompt = match added.is_empty() {
             true => Prompt::Text { text, images },
             false => {
@@ -320,6 +334,9 @@ impl SessionMachine {
     }
 
     fn abort(&mut self) -> Result<(), SessionError> {
+        if self.run_active {
+            self.abort_requested = true;
+        }
         self.abort_retry();
         self.cancel_continue();
         self.pending_prompt = None;
@@ -408,9 +425,16 @@ impl SessionMachine {
 
     /// Pi's `_processAgentEvent`: queue bookkeeping, the event itself, persistence, then retry
     /// and compaction after the run.
-    fn process(&mut self, event: AgentEvent) -> Result<(), SessionError> {
+    fn process(&mut self, mut event: AgentEvent) -> Result<(), SessionError> {
         if self.deaf() {
             return Ok(());
+        }
+        if let AgentEvent::AgentEnd {
+            messages,
+            will_retry,
+        } = &mut event
+        {
+            *will_retry = Some(self.will_retry_after(messages));
         }
         if let AgentEvent::MessageStart {
             message: AgentMessage::User(user),
@@ -447,6 +471,26 @@ impl SessionMachine {
             }
         }
         Ok(())
+    }
+
+    /// Pi 1.5's `_willRetryAfterAgentEnd`: no abort was asked for, retries are on and left, and
+    /// the run's last answer failed in a way that is retried.
+    fn will_retry_after(&self, messages: &[AgentMessage]) -> bool {
+        if self.abort_requested
+            || !self.retry.enabled
+            || self.retry_attempt >= self.retry.max_retries
+        {
+            return false;
+        }
+        let context_window = self.agent.model().context_window;
+        messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                AgentMessage::Assistant(a) => Some(is_retryable(a, context_window)),
+                _ => None,
+            })
+            .unwrap_or(false)
     }
 
     fn message_ended(&mut self, message: AgentMessage) {
