@@ -256,8 +256,6 @@ impl SessionMachine {
             return Err(SessionRejection::NavigateWhileBusy.into());
         }
         self.flush_pending_bash()?;
-        self.run_active = true;
-        self.abort_requested = false;
         let prompt = match added.is_empty() {
             true => Prompt::Text { text, images },
             false => {
@@ -274,11 +272,16 @@ impl SessionMachine {
         if let Some(assistant) = last_assistant {
             self.check_compaction(&assistant, false)?;
         }
+        // The prompt's work starts here (its compaction first, if one is due).
+        self.run_active = true;
+        self.abort_requested = false;
         if self.compaction.is_some() {
             self.pending_prompt = Some(prompt);
             return Ok(());
         }
-        self.agent_step(Input::Prompt(prompt))
+        let started = self.agent_step(Input::Prompt(prompt));
+        self.run_active = started.is_ok();
+        started
     }
 
     fn queue(
