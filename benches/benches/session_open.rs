@@ -66,6 +66,7 @@ fn write_session(path: &Path, entries: usize) {
                 content: vec![ContentBlock::text(format!("{}\n", words(i, 1400)))],
                 details: None,
                 is_error: false,
+                duration_ms: None,
                 timestamp: now,
                 extra: Default::default(),
             }),

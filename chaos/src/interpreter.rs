@@ -594,8 +594,9 @@ fn beyond_recording(model: &Model, now: u64) -> Attempt {
         stop_reason: StopReason::Stop,
         ..AssistantMessage::default()
     };
-    match pi_providers::synth::synthesize(model, &message) {
-        Ok(response) => Attempt::Response {
+    // The nearest stream: what the decoder adds (Pi 1.5's `rawStopReason`, say) is welcome.
+    match pi_providers::synth::synthesize_nearest(model, &message) {
+        Ok((response, _)) => Attempt::Response {
             status: response.status,
             headers: response.headers,
             chunks: response.chunks,

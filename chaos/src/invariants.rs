@@ -420,6 +420,7 @@ mod tests {
             content: vec![ContentBlock::text("ok")],
             details: None,
             is_error: false,
+            duration_ms: None,
             timestamp: 0,
             extra: Default::default(),
         }
@@ -530,6 +531,7 @@ mod tests {
         checker.on_event(&Event::Agent(AgentEvent::TurnStart));
         checker.on_event(&Event::Agent(AgentEvent::AgentEnd {
             messages: Vec::new(),
+            will_retry: None,
         }));
         let found = checker.finish();
         assert!(!found.is_empty());
@@ -554,6 +556,7 @@ mod tests {
             },
             AgentEvent::AgentEnd {
                 messages: Vec::new(),
+                will_retry: None,
             },
         ] {
             checker.on_event(&Event::Agent(event));

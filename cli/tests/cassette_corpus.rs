@@ -204,17 +204,13 @@ fn another_system_prompt_diverges_at_the_first_model_request() {
     let text = std::fs::read_to_string(&original).unwrap();
     let (header, rest) = text.split_once('\n').unwrap();
     let mut header: Value = serde_json::from_str(header).unwrap();
-    let prompt = header["config"]["systemPrompt"]
+    let prompt = header["config"]["systemSections"]["preamble"]
         .as_str()
         .unwrap()
         .to_owned();
-    let changed = prompt.replacen(
-        "an expert coding assistant",
-        "a careless coding assistant",
-        1,
-    );
+    let changed = prompt.replacen("a coding assistant", "a careless coding assistant", 1);
     assert_ne!(prompt, changed);
-    header["config"]["systemPrompt"] = Value::String(changed);
+    header["config"]["systemSections"]["preamble"] = Value::String(changed);
     let cassette = dir.path().join("one_tool.jsonl");
     std::fs::write(&cassette, format!("{header}\n{rest}")).unwrap();
 
@@ -228,7 +224,7 @@ fn another_system_prompt_diverges_at_the_first_model_request() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("-        \"content\": \"You are an expert coding assistant"),
+        stderr.contains("-        \"content\": \"You are a coding assistant running inside pi"),
         "{stderr}"
     );
     assert!(

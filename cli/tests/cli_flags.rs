@@ -4,12 +4,14 @@
 //! way (fresh HOME and agent dir, models.json pointing at the mock, stdin not a terminal).
 //! Its modules: a session whose stored working directory is gone (`missing_cwd`), what a
 //! shell command sees of pi's environment (`shell_env`), the system prompt recorded as a
-//! transcript message (`system_message`, checked against Pi 1.5.2); retry and recovery as Pi 1.5.2
-//! does them (`recovery`).
+//! transcript message (`system_message`, checked against Pi 1.5.2), Pi 1.5.2's event and
+//! message fields (`events_152`), and retry and recovery as Pi 1.5.2 does them (`recovery`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "cli_flags/events_152.rs"]
+mod events_152;
 #[path = "cli_flags/missing_cwd.rs"]
 mod missing_cwd;
 #[path = "cli_flags/recovery.rs"]

@@ -90,7 +90,7 @@ fn pi_mock_runs_pi_through_a_tool_call_scenario() {
     };
     assert_eq!(kinds[0], "session");
     assert!(first("tool_execution_start") < first("tool_execution_end"));
-    assert_eq!(kinds.last(), Some(&"agent_end"));
+    assert_eq!(kinds[kinds.len() - 2..], ["agent_end", "agent_settled"]);
 
     let start = &events[first("tool_execution_start")];
     assert_eq!(start["toolName"], "read");

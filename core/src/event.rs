@@ -5,12 +5,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::{AgentMessage, AssistantMessage, ContentBlock, Extra, StopReason, ToolCall};
+use crate::message::{
+    AgentMessage, AssistantMessage, ContentBlock, Extra, StopReason, ToolCall, Usage,
+};
 use crate::model::ThinkingLevel;
 use crate::partial::PartialMessage;
 
 /// One event of a streamed model response; every event but the last two carries the message as
-/// it is after that event (`partial`).
+/// it is after that event (`partial`). Pi 1.5 writes these delta-only: the `partial` is kept for
+/// the loop's own state and never written (nor expected when read).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",
@@ -19,45 +22,57 @@ use crate::partial::PartialMessage;
 )]
 pub enum AssistantMessageEvent {
     Start {
+        #[serde(skip)]
         partial: PartialMessage,
     },
     TextStart {
         content_index: usize,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     TextDelta {
         content_index: usize,
         delta: String,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     TextEnd {
         content_index: usize,
         content: String,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     ThinkingStart {
         content_index: usize,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     ThinkingDelta {
         content_index: usize,
         delta: String,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     ThinkingEnd {
         content_index: usize,
         content: String,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     #[serde(rename = "toolcall_start")]
     ToolCallStart {
         content_index: usize,
+        /// Pi 1.5: the call's id and name as the block held them when it started.
+        id: String,
+        tool_name: String,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     #[serde(rename = "toolcall_delta")]
     ToolCallDelta {
         content_index: usize,
         delta: String,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     #[serde(rename = "toolcall_end")]
@@ -65,6 +80,7 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         #[serde(with = "tool_call_block")]
         tool_call: ToolCall,
+        #[serde(skip)]
         partial: PartialMessage,
     },
     Done {
@@ -150,6 +166,10 @@ pub enum AgentEvent {
     /// The messages created during this run, in the order they were emitted.
     AgentEnd {
         messages: Vec<AgentMessage>,
+        /// Pi 1.5: whether the session will retry this run's failure. The loop does not know;
+        /// the session machine fills it in before the event goes out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        will_retry: Option<bool>,
     },
     TurnStart,
     TurnEnd {
@@ -159,8 +179,13 @@ pub enum AgentEvent {
     MessageStart {
         message: AgentMessage,
     },
+    /// Pi 1.5 writes `{type, usage, assistantMessageEvent}`: the usage as of this event (Pi
+    /// writes a live object, whose values depend on when it is printed; this is the
+    /// deterministic choice) and the delta. The snapshot is the loop's state, never written.
     MessageUpdate {
+        usage: Usage,
         assistant_message_event: AssistantMessageEvent,
+        #[serde(skip)]
         message: PartialMessage,
     },
     MessageEnd {
@@ -182,6 +207,9 @@ pub enum AgentEvent {
         tool_name: String,
         result: ToolResult,
         is_error: bool,
+        /// Pi 1.5: how long the tool ran (absent for a call that never ran).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
 }
 
@@ -285,6 +313,11 @@ pub enum SessionEvent {
     /// `context_edit` omitting a failed attempt), as the file holds it.
     EntryAppended {
         entry: crate::session::entry::SessionEntry,
+    },
+    /// Pi 1.5: a prompt's work is over (after its last `agent_end`, retries and compactions
+    /// included); `aborted` when an abort was asked for during it.
+    AgentSettled {
+        aborted: bool,
     },
 }
 

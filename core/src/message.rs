@@ -178,6 +178,12 @@ pub enum StopReason {
     ToolUse,
     Error,
     Aborted,
+    /// Pi 1.5: the message is still streaming (what `message_start` shows); the final message
+    /// says why it ended.
+    Pending,
+    /// Pi 1.5: a reply put off for later (pi-ai's `createDeferredMessage`); read and written
+    /// back, never made by this loop.
+    Deferred,
 }
 
 impl StopReason {
@@ -196,6 +202,9 @@ json_object! {
         pub cache_read: f64 = "cacheRead" (req),
         pub cache_write: f64 = "cacheWrite" (req),
         pub total: f64 = "total" (req),
+        /// Pi 1.5: whether `total` is what the provider billed (OpenRouter) rather than computed
+        /// from the model's prices; set wherever a cost is computed, absent in older files.
+        pub total_from_provider: Option<bool> = "totalFromProvider" (opt),
     }
 }
 
@@ -207,9 +216,14 @@ json_object! {
         pub output: u64 = "output" (req),
         pub cache_read: u64 = "cacheRead" (req),
         pub cache_write: u64 = "cacheWrite" (req),
+        /// Pi 1.5: output tokens spent on reasoning, as the provider reports them.
+        pub reasoning: Option<u64> = "reasoning" (opt),
         /// Absent in files of Pi's early versions (read as 0, and left out again when written).
         pub total_tokens: u64 = "totalTokens" (def),
         pub cost: Cost = "cost" (req),
+        /// Pi 1.5, Anthropic: the part of `cacheWrite` written for an hour (priced at twice the
+        /// input price). pi-ai adds it after `cost`, so it is declared after it.
+        pub cache_write_1h: Option<u64> = "cacheWrite1h" (opt),
     }
 }
 
@@ -271,6 +285,14 @@ json_object! {
         pub response_model: Option<String> = "responseModel" (opt),
         pub error_message: Option<String> = "errorMessage" (opt),
         pub diagnostics: Option<Vec<Value>> = "diagnostics" (opt),
+        /// Pi 1.5: the provider's own finish reason (e.g. `tool_calls`), before mapping.
+        pub raw_stop_reason: Option<String> = "rawStopReason" (opt),
+        /// Pi 1.5: from the request to the end of the response, in ms. Here the difference of
+        /// the times the loop was given, so a replay reproduces it.
+        pub duration_ms: Option<u64> = "durationMs" (opt),
+        /// Pi 1.5: the run's thinking level (`off` without reasoning). Kept as text so that a
+        /// level a later Pi adds still reads and writes back.
+        pub thinking_level: Option<String> = "thinkingLevel" (opt),
     }
 }
 
@@ -293,6 +315,9 @@ json_object! {
         pub content: Vec<ContentBlock> = "content" (req),
         pub details: Option<Value> = "details" (opt),
         pub is_error: bool = "isError" (req),
+        /// Pi 1.5: how long the tool ran, in ms (absent for a call that never ran, e.g. one
+        /// that failed validation). Here the difference of the times the loop was given.
+        pub duration_ms: Option<u64> = "durationMs" (opt),
         pub timestamp: u64 = "timestamp" (req),
     }
 }
@@ -550,6 +575,27 @@ mod tests {
         let msg: AgentMessage = serde_json::from_str(line).unwrap();
         assert!(matches!(msg, AgentMessage::User(_)));
         assert_eq!(crate::json::to_string(&msg).unwrap(), line);
+    }
+
+    #[test]
+    fn messages_of_either_pi_are_written_back_as_read() {
+        // 0.73.1: none of 1.5's fields.
+        let old = r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"openai-completions","provider":"mock","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}"#;
+        // 1.5.2 as its Anthropic provider writes usage (cacheWrite1h and reasoning after cost).
+        let new = r#"{"role":"assistant","content":[],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":4,"totalTokens":7,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0,"totalFromProvider":false},"cacheWrite1h":4,"reasoning":1},"stopReason":"deferred","timestamp":1,"responseId":"r","rawStopReason":"end_turn","durationMs":12,"thinkingLevel":"max"}"#;
+        let result = r#"{"role":"toolResult","toolCallId":"c","toolName":"read","content":[],"isError":false,"durationMs":4,"timestamp":1}"#;
+        for line in [old, new, result] {
+            let msg: AgentMessage = serde_json::from_str(line).unwrap();
+            assert_eq!(crate::json::to_string(&msg).unwrap(), line);
+        }
+        let AgentMessage::Assistant(read) = serde_json::from_str(new).unwrap() else {
+            panic!("not an assistant message")
+        };
+        assert_eq!(read.stop_reason, StopReason::Deferred);
+        assert_eq!(read.usage.cache_write_1h, Some(4));
+        assert_eq!(read.usage.reasoning, Some(1));
+        assert_eq!(read.duration_ms, Some(12));
+        assert_eq!(read.thinking_level.as_deref(), Some("max"));
     }
 
     #[test]

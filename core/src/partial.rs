@@ -177,8 +177,9 @@ impl PartialBlock {
     }
 }
 
-/// An assistant message at one instant of its stream. Cloning is O(number of blocks).
-#[derive(Clone, Debug)]
+/// An assistant message at one instant of its stream. Cloning is O(number of blocks). The
+/// default (an empty message) stands in for a snapshot an event read from JSON did not carry.
+#[derive(Clone, Debug, Default)]
 pub struct PartialMessage {
     /// Everything but `content` (content is always empty here).
     head: Arc<AssistantMessage>,

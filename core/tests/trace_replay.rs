@@ -1,10 +1,12 @@
-//! The machine reproduces the agent events of Pi 0.73.1's reference traces.
+//! The machine reproduces the agent events of Pi 1.5.2's reference traces.
 //!
 //! For each trace, the model's stream events, the tool results, the queued messages and the abort
 //! are read back out of Pi's stdout and fed to the machine as inputs; everything the machine emits
 //! must then equal Pi's own agent events, in order, field for field. Like the oracle's compare.py,
-//! timestamps are not compared and `message_update` snapshots are left out (Pi serializes them
-//! late; ours are exact and are pinned by the scenario snapshots instead).
+//! timestamps and durations are not compared, nor the values of `message_update`'s `usage` (Pi
+//! serializes it late; ours is exact and is pinned by the scenario snapshots instead). The
+//! system message (which this bare machine, without the prompt's sections, does not record) and
+//! `agent_end.willRetry` (which the session machine fills in) are checked by the binary's tests.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read fixtures and run cargo; the core's IO ban applies to the library, not to its tests.
@@ -24,7 +26,7 @@ use serde_json::Value;
 
 fn trace_lines(name: &str) -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/traces")
+        .join("../conformance/traces-1.5.2")
         .join(name)
         .join("stdout.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -46,28 +48,38 @@ const AGENT_EVENTS: &[&str] = &[
     "tool_execution_end",
 ];
 
-/// Drops what is not compared: timestamps, and message_update snapshots.
+/// Drops what is not compared: timestamps, durations, message_update usage, the system
+/// message among a run's messages and `willRetry`.
 fn normalize(mut event: Value) -> Value {
-    fn strip_timestamps(v: &mut Value) {
+    fn strip_times(v: &mut Value) {
         match v {
             Value::Object(map) => {
                 map.remove("timestamp");
-                map.values_mut().for_each(strip_timestamps);
+                map.remove("durationMs");
+                map.values_mut().for_each(strip_times);
             }
-            Value::Array(items) => items.iter_mut().for_each(strip_timestamps),
+            Value::Array(items) => items.iter_mut().for_each(strip_times),
             _ => {}
         }
     }
-    if event["type"] == "message_update" {
-        if let Value::Object(map) = &mut event {
-            map.remove("message");
+    if let Value::Object(map) = &mut event {
+        if map["type"] == "message_update" {
+            map.remove("usage");
         }
-        if let Some(Value::Object(inner)) = event.get_mut("assistantMessageEvent") {
-            inner.remove("partial");
+        if map["type"] == "agent_end" {
+            map.remove("willRetry");
+            if let Some(Value::Array(messages)) = map.get_mut("messages") {
+                messages.retain(|m| m["role"] != "system");
+            }
         }
     }
-    strip_timestamps(&mut event);
+    strip_times(&mut event);
     event
+}
+
+/// A system message's `message_start`/`_end`, which this machine does not record.
+fn is_system(line: &Value) -> bool {
+    line["message"]["role"] == "system"
 }
 
 struct Replay {
@@ -134,10 +146,14 @@ fn replay(name: &str) {
     };
     let (mut steering, mut follow_up) = (0, 0);
     let mut expected = Vec::new();
+    let mut awaiting_prompt = false;
     for (i, line) in lines.iter().enumerate() {
         let kind = line["type"].as_str().unwrap_or("");
-        if AGENT_EVENTS.contains(&kind) {
+        if AGENT_EVENTS.contains(&kind) && !is_system(line) {
             expected.push(normalize(line.clone()));
+        }
+        if kind == "agent_start" {
+            awaiting_prompt = true;
         }
         let role = line["message"]["role"].as_str().unwrap_or("");
         match kind {
@@ -154,7 +170,8 @@ fn replay(name: &str) {
                 }
                 (steering, follow_up) = (s, f);
             }
-            "message_start" if role == "user" && lines[i - 2]["type"] == "agent_start" => {
+            "message_start" if role == "user" && awaiting_prompt => {
+                awaiting_prompt = false;
                 let text = line["message"]["content"][0]["text"].as_str().unwrap();
                 replay.feed(Input::Prompt(Prompt::text(text)));
             }

@@ -198,7 +198,7 @@ async fn garbage_instead_of_sse_ends_the_run_with_an_empty_failed_answer() {
         Some("Stream ended without finish_reason")
     );
     assert!(message.content.is_empty());
-    assert_eq!(types(&events).last(), Some(&"agent_end"));
+    assert_eq!(types(&events).last(), Some(&"agent_settled"));
 }
 
 #[tokio::test]
@@ -287,7 +287,7 @@ async fn abort_from_another_task_ends_a_streaming_response() {
         .unwrap();
     let message = last_assistant(&session);
     assert_eq!(message.stop_reason, StopReason::Aborted);
-    assert_eq!(types(&events).last(), Some(&"agent_end"));
+    assert_eq!(types(&events).last(), Some(&"agent_settled"));
 }
 
 /// The abort comes once the command's child and grandchild run, so the kill has something to

@@ -84,6 +84,7 @@ fn write_ours(path: &Path) -> String {
                 content: vec![ContentBlock::text("hi from our file\n")],
                 details: None,
                 is_error: false,
+                duration_ms: None,
                 timestamp: T0 + 4,
                 extra: Default::default(),
             }),

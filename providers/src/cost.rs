@@ -35,6 +35,7 @@ pub fn calculate_cost(model: &Model, usage: &Usage) -> Cost {
         cache_read,
         cache_write,
         total: input + output + cache_read + cache_write,
+        total_from_provider: None,
         extra: Default::default(),
     }
 }

@@ -235,6 +235,14 @@ pub(crate) fn response_head(
     }
 }
 
+/// A provider's finish reason as Pi 1.5 keeps it in `rawStopReason`: the text, or the JSON of
+/// anything else.
+pub(crate) fn raw_reason(reason: &serde_json::Value) -> String {
+    reason
+        .as_str()
+        .map_or_else(|| reason.to_string(), str::to_owned)
+}
+
 /// The error event ending a stream: `message` as it stands, with the stop reason and the text.
 pub(crate) fn failure(
     mut message: pi_core::message::AssistantMessage,

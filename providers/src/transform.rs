@@ -177,6 +177,7 @@ pub fn transform_messages<'a>(
                 content: vec![ContentBlock::text("No result provided")],
                 details: None,
                 is_error: true,
+                duration_ms: None,
                 timestamp: now,
                 extra: Extra::new(),
             })));

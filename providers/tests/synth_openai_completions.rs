@@ -123,37 +123,53 @@ fn content() -> impl Strategy<Value = Vec<ContentBlock>> {
         })
 }
 
+/// A reported usage as Pi 1.5 reads it: with `reasoning` (0 when the server says none) and
+/// the cost marked as computed.
 fn usage() -> impl Strategy<Value = Usage> {
     (
         0u64..2_000_000,
         0u64..200_000,
         0u64..2_000_000,
         0u64..100_000,
+        0u64..1_000,
     )
-        .prop_map(|(input, output, cache_read, cache_write)| {
+        .prop_map(|(input, output, cache_read, cache_write, reasoning)| {
             let mut usage = Usage {
                 input,
                 output,
                 cache_read,
                 cache_write,
+                reasoning: Some(reasoning),
                 ..Usage::default()
             };
             usage.total_tokens = total_tokens(&usage);
             usage.cost = calculate_cost(&model(), &usage);
+            usage.cost.total_from_provider = Some(false);
             usage
         })
 }
 
-fn ending() -> impl Strategy<Value = (StopReason, Option<String>)> {
+/// How the answer ends: the stop reason, the error text, and the finish reason as sent (Pi
+/// 1.5's `rawStopReason`; none when an error chunk ends the stream).
+fn ending() -> impl Strategy<Value = (StopReason, Option<String>, Option<String>)> {
+    let sent = |stop, raw: &str| (stop, None, Some(raw.to_owned()));
     prop_oneof![
-        Just((StopReason::Stop, None)),
-        Just((StopReason::Length, None)),
-        Just((StopReason::ToolUse, None)),
-        "[a-z_]{1,16}".prop_map(|r| (
-            StopReason::Error,
-            Some(format!("Provider finish_reason: {r}"))
-        )),
-        "[A-Za-z][A-Za-z .]{0,30}".prop_map(|text| (StopReason::Error, Some(text))),
+        Just(sent(StopReason::Stop, "stop")),
+        Just(sent(StopReason::Stop, "end")),
+        Just(sent(StopReason::Length, "length")),
+        Just(sent(StopReason::ToolUse, "tool_calls")),
+        Just(sent(StopReason::ToolUse, "function_call")),
+        "[a-z_]{1,16}"
+            .prop_filter("a reason pi-ai maps", |r| !matches!(
+                r.as_str(),
+                "stop" | "end" | "length" | "tool_calls" | "function_call"
+            ))
+            .prop_map(|r| (
+                StopReason::Error,
+                Some(format!("Provider finish_reason: {r}")),
+                Some(r)
+            )),
+        "[A-Za-z][A-Za-z .]{0,30}".prop_map(|text| (StopReason::Error, Some(text), None)),
     ]
 }
 
@@ -166,15 +182,18 @@ fn expressible() -> impl Strategy<Value = AssistantMessage> {
         prop::option::of("[a-z0-9.-]{1,12}-served"),
         0u64..4_000_000_000_000,
     )
-        .prop_map(|(content, usage, (stop, error), id, served, timestamp)| {
-            let mut m = message(content, stop);
-            m.usage = usage;
-            m.error_message = error;
-            m.response_id = id;
-            m.response_model = served;
-            m.timestamp = timestamp;
-            m
-        })
+        .prop_map(
+            |(content, usage, (stop, error, raw), id, served, timestamp)| {
+                let mut m = message(content, stop);
+                m.usage = usage;
+                m.error_message = error;
+                m.raw_stop_reason = raw;
+                m.response_id = id;
+                m.response_model = served;
+                m.timestamp = timestamp;
+                m
+            },
+        )
 }
 
 proptest! {
@@ -198,6 +217,7 @@ proptest! {
 fn the_wire_spelling_is_openais() {
     let mut m = message(vec![ContentBlock::text("Hi.")], StopReason::Stop);
     m.response_id = Some("chatcmpl-1".into());
+    m.raw_stop_reason = Some("stop".into());
     let response = synthesize(&model(), &m).unwrap_or_else(|e| panic!("{e}"));
     let body: Vec<u8> = response.body();
     let expected = concat!(
@@ -226,8 +246,11 @@ fn what_the_api_cannot_say_is_refused() {
     );
     let aborted = message(vec![], StopReason::Aborted);
     let mut wrong_cost = message(vec![ContentBlock::text("a")], StopReason::Stop);
+    wrong_cost.raw_stop_reason = Some("stop".into());
     wrong_cost.usage.input = 10;
+    wrong_cost.usage.reasoning = Some(0);
     wrong_cost.usage.total_tokens = 10;
+    wrong_cost.usage.cost.total_from_provider = Some(false);
     let styled = message(
         vec![ContentBlock::Text(TextContent {
             text: "a".into(),

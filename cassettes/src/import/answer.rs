@@ -205,12 +205,19 @@ impl FromSession {
         events: Vec<StreamEvent>,
     ) {
         let t = planned.at.max(planned.item.timestamp);
-        for event in events {
+        // Pi 1.5 counts `durationMs` from the request (the message's `timestamp`) to the
+        // answer's end: the last event comes then, so the loop counts the same.
+        let ended = planned
+            .item
+            .duration_ms
+            .map_or(t, |ms| t.max(planned.item.timestamp.saturating_add(ms)));
+        let last = events.len().saturating_sub(1);
+        for (i, event) in events.into_iter().enumerate() {
             let input = SessionInput::Answer(Input::Model {
                 call: pi_core::agent::CallId(call),
                 event,
             });
-            self.answer(planned.position, t, input);
+            self.answer(planned.position, if i == last { ended } else { t }, input);
         }
     }
 

@@ -35,13 +35,20 @@ fn kill_group(mut child: Child, marker: &str) {
 }
 
 /// A trial's result without what differs between two live runs of it: the clock readings
-/// (`wallMs` and its mean, the messages' `timestamp`), the id the mock numbers its responses with,
-/// and the system message's `cwd` section (each trial's temporary workspace).
+/// (`wallMs` and its mean, the messages' `timestamp` and `durationMs`), the id the mock numbers
+/// its responses with, and the system message's `cwd` section (each trial's temporary
+/// workspace).
 fn timeless(trial: &Value) -> Value {
     fn strip(value: &mut Value) {
         match value {
             Value::Object(fields) => {
-                for key in ["wallMs", "meanWallMs", "timestamp", "responseId"] {
+                for key in [
+                    "wallMs",
+                    "meanWallMs",
+                    "timestamp",
+                    "durationMs",
+                    "responseId",
+                ] {
                     fields.remove(key);
                 }
                 if let Some(Value::Object(sections)) = fields.get_mut("sections") {

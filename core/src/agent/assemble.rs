@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use crate::event::AssistantMessageEvent;
-use crate::message::{AssistantMessage, ContentBlock, TextContent, ThinkingContent, ToolCall};
+use crate::message::{
+    AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+};
 use crate::partial::{PartialBlock, PartialMessage, TextChain};
 
 use super::contract::{Patch, StreamEvent};
@@ -117,7 +119,10 @@ impl Assembly {
             (_, StreamEvent::Done { message, .. }) => return Ok(Applied::Finished(message)),
             (_, StreamEvent::Error { error, .. }) => return Ok(Applied::Finished(error)),
             (Some(_), StreamEvent::Start { .. }) => return Err("the stream already started".into()),
-            (slot @ None, StreamEvent::Start { partial }) => {
+            (slot @ None, StreamEvent::Start { mut partial }) => {
+                // Pi 1.5's providers start every message as `pending`; the final message (the
+                // decoder's own, on `done`/`error`) says why it ended.
+                partial.stop_reason = StopReason::Pending;
                 let started = partial.clone();
                 *slot = Some(PartialMessage::from_message(partial));
                 return Ok(Applied::Started(started));
@@ -155,9 +160,12 @@ impl Assembly {
                 content_index,
                 block,
             } => {
+                let (id, tool_name) = (block.id.clone(), block.name.clone());
                 open_block(partial, content_index, ContentBlock::ToolCall(block))?;
                 Ok(Applied::Update(AssistantMessageEvent::ToolCallStart {
                     content_index,
+                    id,
+                    tool_name,
                     partial: partial.clone(),
                 }))
             }

@@ -268,7 +268,7 @@ impl AgentMachine {
         match &self.run {
             None => "idle".to_owned(),
             Some(run) => match &run.phase {
-                Phase::Model { call, assembly } if assembly.started() => {
+                Phase::Model { call, assembly, .. } if assembly.started() => {
                     format!("streaming model call {call}")
                 }
                 Phase::Model { call, .. } => format!("waiting for model call {call} to start"),
@@ -310,15 +310,17 @@ impl AgentMachine {
                 .contract(input, "the transcript cannot be replaced during a run")
                 .into()),
             Input::Model { call, event } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Model { call: c, assembly }) if c == call => assembly
+                Some(Phase::Model {
+                    call: c, assembly, ..
+                }) if c == call => assembly
                     .check(event)
                     .map_err(|e| self.contract(input, e).into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
             Input::ModelFailed { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Model { call: c, assembly }) if c == call && !assembly.started() => {
-                    Ok(())
-                }
+                Some(Phase::Model {
+                    call: c, assembly, ..
+                }) if c == call && !assembly.started() => Ok(()),
                 Some(Phase::Model { call: c, .. }) if c == call => Err(self
                     .contract(
                         input,
@@ -498,8 +500,11 @@ impl AgentMachine {
                 stop_reason: StopReason::Aborted,
                 timestamp: self.now,
                 error_message: Some(ABORTED_REQUEST.to_owned()),
+                // Pi's provider answers an aborted signal at once.
+                duration_ms: Some(0),
                 ..AssistantMessage::default()
             };
+            let message = self.stamp_response(message);
             return self.finish_response(message, false);
         }
         let context = &self.messages[..run.context_len];
@@ -586,13 +591,31 @@ impl AgentMachine {
                     }
                 };
                 self.emit(AgentEvent::MessageUpdate {
+                    usage: message.head().usage.clone(),
                     assistant_message_event: event,
                     message,
                 });
             }
             Applied::Silent => {}
-            Applied::Finished(message) => self.finish_response(message, started),
+            Applied::Finished(message) => {
+                let message = self.stamp_response(message);
+                self.finish_response(message, started)
+            }
         }
+    }
+
+    /// What Pi 1.5 adds to a finished response: how long the call took, from the message's
+    /// `timestamp` (the time the request was made) to now, and the run's thinking level.
+    fn stamp_response(&self, mut message: AssistantMessage) -> AssistantMessage {
+        let Some(run) = &self.run else {
+            return message;
+        };
+        if message.duration_ms.is_none() {
+            message.duration_ms = Some(self.now.saturating_sub(message.timestamp));
+        }
+        let level = run.settings.reasoning.unwrap_or(ThinkingLevel::Off);
+        message.thinking_level = Some(level.as_str().to_owned());
+        message
     }
 
     /// The end of `streamAssistantResponse` and what the loop does with the message.
@@ -657,7 +680,7 @@ impl AgentMachine {
         for (index, args) in output.start {
             let call = CallId(self.next_call);
             self.next_call += 1;
-            batch.started(index, call);
+            batch.started(index, call, self.now);
             starts.push((call, index, args));
         }
         let calls: Vec<(CallId, String, String)> = starts
@@ -759,7 +782,10 @@ impl AgentMachine {
     fn end_run(&mut self) {
         let start = self.run.as_ref().map_or(self.messages.len(), |r| r.start);
         let messages = self.messages[start..].to_vec();
-        self.emit(AgentEvent::AgentEnd { messages });
+        self.emit(AgentEvent::AgentEnd {
+            messages,
+            will_retry: None,
+        });
         self.finish_run();
     }
 
@@ -786,6 +812,7 @@ impl AgentMachine {
         self.error_message = Some(thrown);
         self.emit(AgentEvent::AgentEnd {
             messages: vec![failure],
+            will_retry: None,
         });
         self.finish_run();
     }

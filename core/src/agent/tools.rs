@@ -24,10 +24,18 @@ enum Slot {
     Waiting,
     /// Prepared with these validated arguments, not started (parallel batches, between passes).
     Prepared { args: Value },
-    /// Running as this effect.
-    Running { call: CallId, args: Value },
-    /// Has its result.
-    Finished { result: ToolResult, is_error: bool },
+    /// Running as this effect since `started_at`.
+    Running {
+        call: CallId,
+        args: Value,
+        started_at: u64,
+    },
+    /// Has its result; `duration_ms` when it ran (Pi 1.5's `durationMs`).
+    Finished {
+        result: ToolResult,
+        is_error: bool,
+        duration_ms: Option<u64>,
+    },
 }
 
 /// A tool batch in progress.
@@ -129,7 +137,7 @@ impl ToolBatch {
                             out.start.push((i, args));
                             return;
                         }
-                        Err(result) => self.finish(i, result, true, out),
+                        Err(result) => self.finish(i, result, true, None, out),
                     }
                 }
                 Slot::Prepared { .. } | Slot::Running { .. } => return,
@@ -148,7 +156,7 @@ impl ToolBatch {
                 out.events.push(self.start_event(i));
                 match prepare(cx, &self.calls[i]) {
                     Ok(args) => self.slots[i] = Slot::Prepared { args },
-                    Err(result) => self.finish(i, result, true, out),
+                    Err(result) => self.finish(i, result, true, None, out),
                 }
             }
             for (i, slot) in self.slots.iter().enumerate() {
@@ -170,12 +178,13 @@ impl ToolBatch {
         out.done = Some(std::mem::take(&mut self.emitted));
     }
 
-    /// Marks a prepared call as running under `call`.
-    pub fn started(&mut self, index: usize, call: CallId) {
+    /// Marks a prepared call as running under `call` from time `now`.
+    pub fn started(&mut self, index: usize, call: CallId, now: u64) {
         if let Some(Slot::Prepared { args }) = self.slots.get(index) {
             self.slots[index] = Slot::Running {
                 call,
                 args: args.clone(),
+                started_at: now,
             };
         }
     }
@@ -217,15 +226,20 @@ impl ToolBatch {
         cx: &BatchContext<'_>,
     ) -> BatchOutput {
         let mut out = BatchOutput::default();
-        let Some(Slot::Running { args, .. }) = self.slots.get(index).cloned() else {
+        let Some(Slot::Running {
+            args, started_at, ..
+        }) = self.slots.get(index).cloned()
+        else {
             return out;
         };
+        // Pi times the tool's `execute` alone, before `after_tool_call`.
+        let duration_ms = cx.now.saturating_sub(started_at);
         let (result, is_error) = match outcome {
             ToolOutcome::Ok(result) => (result, false),
             ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
         };
         let (result, is_error) = after_hook(cx, &self.calls[index], &args, result, is_error);
-        self.finish(index, result, is_error, &mut out);
+        self.finish(index, result, is_error, Some(duration_ms), &mut out);
         let more = self.advance(cx);
         out.events.extend(more.events);
         out.start = more.start;
@@ -250,15 +264,27 @@ impl ToolBatch {
         }
     }
 
-    fn finish(&mut self, index: usize, result: ToolResult, is_error: bool, out: &mut BatchOutput) {
+    fn finish(
+        &mut self,
+        index: usize,
+        result: ToolResult,
+        is_error: bool,
+        duration_ms: Option<u64>,
+        out: &mut BatchOutput,
+    ) {
         let call = &self.calls[index];
         out.events.push(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             result: result.clone(),
             is_error,
+            duration_ms,
         });
-        self.slots[index] = Slot::Finished { result, is_error };
+        self.slots[index] = Slot::Finished {
+            result,
+            is_error,
+            duration_ms,
+        };
     }
 
     /// Emits `message_start`/`message_end` for call `index`'s result message and keeps it.
@@ -275,9 +301,13 @@ impl ToolBatch {
 
     fn result_message(&self, index: usize, now: u64) -> ToolResultMessage {
         let call = &self.calls[index];
-        let (result, is_error) = match &self.slots[index] {
-            Slot::Finished { result, is_error } => (result.clone(), *is_error),
-            _ => (ToolResult::default(), true),
+        let (result, is_error, duration_ms) = match &self.slots[index] {
+            Slot::Finished {
+                result,
+                is_error,
+                duration_ms,
+            } => (result.clone(), *is_error, *duration_ms),
+            _ => (ToolResult::default(), true, None),
         };
         ToolResultMessage {
             tool_call_id: call.id.clone(),
@@ -285,6 +315,7 @@ impl ToolBatch {
             content: result.content,
             details: result.details,
             is_error,
+            duration_ms,
             timestamp: now,
             extra: Default::default(),
         }

@@ -74,6 +74,10 @@ pub struct SessionMachine {
     pub(super) branch_summary_reserve_tokens: u64,
     /// A prompt held back until the pre-prompt compaction ends.
     pending_prompt: Option<Prompt>,
+    /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
+    run_active: bool,
+    /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
+    abort_requested: bool,
     pub(super) now: u64,
     pub(super) out: SessionStep,
 }
@@ -118,6 +122,8 @@ impl SessionMachine {
             pending_bash: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
+            run_active: false,
+            abort_requested: false,
             now: 0,
             out: SessionStep::default(),
         }
@@ -215,7 +221,8 @@ impl SessionMachine {
         Ok(out)
     }
 
-    /// Runs what was waiting for the agent to become idle.
+    /// Runs what was waiting for the agent to become idle, and settles a prompt whose work is
+    /// over.
     fn after_step(&mut self) -> Result<(), SessionError> {
         if self.agent.is_streaming() {
             return Ok(());
@@ -227,6 +234,11 @@ impl SessionMachine {
             if let Some(prompt) = self.pending_prompt.take() {
                 self.agent_step(Input::Prompt(prompt))?;
             }
+        }
+        if self.run_active && !self.is_busy() {
+            self.run_active = false;
+            let aborted = std::mem::take(&mut self.abort_requested);
+            self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
         }
         Ok(())
     }
@@ -267,11 +279,16 @@ impl SessionMachine {
         if let Some(assistant) = last_assistant {
             self.check_compaction(&assistant, false)?;
         }
+        // The prompt's work starts here (its compaction first, if one is due).
+        self.run_active = true;
+        self.abort_requested = false;
         if self.compaction.is_some() {
             self.pending_prompt = Some(prompt);
             return Ok(());
         }
-        self.agent_step(Input::Prompt(prompt))
+        let started = self.agent_step(Input::Prompt(prompt));
+        self.run_active = started.is_ok();
+        started
     }
 
     fn queue(
@@ -339,6 +356,9 @@ impl SessionMachine {
     }
 
     fn abort(&mut self) -> Result<(), SessionError> {
+        if self.run_active {
+            self.abort_requested = true;
+        }
         self.abort_retry();
         self.cancel_continue();
         self.pending_prompt = None;
@@ -431,9 +451,16 @@ impl SessionMachine {
 
     /// Pi's `_processAgentEvent`: queue bookkeeping, the event itself, persistence, then retry
     /// and compaction after the run.
-    fn process(&mut self, event: AgentEvent) -> Result<(), SessionError> {
+    fn process(&mut self, mut event: AgentEvent) -> Result<(), SessionError> {
         if self.deaf() {
             return Ok(());
+        }
+        if let AgentEvent::AgentEnd {
+            messages,
+            will_retry,
+        } = &mut event
+        {
+            *will_retry = Some(self.will_retry_after(messages));
         }
         if let AgentEvent::MessageStart {
             message: AgentMessage::User(user),
@@ -470,6 +497,26 @@ impl SessionMachine {
             }
         }
         Ok(())
+    }
+
+    /// Pi 1.5's `_willRetryAfterAgentEnd`: no abort was asked for, retries are on and left, and
+    /// the run's last answer failed in a way that is retried.
+    fn will_retry_after(&self, messages: &[AgentMessage]) -> bool {
+        if self.abort_requested
+            || !self.retry.enabled
+            || self.retry_attempt >= self.retry.max_retries
+        {
+            return false;
+        }
+        let context_window = self.agent.model().context_window;
+        messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                AgentMessage::Assistant(a) => Some(is_retryable(a, context_window)),
+                _ => None,
+            })
+            .unwrap_or(false)
     }
 
     fn message_ended(&mut self, message: AgentMessage) {

@@ -72,9 +72,13 @@ fn result(result: &ToolResult) -> String {
 pub fn event(event: &AgentEvent) -> String {
     match event {
         AgentEvent::AgentStart => "agent_start".into(),
-        AgentEvent::AgentEnd { messages } => {
+        AgentEvent::AgentEnd {
+            messages,
+            will_retry,
+        } => {
             let roles: Vec<&str> = messages.iter().map(AgentMessage::role).collect();
-            format!("agent_end [{}]", roles.join(", "))
+            let retry = will_retry.map_or(String::new(), |r| format!(" willRetry={r}"));
+            format!("agent_end [{}]{retry}", roles.join(", "))
         }
         AgentEvent::TurnStart => "turn_start".into(),
         AgentEvent::TurnEnd {
@@ -95,6 +99,7 @@ pub fn event(event: &AgentEvent) -> String {
         AgentEvent::MessageUpdate {
             assistant_message_event: e,
             message: snapshot,
+            ..
         } => {
             let what = match e {
                 AssistantMessageEvent::TextStart { content_index, .. } => {
@@ -164,6 +169,7 @@ pub fn event(event: &AgentEvent) -> String {
             tool_name,
             result: r,
             is_error,
+            ..
         } => format!(
             "tool_execution_end {tool_name}#{tool_call_id} {}{}",
             result(r),

@@ -108,8 +108,9 @@ pub fn types(events: &[Value]) -> Vec<&str> {
 
 /// The event types of one prompt answered by a `read` tool call, then a text answer: the
 /// system message (Pi 1.5.2 records the prompt before the first request), the user's, the
-/// assistant's, the tool result, the answer.
-pub const READ_THEN_ANSWER: [&str; 18] = [
+/// assistant's, the tool result, the answer, and the prompt settled (Pi 1.5.2's
+/// `agent_settled`).
+pub const READ_THEN_ANSWER: [&str; 19] = [
     "agent_start",
     "turn_start",
     "message_start",
@@ -128,4 +129,5 @@ pub const READ_THEN_ANSWER: [&str; 18] = [
     "message_end",
     "turn_end",
     "agent_end",
+    "agent_settled",
 ];

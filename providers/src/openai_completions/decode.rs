@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::chunk::{Chunk, ToolCallDelta};
 use crate::cost::{calculate_cost, total_tokens};
 use crate::sse::SseParser;
-use crate::{failure, response_head, StreamEnd};
+use crate::{failure, raw_reason, response_head, StreamEnd};
 
 #[derive(Debug)]
 enum Block {
@@ -260,6 +260,7 @@ impl Decoder {
         }
         if let Some(reason) = choice.finish_reason.as_ref().filter(|r| !r.is_null()) {
             self.has_finish_reason = true;
+            self.head.raw_stop_reason = Some(raw_reason(reason));
             let (stop, error) = map_stop_reason(reason);
             self.head.stop_reason = stop;
             out.push(StreamEvent::Patch(Patch::StopReason(stop)));
@@ -347,15 +348,22 @@ impl Decoder {
             .saturating_sub(cache_read)
             .saturating_sub(cache_write);
         let output = number(raw.get("completion_tokens"));
+        let reasoning = number(
+            raw.get("completion_tokens_details")
+                .and_then(|d| d.get("reasoning_tokens")),
+        );
         let mut usage = Usage {
             input,
             output,
             cache_read,
             cache_write,
+            reasoning: Some(reasoning),
             ..Usage::default()
         };
         usage.total_tokens = total_tokens(&usage);
         usage.cost = calculate_cost(&self.model, &usage);
+        // Pi 1.5's `calculateCost` marks the total as computed, not billed by the provider.
+        usage.cost.total_from_provider = Some(false);
         self.head.usage = usage.clone();
         out.push(StreamEvent::Patch(Patch::Usage(usage)));
     }

@@ -85,6 +85,7 @@ mod tests {
             timestamp: 1_700_000_000_000,
             content: vec![ContentBlock::text("Hello there, and more.")],
             stop_reason: StopReason::Stop,
+            raw_stop_reason: Some("stop".into()),
             ..AssistantMessage::default()
         };
         let response = super::super::synthesize(model, &whole).expect("expressible");

@@ -112,6 +112,9 @@ fn ending(message: &AssistantMessage) -> Result<Ending<'_>, String> {
         (StopReason::Aborted, _) => {
             Err("only the caller aborts a request: no stream says it was aborted".into())
         }
+        (StopReason::Pending | StopReason::Deferred, _) => {
+            Err("an answer that did not end: no stop reason says so".into())
+        }
         (_, Some(_)) => Err("only an error has an error text".into()),
     }
 }

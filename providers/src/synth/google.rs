@@ -392,6 +392,9 @@ fn ending(model: &Model, message: &AssistantMessage) -> Result<Ending, Unreprese
         (StopReason::Aborted, _) => Err(refuse(
             "an abort, which the decoder sees only when the call is cancelled, never in bytes",
         )),
+        (StopReason::Pending | StopReason::Deferred, _) => Err(refuse(
+            "an answer that did not end: no finish reason says so",
+        )),
         (_, Some(_)) => Err(refuse("an error text on a message that did not fail")),
     }
 }

@@ -18,6 +18,7 @@
 //!     timestamp: 1_700_000_000_000,
 //!     content: vec![ContentBlock::text("Hello.")],
 //!     stop_reason: StopReason::Stop,
+//!     raw_stop_reason: Some("stop".into()),
 //!     ..AssistantMessage::default()
 //! };
 //! let response = synthesize(&model, &message).expect("openai-completions can say this");
@@ -139,7 +140,13 @@ pub fn synthesize_nearest(
         )),
     }?;
     let read_back = decode(model, message.timestamp, &response);
-    let difference = first_difference(&read_back, message).map(|field| {
+    // How long the call took and at which level are the loop's to add, not the stream's.
+    let said = AssistantMessage {
+        duration_ms: None,
+        thinking_level: None,
+        ..message.clone()
+    };
+    let difference = first_difference(&read_back, &said).map(|field| {
         Unrepresentable::new(
             &model.api,
             format!("its decoder would read `{field}` differently"),

@@ -192,8 +192,18 @@ fn finish(message: &AssistantMessage) -> Result<Finish, Unrepresentable> {
                 "an aborted answer (the client ends it, not the stream)",
             ))
         }
+        StopReason::Pending | StopReason::Deferred => {
+            return Err(Unrepresentable::new(
+                API,
+                "an answer that did not end (no finish reason says `pending` or `deferred`)",
+            ))
+        }
     };
-    Ok(Finish::Reason(json!(reason)))
+    // Pi 1.5 keeps the provider's own reason; the decoder maps it back to `stop_reason`.
+    Ok(Finish::Reason(json!(message
+        .raw_stop_reason
+        .as_deref()
+        .unwrap_or(reason))))
 }
 
 /// The usage object the decoder reads `message.usage` back from: cached tokens count both cache
@@ -205,12 +215,16 @@ fn usage(message: &AssistantMessage) -> Value {
     if u.cache_write > 0 {
         details["cache_write_tokens"] = json!(u.cache_write);
     }
-    json!({
+    let mut usage = json!({
         "prompt_tokens": u.input + cached,
         "completion_tokens": u.output,
         "total_tokens": u.input + cached + u.output,
         "prompt_tokens_details": details,
-    })
+    });
+    if let Some(reasoning) = u.reasoning.filter(|n| *n > 0) {
+        usage["completion_tokens_details"] = json!({"reasoning_tokens": reasoning});
+    }
+    usage
 }
 
 #[cfg(test)]

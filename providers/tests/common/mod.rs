@@ -84,8 +84,12 @@ pub fn responses(dir: &Path) -> Vec<(Vec<Value>, Value)> {
             }
             Some("message_end") if line["message"]["role"] == "assistant" => {
                 let mut message = line["message"].clone();
-                message.as_object_mut().unwrap().remove("timestamp");
-                message.as_object_mut().unwrap().remove("role");
+                let object = message.as_object_mut().unwrap();
+                object.remove("timestamp");
+                object.remove("role");
+                // Pi 1.5's loop adds these after the stream; no decoder makes them.
+                object.remove("durationMs");
+                object.remove("thinkingLevel");
                 out.push((std::mem::take(&mut updates), message));
             }
             _ => {}
@@ -113,9 +117,14 @@ pub fn mock_body(scenario: &str, step: u64, api: &str) -> (u16, Vec<u8>) {
     (status.trim().parse().unwrap(), body)
 }
 
-/// The reference traces of the conformance kit.
+/// The reference traces of the conformance kit (Pi 0.73.1's).
 pub fn traces() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/traces")
+}
+
+/// The kit's reference traces of Pi 1.5.2.
+pub fn traces_152() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/traces-1.5.2")
 }
 
 /// The kit's `mock/mock-model` (its models.json), served at `base_url`.
