@@ -310,9 +310,10 @@ pub enum SessionEvent {
         level: ThinkingLevel,
     },
     /// Pi 1.5: an entry the session wrote outside the conversation's own messages (a
-    /// `context_edit` omitting a failed attempt), as the file holds it.
+    /// `context_edit` omitting a failed attempt), as the file holds it. A JSON value, not the
+    /// session's entry type, so that events stay below the session store.
     EntryAppended {
-        entry: crate::session::entry::SessionEntry,
+        entry: Value,
     },
     /// Pi 1.5: a prompt's work is over (after its last `agent_end`, retries and compactions
     /// included); `aborted` when an abort was asked for during it.

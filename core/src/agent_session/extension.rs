@@ -25,7 +25,11 @@ impl SessionMachine {
                         .append_custom_entry(&custom_type, data, self.now, &mut self.ids);
                 self.persist(decision);
                 // Pi 1.5 announces what an extension's `appendEntry` wrote.
-                if let Some(entry) = self.tree.entry(&id).cloned() {
+                if let Some(entry) = self
+                    .tree
+                    .entry(&id)
+                    .and_then(|e| serde_json::to_value(e).ok())
+                {
                     self.emit(Event::Session(SessionEvent::EntryAppended { entry }));
                 }
                 Ok(())

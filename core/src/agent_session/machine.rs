@@ -641,7 +641,11 @@ impl SessionMachine {
                 .append_context_edit(&target, None, self.now, &mut self.ids)
                 .map_err(|e| SessionRejection::Entry(e.to_string()))?;
             self.persist(decision);
-            if let Some(entry) = self.tree.entry(&id).cloned() {
+            if let Some(entry) = self
+                .tree
+                .entry(&id)
+                .and_then(|e| serde_json::to_value(e).ok())
+            {
                 self.emit(Event::Session(SessionEvent::EntryAppended { entry }));
             }
         }
