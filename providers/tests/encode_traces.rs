@@ -61,6 +61,7 @@ fn check(name: &str) {
                         name: t["function"]["name"].as_str().unwrap().into(),
                         description: t["function"]["description"].as_str().unwrap().into(),
                         parameters: t["function"]["parameters"].clone(),
+                        constrained_sampling: None,
                     })
                     .collect()
             })

@@ -240,6 +240,13 @@ pub struct ToolDefinition {
     pub name: String,
     pub description: String,
     pub parameters: Value,
+    /// Pi 1.5's `constrainedSampling` (`{type: "json_schema", strict: "prefer"}`): whether a
+    /// provider that can constrain sampling to the schema should (`strict` in the request).
+    #[serde(
+        rename = "constrainedSampling",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub constrained_sampling: Option<Value>,
 }
 
 /// Everything a provider needs for one model call (the `Context` plus stream options).

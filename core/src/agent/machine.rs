@@ -535,6 +535,7 @@ impl AgentMachine {
                     name: t.name.clone(),
                     description: t.description.clone(),
                     parameters: t.parameters.clone(),
+                    constrained_sampling: t.constrained_sampling.clone(),
                 })
                 .collect(),
             reasoning: settings.reasoning,

@@ -1,7 +1,7 @@
 //! Pi's seven built-in tools as the model sees them: names, descriptions, parameter schemas,
 //! and the snippet and guidelines each adds to the system prompt (`definitions.json`, generated
-//! from the original by `scripts/gen-tool-definitions.mjs`; the snippets, guidelines and
-//! `constrainedSampling` are Pi 1.5.2's, from `scripts/gen-system-prompt-fixtures.mjs`).
+//! from Pi 1.5.2 by `scripts/gen-tool-definitions.mjs`, with the `constrainedSampling` each
+//! declares; `scripts/gen-system-prompt-fixtures.mjs` writes the same snippets and guidelines).
 
 use std::sync::{Arc, OnceLock};
 
@@ -49,6 +49,7 @@ impl BuiltinTool {
             name: self.name.clone(),
             description: self.description.clone(),
             parameters: self.parameters.clone(),
+            constrained_sampling: self.constrained_sampling.clone(),
         }
     }
 }

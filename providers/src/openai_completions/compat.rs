@@ -83,7 +83,8 @@ fn detect(model: &Model) -> Compat {
         open_router_routing: Value::Object(Default::default()),
         vercel_gateway_routing: Value::Object(Default::default()),
         zai_tool_stream: false,
-        supports_strict_mode: !is_moonshot && !is_cf_gateway,
+        // Pi 1.5.2 sends `strict` only to models whose compat says `supportsStrictMode`.
+        supports_strict_mode: false,
         anthropic_cache_control: provider == "openrouter" && model.id.starts_with("anthropic/"),
         send_session_affinity_headers: false,
         supports_long_cache_retention: !(is_cf_workers || is_cf_gateway),
