@@ -107,6 +107,11 @@ impl SessionTree {
         SessionTree::from_entries(header, Vec::new(), false)
     }
 
+    /// Gives a new session the id its creator chose (Pi 1.5's `SessionManager.create(…, {id})`).
+    pub fn set_session_id(&mut self, id: &str) {
+        self.header.id = id.to_owned();
+    }
+
     /// A session read from a file: the leaf is the last entry, labels are replayed in order.
     /// `flushed` says whether the file already holds these entries.
     pub fn from_entries(header: SessionHeader, entries: Vec<SessionEntry>, flushed: bool) -> Self {

@@ -92,6 +92,21 @@ impl SessionStore {
         ))
     }
 
+    /// This new session with `id` instead of the generated one (Pi 1.5's `--session-id`): the
+    /// header and, for a session with a file, the file's name carry it.
+    pub fn with_session_id(mut self, id: &str) -> Self {
+        self.tree.set_session_id(id);
+        if self.file.is_some() {
+            self.file = Some(self.dir.join(file_name(self.tree.header())));
+        }
+        self
+    }
+
+    /// Appends the session's display name (`--name`), written with the session's next lines.
+    pub fn append_session_info(&mut self, name: &str, now: u64) {
+        self.tree.append_session_info(name, now, &mut self.ids);
+    }
+
     /// A session that is never written (`--no-session`).
     pub fn in_memory(cwd: &str, now: u64, ids: IdGenerator) -> Self {
         SessionStore::in_memory_child(cwd, now, ids, None)
