@@ -33,6 +33,10 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|a| a == "proxy") {
         return commands::proxy(&argv[1..]);
     }
+    // Pi 1.5's `setupCli`: every command the agent starts can tell it runs under pi. Still
+    // single-threaded: nothing else reads the environment yet.
+    std::env::set_var("PI_CODING_AGENT", "true");
+    std::env::set_var("AI_AGENT", "pi");
     let command = recorded_command(&argv);
     let args = match Args::parse_from_args(argv) {
         Ok(args) => args,

@@ -21,7 +21,7 @@ use pi_effects::session::{
     agent_dir, default_session_dir, list_all_sessions, list_sessions, most_recent_session,
     resolve_session_dir, LockError, SessionLock, SessionStore, StoreError, SESSION_DIR_ENV,
 };
-use pi_effects::tools::ToolEnv;
+use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
@@ -451,6 +451,13 @@ impl Runtime {
         let (model, level) = self.choose(&store);
         let mut options = self.session_options(model, level);
         options.seed = Some(start.seed);
+        if let Some(tools) = &mut options.tool_env {
+            tools.session_variables = Some(SessionVariables {
+                id: store.tree().header().id.clone(),
+                file: store.file().map(Path::to_path_buf),
+                ..SessionVariables::default()
+            });
+        }
         let session_error = |e: CreateError| CliError::Session(e.to_string());
         let config = options.run_config(start.at).map_err(session_error)?;
         let live = options

@@ -6,7 +6,7 @@
 //! Its modules: a session whose stored working directory is gone (`missing_cwd`), what a
 //! shell command sees of pi's environment (`shell_env`), and the system prompt recorded as a
 //! transcript message (`system_message`, checked against Pi 1.5.2), and the flags and outputs
-//! Pi 1.5.2 changed (`pi152_cli`).
+//! Pi 1.5.2 changed (`pi152_cli`) and what its tools give and see (`pi152_tools`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -15,6 +15,8 @@ mod common;
 mod missing_cwd;
 #[path = "cli_flags/pi152_cli.rs"]
 mod pi152_cli;
+#[path = "cli_flags/pi152_tools.rs"]
+mod pi152_tools;
 #[path = "cli_flags/shell_env.rs"]
 mod shell_env;
 #[path = "cli_flags/system_message.rs"]

@@ -62,6 +62,8 @@ fn check(name: &str) {
                         description: t["function"]["description"].as_str().unwrap().into(),
                         parameters: t["function"]["parameters"].clone(),
                         constrained_sampling: None,
+                        // The traces are Pi 0.73.1's requests.
+                        pi_073: true,
                     })
                     .collect()
             })

@@ -270,17 +270,22 @@ fn convert_tools(tools: &[ToolDefinition], compat: &Compat) -> Vec<Value> {
             let mut function = Map::new();
             function.insert("name".into(), json!(tool.name));
             function.insert("description".into(), json!(tool.description));
+            let supports_strict = if tool.pi_073 {
+                compat.supports_strict_mode_073
+            } else {
+                compat.supports_strict_mode
+            };
             let strict = strict_parameters(
                 &tool.parameters,
                 tool.constrained_sampling.as_ref(),
-                compat.supports_strict_mode,
+                supports_strict,
             );
             let is_strict = strict.is_some();
             function.insert(
                 "parameters".into(),
                 strict.unwrap_or_else(|| tool.parameters.clone()),
             );
-            if compat.supports_strict_mode {
+            if supports_strict {
                 function.insert("strict".into(), json!(is_strict));
             }
             object([
