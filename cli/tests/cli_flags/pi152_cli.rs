@@ -237,3 +237,50 @@ fn a_double_dash_ends_the_options() {
     let messages = requests[0]["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap()["content"][0]["text"], "- a point");
 }
+
+/// Pi 1.5 writes a new session's file at its first user message (`_hasConversation`), not at
+/// the first answer: a run stopped while the model still thinks leaves its prompt on disk.
+#[test]
+fn the_session_file_appears_with_the_first_user_message() {
+    let mock = MockLlm::start(&json!([{"text": ["Late."], "delay_ms": 20_000}]));
+    let env = Env::new(&mock);
+    let mut child = env
+        .command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "json",
+            "-p",
+            "Hi",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut waited = 0;
+    while mock.requests().is_empty() && waited < 200 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    // The lock file beside it is ours, not Pi's.
+    let files: Vec<_> = env
+        .session_files()
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(files.len(), 1, "no session file while the model answers");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let roles: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "message")
+        .map(|e| e["message"]["role"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(roles.contains(&"user".to_owned()), "{text}");
+    assert!(!roles.contains(&"assistant".to_owned()), "{text}");
+}

@@ -87,7 +87,7 @@ pub struct SessionTree {
     index: EntryIndex,
     labels: Labels,
     leaf: Option<usize>,
-    has_assistant: bool,
+    has_conversation: bool,
     flushed: bool,
 }
 
@@ -121,7 +121,7 @@ impl SessionTree {
             index: EntryIndex::default(),
             labels: Labels::default(),
             leaf: None,
-            has_assistant: false,
+            has_conversation: false,
             flushed,
         };
         for position in 0..tree.entries.len() {
@@ -151,8 +151,13 @@ impl SessionTree {
                 ),
                 None => self.labels.clear(&label.target_id),
             },
-            SessionEntry::Message(m) if matches!(m.message, AgentMessage::Assistant(_)) => {
-                self.has_assistant = true;
+            SessionEntry::Message(m)
+                if matches!(
+                    m.message,
+                    AgentMessage::User(_) | AgentMessage::Assistant(_)
+                ) =>
+            {
+                self.has_conversation = true;
             }
             _ => {}
         }
@@ -161,7 +166,7 @@ impl SessionTree {
     /// Adds `entry` as the new leaf and says what the file needs.
     fn append(&mut self, entry: SessionEntry) -> Persist {
         self.push(entry);
-        if !self.has_assistant {
+        if !self.has_conversation {
             self.flushed = false;
             return Persist::Nothing;
         }
@@ -193,9 +198,10 @@ impl SessionTree {
         &self.entries
     }
 
-    /// Whether an assistant message exists (before that, nothing is written to disk).
-    pub fn has_assistant(&self) -> bool {
-        self.has_assistant
+    /// Whether a user or assistant message exists (Pi 1.5's `_hasConversation`; before that,
+    /// nothing is written to disk).
+    pub fn has_conversation(&self) -> bool {
+        self.has_conversation
     }
 
     /// The current leaf's id; `None` before the first entry (or after `reset_leaf`).
@@ -565,7 +571,7 @@ impl SessionTree {
         for entry in kept.into_iter().chain(labels) {
             tree.push(entry);
         }
-        tree.flushed = tree.has_assistant;
+        tree.flushed = tree.has_conversation;
         Ok(tree)
     }
 }

@@ -65,7 +65,7 @@ pub struct SessionStore {
 }
 
 impl SessionStore {
-    /// A new session in `dir`; its file appears with the first assistant message.
+    /// A new session in `dir`; its file appears with the first user or assistant message.
     pub fn create(cwd: &str, dir: &Path, now: u64, ids: IdGenerator) -> Result<Self, StoreError> {
         SessionStore::create_child(cwd, dir, now, ids, None)
     }
@@ -397,7 +397,7 @@ impl SessionStore {
         self.file = file.clone();
         self.header_on_disk = false;
         self.entries_on_disk = 0;
-        if self.tree.has_assistant() {
+        if self.tree.has_conversation() {
             self.persist(Persist::All)?;
         }
         Ok(file)
