@@ -1,8 +1,14 @@
-// Writes what pi-coding-agent 0.73.1's bash tool and its user-command executor (`!command`,
-// RPC `bash`) return for a set of commands (effects/tests/fixtures/bash_cases.json). Every command
-// runs for real in a temporary working directory; the Rust test runs the same commands there.
+// Writes what pi-coding-agent's bash tool and its user-command executor (`!command`, RPC
+// `bash`) return for a set of commands: 0.73.1's in effects/tests/fixtures/bash_cases.json,
+// 1.5.2's in bash_cases_152.json. Every command runs for real in a temporary working directory;
+// the Rust test runs the same commands there.
 //
-//   node scripts/gen-bash-fixtures.mjs <pi install dir> <out file>
+//   node scripts/gen-bash-fixtures.mjs <pi install dir (0.73.1 or 1.5.2)> <out file>
+//
+// For 1.5.2, run it with the Node of the install (<dir>/node/bin/node). Its tool module imports
+// pi-tui, which 1.5.2 ships only inlined in its bundle, so the tool comes from the bundle's
+// index. It runs without a session (no tool context), so it sets no session variables. The
+// wall time of a result's structuredContent is replaced by <WALL>.
 //
 // Paths that differ from run to run are replaced: the working directory by <CWD>, the full-output
 // file by <FULL> (its content is kept as its length and FNV-1a 64 hash). Commands that write to
@@ -18,11 +24,16 @@ import os from "os";
 import path from "path";
 
 const [piDir, out] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { createBashToolDefinition, createLocalBashOperations } = await import(path.join(dist, "core/tools/bash.js"));
+const pi152 = path.join(piDir, "node_modules/@earendil-works/pi-coding-agent/dist");
+const is152 = fs.existsSync(pi152);
+const dist = is152 ? pi152 : path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
+const { createBashToolDefinition, createLocalBashOperations } = await import(
+  path.join(dist, is152 ? "bundle/index.js" : "core/tools/bash.js"));
 const { executeBashWithOperations } = await import(path.join(dist, "core/bash-executor.js"));
 const { sanitizeBinaryOutput } = await import(path.join(dist, "utils/shell.js"));
-const { default: stripAnsi } = await import(path.join(piDir, "node_modules/strip-ansi/index.js"));
+const stripAnsi = is152
+  ? (await import(path.join(dist, "utils/ansi.js"))).stripAnsi
+  : (await import(path.join(piDir, "node_modules/strip-ansi/index.js"))).default;
 const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "bash-fixtures-")));
 
 const fnv1a64 = (bytes) => {
@@ -52,7 +63,8 @@ const normalizer = () => {
     }
     if (Array.isArray(value)) return value.map(fix);
     if (value && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, fix(v)]));
+      return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, k === "wall_time_seconds" ? "<WALL>" : fix(v)]));
     }
     return value;
   };
@@ -195,7 +207,8 @@ const runTool = async (c) => {
   const args = { command: c.command, ...(c.timeout === undefined ? {} : { timeout: c.timeout }) };
   let outcome;
   try {
-    const result = await definition.execute("call", args, signalFor(c.abort, workDir(c)), (u) => updates.push(u), {});
+    // 0.73.1 takes a context object; 1.5.2 reads the session from one when given.
+    const result = await definition.execute("call", args, signalFor(c.abort, workDir(c)), (u) => updates.push(u), is152 ? undefined : {});
     outcome = { result: fix(result) };
   } catch (error) {
     outcome = { error: fix(error.message) };

@@ -15,6 +15,7 @@ use pi_effects::driver::{
 };
 use pi_effects::tools::user_bash::execute_bash;
 use pi_effects::tools::user_bash::BashResult;
+use pi_effects::tools::ToolEnv;
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
 use pi_providers::transport::poll_once;
@@ -299,15 +300,19 @@ impl Replay {
     /// the recording; needs a tokio runtime.
     pub fn with_live_tools(mut self, workspace: &std::path::Path) -> Self {
         let config = &self.cassette.config;
-        let tools = LiveTools::new(workspace).for_run(config.seed, config.started_at);
+        let mut env = ToolEnv::new(workspace).with_environment_overrides();
+        // A 0.73.1-edition run (its prompt as sent) had 0.73.1's tools.
+        env.pi_073 = config.system_prompt.is_some();
+        let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self
     }
 
     /// Runs the tools for real as `env` says (its working directory, shell and sandbox)
     /// instead of answering them from the recording; needs a tokio runtime.
-    pub fn with_live_tools_env(mut self, env: pi_effects::tools::ToolEnv) -> Self {
+    pub fn with_live_tools_env(mut self, mut env: ToolEnv) -> Self {
         let config = &self.cassette.config;
+        env.pi_073 = config.system_prompt.is_some();
         let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self

@@ -177,7 +177,7 @@ fn check_session_file(
     };
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(_) if !tree.has_assistant() => return Ok(()),
+        Err(_) if !tree.has_conversation() => return Ok(()),
         Err(e) => return Err(fail(format!("cannot read the session file: {e}"))),
     };
     let parsed = parse_session(&text, &mut IdGenerator::new(0))

@@ -21,7 +21,7 @@ pub enum Mode {
     Rpc,
 }
 
-/// Every flag of `pi` 0.73.1 that makes sense without the interactive interface.
+/// Every flag of `pi` 1.5.2 that makes sense without the interactive interface.
 #[derive(Clone, Debug, Default, Parser)]
 #[command(
     name = "pi",
@@ -56,6 +56,12 @@ pub struct Args {
     /// Session file path or id prefix to fork into a new session.
     #[arg(long)]
     pub fork: Option<String>,
+    /// The id of this directory's session to open, or of the new session (Pi 1.5).
+    #[arg(long = "session-id")]
+    pub session_id: Option<String>,
+    /// The session's display name, recorded as a `session_info` entry (Pi 1.5).
+    #[arg(short = 'n', long = "name", allow_hyphen_values = true)]
+    pub name: Option<String>,
     #[arg(long = "session-dir")]
     pub session_dir: Option<String>,
     #[arg(long = "no-session")]
@@ -71,9 +77,13 @@ pub struct Args {
     pub no_tools: bool,
     #[arg(long = "no-builtin-tools")]
     pub no_builtin_tools: bool,
-    /// Comma-separated allowlist of tool names.
-    #[arg(short = 't', long, value_delimiter = ',')]
+    /// Comma-separated allowlist of tool names or `*` patterns, or only `+name`/`-name`
+    /// entries that change the default tools.
+    #[arg(short = 't', long, value_delimiter = ',', allow_hyphen_values = true)]
     pub tools: Option<Vec<String>>,
+    /// Comma-separated denylist of tool names or `*` patterns (Pi 1.5).
+    #[arg(long = "exclude-tools", value_delimiter = ',')]
+    pub exclude_tools: Option<Vec<String>>,
     #[arg(long)]
     pub thinking: Option<String>,
     #[arg(short = 'e', long = "extension")]
@@ -126,7 +136,15 @@ pub struct Args {
 impl Args {
     /// Parses `argv` (without the program name).
     pub fn parse_from_args(argv: impl IntoIterator<Item = String>) -> Result<Args, clap::Error> {
-        let spelled = std::iter::once("pi".to_owned()).chain(argv.into_iter().map(spell_out));
+        // `--` ends the options (Pi 1.5): what follows is kept as it is.
+        let mut ended = false;
+        let spelled = std::iter::once("pi".to_owned()).chain(argv.into_iter().map(move |arg| {
+            if ended {
+                return arg;
+            }
+            ended = arg == "--";
+            spell_out(arg)
+        }));
         Args::try_parse_from(spelled)
     }
 
@@ -139,21 +157,28 @@ impl Args {
             .collect()
     }
 
-    /// `--tools` names, trimmed, empty ones dropped (`None` without the flag).
+    /// `--tools` entries, trimmed, empty ones dropped (`None` without the flag).
     pub fn tool_names(&self) -> Option<Vec<String>> {
-        self.tools.as_ref().map(|names| {
-            names
-                .iter()
-                .map(|n| n.trim().to_owned())
-                .filter(|n| !n.is_empty())
-                .collect()
-        })
+        self.tools.as_deref().map(trimmed)
+    }
+
+    /// `--exclude-tools` entries, trimmed, empty ones dropped (`None` without the flag).
+    pub fn excluded_tools(&self) -> Option<Vec<String>> {
+        self.exclude_tools.as_deref().map(trimmed)
     }
 
     /// The effective mode: `--mode`, else text (print mode is implied by a non-interactive run).
     pub fn mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
     }
+}
+
+fn trimmed(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .collect()
 }
 
 /// Pi's multi-letter short flags as their long forms.
@@ -165,6 +190,7 @@ fn spell_out(arg: String) -> String {
         "-ns" => "--no-skills",
         "-np" => "--no-prompt-templates",
         "-nc" => "--no-context-files",
+        "-xt" => "--exclude-tools",
         _ => return arg,
     };
     long.to_owned()

@@ -30,6 +30,7 @@ mod secrets;
 mod settings;
 mod setup;
 mod signals;
+mod tool_select;
 
 pub use args::{Args, Mode};
 pub use cassette::recorded_command;
@@ -84,18 +85,33 @@ const HELP: &str = include_str!("help.txt");
 /// The message when Pi would open its interactive interface with nothing to send.
 const NO_INTERACTIVE: &str = "Error: interactive mode is not available in this build. Pass a message (pi \"...\"), pipe one on stdin, or use --mode rpc.";
 
-/// Where Pi's `console.log` lines go: stdout in interactive mode, else stderr (Pi's print, json
-/// and rpc modes keep stdout for their own output).
+/// Where Pi's `console.log` lines go: stdout in interactive mode and for a plain `--help` or
+/// `--list-models` (neither `--print` nor `--mode`), else stderr (Pi's print, json and rpc modes
+/// keep stdout for their own output).
 #[derive(Clone, Copy, Debug)]
 pub struct Console {
-    /// Pi would open its interactive interface: stdout is the console.
+    /// Pi would open its interactive interface.
     pub interactive: bool,
+    /// The command only prints what the runtime knows (Pi 1.5's `isPlainRuntimeMetadataCommand`).
+    pub plain_metadata: bool,
 }
 
 impl Console {
+    /// The console of a run with these arguments, stdin being a terminal or not.
+    pub fn of(args: &Args, stdin_is_terminal: bool) -> Console {
+        Console {
+            interactive: stdin_is_terminal
+                && !args.print
+                && matches!(args.mode, None | Some(Mode::Text)),
+            plain_metadata: !args.print
+                && args.mode.is_none()
+                && (args.help || args.list_models.is_some()),
+        }
+    }
+
     /// Prints `text` as Pi's `console.log` does in this mode.
     pub fn log(self, text: &str) {
-        if self.interactive {
+        if self.interactive || self.plain_metadata {
             println!("{text}");
         } else {
             eprintln!("{text}");
@@ -134,6 +150,10 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         eprintln!("Error: --fork cannot be combined with {conflicts}");
         return Ok(1);
     }
+    if let Some(error) = session_id_error(&args) {
+        eprintln!("Error: {error}");
+        return Ok(1);
+    }
     let cwd = std::env::current_dir().map_err(|source| CliError::Io {
         what: "the working directory".into(),
         source,
@@ -149,6 +169,14 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
             println!("{line}");
         }
         return Ok(0);
+    }
+    if args
+        .name
+        .as_deref()
+        .is_some_and(|name| name.trim().is_empty())
+    {
+        eprintln!("Error: --name requires a non-empty value");
+        return Ok(1);
     }
     let choice = session_choice(&args, &runtime)?;
     if args.help {
@@ -254,10 +282,43 @@ fn fork_conflicts(args: &Args) -> Option<String> {
     (!conflicts.is_empty()).then(|| conflicts.join(", "))
 }
 
-/// The session a run works in, from `--no-session`, `--session`, `--fork`, `--continue`.
+/// Pi 1.5 refuses `--session-id` beside another way of choosing the session, and an id it
+/// could not use as a file name (`assertValidSessionId`).
+fn session_id_error(args: &Args) -> Option<String> {
+    let id = args.session_id.as_deref()?;
+    let conflicts: Vec<&str> = [
+        (args.session.is_some(), "--session"),
+        (args.continue_session, "--continue"),
+        (args.resume, "--resume"),
+    ]
+    .iter()
+    .filter(|(set, _)| *set)
+    .map(|(_, flag)| *flag)
+    .collect();
+    if !conflicts.is_empty() {
+        return Some(format!(
+            "--session-id cannot be combined with {}",
+            conflicts.join(", ")
+        ));
+    }
+    let inner_ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let valid = id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && id.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && id.chars().all(inner_ok);
+    (!valid).then(|| INVALID_SESSION_ID.to_owned())
+}
+
+/// Pi 1.5's text for a `--session-id` it cannot use.
+const INVALID_SESSION_ID: &str = "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
+
+/// The session a run works in, from `--no-session`, `--session`, `--fork`, `--continue` and
+/// `--session-id` (this directory's session with that id, else a new one with it).
 fn session_choice(args: &Args, runtime: &Runtime) -> Result<SessionChoice, CliError> {
-    if args.no_session {
-        return Ok(SessionChoice::InMemory);
+    if args.no_session || args.help || args.list_models.is_some() {
+        return Ok(match &args.session_id {
+            Some(id) => SessionChoice::InMemoryWithId(id.clone()),
+            None => SessionChoice::InMemory,
+        });
     }
     if let Some(reference) = &args.fork {
         return Ok(SessionChoice::Fork(runtime.find_session(reference)?));
@@ -267,6 +328,16 @@ fn session_choice(args: &Args, runtime: &Runtime) -> Result<SessionChoice, CliEr
     }
     if args.continue_session {
         return Ok(SessionChoice::ContinueRecent);
+    }
+    if let Some(id) = &args.session_id {
+        let sessions = pi_effects::session::list_sessions(&runtime.session_dir);
+        if let Some(found) = sessions.into_iter().find(|s| &s.id == id) {
+            return Ok(SessionChoice::Open(found.path));
+        }
+        eprintln!(
+            "Warning: No project session found with id '{id}'; creating a new session with that id."
+        );
+        return Ok(SessionChoice::NewWithId(id.clone()));
     }
     Ok(SessionChoice::New)
 }

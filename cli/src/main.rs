@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use pi_cli::{commands, export_html, recorded_command, run, Args, Console, Mode, VERSION};
+use pi_cli::{commands, export_html, recorded_command, run, Args, Console, VERSION};
 
 /// mimalloc instead of the system allocator: opening a large session allocates hundreds of
 /// thousands of strings on several threads at once, where glibc's per-thread arenas grow a page
@@ -33,6 +33,10 @@ fn main() -> ExitCode {
     if argv.first().is_some_and(|a| a == "proxy") {
         return commands::proxy(&argv[1..]);
     }
+    // Pi 1.5's `setupCli`: every command the agent starts can tell it runs under pi. Still
+    // single-threaded: nothing else reads the environment yet.
+    std::env::set_var("PI_CODING_AGENT", "true");
+    std::env::set_var("AI_AGENT", "pi");
     let command = recorded_command(&argv);
     let args = match Args::parse_from_args(argv) {
         Ok(args) => args,
@@ -41,13 +45,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let console = Console {
-        interactive: std::io::stdin().is_terminal()
-            && !args.print
-            && matches!(args.mode, None | Some(Mode::Text)),
-    };
+    let console = Console::of(&args, std::io::stdin().is_terminal());
+    // Pi 1.5 prints the version and an export's path before it takes stdout over.
     if args.version {
-        console.log(VERSION);
+        println!("{VERSION}");
         return ExitCode::SUCCESS;
     }
     if let Some(file) = &args.export {
@@ -55,7 +56,7 @@ fn main() -> ExitCode {
         let out = messages.first().map(Path::new);
         return match export_html(Path::new(file), out) {
             Ok(path) => {
-                console.log(&format!("Exported to: {}", path.display()));
+                println!("Exported to: {}", path.display());
                 ExitCode::SUCCESS
             }
             Err(error) => {

@@ -70,7 +70,11 @@ pub async fn run<I: Interpreter + Send>(
     Ok(code)
 }
 
-/// Text mode's ending: the last message's text blocks, one per line, or its error on stderr.
+/// What Pi 1.5's print mode says on stderr when the last answer was cut at the output limit.
+const TRUNCATED: &str = "Response was truncated: the model reached its output token limit.";
+
+/// Text mode's ending: the last message's text blocks, one per line, or its error on stderr
+/// (exit 1); an answer cut at the output limit prints its text, then says so (exit 1).
 fn print_last_answer<I: Interpreter>(session: &AgentSession<I>, out: &mut Stdout) -> i32 {
     let Some(AgentMessage::Assistant(last)) = session.machine().agent().messages().last() else {
         return 0;
@@ -93,6 +97,11 @@ fn print_last_answer<I: Interpreter>(session: &AgentSession<I>, out: &mut Stdout
         if let ContentBlock::Text(text) = block {
             out.text_line(&text.text);
         }
+    }
+    if last.stop_reason == StopReason::Length {
+        out.flush();
+        let _ = writeln!(std::io::stderr(), "{TRUNCATED}");
+        return 1;
     }
     0
 }

@@ -21,7 +21,7 @@ use pi_effects::session::{
     agent_dir, default_session_dir, list_all_sessions, list_sessions, most_recent_session,
     resolve_session_dir, LockError, SessionLock, SessionStore, StoreError, SESSION_DIR_ENV,
 };
-use pi_effects::tools::ToolEnv;
+use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
@@ -31,6 +31,7 @@ use crate::model_select::{
 };
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
+use crate::tool_select::{select_tools, tool_list_error};
 use crate::CliError;
 
 /// Which session a run works in.
@@ -40,8 +41,12 @@ pub enum SessionChoice {
     New,
     /// A new session whose header names the session it came from.
     Child(String),
+    /// A new session with this id (`--session-id` naming no session of this directory).
+    NewWithId(String),
     /// Not written anywhere (`--no-session`).
     InMemory,
+    /// Not written anywhere, with this id (`--no-session --session-id`).
+    InMemoryWithId(String),
     /// The most recent session of this directory, or a new one (`--continue`).
     ContinueRecent,
     /// This file (`--session`, `switch_session`); created if missing.
@@ -76,6 +81,9 @@ pub struct Runtime {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub context_files: bool,
+    /// `--name`: the display name the first session built gets (a `session_info` entry before
+    /// anything else is appended); taken by that build.
+    session_name: std::sync::Mutex<Option<String>>,
     /// `--wait-for-session`: wait for another process writing the session file instead of
     /// refusing. Cleared once an RPC session runs: a replacing command never waits, since the
     /// loop must keep answering.
@@ -191,14 +199,15 @@ impl Runtime {
                 )),
             }
         }
-        let tools = if args.no_tools || args.no_builtin_tools {
-            Vec::new()
-        } else {
-            match args.tool_names() {
-                Some(names) => names,
-                None => DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
-            }
-        };
+        if let (Some(provider), None) = (&args.provider, &args.model) {
+            diagnostics.push(Diagnostic::Error(format!(
+                "--provider requires --model (for example: --provider {provider} --model <pattern>)"
+            )));
+        }
+        if let Some(error) = args.tool_names().as_deref().and_then(tool_list_error) {
+            diagnostics.push(Diagnostic::Error(format!("--tools: {error}")));
+        }
+        let tools = active_tools(args);
         let append = args
             .append_system_prompt
             .iter()
@@ -221,6 +230,9 @@ impl Runtime {
             thinking_flag,
             scoped_models,
             tools,
+            session_name: std::sync::Mutex::new(
+                args.name.as_deref().map(str::trim).map(str::to_owned),
+            ),
             warnings,
             diagnostics,
             recorded_models: None,
@@ -241,12 +253,7 @@ impl Runtime {
         scoped: Vec<ScopedModel>,
     ) -> Runtime {
         let thinking = args.thinking.as_deref().and_then(ThinkingLevel::parse);
-        let tools = if args.no_tools || args.no_builtin_tools {
-            Vec::new()
-        } else {
-            args.tool_names()
-                .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
-        };
+        let tools = active_tools(args);
         Runtime {
             cwd,
             agent_dir: PathBuf::new(),
@@ -260,6 +267,7 @@ impl Runtime {
             thinking_flag: thinking.is_some(),
             scoped_models: Vec::new(),
             tools,
+            session_name: std::sync::Mutex::new(None),
             system_prompt: None,
             append_system_prompt: None,
             context_files: !args.no_context_files,
@@ -335,11 +343,28 @@ impl Runtime {
                 .map(|store| store.holding(lock))
                 .map_err(session_error)
         };
+        let name = self
+            .session_name
+            .lock()
+            .map(|mut name| name.take())
+            .unwrap_or_default();
+        let named = |mut store: SessionStore| {
+            if let Some(name) = &name {
+                store.append_session_info(name, now);
+            }
+            store
+        };
         let store = match choice {
-            SessionChoice::InMemory => return Ok(SessionStore::in_memory(&cwd, now, ids)),
-            SessionChoice::Open(path) => return open(path, ids),
+            SessionChoice::InMemory => return Ok(named(SessionStore::in_memory(&cwd, now, ids))),
+            SessionChoice::InMemoryWithId(id) => {
+                let store = SessionStore::in_memory(&cwd, now, ids).with_session_id(id);
+                return Ok(named(store));
+            }
+            SessionChoice::NewWithId(id) => SessionStore::create(&cwd, &self.session_dir, now, ids)
+                .map(|store| store.with_session_id(id)),
+            SessionChoice::Open(path) => return open(path, ids).map(named),
             SessionChoice::ContinueRecent => match most_recent_session(&self.session_dir) {
-                Some(path) => return open(&path, ids),
+                Some(path) => return open(&path, ids).map(named),
                 None => SessionStore::create(&cwd, &self.session_dir, now, ids),
             },
             SessionChoice::New => SessionStore::create(&cwd, &self.session_dir, now, ids),
@@ -359,6 +384,7 @@ impl Runtime {
             }
         }
         .map_err(session_error)?;
+        let store = named(store);
         match store.file().map(Path::to_path_buf) {
             Some(file) => Ok(store.holding(self.claim(&file)?)),
             None => Ok(store),
@@ -444,6 +470,13 @@ impl Runtime {
         let (model, level) = self.choose(&store);
         let mut options = self.session_options(model, level);
         options.seed = Some(start.seed);
+        if let Some(tools) = &mut options.tool_env {
+            tools.session_variables = Some(SessionVariables {
+                id: store.tree().header().id.clone(),
+                file: store.file().map(Path::to_path_buf),
+                ..SessionVariables::default()
+            });
+        }
         let session_error = |e: CreateError| CliError::Session(e.to_string());
         let config = options.run_config(start.at).map_err(session_error)?;
         let live = options
@@ -583,6 +616,27 @@ impl Runtime {
             });
         found.ok_or_else(|| CliError::Usage(format!("No session found matching '{reference}'")))
     }
+}
+
+/// The tools a run starts with, from `--no-tools`, `--no-builtin-tools`, `--tools` and
+/// `--exclude-tools` (see [`select_tools`]).
+fn active_tools(args: &Args) -> Vec<String> {
+    let defaults: Vec<String> = if args.no_tools || args.no_builtin_tools {
+        Vec::new()
+    } else {
+        DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect()
+    };
+    let tools = args.tool_names();
+    let tools = if args.no_tools || args.no_builtin_tools {
+        None
+    } else {
+        tools
+    };
+    select_tools(
+        &defaults,
+        tools.as_deref(),
+        args.excluded_tools().as_deref(),
+    )
 }
 
 /// The `enabledModels` setting (the project's list replaces the global one), read here because

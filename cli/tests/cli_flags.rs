@@ -1,11 +1,13 @@
 //! The `pi` binary end to end: model selection, `@file` arguments, piped stdin,
 //! `--list-models`, `--resume`, `--export`, `--offline` and their error texts, against the
 //! conformance kit's mock LLM. Every expected text was checked against Pi 0.73.1 run the same
-//! way (fresh HOME and agent dir, models.json pointing at the mock, stdin not a terminal).
+//! way (fresh HOME and agent dir, models.json pointing at the mock, stdin not a terminal); the
+//! streams of `--version`, `--export` and a plain `--list-models` are Pi 1.5.2's (stdout).
 //! Its modules: a session whose stored working directory is gone (`missing_cwd`), what a
 //! shell command sees of pi's environment (`shell_env`), the system prompt recorded as a
 //! transcript message (`system_message`, checked against Pi 1.5.2), Pi 1.5.2's event and
-//! message fields (`events_152`), and retry and recovery as Pi 1.5.2 does them (`recovery`).
+//! message fields (`events_152`), retry and recovery as Pi 1.5.2 does them (`recovery`), and the
+//! flags and outputs Pi 1.5.2 changed (`pi152_cli`) and what its tools give and see (`pi152_tools`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -14,6 +16,10 @@ mod common;
 mod events_152;
 #[path = "cli_flags/missing_cwd.rs"]
 mod missing_cwd;
+#[path = "cli_flags/pi152_cli.rs"]
+mod pi152_cli;
+#[path = "cli_flags/pi152_tools.rs"]
+mod pi152_tools;
 #[path = "cli_flags/recovery.rs"]
 mod recovery;
 #[path = "cli_flags/shell_env.rs"]
@@ -119,10 +125,11 @@ fn without_any_model_the_first_prompt_fails_for_want_of_a_key() {
         (out.code, out.stdout.as_str(), out.stderr.as_str()),
         (0, "", "")
     );
+    // Pi 1.5.2 prints a plain --list-models on stdout.
     let out = env.run(&["--list-models"]);
-    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
     assert_eq!(
-        out.stderr,
+        out.stdout,
         format!("No models available. {}\n", env.login_help())
     );
 }
@@ -142,7 +149,7 @@ fn list_models_prints_an_id_longer_than_any_column_whole() {
     let out = env.run(&["--list-models"]);
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     assert_eq!(out.code, 0);
-    assert!(out.stderr.contains(&format!("mock            {id}  128K")));
+    assert!(out.stdout.contains(&format!("mock            {id}  128K")));
 }
 
 #[test]
@@ -150,9 +157,9 @@ fn list_models_prints_pis_table() {
     let mock = MockLlm::start(&json!([]));
     let env = Env::new(&mock);
     let out = env.run(&["--list-models"]);
-    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
     assert_eq!(
-        out.stderr,
+        out.stdout,
         "provider        model          context  max-out  thinking  images\n\
          mock            mock-model     128K     16.4K    no        no    \n\
          mock            mock-reasoner  128K     16.4K    yes       no    \n\
@@ -160,16 +167,22 @@ fn list_models_prints_pis_table() {
     );
     let out = env.run(&["--list-models", "rsn"]);
     assert_eq!(
-        out.stderr,
+        out.stdout,
         "provider  model          context  max-out  thinking  images\n\
          mock      mock-reasoner  128K     16.4K    yes       no    \n"
     );
     let out = env.run(&["--list-models", "zzz"]);
-    assert_eq!(out.stderr, "No models matching \"zzz\"\n");
+    assert_eq!(out.stdout, "No models matching \"zzz\"\n");
+    // With --print the listing stays off stdout, as the run's output would be there.
+    let out = env.run(&["-p", "--list-models", "zzz"]);
+    assert_eq!(
+        (out.stdout.as_str(), out.stderr.as_str()),
+        ("", "No models matching \"zzz\"\n")
+    );
     let out = env.run(&["--version"]);
     assert_eq!(
         (out.code, out.stdout.as_str(), out.stderr.as_str()),
-        (0, "", "0.73.1\n")
+        (0, format!("{}\n", pi_cli::VERSION).as_str(), "")
     );
 }
 
@@ -330,12 +343,12 @@ fn export_writes_html_and_reports_like_pi() {
     let file = session.display().to_string();
     let stem = session.file_stem().unwrap().to_string_lossy().into_owned();
     let out = env.run(&["--export", &file]);
-    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
-    assert_eq!(out.stderr, format!("Exported to: pi-session-{stem}.html\n"));
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert_eq!(out.stdout, format!("Exported to: pi-session-{stem}.html\n"));
     let html = std::fs::read_to_string(env.cwd().join(format!("pi-session-{stem}.html"))).unwrap();
     assert!(html.contains("<pre>Hello &lt;there&gt;</pre>"), "{html}");
     let out = env.run(&["--export", &file, "mine.html"]);
-    assert_eq!(out.stderr, "Exported to: mine.html\n");
+    assert_eq!(out.stdout, "Exported to: mine.html\n");
     assert!(env.cwd().join("mine.html").is_file());
     let out = env.run(&["--export", &file, "out/x.html"]);
     assert_eq!(out.code, 1);
@@ -351,7 +364,7 @@ fn export_writes_html_and_reports_like_pi() {
     env.write("garbage.jsonl", b"garbage\n");
     let out = env.run(&["--export", "garbage.jsonl"]);
     assert_eq!(
-        (out.code, out.stderr.as_str()),
+        (out.code, out.stdout.as_str()),
         (0, "Exported to: pi-session-garbage.html\n")
     );
     assert_eq!(

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, StopReason};
+use pi_core::model::ThinkingLevel;
 use pi_providers::call::ModelCall;
 use pi_providers::transport::HttpTransport;
 use pi_providers::CallOptions;
@@ -274,7 +275,8 @@ impl Interpreter for Live {
     /// A real process in the tools' working directory, with their shell, prefix and
     /// environment; it outlives a replaced session, as Pi's does, and its cancel stops it.
     fn run_user_command(&mut self, run: UserCommand) {
-        let env = self.tools.clone();
+        let mut env = self.tools.clone();
+        env.session_variables = None;
         tokio::spawn(async move {
             let result = execute_bash(&env, &run.command, &run.cancel, None).await;
             (run.done)(UserBash {
@@ -290,6 +292,12 @@ impl Interpreter for Live {
             Effect::CallModel { call, request } => {
                 // Tools answer the model of the latest call (the run's model).
                 self.tools.model_accepts_images = request.model.input.iter().any(|i| i == "image");
+                if let Some(session) = &mut self.tools.session_variables {
+                    session.model =
+                        Some((request.model.provider.clone(), request.model.id.clone()));
+                    let level = request.reasoning.unwrap_or(ThinkingLevel::Off);
+                    session.reasoning_level = Some(level.as_str().to_owned());
+                }
                 self.spawn_model(call, request)
             }
             Effect::RunTool {

@@ -16,7 +16,7 @@ use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
-use pi_core::tools::definitions::builtin_tool;
+use pi_core::tools::definitions::{builtin_tool, builtin_tool_073};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -96,8 +96,14 @@ pub fn build_machine(
         .tools
         .iter()
         .map(|name| {
-            builtin_tool(name)
-                .map(|t| t.spec())
+            // A configuration of the 0.73.1 edition (its prompt as sent) declares its tools as
+            // that version did, so that its recorded requests are made again.
+            let tool = if config.system_prompt.is_some() {
+                builtin_tool_073(name)
+            } else {
+                builtin_tool(name)
+            };
+            tool.map(|t| t.spec())
                 .ok_or_else(|| BuildError::UnknownTool(name.clone()))
         })
         .chain(config.named_tools.iter().map(|name| {

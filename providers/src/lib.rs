@@ -17,6 +17,7 @@ pub mod registry;
 mod request_body;
 pub mod retry;
 pub mod sse;
+mod strict_schema;
 pub mod synth;
 pub mod transform;
 pub mod transport;

@@ -62,6 +62,8 @@ fn check(scenario: &str) {
                 name: t["name"].as_str().unwrap().into(),
                 description: t["description"].as_str().unwrap().into(),
                 parameters: t["input_schema"].clone(),
+                constrained_sampling: None,
+                pi_073: false,
             });
         let request = ModelRequest {
             model: mock_claude(),

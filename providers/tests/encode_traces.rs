@@ -61,6 +61,9 @@ fn check(name: &str) {
                         name: t["function"]["name"].as_str().unwrap().into(),
                         description: t["function"]["description"].as_str().unwrap().into(),
                         parameters: t["function"]["parameters"].clone(),
+                        constrained_sampling: None,
+                        // The traces are Pi 0.73.1's requests.
+                        pi_073: true,
                     })
                     .collect()
             })

@@ -133,6 +133,8 @@ async fn a_forced_tool_call() {
             name: "get_weather".into(),
             description: "Get the current weather for a city.".into(),
             parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            constrained_sampling: None,
+            pi_073: false,
         }],
         reasoning: None,
         session_id: None,

@@ -240,6 +240,17 @@ pub struct ToolDefinition {
     pub name: String,
     pub description: String,
     pub parameters: Value,
+    /// Pi 1.5's `constrainedSampling` (`{type: "json_schema", strict: "prefer"}`): whether a
+    /// provider that can constrain sampling to the schema should (`strict` in the request).
+    #[serde(
+        rename = "constrainedSampling",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub constrained_sampling: Option<Value>,
+    /// Sent as Pi 0.73.1 sent it (a run of a 0.73.1-edition cassette): `strict: false` wherever
+    /// that version's compat allowed it, instead of 1.5's strict sampling by the model's compat.
+    #[serde(skip)]
+    pub pi_073: bool,
 }
 
 /// Everything a provider needs for one model call (the `Context` plus stream options).

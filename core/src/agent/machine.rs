@@ -540,6 +540,8 @@ impl AgentMachine {
                     name: t.name.clone(),
                     description: t.description.clone(),
                     parameters: t.parameters.clone(),
+                    constrained_sampling: t.constrained_sampling.clone(),
+                    pi_073: t.pi_073,
                 })
                 .collect(),
             reasoning: settings.reasoning,

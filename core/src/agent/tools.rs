@@ -235,7 +235,11 @@ impl ToolBatch {
         // Pi times the tool's `execute` alone, before `after_tool_call`.
         let duration_ms = cx.now.saturating_sub(started_at);
         let (result, is_error) = match outcome {
-            ToolOutcome::Ok(result) => (result, false),
+            // pi-agent-core 1.5: a returned result may say it is an error (`isError: true`).
+            ToolOutcome::Ok(result) => {
+                let is_error = result.extra.get("isError") == Some(&Value::Bool(true));
+                (result, is_error)
+            }
             ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
         };
         let (result, is_error) = after_hook(cx, &self.calls[index], &args, result, is_error);

@@ -88,7 +88,7 @@ pub struct SessionTree {
     index: EntryIndex,
     labels: Labels,
     leaf: Option<usize>,
-    has_assistant: bool,
+    has_conversation: bool,
     flushed: bool,
 }
 
@@ -108,6 +108,11 @@ impl SessionTree {
         SessionTree::from_entries(header, Vec::new(), false)
     }
 
+    /// Gives a new session the id its creator chose (Pi 1.5's `SessionManager.create(…, {id})`).
+    pub fn set_session_id(&mut self, id: &str) {
+        self.header.id = id.to_owned();
+    }
+
     /// A session read from a file: the leaf is the last entry, labels are replayed in order.
     /// `flushed` says whether the file already holds these entries.
     pub fn from_entries(header: SessionHeader, entries: Vec<SessionEntry>, flushed: bool) -> Self {
@@ -117,7 +122,7 @@ impl SessionTree {
             index: EntryIndex::default(),
             labels: Labels::default(),
             leaf: None,
-            has_assistant: false,
+            has_conversation: false,
             flushed,
         };
         for position in 0..tree.entries.len() {
@@ -147,8 +152,13 @@ impl SessionTree {
                 ),
                 None => self.labels.clear(&label.target_id),
             },
-            SessionEntry::Message(m) if matches!(m.message, AgentMessage::Assistant(_)) => {
-                self.has_assistant = true;
+            SessionEntry::Message(m)
+                if matches!(
+                    m.message,
+                    AgentMessage::User(_) | AgentMessage::Assistant(_)
+                ) =>
+            {
+                self.has_conversation = true;
             }
             _ => {}
         }
@@ -157,7 +167,7 @@ impl SessionTree {
     /// Adds `entry` as the new leaf and says what the file needs.
     fn append(&mut self, entry: SessionEntry) -> Persist {
         self.push(entry);
-        if !self.has_assistant {
+        if !self.has_conversation {
             self.flushed = false;
             return Persist::Nothing;
         }
@@ -189,9 +199,10 @@ impl SessionTree {
         &self.entries
     }
 
-    /// Whether an assistant message exists (before that, nothing is written to disk).
-    pub fn has_assistant(&self) -> bool {
-        self.has_assistant
+    /// Whether a user or assistant message exists (Pi 1.5's `_hasConversation`; before that,
+    /// nothing is written to disk).
+    pub fn has_conversation(&self) -> bool {
+        self.has_conversation
     }
 
     /// The current leaf's id; `None` before the first entry (or after `reset_leaf`).
@@ -594,7 +605,7 @@ impl SessionTree {
         for entry in kept.into_iter().chain(labels) {
             tree.push(entry);
         }
-        tree.flushed = tree.has_assistant;
+        tree.flushed = tree.has_conversation;
         Ok(tree)
     }
 }

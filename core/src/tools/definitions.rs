@@ -1,7 +1,7 @@
 //! Pi's seven built-in tools as the model sees them: names, descriptions, parameter schemas,
 //! and the snippet and guidelines each adds to the system prompt (`definitions.json`, generated
-//! from the original by `scripts/gen-tool-definitions.mjs`; the snippets, guidelines and
-//! `constrainedSampling` are Pi 1.5.2's, from `scripts/gen-system-prompt-fixtures.mjs`).
+//! from Pi 1.5.2 by `scripts/gen-tool-definitions.mjs`, with the `constrainedSampling` each
+//! declares; `scripts/gen-system-prompt-fixtures.mjs` writes the same snippets and guidelines).
 
 use std::sync::{Arc, OnceLock};
 
@@ -11,6 +11,8 @@ use serde_json::Value;
 use crate::agent::{ToolDefinition, ToolSpec};
 
 const DATA: &str = include_str!("definitions.json");
+/// Pi 0.73.1's declarations, which a 0.73.1-edition cassette's requests carry.
+const DATA_073: &str = include_str!("definitions-0.73.1.json");
 
 /// One built-in tool's definition.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -28,6 +30,9 @@ pub struct BuiltinTool {
     /// part of the declaration the transcript's system message records.
     #[serde(default)]
     pub constrained_sampling: Option<Value>,
+    /// One of Pi 0.73.1's declarations ([`builtin_tool_073`]).
+    #[serde(skip)]
+    pub pi_073: bool,
 }
 
 impl BuiltinTool {
@@ -37,6 +42,7 @@ impl BuiltinTool {
         let mut spec = ToolSpec::new(&self.name, &self.description, self.parameters.clone());
         spec.label = self.label.clone();
         spec.constrained_sampling = self.constrained_sampling.clone();
+        spec.pi_073 = self.pi_073;
         if self.name == "edit" {
             spec.prepare_arguments = Some(Arc::new(|args| Ok(prepare_edit_arguments(args))));
         }
@@ -49,6 +55,8 @@ impl BuiltinTool {
             name: self.name.clone(),
             description: self.description.clone(),
             parameters: self.parameters.clone(),
+            constrained_sampling: self.constrained_sampling.clone(),
+            pi_073: self.pi_073,
         }
     }
 }
@@ -62,6 +70,22 @@ pub fn builtin_tools() -> &'static [BuiltinTool] {
 /// The built-in tool of this name.
 pub fn builtin_tool(name: &str) -> Option<&'static BuiltinTool> {
     builtin_tools().iter().find(|t| t.name == name)
+}
+
+/// The built-in tool of this name as Pi 0.73.1 declared it (its description and schema,
+/// `definitions-0.73.1.json`), for the requests of a run a 0.73.1-edition cassette recorded.
+pub fn builtin_tool_073(name: &str) -> Option<&'static BuiltinTool> {
+    static TOOLS: OnceLock<Vec<BuiltinTool>> = OnceLock::new();
+    TOOLS
+        .get_or_init(|| {
+            let mut tools: Vec<BuiltinTool> = serde_json::from_str(DATA_073).unwrap_or_default();
+            for tool in &mut tools {
+                tool.pi_073 = true;
+            }
+            tools
+        })
+        .iter()
+        .find(|t| t.name == name)
 }
 
 /// The edit tool's repair of what models send: `edits` as a JSON string becomes the array, and

@@ -87,6 +87,12 @@ impl OutputAccumulator {
         }
     }
 
+    /// The raw output held here: all of it while no full-output file was needed (what Pi 1.5's
+    /// `readFullOutput` decodes then), else what has not been handed over yet.
+    pub fn raw_output(&self) -> Vec<u8> {
+        self.raw.concat()
+    }
+
     /// Bytes of the last (unfinished) line.
     pub fn last_line_bytes(&self) -> usize {
         self.current_line_bytes

@@ -3,9 +3,9 @@
 //!
 //! The claim is an advisory `flock` on a lock file beside the session file, `<file>.lock`,
 //! holding the holder's pid. A lock file rather than a lock on the session file itself, because
-//! Pi creates the session file lazily (with the first assistant message): a new session, or a
-//! `--session` path that does not exist yet, has no file to lock, and creating one early would
-//! change the file Pi expects. The session file's bytes are never touched.
+//! Pi creates the session file lazily (with the first user or assistant message): a new
+//! session, or a `--session` path that does not exist yet, has no file to lock, and creating one
+//! early would change the file Pi expects. The session file's bytes are never touched.
 //!
 //! The lock file is removed when the claim ends (a clean exit). A process killed with SIGKILL
 //! leaves it behind, but the kernel drops its `flock`, so the next writer takes it over and

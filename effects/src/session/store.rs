@@ -65,7 +65,7 @@ pub struct SessionStore {
 }
 
 impl SessionStore {
-    /// A new session in `dir`; its file appears with the first assistant message.
+    /// A new session in `dir`; its file appears with the first user or assistant message.
     pub fn create(cwd: &str, dir: &Path, now: u64, ids: IdGenerator) -> Result<Self, StoreError> {
         SessionStore::create_child(cwd, dir, now, ids, None)
     }
@@ -90,6 +90,21 @@ impl SessionStore {
             false,
             0,
         ))
+    }
+
+    /// This new session with `id` instead of the generated one (Pi 1.5's `--session-id`): the
+    /// header and, for a session with a file, the file's name carry it.
+    pub fn with_session_id(mut self, id: &str) -> Self {
+        self.tree.set_session_id(id);
+        if self.file.is_some() {
+            self.file = Some(self.dir.join(file_name(self.tree.header())));
+        }
+        self
+    }
+
+    /// Appends the session's display name (`--name`), written with the session's next lines.
+    pub fn append_session_info(&mut self, name: &str, now: u64) {
+        self.tree.append_session_info(name, now, &mut self.ids);
     }
 
     /// A session that is never written (`--no-session`).
@@ -388,7 +403,7 @@ impl SessionStore {
         self.file = file.clone();
         self.header_on_disk = false;
         self.entries_on_disk = 0;
-        if self.tree.has_assistant() {
+        if self.tree.has_conversation() {
             self.persist(Persist::All)?;
         }
         Ok(file)

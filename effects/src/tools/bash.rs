@@ -40,26 +40,137 @@ pub(super) async fn run(
     let key = super::shell::output_key(env.run, env.tool_call_id.as_deref());
     let mut output = Output::new(env.temp_dir.clone(), key, cx.updates.clone());
     output.send(Vec::new(), None);
+    let started = Instant::now();
     let ended = execute(env, &command, timeout, cx, &mut output).await;
     let (snapshot, path) = output.finish().await?;
     let format =
         |empty: &str| format_output(&snapshot, path.as_deref(), output.last_line_bytes(), empty);
-    match ended? {
-        End::Aborted => Err(with_status(&format("").0, "Command aborted")),
+    let ended = ended?;
+    if env.pi_073 {
+        return match ended {
+            End::Exited(Some(code)) if code != 0 => {
+                let status = format!("Command exited with code {code}");
+                Err(with_status(&format("(no output)").0, &status))
+            }
+            End::Aborted | End::TimedOut => Err(thrown(ended, &format("").0, timeout)),
+            End::Exited(_) | End::Signalled(_) => {
+                let (text, details) = format("(no output)");
+                Ok(result(text, details))
+            }
+        };
+    }
+    let code = match ended {
+        End::Aborted | End::TimedOut => return Err(thrown(ended, &format("").0, timeout)),
+        End::Exited(code) => code.unwrap_or_default(),
+        // Pi 1.5 reports a command a signal ended with the shell's 128 + signal.
+        End::Signalled(signal) => 128 + signal,
+    };
+    let wall_time = (started.elapsed().as_millis() as f64 / 100.0).round() / 10.0;
+    let raw = output.buffer.raw_output();
+    let structured = structured_content(&raw, path.as_deref(), code, wall_time).await;
+    let (mut text, details) = format("(no output)");
+    if code != 0 {
+        text = with_status(&text, &format!("Command exited with code {code}"));
+    }
+    let mut result = result(text, details);
+    result.extra.insert("structuredContent".into(), structured);
+    if code != 0 {
+        // Pi 1.5 returns a failed command as an error result instead of throwing it.
+        result.extra.insert("isError".into(), Value::Bool(true));
+    }
+    Ok(result)
+}
+
+/// The thrown text of an aborted or timed-out command, after its output.
+fn thrown(ended: End, output: &str, timeout: Option<f64>) -> String {
+    match ended {
         End::TimedOut => {
             let seconds = format_number(timeout.unwrap_or_default());
-            let status = format!("Command timed out after {seconds} seconds");
-            Err(with_status(&format("").0, &status))
+            with_status(
+                output,
+                &format!("Command timed out after {seconds} seconds"),
+            )
         }
-        End::Exited(Some(code)) if code != 0 => {
-            let status = format!("Command exited with code {code}");
-            Err(with_status(&format("(no output)").0, &status))
-        }
-        End::Exited(_) => {
-            let (text, details) = format("(no output)");
-            Ok(result(text, details))
-        }
+        _ => with_status(output, "Command aborted"),
     }
+}
+
+/// Pi 1.5's `structuredContent.output` limit (`STRUCTURED_OUTPUT_MAX_BYTES`).
+const STRUCTURED_OUTPUT_MAX_BYTES: u64 = 1024 * 1024;
+
+/// Pi 1.5's `structuredContent` of a finished command: the whole output (`raw`, or the
+/// full-output file when there is one, its middle left out past 1 MiB), whether it was cut,
+/// the exit code and the wall time in tenths of seconds.
+async fn structured_content(raw: &[u8], file: Option<&Path>, code: i32, wall_time: f64) -> Value {
+    let (output, truncated) = match file {
+        None => (decode(raw), false),
+        Some(file) => read_full_output(file).await,
+    };
+    let mut fields = Map::new();
+    fields.insert("output".into(), Value::String(output));
+    fields.insert("truncated".into(), Value::Bool(truncated));
+    if let (true, Some(file)) = (truncated, file) {
+        fields.insert("full_output_path".into(), path_json(file));
+    }
+    fields.insert("exit_code".into(), Value::from(code));
+    fields.insert("wall_time_seconds".into(), Value::from(wall_time));
+    Value::Object(fields)
+}
+
+/// What JavaScript's `TextDecoder().decode` makes of bytes: bad sequences become U+FFFD and a
+/// leading byte order mark is dropped.
+fn decode(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.strip_prefix('\u{feff}').unwrap_or(&text).to_owned()
+}
+
+/// `bytes` without a UTF-8 sequence its end cuts short.
+fn without_incomplete_end(bytes: &[u8]) -> &[u8] {
+    let from = bytes.len().saturating_sub(3);
+    for at in (from..bytes.len()).rev() {
+        let byte = bytes[at];
+        if byte & 0xc0 == 0x80 {
+            continue;
+        }
+        let needed = match byte {
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf7 => 4,
+            _ => 1,
+        };
+        return if bytes.len() - at < needed {
+            &bytes[..at]
+        } else {
+            bytes
+        };
+    }
+    bytes
+}
+
+/// Pi 1.5's `readFullOutput`: the file's text, or past the limit its first and last halves
+/// (cut at character boundaries) around a note of the bytes left out.
+async fn read_full_output(file: &Path) -> (String, bool) {
+    let Ok(bytes) = tokio::fs::read(file).await else {
+        return (String::new(), false);
+    };
+    let size = bytes.len() as u64;
+    if size <= STRUCTURED_OUTPUT_MAX_BYTES {
+        return (decode(&bytes), false);
+    }
+    let head_bytes = (STRUCTURED_OUTPUT_MAX_BYTES / 2) as usize;
+    let tail_bytes = STRUCTURED_OUTPUT_MAX_BYTES as usize - head_bytes;
+    // A streaming decode holds back an incomplete sequence at the end of the head.
+    let head = decode(without_incomplete_end(&bytes[..head_bytes]));
+    let mut tail = &bytes[bytes.len() - tail_bytes..];
+    while tail.first().is_some_and(|b| b & 0xc0 == 0x80) {
+        tail = &tail[1..];
+    }
+    let omitted = size as usize - head_bytes - tail_bytes;
+    let text = format!(
+        "{head}\n\n[... {omitted} bytes omitted ...]\n\n{}",
+        String::from_utf8_lossy(tail)
+    );
+    (text, true)
 }
 
 /// Pi's `createLocalBashOperations().exec`: the shell, the working directory check, the run.

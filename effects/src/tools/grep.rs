@@ -39,10 +39,12 @@ struct Query {
     context: f64,
     /// Pi's `Math.max(1, limit ?? 100)`.
     limit: f64,
+    /// The glob as Pi 0.73.1 read it (relative to the working directory; see `ToolEnv::pi_073`).
+    pi_073: bool,
 }
 
 impl Query {
-    fn from_args(args: &Value) -> Self {
+    fn from_args(args: &Value, pi_073: bool) -> Self {
         let flag = |key| args.get(key).and_then(Value::as_bool).unwrap_or(false);
         Query {
             pattern: str_arg(args, "pattern").unwrap_or_default().to_owned(),
@@ -53,6 +55,7 @@ impl Query {
             literal: flag("literal"),
             context: num_arg(args, "context").filter(|c| *c > 0.0).unwrap_or(0.0),
             limit: num_arg(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1.0),
+            pi_073,
         }
     }
 }
@@ -63,7 +66,7 @@ pub(super) async fn run(
     cx: &ToolContext,
 ) -> Result<ToolResult, String> {
     let root = listing_root(env, args, cx)?;
-    let query = Query::from_args(args);
+    let query = Query::from_args(args, env.pi_073);
     let cwd = env.cwd.clone();
     run_blocking(cx, move |stop| search(&cwd, &root, &query, stop)).await
 }
@@ -88,7 +91,16 @@ fn search(cwd: &Path, root: &Path, query: &Query, stop: &AtomicBool) -> Result<T
     let is_dir = fs::metadata(root)
         .map_err(|_| format!("Path not found: {}", root.display()))?
         .is_dir();
-    let walk = walker(cwd, root, query.glob.as_deref())?;
+    // Pi 1.5 runs rg inside a searched folder, so that its glob is relative to that folder.
+    let glob_root = if is_dir && !query.pi_073 { root } else { cwd };
+    let glob = query.glob.as_deref().map(|glob| {
+        if query.pi_073 {
+            glob.to_owned()
+        } else {
+            without_leading_dot_slash(glob)
+        }
+    });
+    let walk = walker(glob_root, root, glob.as_deref())?;
     let matcher = matcher(query)?;
     let found = collect(walk, &matcher, query.limit, stop)?;
     if found.count == 0 {
@@ -219,7 +231,7 @@ fn print_file(
 }
 
 /// rg's walk: ignore files as rg reads them, hidden files included, `--glob` relative to the
-/// working directory, entries sorted by name within each directory.
+/// folder rg runs in (`cwd`), entries sorted by name within each directory.
 fn walker(cwd: &Path, root: &Path, glob: Option<&str>) -> Result<ignore::Walk, String> {
     let mut builder = WalkBuilder::new(root);
     builder
@@ -234,6 +246,18 @@ fn walker(cwd: &Path, root: &Path, glob: Option<&str>) -> Result<ignore::Walk, S
         builder.overrides(overrides.build().map_err(|err| format!("rg: {err}"))?);
     }
     Ok(builder.build())
+}
+
+/// Pi 1.5 drops a glob's leading `./` (rg never matches it; `!` still negates).
+fn without_leading_dot_slash(glob: &str) -> String {
+    let (negation, mut rest) = match glob.strip_prefix('!') {
+        Some(rest) => ("!", rest),
+        None => ("", glob),
+    };
+    while let Some(stripped) = rest.strip_prefix("./") {
+        rest = stripped;
+    }
+    format!("{negation}{rest}")
 }
 
 /// rg's regex configuration for a single pattern, with its error texts.

@@ -74,6 +74,55 @@ pub struct ToolEnv {
     /// environment, which the recorded agent's commands inherited from it, when the replay runs
     /// inside `pi eval` instead of in an agent process of its own.
     pub variables: BTreeMap<String, String>,
+    /// What the bash tool's commands are told about the session (Pi 1.5); `None` leaves the
+    /// inherited variables as they are (a user's own `!command` or RPC `bash`).
+    pub session_variables: Option<SessionVariables>,
+    /// The tools answer as Pi 0.73.1's did, for a replay of a 0.73.1-edition cassette: no
+    /// `structuredContent`, a failed command thrown, a command a signal ended a success, and
+    /// grep's glob relative to the working directory.
+    pub pi_073: bool,
+}
+
+/// Pi 1.5's session variables for the bash tool's commands (`resolveSpawnContext`): every one
+/// of [`SessionVariables::NAMES`] is cleared, then those known are set, so a command never sees
+/// values inherited from another session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionVariables {
+    /// `PI_SESSION_ID`.
+    pub id: String,
+    /// `PI_SESSION_FILE`, when the session is written to one.
+    pub file: Option<PathBuf>,
+    /// `PI_PROVIDER` and `PI_MODEL`: the model of the latest request.
+    pub model: Option<(String, String)>,
+    /// `PI_REASONING_LEVEL`: the thinking level of the latest request.
+    pub reasoning_level: Option<String>,
+}
+
+impl SessionVariables {
+    /// The variables Pi clears before setting them.
+    pub const NAMES: [&'static str; 5] = [
+        "PI_SESSION_ID",
+        "PI_SESSION_FILE",
+        "PI_PROVIDER",
+        "PI_MODEL",
+        "PI_REASONING_LEVEL",
+    ];
+
+    /// The values to set, by name.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        let mut values = vec![("PI_SESSION_ID", self.id.clone())];
+        if let Some(file) = &self.file {
+            values.push(("PI_SESSION_FILE", file.display().to_string()));
+        }
+        if let Some((provider, model)) = &self.model {
+            values.push(("PI_PROVIDER", provider.clone()));
+            values.push(("PI_MODEL", model.clone()));
+        }
+        if let Some(level) = &self.reasoning_level {
+            values.push(("PI_REASONING_LEVEL", level.clone()));
+        }
+        values
+    }
 }
 
 impl ToolEnv {
@@ -105,6 +154,8 @@ impl ToolEnv {
             run: None,
             tool_call_id: None,
             variables: BTreeMap::new(),
+            session_variables: None,
+            pi_073: false,
         }
     }
 
@@ -134,7 +185,13 @@ pub const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find",
 /// Runs built-in tool `name` with validated `args`.
 pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> ToolOutcome {
     let result = match name {
-        "read" => read::run(env, args, cx).await,
+        "read" => read::run(env, args, cx).await.map(|result| {
+            if env.pi_073 {
+                result
+            } else {
+                read::with_structured_content(result)
+            }
+        }),
         "bash" => bash::run(env, args, cx).await,
         "edit" => edit::run(env, args, cx).await,
         "write" => write::run(env, args, cx).await,

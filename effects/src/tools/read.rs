@@ -156,6 +156,34 @@ async fn image_result(
     })
 }
 
+/// The result with Pi 1.5's `structuredContent` (`toReadOutput`), what programmatic callers
+/// read: the text, or for an image `{type: "image", data, mimeType, note}` with the text as note.
+pub(super) fn with_structured_content(mut result: ToolResult) -> ToolResult {
+    let text = result
+        .content
+        .iter()
+        .find_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let image = result.content.iter().find_map(|block| match block {
+        ContentBlock::Image(image) => Some(image),
+        _ => None,
+    });
+    let output = match image {
+        Some(image) => json!({
+            "type": "image",
+            "data": image.data,
+            "mimeType": image.mime_type,
+            "note": text,
+        }),
+        None => Value::String(text),
+    };
+    result.extra.insert("structuredContent".into(), output);
+    result
+}
+
 fn image_content(text: String, data: String, mime_type: String) -> ToolResult {
     ToolResult {
         content: vec![

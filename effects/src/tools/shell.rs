@@ -13,6 +13,7 @@ use std::collections::hash_map::RandomState;
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::io;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::Stdio;
@@ -148,6 +149,8 @@ pub(crate) fn kill_group(pid: u32) -> bool {
 pub(crate) enum End {
     /// The shell exited; `None` when a signal ended it.
     Exited(Option<i32>),
+    /// A signal (this number) ended the shell.
+    Signalled(i32),
     /// The cancellation token fired (it wins over a timeout, as in Pi).
     Aborted,
     /// The timeout passed.
@@ -176,7 +179,8 @@ pub(crate) struct Running {
     killed: bool,
     timeout: Option<Pin<Box<Sleep>>>,
     timed_out: bool,
-    exit: Option<Option<i32>>,
+    /// How the shell ended, once it did ([`End::Exited`] or [`End::Signalled`]).
+    exit: Option<End>,
     grace: Option<Pin<Box<Sleep>>>,
     end: Option<End>,
     buffer: Vec<u8>,
@@ -207,6 +211,12 @@ fn spawn(
         .stderr(Stdio::from(stderr))
         .process_group(0);
     cmd.envs(&env.variables);
+    if let Some(session) = &env.session_variables {
+        for name in super::SessionVariables::NAMES {
+            cmd.env_remove(name);
+        }
+        cmd.envs(session.values());
+    }
     if !env.pass_credentials {
         for (name, _) in std::env::vars_os() {
             if is_credential_variable(&name.to_string_lossy()) {
@@ -299,7 +309,12 @@ impl Running {
                     self.kill();
                 }
                 status = self.child.wait(), if self.exit.is_none() => {
-                    self.exit = Some(status.ok().and_then(|status| status.code()));
+                    self.exit = Some(status.ok().map_or(End::Exited(None), |status| {
+                        match (status.code(), status.signal()) {
+                            (None, Some(signal)) => End::Signalled(signal),
+                            (code, _) => End::Exited(code),
+                        }
+                    }));
                     self.grace = Some(Box::pin(sleep(EXIT_STDIO_GRACE)));
                 }
                 (index, read) = read_either(&mut self.output, self.first, &mut self.buffer) => {
@@ -329,7 +344,7 @@ impl Running {
 
     /// Settles the end once the shell exited and the output is closed or abandoned. The abort
     /// counts when the token is cancelled by then (Pi checks `signal.aborted` at this point).
-    fn finish(&mut self, code: Option<i32>) {
+    fn finish(&mut self, exit: End) {
         self.timeout = None;
         self.grace = None;
         self.end = Some(if self.cancel.is_cancelled() {
@@ -337,7 +352,7 @@ impl Running {
         } else if self.timed_out {
             End::TimedOut
         } else {
-            End::Exited(code)
+            exit
         });
     }
 }

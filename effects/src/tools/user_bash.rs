@@ -102,6 +102,7 @@ pub async fn execute_bash(
     let cancelled = end == End::Aborted || cancel.is_cancelled();
     let exit_code = match end {
         End::Exited(code) if !cancelled => code,
+        // The user executor still reports no code for a signal, as 0.73.1's did.
         _ => None,
     };
     output.finish(exit_code, cancelled).await

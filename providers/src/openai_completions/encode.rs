@@ -12,6 +12,7 @@ use super::compat::{Compat, ThinkingFormat};
 use super::memo::with_elements;
 use crate::models::{base_max_tokens, clamp_thinking_level, mapped_level};
 use crate::object::object;
+use crate::strict_schema::strict_parameters;
 use crate::transform::transform_messages;
 use crate::{CacheRetention, CallOptions, RequestBody};
 
@@ -269,9 +270,23 @@ fn convert_tools(tools: &[ToolDefinition], compat: &Compat) -> Vec<Value> {
             let mut function = Map::new();
             function.insert("name".into(), json!(tool.name));
             function.insert("description".into(), json!(tool.description));
-            function.insert("parameters".into(), tool.parameters.clone());
-            if compat.supports_strict_mode {
-                function.insert("strict".into(), json!(false));
+            let supports_strict = if tool.pi_073 {
+                compat.supports_strict_mode_073
+            } else {
+                compat.supports_strict_mode
+            };
+            let strict = strict_parameters(
+                &tool.parameters,
+                tool.constrained_sampling.as_ref(),
+                supports_strict,
+            );
+            let is_strict = strict.is_some();
+            function.insert(
+                "parameters".into(),
+                strict.unwrap_or_else(|| tool.parameters.clone()),
+            );
+            if supports_strict {
+                function.insert("strict".into(), json!(is_strict));
             }
             object([
                 ("type", json!("function")),

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::hash::short_hash;
 use crate::models::{base_max_tokens, clamp_thinking_level};
 use crate::object::object;
+use crate::strict_schema::strict_parameters;
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
@@ -220,17 +221,29 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
     items
 }
 
-fn convert_tools(tools: &[ToolDefinition]) -> Value {
+/// `convertResponsesTools`: `strict` only when the model's compat says `supportsStrictMode`.
+fn convert_tools(tools: &[ToolDefinition], supports_strict: bool) -> Value {
     tools
         .iter()
         .map(|tool| {
-            json!({
+            // Pi 0.73.1 sent `strict: false` with every tool.
+            let supports_strict = supports_strict || tool.pi_073;
+            let strict = strict_parameters(
+                &tool.parameters,
+                tool.constrained_sampling.as_ref(),
+                supports_strict,
+            );
+            let is_strict = strict.is_some();
+            let mut out = json!({
                 "type": "function",
                 "name": tool.name,
                 "description": tool.description,
-                "parameters": tool.parameters,
-                "strict": false,
-            })
+                "parameters": strict.unwrap_or_else(|| tool.parameters.clone()),
+            });
+            if let (true, Some(fields)) = (supports_strict, out.as_object_mut()) {
+                fields.insert("strict".into(), json!(is_strict));
+            }
+            out
         })
         .collect()
 }
@@ -261,7 +274,13 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         params.insert("temperature".into(), json!(t));
     }
     if !request.tools.is_empty() {
-        params.insert("tools".into(), convert_tools(&request.tools));
+        params.insert(
+            "tools".into(),
+            convert_tools(
+                &request.tools,
+                compat_flag(model, "supportsStrictMode", false),
+            ),
+        );
     }
     if model.reasoning {
         let effort = request

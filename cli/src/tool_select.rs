@@ -1,0 +1,155 @@
+//! Which tools a run starts with (Pi 1.5.2's `createAgentSession` tool options and
+//! `AgentSession`'s first activation): `--tools` is either an allowlist of names and `*`
+//! patterns, or only `+name`/`-name` entries that change the defaults; `--exclude-tools` removes
+//! names and pattern matches from whatever that gives; `--no-tools` and `--no-builtin-tools`
+//! start from nothing.
+
+use pi_core::tools::definitions::builtin_tools;
+
+/// The `--tools` problem Pi reports (`getToolListError`), without the flag's name.
+pub fn tool_list_error(entries: &[String]) -> Option<String> {
+    let modifiers: Vec<&String> = entries.iter().filter(|e| is_modifier(e)).collect();
+    if modifiers.is_empty() {
+        return None;
+    }
+    if modifiers.len() < entries.len() {
+        return Some("tool names cannot be mixed with +name or -name entries".into());
+    }
+    modifiers.iter().find(|e| e.contains('*')).map(|pattern| {
+        format!("+name and -name entries take exact tool names, not patterns: {pattern}")
+    })
+}
+
+/// The active tools, in Pi's order: `defaults` changed by `+name`/`-name` entries; or the
+/// allowlist's exact names in its order, then the built-in tools a pattern matches in the
+/// registry's order (read, bash, edit, write, grep, find, ls); then without the excluded ones.
+/// `tools` must have passed [`tool_list_error`].
+pub fn select_tools(
+    defaults: &[String],
+    tools: Option<&[String]>,
+    exclude: Option<&[String]>,
+) -> Vec<String> {
+    let selected: Vec<String> = match tools {
+        Some(entries) if entries.iter().any(|e| is_modifier(e)) => {
+            let mut names = defaults.to_vec();
+            for entry in entries {
+                let (adds, name) = match (entry.strip_prefix('+'), entry.strip_prefix('-')) {
+                    (Some(name), _) => (true, name),
+                    (None, Some(name)) => (false, name),
+                    (None, None) => continue,
+                };
+                let position = names.iter().position(|n| n == name);
+                match (adds, position) {
+                    (true, None) if !name.is_empty() => names.push(name.to_owned()),
+                    (false, Some(index)) => {
+                        names.remove(index);
+                    }
+                    _ => {}
+                }
+            }
+            names
+        }
+        Some(entries) => {
+            let mut names: Vec<String> = entries
+                .iter()
+                .filter(|e| !e.contains('*'))
+                .cloned()
+                .collect();
+            for tool in builtin_tools() {
+                if matches(entries, &tool.name) {
+                    names.push(tool.name.clone());
+                }
+            }
+            names
+        }
+        None => defaults.to_vec(),
+    };
+    let mut active: Vec<String> = Vec::new();
+    for name in selected {
+        let excluded = exclude.is_some_and(|entries| matches(entries, &name));
+        if !excluded && !active.contains(&name) {
+            active.push(name);
+        }
+    }
+    active
+}
+
+fn is_modifier(entry: &str) -> bool {
+    entry.starts_with('+') || entry.starts_with('-')
+}
+
+/// Pi's `createToolNameMatcher`: an exact name, or a pattern whose `*` matches any text.
+fn matches(entries: &[String], name: &str) -> bool {
+    entries.iter().any(|entry| {
+        if entry.contains('*') {
+            pattern_matches(entry, name)
+        } else {
+            entry == name
+        }
+    })
+}
+
+/// Whether `name` as a whole matches `pattern`, each `*` standing for any text.
+fn pattern_matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, rest) = match parts.split_first() {
+        Some(split) => split,
+        None => return name.is_empty(),
+    };
+    let Some(mut remaining) = name.strip_prefix(first) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return remaining.is_empty();
+    };
+    for part in middle {
+        match remaining.find(part) {
+            Some(at) => remaining = &remaining[at + part.len()..],
+            None => return false,
+        }
+    }
+    remaining.len() >= last.len() && remaining.ends_with(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(names: &str) -> Vec<String> {
+        names.split(',').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn patterns_match_whole_names() {
+        assert!(pattern_matches("re*", "read"));
+        assert!(!pattern_matches("re*", "bread"));
+        assert!(pattern_matches("*", "ls"));
+        assert!(pattern_matches("*e*d*", "read"));
+        assert!(!pattern_matches("e*t", "edit_"));
+        assert!(pattern_matches("a*a", "aa"));
+        assert!(!pattern_matches("a*a", "a"));
+    }
+
+    #[test]
+    fn modifiers_change_the_defaults_and_exclusions_come_last() {
+        let defaults = list("read,bash,edit,write");
+        assert_eq!(
+            select_tools(&defaults, Some(&list("+grep,-write,-nosuch")), None),
+            list("read,bash,edit,grep")
+        );
+        assert_eq!(
+            select_tools(&defaults, Some(&list("re*,bash")), Some(&list("nothing"))),
+            list("bash,read")
+        );
+        assert_eq!(
+            select_tools(&defaults, None, Some(&list("*i*"))),
+            list("read,bash")
+        );
+        assert!(tool_list_error(&list("read,+grep")).is_some());
+        assert_eq!(
+            tool_list_error(&list("+g*")),
+            Some("+name and -name entries take exact tool names, not patterns: +g*".into())
+        );
+        assert_eq!(tool_list_error(&list("re*,bash")), None);
+    }
+}
