@@ -46,4 +46,4 @@ pub use write::{CreateError, Recorder};
 /// cassette's header records it (`pi`), and a replay refuses a cassette made with another (its
 /// run says nothing about this build; `pi replay --rerecord` makes it again). The one place it
 /// is written.
-pub const PI_EDITION: &str = "0.73.1";
+pub const PI_EDITION: &str = "1.5.2";
