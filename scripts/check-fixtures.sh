@@ -2,11 +2,15 @@
 # Regenerates the fixtures made from the original's pure functions and fails when any differs from
 # the checked-in file, so a fixture cannot drift from what the original computes.
 #   scripts/check-fixtures.sh <pi install dir>
+# The install dir is the one conformance/install-pi-1.5.2.sh creates; the generators run with the
+# Node it installed beside the original (node/bin/node), else with the node on PATH.
 # Fixtures whose generators depend on the clock, the machine or installed tools (the system
 # prompt's date, bash timings, rg/fd versions, files on disk) are not rechecked here.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 original="${1:?usage: check-fixtures.sh <pi install dir>}"
+node="$original/node/bin/node"
+[ -x "$node" ] || node=node
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
@@ -26,7 +30,7 @@ failed=0
 for pair in "${pairs[@]}"; do
   read -r script fixture <<<"$pair"
   fresh="$out/$(basename "$fixture")"
-  if ! node "$here/scripts/$script" "$original" "$fresh" >"$out/log" 2>&1; then
+  if ! "$node" "$here/scripts/$script" "$original" "$fresh" >"$out/log" 2>&1; then
     echo "$fixture: the generator failed"; cat "$out/log"; failed=1; continue
   fi
   if cmp -s "$fresh" "$here/$fixture"; then

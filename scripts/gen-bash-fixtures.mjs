@@ -1,4 +1,4 @@
-// Writes what pi-coding-agent 0.73.1's bash tool and its user-command executor (`!command`,
+// Writes what the original's bash tool and its user-command executor (`!command`,
 // RPC `bash`) return for a set of commands (effects/tests/fixtures/bash_cases.json). Every command
 // runs for real in a temporary working directory; the Rust test runs the same commands there.
 //
@@ -16,13 +16,14 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { createBashToolDefinition, createLocalBashOperations } = await import(path.join(dist, "core/tools/bash.js"));
-const { executeBashWithOperations } = await import(path.join(dist, "core/bash-executor.js"));
-const { sanitizeBinaryOutput } = await import(path.join(dist, "utils/shell.js"));
-const { default: stripAnsi } = await import(path.join(piDir, "node_modules/strip-ansi/index.js"));
+const pi = original(piDir);
+const { createBashToolDefinition, createLocalBashOperations } = await pi.agentModule("core/tools/bash.js");
+const { executeBashWithOperations } = await pi.agentModule("core/bash-executor.js");
+const { sanitizeBinaryOutput } = await pi.agentModule("utils/shell.js");
+const { stripAnsi } = await pi.agentModule("utils/ansi.js");
 const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "bash-fixtures-")));
 
 const fnv1a64 = (bytes) => {

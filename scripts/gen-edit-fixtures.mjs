@@ -1,13 +1,13 @@
-// Writes what pi-coding-agent 0.73.1's own edit functions (core/tools/edit-diff.js) make of a
+// Writes what the original's own edit functions (core/tools/edit-diff.js) make of a
 // set of contents and edits (core/tests/fixtures/edit_cases.json): the fuzzy normalisation, line
 // endings, and applying edits with every error.
 //
 //   node scripts/gen-edit-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const e = await import(path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist/core/tools/edit-diff.js"));
+const e = await original(piDir).agentModule("core/tools/edit-diff.js");
 
 const texts = [
   "plain", "trailing   \nspaces\t\t\nend", "“smart” ‘quotes’ ‚low‛", "en–dash em—dash minus−", "nbsp\u00a0here\u2003em\u3000ideo",

@@ -1,14 +1,12 @@
-// Writes what pi-ai 0.73.1's isContextOverflow says about a set of assistant messages
+// Writes what the original's isContextOverflow (pi-ai) says about a set of assistant messages
 // (core/tests/fixtures/overflow_cases.json).
 //
 //   node scripts/gen-overflow-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { isContextOverflow } = await import(
-  path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/utils/overflow.js")
-);
+const { isContextOverflow } = await original(piDir).bundled("isContextOverflow");
 
 const errors = [
   "prompt is too long: 213462 tokens > 200000 maximum",

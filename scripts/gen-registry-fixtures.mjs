@@ -1,4 +1,4 @@
-// Writes what the original pi-coding-agent 0.73.1 ModelRegistry makes of a set of models.json /
+// Writes what the original's ModelRegistry makes of a set of models.json /
 // auth.json / environment cases, plus the models.json JSON schema it validates against.
 //
 //   node scripts/gen-registry-fixtures.mjs <pi install dir> <out dir>
@@ -10,14 +10,15 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, outDir] = process.argv.slice(2);
-const nm = path.join(piDir, "node_modules");
-const agentDist = path.join(nm, "@mariozechner/pi-coding-agent/dist");
-const { ModelRegistry, AuthStorage } = await import(path.join(agentDist, "index.js"));
-const { Type } = await import(path.join(nm, "typebox/build/index.mjs"));
+const pi = original(piDir);
+const { ModelRegistry } = await pi.agentModule("core/model-registry.js");
+const { AuthStorage } = await pi.bundled("AuthStorage");
+const { Type } = await pi.dependency("typebox/build/index.mjs");
 
-const source = fs.readFileSync(path.join(agentDist, "core/model-registry.js"), "utf8");
+const source = fs.readFileSync(path.join(pi.dist, "core/model-registry.js"), "utf8");
 const start = source.indexOf("// Schema for OpenRouter");
 const end = source.indexOf("const validateModelsConfig");
 const schema = new Function("Type", source.slice(start, end) + "\nreturn ModelsConfigSchema;")(Type);

@@ -1,18 +1,17 @@
-// Writes which failed assistant messages pi-coding-agent 0.73.1 retries automatically
-// (core/tests/fixtures/retry_cases.json): its retryable-error pattern, taken from the installed
-// agent-session.js, after pi-ai's context-overflow check (overflows are compacted, not retried).
+// Writes which failed assistant messages the original retries automatically
+// (core/tests/fixtures/retry_cases.json): agent-session.js's `_isRetryableError`, that is pi-ai's
+// context-overflow check (overflows are compacted, not retried) and then its
+// isRetryableAssistantError (a non-retryable provider-limit pattern, then the retryable one).
 //
 //   node scripts/gen-retry-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const nm = path.join(piDir, "node_modules/@mariozechner");
-const { isContextOverflow } = await import(path.join(nm, "pi-ai/dist/utils/overflow.js"));
-const source = fs.readFileSync(path.join(nm, "pi-coding-agent/dist/core/agent-session.js"), "utf8");
-const body = source.slice(source.indexOf("_isRetryableError(message) {"));
-const literal = body.match(/return (\/.*\/i)\.test\(err\);/)[1];
-const pattern = new Function(`return ${literal};`)();
+const pi = original(piDir);
+const { isContextOverflow } = await pi.bundled("isContextOverflow");
+const { isRetryableAssistantError } = await pi.bundled("isRetryableAssistantError");
+const retries = (message) => !isContextOverflow(message, 1000) && isRetryableAssistantError(message);
 
 const usage = (input, output) => ({ input, output, cacheRead: 0, cacheWrite: 0, totalTokens: input + output,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
@@ -25,18 +24,21 @@ const errors = [
   "time out", "timeout", "terminated", "retry delay exceeded", "401 Unauthorized", "400 invalid_request_error", "Request was aborted",
   "prompt is too long: 213462 tokens > 200000 maximum", "500 prompt is too long", "Error 5000 happened", "ThrottlingException: Too many tokens",
   "", "Anthropic stream ended before message_stop", "An unknown error occurred",
+  "server_busy", "servers are currently busy", "520 <html>", "error 5200", "524", "getaddrinfo ENOTFOUND api.example.com",
+  "Stream ended without finish_reason", "you can retry your request", "insufficient_quota: 429 rate limit",
+  "Monthly usage limit reached", "503 billing hard limit", '429 {"code": 1308}', '429 {"code": 13080}',
 ];
 const cases = [];
 for (const errorMessage of errors) {
   for (const stopReason of ["error", "aborted"]) {
     const message = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: usage(10, 0),
       stopReason, timestamp: 0, ...(errorMessage ? { errorMessage } : {}) };
-    const retryable = stopReason === "error" && !!errorMessage && !isContextOverflow(message, 1000) && pattern.test(errorMessage);
+    const retryable = retries(message);
     cases.push({ stopReason, errorMessage, contextWindow: 1000, retryable });
   }
 }
 // A silent overflow (usage above the window) is not retried even with a retryable text.
 const big = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: usage(5000, 0), stopReason: "error", errorMessage: "503", timestamp: 0 };
-cases.push({ stopReason: "error", errorMessage: "503", usage: [5000, 0], contextWindow: 1000, retryable: !isContextOverflow(big, 1000) && pattern.test("503") });
-fs.writeFileSync(out, JSON.stringify({ pattern: literal, cases }, null, 1) + "\n");
+cases.push({ stopReason: "error", errorMessage: "503", usage: [5000, 0], contextWindow: 1000, retryable: retries(big) });
+fs.writeFileSync(out, JSON.stringify({ cases }, null, 1) + "\n");
 console.log(`${cases.length} cases -> ${out}`);

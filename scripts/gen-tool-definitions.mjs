@@ -1,14 +1,13 @@
-// Writes the definitions of pi-coding-agent 0.73.1's seven built-in tools as data
+// Writes the definitions of the original's seven built-in tools as data
 // (core/src/tools/definitions.json): name, label, description, prompt snippet and guidelines,
 // and the JSON schema of the parameters, exactly as the original sends and shows them.
 //
 //   node scripts/gen-tool-definitions.mjs <pi install dir>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { createAllToolDefinitions } = await import(path.join(dist, "core/tools/index.js"));
+const { createAllToolDefinitions } = await original(piDir).agentModule("core/tools/index.js");
 const cwd = "/CWD-PLACEHOLDER";
 const definitions = Object.values(createAllToolDefinitions(cwd)).map((d) => {
   const text = JSON.stringify(d.parameters) + d.description + (d.promptSnippet ?? "");

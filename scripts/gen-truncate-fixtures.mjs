@@ -1,12 +1,12 @@
-// Writes what pi-coding-agent 0.73.1's own truncation functions (core/tools/truncate.js) make
+// Writes what the original's own truncation functions (core/tools/truncate.js) make
 // of a set of texts and limits (core/tests/fixtures/truncate_cases.json).
 //
 //   node scripts/gen-truncate-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const t = await import(path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist/core/tools/truncate.js"));
+const t = await original(piDir).agentModule("core/tools/truncate.js");
 
 const lines = (n, f) => Array.from({ length: n }, (_, i) => f(i)).join("\n");
 const texts = {
