@@ -196,7 +196,8 @@ const runTool = async (c) => {
   const args = { command: c.command, ...(c.timeout === undefined ? {} : { timeout: c.timeout }) };
   let outcome;
   try {
-    const result = await definition.execute("call", args, signalFor(c.abort, workDir(c)), (u) => updates.push(u), {});
+    // No session context: the PI_* session variables are the agent's, not the tool's.
+    const result = await definition.execute("call", args, signalFor(c.abort, workDir(c)), (u) => updates.push(u), undefined);
     outcome = { result: fix(result) };
   } catch (error) {
     outcome = { error: fix(error.message) };
