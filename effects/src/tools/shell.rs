@@ -13,6 +13,7 @@ use std::collections::hash_map::RandomState;
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::io;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::Stdio;
@@ -146,7 +147,8 @@ pub(crate) fn kill_group(pid: u32) -> bool {
 /// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum End {
-    /// The shell exited; `None` when a signal ended it.
+    /// The shell exited: its code, or 128 + the signal's number when a signal ended it (the
+    /// shell's convention, as Pi 1.5.2 reports it); `None` when its status could not be read.
     Exited(Option<i32>),
     /// The cancellation token fired (it wins over a timeout, as in Pi).
     Aborted,
@@ -299,7 +301,9 @@ impl Running {
                     self.kill();
                 }
                 status = self.child.wait(), if self.exit.is_none() => {
-                    self.exit = Some(status.ok().and_then(|status| status.code()));
+                    self.exit = Some(status.ok().map(|status| {
+                        status.code().or_else(|| status.signal().map(|n| 128 + n)).unwrap_or(1)
+                    }));
                     self.grace = Some(Box::pin(sleep(EXIT_STDIO_GRACE)));
                 }
                 (index, read) = read_either(&mut self.output, self.first, &mut self.buffer) => {
