@@ -62,16 +62,20 @@ export function original(piDir) {
   const hook = () => {
     if (hooked) return;
     hooked = true;
-    // Each `import {a, b} from "@earendil-works/pi-ai"` of a readable module becomes a module
-    // re-exporting each name from the chunk that exports it. A name no chunk exports (the bundle
+    // Each `import {a, b}` (or `import * as ns`) from "@earendil-works/pi-ai" of a readable module
+    // becomes a module re-exporting each name from the chunk that exports it. A name no chunk exports (the bundle
     // dropped it with the TUI code using it) becomes a function that throws when called, so that
     // modules which only import it still load.
     const shims = {};
-    const importsOf = /import\s*\{([^}]*)\}\s*from\s*"(@earendil-works\/[^"]+)"/g;
+    const importsOf = /import\s*(?:\{([^}]*)\}|\*\s*as\s+(\w+))\s*from\s*"(@earendil-works\/[^"]+)"/g;
     for (const file of walk(dist)) {
-      for (const [, list, spec] of fs.readFileSync(file, "utf8").matchAll(importsOf)) {
+      const text = fs.readFileSync(file, "utf8");
+      for (const [, list, namespace, spec] of text.matchAll(importsOf)) {
         if (!BUNDLED.test(spec)) continue;
-        const names = list.split(",").map((i) => i.trim().split(/\s+as\s+/)[0].replace(/^type\s+/, "")).filter(Boolean);
+        // A namespace import needs the names the module reads from it.
+        const names = namespace
+          ? [...new Set([...text.matchAll(new RegExp(`\\b${namespace}\\.(\\w+)`, "g"))].map((m) => m[1]))]
+          : list.split(",").map((i) => i.trim().split(/\s+as\s+/)[0].replace(/^type\s+/, "")).filter(Boolean);
         const key = `${pathToFileURL(file).href}\n${spec}`;
         const lines = names.flatMap((n) => {
           const chunk = bestChunk(table, [n]);
