@@ -9,7 +9,8 @@ import { original } from "./pi-original.mjs";
 const [piDir] = process.argv.slice(2);
 const { createAllToolDefinitions } = await original(piDir).agentModule("core/tools/index.js");
 const cwd = "/CWD-PLACEHOLDER";
-const definitions = Object.values(createAllToolDefinitions(cwd)).map((d) => {
+// 1.5.2 also defines powershell, Windows' shell tool, which this harness does not offer.
+const definitions = Object.values(createAllToolDefinitions(cwd)).filter((d) => d.name !== "powershell").map((d) => {
   const text = JSON.stringify(d.parameters) + d.description + (d.promptSnippet ?? "");
   if (text.includes(cwd)) throw new Error(`${d.name}: the definition depends on the working directory`);
   return {
