@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Regenerates the fixtures made from the original's pure functions and fails when any differs from
 # the checked-in file, so a fixture cannot drift from what the original computes.
-#   scripts/check-fixtures.sh <pi install dir> [<pi 1.5.2 install dir>]
-# The catalog and the default models are Pi 1.5.2's: their generators run on the second install
-# (and are skipped without one); every other fixture is made from the first.
+#   scripts/check-fixtures.sh <pi install dir>
+# The install dir is the one conformance/install-pi-1.5.2.sh creates; the generators run with the
+# Node it installed beside the original (node/bin/node), else with the node on PATH.
 # Fixtures whose generators depend on the clock, the machine or installed tools (the system
 # prompt's date, bash timings, rg/fd versions, files on disk) are not rechecked here.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-original="${1:?usage: check-fixtures.sh <pi install dir> [<pi 1.5.2 install dir>]}"
-original152="${2:-}"
+original="${1:?usage: check-fixtures.sh <pi install dir>}"
+node="$original/node/bin/node"
+[ -x "$node" ] || node=node
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
+  "gen-default-models.mjs providers/src/catalog/default_models.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
+  "gen-model-catalog.mjs providers/src/catalog/models.json"
   "gen-output-fixtures.mjs core/tests/fixtures/output_cases.json"
   "gen-overflow-fixtures.mjs core/tests/fixtures/overflow_cases.json"
   "gen-partial-json-fixtures.mjs core/tests/fixtures/partial_json_cases.json"
@@ -24,25 +27,11 @@ pairs=(
   "gen-truncate-fixtures.mjs core/tests/fixtures/truncate_cases.json"
   "gen-validation-fixtures.mjs core/tests/fixtures/validation_cases.json"
 )
-pairs152=(
-  "gen-model-catalog.mjs providers/src/catalog/models.json"
-  "gen-default-models.mjs providers/src/catalog/default_models.json"
-)
-runs=()
-for pair in "${pairs[@]}"; do runs+=("$original $pair"); done
-for pair in "${pairs152[@]}"; do
-  if [ -n "$original152" ]; then
-    runs+=("$original152 $pair")
-  else
-    read -r _ fixture <<<"$pair"
-    echo "$fixture: skipped (made from Pi 1.5.2: pass its install dir second)"
-  fi
-done
 failed=0
-for run in "${runs[@]}"; do
-  read -r from script fixture <<<"$run"
+for pair in "${pairs[@]}"; do
+  read -r script fixture <<<"$pair"
   fresh="$out/$(basename "$fixture")"
-  if ! node "$here/scripts/$script" "$from" "$fresh" >"$out/log" 2>&1; then
+  if ! "$node" "$here/scripts/$script" "$original" "$fresh" >"$out/log" 2>&1; then
     echo "$fixture: the generator failed"; cat "$out/log"; failed=1; continue
   fi
   if cmp -s "$fresh" "$here/$fixture"; then

@@ -10,7 +10,7 @@
 #
 # The references are conformance/traces-1.5.2 (public scenarios),
 # cli/tests/scenarios/traces-1.5.2 (ours) and conformance/scenarios-1.5.2/traces (behaviour only
-# 1.5.2 has; the 0.73.1 gate, scripts/conformance.sh, does not run them). 1.5.2 itself
+# 1.5.2 has; the gate, scripts/conformance.sh, runs the same and fails on a difference). 1.5.2 itself
 # (installed into a temp folder with conformance/install-pi-1.5.2.sh unless PI_ORIGINAL_152 names
 # it) is run on the same scenarios too, and its column says whether it still reproduces the
 # references. This is a report, not a gate: it exits 0 whenever it ran, whatever matched, and 2

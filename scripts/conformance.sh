@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
-# Runs the conformance kit's scenarios against our `pi` and compares each with the original's:
-#   - the kit's public scenarios against its reference traces (made with the original 0.73.1);
-#   - this repository's own scenarios (cli/tests/scenarios/*.json) against traces made by running
-#     the original now, when its install directory is given.
-# Exit 0 when every comparison matches, 1 otherwise.
+# The conformance gate against Pi 1.5.2: runs our `pi` on every scenario that has a 1.5.2
+# reference trace and compares each run with its trace:
+#   - the kit's public scenarios (conformance/scenarios) against conformance/traces-1.5.2;
+#   - this repository's own scenarios (cli/tests/scenarios/*.json) against
+#     cli/tests/scenarios/traces-1.5.2;
+#   - the scenarios of behaviour only 1.5.2 has (conformance/scenarios-1.5.2/*.json) against
+#     conformance/scenarios-1.5.2/traces.
+# Given the original's install dir (conformance/install-pi-1.5.2.sh makes one), the original is
+# run on the same scenarios too, and each reference must still be what it does: a trace it no
+# longer reproduces fails the gate as stale. Exit 0 when everything matches, 1 otherwise, 2 when
+# the kit or a reference set is missing.
 #
-#   scripts/conformance.sh [pi install dir]        (PI_BIN=<our pi> to skip the release build)
+#   scripts/conformance.sh [pi 1.5.2 install dir]   (PI_BIN=<our pi> to skip the release build)
 #
-# `message_update` snapshots are not compared (the kit drops them: the original serialises them
-# lazily; ours are exact, see the README).
+# scripts/conformance-1.5.2.sh prints the same comparisons as a table, one line per scenario.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 kit="$here/conformance"
-original="${1:-}"
+extra="$here/cli/tests/scenarios"
+only152="$kit/scenarios-1.5.2"
+install="${1:-}"
 
-if [ ! -f "$kit/run.py" ]; then
-  echo "error: the conformance kit is not at $kit" >&2
-  exit 2
+for need in "$kit/run.py" "$kit/compare.py" "$kit/traces-1.5.2" "$extra/traces-1.5.2" "$only152/traces"; do
+  if [ ! -e "$need" ]; then
+    echo "error: $need is missing" >&2
+    exit 2
+  fi
+done
+original=""
+if [ -n "$install" ]; then
+  original="$install/node_modules/.bin/pi"
+  if [ ! -x "$original" ]; then
+    echo "error: $original is not the original's pi (is $install a Pi 1.5.2 install dir?)" >&2
+    exit 2
+  fi
 fi
 
 cd "$here"
@@ -29,38 +46,36 @@ fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
+# One set of scenarios: the scenarios folder (empty for the kit's own) and its references.
+sets=("|$kit/traces-1.5.2" "$extra|$extra/traces-1.5.2" "$only152|$only152/traces")
 failed=0
-echo "== public scenarios: ours against the reference traces"
-python3 "$kit/run.py" --pi "$ours" --out "$out/ours" >"$out/run.log" 2>&1 || { cat "$out/run.log"; failed=1; }
-for trace in "$kit"/traces/*/; do
-  name="$(basename "$trace")"
-  if python3 "$kit/compare.py" -q "$trace" "$out/ours/$name"; then
-    echo "$name: match"
-  else
-    echo "$name: DIFFER"
-    python3 "$kit/compare.py" --max-lines 60 "$trace" "$out/ours/$name" || true
-    failed=1
+for set in "${sets[@]}"; do
+  scenarios="${set%%|*}"
+  references="${set#*|}"
+  args=()
+  [ -n "$scenarios" ] && args=(--scenarios "$scenarios")
+  label="${scenarios#"$here"/}"
+  [ -n "$label" ] || label="the kit's public scenarios"
+  echo "== $label: ours against ${references#"$here"/}"
+  python3 "$kit/run.py" --pi "$ours" "${args[@]}" --out "$out/ours" >>"$out/ours.log" 2>&1 || true
+  if [ -n "$original" ]; then
+    python3 "$kit/run.py" --pi "$original" "${args[@]}" --out "$out/orig" >>"$out/orig.log" 2>&1 || true
   fi
-done
-
-extra="$here/cli/tests/scenarios"
-if [ -n "$original" ] && [ -d "$extra" ] && ls "$extra"/*.json >/dev/null 2>&1; then
-  echo "== this repository's scenarios: ours against the original, run now"
-  pi_orig="$original/node_modules/.bin/pi"
-  python3 "$kit/run.py" --pi "$pi_orig" --scenarios "$extra" --out "$out/orig-extra" >"$out/orig.log" 2>&1 || true
-  python3 "$kit/run.py" --pi "$ours" --scenarios "$extra" --out "$out/ours-extra" >"$out/ours.log" 2>&1 || true
-  for scenario in "$extra"/*.json; do
-    name="$(basename "$scenario" .json)"
-    if python3 "$kit/compare.py" -q "$out/orig-extra/$name" "$out/ours-extra/$name"; then
+  for trace in "$references"/*/; do
+    name="$(basename "$trace")"
+    if [ -n "$original" ] && ! python3 "$kit/compare.py" -q "$trace" "$out/orig/$name"; then
+      echo "$name: STALE (the original no longer reproduces its reference)"
+      python3 "$kit/compare.py" --max-lines 60 "$trace" "$out/orig/$name" || true
+      failed=1
+    fi
+    if python3 "$kit/compare.py" -q "$trace" "$out/ours/$name"; then
       echo "$name: match"
     else
       echo "$name: DIFFER"
-      python3 "$kit/compare.py" --max-lines 60 "$out/orig-extra/$name" "$out/ours-extra/$name" || true
+      python3 "$kit/compare.py" --max-lines 60 "$trace" "$out/ours/$name" || true
       failed=1
     fi
   done
-elif [ -z "$original" ]; then
-  echo "(no install dir of the original given: this repository's own scenarios were not compared)"
-fi
-
+done
+[ -n "$original" ] || echo "(no install dir of the original given: the references were not rechecked against it)"
 exit "$failed"

@@ -1,13 +1,13 @@
-// Writes the Messages API request bodies pi-ai 0.73.1 builds for a set of contexts and options
+// Writes the Messages API request bodies the original's pi-ai builds for a set of contexts and options
 // (providers/tests/fixtures/anthropic-bodies.json). Nothing is sent: the body is taken from the
 // payload hook, which then stops the call.
 //
 //   node scripts/gen-anthropic-body-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { streamSimple } = await import(path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/index.js"));
+const { streamSimple } = await original(piDir).bundled("streamSimple", "getModels");
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };

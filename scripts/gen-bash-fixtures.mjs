@@ -1,7 +1,6 @@
-// Writes what pi-coding-agent's bash tool and its user-command executor (`!command`, RPC
-// `bash`) return for a set of commands: 0.73.1's in effects/tests/fixtures/bash_cases.json,
-// 1.5.2's in bash_cases_152.json. Every command runs for real in a temporary working directory;
-// the Rust test runs the same commands there.
+// Writes what the original's bash tool and its user-command executor (`!command`,
+// RPC `bash`) return for a set of commands (effects/tests/fixtures/bash_cases.json). Every command
+// runs for real in a temporary working directory; the Rust test runs the same commands there.
 //
 //   node scripts/gen-bash-fixtures.mjs <pi install dir (0.73.1 or 1.5.2)> <out file>
 //
@@ -22,18 +21,14 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const pi152 = path.join(piDir, "node_modules/@earendil-works/pi-coding-agent/dist");
-const is152 = fs.existsSync(pi152);
-const dist = is152 ? pi152 : path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { createBashToolDefinition, createLocalBashOperations } = await import(
-  path.join(dist, is152 ? "bundle/index.js" : "core/tools/bash.js"));
-const { executeBashWithOperations } = await import(path.join(dist, "core/bash-executor.js"));
-const { sanitizeBinaryOutput } = await import(path.join(dist, "utils/shell.js"));
-const stripAnsi = is152
-  ? (await import(path.join(dist, "utils/ansi.js"))).stripAnsi
-  : (await import(path.join(piDir, "node_modules/strip-ansi/index.js"))).default;
+const pi = original(piDir);
+const { createBashToolDefinition, createLocalBashOperations } = await pi.agentModule("core/tools/bash.js");
+const { executeBashWithOperations } = await pi.agentModule("core/bash-executor.js");
+const { sanitizeBinaryOutput } = await pi.agentModule("utils/shell.js");
+const { stripAnsi } = await pi.agentModule("utils/ansi.js");
 const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "bash-fixtures-")));
 
 const fnv1a64 = (bytes) => {
@@ -63,6 +58,7 @@ const normalizer = () => {
     }
     if (Array.isArray(value)) return value.map(fix);
     if (value && typeof value === "object") {
+      // A result's wall time (1.5.2's structuredContent) is the machine's, not the tool's.
       return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)
         .map(([k, v]) => [k, k === "wall_time_seconds" ? "<WALL>" : fix(v)]));
     }
@@ -207,8 +203,8 @@ const runTool = async (c) => {
   const args = { command: c.command, ...(c.timeout === undefined ? {} : { timeout: c.timeout }) };
   let outcome;
   try {
-    // 0.73.1 takes a context object; 1.5.2 reads the session from one when given.
-    const result = await definition.execute("call", args, signalFor(c.abort, workDir(c)), (u) => updates.push(u), is152 ? undefined : {});
+    // No session context: the PI_* session variables are the agent's, not the tool's.
+    const result = await definition.execute("call", args, signalFor(c.abort, workDir(c)), (u) => updates.push(u), undefined);
     outcome = { result: fix(result) };
   } catch (error) {
     outcome = { error: fix(error.message) };

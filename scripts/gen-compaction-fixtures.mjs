@@ -8,14 +8,15 @@
 // install-pi.sh creates.
 import fs from "fs";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, outDir] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist/core");
-const compaction = await import(path.join(dist, "compaction/compaction.js"));
-const utils = await import(path.join(dist, "compaction/utils.js"));
-const branch = await import(path.join(dist, "compaction/branch-summarization.js"));
-const messages = await import(path.join(dist, "messages.js"));
-const { SessionManager } = await import(path.join(dist, "session-manager.js"));
+const pi = original(piDir);
+const compaction = await pi.agentModule("core/compaction/compaction.js");
+const utils = await pi.agentModule("core/compaction/utils.js");
+const branch = await pi.agentModule("core/compaction/branch-summarization.js");
+const messages = await pi.agentModule("core/messages.js");
+const { SessionManager } = await pi.agentModule("core/session-manager.js");
 
 let seed = 12345;
 const rand = () => {

@@ -1,4 +1,4 @@
-// Writes what pi-coding-agent 0.73.1's edit diff (generateDiffString in core/tools/edit-diff.js,
+// Writes what the original's edit diff (generateDiffString in core/tools/edit-diff.js,
 // over the `diff` package's diffLines) makes of pairs of texts (core/tests/fixtures/
 // diff_cases.json): hand-picked pairs, then a randomized set from a fixed seed whose lines come
 // from a small alphabet, so that repeated lines make many equally short diffs and the
@@ -8,10 +8,11 @@
 import fs from "fs";
 import path from "path";
 import { createRequire } from "module";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { generateDiffString } = await import(path.join(dist, "core/tools/edit-diff.js"));
+const { dist, agentModule } = original(piDir);
+const { generateDiffString } = await agentModule("core/tools/edit-diff.js");
 const require = createRequire(path.join(dist, "core/tools/edit-diff.js"));
 const { diffLines } = require("diff");
 

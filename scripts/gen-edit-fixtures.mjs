@@ -1,19 +1,20 @@
-// Writes what pi-coding-agent 0.73.1's own edit functions (core/tools/edit-diff.js) make of a
+// Writes what the original's own edit functions (core/tools/edit-diff.js) make of a
 // set of contents and edits (core/tests/fixtures/edit_cases.json): the fuzzy normalisation, line
-// endings, and applying edits with every error.
+// endings, applying edits with every error, and the text the edit tool writes back (the
+// replacements spliced into the file as read, so untouched lines keep their line endings).
 //
 //   node scripts/gen-edit-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const e = await import(path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist/core/tools/edit-diff.js"));
+const e = await original(piDir).agentModule("core/tools/edit-diff.js");
 
 const texts = [
   "plain", "trailing   \nspaces\t\t\nend", "“smart” ‘quotes’ ‚low‛", "en–dash em—dash minus−", "nbsp\u00a0here\u2003em\u3000ideo",
   "ﬁ ligature ① circled ｆｕｌｌ", "e\u0301 combining", "line\u2028sep", "bom\ufefftrail\ufeff", "nel\u0085end", "", "\r\nwin\r\nlines\r\n", "mac\rlines",
 ];
-const normalize = texts.map((text) => ({ text, normalized: e.normalizeForFuzzyMatch(text), ending: e.detectLineEnding(text), lf: e.normalizeToLF(text) }));
+const normalize = texts.map((text) => ({ text, normalized: e.normalizeForFuzzyMatch(text), lf: e.normalizeToLF(text) }));
 
 const file = "function hello() {\n  console.log(“hi”);   \n  return 1;\n}\n\nfunction bye() {\n  return 2;\n}\n";
 const edits = [
@@ -34,12 +35,25 @@ const edits = [
   ["unicode", "α β γ\nδ ε\n😀 end\n", [["δ ε", "ζ"], ["😀", "🎉"]]],
   ["whitespace-only-old", "a  \nb\n", [["  \n", "X\n"]]],
   ["nfkc", "ﬁle ①\n", [["file 1", "doc"]]],
+  ["crlf-file", "one\r\ntwo\r\nthree\r\n", [["two\n", "2\nand a half\n"]]],
+  ["mixed-endings", "a\r\nb\nc\r\nd", [["b\nc", "B\nC"], ["d", "D\nE"]]],
+  ["crlf-last-line", "x\r\ny", [["y", "y1\ny2"]]],
+  ["lone-cr", "mac\rlines\rhere", [["lines", "rows\nmore"]]],
+  ["lone-cr-in-lf-file", "a\rb\nc\n", [["c", "c1\nc2"]]],
+  ["crlf-delete", "keep\r\ndrop\r\nkeep too\r\n", [["drop\n", ""]]],
+  ["cr-seam", "a\r\rb\n", [["\nb", "\nB"]]],
+  ["fuzzy-keeps-other-lines", "if (x)   \n  say(“hi”);  \nend   \n", [["say(\"hi\");", "say('bye');"]]],
+  ["fuzzy-two-groups", "a “1”  \nb\nc ‘2’  \n", [["a \"1\"", "A"], ["c '2'", "C"]]],
+  ["fuzzy-crlf", "p “q”  \r\nr\r\n", [["p \"q\"", "P"]]],
 ];
 const applied = edits.map(([name, content, list]) => {
   const input = list.map(([oldText, newText]) => ({ oldText, newText }));
   try {
-    const { baseContent, newContent } = e.applyEditsToNormalizedContent(content, input, "src/a.ts");
-    return { name, content, edits: input, base: baseContent, result: newContent };
+    // As the edit tool does: match in the LF text, then splice into the text as read.
+    const lf = e.normalizeToLF(content);
+    const { baseContent, newContent, replacements } = e.applyEditsToNormalizedContent(lf, input, "src/a.ts");
+    const written = content === lf ? newContent : e.applyReplacementsToOriginal(content, replacements);
+    return { name, content, edits: input, base: baseContent, result: newContent, written };
   } catch (error) {
     return { name, content, edits: input, error: error.message };
   }

@@ -1,4 +1,4 @@
-// Writes what pi-coding-agent 0.73.1's read, write and edit tools return (effects/tests/
+// Writes what the original's read, write and edit tools return (effects/tests/
 // fixtures/file_tool_cases.json): every case gets a fresh temporary directory with its files,
 // runs the original tool with its arguments (edit's through its prepareArguments, as the agent
 // loop does), and records the result or the thrown error and, for write and edit, the files
@@ -12,13 +12,14 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { createReadToolDefinition } = await import(path.join(dist, "core/tools/read.js"));
-const { createWriteToolDefinition } = await import(path.join(dist, "core/tools/write.js"));
-const { createEditToolDefinition } = await import(path.join(dist, "core/tools/edit.js"));
-const photon = await import(path.join(piDir, "node_modules/@silvia-odwyer/photon-node/photon_rs.js"));
+const pi = original(piDir);
+const { createReadToolDefinition } = await pi.agentModule("core/tools/read.js");
+const { createWriteToolDefinition } = await pi.agentModule("core/tools/write.js");
+const { createEditToolDefinition } = await pi.agentModule("core/tools/edit.js");
+const photon = await pi.dependency("@silvia-odwyer/photon-node/photon_rs.js");
 
 // ---- images -------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-// Writes what pi-ai 0.73.1 does over the Google Generative AI API (providers/tests/fixtures/
+// Writes what the original's pi-ai does over the Google Generative AI API (providers/tests/fixtures/
 // google.json): the HTTP requests (path, headers, body) the Google SDK sends for a set of contexts
 // and options, and the events and final message pi-ai makes of a set of responses. A local HTTP
 // server started here records each request and answers it with the case's response.
@@ -6,10 +6,10 @@
 //   node scripts/gen-google-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
 import http from "http";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { streamSimple } = await import(path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/index.js"));
+const { streamSimple } = await original(piDir).bundled("streamSimple", "getModels");
 
 let response = { status: 200, type: "text/event-stream", body: "" };
 let recorded;

@@ -1,14 +1,14 @@
-// Writes what pi-coding-agent 0.73.1's OutputAccumulator (the bash tool's output buffer) makes
+// Writes what the original's OutputAccumulator (the bash tool's output buffer) makes
 // of a set of byte streams (core/tests/fixtures/output_cases.json): chunks are fed as given, then
 // the snapshot's text, truncation and last-line size are recorded, and whether the full output
 // went to a temporary file (which is then removed).
 //
 //   node scripts/gen-output-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { OutputAccumulator } = await import(path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist/core/tools/output-accumulator.js"));
+const { OutputAccumulator } = await original(piDir).agentModule("core/tools/output-accumulator.js");
 
 // Streams are recipes both sides build: explicit chunks (base64), or text parts (literal,
 // repeated, numbered lines with `{i}`) cut into chunks of a size.

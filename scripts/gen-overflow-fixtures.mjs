@@ -1,14 +1,12 @@
-// Writes what pi-ai 0.73.1's isContextOverflow says about a set of assistant messages
+// Writes what the original's isContextOverflow (pi-ai) says about a set of assistant messages
 // (core/tests/fixtures/overflow_cases.json).
 //
 //   node scripts/gen-overflow-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { isContextOverflow } = await import(
-  path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/utils/overflow.js")
-);
+const { isContextOverflow } = await original(piDir).bundled("isContextOverflow");
 
 const errors = [
   "prompt is too long: 213462 tokens > 200000 maximum",
@@ -49,7 +47,22 @@ const errors = [
   "400status code(no body)",
   "500 Internal server error",
   "",
+  "prompt too long: 250000 tokens",
+  "The prompt exceeds max length of the model",
+  "This request exceeds the model's maximum context length of 131,072 tokens",
+  "input exceeds maximum context length (128000)",
+  "Request failed: context window exceeded",
+  "the input exceeds the maximum allowed input length of 32,768 tokens",
+  "Your input (140000 tokens) is longer than the model's context length (131072 tokens)",
+  "prompt has 9,000 tokens, but the configured context size is 8,192 tokens",
+  "Range of input length should be [1, 30720]",
+  "Anthropic API error (413): request entity too large",
+  "413",
+  "413: payload too large",
+  "4130 things",
 ];
+// Bodyless 400/413 answers are an overflow only from Cerebras.
+const providers = { "400 status code (no body)": ["p", "cerebras"], "413 (no body)": ["p", "cerebras"], "400status code(no body)": ["p", "cerebras"] };
 const usage = (input, output, cacheRead) => ({
   input, output, cacheRead, cacheWrite: 0, totalTokens: input + output + cacheRead,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
@@ -57,7 +70,9 @@ const usage = (input, output, cacheRead) => ({
 const cases = [];
 for (const errorMessage of errors) {
   for (const stopReason of ["error", "aborted"]) {
-    cases.push({ stopReason, errorMessage, usage: usage(10, 0, 0) });
+    for (const provider of providers[errorMessage] ?? ["p"]) {
+      cases.push({ stopReason, errorMessage, ...(provider !== "p" ? { provider } : {}), usage: usage(10, 0, 0) });
+    }
   }
 }
 for (const [stopReason, input, output, cacheRead, contextWindow] of [
@@ -79,7 +94,7 @@ for (const [stopReason, input, output, cacheRead, contextWindow] of [
 }
 for (const c of cases) {
   const message = {
-    role: "assistant", content: [], api: "openai-completions", provider: "p", model: "m",
+    role: "assistant", content: [], api: "openai-completions", provider: c.provider ?? "p", model: "m",
     usage: c.usage, stopReason: c.stopReason, timestamp: 0,
     ...(c.errorMessage !== undefined ? { errorMessage: c.errorMessage } : {}),
   };

@@ -1,4 +1,4 @@
-// Writes what pi-ai 0.73.1's parseStreamingJson returns for every prefix of a set of JSON texts
+// Writes what the original's parseStreamingJson (pi-ai) returns for every prefix of a set of JSON texts
 // (core/tests/fixtures/partial_json_cases.json), as streamed tool-call arguments arrive: the texts
 // below are tool arguments with escapes, nesting and numbers, a raw control character and an
 // invalid escape (which pi-ai repairs), a cut-off literal, top-level scalars and surrounding blanks.
@@ -6,12 +6,10 @@
 //
 //   node scripts/gen-partial-json-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { parseStreamingJson } = await import(
-  path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/utils/json-parse.js")
-);
+const { parseStreamingJson } = await original(piDir).bundled("parseStreamingJson");
 
 const texts = [
   String.raw`{"path": "hello.txt"}`,

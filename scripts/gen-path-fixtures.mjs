@@ -1,4 +1,4 @@
-// Writes how pi-coding-agent 0.73.1's tools resolve the paths a model gives them
+// Writes how the original's tools resolve the paths a model gives them
 // (core/tests/fixtures/path_cases.json): `@` prefixes, Unicode spaces, `~`, and resolution
 // against the working directory, with HOME set to a fixed directory. The read tool's fallbacks
 // for macOS file names are recorded by creating each variant and asking the original which it
@@ -8,10 +8,11 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
 process.env.HOME = "/home/tester";
-const { expandPath, resolveToCwd, resolveReadPath } = await import(path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist/core/tools/path-utils.js"));
+const { expandPath, resolveToCwd, resolveReadPath } = await original(piDir).agentModule("core/tools/path-utils.js");
 
 const inputs = ["a.txt", "./a.txt", "../up/b.txt", "dir//c.txt", "dir/./d/../e.txt", "/abs/x.txt", "/abs/../y/./z.txt", "~", "~/notes.md", "~user/x",
   "@src/main.rs", "@~/x", "my\u00a0file.txt", "thin\u2009space", "ideo\u3000space", "", ".", "..", "dir/", "trailing/..", "a\u202Fb", "~\u00a0/x"];

@@ -1,4 +1,4 @@
-// Writes what pi-coding-agent 0.73.1's read tool returns for text files (core/tests/fixtures/
+// Writes what the original's read tool returns for text files (core/tests/fixtures/
 // read_cases.json): the same files are written to a temporary directory and read by the
 // original tool with a set of offset/limit arguments.
 //
@@ -6,10 +6,10 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { createReadToolDefinition } = await import(path.join(dist, "core/tools/read.js"));
+const { createReadToolDefinition } = await original(piDir).agentModule("core/tools/read.js");
 const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "read-"));
 const tool = createReadToolDefinition(cwd);
 

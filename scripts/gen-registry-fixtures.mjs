@@ -1,4 +1,4 @@
-// Writes what the original pi-coding-agent 0.73.1 ModelRegistry makes of a set of models.json /
+// Writes what the original's ModelRegistry makes of a set of models.json /
 // auth.json / environment cases, plus the models.json JSON schema it validates against.
 //
 //   node scripts/gen-registry-fixtures.mjs <pi install dir> <out dir>
@@ -10,17 +10,17 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, outDir] = process.argv.slice(2);
-const nm = path.join(piDir, "node_modules");
-const agentDist = path.join(nm, "@mariozechner/pi-coding-agent/dist");
-const { ModelRegistry, AuthStorage } = await import(path.join(agentDist, "index.js"));
-const { Type } = await import(path.join(nm, "typebox/build/index.mjs"));
-
-const source = fs.readFileSync(path.join(agentDist, "core/model-registry.js"), "utf8");
-const start = source.indexOf("// Schema for OpenRouter");
-const end = source.indexOf("const validateModelsConfig");
-const schema = new Function("Type", source.slice(start, end) + "\nreturn ModelsConfigSchema;")(Type);
+// Pi 1.5.2 reads models.json in ModelRuntime (model-config.js holds its schema); ModelRegistry is
+// the synchronous view of a runtime. PI_OFFLINE keeps the catalog to the built-in one.
+process.env.PI_OFFLINE = "1";
+const pi = original(piDir);
+const { ModelRuntime } = await pi.bundled("ModelRuntime");
+const { ModelRegistry } = await pi.bundled("ModelRegistry");
+const { AuthStorage } = await pi.bundled("AuthStorage");
+const { ModelsConfigSchema: schema } = await pi.agentModule("core/model-config.js");
 const schemaOut = new URL("../providers/src/registry/models-config.schema.json", import.meta.url);
 fs.writeFileSync(schemaOut, JSON.stringify(schema, null, 1) + "\n");
 
@@ -34,9 +34,13 @@ for (const c of cases) {
   for (const [k, v] of Object.entries(setEnv)) process.env[k] = v;
   const modelsPath = path.join(tmp, `${c.name}.models.json`);
   if (c.modelsJson !== undefined) fs.writeFileSync(modelsPath, c.modelsJson);
-  const auth = AuthStorage.inMemory(c.auth ?? {});
-  for (const [provider, key] of Object.entries(c.runtimeKeys ?? {})) auth.setRuntimeApiKey(provider, key);
-  const registry = new ModelRegistry(auth, modelsPath);
+  const runtime = await ModelRuntime.create({
+    credentials: AuthStorage.inMemory(c.auth ?? {}),
+    modelsPath,
+    modelsStorePath: path.join(tmp, `${c.name}.models-store.json`),
+  });
+  for (const [provider, key] of Object.entries(c.runtimeKeys ?? {})) await runtime.setRuntimeApiKey(provider, key);
+  const registry = new ModelRegistry(runtime);
   const error = registry.getError();
   const providers = new Set(c.listProviders ?? []);
   const models = registry.getAll().filter((m) => providers.has(m.provider));

@@ -1,4 +1,4 @@
-// Writes what pi-ai 0.73.1 does over the OpenAI Responses API (providers/tests/fixtures/
+// Writes what the original's pi-ai does over the OpenAI Responses API (providers/tests/fixtures/
 // responses.json): the request bodies it builds for a set of contexts and options (taken from the
 // payload hook, nothing sent), and the events and final message it makes of a set of response
 // streams, which a local HTTP server started here serves to it byte for byte.
@@ -6,10 +6,10 @@
 //   node scripts/gen-responses-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
 import http from "http";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { streamSimple } = await import(path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/index.js"));
+const { streamSimple } = await original(piDir).bundled("streamSimple", "getModels");
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };

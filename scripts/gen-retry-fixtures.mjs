@@ -1,38 +1,17 @@
-// Writes which failed assistant messages pi-coding-agent retries automatically
-// (core/tests/fixtures/retry_cases.json): pi-ai's context-overflow check first (overflows are
-// compacted, not retried), then the retryable-error decision of the installed Pi. For 1.5.x
-// (`@earendil-works`) that is `isRetryableAssistantError` from the bundle (a never-retried
-// pattern for spent quotas, then the retryable one); for 0.73.1 (`@mariozechner`) the pattern
-// literal of agent-session.js.
+// Writes which failed assistant messages the original retries automatically
+// (core/tests/fixtures/retry_cases.json): agent-session.js's `_isRetryableError`, that is pi-ai's
+// context-overflow check (overflows are compacted, not retried) and then its
+// isRetryableAssistantError (a non-retryable provider-limit pattern, then the retryable one).
 //
 //   node scripts/gen-retry-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const edition152 = path.join(piDir, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/chunks");
-let isContextOverflow, retryable, literal;
-if (fs.existsSync(edition152)) {
-  const chunks = fs.readdirSync(edition152).filter((f) => f.startsWith("chunk-"));
-  for (const chunk of chunks) {
-    const source = fs.readFileSync(path.join(edition152, chunk), "utf8");
-    if (!/export\{[^}]*\b(isContextOverflow|isRetryableAssistantError)\b/.test(source)) continue;
-    const module = await import(path.join(edition152, chunk));
-    isContextOverflow ??= module.isContextOverflow;
-    if (module.isRetryableAssistantError) {
-      retryable = (message) => module.isRetryableAssistantError(message);
-      literal = "isRetryableAssistantError (Pi 1.5.2)";
-    }
-  }
-} else {
-  const nm = path.join(piDir, "node_modules/@mariozechner");
-  ({ isContextOverflow } = await import(path.join(nm, "pi-ai/dist/utils/overflow.js")));
-  const source = fs.readFileSync(path.join(nm, "pi-coding-agent/dist/core/agent-session.js"), "utf8");
-  const body = source.slice(source.indexOf("_isRetryableError(message) {"));
-  literal = body.match(/return (\/.*\/i)\.test\(err\);/)[1];
-  const pattern = new Function(`return ${literal};`)();
-  retryable = (message) => message.stopReason === "error" && !!message.errorMessage && pattern.test(message.errorMessage);
-}
+const pi = original(piDir);
+const { isContextOverflow } = await pi.bundled("isContextOverflow");
+const { isRetryableAssistantError } = await pi.bundled("isRetryableAssistantError");
+const retries = (message) => !isContextOverflow(message, 1000) && isRetryableAssistantError(message);
 
 const usage = (input, output) => ({ input, output, cacheRead: 0, cacheWrite: 0, totalTokens: input + output,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
@@ -50,17 +29,21 @@ const errors = [
   "billing hard limit reached", 'error {"code": 1308, "msg": "busy"}', 'error {"code": 13080} 503', "520 unknown error",
   "524 timeout occurred", "A5200B", "getaddrinfo ENOTFOUND api.example.com", "EAI_AGAIN", "server_busy",
   "The servers are currently busy", "Please retry your request", "ResourceExhausted", "stream was interrupted",
+  "server_busy", "servers are currently busy", "520 <html>", "error 5200", "524", "getaddrinfo ENOTFOUND api.example.com",
+  "Stream ended without finish_reason", "you can retry your request", "insufficient_quota: 429 rate limit",
+  "Monthly usage limit reached", "503 billing hard limit", '429 {"code": 1308}', '429 {"code": 13080}',
 ];
 const cases = [];
 for (const errorMessage of errors) {
   for (const stopReason of ["error", "aborted"]) {
     const message = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: usage(10, 0),
       stopReason, timestamp: 0, ...(errorMessage ? { errorMessage } : {}) };
-    cases.push({ stopReason, errorMessage, contextWindow: 1000, retryable: !isContextOverflow(message, 1000) && retryable(message) });
+    const retryable = retries(message);
+    cases.push({ stopReason, errorMessage, contextWindow: 1000, retryable });
   }
 }
 // A silent overflow (usage above the window) is not retried even with a retryable text.
 const big = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: usage(5000, 0), stopReason: "error", errorMessage: "503", timestamp: 0 };
-cases.push({ stopReason: "error", errorMessage: "503", usage: [5000, 0], contextWindow: 1000, retryable: !isContextOverflow(big, 1000) && retryable(big) });
-fs.writeFileSync(out, JSON.stringify({ pattern: literal, cases }, null, 1) + "\n");
+cases.push({ stopReason: "error", errorMessage: "503", usage: [5000, 0], contextWindow: 1000, retryable: retries(big) });
+fs.writeFileSync(out, JSON.stringify({ cases }, null, 1) + "\n");
 console.log(`${cases.length} cases -> ${out}`);

@@ -1,4 +1,4 @@
-// Writes what pi-coding-agent 0.73.1's grep, find and ls tools return (effects/tests/fixtures/
+// Writes what the original's grep, find and ls tools return (effects/tests/fixtures/
 // search_cases.json): a few trees are written to a temporary directory (a git-style repository
 // with nested .gitignore files, hidden files, a binary file, CRLF and lone-CR lines, long lines,
 // invalid UTF-8, symlinks, many files; a tree outside git; a directory of names that exercise
@@ -12,14 +12,15 @@
 import fs from "fs";
 import os from "os";
 import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, outArg] = process.argv.slice(2);
 const out = path.resolve(outArg);
 process.env.PI_OFFLINE = "1";
-const dist = path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist");
-const { createGrepToolDefinition } = await import(path.join(dist, "core/tools/grep.js"));
-const { createFindToolDefinition } = await import(path.join(dist, "core/tools/find.js"));
-const { createLsToolDefinition } = await import(path.join(dist, "core/tools/ls.js"));
+const pi = original(piDir);
+const { createGrepToolDefinition } = await pi.agentModule("core/tools/grep.js");
+const { createFindToolDefinition } = await pi.agentModule("core/tools/find.js");
+const { createLsToolDefinition } = await pi.agentModule("core/tools/ls.js");
 
 const text = (p, t) => ({ path: p, text: t });
 const bytes = (p, b) => ({ path: p, bytes: [...b] });

@@ -1,4 +1,4 @@
-// Writes the definitions of pi-coding-agent 1.5.2's seven built-in tools as data
+// Writes the definitions of the original's seven built-in tools as data
 // (core/src/tools/definitions.json): name, label, description, prompt snippet and guidelines,
 // the JSON schema of the parameters and the constrained sampling the tool asks for, exactly as
 // the original sends, shows and records them (a system message's toolsAdded).
@@ -9,16 +9,13 @@
 // import pi-tui and pi-ai, which the package ships only inlined in its bundle, so the
 // definitions are taken from the bundle's index, which exports each create…ToolDefinition.
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir] = process.argv.slice(2);
-const dist = path.join(piDir, "node_modules/@earendil-works/pi-coding-agent/dist");
-const bundle = await import(path.join(dist, "bundle/index.js"));
+const { createAllToolDefinitions } = await original(piDir).agentModule("core/tools/index.js");
 const cwd = "/CWD-PLACEHOLDER";
-const names = { read: "Read", bash: "Bash", edit: "Edit", write: "Write", grep: "Grep", find: "Find", ls: "Ls" };
-const definitions = Object.entries(names).map(([name, typeName]) => {
-  const d = bundle[`create${typeName}ToolDefinition`](cwd);
-  if (d.name !== name) throw new Error(`create${typeName}ToolDefinition made ${d.name}`);
+// 1.5.2 also defines powershell, Windows' shell tool, which this harness does not offer.
+const definitions = Object.values(createAllToolDefinitions(cwd)).filter((d) => d.name !== "powershell").map((d) => {
   const text = JSON.stringify(d.parameters) + d.description + (d.promptSnippet ?? "");
   if (text.includes(cwd)) throw new Error(`${d.name}: the definition depends on the working directory`);
   return {

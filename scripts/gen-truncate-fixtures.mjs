@@ -1,12 +1,12 @@
-// Writes what pi-coding-agent 0.73.1's own truncation functions (core/tools/truncate.js) make
+// Writes what the original's own truncation functions (core/tools/truncate.js) make
 // of a set of texts and limits (core/tests/fixtures/truncate_cases.json).
 //
 //   node scripts/gen-truncate-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const t = await import(path.join(piDir, "node_modules/@mariozechner/pi-coding-agent/dist/core/tools/truncate.js"));
+const t = await original(piDir).agentModule("core/tools/truncate.js");
 
 const lines = (n, f) => Array.from({ length: n }, (_, i) => f(i)).join("\n");
 const texts = {
@@ -28,22 +28,23 @@ for (const [name, text] of Object.entries(texts)) {
   for (const limit of limits) {
     for (const fn of ["head", "tail"]) {
       const result = fn === "head" ? t.truncateHead(text, limit) : t.truncateTail(text, limit);
-      // The kept text is a prefix (head) or a suffix (tail) of the input: stored as its range
-      // of UTF-16 units, to keep the file small.
+      // The kept text is a prefix (head) or a suffix (tail) of the input, a cut tail without the
+      // input's final newline: stored as its range of UTF-16 units, to keep the file small.
       const { content, ...rest } = result;
-      const ok = fn === "head" ? text.startsWith(content) : text.endsWith(content);
+      const end = fn === "tail" && result.truncated && text.endsWith("\n") ? text.length - 1 : text.length;
+      const ok = fn === "head" ? text.startsWith(content) : text.slice(0, end).endsWith(content);
       if (!ok) throw new Error(`${fn} ${name}: content is not a ${fn === "head" ? "prefix" : "suffix"}`);
-      const range = fn === "head" ? [0, content.length] : [text.length - content.length, text.length];
+      const range = fn === "head" ? [0, content.length] : [end - content.length, end];
       cases.push({ fn, name, limits: limit, range, result: rest });
     }
   }
 }
-const lineCases = [["short", 500], ["x".repeat(600), 500], ["😀".repeat(300), 501], ["😀".repeat(300), 500], ["é".repeat(10), 3]]
+const lineCases = [["short", 500], ["x".repeat(600), 500], ["😀".repeat(300), 501], ["😀".repeat(300), 500], ["é".repeat(10), 3], ["a😀b", 2], ["😀", 1]]
   .map(([line, max]) => {
-    // A cut through a surrogate pair leaves a lone surrogate, which JSON text cannot carry to
-    // Rust: stored well-formed (U+FFFD), as the Rust side produces it.
+    // The cut never splits a surrogate pair (the whole character is left out).
     const result = t.truncateLine(line, max);
-    return { line, max, result: { ...result, text: result.text.toWellFormed() } };
+    if (!result.text.isWellFormed()) throw new Error(`truncateLine split a character of ${line}`);
+    return { line, max, result };
   });
 const sizes = [0, 1, 1023, 1024, 1075, 1076, 1280, 1331, 1536, 10239, 10240, 1048575, 1048576, 1572864, 1625293, 1625292, 5 * 1048576 + 52429, 123456789]
   .map((bytes) => ({ bytes, text: t.formatSize(bytes) }));

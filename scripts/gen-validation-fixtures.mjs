@@ -1,4 +1,4 @@
-// Writes what pi-ai 0.73.1's validateToolArguments does with a set of tool-argument cases
+// Writes what the original's validateToolArguments (pi-ai) does with a set of tool-argument cases
 // (core/tests/fixtures/validation_cases.json): the schema and arguments of each case, then either
 // the value it returns (`ok`, after TypeBox's Value.Convert and pi-ai's JSON-schema coercion) or the
 // exact message it throws (`error`). The cases are the ones below: plain JSON schemas (no TypeBox
@@ -11,12 +11,10 @@
 //
 //   node scripts/gen-validation-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
-import path from "path";
+import { original } from "./pi-original.mjs";
 
 const [piDir, out] = process.argv.slice(2);
-const { validateToolArguments } = await import(
-  path.join(piDir, "node_modules/@mariozechner/pi-ai/dist/utils/validation.js")
-);
+const { validateToolArguments } = await original(piDir).bundled("validateToolArguments");
 
 const readSchema = {type: "object", properties: {path: {type: "string"}, offset: {type: "number"}, limit: {type: "number"}}, required: ["path"]};
 const inputs = [

@@ -4,8 +4,9 @@ json-mode run (a prompt answered by the conformance kit's scripted mock LLM on 1
 
     python3 benches/scripts/cli_side_by_side.py [--pi-dir DIR] [--runs 7]
 
-The original is installed with the kit's install-pi.sh unless --pi-dir names its install folder.
-Runs alternate between the two; prints the median wall time of each and their ratio.
+The original is installed with the kit's install script of --edition (1.5.2 by default) unless
+--pi-dir names its install folder. Runs alternate between the two; prints which Pi the original
+is, the median wall time of each and their ratio.
 """
 import argparse
 import json
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import original as orig_pi
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -49,14 +52,15 @@ def start_mock(work, runs):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pi-dir", help="folder where install-pi.sh installed the original")
+    ap.add_argument("--pi-dir", help="folder where the kit's install script installed the original")
+    orig_pi.add_edition_argument(ap)
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
 
     work = pathlib.Path(tempfile.mkdtemp())
     pi_dir = pathlib.Path(args.pi_dir) if args.pi_dir else work / "pi"
     if not args.pi_dir:
-        subprocess.run([str(KIT / "install-pi.sh"), str(pi_dir)], check=True, stdout=subprocess.DEVNULL)
+        orig_pi.install(args.edition, pi_dir)
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "pi-cli"], cwd=REPO, check=True)
     binaries = {"original": str(pi_dir / "node_modules" / ".bin" / "pi"),
                 "ours": str(REPO / "target" / "release" / "pi")}
@@ -80,6 +84,7 @@ def main():
             "pi --mode json -p (one answer from the mock)":
                 ["--provider", "mock", "--model", "mock-model", "--mode", "json", "-p", "Say hello"],
         }
+        print(f"original: Pi {orig_pi.version(binaries['original'])}")
         print(f"{'case':48} {'original':>10} {'ours':>10} {'ratio':>7}")
         for name, argv in cases.items():
             times = {"original": [], "ours": []}

@@ -11,7 +11,8 @@
 3. `pi replay --check` over a folder of `--copies` copies of that cassette and the regression
    corpus, with `--jobs 1` and `--jobs 2`: the speedup of checking in parallel.
 
-The original is installed with the kit's install-pi.sh unless --pi-dir names its install folder.
+The original is installed with the kit's install script of --edition (1.5.2 by default) unless
+--pi-dir names its install folder; which Pi it is is printed with the figures.
 """
 import argparse
 import json
@@ -23,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import original as orig_pi
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -50,7 +53,8 @@ def scenario(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pi-dir", help="folder where install-pi.sh installed the original")
+    ap.add_argument("--pi-dir", help="folder where the kit's install script installed the original")
+    orig_pi.add_edition_argument(ap)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--copies", type=int, default=40)
     args = ap.parse_args()
@@ -58,8 +62,7 @@ def main():
     work = pathlib.Path(tempfile.mkdtemp())
     pi_dir = pathlib.Path(args.pi_dir) if args.pi_dir else work / "pi"
     if not args.pi_dir:
-        subprocess.run([str(KIT / "install-pi.sh"), str(pi_dir)], check=True,
-                       stdout=subprocess.DEVNULL)
+        orig_pi.install(args.edition, pi_dir)
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "pi-cli", "-p", "pi-testkit"],
                    cwd=REPO, check=True)
     ours = str(REPO / "target" / "release" / "pi")
@@ -86,6 +89,7 @@ def main():
             times["ours replay"].append(wall)
         orig = statistics.median(times["original live"])
         replay = statistics.median(times["ours replay"])
+        print(f"original: Pi {orig_pi.version(original)}")
         print(f"{'the 50-turn session':40} {'original live':>14} {'pi replay':>10} {'ratio':>7}")
         print(f"{'median of ' + str(args.runs):40} {orig * 1000:12.0f}ms {replay * 1000:8.1f}ms "
               f"{orig / replay:6.0f}x")

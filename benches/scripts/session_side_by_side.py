@@ -17,8 +17,9 @@ exists, or the original refuses to open it), then measures, for each binary:
     accounts for the reaped child.
 
 The original is `--original` (a `pi` executable), else `$PI_ORIGINAL`, else installed with the
-kit's install-pi.sh. `--ours` defaults to target/release/pi, built first. Prints the medians in a
-table, the ratios, and the command line that produced them.
+kit's install script of --edition (1.5.2 by default). `--ours` defaults to target/release/pi, built
+first. Prints which Pi the original is, the medians in a table, the ratios, and the command line
+that produced them.
 """
 import argparse
 import json
@@ -31,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import original as orig_pi
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -118,14 +121,13 @@ def original_binary(args, work):
         return args.original
     if os.environ.get("PI_ORIGINAL"):
         return os.environ["PI_ORIGINAL"]
-    pi_dir = work / "pi"
-    subprocess.run([str(KIT / "install-pi.sh"), str(pi_dir)], check=True, stdout=subprocess.DEVNULL)
-    return str(pi_dir / "node_modules" / ".bin" / "pi")
+    return str(orig_pi.install(args.edition, work / "pi"))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--original", help="the original's `pi` executable")
+    orig_pi.add_edition_argument(ap)
     ap.add_argument("--ours", help="this harness's `pi` (default: target/release/pi, built first)")
     ap.add_argument("--entries", type=int, default=20000)
     ap.add_argument("--prompt-entries", type=int,
@@ -202,6 +204,7 @@ def run_all(args, work):
     if resumed != session:
         print(f"resumed for the prompt: {args.prompt_entries} entries, "
               f"{resumed.stat().st_size / 1e6:.1f} MB")
+    print(f"original: Pi {orig_pi.version(binaries['original'])}")
     print(f"{'':44} {'original':>10} {'ours':>10} {'ratio':>7}")
     rows = [
         ("rpc: start to get_state response", rpc, 0, "ms"),

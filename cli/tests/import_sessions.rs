@@ -128,7 +128,6 @@ fn a_session_0_73_1_wrote_with_retries_differs_where_1_5_2_writes_context_edits(
     );
 }
 
-
 /// The fields Pi 1.5.2 adds to the messages it makes, which a 0.73.1 file lacks.
 const ADDED_BY_152: [&str; 5] = [
     "durationMs",

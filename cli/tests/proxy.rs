@@ -341,7 +341,11 @@ fn the_original_pi_recorded_through_the_proxy_replays_the_same_without_the_mock(
     assert!(!files[0].contains(KEY));
     let anthropic = record_then_replay(&original, &ANTHROPIC_ARGS);
     assert_eq!(anthropic.len(), 1);
-    assert!(anthropic[0].contains("\"url\":\"/v1/messages\""));
+    assert!(
+        anthropic[0].contains("\"url\":\"/v1/messages"),
+        "{}",
+        anthropic[0]
+    );
     assert!(!anthropic[0].contains("mock-anthropic-key"));
 }
 

@@ -50,7 +50,14 @@ impl Pi {
             args.extend_from_slice(extra_args);
             args.extend_from_slice(&["--mode", "rpc"]);
         } else {
-            args.extend_from_slice(&["--provider", "mock", "--model", "mock-model", "--mode", "rpc"]);
+            args.extend_from_slice(&[
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "--mode",
+                "rpc",
+            ]);
             args.extend_from_slice(extra_args);
         }
         Pi::start_in(env, mock, &args)

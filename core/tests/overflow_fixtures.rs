@@ -15,7 +15,8 @@ fn verdicts_match_the_original() {
     let mut wrong = Vec::new();
     for case in &cases {
         let mut message = json!({
-            "role": "assistant", "content": [], "api": "openai-completions", "provider": "p",
+            "role": "assistant", "content": [], "api": "openai-completions",
+            "provider": case.get("provider").unwrap_or(&json!("p")),
             "model": "m", "usage": case["usage"], "stopReason": case["stopReason"], "timestamp": 0,
         });
         if let Some(error) = case.get("errorMessage") {

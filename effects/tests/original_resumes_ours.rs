@@ -1,10 +1,11 @@
 //! The original Pi resumes a session file written by us and continues it normally.
 //!
-//! Runs when `PI_ORIGINAL` names the original `pi` command (`conformance/install-pi.sh` installs
-//! it; CI sets `PI_REQUIRE_ORIGINAL=1`, so there its absence fails). The session is written by
+//! Runs when `PI_ORIGINAL` names the original `pi` command (`conformance/install-pi-1.5.2.sh`
+//! installs it; CI sets `PI_REQUIRE_ORIGINAL=1`, so there its absence fails). The session is written by
 //! `SessionStore`, handed to the original with `--session`, and the original answers one more
 //! prompt against the kit's scripted mock model. Then: the run succeeded, the model was sent our
-//! messages, and the file still starts with every line we wrote, followed by the original's.
+//! messages, and the file still starts with every line we wrote, followed by the original's
+//! (its system message, the prompt and the answer).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -173,7 +174,20 @@ fn the_original_resumes_a_session_we_wrote() {
 
     let after = std::fs::read_to_string(run.join("fixtures/ours.jsonl")).unwrap();
     assert!(after.starts_with(&ours), "the original rewrote our lines");
-    let added: Vec<&str> = after[ours.len()..].lines().collect();
-    assert_eq!(added.len(), 2, "the new prompt and answer: {added:?}");
-    assert!(added[1].contains("Continuing from your session."));
+    // Pi 1.5.2 records its prompt as a system message at the first request of a session that
+    // has none (as ours has none: it was written without a run), then the prompt and answer.
+    let added: Vec<Value> = after[ours.len()..]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let roles: Vec<&str> = added
+        .iter()
+        .map(|e| e["message"]["role"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant"], "{added:?}");
+    assert_eq!(added[1]["message"]["content"][0]["text"], "And now?");
+    assert_eq!(
+        added[2]["message"]["content"][0]["text"],
+        "Continuing from your session."
+    );
 }

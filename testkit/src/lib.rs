@@ -167,9 +167,9 @@ fn outside(var: &str, require: &str, what: &str) -> Option<String> {
     }
 }
 
-/// The original Pi 0.73.1's `pi` command (`PI_ORIGINAL`, set by CI after installing it with
-/// `conformance/install-pi.sh`). Without it the checks against the original are skipped, unless
-/// `PI_REQUIRE_ORIGINAL=1` (CI) makes that a failure.
+/// The original Pi's `pi` command (`PI_ORIGINAL`, set by CI after installing Pi 1.5.2 with
+/// `conformance/install-pi-1.5.2.sh`). Without it the checks against the original are skipped,
+/// unless `PI_REQUIRE_ORIGINAL=1` (CI) makes that a failure.
 pub fn original_pi() -> Option<PathBuf> {
     outside("PI_ORIGINAL", "PI_REQUIRE_ORIGINAL", "the original pi").map(PathBuf::from)
 }

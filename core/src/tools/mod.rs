@@ -1,6 +1,7 @@
 //! The pure parts of Pi's built-in tools: what they do to text, independent of files and
 //! processes (which the interpreter owns).
 
+pub mod ansi;
 pub mod definitions;
 pub mod diff;
 pub mod edit;

@@ -20,7 +20,10 @@ pub struct OutputAccumulator {
     tail_starts_at_line: bool,
     total_raw_bytes: usize,
     total_bytes: usize,
-    total_lines: usize,
+    /// Newlines seen; the lines counted are these plus an unfinished last line, if any (an
+    /// empty output has no line, and a final newline starts none: Pi 1.5.2's count).
+    completed_lines: usize,
+    open_line: bool,
     current_line_bytes: usize,
     finished: bool,
 }
@@ -38,7 +41,8 @@ impl OutputAccumulator {
             tail_starts_at_line: true,
             total_raw_bytes: 0,
             total_bytes: 0,
-            total_lines: 1,
+            completed_lines: 0,
+            open_line: false,
             current_line_bytes: 0,
             finished: false,
         }
@@ -109,7 +113,7 @@ impl OutputAccumulator {
         };
         let tail = truncate_tail(text, self.limits);
         let truncated =
-            self.total_lines > self.limits.max_lines || self.total_bytes > self.limits.max_bytes;
+            self.total_lines() > self.limits.max_lines || self.total_bytes > self.limits.max_bytes;
         let truncated_by = truncated.then(|| {
             tail.truncated_by
                 .unwrap_or(if self.total_bytes > self.limits.max_bytes {
@@ -121,7 +125,7 @@ impl OutputAccumulator {
         Truncation {
             truncated,
             truncated_by,
-            total_lines: self.total_lines,
+            total_lines: self.total_lines(),
             total_bytes: self.total_bytes,
             ..tail
         }
@@ -130,7 +134,11 @@ impl OutputAccumulator {
     fn over_budget(&self) -> bool {
         self.total_raw_bytes > self.limits.max_bytes
             || self.total_bytes > self.limits.max_bytes
-            || self.total_lines > self.limits.max_lines
+            || self.total_lines() > self.limits.max_lines
+    }
+
+    fn total_lines(&self) -> usize {
+        self.completed_lines + usize::from(self.open_line)
     }
 
     /// Adds decoded text to the counts and the rolling tail.
@@ -144,10 +152,14 @@ impl OutputAccumulator {
             self.trim_tail();
         }
         match text.rfind('\n') {
-            None => self.current_line_bytes += text.len(),
+            None => {
+                self.current_line_bytes += text.len();
+                self.open_line = true;
+            }
             Some(last) => {
-                self.total_lines += text.matches('\n').count();
+                self.completed_lines += text.matches('\n').count();
                 self.current_line_bytes = text.len() - last - 1;
+                self.open_line = self.current_line_bytes > 0;
             }
         }
     }

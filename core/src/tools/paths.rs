@@ -46,14 +46,10 @@ pub fn resolve_posix(base: &str, path: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// The file a tool works on. An absolute path is taken as written (not normalised), as Pi does.
+/// The file a tool works on: relative to `cwd`, and normalised (`.`, `..`, repeated slashes)
+/// whether absolute or not, as Pi 1.5.2 resolves it (0.73.1 took an absolute path as written).
 pub fn resolve_to_cwd(path: &str, cwd: &str, home: &str) -> String {
-    let expanded = expand_path(path, home);
-    if expanded.starts_with('/') {
-        expanded
-    } else {
-        resolve_posix(cwd, &expanded)
-    }
+    resolve_posix(cwd, &expand_path(path, home))
 }
 
 /// ` AM.` / ` PM.` (any case) with a narrow no-break space, as macOS names screenshots.

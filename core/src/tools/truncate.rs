@@ -54,6 +54,19 @@ impl Default for Limits {
     }
 }
 
+/// The lines a text counts as (Pi 1.5.2's `splitLinesForCounting`): none for an empty text, and
+/// a final newline ends the last line rather than starting an empty one.
+fn counted_lines(content: &str) -> Vec<&str> {
+    if content.is_empty() {
+        return Vec::new();
+    }
+    let mut lines: Vec<&str> = content.split('\n').collect();
+    if content.ends_with('\n') {
+        lines.pop();
+    }
+    lines
+}
+
 fn untouched(content: &str, total_lines: usize, limits: Limits) -> Truncation {
     Truncation {
         content: content.to_owned(),
@@ -73,11 +86,12 @@ fn untouched(content: &str, total_lines: usize, limits: Limits) -> Truncation {
 /// Keeps whole lines from the start. A first line over the byte budget yields nothing (the tool
 /// then suggests reading with an offset).
 pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
-    let total_lines = content.split('\n').count();
+    let lines = counted_lines(content);
+    let total_lines = lines.len();
     if total_lines <= limits.max_lines && content.len() <= limits.max_bytes {
         return untouched(content, total_lines, limits);
     }
-    let first_line = content.split('\n').next().unwrap_or("");
+    let first_line = lines.first().copied().unwrap_or("");
     if first_line.len() > limits.max_bytes {
         return Truncation {
             content: String::new(),
@@ -92,7 +106,7 @@ pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
     let mut kept = 0;
     let mut bytes = 0;
     let mut by = TruncatedBy::Lines;
-    for (i, line) in content.split('\n').take(limits.max_lines).enumerate() {
+    for (i, line) in lines.iter().take(limits.max_lines).enumerate() {
         let cost = line.len() + usize::from(i > 0);
         if bytes + cost > limits.max_bytes {
             by = TruncatedBy::Bytes;
@@ -104,8 +118,7 @@ pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
     if kept >= limits.max_lines && bytes <= limits.max_bytes {
         by = TruncatedBy::Lines;
     }
-    let output: Vec<&str> = content.split('\n').take(kept).collect();
-    let output = output.join("\n");
+    let output = lines[..kept].join("\n");
     Truncation {
         output_lines: kept,
         output_bytes: output.len(),
@@ -116,10 +129,10 @@ pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
     }
 }
 
-/// Keeps whole lines from the end; when even the last line is over the byte budget, keeps its
-/// end (cut at a character boundary).
+/// Keeps whole lines from the end (a cut text loses its final newline); when even the last line
+/// is over the byte budget, keeps its end (cut at a character boundary).
 pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
-    let lines: Vec<&str> = content.split('\n').collect();
+    let lines = counted_lines(content);
     let total_lines = lines.len();
     if total_lines <= limits.max_lines && content.len() <= limits.max_bytes {
         return untouched(content, total_lines, limits);
@@ -173,14 +186,20 @@ fn tail_within(text: &str, max_bytes: usize) -> &str {
     &text[start..]
 }
 
-/// A grep match line cut to `max_chars` UTF-16 units, with Pi's marker. A cut through a
-/// surrogate pair leaves U+FFFD where the original leaves a lone surrogate.
+/// A grep match line cut to `max_chars` UTF-16 units, with Pi's marker. A character whose
+/// surrogate pair the cut would split is left out whole (Pi 1.5.2's `sliceHead`).
 pub fn truncate_line(line: &str, max_chars: usize) -> (String, bool) {
     let units: Vec<u16> = line.encode_utf16().collect();
     if units.len() <= max_chars {
         return (line.to_owned(), false);
     }
-    let head = String::from_utf16_lossy(&units[..max_chars]);
+    let splits_pair = max_chars > 0 && (0xD800..=0xDBFF).contains(&units[max_chars - 1]);
+    let end = if splits_pair {
+        max_chars - 1
+    } else {
+        max_chars
+    };
+    let head = String::from_utf16_lossy(&units[..end]);
     (format!("{head}... [truncated]"), true)
 }
 

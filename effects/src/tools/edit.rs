@@ -11,7 +11,7 @@ use pi_core::event::ToolResult;
 use pi_core::message::ContentBlock;
 use pi_core::tools::diff::{generate_diff_string, DiffString, DEFAULT_CONTEXT_LINES};
 use pi_core::tools::edit::{
-    apply_edits, detect_line_ending, normalize_to_lf, restore_line_endings, strip_bom, Replacement,
+    apply_edits, apply_to_original, normalize_to_lf, strip_bom, Replacement,
 };
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -97,19 +97,24 @@ fn edit_file(
     let bytes = read_for_edit(raw, path)?;
     let text = String::from_utf8_lossy(&bytes);
     let (bom, content) = strip_bom(&text);
-    let ending = detect_line_ending(content);
     let normalized = normalize_to_lf(content);
-    let (base, new) = apply_edits(&normalized, edits, raw).map_err(|e| e.to_string())?;
+    let applied = apply_edits(&normalized, edits, raw).map_err(|e| e.to_string())?;
     if cancel.is_cancelled() {
         return Err(OPERATION_ABORTED.into());
     }
-    let output = format!("{bom}{}", restore_line_endings(&new, ending));
+    // Spliced into the text as read, so untouched lines keep their line endings.
+    let body = if content == normalized {
+        applied.result.clone()
+    } else {
+        apply_to_original(content, &applied.replacements)
+    };
+    let output = format!("{bom}{body}");
     let mut file = std::fs::File::create(path).map_err(|e| node_error(&e, "open", Some(path)))?;
     std::io::Write::write_all(&mut file, output.as_bytes())
         .map_err(|e| node_error(&e, "write", None))?;
     Ok((
         edits.len(),
-        generate_diff_string(&base, &new, DEFAULT_CONTEXT_LINES),
+        generate_diff_string(&applied.base, &applied.result, DEFAULT_CONTEXT_LINES),
     ))
 }
 

@@ -147,7 +147,7 @@ pub(crate) fn kill_group(pid: u32) -> bool {
 /// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum End {
-    /// The shell exited; `None` when a signal ended it.
+    /// The shell exited with this code; `None` when its status could not be read.
     Exited(Option<i32>),
     /// A signal (this number) ended the shell.
     Signalled(i32),

@@ -7,6 +7,7 @@ use pi_core::tools::utf8::Utf8Stream;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
+use pi_core::tools::ansi::{split_incomplete_suffix, strip_ansi};
 use pi_core::tools::truncate::{truncate_tail, Limits, DEFAULT_MAX_BYTES};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
@@ -23,7 +24,8 @@ const MAX_ROLLING_UNITS: usize = DEFAULT_MAX_BYTES * 2;
 pub struct BashResult {
     /// The cleaned output, its tail when it was too long.
     pub output: String,
-    /// The exit code; `None` when the command was cancelled or ended by a signal.
+    /// The exit code (128 + the signal's number when a signal ended it); `None` when the
+    /// command was cancelled.
     pub exit_code: Option<i32>,
     /// The command was aborted.
     pub cancelled: bool,
@@ -88,10 +90,7 @@ pub async fn execute_bash(
             match running.next().await {
                 Event::Output(bytes) => {
                     let text = output.append(&bytes).await;
-                    if let Some(chunks) = chunks {
-                        // A listener that went away only stops the streaming.
-                        let _ = chunks.send(text);
-                    }
+                    send(chunks, text);
                 }
                 Event::Done(end) => break end,
             }
@@ -99,18 +98,31 @@ pub async fn execute_bash(
         Err(error) if !cancel.is_cancelled() => return Err(error),
         Err(_) => End::Aborted,
     };
+    let rest = output.flush().await;
+    send(chunks, rest);
     let cancelled = end == End::Aborted || cancel.is_cancelled();
     let exit_code = match end {
         End::Exited(code) if !cancelled => code,
-        // The user executor still reports no code for a signal, as 0.73.1's did.
+        // Pi 1.5 reports a command a signal ended with the shell's 128 + signal.
+        End::Signalled(signal) if !cancelled => Some(128 + signal),
         _ => None,
     };
     output.finish(exit_code, cancelled).await
 }
 
+/// A cleaned chunk to the listener, if any and if anything is left of it.
+fn send(chunks: Option<&UnboundedSender<String>>, text: String) {
+    if let Some(chunks) = chunks.filter(|_| !text.is_empty()) {
+        // A listener that went away only stops the streaming.
+        let _ = chunks.send(text);
+    }
+}
+
 /// The cleaned output of one command: a rolling list of chunks and the full-output file.
 struct CleanOutput {
     decoder: Utf8Stream,
+    /// An unfinished escape sequence at the end of the last chunk, cleaned with the next.
+    pending: String,
     chunks: VecDeque<String>,
     units: usize,
     raw_bytes: usize,
@@ -122,6 +134,7 @@ impl CleanOutput {
     fn new(temp_dir: PathBuf) -> Self {
         CleanOutput {
             decoder: Utf8Stream::default(),
+            pending: String::new(),
             chunks: VecDeque::new(),
             units: 0,
             raw_bytes: 0,
@@ -130,11 +143,28 @@ impl CleanOutput {
         }
     }
 
-    /// Cleans a chunk, keeps it, and returns it. The file starts once more than 50 KiB of raw
-    /// output arrived; it holds the cleaned text.
+    /// Cleans a chunk (an unfinished escape sequence at its end held back), keeps it, and
+    /// returns it.
     async fn append(&mut self, bytes: &[u8]) -> String {
         self.raw_bytes += bytes.len();
-        let text = clean(&self.decoder.decode(bytes, false));
+        let text = std::mem::take(&mut self.pending) + &self.decoder.decode(bytes, false);
+        let (complete, pending) = split_incomplete_suffix(&text);
+        self.pending = pending.to_owned();
+        self.keep(clean(complete)).await
+    }
+
+    /// The output ended: what was held back, and a trailing incomplete character as U+FFFD.
+    async fn flush(&mut self) -> String {
+        let rest = std::mem::take(&mut self.pending) + &self.decoder.decode(&[], true);
+        self.keep(clean(&rest)).await
+    }
+
+    /// Keeps a cleaned text. The file starts once more than 50 KiB of raw output arrived; it
+    /// holds the cleaned text.
+    async fn keep(&mut self, text: String) -> String {
+        if text.is_empty() {
+            return text;
+        }
         if self.raw_bytes > DEFAULT_MAX_BYTES {
             self.ensure_file().await;
         }
@@ -164,8 +194,7 @@ impl CleanOutput {
         self.file = Some(file);
     }
 
-    /// The result: the tail within Pi's budgets (the rest kept in the file). A trailing
-    /// incomplete character is dropped, as Pi never flushes its decoder.
+    /// The result: the tail within Pi's budgets (the rest kept in the file).
     async fn finish(
         mut self,
         exit_code: Option<i32>,
@@ -206,155 +235,4 @@ fn clean(text: &str) -> String {
             _ => true,
         })
         .collect()
-}
-
-const ESC: char = '\u{1b}';
-const BEL: char = '\u{7}';
-
-/// strip-ansi 7.2 with ansi-regex 6.6: every match of the pattern removed, scanning left to
-/// right; texts without ESC or C1 CSI are returned as they are (its fast path, which also
-/// leaves lone C1 string introducers alone).
-fn strip_ansi(text: &str) -> String {
-    if !text.contains([ESC, '\u{9b}']) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while let Some(c) = text[i..].chars().next() {
-        match ansi_match(&text[i..]) {
-            Some(len) if len > 0 => i += len,
-            _ => {
-                out.push(c);
-                i += c.len_utf8();
-            }
-        }
-    }
-    out
-}
-
-/// The length of the escape sequence at the start of `s`, trying ansi-regex's alternatives in
-/// its order: Linux palette, OSC, control strings, CSI, other escapes.
-fn ansi_match(s: &str) -> Option<usize> {
-    linux_palette(s)
-        .or_else(|| osc(s))
-        .or_else(|| control_string(s))
-        .or_else(|| csi(s))
-        .or_else(|| escape(s))
-}
-
-/// String terminator: `ESC \` or U+009C.
-fn string_terminator(s: &str) -> Option<usize> {
-    if s.starts_with("\u{1b}\\") {
-        Some(2)
-    } else if s.starts_with('\u{9c}') {
-        Some('\u{9c}'.len_utf8())
-    } else {
-        None
-    }
-}
-
-/// `ESC ] (P<7 hex>|R)` with an optional BEL or ST.
-fn linux_palette(s: &str) -> Option<usize> {
-    let body = s.strip_prefix("\u{1b}]")?;
-    let len = if let Some(hex) = body.strip_prefix('P') {
-        let seven = hex.as_bytes().get(..7)?;
-        seven.iter().all(u8::is_ascii_hexdigit).then_some(8)?
-    } else if body.starts_with('R') {
-        1
-    } else {
-        return None;
-    };
-    let end = 2 + len;
-    let rest = &s[end..];
-    let terminator = if rest.starts_with(BEL) {
-        1
-    } else {
-        string_terminator(rest).unwrap_or(0)
-    };
-    Some(end + terminator)
-}
-
-/// Characters that end a control string's payload: CAN, SUB, ESC and the C1 controls.
-fn is_string_control(c: char) -> bool {
-    matches!(c, '\u{18}' | '\u{1a}' | ESC | '\u{80}'..='\u{9f}')
-}
-
-/// The payload length before the first character `stop` accepts.
-fn payload(s: &str, stop: impl Fn(char) -> bool) -> usize {
-    s.find(stop).unwrap_or(s.len())
-}
-
-/// `(ESC ]|U+009D) <payload without BEL> (BEL|ST)`.
-fn osc(s: &str) -> Option<usize> {
-    let start = if s.starts_with("\u{1b}]") {
-        2
-    } else if s.starts_with('\u{9d}') {
-        '\u{9d}'.len_utf8()
-    } else {
-        return None;
-    };
-    let end = start + payload(&s[start..], |c| c == BEL || is_string_control(c));
-    let rest = &s[end..];
-    if rest.starts_with(BEL) {
-        return Some(end + 1);
-    }
-    string_terminator(rest).map(|t| end + t)
-}
-
-/// DCS, SOS, PM, APC and title strings: `(ESC [PX^_k]|U+0090|U+0098|U+009E|U+009F) <payload> ST`.
-fn control_string(s: &str) -> Option<usize> {
-    let mut chars = s.chars();
-    let start = match (chars.next()?, chars.next()) {
-        (ESC, Some('P' | 'X' | '^' | '_' | 'k')) => 2,
-        (c @ ('\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}'), _) => c.len_utf8(),
-        _ => return None,
-    };
-    let end = start + payload(&s[start..], is_string_control);
-    string_terminator(&s[end..]).map(|t| end + t)
-}
-
-/// `(ESC [|U+009B) [0x30-0x3F]* [0x20-0x2F]* [0x40-0x7E]`.
-fn csi(s: &str) -> Option<usize> {
-    let start = if s.starts_with("\u{1b}[") {
-        2
-    } else if s.starts_with('\u{9b}') {
-        '\u{9b}'.len_utf8()
-    } else {
-        return None;
-    };
-    let bytes = s.as_bytes();
-    let mut end = start;
-    while bytes.get(end).is_some_and(|b| (0x30..=0x3f).contains(b)) {
-        end += 1;
-    }
-    while bytes.get(end).is_some_and(|b| (0x20..=0x2f).contains(b)) {
-        end += 1;
-    }
-    bytes
-        .get(end)
-        .is_some_and(|b| (0x40..=0x7e).contains(b))
-        .then_some(end + 1)
-}
-
-/// `ESC ([0x20-0x2F]+ [0x30-0x7E] | [0-9A-PR-TZcf-oq-uy=><~|}])`.
-fn escape(s: &str) -> Option<usize> {
-    let bytes = s.as_bytes();
-    if bytes.first() != Some(&0x1b) {
-        return None;
-    }
-    let mut end = 1;
-    while bytes.get(end).is_some_and(|b| (0x20..=0x2f).contains(b)) {
-        end += 1;
-    }
-    if end > 1 {
-        return bytes
-            .get(end)
-            .is_some_and(|b| (0x30..=0x7e).contains(b))
-            .then_some(end + 1);
-    }
-    let single = bytes.get(1).is_some_and(|&b| {
-        matches!(b, b'0'..=b'9' | b'A'..=b'P' | b'R'..=b'T' | b'Z' | b'c' | b'f'..=b'o'
-            | b'q'..=b'u' | b'y' | b'=' | b'>' | b'<' | b'~' | b'|' | b'}')
-    });
-    single.then_some(2)
 }
