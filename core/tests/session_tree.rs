@@ -80,28 +80,20 @@ impl Session {
 }
 
 #[test]
-fn appends_chain_and_flush_lazily() {
+fn appends_chain_and_flush_from_the_first_user_message() {
     let mut s = Session::new();
     let now = s.tick();
     let (model, persist) = s
         .tree
         .append_model_change("mock", "mock-model", now, &mut s.ids);
     assert_eq!(persist, Persist::Nothing);
+    // Pi 1.5 (`_hasConversation`): the first user message writes everything at once.
     let (u, persist) = s.say(user("hi"));
-    assert_eq!(
-        persist,
-        Persist::Nothing,
-        "nothing is written before the first assistant message"
-    );
+    assert_eq!(persist, Persist::All, "the first user message writes all");
     assert_eq!(s.tree.entry(&u).unwrap().parent_id(), Some(model.as_str()));
     let (a, persist) = s.say(assistant("hello"));
-    assert_eq!(persist, Persist::All, "then everything at once");
+    assert_eq!(persist, Persist::Last, "then one entry at a time");
     assert_eq!(s.tree.leaf_id(), Some(a.as_str()));
-    assert_eq!(
-        s.say(user("more")).1,
-        Persist::Last,
-        "then one entry at a time"
-    );
     assert_eq!(s.tree.entry(&model).unwrap().parent_id(), None);
     assert_eq!(s.tree.header().version, Some(3));
     assert_eq!(
