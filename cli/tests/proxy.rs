@@ -425,9 +425,18 @@ fn concurrent_clients_each_get_their_own_recording_back() {
                         args.push(&prompt);
                         let run = ws.run(pi, &args);
                         assert_eq!(run.code, 0, "{}", run.stderr);
-                        let last = run.stdout.lines().last().unwrap_or("").to_owned();
-                        let end: Value = serde_json::from_str(&last).unwrap();
-                        end["messages"][1]["content"][0]["text"].to_string()
+                        let end: Value = run
+                            .stdout
+                            .lines()
+                            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                            .rfind(|event| event["type"] == "agent_end")
+                            .expect("an agent_end event");
+                        let messages = end["messages"].as_array().expect("its messages");
+                        let answer = messages
+                            .iter()
+                            .rfind(|m| m["role"] == "assistant")
+                            .expect("an answer");
+                        answer["content"][0]["text"].to_string()
                     })
                 })
                 .collect();
