@@ -6,7 +6,7 @@ use crate::session::context::{
 };
 use crate::session::entry::SessionEntry;
 
-use super::cut::find_cut_point;
+use super::cut::{find_cut_point, projected_messages};
 use super::files::FileOps;
 use super::tokens::{estimate_context_tokens, estimate_tokens};
 use super::CompactionSettings;
@@ -37,12 +37,6 @@ fn entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
         SessionEntry::BranchSummary(e) => Some(branch_summary(e)),
         _ => None,
     }
-}
-
-/// The conversation an entry adds to a summary: system messages are prompt state, which the
-/// compaction entry's checkpoint carries (Pi 1.5's `getMessagesFromProjectedEntryForCompaction`).
-fn summarized_message(entry: &SessionEntry) -> Option<AgentMessage> {
-    entry_message(entry).filter(|m| !matches!(m, AgentMessage::System(_)))
 }
 
 /// The path as Pi 1.5's projection orders it: after a compaction, that compaction first, then
@@ -143,15 +137,18 @@ pub fn prepare_compaction(
         (true, Some(start)) => start,
         _ => cut.first_kept_entry_index,
     };
-    let messages_to_summarize: Vec<AgentMessage> = path[boundary_start..history_end]
-        .iter()
-        .filter_map(|e| summarized_message(e))
-        .collect();
-    let turn_prefix_messages: Vec<AgentMessage> = match (cut.is_split_turn, cut.turn_start_index) {
-        (true, Some(start)) => path[start..cut.first_kept_entry_index]
-            .iter()
-            .filter_map(|e| summarized_message(e))
-            .collect(),
+    let projected_messages = projected_messages(path);
+    let summarized = |range: std::ops::Range<usize>| -> Vec<AgentMessage> {
+        range
+            .filter(|&i| !matches!(path[i], SessionEntry::Compaction(_)))
+            .flat_map(|i| projected_messages[i].iter())
+            .filter(|m| !matches!(m, AgentMessage::System(_)))
+            .cloned()
+            .collect()
+    };
+    let messages_to_summarize = summarized(boundary_start..history_end);
+    let turn_prefix_messages = match (cut.is_split_turn, cut.turn_start_index) {
+        (true, Some(start)) => summarized(start..cut.first_kept_entry_index),
         _ => Vec::new(),
     };
     if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {

@@ -127,7 +127,7 @@ fn context_message(entry: &SessionEntry) -> Option<Cow<'_, AgentMessage>> {
 /// The message an entry contributes once `edit` (the latest edit of it) is applied: none when
 /// the edit omits it, else the message with the replacement's content (Pi's
 /// `projectContextEntry`). A replacement this build cannot read leaves the message as it was.
-fn edited_message<'a>(
+pub(crate) fn edited_message<'a>(
     entry: &'a SessionEntry,
     edit: Option<&ContextEditEntry>,
 ) -> Option<Cow<'a, AgentMessage>> {
