@@ -300,9 +300,7 @@ impl Replay {
     /// the recording; needs a tokio runtime.
     pub fn with_live_tools(mut self, workspace: &std::path::Path) -> Self {
         let config = &self.cassette.config;
-        let mut env = ToolEnv::new(workspace).with_environment_overrides();
-        // A 0.73.1-edition run (its prompt as sent) had 0.73.1's tools.
-        env.pi_073 = config.system_prompt.is_some();
+        let env = ToolEnv::new(workspace).with_environment_overrides();
         let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self
@@ -310,9 +308,8 @@ impl Replay {
 
     /// Runs the tools for real as `env` says (its working directory, shell and sandbox)
     /// instead of answering them from the recording; needs a tokio runtime.
-    pub fn with_live_tools_env(mut self, mut env: ToolEnv) -> Self {
+    pub fn with_live_tools_env(mut self, env: ToolEnv) -> Self {
         let config = &self.cassette.config;
-        env.pi_073 = config.system_prompt.is_some();
         let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self

@@ -257,7 +257,6 @@ impl SessionOptions {
             tools: self.tools.clone(),
             named_tools: Vec::new(),
             system_sections: Some(build_system_prompt_sections(&inputs)?),
-            system_prompt: None,
             docs: self.docs.clone(),
             retry: self.retry,
             compaction: self.compaction,

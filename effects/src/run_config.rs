@@ -16,7 +16,7 @@ use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
-use pi_core::tools::definitions::{builtin_tool, builtin_tool_073};
+use pi_core::tools::definitions::builtin_tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -24,9 +24,10 @@ use crate::session::{SessionFile, SessionStore, StoreError};
 
 /// Everything the session machine is built from. Serializable, so that a recording can say
 /// exactly what its run was and a replay can build the same machine without reading the
-/// machine it runs on.
+/// machine it runs on. A field this build does not know is refused, not ignored: a replay
+/// that dropped part of what its run was built from would not be the run it recorded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RunConfig {
     /// When the run started (ms since the epoch): the session's header and first entries.
     pub started_at: u64,
@@ -50,10 +51,6 @@ pub struct RunConfig {
     /// run that records none, such as an imported session, which sends what its transcript holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_sections: Option<Map<String, Value>>,
-    /// The prompt as sent by a configuration recorded before the prompt was a transcript
-    /// message (the 0.73.1 edition's cassettes): sent as it is, and nothing recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
     /// Where the system prompt says Pi's documentation is (the binary's directory, so kept:
     /// a replay under `--config current` by another build still says the same).
     pub docs: DocPaths,
@@ -96,14 +93,8 @@ pub fn build_machine(
         .tools
         .iter()
         .map(|name| {
-            // A configuration of the 0.73.1 edition (its prompt as sent) declares its tools as
-            // that version did, so that its recorded requests are made again.
-            let tool = if config.system_prompt.is_some() {
-                builtin_tool_073(name)
-            } else {
-                builtin_tool(name)
-            };
-            tool.map(|t| t.spec())
+            builtin_tool(name)
+                .map(|t| t.spec())
                 .ok_or_else(|| BuildError::UnknownTool(name.clone()))
         })
         .chain(config.named_tools.iter().map(|name| {
@@ -137,7 +128,6 @@ pub fn build_machine(
     }
     let machine = SessionMachine::new(SessionConfig {
         agent: AgentConfig {
-            system_prompt: config.system_prompt.clone().unwrap_or_default(),
             system_sections: config.system_sections.clone(),
             model: config.model.clone(),
             thinking_level,

@@ -63,7 +63,6 @@ fn check(scenario: &str) {
                 description: t["description"].as_str().unwrap().into(),
                 parameters: t["input_schema"].clone(),
                 constrained_sampling: None,
-                pi_073: false,
             });
         let request = ModelRequest {
             model: mock_claude(),

@@ -1,5 +1,5 @@
-//! The Chat Completions request bodies we encode equal the ones the original sent in the
-//! reference traces. For every request the original made, some prefix of the scenario's session
+//! The Chat Completions request bodies we encode equal the ones Pi 1.5.2 sent in its reference
+//! traces. For every request the original made, some prefix of the scenario's session
 //! (as the model sees it) must encode to exactly that body; the system prompt and the tool
 //! definitions are taken from the request itself (they are built by the session runtime, later).
 
@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{mock_model, traces};
+use common::{mock_model, traces_152};
 
 use std::fs;
 use std::path::Path;
@@ -40,7 +40,7 @@ fn sessions(trace: &Path) -> Vec<Vec<Message>> {
 }
 
 fn check(name: &str) {
-    let trace = traces().join(name);
+    let trace = traces_152().join(name);
     let requests: Vec<Value> = fs::read_to_string(trace.join("requests.jsonl"))
         .unwrap()
         .lines()
@@ -62,8 +62,6 @@ fn check(name: &str) {
                         description: t["function"]["description"].as_str().unwrap().into(),
                         parameters: t["function"]["parameters"].clone(),
                         constrained_sampling: None,
-                        // The traces are Pi 0.73.1's requests.
-                        pi_073: true,
                     })
                     .collect()
             })

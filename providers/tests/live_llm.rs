@@ -134,7 +134,6 @@ async fn a_forced_tool_call() {
             description: "Get the current weather for a city.".into(),
             parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
             constrained_sampling: None,
-            pi_073: false,
         }],
         reasoning: None,
         session_id: None,

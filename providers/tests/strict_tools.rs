@@ -43,7 +43,6 @@ fn request(api: &str, compat: &Value, tools: &Value) -> ModelRequest {
                 description: t["description"].as_str().unwrap().into(),
                 parameters: t["parameters"].clone(),
                 constrained_sampling: t.get("constrainedSampling").cloned(),
-                pi_073: false,
             })
             .collect(),
         reasoning: None,

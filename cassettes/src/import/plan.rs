@@ -406,7 +406,6 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
         named_tools: Vec::new(),
         system_sections: None,
-        system_prompt: None,
         docs: DocPaths::default(),
         retry: RetrySettings::default(),
         compaction: CompactionSettings {

@@ -99,3 +99,55 @@ fn a_cassette_stamped_with_this_builds_edition_replays() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A cassette the 0.73.1 edition recorded (a task of the eval benchmark's suite, with the prompt
+/// as that edition sent it in its configuration): refused on its header's stamp before its
+/// configuration is read, so nothing of that edition's run can be replayed by this build.
+#[test]
+fn a_cassette_the_0_73_1_edition_recorded_is_refused_before_its_configuration_is_read() {
+    let build = build_edition();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cassette_corpus/fixtures/edition-0.73.1.jsonl");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["pi"], "0.73.1");
+    assert!(header["config"]["systemPrompt"].is_string());
+    for args in [
+        &["replay"][..],
+        &["replay", "--check"],
+        &["replay", "--config", "current"],
+    ] {
+        let out = pi(args, &[&fixture]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {stderr}");
+        says_why(&stderr, &fixture, "0.73.1", &build);
+        assert!(!stderr.contains("systemPrompt"), "{stderr}");
+    }
+}
+
+/// A cassette stamped with this build's edition whose configuration holds a field no run of
+/// this edition writes (the prompt as sent, which only the 0.73.1 edition recorded) is unusable,
+/// naming the field, instead of replayed with the field silently ignored.
+#[test]
+fn a_configuration_field_this_edition_never_writes_makes_the_cassette_unusable() {
+    let build = build_edition();
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = restamped("one_tool.jsonl", dir.path(), &build);
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut header: Value = serde_json::from_str(header).unwrap();
+    header["config"]["systemPrompt"] = Value::String("You are a helpful assistant.".into());
+    std::fs::write(&cassette, format!("{header}\n{rest}")).unwrap();
+
+    let out = pi(&["replay", "--check"], &[&cassette]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stdout}{stderr}");
+    assert!(stdout.contains("UNUSABLE  "), "{stdout}");
+    assert!(stderr.contains("systemPrompt"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:1: ", cassette.display())),
+        "the header's line is named: {stderr}"
+    );
+    assert!(!stderr.to_lowercase().contains("diverge"), "{stderr}");
+}

@@ -47,9 +47,6 @@ pub struct ToolSpec {
     pub prepare_arguments: Option<PrepareArguments>,
     /// Pi 1.5's `constrainedSampling` of the declaration, when the tool has one.
     pub constrained_sampling: Option<Value>,
-    /// Declared as Pi 0.73.1 declared it (a run of a 0.73.1-edition cassette): see
-    /// [`ToolDefinition::pi_073`](super::ToolDefinition::pi_073).
-    pub pi_073: bool,
 }
 
 impl ToolSpec {
@@ -64,7 +61,6 @@ impl ToolSpec {
             execution_mode: None,
             prepare_arguments: None,
             constrained_sampling: None,
-            pi_073: false,
         }
     }
 }

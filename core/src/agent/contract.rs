@@ -247,10 +247,6 @@ pub struct ToolDefinition {
         skip_serializing_if = "Option::is_none"
     )]
     pub constrained_sampling: Option<Value>,
-    /// Sent as Pi 0.73.1 sent it (a run of a 0.73.1-edition cassette): `strict: false` wherever
-    /// that version's compat allowed it, instead of 1.5's strict sampling by the model's compat.
-    #[serde(skip)]
-    pub pi_073: bool,
 }
 
 /// Everything a provider needs for one model call (the `Context` plus stream options).

@@ -541,7 +541,6 @@ impl AgentMachine {
                     description: t.description.clone(),
                     parameters: t.parameters.clone(),
                     constrained_sampling: t.constrained_sampling.clone(),
-                    pi_073: t.pi_073,
                 })
                 .collect(),
             reasoning: settings.reasoning,

@@ -11,8 +11,6 @@ use serde_json::Value;
 use crate::agent::{ToolDefinition, ToolSpec};
 
 const DATA: &str = include_str!("definitions.json");
-/// Pi 0.73.1's declarations, which a 0.73.1-edition cassette's requests carry.
-const DATA_073: &str = include_str!("definitions-0.73.1.json");
 
 /// One built-in tool's definition.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -30,9 +28,6 @@ pub struct BuiltinTool {
     /// part of the declaration the transcript's system message records.
     #[serde(default)]
     pub constrained_sampling: Option<Value>,
-    /// One of Pi 0.73.1's declarations ([`builtin_tool_073`]).
-    #[serde(skip)]
-    pub pi_073: bool,
 }
 
 impl BuiltinTool {
@@ -42,7 +37,6 @@ impl BuiltinTool {
         let mut spec = ToolSpec::new(&self.name, &self.description, self.parameters.clone());
         spec.label = self.label.clone();
         spec.constrained_sampling = self.constrained_sampling.clone();
-        spec.pi_073 = self.pi_073;
         if self.name == "edit" {
             spec.prepare_arguments = Some(Arc::new(|args| Ok(prepare_edit_arguments(args))));
         }
@@ -56,7 +50,6 @@ impl BuiltinTool {
             description: self.description.clone(),
             parameters: self.parameters.clone(),
             constrained_sampling: self.constrained_sampling.clone(),
-            pi_073: self.pi_073,
         }
     }
 }
@@ -70,22 +63,6 @@ pub fn builtin_tools() -> &'static [BuiltinTool] {
 /// The built-in tool of this name.
 pub fn builtin_tool(name: &str) -> Option<&'static BuiltinTool> {
     builtin_tools().iter().find(|t| t.name == name)
-}
-
-/// The built-in tool of this name as Pi 0.73.1 declared it (its description and schema,
-/// `definitions-0.73.1.json`), for the requests of a run a 0.73.1-edition cassette recorded.
-pub fn builtin_tool_073(name: &str) -> Option<&'static BuiltinTool> {
-    static TOOLS: OnceLock<Vec<BuiltinTool>> = OnceLock::new();
-    TOOLS
-        .get_or_init(|| {
-            let mut tools: Vec<BuiltinTool> = serde_json::from_str(DATA_073).unwrap_or_default();
-            for tool in &mut tools {
-                tool.pi_073 = true;
-            }
-            tools
-        })
-        .iter()
-        .find(|t| t.name == name)
 }
 
 /// The edit tool's repair of what models send: `edits` as a JSON string becomes the array, and

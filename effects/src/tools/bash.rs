@@ -46,19 +46,6 @@ pub(super) async fn run(
     let format =
         |empty: &str| format_output(&snapshot, path.as_deref(), output.last_line_bytes(), empty);
     let ended = ended?;
-    if env.pi_073 {
-        return match ended {
-            End::Exited(Some(code)) if code != 0 => {
-                let status = format!("Command exited with code {code}");
-                Err(with_status(&format("(no output)").0, &status))
-            }
-            End::Aborted | End::TimedOut => Err(thrown(ended, &format("").0, timeout)),
-            End::Exited(_) | End::Signalled(_) => {
-                let (text, details) = format("(no output)");
-                Ok(result(text, details))
-            }
-        };
-    }
     let code = match ended {
         End::Aborted | End::TimedOut => return Err(thrown(ended, &format("").0, timeout)),
         End::Exited(code) => code.unwrap_or_default(),

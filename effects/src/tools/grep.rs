@@ -39,12 +39,10 @@ struct Query {
     context: f64,
     /// Pi's `Math.max(1, limit ?? 100)`.
     limit: f64,
-    /// The glob as Pi 0.73.1 read it (relative to the working directory; see `ToolEnv::pi_073`).
-    pi_073: bool,
 }
 
 impl Query {
-    fn from_args(args: &Value, pi_073: bool) -> Self {
+    fn from_args(args: &Value) -> Self {
         let flag = |key| args.get(key).and_then(Value::as_bool).unwrap_or(false);
         Query {
             pattern: str_arg(args, "pattern").unwrap_or_default().to_owned(),
@@ -55,7 +53,6 @@ impl Query {
             literal: flag("literal"),
             context: num_arg(args, "context").filter(|c| *c > 0.0).unwrap_or(0.0),
             limit: num_arg(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1.0),
-            pi_073,
         }
     }
 }
@@ -66,7 +63,7 @@ pub(super) async fn run(
     cx: &ToolContext,
 ) -> Result<ToolResult, String> {
     let root = listing_root(env, args, cx)?;
-    let query = Query::from_args(args, env.pi_073);
+    let query = Query::from_args(args);
     let cwd = env.cwd.clone();
     run_blocking(cx, move |stop| search(&cwd, &root, &query, stop)).await
 }
@@ -92,14 +89,8 @@ fn search(cwd: &Path, root: &Path, query: &Query, stop: &AtomicBool) -> Result<T
         .map_err(|_| format!("Path not found: {}", root.display()))?
         .is_dir();
     // Pi 1.5 runs rg inside a searched folder, so that its glob is relative to that folder.
-    let glob_root = if is_dir && !query.pi_073 { root } else { cwd };
-    let glob = query.glob.as_deref().map(|glob| {
-        if query.pi_073 {
-            glob.to_owned()
-        } else {
-            without_leading_dot_slash(glob)
-        }
-    });
+    let glob_root = if is_dir { root } else { cwd };
+    let glob = query.glob.as_deref().map(without_leading_dot_slash);
     let walk = walker(glob_root, root, glob.as_deref())?;
     let matcher = matcher(query)?;
     let found = collect(walk, &matcher, query.limit, stop)?;

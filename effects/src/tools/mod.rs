@@ -77,10 +77,6 @@ pub struct ToolEnv {
     /// What the bash tool's commands are told about the session (Pi 1.5); `None` leaves the
     /// inherited variables as they are (a user's own `!command` or RPC `bash`).
     pub session_variables: Option<SessionVariables>,
-    /// The tools answer as Pi 0.73.1's did, for a replay of a 0.73.1-edition cassette: no
-    /// `structuredContent`, a failed command thrown, a command a signal ended a success, and
-    /// grep's glob relative to the working directory.
-    pub pi_073: bool,
 }
 
 /// Pi 1.5's session variables for the bash tool's commands (`resolveSpawnContext`): every one
@@ -155,7 +151,6 @@ impl ToolEnv {
             tool_call_id: None,
             variables: BTreeMap::new(),
             session_variables: None,
-            pi_073: false,
         }
     }
 
@@ -185,13 +180,9 @@ pub const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find",
 /// Runs built-in tool `name` with validated `args`.
 pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> ToolOutcome {
     let result = match name {
-        "read" => read::run(env, args, cx).await.map(|result| {
-            if env.pi_073 {
-                result
-            } else {
-                read::with_structured_content(result)
-            }
-        }),
+        "read" => read::run(env, args, cx)
+            .await
+            .map(read::with_structured_content),
         "bash" => bash::run(env, args, cx).await,
         "edit" => edit::run(env, args, cx).await,
         "write" => write::run(env, args, cx).await,

@@ -33,9 +33,6 @@ pub struct Compat {
     pub vercel_gateway_routing: Value,
     pub zai_tool_stream: bool,
     pub supports_strict_mode: bool,
-    /// Whether Pi 0.73.1 sent `strict: false` (its default: all but Moonshot and Cloudflare's
-    /// AI Gateway), for tools declared as it declared them.
-    pub supports_strict_mode_073: bool,
     pub anthropic_cache_control: bool,
     pub send_session_affinity_headers: bool,
     pub supports_long_cache_retention: bool,
@@ -88,7 +85,6 @@ fn detect(model: &Model) -> Compat {
         zai_tool_stream: false,
         // Pi 1.5.2 sends `strict` only to models whose compat says `supportsStrictMode`.
         supports_strict_mode: false,
-        supports_strict_mode_073: !is_moonshot && !is_cf_gateway,
         anthropic_cache_control: provider == "openrouter" && model.id.starts_with("anthropic/"),
         send_session_affinity_headers: false,
         supports_long_cache_retention: !(is_cf_workers || is_cf_gateway),
@@ -150,7 +146,6 @@ pub fn compat(model: &Model) -> Compat {
     }
     c.zai_tool_stream = flag("zaiToolStream", c.zai_tool_stream);
     c.supports_strict_mode = flag("supportsStrictMode", c.supports_strict_mode);
-    c.supports_strict_mode_073 = flag("supportsStrictMode", c.supports_strict_mode_073);
     if let Some(format) = o.get("cacheControlFormat").and_then(Value::as_str) {
         c.anthropic_cache_control = format == "anthropic";
     }

@@ -270,11 +270,7 @@ fn convert_tools(tools: &[ToolDefinition], compat: &Compat) -> Vec<Value> {
             let mut function = Map::new();
             function.insert("name".into(), json!(tool.name));
             function.insert("description".into(), json!(tool.description));
-            let supports_strict = if tool.pi_073 {
-                compat.supports_strict_mode_073
-            } else {
-                compat.supports_strict_mode
-            };
+            let supports_strict = compat.supports_strict_mode;
             let strict = strict_parameters(
                 &tool.parameters,
                 tool.constrained_sampling.as_ref(),

@@ -226,8 +226,6 @@ fn convert_tools(tools: &[ToolDefinition], supports_strict: bool) -> Value {
     tools
         .iter()
         .map(|tool| {
-            // Pi 0.73.1 sent `strict: false` with every tool.
-            let supports_strict = supports_strict || tool.pi_073;
             let strict = strict_parameters(
                 &tool.parameters,
                 tool.constrained_sampling.as_ref(),

@@ -250,8 +250,6 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
                 description: t["description"].as_str().unwrap().into(),
                 parameters: t["parameters"].clone(),
                 constrained_sampling: None,
-                // The fixtures are Pi 0.73.1's requests.
-                pi_073: true,
             })
             .collect(),
         reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
