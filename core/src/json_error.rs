@@ -1,9 +1,9 @@
-//! The texts of `JSON.parse` errors as Node (V8) words them. Pi answers an unparsable RPC command
-//! line with `Failed to parse command: <that text>` (Node 20's words), and Pi 1.5.2 puts Node 22's
-//! words into a tool call whose streamed arguments did not parse, so clients that match on them
-//! see the same words here. Positions count UTF-16 units, as JavaScript strings do.
+//! The texts of `JSON.parse` errors as Node (V8) words them. Pi 1.5.2 (on Node 22) answers an
+//! unparsable RPC command line with `Failed to parse command: <that text>` and puts the text into a
+//! tool call whose streamed arguments did not parse, so clients that match on them see the same
+//! words here. Positions count UTF-16 units, as JavaScript strings do.
 
-/// V8's message for `text`, or `None` when V8 would accept it.
+/// Node 20's (V8) message for `text`, or `None` when V8 would accept it.
 pub fn v8_parse_error(text: &str) -> Option<String> {
     let units: Vec<u16> = text.encode_utf16().collect();
     let mut scanner = Scanner {

@@ -21,7 +21,8 @@ impl<I: Interpreter + Send> Rpc<I> {
         let command: Value = match serde_json::from_str(line) {
             Ok(command) => command,
             Err(error) => {
-                let message = json_error::v8_parse_error(line).unwrap_or_else(|| error.to_string());
+                let message =
+                    json_error::node22_parse_error(line).unwrap_or_else(|| error.to_string());
                 let response = failure(
                     salvaged_id(line),
                     "parse",
