@@ -321,6 +321,13 @@ const inputs = [
   { case: "allOf with properties converts members",
     schema: {type: "object", properties: {v: {allOf: [{type: "object"}, {properties: {n: {type: "integer"}}, required: ["n"]}]}}},
     args: {v: {n: "4.2"}} },
+  // pi-schema's own string formats.
+  { case: "formats pi-schema accepts",
+    schema: {type: "object", properties: {a: {type: "string", format: "time"}, b: {type: "string", format: "time"}, c: {type: "string", format: "date-time"}, d: {type: "string", format: "duration"}, e: {type: "string", format: "duration"}, f: {type: "string", format: "uuid"}, g: {type: "string", format: "email"}, h: {type: "string", format: "json-pointer"}, i: {type: "string", format: "relative-json-pointer"}, j: {type: "string", format: "uri-template"}, k: {type: "string", format: "json-pointer-uri-fragment"}, l: {type: "string", format: "date"}}},
+    args: {a: "23:59:60Z", b: "12:00:00.5+01:30", c: "2024-02-29t10:00:00z", d: "P1Y2M3DT4H5M6S", e: "P3W", f: "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", g: "\"a b\"@[192.168.0.1]", h: "/a~0b/~1c", i: "1#", j: "http://x/{+path}{?q,r*}", k: "#/a%20b", l: "2000-02-29"} },
+  { case: "formats pi-schema refuses",
+    schema: {type: "object", properties: {a: {type: "string", format: "time"}, b: {type: "string", format: "time"}, c: {type: "string", format: "date-time"}, d: {type: "string", format: "duration"}, e: {type: "string", format: "duration"}, f: {type: "string", format: "uuid"}, g: {type: "string", format: "email"}, h: {type: "string", format: "json-pointer"}, i: {type: "string", format: "relative-json-pointer"}, j: {type: "string", format: "uri-template"}, k: {type: "string", format: "date"}, l: {type: "string", format: "time"}}},
+    args: {a: "12:00:00", b: "23:59:60+01:00", c: "2024-01-01 10:00:00Z", d: "P1H", e: "PT", f: "urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", g: "a@b_c.com", h: "a/b", i: "01", j: "{bad", k: "1900-02-29", l: "24:00:00Z"} },
 ];
 
 const cases = [];

@@ -5,7 +5,6 @@
 use serde_json::{Map, Value};
 
 use super::coerce::matches_type;
-use super::format::matches_format;
 use super::js_keys;
 use super::jsnum::{as_f64, js_equal};
 use super::messages as text;
@@ -153,7 +152,7 @@ fn walk_string(node: &Map<String, Value>, s: &str, path: &str, out: &mut Vec<Exp
         }
     }
     if let Some(Value::String(format)) = node.get("format") {
-        if !matches_format(format, s) {
+        if !super::schema_format::matches(format, s) {
             push(out, path.to_owned(), text::format(format));
         }
     }

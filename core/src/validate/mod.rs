@@ -13,6 +13,7 @@ mod explain;
 mod format;
 mod jsnum;
 pub mod messages;
+mod schema_format;
 
 use serde_json::{Map, Value};
 
