@@ -1,13 +1,9 @@
-// Writes what the original's validateToolArguments (pi-ai) does with a set of tool-argument cases
-// (core/tests/fixtures/validation_cases.json): the schema and arguments of each case, then either
-// the value it returns (`ok`, after TypeBox's Value.Convert and pi-ai's JSON-schema coercion) or the
-// exact message it throws (`error`). The cases are the ones below: plain JSON schemas (no TypeBox
-// metadata, as tools from extensions and the RPC client send them), chosen to cover coercion per
-// type, the error paths and order, and the validator's keywords.
-//
-// The case "quirk: property named like Object.prototype member" is recorded like the others but the
-// Rust test skips it on purpose (JS_PROTOTYPE_QUIRKS in core/tests/validation_fixtures.rs): in
-// JavaScript every object "has" a property named `toString`, which is not JSON behaviour.
+// Writes what the original's validateToolArguments (pi-ai over pi-schema's getValidator in Pi
+// 1.5.2) does with a set of tool-argument cases (core/tests/fixtures/validation_cases.json): the
+// schema and arguments of each case, then either the value it returns (`ok`, after pi-schema's
+// coercion) or the exact message it throws (`error`). The cases are the ones below: plain JSON
+// schemas (no TypeBox metadata, as tools from extensions and the RPC client send them), chosen to
+// cover coercion per type, the error paths and order, and the validator's keywords.
 //
 //   node scripts/gen-validation-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
@@ -192,13 +188,13 @@ const inputs = [
   { case: "top-level string schema coerces number",
     schema: {type: "string"},
     args: 5 },
-  { case: "quirk: top-level coerced value failing check is returned without error",
+  { case: "top-level coerced value is checked",
     schema: {type: "integer", minimum: 10},
     args: "5" },
   { case: "top-level integer schema non-coercible",
     schema: {type: "integer", minimum: 10},
     args: "x" },
-  { case: "quirk: property named like Object.prototype member",
+  { case: "property named like Object.prototype member",
     schema: {type: "object", properties: {toString: {type: "string"}}, required: ["toString"]},
     args: {} },
   { case: "order: required, additionalProperties(false), then properties",
@@ -207,7 +203,7 @@ const inputs = [
   { case: "additionalProperties false with all properties required",
     schema: {type: "object", properties: {a: {type: "string"}}, required: ["a"], additionalProperties: false},
     args: {a: "x", b: 1} },
-  { case: "quirk: anyOf number|null given null becomes 0",
+  { case: "anyOf number|null given null",
     schema: {type: "object", properties: {v: {anyOf: [{type: "number"}, {type: "null"}]}}, required: ["v"]},
     args: {v: null} },
   { case: "anyOf number|string given numeric string",
@@ -264,7 +260,7 @@ const inputs = [
   { case: "minProperties/maxProperties",
     schema: {type: "object", properties: {o: {type: "object", minProperties: 2}, p: {type: "object", maxProperties: 1}}},
     args: {o: {x: 1}, p: {x: 1, y: 2}} },
-  { case: "quirk: object schema without type gets no coercion",
+  { case: "object schema without type is coerced",
     schema: {properties: {n: {type: "number"}}},
     args: {n: "5"} },
   { case: "nested additionalProperties false",
@@ -279,6 +275,59 @@ const inputs = [
   { case: "nested required missing inside array items and anyOf",
     schema: {type: "object", properties: {list: {type: "array", items: {anyOf: [{type: "object", properties: {id: {type: "integer"}}, required: ["id"]}, {type: "string"}]}}}},
     args: {list: [{id: "7"}, {}, "s"]} },
+  // Pi 1.5.2's pi-schema: the kinds of error and coercion the cases above do not reach.
+  { case: "optional null property is dropped, required null kept",
+    schema: {type: "object", properties: {a: {type: "number"}, b: {type: "string"}, c: {type: ["string", "null"]}}, required: ["b"]},
+    args: {a: null, b: null, c: null} },
+  { case: "tagged union: unknown tag",
+    schema: {type: "object", properties: {op: {anyOf: [{type: "object", properties: {kind: {const: "add"}, n: {type: "number"}}, required: ["kind", "n"]}, {type: "object", properties: {kind: {const: "del"}, id: {type: "string"}}, required: ["kind", "id"]}]}}},
+    args: {op: {kind: "mul", n: 1}} },
+  { case: "tagged union: known tag walks its branch",
+    schema: {type: "object", properties: {op: {anyOf: [{type: "object", properties: {kind: {const: "add"}, n: {type: "number"}}, required: ["kind", "n"]}, {type: "object", properties: {kind: {const: "del"}, id: {type: "string"}}, required: ["kind", "id"]}]}}},
+    args: {op: {kind: "del", id: {}}} },
+  { case: "union picks the branch declaring more of the given keys",
+    schema: {type: "object", properties: {v: {anyOf: [{type: "object", properties: {a: {type: "number"}}, required: ["a"]}, {type: "object", properties: {b: {type: "number"}, c: {type: "number"}}, required: ["b", "c"]}]}}},
+    args: {v: {b: "x", c: 1}} },
+  { case: "array wanted, scalar and object wrapped",
+    schema: {type: "object", properties: {a: {type: "array", items: {type: "number"}}, b: {type: "array"}, c: {type: "array", items: {type: "string"}}}},
+    args: {a: "5", b: {x: 1}, c: 7} },
+  { case: "patternProperties and propertyNames",
+    schema: {type: "object", patternProperties: {"^n_": {type: "number"}}, propertyNames: {maxLength: 3}, additionalProperties: false},
+    args: {n_a: "4", n_b: "x", long: 1} },
+  { case: "contains, minContains and maxContains",
+    schema: {type: "object", properties: {a: {type: "array", contains: {type: "string"}}, b: {type: "array", contains: {type: "string"}, minContains: 2, maxContains: 3}, c: {type: "array", contains: {type: "string"}, maxContains: 1}}},
+    args: {a: [1], b: ["x", 1], c: ["x", "y"]} },
+  { case: "if/then/else",
+    schema: {type: "object", properties: {a: {if: {type: "string"}, then: {minLength: 3}, else: {minimum: 10}}, b: {if: {type: "string"}, then: {minLength: 3}, else: {type: "number", minimum: 10}}}},
+    args: {a: "ab", b: 5} },
+  { case: "string and number spellings coerced",
+    schema: {type: "object", properties: {a: {type: "boolean"}, b: {type: "boolean"}, c: {type: "number"}, d: {type: "number"}, e: {type: "integer"}, f: {type: "null"}, g: {type: "null"}, h: {type: "string"}, i: {type: "integer"}}},
+    args: {a: "FALSE", b: "0", c: "TRUE", d: "12n", e: "-2.7", f: "NULL", g: "0", h: true, i: -0.5} },
+  { case: "enum and const convert towards their values",
+    schema: {type: "object", properties: {a: {enum: [1, "x", true]}, b: {const: 5}, c: {const: "5"}, d: {const: true}, e: {enum: ["x", {k: 1}]}}},
+    args: {a: "1", b: "5", c: 5, d: "true", e: {k: 1}} },
+  { case: "long enum listing is cut at twenty values",
+    schema: {type: "object", properties: {a: {enum: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22]}, b: {const: {k: [1]}}}},
+    args: {a: 0, b: {k: [2]}} },
+  { case: "multipleOf is exact in decimals",
+    schema: {type: "object", properties: {a: {type: "number", multipleOf: 0.1}, b: {type: "number", multipleOf: 0.01}, c: {type: "number", multipleOf: 0.1}, d: {type: "integer", multipleOf: 3}}},
+    args: {a: 0.7, b: 1.005, c: 0.30000000000000004, d: 10} },
+  { case: "unknown type name and type lists",
+    schema: {type: "object", properties: {a: {type: "bogus"}, b: {type: ["integer", "boolean"]}, c: {type: "number"}}},
+    args: {a: 1, b: 1.5, c: [1]} },
+  { case: "dependencies with a schema, false schema, not",
+    schema: {type: "object", properties: {x: false, y: {not: {const: 1}}}, dependencies: {a: {required: ["z"]}, b: ["q"]}},
+    args: {a: 1, b: 2, x: 0, y: 1} },
+  { case: "allOf with properties converts members",
+    schema: {type: "object", properties: {v: {allOf: [{type: "object"}, {properties: {n: {type: "integer"}}, required: ["n"]}]}}},
+    args: {v: {n: "4.2"}} },
+  // pi-schema's own string formats.
+  { case: "formats pi-schema accepts",
+    schema: {type: "object", properties: {a: {type: "string", format: "time"}, b: {type: "string", format: "time"}, c: {type: "string", format: "date-time"}, d: {type: "string", format: "duration"}, e: {type: "string", format: "duration"}, f: {type: "string", format: "uuid"}, g: {type: "string", format: "email"}, h: {type: "string", format: "json-pointer"}, i: {type: "string", format: "relative-json-pointer"}, j: {type: "string", format: "uri-template"}, k: {type: "string", format: "json-pointer-uri-fragment"}, l: {type: "string", format: "date"}}},
+    args: {a: "23:59:60Z", b: "12:00:00.5+01:30", c: "2024-02-29t10:00:00z", d: "P1Y2M3DT4H5M6S", e: "P3W", f: "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", g: "\"a b\"@[192.168.0.1]", h: "/a~0b/~1c", i: "1#", j: "http://x/{+path}{?q,r*}", k: "#/a%20b", l: "2000-02-29"} },
+  { case: "formats pi-schema refuses",
+    schema: {type: "object", properties: {a: {type: "string", format: "time"}, b: {type: "string", format: "time"}, c: {type: "string", format: "date-time"}, d: {type: "string", format: "duration"}, e: {type: "string", format: "duration"}, f: {type: "string", format: "uuid"}, g: {type: "string", format: "email"}, h: {type: "string", format: "json-pointer"}, i: {type: "string", format: "relative-json-pointer"}, j: {type: "string", format: "uri-template"}, k: {type: "string", format: "date"}, l: {type: "string", format: "time"}}},
+    args: {a: "12:00:00", b: "23:59:60+01:00", c: "2024-01-01 10:00:00Z", d: "P1H", e: "PT", f: "urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", g: "a@b_c.com", h: "a/b", i: "01", j: "{bad", k: "1900-02-29", l: "24:00:00Z"} },
 ];
 
 const cases = [];

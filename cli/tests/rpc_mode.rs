@@ -215,6 +215,13 @@ fn bad_lines_are_answered_as_pi_answers_them() {
         json!({"type": "response", "command": "parse", "success": false,
                "error": "Failed to parse command: Unexpected token 'h', \"this is not json\" is not valid JSON"})
     );
+    // Pi 1.5.2 runs on Node 22, whose message names the line and column after the position.
+    pi.send_raw("{\"type\" 1}");
+    let positioned = pi.wait(|v| v["command"] == "parse" && v != &parse);
+    assert_eq!(
+        positioned["error"],
+        "Failed to parse command: Expected ':' after property name in JSON at position 8 (line 1 column 9)"
+    );
     pi.send_raw("{\"type\": \"no_such_command\"}\r");
     let unknown = pi.wait(|v| v["command"] == "no_such_command");
     assert_eq!(

@@ -29,6 +29,7 @@ pub mod compaction;
 pub mod event;
 pub mod extra;
 pub mod json;
+pub mod json_error;
 pub mod message;
 pub mod model;
 pub mod nullable;

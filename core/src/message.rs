@@ -54,6 +54,23 @@ json_object! {
     }
 }
 
+/// The key under which Pi 1.5.2 keeps, on a tool call, why its streamed arguments did not parse.
+const ARGUMENTS_ERROR: &str = "argumentsError";
+
+impl ToolCall {
+    /// Why the call's streamed arguments did not parse (Pi 1.5.2's `argumentsError`, written
+    /// after the call's other fields), if they did not.
+    pub fn arguments_error(&self) -> Option<&str> {
+        self.extra.get(ARGUMENTS_ERROR).and_then(Value::as_str)
+    }
+
+    /// Records why the call's streamed arguments did not parse.
+    pub fn set_arguments_error(&mut self, error: String) {
+        self.extra
+            .insert(ARGUMENTS_ERROR.to_owned(), Value::String(error));
+    }
+}
+
 /// One element of a message's `content` array.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type")]

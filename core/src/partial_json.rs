@@ -25,6 +25,45 @@ pub fn parse_streaming_json(text: &str) -> Value {
     }
 }
 
+/// pi-ai's error when a tool call's complete arguments are valid JSON but not an object.
+pub const NOT_AN_OBJECT: &str = "Tool arguments must be a JSON object";
+
+/// pi-ai's `parseToolCallArguments`, run on a tool call's complete arguments text when its block
+/// ends: the arguments object, or `{}` and the `argumentsError` that Pi 1.5.2 keeps on the call
+/// (Node's `JSON.parse` message and the text received) when the text does not parse (after
+/// repair) or is not an object. Empty text is `{}`.
+pub fn parse_tool_call_arguments(text: &str) -> (Value, Option<String>) {
+    if text.trim().is_empty() {
+        return (Value::Object(Map::new()), None);
+    }
+    let parsed = json_parse(text).or_else(|first| {
+        let repaired = repair_json(text);
+        if repaired == text {
+            Err(first)
+        } else {
+            json_parse(&repaired)
+        }
+    });
+    let error = match parsed {
+        Ok(Value::Object(map)) => return (Value::Object(map), None),
+        Ok(_) => NOT_AN_OBJECT.to_owned(),
+        Err(message) => message,
+    };
+    (
+        Value::Object(Map::new()),
+        Some(format!("{error}\n\nReceived arguments:\n{text}")),
+    )
+}
+
+/// `JSON.parse`: the value, or Node 22's message. Text Node accepts but serde_json does not (nested
+/// deeper than its 128 levels) is read by the lenient parser, which reads valid JSON whole.
+fn json_parse(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).or_else(|error| match crate::json_error::node22_parse_error(text) {
+        Some(message) => Err(message),
+        None => parse_partial(text).ok_or_else(|| error.to_string()),
+    })
+}
+
 /// Strict parse, retried once on the repaired text when the repair changed anything.
 pub fn parse_with_repair(text: &str) -> Option<Value> {
     if let Ok(value) = serde_json::from_str(text) {
@@ -66,9 +105,7 @@ pub fn repair_json(json: &str) -> String {
                     out.extend(&chars[i + 2..i + 6]);
                     i += 5;
                 }
-                Some(&next)
-                    if matches!(next, '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' | 'u') =>
-                {
+                Some(&next) if matches!(next, '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't') => {
                     out.push('\\');
                     out.push(next);
                     i += 1;

@@ -1,7 +1,7 @@
-//! Streaming tool-call arguments parse as in pi-ai 0.73.1: every prefix of a set of JSON texts
-//! against the output of the original `parseStreamingJson`
-//! (fixtures/partial_json_cases.json, written by `scripts/gen-partial-json-fixtures.mjs` from the
-//! installed original).
+//! Streaming tool-call arguments parse as in Pi 1.5.2's pi-ai: every prefix of a set of JSON texts
+//! against the output of the original `parseStreamingJson`, and, taken as a call's complete
+//! arguments, of `parseToolCallArguments` (fixtures/partial_json_cases.json, written by
+//! `scripts/gen-partial-json-fixtures.mjs` from the installed original).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read fixtures and run cargo; the core's IO ban applies to the library, not to its tests.
@@ -22,6 +22,38 @@ fn every_prefix_parses_like_pi() {
             wrong.push(format!("{input:?}: expected {}, got {got}", case["output"]));
         }
     }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}
+
+/// A call's complete arguments: the object, or `{}` and the `argumentsError` Pi 1.5.2 keeps on the
+/// call, with Node 22's `JSON.parse` message (its line and column too) and the text received.
+#[test]
+fn complete_arguments_parse_like_pi_with_nodes_errors() {
+    let cases: Vec<Value> =
+        serde_json::from_str(include_str!("fixtures/partial_json_cases.json")).unwrap();
+    let mut wrong = Vec::new();
+    let mut errors = 0;
+    for case in &cases {
+        let input = case["input"].as_str().unwrap();
+        let expected = &case["final"];
+        let (arguments, error) = pi_core::partial_json::parse_tool_call_arguments(input);
+        let expected_error = expected.get("argumentsError").and_then(Value::as_str);
+        errors += usize::from(expected_error.is_some());
+        if !pi_core::validate::js_equal(&arguments, &expected["arguments"])
+            || error.as_deref() != expected_error
+        {
+            wrong.push(format!(
+                "{input:?}: expected {expected}, got {arguments} {error:?}"
+            ));
+        }
+    }
+    assert!(errors > 100, "the fixture has {errors} unparsable texts");
     assert!(
         wrong.is_empty(),
         "{} of {} differ:\n{}",

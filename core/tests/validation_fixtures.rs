@@ -1,6 +1,7 @@
-//! Tool-argument validation against cases recorded from pi-ai 0.73.1's `validateToolArguments`
-//! (fixtures/validation_cases.json: schema, arguments, and the coerced result or the exact error;
-//! written by `scripts/gen-validation-fixtures.mjs` from the installed original).
+//! Tool-argument validation against cases recorded from Pi 1.5.2's `validateToolArguments` (pi-ai
+//! over pi-schema's `getValidator`; fixtures/validation_cases.json: schema, arguments, and the
+//! coerced result or the exact error; written by `scripts/gen-validation-fixtures.mjs` from the
+//! installed original).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read fixtures and run cargo; the core's IO ban applies to the library, not to its tests.
@@ -8,22 +9,14 @@
 
 use serde_json::Value;
 
-/// Cases that depend on JavaScript's object prototype (a property named `toString` is "present"
-/// on every object, so a missing required `toString` is reported as "must be string"); recorded by
-/// the generator like any other case, deliberately not reproduced.
-const JS_PROTOTYPE_QUIRKS: &[&str] = &["quirk: property named like Object.prototype member"];
-
 #[test]
 fn validation_matches_pi_case_by_case() {
     let text = include_str!("fixtures/validation_cases.json");
     let cases: Vec<Value> = serde_json::from_str(text).unwrap();
-    assert!(cases.len() > 80);
+    assert!(cases.len() > 100);
     let mut checked = 0;
     for case in &cases {
         let name = case["case"].as_str().unwrap();
-        if JS_PROTOTYPE_QUIRKS.contains(&name) {
-            continue;
-        }
         let got =
             pi_core::validate::validate_tool_arguments("test_tool", &case["schema"], &case["args"]);
         match (case.get("ok"), case.get("error"), got) {
@@ -45,5 +38,5 @@ fn validation_matches_pi_case_by_case() {
         }
         checked += 1;
     }
-    assert_eq!(checked, cases.len() - JS_PROTOTYPE_QUIRKS.len());
+    assert_eq!(checked, cases.len());
 }

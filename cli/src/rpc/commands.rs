@@ -10,7 +10,8 @@ use pi_effects::agent_session::CancellationToken;
 use pi_effects::driver::{Interpreter, UserBash, UserCommand};
 use serde_json::{json, Value};
 
-use super::{failure, json_error, state, success, Rpc};
+use super::{failure, state, success, Rpc};
+use pi_core::json_error;
 
 impl<I: Interpreter + Send> Rpc<I> {
     /// Parses and handles one input line. Every error answer carries the line's `id` when it
@@ -20,7 +21,8 @@ impl<I: Interpreter + Send> Rpc<I> {
         let command: Value = match serde_json::from_str(line) {
             Ok(command) => command,
             Err(error) => {
-                let message = json_error::v8_parse_error(line).unwrap_or_else(|| error.to_string());
+                let message =
+                    json_error::node22_parse_error(line).unwrap_or_else(|| error.to_string());
                 let response = failure(
                     salvaged_id(line),
                     "parse",

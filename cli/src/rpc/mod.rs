@@ -7,7 +7,6 @@
 
 mod commands;
 mod framing;
-mod json_error;
 mod replace;
 mod state;
 

@@ -169,3 +169,46 @@ fn grep_globs_are_relative_to_the_searched_folder() {
     assert_eq!(text("call_2"), "deep/b.txt:1: needle in b");
     assert_eq!(text("call_3"), "c.md:1: needle in c");
 }
+
+/// Arguments that stream in cut off (here without their closing brace) are not guessed at: as in
+/// Pi 1.5.2 (pi-ai's `parseToolCallArguments` and `validateToolArguments`), the call keeps `{}`
+/// and an `argumentsError` with Node's `JSON.parse` message, and the tool is not run: its result
+/// is the `Invalid arguments` error. A call whose arguments parse runs beside it.
+#[test]
+fn arguments_that_do_not_parse_give_invalid_arguments() {
+    let cut = r#"{"path": "a.txt", "offset": 1"#;
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [
+            {"id": "call_cut", "name": "read", "arguments": cut},
+            {"id": "call_ok", "name": "read", "arguments": {"path": "a.txt"}}
+        ]},
+        {"text": ["Done."]}
+    ]));
+    let env = Env::new(&mock);
+    env.write("a.txt", b"hello\n");
+    let events = run(&env, &["--no-session", "--tools", "read"]);
+    let end = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "tool_execution_end" && e["toolCallId"] == id)
+            .unwrap()
+    };
+    let node_error =
+        "Expected ',' or '}' after property value in JSON at position 29 (line 1 column 30)";
+    assert_eq!(end("call_cut")["isError"], true);
+    assert_eq!(
+        end("call_cut")["result"]["content"][0]["text"],
+        format!("Invalid arguments for tool \"read\": {node_error}\n\nReceived arguments:\n{cut}")
+    );
+    assert_eq!(end("call_ok")["isError"], false);
+    let assistant = events
+        .iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .unwrap();
+    let call = &assistant["message"]["content"][0];
+    assert_eq!(call["arguments"], json!({}));
+    assert_eq!(
+        call["argumentsError"],
+        format!("{node_error}\n\nReceived arguments:\n{cut}")
+    );
+}

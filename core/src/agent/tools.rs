@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::event::{AgentEvent, ToolResult};
 use crate::message::{AgentMessage, AssistantMessage, StopReason, ToolCall, ToolResultMessage};
+use crate::validate::messages::invalid_arguments;
 use crate::validate::validate_tool_arguments;
 
 use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, ToolExecution, ToolSpec};
@@ -335,6 +336,11 @@ fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, ToolResult> 
         Some(prepare) => prepare(&call.arguments).map_err(ToolResult::error)?,
         None => call.arguments.clone(),
     };
+    // Pi checks the arguments that did not parse after `prepareArguments` ran on the `{}` in
+    // their place.
+    if let Some(error) = call.arguments_error() {
+        return Err(ToolResult::error(invalid_arguments(&call.name, error)));
+    }
     let args =
         validate_tool_arguments(&call.name, &tool.parameters, &raw).map_err(ToolResult::error)?;
     let verdict = cx.hooks.before_tool_call(&BeforeToolCall {

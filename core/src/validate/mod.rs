@@ -1,17 +1,24 @@
-//! Tool-argument validation as pi-ai 0.73.1 does it (`validateToolArguments`).
+//! Tool-argument validation as Pi 1.5.2 does it (pi-ai's `validateToolArguments` over pi-schema's
+//! `getValidator`).
 //!
-//! The model's arguments are coerced towards the tool's JSON schema first (numeric strings to
-//! numbers, `"true"` to `true`, numbers to strings, ...; [`coerce`]), then checked; a failure is
-//! reported with TypeBox's wording, at most eight errors, and the arguments as received.
+//! The model's arguments are coerced towards the tool's JSON schema first (optional `null`s
+//! dropped, numeric strings to numbers, `"true"` to `true`, a lone value into an array, ...;
+//! [`coerce`]), then checked ([`explain`]); a failure lists every error with pi-schema's wording
+//! ([`messages`]) and the arguments as received. TypeBox's checker ([`errors`], [`MAX_ERRORS`])
+//! stays for the `models.json` check, which did not change.
 
 mod check;
 mod coerce;
+mod explain;
 mod format;
 mod jsnum;
+pub mod messages;
+mod schema_format;
 
 use serde_json::{Map, Value};
 
 pub use check::{errors, MAX_ERRORS};
+pub use explain::{explain, passes, Explained};
 pub use jsnum::js_equal;
 
 /// The coerced arguments, or the error text Pi gives the model.
@@ -20,35 +27,30 @@ pub fn validate_tool_arguments(
     schema: &Value,
     args: &Value,
 ) -> Result<Value, String> {
-    let coerced = coerce::coerce(args.clone(), schema);
-    let containers = is_container(args) && is_container(&coerced);
-    if !containers && !js_equal(&coerced, args) {
-        // Pi compares identities here: a replaced top-level primitive is returned as it is when
-        // it checks, and the original otherwise, without an error.
-        return Ok(if errors(schema, &coerced).is_empty() {
-            coerced
-        } else {
-            args.clone()
-        });
-    }
-    let found = errors(schema, &coerced);
+    let coerced = coerce::coerce(args, schema);
+    let found = explain(schema, &coerced);
     if found.is_empty() {
         return Ok(coerced);
     }
     let lines: Vec<String> = found
         .iter()
-        .take(check::MAX_ERRORS)
         .map(|e| format!("  - {}: {}", e.display_path(), e.message))
         .collect();
     let received = crate::json::to_string_pretty(&js_key_order(args)).unwrap_or_default();
-    Err(format!(
-        "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{received}",
-        lines.join("\n")
-    ))
+    Err(messages::validation_failed(tool_name, &lines, &received))
 }
 
-fn is_container(value: &Value) -> bool {
-    matches!(value, Value::Object(_) | Value::Array(_))
+/// An object's keys in JavaScript's enumeration order (`Object.keys`): integer-like keys first,
+/// ascending, then the others in insertion order.
+pub(crate) fn js_keys(map: &Map<String, Value>) -> Vec<&String> {
+    let mut indices: Vec<(u32, &String)> = map
+        .keys()
+        .filter_map(|k| array_index(k).map(|i| (i, k)))
+        .collect();
+    indices.sort();
+    let mut keys: Vec<&String> = indices.into_iter().map(|(_, k)| k).collect();
+    keys.extend(map.keys().filter(|k| array_index(k).is_none()));
+    keys
 }
 
 /// The value with object keys in JavaScript's enumeration order: integer-like keys first,

@@ -10,7 +10,7 @@ use pi_core::message::{
     AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
 use pi_core::model::Model;
-use pi_core::partial_json::{parse_streaming_json, parse_with_repair};
+use pi_core::partial_json::{parse_streaming_json, parse_tool_call_arguments, parse_with_repair};
 use serde_json::Value;
 
 use crate::cost::{calculate_cost, total_tokens};
@@ -402,7 +402,11 @@ impl Decoder {
                         content: t.thinking.clone(),
                     },
                     ContentBlock::ToolCall(call) => {
-                        call.arguments = parse_streaming_json(&block.json);
+                        let (arguments, error) = parse_tool_call_arguments(&block.json);
+                        call.arguments = arguments;
+                        if let Some(error) = error {
+                            call.set_arguments_error(error);
+                        }
                         StreamEvent::ToolCallEnd {
                             content_index: position,
                             tool_call: call.clone(),

@@ -9,7 +9,7 @@ use pi_core::message::{
     AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
 use pi_core::model::Model;
-use pi_core::partial_json::parse_streaming_json;
+use pi_core::partial_json::{parse_streaming_json, parse_tool_call_arguments};
 use serde_json::Value;
 
 use super::chunk::{Chunk, ToolCallDelta};
@@ -44,6 +44,8 @@ pub struct Decoder {
     started: bool,
     /// `[DONE]` was seen or the stream failed: later bytes are ignored.
     closed: bool,
+    /// The blocks were ended: tool calls carry their final arguments (or why they did not parse).
+    ended: bool,
     /// The final `done` or `error` event went out.
     finished: bool,
     /// A chunk carried a `finish_reason`.
@@ -67,6 +69,7 @@ impl Decoder {
             sse: SseParser::default(),
             started: false,
             closed: false,
+            ended: false,
             finished: false,
             has_finish_reason: false,
             supports_finish_reason: super::compat::supports_finish_reason(model),
@@ -194,19 +197,30 @@ impl Decoder {
                     thinking_signature: Some(signature.clone()),
                     ..ThinkingContent::default()
                 }),
-                Block::Tool { id, name, json } => ContentBlock::ToolCall(ToolCall {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: parse_streaming_json(json),
-                    thought_signature: self.thought_signatures.get(&i).cloned(),
-                    ..ToolCall::default()
-                }),
+                Block::Tool { id, name, json } => {
+                    let (arguments, error) = match self.ended {
+                        true => parse_tool_call_arguments(json),
+                        false => (parse_streaming_json(json), None),
+                    };
+                    let mut call = ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments,
+                        thought_signature: self.thought_signatures.get(&i).cloned(),
+                        ..ToolCall::default()
+                    };
+                    if let Some(error) = error {
+                        call.set_arguments_error(error);
+                    }
+                    ContentBlock::ToolCall(call)
+                }
             })
             .collect();
         message
     }
 
     fn end_blocks(&mut self) -> Vec<StreamEvent> {
+        self.ended = true;
         let message = self.message();
         message
             .content

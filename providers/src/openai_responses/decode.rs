@@ -8,7 +8,7 @@ use pi_core::message::{
     AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
 use pi_core::model::Model;
-use pi_core::partial_json::parse_streaming_json;
+use pi_core::partial_json::{parse_streaming_json, parse_tool_call_arguments};
 use serde_json::Value;
 
 use crate::cost::calculate_cost;
@@ -477,15 +477,16 @@ impl Decoder {
             // A call that never opened a block has no place in the message; only an open one
             // is settled.
             ("function_call", Some(ContentBlock::ToolCall(call))) => {
-                call.arguments = if json.is_empty() {
-                    let raw = item
-                        .get("arguments")
-                        .and_then(Value::as_str)
-                        .filter(|a| !a.is_empty());
-                    parse_streaming_json(raw.unwrap_or("{}"))
-                } else {
-                    parse_streaming_json(&json)
-                };
+                // The item's own arguments, when it has them, replace what streamed.
+                let raw = item
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .filter(|a| !a.is_empty());
+                let (arguments, error) = parse_tool_call_arguments(raw.unwrap_or(json.as_str()));
+                call.arguments = arguments;
+                if let Some(error) = error {
+                    call.set_arguments_error(error);
+                }
                 let tool_call = call.clone();
                 out.push(StreamEvent::ToolCallEnd {
                     content_index: index,

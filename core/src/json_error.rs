@@ -1,8 +1,9 @@
-//! The texts of `JSON.parse` errors as Node 20 (V8) words them. Pi answers an unparsable command
-//! line with `Failed to parse command: <that text>`, so clients that match on it see the same
+//! The texts of `JSON.parse` errors as Node (V8) words them. Pi 1.5.2 (on Node 22) answers an
+//! unparsable RPC command line with `Failed to parse command: <that text>` and puts the text into a
+//! tool call whose streamed arguments did not parse, so clients that match on them see the same
 //! words here. Positions count UTF-16 units, as JavaScript strings do.
 
-/// V8's message for `text`, or `None` when V8 would accept it.
+/// Node 20's (V8) message for `text`, or `None` when V8 would accept it.
 pub fn v8_parse_error(text: &str) -> Option<String> {
     let units: Vec<u16> = text.encode_utf16().collect();
     let mut scanner = Scanner {
@@ -13,6 +14,36 @@ pub fn v8_parse_error(text: &str) -> Option<String> {
         Ok(()) => None,
         Err(failure) => Some(scanner.message(failure)),
     }
+}
+
+/// Node 22's message for `text`: Node 20's, with ` (line L column C)` after a position.
+pub fn node22_parse_error(text: &str) -> Option<String> {
+    let message = v8_parse_error(text)?;
+    let Some((_, position)) = message.rsplit_once(" at position ") else {
+        return Some(message);
+    };
+    let Ok(pos) = position.parse::<usize>() else {
+        return Some(message);
+    };
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let (mut line, mut line_start) = (1, 0);
+    let mut i = 0;
+    while i < pos.min(units.len()) {
+        let unit = units[i];
+        if unit == u16::from(b'\r') || unit == u16::from(b'\n') {
+            if unit == u16::from(b'\r')
+                && units.get(i + 1) == Some(&u16::from(b'\n'))
+                && i + 1 < pos
+            {
+                i += 1;
+            }
+            line += 1;
+            line_start = i + 1;
+        }
+        i += 1;
+    }
+    let column = pos - line_start + 1;
+    Some(format!("{message} (line {line} column {column})"))
 }
 
 /// What went wrong, at the scanner's position.
