@@ -197,7 +197,9 @@ fn a_step_the_agent_refuses_makes_the_trial_an_error_that_says_so() {
 }
 
 /// A prompt waits for the retry that follows a compaction after a context overflow: between
-/// the compaction's end and the retry, Pi's `get_state` calls the agent idle.
+/// the compaction's end and the retry, Pi's `get_state` calls the agent idle. As in Pi 1.5.2,
+/// the compaction cuts past the omitted refusal, so the refused prompt is the split turn's
+/// prefix summary and the retry carries it in the compaction's summary.
 #[test]
 fn the_next_prompt_waits_for_the_retry_after_an_overflow_compaction() {
     let overflow = json!({"status": 400, "error_body": {"error": {"message": "This model's maximum context length is 10 tokens", "type": "invalid_request_error"}}});
@@ -205,6 +207,7 @@ fn the_next_prompt_waits_for_the_retry_after_an_overflow_compaction() {
         text_step("Warmed up."),
         overflow,
         text_step("Summary of the session."),
+        text_step("The user said first."),
         text_step("First answered."),
         text_step("Second answered."),
     ]));
@@ -223,10 +226,11 @@ fn the_next_prompt_waits_for_the_retry_after_an_overflow_compaction() {
         .collect();
     assert_eq!(trial["status"], "passed", "{trial}\n{asked:?}");
     assert_eq!(ran.code, 0, "{}", ran.stderr);
-    assert_eq!(asked.len(), 5, "{asked:?}");
+    assert_eq!(asked.len(), 6, "{asked:?}");
+    assert!(asked[3].contains("[User]: first"), "{asked:?}");
     assert!(
-        asked[3].contains("first"),
+        asked[4].contains("The user said first."),
         "the retry asked again: {asked:?}"
     );
-    assert!(asked[4].contains("second"), "{asked:?}");
+    assert!(asked[5].contains("second"), "{asked:?}");
 }
