@@ -125,6 +125,9 @@ for (const s of streams) {
   const message = JSON.parse(JSON.stringify(final));
   delete message.timestamp;
   delete message.role;
+  // Pi 1.5's time from the request to the end of the stream: the agent loop's figure, not the
+  // decoder's, and different on every run.
+  delete message.durationMs;
   decoded.push({ ...s, events: JSON.parse(JSON.stringify(events)), message });
 }
 server.close();

@@ -3,7 +3,7 @@
 use pi_core::message::{Cost, Usage};
 use pi_core::model::{CostTier, Model};
 
-/// Pi's `calculateCost`: each component priced, `total` their sum.
+/// Pi 1.5.2's `calculateCost`: each component priced, `total` their sum.
 pub fn calculate_cost(model: &Model, usage: &Usage) -> Cost {
     let price = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
     let base = &model.cost;
@@ -28,7 +28,10 @@ pub fn calculate_cost(model: &Model, usage: &Usage) -> Cost {
     let input = price(rates.0, usage.input);
     let output = price(rates.1, usage.output);
     let cache_read = price(rates.2, usage.cache_read);
-    let cache_write = price(rates.3, usage.cache_write);
+    // Pi 1.5.2: writes kept for an hour cost twice the input price, the rest the write price.
+    let long_write = usage.cache_write_1h.unwrap_or(0) as f64;
+    let short_write = usage.cache_write as f64 - long_write;
+    let cache_write = (rates.3 * short_write + rates.0 * 2.0 * long_write) / 1_000_000.0;
     Cost {
         input,
         output,

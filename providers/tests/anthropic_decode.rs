@@ -346,3 +346,85 @@ proptest! {
         prop_assert!(finishes_once(&whole).is_ok(), "{:?}", finishes_once(&whole));
     }
 }
+
+/// Pi 1.5.2's usage and stop fields (the text as its `stream` and `calculateCost` write it,
+/// float sums included): the hour-long cache writes (`cacheWrite1h`, 0 when not
+/// sent) priced at twice the input price, `reasoning` only when `thinking_tokens` is sent, the
+/// stop reason as sent, and the cost marked as computed.
+#[test]
+fn usage_carries_pi_152s_fields() {
+    let mut model = mock_claude();
+    model.cost.input = 3.0;
+    model.cost.cache_write = 3.75;
+    let start = |usage: &str| {
+        format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"m\",\"usage\":{usage}}}}}\n\n"
+        )
+    };
+    let delta = |usage: &str| {
+        format!(
+            "event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"max_tokens\"}},\"usage\":{usage}}}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n"
+        )
+    };
+    let run = |body: String| {
+        observe(decode_split(
+            Decoder::new(&model, 0),
+            body.as_bytes(),
+            &[],
+            StreamEnd::Complete,
+        ))
+        .1
+    };
+    let message = run(start(
+        r#"{"input_tokens":10,"output_tokens":1,"cache_creation_input_tokens":300,"cache_creation":{"ephemeral_1h_input_tokens":100}}"#,
+    ) + &delta(
+        r#"{"output_tokens":9,"output_tokens_details":{"thinking_tokens":5}}"#,
+    ));
+    assert_eq!(message.raw_stop_reason.as_deref(), Some("max_tokens"));
+    assert_eq!(message.stop_reason, StopReason::Length);
+    assert_eq!(message.usage.cache_write_1h, Some(100));
+    assert_eq!(message.usage.reasoning, Some(5));
+    assert_eq!(
+        message.usage.cost.cache_write,
+        (3.75 * 200.0 + 3.0 * 2.0 * 100.0) / 1e6
+    );
+    assert_eq!(message.usage.cost.total_from_provider, Some(false));
+    assert_eq!(
+        pi_core::json::to_string(&message.usage).unwrap(),
+        r#"{"input":10,"output":9,"cacheRead":0,"cacheWrite":300,"totalTokens":319,"cost":{"input":0.00003,"output":0,"cacheRead":0,"cacheWrite":0.00135,"total":0.0013800000000000002,"totalFromProvider":false},"cacheWrite1h":100,"reasoning":5}"#
+    );
+    // The delta may correct the hour-long writes; without them and without thinking tokens,
+    // `cacheWrite1h` is 0 and `reasoning` absent.
+    let message = run(
+        start(r#"{"input_tokens":10,"cache_creation_input_tokens":300}"#)
+            + &delta(r#"{"cache_creation":{"ephemeral_1h_input_tokens":50}}"#),
+    );
+    assert_eq!(message.usage.cache_write_1h, Some(50));
+    let message = run(start(r#"{"input_tokens":10}"#) + &delta(r#"{"output_tokens":2}"#));
+    assert_eq!(
+        (message.usage.cache_write_1h, message.usage.reasoning),
+        (Some(0), None)
+    );
+}
+
+/// Pi 1.5.2 words a refusal with the provider's explanation (or its own text) and keeps the
+/// stop reason as sent.
+#[test]
+fn a_refusal_ends_as_an_error_with_its_explanation() {
+    let body = |details: &str| {
+        format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"m\",\"usage\":{{}}}}}}\n\nevent: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"refusal\"{details}}},\"usage\":{{}}}}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n"
+        )
+    };
+    let text = |details: &str| {
+        let (_, message) = observe(decode(body(details).as_bytes(), &[], StreamEnd::Complete));
+        assert_eq!(message.stop_reason, StopReason::Error);
+        assert_eq!(message.raw_stop_reason.as_deref(), Some("refusal"));
+        message.error_message.unwrap()
+    };
+    assert_eq!(
+        text(r#","stop_details":{"explanation":"Not that."}"#),
+        "Not that."
+    );
+    assert_eq!(text(""), "The model refused to complete the request");
+}

@@ -224,7 +224,8 @@ async fn an_anthropic_messages_call_with_thinking_and_a_tool_call() {
 
     let log = std::fs::read_to_string(&mock.log).unwrap();
     let first: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
-    assert_eq!(first["path"], "/v1/messages");
+    // Pi 1.5.2 calls the SDK's beta endpoint.
+    assert_eq!(first["path"], "/v1/messages?beta=true");
     assert_eq!(first["headers"]["x-api-key"], "mock-anthropic-key");
     assert_eq!(
         first["body"]["thinking"],

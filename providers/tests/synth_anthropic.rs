@@ -32,10 +32,13 @@ fn usage(model: &Model, input: u64, output: u64, cache_read: u64, cache_write: u
         output,
         cache_read,
         cache_write,
+        // Pi 1.5.2: 0 unless the API reports hour-long writes.
+        cache_write_1h: Some(0),
         ..Usage::default()
     };
     usage.total_tokens = total_tokens(&usage);
     usage.cost = calculate_cost(model, &usage);
+    usage.cost.total_from_provider = Some(false);
     usage
 }
 
@@ -48,6 +51,14 @@ fn message(model: &Model, content: Vec<ContentBlock>, stop_reason: StopReason) -
         timestamp: 1_700_000_000_000,
         content,
         stop_reason,
+        usage: usage(model, 0, 0, 0, 0),
+        // Pi 1.5.2 keeps the stop reason the API sent.
+        raw_stop_reason: match stop_reason {
+            StopReason::Stop => Some("end_turn".into()),
+            StopReason::Length => Some("max_tokens".into()),
+            StopReason::ToolUse => Some("tool_use".into()),
+            _ => None,
+        },
         ..AssistantMessage::default()
     }
 }

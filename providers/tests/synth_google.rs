@@ -41,6 +41,17 @@ fn message(content: Vec<ContentBlock>, stop_reason: StopReason) -> AssistantMess
         model: model.id.clone(),
         stop_reason,
         timestamp: TIMESTAMP,
+        // Pi 1.5.2 keeps the finish reason Gemini sent.
+        raw_stop_reason: match stop_reason {
+            StopReason::Stop | StopReason::ToolUse => Some("STOP".into()),
+            StopReason::Length => Some("MAX_TOKENS".into()),
+            _ => None,
+        },
+        // An answer that finished carries the usage of its last chunk.
+        usage: match stop_reason {
+            StopReason::Error | StopReason::Aborted => Usage::default(),
+            _ => usage(0, 0, 0, 0),
+        },
         ..AssistantMessage::default()
     }
 }
@@ -51,9 +62,11 @@ fn usage(input: u64, output: u64, cache_read: u64, total_tokens: u64) -> Usage {
         output,
         cache_read,
         total_tokens,
+        reasoning: Some(0),
         ..Usage::default()
     };
     usage.cost = calculate_cost(&model(), &usage);
+    usage.cost.total_from_provider = Some(false);
     usage
 }
 
@@ -327,8 +340,15 @@ fn any_usage() -> impl Strategy<Value = Usage> {
     prop_oneof![
         1 => Just(Usage::default()),
         // Any output: the decoder adds two counts for it, so it need not fit a double.
+        // Pi 1.5.2 reads the thoughts as `reasoning`: the part of the output past a double's
+        // precision is sent as thoughts.
         4 => (0u64..(1 << 52), prop_oneof![token_count(), any::<u64>()], 0u64..(1 << 52), token_count())
-            .prop_map(|(input, output, cache_read, total)| usage(input, output, cache_read, total)),
+            .prop_map(|(input, output, cache_read, total)| {
+                let shift = (u64::BITS - output.leading_zeros()).saturating_sub(f64::MANTISSA_DIGITS);
+                let mut usage = usage(input, output, cache_read, total);
+                usage.reasoning = Some(output - (output >> shift << shift));
+                usage
+            }),
     ]
 }
 
@@ -349,18 +369,26 @@ const ERROR_OBJECTS: [(&str, &str); 3] = [
 ];
 
 /// How an expressible message ends.
-fn ending(has_calls: bool) -> impl Strategy<Value = (StopReason, Option<String>)> {
-    let error = |text: String| (StopReason::Error, Some(text));
+/// How an expressible message ends: its stop reason, error text and (Pi 1.5.2) the finish
+/// reason as sent.
+fn ending(has_calls: bool) -> impl Strategy<Value = (StopReason, Option<String>, Option<String>)> {
+    let error =
+        |text: String, raw: Option<&str>| (StopReason::Error, Some(text), raw.map(str::to_owned));
+    let stop = if has_calls {
+        StopReason::ToolUse
+    } else {
+        StopReason::Stop
+    };
     prop_oneof![
-        3 => Just((StopReason::Stop, None)),
-        2 => Just((StopReason::Length, None)),
-        3 => Just((if has_calls { StopReason::ToolUse } else { StopReason::Stop }, None)),
-        1 => Just(error("An unknown error occurred".into())),
-        1 => Just(error("Incomplete JSON segment at the end".into())),
+        3 => Just((StopReason::Stop, None, Some("STOP".to_owned()))),
+        2 => Just((StopReason::Length, None, Some("MAX_TOKENS".to_owned()))),
+        3 => Just((stop, None, Some("STOP".to_owned()))),
+        1 => Just(error("Provider stopped with: OTHER".into(), Some("OTHER"))),
+        1 => Just(error("Incomplete JSON segment at the end".into(), None)),
         1 => prop::sample::select(&["SOMETHING_NEW", "finish ✓", "\"quoted\"\n", "3", "stop"][..])
-            .prop_map(move |reason| error(format!("Unhandled stop reason: {reason}"))),
+            .prop_map(move |reason| error(format!("Unhandled stop reason: {reason}"), Some(reason))),
         1 => prop::sample::select(&ERROR_OBJECTS[..])
-            .prop_map(move |(object, status)| error(format!("got status: {status}. {object}"))),
+            .prop_map(move |(object, status)| error(format!("got status: {status}. {object}"), None)),
     ]
 }
 
@@ -377,13 +405,16 @@ fn expressible() -> impl Strategy<Value = AssistantMessage> {
             let has_calls = content
                 .iter()
                 .any(|b| matches!(b, ContentBlock::ToolCall(_)));
-            ending(has_calls).prop_map(move |(stop_reason, error_message)| AssistantMessage {
-                content: content.clone(),
-                usage: usage.clone(),
-                timestamp,
-                response_id: response_id.clone(),
-                error_message,
-                ..message(Vec::new(), stop_reason)
+            ending(has_calls).prop_map(move |(stop_reason, error_message, raw_stop_reason)| {
+                AssistantMessage {
+                    content: content.clone(),
+                    usage: usage.clone(),
+                    timestamp,
+                    response_id: response_id.clone(),
+                    error_message,
+                    raw_stop_reason,
+                    ..message(Vec::new(), stop_reason)
+                }
             })
         })
 }
@@ -714,7 +745,10 @@ fn tool_call_ids_are_carried_or_left_out_as_the_count_needs() {
 #[test]
 fn an_output_past_doubles_is_split_into_thoughts() {
     let message = AssistantMessage {
-        usage: usage(1, (1 << 53) + 1, 0, 7),
+        usage: Usage {
+            reasoning: Some(1),
+            ..usage(1, (1 << 53) + 1, 0, 7)
+        },
         ..message(vec![text("x", None)], StopReason::Stop)
     };
     let response = synthesize(&model(), &message).unwrap();

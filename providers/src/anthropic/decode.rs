@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::cost::{calculate_cost, total_tokens};
 use crate::sse::{SseEvent, SseParser};
-use crate::{failure, response_head, StreamEnd};
+use crate::{failure, raw_reason, response_head, StreamEnd};
 
 const MESSAGE_EVENTS: [&str; 6] = [
     "message_start",
@@ -139,7 +139,9 @@ impl Decoder {
         }
         match self.head.stop_reason {
             StopReason::Error | StopReason::Aborted => {
-                out.extend(self.fail(StopReason::Error, "An unknown error occurred".into()));
+                let text = self.head.error_message.clone();
+                let text = text.unwrap_or_else(|| "An unknown error occurred".into());
+                out.extend(self.fail(StopReason::Error, text));
             }
             reason => {
                 self.finished = true;
@@ -186,6 +188,9 @@ impl Decoder {
         let mut usage = usage;
         usage.total_tokens = total_tokens(&usage);
         usage.cost = calculate_cost(&self.model, &usage);
+        // Pi 1.5's `calculateCost` marks the total as computed, not billed by the provider.
+        usage.cost.total_from_provider = Some(false);
+        let usage = in_anthropic_order(usage);
         self.head.usage = usage.clone();
         out.push(StreamEvent::Patch(Patch::Usage(usage)));
     }
@@ -295,6 +300,11 @@ impl Decoder {
                     output: field("output_tokens"),
                     cache_read: field("cache_read_input_tokens"),
                     cache_write: field("cache_creation_input_tokens"),
+                    cache_write_1h: Some(number(
+                        usage
+                            .and_then(|u| u.get("cache_creation"))
+                            .and_then(|c| c.get("ephemeral_1h_input_tokens")),
+                    )),
                     ..Usage::default()
                 };
                 self.set_usage(usage, out);
@@ -421,10 +431,16 @@ impl Decoder {
                     .and_then(|d| d.get("stop_reason"))
                     .filter(|r| !r.is_null())
                 {
+                    self.head.raw_stop_reason = Some(raw_reason(reason));
                     match map_stop_reason(reason) {
                         Ok(stop) => {
                             self.head.stop_reason = stop;
                             out.push(StreamEvent::Patch(Patch::StopReason(stop)));
+                            let details = event.get("delta").and_then(|d| d.get("stop_details"));
+                            if let Some(text) = stop_error_text(reason, details) {
+                                self.head.error_message = Some(text.clone());
+                                out.push(StreamEvent::Patch(Patch::ErrorMessage(text)));
+                            }
                         }
                         Err(message) => {
                             out.extend(self.fail(StopReason::Error, message));
@@ -443,11 +459,51 @@ impl Decoder {
                 set(&mut next.output, "output_tokens");
                 set(&mut next.cache_read, "cache_read_input_tokens");
                 set(&mut next.cache_write, "cache_creation_input_tokens");
+                let present =
+                    |value: Option<&Value>| value.filter(|v| !v.is_null()).map(|v| number(Some(v)));
+                let details = |object: &str, key: &str| {
+                    present(usage.and_then(|u| u.get(object)).and_then(|o| o.get(key)))
+                };
+                if let Some(long) = details("cache_creation", "ephemeral_1h_input_tokens") {
+                    next.cache_write_1h = Some(long);
+                }
+                if let Some(thinking) = details("output_tokens_details", "thinking_tokens") {
+                    next.reasoning = Some(thinking);
+                }
                 self.set_usage(next, out);
             }
             "message_stop" => self.saw_stop = true,
             _ => {}
         }
+    }
+}
+
+/// The usage with its keys in the order pi-ai's Anthropic stream adds them: `cacheWrite1h`
+/// (set by `message_start`) and then `reasoning` (by `message_delta`) after `cost`.
+fn in_anthropic_order(usage: Usage) -> Usage {
+    let Ok(Value::Object(mut object)) = serde_json::to_value(&usage) else {
+        return usage;
+    };
+    if let Some(reasoning) = object.shift_remove("reasoning") {
+        object.insert("reasoning".into(), reasoning);
+    }
+    serde_json::from_value(Value::Object(object)).unwrap_or(usage)
+}
+
+/// Pi 1.5.2's error text for a stop reason that ends the answer as an error: a refusal's own
+/// explanation (`stop_details.explanation`) or its fixed texts.
+fn stop_error_text(reason: &Value, details: Option<&Value>) -> Option<String> {
+    match reason.as_str()? {
+        "refusal" => Some(
+            details
+                .and_then(|d| d.get("explanation"))
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .unwrap_or("The model refused to complete the request")
+                .to_owned(),
+        ),
+        "sensitive" => Some("Provider stopped with: sensitive".into()),
+        _ => None,
     }
 }
 

@@ -2,11 +2,13 @@
 //! `convertTools`, and the thinking options of `streamSimpleAnthropic`).
 
 use pi_core::agent::{ModelRequest, ToolDefinition};
-use pi_core::message::{AssistantMessage, ContentBlock, Message, UserContent};
+use pi_core::message::{
+    AssistantMessage, ContentBlock, Message, TextContent, ToolResultMessage, UserContent,
+};
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
-use crate::models::{base_max_tokens, named_level};
+use crate::models::{clamp_max_tokens_to_context, max_tokens_152, named_level};
 use crate::object::object;
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
@@ -32,6 +34,19 @@ const CLAUDE_CODE_TOOLS: [&str; 17] = [
     "WebSearch",
 ];
 
+/// The answer room a thinking budget leaves (pi-ai's `MIN_ANSWER_TOKENS`).
+const MIN_ANSWER_TOKENS: u64 = 1024;
+
+/// The betas a subscription (OAuth) request asks for.
+const OAUTH_BETAS: [&str; 2] = ["claude-code-20250219", "oauth-2025-04-20"];
+/// Asked for when tool input does not stream eagerly.
+pub(crate) const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
+/// Asked for with a thinking budget.
+pub(crate) const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+
+/// Pi 1.5.2's stand-in for an error result's images, which follow the results.
+const ERROR_TOOL_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
+
 /// The identity a subscription (OAuth) request's system prompt must open with.
 const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
 
@@ -48,20 +63,6 @@ fn thinking_budget(level: ThinkingLevel) -> u64 {
 /// Whether the key is a subscription token rather than an API key.
 pub fn is_oauth_token(api_key: &str) -> bool {
     api_key.contains("sk-ant-oat")
-}
-
-/// Opus 4.6+/Sonnet 4.6 decide how much to think themselves (with an effort level).
-pub fn supports_adaptive_thinking(model_id: &str) -> bool {
-    [
-        "opus-4-6",
-        "opus-4.6",
-        "opus-4-7",
-        "opus-4.7",
-        "sonnet-4-6",
-        "sonnet-4.6",
-    ]
-    .iter()
-    .any(|m| model_id.contains(m))
 }
 
 /// Whether tool input streams eagerly (else the fine-grained streaming beta is requested).
@@ -131,7 +132,54 @@ fn tool_result_content(content: &[ContentBlock]) -> Value {
     Value::Array(blocks)
 }
 
-fn assistant_blocks(message: &AssistantMessage, oauth: bool) -> Vec<Value> {
+/// pi-ai's `splitErrorToolResultImages`: an error result's images become one placeholder text
+/// per run of images, and are sent after the results with a caption naming the call.
+fn split_error_images(result: &ToolResultMessage) -> Option<(Vec<ContentBlock>, Vec<Value>)> {
+    if !result.is_error {
+        return None;
+    }
+    let images: Vec<Value> = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Image(img) => Some(image(&img.mime_type, &img.data)),
+            _ => None,
+        })
+        .collect();
+    if images.is_empty() {
+        return None;
+    }
+    let mut content = Vec::new();
+    let mut previous_was_placeholder = false;
+    for block in &result.content {
+        if let ContentBlock::Image(_) = block {
+            if !previous_was_placeholder {
+                content.push(ContentBlock::Text(TextContent {
+                    text: ERROR_TOOL_IMAGE_PLACEHOLDER.into(),
+                    ..TextContent::default()
+                }));
+            }
+            previous_was_placeholder = true;
+            continue;
+        }
+        previous_was_placeholder =
+            matches!(block, ContentBlock::Text(t) if t.text == ERROR_TOOL_IMAGE_PLACEHOLDER);
+        content.push(block.clone());
+    }
+    let caption = format!(
+        "Images from the error result of tool call {} ({}):",
+        result.tool_call_id, result.tool_name
+    );
+    let mut moved = vec![json!({"type": "text", "text": caption})];
+    moved.extend(images);
+    Some((content, moved))
+}
+
+fn assistant_blocks(
+    message: &AssistantMessage,
+    oauth: bool,
+    allow_empty_signature: bool,
+) -> Vec<Value> {
     let mut blocks = Vec::new();
     for block in &message.content {
         match block {
@@ -147,15 +195,19 @@ fn assistant_blocks(message: &AssistantMessage, oauth: bool) -> Vec<Value> {
                 }
                 blocks.push(redacted);
             }
-            ContentBlock::Thinking(t) if !t.thinking.trim().is_empty() => {
-                match t
+            ContentBlock::Thinking(t) => {
+                let signature = t
                     .thinking_signature
                     .as_deref()
-                    .filter(|s| !s.trim().is_empty())
-                {
+                    .filter(|s| !s.trim().is_empty());
+                // Pi 1.5.2 keeps a signed block even when its text is blank.
+                match signature {
                     Some(signature) => blocks.push(
                         json!({"type": "thinking", "thinking": t.thinking, "signature": signature}),
                     ),
+                    None if t.thinking.trim().is_empty() => {}
+                    None if allow_empty_signature => blocks
+                        .push(json!({"type": "thinking", "thinking": t.thinking, "signature": ""})),
                     None => blocks.push(json!({"type": "text", "text": t.thinking})),
                 }
             }
@@ -226,7 +278,8 @@ pub fn convert_messages(
                 }
             },
             Message::Assistant(assistant) => {
-                let blocks = assistant_blocks(assistant, oauth);
+                let allow_empty = compat_flag(&request.model, "allowEmptySignature", false);
+                let blocks = assistant_blocks(assistant, oauth, allow_empty);
                 if !blocks.is_empty() {
                     params.push(object([
                         ("role", json!("assistant")),
@@ -236,15 +289,26 @@ pub fn convert_messages(
             }
             Message::ToolResult(_) => {
                 let mut results = Vec::new();
+                // Pi 1.5.2 moves the images of error results after the results, captioned.
+                let mut error_images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(i).map(|m| &**m) {
+                    let split = split_error_images(result);
+                    let content = match &split {
+                        Some((content, _)) => tool_result_content(content),
+                        None => tool_result_content(&result.content),
+                    };
                     results.push(json!({
                         "type": "tool_result",
                         "tool_use_id": result.tool_call_id,
-                        "content": tool_result_content(&result.content),
+                        "content": content,
                         "is_error": result.is_error,
                     }));
+                    if let Some((_, images)) = split {
+                        error_images.extend(images);
+                    }
                     i += 1;
                 }
+                results.extend(error_images);
                 params.push(object([
                     ("role", json!("user")),
                     ("content", Value::Array(results)),
@@ -325,32 +389,101 @@ fn text_block(text: &str, cache: Option<&Value>) -> Value {
     block
 }
 
-/// The request body (`stream: true` included).
+/// How pi-ai's `streamSimple` asks for thinking.
+enum Thinking {
+    /// No level asked for (`thinkingEnabled: false`).
+    Off,
+    /// `compat.forceAdaptiveThinking`: the model decides, guided by an effort.
+    Adaptive(String),
+    /// A budget of thinking tokens.
+    Budget(u64),
+}
+
+/// The token cap and thinking of `streamSimpleAnthropic`: a budget is added to the base cap (up
+/// to the model's maximum, clamped to the context) and leaves at least 1,024 answer tokens.
+fn thinking_and_max_tokens(request: &ModelRequest, options: &CallOptions) -> (u64, Thinking) {
+    let model = &request.model;
+    let base = max_tokens_152(request);
+    let Some(level) = request.reasoning.filter(|l| *l != ThinkingLevel::Off) else {
+        return (base, Thinking::Off);
+    };
+    if compat_flag(model, "forceAdaptiveThinking", false) {
+        let effort = named_level(model, level).unwrap_or_else(|| {
+            match level {
+                ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+                ThinkingLevel::Medium => "medium",
+                _ => "high",
+            }
+            .to_owned()
+        });
+        return (base, Thinking::Adaptive(effort));
+    }
+    let level = match level {
+        // pi-ai's `clampReasoning`.
+        ThinkingLevel::Xhigh | ThinkingLevel::Max => ThinkingLevel::High,
+        other => other,
+    };
+    let custom = options.thinking_budgets.get(&level).copied();
+    let mut budget = custom.unwrap_or_else(|| thinking_budget(level));
+    let adjusted = base.saturating_add(budget).min(model.max_tokens);
+    if adjusted <= budget {
+        budget = budget.min(adjusted.saturating_sub(MIN_ANSWER_TOKENS));
+    }
+    let max_tokens = clamp_max_tokens_to_context(request, adjusted);
+    let budget = budget.min(max_tokens.saturating_sub(MIN_ANSWER_TOKENS));
+    (max_tokens, Thinking::Budget(budget))
+}
+
+/// pi-ai's `getBetaFeatures`: an `anthropic-beta` header configured on the model or the call
+/// names them all; otherwise the subscription, tool-streaming and interleaved-thinking betas.
+fn beta_features(
+    request: &ModelRequest,
+    options: &CallOptions,
+    thinking: &Thinking,
+) -> Vec<String> {
+    let model = &request.model;
+    let configured = model
+        .headers
+        .iter()
+        .flatten()
+        .chain(options.headers.iter().map(|(name, value)| (name, value)))
+        .filter(|(name, _)| name.eq_ignore_ascii_case("anthropic-beta"))
+        .map(|(_, value)| value)
+        .next_back();
+    let mut features: Vec<String> = match configured {
+        Some(value) => value
+            .split(',')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => {
+            let mut features = Vec::new();
+            if is_oauth_token(&options.api_key) {
+                features.extend(OAUTH_BETAS.map(str::to_owned));
+            }
+            if !request.tools.is_empty() && !supports_eager_tool_input_streaming(model) {
+                features.push(FINE_GRAINED_TOOL_STREAMING_BETA.to_owned());
+            }
+            if model.reasoning && matches!(thinking, Thinking::Budget(_)) {
+                features.push(INTERLEAVED_THINKING_BETA.to_owned());
+            }
+            features
+        }
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    features.retain(|f| seen.insert(f.clone()));
+    features
+}
+
+/// The request body as pi-ai's payload hook sees it (`stream: true` and `betas` included; the
+/// SDK sends the betas as the `anthropic-beta` header).
 pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Value {
     let model = &request.model;
     let oauth = is_oauth_token(&options.api_key);
     let cache = cache_control(model, options.cache_retention);
     let cache = cache.as_ref();
-    let base_max_tokens = base_max_tokens(request);
-    let level = request.reasoning.filter(|l| *l != ThinkingLevel::Off);
-    let adaptive = supports_adaptive_thinking(&model.id);
-    let (max_tokens, budget) = match level {
-        Some(level) if !adaptive => {
-            let level = match level {
-                // pi-ai's `clampReasoning`.
-                ThinkingLevel::Xhigh | ThinkingLevel::Max => ThinkingLevel::High,
-                other => other,
-            };
-            let custom = options.thinking_budgets.get(&level).copied();
-            let mut budget = custom.unwrap_or_else(|| thinking_budget(level));
-            let max = (base_max_tokens.unwrap_or(0) + budget).min(model.max_tokens);
-            if max <= budget {
-                budget = max.saturating_sub(1024);
-            }
-            (Some(max), Some(budget))
-        }
-        _ => (base_max_tokens, None),
-    };
+    let (max_tokens, thinking) = thinking_and_max_tokens(request, options);
 
     let mut params = Map::new();
     params.insert("model".into(), json!(model.id));
@@ -358,11 +491,12 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         "messages".into(),
         Value::Array(convert_messages(request, oauth, cache, now)),
     );
-    let max_tokens = max_tokens
-        .filter(|m| *m > 0)
-        .unwrap_or(model.max_tokens / 3);
     params.insert("max_tokens".into(), json!(max_tokens));
     params.insert("stream".into(), json!(true));
+    let betas = beta_features(request, options, &thinking);
+    if !betas.is_empty() {
+        params.insert("betas".into(), json!(betas));
+    }
     let mut system = Vec::new();
     if oauth {
         system.push(text_block(CLAUDE_CODE_IDENTITY, cache));
@@ -373,41 +507,44 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     if !system.is_empty() {
         params.insert("system".into(), Value::Array(system));
     }
-    if let (Some(t), None) = (options.temperature, level) {
-        params.insert("temperature".into(), json!(t));
+    if let (Some(t), Thinking::Off) = (options.temperature, &thinking) {
+        if compat_flag(model, "supportsTemperature", true) {
+            params.insert("temperature".into(), json!(t));
+        }
     }
     if !request.tools.is_empty() {
         let eager = supports_eager_tool_input_streaming(model);
+        let tool_cache = cache.filter(|_| compat_flag(model, "supportsCacheControlOnTools", true));
         params.insert(
             "tools".into(),
-            convert_tools(&request.tools, oauth, eager, cache),
+            convert_tools(&request.tools, oauth, eager, tool_cache),
         );
     }
+    // A map that marks `off` unsupported (null) leaves thinking unsaid when it is off.
+    let off_unsupported = model
+        .thinking_level_map
+        .as_ref()
+        .is_some_and(|m| matches!(m.get(&ThinkingLevel::Off), Some(None)));
     if model.reasoning {
-        let mut effort_config = None;
-        let thinking = match level {
-            Some(level) if adaptive => {
-                let effort = match named_level(model, level) {
-                    Some(value) => value,
-                    None => match level {
-                        ThinkingLevel::Minimal | ThinkingLevel::Low => "low".to_owned(),
-                        ThinkingLevel::Medium => "medium".to_owned(),
-                        _ => "high".to_owned(),
-                    },
-                };
-                effort_config = Some(json!({"effort": effort}));
-                json!({"type": "adaptive", "display": "summarized"})
+        match thinking {
+            Thinking::Off if !off_unsupported => {
+                params.insert("thinking".into(), json!({"type": "disabled"}));
             }
-            Some(_) => json!({
-                "type": "enabled",
-                "budget_tokens": budget.filter(|b| *b > 0).unwrap_or(1024),
-                "display": "summarized",
-            }),
-            None => json!({"type": "disabled"}),
-        };
-        params.insert("thinking".into(), thinking);
-        if let Some(config) = effort_config {
-            params.insert("output_config".into(), config);
+            Thinking::Off => {}
+            Thinking::Adaptive(effort) => {
+                params.insert(
+                    "thinking".into(),
+                    json!({"type": "adaptive", "display": "summarized"}),
+                );
+                params.insert("output_config".into(), json!({"effort": effort}));
+            }
+            Thinking::Budget(budget) => {
+                let budget = if budget > 0 { budget } else { 1024 };
+                params.insert(
+                    "thinking".into(),
+                    json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}),
+                );
+            }
         }
     }
     if let Some(choice) = &options.tool_choice {

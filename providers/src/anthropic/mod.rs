@@ -6,33 +6,24 @@ mod encode;
 
 pub use decode::{map_stop_reason, Decoder};
 pub use encode::{
-    build_body, convert_messages, is_oauth_token, supports_adaptive_thinking,
-    supports_eager_tool_input_streaming,
+    build_body, convert_messages, is_oauth_token, supports_eager_tool_input_streaming,
 };
 
 use pi_core::agent::ModelRequest;
 
+use serde_json::Value;
+
 use crate::{set_header, with_overrides, CallOptions, HttpRequest};
 
-const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
-const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
-const CLAUDE_CODE_VERSION: &str = "2.1.75";
+/// The Claude Code version a subscription request names (Pi 1.5.2's `claudeCodeVersion`).
+const CLAUDE_CODE_VERSION: &str = "2.1.322";
 
-/// The HTTP request for `request`: `POST <baseUrl>/v1/messages`, authenticated by `x-api-key`
-/// (or as a Claude Code subscription for OAuth tokens), with the betas pi-ai asks for.
+/// The HTTP request for `request`: `POST <baseUrl>/v1/messages?beta=true` (pi-ai 1.5 calls the
+/// SDK's beta endpoint), authenticated by `x-api-key` (or as a Claude Code subscription for
+/// OAuth tokens); the body's `betas` travel as the `anthropic-beta` header, as the SDK sends them.
 pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
     let model = &request.model;
     let oauth = is_oauth_token(&options.api_key);
-    let mut betas = Vec::new();
-    if oauth {
-        betas.extend(["claude-code-20250219", "oauth-2025-04-20"]);
-    }
-    if !request.tools.is_empty() && !supports_eager_tool_input_streaming(model) {
-        betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
-    }
-    if !supports_adaptive_thinking(&model.id) {
-        betas.push(INTERLEAVED_THINKING_BETA);
-    }
     let mut headers = Vec::new();
     set_header(&mut headers, "accept", "application/json".to_owned());
     set_header(&mut headers, "content-type", "application/json".to_owned());
@@ -57,20 +48,31 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
     } else {
         set_header(&mut headers, "x-api-key", options.api_key.clone());
     }
-    if !betas.is_empty() {
-        set_header(&mut headers, "anthropic-beta", betas.join(","));
-    }
     for (name, value) in model.headers.iter().flatten() {
         set_header(&mut headers, name, value.clone());
     }
     for (name, value) in &options.headers {
         set_header(&mut headers, name, value.clone());
     }
-    let body = with_overrides(build_body(request, options, now), options);
+    let mut body = with_overrides(build_body(request, options, now), options)
+        .to_value()
+        .into_owned();
+    let betas = body.as_object_mut().and_then(|b| b.shift_remove("betas"));
+    if let Some(Value::Array(betas)) = betas.filter(|b| b.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        let names: Vec<String> = betas
+            .iter()
+            .map(|b| b.as_str().map_or_else(|| b.to_string(), str::to_owned))
+            .collect();
+        set_header(&mut headers, "anthropic-beta", names.join(","));
+    }
     HttpRequest {
         method: "POST",
-        url: format!("{}/v1/messages", model.base_url.trim_end_matches('/')),
+        url: format!(
+            "{}/v1/messages?beta=true",
+            model.base_url.trim_end_matches('/')
+        ),
         headers,
-        body,
+        body: body.into(),
     }
 }

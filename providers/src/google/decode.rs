@@ -14,13 +14,13 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cost::calculate_cost;
-use crate::{failure, response_head, StreamEnd};
+use crate::{failure, raw_reason, response_head, StreamEnd};
 
 /// Event delimiters the SDK splits on (the earliest found wins).
 const DELIMITERS: [&[u8]; 3] = [b"\n\n", b"\r\r", b"\r\n\r\n"];
 
 /// Finish reasons pi-ai treats as a failed response.
-const ERROR_REASONS: [&str; 15] = [
+const ERROR_REASONS: [&str; 16] = [
     "BLOCKLIST",
     "PROHIBITED_CONTENT",
     "SPII",
@@ -35,6 +35,7 @@ const ERROR_REASONS: [&str; 15] = [
     "LANGUAGE",
     "MALFORMED_FUNCTION_CALL",
     "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
     "NO_IMAGE",
 ];
 
@@ -151,6 +152,8 @@ pub struct Decoder {
     blocks: Vec<ContentBlock>,
     /// Whether the last block is a text or thinking block still being extended.
     block_open: bool,
+    /// Whether a finish reason arrived (Pi 1.5.2: a stream ending without one is an error).
+    saw_finish: bool,
     /// Tool calls given made-up ids so far (they are numbered).
     generated_ids: u64,
 }
@@ -170,6 +173,7 @@ impl Decoder {
             finished: false,
             blocks: Vec::new(),
             block_open: false,
+            saw_finish: false,
             generated_ids: 0,
         }
     }
@@ -240,11 +244,19 @@ impl Decoder {
                 }
                 let mut out = Vec::new();
                 self.close_block(&mut out);
+                if !self.saw_finish {
+                    let text = "Google stream ended without a finish reason".into();
+                    out.extend(self.fail(StopReason::Error, text));
+                    return out;
+                }
                 match self.head.stop_reason {
                     StopReason::Error | StopReason::Aborted => {
-                        out.extend(
-                            self.fail(StopReason::Error, "An unknown error occurred".into()),
-                        );
+                        // Pi 1.5.2 names the finish reason that ended the answer as an error.
+                        let text = match &self.head.raw_stop_reason {
+                            Some(raw) => format!("Provider stopped with: {raw}"),
+                            None => "An unknown error occurred".into(),
+                        };
+                        out.extend(self.fail(StopReason::Error, text));
                     }
                     reason => {
                         self.finished = true;
@@ -315,6 +327,8 @@ impl Decoder {
             .and_then(|c| c.finish_reason.as_ref())
             .filter(|r| !r.is_null() && r.as_str() != Some(""))
         {
+            self.saw_finish = true;
+            self.head.raw_stop_reason = Some(raw_reason(reason));
             let stop = match reason.as_str() {
                 Some("STOP") => StopReason::Stop,
                 Some("MAX_TOKENS") => StopReason::Length,
@@ -354,10 +368,13 @@ impl Decoder {
                 output: number("candidatesTokenCount").saturating_add(number("thoughtsTokenCount")),
                 cache_read: cached,
                 cache_write: 0,
+                reasoning: Some(number("thoughtsTokenCount")),
                 total_tokens: number("totalTokenCount"),
                 ..Usage::default()
             };
             usage.cost = calculate_cost(&self.model, &usage);
+            // Pi 1.5's `calculateCost` marks the total as computed, not billed by the provider.
+            usage.cost.total_from_provider = Some(false);
             self.head.usage = usage.clone();
             out.push(StreamEvent::Patch(Patch::Usage(usage)));
         }

@@ -9,7 +9,7 @@ use pi_core::message::{
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
-use crate::models::{base_max_tokens, clamp_thinking_level};
+use crate::models::{clamp_thinking_level, max_tokens_152, named_level};
 use crate::object::object;
 use crate::transform::transform_messages;
 use crate::CallOptions;
@@ -80,15 +80,16 @@ fn model_parts(model: &Model, message: &AssistantMessage) -> Vec<Value> {
             }
             ContentBlock::ToolCall(call) => {
                 let mut function_call = Map::new();
-                if requires_tool_call_id(&model.id) {
-                    function_call.insert("id".into(), json!(call.id));
-                }
                 let args = if call.arguments.is_null() {
                     json!({})
                 } else {
                     call.arguments.clone()
                 };
                 function_call.insert("args".into(), args);
+                // Pi 1.5.2 writes the id after the arguments.
+                if requires_tool_call_id(&model.id) {
+                    function_call.insert("id".into(), json!(call.id));
+                }
                 function_call.insert("name".into(), json!(call.name));
                 let mut part = Map::new();
                 part.insert("functionCall".into(), Value::Object(function_call));
@@ -239,12 +240,16 @@ fn lower_id(model: &Model) -> String {
     model.id.to_lowercase()
 }
 
-fn is_gemini3_pro(model: &Model) -> bool {
-    family_match(&lower_id(model), "-pro")
-}
-
-fn is_gemini3_flash(model: &Model) -> bool {
-    family_match(&lower_id(model), "-flash")
+/// pi-ai 1.5.2's `usesGoogleThinkingLevel`: models that take a named level, not a budget.
+fn uses_thinking_level(model: &Model) -> bool {
+    let id = lower_id(model);
+    family_match(&id, "-pro")
+        || family_match(&id, "-flash")
+        || gemini_4_or_later(&id)
+        || id == "gemini-flash-latest"
+        || id == "gemini-flash-lite-latest"
+        || id.contains("gemma4")
+        || id.contains("gemma-4")
 }
 
 /// `/gemini-3(?:\.\d+)?<suffix>/` anywhere in the id.
@@ -261,38 +266,50 @@ fn family_match(id: &str, suffix: &str) -> bool {
     })
 }
 
-fn is_gemma4(model: &Model) -> bool {
-    let id = lower_id(model);
-    id.contains("gemma4") || id.contains("gemma-4")
+/// `/gemini-(?:[4-9]|[1-9]\d)/` anywhere in the id.
+fn gemini_4_or_later(id: &str) -> bool {
+    id.match_indices("gemini-").any(|(at, m)| {
+        let mut digits = id[at + m.len()..].chars();
+        match (digits.next(), digits.next()) {
+            (Some('4'..='9'), _) => true,
+            (Some('1'..='9'), Some(second)) => second.is_ascii_digit(),
+            _ => false,
+        }
+    })
 }
 
-fn thinking_level(effort: ThinkingLevel, model: &Model) -> &'static str {
+/// pi-ai's `resolveGoogleThinkingLevel`: the model's map (lower-cased) or the level itself, one
+/// of the four levels Google knows. pi-ai refuses any other mapping with an error; the nearest
+/// level Google knows is sent instead.
+fn resolve_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
     use ThinkingLevel::*;
-    if is_gemini3_pro(model) {
-        return if matches!(effort, Minimal | Low) {
-            "LOW"
-        } else {
-            "HIGH"
-        };
+    let mapped = named_level(model, level).map(|name| name.to_lowercase());
+    let name = mapped.as_deref().unwrap_or(level.as_str());
+    match name {
+        "minimal" => Minimal,
+        "low" => Low,
+        "medium" => Medium,
+        _ => High,
     }
-    if is_gemma4(model) {
-        return if matches!(effort, Minimal | Low) {
-            "MINIMAL"
-        } else {
-            "HIGH"
-        };
-    }
-    match effort {
-        Minimal => "MINIMAL",
-        Low => "LOW",
-        Medium => "MEDIUM",
+}
+
+/// The name the API takes for a resolved level.
+fn level_name(level: ThinkingLevel) -> &'static str {
+    match level {
+        ThinkingLevel::Minimal => "MINIMAL",
+        ThinkingLevel::Low => "LOW",
+        ThinkingLevel::Medium => "MEDIUM",
         _ => "HIGH",
     }
 }
 
-/// pi-ai's budget table; `None` where it has no entry (the SDK then sends no budget).
-fn thinking_budget(model: &Model, effort: ThinkingLevel) -> Option<i64> {
+/// pi-ai's `getGoogleBudget` for a resolved level: the caller's, else the family's table, else
+/// -1 (dynamic).
+fn thinking_budget(model: &Model, level: ThinkingLevel, options: &CallOptions) -> i64 {
     use ThinkingLevel::*;
+    if let Some(custom) = options.thinking_budgets.get(&level) {
+        return i64::try_from(*custom).unwrap_or(i64::MAX);
+    }
     let table: [i64; 4] = if model.id.contains("2.5-pro") {
         [128, 2048, 8192, 32768]
     } else if model.id.contains("2.5-flash-lite") {
@@ -300,14 +317,25 @@ fn thinking_budget(model: &Model, effort: ThinkingLevel) -> Option<i64> {
     } else if model.id.contains("2.5-flash") {
         [128, 2048, 8192, 24576]
     } else {
-        return Some(-1);
+        return -1;
     };
-    match effort {
-        Minimal => Some(table[0]),
-        Low => Some(table[1]),
-        Medium => Some(table[2]),
-        High => Some(table[3]),
-        Off | Xhigh | Max => None,
+    match level {
+        Minimal => table[0],
+        Low => table[1],
+        Medium => table[2],
+        _ => table[3],
+    }
+}
+
+/// pi-ai 1.5.2's `getDisabledGoogleThinkingConfig`: a zero budget, or, for a level model that
+/// cannot turn thinking off, its lowest level.
+fn disabled_thinking(model: &Model) -> Value {
+    if !uses_thinking_level(model) {
+        return json!({"thinkingBudget": 0});
+    }
+    match clamp_thinking_level(model, ThinkingLevel::Off) {
+        ThinkingLevel::Off => json!({"thinkingBudget": 0}),
+        fallback => json!({"thinkingLevel": level_name(resolve_level(model, fallback))}),
     }
 }
 
@@ -315,30 +343,19 @@ fn thinking_config(model: &Model, request: &ModelRequest, options: &CallOptions)
     if !model.reasoning {
         return None;
     }
-    let Some(requested) = request.reasoning.filter(|l| *l != ThinkingLevel::Off) else {
-        return Some(if is_gemini3_pro(model) {
-            json!({"thinkingLevel": "LOW"})
-        } else if is_gemini3_flash(model) || is_gemma4(model) {
-            json!({"thinkingLevel": "MINIMAL"})
-        } else {
-            json!({"thinkingBudget": 0})
-        });
+    let clamped = request
+        .reasoning
+        .filter(|l| *l != ThinkingLevel::Off)
+        .map(|l| clamp_thinking_level(model, l));
+    let level = match clamped {
+        None | Some(ThinkingLevel::Off) => return Some(disabled_thinking(model)),
+        Some(level) => resolve_level(model, level),
     };
-    let effort = match clamp_thinking_level(model, requested) {
-        ThinkingLevel::Off => ThinkingLevel::High,
-        level => level,
-    };
-    let mut config = Map::new();
-    config.insert("includeThoughts".into(), json!(true));
-    if is_gemini3_pro(model) || is_gemini3_flash(model) || is_gemma4(model) {
-        config.insert("thinkingLevel".into(), json!(thinking_level(effort, model)));
+    Some(if uses_thinking_level(model) {
+        json!({"includeThoughts": true, "thinkingLevel": level_name(level)})
     } else {
-        let custom = options.thinking_budgets.get(&effort).map(|b| *b as i64);
-        if let Some(budget) = custom.or_else(|| thinking_budget(model, effort)) {
-            config.insert("thinkingBudget".into(), json!(budget));
-        }
-    }
-    Some(Value::Object(config))
+        json!({"includeThoughts": true, "thinkingBudget": thinking_budget(model, level, options)})
+    })
 }
 
 /// The request body.
@@ -373,10 +390,8 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     if let Some(t) = options.temperature {
         generation.insert("temperature".into(), json!(t));
     }
-    let max_tokens = base_max_tokens(request);
-    if let Some(max) = max_tokens {
-        generation.insert("maxOutputTokens".into(), json!(max));
-    }
+    // Pi 1.5.2 always sends a cap: the request's or the model's, clamped to the context.
+    generation.insert("maxOutputTokens".into(), json!(max_tokens_152(request)));
     if let Some(config) = thinking_config(model, request, options) {
         generation.insert("thinkingConfig".into(), config);
     }

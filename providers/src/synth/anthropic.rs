@@ -12,7 +12,7 @@ use pi_core::model::Model;
 use serde_json::{json, Map, Value};
 
 use super::{sse, SynthesizedResponse, Unrepresentable};
-use crate::cost::{calculate_cost, total_tokens};
+use crate::anthropic::map_stop_reason;
 
 /// The text the decoder gives a redacted thinking block: the API never shows its reasoning.
 const REDACTED: &str = "[Reasoning redacted]";
@@ -32,7 +32,7 @@ pub fn synthesize(
 
 fn events(model: &Model, message: &AssistantMessage) -> Result<Vec<Bytes>, String> {
     check_head(model, message)?;
-    check_usage(model, &message.usage)?;
+    check_usage(&message.usage)?;
     let ending = ending(message)?;
     let mut chunks = vec![message_start(model, message)];
     for (index, block) in message.content.iter().enumerate() {
@@ -62,9 +62,11 @@ fn check_head(model: &Model, message: &AssistantMessage) -> Result<(), String> {
     Ok(())
 }
 
-/// The decoder reads token counts as doubles and computes the total and the cost itself from
-/// the model's prices.
-fn check_usage(model: &Model, usage: &Usage) -> Result<(), String> {
+/// The decoder reads token counts as doubles. It computes the total and the cost itself from the
+/// model's prices: a usage it would compute otherwise (a wrong figure, or an older Pi's cost,
+/// whose cache writes were priced with another rounding and which does not say
+/// `totalFromProvider`) is named when the stream is read back.
+fn check_usage(usage: &Usage) -> Result<(), String> {
     let counts = [
         usage.input,
         usage.output,
@@ -74,36 +76,37 @@ fn check_usage(model: &Model, usage: &Usage) -> Result<(), String> {
     if let Some(count) = counts.iter().find(|n| **n as f64 as u64 != **n) {
         return Err(format!("{count} tokens read as a double are another count"));
     }
-    let mut computed = Usage {
-        input: usage.input,
-        output: usage.output,
-        cache_read: usage.cache_read,
-        cache_write: usage.cache_write,
-        ..Usage::default()
-    };
-    computed.total_tokens = total_tokens(&computed);
-    computed.cost = calculate_cost(model, &computed);
-    if computed != *usage {
-        return Err(
-            "the usage's total, cost or fields are not what the decoder computes from its token counts"
-                .into(),
-        );
-    }
     Ok(())
 }
 
 /// How the stream ends: the API's stop reason, or an `error` event whose data the decoder
 /// takes as the error text.
 enum Ending<'a> {
-    Stop(&'static str),
+    /// The stop reason as sent, and the thinking tokens the final usage reports.
+    Stop(&'a str, Option<u64>),
     Error(&'a str),
 }
 
 fn ending(message: &AssistantMessage) -> Result<Ending<'_>, String> {
+    // Pi 1.5.2 keeps the stop reason as the API sent it; one the message does not name is the
+    // usual one for its stop.
+    let raw = message.raw_stop_reason.as_deref();
+    let said = |usual: &'static str| {
+        let reason = raw.unwrap_or(usual);
+        match map_stop_reason(&json!(reason)) {
+            Ok(stop) if stop == message.stop_reason => {
+                Ok(Ending::Stop(reason, message.usage.reasoning))
+            }
+            _ => Err(format!(
+                "the stop reason {reason:?} does not end an answer with {:?}",
+                message.stop_reason
+            )),
+        }
+    };
     match (message.stop_reason, message.error_message.as_deref()) {
-        (StopReason::Stop, None) => Ok(Ending::Stop("end_turn")),
-        (StopReason::Length, None) => Ok(Ending::Stop("max_tokens")),
-        (StopReason::ToolUse, None) => Ok(Ending::Stop("tool_use")),
+        (StopReason::Stop, None) => said("end_turn"),
+        (StopReason::Length, None) => said("max_tokens"),
+        (StopReason::ToolUse, None) => said("tool_use"),
         (StopReason::Error, Some(text)) if text.contains('\r') => {
             Err("an error text with a carriage return: an event's data cannot hold one".into())
         }
@@ -122,15 +125,24 @@ fn ending(message: &AssistantMessage) -> Result<Ending<'_>, String> {
 impl Ending<'_> {
     fn chunks(&self, output_tokens: u64) -> Vec<Bytes> {
         match self {
-            Ending::Stop(reason) => vec![
-                sse::named(
-                    "message_delta",
-                    &json!({"type": "message_delta",
-                        "delta": {"stop_reason": reason, "stop_sequence": null},
-                        "usage": {"output_tokens": output_tokens}}),
-                ),
-                sse::named("message_stop", &json!({"type": "message_stop"})),
-            ],
+            Ending::Stop(reason, thinking) => {
+                let mut usage = json!({"output_tokens": output_tokens});
+                if let (Some(thinking), Some(fields)) = (thinking, usage.as_object_mut()) {
+                    fields.insert(
+                        "output_tokens_details".into(),
+                        json!({"thinking_tokens": thinking}),
+                    );
+                }
+                vec![
+                    sse::named(
+                        "message_delta",
+                        &json!({"type": "message_delta",
+                            "delta": {"stop_reason": reason, "stop_sequence": null},
+                            "usage": usage}),
+                    ),
+                    sse::named("message_stop", &json!({"type": "message_stop"})),
+                ]
+            }
             Ending::Error(text) => vec![error_event(text)],
         }
     }
@@ -149,6 +161,24 @@ fn error_event(text: &str) -> Bytes {
     Bytes::from(event)
 }
 
+/// `message_start`'s usage; hour-long cache writes only when there are some (the decoder reads
+/// none as 0).
+fn usage_start(usage: &Usage) -> Value {
+    let mut start = json!({"input_tokens": usage.input, "output_tokens": usage.output,
+        "cache_read_input_tokens": usage.cache_read,
+        "cache_creation_input_tokens": usage.cache_write});
+    if let (Some(long), Some(fields)) = (
+        usage.cache_write_1h.filter(|n| *n > 0),
+        start.as_object_mut(),
+    ) {
+        fields.insert(
+            "cache_creation".into(),
+            json!({"ephemeral_1h_input_tokens": long}),
+        );
+    }
+    start
+}
+
 /// The whole usage is in `message_start`, so a stream ending in an error (which has no
 /// `message_delta`) carries it too; no `id` when the message has none, as the decoder then
 /// records none.
@@ -162,12 +192,7 @@ fn message_start(model: &Model, message: &AssistantMessage) -> Bytes {
         ("content", json!([])),
         ("stop_reason", Value::Null),
         ("stop_sequence", Value::Null),
-        (
-            "usage",
-            json!({"input_tokens": usage.input, "output_tokens": usage.output,
-                "cache_read_input_tokens": usage.cache_read,
-                "cache_creation_input_tokens": usage.cache_write}),
-        ),
+        ("usage", usage_start(usage)),
     ]);
     let fields: Map<String, Value> = fields.map(|(key, value)| (key.to_owned(), value)).collect();
     sse::named(

@@ -53,6 +53,17 @@ pub fn synthesize(
     let parts = parts(message)?;
     let usage = usage_metadata(model, &message.usage)?;
     let ending = ending(model, message)?;
+    // Pi 1.5.2 keeps the finish reason it read; a stream failing without one has none.
+    let sent = match &ending {
+        Ending::Finish { reason, .. } | Ending::Unknown(reason) => Some(reason.as_str()),
+        Ending::Tail(_) => None,
+    };
+    if message.raw_stop_reason.as_deref() != sent {
+        return Err(refuse(format!(
+            "a finish reason of {:?} where the stream sends {sent:?}",
+            message.raw_stop_reason
+        )));
+    }
     Ok(SynthesizedResponse::event_stream(stream(
         model, message, parts, &usage, ending,
     )))
@@ -308,7 +319,11 @@ fn extended(omitted: &[bool], next: bool) -> Vec<bool> {
 /// tokens as input, candidates plus thoughts as output, no cache writes, the total as given,
 /// and prices the tokens itself. Each count passes through a double on the way, so the prompt,
 /// the cached tokens and the total must each fit one; the output may be split in two that do.
-fn usage_metadata(model: &Model, usage: &Usage) -> Result<Value, Unrepresentable> {
+fn usage_metadata(model: &Model, usage: &Usage) -> Result<Option<Value>, Unrepresentable> {
+    // Without any `usageMetadata` the decoder keeps the empty usage it started with.
+    if *usage == Usage::default() {
+        return Ok(None);
+    }
     if usage.cache_write != 0 {
         return Err(refuse("cache writes, which Gemini does not report"));
     }
@@ -323,12 +338,30 @@ fn usage_metadata(model: &Model, usage: &Usage) -> Result<Value, Unrepresentable
     if counts.iter().any(|n| (*n as f64) as u64 != *n) {
         return Err(refuse("a token count a double cannot hold exactly"));
     }
-    if usage.cost != calculate_cost(model, usage) {
+    let mut cost = calculate_cost(model, usage);
+    // Pi 1.5.2 marks the cost as computed.
+    cost.total_from_provider = Some(false);
+    if usage.cost != cost {
         return Err(refuse(
             "a cost other than the model's prices give (the decoder prices the tokens itself)",
         ));
     }
-    let (candidates, thoughts) = split_for_doubles(usage.output);
+    // Pi 1.5.2 reads the thought tokens as `reasoning` (and adds them to the output).
+    let Some(thoughts) = usage.reasoning else {
+        return Err(refuse(
+            "a usage without reasoning tokens: the decoder always counts them",
+        ));
+    };
+    let candidates = usage
+        .output
+        .checked_sub(thoughts)
+        .ok_or_else(|| refuse("more reasoning tokens than output tokens"))?;
+    if [candidates, thoughts]
+        .iter()
+        .any(|n| (*n as f64) as u64 != *n)
+    {
+        return Err(refuse("a token count a double cannot hold exactly"));
+    }
     let mut meta = Map::new();
     meta.insert("promptTokenCount".into(), prompt.into());
     if usage.cache_read > 0 {
@@ -339,21 +372,14 @@ fn usage_metadata(model: &Model, usage: &Usage) -> Result<Value, Unrepresentable
     if thoughts > 0 {
         meta.insert("thoughtsTokenCount".into(), thoughts.into());
     }
-    Ok(Value::Object(meta))
-}
-
-/// `n` as two counts a double holds exactly: its 53 highest significant bits, and the rest.
-fn split_for_doubles(n: u64) -> (u64, u64) {
-    let shift = (u64::BITS - n.leading_zeros()).saturating_sub(f64::MANTISSA_DIGITS);
-    let high = n >> shift << shift;
-    (high, n - high)
+    Ok(Some(Value::Object(meta)))
 }
 
 /// How the stream ends, for the decoder to end with the message's stop reason and error.
 enum Ending {
     /// A finish reason the decoder maps to the stop reason; `early` when it has to come before
     /// the first tool call (after one, the decoder reads any finish reason as `toolUse`).
-    Finish { reason: &'static str, early: bool },
+    Finish { reason: String, early: bool },
     /// A finish reason the decoder does not know, which fails the stream there and then.
     Unknown(String),
     /// A last read the decoder fails on: an error object, or an event cut short.
@@ -377,7 +403,12 @@ fn finish_event(reason: &str) -> Bytes {
 
 fn ending(model: &Model, message: &AssistantMessage) -> Result<Ending, Unrepresentable> {
     let has_calls = message.tool_calls().next().is_some();
-    let finish = |reason, early| Ok(Ending::Finish { reason, early });
+    let finish = |reason: &str, early| {
+        Ok(Ending::Finish {
+            reason: reason.to_owned(),
+            early,
+        })
+    };
     match (message.stop_reason, message.error_message.as_deref()) {
         (StopReason::Stop, None) => finish("STOP", true),
         (StopReason::Length, None) => finish("MAX_TOKENS", true),
@@ -404,14 +435,15 @@ fn ending(model: &Model, message: &AssistantMessage) -> Result<Ending, Unreprese
 /// tried on a stream of just that ending, as the decoder's wording is the spec. A JSON syntax
 /// error is worded by serde with a line and column, and is not made up here.
 fn failure(model: &Model, text: &str) -> Result<Ending, Unrepresentable> {
-    let mut candidates = vec![
-        // An error finish reason, which the decoder reports at the end of the stream.
-        Ending::Finish {
-            reason: "OTHER",
-            early: true,
-        },
-        Ending::Tail(Bytes::from_static(TORN)),
-    ];
+    let mut candidates = vec![Ending::Tail(Bytes::from_static(TORN))];
+    // An error finish reason, which Pi 1.5.2 names at the end of the stream.
+    candidates.extend(
+        text.strip_prefix("Provider stopped with: ")
+            .map(|reason| Ending::Finish {
+                reason: reason.to_owned(),
+                early: true,
+            }),
+    );
     candidates.extend(
         text.strip_prefix("Unhandled stop reason: ")
             .map(|reason| Ending::Unknown(reason.to_owned())),
@@ -453,7 +485,7 @@ fn stream(
     model: &Model,
     message: &AssistantMessage,
     parts: Vec<Value>,
-    usage: &Value,
+    usage: &Option<Value>,
     ending: Ending,
 ) -> Vec<Bytes> {
     let mut chunks: Vec<Chunk> = parts
@@ -516,7 +548,7 @@ fn chunk_json(
     chunk: &Chunk,
     model_version: &str,
     response_id: Option<&str>,
-    usage: &Value,
+    usage: &Option<Value>,
 ) -> Value {
     let mut candidate = Map::new();
     if let Some(part) = &chunk.part {
@@ -530,7 +562,7 @@ fn chunk_json(
         candidate.insert("index".into(), Value::from(0));
         response.insert("candidates".into(), json!([candidate]));
     }
-    if chunk.usage {
+    if let (true, Some(usage)) = (chunk.usage, usage) {
         response.insert("usageMetadata".into(), usage.clone());
     }
     response.insert("modelVersion".into(), Value::from(model_version));
