@@ -80,6 +80,8 @@ fn message(model: &Model) -> AssistantMessage {
             }),
         ],
         stop_reason: StopReason::ToolUse,
+        // Gemini's own finish reason, which Pi 1.5.2 keeps and its stream must say.
+        raw_stop_reason: (model.api == "google-generative-ai").then(|| "STOP".to_owned()),
         ..AssistantMessage::default()
     }
 }
