@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_core::message::{AgentMessage, StopReason};
+use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::model::Model;
 use pi_core::session::ids::IdGenerator;
 use pi_effects::agent_session::{create_agent_session, SessionOptions};
@@ -68,19 +68,25 @@ async fn a_prompt_to_the_local_llm_streams_an_answer_into_the_session_file() {
     );
     let mut session = create_agent_session(options).unwrap();
     let mut types = Vec::new();
+    let mut answers: Vec<AssistantMessage> = Vec::new();
     session
         .prompt("Say hello.", Vec::new(), |e| {
             let value = serde_json::to_value(e).unwrap();
             types.push(value["type"].as_str().unwrap_or_default().to_owned());
+            if value["type"] == "message_end" && value["message"]["role"] == "assistant" {
+                answers.push(serde_json::from_value(value["message"].clone()).unwrap());
+            }
         })
         .await
         .unwrap();
     assert_eq!(types.first().map(String::as_str), Some("agent_start"));
-    assert_eq!(types.last().map(String::as_str), Some("agent_end"));
+    // Pi 1.5: the prompt's work ends with `agent_settled`, after its runs' `agent_end` (and,
+    // when the small model's answer is cut at its output limit, the recovery that follows,
+    // which omits the cut answer from the context but not from the file).
+    assert_eq!(types.last().map(String::as_str), Some("agent_settled"));
+    assert!(types.iter().any(|t| t == "agent_end"), "{types:?}");
     assert!(types.iter().any(|t| t == "message_update"), "{types:?}");
-    let Some(AgentMessage::Assistant(answer)) = session.machine().agent().messages().last() else {
-        panic!("no answer");
-    };
+    let answer = answers.first().expect("an answer");
     assert!(
         matches!(answer.stop_reason, StopReason::Stop | StopReason::Length),
         "{answer:?}"
@@ -89,8 +95,11 @@ async fn a_prompt_to_the_local_llm_streams_an_answer_into_the_session_file() {
     assert!(pi_core::message::text_parts(&answer.content).any(|t| !t.trim().is_empty()));
     // The context file reached the system prompt, and the answer reached the file.
     let file = std::fs::read_to_string(session.file().unwrap()).unwrap();
-    let last: Value = serde_json::from_str(file.lines().last().unwrap()).unwrap();
-    assert_eq!(last["message"]["role"], "assistant");
+    assert!(file.lines().any(|line| {
+        let entry: Value = serde_json::from_str(line).unwrap();
+        entry["message"]["role"] == "assistant"
+            && entry["message"]["timestamp"] == json!(answer.timestamp)
+    }));
     assert!(session
         .machine()
         .agent()
