@@ -1,12 +1,13 @@
 //! Where a compaction cuts: the first entry kept, and whether that splits a turn.
 
 use crate::message::AgentMessage;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::session::context::{
     branch_summary, compaction_checkpoint, compaction_summary, custom_message, edited_message,
+    latest_edits,
 };
-use crate::session::entry::{ContextEditEntry, SessionEntry};
+use crate::session::entry::SessionEntry;
 
 use super::tokens::estimate_tokens;
 
@@ -39,12 +40,7 @@ fn context_messages(entry: &SessionEntry) -> Vec<AgentMessage> {
 /// on the path is applied (Pi 1.5's `buildSessionProjection`): an omitted entry adds none, a
 /// compaction its checkpoint and summary whatever edits say.
 pub fn projected_messages(path: &[&SessionEntry]) -> Vec<Vec<AgentMessage>> {
-    let mut edits: BTreeMap<&str, &ContextEditEntry> = BTreeMap::new();
-    for entry in path {
-        if let SessionEntry::ContextEdit(edit) = entry {
-            edits.insert(edit.target_id.as_str(), edit);
-        }
-    }
+    let edits = latest_edits(path);
     path.iter()
         .map(|entry| match edits.get(entry.id()) {
             Some(edit) if !matches!(entry, SessionEntry::Compaction(_)) => {

@@ -3,6 +3,7 @@
 //! `context_edit` of it among those entries leaves it (Pi's `buildSessionProjection`).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
 
 use indexmap::IndexMap;
@@ -157,16 +158,23 @@ pub(crate) fn edited_message<'a>(
     Some(replaced.map_or(message, Cow::Owned))
 }
 
-/// The messages of `entries` (the entries of a context, in order), each as the latest
-/// `context_edit` among them leaves it.
-fn project<'a>(entries: &[&'a SessionEntry]) -> Vec<Cow<'a, AgentMessage>> {
-    let mut edits: IndexMap<&str, &ContextEditEntry, BuildHasherDefault<DefaultHasher>> =
-        IndexMap::default();
+/// The latest `context_edit` among `entries` of each entry it targets, by the target's id.
+pub(crate) fn latest_edits<'a>(
+    entries: &[&'a SessionEntry],
+) -> BTreeMap<&'a str, &'a ContextEditEntry> {
+    let mut edits = BTreeMap::new();
     for entry in entries {
         if let SessionEntry::ContextEdit(edit) = entry {
             edits.insert(edit.target_id.as_str(), edit);
         }
     }
+    edits
+}
+
+/// The messages of `entries` (the entries of a context, in order), each as the latest
+/// `context_edit` among them leaves it.
+fn project<'a>(entries: &[&'a SessionEntry]) -> Vec<Cow<'a, AgentMessage>> {
+    let edits = latest_edits(entries);
     entries
         .iter()
         .filter_map(|e| edited_message(e, edits.get(e.id()).copied()))
