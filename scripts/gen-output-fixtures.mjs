@@ -34,6 +34,10 @@ const streams = {
   "huge-then-lines": { parts: [{ repeat: "z", times: 250000 }, { literal: "\n" }, { lines: 10, template: "tail {i}" }], chunk: 30000 },
   "long-emoji-line": { parts: [{ repeat: "😀", times: 60000 }], chunk: 7777 },
   crlf: { chunks: [b64(Buffer.from("one\r\ntwo\r\n"))] },
+  // The same long last line read at once and in two reads: the rolling tail is trimmed at a
+  // different place, so what is shown depends on the reads (nothing at once, its end in two).
+  "long-last-line-one-read": { parts: [{ repeat: "y", times: 120000 }, { literal: "\n" }, { repeat: "x", times: 150000 }, { literal: "\n" }], chunk: 300000 },
+  "long-last-line-two-reads": { parts: [{ repeat: "y", times: 120000 }, { literal: "\n" }, { repeat: "x", times: 150000 }, { literal: "\n" }], chunk: 210001 },
 };
 const cases = [];
 for (const [name, recipe] of Object.entries(streams)) {
