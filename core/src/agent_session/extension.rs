@@ -1,7 +1,6 @@
 //! Entries extensions write. This loop runs no extensions, but a session Pi wrote may hold
 //! their entries; a replay of it gives them back as inputs, and they go where Pi put them.
 
-use crate::event::{Event, SessionEvent};
 use crate::message::{AgentMessage, UserContent};
 
 use super::contract::{ExtensionEntry, SessionError, SessionRejection};
@@ -25,13 +24,7 @@ impl SessionMachine {
                         .append_custom_entry(&custom_type, data, self.now, &mut self.ids);
                 self.persist(decision);
                 // Pi 1.5 announces what an extension's `appendEntry` wrote.
-                if let Some(entry) = self
-                    .tree
-                    .entry(&id)
-                    .and_then(|e| serde_json::to_value(e).ok())
-                {
-                    self.emit(Event::Session(SessionEvent::EntryAppended { entry }));
-                }
+                self.emit_entry_appended(&id);
                 Ok(())
             }
             ExtensionEntry::Label { target_id, label } => {

@@ -443,6 +443,19 @@ impl SessionMachine {
         self.out.events.push(event);
     }
 
+    /// Announces the entry `id` just appended (Pi 1.5's `entry_appended`), carrying it as JSON so
+    /// the events stay below the session store. An entry is plain data with string keys, which
+    /// always serializes; one that is not in the tree is not announced.
+    pub(super) fn emit_entry_appended(&mut self, id: &str) {
+        if let Some(entry) = self
+            .tree
+            .entry(id)
+            .and_then(|e| serde_json::to_value(e).ok())
+        {
+            self.emit(Event::Session(SessionEvent::EntryAppended { entry }));
+        }
+    }
+
     pub(super) fn persist(&mut self, decision: Persist) {
         if decision != Persist::Nothing {
             self.out.persist = true;
@@ -641,13 +654,7 @@ impl SessionMachine {
                 .append_context_edit(&target, None, self.now, &mut self.ids)
                 .map_err(|e| SessionRejection::Entry(e.to_string()))?;
             self.persist(decision);
-            if let Some(entry) = self
-                .tree
-                .entry(&id)
-                .and_then(|e| serde_json::to_value(e).ok())
-            {
-                self.emit(Event::Session(SessionEvent::EntryAppended { entry }));
-            }
+            self.emit_entry_appended(&id);
         }
         let context = self.tree.context().into_messages();
         self.replace_messages(context)
