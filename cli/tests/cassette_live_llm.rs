@@ -40,7 +40,7 @@ fn a_run_recorded_from_the_local_llm_replays_byte_for_byte_offline() {
         "baseUrl": base_url, "api": "openai-completions", "apiKey": "local",
         "compat": {"maxTokensField": "max_tokens"},
         "models": [{"id": "smollm2-135m-instruct", "name": "SmolLM2 135M",
-                    "contextWindow": 4096, "maxTokens": 48}]}}});
+                    "contextWindow": pi_testkit::LIVE_LLM_CONTEXT_WINDOW, "maxTokens": 48}]}}});
     std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
     let cassette = root.path().join("live.jsonl");
     let recorded = Command::new(env!("CARGO_BIN_EXE_pi"))

@@ -29,7 +29,7 @@ async fn a_prompt_to_the_local_llm_streams_an_answer_into_the_session_file() {
         provider: "local".into(),
         base_url,
         input: vec!["text".into()],
-        context_window: 4096,
+        context_window: pi_testkit::LIVE_LLM_CONTEXT_WINDOW,
         max_tokens: 48,
         compat: Some(json!({"maxTokensField": "max_tokens"})),
         ..Model::default()

@@ -233,3 +233,20 @@ async fn an_anthropic_messages_call_with_thinking_and_a_tool_call() {
     );
     assert_eq!(first["body"]["max_tokens"], 8192);
 }
+
+/// Pi 1.5.2's `buildBaseOptions` asks a Chat Completions model for its own output limit,
+/// clamped to the room its context window leaves (0.73.1 capped it at 32,000).
+#[test]
+fn a_chat_completions_request_asks_for_the_models_limit_within_its_window() {
+    let asked = |max_tokens: u64, context_window: u64| {
+        let mut request = request(1);
+        request.model.max_tokens = max_tokens;
+        request.model.context_window = context_window;
+        let compat = pi_providers::openai_completions::compat(&request.model);
+        let body = pi_providers::openai_completions::build_body(&request, &compat, &options(), 0);
+        serde_json::to_value(&body).unwrap()["max_completion_tokens"].clone()
+    };
+    assert_eq!(asked(128_000, 400_000), 128_000);
+    let clamped = asked(128_000, 100_000).as_u64().unwrap();
+    assert!((90_000..100_000).contains(&clamped), "{clamped}");
+}

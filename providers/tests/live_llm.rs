@@ -29,7 +29,7 @@ fn model(base_url: &str) -> Model {
         provider: "local".into(),
         base_url: base_url.into(),
         input: vec!["text".into()],
-        context_window: 4096,
+        context_window: pi_testkit::LIVE_LLM_CONTEXT_WINDOW,
         max_tokens: 64,
         compat: Some(json!({"maxTokensField": "max_tokens"})),
         ..Model::default()
@@ -186,7 +186,7 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
     let (_, message) = call(request, options).await;
     assert_eq!(message.stop_reason, StopReason::Error, "{message:?}");
     assert!(
-        is_context_overflow(&message, Some(4096)),
+        is_context_overflow(&message, Some(pi_testkit::LIVE_LLM_CONTEXT_WINDOW)),
         "{:?}",
         message.error_message
     );

@@ -197,6 +197,11 @@ pub fn wild_sessions_dir() -> Option<PathBuf> {
     None
 }
 
+/// The context window the local LLM server serves (`scripts/llm/ci-llm.sh`'s `LLM_CTX`, the
+/// model's trained context). Pi 1.5.2 clamps a request's output limit to what the window leaves
+/// after the context and a 4,096-token margin, so a smaller window would ask for one token.
+pub const LIVE_LLM_CONTEXT_WINDOW: u64 = 8192;
+
 /// The real local LLM's base URL (`LLM_BASE_URL`, set by CI, which starts one). Without it the
 /// live tests are skipped, unless `PI_REQUIRE_LIVE_LLM=1` (CI) makes that a failure.
 pub fn live_llm_base_url() -> Option<String> {

@@ -134,7 +134,7 @@ fn a_judge_on_the_local_llm_is_recorded_and_replays_to_the_same_verdict() {
         "baseUrl": base_url, "api": "openai-completions", "apiKey": "local",
         "compat": {"maxTokensField": "max_tokens"},
         "models": [{"id": "smollm2-135m-instruct", "name": "SmolLM2 135M",
-                    "contextWindow": 4096, "maxTokens": 64}]}}});
+                    "contextWindow": pi_testkit::LIVE_LLM_CONTEXT_WINDOW, "maxTokens": 64}]}}});
     std::fs::write(env.path("agent/models.json"), models.to_string()).unwrap();
     let suite = env.write(
         "s/local.toml",

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::compat::{Compat, ThinkingFormat};
 use super::memo::with_elements;
-use crate::models::{base_max_tokens, clamp_thinking_level, mapped_level};
+use crate::models::{clamp_thinking_level, mapped_level, max_tokens_152};
 use crate::object::object;
 use crate::strict_schema::strict_parameters;
 use crate::transform::transform_messages;
@@ -379,7 +379,7 @@ pub fn build_body(
     if compat.supports_store {
         params.insert("store".into(), json!(false));
     }
-    let max_tokens = base_max_tokens(request).filter(|m| *m > 0);
+    let max_tokens = Some(max_tokens_152(request)).filter(|m| *m > 0);
     if let Some(max) = max_tokens {
         let field = if compat.use_max_tokens_field {
             "max_tokens"
