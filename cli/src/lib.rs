@@ -31,6 +31,7 @@ mod settings;
 mod setup;
 mod signals;
 mod tool_select;
+mod trust;
 
 pub use args::{Args, Mode};
 pub use cassette::recorded_command;
@@ -148,6 +149,10 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     }
     if let Some(conflicts) = fork_conflicts(&args) {
         eprintln!("Error: --fork cannot be combined with {conflicts}");
+        return Ok(1);
+    }
+    if let Some(error) = args.tui_mode_error() {
+        eprintln!("Error: {error}");
         return Ok(1);
     }
     if let Some(error) = session_id_error(&args) {
