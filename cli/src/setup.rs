@@ -52,8 +52,8 @@ pub enum SessionChoice {
     ContinueRecent,
     /// This file (`--session`, `switch_session`); created if missing.
     Open(PathBuf),
-    /// A copy of this file as a new session (`--fork`).
-    Fork(PathBuf),
+    /// A copy of `from` as a new session (`--fork`), with the id `id` (`--session-id`).
+    Fork { from: PathBuf, id: Option<String> },
     /// A new session holding the branch of `from` that ends at `leaf` (RPC `fork` and
     /// `clone`), kept in memory until it has something to write, as Pi's
     /// `createBranchedSession` keeps it: a fork before the first user message keeps the system
@@ -383,8 +383,8 @@ impl Runtime {
             SessionChoice::Child(parent) => {
                 SessionStore::create_child(&cwd, &self.session_dir, now, ids, Some(parent.clone()))
             }
-            SessionChoice::Fork(path) => {
-                SessionStore::fork_from(path, &cwd, &self.session_dir, now, ids)
+            SessionChoice::Fork { from, id } => {
+                SessionStore::fork_from(from, &cwd, &self.session_dir, now, ids, id.as_deref())
             }
             SessionChoice::Branch { from, leaf } => {
                 SessionStore::open(from, Some(&self.session_dir), None, &cwd, now, ids).and_then(
