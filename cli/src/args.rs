@@ -112,6 +112,18 @@ pub struct Args {
     pub list_models: Option<String>,
     #[arg(long)]
     pub verbose: bool,
+    /// Trust the project's own files for this run (Pi 1.5; the last of the two flags wins).
+    #[arg(short = 'a', long = "approve", overrides_with = "no_approve")]
+    pub approve: bool,
+    /// Ignore the project's own files for this run (Pi 1.5).
+    #[arg(long = "no-approve", overrides_with = "approve")]
+    pub no_approve: bool,
+    /// Accepted as Pi 1.5 accepts it; this build has no MCP support to turn off.
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
+    /// Pi 1.5's TUI mode: checked as Pi checks it ([`Args::tui_mode_error`]); there is no TUI.
+    #[arg(long = "tui-mode", num_args = 0..=1, default_missing_value = "")]
+    pub tui_mode: Option<String>,
     #[arg(long)]
     pub offline: bool,
     /// Record the run as a cassette into this file.
@@ -167,11 +179,36 @@ impl Args {
         self.exclude_tools.as_deref().map(trimmed)
     }
 
+    /// `--approve` (true) or `--no-approve` (false), whichever came last; `None` without them.
+    pub fn project_trust(&self) -> Option<bool> {
+        match (self.approve, self.no_approve) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Pi 1.5's refusal of a missing or unknown `--tui-mode` value.
+    pub fn tui_mode_error(&self) -> Option<String> {
+        match self.tui_mode.as_deref()? {
+            "regular" | "fullscreen" => None,
+            "" => Some(TUI_MODE_MISSING.to_owned()),
+            other => Some(format!(
+                "{TUI_MODE_INVALID_PREFIX}\"{other}\"{TUI_MODE_VALID}"
+            )),
+        }
+    }
+
     /// The effective mode: `--mode`, else text (print mode is implied by a non-interactive run).
     pub fn mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
     }
 }
+
+/// Pi 1.5's texts for `--tui-mode` (`cli/args.js`).
+const TUI_MODE_MISSING: &str = "--tui-mode requires regular or fullscreen";
+const TUI_MODE_INVALID_PREFIX: &str = "Invalid TUI mode ";
+const TUI_MODE_VALID: &str = ". Valid values: regular, fullscreen";
 
 fn trimmed(names: &[String]) -> Vec<String> {
     names
@@ -191,6 +228,7 @@ fn spell_out(arg: String) -> String {
         "-np" => "--no-prompt-templates",
         "-nc" => "--no-context-files",
         "-xt" => "--exclude-tools",
+        "-na" => "--no-approve",
         _ => return arg,
     };
     long.to_owned()

@@ -31,6 +31,7 @@ mod settings;
 mod setup;
 mod signals;
 mod tool_select;
+mod trust;
 
 pub use args::{Args, Mode};
 pub use cassette::recorded_command;
@@ -150,6 +151,10 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         eprintln!("Error: --fork cannot be combined with {conflicts}");
         return Ok(1);
     }
+    if let Some(error) = args.tui_mode_error() {
+        eprintln!("Error: {error}");
+        return Ok(1);
+    }
     if let Some(error) = session_id_error(&args) {
         eprintln!("Error: {error}");
         return Ok(1);
@@ -177,6 +182,12 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     {
         eprintln!("Error: --name requires a non-empty value");
         return Ok(1);
+    }
+    if let (Some(_), Some(id)) = (&args.fork, &args.session_id) {
+        if local_session(&runtime, id).is_some() {
+            eprintln!("Session already exists with id '{id}'");
+            return Ok(1);
+        }
     }
     let choice = session_choice(&args, &runtime)?;
     if args.help {
@@ -311,6 +322,12 @@ fn session_id_error(args: &Args) -> Option<String> {
 /// Pi 1.5's text for a `--session-id` it cannot use.
 const INVALID_SESSION_ID: &str = "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
 
+/// The file of this directory's session with exactly this id (Pi's `findLocalSessionByExactId`).
+fn local_session(runtime: &Runtime, id: &str) -> Option<std::path::PathBuf> {
+    let sessions = pi_effects::session::list_sessions(&runtime.session_dir);
+    sessions.into_iter().find(|s| s.id == id).map(|s| s.path)
+}
+
 /// The session a run works in, from `--no-session`, `--session`, `--fork`, `--continue` and
 /// `--session-id` (this directory's session with that id, else a new one with it).
 fn session_choice(args: &Args, runtime: &Runtime) -> Result<SessionChoice, CliError> {
@@ -321,7 +338,10 @@ fn session_choice(args: &Args, runtime: &Runtime) -> Result<SessionChoice, CliEr
         });
     }
     if let Some(reference) = &args.fork {
-        return Ok(SessionChoice::Fork(runtime.find_session(reference)?));
+        return Ok(SessionChoice::Fork {
+            from: runtime.find_session(reference)?,
+            id: args.session_id.clone(),
+        });
     }
     if let Some(reference) = &args.session {
         return Ok(SessionChoice::Open(runtime.find_session(reference)?));
@@ -330,9 +350,8 @@ fn session_choice(args: &Args, runtime: &Runtime) -> Result<SessionChoice, CliEr
         return Ok(SessionChoice::ContinueRecent);
     }
     if let Some(id) = &args.session_id {
-        let sessions = pi_effects::session::list_sessions(&runtime.session_dir);
-        if let Some(found) = sessions.into_iter().find(|s| &s.id == id) {
-            return Ok(SessionChoice::Open(found.path));
+        if let Some(found) = local_session(runtime, id) {
+            return Ok(SessionChoice::Open(found));
         }
         eprintln!(
             "Warning: No project session found with id '{id}'; creating a new session with that id."

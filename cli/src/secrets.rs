@@ -23,11 +23,12 @@ pub fn machine_credentials() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The user's own redaction rules (settings `redact`, global then the current project's).
+/// The user's own redaction rules (settings `redact`, global then the current project's: a
+/// project's rules only add redactions, so they are read whether or not it is trusted).
 pub fn machine_rules() -> Result<Rules, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    crate::settings::Settings::load(&agent_dir(), &cwd).redact_rules()
+    crate::settings::Settings::load(&agent_dir(), &cwd, true).redact_rules()
 }
 
 /// Redacts `credentials`, and what `rules`' patterns find, from every string in `value` (keys

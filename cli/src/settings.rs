@@ -19,13 +19,14 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Global settings, then the project's on top (objects merged key by key, as Pi does).
-    pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
+    /// Global settings, then the project's on top (objects merged key by key, as Pi does) when
+    /// the project is trusted (`crate::trust`).
+    pub fn load(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Settings {
         let mut settings = Settings::default();
-        for path in [
-            agent_dir.join("settings.json"),
-            cwd.join(".pi").join("settings.json"),
-        ] {
+        let project = cwd.join(".pi").join("settings.json");
+        let paths = [agent_dir.join("settings.json")];
+        let project = project_trusted.then_some(project);
+        for path in paths.into_iter().chain(project) {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
@@ -143,6 +144,12 @@ impl Settings {
                 Some((model.clone(), ThinkingLevel::parse(level.as_str()?)?))
             })
             .collect()
+    }
+
+    /// `defaultProjectTrust` (Pi 1.5): `ask` (the default), `always` or `never`; read from the
+    /// global settings only, since the project's wait for the answer.
+    pub fn default_project_trust(&self) -> Option<&str> {
+        self.string(&["defaultProjectTrust"])
     }
 
     /// `sessionDir`: where sessions go unless a flag or the environment says otherwise.
@@ -387,7 +394,7 @@ mod tests {
             r#"{"retry": {"maxRetries": 2}}"#,
         )
         .unwrap();
-        let settings = Settings::load(agent.path(), cwd.path());
+        let settings = Settings::load(agent.path(), cwd.path(), true);
         assert!(!settings.retry().enabled);
         assert_eq!(settings.retry().max_retries, 2);
         assert_eq!(settings.default_model(), Some("a"));
@@ -402,7 +409,7 @@ mod tests {
             r#"{"compaction": {"reserveTokens": 100}, "theme": "dark"}"#,
         )
         .unwrap();
-        let mut settings = Settings::load(agent.path(), agent.path());
+        let mut settings = Settings::load(agent.path(), agent.path(), true);
         settings
             .set_global(agent.path(), &["compaction", "enabled"], json!(false))
             .unwrap();

@@ -32,6 +32,7 @@ use crate::model_select::{
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
 use crate::tool_select::{select_tools, tool_list_error};
+use crate::trust::project_trusted;
 use crate::CliError;
 
 /// Which session a run works in.
@@ -51,8 +52,8 @@ pub enum SessionChoice {
     ContinueRecent,
     /// This file (`--session`, `switch_session`); created if missing.
     Open(PathBuf),
-    /// A copy of this file as a new session (`--fork`).
-    Fork(PathBuf),
+    /// A copy of `from` as a new session (`--fork`), with the id `id` (`--session-id`).
+    Fork { from: PathBuf, id: Option<String> },
     /// A new session holding the branch of `from` that ends at `leaf` (RPC `fork` and
     /// `clone`), kept in memory until it has something to write, as Pi's
     /// `createBranchedSession` keeps it: a fork before the first user message keeps the system
@@ -143,12 +144,20 @@ impl Runtime {
             }
         }
         let thinking_flag = thinking.is_some();
-        let settings = Settings::load(&agent_dir, &cwd);
+        let env = process_environment();
+        let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
+        let global = Settings::load(&agent_dir, &cwd, false);
+        let trusted = project_trusted(
+            &agent_dir,
+            &cwd,
+            &home,
+            args.project_trust(),
+            global.default_project_trust(),
+        );
+        let settings = Settings::load(&agent_dir, &cwd, trusted == Ok(true));
         warnings.extend(settings.warnings.iter().cloned());
         let registry = load_models(catalog::builtin(), &agent_dir.join("models.json"));
         let (mut auth, _) = load_auth(&agent_dir.join("auth.json"));
-        let env = process_environment();
-        let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
         let cwd_text = cwd.to_string_lossy().into_owned();
         let session_dir = match resolve_session_dir(
             args.session_dir.as_deref(),
@@ -163,7 +172,7 @@ impl Runtime {
             })?,
         };
         let patterns = if args.models.is_empty() {
-            enabled_models(&agent_dir, &cwd)
+            enabled_models(&agent_dir, &cwd, trusted == Ok(true))
         } else {
             args.models.iter().map(|p| p.trim().to_owned()).collect()
         };
@@ -176,6 +185,9 @@ impl Runtime {
             scoped
         };
         let mut diagnostics = Vec::new();
+        if let Err(error) = trusted {
+            diagnostics.push(Diagnostic::Error(error));
+        }
         let cli = resolve_cli_model(
             args.provider.as_deref(),
             args.model.as_deref(),
@@ -371,8 +383,8 @@ impl Runtime {
             SessionChoice::Child(parent) => {
                 SessionStore::create_child(&cwd, &self.session_dir, now, ids, Some(parent.clone()))
             }
-            SessionChoice::Fork(path) => {
-                SessionStore::fork_from(path, &cwd, &self.session_dir, now, ids)
+            SessionChoice::Fork { from, id } => {
+                SessionStore::fork_from(from, &cwd, &self.session_dir, now, ids, id.as_deref())
             }
             SessionChoice::Branch { from, leaf } => {
                 SessionStore::open(from, Some(&self.session_dir), None, &cwd, now, ids).and_then(
@@ -639,9 +651,9 @@ fn active_tools(args: &Args) -> Vec<String> {
     )
 }
 
-/// The `enabledModels` setting (the project's list replaces the global one), read here because
-/// [`Settings`] has no accessor for lists.
-fn enabled_models(agent_dir: &Path, cwd: &Path) -> Vec<String> {
+/// The `enabledModels` setting (a trusted project's list replaces the global one), read here
+/// because [`Settings`] has no accessor for lists.
+fn enabled_models(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Vec<String> {
     let read = |path: PathBuf| -> Option<Vec<String>> {
         let text = std::fs::read_to_string(path).ok()?;
         let value: serde_json::Value = serde_json::from_str(&text).ok()?;
@@ -652,7 +664,9 @@ fn enabled_models(agent_dir: &Path, cwd: &Path) -> Vec<String> {
                 .collect(),
         )
     };
-    read(cwd.join(".pi").join("settings.json"))
+    project_trusted
+        .then(|| read(cwd.join(".pi").join("settings.json")))
+        .flatten()
         .or_else(|| read(agent_dir.join("settings.json")))
         .unwrap_or_default()
 }

@@ -20,6 +20,8 @@ mod missing_cwd;
 mod pi152_cli;
 #[path = "cli_flags/pi152_tools.rs"]
 mod pi152_tools;
+#[path = "cli_flags/project_trust.rs"]
+mod project_trust;
 #[path = "cli_flags/recovery.rs"]
 mod recovery;
 #[path = "cli_flags/shell_env.rs"]

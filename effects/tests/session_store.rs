@@ -358,7 +358,8 @@ fn forks_and_branched_sessions_point_back_at_their_source() {
     fs::copy(trace_session("b_tool_read"), &source).unwrap();
     let target = tmp.path().join("target");
     let fork =
-        SessionStore::fork_from(&source, "/new/cwd", &target, T0, IdGenerator::new(15)).unwrap();
+        SessionStore::fork_from(&source, "/new/cwd", &target, T0, IdGenerator::new(15), None)
+            .unwrap();
     let forked = lines(fork.file().unwrap());
     let original = lines(&source);
     assert_eq!(forked[1..], original[1..], "entries copied verbatim");
@@ -372,7 +373,8 @@ fn forks_and_branched_sessions_point_back_at_their_source() {
         "/x",
         &target,
         T0,
-        IdGenerator::new(1)
+        IdGenerator::new(1),
+        None
     )
     .unwrap_err()
     .to_string()

@@ -3,8 +3,9 @@
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::SessionMachine;
-use pi_core::compaction::tokens::{calculate_context_tokens, estimate_context_tokens};
-use pi_core::message::{AgentMessage, ContentBlock, StopReason};
+use pi_core::compaction::prepare::projected_tokens;
+use pi_core::compaction::tokens::calculate_context_tokens;
+use pi_core::message::{AgentMessage, ContentBlock, StopReason, Usage};
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::SessionTree;
 use pi_effects::agent_session::AgentSession;
@@ -60,8 +61,10 @@ pub fn session_state<I: Interpreter>(session: &AgentSession<I>) -> Value {
 }
 
 /// `get_session_stats`'s data (Pi 1.5's `getSessionStats`): counted over every entry of the
-/// file, so that what a retry omitted from the context or a compaction summarised away is still
-/// counted, with the tokens of `usage` entries (spent outside the conversation) added.
+/// file, so that what a retry omitted from the context, a compaction summarised away or an
+/// abandoned branch spent is still counted, with the tokens spent outside the conversation added:
+/// `usage` entries (cache warming), the summaries of `compaction` and `branch_summary` entries,
+/// and tool results that report a `usage` of their own.
 pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
     let machine = session.machine();
     let entries = machine.tree().entries();
@@ -69,7 +72,7 @@ pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
     let count = |role: &str| messages.iter().filter(|m| m.role() == role).count();
     let (mut tool_calls, mut input, mut output, mut cache_read, mut cache_write) = (0, 0, 0, 0, 0);
     let mut cost = 0.0;
-    let mut add = |usage: &pi_core::message::Usage| {
+    let mut add = |usage: &Usage| {
         input += usage.input;
         output += usage.output;
         cache_read += usage.cache_read;
@@ -79,8 +82,14 @@ pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
     for entry in entries {
         match entry {
             SessionEntry::Usage(spent) => add(&spent.usage),
-            SessionEntry::Message(m) => {
-                if let AgentMessage::Assistant(assistant) = &m.message {
+            SessionEntry::Compaction(c) => {
+                summary_usage(c.usage.as_ref()).iter().for_each(&mut add)
+            }
+            SessionEntry::BranchSummary(b) => {
+                summary_usage(b.usage.as_ref()).iter().for_each(&mut add);
+            }
+            SessionEntry::Message(m) => match &m.message {
+                AgentMessage::Assistant(assistant) => {
                     tool_calls += assistant
                         .content
                         .iter()
@@ -88,7 +97,13 @@ pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
                         .count();
                     add(&assistant.usage);
                 }
-            }
+                AgentMessage::ToolResult(result) => {
+                    summary_usage(result.extra.get("usage"))
+                        .iter()
+                        .for_each(&mut add);
+                }
+                _ => {}
+            },
             _ => {}
         }
     }
@@ -119,33 +134,50 @@ pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
     Value::Object(stats)
 }
 
-/// Pi's `getContextUsage`: unknown (`null`s) right after a compaction until a response reports
-/// usage again, else the estimate over the agent's messages.
+/// A usage kept as JSON (a summary's, or a tool result's); one this build cannot read counts
+/// nothing.
+fn summary_usage(usage: Option<&Value>) -> Option<Usage> {
+    usage.and_then(|u| serde_json::from_value(u.clone()).ok())
+}
+
+/// Pi 1.5's `getContextUsage`: unknown (`null`s) after a compaction until an assistant message
+/// the context still holds (not aborted, not failed) reports usage, else
+/// `estimateProjectedContextTokens` over the context as the session's entries project it.
 fn context_usage(machine: &SessionMachine) -> Option<Value> {
     let context_window = machine.agent().model().context_window;
     if context_window == 0 {
         return None;
     }
-    let branch = machine.tree().branch_path(None);
+    let tree = machine.tree();
+    let branch = tree.branch_path(None);
     let compaction = branch
         .iter()
         .rposition(|e| matches!(e, SessionEntry::Compaction(_)));
     if let Some(index) = compaction {
-        let after = branch[index + 1..]
-            .iter()
-            .rev()
-            .find_map(|entry| match entry {
-                SessionEntry::Message(m) => match &m.message {
-                    AgentMessage::Assistant(a) if !a.stop_reason.ends_run() => Some(a),
-                    _ => None,
-                },
+        let after = &branch[index + 1..];
+        // An edit follows its target, so the edits of what follows the compaction follow it too;
+        // the latest one of an entry decides whether the context still holds it.
+        let omitted = |id: &str| {
+            after.iter().rev().find_map(|e| match e {
+                SessionEntry::ContextEdit(edit) if edit.target_id == id => {
+                    Some(edit.replacement.is_none())
+                }
                 _ => None,
-            });
-        if after.is_none_or(|a| calculate_context_tokens(&a.usage) == 0) {
+            }) == Some(true)
+        };
+        let reported = after.iter().any(|entry| match entry.message() {
+            Some(AgentMessage::Assistant(a)) => {
+                !a.stop_reason.ends_run()
+                    && calculate_context_tokens(&a.usage) > 0
+                    && !omitted(entry.id())
+            }
+            _ => false,
+        });
+        if !reported {
             return Some(json!({"tokens": null, "contextWindow": context_window, "percent": null}));
         }
     }
-    let tokens = estimate_context_tokens(machine.agent().messages()).tokens;
+    let tokens = projected_tokens(&branch, &tree.context().into_messages());
     // Token counts stay far below 2^53, where the conversion is exact.
     #[allow(clippy::cast_precision_loss)]
     let percent = tokens as f64 / context_window as f64 * 100.0;

@@ -171,6 +171,54 @@ fn session_id_and_name_make_the_new_sessions_header_and_first_entry() {
 }
 
 #[test]
+fn fork_with_a_session_id_forks_into_that_id_unless_this_directory_has_it() {
+    // 1.5.2's `createSessionManager`: `--fork` with `--session-id` forks into a session with
+    // that id, and refuses an id this directory's sessions already have.
+    let mock = MockLlm::start(&json!([{"text": ["First."]}, {"text": ["Forked."]}]));
+    let env = Env::new(&mock);
+    let base = [
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+    ];
+    let out = env.run(&[&base[..], &["-p", "Hi"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let source = env.session_files().pop().unwrap();
+    let source_text = source.display().to_string();
+    let id = "fork-1";
+    let fork = [&base[..], &["--fork", &source_text, "--session-id", id]].concat();
+    let out = env.run(&[&fork[..], &["-p", "Again"]].concat());
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    let files = env.session_files();
+    assert_eq!(files.len(), 2);
+    let forked = files
+        .iter()
+        .find(|f| f.to_string_lossy().ends_with(&format!("_{id}.jsonl")))
+        .unwrap_or_else(|| panic!("{files:?}"));
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(forked)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["id"], id);
+    assert_eq!(header["parentSession"], json!(source_text));
+    assert_eq!(mock.requests()[1]["messages"].as_array().unwrap().len(), 4);
+    let out = env.run(&[&fork[..], &["-p", "Once more"]].concat());
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (1, "", "Session already exists with id 'fork-1'\n")
+    );
+    assert_eq!(mock.requests().len(), 2);
+    assert_eq!(env.session_files().len(), 2);
+}
+
+#[test]
 fn tool_selection_takes_patterns_modifiers_and_exclusions() {
     let mock = MockLlm::start(&json!([
         {"text": ["a"]}, {"text": ["b"]}, {"text": ["c"]}, {"text": ["d"]}, {"text": ["e"]},

@@ -268,3 +268,76 @@ fn summary_requests_ask_for_no_prompt_caching() {
     );
     assert_eq!(pi.finish(), 0);
 }
+
+/// Two long prompts whose first answer reports 45 tokens against a 100-token threshold, and
+/// whose second answer (after `failures` failed attempts) reports no usage; the compaction
+/// entries of the file after both runs.
+fn threshold_after_an_answer_without_usage(failures: usize) -> (Vec<Value>, Vec<Value>) {
+    let words: Vec<String> = (0..80).map(|i| format!("word{i}")).collect();
+    let words = words.join(" ");
+    let settings = json!({
+        "compaction": {"enabled": true, "reserveTokens": 127_900, "keepRecentTokens": 150},
+        "retry": {"baseDelayMs": 1, "provider": {"maxRetries": 0}}
+    });
+    let mut script = vec![
+        json!({"text": [format!("First answer: {words}")], "usage": {"input": 40, "output": 5}}),
+    ];
+    script.extend((0..failures).map(|_| json!({"status": 500})));
+    script.push(
+        json!({"text": [format!("Second answer: {words}")], "usage": {"input": 0, "output": 0}}),
+    );
+    script.push(json!({"text": ["## Goal\nThreshold summary."]}));
+    let mut pi = Pi::start_configured(Value::Array(script), &[], Some(&settings));
+    for (id, prompt) in [("p1", "First"), ("p2", "Second")] {
+        pi.send(
+            json!({"id": id, "type": "prompt", "message": format!("{prompt} prompt: {words}")}),
+        );
+        pi.wait_type("agent_settled");
+    }
+    let starts: Vec<Value> = pi
+        .seen
+        .iter()
+        .filter(|e| e["type"] == "compaction_start")
+        .cloned()
+        .collect();
+    // The step that settles writes the file after its events; the next command's answer
+    // comes after that write.
+    pi.call("s", json!({"type": "get_state"}));
+    let written = entries(&pi);
+    assert_eq!(pi.finish(), 0);
+    let compactions = written
+        .into_iter()
+        .filter(|e| e["type"] == "compaction")
+        .collect();
+    (compactions, starts)
+}
+
+#[test]
+fn the_threshold_check_estimates_the_projected_context_when_it_holds_context_edits() {
+    // The retried 500 leaves a context_edit; the answer's missing usage must not read as an
+    // empty context: 1.5.2 estimates the whole projected context (prompt and messages).
+    let (compactions, starts) = threshold_after_an_answer_without_usage(1);
+    assert_eq!(
+        starts,
+        vec![json!({"type": "compaction_start", "reason": "threshold"})]
+    );
+    assert_eq!(compactions.len(), 1);
+    assert!(
+        compactions[0]["tokensBefore"].as_u64().unwrap() > 100,
+        "{compactions:?}"
+    );
+}
+
+#[test]
+fn an_answer_reporting_no_usage_is_estimated_from_the_messages_for_the_threshold() {
+    let (compactions, starts) = threshold_after_an_answer_without_usage(0);
+    assert_eq!(
+        starts,
+        vec![json!({"type": "compaction_start", "reason": "threshold"})]
+    );
+    assert_eq!(compactions.len(), 1);
+    assert!(
+        compactions[0]["tokensBefore"].as_u64().unwrap() > 100,
+        "{compactions:?}"
+    );
+}

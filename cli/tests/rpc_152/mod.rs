@@ -4,6 +4,8 @@
 //! `set_model` and `set_thinking_level` leaving settings.json alone; `get_commands`' built-in
 //! commands.
 
+mod stats;
+
 use serde_json::{json, Value};
 
 use super::common::{Env, MockLlm};

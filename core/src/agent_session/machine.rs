@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::agent::{AgentMachine, Change, Input, Prompt, QueueMode, StepError};
+use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::tokens::{
     calculate_context_tokens, estimate_context_tokens, should_compact,
 };
@@ -758,20 +759,26 @@ impl SessionMachine {
             self.omit_attempt()?;
             return self.start_compaction(CompactionReason::Overflow, true, None);
         }
-        let tokens = if assistant.stop_reason == StopReason::Error {
+        // Pi 1.5: a context with edits is estimated as the projection leaves it; a failed
+        // answer or one reporting no usage from the last usage before it (unless that usage
+        // predates the latest compaction), or from the messages alone when none reported any.
+        let path = self.tree.branch_path(None);
+        let direct = calculate_context_tokens(&assistant.usage);
+        let tokens = if context_has_edits(&path) {
+            projected_tokens(&path, &self.tree.context().into_messages())
+        } else if assistant.stop_reason == StopReason::Error || direct == 0 {
             let messages = self.agent.messages();
             let estimate = estimate_context_tokens(messages);
-            let Some(index) = estimate.last_usage_index else {
-                return Ok(());
-            };
-            if let Some(AgentMessage::Assistant(source)) = messages.get(index) {
+            if let Some(AgentMessage::Assistant(source)) =
+                estimate.last_usage_index.and_then(|i| messages.get(i))
+            {
                 if before_compaction(source.timestamp) {
                     return Ok(());
                 }
             }
             estimate.tokens
         } else {
-            calculate_context_tokens(&assistant.usage)
+            direct
         };
         if should_compact(tokens, context_window, &settings) {
             self.start_compaction(CompactionReason::Threshold, false, None)?;

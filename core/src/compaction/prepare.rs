@@ -66,6 +66,16 @@ fn projected<'a>(path: &[&'a SessionEntry]) -> (Vec<&'a SessionEntry>, usize) {
     (entries, 1)
 }
 
+/// Whether the context of `path` (root first) holds a `context_edit` entry: after a compaction,
+/// among the entries it kept and the later ones. Pi 1.5's threshold check then estimates the
+/// context with [`projected_tokens`] instead of trusting the answer's usage.
+pub fn context_has_edits(path: &[&SessionEntry]) -> bool {
+    projected(path)
+        .0
+        .iter()
+        .any(|e| matches!(e, SessionEntry::ContextEdit(_)))
+}
+
 /// Pi 1.5's `estimateProjectedContextTokens`: the last response's usage and estimates of what
 /// followed it, when that response came after the latest compaction or context edit; else an
 /// estimate of everything, counting the prompt in force once.

@@ -236,25 +236,30 @@ impl SessionStore {
         Ok(store)
     }
 
-    /// A copy of `source` as a new session for `target_cwd` in `dir`, pointing back at its source.
+    /// A copy of `source` as a new session for `target_cwd` in `dir`, pointing back at its source,
+    /// with the session id `id` when given (Pi 1.5's `--fork` with `--session-id`).
     pub fn fork_from(
         source: &Path,
         target_cwd: &str,
         dir: &Path,
         now: u64,
         mut ids: IdGenerator,
+        id: Option<&str>,
     ) -> Result<Self, StoreError> {
         let text = read_text(source)
             .map_err(|_| StoreError::ForkSourceInvalid(source.display().to_string()))?;
         let parsed = parse_session(&text, &mut ids)
             .map_err(|_| StoreError::ForkSourceInvalid(source.display().to_string()))?;
         fs::create_dir_all(dir).map_err(io_error(dir))?;
-        let fresh = SessionTree::new(
+        let mut fresh = SessionTree::new(
             target_cwd,
             now,
             &mut ids,
             Some(source.display().to_string()),
         );
+        if let Some(id) = id {
+            fresh.set_session_id(id);
+        }
         let path = dir.join(file_name(fresh.header()));
         fs::write(&path, whole_file(fresh.header(), &parsed.entries)).map_err(io_error(&path))?;
         SessionStore::open(&path, Some(dir), None, target_cwd, now, ids)
