@@ -245,17 +245,23 @@ fn apply<I: Interpreter>(
     on_event: &mut impl FnMut(&Event),
     replies: &mut Vec<Reply>,
 ) -> Result<(), DriveError> {
+    // The file is written before the step's events go out, as Pi appends an entry before any
+    // later event: a client that reads the file on `agent_settled` finds it complete.
+    let written = if step.persist {
+        file.flush(machine.tree())
+    } else {
+        Ok(())
+    };
+    // A failed write still lets the events out and starts the effects (the machine counts them
+    // as in flight: unstarted, the run would wait for them forever), then stops the run; the
+    // session is intact in memory.
     for event in &step.events {
         on_event(event);
     }
-    // The effects start before the file is written: the machine counts them as in flight, so
-    // a failed write must not leave them unstarted (the run would wait for them forever).
     for effect in step.effects {
         io.start(effect);
     }
     replies.extend(step.replies);
-    if step.persist {
-        file.flush(machine.tree())?;
-    }
+    written?;
     Ok(())
 }

@@ -13,9 +13,11 @@ use common::{prompt, types};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::message::{AgentMessage, StopReason};
 use pi_core::model::Model;
+use pi_core::session::ids::IdGenerator;
 use pi_effects::agent_session::{create_agent_session, SessionOptions};
 use pi_effects::clock::Clock;
 use pi_effects::driver::{FrontEndInput, FrontEndNext, Interpreter, UserBash};
+use pi_effects::session::SessionStore;
 use pi_providers::retry::{FixedClock, RetryClock};
 use pi_providers::transport::scripted::{ScriptedResponse, ScriptedTransport};
 use pi_providers::transport::BoxFuture;
@@ -291,4 +293,62 @@ async fn a_retry_backoff_is_waited_through_the_clock() {
         panic!("{last:?}")
     };
     assert_eq!(last.stop_reason, StopReason::Stop);
+}
+
+/// A client that reads the session file when an event arrives finds there every message whose
+/// `message_end` came before that event: Pi 1.5 appends a message's entry right after its
+/// `message_end`, before any later event (so after `agent_settled` the file is complete). The
+/// file starts at the first user message, with what came before it.
+#[tokio::test]
+async fn each_message_is_on_disk_before_the_events_after_its_end() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("hello.txt"), "hi there\n").unwrap();
+    let transport = Arc::new(read_then_answer());
+    let clock: Arc<dyn Clock> = Arc::new(FixedClock::new(1_000, 0.5));
+    let sessions = tempfile::tempdir().unwrap();
+    let mut options = options(cwd.path(), Arc::clone(&transport), clock);
+    options.store = Some(
+        SessionStore::create(
+            &cwd.path().to_string_lossy(),
+            sessions.path(),
+            1_000,
+            IdGenerator::new(42),
+        )
+        .unwrap(),
+    );
+    let mut session = create_agent_session(options).unwrap();
+    let path = session.file().expect("a session file").to_owned();
+    let on_disk = || {
+        std::fs::read_to_string(&path).map_or(0, |text| {
+            text.lines()
+                .filter(|l| l.contains(r#""type":"message""#))
+                .count()
+        })
+    };
+    let mut ended = 0;
+    let mut user_ended = false;
+    let mut late = Vec::new();
+    session
+        .prompt("Read hello.txt", Vec::new(), |event| {
+            let event = serde_json::to_value(event).unwrap();
+            let kind = event["type"].as_str().unwrap_or_default().to_owned();
+            // Pi writes nothing before the first user message; from it on, everything.
+            if user_ended && on_disk() < ended {
+                late.push(format!(
+                    "{kind}: {} of {ended} ended messages on disk",
+                    on_disk()
+                ));
+            }
+            if kind == "message_end" {
+                ended += 1;
+                user_ended |= event["message"]["role"] == "user";
+            }
+        })
+        .await
+        .unwrap();
+    assert!(late.is_empty(), "{late:#?}");
+    assert_eq!(
+        ended, 5,
+        "the system message, the prompt, the call, its result and the answer"
+    );
 }
