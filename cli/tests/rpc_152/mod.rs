@@ -540,3 +540,46 @@ fn a_recorded_read_of_several_lines_replays_in_its_order() {
     );
     assert!(stderr.contains("diverge"), "{stderr}");
 }
+
+/// Prompts queued while streaming are queued in their place among the read's steers and
+/// answered before them (1.5.2's rpc_dispositions trace: four `queue_update`s, then `p2`, `p3`,
+/// `st1`, `fu1`), and the queue keeps the order the lines were sent in.
+#[test]
+fn prompts_read_with_steers_queue_in_line_order_and_answer_first() {
+    let mut pi = Pi::start(json!([
+        {"text": ["One ", "two."], "hang_until_file": "go"},
+        {"text": ["Never asked."]}
+    ]));
+    pi.call("p1", json!({"type": "prompt", "message": "Start"}));
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "two.");
+    let from = pi.seen.len();
+    pi.send_together(&[
+        json!({"id": "p2", "type": "prompt", "message": "as steer", "streamingBehavior": "steer"}),
+        json!({"id": "p3", "type": "prompt", "message": "as follow-up", "streamingBehavior": "followUp"}),
+        json!({"id": "st1", "type": "steer", "message": "a steer"}),
+        json!({"id": "fu1", "type": "follow_up", "message": "a follow-up"}),
+    ]);
+    pi.response(json!("fu1"));
+    assert_eq!(
+        order_after_queueing(&pi.seen[from..]),
+        [
+            "queue_update:1",
+            "queue_update:2",
+            "queue_update:3",
+            "queue_update:4",
+            "response:p2",
+            "response:p3",
+            "response:st1",
+            "response:fu1"
+        ]
+    );
+    let cleared = pi.call("cq", json!({"type": "clear_queue"}));
+    assert_eq!(
+        cleared["data"],
+        json!({"steering": ["as steer", "a steer"], "followUp": ["as follow-up", "a follow-up"]}),
+        "{cleared}"
+    );
+    pi.mock.release("go");
+    pi.wait_type("agent_end");
+    assert_eq!(pi.finish(), 0);
+}
