@@ -25,8 +25,14 @@ pub enum Line {
     Redaction { placeholder: String, what: String },
     /// An input the front end gave (a prompt, an RPC command's input) at `t`.
     Outside { t: u64, input: Box<RecordedInput> },
-    /// A line the RPC front end read from stdin at `t`.
-    Stdin { t: u64, line: String },
+    /// A line the RPC front end read from stdin at `t`; `with_next` when the same read brought
+    /// the next line too (absent: read alone, as every line of a cassette written before it).
+    Stdin {
+        t: u64,
+        line: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        with_next: bool,
+    },
     /// A `bash` command of the RPC front end finished at `t`: its `result` (as the RPC
     /// response's data) or the `error` it failed with. Replay answers from it; nothing runs.
     UserBash {
@@ -590,4 +596,29 @@ pub enum RecordedInput {
 pub enum Behavior {
     Steer,
     FollowUp,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::Line;
+
+    /// A `stdin` line written before `with_next` existed reads as read alone, and one read
+    /// alone is written as before; a marked one keeps its mark.
+    #[test]
+    fn a_stdin_line_is_alone_unless_marked() {
+        let old = r#"{"type":"stdin","t":5,"line":"{}"}"#;
+        let read: Line = serde_json::from_str(old).unwrap();
+        let alone = Line::Stdin {
+            t: 5,
+            line: "{}".into(),
+            with_next: false,
+        };
+        assert_eq!(read, alone);
+        assert_eq!(serde_json::to_string(&alone).unwrap(), old);
+        let marked = r#"{"type":"stdin","t":5,"line":"{}","with_next":true}"#;
+        let read: Line = serde_json::from_str(marked).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), marked);
+    }
 }

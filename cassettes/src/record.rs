@@ -106,9 +106,10 @@ fn recorded(input: &SessionInput) -> Result<Box<RecordedInput>, InterpretError> 
 /// or the error.
 fn front_end_line(t: u64, input: &FrontEndInput) -> Line {
     match input {
-        FrontEndInput::Stdin(line) => Line::Stdin {
+        FrontEndInput::Stdin { line, with_next } => Line::Stdin {
             t,
             line: line.clone(),
+            with_next: *with_next,
         },
         FrontEndInput::UserBash(bash) => {
             let (result, error) = match &bash.result {

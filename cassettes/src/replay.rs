@@ -41,7 +41,7 @@ enum Spine {
     Event(u64, u64),
     Wake(u64),
     Effect(RecordedEffect),
-    Stdin(u64, String),
+    Stdin(u64, String, bool),
     UserBash(u64, Box<UserBash>),
 }
 
@@ -54,7 +54,7 @@ impl Spine {
             Spine::Event(t, call) => json!({"event of call": call, "t": t}),
             Spine::Wake(t) => json!({"wake": t}),
             Spine::Effect(effect) => json!({"effect": effect}),
-            Spine::Stdin(t, line) => json!({"stdin": line, "t": t}),
+            Spine::Stdin(t, line, _) => json!({"stdin": line, "t": t}),
             Spine::UserBash(t, bash) => json!({"bash": bash.command, "t": t}),
         }
     }
@@ -158,7 +158,7 @@ impl Replay {
                 Line::Event { t, call } => Spine::Event(t, call),
                 Line::Wake { t } => Spine::Wake(t),
                 Line::Effect { effect } => Spine::Effect(effect),
-                Line::Stdin { t, line } => Spine::Stdin(t, line),
+                Line::Stdin { t, line, with_next } => Spine::Stdin(t, line, with_next),
                 Line::UserBash {
                     t,
                     id,
@@ -850,7 +850,7 @@ impl Interpreter for Replay {
             }
             other => {
                 let asked = match &other {
-                    FrontEndInput::Stdin(line) => json!({ "stdin": line }),
+                    FrontEndInput::Stdin { line, .. } => json!({ "stdin": line }),
                     FrontEndInput::UserBash(bash) => json!({ "bash": bash.command }),
                 };
                 let expected = match self.spine.get(self.position) {
@@ -887,9 +887,13 @@ impl Interpreter for Replay {
     fn front_end(&mut self, busy: bool) -> FrontEndNext {
         let next = match self.spine.get(self.position) {
             None => return FrontEndNext::End,
-            Some((_, Spine::Stdin(t, line))) => {
-                FrontEndNext::Input(*t, FrontEndInput::Stdin(line.clone()))
-            }
+            Some((_, Spine::Stdin(t, line, with_next))) => FrontEndNext::Input(
+                *t,
+                FrontEndInput::Stdin {
+                    line: line.clone(),
+                    with_next: *with_next,
+                },
+            ),
             // A command run for real gives the result, once it finished (see `arrived`).
             Some((_, Spine::UserBash(t, recorded))) if self.user_commands > 0 => {
                 let (t, command) = (*t, recorded.command.clone());

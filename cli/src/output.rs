@@ -107,6 +107,8 @@ pub struct Stdout {
     /// A recording's: lines are digested with its secrets replaced, as a replay (which sees
     /// only the placeholders) will print them.
     redact: Option<Recorder>,
+    /// Lines written while held (see [`Stdout::hold`]).
+    held: Option<Vec<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Stdout {
@@ -183,6 +185,7 @@ impl Stdout {
             events: None,
             line: Vec::new(),
             redact: None,
+            held: None,
         }
     }
 
@@ -195,6 +198,7 @@ impl Stdout {
             events: None,
             line: Vec::new(),
             redact: None,
+            held: None,
         }
     }
 
@@ -210,6 +214,7 @@ impl Stdout {
             events: None,
             line: Vec::new(),
             redact: None,
+            held: None,
         }
     }
 
@@ -281,6 +286,10 @@ impl Stdout {
     }
 
     fn bytes_line(&mut self, line: &[u8]) {
+        if let Some(held) = &mut self.held {
+            held.push(line.to_vec());
+            return;
+        }
         if let Some(digest) = &mut self.digest {
             match (&self.redact, std::str::from_utf8(line)) {
                 (Some(recorder), Ok(text)) => digest.line(recorder.redact_text(text).as_bytes()),
@@ -292,6 +301,27 @@ impl Stdout {
         }
         if self.out.write_all(line).is_err() || self.out.write_all(b"\n").is_err() {
             self.closed = true;
+        }
+    }
+
+    /// Keeps the lines written from now on until [`Stdout::release`] (RPC output that Pi prints
+    /// after what comes later in the same read).
+    pub fn hold(&mut self) {
+        self.held.get_or_insert_with(Vec::new);
+    }
+
+    /// The lines held since [`Stdout::hold`]; lines are written out again from now on.
+    pub fn release(&mut self) -> Vec<Vec<u8>> {
+        self.held.take().unwrap_or_default()
+    }
+
+    /// Writes lines [`Stdout::release`] gave.
+    pub fn write_lines(&mut self, lines: Vec<Vec<u8>>) {
+        for line in lines {
+            self.bytes_line(&line);
+        }
+        if self.line_by_line {
+            self.flush();
         }
     }
 

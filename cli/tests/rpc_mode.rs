@@ -109,6 +109,14 @@ impl Pi {
         self.send_raw(&command.to_string());
     }
 
+    /// Sends `commands` in one write, as one read will take them.
+    fn send_together(&mut self, commands: &[Value]) {
+        let text: String = commands.iter().map(|c| format!("{c}\n")).collect();
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
     /// The next line that `wanted` accepts (earlier lines are kept in `seen`).
     fn wait(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -32,8 +32,10 @@ pub enum InterpretError {
 /// writes it down and a replayer supplies it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FrontEndInput {
-    /// A line of the front end's input (an RPC command), as read.
-    Stdin(String),
+    /// A line of the front end's input (an RPC command), as read; `with_next` when the read that
+    /// brought it brought the next line too (Pi answers the lines of one read before the steers
+    /// among them are queued).
+    Stdin { line: String, with_next: bool },
     /// A user command (RPC `bash`) finished.
     UserBash(UserBash),
 }

@@ -193,7 +193,10 @@ async fn front_end_inputs_are_stamped_by_the_interpreters_clock() {
     let clock: Arc<dyn Clock> = Arc::clone(&stepping) as _;
     let mut session =
         create_agent_session(options(cwd.path(), Arc::new(read_then_answer()), clock)).unwrap();
-    let line = FrontEndInput::Stdin("{\"type\":\"get_state\"}".into());
+    let line = FrontEndInput::Stdin {
+        line: "{\"type\":\"get_state\"}".into(),
+        with_next: false,
+    };
     let (t, stamped) = session
         .interpreter_mut()
         .arrived(line.clone())

@@ -3,9 +3,11 @@
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::{SessionInput, StreamingBehavior};
+use pi_core::event::Event;
 use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
+use pi_core::rpc::RpcResponse;
 use pi_effects::agent_session::CancellationToken;
 use pi_effects::driver::{Interpreter, UserBash, UserCommand};
 use serde_json::{json, Value};
@@ -81,16 +83,8 @@ impl<I: Interpreter + Send> Rpc<I> {
                 Ok(None)
             }
             "steer" | "follow_up" => {
-                let text = text_field(command, "message")?;
-                let images = images(command)?;
-                let input = if kind == "steer" {
-                    SessionInput::Steer { text, images }
-                } else {
-                    SessionInput::FollowUp { text, images }
-                };
-                self.submit(input)?;
-                // Without extensions nothing handles a queued message: it is always queued.
-                done(Some(disposition(Disposition::Queued)))
+                let input = queued_input(kind, command)?;
+                done(Some(self.queue(input)?))
             }
             "clear_queue" => {
                 let (steering, follow_up) = self.session.machine().queued_texts();
@@ -244,6 +238,37 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// `prompt`: answered once accepted (before the run's first event), or queued while
     /// streaming (after its `queue_update`); refusals are answered with Pi's error.
     fn prompt(&mut self, id: Option<Value>, command: &Value) -> Result<(), Failure> {
+        match self.prompted(id, command)? {
+            Prompted::Queued { events, response } => {
+                for event in &events {
+                    self.out.json_line(event);
+                }
+                self.respond(&response);
+            }
+            Prompted::Started { response, events } => {
+                self.respond(&response);
+                for event in &events {
+                    self.out.json_line(event);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues a steer or a follow-up; its answer's data.
+    pub(super) fn queue(&mut self, input: SessionInput) -> Result<Value, Failure> {
+        self.submit(input)?;
+        // Without extensions nothing handles a queued message: it is always queued.
+        Ok(disposition(Disposition::Queued))
+    }
+
+    /// Feeds a `prompt` to the session; what it printed and its answer, left to the caller to
+    /// write (a read's prompts are answered after its queue updates).
+    pub(super) fn prompted(
+        &mut self,
+        id: Option<Value>,
+        command: &Value,
+    ) -> Result<Prompted, Failure> {
         let text = text_field(command, "message")?;
         let images = images(command)?;
         let streaming_behavior = match command.get("streamingBehavior").and_then(Value::as_str) {
@@ -281,19 +306,12 @@ impl<I: Interpreter + Send> Rpc<I> {
                 Disposition::Started
             })),
         );
-        if streaming {
-            for event in &events {
-                self.out.json_line(event);
-            }
-            self.respond(&response);
-        } else {
-            self.respond(&response);
-            for event in &events {
-                self.out.json_line(event);
-            }
-        }
         self.replies(replies);
-        Ok(())
+        Ok(if streaming {
+            Prompted::Queued { events, response }
+        } else {
+            Prompted::Started { response, events }
+        })
     }
 
     /// Feeds one input now, writing its events; its replies are handled as they come.
@@ -461,6 +479,31 @@ impl<I: Interpreter + Send> Rpc<I> {
             Err(Failure::Unknown) => {}
         }
     }
+}
+
+/// What a `prompt` did.
+pub(super) enum Prompted {
+    /// Queued while streaming: its `queue_update` comes before its answer.
+    Queued {
+        events: Vec<Event>,
+        response: RpcResponse,
+    },
+    /// Started a run: its answer comes before the run's first events.
+    Started {
+        response: RpcResponse,
+        events: Vec<Event>,
+    },
+}
+
+/// The session input of a `steer` (`kind`) or `follow_up` command.
+pub(super) fn queued_input(kind: &str, command: &Value) -> Result<SessionInput, Failure> {
+    let text = text_field(command, "message")?;
+    let images = images(command)?;
+    Ok(if kind == "steer" {
+        SessionInput::Steer { text, images }
+    } else {
+        SessionInput::FollowUp { text, images }
+    })
 }
 
 /// Why a command failed.

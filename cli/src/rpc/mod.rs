@@ -5,6 +5,7 @@
 //! alike: what differs is the interpreter, which stamps, records or supplies the command lines
 //! and `bash` results as it does the session's inputs.
 
+mod batch;
 mod commands;
 mod framing;
 mod replace;
@@ -179,12 +180,13 @@ impl Front for Replay {
     }
 }
 
-/// What the loop reads besides the interpreter: stdin, finished `bash` commands (with the
+/// What the loop reads besides the interpreter: stdin (each line with whether its read brought
+/// the next line too), finished `bash` commands (with the
 /// [`generation`](Rpc::generation) they ran for) and the signals that end a run. A replay
 /// reads neither stdin nor signals: the interpreter holds the lines (and the `bash` results,
 /// unless they run for real).
 struct Sources {
-    lines: Option<UnboundedReceiver<String>>,
+    lines: Option<UnboundedReceiver<(String, bool)>>,
     bash_finished: Option<UnboundedReceiver<(u64, UserBash)>>,
     signals: Option<Signals>,
 }
@@ -212,22 +214,31 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
     let mut stuck = false;
     loop {
         let busy = rpc.session.machine().is_busy();
+        // The rest of a read is on its way: nothing else comes between its lines.
+        let reading = rpc.in_batch();
         match rpc.session.interpreter_mut().front_end(busy) {
             FrontEndNext::Input(t, input) => rpc.front_end_input(t, input),
-            FrontEndNext::End => return Ended::Input,
+            FrontEndNext::End => {
+                rpc.end_batch();
+                return Ended::Input;
+            }
             FrontEndNext::Nothing => {
                 tokio::select! {
                     line = recv(&mut sources.lines) => match line {
-                        Some(line) => {
+                        Some((line, with_next)) => {
                             stuck = false;
                             if replaces_session(&line) && rpc.reopen.is_some() {
+                                rpc.end_batch();
                                 rpc.end_session();
                             }
-                            rpc.arrived(FrontEndInput::Stdin(line));
+                            rpc.arrived(FrontEndInput::Stdin { line, with_next });
                         }
-                        None => return Ended::Input,
+                        None => {
+                            rpc.end_batch();
+                            return Ended::Input;
+                        }
                     },
-                    advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy && !stuck => {
+                    advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy && !stuck && !reading => {
                         match advanced {
                             Ok(Ok(replies)) => rpc.replies(replies),
                             // Commands go in through `submit`, never through the session's channel.
@@ -242,7 +253,7 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                             }
                         }
                     }
-                    Some((generation, bash)) = recv(&mut sources.bash_finished) => {
+                    Some((generation, bash)) = recv(&mut sources.bash_finished), if !reading => {
                         if generation == rpc.generation {
                             rpc.arrived(FrontEndInput::UserBash(bash));
                         } else {
@@ -264,7 +275,10 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
         if let Some(divergence) = rpc.session.interpreter().diverged(None) {
             return Ended::Diverged(divergence);
         }
-        rpc.answer_abort_waiters();
+        // An `abort` read with other lines answers after what they printed.
+        if !rpc.in_batch() {
+            rpc.answer_abort_waiters();
+        }
     }
 }
 
@@ -326,6 +340,8 @@ struct Rpc<I: Interpreter> {
     /// Counts session replacements: a `bash` that finishes after its session was replaced is
     /// answered but not recorded in the new one (Pi records it in the old session object).
     generation: u64,
+    /// The lines of the read being taken, until its last line.
+    batch: Option<batch::Batch>,
 }
 
 impl<I: Interpreter + Send> Rpc<I> {
@@ -344,6 +360,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             bash_done,
             bash_results: Some(bash_results),
             generation: 0,
+            batch: None,
         }
     }
 
@@ -364,7 +381,7 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// Handles a front-end input stamped `t`: a command line, or a finished `bash`.
     fn front_end_input(&mut self, t: u64, input: FrontEndInput) {
         match input {
-            FrontEndInput::Stdin(line) => self.handle_line(&line),
+            FrontEndInput::Stdin { line, with_next } => self.read_line(&line, with_next),
             FrontEndInput::UserBash(bash) => self.bash_finished(bash, Some(t)),
         }
     }

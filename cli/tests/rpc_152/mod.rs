@@ -368,3 +368,220 @@ fn a_models_own_thinking_level_comes_before_the_default() {
     assert_eq!(state["data"]["thinkingLevel"], "low");
     assert_eq!(pi.finish(), 0);
 }
+
+/// The lines of `seen` from the first queue_update on, as `kind:id` (or `queue_update:N`, N the
+/// queued count), the way Pi 1.5.2's e_rpc trace shows them.
+fn order_after_queueing(seen: &[Value]) -> Vec<String> {
+    let first = seen
+        .iter()
+        .position(|v| v["type"] == "queue_update")
+        .expect("a queue_update");
+    seen[first..]
+        .iter()
+        .filter(|v| v["type"] == "queue_update" || v["type"] == "response")
+        .map(|v| match v["type"].as_str() {
+            Some("queue_update") => {
+                let count = v["steering"].as_array().map_or(0, Vec::len)
+                    + v["followUp"].as_array().map_or(0, Vec::len);
+                format!("queue_update:{count}")
+            }
+            _ => format!("response:{}", v["id"].as_str().unwrap_or("")),
+        })
+        .collect()
+}
+
+/// Pi 1.5.2 queues a steer or follow-up after the input hooks' microtask, so the other commands
+/// read in the same chunk are answered from the state before it (e_rpc `s1`): the queue_updates
+/// come first, then the answers of the chunk's other commands, then the queued ones'.
+#[test]
+fn commands_read_in_one_write_are_answered_before_its_steers_take_effect() {
+    let mut pi = Pi::start(json!([
+        {"text": ["One ", "two."], "hang_until_file": "go"},
+        {"text": ["Steered."]},
+        {"text": ["Followed."]}
+    ]));
+    pi.call("p1", json!({"type": "prompt", "message": "Start"}));
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "two.");
+    let from = pi.seen.len();
+    pi.send_together(&[
+        json!({"id": "st1", "type": "steer", "message": "a steer"}),
+        json!({"id": "fu1", "type": "follow_up", "message": "a follow-up"}),
+        json!({"id": "s1", "type": "get_state"}),
+        json!({"id": "bad1", "type": "prompt", "message": "no behaviour"}),
+    ]);
+    pi.response(json!("fu1"));
+    assert_eq!(
+        order_after_queueing(&pi.seen[from..]),
+        [
+            "queue_update:1",
+            "queue_update:2",
+            "response:s1",
+            "response:bad1",
+            "response:st1",
+            "response:fu1"
+        ]
+    );
+    let s1 = pi.seen.iter().find(|v| v["id"] == "s1").unwrap();
+    assert_eq!(s1["data"]["pendingMessageCount"], 0, "{s1}");
+    // A command read on its own sees them queued.
+    let s2 = pi.call("s2", json!({"type": "get_state"}));
+    assert_eq!(s2["data"]["pendingMessageCount"], 2, "{s2}");
+    pi.mock.release("go");
+    pi.wait_type("agent_end");
+    assert_eq!(pi.finish(), 0);
+}
+
+/// The same commands sent one write each: each is answered in turn, and `get_state` counts the
+/// steer and the follow-up before it.
+#[test]
+fn commands_read_one_by_one_see_the_steers_before_them() {
+    let mut pi = Pi::start(json!([
+        {"text": ["One ", "two."], "hang_until_file": "go"},
+        {"text": ["Steered."]},
+        {"text": ["Followed."]}
+    ]));
+    pi.call("p1", json!({"type": "prompt", "message": "Start"}));
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "two.");
+    let from = pi.seen.len();
+    pi.call("st1", json!({"type": "steer", "message": "a steer"}));
+    pi.call(
+        "fu1",
+        json!({"type": "follow_up", "message": "a follow-up"}),
+    );
+    let s1 = pi.call("s1", json!({"type": "get_state"}));
+    assert_eq!(s1["data"]["pendingMessageCount"], 2, "{s1}");
+    assert_eq!(
+        order_after_queueing(&pi.seen[from..]),
+        [
+            "queue_update:1",
+            "response:st1",
+            "queue_update:2",
+            "response:fu1",
+            "response:s1"
+        ]
+    );
+    pi.mock.release("go");
+    pi.wait_type("agent_end");
+    assert_eq!(pi.finish(), 0);
+}
+
+/// `pi replay --check PATH` in a fresh directory: its exit code and stderr.
+fn replay_check(cassette: &std::path::Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", "--check"])
+        .arg(cassette)
+        .current_dir(cassette.parent().unwrap())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A recording keeps which lines came in one read (`with_next` on each but the read's last), and
+/// its replay orders the answers from that, not from how its own reads fall: the cassette
+/// checks, and the same cassette with the marks taken out (every line read alone) prints
+/// otherwise and is reported as diverged.
+#[test]
+fn a_recorded_read_of_several_lines_replays_in_its_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("batch.jsonl");
+    let mut pi = Pi::start_with(
+        json!([
+            {"text": ["One ", "two."], "hang_until_file": "go"},
+            {"text": ["Steered."]},
+            {"text": ["Followed."]}
+        ]),
+        &["--record", cassette.to_str().unwrap()],
+    );
+    pi.call("p1", json!({"type": "prompt", "message": "Start"}));
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "two.");
+    pi.send_together(&[
+        json!({"id": "st1", "type": "steer", "message": "a steer"}),
+        json!({"id": "fu1", "type": "follow_up", "message": "a follow-up"}),
+        json!({"id": "s1", "type": "get_state"}),
+    ]);
+    let s1 = pi.response(json!("s1"));
+    assert_eq!(s1["data"]["pendingMessageCount"], 0, "{s1}");
+    pi.response(json!("fu1"));
+    pi.mock.release("go");
+    pi.wait_type("agent_end");
+    assert_eq!(pi.finish(), 0);
+
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let marks: Vec<(String, bool)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "stdin")
+        .map(|l| {
+            let sent: Value = serde_json::from_str(l["line"].as_str().unwrap()).unwrap();
+            let id = sent["id"].as_str().unwrap().to_owned();
+            (id, l.get("with_next") == Some(&json!(true)))
+        })
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            ("p1".to_owned(), false),
+            ("st1".to_owned(), true),
+            ("fu1".to_owned(), true),
+            ("s1".to_owned(), false)
+        ]
+    );
+    let (code, stderr) = replay_check(&cassette);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let alone = dir.path().join("alone.jsonl");
+    std::fs::write(&alone, text.replace(r#","with_next":true"#, "")).unwrap();
+    let (code, stderr) = replay_check(&alone);
+    assert_eq!(
+        code,
+        Some(1),
+        "read alone, the lines answer otherwise: {stderr}"
+    );
+    assert!(stderr.contains("diverge"), "{stderr}");
+}
+
+/// Prompts queued while streaming are queued in their place among the read's steers and
+/// answered before them (1.5.2's rpc_dispositions trace: four `queue_update`s, then `p2`, `p3`,
+/// `st1`, `fu1`), and the queue keeps the order the lines were sent in.
+#[test]
+fn prompts_read_with_steers_queue_in_line_order_and_answer_first() {
+    let mut pi = Pi::start(json!([
+        {"text": ["One ", "two."], "hang_until_file": "go"},
+        {"text": ["Never asked."]}
+    ]));
+    pi.call("p1", json!({"type": "prompt", "message": "Start"}));
+    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "two.");
+    let from = pi.seen.len();
+    pi.send_together(&[
+        json!({"id": "p2", "type": "prompt", "message": "as steer", "streamingBehavior": "steer"}),
+        json!({"id": "p3", "type": "prompt", "message": "as follow-up", "streamingBehavior": "followUp"}),
+        json!({"id": "st1", "type": "steer", "message": "a steer"}),
+        json!({"id": "fu1", "type": "follow_up", "message": "a follow-up"}),
+    ]);
+    pi.response(json!("fu1"));
+    assert_eq!(
+        order_after_queueing(&pi.seen[from..]),
+        [
+            "queue_update:1",
+            "queue_update:2",
+            "queue_update:3",
+            "queue_update:4",
+            "response:p2",
+            "response:p3",
+            "response:st1",
+            "response:fu1"
+        ]
+    );
+    let cleared = pi.call("cq", json!({"type": "clear_queue"}));
+    assert_eq!(
+        cleared["data"],
+        json!({"steering": ["as steer", "a steer"], "followUp": ["as follow-up", "a follow-up"]}),
+        "{cleared}"
+    );
+    pi.mock.release("go");
+    pi.wait_type("agent_end");
+    assert_eq!(pi.finish(), 0);
+}
