@@ -23,6 +23,7 @@ pairs=(
   "gen-overflow-fixtures.mjs core/tests/fixtures/overflow_cases.json"
   "gen-partial-json-fixtures.mjs core/tests/fixtures/partial_json_cases.json"
   "gen-path-fixtures.mjs core/tests/fixtures/path_cases.json"
+  "gen-responses-fixtures.mjs providers/tests/fixtures/responses.json"
   "gen-retry-fixtures.mjs core/tests/fixtures/retry_cases.json"
   "gen-truncate-fixtures.mjs core/tests/fixtures/truncate_cases.json"
   "gen-validation-fixtures.mjs core/tests/fixtures/validation_cases.json"
