@@ -25,6 +25,7 @@ pairs=(
   "gen-path-fixtures.mjs core/tests/fixtures/path_cases.json"
   "gen-responses-fixtures.mjs providers/tests/fixtures/responses.json"
   "gen-retry-fixtures.mjs core/tests/fixtures/retry_cases.json"
+  "gen-strict-tools-fixtures.mjs providers/tests/fixtures/strict-tools.json"
   "gen-truncate-fixtures.mjs core/tests/fixtures/truncate_cases.json"
   "gen-validation-fixtures.mjs core/tests/fixtures/validation_cases.json"
 )
