@@ -16,6 +16,7 @@ trap 'rm -rf "$out"' EXIT
 
 pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
+  "gen-cost-fixtures.mjs providers/tests/fixtures/cost.json"
   "gen-default-models.mjs providers/src/catalog/default_models.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
   "gen-model-catalog.mjs providers/src/catalog/models.json"
