@@ -16,6 +16,7 @@ trap 'rm -rf "$out"' EXIT
 
 pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
+  "gen-cost-fixtures.mjs providers/tests/fixtures/cost.json"
   "gen-default-models.mjs providers/src/catalog/default_models.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
   "gen-model-catalog.mjs providers/src/catalog/models.json"
@@ -23,7 +24,9 @@ pairs=(
   "gen-overflow-fixtures.mjs core/tests/fixtures/overflow_cases.json"
   "gen-partial-json-fixtures.mjs core/tests/fixtures/partial_json_cases.json"
   "gen-path-fixtures.mjs core/tests/fixtures/path_cases.json"
+  "gen-responses-fixtures.mjs providers/tests/fixtures/responses.json"
   "gen-retry-fixtures.mjs core/tests/fixtures/retry_cases.json"
+  "gen-strict-tools-fixtures.mjs providers/tests/fixtures/strict-tools.json"
   "gen-truncate-fixtures.mjs core/tests/fixtures/truncate_cases.json"
   "gen-validation-fixtures.mjs core/tests/fixtures/validation_cases.json"
 )

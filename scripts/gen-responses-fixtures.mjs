@@ -116,6 +116,8 @@ const streams = [
     completed("incomplete")] },
   { name: "error-event", events: [created, textStream[2], textStream[4], textStream[5], { type: "error", code: "server_error", message: "boom", param: null }] },
   { name: "error-event-without-code", events: [created, { type: "error", message: "boom" }] },
+  { name: "error-event-without-message", events: [created, { type: "error", code: "server_error" }] },
+  { name: "error-type-without-event-line", raw: sse([created]) + `data: ${JSON.stringify({ type: "error", code: "server_error", message: "boom" })}\n\n` },
   { name: "failed-with-error", events: [created, { type: "response.failed", response: { id: "resp_1", status: "failed", error: { code: "rate_limit_exceeded", message: "Slow down" } } }] },
   { name: "failed-incomplete", events: [created, { type: "response.failed", response: { id: "resp_1", status: "failed", error: null, incomplete_details: { reason: "max_output_tokens" } } }] },
   { name: "failed-no-details", events: [created, { type: "response.failed", response: { id: "resp_1", status: "failed" } }] },
@@ -137,6 +139,27 @@ const streams = [
     { type: "response.function_call_arguments.delta", delta: "th\":" },
     { type: "response.function_call_arguments.done", arguments: "{\"other\": 1}" },
     { type: "response.output_item.done", item: { type: "function_call", id: "fc_4", call_id: "call_4", name: "read", arguments: "{\"other\": 1}" } },
+    completed("completed")] },
+  // Pi 1.5's usage: reasoning tokens, cache writes taken off the input.
+  { name: "usage-reasoning-and-cache-write", events: [created, textStream[2], textStream[4], textStream[5],
+    { type: "response.completed", response: { id: "resp_1", status: "completed", usage: { input_tokens: 100,
+      input_tokens_details: { cached_tokens: 20, cache_write_tokens: 30 }, output_tokens: 40,
+      output_tokens_details: { reasoning_tokens: 25 }, total_tokens: 140 } } }] },
+  // Pi 1.5 finalises `response.incomplete` like `response.completed`.
+  { name: "incomplete-max-output-tokens", events: [created, textStream[2], textStream[4], textStream[5],
+    { type: "response.incomplete", response: { id: "resp_1", status: "incomplete", incomplete_details: { reason: "max_output_tokens" },
+      usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } } }] },
+  { name: "incomplete-content-filter", events: [created, textStream[2], textStream[4], textStream[5],
+    { type: "response.incomplete", response: { id: "resp_1", status: "incomplete", incomplete_details: { reason: "content_filter" } } }] },
+  { name: "completed-with-unfinished-tool-call", events: toolStream.slice(0, 11).concat([completed("completed")]) },
+  { name: "output-indexes", events: [created,
+    { type: "response.output_item.added", output_index: 0, item: message("msg_5", []) },
+    { type: "response.output_item.added", output_index: 1, item: { type: "function_call", id: "fc_5", call_id: "call_5", name: "read", arguments: "" } },
+    { type: "response.output_text.delta", output_index: 0, delta: "Hi" },
+    { type: "response.function_call_arguments.delta", output_index: 1, delta: "{}" },
+    { type: "response.output_text.delta", output_index: 1, delta: "not a text slot" },
+    { type: "response.output_item.done", output_index: 0, item: message("msg_5", [{ type: "output_text", text: "Hi" }]) },
+    { type: "response.output_item.done", output_index: 1, item: { type: "function_call", id: "fc_5", call_id: "call_5", name: "read", arguments: "{}" } },
     completed("completed")] },
 ];
 for (const s of streams) s.body = s.raw ?? sse(s.events);
@@ -175,6 +198,7 @@ for (const s of streams) {
   const message = JSON.parse(JSON.stringify(final));
   delete message.timestamp;
   delete message.role;
+  delete message.durationMs; // the loop's measure, not the decoder's
   decoded.push({ name: s.name, body: s.body, events: JSON.parse(JSON.stringify(events)), message });
 }
 server.close();

@@ -1,5 +1,8 @@
-// Writes the `tools` that Pi 1.5.2's pi-ai sends for the seven built-in tools over the Chat
-// Completions and Responses APIs, with and without the model's `compat.supportsStrictMode`
+// Writes the `tools` that Pi 1.5.2's pi-ai sends for the seven built-in tools and two made-up
+// ones (JSON-schema keywords Anthropic's strict mode does and does not take) over the Chat
+// Completions and Responses APIs, with and without the model's `compat.supportsStrictMode`;
+// over Anthropic's Messages API with and without `compat.supportsStrictTools`; and over
+// Google's API for a Gemini 2 and a Gemini 3 model, which alone gets strict declarations
 // (providers/tests/fixtures/strict-tools.json). The bodies are taken from the payload hook,
 // nothing is sent.
 //
@@ -25,6 +28,15 @@ const tools = Object.entries(names).map(([, typeName]) => {
   const d = bundle[`create${typeName}ToolDefinition`]("/cwd");
   return { name: d.name, description: d.description, parameters: d.parameters, constrainedSampling: d.constrainedSampling };
 });
+const prefer = { type: "json_schema", strict: "prefer" };
+tools.push(
+  { name: "schedule", description: "Keywords Anthropic's strict mode takes", constrainedSampling: prefer,
+    parameters: { type: "object", properties: { when: { type: "string", format: "date-time" },
+      tags: { type: "array", items: { type: "string" }, minItems: 1 } }, required: ["when"] } },
+  { name: "bounded", description: "Keywords Anthropic's strict mode refuses", constrainedSampling: prefer,
+    parameters: { type: "object", properties: { count: { type: "integer", minimum: 1 },
+      pattern: { type: "string", format: "regex" } }, required: ["count"] } },
+);
 const model = (api, compat) => ({
   id: "mock-model", name: "Mock", api, provider: "mock", baseUrl: "http://127.0.0.1:9/v1",
   reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
@@ -43,6 +55,29 @@ for (const [api, prefix] of [["openai-completions", "openai-completions-"], ["op
     await stream.result();
     if (!body) throw new Error(`${api}: no payload`);
     cases.push({ api, compat: compat ?? null, sent: body.tools });
+  }
+}
+{
+  const { streamSimple } = await chunk("anthropic-messages-");
+  for (const compat of [undefined, { supportsStrictTools: true }, { supportsStrictTools: false }]) {
+    let body;
+    const stream = streamSimple(model("anthropic-messages", compat), context, { apiKey: "key",
+      onPayload: (params) => { body = params; throw new Error("captured"); } });
+    await stream.result();
+    if (!body) throw new Error("anthropic-messages: no payload");
+    cases.push({ api: "anthropic-messages", compat: compat ?? null, sent: body.tools });
+  }
+}
+{
+  const { streamSimple } = await chunk("google-generative-ai-");
+  for (const id of ["gemini-2.5-flash", "gemini-3-pro-preview"]) {
+    let body;
+    const stream = streamSimple({ ...model("google-generative-ai"), id }, context, { apiKey: "key",
+      onPayload: (params) => { body = params; throw new Error("captured"); } });
+    await stream.result();
+    if (!body) throw new Error("google-generative-ai: no payload");
+    cases.push({ api: "google-generative-ai", model: id, compat: null,
+      sent: body.config.tools, toolConfig: body.config.toolConfig ?? null });
   }
 }
 fs.writeFileSync(out, JSON.stringify({ tools, cases }, null, 1) + "\n");

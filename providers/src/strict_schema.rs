@@ -31,6 +31,53 @@ const UNSUPPORTED_KEYS: [&str; 16] = [
     "else",
 ];
 
+/// Keywords Anthropic's strict mode refuses anywhere (`ANTHROPIC_STRICT_UNSUPPORTED_KEYWORDS`).
+const ANTHROPIC_UNSUPPORTED_KEYWORDS: [&str; 11] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "maxItems",
+    "uniqueItems",
+    "minContains",
+    "maxContains",
+    "minProperties",
+    "maxProperties",
+];
+
+/// The string formats Anthropic's strict mode knows (`ANTHROPIC_STRICT_STRING_FORMATS`).
+const ANTHROPIC_STRING_FORMATS: [&str; 10] = [
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// A check of one keyword of a schema node: whether the provider's strict mode refuses it.
+type KeywordCheck = fn(&str, &Value) -> bool;
+
+/// `isAnthropicStrictUnsupportedKeyword`: the listed keywords, `minItems` other than 0 or 1, and
+/// a `format` Anthropic does not know.
+fn anthropic_refuses(key: &str, value: &Value) -> bool {
+    if ANTHROPIC_UNSUPPORTED_KEYWORDS.contains(&key) {
+        return true;
+    }
+    match key {
+        "minItems" => value.as_f64().is_none_or(|n| n != 0.0 && n != 1.0),
+        "format" => value
+            .as_str()
+            .is_none_or(|f| !ANTHROPIC_STRING_FORMATS.contains(&f)),
+        _ => false,
+    }
+}
+
 /// Why a schema cannot be made strict (pi-ai's `UnsupportedStrictJsonSchemaError`).
 #[derive(Debug)]
 struct Unsupported;
@@ -43,6 +90,30 @@ pub fn strict_parameters(
     constrained_sampling: Option<&Value>,
     supports_strict: bool,
 ) -> Option<Value> {
+    strict_parameters_checked(parameters, constrained_sampling, supports_strict, None)
+}
+
+/// [`strict_parameters`] for Anthropic's Messages API, whose strict mode also refuses some
+/// keywords: a schema using one is sent as declared (`supportsStrictTools` is the compat flag).
+pub fn anthropic_strict_parameters(
+    parameters: &Value,
+    constrained_sampling: Option<&Value>,
+    supports_strict: bool,
+) -> Option<Value> {
+    strict_parameters_checked(
+        parameters,
+        constrained_sampling,
+        supports_strict,
+        Some(anthropic_refuses),
+    )
+}
+
+fn strict_parameters_checked(
+    parameters: &Value,
+    constrained_sampling: Option<&Value>,
+    supports_strict: bool,
+    check: Option<KeywordCheck>,
+) -> Option<Value> {
     let wants = constrained_sampling
         .and_then(|c| c.get("type"))
         .and_then(Value::as_str)
@@ -54,7 +125,7 @@ pub fn strict_parameters(
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         return None;
     }
-    make_node_strict(&mut schema).ok()?;
+    make_node_strict(&mut schema, check).ok()?;
     Some(schema)
 }
 
@@ -95,10 +166,15 @@ fn allows_null(schema: &Value) -> bool {
 }
 
 /// `makeJsonSchemaNodeStrict`: rewrites `schema` in place, keys keeping their places.
-fn make_node_strict(schema: &mut Value) -> Result<(), Unsupported> {
+fn make_node_strict(schema: &mut Value, check: Option<KeywordCheck>) -> Result<(), Unsupported> {
     let fields = schema.as_object_mut().ok_or(Unsupported)?;
     if UNSUPPORTED_KEYS.iter().any(|k| fields.contains_key(*k)) {
         return Err(Unsupported);
+    }
+    if let Some(refuses) = check {
+        if fields.iter().any(|(key, value)| refuses(key, value)) {
+            return Err(Unsupported);
+        }
     }
     if let Some(any_of) = fields.get_mut("anyOf") {
         let variants = any_of.as_array_mut().ok_or(Unsupported)?;
@@ -109,14 +185,14 @@ fn make_node_strict(schema: &mut Value) -> Result<(), Unsupported> {
             if is_structured(variant) {
                 return Err(Unsupported);
             }
-            make_node_strict(variant)?;
+            make_node_strict(variant, check)?;
         }
     }
     if let Some(items) = fields.get_mut("items") {
         if items.is_array() {
             return Err(Unsupported);
         }
-        make_node_strict(items)?;
+        make_node_strict(items, check)?;
     }
     let is_object = fields.get("type").and_then(Value::as_str) == Some("object");
     if fields.contains_key("properties") && !is_object {
@@ -148,7 +224,7 @@ fn make_node_strict(schema: &mut Value) -> Result<(), Unsupported> {
         return Err(Unsupported);
     }
     for (key, property) in properties.iter_mut() {
-        make_node_strict(property)?;
+        make_node_strict(property, check)?;
         if !required.contains(key) && !allows_null(property) {
             *property = json!({"anyOf": [property.clone(), {"type": "null"}]});
         }

@@ -3,6 +3,10 @@
 //! sent only when the model's compat says `supportsStrictMode`, and then a tool that prefers
 //! constrained sampling gets `strict: true` with its schema made strict (every property
 //! required, the optional ones nullable, no additional properties); the others `strict: false`.
+//! Over Anthropic's Messages API the compat's `supportsStrictTools` decides, and a schema with
+//! a keyword Anthropic's strict mode refuses (`minimum`, a `format` it does not know, `minItems`
+//! above 1, …) is sent as declared; Google's Gemini 3 and later get strict declarations and the
+//! `VALIDATED` calling mode.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
@@ -13,7 +17,7 @@ use std::sync::Arc;
 
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::Message;
-use pi_providers::{openai_completions, openai_responses, CallOptions};
+use pi_providers::{anthropic, google, openai_completions, openai_responses, CallOptions};
 use serde_json::{json, Value};
 
 fn fixture() -> Value {
@@ -55,10 +59,13 @@ fn request(api: &str, compat: &Value, tools: &Value) -> ModelRequest {
 fn tool_declarations_follow_the_models_strict_mode_as_pi_1_5_2_sends_them() {
     let fixture = fixture();
     let cases = fixture["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 6);
+    assert_eq!(cases.len(), 11);
     for case in cases {
         let api = case["api"].as_str().unwrap();
-        let request = request(api, &case["compat"], &fixture["tools"]);
+        let mut request = request(api, &case["compat"], &fixture["tools"]);
+        if let Some(id) = case["model"].as_str() {
+            request.model.id = id.into();
+        }
         let options = CallOptions::default();
         let body = match api {
             "openai-completions" => {
@@ -67,12 +74,24 @@ fn tool_declarations_follow_the_models_strict_mode_as_pi_1_5_2_sends_them() {
                     .to_value()
                     .into_owned()
             }
+            "anthropic-messages" => anthropic::build_body(&request, &options, 0),
+            "google-generative-ai" => {
+                let body = google::build_body(&request, &options, 0);
+                assert_eq!(
+                    body.get("toolConfig").unwrap_or(&Value::Null),
+                    &case["toolConfig"],
+                    "{api} {}",
+                    case["model"]
+                );
+                body
+            }
             _ => openai_responses::build_body(&request, &options, 0),
         };
         assert_eq!(
             pi_core::json::to_string(&body["tools"]).unwrap(),
             pi_core::json::to_string(&case["sent"]).unwrap(),
-            "{api} with compat {}",
+            "{api} {} with compat {}",
+            case["model"],
             case["compat"]
         );
     }

@@ -1,6 +1,7 @@
 //! The OpenAI Responses stream synthesizer against the Responses decoder: every message the API
-//! can express (text, reasoning items, function calls, a last block cut off unfinished, usage
-//! under any service tier, every stop reason and error wording, response ids) decodes back from
+//! can express (text, reasoning items, function calls, a last text or thinking block left
+//! unfinished, usage with cache writes and reasoning under any service tier, every stop reason,
+//! raw stop reason and error wording, response ids) decodes back from
 //! its synthesized stream, however the bytes are cut; messages the decoder can never make are
 //! refused with `Unrepresentable` by the synthesizer itself; the wire spelling of a small message
 //! is pinned byte for byte.
@@ -12,7 +13,6 @@ use pi_core::message::{
     ToolCall, Usage,
 };
 use pi_core::model::Model;
-use pi_core::partial_json::parse_streaming_json;
 use pi_providers::catalog::builtin;
 use pi_providers::cost::calculate_cost;
 // The module's own function, not the dispatcher `synth::synthesize` (which also decodes what it
@@ -154,9 +154,9 @@ fn tool_call_block() -> impl Strategy<Value = ContentBlock> {
     })
 }
 
-/// The last block as a stream cut before its `output_item.done` leaves it: unsigned, or a tool
-/// call with its raw argument text so far (cut at `cut`).
-fn unfinished(block: ContentBlock, cut: Index, thinking: String) -> ContentBlock {
+/// The last block as a stream cut before its `output_item.done` leaves it: unsigned (a tool
+/// call is never left so: Pi 1.5.2 fails a response with an unfinished one).
+fn unfinished(block: ContentBlock, thinking: String) -> ContentBlock {
     match block {
         ContentBlock::Text(text) => ContentBlock::Text(TextContent {
             text_signature: None,
@@ -166,17 +166,7 @@ fn unfinished(block: ContentBlock, cut: Index, thinking: String) -> ContentBlock
             thinking,
             ..ThinkingContent::default()
         }),
-        ContentBlock::ToolCall(mut call) => {
-            let json = json_text(&call.arguments);
-            let ends: Vec<usize> = (0..=json.len())
-                .filter(|i| json.is_char_boundary(*i))
-                .collect();
-            let partial = &json[..ends[cut.index(ends.len())]];
-            call.arguments = parse_streaming_json(partial);
-            call.extra.insert("partialJson".into(), partial.into());
-            ContentBlock::ToolCall(call)
-        }
-        image => image,
+        other => other,
     }
 }
 
@@ -187,6 +177,11 @@ fn error_text() -> impl Strategy<Value = String> {
         Just("Unknown error (no error details in response)".to_owned()),
         "Error Code [a-z_]{0,12}: .{0,20}",
         "incomplete: [a-z_]{1,20}",
+        "Response incomplete: [a-z_]{1,20}"
+            .prop_filter("the output limit is a length stop", |t| !t
+                .ends_with(": max_output_tokens")),
+        Just("Response incomplete without a provider reason".to_owned()),
+        Just("OpenAI Responses stream ended before a terminal response event".to_owned()),
         "[a-z_]{1,12}: .{1,20}",
         "[^:]{1,30}",
         text().prop_filter("a failure has words", |t| !t.is_empty()),
@@ -212,15 +207,26 @@ fn ending() -> impl Strategy<Value = Ending> {
 
 /// The usage the decoder reports for these tokens under `tier`: the model's prices, times the
 /// tier's multiplier (half for flex, double for priority, 2.5 times for gpt-5.5's priority).
-fn priced(model: &Model, tokens: [u64; 4], tier: &str) -> Usage {
-    let [input, output, cache_read, total_tokens] = tokens;
-    let mut usage = Usage {
+fn priced(model: &Model, tokens: [u64; 6], tier: &str) -> Usage {
+    let [input, output, cache_read, cache_write, reasoning, total_tokens] = tokens;
+    let usage = Usage {
         input,
         output,
         cache_read,
+        cache_write,
+        reasoning: Some(reasoning),
         total_tokens,
         ..Usage::default()
     };
+    with_cost(model, usage, tier)
+}
+
+/// What the decoder makes of a response that ends without reporting usage.
+fn unreported(model: &Model) -> Usage {
+    with_cost(model, Usage::default(), "default")
+}
+
+fn with_cost(model: &Model, mut usage: Usage, tier: &str) -> Usage {
     let mut cost = calculate_cost(model, &usage);
     let multiplier = match tier {
         "flex" => 0.5,
@@ -235,16 +241,21 @@ fn priced(model: &Model, tokens: [u64; 4], tier: &str) -> Usage {
         cost.cache_write *= multiplier;
         cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
     }
+    cost.total_from_provider = Some(false);
     usage.cost = cost;
     usage
 }
 
+/// A usage as a message carries it: none (a stream that failed before its end), none reported,
+/// or counts priced under a tier.
 fn usage(model: Model) -> impl Strategy<Value = Usage> {
     let count = prop_oneof![0..100u64, 0..1u64 << 40];
     let tier = prop::sample::select(vec!["default", "flex", "priority"]);
+    let unreported = unreported(&model);
     prop_oneof![
         1 => Just(Usage::default()),
-        4 => ([count.clone(), count.clone(), count.clone(), count], tier)
+        1 => Just(unreported),
+        4 => (prop::array::uniform6(count), tier)
             .prop_map(move |(tokens, tier)| priced(&model, tokens, tier)),
     ]
 }
@@ -258,7 +269,7 @@ fn message() -> impl Strategy<Value = (Model, AssistantMessage)> {
     prop::sample::select(MODELS.to_vec()).prop_flat_map(|id| {
         let model = model(id);
         let blocks = prop::collection::vec(block(), 0..5);
-        let cut = (any::<bool>(), any::<Index>(), text());
+        let cut = (any::<bool>(), text());
         let response_id = prop::option::of(prop_oneof!["resp_[a-f0-9]{8,24}", Just(String::new())]);
         let timestamp = 0..4_000_000_000_000u64;
         (
@@ -284,22 +295,19 @@ fn message() -> impl Strategy<Value = (Model, AssistantMessage)> {
     })
 }
 
-/// The message, with the stop reason the decoder gives its content: `toolUse` only with a tool
-/// call, and a plain stop with tool calls only from a stream that ended before
-/// `response.completed` (so without usage). A failed stream cut inside a tool call decodes like a
-/// finished call, so such a call stays finished.
+/// The message, with the stop reason the decoder gives its content (`toolUse` whenever it
+/// calls tools), the usage a response that ends always has (priced, if not reported), and the
+/// raw stop reason the stream leaves.
 fn assemble(
     model: &Model,
     mut content: Vec<ContentBlock>,
-    (cut, at, thinking): (bool, Index, String),
+    (cut, thinking): (bool, String),
     ending: Ending,
     mut usage: Usage,
 ) -> AssistantMessage {
-    let failed = matches!(ending, Ending::Error(_));
     if let Some(last) = content.pop() {
-        let call = matches!(last, ContentBlock::ToolCall(_));
-        content.push(if cut && !(failed && call) {
-            unfinished(last, at, thinking)
+        content.push(if cut {
+            unfinished(last, thinking)
         } else {
             last
         });
@@ -307,16 +315,46 @@ fn assemble(
     let calls = content
         .iter()
         .any(|b| matches!(b, ContentBlock::ToolCall(_)));
-    let (stop_reason, error_message) = match ending {
-        Ending::Error(text) => (StopReason::Error, Some(text)),
-        Ending::Length => (StopReason::Length, None),
-        Ending::ToolUse if calls => (StopReason::ToolUse, None),
-        Ending::Stop if calls => {
-            usage = Usage::default();
-            (StopReason::Stop, None)
+    let ends = |usage: Usage| {
+        if usage == Usage::default() {
+            unreported(model)
+        } else {
+            usage
         }
-        Ending::Stop | Ending::ToolUse => (StopReason::Stop, None),
     };
+    let (stop_reason, error_message, raw) = match ending {
+        Ending::Error(text) => {
+            let incomplete = text.strip_prefix("Response incomplete: ");
+            let raw = if let Some(reason) = incomplete {
+                usage = ends(usage);
+                Some(format!("incomplete.{reason}"))
+            } else if text == "Response incomplete without a provider reason" {
+                usage = ends(usage);
+                Some("incomplete".to_owned())
+            } else if text == "An unknown error occurred" {
+                usage = ends(usage);
+                Some("failed".to_owned())
+            } else if failed_event(&text) || usage != Usage::default() {
+                Some("failed".to_owned())
+            } else {
+                None
+            };
+            (StopReason::Error, Some(text), raw)
+        }
+        Ending::Length => (
+            StopReason::Length,
+            None,
+            Some("incomplete.max_output_tokens".into()),
+        ),
+        Ending::Stop if !calls => (StopReason::Stop, None, Some("completed".into())),
+        Ending::Stop | Ending::ToolUse if calls => {
+            (StopReason::ToolUse, None, Some("completed".into()))
+        }
+        Ending::Stop | Ending::ToolUse => (StopReason::Stop, None, Some("completed".into())),
+    };
+    if error_message.is_none() {
+        usage = ends(usage);
+    }
     AssistantMessage {
         api: model.api.clone(),
         provider: model.provider.clone(),
@@ -325,8 +363,18 @@ fn assemble(
         usage,
         stop_reason,
         error_message,
+        raw_stop_reason: raw,
         ..AssistantMessage::default()
     }
+}
+
+/// Whether the failure worded `text` is a `response.failed` (whose status the decoder keeps):
+/// its texts without details, with an incomplete reason, or `{code}: {message}`.
+fn failed_event(text: &str) -> bool {
+    text == "Unknown error (no error details in response)"
+        || text
+            .match_indices(": ")
+            .any(|(at, separator)| at > 0 && at + separator.len() < text.len())
 }
 
 fn body(response: &SynthesizedResponse) -> Vec<u8> {
@@ -334,7 +382,7 @@ fn body(response: &SynthesizedResponse) -> Vec<u8> {
 }
 
 /// Each read is one server-sent event: `event: <type>` over a JSON `data:` line of that type,
-/// numbered in order (or the bare `{"error": …}` some failures arrive as).
+/// numbered in order.
 fn check_one_event_per_chunk(response: &SynthesizedResponse) -> Result<(), TestCaseError> {
     prop_assert_eq!(response.status, 200);
     for (sequence, chunk) in response.chunks.iter().enumerate() {
@@ -347,10 +395,6 @@ fn check_one_event_per_chunk(response: &SynthesizedResponse) -> Result<(), TestC
                 let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap())?;
                 prop_assert_eq!(&data["type"], kind);
                 prop_assert_eq!(&data["sequence_number"], sequence);
-            }
-            [data] => {
-                let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap())?;
-                prop_assert!(data["error"]["message"].is_string(), "{data}");
             }
             _ => prop_assert!(false, "not one event: {chunk:?}"),
         }
@@ -400,8 +444,9 @@ fn small_message() -> (Model, AssistantMessage) {
             text_signature: Some(r#"{"v":1,"id":"msg_1"}"#.into()),
             ..TextContent::default()
         })],
-        usage: priced(&model, [3, 5, 2, 10], "default"),
+        usage: priced(&model, [3, 5, 2, 0, 1, 10], "default"),
         stop_reason: StopReason::Stop,
+        raw_stop_reason: Some("completed".into()),
         response_id: Some("resp_1".into()),
         ..AssistantMessage::default()
     };
@@ -429,7 +474,7 @@ data: {"type":"response.content_part.done","sequence_number":5,"item_id":"msg_1"
         format!(r#"event: response.output_item.done
 data: {{"type":"response.output_item.done","sequence_number":6,"output_index":0,"item":{item}}}"#),
         format!(r#"event: response.completed
-data: {{"type":"response.completed","sequence_number":7,"response":{{"id":"resp_1","object":"response","created_at":1700000000,"status":"completed","model":"gpt-5-mini","incomplete_details":null,"output":[{item}],"usage":{{"input_tokens":5,"input_tokens_details":{{"cached_tokens":2}},"output_tokens":5,"total_tokens":10}},"service_tier":"default"}}}}"#),
+data: {{"type":"response.completed","sequence_number":7,"response":{{"id":"resp_1","object":"response","created_at":1700000000,"status":"completed","model":"gpt-5-mini","incomplete_details":null,"output":[{item}],"usage":{{"input_tokens":5,"input_tokens_details":{{"cached_tokens":2}},"output_tokens":5,"output_tokens_details":{{"reasoning_tokens":1}},"total_tokens":10}},"service_tier":"default"}}}}"#),
     ];
     let chunks: Vec<String> = response
         .chunks
@@ -453,12 +498,14 @@ fn the_dispatcher_streams_responses_models_with_this_synthesizer() {
     assert_eq!(pi_providers::synth::synthesize(&model, &message), Ok(ours));
 }
 
-/// The last read of the stream for `message` failing with `text` (any usage).
-fn failure_chunk(text: &str, usage: Usage) -> String {
+/// The last read of the stream for `message` failing with `text` (any usage), which leaves the
+/// raw stop reason `raw`.
+fn failure_chunk(text: &str, usage: Usage, raw: Option<&str>) -> String {
     let (model, mut message) = small_message();
     message.stop_reason = StopReason::Error;
     message.error_message = Some(text.to_owned());
     message.usage = usage;
+    message.raw_stop_reason = raw.map(str::to_owned);
     let response = synthesize(&model, &message).unwrap();
     assert_eq!(decode(&model, message.timestamp, &response), message);
     String::from_utf8(response.chunks.last().unwrap().to_vec()).unwrap()
@@ -466,80 +513,95 @@ fn failure_chunk(text: &str, usage: Usage) -> String {
 
 #[test]
 fn failures_take_the_event_the_decoder_words_as_their_text() {
+    let failed = Some("failed");
     let cases = [
         (
-            "Error Code server_error: boom",
+            "boom",
+            None,
             r#"event: error
-data: {"type":"error","sequence_number":7,"code":"server_error","message":"boom","param":null}"#,
+data: {"type":"error","sequence_number":7,"code":null,"message":"boom","param":null}"#,
+        ),
+        (
+            "Error Code server_error: boom",
+            failed,
+            r#"event: response.failed
+data: {"type":"response.failed","sequence_number":7,"response":{"id":"resp_1","object":"response","created_at":1700000000,"status":"failed","model":"gpt-5-mini","error":{"code":"Error Code server_error","message":"boom"},"incomplete_details":null}}"#,
         ),
         (
             "rate_limit_exceeded: Slow down",
+            failed,
             r#"event: response.failed
 data: {"type":"response.failed","sequence_number":7,"response":{"id":"resp_1","object":"response","created_at":1700000000,"status":"failed","model":"gpt-5-mini","error":{"code":"rate_limit_exceeded","message":"Slow down"},"incomplete_details":null}}"#,
         ),
         (
             "incomplete: max_output_tokens",
+            failed,
             r#"event: response.failed
 data: {"type":"response.failed","sequence_number":7,"response":{"id":"resp_1","object":"response","created_at":1700000000,"status":"failed","model":"gpt-5-mini","error":null,"incomplete_details":{"reason":"max_output_tokens"}}}"#,
         ),
         (
             "Unknown error (no error details in response)",
+            failed,
             r#"event: response.failed
 data: {"type":"response.failed","sequence_number":7,"response":{"id":"resp_1","object":"response","created_at":1700000000,"status":"failed","model":"gpt-5-mini","error":null,"incomplete_details":null}}"#,
         ),
-        (
-            "429 quota exceeded",
-            r#"data: {"error":{"message":"429 quota exceeded"}}"#,
-        ),
     ];
-    for (text, expected) in cases {
+    for (text, raw, expected) in cases {
         assert_eq!(
-            failure_chunk(text, Usage::default()),
+            failure_chunk(text, Usage::default(), raw),
             format!("{expected}\n\n"),
             "{text}"
         );
     }
-    let unknown = failure_chunk("An unknown error occurred", Usage::default());
+    let model = model("gpt-5-mini");
+    let unknown = failure_chunk("An unknown error occurred", unreported(&model), failed);
     assert!(
         unknown.starts_with("event: response.completed\n"),
         "{unknown}"
     );
     assert!(unknown.contains(r#""status":"failed""#), "{unknown}");
+    // Pi 1.5.2 fails an incomplete response cut for another reason than the output limit.
+    let filtered = failure_chunk(
+        "Response incomplete: content_filter",
+        unreported(&model),
+        Some("incomplete.content_filter"),
+    );
+    assert!(
+        filtered.starts_with("event: response.incomplete\n"),
+        "{filtered}"
+    );
+    assert!(
+        filtered.contains(r#""incomplete_details":{"reason":"content_filter"}"#),
+        "{filtered}"
+    );
 }
 
 #[test]
 fn a_failure_with_usage_completes_before_it_fails() {
     let model = model("gpt-5-mini");
-    let usage = priced(&model, [10, 20, 0, 30], "flex");
-    let last = failure_chunk("Error Code server_error: boom", usage.clone());
+    let usage = priced(&model, [10, 20, 0, 4, 3, 30], "flex");
+    let last = failure_chunk("boom", usage.clone(), Some("failed"));
     assert!(last.starts_with("event: error\n"), "{last}");
-    let only = failure_chunk("An unknown error occurred", usage);
+    let only = failure_chunk("An unknown error occurred", usage, Some("failed"));
     assert!(only.contains(r#""service_tier":"flex""#), "{only}");
+    assert!(only.contains(r#""cache_write_tokens":4"#), "{only}");
 }
 
 #[test]
-fn a_cut_stream_leaves_the_last_block_unfinished() {
+fn a_stream_cut_before_its_end_fails_with_pi_152s_text() {
     let (model, mut message) = small_message();
-    let mut call = ToolCall {
-        id: "call_1|fc_1".into(),
-        name: "read".into(),
-        arguments: json!({"path": "a"}),
-        ..ToolCall::default()
-    };
-    call.extra
-        .insert("partialJson".into(), r#"{"path": "a"#.into());
-    message.content.push(ContentBlock::ToolCall(call));
+    if let ContentBlock::Text(text) = &mut message.content[0] {
+        text.text_signature = None;
+    }
     message.usage = Usage::default();
+    message.stop_reason = StopReason::Error;
+    message.error_message =
+        Some("OpenAI Responses stream ended before a terminal response event".into());
+    message.raw_stop_reason = None;
     let response = synthesize(&model, &message).unwrap();
     let body = String::from_utf8(body(&response)).unwrap();
-    assert!(
-        body.contains("response.function_call_arguments.delta"),
-        "{body}"
-    );
-    assert!(
-        !body.contains("response.function_call_arguments.done"),
-        "{body}"
-    );
+    assert!(body.contains("response.output_text.delta"), "{body}");
+    assert!(!body.contains("response.output_item.done"), "{body}");
     assert!(!body.contains("response.completed"), "{body}");
     assert_eq!(decode(&model, message.timestamp, &response), message);
 }
@@ -609,7 +671,15 @@ fn unrepresentable_messages_are_refused_with_the_reason() {
             }),
         ),
         ("cost", Box::new(|m| m.usage.cost.total += 1e-9)),
-        ("cache writes", Box::new(|m| m.usage.cache_write = 1)),
+        (
+            "cacheWrite1h",
+            Box::new(|m| m.usage.cache_write_1h = Some(1)),
+        ),
+        (
+            "totalFromProvider",
+            Box::new(|m| m.usage.cost.total_from_provider = None),
+        ),
+        ("rawStopReason", Box::new(|m| m.raw_stop_reason = None)),
         ("double", Box::new(|m| m.usage.total_tokens = (1 << 60) + 1)),
         (
             "before the last block",
@@ -692,7 +762,7 @@ fn unrepresentable_messages_are_refused_with_the_reason() {
             Box::new(|m| m.stop_reason = StopReason::ToolUse),
         ),
         (
-            "stop with tool calls and usage",
+            "stop with tool calls",
             Box::new(|m| m.content.push(tool_call("call_1|fc_1", json!({})))),
         ),
         (

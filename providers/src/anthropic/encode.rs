@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::models::{clamp_max_tokens_to_context, max_tokens_152, named_level};
 use crate::object::object;
+use crate::strict_schema::anthropic_strict_parameters;
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
@@ -349,6 +350,7 @@ fn convert_tools(
     tools: &[ToolDefinition],
     oauth: bool,
     eager: bool,
+    strict_tools: bool,
     cache: Option<&Value>,
 ) -> Value {
     let last = tools.len().saturating_sub(1);
@@ -364,15 +366,41 @@ fn convert_tools(
         if eager {
             out.insert("eager_input_streaming".into(), json!(true));
         }
-        let schema = &tool.parameters;
-        out.insert(
-            "input_schema".into(),
-            json!({
-                "type": "object",
-                "properties": schema.get("properties").cloned().unwrap_or_else(|| json!({})),
-                "required": schema.get("required").cloned().unwrap_or_else(|| json!([])),
-            }),
+        let strict = anthropic_strict_parameters(
+            &tool.parameters,
+            tool.constrained_sampling.as_ref(),
+            strict_tools,
         );
+        let schema = strict.as_ref().unwrap_or(&tool.parameters);
+        let mut legacy = Map::new();
+        legacy.insert("type".into(), json!("object"));
+        legacy.insert(
+            "properties".into(),
+            schema
+                .get("properties")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        );
+        legacy.insert(
+            "required".into(),
+            schema.get("required").cloned().unwrap_or_else(|| json!([])),
+        );
+        for key in ["$defs", "definitions"] {
+            if let Some(value) = schema.get(key) {
+                legacy.insert(key.into(), value.clone());
+            }
+        }
+        // A strict tool sends its strict schema with the legacy keys laid over it (in place,
+        // as a JavaScript spread keeps them); any other the legacy keys alone.
+        let input_schema = match strict {
+            Some(Value::Object(mut strict)) => {
+                out.insert("strict".into(), json!(true));
+                strict.extend(legacy);
+                strict
+            }
+            _ => legacy,
+        };
+        out.insert("input_schema".into(), Value::Object(input_schema));
         if let (Some(cache), true) = (cache, index == last) {
             out.insert("cache_control".into(), cache.clone());
         }
@@ -517,7 +545,13 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         let tool_cache = cache.filter(|_| compat_flag(model, "supportsCacheControlOnTools", true));
         params.insert(
             "tools".into(),
-            convert_tools(&request.tools, oauth, eager, tool_cache),
+            convert_tools(
+                &request.tools,
+                oauth,
+                eager,
+                compat_flag(model, "supportsStrictTools", false),
+                tool_cache,
+            ),
         );
     }
     // A map that marks `off` unsupported (null) leaves thinking unsaid when it is off.

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::models::{clamp_thinking_level, max_tokens_152, named_level};
 use crate::object::object;
+use crate::strict_schema::strict_parameters;
 use crate::transform::transform_messages;
 use crate::CallOptions;
 
@@ -222,18 +223,43 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
     contents
 }
 
-fn convert_tools(tools: &[ToolDefinition]) -> Value {
+/// The function declarations, and whether any is strict: Pi 1.5.2 makes the schema of a tool
+/// that prefers constrained sampling strict for Gemini 3 and later
+/// (`supportsGoogleStrictToolSampling`).
+fn convert_tools(tools: &[ToolDefinition], supports_strict: bool) -> (Value, bool) {
+    let mut any_strict = false;
     let declarations: Vec<Value> = tools
         .iter()
         .map(|tool| {
+            let strict = strict_parameters(
+                &tool.parameters,
+                tool.constrained_sampling.as_ref(),
+                supports_strict,
+            );
+            any_strict |= strict.is_some();
             json!({
                 "name": tool.name,
                 "description": tool.description,
-                "parametersJsonSchema": tool.parameters,
+                "parametersJsonSchema": strict.unwrap_or_else(|| tool.parameters.clone()),
             })
         })
         .collect();
-    json!([{"functionDeclarations": declarations}])
+    (json!([{"functionDeclarations": declarations}]), any_strict)
+}
+
+/// `getGeminiMajorVersion` >= 3: the model id's major version after `gemini-` or
+/// `gemini-live-`.
+fn supports_strict_tools(model: &Model) -> bool {
+    let id = lower_id(model);
+    let rest = id
+        .strip_prefix("gemini-live-")
+        .or_else(|| id.strip_prefix("gemini-"));
+    let digits: String = rest
+        .unwrap_or("")
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse::<u64>().is_ok_and(|major| major >= 3)
 }
 
 fn lower_id(model: &Model) -> String {
@@ -373,13 +399,18 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         );
     }
     if !request.tools.is_empty() {
-        body.insert("tools".into(), convert_tools(&request.tools));
-        if let Some(choice) = options.tool_choice.as_ref().and_then(Value::as_str) {
-            let mode = match choice {
-                "none" => "NONE",
-                "any" => "ANY",
-                _ => "AUTO",
-            };
+        let (tools, any_strict) = convert_tools(&request.tools, supports_strict_tools(model));
+        body.insert("tools".into(), tools);
+        let choice = options.tool_choice.as_ref().and_then(Value::as_str);
+        // A strict declaration asks for validated calls unless the choice names none or any.
+        let mode = match choice {
+            Some("none") => Some("NONE"),
+            Some("any") => Some("ANY"),
+            _ if any_strict => Some("VALIDATED"),
+            Some(_) => Some("AUTO"),
+            None => None,
+        };
+        if let Some(mode) = mode {
             body.insert(
                 "toolConfig".into(),
                 json!({"functionCallingConfig": {"mode": mode}}),

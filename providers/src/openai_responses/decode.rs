@@ -1,7 +1,9 @@
-//! The Responses stream, decoded as pi-ai decodes it (`processResponsesStream`): output items
-//! open blocks (reasoning -> thinking, message -> text, function_call -> tool call), deltas
-//! extend the current one, `output_item.done` settles its final text and signature, and
-//! `response.completed` brings usage and the status.
+//! The Responses stream, decoded as Pi 1.5.2's pi-ai decodes it (`processResponsesStream`):
+//! output items open blocks (reasoning -> thinking, message -> text, function_call -> tool call)
+//! in slots keyed by their `output_index`, deltas extend the slot's block whatever part they
+//! name, `output_item.done` settles its final text and signature, and `response.completed` or
+//! `response.incomplete` brings usage and the status. A stream without such a terminal event,
+//! or one that calls for tools it never finished, is an error.
 
 use pi_core::agent::{Patch, StreamEvent};
 use pi_core::message::{
@@ -16,18 +18,31 @@ use crate::openai_completions::api_error_message;
 use crate::sse::SseParser;
 use crate::{failure, response_head, StreamEnd};
 
-/// The output item being streamed, as far as the decoder needs to remember it.
+/// The error of a stream that ended without `response.completed`, `incomplete` or `failed`.
+pub const NO_TERMINAL_EVENT: &str =
+    "OpenAI Responses stream ended before a terminal response event";
+/// The error of an incomplete response whose reason is not the output limit, when it has none.
+pub const INCOMPLETE_WITHOUT_REASON: &str = "Response incomplete without a provider reason";
+
+/// What a slot's block is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Thinking,
+    Text,
+    ToolCall,
+}
+
+/// An output item being streamed: its `output_index` (as JSON, `undefined` when absent, as
+/// pi-ai's map keys it), the block it fills and, for a tool call, its argument text.
 #[derive(Debug)]
-enum Item {
-    /// Summary parts received so far.
-    Reasoning {
-        summary_parts: usize,
-    },
-    /// Kinds of the content parts received so far (`output_text`, `refusal`).
-    Message {
-        parts: Vec<String>,
-    },
-    FunctionCall,
+struct Slot {
+    key: String,
+    kind: Kind,
+    index: usize,
+    json: String,
+    /// Whether `json` changed since the block's arguments were last set (arguments are parsed
+    /// when the call ends or the message is read, not on every fragment, which is quadratic).
+    json_grew: bool,
 }
 
 /// Decodes one streamed response.
@@ -40,14 +55,12 @@ pub struct Decoder {
     finished: bool,
     /// `[DONE]` seen: later events are ignored.
     closed: bool,
+    /// A `response.completed`, `incomplete` or `failed` event was seen.
+    terminal: bool,
     blocks: Vec<ContentBlock>,
-    item: Option<Item>,
-    /// Whether the last block is still being streamed.
-    block_open: bool,
-    /// Tool-call argument JSON of the open tool call.
-    json: String,
-    /// Whether `json` has grown since the call opened (only then are its arguments re-read).
-    json_grew: bool,
+    slots: Vec<Slot>,
+    /// Content indexes of tool calls whose item has not ended, in the order they opened.
+    unfinished: Vec<usize>,
 }
 
 impl Decoder {
@@ -65,11 +78,10 @@ impl Decoder {
             started: false,
             finished: false,
             closed: false,
+            terminal: false,
             blocks: Vec::new(),
-            item: None,
-            block_open: false,
-            json: String::new(),
-            json_grew: false,
+            slots: Vec::new(),
+            unfinished: Vec::new(),
         }
     }
 
@@ -96,7 +108,17 @@ impl Decoder {
                 break;
             }
             match serde_json::from_str::<Value>(&sse.data) {
-                Ok(event) if event.get("error").is_some_and(|e| !e.is_null()) => {
+                // The SDK throws an `error` event's error (or the event itself) and any event
+                // carrying an `error` before the decoder sees it.
+                Ok(event) if sse.event.as_deref() == Some("error") => {
+                    let error = event
+                        .get("error")
+                        .filter(|e| !e.is_null())
+                        .unwrap_or(&event);
+                    let message = api_error_message(None, Some(error), None);
+                    out.extend(self.fail(StopReason::Error, message));
+                }
+                Ok(event) if event.get("error").is_some_and(truthy) => {
                     let message = api_error_message(None, event.get("error"), None);
                     out.extend(self.fail(StopReason::Error, message));
                 }
@@ -121,29 +143,40 @@ impl Decoder {
         match end {
             StreamEnd::Failed(message) => self.fail(StopReason::Error, message),
             StreamEnd::Aborted => self.fail(StopReason::Aborted, "Request was aborted".into()),
-            StreamEnd::Complete => match self.head.stop_reason {
-                StopReason::Error | StopReason::Aborted => {
-                    self.fail(StopReason::Error, "An unknown error occurred".into())
+            StreamEnd::Complete if !self.terminal => {
+                self.fail(StopReason::Error, NO_TERMINAL_EVENT.into())
+            }
+            StreamEnd::Complete => {
+                let unfinished = self
+                    .unfinished
+                    .first()
+                    .and_then(|&i| match &self.blocks[i] {
+                        ContentBlock::ToolCall(call) => Some(format!(
+                        "OpenAI Responses stream completed with an unfinished tool call: {} ({})",
+                        call.name, call.id
+                    )),
+                        _ => None,
+                    });
+                match (self.head.stop_reason, unfinished) {
+                    (StopReason::ToolUse, Some(message)) => self.fail(StopReason::Error, message),
+                    (StopReason::Error | StopReason::Aborted, _) => {
+                        let message = self
+                            .head
+                            .error_message
+                            .clone()
+                            .unwrap_or_else(|| "An unknown error occurred".into());
+                        self.fail(StopReason::Error, message)
+                    }
+                    (reason, _) => {
+                        self.closed = true;
+                        self.finished = true;
+                        vec![StreamEvent::Done {
+                            reason,
+                            message: self.message(),
+                        }]
+                    }
                 }
-                reason => {
-                    self.closed = true;
-                    self.finished = true;
-                    self.keep_scratch_arguments();
-                    vec![StreamEvent::Done {
-                        reason,
-                        message: self.message(),
-                    }]
-                }
-            },
-        }
-    }
-
-    /// A tool call the stream left open keeps its raw argument text as `partialJson` in the
-    /// final message, as the original's does when the body ends without the call's `done`.
-    fn keep_scratch_arguments(&mut self) {
-        let json = self.json.clone();
-        if let Some(ContentBlock::ToolCall(call)) = self.open_block() {
-            call.extra.insert("partialJson".into(), Value::String(json));
+            }
         }
     }
 
@@ -159,27 +192,23 @@ impl Decoder {
     fn message(&self) -> AssistantMessage {
         let mut message = self.head.clone();
         message.content = self.blocks.clone();
-        if let (true, Some(ContentBlock::ToolCall(call))) =
-            (self.block_open, message.content.last_mut())
-        {
-            if self.json_grew {
-                call.arguments = parse_streaming_json(&self.json);
+        for slot in self.slots.iter().filter(|s| s.json_grew) {
+            if let Some(ContentBlock::ToolCall(call)) = message.content.get_mut(slot.index) {
+                call.arguments = parse_streaming_json(&slot.json);
             }
         }
         message
     }
 
-    fn last(&self) -> usize {
-        self.blocks.len().saturating_sub(1)
+    fn slot_position(&self, key: &str) -> Option<usize> {
+        self.slots.iter().position(|s| s.key == key)
     }
 
-    /// The block still being streamed (always the last one).
-    fn open_block(&mut self) -> Option<&mut ContentBlock> {
-        if self.block_open {
-            self.blocks.last_mut()
-        } else {
-            None
-        }
+    /// The slot at `key` if it holds a block of `kind`.
+    fn slot(&mut self, key: &str, kind: Kind) -> Option<&mut Slot> {
+        self.slots
+            .iter_mut()
+            .find(|s| s.key == key && s.kind == kind)
     }
 
     fn event(&mut self, event: &Value, out: &mut Vec<StreamEvent>) {
@@ -190,6 +219,7 @@ impl Decoder {
                 .unwrap_or("")
                 .to_owned()
         };
+        let key = output_key(event);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "response.created" => {
                 if let Some(id) = event.pointer("/response/id").and_then(Value::as_str) {
@@ -197,79 +227,52 @@ impl Decoder {
                     out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
                 }
             }
-            "response.output_item.added" => self.item_added(event.get("item"), out),
-            "response.reasoning_summary_part.added" => {
-                if let Some(Item::Reasoning { summary_parts }) = &mut self.item {
-                    *summary_parts += 1;
+            "response.output_item.added" => {
+                if let Some(item) = event.get("item") {
+                    self.create_slot(key, item, out);
                 }
             }
-            "response.reasoning_summary_text.delta" => {
-                let has_part = matches!(self.item, Some(Item::Reasoning { summary_parts }) if summary_parts > 0);
-                if has_part {
-                    self.thinking_delta(text("delta"), out);
-                }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                self.thinking_delta(&key, text("delta"), out)
             }
-            "response.reasoning_summary_part.done" => {
-                let has_part = matches!(self.item, Some(Item::Reasoning { summary_parts }) if summary_parts > 0);
-                if has_part {
-                    self.thinking_delta("\n\n".into(), out);
-                }
+            "response.reasoning_summary_part.done" => self.thinking_delta(&key, "\n\n".into(), out),
+            "response.output_text.delta" | "response.refusal.delta" => {
+                self.text_delta(&key, text("delta"), out)
             }
-            "response.reasoning_text.delta" => {
-                if matches!(self.item, Some(Item::Reasoning { .. })) {
-                    self.thinking_delta(text("delta"), out);
-                }
-            }
-            "response.content_part.added" => {
-                if let Some(Item::Message { parts }) = &mut self.item {
-                    let kind = event.pointer("/part/type").and_then(Value::as_str);
-                    if let Some(kind @ ("output_text" | "refusal")) = kind {
-                        parts.push(kind.to_owned());
-                    }
-                }
-            }
-            "response.output_text.delta" => self.text_delta("output_text", text("delta"), out),
-            "response.refusal.delta" => self.text_delta("refusal", text("delta"), out),
             "response.function_call_arguments.delta" => {
-                if !matches!(self.item, Some(Item::FunctionCall)) {
-                    return;
-                }
                 let fragment = text("delta");
-                let index = self.last();
-                // Arguments are parsed when the call ends or the message is read, not on every
-                // fragment (which would be quadratic).
-                if let Some(ContentBlock::ToolCall(_)) = self.open_block() {
-                    self.json.push_str(&fragment);
-                    self.json_grew = true;
+                if let Some(slot) = self.slot(&key, Kind::ToolCall) {
+                    slot.json.push_str(&fragment);
+                    slot.json_grew = true;
                     out.push(StreamEvent::ToolCallDelta {
-                        content_index: index,
+                        content_index: slot.index,
                         delta: fragment,
                     });
                 }
             }
             "response.function_call_arguments.done" => {
-                if !matches!(self.item, Some(Item::FunctionCall)) {
-                    return;
-                }
                 let arguments = text("arguments");
-                let index = self.last();
-                let previous = std::mem::take(&mut self.json);
-                if let Some(ContentBlock::ToolCall(call)) = self.open_block() {
-                    call.arguments = parse_streaming_json(&arguments);
-                    if let Some(rest) = arguments.strip_prefix(previous.as_str()) {
+                if let Some(slot) = self.slot(&key, Kind::ToolCall) {
+                    if let Some(rest) = arguments.strip_prefix(slot.json.as_str()) {
                         if !rest.is_empty() {
                             out.push(StreamEvent::ToolCallDelta {
-                                content_index: index,
+                                content_index: slot.index,
                                 delta: rest.to_owned(),
                             });
                         }
                     }
+                    slot.json = arguments;
+                    slot.json_grew = true;
                 }
-                self.json = arguments;
-                self.json_grew = true;
             }
-            "response.output_item.done" => self.item_done(event.get("item"), out),
-            "response.completed" => self.completed(event.get("response"), out),
+            "response.output_item.done" => {
+                if let Some(item) = event.get("item") {
+                    self.item_done(key, item, out);
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                self.finalize(event.get("response"), out)
+            }
             "error" => {
                 let message = format!(
                     "Error Code {}: {}",
@@ -278,107 +281,108 @@ impl Decoder {
                 );
                 out.extend(self.fail(StopReason::Error, message));
             }
-            "response.failed" => {
-                let response = event.get("response");
-                let error = response
-                    .and_then(|r| r.get("error"))
-                    .filter(|e| !e.is_null());
-                let reason = response
-                    .and_then(|r| r.pointer("/incomplete_details/reason"))
-                    .and_then(Value::as_str)
-                    .filter(|r| !r.is_empty());
-                let message = match (error, reason) {
-                    (Some(error), _) => {
-                        let field = |key: &str, fallback: &str| match error
-                            .get(key)
-                            .and_then(Value::as_str)
-                            .filter(|s| !s.is_empty())
-                        {
-                            Some(text) => text.to_owned(),
-                            None => fallback.to_owned(),
-                        };
-                        format!(
-                            "{}: {}",
-                            field("code", "unknown"),
-                            field("message", "no message")
-                        )
-                    }
-                    (None, Some(reason)) => format!("incomplete: {reason}"),
-                    (None, None) => "Unknown error (no error details in response)".to_owned(),
-                };
-                out.extend(self.fail(StopReason::Error, message));
-            }
+            "response.failed" => self.failed(event.get("response"), out),
             _ => {}
         }
     }
 
-    fn item_added(&mut self, item: Option<&Value>, out: &mut Vec<StreamEvent>) {
-        let Some(item) = item else { return };
+    fn failed(&mut self, response: Option<&Value>, out: &mut Vec<StreamEvent>) {
+        self.terminal = true;
+        self.head.raw_stop_reason = response
+            .and_then(|r| r.get("status"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let error = response.and_then(|r| r.get("error")).filter(|e| truthy(e));
+        let reason = response
+            .and_then(|r| r.pointer("/incomplete_details/reason"))
+            .filter(|r| truthy(r));
+        let message = match (error, reason) {
+            (Some(error), _) => {
+                let field = |key: &str, fallback: &str| match error.get(key).filter(|v| truthy(v)) {
+                    Some(value) => js_text(Some(value)),
+                    None => fallback.to_owned(),
+                };
+                format!(
+                    "{}: {}",
+                    field("code", "unknown"),
+                    field("message", "no message")
+                )
+            }
+            (None, Some(reason)) => format!("incomplete: {}", js_text(Some(reason))),
+            (None, None) => "Unknown error (no error details in response)".to_owned(),
+        };
+        out.extend(self.fail(StopReason::Error, message));
+    }
+
+    /// Opens a block for a new output item in the slot at `key` (replacing whatever the slot
+    /// held); an item of another type opens nothing.
+    fn create_slot(&mut self, key: String, item: &Value, out: &mut Vec<StreamEvent>) -> bool {
         let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
-        let content_index = self.blocks.len();
-        match field("type") {
+        let index = self.blocks.len();
+        let mut json = String::new();
+        let kind = match field("type") {
             "reasoning" => {
-                let summary_parts = item
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
-                self.item = Some(Item::Reasoning { summary_parts });
                 let block = ThinkingContent::default();
                 self.blocks.push(ContentBlock::Thinking(block.clone()));
                 out.push(StreamEvent::ThinkingStart {
-                    content_index,
+                    content_index: index,
                     block,
                 });
+                Kind::Thinking
             }
             "message" => {
-                let parts = item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|p| {
-                        p.get("type")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned()
-                    })
-                    .collect();
-                self.item = Some(Item::Message { parts });
                 let block = TextContent::default();
                 self.blocks.push(ContentBlock::Text(block.clone()));
                 out.push(StreamEvent::TextStart {
-                    content_index,
+                    content_index: index,
                     block,
                 });
+                Kind::Text
             }
             "function_call" => {
-                self.item = Some(Item::FunctionCall);
-                self.json = field("arguments").to_owned();
-                self.json_grew = false;
-                let call = ToolCall {
+                json = field("arguments").to_owned();
+                let mut call = ToolCall {
                     id: format!(
                         "{}|{}",
                         js_text(item.get("call_id")),
                         js_text(item.get("id"))
                     ),
                     name: field("name").to_owned(),
-                    arguments: Value::Object(Default::default()),
+                    arguments: parse_streaming_json(&json),
                     ..ToolCall::default()
                 };
+                if let Some(namespace) = item.get("namespace") {
+                    call.extra.insert("namespace".into(), namespace.clone());
+                }
                 self.blocks.push(ContentBlock::ToolCall(call.clone()));
+                self.unfinished.push(index);
                 out.push(StreamEvent::ToolCallStart {
-                    content_index,
+                    content_index: index,
                     block: call,
                 });
+                Kind::ToolCall
             }
-            _ => return,
+            _ => return false,
+        };
+        let slot = Slot {
+            key,
+            kind,
+            index,
+            json,
+            json_grew: false,
+        };
+        match self.slot_position(&slot.key) {
+            Some(at) => self.slots[at] = slot,
+            None => self.slots.push(slot),
         }
-        self.block_open = true;
+        true
     }
 
-    fn thinking_delta(&mut self, delta: String, out: &mut Vec<StreamEvent>) {
-        let index = self.last();
-        if let Some(ContentBlock::Thinking(t)) = self.open_block() {
+    fn thinking_delta(&mut self, key: &str, delta: String, out: &mut Vec<StreamEvent>) {
+        let Some(index) = self.slot(key, Kind::Thinking).map(|s| s.index) else {
+            return;
+        };
+        if let Some(ContentBlock::Thinking(t)) = self.blocks.get_mut(index) {
             t.thinking.push_str(&delta);
             out.push(StreamEvent::ThinkingDelta {
                 content_index: index,
@@ -387,15 +391,11 @@ impl Decoder {
         }
     }
 
-    fn text_delta(&mut self, kind: &str, delta: String, out: &mut Vec<StreamEvent>) {
-        let Some(Item::Message { parts }) = &self.item else {
+    fn text_delta(&mut self, key: &str, delta: String, out: &mut Vec<StreamEvent>) {
+        let Some(index) = self.slot(key, Kind::Text).map(|s| s.index) else {
             return;
         };
-        if parts.last().map(String::as_str) != Some(kind) {
-            return;
-        }
-        let index = self.last();
-        if let Some(ContentBlock::Text(t)) = self.open_block() {
+        if let Some(ContentBlock::Text(t)) = self.blocks.get_mut(index) {
             t.text.push_str(&delta);
             out.push(StreamEvent::TextDelta {
                 content_index: index,
@@ -404,29 +404,32 @@ impl Decoder {
         }
     }
 
-    fn item_done(&mut self, item: Option<&Value>, out: &mut Vec<StreamEvent>) {
-        let Some(item) = item else { return };
-        let index = self.last();
-        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
-        let joined = |key: &str, field: &str, separator: &str| {
+    /// Settles the item's block, opening one first when the item was never announced.
+    fn item_done(&mut self, key: String, item: &Value, out: &mut Vec<StreamEvent>) {
+        if self.slot_position(&key).is_none() && !self.create_slot(key.clone(), item, out) {
+            return;
+        }
+        let Some(at) = self.slot_position(&key) else {
+            return;
+        };
+        let (kind, index) = (self.slots[at].kind, self.slots[at].index);
+        let joined = |list: &str, field: &str| {
             let parts: Vec<&str> = item
-                .get(key)
+                .get(list)
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
                 .map(|p| p.get(field).and_then(Value::as_str).unwrap_or(""))
                 .collect();
-            parts.join(separator)
+            parts.join("\n\n")
         };
-        let json = if kind == "function_call" {
-            std::mem::take(&mut self.json)
-        } else {
-            String::new()
-        };
-        match (kind, self.open_block()) {
-            ("reasoning", Some(ContentBlock::Thinking(t))) => {
-                let summary = joined("summary", "text", "\n\n");
-                let content = joined("content", "text", "\n\n");
+        match (item.get("type").and_then(Value::as_str), kind) {
+            (Some("reasoning"), Kind::Thinking) => {
+                let Some(ContentBlock::Thinking(t)) = self.blocks.get_mut(index) else {
+                    return;
+                };
+                let summary = joined("summary", "text");
+                let content = joined("content", "text");
                 if !summary.is_empty() {
                     t.thinking = summary;
                 } else if !content.is_empty() {
@@ -443,9 +446,11 @@ impl Decoder {
                     content_index: index,
                     content,
                 });
-                self.block_open = false;
             }
-            ("message", Some(ContentBlock::Text(t))) => {
+            (Some("message"), Kind::Text) => {
+                let Some(ContentBlock::Text(t)) = self.blocks.get_mut(index) else {
+                    return;
+                };
                 let parts: Vec<&str> = item
                     .get("content")
                     .and_then(Value::as_array)
@@ -472,40 +477,45 @@ impl Decoder {
                     content_index: index,
                     content,
                 });
-                self.block_open = false;
             }
-            // A call that never opened a block has no place in the message; only an open one
-            // is settled.
-            ("function_call", Some(ContentBlock::ToolCall(call))) => {
+            (Some("function_call"), Kind::ToolCall) => {
                 // The item's own arguments, when it has them, replace what streamed.
+                let streamed = std::mem::take(&mut self.slots[at].json);
                 let raw = item
                     .get("arguments")
                     .and_then(Value::as_str)
-                    .filter(|a| !a.is_empty());
-                let (arguments, error) = parse_tool_call_arguments(raw.unwrap_or(json.as_str()));
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or(streamed.as_str());
+                let (arguments, error) = parse_tool_call_arguments(raw);
+                let Some(ContentBlock::ToolCall(call)) = self.blocks.get_mut(index) else {
+                    return;
+                };
                 call.arguments = arguments;
                 if let Some(error) = error {
                     call.set_arguments_error(error);
                 }
+                if let Some(namespace) = item.get("namespace") {
+                    call.extra.insert("namespace".into(), namespace.clone());
+                }
                 let tool_call = call.clone();
+                self.unfinished.retain(|&i| i != index);
                 out.push(StreamEvent::ToolCallEnd {
                     content_index: index,
                     tool_call,
                 });
-                self.block_open = false;
             }
-            ("function_call", _) => self.block_open = false,
-            _ => {}
+            _ => return,
         }
+        self.slots.remove(at);
     }
 
-    fn completed(&mut self, response: Option<&Value>, out: &mut Vec<StreamEvent>) {
-        let Some(response) = response else {
-            self.set_stop(StopReason::Stop, out);
-            return;
-        };
+    /// `response.completed` or `response.incomplete`: usage, cost and the stop reason.
+    fn finalize(&mut self, response: Option<&Value>, out: &mut Vec<StreamEvent>) {
+        self.terminal = true;
+        let response = response.filter(|r| r.is_object());
+        self.backfill_reasoning_signatures(response, out);
         if let Some(id) = response
-            .get("id")
+            .and_then(|r| r.get("id"))
             .and_then(Value::as_str)
             .filter(|i| !i.is_empty())
         {
@@ -513,7 +523,7 @@ impl Decoder {
             out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
         }
         let mut usage = self.head.usage.clone();
-        if let Some(raw) = response.get("usage").filter(|u| !u.is_null()) {
+        if let Some(raw) = response.and_then(|r| r.get("usage")).filter(|u| truthy(u)) {
             let number = |pointer: &str| {
                 raw.pointer(pointer)
                     .and_then(Value::as_f64)
@@ -521,17 +531,22 @@ impl Decoder {
                     .max(0.0) as u64
             };
             let cached = number("/input_tokens_details/cached_tokens");
+            let written = number("/input_tokens_details/cache_write_tokens");
             usage = Usage {
-                input: number("/input_tokens").saturating_sub(cached),
+                input: number("/input_tokens")
+                    .saturating_sub(cached)
+                    .saturating_sub(written),
                 output: number("/output_tokens"),
                 cache_read: cached,
-                cache_write: 0,
+                cache_write: written,
+                reasoning: Some(number("/output_tokens_details/reasoning_tokens")),
                 total_tokens: number("/total_tokens"),
                 ..Usage::default()
             };
         }
         usage.cost = calculate_cost(&self.model, &usage);
-        let multiplier = match response.get("service_tier").and_then(Value::as_str) {
+        let tier = response.and_then(|r| r.get("service_tier"));
+        let multiplier = match tier.and_then(Value::as_str) {
             Some("flex") => 0.5,
             Some("priority") if self.model.id == "gpt-5.5" => 2.5,
             Some("priority") => 2.0,
@@ -545,25 +560,100 @@ impl Decoder {
             cost.cache_write *= multiplier;
             cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
         }
+        usage.cost.total_from_provider = Some(false);
         self.head.usage = usage.clone();
         out.push(StreamEvent::Patch(Patch::Usage(usage)));
-        match map_stop_reason(response.get("status")) {
-            Ok(StopReason::Stop)
-                if self
+        let status = response.and_then(|r| r.get("status")).filter(|s| truthy(s));
+        let reason = response
+            .and_then(|r| r.pointer("/incomplete_details/reason"))
+            .and_then(Value::as_str);
+        self.head.raw_stop_reason = status.map(|s| match reason {
+            Some(reason) => format!("{}.{reason}", js_text(Some(s))),
+            None => js_text(Some(s)),
+        });
+        match map_stop_reason(status, reason) {
+            Ok((reason, error)) => {
+                let has_call = self
                     .blocks
                     .iter()
-                    .any(|b| matches!(b, ContentBlock::ToolCall(_))) =>
-            {
-                self.set_stop(StopReason::ToolUse, out)
+                    .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+                let reason = match reason {
+                    StopReason::Stop if has_call => StopReason::ToolUse,
+                    reason => reason,
+                };
+                self.head.error_message = error;
+                self.head.stop_reason = reason;
+                out.push(StreamEvent::Patch(Patch::StopReason(reason)));
             }
-            Ok(reason) => self.set_stop(reason, out),
             Err(message) => out.extend(self.fail(StopReason::Error, message)),
         }
     }
 
-    fn set_stop(&mut self, reason: StopReason, out: &mut Vec<StreamEvent>) {
-        self.head.stop_reason = reason;
-        out.push(StreamEvent::Patch(Patch::StopReason(reason)));
+    /// A reasoning item streamed without its encrypted content gets it from the response's
+    /// output list, as pi-ai backfills it.
+    fn backfill_reasoning_signatures(
+        &mut self,
+        response: Option<&Value>,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let items = response
+            .and_then(|r| r.get("output"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for item in items {
+            let encrypted = item.get("encrypted_content").filter(|e| truthy(e));
+            let (Some("reasoning"), Some(encrypted)) =
+                (item.get("type").and_then(Value::as_str), encrypted)
+            else {
+                continue;
+            };
+            for (index, block) in self.blocks.iter_mut().enumerate() {
+                let ContentBlock::Thinking(t) = block else {
+                    continue;
+                };
+                let Some(stored) = t
+                    .thinking_signature
+                    .as_deref()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                else {
+                    continue;
+                };
+                if stored.get("id") != item.get("id")
+                    || stored.get("encrypted_content").is_some_and(truthy)
+                {
+                    continue;
+                }
+                let mut stored = stored;
+                if let Some(fields) = stored.as_object_mut() {
+                    fields.insert("encrypted_content".into(), encrypted.clone());
+                }
+                let signature = pi_core::json::to_string(&stored).unwrap_or_default();
+                t.thinking_signature = Some(signature.clone());
+                out.push(StreamEvent::Patch(Patch::ThinkingSignature {
+                    content_index: index,
+                    signature,
+                }));
+            }
+        }
+    }
+}
+
+/// A slot's key: the event's `output_index` as JSON, `undefined` when it has none.
+fn output_key(event: &Value) -> String {
+    event
+        .get("output_index")
+        .map_or_else(|| "undefined".to_owned(), Value::to_string)
+}
+
+/// JavaScript truthiness of a JSON value.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
     }
 }
 
@@ -584,7 +674,9 @@ fn js_text(value: Option<&Value>) -> String {
 fn text_signature(item: &Value) -> String {
     let mut payload = serde_json::Map::new();
     payload.insert("v".into(), Value::from(1));
-    payload.insert("id".into(), item.get("id").cloned().unwrap_or(Value::Null));
+    if let Some(id) = item.get("id") {
+        payload.insert("id".into(), id.clone());
+    }
     if let Some(phase) = item
         .get("phase")
         .and_then(Value::as_str)
@@ -595,16 +687,26 @@ fn text_signature(item: &Value) -> String {
     pi_core::json::to_string(&Value::Object(payload)).unwrap_or_default()
 }
 
-/// pi-ai's Responses status mapping; an unknown status is an error.
-pub fn map_stop_reason(status: Option<&Value>) -> Result<StopReason, String> {
-    match status.filter(|s| !s.is_null()).map(|s| s.as_str()) {
-        None | Some(Some("")) => Ok(StopReason::Stop),
-        Some(Some("completed" | "in_progress" | "queued")) => Ok(StopReason::Stop),
-        Some(Some("incomplete")) => Ok(StopReason::Length),
-        Some(Some("failed" | "cancelled")) => Ok(StopReason::Error),
-        Some(other) => Err(format!(
-            "Unhandled stop reason: {}",
-            other.map_or_else(|| js_text(status), str::to_owned)
-        )),
+/// pi-ai's Responses status mapping: the stop reason and, for an incomplete response cut for
+/// another reason than the output limit, its error text; an unknown status is an error.
+pub fn map_stop_reason(
+    status: Option<&Value>,
+    incomplete_reason: Option<&str>,
+) -> Result<(StopReason, Option<String>), String> {
+    let Some(status) = status.filter(|s| truthy(s)) else {
+        return Ok((StopReason::Stop, None));
+    };
+    match status.as_str() {
+        Some("completed" | "in_progress" | "queued") => Ok((StopReason::Stop, None)),
+        Some("incomplete") => Ok(match incomplete_reason {
+            Some("max_output_tokens") => (StopReason::Length, None),
+            Some(reason) => (
+                StopReason::Error,
+                Some(format!("Response incomplete: {reason}")),
+            ),
+            None => (StopReason::Error, Some(INCOMPLETE_WITHOUT_REASON.into())),
+        }),
+        Some("failed" | "cancelled") => Ok((StopReason::Error, None)),
+        _ => Err(format!("Unhandled stop reason: {}", js_text(Some(status)))),
     }
 }

@@ -7,7 +7,10 @@ use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
 use crate::hash::short_hash;
-use crate::models::{base_max_tokens, clamp_thinking_level};
+use crate::models::{clamp_thinking_level, max_tokens_152};
+
+/// The smallest `max_output_tokens` Pi 1.5.2 asks for (`OPENAI_RESPONSES_MIN_OUTPUT_TOKENS`).
+const MIN_OUTPUT_TOKENS: u64 = 16;
 use crate::object::object;
 use crate::strict_schema::strict_parameters;
 use crate::transform::transform_messages;
@@ -83,6 +86,8 @@ fn input_image(mime_type: &str, data: &str) -> Value {
 fn assistant_items(model: &Model, message: &AssistantMessage, index: usize, out: &mut Vec<Value>) {
     let different_model =
         message.model != model.id && message.provider == model.provider && message.api == model.api;
+    // Pi 1.5.2 counts every text block of the message for the fallback ids of unsigned ones.
+    let mut text_index = 0usize;
     for block in &message.content {
         match block {
             ContentBlock::Thinking(t) => {
@@ -100,8 +105,10 @@ fn assistant_items(model: &Model, message: &AssistantMessage, index: usize, out:
                         (format!("msg_{}", short_hash(&id)), phase)
                     }
                     Some((id, phase)) => (id, phase),
-                    None => (format!("msg_{index}"), None),
+                    None if text_index == 0 => (format!("msg_pi_{index}"), None),
+                    None => (format!("msg_pi_{index}_{text_index}"), None),
                 };
+                text_index += 1;
                 let mut item = json!({
                     "type": "message",
                     "role": "assistant",
@@ -213,7 +220,7 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
                 );
             }
         }
-        // A message that produced nothing does not count towards the `msg_<n>` fallback ids.
+        // A message that produced nothing does not count towards the `msg_pi_<n>` fallback ids.
         if items.len() > before {
             index += 1;
         }
@@ -264,9 +271,15 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         params.insert("prompt_cache_retention".into(), json!("24h"));
     }
     params.insert("store".into(), json!(false));
-    let max_tokens = base_max_tokens(request).filter(|m| *m > 0);
-    if let Some(max) = max_tokens {
-        params.insert("max_output_tokens".into(), json!(max));
+    // Pi 1.5.2: the request's cap or the model's own maximum, clamped to the context
+    // (`buildBaseOptions`), never below the API's minimum, unless the compat says the endpoint
+    // takes none.
+    let max_tokens = max_tokens_152(request);
+    if max_tokens > 0 && compat_flag(model, "supportsMaxOutputTokens", true) {
+        params.insert(
+            "max_output_tokens".into(),
+            json!(max_tokens.max(MIN_OUTPUT_TOKENS)),
+        );
     }
     if let Some(t) = options.temperature {
         params.insert("temperature".into(), json!(t));

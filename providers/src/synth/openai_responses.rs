@@ -2,9 +2,10 @@
 //! [`crate::openai_responses::Decoder`], which is the spec. Each content block is one output item
 //! (`reasoning` for thinking, `message` for text, `function_call` for a tool call) streamed as the
 //! API streams it, from `response.output_item.added` to `response.output_item.done`; then
-//! `response.completed` brings usage, service tier and status, or a failed message ends with the
-//! failure event the decoder words as its error text. What the decoder can never produce is
-//! refused with [`Unrepresentable`] rather than said approximately.
+//! `response.completed` (or `response.incomplete`) brings usage, service tier and status, or a
+//! failed message ends with the failure event the decoder words as its error text. What the
+//! decoder can never produce is refused with [`Unrepresentable`] rather than said
+//! approximately.
 
 use bytes::Bytes;
 use pi_core::agent::StreamEvent;
@@ -16,13 +17,15 @@ use pi_core::partial_json::parse_streaming_json;
 use serde_json::{json, Map, Value};
 
 use super::{sse, SynthesizedResponse, Unrepresentable};
-use crate::openai_responses::Decoder;
+use crate::openai_responses::{Decoder, INCOMPLETE_WITHOUT_REASON, NO_TERMINAL_EVENT};
 use crate::StreamEnd;
 
 /// The decoder's error text for a response that completed with status `failed` or `cancelled`.
 const UNKNOWN_FAILURE: &str = "An unknown error occurred";
 /// The decoder's error text for a `response.failed` with neither error nor incomplete details.
 const NO_DETAILS: &str = "Unknown error (no error details in response)";
+/// The incomplete reason the decoder reads as the output limit (stop reason `length`).
+const LENGTH: &str = "max_output_tokens";
 /// The service tiers a response reports, the usual one first (the decoder prices `flex` and
 /// `priority` with multipliers).
 const SERVICE_TIERS: [&str; 3] = ["default", "flex", "priority"];
@@ -49,12 +52,19 @@ fn events(model: &Model, message: &AssistantMessage) -> Result<Vec<Bytes>, Strin
         output: Vec::new(),
     };
     stream.created();
-    let failed = message.stop_reason == StopReason::Error;
     for (index, block) in message.content.iter().enumerate() {
         let last = index + 1 == message.content.len();
-        stream.block(index, block, last, failed)?;
+        stream.block(index, block, last)?;
     }
-    stream.end(message)?;
+    // Pi 1.5.2 keeps the status (and incomplete reason) it read; a stream failing before any
+    // terminal event has none.
+    let sent = stream.end(message)?;
+    if message.raw_stop_reason != sent {
+        return Err(format!(
+            "a rawStopReason of {:?} where the stream leaves {sent:?}",
+            message.raw_stop_reason
+        ));
+    }
     Ok(stream.chunks)
 }
 
@@ -170,20 +180,14 @@ impl Stream<'_> {
     }
 
     /// The output item for `block`. Every block but the last ends with `output_item.done`, which
-    /// signs it; the last may be cut off before (unsigned, as a stream that stops early leaves
-    /// it), except a tool call of a failed message, whose unfinished form the decoder cannot
-    /// tell from a finished one.
-    fn block(
-        &mut self,
-        index: usize,
-        block: &ContentBlock,
-        last: bool,
-        failed: bool,
-    ) -> Result<(), String> {
+    /// signs it; a last text or thinking block may stay open (unsigned). A tool call always
+    /// finishes: an unfinished one fails the response in Pi 1.5.2 and decodes like a finished
+    /// one.
+    fn block(&mut self, index: usize, block: &ContentBlock, last: bool) -> Result<(), String> {
         match block {
             ContentBlock::Text(text) => self.text_block(index, text, last),
             ContentBlock::Thinking(thinking) => self.thinking_block(index, thinking, last),
-            ContentBlock::ToolCall(call) => self.tool_call_block(index, call, last && !failed),
+            ContentBlock::ToolCall(call) => self.tool_call_block(index, call),
             ContentBlock::Image(_) => {
                 Err("an image block (the Responses API streams no images)".into())
             }
@@ -363,13 +367,8 @@ impl Stream<'_> {
     }
 
     /// A `function_call` item: the decoder composes the tool-call id as `call_id|item_id` and
-    /// parses the streamed argument text; an unfinished call keeps that text as `partialJson`.
-    fn tool_call_block(
-        &mut self,
-        index: usize,
-        call: &ToolCall,
-        may_stay_open: bool,
-    ) -> Result<(), String> {
+    /// parses the argument text.
+    fn tool_call_block(&mut self, index: usize, call: &ToolCall) -> Result<(), String> {
         if call.thought_signature.is_some() {
             return Err(
                 "a tool call with a thoughtSignature (the decoder never writes one)".into(),
@@ -381,7 +380,7 @@ impl Stream<'_> {
                 call.id
             ));
         };
-        let (arguments, finished) = argument_text(call, may_stay_open)?;
+        let arguments = argument_text(call)?;
         let item = |status: &str, arguments: &str| {
             json!({"id": item_id, "type": "function_call", "status": status,
                    "arguments": arguments, "call_id": call_id, "name": call.name})
@@ -395,17 +394,16 @@ impl Stream<'_> {
             let delta = ("delta", Value::from(arguments.as_str()));
             self.item_event("response.function_call_arguments.delta", &place, [delta]);
         }
-        if finished {
-            let done = ("arguments", Value::from(arguments.as_str()));
-            self.item_event("response.function_call_arguments.done", &place, [done]);
-            self.done(index, item("completed", &arguments));
-        }
+        let done = ("arguments", Value::from(arguments.as_str()));
+        self.item_event("response.function_call_arguments.done", &place, [done]);
+        self.done(index, item("completed", &arguments));
         Ok(())
     }
 
-    /// How the response ends: `response.completed` with the status the stop reason maps from, or
-    /// the failure the error text is the decoder's wording of.
-    fn end(&mut self, message: &AssistantMessage) -> Result<(), String> {
+    /// How the response ends: `response.completed` (or `response.incomplete`) with the status
+    /// the stop reason maps from, or the failure the error text is the decoder's wording of.
+    /// Returns the raw stop reason the decoder is left with.
+    fn end(&mut self, message: &AssistantMessage) -> Result<Option<String>, String> {
         let calls = message.tool_calls().next().is_some();
         let usage = &message.usage;
         match (message.stop_reason, message.error_message.as_deref()) {
@@ -417,24 +415,38 @@ impl Stream<'_> {
                 "an aborted message (a stream that stops early decodes as ended or failed)".into(),
             ),
             (_, Some(_)) => Err("an errorMessage on a message that did not fail".into()),
-            (StopReason::Stop, None) if calls => cut_before_completion(usage),
+            (StopReason::Stop, None) if calls => Err(
+                "stop reason stop with tool calls (the response's end makes it toolUse, and a \
+                 stream without one fails)"
+                    .into(),
+            ),
             (StopReason::ToolUse, None) if !calls => Err(
                 "stop reason toolUse without a tool call (the decoder infers it from one)".into(),
             ),
-            (StopReason::Length, None) => self.completed("incomplete", usage),
-            (_, None) => self.completed("completed", usage),
+            (StopReason::Length, None) => self.completed("incomplete", Some(LENGTH), usage),
+            (_, None) => self.completed("completed", None, usage),
         }
     }
 
-    /// `response.completed`: the decoder reads the usage, prices it by the service tier, and
-    /// maps the status (`completed` becomes `toolUse` when the message calls tools).
-    fn completed(&mut self, status: &str, usage: &Usage) -> Result<(), String> {
+    /// `response.completed`, or `response.incomplete` when there is an incomplete reason: the
+    /// decoder reads the usage, prices it by the service tier, and maps the status
+    /// (`completed` becomes `toolUse` when the message calls tools).
+    fn completed(
+        &mut self,
+        status: &str,
+        reason: Option<&str>,
+        usage: &Usage,
+    ) -> Result<Option<String>, String> {
+        if usage.cost.total_from_provider != Some(false) {
+            return Err(
+                "a usage without totalFromProvider false (the decoder prices every response \
+                 that ends)"
+                    .into(),
+            );
+        }
         let numbers = usage_numbers(usage)?;
         let tier = service_tier(self.model, &numbers, usage)?;
-        let details = match status {
-            "incomplete" => json!({"reason": "max_output_tokens"}),
-            _ => Value::Null,
-        };
+        let details = reason.map_or(Value::Null, |reason| json!({ "reason": reason }));
         let response = self.response(
             status,
             [
@@ -444,54 +456,70 @@ impl Stream<'_> {
                 ("service_tier", tier.into()),
             ],
         );
-        self.event("response.completed", [("response", response)]);
-        Ok(())
+        let kind = match status {
+            "incomplete" => "response.incomplete",
+            _ => "response.completed",
+        };
+        self.event(kind, [("response", response)]);
+        Ok(Some(match reason {
+            Some(reason) => format!("{status}.{reason}"),
+            None => status.to_owned(),
+        }))
     }
 
-    /// A failed message. Only `response.completed` reports usage, so a failure with usage
+    /// A failed message. Only a response that ends reports usage, so a failure with usage
     /// completes first, with status `failed` (which alone the decoder words as
-    /// [`UNKNOWN_FAILURE`]); any other text then comes from its failure event.
-    fn fail(&mut self, usage: &Usage, text: &str) -> Result<(), String> {
+    /// [`UNKNOWN_FAILURE`]); any other text then comes from its failure event. An incomplete
+    /// response cut for another reason than the output limit is its own failure, and a stream
+    /// that just ends is [`NO_TERMINAL_EVENT`].
+    fn fail(&mut self, usage: &Usage, text: &str) -> Result<Option<String>, String> {
+        if let Some(reason) = text.strip_prefix("Response incomplete: ") {
+            if !reason.is_empty() && reason != LENGTH {
+                return self.completed("incomplete", Some(reason), usage);
+            }
+        }
+        if text == INCOMPLETE_WITHOUT_REASON {
+            return self.completed("incomplete", None, usage);
+        }
+        if text == NO_TERMINAL_EVENT && *usage == Usage::default() {
+            return Ok(None);
+        }
+        let mut raw = None;
         if text == UNKNOWN_FAILURE || *usage != Usage::default() {
-            self.completed("failed", usage)?;
+            raw = self.completed("failed", None, usage)?;
         }
         if text == UNKNOWN_FAILURE {
-            return Ok(());
+            return Ok(raw);
         }
-        self.failure(text)
+        Ok(self.failure(text)?.or(raw))
     }
 
-    /// The failure event the decoder words as `text`, in the API's own forms where the text has
-    /// their shape: `error` (`Error Code {code}: {message}`), `response.failed` (`{code}:
-    /// {message}`, `incomplete: {reason}`, or no details); any other text as a bare
-    /// `{"error": {"message": …}}`, whose message the decoder takes as it is.
-    fn failure(&mut self, text: &str) -> Result<(), String> {
-        let coded = text
-            .strip_prefix("Error Code ")
-            .and_then(|rest| rest.split_once(": "));
+    /// The failure event the decoder words as `text`, in the API's own forms: `response.failed`
+    /// (`{code}: {message}`, `incomplete: {reason}`, or no details) where the text has their
+    /// shape, else an `error` event, whose message the decoder takes as it is. Returns the raw
+    /// stop reason it sets (`response.failed` its status).
+    fn failure(&mut self, text: &str) -> Result<Option<String>, String> {
         let incomplete = text
             .strip_prefix("incomplete: ")
             .filter(|reason| !reason.is_empty());
         if text == NO_DETAILS {
             self.failed(Value::Null, Value::Null);
-        } else if let Some((code, message)) = coded {
-            let fields = [
-                ("code", code.into()),
-                ("message", message.into()),
-                ("param", Value::Null),
-            ];
-            self.event("error", fields);
         } else if let Some(reason) = incomplete {
             self.failed(Value::Null, json!({ "reason": reason }));
         } else if let Some((code, message)) = code_and_message(text) {
             self.failed(json!({"code": code, "message": message}), Value::Null);
         } else if !text.is_empty() {
-            let error = json!({"error": {"message": text}});
-            self.chunks.push(sse::data(&error));
+            let fields = [
+                ("code", Value::Null),
+                ("message", text.into()),
+                ("param", Value::Null),
+            ];
+            self.event("error", fields);
+            return Ok(None);
         } else {
             return Err("an empty errorMessage (every failure the decoder reads has words)".into());
         }
-        Ok(())
+        Ok(Some("failed".into()))
     }
 
     fn failed(&mut self, error: Value, incomplete_details: Value) {
@@ -500,20 +528,6 @@ impl Stream<'_> {
             [("error", error), ("incomplete_details", incomplete_details)],
         );
         self.event("response.failed", [("response", response)]);
-    }
-}
-
-/// A stop with tool calls: `response.completed` would make it `toolUse`, so the stream ends
-/// before it (Pi reads a body that just ends as complete), and then nothing reports usage.
-fn cut_before_completion(usage: &Usage) -> Result<(), String> {
-    if *usage == Usage::default() {
-        Ok(())
-    } else {
-        Err(
-            "stop reason stop with tool calls and usage (only response.completed reports \
-             usage, and it makes the stop toolUse)"
-                .into(),
-        )
     }
 }
 
@@ -600,39 +614,22 @@ fn message_item(id: &Value, status: &str, content: Value, phase: Option<String>)
     Value::Object(item)
 }
 
-/// The argument text to stream for `call`, and whether the call finishes: the decoder parses
-/// the text a finished call streamed (written here from its arguments), and an unfinished one
-/// keeps its text as `partialJson`; either way the parse must give the arguments back.
-fn argument_text(call: &ToolCall, may_stay_open: bool) -> Result<(String, bool), String> {
-    let (text, finished) = match partial_json(call, may_stay_open)? {
-        Some(json) => (json.to_owned(), false),
-        None => {
-            let json = pi_core::json::to_string(&call.arguments).map_err(|e| e.to_string())?;
-            (json, true)
-        }
-    };
+/// The argument text to stream for `call`, written from its arguments: the decoder parses it,
+/// and the parse must give the arguments back. Pi 1.5.2 keeps no `partialJson`.
+fn argument_text(call: &ToolCall) -> Result<String, String> {
+    if !call.extra.is_empty() {
+        return Err(
+            "a tool call with fields the decoder never writes (such as partialJson)".into(),
+        );
+    }
+    let text = pi_core::json::to_string(&call.arguments).map_err(|e| e.to_string())?;
     if parse_streaming_json(&text) != call.arguments {
         return Err(format!(
             "arguments that do not read back from their text {text:?} (the decoder parses \
              them; a number such as 1.0 comes back as 1)"
         ));
     }
-    Ok((text, finished))
-}
-
-/// The raw argument text an unfinished tool call keeps as `partialJson`: the decoder writes it
-/// only on the last block of a stream that ends without failing, and writes nothing else there.
-fn partial_json(call: &ToolCall, may_stay_open: bool) -> Result<Option<&str>, String> {
-    if call.extra.is_empty() {
-        return Ok(None);
-    }
-    match (call.extra.len(), call.extra.get("partialJson")) {
-        (1, Some(Value::String(json))) if may_stay_open => Ok(Some(json)),
-        (1, Some(Value::String(_))) => Err("partialJson on a tool call that is not the last \
-             block of a stream ending without failure (only there does the decoder keep it)"
-            .into()),
-        _ => Err("a tool call with fields the decoder never writes".into()),
-    }
+    Ok(text)
 }
 
 /// `text` split as `response.failed`'s `{code}: {message}`, both non-empty (the decoder puts
@@ -643,28 +640,48 @@ fn code_and_message(text: &str) -> Option<(&str, &str)> {
         .find(|(code, message)| !code.is_empty() && !message.is_empty())
 }
 
-/// The API's `usage` for `usage`. The decoder reads `input` as `input_tokens` less the cached
-/// tokens, no cache writes, and every count through a double.
+/// The API's `usage` for `usage`, or none when the usage is what the decoder makes of a
+/// response without one (no `reasoning` count). The decoder reads `input` as `input_tokens`
+/// less the cached and written tokens, and every count through a double.
 fn usage_numbers(usage: &Usage) -> Result<Value, String> {
-    if usage.cache_write != 0 {
-        return Err("cache writes (the Responses API reports none)".into());
-    }
     if !usage.extra.is_empty() || !usage.cost.extra.is_empty() {
         return Err("usage fields the decoder never writes".into());
     }
-    let Some(input) = usage.input.checked_add(usage.cache_read) else {
-        return Err("input and cached tokens adding up past 2^64".into());
+    if usage.cache_write_1h.is_some() {
+        return Err("cacheWrite1h (the Responses API reports no hour-long writes)".into());
+    }
+    let Some(reasoning) = usage.reasoning else {
+        return Ok(Value::Null);
     };
-    let counts = [input, usage.cache_read, usage.output, usage.total_tokens];
+    let Some(input) = usage
+        .input
+        .checked_add(usage.cache_read)
+        .and_then(|n| n.checked_add(usage.cache_write))
+    else {
+        return Err("input, cached and written tokens adding up past 2^64".into());
+    };
+    let counts = [
+        input,
+        usage.cache_read,
+        usage.cache_write,
+        usage.output,
+        reasoning,
+        usage.total_tokens,
+    ];
     if let Some(count) = counts.iter().find(|n| **n as f64 as u64 != **n) {
         return Err(format!(
             "a token count ({count}) the decoder reads through a double as another"
         ));
     }
+    let mut details = json!({"cached_tokens": usage.cache_read});
+    if usage.cache_write != 0 {
+        details["cache_write_tokens"] = usage.cache_write.into();
+    }
     Ok(json!({
         "input_tokens": input,
-        "input_tokens_details": {"cached_tokens": usage.cache_read},
+        "input_tokens_details": details,
         "output_tokens": usage.output,
+        "output_tokens_details": {"reasoning_tokens": reasoning},
         "total_tokens": usage.total_tokens,
     }))
 }
