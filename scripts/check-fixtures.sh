@@ -17,6 +17,7 @@ trap 'rm -rf "$out"' EXIT
 pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
   "gen-default-models.mjs providers/src/catalog/default_models.json"
+  "gen-diff-fixtures.mjs core/tests/fixtures/diff_cases.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
   "gen-model-catalog.mjs providers/src/catalog/models.json"
   "gen-output-fixtures.mjs core/tests/fixtures/output_cases.json"
