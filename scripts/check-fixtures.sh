@@ -18,6 +18,7 @@ pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
   "gen-cost-fixtures.mjs providers/tests/fixtures/cost.json"
   "gen-default-models.mjs providers/src/catalog/default_models.json"
+  "gen-diff-fixtures.mjs core/tests/fixtures/diff_cases.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
   "gen-model-catalog.mjs providers/src/catalog/models.json"
   "gen-output-fixtures.mjs core/tests/fixtures/output_cases.json"

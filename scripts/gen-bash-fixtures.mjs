@@ -136,6 +136,8 @@ const toolCases = [
   { name: "timeout without output", command: "sleep 5", timeout: 0.3 },
   { name: "timeout zero is none", command: "sleep 0.2; echo done", timeout: 0 },
   { name: "negative timeout is none", command: "echo done", timeout: -1 },
+  { name: "timeout over the timer's maximum", command: "echo done", timeout: 2147484 },
+  { name: "timeout refused before the working directory", command: "echo hi", timeout: 0, cwd: MISSING_DIR },
   { name: "abort", command: "echo begin; touch started; sleep 5", abort: "started" },
   { name: "abort without output", command: "touch started; sleep 5", abort: "started" },
   { name: "abort with long output", command: "seq 1 3000; touch started; sleep 5", abort: "started" },

@@ -1,5 +1,5 @@
 // Writes what the original's edit diff (generateDiffString in core/tools/edit-diff.js,
-// over the `diff` package's diffLines) makes of pairs of texts (core/tests/fixtures/
+// over the `diff` package's diffLines, and the package's unified patch) makes of pairs of texts (core/tests/fixtures/
 // diff_cases.json): hand-picked pairs, then a randomized set from a fixed seed whose lines come
 // from a small alphabet, so that repeated lines make many equally short diffs and the
 // tie-breaking shows.
@@ -14,7 +14,7 @@ const [piDir, out] = process.argv.slice(2);
 const { dist, agentModule } = original(piDir);
 const { generateDiffString } = await agentModule("core/tools/edit-diff.js");
 const require = createRequire(path.join(dist, "core/tools/edit-diff.js"));
-const { diffLines } = require("diff");
+const { diffLines, structuredPatch, formatPatch, FILE_HEADERS_ONLY } = require("diff");
 
 const lines = (n, f) => Array.from({ length: n }, (_, i) => f(i + 1)).join("\n");
 const numbered = lines(30, (i) => `line ${i}`) + "\n";
@@ -83,7 +83,10 @@ for (let n = 0; n < 400; n++) {
 const cases = pairs.map(([name, oldText, newText]) => {
   const { diff, firstChangedLine } = generateDiffString(oldText, newText);
   const parts = diffLines(oldText, newText).map(({ value, count, added, removed }) => ({ value, count, added, removed }));
-  return { name, old: oldText, new: newText, parts, diff, firstChangedLine: firstChangedLine ?? null };
+  // 1.5.2's edit details carry this patch (generateEditDiff, over windows of 32 lines or more
+  // around each change; the whole texts give the same hunks).
+  const patch = formatPatch(structuredPatch("f.txt", "f.txt", oldText, newText, undefined, undefined, { context: 4 }), FILE_HEADERS_ONLY);
+  return { name, old: oldText, new: newText, parts, diff, firstChangedLine: firstChangedLine ?? null, patch };
 });
 fs.writeFileSync(out, JSON.stringify(cases) + "\n");
 console.log(`${cases.length} diffs -> ${out}`);

@@ -122,6 +122,22 @@ function withOrientation(jpeg, orientation) {
   return Buffer.concat([jpeg.subarray(0, 2), head, payload, jpeg.subarray(2)]);
 }
 
+// A 2x2 24-bit BMP (BITMAPINFOHEADER, bottom-up rows padded to 4 bytes), which 1.5.2 converts.
+function tinyBmp() {
+  const pixels = Buffer.from([0, 0, 255, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 0]);
+  const head = Buffer.alloc(54);
+  head.write("BM", 0, "latin1");
+  head.writeUInt32LE(54 + pixels.length, 2);
+  head.writeUInt32LE(54, 10);
+  head.writeUInt32LE(40, 14);
+  head.writeInt32LE(2, 18);
+  head.writeInt32LE(2, 22);
+  head.writeUInt16LE(1, 26);
+  head.writeUInt16LE(24, 28);
+  head.writeUInt32LE(pixels.length, 34);
+  return Buffer.concat([head, pixels]);
+}
+
 const small = photonImage(40, 30);
 const pngBytes = Buffer.from(small.get_bytes());
 const images = {
@@ -129,6 +145,7 @@ const images = {
   "tiny.jpg": Buffer.from(small.get_bytes_jpeg(80)),
   "tiny.webp": Buffer.from(small.get_bytes_webp()),
   "tiny.gif": Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64"),
+  "tiny.bmp": tinyBmp(),
   "cut.png": pngBytes.subarray(0, Math.floor(pngBytes.length / 2)),
   "rotated.jpg": withOrientation(Buffer.from(photonImage(2100, 40).get_bytes_jpeg(60)), 6),
   "flipped.jpg": withOrientation(Buffer.from(small.get_bytes_jpeg(80)), 3),
@@ -174,10 +191,13 @@ for (const name of ["tiny.png", "tiny.jpg", "tiny.webp", "tiny.gif", "cut.png", 
 }
 read("image-extension-irrelevant", [image("picture.txt", "tiny.png")], { path: "picture.txt" });
 read("image-without-resize", [image("tiny.png", "tiny.png")], { path: "tiny.png" }, { autoResizeImages: false });
+read("image-tiny.bmp", [image("tiny.bmp", "tiny.bmp")], { path: "tiny.bmp" });
+read("image-bmp-without-resize", [image("tiny.bmp", "tiny.bmp")], { path: "tiny.bmp" }, { autoResizeImages: false });
 read("image-exif-rotated", [image("rotated.jpg", "rotated.jpg")], { path: "rotated.jpg" });
 read("image-wide", [recipe("wide.png", { width: 3000, height: 1500, noise: 0 })], { path: "wide.png" });
 read("image-tall", [recipe("tall.png", { width: 700, height: 2100, noise: 0 })], { path: "tall.png" });
 read("image-scale-tie", [recipe("tie.png", { width: 2250, height: 900, noise: 0 })], { path: "tie.png" });
+read("image-strip", [recipe("strip.png", { width: 2400, height: 60, noise: 0 })], { path: "strip.png" });
 read("image-over-byte-limit", [recipe("heavy.png", { width: 1300, height: 1300, noise: 0 })], { path: "heavy.png" });
 read("image-noisy-becomes-jpeg", [recipe("noisy.png", { width: 2000, height: 1500, noise: 8 })], { path: "noisy.png" });
 read("image-large-without-resize", [recipe("wide.png", { width: 2100, height: 50, noise: 0 })], { path: "wide.png" }, { autoResizeImages: false });

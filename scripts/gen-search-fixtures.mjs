@@ -7,7 +7,9 @@
 //   node scripts/gen-search-fixtures.mjs <pi install dir> <out file>
 //
 // The original runs `rg` and `fd`: both must be on PATH (e.g. `cargo install ripgrep fd-find`);
-// downloads are switched off. rg and fd walk in parallel, so the order of lines from different
+// downloads are switched off. The fixture was made with rg 15.1 and fd 10.5: 1.5.2 passes fd
+// `--no-require-git` (fd 8.7 and later), and rg 14 and later start their error texts with `rg:`
+// (rg 13 does not), as the rg Pi downloads does. rg and fd walk in parallel, so the order of lines from different
 // files varies: each case says how to compare (`exact`, `sorted` lines, or only the `count`).
 import fs from "fs";
 import os from "os";

@@ -1,11 +1,14 @@
 //! The edit tool's diff against the original's own `generateDiffString` and the `diff`
 //! package's `diffLines` on the same pairs of texts (`scripts/gen-diff-fixtures.mjs`):
 //! hand-picked pairs and a seeded random set full of repeated lines, where only jsdiff's exact
-//! tie-breaking gives the same runs.
+//! tie-breaking gives the same runs. Also the unified patch Pi 1.5.2's edit details carry
+//! (jsdiff's `structuredPatch` written by `formatPatch` with file headers only).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use pi_core::tools::diff::{diff_lines, generate_diff_string, DEFAULT_CONTEXT_LINES};
+use pi_core::tools::diff::{
+    diff_lines, generate_diff_string, unified_patch, DEFAULT_CONTEXT_LINES,
+};
 use serde_json::{json, Value};
 
 fn cases() -> Vec<Value> {
@@ -43,5 +46,14 @@ fn diff_strings_match_generate_diff_string() {
             "{}",
             case["name"]
         );
+    }
+}
+
+#[test]
+fn patches_match_structured_patch() {
+    for case in &cases() {
+        let (old, new) = (case["old"].as_str().unwrap(), case["new"].as_str().unwrap());
+        let ours = unified_patch("f.txt", old, new, DEFAULT_CONTEXT_LINES);
+        assert_eq!(ours, case["patch"].as_str().unwrap(), "{}", case["name"]);
     }
 }

@@ -1,5 +1,5 @@
 //! grep, find and ls against the original tools run on the same trees with the same arguments
-//! (`scripts/gen-search-fixtures.mjs`, which ran Pi 0.73.1 with rg and fd): ignore files in and
+//! (`scripts/gen-search-fixtures.mjs`, which ran Pi 1.5.2 with rg and fd): ignore files in and
 //! out of git, hidden files, binary files, BOM, CRLF and lone-CR lines, long lines, invalid UTF-8,
 //! context, limits, byte truncation, globs, symlinks, the sort order of ls, and the error texts.
 //! rg and fd walk in parallel, so the original's lines from different files come in any order:

@@ -282,6 +282,108 @@ pub fn generate_diff_string(old: &str, new: &str, context: usize) -> DiffString 
     }
 }
 
+/// Pi 1.5's `details.patch`: jsdiff's `structuredPatch(name, name, old, new)` with `context`
+/// lines, written by `formatPatch` with file headers only (`--- name`, `+++ name`, then each
+/// hunk's `@@ -a,b +c,d @@` and its lines, `\ No newline at end of file` after a last line
+/// without one). Pi diffs windows around the replacements and shifts their hunks; its windows
+/// keep 32 lines around each change, more than the context, so the whole texts give the same
+/// hunks.
+pub fn unified_patch(name: &str, old: &str, new: &str, context: usize) -> String {
+    let changes = diff_lines(old, new);
+    let mut parts: Vec<(Vec<&str>, bool, bool)> = changes
+        .iter()
+        .map(|change| (split_lines(&change.value), change.added, change.removed))
+        .collect();
+    // jsdiff appends an empty common part, so that the last hunk is closed like the others.
+    parts.push((Vec::new(), false, false));
+    let mut hunks: Vec<Hunk> = Vec::new();
+    let mut open: Option<Hunk> = None;
+    let (mut old_line, mut new_line) = (1usize, 1usize);
+    for i in 0..parts.len() {
+        let (lines, added, removed) = &parts[i];
+        if *added || *removed {
+            let hunk = open.get_or_insert_with(|| {
+                let before: Vec<String> = match i.checked_sub(1) {
+                    Some(previous) => {
+                        let previous = &parts[previous].0;
+                        previous[previous.len().saturating_sub(context)..]
+                            .iter()
+                            .map(|line| format!(" {line}"))
+                            .collect()
+                    }
+                    None => Vec::new(),
+                };
+                Hunk {
+                    old_start: old_line - before.len(),
+                    new_start: new_line - before.len(),
+                    old_lines: 0,
+                    new_lines: 0,
+                    lines: before,
+                }
+            });
+            let sign = if *added { '+' } else { '-' };
+            hunk.lines
+                .extend(lines.iter().map(|line| format!("{sign}{line}")));
+            if *added {
+                new_line += lines.len();
+            } else {
+                old_line += lines.len();
+            }
+            continue;
+        }
+        if let Some(mut hunk) = open.take() {
+            if lines.len() <= context * 2 && i + 2 < parts.len() {
+                hunk.lines
+                    .extend(lines.iter().map(|line| format!(" {line}")));
+                open = Some(hunk);
+            } else {
+                let shown = lines.len().min(context);
+                hunk.lines
+                    .extend(lines[..shown].iter().map(|line| format!(" {line}")));
+                hunk.old_lines = old_line - hunk.old_start + shown;
+                hunk.new_lines = new_line - hunk.new_start + shown;
+                hunks.push(hunk);
+            }
+        }
+        old_line += lines.len();
+        new_line += lines.len();
+    }
+    let mut out = vec![format!("--- {name}"), format!("+++ {name}")];
+    for hunk in hunks {
+        // formatPatch names the line before an empty side.
+        let old_start = hunk.old_start - usize::from(hunk.old_lines == 0);
+        let new_start = hunk.new_start - usize::from(hunk.new_lines == 0);
+        out.push(format!(
+            "@@ -{old_start},{} +{new_start},{} @@",
+            hunk.old_lines, hunk.new_lines
+        ));
+        for line in hunk.lines {
+            match line.strip_suffix('\n') {
+                Some(line) => out.push(line.to_owned()),
+                None => {
+                    out.push(line);
+                    out.push("\\ No newline at end of file".to_owned());
+                }
+            }
+        }
+    }
+    out.join("\n") + "\n"
+}
+
+/// One hunk of [`unified_patch`] while it is built; its lines keep their `\n`.
+struct Hunk {
+    old_start: usize,
+    new_start: usize,
+    old_lines: usize,
+    new_lines: usize,
+    lines: Vec<String>,
+}
+
+/// jsdiff's `splitLines`: each line with its `\n`, the last one without when the text has none.
+fn split_lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
 struct Lines {
     lines: Vec<String>,
     width: usize,

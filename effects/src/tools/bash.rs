@@ -168,13 +168,7 @@ async fn execute(
     cx: &ToolContext,
     output: &mut Output,
 ) -> Result<End, String> {
-    let Some(mut running) = shell::start(
-        env,
-        command,
-        cx.cancel.clone(),
-        shell::timeout_duration(timeout),
-    )?
-    else {
+    let Some(mut running) = shell::start(env, command, cx.cancel.clone(), timeout)? else {
         return Ok(End::Aborted);
     };
     loop {

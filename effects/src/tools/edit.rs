@@ -1,5 +1,5 @@
 //! The `edit` tool: targeted replacements in one file. The matching and its errors are
-//! `pi_core::tools::edit`, the diff in the details `pi_core::tools::diff`; this side checks
+//! `pi_core::tools::edit`, the diff and patch in the details `pi_core::tools::diff`; this side checks
 //! the file can be read and written, keeps its byte-order mark and line endings, and takes its
 //! turn in the file's mutation queue.
 
@@ -9,7 +9,9 @@ use std::path::Path;
 
 use pi_core::event::ToolResult;
 use pi_core::message::ContentBlock;
-use pi_core::tools::diff::{generate_diff_string, DiffString, DEFAULT_CONTEXT_LINES};
+use pi_core::tools::diff::{
+    generate_diff_string, unified_patch, DiffString, DEFAULT_CONTEXT_LINES,
+};
 use pi_core::tools::edit::{
     apply_edits, apply_to_original, normalize_to_lf, strip_bom, Replacement,
 };
@@ -40,13 +42,14 @@ pub(super) async fn run(
             .await
             .map_err(|e| e.to_string())?
     });
-    let (count, diff) = tokio::select! {
+    let (count, diff, patch) = tokio::select! {
         biased;
         () = cx.cancel.cancelled() => return Err(OPERATION_ABORTED.into()),
         result = work => result?,
     };
     let mut details = Map::new();
     details.insert("diff".into(), Value::String(diff.diff));
+    details.insert("patch".into(), Value::String(patch));
     if let Some(line) = diff.first_changed_line {
         details.insert("firstChangedLine".into(), json!(line));
     }
@@ -86,14 +89,14 @@ fn replacements(args: &Value) -> Option<Vec<Replacement>> {
         .collect()
 }
 
-/// Reads, replaces and writes back; the number of edits and the diff of the LF-normalised
-/// texts. A cancellation seen before writing leaves the file untouched.
+/// Reads, replaces and writes back; the number of edits and the diff and patch of the
+/// LF-normalised texts. A cancellation seen before writing leaves the file untouched.
 fn edit_file(
     raw: &str,
     path: &Path,
     edits: &[Replacement],
     cancel: &CancellationToken,
-) -> Result<(usize, DiffString), String> {
+) -> Result<(usize, DiffString, String), String> {
     let bytes = read_for_edit(raw, path)?;
     let text = String::from_utf8_lossy(&bytes);
     let (bom, content) = strip_bom(&text);
@@ -115,6 +118,8 @@ fn edit_file(
     Ok((
         edits.len(),
         generate_diff_string(&applied.base, &applied.result, DEFAULT_CONTEXT_LINES),
+        // Pi 1.5's `details.patch`, named by the path as the call gave it.
+        unified_patch(raw, &applied.base, &applied.result, DEFAULT_CONTEXT_LINES),
     ))
 }
 

@@ -15,9 +15,9 @@ use pi_core::event::ToolResult;
 use serde_json::Value;
 
 use super::listing::{
-    js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
+    effective_limit, js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
 };
-use super::{num_arg, str_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
+use super::{str_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
 
 /// Results listed when the call gives no limit.
 const DEFAULT_LIMIT: f64 = 1000.0;
@@ -39,7 +39,7 @@ pub(super) async fn run(
     let root = listing_root(env, args, cx)?;
     let search = Search {
         pattern: str_arg(args, "pattern").unwrap_or_default().to_owned(),
-        limit: num_arg(args, "limit").unwrap_or(DEFAULT_LIMIT),
+        limit: effective_limit(args, DEFAULT_LIMIT),
         root,
         cwd: env.cwd.clone(),
         global_ignore: global_ignore_file(&env.home),
@@ -48,7 +48,6 @@ pub(super) async fn run(
 }
 
 fn find(search: &Search, stop: &AtomicBool) -> Result<ToolResult, String> {
-    let max_results = max_results(search.limit)?;
     let root = &search.root;
     if !root.is_dir() {
         return Err(format!(
@@ -57,6 +56,8 @@ fn find(search: &Search, stop: &AtomicBool) -> Result<ToolResult, String> {
         ));
     }
     let (full_path, matcher) = matcher(&search.pattern)?;
+    // Pi 1.5 asks fd for one result past the limit, which shows that the limit cut the list.
+    let max_results = search.limit + 1.0;
     let mut printed = String::new();
     let mut count = 0usize;
     for entry in walker(search).flatten() {
@@ -81,59 +82,33 @@ fn find(search: &Search, stop: &AtomicBool) -> Result<ToolResult, String> {
         }
         printed.push('\n');
         count += 1;
-        if max_results.is_some_and(|max| count >= max) {
+        if count as f64 >= max_results {
             break;
         }
     }
-    let lines = readline_lines(&printed);
-    if lines.join("\n").is_empty() {
-        return Ok(text_result("No files found matching pattern".into(), None));
-    }
-    let root_text = root.to_string_lossy();
-    let relativized: Vec<String> = lines
+    let mut relativized: Vec<String> = readline_lines(&printed)
         .iter()
         .map(|line| js_trim(line.strip_suffix('\r').unwrap_or(line)))
         .filter(|line| !line.is_empty())
-        .map(|line| relativize(&root_text, &search.cwd, line))
+        .map(|line| relativize(root, line))
         .collect();
+    if relativized.is_empty() {
+        return Ok(text_result("No files found matching pattern".into(), None));
+    }
     let limit = search.limit;
-    let limit_reached = (relativized.len() as f64 >= limit).then(|| LimitReached {
-        notice: format!(
-            "{} results limit reached. Use limit={} for more, or refine pattern",
-            js_text(limit),
-            js_text(limit * 2.0)
-        ),
-        key: "resultLimitReached",
-        limit,
+    let limit_reached = (relativized.len() as f64 > limit).then(|| {
+        relativized.truncate(limit as usize);
+        LimitReached {
+            notice: format!(
+                "{} results limit reached. Use limit={} for more, or refine pattern",
+                js_text(limit),
+                js_text(limit * 2.0)
+            ),
+            key: "resultLimitReached",
+            limit,
+        }
     });
     Ok(listing_result(&relativized, limit_reached, None))
-}
-
-/// fd's `--max-results` as it parses `String(limit)`: 0 means no limit, and anything but a
-/// non-negative integer is refused with clap's error text (Pi throws it).
-fn max_results(limit: f64) -> Result<Option<usize>, String> {
-    let text = js_text(limit);
-    if let Some(rest) = text.strip_prefix('-') {
-        // clap reads a negative number as short flags; fd has `-0` and `-1`.
-        return Err(match rest.chars().next() {
-            Some('0' | '1') => {
-                "error: a value is required for '--max-results <count>' but none was supplied\n\nFor more information, try '--help'.".to_owned()
-            }
-            first => {
-                let flag = first.map(String::from).unwrap_or_default();
-                format!(
-                    "error: unexpected argument '-{flag}' found\n\n  tip: to pass '-{flag}' as a value, use '-- -{flag}'\n\nUsage: fd [OPTIONS] [pattern] [path]...\n\nFor more information, try '--help'."
-                )
-            }
-        });
-    }
-    match text.parse::<usize>() {
-        Ok(0) => Ok(None),
-        Ok(max) => Ok(Some(max)),
-        Err(err) => Err(format!(
-            "error: invalid value '{text}' for '--max-results <count>': {err}\n\nFor more information, try '--help'."
-        )),
-    }
 }
 
 /// Pi's pattern handling and fd's glob: whether it matches whole paths, and the matcher (none
@@ -208,18 +183,16 @@ fn js_trim(text: &str) -> &str {
     text.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}')
 }
 
-/// Pi's relative form of an fd line: the text after the search path and its separator, else
-/// Node's `path.relative` (for pieces of names broken at a line break); a trailing `/` is kept.
-fn relativize(root: &str, cwd: &Path, line: &str) -> String {
-    let mut relative = match line.strip_prefix(root) {
-        Some(rest) => {
-            let mut chars = rest.chars();
-            chars.next();
-            chars.as_str().to_owned()
-        }
-        None => node_relative(Path::new(root), &cwd.join(line)),
+/// Pi 1.5's `relativizeFindResultPath`: an absolute fd line relative to the search path (Node's
+/// `path.relative`), any other line (a piece of a name broken at a line break) as it is; a
+/// trailing `/` is kept.
+fn relativize(root: &Path, line: &str) -> String {
+    let mut relative = if line.starts_with('/') {
+        node_relative(root, Path::new(line))
+    } else {
+        line.to_owned()
     };
-    if (line.ends_with('/') || line.ends_with('\\')) && !relative.ends_with('/') {
+    if line.ends_with('/') && !relative.ends_with('/') {
         relative.push('/');
     }
     relative
@@ -252,41 +225,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn limits_fd_refuses_give_clap_errors() {
-        assert_eq!(max_results(0.0), Ok(None));
-        assert_eq!(max_results(7.0), Ok(Some(7)));
-        let help = "\n\nFor more information, try '--help'.";
-        assert_eq!(
-            max_results(2.5),
-            Err(format!(
-                "error: invalid value '2.5' for '--max-results <count>': invalid digit found in string{help}"
-            ))
-        );
-        assert_eq!(
-            max_results(1e20),
-            Err(format!(
-                "error: invalid value '100000000000000000000' for '--max-results <count>': number too large to fit in target type{help}"
-            ))
-        );
-        assert_eq!(
-            max_results(-3.0),
-            Err(format!(
-                "error: unexpected argument '-3' found\n\n  tip: to pass '-3' as a value, use '-- -3'\n\nUsage: fd [OPTIONS] [pattern] [path]...{help}"
-            ))
-        );
-        assert_eq!(
-            max_results(-15.0),
-            Err(format!(
-                "error: a value is required for '--max-results <count>' but none was supplied{help}"
-            ))
-        );
-    }
-
-    #[test]
     fn lines_break_as_readline_breaks_them() {
         assert_eq!(readline_lines("a\nb\r\nc\rd\n"), ["a", "b", "c", "d"]);
-        assert_eq!(relativize("/r", Path::new("/"), "/r/a/b/"), "a/b/");
-        assert_eq!(relativize("/", Path::new("/"), "/bin/"), "in/");
-        assert_eq!(relativize("/r/s", Path::new("/r"), "x"), "../x");
+        assert_eq!(relativize(Path::new("/r"), "/r/a/b/"), "a/b/");
+        assert_eq!(relativize(Path::new("/"), "/bin/"), "bin/");
+        assert_eq!(relativize(Path::new("/r/s"), "/r/x"), "../x");
+        assert_eq!(relativize(Path::new("/r/s"), "x"), "x");
     }
 }

@@ -4,9 +4,9 @@
 //! directly is always searched. Files are searched in path order (component by component, as
 //! `rg --sort path` does), so the matches kept under the limit are the same from run to run.
 //!
-//! Pi prints the match lines from rg's events and, when context is asked for, re-reads each file
-//! and prints the lines around every match; both are reproduced here, quirks included
-//! (overlapping contexts repeat lines, a lone `\r` counts as a line break in context).
+//! Pi 1.5 prints the lines of rg's events: the matches and, with `--context`, rg's own context
+//! lines (merged where they overlap; a lone `\r` is content). Past the limit it keeps the last
+//! match's trailing context and reports the limit only once a further match proves it cut.
 
 use std::fs;
 use std::io;
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use ignore::{DirEntry, WalkBuilder};
 use pi_core::event::ToolResult;
@@ -22,28 +22,33 @@ use pi_core::tools::truncate::{truncate_line, GREP_MAX_LINE_LENGTH};
 use serde_json::Value;
 
 use super::listing::{
-    js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
+    effective_limit, js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
 };
 use super::{num_arg, str_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
 
 /// Matches shown when the call gives no limit.
 const DEFAULT_LIMIT: f64 = 100.0;
+/// JavaScript's `Number.MAX_SAFE_INTEGER`, Pi's cap on the context it passes to rg.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-/// The call's arguments as Pi reads them.
+/// The call's arguments as Pi 1.5 reads them.
 struct Query {
     pattern: String,
     glob: Option<String>,
     ignore_case: bool,
     literal: bool,
-    /// Lines around each match (Pi: `context > 0 ? context : 0`, not rounded).
-    context: f64,
-    /// Pi's `Math.max(1, limit ?? 100)`.
+    /// Lines around each match: `context > 0 ? min(floor(context), MAX_SAFE_INTEGER) : 0`.
+    context: u64,
+    /// `Math.max(1, Math.floor(limit ?? 100))`.
     limit: f64,
 }
 
 impl Query {
     fn from_args(args: &Value) -> Self {
         let flag = |key| args.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let context = num_arg(args, "context")
+            .filter(|c| *c > 0.0)
+            .map_or(0.0, |c| c.floor().min(MAX_SAFE_INTEGER));
         Query {
             pattern: str_arg(args, "pattern").unwrap_or_default().to_owned(),
             glob: str_arg(args, "glob")
@@ -51,8 +56,8 @@ impl Query {
                 .map(str::to_owned),
             ignore_case: flag("ignoreCase"),
             literal: flag("literal"),
-            context: num_arg(args, "context").filter(|c| *c > 0.0).unwrap_or(0.0),
-            limit: num_arg(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1.0),
+            context: context as u64,
+            limit: effective_limit(args, DEFAULT_LIMIT),
         }
     }
 }
@@ -68,20 +73,70 @@ pub(super) async fn run(
     run_blocking(cx, move |stop| search(&cwd, &root, &query, stop)).await
 }
 
-/// The matching lines of one file, as rg reported them.
-struct FileMatches {
+/// One line of rg's events as Pi 1.5 prints it.
+struct Line {
     /// rg's path text (the search root joined with the walk's relative path).
     path: String,
-    lines: Vec<(u64, Vec<u8>)>,
+    number: u64,
+    text: Vec<u8>,
+    is_match: bool,
 }
 
-/// What the search found before it ended or stopped at the limit.
+/// Pi 1.5's reading of rg's match and context events, across files.
 #[derive(Default)]
 struct Found {
-    files: Vec<FileMatches>,
-    /// Matches seen, including those in files whose path rg cannot print as text.
+    lines: Vec<Line>,
+    /// Matches counted before the limit.
     count: usize,
+    /// The limit's match was seen: only its trailing context is kept from here on.
+    limit_hit: bool,
+    /// The last line of the limit's match's trailing context.
+    trailing_end: u64,
+    /// A further match showed that the limit cut results off.
     limit_reached: bool,
+    /// Pi killed rg: nothing more is read, and rg's errors are ignored.
+    done: bool,
+}
+
+impl Found {
+    /// Takes one event's line; false once Pi would stop reading (the search stops too).
+    fn take(
+        &mut self,
+        query: &Query,
+        path: &str,
+        number: u64,
+        text: &[u8],
+        is_match: bool,
+    ) -> bool {
+        let line = |is_match| Line {
+            path: path.to_owned(),
+            number,
+            text: text.to_vec(),
+            is_match,
+        };
+        if !self.limit_hit {
+            self.lines.push(line(is_match));
+            if is_match {
+                self.count += 1;
+                if self.count as f64 >= query.limit {
+                    self.limit_hit = true;
+                    self.trailing_end = number.saturating_add(query.context);
+                }
+            }
+            return true;
+        }
+        let last_file = self.lines.last().map(|l| l.path.as_str());
+        let in_window = last_file == Some(path) && number <= self.trailing_end;
+        // A match inside the last match's trailing context is shown as context.
+        if in_window {
+            self.lines.push(line(false));
+        }
+        self.limit_reached |= is_match;
+        if self.limit_reached && !(in_window && number < self.trailing_end) {
+            self.done = true;
+        }
+        !self.done
+    }
 }
 
 fn search(cwd: &Path, root: &Path, query: &Query, stop: &AtomicBool) -> Result<ToolResult, String> {
@@ -93,15 +148,20 @@ fn search(cwd: &Path, root: &Path, query: &Query, stop: &AtomicBool) -> Result<T
     let glob = query.glob.as_deref().map(without_leading_dot_slash);
     let walk = walker(glob_root, root, glob.as_deref())?;
     let matcher = matcher(query)?;
-    let found = collect(walk, &matcher, query.limit, stop)?;
+    let found = collect(walk, &matcher, query, stop)?;
     if found.count == 0 {
         return Ok(text_result("No matches found".into(), None));
     }
-    let mut out = Vec::new();
     let mut lines_truncated = false;
-    for file in &found.files {
-        lines_truncated |= print_file(root, is_dir, file, query.context, &mut out);
-    }
+    let out: Vec<String> = found
+        .lines
+        .iter()
+        .map(|line| {
+            let (text, cut) = print_line(root, is_dir, line);
+            lines_truncated |= cut;
+            text
+        })
+        .collect();
     let limit = found.limit_reached.then(|| LimitReached {
         notice: format!(
             "{} matches limit reached. Use limit={} for more, or refine pattern",
@@ -119,16 +179,21 @@ fn search(cwd: &Path, root: &Path, query: &Query, stop: &AtomicBool) -> Result<T
     Ok(listing_result(&out, limit, lines_truncated))
 }
 
-/// Searches the walk's files in order until `limit` matches. Errors (unreadable files and
-/// directories) fail the call as rg's exit code 2 fails Pi's, unless the limit was reached
-/// first (Pi kills rg then and ignores its errors).
+/// Searches the walk's files in order, as Pi reads rg's events, until Pi would kill rg.
+/// Errors (unreadable files and directories) fail the call as rg's exit code 2 fails Pi's,
+/// unless Pi killed rg first.
 fn collect(
     walk: ignore::Walk,
     matcher: &RegexMatcher,
-    limit: f64,
+    query: &Query,
     stop: &AtomicBool,
 ) -> Result<Found, String> {
-    let mut searcher = SearcherBuilder::new().line_number(true).build();
+    let context = usize::try_from(query.context).unwrap_or(usize::MAX);
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .before_context(context)
+        .after_context(context)
+        .build();
     let mut found = Found::default();
     let mut errors = Vec::new();
     for entry in walk {
@@ -151,14 +216,14 @@ fn collect(
         } else {
             BinaryDetection::quit(0)
         });
+        let path = entry.path();
         let mut sink = Collect {
-            lines: Vec::new(),
-            count: &mut found.count,
-            limit,
-            limit_reached: &mut found.limit_reached,
+            // rg reports a path that is not UTF-8 as bytes, which Pi decodes lossily.
+            path: path.to_string_lossy().into_owned(),
+            found: &mut found,
+            query,
             stop,
         };
-        let path = entry.path();
         // rg memory-maps a file named directly, and binary data in a mapped file is reported
         // as it is; searching the whole file as one slice gives the same lines.
         let searched = if explicit {
@@ -169,15 +234,7 @@ fn collect(
         if let Err(err) = searched {
             errors.push(format!("rg: {}: {err}", path.display()));
         }
-        let lines = sink.lines;
-        // rg reports a path that is not UTF-8 as bytes, which Pi counts but cannot print.
-        if let (false, Some(path)) = (lines.is_empty(), path.to_str()) {
-            found.files.push(FileMatches {
-                path: path.to_owned(),
-                lines,
-            });
-        }
-        if found.limit_reached {
+        if found.done {
             return Ok(found);
         }
     }
@@ -188,37 +245,19 @@ fn collect(
     }
 }
 
-/// Appends one file's match lines as Pi prints them: from rg's line without context, else
-/// from the re-read file. True when a line was cut to the line length.
-fn print_file(
-    root: &Path,
-    is_dir: bool,
-    file: &FileMatches,
-    context: f64,
-    out: &mut Vec<String>,
-) -> bool {
-    let shown = display_path(root, is_dir, &file.path);
-    let mut text: Option<Vec<String>> = None;
-    let mut cut_any = false;
-    for (number, bytes) in &file.lines {
-        match std::str::from_utf8(bytes) {
-            Ok(line) if context == 0.0 => {
-                let (line, cut) = truncate_line(&sanitize(line), GREP_MAX_LINE_LENGTH);
-                cut_any |= cut;
-                out.push(format!("{shown}:{number}: {line}"));
-            }
-            _ => {
-                let text = text.get_or_insert_with(|| file_lines(Path::new(&file.path)));
-                let block = Block {
-                    shown: &shown,
-                    number: *number as f64,
-                    context,
-                };
-                cut_any |= block.write(text, out);
-            }
-        }
-    }
-    cut_any
+/// One event's line as Pi 1.5 prints it (`path:n: text` for a match, `path-n- text` for
+/// context), and whether it was cut to the line length.
+fn print_line(root: &Path, is_dir: bool, line: &Line) -> (String, bool) {
+    let shown = display_path(root, is_dir, &line.path);
+    let text = String::from_utf8_lossy(&line.text);
+    let (text, cut) = truncate_line(without_terminator(&text), GREP_MAX_LINE_LENGTH);
+    let number = line.number;
+    let text = if line.is_match {
+        format!("{shown}:{number}: {text}")
+    } else {
+        format!("{shown}-{number}- {text}")
+    };
+    (text, cut)
 }
 
 /// rg's walk: ignore files as rg reads them, hidden files included, `--glob` relative to the
@@ -290,27 +329,33 @@ fn leads_to_dir(entry: &DirEntry) -> bool {
     }
 }
 
-/// Collects one file's matching lines until the overall limit is reached.
+/// Hands one file's match and context lines to [`Found`].
 struct Collect<'a> {
-    lines: Vec<(u64, Vec<u8>)>,
-    count: &'a mut usize,
-    limit: f64,
-    limit_reached: &'a mut bool,
+    path: String,
+    found: &'a mut Found,
+    query: &'a Query,
     stop: &'a AtomicBool,
+}
+
+impl Collect<'_> {
+    fn take(&mut self, number: Option<u64>, text: &[u8], is_match: bool) -> bool {
+        let number = number.unwrap_or(0);
+        let more = self
+            .found
+            .take(self.query, &self.path, number, text, is_match);
+        more && !self.stop.load(Ordering::Relaxed)
+    }
 }
 
 impl Sink for Collect<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        *self.count += 1;
-        self.lines
-            .push((found.line_number().unwrap_or(0), found.bytes().to_vec()));
-        if *self.count as f64 >= self.limit {
-            *self.limit_reached = true;
-            return Ok(false);
-        }
-        Ok(!self.stop.load(Ordering::Relaxed))
+        Ok(self.take(found.line_number(), found.bytes(), true))
+    }
+
+    fn context(&mut self, _: &Searcher, line: &SinkContext<'_>) -> Result<bool, io::Error> {
+        Ok(self.take(line.line_number(), line.bytes(), false))
     }
 }
 
@@ -334,79 +379,11 @@ fn display_path(root: &Path, is_dir: bool, path: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A match line from rg's event: line ending and every `\r` removed.
-fn sanitize(line: &str) -> String {
-    let line = line.replace("\r\n", "\n").replace('\r', "");
-    line.strip_suffix('\n').unwrap_or(&line).to_owned()
-}
-
-/// The file's lines as Pi re-reads them for context (Node's lossy UTF-8, `\r\n` and `\r` as
-/// breaks); empty when it cannot be read.
-fn file_lines(path: &Path) -> Vec<String> {
-    let Ok(bytes) = fs::read(path) else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(&bytes)
-        .replace("\r\n", "\n")
-        .replace('\r', "\n")
-        .split('\n')
-        .map(str::to_owned)
-        .collect()
-}
-
-/// One match printed from the re-read file, with its context lines.
-struct Block<'a> {
-    shown: &'a str,
-    number: f64,
-    context: f64,
-}
-
-impl Block<'_> {
-    /// Appends the block's lines; true when one was cut to the line length.
-    fn write(&self, lines: &[String], out: &mut Vec<String>) -> bool {
-        let Block {
-            shown,
-            number,
-            context,
-        } = *self;
-        if lines.is_empty() {
-            out.push(format!(
-                "{shown}:{}: (unable to read file)",
-                js_text(number)
-            ));
-            return false;
-        }
-        let (start, end) = if context > 0.0 {
-            (
-                (number - context).max(1.0),
-                (lines.len() as f64).min(number + context),
-            )
-        } else {
-            (number, number)
-        };
-        let mut cut_any = false;
-        let mut current = start;
-        while current <= end {
-            // A fractional context gives fractional line numbers, which name no line in Pi.
-            let text = if current.fract() == 0.0 {
-                (current as usize)
-                    .checked_sub(1)
-                    .and_then(|index| lines.get(index))
-                    .map_or("", String::as_str)
-            } else {
-                ""
-            };
-            let (text, cut) = truncate_line(&text.replace('\r', ""), GREP_MAX_LINE_LENGTH);
-            cut_any |= cut;
-            let separator = if current == number { ':' } else { '-' };
-            out.push(format!(
-                "{shown}{separator}{}{separator} {text}",
-                js_text(current)
-            ));
-            current += 1.0;
-        }
-        cut_any
-    }
+/// Pi 1.5's `replace(/\r?\n?$/, "")`: only the line terminator goes, a lone `\r` inside a
+/// line is content.
+fn without_terminator(line: &str) -> &str {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    line.strip_suffix('\r').unwrap_or(line)
 }
 
 #[cfg(test)]
@@ -422,15 +399,9 @@ mod tests {
     }
 
     #[test]
-    fn fractional_context_prints_fractional_line_numbers() {
-        let lines: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
-        let mut out = Vec::new();
-        let block = Block {
-            shown: "f",
-            number: 3.0,
-            context: 1.5,
-        };
-        block.write(&lines, &mut out);
-        assert_eq!(out, ["f-1.5- ", "f-2.5- ", "f-3.5- "]);
+    fn only_the_line_terminator_is_removed() {
+        assert_eq!(without_terminator("a\rb\r\n"), "a\rb");
+        assert_eq!(without_terminator("a\r"), "a");
+        assert_eq!(without_terminator("a\n\n"), "a\n");
     }
 }

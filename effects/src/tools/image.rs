@@ -1,7 +1,7 @@
-//! Images for the read tool, as Pi handles them: which files count as images (the `file-type`
-//! package's verdict on the first bytes, limited to JPEG, PNG, GIF and WebP), and the automatic
-//! resize that keeps an image within 2000x2000 pixels and 4.5 MiB of base64 (Pi's
-//! `image-resize.ts`, EXIF orientation included).
+//! Images for the read tool, as Pi 1.5 handles them: which files count as images (its own
+//! signature check on the first bytes: JPEG, PNG, GIF, WebP and BMP), and the automatic resize
+//! that keeps an image within 2000x2000 pixels and 4.5 MiB of base64 (Pi's
+//! `image-resize-core.js`, EXIF orientation included).
 //!
 //! Decisions (whether to resize, target sizes, which candidate wins, the note's text) follow the
 //! original step for step. Re-encoded bytes come from the `image` crate rather than Photon, so
@@ -19,98 +19,118 @@ use image::{DynamicImage, ImageEncoder};
 /// How many leading bytes the type detection looks at (Pi's `FILE_TYPE_SNIFF_BYTES`).
 pub(super) const SNIFF_BYTES: usize = 4100;
 
-/// `file-type` gives up after this many nested prefixes (BOMs, ID3 tags).
-const MAX_REENTRY: u32 = 256;
-const MAX_PNG_CHUNKS: u32 = 512;
-
 /// The image type of a file starting with `head` (at most [`SNIFF_BYTES`]), when it is one the
-/// read tool sends as an image.
+/// read tool sends as an image (Pi 1.5's `detectSupportedImageMimeType`: signatures at the
+/// start only, so a byte order mark or text starting with "GIF" makes no image).
 pub(super) fn detect_mime(head: &[u8]) -> Option<&'static str> {
-    if head.len() < 2 {
-        return None;
+    let starts_at = |offset: usize, sig: &[u8]| head.get(offset..offset + sig.len()) == Some(sig);
+    if starts_at(0, &[0xFF, 0xD8, 0xFF]) {
+        return (head.get(3) != Some(&0xF7)).then_some("image/jpeg");
     }
-    sniff(head, 0)
-}
-
-/// `file-type`'s detection, reduced to what can lead to the four supported types: the
-/// signatures that come earlier in its order never start like these four.
-fn sniff(buf: &[u8], depth: u32) -> Option<&'static str> {
-    let at = |i: usize| buf.get(i).copied().unwrap_or(0);
-    let starts = |sig: &[u8]| sig.iter().enumerate().all(|(i, b)| at(i) == *b);
-    if starts(&[0xEF, 0xBB, 0xBF]) {
-        return (depth < MAX_REENTRY)
-            .then(|| sniff(buf.get(3..).unwrap_or_default(), depth + 1))
-            .flatten();
+    if starts_at(0, PNG_SIGNATURE) {
+        return (is_png(head) && !is_animated_png(head)).then_some("image/png");
     }
-    if starts(b"GIF") {
+    if starts_at(0, b"GIF87a") || starts_at(0, b"GIF89a") {
         return Some("image/gif");
     }
-    if starts(b"ID3") {
-        let size = buf.get(6..10)?;
-        let len = (usize::from(size[3]) & 0x7F)
-            | usize::from(size[2]) << 7
-            | usize::from(size[1]) << 14
-            | usize::from(size[0]) << 21;
-        let rest = buf.get(10 + len..)?;
-        return (depth < MAX_REENTRY)
-            .then(|| sniff(rest, depth + 1))
-            .flatten();
-    }
-    if starts(&[0xFF, 0xD8, 0xFF]) {
-        return (at(3) != 0xF7).then_some("image/jpeg");
-    }
-    if starts(&[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-        return png_is_still_image(buf).then_some("image/png");
-    }
-    if starts(b"RIFF") && (8..12).map(at).eq(b"WEBP".iter().copied()) {
+    if starts_at(0, b"RIFF") && starts_at(8, b"WEBP") {
         return Some("image/webp");
+    }
+    if starts_at(0, b"BM") && is_bmp(head) {
+        return Some(BMP);
     }
     None
 }
 
-/// `file-type`'s PNG chunk walk: a PNG whose first chunks are malformed is no image, one with
-/// an `acTL` chunk before its image data is an APNG (not supported), anything else a PNG.
-fn png_is_still_image(buf: &[u8]) -> bool {
-    let size = buf.len();
-    let mut pos = 8;
-    let mut chunks = 0;
-    let mut seen_header = false;
-    loop {
-        chunks += 1;
-        if chunks > MAX_PNG_CHUNKS {
-            return true;
-        }
-        let previous = pos;
-        let Some(header) = buf.get(pos..pos + 8) else {
-            return false;
-        };
-        pos += 8;
-        let length = i32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-        let kind = &header[4..8];
-        if length < 0 {
-            return false;
-        }
-        if kind == b"IHDR" {
-            if length != 13 {
-                return false;
-            }
-            seen_header = true;
-        }
-        match kind {
-            b"IDAT" => return true,
-            b"acTL" => return false,
-            _ if !seen_header && kind != b"CgBI" => return false,
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+/// The one detected type that is not sent as it is: Pi 1.5 converts it to PNG.
+pub(super) const BMP: &str = "image/bmp";
+
+/// Pi 1.5's `convertImageBytesToPng`: the decoded image, oriented by its EXIF data, as an RGBA
+/// PNG; `None` when it cannot be decoded.
+pub(super) fn to_png(bytes: &[u8]) -> Option<Vec<u8>> {
+    let image = oriented(
+        image::load_from_memory(bytes).ok()?,
+        exif_orientation(bytes),
+    );
+    let mut png = Vec::new();
+    PngEncoder::new(&mut png)
+        .write_image(
+            &image.to_rgba8(),
+            image.width(),
+            image.height(),
+            image::ExtendedColorType::Rgba8,
+        )
+        .ok()?;
+    Some(png)
+}
+
+/// A byte of `buf`, 0 past its end (as Pi's readers read it).
+fn byte(buf: &[u8], at: usize) -> u32 {
+    buf.get(at).copied().map_or(0, u32::from)
+}
+
+fn u32_be(buf: &[u8], at: usize) -> u64 {
+    (0..4).fold(0, |n, i| n << 8 | u64::from(byte(buf, at + i)))
+}
+
+fn u32_le(buf: &[u8], at: usize) -> u64 {
+    (0..4)
+        .rev()
+        .fold(0, |n, i| n << 8 | u64::from(byte(buf, at + i)))
+}
+
+fn u16_le(buf: &[u8], at: usize) -> u32 {
+    byte(buf, at) | byte(buf, at + 1) << 8
+}
+
+/// The first chunk is a 13-byte `IHDR`.
+fn is_png(buf: &[u8]) -> bool {
+    buf.len() >= 16 && u32_be(buf, 8) == 13 && buf.get(12..16) == Some(b"IHDR")
+}
+
+/// An `acTL` chunk before the first `IDAT` (an APNG, not supported), as far as the head shows.
+fn is_animated_png(buf: &[u8]) -> bool {
+    let mut offset = PNG_SIGNATURE.len();
+    while offset + 8 <= buf.len() {
+        match buf.get(offset + 4..offset + 8) {
+            Some(b"acTL") => return true,
+            Some(b"IDAT") => return false,
             _ => {}
         }
-        let skip = length as usize + 4;
-        if skip > size {
-            return true;
+        let next = offset as u64 + 8 + u32_be(buf, offset) + 4;
+        if next > buf.len() as u64 {
+            return false;
         }
-        pos = (pos + skip).min(size);
-        if pos <= previous || pos + 8 >= size {
-            return true;
-        }
+        offset = next as usize;
     }
+    false
+}
+
+/// Pi 1.5's `isBmp`: a plausible file header and DIB header with one plane and a known depth.
+fn is_bmp(buf: &[u8]) -> bool {
+    if buf.len() < 26 {
+        return false;
+    }
+    let declared_size = u32_le(buf, 2);
+    let pixel_offset = u32_le(buf, 10);
+    let dib_size = u32_le(buf, 14);
+    if declared_size != 0 && declared_size < 26 {
+        return false;
+    }
+    if pixel_offset < 14 + dib_size {
+        return false;
+    }
+    if declared_size != 0 && pixel_offset >= declared_size {
+        return false;
+    }
+    let (planes, bits) = match dib_size {
+        12 => (u16_le(buf, 22), u16_le(buf, 24)),
+        40..=124 if buf.len() >= 30 => (u16_le(buf, 26), u16_le(buf, 28)),
+        _ => return false,
+    };
+    planes == 1 && [1, 4, 8, 16, 24, 32].contains(&bits)
 }
 
 /// Pi's limits for an inline image.
@@ -223,8 +243,9 @@ fn scaled(side: u32, target: u32, other: u32) -> u32 {
     ((f64::from(side) * f64::from(target)) / f64::from(other)).round() as u32
 }
 
-/// The first candidate whose base64 is under the limit: PNG, then JPEG at each quality;
-/// `None` when an encoding fails.
+/// The first candidate whose base64 is under the limit, in Pi 1.5's order: the smaller of PNG
+/// and JPEG at the first quality, the other one, then JPEG at each lower quality; `None` when
+/// an encoding fails.
 fn first_fit(
     image: &DynamicImage,
     width: u32,
@@ -233,10 +254,6 @@ fn first_fit(
     limits: Limits,
 ) -> Option<Option<(String, &'static str)>> {
     let resized = image.resize_exact(width, height, FilterType::Lanczos3);
-    let fits = |bytes: &[u8]| {
-        let data = STANDARD.encode(bytes);
-        (data.len() < limits.max_bytes).then_some(data)
-    };
     let mut png = Vec::new();
     PngEncoder::new(&mut png)
         .write_image(
@@ -246,20 +263,23 @@ fn first_fit(
             image::ExtendedColorType::Rgba8,
         )
         .ok()?;
-    if let Some(data) = fits(&png) {
-        return Some(Some((data, "image/png")));
-    }
     let rgb = resized.to_rgb8();
+    let mut candidates = vec![(STANDARD.encode(&png), "image/png")];
     for &quality in qualities {
         let mut jpeg = Cursor::new(Vec::new());
         JpegEncoder::new_with_quality(&mut jpeg, quality)
             .write_image(&rgb, width, height, image::ExtendedColorType::Rgb8)
             .ok()?;
-        if let Some(data) = fits(jpeg.get_ref()) {
-            return Some(Some((data, "image/jpeg")));
-        }
+        candidates.push((STANDARD.encode(jpeg.get_ref()), "image/jpeg"));
     }
-    Some(None)
+    if candidates.len() > 1 && candidates[1].0.len() < candidates[0].0.len() {
+        candidates.swap(0, 1);
+    }
+    Some(
+        candidates
+            .into_iter()
+            .find(|(data, _)| data.len() < limits.max_bytes),
+    )
 }
 
 /// Pi's `formatDimensionNote`: how to map coordinates back, for a resized image.
@@ -446,14 +466,41 @@ mod tests {
     #[test]
     fn signatures() {
         assert_eq!(detect_mime(b"GIF89a"), Some("image/gif"));
-        assert_eq!(detect_mime(b"GIF is a format\n"), Some("image/gif"));
-        assert_eq!(detect_mime(b"\xEF\xBB\xBFGIF"), Some("image/gif"));
+        assert_eq!(detect_mime(b"GIF87a"), Some("image/gif"));
+        assert_eq!(detect_mime(b"GIF is a format\n"), None);
+        assert_eq!(detect_mime(b"\xEF\xBB\xBFGIF89a"), None);
         assert_eq!(detect_mime(&[0xFF, 0xD8, 0xFF]), Some("image/jpeg"));
         assert_eq!(detect_mime(&[0xFF, 0xD8, 0xFF, 0xF7]), None);
         assert_eq!(detect_mime(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
         assert_eq!(detect_mime(b"RIFF\0\0\0\0WAVE"), None);
         assert_eq!(detect_mime(b"G"), None);
         assert_eq!(detect_mime(b"plain text"), None);
+    }
+
+    /// A BMP head: file size, pixel offset, DIB header size, planes and depth.
+    fn bmp_head(size: u32, offset: u32, dib: u32, planes: u16, bits: u16) -> Vec<u8> {
+        let mut out = b"BM".to_vec();
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&offset.to_le_bytes());
+        out.extend_from_slice(&dib.to_le_bytes());
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&planes.to_le_bytes());
+        out.extend_from_slice(&bits.to_le_bytes());
+        out.resize(64, 0);
+        out
+    }
+
+    #[test]
+    fn bitmaps_need_plausible_headers() {
+        assert_eq!(detect_mime(&bmp_head(70, 54, 40, 1, 24)), Some("image/bmp"));
+        assert_eq!(detect_mime(&bmp_head(0, 54, 40, 1, 32)), Some("image/bmp"));
+        assert_eq!(detect_mime(&bmp_head(70, 54, 40, 1, 7)), None);
+        assert_eq!(detect_mime(&bmp_head(70, 54, 40, 2, 24)), None);
+        assert_eq!(detect_mime(&bmp_head(70, 30, 40, 1, 24)), None);
+        assert_eq!(detect_mime(&bmp_head(54, 54, 40, 1, 24)), None);
+        assert_eq!(detect_mime(&bmp_head(70, 54, 200, 1, 24)), None);
+        assert_eq!(detect_mime(b"BM short"), None);
     }
 
     fn png_head(chunks: &[(&[u8; 4], u32)]) -> Vec<u8> {

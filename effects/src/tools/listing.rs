@@ -80,6 +80,15 @@ pub(super) fn text_result(text: String, details: Option<Value>) -> ToolResult {
     }
 }
 
+/// Pi 1.5's `Math.max(1, Math.floor(limit ?? default))`: a fractional limit is rounded down and
+/// one below 1 means 1 (0.73.1 used it as given, so a limit of 0 listed nothing).
+pub(super) fn effective_limit(args: &Value, default: f64) -> f64 {
+    super::num_arg(args, "limit")
+        .unwrap_or(default)
+        .floor()
+        .max(1.0)
+}
+
 /// A number as JavaScript prints it in a notice (`100`, `2.5`).
 pub(super) fn js_text(value: f64) -> String {
     format_number(value)

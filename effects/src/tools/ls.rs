@@ -11,10 +11,10 @@ use pi_core::event::ToolResult;
 use serde_json::Value;
 
 use super::listing::{
-    js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
+    effective_limit, js_text, listing_result, listing_root, run_blocking, text_result, LimitReached,
 };
 use super::node_error::node_error;
-use super::{num_arg, ToolContext, ToolEnv, OPERATION_ABORTED};
+use super::{ToolContext, ToolEnv, OPERATION_ABORTED};
 
 /// Entries listed when the call gives no limit.
 const DEFAULT_LIMIT: f64 = 500.0;
@@ -25,7 +25,7 @@ pub(super) async fn run(
     cx: &ToolContext,
 ) -> Result<ToolResult, String> {
     let root = listing_root(env, args, cx)?;
-    let limit = num_arg(args, "limit").unwrap_or(DEFAULT_LIMIT);
+    let limit = effective_limit(args, DEFAULT_LIMIT);
     let dir = root;
     run_blocking(cx, move |stop| list(&dir, limit, stop)).await
 }

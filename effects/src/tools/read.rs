@@ -23,6 +23,10 @@ use super::{num_arg, resolve, str_arg, PathUse, ToolContext, ToolEnv, OPERATION_
 const IMAGE_OMITTED: &str =
     "[Image omitted: could not be resized below the inline image size limit.]";
 
+/// Appended when an image of a type that is not sent inline (BMP) could not be made a PNG.
+const IMAGE_NOT_CONVERTED: &str =
+    "[Image omitted: could not be converted to a supported inline image format.]";
+
 /// Pi's note when the current model does not take images.
 const NON_VISION_NOTE: &str =
     "[Current model does not support images. The image will be omitted from this request.]";
@@ -116,13 +120,14 @@ fn text_result(bytes: &[u8], raw: &str, window: Window) -> Result<ToolResult, St
     })
 }
 
+/// Pi 1.5's `processImage`: a type that is not sent inline (BMP) becomes a PNG first (and says
+/// so), then the image is resized unless that is switched off.
 async fn image_result(
     bytes: Vec<u8>,
     mime: &'static str,
     auto_resize: bool,
     note: Option<&str>,
 ) -> Result<ToolResult, String> {
-    let base64 = STANDARD.encode(&bytes);
     let with_note = |mut text: String| {
         if let Some(note) = note {
             text.push('\n');
@@ -130,30 +135,50 @@ async fn image_result(
         }
         text
     };
-    let header = format!("Read image file [{mime}]");
-    if !auto_resize {
-        return Ok(image_content(with_note(header), base64, mime.to_owned()));
-    }
-    let resize = move || image::resize(&bytes, &base64, mime, image::Limits::default());
-    let resized = tokio::task::spawn_blocking(resize)
+    let omitted = |why: &str| ToolResult {
+        content: vec![ContentBlock::text(with_note(format!(
+            "Read image file [{mime}]\n{why}"
+        )))],
+        ..ToolResult::default()
+    };
+    let inline = mime != image::BMP;
+    let process = move || {
+        let (bytes, mime) = if inline {
+            (bytes, mime)
+        } else {
+            (image::to_png(&bytes)?, "image/png")
+        };
+        let base64 = STANDARD.encode(&bytes);
+        if !auto_resize {
+            return Some(Ok((base64, mime.to_owned(), None)));
+        }
+        Some(
+            match image::resize(&bytes, &base64, mime, image::Limits::default()) {
+                Some(resized) => {
+                    let dimensions = image::dimension_note(&resized);
+                    Ok((resized.data, resized.mime_type, dimensions))
+                }
+                None => Err(()),
+            },
+        )
+    };
+    let processed = tokio::task::spawn_blocking(process)
         .await
         .map_err(|e| e.to_string())?;
-    Ok(match resized {
-        None => ToolResult {
-            content: vec![ContentBlock::text(with_note(format!(
-                "{header}\n{IMAGE_OMITTED}"
-            )))],
-            ..ToolResult::default()
-        },
-        Some(resized) => {
-            let mut text = format!("Read image file [{}]", resized.mime_type);
-            if let Some(note) = image::dimension_note(&resized) {
-                text.push('\n');
-                text.push_str(&note);
-            }
-            image_content(with_note(text), resized.data, resized.mime_type)
-        }
-    })
+    let (data, sent_mime, dimensions) = match processed {
+        None => return Ok(omitted(IMAGE_NOT_CONVERTED)),
+        Some(Err(())) => return Ok(omitted(IMAGE_OMITTED)),
+        Some(Ok(processed)) => processed,
+    };
+    let mut text = format!("Read image file [{sent_mime}]");
+    if !inline {
+        text.push_str(&format!("\n[Image converted from {mime} to {sent_mime}.]"));
+    }
+    if let Some(dimensions) = dimensions {
+        text.push('\n');
+        text.push_str(&dimensions);
+    }
+    Ok(image_content(with_note(text), data, sent_mime))
 }
 
 /// The result with Pi 1.5's `structuredContent` (`toReadOutput`), what programmatic callers

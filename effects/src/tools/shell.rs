@@ -22,6 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use pi_core::json::format_number;
 use pi_providers::registry::is_credential_variable;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::unix::pipe;
@@ -34,7 +35,7 @@ use crate::session::{agent_dir_from, AGENT_DIR_ENV};
 /// How long the output may stay open after the shell exited (Pi's `EXIT_STDIO_GRACE_MS`): a
 /// background process that inherited it does not keep the command running.
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
-/// Node's largest timer; a longer one fires after 1 ms (Node's `TimeoutOverflowWarning`).
+/// Node's largest timer (Pi 1.5's `MAX_TIMEOUT_MS`).
 const NODE_TIMEOUT_MAX_MS: f64 = 2_147_483_647.0;
 /// Bytes read at once, as libuv reads a pipe.
 const READ_CHUNK: usize = 64 * 1024;
@@ -88,15 +89,24 @@ fn shell_path(home: &Path) -> OsString {
     updated
 }
 
-/// A timeout in seconds as Node's `setTimeout(…, seconds * 1000)` runs it: none when not
-/// positive, 1 ms when out of Node's timer range.
-pub(crate) fn timeout_duration(seconds: Option<f64>) -> Option<Duration> {
-    let seconds = seconds.filter(|s| *s > 0.0)?;
-    let mut millis = seconds * 1000.0;
-    if !(1.0..=NODE_TIMEOUT_MAX_MS).contains(&millis) {
-        millis = 1.0;
+/// Pi 1.5's refusal of a timeout that is not a positive number of seconds.
+const INVALID_TIMEOUT: &str = "Invalid timeout: must be a finite number of seconds";
+
+/// A timeout in seconds as Pi 1.5's `resolveTimeoutMs` takes it: none when not given, refused
+/// when not positive or past Node's largest timer (which 0.73.1 ran as 1 ms instead).
+pub(crate) fn resolve_timeout(seconds: Option<f64>) -> Result<Option<Duration>, String> {
+    let Some(seconds) = seconds else {
+        return Ok(None);
+    };
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(INVALID_TIMEOUT.to_owned());
     }
-    Some(Duration::from_secs_f64(millis / 1000.0))
+    let millis = seconds * 1000.0;
+    if millis > NODE_TIMEOUT_MAX_MS {
+        let most = format_number(NODE_TIMEOUT_MAX_MS / 1000.0);
+        return Err(format!("Invalid timeout: maximum is {most} seconds"));
+    }
+    Ok(Some(Duration::from_secs_f64(millis / 1000.0)))
 }
 
 /// The `pi-bash-<16 hex>.log` path in `dir` for a command's full output: named by `key` (the
@@ -245,16 +255,17 @@ fn spawn(
     })
 }
 
-/// Pi's local bash operations up to the running command: the shell (a configured one must
-/// exist), the working directory (it must exist), then the spawn. `None` when the token was
+/// Pi's local bash operations up to the running command: the timeout (it must be valid), the
+/// shell (a configured one must exist), the working directory (it must exist), then the spawn. `None` when the token was
 /// cancelled before the start: Pi spawns and kills at once, before the shell can do anything,
 /// so the command is simply not started.
 pub(crate) fn start(
     env: &super::ToolEnv,
     command: &str,
     cancel: CancellationToken,
-    timeout: Option<Duration>,
+    timeout: Option<f64>,
 ) -> Result<Option<Running>, String> {
+    let timeout = resolve_timeout(timeout)?;
     let shell = find_shell(env.shell.as_deref())?;
     if !env.cwd.exists() {
         return Err(format!(

@@ -24,7 +24,6 @@ pub(super) async fn run(
     let raw = str_arg(args, "path").unwrap_or_default();
     let content = str_arg(args, "content").unwrap_or_default().to_owned();
     let path = resolve(env, raw, PathUse::Other).map_err(|e| e.to_string())?;
-    let written = content.encode_utf16().count();
     let work = with_file_queue(&path, async {
         if cx.cancel.is_cancelled() {
             return Err(OPERATION_ABORTED.to_owned());
@@ -40,10 +39,8 @@ pub(super) async fn run(
         result = work => result?,
     }
     Ok(ToolResult {
-        // Pi reports the content's length in UTF-16 units and calls them bytes.
-        content: vec![ContentBlock::text(format!(
-            "Successfully wrote {written} bytes to {raw}"
-        ))],
+        // Pi 1.5 no longer names the length (0.73.1 gave it in UTF-16 units, called bytes).
+        content: vec![ContentBlock::text(format!("Successfully wrote to {raw}"))],
         ..ToolResult::default()
     })
 }
