@@ -17,15 +17,6 @@ pub fn mapped_level(model: &Model, level: ThinkingLevel) -> String {
     named_level(model, level).unwrap_or_else(|| level.as_str().to_owned())
 }
 
-/// pi-ai 0.73.1's `buildBaseOptions` token cap: the request's own, else the model's up to
-/// 32,000 (still used by the encoders not yet moved to [`max_tokens_152`]).
-pub(crate) fn base_max_tokens(request: &pi_core::agent::ModelRequest) -> Option<u64> {
-    let model = &request.model;
-    request
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)))
-}
-
 /// Pi 1.5.2's `buildBaseOptions` token cap: the request's own, else the model's maximum, in
 /// either case clamped to the room the context leaves (`clampMaxTokensToContext`).
 pub(crate) fn max_tokens_152(request: &pi_core::agent::ModelRequest) -> u64 {
