@@ -446,3 +446,46 @@ compact:
 model: text Summary of the branch.
 "#
 );
+
+// ---- refusals while busy ---------------------------------------------------------------------
+
+// Pi 1.5.2's texts (`AgentSession.prompt` and `navigateTree`): a prompt while a compaction or a
+// branch summary runs, a navigation while the agent answers, and one while a compaction runs.
+#[test]
+fn prompts_and_navigations_while_busy_are_refused_with_pi_texts() {
+    let transcript = check(
+        r#"
+session: keepRecentTokens=5
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model~ text "Partial"
+navigate: 2
+model: text " answer."
+tick 1000
+compact:
+user: Third question
+navigate: 2
+model: text Summary.
+tick 1000
+navigate: 3 summarize
+user: Fourth question
+model: text Summary of the branch.
+"#,
+    );
+    let refusals: Vec<&str> = transcript
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("! "))
+        .collect();
+    assert_eq!(
+        refusals,
+        [
+            "Wait for the current response to finish before navigating the session tree.",
+            "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.",
+            "Wait for the current compaction or tree navigation to finish before navigating the session tree.",
+            "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.",
+        ],
+        "{transcript}"
+    );
+}
