@@ -489,3 +489,29 @@ model: text Summary of the branch.
         "{transcript}"
     );
 }
+
+// An automatic compaction is not part of the agent's run here (Pi 1.5.2 runs it inside, and
+// would ask for a streaming behaviour): a prompt meanwhile, with a behaviour or without, gets
+// the manual compaction's refusal.
+#[test]
+fn a_prompt_during_an_automatic_compaction_is_refused() {
+    let transcript = check(
+        r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=1600/20 text Second answer.
+user: Third question
+user-followup: Fourth question
+model: text Summary of the first exchange.
+"#,
+    );
+    let refusals: Vec<&str> = transcript
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("! "))
+        .collect();
+    let text = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.";
+    assert_eq!(refusals, [text, text], "{transcript}");
+}
