@@ -32,7 +32,7 @@ mod setup;
 mod signals;
 mod tool_select;
 
-pub use args::{Args, Mode};
+pub use args::{pi_usage_error, Args, Mode};
 pub use cassette::recorded_command;
 pub use export::export_html;
 use setup::{Diagnostic, Runtime, SessionChoice};
