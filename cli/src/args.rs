@@ -219,6 +219,31 @@ fn trimmed(names: &[String]) -> Vec<String> {
 }
 
 /// Pi's multi-letter short flags as their long forms.
+/// The values `--mode` takes, as Pi 1.5.2's refusal of another lists them.
+const VALID_MODES: &str = "text, json, rpc";
+
+/// Pi 1.5.2's own words for the usage errors it names itself (`cli/args.js`, `main.js`): an
+/// unknown option and an invalid `--mode`. `None` for the others, which clap words.
+pub fn pi_usage_error(error: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let context = |kind| match error.get(kind) {
+        Some(ContextValue::String(text)) => Some(text.as_str()),
+        _ => None,
+    };
+    match error.kind() {
+        ErrorKind::UnknownArgument => {
+            context(ContextKind::InvalidArg).map(|arg| format!("Error: Unknown option: {arg}"))
+        }
+        ErrorKind::InvalidValue if context(ContextKind::InvalidArg)?.starts_with("--mode") => {
+            let value = context(ContextKind::InvalidValue)?;
+            Some(format!(
+                "Error: Invalid mode \"{value}\". Valid values: {VALID_MODES}"
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn spell_out(arg: String) -> String {
     let long = match arg.as_str() {
         "-nt" => "--no-tools",

@@ -33,7 +33,7 @@ mod signals;
 mod tool_select;
 mod trust;
 
-pub use args::{Args, Mode};
+pub use args::{pi_usage_error, Args, Mode};
 pub use cassette::recorded_command;
 pub use export::export_html;
 use setup::{Diagnostic, Runtime, SessionChoice};

@@ -41,7 +41,12 @@ fn main() -> ExitCode {
     let args = match Args::parse_from_args(argv) {
         Ok(args) => args,
         Err(error) => {
-            let _ = error.print();
+            match pi_cli::pi_usage_error(&error) {
+                Some(text) => eprintln!("{text}"),
+                None => {
+                    let _ = error.print();
+                }
+            }
             return ExitCode::from(1);
         }
     };

@@ -348,7 +348,16 @@ impl Runtime {
         let now = start.at;
         let ids = IdGenerator::new(start.seed);
         let cwd = self.cwd.to_string_lossy();
-        let session_error = |e: StoreError| CliError::Session(e.to_string());
+        // Pi 1.5.2 throws its refusal of a file that is not a session, naming the resolved path,
+        // and `main` prints it as `Error: <message>`.
+        let session_error = |e: StoreError| match e {
+            StoreError::NotASession(path) => {
+                let resolved = resolve_posix(&cwd, &path.to_string_lossy());
+                let refusal = StoreError::NotASession(PathBuf::from(resolved));
+                CliError::Session(format!("Error: {refusal}"))
+            }
+            other => CliError::Session(other.to_string()),
+        };
         let open = |path: &Path, ids| {
             let lock = self.claim(path)?;
             SessionStore::open(path, Some(&self.session_dir), None, &cwd, now, ids)

@@ -3,7 +3,8 @@
 //! conformance kit's mock LLM. Every expected text was checked against Pi 0.73.1 run the same
 //! way (fresh HOME and agent dir, models.json pointing at the mock, stdin not a terminal); the
 //! streams of `--version`, `--export` and a plain `--list-models` are Pi 1.5.2's (stdout).
-//! Its modules: a session whose stored working directory is gone (`missing_cwd`), what a
+//! Its modules: session files refused before anything runs, one whose stored working
+//! directory is gone or that is not a session (`missing_cwd`), what a
 //! shell command sees of pi's environment (`shell_env`), the system prompt recorded as a
 //! transcript message (`system_message`, checked against Pi 1.5.2), Pi 1.5.2's event and
 //! message fields (`events_152`), retry and recovery as Pi 1.5.2 does them (`recovery`), and the

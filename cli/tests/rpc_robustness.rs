@@ -333,8 +333,8 @@ proptest! {
             }
         }
         let expected: Vec<Expected> = lines.iter().map(|l| expected(l)).collect();
-        // An unknown command sent with an id is answered with that id (Pi 0.73.1 leaves it out;
-        // a deliberate difference, see the README).
+        // An unknown command sent with an id is answered with that id, as Pi 1.5.2 answers it
+        // (Pi 0.73.1 left it out).
         let got = count(responses.iter().map(|r| (r.get("id").cloned(), r.get("command").cloned())));
         let all = count(expected.iter().map(|e| e.key.clone()));
         let at_once = count(expected.iter().filter(|e| !e.later).map(|e| e.key.clone()));

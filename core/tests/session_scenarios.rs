@@ -446,3 +446,72 @@ compact:
 model: text Summary of the branch.
 "#
 );
+
+// ---- refusals while busy ---------------------------------------------------------------------
+
+// Pi 1.5.2's texts (`AgentSession.prompt` and `navigateTree`): a prompt while a compaction or a
+// branch summary runs, a navigation while the agent answers, and one while a compaction runs.
+#[test]
+fn prompts_and_navigations_while_busy_are_refused_with_pi_texts() {
+    let transcript = check(
+        r#"
+session: keepRecentTokens=5
+user: First question
+model: text First answer.
+tick 1000
+user: Second question
+model~ text "Partial"
+navigate: 2
+model: text " answer."
+tick 1000
+compact:
+user: Third question
+navigate: 2
+model: text Summary.
+tick 1000
+navigate: 3 summarize
+user: Fourth question
+model: text Summary of the branch.
+"#,
+    );
+    let refusals: Vec<&str> = transcript
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("! "))
+        .collect();
+    assert_eq!(
+        refusals,
+        [
+            "Wait for the current response to finish before navigating the session tree.",
+            "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.",
+            "Wait for the current compaction or tree navigation to finish before navigating the session tree.",
+            "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.",
+        ],
+        "{transcript}"
+    );
+}
+
+// An automatic compaction is not part of the agent's run here (Pi 1.5.2 runs it inside, and
+// would ask for a streaming behaviour): a prompt meanwhile, with a behaviour or without, gets
+// the manual compaction's refusal.
+#[test]
+fn a_prompt_during_an_automatic_compaction_is_refused() {
+    let transcript = check(
+        r#"
+session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
+user: First question
+model: usage=100/20 text First answer.
+tick 1000
+user: Second question
+model: usage=1600/20 text Second answer.
+user: Third question
+user-followup: Fourth question
+model: text Summary of the first exchange.
+"#,
+    );
+    let refusals: Vec<&str> = transcript
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("! "))
+        .collect();
+    let text = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.";
+    assert_eq!(refusals, [text, text], "{transcript}");
+}

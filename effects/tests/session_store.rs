@@ -225,18 +225,36 @@ fn old_files_are_migrated_after_a_backup() {
     assert_eq!(store.warnings().len(), 1);
 }
 
+/// Pi 1.5.2's `setSessionFile`: a file with content but no session header is refused with its
+/// text and left as it was (nothing written into it or beside it); an empty one gets a header.
 #[test]
-fn a_file_that_is_not_a_session_is_moved_aside_not_destroyed() {
+fn a_file_that_is_not_a_session_is_refused_and_left_as_it_was() {
     let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("notes.jsonl");
-    fs::write(&file, "{\"hello\":1}\nprecious data\n").unwrap();
-    let store = SessionStore::open(&file, None, None, "/w", T0, IdGenerator::new(9)).unwrap();
-    assert_eq!(
-        fs::read_to_string(tmp.path().join("notes.jsonl.invalid.bak")).unwrap(),
-        "{\"hello\":1}\nprecious data\n"
-    );
-    assert_eq!(lines(&file).len(), 1, "a fresh header in its place");
-    assert!(store.warnings()[0].contains("not a session header"));
+    for (name, text) in [
+        ("notes.jsonl", "{\"hello\":1}\nprecious data\n"),
+        ("prose.jsonl", "precious data\n"),
+        ("blank.jsonl", "\n\n"),
+    ] {
+        let file = tmp.path().join(name);
+        fs::write(&file, text).unwrap();
+        let error =
+            SessionStore::open(&file, None, None, "/w", T0, IdGenerator::new(9)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("Session file is not a valid pi session: {}", file.display())
+        );
+        assert_eq!(fs::read_to_string(&file).unwrap(), text, "{name}");
+    }
+    let names: Vec<_> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "nothing beside them: {names:?}");
+
+    let empty = tmp.path().join("empty.jsonl");
+    fs::write(&empty, "").unwrap();
+    SessionStore::open(&empty, None, None, "/w", T0, IdGenerator::new(9)).unwrap();
+    assert_eq!(lines(&empty).len(), 1, "an empty file gets a header");
 
     let missing = tmp.path().join("new.jsonl");
     let store = SessionStore::open(&missing, None, None, "/w", T0, IdGenerator::new(9)).unwrap();

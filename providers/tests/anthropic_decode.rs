@@ -113,6 +113,29 @@ fn cut_streams_and_aborts_fail_as_pi_fails_them() {
     );
 }
 
+/// Pi 1.5.2 fails a stream that ends without a stop reason (its answer stays `pending`): an
+/// empty body, or one whose message stops without a `message_delta` naming a reason.
+#[test]
+fn a_stream_without_a_stop_reason_fails_as_pi_fails_it() {
+    let stops_without_reason = concat!(
+        "event: message_start\n",
+        "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+        "event: message_stop\n",
+        "data: {\"type\":\"message_stop\"}\n\n",
+    );
+    for body in ["", stops_without_reason] {
+        let (_, message) = observe(decode(body.as_bytes(), &[], StreamEnd::Complete));
+        assert_eq!(
+            (message.stop_reason, message.error_message.as_deref()),
+            (
+                StopReason::Error,
+                Some("Anthropic stream ended without a stop reason")
+            ),
+            "{body:?}"
+        );
+    }
+}
+
 proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {

@@ -1,4 +1,5 @@
-//! A session file whose stored working directory no longer exists: outside interactive mode Pi
+//! Session files refused before anything runs. One whose stored working directory no longer
+//! exists: outside interactive mode Pi
 //! refuses it before anything else, with exit code 1 and the three lines below on stderr (texts
 //! taken from Pi 0.73.1 run the same way in print, json and rpc modes).
 
@@ -44,6 +45,50 @@ fn a_session_whose_stored_cwd_is_gone_is_refused_in_every_mode() {
             text,
             "{mode:?}: the file is left as it was"
         );
+    }
+    assert!(mock.requests().is_empty());
+}
+
+/// A file with content but no session header: Pi 1.5.2 refuses it in every mode with exit 1 and
+/// one line naming the resolved path, and leaves it as it was, nothing written beside it (run
+/// the same way against 1.5.2; 0.73.1 truncated such a file, and we used to move it aside).
+#[test]
+fn a_file_that_is_not_a_session_is_refused_untouched_in_every_mode() {
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let root = env.path("").canonicalize().unwrap();
+    let text = "precious notes\n{\"type\":\"message\"}\n";
+    std::fs::write(root.join("notes.jsonl"), text).unwrap();
+    let expected = format!(
+        "Error: Session file is not a valid pi session: {}\n",
+        root.join("notes.jsonl").display()
+    );
+    let cases: [(&[&str], Option<&str>); 3] = [
+        (&["-p", "hello"], None),
+        (&["--mode", "json", "hello"], None),
+        (
+            &["--mode", "rpc"],
+            Some("{\"type\":\"get_state\",\"id\":\"s\"}\n"),
+        ),
+    ];
+    for (mode, stdin) in cases {
+        let mut args = mode.to_vec();
+        args.extend(["--session", "../notes.jsonl"]);
+        let out = env.run_with_stdin(&args, stdin);
+        assert_eq!(out.code, 1, "{mode:?}: {}", out.stderr);
+        assert_eq!(out.stderr, expected, "{mode:?}");
+        assert_eq!(out.stdout, "", "{mode:?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("notes.jsonl")).unwrap(),
+            text,
+            "{mode:?}: the file is left as it was"
+        );
+        let beside: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("notes.jsonl") && name != "notes.jsonl")
+            .collect();
+        assert!(beside.is_empty(), "{mode:?}: {beside:?}");
     }
     assert!(mock.requests().is_empty());
 }

@@ -2,7 +2,8 @@
 //! `modes/print-mode.js` and the kit's cli_flags_152 and print_length_exit traces): help,
 //! version and the model listing on stdout, `--provider` without `--model` refused before any
 //! request, a cut answer in print mode exiting 1, `--session-id`, `--name`, `--exclude-tools`,
-//! `--tools` patterns and `+name`/`-name` entries, and `--` ending the options.
+//! `--tools` patterns and `+name`/`-name` entries, `--` ending the options, and the refusal of an
+//! unknown option or mode.
 
 use crate::common::{Env, MockLlm};
 use serde_json::{json, Value};
@@ -331,4 +332,29 @@ fn the_session_file_appears_with_the_first_user_message() {
         .collect();
     assert!(roles.contains(&"user".to_owned()), "{text}");
     assert!(!roles.contains(&"assistant".to_owned()), "{text}");
+}
+
+/// An unknown option and an invalid `--mode` are refused with Pi 1.5.2's one line and exit 1
+/// before anything else (texts from 1.5.2 run the same way); other usage errors stay clap's.
+#[test]
+fn unknown_options_and_modes_are_refused_with_pis_texts() {
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let cases: [(&[&str], &str); 3] = [
+        (&["--bogus", "-p", "hi"], "Error: Unknown option: --bogus\n"),
+        (&["-x"], "Error: Unknown option: -x\n"),
+        (
+            &["--mode", "bogus", "-p", "hi"],
+            "Error: Invalid mode \"bogus\". Valid values: text, json, rpc\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = env.run(args);
+        assert_eq!(
+            (out.code, out.stdout.as_str(), out.stderr.as_str()),
+            (1, "", expected),
+            "{args:?}"
+        );
+    }
+    assert!(mock.requests().is_empty());
 }

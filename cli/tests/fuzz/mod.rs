@@ -12,8 +12,7 @@
 //! left as they were: a replayed cassette byte for byte with nothing written beside it, a suite
 //! and the cassettes and fixtures it replays byte for byte, a session file given to `pi import`
 //! or `--export` byte for byte, one a run continues only appended to, or copied whole into the
-//! backup the store names (`.v<version>.bak` before a migration, `.invalid.bak` for a file
-//! that is not a session).
+//! backup the store names (`.v<version>.bak` before a migration).
 //!
 //! `PI_FUZZ_SEED` (default fixed, so CI is repeatable) and `PI_FUZZ_COUNT` (default 100) choose
 //! the mutants; case `k` uses seed `PI_FUZZ_SEED + k`, so a failure printed as
@@ -231,8 +230,8 @@ fn session_args<'a>(session: &'a Path, message: &'a str) -> Vec<&'a str> {
     ]
 }
 
-/// A session file after a run may only have grown at its end, or have been moved aside whole
-/// into a backup beside it (and a new file started); nothing else may appear beside it.
+/// A session file after a run may only have grown at its end, or have been copied whole into a
+/// migration's backup beside it (and rewritten); nothing else may appear beside it.
 fn check_session(before: &[u8], file: &Path) -> Result<(), String> {
     let after = std::fs::read(file).unwrap_or_default();
     let dir = file.parent().unwrap();
@@ -243,7 +242,7 @@ fn check_session(before: &[u8], file: &Path) -> Result<(), String> {
             .strip_prefix(&format!("{name}.v"))
             .and_then(|rest| rest.strip_suffix(".bak"))
             .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
-        if !migrated && *backup != format!("{name}.invalid.bak") {
+        if !migrated {
             return Err(format!("{backup} was left beside the session file"));
         }
         if std::fs::read(dir.join(backup)).unwrap() != before {

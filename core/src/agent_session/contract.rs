@@ -214,8 +214,13 @@ pub enum SessionRejection {
     NeedsStreamingBehavior,
     #[error("Compaction already in progress")]
     CompactionInProgress,
-    #[error("Agent is already processing. Wait for completion before navigating.")]
-    NavigateWhileBusy,
+    /// Pi 1.5.2 refuses a prompt while a compaction or a branch summary runs.
+    #[error("Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.")]
+    PromptWhileCompacting,
+    #[error("Wait for the current response to finish before navigating the session tree.")]
+    NavigateWhileAnswering,
+    #[error("Wait for the current compaction or tree navigation to finish before navigating the session tree.")]
+    NavigateWhileCompacting,
     #[error("Branch navigation in progress")]
     NavigationInProgress,
     #[error("{0}")]

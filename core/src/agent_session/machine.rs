@@ -257,11 +257,8 @@ impl SessionMachine {
             let behavior = behavior.ok_or(SessionRejection::NeedsStreamingBehavior)?;
             return self.queue(text, images, behavior);
         }
-        if self.compaction.is_some() || self.pending_prompt.is_some() {
-            return Err(SessionRejection::CompactionInProgress.into());
-        }
-        if self.navigation.is_some() {
-            return Err(SessionRejection::NavigateWhileBusy.into());
+        if self.compaction.is_some() || self.pending_prompt.is_some() || self.navigation.is_some() {
+            return Err(SessionRejection::PromptWhileCompacting.into());
         }
         self.flush_pending_bash()?;
         let prompt = match added.is_empty() {

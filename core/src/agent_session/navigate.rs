@@ -39,8 +39,11 @@ pub(super) struct NavigateJob {
 impl SessionMachine {
     /// Starts `navigateTree`; finishes at once unless a summary has to be written.
     pub(super) fn navigate(&mut self, request: NavigateRequest) -> Result<(), SessionError> {
-        if self.agent.is_streaming() || self.is_compacting() || self.navigation.is_some() {
-            return Err(SessionRejection::NavigateWhileBusy.into());
+        if self.agent.is_streaming() {
+            return Err(SessionRejection::NavigateWhileAnswering.into());
+        }
+        if self.is_compacting() || self.navigation.is_some() {
+            return Err(SessionRejection::NavigateWhileCompacting.into());
         }
         // Leaving the branch drops what was pending on it: a waiting retry, a continue after a
         // compaction.

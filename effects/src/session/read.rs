@@ -13,7 +13,6 @@ use std::thread;
 use pi_core::session::entry::{SessionEntry, SessionHeader};
 use pi_core::session::file::{
     parse_header_line, parse_line_bytes, parse_session, LineProblem, ParsedLine, ParsedSession,
-    SessionFileError,
 };
 use pi_core::session::ids::IdGenerator;
 
@@ -23,7 +22,8 @@ const CHUNK: usize = 256 << 10;
 #[derive(Debug)]
 pub(crate) enum ReadError {
     Io(io::Error),
-    File(SessionFileError),
+    /// No session header where the first entry should be (or no entry at all).
+    NotASession,
 }
 
 /// The parsed lines of one chunk.
@@ -88,16 +88,16 @@ pub(crate) fn read_session(
         .position(|&b| b == b'\n')
         .map_or(buf.len(), |p| leading + p);
     if leading == buf.len() {
-        return Err(ReadError::File(SessionFileError::Empty));
+        return Err(ReadError::NotASession);
     }
     let first = String::from_utf8_lossy(&buf[leading..header_end]).into_owned();
     let header: SessionHeader =
-        match parse_header_line(&first, header_line).map_err(ReadError::File)? {
+        match parse_header_line(&first, header_line).map_err(|_| ReadError::NotASession)? {
             Some(header) => header,
             None => {
                 file.read_to_end(&mut buf).map_err(ReadError::Io)?;
                 let text = String::from_utf8_lossy(&buf).into_owned();
-                let parsed = parse_session(&text, ids).map_err(ReadError::File)?;
+                let parsed = parse_session(&text, ids).map_err(|_| ReadError::NotASession)?;
                 return Ok((parsed, Some(text)));
             }
         };

@@ -31,6 +31,9 @@ pub enum StoreError {
     },
     #[error("Cannot fork: source session file is empty or invalid: {0}")]
     ForkSourceInvalid(String),
+    /// A file with content but no session header, refused untouched (Pi 1.5.2's text).
+    #[error("Session file is not a valid pi session: {}", .0.display())]
+    NotASession(PathBuf),
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error(transparent)]
@@ -147,9 +150,9 @@ impl SessionStore {
     /// Opens `path` (Pi's `SessionManager.open` / `setSessionFile`). The cwd comes from the
     /// header (else `fallback_cwd`, or `cwd_override` when given); the session directory defaults
     /// to the file's folder. A missing file starts a new session at that path. Unparsable lines
-    /// are skipped and reported in [`warnings`](Self::warnings). A file that is not a session
-    /// is moved aside (`<name>.invalid.bak`) rather than overwritten, and a new session takes its
-    /// place. An old-version file is migrated and rewritten after a copy is kept
+    /// are skipped and reported in [`warnings`](Self::warnings). A file with content that is not
+    /// a session is refused and left as it is ([`StoreError::NotASession`]), as Pi 1.5.2 refuses
+    /// it; an empty one gets a header. An old-version file is migrated and rewritten after a copy is kept
     /// (`<name>.v<version>.bak`).
     pub fn open(
         path: &Path,
@@ -182,23 +185,15 @@ impl SessionStore {
                 ));
             }
             Err(ReadError::Io(error)) => return Err(io_error(path)(error)),
-            Err(ReadError::File(problem)) => {
-                let mut warnings = Vec::new();
-                let empty = fs::metadata(path).map(|m| m.len() == 0).unwrap_or(true);
-                if !empty && problem != SessionFileError::Empty {
-                    let aside = sibling(path, ".invalid.bak");
-                    fs::rename(path, &aside).map_err(io_error(path))?;
-                    warnings.push(format!(
-                        "{}: {problem}; moved to {}",
-                        path.display(),
-                        aside.display()
-                    ));
+            Err(ReadError::NotASession) => {
+                let empty = fs::metadata(path).map_err(io_error(path))?.len() == 0;
+                if !empty {
+                    return Err(StoreError::NotASession(path.to_path_buf()));
                 }
                 let tree = SessionTree::new(&cwd(None), now, &mut ids, None);
                 let mut store =
                     SessionStore::with_tree(tree, Some(path.to_path_buf()), dir, ids, false, 0);
                 store.write_header_now()?;
-                store.warnings = warnings;
                 return Ok(store);
             }
         };

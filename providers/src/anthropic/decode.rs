@@ -69,9 +69,14 @@ pub struct Decoder {
     started: bool,
     saw_start: bool,
     saw_stop: bool,
+    /// A `message_delta` named the stop reason (until then Pi 1.5.2's answer is `pending`).
+    saw_stop_reason: bool,
     finished: bool,
     blocks: Vec<Block>,
 }
+
+/// What Pi 1.5.2 fails a stream with that ended while its answer was still `pending`.
+const NO_STOP_REASON: &str = "Anthropic stream ended without a stop reason";
 
 impl Decoder {
     /// A decoder for a response of `model` to a request made at `timestamp`.
@@ -83,6 +88,7 @@ impl Decoder {
             started: false,
             saw_start: false,
             saw_stop: false,
+            saw_stop_reason: false,
             finished: false,
             blocks: Vec::new(),
         }
@@ -135,6 +141,10 @@ impl Decoder {
                 StopReason::Error,
                 "Anthropic stream ended before message_stop".into(),
             ));
+            return out;
+        }
+        if !self.saw_stop_reason {
+            out.extend(self.fail(StopReason::Error, NO_STOP_REASON.into()));
             return out;
         }
         match self.head.stop_reason {
@@ -434,6 +444,7 @@ impl Decoder {
                     self.head.raw_stop_reason = Some(raw_reason(reason));
                     match map_stop_reason(reason) {
                         Ok(stop) => {
+                            self.saw_stop_reason = true;
                             self.head.stop_reason = stop;
                             out.push(StreamEvent::Patch(Patch::StopReason(stop)));
                             let details = event.get("delta").and_then(|d| d.get("stop_details"));
