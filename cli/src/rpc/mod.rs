@@ -223,21 +223,11 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                 return Ended::Input;
             }
             FrontEndNext::Nothing => {
+                // What the session already has comes first: the events decoded from one read
+                // of a model's stream go out together, before a command read meanwhile (in Pi
+                // they are handled in one turn of its event loop).
                 tokio::select! {
-                    line = recv(&mut sources.lines) => match line {
-                        Some((line, with_next)) => {
-                            stuck = false;
-                            if replaces_session(&line) && rpc.reopen.is_some() {
-                                rpc.end_batch();
-                                rpc.end_session();
-                            }
-                            rpc.arrived(FrontEndInput::Stdin { line, with_next });
-                        }
-                        None => {
-                            rpc.end_batch();
-                            return Ended::Input;
-                        }
-                    },
+                    biased;
                     advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy && !stuck && !reading => {
                         match advanced {
                             Ok(Ok(replies)) => rpc.replies(replies),
@@ -253,6 +243,20 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                             }
                         }
                     }
+                    line = recv(&mut sources.lines) => match line {
+                        Some((line, with_next)) => {
+                            stuck = false;
+                            if replaces_session(&line) && rpc.reopen.is_some() {
+                                rpc.end_batch();
+                                rpc.end_session();
+                            }
+                            rpc.arrived(FrontEndInput::Stdin { line, with_next });
+                        }
+                        None => {
+                            rpc.end_batch();
+                            return Ended::Input;
+                        }
+                    },
                     Some((generation, bash)) = recv(&mut sources.bash_finished), if !reading => {
                         if generation == rpc.generation {
                             rpc.arrived(FrontEndInput::UserBash(bash));
