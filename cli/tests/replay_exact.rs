@@ -874,7 +874,15 @@ fn an_rpc_sessions_output_divergence_is_a_line_diff() {
         json!({"id": "p", "type": "prompt", "message": "go"})
     )
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The run ends before the next line (else stdin's end could stop it before its message_end).
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    while !seen.contains("\"type\":\"agent_end\"") {
+        let read = std::io::Read::read(&mut stdout, &mut buffer).unwrap();
+        assert!(read > 0, "the recording ended before answering: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
     writeln!(stdin, "{}", json!({"id": "s", "type": "get_state"})).unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
