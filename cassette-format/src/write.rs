@@ -324,6 +324,7 @@ impl Recorder {
     /// Appends `line`, every known secret of at least eight characters replaced anywhere in it;
     /// a response's credential headers replaced; a body's bytes held back while they could be
     /// the start of a secret the next read completes (a key cut between two reads).
+    /// An outcome line ends the cassette ([`close`](Self::close)).
     pub fn write(&self, line: Line) {
         let line = match line {
             Line::Response {
@@ -389,6 +390,11 @@ impl Recorder {
             };
         }
         write_line(&mut state, &line);
+        // The outcome ends the cassette under the same lock: a call still reading its answer
+        // (the run ended while its events were on their way) cannot write after it.
+        if matches!(line, Line::Outcome(_)) {
+            state.closed = true;
+        }
     }
 
     /// Appends a request line; its body is written as a change of the previous request's when
@@ -550,6 +556,36 @@ mod tests {
             redactions: Vec::new(),
         };
         Recorder::create_proxy(&dir.join("c.jsonl"), &header, secrets).unwrap()
+    }
+
+    /// A model call's task may still be reading its answer when the run ends: what it records
+    /// after the outcome line (a chunk, the body's end) would make the cassette unusable, so the
+    /// outcome ends the cassette as it is written, before any other writer can add a line.
+    #[test]
+    fn no_line_follows_the_outcome() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = recorder(dir.path(), &[]);
+        recorder.write(Line::chunk(1, 0, b"data: {}\n\n"));
+        recorder.write(Line::Outcome(crate::format::RecordedOutcome {
+            exit: 0,
+            stdout: String::new(),
+            session: None,
+            events: None,
+            stdout_text: None,
+            events_text: None,
+            session_text: None,
+            updates_omitted: false,
+        }));
+        recorder.write(Line::chunk(1, 1, b"data: {}\n\n"));
+        recorder.write(Line::End {
+            call: 1,
+            dt: 2,
+            end: crate::format::RecordedEnd::Complete,
+        });
+        let text = std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap();
+        let last = text.lines().last().unwrap();
+        assert!(last.starts_with(r#"{"type":"outcome""#), "{text}");
+        assert!(recorder.is_closed());
     }
 
     #[test]

@@ -548,7 +548,13 @@ impl Replay {
                     self.retimed = drop_event_places(&mut self.spine, self.position, call, left);
                 }
                 if replaying.recorded_events == 0 && replaying.ended && !replaying.cancelled {
-                    if let Some(more) = more_events(replaying) {
+                    let more = more_events(replaying);
+                    // Unless the recorded run stopped here, the session still busy.
+                    let stopped = || {
+                        self.cassette.header.mode == RPC_MODE
+                            && took_no_step_after(&self.spine, self.position)
+                    };
+                    if let Some(more) = more.filter(|_| !stopped()) {
                         return Err(self.diverge(
                             DivergenceKind::Stream,
                             json!({ "event of call": call, "the last recorded": event.name() }),
@@ -644,6 +650,23 @@ fn more_events(replaying: &mut ReplayCall) -> Option<StreamEvent> {
         replaying.events.extend(events);
     }
     replaying.events.front().cloned()
+}
+
+/// The front end of a recorded RPC session, which stops when its stdin closes, busy or not.
+const RPC_MODE: &str = "rpc";
+
+/// Whether the session took no step after the `spine` entry at `position`: no event, answer or
+/// wake reached it and it asked for nothing, only lines from outside came. An RPC run whose
+/// stdin closed while events of a call it had read to the end were still on their way to the
+/// session stopped so; the bytes of that call decode to more events than it took, and a run
+/// that went on past the call is what would contradict them.
+fn took_no_step_after(spine: &[(usize, Spine)], position: usize) -> bool {
+    spine.iter().skip(position + 1).all(|(_, entry)| {
+        !matches!(
+            entry,
+            Spine::Event(..) | Spine::Answer(..) | Spine::Wake(..) | Spine::Effect(..)
+        )
+    })
 }
 
 /// Takes out of `spine` the next `count` places of call `call`'s events after `position`;

@@ -575,6 +575,80 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
     );
 }
 
+/// An RPC session whose stdin closes after the model's answer was read to its end but before
+/// the session took all of its events: the run stops there, as it does whenever stdin closes,
+/// and its cassette, faithful to that run, checks (the bytes decode to more events than the
+/// session took, which only a run that went on past the call would contradict).
+#[test]
+fn an_rpc_run_whose_stdin_closes_before_the_session_took_every_event_still_checks() {
+    // A long answer in many pieces: the session prints each of them, and while its stdout is
+    // not read it stops taking events, though the stream is read to its end.
+    let pieces: Vec<String> = (0..200)
+        .map(|i| format!("piece {i:03} {} ", "x".repeat(200)))
+        .collect();
+    let ws = workspace(json!({"script": [{"text": pieces}]}));
+    let cassette = ws.root().join("cwd").join("rpc.jsonl");
+    let args = words(&[
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    let mut child = ws
+        .command(pi().as_ref(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let prompt = json!({"id": "p", "type": "prompt", "message": "tell me a long story"});
+    std::io::Write::write_all(&mut stdin, format!("{prompt}\n").as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&cassette)
+        .unwrap_or_default()
+        .contains(r#"{"type":"end","call":1"#)
+    {
+        assert!(Instant::now() < deadline, "the answer was never read whole");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains(r#""type":"agent_end""#),
+        "the session took every event before stdin closed: the run this test is about did not happen"
+    );
+
+    let check = replay_check(&cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    // One event line fewer is still a divergence: the replay prints less than the run did.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let last_event = lines
+        .iter()
+        .rposition(|l| l.starts_with(r#"{"type":"event""#))
+        .unwrap();
+    lines.remove(last_event);
+    let fewer = ws.root().join("cwd").join("fewer.jsonl");
+    std::fs::write(&fewer, format!("{}\n", lines.join("\n"))).unwrap();
+    let check = replay_check(&fewer);
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert_eq!(check.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the stdout differs"), "{stderr}");
+}
+
 /// The keys [`keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check`] plants, each
 /// where a careless user or a hostile model could put it.
 const CLI_KEY: &str = "sk-planted-cli-0123456789";

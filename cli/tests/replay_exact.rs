@@ -301,6 +301,65 @@ fn a_response_that_decodes_to_more_events_than_recorded_is_named() {
     );
 }
 
+/// An RPC session may stop while a call's events are still coming (its stdin closed), but one
+/// that went on past the call took them all: a missing one is named as in any other mode.
+#[test]
+fn an_rpc_session_that_went_on_past_a_call_took_all_its_events() {
+    use std::io::{Read as _, Write as _};
+    let ws = workspace(json!({"script": [{"text": ["One", " two"]}, {"text": ["Three."]}]}));
+    let cassette = ws.root().join("cwd").join("more.jsonl");
+    let args: Vec<OsString> = [
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--no-session",
+        "--record",
+        cassette.to_str().unwrap(),
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let mut child = ws
+        .command(pi().as_ref(), &args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    for (n, message) in ["first", "second"].into_iter().enumerate() {
+        let prompt = json!({"id": message, "type": "prompt", "message": message});
+        writeln!(stdin, "{prompt}").unwrap();
+        // Each prompt's run ends before the next prompt, and the last before stdin ends.
+        while seen.matches("\"type\":\"agent_end\"").count() <= n {
+            let read = stdout.read(&mut buffer).unwrap();
+            assert!(read > 0, "the recording ended before answering: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+    }
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    let mut all = lines(&cassette);
+    let last_of_first = all
+        .iter()
+        .rposition(|l| l["type"] == "event" && l["call"] == 1)
+        .unwrap();
+    all.remove(last_of_first);
+    write_lines(&cassette, &all);
+    assert_check(
+        &check(&ws, &[&cassette]),
+        1,
+        &["more.jsonl:", "more events than recorded"],
+    );
+}
+
 #[test]
 fn an_output_or_session_file_divergence_is_a_line_diff_not_two_digests() {
     let ws = workspace(json!({"script": [{"text": ["Done."]}, {"text": ["Done."]}]}));
@@ -815,7 +874,15 @@ fn an_rpc_sessions_output_divergence_is_a_line_diff() {
         json!({"id": "p", "type": "prompt", "message": "go"})
     )
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The run ends before the next line (else stdin's end could stop it before its message_end).
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    while !seen.contains("\"type\":\"agent_end\"") {
+        let read = std::io::Read::read(&mut stdout, &mut buffer).unwrap();
+        assert!(read > 0, "the recording ended before answering: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
     writeln!(stdin, "{}", json!({"id": "s", "type": "get_state"})).unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
