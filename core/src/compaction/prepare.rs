@@ -2,7 +2,8 @@
 
 use crate::message::AgentMessage;
 use crate::session::context::{
-    branch_summary, build_session_context, compaction_summary, custom_message, EntryIndex, Leaf,
+    after_compaction, branch_summary, build_session_context, compaction_summary, custom_message,
+    EntryIndex, Leaf,
 };
 use crate::session::entry::SessionEntry;
 
@@ -40,30 +41,17 @@ fn entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
 }
 
 /// The path as Pi 1.5's projection orders it: after a compaction, that compaction first, then
-/// the entries it kept (their system messages dropped, the checkpoint stands for them), then
-/// the later ones. Returns the entries and the index of the first one a new compaction may
-/// summarise.
+/// the entries that follow its summary ([`after_compaction`]). Returns the entries and the
+/// index of the first one a new compaction may summarise.
 fn projected<'a>(path: &[&'a SessionEntry]) -> (Vec<&'a SessionEntry>, usize) {
-    let Some(at) = path
-        .iter()
-        .rposition(|e| matches!(e, SessionEntry::Compaction(_)))
-    else {
-        return (path.to_vec(), 0);
-    };
-    let SessionEntry::Compaction(c) = path[at] else {
-        return (path.to_vec(), 0);
-    };
-    let kept = path[..at]
-        .iter()
-        .position(|e| e.id() == c.first_kept_entry_id)
-        .map_or(&[][..], |first| &path[first..at]);
-    let mut entries = vec![path[at]];
-    entries.extend(
-        kept.iter()
-            .filter(|e| !matches!(e.message(), Some(AgentMessage::System(_)))),
-    );
-    entries.extend(&path[at + 1..]);
-    (entries, 1)
+    match after_compaction(path) {
+        (None, entries) => (entries, 0),
+        (Some(compaction), rest) => {
+            let mut entries = vec![compaction];
+            entries.extend(rest);
+            (entries, 1)
+        }
+    }
 }
 
 /// Whether the context of `path` (root first) holds a `context_edit` entry: after a compaction,

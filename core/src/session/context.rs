@@ -220,10 +220,9 @@ pub fn build_session_context<'a>(
     };
     let path = path_to(entries, index, leaf);
     let mut context = SessionContext::empty();
-    let mut compaction = None;
     let mut thinking = None;
     let mut model = None;
-    for (i, entry) in path.iter().enumerate() {
+    for entry in &path {
         match entry {
             SessionEntry::ThinkingLevelChange(e) => thinking = Some(&e.thinking_level),
             SessionEntry::ModelChange(e) => model = Some((&e.provider, &e.model_id)),
@@ -232,7 +231,6 @@ pub fn build_session_context<'a>(
                     model = Some((&m.provider, &m.model));
                 }
             }
-            SessionEntry::Compaction(e) => compaction = Some((i, e)),
             _ => {}
         }
     }
@@ -243,27 +241,43 @@ pub fn build_session_context<'a>(
         provider: provider.clone(),
         model_id: model_id.clone(),
     });
-    match compaction {
-        None => context.messages = project(&path),
-        Some((at, c)) => {
-            // Pi 1.5: the prompt's checkpoint first; the system messages among the kept
-            // entries are dropped in its favour.
-            if let Some(checkpoint) = compaction_checkpoint(c) {
-                context.messages.push(Cow::Owned(checkpoint));
-            }
-            context.messages.push(Cow::Owned(compaction_summary(c)));
-            let kept = path[..at]
-                .iter()
-                .position(|e| e.id() == c.first_kept_entry_id)
-                .map_or(&[][..], |first| &path[first..at]);
-            let rest: Vec<&SessionEntry> = kept
-                .iter()
-                .filter(|e| !matches!(e.message(), Some(AgentMessage::System(_))))
-                .chain(&path[at + 1..])
-                .copied()
-                .collect();
-            context.messages.extend(project(&rest));
+    let (compaction, rest) = after_compaction(&path);
+    if let Some(SessionEntry::Compaction(c)) = compaction {
+        // Pi 1.5: the prompt's checkpoint first; the system messages among the kept entries
+        // are dropped in its favour.
+        if let Some(checkpoint) = compaction_checkpoint(c) {
+            context.messages.push(Cow::Owned(checkpoint));
         }
+        context.messages.push(Cow::Owned(compaction_summary(c)));
     }
+    context.messages.extend(project(&rest));
     context
+}
+
+/// Pi 1.5's projection of a path (root first): the latest compaction entry, if any, and the
+/// entries whose messages follow its summary, namely those it kept (their system messages
+/// dropped: its checkpoint stands for them) and the later ones; without a compaction, the
+/// whole path. Both the context and a new compaction's plan read the path this way.
+pub(crate) fn after_compaction<'a>(
+    path: &[&'a SessionEntry],
+) -> (Option<&'a SessionEntry>, Vec<&'a SessionEntry>) {
+    let Some((at, SessionEntry::Compaction(c))) = path
+        .iter()
+        .enumerate()
+        .rfind(|(_, e)| matches!(e, SessionEntry::Compaction(_)))
+        .map(|(at, e)| (at, *e))
+    else {
+        return (None, path.to_vec());
+    };
+    let kept = path[..at]
+        .iter()
+        .position(|e| e.id() == c.first_kept_entry_id)
+        .map_or(&[][..], |first| &path[first..at]);
+    let rest = kept
+        .iter()
+        .filter(|e| !matches!(e.message(), Some(AgentMessage::System(_))))
+        .chain(&path[at + 1..])
+        .copied()
+        .collect();
+    (Some(path[at]), rest)
 }
