@@ -10,7 +10,7 @@ use bytes::Bytes;
 use pi_cassettes::redact::stream::emptied_events;
 use pi_cassettes::redact::Secrets;
 use pi_core::message::{
-    AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+    AssistantMessage, ContentBlock, Cost, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
 use pi_core::model::Model;
 use pi_providers::catalog::builtin;
@@ -80,8 +80,20 @@ fn message(model: &Model) -> AssistantMessage {
             }),
         ],
         stop_reason: StopReason::ToolUse,
-        // Gemini's own finish reason, which Pi 1.5.2 keeps and its stream must say.
-        raw_stop_reason: (model.api == "google-generative-ai").then(|| "STOP".to_owned()),
+        // The provider's own finish reason, which Pi 1.5.2 keeps and its stream must say.
+        raw_stop_reason: match model.api.as_str() {
+            "google-generative-ai" => Some("STOP".to_owned()),
+            "openai-responses" => Some("completed".to_owned()),
+            _ => None,
+        },
+        // Pi 1.5.2's Responses decoder prices every response that ends itself.
+        usage: Usage {
+            cost: Cost {
+                total_from_provider: (model.api == "openai-responses").then_some(false),
+                ..Cost::default()
+            },
+            ..Usage::default()
+        },
         ..AssistantMessage::default()
     }
 }
