@@ -582,9 +582,11 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
 #[test]
 fn an_rpc_run_whose_stdin_closes_before_the_session_took_every_event_still_checks() {
     // A long answer in many pieces: the session prints each of them, and while its stdout is
-    // not read it stops taking events, though the stream is read to its end.
-    let pieces: Vec<String> = (0..200)
-        .map(|i| format!("piece {i:03} {} ", "x".repeat(200)))
+    // not read it stops taking events, though the stream is read to its end. The events are
+    // several times what a pipe holds (64 KiB on Linux), so the session stalls however fast
+    // the machine is.
+    let pieces: Vec<String> = (0..1000)
+        .map(|i| format!("piece {i:04} {} ", "x".repeat(200)))
         .collect();
     let ws = workspace(json!({"script": [{"text": pieces}]}));
     let cassette = ws.root().join("cwd").join("rpc.jsonl");

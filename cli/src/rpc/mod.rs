@@ -222,6 +222,17 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                 rpc.end_batch();
                 return Ended::Input;
             }
+            // Stdin's end stops the run at once, whatever events are ready (Pi shuts down on
+            // it); the lines read before it have all been taken.
+            FrontEndNext::Nothing
+                if sources
+                    .lines
+                    .as_ref()
+                    .is_some_and(|l| l.is_closed() && l.is_empty()) =>
+            {
+                rpc.end_batch();
+                return Ended::Input;
+            }
             FrontEndNext::Nothing => {
                 // What the session already has comes first: the events decoded from one read
                 // of a model's stream go out together, before a command read meanwhile (in Pi
