@@ -13,6 +13,7 @@ mod explain;
 mod format;
 mod jsnum;
 pub mod messages;
+mod refs;
 mod schema_format;
 
 use serde_json::{Map, Value};
@@ -28,7 +29,9 @@ pub fn validate_tool_arguments(
     args: &Value,
 ) -> Result<Value, String> {
     let coerced = coerce::coerce(args, schema);
-    let found = explain(schema, &coerced);
+    let Some(found) = explain(schema, &coerced) else {
+        return Err(messages::TOO_DEEP.to_owned());
+    };
     if found.is_empty() {
         return Ok(coerced);
     }
