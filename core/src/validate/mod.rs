@@ -11,10 +11,12 @@ mod check;
 mod coerce;
 mod explain;
 mod format;
+mod idn;
 mod jsnum;
 pub mod messages;
 mod refs;
 mod schema_format;
+mod url_format;
 
 use serde_json::{Map, Value};
 
