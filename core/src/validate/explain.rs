@@ -55,7 +55,7 @@ pub(crate) fn explain_in<'a>(cx: &Resolver<'a>, node: &'a Value, value: &Value) 
 /// Whether `value` satisfies `node`, a subschema of the resolver's root (not when references
 /// nest too deep, as pi-schema's coercer takes a check that threw as failing).
 pub(crate) fn passes_in<'a>(cx: &Resolver<'a>, node: &'a Value, value: &Value) -> bool {
-    explain_in(cx, node, value).is_empty() && !cx.too_deep()
+    cx.passes(node, value, || explain_in(cx, node, value).is_empty()) && !cx.too_deep()
 }
 
 fn pointer(path: &str, key: &str) -> String {

@@ -4,7 +4,7 @@
 //! Only the tool's own schema is known: a reference to any other document does not resolve, and
 //! pi-schema then fails the value with "unresolved reference <ref>".
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -55,6 +55,10 @@ pub struct Resolver<'a> {
     root_base: String,
     depth: Cell<usize>,
     too_deep: Cell<bool>,
+    /// Whether a value (by its JSON) passes a subschema (by address), decided once: through
+    /// recursive references, unions would otherwise check a deep value's inner levels again for
+    /// every level above them, twice as long for each level of nesting.
+    passes: RefCell<BTreeMap<(usize, String), bool>>,
 }
 
 fn address(node: &Value) -> usize {
@@ -71,6 +75,7 @@ impl<'a> Resolver<'a> {
             root_base: DEFAULT_BASE.to_owned(),
             depth: Cell::new(0),
             too_deep: Cell::new(false),
+            passes: RefCell::new(BTreeMap::new()),
         };
         resolver.index(root, DEFAULT_BASE);
         if let Some(base) = resolver.bases.get(&address(root)) {
@@ -154,6 +159,20 @@ impl<'a> Resolver<'a> {
     /// Leaves a reference entered with [`Resolver::enter`].
     pub fn leave(&self) {
         self.depth.set(self.depth.get().saturating_sub(1));
+    }
+
+    /// Whether `value` passes `node`, from the memo or by `check` (remembered).
+    pub fn passes(&self, node: &Value, value: &Value, check: impl FnOnce() -> bool) -> bool {
+        let key = (
+            address(node),
+            crate::json::to_string(value).unwrap_or_default(),
+        );
+        if let Some(&known) = self.passes.borrow().get(&key) {
+            return known;
+        }
+        let found = check();
+        self.passes.borrow_mut().insert(key, found);
+        found
     }
 
     /// Whether a walk gave up on references nested too deep (where Pi runs out of stack).
