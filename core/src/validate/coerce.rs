@@ -3,18 +3,49 @@
 //! strings, `"true"` and `1` to `true`, a lone value into a one-item array, ...), then pi-ai's
 //! primitive coercion runs over what is still of the wrong type.
 
+use std::cell::RefCell;
+
 use serde_json::{Map, Value};
 
-use super::explain::passes;
+use super::explain::passes_in;
 use super::js_keys;
 use super::jsnum::{number, parse_js_number};
+use super::refs::Resolver;
 use crate::json::format_number;
 
 /// `value` coerced towards `schema`.
 pub fn coerce(value: &Value, schema: &Value) -> Value {
-    let without_nulls = drop_optional_nulls(value.clone(), schema);
-    let converted = convert(schema, without_nulls);
-    coerce_types(converted, schema)
+    let c = Coercer {
+        cx: Resolver::new(schema),
+        entered: RefCell::new(Vec::new()),
+    };
+    let without_nulls = drop_optional_nulls(&c, value.clone(), schema);
+    let converted = convert(&c, schema, without_nulls);
+    coerce_types(&c, converted, schema)
+}
+
+/// The root schema's references, and the references being converted through with their values
+/// (pi-schema's `entered`: converting a value through a reference it is already inside stops).
+struct Coercer<'a> {
+    cx: Resolver<'a>,
+    entered: RefCell<Vec<(usize, Value)>>,
+}
+
+/// pi-schema's `reenter`: `value` converted through the target of a reference, unless that
+/// target is already converting this same value.
+fn reenter<'a>(c: &Coercer<'a>, target: &'a Value, value: Value) -> Value {
+    let key = target as *const Value as usize;
+    if c.entered
+        .borrow()
+        .iter()
+        .any(|(node, v)| *node == key && *v == value)
+    {
+        return value;
+    }
+    c.entered.borrow_mut().push((key, value.clone()));
+    let converted = convert(c, target, value);
+    c.entered.borrow_mut().pop();
+    converted
 }
 
 fn object(schema: &Value) -> Option<&Map<String, Value>> {
@@ -43,7 +74,7 @@ fn patterns(schema: &Map<String, Value>) -> Vec<(regex::Regex, &Value)> {
         .unwrap_or_default()
 }
 
-fn drop_optional_nulls(value: Value, schema: &Value) -> Value {
+fn drop_optional_nulls<'a>(c: &Coercer<'a>, value: Value, schema: &'a Value) -> Value {
     let Some(s) = object(schema) else {
         return value;
     };
@@ -53,7 +84,7 @@ fn drop_optional_nulls(value: Value, schema: &Value) -> Value {
                 .into_iter()
                 .enumerate()
                 .map(|(i, item)| match item_schema(s, i) {
-                    Some(item_schema) => drop_optional_nulls(item, item_schema),
+                    Some(item_schema) => drop_optional_nulls(c, item, item_schema),
                     None => item,
                 })
                 .collect(),
@@ -81,12 +112,12 @@ fn drop_optional_nulls(value: Value, schema: &Value) -> Value {
                         && !required(key)
                         && !is_ref
                         && property.is_object()
-                        && !passes(property, &Value::Null)
+                        && !passes_in(&c.cx, property, &Value::Null)
                     {
                         map.shift_remove(key);
                         continue;
                     }
-                    *slot = drop_optional_nulls(slot.take(), property);
+                    *slot = drop_optional_nulls(c, slot.take(), property);
                 }
             }
             if !patterns.is_empty() || additional.is_some() {
@@ -98,11 +129,11 @@ fn drop_optional_nulls(value: Value, schema: &Value) -> Value {
                     };
                     for (re, item) in &patterns {
                         if re.is_match(&key) {
-                            *slot = drop_optional_nulls(slot.take(), item);
+                            *slot = drop_optional_nulls(c, slot.take(), item);
                         }
                     }
                     if let (false, Some(additional)) = (matched, additional) {
-                        *slot = drop_optional_nulls(slot.take(), additional);
+                        *slot = drop_optional_nulls(c, slot.take(), additional);
                     }
                 }
             }
@@ -113,27 +144,32 @@ fn drop_optional_nulls(value: Value, schema: &Value) -> Value {
 }
 
 /// pi-schema's `convert`: the value converted towards the node (unchanged when it cannot be).
-fn convert(node: &Value, value: Value) -> Value {
+fn convert<'a>(c: &Coercer<'a>, node: &'a Value, value: Value) -> Value {
     let Some(n) = object(node) else {
         return value;
     };
-    if n.get("$ref").is_some_and(Value::is_string) {
-        return value;
+    if let Some(Value::String(reference)) = n.get("$ref") {
+        return match c.cx.resolve(node, reference) {
+            Some(target @ Value::Object(_)) => reenter(c, target, value),
+            _ => value,
+        };
     }
     if let Some(literal) = n.get("const") {
         return convert_literal(literal, &value).unwrap_or(value);
     }
     if let Some(Value::Array(values)) = n.get("enum") {
-        return convert_enum(node, values, value);
+        return convert_enum(c, node, values, value);
     }
     for union in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = n.get(union) {
-            return convert_union(n, node, branches, value);
+            return convert_union(c, n, node, branches, value);
         }
     }
     if let Some(Value::Array(all)) = n.get("allOf") {
-        let next = all.iter().fold(value, |next, member| convert(member, next));
-        return convert_members(n, next);
+        let next = all
+            .iter()
+            .fold(value, |next, member| convert(c, member, next));
+        return convert_members(c, n, next);
     }
     match n.get("type") {
         Some(Value::String(t)) => match t.as_str() {
@@ -148,14 +184,16 @@ fn convert(node: &Value, value: Value) -> Value {
                     value
                 }
             }
-            "array" => convert_array(n, value),
-            "object" => convert_object(n, value),
+            "array" => convert_array(c, n, value),
+            "object" => convert_object(c, n, value),
             _ => value,
         },
         None if n.contains_key("properties") || n.contains_key("patternProperties") => {
-            convert_object(n, value)
+            convert_object(c, n, value)
         }
-        None if n.contains_key("items") || n.contains_key("prefixItems") => convert_array(n, value),
+        None if n.contains_key("items") || n.contains_key("prefixItems") => {
+            convert_array(c, n, value)
+        }
         _ => value,
     }
 }
@@ -179,13 +217,13 @@ fn convert_literal(literal: &Value, value: &Value) -> Option<Value> {
     same_primitive(&converted, literal).then_some(converted)
 }
 
-fn convert_enum(node: &Value, values: &[Value], value: Value) -> Value {
+fn convert_enum<'a>(c: &Coercer<'a>, node: &'a Value, values: &'a [Value], value: Value) -> Value {
     if values.iter().any(|member| same_primitive(member, &value)) {
         return value;
     }
     for member in values {
         if let Some(candidate) = convert_literal(member, &value) {
-            if passes(node, &candidate) {
+            if passes_in(&c.cx, node, &candidate) {
                 return candidate;
             }
         }
@@ -193,31 +231,37 @@ fn convert_enum(node: &Value, values: &[Value], value: Value) -> Value {
     value
 }
 
-fn convert_union(n: &Map<String, Value>, node: &Value, branches: &[Value], value: Value) -> Value {
-    if branches.iter().any(|b| passes(b, &value)) {
-        return convert_members(n, value);
+fn convert_union<'a>(
+    c: &Coercer<'a>,
+    n: &'a Map<String, Value>,
+    node: &'a Value,
+    branches: &'a [Value],
+    value: Value,
+) -> Value {
+    if branches.iter().any(|b| passes_in(&c.cx, b, &value)) {
+        return convert_members(c, n, value);
     }
     for branch in branches {
-        let candidate = convert_members(n, convert(branch, value.clone()));
-        if passes(node, &candidate) {
+        let candidate = convert_members(c, n, convert(c, branch, value.clone()));
+        if passes_in(&c.cx, node, &candidate) {
             return candidate;
         }
     }
-    convert_members(n, value)
+    convert_members(c, n, value)
 }
 
-fn convert_members(n: &Map<String, Value>, value: Value) -> Value {
+fn convert_members<'a>(c: &Coercer<'a>, n: &'a Map<String, Value>, value: Value) -> Value {
     let declares = ["properties", "patternProperties", "additionalProperties"]
         .iter()
         .any(|k| n.contains_key(*k));
     if declares {
-        convert_object(n, value)
+        convert_object(c, n, value)
     } else {
         value
     }
 }
 
-fn convert_array(n: &Map<String, Value>, value: Value) -> Value {
+fn convert_array<'a>(c: &Coercer<'a>, n: &'a Map<String, Value>, value: Value) -> Value {
     let prefix = match (n.get("items"), n.get("prefixItems")) {
         (Some(Value::Array(tuple)), _) => Some((tuple, None)),
         (rest, Some(Value::Array(prefix))) => Some((prefix, rest)),
@@ -229,24 +273,26 @@ fn convert_array(n: &Map<String, Value>, value: Value) -> Value {
                 .into_iter()
                 .enumerate()
                 .map(|(i, item)| match prefix.get(i).or(rest) {
-                    Some(schema) => convert(schema, item),
+                    Some(schema) => convert(c, schema, item),
                     None => item,
                 })
                 .collect(),
         ),
         (Some(_), other) => other,
         (None, Value::Array(items)) => match n.get("items") {
-            Some(schema) => Value::Array(items.into_iter().map(|i| convert(schema, i)).collect()),
+            Some(schema) => {
+                Value::Array(items.into_iter().map(|i| convert(c, schema, i)).collect())
+            }
             None => Value::Array(items),
         },
         (None, other) => match n.get("items") {
-            Some(schema @ Value::Object(_)) => Value::Array(vec![convert(schema, other)]),
+            Some(schema @ Value::Object(_)) => Value::Array(vec![convert(c, schema, other)]),
             _ => Value::Array(vec![other]),
         },
     }
 }
 
-fn convert_object(n: &Map<String, Value>, value: Value) -> Value {
+fn convert_object<'a>(c: &Coercer<'a>, n: &'a Map<String, Value>, value: Value) -> Value {
     let Value::Object(mut map) = value else {
         return value;
     };
@@ -262,16 +308,16 @@ fn convert_object(n: &Map<String, Value>, value: Value) -> Value {
         let property = properties.and_then(|p| p.get(&key));
         let mut matched = property.is_some();
         if let Some(property) = property {
-            next = convert(property, next);
+            next = convert(c, property, next);
         }
         for (re, schema) in &patterns {
             if re.is_match(&key) {
                 matched = true;
-                next = convert(schema, next);
+                next = convert(c, schema, next);
             }
         }
         if let (false, Some(additional)) = (matched, additional) {
-            next = convert(additional, next);
+            next = convert(c, additional, next);
         }
         *slot = next;
     }
@@ -366,19 +412,19 @@ fn try_null(value: &Value) -> bool {
 
 /// pi-ai's pass over the converted value: unions keep a passing value or take the first branch
 /// that passes once coerced, `type` converts primitives, members are coerced one by one.
-fn coerce_types(value: Value, schema: &Value) -> Value {
+fn coerce_types<'a>(c: &Coercer<'a>, value: Value, schema: &'a Value) -> Value {
     let Some(s) = object(schema) else {
         return value;
     };
     let mut next = value;
     if let Some(Value::Array(all)) = s.get("allOf") {
         for member in all {
-            next = coerce_types(next, member);
+            next = coerce_types(c, next, member);
         }
     }
     for union in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = s.get(union) {
-            next = coerce_union(next, branches);
+            next = coerce_union(c, next, branches);
         }
     }
     let types = schema_types(s.get("type"));
@@ -393,7 +439,7 @@ fn coerce_types(value: Value, schema: &Value) -> Value {
     }
     if types.iter().any(|t| t == "object") {
         if let Value::Object(map) = next {
-            next = Value::Object(coerce_properties(map, s));
+            next = Value::Object(coerce_properties(c, map, s));
         }
     }
     if types.iter().any(|t| t == "array") {
@@ -403,7 +449,7 @@ fn coerce_types(value: Value, schema: &Value) -> Value {
                     .into_iter()
                     .enumerate()
                     .map(|(i, item)| match item_schema(s, i) {
-                        Some(item_schema @ Value::Object(_)) => coerce_types(item, item_schema),
+                        Some(item_schema @ Value::Object(_)) => coerce_types(c, item, item_schema),
                         _ => item,
                     })
                     .collect(),
@@ -413,25 +459,29 @@ fn coerce_types(value: Value, schema: &Value) -> Value {
     next
 }
 
-fn coerce_union(value: Value, branches: &[Value]) -> Value {
-    if branches.iter().any(|b| passes(b, &value)) {
+fn coerce_union<'a>(c: &Coercer<'a>, value: Value, branches: &'a [Value]) -> Value {
+    if branches.iter().any(|b| passes_in(&c.cx, b, &value)) {
         return value;
     }
     for branch in branches {
-        let coerced = coerce_types(value.clone(), branch);
-        if passes(branch, &coerced) {
+        let coerced = coerce_types(c, value.clone(), branch);
+        if passes_in(&c.cx, branch, &coerced) {
             return coerced;
         }
     }
     value
 }
 
-fn coerce_properties(mut map: Map<String, Value>, s: &Map<String, Value>) -> Map<String, Value> {
+fn coerce_properties<'a>(
+    c: &Coercer<'a>,
+    mut map: Map<String, Value>,
+    s: &'a Map<String, Value>,
+) -> Map<String, Value> {
     let properties = s.get("properties").and_then(Value::as_object);
     if let Some(properties) = properties {
         for key in js_keys(properties) {
             if let Some(slot) = map.get_mut(key) {
-                *slot = coerce_types(slot.take(), &properties[key]);
+                *slot = coerce_types(c, slot.take(), &properties[key]);
             }
         }
     }
@@ -445,11 +495,11 @@ fn coerce_properties(mut map: Map<String, Value>, s: &Map<String, Value>) -> Map
         };
         for (re, item) in &patterns {
             if re.is_match(&key) {
-                *slot = coerce_types(slot.take(), item);
+                *slot = coerce_types(c, slot.take(), item);
             }
         }
         if let (false, Some(additional)) = (matched, additional) {
-            *slot = coerce_types(slot.take(), additional);
+            *slot = coerce_types(c, slot.take(), additional);
         }
     }
     map

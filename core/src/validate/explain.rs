@@ -8,6 +8,7 @@ use super::coerce::matches_type;
 use super::js_keys;
 use super::jsnum::{as_f64, js_equal};
 use super::messages as text;
+use super::refs::Resolver;
 
 /// One error: the JSON pointer of the failing value and pi-schema's message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,16 +32,30 @@ impl Explained {
     }
 }
 
-/// Every error of `value` against `schema`, in pi-schema's order (empty: valid).
-pub fn explain(schema: &Value, value: &Value) -> Vec<Explained> {
-    let mut out = Vec::new();
-    walk(schema, value, "", &mut out);
-    out
+/// Every error of `value` against `schema`, in pi-schema's order (empty: valid); `None` when
+/// references nest too deep to decide (a reference cycle, where Pi runs out of stack).
+pub fn explain(schema: &Value, value: &Value) -> Option<Vec<Explained>> {
+    let cx = Resolver::new(schema);
+    let found = explain_in(&cx, schema, value);
+    (!cx.too_deep()).then_some(found)
 }
 
 /// Whether `value` satisfies `schema`.
 pub fn passes(schema: &Value, value: &Value) -> bool {
-    explain(schema, value).is_empty()
+    explain(schema, value).is_some_and(|found| found.is_empty())
+}
+
+/// The errors of `value` against `node`, a subschema of the resolver's root.
+pub(crate) fn explain_in<'a>(cx: &Resolver<'a>, node: &'a Value, value: &Value) -> Vec<Explained> {
+    let mut out = Vec::new();
+    walk(cx, node, value, "", &mut out);
+    out
+}
+
+/// Whether `value` satisfies `node`, a subschema of the resolver's root (not when references
+/// nest too deep, as pi-schema's coercer takes a check that threw as failing).
+pub(crate) fn passes_in<'a>(cx: &Resolver<'a>, node: &'a Value, value: &Value) -> bool {
+    cx.passes(node, value, || explain_in(cx, node, value).is_empty()) && !cx.too_deep()
 }
 
 fn pointer(path: &str, key: &str) -> String {
@@ -64,7 +79,7 @@ fn type_holds(value: &Value, name: &str) -> bool {
     }
 }
 
-fn walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<Explained>) {
+fn walk<'a>(cx: &Resolver<'a>, schema: &'a Value, v: &Value, path: &str, out: &mut Vec<Explained>) {
     let node = match schema {
         Value::Bool(false) => {
             return push(out, path.to_owned(), text::FALSE_SCHEMA.to_owned());
@@ -94,35 +109,56 @@ fn walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<Explained>) {
     match v {
         Value::String(s) => walk_string(node, s, path, out),
         Value::Number(n) => walk_number(node, as_f64(n), path, out),
-        Value::Object(map) => walk_object(node, map, path, out),
-        Value::Array(items) => walk_array(node, items, path, out),
+        Value::Object(map) => walk_object(cx, node, map, path, out),
+        Value::Array(items) => walk_array(cx, node, items, path, out),
         _ => {}
     }
     if let Some(Value::Array(all)) = node.get("allOf") {
         for branch in all {
-            walk(branch, v, path, out);
+            walk(cx, branch, v, path, out);
         }
     }
     if let Some(Value::Array(any)) = node.get("anyOf") {
-        walk_union(any, v, path, out, false);
+        walk_union(cx, any, v, path, out, false);
     }
     if let Some(Value::Array(one)) = node.get("oneOf") {
-        walk_union(one, v, path, out, true);
+        walk_union(cx, one, v, path, out, true);
     }
     if let Some(not) = node.get("not") {
-        if passes(not, v) {
+        if passes_in(cx, not, v) {
             push(out, path.to_owned(), text::NOT.to_owned());
         }
     }
     if let Some(condition) = node.get("if") {
-        let branch = if passes(condition, v) {
+        let branch = if passes_in(cx, condition, v) {
             node.get("then")
         } else {
             node.get("else")
         };
         if let Some(branch) = branch {
-            walk(branch, v, path, out);
+            walk(cx, branch, v, path, out);
         }
+    }
+    if let Some(Value::String(reference)) = node.get("$ref") {
+        walk_ref(cx, schema, reference, v, path, out);
+    }
+}
+
+/// A `$ref`: the value walked against its target, or failed when the target is not found.
+fn walk_ref<'a>(
+    cx: &Resolver<'a>,
+    holder: &Value,
+    reference: &str,
+    v: &Value,
+    path: &str,
+    out: &mut Vec<Explained>,
+) {
+    let Some(target) = cx.resolve(holder, reference) else {
+        return push(out, path.to_owned(), text::unresolved_reference(reference));
+    };
+    if cx.enter() {
+        walk(cx, target, v, path, out);
+        cx.leave();
     }
 }
 
@@ -221,8 +257,9 @@ fn pow_mod(base: u128, mut exp: u32, modulus: u128) -> u128 {
     result
 }
 
-fn walk_object(
-    node: &Map<String, Value>,
+fn walk_object<'a>(
+    cx: &Resolver<'a>,
+    node: &'a Map<String, Value>,
     v: &Map<String, Value>,
     path: &str,
     out: &mut Vec<Explained>,
@@ -241,10 +278,10 @@ fn walk_object(
     }
     for key in js_keys(properties) {
         if let Some(value) = v.get(key) {
-            walk(&properties[key], value, &pointer(path, key), out);
+            walk(cx, &properties[key], value, &pointer(path, key), out);
         }
     }
-    let patterns: Vec<(regex::Regex, &Value)> = node
+    let patterns: Vec<(regex::Regex, &'a Value)> = node
         .get("patternProperties")
         .and_then(Value::as_object)
         .map(|p| {
@@ -260,18 +297,18 @@ fn walk_object(
         for (re, schema) in &patterns {
             if re.is_match(key) {
                 matched = true;
-                walk(schema, &v[key], &at, out);
+                walk(cx, schema, &v[key], &at, out);
             }
         }
         match node.get("additionalProperties") {
             Some(Value::Bool(false)) if !matched => {
                 push(out, at.clone(), text::UNKNOWN_FIELD.to_owned());
             }
-            Some(additional) if !matched => walk(additional, &v[key], &at, out),
+            Some(additional) if !matched => walk(cx, additional, &v[key], &at, out),
             _ => {}
         }
         if let Some(names) = node.get("propertyNames") {
-            if !passes(names, &Value::String(key.clone())) {
+            if !passes_in(cx, names, &Value::String(key.clone())) {
                 push(out, at, text::INVALID_PROPERTY_NAME.to_owned());
             }
         }
@@ -283,7 +320,7 @@ fn walk_object(
     if let Some(max) = limit(node, "maxProperties").filter(|&m| count > m) {
         push(out, path.to_owned(), text::at_most(max, "properties"));
     }
-    let mut dependencies: Vec<(&String, &Value)> = Vec::new();
+    let mut dependencies: Vec<(&String, &'a Value)> = Vec::new();
     for keyword in ["dependentRequired", "dependencies"] {
         if let Some(Value::Object(deps)) = node.get(keyword) {
             for key in js_keys(deps) {
@@ -306,19 +343,25 @@ fn walk_object(
                     }
                 }
             }
-            schema => walk(schema, &Value::Object(v.clone()), path, out),
+            schema => walk(cx, schema, &Value::Object(v.clone()), path, out),
         }
     }
     if let Some(Value::Object(schemas)) = node.get("dependentSchemas") {
         for key in js_keys(schemas) {
             if v.contains_key(key) {
-                walk(&schemas[key], &Value::Object(v.clone()), path, out);
+                walk(cx, &schemas[key], &Value::Object(v.clone()), path, out);
             }
         }
     }
 }
 
-fn walk_array(node: &Map<String, Value>, items: &[Value], path: &str, out: &mut Vec<Explained>) {
+fn walk_array<'a>(
+    cx: &Resolver<'a>,
+    node: &'a Map<String, Value>,
+    items: &[Value],
+    path: &str,
+    out: &mut Vec<Explained>,
+) {
     let (prefix, rest): (&[Value], Option<&Value>) =
         match (node.get("items"), node.get("prefixItems")) {
             (Some(Value::Array(tuple)), _) => (tuple, node.get("additionalItems")),
@@ -327,7 +370,7 @@ fn walk_array(node: &Map<String, Value>, items: &[Value], path: &str, out: &mut 
         };
     for (i, item) in items.iter().enumerate() {
         if let Some(schema) = prefix.get(i).or(rest) {
-            walk(schema, item, &format!("{path}/{i}"), out);
+            walk(cx, schema, item, &format!("{path}/{i}"), out);
         }
     }
     let len = items.len() as f64;
@@ -349,35 +392,39 @@ fn walk_array(node: &Map<String, Value>, items: &[Value], path: &str, out: &mut 
     if let Some(contains) = node.get("contains") {
         let min = limit(node, "minContains").unwrap_or(1.0);
         let max = limit(node, "maxContains").unwrap_or(f64::INFINITY);
-        let matching = items.iter().filter(|item| passes(contains, item)).count() as f64;
+        let matching = items
+            .iter()
+            .filter(|item| passes_in(cx, contains, item))
+            .count() as f64;
         if matching < min || matching > max {
             push(out, path.to_owned(), text::contains(min, max));
         }
     }
 }
 
-fn walk_union(
-    branches: &[Value],
+fn walk_union<'a>(
+    cx: &Resolver<'a>,
+    branches: &'a [Value],
     v: &Value,
     path: &str,
     out: &mut Vec<Explained>,
     exactly_one: bool,
 ) {
-    let matches = branches.iter().filter(|b| passes(b, v)).count();
+    let matches = branches.iter().filter(|b| passes_in(cx, b, v)).count();
     if matches == 1 || (!exactly_one && matches > 0) {
         return;
     }
     if matches > 1 {
         return push(out, path.to_owned(), text::MORE_THAN_ONE.to_owned());
     }
-    if let (Some((key, tags)), Value::Object(map)) = (tag_of(branches), v) {
+    if let (Some((key, tags)), Value::Object(map)) = (tag_of(cx, branches), v) {
         let given = map.get(key);
         let found = given.and_then(|g| {
             tags.iter()
                 .position(|t| !g.is_object() && !g.is_array() && js_equal(t, g))
         });
         match found {
-            Some(i) => walk(&branches[i], v, path, out),
+            Some(i) => walk(cx, &branches[i], v, path, out),
             None => push(out, pointer(path, key), text::one_of(&tags)),
         }
         return;
@@ -385,12 +432,12 @@ fn walk_union(
     let mut best: Option<(Vec<Explained>, usize)> = None;
     for branch in branches {
         let mut errors = Vec::new();
-        walk(branch, v, path, &mut errors);
+        walk(cx, branch, v, path, &mut errors);
         let Some(first) = errors.first() else {
             continue;
         };
         let declared = match v {
-            Value::Object(map) => declared_keys(branch, map),
+            Value::Object(map) => declared_keys(cx, branch, map),
             _ => 0,
         };
         let better = best.as_ref().is_none_or(|(e, d)| {
@@ -408,20 +455,26 @@ fn walk_union(
     }
 }
 
-fn declared_keys(branch: &Value, v: &Map<String, Value>) -> usize {
-    let properties = branch.get("properties").and_then(Value::as_object);
+fn declared_keys(cx: &Resolver<'_>, branch: &Value, v: &Map<String, Value>) -> usize {
+    let properties = through_ref(cx, branch).and_then(|b| b.get("properties")?.as_object());
     properties.map_or(0, |p| v.keys().filter(|k| p.contains_key(*k)).count())
 }
 
 /// A property whose `const` differs in every branch (a discriminated union): its name and the
 /// branches' values.
-fn tag_of(branches: &[Value]) -> Option<(&String, Vec<Value>)> {
-    let first = branches.first()?.get("properties")?.as_object()?;
+fn tag_of<'a>(cx: &Resolver<'a>, branches: &'a [Value]) -> Option<(&'a String, Vec<Value>)> {
+    let resolved: Vec<Option<&Value>> = branches.iter().map(|b| through_ref(cx, b)).collect();
+    let first = resolved.first()?.as_ref()?.get("properties")?.as_object()?;
     for key in js_keys(first) {
-        let values: Option<Vec<Value>> = branches
+        let values: Option<Vec<Value>> = resolved
             .iter()
             .map(|b| {
-                let tag = b.get("properties")?.as_object()?.get(key)?.as_object()?;
+                let tag = b
+                    .as_ref()?
+                    .get("properties")?
+                    .as_object()?
+                    .get(key)?
+                    .as_object()?;
                 tag.get("const")
                     .filter(|c| !c.is_object() && !c.is_array())
                     .cloned()
@@ -438,4 +491,13 @@ fn tag_of(branches: &[Value]) -> Option<(&String, Vec<Value>)> {
         }
     }
     None
+}
+
+/// A branch as pi-schema's union explanations read it: the target of its `$ref` (`None` when that
+/// does not resolve), else the branch itself.
+fn through_ref<'a>(cx: &Resolver<'a>, branch: &'a Value) -> Option<&'a Value> {
+    match branch.get("$ref") {
+        Some(Value::String(reference)) => cx.resolve(branch, reference),
+        _ => Some(branch),
+    }
 }

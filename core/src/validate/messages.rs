@@ -111,6 +111,15 @@ pub fn required_when(present: &str) -> String {
     format!("required when {present} is present")
 }
 
+/// A `$ref` naming no schema pi-schema knows.
+pub fn unresolved_reference(reference: &str) -> String {
+    format!("unresolved reference {reference}")
+}
+
+/// What Pi throws when references nest without end (`{"$ref": "#"}`): JavaScript's stack
+/// overflow.
+pub const TOO_DEEP: &str = "Maximum call stack size exceeded";
+
 /// `contains` with its `minContains`/`maxContains` bounds.
 pub fn contains(min: f64, max: f64) -> String {
     let items = |n: f64| if n == 1.0 { "item" } else { "items" };

@@ -11,9 +11,12 @@ mod check;
 mod coerce;
 mod explain;
 mod format;
+mod idn;
 mod jsnum;
 pub mod messages;
+mod refs;
 mod schema_format;
+mod url_format;
 
 use serde_json::{Map, Value};
 
@@ -28,7 +31,9 @@ pub fn validate_tool_arguments(
     args: &Value,
 ) -> Result<Value, String> {
     let coerced = coerce::coerce(args, schema);
-    let found = explain(schema, &coerced);
+    let Some(found) = explain(schema, &coerced) else {
+        return Err(messages::TOO_DEEP.to_owned());
+    };
     if found.is_empty() {
         return Ok(coerced);
     }

@@ -1,6 +1,6 @@
-//! pi-schema's string formats (Pi 1.5.2's `formats`), where they are plain rules or patterns; the
-//! formats it checks with URL parsing or IDNA rules fall back to TypeBox's checks in
-//! [`super::format`], and unknown formats pass.
+//! pi-schema's string formats (Pi 1.5.2's `formats`): plain rules and patterns here, host names
+//! in [`super::idn`], URIs and URLs in [`super::url_format`]; `ipv6` and `regex` fall back to
+//! TypeBox's checks in [`super::format`], and unknown formats pass.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::format::matches_format;
+use super::{idn, url_format};
 
 /// pi-schema's patterns, `\d` spelt `[0-9]` and `/i` as `(?i)`.
 const PATTERNS: &[(&str, &str)] = &[
@@ -61,6 +62,14 @@ pub fn matches(name: &str, text: &str) -> bool {
             let parts: Vec<&str> = text.split(['T', 't']).collect();
             parts.len() == 2 && date(parts[0]) && time(parts[1])
         }
+        "hostname" => idn::hostname(text),
+        "idn-hostname" => idn::idn_hostname(text),
+        "idn-email" => idn::idn_email(text),
+        "uri" => url_format::uri(text),
+        "uri-reference" => url_format::uri_reference(text),
+        "url" => url_format::url(text),
+        "iri" => url_format::iri(text),
+        "iri-reference" => url_format::iri_reference(text),
         _ => matches_format(name, text),
     }
 }
