@@ -463,7 +463,8 @@ fn thinking_and_max_tokens(request: &ModelRequest, options: &CallOptions) -> (u6
 }
 
 /// pi-ai's `getBetaFeatures`: an `anthropic-beta` header configured on the model or the call
-/// names them all; otherwise the subscription, tool-streaming and interleaved-thinking betas.
+/// names them all; otherwise the subscription, tool-streaming, interleaved-thinking and
+/// message-thread betas.
 fn beta_features(
     request: &ModelRequest,
     options: &CallOptions,
@@ -495,6 +496,9 @@ fn beta_features(
             }
             if model.reasoning && matches!(thinking, Thinking::Budget(_)) {
                 features.push(INTERLEAVED_THINKING_BETA.to_owned());
+            }
+            if super::thread::threads_apply(request, options) {
+                features.push(super::thread::MESSAGE_THREADS_BETA.to_owned());
             }
             features
         }

@@ -3,6 +3,7 @@
 
 mod decode;
 mod encode;
+mod thread;
 
 pub use decode::{map_stop_reason, Decoder};
 pub use encode::{
@@ -21,6 +22,8 @@ const CLAUDE_CODE_VERSION: &str = "2.1.322";
 /// The HTTP request for `request`: `POST <baseUrl>/v1/messages?beta=true` (pi-ai 1.5 calls the
 /// SDK's beta endpoint), authenticated by `x-api-key` (or as a Claude Code subscription for
 /// OAuth tokens); the body's `betas` travel as the `anthropic-beta` header, as the SDK sends them.
+/// Where message threads apply, the body creates or continues the session's thread
+/// (see [`thread`]).
 pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
     let model = &request.model;
     let oauth = is_oauth_token(&options.api_key);
@@ -57,6 +60,11 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
     let mut body = with_overrides(build_body(request, options, now), options)
         .to_value()
         .into_owned();
+    if thread::threads_apply(request, options) {
+        if let Value::Object(params) = body {
+            body = Value::Object(thread::threaded_body(request, options, now, params));
+        }
+    }
     let betas = body.as_object_mut().and_then(|b| b.shift_remove("betas"));
     if let Some(Value::Array(betas)) = betas.filter(|b| b.as_array().is_some_and(|a| !a.is_empty()))
     {
