@@ -37,7 +37,14 @@ const threadError = (code) => failure(400, { type: "error", error: { type: "inva
 function sse(answer, modelId) {
   const events = [["message_start", { type: "message_start", message: { id: answer.id, type: "message", role: "assistant",
     model: answer.model ?? modelId, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }]];
-  answer.blocks.forEach((block, index) => {
+  // A server-side fallback announced before any content (Pi skips the block).
+  if (answer.fallbackBlock) {
+    events.push(["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "fallback" } }]);
+    events.push(["content_block_stop", { type: "content_block_stop", index: 0 }]);
+  }
+  const first = answer.fallbackBlock ? 1 : 0;
+  answer.blocks.forEach((block, k) => {
+    const index = k + first;
     if (block.type === "text") {
       events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }]);
       events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } }]);
@@ -54,7 +61,8 @@ function sse(answer, modelId) {
 
 // Each step: what the context gains before the request (messages, or a new system prompt or
 // tools), the server's answers to the requests it sends (in order; more than one when the
-// original sends the call again), and whether its answer joins the context.
+// original sends the call again), and whether its answer joins the context. Each request is
+// kept with the streamed answer it got (`response`), so the decoder can be checked too.
 const cases = [
   { name: "text-then-question", model: model(), options: { sessionId: "s1" }, steps: [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
@@ -85,6 +93,30 @@ const cases = [
   { name: "threads-unsupported-turns-them-off", model: model(), options: { sessionId: "s16" }, steps: [
     { add: [user("hi")], answers: [threadError("thread_unsupported_request"), text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "allowed-fallback-served", model: model({ id: "claude-fable-5", compat: { allowedFallbackModels: [
+      { provider: "anthropic", model: "claude-opus-5", cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
+      { provider: "other", model: "claude-haiku-4-5", cost: { input: 100, output: 100, cacheRead: 0, cacheWrite: 0 } }] } }),
+    tools, options: { sessionId: "s17" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello", { model: "claude-opus-5" })] },
+    { add: [user("more", 6)], answers: [text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again", { model: "claude-haiku-4-5" })] },
+    { add: [user("last", 8)], answers: [text("msg_4", "Last", { fallbackBlock: true })] },
+  ] },
+  { name: "session-affinity-header", model: model({ provider: "fireworks", baseUrl: "https://api.fireworks.ai/inference", compat: { sendSessionAffinityHeaders: true } }), options: { sessionId: "s18" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+  ] },
+  { name: "session-affinity-openrouter", model: model({ provider: "openrouter", baseUrl: "https://openrouter.ai/api" }), options: { sessionId: "s19" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+  ] },
+  { name: "session-affinity-named-format", model: model({ provider: "gateway", baseUrl: "https://gateway.example.com", compat: { sendSessionAffinityHeaders: true, sessionAffinityFormat: "openrouter" } }), options: { sessionId: "s20" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+  ] },
+  { name: "session-affinity-not-for-subscriptions", model: model({ provider: "fireworks", baseUrl: "https://api.fireworks.ai/inference", compat: { sendSessionAffinityHeaders: true } }), options: { sessionId: "s21", apiKey: "sk-ant-oat01-abc" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+  ] },
+  { name: "session-affinity-not-without-caching", model: model({ provider: "fireworks", baseUrl: "https://api.fireworks.ai/inference", compat: { sendSessionAffinityHeaders: true } }), options: { sessionId: "s22", cacheRetention: "none" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
   ] },
   { name: "fallback-model-answer-is-not-continued", model: model(), options: { sessionId: "s5" }, steps: [
     { add: [user("hi")], answers: [text("msg_1", "Hello", { model: "claude-haiku-4-5" })] },
@@ -140,13 +172,17 @@ for (const c of cases) {
     const sent = [];
     const fetch = async (url, init) => {
       const headers = new Headers(init.headers);
-      sent.push({ url: String(url), beta: headers.get("anthropic-beta"), body: JSON.parse(init.body) });
+      sent.push({ url: String(url), beta: headers.get("anthropic-beta"),
+        affinity: { "x-session-affinity": headers.get("x-session-affinity"), "x-session-id": headers.get("x-session-id") },
+        body: JSON.parse(init.body) });
       const answer = answers.shift();
       if (!answer) throw new Error(`${c.name}: no answer left`);
       if (answer.status) {
         return new Response(JSON.stringify(answer.error), { status: answer.status, headers: { "content-type": "application/json" } });
       }
-      return new Response(sse(answer, c.model.id), { status: 200, headers: { "content-type": "text/event-stream" } });
+      const body = sse(answer, c.model.id);
+      sent[sent.length - 1].response = body;
+      return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
     };
     const context = { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) };
     const reply = await streamSimple(c.model, context, { apiKey: "key", ...c.options, fetch }).result();
@@ -154,11 +190,12 @@ for (const c of cases) {
     // The answer as the session keeps it (the loop adds no field the encoder reads).
     // The answer's times vary between runs and no request carries them: the timestamp is fixed
     // and the duration left out. Diagnostics carry the time of the fallback; 0 stands for it.
-    const { timestamp: _t, durationMs: _d, ...kept } = reply;
+    const kept = { ...reply, timestamp: 4 };
+    delete kept.durationMs;
     if (kept.diagnostics) kept.diagnostics = kept.diagnostics.map((d) => ({ ...d, timestamp: 0 }));
     steps.push({ context: { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) },
-      requests: sent, reply: { ...kept, timestamp: 4 } });
-    if (step.keep !== false) messages = [...messages, { ...kept, timestamp: 4 }];
+      requests: sent, reply: kept });
+    if (step.keep !== false) messages = [...messages, kept];
   }
   cleanupSessionResources(c.options.sessionId);
   fixtures.push({ name: c.name, model: c.model, options: c.options, steps });
