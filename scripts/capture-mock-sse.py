@@ -25,7 +25,9 @@ def main():
     for scenario_file in sorted((KIT / "scenarios").glob("*.json")):
         scenario = json.loads(scenario_file.read_text())
         name = scenario_file.stem
-        for api, path in (("openai", "/v1/chat/completions"), ("anthropic", "/v1/messages")):
+        # The model each API's kit scenarios ask for (the mock names it back in its stream).
+        for api, path, model in (("openai", "/v1/chat/completions", "mock-model"),
+                                 ("anthropic", "/v1/messages", "mock-claude")):
             with tempfile.TemporaryDirectory() as tmp:
                 script = pathlib.Path(tmp) / "script.json"
                 script.write_text(json.dumps(scenario["script"]))
@@ -37,7 +39,7 @@ def main():
                         time.sleep(0.05)
                     port = int(port_file.read_text())
                     for step in range(len(scenario["script"])):
-                        body = {"model": "mock-model", "stream": True, "stream_options": {"include_usage": True},
+                        body = {"model": model, "stream": True, "stream_options": {"include_usage": True},
                                 "messages": [{"role": "user", "content": "hi"}]}
                         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
                         conn.request("POST", path, body=json.dumps(body), headers={"content-type": "application/json"})

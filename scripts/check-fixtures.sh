@@ -16,6 +16,7 @@ trap 'rm -rf "$out"' EXIT
 
 pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
+  "gen-anthropic-thread-fixtures.mjs providers/tests/fixtures/anthropic-threads.json"
   "gen-cost-fixtures.mjs providers/tests/fixtures/cost.json"
   "gen-default-models.mjs providers/src/catalog/default_models.json"
   "gen-diff-fixtures.mjs core/tests/fixtures/diff_cases.json"

@@ -2,7 +2,8 @@
 //! call leaves a cassette that loads up to its last complete line and that `pi replay --check`
 //! reports as ending early (exit 125), and a session file that the next run continues with its
 //! entries kept; keys planted in every place a key can come from never reach any file the run
-//! wrote, and the redacted cassette still replays.
+//! wrote, and the redacted cassette still replays; a run in Anthropic message threads replays
+//! the same bodies.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -770,4 +771,74 @@ fn a_harness_value_this_build_cannot_read_makes_the_cassette_unusable() {
         assert!(stdout.contains("UNUSABLE"), "{stdout}");
         assert!(stderr.contains(&says), "{says}: {stderr}");
     }
+}
+
+/// The request bodies the mock received, in order.
+fn bodies_received(ws: &Workspace) -> Vec<Value> {
+    std::fs::read_to_string(ws.root().join("requests.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|r| r.get("body").cloned())
+        .collect()
+}
+
+#[test]
+fn a_run_in_anthropic_message_threads_records_and_replays_byte_for_byte() {
+    let ws = workspace(json!({"script": [
+        {"text": ["first answer"]},
+        {"text": ["second answer"]},
+    ]}));
+    // The mock speaks the Messages API; threads are on for it as for api.anthropic.com.
+    let models = ws.root().join("agent/models.json");
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&models).unwrap()).unwrap();
+    config["providers"]["mock-anthropic"]["models"][0]["compat"] =
+        json!({"supportsMessageThreads": true});
+    std::fs::write(&models, config.to_string()).unwrap();
+    let cassette = ws.root().join("cwd/threads.jsonl");
+    let recorded = pi_in(
+        &ws,
+        &[
+            "--provider",
+            "mock-anthropic",
+            "--model",
+            "mock-claude",
+            "--no-session",
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "one",
+            "two",
+        ],
+    );
+    assert_eq!(
+        recorded.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&recorded.stderr)
+    );
+    let bodies = bodies_received(&ws);
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["thread"], json!({"type": "create"}));
+    assert!(bodies[0].get("system").is_some());
+    // The second prompt continues the first answer's thread with the new message alone.
+    assert_eq!(bodies[1]["thread"]["type"], "continue");
+    assert!(
+        bodies[1]["thread"]["previous_message_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("msg_mock_")),
+        "{}",
+        bodies[1]
+    );
+    assert!(bodies[1].get("system").is_none(), "{}", bodies[1]);
+    assert_eq!(bodies[1]["messages"].as_array().unwrap().len(), 1);
+    let check = replay_check(&cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
 }

@@ -136,6 +136,30 @@ fn a_stream_without_a_stop_reason_fails_as_pi_fails_it() {
     }
 }
 
+#[test]
+fn a_model_fallback_after_content_fails_as_pi_fails_it() {
+    // Pi 1.5.2 skips a `fallback` block that comes first (the threads fixture has one) and
+    // fails the answer when content came before it.
+    let body = concat!(
+        "event: message_start\n",
+        "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\n",
+        "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n",
+        "event: content_block_start\n",
+        "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"fallback\"}}\n\n",
+    );
+    let (_, message) = observe(decode(body.as_bytes(), &[], StreamEnd::Complete));
+    assert_eq!(
+        (message.stop_reason, message.error_message.as_deref()),
+        (
+            StopReason::Error,
+            Some("Anthropic performed an unsupported mid-output model fallback")
+        )
+    );
+}
+
 proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {

@@ -73,6 +73,7 @@ fn check(scenario: &str) {
             reasoning: Some(ThinkingLevel::Medium),
             session_id: None,
             max_tokens: None,
+            previous: None,
         };
         let options = CallOptions {
             api_key: "mock-anthropic-key".into(),
@@ -153,6 +154,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
         reasoning: None,
         session_id: None,
         max_tokens: None,
+        previous: None,
     };
     for (choice, sent) in [
         (json!("any"), json!({"type": "any"})),

@@ -173,6 +173,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
             reasoning: None,
             session_id: None,
             max_tokens: None,
+            previous: None,
         };
         let options = CallOptions {
             api_key: "gkey".into(),

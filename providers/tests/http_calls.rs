@@ -34,6 +34,7 @@ fn request(port: u16) -> ModelRequest {
         reasoning: None,
         session_id: None,
         max_tokens: None,
+        previous: None,
     }
 }
 

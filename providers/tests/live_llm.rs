@@ -68,6 +68,7 @@ async fn a_streamed_reply_with_usage() {
         reasoning: None,
         session_id: None,
         max_tokens: Some(40),
+        previous: None,
     };
     let (kinds, message) = call(
         request,
@@ -138,6 +139,7 @@ async fn a_forced_tool_call() {
         reasoning: None,
         session_id: None,
         max_tokens: Some(64),
+        previous: None,
     };
     let mut options = CallOptions {
         api_key: "none".into(),
@@ -178,6 +180,7 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
         reasoning: None,
         session_id: None,
         max_tokens: Some(8),
+        previous: None,
     };
     let options = CallOptions {
         api_key: "none".into(),

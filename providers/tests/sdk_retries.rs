@@ -46,6 +46,7 @@ async fn call_timed(
         reasoning: None,
         session_id: None,
         max_tokens: None,
+        previous: None,
     };
     let mut call = ModelCall::new(&request, &options, 1_000);
     let mut events = call.open(&transport, clock).await;
@@ -163,6 +164,7 @@ async fn anthropic_retries_and_google_does_not() {
         reasoning: None,
         session_id: None,
         max_tokens: None,
+        previous: None,
     };
     let mut call = ModelCall::new(&request, &retries(2), 1_000);
     call.open(&transport, &FixedClock::new(1_000, 0.5)).await;

@@ -327,6 +327,17 @@ fn a_message_without_response_id_starts_without_one() {
     assert_eq!(decode(&model, m.timestamp, &response), m);
 }
 
+#[test]
+fn an_answer_of_another_model_names_it_and_decodes_back() {
+    // Pi 1.5.2 sets `responseModel` when `message_start` names another model (a fallback).
+    let model = model();
+    let mut m = message(&model, Vec::new(), StopReason::Stop);
+    m.response_model = Some("claude-opus-5".into());
+    let response = synthesize(&model, &m).unwrap();
+    assert!(body(&response).contains("\"model\":\"claude-opus-5\""));
+    assert_eq!(decode(&model, m.timestamp, &response), m);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Refusals.
 
@@ -402,7 +413,8 @@ fn a_message_of_another_model_is_refused() {
 
 #[test]
 fn fields_the_decoder_never_sets_are_refused() {
-    let why = refused(|m| m.response_model = Some("claude".into()));
+    let id = model().id;
+    let why = refused(|m| m.response_model = Some(id));
     assert!(why.contains("response model"), "{why}");
     let why = refused(|m| m.diagnostics = Some(vec![json!("d")]));
     assert!(why.contains("diagnostics"), "{why}");

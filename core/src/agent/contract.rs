@@ -266,6 +266,21 @@ pub struct ModelRequest {
     /// A cap on the response (summaries set it; agent turns leave it to the provider's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// The session's last answered model call, which a provider continuing server-side threads
+    /// compares with this one (Pi 1.5.2's Anthropic message threads keep per session what the
+    /// last answer's request and reply were). The machine keeps it, so a replay hands every
+    /// request the same one; it is not part of the request's JSON, as the body it shapes is
+    /// what a recording compares.
+    #[serde(skip)]
+    pub previous: Option<Arc<PreviousCall>>,
+}
+
+/// A model call and the answer that ended it without error (see [`ModelRequest::previous`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreviousCall {
+    /// The request as it was made (its own `previous` left out).
+    pub request: ModelRequest,
+    pub reply: AssistantMessage,
 }
 
 /// What the machine asks the world to do; each is answered by inputs carrying its [`CallId`].

@@ -16,8 +16,8 @@ use crate::model::{Model, ThinkingLevel};
 use super::assemble::{Applied, Assembly};
 use super::config::{AgentConfig, AgentHooks, QueueMode, ToolExecution, ToolSpec, TurnSummary};
 use super::contract::{
-    CallId, Change, ContractError, Effect, Input, ModelRequest, Prompt, Rejection, Step, StepError,
-    ToolDefinition,
+    CallId, Change, ContractError, Effect, Input, ModelRequest, PreviousCall, Prompt, Rejection,
+    Step, StepError, ToolDefinition,
 };
 use super::system;
 use super::tools::{BatchContext, BatchOutput, ToolBatch};
@@ -98,6 +98,11 @@ pub struct AgentMachine {
     hooks: Arc<dyn AgentHooks>,
     tool_execution: ToolExecution,
     session_id: Option<String>,
+    /// The last model call answered without error in this session, handed to the next request
+    /// (a provider continuing a server-side thread compares the two); a failed call clears it.
+    previous_call: Option<Arc<PreviousCall>>,
+    /// The request of the model call in flight, which becomes `previous_call` when answered.
+    request_in_flight: Option<ModelRequest>,
     messages: Vec<AgentMessage>,
     /// The model's view of the start of `messages`, when the hooks convert message by message.
     llm_view: LlmView,
@@ -135,6 +140,8 @@ impl AgentMachine {
             hooks: config.hooks,
             tool_execution: config.tool_execution,
             session_id: config.session_id,
+            previous_call: None,
+            request_in_flight: None,
             messages: config.messages,
             llm_view: LlmView::default(),
             steering: VecDeque::new(),
@@ -546,7 +553,12 @@ impl AgentMachine {
             reasoning: settings.reasoning,
             session_id: settings.session_id,
             max_tokens: None,
+            previous: self.previous_call.clone(),
         };
+        self.request_in_flight = Some(ModelRequest {
+            previous: None,
+            ..request.clone()
+        });
         let call = self.new_call();
         if let Some(run) = &mut self.run {
             run.phase = Phase::Model {
@@ -621,6 +633,15 @@ impl AgentMachine {
 
     /// The end of `streamAssistantResponse` and what the loop does with the message.
     fn finish_response(&mut self, message: AssistantMessage, started: bool) {
+        if let Some(request) = self.request_in_flight.take() {
+            self.previous_call = match message.stop_reason {
+                StopReason::Error | StopReason::Aborted => None,
+                _ => Some(Arc::new(PreviousCall {
+                    request,
+                    reply: message.clone(),
+                })),
+            };
+        }
         let message = AgentMessage::Assistant(message);
         if !started {
             self.emit(AgentEvent::MessageStart {
@@ -821,6 +842,7 @@ impl AgentMachine {
     /// Pi's `finishRun`: the run is over in one step.
     fn finish_run(&mut self) {
         self.run = None;
+        self.request_in_flight = None;
         self.streaming_message = None;
         self.pending_tool_calls.clear();
     }
@@ -853,7 +875,13 @@ impl AgentMachine {
             Change::SteeringMode(mode) => self.steering_mode = mode,
             Change::FollowUpMode(mode) => self.follow_up_mode = mode,
             Change::ToolExecution(mode) => self.tool_execution = mode,
-            Change::SessionId(id) => self.session_id = id,
+            Change::SessionId(id) => {
+                // Pi drops a session's provider state when the session is disposed.
+                if id != self.session_id {
+                    self.previous_call = None;
+                }
+                self.session_id = id;
+            }
             Change::ClearSteeringQueue => self.steering.clear(),
             Change::ClearFollowUpQueue => self.follow_up.clear(),
             Change::ClearAllQueues => {

@@ -64,6 +64,8 @@ struct Block {
 #[derive(Debug)]
 pub struct Decoder {
     model: Model,
+    /// The model the usage is priced as: a fallback model that answered has its own cost.
+    usage_model: Model,
     head: AssistantMessage,
     sse: SseParser,
     started: bool,
@@ -75,6 +77,31 @@ pub struct Decoder {
     blocks: Vec<Block>,
 }
 
+/// What Pi 1.5.2 fails a stream with whose model changed after content had begun.
+const MID_OUTPUT_FALLBACK: &str = "Anthropic performed an unsupported mid-output model fallback";
+
+/// The model as priced when `answered_by` answered for it: one of its
+/// `compat.allowedFallbackModels` of the same provider with a cost is priced at that cost,
+/// any other answer at the model's own (Pi 1.5.2's `usageModel`).
+fn fallback_pricing(model: &Model, answered_by: &str) -> Model {
+    let cost = super::encode::allowed_fallback_models(model)
+        .iter()
+        .find(|f| {
+            f.get("provider").and_then(Value::as_str) == Some(model.provider.as_str())
+                && f.get("model").and_then(Value::as_str) == Some(answered_by)
+        })
+        .and_then(|f| f.get("cost"))
+        .and_then(|c| serde_json::from_value(c.clone()).ok());
+    match cost {
+        Some(cost) => Model {
+            id: answered_by.to_owned(),
+            cost,
+            ..model.clone()
+        },
+        None => model.clone(),
+    }
+}
+
 /// What Pi 1.5.2 fails a stream with that ended while its answer was still `pending`.
 const NO_STOP_REASON: &str = "Anthropic stream ended without a stop reason";
 
@@ -83,6 +110,7 @@ impl Decoder {
     pub fn new(model: &Model, timestamp: u64) -> Self {
         Decoder {
             model: model.clone(),
+            usage_model: model.clone(),
             head: response_head(model, timestamp),
             sse: SseParser::default(),
             started: false,
@@ -197,7 +225,7 @@ impl Decoder {
     fn set_usage(&mut self, usage: Usage, out: &mut Vec<StreamEvent>) {
         let mut usage = usage;
         usage.total_tokens = total_tokens(&usage);
-        usage.cost = calculate_cost(&self.model, &usage);
+        usage.cost = calculate_cost(&self.usage_model, &usage);
         // Pi 1.5's `calculateCost` marks the total as computed, not billed by the provider.
         usage.cost.total_from_provider = Some(false);
         let usage = in_anthropic_order(usage);
@@ -303,6 +331,14 @@ impl Decoder {
                     self.head.response_id = Some(id.to_owned());
                     out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
                 }
+                let answered_by = message.and_then(|m| m.get("model")).and_then(Value::as_str);
+                if let Some(answered_by) = answered_by.filter(|m| *m != self.model.id) {
+                    self.head.response_model = Some(answered_by.to_owned());
+                    out.push(StreamEvent::Patch(Patch::ResponseModel(
+                        answered_by.to_owned(),
+                    )));
+                    self.usage_model = fallback_pricing(&self.model, answered_by);
+                }
                 let usage = message.and_then(|m| m.get("usage"));
                 let field = |name: &str| number(usage.and_then(|u| u.get(name)));
                 let usage = Usage {
@@ -333,6 +369,12 @@ impl Decoder {
                         .to_owned()
                 };
                 let content_index = self.blocks.len();
+                if kind == "fallback" {
+                    if content_index > 0 {
+                        out.extend(self.fail(StopReason::Error, MID_OUTPUT_FALLBACK.to_owned()));
+                    }
+                    return;
+                }
                 let (content, event) = match kind {
                     "text" => {
                         let content = TextContent::default();

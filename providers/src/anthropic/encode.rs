@@ -45,6 +45,20 @@ pub(crate) const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-str
 /// Asked for with a thinking budget.
 pub(crate) const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 
+/// Asked for when the model names fallback models.
+const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
+
+/// The models Anthropic may answer with instead (`compat.allowedFallbackModels`: provider,
+/// model and cost of each).
+pub(crate) fn allowed_fallback_models(model: &Model) -> &[Value] {
+    model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get("allowedFallbackModels"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 /// Pi 1.5.2's stand-in for an error result's images, which follow the results.
 const ERROR_TOOL_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
 
@@ -463,7 +477,8 @@ fn thinking_and_max_tokens(request: &ModelRequest, options: &CallOptions) -> (u6
 }
 
 /// pi-ai's `getBetaFeatures`: an `anthropic-beta` header configured on the model or the call
-/// names them all; otherwise the subscription, tool-streaming and interleaved-thinking betas.
+/// names them all; otherwise the subscription, tool-streaming, interleaved-thinking and
+/// message-thread betas.
 fn beta_features(
     request: &ModelRequest,
     options: &CallOptions,
@@ -495,6 +510,12 @@ fn beta_features(
             }
             if model.reasoning && matches!(thinking, Thinking::Budget(_)) {
                 features.push(INTERLEAVED_THINKING_BETA.to_owned());
+            }
+            if !allowed_fallback_models(model).is_empty() {
+                features.push(SERVER_SIDE_FALLBACK_BETA.to_owned());
+            }
+            if super::thread::threads_apply(request, options) {
+                features.push(super::thread::MESSAGE_THREADS_BETA.to_owned());
             }
             features
         }
@@ -587,6 +608,13 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
             other => other.clone(),
         };
         params.insert("tool_choice".into(), choice);
+    }
+    let fallbacks: Vec<Value> = allowed_fallback_models(model)
+        .iter()
+        .map(|fallback| json!({"model": fallback.get("model").cloned().unwrap_or(Value::Null)}))
+        .collect();
+    if !fallbacks.is_empty() {
+        params.insert("fallbacks".into(), Value::Array(fallbacks));
     }
     Value::Object(params)
 }

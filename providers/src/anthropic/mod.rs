@@ -3,6 +3,7 @@
 
 mod decode;
 mod encode;
+mod thread;
 
 pub use decode::{map_stop_reason, Decoder};
 pub use encode::{
@@ -13,7 +14,7 @@ use pi_core::agent::ModelRequest;
 
 use serde_json::Value;
 
-use crate::{set_header, with_overrides, CallOptions, HttpRequest};
+use crate::{compat_flag, set_header, with_overrides, CacheRetention, CallOptions, HttpRequest};
 
 /// The Claude Code version a subscription request names (Pi 1.5.2's `claudeCodeVersion`).
 const CLAUDE_CODE_VERSION: &str = "2.1.322";
@@ -21,6 +22,8 @@ const CLAUDE_CODE_VERSION: &str = "2.1.322";
 /// The HTTP request for `request`: `POST <baseUrl>/v1/messages?beta=true` (pi-ai 1.5 calls the
 /// SDK's beta endpoint), authenticated by `x-api-key` (or as a Claude Code subscription for
 /// OAuth tokens); the body's `betas` travel as the `anthropic-beta` header, as the SDK sends them.
+/// Where message threads apply, the body creates or continues the session's thread
+/// (see [`thread`]).
 pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
     let model = &request.model;
     let oauth = is_oauth_token(&options.api_key);
@@ -33,6 +36,9 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
         "anthropic-dangerous-direct-browser-access",
         "true".to_owned(),
     );
+    if let Some((name, session)) = session_affinity(request, options, oauth) {
+        set_header(&mut headers, name, session.to_owned());
+    }
     if oauth {
         set_header(
             &mut headers,
@@ -57,6 +63,11 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
     let mut body = with_overrides(build_body(request, options, now), options)
         .to_value()
         .into_owned();
+    if thread::threads_apply(request, options) {
+        if let Value::Object(params) = body {
+            body = Value::Object(thread::threaded_body(request, options, now, params));
+        }
+    }
     let betas = body.as_object_mut().and_then(|b| b.shift_remove("betas"));
     if let Some(Value::Array(betas)) = betas.filter(|b| b.as_array().is_some_and(|a| !a.is_empty()))
     {
@@ -75,4 +86,39 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
         headers,
         body: body.into(),
     }
+}
+
+/// Pi 1.5.2's session-affinity header, which routes a session's calls to one backend:
+/// `compat.sendSessionAffinityHeaders` (by default OpenRouter's) with a session id and caching
+/// on, named `x-session-id` in OpenRouter's format and `x-session-affinity` otherwise; never for
+/// a subscription token or Copilot, whose clients are built without it.
+fn session_affinity<'a>(
+    request: &'a ModelRequest,
+    options: &CallOptions,
+    oauth: bool,
+) -> Option<(&'static str, &'a str)> {
+    let model = &request.model;
+    let openrouter = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");
+    let session = request.session_id.as_deref()?;
+    if oauth
+        || model.provider == "github-copilot"
+        || options.cache_retention == CacheRetention::None
+        || !compat_flag(model, "sendSessionAffinityHeaders", openrouter)
+    {
+        return None;
+    }
+    let format = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get("sessionAffinityFormat"))
+        .and_then(Value::as_str);
+    let openrouter_format = format.map_or(openrouter, |f| f == "openrouter");
+    Some((
+        if openrouter_format {
+            "x-session-id"
+        } else {
+            "x-session-affinity"
+        },
+        session,
+    ))
 }

@@ -42,8 +42,9 @@ fn events(model: &Model, message: &AssistantMessage) -> Result<Vec<Bytes>, Strin
     Ok(chunks)
 }
 
-/// The decoder takes who answered from the model and never sets a response model, diagnostics
-/// or unknown fields, so a message with other values cannot come out of it.
+/// The decoder takes who answered from the model, sets a response model only when the stream
+/// names another, and never sets diagnostics or unknown fields, so a message with other values
+/// cannot come out of it.
 fn check_head(model: &Model, message: &AssistantMessage) -> Result<(), String> {
     if message.api != model.api || message.provider != model.provider || message.model != model.id {
         return Err(format!(
@@ -51,13 +52,11 @@ fn check_head(model: &Model, message: &AssistantMessage) -> Result<(), String> {
             message.provider, message.model, message.api, model.provider, model.id, model.api
         ));
     }
-    if message.response_model.is_some()
-        || message.diagnostics.is_some()
-        || !message.extra.is_empty()
-    {
-        return Err(
-            "the decoder never sets a response model, diagnostics or unknown fields".into(),
-        );
+    if message.response_model.as_deref() == Some(model.id.as_str()) {
+        return Err("the decoder sets a response model only when it is another model".into());
+    }
+    if message.diagnostics.is_some() || !message.extra.is_empty() {
+        return Err("the decoder never sets diagnostics or unknown fields".into());
     }
     Ok(())
 }
@@ -188,7 +187,10 @@ fn message_start(model: &Model, message: &AssistantMessage) -> Bytes {
     let fields = id.into_iter().chain([
         ("type", json!("message")),
         ("role", json!("assistant")),
-        ("model", json!(model.id)),
+        (
+            "model",
+            json!(message.response_model.as_deref().unwrap_or(&model.id)),
+        ),
         ("content", json!([])),
         ("stop_reason", Value::Null),
         ("stop_sequence", Value::Null),
