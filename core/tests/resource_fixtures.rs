@@ -150,6 +150,7 @@ fn prompts_expand_as_in_the_original() {
         argument_hint: None,
         content: content.into(),
         file_path: String::new(),
+        source_info: Value::Null,
     })
     .collect();
     for case in fixtures["expansions"].as_array().unwrap() {
@@ -170,24 +171,22 @@ fn prompts_expand_as_in_the_original() {
                 disable_model_invocation: false,
             },
             base_dir: "<dir>/sk/demo".into(),
+            content: "---\nname: demo\ndescription: Demo skill\n---\n\n# Demo\n\nRun ./run.sh\n\n"
+                .into(),
+            source_info: Value::Null,
         }],
         templates: Vec::new(),
-    };
-    let read = |path: &str| -> Result<String, ()> {
-        assert_eq!(path, file);
-        Ok("---\nname: demo\ndescription: Demo skill\n---\n\n# Demo\n\nRun ./run.sh\n\n".into())
     };
     for case in fixtures["skillExpansions"].as_array().unwrap() {
         let text = case["text"].as_str().unwrap();
         assert_eq!(
-            resources.expand(text, read),
+            resources.expand(text),
             case["result"].as_str().unwrap(),
             "{text:?}"
         );
     }
-    let unreadable = |_: &str| -> Result<String, ()> { Err(()) };
-    assert_eq!(
-        resources.expand("/skill:demo x", unreadable),
-        "/skill:demo x"
-    );
+    // A file whose frontmatter no longer parses leaves the prompt as it was.
+    let mut broken = resources.clone();
+    broken.skills[0].content = "---\nname: a: b\n---\nbody".into();
+    assert_eq!(broken.expand("/skill:demo x"), "/skill:demo x");
 }

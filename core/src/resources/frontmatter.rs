@@ -342,11 +342,9 @@ impl<'a> Parser<'a> {
         }
         let mut folded = first.to_owned();
         let mut blank_run = 0;
+        // A comment ends a plain scalar.
         let commented = first.len() < text.trim_end_matches([' ', '\t']).len();
-        while !commented {
-            let Some(line) = self.lines.get(self.at) else {
-                break;
-            };
+        while let (false, Some(line)) = (commented, self.lines.get(self.at)) {
             let trimmed = line.text.trim_matches([' ', '\t']);
             if trimmed.is_empty() {
                 blank_run += 1;

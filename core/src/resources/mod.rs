@@ -9,22 +9,35 @@ pub mod templates;
 use skills::{expand_skill, skill_command, LoadedSkill};
 use templates::{expand_prompt_template, PromptTemplate};
 
-/// The skills and templates a session expands prompts with.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The skills and templates a session expands prompts with, in Pi's order (the first of a
+/// name wins). Serializable: a recording holds them, so that its replay expands prompts
+/// without reading the replaying machine's files.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Resources {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<LoadedSkill>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub templates: Vec<PromptTemplate>,
 }
 
 impl Resources {
-    /// A prompt as the session sends it (`_expandSkillCommand`, then `expandPromptTemplate`):
-    /// `read` reads a skill's file now, as Pi does; a skill unknown or unreadable leaves the
-    /// text for the templates.
-    pub fn expand<E>(&self, text: &str, read: impl Fn(&str) -> Result<String, E>) -> String {
+    /// Neither skills nor templates.
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty() && self.templates.is_empty()
+    }
+
+    /// The skills as the system prompt lists them.
+    pub fn prompt_skills(&self) -> Vec<crate::system_prompt::Skill> {
+        self.skills.iter().map(|s| s.skill.clone()).collect()
+    }
+
+    /// A prompt as the session sends it (`_expandSkillCommand`, then `expandPromptTemplate`);
+    /// an unknown skill leaves the text for the templates.
+    pub fn expand(&self, text: &str) -> String {
         let skill_expanded = skill_command(text).and_then(|(name, args)| {
             let skill = self.skills.iter().find(|s| s.skill.name == name)?;
-            let content = read(&skill.skill.file_path).ok()?;
-            expand_skill(skill, &content, args).ok()
+            expand_skill(skill, args).ok()
         });
         let text = skill_expanded.as_deref().unwrap_or(text);
         expand_prompt_template(text, &self.templates)

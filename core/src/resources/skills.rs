@@ -14,11 +14,21 @@ const MAX_DESCRIPTION_LENGTH: usize = 1024;
 pub const SKILL_COMMAND_PREFIX: &str = "/skill:";
 
 /// A skill file read, and where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct LoadedSkill {
+    #[serde(flatten)]
     pub skill: Skill,
     /// The folder holding the file, which the skill's relative paths start from.
     pub base_dir: String,
+    /// The file as read when the session started, which `/skill:` expands to (Pi reads the
+    /// file again at each expansion; a recording holds what was read, so its replay expands
+    /// the same text on any machine).
+    pub content: String,
+    /// Where the skill came from, as Pi's `get_commands` reports it (`sourceInfo`); set by
+    /// the caller that found the file.
+    #[serde(default)]
+    pub source_info: serde_json::Value,
 }
 
 /// What loading a skill file had to say (Pi's `{ type: "warning", message, path }`).
@@ -117,6 +127,8 @@ pub fn load_skill(path: &str, content: &str) -> (Option<LoadedSkill>, Vec<Warnin
         Some(LoadedSkill {
             skill,
             base_dir: dir.to_owned(),
+            content: content.to_owned(),
+            source_info: serde_json::Value::Null,
         }),
         warnings,
     )
@@ -133,14 +145,9 @@ pub fn skill_command(text: &str) -> Option<(&str, &str)> {
 }
 
 /// The prompt a `/skill:` command becomes: the skill file's body in a `<skill>` block, then the
-/// arguments. `content` is the file as read now (Pi reads it at each expansion); a file whose
-/// frontmatter is no longer YAML leaves the prompt as it was, as in Pi.
-pub fn expand_skill(
-    skill: &LoadedSkill,
-    content: &str,
-    args: &str,
-) -> Result<String, FrontmatterError> {
-    let body = strip_frontmatter(content)?;
+/// arguments. A file whose frontmatter is not YAML leaves the prompt as it was, as in Pi.
+pub fn expand_skill(skill: &LoadedSkill, args: &str) -> Result<String, FrontmatterError> {
+    let body = strip_frontmatter(&skill.content)?;
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
         skill.skill.name,

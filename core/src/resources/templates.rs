@@ -9,16 +9,22 @@ use super::frontmatter::{parse_frontmatter, FrontmatterError};
 const DESCRIPTION_FROM_BODY_CHARS: usize = 60;
 
 /// A prompt template: `/name args` expands to `content` with the arguments filled in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptTemplate {
     pub name: String,
     /// The frontmatter's `description`, else the body's first non-blank line (cut at 60
     /// characters with `...`).
     pub description: String,
     /// The frontmatter's `argument-hint`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argument_hint: Option<String>,
     pub content: String,
     pub file_path: String,
+    /// Where the template came from, as Pi's `get_commands` reports it (`sourceInfo`); set by
+    /// the caller that found the file.
+    #[serde(default)]
+    pub source_info: serde_json::Value,
 }
 
 /// Reads the template in `content`, the file at `path` (`loadTemplateFromFile`); a frontmatter
@@ -51,6 +57,7 @@ pub fn load_template(path: &str, content: &str) -> Result<PromptTemplate, Frontm
         argument_hint,
         content: parsed.body,
         file_path: path.to_owned(),
+        source_info: serde_json::Value::Null,
     })
 }
 
