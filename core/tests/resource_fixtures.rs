@@ -190,3 +190,29 @@ fn prompts_expand_as_in_the_original() {
     broken.skills[0].content = "---\nname: a: b\n---\nbody".into();
     assert_eq!(broken.expand("/skill:demo x"), "/skill:demo x");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+    /// Whatever a skill or template file holds, reading and expanding it answers (a file or an
+    /// error), never a panic: the text is made of what YAML, the placeholders and quoting
+    /// give meaning to, and a multi-byte character.
+    #[test]
+    fn any_file_is_read_and_expanded_without_a_panic(
+        body in "(---\n|[a-z]{1,3}|: |:|#| |  |\t|\n|-|'|\"|\\\\|\\||>|\\[|\\]|\\{|\\}|,|\\$|@|1|\u{e9}|\u{1F600}|\r)*",
+        args in "([a-z]| |\"|'|\\\\|\u{1F600})*",
+    ) {
+        let content = format!("---\n{body}");
+        let _ = parse_frontmatter(&body);
+        let _ = parse_frontmatter(&content);
+        let (skill, _) = load_skill("/s/x/SKILL.md", &content);
+        if let Some(skill) = skill {
+            let resources = Resources { skills: vec![skill.clone()], templates: Vec::new() };
+            let _ = resources.expand(&format!("/skill:{} {args}", skill.skill.name));
+        }
+        if let Ok(template) = load_template("/p/t.md", &content) {
+            let _ = expand_prompt_template(&format!("/t {args}"), &[template]);
+        }
+        let _ = substitute_args(&body, &parse_command_args(&args));
+    }
+}
