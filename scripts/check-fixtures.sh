@@ -26,6 +26,7 @@ pairs=(
   "gen-overflow-fixtures.mjs core/tests/fixtures/overflow_cases.json"
   "gen-partial-json-fixtures.mjs core/tests/fixtures/partial_json_cases.json"
   "gen-path-fixtures.mjs core/tests/fixtures/path_cases.json"
+  "gen-resource-fixtures.mjs core/tests/fixtures/resource_cases.json"
   "gen-responses-fixtures.mjs providers/tests/fixtures/responses.json"
   "gen-retry-fixtures.mjs core/tests/fixtures/retry_cases.json"
   "gen-strict-tools-fixtures.mjs providers/tests/fixtures/strict-tools.json"

@@ -24,6 +24,7 @@ mod proxy_cmd;
 mod replay_cmd;
 mod request_options;
 mod rerecord;
+mod resources;
 mod resume;
 mod rpc;
 mod secrets;
@@ -254,7 +255,12 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         return Ok(1);
     }
     let built = runtime.build(&choice, plan.start(), plan.records())?;
-    let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
+    let prompts: Vec<String> = message
+        .first
+        .into_iter()
+        .chain(message.rest)
+        .map(|text| runtime.resources.expand(&text))
+        .collect();
     let model = built.machine.agent().model().clone();
     let replaying = matches!(
         plan,

@@ -404,7 +404,8 @@ fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
     let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
     let cwd = PathBuf::from(&cassette.config.cwd);
     let (models, scoped) = crate::cassette::recorded_models(cassette);
-    Ok(Runtime::replaying(&args, cwd, models, scoped))
+    let resources = cassette.config.resources.clone();
+    Ok(Runtime::replaying(&args, cwd, models, scoped, resources))
 }
 
 /// The recorded run's configuration rebuilt from today's settings, context files and prompt:

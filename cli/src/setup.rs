@@ -34,6 +34,7 @@ use crate::settings::Settings;
 use crate::tool_select::{select_tools, tool_list_error};
 use crate::trust::project_trusted;
 use crate::CliError;
+use pi_core::resources::Resources;
 
 /// Which session a run works in.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,6 +83,9 @@ pub struct Runtime {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub context_files: bool,
+    /// The skills and prompt templates found (`crate::resources`); a replay's are the recorded
+    /// ones.
+    pub resources: Resources,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,
@@ -155,6 +159,7 @@ impl Runtime {
             global.default_project_trust(),
         );
         let settings = Settings::load(&agent_dir, &cwd, trusted == Ok(true));
+        let project_trusted = trusted == Ok(true);
         warnings.extend(settings.warnings.iter().cloned());
         let registry = load_models(catalog::builtin(), &agent_dir.join("models.json"));
         let (mut auth, _) = load_auth(&agent_dir.join("auth.json"));
@@ -225,7 +230,18 @@ impl Runtime {
             .iter()
             .map(|text| read_or_text(&cwd, text))
             .collect::<Vec<_>>();
+        let resources = crate::resources::discover(&crate::resources::Wanted {
+            agent_dir: &agent_dir,
+            cwd: &cwd,
+            home: &home,
+            project_trusted,
+            no_skills: args.no_skills,
+            skill_paths: &args.skills,
+            no_prompt_templates: args.no_prompt_templates,
+            prompt_template_paths: &args.prompt_templates,
+        });
         Ok(Runtime {
+            resources,
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
             context_files: !args.no_context_files,
@@ -263,6 +279,7 @@ impl Runtime {
         cwd: PathBuf,
         models: Vec<Model>,
         scoped: Vec<ScopedModel>,
+        resources: Resources,
     ) -> Runtime {
         let thinking = args.thinking.as_deref().and_then(ThinkingLevel::parse);
         let tools = active_tools(args);
@@ -283,6 +300,7 @@ impl Runtime {
             system_prompt: None,
             append_system_prompt: None,
             context_files: !args.no_context_files,
+            resources,
             wait_for_session: false,
             warnings: Vec::new(),
             diagnostics: Vec::new(),
@@ -454,6 +472,7 @@ impl Runtime {
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;
+        options.resources = self.resources.clone();
         options.retry = self.settings.retry();
         options.compaction = self.settings.compaction();
         options.steering_mode = self.settings.steering_mode();

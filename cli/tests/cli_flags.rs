@@ -27,6 +27,8 @@ mod project_trust;
 mod recovery;
 #[path = "cli_flags/shell_env.rs"]
 mod shell_env;
+#[path = "cli_flags/skills.rs"]
+mod skills;
 #[path = "cli_flags/system_message.rs"]
 mod system_message;
 

@@ -36,6 +36,7 @@ pub mod nullable;
 pub mod overflow;
 pub mod partial;
 pub mod partial_json;
+pub mod resources;
 pub mod rpc;
 pub mod script;
 pub mod session;

@@ -52,6 +52,7 @@ use pi_core::compaction::CompactionSettings;
 use pi_core::event::Event;
 use pi_core::message::ImageContent;
 use pi_core::model::{Model, ThinkingLevel};
+use pi_core::resources::Resources;
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::{
     build_system_prompt_sections, DocPaths, InvalidSectionName, SystemPromptInputs,
@@ -92,6 +93,9 @@ pub struct SessionOptions {
     pub append_system_prompt: Option<String>,
     /// Load `AGENTS.md` / `CLAUDE.md` from the agent dir and from cwd up to the root.
     pub context_files: bool,
+    /// The skills (listed in the system prompt) and prompt templates the front end found;
+    /// recorded in the run's configuration.
+    pub resources: Resources,
     /// Where Pi's documentation is, for the system prompt's pointer to it.
     pub docs: DocPaths,
     /// The session to continue or create; in memory when `None`.
@@ -151,6 +155,7 @@ impl SessionOptions {
             system_prompt: None,
             append_system_prompt: None,
             context_files: true,
+            resources: Resources::default(),
             docs: DocPaths::default(),
             store: None,
             retry: RetrySettings::default(),
@@ -244,6 +249,7 @@ impl SessionOptions {
             } else {
                 Vec::new()
             },
+            skills: self.resources.prompt_skills(),
             docs: self.docs.clone(),
             ..SystemPromptInputs::default()
         }
@@ -265,6 +271,7 @@ impl SessionOptions {
             block_images: self.block_images,
             default_thinking_level: self.default_thinking_level,
             model_thinking_levels: self.model_thinking_levels.clone(),
+            resources: self.resources.clone(),
         })
     }
 

@@ -13,6 +13,7 @@ use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
+use pi_core::resources::Resources;
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
@@ -68,6 +69,11 @@ pub struct RunConfig {
     /// those models asks for first.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
+    /// The skills and prompt templates the run expands `/skill:name` and `/template` prompts
+    /// with, their files as read when it started: a replay expands an RPC prompt from these,
+    /// never from the replaying machine's files.
+    #[serde(default, skip_serializing_if = "Resources::is_empty")]
+    pub resources: Resources,
 }
 
 /// Why a machine could not be built.

@@ -417,6 +417,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         block_images: false,
         default_thinking_level: None,
         model_thinking_levels: Default::default(),
+        resources: Default::default(),
     }
 }
 

@@ -7,6 +7,7 @@ use pi_core::event::Event;
 use pi_core::message::{BashExecutionMessage, ImageContent};
 use pi_core::model::{supported_thinking_levels, Model, ThinkingLevel};
 use pi_core::nullable::Nullable;
+use pi_core::resources::Resources;
 use pi_core::rpc::RpcResponse;
 use pi_effects::agent_session::CancellationToken;
 use pi_effects::driver::{Interpreter, UserBash, UserCommand};
@@ -83,7 +84,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 Ok(None)
             }
             "steer" | "follow_up" => {
-                let input = queued_input(kind, command)?;
+                let input = queued_input(kind, command, &self.runtime.resources)?;
                 done(Some(self.queue(input)?))
             }
             "clear_queue" => {
@@ -107,7 +108,9 @@ impl<I: Interpreter + Send> Rpc<I> {
             "get_last_assistant_text" => {
                 done(Some(state::last_assistant_text(self.session.machine())))
             }
-            "get_commands" => done(Some(json!({ "commands": builtin_commands() }))),
+            "get_commands" => done(Some(json!({
+                "commands": commands_listed(&self.runtime.resources)
+            }))),
             "get_available_models" => {
                 let models: Vec<Value> = self
                     .available_models()
@@ -269,7 +272,10 @@ impl<I: Interpreter + Send> Rpc<I> {
         id: Option<Value>,
         command: &Value,
     ) -> Result<Prompted, Failure> {
-        let text = text_field(command, "message")?;
+        let text = self
+            .runtime
+            .resources
+            .expand(&text_field(command, "message")?);
         let images = images(command)?;
         let streaming_behavior = match command.get("streamingBehavior").and_then(Value::as_str) {
             Some("steer") => Some(StreamingBehavior::Steer),
@@ -495,9 +501,14 @@ pub(super) enum Prompted {
     },
 }
 
-/// The session input of a `steer` (`kind`) or `follow_up` command.
-pub(super) fn queued_input(kind: &str, command: &Value) -> Result<SessionInput, Failure> {
-    let text = text_field(command, "message")?;
+/// The session input of a `steer` (`kind`) or `follow_up` command, its text expanded with
+/// `resources` (`/skill:name`, `/template`) as Pi's `steer` and `followUp` expand it.
+pub(super) fn queued_input(
+    kind: &str,
+    command: &Value,
+    resources: &Resources,
+) -> Result<SessionInput, Failure> {
+    let text = resources.expand(&text_field(command, "message")?);
     let images = images(command)?;
     Ok(if kind == "steer" {
         SessionInput::Steer { text, images }
@@ -600,6 +611,32 @@ pub(super) const BUILTIN_COMMANDS: &str = include_str!("builtin_commands.json");
 /// [`BUILTIN_COMMANDS`], parsed (an empty list if the data were broken, which a test forbids).
 fn builtin_commands() -> Value {
     serde_json::from_str(BUILTIN_COMMANDS).unwrap_or_else(|_| json!([]))
+}
+
+/// What `get_commands` lists, in Pi's order: its own commands, the prompt templates, then the
+/// skills as `skill:<name>`.
+fn commands_listed(resources: &Resources) -> Vec<Value> {
+    let mut commands = match builtin_commands() {
+        Value::Array(list) => list,
+        _ => Vec::new(),
+    };
+    commands.extend(resources.templates.iter().map(|t| {
+        json!({
+            "name": t.name,
+            "description": t.description,
+            "source": "prompt",
+            "sourceInfo": t.source_info,
+        })
+    }));
+    commands.extend(resources.skills.iter().map(|s| {
+        json!({
+            "name": format!("skill:{}", s.skill.name),
+            "description": s.skill.description,
+            "source": "skill",
+            "sourceInfo": s.source_info,
+        })
+    }));
+    commands
 }
 
 /// The settings Pi saves when a session setting changes (its settings manager's setters).

@@ -55,7 +55,8 @@ fn skill_texts() -> SkillTexts {
 const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// A skill the model may load with the read tool.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Skill {
     pub name: String,
     pub description: String,

@@ -1,0 +1,344 @@
+//! Finding the skills and prompt templates a run loads, where Pi 1.5.2 finds them (its package
+//! manager's auto-discovery and `loadSkills` / `loadPromptTemplates`): the project's
+//! `.pi/skills` and `.agents/skills` folders (from `cwd` up to the git root) when the project is
+//! trusted, then `<agent dir>/skills` and `~/.agents/skills`, then each `--skill` path; for
+//! templates the project's `.pi/prompts` when trusted, `<agent dir>/prompts`, then each
+//! `--prompt-template` path. `--no-skills` and `--no-prompt-templates` keep only the paths
+//! given. The first skill or template of a name wins. Reading and checking a file is the
+//! core's ([`pi_core::resources`]); Pi shows the warnings only in its interactive mode, so
+//! print and RPC runs drop them as it does.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use pi_core::resources::skills::{load_skill, LoadedSkill};
+use pi_core::resources::templates::{load_template, PromptTemplate};
+use pi_core::resources::Resources;
+use serde_json::{json, Value};
+
+/// Where to look, from the command line.
+pub struct Wanted<'a> {
+    pub agent_dir: &'a Path,
+    pub cwd: &'a Path,
+    pub home: &'a Path,
+    pub project_trusted: bool,
+    pub no_skills: bool,
+    pub skill_paths: &'a [String],
+    pub no_prompt_templates: bool,
+    pub prompt_template_paths: &'a [String],
+}
+
+/// How a file was found: Pi's resource metadata, reported as its `sourceInfo`.
+#[derive(Clone)]
+struct Origin {
+    source: &'static str,
+    scope: &'static str,
+    base_dir: Option<PathBuf>,
+}
+
+impl Origin {
+    fn auto(scope: &'static str, base_dir: PathBuf) -> Origin {
+        Origin {
+            source: "auto",
+            scope,
+            base_dir: Some(base_dir),
+        }
+    }
+
+    fn info(&self, path: &str) -> Value {
+        let mut info = json!({
+            "path": path,
+            "source": self.source,
+            "scope": self.scope,
+            "origin": "top-level",
+        });
+        if let Some(dir) = &self.base_dir {
+            info["baseDir"] = json!(text(dir));
+        }
+        info
+    }
+}
+
+fn text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// The skills and templates `wanted` names.
+pub fn discover(wanted: &Wanted) -> Resources {
+    Resources {
+        skills: skills(wanted),
+        templates: templates(wanted),
+    }
+}
+
+/// A folder's entries sorted by name, as Node's `readdirSync` lists them; symbolic links
+/// followed (a broken one left out).
+fn entries(dir: &Path) -> Vec<(String, PathBuf, bool, bool)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut list: Vec<_> = read
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let meta = std::fs::metadata(&path).ok()?;
+            Some((name, path, meta.is_dir(), meta.is_file()))
+        })
+        .collect();
+    list.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    list
+}
+
+/// Pi's `collectSkillEntries`: a folder holding `SKILL.md` is that one skill; otherwise its
+/// `.md` files (at the root for `.pi` folders, below it for `.agents` folders) and what its
+/// sub-folders hold, hidden entries and `node_modules` aside.
+fn collect_skill_entries(dir: &Path, agents_mode: bool, root: bool, out: &mut Vec<PathBuf>) {
+    let list = entries(dir);
+    if let Some((_, path, _, _)) = list
+        .iter()
+        .find(|(name, _, _, file)| name == "SKILL.md" && *file)
+    {
+        out.push(path.clone());
+        return;
+    }
+    for (name, path, is_dir, is_file) in list {
+        if name.starts_with('.') || name == "node_modules" {
+            continue;
+        }
+        if is_file && name.ends_with(".md") && (root != agents_mode) {
+            out.push(path);
+        } else if is_dir {
+            collect_skill_entries(&path, agents_mode, false, out);
+        }
+    }
+}
+
+/// `.agents/skills` in `cwd` and each parent up to the git repository's root (else the
+/// filesystem's root), the user's own aside.
+fn ancestor_agents_dirs(cwd: &Path, home: &Path) -> Vec<PathBuf> {
+    let users = home.join(".agents").join("skills");
+    let git_root = cwd.ancestors().find(|dir| dir.join(".git").exists());
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        dirs.push(dir.join(".agents").join("skills"));
+        if Some(dir) == git_root {
+            break;
+        }
+    }
+    dirs.retain(|dir| dir != &users);
+    dirs
+}
+
+/// A `--skill` / `--prompt-template` value as a path: `~` expanded, relative to `cwd`.
+fn resolve(cwd: &Path, home: &Path, value: &str) -> PathBuf {
+    let value = value.trim();
+    let expanded = if value == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = value.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        PathBuf::from(value)
+    };
+    let joined = cwd.join(expanded);
+    std::path::absolute(&joined).unwrap_or(joined)
+}
+
+/// What loading skills gathers: the skills by name, and the files already loaded.
+#[derive(Default)]
+struct Skills {
+    list: Vec<LoadedSkill>,
+    files: BTreeSet<PathBuf>,
+}
+
+impl Skills {
+    /// Reads `path` as a skill; the first of a name wins, a file seen before (through a link)
+    /// is skipped.
+    fn add_file(&mut self, path: &Path, info: &dyn Fn(&str, &Path) -> Value) {
+        let Ok(content) = std::fs::read_to_string(path) else {
+            return;
+        };
+        let path_text = text(path);
+        let (Some(mut skill), _) = load_skill(&path_text, &content) else {
+            return;
+        };
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.files.contains(&real) || self.list.iter().any(|s| s.skill.name == skill.skill.name)
+        {
+            return;
+        }
+        self.files.insert(real);
+        skill.source_info = info(&path_text, Path::new(&skill.base_dir));
+        self.list.push(skill);
+    }
+
+    /// Pi's `loadSkillsFromDirInternal`: the folder's `SKILL.md` alone, else its `.md` files
+    /// (at the root only) and its sub-folders'.
+    fn add_dir(&mut self, dir: &Path, root: bool, info: &dyn Fn(&str, &Path) -> Value) {
+        let list = entries(dir);
+        if let Some((_, path, _, _)) = list
+            .iter()
+            .find(|(name, _, _, file)| name == "SKILL.md" && *file)
+        {
+            self.add_file(path, info);
+            return;
+        }
+        for (name, path, is_dir, is_file) in list {
+            if name.starts_with('.') || name == "node_modules" {
+                continue;
+            }
+            if is_dir {
+                self.add_dir(&path, false, info);
+            } else if is_file && root && name.ends_with(".md") {
+                self.add_file(&path, info);
+            }
+        }
+    }
+}
+
+fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
+    let mut found: Vec<(PathBuf, Origin)> = Vec::new();
+    if !wanted.no_skills {
+        let project = wanted.cwd.join(".pi");
+        if wanted.project_trusted {
+            let mut files = Vec::new();
+            collect_skill_entries(&project.join("skills"), false, true, &mut files);
+            found.extend(
+                files
+                    .into_iter()
+                    .map(|f| (f, Origin::auto("project", project.clone()))),
+            );
+            for dir in ancestor_agents_dirs(wanted.cwd, wanted.home) {
+                let mut files = Vec::new();
+                collect_skill_entries(&dir, true, true, &mut files);
+                let base = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+                found.extend(
+                    files
+                        .into_iter()
+                        .map(|f| (f, Origin::auto("project", base.clone()))),
+                );
+            }
+        }
+        let mut files = Vec::new();
+        collect_skill_entries(&wanted.agent_dir.join("skills"), false, true, &mut files);
+        found.extend(
+            files
+                .into_iter()
+                .map(|f| (f, Origin::auto("user", wanted.agent_dir.to_path_buf()))),
+        );
+        let users = wanted.home.join(".agents");
+        let mut files = Vec::new();
+        collect_skill_entries(&users.join("skills"), true, true, &mut files);
+        found.extend(
+            files
+                .into_iter()
+                .map(|f| (f, Origin::auto("user", users.clone()))),
+        );
+    }
+    let mut skills = Skills::default();
+    for (file, origin) in &found {
+        skills.add_file(file, &|path, _| origin.info(path));
+    }
+    let user_dir = wanted.agent_dir.join("skills");
+    let project_dir = wanted.cwd.join(".pi").join("skills");
+    for value in wanted.skill_paths {
+        let path = resolve(wanted.cwd, wanted.home, value);
+        let scope = if path.starts_with(&user_dir) {
+            "user"
+        } else if path.starts_with(&project_dir) {
+            "project"
+        } else {
+            "temporary"
+        };
+        let info = |file: &str, base: &Path| {
+            Origin {
+                source: "local",
+                scope,
+                base_dir: Some(base.to_path_buf()),
+            }
+            .info(file)
+        };
+        if path.is_dir() {
+            skills.add_dir(&path, true, &info);
+        } else if path.is_file() && text(&path).ends_with(".md") {
+            skills.add_file(&path, &info);
+        }
+    }
+    skills.list
+}
+
+/// Pi's `collectAutoPromptEntries`: a folder's `.md` files, hidden ones and `node_modules`
+/// aside.
+fn prompt_entries(dir: &Path) -> Vec<PathBuf> {
+    entries(dir)
+        .into_iter()
+        .filter(|(name, _, _, file)| *file && !name.starts_with('.') && name.ends_with(".md"))
+        .map(|(_, path, _, _)| path)
+        .collect()
+}
+
+fn templates(wanted: &Wanted) -> Vec<PromptTemplate> {
+    let mut found: Vec<(PathBuf, Value)> = Vec::new();
+    let project = wanted.cwd.join(".pi");
+    if !wanted.no_prompt_templates {
+        if wanted.project_trusted {
+            let origin = Origin::auto("project", project.clone());
+            for file in prompt_entries(&project.join("prompts")) {
+                let info = origin.info(&text(&file));
+                found.push((file, info));
+            }
+        }
+        let origin = Origin::auto("user", wanted.agent_dir.to_path_buf());
+        for file in prompt_entries(&wanted.agent_dir.join("prompts")) {
+            let info = origin.info(&text(&file));
+            found.push((file, info));
+        }
+    }
+    let global_dir = wanted.agent_dir.join("prompts");
+    let project_dir = project.join("prompts");
+    let local = |file: &Path, base: PathBuf| {
+        let (scope, base) = if file.starts_with(&global_dir) {
+            ("user", global_dir.clone())
+        } else if file.starts_with(&project_dir) {
+            ("project", project_dir.clone())
+        } else {
+            ("temporary", base)
+        };
+        Origin {
+            source: "local",
+            scope,
+            base_dir: Some(base),
+        }
+        .info(&text(file))
+    };
+    for value in wanted.prompt_template_paths {
+        let path = resolve(wanted.cwd, wanted.home, value);
+        if path.is_dir() {
+            for (name, file, _, is_file) in entries(&path) {
+                if is_file && name.ends_with(".md") {
+                    let info = local(&file, path.clone());
+                    found.push((file, info));
+                }
+            }
+        } else if path.is_file() && text(&path).ends_with(".md") {
+            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let info = local(&path, base);
+            found.push((path, info));
+        }
+    }
+    let mut templates: Vec<PromptTemplate> = Vec::new();
+    for (file, info) in found {
+        let Ok(content) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Ok(mut template) = load_template(&text(&file), &content) else {
+            continue;
+        };
+        if templates.iter().any(|t| t.name == template.name) {
+            continue;
+        }
+        template.source_info = info;
+        templates.push(template);
+    }
+    templates
+}
