@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use pi_core::message::{AssistantMessage, Usage};
+use pi_core::message::{AssistantMessage, Cost, Usage};
 use pi_core::model::{Model, ModelCost, ThinkingLevel};
 use pi_providers::catalog;
+use pi_providers::cost::calculate_cost;
 
 /// The models of one session, by (provider, id).
 #[derive(Debug, Default)]
@@ -76,41 +77,50 @@ fn known_or_made(provider: &str, id: &str) -> Model {
     }
 }
 
-/// Where one kind of token's price is kept.
+/// Where one kind of token's price is kept, and its part of a cost.
 type PriceOf = fn(&mut ModelCost) -> &mut f64;
+type PartOf = fn(&Cost) -> f64;
 
 /// Sets each price of `model` that `usage` says something about (tokens of that kind) to one
-/// that prices them at exactly the recorded cost, unless the model's price already does.
+/// at which this build's `calculate_cost` (Pi 1.5.2's) gives exactly the recorded cost, unless
+/// the model's price already does.
 fn fit_prices(model: &mut Model, usage: &Usage) {
     let cost = &usage.cost;
-    let kinds: [(PriceOf, u64, f64); 4] = [
-        (|c| &mut c.input, usage.input, cost.input),
-        (|c| &mut c.output, usage.output, cost.output),
-        (|c| &mut c.cache_read, usage.cache_read, cost.cache_read),
-        (|c| &mut c.cache_write, usage.cache_write, cost.cache_write),
+    let kinds: [(PriceOf, PartOf, u64, f64); 4] = [
+        (|c| &mut c.input, |c| c.input, usage.input, cost.input),
+        (|c| &mut c.output, |c| c.output, usage.output, cost.output),
+        (
+            |c| &mut c.cache_read,
+            |c| c.cache_read,
+            usage.cache_read,
+            cost.cache_read,
+        ),
+        (
+            |c| &mut c.cache_write,
+            |c| c.cache_write,
+            usage.cache_write,
+            cost.cache_write,
+        ),
     ];
-    for (price_of, tokens, recorded) in kinds {
-        if tokens == 0 {
+    for (price_of, part_of, tokens, recorded) in kinds {
+        if tokens == 0 || part_of(&calculate_cost(model, usage)) == recorded {
             continue;
         }
-        let current = *price_of(&mut model.cost);
-        if priced(current, tokens) == recorded {
-            continue;
-        }
-        if let Some(price) = price_for(tokens, recorded) {
+        let gives = |price: f64| {
+            let mut candidate = model.clone();
+            *price_of(&mut candidate.cost) = price;
+            part_of(&calculate_cost(&candidate, usage))
+        };
+        if let Some(price) = price_for(tokens, recorded, gives) {
             *price_of(&mut model.cost) = price;
         }
     }
 }
 
-/// Pi's `calculateCost` for one kind of token.
-fn priced(per_million: f64, tokens: u64) -> f64 {
-    per_million / 1_000_000.0 * tokens as f64
-}
-
-/// A price per million tokens at which `tokens` cost exactly `recorded`: the quotient, or one
-/// of the few floats beside it (the division and the multiplication each round).
-fn price_for(tokens: u64, recorded: f64) -> Option<f64> {
+/// A price per million tokens at which `tokens` cost exactly `recorded` as `gives` prices
+/// them: the quotient, or one of the few floats beside it (the division and the multiplication
+/// each round).
+fn price_for(tokens: u64, recorded: f64, gives: impl Fn(f64) -> f64) -> Option<f64> {
     let estimate = recorded / tokens as f64 * 1_000_000.0;
     if !estimate.is_finite() || estimate < 0.0 {
         return None;
@@ -119,7 +129,7 @@ fn price_for(tokens: u64, recorded: f64) -> Option<f64> {
     (0..=16u64)
         .flat_map(|d| [bits.wrapping_add(d), bits.wrapping_sub(d)])
         .map(f64::from_bits)
-        .find(|p| priced(*p, tokens) == recorded)
+        .find(|p| gives(*p) == recorded)
 }
 
 #[cfg(test)]
@@ -129,16 +139,35 @@ mod tests {
 
     #[test]
     fn a_fitted_price_gives_the_recorded_cost_exactly() {
+        let priced = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
         for (tokens, recorded) in [
             (965u64, 0.000_135_1_f64),
             (3, 0.000_045),
             (123_457, 0.370_371),
             (1, 1e-7),
         ] {
-            let price = price_for(tokens, recorded).expect("a price");
+            let price = price_for(tokens, recorded, |p| priced(p, tokens)).expect("a price");
             assert_eq!(priced(price, tokens), recorded, "{tokens} {recorded}");
         }
-        assert_eq!(price_for(10, -1.0), None);
+        assert_eq!(price_for(10, -1.0, |p| p), None);
+    }
+
+    /// Pi 1.5.2 prices cache writes as `(price × tokens) / 1e6`, not `price / 1e6 × tokens` as
+    /// the other kinds: 3 tokens at $6.25 cost 1.875e-5 there, 1.8750000000000002e-5 the other
+    /// way. A catalog price that gives the recorded figure is kept, not refitted to one beside it
+    /// that the decoder would then price differently.
+    #[test]
+    fn a_cache_write_priced_as_pi_1_5_2_prices_it_keeps_the_catalogs_price() {
+        let mut model = known_or_made("anthropic", "claude-opus-4-8");
+        assert_eq!(model.cost.cache_write, 6.25);
+        let mut usage = Usage {
+            cache_write: 3,
+            ..Usage::default()
+        };
+        usage.cost.cache_write = 1.875e-5;
+        fit_prices(&mut model, &usage);
+        assert_eq!(model.cost.cache_write, 6.25);
+        assert_eq!(calculate_cost(&model, &usage).cache_write, 1.875e-5);
     }
 
     #[test]
