@@ -12,7 +12,7 @@ mod secrets;
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use pi_testkit::demo::{models_json, Scenario, Workspace};
@@ -515,10 +515,8 @@ fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
     );
 }
 
-#[test]
-fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
-    let ws = workspace(json!({"script": []}));
-    let cassette = ws.root().join("cwd").join("rpc.jsonl");
+/// `pi --mode rpc` on the mock model, recording into `cassette`, with its stdin and stdout piped.
+fn rpc_recording(ws: &Workspace, cassette: &Path, stderr: Stdio) -> Child {
     let args = words(&[
         "--mode",
         "rpc",
@@ -529,12 +527,19 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
         "--record",
         cassette.to_str().unwrap(),
     ]);
-    let mut child = ws
-        .command(pi().as_ref(), &args)
+    ws.command(pi().as_ref(), &args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(stderr)
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
+    let ws = workspace(json!({"script": []}));
+    let cassette = ws.root().join("cwd").join("rpc.jsonl");
+    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
     let lines = [
         json!({"id": "s1", "type": "get_state"}),
         json!({"id": "n1", "type": "set_session_name", "name": "first"}),
@@ -591,23 +596,7 @@ fn an_rpc_run_whose_stdin_closes_before_the_session_took_every_event_still_check
         .collect();
     let ws = workspace(json!({"script": [{"text": pieces}]}));
     let cassette = ws.root().join("cwd").join("rpc.jsonl");
-    let args = words(&[
-        "--mode",
-        "rpc",
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "--record",
-        cassette.to_str().unwrap(),
-    ]);
-    let mut child = ws
-        .command(pi().as_ref(), &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = rpc_recording(&ws, &cassette, Stdio::null());
     let mut stdin = child.stdin.take().unwrap();
     let prompt = json!({"id": "p", "type": "prompt", "message": "tell me a long story"});
     std::io::Write::write_all(&mut stdin, format!("{prompt}\n").as_bytes()).unwrap();
