@@ -301,47 +301,56 @@ fn a_response_that_decodes_to_more_events_than_recorded_is_named() {
     );
 }
 
-/// An RPC session may stop while a call's events are still coming (its stdin closed), but one
-/// that went on past the call took them all: a missing one is named as in any other mode.
-#[test]
-fn an_rpc_session_that_went_on_past_a_call_took_all_its_events() {
-    use std::io::{Read as _, Write as _};
-    let ws = workspace(json!({"script": [{"text": ["One", " two"]}, {"text": ["Three."]}]}));
-    let cassette = ws.root().join("cwd").join("more.jsonl");
-    let args: Vec<OsString> = [
+/// `pi --mode rpc` on the mock model recording into `cassette` (with `extra` flags), its stdin,
+/// stdout and stderr piped.
+fn rpc_recording(ws: &Workspace, cassette: &Path, extra: &[&str]) -> std::process::Child {
+    let mut args: Vec<OsString> = [
         "--mode",
         "rpc",
         "--provider",
         "mock",
         "--model",
         "mock-model",
-        "--no-session",
-        "--record",
-        cassette.to_str().unwrap(),
     ]
     .iter()
+    .chain(extra)
     .map(OsString::from)
     .collect();
-    let mut child = ws
-        .command(pi().as_ref(), &args)
+    args.extend([OsString::from("--record"), cassette.as_os_str().to_owned()]);
+    ws.command(pi().as_ref(), &args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Reads an RPC session's stdout into `seen` until `runs` runs have ended (`agent_end`).
+fn read_until_runs_ended(stdout: &mut impl std::io::Read, seen: &mut String, runs: usize) {
+    let mut buffer = [0u8; 4096];
+    while seen.matches("\"type\":\"agent_end\"").count() < runs {
+        let read = stdout.read(&mut buffer).unwrap();
+        assert!(read > 0, "the recording ended before answering: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+}
+
+/// An RPC session may stop while a call's events are still coming (its stdin closed), but one
+/// that went on past the call took them all: a missing one is named as in any other mode.
+#[test]
+fn an_rpc_session_that_went_on_past_a_call_took_all_its_events() {
+    use std::io::Write as _;
+    let ws = workspace(json!({"script": [{"text": ["One", " two"]}, {"text": ["Three."]}]}));
+    let cassette = ws.root().join("cwd").join("more.jsonl");
+    let mut child = rpc_recording(&ws, &cassette, &["--no-session"]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let mut seen = String::new();
-    let mut buffer = [0u8; 4096];
     for (n, message) in ["first", "second"].into_iter().enumerate() {
         let prompt = json!({"id": message, "type": "prompt", "message": message});
         writeln!(stdin, "{prompt}").unwrap();
         // Each prompt's run ends before the next prompt, and the last before stdin ends.
-        while seen.matches("\"type\":\"agent_end\"").count() <= n {
-            let read = stdout.read(&mut buffer).unwrap();
-            assert!(read > 0, "the recording ended before answering: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
-        }
+        read_until_runs_ended(&mut stdout, &mut seen, n + 1);
     }
     drop(stdin);
     assert_eq!(child.wait().unwrap().code(), Some(0));
@@ -847,26 +856,7 @@ fn an_rpc_sessions_output_divergence_is_a_line_diff() {
     use std::io::Write as _;
     let ws = workspace(json!({"script": [{"text": ["Done."]}]}));
     let cassette = ws.root().join("cwd").join("rpc.jsonl");
-    let args: Vec<OsString> = [
-        "--mode",
-        "rpc",
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "--record",
-        cassette.to_str().unwrap(),
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
-    let mut child = ws
-        .command(pi().as_ref(), &args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = rpc_recording(&ws, &cassette, &[]);
     let mut stdin = child.stdin.take().unwrap();
     writeln!(
         stdin,
@@ -876,13 +866,7 @@ fn an_rpc_sessions_output_divergence_is_a_line_diff() {
     .unwrap();
     // The run ends before the next line (else stdin's end could stop it before its message_end).
     let mut stdout = child.stdout.take().unwrap();
-    let mut seen = String::new();
-    let mut buffer = [0u8; 4096];
-    while !seen.contains("\"type\":\"agent_end\"") {
-        let read = std::io::Read::read(&mut stdout, &mut buffer).unwrap();
-        assert!(read > 0, "the recording ended before answering: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
-    }
+    read_until_runs_ended(&mut stdout, &mut String::new(), 1);
     writeln!(stdin, "{}", json!({"id": "s", "type": "get_state"})).unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
