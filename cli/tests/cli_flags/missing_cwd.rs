@@ -25,27 +25,7 @@ fn a_session_whose_stored_cwd_is_gone_is_refused_in_every_mode() {
         root.join("s.jsonl").display(),
         root.join("cwd").display()
     );
-    let cases: [(&[&str], Option<&str>); 3] = [
-        (&["-p", "hello"], None),
-        (&["--mode", "json", "hello"], None),
-        (
-            &["--mode", "rpc"],
-            Some("{\"type\":\"get_state\",\"id\":\"s\"}\n"),
-        ),
-    ];
-    for (mode, stdin) in cases {
-        let mut args = mode.to_vec();
-        args.extend(["--session", "../s.jsonl"]);
-        let out = env.run_with_stdin(&args, stdin);
-        assert_eq!(out.code, 1, "{mode:?}: {}", out.stderr);
-        assert_eq!(out.stderr, expected, "{mode:?}");
-        assert_eq!(out.stdout, "", "{mode:?}");
-        assert_eq!(
-            std::fs::read_to_string(root.join("s.jsonl")).unwrap(),
-            text,
-            "{mode:?}: the file is left as it was"
-        );
-    }
+    refused_in_every_mode(&env, &root.join("s.jsonl"), &expected);
     assert!(mock.requests().is_empty());
 }
 
@@ -63,6 +43,25 @@ fn a_file_that_is_not_a_session_is_refused_untouched_in_every_mode() {
         "Error: Session file is not a valid pi session: {}\n",
         root.join("notes.jsonl").display()
     );
+    refused_in_every_mode(&env, &root.join("notes.jsonl"), &expected);
+    let beside: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("notes.jsonl") && name != "notes.jsonl")
+        .collect();
+    assert!(
+        beside.is_empty(),
+        "nothing is written beside it: {beside:?}"
+    );
+    assert!(mock.requests().is_empty());
+}
+
+/// Opens `session` (a file beside the working directory) in print, json and rpc modes: each
+/// exits 1 with `expected` on stderr, prints nothing and leaves the file as it was.
+fn refused_in_every_mode(env: &Env, session: &std::path::Path, expected: &str) {
+    let text = std::fs::read_to_string(session).unwrap();
+    let name = session.file_name().unwrap().to_string_lossy();
+    let argument = format!("../{name}");
     let cases: [(&[&str], Option<&str>); 3] = [
         (&["-p", "hello"], None),
         (&["--mode", "json", "hello"], None),
@@ -73,22 +72,15 @@ fn a_file_that_is_not_a_session_is_refused_untouched_in_every_mode() {
     ];
     for (mode, stdin) in cases {
         let mut args = mode.to_vec();
-        args.extend(["--session", "../notes.jsonl"]);
+        args.extend(["--session", argument.as_str()]);
         let out = env.run_with_stdin(&args, stdin);
         assert_eq!(out.code, 1, "{mode:?}: {}", out.stderr);
         assert_eq!(out.stderr, expected, "{mode:?}");
         assert_eq!(out.stdout, "", "{mode:?}");
         assert_eq!(
-            std::fs::read_to_string(root.join("notes.jsonl")).unwrap(),
+            std::fs::read_to_string(session).unwrap(),
             text,
             "{mode:?}: the file is left as it was"
         );
-        let beside: Vec<String> = std::fs::read_dir(&root)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|name| name.starts_with("notes.jsonl") && name != "notes.jsonl")
-            .collect();
-        assert!(beside.is_empty(), "{mode:?}: {beside:?}");
     }
-    assert!(mock.requests().is_empty());
 }
