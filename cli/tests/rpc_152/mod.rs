@@ -390,11 +390,10 @@ fn order_after_queueing(seen: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// Pi 1.5.2 queues a steer or follow-up after the input hooks' microtask, so the other commands
-/// read in the same chunk are answered from the state before it (e_rpc `s1`): the queue_updates
-/// come first, then the answers of the chunk's other commands, then the queued ones'.
-#[test]
-fn commands_read_in_one_write_are_answered_before_its_steers_take_effect() {
+/// A session whose first answer has streamed its text and then holds until the mock's file `go`
+/// is released (a steer and a follow-up answered after it); with the index of the first line seen
+/// after that.
+fn streaming_until_released() -> (Pi, usize) {
     let mut pi = Pi::start(json!([
         {"text": ["One ", "two."], "hang_until_file": "go"},
         {"text": ["Steered."]},
@@ -403,6 +402,15 @@ fn commands_read_in_one_write_are_answered_before_its_steers_take_effect() {
     pi.call("p1", json!({"type": "prompt", "message": "Start"}));
     pi.wait(|v| v["assistantMessageEvent"]["delta"] == "two.");
     let from = pi.seen.len();
+    (pi, from)
+}
+
+/// Pi 1.5.2 queues a steer or follow-up after the input hooks' microtask, so the other commands
+/// read in the same chunk are answered from the state before it (e_rpc `s1`): the queue_updates
+/// come first, then the answers of the chunk's other commands, then the queued ones'.
+#[test]
+fn commands_read_in_one_write_are_answered_before_its_steers_take_effect() {
+    let (mut pi, from) = streaming_until_released();
     pi.send_together(&[
         json!({"id": "st1", "type": "steer", "message": "a steer"}),
         json!({"id": "fu1", "type": "follow_up", "message": "a follow-up"}),
@@ -435,14 +443,7 @@ fn commands_read_in_one_write_are_answered_before_its_steers_take_effect() {
 /// steer and the follow-up before it.
 #[test]
 fn commands_read_one_by_one_see_the_steers_before_them() {
-    let mut pi = Pi::start(json!([
-        {"text": ["One ", "two."], "hang_until_file": "go"},
-        {"text": ["Steered."]},
-        {"text": ["Followed."]}
-    ]));
-    pi.call("p1", json!({"type": "prompt", "message": "Start"}));
-    pi.wait(|v| v["assistantMessageEvent"]["delta"] == "two.");
-    let from = pi.seen.len();
+    let (mut pi, from) = streaming_until_released();
     pi.call("st1", json!({"type": "steer", "message": "a steer"}));
     pi.call(
         "fu1",
