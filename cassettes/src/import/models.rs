@@ -106,8 +106,8 @@ fn fit_prices(model: &mut Model, usage: &Usage) {
         if tokens == 0 || part_of(&calculate_cost(model, usage)) == recorded {
             continue;
         }
+        let mut candidate = model.clone();
         let gives = |price: f64| {
-            let mut candidate = model.clone();
             *price_of(&mut candidate.cost) = price;
             part_of(&calculate_cost(&candidate, usage))
         };
@@ -120,7 +120,7 @@ fn fit_prices(model: &mut Model, usage: &Usage) {
 /// A price per million tokens at which `tokens` cost exactly `recorded` as `gives` prices
 /// them: the quotient, or one of the few floats beside it (the division and the multiplication
 /// each round).
-fn price_for(tokens: u64, recorded: f64, gives: impl Fn(f64) -> f64) -> Option<f64> {
+fn price_for(tokens: u64, recorded: f64, mut gives: impl FnMut(f64) -> f64) -> Option<f64> {
     let estimate = recorded / tokens as f64 * 1_000_000.0;
     if !estimate.is_finite() || estimate < 0.0 {
         return None;
