@@ -586,3 +586,24 @@ fn prompts_read_with_steers_queue_in_line_order_and_answer_first() {
     pi.wait_type("agent_end");
     assert_eq!(pi.finish(), 0);
 }
+
+/// A client that reads the session file as soon as `agent_settled` arrives finds the run's last
+/// answer there: the binary writes a step's entries before its events (Pi appends an entry before
+/// any later event). Through the library the order is pinned deterministically
+/// (`effects/tests/scripted_session.rs`); here, through the real process, it is a guard.
+#[test]
+fn the_session_file_holds_the_answer_when_agent_settled_arrives() {
+    let mut pi = Pi::start(json!([{"text": ["The answer."]}]));
+    pi.call("p", json!({"type": "prompt", "message": "Ask"}));
+    pi.wait_type("agent_settled");
+    let files: Vec<_> = pi
+        .env()
+        .session_files()
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("The answer."), "{text}");
+    assert_eq!(pi.finish(), 0);
+}
