@@ -516,6 +516,16 @@ fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
 }
 
 /// `pi --mode rpc` on the mock model, recording into `cassette`, with its stdin and stdout piped.
+/// Reads an RPC session's stdout into `seen` until it holds `marker`.
+fn read_until(stdout: &mut impl std::io::Read, seen: &mut String, marker: &str) {
+    let mut buffer = [0u8; 4096];
+    while !seen.contains(marker) {
+        let read = stdout.read(&mut buffer).unwrap();
+        assert!(read > 0, "the session ended before {marker}: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+}
+
 fn rpc_recording(ws: &Workspace, cassette: &Path, stderr: Stdio) -> Child {
     let args = words(&[
         "--mode",

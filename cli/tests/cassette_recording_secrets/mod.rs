@@ -233,22 +233,27 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    // Each line is answered before the next is sent, and the prompt's run ends before stdin
+    // does (Pi shuts down on stdin's end, whatever still runs), however slow the machine.
     let lines = [
-        json!({"id": "b", "type": "bash", "command": "cat notes.txt; echo $ANTHROPIC_API_KEY"}),
-        json!({"id": "p", "type": "prompt", "message": format!("my groq key is {AUTH_JSON_KEY}")}),
+        (
+            json!({"id": "b", "type": "bash", "command": "cat notes.txt; echo $ANTHROPIC_API_KEY"}),
+            r#""command":"bash","success":true"#,
+        ),
+        (
+            json!({"id": "p", "type": "prompt", "message": format!("my groq key is {AUTH_JSON_KEY}")}),
+            r#""type":"agent_end""#,
+        ),
     ];
-    for line in &lines {
+    for (line, answered) in &lines {
         std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        read_until(&mut stdout, &mut seen, answered);
     }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     succeeded(&out, "rpc");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains(r#""command":"bash","success":true"#),
-        "{stdout}"
-    );
 
     // Pi's own session file, holding the keys of both runs, imported as a cassette.
     let imported = ws.root().join("cwd").join("imported.cassette");
