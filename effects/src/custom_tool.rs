@@ -100,6 +100,16 @@ impl fmt::Debug for ToolRegistry {
     }
 }
 
+/// Why a replay cannot run again the tools of a run whose custom tools `missing` this
+/// program does not register (the `pi` binary registers none).
+pub fn unregistered_tools_message(missing: &[&str]) -> String {
+    format!(
+        "the recorded run used custom tools this program does not register ({}): replay \
+         without --tools live to answer their calls from the cassette",
+        missing.join(", ")
+    )
+}
+
 impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
