@@ -235,6 +235,24 @@ async fn a_custom_tools_call_is_recorded_and_replays_byte_for_byte_without_the_t
     assert!(tools[3].contains("Wrote 10 bytes"));
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert!(text.contains("\"customTools\":[{\"name\":\"write_note\""));
+    // The first request declares the tool and lists it in the system prompt by its snippet.
+    let request = text
+        .lines()
+        .find(|line| line.contains("\"type\":\"request\""))
+        .unwrap();
+    let line: Value = serde_json::from_str(request).unwrap();
+    let body = &line["body"];
+    let declared = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(declared, ["read", "write_note"]);
+    assert!(body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("- write_note: Write a note\n"));
 
     // Replayed with no registry and no live tools: the recorded events, and nothing runs.
     std::fs::remove_file(workspace.join(NOTE)).unwrap();
