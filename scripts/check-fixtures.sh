@@ -18,6 +18,7 @@ pairs=(
   "gen-anthropic-body-fixtures.mjs providers/tests/fixtures/anthropic-bodies.json"
   "gen-anthropic-thread-fixtures.mjs providers/tests/fixtures/anthropic-threads.json"
   "gen-cost-fixtures.mjs providers/tests/fixtures/cost.json"
+  "gen-custom-tool-fixtures.mjs core/tests/fixtures/custom_tool_cases.json"
   "gen-default-models.mjs providers/src/catalog/default_models.json"
   "gen-diff-fixtures.mjs core/tests/fixtures/diff_cases.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
