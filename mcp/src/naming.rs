@@ -12,12 +12,11 @@ pub const MAX_TOOL_NAME_LENGTH: usize = 64;
 pub fn create_tool_name(server: &str, tool: &str, is_taken: impl Fn(&str) -> bool) -> String {
     let name: String = format!("mcp__{server}__{tool}")
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
+        .flat_map(|c| {
+            // JavaScript replaces each UTF-16 code unit: a character outside the BMP becomes `__`.
+            let kept = c.is_ascii_alphanumeric() || c == '_';
+            let (c, units) = if kept { (c, 1) } else { ('_', c.len_utf16()) };
+            std::iter::repeat_n(c, units)
         })
         .collect();
     if name.chars().count() <= MAX_TOOL_NAME_LENGTH && !is_taken(&name) {
