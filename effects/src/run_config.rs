@@ -17,7 +17,7 @@ use pi_core::resources::Resources;
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
-use pi_core::tools::definitions::builtin_tool;
+use pi_core::tools::custom::{compose_tools, CustomToolDefinition};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -42,6 +42,12 @@ pub struct RunConfig {
     pub thinking_level: ThinkingLevel,
     /// Built-in tool names, in order.
     pub tools: Vec<String>,
+    /// Tools a program defined (an SDK user's, an MCP server's, an extension's), after the
+    /// built-ins; one named as a built-in in `tools` replaces it in its place. A replay
+    /// declares them from here and answers their calls from the recording; only a run that
+    /// runs tools again needs the program's registry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub custom_tools: Vec<CustomToolDefinition>,
     /// Tools known only by name: a session imported from a file Pi wrote used tools of
     /// extensions, whose definitions the file does not hold. They accept any arguments, and
     /// only a replay answers them (a live run has nothing to run).
@@ -95,22 +101,14 @@ pub fn build_machine(
     store: SessionStore,
 ) -> Result<(SessionMachine, SessionFile), BuildError> {
     let now = config.started_at;
-    let tools = config
-        .tools
-        .iter()
-        .map(|name| {
-            builtin_tool(name)
-                .map(|t| t.spec())
-                .ok_or_else(|| BuildError::UnknownTool(name.clone()))
-        })
-        .chain(config.named_tools.iter().map(|name| {
-            Ok(ToolSpec::new(
-                name,
-                "",
-                serde_json::json!({"type": "object"}),
-            ))
-        }))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut tools =
+        compose_tools(&config.tools, &config.custom_tools).map_err(BuildError::UnknownTool)?;
+    tools.extend(
+        config
+            .named_tools
+            .iter()
+            .map(|name| ToolSpec::new(name, "", serde_json::json!({"type": "object"}))),
+    );
     let (mut tree, mut ids, mut file) = store.into_parts();
     let thinking_level = clamp_thinking_level(&config.model, config.thinking_level);
     let existing = !tree.context().messages.is_empty();
