@@ -17,7 +17,11 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
+use pi_core::event::ToolResult;
+
 use crate::config::{ServerEntry, Transport};
+use crate::convert::{convert_result, SaveOutput};
+use crate::definition::McpToolDefinition;
 
 /// How much of a failed stdio server's stderr the error keeps (Pi's `STDERR_TAIL_CHARS`).
 const STDERR_TAIL_CHARS: usize = 2_000;
@@ -47,9 +51,9 @@ pub enum ConnectError {
 /// Why a tool call gave no result.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
-    #[error("Aborted")]
+    #[error("MCP request aborted")]
     Aborted,
-    #[error("MCP request tools/call timed out after {0} ms")]
+    #[error("MCP request timed out after {0}ms")]
     TimedOut(u128),
     #[error("{0}")]
     Service(String),
@@ -284,6 +288,23 @@ impl McpConnection {
                 "unexpected response to tools/call".to_string(),
             )),
         }
+    }
+
+    /// Runs `tool` as Pi runs an MCP tool: the call, then the result converted
+    /// ([`convert_result`]); a call that gives no result (aborted, timed out, the connection
+    /// lost) is the error text Pi's loop reports as thrown.
+    pub async fn run_tool(
+        &self,
+        tool: &McpToolDefinition,
+        arguments: Value,
+        abort: &CancellationToken,
+        save: SaveOutput<'_>,
+    ) -> Result<ToolResult, String> {
+        let result = self
+            .call_tool(&tool.server_tool, arguments, abort)
+            .await
+            .map_err(|error| error.to_string())?;
+        Ok(convert_result(&tool.server, &tool.server_tool, &result, false, save).tool_result())
     }
 
     /// Stops the server: the stdio child is closed and killed, the HTTP session ended.

@@ -5,7 +5,8 @@
 //! result. The result is read as JSON so that what the server sent is converted as Pi's
 //! JavaScript converts it, fields rmcp does not model included.
 
-use pi_core::message::{ContentBlock, ImageContent};
+use pi_core::event::ToolResult;
+use pi_core::message::{ContentBlock, Extra, ImageContent};
 use serde_json::{json, Map, Value};
 
 /// Text results longer than this many UTF-8 bytes are cut in the middle.
@@ -24,9 +25,28 @@ pub struct McpToolOutput {
     pub is_error: bool,
 }
 
+impl McpToolOutput {
+    /// The object Pi's MCP tool returns to the loop: `content`, `details`, `structuredContent`
+    /// and, for a server's `isError`, `isError: true` (which Pi 1.5.2's loop reads as a failed
+    /// call that keeps its content).
+    pub fn tool_result(self) -> ToolResult {
+        let mut extra = Extra::default();
+        extra.insert("structuredContent".to_string(), self.structured_content);
+        if self.is_error {
+            extra.insert("isError".to_string(), Value::Bool(true));
+        }
+        ToolResult {
+            content: self.content,
+            details: Some(self.details),
+            terminate: None,
+            extra,
+        }
+    }
+}
+
 /// Saves a text or binary payload to a file and returns its path (Pi writes temp files named
 /// `pi-mcp-…`); an error is worded into the result instead.
-pub type SaveOutput<'a> = &'a mut dyn FnMut(&[u8], &str) -> Result<String, String>;
+pub type SaveOutput<'a> = &'a mut (dyn FnMut(&[u8], &str) -> Result<String, String> + Send);
 
 /// Pi's `formatSize`.
 fn format_size(bytes: f64) -> String {

@@ -3,6 +3,7 @@
 //! else a sentence naming it), the input schema with `type: "object"` and `properties` filled in,
 //! the exposure from the server's config, and the four boolean annotation hints.
 
+use pi_core::tools::custom::CustomToolDefinition;
 use serde_json::{json, Map, Value};
 
 use crate::config::ServerEntry;
@@ -33,6 +34,18 @@ pub struct McpToolDefinition {
     pub server: String,
     /// The boolean hints among the tool's annotations, when it has any.
     pub annotations: Option<Map<String, Value>>,
+}
+
+impl McpToolDefinition {
+    /// The tool as a custom tool's declaration, which a run's configuration (and so its
+    /// cassette) holds. Pi gives MCP tools no prompt snippet or guidelines, so they are not
+    /// listed in the system prompt's tools section.
+    pub fn custom_definition(&self) -> CustomToolDefinition {
+        CustomToolDefinition {
+            label: self.label.clone(),
+            ..CustomToolDefinition::new(&self.name, &self.description, self.parameters.clone())
+        }
+    }
 }
 
 /// pi-mcp's `normalizeMcpInputSchema`: `type` defaults to `object`, `properties` to `{}`.

@@ -3,16 +3,19 @@
 //! declares them, results turned into Pi's tool results as Pi turns them (`convert`), and the
 //! connection to a stdio or streamable-HTTP server through the official Rust SDK (`client`).
 //!
-//! This crate holds the tokio and rmcp dependency tree so the pure crates stay free of it; it
-//! depends on `pi-core` only for Pi's content blocks.
+//! This crate holds the rmcp dependency tree so the pure crates stay free of it; it depends on
+//! `pi-core` for Pi's types and on `pi-effects` only for the custom-tool trait its tools
+//! implement (`custom_tool`).
 
 pub mod client;
 pub mod config;
 pub mod convert;
+pub mod custom_tool;
 pub mod definition;
 pub mod naming;
 
 pub use client::{CallError, ConnectError, McpConnection};
 pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
 pub use convert::{convert_result, McpToolOutput};
+pub use custom_tool::{register_direct_tools, McpTool};
 pub use definition::{tool_definitions, McpToolDefinition};

@@ -204,3 +204,43 @@ async fn an_unset_variable_in_env_is_named_and_nothing_starts() {
         "MCP server \"t\" env \"TOKEN\" uses ${PI_MCP_TEST_SURELY_UNSET}, which is not set"
     );
 }
+
+#[tokio::test]
+async fn a_tool_runs_into_the_object_pi_returns_and_declares_itself_as_a_custom_tool() {
+    let server = entry("t", json!({"command": SERVER, "exposure": "direct"}));
+    let connection = McpConnection::connect(&server, Path::new("."))
+        .await
+        .unwrap();
+    let defs = tool_definitions(&server, connection.tools());
+    let declared = defs[0].custom_definition();
+    assert_eq!(
+        serde_json::to_value(&declared).unwrap(),
+        json!({"name": "mcp__t__echo", "label": "t/echo", "description": "Echo the text back",
+               "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}})
+    );
+    let abort = CancellationToken::new();
+    let ok = connection
+        .run_tool(&defs[0], json!({"text": "hi"}), &abort, &mut no_save)
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&ok).unwrap(),
+        json!({"content": [{"type": "text", "text": "hi"}], "details": {"server": "t", "tool": "echo"},
+               // rmcp's server sends `isError: false`, and Pi keeps the result as sent.
+               "structuredContent": {"content": [{"type": "text", "text": "hi"}], "isError": false}})
+    );
+    let failed = connection
+        .run_tool(&defs[2], json!({}), &abort, &mut no_save)
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&failed).unwrap()["isError"],
+        json!(true)
+    );
+    abort.cancel();
+    let aborted = connection
+        .run_tool(&defs[3], json!({}), &abort, &mut no_save)
+        .await;
+    assert_eq!(aborted.unwrap_err(), "MCP request aborted");
+    connection.close().await;
+}
