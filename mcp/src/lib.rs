@@ -13,9 +13,11 @@ pub mod convert;
 pub mod custom_tool;
 pub mod definition;
 pub mod naming;
+pub mod startup;
 
 pub use client::{CallError, ConnectError, McpConnection};
 pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
 pub use convert::{convert_result, McpToolOutput};
 pub use custom_tool::{register_direct_tools, McpTool};
 pub use definition::{tool_definitions, McpToolDefinition};
+pub use startup::{start_servers, Started};

@@ -244,3 +244,37 @@ async fn a_tool_runs_into_the_object_pi_returns_and_declares_itself_as_a_custom_
     assert_eq!(aborted.unwrap_err(), "MCP request aborted");
     connection.close().await;
 }
+
+#[tokio::test]
+async fn one_report_names_every_problem_and_the_good_servers_still_connect() {
+    let agent = tempfile::tempdir().unwrap();
+    let file = agent.path().join("mcp.json");
+    let text = json!({"mcpServers": {
+        "good": {"command": SERVER},
+        "broken": {"command": SERVER, "args": ["--fail-start"]},
+        "off": {"command": "/nonexistent", "enabled": false},
+        "bad": {"url": 3}
+    }});
+    std::fs::write(&file, text.to_string()).unwrap();
+    let config = pi_mcp::load_mcp_config(agent.path(), agent.path(), false);
+    let started = pi_mcp::start_servers(&config, Path::new(".")).await;
+    let names: Vec<&str> = started
+        .connections
+        .iter()
+        .map(|c| c.entry().name.as_str())
+        .collect();
+    assert_eq!(names, ["good"]);
+    let report = started.report.unwrap();
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], "MCP servers need attention:");
+    assert_eq!(
+        lines[1],
+        format!("  config: {}: server \"bad\" needs either \"command\" (stdio) or \"url\" (streamable HTTP)", file.display())
+    );
+    assert!(
+        lines[2].starts_with("  broken: failed: ") && !lines[2].contains("MCP server"),
+        "{report}"
+    );
+    assert_eq!(lines.last(), Some(&"Run /mcp to fix."));
+    assert_eq!(lines.len(), 4, "{report}");
+}
