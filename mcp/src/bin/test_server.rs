@@ -1,0 +1,136 @@
+//! A small MCP server for the crate's tests, built on rmcp's server side. Tools: `echo` (text),
+//! `pixel` (an image), `fail` (`isError`), `slow` (waits until cancelled and then writes the file
+//! named by `MCP_TEST_CANCEL_MARK`), `data` (structured content only), and `a.b`/`a-b`, whose Pi
+//! names collide. `--http` serves streamable HTTP on 127.0.0.1 and prints `listening on <port>`;
+//! otherwise it speaks over stdio. `--fail-start` writes to stderr and exits before the handshake.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParam, CallToolResult, Content, ListToolsResult, PaginatedRequestParam,
+    ServerCapabilities, ServerInfo, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::json;
+
+/// A one-pixel PNG.
+const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+#[derive(Clone, Debug)]
+struct TestServer;
+
+fn tools() -> Vec<Tool> {
+    let list = json!([
+        {"name": "echo", "description": "Echo the text back", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+         "annotations": {"readOnlyHint": true, "title": "Echo"}},
+        {"name": "pixel", "title": "One pixel", "inputSchema": {"type": "object"}},
+        {"name": "fail", "inputSchema": {"type": "object"}},
+        {"name": "slow", "description": "Waits until cancelled", "inputSchema": {"type": "object"}},
+        {"name": "data", "description": "Structured content only", "inputSchema": {"type": "object"}},
+        {"name": "a.b", "description": "collides", "inputSchema": {"type": "object"}},
+        {"name": "a-b", "description": "collides", "inputSchema": {"type": "object"}}
+    ]);
+    serde_json::from_value(list).unwrap_or_default()
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerInfo {
+        ServerInfo {
+            capabilities: ServerCapabilities::builder().enable_tools().build(),
+            instructions: Some("Tools for tests.\nSecond line.".to_string()),
+            ..ServerInfo::default()
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParam>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult {
+            tools: tools(),
+            next_cursor: None,
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParam,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        match request.name.as_ref() {
+            "echo" => {
+                let text = args
+                    .get("text")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or("")
+                    .to_string();
+                Ok(CallToolResult::success(vec![Content::text(text)]))
+            }
+            "pixel" => Ok(CallToolResult::success(vec![
+                Content::text("a pixel"),
+                Content::image(PIXEL_PNG, "image/png"),
+            ])),
+            "fail" => Ok(CallToolResult::error(vec![Content::text(
+                "the tool failed on purpose",
+            )])),
+            "data" => Ok(CallToolResult::structured(
+                json!({"answer": 42, "items": ["x"]}),
+            )),
+            "slow" => {
+                context.ct.cancelled().await;
+                if let Ok(path) = std::env::var("MCP_TEST_CANCEL_MARK") {
+                    let _ = std::fs::write(path, "cancelled");
+                }
+                Ok(CallToolResult::success(vec![Content::text("too late")]))
+            }
+            _ => Err(ErrorData::invalid_params(
+                format!("unknown tool {}", request.name),
+                None,
+            )),
+        }
+    }
+}
+
+async fn serve_http() -> std::io::Result<()> {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        || Ok(TestServer),
+        Arc::new(LocalSessionManager::default()),
+        Default::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("listening on {}", listener.local_addr()?.port());
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    if mode == "--fail-start" {
+        eprintln!("test server: refusing to start");
+        std::process::exit(3);
+    }
+    if mode == "--http" {
+        return serve_http().await;
+    }
+    let running = TestServer
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let _ = running.waiting().await;
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! A connection to one MCP server through rmcp: a child process over stdio (started with the
+//! session's environment plus the entry's `env`, in its own process group, its stderr kept for
+//! the error report) or streamable HTTP with the entry's headers. It lists the server's tools and
+//! calls one with Pi's per-request timeout and an abort signal; an abort sends MCP's
+//! `notifications/cancelled` so the server stops too.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParam, CancelledNotificationParam, ClientRequest, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use pi_core::event::ToolResult;
+
+use crate::config::{ServerEntry, Transport};
+use crate::convert::{convert_result, SaveOutput};
+use crate::definition::McpToolDefinition;
+
+/// How much of a failed stdio server's stderr the error keeps (Pi's `STDERR_TAIL_CHARS`).
+const STDERR_TAIL_CHARS: usize = 2_000;
+
+/// Why a server could not be connected; the message names the server, as Pi's one report does.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("MCP server \"{server}\" {what} \"{name}\" uses ${{{variable}}}, which is not set")]
+    MissingVariable {
+        server: String,
+        what: &'static str,
+        name: String,
+        variable: String,
+    },
+    #[error("MCP server \"{server}\": cannot start {command}: {source}")]
+    Spawn {
+        server: String,
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("MCP server \"{server}\": {message}")]
+    Handshake { server: String, message: String },
+    #[error("MCP server \"{server}\": invalid header \"{name}\"")]
+    Header { server: String, name: String },
+}
+
+/// Why a tool call gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("MCP request aborted")]
+    Aborted,
+    #[error("MCP request timed out after {0}ms")]
+    TimedOut(u128),
+    #[error("{0}")]
+    Service(String),
+}
+
+/// One connected server.
+#[derive(Debug)]
+pub struct McpConnection {
+    entry: ServerEntry,
+    service: RunningService<RoleClient, ()>,
+    /// The tools the server listed, each as MCP's JSON.
+    tools: Vec<Value>,
+    /// The first line of the server's `instructions`, if it sent any.
+    instructions: Option<String>,
+}
+
+/// `~` and `~/…` name the home directory, as in a shell.
+fn expand_home(value: &str) -> String {
+    let home = std::env::var("HOME").unwrap_or_default();
+    if value == "~" {
+        home
+    } else if let Some(rest) = value.strip_prefix("~/") {
+        format!("{home}/{rest}")
+    } else {
+        value.to_string()
+    }
+}
+
+/// `${NAME}` replaced by the variable's value; an unset variable is an error naming it.
+fn resolve_value(value: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        let Some(end) = rest[at..].find('}') else {
+            break;
+        };
+        let name = &rest[at + 2..at + end];
+        out.push_str(&rest[..at]);
+        out.push_str(&std::env::var(name).map_err(|_| name.to_string())?);
+        rest = &rest[at + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn tail(text: &str) -> String {
+    let text = text.trim();
+    let count = text.chars().count();
+    text.chars()
+        .skip(count.saturating_sub(STDERR_TAIL_CHARS))
+        .collect()
+}
+
+impl McpConnection {
+    /// Starts (stdio) or opens (HTTP) the server of `entry`, relative paths against `cwd`, and
+    /// lists its tools.
+    pub async fn connect(entry: &ServerEntry, cwd: &Path) -> Result<Self, ConnectError> {
+        let server = entry.name.clone();
+        let handshake = |message: String| ConnectError::Handshake {
+            server: server.clone(),
+            message,
+        };
+        let (service, stderr) = match &entry.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd: dir,
+            } => {
+                let mut cmd = tokio::process::Command::new(expand_home(command));
+                cmd.args(args.iter().map(|a| expand_home(a)));
+                let dir = dir
+                    .as_deref()
+                    .map(expand_home)
+                    .unwrap_or_else(|| ".".to_string());
+                cmd.current_dir(cwd.join(PathBuf::from(dir)));
+                for (key, value) in env {
+                    let value =
+                        resolve_value(value).map_err(|variable| ConnectError::MissingVariable {
+                            server: server.clone(),
+                            what: "env",
+                            name: key.clone(),
+                            variable,
+                        })?;
+                    cmd.env(key, value);
+                }
+                let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|source| ConnectError::Spawn {
+                        server: server.clone(),
+                        command: command.clone(),
+                        source,
+                    })?;
+                let stderr_task = stderr.map(|mut stderr| {
+                    tokio::spawn(async move {
+                        let mut buf = Vec::new();
+                        let _ = stderr.read_to_end(&mut buf).await;
+                        String::from_utf8_lossy(&buf).into_owned()
+                    })
+                });
+                (().serve(transport).await, stderr_task)
+            }
+            Transport::Http { url, headers } => {
+                let mut map = reqwest::header::HeaderMap::new();
+                for (name, value) in headers {
+                    let value =
+                        resolve_value(value).map_err(|variable| ConnectError::MissingVariable {
+                            server: server.clone(),
+                            what: "header",
+                            name: name.clone(),
+                            variable,
+                        })?;
+                    let header = || ConnectError::Header {
+                        server: server.clone(),
+                        name: name.clone(),
+                    };
+                    let key = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|_| header())?;
+                    let value =
+                        reqwest::header::HeaderValue::from_str(&value).map_err(|_| header())?;
+                    map.insert(key, value);
+                }
+                let client = reqwest::Client::builder()
+                    .default_headers(map)
+                    .build()
+                    .map_err(|e| handshake(e.to_string()))?;
+                let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                    url.as_str(),
+                );
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
+                (().serve(transport).await, None)
+            }
+        };
+        let service = match service {
+            Ok(service) => service,
+            Err(error) => {
+                let mut message = error.to_string();
+                if let Some(task) = stderr {
+                    let text = tokio::time::timeout(Duration::from_secs(1), task).await;
+                    if let Ok(Ok(text)) = text {
+                        let text = tail(&text);
+                        if !text.is_empty() {
+                            message = format!("{message}\n{text}");
+                        }
+                    }
+                }
+                return Err(handshake(message));
+            }
+        };
+        let instructions = service
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .map(|text| text.split('\n').next().unwrap_or("").to_string());
+        let timeout = Duration::from_secs_f64(entry.timeout_seconds());
+        let listed = tokio::time::timeout(timeout, service.list_all_tools()).await;
+        let tools = match listed {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(error)) => return Err(handshake(error.to_string())),
+            Err(_) => {
+                return Err(handshake(format!(
+                    "MCP request tools/list timed out after {} ms",
+                    timeout.as_millis()
+                )))
+            }
+        };
+        let tools = tools
+            .iter()
+            .filter_map(|tool| serde_json::to_value(tool).ok())
+            .collect();
+        Ok(McpConnection {
+            entry: entry.clone(),
+            service,
+            tools,
+            instructions,
+        })
+    }
+
+    /// The server's tools as MCP's JSON, in the order it listed them.
+    pub fn tools(&self) -> &[Value] {
+        &self.tools
+    }
+
+    /// The first line of the server's instructions.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// The entry this connection was made from.
+    pub fn entry(&self) -> &ServerEntry {
+        &self.entry
+    }
+
+    /// Calls `tool` (the server's name for it) with `arguments`; the `CallToolResult` as JSON.
+    /// `abort` cancels the call and tells the server; the entry's timeout ends it too.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Value,
+        abort: &CancellationToken,
+    ) -> Result<Value, CallError> {
+        if abort.is_cancelled() {
+            return Err(CallError::Aborted);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParam {
+            name: tool.to_string().into(),
+            arguments: arguments.as_object().cloned(),
+        }));
+        let timeout = Duration::from_secs_f64(self.entry.timeout_seconds());
+        let peer = self.service.peer().clone();
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| CallError::Service(e.to_string()))?;
+        let id = handle.id.clone();
+        let outcome = tokio::select! {
+            response = tokio::time::timeout(timeout, handle.await_response()) => response,
+            () = abort.cancelled() => {
+                let cancel = CancelledNotificationParam { request_id: id, reason: Some("Aborted".to_string()) };
+                let _ = peer.notify_cancelled(cancel).await;
+                return Err(CallError::Aborted);
+            }
+        };
+        match outcome {
+            Err(_) => Err(CallError::TimedOut(timeout.as_millis())),
+            Ok(Err(error)) => Err(CallError::Service(error.to_string())),
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                serde_json::to_value(result).map_err(|e| CallError::Service(e.to_string()))
+            }
+            Ok(Ok(_)) => Err(CallError::Service(
+                "unexpected response to tools/call".to_string(),
+            )),
+        }
+    }
+
+    /// Runs `tool` as Pi runs an MCP tool: the call, then the result converted
+    /// ([`convert_result`]); a call that gives no result (aborted, timed out, the connection
+    /// lost) is the error text Pi's loop reports as thrown.
+    pub async fn run_tool(
+        &self,
+        tool: &McpToolDefinition,
+        arguments: Value,
+        abort: &CancellationToken,
+        save: SaveOutput<'_>,
+    ) -> Result<ToolResult, String> {
+        let result = self
+            .call_tool(&tool.server_tool, arguments, abort)
+            .await
+            .map_err(|error| error.to_string())?;
+        Ok(convert_result(&tool.server, &tool.server_tool, &result, false, save).tool_result())
+    }
+
+    /// Stops the server: the stdio child is closed and killed, the HTTP session ended.
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
+    }
+}

@@ -1,0 +1,120 @@
+//! MCP tools as Pi 1.5.2 declares them (`extensions/mcp/tools.js` `createMcpToolDefinition`):
+//! the name from `naming`, the label `server/tool`, the description (the tool's, else its title,
+//! else a sentence naming it), the input schema with `type: "object"` and `properties` filled in,
+//! the exposure from the server's config, and the four boolean annotation hints.
+
+use pi_core::tools::custom::CustomToolDefinition;
+use serde_json::{json, Map, Value};
+
+use crate::config::ServerEntry;
+use crate::naming::assign_tool_names;
+
+/// The annotation hints Pi passes on (`pi.getAllTools()` reports them).
+const ANNOTATION_HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
+/// One MCP tool as a Pi tool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpToolDefinition {
+    /// `mcp__<server>__<tool>`, sanitised, hashed on collision.
+    pub name: String,
+    /// `<server>/<tool>`.
+    pub label: String,
+    pub description: String,
+    /// The JSON Schema the model fills in.
+    pub parameters: Value,
+    /// Pi's tool exposure: the server exposure, with `codemode` declared as `deferred`.
+    pub exposure: String,
+    /// The server's name for the tool, which `tools/call` takes.
+    pub server_tool: String,
+    pub server: String,
+    /// The boolean hints among the tool's annotations, when it has any.
+    pub annotations: Option<Map<String, Value>>,
+}
+
+impl McpToolDefinition {
+    /// The tool as a custom tool's declaration, which a run's configuration (and so its
+    /// cassette) holds. Pi gives MCP tools no prompt snippet or guidelines, so they are not
+    /// listed in the system prompt's tools section.
+    pub fn custom_definition(&self) -> CustomToolDefinition {
+        CustomToolDefinition {
+            label: self.label.clone(),
+            ..CustomToolDefinition::new(&self.name, &self.description, self.parameters.clone())
+        }
+    }
+}
+
+/// pi-mcp's `normalizeMcpInputSchema`: `type` defaults to `object`, `properties` to `{}`.
+pub fn normalize_input_schema(schema: &Value) -> Value {
+    let mut out = Map::new();
+    let source = schema.as_object().cloned().unwrap_or_default();
+    let ty = source
+        .get("type")
+        .cloned()
+        .filter(|t| !t.is_null())
+        .unwrap_or(json!("object"));
+    for (key, value) in &source {
+        out.insert(key.clone(), value.clone());
+    }
+    out.insert("type".into(), ty);
+    if !out.contains_key("properties") {
+        out.insert("properties".into(), json!({}));
+    }
+    Value::Object(out)
+}
+
+/// The definitions of a server's tools (each the JSON of an MCP `Tool`), in list order.
+pub fn tool_definitions(entry: &ServerEntry, tools: &[Value]) -> Vec<McpToolDefinition> {
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t.get("name").and_then(Value::as_str).unwrap_or(""))
+        .collect();
+    let assigned = assign_tool_names(&entry.name, &names);
+    tools
+        .iter()
+        .zip(names.iter().zip(assigned))
+        .map(|(tool, (server_tool, name))| {
+            let title = tool
+                .get("title")
+                .and_then(Value::as_str)
+                .or_else(|| tool.pointer("/annotations/title").and_then(Value::as_str))
+                .filter(|t| !t.is_empty());
+            let own = tool
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|d| !d.is_empty());
+            let description = own
+                .or(title)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("MCP tool {server_tool} from server {}", entry.name));
+            let hints: Map<String, Value> = ANNOTATION_HINTS
+                .iter()
+                .filter_map(|hint| {
+                    let value = tool.pointer(&format!("/annotations/{hint}"))?;
+                    value
+                        .is_boolean()
+                        .then(|| (hint.to_string(), value.clone()))
+                })
+                .collect();
+            let exposure = match entry.tool_exposure(server_tool) {
+                "codemode" => "deferred",
+                other => other,
+            };
+            McpToolDefinition {
+                name,
+                label: format!("{}/{server_tool}", entry.name),
+                description,
+                parameters: normalize_input_schema(tool.get("inputSchema").unwrap_or(&Value::Null)),
+                exposure: exposure.to_string(),
+                server_tool: server_tool.to_string(),
+                server: entry.name.clone(),
+                annotations: (!hints.is_empty()).then_some(hints),
+            }
+        })
+        .collect()
+}

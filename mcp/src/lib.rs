@@ -1,0 +1,23 @@
+//! MCP servers as Pi 1.5.2's built-in MCP extension uses them: `mcp.json` read and checked as Pi
+//! reads it (`config`), tools named (`naming`) and declared (`definition`) as Pi names and
+//! declares them, results turned into Pi's tool results as Pi turns them (`convert`), and the
+//! connection to a stdio or streamable-HTTP server through the official Rust SDK (`client`).
+//!
+//! This crate holds the rmcp dependency tree so the pure crates stay free of it; it depends on
+//! `pi-core` for Pi's types and on `pi-effects` only for the custom-tool trait its tools
+//! implement (`custom_tool`).
+
+pub mod client;
+pub mod config;
+pub mod convert;
+pub mod custom_tool;
+pub mod definition;
+pub mod naming;
+pub mod startup;
+
+pub use client::{CallError, ConnectError, McpConnection};
+pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
+pub use convert::{convert_result, McpToolOutput};
+pub use custom_tool::{register_direct_tools, McpTool};
+pub use definition::{tool_definitions, McpToolDefinition};
+pub use startup::{start_servers, Started};
