@@ -573,6 +573,12 @@ pub enum RecordedInput {
     SetSessionName {
         name: String,
     },
+    /// The prompt's sections and the tools by name from the next turn on (built-in tools as
+    /// they are, others by name only).
+    SetSystem {
+        sections: serde_json::Map<String, Value>,
+        tools: Vec<String>,
+    },
     ModelFailed {
         call: u64,
         error: String,

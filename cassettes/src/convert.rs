@@ -6,6 +6,7 @@
 
 use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::{ExtensionEntry, NavigateRequest, SessionInput, StreamingBehavior};
+use pi_effects::run_config::tool_spec;
 use pi_providers::transport::TransportError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -192,6 +193,10 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
         SessionInput::AbortRetry => RecordedInput::AbortRetry,
         SessionInput::ClearQueue => RecordedInput::ClearQueue,
         SessionInput::SetSessionName(name) => RecordedInput::SetSessionName { name: name.clone() },
+        SessionInput::SetSystem { sections, tools } => RecordedInput::SetSystem {
+            sections: sections.clone(),
+            tools: tools.iter().map(|tool| tool.name.clone()).collect(),
+        },
         SessionInput::Answer(Input::ModelFailed { call, error }) => RecordedInput::ModelFailed {
             call: call.0,
             error: error.clone(),
@@ -311,6 +316,10 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::AbortRetry => SessionInput::AbortRetry,
         RecordedInput::ClearQueue => SessionInput::ClearQueue,
         RecordedInput::SetSessionName { name } => SessionInput::SetSessionName(name.clone()),
+        RecordedInput::SetSystem { sections, tools } => SessionInput::SetSystem {
+            sections: sections.clone(),
+            tools: tools.iter().map(|name| tool_spec(name)).collect(),
+        },
         RecordedInput::ModelFailed { call, error } => SessionInput::Answer(Input::ModelFailed {
             call: CallId(*call),
             error: error.clone(),

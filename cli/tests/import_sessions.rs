@@ -108,6 +108,67 @@ fn sessions_the_original_wrote_replay_byte_for_byte() {
     check_reproduces("the forked session", &forked);
 }
 
+/// A session Pi 1.5.2 wrote whose prompt changed between two runs (the kit scenario
+/// `system_change_resume`: `--continue` with `--tools read,bash` and `--append-system-prompt`),
+/// so a `role: "system"` patch stands between the first answer and the second prompt: the import
+/// gives the run the changed prompt and tools there, and the replay writes the file byte for byte.
+#[test]
+fn a_mid_session_system_message_of_1_5_2_imports_byte_for_byte() {
+    let session = trace_session_in("scenarios-1.5.2/traces", "system_change_resume");
+    let original = std::fs::read(&session).expect("the session reads");
+    let text = String::from_utf8_lossy(&original);
+    assert!(
+        text.lines()
+            .filter(|l| l.contains(r#""role":"system""#))
+            .count()
+            == 2
+            && text.contains(r#""toolsRemoved":[{"name":"edit"},{"name":"write"}]"#),
+        "the fixture changes the prompt mid-session"
+    );
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (imported, check, written) = import_and_replay(&session, dir.path());
+    assert_eq!(imported.code, 0, "{}{}", imported.stdout, imported.stderr);
+    assert!(
+        imported
+            .stdout
+            .contains("reproduces the session byte for byte"),
+        "{}",
+        imported.stdout
+    );
+    assert_eq!(check, 0, "the imported cassette replays");
+    assert!(
+        written.as_deref() == Some(original.as_slice()),
+        "the replay writes the file byte for byte"
+    );
+}
+
+/// The sessions Pi 1.5.2 wrote in the public scenarios of plain text, tools and resumed and
+/// forked sessions: byte for byte, `durationMs` and the system message's own time included.
+#[test]
+fn sessions_1_5_2_wrote_replay_byte_for_byte() {
+    let mut sessions: Vec<PathBuf> = ["a_plain_text", "b_tool_read", "c_two_tools"]
+        .iter()
+        .map(|scenario| trace_session_in("traces-1.5.2", scenario))
+        .collect();
+    sessions.extend(pi_testkit::files_under(
+        &pi_testkit::kit_dir().join("traces-1.5.2/f_session_resume/sessions/final"),
+    ));
+    assert_eq!(
+        sessions.len(),
+        5,
+        "a, b, c, and the resumed and the forked session"
+    );
+    for session in sessions {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let (imported, check, written) = import_and_replay(&session, dir.path());
+        let name = session.display();
+        assert_eq!(imported.code, 0, "{name}: {}", imported.stdout);
+        assert_eq!(check, 0, "{name}");
+        let original = std::fs::read(&session).expect("the session reads");
+        assert!(written.as_deref() == Some(original.as_slice()), "{name}");
+    }
+}
+
 /// A session 0.73.1 wrote with retried attempts: Pi 1.5.2 omits each failed attempt with a
 /// `context_edit` entry, which the file does not hold, so the import names where the replay
 /// differs (1.5.2 itself, given the same answers, writes the edits too).
@@ -307,6 +368,41 @@ fn outline(report: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The real file whose system message stands after an extension's message: its prompt is a
+/// placeholder text its author put in (no sections, which Pi 1.5 never writes), so the import
+/// names that message, and no other, as one it cannot give the run (the line diff then names
+/// it too), and the replay still writes the rest of the branch.
+#[test]
+fn a_real_file_with_an_edited_system_message_names_only_that_message() {
+    let Some(wild) = pi_testkit::wild_sessions_dir() else {
+        return;
+    };
+    let file = wild.join("dinhhung893__piggery__testdata_fixtures_pi-0.87.1_session.jsonl");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (imported, _, written) = import_and_replay(&file, dir.path());
+    assert_eq!(imported.code, 1, "{}{}", imported.stdout, imported.stderr);
+    let system_reasons: Vec<&str> = imported
+        .stdout
+        .lines()
+        .filter(|l| l.contains("(message system, id"))
+        .collect();
+    assert_eq!(
+        system_reasons,
+        [
+            "  line 5 (message system, id fd4ec9ff): a `system` message whose prompt is text, \
+          not sections: no run of Pi 1.5 writes one (an earlier Pi's, or the file was edited)"
+        ],
+        "{}",
+        imported.stdout
+    );
+    let written =
+        String::from_utf8(written.expect("the replay writes the session")).expect("UTF-8");
+    assert!(
+        written.contains("piggery_send"),
+        "the branch after it is replayed"
+    );
 }
 
 /// Every real session file imported: which replay byte for byte, and for each that does not,

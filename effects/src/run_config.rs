@@ -91,6 +91,16 @@ pub enum BuildError {
     Store(#[from] StoreError),
 }
 
+/// A tool known only by its name (an extension's, in a session Pi wrote): any arguments.
+pub fn named_tool(name: &str) -> ToolSpec {
+    ToolSpec::new(name, "", serde_json::json!({"type": "object"}))
+}
+
+/// The tool `name`: the built-in one, else [`named_tool`].
+pub fn tool_spec(name: &str) -> ToolSpec {
+    builtin_tool(name).map_or_else(|| named_tool(name), |tool| tool.spec())
+}
+
 /// The machine and session file a run of `config` starts with, over `store` (new, opened or in
 /// memory; created with `config.started_at` and `config.seed`). Pi's `createAgentSession`: a
 /// session with messages gains a thinking-level entry if its branch has none; any other
@@ -103,12 +113,7 @@ pub fn build_machine(
     let now = config.started_at;
     let mut tools =
         compose_tools(&config.tools, &config.custom_tools).map_err(BuildError::UnknownTool)?;
-    tools.extend(
-        config
-            .named_tools
-            .iter()
-            .map(|name| ToolSpec::new(name, "", serde_json::json!({"type": "object"}))),
-    );
+    tools.extend(config.named_tools.iter().map(|name| named_tool(name)));
     let (mut tree, mut ids, mut file) = store.into_parts();
     let thinking_level = clamp_thinking_level(&config.model, config.thinking_level);
     let existing = !tree.context().messages.is_empty();

@@ -204,20 +204,31 @@ impl FromSession {
         planned: &Planned<AssistantMessage>,
         events: Vec<StreamEvent>,
     ) {
-        let t = planned.at.max(planned.item.timestamp);
         // Pi 1.5 counts `durationMs` from the request (the message's `timestamp`) to the
-        // answer's end: the last event comes then, so the loop counts the same.
-        let ended = planned
-            .item
-            .duration_ms
-            .map_or(t, |ms| t.max(planned.item.timestamp.saturating_add(ms)));
+        // answer's end, a little before it writes the entry: the stream comes from the request
+        // on and its last event then, so the loop counts the same. Without one (an earlier
+        // Pi's file), the answer comes when its entry was written.
+        let (during, ended) = match planned.item.duration_ms {
+            Some(ms) => {
+                let start = planned.item.timestamp;
+                (start, start.saturating_add(ms))
+            }
+            None => {
+                let t = planned.at.max(planned.item.timestamp);
+                (t, t)
+            }
+        };
         let last = events.len().saturating_sub(1);
         for (i, event) in events.into_iter().enumerate() {
             let input = SessionInput::Answer(Input::Model {
                 call: pi_core::agent::CallId(call),
                 event,
             });
-            self.answer(planned.position, if i == last { ended } else { t }, input);
+            self.answer(
+                planned.position,
+                if i == last { ended } else { during },
+                input,
+            );
         }
     }
 
@@ -273,7 +284,12 @@ impl FromSession {
             }),
         };
         let input = SessionInput::Answer(Input::ToolFinished { call, outcome });
-        self.answer(planned.position, result.timestamp, input);
+        // Pi 1.5 counts a result's `durationMs` from the tool's start, which is now; its
+        // `timestamp` is the file's (the entry's stamp).
+        let done = result
+            .duration_ms
+            .map_or(result.timestamp, |ms| self.now.saturating_add(ms));
+        self.answer(planned.position, done, input);
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use pi_core::agent::system::SystemState;
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{ExtensionEntry, SessionInput};
@@ -20,7 +21,7 @@ use pi_core::session::time::ms_from_iso;
 use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::definitions::builtin_tool;
-use pi_effects::run_config::RunConfig;
+use pi_effects::run_config::{tool_spec, RunConfig};
 use serde_json::{json, Value};
 
 use super::models::Models;
@@ -61,6 +62,8 @@ pub struct ImportPlan {
     /// than that entry was written.
     pub queued: HashMap<usize, Vec<Planned<SessionInput>>>,
     pub problems: Vec<Problem>,
+    /// The branch's system messages so far: the prompt in force folds them.
+    systems: Vec<AgentMessage>,
 }
 
 impl ImportPlan {
@@ -101,6 +104,7 @@ impl ImportPlan {
             results: HashMap::new(),
             queued: HashMap::new(),
             problems,
+            systems: Vec::new(),
             target,
             header,
             entries,
@@ -340,19 +344,43 @@ impl ImportPlan {
 
     /// The prompt a run recorded before its first request (Pi 1.5): its sections become the
     /// run's, and the tools it declared the run's tools, so that the replay records the same
-    /// message. A forced prompt, a removal, or a later change is not imported yet.
+    /// message. A later one (Pi resumed with other flags or context files) patched that prompt:
+    /// the prompt and tools it leaves in force are given to the run where it stands, so that
+    /// the replay's next turn records the same patch. A prompt given as text, which Pi 1.5
+    /// writes only as sections, is not imported.
     fn system_message(&mut self, position: usize, system: &SystemMessage) {
-        let sections = system.sections.clone().unwrap_or_default();
-        let forced = !system.content.text().is_empty();
-        if self.config.system_sections.is_some()
-            || forced
-            || system.tools_removed.is_some()
-            || sections.values().any(|text| !text.is_string())
-        {
+        if !system.content.text().is_empty() {
             self.problems.push(Problem::entry(
                 position,
-                "a `system` message that forces the prompt, removes a part, or changes the \
-                 prompt after the first request is not imported yet",
+                "a `system` message whose prompt is text, not sections: no run of Pi 1.5 writes \
+                 one (an earlier Pi's, or the file was edited)",
+            ));
+            return;
+        }
+        let first = self.config.system_sections.is_none();
+        self.systems.push(AgentMessage::System(system.clone()));
+        if !first {
+            let state = SystemState::of(&self.systems);
+            let tools = state
+                .tools
+                .iter()
+                .filter_map(|tool| tool.get("name").and_then(Value::as_str))
+                .map(tool_spec)
+                .collect();
+            let input = SessionInput::SetSystem {
+                sections: state.sections,
+                tools,
+            };
+            // It writes nothing and moves no clock: the patch is stamped at the turn that
+            // follows, whose prompt the file times earlier than the patch's entry.
+            self.input(position, 0, input);
+            return;
+        }
+        let sections = system.sections.clone().unwrap_or_default();
+        if system.tools_removed.is_some() || sections.values().any(|text| !text.is_string()) {
+            self.problems.push(Problem::entry(
+                position,
+                "a first `system` message that removes a part of a prompt never recorded",
             ));
             return;
         }
@@ -456,6 +484,7 @@ fn stamp_of(entry: &SessionEntry) -> Stamp {
     let result_time = match entry {
         SessionEntry::Message(m) => match &m.message {
             AgentMessage::ToolResult(result) => Some(result.timestamp),
+            AgentMessage::System(system) => Some(system.timestamp),
             _ => None,
         },
         _ => None,

@@ -194,6 +194,17 @@ impl AgentMachine {
         &self.model
     }
 
+    /// The prompt's sections and the tools from the next turn on, whose start records what
+    /// changed as a system message ([`Self::declare_system`]).
+    pub fn set_system(
+        &mut self,
+        sections: serde_json::Map<String, serde_json::Value>,
+        tools: Vec<ToolSpec>,
+    ) {
+        self.system_sections = Some(sections);
+        self.tools = Arc::new(tools);
+    }
+
     /// The thinking level used by the next run.
     pub fn thinking_level(&self) -> ThinkingLevel {
         self.thinking_level

@@ -2,14 +2,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::{AgentConfig, Effect, Input, QueueMode, StepError};
+use crate::agent::{AgentConfig, Effect, Input, QueueMode, StepError, ToolSpec};
 use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
 use crate::message::{BashExecutionMessage, CustomMessage, ImageContent};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::ids::IdGenerator;
 use crate::session::tree::SessionTree;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::retry::RetrySettings;
 
@@ -102,6 +102,13 @@ pub enum SessionInput {
     /// Names the session: a `session_info` entry and `session_info_changed` (Pi's
     /// `setSessionName`; the caller refuses an empty name as Pi's front ends do).
     SetSessionName(String),
+    /// The system prompt's sections and the tools from the next turn on (Pi 1.5 resumed with
+    /// other flags or context files): that turn records the difference as a system message. A
+    /// replay of a session Pi wrote gives it back where the file's patch stands.
+    SetSystem {
+        sections: Map<String, Value>,
+        tools: Vec<ToolSpec>,
+    },
     /// An answer to one of the machine's effects (model events, tool updates and results).
     Answer(Input),
     /// The time the machine asked to be woken at has come.
@@ -128,6 +135,7 @@ impl SessionInput {
             SessionInput::SetFollowUpMode(_) => "set_follow_up_mode".into(),
             SessionInput::SetAutoCompaction(_) => "set_auto_compaction".into(),
             SessionInput::SetAutoRetry(_) => "set_auto_retry".into(),
+            SessionInput::SetSystem { .. } => "set_system".into(),
             SessionInput::AbortRetry => "abort_retry".into(),
             SessionInput::ClearQueue => "clear_queue".into(),
             SessionInput::SetSessionName(_) => "set_session_name".into(),

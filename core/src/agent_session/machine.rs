@@ -213,6 +213,7 @@ impl SessionMachine {
             SessionInput::AbortRetry => self.abort_retry(),
             SessionInput::ClearQueue => self.clear_queue()?,
             SessionInput::SetSessionName(name) => self.set_session_name(&name),
+            SessionInput::SetSystem { sections, tools } => self.agent.set_system(sections, tools),
             SessionInput::Answer(input) => self.answer(input)?,
             SessionInput::Wake => self.wake()?,
         }

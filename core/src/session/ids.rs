@@ -15,9 +15,10 @@ use super::time::iso_from_ms;
 pub struct Stamp {
     pub id: String,
     pub timestamp: String,
-    /// A tool result's own time. Pi reads the clock for each result of a parallel batch as
-    /// it writes them one after the other; this loop reads it once per step, so a session Pi
-    /// wrote gives each back.
+    /// A tool result's or a system message's own time. Pi reads the clock for each result of
+    /// a parallel batch as it writes them one after the other, and again for the system
+    /// message at the turn's start after stamping its prompt; this loop reads it once per
+    /// step, so a session Pi wrote gives each back.
     #[serde(
         default,
         rename = "resultTime",

@@ -322,8 +322,10 @@ impl SessionTree {
     ) -> (String, Persist) {
         let (id, parent_id, timestamp, result_time) = self.stamped(now, ids);
         let mut message = message;
-        if let (AgentMessage::ToolResult(result), Some(t)) = (&mut message, result_time) {
-            result.timestamp = t;
+        match (&mut message, result_time) {
+            (AgentMessage::ToolResult(result), Some(t)) => result.timestamp = t,
+            (AgentMessage::System(system), Some(t)) => system.timestamp = t,
+            _ => {}
         }
         let entry = SessionEntry::Message(MessageEntry {
             id: id.clone(),
