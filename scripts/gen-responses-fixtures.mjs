@@ -51,6 +51,22 @@ const history = [
   result("call_9|item/with+chars_", [{ type: "text", text: "ok" }]),
   user([]),
 ];
+const grammarTools = [
+  tools[0],
+  { name: "apply_patch", description: "Apply a patch", parameters: { type: "object", properties: { patch: { type: "string" } }, required: ["patch"] },
+    constrainedSampling: { type: "grammar", variants: { openai_lark: "start: /.+/s", openai_regex: "ignored" } } },
+  { name: "stamp", description: "Stamp", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    constrainedSampling: { type: "grammar", variants: { openai_regex: "[a-z]+" } } },
+];
+const grammarHistory = [
+  user("patch it"),
+  assistant([{ type: "toolCall", id: "call_7|ctc_7", name: "apply_patch", arguments: { patch: "*** Begin\n\"x\"" } },
+    { type: "toolCall", id: "call_8|fc_8", name: "read", arguments: { path: "a" } }]),
+  { ...result("call_7|ctc_7", [{ type: "text", text: "patched" }]), toolName: "apply_patch" },
+  result("call_8|fc_8", [{ type: "text", text: "read" }]),
+  assistant([{ type: "toolCall", id: "call_9|ctc_9", name: "stamp", arguments: { text: "ok" } }], { model: "gpt-5" }),
+  { ...result("call_9|ctc_9", [{ type: "text", text: "stamped" }]), toolName: "stamp" },
+];
 const bodyCases = [
   { name: "history-reasoning-high", model: model(), context: { systemPrompt: "Be brief.", messages: history, tools }, options: { reasoning: "high", sessionId: "sess-1" } },
   { name: "reasoning-off-default", model: model(), context: { systemPrompt: "S", messages: [user("hi")] }, options: {} },
@@ -61,6 +77,10 @@ const bodyCases = [
   { name: "no-cache-no-session-key", model: model({ reasoning: false, compat: { supportsLongCacheRetention: false } }), context: { messages: [user("hi")] }, options: { cacheRetention: "none", sessionId: "s" } },
   { name: "long-cache-unsupported", model: model({ reasoning: false, compat: { supportsLongCacheRetention: false } }), context: { messages: [user("hi")] }, options: { cacheRetention: "long", sessionId: "s" } },
   { name: "other-provider-ids", model: model({ provider: "azure-openai-responses", reasoning: false }), context: { messages: history }, options: {} },
+  // Grammar (custom) tools: with `compat.supportsOpenAIGrammarTools` a tool constrained by a
+  // grammar goes out as a `custom` tool, its calls and results as `custom_tool_call` items.
+  { name: "grammar-tools", model: model({ compat: { supportsOpenAIGrammarTools: true } }), context: { messages: grammarHistory, tools: grammarTools }, options: {} },
+  { name: "grammar-tools-unsupported", model: model(), context: { messages: grammarHistory, tools: grammarTools }, options: {} },
 ];
 
 const sse = (events) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
@@ -161,6 +181,30 @@ const streams = [
     { type: "response.output_item.done", output_index: 0, item: message("msg_5", [{ type: "output_text", text: "Hi" }]) },
     { type: "response.output_item.done", output_index: 1, item: { type: "function_call", id: "fc_5", call_id: "call_5", name: "read", arguments: "{}" } },
     completed("completed")] },
+  // Grammar tool calls stream their free-form input; the block's arguments hold it under the
+  // tool's one string property ("input" for a tool the request did not declare as grammar).
+  { name: "custom-tool-call", grammar: true, events: [created,
+    { type: "response.output_item.added", output_index: 0, item: { type: "custom_tool_call", id: "ctc_1", call_id: "call_1", name: "apply_patch", input: "" } },
+    { type: "response.custom_tool_call_input.delta", output_index: 0, delta: "*** Begin" },
+    { type: "response.custom_tool_call_input.delta", output_index: 0, delta: " \"quoted\"\n" },
+    { type: "response.custom_tool_call_input.done", output_index: 0, input: "*** Begin \"quoted\"\n*** End" },
+    { type: "response.output_item.done", output_index: 0, item: { type: "custom_tool_call", id: "ctc_1", call_id: "call_1", name: "apply_patch", input: "*** Begin \"quoted\"\n*** End" } },
+    completed("completed")] },
+  { name: "custom-tool-call-only-in-done", grammar: true, events: [created,
+    { type: "response.output_item.added", output_index: 0, item: { type: "custom_tool_call", id: "ctc_2", call_id: "call_2", name: "stamp", input: "ab" } },
+    { type: "response.output_item.done", output_index: 0, item: { type: "custom_tool_call", id: "ctc_2", call_id: "call_2", name: "stamp", input: "abc" } },
+    { type: "response.output_item.done", output_index: 1, item: { type: "custom_tool_call", id: "ctc_3", call_id: "call_3", name: "unknown", input: "zz" } },
+    completed("completed")] },
+  { name: "custom-tool-call-input-not-monotonic", grammar: true, events: [created,
+    { type: "response.output_item.added", output_index: 0, item: { type: "custom_tool_call", id: "ctc_4", call_id: "call_4", name: "apply_patch", input: "" } },
+    { type: "response.custom_tool_call_input.delta", output_index: 0, delta: "abc" },
+    { type: "response.custom_tool_call_input.done", output_index: 0, input: "xyz" },
+    completed("completed")] },
+  { name: "custom-tool-call-without-grammar-tools", events: [created,
+    { type: "response.output_item.added", output_index: 0, item: { type: "custom_tool_call", id: "ctc_5", call_id: "call_5", name: "apply_patch", input: "" } },
+    { type: "response.custom_tool_call_input.delta", output_index: 0, delta: "p" },
+    { type: "response.output_item.done", output_index: 0, item: { type: "custom_tool_call", id: "ctc_5", call_id: "call_5", name: "apply_patch", input: "p!" } },
+    completed("completed")] },
 ];
 for (const s of streams) s.body = s.raw ?? sse(s.events);
 
@@ -189,7 +233,9 @@ for (const s of streams) {
   current = s.body;
   const events = [];
   let final;
-  const stream = streamSimple(model({ baseUrl: `http://127.0.0.1:${port}/v1` }), { messages: [user("hi")] }, { apiKey: "key", maxRetries: 0 });
+  const over = s.grammar ? { compat: { supportsOpenAIGrammarTools: true } } : {};
+  const context = s.grammar ? { messages: [user("hi")], tools: grammarTools } : { messages: [user("hi")] };
+  const stream = streamSimple(model({ baseUrl: `http://127.0.0.1:${port}/v1`, ...over }), context, { apiKey: "key", maxRetries: 0 });
   for await (const e of stream) {
     if (e.type === "done") final = e.message;
     else if (e.type === "error") final = e.error;
@@ -199,7 +245,7 @@ for (const s of streams) {
   delete message.timestamp;
   delete message.role;
   delete message.durationMs; // the loop's measure, not the decoder's
-  decoded.push({ name: s.name, body: s.body, events: JSON.parse(JSON.stringify(events)), message });
+  decoded.push({ name: s.name, ...(s.grammar ? { compat: over.compat, tools: grammarTools } : {}), body: s.body, events: JSON.parse(JSON.stringify(events)), message });
 }
 server.close();
 fs.writeFileSync(out, JSON.stringify({ bodies, streams: decoded }, null, 1) + "\n");

@@ -412,6 +412,31 @@ const inputs = [
   { case: "format hostname and idn-hostname edges",
     schema: {type: "object", properties: Object.fromEntries("abcdefghijklmnopqrstuvwxyz".split("").map((k, i) => [k, {type: "string", format: i % 2 ? "idn-hostname" : "hostname"}]))},
     args: {a: "xn--", b: "xn--", c: "XN--BCHER-KVA.com", d: "XN--BCHER-KVA.com", e: "xn---abc", f: "xn--zz", g: "a.b.c.d.e", h: "\u0627\u0644\u0639\u0631\u0628\u064a\u0629.com", i: "xn--mgbh0fb.com", j: "\u0627\u0661\u0031.com", k: "xn--a-ecp.ru", l: "ab\u200cc.com", m: "ex\u00adample.com", n: "ex\u00adample.com", o: "a+b.com", p: "a+b.com", q: "\u30fb.com", r: "\u30fb\u30a2.com", s: "xn--" + "a".repeat(60), t: "\u00e9".repeat(60) + ".com", u: "a\u0375b", v: "\u0375\u03b1", w: "\u05d0\u05f3", x: "a\u05f3", y: "e\u0301.com", z: "\u1100\u1161"} },
+  // Patterns are JavaScript RegExps: pi-schema compiles each with the `u` flag, and a source that
+  // does not compile so without flags (Annex B syntax, UTF-16 code units); one that compiles
+  // neither way throws V8's SyntaxError text when the schema is compiled, whatever the arguments.
+  { case: "regex: lookahead and backreference",
+    schema: {type: "object", properties: {a: {type: "string", pattern: "^(?=.*\\d)[a-z\\d]+$"}, b: {type: "string", pattern: "^(?=.*\\d)[a-z\\d]+$"}, c: {type: "string", pattern: "^(a+)-\\1$"}, d: {type: "string", pattern: "^(a+)-\\1$"}, e: {type: "string", pattern: "^(?<n>x)\\k<n>$"}, f: {type: "string", pattern: "(?<!b)c"}}},
+    args: {a: "abc1", b: "abc", c: "aa-aa", d: "aa-a", e: "xx", f: "bc"} },
+  { case: "regex: \\d, \\w and \\b are ASCII, . a code point, $ the very end",
+    schema: {type: "object", properties: {a: {type: "string", pattern: "^\\d+$"}, b: {type: "string", pattern: "^\\w+$"}, c: {type: "string", pattern: "^.$"}, d: {type: "string", pattern: "^a$"}, e: {type: "string", pattern: "\\bé"}, f: {type: "string", pattern: "^\\s$"}, g: {type: "string", pattern: "^[^a]$"}}},
+    args: {a: "١٢", b: "é", c: "😀", d: "a\n", e: "xé", f: "\u00a0", g: "😀"} },
+  { case: "regex: Annex B syntax when the u flag refuses it",
+    schema: {type: "object", properties: {a: {type: "string", pattern: "^a{$"}, b: {type: "string", pattern: "^\\-$"}, c: {type: "string", pattern: "^\\z\\A$"}, d: {type: "string", pattern: "^[\\d-z]+$"}, e: {type: "string", pattern: "^.{2}\\-$"}, f: {type: "string", pattern: "^\\p{L}$"}, g: {type: "string", pattern: "]"}, h: {type: "string", pattern: "^\\c$"}}},
+    args: {a: "a{", b: "-", c: "zA", d: "1-z", e: "😀-", f: "p{L}", g: "]", h: "\\c"} },
+  { case: "regex: patternProperties keys",
+    schema: {type: "object", patternProperties: {"^(?!x_)[a-z]+$": {type: "number"}, "^\\d$": {type: "string"}, "^\\-": {type: "boolean"}}, additionalProperties: false},
+    args: {ok: "1", x_no: 2, "٣": 3, "3": 4, "-a": "true"} },
+  { case: "regex: format regex needs the u flag",
+    schema: {type: "object", properties: Object.fromEntries("abcdefgh".split("").map((k) => [k, {type: "string", format: "regex"}]))},
+    args: {a: "(?=a)a", b: "(?<n>a)\\k<n>", c: "a{", d: "\\-", e: "(?i)a", f: "\\p{L}", g: "(", h: "\\A"} },
+  ...[["(", "absent property"], ["a)", "x"], ["[", "x"], ["\\", "x"], ["a**", "x"], ["(?i)a", "x"], ["(?i:a)", "x"], ["(?<=a)*", "x"], ["^*", "x"], ["a{2,1}", "x"], ["[b-a]", "x"], ["(?<a>x)(?<a>y)", "x"], ["(?<1a>x)", "x"], ["(?<a>x)\\k<b>", "x"], ["(?:", "x"], ["a|+", "x"]].map(([pattern, value]) => (
+    { case: `regex: invalid pattern ${pattern}`,
+      schema: {type: "object", properties: {a: {type: "string", pattern}}},
+      args: value === "absent property" ? {} : {a: value} })),
+  { case: "regex: invalid patternProperties key with no keys given",
+    schema: {type: "object", patternProperties: {"(?<": {type: "number"}}},
+    args: {} },
 ];
 
 const cases = [];

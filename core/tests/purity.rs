@@ -53,6 +53,10 @@ const ALLOWED: &[&str] = &[
     "regex-automata",
     "regex-syntax",
     "aho-corasick",
+    // An ECMAScript regex engine: tool schemas' `pattern`s are JavaScript RegExps in Pi
+    // (lookarounds, backreferences, `u` semantics), which `regex` cannot run. Pure Rust, and its
+    // only dependency, memchr, is already here.
+    "regress",
     "foldhash",
     "zmij",
     // NFKC for the edit tool's fuzzy matching.

@@ -14,29 +14,34 @@ fn validation_matches_pi_case_by_case() {
     let text = include_str!("fixtures/validation_cases.json");
     let cases: Vec<Value> = serde_json::from_str(text).unwrap();
     assert!(cases.len() > 100);
-    let mut checked = 0;
+    let mut failed = Vec::new();
     for case in &cases {
         let name = case["case"].as_str().unwrap();
         let got =
             pi_core::validate::validate_tool_arguments("test_tool", &case["schema"], &case["args"]);
         match (case.get("ok"), case.get("error"), got) {
             (Some(expected), _, Ok(value)) => {
-                assert!(
-                    pi_core::validate::js_equal(expected, &value),
-                    "{name}: expected {expected}, got {value}"
-                );
-                assert_eq!(
-                    pi_core::json::to_string(expected).unwrap(),
-                    pi_core::json::to_string(&value).unwrap(),
-                    "{name}: same value, different JSON"
-                );
+                if !pi_core::validate::js_equal(expected, &value) {
+                    failed.push(format!("{name}: expected {expected}, got {value}"));
+                } else if pi_core::json::to_string(expected).unwrap()
+                    != pi_core::json::to_string(&value).unwrap()
+                {
+                    failed.push(format!("{name}: same value, different JSON"));
+                }
             }
             (_, Some(Value::String(expected)), Err(message)) => {
-                assert_eq!(&message, expected, "{name}");
+                if &message != expected {
+                    failed.push(format!("{name}: expected {expected:?}, got {message:?}"));
+                }
             }
-            (_, _, got) => panic!("{name}: expected {case}, got {got:?}"),
+            (_, _, got) => failed.push(format!("{name}: expected {case}, got {got:?}")),
         }
-        checked += 1;
     }
-    assert_eq!(checked, cases.len());
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n")
+    );
 }

@@ -18,6 +18,7 @@ use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::custom::{compose_tools, CustomToolDefinition};
+use pi_core::tools::definitions::builtin_tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -47,7 +47,12 @@ impl ModelCall {
             // No encoder: `open` fails the call the way pi-ai does, through the decoder.
             _ => None,
         };
-        let decoder = ModelCall::decoder_for(model, now);
+        let decoder: Box<dyn StreamDecoder> = match model.api.as_str() {
+            "openai-responses" => {
+                Box::new(openai_responses::Decoder::new(model, now).with_tools(&request.tools))
+            }
+            _ => ModelCall::decoder_for(model, now),
+        };
         let sdk = retry::applies_to(&model.api);
         ModelCall {
             decoder,

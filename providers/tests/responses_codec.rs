@@ -11,7 +11,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::{comparable, decode_split, fixture_options, fixture_request, observe, serve_once};
-use pi_core::agent::{ModelRequest, StreamEvent};
+use pi_core::agent::{ModelRequest, StreamEvent, ToolDefinition};
 use pi_core::model::Model;
 use pi_providers::openai_responses::{build_body, Decoder};
 use pi_providers::{CallOptions, StreamEnd};
@@ -51,13 +51,28 @@ fn bodies_match_the_original() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-fn decode(body: &[u8], cuts: &[usize]) -> Vec<StreamEvent> {
-    decode_split(
-        Decoder::new(&stream_model(), 0),
-        body,
-        cuts,
-        StreamEnd::Complete,
-    )
+/// The decoder for a stream fixture: the request it answers may declare grammar tools (with the
+/// model's `compat`), whose custom calls decode into their input property.
+fn stream_decoder(stream: &Value) -> Decoder {
+    let mut model = stream_model();
+    model.compat = serde_json::from_value(stream["compat"].clone()).unwrap();
+    let tools: Vec<ToolDefinition> = stream["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| ToolDefinition {
+            name: t["name"].as_str().unwrap().into(),
+            description: t["description"].as_str().unwrap().into(),
+            parameters: t["parameters"].clone(),
+            constrained_sampling: t.get("constrainedSampling").cloned(),
+        })
+        .collect();
+    Decoder::new(&model, 0).with_tools(&tools)
+}
+
+fn decode(stream: &Value, cuts: &[usize]) -> Vec<StreamEvent> {
+    let body = stream["body"].as_str().unwrap().as_bytes();
+    decode_split(stream_decoder(stream), body, cuts, StreamEnd::Complete)
 }
 
 /// Every stream's differences from the original when cut at `cuts`.
@@ -65,8 +80,7 @@ fn differences(cuts: &[usize]) -> Vec<String> {
     let mut wrong = Vec::new();
     for stream in fixtures()["streams"].as_array().unwrap() {
         let name = stream["name"].as_str().unwrap();
-        let body = stream["body"].as_str().unwrap().as_bytes();
-        let (updates, message) = observe(decode(body, cuts));
+        let (updates, message) = observe(decode(stream, cuts));
         let theirs: Vec<Value> = stream["events"]
             .as_array()
             .unwrap()
@@ -114,31 +128,32 @@ proptest! {
 
     #[test]
     fn arbitrary_events_never_panic(
-        kinds in prop::collection::vec(0usize..12, 0..40),
+        kinds in prop::collection::vec(0usize..14, 0..40),
         texts in prop::collection::vec("[a-z{}\":]{0,6}", 40),
     ) {
-        const KINDS: [&str; 12] = [
+        const KINDS: [&str; 14] = [
             "response.output_item.added", "response.output_item.done",
             "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
             "response.reasoning_summary_part.done", "response.content_part.added",
             "response.output_text.delta", "response.function_call_arguments.delta",
             "response.function_call_arguments.done", "response.completed", "response.refusal.delta",
-            "response.reasoning_text.delta",
+            "response.reasoning_text.delta", "response.custom_tool_call_input.delta",
+            "response.custom_tool_call_input.done",
         ];
-        const ITEMS: [&str; 3] = ["reasoning", "message", "function_call"];
+        const ITEMS: [&str; 4] = ["reasoning", "message", "function_call", "custom_tool_call"];
         let mut body = String::new();
         for (i, kind) in kinds.iter().enumerate() {
             let text = &texts[i % texts.len()];
             let event = serde_json::json!({
                 "type": KINDS[*kind],
-                "item": {"type": ITEMS[i % 3], "id": "x", "call_id": "c", "name": "n", "arguments": text, "content": [], "summary": []},
+                "item": {"type": ITEMS[i % 4], "id": "x", "call_id": "c", "name": "n", "arguments": text, "input": text, "content": [], "summary": []},
                 "part": {"type": if i % 2 == 0 { "output_text" } else { "refusal" }},
-                "delta": text, "arguments": text,
+                "delta": text, "arguments": text, "input": text,
                 "response": {"status": "completed", "usage": {"input_tokens": 1}},
             });
             body.push_str(&format!("data: {event}\n\n"));
         }
-        let events = decode(body.as_bytes(), &[]);
+        let events = decode(&serde_json::json!({"body": body}), &[]);
         let mut assembly = pi_core::agent::assemble::Assembly::default();
         for event in events {
             prop_assert!(assembly.apply(event).is_ok());

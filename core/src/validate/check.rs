@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::coerce::{matches_type, schema_types};
 use super::format::matches_format;
+use super::js_regex::SchemaRegex;
 use super::jsnum::{as_f64, js_equal};
 use crate::json::format_number;
 
@@ -134,12 +135,12 @@ fn object_keywords(
         }
     }
     let properties = s.get("properties").and_then(Value::as_object);
-    let patterns: Vec<(regex::Regex, &Value)> = s
+    let patterns: Vec<(SchemaRegex, &Value)> = s
         .get("patternProperties")
         .and_then(Value::as_object)
         .map(|p| {
             p.iter()
-                .filter_map(|(pat, sch)| regex::Regex::new(pat).ok().map(|re| (re, sch)))
+                .filter_map(|(pat, sch)| SchemaRegex::unicode_only(pat).map(|re| (re, sch)))
                 .collect()
         })
         .unwrap_or_default();
@@ -353,7 +354,7 @@ fn string_keywords(s: &Map<String, Value>, text: &str, path: &str, out: &mut Vec
         }
     }
     if let Some(Value::String(pattern)) = s.get("pattern") {
-        let matched = regex::Regex::new(pattern).map_or(true, |re| re.is_match(text));
+        let matched = SchemaRegex::unicode_only(pattern).is_none_or(|re| re.is_match(text));
         if !matched {
             push(
                 out,

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::explain::passes_in;
 use super::js_keys;
+use super::js_regex::SchemaRegex;
 use super::jsnum::{number, parse_js_number};
 use super::refs::Resolver;
 use crate::json::format_number;
@@ -61,14 +62,14 @@ fn item_schema(schema: &Map<String, Value>, i: usize) -> Option<&Value> {
     }
 }
 
-fn patterns(schema: &Map<String, Value>) -> Vec<(regex::Regex, &Value)> {
+fn patterns(schema: &Map<String, Value>) -> Vec<(SchemaRegex, &Value)> {
     schema
         .get("patternProperties")
         .and_then(Value::as_object)
         .map(|p| {
             js_keys(p)
                 .into_iter()
-                .filter_map(|k| regex::Regex::new(k).ok().map(|re| (re, &p[k])))
+                .filter_map(|k| SchemaRegex::new(k).ok().map(|re| (re, &p[k])))
                 .collect()
         })
         .unwrap_or_default()

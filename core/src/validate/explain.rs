@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::coerce::matches_type;
 use super::js_keys;
+use super::js_regex::SchemaRegex;
 use super::jsnum::{as_f64, js_equal};
 use super::messages as text;
 use super::refs::Resolver;
@@ -183,7 +184,7 @@ fn walk_string(node: &Map<String, Value>, s: &str, path: &str, out: &mut Vec<Exp
         push(out, path.to_owned(), text::at_most(max, "characters"));
     }
     if let Some(Value::String(pattern)) = node.get("pattern") {
-        if !regex::Regex::new(pattern).map_or(true, |re| re.is_match(s)) {
+        if !SchemaRegex::new(pattern).map_or(true, |re| re.is_match(s)) {
             push(out, path.to_owned(), text::pattern(pattern));
         }
     }
@@ -281,13 +282,13 @@ fn walk_object<'a>(
             walk(cx, &properties[key], value, &pointer(path, key), out);
         }
     }
-    let patterns: Vec<(regex::Regex, &'a Value)> = node
+    let patterns: Vec<(SchemaRegex, &'a Value)> = node
         .get("patternProperties")
         .and_then(Value::as_object)
         .map(|p| {
             js_keys(p)
                 .into_iter()
-                .filter_map(|k| regex::Regex::new(k).ok().map(|re| (re, &p[k])))
+                .filter_map(|k| SchemaRegex::new(k).ok().map(|re| (re, &p[k])))
                 .collect()
         })
         .unwrap_or_default();

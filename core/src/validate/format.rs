@@ -18,7 +18,7 @@ pub fn matches_format(format: &str, text: &str) -> bool {
         "ipv6" => ipv6(text),
         "uri" | "url" | "iri" => uri(text),
         "hostname" | "idn-hostname" => hostname(text),
-        "regex" => regex::Regex::new(text).is_ok(),
+        "regex" => super::js_regex::compiles_with_unicode_flag(text),
         _ => true,
     }
 }

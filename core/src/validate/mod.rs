@@ -4,7 +4,8 @@
 //! The model's arguments are coerced towards the tool's JSON schema first (optional `null`s
 //! dropped, numeric strings to numbers, `"true"` to `true`, a lone value into an array, ...;
 //! [`coerce`]), then checked ([`explain`]); a failure lists every error with pi-schema's wording
-//! ([`messages`]) and the arguments as received. TypeBox's checker ([`errors`], [`MAX_ERRORS`])
+//! ([`messages`]) and the arguments as received. Patterns are JavaScript RegExps ([`js_regex`]);
+//! one that does not compile fails the call first ([`schema_patterns`]). TypeBox's checker ([`errors`], [`MAX_ERRORS`])
 //! stays for the `models.json` check, which did not change.
 
 mod check;
@@ -12,10 +13,12 @@ mod coerce;
 mod explain;
 mod format;
 mod idn;
+mod js_regex;
 mod jsnum;
 pub mod messages;
 mod refs;
 mod schema_format;
+mod schema_patterns;
 mod url_format;
 
 use serde_json::{Map, Value};
@@ -30,6 +33,9 @@ pub fn validate_tool_arguments(
     schema: &Value,
     args: &Value,
 ) -> Result<Value, String> {
+    if let Some(message) = schema_patterns::first_invalid(schema) {
+        return Err(message);
+    }
     let coerced = coerce::coerce(args, schema);
     let Some(found) = explain(schema, &coerced) else {
         return Err(messages::TOO_DEEP.to_owned());

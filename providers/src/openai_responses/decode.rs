@@ -11,8 +11,12 @@ use pi_core::message::{
 };
 use pi_core::model::Model;
 use pi_core::partial_json::{parse_streaming_json, parse_tool_call_arguments};
+use std::collections::BTreeMap;
+
+use pi_core::agent::ToolDefinition;
 use serde_json::Value;
 
+use super::grammar::{self, InputBuffer};
 use crate::cost::calculate_cost;
 use crate::openai_completions::api_error_message;
 use crate::sse::SseParser;
@@ -43,6 +47,8 @@ struct Slot {
     /// Whether `json` changed since the block's arguments were last set (arguments are parsed
     /// when the call ends or the message is read, not on every fragment, which is quadratic).
     json_grew: bool,
+    /// A custom (grammar) tool call's input, instead of `json`.
+    custom: Option<InputBuffer>,
 }
 
 /// Decodes one streamed response.
@@ -61,6 +67,8 @@ pub struct Decoder {
     slots: Vec<Slot>,
     /// Content indexes of tool calls whose item has not ended, in the order they opened.
     unfinished: Vec<usize>,
+    /// The input property of each grammar tool of the request, by tool name.
+    grammar_inputs: BTreeMap<String, String>,
 }
 
 impl Decoder {
@@ -82,7 +90,15 @@ impl Decoder {
             blocks: Vec::new(),
             slots: Vec::new(),
             unfinished: Vec::new(),
+            grammar_inputs: BTreeMap::new(),
         }
+    }
+
+    /// Reads custom tool calls of the request's grammar `tools` into their input property (as
+    /// pi-ai's `grammarToolInputProperties`; other custom calls into `input`).
+    pub fn with_tools(mut self, tools: &[ToolDefinition]) -> Self {
+        self.grammar_inputs = grammar::input_properties(&self.model, tools);
+        self
     }
 
     /// The HTTP response arrived with a success status.
@@ -204,6 +220,50 @@ impl Decoder {
         self.slots.iter().position(|s| s.key == key)
     }
 
+    /// The slot at `key` if it holds a function call (its arguments streaming as JSON).
+    fn json_slot(&mut self, key: &str) -> Option<&mut Slot> {
+        self.slot(key, Kind::ToolCall)
+            .filter(|s| s.custom.is_none())
+    }
+
+    /// Feeds the custom tool call at `key` through `step`: the block takes the input so far and
+    /// the JSON text made goes out as a delta; a refused step fails the response. False when
+    /// there is no such call or the step failed.
+    fn custom_input(
+        &mut self,
+        key: &str,
+        out: &mut Vec<StreamEvent>,
+        step: impl FnOnce(&mut InputBuffer) -> Result<Option<String>, String>,
+    ) -> bool {
+        let Some(slot) = self.slot(key, Kind::ToolCall) else {
+            return false;
+        };
+        let index = slot.index;
+        let Some(buffer) = slot.custom.as_mut() else {
+            return false;
+        };
+        match step(buffer) {
+            Ok(delta) => {
+                let mut arguments = serde_json::Map::new();
+                arguments.insert(buffer.property.clone(), Value::String(buffer.input.clone()));
+                if let Some(ContentBlock::ToolCall(call)) = self.blocks.get_mut(index) {
+                    call.arguments = Value::Object(arguments);
+                }
+                if let Some(delta) = delta {
+                    out.push(StreamEvent::ToolCallDelta {
+                        content_index: index,
+                        delta,
+                    });
+                }
+                true
+            }
+            Err(message) => {
+                out.extend(self.fail(StopReason::Error, message));
+                false
+            }
+        }
+    }
+
     /// The slot at `key` if it holds a block of `kind`.
     fn slot(&mut self, key: &str, kind: Kind) -> Option<&mut Slot> {
         self.slots
@@ -241,7 +301,7 @@ impl Decoder {
             }
             "response.function_call_arguments.delta" => {
                 let fragment = text("delta");
-                if let Some(slot) = self.slot(&key, Kind::ToolCall) {
+                if let Some(slot) = self.json_slot(&key) {
                     slot.json.push_str(&fragment);
                     slot.json_grew = true;
                     out.push(StreamEvent::ToolCallDelta {
@@ -252,7 +312,7 @@ impl Decoder {
             }
             "response.function_call_arguments.done" => {
                 let arguments = text("arguments");
-                if let Some(slot) = self.slot(&key, Kind::ToolCall) {
+                if let Some(slot) = self.json_slot(&key) {
                     if let Some(rest) = arguments.strip_prefix(slot.json.as_str()) {
                         if !rest.is_empty() {
                             out.push(StreamEvent::ToolCallDelta {
@@ -264,6 +324,14 @@ impl Decoder {
                     slot.json = arguments;
                     slot.json_grew = true;
                 }
+            }
+            "response.custom_tool_call_input.delta" => {
+                let delta = text("delta");
+                self.custom_input(&key, out, |buffer| buffer.append(&delta));
+            }
+            "response.custom_tool_call_input.done" => {
+                let input = event.get("input").and_then(Value::as_str);
+                self.custom_input(&key, out, |buffer| buffer.close(input));
             }
             "response.output_item.done" => {
                 if let Some(item) = event.get("item") {
@@ -320,6 +388,7 @@ impl Decoder {
         let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
         let index = self.blocks.len();
         let mut json = String::new();
+        let mut custom = None;
         let kind = match field("type") {
             "reasoning" => {
                 let block = ThinkingContent::default();
@@ -362,6 +431,37 @@ impl Decoder {
                 });
                 Kind::ToolCall
             }
+            "custom_tool_call" => {
+                let property = self
+                    .grammar_inputs
+                    .get(field("name"))
+                    .cloned()
+                    .unwrap_or_else(|| "input".to_owned());
+                let initial = field("input");
+                let mut arguments = serde_json::Map::new();
+                arguments.insert(property.clone(), Value::String(initial.to_owned()));
+                let mut call = ToolCall {
+                    id: format!(
+                        "{}|{}",
+                        js_text(item.get("call_id")),
+                        js_text(item.get("id"))
+                    ),
+                    name: field("name").to_owned(),
+                    arguments: Value::Object(arguments),
+                    ..ToolCall::default()
+                };
+                if let Some(namespace) = item.get("namespace") {
+                    call.extra.insert("namespace".into(), namespace.clone());
+                }
+                custom = InputBuffer::new(property, initial).ok();
+                self.blocks.push(ContentBlock::ToolCall(call.clone()));
+                self.unfinished.push(index);
+                out.push(StreamEvent::ToolCallStart {
+                    content_index: index,
+                    block: call,
+                });
+                Kind::ToolCall
+            }
             _ => return false,
         };
         let slot = Slot {
@@ -370,6 +470,7 @@ impl Decoder {
             index,
             json,
             json_grew: false,
+            custom,
         };
         match self.slot_position(&slot.key) {
             Some(at) => self.slots[at] = slot,
@@ -478,7 +579,25 @@ impl Decoder {
                     content,
                 });
             }
-            (Some("function_call"), Kind::ToolCall) => {
+            (Some("custom_tool_call"), Kind::ToolCall) if self.slots[at].custom.is_some() => {
+                let input = item.get("input").and_then(Value::as_str);
+                if !self.custom_input(&key, out, |buffer| buffer.close(input)) {
+                    return;
+                }
+                let Some(ContentBlock::ToolCall(call)) = self.blocks.get_mut(index) else {
+                    return;
+                };
+                if let Some(namespace) = item.get("namespace") {
+                    call.extra.insert("namespace".into(), namespace.clone());
+                }
+                let tool_call = call.clone();
+                self.unfinished.retain(|&i| i != index);
+                out.push(StreamEvent::ToolCallEnd {
+                    content_index: index,
+                    tool_call,
+                });
+            }
+            (Some("function_call"), Kind::ToolCall) if self.slots[at].custom.is_none() => {
                 // The item's own arguments, when it has them, replace what streamed.
                 let streamed = std::mem::take(&mut self.slots[at].json);
                 let raw = item

@@ -1,11 +1,14 @@
 //! The Responses API request body, key for key as pi-ai builds it (`buildParams`,
 //! `convertResponsesMessages`, `convertResponsesTools`).
 
+use std::collections::BTreeMap;
+
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::{text_parts, AssistantMessage, ContentBlock, Message, UserContent};
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
+use super::grammar;
 use crate::hash::short_hash;
 use crate::models::{clamp_thinking_level, max_tokens_152};
 
@@ -83,7 +86,13 @@ fn input_image(mime_type: &str, data: &str) -> Value {
     json!({"type": "input_image", "detail": "auto", "image_url": format!("data:{mime_type};base64,{data}")})
 }
 
-fn assistant_items(model: &Model, message: &AssistantMessage, index: usize, out: &mut Vec<Value>) {
+fn assistant_items(
+    model: &Model,
+    message: &AssistantMessage,
+    index: usize,
+    grammar_inputs: &BTreeMap<String, String>,
+    out: &mut Vec<Value>,
+) {
     let different_model =
         message.model != model.id && message.provider == model.provider && message.api == model.api;
     // Pi 1.5.2 counts every text block of the message for the fallback ids of unsigned ones.
@@ -124,18 +133,35 @@ fn assistant_items(model: &Model, message: &AssistantMessage, index: usize, out:
             ContentBlock::ToolCall(call) => {
                 let mut parts = call.id.split('|');
                 let call_id = parts.next().unwrap_or_default();
+                let property = grammar_inputs.get(&call.name);
+                // Pi 1.5.2 keeps the item id only for the same model and the item's own prefix.
+                let prefix = if property.is_some() { "ctc_" } else { "fc_" };
                 let item_id = parts
                     .next()
-                    .filter(|item| !(different_model && item.starts_with("fc_")));
+                    .filter(|item| !different_model && item.starts_with(prefix));
                 let mut fields = Map::new();
-                fields.insert("type".into(), json!("function_call"));
+                let kind = if property.is_some() {
+                    "custom_tool_call"
+                } else {
+                    "function_call"
+                };
+                fields.insert("type".into(), json!(kind));
                 if let Some(item) = item_id {
                     fields.insert("id".into(), json!(item));
                 }
                 fields.insert("call_id".into(), json!(call_id));
                 fields.insert("name".into(), json!(call.name));
-                let arguments = pi_core::json::to_string(&call.arguments).unwrap_or_default();
-                fields.insert("arguments".into(), json!(arguments));
+                match property {
+                    Some(property) => {
+                        let input = call.arguments.get(property).and_then(Value::as_str);
+                        fields.insert("input".into(), json!(input.unwrap_or_default()));
+                    }
+                    None => {
+                        let arguments =
+                            pi_core::json::to_string(&call.arguments).unwrap_or_default();
+                        fields.insert("arguments".into(), json!(arguments));
+                    }
+                }
                 out.push(Value::Object(fields));
             }
             ContentBlock::Image(_) => {}
@@ -153,6 +179,7 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
         &|id, source| normalize_tool_call_id(model, id, source),
         now,
     );
+    let grammar_inputs = grammar::input_properties(model, &request.tools);
     let mut items = Vec::new();
     if !request.system_prompt.is_empty() {
         let role = if model.reasoning {
@@ -189,7 +216,9 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
                     ]));
                 }
             }
-            Message::Assistant(assistant) => assistant_items(model, assistant, index, &mut items),
+            Message::Assistant(assistant) => {
+                assistant_items(model, assistant, index, &grammar_inputs, &mut items)
+            }
             Message::ToolResult(result) => {
                 let text = text_parts(&result.content).collect::<Vec<_>>().join(
                     "
@@ -215,9 +244,12 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
                 } else {
                     json!(text)
                 };
-                items.push(
-                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
-                );
+                let kind = if grammar_inputs.contains_key(&result.tool_name) {
+                    "custom_tool_call_output"
+                } else {
+                    "function_call_output"
+                };
+                items.push(json!({"type": kind, "call_id": call_id, "output": output}));
             }
         }
         // A message that produced nothing does not count towards the `msg_pi_<n>` fallback ids.
@@ -228,11 +260,20 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
     items
 }
 
-/// `convertResponsesTools`: `strict` only when the model's compat says `supportsStrictMode`.
-fn convert_tools(tools: &[ToolDefinition], supports_strict: bool) -> Value {
+/// `convertResponsesTools`: `strict` only when the model's compat says `supportsStrictMode`; a
+/// grammar tool as a `custom` tool when it says `supportsOpenAIGrammarTools`.
+fn convert_tools(tools: &[ToolDefinition], supports_strict: bool, supports_grammar: bool) -> Value {
     tools
         .iter()
         .map(|tool| {
+            if let Some(g) = grammar::grammar(tool).filter(|_| supports_grammar) {
+                return json!({
+                    "type": "custom",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition},
+                });
+            }
             let strict = strict_parameters(
                 &tool.parameters,
                 tool.constrained_sampling.as_ref(),
@@ -290,6 +331,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
             convert_tools(
                 &request.tools,
                 compat_flag(model, "supportsStrictMode", false),
+                grammar::supported(model),
             ),
         );
     }

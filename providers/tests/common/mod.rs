@@ -249,7 +249,7 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
                 name: t["name"].as_str().unwrap().into(),
                 description: t["description"].as_str().unwrap().into(),
                 parameters: t["parameters"].clone(),
-                constrained_sampling: None,
+                constrained_sampling: t.get("constrainedSampling").cloned(),
             })
             .collect(),
         reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
