@@ -32,7 +32,10 @@ pub struct Hybrid {
 impl Hybrid {
     /// A hybrid run of `replay`, going live on `live`; replayed model calls are copied to
     /// `copy_to`.
+    /// The recording's custom tools run live from `live`'s registry; one it lacks fails
+    /// clearly when called.
     pub fn new(replay: Replay, live: Live, copy_to: Option<Recorder>) -> Self {
+        let live = live.expecting_custom_tools(&replay.cassette().config.custom_tools);
         Hybrid {
             replay,
             live,

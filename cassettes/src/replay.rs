@@ -298,18 +298,24 @@ impl Replay {
 
     /// Runs the tools for real in `workspace` (a scratch copy) instead of answering them from
     /// the recording; needs a tokio runtime.
+    /// Custom tools the recording declared fail clearly when called (none is registered):
+    /// give a registry with [`Replay::with_live_tools_env`].
     pub fn with_live_tools(mut self, workspace: &std::path::Path) -> Self {
         let config = &self.cassette.config;
-        let env = ToolEnv::new(workspace).with_environment_overrides();
+        let mut env = ToolEnv::new(workspace).with_environment_overrides();
+        env.custom = env.custom.expecting(&config.custom_tools);
         let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self
     }
 
     /// Runs the tools for real as `env` says (its working directory, shell and sandbox)
-    /// instead of answering them from the recording; needs a tokio runtime.
-    pub fn with_live_tools_env(mut self, env: ToolEnv) -> Self {
+    /// instead of answering them from the recording; needs a tokio runtime. The custom tools
+    /// the recording declared run from `env.custom`; one it lacks fails clearly when called
+    /// ([`pi_effects::custom_tool::missing_tool_message`]).
+    pub fn with_live_tools_env(mut self, mut env: ToolEnv) -> Self {
         let config = &self.cassette.config;
+        env.custom = env.custom.expecting(&config.custom_tools);
         let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
         self

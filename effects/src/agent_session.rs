@@ -65,6 +65,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
+use crate::custom_tool::ToolRegistry;
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
 use crate::live::{CallOptionsFor, Live};
 use crate::network::{Timeouts, Transport};
@@ -87,6 +88,10 @@ pub struct SessionOptions {
     pub thinking_level: ThinkingLevel,
     /// Built-in tool names, in order.
     pub tools: Vec<String>,
+    /// Tools the program defines, active after the built-ins; one named as a built-in
+    /// replaces it (in `tools`' place). The run's configuration records their declarations,
+    /// and the Live interpreter runs their calls.
+    pub custom_tools: ToolRegistry,
     /// Replaces Pi's default system prompt.
     pub system_prompt: Option<String>,
     /// Appended to the system prompt (Pi's `--append-system-prompt`).
@@ -139,6 +144,7 @@ impl std::fmt::Debug for SessionOptions {
             .field("cwd", &self.cwd)
             .field("model", &self.model.id)
             .field("tools", &self.tools)
+            .field("custom_tools", &self.custom_tools)
             .finish_non_exhaustive()
     }
 }
@@ -152,6 +158,7 @@ impl SessionOptions {
             model,
             thinking_level: ThinkingLevel::Medium,
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+            custom_tools: ToolRegistry::new(),
             system_prompt: None,
             append_system_prompt: None,
             context_files: true,
@@ -235,7 +242,12 @@ impl SessionOptions {
     /// The run these options describe, started at `started_at`: tools checked, the system
     /// prompt built (context files read now), the seed chosen.
     pub fn run_config(&self, started_at: u64) -> Result<RunConfig, CreateError> {
-        if let Some(unknown) = self.tools.iter().find(|name| builtin_tool(name).is_none()) {
+        let custom_tools = self.custom_tools.definitions();
+        if let Some(unknown) = self
+            .tools
+            .iter()
+            .find(|name| builtin_tool(name).is_none() && self.custom_tools.get(name).is_none())
+        {
             return Err(CreateError::UnknownTool(unknown.clone()));
         }
         let cwd = self.cwd.to_string_lossy().into_owned();
@@ -253,7 +265,8 @@ impl SessionOptions {
             docs: self.docs.clone(),
             ..SystemPromptInputs::default()
         }
-        .with_builtin_tools(&names);
+        .with_builtin_tools(&names)
+        .with_custom_tools(&custom_tools);
         Ok(RunConfig {
             started_at,
             seed: self.seed.unwrap_or(started_at),
@@ -261,6 +274,7 @@ impl SessionOptions {
             model: self.model.clone(),
             thinking_level: self.thinking_level,
             tools: self.tools.clone(),
+            custom_tools,
             named_tools: Vec::new(),
             system_sections: Some(build_system_prompt_sections(&inputs)?),
             docs: self.docs.clone(),
@@ -282,10 +296,11 @@ impl SessionOptions {
             Some(transport) => Arc::clone(transport),
             None => Arc::new(Transport::new(self.timeouts)?),
         };
-        let env = self
+        let mut env = self
             .tool_env
             .clone()
             .unwrap_or_else(|| ToolEnv::new(&self.cwd));
+        env.custom = self.custom_tools.clone();
         Ok(Live::new(
             transport,
             Arc::clone(&self.clock),

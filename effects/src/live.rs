@@ -18,6 +18,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
+use crate::custom_tool::CustomToolDefinition;
 use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
@@ -92,6 +93,13 @@ impl Live {
     /// (see `ToolEnv::run`).
     pub fn for_run(mut self, seed: u64, started_at: u64) -> Self {
         self.tools = self.tools.clone().for_run(seed, started_at);
+        self
+    }
+
+    /// Runs again the tools of a run that declared `declared` as custom tools (a hybrid
+    /// replay going live): see [`crate::custom_tool::ToolRegistry::expecting`].
+    pub fn expecting_custom_tools(mut self, declared: &[CustomToolDefinition]) -> Self {
+        self.tools.custom = self.tools.custom.clone().expecting(declared);
         self
     }
 

@@ -17,6 +17,7 @@ use pi_core::resources::Resources;
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
+use pi_core::tools::custom::CustomToolDefinition;
 use pi_core::tools::definitions::builtin_tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -42,6 +43,12 @@ pub struct RunConfig {
     pub thinking_level: ThinkingLevel,
     /// Built-in tool names, in order.
     pub tools: Vec<String>,
+    /// Tools a program defined (an SDK user's, an MCP server's, an extension's), after the
+    /// built-ins; one named as a built-in in `tools` replaces it in its place. A replay
+    /// declares them from here and answers their calls from the recording; only a run that
+    /// runs tools again needs the program's registry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub custom_tools: Vec<CustomToolDefinition>,
     /// Tools known only by name: a session imported from a file Pi wrote used tools of
     /// extensions, whose definitions the file does not hold. They accept any arguments, and
     /// only a replay answers them (a live run has nothing to run).
@@ -95,14 +102,23 @@ pub fn build_machine(
     store: SessionStore,
 ) -> Result<(SessionMachine, SessionFile), BuildError> {
     let now = config.started_at;
+    let custom = |name: &str| config.custom_tools.iter().find(|t| t.name == name);
     let tools = config
         .tools
         .iter()
-        .map(|name| {
-            builtin_tool(name)
+        .map(|name| match custom(name) {
+            Some(tool) => Ok(tool.spec()),
+            None => builtin_tool(name)
                 .map(|t| t.spec())
-                .ok_or_else(|| BuildError::UnknownTool(name.clone()))
+                .ok_or_else(|| BuildError::UnknownTool(name.clone())),
         })
+        .chain(
+            config
+                .custom_tools
+                .iter()
+                .filter(|t| !config.tools.contains(&t.name))
+                .map(|t| Ok(t.spec())),
+        )
         .chain(config.named_tools.iter().map(|name| {
             Ok(ToolSpec::new(
                 name,

@@ -404,6 +404,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         model: Model::unknown(),
         thinking_level: ThinkingLevel::Off,
         tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+        custom_tools: Vec::new(),
         named_tools: Vec::new(),
         system_sections: None,
         docs: DocPaths::default(),

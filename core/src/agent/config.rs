@@ -22,8 +22,10 @@ pub enum QueueMode {
     All,
 }
 
-/// Loop-wide tool scheduling; a batch runs sequentially if any of its tools asks for it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Loop-wide tool scheduling; a batch runs sequentially if any of its tools asks for it. Its
+/// JSON is Pi's `ToolExecutionMode` (`"parallel"`, `"sequential"`), as a custom tool declares it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ToolExecution {
     #[default]
     Parallel,

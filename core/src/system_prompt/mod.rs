@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::tools::custom::CustomToolDefinition;
+
 /// The preamble of Pi's own prompt (a custom prompt replaces it).
 const PREAMBLE: &str = include_str!("preamble.txt");
 /// The tools section; `${toolsList}` is the list of tools with a snippet.
@@ -214,6 +216,34 @@ impl SystemPromptInputs {
             }
             self.tool_guidelines
                 .push((tool.name.clone(), tool.prompt_guidelines.clone()));
+        }
+        self
+    }
+}
+
+impl SystemPromptInputs {
+    /// The custom tools of a run added after the built-ins (Pi's composition): each is
+    /// selected, and one named as a built-in replaces that tool's snippet and rules in place.
+    pub fn with_custom_tools(mut self, tools: &[CustomToolDefinition]) -> Self {
+        if tools.is_empty() {
+            return self;
+        }
+        let selected = self
+            .selected_tools
+            .get_or_insert_with(|| DEFAULT_TOOLS.map(str::to_owned).to_vec());
+        for tool in tools {
+            if !selected.contains(&tool.name) {
+                selected.push(tool.name.clone());
+            }
+        }
+        for tool in tools {
+            self.tool_snippets.retain(|(name, _)| *name != tool.name);
+            if let Some(snippet) = tool.normalized_snippet() {
+                self.tool_snippets.push((tool.name.clone(), snippet));
+            }
+            self.tool_guidelines.retain(|(name, _)| *name != tool.name);
+            self.tool_guidelines
+                .push((tool.name.clone(), tool.normalized_guidelines()));
         }
         self
     }

@@ -2,6 +2,7 @@
 //! processes (which the interpreter owns).
 
 pub mod ansi;
+pub mod custom;
 pub mod definitions;
 pub mod diff;
 pub mod edit;

@@ -31,6 +31,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use sandbox::{resolve, PathError, PathUse};
 
+use crate::custom_tool::{self, missing_tool_message, Lookup, ToolCallContext, ToolRegistry};
+
 /// The shell every bash command runs in, over the `shellPath` setting. Not Pi's: an eval
 /// confines its trials' commands by naming a wrapper here.
 pub const SHELL_ENV: &str = "PI_TOOLS_SHELL";
@@ -77,6 +79,9 @@ pub struct ToolEnv {
     /// What the bash tool's commands are told about the session (Pi 1.5); `None` leaves the
     /// inherited variables as they are (a user's own `!command` or RPC `bash`).
     pub session_variables: Option<SessionVariables>,
+    /// The custom tools a program registered: a call to one of these names runs it, before
+    /// any built-in of that name (Pi 1.5.2's composition).
+    pub custom: ToolRegistry,
 }
 
 /// Pi 1.5's session variables for the bash tool's commands (`resolveSpawnContext`): every one
@@ -151,6 +156,7 @@ impl ToolEnv {
             tool_call_id: None,
             variables: BTreeMap::new(),
             session_variables: None,
+            custom: ToolRegistry::new(),
         }
     }
 
@@ -177,8 +183,17 @@ pub struct ToolContext {
 /// The names of the built-in tools this module can run.
 pub const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
-/// Runs built-in tool `name` with validated `args`.
+/// Runs tool `name` with validated `args`: the custom tool registered under that name in
+/// `env.custom`, else the built-in (a custom tool `env.custom` expects and lacks fails).
 pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> ToolOutcome {
+    match env.custom.lookup(name) {
+        Lookup::Registered(tool) => {
+            let context = ToolCallContext::new(env, cx);
+            return custom_tool::run(tool, args.clone(), context).await;
+        }
+        Lookup::Missing => return ToolOutcome::Thrown(missing_tool_message(name)),
+        Lookup::NotCustom => {}
+    }
     let result = match name {
         "read" => read::run(env, args, cx)
             .await

@@ -1,0 +1,196 @@
+//! Custom tools: tools a program defines (an SDK user, an MCP client, an extension sidecar) and
+//! the Live interpreter runs beside Pi's seven built-ins. A tool's declaration is data
+//! ([`CustomToolDefinition`], which a run's configuration and so its cassette holds); running
+//! it is a [`CustomTool`] found in a [`ToolRegistry`]. A call is an effect like a built-in's:
+//! recorded in a cassette and answered from it on replay, where the registry is not consulted
+//! unless the tools are run again (`--tools live`, or a hybrid replay after its divergence).
+//!
+//! As in Pi 1.5.2, a custom tool named as a built-in replaces it (its declaration and its
+//! execution), and a tool registered twice under one name is the later registration.
+
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use pi_core::agent::ToolOutcome;
+use pi_core::event::ToolResult;
+pub use pi_core::tools::custom::CustomToolDefinition;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// What [`CustomTool::execute`] returns: the tool's result, or the text of the error it throws
+/// (Pi turns a thrown error into a result with `isError: true` and that text).
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult, String>> + Send + 'a>>;
+
+/// A tool a program defines. Pi's `ToolDefinition.execute(toolCallId, params, signal, onUpdate,
+/// ctx)`: the arguments arrive validated against [`CustomToolDefinition::parameters`] (as Pi's
+/// pi-schema validates them, coercions included), the rest in the [`ToolCallContext`].
+pub trait CustomTool: Send + Sync {
+    /// The tool's declaration: its name, description, parameters and prompt texts.
+    fn definition(&self) -> &CustomToolDefinition;
+
+    /// Runs one call. It should stop soon after `cx.signal` is cancelled (Pi's abort signal);
+    /// partial results go through [`ToolCallContext::update`].
+    fn execute<'a>(&'a self, args: Value, cx: ToolCallContext) -> ToolFuture<'a>;
+}
+
+/// What a running custom tool may use besides its arguments (the parts of Pi's
+/// `ExtensionToolContext` that do not need the UI or the session runtime).
+#[derive(Clone, Debug)]
+pub struct ToolCallContext {
+    /// The model's id of this call (`toolCallId`).
+    pub tool_call_id: String,
+    /// The session's working directory (`ctx.cwd`): where a replay with live tools puts its
+    /// scratch workspace.
+    pub cwd: PathBuf,
+    /// The session's id, when the interpreter knows it.
+    pub session_id: Option<String>,
+    /// The session's file, when it is written to one.
+    pub session_file: Option<PathBuf>,
+    /// The provider and model id of the latest request (`ctx.model`).
+    pub model: Option<(String, String)>,
+    /// Cancelled when the call is aborted (Pi's `AbortSignal`).
+    pub signal: CancellationToken,
+    updates: UnboundedSender<ToolResult>,
+}
+
+impl ToolCallContext {
+    /// Sends a partial result (Pi's `onUpdate`), which the session emits as a
+    /// `tool_execution_update` event and a cassette records.
+    pub fn update(&self, partial: ToolResult) {
+        // A receiver gone means the call's answers are no longer wanted.
+        let _ = self.updates.send(partial);
+    }
+}
+
+/// The custom tools a program registered, by name, in registration order. Cheap to clone:
+/// the tools are shared.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn CustomTool>>,
+    /// Names a recorded run declared as custom tools (see [`ToolRegistry::expecting`]).
+    expected: Vec<String>,
+}
+
+/// What a tool name is to a registry.
+pub(crate) enum Lookup<'a> {
+    /// A registered custom tool.
+    Registered(&'a Arc<dyn CustomTool>),
+    /// A custom tool the recorded run declared and this program did not register.
+    Missing,
+    /// Not a custom tool: a built-in, if anything.
+    NotCustom,
+}
+
+/// The error a call to a custom tool gets when the program running the tools again did not
+/// register it (a replay with live tools, a hybrid replay after its divergence).
+pub fn missing_tool_message(name: &str) -> String {
+    format!(
+        "Custom tool {name} is not registered: the recorded run defined it, and the program \
+         running its tools again must register it to run it"
+    )
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        ToolRegistry::default()
+    }
+
+    /// Adds `tool`; one already registered under its name is replaced in its place.
+    pub fn register(&mut self, tool: Arc<dyn CustomTool>) {
+        let name = tool.definition().name.clone();
+        match self.tools.iter_mut().find(|t| t.definition().name == name) {
+            Some(existing) => *existing = tool,
+            None => self.tools.push(tool),
+        }
+    }
+
+    /// This registry for running again the tools of a run that declared `declared`: a call
+    /// to one of those it lacks fails with [`missing_tool_message`] instead of running a
+    /// built-in of that name or nothing.
+    pub fn expecting(mut self, declared: &[CustomToolDefinition]) -> Self {
+        self.expected = declared.iter().map(|d| d.name.clone()).collect();
+        self
+    }
+
+    /// What `name` is here: registered, expected and missing, or not a custom tool.
+    pub(crate) fn lookup(&self, name: &str) -> Lookup<'_> {
+        match self.get(name) {
+            Some(tool) => Lookup::Registered(tool),
+            None if self.expected.iter().any(|n| n == name) => Lookup::Missing,
+            None => Lookup::NotCustom,
+        }
+    }
+
+    /// The tool registered under `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn CustomTool>> {
+        self.tools.iter().find(|t| t.definition().name == name)
+    }
+
+    /// The registered tools' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools
+            .iter()
+            .map(|t| t.definition().name.as_str())
+            .collect()
+    }
+
+    /// The registered tools' declarations, in order: what a run's configuration records.
+    pub fn definitions(&self) -> Vec<CustomToolDefinition> {
+        self.tools.iter().map(|t| t.definition().clone()).collect()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The names of `declared` tools (a recorded run's) that are not registered here: what a
+    /// replay that runs tools again cannot run.
+    pub fn missing<'a>(&self, declared: &'a [CustomToolDefinition]) -> Vec<&'a str> {
+        declared
+            .iter()
+            .map(|d| d.name.as_str())
+            .filter(|name| self.get(name).is_none())
+            .collect()
+    }
+}
+
+/// Runs one call of `tool`; an error it returns is the error Pi's loop reports.
+pub(crate) async fn run(
+    tool: &Arc<dyn CustomTool>,
+    args: Value,
+    cx: ToolCallContext,
+) -> ToolOutcome {
+    match tool.execute(args, cx).await {
+        Ok(result) => ToolOutcome::Ok(result),
+        Err(message) => ToolOutcome::Thrown(message),
+    }
+}
+
+impl ToolCallContext {
+    /// The context of call `tool_call_id` run with `env`'s session and `cx`'s signal and
+    /// updates.
+    pub(crate) fn new(env: &crate::tools::ToolEnv, cx: &crate::tools::ToolContext) -> Self {
+        let session = env.session_variables.as_ref();
+        ToolCallContext {
+            tool_call_id: env.tool_call_id.clone().unwrap_or_default(),
+            cwd: env.cwd.clone(),
+            session_id: session.map(|s| s.id.clone()),
+            session_file: session.and_then(|s| s.file.clone()),
+            model: session.and_then(|s| s.model.clone()),
+            signal: cx.cancel.clone(),
+            updates: cx.updates.clone(),
+        }
+    }
+}
