@@ -1,7 +1,7 @@
 //! A sandboxed agent over a workspace (seed 000's tutorial and "sandboxing" recipe): the agent
-//! works in one directory with the read-only tools only, kept in memory, and every event it
-//! emits is logged as JSON lines to `<log dir>/<session id>.jsonl` while its answer streams to
-//! stdout.
+//! works in one directory with the read-only tools only, confined to it, kept in memory, and
+//! every event it emits is logged as JSON lines to `<log dir>/<session id>.jsonl` while its
+//! answer streams to stdout.
 //!
 //! Run: `cargo run -p pi-sdk --example sandboxed -- PROVIDER MODEL WORKSPACE LOG_DIR`
 
@@ -59,6 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let session = SessionBuilder::new(workspace)
         .model_from_registry(provider, model)
         .read_only_tools()
+        .confine_to_cwd()
         .build()?;
     let log = run(&session, Path::new(logs)).await?;
     println!("events logged to {}", log.display());

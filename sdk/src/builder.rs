@@ -18,11 +18,13 @@ use pi_core::resources::Resources;
 use pi_core::session::ids::IdGenerator;
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
+use pi_effects::custom_tool::{CustomTool, ToolRegistry};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::run_config::build_machine;
 use pi_effects::session::{agent_dir, SessionStore};
+use pi_effects::tools::ToolEnv;
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
 
@@ -94,6 +96,8 @@ pub struct SessionBuilder {
     api_key: Option<String>,
     thinking_level: ThinkingLevel,
     tools: Vec<String>,
+    custom_tools: ToolRegistry,
+    confine_to_cwd: bool,
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
     context_files: bool,
@@ -120,6 +124,8 @@ impl SessionBuilder {
             api_key: None,
             thinking_level: ThinkingLevel::Medium,
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+            custom_tools: ToolRegistry::new(),
+            confine_to_cwd: false,
             system_prompt: None,
             append_system_prompt: None,
             context_files: true,
@@ -183,6 +189,23 @@ impl SessionBuilder {
     /// cannot change the workspace or run commands.
     pub fn read_only_tools(self) -> Self {
         self.tools(READ_ONLY_TOOLS)
+    }
+
+    /// Adds a tool the program defines (Pi's `customTools`), offered after the built-ins; one
+    /// named as a built-in replaces it. Its calls are effects like the built-ins': a recording
+    /// holds them and a replay answers them without running the tool.
+    pub fn custom_tool(mut self, tool: impl CustomTool + 'static) -> Self {
+        self.custom_tools.register(Arc::new(tool));
+        self
+    }
+
+    /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
+    /// resolved: a path outside it is refused (seed 000's workspace-bound tool definitions).
+    /// `bash` is not confined; leave it out ([`read_only_tools`](Self::read_only_tools) or
+    /// [`tools`](Self::tools)) for a workspace the agent must not leave.
+    pub fn confine_to_cwd(mut self) -> Self {
+        self.confine_to_cwd = true;
+        self
     }
 
     /// Replaces Pi's default system prompt (Pi's `systemPrompt`).
@@ -277,6 +300,10 @@ impl SessionBuilder {
         options.agent_dir = self.agent_dir.clone();
         options.thinking_level = self.thinking_level;
         options.tools = self.tools.clone();
+        options.custom_tools = self.custom_tools.clone();
+        let mut tool_env = ToolEnv::new(&self.cwd);
+        tool_env.sandbox = self.confine_to_cwd;
+        options.tool_env = Some(tool_env);
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;

@@ -11,8 +11,9 @@
 //! what `pi` would. A run can be recorded into a cassette ([`SessionBuilder::record`]) and
 //! replayed from one without the model ([`SessionBuilder::replay`]).
 //!
-//! Custom tools (Pi's `customTools` with tools of the program's own) are not offered yet: the
-//! builder's tool selection covers the built-ins, each confined to the session's `cwd`.
+//! Tools of the program's own implement [`CustomTool`] and join with
+//! [`SessionBuilder::custom_tool`]; [`SessionBuilder::confine_to_cwd`] keeps the built-in file
+//! tools inside the workspace.
 //!
 //! ```
 //! # #[tokio::main] async fn main() -> Result<(), pi_sdk::Error> {
@@ -45,10 +46,14 @@ pub use pi_core::agent::QueueMode;
 pub use pi_core::agent_session::retry::RetrySettings;
 pub use pi_core::agent_session::NavigateRequest;
 pub use pi_core::compaction::CompactionSettings;
+pub use pi_core::event::ToolResult;
 pub use pi_core::event::{AgentEvent, AssistantMessageEvent, Event, SessionEvent};
-pub use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock, ImageContent};
+pub use pi_core::message::{
+    text_parts, AgentMessage, AssistantMessage, ContentBlock, ImageContent,
+};
 pub use pi_core::model::{Model, ThinkingLevel};
 pub use pi_core::resources::Resources;
+pub use pi_effects::custom_tool::{CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture};
 pub use pi_effects::driver::Driven;
 pub use tokio::sync::broadcast;
 

@@ -84,6 +84,7 @@ async fn the_sandboxed_agent_reads_its_workspace_and_cannot_run_commands() {
     let logs = tempfile::tempdir().unwrap();
     let session = builder(&mock, workspace.path())
         .read_only_tools()
+        .confine_to_cwd()
         .build()
         .unwrap();
 
@@ -213,4 +214,109 @@ async fn steering_mid_run_reaches_the_next_call_and_the_follow_up_the_one_after(
     assert!(last_user(&requests[0]).contains(steering::TASK));
     assert!(last_user(&requests[1]).contains(steering::CORRECTION));
     assert!(last_user(&requests[2]).contains(steering::FOLLOW_UP));
+}
+
+#[allow(dead_code)]
+#[path = "../examples/custom_tool.rs"]
+mod custom_tool;
+
+/// The program's own tool is offered to the model with its schema, runs on a real file, and its
+/// result reaches the next call; recorded, the run replays with the tool not registered and the
+/// file gone, from the cassette alone.
+#[tokio::test]
+async fn a_custom_tool_runs_for_real_and_replays_from_the_cassette() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("three.txt"), "a\nb\nc\n").unwrap();
+    let cassette = workspace.path().join("tool.cassette.jsonl");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "count_lines", "arguments": {"filePath": "three.txt"}}]},
+        {"text": "It has 3 lines."}
+    ]));
+    let session = builder(&mock, workspace.path())
+        .read_only_tools()
+        .custom_tool(custom_tool::CountLines::new())
+        .record(&cassette)
+        .build()
+        .unwrap();
+    let mut events = session.subscribe();
+    let answer = custom_tool::run(&session, "How many lines in three.txt?")
+        .await
+        .unwrap();
+    session.finish().await.unwrap();
+    assert_eq!(answer, "It has 3 lines.");
+    let requests = mock.requests();
+    assert_eq!(
+        tool_names(&requests[0]),
+        ["read", "grep", "find", "ls", "count_lines"]
+    );
+    let declared = requests[0]["tools"][4]["function"].clone();
+    assert_eq!(declared["parameters"]["required"], json!(["filePath"]));
+    assert!(requests[1]["messages"].to_string().contains("3 lines"));
+    let mut recorded = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        recorded.push(serde_json::to_value(&event).unwrap());
+    }
+    let end = recorded
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["result"]["details"], json!({"lineCount": 3}));
+    drop(mock);
+
+    std::fs::remove_file(workspace.path().join("three.txt")).unwrap();
+    let replay = SessionBuilder::new(workspace.path())
+        .replay(&cassette)
+        .build()
+        .unwrap();
+    let mut events = replay.subscribe();
+    let answer = custom_tool::run(&replay, "How many lines in three.txt?")
+        .await
+        .unwrap();
+    replay.finish().await.unwrap();
+    assert_eq!(answer, "It has 3 lines.");
+    let mut replayed = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        replayed.push(serde_json::to_value(&event).unwrap());
+    }
+    assert_eq!(replayed, recorded);
+}
+
+/// Confined to its workspace, the agent's read of a file beside it (`../`) and through a
+/// symlink pointing out of it is refused, and the secret's text reaches neither the events nor
+/// the model.
+#[tokio::test]
+async fn the_confined_agent_cannot_read_outside_its_workspace() {
+    let outside = tempfile::tempdir().unwrap();
+    let workspace = outside.path().join("workspace");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "TOP-SECRET-VALUE\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        workspace.join("link.txt"),
+    )
+    .unwrap();
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [
+            {"id": "call_1", "name": "read", "arguments": {"path": "../secret.txt"}},
+            {"id": "call_2", "name": "read", "arguments": {"path": "link.txt"}}
+        ]},
+        {"text": "Refused."}
+    ]));
+    let session = builder(&mock, &workspace)
+        .read_only_tools()
+        .confine_to_cwd()
+        .build()
+        .unwrap();
+    let mut events = session.subscribe();
+    session.prompt("Read the secret").await.unwrap();
+    let mut ends = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        let event = serde_json::to_value(&event).unwrap();
+        if event["type"] == "tool_execution_end" {
+            ends.push(event);
+        }
+    }
+    assert_eq!(ends.len(), 2);
+    assert!(ends.iter().all(|e| e["isError"] == true), "{ends:?}");
+    assert!(!mock.requests()[1].to_string().contains("TOP-SECRET-VALUE"));
 }
