@@ -22,6 +22,7 @@ use pi_effects::custom_tool::{CustomTool, ToolRegistry};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::registry_files::{load_auth, load_models};
+use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
 use pi_effects::session::{agent_dir, SessionStore};
 use pi_effects::tools::ToolEnv;
@@ -234,6 +235,27 @@ impl SessionBuilder {
         self
     }
 
+    /// Finds the skills and prompt templates where the `pi` binary finds them (Pi 1.5.2's
+    /// discovery): `<agent dir>/skills` and `~/.agents/skills`, `<agent dir>/prompts`, and, when
+    /// `project_trusted`, the project's `.pi/skills`, `.agents/skills` and `.pi/prompts` from
+    /// `cwd` up to the git root. Replaces what [`resources`](Self::resources) gave.
+    pub fn discover_resources(mut self, project_trusted: bool) -> Self {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        self.resources = discover(&Wanted {
+            agent_dir: &self.agent_dir,
+            cwd: &self.cwd,
+            home: &home,
+            project_trusted,
+            no_skills: false,
+            skill_paths: &[],
+            no_prompt_templates: false,
+            prompt_template_paths: &[],
+        });
+        self
+    }
+
     /// Keeps the session in memory only (the default; Pi's `SessionManager.inMemory()`).
     pub fn in_memory(mut self) -> Self {
         self.storage = Storage::InMemory;
@@ -359,7 +381,13 @@ impl SessionBuilder {
             }
             CassetteChoice::None | CassetteChoice::Replay(_) => Io::Live(live),
         };
-        Ok(Session::new(machine, io, file, Some(commands)))
+        Ok(Session::new(
+            machine,
+            io,
+            file,
+            Some(commands),
+            config.resources,
+        ))
     }
 
     /// A session answered from the cassette at `path`.
@@ -381,6 +409,7 @@ impl SessionBuilder {
             Io::Replay(Box::new(replay)),
             file,
             None,
+            config.resources,
         ))
     }
 

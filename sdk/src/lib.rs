@@ -24,9 +24,16 @@
 //! # let model = pi_sdk::Model { id: "mock".into(), provider: "mock".into(), api: "openai-completions".into(), base_url: mock.url("/v1"), input: vec!["text".into()], context_window: 128_000, max_tokens: 16_384, ..pi_sdk::Model::default() };
 //! use pi_sdk::{AgentEvent, Event, SessionBuilder};
 //!
-//! let session = SessionBuilder::new(workspace.path()).model(model).api_key("key").build()?;
-//! let mut events = session.subscribe();
+//! let session = SessionBuilder::new(workspace.path())
+//!     .model(model) // or .model_from_registry("anthropic", "claude-sonnet-4-5")
+//!     .api_key("sk-example")
+//!     .read_only_tools()
+//!     .confine_to_cwd()
+//!     .record(workspace.path().join("run.cassette.jsonl"))
+//!     .build()?;
+//! let mut events = session.subscribe(); // every event of `pi --mode json`
 //! session.prompt("What is in this directory?").await?;
+//! session.finish().await?; // the recording's outcome line
 //! while let Ok(event) = events.try_recv() {
 //!     if let Event::Agent(AgentEvent::ToolExecutionStart { tool_name, .. }) = event {
 //!         println!("ran {tool_name}");

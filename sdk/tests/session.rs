@@ -205,3 +205,45 @@ async fn a_session_on_disk_navigates_to_a_new_branch() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("First.") && text.contains("Second."));
 }
+
+/// Skills and prompt templates are found where the binary finds them: the agent dir's always,
+/// the project's only when it is trusted. A template expands in the prompt the model receives;
+/// a trusted project's skill is listed in the system prompt.
+#[tokio::test]
+async fn discovered_templates_expand_and_project_skills_need_trust() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(agent.join("prompts")).unwrap();
+    std::fs::write(
+        agent.join("prompts").join("review.md"),
+        "---\ndescription: Review a file\n---\nReview $1 carefully.",
+    )
+    .unwrap();
+    let skill = workspace.path().join(".pi").join("skills").join("deploy");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Deploys the project\n---\nRun make deploy.",
+    )
+    .unwrap();
+    let mock = MockLlm::start(&json!([{"text": "Reviewed."}, {"text": "Again."}]));
+    let system = |request: &Value| request["messages"][0]["content"].to_string();
+
+    let untrusted = builder(&mock, workspace.path())
+        .discover_resources(false)
+        .build()
+        .unwrap();
+    untrusted.prompt("/review main.rs").await.unwrap();
+    let trusted = builder(&mock, workspace.path())
+        .discover_resources(true)
+        .build()
+        .unwrap();
+    trusted.prompt("/review lib.rs").await.unwrap();
+
+    let requests = mock.requests();
+    assert!(requests[0]
+        .to_string()
+        .contains("Review main.rs carefully."));
+    assert!(!system(&requests[0]).contains("Deploys the project"));
+    assert!(system(&requests[1]).contains("Deploys the project"));
+}
