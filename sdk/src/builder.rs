@@ -16,6 +16,7 @@ use pi_core::compaction::CompactionSettings;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
 use pi_core::session::ids::IdGenerator;
+use pi_core::system_prompt::DocPaths;
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
@@ -103,6 +104,7 @@ pub struct SessionBuilder {
     append_system_prompt: Option<String>,
     context_files: bool,
     resources: Resources,
+    docs: DocPaths,
     storage: Storage,
     retry: RetrySettings,
     compaction: CompactionSettings,
@@ -131,6 +133,7 @@ impl SessionBuilder {
             append_system_prompt: None,
             context_files: true,
             resources: Resources::default(),
+            docs: DocPaths::default(),
             storage: Storage::InMemory,
             retry: RetrySettings::default(),
             compaction: CompactionSettings::default(),
@@ -256,6 +259,13 @@ impl SessionBuilder {
         self
     }
 
+    /// Where Pi's documentation is, for the system prompt's pointer to it (the `pi` binary
+    /// points at its own package; a program pointing nowhere leaves the paths empty).
+    pub fn docs(mut self, docs: DocPaths) -> Self {
+        self.docs = docs;
+        self
+    }
+
     /// Keeps the session in memory only (the default; Pi's `SessionManager.inMemory()`).
     pub fn in_memory(mut self) -> Self {
         self.storage = Storage::InMemory;
@@ -330,6 +340,7 @@ impl SessionBuilder {
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;
         options.resources = self.resources.clone();
+        options.docs = self.docs.clone();
         options.retry = self.retry;
         options.compaction = self.compaction;
         options.steering_mode = self.steering_mode;

@@ -247,3 +247,29 @@ async fn discovered_templates_expand_and_project_skills_need_trust() {
     assert!(!system(&requests[0]).contains("Deploys the project"));
     assert!(system(&requests[1]).contains("Deploys the project"));
 }
+
+/// A model switch and a thinking level set between prompts take effect in the next request:
+/// the other model's id, and the level clamped to what that model supports.
+#[tokio::test]
+async fn set_model_and_thinking_level_apply_to_the_next_request() {
+    let mock = MockLlm::start(&json!([{"text": "One."}, {"text": "Two."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let session = builder(&mock, workspace.path()).build().unwrap();
+    session.prompt("First").await.unwrap();
+    let reasoning = Model {
+        id: "mock-reasoner".into(),
+        reasoning: true,
+        ..mock_model(&mock)
+    };
+    session.set_model(reasoning).await.unwrap();
+    session
+        .set_thinking_level(ThinkingLevel::High)
+        .await
+        .unwrap();
+    session.prompt("Second").await.unwrap();
+    let requests = mock.requests();
+    assert_eq!(requests[0]["model"], "mock-model");
+    assert!(requests[0].get("reasoning_effort").is_none());
+    assert_eq!(requests[1]["model"], "mock-reasoner");
+    assert_eq!(requests[1]["reasoning_effort"], "high");
+}
