@@ -20,6 +20,7 @@ use clap::{Parser, ValueEnum};
 use pi_cassettes::format::RecordedOutcome;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_effects::agent_session::AgentSession;
+use pi_effects::custom_tool::{unregistered_tools_message, ToolRegistry};
 use pi_effects::run_config::{build_machine, RunConfig};
 
 use crate::args::{Args, Mode};
@@ -322,6 +323,11 @@ pub(crate) async fn replay(
         ConfigSource::Recorded => cassette.config.clone(),
         ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
+    // The binary registers no custom tool, so it cannot run a recorded one again.
+    let missing = ToolRegistry::new().missing(&config.custom_tools);
+    if how.live_tools.is_some() && !missing.is_empty() {
+        return Err(unusable(unregistered_tools_message(&missing)));
+    }
     let store = cassette.starting_session(&config, dir).map_err(unusable)?;
     let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
     // Nothing else writes the replayed session while it runs.

@@ -100,6 +100,16 @@ impl fmt::Debug for ToolRegistry {
     }
 }
 
+/// Why a replay cannot run again the tools of a run whose custom tools `missing` this
+/// program does not register (the `pi` binary registers none).
+pub fn unregistered_tools_message(missing: &[&str]) -> String {
+    format!(
+        "the recorded run used custom tools this program does not register ({}): replay \
+         without --tools live to answer their calls from the cassette",
+        missing.join(", ")
+    )
+}
+
 impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
@@ -179,18 +189,125 @@ pub(crate) async fn run(
 }
 
 impl ToolCallContext {
-    /// The context of call `tool_call_id` run with `env`'s session and `cx`'s signal and
-    /// updates.
-    pub(crate) fn new(env: &crate::tools::ToolEnv, cx: &crate::tools::ToolContext) -> Self {
-        let session = env.session_variables.as_ref();
+    /// The context of call `tool_call_id` in `cwd`, with the call's signal and the channel of
+    /// its partial results; the session's parts are set by the caller that knows them.
+    pub(crate) fn new(
+        tool_call_id: String,
+        cwd: PathBuf,
+        signal: CancellationToken,
+        updates: UnboundedSender<ToolResult>,
+    ) -> Self {
         ToolCallContext {
-            tool_call_id: env.tool_call_id.clone().unwrap_or_default(),
-            cwd: env.cwd.clone(),
-            session_id: session.map(|s| s.id.clone()),
-            session_file: session.and_then(|s| s.file.clone()),
-            model: session.and_then(|s| s.model.clone()),
-            signal: cx.cancel.clone(),
-            updates: cx.updates.clone(),
+            tool_call_id,
+            cwd,
+            session_id: None,
+            session_file: None,
+            model: None,
+            signal,
+            updates,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use pi_core::message::ContentBlock;
+    use serde_json::json;
+    use tokio::sync::mpsc::unbounded_channel;
+
+    use super::*;
+    use crate::tools::{self, ToolContext, ToolEnv};
+
+    /// A `read` that answers with a fixed text and never touches a file.
+    struct FakeRead(CustomToolDefinition);
+
+    impl CustomTool for FakeRead {
+        fn definition(&self) -> &CustomToolDefinition {
+            &self.0
+        }
+
+        fn execute<'a>(&'a self, args: Value, cx: ToolCallContext) -> ToolFuture<'a> {
+            Box::pin(async move {
+                if args["path"] == "secret" {
+                    return Err(format!("{} refuses secret", cx.tool_call_id));
+                }
+                Ok(ToolResult {
+                    content: vec![ContentBlock::text("from the custom read")],
+                    ..ToolResult::error("")
+                })
+            })
+        }
+    }
+
+    fn fake_read() -> Arc<dyn CustomTool> {
+        Arc::new(FakeRead(CustomToolDefinition::new(
+            "read",
+            "Reads nothing.",
+            json!({"type": "object"}),
+        )))
+    }
+
+    async fn run(env: &ToolEnv, args: Value) -> ToolOutcome {
+        let (updates, _partials) = unbounded_channel();
+        let cx = ToolContext {
+            cancel: CancellationToken::new(),
+            updates,
+        };
+        tools::run(env, "read", &args, &cx).await
+    }
+
+    #[tokio::test]
+    async fn a_registered_tool_replaces_the_builtin_of_its_name_and_its_error_is_thrown() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "on disk").unwrap();
+        let mut env = ToolEnv::new(dir.path());
+        env.tool_call_id = Some("call_7".into());
+        let ToolOutcome::Ok(builtin) = run(&env, json!({"path": "a.txt"})).await else {
+            panic!("the built-in read failed");
+        };
+        assert_eq!(builtin.content, vec![ContentBlock::text("on disk")]);
+        env.custom.register(fake_read());
+        let ToolOutcome::Ok(custom) = run(&env, json!({"path": "a.txt"})).await else {
+            panic!("the custom read failed");
+        };
+        assert_eq!(
+            custom.content,
+            vec![ContentBlock::text("from the custom read")]
+        );
+        assert_eq!(
+            run(&env, json!({"path": "secret"})).await,
+            ToolOutcome::Thrown("call_7 refuses secret".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn an_expected_tool_not_registered_fails_instead_of_running_the_builtin() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "on disk").unwrap();
+        let mut env = ToolEnv::new(dir.path());
+        env.custom = ToolRegistry::new().expecting(&[fake_read().definition().clone()]);
+        assert_eq!(
+            run(&env, json!({"path": "a.txt"})).await,
+            ToolOutcome::Thrown(missing_tool_message("read"))
+        );
+        assert_eq!(
+            env.custom.missing(&[fake_read().definition().clone()]),
+            ["read"]
+        );
+    }
+
+    #[test]
+    fn a_second_registration_of_a_name_replaces_the_first_in_its_place() {
+        let mut registry = ToolRegistry::new();
+        let other = CustomToolDefinition::new("other", "", json!({}));
+        registry.register(fake_read());
+        registry.register(Arc::new(FakeRead(other)));
+        let mut again = CustomToolDefinition::new("read", "Second.", json!({}));
+        again.label = "second".into();
+        registry.register(Arc::new(FakeRead(again)));
+        assert_eq!(registry.names(), ["read", "other"]);
+        assert_eq!(registry.definitions()[0].description, "Second.");
     }
 }

@@ -17,8 +17,7 @@ use pi_core::resources::Resources;
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::Persist;
 use pi_core::system_prompt::DocPaths;
-use pi_core::tools::custom::CustomToolDefinition;
-use pi_core::tools::definitions::builtin_tool;
+use pi_core::tools::custom::{compose_tools, CustomToolDefinition};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -102,31 +101,14 @@ pub fn build_machine(
     store: SessionStore,
 ) -> Result<(SessionMachine, SessionFile), BuildError> {
     let now = config.started_at;
-    let custom = |name: &str| config.custom_tools.iter().find(|t| t.name == name);
-    let tools = config
-        .tools
-        .iter()
-        .map(|name| match custom(name) {
-            Some(tool) => Ok(tool.spec()),
-            None => builtin_tool(name)
-                .map(|t| t.spec())
-                .ok_or_else(|| BuildError::UnknownTool(name.clone())),
-        })
-        .chain(
-            config
-                .custom_tools
-                .iter()
-                .filter(|t| !config.tools.contains(&t.name))
-                .map(|t| Ok(t.spec())),
-        )
-        .chain(config.named_tools.iter().map(|name| {
-            Ok(ToolSpec::new(
-                name,
-                "",
-                serde_json::json!({"type": "object"}),
-            ))
-        }))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut tools =
+        compose_tools(&config.tools, &config.custom_tools).map_err(BuildError::UnknownTool)?;
+    tools.extend(
+        config
+            .named_tools
+            .iter()
+            .map(|name| ToolSpec::new(name, "", serde_json::json!({"type": "object"}))),
+    );
     let (mut tree, mut ids, mut file) = store.into_parts();
     let thinking_level = clamp_thinking_level(&config.model, config.thinking_level);
     let existing = !tree.context().messages.is_empty();

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::{ToolDefinition, ToolExecution, ToolSpec};
+use crate::tools::definitions::builtin_tool;
 
 /// A tool defined outside the harness, as the model and the system prompt see it. Fields Pi's
 /// `ToolDefinition` has only for its terminal UI (`renderCall`, `renderShell`, ...) or for
@@ -30,7 +31,7 @@ pub struct CustomToolDefinition {
     pub prompt_guidelines: Vec<String>,
     /// The JSON Schema of the arguments, which they are validated against before a call runs.
     pub parameters: Value,
-    /// Pi 1.5's `constrainedSampling` (`false` is the same as absent, and is kept absent).
+    /// Pi 1.5's `constrainedSampling`; `false` encodes as absent does, and is declared as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constrained_sampling: Option<Value>,
     /// `sequential` makes every batch holding a call to this tool run one call at a time.
@@ -56,7 +57,7 @@ impl CustomToolDefinition {
         let mut spec = ToolSpec::new(&self.name, &self.description, self.parameters.clone());
         spec.label = self.label.clone();
         spec.execution_mode = self.execution_mode;
-        spec.constrained_sampling = self.sampling();
+        spec.constrained_sampling = self.constrained_sampling.clone();
         spec
     }
 
@@ -66,7 +67,7 @@ impl CustomToolDefinition {
             name: self.name.clone(),
             description: self.description.clone(),
             parameters: self.parameters.clone(),
-            constrained_sampling: self.sampling(),
+            constrained_sampling: self.constrained_sampling.clone(),
         }
     }
 
@@ -89,13 +90,31 @@ impl CustomToolDefinition {
         }
         list
     }
+}
 
-    /// `constrainedSampling: false` declares nothing, as leaving it out does.
-    fn sampling(&self) -> Option<Value> {
-        self.constrained_sampling
-            .clone()
-            .filter(|v| *v != Value::Bool(false))
-    }
+/// The tools a run declares, in order, as Pi 1.5.2 composes them: the built-ins named in
+/// `builtins`, each replaced in its place by a custom tool of its name, then the other custom
+/// tools in their order. `Err` names a built-in that does not exist.
+pub fn compose_tools(
+    builtins: &[String],
+    custom: &[CustomToolDefinition],
+) -> Result<Vec<ToolSpec>, String> {
+    let named = |name: &str| custom.iter().find(|t| t.name == name);
+    builtins
+        .iter()
+        .map(|name| match named(name) {
+            Some(tool) => Ok(tool.spec()),
+            None => builtin_tool(name)
+                .map(|t| t.spec())
+                .ok_or_else(|| name.clone()),
+        })
+        .chain(
+            custom
+                .iter()
+                .filter(|t| !builtins.contains(&t.name))
+                .map(|t| Ok(t.spec())),
+        )
+        .collect()
 }
 
 #[cfg(test)]
@@ -113,15 +132,5 @@ mod tests {
         assert_eq!(tool.normalized_guidelines(), ["a", "b"]);
         tool.prompt_snippet = Some(" \n ".into());
         assert_eq!(tool.normalized_snippet(), None);
-    }
-
-    #[test]
-    fn constrained_sampling_false_is_absent() {
-        let mut tool = CustomToolDefinition::new("t", "d", json!({"type": "object"}));
-        tool.constrained_sampling = Some(json!(false));
-        assert_eq!(tool.definition().constrained_sampling, None);
-        let strict = json!({"type": "json_schema", "strict": "prefer"});
-        tool.constrained_sampling = Some(strict.clone());
-        assert_eq!(tool.spec().constrained_sampling, Some(strict));
     }
 }

@@ -188,7 +188,17 @@ pub const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find",
 pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> ToolOutcome {
     match env.custom.lookup(name) {
         Lookup::Registered(tool) => {
-            let context = ToolCallContext::new(env, cx);
+            let mut context = ToolCallContext::new(
+                env.tool_call_id.clone().unwrap_or_default(),
+                env.cwd.clone(),
+                cx.cancel.clone(),
+                cx.updates.clone(),
+            );
+            if let Some(session) = &env.session_variables {
+                context.session_id = Some(session.id.clone());
+                context.session_file = session.file.clone();
+                context.model = session.model.clone();
+            }
             return custom_tool::run(tool, args.clone(), context).await;
         }
         Lookup::Missing => return ToolOutcome::Thrown(missing_tool_message(name)),
