@@ -315,7 +315,9 @@ impl SessionBuilder {
     /// Replays the cassette at `path` instead of calling the model or running tools: the
     /// session is rebuilt from the cassette's configuration (the other options are ignored),
     /// prompts are checked against the recorded ones, and every answer comes from the
-    /// recording. [`Session::finish`] says whether the whole recording was used.
+    /// recording. [`Session::finish`] says whether the whole recording was used. A run recorded
+    /// in memory replays in memory; one recorded into a session file writes the replayed session
+    /// into [`session_dir`](Self::session_dir) (`cwd` when none is given).
     pub fn replay(mut self, path: impl Into<PathBuf>) -> Self {
         self.cassette = CassetteChoice::Replay(path.into());
         self
