@@ -273,3 +273,38 @@ async fn set_model_and_thinking_level_apply_to_the_next_request() {
     assert_eq!(requests[1]["model"], "mock-reasoner");
     assert_eq!(requests[1]["reasoning_effort"], "high");
 }
+
+/// A run recorded into a session file replays into the directory given for it, writing the
+/// same session byte for byte, and nothing into the workspace.
+#[tokio::test]
+async fn a_run_recorded_on_disk_replays_into_its_session_dir_byte_for_byte() {
+    let workspace = tempfile::tempdir().unwrap();
+    let recorded_dir = tempfile::tempdir().unwrap();
+    let replayed_dir = tempfile::tempdir().unwrap();
+    let cassette = recorded_dir.path().join("run.cassette.jsonl");
+    let mock = MockLlm::start(&json!([{"text": "Saved."}]));
+    let session = builder(&mock, workspace.path())
+        .session_dir(recorded_dir.path())
+        .record(&cassette)
+        .build()
+        .unwrap();
+    session.prompt("Keep this").await.unwrap();
+    session.finish().await.unwrap();
+    let recorded = std::fs::read(session.session_file().await.unwrap()).unwrap();
+    drop(mock);
+
+    let replay = SessionBuilder::new(workspace.path())
+        .session_dir(replayed_dir.path())
+        .replay(&cassette)
+        .build()
+        .unwrap();
+    replay.prompt("Keep this").await.unwrap();
+    replay.finish().await.unwrap();
+    let written: Vec<_> = std::fs::read_dir(replayed_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(std::fs::read(&written[0]).unwrap(), recorded);
+    assert_eq!(std::fs::read_dir(workspace.path()).unwrap().count(), 0);
+}
