@@ -24,7 +24,6 @@ mod proxy_cmd;
 mod replay_cmd;
 mod request_options;
 mod rerecord;
-mod resources;
 mod resume;
 mod rpc;
 mod secrets;

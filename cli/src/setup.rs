@@ -230,7 +230,7 @@ impl Runtime {
             .iter()
             .map(|text| read_or_text(&cwd, text))
             .collect::<Vec<_>>();
-        let resources = crate::resources::discover(&crate::resources::Wanted {
+        let resources = pi_effects::resources::discover(&pi_effects::resources::Wanted {
             agent_dir: &agent_dir,
             cwd: &cwd,
             home: &home,

@@ -14,6 +14,7 @@ pub mod host;
 pub mod live;
 pub mod network;
 pub mod registry_files;
+pub mod resources;
 pub mod run_config;
 pub mod session;
 pub mod tools;

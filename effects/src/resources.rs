@@ -16,15 +16,25 @@ use pi_core::resources::templates::{load_template, PromptTemplate};
 use pi_core::resources::Resources;
 use serde_json::{json, Value};
 
-/// Where to look, from the command line.
+/// Where to look: the binary's command line (`--skill`, `--no-skills`, ...) or an SDK
+/// program's builder.
+#[derive(Debug)]
 pub struct Wanted<'a> {
+    /// Pi's agent directory (`skills/`, `prompts/` under it).
     pub agent_dir: &'a Path,
+    /// Where the project's `.pi/` and `.agents/` folders are looked for, up to the git root.
     pub cwd: &'a Path,
+    /// The home directory (`~/.agents/skills`, `~` in given paths).
     pub home: &'a Path,
+    /// Whether the project's own folders are read (an untrusted project's are not).
     pub project_trusted: bool,
+    /// Only the skills of `skill_paths` (`--no-skills`).
     pub no_skills: bool,
+    /// Skill files or folders given explicitly (`--skill`).
     pub skill_paths: &'a [String],
+    /// Only the templates of `prompt_template_paths` (`--no-prompt-templates`).
     pub no_prompt_templates: bool,
+    /// Template files or folders given explicitly (`--prompt-template`).
     pub prompt_template_paths: &'a [String],
 }
 

@@ -1,0 +1,494 @@
+//! [`SessionBuilder`]: what Pi's `createAgentSession` options say, as a builder. It assembles
+//! the same [`SessionOptions`] the `pi` binary assembles and hands them to the same machinery
+//! (`pi_effects::agent_session`, the driver, the Live interpreter), so a session built here
+//! behaves as `pi` does.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_cassettes::convert::to_json;
+use pi_cassettes::format::{Header, SessionKind, SessionStart};
+use pi_cassettes::redact::Rules;
+use pi_cassettes::{recording_transport, Cassette, Record, Recorder, Replay};
+use pi_core::agent::QueueMode;
+use pi_core::agent_session::retry::RetrySettings;
+use pi_core::compaction::CompactionSettings;
+use pi_core::model::{Model, ThinkingLevel};
+use pi_core::resources::Resources;
+use pi_core::session::ids::IdGenerator;
+use pi_core::system_prompt::DocPaths;
+use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
+use pi_effects::clock::{Clock, SystemClock};
+use pi_effects::custom_tool::{CustomTool, ToolRegistry};
+use pi_effects::host::process_environment;
+use pi_effects::live::CallOptionsFor;
+use pi_effects::registry_files::{load_auth, load_models};
+use pi_effects::resources::{discover, Wanted};
+use pi_effects::run_config::build_machine;
+use pi_effects::session::{agent_dir, SessionStore};
+use pi_effects::tools::ToolEnv;
+use pi_providers::retry::RetryClock;
+use pi_providers::{catalog, CallOptions};
+
+use crate::io::Io;
+use crate::{Error, Session};
+
+/// Pi's read-only tool set (`createReadOnlyTools`): the agent can look but not change anything.
+pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
+
+/// Every built-in tool (`createCodingTools` plus the read-only ones), in Pi's order.
+pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// What Pi's `--mode` a recording made by the library names in its header: the events are the
+/// ones `--mode json` prints.
+const RECORDED_MODE: &str = "json";
+
+/// Which model the session starts with.
+#[derive(Clone, Debug)]
+enum ModelChoice {
+    /// Pi's `getModel(provider, id)`: looked up in the built-in catalog and `models.json`.
+    Registry { provider: String, id: String },
+    /// A model the program describes itself (a local server, a test's mock).
+    Given(Box<Model>),
+}
+
+/// Where the session's entries are kept (Pi's `SessionManager.inMemory()` or `create(dir)`).
+#[derive(Clone, Debug)]
+enum Storage {
+    InMemory,
+    Dir(PathBuf),
+}
+
+/// Whether the session is recorded into a cassette or replayed from one.
+#[derive(Clone, Debug)]
+enum CassetteChoice {
+    None,
+    Record(PathBuf),
+    Replay(PathBuf),
+}
+
+/// Builds a [`Session`]: Pi's `createAgentSession` options as methods, each defaulting to what
+/// Pi does. Only the model is required.
+///
+/// ```
+/// # #[tokio::main] async fn main() -> Result<(), pi_sdk::Error> {
+/// # let mock = pi_testkit::MockLlm::start(&serde_json::json!([{"text": "Hi."}]));
+/// # let workspace = tempfile::tempdir().map_err(|e| pi_sdk::Error::Io(e.to_string()))?;
+/// # let model = pi_sdk::Model { id: "mock".into(), provider: "mock".into(), api: "openai-completions".into(), base_url: mock.url("/v1"), input: vec!["text".into()], context_window: 128_000, max_tokens: 16_384, ..pi_sdk::Model::default() };
+/// use pi_sdk::{SessionBuilder, ThinkingLevel};
+///
+/// let session = SessionBuilder::new(workspace.path())
+///     .model(model)
+///     .api_key("sk-example")
+///     .thinking_level(ThinkingLevel::Off)
+///     .read_only_tools()
+///     .build()?;
+/// session.prompt("Hello").await?;
+/// // Pi 1.5.2's transcript: the system prompt in force, the prompt, the answer.
+/// let messages = session.messages().await;
+/// assert!(matches!(messages.last(), Some(pi_sdk::AgentMessage::Assistant(_))));
+/// assert_eq!(messages.len(), 3);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct SessionBuilder {
+    cwd: PathBuf,
+    agent_dir: PathBuf,
+    model: Option<ModelChoice>,
+    api_key: Option<String>,
+    thinking_level: ThinkingLevel,
+    tools: Vec<String>,
+    custom_tools: ToolRegistry,
+    confine_to_cwd: bool,
+    system_prompt: Option<String>,
+    append_system_prompt: Option<String>,
+    context_files: bool,
+    resources: Resources,
+    docs: DocPaths,
+    storage: Storage,
+    retry: RetrySettings,
+    compaction: CompactionSettings,
+    steering_mode: QueueMode,
+    follow_up_mode: QueueMode,
+    seed: Option<u64>,
+    cassette: CassetteChoice,
+}
+
+impl SessionBuilder {
+    /// A session working in `cwd` (where tools run and relative paths resolve: Pi's `cwd`
+    /// option), with Pi's defaults: the agent dir `~/.pi/agent` (or `PI_CODING_AGENT_DIR`),
+    /// thinking `medium`, the tools read, bash, edit and write, context files loaded, kept in
+    /// memory.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        SessionBuilder {
+            cwd: cwd.into(),
+            agent_dir: agent_dir(),
+            model: None,
+            api_key: None,
+            thinking_level: ThinkingLevel::Medium,
+            tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+            custom_tools: ToolRegistry::new(),
+            confine_to_cwd: false,
+            system_prompt: None,
+            append_system_prompt: None,
+            context_files: true,
+            resources: Resources::default(),
+            docs: DocPaths::default(),
+            storage: Storage::InMemory,
+            retry: RetrySettings::default(),
+            compaction: CompactionSettings::default(),
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            seed: None,
+            cassette: CassetteChoice::None,
+        }
+    }
+
+    /// Pi's agent directory: where `models.json`, `auth.json` and the global `AGENTS.md` are
+    /// read from.
+    pub fn agent_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.agent_dir = dir.into();
+        self
+    }
+
+    /// Starts with `model`, described by the program (Pi's `model` option with a model it
+    /// built itself).
+    pub fn model(mut self, model: Model) -> Self {
+        self.model = Some(ModelChoice::Given(Box::new(model)));
+        self
+    }
+
+    /// Starts with the model `provider`/`id` of the built-in catalog or the agent dir's
+    /// `models.json` (Pi's `getModel`); [`build`](Self::build) fails naming it when there is none.
+    pub fn model_from_registry(mut self, provider: &str, id: &str) -> Self {
+        self.model = Some(ModelChoice::Registry {
+            provider: provider.to_owned(),
+            id: id.to_owned(),
+        });
+        self
+    }
+
+    /// Sends `key` with every call instead of resolving one as Pi does (`auth.json` in the
+    /// agent dir, then the provider's environment variable, then `models.json`). A recording
+    /// redacts it.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The thinking level asked for; the session clamps it to what the model supports.
+    pub fn thinking_level(mut self, level: ThinkingLevel) -> Self {
+        self.thinking_level = level;
+        self
+    }
+
+    /// The built-in tools the model may call, by name, in this order (Pi's `--tools`); an
+    /// unknown name fails [`build`](Self::build).
+    pub fn tools<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.tools = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+        self
+    }
+
+    /// Only the tools that read ([`READ_ONLY_TOOLS`]: Pi's `readOnlyTools: true`), so the agent
+    /// cannot change the workspace or run commands.
+    pub fn read_only_tools(self) -> Self {
+        self.tools(READ_ONLY_TOOLS)
+    }
+
+    /// Adds a tool the program defines (Pi's `customTools`), offered after the built-ins; one
+    /// named as a built-in replaces it. Its calls are effects like the built-ins': a recording
+    /// holds them and a replay answers them without running the tool.
+    pub fn custom_tool(mut self, tool: impl CustomTool + 'static) -> Self {
+        self.custom_tools.register(Arc::new(tool));
+        self
+    }
+
+    /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
+    /// resolved: a path outside it is refused (seed 000's workspace-bound tool definitions).
+    /// `bash` is not confined; leave it out ([`read_only_tools`](Self::read_only_tools) or
+    /// [`tools`](Self::tools)) for a workspace the agent must not leave.
+    pub fn confine_to_cwd(mut self) -> Self {
+        self.confine_to_cwd = true;
+        self
+    }
+
+    /// Replaces Pi's default system prompt (Pi's `systemPrompt`).
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Appended after the system prompt (Pi's `appendSystemPrompt`).
+    pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.append_system_prompt = Some(text.into());
+        self
+    }
+
+    /// Whether `AGENTS.md`/`CLAUDE.md` from the agent dir and from `cwd` up to the root go into
+    /// the system prompt (on by default; Pi's `noContextFiles` turns it off).
+    pub fn context_files(mut self, load: bool) -> Self {
+        self.context_files = load;
+        self
+    }
+
+    /// The skills (listed in the system prompt, expanded by `/skill:name`) and prompt
+    /// templates (expanded by `/name args`) the session knows.
+    pub fn resources(mut self, resources: Resources) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// Finds the skills and prompt templates where the `pi` binary finds them (Pi 1.5.2's
+    /// discovery): `<agent dir>/skills` and `~/.agents/skills`, `<agent dir>/prompts`, and, when
+    /// `project_trusted`, the project's `.pi/skills`, `.agents/skills` and `.pi/prompts` from
+    /// `cwd` up to the git root. Replaces what [`resources`](Self::resources) gave.
+    pub fn discover_resources(mut self, project_trusted: bool) -> Self {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        self.resources = discover(&Wanted {
+            agent_dir: &self.agent_dir,
+            cwd: &self.cwd,
+            home: &home,
+            project_trusted,
+            no_skills: false,
+            skill_paths: &[],
+            no_prompt_templates: false,
+            prompt_template_paths: &[],
+        });
+        self
+    }
+
+    /// Where Pi's documentation is, for the system prompt's pointer to it (the `pi` binary
+    /// points at its own package; a program pointing nowhere leaves the paths empty).
+    pub fn docs(mut self, docs: DocPaths) -> Self {
+        self.docs = docs;
+        self
+    }
+
+    /// Keeps the session in memory only (the default; Pi's `SessionManager.inMemory()`).
+    pub fn in_memory(mut self) -> Self {
+        self.storage = Storage::InMemory;
+        self
+    }
+
+    /// Writes the session to a new JSONL file in `dir` (Pi's `SessionManager.create(dir)`), which
+    /// `pi --session FILE` can resume.
+    pub fn session_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.storage = Storage::Dir(dir.into());
+        self
+    }
+
+    /// Automatic retries of failed calls (Pi's `retry.*` settings).
+    pub fn retry(mut self, retry: RetrySettings) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Automatic compaction (Pi's `compaction.*` settings).
+    pub fn compaction(mut self, compaction: CompactionSettings) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
+    /// How queued steering and follow-up messages are delivered (Pi's `steeringMode` and
+    /// `followUpMode`; one at a time by default).
+    pub fn queue_modes(mut self, steering: QueueMode, follow_up: QueueMode) -> Self {
+        self.steering_mode = steering;
+        self.follow_up_mode = follow_up;
+        self
+    }
+
+    /// Seeds the session's ids (the start time by default), so two runs write the same ids.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Records the run into a cassette at `path`: every input, effect and HTTP exchange, so
+    /// [`replay`](Self::replay) or `pi replay` can run it again without the model.
+    pub fn record(mut self, path: impl Into<PathBuf>) -> Self {
+        self.cassette = CassetteChoice::Record(path.into());
+        self
+    }
+
+    /// Replays the cassette at `path` instead of calling the model or running tools: the
+    /// session is rebuilt from the cassette's configuration (the other options are ignored),
+    /// prompts are checked against the recorded ones, and every answer comes from the
+    /// recording. [`Session::finish`] says whether the whole recording was used. A run recorded
+    /// in memory replays in memory; one recorded into a session file writes the replayed session
+    /// into [`session_dir`](Self::session_dir) (`cwd` when none is given).
+    pub fn replay(mut self, path: impl Into<PathBuf>) -> Self {
+        self.cassette = CassetteChoice::Replay(path.into());
+        self
+    }
+
+    /// Builds the session (inside a tokio runtime: the Live interpreter spawns its calls).
+    pub fn build(self) -> Result<Session, Error> {
+        if let CassetteChoice::Replay(path) = &self.cassette {
+            return self.build_replay(path);
+        }
+        let model = self.resolve_model()?;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
+        options.agent_dir = self.agent_dir.clone();
+        options.thinking_level = self.thinking_level;
+        options.tools = self.tools.clone();
+        options.custom_tools = self.custom_tools.clone();
+        let mut tool_env = ToolEnv::new(&self.cwd);
+        tool_env.sandbox = self.confine_to_cwd;
+        options.tool_env = Some(tool_env);
+        options.system_prompt = self.system_prompt.clone();
+        options.append_system_prompt = self.append_system_prompt.clone();
+        options.context_files = self.context_files;
+        options.resources = self.resources.clone();
+        options.docs = self.docs.clone();
+        options.retry = self.retry;
+        options.compaction = self.compaction;
+        options.steering_mode = self.steering_mode;
+        options.follow_up_mode = self.follow_up_mode;
+        options.seed = self.seed;
+        options.clock = Arc::clone(&clock);
+        let started_at = clock.now_ms();
+        let config = options.run_config(started_at)?;
+        let (commands, received) = tokio::sync::mpsc::unbounded_channel();
+        let live = options
+            .live()?
+            .for_run(config.seed, config.started_at)
+            .with_commands(received);
+        let ids = IdGenerator::new(config.seed);
+        let store = match &self.storage {
+            Storage::InMemory => SessionStore::in_memory(&config.cwd, started_at, ids),
+            Storage::Dir(dir) => SessionStore::create(&config.cwd, dir, started_at, ids)
+                .map_err(|e| Error::Session(e.to_string()))?,
+        };
+        let start = session_start(&store);
+        let (machine, file) =
+            build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
+        let io = match &self.cassette {
+            CassetteChoice::Record(path) => {
+                let header = Header {
+                    format: pi_cassettes::FORMAT_VERSION,
+                    features: Vec::new(),
+                    harness: env!("CARGO_PKG_VERSION").into(),
+                    pi: pi_cassettes::PI_EDITION.into(),
+                    mode: RECORDED_MODE.into(),
+                    config: to_json(&config),
+                    session: start,
+                    redactions: vec!["api keys".into(), "credential headers".into()],
+                    redact: None,
+                    models: Some(vec![to_json(&config.model)]),
+                    scoped_models: Vec::new(),
+                    command: None,
+                    imported: None,
+                };
+                let secrets: Vec<(String, String)> = self
+                    .api_key
+                    .iter()
+                    .map(|key| (key.clone(), "api key".to_owned()))
+                    .collect();
+                let recorder = Recorder::create(path, &header, &secrets, Rules::default())
+                    .map_err(|e| Error::Cassette(e.to_string()))?;
+                let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
+                Io::Record(Record::new(live, recorder))
+            }
+            CassetteChoice::None | CassetteChoice::Replay(_) => Io::Live(live),
+        };
+        Ok(Session::new(
+            machine,
+            io,
+            file,
+            Some(commands),
+            config.resources,
+        ))
+    }
+
+    /// A session answered from the cassette at `path`.
+    fn build_replay(&self, path: &Path) -> Result<Session, Error> {
+        let cassette = Cassette::load(path).map_err(|e| Error::Cassette(e.to_string()))?;
+        let config = cassette.config.clone();
+        let dir = match &self.storage {
+            Storage::Dir(dir) => dir.clone(),
+            Storage::InMemory => self.cwd.clone(),
+        };
+        let store = cassette
+            .starting_session(&config, &dir)
+            .map_err(Error::Session)?;
+        let (machine, file) =
+            build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
+        let replay = Replay::new(Arc::new(cassette)).map_err(|e| Error::Cassette(e.to_string()))?;
+        Ok(Session::new(
+            machine,
+            Io::Replay(Box::new(replay)),
+            file,
+            None,
+            config.resources,
+        ))
+    }
+
+    /// The model asked for, looked up in the registry when named.
+    fn resolve_model(&self) -> Result<Model, Error> {
+        match &self.model {
+            None => Err(Error::NoModel),
+            Some(ModelChoice::Given(model)) => Ok((**model).clone()),
+            Some(ModelChoice::Registry { provider, id }) => {
+                let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+                registry
+                    .find(provider, id)
+                    .cloned()
+                    .ok_or_else(|| Error::UnknownModel {
+                        provider: provider.clone(),
+                        id: id.clone(),
+                    })
+            }
+        }
+    }
+
+    /// The key and headers of each call: the given key, or resolved as Pi resolves them.
+    fn call_options(&self) -> CallOptionsFor {
+        if let Some(key) = &self.api_key {
+            let key = key.clone();
+            return Arc::new(move |_| {
+                Ok(CallOptions {
+                    api_key: key.clone(),
+                    ..CallOptions::default()
+                })
+            });
+        }
+        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
+        let env = process_environment();
+        let clock = SystemClock;
+        Arc::new(move |request| {
+            let now = i64::try_from(clock.now_ms()).unwrap_or(i64::MAX);
+            let resolved = registry
+                .request_auth(&request.model, &auth, &env, now)
+                .map_err(|e| e.to_string())?;
+            let api_key = resolved
+                .api_key
+                .ok_or_else(|| format!("No API key for provider: {}", request.model.provider))?;
+            Ok(CallOptions {
+                api_key,
+                headers: resolved.headers.unwrap_or_default(),
+                ..CallOptions::default()
+            })
+        })
+    }
+}
+
+/// What a recording's header says of the session the run starts in.
+fn session_start(store: &SessionStore) -> SessionStart {
+    let file = store.file();
+    SessionStart {
+        kind: if file.is_some() {
+            SessionKind::New
+        } else {
+            SessionKind::Memory
+        },
+        file: file.and_then(|f| f.file_name().map(|n| n.to_string_lossy().into_owned())),
+        path: file.map(|f| f.to_string_lossy().into_owned()),
+        content: None,
+        content_file: None,
+        id_state: store.id_state(),
+    }
+}

@@ -1,0 +1,99 @@
+//! The harness as a library: Pi's SDK (`createAgentSession`) in Rust.
+//!
+//! Build a session with [`SessionBuilder`] (model, thinking level, the built-in tools it may
+//! use, where it works, whether it is kept in memory or written to disk, the system prompt,
+//! context files, skills and prompt templates, the agent dir), then drive it through the
+//! [`Session`] handle: [`Session::prompt`], [`Session::steer`], [`Session::follow_up`],
+//! [`Session::abort`], [`Session::wait_idle`], [`Session::set_model`],
+//! [`Session::set_thinking_level`] and [`Session::navigate`], watching Pi's events through
+//! [`Session::subscribe`]. The session runs on the same machinery as the `pi` binary (the pure
+//! session machine, the driver and the Live interpreter), so what it sends, writes and emits is
+//! what `pi` would. A run can be recorded into a cassette ([`SessionBuilder::record`]) and
+//! replayed from one without the model ([`SessionBuilder::replay`]).
+//!
+//! Tools of the program's own implement [`CustomTool`] and join with
+//! [`SessionBuilder::custom_tool`]; [`SessionBuilder::confine_to_cwd`] keeps the built-in file
+//! tools inside the workspace.
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> Result<(), pi_sdk::Error> {
+//! # let mock = pi_testkit::MockLlm::start(&serde_json::json!([
+//! #     {"tool_calls": [{"name": "ls", "arguments": {}}]}, {"text": "One file: notes.txt."}]));
+//! # let workspace = tempfile::tempdir().map_err(|e| pi_sdk::Error::Io(e.to_string()))?;
+//! # std::fs::write(workspace.path().join("notes.txt"), "hi").map_err(|e| pi_sdk::Error::Io(e.to_string()))?;
+//! # let model = pi_sdk::Model { id: "mock".into(), provider: "mock".into(), api: "openai-completions".into(), base_url: mock.url("/v1"), input: vec!["text".into()], context_window: 128_000, max_tokens: 16_384, ..pi_sdk::Model::default() };
+//! use pi_sdk::{AgentEvent, Event, SessionBuilder};
+//!
+//! let session = SessionBuilder::new(workspace.path())
+//!     .model(model) // or .model_from_registry("anthropic", "claude-sonnet-4-5")
+//!     .api_key("sk-example")
+//!     .read_only_tools()
+//!     .confine_to_cwd()
+//!     .record(workspace.path().join("run.cassette.jsonl"))
+//!     .build()?;
+//! let mut events = session.subscribe(); // every event of `pi --mode json`
+//! session.prompt("What is in this directory?").await?;
+//! session.finish().await?; // the recording's outcome line
+//! while let Ok(event) = events.try_recv() {
+//!     if let Event::Agent(AgentEvent::ToolExecutionStart { tool_name, .. }) = event {
+//!         println!("ran {tool_name}");
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+mod builder;
+mod io;
+mod session;
+
+pub use builder::{SessionBuilder, ALL_TOOLS, READ_ONLY_TOOLS};
+pub use session::Session;
+
+pub use pi_core::agent::QueueMode;
+pub use pi_core::agent_session::retry::RetrySettings;
+pub use pi_core::agent_session::NavigateRequest;
+pub use pi_core::compaction::CompactionSettings;
+pub use pi_core::event::ToolResult;
+pub use pi_core::event::{AgentEvent, AssistantMessageEvent, Event, SessionEvent};
+pub use pi_core::message::{
+    text_parts, AgentMessage, AssistantMessage, ContentBlock, ImageContent,
+};
+pub use pi_core::model::{Model, ThinkingLevel};
+pub use pi_core::resources::Resources;
+pub use pi_core::system_prompt::DocPaths;
+pub use pi_effects::custom_tool::{CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture};
+pub use pi_effects::driver::Driven;
+pub use tokio::sync::broadcast;
+
+use pi_effects::agent_session::CreateError;
+use pi_effects::driver::DriveError;
+
+/// Why a session could not be built or a run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The builder was given no model.
+    #[error("no model: call SessionBuilder::model or SessionBuilder::model_from_registry")]
+    NoModel,
+    /// Neither the built-in catalog nor `models.json` has the model asked for.
+    #[error("Model {provider}/{id} not found")]
+    UnknownModel { provider: String, id: String },
+    /// The options do not make a session (an unknown tool, a bad system prompt section, an
+    /// HTTP client that cannot start).
+    #[error(transparent)]
+    Create(#[from] CreateError),
+    /// The session file could not be created or read.
+    #[error("session: {0}")]
+    Session(String),
+    /// A cassette could not be written or read, or a replay diverged from its recording.
+    #[error("cassette: {0}")]
+    Cassette(String),
+    /// The session refused an operation (Pi's error text) or a run stopped.
+    #[error(transparent)]
+    Drive(#[from] DriveError),
+    /// The session refused an operation that ended later (a navigation), with Pi's text.
+    #[error("{0}")]
+    Refused(String),
+    /// A file the program asked for could not be read or written.
+    #[error("io: {0}")]
+    Io(String),
+}
