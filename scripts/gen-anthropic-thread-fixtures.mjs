@@ -94,6 +94,31 @@ const cases = [
     { add: [user("hi")], answers: [threadError("thread_unsupported_request"), text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [text("msg_2", "More")] },
   ] },
+  { name: "threads-refused-without-a-code-turn-them-off", model: model(), options: { sessionId: "s23" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [failure(400, { type: "error", error: { type: "invalid_request_error", message: "thread continuation is not available" } }), text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+    { add: [user("last", 8)], answers: [text("msg_4", "Last")] },
+  ] },
+  { name: "create-refused-as-continued-creates-again", model: model(), options: { sessionId: "s24" }, steps: [
+    { add: [user("hi")], answers: [threadError("thread_already_continued"), text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "other-error-during-continue-fails", model: model(), options: { sessionId: "s25", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
+    { add: [], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "server-error-naming-threads-fails", model: model(), options: { sessionId: "s26", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [failure(500, { type: "error", error: { type: "api_error", message: "thread store unavailable" } })], keep: false },
+    { add: [], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "refused-then-resend-fails", model: model(), options: { sessionId: "s27", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [threadError("thread_not_found"), failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
+    { add: [], answers: [text("msg_2", "More")] },
+  ] },
   { name: "allowed-fallback-served", model: model({ id: "claude-fable-5", compat: { allowedFallbackModels: [
       { provider: "anthropic", model: "claude-opus-5", cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
       { provider: "other", model: "claude-haiku-4-5", cost: { input: 100, output: 100, cacheRead: 0, cacheWrite: 0 } }] } }),
@@ -178,6 +203,8 @@ for (const c of cases) {
       const answer = answers.shift();
       if (!answer) throw new Error(`${c.name}: no answer left`);
       if (answer.status) {
+        sent[sent.length - 1].status = answer.status;
+        sent[sent.length - 1].response = JSON.stringify(answer.error);
         return new Response(JSON.stringify(answer.error), { status: answer.status, headers: { "content-type": "application/json" } });
       }
       const body = sse(answer, c.model.id);

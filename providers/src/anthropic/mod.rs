@@ -5,6 +5,8 @@ mod decode;
 mod encode;
 mod thread;
 
+pub(crate) use thread::{fallback_diagnostic, refusal, resend, Thread};
+
 pub use decode::{map_stop_reason, Decoder};
 pub use encode::{
     build_body, convert_messages, is_oauth_token, supports_eager_tool_input_streaming,
@@ -25,6 +27,16 @@ const CLAUDE_CODE_VERSION: &str = "2.1.322";
 /// Where message threads apply, the body creates or continues the session's thread
 /// (see [`thread`]).
 pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
+    encode_call(request, options, now).0
+}
+
+/// [`encode`], and how the request was sent in a thread (none when threads do not apply or
+/// the session turned them off), which says how it goes again if Anthropic refuses it.
+pub(crate) fn encode_call(
+    request: &ModelRequest,
+    options: &CallOptions,
+    now: u64,
+) -> (HttpRequest, Option<Thread>) {
     let model = &request.model;
     let oauth = is_oauth_token(&options.api_key);
     let mut headers = Vec::new();
@@ -63,9 +75,12 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
     let mut body = with_overrides(build_body(request, options, now), options)
         .to_value()
         .into_owned();
-    if thread::threads_apply(request, options) {
+    let mut thread = None;
+    if thread::threads_apply(request, options) && !thread::threads_off(request) {
         if let Value::Object(params) = body {
-            body = Value::Object(thread::threaded_body(request, options, now, params));
+            let (threaded, how) = thread::threaded_body(request, options, now, params);
+            body = Value::Object(threaded);
+            thread = Some(how);
         }
     }
     let betas = body.as_object_mut().and_then(|b| b.shift_remove("betas"));
@@ -77,7 +92,7 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
             .collect();
         set_header(&mut headers, "anthropic-beta", names.join(","));
     }
-    HttpRequest {
+    let http = HttpRequest {
         method: "POST",
         url: format!(
             "{}/v1/messages?beta=true",
@@ -85,7 +100,8 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
         ),
         headers,
         body: body.into(),
-    }
+    };
+    (http, thread)
 }
 
 /// Pi 1.5.2's session-affinity header, which routes a session's calls to one backend:
