@@ -26,11 +26,15 @@ const result = (toolCallId, text) => ({ role: "toolResult", toolCallId, toolName
 const tools = [
   { name: "read", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
 ];
+// The same tool preferring constrained sampling, and Anthropic's error for too many strict tools.
+const strictTools = [{ ...tools[0], constrainedSampling: { type: "json_schema", strict: "prefer" } }];
+const strictCompat = { compat: { supportsStrictTools: true } };
 
 // An answer the fake server streams: text and tool calls, a stop reason, the model it names.
 const text = (id, t, over = {}) => ({ id, blocks: [{ type: "text", text: t }], stop: "end_turn", ...over });
 const toolUse = (id, callId, path) => ({ id, blocks: [{ type: "tool_use", id: callId, name: "read", input: { path } }], stop: "tool_use" });
 const failure = (status, error) => ({ status, error });
+const strictLimit = (message) => failure(400, { type: "error", error: { type: "invalid_request_error", message } });
 const threadError = (code) => failure(400, { type: "error", error: { type: "invalid_request_error",
   message: `thread request refused: ${code}`, details: { error_code: code } } });
 
@@ -118,6 +122,20 @@ const cases = [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [threadError("thread_not_found"), failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
     { add: [], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "strict-tool-limits-send-again-without-strict", model: model(strictCompat), tools: strictTools, options: { sessionId: "s28" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [strictLimit("Too many strict tools (25 > 20)"), text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+  ] },
+  { name: "strict-tool-limits-without-a-session", model: model(strictCompat), tools: strictTools, options: {}, steps: [
+    { add: [user("hi")], answers: [strictLimit("The compiled grammar is too large"), text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "strict-tool-limits-after-a-refused-thread", model: model(strictCompat), tools: strictTools, options: { sessionId: "s29", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [threadError("thread_not_found"), strictLimit("Schemas contains too many parameters with union types (3)"), text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [strictLimit("Too many strict tools (2)")], keep: false },
   ] },
   { name: "allowed-fallback-served", model: model({ id: "claude-fable-5", compat: { allowedFallbackModels: [
       { provider: "anthropic", model: "claude-opus-5", cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },

@@ -36,6 +36,9 @@ pub struct ModelCall {
     thread: Option<anthropic::Thread>,
     /// What the answer's `diagnostics` gain before the stream (a refused thread).
     diagnostics: Vec<serde_json::Value>,
+    /// The request and options of an Anthropic call that sent tools strict only because they
+    /// prefer it, while it may still go again without when the strict-tool limits refuse it.
+    strict_retry: Option<Box<(ModelRequest, CallOptions)>>,
 }
 
 impl ModelCall {
@@ -44,11 +47,16 @@ impl ModelCall {
     pub fn new(request: &ModelRequest, options: &CallOptions, now: u64) -> Self {
         let model = &request.model;
         let mut thread = None;
+        let mut strict_retry = None;
         let http = match model.api.as_str() {
             "anthropic-messages" => {
-                let (http, how) = anthropic::encode_call(request, options, now);
-                thread = how;
-                Some(http)
+                let given_up = anthropic::strict_tools_given_up(request);
+                let encoded = anthropic::encode_call(request, options, now, given_up);
+                thread = encoded.thread;
+                if encoded.preferred_strict {
+                    strict_retry = Some(Box::new((request.clone(), options.clone())));
+                }
+                Some(encoded.http)
             }
             "openai-responses" => Some(openai_responses::encode(request, options, now)),
             "google-generative-ai" => Some(google::encode(request, options, now)),
@@ -73,6 +81,7 @@ impl ModelCall {
             refused: options.refused.clone(),
             thread,
             diagnostics: Vec::new(),
+            strict_retry,
             model: model.clone(),
         }
     }
@@ -187,6 +196,29 @@ impl ModelCall {
                             self.timestamp,
                         ));
                         self.http = Some(anthropic::resend(http, &thread, &refusal));
+                        remaining = self.max_retries;
+                        continue;
+                    }
+                    if let Some(retry) = self
+                        .strict_retry
+                        .take()
+                        .filter(|_| anthropic::strict_limits_refused(status, &body, &message))
+                    {
+                        // Built again without preferred strict tools, as Pi builds it: a
+                        // thread it was continuing is gone, so it goes in a new one.
+                        self.diagnostics.push(anthropic::strict_fallback_diagnostic(
+                            &message,
+                            self.timestamp,
+                        ));
+                        let (request, options) = *retry;
+                        let request = ModelRequest {
+                            previous: None,
+                            ..request
+                        };
+                        let encoded =
+                            anthropic::encode_call(&request, &options, self.timestamp, true);
+                        self.http = Some(encoded.http);
+                        self.thread = encoded.thread;
                         remaining = self.max_retries;
                         continue;
                     }

@@ -6,10 +6,12 @@
 //! previous step's request and reply, none after a failed one.
 //!
 //! A refused thread is sent again as the original sends it (a new thread after
-//! `thread_not_found` and the like, no thread after `thread_unsupported_request` or a coded-less
-//! 400 naming threads, which turns threads off for the session), and the answer carries the
-//! refusal's diagnostic: each step runs through [`ModelCall`] over the step's scripted
-//! responses, and every request it sends is compared.
+//! `thread_not_found` and the like, no thread after `thread_unsupported_request` or a code-less
+//! 400 naming threads, which turns threads off for the session), and a call refused by the
+//! strict-tool limits goes again without its preferred strict tools, as do the session's later
+//! ones; the answer carries the diagnostic: each step runs through [`ModelCall`] over the
+//! step's scripted responses, with the diagnostics of the earlier answers, and every request it
+//! sends is compared.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -41,7 +43,7 @@ fn request(case: &Value, step: &Value, previous: Option<Arc<PreviousCall>>) -> M
                 name: t["name"].as_str().unwrap().into(),
                 description: t["description"].as_str().unwrap().into(),
                 parameters: t["parameters"].clone(),
-                constrained_sampling: None,
+                constrained_sampling: t.get("constrainedSampling").cloned(),
             })
             .collect(),
         reasoning: serde_json::from_value(case["options"]["reasoning"].clone()).unwrap(),
@@ -109,7 +111,7 @@ fn run_step(
 fn threaded_requests_match_the_original_over_whole_conversations() {
     let cases: Vec<Value> =
         serde_json::from_str(include_str!("fixtures/anthropic-threads.json")).unwrap();
-    assert!(cases.len() >= 27);
+    assert!(cases.len() >= 30);
     let mut wrong = Vec::new();
     let mut resent = 0;
     for case in &cases {
@@ -156,7 +158,6 @@ fn threaded_requests_match_the_original_over_whole_conversations() {
                 _ => Some(Arc::new(PreviousCall {
                     request: ModelRequest {
                         previous: None,
-                        session_diagnostics: Default::default(),
                         ..request
                     },
                     reply,
@@ -170,7 +171,7 @@ fn threaded_requests_match_the_original_over_whole_conversations() {
         wrong.len(),
         wrong.join("\n")
     );
-    assert_eq!(resent, 5, "the calls the original sent again");
+    assert_eq!(resent, 9, "the calls the original sent again");
 }
 
 #[test]

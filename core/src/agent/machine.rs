@@ -562,7 +562,6 @@ impl AgentMachine {
         };
         self.request_in_flight = Some(ModelRequest {
             previous: None,
-            session_diagnostics: Arc::default(),
             ..request.clone()
         });
         let call = self.new_call();

@@ -12,7 +12,9 @@ use pi_core::agent::{ModelRequest, PreviousCall};
 use pi_core::message::Message;
 use serde_json::{json, Map, Value};
 
-use super::encode::{build_body, convert_messages, is_oauth_token};
+use super::encode::{
+    build_body_with, convert_messages, is_oauth_token, strict_tools_given_up, STRICT_TOOLS_FALLBACK,
+};
 use crate::{compat_flag, with_overrides, CacheRetention, CallOptions, HttpRequest};
 
 /// The beta a threaded request asks for.
@@ -188,10 +190,17 @@ fn continued_prefix(
     if previous.reply.response_model.is_some() || !threads_apply(&previous.request, options) {
         return None;
     }
-    let mut params = match with_overrides(build_body(&previous.request, options, now), options)
-        .to_value()
-        .into_owned()
-    {
+    // The previous call went without preferred strict tools if the session had given them up
+    // or the call itself had to (its answer says so).
+    let without_strict = strict_tools_given_up(&previous.request)
+        || previous
+            .reply
+            .diagnostics
+            .iter()
+            .flatten()
+            .any(|d| d["type"] == STRICT_TOOLS_FALLBACK);
+    let body = build_body_with(&previous.request, options, now, without_strict);
+    let mut params = match with_overrides(body, options).to_value().into_owned() {
         Value::Object(params) => params,
         _ => return None,
     };
