@@ -40,7 +40,8 @@ const threadError = (code) => failure(400, { type: "error", error: { type: "inva
 
 function sse(answer, modelId) {
   const events = [["message_start", { type: "message_start", message: { id: answer.id, type: "message", role: "assistant",
-    model: answer.model ?? modelId, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }]];
+    model: answer.model ?? modelId, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 },
+    ...(answer.startTransformations ? { input_transformations: answer.startTransformations } : {}) } }]];
   // A server-side fallback announced before any content (Pi skips the block).
   if (answer.fallbackBlock) {
     events.push(["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "fallback" } }]);
@@ -58,7 +59,8 @@ function sse(answer, modelId) {
     }
     events.push(["content_block_stop", { type: "content_block_stop", index }]);
   });
-  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: answer.stop }, usage: { output_tokens: 5 } }]);
+  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: answer.stop }, usage: { output_tokens: 5 },
+    ...(answer.deltaTransformations ? { input_transformations: answer.deltaTransformations } : {}) }]);
   events.push(["message_stop", { type: "message_stop" }]);
   return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
 }
@@ -136,6 +138,12 @@ const cases = [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [threadError("thread_not_found"), strictLimit("Schemas contains too many parameters with union types (3)"), text("msg_2", "More")] },
     { add: [user("again", 7)], answers: [strictLimit("Too many strict tools (2)")], keep: false },
+  ] },
+  { name: "input-transformations", model: model(), options: { sessionId: "s30" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello", { startTransformations: [{ type: "image_resized", path: "messages.0.content.1", reason: "too large" }] })] },
+    { add: [user("more", 6)], answers: [text("msg_2", "More", { startTransformations: [{ type: "a" }], deltaTransformations: [{ type: "truncated", path: null, reason: "long", extra: 1 }, {}] })] },
+    { add: [user("again", 7)], answers: [threadError("thread_not_found"), text("msg_3", "Again", { deltaTransformations: [{ type: "image_resized" }] })] },
+    { add: [user("last", 8)], answers: [text("msg_4", "Last", { deltaTransformations: [] })] },
   ] },
   { name: "allowed-fallback-served", model: model({ id: "claude-fable-5", compat: { allowedFallbackModels: [
       { provider: "anthropic", model: "claude-opus-5", cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },

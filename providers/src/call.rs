@@ -128,6 +128,9 @@ impl ModelCall {
             };
             let own = message.diagnostics.take().unwrap_or_default();
             message.diagnostics = Some(self.diagnostics.iter().cloned().chain(own).collect());
+            // Added before the stream, they sit after `timestamp` (the struct's order), where
+            // a decoder's own diagnostic alone would have come last.
+            message.extra = pi_core::extra::Extra::default();
         }
         events
     }
