@@ -26,17 +26,22 @@ const result = (toolCallId, text) => ({ role: "toolResult", toolCallId, toolName
 const tools = [
   { name: "read", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
 ];
+// The same tool preferring constrained sampling, and Anthropic's error for too many strict tools.
+const strictTools = [{ ...tools[0], constrainedSampling: { type: "json_schema", strict: "prefer" } }];
+const strictCompat = { compat: { supportsStrictTools: true } };
 
 // An answer the fake server streams: text and tool calls, a stop reason, the model it names.
 const text = (id, t, over = {}) => ({ id, blocks: [{ type: "text", text: t }], stop: "end_turn", ...over });
 const toolUse = (id, callId, path) => ({ id, blocks: [{ type: "tool_use", id: callId, name: "read", input: { path } }], stop: "tool_use" });
 const failure = (status, error) => ({ status, error });
+const strictLimit = (message) => failure(400, { type: "error", error: { type: "invalid_request_error", message } });
 const threadError = (code) => failure(400, { type: "error", error: { type: "invalid_request_error",
   message: `thread request refused: ${code}`, details: { error_code: code } } });
 
 function sse(answer, modelId) {
   const events = [["message_start", { type: "message_start", message: { id: answer.id, type: "message", role: "assistant",
-    model: answer.model ?? modelId, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }]];
+    model: answer.model ?? modelId, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 },
+    ...(answer.startTransformations ? { input_transformations: answer.startTransformations } : {}) } }]];
   // A server-side fallback announced before any content (Pi skips the block).
   if (answer.fallbackBlock) {
     events.push(["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "fallback" } }]);
@@ -54,7 +59,8 @@ function sse(answer, modelId) {
     }
     events.push(["content_block_stop", { type: "content_block_stop", index }]);
   });
-  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: answer.stop }, usage: { output_tokens: 5 } }]);
+  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: answer.stop }, usage: { output_tokens: 5 },
+    ...(answer.deltaTransformations ? { input_transformations: answer.deltaTransformations } : {}) }]);
   events.push(["message_stop", { type: "message_stop" }]);
   return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
 }
@@ -93,6 +99,51 @@ const cases = [
   { name: "threads-unsupported-turns-them-off", model: model(), options: { sessionId: "s16" }, steps: [
     { add: [user("hi")], answers: [threadError("thread_unsupported_request"), text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "threads-refused-without-a-code-turn-them-off", model: model(), options: { sessionId: "s23" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [failure(400, { type: "error", error: { type: "invalid_request_error", message: "thread continuation is not available" } }), text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+    { add: [user("last", 8)], answers: [text("msg_4", "Last")] },
+  ] },
+  { name: "create-refused-as-continued-creates-again", model: model(), options: { sessionId: "s24" }, steps: [
+    { add: [user("hi")], answers: [threadError("thread_already_continued"), text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "other-error-during-continue-fails", model: model(), options: { sessionId: "s25", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
+    { add: [], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "server-error-naming-threads-fails", model: model(), options: { sessionId: "s26", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [failure(500, { type: "error", error: { type: "api_error", message: "thread store unavailable" } })], keep: false },
+    { add: [], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "refused-then-resend-fails", model: model(), options: { sessionId: "s27", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [threadError("thread_not_found"), failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
+    { add: [], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "strict-tool-limits-send-again-without-strict", model: model(strictCompat), tools: strictTools, options: { sessionId: "s28" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [strictLimit("Too many strict tools (25 > 20)"), text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+  ] },
+  { name: "strict-tool-limits-without-a-session", model: model(strictCompat), tools: strictTools, options: {}, steps: [
+    { add: [user("hi")], answers: [strictLimit("The compiled grammar is too large"), text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "strict-tool-limits-after-a-refused-thread", model: model(strictCompat), tools: strictTools, options: { sessionId: "s29", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [threadError("thread_not_found"), strictLimit("Schemas contains too many parameters with union types (3)"), text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [strictLimit("Too many strict tools (2)")], keep: false },
+  ] },
+  { name: "input-transformations", model: model(), options: { sessionId: "s30" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello", { startTransformations: [{ type: "image_resized", path: "messages.0.content.1", reason: "too large" }] })] },
+    { add: [user("more", 6)], answers: [text("msg_2", "More", { startTransformations: [{ type: "a" }], deltaTransformations: [{ type: "truncated", path: null, reason: "long", extra: 1 }, {}] })] },
+    { add: [user("again", 7)], answers: [threadError("thread_not_found"), text("msg_3", "Again", { deltaTransformations: [{ type: "image_resized" }] })] },
+    { add: [user("last", 8)], answers: [text("msg_4", "Last", { deltaTransformations: [] })] },
   ] },
   { name: "allowed-fallback-served", model: model({ id: "claude-fable-5", compat: { allowedFallbackModels: [
       { provider: "anthropic", model: "claude-opus-5", cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
@@ -178,6 +229,8 @@ for (const c of cases) {
       const answer = answers.shift();
       if (!answer) throw new Error(`${c.name}: no answer left`);
       if (answer.status) {
+        sent[sent.length - 1].status = answer.status;
+        sent[sent.length - 1].response = JSON.stringify(answer.error);
         return new Response(JSON.stringify(answer.error), { status: answer.status, headers: { "content-type": "application/json" } });
       }
       const body = sse(answer, c.model.id);

@@ -473,6 +473,7 @@ mod tests {
                 session_id: None,
                 max_tokens: None,
                 previous: None,
+                session_diagnostics: Default::default(),
             },
         }
     }

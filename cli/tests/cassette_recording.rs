@@ -841,3 +841,88 @@ fn a_run_in_anthropic_message_threads_records_and_replays_byte_for_byte() {
         String::from_utf8_lossy(&check.stderr)
     );
 }
+
+#[test]
+fn a_refused_thread_is_sent_again_recorded_and_replayed_byte_for_byte() {
+    // The second request continues the first answer's thread, which the server refuses as
+    // unsupported: the call goes again without a thread and threads stay off afterwards.
+    let refusal = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "thread request refused: thread_unsupported_request",
+        "details": {"error_code": "thread_unsupported_request"}}});
+    let ws = workspace(json!({"script": [
+        {"text": ["first answer"]},
+        {"status": 400, "error_body": refusal},
+        {"text": ["second answer"]},
+        {"text": ["third answer"]},
+    ]}));
+    let models = ws.root().join("agent/models.json");
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&models).unwrap()).unwrap();
+    config["providers"]["mock-anthropic"]["models"][0]["compat"] =
+        json!({"supportsMessageThreads": true});
+    std::fs::write(&models, config.to_string()).unwrap();
+    let cassette = ws.root().join("cwd/refused.jsonl");
+    let recorded = pi_in(
+        &ws,
+        &[
+            "--provider",
+            "mock-anthropic",
+            "--model",
+            "mock-claude",
+            "--no-session",
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "one",
+            "two",
+            "three",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&recorded.stderr);
+    assert_eq!(recorded.status.code(), Some(0), "{stderr}");
+    let bodies = bodies_received(&ws);
+    assert_eq!(bodies.len(), 4, "{bodies:?}");
+    assert_eq!(bodies[1]["thread"]["type"], "continue");
+    // Sent again whole, without a thread; and so the next call.
+    for body in &bodies[2..] {
+        assert!(body.get("thread").is_none(), "{body}");
+        assert!(body.get("system").is_some(), "{body}");
+    }
+    assert_eq!(bodies[3]["messages"].as_array().unwrap().len(), 5);
+    // The answer to the call sent again says why, before its id.
+    let stdout = String::from_utf8_lossy(&recorded.stdout).into_owned();
+    let answers: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"message_end","message":{"role":"assistant""#))
+        .collect();
+    assert_eq!(answers.len(), 3, "{stdout}");
+    let second: Value = serde_json::from_str(answers[1]).unwrap();
+    let diagnostics = &second["message"]["diagnostics"];
+    assert_eq!(
+        diagnostics[0]["type"], "anthropic_thread_fallback",
+        "{second}"
+    );
+    assert_eq!(
+        diagnostics[0]["details"]["reason"],
+        "thread_unsupported_request"
+    );
+    assert!(answers[1].contains(r#""diagnostics":[{"type":"anthropic_thread_fallback""#));
+    assert!(answers[1].find("\"diagnostics\"") < answers[1].find("\"responseId\""));
+    assert!(!answers[2].contains("diagnostics"), "{}", answers[2]);
+    // The replay sends the same four requests and prints the same output, byte for byte.
+    let check = replay_check(&cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let replayed = Command::new(pi())
+        .arg("replay")
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert_eq!(replayed.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&replayed.stdout), stdout);
+}

@@ -298,10 +298,12 @@ json_object! {
         pub usage: Usage = "usage" (req),
         pub stop_reason: StopReason = "stopReason" (req),
         pub timestamp: u64 = "timestamp" (req),
+        /// Where Pi 1.5.2's providers add them before the stream (a refused thread, the
+        /// strict-tool limits): before the response's id and anything the stream sets.
+        pub diagnostics: Option<Vec<Value>> = "diagnostics" (opt),
         pub response_id: Option<String> = "responseId" (opt),
         pub response_model: Option<String> = "responseModel" (opt),
         pub error_message: Option<String> = "errorMessage" (opt),
-        pub diagnostics: Option<Vec<Value>> = "diagnostics" (opt),
         /// Pi 1.5: the provider's own finish reason (e.g. `tool_calls`), before mapping.
         pub raw_stop_reason: Option<String> = "rawStopReason" (opt),
         /// Pi 1.5: from the request to the end of the response, in ms. Here the difference of

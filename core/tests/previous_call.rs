@@ -1,7 +1,7 @@
 //! The machine hands each model request the session's last answered call (its request and
 //! reply), which Pi 1.5.2's Anthropic provider needs to continue a message thread: none for the
 //! first request, none after a failed answer or a change of session, and the same one on
-//! every run of the same inputs.
+//! every run of the same inputs; and the diagnostics of the session's earlier answers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -105,4 +105,38 @@ fn the_same_inputs_hand_the_same_calls() {
             .collect::<Vec<_>>()
     };
     assert_eq!(run(), run());
+}
+
+fn noted(id: &str, reason: StopReason, diagnostic: &str) -> AssistantMessage {
+    AssistantMessage {
+        diagnostics: Some(vec![serde_json::json!({"type": diagnostic})]),
+        ..answer(id, reason)
+    }
+}
+
+/// The diagnostics of every earlier answer of the session reach each later request, a failed
+/// answer's included (Pi's providers keep such state per session, whatever the answer), and
+/// another session starts without them.
+#[test]
+fn each_request_carries_the_sessions_diagnostics() {
+    let types = |request: &ModelRequest| -> Vec<String> {
+        request
+            .session_diagnostics
+            .iter()
+            .map(|d| d["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut m = machine();
+    let first = turn(&mut m, 10, "hi", noted("msg_1", StopReason::Stop, "a"));
+    assert!(types(&first).is_empty());
+    let second = turn(&mut m, 20, "more", noted("msg_2", StopReason::Error, "b"));
+    assert_eq!(types(&second), ["a"]);
+    let third = turn(&mut m, 30, "again", answer("msg_3", StopReason::Stop));
+    assert_eq!(types(&third), ["a", "b"], "a failed answer's kept too");
+    let fourth = turn(&mut m, 40, "once more", answer("msg_4", StopReason::Stop));
+    assert_eq!(types(&fourth), ["a", "b"]);
+    m.step(50, Input::Change(Change::SessionId(Some("s2".into()))))
+        .unwrap();
+    let other = turn(&mut m, 60, "new", answer("msg_5", StopReason::Stop));
+    assert!(types(&other).is_empty());
 }

@@ -32,6 +32,13 @@ pub struct ModelCall {
     headers_timeout: Option<Duration>,
     /// The SDK's refusal of the options, if any.
     refused: Option<String>,
+    /// How an Anthropic request went in a thread, while a refusal of it can still send it again.
+    thread: Option<anthropic::Thread>,
+    /// What the answer's `diagnostics` gain before the stream (a refused thread).
+    diagnostics: Vec<serde_json::Value>,
+    /// The request and options of an Anthropic call that sent tools strict only because they
+    /// prefer it, while it may still go again without when the strict-tool limits refuse it.
+    strict_retry: Option<Box<(ModelRequest, CallOptions)>>,
 }
 
 impl ModelCall {
@@ -39,8 +46,18 @@ impl ModelCall {
     /// call keeps only what it encodes, so a caller that checks requests need not copy one.
     pub fn new(request: &ModelRequest, options: &CallOptions, now: u64) -> Self {
         let model = &request.model;
+        let mut thread = None;
+        let mut strict_retry = None;
         let http = match model.api.as_str() {
-            "anthropic-messages" => Some(anthropic::encode(request, options, now)),
+            "anthropic-messages" => {
+                let given_up = anthropic::strict_tools_given_up(request);
+                let encoded = anthropic::encode_call(request, options, now, given_up);
+                thread = encoded.thread;
+                if encoded.preferred_strict {
+                    strict_retry = Some(Box::new((request.clone(), options.clone())));
+                }
+                Some(encoded.http)
+            }
             "openai-responses" => Some(openai_responses::encode(request, options, now)),
             "google-generative-ai" => Some(google::encode(request, options, now)),
             "openai-completions" => Some(openai_completions::encode(request, options, now)),
@@ -67,6 +84,9 @@ impl ModelCall {
                 .filter(|_| sdk)
                 .map(Duration::from_millis),
             refused: options.refused.clone(),
+            thread,
+            diagnostics: Vec::new(),
+            strict_retry,
             model: model.clone(),
         }
     }
@@ -95,7 +115,29 @@ impl ModelCall {
     fn failure(&mut self, message: String) -> Vec<StreamEvent> {
         self.done = true;
         self.response = None;
-        self.decoder.finish(StreamEnd::Failed(message))
+        let events = self.decoder.finish(StreamEnd::Failed(message));
+        self.noted(events)
+    }
+
+    /// `events` with the call's diagnostics first in every whole message they carry.
+    fn noted(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+        if self.diagnostics.is_empty() {
+            return events;
+        }
+        for event in &mut events {
+            let message = match event {
+                StreamEvent::Start { partial } => partial,
+                StreamEvent::Done { message, .. } => message,
+                StreamEvent::Error { error, .. } => error,
+                _ => continue,
+            };
+            let own = message.diagnostics.take().unwrap_or_default();
+            message.diagnostics = Some(self.diagnostics.iter().cloned().chain(own).collect());
+            // Added before the stream, they sit after `timestamp` (the struct's order), where
+            // a decoder's own diagnostic alone would have come last.
+            message.extra = pi_core::extra::Extra::default();
+        }
+        events
     }
 
     /// Sends the request over `transport`; returns `start`, or the whole failed stream. A
@@ -107,15 +149,15 @@ impl ModelCall {
         transport: &dyn HttpTransport,
         clock: &(impl RetryClock + ?Sized),
     ) -> Vec<StreamEvent> {
-        let Some(http) = &self.http else {
+        if self.http.is_none() {
             let message = format!("No API provider registered for api: {}", self.model.api);
             return self.failure(message);
-        };
+        }
         if let Some(message) = self.refused.take() {
             return self.failure(message);
         }
         let mut remaining = self.max_retries;
-        loop {
+        while let Some(http) = &self.http {
             let sent = transport.send(http, self.headers_timeout).await;
             let wait = match &sent {
                 // A request that could not be built fails the same way every time.
@@ -149,19 +191,58 @@ impl ModelCall {
                     let status = response.status();
                     let content_type = response.header("content-type").map(str::to_owned);
                     let body = response.body().await.unwrap_or_default();
-                    self.done = true;
                     let message =
                         self.decoder
                             .http_error_message(status, content_type.as_deref(), &body);
-                    failed_before_start(&self.model, self.timestamp, message)
+                    if let Some(refusal) = self.thread.take().and_then(|thread| {
+                        Some((anthropic::refusal(status, &body, &message)?, thread))
+                    }) {
+                        let (refusal, thread) = refusal;
+                        self.diagnostics.push(anthropic::fallback_diagnostic(
+                            &refusal,
+                            &message,
+                            self.timestamp,
+                        ));
+                        self.http = Some(anthropic::resend(http, &thread, &refusal));
+                        remaining = self.max_retries;
+                        continue;
+                    }
+                    if let Some(retry) = self
+                        .strict_retry
+                        .take()
+                        .filter(|_| anthropic::strict_limits_refused(status, &body, &message))
+                    {
+                        // Built again without preferred strict tools, as Pi builds it: a
+                        // thread it was continuing is gone, so it goes in a new one.
+                        self.diagnostics.push(anthropic::strict_fallback_diagnostic(
+                            &message,
+                            self.timestamp,
+                        ));
+                        let (request, options) = *retry;
+                        let request = ModelRequest {
+                            previous: None,
+                            ..request
+                        };
+                        let encoded =
+                            anthropic::encode_call(&request, &options, self.timestamp, true);
+                        self.http = Some(encoded.http);
+                        self.thread = encoded.thread;
+                        remaining = self.max_retries;
+                        continue;
+                    }
+                    self.done = true;
+                    let events = failed_before_start(&self.model, self.timestamp, message);
+                    self.noted(events)
                 }
                 Ok(response) => {
                     self.response = Some(response);
                     self.started = true;
-                    self.decoder.start()
+                    let events = self.decoder.start();
+                    self.noted(events)
                 }
             };
         }
+        Vec::new()
     }
 
     /// The events of the next body chunk (empty once done).
@@ -170,11 +251,15 @@ impl ModelCall {
             return Vec::new();
         };
         match response.chunk().await {
-            Ok(Some(bytes)) => self.decoder.feed(&bytes),
+            Ok(Some(bytes)) => {
+                let events = self.decoder.feed(&bytes);
+                self.noted(events)
+            }
             Ok(None) => {
                 self.done = true;
                 self.response = None;
-                self.decoder.finish(StreamEnd::Complete)
+                let events = self.decoder.finish(StreamEnd::Complete);
+                self.noted(events)
             }
             Err(TransportError::Timeout) => self.failure(TransportError::Timeout.to_string()),
             Err(error) => self.failure(error.to_string()),
@@ -189,16 +274,14 @@ impl ModelCall {
         self.done = true;
         self.response = None;
         if self.started {
-            return self.decoder.finish(StreamEnd::Aborted);
+            let events = self.decoder.finish(StreamEnd::Aborted);
+            return self.noted(events);
         }
         // Aborted before any response: the SDK's own text, no `start`.
-        match self
-            .decoder
-            .finish(StreamEnd::Failed(
-                pi_core::agent::ABORTED_REQUEST.to_owned(),
-            ))
-            .pop()
-        {
+        let events = self.decoder.finish(StreamEnd::Failed(
+            pi_core::agent::ABORTED_REQUEST.to_owned(),
+        ));
+        match self.noted(events).pop() {
             Some(StreamEvent::Error { mut error, .. }) => {
                 error.stop_reason = StopReason::Aborted;
                 vec![StreamEvent::Error {

@@ -93,6 +93,13 @@ pub fn strict_parameters(
     strict_parameters_checked(parameters, constrained_sampling, supports_strict, None)
 }
 
+/// Whether a tool prefers constrained sampling (`{type: "json_schema", strict: "prefer"}`, Pi
+/// 1.5.2's `prefersJsonSchemaStrictSampling`): the tools a provider may send without strict
+/// after the API's strict-tool limits refused them.
+pub fn prefers_strict(constrained_sampling: Option<&Value>) -> bool {
+    constrained_sampling.is_some_and(|c| c["type"] == "json_schema" && c["strict"] == "prefer")
+}
+
 /// [`strict_parameters`] for Anthropic's Messages API, whose strict mode also refuses some
 /// keywords: a schema using one is sent as declared (`supportsStrictTools` is the compat flag).
 pub fn anthropic_strict_parameters(

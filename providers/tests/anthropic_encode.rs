@@ -74,6 +74,7 @@ fn check(scenario: &str) {
             session_id: None,
             max_tokens: None,
             previous: None,
+            session_diagnostics: Default::default(),
         };
         let options = CallOptions {
             api_key: "mock-anthropic-key".into(),
@@ -155,6 +156,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     };
     for (choice, sent) in [
         (json!("any"), json!({"type": "any"})),

@@ -65,6 +65,7 @@ fn request(model: &Model, messages: &[Message]) -> ModelRequest {
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     }
 }
 

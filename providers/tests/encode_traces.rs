@@ -77,6 +77,7 @@ fn check(name: &str) {
                     session_id: Some("01a2018c-0000-7000-8000-000000000000".into()),
                     max_tokens: None,
                     previous: None,
+                    session_diagnostics: Default::default(),
                 };
                 let options = CallOptions {
                     api_key: "mock-key".into(),

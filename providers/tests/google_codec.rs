@@ -174,6 +174,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
             session_id: None,
             max_tokens: None,
             previous: None,
+            session_diagnostics: Default::default(),
         };
         let options = CallOptions {
             api_key: "gkey".into(),

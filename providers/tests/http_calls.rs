@@ -35,6 +35,7 @@ fn request(port: u16) -> ModelRequest {
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     }
 }
 

@@ -69,6 +69,7 @@ async fn a_streamed_reply_with_usage() {
         session_id: None,
         max_tokens: Some(40),
         previous: None,
+        session_diagnostics: Default::default(),
     };
     let (kinds, message) = call(
         request,
@@ -140,6 +141,7 @@ async fn a_forced_tool_call() {
         session_id: None,
         max_tokens: Some(64),
         previous: None,
+        session_diagnostics: Default::default(),
     };
     let mut options = CallOptions {
         api_key: "none".into(),
@@ -181,6 +183,7 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
         session_id: None,
         max_tokens: Some(8),
         previous: None,
+        session_diagnostics: Default::default(),
     };
     let options = CallOptions {
         api_key: "none".into(),

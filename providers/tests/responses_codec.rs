@@ -186,6 +186,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
         session_id: Some("session-7".into()),
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     };
     let options = CallOptions {
         api_key: "sk-test".into(),

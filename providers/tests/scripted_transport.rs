@@ -33,6 +33,7 @@ fn request(model: Model) -> ModelRequest {
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     }
 }
 

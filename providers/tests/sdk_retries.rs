@@ -47,6 +47,7 @@ async fn call_timed(
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     };
     let mut call = ModelCall::new(&request, &options, 1_000);
     let mut events = call.open(&transport, clock).await;
@@ -165,6 +166,7 @@ async fn anthropic_retries_and_google_does_not() {
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     };
     let mut call = ModelCall::new(&request, &retries(2), 1_000);
     call.open(&transport, &FixedClock::new(1_000, 0.5)).await;

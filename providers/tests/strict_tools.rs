@@ -53,6 +53,7 @@ fn request(api: &str, compat: &Value, tools: &Value) -> ModelRequest {
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     }
 }
 

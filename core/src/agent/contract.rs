@@ -273,6 +273,13 @@ pub struct ModelRequest {
     /// what a recording compares.
     #[serde(skip)]
     pub previous: Option<Arc<PreviousCall>>,
+    /// The diagnostics of the session's earlier answers, failed ones included, in order. Pi
+    /// 1.5.2's providers keep state per session that such an answer announces and later calls
+    /// obey (Anthropic turns message threads off for a session whose thread was refused as
+    /// unsupported); the machine keeps them, so a replay hands every request the same ones.
+    /// Like `previous`, not part of the request's JSON.
+    #[serde(skip)]
+    pub session_diagnostics: Arc<Vec<serde_json::Value>>,
 }
 
 /// A model call and the answer that ended it without error (see [`ModelRequest::previous`]).

@@ -101,6 +101,9 @@ pub struct AgentMachine {
     /// The last model call answered without error in this session, handed to the next request
     /// (a provider continuing a server-side thread compares the two); a failed call clears it.
     previous_call: Option<Arc<PreviousCall>>,
+    /// The diagnostics of the session's answers so far (see
+    /// [`ModelRequest::session_diagnostics`]); another session id starts them again.
+    session_diagnostics: Arc<Vec<serde_json::Value>>,
     /// The request of the model call in flight, which becomes `previous_call` when answered.
     request_in_flight: Option<ModelRequest>,
     messages: Vec<AgentMessage>,
@@ -141,6 +144,7 @@ impl AgentMachine {
             tool_execution: config.tool_execution,
             session_id: config.session_id,
             previous_call: None,
+            session_diagnostics: Arc::default(),
             request_in_flight: None,
             messages: config.messages,
             llm_view: LlmView::default(),
@@ -565,6 +569,7 @@ impl AgentMachine {
             session_id: settings.session_id,
             max_tokens: None,
             previous: self.previous_call.clone(),
+            session_diagnostics: Arc::clone(&self.session_diagnostics),
         };
         self.request_in_flight = Some(ModelRequest {
             previous: None,
@@ -645,6 +650,9 @@ impl AgentMachine {
     /// The end of `streamAssistantResponse` and what the loop does with the message.
     fn finish_response(&mut self, message: AssistantMessage, started: bool) {
         if let Some(request) = self.request_in_flight.take() {
+            if let Some(diagnostics) = message.diagnostics.as_ref().filter(|d| !d.is_empty()) {
+                Arc::make_mut(&mut self.session_diagnostics).extend(diagnostics.iter().cloned());
+            }
             self.previous_call = match message.stop_reason {
                 StopReason::Error | StopReason::Aborted => None,
                 _ => Some(Arc::new(PreviousCall {
@@ -890,6 +898,7 @@ impl AgentMachine {
                 // Pi drops a session's provider state when the session is disposed.
                 if id != self.session_id {
                     self.previous_call = None;
+                    self.session_diagnostics = Arc::default();
                 }
                 self.session_id = id;
             }

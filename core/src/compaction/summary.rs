@@ -141,6 +141,7 @@ pub(super) fn request(
         session_id: None,
         max_tokens: None,
         previous: None,
+        session_diagnostics: Default::default(),
     }
 }
 

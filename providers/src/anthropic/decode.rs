@@ -75,6 +75,9 @@ pub struct Decoder {
     saw_stop_reason: bool,
     finished: bool,
     blocks: Vec<Block>,
+    /// The last `input_transformations` list the stream sent (in `message_start`'s message or
+    /// a `message_delta`), which an answer without error reports as a diagnostic.
+    input_transformations: Option<Vec<Value>>,
 }
 
 /// What Pi 1.5.2 fails a stream with whose model changed after content had begun.
@@ -102,6 +105,24 @@ fn fallback_pricing(model: &Model, answered_by: &str) -> Model {
     }
 }
 
+/// `message` with `diagnostic` added last: to its `diagnostics` when it has some, else as a
+/// new key after every other the stream set, where Pi 1.5.2 appends it at the stream's end.
+fn with_last_diagnostic(mut message: AssistantMessage, diagnostic: Value) -> AssistantMessage {
+    if let Some(diagnostics) = &mut message.diagnostics {
+        diagnostics.push(diagnostic);
+        return message;
+    }
+    // The key order goes with the message as read: write it out, add the key, read it back.
+    if let Ok(Value::Object(mut fields)) = serde_json::to_value(&message) {
+        fields.insert("diagnostics".into(), Value::Array(vec![diagnostic.clone()]));
+        if let Ok(placed) = serde_json::from_value(Value::Object(fields)) {
+            return placed;
+        }
+    }
+    message.diagnostics = Some(vec![diagnostic]);
+    message
+}
+
 /// What Pi 1.5.2 fails a stream with that ended while its answer was still `pending`.
 const NO_STOP_REASON: &str = "Anthropic stream ended without a stop reason";
 
@@ -118,6 +139,7 @@ impl Decoder {
             saw_stop: false,
             saw_stop_reason: false,
             finished: false,
+            input_transformations: None,
             blocks: Vec::new(),
         }
     }
@@ -183,13 +205,42 @@ impl Decoder {
             }
             reason => {
                 self.finished = true;
-                out.push(StreamEvent::Done {
-                    reason,
-                    message: self.message(),
-                });
+                let mut message = self.message();
+                if let Some(diagnostic) = self.transformations_diagnostic() {
+                    message = with_last_diagnostic(message, diagnostic);
+                }
+                out.push(StreamEvent::Done { reason, message });
             }
         }
         out
+    }
+
+    /// Pi 1.5.2's `anthropic_input_transformations` diagnostic: each transformation's `type`,
+    /// `path` and `reason` (those present), stamped with the call's time where Pi stamps the
+    /// end of the stream.
+    fn transformations_diagnostic(&self) -> Option<Value> {
+        let list = self
+            .input_transformations
+            .as_ref()
+            .filter(|l| !l.is_empty())?;
+        let list: Vec<Value> = list
+            .iter()
+            .map(|t| {
+                let fields = ["type", "path", "reason"]
+                    .into_iter()
+                    .filter_map(|key| {
+                        let value = t.get(key).filter(|v| !v.is_null())?;
+                        Some((key.to_owned(), value.clone()))
+                    })
+                    .collect();
+                Value::Object(fields)
+            })
+            .collect();
+        Some(serde_json::json!({
+            "type": "anthropic_input_transformations",
+            "timestamp": self.head.timestamp,
+            "details": {"transformations": list},
+        }))
     }
 
     fn fail(&mut self, reason: StopReason, message: String) -> Vec<StreamEvent> {
@@ -285,6 +336,13 @@ impl Decoder {
         }
     }
 
+    /// Keeps a stream's `input_transformations` when it is a list (the last one counts).
+    fn note_transformations(&mut self, list: Option<&Value>) {
+        if let Some(Value::Array(list)) = list {
+            self.input_transformations = Some(list.clone());
+        }
+    }
+
     fn event(&mut self, sse: SseEvent, out: &mut Vec<StreamEvent>) {
         let name = sse.event.as_deref().unwrap_or("");
         if name == "error" {
@@ -327,6 +385,7 @@ impl Decoder {
             "message_start" => {
                 self.saw_start = true;
                 let message = event.get("message");
+                self.note_transformations(message.and_then(|m| m.get("input_transformations")));
                 if let Some(id) = message.and_then(|m| m.get("id")).and_then(Value::as_str) {
                     self.head.response_id = Some(id.to_owned());
                     out.push(StreamEvent::Patch(Patch::ResponseId(id.to_owned())));
@@ -478,6 +537,7 @@ impl Decoder {
                 });
             }
             "message_delta" => {
+                self.note_transformations(event.get("input_transformations"));
                 if let Some(reason) = event
                     .get("delta")
                     .and_then(|d| d.get("stop_reason"))

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::models::{clamp_max_tokens_to_context, max_tokens_152, named_level};
 use crate::object::object;
-use crate::strict_schema::anthropic_strict_parameters;
+use crate::strict_schema::{anthropic_strict_parameters, prefers_strict};
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
@@ -365,6 +365,7 @@ fn convert_tools(
     oauth: bool,
     eager: bool,
     strict_tools: bool,
+    without_preferred_strict: bool,
     cache: Option<&Value>,
 ) -> Value {
     let last = tools.len().saturating_sub(1);
@@ -380,10 +381,11 @@ fn convert_tools(
         if eager {
             out.insert("eager_input_streaming".into(), json!(true));
         }
+        let preferred = prefers_strict(tool.constrained_sampling.as_ref());
         let strict = anthropic_strict_parameters(
             &tool.parameters,
             tool.constrained_sampling.as_ref(),
-            strict_tools,
+            strict_tools && !(without_preferred_strict && preferred),
         );
         let schema = strict.as_ref().unwrap_or(&tool.parameters);
         let mut legacy = Map::new();
@@ -528,6 +530,31 @@ fn beta_features(
 /// The request body as pi-ai's payload hook sees it (`stream: true` and `betas` included; the
 /// SDK sends the betas as the `anthropic-beta` header).
 pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Value {
+    build_body_with(request, options, now, strict_tools_given_up(request))
+}
+
+/// The diagnostic of an answer whose call went again without preferred strict tools.
+pub(crate) const STRICT_TOOLS_FALLBACK: &str = "anthropic_strict_tools_fallback";
+
+/// Whether the session's preferred strict tools go without strict: an earlier answer hit
+/// Anthropic's strict-tool limits (Pi 1.5.2's `hasExceededStrictToolLimits`, kept per session
+/// id, so never without one).
+pub(crate) fn strict_tools_given_up(request: &ModelRequest) -> bool {
+    request.session_id.is_some()
+        && request
+            .session_diagnostics
+            .iter()
+            .any(|d| d["type"] == STRICT_TOOLS_FALLBACK)
+}
+
+/// [`build_body`], the tools that prefer strict sent without it when
+/// `without_preferred_strict` (Pi's `disablePreferredStrictTools`).
+pub(crate) fn build_body_with(
+    request: &ModelRequest,
+    options: &CallOptions,
+    now: u64,
+    without_preferred_strict: bool,
+) -> Value {
     let model = &request.model;
     let oauth = is_oauth_token(&options.api_key);
     let cache = cache_control(model, options.cache_retention);
@@ -571,6 +598,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
                 oauth,
                 eager,
                 compat_flag(model, "supportsStrictTools", false),
+                without_preferred_strict,
                 tool_cache,
             ),
         );

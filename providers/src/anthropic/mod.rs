@@ -5,10 +5,15 @@ mod decode;
 mod encode;
 mod thread;
 
+pub(crate) use thread::{fallback_diagnostic, refusal, resend, Thread};
+
 pub use decode::{map_stop_reason, Decoder};
 pub use encode::{
     build_body, convert_messages, is_oauth_token, supports_eager_tool_input_streaming,
 };
+
+use encode::build_body_with;
+pub(crate) use encode::strict_tools_given_up;
 
 use pi_core::agent::ModelRequest;
 
@@ -25,6 +30,27 @@ const CLAUDE_CODE_VERSION: &str = "2.1.322";
 /// Where message threads apply, the body creates or continues the session's thread
 /// (see [`thread`]).
 pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
+    encode_call(request, options, now, strict_tools_given_up(request)).http
+}
+
+/// An encoded call and what sending it again needs.
+pub(crate) struct Encoded {
+    pub(crate) http: HttpRequest,
+    /// How the request went in a thread (none when threads do not apply or the session turned
+    /// them off), which says how it goes again if Anthropic refuses the thread.
+    pub(crate) thread: Option<Thread>,
+    /// Whether a tool that only prefers strict went strict (Pi's `hasPreferredStrictTools`):
+    /// the call goes again without when Anthropic's strict-tool limits refuse it.
+    pub(crate) preferred_strict: bool,
+}
+
+/// [`encode`], preferred strict tools sent without strict when `without_preferred_strict`.
+pub(crate) fn encode_call(
+    request: &ModelRequest,
+    options: &CallOptions,
+    now: u64,
+    without_preferred_strict: bool,
+) -> Encoded {
     let model = &request.model;
     let oauth = is_oauth_token(&options.api_key);
     let mut headers = Vec::new();
@@ -60,12 +86,19 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
     for (name, value) in &options.headers {
         set_header(&mut headers, name, value.clone());
     }
-    let mut body = with_overrides(build_body(request, options, now), options)
-        .to_value()
-        .into_owned();
-    if thread::threads_apply(request, options) {
+    let mut body = with_overrides(
+        build_body_with(request, options, now, without_preferred_strict),
+        options,
+    )
+    .to_value()
+    .into_owned();
+    let preferred_strict = preferred_strict_sent(request, &body);
+    let mut thread = None;
+    if thread::threads_apply(request, options) && !thread::threads_off(request) {
         if let Value::Object(params) = body {
-            body = Value::Object(thread::threaded_body(request, options, now, params));
+            let (threaded, how) = thread::threaded_body(request, options, now, params);
+            body = Value::Object(threaded);
+            thread = Some(how);
         }
     }
     let betas = body.as_object_mut().and_then(|b| b.shift_remove("betas"));
@@ -77,7 +110,7 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
             .collect();
         set_header(&mut headers, "anthropic-beta", names.join(","));
     }
-    HttpRequest {
+    let http = HttpRequest {
         method: "POST",
         url: format!(
             "{}/v1/messages?beta=true",
@@ -85,7 +118,50 @@ pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRe
         ),
         headers,
         body: body.into(),
+    };
+    Encoded {
+        http,
+        thread,
+        preferred_strict,
     }
+}
+
+/// Whether `body` sends a tool strict that only prefers it.
+fn preferred_strict_sent(request: &ModelRequest, body: &Value) -> bool {
+    let Some(tools) = body.get("tools").and_then(Value::as_array) else {
+        return false;
+    };
+    tools.iter().zip(&request.tools).any(|(sent, tool)| {
+        sent.get("strict") == Some(&Value::Bool(true))
+            && crate::strict_schema::prefers_strict(tool.constrained_sampling.as_ref())
+    })
+}
+
+/// Whether an error response says Anthropic's strict-tool limits refused the request (Pi
+/// 1.5.2's `isStrictToolLimitErrorMessage` on a 400 `invalid_request_error`).
+pub(crate) fn strict_limits_refused(status: u16, body: &[u8], message: &str) -> bool {
+    const LIMITS: [&str; 3] = [
+        "The compiled grammar is too large",
+        "Too many strict tools (",
+        "Schemas contains too many parameters with union types (",
+    ];
+    let kind = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|b| b["error"]["type"].as_str().map(str::to_owned));
+    status == 400
+        && kind.as_deref() == Some("invalid_request_error")
+        && LIMITS.iter().any(|limit| message.contains(limit))
+}
+
+/// The diagnostic of an answer whose call went again without preferred strict tools (stamped
+/// with the call's time, as the thread fallback's is).
+pub(crate) fn strict_fallback_diagnostic(message: &str, timestamp: u64) -> Value {
+    serde_json::json!({
+        "type": encode::STRICT_TOOLS_FALLBACK,
+        "timestamp": timestamp,
+        "error": {"message": message},
+        "details": {"reason": "strict_tool_limits_exceeded"},
+    })
 }
 
 /// Pi 1.5.2's session-affinity header, which routes a session's calls to one backend:

@@ -12,8 +12,10 @@ use pi_core::agent::{ModelRequest, PreviousCall};
 use pi_core::message::Message;
 use serde_json::{json, Map, Value};
 
-use super::encode::{build_body, convert_messages, is_oauth_token};
-use crate::{compat_flag, with_overrides, CacheRetention, CallOptions};
+use super::encode::{
+    build_body_with, convert_messages, is_oauth_token, strict_tools_given_up, STRICT_TOOLS_FALLBACK,
+};
+use crate::{compat_flag, with_overrides, CacheRetention, CallOptions, HttpRequest};
 
 /// The beta a threaded request asks for.
 pub(crate) const MESSAGE_THREADS_BETA: &str = "message-threads-2026-08-12";
@@ -29,6 +31,40 @@ pub(crate) fn threads_apply(request: &ModelRequest, options: &CallOptions) -> bo
         && options.cache_retention != CacheRetention::None
 }
 
+/// The errors with which Anthropic refuses a thread that a new thread can replace (Pi 1.5.2's
+/// `NEW_THREAD_ERRORS`).
+const NEW_THREAD_ERRORS: [&str; 4] = [
+    "thread_not_found",
+    "thread_already_continued",
+    "thread_continue_in_flight",
+    "thread_fingerprint_mismatch",
+];
+
+/// The diagnostic a call sent again after a refused thread carries.
+const THREAD_FALLBACK: &str = "anthropic_thread_fallback";
+
+/// Whether the session's threads are off: an earlier answer was sent without its thread after
+/// Anthropic refused threads for the request (Pi 1.5.2 then keeps the session `off`, sending
+/// every later request as built). Read from the diagnostic that answer carries.
+pub(crate) fn threads_off(request: &ModelRequest) -> bool {
+    request.session_diagnostics.iter().any(|diagnostic| {
+        diagnostic["type"] == THREAD_FALLBACK
+            && diagnostic["details"]["reason"]
+                .as_str()
+                .is_some_and(|reason| !NEW_THREAD_ERRORS.contains(&reason))
+    })
+}
+
+/// How a threaded request was sent, which says how it goes again when its thread is refused.
+#[derive(Clone, Debug)]
+pub(crate) enum Thread {
+    /// The full body with `thread: {type: "create"}`.
+    Created,
+    /// Only the messages after the previous reply, continuing its thread; the full body (its
+    /// `betas` taken out) is kept for sending again.
+    Continued(Box<Map<String, Value>>),
+}
+
 /// The body as sent in a thread: `params` (the full request body, overrides applied) with
 /// `thread: {type: "create"}`, or, when `previous` left a reply this request extends, only the
 /// messages after that reply, without `system` and `tools`, and `thread: {type: "continue",
@@ -38,7 +74,7 @@ pub(crate) fn threaded_body(
     options: &CallOptions,
     now: u64,
     mut params: Map<String, Value>,
-) -> Map<String, Value> {
+) -> (Map<String, Value>, Thread) {
     let continued = request
         .previous
         .as_deref()
@@ -56,18 +92,90 @@ pub(crate) fn threaded_body(
         });
     let Some((count, _, reply_id)) = continued else {
         params.insert("thread".into(), json!({"type": "create"}));
-        return params;
+        return (params, Thread::Created);
     };
-    params.shift_remove("system");
-    params.shift_remove("tools");
-    if let Some(Value::Array(messages)) = params.get_mut("messages") {
-        messages.drain(..count);
-    }
-    params.insert(
+    let mut body: Map<String, Value> = params
+        .iter()
+        .filter(|(key, _)| *key != "system" && *key != "tools")
+        .map(|(key, value)| match (key.as_str(), value) {
+            ("messages", Value::Array(messages)) => {
+                (key.clone(), Value::Array(messages[count..].to_vec()))
+            }
+            _ => (key.clone(), value.clone()),
+        })
+        .collect();
+    body.insert(
         "thread".into(),
         json!({"type": "continue", "previous_message_id": reply_id}),
     );
-    params
+    params.shift_remove("betas");
+    (body, Thread::Continued(Box::new(params)))
+}
+
+/// Anthropic's refusal of a thread, read from an error response as Pi 1.5.2's
+/// `sendThreadRequest` reads it: `error.details.error_code` one of [`NEW_THREAD_ERRORS`] (send
+/// again in a new thread) or `thread_unsupported_request`, or no code with status 400 and
+/// "thread" in the error's text (send again without a thread). Any other error is no refusal.
+pub(crate) struct Refusal {
+    /// The code, or the status without one: the diagnostic's `details.reason`.
+    reason: String,
+    new_thread: bool,
+}
+
+/// The refusal in an error response of `status` with `body`, whose text is `message`.
+pub(crate) fn refusal(status: u16, body: &[u8], message: &str) -> Option<Refusal> {
+    let json = serde_json::from_slice::<Value>(body).ok();
+    let code = json
+        .as_ref()
+        .and_then(|j| j["error"]["details"]["error_code"].as_str());
+    match code {
+        Some(code) if NEW_THREAD_ERRORS.contains(&code) => Some(Refusal {
+            reason: code.to_owned(),
+            new_thread: true,
+        }),
+        Some(code) if code == "thread_unsupported_request" => Some(Refusal {
+            reason: code.to_owned(),
+            new_thread: false,
+        }),
+        None if status == 400 && message.contains("thread") => Some(Refusal {
+            reason: status.to_string(),
+            new_thread: false,
+        }),
+        _ => None,
+    }
+}
+
+/// The diagnostic the answer to a call sent again after `refusal` carries (Pi's is stamped with
+/// the time of the refusal; here the call's own time, which a replay reproduces).
+pub(crate) fn fallback_diagnostic(refusal: &Refusal, message: &str, timestamp: u64) -> Value {
+    json!({
+        "type": THREAD_FALLBACK,
+        "timestamp": timestamp,
+        "error": {"message": message},
+        "details": {"reason": refusal.reason},
+    })
+}
+
+/// The request sent again after `refusal` of `sent`: the full body in a new thread, or without
+/// any thread (the beta kept, as Pi keeps it).
+pub(crate) fn resend(sent: &HttpRequest, thread: &Thread, refusal: &Refusal) -> HttpRequest {
+    let mut full = match thread {
+        Thread::Continued(full) => (**full).clone(),
+        Thread::Created => match sent.body.to_value().into_owned() {
+            Value::Object(body) => body,
+            _ => Map::new(),
+        },
+    };
+    full.shift_remove("thread");
+    if refusal.new_thread {
+        full.insert("thread".into(), json!({"type": "create"}));
+    }
+    HttpRequest {
+        method: sent.method,
+        url: sent.url.clone(),
+        headers: sent.headers.clone(),
+        body: Value::Object(full).into(),
+    }
 }
 
 /// What Pi's `recordThreadReply` keeps of an answered threaded request: how many messages the
@@ -82,10 +190,17 @@ fn continued_prefix(
     if previous.reply.response_model.is_some() || !threads_apply(&previous.request, options) {
         return None;
     }
-    let mut params = match with_overrides(build_body(&previous.request, options, now), options)
-        .to_value()
-        .into_owned()
-    {
+    // The previous call went without preferred strict tools if the session had given them up
+    // or the call itself had to (its answer says so).
+    let without_strict = strict_tools_given_up(&previous.request)
+        || previous
+            .reply
+            .diagnostics
+            .iter()
+            .flatten()
+            .any(|d| d["type"] == STRICT_TOOLS_FALLBACK);
+    let body = build_body_with(&previous.request, options, now, without_strict);
+    let mut params = match with_overrides(body, options).to_value().into_owned() {
         Value::Object(params) => params,
         _ => return None,
     };

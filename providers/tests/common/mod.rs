@@ -256,6 +256,7 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
         session_id: options["sessionId"].as_str().map(str::to_owned),
         max_tokens: options["maxTokens"].as_u64(),
         previous: None,
+        session_diagnostics: Default::default(),
     }
 }
 
