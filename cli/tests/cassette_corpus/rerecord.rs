@@ -42,7 +42,7 @@ fn lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// `text` with the digits and dashes after each `marker` replaced by `@`.
+/// `text` with the digits, dots and dashes after each `marker` replaced by `@`.
 fn masked_after(text: &str, marker: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
@@ -50,7 +50,7 @@ fn masked_after(text: &str, marker: &str) -> String {
         let end = at + marker.len();
         out.push_str(&rest[..end]);
         out.push('@');
-        rest = rest[end..].trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
+        rest = rest[end..].trim_start_matches(|c: char| c.is_ascii_digit() || c == '-' || c == '.');
     }
     out.push_str(rest);
     out
@@ -58,7 +58,7 @@ fn masked_after(text: &str, marker: &str) -> String {
 
 /// What a recording holds of its run, without what varies between any two recordings of it:
 /// the clock (`t`, `dt`, the start time, the date in the system prompt, the mock's `created`
-/// and `date`), the seed (and the ids and session file name drawn from it), the scratch
+/// and `date`, the seconds a bash command took), the seed (and the ids and session file name drawn from it), the scratch
 /// folders and the mock's port, how the response bytes were cut into reads (the bytes of each
 /// call are joined, its events counted), the order in which stdin lines and a running tool's
 /// updates arrived (two processes racing: each stream keeps its own order), the digests of
@@ -147,6 +147,7 @@ fn run_of(path: &Path) -> String {
     // The date in the system prompt, and the second the mock stamps on its chunks (in the
     // JSON text of the run, where the bodies' quotes are escaped).
     let text = masked_after(&run.to_string(), "Current date: ");
+    let text = masked_after(&text, "\"wall_time_seconds\":");
     masked_after(&text, "created\\\": ")
         .replace(&root, "@ROOT@")
         .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:@PORT@")
