@@ -16,6 +16,7 @@ mod export;
 mod files;
 mod import_cmd;
 mod list_models;
+mod mcp;
 mod model_select;
 mod output;
 mod print_mode;
@@ -163,7 +164,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         what: "the working directory".into(),
         source,
     })?;
-    let runtime = Runtime::from_args(&args, cwd)?;
+    let mut runtime = Runtime::from_args(&args, cwd)?;
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
     }
@@ -246,6 +247,18 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         return Ok(1);
     }
     let plan = cassette::CassettePlan::of(&args, runtime.settings.record_cassettes())?;
+    let replaying = matches!(
+        plan,
+        cassette::CassettePlan::Replay(_) | cassette::CassettePlan::Hybrid(..)
+    );
+    // A replay's tools are the cassette's; a live run starts its MCP servers before the first
+    // prompt, as Pi's MCP extension does at session start.
+    if !args.no_mcp && !replaying {
+        let servers =
+            mcp::start_reporting(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted).await;
+        runtime.custom_tools = servers.registry;
+        runtime.mcp_servers = servers.listed;
+    }
     if mode == Mode::Rpc {
         return rpc::run(runtime, &choice, plan, command).await;
     }
@@ -261,10 +274,6 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         .map(|text| runtime.resources.expand(&text))
         .collect();
     let model = built.machine.agent().model().clone();
-    let replaying = matches!(
-        plan,
-        cassette::CassettePlan::Replay(_) | cassette::CassettePlan::Hybrid(..)
-    );
     if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
         if mode == Mode::Json {
             let mut out = output::Stdout::new();

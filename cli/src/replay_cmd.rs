@@ -310,6 +310,13 @@ impl SessionWritten {
     }
 }
 
+/// The tools' settings of a live replay in `workspace`: the process's, with `custom` tools.
+fn live_env(workspace: &Path, custom: &ToolRegistry) -> pi_effects::tools::ToolEnv {
+    let mut env = pi_effects::tools::ToolEnv::new(workspace).with_environment_overrides();
+    env.custom = custom.clone();
+    env
+}
+
 /// Replays `cassette` in `mode`, its session in `dir`, printing to `out`.
 pub(crate) async fn replay(
     cassette: Arc<Cassette>,
@@ -323,8 +330,19 @@ pub(crate) async fn replay(
         ConfigSource::Recorded => cassette.config.clone(),
         ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
-    // The binary registers no custom tool, so it cannot run a recorded one again.
-    let missing = ToolRegistry::new().missing(&config.custom_tools);
+    // Running a recorded custom tool again needs a program that provides it: the binary's are
+    // the tools of the MCP servers the agent dir's mcp.json configures (a project's is not
+    // read: no one is asked to trust it), started only when the recorded run declared custom
+    // tools.
+    let custom = match &how.live_tools {
+        Some(workspace) if !config.custom_tools.is_empty() => {
+            crate::mcp::start_reporting(&pi_effects::session::agent_dir(), workspace, false)
+                .await
+                .registry
+        }
+        _ => ToolRegistry::new(),
+    };
+    let missing = custom.missing(&config.custom_tools);
     if how.live_tools.is_some() && !missing.is_empty() {
         return Err(unusable(unregistered_tools_message(&missing)));
     }
@@ -343,7 +361,7 @@ pub(crate) async fn replay(
     if let (Some(workspace), true) = (&how.live_tools, how.in_place) {
         replay = match &how.tool_env {
             Some(env) => replay.with_live_tools_env(env.clone()),
-            None => replay.with_live_tools(workspace),
+            None => replay.with_live_tools_env(live_env(workspace, &custom)),
         };
     }
     let unusable = |what: String| Divergence::unusable_cassette(replay.cassette(), what);
@@ -359,7 +377,7 @@ pub(crate) async fn replay(
     };
     let _scratch = match scratch {
         Some((scratch, copy)) => {
-            replay = replay.with_live_tools(&copy);
+            replay = replay.with_live_tools_env(live_env(&copy, &custom));
             Some(scratch)
         }
         None => None,

@@ -11,6 +11,7 @@ use pi_core::system_prompt::DocPaths;
 use pi_core::tools::paths::resolve_posix;
 use pi_effects::agent_session::{AgentSession, CreateError, SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::now_ms;
+use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::live::Live;
@@ -102,6 +103,12 @@ pub struct Runtime {
     /// The models a recorded run could use, when replaying it: they stand in for the registry
     /// and the credentials of this machine.
     recorded_models: Option<Vec<Model>>,
+    /// Whether this run reads the project's own files (its `.pi/mcp.json` among them).
+    pub project_trusted: bool,
+    /// The tools of the run's MCP servers (see [`crate::mcp`]), declared as custom tools.
+    pub custom_tools: ToolRegistry,
+    /// The MCP servers behind them, as the run's configuration lists them.
+    pub mcp_servers: Vec<serde_json::Value>,
 }
 
 /// A problem found while setting up, reported as `Warning: <text>` or `Error: <text>`.
@@ -264,6 +271,9 @@ impl Runtime {
             warnings,
             diagnostics,
             recorded_models: None,
+            project_trusted,
+            custom_tools: ToolRegistry::new(),
+            mcp_servers: Vec::new(),
         })
     }
 
@@ -305,6 +315,9 @@ impl Runtime {
             warnings: Vec::new(),
             diagnostics: Vec::new(),
             recorded_models: None,
+            project_trusted: false,
+            custom_tools: ToolRegistry::new(),
+            mcp_servers: Vec::new(),
         }
         .with_recorded_models(models, scoped)
     }
@@ -469,6 +482,8 @@ impl Runtime {
         // a reasoning model restores.
         options.thinking_level = level;
         options.tools = self.tools.clone();
+        options.custom_tools = self.custom_tools.clone();
+        options.mcp_servers = self.mcp_servers.clone();
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;

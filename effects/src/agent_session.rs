@@ -59,6 +59,7 @@ use pi_core::system_prompt::{
 };
 use pi_core::tools::definitions::builtin_tool;
 use pi_providers::transport::{HttpTransport, TransportError};
+use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 /// Cancels a user command run beside a session ([`crate::tools::user_bash::execute_bash`]),
 /// re-exported so front ends need not depend on `tokio-util` themselves.
@@ -92,6 +93,9 @@ pub struct SessionOptions {
     /// replaces it (in `tools`' place). The run's configuration records their declarations,
     /// and the Live interpreter runs their calls.
     pub custom_tools: ToolRegistry,
+    /// The MCP servers behind some of `custom_tools`, as the run's configuration records them
+    /// ([`RunConfig::mcp_servers`]).
+    pub mcp_servers: Vec<Value>,
     /// Replaces Pi's default system prompt.
     pub system_prompt: Option<String>,
     /// Appended to the system prompt (Pi's `--append-system-prompt`).
@@ -159,6 +163,7 @@ impl SessionOptions {
             thinking_level: ThinkingLevel::Medium,
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
             custom_tools: ToolRegistry::new(),
+            mcp_servers: Vec::new(),
             system_prompt: None,
             append_system_prompt: None,
             context_files: true,
@@ -276,6 +281,7 @@ impl SessionOptions {
             tools: self.tools.clone(),
             custom_tools,
             named_tools: Vec::new(),
+            mcp_servers: self.mcp_servers.clone(),
             system_sections: Some(build_system_prompt_sections(&inputs)?),
             docs: self.docs.clone(),
             retry: self.retry,

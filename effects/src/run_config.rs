@@ -54,6 +54,12 @@ pub struct RunConfig {
     /// only a replay answers them (a live run has nothing to run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub named_tools: Vec<String>,
+    /// The MCP servers that connected for the run, each `{"name", "tools"}` with the tool list
+    /// exactly as the server answered it (annotations and the tools not offered to the model
+    /// included): what the run's MCP tools were, for a reader of the recording. A replay
+    /// declares the offered ones from `custom_tools`; this is not read back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<Value>,
     /// The system prompt's sections, context files and all, as Pi 1.5 records them in the
     /// transcript before the first request (and patches them when they change); `None` for a
     /// run that records none, such as an imported session, which sends what its transcript holds.

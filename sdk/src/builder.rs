@@ -27,6 +27,7 @@ use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
 use pi_effects::session::{agent_dir, SessionStore};
 use pi_effects::tools::ToolEnv;
+use pi_mcp::McpConfig;
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
 
@@ -99,6 +100,7 @@ pub struct SessionBuilder {
     thinking_level: ThinkingLevel,
     tools: Vec<String>,
     custom_tools: ToolRegistry,
+    mcp_servers: Vec<serde_json::Value>,
     confine_to_cwd: bool,
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
@@ -128,6 +130,7 @@ impl SessionBuilder {
             thinking_level: ThinkingLevel::Medium,
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
             custom_tools: ToolRegistry::new(),
+            mcp_servers: Vec::new(),
             confine_to_cwd: false,
             system_prompt: None,
             append_system_prompt: None,
@@ -201,6 +204,25 @@ impl SessionBuilder {
     pub fn custom_tool(mut self, tool: impl CustomTool + 'static) -> Self {
         self.custom_tools.register(Arc::new(tool));
         self
+    }
+
+    /// Starts the MCP servers `config` describes (read it with [`crate::mcp::load_mcp_config`],
+    /// or build one), together, relative paths against `cwd`, and adds the `direct` tools of
+    /// those that connected as custom tools, named and declared as Pi 1.5.2 does
+    /// (`mcp__<server>__<tool>`), so a recording holds them and a replay answers them without
+    /// the servers. A server that fails does not stop the session: the second value is Pi's
+    /// one notice about it (and about the config's errors), when anything needs the user.
+    /// Pi's SDK sessions load no built-in extension, so nothing starts without this.
+    pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
+        let started = pi_mcp::start_servers(config, &self.cwd).await;
+        for connection in started.connections {
+            self.mcp_servers.push(serde_json::json!({
+                "name": connection.entry().name,
+                "tools": connection.tools(),
+            }));
+            pi_mcp::register_direct_tools(&mut self.custom_tools, connection);
+        }
+        (self, started.report)
     }
 
     /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
@@ -335,6 +357,7 @@ impl SessionBuilder {
         options.thinking_level = self.thinking_level;
         options.tools = self.tools.clone();
         options.custom_tools = self.custom_tools.clone();
+        options.mcp_servers = self.mcp_servers.clone();
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;
         options.tool_env = Some(tool_env);

@@ -13,7 +13,7 @@
 //!
 //! Tools of the program's own implement [`CustomTool`] and join with
 //! [`SessionBuilder::custom_tool`]; [`SessionBuilder::confine_to_cwd`] keeps the built-in file
-//! tools inside the workspace.
+//! tools inside the workspace. MCP servers' tools join with [`SessionBuilder::mcp_config`].
 //!
 //! ```
 //! # #[tokio::main] async fn main() -> Result<(), pi_sdk::Error> {
@@ -47,6 +47,13 @@ mod io;
 mod session;
 
 pub use builder::{SessionBuilder, ALL_TOOLS, READ_ONLY_TOOLS};
+
+/// What a program needs for [`SessionBuilder::mcp_config`]: `mcp.json` read as Pi 1.5.2 reads
+/// it, or one server's entry checked as Pi checks it.
+pub mod mcp {
+    pub use pi_mcp::config::{validate_server, Scope};
+    pub use pi_mcp::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
+}
 pub use session::Session;
 
 pub use pi_core::agent::QueueMode;

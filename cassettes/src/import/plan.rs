@@ -434,6 +434,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
         custom_tools: Vec::new(),
         named_tools: Vec::new(),
+        mcp_servers: Vec::new(),
         system_sections: None,
         docs: DocPaths::default(),
         retry: RetrySettings::default(),

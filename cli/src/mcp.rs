@@ -1,0 +1,65 @@
+//! The MCP servers of a run, as Pi 1.5.2's built-in MCP extension starts them at session start:
+//! the agent dir's `mcp.json` (and the project's, when it is trusted) read, every enabled server
+//! started together, the first prompt waiting up to 10 s for them, and the `direct` tools of
+//! those that connected registered as the run's custom tools (declared in its configuration, so
+//! a cassette holds them). What needs the user is one notice on stderr; the run goes on.
+
+use std::path::Path;
+use std::time::Duration;
+
+use pi_effects::custom_tool::ToolRegistry;
+use pi_mcp::{load_mcp_config, register_direct_tools, start_servers, McpConnection};
+use serde_json::{json, Value};
+
+/// How long the first prompt waits for the servers (`DEFAULT_STARTUP_WAIT_MS`).
+const STARTUP_WAIT: Duration = Duration::from_secs(10);
+
+/// Pi's notice when that wait ran out.
+const STILL_CONNECTING: &str =
+    "MCP servers are still connecting; their tools become available once connected.";
+
+/// The tools the servers gave the run, and the notice about what failed, if anything did.
+#[derive(Debug, Default)]
+pub struct Servers {
+    pub registry: ToolRegistry,
+    /// Each connected server's name and tool list, for the run's configuration.
+    pub listed: Vec<Value>,
+    pub notice: Option<String>,
+}
+
+/// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
+/// configures, relative paths against `cwd`; no file, no server, nothing said.
+pub async fn start(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Servers {
+    let config = load_mcp_config(agent_dir, cwd, project_trusted);
+    if config.servers.is_empty() && config.errors.is_empty() {
+        return Servers::default();
+    }
+    let mut servers = Servers::default();
+    match tokio::time::timeout(STARTUP_WAIT, start_servers(&config, cwd)).await {
+        Ok(started) => {
+            for connection in started.connections {
+                servers.listed.push(listing(&connection));
+                register_direct_tools(&mut servers.registry, connection);
+            }
+            servers.notice = started.report;
+        }
+        // Pi goes on without them and adds their tools once they connect; this run goes on
+        // without them.
+        Err(_) => servers.notice = Some(STILL_CONNECTING.to_owned()),
+    }
+    servers
+}
+
+/// A server as the run's configuration lists it: its name and its tools as it answered.
+pub fn listing(connection: &McpConnection) -> Value {
+    json!({"name": connection.entry().name, "tools": connection.tools()})
+}
+
+/// Starts the servers as [`start`] does and says on stderr what needs the user.
+pub async fn start_reporting(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Servers {
+    let mut servers = start(agent_dir, cwd, project_trusted).await;
+    if let Some(notice) = servers.notice.take() {
+        eprintln!("{notice}");
+    }
+    servers
+}

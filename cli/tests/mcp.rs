@@ -1,0 +1,349 @@
+//! MCP servers in a run of the real binary, as Pi 1.5.2's built-in MCP extension runs them: the
+//! agent dir's `mcp.json` starts the crate's test server (a real process over stdio, or over
+//! streamable HTTP on 127.0.0.1) before the first prompt, its `direct` tools are declared to the
+//! mock LLM and called; the cassette of that run replays byte for byte with the server's binary
+//! deleted, and `pi replay --tools live` starts the server again to run the call. A server that
+//! fails to start is one notice and the run goes on; an untrusted project's `mcp.json` is never
+//! read, so a command in it never runs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+/// The test server's binary, built by the `pi-mcp` package next to this package's binary (CI
+/// builds the workspace's binaries first; a lone `cargo test -p pi-cli` builds it here).
+fn test_server() -> PathBuf {
+    let pi = PathBuf::from(env!("CARGO_BIN_EXE_pi"));
+    let server = pi.with_file_name("pi-mcp-test-server");
+    if !server.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--locked",
+                "-p",
+                "pi-mcp",
+                "--bin",
+                "pi-mcp-test-server",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the MCP test server");
+    }
+    server
+}
+
+/// A scratch folder: home, agent dir (models.json at the mock), workspace and sessions.
+struct Scratch {
+    root: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new(mock: &MockLlm) -> Scratch {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["home", "agent", "cwd"] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        let models = pi_testkit::demo::models_json(mock.port);
+        std::fs::write(root.path().join("agent/models.json"), models.to_string()).unwrap();
+        Scratch { root }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// The agent dir's `mcp.json` with these servers.
+    fn servers(&self, servers: Value) {
+        let config = json!({ "mcpServers": servers });
+        std::fs::write(self.path("agent/mcp.json"), config.to_string()).unwrap();
+    }
+
+    /// A copy of the test server that the test may delete.
+    fn server_copy(&self) -> PathBuf {
+        let copy = self.path("mcp-server");
+        std::fs::copy(test_server(), &copy).unwrap();
+        copy
+    }
+
+    fn pi(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command
+            .args(args)
+            .current_dir(self.path("cwd"))
+            .env("HOME", self.path("home"))
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .env("PI_OFFLINE", "1")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// A json-mode run of `prompt` with `read` and whatever MCP provides, recorded into
+    /// `cassette` when given.
+    fn run(&self, prompt: &str, cassette: Option<&Path>) -> Output {
+        let mut command = self.pi(&["--mode", "json", "--tools", "read"]);
+        command.args([
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--session-dir",
+        ]);
+        command.arg(self.path("sessions"));
+        if let Some(cassette) = cassette {
+            command.arg("--record").arg(cassette);
+        }
+        command.args(["-p", prompt]).output().unwrap()
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn events(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The result of the run's one tool call.
+fn tool_result(output: &Output) -> Value {
+    let ends: Vec<Value> = events(output)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 1, "one tool call: {}", stderr(output));
+    ends[0].clone()
+}
+
+fn calls(tool: &str, arguments: &str) -> Value {
+    json!([
+        {"tool_calls": [{"name": tool, "arguments": arguments}]},
+        {"text": ["Done."]},
+    ])
+}
+
+fn session_file(dir: &Path) -> Vec<u8> {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "one session file in {}", dir.display());
+    std::fs::read(&files[0]).unwrap()
+}
+
+#[test]
+fn a_run_calls_a_stdio_servers_tool_and_its_cassette_replays_without_the_server() {
+    let mock = MockLlm::start(&calls("mcp__t__echo", r#"{"text":"hello mcp"}"#));
+    let scratch = Scratch::new(&mock);
+    let server = scratch.server_copy();
+    scratch.servers(json!({"t": {"command": server, "exposure": "direct",
+                                 "toolExposure": {"slow": "hidden"}}}));
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run("echo it", Some(&cassette));
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(stderr(&recorded), "", "a server that started says nothing");
+    let end = tool_result(&recorded);
+    assert_eq!(end["toolName"], "mcp__t__echo");
+    assert_eq!(end["isError"], false);
+    assert_eq!(end["result"]["content"][0]["text"], "hello mcp");
+    // The first request declared the server's direct tools beside read.
+    let first = &mock.requests()[0];
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"read") && names.contains(&"mcp__t__echo"),
+        "{names:?}"
+    );
+
+    assert!(
+        !names.contains(&"mcp__t__slow"),
+        "a hidden tool is not offered: {names:?}"
+    );
+    // The cassette's configuration holds each server's whole tool list as it answered,
+    // annotations and the tools not offered to the model included.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let servers = &header["config"]["mcpServers"];
+    assert_eq!(servers[0]["name"], "t", "{servers}");
+    let listed = servers[0]["tools"].as_array().unwrap();
+    assert_eq!(listed.len(), 7, "{servers}");
+    assert_eq!(listed[0]["name"], "echo");
+    assert_eq!(listed[0]["annotations"]["readOnlyHint"], true);
+
+    std::fs::remove_file(&server).unwrap();
+    let replay = |dir: &Path, live: bool| {
+        let mut command = scratch.pi(&["replay", "--mode", "json"]);
+        if live {
+            command.args(["--tools", "live"]);
+        }
+        command.arg("--session-dir").arg(dir).arg(&cassette);
+        command.output().unwrap()
+    };
+    let replayed = replay(&scratch.path("replayed"), false);
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+    assert_eq!(
+        session_file(&scratch.path("replayed")),
+        session_file(&scratch.path("sessions"))
+    );
+
+    // Going live needs the server again: the agent dir's mcp.json starts it for the replay.
+    let refused = replay(&scratch.path("refused"), true);
+    assert!(!refused.status.success(), "no server, no live replay");
+    scratch.server_copy();
+    let live = replay(&scratch.path("live"), true);
+    assert!(live.status.success(), "{}", stderr(&live));
+    assert_eq!(
+        String::from_utf8_lossy(&live.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+}
+
+#[test]
+fn a_run_calls_a_streamable_http_servers_tool() {
+    let mut server = Command::new(test_server())
+        .arg("--http")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mock = MockLlm::start(&calls("mcp__h__echo", r#"{"text":"over http"}"#));
+    let scratch = Scratch::new(&mock);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    scratch.servers(json!({"h": {"url": url, "exposure": "direct"}}));
+    let output = scratch.run("echo it", None);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        tool_result(&output)["result"]["content"][0]["text"],
+        "over http"
+    );
+}
+
+#[test]
+fn a_server_that_fails_to_start_is_one_notice_and_the_run_goes_on() {
+    let mock = MockLlm::start(&calls("mcp__good__echo", r#"{"text":"still here"}"#));
+    let scratch = Scratch::new(&mock);
+    let server = test_server();
+    scratch.servers(json!({
+        "bad": {"command": server, "args": ["--fail-start"], "exposure": "direct"},
+        "good": {"command": server, "exposure": "direct"},
+    }));
+    let output = scratch.run("echo it", None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert_eq!(
+        text.matches("MCP servers need attention:\n").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("\n  bad: failed: "), "{text}");
+    assert!(text.contains("\nRun /mcp to fix.\n"), "{text}");
+    assert!(!text.contains("good"), "{text}");
+    assert_eq!(
+        tool_result(&output)["result"]["content"][0]["text"],
+        "still here"
+    );
+}
+
+#[test]
+fn no_mcp_starts_no_server() {
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock);
+    let marker = scratch.path("started");
+    let script = format!("touch '{}'", marker.display());
+    scratch.servers(json!({"m": {"command": "sh", "args": ["-c", script]}}));
+    let mut command = scratch.pi(&["--mode", "json", "--no-mcp", "--provider", "mock"]);
+    command.args(["--model", "mock-model", "--no-session", "-p", "hi"]);
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!marker.exists(), "--no-mcp started a server");
+    assert_eq!(stderr(&output), "");
+}
+
+/// The attack: a project folder whose `.pi/mcp.json` runs a command. Untrusted (no terminal to
+/// ask in, no decision remembered), the command must not run; trusted with `--approve`, it runs,
+/// which shows the marker is what the command would write.
+#[test]
+fn an_untrusted_projects_mcp_json_never_runs_its_command() {
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}, {"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock);
+    let marker = scratch.path("pwned");
+    let script = format!("touch '{}'", marker.display());
+    std::fs::create_dir_all(scratch.path("cwd/.pi")).unwrap();
+    let config = json!({"mcpServers": {"evil": {"command": "sh", "args": ["-c", script]}}});
+    std::fs::write(scratch.path("cwd/.pi/mcp.json"), config.to_string()).unwrap();
+    let run = |extra: &[&str]| {
+        let mut command = scratch.pi(&["--mode", "json", "--provider", "mock"]);
+        command.args(["--model", "mock-model", "--no-session"]);
+        command.args(extra).args(["-p", "hi"]);
+        command.output().unwrap()
+    };
+    let untrusted = run(&[]);
+    assert!(untrusted.status.success(), "{}", stderr(&untrusted));
+    assert!(
+        !marker.exists(),
+        "an untrusted project's mcp.json ran a command"
+    );
+    let trusted = run(&["--approve"]);
+    assert!(trusted.status.success(), "{}", stderr(&trusted));
+    assert!(
+        marker.exists(),
+        "a trusted project's mcp.json starts its servers"
+    );
+}
+
+/// A tool result with `isError: true` is a failed call that keeps the server's content, as Pi's
+/// loop reads a returned `isError` (recorded so, and replayed so).
+#[test]
+fn an_mcp_error_result_is_a_failed_call_keeping_its_content() {
+    let mock = MockLlm::start(&calls("mcp__t__fail", "{}"));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({"t": {"command": test_server(), "exposure": "direct"}}));
+    let cassette = scratch.path("run.jsonl");
+    let output = scratch.run("fail", Some(&cassette));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let end = tool_result(&output);
+    assert_eq!(end["isError"], true, "{end}");
+    assert_eq!(end["result"]["details"]["server"], "t", "{end}");
+    let text = &end["result"]["content"][0]["text"];
+    assert_eq!(text, "the tool failed on purpose", "{end}");
+    let sent = &mock.requests()[1]["messages"];
+    let last = &sent[sent.as_array().unwrap().len() - 1];
+    assert_eq!(last["role"], "tool", "{last}");
+    let replayed = scratch
+        .pi(&["replay", "--mode", "json", "--session-dir"])
+        .arg(scratch.path("replayed"))
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(replayed.stdout, output.stdout);
+}

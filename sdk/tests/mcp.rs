@@ -1,0 +1,90 @@
+//! MCP servers through the SDK: `mcp_config` starts the `pi-mcp` crate's test server (a real
+//! process over stdio) from an `mcp.json` read as Pi reads it, the mock LLM calls its tool, and
+//! a server that fails to start is Pi's one notice while the session goes on.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use pi_sdk::mcp::load_mcp_config;
+use pi_sdk::{Model, SessionBuilder, ThinkingLevel};
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+/// The test server's binary, next to this test's target dir (built here when absent).
+fn test_server() -> PathBuf {
+    let deps = std::env::current_exe().unwrap();
+    let server = deps
+        .parent()
+        .and_then(|d| d.parent())
+        .unwrap()
+        .join("pi-mcp-test-server");
+    if !server.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--locked",
+                "-p",
+                "pi-mcp",
+                "--bin",
+                "pi-mcp-test-server",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the MCP test server");
+    }
+    server
+}
+
+#[tokio::test]
+async fn mcp_config_offers_a_servers_direct_tools_and_reports_one_that_failed() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let server = test_server();
+    let config = json!({"mcpServers": {
+        "t": {"command": server, "exposure": "direct"},
+        "bad": {"command": server, "args": ["--fail-start"]},
+    }});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "from the sdk"}}]},
+        {"text": ["Echoed."]}
+    ]));
+    let model = Model {
+        id: "mock-model".into(),
+        provider: "mock".into(),
+        api: "openai-completions".into(),
+        base_url: mock.url("/v1"),
+        input: vec!["text".into()],
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..Model::default()
+    };
+    let (builder, notice) = SessionBuilder::new(workspace.path())
+        .agent_dir(&agent)
+        .model(model)
+        .api_key("sk-test")
+        .thinking_level(ThinkingLevel::Off)
+        .read_only_tools()
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    let notice = notice.unwrap();
+    assert!(
+        notice.starts_with("MCP servers need attention:\n  bad: failed: "),
+        "{notice}"
+    );
+    let session = builder.build().unwrap();
+    let mut events = session.subscribe();
+    session.prompt("echo").await.unwrap();
+    let mut result = Value::Null;
+    while let Ok(event) = events.try_recv() {
+        let event = serde_json::to_value(&event).unwrap();
+        if event["type"] == "tool_execution_end" {
+            result = event["result"].clone();
+        }
+    }
+    assert_eq!(result["content"][0]["text"], "from the sdk", "{result}");
+}
