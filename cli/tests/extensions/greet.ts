@@ -1,0 +1,21 @@
+// A tool-registering extension: `greet` answers with a greeting, reports progress once, and
+// leaves a file in the session's directory so that a test can tell it ran.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Type } from "typebox";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {
+	pi.registerTool({
+		name: "greet",
+		label: "Greet",
+		description: "Greets someone by name.",
+		promptSnippet: "Greet someone by name",
+		parameters: Type.Object({ name: Type.String({ description: "Who to greet" }) }),
+		async execute(_toolCallId, params, _signal, onUpdate, ctx) {
+			onUpdate?.({ content: [{ type: "text", text: `thinking of ${params.name}` }], details: { step: 1 } });
+			writeFileSync(join(ctx.cwd, "greeted.txt"), params.name);
+			return { content: [{ type: "text", text: `Hello, ${params.name}!` }], details: { greeted: params.name } };
+		},
+	});
+}
