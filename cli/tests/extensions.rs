@@ -194,3 +194,80 @@ fn an_untrusted_projects_extension_is_not_loaded() {
         assert_eq!(marker.exists(), loaded, "trust {trust:?}: {stderr}");
     }
 }
+
+/// An extension whose factory throws stops the run with the text and hint Pi 1.5.2 prints for
+/// it (checked against 1.5.2 with the same file).
+#[test]
+fn a_failing_extension_is_pis_load_error() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));
+    let env = Env::new(&mock);
+    let extension = fixture("throws.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "hi",
+    ]);
+    with_host(&mut command, &path);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Error: Failed to load extension \"{}\": Failed to load extension: no greeting today\n\
+             Hint: Start without extensions using \"pi -ne\".\n",
+            extension.display()
+        )
+    );
+    assert!(mock.requests().is_empty());
+}
+
+/// In RPC mode, an `abort` read from stdin while an extension's tool runs in the host reaches
+/// the tool's `AbortSignal` (the channel does not hold up stdin), and the tool's answer is the
+/// call's result, as in Pi 1.5.2.
+#[test]
+fn an_rpc_abort_reaches_a_running_extension_tool() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "wait", "arguments": "{}"}]},
+        {"text": ["after"]},
+    ]));
+    let env = Env::new(&mock);
+    let extension = fixture("wait.ts");
+    let mut command = env.rpc_command();
+    command.args(["--no-session", "-e", extension.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", json!({"type": "prompt", "message": "wait"})).unwrap();
+    let mut end = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        match event["type"].as_str() {
+            Some("tool_execution_update") => {
+                writeln!(stdin, "{}", json!({"type": "abort"})).unwrap();
+            }
+            Some("tool_execution_end") => end = Some(event),
+            Some("agent_end") => break,
+            _ => {}
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let end = end.expect("the tool's call never ended");
+    assert_eq!(end["isError"], true);
+    assert_eq!(
+        end["result"],
+        json!({"content": [{"type": "text", "text": "stopped: aborted=true"}], "details": {}})
+    );
+}
