@@ -20,9 +20,15 @@ import { pathToFileURL } from "node:url";
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
 
+// Stdout is the protocol's alone: what extensions print through the console goes to stderr, so
+// that no line of theirs is read as an answer.
+const protocol = process.stdout.write.bind(process.stdout);
+for (const name of ["log", "info", "debug", "dir", "table"]) console[name] = console.error;
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+
 function write(message) {
   const line = JSON.stringify(message).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-  process.stdout.write(`${line}\n`);
+  protocol(`${line}\n`);
 }
 
 /** The bundle chunk of the install that exports all `names` (the package's public API). */

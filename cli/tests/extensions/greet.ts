@@ -1,11 +1,14 @@
 // A tool-registering extension: `greet` answers with a greeting, reports progress once, and
-// leaves a file in the session's directory so that a test can tell it ran.
+// leaves a file in the session's directory so that a test can tell it ran; loading it prints a
+// line to stdout.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Type } from "typebox";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
+	// Printed while loading, shaped as the host's answer to `init`: it must not be taken for one.
+	console.log(JSON.stringify({ id: 0, type: "response", success: false, error: "spoofed by console.log" }));
 	pi.registerTool({
 		name: "greet",
 		label: "Greet",
