@@ -6,7 +6,7 @@
 // @earendil-works/pi-coding-agent), as the fixture scripts name the original.
 //
 // Requests (harness -> host), each with a numeric `id`:
-//   {"id", "type": "init", "paths": [...], "cwd"}  -> the registrations
+//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted"} -> the registrations
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
 //   {"id", "type": "abort", "target"}               -> aborts request `target`
 // Answers (host -> harness):
@@ -62,10 +62,13 @@ async function init(request) {
   if (!piDir) throw new Error("PI_EXTENSION_HOST_PI_DIR does not name a Pi 1.5.2 install");
   const { discoverAndLoadExtensions } = await bundled(piDir, "discoverAndLoadExtensions");
   // The harness discovered the paths (trust decided there): an empty folder stands for the
-  // project and the agent directory so that the loader discovers nothing more.
+  // agent directory, and for the project too when the loader would find in it extensions the
+  // harness left out (an untrusted project's), so that the loader discovers nothing more. The
+  // project is the extensions' cwd otherwise (`pi.exec`'s default folder).
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pi-extension-host-"));
-  const result = await discoverAndLoadExtensions(request.paths, empty, empty);
-  fs.rmSync(empty, { recursive: true, force: true });
+  const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
+  const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
+  if (!leftOut) fs.rmSync(empty, { recursive: true, force: true });
   const registered = [];
   const commands = [];
   const flags = [];

@@ -29,7 +29,7 @@ impl Runtime {
         if self.extension_paths.is_empty() {
             return;
         }
-        match ExtensionHost::start(&self.extension_paths, &self.cwd) {
+        match ExtensionHost::start(&self.extension_paths, &self.cwd, self.project_trusted) {
             Ok((host, registrations)) => {
                 for failed in &registrations.errors {
                     self.diagnostics

@@ -89,6 +89,8 @@ pub struct Runtime {
     pub resources: Resources,
     /// The extensions found for this run (`crate::extensions`), not yet loaded.
     pub extension_paths: Vec<PathBuf>,
+    /// Whether the project is trusted (its own extensions among those found).
+    pub project_trusted: bool,
     /// The tools the loaded extensions define, run by the extension host.
     pub custom_tools: ToolRegistry,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
@@ -256,6 +258,7 @@ impl Runtime {
         Ok(Runtime {
             resources,
             extension_paths,
+            project_trusted,
             custom_tools: ToolRegistry::new(),
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
@@ -317,6 +320,7 @@ impl Runtime {
             context_files: !args.no_context_files,
             resources,
             extension_paths: Vec::new(),
+            project_trusted: false,
             custom_tools: ToolRegistry::new(),
             wait_for_session: false,
             warnings: Vec::new(),

@@ -84,8 +84,8 @@ fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(env.cwd().join("greeted.txt")).unwrap(),
-        "Ada",
-        "the tool did not run in the extension host"
+        format!("Ada in {}", env.cwd().canonicalize().unwrap().display()),
+        "the tool did not run in the extension host, or pi.exec not in the session's folder"
     );
     // Declared after the built-ins, as Pi 1.5.2 declares an extension's tool.
     let requests = mock.requests();

@@ -17,7 +17,9 @@ export default function (pi: ExtensionAPI) {
 		parameters: Type.Object({ name: Type.String({ description: "Who to greet" }) }),
 		async execute(_toolCallId, params, _signal, onUpdate, ctx) {
 			onUpdate?.({ content: [{ type: "text", text: `thinking of ${params.name}` }], details: { step: 1 } });
-			writeFileSync(join(ctx.cwd, "greeted.txt"), params.name);
+			// pi.exec runs in the session's folder unless told otherwise.
+			const pwd = await pi.exec("pwd", []);
+			writeFileSync(join(ctx.cwd, "greeted.txt"), `${params.name} in ${pwd.stdout.trim()}`);
 			return { content: [{ type: "text", text: `Hello, ${params.name}!` }], details: { greeted: params.name } };
 		},
 	});

@@ -119,11 +119,13 @@ fn frame(message: &Value) -> String {
 }
 
 impl ExtensionHost {
-    /// Starts the host in `cwd` and loads `paths`; the registrations of those that loaded,
-    /// and Pi's error for each that did not, come back.
+    /// Starts the host in `cwd` and loads `paths` (the project's own among them only when
+    /// `project_trusted`); the registrations of those that loaded, and Pi's error for each that
+    /// did not, come back.
     pub fn start(
         paths: &[PathBuf],
         cwd: &Path,
+        project_trusted: bool,
     ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
         let mut child = Command::new(NODE)
             .args(["--input-type=module", "-e", HOST_SOURCE])
@@ -149,7 +151,7 @@ impl ExtensionHost {
             .collect();
         let (sender, answers) = std::sync::mpsc::channel();
         let id = host.send_request(
-            json!({"type": "init", "paths": paths, "cwd": cwd}),
+            json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted}),
             Waiter::Thread(sender),
         )?;
         let answer = answers
