@@ -13,6 +13,7 @@ mod chaos_cmd;
 mod columns;
 mod eval_cmd;
 mod export;
+mod extensions;
 mod files;
 mod import_cmd;
 mod list_models;
@@ -165,6 +166,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         source,
     })?;
     let mut runtime = Runtime::from_args(&args, cwd)?;
+    runtime.start_extensions();
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
     }
@@ -238,6 +240,9 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     let message = files::initial_message(stdin, files, &texts);
     for diagnostic in &runtime.diagnostics {
         eprintln!("{diagnostic}");
+    }
+    if extensions::load_failed(&runtime.diagnostics) {
+        eprintln!("{}", extensions::LOAD_FAILURE_HINT);
     }
     if runtime
         .diagnostics

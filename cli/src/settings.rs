@@ -117,6 +117,19 @@ impl Settings {
         self.get(path).and_then(Value::as_bool)
     }
 
+    /// The `extensions` setting: extension paths to load beside those discovered.
+    pub fn extensions(&self) -> Vec<String> {
+        self.get(&["extensions"])
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// `defaultProvider`: with `defaultModel`, the model when none is asked for.
     pub fn default_provider(&self) -> Option<&str> {
         self.string(&["defaultProvider"])

@@ -87,6 +87,12 @@ pub struct Runtime {
     /// The skills and prompt templates found (`crate::resources`); a replay's are the recorded
     /// ones.
     pub resources: Resources,
+    /// The extensions found for this run (`crate::extensions`), not yet loaded.
+    pub extension_paths: Vec<PathBuf>,
+    /// Whether the project is trusted (its own extensions among those found).
+    pub project_trusted: bool,
+    /// The tools the loaded extensions define, run by the extension host.
+    pub custom_tools: ToolRegistry,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,
@@ -247,8 +253,19 @@ impl Runtime {
             no_prompt_templates: args.no_prompt_templates,
             prompt_template_paths: &args.prompt_templates,
         });
+        let extension_paths = pi_effects::extensions::discover(&pi_effects::extensions::Wanted {
+            agent_dir: &agent_dir,
+            cwd: &cwd,
+            project_trusted,
+            no_extensions: args.no_extensions,
+            cli_paths: &args.extensions,
+            settings_paths: &settings.extensions(),
+        });
         Ok(Runtime {
             resources,
+            extension_paths,
+            project_trusted,
+            custom_tools: ToolRegistry::new(),
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
             context_files: !args.no_context_files,
@@ -311,6 +328,9 @@ impl Runtime {
             append_system_prompt: None,
             context_files: !args.no_context_files,
             resources,
+            extension_paths: Vec::new(),
+            project_trusted: false,
+            custom_tools: ToolRegistry::new(),
             wait_for_session: false,
             warnings: Vec::new(),
             diagnostics: Vec::new(),
@@ -488,6 +508,7 @@ impl Runtime {
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;
         options.resources = self.resources.clone();
+        options.custom_tools = self.custom_tools.clone();
         options.retry = self.settings.retry();
         options.compaction = self.settings.compaction();
         options.steering_mode = self.settings.steering_mode();

@@ -1,0 +1,273 @@
+//! Pi's TypeScript extensions through the real binary and the mock LLM: an extension's tool is
+//! declared in the request, its call runs in Node (the extension host, Pi 1.5.2's loader) and
+//! is recorded, and `pi replay` reproduces the run byte for byte with no Node on PATH. An
+//! untrusted project's extension is not loaded; a configured extension without Node is an error.
+//!
+//! These need Node and Pi 1.5.2's install (`PI_EXTENSION_HOST_PI_DIR`, its Node in `node/bin`
+//! or on PATH); without them they are skipped with a line, unless `PI_REQUIRE_EXTENSIONS=1`
+//! (CI) makes that a failure.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Env, MockLlm};
+use serde_json::{json, Value};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/extensions")
+        .join(name)
+}
+
+/// The PATH with the install's Node first, when the install is there.
+fn node_path() -> Option<String> {
+    let dir = match std::env::var("PI_EXTENSION_HOST_PI_DIR") {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ if std::env::var("PI_REQUIRE_EXTENSIONS").is_ok_and(|v| v == "1") => {
+            panic!("PI_REQUIRE_EXTENSIONS=1 but PI_EXTENSION_HOST_PI_DIR is not set")
+        }
+        _ => {
+            pi_testkit::skip("PI_EXTENSION_HOST_PI_DIR (Pi 1.5.2's install) is not set");
+            return None;
+        }
+    };
+    let path = std::env::var("PATH").unwrap_or_default();
+    Some(format!("{}:{path}", dir.join("node/bin").display()))
+}
+
+fn with_host(command: &mut Command, path: &str) {
+    command.env("PATH", path).env(
+        "PI_EXTENSION_HOST_PI_DIR",
+        std::env::var("PI_EXTENSION_HOST_PI_DIR").unwrap_or_default(),
+    );
+}
+
+fn run(command: &mut Command) -> (i32, String, String) {
+    let out = command.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "greet", "arguments": "{\"name\":\"Ada\"}"}]},
+        {"text": ["Greeted."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("greet.jsonl");
+    let extension = fixture("greet.ts");
+    let mut command = env.command(&[
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "greet Ada",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd().join("greeted.txt")).unwrap(),
+        format!("Ada in {}", env.cwd().canonicalize().unwrap().display()),
+        "the tool did not run in the extension host, or pi.exec not in the session's folder"
+    );
+    // Declared after the built-ins, as Pi 1.5.2 declares an extension's tool.
+    let requests = mock.requests();
+    let tools = requests[0]["tools"].as_array().unwrap();
+    assert_eq!(
+        tools.last().unwrap(),
+        &json!({"type": "function", "function": {
+            "name": "greet",
+            "description": "Greets someone by name.",
+            "parameters": {"type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string", "description": "Who to greet"}}},
+        }})
+    );
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("- greet: Greet someone by name"),
+        "{system}"
+    );
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let update = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_update")
+        .unwrap();
+    assert_eq!(update["partialResult"]["details"], json!({"step": 1}));
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["result"]["content"][0]["text"], "Hello, Ada!");
+
+    std::fs::remove_file(env.cwd().join("greeted.txt")).unwrap();
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+    assert!(
+        !env.cwd().join("greeted.txt").exists(),
+        "the replay ran the tool"
+    );
+}
+
+#[test]
+fn a_configured_extension_without_node_is_an_error_not_skipped() {
+    let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));
+    let env = Env::new(&mock);
+    let extension = fixture("greet.ts");
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "hi",
+    ]);
+    command.env("PATH", &no_node);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "Error: Failed to load extension \"{}\": Node.js >= 22.19 is required to run extensions",
+            extension.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("Hint: Start without extensions using \"pi -ne\".\n"),
+        "{stderr}"
+    );
+    assert!(
+        mock.requests().is_empty(),
+        "the run went on without its extension"
+    );
+}
+
+/// The attack: a project the user never trusted ships `.pi/extensions/marker.ts`, which writes
+/// a file when loaded. Untrusted, the run must not load it; `--approve` (trusting the project)
+/// loads it, which shows the check can see a load.
+#[test]
+fn an_untrusted_projects_extension_is_not_loaded() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["one"]}, {"text": ["two"]}]));
+    let env = Env::new(&mock);
+    let project_extensions = env.cwd().join(".pi/extensions");
+    std::fs::create_dir_all(&project_extensions).unwrap();
+    std::fs::copy(fixture("marker.ts"), project_extensions.join("marker.ts")).unwrap();
+    let marker = env.path("marker.txt");
+    for (trust, loaded) in [(None, false), (Some("--approve"), true)] {
+        let mut args = vec!["--provider", "mock", "--model", "mock-model", "-p", "hi"];
+        args.extend(trust);
+        let mut command = env.command(&args);
+        with_host(&mut command, &path);
+        command.env("PI_TEST_MARKER", &marker);
+        let (code, _, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(marker.exists(), loaded, "trust {trust:?}: {stderr}");
+    }
+}
+
+/// An extension whose factory throws stops the run with the text and hint Pi 1.5.2 prints for
+/// it (checked against 1.5.2 with the same file).
+#[test]
+fn a_failing_extension_is_pis_load_error() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));
+    let env = Env::new(&mock);
+    let extension = fixture("throws.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "hi",
+    ]);
+    with_host(&mut command, &path);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Error: Failed to load extension \"{}\": Failed to load extension: no greeting today\n\
+             Hint: Start without extensions using \"pi -ne\".\n",
+            extension.display()
+        )
+    );
+    assert!(mock.requests().is_empty());
+}
+
+/// In RPC mode, an `abort` read from stdin while an extension's tool runs in the host reaches
+/// the tool's `AbortSignal` (the channel does not hold up stdin), and the tool's answer is the
+/// call's result, as in Pi 1.5.2.
+#[test]
+fn an_rpc_abort_reaches_a_running_extension_tool() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "wait", "arguments": "{}"}]},
+        {"text": ["after"]},
+    ]));
+    let env = Env::new(&mock);
+    let extension = fixture("wait.ts");
+    let mut command = env.rpc_command();
+    command.args(["--no-session", "-e", extension.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", json!({"type": "prompt", "message": "wait"})).unwrap();
+    let mut end = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        match event["type"].as_str() {
+            Some("tool_execution_update") => {
+                writeln!(stdin, "{}", json!({"type": "abort"})).unwrap();
+            }
+            Some("tool_execution_end") => end = Some(event),
+            Some("agent_end") => break,
+            _ => {}
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let end = end.expect("the tool's call never ended");
+    assert_eq!(end["isError"], true);
+    assert_eq!(
+        end["result"],
+        json!({"content": [{"type": "text", "text": "stopped: aborted=true"}], "details": {}})
+    );
+}

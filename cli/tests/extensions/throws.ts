@@ -1,0 +1,4 @@
+// An extension whose factory throws: Pi reports it as a failed load and does not run.
+export default function () {
+	throw new Error("no greeting today");
+}

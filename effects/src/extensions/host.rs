@@ -1,0 +1,270 @@
+//! The Node extension host as a process and the channel to it. The channel is full-duplex: a
+//! reader thread takes every line the host writes and hands it to the request waiting for it
+//! (by `id`), and requests are written whole under a lock, so a tool running in the host never
+//! holds up the harness's own input loop, and several requests may be in flight at once.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+use crate::custom_tool::CustomToolDefinition;
+
+/// The host's source, shipped in the binary so that it needs nothing but Node at run time.
+const HOST_SOURCE: &str = include_str!("../../../sidecar/pi-extension-host.mjs");
+
+/// The command run as Node.
+const NODE: &str = "node";
+
+/// What the harness says when no Node can be started for configured extensions.
+pub const NODE_MISSING: &str =
+    "Node.js >= 22.19 is required to run extensions, and no `node` could be started";
+
+/// Why the extension host could not be started or answered.
+#[derive(Debug)]
+pub enum HostError {
+    /// Node could not be started.
+    NodeMissing(std::io::Error),
+    /// The host ended, or wrote what is not its protocol.
+    Protocol(String),
+    /// The host refused a request (its error text).
+    Refused(String),
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostError::NodeMissing(error) => write!(f, "{NODE_MISSING} ({error})"),
+            HostError::Protocol(text) => write!(f, "the extension host failed: {text}"),
+            HostError::Refused(text) => f.write_str(text),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// One extension that failed to load: its path and Pi's error text.
+#[derive(Clone, Debug, Deserialize)]
+pub struct LoadError {
+    pub path: String,
+    pub error: String,
+}
+
+/// What the extensions registered while loading (`init`'s answer).
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Registrations {
+    /// Their tools' declarations.
+    pub tools: Vec<CustomToolDefinition>,
+    /// Their commands, flags and providers' configuration, as the host gave them.
+    #[serde(default)]
+    pub commands: Vec<Value>,
+    #[serde(default)]
+    pub flags: Vec<Value>,
+    #[serde(default)]
+    pub providers: Vec<Value>,
+    /// The events some extension handles (the others need no round trip).
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// The extensions that failed to load.
+    #[serde(default)]
+    pub errors: Vec<LoadError>,
+}
+
+/// Where the lines for one request go: an async task's channel, or a thread blocked on
+/// `init` (which may run inside the async runtime, where an async channel cannot be waited on
+/// by blocking).
+#[derive(Clone)]
+enum Waiter {
+    Task(UnboundedSender<Value>),
+    Thread(std::sync::mpsc::Sender<Value>),
+}
+
+impl Waiter {
+    fn send(&self, message: Value) {
+        // A receiver gone means the request's answers are no longer wanted.
+        let _ = match self {
+            Waiter::Task(sender) => sender.send(message).map_err(|_| ()),
+            Waiter::Thread(sender) => sender.send(message).map_err(|_| ()),
+        };
+    }
+}
+
+/// The running host. Dropping the last handle closes its stdin, which ends it.
+pub struct ExtensionHost {
+    child: Mutex<Child>,
+    stdin: Mutex<Option<ChildStdin>>,
+    pending: Arc<Mutex<HashMap<u64, Waiter>>>,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for ExtensionHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionHost").finish_non_exhaustive()
+    }
+}
+
+/// A line as the host writes it, U+2028/U+2029 escaped as Pi's RPC escapes them.
+fn frame(message: &Value) -> String {
+    let text = message
+        .to_string()
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029");
+    format!("{text}\n")
+}
+
+impl ExtensionHost {
+    /// Starts the host in `cwd` and loads `paths` (the project's own among them only when
+    /// `project_trusted`); the registrations of those that loaded, and Pi's error for each that
+    /// did not, come back.
+    pub fn start(
+        paths: &[PathBuf],
+        cwd: &Path,
+        project_trusted: bool,
+    ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
+        let mut child = Command::new(NODE)
+            .args(["--input-type=module", "-e", HOST_SOURCE])
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(HostError::NodeMissing)?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(HostError::Protocol("its pipes could not be opened".into()));
+        };
+        let host = Arc::new(ExtensionHost {
+            child: Mutex::new(child),
+            stdin: Mutex::new(Some(stdin)),
+            pending: Arc::new(Mutex::new(HashMap::new())),
+            next_id: AtomicU64::new(0),
+        });
+        host.spawn_reader(stdout);
+        let paths: Vec<String> = paths
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let (sender, answers) = std::sync::mpsc::channel();
+        let id = host.send_request(
+            json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted}),
+            Waiter::Thread(sender),
+        )?;
+        let answer = answers
+            .recv()
+            .map_err(|_| HostError::Protocol("it ended before answering init".into()))?;
+        host.forget(id);
+        let data = response_data(answer)?;
+        let registrations = serde_json::from_value(data)
+            .map_err(|e| HostError::Protocol(format!("init's answer: {e}")))?;
+        Ok((host, registrations))
+    }
+
+    fn spawn_reader(&self, stdout: ChildStdout) {
+        let pending = Arc::clone(&self.pending);
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let Ok(message) = serde_json::from_slice::<Value>(&line) else {
+                    continue;
+                };
+                let Some(id) = message["id"].as_u64() else {
+                    continue;
+                };
+                let waiting = pending.lock().ok().and_then(|p| p.get(&id).cloned());
+                if let Some(sender) = waiting {
+                    sender.send(message);
+                }
+            }
+            // The host ended: every request still waiting learns it from its closed channel.
+            if let Ok(mut pending) = pending.lock() {
+                pending.clear();
+            }
+        });
+    }
+
+    /// Sends `message` with a fresh id; the receiver gets every line the host writes for it.
+    pub fn request(&self, message: Value) -> Result<(u64, UnboundedReceiver<Value>), HostError> {
+        let (sender, receiver) = unbounded_channel();
+        let id = self.send_request(message, Waiter::Task(sender))?;
+        Ok((id, receiver))
+    }
+
+    fn send_request(&self, mut message: Value, waiter: Waiter) -> Result<u64, HostError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        message["id"] = json!(id);
+        self.pending
+            .lock()
+            .map_err(|_| HostError::Protocol("poisoned".into()))?
+            .insert(id, waiter);
+        self.send(&message)?;
+        Ok(id)
+    }
+
+    /// Writes one line to the host.
+    pub fn send(&self, message: &Value) -> Result<(), HostError> {
+        let mut stdin = self
+            .stdin
+            .lock()
+            .map_err(|_| HostError::Protocol("poisoned".into()))?;
+        let pipe = stdin
+            .as_mut()
+            .ok_or_else(|| HostError::Protocol("its input is closed".into()))?;
+        pipe.write_all(frame(message).as_bytes())
+            .and_then(|()| pipe.flush())
+            .map_err(|e| HostError::Protocol(format!("writing to it: {e}")))
+    }
+
+    /// Stops routing lines for request `id`.
+    pub fn forget(&self, id: u64) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.remove(&id);
+        }
+    }
+}
+
+impl Drop for ExtensionHost {
+    fn drop(&mut self) {
+        if let Ok(mut stdin) = self.stdin.lock() {
+            stdin.take();
+        }
+        if let Ok(mut child) = self.child.lock() {
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A response's `data`, or the host's error as [`HostError::Refused`].
+pub(crate) fn response_data(answer: Value) -> Result<Value, HostError> {
+    if answer["success"] == json!(true) {
+        Ok(answer["data"].clone())
+    } else {
+        Err(HostError::Refused(
+            answer["error"]
+                .as_str()
+                .unwrap_or("unknown error")
+                .to_owned(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_escapes_the_javascript_line_separators() {
+        let line = frame(&json!({"text": "a\u{2028}b\u{2029}c\nd"}));
+        assert_eq!(line, "{\"text\":\"a\\u2028b\\u2029c\\nd\"}\n");
+    }
+}

@@ -1,0 +1,87 @@
+//! An extension's tool as a [`CustomTool`]: its call is sent to the extension host
+//! (`tool.execute`), its `onUpdate`s come back as partial results, and an abort reaches the
+//! tool's `AbortSignal`.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::host::{response_data, ExtensionHost, Registrations};
+use crate::custom_tool::{
+    CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture, ToolRegistry,
+};
+use pi_core::event::ToolResult;
+
+struct ExtensionTool {
+    definition: CustomToolDefinition,
+    host: Arc<ExtensionHost>,
+}
+
+/// Registers every tool of `registrations` in `registry`, run by `host`.
+pub fn register_tools(
+    registry: &mut ToolRegistry,
+    registrations: &Registrations,
+    host: &Arc<ExtensionHost>,
+) {
+    for definition in &registrations.tools {
+        registry.register(Arc::new(ExtensionTool {
+            definition: definition.clone(),
+            host: Arc::clone(host),
+        }));
+    }
+}
+
+fn result(value: Value) -> Result<ToolResult, String> {
+    serde_json::from_value(value)
+        .map_err(|e| format!("the extension's tool result is not Pi's: {e}"))
+}
+
+impl CustomTool for ExtensionTool {
+    fn definition(&self) -> &CustomToolDefinition {
+        &self.definition
+    }
+
+    fn execute<'a>(&'a self, args: Value, cx: ToolCallContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let (id, mut answers) = self
+                .host
+                .request(json!({
+                    "type": "tool.execute",
+                    "name": self.definition.name,
+                    "toolCallId": cx.tool_call_id,
+                    "args": args,
+                    "cwd": cx.cwd,
+                }))
+                .map_err(|e| e.to_string())?;
+            let mut aborted = false;
+            let outcome = loop {
+                let message = tokio::select! {
+                    message = answers.recv() => message,
+                    () = cx.signal.cancelled(), if !aborted => {
+                        aborted = true;
+                        // The tool decides how it ends; its answer is still awaited.
+                        let _ = self.host.send(&json!({"type": "abort", "target": id}));
+                        continue;
+                    }
+                };
+                let Some(message) = message else {
+                    break Err("the extension host ended during the call".to_owned());
+                };
+                match message["type"].as_str() {
+                    Some("tool.update") => {
+                        if let Ok(partial) = result(message["partial"].clone()) {
+                            cx.update(partial);
+                        }
+                    }
+                    _ => {
+                        break response_data(message)
+                            .map_err(|e| e.to_string())
+                            .and_then(result)
+                    }
+                }
+            };
+            self.host.forget(id);
+            outcome
+        })
+    }
+}
