@@ -3,7 +3,8 @@
 // folder holding it: name, description, flags and warnings) and as a prompt template
 // (`loadPromptTemplates`: name, description, argument hint, body), `parseCommandArgs`,
 // `substituteArgs`, `expandPromptTemplate`, and the session's `/skill:` expansion
-// (`_expandSkillCommand`). Paths are printed relative to the temporary folder as `<dir>`.
+// (`_expandSkillCommand`), and which files of skill folders holding ignore files load. Paths
+// are printed relative to the temporary folder as `<dir>`.
 //
 //   node scripts/gen-resource-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
@@ -171,6 +172,29 @@ const fakeSession = {
 const skillInputs = ["/skill:demo", "/skill:demo  do it  now ", "/skill:demo\nnext line", "/skill:other x", "/skill:", "skill:demo", " /skill:demo", "/skill:demo\tx y"];
 const skillExpansions = skillInputs.map((text) => ({ text, result: rel(expandSkillCommand.call(fakeSession, text)) }));
 
+// Skill folders with .gitignore / .ignore / .fdignore files: the files `loadSkillsFromDir`
+// loads from each tree (paths relative to the tree's root).
+const skill = (name) => `---\nname: ${name}\ndescription: The ${name} skill.\n---\nBody\n`;
+const ignoreTrees = [
+  { ".gitignore": "drafts/\n*.tmp.md\n# a comment\n\n", "top.md": skill("top"), "scratch.tmp.md": skill("scratch"),
+    "drafts/wip/SKILL.md": skill("wip"), "kept/SKILL.md": skill("kept") },
+  { ".ignore": "/anchored.md\nsub\n!sub/keep/\n", "anchored.md": skill("anchored"),
+    "deep/anchored.md": skill("deep-anchored"), "deep/x/SKILL.md": skill("deep-x"), "sub/SKILL.md": skill("sub"),
+    "sub/keep/SKILL.md": skill("keep") },
+  { ".fdignore": "a/SKILL.md\n", "a/SKILL.md": skill("a"), "a/inner/SKILL.md": skill("a-inner"),
+    "b/.gitignore": "hidden/\n\\#literal.md\n", "b/hidden/SKILL.md": skill("b-hidden"), "b/shown/SKILL.md": skill("b-shown"),
+    "c/.gitignore": "*\n", "c/SKILL.md": skill("c") },
+];
+const ignored = ignoreTrees.map((tree, i) => {
+  const root = path.join(tmp, `ignore${i}`);
+  for (const [file, content] of Object.entries(tree)) {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), content);
+  }
+  const loaded = loadSkillsFromDir({ dir: root, source: "user" });
+  return { tree, loaded: loaded.skills.map((s) => path.relative(root, s.filePath).split(path.sep).join("/")) };
+});
+
 fs.rmSync(tmp, { recursive: true, force: true });
-fs.writeFileSync(out, JSON.stringify({ frontmatter, skills, templates, commandArgs, substitutions, expansions, skillExpansions }, null, 1) + "\n");
+fs.writeFileSync(out, JSON.stringify({ frontmatter, skills, templates, commandArgs, substitutions, expansions, skillExpansions, ignored }, null, 1) + "\n");
 console.log(`${files.length} files, ${substitutions.length} substitutions, ${expansions.length + skillExpansions.length} expansions -> ${out}`);
