@@ -2,7 +2,8 @@
 // active tools in order with what the agent loop declares of each, and the system prompt's
 // `tools` and `rules` sections, for custom tools beside the default built-ins, one named as a
 // built-in (which replaces it), one without a snippet, and snippets and guidelines that need
-// normalizing (core/tests/fixtures/custom_tool_cases.json). Nothing is sent to a model.
+// normalizing, under each tool selection (`tools`, `noTools`, `excludeTools`)
+// (core/tests/fixtures/custom_tool_cases.json). Nothing is sent to a model.
 //
 //   node scripts/gen-custom-tool-fixtures.mjs <pi 1.5.2 install dir> <out file>
 //
@@ -47,17 +48,33 @@ const resourceLoader = {
   reload: async () => {},
 };
 const cases = [];
-for (const [label, tools] of [["default tools", undefined], ["read and bash", ["read", "bash"]]]) {
+// The SDK's tool options (`tools` as names, patterns or +/- modifiers, `noTools`, `excludeTools`)
+// apply to the custom tools as to the built-ins.
+const selections = [
+  ["default tools", {}],
+  ["read and bash", { tools: ["read", "bash", ...customTools.map((t) => t.name)] }],
+  ["an allow-list without the custom tools", { tools: ["read", "bash"] }],
+  ["an allow-list naming one custom tool first", { tools: ["lookup", "grep"] }],
+  ["an allow-list pattern", { tools: ["l*", "s*", "b*"] }],
+  ["modifiers", { tools: ["+grep", "-bash"] }],
+  ["a custom tool excluded", { excludeTools: ["lookup"] }],
+  ["the built-in a custom tool replaces excluded", { excludeTools: ["read"] }],
+  ["an exclusion pattern", { tools: ["read", "lookup", "silent"], excludeTools: ["s*"] }],
+  ["no built-in tools", { noTools: "builtin" }],
+  ["no tools at all", { noTools: "all" }],
+  ["no tools at all but an allow-list", { noTools: "all", tools: ["silent", "ls"] }],
+  ["no tools at all with modifiers", { noTools: "all", tools: ["+lookup", "+find"] }],
+];
+for (const [label, selection] of selections) {
   const { session } = await pi.createAgentSession({
-    cwd: "/work", agentDir, modelRuntime, resourceLoader, customTools,
-    ...(tools ? { tools: [...tools, ...customTools.map((t) => t.name)] } : {}),
+    cwd: "/work", agentDir, modelRuntime, resourceLoader, customTools, ...selection,
     sessionManager: pi.SessionManager.inMemory("/work"),
     settingsManager: pi.SettingsManager.inMemory({}),
   });
   const section = (name) => session.systemPrompt.match(new RegExp(`<${name}>\\n[^]*?\\n</${name}>`))?.[0];
   cases.push({
     label,
-    builtins: tools ?? ["read", "bash", "edit", "write"],
+    selection,
     active: session.getActiveToolNames(),
     declared: session.agent.state.tools.map((t) => ({
       name: t.name, description: t.description, parameters: t.parameters,

@@ -3,7 +3,8 @@
 // folder holding it: name, description, flags and warnings) and as a prompt template
 // (`loadPromptTemplates`: name, description, argument hint, body), `parseCommandArgs`,
 // `substituteArgs`, `expandPromptTemplate`, and the session's `/skill:` expansion
-// (`_expandSkillCommand`). Paths are printed relative to the temporary folder as `<dir>`.
+// (`_expandSkillCommand`), and which files of skill folders holding ignore files load. Paths
+// are printed relative to the temporary folder as `<dir>`.
 //
 //   node scripts/gen-resource-fixtures.mjs <pi install dir> <out file>
 import fs from "fs";
@@ -70,6 +71,44 @@ const files = [
   "---\nname: close\ndescription: x\n---more\nBody",
   "---\n- a\n- b\n---\nList frontmatter",
   "---\njust text\n---\nScalar frontmatter",
+  // YAML forms beyond the common ones: block scalars with chomping and indentation indicators,
+  // quoted strings across lines and with escapes, lists and maps in flow and block style,
+  // comments in odd places, anchors, tags, documents markers and keys quoted.
+  "---\nname: keepnl\ndescription: |+\n  kept\n\n\n---\n",
+  "---\nname: indind\ndescription: |2\n    two extra\n  base\n---\n",
+  "---\nname: foldmore\ndescription: >\n  a\n    more indented\n  b\n---\n",
+  "---\nname: dq\ndescription: \"first\n  second\n\n  third\"\n---\n",
+  "---\nname: sq\ndescription: 'one\n  two'\n---\n",
+  "---\nname: esc\ndescription: \"tab\\there \\x41 \\u263A \\\\ \\/ end\\\n  joined\"\n---\n",
+  "---\nname: flowmap\ndescription: {a: 1, b: [x, y]}\n---\n",
+  "---\nname: tags\ndescription: !!str 123\nother: !!int \"7\"\n---\n",
+  "---\nname: anchor\ndescription: &d shared text\ncopy: *d\n---\n",
+  "---\n\"name\": quotedkey\n'description': quoted key too\n---\n",
+  "---\nname: seqind\nallowed-tools:\n- read\n- bash  # comment\n-   edit\ndescription: x\n---\n",
+  "---\n# leading comment\nname: c1 #not a comment? no, a comment\ndescription: x#y\n---\n",
+  "---\nname: nested\ndescription: x\nmetadata:\n  deep:\n    deeper: [1, 2.5, -3, 0x1F, 1e3, .inf, ~, null, Null, TRUE, off]\n---\n",
+  "---\nname: seqmaps\ndescription: x\nlist:\n  - a: 1\n    b: 2\n  - c\n---\n",
+  "---\nname: emptyval\ndescription:\nother: ''\n---\n",
+  "---\nname: docend\ndescription: x\n...\n---\n",
+  "---\nname: multiflow\ndescription: [a,\n  b, c]\n---\n",
+  "---\nname: \"  padded  \"\ndescription: \"\"\n---\n",
+  "---\nname: litcomment\ndescription: |\n  # not a comment\n  text # kept\n---\n",
+  "---\nname: explicit\n? description\n: explicit key\n---\n",
+  "---\nname: numkey\n1: one\ndescription: x\n---\n",
+  "---\nname: date\ndescription: 2024-01-02\n---\n",
+  "---\nname: octal\ndescription: 0o17 and more\nv: 0o17\nw: 012\n---\n",
+  "---\nname: blankfold\ndescription: >\n\n  after blank\n---\n",
+  "---\nname: tabbed\ndescription: x\n\tbad: tab\n---\n",
+  "---\nname: badindent\ndescription: x\n  extra: y\n---\n",
+  "---\nname: unterminated\ndescription: \"open\n---\n",
+  "---\nname: seqseq\ndescription: x\nl:\n  - - a\n    - b\n  - c: [1, \"x, y\", 'it''s']\n    d: {}\n---\n",
+  "---\nname: chompind\ndescription: >2-\n   lead\n  next\n\n---\n",
+  "---\nname: sqblank\ndescription: 'a\n\n\n  b  '\n---\n",
+  "---\nname: flowkeys\ndescription: {\"q k\": v, plain: , bare}\n---\n",
+  "---\nname: aliasmissing\ndescription: *nothing\n---\n",
+  "---\nname: customtag\ndescription: !custom x\n---\n",
+  "---\nname: flowtrail\ndescription: [a, b] trailing\n---\n",
+  "---\nname: afterend\ndescription: x\n...\nmore: y\n---\n",
 ];
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "resources-"));
@@ -78,10 +117,12 @@ const frontmatter = [];
 const skills = [];
 const templates = [];
 files.forEach((content, i) => {
+  let parseMessage = null;
   try {
     const { frontmatter: fm, body } = parseFrontmatter(content);
     frontmatter.push({ content, frontmatter: fm, body });
-  } catch {
+  } catch (e) {
+    parseMessage = e.message;
     frontmatter.push({ content, error: true });
   }
   const dir = path.join(tmp, `case${i}`, "skill-dir");
@@ -93,8 +134,9 @@ files.forEach((content, i) => {
     skill: loaded.skills[0]
       ? { name: loaded.skills[0].name, description: loaded.skills[0].description, disableModelInvocation: loaded.skills[0].disableModelInvocation }
       : null,
-    warnings: loaded.diagnostics.map((d) => (d.message.includes("\n") || !["warning"].includes(d.type) ? null : d.message)).filter((m) => m !== null && !m.startsWith("Nested") && !m.includes("at line")),
-    parseError: loaded.diagnostics.some((d) => d.message.includes("at line") || d.message.includes("\n")),
+    // The YAML parser's own error (its wording is the `yaml` package's) is recorded as a flag.
+    warnings: loaded.diagnostics.map((d) => (d.message.includes("\n") || !["warning"].includes(d.type) ? null : d.message)).filter((m) => m !== null && !m.startsWith("Nested") && !m.includes("at line") && m !== parseMessage),
+    parseError: parseMessage !== null || loaded.diagnostics.some((d) => d.message.includes("at line") || d.message.includes("\n")),
   });
   const promptDir = path.join(tmp, `case${i}`, "prompts");
   fs.mkdirSync(promptDir, { recursive: true });
@@ -130,6 +172,29 @@ const fakeSession = {
 const skillInputs = ["/skill:demo", "/skill:demo  do it  now ", "/skill:demo\nnext line", "/skill:other x", "/skill:", "skill:demo", " /skill:demo", "/skill:demo\tx y"];
 const skillExpansions = skillInputs.map((text) => ({ text, result: rel(expandSkillCommand.call(fakeSession, text)) }));
 
+// Skill folders with .gitignore / .ignore / .fdignore files: the files `loadSkillsFromDir`
+// loads from each tree (paths relative to the tree's root).
+const skill = (name) => `---\nname: ${name}\ndescription: The ${name} skill.\n---\nBody\n`;
+const ignoreTrees = [
+  { ".gitignore": "drafts/\n*.tmp.md\n# a comment\n\n", "top.md": skill("top"), "scratch.tmp.md": skill("scratch"),
+    "drafts/wip/SKILL.md": skill("wip"), "kept/SKILL.md": skill("kept") },
+  { ".ignore": "/anchored.md\nsub\n!sub/keep/\n", "anchored.md": skill("anchored"),
+    "deep/anchored.md": skill("deep-anchored"), "deep/x/SKILL.md": skill("deep-x"), "sub/SKILL.md": skill("sub"),
+    "sub/keep/SKILL.md": skill("keep") },
+  { ".fdignore": "a/SKILL.md\n", "a/SKILL.md": skill("a"), "a/inner/SKILL.md": skill("a-inner"),
+    "b/.gitignore": "hidden/\n\\#literal.md\n", "b/hidden/SKILL.md": skill("b-hidden"), "b/shown/SKILL.md": skill("b-shown"),
+    "c/.gitignore": "*\n", "c/SKILL.md": skill("c") },
+];
+const ignored = ignoreTrees.map((tree, i) => {
+  const root = path.join(tmp, `ignore${i}`);
+  for (const [file, content] of Object.entries(tree)) {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), content);
+  }
+  const loaded = loadSkillsFromDir({ dir: root, source: "user" });
+  return { tree, loaded: loaded.skills.map((s) => path.relative(root, s.filePath).split(path.sep).join("/")) };
+});
+
 fs.rmSync(tmp, { recursive: true, force: true });
-fs.writeFileSync(out, JSON.stringify({ frontmatter, skills, templates, commandArgs, substitutions, expansions, skillExpansions }, null, 1) + "\n");
+fs.writeFileSync(out, JSON.stringify({ frontmatter, skills, templates, commandArgs, substitutions, expansions, skillExpansions, ignored }, null, 1) + "\n");
 console.log(`${files.length} files, ${substitutions.length} substitutions, ${expansions.length + skillExpansions.length} expansions -> ${out}`);

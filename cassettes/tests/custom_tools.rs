@@ -2,8 +2,9 @@
 //! workspace and streams two updates) recorded into a cassette over real HTTP against the mock
 //! LLM; the cassette replayed with no tool registered gives the recorded events byte for byte
 //! and runs nothing; replayed with the tools run again (`--tools live`) it runs the registered
-//! tool in the replay's workspace; and a program that did not register the tool is told which
-//! one is missing instead of running a built-in or nothing.
+//! tool in the replay's workspace; a hybrid replay that diverges goes on live and runs the
+//! registered tool for real; and a program that did not register the tool is told which one is
+//! missing instead of running a built-in or nothing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use pi_cassettes::format::{Header, Line, RecordedOutcome, SessionKind, SessionStart};
 use pi_cassettes::read::Cassette;
 use pi_cassettes::replay::Replay;
-use pi_cassettes::{recording_transport, sha256_hex, Record, Recorder, FORMAT_VERSION};
+use pi_cassettes::{recording_transport, sha256_hex, Hybrid, Record, Recorder, FORMAT_VERSION};
 use pi_core::agent_session::SessionInput;
 use pi_core::event::ToolResult;
 use pi_core::message::ContentBlock;
@@ -96,18 +97,24 @@ fn model(mock: &MockLlm) -> Model {
 
 /// Records a run in `workspace` whose model calls `write_note` once, then answers; the
 /// cassette's path and the run's events, one JSON line each.
-async fn record(dir: &Path, workspace: &Path) -> (PathBuf, Vec<String>) {
-    let mock = MockLlm::start(&json!([
+/// The mock's script for the recorded run: a call to `write_note`, then the answer.
+fn recorded_script() -> Value {
+    json!([
         {"tool_calls": [{"name": "write_note", "arguments": "{\"text\":\"hello note\"}"}]},
         {"text": ["Noted."]},
-    ]));
+    ])
+}
+
+/// Records the run of [`prompt`] against `mock` (whose script starts with
+/// [`recorded_script`]) with `write_note` registered, in `workspace`.
+async fn record(dir: &Path, workspace: &Path, mock: &MockLlm) -> (PathBuf, Vec<String>) {
     let credentials = Arc::new(|_: &_| {
         Ok(CallOptions {
             api_key: "mock-key".into(),
             ..CallOptions::default()
         })
     });
-    let mut options = SessionOptions::new(workspace, model(&mock), credentials);
+    let mut options = SessionOptions::new(workspace, model(mock), credentials);
     options.agent_dir = dir.join("agent");
     options.tools = vec!["read".into()];
     let mut registry = ToolRegistry::new();
@@ -223,7 +230,8 @@ async fn a_custom_tools_call_is_recorded_and_replays_byte_for_byte_without_the_t
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("work");
     std::fs::create_dir_all(&workspace).unwrap();
-    let (cassette, recorded) = record(dir.path(), &workspace).await;
+    let mock = MockLlm::start(&recorded_script());
+    let (cassette, recorded) = record(dir.path(), &workspace, &mock).await;
     // The tool ran for real and streamed its two updates.
     assert_eq!(
         std::fs::read_to_string(workspace.join(NOTE)).unwrap(),
@@ -267,7 +275,8 @@ async fn tools_live_runs_the_registered_custom_tool_in_the_replays_workspace() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("work");
     std::fs::create_dir_all(&workspace).unwrap();
-    let (cassette, recorded) = record(dir.path(), &workspace).await;
+    let mock = MockLlm::start(&recorded_script());
+    let (cassette, recorded) = record(dir.path(), &workspace, &mock).await;
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     let mut env = ToolEnv::new(&scratch);
@@ -286,7 +295,8 @@ async fn tools_live_without_the_tool_registered_says_which_tool_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("work");
     std::fs::create_dir_all(&workspace).unwrap();
-    let (cassette, _) = record(dir.path(), &workspace).await;
+    let mock = MockLlm::start(&recorded_script());
+    let (cassette, _) = record(dir.path(), &workspace, &mock).await;
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     let (replayed, ended) = replay(&cassette, |r| r.with_live_tools(&scratch)).await;
@@ -301,4 +311,78 @@ async fn tools_live_without_the_tool_registered_says_which_tool_is_missing() {
         "{replayed:#?}"
     );
     assert!(!scratch.join(NOTE).exists());
+}
+
+/// A hybrid replay of the cassette given another prompt diverges at once and goes on live: the
+/// model (asked for real) calls the custom tool again, and the tool registered with the live
+/// interpreter runs for real in its workspace. Without it registered, the call fails naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hybrid_replay_runs_the_registered_custom_tool_after_its_divergence() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("work");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let mut script = recorded_script().as_array().unwrap().clone();
+    for _ in 0..2 {
+        script.push(json!({"tool_calls": [{"name": "write_note", "arguments": "{\"text\":\"second note\"}"}]}));
+        script.push(json!({"text": ["Noted again."]}));
+    }
+    let mock = MockLlm::start(&Value::Array(script));
+    let (cassette, _) = record(dir.path(), &workspace, &mock).await;
+    let another = SessionInput::Prompt {
+        text: "Take another note.".into(),
+        images: Vec::new(),
+        streaming_behavior: None,
+    };
+    for registered in [true, false] {
+        let scratch = dir.path().join(format!("live-{registered}"));
+        std::fs::create_dir_all(&scratch).unwrap();
+        let credentials = Arc::new(|_: &_| {
+            Ok(CallOptions {
+                api_key: "mock-key".into(),
+                ..CallOptions::default()
+            })
+        });
+        let mut options = SessionOptions::new(&scratch, model(&mock), credentials);
+        options.agent_dir = dir.path().join("agent");
+        if registered {
+            options.custom_tools.register(Arc::new(WriteNote::new()));
+        }
+        let loaded = Arc::new(Cassette::load(&cassette).unwrap());
+        let config: RunConfig = loaded.config.clone();
+        let store = loaded.starting_session(&config, &scratch).unwrap();
+        let (mut machine, mut file) = build_machine(&config, store).unwrap();
+        let live = options
+            .live()
+            .unwrap()
+            .for_run(config.seed, config.started_at);
+        let mut io = Hybrid::new(Replay::new(loaded).unwrap(), live, None);
+        let mut events = Vec::new();
+        drive(&mut machine, &mut io, &mut file, another.clone(), |e| {
+            events.push(pi_core::json::to_string(e).unwrap());
+        })
+        .await
+        .unwrap();
+        assert_eq!(io.went_live_at(), Some(1));
+        let end = tool_events(&events)
+            .into_iter()
+            .find(|e| e.contains("tool_execution_end"))
+            .unwrap()
+            .clone();
+        if registered {
+            assert!(end.contains("Wrote 11 bytes"), "{end}");
+            assert_eq!(
+                std::fs::read_to_string(scratch.join(NOTE)).unwrap(),
+                "second note"
+            );
+        } else {
+            let missing = serde_json::to_string(&missing_tool_message("write_note")).unwrap();
+            assert!(end.contains(missing.trim_matches('"')), "{end}");
+            assert!(!scratch.join(NOTE).exists());
+        }
+    }
+    // The recording's workspace holds only the recorded run's note.
+    assert_eq!(
+        std::fs::read_to_string(workspace.join(NOTE)).unwrap(),
+        "hello note"
+    );
 }

@@ -20,7 +20,7 @@ use clap::{Parser, ValueEnum};
 use pi_cassettes::format::RecordedOutcome;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_effects::agent_session::AgentSession;
-use pi_effects::custom_tool::{unregistered_tools_message, ToolRegistry};
+use pi_effects::custom_tool::{unregistered_tools_message, DeclaredOnly, ToolRegistry};
 use pi_effects::run_config::{build_machine, RunConfig};
 
 use crate::args::{Args, Mode};
@@ -435,7 +435,7 @@ fn replay_runtime(cassette: &Cassette) -> Result<Runtime, String> {
 /// The recorded run's configuration rebuilt from today's settings, context files and prompt:
 /// the recorded command line read again here (`--workspace`, else the current directory: the
 /// context files and project settings of this checkout, not of the machine that recorded it),
-/// with the recorded model, thinking level, start time and seed.
+/// with the recorded model, thinking level, start time, seed and custom tools' declarations.
 fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     let recorded = &cassette.config;
     let command = cassette.header.command.clone().ok_or(
@@ -449,6 +449,15 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
     let runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
+    // The binary registers no custom tool of its own, so the recorded ones stay declared as
+    // the run declared them (a call to one is answered from the cassette).
+    if options.custom_tools.is_empty() {
+        for tool in &recorded.custom_tools {
+            options
+                .custom_tools
+                .register(Arc::new(DeclaredOnly::new(tool.clone())));
+        }
+    }
     options.seed = Some(recorded.seed);
     options.docs = recorded.docs.clone();
     let mut config = options

@@ -5,6 +5,7 @@
 //! start from nothing.
 
 use pi_core::tools::definitions::builtin_tools;
+use pi_core::tools::selection::matches;
 
 /// The `--tools` problem Pi reports (`getToolListError`), without the flag's name.
 pub fn tool_list_error(entries: &[String]) -> Option<String> {
@@ -78,42 +79,10 @@ fn is_modifier(entry: &str) -> bool {
     entry.starts_with('+') || entry.starts_with('-')
 }
 
-/// Pi's `createToolNameMatcher`: an exact name, or a pattern whose `*` matches any text.
-fn matches(entries: &[String], name: &str) -> bool {
-    entries.iter().any(|entry| {
-        if entry.contains('*') {
-            pattern_matches(entry, name)
-        } else {
-            entry == name
-        }
-    })
-}
-
-/// Whether `name` as a whole matches `pattern`, each `*` standing for any text.
-fn pattern_matches(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let (first, rest) = match parts.split_first() {
-        Some(split) => split,
-        None => return name.is_empty(),
-    };
-    let Some(mut remaining) = name.strip_prefix(first) else {
-        return false;
-    };
-    let Some((last, middle)) = rest.split_last() else {
-        return remaining.is_empty();
-    };
-    for part in middle {
-        match remaining.find(part) {
-            Some(at) => remaining = &remaining[at + part.len()..],
-            None => return false,
-        }
-    }
-    remaining.len() >= last.len() && remaining.ends_with(last)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_core::tools::selection::pattern_matches;
 
     fn list(names: &str) -> Vec<String> {
         names.split(',').map(str::to_owned).collect()

@@ -1,7 +1,8 @@
 //! A cassette of a run that used a custom tool (one that writes a file), through the real
 //! binary, which registers no custom tool: `pi replay` answers the call from the cassette and
-//! writes nothing on the host; `pi replay --tools live` refuses before running anything, naming
-//! the tool it does not have.
+//! writes nothing on the host, also under `--config current` (which keeps the recorded tools'
+//! declarations); `pi replay --tools live` refuses before running anything, naming the tool it
+//! does not have.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -132,7 +133,27 @@ async fn record(dir: &Path, workspace: &Path) -> (PathBuf, Vec<String>) {
         redact: None,
         models: None,
         scoped_models: Vec::new(),
-        command: None,
+        // The command line that `--config current` reads again: the binary registers no custom
+        // tool, so the recorded ones are the only ones it can know of.
+        command: Some(
+            [
+                "--mode",
+                "json",
+                "--no-session",
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "--thinking",
+                "off",
+                "--tools",
+                "read",
+                "-p",
+                "Take a note.",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        ),
         imported: None,
     };
     let cassette = dir.join("custom.jsonl");
@@ -184,7 +205,10 @@ async fn run<I: Interpreter>(
 }
 
 fn pi_replay(args: &[&str], cassette: &Path) -> std::process::Output {
+    let home = cassette.with_file_name("home");
     Command::new(env!("CARGO_BIN_EXE_pi"))
+        .env("HOME", &home)
+        .env("PI_CODING_AGENT_DIR", cassette.with_file_name("agent"))
         .arg("replay")
         .args(args)
         .arg(cassette)
@@ -233,4 +257,59 @@ async fn the_binary_replays_a_custom_tools_call_from_the_cassette_and_runs_nothi
         String::from_utf8_lossy(&out.stdout)
     );
     assert!(!scratch.join(NOTE).exists() && !workspace.join(NOTE).exists());
+}
+
+/// `--config current` rebuilds the run's configuration from the recorded command line; the
+/// binary has no custom tool of its own, so the recorded tools' declarations are kept: the
+/// request declares them as the run did and the replay does not diverge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_under_todays_configuration_keeps_the_recorded_custom_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("work");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    let (cassette, recorded) = record(dir.path(), &workspace).await;
+    std::fs::remove_file(workspace.join(NOTE)).unwrap();
+
+    let out = pi_replay(
+        &[
+            "--config",
+            "current",
+            "--workspace",
+            workspace.to_str().unwrap(),
+        ],
+        &cassette,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let end = recorded
+        .iter()
+        .find(|e| e.contains("\"type\":\"tool_execution_end\""))
+        .unwrap();
+    assert!(stdout.lines().any(|line| line == end), "{stdout}");
+    assert!(!workspace.join(NOTE).exists(), "the replay ran the tool");
+
+    // Declared is not registered: running the tools again is still refused.
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let out = pi_replay(
+        &[
+            "--config",
+            "current",
+            "--tools",
+            "live",
+            "--workspace",
+            scratch.to_str().unwrap(),
+        ],
+        &cassette,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("(write_note)"), "{stderr}");
+    assert!(!scratch.join(NOTE).exists());
 }

@@ -176,6 +176,33 @@ impl ToolRegistry {
     }
 }
 
+/// A recorded custom tool known by its declaration alone (the `pi` binary rebuilding a recorded
+/// run's configuration, which has no program of its own to run the tool): declared to the
+/// model and in the system prompt as the run declared it; a call fails with
+/// [`missing_tool_message`], as a replay running tools again reports a tool it lacks.
+#[derive(Debug)]
+pub struct DeclaredOnly {
+    definition: CustomToolDefinition,
+}
+
+impl DeclaredOnly {
+    /// The tool `definition` declares.
+    pub fn new(definition: CustomToolDefinition) -> Self {
+        DeclaredOnly { definition }
+    }
+}
+
+impl CustomTool for DeclaredOnly {
+    fn definition(&self) -> &CustomToolDefinition {
+        &self.definition
+    }
+
+    fn execute<'a>(&'a self, _args: Value, _cx: ToolCallContext) -> ToolFuture<'a> {
+        let message = missing_tool_message(&self.definition.name);
+        Box::pin(async move { Err(message) })
+    }
+}
+
 /// Runs one call of `tool`; an error it returns is the error Pi's loop reports.
 pub(crate) async fn run(
     tool: &Arc<dyn CustomTool>,

@@ -4,13 +4,15 @@
 //! trusted, then `<agent dir>/skills` and `~/.agents/skills`, then each `--skill` path; for
 //! templates the project's `.pi/prompts` when trusted, `<agent dir>/prompts`, then each
 //! `--prompt-template` path. `--no-skills` and `--no-prompt-templates` keep only the paths
-//! given. The first skill or template of a name wins. Reading and checking a file is the
+//! given. A skill folder's `.gitignore`, `.ignore` and `.fdignore` leave out what they name
+//! below it. The first skill or template of a name wins. Reading and checking a file is the
 //! core's ([`pi_core::resources`]); Pi shows the warnings only in its interactive mode, so
 //! print and RPC runs drop them as it does.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use pi_core::resources::skills::{load_skill, LoadedSkill};
 use pi_core::resources::templates::{load_template, PromptTemplate};
 use pi_core::resources::Resources;
@@ -100,14 +102,105 @@ fn entries(dir: &Path) -> Vec<(String, PathBuf, bool, bool)> {
     list
 }
 
+/// The ignore files a skill scan honours in each folder it enters (Pi's `IGNORE_FILE_NAMES`).
+const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
+
+/// Pi's ignore matcher of one skill scan: the rules of the ignore files of each folder entered,
+/// each written relative to the scan's root (Pi's `prefixIgnorePattern`: the folder's path put
+/// before the pattern, a leading `/` dropped), matched as gitignore patterns.
+struct IgnoreRules {
+    root: PathBuf,
+    lines: Vec<String>,
+    matcher: Gitignore,
+}
+
+impl IgnoreRules {
+    fn new(root: &Path) -> IgnoreRules {
+        IgnoreRules {
+            root: root.to_path_buf(),
+            lines: Vec::new(),
+            matcher: Gitignore::empty(),
+        }
+    }
+
+    /// Adds the rules of `dir`'s ignore files (Pi's `addIgnoreRules`).
+    fn add_dir(&mut self, dir: &Path) {
+        let prefix = match dir.strip_prefix(&self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/", posix(rel)),
+            _ => String::new(),
+        };
+        let before = self.lines.len();
+        for name in IGNORE_FILE_NAMES {
+            let Ok(content) = std::fs::read_to_string(dir.join(name)) else {
+                continue;
+            };
+            for line in content.split('\n') {
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                if let Some(pattern) = prefixed_pattern(line, &prefix) {
+                    self.lines.push(pattern);
+                }
+            }
+        }
+        if self.lines.len() > before {
+            let mut builder = GitignoreBuilder::new(&self.root);
+            for line in &self.lines {
+                // A line the matcher cannot read is left out, as Pi's `ignore` skips it.
+                let _ = builder.add_line(None, line);
+            }
+            self.matcher = builder.build().unwrap_or_else(|_| Gitignore::empty());
+        }
+    }
+
+    /// Whether `path` (a folder when `is_dir`) is ignored.
+    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        self.matcher.matched(rel, is_dir).is_ignore()
+    }
+}
+
+/// A path with `/` between its parts.
+fn posix(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Pi's `prefixIgnorePattern`: `None` for a blank or comment line.
+fn prefixed_pattern(line: &str, prefix: &str) -> Option<String> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || (trimmed.starts_with('#') && !trimmed.starts_with("\\#")) {
+        return None;
+    }
+    let (negated, pattern) = match line.strip_prefix('!') {
+        Some(rest) => (true, rest),
+        None => (
+            false,
+            line.strip_prefix('\\')
+                .filter(|r| r.starts_with('!'))
+                .unwrap_or(line),
+        ),
+    };
+    let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
+    let bang = if negated { "!" } else { "" };
+    Some(format!("{bang}{prefix}{pattern}"))
+}
+
 /// Pi's `collectSkillEntries`: a folder holding `SKILL.md` is that one skill; otherwise its
 /// `.md` files (at the root for `.pi` folders, below it for `.agents` folders) and what its
-/// sub-folders hold, hidden entries and `node_modules` aside.
-fn collect_skill_entries(dir: &Path, agents_mode: bool, root: bool, out: &mut Vec<PathBuf>) {
+/// sub-folders hold, hidden entries, `node_modules` and what the ignore files name aside.
+fn collect_skill_entries(
+    dir: &Path,
+    agents_mode: bool,
+    rules: &mut IgnoreRules,
+    out: &mut Vec<PathBuf>,
+) {
+    rules.add_dir(dir);
+    let root = dir == rules.root;
     let list = entries(dir);
     if let Some((_, path, _, _)) = list
         .iter()
-        .find(|(name, _, _, file)| name == "SKILL.md" && *file)
+        .find(|(name, path, _, file)| name == "SKILL.md" && *file && !rules.ignores(path, false))
     {
         out.push(path.clone());
         return;
@@ -117,11 +210,20 @@ fn collect_skill_entries(dir: &Path, agents_mode: bool, root: bool, out: &mut Ve
             continue;
         }
         if is_file && name.ends_with(".md") && (root != agents_mode) {
-            out.push(path);
-        } else if is_dir {
-            collect_skill_entries(&path, agents_mode, false, out);
+            if !rules.ignores(&path, false) {
+                out.push(path);
+            }
+        } else if is_dir && !rules.ignores(&path, true) {
+            collect_skill_entries(&path, agents_mode, rules, out);
         }
     }
+}
+
+/// [`collect_skill_entries`] from the root `dir`.
+fn collect_skills_under(dir: &Path, agents_mode: bool) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    collect_skill_entries(dir, agents_mode, &mut IgnoreRules::new(dir), &mut files);
+    files
 }
 
 /// `.agents/skills` in `cwd` and each parent up to the git repository's root (else the
@@ -183,22 +285,28 @@ impl Skills {
     }
 
     /// Pi's `loadSkillsFromDirInternal`: the folder's `SKILL.md` alone, else its `.md` files
-    /// (at the root only) and its sub-folders'.
-    fn add_dir(&mut self, dir: &Path, root: bool, info: &dyn Fn(&str, &Path) -> Value) {
+    /// (at the root only) and its sub-folders', what the ignore files name aside.
+    fn add_dir(
+        &mut self,
+        dir: &Path,
+        rules: &mut IgnoreRules,
+        info: &dyn Fn(&str, &Path) -> Value,
+    ) {
+        rules.add_dir(dir);
+        let root = dir == rules.root;
         let list = entries(dir);
-        if let Some((_, path, _, _)) = list
-            .iter()
-            .find(|(name, _, _, file)| name == "SKILL.md" && *file)
-        {
+        if let Some((_, path, _, _)) = list.iter().find(|(name, path, _, file)| {
+            name == "SKILL.md" && *file && !rules.ignores(path, false)
+        }) {
             self.add_file(path, info);
             return;
         }
         for (name, path, is_dir, is_file) in list {
-            if name.starts_with('.') || name == "node_modules" {
+            if name.starts_with('.') || name == "node_modules" || rules.ignores(&path, is_dir) {
                 continue;
             }
             if is_dir {
-                self.add_dir(&path, false, info);
+                self.add_dir(&path, rules, info);
             } else if is_file && root && name.ends_with(".md") {
                 self.add_file(&path, info);
             }
@@ -211,16 +319,14 @@ fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
     if !wanted.no_skills {
         let project = wanted.cwd.join(".pi");
         if wanted.project_trusted {
-            let mut files = Vec::new();
-            collect_skill_entries(&project.join("skills"), false, true, &mut files);
+            let files = collect_skills_under(&project.join("skills"), false);
             found.extend(
                 files
                     .into_iter()
                     .map(|f| (f, Origin::auto("project", project.clone()))),
             );
             for dir in ancestor_agents_dirs(wanted.cwd, wanted.home) {
-                let mut files = Vec::new();
-                collect_skill_entries(&dir, true, true, &mut files);
+                let files = collect_skills_under(&dir, true);
                 let base = dir.parent().map(Path::to_path_buf).unwrap_or_default();
                 found.extend(
                     files
@@ -229,16 +335,14 @@ fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
                 );
             }
         }
-        let mut files = Vec::new();
-        collect_skill_entries(&wanted.agent_dir.join("skills"), false, true, &mut files);
+        let files = collect_skills_under(&wanted.agent_dir.join("skills"), false);
         found.extend(
             files
                 .into_iter()
                 .map(|f| (f, Origin::auto("user", wanted.agent_dir.to_path_buf()))),
         );
         let users = wanted.home.join(".agents");
-        let mut files = Vec::new();
-        collect_skill_entries(&users.join("skills"), true, true, &mut files);
+        let files = collect_skills_under(&users.join("skills"), true);
         found.extend(
             files
                 .into_iter()
@@ -269,7 +373,7 @@ fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
             .info(file)
         };
         if path.is_dir() {
-            skills.add_dir(&path, true, &info);
+            skills.add_dir(&path, &mut IgnoreRules::new(&path), &info);
         } else if path.is_file() && text(&path).ends_with(".md") {
             skills.add_file(&path, &info);
         }

@@ -17,6 +17,7 @@ use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::DocPaths;
+use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
@@ -98,7 +99,7 @@ pub struct SessionBuilder {
     model: Option<ModelChoice>,
     api_key: Option<String>,
     thinking_level: ThinkingLevel,
-    tools: Vec<String>,
+    tools: ToolSelection,
     custom_tools: ToolRegistry,
     mcp_servers: Vec<serde_json::Value>,
     confine_to_cwd: bool,
@@ -128,7 +129,10 @@ impl SessionBuilder {
             model: None,
             api_key: None,
             thinking_level: ThinkingLevel::Medium,
-            tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+            tools: ToolSelection {
+                defaults: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+                ..ToolSelection::default()
+            },
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
             confine_to_cwd: false,
@@ -185,17 +189,37 @@ impl SessionBuilder {
         self
     }
 
-    /// The built-in tools the model may call, by name, in this order (Pi's `--tools`); an
-    /// unknown name fails [`build`](Self::build).
+    /// The tools the model may call (Pi's `tools` option): names and `*` patterns, each name
+    /// declared in this order, then the other tools a pattern matches; a custom tool not named
+    /// or matched is not offered. Or only `+name`/`-name` entries, which change the default
+    /// built-ins and keep the custom tools. An unknown name fails [`build`](Self::build).
     pub fn tools<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
-        self.tools = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+        self.tools.tools = Some(names.into_iter().map(|n| n.as_ref().to_owned()).collect());
         self
     }
 
-    /// Only the tools that read ([`READ_ONLY_TOOLS`]: Pi's `readOnlyTools: true`), so the agent
-    /// cannot change the workspace or run commands.
-    pub fn read_only_tools(self) -> Self {
-        self.tools(READ_ONLY_TOOLS)
+    /// Only the built-in tools that read ([`READ_ONLY_TOOLS`]), so the agent cannot change the
+    /// workspace or run commands; the custom tools stay offered.
+    pub fn read_only_tools(mut self) -> Self {
+        let mut changes = vec!["-bash".to_owned(), "-edit".into(), "-write".into()];
+        changes.extend(READ_ONLY_TOOLS.iter().map(|name| format!("+{name}")));
+        self.tools.tools = Some(changes);
+        self
+    }
+
+    /// Tools never offered, by name or `*` pattern, custom tools included (Pi's
+    /// `excludeTools`).
+    pub fn exclude_tools<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.tools.exclude = Some(names.into_iter().map(|n| n.as_ref().to_owned()).collect());
+        self
+    }
+
+    /// Starts from no built-in tool ([`NoTools::Builtin`]) or from no tool at all
+    /// ([`NoTools::All`], custom tools included) unless [`tools`](Self::tools) names them
+    /// (Pi's `noTools`).
+    pub fn no_tools(mut self, which: NoTools) -> Self {
+        self.tools.no_tools = which;
+        self
     }
 
     /// Adds a tool the program defines (Pi's `customTools`), offered after the built-ins; one
@@ -355,8 +379,14 @@ impl SessionBuilder {
         let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
         options.agent_dir = self.agent_dir.clone();
         options.thinking_level = self.thinking_level;
-        options.tools = self.tools.clone();
-        options.custom_tools = self.custom_tools.clone();
+        let selected = self.tools.select(&self.custom_tools.definitions());
+        options.tools = selected.active;
+        options.custom_tools = ToolRegistry::new();
+        for tool in &selected.custom {
+            if let Some(registered) = self.custom_tools.get(&tool.name) {
+                options.custom_tools.register(Arc::clone(registered));
+            }
+        }
         options.mcp_servers = self.mcp_servers.clone();
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;

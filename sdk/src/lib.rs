@@ -68,6 +68,7 @@ pub use pi_core::message::{
 pub use pi_core::model::{Model, ThinkingLevel};
 pub use pi_core::resources::Resources;
 pub use pi_core::system_prompt::DocPaths;
+pub use pi_core::tools::selection::NoTools;
 pub use pi_effects::custom_tool::{CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture};
 pub use pi_effects::driver::Driven;
 pub use tokio::sync::broadcast;

@@ -3,12 +3,17 @@
 //! with `---` parsed as YAML, the rest trimmed as the body.
 //!
 //! Pi parses the block with the `yaml` package. Here the part of YAML frontmatter is read that
-//! skill and template files use: a block mapping (nested mappings and sequences of scalars
-//! under a key), plain, quoted, folded (`>`) and literal (`|`) scalars, flow sequences and
-//! mappings of plain scalars, comments, and the core schema's nulls, booleans and numbers. What
-//! YAML refuses and such files hit (a plain value holding `: `, a duplicate key, a reserved
-//! indicator, text after a quoted value) is refused as Pi refuses it; the error's wording is
-//! not Pi's (that is the `yaml` package's own).
+//! skill and template files use: a block mapping (nested mappings, sequences, compact mappings
+//! and sequences in sequence items, explicit `? key` entries), plain, single- and
+//! double-quoted scalars (spanning lines too), folded (`>`) and literal (`|`) scalars with
+//! their chomping and indentation indicators, flow collections (nested, spanning lines),
+//! anchors, aliases and the standard tags, comments, the `...` document end, and the core
+//! schema's nulls, booleans and numbers. What YAML refuses and such files hit (a plain value
+//! holding `: `, a duplicate key, a reserved indicator, text after a quoted value, tabs as
+//! indentation) is refused as Pi refuses it; the error's wording is not Pi's (that is the
+//! `yaml` package's own).
+
+mod flow;
 
 use serde_json::{Map, Number, Value};
 
@@ -100,6 +105,8 @@ fn is_blank(text: &str) -> bool {
 struct Parser<'a> {
     lines: Vec<Line<'a>>,
     at: usize,
+    /// The values named by `&anchor`, for `*alias`.
+    anchors: Map<String, Value>,
 }
 
 fn error(line: usize, message: &str) -> FrontmatterError {
@@ -110,7 +117,9 @@ fn error(line: usize, message: &str) -> FrontmatterError {
 }
 
 fn parse_yaml(yaml: &str) -> Result<Value, FrontmatterError> {
-    let lines = yaml
+    // A final line break ends the last line; it does not start an empty one.
+    let yaml = yaml.strip_suffix('\n').unwrap_or(yaml);
+    let mut lines: Vec<Line> = yaml
         .split('\n')
         .enumerate()
         .map(|(i, text)| {
@@ -122,7 +131,21 @@ fn parse_yaml(yaml: &str) -> Result<Value, FrontmatterError> {
             }
         })
         .collect();
-    let mut parser = Parser { lines, at: 0 };
+    // `...` ends the document; only comments may follow it.
+    if let Some(end) = lines
+        .iter()
+        .position(|l| l.indent == 0 && (l.text == "..." || l.text.starts_with("... ")))
+    {
+        if let Some(after) = lines[end + 1..].iter().find(|l| !is_blank(l.text)) {
+            return Err(error(after.number, "Content after the document end marker"));
+        }
+        lines.truncate(end);
+    }
+    let mut parser = Parser {
+        lines,
+        at: 0,
+        anchors: Map::new(),
+    };
     parser.skip_blank();
     let Some(first) = parser.lines.get(parser.at) else {
         return Ok(Value::Null);
@@ -177,6 +200,7 @@ impl<'a> Parser<'a> {
                     "Bad indentation of a sequence",
                 ));
             }
+            tab_indented(text, self.lines[self.at].number)?;
             let number = self.lines[self.at].number;
             self.at += 1;
             let rest = text[1..].trim_start_matches([' ', '\t']);
@@ -185,8 +209,16 @@ impl<'a> Parser<'a> {
                     Some((next, _)) if next > indent => items.push(self.block(next)?),
                     _ => items.push(Value::Null),
                 }
-            } else if split_key(rest).is_some() {
-                return Err(error(number, "Mappings inside sequences are not read here"));
+            } else if split_key(rest).is_some() || rest == "-" || rest.starts_with("- ") {
+                // A compact mapping or sequence: the item's node starts at its own column.
+                let column = self.lines[self.at - 1].indent + (text.len() - rest.len());
+                self.at -= 1;
+                self.lines[self.at] = Line {
+                    number,
+                    indent: column,
+                    text: rest,
+                };
+                items.push(self.block(column)?);
             } else {
                 items.push(self.scalar(rest, number, indent)?);
             }
@@ -204,13 +236,31 @@ impl<'a> Parser<'a> {
             if at > indent {
                 return Err(error(number, "Bad indentation of a mapping entry"));
             }
-            let Some((key, rest)) = split_key(text) else {
-                return Err(error(
-                    number,
-                    "Implicit map keys need to be followed by map values",
-                ));
+            tab_indented(text, number)?;
+            let (key, rest) = if let Some(explicit) = text.strip_prefix("? ") {
+                // An explicit key (`? key`), its value on a following `: value` line.
+                let key = self.scalar(explicit.trim_start_matches([' ', '\t']), number, indent)?;
+                self.at += 1;
+                match self.peek() {
+                    Some((at, value))
+                        if at == indent && (value == ":" || value.starts_with(": ")) =>
+                    {
+                        (key, &value[1..])
+                    }
+                    _ => {
+                        self.at -= 1;
+                        (key, "")
+                    }
+                }
+            } else {
+                let Some((key, rest)) = split_key(text) else {
+                    return Err(error(
+                        number,
+                        "Implicit map keys need to be followed by map values",
+                    ));
+                };
+                (self.scalar(key, number, indent)?, rest)
             };
-            let key = self.scalar(key, number, indent)?;
             let key = match key {
                 Value::String(key) => key,
                 Value::Null => String::new(),
@@ -250,19 +300,19 @@ impl<'a> Parser<'a> {
     ) -> Result<Value, FrontmatterError> {
         let header = strip_comment(header).trim_end_matches([' ', '\t']);
         let folded = header.starts_with('>');
-        let chomp = match &header[1..] {
-            "" => Chomp::Clip,
-            "-" => Chomp::Strip,
-            "+" => Chomp::Keep,
-            _ => {
-                return Err(error(
-                    number,
-                    "Block scalar headers with an indentation indicator are not read here",
-                ))
+        let mut chomp = Chomp::Clip;
+        let mut explicit = None;
+        for c in header[1..].chars() {
+            match c {
+                '-' => chomp = Chomp::Strip,
+                '+' => chomp = Chomp::Keep,
+                '1'..='9' if explicit.is_none() => explicit = c.to_digit(10),
+                _ => return Err(error(number, "Block scalars header is not valid")),
             }
-        };
+        }
         let mut lines: Vec<String> = Vec::new();
-        let mut content_indent = None;
+        // An indentation indicator counts from the parent node's indentation.
+        let mut content_indent = explicit.map(|n| indent + n as usize);
         while let Some(line) = self.lines.get(self.at) {
             let empty = line.text.trim_matches([' ', '\t']).is_empty();
             if !empty && line.indent <= indent {
@@ -307,6 +357,142 @@ impl<'a> Parser<'a> {
         format!("{}{}", " ".repeat(line.indent), line.text)
     }
 
+    /// A quoted scalar from `text` (its opening quote first), going on over the following
+    /// lines until its closing quote: each line break folded into a space, each empty line
+    /// kept as a line break, and in a double-quoted one a `\` at a line's end joining the
+    /// lines without a space.
+    fn quoted_lines(
+        &mut self,
+        text: &str,
+        quote: char,
+        number: usize,
+        indent: usize,
+    ) -> Result<String, FrontmatterError> {
+        let mut joined = text[1..].to_owned();
+        loop {
+            if let Some(value) = quoted(&joined, quote, number)? {
+                return Ok(value);
+            }
+            let mut breaks = 0;
+            let next = loop {
+                match self.lines.get(self.at) {
+                    None => return Err(error(number, "Missing closing quote")),
+                    Some(line) if line.text.trim_matches([' ', '\t']).is_empty() => {
+                        breaks += 1;
+                        self.at += 1;
+                    }
+                    Some(line) => break line,
+                };
+            };
+            if next.indent <= indent && next.text.starts_with(['-', '.']) {
+                return Err(error(number, "Missing closing quote"));
+            }
+            let part = next.text.trim_matches([' ', '\t']);
+            self.at += 1;
+            let kept = joined.trim_end_matches([' ', '\t']);
+            let escapes = kept.len() - kept.trim_end_matches('\\').len();
+            if quote == '"' && escapes % 2 == 1 && breaks == 0 {
+                joined.truncate(kept.len() - 1);
+            } else {
+                joined.truncate(kept.len());
+                if breaks == 0 {
+                    joined.push(' ');
+                } else {
+                    joined.push_str(&"\n".repeat(breaks));
+                }
+            }
+            joined.push_str(part);
+        }
+    }
+
+    /// A flow collection from `text`, going on over the following lines until its brackets
+    /// close; the lines are joined with spaces.
+    fn flow_lines(
+        &mut self,
+        text: &str,
+        number: usize,
+        indent: usize,
+    ) -> Result<String, FrontmatterError> {
+        let mut joined = strip_comment(text).trim_end_matches([' ', '\t']).to_owned();
+        while !flow::closed(&joined) {
+            let Some(line) = self.lines.get(self.at) else {
+                return Err(error(
+                    number,
+                    "Missing closing bracket of a flow collection",
+                ));
+            };
+            let part = line.text.trim_matches([' ', '\t']);
+            if !part.is_empty() && line.indent <= indent && !part.starts_with([']', '}']) {
+                return Err(error(
+                    number,
+                    "Missing closing bracket of a flow collection",
+                ));
+            }
+            self.at += 1;
+            joined.push(' ');
+            joined.push_str(strip_comment(part).trim_end_matches([' ', '\t']));
+        }
+        Ok(joined)
+    }
+
+    /// A scalar with an anchor (`&name`) or a tag (`!!str`, `!!int`, ...) before it; the
+    /// standard tags convert the value as the `yaml` package does, an unknown tag keeps it as
+    /// text.
+    fn with_properties(
+        &mut self,
+        text: &str,
+        number: usize,
+        indent: usize,
+    ) -> Result<Value, FrontmatterError> {
+        let mut rest = text;
+        let mut anchor = None;
+        let mut tag = None;
+        while rest.starts_with(['&', '!']) {
+            let end = rest.find([' ', '\t']).unwrap_or(rest.len());
+            if rest.starts_with('&') {
+                anchor = Some(rest[1..end].to_owned());
+            } else {
+                tag = Some(&rest[..end]);
+            }
+            rest = rest[end..].trim_start_matches([' ', '\t']);
+        }
+        if is_blank(rest) {
+            return Err(error(
+                number,
+                "Anchors or tags on block nodes are not read here",
+            ));
+        }
+        let value = self.scalar(rest, number, indent)?;
+        let value = match tag {
+            None => value,
+            // `!!str`, and a tag the `yaml` package does not know (it warns and keeps the text).
+            Some(tag) if !matches!(tag, "!!int" | "!!float" | "!!bool" | "!!null") => match value {
+                Value::String(s) => Value::String(s),
+                _ => Value::String(strip_comment(rest).trim_end_matches([' ', '\t']).to_owned()),
+            },
+            Some(_) => {
+                let resolved = match &value {
+                    Value::String(s) => plain(s),
+                    other => other.clone(),
+                };
+                let fits = match tag {
+                    Some("!!int") => resolved.is_i64() || resolved.is_u64(),
+                    Some("!!float") => resolved.is_number(),
+                    Some("!!bool") => resolved.is_boolean(),
+                    _ => resolved.is_null(),
+                };
+                if !fits {
+                    return Err(error(number, "Value does not match its tag"));
+                }
+                resolved
+            }
+        };
+        if let Some(name) = anchor {
+            self.anchors.insert(name, value.clone());
+        }
+        Ok(value)
+    }
+
     /// A scalar starting on line `number` with `text`; a plain one goes on over the following
     /// lines indented past `indent`.
     fn scalar(
@@ -315,16 +501,27 @@ impl<'a> Parser<'a> {
         number: usize,
         indent: usize,
     ) -> Result<Value, FrontmatterError> {
-        if let Some(rest) = text.strip_prefix('"') {
-            return quoted(rest, '"', number).map(Value::String);
+        if let Some(name) = text.strip_prefix('*') {
+            let name = strip_comment(name).trim_end_matches([' ', '\t']);
+            return self
+                .anchors
+                .get(name)
+                .cloned()
+                .ok_or_else(|| error(number, "Aliased anchor not found"));
         }
-        if let Some(rest) = text.strip_prefix('\'') {
-            return quoted(rest, '\'', number).map(Value::String);
+        if text.starts_with(['&', '!']) {
+            return self.with_properties(text, number, indent);
+        }
+        if let Some(q @ ('"' | '\'')) = text.chars().next() {
+            return self
+                .quoted_lines(text, q, number, indent)
+                .map(Value::String);
         }
         if text.starts_with('[') || text.starts_with('{') {
-            return flow(strip_comment(text).trim_end_matches([' ', '\t']), number);
+            let whole = self.flow_lines(text, number, indent)?;
+            return flow::parse(&whole, number);
         }
-        if text.starts_with(['@', '`', '%', '*', '&', '!', '|', '>'])
+        if text.starts_with(['@', '`', '%', '|', '>'])
             || text == "-"
             || text.starts_with("- ")
             || text.starts_with(": ")
@@ -377,6 +574,14 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// YAML refuses tabs in a line's indentation.
+fn tab_indented(text: &str, number: usize) -> Result<(), FrontmatterError> {
+    if text.starts_with('\t') {
+        return Err(error(number, "Tabs are not allowed as indentation"));
+    }
+    Ok(())
+}
+
 enum Chomp {
     Clip,
     Strip,
@@ -388,6 +593,7 @@ enum Chomp {
 fn fold(lines: &[String]) -> String {
     let mut out = String::new();
     let mut previous_text = false;
+    let mut previous_indented = false;
     let mut pending_breaks = 0;
     for line in lines {
         if line.is_empty() {
@@ -398,7 +604,7 @@ fn fold(lines: &[String]) -> String {
         if previous_text {
             if pending_breaks > 0 {
                 out.push_str(&"\n".repeat(pending_breaks));
-            } else if indented {
+            } else if indented || previous_indented {
                 out.push('\n');
             } else {
                 out.push(' ');
@@ -409,6 +615,7 @@ fn fold(lines: &[String]) -> String {
         pending_breaks = 0;
         out.push_str(line);
         previous_text = true;
+        previous_indented = indented;
     }
     out
 }
@@ -446,9 +653,13 @@ fn strip_comment(text: &str) -> &str {
     text
 }
 
-/// The rest of a quoted scalar (after its opening quote), which must end on this line with
-/// nothing but a comment after it.
-fn quoted(rest: &str, quote: char, number: usize) -> Result<String, FrontmatterError> {
+/// The rest of a quoted scalar (after its opening quote) when it ends in `rest` with nothing
+/// but a comment after it; `None` when its closing quote is not in `rest`.
+pub(crate) fn quoted(
+    rest: &str,
+    quote: char,
+    number: usize,
+) -> Result<Option<String>, FrontmatterError> {
     let mut out = String::new();
     let mut chars = rest.char_indices();
     while let Some((i, c)) = chars.next() {
@@ -462,7 +673,7 @@ fn quoted(rest: &str, quote: char, number: usize) -> Result<String, FrontmatterE
             if after.is_empty()
                 || (after.starts_with('#') && rest[i + 1..].starts_with([' ', '\t']))
             {
-                return Ok(out);
+                return Ok(Some(out));
             }
             return Err(error(number, "Unexpected scalar at node end"));
         }
@@ -499,54 +710,11 @@ fn quoted(rest: &str, quote: char, number: usize) -> Result<String, FrontmatterE
         }
         out.push(c);
     }
-    Err(error(
-        number,
-        "Quoted scalars spanning lines are not read here",
-    ))
-}
-
-/// A flow sequence or mapping of plain or quoted scalars on one line.
-fn flow(text: &str, number: usize) -> Result<Value, FrontmatterError> {
-    let (open, close) = if text.starts_with('[') {
-        ('[', ']')
-    } else {
-        ('{', '}')
-    };
-    let Some(inner) = text.strip_prefix(open).and_then(|t| t.strip_suffix(close)) else {
-        return Err(error(
-            number,
-            "Flow collections spanning lines are not read here",
-        ));
-    };
-    if inner.contains(['[', ']', '{', '}']) {
-        return Err(error(number, "Nested flow collections are not read here"));
-    }
-    let items = inner
-        .split(',')
-        .map(|item| item.trim_matches([' ', '\t']))
-        .filter(|item| !item.is_empty());
-    let item_value = |item: &str| -> Result<Value, FrontmatterError> {
-        match item.chars().next() {
-            Some(q @ ('"' | '\'')) => quoted(&item[1..], q, number).map(Value::String),
-            _ => Ok(plain(item)),
-        }
-    };
-    if open == '[' {
-        return items
-            .map(item_value)
-            .collect::<Result<_, _>>()
-            .map(Value::Array);
-    }
-    let mut map = Map::new();
-    for item in items {
-        let (key, value) = split_key(item).unwrap_or((item, ""));
-        map.insert(key.to_owned(), item_value(value.trim_matches([' ', '\t']))?);
-    }
-    Ok(Value::Object(map))
+    Ok(None)
 }
 
 /// A plain scalar under YAML 1.2's core schema.
-fn plain(text: &str) -> Value {
+pub(crate) fn plain(text: &str) -> Value {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "true" | "True" | "TRUE" => return Value::Bool(true),
@@ -580,9 +748,21 @@ fn plain(text: &str) -> Value {
             .next()
             .is_some_and(|b| b.is_ascii_digit() || b == b'.');
     if numeric {
-        if let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64) {
-            return Value::Number(n);
+        if let Ok(n) = text.parse::<f64>() {
+            return js_number(n);
         }
     }
     Value::String(text.to_owned())
+}
+
+/// A number as `JSON.stringify` writes a JavaScript number: an integral one without a
+/// fraction (`1e3` is `1000`), one that is not finite as `null`.
+fn js_number(n: f64) -> Value {
+    const SAFE: f64 = 9_007_199_254_740_991.0;
+    if n.fract() == 0.0 && n.abs() <= SAFE {
+        // Integral and within 2^53, so the conversion is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        return Value::Number((n as i64).into());
+    }
+    Number::from_f64(n).map_or(Value::Null, Value::Number)
 }

@@ -9,5 +9,6 @@ pub mod edit;
 pub mod output;
 pub mod paths;
 pub mod read;
+pub mod selection;
 pub mod truncate;
 pub mod utf8;
