@@ -163,7 +163,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         what: "the working directory".into(),
         source,
     })?;
-    let runtime = Runtime::from_args(&args, cwd)?;
+    let mut runtime = Runtime::from_args(&args, cwd)?;
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
     }
@@ -247,6 +247,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     }
     let plan = cassette::CassettePlan::of(&args, runtime.settings.record_cassettes())?;
     if mode == Mode::Rpc {
+        runtime.cache_warming = Some(runtime.rpc_cache_warming());
         return rpc::run(runtime, &choice, plan, command).await;
     }
     if console.interactive && message.first.is_none() && message.rest.is_empty() {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_core::agent_session::SessionMachine;
+use pi_core::agent_session::{CacheRetentionKind, CacheWarming, SessionMachine};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::DocPaths;
@@ -102,6 +102,10 @@ pub struct Runtime {
     /// The models a recorded run could use, when replaying it: they stand in for the registry
     /// and the credentials of this machine.
     recorded_models: Option<Vec<Model>>,
+    /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
+    /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
+    /// them).
+    pub cache_warming: Option<CacheWarming>,
 }
 
 /// A problem found while setting up, reported as `Warning: <text>` or `Error: <text>`.
@@ -264,6 +268,7 @@ impl Runtime {
             warnings,
             diagnostics,
             recorded_models: None,
+            cache_warming: None,
         })
     }
 
@@ -305,6 +310,7 @@ impl Runtime {
             warnings: Vec::new(),
             diagnostics: Vec::new(),
             recorded_models: None,
+            cache_warming: None,
         }
         .with_recorded_models(models, scoped)
     }
@@ -460,6 +466,19 @@ impl Runtime {
         ))
     }
 
+    /// How RPC mode warms the prompt cache: the global setting `cacheWarming`, and the
+    /// retention the requests ask for (`PI_CACHE_RETENTION=long`, else short).
+    pub fn rpc_cache_warming(&self) -> CacheWarming {
+        CacheWarming {
+            mode: self.settings.cache_warming_mode(),
+            retention: if self.env.get_raw("PI_CACHE_RETENTION") == Some("long") {
+                CacheRetentionKind::Long
+            } else {
+                CacheRetentionKind::Short
+            },
+        }
+    }
+
     /// The options of a session of `model` at `level` as this command line, settings and
     /// environment configure it.
     pub fn session_options(&self, model: Model, level: ThinkingLevel) -> SessionOptions {
@@ -481,6 +500,7 @@ impl Runtime {
         options.block_images = self.settings.block_images();
         options.default_thinking_level = self.settings.default_thinking_level();
         options.model_thinking_levels = self.settings.model_thinking_levels();
+        options.cache_warming = self.cache_warming;
         let mut env = ToolEnv::new(&self.cwd);
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);
