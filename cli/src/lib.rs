@@ -247,7 +247,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     }
     let plan = cassette::CassettePlan::of(&args, runtime.settings.record_cassettes())?;
     if mode == Mode::Rpc {
-        runtime.cache_warming = Some(runtime.rpc_cache_warming());
+        runtime.cache_warming = runtime.rpc_cache_warming();
         return rpc::run(runtime, &choice, plan, command).await;
     }
     if console.interactive && message.first.is_none() && message.rest.is_empty() {

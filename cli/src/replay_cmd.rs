@@ -431,7 +431,7 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
     let mut runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
     if cassette.header.mode == "rpc" {
-        runtime.cache_warming = Some(runtime.rpc_cache_warming());
+        runtime.cache_warming = runtime.rpc_cache_warming();
     }
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
     options.seed = Some(recorded.seed);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_core::agent_session::{CacheRetentionKind, CacheWarming, SessionMachine};
+use pi_core::agent_session::{CacheRetentionKind, CacheWarming, CacheWarmingMode, SessionMachine};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::DocPaths;
@@ -467,16 +467,25 @@ impl Runtime {
     }
 
     /// How RPC mode warms the prompt cache: the global setting `cacheWarming`, and the
-    /// retention the requests ask for (`PI_CACHE_RETENTION=long`, else short).
-    pub fn rpc_cache_warming(&self) -> CacheWarming {
-        CacheWarming {
-            mode: self.settings.cache_warming_mode(),
+    /// retention the requests ask for (`PI_CACHE_RETENTION=long`, else short). `None` when
+    /// nothing could be warmed (the setting is `off`, or no model the session can use has a
+    /// `promptCache`), so such a run's configuration reads as one from before warming existed.
+    pub fn rpc_cache_warming(&self) -> Option<CacheWarming> {
+        let mode = self.settings.cache_warming_mode();
+        let available = self.available_models();
+        let warmable = self
+            .cli_model
+            .iter()
+            .chain(&available)
+            .any(|m| m.extra.get("promptCache").is_some());
+        (mode != CacheWarmingMode::Off && warmable).then(|| CacheWarming {
+            mode,
             retention: if self.env.get_raw("PI_CACHE_RETENTION") == Some("long") {
                 CacheRetentionKind::Long
             } else {
                 CacheRetentionKind::Short
             },
-        }
+        })
     }
 
     /// The options of a session of `model` at `level` as this command line, settings and
