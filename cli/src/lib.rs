@@ -261,10 +261,15 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     if !args.no_mcp && !replaying {
         let servers =
             mcp::start_reporting(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted).await;
-        runtime.custom_tools = servers.registry;
+        for name in servers.registry.names() {
+            if let Some(tool) = servers.registry.get(name) {
+                runtime.custom_tools.register(std::sync::Arc::clone(tool));
+            }
+        }
         runtime.mcp_servers = servers.listed;
     }
     if mode == Mode::Rpc {
+        runtime.cache_warming = runtime.rpc_cache_warming();
         return rpc::run(runtime, &choice, plan, command).await;
     }
     if console.interactive && message.first.is_none() && message.rest.is_empty() {

@@ -447,7 +447,10 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
         None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
     let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
-    let runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
+    let mut runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
+    if cassette.header.mode == "rpc" {
+        runtime.cache_warming = runtime.rpc_cache_warming();
+    }
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
     // The binary registers no custom tool of its own, so the recorded ones stay declared as
     // the run declared them (a call to one is answered from the cassette).

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
+use pi_core::agent_session::CacheWarmingMode;
 use pi_core::compaction::CompactionSettings;
 use pi_core::model::ThinkingLevel;
 use serde_json::{Map, Value};
@@ -14,6 +15,8 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
     values: Map<String, Value>,
+    /// The global file's `cacheWarming`, which Pi 1.5.2 reads from there only.
+    global_cache_warming: Option<Value>,
     /// Problems reading the files, for stderr.
     pub warnings: Vec<String>,
 }
@@ -26,12 +29,17 @@ impl Settings {
         let project = cwd.join(".pi").join("settings.json");
         let paths = [agent_dir.join("settings.json")];
         let project = project_trusted.then_some(project);
-        for path in paths.into_iter().chain(project) {
+        for (i, path) in paths.into_iter().chain(project).enumerate() {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
             match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(map)) => merge(&mut settings.values, map),
+                Ok(Value::Object(map)) => {
+                    if i == 0 {
+                        settings.global_cache_warming = map.get("cacheWarming").cloned();
+                    }
+                    merge(&mut settings.values, map)
+                }
                 Ok(_) => settings.warnings.push(format!(
                     "{}: settings must be a JSON object",
                     path.display()
@@ -127,6 +135,15 @@ impl Settings {
                     .map(str::to_owned)
                     .collect()
             })
+            .unwrap_or_default()
+    }
+
+    /// `cacheWarming` (`off`, `streaming`, `idle`; `idle` when unset or unknown), read from the
+    /// global settings only, as Pi 1.5.2 reads it.
+    pub fn cache_warming_mode(&self) -> CacheWarmingMode {
+        self.global_cache_warming
+            .clone()
+            .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default()
     }
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_core::agent_session::SessionMachine;
+use pi_core::agent_session::{CacheRetentionKind, CacheWarming, CacheWarmingMode, SessionMachine};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::DocPaths;
@@ -89,10 +89,6 @@ pub struct Runtime {
     pub resources: Resources,
     /// The extensions found for this run (`crate::extensions`), not yet loaded.
     pub extension_paths: Vec<PathBuf>,
-    /// Whether the project is trusted (its own extensions among those found).
-    pub project_trusted: bool,
-    /// The tools the loaded extensions define, run by the extension host.
-    pub custom_tools: ToolRegistry,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,
@@ -109,12 +105,18 @@ pub struct Runtime {
     /// The models a recorded run could use, when replaying it: they stand in for the registry
     /// and the credentials of this machine.
     recorded_models: Option<Vec<Model>>,
-    /// Whether this run reads the project's own files (its `.pi/mcp.json` among them).
+    /// Whether this run reads the project's own files (its extensions and `.pi/mcp.json` among
+    /// them).
     pub project_trusted: bool,
-    /// The tools of the run's MCP servers (see [`crate::mcp`]), declared as custom tools.
+    /// The tools the loaded extensions define (run by the extension host), then those of the
+    /// run's MCP servers (see [`crate::mcp`]), declared as custom tools.
     pub custom_tools: ToolRegistry,
     /// The MCP servers behind them, as the run's configuration lists them.
     pub mcp_servers: Vec<serde_json::Value>,
+    /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
+    /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
+    /// them).
+    pub cache_warming: Option<CacheWarming>,
 }
 
 /// A problem found while setting up, reported as `Warning: <text>` or `Error: <text>`.
@@ -264,8 +266,6 @@ impl Runtime {
         Ok(Runtime {
             resources,
             extension_paths,
-            project_trusted,
-            custom_tools: ToolRegistry::new(),
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
             context_files: !args.no_context_files,
@@ -291,6 +291,7 @@ impl Runtime {
             project_trusted,
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            cache_warming: None,
         })
     }
 
@@ -329,8 +330,6 @@ impl Runtime {
             context_files: !args.no_context_files,
             resources,
             extension_paths: Vec::new(),
-            project_trusted: false,
-            custom_tools: ToolRegistry::new(),
             wait_for_session: false,
             warnings: Vec::new(),
             diagnostics: Vec::new(),
@@ -338,6 +337,7 @@ impl Runtime {
             project_trusted: false,
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            cache_warming: None,
         }
         .with_recorded_models(models, scoped)
     }
@@ -493,6 +493,28 @@ impl Runtime {
         ))
     }
 
+    /// How RPC mode warms the prompt cache: the global setting `cacheWarming`, and the
+    /// retention the requests ask for (`PI_CACHE_RETENTION=long`, else short). `None` when
+    /// nothing could be warmed (the setting is `off`, or no model the session can use has a
+    /// `promptCache`), so such a run's configuration reads as one from before warming existed.
+    pub fn rpc_cache_warming(&self) -> Option<CacheWarming> {
+        let mode = self.settings.cache_warming_mode();
+        let available = self.available_models();
+        let warmable = self
+            .cli_model
+            .iter()
+            .chain(&available)
+            .any(|m| m.extra.get("promptCache").is_some());
+        (mode != CacheWarmingMode::Off && warmable).then(|| CacheWarming {
+            mode,
+            retention: if self.env.get_raw("PI_CACHE_RETENTION") == Some("long") {
+                CacheRetentionKind::Long
+            } else {
+                CacheRetentionKind::Short
+            },
+        })
+    }
+
     /// The options of a session of `model` at `level` as this command line, settings and
     /// environment configure it.
     pub fn session_options(&self, model: Model, level: ThinkingLevel) -> SessionOptions {
@@ -508,7 +530,6 @@ impl Runtime {
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;
         options.resources = self.resources.clone();
-        options.custom_tools = self.custom_tools.clone();
         options.retry = self.settings.retry();
         options.compaction = self.settings.compaction();
         options.steering_mode = self.settings.steering_mode();
@@ -517,6 +538,7 @@ impl Runtime {
         options.block_images = self.settings.block_images();
         options.default_thinking_level = self.settings.default_thinking_level();
         options.model_thinking_levels = self.settings.model_thinking_levels();
+        options.cache_warming = self.cache_warming;
         let mut env = ToolEnv::new(&self.cwd);
         env.shell = self.settings.shell_path().map(PathBuf::from);
         env.command_prefix = self.settings.shell_command_prefix().map(str::to_owned);

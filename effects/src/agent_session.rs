@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine};
+use pi_core::agent_session::{CacheWarming, Reply, SessionError, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::event::Event;
 use pi_core::message::ImageContent;
@@ -140,6 +140,9 @@ pub struct SessionOptions {
     pub default_thinking_level: Option<ThinkingLevel>,
     /// The setting `modelThinkingLevels` (`"provider/id"` → level), asked for first by a switch.
     pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
+    /// Prompt-cache warming (Pi 1.5.2's `cacheWarming`); `None` never warms. Only a session
+    /// that outlives its requests (RPC mode) warms: a warm is due minutes after a request.
+    pub cache_warming: Option<CacheWarming>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -183,6 +186,7 @@ impl SessionOptions {
             block_images: false,
             default_thinking_level: None,
             model_thinking_levels: BTreeMap::new(),
+            cache_warming: None,
         }
     }
 }
@@ -292,6 +296,7 @@ impl SessionOptions {
             default_thinking_level: self.default_thinking_level,
             model_thinking_levels: self.model_thinking_levels.clone(),
             resources: self.resources.clone(),
+            cache_warming: self.cache_warming,
         })
     }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::{AgentConfig, QueueMode, ToolSpec};
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::{SessionConfig, SessionMachine};
+use pi_core::agent_session::{CacheWarming, SessionConfig, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::resources::Resources;
@@ -87,6 +87,11 @@ pub struct RunConfig {
     /// never from the replaying machine's files.
     #[serde(default, skip_serializing_if = "Resources::is_empty")]
     pub resources: Resources,
+    /// How the session warms the prompt cache (Pi 1.5.2's `cacheWarming` setting and the
+    /// requests' cache retention); absent, it never warms: print and json runs, whose process
+    /// ends before a warm would be due, and runs recorded before warming existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_warming: Option<CacheWarming>,
 }
 
 /// Why a machine could not be built.
@@ -142,7 +147,7 @@ pub fn build_machine(
     if write {
         file.flush(&tree)?;
     }
-    let machine = SessionMachine::new(SessionConfig {
+    let mut machine = SessionMachine::new(SessionConfig {
         agent: AgentConfig {
             system_sections: config.system_sections.clone(),
             model: config.model.clone(),
@@ -162,6 +167,7 @@ pub fn build_machine(
         default_thinking_level: config.default_thinking_level,
         model_thinking_levels: config.model_thinking_levels.clone(),
     });
+    machine.set_cache_warming(config.cache_warming);
     Ok((machine, file))
 }
 

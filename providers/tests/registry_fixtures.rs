@@ -277,3 +277,28 @@ fn every_source_of_a_credential_is_found() {
         );
     }
 }
+
+/// Pi 1.5.2's `promptCache` (which cache warming times its warms by): a custom model keeps its
+/// own, and a model override merges its keys into the built-in model's.
+#[test]
+fn prompt_cache_lifetimes_are_kept_and_overridden() {
+    let catalog = builtin();
+    let builtin_id = catalog.get_models("anthropic")[0].id.clone();
+    let text = serde_json::json!({"providers": {
+        "local": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "apiKey": "k",
+                  "models": [{"id": "cached", "promptCache": {"short": 12}}]},
+        "anthropic": {"modelOverrides": {builtin_id.clone(): {"promptCache": {"long": 7200}}}}
+    }})
+    .to_string();
+    let registry = ModelRegistry::from_text(catalog, &text, Path::new("models.json"));
+    let custom = registry.find("local", "cached").unwrap();
+    assert_eq!(
+        custom.extra.get("promptCache"),
+        Some(&serde_json::json!({"short": 12}))
+    );
+    let overridden = registry.find("anthropic", &builtin_id).unwrap();
+    assert_eq!(
+        overridden.extra.get("promptCache"),
+        Some(&serde_json::json!({"long": 7200}))
+    );
+}

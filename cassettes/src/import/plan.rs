@@ -448,6 +448,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         default_thinking_level: None,
         model_thinking_levels: Default::default(),
         resources: Default::default(),
+        cache_warming: None,
     }
 }
 

@@ -213,7 +213,10 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
     // the next command may move it again.
     let mut stuck = false;
     loop {
-        let busy = rpc.session.machine().is_busy();
+        // A warm of the prompt cache due or in flight needs the session's timer and answers
+        // while it is idle.
+        let machine = rpc.session.machine();
+        let busy = machine.is_busy() || machine.is_warming();
         // The rest of a read is on its way: nothing else comes between its lines.
         let reading = rpc.in_batch();
         match rpc.session.interpreter_mut().front_end(busy) {

@@ -4,6 +4,7 @@
 //! `set_model` and `set_thinking_level` leaving settings.json alone; `get_commands`' built-in
 //! commands.
 
+mod cache_warm;
 mod stats;
 
 use serde_json::{json, Value};

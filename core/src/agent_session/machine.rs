@@ -23,6 +23,7 @@ use crate::session::ids::IdGenerator;
 use crate::session::time::ms_from_iso;
 use crate::session::tree::{Persist, SessionTree};
 
+use super::cache_warm::{CacheWarming, WarmRun};
 use super::compaction::{CompactionJob, JobState};
 use super::contract::{
     Reply, SessionConfig, SessionError, SessionInput, SessionRejection, SessionStep,
@@ -79,6 +80,12 @@ pub struct SessionMachine {
     run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
     abort_requested: bool,
+    /// How the prompt cache is warmed (none: never).
+    pub(super) cache_warming: Option<CacheWarming>,
+    /// The warming run, if one is scheduled or in flight.
+    pub(super) warm: Option<WarmRun>,
+    /// Warm requests cancelled whose answers are still to come (and to be dropped).
+    pub(super) warm_orphans: Vec<crate::agent::CallId>,
     pub(super) now: u64,
     pub(super) out: SessionStep,
 }
@@ -125,6 +132,9 @@ impl SessionMachine {
             pending_prompt: None,
             run_active: false,
             abort_requested: false,
+            cache_warming: None,
+            warm: None,
+            warm_orphans: Vec::new(),
             now: 0,
             out: SessionStep::default(),
         }
@@ -169,9 +179,13 @@ impl SessionMachine {
         (&self.steering_texts, &self.follow_up_texts)
     }
 
-    /// When the machine wants [`SessionInput::Wake`].
+    /// When the machine wants [`SessionInput::Wake`]: a timer of the run, or a cache warm.
     pub fn wake_at(&self) -> Option<u64> {
-        self.wake.map(|(at, _)| at)
+        let run = self.wake.map(|(at, _)| at);
+        match (run, self.warm_wake_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Feeds one input at time `now`. A refused input leaves the machine as it was, except that
@@ -215,7 +229,10 @@ impl SessionMachine {
             SessionInput::SetSessionName(name) => self.set_session_name(&name),
             SessionInput::SetSystem { sections, tools } => self.agent.set_system(sections, tools),
             SessionInput::Answer(input) => self.answer(input)?,
-            SessionInput::Wake => self.wake()?,
+            SessionInput::Wake => {
+                self.wake()?;
+                self.warm_due();
+            }
         }
         self.after_step()?;
         let mut out = std::mem::take(&mut self.out);
@@ -239,6 +256,7 @@ impl SessionMachine {
         }
         if self.run_active && !self.is_busy() {
             self.run_active = false;
+            self.warming_settled();
             let aborted = std::mem::take(&mut self.abort_requested);
             self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
         }
@@ -399,6 +417,10 @@ impl SessionMachine {
             _ => None,
         };
         if let Some(call) = call {
+            if self.owns_warm_call(call) {
+                self.warm_answer(input);
+                return Ok(());
+            }
             if self.compaction.as_ref().is_some_and(|job| job.owns(call)) {
                 return self.compaction_answer(input);
             }
@@ -431,6 +453,12 @@ impl SessionMachine {
     }
 
     fn route(&mut self, step: crate::agent::Step) -> Result<(), SessionError> {
+        // The session's own requests (not summaries, which are sent from here) restart warming.
+        for effect in &step.effects {
+            if let crate::agent::Effect::CallModel { request, .. } = effect {
+                self.start_warming(request);
+            }
+        }
         self.out.effects.extend(step.effects);
         for event in step.events {
             self.process(event)?;

@@ -2,6 +2,7 @@
 //! machine around the agent loop: persistence, automatic retry, compaction, queues, and model
 //! and thinking-level changes.
 
+mod cache_warm;
 mod compaction;
 mod contract;
 mod extension;
@@ -11,6 +12,7 @@ mod navigate;
 mod options;
 pub mod retry;
 
+pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};
 pub use contract::{
     ExtensionEntry, NavigateRequest, Navigated, Reply, SessionConfig, SessionError, SessionInput,
     SessionRejection, SessionStep, StreamingBehavior,

@@ -22,6 +22,7 @@
 //!
 //! session: maxRetries=3 baseDelayMs=2000 reserveTokens=16384 keepRecentTokens=20000
 //!          contextWindow=128000 retry=off compaction=off
+//!          cacheWarming=idle promptCache=12 inputPrice=1000   warm a 12 s prompt cache
 //!                                      drive the session machine (must come first); then also
 //! user-steer: text / user-followup: text   a prompt while streaming, with that behaviour
 //! compact: instructions                a manual compaction (instructions optional)

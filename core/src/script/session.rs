@@ -9,7 +9,7 @@ use super::parse::Command;
 use super::render;
 use crate::agent::{AgentConfig, Input};
 use crate::agent_session::{
-    feed, retry::RetrySettings, NavigateRequest, Reply, SessionConfig, SessionInput,
+    feed, retry::RetrySettings, CacheWarming, NavigateRequest, Reply, SessionConfig, SessionInput,
     SessionMachine, SessionStep, StreamingBehavior,
 };
 use crate::compaction::CompactionSettings;
@@ -25,6 +25,12 @@ pub(super) struct SessionScenario {
     retry: RetrySettings,
     compaction: CompactionSettings,
     context_window: Option<u64>,
+    /// `cacheWarming=off|streaming|idle` (no warming when unset).
+    cache_warming: Option<CacheWarming>,
+    /// `promptCache=SECONDS`: the model's short prompt-cache lifetime.
+    prompt_cache: Option<u64>,
+    /// `inputPrice=DOLLARS`: the model's input price per million tokens.
+    input_price: Option<f64>,
     machine: Option<SessionMachine>,
 }
 
@@ -35,6 +41,9 @@ impl SessionScenario {
             retry: RetrySettings::default(),
             compaction: CompactionSettings::default(),
             context_window: None,
+            cache_warming: None,
+            prompt_cache: None,
+            input_price: None,
             machine: None,
         };
         for (key, value) in pairs {
@@ -54,6 +63,22 @@ impl SessionScenario {
                 "reserveTokens" => scenario.compaction.reserve_tokens = number()?,
                 "keepRecentTokens" => scenario.compaction.keep_recent_tokens = number()?,
                 "contextWindow" => scenario.context_window = Some(number()?),
+                "cacheWarming" => {
+                    let mode = serde_json::from_value(serde_json::Value::String(value.clone()))
+                        .map_err(|e| format!("cacheWarming: {e}"))?;
+                    scenario.cache_warming = Some(CacheWarming {
+                        mode,
+                        ..CacheWarming::default()
+                    });
+                }
+                "promptCache" => scenario.prompt_cache = Some(number()?),
+                "inputPrice" => {
+                    scenario.input_price = Some(
+                        value
+                            .parse::<f64>()
+                            .map_err(|e| format!("inputPrice: {e}"))?,
+                    )
+                }
                 other => return Err(format!("unknown session setting {other:?}")),
             }
         }
@@ -72,6 +97,15 @@ impl SessionScenario {
         let mut model = config.model.clone();
         if let Some(window) = self.context_window {
             model.context_window = window;
+        }
+        if let Some(seconds) = self.prompt_cache {
+            model.extra.insert(
+                "promptCache".into(),
+                serde_json::json!({ "short": seconds }),
+            );
+        }
+        if let Some(price) = self.input_price {
+            model.cost.input = price;
         }
         model
     }
@@ -101,7 +135,7 @@ impl Driver {
             agent.hooks = Arc::new(hooks);
             let mut ids = IdGenerator::new(7);
             let tree = SessionTree::new("/work", now, &mut ids, None);
-            session.machine = Some(SessionMachine::new(SessionConfig {
+            let mut machine = SessionMachine::new(SessionConfig {
                 agent,
                 tree,
                 ids,
@@ -109,7 +143,9 @@ impl Driver {
                 compaction: session.compaction,
                 default_thinking_level: None,
                 model_thinking_levels: Default::default(),
-            }));
+            });
+            machine.set_cache_warming(session.cache_warming);
+            session.machine = Some(machine);
         }
         session.machine.as_mut()
     }

@@ -8,12 +8,12 @@ use super::context::{build_session_context, path_to, EntryIndex, Leaf, SessionCo
 use super::entry::{
     BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry,
     HeaderType, LabelEntry, MessageEntry, ModelChangeEntry, SessionEntry, SessionHeader,
-    SessionInfoEntry, ThinkingLevelChangeEntry, CURRENT_SESSION_VERSION,
+    SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, CURRENT_SESSION_VERSION,
 };
 use super::ids::IdGenerator;
 use super::time::ms_from_iso;
 use crate::agent::system::SystemState;
-use crate::message::{AgentMessage, Extra, UserContent};
+use crate::message::{AgentMessage, Extra, Usage, UserContent};
 
 /// An operation on the tree that Pi refuses.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -493,6 +493,32 @@ impl SessionTree {
             extra: Extra::new(),
         });
         Ok((id, self.append(entry)))
+    }
+
+    /// Records what a request outside the conversation used (Pi 1.5's `appendUsage`, written by
+    /// cache warming); never part of the context.
+    pub fn append_usage(
+        &mut self,
+        kind: &str,
+        provider: &str,
+        model: &str,
+        usage: Usage,
+        now: u64,
+        ids: &mut IdGenerator,
+    ) -> (String, Persist) {
+        let (id, parent_id, timestamp) = self.base(now, ids);
+        let entry = SessionEntry::Usage(UsageEntry {
+            id: id.clone(),
+            parent_id,
+            timestamp,
+            kind: kind.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage,
+            note: None,
+            extra: Extra::new(),
+        });
+        (id, self.append(entry))
     }
 
     /// Sets (or with `None`/empty, clears) the label of `target_id`.

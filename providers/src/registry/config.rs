@@ -49,6 +49,9 @@ pub struct ModelDefinition {
     pub max_tokens: Option<f64>,
     pub headers: Option<HeaderConfig>,
     pub compat: Option<Value>,
+    /// Pi 1.5.2: the prompt cache's lifetimes in seconds (`{short?, long?}`), which cache
+    /// warming times its warms by.
+    pub prompt_cache: Option<Map<String, Value>>,
 }
 
 /// Changes to one built-in model; cost fields may be given one at a time.
@@ -64,6 +67,8 @@ pub struct ModelOverride {
     pub max_tokens: Option<f64>,
     pub headers: Option<HeaderConfig>,
     pub compat: Option<Value>,
+    /// Merged key by key into the built-in model's `promptCache`.
+    pub prompt_cache: Option<Map<String, Value>>,
 }
 
 /// A cost override: unset fields keep the built-in price.

@@ -1,6 +1,7 @@
 //! Building the model list: the built-in catalog with models.json's provider and per-model
 //! overrides applied, then its custom models upserted by provider and id.
 
+use pi_core::message::Extra;
 use pi_core::model::{Model, ModelCost};
 use serde_json::{Map, Value};
 
@@ -41,7 +42,29 @@ fn is_truthy(value: Option<&Value>) -> bool {
     }
 }
 
+/// A custom model's unknown fields: its `promptCache`, if it has one.
+fn prompt_cache_extra(prompt_cache: Option<Map<String, Value>>) -> Extra {
+    let mut extra = Extra::new();
+    if let Some(cache) = prompt_cache {
+        extra.insert(PROMPT_CACHE.into(), Value::Object(cache));
+    }
+    extra
+}
+
+/// Where a model keeps its prompt cache's lifetimes (Pi 1.5.2's `promptCache`).
+const PROMPT_CACHE: &str = "promptCache";
+
 fn apply_override(model: &mut Model, over: &ModelOverride) {
+    if let Some(cache) = &over.prompt_cache {
+        let mut merged = match model.extra.get(PROMPT_CACHE) {
+            Some(Value::Object(old)) => old.clone(),
+            _ => Map::new(),
+        };
+        merged.extend(cache.clone());
+        model
+            .extra
+            .insert(PROMPT_CACHE.into(), Value::Object(merged));
+    }
     if let Some(name) = &over.name {
         model.name.clone_from(name);
     }
@@ -141,7 +164,7 @@ fn custom_models(catalog: &Catalog, config: &ModelsConfig) -> Vec<Model> {
                 max_tokens: def.max_tokens.map_or(16_384, |n| n as u64),
                 headers: None,
                 compat: merge_compat(provider.compat.as_ref(), def.compat.as_ref()),
-                extra: Default::default(),
+                extra: prompt_cache_extra(def.prompt_cache.clone()),
             });
         }
     }
