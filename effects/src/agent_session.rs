@@ -67,6 +67,7 @@ pub use tokio_util::sync::CancellationToken;
 use crate::clock::{Clock, SystemClock};
 use crate::custom_tool::ToolRegistry;
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
+use crate::extension::ExtensionRegistry;
 use crate::live::{CallOptionsFor, Live};
 use crate::network::{Timeouts, Transport};
 use crate::run_config::{build_machine, load_context_files, BuildError, RunConfig};
@@ -92,6 +93,9 @@ pub struct SessionOptions {
     /// replaces it (in `tools`' place). The run's configuration records their declarations,
     /// and the Live interpreter runs their calls.
     pub custom_tools: ToolRegistry,
+    /// The extensions, in load order: the run's configuration records the hook points they
+    /// handle, and the Live interpreter asks them there.
+    pub extensions: ExtensionRegistry,
     /// Replaces Pi's default system prompt.
     pub system_prompt: Option<String>,
     /// Appended to the system prompt (Pi's `--append-system-prompt`).
@@ -145,6 +149,7 @@ impl std::fmt::Debug for SessionOptions {
             .field("model", &self.model.id)
             .field("tools", &self.tools)
             .field("custom_tools", &self.custom_tools)
+            .field("extensions", &self.extensions)
             .finish_non_exhaustive()
     }
 }
@@ -159,6 +164,7 @@ impl SessionOptions {
             thinking_level: ThinkingLevel::Medium,
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
             custom_tools: ToolRegistry::new(),
+            extensions: ExtensionRegistry::new(),
             system_prompt: None,
             append_system_prompt: None,
             context_files: true,
@@ -286,6 +292,7 @@ impl SessionOptions {
             default_thinking_level: self.default_thinking_level,
             model_thinking_levels: self.model_thinking_levels.clone(),
             resources: self.resources.clone(),
+            handled_hooks: self.extensions.handled(),
         })
     }
 
@@ -306,7 +313,8 @@ impl SessionOptions {
             Arc::clone(&self.clock),
             Arc::clone(&self.call_options),
             env,
-        ))
+        )
+        .with_extensions(self.extensions.clone()))
     }
 }
 

@@ -20,6 +20,7 @@ use pi_core::system_prompt::DocPaths;
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
+use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::registry_files::{load_auth, load_models};
@@ -99,6 +100,7 @@ pub struct SessionBuilder {
     thinking_level: ThinkingLevel,
     tools: Vec<String>,
     custom_tools: ToolRegistry,
+    extensions: ExtensionRegistry,
     confine_to_cwd: bool,
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
@@ -128,6 +130,7 @@ impl SessionBuilder {
             thinking_level: ThinkingLevel::Medium,
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
             custom_tools: ToolRegistry::new(),
+            extensions: ExtensionRegistry::new(),
             confine_to_cwd: false,
             system_prompt: None,
             append_system_prompt: None,
@@ -200,6 +203,14 @@ impl SessionBuilder {
     /// holds them and a replay answers them without running the tool.
     pub fn custom_tool(mut self, tool: impl CustomTool + 'static) -> Self {
         self.custom_tools.register(Arc::new(tool));
+        self
+    }
+
+    /// Loads an extension (Pi's `extensionFactories`) after those already loaded: it is asked
+    /// at the hook points it handles, in load order. What it decides is recorded, so a replay
+    /// reproduces the run without it.
+    pub fn extension(mut self, extension: impl RustExtension + 'static) -> Self {
+        self.extensions.load(Arc::new(extension));
         self
     }
 
@@ -335,6 +346,7 @@ impl SessionBuilder {
         options.thinking_level = self.thinking_level;
         options.tools = self.tools.clone();
         options.custom_tools = self.custom_tools.clone();
+        options.extensions = self.extensions.clone();
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;
         options.tool_env = Some(tool_env);

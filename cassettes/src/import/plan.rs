@@ -447,6 +447,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         default_thinking_level: None,
         model_thinking_levels: Default::default(),
         resources: Default::default(),
+        handled_hooks: Default::default(),
     }
 }
 
