@@ -233,3 +233,94 @@ fn a_decision_nobody_asked_for_is_refused() {
         AgentEvent::ToolExecutionEnd { tool_call_id, result, is_error: true, .. }
             if tool_call_id == "c1" && *result == ToolResult::error("Extension failed"))));
 }
+
+fn transformed(call: CallId, content: Option<&str>, is_error: Option<bool>) -> Input {
+    Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision: HookDecision::ToolResult {
+                content: content.map(|t| vec![ContentBlock::text(t)]),
+                details: None,
+                is_error,
+            },
+            actions: vec![],
+            errors: vec![],
+        },
+    }
+}
+
+fn end_of(step: &Step, id: &str) -> Option<(ToolResult, bool)> {
+    step.events.iter().find_map(|e| match e {
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id,
+            result,
+            is_error,
+            ..
+        } if tool_call_id == id => Some((result.clone(), *is_error)),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_tool_result_handler_replaces_fields_before_the_call_ends() {
+    let mut m = machine(HandledHooks::of([HookEvent::ToolResult]));
+    let step = two_calls(&mut m);
+    assert!(hooks(&step).is_empty(), "no tool_call handler, no gate");
+    let run = runs(&step);
+    assert_eq!(run.len(), 2);
+    let finished = |text: &str| {
+        ToolOutcome::Ok(ToolResult {
+            content: vec![ContentBlock::text(text)],
+            details: Some(json!({"kept": true})),
+            ..ToolResult::default()
+        })
+    };
+    let step = m
+        .step(
+            3,
+            Input::ToolFinished {
+                call: run[0].0,
+                outcome: finished("secret"),
+            },
+        )
+        .unwrap();
+    assert!(
+        end_of(&step, "c1").is_none(),
+        "the call ends after the decision"
+    );
+    let asked = hooks(&step);
+    assert_eq!(asked.len(), 1);
+    assert!(
+        matches!(&asked[0].1, HookPayload::ToolResult { tool_call_id, content, is_error: false, .. }
+        if tool_call_id == "c1" && *content == vec![ContentBlock::text("secret")])
+    );
+    let step = m
+        .step(4, transformed(asked[0].0, Some("redacted"), Some(true)))
+        .unwrap();
+    let (result, is_error) = end_of(&step, "c1").expect("c1 ends");
+    assert_eq!(result.content, vec![ContentBlock::text("redacted")]);
+    assert_eq!(result.details, Some(json!({"kept": true})));
+    assert!(is_error);
+    let step = m
+        .step(
+            5,
+            Input::ToolFinished {
+                call: run[1].0,
+                outcome: finished("two"),
+            },
+        )
+        .unwrap();
+    let asked = hooks(&step);
+    // A tool_call decision does not answer a tool_result hook point.
+    assert!(m
+        .step(
+            6,
+            decided(asked[0].0, ToolCallVerdict::Run { input: json!({}) })
+        )
+        .is_err());
+    let step = m.step(7, transformed(asked[0].0, None, None)).unwrap();
+    let (result, is_error) = end_of(&step, "c2").expect("c2 ends");
+    assert_eq!(result.content, vec![ContentBlock::text("two")]);
+    assert!(!is_error);
+    model_call(&step);
+}

@@ -1,6 +1,6 @@
-//! A Rust extension through the SDK, against the kit's mock LLM over real HTTP: a `tool_call`
-//! gate blocks a command before it runs, its decision is recorded, and the recording replays
-//! with the extension absent.
+//! Rust extensions through the SDK, against the kit's mock LLM over real HTTP: a `tool_call`
+//! gate blocks a command before it runs, a `tool_result` transform replaces an output, their
+//! decisions are recorded, and the recording replays with the extensions absent.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use pi_sdk::{
-    Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, Model,
-    RustExtension, SessionBuilder, ThinkingLevel,
+    ContentBlock, Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture,
+    HookPayload, Model, RustExtension, SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -44,6 +44,31 @@ impl RustExtension for NoRm {
     }
 }
 
+/// Replaces the output of a command that printed `kept` (a `tool_result` transform).
+struct Redact;
+
+impl RustExtension for Redact {
+    fn name(&self) -> &str {
+        "redact"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::ToolResult])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        let printed = matches!(payload, HookPayload::ToolResult { content, .. }
+            if serde_json::to_string(content).unwrap().contains("kept"));
+        Box::pin(async move {
+            Ok(printed.then(|| HandlerResult::ToolResult {
+                content: Some(vec![ContentBlock::text("[redacted]")]),
+                details: None,
+                is_error: None,
+            }))
+        })
+    }
+}
+
 fn mock_model(mock: &MockLlm) -> Model {
     Model {
         id: "mock-model".into(),
@@ -67,7 +92,8 @@ fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn a_gate_blocks_a_command_with_pis_text_and_the_recording_replays_without_it() {
+async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording_replays_without_them(
+) {
     let workspace = tempfile::tempdir().unwrap();
     let kept = workspace.path().join("important.txt");
     std::fs::write(&kept, "keep me\n").unwrap();
@@ -89,6 +115,7 @@ async fn a_gate_blocks_a_command_with_pis_text_and_the_recording_replays_without
             .extension(NoRm {
                 asked: Arc::clone(&asked),
             })
+            .extension(Redact)
             .record(&cassette)
             .build()
             .unwrap();
@@ -112,12 +139,13 @@ async fn a_gate_blocks_a_command_with_pis_text_and_the_recording_replays_without
         "Tool execution was blocked"
     );
     assert_eq!(ends[1]["isError"], false);
+    assert_eq!(ends[1]["result"]["content"][0]["text"], "[redacted]");
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert!(
         text.contains("\"hook_decided\""),
         "the decision is recorded"
     );
-    assert!(text.contains("\"handledHooks\":[\"tool_call\"]"));
+    assert!(text.contains("\"handledHooks\":[\"tool_call\",\"tool_result\"]"));
 
     // The replay loads no extension: the recorded decisions answer the hook points.
     let session = SessionBuilder::new(workspace.path())

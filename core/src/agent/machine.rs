@@ -19,7 +19,7 @@ use super::contract::{
     CallId, Change, ContractError, Effect, Input, ModelRequest, PreviousCall, Prompt, Rejection,
     Step, StepError, ToolDefinition,
 };
-use super::hooks::{HandledHooks, HookDecision, HookOutcome};
+use super::hooks::{HandledHooks, HookOutcome};
 use super::system;
 use super::tools::{BatchContext, BatchOutput, ToolBatch};
 
@@ -351,8 +351,12 @@ impl AgentMachine {
                     .into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
-            Input::HookDecided { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Tools(batch)) if batch.gating_index(*call).is_some() => Ok(()),
+            Input::HookDecided { call, outcome } => match self.run.as_ref().map(|r| &r.phase) {
+                Some(Phase::Tools(batch))
+                    if batch.gating_index(*call, &outcome.decision).is_some() =>
+                {
+                    Ok(())
+                }
                 _ => Err(self
                     .contract(input, "no hook point is waiting for this decision")
                     .into()),
@@ -803,11 +807,11 @@ impl AgentMachine {
             Some(Run {
                 phase: Phase::Tools(batch),
                 ..
-            }) => batch.gating_index(call),
+            }) => batch.gating_index(call, &outcome.decision),
             _ => None,
         };
-        if let (Some(index), HookDecision::ToolCall(verdict)) = (index, outcome.decision) {
-            self.advance_batch(|batch, cx| batch.decided(index, verdict, cx));
+        if let Some(index) = index {
+            self.advance_batch(|batch, cx| batch.decided(index, outcome.decision, cx));
         }
     }
 

@@ -19,7 +19,7 @@ use crate::validate::validate_tool_arguments;
 
 use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, ToolExecution, ToolSpec};
 use super::contract::{CallId, ToolOutcome};
-use super::hooks::{HandledHooks, HookEvent, HookPayload, ToolCallVerdict};
+use super::hooks::{HandledHooks, HookDecision, HookEvent, HookPayload, ToolCallVerdict};
 
 /// Pi's result for a call whose run was aborted while it was being prepared (its gate
 /// decided after the abort).
@@ -35,6 +35,13 @@ enum Slot {
     /// Waiting for the extensions' `tool_call` decision, asked as `call` once the machine named
     /// it.
     Gating { call: Option<CallId> },
+    /// Executed, waiting for the extensions' `tool_result` decision (asked as `call`).
+    Transforming {
+        call: Option<CallId>,
+        result: ToolResult,
+        is_error: bool,
+        duration_ms: u64,
+    },
     /// Running as this effect since `started_at`.
     Running {
         call: CallId,
@@ -164,7 +171,10 @@ impl ToolBatch {
                         Err(result) => self.finish(i, result, true, None, out),
                     }
                 }
-                Slot::Prepared { .. } | Slot::Running { .. } | Slot::Gating { .. } => return,
+                Slot::Prepared { .. }
+                | Slot::Running { .. }
+                | Slot::Gating { .. }
+                | Slot::Transforming { .. } => return,
                 Slot::Finished { .. } => {
                     self.emit_result_message(i, cx.now, out);
                     self.cursor += 1;
@@ -228,24 +238,76 @@ impl ToolBatch {
         self.slots[i] = Slot::Gating { call: None };
     }
 
-    /// Names the gate of call `index` as asked under `call`.
+    /// Names the hook point call `index` waits at as asked under `call`.
     pub fn gating(&mut self, index: usize, call: CallId) {
-        if let Some(Slot::Gating { call: asked }) = self.slots.get_mut(index) {
+        if let Some(Slot::Gating { call: asked } | Slot::Transforming { call: asked, .. }) =
+            self.slots.get_mut(index)
+        {
             *asked = Some(call);
         }
     }
 
-    /// The index of the call whose gate `call` asked.
-    pub fn gating_index(&self, call: CallId) -> Option<usize> {
-        self.slots
-            .iter()
-            .position(|s| matches!(s, Slot::Gating { call: Some(c) } if *c == call))
+    /// The index of the call waiting at the hook point `call` asked, if `decision` answers
+    /// that hook point.
+    pub fn gating_index(&self, call: CallId, decision: &HookDecision) -> Option<usize> {
+        self.slots.iter().position(|s| match (s, decision) {
+            (Slot::Gating { call: Some(c) }, HookDecision::ToolCall(_)) => *c == call,
+            (Slot::Transforming { call: Some(c), .. }, HookDecision::ToolResult { .. }) => {
+                *c == call
+            }
+            _ => false,
+        })
+    }
+
+    /// Takes the extensions' decision for call `index`, at its `tool_call` gate or its
+    /// `tool_result` transform.
+    pub fn decided(
+        &mut self,
+        index: usize,
+        decision: HookDecision,
+        cx: &BatchContext<'_>,
+    ) -> BatchOutput {
+        match decision {
+            HookDecision::ToolCall(verdict) => self.gate_decided(index, verdict, cx),
+            HookDecision::ToolResult {
+                content,
+                details,
+                is_error: error,
+            } => {
+                let mut out = BatchOutput::default();
+                let Some(Slot::Transforming {
+                    result,
+                    is_error,
+                    duration_ms,
+                    ..
+                }) = self.slots.get(index).cloned()
+                else {
+                    return out;
+                };
+                // Pi's `finalizeExecutedToolCall`: each field the handlers set replaces the
+                // executed one.
+                let result = ToolResult {
+                    content: content.unwrap_or(result.content),
+                    details: details.or(result.details),
+                    ..result
+                };
+                let is_error = error.unwrap_or(is_error);
+                self.finish(index, result, is_error, Some(duration_ms), &mut out);
+                let more = self.advance(cx);
+                out.events.extend(more.events);
+                out.start = more.start;
+                out.gate = more.gate;
+                out.done = more.done;
+                out
+            }
+            _ => BatchOutput::default(),
+        }
     }
 
     /// Takes the extensions' `tool_call` decision for call `index` (Pi's `prepareToolCall` after
     /// `beforeToolCall`: an abort meanwhile wins, then a block, else the call is prepared with
     /// the arguments as the handlers left them).
-    pub fn decided(
+    fn gate_decided(
         &mut self,
         index: usize,
         verdict: ToolCallVerdict,
@@ -353,6 +415,27 @@ impl ToolBatch {
             ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
         };
         let (result, is_error) = after_hook(cx, &self.calls[index], &args, result, is_error);
+        if cx.handled.contains(HookEvent::ToolResult) {
+            let call = &self.calls[index];
+            out.gate = Some((
+                index,
+                HookPayload::ToolResult {
+                    tool_name: call.name.clone(),
+                    tool_call_id: call.id.clone(),
+                    input: args,
+                    content: result.content.clone(),
+                    details: result.details.clone(),
+                    is_error,
+                },
+            ));
+            self.slots[index] = Slot::Transforming {
+                call: None,
+                result,
+                is_error,
+                duration_ms,
+            };
+            return out;
+        }
         self.finish(index, result, is_error, Some(duration_ms), &mut out);
         let more = self.advance(cx);
         out.events.extend(more.events);
