@@ -324,3 +324,124 @@ fn a_tool_result_handler_replaces_fields_before_the_call_ends() {
     assert!(!is_error);
     model_call(&step);
 }
+
+/// Runs a prompt whose answer calls `echo` `calls` times, answering every effect in order: hook
+/// points with decisions that change nothing, tools with their value. The events, and how many
+/// hook points of each kind were asked.
+fn run_with(
+    handled: HandledHooks,
+    sequential: bool,
+    calls: usize,
+) -> (Vec<String>, Vec<HookEvent>) {
+    let mut m = AgentMachine::new(AgentConfig {
+        model: mock_model(),
+        tools: vec![tool("echo", false)],
+        handled_hooks: handled,
+        tool_execution: if sequential {
+            pi_core::agent::ToolExecution::Sequential
+        } else {
+            pi_core::agent::ToolExecution::Parallel
+        },
+        ..AgentConfig::default()
+    });
+    let mut events = Vec::new();
+    let mut asked = Vec::new();
+    let mut pending: std::collections::VecDeque<Effect> = std::collections::VecDeque::new();
+    let mut model_calls = 0;
+    let step = m.step(1, Input::Prompt(Prompt::text("hi"))).unwrap();
+    events.extend(step.events.iter().map(|e| format!("{e:?}")));
+    pending.extend(step.effects);
+    while let Some(effect) = pending.pop_front() {
+        let input = match effect {
+            Effect::CallModel { call, .. } => {
+                model_calls += 1;
+                let mut message = AssistantMessage::default();
+                let reason = if model_calls == 1 {
+                    for i in 0..calls {
+                        message.content.push(ContentBlock::ToolCall(ToolCall {
+                            id: format!("c{i}"),
+                            name: "echo".into(),
+                            arguments: json!({ "value": format!("v{i}") }),
+                            ..Default::default()
+                        }));
+                    }
+                    StopReason::ToolUse
+                } else {
+                    message.content.push(ContentBlock::text("done"));
+                    StopReason::Stop
+                };
+                Input::Model {
+                    call,
+                    event: StreamEvent::Done { reason, message },
+                }
+            }
+            Effect::RunTool { call, args, .. } => Input::ToolFinished {
+                call,
+                outcome: ToolOutcome::Ok(ToolResult {
+                    content: vec![ContentBlock::text(args["value"].as_str().unwrap())],
+                    ..ToolResult::default()
+                }),
+            },
+            Effect::Hook { call, payload } => {
+                asked.push(payload.event());
+                let decision = match payload {
+                    HookPayload::ToolCall { input, .. } => {
+                        HookDecision::ToolCall(ToolCallVerdict::Run { input })
+                    }
+                    _ => HookDecision::ToolResult {
+                        content: None,
+                        details: None,
+                        is_error: None,
+                    },
+                };
+                Input::HookDecided {
+                    call,
+                    outcome: HookOutcome {
+                        decision,
+                        actions: vec![],
+                        errors: vec![],
+                    },
+                }
+            }
+            Effect::Cancel { .. } => continue,
+        };
+        let step = m.step(1, input).unwrap();
+        events.extend(step.events.iter().map(|e| format!("{e:?}")));
+        pending.extend(step.effects);
+    }
+    (events, asked)
+}
+
+#[test]
+fn decisions_that_change_nothing_give_the_run_without_extensions_and_only_handled_points_wait() {
+    let sets = [
+        vec![],
+        vec![HookEvent::ToolCall],
+        vec![HookEvent::ToolResult],
+        vec![HookEvent::ToolCall, HookEvent::ToolResult],
+        vec![HookEvent::TurnEnd, HookEvent::Input],
+    ];
+    for sequential in [false, true] {
+        for calls in 1..=3 {
+            let (plain, none) = run_with(HandledHooks::default(), sequential, calls);
+            assert!(none.is_empty());
+            for set in &sets {
+                let (events, asked) =
+                    run_with(HandledHooks::of(set.iter().copied()), sequential, calls);
+                assert_eq!(
+                    events, plain,
+                    "{set:?}, sequential {sequential}, {calls} calls"
+                );
+                for event in [HookEvent::ToolCall, HookEvent::ToolResult] {
+                    let n = asked.iter().filter(|e| **e == event).count();
+                    let expected = if set.contains(&event) { calls } else { 0 };
+                    assert_eq!(n, expected, "{event:?} asked, {set:?}");
+                }
+                assert_eq!(
+                    asked.len(),
+                    asked.iter().filter(|e| set.contains(e)).count()
+                );
+            }
+        }
+    }
+}
