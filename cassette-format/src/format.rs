@@ -486,6 +486,11 @@ pub enum RecordedEffect {
     Cancel {
         call: u64,
     },
+    /// The machine waited for the extensions at a hook point: Pi's event object.
+    Hook {
+        call: u64,
+        payload: Value,
+    },
 }
 
 /// An input to the session machine other than a model event, as data.
@@ -593,6 +598,12 @@ pub enum RecordedInput {
         result: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thrown: Option<String>,
+    },
+    /// The extensions' answer at a hook point: the composed decision, the actions asked for,
+    /// the handlers that threw. A replay answers the hook point with it, extensions absent.
+    HookDecided {
+        call: u64,
+        outcome: Value,
     },
 }
 

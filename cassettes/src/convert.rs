@@ -103,6 +103,10 @@ pub fn recorded_effect(effect: &Effect) -> RecordedEffect {
             args: args.clone(),
         },
         Effect::Cancel { call } => RecordedEffect::Cancel { call: call.0 },
+        Effect::Hook { call, payload } => RecordedEffect::Hook {
+            call: call.0,
+            payload: to_json(payload),
+        },
     }
 }
 
@@ -216,6 +220,10 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
                 thrown,
             }
         }
+        SessionInput::Answer(Input::HookDecided { call, outcome }) => RecordedInput::HookDecided {
+            call: call.0,
+            outcome: to_json(outcome),
+        },
         SessionInput::Answer(other) => return Err(NotRecordable(other.name())),
         SessionInput::Wake => return Err(NotRecordable("wake".into())),
     })
@@ -343,6 +351,10 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
                 outcome,
             })
         }
+        RecordedInput::HookDecided { call, outcome } => SessionInput::Answer(Input::HookDecided {
+            call: CallId(*call),
+            outcome: from_json(outcome, "input.outcome")?,
+        }),
     })
 }
 

@@ -120,7 +120,7 @@ impl Interpreter for Hybrid {
                 }
                 self.in_flight.insert(*call, effect);
             }
-            Effect::RunTool { call, .. } => {
+            Effect::RunTool { call, .. } | Effect::Hook { call, .. } => {
                 self.in_flight.insert(*call, effect);
             }
             Effect::Cancel { call } => {

@@ -104,6 +104,8 @@ pub struct ChaosInterpreter {
     /// The recorded options of each recorded call; the last for calls beyond them.
     options: Vec<CallOptions>,
     model_calls: usize,
+    /// The run waited at an extension hook point, which perturbed runs do not answer yet.
+    hook_asked: bool,
 }
 
 impl ChaosInterpreter {
@@ -191,6 +193,7 @@ impl ChaosInterpreter {
             wakes: 0,
             options: recording.calls.iter().map(|c| c.options.clone()).collect(),
             model_calls: 0,
+            hook_asked: false,
         }
     }
 
@@ -429,10 +432,16 @@ impl Interpreter for ChaosInterpreter {
                     }
                 }
             }
+            Effect::Hook { .. } => self.hook_asked = true,
         }
     }
 
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        if self.hook_asked {
+            return Err(InterpretError::Halted(
+                "the run waits for extensions, which chaos runs do not answer yet".into(),
+            ));
+        }
         self.given += 1;
         if self.given > STEP_LIMIT {
             let why = format!("still busy after {STEP_LIMIT} inputs");

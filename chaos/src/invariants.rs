@@ -178,7 +178,7 @@ impl Checker {
                     );
                 }
             }
-            Effect::Cancel { .. } => {}
+            Effect::Cancel { .. } | Effect::Hook { .. } => {}
         }
     }
 

@@ -68,6 +68,7 @@ pub use tokio_util::sync::CancellationToken;
 use crate::clock::{Clock, SystemClock};
 use crate::custom_tool::ToolRegistry;
 use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
+use crate::extension::ExtensionRegistry;
 use crate::live::{CallOptionsFor, Live};
 use crate::network::{Timeouts, Transport};
 use crate::run_config::{build_machine, load_context_files, BuildError, RunConfig};
@@ -96,6 +97,9 @@ pub struct SessionOptions {
     /// The MCP servers behind some of `custom_tools`, as the run's configuration records them
     /// ([`RunConfig::mcp_servers`]).
     pub mcp_servers: Vec<Value>,
+    /// The extensions, in load order: the run's configuration records the hook points they
+    /// handle, and the Live interpreter asks them there.
+    pub extensions: ExtensionRegistry,
     /// Replaces Pi's default system prompt.
     pub system_prompt: Option<String>,
     /// Appended to the system prompt (Pi's `--append-system-prompt`).
@@ -152,6 +156,7 @@ impl std::fmt::Debug for SessionOptions {
             .field("model", &self.model.id)
             .field("tools", &self.tools)
             .field("custom_tools", &self.custom_tools)
+            .field("extensions", &self.extensions)
             .finish_non_exhaustive()
     }
 }
@@ -167,6 +172,7 @@ impl SessionOptions {
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            extensions: ExtensionRegistry::new(),
             system_prompt: None,
             append_system_prompt: None,
             context_files: true,
@@ -297,6 +303,7 @@ impl SessionOptions {
             model_thinking_levels: self.model_thinking_levels.clone(),
             resources: self.resources.clone(),
             cache_warming: self.cache_warming,
+            handled_hooks: self.extensions.handled(),
         })
     }
 
@@ -317,7 +324,8 @@ impl SessionOptions {
             Arc::clone(&self.clock),
             Arc::clone(&self.call_options),
             env,
-        ))
+        )
+        .with_extensions(self.extensions.clone()))
     }
 }
 

@@ -22,6 +22,7 @@ use crate::custom_tool::CustomToolDefinition;
 use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
+use crate::extension::{Composer, ExtensionRegistry, HookOutcome, HookPayload};
 use crate::tools::user_bash::execute_bash;
 use crate::tools::{self, ToolContext, ToolEnv};
 
@@ -55,6 +56,7 @@ pub struct Live {
     answers: UnboundedReceiver<(u64, SessionInput)>,
     commands: Option<UnboundedReceiver<SessionInput>>,
     running: HashMap<CallId, CancellationToken>,
+    extensions: ExtensionRegistry,
 }
 
 impl std::fmt::Debug for Live {
@@ -86,6 +88,7 @@ impl Live {
             answers,
             commands: None,
             running: HashMap::new(),
+            extensions: ExtensionRegistry::new(),
         }
     }
 
@@ -106,6 +109,12 @@ impl Live {
     /// Sends each model call over the transport `for_call` gives (see [`CallTransportFor`]).
     pub fn with_call_transport(mut self, for_call: CallTransportFor) -> Self {
         self.call_transport = Some(for_call);
+        self
+    }
+
+    /// Answers the machine's hook points with these extensions' decisions.
+    pub fn with_extensions(mut self, extensions: ExtensionRegistry) -> Self {
+        self.extensions = extensions;
         self
     }
 
@@ -251,6 +260,30 @@ impl Live {
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });
     }
+
+    /// Asks the extensions at a hook point. A handler that panics counts as one that threw, so
+    /// the machine always gets its decision.
+    fn spawn_hook(&mut self, call: CallId, payload: HookPayload) {
+        self.running.insert(call, CancellationToken::new());
+        let tx = self.answers_tx.clone();
+        let clock = Arc::clone(&self.clock);
+        let extensions = self.extensions.clone();
+        tokio::spawn(async move {
+            let asked = payload.clone();
+            let deciding = tokio::spawn(async move { extensions.decide(asked).await });
+            let outcome = deciding.await.unwrap_or_else(|error| {
+                let mut fold = Composer::new(payload);
+                fold.thrown(format!("Extension failed: {error}"));
+                HookOutcome {
+                    decision: fold.finish(),
+                    actions: Vec::new(),
+                    errors: Vec::new(),
+                }
+            });
+            let input = Input::HookDecided { call, outcome };
+            let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
+        });
+    }
 }
 
 /// A dropped interpreter cancels what it started: model connections close and tools stop (a
@@ -319,6 +352,7 @@ impl Interpreter for Live {
                     token.cancel();
                 }
             }
+            Effect::Hook { call, payload } => self.spawn_hook(call, payload),
         }
     }
 
@@ -362,7 +396,9 @@ impl Interpreter for Live {
 /// The call an input ends, if it is the last answer of its call.
 pub fn finished_call(input: &Input) -> Option<CallId> {
     match input {
-        Input::ToolFinished { call, .. } | Input::ModelFailed { call, .. } => Some(*call),
+        Input::ToolFinished { call, .. }
+        | Input::ModelFailed { call, .. }
+        | Input::HookDecided { call, .. } => Some(*call),
         Input::Model {
             call,
             event: StreamEvent::Done { .. } | StreamEvent::Error { .. },

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::hooks::HandledHooks;
 use pi_core::agent::{AgentConfig, QueueMode, ToolSpec};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{CacheWarming, SessionConfig, SessionMachine};
@@ -92,6 +93,11 @@ pub struct RunConfig {
     /// ends before a warm would be due, and runs recorded before warming existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_warming: Option<CacheWarming>,
+    /// The extension hook points some loaded extension handles: the machine waits for the
+    /// extensions' decision there and nowhere else, and a replay waits where the run did
+    /// (answered from the recording, extensions absent).
+    #[serde(default, skip_serializing_if = "HandledHooks::is_empty")]
+    pub handled_hooks: HandledHooks,
 }
 
 /// Why a machine could not be built.
@@ -158,6 +164,7 @@ pub fn build_machine(
             }),
             steering_mode: config.steering_mode,
             follow_up_mode: config.follow_up_mode,
+            handled_hooks: config.handled_hooks.clone(),
             ..AgentConfig::default()
         },
         tree,

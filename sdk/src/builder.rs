@@ -21,6 +21,7 @@ use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
+use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::registry_files::{load_auth, load_models};
@@ -102,6 +103,7 @@ pub struct SessionBuilder {
     tools: ToolSelection,
     custom_tools: ToolRegistry,
     mcp_servers: Vec<serde_json::Value>,
+    extensions: ExtensionRegistry,
     confine_to_cwd: bool,
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
@@ -135,6 +137,7 @@ impl SessionBuilder {
             },
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            extensions: ExtensionRegistry::new(),
             confine_to_cwd: false,
             system_prompt: None,
             append_system_prompt: None,
@@ -247,6 +250,14 @@ impl SessionBuilder {
             pi_mcp::register_direct_tools(&mut self.custom_tools, connection);
         }
         (self, started.report)
+    }
+
+    /// Loads an extension (Pi's `extensionFactories`) after those already loaded: it is asked
+    /// at the hook points it handles, in load order. What it decides is recorded, so a replay
+    /// reproduces the run without it.
+    pub fn extension(mut self, extension: impl RustExtension + 'static) -> Self {
+        self.extensions.load(Arc::new(extension));
+        self
     }
 
     /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
@@ -388,6 +399,7 @@ impl SessionBuilder {
             }
         }
         options.mcp_servers = self.mcp_servers.clone();
+        options.extensions = self.extensions.clone();
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;
         options.tool_env = Some(tool_env);

@@ -71,6 +71,10 @@ pub use pi_core::system_prompt::DocPaths;
 pub use pi_core::tools::selection::NoTools;
 pub use pi_effects::custom_tool::{CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture};
 pub use pi_effects::driver::Driven;
+pub use pi_effects::extension::{
+    HandledHooks, HandlerResult, HookAction, HookContext, HookDecision, HookEvent, HookFuture,
+    HookPayload, InjectedMessage, InputAction, RustExtension,
+};
 pub use tokio::sync::broadcast;
 
 use pi_effects::agent_session::CreateError;

@@ -344,6 +344,8 @@ impl Interpreter for FromSession {
                     self.model_events(call.0, &planned, events);
                 }
             }
+            // An imported run loads no extension, so its machine handles no hook point.
+            Effect::Hook { .. } => {}
         }
     }
 

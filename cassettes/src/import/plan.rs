@@ -449,6 +449,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         model_thinking_levels: Default::default(),
         resources: Default::default(),
         cache_warming: None,
+        handled_hooks: Default::default(),
     }
 }
 

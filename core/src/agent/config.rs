@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::hooks::HandledHooks;
 use crate::event::ToolResult;
 use crate::message::{AgentMessage, AssistantMessage, ContentBlock, Message, ToolCall};
 use crate::model::{Model, ThinkingLevel};
@@ -197,6 +198,9 @@ pub struct AgentConfig {
     pub tool_execution: ToolExecution,
     pub session_id: Option<String>,
     pub hooks: Arc<dyn AgentHooks>,
+    /// The extension hook points with a handler: the machine waits for a decision
+    /// ([`super::Effect::Hook`]) at these only.
+    pub handled_hooks: HandledHooks,
 }
 
 impl Default for AgentConfig {
@@ -213,6 +217,7 @@ impl Default for AgentConfig {
             tool_execution: ToolExecution::Parallel,
             session_id: None,
             hooks: Arc::new(DefaultHooks),
+            handled_hooks: HandledHooks::default(),
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::message::{
 use crate::model::{Model, ThinkingLevel};
 
 use super::config::{QueueMode, ToolExecution, ToolSpec};
+use super::hooks::{HookOutcome, HookPayload};
 
 /// Identifies one model call or one tool execution; every effect has one and its answers carry it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -214,6 +215,11 @@ pub enum Input {
         outcome: ToolOutcome,
     },
     Change(Change),
+    /// The extensions' answer at a hook point the machine waits at ([`Effect::Hook`]).
+    HookDecided {
+        call: CallId,
+        outcome: HookOutcome,
+    },
 }
 
 impl Input {
@@ -230,6 +236,7 @@ impl Input {
             Input::ToolUpdate { call, .. } => format!("tool update for call {call}"),
             Input::ToolFinished { call, .. } => format!("tool result for call {call}"),
             Input::Change(_) => "change".into(),
+            Input::HookDecided { call, .. } => format!("hook decision for call {call}"),
         }
     }
 }
@@ -306,6 +313,9 @@ pub enum Effect {
     /// Stop the call as soon as possible; it must still be answered (an aborted stream ends with
     /// an `Error` event, an aborted tool with its error result).
     Cancel { call: CallId },
+    /// Ask the extensions handling this hook point (Pi's event object); answer with one
+    /// `Input::HookDecided`. Emitted only for hook points in `AgentConfig::handled_hooks`.
+    Hook { call: CallId, payload: HookPayload },
 }
 
 /// The output of one step.

@@ -19,6 +19,7 @@ use super::contract::{
     CallId, Change, ContractError, Effect, Input, ModelRequest, PreviousCall, Prompt, Rejection,
     Step, StepError, ToolDefinition,
 };
+use super::hooks::{HandledHooks, HookOutcome};
 use super::system;
 use super::tools::{BatchContext, BatchOutput, ToolBatch};
 
@@ -96,6 +97,7 @@ pub struct AgentMachine {
     thinking_level: ThinkingLevel,
     tools: Arc<Vec<ToolSpec>>,
     hooks: Arc<dyn AgentHooks>,
+    handled_hooks: HandledHooks,
     tool_execution: ToolExecution,
     session_id: Option<String>,
     /// The last model call answered without error in this session, handed to the next request
@@ -141,6 +143,7 @@ impl AgentMachine {
             thinking_level: config.thinking_level,
             tools: Arc::new(config.tools),
             hooks: config.hooks,
+            handled_hooks: config.handled_hooks,
             tool_execution: config.tool_execution,
             session_id: config.session_id,
             previous_call: None,
@@ -281,6 +284,7 @@ impl AgentMachine {
             Input::ToolUpdate { call, partial } => self.on_tool_update(call, partial),
             Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
             Input::Change(change) => self.apply_change(change),
+            Input::HookDecided { call, outcome } => self.on_hook_decided(call, outcome),
         }
         Ok(std::mem::take(&mut self.out))
     }
@@ -350,6 +354,16 @@ impl AgentMachine {
                     )
                     .into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
+            },
+            Input::HookDecided { call, outcome } => match self.run.as_ref().map(|r| &r.phase) {
+                Some(Phase::Tools(batch))
+                    if batch.gating_index(*call, &outcome.decision).is_some() =>
+                {
+                    Ok(())
+                }
+                _ => Err(self
+                    .contract(input, "no hook point is waiting for this decision")
+                    .into()),
             },
             Input::ToolUpdate { call, .. } | Input::ToolFinished { call, .. } => {
                 match self.run.as_ref().map(|r| &r.phase) {
@@ -709,6 +723,8 @@ impl AgentMachine {
         let cx = BatchContext {
             tools: &run.settings.tools,
             hooks: self.hooks.as_ref(),
+            handled: &self.handled_hooks,
+            aborted: run.aborted,
             assistant,
             context: &self.messages[..run.context_len],
             now: self.now,
@@ -717,6 +733,12 @@ impl AgentMachine {
         let assistant = assistant.clone();
         let terminate = batch.terminates();
         let aborted = run.aborted;
+        let gate = output.gate.map(|(index, payload)| {
+            let call = CallId(self.next_call);
+            self.next_call += 1;
+            batch.gating(index, call);
+            (call, payload)
+        });
         let mut starts = Vec::new();
         for (index, args) in output.start {
             let call = CallId(self.next_call);
@@ -748,6 +770,9 @@ impl AgentMachine {
             if aborted {
                 self.effect(Effect::Cancel { call });
             }
+        }
+        if let Some((call, payload)) = gate {
+            self.effect(Effect::Hook { call, payload });
         }
         if let Some(results) = output.done {
             self.sync_context();
@@ -781,6 +806,20 @@ impl AgentMachine {
         };
         if let Some(index) = index {
             self.advance_batch(|batch, cx| batch.complete(index, outcome, cx));
+        }
+    }
+
+    /// The extensions decided at a hook point the machine waits at.
+    fn on_hook_decided(&mut self, call: CallId, outcome: HookOutcome) {
+        let index = match &self.run {
+            Some(Run {
+                phase: Phase::Tools(batch),
+                ..
+            }) => batch.gating_index(call, &outcome.decision),
+            _ => None,
+        };
+        if let Some(index) = index {
+            self.advance_batch(|batch, cx| batch.decided(index, outcome.decision, cx));
         }
     }
 

@@ -2,7 +2,9 @@
 //! pi-agent-core 0.73.1 runs them.
 //!
 //! Each call is first prepared (tool lookup, `prepare_arguments`, schema validation,
-//! `before_tool_call`); a call that fails preparation gets its result at once. Parallel batches
+//! `before_tool_call`, then the extensions' `tool_call` gate when one is registered: the batch
+//! waits for its decision, one call at a time as Pi awaits it); a call that fails preparation
+//! gets its result at once. Parallel batches
 //! prepare every call in order, then run the prepared ones together: `tool_execution_end` comes as
 //! each finishes, the toolResult messages all at the end in call order. Sequential batches run each
 //! call to its result message before the next call starts. The calls of an answer cut at the
@@ -17,6 +19,11 @@ use crate::validate::validate_tool_arguments;
 
 use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, ToolExecution, ToolSpec};
 use super::contract::{CallId, ToolOutcome};
+use super::hooks::{HandledHooks, HookDecision, HookEvent, HookPayload, ToolCallVerdict};
+
+/// Pi's result for a call whose run was aborted while it was being prepared (its gate
+/// decided after the abort).
+pub const OPERATION_ABORTED: &str = "Operation aborted";
 
 /// Where one call of the batch stands.
 #[derive(Clone, Debug)]
@@ -25,6 +32,16 @@ enum Slot {
     Waiting,
     /// Prepared with these validated arguments, not started (parallel batches, between passes).
     Prepared { args: Value },
+    /// Waiting for the extensions' `tool_call` decision, asked as `call` once the machine named
+    /// it.
+    Gating { call: Option<CallId> },
+    /// Executed, waiting for the extensions' `tool_result` decision (asked as `call`).
+    Transforming {
+        call: Option<CallId>,
+        result: ToolResult,
+        is_error: bool,
+        duration_ms: u64,
+    },
     /// Running as this effect since `started_at`.
     Running {
         call: CallId,
@@ -47,8 +64,11 @@ pub struct ToolBatch {
     calls: Vec<ToolCall>,
     slots: Vec<Slot>,
     sequential: bool,
-    /// Sequential batches: the call being worked on.
+    /// The call being worked on: in sequential batches to its result, in parallel ones through
+    /// its preparation.
     cursor: usize,
+    /// Parallel batches: the prepared calls were started.
+    launched: bool,
     /// Result messages emitted so far, in call order.
     emitted: Vec<ToolResultMessage>,
     /// The answer was cut at the output limit: no call runs, each gets [`NOT_EXECUTED`].
@@ -63,6 +83,10 @@ pub const NOT_EXECUTED: &str = "Tool call \"{name}\" was not executed: the respo
 pub struct BatchContext<'a> {
     pub tools: &'a [ToolSpec],
     pub hooks: &'a dyn AgentHooks,
+    /// The extension hook points with a handler.
+    pub handled: &'a HandledHooks,
+    /// The run was aborted.
+    pub aborted: bool,
     pub assistant: &'a AssistantMessage,
     /// The loop's context: the transcript up to and including the assistant message.
     pub context: &'a [AgentMessage],
@@ -75,6 +99,8 @@ pub struct BatchOutput {
     pub events: Vec<AgentEvent>,
     /// Prepared calls to start: (call index, validated args).
     pub start: Vec<(usize, Value)>,
+    /// A call whose `tool_call` gate to ask: (call index, Pi's event).
+    pub gate: Option<(usize, HookPayload)>,
     /// The result messages of the whole batch once it is complete, in call order.
     pub done: Option<Vec<ToolResultMessage>>,
 }
@@ -103,6 +129,7 @@ impl ToolBatch {
             calls,
             sequential,
             cursor: 0,
+            launched: false,
             emitted: Vec::new(),
             truncated,
         }
@@ -133,6 +160,9 @@ impl ToolBatch {
                         false => prepare(cx, &self.calls[i]),
                     };
                     match prepared {
+                        Ok(args) if cx.handled.contains(HookEvent::ToolCall) => {
+                            return self.gate(i, args, out);
+                        }
                         Ok(args) => {
                             self.slots[i] = Slot::Prepared { args: args.clone() };
                             out.start.push((i, args));
@@ -141,7 +171,10 @@ impl ToolBatch {
                         Err(result) => self.finish(i, result, true, None, out),
                     }
                 }
-                Slot::Prepared { .. } | Slot::Running { .. } => return,
+                Slot::Prepared { .. }
+                | Slot::Running { .. }
+                | Slot::Gating { .. }
+                | Slot::Transforming { .. } => return,
                 Slot::Finished { .. } => {
                     self.emit_result_message(i, cx.now, out);
                     self.cursor += 1;
@@ -152,14 +185,26 @@ impl ToolBatch {
     }
 
     fn advance_parallel(&mut self, cx: &BatchContext<'_>, out: &mut BatchOutput) {
-        if self.slots.iter().all(|s| matches!(s, Slot::Waiting)) {
-            for i in 0..self.calls.len() {
-                out.events.push(self.start_event(i));
-                match prepare(cx, &self.calls[i]) {
-                    Ok(args) => self.slots[i] = Slot::Prepared { args },
-                    Err(result) => self.finish(i, result, true, None, out),
+        while self.cursor < self.calls.len() {
+            let i = self.cursor;
+            match &self.slots[i] {
+                Slot::Waiting => {
+                    out.events.push(self.start_event(i));
+                    match prepare(cx, &self.calls[i]) {
+                        Ok(args) if cx.handled.contains(HookEvent::ToolCall) => {
+                            return self.gate(i, args, out);
+                        }
+                        Ok(args) => self.slots[i] = Slot::Prepared { args },
+                        Err(result) => self.finish(i, result, true, None, out),
+                    }
                 }
+                Slot::Gating { .. } => return,
+                _ => {}
             }
+            self.cursor += 1;
+        }
+        if !self.launched {
+            self.launched = true;
             for (i, slot) in self.slots.iter().enumerate() {
                 if let Slot::Prepared { args } = slot {
                     out.start.push((i, args.clone()));
@@ -177,6 +222,132 @@ impl ToolBatch {
             self.emit_result_message(i, cx.now, out);
         }
         out.done = Some(std::mem::take(&mut self.emitted));
+    }
+
+    /// Waits for call `i`'s `tool_call` gate, asked with its validated arguments.
+    fn gate(&mut self, i: usize, args: Value, out: &mut BatchOutput) {
+        let call = &self.calls[i];
+        out.gate = Some((
+            i,
+            HookPayload::ToolCall {
+                tool_name: call.name.clone(),
+                tool_call_id: call.id.clone(),
+                input: args,
+            },
+        ));
+        self.slots[i] = Slot::Gating { call: None };
+    }
+
+    /// Names the hook point call `index` waits at as asked under `call`.
+    pub fn gating(&mut self, index: usize, call: CallId) {
+        if let Some(Slot::Gating { call: asked } | Slot::Transforming { call: asked, .. }) =
+            self.slots.get_mut(index)
+        {
+            *asked = Some(call);
+        }
+    }
+
+    /// The index of the call waiting at the hook point `call` asked, if `decision` answers
+    /// that hook point.
+    pub fn gating_index(&self, call: CallId, decision: &HookDecision) -> Option<usize> {
+        self.slots.iter().position(|s| match (s, decision) {
+            (Slot::Gating { call: Some(c) }, HookDecision::ToolCall(_)) => *c == call,
+            (Slot::Transforming { call: Some(c), .. }, HookDecision::ToolResult { .. }) => {
+                *c == call
+            }
+            _ => false,
+        })
+    }
+
+    /// Takes the extensions' decision for call `index`, at its `tool_call` gate or its
+    /// `tool_result` transform.
+    pub fn decided(
+        &mut self,
+        index: usize,
+        decision: HookDecision,
+        cx: &BatchContext<'_>,
+    ) -> BatchOutput {
+        match decision {
+            HookDecision::ToolCall(verdict) => self.gate_decided(index, verdict, cx),
+            HookDecision::ToolResult {
+                content,
+                details,
+                is_error: error,
+            } => {
+                let mut out = BatchOutput::default();
+                let Some(Slot::Transforming {
+                    result,
+                    is_error,
+                    duration_ms,
+                    ..
+                }) = self.slots.get(index).cloned()
+                else {
+                    return out;
+                };
+                // Pi's `finalizeExecutedToolCall`: each field the handlers set replaces the
+                // executed one.
+                let result = ToolResult {
+                    content: content.unwrap_or(result.content),
+                    details: details.or(result.details),
+                    ..result
+                };
+                let is_error = error.unwrap_or(is_error);
+                self.finish(index, result, is_error, Some(duration_ms), &mut out);
+                let more = self.advance(cx);
+                out.events.extend(more.events);
+                out.start = more.start;
+                out.gate = more.gate;
+                out.done = more.done;
+                out
+            }
+            _ => BatchOutput::default(),
+        }
+    }
+
+    /// Takes the extensions' `tool_call` decision for call `index` (Pi's `prepareToolCall` after
+    /// `beforeToolCall`: an abort meanwhile wins, then a block, else the call is prepared with
+    /// the arguments as the handlers left them).
+    fn gate_decided(
+        &mut self,
+        index: usize,
+        verdict: ToolCallVerdict,
+        cx: &BatchContext<'_>,
+    ) -> BatchOutput {
+        let mut out = BatchOutput::default();
+        if !matches!(self.slots.get(index), Some(Slot::Gating { .. })) {
+            return out;
+        }
+        match (cx.aborted, verdict) {
+            (true, _) => self.finish(
+                index,
+                ToolResult::error(OPERATION_ABORTED),
+                true,
+                None,
+                &mut out,
+            ),
+            (false, ToolCallVerdict::Run { input }) => {
+                self.slots[index] = Slot::Prepared {
+                    args: input.clone(),
+                };
+                if self.sequential {
+                    out.start.push((index, input));
+                }
+            }
+            (false, ToolCallVerdict::Block { reason, terminate }) => {
+                let mut result = ToolResult::error(reason);
+                result.terminate = terminate.filter(|t| *t);
+                self.finish(index, result, true, None, &mut out);
+            }
+            (false, ToolCallVerdict::Thrown { error }) => {
+                self.finish(index, ToolResult::error(error), true, None, &mut out)
+            }
+        }
+        let more = self.advance(cx);
+        out.events.extend(more.events);
+        out.start.extend(more.start);
+        out.gate = more.gate;
+        out.done = more.done;
+        out
     }
 
     /// Marks a prepared call as running under `call` from time `now`.
@@ -244,10 +415,32 @@ impl ToolBatch {
             ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
         };
         let (result, is_error) = after_hook(cx, &self.calls[index], &args, result, is_error);
+        if cx.handled.contains(HookEvent::ToolResult) {
+            let call = &self.calls[index];
+            out.gate = Some((
+                index,
+                HookPayload::ToolResult {
+                    tool_name: call.name.clone(),
+                    tool_call_id: call.id.clone(),
+                    input: args,
+                    content: result.content.clone(),
+                    details: result.details.clone(),
+                    is_error,
+                },
+            ));
+            self.slots[index] = Slot::Transforming {
+                call: None,
+                result,
+                is_error,
+                duration_ms,
+            };
+            return out;
+        }
         self.finish(index, result, is_error, Some(duration_ms), &mut out);
         let more = self.advance(cx);
         out.events.extend(more.events);
         out.start = more.start;
+        out.gate = more.gate;
         out.done = more.done;
         out
     }

@@ -52,6 +52,7 @@ impl Machine for AgentMachine {
                 | Input::ModelFailed { .. }
                 | Input::ToolUpdate { .. }
                 | Input::ToolFinished { .. }
+                | Input::HookDecided { .. }
         )
     }
 

@@ -304,6 +304,8 @@ impl Driver {
                     call, tool_call_id, ..
                 } => self.running_tools.push((*call, tool_call_id.clone())),
                 Effect::Cancel { call } => cancelled.push(*call),
+                // Scripts load no extension, so their machines handle no hook point.
+                Effect::Hook { .. } => {}
             }
         }
         for call in cancelled {

@@ -1,0 +1,518 @@
+//! The extension hook contract (Pi 1.5.2's `ExtensionRunner` events), as data.
+//!
+//! An extension's handlers run outside the machine (they may be async, may run a TypeScript
+//! extension in another process, may ask the user). Where a handler is registered for a hook
+//! point, the machine suspends with a [`HookPayload`] (Pi's event object) and resumes on the
+//! [`HookDecision`] the interpreter composed from every handler's [`HandlerResult`]; the decision
+//! is an input, so a cassette records it and a replay answers it without the extension. Events
+//! without a handler cost nothing: [`HandledHooks`], part of the run's configuration, says which
+//! points suspend.
+//!
+//! Composition is Pi's: handlers run in load order, then registration order; the [`Composer`]
+//! folds their results one at a time (a `tool_call` gate stops at the first block, `tool_result`
+//! and `input` transforms chain, a `before_agent_start` system prompt is the last one set, its
+//! messages accumulate), and tells what the next handler sees.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::message::{AgentMessage, AssistantMessage, ContentBlock, ImageContent};
+
+/// Pi's reason for a call a `tool_call` handler blocked without giving one
+/// (pi-agent-core's `prepareToolCall`).
+pub const TOOL_BLOCKED: &str = "Tool execution was blocked";
+
+/// A hook point where the machine may wait for the extensions' decision. Its JSON is Pi's event
+/// `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookEvent {
+    /// A prepared tool call, before it runs: block it or change its arguments.
+    ToolCall,
+    /// An executed call's result, before it is final: replace content, details, `isError`.
+    ToolResult,
+    /// A prompt's text before it becomes a message: transform it, or handle it (no run).
+    Input,
+    /// Before a prompt's run starts: replace the system prompt, add messages.
+    BeforeAgentStart,
+    /// A turn ended: the extension may abort the run (`ctx.abort()`, Harbor's turn cap).
+    TurnEnd,
+}
+
+impl HookEvent {
+    /// Pi's event `type`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::ToolCall => "tool_call",
+            HookEvent::ToolResult => "tool_result",
+            HookEvent::Input => "input",
+            HookEvent::BeforeAgentStart => "before_agent_start",
+            HookEvent::TurnEnd => "turn_end",
+        }
+    }
+}
+
+/// The hook points at least one handler is registered for (Pi's `hasHandlers`). The machine
+/// suspends at these and only these; a cassette's header holds the set so a replay suspends where
+/// the recording did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct HandledHooks(BTreeSet<HookEvent>);
+
+impl HandledHooks {
+    /// The set of the given events.
+    pub fn of(events: impl IntoIterator<Item = HookEvent>) -> Self {
+        HandledHooks(events.into_iter().collect())
+    }
+
+    /// Whether a handler waits at `event`.
+    pub fn contains(&self, event: HookEvent) -> bool {
+        self.0.contains(&event)
+    }
+
+    /// Whether no hook point suspends.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The events, in a fixed order.
+    pub fn iter(&self) -> impl Iterator<Item = HookEvent> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+/// What the handlers of one hook point see: Pi's event object, with Pi's JSON (`type` first,
+/// camelCase fields), so an out-of-process extension receives it as Pi would pass it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HookPayload {
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        tool_name: String,
+        tool_call_id: String,
+        /// The validated arguments (`event.input`).
+        input: Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        tool_name: String,
+        tool_call_id: String,
+        input: Value,
+        content: Vec<ContentBlock>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        is_error: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    Input {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageContent>,
+        /// Where the text came from (`"interactive"`, `"rpc"`, `"extension"`).
+        source: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    BeforeAgentStart {
+        prompt: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageContent>,
+        /// The prompt in force, the last handler's override included (Pi's getter).
+        system_prompt: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    TurnEnd {
+        turn_index: u64,
+        message: AssistantMessage,
+        tool_results: Vec<AgentMessage>,
+    },
+}
+
+impl HookPayload {
+    /// The hook point this payload is for.
+    pub fn event(&self) -> HookEvent {
+        match self {
+            HookPayload::ToolCall { .. } => HookEvent::ToolCall,
+            HookPayload::ToolResult { .. } => HookEvent::ToolResult,
+            HookPayload::Input { .. } => HookEvent::Input,
+            HookPayload::BeforeAgentStart { .. } => HookEvent::BeforeAgentStart,
+            HookPayload::TurnEnd { .. } => HookEvent::TurnEnd,
+        }
+    }
+}
+
+/// A message a `before_agent_start` handler adds (Pi's `Pick<CustomMessage, "customType" |
+/// "content" | "display" | "details">`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InjectedMessage {
+    pub custom_type: String,
+    pub content: Value,
+    #[serde(default)]
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// What one handler returned (Pi's `*EventResult` types); `None` from a handler means "nothing".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HandlerResult {
+    /// Pi's `ToolCallEventResult`, plus the arguments a handler changed (Pi's handlers mutate
+    /// `event.input` in place; a Rust handler returns the new arguments).
+    ToolCall {
+        #[serde(default)]
+        block: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        terminate: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Value>,
+    },
+    /// Pi's `ToolResultEventResult`: each field set replaces the current one.
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<Vec<ContentBlock>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        is_error: Option<bool>,
+    },
+    /// Pi's `InputEventResult`.
+    Input(InputAction),
+    /// Pi's `BeforeAgentStartEventResult`.
+    #[serde(rename_all = "camelCase")]
+    BeforeAgentStart {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<InjectedMessage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        system_prompt: Option<String>,
+    },
+}
+
+/// An `input` handler's answer, and the composed one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum InputAction {
+    /// Go on with the text as it is.
+    Continue,
+    /// Go on with this text (and these images, when given).
+    Transform {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        images: Option<Vec<ImageContent>>,
+    },
+    /// An extension took the input: no message, no run.
+    Handled,
+}
+
+/// What the extension API asked for while the handlers ran (Pi's `pi.sendMessage`,
+/// `pi.appendEntry`, `pi.setActiveTools`, `pi.setModel`, `ctx.abort`, `ctx.compact`). They come
+/// back with the decision, in the order asked, and the machine applies them after it, so a replay
+/// applies the same ones at the same point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "camelCase")]
+pub enum HookAction {
+    /// `pi.sendMessage`: a custom message, delivered as Pi's `deliverAs` says (`"steer"`,
+    /// `"followUp"`, `"nextTurn"`).
+    #[serde(rename_all = "camelCase")]
+    SendMessage {
+        message: InjectedMessage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deliver_as: Option<String>,
+        #[serde(default)]
+        trigger_turn: bool,
+    },
+    /// `pi.appendEntry`: a `custom` session entry.
+    #[serde(rename_all = "camelCase")]
+    AppendEntry {
+        custom_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+    },
+    /// `pi.setActiveTools`.
+    SetActiveTools { tools: Vec<String> },
+    /// `pi.setModel`.
+    SetModel { provider: String, id: String },
+    /// `ctx.abort()`.
+    Abort,
+    /// `ctx.compact()`.
+    #[serde(rename_all = "camelCase")]
+    Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        custom_instructions: Option<String>,
+    },
+}
+
+/// A handler that threw, for Pi's `extension_error` report. A throwing `tool_call` handler
+/// fails the call instead (Pi does not catch it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookError {
+    /// The extension's name (Pi's `extensionPath`).
+    pub extension: String,
+    pub event: HookEvent,
+    pub error: String,
+}
+
+/// The composed answer of every handler at one hook point: the input the machine resumes on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HookDecision {
+    /// Run the call with `input`, or give it Pi's error result.
+    ToolCall(ToolCallVerdict),
+    /// The result as the last handler left it (`None`: no handler changed it).
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<Vec<ContentBlock>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        is_error: Option<bool>,
+    },
+    Input(InputAction),
+    #[serde(rename_all = "camelCase")]
+    BeforeAgentStart {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        messages: Vec<InjectedMessage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        system_prompt: Option<String>,
+    },
+    /// A notification's handlers ran; what they asked for is in the actions.
+    Done,
+}
+
+/// The answer at one hook point, as a cassette records it: the composed decision, the actions
+/// asked for (in order), and the handlers that threw (Pi's `extension_error` reports).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HookOutcome {
+    pub decision: HookDecision,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<HookAction>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<HookError>,
+}
+
+/// A `tool_call` gate's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum ToolCallVerdict {
+    /// Run with these arguments (changed or not).
+    Run { input: Value },
+    /// Pi's error result with this text (the reason, or [`TOOL_BLOCKED`]).
+    Block {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        terminate: Option<bool>,
+    },
+    /// A handler threw: the call's error result is the thrown message.
+    Thrown { error: String },
+}
+
+impl ToolCallVerdict {
+    /// The immediate result text of a call that does not run, with Pi's `terminate` hint.
+    pub fn blocked_result(&self) -> Option<(String, Option<bool>)> {
+        match self {
+            ToolCallVerdict::Run { .. } => None,
+            ToolCallVerdict::Block { reason, terminate } => Some((reason.clone(), *terminate)),
+            ToolCallVerdict::Thrown { error } => Some((error.clone(), None)),
+        }
+    }
+}
+
+/// Folds handler results into a decision, one handler at a time, with Pi 1.5.2's rules
+/// (`ExtensionRunner.emitToolCall`, `emitToolResult`, `emitInput`, `emitBeforeAgentStart`).
+#[derive(Clone, Debug)]
+pub struct Composer {
+    /// What the next handler sees.
+    payload: HookPayload,
+    decision: Option<HookDecision>,
+    stopped: bool,
+    result_changed: bool,
+    messages: Vec<InjectedMessage>,
+    system_prompt: Option<String>,
+    original_input: Option<(String, Vec<ImageContent>)>,
+}
+
+impl Composer {
+    /// A fold over the handlers of `payload`'s hook point.
+    pub fn new(payload: HookPayload) -> Self {
+        let original_input = match &payload {
+            HookPayload::Input { text, images, .. } => Some((text.clone(), images.clone())),
+            _ => None,
+        };
+        Composer {
+            payload,
+            decision: None,
+            stopped: false,
+            result_changed: false,
+            messages: Vec::new(),
+            system_prompt: None,
+            original_input,
+        }
+    }
+
+    /// What the next handler is shown: the event with the earlier handlers' changes.
+    pub fn payload(&self) -> &HookPayload {
+        &self.payload
+    }
+
+    /// Whether a handler ended the fold (a block, a thrown gate, a handled input): the handlers
+    /// after it are not called.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Takes one handler's answer. A result for another hook point is ignored, as Pi ignores
+    /// fields it does not read.
+    pub fn apply(&mut self, result: Option<HandlerResult>) {
+        if self.stopped {
+            return;
+        }
+        match (&mut self.payload, result) {
+            (
+                HookPayload::ToolCall { input: current, .. },
+                Some(HandlerResult::ToolCall {
+                    block,
+                    reason,
+                    terminate,
+                    input,
+                }),
+            ) => {
+                if let Some(input) = input {
+                    *current = input;
+                }
+                if block {
+                    self.decision = Some(HookDecision::ToolCall(ToolCallVerdict::Block {
+                        reason: reason
+                            .filter(|r| !r.is_empty())
+                            .unwrap_or_else(|| TOOL_BLOCKED.to_owned()),
+                        terminate: terminate.filter(|t| *t),
+                    }));
+                    self.stopped = true;
+                }
+            }
+            (
+                HookPayload::ToolResult {
+                    content: c,
+                    details: d,
+                    is_error: e,
+                    ..
+                },
+                Some(HandlerResult::ToolResult {
+                    content,
+                    details,
+                    is_error,
+                }),
+            ) => {
+                if let Some(content) = content {
+                    *c = content;
+                    self.result_changed = true;
+                }
+                if let Some(details) = details {
+                    *d = Some(details);
+                    self.result_changed = true;
+                }
+                if let Some(is_error) = is_error {
+                    *e = is_error;
+                    self.result_changed = true;
+                }
+            }
+            (HookPayload::Input { text, images, .. }, Some(HandlerResult::Input(action))) => {
+                match action {
+                    InputAction::Continue => {}
+                    InputAction::Transform {
+                        text: new_text,
+                        images: new_images,
+                    } => {
+                        *text = new_text;
+                        if let Some(new_images) = new_images {
+                            *images = new_images;
+                        }
+                    }
+                    InputAction::Handled => {
+                        self.decision = Some(HookDecision::Input(InputAction::Handled));
+                        self.stopped = true;
+                    }
+                }
+            }
+            (
+                HookPayload::BeforeAgentStart { system_prompt, .. },
+                Some(HandlerResult::BeforeAgentStart {
+                    message,
+                    system_prompt: new_prompt,
+                }),
+            ) => {
+                self.messages.extend(message);
+                if let Some(new_prompt) = new_prompt {
+                    *system_prompt = new_prompt.clone();
+                    self.system_prompt = Some(new_prompt);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A handler threw. A `tool_call` gate fails the call with the error (Pi lets it propagate);
+    /// elsewhere the error is reported and the fold goes on.
+    pub fn thrown(&mut self, error: String) {
+        if self.stopped {
+            return;
+        }
+        if let HookPayload::ToolCall { .. } = self.payload {
+            self.decision = Some(HookDecision::ToolCall(ToolCallVerdict::Thrown { error }));
+            self.stopped = true;
+        }
+    }
+
+    /// The composed decision.
+    pub fn finish(self) -> HookDecision {
+        if let Some(decision) = self.decision {
+            return decision;
+        }
+        match self.payload {
+            HookPayload::ToolCall { input, .. } => {
+                HookDecision::ToolCall(ToolCallVerdict::Run { input })
+            }
+            HookPayload::ToolResult {
+                content,
+                details,
+                is_error,
+                ..
+            } => match self.result_changed {
+                true => HookDecision::ToolResult {
+                    content: Some(content),
+                    details,
+                    is_error: Some(is_error),
+                },
+                false => HookDecision::ToolResult {
+                    content: None,
+                    details: None,
+                    is_error: None,
+                },
+            },
+            HookPayload::Input { text, images, .. } => match self.original_input {
+                Some((t, i)) if t == text && i == images => {
+                    HookDecision::Input(InputAction::Continue)
+                }
+                _ => HookDecision::Input(InputAction::Transform {
+                    text,
+                    images: Some(images),
+                }),
+            },
+            HookPayload::BeforeAgentStart { .. } => HookDecision::BeforeAgentStart {
+                messages: self.messages,
+                system_prompt: self.system_prompt,
+            },
+            HookPayload::TurnEnd { .. } => HookDecision::Done,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "hooks_tests.rs"]
+mod tests;

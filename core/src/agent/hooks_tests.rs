@@ -1,0 +1,202 @@
+#![allow(clippy::unwrap_used)]
+
+use serde_json::json;
+
+use super::*;
+
+fn tool_call() -> HookPayload {
+    HookPayload::ToolCall {
+        tool_name: "bash".into(),
+        tool_call_id: "c1".into(),
+        input: json!({"command": "ls"}),
+    }
+}
+
+fn gate(block: bool, reason: Option<&str>, input: Option<Value>) -> Option<HandlerResult> {
+    Some(HandlerResult::ToolCall {
+        block,
+        reason: reason.map(str::to_owned),
+        terminate: None,
+        input,
+    })
+}
+
+#[test]
+fn a_tool_call_gate_stops_at_the_first_block_with_pis_default_reason() {
+    let mut fold = Composer::new(tool_call());
+    fold.apply(None);
+    fold.apply(gate(true, Some(""), None));
+    assert!(fold.stopped());
+    fold.apply(gate(true, Some("later"), None));
+    assert_eq!(
+        fold.finish(),
+        HookDecision::ToolCall(ToolCallVerdict::Block {
+            reason: "Tool execution was blocked".into(),
+            terminate: None,
+        })
+    );
+}
+
+#[test]
+fn changed_arguments_reach_the_next_handler_and_the_run() {
+    let mut fold = Composer::new(tool_call());
+    fold.apply(gate(false, None, Some(json!({"command": "ls -a"}))));
+    assert!(
+        matches!(fold.payload(), HookPayload::ToolCall { input, .. } if input["command"] == "ls -a")
+    );
+    fold.apply(gate(false, Some("ignored without block"), None));
+    assert_eq!(
+        fold.finish(),
+        HookDecision::ToolCall(ToolCallVerdict::Run {
+            input: json!({"command": "ls -a"})
+        })
+    );
+}
+
+#[test]
+fn a_throwing_gate_fails_the_call_but_other_hooks_go_on() {
+    let mut fold = Composer::new(tool_call());
+    fold.thrown("boom".into());
+    fold.apply(gate(true, Some("never seen"), None));
+    assert_eq!(
+        fold.finish(),
+        HookDecision::ToolCall(ToolCallVerdict::Thrown {
+            error: "boom".into()
+        })
+    );
+    let mut fold = Composer::new(HookPayload::Input {
+        text: "hi".into(),
+        images: vec![],
+        source: "rpc".into(),
+    });
+    fold.thrown("boom".into());
+    assert!(!fold.stopped());
+    assert_eq!(fold.finish(), HookDecision::Input(InputAction::Continue));
+}
+
+#[test]
+fn tool_result_transforms_chain_field_by_field() {
+    let mut fold = Composer::new(HookPayload::ToolResult {
+        tool_name: "read".into(),
+        tool_call_id: "c1".into(),
+        input: json!({}),
+        content: vec![],
+        details: Some(json!({"a": 1})),
+        is_error: false,
+    });
+    fold.apply(Some(HandlerResult::ToolResult {
+        content: None,
+        details: None,
+        is_error: Some(true),
+    }));
+    fold.apply(Some(HandlerResult::ToolResult {
+        content: None,
+        details: Some(json!({"b": 2})),
+        is_error: None,
+    }));
+    assert_eq!(
+        fold.finish(),
+        HookDecision::ToolResult {
+            content: Some(vec![]),
+            details: Some(json!({"b": 2})),
+            is_error: Some(true),
+        }
+    );
+}
+
+#[test]
+fn input_transforms_chain_and_handled_short_circuits() {
+    let input = HookPayload::Input {
+        text: "a".into(),
+        images: vec![],
+        source: "rpc".into(),
+    };
+    let transform = |t: &str| {
+        Some(HandlerResult::Input(InputAction::Transform {
+            text: t.into(),
+            images: None,
+        }))
+    };
+    let mut fold = Composer::new(input.clone());
+    fold.apply(transform("b"));
+    assert!(matches!(fold.payload(), HookPayload::Input { text, .. } if text == "b"));
+    fold.apply(transform("c"));
+    assert_eq!(
+        fold.finish(),
+        HookDecision::Input(InputAction::Transform {
+            text: "c".into(),
+            images: Some(vec![])
+        })
+    );
+    let mut fold = Composer::new(input.clone());
+    fold.apply(transform("a"));
+    assert_eq!(fold.finish(), HookDecision::Input(InputAction::Continue));
+    let mut fold = Composer::new(input);
+    fold.apply(Some(HandlerResult::Input(InputAction::Handled)));
+    fold.apply(transform("never"));
+    assert_eq!(fold.finish(), HookDecision::Input(InputAction::Handled));
+}
+
+#[test]
+fn the_last_system_prompt_wins_and_messages_accumulate() {
+    let mut fold = Composer::new(HookPayload::BeforeAgentStart {
+        prompt: "p".into(),
+        images: vec![],
+        system_prompt: "base".into(),
+    });
+    let message = |t: &str| InjectedMessage {
+        custom_type: t.into(),
+        content: json!("x"),
+        display: false,
+        details: None,
+    };
+    fold.apply(Some(HandlerResult::BeforeAgentStart {
+        message: Some(message("one")),
+        system_prompt: Some("first".into()),
+    }));
+    assert!(
+        matches!(fold.payload(), HookPayload::BeforeAgentStart { system_prompt, .. } if system_prompt == "first")
+    );
+    fold.apply(Some(HandlerResult::BeforeAgentStart {
+        message: Some(message("two")),
+        system_prompt: Some("second".into()),
+    }));
+    fold.apply(None);
+    assert_eq!(
+        fold.finish(),
+        HookDecision::BeforeAgentStart {
+            messages: vec![message("one"), message("two")],
+            system_prompt: Some("second".into()),
+        }
+    );
+}
+
+#[test]
+fn payloads_and_decisions_have_pis_json_and_round_trip() {
+    let payload = tool_call();
+    let text = serde_json::to_string(&payload).unwrap();
+    assert_eq!(
+        text,
+        r#"{"type":"tool_call","toolName":"bash","toolCallId":"c1","input":{"command":"ls"}}"#
+    );
+    assert_eq!(serde_json::from_str::<HookPayload>(&text).unwrap(), payload);
+    let decision = HookDecision::ToolCall(ToolCallVerdict::Block {
+        reason: "no".into(),
+        terminate: Some(true),
+    });
+    let text = serde_json::to_string(&decision).unwrap();
+    assert_eq!(
+        serde_json::from_str::<HookDecision>(&text).unwrap(),
+        decision
+    );
+    let handled = HandledHooks::of([HookEvent::TurnEnd, HookEvent::ToolCall]);
+    assert_eq!(
+        serde_json::to_string(&handled).unwrap(),
+        r#"["tool_call","turn_end"]"#
+    );
+    let action = HookAction::SetActiveTools {
+        tools: vec!["read".into()],
+    };
+    let text = serde_json::to_string(&action).unwrap();
+    assert_eq!(text, r#"{"action":"setActiveTools","tools":["read"]}"#);
+}

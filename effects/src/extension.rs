@@ -1,0 +1,147 @@
+//! Extensions: programs that hook into the loop (Pi 1.5.2's extension events), in Rust or, through
+//! the sidecar, in TypeScript. An extension says which hook points it handles
+//! ([`RustExtension::handles`]); an interpreter asks the [`ExtensionRegistry`] for the decision at
+//! a point where the machine waits, and the registry calls the handlers in Pi's order (load order,
+//! then registration order) and composes their answers with the core's [`Composer`]. The decision
+//! and the actions the handlers asked for come back as one [`HookOutcome`], which is what a
+//! cassette records: a replay answers the hook point from it without running the extension.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+pub use pi_core::agent::hooks::{
+    Composer, HandledHooks, HandlerResult, HookAction, HookDecision, HookError, HookEvent,
+    HookOutcome, HookPayload, InjectedMessage, InputAction, ToolCallVerdict, TOOL_BLOCKED,
+};
+
+/// What a handler returns: its result (`None`: nothing to say), or the text of the error it threw.
+pub type HookFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Option<HandlerResult>, String>> + Send + 'a>>;
+
+/// An extension a program (or the sidecar, for Pi's TypeScript extensions) provides. One value
+/// is one of Pi's extensions: its handlers for an event run in the order it registered them, so
+/// an extension with several handlers for one event answers for all of them in
+/// [`RustExtension::handle`] or is registered as several extensions, which composes the same.
+pub trait RustExtension: Send + Sync {
+    /// The extension's name in error reports (Pi's `extensionPath`).
+    fn name(&self) -> &str;
+
+    /// The hook points it handles; it is called at those only (Pi's `hasHandlers`).
+    fn handles(&self) -> HandledHooks;
+
+    /// Handles one event: `payload` is Pi's event object with the changes of the handlers before
+    /// it; actions go through `cx` (Pi's `pi`/`ctx` methods) and are applied after the decision.
+    fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a>;
+}
+
+/// What a handler may do besides answering: the extension API's actions, collected in the order
+/// asked and returned with the decision.
+#[derive(Debug, Default)]
+pub struct HookContext {
+    actions: Mutex<Vec<HookAction>>,
+}
+
+impl HookContext {
+    /// Asks for `action` (Pi's `pi.sendMessage`, `pi.appendEntry`, `pi.setActiveTools`,
+    /// `pi.setModel`, `ctx.abort`, `ctx.compact`).
+    pub fn act(&self, action: HookAction) {
+        self.lock().push(action);
+    }
+
+    /// `ctx.abort()`: ends the run after the hook point (at `turn_end`, the turn cap pattern).
+    pub fn abort(&self) {
+        self.act(HookAction::Abort);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HookAction>> {
+        // A handler that panicked while holding the lock left a complete list behind.
+        self.actions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn take(&self) -> Vec<HookAction> {
+        std::mem::take(&mut *self.lock())
+    }
+}
+
+/// The extensions of a session, in load order. Cheap to clone: they are shared.
+#[derive(Clone, Default)]
+pub struct ExtensionRegistry {
+    extensions: Vec<Arc<dyn RustExtension>>,
+}
+
+impl fmt::Debug for ExtensionRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.extensions.iter().map(|e| e.name().to_owned()))
+            .finish()
+    }
+}
+
+impl ExtensionRegistry {
+    /// No extension.
+    pub fn new() -> Self {
+        ExtensionRegistry::default()
+    }
+
+    /// Loads `extension` after those already loaded.
+    pub fn load(&mut self, extension: Arc<dyn RustExtension>) {
+        self.extensions.push(extension);
+    }
+
+    /// Whether no extension is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.extensions.is_empty()
+    }
+
+    /// The hook points some extension handles: what the run's configuration records, and where
+    /// the machine waits.
+    pub fn handled(&self) -> HandledHooks {
+        HandledHooks::of(
+            self.extensions
+                .iter()
+                .flat_map(|e| e.handles().iter().collect::<Vec<_>>()),
+        )
+    }
+
+    /// Runs the handlers of `payload`'s hook point in load order and composes their answers as
+    /// Pi does; a gate that blocks, or an input handled, ends the round.
+    pub async fn decide(&self, payload: HookPayload) -> HookOutcome {
+        let event = payload.event();
+        let cx = HookContext::default();
+        let mut fold = Composer::new(payload);
+        let mut errors = Vec::new();
+        for extension in &self.extensions {
+            if fold.stopped() {
+                break;
+            }
+            if !extension.handles().contains(event) {
+                continue;
+            }
+            let shown = fold.payload().clone();
+            match extension.handle(&shown, &cx).await {
+                Ok(result) => fold.apply(result),
+                Err(error) => {
+                    errors.push(HookError {
+                        extension: extension.name().to_owned(),
+                        event,
+                        error: error.clone(),
+                    });
+                    fold.thrown(error);
+                }
+            }
+        }
+        HookOutcome {
+            decision: fold.finish(),
+            actions: cx.take(),
+            errors,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "extension_tests.rs"]
+mod tests;
