@@ -32,7 +32,7 @@ pub enum Mode {
 pub struct Args {
     #[arg(long)]
     pub provider: Option<String>,
-    /// Model pattern or ID (supports "provider/id" and optional ":<thinking>").
+    /// Model pattern or ID (supports "provider/id" and optional `:<thinking>`).
     #[arg(long)]
     pub model: Option<String>,
     #[arg(long = "api-key")]

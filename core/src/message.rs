@@ -256,7 +256,7 @@ json_object! {
 json_object! {
     /// `role: "system"` (Pi 1.5): the system prompt as the transcript records it. The first one
     /// holds every section and tool declaration; later ones are patches (a section by name,
-    /// `null` removing it; tools added or removed by name). [`crate::system_prompt::state`]
+    /// `null` removing it; tools added or removed by name). [`crate::agent::system`]
     /// folds them into the prompt in force.
     #[derive(Clone, Debug, PartialEq)]
     pub struct SystemMessage {

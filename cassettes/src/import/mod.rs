@@ -1,7 +1,7 @@
 //! Import: a session file Pi wrote becomes a cassette, so users' own sessions become
 //! regression tests.
 //!
-//! The loop is run again, in memory, on what the file says happened ([`plan`]): its user
+//! The loop is run again, in memory, on what the file says happened (`plan`): its user
 //! messages and commands as inputs at their times, its assistant messages as the streams
 //! their provider would have sent ([`pi_providers::synth`]), its tool results as the tools'
 //! answers, its entry ids and times as the session's ids and clock

@@ -202,7 +202,7 @@ impl AgentMachine {
     }
 
     /// The prompt's sections and the tools from the next turn on, whose start records what
-    /// changed as a system message ([`Self::declare_system`]).
+    /// changed as a system message (`declare_system`).
     pub fn set_system(
         &mut self,
         sections: serde_json::Map<String, serde_json::Value>,

@@ -3,9 +3,9 @@
 //!
 //! The model's arguments are coerced towards the tool's JSON schema first (optional `null`s
 //! dropped, numeric strings to numbers, `"true"` to `true`, a lone value into an array, ...;
-//! [`coerce`]), then checked ([`explain`]); a failure lists every error with pi-schema's wording
-//! ([`messages`]) and the arguments as received. Patterns are JavaScript RegExps ([`js_regex`]);
-//! one that does not compile fails the call first ([`schema_patterns`]). TypeBox's checker ([`errors`], [`MAX_ERRORS`])
+//! `coerce`), then checked ([`explain`]); a failure lists every error with pi-schema's wording
+//! ([`messages`]) and the arguments as received. Patterns are JavaScript RegExps (`js_regex`);
+//! one that does not compile fails the call first (`schema_patterns`). TypeBox's checker ([`errors`], [`MAX_ERRORS`])
 //! stays for the `models.json` check, which did not change.
 
 mod check;

@@ -2,7 +2,7 @@
 //! URI against the base of the schema holding it (the root's base is a fixed placeholder, or its
 //! `$id`), then found in the document it names by JSON pointer (`#/$defs/x`) or `$anchor`.
 //! Only the tool's own schema is known: a reference to any other document does not resolve, and
-//! pi-schema then fails the value with "unresolved reference <ref>".
+//! pi-schema then fails the value with "unresolved reference `<ref>`".
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;

@@ -28,7 +28,7 @@ const CLAUDE_CODE_VERSION: &str = "2.1.322";
 /// SDK's beta endpoint), authenticated by `x-api-key` (or as a Claude Code subscription for
 /// OAuth tokens); the body's `betas` travel as the `anthropic-beta` header, as the SDK sends them.
 /// Where message threads apply, the body creates or continues the session's thread
-/// (see [`thread`]).
+/// (see `thread`).
 pub fn encode(request: &ModelRequest, options: &CallOptions, now: u64) -> HttpRequest {
     encode_call(request, options, now, strict_tools_given_up(request)).http
 }

@@ -48,7 +48,7 @@ fn image_url(mime_type: &str, data: &str) -> Value {
 
 /// `convertMessages`: the system prompt and the transformed conversation in the API's shape.
 /// A message's element is built once and shared by the requests that repeat the message (see
-/// [`super::memo`]).
+/// `super::memo`).
 pub fn convert_messages(
     model: &Model,
     request: &ModelRequest,
