@@ -115,6 +115,8 @@ pub enum HookPayload {
     },
     #[serde(rename_all = "camelCase")]
     BeforeAgentStart {
+        /// What starts the run: `"user"`, a prompt (the only trigger this machine asks about).
+        message_type: String,
         prompt: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageContent>,

@@ -140,6 +140,7 @@ fn input_transforms_chain_and_handled_short_circuits() {
 #[test]
 fn the_last_system_prompt_wins_and_messages_accumulate() {
     let mut fold = Composer::new(HookPayload::BeforeAgentStart {
+        message_type: "user".into(),
         prompt: "p".into(),
         images: vec![],
         system_prompt: "base".into(),

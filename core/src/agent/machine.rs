@@ -23,6 +23,9 @@ use super::hooks::{HandledHooks, HookOutcome};
 use super::system;
 use super::tools::{BatchContext, BatchOutput, ToolBatch};
 
+#[path = "start.rs"]
+mod start;
+
 /// The text Pi's providers put in a response requested after the run was aborted.
 pub const ABORTED_REQUEST: &str = "Request was aborted.";
 
@@ -49,6 +52,9 @@ struct RunSettings {
     reasoning: Option<ThinkingLevel>,
     tool_execution: ToolExecution,
     session_id: Option<String>,
+    /// The prompt a `before_agent_start` handler forced for this run: every request sends it
+    /// instead of the transcript's.
+    forced_system_prompt: Option<String>,
 }
 
 struct Run {
@@ -118,6 +124,8 @@ pub struct AgentMachine {
     streaming_message: Option<StreamingMessage>,
     pending_tool_calls: BTreeSet<String>,
     error_message: Option<String>,
+    /// A prompt's run waiting for the `before_agent_start` decision.
+    starting: Option<start::Starting>,
     run: Option<Run>,
     next_call: u64,
     now: u64,
@@ -158,6 +166,7 @@ impl AgentMachine {
             streaming_message: None,
             pending_tool_calls: BTreeSet::new(),
             error_message: None,
+            starting: None,
             run: None,
             next_call: 1,
             now: 0,
@@ -176,9 +185,10 @@ impl AgentMachine {
         &self.messages
     }
 
-    /// True while a run is in progress (Pi's `state.isStreaming`).
+    /// True while a run is in progress (Pi's `state.isStreaming`), or a prompt's run waits for
+    /// `before_agent_start` (Pi's session is busy then: what is sent meanwhile joins the run).
     pub fn is_streaming(&self) -> bool {
-        self.run.is_some()
+        self.run.is_some() || self.starting.is_some()
     }
 
     /// The message being streamed, if any.
@@ -267,9 +277,15 @@ impl AgentMachine {
             Input::Prompt(prompt) => {
                 let messages = match prompt {
                     Prompt::Text { text, images } => {
-                        vec![AgentMessage::User(UserMessage::from_text(
-                            text, images, now,
-                        ))]
+                        let message = AgentMessage::User(UserMessage::from_text(
+                            text.clone(),
+                            images.clone(),
+                            now,
+                        ));
+                        if self.ask_before_start(&text, &images, message.clone()) {
+                            return Ok(std::mem::take(&mut self.out));
+                        }
+                        vec![message]
                     }
                     Prompt::Messages(messages) => messages,
                 };
@@ -291,6 +307,9 @@ impl AgentMachine {
 
     /// A short description of what the machine is doing, for errors.
     pub fn describe(&self) -> String {
+        if let Some(starting) = &self.starting {
+            return format!("waiting for before_agent_start decision {}", starting.call);
+        }
         match &self.run {
             None => "idle".to_owned(),
             Some(run) => match &run.phase {
@@ -320,7 +339,7 @@ impl AgentMachine {
 
     /// Refuses inputs that do not fit the current state, before anything changes.
     fn check(&self, input: &Input) -> Result<(), StepError> {
-        let running = self.run.is_some();
+        let running = self.is_streaming();
         match input {
             Input::Prompt(_) if running => Err(Rejection::PromptWhileRunning.into()),
             Input::Continue if running => Err(Rejection::ContinueWhileRunning.into()),
@@ -355,6 +374,9 @@ impl AgentMachine {
                     .into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
+            Input::HookDecided { call, outcome } if self.awaits_start(*call, &outcome.decision) => {
+                Ok(())
+            }
             Input::HookDecided { call, outcome } => match self.run.as_ref().map(|r| &r.phase) {
                 Some(Phase::Tools(batch))
                     if batch.gating_index(*call, &outcome.decision).is_some() =>
@@ -452,6 +474,26 @@ impl AgentMachine {
 
     /// `runAgentLoop` (with prompts) or `runAgentLoopContinue` (without).
     fn begin_run(&mut self, prompts: Option<Vec<AgentMessage>>, skip_steering_poll: bool) {
+        self.begin_run_with(prompts, skip_steering_poll, None, false);
+    }
+
+    /// A prompt's run as `before_agent_start` decided it.
+    fn begin_forced_run(
+        &mut self,
+        prompts: Vec<AgentMessage>,
+        forced_system_prompt: Option<String>,
+        aborted: bool,
+    ) {
+        self.begin_run_with(Some(prompts), false, forced_system_prompt, aborted);
+    }
+
+    fn begin_run_with(
+        &mut self,
+        prompts: Option<Vec<AgentMessage>>,
+        skip_steering_poll: bool,
+        forced_system_prompt: Option<String>,
+        aborted: bool,
+    ) {
         self.error_message = None;
         self.streaming_message = None;
         let start = self.messages.len();
@@ -464,11 +506,12 @@ impl AgentMachine {
                     .then_some(self.thinking_level),
                 tool_execution: self.tool_execution,
                 session_id: self.session_id.clone(),
+                forced_system_prompt,
             },
             start,
             context_len: start,
             skip_steering_poll,
-            aborted: false,
+            aborted,
             phase: Phase::Model {
                 call: CallId(0),
                 assembly: Assembly::default(),
@@ -563,10 +606,10 @@ impl AgentMachine {
         let recorded = system::SystemState::of(context);
         let request = ModelRequest {
             model: settings.model,
-            system_prompt: if recorded.recorded {
-                recorded.render()
-            } else {
-                settings.system_prompt
+            system_prompt: match settings.forced_system_prompt {
+                Some(forced) => forced,
+                None if recorded.recorded => recorded.render(),
+                None => settings.system_prompt,
             },
             messages,
             tools: settings
@@ -811,6 +854,9 @@ impl AgentMachine {
 
     /// The extensions decided at a hook point the machine waits at.
     fn on_hook_decided(&mut self, call: CallId, outcome: HookOutcome) {
+        if self.awaits_start(call, &outcome.decision) {
+            return self.start_decided(outcome.decision);
+        }
         let index = match &self.run {
             Some(Run {
                 phase: Phase::Tools(batch),
@@ -906,6 +952,9 @@ impl AgentMachine {
     }
 
     fn abort(&mut self) {
+        if let Some(starting) = &mut self.starting {
+            starting.aborted = true;
+        }
         let Some(run) = &mut self.run else { return };
         if run.aborted {
             return;

@@ -1,0 +1,91 @@
+//! The `before_agent_start` hook point (Pi 1.5.2's `AgentSession._prepareRun`): where a handler
+//! is registered, a prompt's run waits for the extensions before `agent_start`. The decision
+//! adds its messages after the prompt's and forces the run's system prompt: Pi 1.5.2 sets
+//! `forceSystemPrompt`, which projects every request of the run onto that text and leaves the
+//! transcript's system messages (its sections and tool declarations) as they are.
+
+use crate::message::{AgentMessage, CustomMessage, ImageContent, UserContent};
+
+use super::super::hooks::{HookDecision, HookEvent, HookPayload, InjectedMessage};
+use super::{AgentMachine, CallId, Effect};
+
+/// A prompt's run waiting for the `before_agent_start` decision.
+#[derive(Debug)]
+pub(super) struct Starting {
+    pub(super) call: CallId,
+    /// The prompt's messages, which the run starts with.
+    pub(super) messages: Vec<AgentMessage>,
+    /// An abort arrived meanwhile: the run is aborted as soon as it exists.
+    pub(super) aborted: bool,
+}
+
+/// Pi's `before_agent_start` trigger for a prompt.
+const USER_TRIGGER: &str = "user";
+
+impl AgentMachine {
+    /// Whether a text prompt waits for `before_agent_start` first; if so, asks for the decision
+    /// and holds the prompt's message.
+    pub(super) fn ask_before_start(
+        &mut self,
+        text: &str,
+        images: &[ImageContent],
+        message: AgentMessage,
+    ) -> bool {
+        if !self.handled_hooks.contains(HookEvent::BeforeAgentStart) {
+            return false;
+        }
+        let call = self.new_call();
+        let payload = HookPayload::BeforeAgentStart {
+            message_type: USER_TRIGGER.to_owned(),
+            prompt: text.to_owned(),
+            images: images.to_vec(),
+            system_prompt: self.system_prompt(),
+        };
+        self.starting = Some(Starting {
+            call,
+            messages: vec![message],
+            aborted: false,
+        });
+        self.effect(Effect::Hook { call, payload });
+        true
+    }
+
+    /// Whether `call` is the waiting start and `decision` answers it.
+    pub(super) fn awaits_start(&self, call: CallId, decision: &HookDecision) -> bool {
+        matches!(decision, HookDecision::BeforeAgentStart { .. })
+            && self.starting.as_ref().is_some_and(|s| s.call == call)
+    }
+
+    /// Starts the waiting run with the decision's messages (stamped now, as Pi stamps them)
+    /// and forced prompt.
+    pub(super) fn start_decided(&mut self, decision: HookDecision) {
+        let (
+            Some(starting),
+            HookDecision::BeforeAgentStart {
+                messages,
+                system_prompt,
+            },
+        ) = (self.starting.take(), decision)
+        else {
+            return;
+        };
+        let mut prompts = starting.messages;
+        prompts.extend(messages.into_iter().map(|m| self.injected(m)));
+        self.begin_forced_run(prompts, system_prompt, starting.aborted);
+    }
+
+    /// A handler's message as the transcript records it (Pi normalises missing content to
+    /// none).
+    fn injected(&self, message: InjectedMessage) -> AgentMessage {
+        let content = serde_json::from_value::<UserContent>(message.content)
+            .unwrap_or(UserContent::Blocks(Vec::new()));
+        AgentMessage::Custom(CustomMessage {
+            custom_type: message.custom_type,
+            content,
+            display: message.display,
+            details: message.details,
+            timestamp: self.now,
+            extra: Default::default(),
+        })
+    }
+}
