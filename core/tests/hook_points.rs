@@ -388,6 +388,7 @@ fn run_with(
                     HookPayload::ToolCall { input, .. } => {
                         HookDecision::ToolCall(ToolCallVerdict::Run { input })
                     }
+                    HookPayload::TurnEnd { .. } => HookDecision::Done,
                     _ => HookDecision::ToolResult {
                         content: None,
                         details: None,

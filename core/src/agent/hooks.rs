@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::{AgentMessage, AssistantMessage, ContentBlock, ImageContent};
+use crate::message::{AgentMessage, ContentBlock, ImageContent};
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
@@ -126,7 +126,8 @@ pub enum HookPayload {
     #[serde(rename_all = "camelCase")]
     TurnEnd {
         turn_index: u64,
-        message: AssistantMessage,
+        /// The turn's assistant message, with its `role` as Pi's event has it.
+        message: AgentMessage,
         tool_results: Vec<AgentMessage>,
     },
 }

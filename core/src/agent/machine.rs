@@ -19,12 +19,14 @@ use super::contract::{
     CallId, Change, ContractError, Effect, Input, ModelRequest, PreviousCall, Prompt, Rejection,
     Step, StepError, ToolDefinition,
 };
-use super::hooks::{HandledHooks, HookOutcome};
+use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
 use super::system;
 use super::tools::{BatchContext, BatchOutput, ToolBatch};
 
 #[path = "start.rs"]
 mod start;
+#[path = "turn_end.rs"]
+mod turn_end;
 
 /// The text Pi's providers put in a response requested after the run was aborted.
 pub const ABORTED_REQUEST: &str = "Request was aborted.";
@@ -39,8 +41,15 @@ pub enum StreamingMessage {
 /// What the loop of the current run is waiting for.
 #[derive(Debug)]
 enum Phase {
-    Model { call: CallId, assembly: Assembly },
+    Model {
+        call: CallId,
+        assembly: Assembly,
+    },
     Tools(ToolBatch),
+    /// A finished turn waiting for the `turn_end` decision.
+    TurnEnd(turn_end::FinishedTurn),
+    /// Nothing: a turn's decision is being applied.
+    Between,
 }
 
 /// Settings a run captured when it started (Pi builds its loop config once per run).
@@ -66,6 +75,8 @@ struct Run {
     /// A `continue()` from an assistant tail skips the run's first steering poll.
     skip_steering_poll: bool,
     aborted: bool,
+    /// The turns ended so far (Pi's `turnIndex` of the next `turn_end`).
+    turns: u64,
     phase: Phase,
 }
 
@@ -317,6 +328,8 @@ impl AgentMachine {
                     format!("streaming model call {call}")
                 }
                 Phase::Model { call, .. } => format!("waiting for model call {call} to start"),
+                Phase::TurnEnd(turn) => format!("waiting for turn_end decision {}", turn.call),
+                Phase::Between => "between turns".to_owned(),
                 Phase::Tools(batch) => {
                     let running: Vec<String> = batch
                         .running_calls()
@@ -375,6 +388,11 @@ impl AgentMachine {
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
             Input::HookDecided { call, outcome } if self.awaits_start(*call, &outcome.decision) => {
+                Ok(())
+            }
+            Input::HookDecided { call, outcome }
+                if self.awaits_turn_end(*call) && outcome.decision == HookDecision::Done =>
+            {
                 Ok(())
             }
             Input::HookDecided { call, outcome } => match self.run.as_ref().map(|r| &r.phase) {
@@ -512,6 +530,7 @@ impl AgentMachine {
             context_len: start,
             skip_steering_poll,
             aborted,
+            turns: 0,
             phase: Phase::Model {
                 call: CallId(0),
                 assembly: Assembly::default(),
@@ -732,14 +751,10 @@ impl AgentMachine {
             return;
         };
         if assistant.stop_reason.ends_run() {
-            self.emit(AgentEvent::TurnEnd {
-                message: AgentMessage::Assistant(assistant),
-                tool_results: Vec::new(),
-            });
-            return self.end_run();
+            return self.finish_turn(assistant, Vec::new(), false, true);
         }
         if assistant.tool_calls().next().is_none() {
-            return self.after_turn(assistant, Vec::new(), false);
+            return self.finish_turn(assistant, Vec::new(), false, false);
         }
         let Some(run) = &mut self.run else { return };
         let index = self.messages.len() - 1;
@@ -820,7 +835,7 @@ impl AgentMachine {
         if let Some(results) = output.done {
             self.sync_context();
             let results = results.into_iter().map(AgentMessage::ToolResult).collect();
-            self.after_turn(assistant, results, terminate);
+            self.finish_turn(assistant, results, terminate, false);
         }
     }
 
@@ -855,7 +870,11 @@ impl AgentMachine {
     /// The extensions decided at a hook point the machine waits at.
     fn on_hook_decided(&mut self, call: CallId, outcome: HookOutcome) {
         if self.awaits_start(call, &outcome.decision) {
-            return self.start_decided(outcome.decision);
+            let abort = outcome.actions.contains(&HookAction::Abort);
+            return self.start_decided(outcome.decision, abort);
+        }
+        if self.awaits_turn_end(call) {
+            return self.turn_end_decided(outcome);
         }
         let index = match &self.run {
             Some(Run {
@@ -963,6 +982,7 @@ impl AgentMachine {
         let calls = match &run.phase {
             Phase::Model { call, .. } => vec![*call],
             Phase::Tools(batch) => batch.running_calls(),
+            Phase::TurnEnd(_) | Phase::Between => Vec::new(),
         };
         for call in calls {
             self.effect(Effect::Cancel { call });

@@ -58,7 +58,8 @@ impl AgentMachine {
 
     /// Starts the waiting run with the decision's messages (stamped now, as Pi stamps them)
     /// and forced prompt.
-    pub(super) fn start_decided(&mut self, decision: HookDecision) {
+    /// `actions_abort`: a handler called `ctx.abort()`.
+    pub(super) fn start_decided(&mut self, decision: HookDecision, actions_abort: bool) {
         let (
             Some(starting),
             HookDecision::BeforeAgentStart {
@@ -70,8 +71,9 @@ impl AgentMachine {
             return;
         };
         let mut prompts = starting.messages;
+        let aborted = starting.aborted || actions_abort;
         prompts.extend(messages.into_iter().map(|m| self.injected(m)));
-        self.begin_forced_run(prompts, system_prompt, starting.aborted);
+        self.begin_forced_run(prompts, system_prompt, aborted);
     }
 
     /// A handler's message as the transcript records it (Pi normalises missing content to

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::agent::hooks::HookAction;
 use crate::agent::{AgentMachine, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::tokens::{
@@ -432,7 +433,15 @@ impl SessionMachine {
                 return self.navigation_answer(input);
             }
         }
-        self.agent_step(input)
+        // A handler's `ctx.abort()` is Pi's `AgentSession.abort()`: the agent applies it within
+        // the decision, before its loop goes on, and the session settles as aborted.
+        let aborts = matches!(&input, Input::HookDecided { outcome, .. }
+            if outcome.actions.contains(&HookAction::Abort));
+        self.agent_step(input)?;
+        if aborts {
+            self.abort()?;
+        }
+        Ok(())
     }
 
     /// Steps the agent and processes what it emitted.

@@ -1,0 +1,93 @@
+//! The `turn_end` hook point (Pi 1.5.2's `finishTurn`, where `AgentSession` runs the extensions'
+//! `turn_end` handlers before the loop emits `turn_end`): where a handler is registered, a
+//! finished turn waits for the extensions' decision, and the `abort` a handler asked for
+//! (`ctx.abort()`, Harbor's turn cap) is applied before the loop goes on, so the next request is
+//! answered `Request was aborted.` at once as Pi's provider answers an aborted signal.
+
+use crate::message::{AgentMessage, AssistantMessage};
+
+use super::super::hooks::{HookAction, HookEvent, HookOutcome, HookPayload};
+use super::{AgentMachine, CallId, Effect, Phase};
+
+/// A finished turn waiting for the `turn_end` decision.
+#[derive(Debug)]
+pub(super) struct FinishedTurn {
+    pub(super) call: CallId,
+    assistant: AssistantMessage,
+    results: Vec<AgentMessage>,
+    terminate: bool,
+    /// The turn's response ended the run (an error or an abort): `agent_end` follows.
+    ends_run: bool,
+}
+
+impl AgentMachine {
+    /// Ends the turn: through the `turn_end` hook point when a handler waits there, else at
+    /// once.
+    pub(super) fn finish_turn(
+        &mut self,
+        assistant: AssistantMessage,
+        results: Vec<AgentMessage>,
+        terminate: bool,
+        ends_run: bool,
+    ) {
+        let handled = self.handled_hooks.contains(HookEvent::TurnEnd);
+        let Some(run) = self.run.as_mut().filter(|_| handled) else {
+            return self.turn_decided(assistant, results, terminate, ends_run);
+        };
+        let turn_index = run.turns;
+        let call = CallId(self.next_call);
+        self.next_call += 1;
+        let payload = HookPayload::TurnEnd {
+            turn_index,
+            message: AgentMessage::Assistant(assistant.clone()),
+            tool_results: results.clone(),
+        };
+        if let Some(run) = self.run.as_mut() {
+            run.phase = Phase::TurnEnd(FinishedTurn {
+                call,
+                assistant,
+                results,
+                terminate,
+                ends_run,
+            });
+        }
+        self.effect(Effect::Hook { call, payload });
+    }
+
+    /// Whether `call` is the finished turn waiting for its decision.
+    pub(super) fn awaits_turn_end(&self, call: CallId) -> bool {
+        matches!(self.run.as_ref().map(|r| &r.phase), Some(Phase::TurnEnd(t)) if t.call == call)
+    }
+
+    /// Applies what the handlers asked for that ends the run, then ends the turn.
+    pub(super) fn turn_end_decided(&mut self, outcome: HookOutcome) {
+        let Some(run) = self.run.as_mut() else { return };
+        let Phase::TurnEnd(turn) = std::mem::replace(&mut run.phase, Phase::Between) else {
+            return;
+        };
+        if outcome.actions.contains(&HookAction::Abort) {
+            self.abort();
+        }
+        self.turn_decided(turn.assistant, turn.results, turn.terminate, turn.ends_run);
+    }
+
+    fn turn_decided(
+        &mut self,
+        assistant: AssistantMessage,
+        results: Vec<AgentMessage>,
+        terminate: bool,
+        ends_run: bool,
+    ) {
+        if let Some(run) = self.run.as_mut() {
+            run.turns += 1;
+        }
+        if ends_run {
+            self.emit(crate::event::AgentEvent::TurnEnd {
+                message: AgentMessage::Assistant(assistant),
+                tool_results: results,
+            });
+            return self.end_run();
+        }
+        self.after_turn(assistant, results, terminate);
+    }
+}

@@ -1,0 +1,118 @@
+//! Harbor's turn cap as a Rust extension through the SDK, against the kit's mock LLM over real
+//! HTTP: a `turn_end` handler calls `ctx.abort()` after N turns, the run ends aborted without
+//! another request, and the recording replays byte for byte with the extension absent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pi_sdk::{
+    Event, HandledHooks, HookContext, HookEvent, HookFuture, HookPayload, Model, RustExtension,
+    SessionBuilder, ThinkingLevel,
+};
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+/// Aborts the run once `cap` turns have ended.
+struct TurnCap {
+    cap: u64,
+    seen: AtomicU64,
+}
+
+impl RustExtension for TurnCap {
+    fn name(&self) -> &str {
+        "turn-cap"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::TurnEnd])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
+        if let HookPayload::TurnEnd { turn_index, .. } = payload {
+            assert_eq!(*turn_index, self.seen.fetch_add(1, Ordering::SeqCst));
+            if turn_index + 1 >= self.cap {
+                cx.abort();
+            }
+        }
+        Box::pin(async { Ok(None) })
+    }
+}
+
+fn mock_model(mock: &MockLlm) -> Model {
+    Model {
+        id: "mock-model".into(),
+        name: "Mock Model".into(),
+        api: "openai-completions".into(),
+        provider: "mock".into(),
+        base_url: mock.url("/v1"),
+        input: vec!["text".into()],
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..Model::default()
+    }
+}
+
+fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        out.push(serde_json::to_value(&event).unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays() {
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("cap.cassette.jsonl");
+    let call = |id: &str| {
+        json!({"tool_calls": [
+        {"id": id, "name": "bash", "arguments": {"command": "echo again"}}]})
+    };
+    let mock = MockLlm::start(&json!([call("call_1"), call("call_2"), call("call_3")]));
+    let recorded = {
+        let session = SessionBuilder::new(workspace.path())
+            .agent_dir(workspace.path().join(".agent"))
+            .model(mock_model(&mock))
+            .api_key("sk-secret-test-key-0123456789")
+            .thinking_level(ThinkingLevel::Off)
+            .extension(TurnCap {
+                cap: 2,
+                seen: AtomicU64::new(0),
+            })
+            .record(&cassette)
+            .build()
+            .unwrap();
+        let mut events = session.subscribe();
+        session.prompt("Loop forever.").await.unwrap();
+        session.finish().await.unwrap();
+        drain(&mut events)
+    };
+    assert_eq!(mock.requests().len(), 2, "no request after the cap");
+    drop(mock);
+    let turn_ends: Vec<&Value> = recorded
+        .iter()
+        .filter(|e| e["type"] == "turn_end")
+        .collect();
+    assert_eq!(turn_ends.len(), 3, "two turns and the aborted one");
+    assert_eq!(turn_ends[2]["message"]["stopReason"], "aborted");
+    assert_eq!(
+        turn_ends[2]["message"]["errorMessage"],
+        "Request was aborted."
+    );
+    let settled: Vec<&Value> = recorded
+        .iter()
+        .filter(|e| e["type"] == "agent_settled")
+        .collect();
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0]["aborted"], true);
+
+    let session = SessionBuilder::new(workspace.path())
+        .replay(&cassette)
+        .build()
+        .unwrap();
+    let mut events = session.subscribe();
+    session.prompt("Loop forever.").await.unwrap();
+    session.finish().await.unwrap();
+    assert_eq!(drain(&mut events), recorded);
+}
