@@ -7,13 +7,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pi_sdk::{
-    Event, HandledHooks, HookContext, HookEvent, HookFuture, HookPayload, Model, RustExtension,
-    SessionBuilder, ThinkingLevel,
+    Event, HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, Model,
+    RustExtension, SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-/// Aborts the run once `cap` turns have ended.
+/// Aborts the run when its `cap`th turn ends, and writes down that it did.
 struct TurnCap {
     cap: u64,
     seen: AtomicU64,
@@ -31,7 +31,11 @@ impl RustExtension for TurnCap {
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         if let HookPayload::TurnEnd { turn_index, .. } = payload {
             assert_eq!(*turn_index, self.seen.fetch_add(1, Ordering::SeqCst));
-            if turn_index + 1 >= self.cap {
+            if turn_index + 1 == self.cap {
+                cx.act(HookAction::AppendEntry {
+                    custom_type: "turn-cap".into(),
+                    data: Some(json!({"turns": turn_index + 1})),
+                });
                 cx.abort();
             }
         }
@@ -100,6 +104,22 @@ async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays(
         turn_ends[2]["message"]["errorMessage"],
         "Request was aborted."
     );
+    // The entry the handler wrote is announced before the turn it capped is.
+    let kinds: Vec<&str> = recorded
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .filter(|t| ["entry_appended", "turn_end"].contains(t))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["turn_end", "entry_appended", "turn_end", "turn_end"]
+    );
+    let appended = recorded
+        .iter()
+        .find(|e| e["type"] == "entry_appended")
+        .unwrap();
+    assert_eq!(appended["entry"]["customType"], "turn-cap");
+    assert_eq!(appended["entry"]["data"], json!({"turns": 2}));
     let settled: Vec<&Value> = recorded
         .iter()
         .filter(|e| e["type"] == "agent_settled")

@@ -316,6 +316,19 @@ impl AgentMachine {
         Ok(std::mem::take(&mut self.out))
     }
 
+    /// Whether a hook point waits for `decision` under `call`: what `Input::HookDecided`
+    /// must answer to be taken (a session applies a decision's actions only then).
+    pub fn awaits_decision(&self, call: CallId, decision: &HookDecision) -> bool {
+        if self.awaits_start(call, decision) {
+            return true;
+        }
+        if self.awaits_turn_end(call) {
+            return *decision == HookDecision::Done;
+        }
+        matches!(self.run.as_ref().map(|r| &r.phase),
+            Some(Phase::Tools(batch)) if batch.gating_index(call, decision).is_some())
+    }
+
     /// A short description of what the machine is doing, for errors.
     pub fn describe(&self) -> String {
         if let Some(starting) = &self.starting {
@@ -387,24 +400,14 @@ impl AgentMachine {
                     .into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
-            Input::HookDecided { call, outcome } if self.awaits_start(*call, &outcome.decision) => {
-                Ok(())
-            }
             Input::HookDecided { call, outcome }
-                if self.awaits_turn_end(*call) && outcome.decision == HookDecision::Done =>
+                if self.awaits_decision(*call, &outcome.decision) =>
             {
                 Ok(())
             }
-            Input::HookDecided { call, outcome } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Tools(batch))
-                    if batch.gating_index(*call, &outcome.decision).is_some() =>
-                {
-                    Ok(())
-                }
-                _ => Err(self
-                    .contract(input, "no hook point is waiting for this decision")
-                    .into()),
-            },
+            Input::HookDecided { .. } => Err(self
+                .contract(input, "no hook point is waiting for this decision")
+                .into()),
             Input::ToolUpdate { call, .. } | Input::ToolFinished { call, .. } => {
                 match self.run.as_ref().map(|r| &r.phase) {
                     Some(Phase::Tools(batch)) if batch.running_index(*call).is_some() => Ok(()),

@@ -1,12 +1,34 @@
-//! Entries extensions write. This loop runs no extensions, but a session Pi wrote may hold
-//! their entries; a replay of it gives them back as inputs, and they go where Pi put them.
+//! Entries extensions write: those a hook point's handlers asked for come with its decision;
+//! a session Pi wrote may hold others, which a replay of it gives back as inputs, and they go
+//! where Pi put them.
 
+use crate::agent::hooks::HookAction;
 use crate::message::{AgentMessage, UserContent};
 
 use super::contract::{ExtensionEntry, SessionError, SessionRejection};
 use super::machine::SessionMachine;
 
 impl SessionMachine {
+    /// The `custom` entries a hook point's handlers wrote with `pi.appendEntry` (in the order
+    /// asked): Pi writes them at once, mid-run too, so they go before anything the decision
+    /// makes the loop do, each announced as `entry_appended`.
+    pub(super) fn append_asked_entries(&mut self, actions: &[HookAction]) {
+        for action in actions {
+            if let HookAction::AppendEntry { custom_type, data } = action {
+                self.append_custom(custom_type, data.clone());
+            }
+        }
+    }
+
+    fn append_custom(&mut self, custom_type: &str, data: Option<serde_json::Value>) {
+        let (id, decision) =
+            self.tree
+                .append_custom_entry(custom_type, data, self.now, &mut self.ids);
+        self.persist(decision);
+        // Pi 1.5 announces what an extension's `appendEntry` wrote.
+        self.emit_entry_appended(&id);
+    }
+
     /// Writes `entry` as Pi's extension API does while the session is idle: `custom` entries
     /// (announced as `entry_appended`) and labels to the session only, a `custom_message` also
     /// into the conversation.
@@ -19,12 +41,7 @@ impl SessionMachine {
         }
         match entry {
             ExtensionEntry::Custom { custom_type, data } => {
-                let (id, decision) =
-                    self.tree
-                        .append_custom_entry(&custom_type, data, self.now, &mut self.ids);
-                self.persist(decision);
-                // Pi 1.5 announces what an extension's `appendEntry` wrote.
-                self.emit_entry_appended(&id);
+                self.append_custom(&custom_type, data);
                 Ok(())
             }
             ExtensionEntry::Label { target_id, label } => {

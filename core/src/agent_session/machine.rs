@@ -437,6 +437,11 @@ impl SessionMachine {
         // the decision, before its loop goes on, and the session settles as aborted.
         let aborts = matches!(&input, Input::HookDecided { outcome, .. }
             if outcome.actions.contains(&HookAction::Abort));
+        if let Input::HookDecided { call, outcome } = &input {
+            if self.agent.awaits_decision(*call, &outcome.decision) {
+                self.append_asked_entries(&outcome.actions);
+            }
+        }
         self.agent_step(input)?;
         if aborts {
             self.abort()?;
