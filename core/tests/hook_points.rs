@@ -389,6 +389,7 @@ fn run_with(
                         HookDecision::ToolCall(ToolCallVerdict::Run { input })
                     }
                     HookPayload::TurnEnd { .. } => HookDecision::Done,
+                    HookPayload::Context { .. } => HookDecision::Context { messages: None },
                     _ => HookDecision::ToolResult {
                         content: None,
                         details: None,
@@ -421,6 +422,7 @@ fn decisions_that_change_nothing_give_the_run_without_extensions_and_only_handle
         vec![HookEvent::ToolResult],
         vec![HookEvent::ToolCall, HookEvent::ToolResult],
         vec![HookEvent::TurnEnd, HookEvent::Input],
+        vec![HookEvent::Context, HookEvent::ToolCall],
     ];
     for sequential in [false, true] {
         for calls in 1..=3 {

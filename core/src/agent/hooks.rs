@@ -39,6 +39,8 @@ pub enum HookEvent {
     BeforeAgentStart,
     /// A turn ended: the extension may abort the run (`ctx.abort()`, Harbor's turn cap).
     TurnEnd,
+    /// Before each model request: replace the conversation the request sends.
+    Context,
 }
 
 impl HookEvent {
@@ -50,6 +52,7 @@ impl HookEvent {
             HookEvent::Input => "input",
             HookEvent::BeforeAgentStart => "before_agent_start",
             HookEvent::TurnEnd => "turn_end",
+            HookEvent::Context => "context",
         }
     }
 }
@@ -130,6 +133,9 @@ pub enum HookPayload {
         message: AgentMessage,
         tool_results: Vec<AgentMessage>,
     },
+    /// The conversation a request is about to send, its system messages left out (Pi shows
+    /// them to `context_with_system` handlers only).
+    Context { messages: Vec<AgentMessage> },
 }
 
 impl HookPayload {
@@ -141,6 +147,7 @@ impl HookPayload {
             HookPayload::Input { .. } => HookEvent::Input,
             HookPayload::BeforeAgentStart { .. } => HookEvent::BeforeAgentStart,
             HookPayload::TurnEnd { .. } => HookEvent::TurnEnd,
+            HookPayload::Context { .. } => HookEvent::Context,
         }
     }
 }
@@ -193,6 +200,11 @@ pub enum HandlerResult {
         message: Option<InjectedMessage>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         system_prompt: Option<String>,
+    },
+    /// Pi's `ContextEventResult`: the messages to send instead.
+    Context {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        messages: Option<Vec<AgentMessage>>,
     },
 }
 
@@ -285,6 +297,11 @@ pub enum HookDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         system_prompt: Option<String>,
     },
+    /// The conversation the request sends instead of its own (`None`: no handler changed it).
+    Context {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        messages: Option<Vec<AgentMessage>>,
+    },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -328,7 +345,8 @@ impl ToolCallVerdict {
 }
 
 /// Folds handler results into a decision, one handler at a time, with Pi 1.5.2's rules
-/// (`ExtensionRunner.emitToolCall`, `emitToolResult`, `emitInput`, `emitBeforeAgentStart`).
+/// (`ExtensionRunner.emitToolCall`, `emitToolResult`, `emitInput`, `emitBeforeAgentStart`,
+/// `emitContext`: each handler sees the messages the one before it returned).
 #[derive(Clone, Debug)]
 pub struct Composer {
     /// What the next handler sees.
@@ -444,6 +462,15 @@ impl Composer {
                 }
             }
             (
+                HookPayload::Context { messages: current },
+                Some(HandlerResult::Context {
+                    messages: Some(messages),
+                }),
+            ) => {
+                *current = messages;
+                self.result_changed = true;
+            }
+            (
                 HookPayload::BeforeAgentStart { system_prompt, .. },
                 Some(HandlerResult::BeforeAgentStart {
                     message,
@@ -512,6 +539,9 @@ impl Composer {
                 system_prompt: self.system_prompt,
             },
             HookPayload::TurnEnd { .. } => HookDecision::Done,
+            HookPayload::Context { messages } => HookDecision::Context {
+                messages: self.result_changed.then_some(messages),
+            },
         }
     }
 }

@@ -201,3 +201,39 @@ fn payloads_and_decisions_have_pis_json_and_round_trip() {
     let text = serde_json::to_string(&action).unwrap();
     assert_eq!(text, r#"{"action":"setActiveTools","tools":["read"]}"#);
 }
+
+#[test]
+fn context_handlers_chain_and_an_unchanged_context_is_no_replacement() {
+    let user = |t: &str| {
+        crate::message::AgentMessage::User(crate::message::UserMessage::from_text(
+            t.to_owned(),
+            vec![],
+            1,
+        ))
+    };
+    let unchanged = Composer::new(HookPayload::Context {
+        messages: vec![user("a")],
+    });
+    assert_eq!(unchanged.finish(), HookDecision::Context { messages: None });
+    let mut fold = Composer::new(HookPayload::Context {
+        messages: vec![user("a")],
+    });
+    fold.apply(Some(HandlerResult::Context {
+        messages: Some(vec![user("b")]),
+    }));
+    assert_eq!(
+        fold.payload(),
+        &HookPayload::Context {
+            messages: vec![user("b")]
+        },
+        "the next handler sees the first one's messages"
+    );
+    fold.apply(Some(HandlerResult::Context { messages: None }));
+    fold.thrown("boom".into());
+    assert_eq!(
+        fold.finish(),
+        HookDecision::Context {
+            messages: Some(vec![user("b")])
+        }
+    );
+}

@@ -23,6 +23,8 @@ use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
 use super::system;
 use super::tools::{BatchContext, BatchOutput, ToolBatch};
 
+#[path = "context.rs"]
+mod context;
 #[path = "start.rs"]
 mod start;
 #[path = "turn_end.rs"]
@@ -48,7 +50,11 @@ enum Phase {
     Tools(ToolBatch),
     /// A finished turn waiting for the `turn_end` decision.
     TurnEnd(turn_end::FinishedTurn),
-    /// Nothing: a turn's decision is being applied.
+    /// A request waiting for the `context` decision.
+    Context {
+        call: CallId,
+    },
+    /// Nothing: a decision is being applied.
     Between,
 }
 
@@ -77,6 +83,9 @@ struct Run {
     aborted: bool,
     /// The turns ended so far (Pi's `turnIndex` of the next `turn_end`).
     turns: u64,
+    /// The `context` decision for the request being made: the conversation it sends instead
+    /// of the transcript's (`Some(None)`: the transcript's).
+    context_decided: Option<Option<Vec<AgentMessage>>>,
     phase: Phase,
 }
 
@@ -325,6 +334,9 @@ impl AgentMachine {
         if self.awaits_turn_end(call) {
             return *decision == HookDecision::Done;
         }
+        if self.awaits_context(call, decision) {
+            return true;
+        }
         matches!(self.run.as_ref().map(|r| &r.phase),
             Some(Phase::Tools(batch)) if batch.gating_index(call, decision).is_some())
     }
@@ -342,6 +354,7 @@ impl AgentMachine {
                 }
                 Phase::Model { call, .. } => format!("waiting for model call {call} to start"),
                 Phase::TurnEnd(turn) => format!("waiting for turn_end decision {}", turn.call),
+                Phase::Context { call } => format!("waiting for context decision {call}"),
                 Phase::Between => "between turns".to_owned(),
                 Phase::Tools(batch) => {
                     let running: Vec<String> = batch
@@ -534,6 +547,7 @@ impl AgentMachine {
             skip_steering_poll,
             aborted,
             turns: 0,
+            context_decided: None,
             phase: Phase::Model {
                 call: CallId(0),
                 assembly: Assembly::default(),
@@ -608,17 +622,24 @@ impl AgentMachine {
             let message = self.stamp_response(message);
             return self.finish_response(message, false);
         }
+        let decided = match self.run.as_mut().map(|r| r.context_decided.take()) {
+            Some(Some(decided)) => decided,
+            _ if self.ask_context() => return,
+            _ => None,
+        };
+        let Some(run) = &self.run else { return };
         let context = &self.messages[..run.context_len];
-        let transformed = match self.hooks.transform_context(context) {
+        let source = decided.as_deref().unwrap_or(context);
+        let transformed = match self.hooks.transform_context(source) {
             Ok(t) => t,
             Err(thrown) => return self.fail_run(thrown),
         };
         let llm = match transformed {
             Some(transformed) => self.hooks.convert_to_llm(&transformed).map(Arc::new),
-            None if self.hooks.converts_each_message_alone() => {
+            None if decided.is_none() && self.hooks.converts_each_message_alone() => {
                 self.llm_view.extended(context, self.hooks.as_ref())
             }
-            None => self.hooks.convert_to_llm(context).map(Arc::new),
+            None => self.hooks.convert_to_llm(source).map(Arc::new),
         };
         let messages = match llm {
             Ok(messages) => messages,
@@ -879,6 +900,9 @@ impl AgentMachine {
         if self.awaits_turn_end(call) {
             return self.turn_end_decided(outcome);
         }
+        if self.awaits_context(call, &outcome.decision) {
+            return self.context_decided(outcome.decision);
+        }
         let index = match &self.run {
             Some(Run {
                 phase: Phase::Tools(batch),
@@ -985,7 +1009,7 @@ impl AgentMachine {
         let calls = match &run.phase {
             Phase::Model { call, .. } => vec![*call],
             Phase::Tools(batch) => batch.running_calls(),
-            Phase::TurnEnd(_) | Phase::Between => Vec::new(),
+            Phase::TurnEnd(_) | Phase::Context { .. } | Phase::Between => Vec::new(),
         };
         for call in calls {
             self.effect(Effect::Cancel { call });

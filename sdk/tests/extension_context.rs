@@ -1,0 +1,103 @@
+//! A Rust extension's `context` handler through the SDK, against the kit's mock LLM over real
+//! HTTP: the request sends the conversation the handler returned, the transcript keeps the
+//! real one, and the recording replays byte for byte with the extension absent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pi_sdk::{
+    Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, Model,
+    RustExtension, SessionBuilder, ThinkingLevel,
+};
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+/// Replaces `secret` in every message the model would see.
+struct Scrub;
+
+impl RustExtension for Scrub {
+    fn name(&self) -> &str {
+        "scrub"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::Context])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        let scrubbed = match payload {
+            HookPayload::Context { messages } => {
+                let text = serde_json::to_string(messages).unwrap();
+                Some(serde_json::from_str(&text.replace("secret", "[scrubbed]")).unwrap())
+            }
+            _ => None,
+        };
+        Box::pin(async move { Ok(Some(HandlerResult::Context { messages: scrubbed })) })
+    }
+}
+
+fn mock_model(mock: &MockLlm) -> Model {
+    Model {
+        id: "mock-model".into(),
+        name: "Mock Model".into(),
+        api: "openai-completions".into(),
+        provider: "mock".into(),
+        base_url: mock.url("/v1"),
+        input: vec!["text".into()],
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..Model::default()
+    }
+}
+
+fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        out.push(serde_json::to_value(&event).unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_request_sends_the_scrubbed_conversation_and_the_recording_replays() {
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("context.cassette.jsonl");
+    let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
+    let recorded = {
+        let session = SessionBuilder::new(workspace.path())
+            .agent_dir(workspace.path().join(".agent"))
+            .model(mock_model(&mock))
+            .api_key("sk-secret-test-key-0123456789")
+            .thinking_level(ThinkingLevel::Off)
+            .extension(Scrub)
+            .record(&cassette)
+            .build()
+            .unwrap();
+        let mut events = session.subscribe();
+        session.prompt("My secret is 42.").await.unwrap();
+        session.finish().await.unwrap();
+        drain(&mut events)
+    };
+    let requests = mock.requests();
+    drop(mock);
+    assert_eq!(requests.len(), 1);
+    let messages = &requests[0]["messages"];
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(
+        messages[1],
+        json!({"role": "user", "content": [{"type": "text", "text": "My [scrubbed] is 42."}]})
+    );
+    let user = recorded
+        .iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "user")
+        .unwrap();
+    assert_eq!(user["message"]["content"][0]["text"], "My secret is 42.");
+
+    let session = SessionBuilder::new(workspace.path())
+        .replay(&cassette)
+        .build()
+        .unwrap();
+    let mut events = session.subscribe();
+    session.prompt("My secret is 42.").await.unwrap();
+    session.finish().await.unwrap();
+    assert_eq!(drain(&mut events), recorded);
+}
