@@ -154,6 +154,12 @@ const cases = [
     { system: "Be brief now.", add: [user("more", 6)], answers: [threadError("thread_unsupported_request"), failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
     { system: "Be brief.", add: [], answers: [text("msg_2", "More")] },
   ] },
+  // A refusal stop ends the call as an error (its raw stop reason kept); nothing is recorded.
+  { name: "refusal-stop-records-nothing", model: model(), options: { sessionId: "s35" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Sorry", { stop: "refusal" })], keep: false },
+    { add: [], answers: [text("msg_2", "Hello")] },
+    { add: [user("more", 6)], answers: [text("msg_3", "More")] },
+  ] },
   { name: "strict-tool-limits-send-again-without-strict", model: model(strictCompat), tools: strictTools, options: { sessionId: "s28" }, steps: [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [strictLimit("Too many strict tools (25 > 20)"), text("msg_2", "More")] },
