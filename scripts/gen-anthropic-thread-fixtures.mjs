@@ -66,7 +66,7 @@ function sse(answer, modelId) {
 }
 
 // Each step: what the context gains before the request (messages, or a new system prompt or
-// tools), the server's answers to the requests it sends (in order; more than one when the
+// tools, or the model of this one call), the server's answers to the requests it sends (in order; more than one when the
 // original sends the call again), and whether its answer joins the context. Each request is
 // kept with the streamed answer it got (`response`), so the decoder can be checked too.
 const cases = [
@@ -124,6 +124,41 @@ const cases = [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [threadError("thread_not_found"), failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
     { add: [], answers: [text("msg_2", "More")] },
+  ] },
+  // A failed create leaves the session's thread as it was: a later request extending the
+  // older reply continues it.
+  { name: "failed-create-keeps-the-older-thread", model: model(), options: { sessionId: "s31", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { system: "Be brief now.", add: [user("more", 6)], answers: [failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
+    { system: "Be brief.", add: [], answers: [text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+  ] },
+  // A call that goes without a thread (another model) leaves the session's thread as it was.
+  { name: "another-model-in-between-continues-the-earlier-reply", model: model(), options: { sessionId: "s32" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { model: model({ id: "claude-haiku-4-5", baseUrl: "https://proxy.example.com" }), add: [user("more", 6)], answers: [text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+    { add: [user("last", 8)], answers: [text("msg_4", "Last")] },
+  ] },
+  // Threads refused as unsupported, and the resend without a thread fails: the session's
+  // threads stay on (the continue had used up its state, so the next request creates).
+  { name: "unsupported-then-resend-fails-keeps-threads-on", model: model(), options: { sessionId: "s33", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [user("more", 6)], answers: [threadError("thread_unsupported_request"), failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
+    { add: [], answers: [text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+  ] },
+  // The same after a create: the older thread is still there to continue.
+  { name: "unsupported-create-then-resend-fails-keeps-the-older-thread", model: model(), options: { sessionId: "s34", maxRetries: 0 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { system: "Be brief now.", add: [user("more", 6)], answers: [threadError("thread_unsupported_request"), failure(400, { type: "error", error: { type: "invalid_request_error", message: "prompt is too long" } })], keep: false },
+    { system: "Be brief.", add: [], answers: [text("msg_2", "More")] },
+  ] },
+  // A refusal stop ends the call as an error (its raw stop reason kept); nothing is recorded.
+  { name: "refusal-stop-records-nothing", model: model(), options: { sessionId: "s35" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Sorry", { stop: "refusal" })], keep: false },
+    { add: [], answers: [text("msg_2", "Hello")] },
+    { add: [user("more", 6)], answers: [text("msg_3", "More")] },
   ] },
   { name: "strict-tool-limits-send-again-without-strict", model: model(strictCompat), tools: strictTools, options: { sessionId: "s28" }, steps: [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
@@ -233,12 +268,13 @@ for (const c of cases) {
         sent[sent.length - 1].response = JSON.stringify(answer.error);
         return new Response(JSON.stringify(answer.error), { status: answer.status, headers: { "content-type": "application/json" } });
       }
-      const body = sse(answer, c.model.id);
+      const body = sse(answer, (step.model ?? c.model).id);
       sent[sent.length - 1].response = body;
       return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
     };
     const context = { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) };
-    const reply = await streamSimple(c.model, context, { apiKey: "key", ...c.options, fetch }).result();
+    const stepModel = step.model ?? c.model;
+    const reply = await streamSimple(stepModel, context, { apiKey: "key", ...c.options, fetch }).result();
     if (answers.length > 0) throw new Error(`${c.name}: ${answers.length} answers unused`);
     // The answer as the session keeps it (the loop adds no field the encoder reads).
     // The answer's times vary between runs and no request carries them: the timestamp is fixed
@@ -246,7 +282,7 @@ for (const c of cases) {
     const kept = { ...reply, timestamp: 4 };
     delete kept.durationMs;
     if (kept.diagnostics) kept.diagnostics = kept.diagnostics.map((d) => ({ ...d, timestamp: 0 }));
-    steps.push({ context: { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) },
+    steps.push({ ...(step.model ? { model: step.model } : {}), context: { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) },
       requests: sent, reply: kept });
     if (step.keep !== false) messages = [...messages, kept];
   }

@@ -472,7 +472,7 @@ mod tests {
                 reasoning: None,
                 session_id: None,
                 max_tokens: None,
-                previous: None,
+                thread: None,
                 session_diagnostics: Default::default(),
             },
         }

@@ -926,3 +926,67 @@ fn a_refused_thread_is_sent_again_recorded_and_replayed_byte_for_byte() {
     assert_eq!(replayed.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&replayed.stdout), stdout);
 }
+
+#[test]
+fn a_failed_resend_without_thread_leaves_threads_on_recorded_and_replayed_byte_for_byte() {
+    // The second request continues the first answer's thread; the server refuses threads as
+    // unsupported and then fails the call sent again without one. As in Pi 1.5.2, threads are
+    // turned off only once such a call is answered, and the continued thread is used up: the
+    // third prompt starts a new thread, and its answer's thread is continued by the fourth.
+    let refusal = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "thread request refused: thread_unsupported_request",
+        "details": {"error_code": "thread_unsupported_request"}}});
+    let failure = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "bad request"}});
+    let ws = workspace(json!({"script": [
+        {"text": ["first answer"]},
+        {"status": 400, "error_body": refusal},
+        {"status": 400, "error_body": failure},
+        {"text": ["third answer"]},
+        {"text": ["fourth answer"]},
+    ]}));
+    let models = ws.root().join("agent/models.json");
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&models).unwrap()).unwrap();
+    config["providers"]["mock-anthropic"]["models"][0]["compat"] =
+        json!({"supportsMessageThreads": true});
+    std::fs::write(&models, config.to_string()).unwrap();
+    let cassette = ws.root().join("cwd/resend-failed.jsonl");
+    let recorded = pi_in(
+        &ws,
+        &[
+            "--provider",
+            "mock-anthropic",
+            "--model",
+            "mock-claude",
+            "--no-session",
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "one",
+            "two",
+            "three",
+            "four",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&recorded.stderr);
+    let bodies = bodies_received(&ws);
+    assert_eq!(bodies.len(), 5, "{stderr}{bodies:?}");
+    assert_eq!(bodies[1]["thread"]["type"], "continue");
+    assert!(bodies[2].get("thread").is_none(), "{}", bodies[2]);
+    assert_eq!(
+        bodies[3]["thread"],
+        json!({"type": "create"}),
+        "{}",
+        bodies[3]
+    );
+    assert_eq!(bodies[4]["thread"]["type"], "continue", "{}", bodies[4]);
+    let check = replay_check(&cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}

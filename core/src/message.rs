@@ -303,9 +303,10 @@ json_object! {
         pub diagnostics: Option<Vec<Value>> = "diagnostics" (opt),
         pub response_id: Option<String> = "responseId" (opt),
         pub response_model: Option<String> = "responseModel" (opt),
-        pub error_message: Option<String> = "errorMessage" (opt),
-        /// Pi 1.5: the provider's own finish reason (e.g. `tool_calls`), before mapping.
+        /// Pi 1.5: the provider's own finish reason (e.g. `tool_calls`), before mapping. Before
+        /// `errorMessage`: every 1.5.2 provider sets it first (a refusal's error text follows).
         pub raw_stop_reason: Option<String> = "rawStopReason" (opt),
+        pub error_message: Option<String> = "errorMessage" (opt),
         /// Pi 1.5: from the request to the end of the response, in ms. Here the difference of
         /// the times the loop was given, so a replay reproduces it.
         pub duration_ms: Option<u64> = "durationMs" (opt),

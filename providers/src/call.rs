@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use pi_core::agent::{ModelRequest, StreamEvent};
+use pi_core::agent::{ModelRequest, Patch, StreamEvent};
 use pi_core::message::StopReason;
 use pi_core::model::Model;
 
@@ -34,6 +34,9 @@ pub struct ModelCall {
     refused: Option<String>,
     /// How an Anthropic request went in a thread, while a refusal of it can still send it again.
     thread: Option<anthropic::Thread>,
+    /// What a threaded Anthropic call makes of the session's thread state, handed to the core
+    /// before the final event.
+    tracking: Option<anthropic::Tracking>,
     /// What the answer's `diagnostics` gain before the stream (a refused thread).
     diagnostics: Vec<serde_json::Value>,
     /// The request and options of an Anthropic call that sent tools strict only because they
@@ -47,12 +50,14 @@ impl ModelCall {
     pub fn new(request: &ModelRequest, options: &CallOptions, now: u64) -> Self {
         let model = &request.model;
         let mut thread = None;
+        let mut tracking = None;
         let mut strict_retry = None;
         let http = match model.api.as_str() {
             "anthropic-messages" => {
                 let given_up = anthropic::strict_tools_given_up(request);
                 let encoded = anthropic::encode_call(request, options, now, given_up);
                 thread = encoded.thread;
+                tracking = encoded.tracking;
                 if encoded.preferred_strict {
                     strict_retry = Some(Box::new((request.clone(), options.clone())));
                 }
@@ -85,6 +90,7 @@ impl ModelCall {
                 .map(Duration::from_millis),
             refused: options.refused.clone(),
             thread,
+            tracking,
             diagnostics: Vec::new(),
             strict_retry,
             model: model.clone(),
@@ -119,8 +125,33 @@ impl ModelCall {
         self.noted(events)
     }
 
+    /// `events` with the call's diagnostics first in every whole message they carry, and the
+    /// session's thread state before the final event of a threaded call.
+    fn noted(&self, events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+        self.with_thread_state(self.with_diagnostics(events))
+    }
+
+    /// `events` with [`Patch::Thread`] before the final one, for a threaded call.
+    fn with_thread_state(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+        let Some(tracking) = &self.tracking else {
+            return events;
+        };
+        let end = events.iter().position(|event| {
+            matches!(event, StreamEvent::Done { .. } | StreamEvent::Error { .. })
+        });
+        let state = match end.map(|at| &events[at]) {
+            Some(StreamEvent::Done { message, .. }) => tracking.after(message),
+            Some(StreamEvent::Error { error, .. }) => tracking.after(error),
+            _ => return events,
+        };
+        if let Some(at) = end {
+            events.insert(at, StreamEvent::Patch(Patch::Thread(state)));
+        }
+        events
+    }
+
     /// `events` with the call's diagnostics first in every whole message they carry.
-    fn noted(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    fn with_diagnostics(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
         if self.diagnostics.is_empty() {
             return events;
         }
@@ -198,6 +229,9 @@ impl ModelCall {
                         Some((anthropic::refusal(status, &body, &message)?, thread))
                     }) {
                         let (refusal, thread) = refusal;
+                        if let Some(tracking) = &mut self.tracking {
+                            tracking.refused(refusal.new_thread());
+                        }
                         self.diagnostics.push(anthropic::fallback_diagnostic(
                             &refusal,
                             &message,
@@ -220,13 +254,14 @@ impl ModelCall {
                         ));
                         let (request, options) = *retry;
                         let request = ModelRequest {
-                            previous: None,
+                            thread: self.tracking.as_ref().and_then(|t| t.unchanged().clone()),
                             ..request
                         };
                         let encoded =
                             anthropic::encode_call(&request, &options, self.timestamp, true);
                         self.http = Some(encoded.http);
                         self.thread = encoded.thread;
+                        self.tracking = encoded.tracking;
                         remaining = self.max_retries;
                         continue;
                     }
@@ -235,6 +270,9 @@ impl ModelCall {
                     self.noted(events)
                 }
                 Ok(response) => {
+                    if let Some(tracking) = &mut self.tracking {
+                        tracking.responded();
+                    }
                     self.response = Some(response);
                     self.started = true;
                     let events = self.decoder.start();
@@ -281,13 +319,13 @@ impl ModelCall {
         let events = self.decoder.finish(StreamEnd::Failed(
             pi_core::agent::ABORTED_REQUEST.to_owned(),
         ));
-        match self.noted(events).pop() {
+        match self.with_diagnostics(events).pop() {
             Some(StreamEvent::Error { mut error, .. }) => {
                 error.stop_reason = StopReason::Aborted;
-                vec![StreamEvent::Error {
+                self.with_thread_state(vec![StreamEvent::Error {
                     reason: StopReason::Aborted,
                     error,
-                }]
+                }])
             }
             other => other.into_iter().collect(),
         }

@@ -73,7 +73,7 @@ fn check(scenario: &str) {
             reasoning: Some(ThinkingLevel::Medium),
             session_id: None,
             max_tokens: None,
-            previous: None,
+            thread: None,
             session_diagnostics: Default::default(),
         };
         let options = CallOptions {
@@ -155,7 +155,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
         reasoning: None,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     };
     for (choice, sent) in [

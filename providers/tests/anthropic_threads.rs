@@ -2,8 +2,8 @@
 //! through Pi 1.5.2's own provider, step by step, against a scripted server), the requests we
 //! encode equal the ones the original sent: body, `anthropic-beta` and session-affinity headers
 //! and URL, and each streamed answer decodes to the original's message. Each step's
-//! request is handed the conversation's last answered call as the core's machine hands it: the
-//! previous step's request and reply, none after a failed one.
+//! request is handed the session's thread state as the core's machine hands it: the one the
+//! last call that sent a thread handed back (`Patch::Thread`), kept through calls without one.
 //!
 //! A refused thread is sent again as the original sends it (a new thread after
 //! `thread_not_found` and the like, no thread after `thread_unsupported_request` or a code-less
@@ -20,8 +20,8 @@ mod common;
 use std::sync::Arc;
 
 use common::fixture_options;
-use pi_core::agent::{ModelRequest, PreviousCall, ToolDefinition};
-use pi_core::message::{AssistantMessage, Message, StopReason};
+use pi_core::agent::{ModelRequest, Patch, StreamEvent, ThreadState, ToolDefinition};
+use pi_core::message::{AssistantMessage, Message};
 use pi_providers::anthropic;
 use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
@@ -29,10 +29,10 @@ use pi_providers::transport::poll_once;
 use pi_providers::transport::scripted::{ScriptedResponse, ScriptedTransport};
 use serde_json::{json, Value};
 
-fn request(case: &Value, step: &Value, previous: Option<Arc<PreviousCall>>) -> ModelRequest {
+fn request(case: &Value, step: &Value, thread: Option<ThreadState>) -> ModelRequest {
     let context = &step["context"];
     ModelRequest {
-        model: serde_json::from_value(case["model"].clone()).unwrap(),
+        model: serde_json::from_value(step.get("model").unwrap_or(&case["model"]).clone()).unwrap(),
         system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
         messages: serde_json::from_value(context["messages"].clone()).unwrap(),
         tools: context["tools"]
@@ -49,18 +49,19 @@ fn request(case: &Value, step: &Value, previous: Option<Arc<PreviousCall>>) -> M
         reasoning: serde_json::from_value(case["options"]["reasoning"].clone()).unwrap(),
         session_id: case["options"]["sessionId"].as_str().map(str::to_owned),
         max_tokens: None,
-        previous,
+        thread,
         session_diagnostics: Arc::default(),
     }
 }
 
 /// The whole exchange of one step: every request our call sends over the step's scripted
-/// responses (as the original's fetch saw them), and the answer it ends with.
+/// responses (as the original's fetch saw them), the answer it ends with, and the thread state
+/// it hands back (none from a call that sent no thread).
 fn run_step(
     request: &ModelRequest,
     options: &pi_providers::CallOptions,
     step: &Value,
-) -> (Vec<Value>, AssistantMessage) {
+) -> (Vec<Value>, AssistantMessage, Option<Option<ThreadState>>) {
     let attempts = step["requests"].as_array().unwrap().iter().map(|sent| {
         let status = sent["status"].as_u64().unwrap_or(200) as u16;
         let body = sent["response"].as_str().unwrap().to_owned();
@@ -99,12 +100,29 @@ fn run_step(
             })
         })
         .collect();
+    let states: Vec<Option<ThreadState>> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Patch(Patch::Thread(state)) => Some(state.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(states.len() <= 1, "one thread state per call: {states:?}");
+    let final_at = events
+        .iter()
+        .position(|e| matches!(e, StreamEvent::Done { .. } | StreamEvent::Error { .. }));
+    if !states.is_empty() {
+        let patch_at = events
+            .iter()
+            .position(|e| matches!(e, StreamEvent::Patch(Patch::Thread(_))));
+        assert_eq!(patch_at.map(|at| at + 1), final_at, "just before the end");
+    }
     let (_, mut reply) = common::observe(events);
     // The original's diagnostics carry the time of the refusal, written as 0 in the fixture.
     for diagnostic in reply.diagnostics.iter_mut().flatten() {
         diagnostic["timestamp"] = json!(0);
     }
-    (sent, reply)
+    (sent, reply, states.into_iter().next())
 }
 
 #[test]
@@ -120,12 +138,12 @@ fn threaded_requests_match_the_original_over_whole_conversations() {
             max_retries: case["options"]["maxRetries"].as_u64().unwrap_or(0) as u32,
             ..options
         };
-        let mut previous: Option<Arc<PreviousCall>> = None;
+        let mut thread: Option<ThreadState> = None;
         let mut diagnostics: Vec<Value> = Vec::new();
         for (k, step) in case["steps"].as_array().unwrap().iter().enumerate() {
-            let mut request = request(case, step, previous.clone());
+            let mut request = request(case, step, thread.clone());
             request.session_diagnostics = Arc::new(diagnostics.clone());
-            let (sent, reply) = run_step(&request, &options, step);
+            let (sent, reply, handed_back) = run_step(&request, &options, step);
             let theirs: Vec<Value> = step["requests"]
                 .as_array()
                 .unwrap()
@@ -153,16 +171,9 @@ fn threaded_requests_match_the_original_over_whole_conversations() {
                 ));
             }
             diagnostics.extend(reply.diagnostics.iter().flatten().cloned());
-            previous = match reply.stop_reason {
-                StopReason::Error | StopReason::Aborted => None,
-                _ => Some(Arc::new(PreviousCall {
-                    request: ModelRequest {
-                        previous: None,
-                        ..request
-                    },
-                    reply,
-                })),
-            };
+            if let Some(state) = handed_back {
+                thread = state;
+            }
         }
     }
     assert!(
@@ -171,7 +182,7 @@ fn threaded_requests_match_the_original_over_whole_conversations() {
         wrong.len(),
         wrong.join("\n")
     );
-    assert_eq!(resent, 10, "the calls the original sent again");
+    assert_eq!(resent, 12, "the calls the original sent again");
 }
 
 #[test]
@@ -181,8 +192,10 @@ fn each_streamed_answer_decodes_to_the_originals_message() {
     let mut wrong = Vec::new();
     let mut decoded = 0;
     for case in &cases {
-        let model: pi_core::model::Model = serde_json::from_value(case["model"].clone()).unwrap();
         for (k, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+            let model: pi_core::model::Model =
+                serde_json::from_value(step.get("model").unwrap_or(&case["model"]).clone())
+                    .unwrap();
             let requests = step["requests"].as_array().unwrap();
             // A resent call's answer carries the refusal's diagnostic (compared above).
             let Some(response) = requests[0]["response"]

@@ -64,7 +64,7 @@ fn request(model: &Model, messages: &[Message]) -> ModelRequest {
         reasoning: None,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     }
 }

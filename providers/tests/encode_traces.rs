@@ -76,7 +76,7 @@ fn check(name: &str) {
                     reasoning: None,
                     session_id: Some("01a2018c-0000-7000-8000-000000000000".into()),
                     max_tokens: None,
-                    previous: None,
+                    thread: None,
                     session_diagnostics: Default::default(),
                 };
                 let options = CallOptions {

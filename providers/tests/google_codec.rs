@@ -173,7 +173,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
             reasoning: None,
             session_id: None,
             max_tokens: None,
-            previous: None,
+            thread: None,
             session_diagnostics: Default::default(),
         };
         let options = CallOptions {

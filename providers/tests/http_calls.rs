@@ -34,7 +34,7 @@ fn request(port: u16) -> ModelRequest {
         reasoning: None,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     }
 }

@@ -68,7 +68,7 @@ async fn a_streamed_reply_with_usage() {
         reasoning: None,
         session_id: None,
         max_tokens: Some(40),
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     };
     let (kinds, message) = call(
@@ -140,7 +140,7 @@ async fn a_forced_tool_call() {
         reasoning: None,
         session_id: None,
         max_tokens: Some(64),
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     };
     let mut options = CallOptions {
@@ -182,7 +182,7 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
         reasoning: None,
         session_id: None,
         max_tokens: Some(8),
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     };
     let options = CallOptions {

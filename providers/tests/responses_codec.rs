@@ -185,7 +185,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
         reasoning: None,
         session_id: Some("session-7".into()),
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     };
     let options = CallOptions {

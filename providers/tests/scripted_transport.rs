@@ -32,7 +32,7 @@ fn request(model: Model) -> ModelRequest {
         reasoning: None,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     }
 }

@@ -46,7 +46,7 @@ async fn call_timed(
         reasoning: None,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     };
     let mut call = ModelCall::new(&request, &options, 1_000);
@@ -165,7 +165,7 @@ async fn anthropic_retries_and_google_does_not() {
         reasoning: None,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     };
     let mut call = ModelCall::new(&request, &retries(2), 1_000);

@@ -52,7 +52,7 @@ fn request(api: &str, compat: &Value, tools: &Value) -> ModelRequest {
         reasoning: None,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     }
 }

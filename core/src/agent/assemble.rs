@@ -330,6 +330,8 @@ fn apply_patch(partial: &mut PartialMessage, patch: Patch) -> Result<(), Assembl
         Patch::ErrorMessage(text) => partial.head_mut().error_message = Some(text),
         Patch::ResponseId(id) => partial.head_mut().response_id = Some(id),
         Patch::ResponseModel(model) => partial.head_mut().response_model = Some(model),
+        // The session's, not the message's (the machine keeps it).
+        Patch::Thread(_) => {}
         Patch::ToolCallId { content_index, id } => {
             tool_call_field(partial, content_index, |call| *call.id = id)?
         }

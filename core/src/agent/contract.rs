@@ -82,6 +82,10 @@ pub enum Patch {
         content_index: usize,
         signature: String,
     },
+    /// The session's thread state once this call is over (a threaded call sends it before its
+    /// final event): the machine hands it to the session's next request. Not part of the
+    /// message, and never written anywhere: a replay rebuilds it from the recorded answers.
+    Thread(Option<ThreadState>),
 }
 
 /// One event of a model response as a provider decoder produces it: Pi's
@@ -273,28 +277,37 @@ pub struct ModelRequest {
     /// A cap on the response (summaries set it; agent turns leave it to the provider's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
-    /// The session's last answered model call, which a provider continuing server-side threads
-    /// compares with this one (Pi 1.5.2's Anthropic message threads keep per session what the
-    /// last answer's request and reply were). The machine keeps it, so a replay hands every
-    /// request the same one; it is not part of the request's JSON, as the body it shapes is
+    /// The session's message-thread state as the session's last threaded call left it (Pi
+    /// 1.5.2's Anthropic provider keeps it per session in memory and only threaded calls change
+    /// it). The machine keeps what each call hands back ([`Patch::Thread`]), so a replay hands
+    /// every request the same one; it is not part of the request's JSON, as the body it shapes is
     /// what a recording compares.
     #[serde(skip)]
-    pub previous: Option<Arc<PreviousCall>>,
+    pub thread: Option<ThreadState>,
     /// The diagnostics of the session's earlier answers, failed ones included, in order. Pi
     /// 1.5.2's providers keep state per session that such an answer announces and later calls
     /// obey (Anthropic turns message threads off for a session whose thread was refused as
     /// unsupported); the machine keeps them, so a replay hands every request the same ones.
-    /// Like `previous`, not part of the request's JSON.
+    /// Like `thread`, not part of the request's JSON.
     #[serde(skip)]
     pub session_diagnostics: Arc<Vec<serde_json::Value>>,
 }
 
-/// A model call and the answer that ended it without error (see [`ModelRequest::previous`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PreviousCall {
-    /// The request as it was made (its own `previous` left out).
-    pub request: ModelRequest,
-    pub reply: AssistantMessage,
+/// Pi 1.5.2's per-session state of Anthropic message threads (`threadState`): what a later
+/// request of the session continues, or that threads are off for it. No state (`None` where
+/// it is held) makes the next threaded request create a thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThreadState {
+    /// Anthropic refused threads as unsupported: the session's requests go without one.
+    Off,
+    /// The last recorded reply (`recordThreadReply`): how many messages its request and it
+    /// make, the short hash of those messages and the settings they went with, and its id. A
+    /// request that starts with the same messages under the same settings continues its thread.
+    Reply {
+        prefix_count: usize,
+        prefix_hash: String,
+        reply_id: String,
+    },
 }
 
 /// What the machine asks the world to do; each is answered by inputs carrying its [`CallId`].

@@ -16,8 +16,8 @@ use crate::model::{Model, ThinkingLevel};
 use super::assemble::{Applied, Assembly};
 use super::config::{AgentConfig, AgentHooks, QueueMode, ToolExecution, ToolSpec, TurnSummary};
 use super::contract::{
-    CallId, Change, ContractError, Effect, Input, ModelRequest, PreviousCall, Prompt, Rejection,
-    Step, StepError, ToolDefinition,
+    CallId, Change, ContractError, Effect, Input, ModelRequest, Patch, Prompt, Rejection, Step,
+    StepError, ThreadState, ToolDefinition,
 };
 use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
 use super::system;
@@ -126,14 +126,15 @@ pub struct AgentMachine {
     handled_hooks: HandledHooks,
     tool_execution: ToolExecution,
     session_id: Option<String>,
-    /// The last model call answered without error in this session, handed to the next request
-    /// (a provider continuing a server-side thread compares the two); a failed call clears it.
-    previous_call: Option<Arc<PreviousCall>>,
+    /// The session's message-thread state as its last threaded call handed it back
+    /// ([`Patch::Thread`]), handed to the next request; another session id starts without.
+    thread_state: Option<ThreadState>,
     /// The diagnostics of the session's answers so far (see
     /// [`ModelRequest::session_diagnostics`]); another session id starts them again.
     session_diagnostics: Arc<Vec<serde_json::Value>>,
-    /// The request of the model call in flight, which becomes `previous_call` when answered.
-    request_in_flight: Option<ModelRequest>,
+    /// Whether the run's model call in flight is one this machine asked for (its answer's
+    /// diagnostics join `session_diagnostics`).
+    call_in_flight: bool,
     messages: Vec<AgentMessage>,
     /// The model's view of the start of `messages`, when the hooks convert message by message.
     llm_view: LlmView,
@@ -174,9 +175,9 @@ impl AgentMachine {
             handled_hooks: config.handled_hooks,
             tool_execution: config.tool_execution,
             session_id: config.session_id,
-            previous_call: None,
+            thread_state: None,
             session_diagnostics: Arc::default(),
-            request_in_flight: None,
+            call_in_flight: false,
             messages: config.messages,
             llm_view: LlmView::default(),
             steering: VecDeque::new(),
@@ -668,13 +669,10 @@ impl AgentMachine {
             reasoning: settings.reasoning,
             session_id: settings.session_id,
             max_tokens: None,
-            previous: self.previous_call.clone(),
+            thread: self.thread_state.clone(),
             session_diagnostics: Arc::clone(&self.session_diagnostics),
         };
-        self.request_in_flight = Some(ModelRequest {
-            previous: None,
-            ..request.clone()
-        });
+        self.call_in_flight = true;
         let call = self.new_call();
         if let Some(run) = &mut self.run {
             run.phase = Phase::Model {
@@ -686,6 +684,11 @@ impl AgentMachine {
     }
 
     fn on_stream_event(&mut self, event: super::contract::StreamEvent) {
+        // The call's thread state is the session's, not the message's.
+        if let super::contract::StreamEvent::Patch(Patch::Thread(state)) = event {
+            self.thread_state = state;
+            return;
+        }
         let Some(Run {
             phase: Phase::Model { assembly, .. },
             ..
@@ -749,17 +752,10 @@ impl AgentMachine {
 
     /// The end of `streamAssistantResponse` and what the loop does with the message.
     fn finish_response(&mut self, message: AssistantMessage, started: bool) {
-        if let Some(request) = self.request_in_flight.take() {
+        if std::mem::take(&mut self.call_in_flight) {
             if let Some(diagnostics) = message.diagnostics.as_ref().filter(|d| !d.is_empty()) {
                 Arc::make_mut(&mut self.session_diagnostics).extend(diagnostics.iter().cloned());
             }
-            self.previous_call = match message.stop_reason {
-                StopReason::Error | StopReason::Aborted => None,
-                _ => Some(Arc::new(PreviousCall {
-                    request,
-                    reply: message.clone(),
-                })),
-            };
         }
         let message = AgentMessage::Assistant(message);
         if !started {
@@ -992,7 +988,7 @@ impl AgentMachine {
     /// Pi's `finishRun`: the run is over in one step.
     fn finish_run(&mut self) {
         self.run = None;
-        self.request_in_flight = None;
+        self.call_in_flight = false;
         self.streaming_message = None;
         self.pending_tool_calls.clear();
     }
@@ -1032,7 +1028,7 @@ impl AgentMachine {
             Change::SessionId(id) => {
                 // Pi drops a session's provider state when the session is disposed.
                 if id != self.session_id {
-                    self.previous_call = None;
+                    self.thread_state = None;
                     self.session_diagnostics = Arc::default();
                 }
                 self.session_id = id;

@@ -252,7 +252,7 @@ impl SessionMachine {
             phase: Phase::Streaming,
             call: None,
         };
-        run.request.previous = None;
+        run.request.thread = None;
         self.schedule_warm(run);
     }
 

@@ -140,7 +140,7 @@ pub(super) fn request(
         reasoning,
         session_id: None,
         max_tokens: None,
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     }
 }

@@ -5,7 +5,7 @@ mod decode;
 mod encode;
 mod thread;
 
-pub(crate) use thread::{fallback_diagnostic, refusal, resend, Thread};
+pub(crate) use thread::{fallback_diagnostic, refusal, resend, Thread, Tracking};
 
 pub use decode::{map_stop_reason, Decoder};
 pub use encode::{
@@ -39,6 +39,8 @@ pub(crate) struct Encoded {
     /// How the request went in a thread (none when threads do not apply or the session turned
     /// them off), which says how it goes again if Anthropic refuses the thread.
     pub(crate) thread: Option<Thread>,
+    /// What the call makes of the session's thread state (with `thread`).
+    pub(crate) tracking: Option<Tracking>,
     /// Whether a tool that only prefers strict went strict (Pi's `hasPreferredStrictTools`):
     /// the call goes again without when Anthropic's strict-tool limits refuse it.
     pub(crate) preferred_strict: bool,
@@ -94,11 +96,13 @@ pub(crate) fn encode_call(
     .into_owned();
     let preferred_strict = preferred_strict_sent(request, &body);
     let mut thread = None;
+    let mut tracking = None;
     if thread::threads_apply(request, options) && !thread::threads_off(request) {
         if let Value::Object(params) = body {
-            let (threaded, how) = thread::threaded_body(request, options, now, params);
+            let (threaded, how, tracked) = thread::threaded_body(request, options, now, params);
             body = Value::Object(threaded);
             thread = Some(how);
+            tracking = Some(tracked);
         }
     }
     let betas = body.as_object_mut().and_then(|b| b.shift_remove("betas"));
@@ -122,6 +126,7 @@ pub(crate) fn encode_call(
     Encoded {
         http,
         thread,
+        tracking,
         preferred_strict,
     }
 }

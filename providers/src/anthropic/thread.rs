@@ -4,18 +4,21 @@
 //! request's messages and reply, under the same settings, continues that reply's thread and
 //! carries only the messages after them, without the system prompt and the tools.
 //!
-//! Pi keeps the last reply's prefix per session in memory; here it is recomputed from the
-//! request's [`ModelRequest::previous`], which the core's machine keeps, so a replay sends the
-//! same bodies.
+//! Pi keeps the session's thread state in memory, changed only by threaded calls; here each
+//! threaded call hands back the state it leaves ([`Tracking`], sent to the core as
+//! `Patch::Thread` before the final event) and the core's machine hands it to the next request
+//! ([`ModelRequest::thread`]), so a replay, whose answers are the recorded ones, sends the same
+//! bodies.
 
-use pi_core::agent::{ModelRequest, PreviousCall};
-use pi_core::message::Message;
+use std::sync::Arc;
+
+use pi_core::agent::{ModelRequest, ThreadState};
+use pi_core::message::{AssistantMessage, Message, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::encode::{
-    build_body_with, convert_messages, is_oauth_token, strict_tools_given_up, STRICT_TOOLS_FALLBACK,
-};
-use crate::{compat_flag, with_overrides, CacheRetention, CallOptions, HttpRequest};
+use super::encode::{convert_messages, is_oauth_token};
+use crate::hash::short_hash;
+use crate::{compat_flag, CacheRetention, CallOptions, HttpRequest};
 
 /// The beta a threaded request asks for.
 pub(crate) const MESSAGE_THREADS_BETA: &str = "message-threads-2026-08-12";
@@ -43,16 +46,10 @@ const NEW_THREAD_ERRORS: [&str; 4] = [
 /// The diagnostic a call sent again after a refused thread carries.
 const THREAD_FALLBACK: &str = "anthropic_thread_fallback";
 
-/// Whether the session's threads are off: an earlier answer was sent without its thread after
-/// Anthropic refused threads for the request (Pi 1.5.2 then keeps the session `off`, sending
-/// every later request as built). Read from the diagnostic that answer carries.
+/// Whether the session's threads are off: an earlier call was sent without its thread after
+/// Anthropic refused threads for it (Pi 1.5.2 then sends the session's requests as built).
 pub(crate) fn threads_off(request: &ModelRequest) -> bool {
-    request.session_diagnostics.iter().any(|diagnostic| {
-        diagnostic["type"] == THREAD_FALLBACK
-            && diagnostic["details"]["reason"]
-                .as_str()
-                .is_some_and(|reason| !NEW_THREAD_ERRORS.contains(&reason))
-    })
+    request.thread == Some(ThreadState::Off)
 }
 
 /// How a threaded request was sent, which says how it goes again when its thread is refused.
@@ -66,34 +63,60 @@ pub(crate) enum Thread {
 }
 
 /// The body as sent in a thread: `params` (the full request body, overrides applied) with
-/// `thread: {type: "create"}`, or, when `previous` left a reply this request extends, only the
-/// messages after that reply, without `system` and `tools`, and `thread: {type: "continue",
-/// previous_message_id}`.
+/// `thread: {type: "create"}`, or, when the session's thread state holds a reply whose messages
+/// and settings this request starts with, only the messages after that reply, without `system`
+/// and `tools`, and `thread: {type: "continue", previous_message_id}`. With it, what the call
+/// makes of the session's state.
 pub(crate) fn threaded_body(
     request: &ModelRequest,
     options: &CallOptions,
     now: u64,
     mut params: Map<String, Value>,
-) -> (Map<String, Value>, Thread) {
-    let continued = request
-        .previous
-        .as_deref()
-        .and_then(|previous| continued_prefix(previous, options, now))
-        .filter(|(count, prefix, _)| {
-            let messages = params.get("messages").and_then(Value::as_array);
-            messages.is_some_and(|m| m.len() > *count)
-                && *prefix
-                    == prefix_key(
-                        &request.model.provider,
-                        &request.model.base_url,
-                        &params,
-                        *count,
-                    )
-        });
-    let Some((count, _, reply_id)) = continued else {
-        params.insert("thread".into(), json!({"type": "create"}));
-        return (params, Thread::Created);
+) -> (Map<String, Value>, Thread, Tracking) {
+    let model = &request.model;
+    let count = params
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let continued = match &request.thread {
+        Some(ThreadState::Reply {
+            prefix_count,
+            prefix_hash,
+            reply_id,
+        }) if count > *prefix_count
+            && short_hash(&prefix_key(
+                &model.provider,
+                &model.base_url,
+                &params,
+                *prefix_count,
+            )) == *prefix_hash =>
+        {
+            Some((*prefix_count, reply_id.clone()))
+        }
+        _ => None,
     };
+    let tracking = |unchanged: Option<ThreadState>, params: &Map<String, Value>| Tracking {
+        unchanged,
+        record: Some(Box::new(Record {
+            request: ModelRequest {
+                messages: Arc::default(),
+                thread: None,
+                ..request.clone()
+            },
+            oauth: is_oauth_token(&options.api_key),
+            now,
+            params: params.clone(),
+        })),
+        without_thread: false,
+        responded: false,
+    };
+    let Some((count, reply_id)) = continued else {
+        let tracking = tracking(request.thread.clone(), &params);
+        params.insert("thread".into(), json!({"type": "create"}));
+        return (params, Thread::Created, tracking);
+    };
+    // Pi drops the state as it continues the thread: a call that then fails leaves none.
+    let tracking = tracking(None, &params);
     let mut body: Map<String, Value> = params
         .iter()
         .filter(|(key, _)| *key != "system" && *key != "tools")
@@ -109,7 +132,91 @@ pub(crate) fn threaded_body(
         json!({"type": "continue", "previous_message_id": reply_id}),
     );
     params.shift_remove("betas");
-    (body, Thread::Continued(Box::new(params)))
+    (body, Thread::Continued(Box::new(params)), tracking)
+}
+
+/// What a threaded call makes of the session's thread state (Pi 1.5.2's `threadState`, which
+/// only threaded calls change): a reply recorded after an answer without error, `off` once a
+/// request sent again without its thread was answered, else the state as the call left it.
+#[derive(Debug)]
+pub(crate) struct Tracking {
+    /// The state should no reply be recorded: the one the call was given, or none once it
+    /// continued the thread.
+    unchanged: Option<ThreadState>,
+    /// What recording the reply needs; none once the call went again without a thread.
+    record: Option<Box<Record>>,
+    /// Whether the call went again without a thread (threads refused as unsupported).
+    without_thread: bool,
+    /// Whether a response came (Pi sets `off` once the send without thread returns).
+    responded: bool,
+}
+
+/// The request whose reply Pi's `recordThreadReply` records.
+#[derive(Debug)]
+struct Record {
+    /// The call's request without its messages (what converting the reply reads).
+    request: ModelRequest,
+    oauth: bool,
+    now: u64,
+    /// The full body as built (overrides applied, `betas` in), without `thread`.
+    params: Map<String, Value>,
+}
+
+impl Tracking {
+    /// The call was refused its thread: `new_thread` sends it again in a new one (the same
+    /// body), otherwise it goes without a thread.
+    pub(crate) fn refused(&mut self, new_thread: bool) {
+        if !new_thread {
+            self.record = None;
+            self.without_thread = true;
+        }
+    }
+
+    /// The state the call was given, unless it continued the thread (then none).
+    pub(crate) fn unchanged(&self) -> &Option<ThreadState> {
+        &self.unchanged
+    }
+
+    /// A successful response came.
+    pub(crate) fn responded(&mut self) {
+        self.responded = true;
+    }
+
+    /// The state once the call ended with `message` (the final one, failed or not).
+    pub(crate) fn after(&self, message: &AssistantMessage) -> Option<ThreadState> {
+        let answered = !matches!(message.stop_reason, StopReason::Error | StopReason::Aborted);
+        if self.without_thread && self.responded {
+            return Some(ThreadState::Off);
+        }
+        let recorded = self
+            .record
+            .as_deref()
+            .filter(|_| answered && message.response_model.is_none())
+            .and_then(|record| Some((record, message.response_id.clone()?)));
+        let Some((record, reply_id)) = recorded else {
+            return self.unchanged.clone();
+        };
+        let answer = ModelRequest {
+            messages: Arc::new(vec![Message::Assistant(message.clone())]),
+            ..record.request.clone()
+        };
+        let reply = convert_messages(&answer, record.oauth, None, record.now)
+            .into_iter()
+            .filter(|m| m["role"] == "assistant");
+        let mut params = record.params.clone();
+        let Some(Value::Array(messages)) = params.get_mut("messages") else {
+            return self.unchanged.clone();
+        };
+        messages.extend(reply);
+        let prefix_count = messages.len();
+        let model = &record.request.model;
+        let key = prefix_key(&model.provider, &model.base_url, &params, prefix_count);
+        Some(ThreadState::Reply {
+            prefix_count,
+            prefix_hash: short_hash(&key),
+            reply_id,
+        })
+    }
 }
 
 /// Anthropic's refusal of a thread, read from an error response as Pi 1.5.2's
@@ -120,6 +227,13 @@ pub(crate) struct Refusal {
     /// The code, or the status without one: the diagnostic's `details.reason`.
     reason: String,
     new_thread: bool,
+}
+
+impl Refusal {
+    /// Whether the call goes again in a new thread (else without one).
+    pub(crate) fn new_thread(&self) -> bool {
+        self.new_thread
+    }
 }
 
 /// The refusal in an error response of `status` with `body`, whose text is `message`.
@@ -178,53 +292,9 @@ pub(crate) fn resend(sent: &HttpRequest, thread: &Thread, refusal: &Refusal) -> 
     }
 }
 
-/// What Pi's `recordThreadReply` keeps of an answered threaded request: how many messages the
-/// request and its reply make, the key they hash to, and the reply's id. Nothing when the
-/// reply has no id or came from a fallback model (`responseModel`).
-fn continued_prefix(
-    previous: &PreviousCall,
-    options: &CallOptions,
-    now: u64,
-) -> Option<(usize, String, String)> {
-    let reply_id = previous.reply.response_id.clone()?;
-    if previous.reply.response_model.is_some() || !threads_apply(&previous.request, options) {
-        return None;
-    }
-    // The previous call went without preferred strict tools if the session had given them up
-    // or the call itself had to (its answer says so).
-    let without_strict = strict_tools_given_up(&previous.request)
-        || previous
-            .reply
-            .diagnostics
-            .iter()
-            .flatten()
-            .any(|d| d["type"] == STRICT_TOOLS_FALLBACK);
-    let body = build_body_with(&previous.request, options, now, without_strict);
-    let mut params = match with_overrides(body, options).to_value().into_owned() {
-        Value::Object(params) => params,
-        _ => return None,
-    };
-    let answer = ModelRequest {
-        messages: vec![Message::Assistant(previous.reply.clone())].into(),
-        ..previous.request.clone()
-    };
-    let oauth = is_oauth_token(&options.api_key);
-    let reply = convert_messages(&answer, oauth, None, now)
-        .into_iter()
-        .filter(|m| m["role"] == "assistant");
-    let Some(Value::Array(messages)) = params.get_mut("messages") else {
-        return None;
-    };
-    messages.extend(reply);
-    let count = messages.len();
-    let model = &previous.request.model;
-    let key = prefix_key(&model.provider, &model.base_url, &params, count);
-    Some((count, key, reply_id))
-}
-
 /// Pi's `hashThreadPrefix` input: the settings a thread is bound to and the first `count`
-/// messages, without `cache_control` and with string contents as one text block. Compared
-/// whole where Pi compares a short hash of it.
+/// messages, without `cache_control` and with string contents as one text block (compared by
+/// its [`short_hash`], as Pi compares it).
 fn prefix_key(provider: &str, base_url: &str, params: &Map<String, Value>, count: usize) -> String {
     let field = |name: &str| params.get(name).cloned().unwrap_or(Value::Null);
     let settings = json!([

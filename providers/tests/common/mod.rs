@@ -255,7 +255,7 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
         reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
         session_id: options["sessionId"].as_str().map(str::to_owned),
         max_tokens: options["maxTokens"].as_u64(),
-        previous: None,
+        thread: None,
         session_diagnostics: Default::default(),
     }
 }
