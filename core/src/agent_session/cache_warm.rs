@@ -232,7 +232,9 @@ impl SessionMachine {
     fn schedule_warm(&mut self, mut run: WarmRun) {
         run.call = None;
         run.next_warm_at = self.now.saturating_add(run.delay);
-        run.refresh_deadline_at = run.next_warm_at + run.ttl.saturating_sub(run.delay) / 2;
+        run.refresh_deadline_at = run
+            .next_warm_at
+            .saturating_add(run.ttl.saturating_sub(run.delay) / 2);
         let limit = match run.phase {
             Phase::Idle => MAX_IDLE_AGE_MS,
             Phase::Streaming => MAX_AGE_MS,
