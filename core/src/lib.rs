@@ -26,6 +26,7 @@ pub mod agent;
 pub mod agent_session;
 pub mod atif;
 pub mod compaction;
+pub mod cost;
 pub mod event;
 pub mod extra;
 pub mod json;

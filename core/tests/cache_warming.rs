@@ -217,3 +217,12 @@ fn too_small_savings_or_a_missed_deadline_stop_warming() {
     let driver = drive(&(answered(WARM) + "tick 7000\n"));
     assert_eq!(calls(&driver), 2);
 }
+
+#[test]
+fn a_clock_near_its_end_does_not_overflow_the_warm_deadline() {
+    // A recorded time is outside input: 6 s before the clock's end, the 2 s delay fits but
+    // the refresh deadline (5 s after) does not; the run then ends at the clock's last value.
+    let late = u64::MAX - 6_000;
+    let driver = drive(&answered(&format!("{WARM}\ntick {late}")));
+    assert_eq!(calls(&driver), 1);
+}

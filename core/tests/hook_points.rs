@@ -4,11 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::sync::Arc;
+
 use pi_core::agent::hooks::{
-    HandledHooks, HookDecision, HookEvent, HookOutcome, HookPayload, ToolCallVerdict,
+    HandledHooks, HookDecision, HookEvent, HookOutcome, HookPayload, ToolCallVerdict, TOOL_BLOCKED,
 };
 use pi_core::agent::{
-    AgentConfig, AgentMachine, CallId, Effect, Input, Prompt, Step, StreamEvent, ToolOutcome,
+    AgentConfig, AgentHooks, AgentMachine, BeforeToolCall, Block, CallId, Effect, Input, Prompt,
+    Step, StreamEvent, ToolOutcome,
 };
 use pi_core::event::{AgentEvent, ToolResult};
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason, ToolCall};
@@ -447,4 +450,55 @@ fn decisions_that_change_nothing_give_the_run_without_extensions_and_only_handle
             }
         }
     }
+}
+
+/// A program's `before_tool_call` that blocks every call with an empty reason, asking the run
+/// to end after the batch.
+struct BlockAll;
+
+impl AgentHooks for BlockAll {
+    fn before_tool_call(&self, _: &BeforeToolCall<'_>) -> Result<Option<Block>, String> {
+        Ok(Some(Block {
+            reason: Some(String::new()),
+            terminate: Some(true),
+        }))
+    }
+}
+
+#[test]
+fn a_synchronous_block_is_the_gates_block_default_text_and_terminate_included() {
+    let mut m = AgentMachine::new(AgentConfig {
+        model: mock_model(),
+        tools: vec![tool("echo", false)],
+        hooks: Arc::new(BlockAll),
+        ..AgentConfig::default()
+    });
+    let step = two_calls(&mut m);
+    // Pi's `reason || TOOL_BLOCKED`: an empty reason gives the default text.
+    let ends: Vec<_> = step
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                result, is_error, ..
+            } => Some((result.content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    let blocked = (vec![ContentBlock::text(TOOL_BLOCKED)], true);
+    assert_eq!(ends, [blocked.clone(), blocked]);
+    // Every call of the batch asked to terminate: no further model call, the run ends.
+    assert!(runs(&step).is_empty());
+    assert!(
+        !step
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::CallModel { .. })),
+        "{:?}",
+        step.effects
+    );
+    assert!(step
+        .events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::AgentEnd { .. })));
 }

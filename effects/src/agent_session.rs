@@ -76,7 +76,7 @@ use crate::session::{SessionFile, SessionStore, StoreError};
 use crate::tools::ToolEnv;
 
 /// Pi's default tools.
-pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+pub use pi_core::tools::selection::DEFAULT_TOOL_NAMES as DEFAULT_TOOLS;
 
 /// How to build a session. Start from [`SessionOptions::new`] and change what you need.
 pub struct SessionOptions {

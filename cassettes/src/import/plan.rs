@@ -21,14 +21,12 @@ use pi_core::session::time::ms_from_iso;
 use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::definitions::builtin_tool;
+use pi_core::tools::selection::DEFAULT_TOOL_NAMES as DEFAULT_TOOLS;
 use pi_effects::run_config::{tool_spec, RunConfig};
 use serde_json::{json, Value};
 
 use super::models::Models;
 use super::Problem;
-
-/// The tools a session of Pi's has unless told otherwise: what the imported run offers.
-const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// Something the run is given, placed at the entry of the file it stands for.
 #[derive(Clone, Debug)]

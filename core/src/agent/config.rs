@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::hooks::HandledHooks;
+use super::hooks::{HandledHooks, TOOL_BLOCKED};
 use crate::event::ToolResult;
 use crate::message::{AgentMessage, AssistantMessage, ContentBlock, Message, ToolCall};
 use crate::model::{Model, ThinkingLevel};
@@ -88,10 +88,23 @@ pub struct BeforeToolCall<'a> {
     pub context: &'a [AgentMessage],
 }
 
-/// `before_tool_call`'s verdict: block the call with a reason (Pi's default reason otherwise).
+/// `before_tool_call`'s verdict: block the call with a reason (Pi's default reason otherwise),
+/// and, with `terminate`, end the run after the batch as a terminating result does.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Block {
     pub reason: Option<String>,
+    pub terminate: Option<bool>,
+}
+
+impl Block {
+    /// The blocked call's error result, as the extensions' `tool_call` gate gives it too: an
+    /// empty or missing reason is [`TOOL_BLOCKED`] (Pi's `reason || ...`).
+    pub fn into_result(self) -> ToolResult {
+        let reason = self.reason.filter(|r| !r.is_empty());
+        let mut result = ToolResult::error(reason.unwrap_or_else(|| TOOL_BLOCKED.to_owned()));
+        result.terminate = self.terminate.filter(|t| *t);
+        result
+    }
 }
 
 /// What `after_tool_call` sees.

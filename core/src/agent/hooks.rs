@@ -333,17 +333,6 @@ pub enum ToolCallVerdict {
     Thrown { error: String },
 }
 
-impl ToolCallVerdict {
-    /// The immediate result text of a call that does not run, with Pi's `terminate` hint.
-    pub fn blocked_result(&self) -> Option<(String, Option<bool>)> {
-        match self {
-            ToolCallVerdict::Run { .. } => None,
-            ToolCallVerdict::Block { reason, terminate } => Some((reason.clone(), *terminate)),
-            ToolCallVerdict::Thrown { error } => Some((error.clone(), None)),
-        }
-    }
-}
-
 /// Folds handler results into a decision, one handler at a time, with Pi 1.5.2's rules
 /// (`ExtensionRunner.emitToolCall`, `emitToolResult`, `emitInput`, `emitBeforeAgentStart`,
 /// `emitContext`: each handler sees the messages the one before it returned).

@@ -17,7 +17,7 @@ use crate::message::{AgentMessage, AssistantMessage, StopReason, ToolCall, ToolR
 use crate::validate::messages::invalid_arguments;
 use crate::validate::validate_tool_arguments;
 
-use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, ToolExecution, ToolSpec};
+use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, Block, ToolExecution, ToolSpec};
 use super::contract::{CallId, ToolOutcome};
 use super::hooks::{HandledHooks, HookDecision, HookEvent, HookPayload, ToolCallVerdict};
 
@@ -334,9 +334,11 @@ impl ToolBatch {
                 }
             }
             (false, ToolCallVerdict::Block { reason, terminate }) => {
-                let mut result = ToolResult::error(reason);
-                result.terminate = terminate.filter(|t| *t);
-                self.finish(index, result, true, None, &mut out);
+                let block = Block {
+                    reason: Some(reason),
+                    terminate,
+                };
+                self.finish(index, block.into_result(), true, None, &mut out);
             }
             (false, ToolCallVerdict::Thrown { error }) => {
                 self.finish(index, ToolResult::error(error), true, None, &mut out)
@@ -544,11 +546,7 @@ fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, ToolResult> 
     });
     match verdict {
         Ok(None) => Ok(args),
-        Ok(Some(block)) => Err(ToolResult::error(
-            block
-                .reason
-                .unwrap_or_else(|| "Tool execution was blocked".to_owned()),
-        )),
+        Ok(Some(block)) => Err(block.into_result()),
         Err(thrown) => Err(ToolResult::error(thrown)),
     }
 }

@@ -13,7 +13,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{CallId, Effect, Input, ModelRequest};
-use crate::message::{AgentMessage, StopReason};
+use crate::cost::calculate_cost;
+use crate::message::{AgentMessage, StopReason, Usage};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::entry::SessionEntry;
 
@@ -131,69 +132,40 @@ fn replayable(request: &ModelRequest) -> bool {
         == Some(true)
 }
 
-/// Tokens priced by [`price`].
-#[derive(Default)]
-struct Tokens {
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write: u64,
-}
-
-/// pi-ai's `calculateCost(...).total` for these tokens (dollars; prices per million, the
-/// tier of the highest threshold below the input applying).
-fn price(model: &Model, tokens: &Tokens) -> f64 {
-    let base = &model.cost;
-    let input_tokens = tokens
-        .input
-        .saturating_add(tokens.cache_read)
-        .saturating_add(tokens.cache_write);
-    let tier = base
-        .tiers
-        .iter()
-        .flatten()
-        .filter(|t| input_tokens > t.input_tokens_above)
-        .max_by_key(|t| t.input_tokens_above);
-    let (input, output, read, write) = match tier {
-        Some(t) => (t.input, t.output, t.cache_read, t.cache_write),
-        None => (base.input, base.output, base.cache_read, base.cache_write),
-    };
-    let per = |rate: f64, n: u64| rate / 1_000_000.0 * n as f64;
-    per(input, tokens.input)
-        + per(output, tokens.output)
-        + per(read, tokens.cache_read)
-        + per(write, tokens.cache_write)
+/// pi-ai's `calculateCost(...).total` for these tokens, as the providers price an answer.
+fn price(model: &Model, tokens: Usage) -> f64 {
+    calculate_cost(model, &tokens).total
 }
 
 /// pi-ai's `evaluateCacheWarming`: whether a warm is worth its price.
 fn worth_warming(model: &Model, prompt_tokens: u64, phase: Phase) -> bool {
     let hit = price(
         model,
-        &Tokens {
+        Usage {
             cache_read: prompt_tokens,
-            ..Tokens::default()
+            ..Usage::default()
         },
     );
     let miss = price(
         model,
-        &if model.cost.cache_write > 0.0 {
-            Tokens {
+        if model.cost.cache_write > 0.0 {
+            Usage {
                 cache_write: prompt_tokens,
-                ..Tokens::default()
+                ..Usage::default()
             }
         } else {
-            Tokens {
+            Usage {
                 input: prompt_tokens,
-                ..Tokens::default()
+                ..Usage::default()
             }
         },
     );
     let warm = price(
         model,
-        &Tokens {
+        Usage {
             cache_read: prompt_tokens,
             output: 1,
-            ..Tokens::default()
+            ..Usage::default()
         },
     );
     let probability = match phase {
@@ -260,7 +232,9 @@ impl SessionMachine {
     fn schedule_warm(&mut self, mut run: WarmRun) {
         run.call = None;
         run.next_warm_at = self.now.saturating_add(run.delay);
-        run.refresh_deadline_at = run.next_warm_at + run.ttl.saturating_sub(run.delay) / 2;
+        run.refresh_deadline_at = run
+            .next_warm_at
+            .saturating_add(run.ttl.saturating_sub(run.delay) / 2);
         let limit = match run.phase {
             Phase::Idle => MAX_IDLE_AGE_MS,
             Phase::Streaming => MAX_AGE_MS,
@@ -390,5 +364,29 @@ impl SessionMachine {
             self.emit_entry_appended(&id);
         }
         self.schedule_warm(run);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CostTier, ModelCost};
+
+    #[test]
+    fn the_savings_are_priced_as_a_requests_cost_first_of_equal_tiers_included() {
+        // Two tiers with the same threshold: pi-ai's cost (and the providers') takes the first.
+        let tier = |input: f64| CostTier {
+            input_tokens_above: 0,
+            input,
+            ..CostTier::default()
+        };
+        let model = Model {
+            cost: ModelCost {
+                tiers: Some(vec![tier(1000.0), tier(0.0)]),
+                ..ModelCost::default()
+            },
+            ..Model::default()
+        };
+        assert!(worth_warming(&model, 100_000, Phase::Streaming));
     }
 }

@@ -33,9 +33,7 @@ use crate::session::time::{iso_from_ms, ms_from_iso};
 use crate::session::tree::SessionTree;
 use crate::system_prompt::{build_system_prompt, DocPaths, SystemPromptInputs};
 use crate::tools::definitions::builtin_tool;
-
-/// The tools Pi offers when none are chosen.
-const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+use crate::tools::selection::DEFAULT_TOOL_NAMES as DEFAULT_TOOLS;
 
 /// What the conversion needs from the build: its version and where its documentation is
 /// (both are part of the system prompt this build would send).

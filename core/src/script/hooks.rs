@@ -148,6 +148,7 @@ impl AgentHooks for ScriptHooks {
             .tool_rule("block", &call.tool_call.name)
             .map(|reason| Block {
                 reason: (!reason.is_empty()).then(|| reason.join(" ")),
+                terminate: None,
             }))
     }
 

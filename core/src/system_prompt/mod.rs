@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::tools::custom::CustomToolDefinition;
+use crate::tools::selection::DEFAULT_TOOL_NAMES as DEFAULT_TOOLS;
 
 /// The preamble of Pi's own prompt (a custom prompt replaces it).
 const PREAMBLE: &str = include_str!("preamble.txt");
@@ -52,9 +53,6 @@ fn skill_texts() -> SkillTexts {
         load_hint: Map::new(),
     })
 }
-
-/// Tools assumed when the caller selects none.
-const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// A skill the model may load with the read tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::{ToolDefinition, ToolExecution, ToolSpec};
+use crate::agent::{ToolExecution, ToolSpec};
 use crate::tools::definitions::builtin_tool;
 
 /// A tool defined outside the harness, as the model and the system prompt see it. Fields Pi's
@@ -59,16 +59,6 @@ impl CustomToolDefinition {
         spec.execution_mode = self.execution_mode;
         spec.constrained_sampling = self.constrained_sampling.clone();
         spec
-    }
-
-    /// What a model request carries for this tool.
-    pub fn definition(&self) -> ToolDefinition {
-        ToolDefinition {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            parameters: self.parameters.clone(),
-            constrained_sampling: self.constrained_sampling.clone(),
-        }
     }
 
     /// The snippet as Pi's `_normalizePromptSnippet` leaves it: on one line, runs of white
