@@ -10,10 +10,9 @@
 //! ([`ModelRequest::thread`]), so a replay, whose answers are the recorded ones, sends the same
 //! bodies.
 
-use std::sync::Arc;
-
 use pi_core::agent::{ModelRequest, ThreadState};
 use pi_core::message::{AssistantMessage, Message, StopReason};
+use pi_core::model::Model;
 use serde_json::{json, Map, Value};
 
 use super::encode::{convert_messages, is_oauth_token};
@@ -92,11 +91,7 @@ pub(crate) fn threaded_body(
     let tracking = |unchanged: Option<ThreadState>| Tracking {
         unchanged,
         record: Some(Box::new(Record {
-            request: ModelRequest {
-                messages: Arc::default(),
-                thread: None,
-                ..request.clone()
-            },
+            model: model.clone(),
             oauth: is_oauth_token(&options.api_key),
             now,
             key,
@@ -148,8 +143,8 @@ pub(crate) struct Tracking {
 /// The request whose reply Pi's `recordThreadReply` records.
 #[derive(Debug)]
 struct Record {
-    /// The call's request without its messages (what converting the reply reads).
-    request: ModelRequest,
+    /// The call's model (what converting the reply reads).
+    model: Model,
     oauth: bool,
     now: u64,
     /// The hash input of the full body as built (overrides applied, `betas` in, no `thread`);
@@ -191,15 +186,13 @@ impl Tracking {
         let Some((record, key, reply_id)) = recorded else {
             return self.unchanged.clone();
         };
-        let answer = ModelRequest {
-            messages: Arc::new(vec![Message::Assistant(message.clone())]),
-            ..record.request.clone()
-        };
-        let reply: Vec<String> = convert_messages(&answer, record.oauth, None, record.now)
-            .iter()
-            .filter(|m| m["role"] == "assistant")
-            .map(|m| text(&normalized(m)))
-            .collect();
+        let answer = [Message::Assistant(message.clone())];
+        let reply: Vec<String> =
+            convert_messages(&answer, &record.model, record.oauth, None, record.now)
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+                .map(|m| text(&normalized(m)))
+                .collect();
         let prefix_count = key.messages.len() + reply.len();
         Some(ThreadState::Reply {
             prefix_count,
