@@ -351,3 +351,44 @@ fn a_harness_value_that_does_not_read_names_the_line_and_the_field() {
         "{options}"
     );
 }
+
+/// The lines extensions brought (a hook's answer, a system prompt set from outside) are read as
+/// they load like every other: one whose value this build cannot read is refused naming the
+/// line and the field, never taken as something else.
+#[test]
+fn a_hook_answer_or_system_change_that_does_not_read_names_the_line_and_the_field() {
+    let all = lines(&corpus("one_tool.jsonl"));
+    let with = |n: usize, line: &str| {
+        let mut changed = all.clone();
+        changed[n] = line.as_bytes().to_vec();
+        message(&join(&changed))
+    };
+    let answer = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"answer\""))
+        .unwrap();
+    let decided = with(
+        answer,
+        r#"{"type":"answer","t":1795751003149,"input":{"kind":"hook_decided","call":2,"outcome":{"decision":{"kind":"obey"}}}}"#,
+    );
+    assert!(
+        decided.starts_with(&format!(
+            "bad.jsonl:{}: `answer` line: field `input.outcome`",
+            answer + 1
+        )),
+        "{decided}"
+    );
+    let outside = all
+        .iter()
+        .position(|l| l.starts_with(b"{\"type\":\"outside\""))
+        .unwrap();
+    let system = with(
+        outside,
+        r#"{"type":"outside","t":1795751003141,"input":{"kind":"set_system","sections":{},"tools":"read"}}"#,
+    );
+    assert!(
+        system.starts_with(&format!("bad.jsonl:{}: `outside` line", outside + 1)),
+        "{system}"
+    );
+    assert!(system.contains("invalid type: string \"read\""), "{system}");
+}

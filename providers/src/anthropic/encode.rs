@@ -251,19 +251,16 @@ fn assistant_blocks(
 }
 
 /// `convertMessages`: the transformed conversation, tool results grouped into one user turn,
-/// and the cache marker on the last user block.
+/// and the cache marker on the last user block. Only the model of the request shapes it, so a
+/// caller converting a reply alone needs no request.
 pub fn convert_messages(
-    request: &ModelRequest,
+    messages: &[Message],
+    model: &Model,
     oauth: bool,
     cache: Option<&Value>,
     now: u64,
 ) -> Vec<Value> {
-    let messages = transform_messages(
-        &request.messages,
-        &request.model,
-        &|id, _| normalize_tool_call_id(id),
-        now,
-    );
+    let messages = transform_messages(messages, model, &|id, _| normalize_tool_call_id(id), now);
     let mut params: Vec<Value> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
@@ -293,7 +290,7 @@ pub fn convert_messages(
                 }
             },
             Message::Assistant(assistant) => {
-                let allow_empty = compat_flag(&request.model, "allowEmptySignature", false);
+                let allow_empty = compat_flag(model, "allowEmptySignature", false);
                 let blocks = assistant_blocks(assistant, oauth, allow_empty);
                 if !blocks.is_empty() {
                     params.push(object([
@@ -565,7 +562,13 @@ pub(crate) fn build_body_with(
     params.insert("model".into(), json!(model.id));
     params.insert(
         "messages".into(),
-        Value::Array(convert_messages(request, oauth, cache, now)),
+        Value::Array(convert_messages(
+            &request.messages,
+            model,
+            oauth,
+            cache,
+            now,
+        )),
     );
     params.insert("max_tokens".into(), json!(max_tokens));
     params.insert("stream".into(), json!(true));

@@ -10,10 +10,9 @@
 //! ([`ModelRequest::thread`]), so a replay, whose answers are the recorded ones, sends the same
 //! bodies.
 
-use std::sync::Arc;
-
 use pi_core::agent::{ModelRequest, ThreadState};
 use pi_core::message::{AssistantMessage, Message, StopReason};
+use pi_core::model::Model;
 use serde_json::{json, Map, Value};
 
 use super::encode::{convert_messages, is_oauth_token};
@@ -74,49 +73,39 @@ pub(crate) fn threaded_body(
     mut params: Map<String, Value>,
 ) -> (Map<String, Value>, Thread, Tracking) {
     let model = &request.model;
-    let count = params
-        .get("messages")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    let continued = match &request.thread {
-        Some(ThreadState::Reply {
-            prefix_count,
-            prefix_hash,
-            reply_id,
-        }) if count > *prefix_count
-            && short_hash(&prefix_key(
-                &model.provider,
-                &model.base_url,
-                &params,
-                *prefix_count,
-            )) == *prefix_hash =>
-        {
+    let key = PrefixKey::new(&model.provider, &model.base_url, &params);
+    let count = key.as_ref().map_or(0, |key| key.messages.len());
+    let continued = match (&request.thread, &key) {
+        (
+            Some(ThreadState::Reply {
+                prefix_count,
+                prefix_hash,
+                reply_id,
+            }),
+            Some(key),
+        ) if count > *prefix_count && key.hash(*prefix_count, &[]) == *prefix_hash => {
             Some((*prefix_count, reply_id.clone()))
         }
         _ => None,
     };
-    let tracking = |unchanged: Option<ThreadState>, params: &Map<String, Value>| Tracking {
+    let tracking = |unchanged: Option<ThreadState>| Tracking {
         unchanged,
         record: Some(Box::new(Record {
-            request: ModelRequest {
-                messages: Arc::default(),
-                thread: None,
-                ..request.clone()
-            },
+            model: model.clone(),
             oauth: is_oauth_token(&options.api_key),
             now,
-            params: params.clone(),
+            key,
         })),
         without_thread: false,
         responded: false,
     };
     let Some((count, reply_id)) = continued else {
-        let tracking = tracking(request.thread.clone(), &params);
+        let tracking = tracking(request.thread.clone());
         params.insert("thread".into(), json!({"type": "create"}));
         return (params, Thread::Created, tracking);
     };
     // Pi drops the state as it continues the thread: a call that then fails leaves none.
-    let tracking = tracking(None, &params);
+    let tracking = tracking(None);
     let mut body: Map<String, Value> = params
         .iter()
         .filter(|(key, _)| *key != "system" && *key != "tools")
@@ -154,12 +143,13 @@ pub(crate) struct Tracking {
 /// The request whose reply Pi's `recordThreadReply` records.
 #[derive(Debug)]
 struct Record {
-    /// The call's request without its messages (what converting the reply reads).
-    request: ModelRequest,
+    /// The call's model (what converting the reply reads).
+    model: Model,
     oauth: bool,
     now: u64,
-    /// The full body as built (overrides applied, `betas` in), without `thread`.
-    params: Map<String, Value>,
+    /// The hash input of the full body as built (overrides applied, `betas` in, no `thread`);
+    /// none when it has no messages.
+    key: Option<PrefixKey>,
 }
 
 impl Tracking {
@@ -192,28 +182,21 @@ impl Tracking {
             .record
             .as_deref()
             .filter(|_| answered && message.response_model.is_none())
-            .and_then(|record| Some((record, message.response_id.clone()?)));
-        let Some((record, reply_id)) = recorded else {
+            .and_then(|record| Some((record, record.key.as_ref()?, message.response_id.clone()?)));
+        let Some((record, key, reply_id)) = recorded else {
             return self.unchanged.clone();
         };
-        let answer = ModelRequest {
-            messages: Arc::new(vec![Message::Assistant(message.clone())]),
-            ..record.request.clone()
-        };
-        let reply = convert_messages(&answer, record.oauth, None, record.now)
-            .into_iter()
-            .filter(|m| m["role"] == "assistant");
-        let mut params = record.params.clone();
-        let Some(Value::Array(messages)) = params.get_mut("messages") else {
-            return self.unchanged.clone();
-        };
-        messages.extend(reply);
-        let prefix_count = messages.len();
-        let model = &record.request.model;
-        let key = prefix_key(&model.provider, &model.base_url, &params, prefix_count);
+        let answer = [Message::Assistant(message.clone())];
+        let reply: Vec<String> =
+            convert_messages(&answer, &record.model, record.oauth, None, record.now)
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+                .map(|m| text(&normalized(m)))
+                .collect();
+        let prefix_count = key.messages.len() + reply.len();
         Some(ThreadState::Reply {
             prefix_count,
-            prefix_hash: short_hash(&key),
+            prefix_hash: key.hash(prefix_count, &reply),
             reply_id,
         })
     }
@@ -292,30 +275,59 @@ pub(crate) fn resend(sent: &HttpRequest, thread: &Thread, refusal: &Refusal) -> 
     }
 }
 
-/// Pi's `hashThreadPrefix` input: the settings a thread is bound to and the first `count`
-/// messages, without `cache_control` and with string contents as one text block (compared by
-/// its [`short_hash`], as Pi compares it).
-fn prefix_key(provider: &str, base_url: &str, params: &Map<String, Value>, count: usize) -> String {
-    let field = |name: &str| params.get(name).cloned().unwrap_or(Value::Null);
-    let settings = json!([
-        provider,
-        base_url,
-        field("model"),
-        field("system"),
-        field("tools"),
-        field("thinking"),
-        field("output_config"),
-        field("tool_choice"),
-        field("betas"),
-        field("fallbacks"),
-    ]);
-    let messages: Vec<Value> = params
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(|m| m.iter().take(count).map(normalized).collect())
-        .unwrap_or_default();
-    let text = |v: &Value| pi_core::json::to_string(v).unwrap_or_default();
-    text(&settings) + &text(&Value::Array(messages))
+/// Pi's `hashThreadPrefix` input, taken apart once per call: the JSON text of the settings a
+/// thread is bound to and of each message, without `cache_control` and with string contents as
+/// one text block. A request checks its first messages against the session's reply, and the
+/// reply's own hash adds the answer to all of them, so neither copies the body.
+#[derive(Debug)]
+struct PrefixKey {
+    settings: String,
+    messages: Vec<String>,
+}
+
+impl PrefixKey {
+    /// The key of `params` (a full body), none without a `messages` array.
+    fn new(provider: &str, base_url: &str, params: &Map<String, Value>) -> Option<Self> {
+        let messages = params.get("messages")?.as_array()?;
+        // Serialized in place (a missing field as `null`), the system prompt and tools uncopied.
+        let field = |name: &str| params.get(name);
+        let settings = (
+            provider,
+            base_url,
+            field("model"),
+            field("system"),
+            field("tools"),
+            field("thinking"),
+            field("output_config"),
+            field("tool_choice"),
+            field("betas"),
+            field("fallbacks"),
+        );
+        Some(PrefixKey {
+            settings: pi_core::json::to_string(&settings).unwrap_or_default(),
+            messages: messages.iter().map(|m| text(&normalized(m))).collect(),
+        })
+    }
+
+    /// The [`short_hash`] Pi compares: the settings with the first `count` messages, then
+    /// `more` (each already as text), as one JSON array.
+    fn hash(&self, count: usize, more: &[String]) -> String {
+        let mut input = self.settings.clone();
+        input.push('[');
+        for (i, message) in self.messages.iter().chain(more).take(count).enumerate() {
+            if i > 0 {
+                input.push(',');
+            }
+            input.push_str(message);
+        }
+        input.push(']');
+        short_hash(&input)
+    }
+}
+
+/// `JSON.stringify(value)`.
+fn text(value: &Value) -> String {
+    pi_core::json::to_string(value).unwrap_or_default()
 }
 
 /// A message as Pi's hash replacer sees it: no `cache_control`, and a string `content` as

@@ -453,7 +453,7 @@ impl Decoder {
                 if let Some(namespace) = item.get("namespace") {
                     call.extra.insert("namespace".into(), namespace.clone());
                 }
-                custom = InputBuffer::new(property, initial).ok();
+                custom = Some(InputBuffer::new(property, initial));
                 self.blocks.push(ContentBlock::ToolCall(call.clone()));
                 self.unfinished.push(index);
                 out.push(StreamEvent::ToolCallStart {

@@ -90,13 +90,13 @@ pub(crate) struct InputBuffer {
 
 impl InputBuffer {
     /// A buffer for `property`, holding the item's `initial` input.
-    pub fn new(property: String, initial: &str) -> Result<Self, String> {
+    pub fn new(property: String, initial: &str) -> Self {
         let mut buffer = InputBuffer {
             property,
             ..InputBuffer::default()
         };
-        buffer.unsent = buffer.append_json(initial)?.unwrap_or_default();
-        Ok(buffer)
+        buffer.unsent = buffer.push(initial).unwrap_or_default();
+        buffer
     }
 
     /// Adds `delta`: the JSON text to send, if any.
@@ -130,11 +130,16 @@ impl InputBuffer {
         if self.closed {
             return Err(self.changed_after_close());
         }
+        Ok(self.push(delta))
+    }
+
+    /// Adds `delta` to an open input: the JSON text made for it, if any.
+    fn push(&mut self, delta: &str) -> Option<String> {
         if delta.is_empty() {
-            return Ok(None);
+            return None;
         }
         self.input.push_str(delta);
-        Ok(Some(self.start() + &escaped(delta)))
+        Some(self.start() + &escaped(delta))
     }
 
     fn close_json(&mut self, final_input: Option<&str>) -> Result<Option<String>, String> {
