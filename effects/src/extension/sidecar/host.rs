@@ -17,7 +17,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use crate::custom_tool::CustomToolDefinition;
 
 /// The host's source, shipped in the binary so that it needs nothing but Node at run time.
-const HOST_SOURCE: &str = include_str!("../../../sidecar/pi-extension-host.mjs");
+const HOST_SOURCE: &str = include_str!("../../../../sidecar/pi-extension-host.mjs");
 
 /// The command run as Node.
 const NODE: &str = "node";
