@@ -70,9 +70,6 @@ async function init(request) {
   const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
   if (!leftOut) fs.rmSync(empty, { recursive: true, force: true });
   const registered = [];
-  const commands = [];
-  const flags = [];
-  const events = new Set();
   for (const extension of result.extensions) {
     for (const [name, tool] of extension.tools) {
       tools.set(name, tool.definition);
@@ -82,12 +79,8 @@ async function init(request) {
         promptGuidelines: d.promptGuidelines, parameters: d.parameters, executionMode: d.executionMode,
       }));
     }
-    for (const [name, command] of extension.commands) commands.push({ name, description: command.description, extensionPath: extension.path });
-    for (const [name, flag] of extension.flags) flags.push(plain({ name, type: flag.type, default: flag.default, description: flag.description, extensionPath: extension.path }));
-    for (const event of extension.handlers.keys()) events.add(event);
   }
-  const providers = result.runtime.pendingProviderRegistrations.map((r) => plain({ name: r.name, config: r.config, extensionPath: r.extensionPath }));
-  return { tools: registered, commands, flags, providers, events: [...events], errors: result.errors };
+  return { tools: registered, errors: result.errors };
 }
 
 async function execute(request) {

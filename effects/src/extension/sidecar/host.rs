@@ -56,21 +56,12 @@ pub struct LoadError {
     pub error: String,
 }
 
-/// What the extensions registered while loading (`init`'s answer).
+/// What the extensions registered while loading (`init`'s answer): what the harness uses of it.
+/// Their commands, flags, providers and event handlers are not asked for: nothing runs them yet.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Registrations {
     /// Their tools' declarations.
     pub tools: Vec<CustomToolDefinition>,
-    /// Their commands, flags and providers' configuration, as the host gave them.
-    #[serde(default)]
-    pub commands: Vec<Value>,
-    #[serde(default)]
-    pub flags: Vec<Value>,
-    #[serde(default)]
-    pub providers: Vec<Value>,
-    /// The events some extension handles (the others need no round trip).
-    #[serde(default)]
-    pub events: Vec<String>,
     /// The extensions that failed to load.
     #[serde(default)]
     pub errors: Vec<LoadError>,
