@@ -68,7 +68,10 @@ async function init(request) {
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pi-extension-host-"));
   const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
   const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
-  if (!leftOut) fs.rmSync(empty, { recursive: true, force: true });
+  // The loader's stand-in folder is the extensions' cwd when the project was left out: it
+  // goes when the host does.
+  if (leftOut) process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
+  else fs.rmSync(empty, { recursive: true, force: true });
   const registered = [];
   for (const extension of result.extensions) {
     for (const [name, tool] of extension.tools) {

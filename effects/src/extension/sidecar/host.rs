@@ -90,6 +90,9 @@ impl Waiter {
 /// broken host, not a reason to hold ever more of its output.
 const MAX_LINE: u64 = 64 << 20;
 
+/// How long a dropped host has to end by itself before it is stopped.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The requests waiting for lines, and once the host's output ended, why.
 #[derive(Default)]
 struct Routes {
@@ -243,7 +246,15 @@ impl Drop for ExtensionHost {
         if let Ok(mut stdin) = self.stdin.lock() {
             stdin.take();
         }
-        // A host busy in an extension's code may not see its input end: it is stopped.
+        // The host ends on its input's end (its exit handlers run); one busy in an extension's
+        // code that does not end within the grace is stopped.
+        let deadline = std::time::Instant::now() + EXIT_GRACE;
+        while std::time::Instant::now() < deadline {
+            match self.child.lock().map(|mut child| child.try_wait()) {
+                Ok(Ok(None)) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                _ => break,
+            }
+        }
         if let Ok(mut child) = self.child.lock() {
             let _ = child.kill();
             let _ = child.wait();
