@@ -453,14 +453,13 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
         runtime.cache_warming = runtime.rpc_cache_warming();
     }
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
-    // The binary registers no custom tool of its own, so the recorded ones stay declared as
-    // the run declared them (a call to one is answered from the cassette).
-    if options.custom_tools.is_empty() {
-        for tool in &recorded.custom_tools {
-            options
-                .custom_tools
-                .register(Arc::new(DeclaredOnly::new(tool.clone())));
-        }
+    // The runtime read from the command line has started no extension or MCP server, so the
+    // recorded custom tools stay declared as the run declared them (a call to one is answered
+    // from the cassette).
+    for tool in &recorded.custom_tools {
+        options
+            .custom_tools
+            .register(Arc::new(DeclaredOnly::new(tool.clone())));
     }
     options.seed = Some(recorded.seed);
     options.docs = recorded.docs.clone();
