@@ -68,11 +68,11 @@ async function init(request) {
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pi-extension-host-"));
   const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
   const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
-  if (!leftOut) fs.rmSync(empty, { recursive: true, force: true });
+  // The loader's stand-in folder is the extensions' cwd when the project was left out: it
+  // goes when the host does.
+  if (leftOut) process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
+  else fs.rmSync(empty, { recursive: true, force: true });
   const registered = [];
-  const commands = [];
-  const flags = [];
-  const events = new Set();
   for (const extension of result.extensions) {
     for (const [name, tool] of extension.tools) {
       tools.set(name, tool.definition);
@@ -82,12 +82,8 @@ async function init(request) {
         promptGuidelines: d.promptGuidelines, parameters: d.parameters, executionMode: d.executionMode,
       }));
     }
-    for (const [name, command] of extension.commands) commands.push({ name, description: command.description, extensionPath: extension.path });
-    for (const [name, flag] of extension.flags) flags.push(plain({ name, type: flag.type, default: flag.default, description: flag.description, extensionPath: extension.path }));
-    for (const event of extension.handlers.keys()) events.add(event);
   }
-  const providers = result.runtime.pendingProviderRegistrations.map((r) => plain({ name: r.name, config: r.config, extensionPath: r.extensionPath }));
-  return { tools: registered, commands, flags, providers, events: [...events], errors: result.errors };
+  return { tools: registered, errors: result.errors };
 }
 
 async function execute(request) {

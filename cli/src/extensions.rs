@@ -1,9 +1,9 @@
-//! Loading the run's extensions (found by `pi_effects::extensions::discover` in
+//! Loading the run's extensions (found by `pi_effects::extension::sidecar::discover` in
 //! `Runtime::from_args`): the extension host is started only when one is configured, its tools
 //! join the run's custom tools, and an extension that fails to load is Pi 1.5.2's error, which
 //! ends the run (never a silent skip).
 
-use pi_effects::extensions::{register_tools, ExtensionHost};
+use pi_effects::extension::sidecar::{register_tools, ExtensionHost};
 
 use crate::setup::{Diagnostic, Runtime};
 

@@ -259,13 +259,13 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     // A replay's tools are the cassette's; a live run starts its MCP servers before the first
     // prompt, as Pi's MCP extension does at session start.
     if !args.no_mcp && !replaying {
-        let servers =
-            mcp::start_reporting(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted).await;
-        for name in servers.registry.names() {
-            if let Some(tool) = servers.registry.get(name) {
-                runtime.custom_tools.register(std::sync::Arc::clone(tool));
-            }
-        }
+        let servers = mcp::start_reporting(
+            &runtime.agent_dir,
+            &runtime.cwd,
+            runtime.project_trusted,
+            &mut runtime.custom_tools,
+        )
+        .await;
         runtime.mcp_servers = servers.listed;
     }
     if mode == Mode::Rpc {

@@ -18,18 +18,23 @@ const STARTUP_WAIT: Duration = Duration::from_secs(10);
 const STILL_CONNECTING: &str =
     "MCP servers are still connecting; their tools become available once connected.";
 
-/// The tools the servers gave the run, and the notice about what failed, if anything did.
+/// The servers that connected, and the notice about what failed, if anything did.
 #[derive(Debug, Default)]
 pub struct Servers {
-    pub registry: ToolRegistry,
     /// Each connected server's name and tool list, for the run's configuration.
     pub listed: Vec<Value>,
     pub notice: Option<String>,
 }
 
 /// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
-/// configures, relative paths against `cwd`; no file, no server, nothing said.
-pub async fn start(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Servers {
+/// configures, relative paths against `cwd`, and registers their tools in `tools` after those
+/// there; no file, no server, nothing said.
+pub async fn start(
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+    tools: &mut ToolRegistry,
+) -> Servers {
     let config = load_mcp_config(agent_dir, cwd, project_trusted);
     if config.servers.is_empty() && config.errors.is_empty() {
         return Servers::default();
@@ -39,7 +44,7 @@ pub async fn start(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Serve
         Ok(started) => {
             for connection in started.connections {
                 servers.listed.push(listing(&connection));
-                register_direct_tools(&mut servers.registry, connection);
+                register_direct_tools(tools, connection);
             }
             servers.notice = started.report;
         }
@@ -56,8 +61,13 @@ pub fn listing(connection: &McpConnection) -> Value {
 }
 
 /// Starts the servers as [`start`] does and says on stderr what needs the user.
-pub async fn start_reporting(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Servers {
-    let mut servers = start(agent_dir, cwd, project_trusted).await;
+pub async fn start_reporting(
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+    tools: &mut ToolRegistry,
+) -> Servers {
+    let mut servers = start(agent_dir, cwd, project_trusted, tools).await;
     if let Some(notice) = servers.notice.take() {
         eprintln!("{notice}");
     }

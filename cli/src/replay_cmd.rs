@@ -334,14 +334,15 @@ pub(crate) async fn replay(
     // the tools of the MCP servers the agent dir's mcp.json configures (a project's is not
     // read: no one is asked to trust it), started only when the recorded run declared custom
     // tools.
-    let custom = match &how.live_tools {
-        Some(workspace) if !config.custom_tools.is_empty() => {
-            crate::mcp::start_reporting(&pi_effects::session::agent_dir(), workspace, false)
-                .await
-                .registry
-        }
-        _ => ToolRegistry::new(),
-    };
+    let mut custom = ToolRegistry::new();
+    if let Some(workspace) = how
+        .live_tools
+        .as_ref()
+        .filter(|_| !config.custom_tools.is_empty())
+    {
+        let agent_dir = pi_effects::session::agent_dir();
+        crate::mcp::start_reporting(&agent_dir, workspace, false, &mut custom).await;
+    }
     let missing = custom.missing(&config.custom_tools);
     if how.live_tools.is_some() && !missing.is_empty() {
         return Err(unusable(unregistered_tools_message(&missing)));
@@ -452,14 +453,13 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
         runtime.cache_warming = runtime.rpc_cache_warming();
     }
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
-    // The binary registers no custom tool of its own, so the recorded ones stay declared as
-    // the run declared them (a call to one is answered from the cassette).
-    if options.custom_tools.is_empty() {
-        for tool in &recorded.custom_tools {
-            options
-                .custom_tools
-                .register(Arc::new(DeclaredOnly::new(tool.clone())));
-        }
+    // The runtime read from the command line has started no extension or MCP server, so the
+    // recorded custom tools stay declared as the run declared them (a call to one is answered
+    // from the cassette).
+    for tool in &recorded.custom_tools {
+        options
+            .custom_tools
+            .register(Arc::new(DeclaredOnly::new(tool.clone())));
     }
     options.seed = Some(recorded.seed);
     options.docs = recorded.docs.clone();

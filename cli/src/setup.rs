@@ -255,14 +255,15 @@ impl Runtime {
             no_prompt_templates: args.no_prompt_templates,
             prompt_template_paths: &args.prompt_templates,
         });
-        let extension_paths = pi_effects::extensions::discover(&pi_effects::extensions::Wanted {
-            agent_dir: &agent_dir,
-            cwd: &cwd,
-            project_trusted,
-            no_extensions: args.no_extensions,
-            cli_paths: &args.extensions,
-            settings_paths: &settings.extensions(),
-        });
+        let extension_paths =
+            pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
+                agent_dir: &agent_dir,
+                cwd: &cwd,
+                project_trusted,
+                no_extensions: args.no_extensions,
+                cli_paths: &args.extensions,
+                settings_paths: &settings.extensions(),
+            });
         Ok(Runtime {
             resources,
             extension_paths,

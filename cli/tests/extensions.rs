@@ -271,3 +271,98 @@ fn an_rpc_abort_reaches_a_running_extension_tool() {
         json!({"content": [{"type": "text", "text": "stopped: aborted=true"}], "details": {}})
     );
 }
+
+/// Runs `command` with its output in files, killing it (and failing) if it has not ended
+/// within `limit`: a guard against a hang, not a timing.
+fn run_or_hang(command: &mut Command, dir: &Path, limit: std::time::Duration) -> (i32, String) {
+    let stderr_file = dir.join("stderr");
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
+        .stderr(std::fs::File::create(&stderr_file).unwrap());
+    let mut child = command.spawn().unwrap();
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "pi hung on a broken extension host; stderr: {}",
+                std::fs::read_to_string(&stderr_file).unwrap()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    (
+        status.code().unwrap_or(-1),
+        std::fs::read_to_string(&stderr_file).unwrap(),
+    )
+}
+
+/// The attack: the extension host's output is outside input. A `node` that writes a line that
+/// is not the protocol and stays up, one that writes an endless line, and one that dies
+/// half-way through a line must each end the run with Pi's load error naming what went wrong,
+/// never a hang or a panic, and no model request.
+#[test]
+fn a_broken_extension_host_is_a_clear_error_not_a_hang() {
+    let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));
+    let env = Env::new(&mock);
+    let extension = fixture("greet.ts");
+    let cases = [
+        (
+            "garbage",
+            "echo 'this is not the protocol'\nexec sleep 60",
+            "not its protocol",
+        ),
+        (
+            "huge",
+            "head -c 80000000 /dev/zero | tr '\\0' a\nexec sleep 60",
+            "longer than",
+        ),
+        (
+            "dies",
+            "read -r request\nprintf '{\"id\":0,'\nexit 3",
+            "ended in the middle of a line",
+        ),
+    ];
+    for (name, script, said) in cases {
+        let bin = env.path(&format!("node-{name}"));
+        std::fs::create_dir_all(&bin).unwrap();
+        let node = bin.join("node");
+        std::fs::write(&node, format!("#!/bin/sh\n{script}\n")).unwrap();
+        let mut permissions = std::fs::metadata(&node).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(&node, permissions).unwrap();
+        let mut command = env.command(&[
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "-e",
+            extension.to_str().unwrap(),
+            "-p",
+            "hi",
+        ]);
+        command.env("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+        let (code, stderr) = run_or_hang(&mut command, &bin, std::time::Duration::from_secs(45));
+        assert_eq!(code, 1, "{name}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "Error: Failed to load extension \"{}\": the extension host failed: ",
+                extension.display()
+            )) && stderr.contains(said),
+            "{name}: {stderr}"
+        );
+        assert!(
+            stderr.ends_with("Hint: Start without extensions using \"pi -ne\".\n"),
+            "{name}: {stderr}"
+        );
+    }
+    assert!(
+        mock.requests().is_empty(),
+        "a run went on without its extension"
+    );
+}

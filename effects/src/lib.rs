@@ -9,7 +9,6 @@ pub mod clock;
 pub mod custom_tool;
 pub mod driver;
 pub mod extension;
-pub mod extensions;
 /// The exclusive file lock of session files, shared with the cassette format's recorder.
 pub use pi_cassette_format::flock;
 pub mod host;

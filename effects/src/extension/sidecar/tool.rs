@@ -65,7 +65,7 @@ impl CustomTool for ExtensionTool {
                     }
                 };
                 let Some(message) = message else {
-                    break Err("the extension host ended during the call".to_owned());
+                    break Err(self.host.ended("the call").to_string());
                 };
                 match message["type"].as_str() {
                     Some("tool.update") => {

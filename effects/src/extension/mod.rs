@@ -1,5 +1,6 @@
-//! Extensions: programs that hook into the loop (Pi 1.5.2's extension events), in Rust or, through
-//! the sidecar, in TypeScript. An extension says which hook points it handles
+//! Extensions: programs that hook into the loop (Pi 1.5.2's extension events), in Rust, or Pi's
+//! TypeScript ones run by the Node host of [`sidecar`] (their tools so far, not their hooks).
+//! An extension says which hook points it handles
 //! ([`RustExtension::handles`]); an interpreter asks the [`ExtensionRegistry`] for the decision at
 //! a point where the machine waits, and the registry calls the handlers in Pi's order (load order,
 //! then registration order) and composes their answers with the core's [`Composer`]. The decision
@@ -10,6 +11,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+
+pub mod sidecar;
 
 pub use pi_core::agent::hooks::{
     Composer, HandledHooks, HandlerResult, HookAction, HookDecision, HookError, HookEvent,
@@ -143,5 +146,4 @@ impl ExtensionRegistry {
 }
 
 #[cfg(test)]
-#[path = "extension_tests.rs"]
 mod tests;

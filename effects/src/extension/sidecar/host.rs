@@ -4,7 +4,7 @@
 //! holds up the harness's own input loop, and several requests may be in flight at once.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +17,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use crate::custom_tool::CustomToolDefinition;
 
 /// The host's source, shipped in the binary so that it needs nothing but Node at run time.
-const HOST_SOURCE: &str = include_str!("../../../sidecar/pi-extension-host.mjs");
+const HOST_SOURCE: &str = include_str!("../../../../sidecar/pi-extension-host.mjs");
 
 /// The command run as Node.
 const NODE: &str = "node";
@@ -56,21 +56,12 @@ pub struct LoadError {
     pub error: String,
 }
 
-/// What the extensions registered while loading (`init`'s answer).
+/// What the extensions registered while loading (`init`'s answer): what the harness uses of it.
+/// Their commands, flags, providers and event handlers are not asked for: nothing runs them yet.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Registrations {
     /// Their tools' declarations.
     pub tools: Vec<CustomToolDefinition>,
-    /// Their commands, flags and providers' configuration, as the host gave them.
-    #[serde(default)]
-    pub commands: Vec<Value>,
-    #[serde(default)]
-    pub flags: Vec<Value>,
-    #[serde(default)]
-    pub providers: Vec<Value>,
-    /// The events some extension handles (the others need no round trip).
-    #[serde(default)]
-    pub events: Vec<String>,
     /// The extensions that failed to load.
     #[serde(default)]
     pub errors: Vec<LoadError>,
@@ -95,11 +86,25 @@ impl Waiter {
     }
 }
 
-/// The running host. Dropping the last handle closes its stdin, which ends it.
+/// The longest line the host may write (a tool's result, images and all); a longer one is a
+/// broken host, not a reason to hold ever more of its output.
+const MAX_LINE: u64 = 64 << 20;
+
+/// How long a dropped host has to end by itself before it is stopped.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The requests waiting for lines, and once the host's output ended, why.
+#[derive(Default)]
+struct Routes {
+    waiting: HashMap<u64, Waiter>,
+    ended: Option<String>,
+}
+
+/// The running host. Dropping the last handle closes its stdin and stops it.
 pub struct ExtensionHost {
-    child: Mutex<Child>,
+    child: Arc<Mutex<Child>>,
     stdin: Mutex<Option<ChildStdin>>,
-    pending: Arc<Mutex<HashMap<u64, Waiter>>>,
+    routes: Arc<Mutex<Routes>>,
     next_id: AtomicU64,
 }
 
@@ -139,9 +144,9 @@ impl ExtensionHost {
             return Err(HostError::Protocol("its pipes could not be opened".into()));
         };
         let host = Arc::new(ExtensionHost {
-            child: Mutex::new(child),
+            child: Arc::new(Mutex::new(child)),
             stdin: Mutex::new(Some(stdin)),
-            pending: Arc::new(Mutex::new(HashMap::new())),
+            routes: Arc::new(Mutex::new(Routes::default())),
             next_id: AtomicU64::new(0),
         });
         host.spawn_reader(stdout);
@@ -154,9 +159,7 @@ impl ExtensionHost {
             json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted}),
             Waiter::Thread(sender),
         )?;
-        let answer = answers
-            .recv()
-            .map_err(|_| HostError::Protocol("it ended before answering init".into()))?;
+        let answer = answers.recv().map_err(|_| host.ended("init"))?;
         host.forget(id);
         let data = response_data(answer)?;
         let registrations = serde_json::from_value(data)
@@ -164,33 +167,32 @@ impl ExtensionHost {
         Ok((host, registrations))
     }
 
+    /// Routes the host's lines until its output ends or breaks the protocol (a line that is not
+    /// JSON with a numeric `id`, or one longer than [`MAX_LINE`]): then the host is stopped, and
+    /// every request waiting learns why from its closed channel.
     fn spawn_reader(&self, stdout: ChildStdout) {
-        let pending = Arc::clone(&self.pending);
+        let routes = Arc::clone(&self.routes);
+        let child = Arc::clone(&self.child);
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                let Ok(message) = serde_json::from_slice::<Value>(&line) else {
-                    continue;
-                };
-                let Some(id) = message["id"].as_u64() else {
-                    continue;
-                };
-                let waiting = pending.lock().ok().and_then(|p| p.get(&id).cloned());
-                if let Some(sender) = waiting {
-                    sender.send(message);
-                }
+            let why = route_lines(&mut reader, &routes);
+            if let Ok(mut child) = child.lock() {
+                let _ = child.kill();
             }
-            // The host ended: every request still waiting learns it from its closed channel.
-            if let Ok(mut pending) = pending.lock() {
-                pending.clear();
+            if let Ok(mut routes) = routes.lock() {
+                routes.waiting.clear();
+                routes.ended = Some(why);
             }
         });
+    }
+
+    /// The error of a request whose answers stopped coming (`what`, e.g. `init`).
+    pub(crate) fn ended(&self, what: &str) -> HostError {
+        let why = self.routes.lock().ok().and_then(|r| r.ended.clone());
+        HostError::Protocol(match why {
+            Some(why) => format!("{why} before answering {what}"),
+            None => format!("it stopped answering {what}"),
+        })
     }
 
     /// Sends `message` with a fresh id; the receiver gets every line the host writes for it.
@@ -203,10 +205,16 @@ impl ExtensionHost {
     fn send_request(&self, mut message: Value, waiter: Waiter) -> Result<u64, HostError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         message["id"] = json!(id);
-        self.pending
-            .lock()
-            .map_err(|_| HostError::Protocol("poisoned".into()))?
-            .insert(id, waiter);
+        {
+            let mut routes = self
+                .routes
+                .lock()
+                .map_err(|_| HostError::Protocol("poisoned".into()))?;
+            if let Some(why) = &routes.ended {
+                return Err(HostError::Protocol(why.clone()));
+            }
+            routes.waiting.insert(id, waiter);
+        }
         self.send(&message)?;
         Ok(id)
     }
@@ -227,8 +235,8 @@ impl ExtensionHost {
 
     /// Stops routing lines for request `id`.
     pub fn forget(&self, id: u64) {
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(&id);
+        if let Ok(mut routes) = self.routes.lock() {
+            routes.waiting.remove(&id);
         }
     }
 }
@@ -238,8 +246,53 @@ impl Drop for ExtensionHost {
         if let Ok(mut stdin) = self.stdin.lock() {
             stdin.take();
         }
+        // The host ends on its input's end (its exit handlers run); one busy in an extension's
+        // code that does not end within the grace is stopped.
+        let deadline = std::time::Instant::now() + EXIT_GRACE;
+        while std::time::Instant::now() < deadline {
+            match self.child.lock().map(|mut child| child.try_wait()) {
+                Ok(Ok(None)) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                _ => break,
+            }
+        }
         if let Ok(mut child) = self.child.lock() {
+            let _ = child.kill();
             let _ = child.wait();
+        }
+    }
+}
+
+/// Hands each line `reader` gives to the request it names, until the output ends or breaks
+/// the protocol; says which.
+fn route_lines(reader: &mut impl BufRead, routes: &Mutex<Routes>) -> String {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader
+            .by_ref()
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) => return "it ended".to_owned(),
+            Err(error) => return format!("reading its output: {error}"),
+            Ok(_) => {}
+        }
+        if !line.ends_with(b"\n") {
+            if line.len() as u64 > MAX_LINE {
+                return format!("it wrote a line longer than {MAX_LINE} bytes");
+            }
+            return "it ended in the middle of a line".to_owned();
+        }
+        let id = serde_json::from_slice::<Value>(&line)
+            .ok()
+            .and_then(|message| Some((message["id"].as_u64()?, message)));
+        let Some((id, message)) = id else {
+            let shown: String = String::from_utf8_lossy(&line).chars().take(200).collect();
+            return format!("it wrote what is not its protocol: {:?}", shown.trim_end());
+        };
+        let waiting = routes.lock().ok().and_then(|r| r.waiting.get(&id).cloned());
+        if let Some(sender) = waiting {
+            sender.send(message);
         }
     }
 }
