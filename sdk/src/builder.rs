@@ -447,12 +447,7 @@ impl SessionBuilder {
                     command: None,
                     imported: None,
                 };
-                let secrets: Vec<(String, String)> = self
-                    .api_key
-                    .iter()
-                    .map(|key| (key.clone(), "api key".to_owned()))
-                    .collect();
-                let recorder = Recorder::create(path, &header, &secrets, Rules::default())
+                let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
                     .map_err(|e| Error::Cassette(e.to_string()))?;
                 let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
                 Io::Record(Record::new(live, recorder))
@@ -507,6 +502,23 @@ impl SessionBuilder {
                     })
             }
         }
+    }
+
+    /// Every credential the session could send or the agent could come across, with where it
+    /// came from, for a recording to scrub wherever it shows up (a prompt, a tool result, an
+    /// answer): the given key and every key the agent dir and the environment hold, as the
+    /// `pi` binary's recorder is given them. The recorder learns only the keys calls send.
+    fn secrets(&self) -> Vec<(String, String)> {
+        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
+        let given = self
+            .api_key
+            .iter()
+            .map(|key| (key.clone(), "api key".to_owned()));
+        let machine = registry.credentials(&auth, &process_environment());
+        given
+            .chain(machine.into_iter().map(|c| (c.value, c.source)))
+            .collect()
     }
 
     /// The key and headers of each call: the given key, or resolved as Pi resolves them.
