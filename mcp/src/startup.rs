@@ -1,9 +1,11 @@
 //! A session's servers started together, as Pi 1.5.2's MCP extension starts them: every enabled
-//! server connects at once, and everything that needs the user (config errors, servers that
-//! failed) is one warning in Pi's words, after which the session goes on without those servers.
+//! server connects at once, the session waits for them up to Pi's startup wait, and everything
+//! that needs the user (config errors, servers that failed or are still connecting) is one
+//! warning in Pi's words, after which the session goes on without those servers.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::client::McpConnection;
 use crate::config::McpConfig;
@@ -16,8 +18,28 @@ pub struct Started {
     pub report: Option<String>,
 }
 
-/// Connects every enabled server of `config` concurrently, relative paths against `cwd`.
+/// How long a session waits for its servers (Pi's `DEFAULT_STARTUP_WAIT_MS`).
+const STARTUP_WAIT: Duration = Duration::from_secs(10);
+
+/// Pi's notice when that wait ran out.
+const STILL_CONNECTING: &str =
+    "MCP servers are still connecting; their tools become available once connected.";
+
+/// Connects every enabled server of `config` concurrently, relative paths against `cwd`,
+/// waiting for them up to Pi's startup wait: a server that never answers does not hold the
+/// session. Pi goes on without them and adds their tools once they connect; this session goes
+/// on without them.
 pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
+    tokio::time::timeout(STARTUP_WAIT, connect_all(config, cwd))
+        .await
+        .unwrap_or_else(|_| Started {
+            connections: Vec::new(),
+            report: Some(STILL_CONNECTING.to_owned()),
+        })
+}
+
+/// Connects every enabled server of `config` concurrently and words what failed.
+async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
     let enabled: Vec<_> = config.servers.iter().filter(|s| s.enabled()).collect();
     let attempts = enabled
         .iter()

@@ -234,7 +234,8 @@ impl SessionBuilder {
     }
 
     /// Starts the MCP servers `config` describes (read it with [`crate::mcp::load_mcp_config`],
-    /// or build one), together, relative paths against `cwd`, and adds the `direct` tools of
+    /// or build one), together, relative paths against `cwd`, waits for them up to Pi's 10 s
+    /// (then goes on without them, as the `pi` binary does), and adds the `direct` tools of
     /// those that connected as custom tools, named and declared as Pi 1.5.2 does
     /// (`mcp__<server>__<tool>`), so a recording holds them and a replay answers them without
     /// the servers. A server that fails does not stop the session: the second value is Pi's
@@ -243,10 +244,7 @@ impl SessionBuilder {
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
         let started = pi_mcp::start_servers(config, &self.cwd).await;
         for connection in started.connections {
-            self.mcp_servers.push(serde_json::json!({
-                "name": connection.entry().name,
-                "tools": connection.tools(),
-            }));
+            self.mcp_servers.push(connection.listing());
             pi_mcp::register_direct_tools(&mut self.custom_tools, connection);
         }
         (self, started.report)
