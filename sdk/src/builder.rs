@@ -438,7 +438,11 @@ impl SessionBuilder {
                     mode: RECORDED_MODE.into(),
                     config: to_json(&config),
                     session: start,
-                    redactions: vec!["api keys".into(), "credential headers".into()],
+                    redactions: vec![
+                        "api keys".into(),
+                        "credential headers".into(),
+                        "credential query parameters".into(),
+                    ],
                     redact: None,
                     models: Some(vec![to_json(&config.model)]),
                     scoped_models: Vec::new(),
