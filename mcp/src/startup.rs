@@ -7,6 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::task::JoinSet;
+
 use crate::client::McpConnection;
 use crate::config::McpConfig;
 
@@ -41,10 +43,15 @@ pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
 /// Connects every enabled server of `config` concurrently and words what failed.
 async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
     let enabled: Vec<_> = config.servers.iter().filter(|s| s.enabled()).collect();
-    let attempts = enabled
-        .iter()
-        .map(|entry| McpConnection::connect(entry, cwd));
-    let outcomes = join_all(attempts).await;
+    // Dropping the set (the startup wait ran out) aborts the connects still running.
+    let mut attempts = JoinSet::new();
+    for (at, entry) in enabled.iter().enumerate() {
+        let (entry, cwd) = ((*entry).clone(), cwd.to_path_buf());
+        attempts.spawn(async move { (at, McpConnection::connect(&entry, &cwd).await) });
+    }
+    let mut outcomes: Vec<_> = attempts.join_all().await;
+    outcomes.sort_by_key(|(at, _)| *at);
+    let outcomes = outcomes.into_iter().map(|(_, outcome)| outcome);
     let mut lines: Vec<String> = config
         .errors
         .iter()
@@ -72,29 +79,4 @@ async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
         connections,
         report,
     }
-}
-
-/// Awaits every future, polling them in turn so that slow servers start side by side (the
-/// connects borrow their entries, so they cannot be spawned as tasks).
-async fn join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let mut pinned: Vec<_> = futures.map(Box::pin).collect();
-    let mut results: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (slot, future) in results.iter_mut().zip(pinned.iter_mut()) {
-            if slot.is_none() {
-                match future.as_mut().poll(cx) {
-                    std::task::Poll::Ready(value) => *slot = Some(value),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    results.into_iter().flatten().collect()
 }
