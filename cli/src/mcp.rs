@@ -5,18 +5,10 @@
 //! a cassette holds them). What needs the user is one notice on stderr; the run goes on.
 
 use std::path::Path;
-use std::time::Duration;
 
 use pi_effects::custom_tool::ToolRegistry;
-use pi_mcp::{load_mcp_config, register_direct_tools, start_servers, McpConnection};
-use serde_json::{json, Value};
-
-/// How long the first prompt waits for the servers (`DEFAULT_STARTUP_WAIT_MS`).
-const STARTUP_WAIT: Duration = Duration::from_secs(10);
-
-/// Pi's notice when that wait ran out.
-const STILL_CONNECTING: &str =
-    "MCP servers are still connecting; their tools become available once connected.";
+use pi_mcp::{load_mcp_config, register_direct_tools, start_servers};
+use serde_json::Value;
 
 /// The servers that connected, and the notice about what failed, if anything did.
 #[derive(Debug, Default)]
@@ -39,25 +31,16 @@ pub async fn start(
     if config.servers.is_empty() && config.errors.is_empty() {
         return Servers::default();
     }
-    let mut servers = Servers::default();
-    match tokio::time::timeout(STARTUP_WAIT, start_servers(&config, cwd)).await {
-        Ok(started) => {
-            for connection in started.connections {
-                servers.listed.push(listing(&connection));
-                register_direct_tools(tools, connection);
-            }
-            servers.notice = started.report;
-        }
-        // Pi goes on without them and adds their tools once they connect; this run goes on
-        // without them.
-        Err(_) => servers.notice = Some(STILL_CONNECTING.to_owned()),
+    let started = start_servers(&config, cwd).await;
+    let mut servers = Servers {
+        notice: started.report,
+        ..Servers::default()
+    };
+    for connection in started.connections {
+        servers.listed.push(connection.listing());
+        register_direct_tools(tools, connection);
     }
     servers
-}
-
-/// A server as the run's configuration lists it: its name and its tools as it answered.
-pub fn listing(connection: &McpConnection) -> Value {
-    json!({"name": connection.entry().name, "tools": connection.tools()})
 }
 
 /// Starts the servers as [`start`] does and says on stderr what needs the user.

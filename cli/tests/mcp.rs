@@ -347,3 +347,47 @@ fn an_mcp_error_result_is_a_failed_call_keeping_its_content() {
     assert!(replayed.status.success(), "{}", stderr(&replayed));
     assert_eq!(replayed.stdout, output.stdout);
 }
+
+/// Another user of the temp folder plants a link where a long MCP result's full output is
+/// saved (Pi's `pi-mcp-…` name, from the tool call's id): the run must not write through it
+/// into the file it points to.
+#[cfg(unix)]
+#[test]
+fn a_long_results_saved_output_does_not_follow_a_planted_link() {
+    let long = "x".repeat(30_000);
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "mcp__t__echo",
+                         "arguments": json!({"text": long}).to_string()}]},
+        {"text": ["Done."]},
+    ]));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({"t": {"command": test_server(), "exposure": "direct"}}));
+    let tmp = scratch.path("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let victim = scratch.path("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, tmp.join("pi-mcp-call1-1.txt")).unwrap();
+    let mut command = scratch.pi(&["--mode", "json", "--tools", "read"]);
+    command.args([
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--no-session",
+    ]);
+    let output = command
+        .env("TMPDIR", &tmp)
+        .args(["-p", "echo"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let end = tool_result(&output);
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("chars truncated"), "{text}");
+    let after = std::fs::read_to_string(&victim).unwrap();
+    assert!(
+        after == "precious\n",
+        "the link was followed: {} bytes",
+        after.len()
+    );
+}

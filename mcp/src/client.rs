@@ -243,6 +243,12 @@ impl McpConnection {
         self.instructions.as_deref()
     }
 
+    /// The server as a run's configuration lists it (and a cassette holds it): its name and
+    /// its tools as it answered.
+    pub fn listing(&self) -> Value {
+        serde_json::json!({"name": self.entry.name, "tools": self.tools})
+    }
+
     /// The entry this connection was made from.
     pub fn entry(&self) -> &ServerEntry {
         &self.entry

@@ -4,6 +4,8 @@
 //! server. Only `direct` tools are declared to the model: Pi reaches the other exposures through
 //! its `codemode` and `tool_search` tools, which this harness does not have.
 
+use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
 use pi_effects::custom_tool::{
@@ -37,7 +39,7 @@ impl CustomTool for McpTool {
                 saved += 1;
                 let name: String = call.chars().filter(char::is_ascii_alphanumeric).collect();
                 let path = dir.join(format!("pi-mcp-{name}-{saved}{extension}"));
-                std::fs::write(&path, data).map_err(|e| e.to_string())?;
+                write_new(&path, data).map_err(|e| format!("{}: {e}", path.display()))?;
                 Ok(path.to_string_lossy().into_owned())
             };
             self.connection
@@ -45,6 +47,31 @@ impl CustomTool for McpTool {
                 .await
         })
     }
+}
+
+/// Writes `data` to a file created at `path`, never through what is already there: the temp
+/// folder is shared and the name follows from the tool call's id, so another user could plant a
+/// link there. A regular file left by an earlier run of the same call (a replay with live tools)
+/// is replaced when this user may remove it; anything else there fails the save.
+fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let create = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    let mut file = match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+            if !regular {
+                return Err(e);
+            }
+            std::fs::remove_file(path)?;
+            create()?
+        }
+        opened => opened?,
+    };
+    file.write_all(data)
 }
 
 /// Registers the `direct` tools of `connection` in `registry`, named and declared as Pi

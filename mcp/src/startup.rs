@@ -1,9 +1,13 @@
 //! A session's servers started together, as Pi 1.5.2's MCP extension starts them: every enabled
-//! server connects at once, and everything that needs the user (config errors, servers that
-//! failed) is one warning in Pi's words, after which the session goes on without those servers.
+//! server connects at once, the session waits for them up to Pi's startup wait, and everything
+//! that needs the user (config errors, servers that failed or are still connecting) is one
+//! warning in Pi's words, after which the session goes on without those servers.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinSet;
 
 use crate::client::McpConnection;
 use crate::config::McpConfig;
@@ -16,13 +20,38 @@ pub struct Started {
     pub report: Option<String>,
 }
 
-/// Connects every enabled server of `config` concurrently, relative paths against `cwd`.
+/// How long a session waits for its servers (Pi's `DEFAULT_STARTUP_WAIT_MS`).
+const STARTUP_WAIT: Duration = Duration::from_secs(10);
+
+/// Pi's notice when that wait ran out.
+const STILL_CONNECTING: &str =
+    "MCP servers are still connecting; their tools become available once connected.";
+
+/// Connects every enabled server of `config` concurrently, relative paths against `cwd`,
+/// waiting for them up to Pi's startup wait: a server that never answers does not hold the
+/// session. Pi goes on without them and adds their tools once they connect; this session goes
+/// on without them.
 pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
+    tokio::time::timeout(STARTUP_WAIT, connect_all(config, cwd))
+        .await
+        .unwrap_or_else(|_| Started {
+            connections: Vec::new(),
+            report: Some(STILL_CONNECTING.to_owned()),
+        })
+}
+
+/// Connects every enabled server of `config` concurrently and words what failed.
+async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
     let enabled: Vec<_> = config.servers.iter().filter(|s| s.enabled()).collect();
-    let attempts = enabled
-        .iter()
-        .map(|entry| McpConnection::connect(entry, cwd));
-    let outcomes = join_all(attempts).await;
+    // Dropping the set (the startup wait ran out) aborts the connects still running.
+    let mut attempts = JoinSet::new();
+    for (at, entry) in enabled.iter().enumerate() {
+        let (entry, cwd) = ((*entry).clone(), cwd.to_path_buf());
+        attempts.spawn(async move { (at, McpConnection::connect(&entry, &cwd).await) });
+    }
+    let mut outcomes: Vec<_> = attempts.join_all().await;
+    outcomes.sort_by_key(|(at, _)| *at);
+    let outcomes = outcomes.into_iter().map(|(_, outcome)| outcome);
     let mut lines: Vec<String> = config
         .errors
         .iter()
@@ -50,29 +79,4 @@ pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
         connections,
         report,
     }
-}
-
-/// Awaits every future, polling them in turn so that slow servers start side by side (the
-/// connects borrow their entries, so they cannot be spawned as tasks).
-async fn join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let mut pinned: Vec<_> = futures.map(Box::pin).collect();
-    let mut results: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (slot, future) in results.iter_mut().zip(pinned.iter_mut()) {
-            if slot.is_none() {
-                match future.as_mut().poll(cx) {
-                    std::task::Poll::Ready(value) => *slot = Some(value),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    results.into_iter().flatten().collect()
 }

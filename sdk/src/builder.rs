@@ -234,7 +234,8 @@ impl SessionBuilder {
     }
 
     /// Starts the MCP servers `config` describes (read it with [`crate::mcp::load_mcp_config`],
-    /// or build one), together, relative paths against `cwd`, and adds the `direct` tools of
+    /// or build one), together, relative paths against `cwd`, waits for them up to Pi's 10 s
+    /// (then goes on without them, as the `pi` binary does), and adds the `direct` tools of
     /// those that connected as custom tools, named and declared as Pi 1.5.2 does
     /// (`mcp__<server>__<tool>`), so a recording holds them and a replay answers them without
     /// the servers. A server that fails does not stop the session: the second value is Pi's
@@ -243,10 +244,7 @@ impl SessionBuilder {
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
         let started = pi_mcp::start_servers(config, &self.cwd).await;
         for connection in started.connections {
-            self.mcp_servers.push(serde_json::json!({
-                "name": connection.entry().name,
-                "tools": connection.tools(),
-            }));
+            self.mcp_servers.push(connection.listing());
             pi_mcp::register_direct_tools(&mut self.custom_tools, connection);
         }
         (self, started.report)
@@ -440,19 +438,18 @@ impl SessionBuilder {
                     mode: RECORDED_MODE.into(),
                     config: to_json(&config),
                     session: start,
-                    redactions: vec!["api keys".into(), "credential headers".into()],
+                    redactions: vec![
+                        "api keys".into(),
+                        "credential headers".into(),
+                        "credential query parameters".into(),
+                    ],
                     redact: None,
                     models: Some(vec![to_json(&config.model)]),
                     scoped_models: Vec::new(),
                     command: None,
                     imported: None,
                 };
-                let secrets: Vec<(String, String)> = self
-                    .api_key
-                    .iter()
-                    .map(|key| (key.clone(), "api key".to_owned()))
-                    .collect();
-                let recorder = Recorder::create(path, &header, &secrets, Rules::default())
+                let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
                     .map_err(|e| Error::Cassette(e.to_string()))?;
                 let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
                 Io::Record(Record::new(live, recorder))
@@ -507,6 +504,23 @@ impl SessionBuilder {
                     })
             }
         }
+    }
+
+    /// Every credential the session could send or the agent could come across, with where it
+    /// came from, for a recording to scrub wherever it shows up (a prompt, a tool result, an
+    /// answer): the given key and every key the agent dir and the environment hold, as the
+    /// `pi` binary's recorder is given them. The recorder learns only the keys calls send.
+    fn secrets(&self) -> Vec<(String, String)> {
+        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
+        let given = self
+            .api_key
+            .iter()
+            .map(|key| (key.clone(), "api key".to_owned()));
+        let machine = registry.credentials(&auth, &process_environment());
+        given
+            .chain(machine.into_iter().map(|c| (c.value, c.source)))
+            .collect()
     }
 
     /// The key and headers of each call: the given key, or resolved as Pi resolves them.

@@ -214,8 +214,11 @@ impl Session {
         let mut session = self.shared.session.lock().await;
         session
             .run(input, |event| {
-                // No subscriber is not an error: the events are still applied to the state.
-                let _ = events.send(event.clone());
+                // Without a subscriber the event is not copied (a turn streams thousands of
+                // deltas); the session's state is applied either way.
+                if events.receiver_count() > 0 {
+                    let _ = events.send(event.clone());
+                }
             })
             .await
             .map_err(Error::from)

@@ -88,3 +88,26 @@ async fn mcp_config_offers_a_servers_direct_tools_and_reports_one_that_failed() 
     }
     assert_eq!(result["content"][0]["text"], "from the sdk", "{result}");
 }
+
+/// A server that starts but never answers the handshake does not hold the program: as the `pi`
+/// binary does, `mcp_config` waits Pi's 10 s for the servers and then goes on without them,
+/// saying so in Pi's words.
+#[tokio::test]
+async fn mcp_config_stops_waiting_for_a_server_that_never_answers() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let config = json!({"mcpServers": {"mute": {"command": "sleep", "args": ["600"]}}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let config = load_mcp_config(&agent, workspace.path(), false);
+    let started = SessionBuilder::new(workspace.path())
+        .agent_dir(&agent)
+        .mcp_config(&config);
+    let (_, notice) = tokio::time::timeout(std::time::Duration::from_secs(30), started)
+        .await
+        .expect("mcp_config returns");
+    assert_eq!(
+        notice.as_deref(),
+        Some("MCP servers are still connecting; their tools become available once connected.")
+    );
+}

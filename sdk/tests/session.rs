@@ -165,6 +165,63 @@ async fn a_model_from_the_registry_with_its_key_from_models_json() {
     assert_eq!(mock.requests()[0]["model"], "tiny");
 }
 
+/// Keys reach a recording only where the recorder's own scrubbing must catch them: the prompt
+/// holds the session's key before any call sends it, and the workspace file the agent reads
+/// holds another provider's key from the agent dir, which no call sends. Neither may be written
+/// into the cassette, whether the session's key was given to the builder or resolved from
+/// `models.json`.
+#[tokio::test]
+async fn a_recording_scrubs_every_key_the_session_could_send() {
+    const GIVEN: &str = "sk-given-key-0123456789abcdef";
+    const RESOLVED: &str = "sk-models-json-key-0123456789abcdef";
+    const OTHER: &str = "sk-other-provider-key-0123456789abcdef";
+    for (key, given) in [(GIVEN, true), (RESOLVED, false)] {
+        let mock = MockLlm::start(&json!([
+            {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "notes.txt"}}]},
+            {"text": "Done."}
+        ]));
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("notes.txt"), format!("key={OTHER}\n")).unwrap();
+        let agent = workspace.path().join(".agent");
+        std::fs::create_dir_all(&agent).unwrap();
+        let models = json!({"providers": {
+            "local": {
+                "baseUrl": mock.url("/v1"), "api": "openai-completions", "apiKey": RESOLVED,
+                "models": [{"id": "tiny"}]
+            },
+            "other": {
+                "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": OTHER,
+                "models": [{"id": "elsewhere"}]
+            }
+        }});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        let cassette = workspace.path().join("run.cassette.jsonl");
+        let builder = SessionBuilder::new(workspace.path())
+            .agent_dir(&agent)
+            .thinking_level(ThinkingLevel::Off)
+            .record(&cassette);
+        let builder = if given {
+            builder.model(mock_model(&mock)).api_key(GIVEN)
+        } else {
+            builder.model_from_registry("local", "tiny")
+        };
+        let session = builder.build().unwrap();
+        session
+            .prompt(&format!("My key is {key}. What does notes.txt say?"))
+            .await
+            .unwrap();
+        session.finish().await.unwrap();
+        let sent = mock.requests()[1].to_string();
+        assert!(
+            sent.contains(key) && sent.contains(OTHER),
+            "the model saw both"
+        );
+        let text = std::fs::read_to_string(&cassette).unwrap();
+        assert!(!text.contains(key), "{key} is in the recording");
+        assert!(!text.contains(OTHER), "{OTHER} is in the recording");
+    }
+}
+
 /// A session written to a directory is a JSONL session file holding the conversation, and
 /// navigating back to the prompt's entry moves the leaf: the next prompt starts a new branch.
 #[tokio::test]
