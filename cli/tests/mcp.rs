@@ -347,3 +347,74 @@ fn an_mcp_error_result_is_a_failed_call_keeping_its_content() {
     assert!(replayed.status.success(), "{}", stderr(&replayed));
     assert_eq!(replayed.stdout, output.stdout);
 }
+
+/// The attack: keys in the agent dir's `mcp.json` (a stdio server's `env`, one literal and one
+/// `${VAR}` of a variable whose name says nothing, and an HTTP server's `Authorization`
+/// header) that a tool call repeats. The cassette, and every file the run wrote but Pi's
+/// session file (which keeps the conversation as Pi writes it), must hold none of them, and the
+/// cassette still checks.
+#[test]
+fn keys_in_mcp_json_reach_no_cassette() {
+    const ENV_KEY: &str = "mcp-env-literal-key-0123456789";
+    const VAR_KEY: &str = "mcp-env-variable-key-0123456789";
+    const HEADER_KEY: &str = "mcp-http-bearer-key-0123456789";
+    let mut server = Command::new(test_server())
+        .arg("--http")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let text = format!("{ENV_KEY} {VAR_KEY} {HEADER_KEY}");
+    let mock = MockLlm::start(&calls("mcp__t__echo", &json!({ "text": text }).to_string()));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({
+        "t": {"command": test_server(), "exposure": "direct",
+              "env": {"SERVICE_API_KEY": ENV_KEY, "UPSTREAM": "${PLANTED_UPSTREAM}"}},
+        "h": {"url": format!("http://127.0.0.1:{port}/mcp"), "exposure": "direct",
+              "headers": {"Authorization": format!("Bearer {HEADER_KEY}")}},
+    }));
+    let cassette = scratch.path("run.jsonl");
+    let output = scratch
+        .pi(&["--mode", "json", "--tools", "read", "--provider", "mock"])
+        .args(["--model", "mock-model", "--session-dir"])
+        .arg(scratch.path("sessions"))
+        .arg("--record")
+        .arg(&cassette)
+        .args(["-p", "echo it"])
+        .env("PLANTED_UPSTREAM", VAR_KEY)
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "", "both servers started");
+    // The keys went where the test planted them: the server echoed them to the model.
+    assert_eq!(tool_result(&output)["result"]["content"][0]["text"], text);
+
+    let recorded = std::fs::read_to_string(&cassette).unwrap();
+    assert!(recorded.contains("<<secret-"), "placeholders written");
+    for path in pi_testkit::files_under(scratch.root.path()) {
+        let name = path.to_string_lossy();
+        if name.ends_with("mcp.json") || name.contains("/sessions/") {
+            continue;
+        }
+        let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for key in [ENV_KEY, VAR_KEY, HEADER_KEY] {
+            assert!(!written.contains(key), "{key} reached {}", path.display());
+        }
+    }
+    let check = scratch
+        .pi(&["replay", "--check"])
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+}

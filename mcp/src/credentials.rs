@@ -1,0 +1,43 @@
+//! The credentials `mcp.json` hands its servers, so a recording can replace them wherever a
+//! server or the model repeats one: a stdio server's `env` entries and an HTTP server's
+//! `headers` whose names say they hold one or whose values use a `${VAR}`, resolved as a
+//! connection resolves them.
+
+use pi_credential_names::{is_credential_name, is_credential_variable};
+
+use crate::client::resolve_value;
+use crate::config::{McpConfig, Transport};
+
+/// Values shorter than this are not taken as credentials (as the model registry's rule):
+/// `DEBUG=1` must not rewrite every "1" of a conversation.
+const MIN_LEN: usize = 8;
+
+/// Each credential of `config`'s servers, with where it came from (for the cassette's
+/// `redaction` line, never the value). An `Authorization: Bearer KEY` header gives the whole
+/// value and `KEY` alone, which a server or the model may repeat without its scheme.
+pub fn credentials(config: &McpConfig) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for server in &config.servers {
+        let (what, entries, named): (&str, _, fn(&str) -> bool) = match &server.transport {
+            Transport::Stdio { env, .. } => ("env", env, is_credential_variable),
+            Transport::Http { headers, .. } => ("header", headers, is_credential_name),
+        };
+        for (name, configured) in entries {
+            if !(configured.contains("${") || named(name)) {
+                continue;
+            }
+            let Ok(value) = resolve_value(configured) else {
+                continue;
+            };
+            let source = format!("mcp.json {what} {name} of {}", server.name);
+            let token = value.split_whitespace().last().unwrap_or_default();
+            for value in [value.trim(), token] {
+                let new = !found.iter().any(|(v, _): &(String, String)| v == value);
+                if value.len() >= MIN_LEN && new {
+                    found.push((value.to_owned(), source.clone()));
+                }
+            }
+        }
+    }
+    found
+}
