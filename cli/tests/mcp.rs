@@ -4,7 +4,8 @@
 //! mock LLM and called; the cassette of that run replays byte for byte with the server's binary
 //! deleted, and `pi replay --tools live` starts the server again to run the call. A server that
 //! fails to start is one notice and the run goes on; an untrusted project's `mcp.json` is never
-//! read, so a command in it never runs.
+//! read, so a command in it never runs, nor one a cassette names; keys in `mcp.json` reach no
+//! cassette.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -417,4 +418,59 @@ fn keys_in_mcp_json_reach_no_cassette() {
         .output()
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
+}
+
+/// The attack: an untrusted cassette replayed with its tools run again. Its header lists the
+/// MCP server with a command that writes a marker (`mcpServers`, which no replay reads back),
+/// the project it is replayed in has a `.pi/mcp.json` whose server of the same name writes
+/// another, and the agent dir has no `mcp.json`: `pi replay --tools live` must start neither
+/// command and refuse, naming the tool it has no server for; a plain replay starts nothing.
+#[test]
+fn a_live_replay_never_starts_a_command_the_cassette_or_the_project_names() {
+    let mock = MockLlm::start(&calls("mcp__t__echo", r#"{"text":"hi"}"#));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({"t": {"command": test_server(), "exposure": "direct"}}));
+    let recorded = scratch.path("run.jsonl");
+    let output = scratch.run("echo it", Some(&recorded));
+    assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::remove_file(scratch.path("agent/mcp.json")).unwrap();
+
+    let touching = |marker: &Path| {
+        let script = format!("touch '{}'", marker.display());
+        json!({"command": "sh", "args": ["-c", script], "exposure": "direct"})
+    };
+    let from_cassette = scratch.path("from-cassette");
+    let from_project = scratch.path("from-project");
+    let text = std::fs::read_to_string(&recorded).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let server = &mut lines[0]["config"]["mcpServers"][0];
+    for (key, value) in touching(&from_cassette).as_object().unwrap() {
+        server[key] = value.clone();
+    }
+    let hostile = scratch.path("hostile.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&hostile, text).unwrap();
+    std::fs::create_dir_all(scratch.path("cwd/.pi")).unwrap();
+    let project = json!({"mcpServers": {"t": touching(&from_project)}});
+    std::fs::write(scratch.path("cwd/.pi/mcp.json"), project.to_string()).unwrap();
+
+    let replay = |live: bool| {
+        let mut command = scratch.pi(&["replay", "--mode", "json"]);
+        if live {
+            command.args(["--tools", "live"]);
+        }
+        command.arg("--session-dir").arg(scratch.path("replayed"));
+        command.arg(&hostile).output().unwrap()
+    };
+    let live = replay(true);
+    assert!(!live.status.success(), "no server, no live replay");
+    assert!(stderr(&live).contains("mcp__t__echo"), "{}", stderr(&live));
+    let plain = replay(false);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    for marker in [&from_cassette, &from_project] {
+        assert!(!marker.exists(), "a replay ran {}", marker.display());
+    }
 }
