@@ -41,3 +41,43 @@ pub fn credentials(config: &McpConfig) -> Vec<(String, String)> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::config::load_mcp_config;
+
+    /// What is taken: credential-named entries and `${VAR}` values, a bearer's token alone too;
+    /// what is not: other literals (a path, a flag) and short values.
+    #[test]
+    fn named_and_variable_entries_are_credentials_other_literals_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var("PI_MCP_CREDENTIALS_TEST_VALUE", "from-a-variable-42");
+        let config = serde_json::json!({"mcpServers": {
+            "s": {"command": "server", "env": {
+                "SERVICE_API_KEY": "literal-key-12345",
+                "UPSTREAM": "${PI_MCP_CREDENTIALS_TEST_VALUE}",
+                "DATA_DIR": "/var/lib/server/data",
+                "GH_TOKEN": "short"
+            }},
+            "h": {"url": "https://example.com/mcp", "headers": {
+                "Authorization": "Bearer bearer-token-12345",
+                "Accept-Language": "en-US,en;q=0.9"
+            }}
+        }});
+        std::fs::write(dir.path().join("mcp.json"), config.to_string()).unwrap();
+        let config = load_mcp_config(dir.path(), dir.path(), false);
+        let values: Vec<String> = credentials(&config).into_iter().map(|(v, _)| v).collect();
+        assert_eq!(
+            values,
+            [
+                "literal-key-12345",
+                "from-a-variable-42",
+                "Bearer bearer-token-12345",
+                "bearer-token-12345"
+            ],
+        );
+    }
+}
