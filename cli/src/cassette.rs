@@ -133,15 +133,20 @@ pub struct RunInfo<'a> {
 }
 
 impl RunInfo<'_> {
-    /// Every credential the run could resolve, with where it came from, for the recorder.
+    /// Every credential the run could resolve, with where it came from, for the recorder: the
+    /// model registry's, and those `mcp.json` hands its servers (read as the run reads it).
     fn secrets(&self) -> Vec<(String, String)> {
         let runtime = self.runtime;
-        runtime
+        let mut secrets: Vec<(String, String)> = runtime
             .registry
             .credentials(&runtime.auth, &runtime.env)
             .into_iter()
             .map(|c| (c.value, c.source))
-            .collect()
+            .collect();
+        let mcp =
+            pi_mcp::load_mcp_config(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
+        secrets.extend(pi_mcp::credentials(&mcp));
+        secrets
     }
 
     /// The user's own redaction rules (settings `redact`); a rule that does not parse stops

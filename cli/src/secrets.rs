@@ -10,17 +10,21 @@ use pi_effects::session::agent_dir;
 use pi_providers::catalog;
 use serde_json::Value;
 
-/// Every credential this machine's user could send (see `ModelRegistry::credentials`), with
-/// where it came from.
+/// Every credential this machine's user could send (see `ModelRegistry::credentials`) and the
+/// agent dir's `mcp.json` hands its servers, with where it came from.
 pub fn machine_credentials() -> Vec<(String, String)> {
     let dir = agent_dir();
     let registry = load_models(catalog::builtin(), &dir.join("models.json"));
     let (auth, _) = load_auth(&dir.join("auth.json"));
-    registry
+    let mut found: Vec<(String, String)> = registry
         .credentials(&auth, &process_environment())
         .into_iter()
         .map(|c| (c.value, c.source))
-        .collect()
+        .collect();
+    // The agent dir's `mcp.json` only: no project is trusted here, so none is read.
+    let mcp = pi_mcp::load_mcp_config(&dir, std::path::Path::new("."), false);
+    found.extend(pi_mcp::credentials(&mcp));
+    found
 }
 
 /// The user's own redaction rules (settings `redact`, global then the current project's: a

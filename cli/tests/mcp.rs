@@ -4,7 +4,8 @@
 //! mock LLM and called; the cassette of that run replays byte for byte with the server's binary
 //! deleted, and `pi replay --tools live` starts the server again to run the call. A server that
 //! fails to start is one notice and the run goes on; an untrusted project's `mcp.json` is never
-//! read, so a command in it never runs.
+//! read, so a command in it never runs, nor one a cassette names; keys in `mcp.json` reach no
+//! cassette.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -390,4 +391,130 @@ fn a_long_results_saved_output_does_not_follow_a_planted_link() {
         "the link was followed: {} bytes",
         after.len()
     );
+}
+
+/// The attack: keys in the agent dir's `mcp.json` (a stdio server's `env`, one literal and one
+/// `${VAR}` of a variable whose name says nothing, and an HTTP server's `Authorization`
+/// header) that a tool call repeats. The cassette, and every file the run wrote but Pi's
+/// session file (which keeps the conversation as Pi writes it), must hold none of them, and the
+/// cassette still checks.
+#[test]
+fn keys_in_mcp_json_reach_no_cassette() {
+    const ENV_KEY: &str = "mcp-env-literal-key-0123456789";
+    const VAR_KEY: &str = "mcp-env-variable-key-0123456789";
+    const HEADER_KEY: &str = "mcp-http-bearer-key-0123456789";
+    let mut server = Command::new(test_server())
+        .arg("--http")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let text = format!("{ENV_KEY} {VAR_KEY} {HEADER_KEY}");
+    let mock = MockLlm::start(&calls("mcp__t__echo", &json!({ "text": text }).to_string()));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({
+        "t": {"command": test_server(), "exposure": "direct",
+              "env": {"SERVICE_API_KEY": ENV_KEY, "UPSTREAM": "${PLANTED_UPSTREAM}"}},
+        "h": {"url": format!("http://127.0.0.1:{port}/mcp"), "exposure": "direct",
+              "headers": {"Authorization": format!("Bearer {HEADER_KEY}")}},
+    }));
+    let cassette = scratch.path("run.jsonl");
+    let output = scratch
+        .pi(&["--mode", "json", "--tools", "read", "--provider", "mock"])
+        .args(["--model", "mock-model", "--session-dir"])
+        .arg(scratch.path("sessions"))
+        .arg("--record")
+        .arg(&cassette)
+        .args(["-p", "echo it"])
+        .env("PLANTED_UPSTREAM", VAR_KEY)
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "", "both servers started");
+    // The keys went where the test planted them: the server echoed them to the model.
+    assert_eq!(tool_result(&output)["result"]["content"][0]["text"], text);
+
+    let recorded = std::fs::read_to_string(&cassette).unwrap();
+    assert!(recorded.contains("<<secret-"), "placeholders written");
+    for path in pi_testkit::files_under(scratch.root.path()) {
+        let name = path.to_string_lossy();
+        if name.ends_with("mcp.json") || name.contains("/sessions/") {
+            continue;
+        }
+        let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for key in [ENV_KEY, VAR_KEY, HEADER_KEY] {
+            assert!(!written.contains(key), "{key} reached {}", path.display());
+        }
+    }
+    let check = scratch
+        .pi(&["replay", "--check"])
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+}
+
+/// The attack: an untrusted cassette replayed with its tools run again. Its header lists the
+/// MCP server with a command that writes a marker (`mcpServers`, which no replay reads back),
+/// the project it is replayed in has a `.pi/mcp.json` whose server of the same name writes
+/// another, and the agent dir has no `mcp.json`: `pi replay --tools live` must start neither
+/// command and refuse, naming the tool it has no server for; a plain replay starts nothing.
+#[test]
+fn a_live_replay_never_starts_a_command_the_cassette_or_the_project_names() {
+    let mock = MockLlm::start(&calls("mcp__t__echo", r#"{"text":"hi"}"#));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({"t": {"command": test_server(), "exposure": "direct"}}));
+    let recorded = scratch.path("run.jsonl");
+    let output = scratch.run("echo it", Some(&recorded));
+    assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::remove_file(scratch.path("agent/mcp.json")).unwrap();
+
+    let touching = |marker: &Path| {
+        let script = format!("touch '{}'", marker.display());
+        json!({"command": "sh", "args": ["-c", script], "exposure": "direct"})
+    };
+    let from_cassette = scratch.path("from-cassette");
+    let from_project = scratch.path("from-project");
+    let text = std::fs::read_to_string(&recorded).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let server = &mut lines[0]["config"]["mcpServers"][0];
+    for (key, value) in touching(&from_cassette).as_object().unwrap() {
+        server[key] = value.clone();
+    }
+    let hostile = scratch.path("hostile.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&hostile, text).unwrap();
+    std::fs::create_dir_all(scratch.path("cwd/.pi")).unwrap();
+    let project = json!({"mcpServers": {"t": touching(&from_project)}});
+    std::fs::write(scratch.path("cwd/.pi/mcp.json"), project.to_string()).unwrap();
+
+    let replay = |live: bool| {
+        let mut command = scratch.pi(&["replay", "--mode", "json"]);
+        if live {
+            command.args(["--tools", "live"]);
+        }
+        command.arg("--session-dir").arg(scratch.path("replayed"));
+        command.arg(&hostile).output().unwrap()
+    };
+    let live = replay(true);
+    assert!(!live.status.success(), "no server, no live replay");
+    assert!(stderr(&live).contains("mcp__t__echo"), "{}", stderr(&live));
+    let plain = replay(false);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    for marker in [&from_cassette, &from_project] {
+        assert!(!marker.exists(), "a replay ran {}", marker.display());
+    }
 }

@@ -1,6 +1,6 @@
 //! `pi replay --check` is exact and says what differs, through the real binary: a run recorded
 //! against the kit's mock over real HTTP, its cassette tampered with as an attacker (or a
-//! careless edit) would, then checked.
+//! careless edit) would, then checked (an Anthropic message thread's too).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -886,4 +886,71 @@ fn an_rpc_sessions_output_divergence_is_a_line_diff() {
         ],
     );
     assert!(!stderr(&out).contains("SHA-256"), "{}", stderr(&out));
+}
+
+/// The attack on an Anthropic message thread: a recorded run of two prompts, the second
+/// continuing the first answer's thread, its cassette altered one place at a time (the thread
+/// the second request names, that request sent without its thread, the first answer's message
+/// id the thread continues from). Each must be a divergence, never "reproduced".
+#[test]
+fn a_tampered_message_thread_is_a_divergence() {
+    let ws = workspace(json!({"script": [
+        {"text": ["first answer"]},
+        {"text": ["second answer"]},
+    ]}));
+    let models = ws.root().join("agent/models.json");
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&models).unwrap()).unwrap();
+    config["providers"]["mock-anthropic"]["models"][0]["compat"] =
+        json!({"supportsMessageThreads": true});
+    std::fs::write(&models, config.to_string()).unwrap();
+    let cassette = ws.root().join("cwd/threads.jsonl");
+    let args = [
+        "--provider",
+        "mock-anthropic",
+        "--model",
+        "mock-claude",
+        "--no-session",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "one",
+        "two",
+    ];
+    let recorded = pi_in(&ws, &args);
+    assert_eq!(recorded.status.code(), Some(0), "{}", stderr(&recorded));
+    assert_check(&check(&ws, &[&cassette]), 0, &[]);
+    let recorded = lines(&cassette);
+    let continuing = recorded
+        .iter()
+        .position(|l| l["type"] == "request" && l["body"]["thread"]["type"] == "continue")
+        .unwrap();
+    let id = recorded[continuing]["body"]["thread"]["previous_message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let forged = format!("{id}x");
+    let mut named = recorded.clone();
+    named[continuing]["body"]["thread"]["previous_message_id"] = json!(forged);
+    let mut threadless = recorded.clone();
+    let body = threadless[continuing]["body"].as_object_mut().unwrap();
+    body.remove("thread");
+    let mut answered = recorded.clone();
+    let answer = answered[..continuing]
+        .iter()
+        .position(|l| l["type"] != "request" && l.to_string().contains(&id))
+        .unwrap();
+    answered[answer] =
+        serde_json::from_str(&answered[answer].to_string().replace(&id, &forged)).unwrap();
+    for (what, altered) in [
+        ("the thread named", named),
+        ("no thread", threadless),
+        ("the first answer's id", answered),
+    ] {
+        let path = ws.root().join("cwd/tampered.jsonl");
+        write_lines(&path, &altered);
+        let out = check(&ws, &[&path]);
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", stderr(&out));
+    }
 }

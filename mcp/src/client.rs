@@ -83,7 +83,7 @@ fn expand_home(value: &str) -> String {
 }
 
 /// `${NAME}` replaced by the variable's value; an unset variable is an error naming it.
-fn resolve_value(value: &str) -> Result<String, String> {
+pub(crate) fn resolve_value(value: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(at) = rest.find("${") {

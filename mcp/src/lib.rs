@@ -10,6 +10,7 @@
 pub mod client;
 pub mod config;
 pub mod convert;
+pub mod credentials;
 pub mod custom_tool;
 pub mod definition;
 pub mod naming;
@@ -18,6 +19,7 @@ pub mod startup;
 pub use client::{CallError, ConnectError, McpConnection};
 pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
 pub use convert::{convert_result, McpToolOutput};
+pub use credentials::credentials;
 pub use custom_tool::{register_direct_tools, McpTool};
 pub use definition::{tool_definitions, McpToolDefinition};
 pub use startup::{start_servers, Started};

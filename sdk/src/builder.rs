@@ -103,6 +103,9 @@ pub struct SessionBuilder {
     tools: ToolSelection,
     custom_tools: ToolRegistry,
     mcp_servers: Vec<serde_json::Value>,
+    /// The credentials `mcp.json` hands its servers, with where they came from: a recording
+    /// replaces them as it replaces the API key.
+    mcp_secrets: Vec<(String, String)>,
     extensions: ExtensionRegistry,
     confine_to_cwd: bool,
     system_prompt: Option<String>,
@@ -137,6 +140,7 @@ impl SessionBuilder {
             },
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            mcp_secrets: Vec::new(),
             extensions: ExtensionRegistry::new(),
             confine_to_cwd: false,
             system_prompt: None,
@@ -240,8 +244,10 @@ impl SessionBuilder {
     /// (`mcp__<server>__<tool>`), so a recording holds them and a replay answers them without
     /// the servers. A server that fails does not stop the session: the second value is Pi's
     /// one notice about it (and about the config's errors), when anything needs the user.
-    /// Pi's SDK sessions load no built-in extension, so nothing starts without this.
+    /// Pi's SDK sessions load no built-in extension, so nothing starts without this. A
+    /// recording replaces the keys the config hands its servers (`pi_mcp::credentials`).
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
+        self.mcp_secrets.extend(pi_mcp::credentials(config));
         let started = pi_mcp::start_servers(config, &self.cwd).await;
         for connection in started.connections {
             self.mcp_servers.push(connection.listing());
@@ -520,6 +526,7 @@ impl SessionBuilder {
         let machine = registry.credentials(&auth, &process_environment());
         given
             .chain(machine.into_iter().map(|c| (c.value, c.source)))
+            .chain(self.mcp_secrets.iter().cloned())
             .collect()
     }
 

@@ -1,6 +1,7 @@
 //! Rust extensions through the SDK, against the kit's mock LLM over real HTTP: a `tool_call`
 //! gate blocks a command before it runs, a `tool_result` transform replaces an output, their
-//! decisions are recorded, and the recording replays with the extensions absent.
+//! decisions are recorded, and the recording replays with the extensions absent; a hook line
+//! tampered with is a divergence.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -157,4 +158,90 @@ async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording
     session.finish().await.unwrap();
     assert_eq!(drain(&mut events), recorded);
     assert_eq!(asked.load(Ordering::SeqCst), 2);
+}
+
+/// The attack on a recording's hook lines: the gate's run recorded, then its cassette altered
+/// one place at a time (the hook point's payload, the decision turned from block to run, the
+/// decision removed, the header's hook points removed). Each replay must report a divergence,
+/// never reproduce; and none runs the command.
+#[tokio::test]
+async fn a_tampered_hook_line_is_a_divergence() {
+    let workspace = tempfile::tempdir().unwrap();
+    let kept = workspace.path().join("important.txt");
+    std::fs::write(&kept, "keep me\n").unwrap();
+    let cassette = workspace.path().join("gate.cassette.jsonl");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [
+            {"id": "call_1", "name": "bash", "arguments": {"command": "rm important.txt"}}
+        ]},
+        {"text": ["Blocked."]}
+    ]));
+    let session = SessionBuilder::new(workspace.path())
+        .agent_dir(workspace.path().join(".agent"))
+        .model(mock_model(&mock))
+        .api_key("sk-test-key-0123456789")
+        .thinking_level(ThinkingLevel::Off)
+        .extension(NoRm {
+            asked: Arc::new(AtomicUsize::new(0)),
+        })
+        .record(&cassette)
+        .build()
+        .unwrap();
+    session.prompt("Tidy up.").await.unwrap();
+    session.finish().await.unwrap();
+    drop(mock);
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let find = |kind: &str| {
+        lines
+            .iter()
+            .position(|l| l["effect"]["kind"] == kind || l["input"]["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} line in {text}"))
+    };
+    let (hook, decided) = (find("hook"), find("hook_decided"));
+    let tampered = workspace.path().join("tampered.jsonl");
+    assert!(replays(&tampered, &lines).await, "the recording replays");
+    let mut payload = lines.clone();
+    payload[hook] = serde_json::from_str(
+        &payload[hook]
+            .to_string()
+            .replace("rm important.txt", "rm other.txt"),
+    )
+    .unwrap();
+    let mut run = lines.clone();
+    run[decided]["input"]["outcome"]["decision"] =
+        json!({"type": "tool_call", "verdict": "run", "input": {"command": "rm important.txt"}});
+    let mut removed = lines.clone();
+    removed.remove(decided);
+    let mut unhandled = lines.clone();
+    unhandled[0]["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("handledHooks");
+    for (what, altered) in [
+        ("payload", payload),
+        ("run", run),
+        ("removed", removed),
+        ("unhandled", unhandled),
+    ] {
+        assert!(!replays(&tampered, &altered).await, "{what}: reproduced");
+        assert!(kept.exists(), "{what}: the command ran");
+    }
+}
+
+/// Whether `lines`, written to `path`, replay to the end without a divergence.
+async fn replays(path: &std::path::Path, lines: &[Value]) -> bool {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(path, text).unwrap();
+    let Ok(session) = SessionBuilder::new(path.parent().unwrap())
+        .replay(path)
+        .build()
+    else {
+        return false;
+    };
+    let prompted = session.prompt("Tidy up.").await;
+    prompted.and(session.finish().await).is_ok()
 }

@@ -1,6 +1,7 @@
 //! MCP servers through the SDK: `mcp_config` starts the `pi-mcp` crate's test server (a real
 //! process over stdio) from an `mcp.json` read as Pi reads it, the mock LLM calls its tool, and
-//! a server that fails to start is Pi's one notice while the session goes on.
+//! a server that fails to start is Pi's one notice while the session goes on; a key in
+//! `mcp.json` reaches no recording.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -110,4 +111,52 @@ async fn mcp_config_stops_waiting_for_a_server_that_never_answers() {
         notice.as_deref(),
         Some("MCP servers are still connecting; their tools become available once connected.")
     );
+}
+
+/// The attack: a key in `mcp.json` (a stdio server's `env`) that the server echoes back to the
+/// model, in a recorded SDK session: the cassette must not hold it.
+#[tokio::test]
+async fn a_key_in_mcp_json_reaches_no_cassette() {
+    const KEY: &str = "sdk-mcp-env-key-0123456789";
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let config = json!({"mcpServers": {
+        "t": {"command": test_server(), "exposure": "direct", "env": {"SERVICE_API_KEY": KEY}},
+    }});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": KEY}}]},
+        {"text": ["Echoed."]}
+    ]));
+    let model = Model {
+        id: "mock-model".into(),
+        provider: "mock".into(),
+        api: "openai-completions".into(),
+        base_url: mock.url("/v1"),
+        input: vec!["text".into()],
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..Model::default()
+    };
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let (builder, notice) = SessionBuilder::new(workspace.path())
+        .agent_dir(&agent)
+        .model(model)
+        .api_key("sk-test")
+        .thinking_level(ThinkingLevel::Off)
+        .read_only_tools()
+        .record(&cassette)
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    assert_eq!(notice, None);
+    let session = builder.build().unwrap();
+    session.prompt("echo").await.unwrap();
+    session.finish().await.unwrap();
+    assert!(
+        mock.requests()[1].to_string().contains(KEY),
+        "the server echoed the key to the model"
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(!text.contains(KEY), "the key reached the cassette");
 }
