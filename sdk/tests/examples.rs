@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 #[allow(dead_code)]
 #[path = "../examples/audit.rs"]
 mod audit;
@@ -18,23 +20,10 @@ mod steering;
 
 use std::sync::Arc;
 
-use pi_sdk::{Event, Model, SessionBuilder, SessionEvent, ThinkingLevel};
+use common::mock_model;
+use pi_sdk::{Event, SessionBuilder, SessionEvent, ThinkingLevel};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
-
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
 
 fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
     SessionBuilder::new(workspace)

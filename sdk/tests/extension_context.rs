@@ -4,12 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{drain, mock_model};
 use pi_sdk::{
-    Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, Model,
-    RustExtension, SessionBuilder, ThinkingLevel,
+    HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+    SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Replaces `secret` in every message the model would see.
 struct Scrub;
@@ -33,28 +36,6 @@ impl RustExtension for Scrub {
         };
         Box::pin(async move { Ok(Some(HandlerResult::Context { messages: scrubbed })) })
     }
-}
-
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
 }
 
 #[tokio::test]

@@ -4,11 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use common::{drain, mock_model};
 use pi_sdk::{
-    Event, HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, Model,
-    RustExtension, SessionBuilder, ThinkingLevel,
+    HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+    SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -41,28 +44,6 @@ impl RustExtension for TurnCap {
         }
         Box::pin(async { Ok(None) })
     }
-}
-
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
 }
 
 #[tokio::test]

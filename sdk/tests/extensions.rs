@@ -4,12 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use common::{drain, mock_model};
 use pi_sdk::{
-    ContentBlock, Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture,
-    HookPayload, Model, RustExtension, SessionBuilder, ThinkingLevel,
+    ContentBlock, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload,
+    RustExtension, SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -67,28 +70,6 @@ impl RustExtension for Redact {
             }))
         })
     }
-}
-
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
 }
 
 #[tokio::test]

@@ -4,27 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::time::Duration;
 
+use common::{drain, mock_model};
 use pi_sdk::{
     AgentEvent, AgentMessage, Error, Event, Model, NavigateRequest, SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
-
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
 
 fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
     SessionBuilder::new(workspace)
@@ -32,15 +21,6 @@ fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
         .model(mock_model(mock))
         .api_key("sk-secret-test-key-0123456789")
         .thinking_level(ThinkingLevel::Off)
-}
-
-/// Everything already published to `events`, as JSON.
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
 }
 
 /// A run recorded through the builder replays with the model gone: the same events, the whole
