@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{drain, mock_model};
+use common::{builder, drain};
 use pi_sdk::{
     HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
-    SessionBuilder, ThinkingLevel,
+    SessionBuilder,
 };
 use pi_testkit::MockLlm;
 use serde_json::json;
@@ -44,11 +44,7 @@ async fn the_request_sends_the_scrubbed_conversation_and_the_recording_replays()
     let cassette = workspace.path().join("context.cassette.jsonl");
     let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
     let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+        let session = builder(&mock, workspace.path())
             .extension(Scrub)
             .record(&cassette)
             .build()

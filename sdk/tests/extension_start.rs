@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{drain, mock_model};
+use common::{builder, drain};
 use pi_sdk::{
     HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, InjectedMessage,
-    RustExtension, SessionBuilder, ThinkingLevel,
+    RustExtension, SessionBuilder,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -59,11 +59,7 @@ async fn the_last_prompt_set_is_sent_the_added_message_follows_and_the_recording
     let cassette = workspace.path().join("start.cassette.jsonl");
     let mock = MockLlm::start(&json!([{"text": ["Done."]}]));
     let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+        let session = builder(&mock, workspace.path())
             .extension(Rewrite {
                 name: "first",
                 prompt: "You are first.",

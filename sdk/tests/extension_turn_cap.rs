@@ -8,10 +8,10 @@ mod common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::{drain, mock_model};
+use common::{builder, drain};
 use pi_sdk::{
     HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
-    SessionBuilder, ThinkingLevel,
+    SessionBuilder,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -56,11 +56,7 @@ async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays(
     };
     let mock = MockLlm::start(&json!([call("call_1"), call("call_2"), call("call_3")]));
     let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+        let session = builder(&mock, workspace.path())
             .extension(TurnCap {
                 cap: 2,
                 seen: AtomicU64::new(0),

@@ -9,10 +9,10 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{drain, mock_model};
+use common::{builder, drain};
 use pi_sdk::{
     ContentBlock, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload,
-    RustExtension, SessionBuilder, ThinkingLevel,
+    RustExtension, SessionBuilder,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -88,11 +88,7 @@ async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording
     ]));
     let asked = Arc::new(AtomicUsize::new(0));
     let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+        let session = builder(&mock, workspace.path())
             .extension(NoRm {
                 asked: Arc::clone(&asked),
             })

@@ -8,20 +8,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::{drain, mock_model};
+use common::{builder, drain, mock_model};
 use pi_sdk::{
     AgentEvent, AgentMessage, Error, Event, Model, NavigateRequest, SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
-
-fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
-    SessionBuilder::new(workspace)
-        .agent_dir(workspace.join(".agent"))
-        .model(mock_model(mock))
-        .api_key("sk-secret-test-key-0123456789")
-        .thinking_level(ThinkingLevel::Off)
-}
 
 /// A run recorded through the builder replays with the model gone: the same events, the whole
 /// recording used, and the key sent to the model nowhere in the cassette.

@@ -1,11 +1,24 @@
-//! What this crate's test suites share: the kit's mock model, and the events a session has
-//! published so far.
+//! What this crate's test suites share: the kit's mock model, a session builder on it, and the
+//! events a session has published so far.
 
 #![allow(dead_code)]
 
+use std::path::Path;
+
 pub use pi_cassettes::test_support::mock_model;
-use pi_sdk::Event;
+use pi_sdk::{Event, SessionBuilder, ThinkingLevel};
+use pi_testkit::MockLlm;
 use serde_json::Value;
+
+/// A session in `workspace` (its agent folder inside) on [`mock_model`], with a key that looks
+/// like a real one (so a test can look for it where it must not be) and thinking off.
+pub fn builder(mock: &MockLlm, workspace: &Path) -> SessionBuilder {
+    SessionBuilder::new(workspace)
+        .agent_dir(workspace.join(".agent"))
+        .model(mock_model(mock))
+        .api_key("sk-secret-test-key-0123456789")
+        .thinking_level(ThinkingLevel::Off)
+}
 
 /// Everything already published to `events`, as JSON.
 pub fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
