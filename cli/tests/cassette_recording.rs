@@ -40,6 +40,17 @@ fn replay_check(cassette: &Path) -> Output {
         .unwrap()
 }
 
+/// `pi replay --check` passes on `cassette`.
+fn assert_replays(cassette: &Path) {
+    let check = replay_check(cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
 #[test]
 fn a_run_killed_mid_stream_leaves_a_cassette_that_ends_early() {
     let ws = workspace(json!({"script": [
@@ -318,13 +329,7 @@ fn vcr_modes_replay_record_once_and_hybrid() {
         stdout.contains("first answer") && stdout.contains("third answer"),
         "{stdout}"
     );
-    let check = replay_check(&b);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&b);
 }
 
 #[test]
@@ -496,13 +501,7 @@ fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
     // The first request still carries the conversation; the header no longer repeats it.
     assert!(text.len() < big.len() * 3 / 2, "{} bytes", text.len());
 
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 
     // A side file that is not what it is named by is refused.
     std::fs::write(&blob, "{}\n").unwrap();
@@ -582,13 +581,7 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
         .last()
         .unwrap()
         .starts_with(r#"{"type":"outcome""#));
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 }
 
 /// An RPC session whose stdin closes after the model's answer was read to its end but before
@@ -627,13 +620,7 @@ fn an_rpc_run_whose_stdin_closes_before_the_session_took_every_event_still_check
         "the session took every event before stdin closed: the run this test is about did not happen"
     );
 
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 
     // One event line fewer is still a divergence: the replay prints less than the run did.
     let text = std::fs::read_to_string(&cassette).unwrap();
@@ -808,17 +795,6 @@ fn record_in_threads(script: Value, name: &str, prompts: &[&str]) -> (Workspace,
     args.extend(prompts);
     let recorded = pi_in(&ws, &args);
     (ws, cassette, recorded)
-}
-
-/// `pi replay --check` passes on `cassette`.
-fn assert_replays(cassette: &Path) {
-    let check = replay_check(cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
 }
 
 #[test]
