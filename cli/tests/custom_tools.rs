@@ -65,15 +65,15 @@ fn pi_replay(args: &[&str], cassette: &Path) -> std::process::Output {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_replays_a_custom_tools_call_from_the_cassette_and_runs_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("work");
-    std::fs::create_dir_all(&workspace).unwrap();
-    let (cassette, recorded) = record_note(dir.path(), &workspace).await;
-    std::fs::remove_file(workspace.join(NOTE)).unwrap();
-
-    let out = pi_replay(&[], &cassette);
+/// `pi replay` with `args` on `cassette` succeeds, prints the recorded result of the
+/// `write_note` call (one of the `recorded` events) and writes no note in `workspace`.
+fn replays_the_recorded_result(
+    args: &[&str],
+    cassette: &Path,
+    recorded: &[String],
+    workspace: &Path,
+) {
+    let out = pi_replay(args, cassette);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -87,6 +87,17 @@ async fn the_binary_replays_a_custom_tools_call_from_the_cassette_and_runs_nothi
         .unwrap();
     assert!(stdout.lines().any(|line| line == end), "{stdout}");
     assert!(!workspace.join(NOTE).exists(), "the replay ran the tool");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_replays_a_custom_tools_call_from_the_cassette_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("work");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let (cassette, recorded) = record_note(dir.path(), &workspace).await;
+    std::fs::remove_file(workspace.join(NOTE)).unwrap();
+
+    replays_the_recorded_result(&[], &cassette, &recorded, &workspace);
 
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
@@ -120,7 +131,7 @@ async fn a_replay_under_todays_configuration_keeps_the_recorded_custom_tools() {
     let (cassette, recorded) = record_note(dir.path(), &workspace).await;
     std::fs::remove_file(workspace.join(NOTE)).unwrap();
 
-    let out = pi_replay(
+    replays_the_recorded_result(
         &[
             "--config",
             "current",
@@ -128,20 +139,9 @@ async fn a_replay_under_todays_configuration_keeps_the_recorded_custom_tools() {
             workspace.to_str().unwrap(),
         ],
         &cassette,
+        &recorded,
+        &workspace,
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let end = recorded
-        .iter()
-        .find(|e| e.contains("\"type\":\"tool_execution_end\""))
-        .unwrap();
-    assert!(stdout.lines().any(|line| line == end), "{stdout}");
-    assert!(!workspace.join(NOTE).exists(), "the replay ran the tool");
 
     // Declared is not registered: running the tools again is still refused.
     let scratch = dir.path().join("scratch");
