@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{builder, drain};
+use common::{builder, prompt_once};
 use pi_sdk::{
     HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
     SessionBuilder,
@@ -43,17 +43,13 @@ async fn the_request_sends_the_scrubbed_conversation_and_the_recording_replays()
     let workspace = tempfile::tempdir().unwrap();
     let cassette = workspace.path().join("context.cassette.jsonl");
     let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
-    let recorded = {
-        let session = builder(&mock, workspace.path())
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(Scrub)
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("My secret is 42.").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "My secret is 42.",
+    )
+    .await;
     let requests = mock.requests();
     drop(mock);
     assert_eq!(requests.len(), 1);
@@ -69,12 +65,10 @@ async fn the_request_sends_the_scrubbed_conversation_and_the_recording_replays()
         .unwrap();
     assert_eq!(user["message"]["content"][0]["text"], "My secret is 42.");
 
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("My secret is 42.").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "My secret is 42.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }

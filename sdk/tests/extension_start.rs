@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{builder, drain};
+use common::{builder, prompt_once};
 use pi_sdk::{
     HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, InjectedMessage,
     RustExtension, SessionBuilder,
@@ -58,8 +58,8 @@ async fn the_last_prompt_set_is_sent_the_added_message_follows_and_the_recording
     let workspace = tempfile::tempdir().unwrap();
     let cassette = workspace.path().join("start.cassette.jsonl");
     let mock = MockLlm::start(&json!([{"text": ["Done."]}]));
-    let recorded = {
-        let session = builder(&mock, workspace.path())
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(Rewrite {
                 name: "first",
                 prompt: "You are first.",
@@ -70,14 +70,10 @@ async fn the_last_prompt_set_is_sent_the_added_message_follows_and_the_recording
                 prompt: "You are terse.",
                 message: Some("Answer in one word."),
             })
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("Hello?").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "Hello?",
+    )
+    .await;
     let requests = mock.requests();
     drop(mock);
     assert_eq!(requests.len(), 1);
@@ -117,12 +113,10 @@ async fn the_last_prompt_set_is_sent_the_added_message_follows_and_the_recording
     assert!(text.contains("\"handledHooks\":[\"before_agent_start\"]"));
 
     // The replay loads no extension: the recorded decision starts the run.
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("Hello?").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Hello?",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::{builder, drain};
+use common::{builder, prompt_once};
 use pi_sdk::{
     HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
     SessionBuilder,
@@ -55,20 +55,16 @@ async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays(
         {"id": id, "name": "bash", "arguments": {"command": "echo again"}}]})
     };
     let mock = MockLlm::start(&json!([call("call_1"), call("call_2"), call("call_3")]));
-    let recorded = {
-        let session = builder(&mock, workspace.path())
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(TurnCap {
                 cap: 2,
                 seen: AtomicU64::new(0),
             })
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("Loop forever.").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "Loop forever.",
+    )
+    .await;
     assert_eq!(mock.requests().len(), 2, "no request after the cap");
     drop(mock);
     let turn_ends: Vec<&Value> = recorded
@@ -104,12 +100,10 @@ async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays(
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0]["aborted"], true);
 
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("Loop forever.").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Loop forever.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }

@@ -9,7 +9,7 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{builder, drain};
+use common::{builder, prompt_once};
 use pi_sdk::{
     ContentBlock, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload,
     RustExtension, SessionBuilder,
@@ -87,20 +87,16 @@ async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording
         {"text": ["Blocked."]}
     ]));
     let asked = Arc::new(AtomicUsize::new(0));
-    let recorded = {
-        let session = builder(&mock, workspace.path())
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(NoRm {
                 asked: Arc::clone(&asked),
             })
             .extension(Redact)
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("Tidy up.").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "Tidy up.",
+    )
+    .await;
     drop(mock);
     assert_eq!(asked.load(Ordering::SeqCst), 2, "asked once per call");
     assert!(kept.exists(), "the blocked command did not run");
@@ -125,13 +121,11 @@ async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording
     assert!(text.contains("\"handledHooks\":[\"tool_call\",\"tool_result\"]"));
 
     // The replay loads no extension: the recorded decisions answer the hook points.
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("Tidy up.").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Tidy up.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
     assert_eq!(asked.load(Ordering::SeqCst), 2);
 }

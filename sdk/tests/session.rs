@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{builder, drain, mock_model};
+use common::{builder, mock_model, prompt_once};
 use pi_sdk::{
     AgentEvent, AgentMessage, Error, Event, Model, NavigateRequest, SessionBuilder, ThinkingLevel,
 };
@@ -26,30 +26,23 @@ async fn a_recorded_run_replays_without_the_model_and_keeps_no_key() {
         {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "notes.txt"}}]},
         {"text": ["It says ", "hello."]}
     ]));
-    let recorded = {
-        let session = builder(&mock, workspace.path())
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("What does notes.txt say?").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+    let recorded = prompt_once(
+        builder(&mock, workspace.path()).record(&cassette),
+        "What does notes.txt say?",
+    )
+    .await;
     drop(mock);
     assert!(recorded.iter().any(|e| e["type"] == "tool_execution_end"));
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert!(!text.contains("sk-secret-test-key-0123456789"));
 
     std::fs::remove_file(workspace.path().join("notes.txt")).unwrap();
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("What does notes.txt say?").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "What does notes.txt say?",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }
 
 /// A replay given another prompt than the recorded one stops with a divergence rather than

@@ -1,5 +1,5 @@
-//! What this crate's test suites share: the kit's mock model, a session builder on it, and the
-//! events a session has published so far.
+//! What this crate's test suites share: the kit's mock model, a session builder on it, and one
+//! prompt run to the end with the events it published.
 
 #![allow(dead_code)]
 
@@ -21,10 +21,20 @@ pub fn builder(mock: &MockLlm, workspace: &Path) -> SessionBuilder {
 }
 
 /// Everything already published to `events`, as JSON.
-pub fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
+fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
     let mut out = Vec::new();
     while let Ok(event) = events.try_recv() {
         out.push(serde_json::to_value(&event).unwrap());
     }
     out
+}
+
+/// Builds the session `builder` sets up, runs `text` through it and finishes it (a recording is
+/// written then); the events it published.
+pub async fn prompt_once(builder: SessionBuilder, text: &str) -> Vec<Value> {
+    let session = builder.build().unwrap();
+    let mut events = session.subscribe();
+    session.prompt(text).await.unwrap();
+    session.finish().await.unwrap();
+    drain(&mut events)
 }
