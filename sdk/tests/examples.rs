@@ -20,18 +20,13 @@ mod steering;
 
 use std::sync::Arc;
 
-use common::mock_model;
-use pi_sdk::{Event, SessionBuilder, SessionEvent, ThinkingLevel};
+use pi_sdk::{Event, SessionBuilder, SessionEvent};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
+/// The shared session builder, seeded: the examples' runs are the same each time.
 fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
-    SessionBuilder::new(workspace)
-        .agent_dir(workspace.join(".agent"))
-        .model(mock_model(mock))
-        .api_key("test-key")
-        .thinking_level(ThinkingLevel::Off)
-        .seed(7)
+    common::builder(mock, workspace).seed(7)
 }
 
 fn tool_names(request: &Value) -> Vec<String> {

@@ -11,17 +11,12 @@ mod common;
 #[path = "../examples/custom_tool.rs"]
 mod custom_tool;
 
-use common::mock_model;
-use pi_sdk::{NoTools, SessionBuilder, ThinkingLevel};
+use pi_sdk::{NoTools, SessionBuilder};
 use pi_testkit::MockLlm;
 use serde_json::json;
 
 fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
-    SessionBuilder::new(workspace)
-        .agent_dir(workspace.join(".agent"))
-        .model(mock_model(mock))
-        .api_key("test-key")
-        .thinking_level(ThinkingLevel::Off)
+    common::builder(mock, workspace)
         .seed(7)
         .custom_tool(custom_tool::CountLines::new())
 }
