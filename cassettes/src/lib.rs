@@ -24,6 +24,8 @@ pub mod read;
 pub mod record;
 pub mod replay;
 mod replay_transport;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 
 pub use pi_cassette_format::{format, proxy, redact, version, write};
 pub use pi_cassette_format::{hex, sha256_hex};

@@ -11,92 +11,21 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_cassettes::format::{Header, Line, RecordedOutcome, SessionKind, SessionStart};
 use pi_cassettes::read::Cassette;
 use pi_cassettes::replay::Replay;
-use pi_cassettes::{recording_transport, sha256_hex, Hybrid, Record, Recorder, FORMAT_VERSION};
-use pi_core::agent_session::SessionInput;
-use pi_core::event::ToolResult;
-use pi_core::message::ContentBlock;
-use pi_core::model::Model;
-use pi_core::session::ids::IdGenerator;
-use pi_effects::agent_session::SessionOptions;
-use pi_effects::clock::{now_ms, Clock, SystemClock};
-use pi_effects::custom_tool::{
-    missing_tool_message, CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture,
-    ToolRegistry,
+use pi_cassettes::test_support::{
+    mock_key, mock_model, prompt, record, replay, tool_events, WriteNote, NOTE,
 };
-use pi_effects::driver::{drive, Interpreter};
+use pi_cassettes::Hybrid;
+use pi_core::agent_session::SessionInput;
+use pi_effects::agent_session::SessionOptions;
+use pi_effects::custom_tool::{missing_tool_message, CustomTool};
+use pi_effects::driver::drive;
 use pi_effects::run_config::{build_machine, RunConfig};
-use pi_effects::session::SessionStore;
 use pi_effects::tools::ToolEnv;
-use pi_providers::CallOptions;
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-const NOTE: &str = "note.txt";
-
-/// Writes `text` to `note.txt` in the session's directory, saying so twice on the way.
-struct WriteNote {
-    definition: CustomToolDefinition,
-}
-
-impl WriteNote {
-    fn new() -> Self {
-        let mut definition = CustomToolDefinition::new(
-            "write_note",
-            "Writes a note to note.txt.",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        );
-        definition.prompt_snippet = Some("Write a note".into());
-        WriteNote { definition }
-    }
-}
-
-fn text_result(text: &str, details: Value) -> ToolResult {
-    ToolResult {
-        content: vec![ContentBlock::text(text)],
-        details: Some(details),
-        ..ToolResult::error("")
-    }
-}
-
-impl CustomTool for WriteNote {
-    fn definition(&self) -> &CustomToolDefinition {
-        &self.definition
-    }
-
-    fn execute<'a>(&'a self, args: Value, cx: ToolCallContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let text = args["text"].as_str().ok_or("text is not a string")?;
-            cx.update(text_result("opening", json!({"step": 1})));
-            let path = cx.cwd.join(NOTE);
-            std::fs::write(&path, text).map_err(|e| e.to_string())?;
-            cx.update(text_result("written", json!({"step": 2})));
-            Ok(text_result(
-                &format!("Wrote {} bytes", text.len()),
-                json!({"call": cx.tool_call_id}),
-            ))
-        })
-    }
-}
-
-fn model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-/// Records a run in `workspace` whose model calls `write_note` once, then answers; the
-/// cassette's path and the run's events, one JSON line each.
 /// The mock's script for the recorded run: a call to `write_note`, then the answer.
 fn recorded_script() -> Value {
     json!([
@@ -105,124 +34,26 @@ fn recorded_script() -> Value {
     ])
 }
 
-/// Records the run of [`prompt`] against `mock` (whose script starts with
-/// [`recorded_script`]) with `write_note` registered, in `workspace`.
-async fn record(dir: &Path, workspace: &Path, mock: &MockLlm) -> (PathBuf, Vec<String>) {
-    let credentials = Arc::new(|_: &_| {
-        Ok(CallOptions {
-            api_key: "mock-key".into(),
-            ..CallOptions::default()
-        })
-    });
-    let mut options = SessionOptions::new(workspace, model(mock), credentials);
+fn take_a_note() -> SessionInput {
+    prompt("Take a note.")
+}
+
+/// Records the run of [`take_a_note`] against `mock` (whose script starts with
+/// [`recorded_script`]) with `write_note` registered, in `workspace`; the cassette's path and
+/// the run's events, one JSON line each.
+async fn record_note(dir: &Path, workspace: &Path, mock: &MockLlm) -> (PathBuf, Vec<String>) {
+    let mut options = SessionOptions::new(workspace, mock_model(mock), mock_key());
     options.agent_dir = dir.join("agent");
     options.tools = vec!["read".into()];
-    let mut registry = ToolRegistry::new();
-    registry.register(Arc::new(WriteNote::new()));
-    options.custom_tools = registry;
-    let started_at = now_ms();
-    options.seed = Some(started_at);
-    let config = options.run_config(started_at).unwrap();
-    assert_eq!(config.custom_tools, vec![WriteNote::new().definition]);
-    let store = SessionStore::in_memory(&config.cwd, started_at, IdGenerator::new(config.seed));
-    let header = Header {
-        format: FORMAT_VERSION,
-        features: Vec::new(),
-        harness: env!("CARGO_PKG_VERSION").into(),
-        pi: pi_cassettes::PI_EDITION.into(),
-        mode: "json".into(),
-        config: pi_cassettes::convert::to_json(&config),
-        session: SessionStart {
-            kind: SessionKind::Memory,
-            file: None,
-            path: None,
-            content: None,
-            content_file: None,
-            id_state: store.id_state(),
-        },
-        redactions: vec!["api keys".into()],
-        redact: None,
-        models: None,
-        scoped_models: Vec::new(),
-        command: None,
-        imported: None,
-    };
+    options.custom_tools.register(Arc::new(WriteNote::new()));
+    let config = options.run_config(0).unwrap();
+    assert_eq!(
+        config.custom_tools,
+        vec![WriteNote::new().definition().clone()]
+    );
     let cassette = dir.join("custom.jsonl");
-    let recorder = Recorder::create(&cassette, &header, &[], Default::default()).unwrap();
-    let (mut machine, mut file) = build_machine(&config, store).unwrap();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let live = options
-        .live()
-        .unwrap()
-        .for_run(config.seed, config.started_at)
-        .with_call_transport(recording_transport(recorder.clone(), clock));
-    let mut io = Record::new(live, recorder.clone());
-    let events = run(&mut machine, &mut io, &mut file).await;
-    let stdout: String = events.iter().map(|e| format!("{e}\n")).collect();
-    recorder.write(Line::Outcome(RecordedOutcome {
-        exit: 0,
-        stdout: sha256_hex(stdout.as_bytes()),
-        session: None,
-        events: None,
-        stdout_text: None,
-        events_text: None,
-        session_text: None,
-        updates_omitted: false,
-    }));
-    assert!(recorder.failure().is_none());
+    let events = record(&cassette, options, take_a_note(), None).await;
     (cassette, events)
-}
-
-fn prompt() -> SessionInput {
-    SessionInput::Prompt {
-        text: "Take a note.".into(),
-        images: Vec::new(),
-        streaming_behavior: None,
-    }
-}
-
-async fn run<I: Interpreter>(
-    machine: &mut pi_core::agent_session::SessionMachine,
-    io: &mut I,
-    file: &mut pi_effects::session::SessionFile,
-) -> Vec<String> {
-    let mut events = Vec::new();
-    drive(machine, io, file, prompt(), |e| {
-        events.push(pi_core::json::to_string(e).unwrap());
-    })
-    .await
-    .unwrap();
-    events
-}
-
-/// Replays `cassette` as `configure` sets the replay up; its events and how it ended.
-async fn replay(
-    cassette: &Path,
-    configure: impl FnOnce(Replay) -> Replay,
-) -> (Vec<String>, Result<(), String>) {
-    let cassette = Arc::new(Cassette::load(cassette).unwrap());
-    let config: RunConfig = cassette.config.clone();
-    let scratch = tempfile::tempdir().unwrap();
-    let store = cassette.starting_session(&config, scratch.path()).unwrap();
-    let (mut machine, mut file) = build_machine(&config, store).unwrap();
-    let mut io = configure(Replay::new(cassette).unwrap());
-    let mut events = Vec::new();
-    let driven = drive(&mut machine, &mut io, &mut file, prompt(), |e| {
-        events.push(pi_core::json::to_string(e).unwrap());
-    })
-    .await;
-    let ended = match driven {
-        Ok(_) => io.finish().map_err(|d| d.to_string()),
-        Err(error) => Err(format!("{error:?}")),
-    };
-    (events, ended)
-}
-
-fn tool_events(events: &[String]) -> Vec<&String> {
-    events
-        .iter()
-        .filter(|e| e.contains("\"type\":\"tool_execution_"))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,7 +62,7 @@ async fn a_custom_tools_call_is_recorded_and_replays_byte_for_byte_without_the_t
     let workspace = dir.path().join("work");
     std::fs::create_dir_all(&workspace).unwrap();
     let mock = MockLlm::start(&recorded_script());
-    let (cassette, recorded) = record(dir.path(), &workspace, &mock).await;
+    let (cassette, recorded) = record_note(dir.path(), &workspace, &mock).await;
     // The tool ran for real and streamed its two updates.
     assert_eq!(
         std::fs::read_to_string(workspace.join(NOTE)).unwrap(),
@@ -264,7 +95,7 @@ async fn a_custom_tools_call_is_recorded_and_replays_byte_for_byte_without_the_t
 
     // Replayed with no registry and no live tools: the recorded events, and nothing runs.
     std::fs::remove_file(workspace.join(NOTE)).unwrap();
-    let (replayed, ended) = replay(&cassette, |r| r).await;
+    let (replayed, ended) = replay(&cassette, take_a_note(), |r| r).await;
     assert_eq!(ended, Ok(()));
     assert_eq!(replayed, recorded);
     assert!(!workspace.join(NOTE).exists(), "a replay ran the tool");
@@ -276,12 +107,12 @@ async fn tools_live_runs_the_registered_custom_tool_in_the_replays_workspace() {
     let workspace = dir.path().join("work");
     std::fs::create_dir_all(&workspace).unwrap();
     let mock = MockLlm::start(&recorded_script());
-    let (cassette, recorded) = record(dir.path(), &workspace, &mock).await;
+    let (cassette, recorded) = record_note(dir.path(), &workspace, &mock).await;
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     let mut env = ToolEnv::new(&scratch);
     env.custom.register(Arc::new(WriteNote::new()));
-    let (replayed, ended) = replay(&cassette, |r| r.with_live_tools_env(env)).await;
+    let (replayed, ended) = replay(&cassette, take_a_note(), |r| r.with_live_tools_env(env)).await;
     assert_eq!(ended, Ok(()));
     assert_eq!(
         std::fs::read_to_string(scratch.join(NOTE)).unwrap(),
@@ -296,10 +127,10 @@ async fn tools_live_without_the_tool_registered_says_which_tool_is_missing() {
     let workspace = dir.path().join("work");
     std::fs::create_dir_all(&workspace).unwrap();
     let mock = MockLlm::start(&recorded_script());
-    let (cassette, _) = record(dir.path(), &workspace, &mock).await;
+    let (cassette, _) = record_note(dir.path(), &workspace, &mock).await;
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
-    let (replayed, ended) = replay(&cassette, |r| r.with_live_tools(&scratch)).await;
+    let (replayed, ended) = replay(&cassette, take_a_note(), |r| r.with_live_tools(&scratch)).await;
     // The result the model would now see differs from the recorded one: a divergence.
     assert!(ended.is_err());
     let missing = serde_json::to_string(&missing_tool_message("write_note")).unwrap();
@@ -327,22 +158,12 @@ async fn a_hybrid_replay_runs_the_registered_custom_tool_after_its_divergence() 
         script.push(json!({"text": ["Noted again."]}));
     }
     let mock = MockLlm::start(&Value::Array(script));
-    let (cassette, _) = record(dir.path(), &workspace, &mock).await;
-    let another = SessionInput::Prompt {
-        text: "Take another note.".into(),
-        images: Vec::new(),
-        streaming_behavior: None,
-    };
+    let (cassette, _) = record_note(dir.path(), &workspace, &mock).await;
+    let another = prompt("Take another note.");
     for registered in [true, false] {
         let scratch = dir.path().join(format!("live-{registered}"));
         std::fs::create_dir_all(&scratch).unwrap();
-        let credentials = Arc::new(|_: &_| {
-            Ok(CallOptions {
-                api_key: "mock-key".into(),
-                ..CallOptions::default()
-            })
-        });
-        let mut options = SessionOptions::new(&scratch, model(&mock), credentials);
+        let mut options = SessionOptions::new(&scratch, mock_model(&mock), mock_key());
         options.agent_dir = dir.path().join("agent");
         if registered {
             options.custom_tools.register(Arc::new(WriteNote::new()));

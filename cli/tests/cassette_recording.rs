@@ -11,7 +11,7 @@
 mod secrets;
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,17 @@ fn replay_check(cassette: &Path) -> Output {
         .arg(cassette)
         .output()
         .unwrap()
+}
+
+/// `pi replay --check` passes on `cassette`.
+fn assert_replays(cassette: &Path) {
+    let check = replay_check(cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
 }
 
 #[test]
@@ -318,13 +329,7 @@ fn vcr_modes_replay_record_once_and_hybrid() {
         stdout.contains("first answer") && stdout.contains("third answer"),
         "{stdout}"
     );
-    let check = replay_check(&b);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&b);
 }
 
 #[test]
@@ -496,13 +501,7 @@ fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
     // The first request still carries the conversation; the header no longer repeats it.
     assert!(text.len() < big.len() * 3 / 2, "{} bytes", text.len());
 
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 
     // A side file that is not what it is named by is refused.
     std::fs::write(&blob, "{}\n").unwrap();
@@ -582,13 +581,7 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
         .last()
         .unwrap()
         .starts_with(r#"{"type":"outcome""#));
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 }
 
 /// An RPC session whose stdin closes after the model's answer was read to its end but before
@@ -627,13 +620,7 @@ fn an_rpc_run_whose_stdin_closes_before_the_session_took_every_event_still_check
         "the session took every event before stdin closed: the run this test is about did not happen"
     );
 
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 
     // One event line fewer is still a divergence: the replay prints less than the run did.
     let text = std::fs::read_to_string(&cassette).unwrap();
@@ -782,35 +769,40 @@ fn bodies_received(ws: &Workspace) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn a_run_in_anthropic_message_threads_records_and_replays_byte_for_byte() {
-    let ws = workspace(json!({"script": [
-        {"text": ["first answer"]},
-        {"text": ["second answer"]},
-    ]}));
-    // The mock speaks the Messages API; threads are on for it as for api.anthropic.com.
+/// Records into `cwd/<name>` one run of `prompts` on `mock-anthropic/mock-claude` with
+/// message threads on (as for api.anthropic.com: the mock speaks the Messages API), the mock
+/// answering with `script`; the workspace, the cassette and the run's output.
+fn record_in_threads(script: Value, name: &str, prompts: &[&str]) -> (Workspace, PathBuf, Output) {
+    let ws = workspace(json!({ "script": script }));
     let models = ws.root().join("agent/models.json");
     let mut config: Value =
         serde_json::from_str(&std::fs::read_to_string(&models).unwrap()).unwrap();
     config["providers"]["mock-anthropic"]["models"][0]["compat"] =
         json!({"supportsMessageThreads": true});
     std::fs::write(&models, config.to_string()).unwrap();
-    let cassette = ws.root().join("cwd/threads.jsonl");
-    let recorded = pi_in(
-        &ws,
-        &[
-            "--provider",
-            "mock-anthropic",
-            "--model",
-            "mock-claude",
-            "--no-session",
-            "--mode",
-            "json",
-            "--record",
-            cassette.to_str().unwrap(),
-            "one",
-            "two",
-        ],
+    let cassette = ws.root().join("cwd").join(name);
+    let mut args = vec![
+        "--provider",
+        "mock-anthropic",
+        "--model",
+        "mock-claude",
+        "--no-session",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+    ];
+    args.extend(prompts);
+    let recorded = pi_in(&ws, &args);
+    (ws, cassette, recorded)
+}
+
+#[test]
+fn a_run_in_anthropic_message_threads_records_and_replays_byte_for_byte() {
+    let (ws, cassette, recorded) = record_in_threads(
+        json!([{"text": ["first answer"]}, {"text": ["second answer"]}]),
+        "threads.jsonl",
+        &["one", "two"],
     );
     assert_eq!(
         recorded.status.code(),
@@ -833,13 +825,7 @@ fn a_run_in_anthropic_message_threads_records_and_replays_byte_for_byte() {
     );
     assert!(bodies[1].get("system").is_none(), "{}", bodies[1]);
     assert_eq!(bodies[1]["messages"].as_array().unwrap().len(), 1);
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 }
 
 #[test]
@@ -849,35 +835,15 @@ fn a_refused_thread_is_sent_again_recorded_and_replayed_byte_for_byte() {
     let refusal = json!({"type": "error", "error": {"type": "invalid_request_error",
         "message": "thread request refused: thread_unsupported_request",
         "details": {"error_code": "thread_unsupported_request"}}});
-    let ws = workspace(json!({"script": [
-        {"text": ["first answer"]},
-        {"status": 400, "error_body": refusal},
-        {"text": ["second answer"]},
-        {"text": ["third answer"]},
-    ]}));
-    let models = ws.root().join("agent/models.json");
-    let mut config: Value =
-        serde_json::from_str(&std::fs::read_to_string(&models).unwrap()).unwrap();
-    config["providers"]["mock-anthropic"]["models"][0]["compat"] =
-        json!({"supportsMessageThreads": true});
-    std::fs::write(&models, config.to_string()).unwrap();
-    let cassette = ws.root().join("cwd/refused.jsonl");
-    let recorded = pi_in(
-        &ws,
-        &[
-            "--provider",
-            "mock-anthropic",
-            "--model",
-            "mock-claude",
-            "--no-session",
-            "--mode",
-            "json",
-            "--record",
-            cassette.to_str().unwrap(),
-            "one",
-            "two",
-            "three",
-        ],
+    let (ws, cassette, recorded) = record_in_threads(
+        json!([
+            {"text": ["first answer"]},
+            {"status": 400, "error_body": refusal},
+            {"text": ["second answer"]},
+            {"text": ["third answer"]},
+        ]),
+        "refused.jsonl",
+        &["one", "two", "three"],
     );
     let stderr = String::from_utf8_lossy(&recorded.stderr);
     assert_eq!(recorded.status.code(), Some(0), "{stderr}");
@@ -911,13 +877,7 @@ fn a_refused_thread_is_sent_again_recorded_and_replayed_byte_for_byte() {
     assert!(answers[1].find("\"diagnostics\"") < answers[1].find("\"responseId\""));
     assert!(!answers[2].contains("diagnostics"), "{}", answers[2]);
     // The replay sends the same four requests and prints the same output, byte for byte.
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
     let replayed = Command::new(pi())
         .arg("replay")
         .arg(&cassette)
@@ -938,37 +898,16 @@ fn a_failed_resend_without_thread_leaves_threads_on_recorded_and_replayed_byte_f
         "details": {"error_code": "thread_unsupported_request"}}});
     let failure = json!({"type": "error", "error": {"type": "invalid_request_error",
         "message": "bad request"}});
-    let ws = workspace(json!({"script": [
-        {"text": ["first answer"]},
-        {"status": 400, "error_body": refusal},
-        {"status": 400, "error_body": failure},
-        {"text": ["third answer"]},
-        {"text": ["fourth answer"]},
-    ]}));
-    let models = ws.root().join("agent/models.json");
-    let mut config: Value =
-        serde_json::from_str(&std::fs::read_to_string(&models).unwrap()).unwrap();
-    config["providers"]["mock-anthropic"]["models"][0]["compat"] =
-        json!({"supportsMessageThreads": true});
-    std::fs::write(&models, config.to_string()).unwrap();
-    let cassette = ws.root().join("cwd/resend-failed.jsonl");
-    let recorded = pi_in(
-        &ws,
-        &[
-            "--provider",
-            "mock-anthropic",
-            "--model",
-            "mock-claude",
-            "--no-session",
-            "--mode",
-            "json",
-            "--record",
-            cassette.to_str().unwrap(),
-            "one",
-            "two",
-            "three",
-            "four",
-        ],
+    let (ws, cassette, recorded) = record_in_threads(
+        json!([
+            {"text": ["first answer"]},
+            {"status": 400, "error_body": refusal},
+            {"status": 400, "error_body": failure},
+            {"text": ["third answer"]},
+            {"text": ["fourth answer"]},
+        ]),
+        "resend-failed.jsonl",
+        &["one", "two", "three", "four"],
     );
     let stderr = String::from_utf8_lossy(&recorded.stderr);
     let bodies = bodies_received(&ws);
@@ -982,11 +921,5 @@ fn a_failed_resend_without_thread_leaves_threads_on_recorded_and_replayed_byte_f
         bodies[3]
     );
     assert_eq!(bodies[4]["thread"]["type"], "continue", "{}", bodies[4]);
-    let check = replay_check(&cassette);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_replays(&cassette);
 }

@@ -46,6 +46,23 @@ fn with_host(command: &mut Command, path: &str) {
     );
 }
 
+/// `pi` on the mock model with `extension` loaded (`-e`), `before` first, then `-p prompt`.
+fn with_extension(env: &Env, before: &[&str], extension: &Path, prompt: &str) -> Command {
+    let mut args = before.to_vec();
+    let extension = extension.to_str().unwrap();
+    args.extend([
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        extension,
+        "-p",
+        prompt,
+    ]);
+    env.command(&args)
+}
+
 fn run(command: &mut Command) -> (i32, String, String) {
     let out = command.output().unwrap();
     (
@@ -65,20 +82,12 @@ fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
     let env = Env::new(&mock);
     let cassette = env.path("greet.jsonl");
     let extension = fixture("greet.ts");
-    let mut command = env.command(&[
-        "--mode",
-        "json",
-        "--record",
-        cassette.to_str().unwrap(),
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &extension,
         "greet Ada",
-    ]);
+    );
     with_host(&mut command, &path);
     let (code, recorded, stderr) = run(&mut command);
     assert_eq!(code, 0, "{stderr}");
@@ -141,16 +150,7 @@ fn a_configured_extension_without_node_is_an_error_not_skipped() {
     let extension = fixture("greet.ts");
     let no_node = env.path("no-node");
     std::fs::create_dir_all(&no_node).unwrap();
-    let mut command = env.command(&[
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
-        "hi",
-    ]);
+    let mut command = with_extension(&env, &[], &extension, "hi");
     command.env("PATH", &no_node);
     let (code, stdout, stderr) = run(&mut command);
     assert_eq!(code, 1, "{stdout}{stderr}");
@@ -203,16 +203,7 @@ fn a_failing_extension_is_pis_load_error() {
     let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));
     let env = Env::new(&mock);
     let extension = fixture("throws.ts");
-    let mut command = env.command(&[
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
-        "hi",
-    ]);
+    let mut command = with_extension(&env, &[], &extension, "hi");
     with_host(&mut command, &path);
     let (code, stdout, stderr) = run(&mut command);
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 #[allow(dead_code)]
 #[path = "../examples/audit.rs"]
 mod audit;
@@ -18,31 +20,13 @@ mod steering;
 
 use std::sync::Arc;
 
-use pi_sdk::{Event, Model, SessionBuilder, SessionEvent, ThinkingLevel};
+use pi_sdk::{Event, SessionBuilder, SessionEvent};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
+/// The shared session builder, seeded: the examples' runs are the same each time.
 fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
-    SessionBuilder::new(workspace)
-        .agent_dir(workspace.join(".agent"))
-        .model(mock_model(mock))
-        .api_key("test-key")
-        .thinking_level(ThinkingLevel::Off)
-        .seed(7)
+    common::builder(mock, workspace).seed(7)
 }
 
 fn tool_names(request: &Value) -> Vec<String> {

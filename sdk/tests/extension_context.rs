@@ -4,12 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{builder, prompt_once};
 use pi_sdk::{
-    Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, Model,
-    RustExtension, SessionBuilder, ThinkingLevel,
+    HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+    SessionBuilder,
 };
 use pi_testkit::MockLlm;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Replaces `secret` in every message the model would see.
 struct Scrub;
@@ -35,48 +38,18 @@ impl RustExtension for Scrub {
     }
 }
 
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
-}
-
 #[tokio::test]
 async fn the_request_sends_the_scrubbed_conversation_and_the_recording_replays() {
     let workspace = tempfile::tempdir().unwrap();
     let cassette = workspace.path().join("context.cassette.jsonl");
     let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
-    let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(Scrub)
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("My secret is 42.").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "My secret is 42.",
+    )
+    .await;
     let requests = mock.requests();
     drop(mock);
     assert_eq!(requests.len(), 1);
@@ -92,12 +65,10 @@ async fn the_request_sends_the_scrubbed_conversation_and_the_recording_replays()
         .unwrap();
     assert_eq!(user["message"]["content"][0]["text"], "My secret is 42.");
 
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("My secret is 42.").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "My secret is 42.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }

@@ -4,9 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{builder, prompt_once};
 use pi_sdk::{
-    Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload,
-    InjectedMessage, Model, RustExtension, SessionBuilder, ThinkingLevel,
+    HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, InjectedMessage,
+    RustExtension, SessionBuilder,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -50,39 +53,13 @@ impl RustExtension for Rewrite {
     }
 }
 
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
-}
-
 #[tokio::test]
 async fn the_last_prompt_set_is_sent_the_added_message_follows_and_the_recording_replays() {
     let workspace = tempfile::tempdir().unwrap();
     let cassette = workspace.path().join("start.cassette.jsonl");
     let mock = MockLlm::start(&json!([{"text": ["Done."]}]));
-    let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(Rewrite {
                 name: "first",
                 prompt: "You are first.",
@@ -93,14 +70,10 @@ async fn the_last_prompt_set_is_sent_the_added_message_follows_and_the_recording
                 prompt: "You are terse.",
                 message: Some("Answer in one word."),
             })
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("Hello?").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "Hello?",
+    )
+    .await;
     let requests = mock.requests();
     drop(mock);
     assert_eq!(requests.len(), 1);
@@ -140,12 +113,10 @@ async fn the_last_prompt_set_is_sent_the_added_message_follows_and_the_recording
     assert!(text.contains("\"handledHooks\":[\"before_agent_start\"]"));
 
     // The replay loads no extension: the recorded decision starts the run.
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("Hello?").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Hello?",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }

@@ -4,11 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use common::{builder, prompt_once};
 use pi_sdk::{
-    Event, HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, Model,
-    RustExtension, SessionBuilder, ThinkingLevel,
+    HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+    SessionBuilder,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -43,28 +46,6 @@ impl RustExtension for TurnCap {
     }
 }
 
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
-}
-
 #[tokio::test]
 async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays() {
     let workspace = tempfile::tempdir().unwrap();
@@ -74,24 +55,16 @@ async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays(
         {"id": id, "name": "bash", "arguments": {"command": "echo again"}}]})
     };
     let mock = MockLlm::start(&json!([call("call_1"), call("call_2"), call("call_3")]));
-    let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(TurnCap {
                 cap: 2,
                 seen: AtomicU64::new(0),
             })
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("Loop forever.").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "Loop forever.",
+    )
+    .await;
     assert_eq!(mock.requests().len(), 2, "no request after the cap");
     drop(mock);
     let turn_ends: Vec<&Value> = recorded
@@ -127,12 +100,10 @@ async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays(
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0]["aborted"], true);
 
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("Loop forever.").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Loop forever.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }

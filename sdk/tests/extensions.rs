@@ -5,12 +5,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use common::{builder, prompt_once};
 use pi_sdk::{
-    ContentBlock, Event, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture,
-    HookPayload, Model, RustExtension, SessionBuilder, ThinkingLevel,
+    ContentBlock, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload,
+    RustExtension, SessionBuilder,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -70,28 +73,6 @@ impl RustExtension for Redact {
     }
 }
 
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
-}
-
 #[tokio::test]
 async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording_replays_without_them(
 ) {
@@ -107,24 +88,16 @@ async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording
         {"text": ["Blocked."]}
     ]));
     let asked = Arc::new(AtomicUsize::new(0));
-    let recorded = {
-        let session = SessionBuilder::new(workspace.path())
-            .agent_dir(workspace.path().join(".agent"))
-            .model(mock_model(&mock))
-            .api_key("sk-secret-test-key-0123456789")
-            .thinking_level(ThinkingLevel::Off)
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
             .extension(NoRm {
                 asked: Arc::clone(&asked),
             })
             .extension(Redact)
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("Tidy up.").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+            .record(&cassette),
+        "Tidy up.",
+    )
+    .await;
     drop(mock);
     assert_eq!(asked.load(Ordering::SeqCst), 2, "asked once per call");
     assert!(kept.exists(), "the blocked command did not run");
@@ -149,14 +122,12 @@ async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording
     assert!(text.contains("\"handledHooks\":[\"tool_call\",\"tool_result\"]"));
 
     // The replay loads no extension: the recorded decisions answer the hook points.
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("Tidy up.").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Tidy up.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
     assert_eq!(asked.load(Ordering::SeqCst), 2);
 }
 

@@ -4,44 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::time::Duration;
 
+use common::{builder, mock_model, prompt_once};
 use pi_sdk::{
     AgentEvent, AgentMessage, Error, Event, Model, NavigateRequest, SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
-
-fn mock_model(mock: &MockLlm) -> Model {
-    Model {
-        id: "mock-model".into(),
-        name: "Mock Model".into(),
-        api: "openai-completions".into(),
-        provider: "mock".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    }
-}
-
-fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
-    SessionBuilder::new(workspace)
-        .agent_dir(workspace.join(".agent"))
-        .model(mock_model(mock))
-        .api_key("sk-secret-test-key-0123456789")
-        .thinking_level(ThinkingLevel::Off)
-}
-
-/// Everything already published to `events`, as JSON.
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
-    let mut out = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        out.push(serde_json::to_value(&event).unwrap());
-    }
-    out
-}
 
 /// A run recorded through the builder replays with the model gone: the same events, the whole
 /// recording used, and the key sent to the model nowhere in the cassette.
@@ -54,30 +26,23 @@ async fn a_recorded_run_replays_without_the_model_and_keeps_no_key() {
         {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "notes.txt"}}]},
         {"text": ["It says ", "hello."]}
     ]));
-    let recorded = {
-        let session = builder(&mock, workspace.path())
-            .record(&cassette)
-            .build()
-            .unwrap();
-        let mut events = session.subscribe();
-        session.prompt("What does notes.txt say?").await.unwrap();
-        session.finish().await.unwrap();
-        drain(&mut events)
-    };
+    let recorded = prompt_once(
+        builder(&mock, workspace.path()).record(&cassette),
+        "What does notes.txt say?",
+    )
+    .await;
     drop(mock);
     assert!(recorded.iter().any(|e| e["type"] == "tool_execution_end"));
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert!(!text.contains("sk-secret-test-key-0123456789"));
 
     std::fs::remove_file(workspace.path().join("notes.txt")).unwrap();
-    let session = SessionBuilder::new(workspace.path())
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("What does notes.txt say?").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(drain(&mut events), recorded);
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "What does notes.txt say?",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }
 
 /// A replay given another prompt than the recorded one stops with a divergence rather than

@@ -5,30 +5,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 #[allow(dead_code)]
 #[path = "../examples/custom_tool.rs"]
 mod custom_tool;
 
-use pi_sdk::{Model, NoTools, SessionBuilder, ThinkingLevel};
+use pi_sdk::{NoTools, SessionBuilder};
 use pi_testkit::MockLlm;
 use serde_json::json;
 
 fn builder(mock: &MockLlm, workspace: &std::path::Path) -> SessionBuilder {
-    SessionBuilder::new(workspace)
-        .agent_dir(workspace.join(".agent"))
-        .model(Model {
-            id: "mock-model".into(),
-            name: "Mock Model".into(),
-            api: "openai-completions".into(),
-            provider: "mock".into(),
-            base_url: mock.url("/v1"),
-            input: vec!["text".into()],
-            context_window: 128_000,
-            max_tokens: 16_384,
-            ..Model::default()
-        })
-        .api_key("test-key")
-        .thinking_level(ThinkingLevel::Off)
+    common::builder(mock, workspace)
         .seed(7)
         .custom_tool(custom_tool::CountLines::new())
 }

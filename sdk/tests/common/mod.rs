@@ -1,0 +1,40 @@
+//! What this crate's test suites share: the kit's mock model, a session builder on it, and one
+//! prompt run to the end with the events it published.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+pub use pi_cassettes::test_support::mock_model;
+use pi_sdk::{Event, SessionBuilder, ThinkingLevel};
+use pi_testkit::MockLlm;
+use serde_json::Value;
+
+/// A session in `workspace` (its agent folder inside) on [`mock_model`], with a key that looks
+/// like a real one (so a test can look for it where it must not be) and thinking off.
+pub fn builder(mock: &MockLlm, workspace: &Path) -> SessionBuilder {
+    SessionBuilder::new(workspace)
+        .agent_dir(workspace.join(".agent"))
+        .model(mock_model(mock))
+        .api_key("sk-secret-test-key-0123456789")
+        .thinking_level(ThinkingLevel::Off)
+}
+
+/// Everything already published to `events`, as JSON.
+fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        out.push(serde_json::to_value(&event).unwrap());
+    }
+    out
+}
+
+/// Builds the session `builder` sets up, runs `text` through it and finishes it (a recording is
+/// written then); the events it published.
+pub async fn prompt_once(builder: SessionBuilder, text: &str) -> Vec<Value> {
+    let session = builder.build().unwrap();
+    let mut events = session.subscribe();
+    session.prompt(text).await.unwrap();
+    session.finish().await.unwrap();
+    drain(&mut events)
+}
