@@ -147,11 +147,7 @@ async fn a_tampered_hook_line_is_a_divergence() {
         ]},
         {"text": ["Blocked."]}
     ]));
-    let session = SessionBuilder::new(workspace.path())
-        .agent_dir(workspace.path().join(".agent"))
-        .model(mock_model(&mock))
-        .api_key("sk-test-key-0123456789")
-        .thinking_level(ThinkingLevel::Off)
+    let session = builder(&mock, workspace.path())
         .extension(NoRm {
             asked: Arc::new(AtomicUsize::new(0)),
         })
