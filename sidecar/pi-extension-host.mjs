@@ -12,10 +12,12 @@
 // Answers (host -> harness):
 //   {"id", "type": "response", "success": true, "data"} or {"id", "type": "response", "success": false, "error"}
 //   {"id", "type": "tool.update", "partial"}       (a tool's onUpdate)
+// and the extension UI's (`extension-ui.mjs`, joined to this file as a data: URL).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { ExtensionUi } from "./extension-ui.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -48,6 +50,7 @@ async function bundled(piDir, ...names) {
 
 const tools = new Map();
 const running = new Map();
+const ui = new ExtensionUi(write);
 
 function plain(value) {
   return JSON.parse(JSON.stringify(value ?? null));
@@ -93,7 +96,7 @@ async function execute(request) {
   running.set(request.id, controller);
   try {
     const onUpdate = (partial) => write({ id: request.id, type: "tool.update", partial: plain(partial) });
-    const ctx = { cwd: request.cwd, hasUI: false, signal: controller.signal };
+    const ctx = { cwd: request.cwd, hasUI: ui.enabled, ui: ui.context(request.id), signal: controller.signal };
     return plain(await tool.execute(request.toolCallId, request.args, controller.signal, onUpdate, ctx));
   } finally {
     running.delete(request.id);
@@ -105,6 +108,7 @@ async function handle(request) {
     let data;
     if (request.type === "init") data = await init(request);
     else if (request.type === "tool.execute") data = await execute(request);
+    else if (ui.accepts(request)) return;
     else if (request.type === "abort") {
       running.get(request.target)?.abort();
       return;

@@ -45,6 +45,9 @@ pub enum Line {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// An extension asked RPC mode's client at `t`: `request` is Pi's `extension_ui_request`
+    /// line as written. Replay writes it in its place; no extension runs.
+    ExtensionUi { t: u64, request: Value },
     /// An input from outside that arrived while the session was busy (steering from another
     /// task).
     Command { t: u64, input: Box<RecordedInput> },

@@ -111,6 +111,10 @@ fn front_end_line(t: u64, input: &FrontEndInput) -> Line {
             line: line.clone(),
             with_next: *with_next,
         },
+        FrontEndInput::ExtensionUi(request) => Line::ExtensionUi {
+            t,
+            request: request.clone(),
+        },
         FrontEndInput::UserBash(bash) => {
             let (result, error) = match &bash.result {
                 Ok(result) => (Some(result.to_json()), None),

@@ -43,6 +43,7 @@ enum Spine {
     Effect(RecordedEffect),
     Stdin(u64, String, bool),
     UserBash(u64, Box<UserBash>),
+    ExtensionUi(u64, Value),
 }
 
 impl Spine {
@@ -56,6 +57,7 @@ impl Spine {
             Spine::Effect(effect) => json!({"effect": effect}),
             Spine::Stdin(t, line, _) => json!({"stdin": line, "t": t}),
             Spine::UserBash(t, bash) => json!({"bash": bash.command, "t": t}),
+            Spine::ExtensionUi(t, request) => json!({"extension_ui": request, "t": t}),
         }
     }
 }
@@ -159,6 +161,7 @@ impl Replay {
                 Line::Wake { t } => Spine::Wake(t),
                 Line::Effect { effect } => Spine::Effect(effect),
                 Line::Stdin { t, line, with_next } => Spine::Stdin(t, line, with_next),
+                Line::ExtensionUi { t, request } => Spine::ExtensionUi(t, request),
                 Line::UserBash {
                     t,
                     id,
@@ -881,6 +884,7 @@ impl Interpreter for Replay {
                 let asked = match &other {
                     FrontEndInput::Stdin { line, .. } => json!({ "stdin": line }),
                     FrontEndInput::UserBash(bash) => json!({ "bash": bash.command }),
+                    FrontEndInput::ExtensionUi(request) => json!({ "extension_ui": request }),
                 };
                 let expected = match self.spine.get(self.position) {
                     Some((_, entry)) => entry.describe(),
@@ -942,6 +946,9 @@ impl Interpreter for Replay {
             }
             Some((_, Spine::UserBash(t, bash))) => {
                 FrontEndNext::Input(*t, FrontEndInput::UserBash((**bash).clone()))
+            }
+            Some((_, Spine::ExtensionUi(t, request))) => {
+                FrontEndNext::Input(*t, FrontEndInput::ExtensionUi(request.clone()))
             }
             Some(_) if busy => return FrontEndNext::Nothing,
             Some(_) => return FrontEndNext::End,

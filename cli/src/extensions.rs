@@ -36,6 +36,7 @@ impl Runtime {
                         .push(load_failure(&failed.path, &failed.error));
                 }
                 register_tools(&mut self.custom_tools, &registrations, &host);
+                self.extension_host = Some(host);
             }
             Err(error) => {
                 for path in &self.extension_paths {

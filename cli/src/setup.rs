@@ -89,6 +89,8 @@ pub struct Runtime {
     pub resources: Resources,
     /// The extensions found for this run (`crate::extensions`), not yet loaded.
     pub extension_paths: Vec<PathBuf>,
+    /// The extension host running them, once loaded (RPC mode gives it a UI).
+    pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,
@@ -291,6 +293,7 @@ impl Runtime {
             recorded_models: None,
             project_trusted,
             custom_tools: ToolRegistry::new(),
+            extension_host: None,
             mcp_servers: Vec::new(),
             cache_warming: None,
         })
@@ -337,6 +340,7 @@ impl Runtime {
             recorded_models: None,
             project_trusted: false,
             custom_tools: ToolRegistry::new(),
+            extension_host: None,
             mcp_servers: Vec::new(),
             cache_warming: None,
         }

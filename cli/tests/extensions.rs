@@ -357,3 +357,196 @@ fn a_broken_extension_host_is_a_clear_error_not_a_hang() {
         "a run went on without its extension"
     );
 }
+
+/// Drives `command` in RPC mode: sends one prompt, answers each `extension_ui_request` dialog
+/// as a client would (a confirmation yes, an input `v2`), and closes stdin after `agent_end`;
+/// what it printed comes back, as printed and as JSON lines.
+fn drive_rpc_with_ui(command: &mut Command, prompt: &str) -> (String, Vec<Value>) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
+        let pipe = stdin.as_mut().expect("stdin is still open");
+        writeln!(pipe, "{line}").unwrap();
+    };
+    send(&mut stdin, json!({"type": "prompt", "message": prompt}));
+    let (mut printed, mut lines) = (String::new(), Vec::new());
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        printed.push_str(&line);
+        printed.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "extension_ui_request" {
+            let id = event["id"].clone();
+            match event["method"].as_str() {
+                Some("confirm") => send(
+                    &mut stdin,
+                    json!({"type": "extension_ui_response", "id": id, "confirmed": true}),
+                ),
+                Some("input") => send(
+                    &mut stdin,
+                    json!({"type": "extension_ui_response", "id": id, "value": "v2"}),
+                ),
+                _ => {}
+            }
+        }
+        let ended = event["type"] == "agent_end";
+        lines.push(event);
+        if ended {
+            stdin.take();
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    (printed, lines)
+}
+
+/// What of an RPC run the extension UI decides: its requests (ids aside: random in Pi) and the
+/// tool's result.
+fn ui_exchange(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter_map(|line| match line["type"].as_str() {
+            Some("extension_ui_request") => {
+                let mut request = line.clone();
+                request["id"] = json!("<id>");
+                Some(request)
+            }
+            Some("tool_execution_end") => {
+                Some(json!({"result": line["result"], "isError": line["isError"]}))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Pi 1.5.2's binary in `env`, when its install is there.
+fn original(env: &Env, path: &str) -> Option<Command> {
+    let dir = PathBuf::from(std::env::var("PI_EXTENSION_HOST_PI_DIR").ok()?);
+    let mut command = Command::new(dir.join("node_modules/.bin/pi"));
+    command
+        .current_dir(env.cwd())
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", env.path("home"))
+        .env("PI_CODING_AGENT_DIR", env.path("agent"))
+        .env("PI_TELEMETRY", "0");
+    Some(command)
+}
+
+/// In RPC mode an extension's tool asks `ctx.ui.confirm` (and `input`) while it runs: Pi's
+/// `extension_ui_request` lines go out (its notice and status without waiting), the client's
+/// `extension_ui_response` read from stdin reaches the waiting tool (no deadlock: stdin and the
+/// extension host are read independently), as Pi 1.5.2 does with the same extension. The
+/// exchange is recorded: `pi replay`, with no Node and no client, prints the same bytes.
+#[test]
+fn an_extension_asks_the_rpc_client_and_the_replay_needs_neither_node_nor_client() {
+    let Some(path) = node_path() else { return };
+    let script = json!([
+        {"tool_calls": [{"name": "deploy", "arguments": "{\"target\":\"prod\"}"}]},
+        {"text": ["Deployed."]},
+    ]);
+    let extension = fixture("confirm.ts");
+    let extension = extension.to_str().unwrap();
+
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("confirm.jsonl");
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension,
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let (recorded, ours) = drive_rpc_with_ui(&mut command, "deploy to prod");
+    let exchange = ui_exchange(&ours);
+    assert_eq!(
+        exchange.last().unwrap()["result"]["content"][0]["text"],
+        "hasUI=true confirmed=true tag=v2",
+        "{exchange:#?}"
+    );
+
+    let mock = MockLlm::start(&script);
+    let env152 = Env::new(&mock);
+    let mut command = original(&env152, &path).unwrap();
+    command.args([
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "rpc",
+        "--no-session",
+        "-e",
+        extension,
+    ]);
+    let (_, theirs) = drive_rpc_with_ui(&mut command, "deploy to prod");
+    assert_eq!(exchange, ui_exchange(&theirs));
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(code, 0, "{stderr}");
+    let differing = replayed.lines().zip(recorded.lines()).find(|(a, b)| a != b);
+    assert_eq!(differing, None, "the replay printed another line");
+    assert_eq!(replayed, recorded);
+}
+
+/// Without a UI (print and json modes) the extension's dialogs answer their defaults at once
+/// and `hasUI` is false, as in Pi 1.5.2.
+#[test]
+fn without_rpc_an_extensions_dialogs_answer_their_defaults() {
+    let Some(path) = node_path() else { return };
+    let script = json!([
+        {"tool_calls": [{"name": "deploy", "arguments": "{\"target\":\"prod\"}"}]},
+        {"text": ["Deployed."]},
+    ]);
+    let extension = fixture("confirm.ts");
+    let mut texts = Vec::new();
+    for ours in [true, false] {
+        let mock = MockLlm::start(&script);
+        let env = Env::new(&mock);
+        let args = [
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "json",
+            "--no-session",
+            "-e",
+            extension.to_str().unwrap(),
+            "-p",
+            "deploy",
+        ];
+        let mut command = if ours {
+            let mut command = env.command(&args);
+            with_host(&mut command, &path);
+            command
+        } else {
+            let mut command = original(&env, &path).unwrap();
+            command.args(args);
+            command
+        };
+        let (code, stdout, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        let end: Value = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["type"] == "tool_execution_end")
+            .unwrap();
+        texts.push(end["result"]["content"][0]["text"].clone());
+    }
+    assert_eq!(texts[0], "hasUI=false confirmed=false tag=undefined");
+    assert_eq!(texts[0], texts[1]);
+}

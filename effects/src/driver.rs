@@ -38,6 +38,10 @@ pub enum FrontEndInput {
     Stdin { line: String, with_next: bool },
     /// A user command (RPC `bash`) finished.
     UserBash(UserBash),
+    /// An extension asked the front end's UI (Pi's `extension_ui_request` line, which RPC mode
+    /// writes as it is): recorded, so that a replay writes it in its place with no extension
+    /// running.
+    ExtensionUi(serde_json::Value),
 }
 
 /// A finished user command (RPC `bash`), with the id of the command that asked for it.

@@ -36,6 +36,14 @@ impl<I: Interpreter + Send> Rpc<I> {
             }
         };
         if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
+            // The extension waiting for it gets it; nothing is answered (a replay has no
+            // extension running: its tool's result is recorded).
+            if let Some(host) = &self.runtime.extension_host {
+                if let Err(error) = host.answer_ui(&command) {
+                    self.out.flush();
+                    eprintln!("{error}");
+                }
+            }
             return;
         }
         let id = command.get("id").cloned();

@@ -104,6 +104,7 @@ async fn run_live<I: Front>(mut rpc: Rpc<I>) -> i32 {
         lines: Some(framing::spawn_line_reader(std::io::stdin())),
         bash_finished: rpc.bash_results.take(),
         signals: Some(Signals::new()),
+        extension_ui: rpc.enable_extension_ui(),
     };
     let code = match run_loop(&mut rpc, sources).await {
         Ended::Input => 0,
@@ -136,6 +137,7 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
         lines: None,
         bash_finished: rpc.bash_results.take(),
         signals: None,
+        extension_ui: None,
     };
     let result = match run_loop(&mut rpc, sources).await {
         Ended::Input => rpc.session.interpreter().finish().map(|()| 0),
@@ -184,11 +186,14 @@ impl Front for Replay {
 /// the next line too), finished `bash` commands (with the
 /// [`generation`](Rpc::generation) they ran for) and the signals that end a run. A replay
 /// reads neither stdin nor signals: the interpreter holds the lines (and the `bash` results,
-/// unless they run for real).
+/// unless they run for real, and the extensions' UI requests).
 struct Sources {
     lines: Option<UnboundedReceiver<(String, bool)>>,
     bash_finished: Option<UnboundedReceiver<(u64, UserBash)>>,
     signals: Option<Signals>,
+    /// The extensions' UI requests (`extension_ui_request` lines), read beside stdin so that an
+    /// extension waiting for its client's answer holds up nothing.
+    extension_ui: Option<UnboundedReceiver<Value>>,
 }
 
 /// Why the loop ended.
@@ -278,6 +283,9 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                             // Its session was replaced: answered, recorded in neither.
                             rpc.bash_finished(bash, None);
                         }
+                    }
+                    Some(request) = recv(&mut sources.extension_ui), if !reading => {
+                        rpc.arrived(FrontEndInput::ExtensionUi(request));
                     }
                     code = received(&mut sources.signals) => {
                         if let Some(bash) = rpc.bash.take() {
@@ -401,6 +409,20 @@ impl<I: Interpreter + Send> Rpc<I> {
         match input {
             FrontEndInput::Stdin { line, with_next } => self.read_line(&line, with_next),
             FrontEndInput::UserBash(bash) => self.bash_finished(bash, Some(t)),
+            FrontEndInput::ExtensionUi(request) => self.out.json_line(&request),
+        }
+    }
+
+    /// Gives the run's extensions RPC mode's UI; their requests come on the receiver.
+    fn enable_extension_ui(&mut self) -> Option<UnboundedReceiver<Value>> {
+        let host = self.runtime.extension_host.as_ref()?;
+        match host.enable_ui() {
+            Ok(requests) => Some(requests),
+            Err(error) => {
+                self.out.flush();
+                eprintln!("{error}");
+                None
+            }
         }
     }
 

@@ -16,9 +16,6 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::custom_tool::CustomToolDefinition;
 
-/// The host's source, shipped in the binary so that it needs nothing but Node at run time.
-const HOST_SOURCE: &str = include_str!("../../../../sidecar/pi-extension-host.mjs");
-
 /// The command run as Node.
 const NODE: &str = "node";
 
@@ -95,16 +92,18 @@ const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The requests waiting for lines, and once the host's output ended, why.
 #[derive(Default)]
-struct Routes {
+pub(super) struct Routes {
     waiting: HashMap<u64, Waiter>,
     ended: Option<String>,
+    /// Where the extensions' UI requests go, once the run has a UI (`ui.rs`).
+    pub(super) ui: Option<UnboundedSender<Value>>,
 }
 
 /// The running host. Dropping the last handle closes its stdin and stops it.
 pub struct ExtensionHost {
     child: Arc<Mutex<Child>>,
     stdin: Mutex<Option<ChildStdin>>,
-    routes: Arc<Mutex<Routes>>,
+    pub(super) routes: Arc<Mutex<Routes>>,
     next_id: AtomicU64,
 }
 
@@ -133,7 +132,7 @@ impl ExtensionHost {
         project_trusted: bool,
     ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
         let mut child = Command::new(NODE)
-            .args(["--input-type=module", "-e", HOST_SOURCE])
+            .args(["--input-type=module", "-e", &super::ui::host_source()])
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -290,6 +289,9 @@ fn route_lines(reader: &mut impl BufRead, routes: &Mutex<Routes>) -> String {
             let shown: String = String::from_utf8_lossy(&line).chars().take(200).collect();
             return format!("it wrote what is not its protocol: {:?}", shown.trim_end());
         };
+        if super::ui::divert(&message, routes) {
+            continue;
+        }
         let waiting = routes.lock().ok().and_then(|r| r.waiting.get(&id).cloned());
         if let Some(sender) = waiting {
             sender.send(message);

@@ -1,7 +1,7 @@
 //! Pi's TypeScript extensions, run out of process: `discover.rs` finds them where Pi 1.5.2
 //! looks (the project's only when it is trusted), `host.rs` runs the Node extension host
 //! (`sidecar/pi-extension-host.mjs`, Pi's own loader) and talks to it over a full-duplex
-//! channel, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
+//! channel (`ui.rs` carries the extensions' `ctx.ui` over it), and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
 //! Node runs.
 //!
@@ -10,6 +10,7 @@
 pub mod discover;
 pub mod host;
 pub mod tool;
+pub mod ui;
 
 pub use discover::{discover, Wanted};
 pub use host::{ExtensionHost, HostError, Registrations};

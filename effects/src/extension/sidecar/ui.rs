@@ -1,0 +1,78 @@
+//! The extensions' `ctx.ui` across the extension host's channel (the host's side is
+//! `sidecar/extension-ui.mjs`). A run with a UI (RPC mode) enables it: the host then sends each
+//! dialog and notice as Pi 1.5.2's `extension_ui_request` line, which the front end writes and
+//! records, and the front end passes each client's `extension_ui_response` back. The requests
+//! come on a channel of their own, read beside stdin, so a tool waiting for its client's answer
+//! holds up neither. Without a UI the host answers the dialogs' defaults itself, as Pi's
+//! print mode does.
+
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+use super::host::{ExtensionHost, HostError, Routes};
+
+/// The host's entry module, shipped in the binary so that it needs nothing but Node at run time.
+const HOST_SOURCE: &str = include_str!("../../../../sidecar/pi-extension-host.mjs");
+
+/// The host's UI module, which the entry imports by this name.
+const UI_SOURCE: &str = include_str!("../../../../sidecar/extension-ui.mjs");
+
+/// How the entry module names the UI module.
+const UI_IMPORT: &str = "\"./extension-ui.mjs\"";
+
+/// The entry module with its import of the UI module made a `data:` URL: Node runs one script
+/// (`-e`), which has no folder to import a file beside it from.
+pub(super) fn host_source() -> String {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(UI_SOURCE);
+    HOST_SOURCE.replace(
+        UI_IMPORT,
+        &format!("\"data:text/javascript;base64,{encoded}\""),
+    )
+}
+
+/// Hands a `ui.request` the host wrote to the run's UI; says whether `message` was one (a run
+/// without a UI gets none: the host answers its defaults).
+pub(super) fn divert(message: &Value, routes: &Mutex<Routes>) -> bool {
+    if message["type"] != "ui.request" {
+        return false;
+    }
+    if let Some(ui) = routes.lock().ok().and_then(|r| r.ui.clone()) {
+        // A front end gone wants no more requests.
+        let _ = ui.send(message["request"].clone());
+    }
+    true
+}
+
+impl ExtensionHost {
+    /// Gives the extensions a UI (`ctx.hasUI` true, dialogs asked, not defaulted): their
+    /// `extension_ui_request` lines come on the receiver, in the order the host wrote them.
+    pub fn enable_ui(&self) -> Result<UnboundedReceiver<Value>, HostError> {
+        let (sender, receiver) = unbounded_channel();
+        self.routes
+            .lock()
+            .map_err(|_| HostError::Protocol("poisoned".into()))?
+            .ui = Some(sender);
+        self.send(&json!({"type": "ui.enable"}))?;
+        Ok(receiver)
+    }
+
+    /// Passes a client's `extension_ui_response` line to the dialog waiting for it (one no
+    /// dialog waits for is dropped by the host, as by Pi).
+    pub fn answer_ui(&self, response: &Value) -> Result<(), HostError> {
+        self.send(&json!({"type": "ui.response", "response": response}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_entry_module_imports_the_ui_module_by_the_name_replaced() {
+        assert_eq!(HOST_SOURCE.matches(UI_IMPORT).count(), 1);
+        assert!(!host_source().contains(UI_IMPORT));
+    }
+}
