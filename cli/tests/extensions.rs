@@ -550,3 +550,51 @@ fn without_rpc_an_extensions_dialogs_answer_their_defaults() {
     assert_eq!(texts[0], "hasUI=false confirmed=false tag=undefined");
     assert_eq!(texts[0], texts[1]);
 }
+
+/// The extension conformance set (`conformance/extensions`: four extensions with their mock
+/// scripts, and Pi 1.5.2's traces of them), run under ours and compared as the scenarios are.
+/// Every case matches but those listed in its `PENDING` file, which must still differ (a case
+/// that came to match is taken off the list). Needs Python 3 for the kit's runner besides Node
+/// and the install.
+#[test]
+fn the_extension_conformance_set_matches_pi_1_5_2() {
+    let Some(_) = node_path() else { return };
+    let python = Command::new("python3").arg("--version").output();
+    if !python.is_ok_and(|o| o.status.success()) {
+        assert!(
+            !std::env::var("PI_REQUIRE_EXTENSIONS").is_ok_and(|v| v == "1"),
+            "PI_REQUIRE_EXTENSIONS=1 but python3 cannot run"
+        );
+        pi_testkit::skip("python3 (the conformance kit's runner) cannot run");
+        return;
+    }
+    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/extensions");
+    let pending = std::fs::read_to_string(set.join("PENDING")).unwrap();
+    let pending: Vec<&str> = pending
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .collect();
+    let out = Command::new("python3")
+        .arg(set.join("run.py"))
+        .args(["compare", "--pi", env!("CARGO_BIN_EXE_pi"), "--host-pi-dir"])
+        .arg(std::env::var("PI_EXTENSION_HOST_PI_DIR").unwrap())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cases: Vec<(&str, &str)> = report
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .collect();
+    assert_eq!(cases.len(), 4, "{report}{stderr}");
+    for (name, verdict) in cases {
+        if pending.contains(&name) {
+            assert_ne!(verdict, "match", "{name} matches now: take it off PENDING");
+        } else {
+            assert_eq!(
+                verdict, "match",
+                "{name} does not match Pi 1.5.2: {verdict}"
+            );
+        }
+    }
+}

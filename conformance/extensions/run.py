@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The extension conformance set: Pi extensions run under Pi 1.5.2 and under ours with the kit's
+mock, compared as the scenarios are.
+
+usage: run.py record --pi PI_152                     record 1.5.2's traces into traces/
+       run.py compare --pi OURS [--host-pi-dir DIR]  run ours, compare with traces/
+
+Each folder here holds one case: extension.ts and scenario.json (the kit's scenario format,
+with its mock script). The extension is written into the scenario's cwd and loaded with
+`-e {CWD}/extension.ts`. An RPC step may answer an extension's dialog: `{UI:<method>:<path>}`
+is the field at <path> of the latest `extension_ui_request` line with that method (its id, for
+the `extension_ui_response`).
+
+The kit's run.py gives each scenario an environment without PI_* variables; ours needs
+PI_EXTENSION_HOST_PI_DIR (the 1.5.2 install whose loader the extension host uses; --host-pi-dir,
+default: the variable of this process) and that install's Node first on PATH, so `compare`
+passes them through the scenario's "env". `compare` prints one line per case, "<name> match"
+or "<name> differ <sections>", and exits 0 when every case matched, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KIT = HERE.parent
+TRACES = HERE / "traces"
+sys.path.insert(0, str(KIT))
+import run as kit  # noqa: E402  (the kit's runner, beside this folder)
+
+UI = re.compile(r"\{UI:([^:{}]+):([^{}]+)\}")
+kit_expand = kit.Scenario.expand
+
+
+def expand(self, value):
+    """The kit's placeholders, and `{UI:<method>:<path>}` from the latest UI request."""
+    if isinstance(value, str) and "{UI:" in value:
+        def latest(match):
+            for _, raw in reversed(list(self.pi.lines)):
+                obj = kit.parse_line(raw)
+                if isinstance(obj, dict) and obj.get("type") == "extension_ui_request" \
+                        and obj.get("method") == match.group(1):
+                    return str(kit.dig(obj, match.group(2)))
+            raise kit.Failed(f"no extension_ui_request {match.group(1)!r} yet: {value}")
+        value = UI.sub(latest, value)
+    return kit_expand(self, value)
+
+
+kit.Scenario.expand = expand
+
+
+def cases():
+    return sorted(p.name for p in HERE.iterdir() if (p / "scenario.json").is_file())
+
+
+def scenarios(folder, env):
+    """Writes each case as a kit scenario into `folder` (its extension among its files)."""
+    for name in cases():
+        spec = json.loads((HERE / name / "scenario.json").read_text(encoding="utf-8"))
+        spec.setdefault("files", {})["extension.ts"] = (HERE / name / "extension.ts").read_text(encoding="utf-8")
+        if env:
+            spec["env"] = {**spec.get("env", {}), **env}
+        (folder / f"{name}.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
+
+
+def kit_run(pi, folder, out, portable):
+    sys.argv = ["run.py", "--pi", pi, "--scenarios", str(folder), "--out", str(out)] + (["--portable"] if portable else [])
+    return kit.main()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("action", choices=["record", "compare"])
+    ap.add_argument("--pi", required=True, help="command that starts pi")
+    ap.add_argument("--host-pi-dir", default=os.environ.get("PI_EXTENSION_HOST_PI_DIR"))
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "scenarios").mkdir()
+        if a.action == "record":
+            scenarios(tmp / "scenarios", None)
+            return kit_run(a.pi, tmp / "scenarios", TRACES, True)
+        if not a.host_pi_dir:
+            ap.error("--host-pi-dir (or PI_EXTENSION_HOST_PI_DIR) must name Pi 1.5.2's install")
+        node = Path(a.host_pi_dir) / "node" / "bin"
+        scenarios(tmp / "scenarios", {
+            "PI_EXTENSION_HOST_PI_DIR": a.host_pi_dir,
+            "PATH": f"{node}:{os.environ.get('PATH', '')}",
+        })
+        with open(tmp / "run.log", "w") as log:
+            stdout, sys.stdout = sys.stdout, log
+            try:
+                kit_run(a.pi, tmp / "scenarios", tmp / "ours", False)
+            finally:
+                sys.stdout = stdout
+        all_matched = True
+        for name in cases():
+            report = subprocess.run([sys.executable, str(KIT / "compare.py"), str(TRACES / name), str(tmp / "ours" / name)],
+                                    capture_output=True, text=True)
+            if report.returncode == 0:
+                print(f"{name} match", flush=True)
+                continue
+            all_matched = False
+            differing = [line.split()[0] for line in report.stdout.splitlines()
+                         if len(line.split()) >= 2 and line.split()[1] == "DIFFER"]
+            print(f"{name} differ {','.join(differing) or report.stdout.strip()[:200]}", flush=True)
+        return 0 if all_matched else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
