@@ -25,16 +25,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The PATH with the install's Node first, when the install is there.
 fn node_path() -> Option<String> {
-    let dir = match std::env::var("PI_EXTENSION_HOST_PI_DIR") {
-        Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ if std::env::var("PI_REQUIRE_EXTENSIONS").is_ok_and(|v| v == "1") => {
-            panic!("PI_REQUIRE_EXTENSIONS=1 but PI_EXTENSION_HOST_PI_DIR is not set")
-        }
-        _ => {
-            pi_testkit::skip("PI_EXTENSION_HOST_PI_DIR (Pi 1.5.2's install) is not set");
-            return None;
-        }
-    };
+    let dir = pi_testkit::extension_host_install()?;
     let path = std::env::var("PATH").unwrap_or_default();
     Some(format!("{}:{path}", dir.join("node/bin").display()))
 }

@@ -16,27 +16,10 @@ use std::process::{Command, Output, Stdio};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-/// The test server's binary, built by the `pi-mcp` package next to this package's binary (CI
-/// builds the workspace's binaries first; a lone `cargo test -p pi-cli` builds it here).
+/// The test server's binary, built by the `pi-mcp` package next to this test (CI builds the
+/// workspace's binaries first; a lone `cargo test` of this package builds it here).
 fn test_server() -> PathBuf {
-    let pi = PathBuf::from(env!("CARGO_BIN_EXE_pi"));
-    let server = pi.with_file_name("pi-mcp-test-server");
-    if !server.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--locked",
-                "-p",
-                "pi-mcp",
-                "--bin",
-                "pi-mcp-test-server",
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building the MCP test server");
-    }
-    server
+    pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server")
 }
 
 /// A scratch folder: home, agent dir (models.json at the mock), workspace and sessions.

@@ -21,6 +21,7 @@ use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
+use pi_effects::extension::sidecar::{register_tools, ExtensionHost};
 use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
@@ -34,6 +35,7 @@ use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
 
 use crate::io::Io;
+use crate::printed::Printed;
 use crate::{Error, Session};
 
 /// Pi's read-only tool set (`createReadOnlyTools`): the agent can look but not change anything.
@@ -107,6 +109,8 @@ pub struct SessionBuilder {
     /// replaces them as it replaces the API key.
     mcp_secrets: Vec<(String, String)>,
     extensions: ExtensionRegistry,
+    /// Pi's TypeScript extensions to load in the extension host when the session is built.
+    typescript_extensions: Vec<PathBuf>,
     confine_to_cwd: bool,
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
@@ -142,6 +146,7 @@ impl SessionBuilder {
             mcp_servers: Vec::new(),
             mcp_secrets: Vec::new(),
             extensions: ExtensionRegistry::new(),
+            typescript_extensions: Vec::new(),
             confine_to_cwd: false,
             system_prompt: None,
             append_system_prompt: None,
@@ -262,6 +267,69 @@ impl SessionBuilder {
     pub fn extension(mut self, extension: impl RustExtension + 'static) -> Self {
         self.extensions.load(Arc::new(extension));
         self
+    }
+
+    /// Loads Pi's TypeScript extensions at `paths` (files or folders, as Pi's
+    /// `additionalExtensionPaths` and the `pi` binary's `-e`) after those already given. When
+    /// the session is built they are loaded out of process, by Pi 1.5.2's own loader in the Node
+    /// extension host (Node >= 22.19 on PATH, and the install `PI_EXTENSION_HOST_PI_DIR`
+    /// names), and the tools they register are offered after the custom tools. Their calls are
+    /// effects: a recording holds them and a replay answers them without Node. Only their
+    /// tools are used so far. An extension that fails to load, or no Node, fails
+    /// [`build`](Self::build) with [`Error::Extension`]; a project's own `.pi/extensions` is
+    /// left out (the session's folder is not trusted).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), pi_sdk::Error> {
+    /// # let model = pi_sdk::Model::default();
+    /// let session = pi_sdk::SessionBuilder::new("/path/to/project")
+    ///     .model(model)
+    ///     .typescript_extensions(["/path/to/my-extension.ts"])
+    ///     .record("run.cassette.jsonl")
+    ///     .build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn typescript_extensions<P: Into<PathBuf>>(
+        mut self,
+        paths: impl IntoIterator<Item = P>,
+    ) -> Self {
+        self.typescript_extensions
+            .extend(paths.into_iter().map(Into::into));
+        self
+    }
+
+    /// The custom tools with those of the TypeScript extensions, whose host is started here.
+    fn tools_with_extensions(&self) -> Result<ToolRegistry, Error> {
+        let mut tools = self.custom_tools.clone();
+        if self.typescript_extensions.is_empty() {
+            return Ok(tools);
+        }
+        // Pi's line for each extension that failed, as the binary prints them.
+        let failed = |failures: Vec<(String, String)>| {
+            let lines: Vec<String> = failures
+                .iter()
+                .map(|(path, error)| format!("Failed to load extension \"{path}\": {error}"))
+                .collect();
+            Error::Extension(lines.join("\n"))
+        };
+        let (host, registrations) =
+            ExtensionHost::start(&self.typescript_extensions, &self.cwd, false).map_err(|e| {
+                let error = e.to_string();
+                let paths = self.typescript_extensions.iter();
+                failed(
+                    paths
+                        .map(|p| (p.display().to_string(), error.clone()))
+                        .collect(),
+                )
+            })?;
+        if !registrations.errors.is_empty() {
+            let errors = registrations.errors.iter();
+            return Err(failed(
+                errors.map(|e| (e.path.clone(), e.error.clone())).collect(),
+            ));
+        }
+        register_tools(&mut tools, &registrations, &host);
+        Ok(tools)
     }
 
     /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
@@ -394,11 +462,12 @@ impl SessionBuilder {
         let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
         options.agent_dir = self.agent_dir.clone();
         options.thinking_level = self.thinking_level;
-        let selected = self.tools.select(&self.custom_tools.definitions());
+        let custom_tools = self.tools_with_extensions()?;
+        let selected = self.tools.select(&custom_tools.definitions());
         options.tools = selected.active;
         options.custom_tools = ToolRegistry::new();
         for tool in &selected.custom {
-            if let Some(registered) = self.custom_tools.get(&tool.name) {
+            if let Some(registered) = custom_tools.get(&tool.name) {
                 options.custom_tools.register(Arc::clone(registered));
             }
         }
@@ -434,7 +503,7 @@ impl SessionBuilder {
         let start = session_start(&store);
         let (machine, file) =
             build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
-        let io = match &self.cassette {
+        let (io, printed) = match &self.cassette {
             CassetteChoice::Record(path) => {
                 let header = Header {
                     format: pi_cassettes::FORMAT_VERSION,
@@ -458,9 +527,10 @@ impl SessionBuilder {
                 let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
                     .map_err(|e| Error::Cassette(e.to_string()))?;
                 let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
-                Io::Record(Record::new(live, recorder))
+                let printed = Printed::new(recorder.clone());
+                (Io::Record(Record::new(live, recorder)), Some(printed))
             }
-            CassetteChoice::None | CassetteChoice::Replay(_) => Io::Live(live),
+            CassetteChoice::None | CassetteChoice::Replay(_) => (Io::Live(live), None),
         };
         Ok(Session::new(
             machine,
@@ -468,6 +538,7 @@ impl SessionBuilder {
             file,
             Some(commands),
             config.resources,
+            printed,
         ))
     }
 
@@ -491,6 +562,7 @@ impl SessionBuilder {
             file,
             None,
             config.resources,
+            None,
         ))
     }
 

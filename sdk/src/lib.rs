@@ -44,6 +44,7 @@
 
 mod builder;
 mod io;
+mod printed;
 mod session;
 
 pub use builder::{SessionBuilder, ALL_TOOLS, READ_ONLY_TOOLS};
@@ -105,6 +106,10 @@ pub enum Error {
     /// The session refused an operation that ended later (a navigation), with Pi's text.
     #[error("{0}")]
     Refused(String),
+    /// A TypeScript extension could not be loaded (Pi 1.5.2's text: `Failed to load
+    /// extension "<path>": <error>`), or no Node could run the extension host.
+    #[error("{0}")]
+    Extension(String),
     /// A file the program asked for could not be read or written.
     #[error("io: {0}")]
     Io(String),

@@ -18,6 +18,7 @@ use pi_effects::session::SessionFile;
 use tokio::sync::{broadcast, mpsc::UnboundedSender, Mutex};
 
 use crate::io::Io;
+use crate::printed::Printed;
 use crate::Error;
 
 /// How many events a subscriber may fall behind before it misses some
@@ -40,6 +41,8 @@ struct Shared {
     session_id: String,
     /// The skills and templates a prompt's `/skill:name` and `/template args` expand from.
     resources: Resources,
+    /// A recording's: what `pi --mode json` would have printed so far, digested.
+    printed: Option<std::sync::Mutex<Printed>>,
 }
 
 impl Session {
@@ -49,8 +52,12 @@ impl Session {
         file: SessionFile,
         commands: Option<UnboundedSender<SessionInput>>,
         resources: Resources,
+        mut printed: Option<Printed>,
     ) -> Session {
         let session_id = machine.tree().id().to_owned();
+        if let Some(printed) = &mut printed {
+            printed.line(machine.tree().header());
+        }
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Session {
             shared: Arc::new(Shared {
@@ -59,6 +66,7 @@ impl Session {
                 events,
                 session_id,
                 resources,
+                printed: printed.map(std::sync::Mutex::new),
             }),
         }
     }
@@ -190,7 +198,13 @@ impl Session {
     pub async fn finish(&self) -> Result<(), Error> {
         let mut session = self.shared.session.lock().await;
         let file = session.written_file().map(PathBuf::from);
-        let digest = sha256_hex(b"");
+        let digest = match &self.shared.printed {
+            Some(printed) => printed
+                .lock()
+                .map_err(|_| Error::Cassette("the output digest was poisoned".into()))?
+                .digest(),
+            None => sha256_hex(b""),
+        };
         let ending = RunEnding {
             exit: 0,
             stdout: &digest,
@@ -211,9 +225,13 @@ impl Session {
     /// Feeds `input` and drives the session until idle, publishing its events.
     async fn run(&self, input: SessionInput) -> Result<Driven, Error> {
         let events = &self.shared.events;
+        let printed = self.shared.printed.as_ref();
         let mut session = self.shared.session.lock().await;
         session
             .run(input, |event| {
+                if let Some(Ok(mut printed)) = printed.map(|p| p.lock()) {
+                    printed.line(event);
+                }
                 // Without a subscriber the event is not copied (a turn streams thousands of
                 // deltas); the session's state is applied either way.
                 if events.receiver_count() > 0 {

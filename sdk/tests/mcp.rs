@@ -6,37 +6,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
-use std::process::Command;
 
+use pi_cassettes::test_support::mock_model;
 use pi_sdk::mcp::load_mcp_config;
-use pi_sdk::{Model, SessionBuilder, ThinkingLevel};
+use pi_sdk::{SessionBuilder, ThinkingLevel};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-/// The test server's binary, next to this test's target dir (built here when absent).
+/// The test server's binary, built by the `pi-mcp` package next to this test (CI builds the
+/// workspace's binaries first; a lone `cargo test` of this package builds it here).
 fn test_server() -> PathBuf {
-    let deps = std::env::current_exe().unwrap();
-    let server = deps
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("pi-mcp-test-server");
-    if !server.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--locked",
-                "-p",
-                "pi-mcp",
-                "--bin",
-                "pi-mcp-test-server",
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building the MCP test server");
-    }
-    server
+    pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server")
 }
 
 #[tokio::test]
@@ -54,19 +34,9 @@ async fn mcp_config_offers_a_servers_direct_tools_and_reports_one_that_failed() 
         {"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "from the sdk"}}]},
         {"text": ["Echoed."]}
     ]));
-    let model = Model {
-        id: "mock-model".into(),
-        provider: "mock".into(),
-        api: "openai-completions".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    };
     let (builder, notice) = SessionBuilder::new(workspace.path())
         .agent_dir(&agent)
-        .model(model)
+        .model(mock_model(&mock))
         .api_key("sk-test")
         .thinking_level(ThinkingLevel::Off)
         .read_only_tools()
@@ -129,20 +99,10 @@ async fn a_key_in_mcp_json_reaches_no_cassette() {
         {"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": KEY}}]},
         {"text": ["Echoed."]}
     ]));
-    let model = Model {
-        id: "mock-model".into(),
-        provider: "mock".into(),
-        api: "openai-completions".into(),
-        base_url: mock.url("/v1"),
-        input: vec!["text".into()],
-        context_window: 128_000,
-        max_tokens: 16_384,
-        ..Model::default()
-    };
     let cassette = workspace.path().join("run.cassette.jsonl");
     let (builder, notice) = SessionBuilder::new(workspace.path())
         .agent_dir(&agent)
-        .model(model)
+        .model(mock_model(&mock))
         .api_key("sk-test")
         .thinking_level(ThinkingLevel::Off)
         .read_only_tools()

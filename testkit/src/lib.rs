@@ -207,3 +207,34 @@ pub const LIVE_LLM_CONTEXT_WINDOW: u64 = 8192;
 pub fn live_llm_base_url() -> Option<String> {
     outside("LLM_BASE_URL", "PI_REQUIRE_LIVE_LLM", "a live LLM server")
 }
+
+/// Pi 1.5.2's install, whose loader the extension host runs (`PI_EXTENSION_HOST_PI_DIR`, with
+/// its Node in `node/bin`). Without it the tests of TypeScript extensions are skipped, unless
+/// `PI_REQUIRE_EXTENSIONS=1` (CI) makes that a failure.
+pub fn extension_host_install() -> Option<PathBuf> {
+    outside(
+        "PI_EXTENSION_HOST_PI_DIR",
+        "PI_REQUIRE_EXTENSIONS",
+        "Pi 1.5.2's install",
+    )
+    .map(PathBuf::from)
+}
+
+/// The workspace binary `bin` of `package`, in the target folder of the test running (a test
+/// binary lives in its `deps`): built there first when it is not, for a crate's tests that run
+/// another crate's binary (Cargo gives a test only its own crate's binaries).
+#[allow(clippy::unwrap_used, clippy::panic)]
+pub fn workspace_binary(package: &str, bin: &str) -> PathBuf {
+    let test = std::env::current_exe().unwrap();
+    let target = test.parent().and_then(Path::parent).unwrap();
+    let binary = target.join(bin);
+    if !binary.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "--locked", "-p", package, "--bin", bin])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building {bin}");
+    }
+    binary
+}
