@@ -12,7 +12,7 @@ use pi_effects::extension::sidecar::{
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::run_config::RunConfig;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::args::Args;
 
@@ -68,14 +68,17 @@ impl Runtime {
         if self.extensions.is_empty() {
             return;
         }
-        let state = &self.extension_state;
         let mut active = options.tools.clone();
         active.extend(options.custom_tools.names().into_iter().map(str::to_owned));
-        state.set("cwd", json!(self.cwd));
-        state.set("model", json!(options.model));
-        state.set("activeTools", json!(active));
-        state.set("thinkingLevel", json!(options.thinking_level));
-        state.set("projectTrusted", json!(self.project_trusted));
+        mirror_start(
+            &self.extension_state,
+            json!(self.cwd),
+            json!(options.model),
+            active,
+            json!(options.thinking_level),
+        );
+        self.extension_state
+            .set("projectTrusted", json!(self.project_trusted));
     }
 }
 
@@ -110,13 +113,24 @@ pub fn for_replay(
     let state = StateMirror::default();
     let mut active = config.tools.clone();
     active.extend(config.custom_tools.iter().map(|t| t.name.clone()));
-    state.set("cwd", json!(config.cwd));
-    state.set("model", json!(config.model));
-    state.set("activeTools", json!(active));
-    state.set("thinkingLevel", json!(config.thinking_level));
+    mirror_start(
+        &state,
+        json!(config.cwd),
+        json!(config.model),
+        active,
+        json!(config.thinking_level),
+    );
     let mut registry = ExtensionRegistry::new();
     for extension in hook_extensions(&registrations, &host, &state) {
         registry.load(extension);
     }
     Ok(registry)
+}
+
+/// What a session starts with, as its extensions' handlers read it.
+fn mirror_start(state: &StateMirror, cwd: Value, model: Value, active: Vec<String>, level: Value) {
+    state.set("cwd", cwd);
+    state.set("model", model);
+    state.set("activeTools", json!(active));
+    state.set("thinkingLevel", level);
 }

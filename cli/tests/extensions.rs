@@ -275,6 +275,63 @@ fn replay_with_live_extensions_runs_a_changed_extension_again() {
     assert_eq!(replayed, recorded);
 }
 
+/// The turn-cap extension under the original Pi 1.5.2 (`PI_ORIGINAL`) and under ours, each
+/// against the same script: the same events in the same order, and the same requests (the
+/// rewritten system prompt's tail, the gate's reason as the tool result).
+#[test]
+fn the_cap_extension_runs_as_pi_1_5_2_runs_it() {
+    let Some(path) = node_path() else { return };
+    let Some(original) = pi_testkit::original_pi() else {
+        return;
+    };
+    let script = json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"rm -rf stuff\"}"}]},
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo kept\"}"}]},
+        {"text": ["unreached"]},
+    ]);
+    let run_with = |program: Option<&Path>| {
+        let mock = MockLlm::start(&script);
+        let env = Env::new(&mock);
+        std::fs::create_dir_all(env.cwd().join("stuff")).unwrap();
+        let extension = fixture("cap.ts");
+        let mut command = with_extension(&env, &["--mode", "json"], &extension, "clean up");
+        if let Some(program) = program {
+            let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+            let envs: Vec<_> = command
+                .get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+                .collect();
+            command = Command::new(program);
+            command.args(args).envs(envs).current_dir(env.cwd());
+        }
+        with_host(&mut command, &path);
+        let (code, stdout, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        let types: Vec<String> = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string())
+            .collect();
+        let requests: Vec<(String, Value)> = mock
+            .requests()
+            .iter()
+            .take(2)
+            .map(|r| {
+                let system = r["messages"][0]["content"].as_str().unwrap();
+                let tail = system.rsplit("\n\n").next().unwrap().to_owned();
+                (
+                    tail,
+                    r["messages"].as_array().unwrap().last().unwrap().clone(),
+                )
+            })
+            .collect();
+        (types, requests, env.cwd().join("stuff").exists())
+    };
+    let theirs = run_with(Some(&original));
+    let ours = run_with(None);
+    assert!(theirs.2, "1.5.2 let rm -rf run: the fixture is wrong");
+    assert_eq!(ours, theirs);
+}
+
 #[test]
 fn a_configured_extension_without_node_is_an_error_not_skipped() {
     let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));
