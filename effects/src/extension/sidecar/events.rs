@@ -158,3 +158,42 @@ pub fn hook_extensions(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_hook_points_among_an_extensions_events_make_the_machine_wait() {
+        let loaded = LoadedExtension {
+            path: "a.ts".into(),
+            events: ["message_update", "turn_end", "session_start", "tool_call"]
+                .map(String::from)
+                .to_vec(),
+        };
+        assert_eq!(
+            loaded.hooks().iter().collect::<Vec<_>>(),
+            [HookEvent::ToolCall, HookEvent::TurnEnd]
+        );
+    }
+
+    #[test]
+    fn the_mirror_carries_the_prompt_in_force_at_before_agent_start() {
+        let state = StateMirror::default();
+        state.set("activeTools", json!(["read"]));
+        let start = HookPayload::BeforeAgentStart {
+            message_type: "user".into(),
+            prompt: "hi".into(),
+            images: Vec::new(),
+            system_prompt: "PROMPT".into(),
+        };
+        assert_eq!(
+            state.for_event(&start),
+            json!({"activeTools": ["read"], "systemPrompt": "PROMPT"})
+        );
+        let context = HookPayload::Context {
+            messages: Vec::new(),
+        };
+        assert_eq!(state.for_event(&context), json!({"activeTools": ["read"]}));
+    }
+}
