@@ -6,13 +6,18 @@
 // @earendil-works/pi-coding-agent), as the fixture scripts name the original.
 //
 // Requests (harness -> host), each with a numeric `id`:
-//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted"} -> the registrations
+//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted"} -> the registrations, and
+//       for each extension that loaded (in load order) its path and the events it handles
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
+//   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
+//       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
+//       actions they took and the errors they threw
 //   {"id", "type": "abort", "target"}               -> aborts request `target`
 // Answers (host -> harness):
 //   {"id", "type": "response", "success": true, "data"} or {"id", "type": "response", "success": false, "error"}
 //   {"id", "type": "tool.update", "partial"}       (a tool's onUpdate)
 // and the extension UI's (`extension-ui.mjs`, joined to this file as a data: URL).
+import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -51,6 +56,8 @@ async function bundled(piDir, ...names) {
 const tools = new Map();
 const running = new Map();
 const ui = new ExtensionUi(write);
+/** What `init` loaded: the extensions (in load order), their shared runtime, Pi's runner class. */
+const loaded = { extensions: [], runtime: undefined, Runner: undefined, cwd: undefined, runners: new Map() };
 
 function plain(value) {
   return JSON.parse(JSON.stringify(value ?? null));
@@ -63,7 +70,7 @@ async function init(request) {
   }
   const piDir = process.env.PI_EXTENSION_HOST_PI_DIR;
   if (!piDir) throw new Error("PI_EXTENSION_HOST_PI_DIR does not name a Pi 1.5.2 install");
-  const { discoverAndLoadExtensions } = await bundled(piDir, "discoverAndLoadExtensions");
+  const { discoverAndLoadExtensions, ExtensionRunner } = await bundled(piDir, "discoverAndLoadExtensions", "ExtensionRunner");
   // The harness discovered the paths (trust decided there): an empty folder stands for the
   // agent directory, and for the project too when the loader would find in it extensions the
   // harness left out (an untrusted project's), so that the loader discovers nothing more. The
@@ -75,6 +82,7 @@ async function init(request) {
   // goes when the host does.
   if (leftOut) process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
   else fs.rmSync(empty, { recursive: true, force: true });
+  Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
   const registered = [];
   for (const extension of result.extensions) {
     for (const [name, tool] of extension.tools) {
@@ -86,7 +94,169 @@ async function init(request) {
       }));
     }
   }
-  return { tools: registered, errors: result.errors };
+  const extensions = result.extensions.map((e) => ({
+    path: e.path,
+    events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
+  }));
+  return { tools: registered, extensions, errors: result.errors };
+}
+
+// ---- Events: an extension's handlers run by Pi's own ExtensionRunner -------------------------
+//
+// One runner per extension (the harness composes extensions in load order, as Pi's runner
+// does), all over the loader's one runtime. The runner's actions and getters are bound once;
+// they read the event being handled from `current`, so events in flight at once (parallel tool
+// calls) keep their state mirrors and actions apart.
+
+const current = new AsyncLocalStorage();
+
+/** The event being handled: its state mirror, and the actions and errors collected so far. */
+function scope() {
+  const store = current.getStore();
+  if (!store) throw new Error("This extension API is only available while one of its handlers runs");
+  return store;
+}
+
+function unsupported(name) {
+  return () => {
+    throw new Error(`${name} is not supported by this harness's extension host yet`);
+  };
+}
+
+/** The session manager's reads, answered from the mirror the harness sent. */
+const sessionManager = {
+  getCwd: () => scope().state.cwd,
+  getSessionId: () => scope().state.session?.id,
+  getSessionFile: () => scope().state.session?.file,
+  getSessionName: () => scope().state.session?.name,
+  getLeafId: () => scope().state.session?.leafId ?? null,
+  getHeader: () => scope().state.session?.header,
+  getEntries: () => scope().state.session?.entries ?? [],
+  getBranch: () => scope().state.session?.branch ?? scope().state.session?.entries ?? [],
+  getEntry: (id) => (scope().state.session?.entries ?? []).find((e) => e.id === id),
+};
+
+/** A model registry that registers nothing: providers are the harness's business. */
+const modelRegistry = new Proxy({}, { get: () => () => undefined });
+
+function runnerFor(index) {
+  let runner = loaded.runners.get(index);
+  if (runner) return runner;
+  const extension = loaded.extensions[index];
+  if (!extension) throw new Error(`no extension ${index} is loaded`);
+  runner = new loaded.Runner([extension], loaded.runtime, loaded.cwd, sessionManager, modelRegistry);
+  const act = (action) => scope().actions.push(plain(action));
+  runner.bindCore(
+    {
+      sendMessage: (message, options) =>
+        act({
+          action: "sendMessage",
+          message: { customType: message.customType, content: message.content, display: !!message.display, details: message.details },
+          deliverAs: options?.deliverAs,
+          triggerTurn: !!options?.triggerTurn,
+        }),
+      sendUserMessage: unsupported("pi.sendUserMessage"),
+      appendEntry: (customType, data) => act({ action: "appendEntry", customType, data }),
+      setSessionName: unsupported("pi.setSessionName"),
+      getSessionName: () => scope().state.session?.name,
+      setLabel: unsupported("pi.setLabel"),
+      getActiveTools: () => [...scope().state.activeTools],
+      getAllTools: () => scope().state.allTools ?? scope().state.activeTools.map((name) => ({ name })),
+      getSettings: () => scope().state.settings ?? {},
+      setActiveTools: (names) => {
+        // What the handlers after this one read, as in Pi.
+        scope().state.activeTools = [...names];
+        act({ action: "setActiveTools", tools: [...names] });
+      },
+      refreshTools: () => {},
+      getCommands: () => [],
+      setModel: async (model) => {
+        scope().state.model = model;
+        act({ action: "setModel", provider: model.provider, id: model.id });
+        return true;
+      },
+      getThinkingLevel: () => scope().state.thinkingLevel,
+      setThinkingLevel: unsupported("pi.setThinkingLevel"),
+    },
+    {
+      getModel: () => scope().state.model,
+      getScopedModels: () => [],
+      isIdle: () => !!scope().state.isIdle,
+      isProjectTrusted: () => !!scope().state.projectTrusted,
+      getSignal: () => undefined,
+      abort: () => act({ action: "abort" }),
+      hasPendingMessages: () => !!scope().state.hasPendingMessages,
+      shutdown: unsupported("ctx.shutdown"),
+      getContextUsage: () => scope().state.contextUsage,
+      compact: (options) => act({ action: "compact", customInstructions: options?.customInstructions }),
+      getSystemPrompt: () => scope().state.systemPrompt ?? "",
+    },
+    modelRegistry,
+  );
+  runner.onError((error) => current.getStore()?.errors.push({ error: error.error, event: error.event }));
+  loaded.runners.set(index, runner);
+  return runner;
+}
+
+function same(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Runs the payload's event through the extension's runner: Pi's result, as the harness's. */
+async function dispatch(runner, payload, state) {
+  switch (payload.type) {
+    case "tool_call": {
+      const event = { ...payload, input: structuredClone(payload.input) };
+      const result = await runner.emitToolCall(event);
+      const changed = !same(event.input, payload.input);
+      if (!result && !changed) return null;
+      return {
+        type: "tool_call", block: !!result?.block, reason: result?.reason,
+        terminate: result?.terminate, input: changed ? event.input : undefined,
+      };
+    }
+    case "tool_result": {
+      const result = await runner.emitToolResult({ ...payload });
+      if (!result) return null;
+      return { type: "tool_result", content: result.content, details: result.details, isError: result.isError };
+    }
+    case "input": {
+      const result = await runner.emitInput(payload.text, payload.images, payload.source);
+      return { type: "input", ...result };
+    }
+    case "before_agent_start": {
+      const { type: _type, systemPrompt, ...trigger } = payload;
+      const { messages, systemPromptOptions } = await runner.emitBeforeAgentStart(trigger, { cwd: state.cwd, forceSystemPrompt: systemPrompt });
+      const forced = systemPromptOptions.forceSystemPrompt;
+      return {
+        type: "before_agent_start",
+        message: messages[0],
+        systemPrompt: forced !== systemPrompt ? forced : undefined,
+      };
+    }
+    case "turn_end": {
+      // Pi 1.5.2 dispatches turn_end as a boundary; what its handlers return (entries,
+      // continue) has no counterpart in the harness yet, and the context shown is the mirror's.
+      await runner.emitBoundary(payload, async () => state.boundaryContext ?? {});
+      return null;
+    }
+    case "context": {
+      const messages = await runner.emitContext(payload.messages);
+      return same(messages, payload.messages) ? null : { type: "context", messages };
+    }
+    default:
+      throw new Error(`unknown event ${JSON.stringify(payload.type)}`);
+  }
+}
+
+async function event(request) {
+  const runner = runnerFor(request.extension);
+  // Handlers ask through the run's UI once it has one, as Pi's RPC mode binds its runner.
+  if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(request.id), "rpc");
+  const state = { activeTools: [], ...request.state };
+  const store = { state, actions: [], errors: [] };
+  const result = await current.run(store, () => dispatch(runner, request.payload, state));
+  return plain({ result, actions: store.actions, errors: store.errors });
 }
 
 async function execute(request) {
@@ -109,6 +279,7 @@ async function handle(request) {
     if (request.type === "init") data = await init(request);
     else if (request.type === "tool.execute") data = await execute(request);
     else if (ui.accepts(request)) return;
+    else if (request.type === "event") data = await event(request);
     else if (request.type === "abort") {
       running.get(request.target)?.abort();
       return;

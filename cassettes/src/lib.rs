@@ -18,6 +18,7 @@ pub mod convert;
 pub mod divergence;
 pub mod hybrid;
 pub mod import;
+pub mod live_hooks;
 pub mod live_tools;
 pub mod memory;
 pub mod read;

@@ -26,6 +26,7 @@ use crate::body::{BodyText, CheckedElements};
 use crate::convert::{from_json, recorded_effect, recorded_input, to_json, ToInput, Unconvertible};
 use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::live_hooks::LiveHooks;
 use crate::live_tools::{Answer, LiveTools};
 use crate::read::Cassette;
 use crate::redact::stream::emptied_events;
@@ -103,6 +104,8 @@ pub struct Replay {
     diverged: Option<Divergence>,
     /// Tools run for real instead of answered from the recording.
     live_tools: Option<LiveTools>,
+    /// Extensions run again at the hook points instead of answered from the recording.
+    live_hooks: Option<LiveHooks>,
     /// What the last request check proved, for the next.
     checked: CheckedElements,
     /// The user's redaction rules the cassette was recorded with.
@@ -288,6 +291,7 @@ impl Replay {
             clock: FixedClock::new(0, 0.0),
             diverged: None,
             live_tools: None,
+            live_hooks: None,
             checked: CheckedElements::default(),
             rules: Arc::new(rules),
             recorded_events,
@@ -321,6 +325,16 @@ impl Replay {
         env.custom = env.custom.expecting(&config.custom_tools);
         let tools = LiveTools::with_env(env).for_run(config.seed, config.started_at);
         self.live_tools = Some(tools);
+        self
+    }
+
+    /// Runs `extensions` at the hook points instead of answering them from the recording
+    /// ([`LiveHooks`]); needs a tokio runtime.
+    pub fn with_live_extensions(
+        mut self,
+        extensions: pi_effects::extension::ExtensionRegistry,
+    ) -> Self {
+        self.live_hooks = Some(LiveHooks::new(extensions));
         self
     }
 
@@ -847,6 +861,29 @@ impl Replay {
         }
     }
 
+    /// With extensions run again: the recorded decision at a live hook point is replaced by
+    /// theirs, at the recorded time.
+    async fn live_hook_answer(&mut self) -> Option<(u64, SessionInput)> {
+        let hooks = self.live_hooks.as_mut()?;
+        let (_, Spine::Answer(t, input)) = self.spine.get(self.position)? else {
+            return None;
+        };
+        let RecordedInput::HookDecided { call, .. } = &**input else {
+            return None;
+        };
+        let (t, call) = (*t, *call);
+        if !hooks.runs(call) {
+            return None;
+        }
+        let outcome = hooks.decision(call).await?;
+        self.position += 1;
+        let input = Input::HookDecided {
+            call: CallId(call),
+            outcome,
+        };
+        Some((t, SessionInput::Answer(input)))
+    }
+
     /// Keeps the first divergence: every later call reports it again.
     fn stop<T>(&mut self, result: Result<T, Divergence>) -> Result<T, InterpretError> {
         if let Err(divergence) = &result {
@@ -973,17 +1010,19 @@ impl Interpreter for Replay {
             self.diverged = Some(divergence);
             return;
         }
-        if let (
-            Some(tools),
-            Effect::RunTool {
-                call,
-                tool_call_id,
-                tool,
-                args,
-            },
-        ) = (&mut self.live_tools, effect)
-        {
-            tools.start(call.0, tool_call_id, tool, args);
+        match (effect, &mut self.live_tools, &mut self.live_hooks) {
+            (
+                Effect::RunTool {
+                    call,
+                    tool_call_id,
+                    tool,
+                    args,
+                },
+                Some(tools),
+                _,
+            ) => tools.start(call.0, tool_call_id, tool, args),
+            (Effect::Hook { call, payload }, _, Some(hooks)) => hooks.start(call.0, payload),
+            _ => {}
         }
     }
 
@@ -993,6 +1032,9 @@ impl Interpreter for Replay {
         }
         self.wake_at = wake_at;
         if let Some(answer) = self.live_tool_answer().await {
+            return Ok(answer);
+        }
+        if let Some(answer) = self.live_hook_answer().await {
             return Ok(answer);
         }
         let taken = self.take_next();

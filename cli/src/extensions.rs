@@ -3,7 +3,18 @@
 //! join the run's custom tools, and an extension that fails to load is Pi 1.5.2's error, which
 //! ends the run (never a silent skip).
 
-use pi_effects::extension::sidecar::{register_tools, ExtensionHost};
+use std::path::Path;
+
+use pi_cassettes::read::Cassette;
+use pi_effects::agent_session::SessionOptions;
+use pi_effects::extension::sidecar::{
+    discover, hook_extensions, register_tools, ExtensionHost, StateMirror, Wanted,
+};
+use pi_effects::extension::ExtensionRegistry;
+use pi_effects::run_config::RunConfig;
+use serde_json::{json, Value};
+
+use crate::args::Args;
 
 use crate::setup::{Diagnostic, Runtime};
 
@@ -23,8 +34,8 @@ pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
 }
 
 impl Runtime {
-    /// Starts the extension host for the extensions found, if any, and registers their tools;
-    /// failures become diagnostics.
+    /// Starts the extension host for the extensions found, if any, and registers their tools
+    /// and event handlers; failures become diagnostics.
     pub fn start_extensions(&mut self) {
         if self.extension_paths.is_empty() {
             return;
@@ -36,6 +47,9 @@ impl Runtime {
                         .push(load_failure(&failed.path, &failed.error));
                 }
                 register_tools(&mut self.custom_tools, &registrations, &host);
+                for extension in hook_extensions(&registrations, &host, &self.extension_state) {
+                    self.extensions.load(extension);
+                }
                 self.extension_host = Some(host);
             }
             Err(error) => {
@@ -46,4 +60,78 @@ impl Runtime {
             }
         }
     }
+}
+
+impl Runtime {
+    /// Mirrors what a session of `options` starts with into the state the extensions'
+    /// handlers read (`ctx.cwd`, `ctx.model`, `pi.getActiveTools()`, the thinking level, trust).
+    pub fn mirror_for_extensions(&self, options: &SessionOptions) {
+        if self.extensions.is_empty() {
+            return;
+        }
+        let mut active = options.tools.clone();
+        active.extend(options.custom_tools.names().into_iter().map(str::to_owned));
+        mirror_start(
+            &self.extension_state,
+            json!(self.cwd),
+            json!(options.model),
+            active,
+            json!(options.thinking_level),
+        );
+        self.extension_state
+            .set("projectTrusted", json!(self.project_trusted));
+    }
+}
+
+/// The extensions `pi replay --extensions live` runs again for `cassette`: those of its
+/// recorded command line (`-e`, `--no-extensions`) and of today's agent dir, as they are now,
+/// loaded in `cwd` (a project's own are not: no one is asked to trust it). An extension that
+/// no longer loads is an error, as in a live run.
+pub fn for_replay(
+    cassette: &Cassette,
+    config: &RunConfig,
+    cwd: &Path,
+) -> Result<ExtensionRegistry, String> {
+    let command = cassette.header.command.clone().unwrap_or_default();
+    let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
+    let agent_dir = pi_effects::session::agent_dir();
+    let paths = discover(&Wanted {
+        agent_dir: &agent_dir,
+        cwd,
+        project_trusted: false,
+        no_extensions: args.no_extensions,
+        cli_paths: &args.extensions,
+        settings_paths: &[],
+    });
+    let (host, registrations) =
+        ExtensionHost::start(&paths, cwd, false).map_err(|e| e.to_string())?;
+    if let Some(failed) = registrations.errors.first() {
+        return Err(format!(
+            "Failed to load extension \"{}\": {}",
+            failed.path, failed.error
+        ));
+    }
+    let state = StateMirror::default();
+    let mut active = config.tools.clone();
+    active.extend(config.custom_tools.iter().map(|t| t.name.clone()));
+    mirror_start(
+        &state,
+        json!(config.cwd),
+        json!(config.model),
+        active,
+        json!(config.thinking_level),
+    );
+    let mut registry = ExtensionRegistry::new();
+    for extension in hook_extensions(&registrations, &host, &state) {
+        registry.load(extension);
+    }
+    Ok(registry)
+}
+
+/// What a session starts with, as its extensions' handlers read it.
+fn mirror_start(state: &StateMirror, cwd: Value, model: Value, active: Vec<String>, level: Value) {
+    state.set("cwd", cwd);
+    state.set("model", model);
+    state.set("activeTools", json!(active));
+    state.set("thinkingLevel", level);
 }

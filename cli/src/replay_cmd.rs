@@ -55,6 +55,11 @@ pub(crate) struct ReplayArgs {
     /// an eval's trial workspace, which its checks look at afterwards).
     #[arg(long, value_enum, default_value = "recorded")]
     tools: ToolSource,
+    /// Where the extensions' decisions at hook points come from: the recording, or their
+    /// handlers run again (`live`: the recorded command's `-e` extensions and the agent
+    /// dir's, as they are today), so a changed extension shows where its run now diverges.
+    #[arg(long, value_enum, default_value = "recorded")]
+    extensions: ExtensionSource,
     /// The workspace copied for `--tools live`, and where `--config current` reads today's
     /// context files and project settings (the current directory by default).
     #[arg(long)]
@@ -90,6 +95,12 @@ pub(crate) enum ReplayMode {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ExtensionSource {
+    Recorded,
+    Live,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ToolSource {
     Recorded,
     Live,
@@ -109,6 +120,8 @@ pub(crate) struct How {
     /// `--workspace`: where `--config current` reads today's context files and project
     /// settings (the current directory by default).
     workspace: Option<PathBuf>,
+    /// `--extensions live`: the hook points are answered by the extensions run again.
+    live_extensions: bool,
 }
 
 impl How {
@@ -120,6 +133,7 @@ impl How {
             in_place: true,
             tool_env: Some(env),
             workspace: None,
+            live_extensions: false,
         }
     }
 }
@@ -133,6 +147,7 @@ impl How {
             in_place: false,
             tool_env: None,
             workspace: None,
+            live_extensions: false,
         }
     }
 
@@ -150,6 +165,7 @@ impl How {
             in_place: args.tools == ToolSource::InPlace,
             tool_env: None,
             workspace: args.workspace.clone(),
+            live_extensions: args.extensions == ExtensionSource::Live,
         })
     }
 }
@@ -364,6 +380,15 @@ pub(crate) async fn replay(
             Some(env) => replay.with_live_tools_env(env.clone()),
             None => replay.with_live_tools_env(live_env(workspace, &custom)),
         };
+    }
+    if how.live_extensions && !config.handled_hooks.is_empty() {
+        let cwd = how
+            .workspace
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(&config.cwd));
+        let extensions = crate::extensions::for_replay(replay.cassette(), &config, &cwd)
+            .map_err(|e| Divergence::unusable_cassette(replay.cassette(), e))?;
+        replay = replay.with_live_extensions(extensions);
     }
     let unusable = |what: String| Divergence::unusable_cassette(replay.cassette(), what);
     let scratch = match &how.live_tools {

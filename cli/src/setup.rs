@@ -12,6 +12,8 @@ use pi_core::tools::paths::resolve_posix;
 use pi_effects::agent_session::{AgentSession, CreateError, SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::now_ms;
 use pi_effects::custom_tool::ToolRegistry;
+use pi_effects::extension::sidecar::StateMirror;
+use pi_effects::extension::ExtensionRegistry;
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::live::Live;
@@ -115,6 +117,10 @@ pub struct Runtime {
     pub custom_tools: ToolRegistry,
     /// The MCP servers behind them, as the run's configuration lists them.
     pub mcp_servers: Vec<serde_json::Value>,
+    /// The loaded extensions with event handlers, in load order (see [`crate::extensions`]).
+    pub extensions: ExtensionRegistry,
+    /// What their handlers' getters read; kept current by [`Runtime::session_options`].
+    pub extension_state: StateMirror,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).
@@ -295,6 +301,8 @@ impl Runtime {
             custom_tools: ToolRegistry::new(),
             extension_host: None,
             mcp_servers: Vec::new(),
+            extensions: ExtensionRegistry::new(),
+            extension_state: StateMirror::default(),
             cache_warming: None,
         })
     }
@@ -342,6 +350,8 @@ impl Runtime {
             custom_tools: ToolRegistry::new(),
             extension_host: None,
             mcp_servers: Vec::new(),
+            extensions: ExtensionRegistry::new(),
+            extension_state: StateMirror::default(),
             cache_warming: None,
         }
         .with_recorded_models(models, scoped)
@@ -531,6 +541,8 @@ impl Runtime {
         options.tools = self.tools.clone();
         options.custom_tools = self.custom_tools.clone();
         options.mcp_servers = self.mcp_servers.clone();
+        options.extensions = self.extensions.clone();
+        self.mirror_for_extensions(&options);
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;

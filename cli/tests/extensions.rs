@@ -134,6 +134,195 @@ fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
     );
 }
 
+/// Harbor's pattern through the binary: an extension rewrites the system prompt in
+/// `before_agent_start` (from the active tools and model it reads), a `tool_call` gate blocks a
+/// bash command, and `turn_end` aborts after two turns. Its handlers run in Node with Pi's
+/// runner; what they decided is recorded, so the replay reproduces the run with no Node. What
+/// is asserted is what Pi 1.5.2 (`pi -e cap.ts`) does with the same script.
+#[test]
+fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"rm -rf stuff\"}"}]},
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo kept > kept.txt\"}"}]},
+        {"text": ["unreached: the cap ends the run first"]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::create_dir_all(env.cwd().join("stuff")).unwrap();
+    let cassette = env.path("cap.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("cap.ts"),
+        "clean up",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(env.cwd().join("stuff").exists(), "the gate let rm -rf run");
+    assert!(
+        env.cwd().join("kept.txt").exists(),
+        "the allowed call did not run"
+    );
+    let requests = mock.requests();
+    for request in &requests[..2] {
+        let system = request["messages"][0]["content"].as_str().unwrap();
+        assert!(
+            system.ends_with("\n\nCapped at 2 turns on mock-model; tools: read,bash,edit,write."),
+            "{system}"
+        );
+    }
+    let blocked = requests[1]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        blocked,
+        &json!({"role": "tool", "content": "rm -rf is not allowed here", "tool_call_id": "call_mock_1_0"})
+    );
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // As in Pi 1.5.2: the abort asked at the second turn's end ends the third turn before any
+    // answer (its message aborted, its turn_end seen by the handler too), and the run settles
+    // as aborted.
+    let turn_ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "turn_end").collect();
+    assert_eq!(turn_ends.len(), 3, "{recorded}");
+    assert_eq!(turn_ends[2]["message"]["stopReason"], "aborted");
+    assert!(
+        !recorded.contains("unreached"),
+        "the cap let a third answer in"
+    );
+    let appended: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| &e["entry"]["data"]["turns"])
+        .collect();
+    assert_eq!(appended, [&json!(1), &json!(2), &json!(3)]);
+    assert_eq!(
+        events.last().unwrap(),
+        &json!({"type": "agent_settled", "aborted": true})
+    );
+
+    std::fs::remove_file(env.cwd().join("kept.txt")).unwrap();
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+    assert!(
+        !env.cwd().join("kept.txt").exists(),
+        "the replay ran the tool"
+    );
+}
+
+/// `pi replay --extensions live` runs the recorded extensions again instead of answering
+/// their hook points from the cassette: unchanged, the replay is the recording byte for byte;
+/// changed (the gate now lets `rm -rf` through), the replay stops where the run diverges, the
+/// next request, whose tool result the gate no longer wrote. The recorded answers, which need
+/// no Node, still replay the original.
+#[test]
+fn replay_with_live_extensions_runs_a_changed_extension_again() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"rm -rf stuff\"}"}]},
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo kept\"}"}]},
+    ]));
+    let env = Env::new(&mock);
+    let extension = env.path("cap.ts");
+    std::fs::copy(fixture("cap.ts"), &extension).unwrap();
+    let cassette = env.path("cap.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &extension,
+        "clean up",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+
+    let replay = |live: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command.args(["replay", cassette.to_str().unwrap()]);
+        if live {
+            command.args(["--extensions", "live"]);
+        }
+        with_host(command.env("HOME", env.path("home")), &path);
+        run(&mut command)
+    };
+    let (code, replayed, stderr) = replay(true);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+
+    let source = std::fs::read_to_string(&extension).unwrap();
+    std::fs::write(&extension, source.replace("rm -rf\")", "never\")")).unwrap();
+    let (code, _, stderr) = replay(true);
+    assert_ne!(code, 0, "the changed gate went unnoticed: {stderr}");
+    assert!(stderr.contains("rm -rf is not allowed here"), "{stderr}");
+    let (code, replayed, stderr) = replay(false);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// The turn-cap extension under the original Pi 1.5.2 (`PI_ORIGINAL`) and under ours, each
+/// against the same script: the same events in the same order, and the same requests (the
+/// rewritten system prompt's tail, the gate's reason as the tool result).
+#[test]
+fn the_cap_extension_runs_as_pi_1_5_2_runs_it() {
+    let Some(path) = node_path() else { return };
+    let Some(original) = pi_testkit::original_pi() else {
+        return;
+    };
+    let script = json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"rm -rf stuff\"}"}]},
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo kept\"}"}]},
+        {"text": ["unreached"]},
+    ]);
+    let run_with = |program: Option<&Path>| {
+        let mock = MockLlm::start(&script);
+        let env = Env::new(&mock);
+        std::fs::create_dir_all(env.cwd().join("stuff")).unwrap();
+        let extension = fixture("cap.ts");
+        let mut command = with_extension(&env, &["--mode", "json"], &extension, "clean up");
+        if let Some(program) = program {
+            let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+            let envs: Vec<_> = command
+                .get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+                .collect();
+            command = Command::new(program);
+            command.args(args).envs(envs).current_dir(env.cwd());
+        }
+        with_host(&mut command, &path);
+        let (code, stdout, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        let types: Vec<String> = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string())
+            .collect();
+        let requests: Vec<(String, Value)> = mock
+            .requests()
+            .iter()
+            .take(2)
+            .map(|r| {
+                let system = r["messages"][0]["content"].as_str().unwrap();
+                let tail = system.rsplit("\n\n").next().unwrap().to_owned();
+                (
+                    tail,
+                    r["messages"].as_array().unwrap().last().unwrap().clone(),
+                )
+            })
+            .collect();
+        (types, requests, env.cwd().join("stuff").exists())
+    };
+    let theirs = run_with(Some(&original));
+    let ours = run_with(None);
+    assert!(theirs.2, "1.5.2 let rm -rf run: the fixture is wrong");
+    assert_eq!(ours, theirs);
+}
+
 #[test]
 fn a_configured_extension_without_node_is_an_error_not_skipped() {
     let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));

@@ -1,5 +1,5 @@
 //! Extensions: programs that hook into the loop (Pi 1.5.2's extension events), in Rust, or Pi's
-//! TypeScript ones run by the Node host of [`sidecar`] (their tools so far, not their hooks).
+//! TypeScript ones run by the Node host of [`sidecar`] (their tools and event handlers).
 //! An extension says which hook points it handles
 //! ([`RustExtension::handles`]); an interpreter asks the [`ExtensionRegistry`] for the decision at
 //! a point where the machine waits, and the registry calls the handlers in Pi's order (load order,

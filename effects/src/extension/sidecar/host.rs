@@ -54,11 +54,14 @@ pub struct LoadError {
 }
 
 /// What the extensions registered while loading (`init`'s answer): what the harness uses of it.
-/// Their commands, flags, providers and event handlers are not asked for: nothing runs them yet.
+/// Their commands, flags and providers are not asked for: nothing runs them yet.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Registrations {
     /// Their tools' declarations.
     pub tools: Vec<CustomToolDefinition>,
+    /// The extensions that loaded, in load order, with the events they handle.
+    #[serde(default)]
+    pub extensions: Vec<super::events::LoadedExtension>,
     /// The extensions that failed to load.
     #[serde(default)]
     pub errors: Vec<LoadError>,

@@ -1,17 +1,20 @@
 //! Pi's TypeScript extensions, run out of process: `discover.rs` finds them where Pi 1.5.2
 //! looks (the project's only when it is trusted), `host.rs` runs the Node extension host
 //! (`sidecar/pi-extension-host.mjs`, Pi's own loader) and talks to it over a full-duplex
-//! channel (`ui.rs` carries the extensions' `ctx.ui` over it), and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
+//! channel (`ui.rs` carries the extensions' `ctx.ui` over it), `events.rs` answers the hook points
+//! the extensions' handlers listen at (Pi's runner runs them in the host), and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
 //! Node runs.
 //!
 //! [`CustomTool`]: crate::custom_tool::CustomTool
 
 pub mod discover;
+pub mod events;
 pub mod host;
 pub mod tool;
 pub mod ui;
 
 pub use discover::{discover, Wanted};
+pub use events::{hook_extensions, StateMirror};
 pub use host::{ExtensionHost, HostError, Registrations};
 pub use tool::register_tools;

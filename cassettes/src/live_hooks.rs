@@ -1,0 +1,61 @@
+//! Replaying with extensions run again (`pi replay --extensions live`): the model's side and
+//! the tools come from the cassette, but at each hook point the extensions' handlers run for
+//! real and their decision is what the machine gets, at the recorded time. An extension that
+//! now decides differently shows up as a divergence at the next effect the decision changes
+//! (the request whose system prompt it rewrote, the call it no longer blocks) — which is how a
+//! user tests a change to an extension against a corpus.
+
+use std::collections::HashMap;
+
+use pi_core::agent::hooks::{Composer, HookOutcome, HookPayload};
+use pi_effects::extension::ExtensionRegistry;
+use tokio::task::JoinHandle;
+
+/// The extensions asked at a replay's hook points.
+#[derive(Debug)]
+pub struct LiveHooks {
+    extensions: ExtensionRegistry,
+    running: HashMap<u64, JoinHandle<HookOutcome>>,
+}
+
+impl LiveHooks {
+    /// Asks `extensions` instead of the recording.
+    pub fn new(extensions: ExtensionRegistry) -> Self {
+        LiveHooks {
+            extensions,
+            running: HashMap::new(),
+        }
+    }
+
+    /// Starts the handlers of hook point `call` (needs a tokio runtime).
+    pub fn start(&mut self, call: u64, payload: HookPayload) {
+        let extensions = self.extensions.clone();
+        let task = tokio::spawn(async move {
+            let asked = payload.clone();
+            // A handler that panics counts as one that threw, as in a live run.
+            match tokio::spawn(async move { extensions.decide(asked).await }).await {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    let mut fold = Composer::new(payload);
+                    fold.thrown(format!("Extension failed: {error}"));
+                    HookOutcome {
+                        decision: fold.finish(),
+                        actions: Vec::new(),
+                        errors: Vec::new(),
+                    }
+                }
+            }
+        });
+        self.running.insert(call, task);
+    }
+
+    /// Whether hook point `call` is answered by the extensions rather than the recording.
+    pub fn runs(&self, call: u64) -> bool {
+        self.running.contains_key(&call)
+    }
+
+    /// The extensions' decision at hook point `call`, once their handlers ended.
+    pub async fn decision(&mut self, call: u64) -> Option<HookOutcome> {
+        self.running.remove(&call)?.await.ok()
+    }
+}

@@ -1,0 +1,205 @@
+//! Pi's TypeScript extensions' event handlers run by Pi 1.5.2's own `ExtensionRunner` in the
+//! extension host, composed by the registry in load order: what each hook point decides, the
+//! actions the handlers take and the state they read, checked against the semantics of Pi's
+//! runner (in-place argument changes, a thrown gate, chained prompts, reported errors).
+//!
+//! These need Node and Pi 1.5.2's install (`PI_EXTENSION_HOST_PI_DIR`, its Node in `node/bin`
+//! or on PATH); without them they are skipped with a line, unless `PI_REQUIRE_EXTENSIONS=1`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_effects::extension::sidecar::{hook_extensions, ExtensionHost, StateMirror};
+use pi_effects::extension::{
+    ExtensionRegistry, HookAction, HookDecision, HookEvent, HookPayload, InputAction,
+    ToolCallVerdict,
+};
+use serde_json::json;
+
+/// The registry of `first.ts` then `second.ts`, or `None` (skipped) without the install.
+fn registry(state: &StateMirror) -> Option<(Arc<ExtensionHost>, ExtensionRegistry)> {
+    let dir = match std::env::var("PI_EXTENSION_HOST_PI_DIR") {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ if std::env::var("PI_REQUIRE_EXTENSIONS").is_ok_and(|v| v == "1") => {
+            panic!("PI_REQUIRE_EXTENSIONS=1 but PI_EXTENSION_HOST_PI_DIR is not set")
+        }
+        _ => {
+            pi_testkit::skip("PI_EXTENSION_HOST_PI_DIR (Pi 1.5.2's install) is not set");
+            return None;
+        }
+    };
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::set_var("PATH", format!("{}:{path}", dir.join("node/bin").display()));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extensions");
+    let paths = [fixtures.join("first.ts"), fixtures.join("second.ts")];
+    let cwd = tempfile::tempdir().unwrap();
+    let (host, registrations) = ExtensionHost::start(&paths, cwd.path(), false).unwrap();
+    assert!(
+        registrations.errors.is_empty(),
+        "{:?}",
+        registrations.errors
+    );
+    let mut registry = ExtensionRegistry::new();
+    for extension in hook_extensions(&registrations, &host, state) {
+        registry.load(extension);
+    }
+    Some((host, registry))
+}
+
+fn mirror() -> StateMirror {
+    let state = StateMirror::default();
+    state.set("model", json!({"provider": "mock", "id": "mock-model"}));
+    state.set("activeTools", json!(["read", "bash"]));
+    state.set("isIdle", json!(false));
+    state.set("session", json!({"entries": [{"id": "a"}, {"id": "b"}]}));
+    state
+}
+
+#[tokio::test]
+async fn extension_handlers_compose_with_pis_semantics() {
+    let state = mirror();
+    let Some((_host, registry)) = registry(&state) else {
+        return;
+    };
+
+    // The hook points some handler listens at; message_update costs no round trip.
+    let handled: Vec<HookEvent> = registry.handled().iter().collect();
+    assert_eq!(
+        handled,
+        [
+            HookEvent::ToolCall,
+            HookEvent::ToolResult,
+            HookEvent::Input,
+            HookEvent::BeforeAgentStart,
+            HookEvent::TurnEnd,
+        ]
+    );
+
+    // The first gate changes the arguments in place; the second sees the change.
+    let call = |command: &str| HookPayload::ToolCall {
+        tool_name: "bash".into(),
+        tool_call_id: "c1".into(),
+        input: json!({"command": command}),
+    };
+    let outcome = registry.decide(call("ls")).await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::ToolCall(ToolCallVerdict::Run {
+            input: json!({"command": "set -e; ls"})
+        })
+    );
+    let outcome = registry.decide(call("rm x")).await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::ToolCall(ToolCallVerdict::Block {
+            reason: "blocked: set -e; rm x".into(),
+            terminate: None
+        })
+    );
+    // A gate that throws fails the call with its message (Pi lets it propagate).
+    let outcome = registry
+        .decide(HookPayload::ToolCall {
+            tool_name: "write".into(),
+            tool_call_id: "c2".into(),
+            input: json!({"path": "a", "content": "b"}),
+        })
+        .await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::ToolCall(ToolCallVerdict::Thrown {
+            error: "writes are refused".into()
+        })
+    );
+
+    let outcome = registry
+        .decide(HookPayload::Input {
+            text: "hello".into(),
+            images: Vec::new(),
+            source: "interactive".into(),
+        })
+        .await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::Input(InputAction::Transform {
+            text: "HELLO".into(),
+            images: Some(Vec::new())
+        })
+    );
+
+    // The prompt chains through both extensions, the first reading the mirror.
+    let outcome = registry
+        .decide(HookPayload::BeforeAgentStart {
+            message_type: "user".into(),
+            prompt: "hi".into(),
+            images: Vec::new(),
+            system_prompt: "BASE".into(),
+        })
+        .await;
+    let HookDecision::BeforeAgentStart {
+        messages,
+        system_prompt,
+    } = outcome.decision
+    else {
+        panic!("{:?}", outcome.decision)
+    };
+    assert_eq!(
+        system_prompt.as_deref(),
+        Some("BASE [mock-model; read,bash; idle false; 2 entries] (second)")
+    );
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].custom_type, "first");
+
+    // A tool_result handler that throws is reported, and the result stays as it was.
+    let outcome = registry
+        .decide(HookPayload::ToolResult {
+            tool_name: "bash".into(),
+            tool_call_id: "c1".into(),
+            input: json!({}),
+            content: Vec::new(),
+            details: None,
+            is_error: false,
+        })
+        .await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::ToolResult {
+            content: None,
+            details: None,
+            is_error: None
+        }
+    );
+    assert_eq!(outcome.errors.len(), 1);
+    assert_eq!(outcome.errors[0].error, "tool_result handler failed");
+
+    // The API's actions come back in the order taken.
+    let outcome = registry
+        .decide(HookPayload::TurnEnd {
+            turn_index: 0,
+            message: serde_json::from_value(
+                json!({"role": "user", "content": "x", "timestamp": 0}),
+            )
+            .unwrap(),
+            tool_results: Vec::new(),
+        })
+        .await;
+    assert_eq!(outcome.decision, HookDecision::Done);
+    assert_eq!(
+        outcome.actions,
+        [
+            serde_json::from_value::<HookAction>(json!({"action": "sendMessage",
+                "message": {"customType": "note", "content": "turn over", "display": true},
+                "deliverAs": "followUp", "triggerTurn": false}))
+            .unwrap(),
+            HookAction::SetActiveTools {
+                tools: vec!["read".into()]
+            },
+            HookAction::SetModel {
+                provider: "mock".into(),
+                id: "mock-reasoner".into()
+            },
+            HookAction::Abort,
+        ]
+    );
+}
