@@ -113,6 +113,9 @@ pub struct Runtime {
     pub custom_tools: ToolRegistry,
     /// The MCP servers behind them, as the run's configuration lists them.
     pub mcp_servers: Vec<serde_json::Value>,
+    /// Their `mcp_servers` system-prompt section, when some server's tools are reached
+    /// indirectly (see [`crate::mcp`]).
+    pub mcp_section: Option<String>,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).
@@ -292,6 +295,7 @@ impl Runtime {
             project_trusted,
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            mcp_section: None,
             cache_warming: None,
         })
     }
@@ -338,6 +342,7 @@ impl Runtime {
             project_trusted: false,
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            mcp_section: None,
             cache_warming: None,
         }
         .with_recorded_models(models, scoped)
@@ -527,6 +532,16 @@ impl Runtime {
         options.tools = self.tools.clone();
         options.custom_tools = self.custom_tools.clone();
         options.mcp_servers = self.mcp_servers.clone();
+        options.custom_sections = self
+            .mcp_section
+            .iter()
+            .map(|text| {
+                (
+                    pi_mcp::servers_section::SECTION_NAME.to_owned(),
+                    text.clone(),
+                )
+            })
+            .collect();
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;
