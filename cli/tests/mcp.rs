@@ -591,3 +591,54 @@ fn direct_servers_add_no_section() {
     assert_eq!(stderr(&output), "");
     assert!(!first_system_message(&mock).contains("<mcp_servers>"));
 }
+
+/// Whether process `pid` still runs (gone, or a zombie no one reaped yet, is not running).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.trim_start().starts_with('Z'))
+    })
+}
+
+/// The attack: a server started through a wrapper (as `npx` and `uvx` start theirs) whose
+/// wrapper leaves a process of its own behind. As Pi 1.5.2 stops a stdio server, the run's end
+/// stops the server's whole process group, so nothing it started outlives the run.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_stops_everything_its_servers_started() {
+    let mock = MockLlm::start(&calls("mcp__w__echo", r#"{"text":"wrapped"}"#));
+    let scratch = Scratch::new(&mock);
+    let pid_file = scratch.path("left-behind.pid");
+    let script = format!(
+        "sleep 300 & echo $! > '{}'; exec \"$0\"",
+        pid_file.display()
+    );
+    scratch.servers(
+        json!({"w": {"command": "sh", "args": ["-c", script, test_server()],
+                                 "exposure": "direct"}}),
+    );
+    let output = scratch.run("echo it", None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        tool_result(&output)["result"]["content"][0]["text"],
+        "wrapped"
+    );
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    // Stopping is asynchronous: look a bounded number of times.
+    let mut alive = running(&pid);
+    for _ in 0..50 {
+        if !alive {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        alive = running(&pid);
+    }
+    if alive {
+        let _ = Command::new("kill").arg(&pid).status();
+    }
+    assert!(!alive, "the server's wrapper left process {pid} running");
+}
