@@ -23,6 +23,7 @@ pairs=(
   "gen-diff-fixtures.mjs core/tests/fixtures/diff_cases.json"
   "gen-edit-fixtures.mjs core/tests/fixtures/edit_cases.json"
   "gen-mcp-fixtures.mjs mcp/tests/fixtures/convert_152.json"
+  "gen-mcp-section-fixtures.mjs mcp/tests/fixtures/servers_section_152.json"
   "gen-model-catalog.mjs providers/src/catalog/models.json"
   "gen-output-fixtures.mjs core/tests/fixtures/output_cases.json"
   "gen-overflow-fixtures.mjs core/tests/fixtures/overflow_cases.json"

@@ -18,7 +18,7 @@ import { register } from "node:module";
 import { pathToFileURL } from "url";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
-const BUNDLED = /^@earendil-works\/pi-(ai|agent-core|tui|mcp)(\/[a-z/-]+)?$/;
+const BUNDLED = /^@earendil-works\/pi-(ai|agent-core|tui|mcp|codemode)(\/[a-z/-]+)?$/;
 
 /** The names each bundle chunk exports, by file. */
 function chunkExports(chunks) {

@@ -267,6 +267,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         )
         .await;
         runtime.mcp_servers = servers.listed;
+        runtime.mcp_section = servers.section;
     }
     if mode == Mode::Rpc {
         runtime.cache_warming = runtime.rpc_cache_warming();

@@ -2,7 +2,9 @@
 //! the agent dir's `mcp.json` (and the project's, when it is trusted) read, every enabled server
 //! started together, the first prompt waiting up to 10 s for them, and the `direct` tools of
 //! those that connected registered as the run's custom tools (declared in its configuration, so
-//! a cassette holds them). What needs the user is one notice on stderr; the run goes on.
+//! a cassette holds them), and the servers whose tools are reached indirectly listed in the
+//! system prompt's `mcp_servers` section. What needs the user is one notice on stderr (after
+//! Pi's warning that indirect tools cannot be called here); the run goes on.
 
 use std::path::Path;
 
@@ -15,6 +17,11 @@ use serde_json::Value;
 pub struct Servers {
     /// Each connected server's name and tool list, for the run's configuration.
     pub listed: Vec<Value>,
+    /// The `mcp_servers` system-prompt section, when some server's tools are reached
+    /// indirectly (Pi's MCP extension adds it before each prompt).
+    pub section: Option<String>,
+    /// Pi's warning that those tools cannot be called (no `codemode`, no `tool_search` here).
+    pub warning: Option<&'static str>,
     pub notice: Option<String>,
 }
 
@@ -34,6 +41,8 @@ pub async fn start(
     let started = start_servers(&config, cwd).await;
     let mut servers = Servers {
         notice: started.report,
+        section: started.section,
+        warning: started.warning,
         ..Servers::default()
     };
     for connection in started.connections {
@@ -51,6 +60,9 @@ pub async fn start_reporting(
     tools: &mut ToolRegistry,
 ) -> Servers {
     let mut servers = start(agent_dir, cwd, project_trusted, tools).await;
+    if let Some(warning) = servers.warning.take() {
+        eprintln!("{warning}");
+    }
     if let Some(notice) = servers.notice.take() {
         eprintln!("{notice}");
     }

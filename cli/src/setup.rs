@@ -121,6 +121,9 @@ pub struct Runtime {
     pub extensions: ExtensionRegistry,
     /// What their handlers' getters read; kept current by [`Runtime::session_options`].
     pub extension_state: StateMirror,
+    /// Their `mcp_servers` system-prompt section, when some server's tools are reached
+    /// indirectly (see [`crate::mcp`]).
+    pub mcp_section: Option<String>,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).
@@ -303,6 +306,7 @@ impl Runtime {
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
+            mcp_section: None,
             cache_warming: None,
         })
     }
@@ -352,6 +356,7 @@ impl Runtime {
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
+            mcp_section: None,
             cache_warming: None,
         }
         .with_recorded_models(models, scoped)
@@ -541,6 +546,16 @@ impl Runtime {
         options.tools = self.tools.clone();
         options.custom_tools = self.custom_tools.clone();
         options.mcp_servers = self.mcp_servers.clone();
+        options.custom_sections = self
+            .mcp_section
+            .iter()
+            .map(|text| {
+                (
+                    pi_mcp::servers_section::SECTION_NAME.to_owned(),
+                    text.clone(),
+                )
+            })
+            .collect();
         options.extensions = self.extensions.clone();
         self.mirror_for_extensions(&options);
         options.system_prompt = self.system_prompt.clone();

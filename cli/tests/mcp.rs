@@ -501,3 +501,127 @@ fn a_live_replay_never_starts_a_command_the_cassette_or_the_project_names() {
         assert!(!marker.exists(), "a replay ran {}", marker.display());
     }
 }
+
+/// The system message of the mock's first request.
+fn first_system_message(mock: &MockLlm) -> String {
+    let first = &mock.requests()[0];
+    let system = first["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "system" || m["role"] == "developer")
+        .expect("a system message");
+    match &system["content"] {
+        Value::String(text) => text.clone(),
+        other => other[0]["text"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// A server whose tools the model reaches only through codemode or `tool_search` (the default
+/// exposure is `codemode`) is listed in Pi 1.5.2's `mcp_servers` section of the system prompt,
+/// by its configured description or else the first line of its instructions, and a direct-only
+/// or disabled server is not; neither tool exists here, so Pi's warning that those tools cannot
+/// be called is said once. The section is in the cassette's configuration: the replay matches.
+#[test]
+fn servers_reached_indirectly_are_listed_in_the_system_prompt() {
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock);
+    let server = test_server();
+    scratch.servers(json!({
+        "plain": {"command": server},
+        "described": {"command": server, "exposure": "deferred",
+                      "description": "Echoes for the tests\nnot this line"},
+        "direct-only": {"command": server, "exposure": "direct"},
+        "off": {"command": server, "enabled": false},
+    }));
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run("hi", Some(&cassette));
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let section = "<mcp_servers>\nMCP servers whose tools are not declared to you. \
+        Call the tools of `codemode` servers from codemode scripts. \
+        Load the tools of `tool_search` servers with `tool_search`.\n\
+        - mcp__described (tool_search): Echoes for the tests\n\
+        - mcp__plain (codemode): Tools for tests.\n</mcp_servers>";
+    let system = first_system_message(&mock);
+    assert!(system.ends_with(section), "{system}");
+    let text = stderr(&recorded);
+    assert_eq!(
+        text,
+        "MCP tools are only reachable from the codemode or tool_search tool, but neither is \
+         active; they cannot be called.\n"
+    );
+    let replayed = scratch
+        .pi(&["replay", "--mode", "json", "--session-dir"])
+        .arg(scratch.path("replayed"))
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        session_file(&scratch.path("replayed")),
+        session_file(&scratch.path("sessions"))
+    );
+}
+
+/// Only `direct` servers: no section and nothing said.
+#[test]
+fn direct_servers_add_no_section() {
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({"d": {"command": test_server(), "exposure": "direct"}}));
+    let output = scratch.run("hi", None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    assert!(!first_system_message(&mock).contains("<mcp_servers>"));
+}
+
+/// Whether process `pid` still runs (gone, or a zombie no one reaped yet, is not running).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.trim_start().starts_with('Z'))
+    })
+}
+
+/// The attack: a server started through a wrapper (as `npx` and `uvx` start theirs) whose
+/// wrapper leaves a process of its own behind. As Pi 1.5.2 stops a stdio server, the run's end
+/// stops the server's whole process group, so nothing it started outlives the run.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_stops_everything_its_servers_started() {
+    let mock = MockLlm::start(&calls("mcp__w__echo", r#"{"text":"wrapped"}"#));
+    let scratch = Scratch::new(&mock);
+    let pid_file = scratch.path("left-behind.pid");
+    let script = format!(
+        "sleep 300 & echo $! > '{}'; exec \"$0\"",
+        pid_file.display()
+    );
+    scratch.servers(
+        json!({"w": {"command": "sh", "args": ["-c", script, test_server()],
+                                 "exposure": "direct"}}),
+    );
+    let output = scratch.run("echo it", None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        tool_result(&output)["result"]["content"][0]["text"],
+        "wrapped"
+    );
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    // Stopping is asynchronous: look a bounded number of times.
+    let mut alive = running(&pid);
+    for _ in 0..50 {
+        if !alive {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        alive = running(&pid);
+    }
+    if alive {
+        let _ = Command::new("kill").arg(&pid).status();
+    }
+    assert!(!alive, "the server's wrapper left process {pid} running");
+}

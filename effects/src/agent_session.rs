@@ -97,6 +97,9 @@ pub struct SessionOptions {
     /// The MCP servers behind some of `custom_tools`, as the run's configuration records them
     /// ([`RunConfig::mcp_servers`]).
     pub mcp_servers: Vec<Value>,
+    /// System-prompt sections after `cwd`, in order (name, text without its tags): what Pi's
+    /// extensions add, such as the MCP extension's `mcp_servers`. An empty one is left out.
+    pub custom_sections: Vec<(String, String)>,
     /// The extensions, in load order: the run's configuration records the hook points they
     /// handle, and the Live interpreter asks them there.
     pub extensions: ExtensionRegistry,
@@ -172,6 +175,7 @@ impl SessionOptions {
             tools: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            custom_sections: Vec::new(),
             extensions: ExtensionRegistry::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -278,6 +282,7 @@ impl SessionOptions {
             },
             skills: self.resources.prompt_skills(),
             docs: self.docs.clone(),
+            custom_sections: self.custom_sections.clone(),
             ..SystemPromptInputs::default()
         }
         .with_builtin_tools(&names)

@@ -68,6 +68,27 @@ pub struct McpConnection {
     tools: Vec<Value>,
     /// The first line of the server's `instructions`, if it sent any.
     instructions: Option<String>,
+    /// A stdio server's process group, stopped when the connection goes.
+    _group: Option<ProcessGroup>,
+}
+
+/// The process group a stdio server was started in (its own, led by it). When the connection
+/// goes, the whole group is sent SIGTERM, as Pi 1.5.2 stops its stdio servers at exit, so a
+/// server started through a wrapper (`npx`, `uvx`, a shell) leaves nothing behind.
+#[derive(Debug)]
+struct ProcessGroup(u32);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Ok(id) = i32::try_from(self.0) {
+            // Gone already is fine: nothing is left to stop.
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(id),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+    }
 }
 
 /// `~` and `~/…` name the home directory, as in a shell.
@@ -116,6 +137,7 @@ impl McpConnection {
             server: server.clone(),
             message,
         };
+        let mut group = None;
         let (service, stderr) = match &entry.transport {
             Transport::Stdio {
                 command,
@@ -125,6 +147,8 @@ impl McpConnection {
             } => {
                 let mut cmd = tokio::process::Command::new(expand_home(command));
                 cmd.args(args.iter().map(|a| expand_home(a)));
+                #[cfg(unix)]
+                cmd.process_group(0);
                 let dir = dir
                     .as_deref()
                     .map(expand_home)
@@ -148,6 +172,7 @@ impl McpConnection {
                         command: command.clone(),
                         source,
                     })?;
+                group = transport.id().map(ProcessGroup);
                 let stderr_task = stderr.map(|mut stderr| {
                     tokio::spawn(async move {
                         let mut buf = Vec::new();
@@ -230,6 +255,7 @@ impl McpConnection {
             service,
             tools,
             instructions,
+            _group: group,
         })
     }
 

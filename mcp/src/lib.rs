@@ -14,6 +14,7 @@ pub mod credentials;
 pub mod custom_tool;
 pub mod definition;
 pub mod naming;
+pub mod servers_section;
 pub mod startup;
 
 pub use client::{CallError, ConnectError, McpConnection};

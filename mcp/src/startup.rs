@@ -11,6 +11,9 @@ use tokio::task::JoinSet;
 
 use crate::client::McpConnection;
 use crate::config::McpConfig;
+use crate::servers_section::{
+    has_unreachable_tools, render_servers_section, SectionServer, UNREACHABLE_WARNING,
+};
 
 /// The servers that connected, in configuration order, and the one warning about the rest.
 #[derive(Debug, Default)]
@@ -18,6 +21,12 @@ pub struct Started {
     pub connections: Vec<Arc<McpConnection>>,
     /// Pi's `MCP servers need attention:` notice, when anything does.
     pub report: Option<String>,
+    /// The `mcp_servers` system-prompt section (`servers_section::SECTION_NAME`), when some
+    /// enabled server's tools are reached indirectly.
+    pub section: Option<String>,
+    /// Pi's warning, said before the report, that such tools cannot be called here: neither
+    /// `codemode` nor `tool_search` is a tool of this harness.
+    pub warning: Option<&'static str>,
 }
 
 /// How long a session waits for its servers (Pi's `DEFAULT_STARTUP_WAIT_MS`).
@@ -32,12 +41,36 @@ const STILL_CONNECTING: &str =
 /// session. Pi goes on without them and adds their tools once they connect; this session goes
 /// on without them.
 pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
-    tokio::time::timeout(STARTUP_WAIT, connect_all(config, cwd))
+    let mut started = tokio::time::timeout(STARTUP_WAIT, connect_all(config, cwd))
         .await
         .unwrap_or_else(|_| Started {
-            connections: Vec::new(),
             report: Some(STILL_CONNECTING.to_owned()),
+            ..Started::default()
+        });
+    let listed = section_servers(config, &started.connections);
+    started.section = render_servers_section(&listed);
+    started.warning = has_unreachable_tools(&listed).then_some(UNREACHABLE_WARNING);
+    started
+}
+
+/// Every configured server as the section sees it, with the instructions of those that
+/// connected.
+fn section_servers<'a>(
+    config: &'a McpConfig,
+    connections: &'a [Arc<McpConnection>],
+) -> Vec<SectionServer<'a>> {
+    config
+        .servers
+        .iter()
+        .map(|entry| SectionServer {
+            name: &entry.name,
+            config: &entry.config,
+            instructions: connections
+                .iter()
+                .find(|c| c.entry().name == entry.name)
+                .and_then(|c| c.instructions()),
         })
+        .collect()
 }
 
 /// Connects every enabled server of `config` concurrently and words what failed.
@@ -78,5 +111,6 @@ async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
     Started {
         connections,
         report,
+        ..Started::default()
     }
 }

@@ -105,6 +105,8 @@ pub struct SessionBuilder {
     tools: ToolSelection,
     custom_tools: ToolRegistry,
     mcp_servers: Vec<serde_json::Value>,
+    /// The system prompt's `mcp_servers` section for the servers `mcp_config` started.
+    mcp_section: Option<String>,
     /// The credentials `mcp.json` hands its servers, with where they came from: a recording
     /// replaces them as it replaces the API key.
     mcp_secrets: Vec<(String, String)>,
@@ -144,6 +146,7 @@ impl SessionBuilder {
             },
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
+            mcp_section: None,
             mcp_secrets: Vec::new(),
             extensions: ExtensionRegistry::new(),
             typescript_extensions: Vec::new(),
@@ -247,8 +250,11 @@ impl SessionBuilder {
     /// (then goes on without them, as the `pi` binary does), and adds the `direct` tools of
     /// those that connected as custom tools, named and declared as Pi 1.5.2 does
     /// (`mcp__<server>__<tool>`), so a recording holds them and a replay answers them without
-    /// the servers. A server that fails does not stop the session: the second value is Pi's
-    /// one notice about it (and about the config's errors), when anything needs the user.
+    /// the servers. Servers whose tools are reached through codemode or `tool_search` (the
+    /// default exposure is `codemode`) are listed in the system prompt's `mcp_servers` section
+    /// as Pi lists them. A server that fails does not stop the session: the second value is
+    /// Pi's one notice about it (and about the config's errors), after Pi's warning that
+    /// indirectly reached tools cannot be called here, when anything needs the user.
     /// Pi's SDK sessions load no built-in extension, so nothing starts without this. A
     /// recording replaces the keys the config hands its servers (`pi_mcp::credentials`).
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
@@ -258,7 +264,14 @@ impl SessionBuilder {
             self.mcp_servers.push(connection.listing());
             pi_mcp::register_direct_tools(&mut self.custom_tools, connection);
         }
-        (self, started.report)
+        self.mcp_section = started.section;
+        let notice: Vec<String> = started
+            .warning
+            .map(str::to_owned)
+            .into_iter()
+            .chain(started.report)
+            .collect();
+        (self, (!notice.is_empty()).then(|| notice.join("\n")))
     }
 
     /// Loads an extension (Pi's `extensionFactories`) after those already loaded: it is asked
@@ -472,6 +485,16 @@ impl SessionBuilder {
             }
         }
         options.mcp_servers = self.mcp_servers.clone();
+        options.custom_sections = self
+            .mcp_section
+            .iter()
+            .map(|text| {
+                (
+                    pi_mcp::servers_section::SECTION_NAME.to_owned(),
+                    text.clone(),
+                )
+            })
+            .collect();
         options.extensions = self.extensions.clone();
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;

@@ -1,9 +1,12 @@
 //! MCP servers through the SDK: `mcp_config` starts the `pi-mcp` crate's test server (a real
 //! process over stdio) from an `mcp.json` read as Pi reads it, the mock LLM calls its tool, and
-//! a server that fails to start is Pi's one notice while the session goes on; a key in
-//! `mcp.json` reaches no recording.
+//! a server that fails to start is Pi's one notice while the session goes on; a server reached
+//! only indirectly is listed in the system prompt's `mcp_servers` section; a key in `mcp.json`
+//! reaches no recording.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use std::path::PathBuf;
 
@@ -27,7 +30,7 @@ async fn mcp_config_offers_a_servers_direct_tools_and_reports_one_that_failed() 
     let server = test_server();
     let config = json!({"mcpServers": {
         "t": {"command": server, "exposure": "direct"},
-        "bad": {"command": server, "args": ["--fail-start"]},
+        "bad": {"command": server, "args": ["--fail-start"], "exposure": "direct"},
     }});
     std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
     let mock = MockLlm::start(&json!([
@@ -68,7 +71,7 @@ async fn mcp_config_stops_waiting_for_a_server_that_never_answers() {
     let workspace = tempfile::tempdir().unwrap();
     let agent = workspace.path().join(".agent");
     std::fs::create_dir_all(&agent).unwrap();
-    let config = json!({"mcpServers": {"mute": {"command": "sleep", "args": ["600"]}}});
+    let config = json!({"mcpServers": {"mute": {"command": "sleep", "args": ["600"], "exposure": "direct"}}});
     std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
     let config = load_mcp_config(&agent, workspace.path(), false);
     let started = SessionBuilder::new(workspace.path())
@@ -119,4 +122,38 @@ async fn a_key_in_mcp_json_reaches_no_cassette() {
     );
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert!(!text.contains(KEY), "the key reached the cassette");
+}
+
+/// A server with the default (`codemode`) exposure is listed in the system prompt's
+/// `mcp_servers` section, by the first line of its instructions, as Pi 1.5.2's MCP extension
+/// lists it; since no tool here reaches such tools, the notice starts with Pi's warning saying
+/// they cannot be called.
+#[tokio::test]
+async fn mcp_config_lists_indirect_servers_in_the_system_prompt() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let config = json!({"mcpServers": {"t": {"command": test_server()}}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let (builder, notice) = common::builder(&mock, workspace.path())
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    assert_eq!(
+        notice.as_deref(),
+        Some(
+            "MCP tools are only reachable from the codemode or tool_search tool, but neither \
+             is active; they cannot be called."
+        )
+    );
+    common::prompt_once(builder, "hi").await;
+    let system = mock.requests()[0]["messages"][0]["content"].to_string();
+    assert!(
+        system.contains(
+            "<mcp_servers>\\nMCP servers whose tools are not declared to you. Call the tools \
+             of `codemode` servers from codemode scripts.\\n- mcp__t (codemode): Tools for \
+             tests.\\n</mcp_servers>"
+        ),
+        "{system}"
+    );
 }
