@@ -83,6 +83,37 @@ const bodyCases = [
   { name: "grammar-tools-unsupported", model: model(), context: { messages: grammarHistory, tools: grammarTools }, options: {} },
 ];
 
+// Grammar tools 1.5.2 refuses (`resolveGrammarConstrainedSampling`, `getGrammarToolInput`): with
+// `compat.supportsOpenAIGrammarTools` the stream fails with an error message and nothing is sent.
+const grammarTool = (name, parameters, variants) => ({ name, description: name, parameters,
+  constrainedSampling: { type: "grammar", variants } });
+const patchSchema = { type: "object", properties: { patch: { type: "string" } }, required: ["patch"] };
+const lark = { openai_lark: "start: /.+/s" };
+const refusalCases = [
+  { name: "no-variant", tools: [tools[0], grammarTool("g", patchSchema, { openai_lark: "  ", openai_regex: 7, other: "x" })] },
+  { name: "no-variants-object", tools: [grammarTool("g", patchSchema, {})] },
+  { name: "schema-not-object", tools: [grammarTool("g", { type: "string" }, lark)] },
+  { name: "no-required", tools: [grammarTool("g", { type: "object", properties: { patch: { type: "string" } } }, lark)] },
+  { name: "two-required", tools: [grammarTool("g", { type: "object", properties: { a: { type: "string" }, b: { type: "string" } }, required: ["a", "b"] }, lark)] },
+  { name: "required-not-a-string", tools: [grammarTool("g", { type: "object", properties: { a: { type: "string" } }, required: [1] }, lark)] },
+  { name: "required-undeclared", tools: [grammarTool("g", { type: "object", properties: { a: { type: "string" } }, required: ["b"] }, lark)] },
+  { name: "required-without-properties", tools: [grammarTool("g", { type: "object", required: ["b"] }, lark)] },
+  { name: "property-not-string", tools: [grammarTool("g", { type: "object", properties: { a: { type: "number" } }, required: ["a"] }, lark)] },
+  { name: "property-without-type", tools: [grammarTool("g", { type: "object", properties: { a: {} }, required: ["a"] }, lark)] },
+  { name: "first-refused-tool-named", tools: [grammarTool("first", { type: "string" }, lark), grammarTool("second", patchSchema, {})] },
+  { name: "history-call-not-a-string", tools: grammarTools, messages: [user("patch it"),
+    assistant([{ type: "toolCall", id: "call_7|ctc_7", name: "apply_patch", arguments: { patch: 5 } }]),
+    { ...result("call_7|ctc_7", [{ type: "text", text: "patched" }]), toolName: "apply_patch" }] },
+  { name: "history-call-missing-property", tools: grammarTools, messages: [user("patch it"),
+    assistant([{ type: "toolCall", id: "call_7|ctc_7", name: "stamp", arguments: {} }], { model: "other" }),
+    { ...result("call_7|ctc_7", [{ type: "text", text: "stamped" }]), toolName: "stamp" }] },
+  // Not refused: a failed answer's calls are not sent; without the compat the tool is a function.
+  { name: "history-failed-answer-not-checked", tools: grammarTools, messages: [user("patch it"),
+    assistant([{ type: "toolCall", id: "call_7|ctc_7", name: "apply_patch", arguments: { patch: 5 } }], { stopReason: "error", errorMessage: "x" }),
+    user("again")] },
+  { name: "unsupported-not-refused", compat: {}, tools: [grammarTool("g", { type: "string" }, {})] },
+];
+
 const sse = (events) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
 const created = { type: "response.created", response: { id: "resp_1", status: "in_progress" } };
 const completed = (status, extra = {}) => ({ type: "response.completed", response: { id: "resp_1", status,
@@ -209,7 +240,9 @@ const streams = [
 for (const s of streams) s.body = s.raw ?? sse(s.events);
 
 let current = "";
+let requests = 0;
 const server = http.createServer((req, res) => {
+  requests += 1;
   req.resume();
   req.on("end", () => {
     res.writeHead(200, { "content-type": "text/event-stream" });
@@ -247,6 +280,17 @@ for (const s of streams) {
   delete message.durationMs; // the loop's measure, not the decoder's
   decoded.push({ name: s.name, ...(s.grammar ? { compat: over.compat, tools: grammarTools } : {}), body: s.body, events: JSON.parse(JSON.stringify(events)), message });
 }
+const refusals = [];
+for (const c of refusalCases) {
+  requests = 0;
+  current = sse([completed("completed")]);
+  const compat = c.compat ?? { supportsOpenAIGrammarTools: true };
+  const context = { messages: c.messages ?? [user("hi")], tools: c.tools };
+  const stream = streamSimple(model({ baseUrl: `http://127.0.0.1:${port}/v1`, compat }), context, { apiKey: "key", maxRetries: 0 });
+  const final = await stream.result();
+  refusals.push({ name: c.name, compat, tools: c.tools, messages: context.messages, sent: requests,
+    stopReason: final.stopReason, ...(final.errorMessage === undefined ? {} : { errorMessage: final.errorMessage }) });
+}
 server.close();
-fs.writeFileSync(out, JSON.stringify({ bodies, streams: decoded }, null, 1) + "\n");
-console.log(`${bodies.length} bodies, ${decoded.length} streams -> ${out}`);
+fs.writeFileSync(out, JSON.stringify({ bodies, streams: decoded, refusals }, null, 1) + "\n");
+console.log(`${bodies.length} bodies, ${decoded.length} streams, ${refusals.length} refusals -> ${out}`);

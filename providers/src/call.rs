@@ -76,6 +76,12 @@ impl ModelCall {
             _ => ModelCall::decoder_for(model, now),
         };
         let sdk = retry::applies_to(&model.api);
+        // Pi 1.5.2 refuses a request its provider cannot build before the SDK sees the options.
+        let refused = match model.api.as_str() {
+            "openai-responses" => openai_responses::refusal(request, now),
+            _ => None,
+        }
+        .or_else(|| options.refused.clone());
         ModelCall {
             decoder,
             http,
@@ -88,7 +94,7 @@ impl ModelCall {
                 .timeout_ms
                 .filter(|_| sdk)
                 .map(Duration::from_millis),
-            refused: options.refused.clone(),
+            refused,
             thread,
             tracking,
             diagnostics: Vec::new(),

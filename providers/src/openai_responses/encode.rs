@@ -169,6 +169,38 @@ fn assistant_items(
     }
 }
 
+/// Why Pi 1.5.2 fails `request` before sending it, if it does: a grammar tool it refuses, else
+/// the first call of such a tool, in the conversation as sent, whose input is not a string.
+pub fn refusal(request: &ModelRequest, now: u64) -> Option<String> {
+    let model = &request.model;
+    if let Some(refused) = grammar::refused_tool(model, &request.tools) {
+        return Some(refused);
+    }
+    let grammar_inputs = grammar::input_properties(model, &request.tools);
+    if grammar_inputs.is_empty() {
+        return None;
+    }
+    let messages = transform_messages(
+        &request.messages,
+        model,
+        &|id, source| normalize_tool_call_id(model, id, source),
+        now,
+    );
+    let calls = messages.iter().flat_map(|message| match &**message {
+        Message::Assistant(assistant) => assistant.content.as_slice(),
+        _ => &[],
+    });
+    calls
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .find_map(|call| {
+            let property = grammar_inputs.get(&call.name)?;
+            grammar::call_input(&call.name, &call.arguments, property).err()
+        })
+}
+
 /// `convertResponsesMessages`: the system prompt (as `developer` for reasoning models) and the
 /// transformed conversation as Responses input items.
 pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
@@ -266,7 +298,11 @@ fn convert_tools(tools: &[ToolDefinition], supports_strict: bool, supports_gramm
     tools
         .iter()
         .map(|tool| {
-            if let Some(g) = grammar::grammar(tool).filter(|_| supports_grammar) {
+            if let Some(g) = grammar::grammar(tool)
+                .ok()
+                .flatten()
+                .filter(|_| supports_grammar)
+            {
                 return json!({
                     "type": "custom",
                     "name": tool.name,
