@@ -70,9 +70,15 @@ impl ModelCall {
             _ => None,
         };
         let decoder: Box<dyn StreamDecoder> = match model.api.as_str() {
-            "openai-responses" => {
-                Box::new(openai_responses::Decoder::new(model, now).with_tools(&request.tools))
-            }
+            "anthropic-messages" => Box::new(
+                anthropic::Decoder::new(model, now)
+                    .with_requested_effort(anthropic::requested_effort(request, options)),
+            ),
+            "openai-responses" => Box::new(
+                openai_responses::Decoder::new(model, now)
+                    .with_tools(&request.tools)
+                    .with_requested_effort(openai_responses::requested_effort(request, options)),
+            ),
             _ => ModelCall::decoder_for(model, now),
         };
         let sdk = retry::applies_to(&model.api);

@@ -52,7 +52,8 @@ fn bodies_match_the_original() {
 }
 
 /// The decoder for a stream fixture: the request it answers may declare grammar tools (with the
-/// model's `compat`), whose custom calls decode into their input property.
+/// model's `compat`), whose custom calls decode into their input property, and ask for an effort
+/// mid-conversation.
 fn stream_decoder(stream: &Value) -> Decoder {
     let mut model = stream_model();
     model.compat = serde_json::from_value(stream["compat"].clone()).unwrap();
@@ -67,7 +68,15 @@ fn stream_decoder(stream: &Value) -> Decoder {
             constrained_sampling: t.get("constrainedSampling").cloned(),
         })
         .collect();
-    Decoder::new(&model, 0).with_tools(&tools)
+    // The effort a mid-conversation-effort model was asked for, which its answer records.
+    let request = fixture_request(&serde_json::json!({
+        "model": model, "context": {"messages": []}, "options": stream["options"],
+    }));
+    let effort =
+        pi_providers::openai_responses::requested_effort(&request, &fixture_options(stream, "key"));
+    Decoder::new(&model, 0)
+        .with_tools(&tools)
+        .with_requested_effort(effort)
 }
 
 fn decode(stream: &Value, cuts: &[usize]) -> Vec<StreamEvent> {
