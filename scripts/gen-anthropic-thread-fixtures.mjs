@@ -29,6 +29,13 @@ const tools = [
 // The same tool preferring constrained sampling, and Anthropic's error for too many strict tools.
 const strictTools = [{ ...tools[0], constrainedSampling: { type: "json_schema", strict: "prefer" } }];
 const strictCompat = { compat: { supportsStrictTools: true } };
+// The catalog's newer Claude models: adaptive thinking whose effort can change mid-conversation.
+const effortCompat = { forceAdaptiveThinking: true, supportsMidConvoEffort: true };
+// An answer already in the session, as a 1.5.2 session keeps it.
+const recorded = (t, over = {}) => ({ role: "assistant", content: t ? [{ type: "text", text: t }] : [],
+  api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5",
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: "stop", timestamp: 2, ...over });
 
 // An answer the fake server streams: text and tool calls, a stop reason, the model it names.
 const text = (id, t, over = {}) => ({ id, blocks: [{ type: "text", text: t }], stop: "end_turn", ...over });
@@ -240,6 +247,45 @@ const cases = [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [text("msg_2", "More")] },
   ] },
+  // Mid-conversation effort (`compat.supportsMidConvoEffort`): the level goes as a trailing
+  // `system` message with `output_config`, each earlier answer that recorded one is preceded by
+  // its own, and the thread continues across a change of level; a step's `options` change the
+  // level between requests of the one session.
+  { name: "mid-convo-effort-changes", model: model({ id: "claude-opus-5", reasoning: true, compat: effortCompat, thinkingLevelMap: { xhigh: "xhigh", max: "max" } }),
+    tools, options: { sessionId: "s40", reasoning: "low" }, steps: [
+    { add: [user("hi")], answers: [toolUse("msg_1", "toolu_1", "a")] },
+    { add: [result("toolu_1", "A")], answers: [text("msg_2", "Read")] },
+    { options: { reasoning: "high" }, add: [user("more", 6)], answers: [text("msg_3", "More")] },
+    { options: { reasoning: "xhigh" }, add: [user("again", 7)], answers: [text("msg_4", "Again")] },
+    { options: { reasoning: undefined }, add: [user("no thinking", 8)], answers: [text("msg_5", "Plain")] },
+    { options: { reasoning: "minimal" }, add: [user("back", 9)], answers: [text("msg_6", "Back")] },
+  ] },
+  { name: "mid-convo-effort-budget-model", model: model({ reasoning: true, compat: { supportsMidConvoEffort: true } }),
+    options: { sessionId: "s41", reasoning: "medium", temperature: 0.5 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { options: { reasoning: undefined }, add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "mid-convo-effort-off-unsupported", model: model({ reasoning: true, compat: effortCompat, thinkingLevelMap: { off: null, high: "max" } }),
+    options: { sessionId: "s42" }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+    { options: { reasoning: "high" }, add: [user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "mid-convo-effort-non-reasoning-model", model: model({ compat: { supportsMidConvoEffort: true } }),
+    options: { temperature: 0.2 }, steps: [
+    { add: [user("hi")], answers: [text("msg_1", "Hello")] },
+  ] },
+  { name: "mid-convo-effort-recorded-levels", model: model({ reasoning: true, compat: effortCompat }),
+    options: { reasoning: "medium" }, steps: [
+    { add: [user("hi"),
+      recorded("One", { providerThinkingLevel: "max" }),
+      user("two", 2), recorded("Two", { providerThinkingLevel: "minimal" }),
+      user("three", 2), recorded("Three", { providerThinkingLevel: "low", provider: "other" }),
+      user("four", 2), recorded("Four", { providerThinkingLevel: "low", api: "openai-responses" }),
+      user("five", 2), recorded("Five", { providerThinkingLevel: "high", model: "claude-older" }),
+      user("six", 2), recorded("", { providerThinkingLevel: "low" }),
+      user("seven", 2), recorded("Seven", { providerThinkingLevel: "low", stopReason: "error", errorMessage: "x" }),
+      user("last", 3)], answers: [text("msg_1", "Hello")] },
+  ] },
   { name: "configured-beta-header", model: model({ headers: { "anthropic-beta": "custom-1" } }), options: { sessionId: "s14" }, steps: [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [text("msg_2", "More")] },
@@ -274,7 +320,8 @@ for (const c of cases) {
     };
     const context = { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) };
     const stepModel = step.model ?? c.model;
-    const reply = await streamSimple(stepModel, context, { apiKey: "key", ...c.options, fetch }).result();
+    const stepOptions = { ...c.options, ...step.options };
+    const reply = await streamSimple(stepModel, context, { apiKey: "key", ...stepOptions, fetch }).result();
     if (answers.length > 0) throw new Error(`${c.name}: ${answers.length} answers unused`);
     // The answer as the session keeps it (the loop adds no field the encoder reads).
     // The answer's times vary between runs and no request carries them: the timestamp is fixed
@@ -282,7 +329,7 @@ for (const c of cases) {
     const kept = { ...reply, timestamp: 4 };
     delete kept.durationMs;
     if (kept.diagnostics) kept.diagnostics = kept.diagnostics.map((d) => ({ ...d, timestamp: 0 }));
-    steps.push({ ...(step.model ? { model: step.model } : {}), context: { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) },
+    steps.push({ ...(step.model ? { model: step.model } : {}), ...(step.options ? { options: stepOptions } : {}), context: { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) },
       requests: sent, reply: kept });
     if (step.keep !== false) messages = [...messages, kept];
   }

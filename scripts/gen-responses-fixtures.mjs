@@ -67,6 +67,20 @@ const grammarHistory = [
   assistant([{ type: "toolCall", id: "call_9|ctc_9", name: "stamp", arguments: { text: "ok" } }], { model: "gpt-5" }),
   { ...result("call_9|ctc_9", [{ type: "text", text: "stamped" }]), toolName: "stamp" },
 ];
+const effortCompat = { supportsMidConvoEffort: true };
+const effortHistory = [
+  user("one"),
+  assistant([{ type: "text", text: "One" }], { stopReason: "stop", providerThinkingLevel: "low" }),
+  user("two"),
+  assistant([{ type: "text", text: "Two" }], { stopReason: "stop", providerThinkingLevel: "whatever" }),
+  user("three"),
+  assistant([{ type: "text", text: "Three" }], { stopReason: "stop", model: "gpt-5", providerThinkingLevel: "high" }),
+  user("four"),
+  assistant([], { stopReason: "stop", providerThinkingLevel: "high" }),
+  user("five"),
+  assistant([{ type: "text", text: "Five" }], { stopReason: "stop" }),
+  user("six"),
+];
 const bodyCases = [
   { name: "history-reasoning-high", model: model(), context: { systemPrompt: "Be brief.", messages: history, tools }, options: { reasoning: "high", sessionId: "sess-1" } },
   { name: "reasoning-off-default", model: model(), context: { systemPrompt: "S", messages: [user("hi")] }, options: {} },
@@ -81,6 +95,47 @@ const bodyCases = [
   // grammar goes out as a `custom` tool, its calls and results as `custom_tool_call` items.
   { name: "grammar-tools", model: model({ compat: { supportsOpenAIGrammarTools: true } }), context: { messages: grammarHistory, tools: grammarTools }, options: {} },
   { name: "grammar-tools-unsupported", model: model(), context: { messages: grammarHistory, tools: grammarTools }, options: {} },
+  // Mid-conversation effort (`compat.supportsMidConvoEffort`): the request asks for "medium" and
+  // the level goes as a trailing `configuration_update` item, each earlier answer of the same
+  // model that recorded a level preceded by one with it.
+  { name: "mid-convo-effort", model: model({ compat: effortCompat, thinkingLevelMap: { xhigh: "xhigh", high: "max" } }),
+    context: { systemPrompt: "S", messages: effortHistory, tools }, options: { reasoning: "high" } },
+  { name: "mid-convo-effort-unmapped", model: model({ compat: effortCompat }), context: { messages: effortHistory }, options: { reasoning: "low" } },
+  { name: "mid-convo-effort-off", model: model({ compat: effortCompat }), context: { messages: effortHistory }, options: {} },
+  { name: "mid-convo-effort-non-reasoning", model: model({ reasoning: false, compat: effortCompat }), context: { messages: effortHistory }, options: { reasoning: "medium" } },
+  { name: "mid-convo-effort-chatgpt-sign-in", model: model({ baseUrl: "https://api.openai.com/v1", compat: effortCompat }), context: { messages: effortHistory }, options: { reasoning: "high", apiKey: "eyJ.chatgpt" } },
+  { name: "mid-convo-effort-api-key", model: model({ baseUrl: "https://api.openai.com/v1", compat: effortCompat }), context: { messages: effortHistory }, options: { reasoning: "high", apiKey: "sk-proj-1" } },
+];
+
+// Grammar tools 1.5.2 refuses (`resolveGrammarConstrainedSampling`, `getGrammarToolInput`): with
+// `compat.supportsOpenAIGrammarTools` the stream fails with an error message and nothing is sent.
+const grammarTool = (name, parameters, variants) => ({ name, description: name, parameters,
+  constrainedSampling: { type: "grammar", variants } });
+const patchSchema = { type: "object", properties: { patch: { type: "string" } }, required: ["patch"] };
+const lark = { openai_lark: "start: /.+/s" };
+const refusalCases = [
+  { name: "no-variant", tools: [tools[0], grammarTool("g", patchSchema, { openai_lark: "  ", openai_regex: 7, other: "x" })] },
+  { name: "no-variants-object", tools: [grammarTool("g", patchSchema, {})] },
+  { name: "schema-not-object", tools: [grammarTool("g", { type: "string" }, lark)] },
+  { name: "no-required", tools: [grammarTool("g", { type: "object", properties: { patch: { type: "string" } } }, lark)] },
+  { name: "two-required", tools: [grammarTool("g", { type: "object", properties: { a: { type: "string" }, b: { type: "string" } }, required: ["a", "b"] }, lark)] },
+  { name: "required-not-a-string", tools: [grammarTool("g", { type: "object", properties: { a: { type: "string" } }, required: [1] }, lark)] },
+  { name: "required-undeclared", tools: [grammarTool("g", { type: "object", properties: { a: { type: "string" } }, required: ["b"] }, lark)] },
+  { name: "required-without-properties", tools: [grammarTool("g", { type: "object", required: ["b"] }, lark)] },
+  { name: "property-not-string", tools: [grammarTool("g", { type: "object", properties: { a: { type: "number" } }, required: ["a"] }, lark)] },
+  { name: "property-without-type", tools: [grammarTool("g", { type: "object", properties: { a: {} }, required: ["a"] }, lark)] },
+  { name: "first-refused-tool-named", tools: [grammarTool("first", { type: "string" }, lark), grammarTool("second", patchSchema, {})] },
+  { name: "history-call-not-a-string", tools: grammarTools, messages: [user("patch it"),
+    assistant([{ type: "toolCall", id: "call_7|ctc_7", name: "apply_patch", arguments: { patch: 5 } }]),
+    { ...result("call_7|ctc_7", [{ type: "text", text: "patched" }]), toolName: "apply_patch" }] },
+  { name: "history-call-missing-property", tools: grammarTools, messages: [user("patch it"),
+    assistant([{ type: "toolCall", id: "call_7|ctc_7", name: "stamp", arguments: {} }], { model: "other" }),
+    { ...result("call_7|ctc_7", [{ type: "text", text: "stamped" }]), toolName: "stamp" }] },
+  // Not refused: a failed answer's calls are not sent; without the compat the tool is a function.
+  { name: "history-failed-answer-not-checked", tools: grammarTools, messages: [user("patch it"),
+    assistant([{ type: "toolCall", id: "call_7|ctc_7", name: "apply_patch", arguments: { patch: 5 } }], { stopReason: "error", errorMessage: "x" }),
+    user("again")] },
+  { name: "unsupported-not-refused", compat: {}, tools: [grammarTool("g", { type: "string" }, {})] },
 ];
 
 const sse = (events) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
@@ -200,6 +255,8 @@ const streams = [
     { type: "response.custom_tool_call_input.delta", output_index: 0, delta: "abc" },
     { type: "response.custom_tool_call_input.done", output_index: 0, input: "xyz" },
     completed("completed")] },
+  // The answer to a request with a mid-conversation effort records it (after `model`).
+  { name: "mid-convo-effort-recorded", compat: { supportsMidConvoEffort: true }, options: { reasoning: "xhigh" }, events: textStream },
   { name: "custom-tool-call-without-grammar-tools", events: [created,
     { type: "response.output_item.added", output_index: 0, item: { type: "custom_tool_call", id: "ctc_5", call_id: "call_5", name: "apply_patch", input: "" } },
     { type: "response.custom_tool_call_input.delta", output_index: 0, delta: "p" },
@@ -209,7 +266,9 @@ const streams = [
 for (const s of streams) s.body = s.raw ?? sse(s.events);
 
 let current = "";
+let requests = 0;
 const server = http.createServer((req, res) => {
+  requests += 1;
   req.resume();
   req.on("end", () => {
     res.writeHead(200, { "content-type": "text/event-stream" });
@@ -233,9 +292,9 @@ for (const s of streams) {
   current = s.body;
   const events = [];
   let final;
-  const over = s.grammar ? { compat: { supportsOpenAIGrammarTools: true } } : {};
+  const over = s.grammar ? { compat: { supportsOpenAIGrammarTools: true } } : s.compat ? { compat: s.compat } : {};
   const context = s.grammar ? { messages: [user("hi")], tools: grammarTools } : { messages: [user("hi")] };
-  const stream = streamSimple(model({ baseUrl: `http://127.0.0.1:${port}/v1`, ...over }), context, { apiKey: "key", maxRetries: 0 });
+  const stream = streamSimple(model({ baseUrl: `http://127.0.0.1:${port}/v1`, ...over }), context, { apiKey: "key", maxRetries: 0, ...s.options });
   for await (const e of stream) {
     if (e.type === "done") final = e.message;
     else if (e.type === "error") final = e.error;
@@ -245,8 +304,20 @@ for (const s of streams) {
   delete message.timestamp;
   delete message.role;
   delete message.durationMs; // the loop's measure, not the decoder's
-  decoded.push({ name: s.name, ...(s.grammar ? { compat: over.compat, tools: grammarTools } : {}), body: s.body, events: JSON.parse(JSON.stringify(events)), message });
+  decoded.push({ name: s.name, ...(s.grammar ? { compat: over.compat, tools: grammarTools } : {}),
+    ...(s.compat ? { compat: s.compat } : {}), ...(s.options ? { options: s.options } : {}), body: s.body, events: JSON.parse(JSON.stringify(events)), message });
+}
+const refusals = [];
+for (const c of refusalCases) {
+  requests = 0;
+  current = sse([completed("completed")]);
+  const compat = c.compat ?? { supportsOpenAIGrammarTools: true };
+  const context = { messages: c.messages ?? [user("hi")], tools: c.tools };
+  const stream = streamSimple(model({ baseUrl: `http://127.0.0.1:${port}/v1`, compat }), context, { apiKey: "key", maxRetries: 0 });
+  const final = await stream.result();
+  refusals.push({ name: c.name, compat, tools: c.tools, messages: context.messages, sent: requests,
+    stopReason: final.stopReason, ...(final.errorMessage === undefined ? {} : { errorMessage: final.errorMessage }) });
 }
 server.close();
-fs.writeFileSync(out, JSON.stringify({ bodies, streams: decoded }, null, 1) + "\n");
-console.log(`${bodies.length} bodies, ${decoded.length} streams -> ${out}`);
+fs.writeFileSync(out, JSON.stringify({ bodies, streams: decoded, refusals }, null, 1) + "\n");
+console.log(`${bodies.length} bodies, ${decoded.length} streams, ${refusals.length} refusals -> ${out}`);

@@ -298,6 +298,11 @@ json_object! {
         pub usage: Usage = "usage" (req),
         pub stop_reason: StopReason = "stopReason" (req),
         pub timestamp: u64 = "timestamp" (req),
+        /// Pi 1.5: the effort the request asked for where the model takes effort changes
+        /// mid-conversation (`compat.supportsMidConvoEffort`), which later requests of the
+        /// conversation send again before this answer. Anthropic's provider adds it here, after
+        /// the stream's head; a file that has it elsewhere keeps its place (the read order).
+        pub provider_thinking_level: Option<String> = "providerThinkingLevel" (opt),
         /// Where Pi 1.5.2's providers add them before the stream (a refused thread, the
         /// strict-tool limits): before the response's id and anything the stream sets.
         pub diagnostics: Option<Vec<Value>> = "diagnostics" (opt),

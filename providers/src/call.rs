@@ -70,12 +70,24 @@ impl ModelCall {
             _ => None,
         };
         let decoder: Box<dyn StreamDecoder> = match model.api.as_str() {
-            "openai-responses" => {
-                Box::new(openai_responses::Decoder::new(model, now).with_tools(&request.tools))
-            }
+            "anthropic-messages" => Box::new(
+                anthropic::Decoder::new(model, now)
+                    .with_requested_effort(anthropic::requested_effort(request, options)),
+            ),
+            "openai-responses" => Box::new(
+                openai_responses::Decoder::new(model, now)
+                    .with_tools(&request.tools)
+                    .with_requested_effort(openai_responses::requested_effort(request, options)),
+            ),
             _ => ModelCall::decoder_for(model, now),
         };
         let sdk = retry::applies_to(&model.api);
+        // Pi 1.5.2 refuses a request its provider cannot build before the SDK sees the options.
+        let refused = match model.api.as_str() {
+            "openai-responses" => openai_responses::refusal(request, now),
+            _ => None,
+        }
+        .or_else(|| options.refused.clone());
         ModelCall {
             decoder,
             http,
@@ -88,7 +100,7 @@ impl ModelCall {
                 .timeout_ms
                 .filter(|_| sdk)
                 .map(Duration::from_millis),
-            refused: options.refused.clone(),
+            refused,
             thread,
             tracking,
             diagnostics: Vec::new(),

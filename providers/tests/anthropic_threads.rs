@@ -29,8 +29,15 @@ use pi_providers::transport::poll_once;
 use pi_providers::transport::scripted::{ScriptedResponse, ScriptedTransport};
 use serde_json::{json, Value};
 
+/// The options of `step`: its own when it changed them (the thinking level between requests of
+/// one session), else the conversation's.
+fn step_options<'a>(case: &'a Value, step: &'a Value) -> &'a Value {
+    step.get("options").unwrap_or(&case["options"])
+}
+
 fn request(case: &Value, step: &Value, thread: Option<ThreadState>) -> ModelRequest {
     let context = &step["context"];
+    let options = step_options(case, step);
     ModelRequest {
         model: serde_json::from_value(step.get("model").unwrap_or(&case["model"]).clone()).unwrap(),
         system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
@@ -46,8 +53,8 @@ fn request(case: &Value, step: &Value, thread: Option<ThreadState>) -> ModelRequ
                 constrained_sampling: t.get("constrainedSampling").cloned(),
             })
             .collect(),
-        reasoning: serde_json::from_value(case["options"]["reasoning"].clone()).unwrap(),
-        session_id: case["options"]["sessionId"].as_str().map(str::to_owned),
+        reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
+        session_id: options["sessionId"].as_str().map(str::to_owned),
         max_tokens: None,
         thread,
         session_diagnostics: Arc::default(),
@@ -143,6 +150,10 @@ fn threaded_requests_match_the_original_over_whole_conversations() {
         for (k, step) in case["steps"].as_array().unwrap().iter().enumerate() {
             let mut request = request(case, step, thread.clone());
             request.session_diagnostics = Arc::new(diagnostics.clone());
+            let options = pi_providers::CallOptions {
+                temperature: step_options(case, step)["temperature"].as_f64(),
+                ..options.clone()
+            };
             let (sent, reply, handed_back) = run_step(&request, &options, step);
             let theirs: Vec<Value> = step["requests"]
                 .as_array()
@@ -217,7 +228,14 @@ fn each_streamed_answer_decodes_to_the_originals_message() {
             decoded += 1;
             let ours =
                 pi_core::json::to_string(&pi_core::message::Message::Assistant(message)).unwrap();
-            let theirs = pi_core::json::to_string(&step["reply"]).unwrap();
+            // The effort an answer records comes from its request (compared above), not the
+            // stream.
+            let mut theirs = step["reply"].clone();
+            theirs
+                .as_object_mut()
+                .unwrap()
+                .shift_remove("providerThinkingLevel");
+            let theirs = pi_core::json::to_string(&theirs).unwrap();
             if ours != theirs {
                 wrong.push(format!(
                     "{} step {k}\n  ours:   {ours}\n  theirs: {theirs}",

@@ -52,7 +52,8 @@ fn bodies_match_the_original() {
 }
 
 /// The decoder for a stream fixture: the request it answers may declare grammar tools (with the
-/// model's `compat`), whose custom calls decode into their input property.
+/// model's `compat`), whose custom calls decode into their input property, and ask for an effort
+/// mid-conversation.
 fn stream_decoder(stream: &Value) -> Decoder {
     let mut model = stream_model();
     model.compat = serde_json::from_value(stream["compat"].clone()).unwrap();
@@ -67,7 +68,15 @@ fn stream_decoder(stream: &Value) -> Decoder {
             constrained_sampling: t.get("constrainedSampling").cloned(),
         })
         .collect();
-    Decoder::new(&model, 0).with_tools(&tools)
+    // The effort a mid-conversation-effort model was asked for, which its answer records.
+    let request = fixture_request(&serde_json::json!({
+        "model": model, "context": {"messages": []}, "options": stream["options"],
+    }));
+    let effort =
+        pi_providers::openai_responses::requested_effort(&request, &fixture_options(stream, "key"));
+    Decoder::new(&model, 0)
+        .with_tools(&tools)
+        .with_requested_effort(effort)
 }
 
 fn decode(stream: &Value, cuts: &[usize]) -> Vec<StreamEvent> {
@@ -211,4 +220,55 @@ async fn a_call_over_http_decodes_the_served_stream() {
     assert!(head.contains("session_id: session-7"), "{head}");
     assert_eq!(body["prompt_cache_key"], "session-7");
     assert_eq!(body["input"][0]["role"], "developer");
+}
+
+/// A grammar tool Pi 1.5.2 refuses (no usable variant, not one required string property, a
+/// call in the history whose input property is not a string) fails the call before anything is
+/// sent, with 1.5.2's text; a failed answer's calls are not checked (they are not sent), and a
+/// model without grammar tools sends the tool as a function tool.
+#[tokio::test]
+async fn refused_grammar_tools_fail_the_call_unsent_as_the_original_fails_it() {
+    use pi_providers::call::ModelCall;
+    use pi_providers::retry::FixedClock;
+    use pi_providers::transport::scripted::{ScriptedResponse, ScriptedTransport};
+
+    let mut wrong = Vec::new();
+    for case in fixtures()["refusals"].as_array().unwrap() {
+        let mut model = stream_model();
+        model.compat = serde_json::from_value(case["compat"].clone()).unwrap();
+        let fixture = serde_json::json!({
+            "model": model,
+            "context": {"messages": case["messages"], "tools": case["tools"]},
+            "options": {},
+        });
+        let request = fixture_request(&fixture);
+        let body = fixtures()["streams"][0]["body"].as_str().unwrap();
+        let served = ScriptedResponse::new(200, body.to_owned())
+            .with_header("content-type", "text/event-stream");
+        let transport = ScriptedTransport::new([Ok(served)]);
+        let options = fixture_options(&fixture, "key");
+        let mut call = ModelCall::new(&request, &options, 0);
+        let mut events = call.open(&transport, &FixedClock::default()).await;
+        while !call.is_done() {
+            events.extend(call.next().await);
+        }
+        let (_, message) = observe(events);
+        let ours = serde_json::json!({
+            "sent": transport.requests().len(),
+            "stopReason": message.stop_reason,
+            "errorMessage": message.error_message,
+        });
+        let theirs = serde_json::json!({
+            "sent": case["sent"],
+            "stopReason": case["stopReason"],
+            "errorMessage": case["errorMessage"],
+        });
+        if ours != theirs {
+            wrong.push(format!(
+                "{}\n  ours:   {ours}\n  theirs: {theirs}",
+                case["name"]
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -144,6 +144,13 @@ impl Decoder {
         }
     }
 
+    /// The same decoder for a request that asked for `effort` mid-conversation, which every
+    /// message it makes records (`providerThinkingLevel`), as Pi 1.5.2 sets it before sending.
+    pub fn with_requested_effort(mut self, effort: Option<String>) -> Self {
+        self.head.provider_thinking_level = effort;
+        self
+    }
+
     /// The HTTP response arrived with a success status.
     pub fn start(&mut self) -> Vec<StreamEvent> {
         self.started = true;

@@ -14,6 +14,8 @@ use crate::strict_schema::{anthropic_strict_parameters, prefers_strict};
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
+use super::effort;
+
 /// Tool names as Claude Code spells them; subscription (OAuth) requests must use them.
 const CLAUDE_CODE_TOOLS: [&str; 17] = [
     "Read",
@@ -260,8 +262,22 @@ pub fn convert_messages(
     cache: Option<&Value>,
     now: u64,
 ) -> Vec<Value> {
+    convert_with_levels(messages, model, oauth, cache, now, false).0
+}
+
+/// [`convert_messages`], and, when `levels` (mid-conversation effort), the index of each
+/// converted answer that recorded an effort this request sends again, with the effort.
+fn convert_with_levels(
+    messages: &[Message],
+    model: &Model,
+    oauth: bool,
+    cache: Option<&Value>,
+    now: u64,
+    levels: bool,
+) -> (Vec<Value>, Vec<(usize, String)>) {
     let messages = transform_messages(messages, model, &|id, _| normalize_tool_call_id(id), now);
     let mut params: Vec<Value> = Vec::new();
+    let mut recorded = Vec::new();
     let mut i = 0;
     while i < messages.len() {
         match &*messages[i] {
@@ -293,6 +309,10 @@ pub fn convert_messages(
                 let allow_empty = compat_flag(model, "allowEmptySignature", false);
                 let blocks = assistant_blocks(assistant, oauth, allow_empty);
                 if !blocks.is_empty() {
+                    let level = effort::recorded(assistant, &model.provider).filter(|_| levels);
+                    if let Some(level) = level {
+                        recorded.push((params.len(), level.to_owned()));
+                    }
                     params.push(object([
                         ("role", json!("assistant")),
                         ("content", Value::Array(blocks)),
@@ -333,7 +353,7 @@ pub fn convert_messages(
     if let (Some(cache), Some(last)) = (cache, params.last_mut()) {
         mark_last_user_block(last, cache);
     }
-    params
+    (params, recorded)
 }
 
 fn mark_last_user_block(message: &mut Value, cache: &Value) {
@@ -513,6 +533,9 @@ fn beta_features(
             if !allowed_fallback_models(model).is_empty() {
                 features.push(SERVER_SIDE_FALLBACK_BETA.to_owned());
             }
+            if effort::supported(request) {
+                features.extend(effort::BETAS.map(str::to_owned));
+            }
             if super::thread::threads_apply(request, options) {
                 features.push(super::thread::MESSAGE_THREADS_BETA.to_owned());
             }
@@ -522,6 +545,36 @@ fn beta_features(
     let mut seen = std::collections::BTreeSet::new();
     features.retain(|f| seen.insert(f.clone()));
     features
+}
+
+/// Whether the request turns thinking off in so many words (`thinking: {type: "disabled"}`): a
+/// reasoning model asked for no level, unless its map marks `off` unsupported (null).
+fn thinking_disabled(model: &Model, thinking: &Thinking) -> bool {
+    let off_unsupported = model
+        .thinking_level_map
+        .as_ref()
+        .is_some_and(|m| matches!(m.get(&ThinkingLevel::Off), Some(None)));
+    model.reasoning && matches!(thinking, Thinking::Off) && !off_unsupported
+}
+
+/// The effort a model with mid-conversation effort is asked for in the messages (see
+/// [`effort`]), and which its answer records.
+fn active_effort(request: &ModelRequest, thinking: &Thinking) -> Option<String> {
+    let adaptive = match thinking {
+        Thinking::Adaptive(level) => Some(level.as_str()),
+        _ => None,
+    };
+    effort::active(
+        request,
+        thinking_disabled(&request.model, thinking),
+        adaptive,
+    )
+}
+
+/// The effort `request` asks for mid-conversation, which its answer records
+/// (`providerThinkingLevel`); none for a model without mid-conversation effort.
+pub(crate) fn requested_effort(request: &ModelRequest, options: &CallOptions) -> Option<String> {
+    active_effort(request, &thinking_and_max_tokens(request, options).1)
 }
 
 /// The request body as pi-ai's payload hook sees it (`stream: true` and `betas` included; the
@@ -557,19 +610,24 @@ pub(crate) fn build_body_with(
     let cache = cache_control(model, options.cache_retention);
     let cache = cache.as_ref();
     let (max_tokens, thinking) = thinking_and_max_tokens(request, options);
+    let thinking_disabled = thinking_disabled(model, &thinking);
+    let active_effort = active_effort(request, &thinking);
 
     let mut params = Map::new();
     params.insert("model".into(), json!(model.id));
-    params.insert(
-        "messages".into(),
-        Value::Array(convert_messages(
-            &request.messages,
-            model,
-            oauth,
-            cache,
-            now,
-        )),
+    let (messages, levels) = convert_with_levels(
+        &request.messages,
+        model,
+        oauth,
+        cache,
+        now,
+        active_effort.is_some(),
     );
+    let messages = match &active_effort {
+        Some(active) => effort::with_level_messages(messages, &levels, active),
+        None => messages,
+    };
+    params.insert("messages".into(), Value::Array(messages));
     params.insert("max_tokens".into(), json!(max_tokens));
     params.insert("stream".into(), json!(true));
     let betas = beta_features(request, options, &thinking);
@@ -587,7 +645,7 @@ pub(crate) fn build_body_with(
         params.insert("system".into(), Value::Array(system));
     }
     if let (Some(t), Thinking::Off) = (options.temperature, &thinking) {
-        if compat_flag(model, "supportsTemperature", true) {
+        if compat_flag(model, "supportsTemperature", true) && !effort::supported(request) {
             params.insert("temperature".into(), json!(t));
         }
     }
@@ -606,23 +664,20 @@ pub(crate) fn build_body_with(
             ),
         );
     }
-    // A map that marks `off` unsupported (null) leaves thinking unsaid when it is off.
-    let off_unsupported = model
-        .thinking_level_map
-        .as_ref()
-        .is_some_and(|m| matches!(m.get(&ThinkingLevel::Off), Some(None)));
-    if model.reasoning {
+    if thinking_disabled {
+        params.insert("thinking".into(), json!({"type": "disabled"}));
+    } else if active_effort.is_some() {
+        params.insert("thinking".into(), effort::thinking());
+        params.insert("output_config".into(), effort::output_config());
+    } else if model.reasoning {
         match thinking {
-            Thinking::Off if !off_unsupported => {
-                params.insert("thinking".into(), json!({"type": "disabled"}));
-            }
             Thinking::Off => {}
-            Thinking::Adaptive(effort) => {
+            Thinking::Adaptive(level) => {
                 params.insert(
                     "thinking".into(),
                     json!({"type": "adaptive", "display": "summarized"}),
                 );
-                params.insert("output_config".into(), json!({"effort": effort}));
+                params.insert("output_config".into(), json!({"effort": level}));
             }
             Thinking::Budget(budget) => {
                 let budget = if budget > 0 { budget } else { 1024 };

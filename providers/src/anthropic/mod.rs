@@ -2,6 +2,7 @@
 //! its protocol.
 
 mod decode;
+mod effort;
 mod encode;
 mod thread;
 
@@ -13,7 +14,7 @@ pub use encode::{
 };
 
 use encode::build_body_with;
-pub(crate) use encode::strict_tools_given_up;
+pub(crate) use encode::{requested_effort, strict_tools_given_up};
 
 use pi_core::agent::ModelRequest;
 

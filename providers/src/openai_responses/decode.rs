@@ -14,7 +14,7 @@ use pi_core::partial_json::{parse_streaming_json, parse_tool_call_arguments};
 use std::collections::BTreeMap;
 
 use pi_core::agent::ToolDefinition;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::grammar::{self, InputBuffer};
 use crate::cost::calculate_cost;
@@ -98,6 +98,35 @@ impl Decoder {
     /// pi-ai's `grammarToolInputProperties`; other custom calls into `input`).
     pub fn with_tools(mut self, tools: &[ToolDefinition]) -> Self {
         self.grammar_inputs = grammar::input_properties(&self.model, tools);
+        self
+    }
+
+    /// The same decoder for a request that asked for `effort` mid-conversation, which every
+    /// message it makes records (`providerThinkingLevel`, after `model`, where Pi 1.5.2's
+    /// Responses provider writes it).
+    pub fn with_requested_effort(mut self, effort: Option<String>) -> Self {
+        let Some(effort) = effort else {
+            return self;
+        };
+        // The key order goes with the message: write it out, place the key, read it back.
+        if let Ok(Value::Object(fields)) = serde_json::to_value(&self.head) {
+            let mut placed = Map::new();
+            for (key, value) in fields {
+                let after = key == "model";
+                placed.insert(key, value);
+                if after {
+                    placed.insert(
+                        "providerThinkingLevel".into(),
+                        Value::String(effort.clone()),
+                    );
+                }
+            }
+            if let Ok(head) = serde_json::from_value(Value::Object(placed)) {
+                self.head = head;
+                return self;
+            }
+        }
+        self.head.provider_thinking_level = Some(effort);
         self
     }
 

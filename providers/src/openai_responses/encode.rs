@@ -22,6 +22,47 @@ use crate::{compat_flag, CacheRetention, CallOptions};
 /// Providers whose tool-call ids carry a Responses item id (`call|item`).
 const ITEM_ID_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
 
+/// The effort a request asks for in its settings when its level goes mid-conversation (Pi
+/// 1.5.2's `CONFIGURATION_UPDATE_REQUEST_EFFORT`).
+const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
+
+/// The address of OpenAI's own API, where a key that is not an API key is a ChatGPT sign-in.
+const OPENAI_API_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Whether the call signs in with ChatGPT (Pi's `isChatGPTSignIn`): OpenAI's own API with a
+/// token that is not an `sk-` key. Such calls leave out the fields that sign-in refuses.
+fn chatgpt_sign_in(model: &Model, api_key: &str) -> bool {
+    model.provider == "openai"
+        && model.base_url == OPENAI_API_BASE_URL
+        && !api_key.starts_with("sk-")
+}
+
+/// The effort `request` asks for mid-conversation (Pi 1.5.2's `getConfigurationUpdateEffort`):
+/// with `compat.supportsMidConvoEffort`, a level (clamped, not off) and no ChatGPT sign-in, the
+/// level as the model's map names it. It goes as a trailing `configuration_update` item, and the
+/// answer records it (`providerThinkingLevel`).
+pub fn requested_effort(request: &ModelRequest, options: &CallOptions) -> Option<String> {
+    let model = &request.model;
+    if !compat_flag(model, "supportsMidConvoEffort", false)
+        || chatgpt_sign_in(model, &options.api_key)
+    {
+        return None;
+    }
+    let level = request
+        .reasoning
+        .map(|level| clamp_thinking_level(model, level))
+        .filter(|level| *level != ThinkingLevel::Off)?;
+    let mapped = model
+        .thinking_level_map
+        .as_ref()
+        .and_then(|map| map.get(&level).cloned().flatten());
+    Some(mapped.unwrap_or_else(|| level.as_str().to_owned()))
+}
+
+fn configuration_update(effort: &str) -> Value {
+    json!({"type": "configuration_update", "reasoning": {"effort": effort}})
+}
+
 /// Whether the session id goes out as a `session_id` header.
 pub fn sends_session_id_header(model: &Model) -> bool {
     compat_flag(model, "sendSessionIdHeader", true)
@@ -86,7 +127,30 @@ fn input_image(mime_type: &str, data: &str) -> Value {
     json!({"type": "input_image", "detail": "auto", "image_url": format!("data:{mime_type};base64,{data}")})
 }
 
+/// The items of `message`, preceded, when the request sends its level mid-conversation
+/// (`efforts`), by a `configuration_update` with the level an answer of the same model recorded.
 fn assistant_items(
+    model: &Model,
+    message: &AssistantMessage,
+    index: usize,
+    grammar_inputs: &BTreeMap<String, String>,
+    efforts: bool,
+    out: &mut Vec<Value>,
+) {
+    let start = out.len();
+    answer_items(model, message, index, grammar_inputs, out);
+    let same_model =
+        message.provider == model.provider && message.api == model.api && message.model == model.id;
+    if let (true, true, Some(level)) = (
+        efforts && same_model,
+        out.len() > start,
+        &message.provider_thinking_level,
+    ) {
+        out.insert(start, configuration_update(level));
+    }
+}
+
+fn answer_items(
     model: &Model,
     message: &AssistantMessage,
     index: usize,
@@ -169,9 +233,47 @@ fn assistant_items(
     }
 }
 
+/// Why Pi 1.5.2 fails `request` before sending it, if it does: a grammar tool it refuses, else
+/// the first call of such a tool, in the conversation as sent, whose input is not a string.
+pub fn refusal(request: &ModelRequest, now: u64) -> Option<String> {
+    let model = &request.model;
+    if let Some(refused) = grammar::refused_tool(model, &request.tools) {
+        return Some(refused);
+    }
+    let grammar_inputs = grammar::input_properties(model, &request.tools);
+    if grammar_inputs.is_empty() {
+        return None;
+    }
+    let messages = transform_messages(
+        &request.messages,
+        model,
+        &|id, source| normalize_tool_call_id(model, id, source),
+        now,
+    );
+    let calls = messages.iter().flat_map(|message| match &**message {
+        Message::Assistant(assistant) => assistant.content.as_slice(),
+        _ => &[],
+    });
+    calls
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .find_map(|call| {
+            let property = grammar_inputs.get(&call.name)?;
+            grammar::call_input(&call.name, &call.arguments, property).err()
+        })
+}
+
 /// `convertResponsesMessages`: the system prompt (as `developer` for reasoning models) and the
 /// transformed conversation as Responses input items.
 pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
+    convert_with_effort(request, now, None)
+}
+
+/// [`convert_messages`] for a request that asks for `effort` mid-conversation: earlier levels
+/// before their answers, and the effort last.
+fn convert_with_effort(request: &ModelRequest, now: u64, effort: Option<&str>) -> Vec<Value> {
     let model = &request.model;
     let messages = transform_messages(
         &request.messages,
@@ -216,9 +318,14 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
                     ]));
                 }
             }
-            Message::Assistant(assistant) => {
-                assistant_items(model, assistant, index, &grammar_inputs, &mut items)
-            }
+            Message::Assistant(assistant) => assistant_items(
+                model,
+                assistant,
+                index,
+                &grammar_inputs,
+                effort.is_some(),
+                &mut items,
+            ),
             Message::ToolResult(result) => {
                 let text = text_parts(&result.content).collect::<Vec<_>>().join(
                     "
@@ -257,6 +364,7 @@ pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
             index += 1;
         }
     }
+    items.extend(effort.map(configuration_update));
     items
 }
 
@@ -266,7 +374,11 @@ fn convert_tools(tools: &[ToolDefinition], supports_strict: bool, supports_gramm
     tools
         .iter()
         .map(|tool| {
-            if let Some(g) = grammar::grammar(tool).filter(|_| supports_grammar) {
+            if let Some(g) = grammar::grammar(tool)
+                .ok()
+                .flatten()
+                .filter(|_| supports_grammar)
+            {
                 return json!({
                     "type": "custom",
                     "name": tool.name,
@@ -297,9 +409,12 @@ fn convert_tools(tools: &[ToolDefinition], supports_strict: bool, supports_gramm
 /// The request body (`stream: true`, `store: false`).
 pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Value {
     let model = &request.model;
+    let update_effort = requested_effort(request, options);
+    let sign_in = chatgpt_sign_in(model, &options.api_key);
     let mut params = Map::new();
     params.insert("model".into(), json!(model.id));
-    params.insert("input".into(), Value::Array(convert_messages(request, now)));
+    let input = convert_with_effort(request, now, update_effort.as_deref());
+    params.insert("input".into(), Value::Array(input));
     params.insert("stream".into(), json!(true));
     if options.cache_retention != CacheRetention::None {
         if let Some(session) = &request.session_id {
@@ -308,6 +423,7 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     }
     if options.cache_retention == CacheRetention::Long
         && compat_flag(model, "supportsLongCacheRetention", true)
+        && !sign_in
     {
         params.insert("prompt_cache_retention".into(), json!("24h"));
     }
@@ -316,13 +432,13 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     // (`buildBaseOptions`), never below the API's minimum, unless the compat says the endpoint
     // takes none.
     let max_tokens = max_tokens_152(request);
-    if max_tokens > 0 && compat_flag(model, "supportsMaxOutputTokens", true) {
+    if max_tokens > 0 && compat_flag(model, "supportsMaxOutputTokens", true) && !sign_in {
         params.insert(
             "max_output_tokens".into(),
             json!(max_tokens.max(MIN_OUTPUT_TOKENS)),
         );
     }
-    if let Some(t) = options.temperature {
+    if let (Some(t), false) = (options.temperature, sign_in) {
         params.insert("temperature".into(), json!(t));
     }
     if !request.tools.is_empty() {
@@ -343,9 +459,12 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
         let map = model.thinking_level_map.as_ref();
         match effort {
             Some(level) => {
-                let value = map
-                    .and_then(|m| m.get(&level).cloned().flatten())
-                    .unwrap_or_else(|| level.as_str().to_owned());
+                let value = match &update_effort {
+                    Some(_) => CONFIGURATION_UPDATE_REQUEST_EFFORT.to_owned(),
+                    None => map
+                        .and_then(|m| m.get(&level).cloned().flatten())
+                        .unwrap_or_else(|| level.as_str().to_owned()),
+                };
                 params.insert(
                     "reasoning".into(),
                     json!({"effort": value, "summary": "auto"}),

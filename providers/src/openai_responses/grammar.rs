@@ -27,12 +27,30 @@ pub(crate) fn supported(model: &Model) -> bool {
     compat_flag(model, "supportsOpenAIGrammarTools", false)
 }
 
-/// The grammar `tool` is sent with, when it has a usable one.
-pub(crate) fn grammar(tool: &ToolDefinition) -> Option<Grammar> {
-    let config = tool.constrained_sampling.as_ref()?;
+/// How Pi 1.5.2 words its refusal of a grammar tool (`resolveGrammarConstrainedSampling`,
+/// `inferGrammarInputProperty`): the tool's name, then the reason.
+const REFUSED_TOOL: &str = "Tool \"{tool}\" cannot use grammar constrained sampling: {reason}.";
+const NO_VARIANT: &str = "no supported grammar variant was provided";
+const NOT_AN_OBJECT: &str = "grammar constrained sampling requires an object parameter schema";
+const NOT_ONE_REQUIRED: &str =
+    "grammar constrained sampling requires exactly one required string property";
+const UNDECLARED: &str = "grammar constrained sampling requires a properties entry for {property}";
+const NOT_A_STRING: &str = "grammar constrained sampling property {property} must have type string";
+/// Pi 1.5.2's refusal of a grammar tool's call whose input is not a string
+/// (`getGrammarToolInput`).
+const CALL_INPUT_NOT_A_STRING: &str =
+    "Grammar tool call \"{tool}\" requires argument \"{property}\" to be a string.";
+
+/// The grammar `tool` is sent with: none when it asks for no grammar, the refusal's text (Pi
+/// 1.5.2's, which fails the call before it is sent) when it asks for one it cannot have.
+pub(crate) fn grammar(tool: &ToolDefinition) -> Result<Option<Grammar>, String> {
+    let Some(config) = tool.constrained_sampling.as_ref() else {
+        return Ok(None);
+    };
     if config.get("type").and_then(Value::as_str) != Some("grammar") {
-        return None;
+        return Ok(None);
     }
+    let refused = |reason: String| fill(REFUSED_TOOL, &[("tool", &tool.name), ("reason", &reason)]);
     let variant = |name: &str| {
         config
             .pointer(&format!("/variants/{name}"))
@@ -42,28 +60,78 @@ pub(crate) fn grammar(tool: &ToolDefinition) -> Option<Grammar> {
     let (syntax, definition) = match (variant("openai_lark"), variant("openai_regex")) {
         (Some(lark), _) => ("lark", lark),
         (None, Some(regex)) => ("regex", regex),
-        (None, None) => return None,
+        (None, None) => return Err(refused(NO_VARIANT.to_owned())),
     };
-    Some(Grammar {
+    Ok(Some(Grammar {
         syntax,
         definition: definition.to_owned(),
-        input_property: input_property(&tool.parameters)?,
-    })
+        input_property: input_property(&tool.parameters).map_err(refused)?,
+    }))
 }
 
-/// The schema's one required property, which must be a declared string.
-fn input_property(schema: &Value) -> Option<String> {
+/// The schema's one required property, which must be a declared string (or why not, in Pi
+/// 1.5.2's words).
+fn input_property(schema: &Value) -> Result<String, String> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return None;
+        return Err(NOT_AN_OBJECT.to_owned());
     }
-    let [Value::String(name)] = schema.get("required")?.as_array()?.as_slice() else {
-        return None;
+    let required = schema.get("required").and_then(Value::as_array);
+    let Some([Value::String(name)]) = required.map(Vec::as_slice) else {
+        return Err(NOT_ONE_REQUIRED.to_owned());
     };
-    let declared = schema.get("properties")?.get(name)?;
-    (declared.get("type").and_then(Value::as_str) == Some("string")).then(|| name.clone())
+    // A properties entry counts when JavaScript would call it true.
+    let declared = schema
+        .get("properties")
+        .and_then(|properties| properties.get(name))
+        .filter(|entry| truthy(entry))
+        .ok_or_else(|| fill(UNDECLARED, &[("property", name)]))?;
+    if declared.get("type").and_then(Value::as_str) != Some("string") {
+        return Err(fill(NOT_A_STRING, &[("property", name)]));
+    }
+    Ok(name.clone())
 }
 
-/// Each grammar tool's input property by tool name (none when the model takes no grammars).
+/// `template` with each `{name}` of `values` filled in, left to right (a value's own braces are
+/// left alone).
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let known = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            let value = values.iter().find(|(key, _)| *key == name)?.1;
+            Some((value, close))
+        });
+        match known {
+            Some((value, close)) => {
+                out.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// JavaScript's truthiness of a JSON value.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// Each grammar tool's input property by tool name (none when the model takes no grammars);
+/// a refused tool has none (its call is never sent, see [`refused_tool`]).
 pub(crate) fn input_properties(
     model: &Model,
     tools: &[ToolDefinition],
@@ -73,8 +141,37 @@ pub(crate) fn input_properties(
     }
     tools
         .iter()
-        .filter_map(|tool| grammar(tool).map(|g| (tool.name.clone(), g.input_property)))
+        .filter_map(|tool| {
+            let grammar = grammar(tool).ok().flatten()?;
+            Some((tool.name.clone(), grammar.input_property))
+        })
         .collect()
+}
+
+/// The first of `tools` the model refuses as a grammar tool, as Pi 1.5.2 words it (before any
+/// message is converted); none when the model takes no grammars.
+pub(crate) fn refused_tool(model: &Model, tools: &[ToolDefinition]) -> Option<String> {
+    if !supported(model) {
+        return None;
+    }
+    tools.iter().find_map(|tool| grammar(tool).err())
+}
+
+/// A grammar tool call's input: the `property` argument, which must be a string.
+pub(crate) fn call_input<'a>(
+    tool: &str,
+    arguments: &'a Value,
+    property: &str,
+) -> Result<&'a str, String> {
+    arguments
+        .get(property)
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            fill(
+                CALL_INPUT_NOT_A_STRING,
+                &[("tool", tool), ("property", property)],
+            )
+        })
 }
 
 /// A custom tool call's input as it streams: the text so far, and the JSON text sent for it.

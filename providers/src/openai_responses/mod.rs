@@ -6,7 +6,9 @@ mod encode;
 mod grammar;
 
 pub use decode::{map_stop_reason, Decoder, INCOMPLETE_WITHOUT_REASON, NO_TERMINAL_EVENT};
-pub use encode::{build_body, convert_messages, sends_session_id_header};
+pub use encode::{
+    build_body, convert_messages, refusal, requested_effort, sends_session_id_header,
+};
 
 use pi_core::agent::ModelRequest;
 

@@ -140,10 +140,12 @@ pub fn synthesize_nearest(
         )),
     }?;
     let read_back = decode(model, message.timestamp, &response);
-    // How long the call took and at which level are the loop's to add, not the stream's.
+    // How long the call took and at which level are the loop's to add, and the effort asked
+    // for the request's, not the stream's.
     let said = AssistantMessage {
         duration_ms: None,
         thinking_level: None,
+        provider_thinking_level: None,
         ..message.clone()
     };
     let difference = first_difference(&read_back, &said).map(|field| {
