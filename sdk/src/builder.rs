@@ -12,6 +12,7 @@ use pi_cassettes::redact::Rules;
 use pi_cassettes::{recording_transport, Cassette, Record, Recorder, Replay};
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
+use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
@@ -24,14 +25,17 @@ use pi_effects::custom_tool::{CustomTool, ToolRegistry};
 use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
+use pi_effects::live::Live;
 use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
-use pi_effects::session::{agent_dir, SessionStore};
+use pi_effects::run_config::RunConfig;
+use pi_effects::session::{agent_dir, SessionFile, SessionStore, StoreError};
 use pi_effects::tools::ToolEnv;
 use pi_mcp::McpConfig;
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::io::Io;
 use crate::{Error, Session};
@@ -389,6 +393,54 @@ impl SessionBuilder {
         if let CassetteChoice::Replay(path) = &self.cassette {
             return self.build_replay(path);
         }
+        let opened = self.open(&Target::Start, 0)?;
+        let io = match &self.cassette {
+            CassetteChoice::Record(path) => {
+                let header = Header {
+                    format: pi_cassettes::FORMAT_VERSION,
+                    features: Vec::new(),
+                    harness: env!("CARGO_PKG_VERSION").into(),
+                    pi: pi_cassettes::PI_EDITION.into(),
+                    mode: RECORDED_MODE.into(),
+                    config: to_json(&opened.config),
+                    session: opened.start,
+                    redactions: vec![
+                        "api keys".into(),
+                        "credential headers".into(),
+                        "credential query parameters".into(),
+                    ],
+                    redact: None,
+                    models: Some(vec![to_json(&opened.config.model)]),
+                    scoped_models: Vec::new(),
+                    command: None,
+                    imported: None,
+                };
+                let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
+                    .map_err(|e| Error::Cassette(e.to_string()))?;
+                let live = opened
+                    .live
+                    .with_call_transport(recording_transport(recorder.clone(), opened.clock));
+                Io::Record(Record::new(live, recorder))
+            }
+            CassetteChoice::None | CassetteChoice::Replay(_) => Io::Live(opened.live),
+        };
+        let resources = opened.config.resources.clone();
+        let mut reopen = self;
+        reopen.cassette = CassetteChoice::None;
+        Ok(Session::new(
+            opened.machine,
+            io,
+            opened.file,
+            Some(opened.commands),
+            resources,
+            Some(reopen),
+        ))
+    }
+
+    /// A live session of these options over the session `target` names: the machine, its
+    /// session file and the interpreter, not yet recorded. `generation` counts the sessions
+    /// this one replaced, so a seeded builder gives each a session id of its own.
+    pub(crate) fn open(&self, target: &Target, generation: u64) -> Result<Opened, Error> {
         let model = self.resolve_model()?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
@@ -416,7 +468,7 @@ impl SessionBuilder {
         options.compaction = self.compaction;
         options.steering_mode = self.steering_mode;
         options.follow_up_mode = self.follow_up_mode;
-        options.seed = self.seed;
+        options.seed = self.seed.map(|seed| seed.wrapping_add(generation));
         options.clock = Arc::clone(&clock);
         let started_at = clock.now_ms();
         let config = options.run_config(started_at)?;
@@ -426,49 +478,53 @@ impl SessionBuilder {
             .for_run(config.seed, config.started_at)
             .with_commands(received);
         let ids = IdGenerator::new(config.seed);
-        let store = match &self.storage {
-            Storage::InMemory => SessionStore::in_memory(&config.cwd, started_at, ids),
-            Storage::Dir(dir) => SessionStore::create(&config.cwd, dir, started_at, ids)
-                .map_err(|e| Error::Session(e.to_string()))?,
-        };
+        let store = self.store(target, &config.cwd, started_at, ids)?;
         let start = session_start(&store);
         let (machine, file) =
             build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
-        let io = match &self.cassette {
-            CassetteChoice::Record(path) => {
-                let header = Header {
-                    format: pi_cassettes::FORMAT_VERSION,
-                    features: Vec::new(),
-                    harness: env!("CARGO_PKG_VERSION").into(),
-                    pi: pi_cassettes::PI_EDITION.into(),
-                    mode: RECORDED_MODE.into(),
-                    config: to_json(&config),
-                    session: start,
-                    redactions: vec![
-                        "api keys".into(),
-                        "credential headers".into(),
-                        "credential query parameters".into(),
-                    ],
-                    redact: None,
-                    models: Some(vec![to_json(&config.model)]),
-                    scoped_models: Vec::new(),
-                    command: None,
-                    imported: None,
-                };
-                let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
-                    .map_err(|e| Error::Cassette(e.to_string()))?;
-                let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
-                Io::Record(Record::new(live, recorder))
-            }
-            CassetteChoice::None | CassetteChoice::Replay(_) => Io::Live(live),
-        };
-        Ok(Session::new(
+        Ok(Opened {
+            config,
+            live,
+            commands,
+            start,
             machine,
-            io,
             file,
-            Some(commands),
-            config.resources,
-        ))
+            clock,
+        })
+    }
+
+    /// The entries `target` starts from (Pi's `SessionManager` of the runtime's replacement).
+    fn store(
+        &self,
+        target: &Target,
+        cwd: &str,
+        now: u64,
+        ids: IdGenerator,
+    ) -> Result<SessionStore, Error> {
+        let refused = |e: StoreError| Error::Session(e.to_string());
+        let dir = match &self.storage {
+            Storage::InMemory => None,
+            Storage::Dir(dir) => Some(dir.as_path()),
+        };
+        match (target, dir) {
+            (Target::Start, None) => Ok(SessionStore::in_memory(cwd, now, ids)),
+            (Target::Start, Some(dir)) => SessionStore::create(cwd, dir, now, ids).map_err(refused),
+            (Target::New { parent }, None) => {
+                Ok(SessionStore::in_memory_child(cwd, now, ids, parent.clone()))
+            }
+            (Target::New { parent }, Some(dir)) => {
+                SessionStore::create_child(cwd, dir, now, ids, parent.clone()).map_err(refused)
+            }
+            (Target::Open(path), dir) => {
+                SessionStore::open(path, dir, None, cwd, now, ids).map_err(refused)
+            }
+            (Target::Branch { from, leaf }, dir) => {
+                let mut source =
+                    SessionStore::open(from, dir, None, cwd, now, ids).map_err(refused)?;
+                source.create_branched_session(leaf, now).map_err(refused)?;
+                Ok(source)
+            }
+        }
     }
 
     /// A session answered from the cassette at `path`.
@@ -491,7 +547,13 @@ impl SessionBuilder {
             file,
             None,
             config.resources,
+            None,
         ))
+    }
+
+    /// `path` against the session's `cwd` when relative.
+    pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
+        self.cwd.join(path)
     }
 
     /// The model asked for, looked up in the registry when named.
@@ -560,6 +622,31 @@ impl SessionBuilder {
             })
         })
     }
+}
+
+/// Which session a build starts in: the builder's own, or the one a replacement names (Pi's
+/// `AgentSessionRuntime`: `newSession`, `switchSession`, `fork`).
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    /// A new session where the builder keeps them.
+    Start,
+    /// A new session whose header names `parent` (`newSession({parentSession})`).
+    New { parent: Option<String> },
+    /// The session in this file (created if missing).
+    Open(PathBuf),
+    /// A new session holding the branch of `from` that ends at `leaf`.
+    Branch { from: PathBuf, leaf: String },
+}
+
+/// A live session built and not yet started: what [`SessionBuilder::open`] hands back.
+pub(crate) struct Opened {
+    pub(crate) config: RunConfig,
+    pub(crate) live: Live,
+    pub(crate) commands: UnboundedSender<SessionInput>,
+    pub(crate) start: SessionStart,
+    pub(crate) machine: SessionMachine,
+    pub(crate) file: SessionFile,
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 /// What a recording's header says of the session the run starts in.
