@@ -17,6 +17,7 @@ use pi_core::compaction::CompactionSettings;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
 use pi_core::session::ids::IdGenerator;
+use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
@@ -524,6 +525,9 @@ impl SessionBuilder {
                 source.create_branched_session(leaf, now).map_err(refused)?;
                 Ok(source)
             }
+            (Target::BranchInMemory { tree, leaf }, _) => {
+                SessionStore::in_memory_branched(tree, leaf, now, ids).map_err(refused)
+            }
         }
     }
 
@@ -636,6 +640,11 @@ pub(crate) enum Target {
     Open(PathBuf),
     /// A new session holding the branch of `from` that ends at `leaf`.
     Branch { from: PathBuf, leaf: String },
+    /// A new session kept in memory holding the branch of this tree that ends at `leaf`.
+    BranchInMemory {
+        tree: Box<SessionTree>,
+        leaf: String,
+    },
 }
 
 /// A live session built and not yet started: what [`SessionBuilder::open`] hands back.

@@ -36,8 +36,9 @@ pub struct Session {
 
 /// Pi's text for a fork from an entry that is not a user message, or from none.
 const INVALID_FORK_ENTRY: &str = "Invalid entry ID for forking";
-/// Pi's text for a fork inside a session kept in memory (there is no file to branch).
-const FORK_UNSAVED: &str = "Forking a session that is not saved is not supported";
+/// Pi's text for a fork of a session to be written whose file is not written yet.
+const FORK_UNSAVED: &str =
+    "This session has not been saved yet. Send a message before cloning or forking it.";
 /// The refusal of a replacement in a replay, the `pi` binary's: a cassette holds one session.
 const NOT_WHILE_REPLAYING: &str =
     "Replacing the session is not supported while replaying a cassette";
@@ -258,38 +259,39 @@ impl Session {
     }
 
     /// Leaves this session for a new one holding its branch up to just before the user message
-    /// `entry_id` (Pi's `fork`), and returns that message's text for editing. Pi's error text
-    /// when the entry is not a user message, and when the session has no file (except at the
-    /// first message, which forks into a new session naming this one). Otherwise as
-    /// [`new_session`](Self::new_session).
+    /// `entry_id` (Pi's `fork`), and returns that message's text for editing: a new file in
+    /// the session dir, or a new session in memory for one kept in memory. At the first message
+    /// the new session is empty and its header names this one's file. Pi's error text when the
+    /// entry is not a user message, and when this session's file is not written yet. Otherwise
+    /// as [`new_session`](Self::new_session).
     pub async fn fork(&self, entry_id: &str) -> Result<String, Error> {
         self.reopen()?;
-        let (parent, text, file) = {
+        let (target, text) = {
             let session = self.shared.session.lock().await;
+            let tree = session.machine().tree();
             let invalid = || Error::Refused(INVALID_FORK_ENTRY.into());
-            let entry = session
-                .machine()
-                .tree()
-                .entry(entry_id)
-                .ok_or_else(invalid)?;
+            let entry = tree.entry(entry_id).ok_or_else(invalid)?;
             let SessionEntry::Message(message) = entry else {
                 return Err(invalid());
             };
             let AgentMessage::User(user) = &message.message else {
                 return Err(invalid());
             };
-            (
-                message.parent_id.clone(),
-                user.content.text(),
-                session.file().map(PathBuf::from),
-            )
-        };
-        let target = match (parent, file) {
-            (None, file) => Target::New {
-                parent: file.map(|f| f.to_string_lossy().into_owned()),
-            },
-            (Some(_), None) => return Err(Error::Refused(FORK_UNSAVED.into())),
-            (Some(leaf), Some(from)) => Target::Branch { from, leaf },
+            let file = session.file().map(PathBuf::from);
+            let target = match (message.parent_id.clone(), file) {
+                (None, file) => Target::New {
+                    parent: file.map(|f| f.to_string_lossy().into_owned()),
+                },
+                (Some(leaf), None) => Target::BranchInMemory {
+                    tree: Box::new(tree.clone()),
+                    leaf,
+                },
+                (Some(_), Some(from)) if !from.exists() => {
+                    return Err(Error::Refused(FORK_UNSAVED.into()))
+                }
+                (Some(leaf), Some(from)) => Target::Branch { from, leaf },
+            };
+            (target, user.content.text())
         };
         self.replace(target).await?;
         Ok(text)

@@ -158,9 +158,28 @@ async fn fork_branches_before_a_user_message_into_a_new_file() {
         lines(&forked)[0]["parentSession"],
         json!(source.to_str().unwrap())
     );
+}
 
-    let memory = builder(&mock, workspace.path()).build().unwrap();
-    assert!(memory.fork("nothing").await.is_err());
+/// A session kept in memory forks in memory (Pi's runtime branches the same in-memory
+/// manager): a new id, the branch before the message, no file anywhere.
+#[tokio::test]
+async fn a_session_in_memory_forks_in_memory() {
+    let mock = MockLlm::start(&json!([{"text": "One."}, {"text": "Two."}, {"text": "Else."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let session = builder(&mock, workspace.path()).build().unwrap();
+    session.prompt("First").await.unwrap();
+    session.prompt("Second").await.unwrap();
+    let id = session.session_id();
+    let branch = session.branch_ids().await;
+    let second = &branch[branch.len() - 2];
+    assert!(session.fork("no-such-entry").await.is_err());
+    assert_eq!(session.fork(second).await.unwrap(), "Second");
+    assert_ne!(session.session_id(), id);
+    assert_eq!(session.session_file().await, None);
+    assert_eq!(user_texts(&session.messages().await), ["First"]);
+    session.prompt("Else").await.unwrap();
+    assert_eq!(sent_user_texts(&mock.requests()[2]), ["First", "Else"]);
+    assert_eq!(std::fs::read_dir(workspace.path()).unwrap().count(), 0);
 }
 
 /// A replay holds one session: a replacement is refused with the `pi` binary's text, and the
