@@ -32,7 +32,7 @@ use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
 use pi_effects::run_config::RunConfig;
 use pi_effects::session::{agent_dir, SessionFile, SessionStore, StoreError};
-use pi_effects::tools::ToolEnv;
+use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
@@ -473,13 +473,21 @@ impl SessionBuilder {
         options.clock = Arc::clone(&clock);
         let started_at = clock.now_ms();
         let config = options.run_config(started_at)?;
+        let ids = IdGenerator::new(config.seed);
+        let store = self.store(target, &config.cwd, started_at, ids)?;
+        // The bash tool's commands are told of the session as the binary's are.
+        if let Some(tools) = &mut options.tool_env {
+            tools.session_variables = Some(SessionVariables {
+                id: store.tree().header().id.clone(),
+                file: store.file().map(Path::to_path_buf),
+                ..SessionVariables::default()
+            });
+        }
         let (commands, received) = tokio::sync::mpsc::unbounded_channel();
         let live = options
             .live()?
             .for_run(config.seed, config.started_at)
             .with_commands(received);
-        let ids = IdGenerator::new(config.seed);
-        let store = self.store(target, &config.cwd, started_at, ids)?;
         let start = session_start(&store);
         let (machine, file) =
             build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
