@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use pi_cassettes::convert::to_json;
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
-use pi_cassettes::redact::Rules;
+use pi_cassettes::redact::{Rules, REDACTIONS};
 use pi_cassettes::{recording_transport, Cassette, Record, Recorder, Replay};
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
@@ -405,11 +405,7 @@ impl SessionBuilder {
                     mode: RECORDED_MODE.into(),
                     config: to_json(&opened.config),
                     session: opened.start,
-                    redactions: vec![
-                        "api keys".into(),
-                        "credential headers".into(),
-                        "credential query parameters".into(),
-                    ],
+                    redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
                     redact: None,
                     models: Some(vec![to_json(&opened.config.model)]),
                     scoped_models: Vec::new(),
@@ -588,8 +584,9 @@ impl SessionBuilder {
 
     /// Every credential the session could send or the agent could come across, with where it
     /// came from, for a recording to scrub wherever it shows up (a prompt, a tool result, an
-    /// answer): the given key and every key the agent dir and the environment hold, as the
-    /// `pi` binary's recorder is given them. The recorder learns only the keys calls send.
+    /// answer): the set the `pi` binary's recorder is given (`pi_mcp::machine_credentials`:
+    /// the agent dir's `models.json`, `auth.json` and `mcp.json`, the environment), the given
+    /// key and the keys of the MCP configs given. The recorder learns only the keys calls send.
     fn secrets(&self) -> Vec<(String, String)> {
         let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
         let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
@@ -597,11 +594,16 @@ impl SessionBuilder {
             .api_key
             .iter()
             .map(|key| (key.clone(), "api key".to_owned()));
-        let machine = registry.credentials(&auth, &process_environment());
-        given
-            .chain(machine.into_iter().map(|c| (c.value, c.source)))
-            .chain(self.mcp_secrets.iter().cloned())
-            .collect()
+        // A program's session trusts no project's `mcp.json` (it reads none).
+        pi_mcp::machine_credentials(
+            &registry,
+            &auth,
+            &process_environment(),
+            &self.agent_dir,
+            &self.cwd,
+            false,
+            given.chain(self.mcp_secrets.iter().cloned()),
+        )
     }
 
     /// The key and headers of each call: the given key, or resolved as Pi resolves them.
