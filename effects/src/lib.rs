@@ -19,4 +19,5 @@ pub mod resources;
 pub mod run_config;
 pub mod secrets;
 pub mod session;
+pub mod settings;
 pub mod tools;

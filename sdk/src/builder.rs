@@ -32,6 +32,7 @@ use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
 use pi_effects::run_config::RunConfig;
 use pi_effects::session::{agent_dir, SessionFile, SessionStore, StoreError};
+use pi_effects::settings::Settings;
 use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
 use pi_providers::retry::RetryClock;
@@ -104,7 +105,9 @@ pub struct SessionBuilder {
     agent_dir: PathBuf,
     model: Option<ModelChoice>,
     api_key: Option<String>,
-    thinking_level: ThinkingLevel,
+    /// The level asked for; `None` takes the settings' (`modelThinkingLevels`, then
+    /// `defaultThinkingLevel`), else Pi's `medium`.
+    thinking_level: Option<ThinkingLevel>,
     tools: ToolSelection,
     custom_tools: ToolRegistry,
     mcp_servers: Vec<serde_json::Value>,
@@ -119,10 +122,10 @@ pub struct SessionBuilder {
     resources: Resources,
     docs: DocPaths,
     storage: Storage,
-    retry: RetrySettings,
-    compaction: CompactionSettings,
-    steering_mode: QueueMode,
-    follow_up_mode: QueueMode,
+    /// `None` (here and below) takes the settings' value, else Pi's default.
+    retry: Option<RetrySettings>,
+    compaction: Option<CompactionSettings>,
+    queue_modes: Option<(QueueMode, QueueMode)>,
     seed: Option<u64>,
     cassette: CassetteChoice,
 }
@@ -130,15 +133,18 @@ pub struct SessionBuilder {
 impl SessionBuilder {
     /// A session working in `cwd` (where tools run and relative paths resolve: Pi's `cwd`
     /// option), with Pi's defaults: the agent dir `~/.pi/agent` (or `PI_CODING_AGENT_DIR`),
-    /// thinking `medium`, the tools read, bash, edit and write, context files loaded, kept in
-    /// memory.
+    /// the settings of its `settings.json` and the project's `.pi/settings.json` (read as Pi's
+    /// SDK reads them, by the `pi` binary's reader: thinking levels, `retry`, `compaction`,
+    /// `steeringMode`/`followUpMode`, `blockImages`; what a method here sets wins), thinking
+    /// `medium` when they name none, the tools read, bash, edit and write, context files loaded,
+    /// kept in memory.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         SessionBuilder {
             cwd: cwd.into(),
             agent_dir: agent_dir(),
             model: None,
             api_key: None,
-            thinking_level: ThinkingLevel::Medium,
+            thinking_level: None,
             tools: ToolSelection {
                 defaults: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
                 ..ToolSelection::default()
@@ -154,10 +160,9 @@ impl SessionBuilder {
             resources: Resources::default(),
             docs: DocPaths::default(),
             storage: Storage::InMemory,
-            retry: RetrySettings::default(),
-            compaction: CompactionSettings::default(),
-            steering_mode: QueueMode::OneAtATime,
-            follow_up_mode: QueueMode::OneAtATime,
+            retry: None,
+            compaction: None,
+            queue_modes: None,
             seed: None,
             cassette: CassetteChoice::None,
         }
@@ -195,9 +200,10 @@ impl SessionBuilder {
         self
     }
 
-    /// The thinking level asked for; the session clamps it to what the model supports.
+    /// The thinking level asked for, over the settings'; the session clamps it to what the model
+    /// supports.
     pub fn thinking_level(mut self, level: ThinkingLevel) -> Self {
-        self.thinking_level = level;
+        self.thinking_level = Some(level);
         self
     }
 
@@ -345,23 +351,22 @@ impl SessionBuilder {
         self
     }
 
-    /// Automatic retries of failed calls (Pi's `retry.*` settings).
+    /// Automatic retries of failed calls, over Pi's `retry.*` settings.
     pub fn retry(mut self, retry: RetrySettings) -> Self {
-        self.retry = retry;
+        self.retry = Some(retry);
         self
     }
 
-    /// Automatic compaction (Pi's `compaction.*` settings).
+    /// Automatic compaction, over Pi's `compaction.*` settings.
     pub fn compaction(mut self, compaction: CompactionSettings) -> Self {
-        self.compaction = compaction;
+        self.compaction = Some(compaction);
         self
     }
 
     /// How queued steering and follow-up messages are delivered (Pi's `steeringMode` and
-    /// `followUpMode`; one at a time by default).
+    /// `followUpMode`, over the settings'; one at a time by default).
     pub fn queue_modes(mut self, steering: QueueMode, follow_up: QueueMode) -> Self {
-        self.steering_mode = steering;
-        self.follow_up_mode = follow_up;
+        self.queue_modes = Some((steering, follow_up));
         self
     }
 
@@ -439,10 +444,21 @@ impl SessionBuilder {
     /// this one replaced, so a seeded builder gives each a session id of its own.
     pub(crate) fn open(&self, target: &Target, generation: u64) -> Result<Opened, Error> {
         let model = self.resolve_model()?;
+        // Pi's SDK reads the project's settings too (`SettingsManager.create` trusts it).
+        let settings = Settings::load(&self.agent_dir, &self.cwd, true);
+        let model_key = format!("{}/{}", model.provider, model.id);
+        let thinking_level = self
+            .thinking_level
+            .or_else(|| settings.model_thinking_levels().get(&model_key).copied())
+            .or(settings.default_thinking_level())
+            .unwrap_or(ThinkingLevel::Medium);
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
         options.agent_dir = self.agent_dir.clone();
-        options.thinking_level = self.thinking_level;
+        options.thinking_level = thinking_level;
+        options.default_thinking_level = settings.default_thinking_level();
+        options.model_thinking_levels = settings.model_thinking_levels();
+        options.block_images = settings.block_images();
         let selected = self.tools.select(&self.custom_tools.definitions());
         options.tools = selected.active;
         options.custom_tools = ToolRegistry::new();
@@ -461,10 +477,11 @@ impl SessionBuilder {
         options.context_files = self.context_files;
         options.resources = self.resources.clone();
         options.docs = self.docs.clone();
-        options.retry = self.retry;
-        options.compaction = self.compaction;
-        options.steering_mode = self.steering_mode;
-        options.follow_up_mode = self.follow_up_mode;
+        options.retry = self.retry.unwrap_or_else(|| settings.retry());
+        options.compaction = self.compaction.unwrap_or_else(|| settings.compaction());
+        (options.steering_mode, options.follow_up_mode) = self
+            .queue_modes
+            .unwrap_or_else(|| (settings.steering_mode(), settings.follow_up_mode()));
         options.seed = self.seed.map(|seed| seed.wrapping_add(generation));
         options.clock = Arc::clone(&clock);
         let started_at = clock.now_ms();
