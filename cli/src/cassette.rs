@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use pi_cassettes::convert::{to_json, to_name};
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
-use pi_cassettes::redact::Rules;
+use pi_cassettes::redact::{Rules, REDACTIONS};
 use pi_cassettes::{
     recording_transport, Cassette, CreateError, Divergence, Hybrid, Record, Recorder, Replay,
 };
@@ -137,16 +137,15 @@ impl RunInfo<'_> {
     /// model registry's, and those `mcp.json` hands its servers (read as the run reads it).
     fn secrets(&self) -> Vec<(String, String)> {
         let runtime = self.runtime;
-        let mut secrets: Vec<(String, String)> = runtime
-            .registry
-            .credentials(&runtime.auth, &runtime.env)
-            .into_iter()
-            .map(|c| (c.value, c.source))
-            .collect();
-        let mcp =
-            pi_mcp::load_mcp_config(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
-        secrets.extend(pi_mcp::credentials(&mcp));
-        secrets
+        pi_mcp::machine_credentials(
+            &runtime.registry,
+            &runtime.auth,
+            &runtime.env,
+            &runtime.agent_dir,
+            &runtime.cwd,
+            runtime.project_trusted,
+            [],
+        )
     }
 
     /// The user's own redaction rules (settings `redact`); a rule that does not parse stops
@@ -208,11 +207,7 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
         mode: mode_name(mode).into(),
         config: to_json(&built.config),
         session,
-        redactions: vec![
-            "api keys".into(),
-            "credential headers".into(),
-            "credential query parameters".into(),
-        ],
+        redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
         redact: (!rules.is_empty()).then(|| rules.spec().clone()),
         models: Some(models.iter().map(to_json).collect()),
         scoped_models: scoped

@@ -29,7 +29,7 @@ mod rerecord;
 mod resume;
 mod rpc;
 mod secrets;
-mod settings;
+use pi_effects::settings;
 mod setup;
 mod signals;
 mod tool_select;

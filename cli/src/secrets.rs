@@ -16,15 +16,16 @@ pub fn machine_credentials() -> Vec<(String, String)> {
     let dir = agent_dir();
     let registry = load_models(catalog::builtin(), &dir.join("models.json"));
     let (auth, _) = load_auth(&dir.join("auth.json"));
-    let mut found: Vec<(String, String)> = registry
-        .credentials(&auth, &process_environment())
-        .into_iter()
-        .map(|c| (c.value, c.source))
-        .collect();
     // The agent dir's `mcp.json` only: no project is trusted here, so none is read.
-    let mcp = pi_mcp::load_mcp_config(&dir, std::path::Path::new("."), false);
-    found.extend(pi_mcp::credentials(&mcp));
-    found
+    pi_mcp::machine_credentials(
+        &registry,
+        &auth,
+        &process_environment(),
+        &dir,
+        std::path::Path::new("."),
+        false,
+        [],
+    )
 }
 
 /// The user's own redaction rules (settings `redact`, global then the current project's: a

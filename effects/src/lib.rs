@@ -17,5 +17,7 @@ pub mod network;
 pub mod registry_files;
 pub mod resources;
 pub mod run_config;
+pub mod secrets;
 pub mod session;
+pub mod settings;
 pub mod tools;

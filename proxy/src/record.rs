@@ -12,6 +12,7 @@ use hyper::header::CONTENT_TYPE;
 use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
 use pi_cassette_format::format::{Line, RecordedEnd, RecordedTransportError};
+use pi_cassette_format::redact::PROXY_REDACTIONS;
 use pi_cassette_format::write::RequestParts;
 use pi_cassette_format::{ProxyHeader, Recorder, PROXY_FORMAT_VERSION};
 use tokio::sync::mpsc;
@@ -24,9 +25,6 @@ use crate::ProxyError;
 
 /// How long the upstream may stay silent (before its headers, between chunks).
 const IDLE: Duration = Duration::from_secs(600);
-
-/// What is redacted, for the header of each cassette.
-const REDACTIONS: [&str; 2] = ["credential headers", "credential query parameters"];
 
 /// Headers whose value is `<scheme> <credential>`: the credential alone becomes a secret, so it
 /// is also found where it appears without its scheme.
@@ -196,7 +194,7 @@ impl RecordingProxy {
             harness: env!("CARGO_PKG_VERSION").to_owned(),
             upstream: crate::canonical::without_secret_params(&self.upstream),
             ignore: self.rule.fields().to_vec(),
-            redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
+            redactions: PROXY_REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
         };
         let recorder = Recorder::create_proxy(&file, &header, &[]).map_err(ProxyError::Record)?;
         Ok((conversations.open(request, recorder).clone(), 1))

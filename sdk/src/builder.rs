@@ -8,14 +8,16 @@ use std::sync::Arc;
 
 use pi_cassettes::convert::to_json;
 use pi_cassettes::format::{Header, SessionKind, SessionStart};
-use pi_cassettes::redact::Rules;
+use pi_cassettes::redact::{Rules, REDACTIONS};
 use pi_cassettes::{recording_transport, Cassette, Record, Recorder, Replay};
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
+use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
 use pi_core::session::ids::IdGenerator;
+use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
@@ -25,14 +27,18 @@ use pi_effects::extension::sidecar::{register_tools, ExtensionHost};
 use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
+use pi_effects::live::Live;
 use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
-use pi_effects::session::{agent_dir, SessionStore};
-use pi_effects::tools::ToolEnv;
+use pi_effects::run_config::RunConfig;
+use pi_effects::session::{agent_dir, SessionFile, SessionStore, StoreError};
+use pi_effects::settings::Settings;
+use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::io::Io;
 use crate::printed::Printed;
@@ -101,7 +107,9 @@ pub struct SessionBuilder {
     agent_dir: PathBuf,
     model: Option<ModelChoice>,
     api_key: Option<String>,
-    thinking_level: ThinkingLevel,
+    /// The level asked for; `None` takes the settings' (`modelThinkingLevels`, then
+    /// `defaultThinkingLevel`), else Pi's `medium`.
+    thinking_level: Option<ThinkingLevel>,
     tools: ToolSelection,
     custom_tools: ToolRegistry,
     mcp_servers: Vec<serde_json::Value>,
@@ -120,10 +128,10 @@ pub struct SessionBuilder {
     resources: Resources,
     docs: DocPaths,
     storage: Storage,
-    retry: RetrySettings,
-    compaction: CompactionSettings,
-    steering_mode: QueueMode,
-    follow_up_mode: QueueMode,
+    /// `None` (here and below) takes the settings' value, else Pi's default.
+    retry: Option<RetrySettings>,
+    compaction: Option<CompactionSettings>,
+    queue_modes: Option<(QueueMode, QueueMode)>,
     seed: Option<u64>,
     cassette: CassetteChoice,
 }
@@ -131,15 +139,18 @@ pub struct SessionBuilder {
 impl SessionBuilder {
     /// A session working in `cwd` (where tools run and relative paths resolve: Pi's `cwd`
     /// option), with Pi's defaults: the agent dir `~/.pi/agent` (or `PI_CODING_AGENT_DIR`),
-    /// thinking `medium`, the tools read, bash, edit and write, context files loaded, kept in
-    /// memory.
+    /// the settings of its `settings.json` and the project's `.pi/settings.json` (read as Pi's
+    /// SDK reads them, by the `pi` binary's reader: thinking levels, `retry`, `compaction`,
+    /// `steeringMode`/`followUpMode`, `blockImages`; what a method here sets wins), thinking
+    /// `medium` when they name none, the tools read, bash, edit and write, context files loaded,
+    /// kept in memory.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         SessionBuilder {
             cwd: cwd.into(),
             agent_dir: agent_dir(),
             model: None,
             api_key: None,
-            thinking_level: ThinkingLevel::Medium,
+            thinking_level: None,
             tools: ToolSelection {
                 defaults: DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
                 ..ToolSelection::default()
@@ -157,10 +168,9 @@ impl SessionBuilder {
             resources: Resources::default(),
             docs: DocPaths::default(),
             storage: Storage::InMemory,
-            retry: RetrySettings::default(),
-            compaction: CompactionSettings::default(),
-            steering_mode: QueueMode::OneAtATime,
-            follow_up_mode: QueueMode::OneAtATime,
+            retry: None,
+            compaction: None,
+            queue_modes: None,
             seed: None,
             cassette: CassetteChoice::None,
         }
@@ -198,9 +208,10 @@ impl SessionBuilder {
         self
     }
 
-    /// The thinking level asked for; the session clamps it to what the model supports.
+    /// The thinking level asked for, over the settings'; the session clamps it to what the model
+    /// supports.
     pub fn thinking_level(mut self, level: ThinkingLevel) -> Self {
-        self.thinking_level = level;
+        self.thinking_level = Some(level);
         self
     }
 
@@ -421,23 +432,22 @@ impl SessionBuilder {
         self
     }
 
-    /// Automatic retries of failed calls (Pi's `retry.*` settings).
+    /// Automatic retries of failed calls, over Pi's `retry.*` settings.
     pub fn retry(mut self, retry: RetrySettings) -> Self {
-        self.retry = retry;
+        self.retry = Some(retry);
         self
     }
 
-    /// Automatic compaction (Pi's `compaction.*` settings).
+    /// Automatic compaction, over Pi's `compaction.*` settings.
     pub fn compaction(mut self, compaction: CompactionSettings) -> Self {
-        self.compaction = compaction;
+        self.compaction = Some(compaction);
         self
     }
 
     /// How queued steering and follow-up messages are delivered (Pi's `steeringMode` and
-    /// `followUpMode`; one at a time by default).
+    /// `followUpMode`, over the settings'; one at a time by default).
     pub fn queue_modes(mut self, steering: QueueMode, follow_up: QueueMode) -> Self {
-        self.steering_mode = steering;
-        self.follow_up_mode = follow_up;
+        self.queue_modes = Some((steering, follow_up));
         self
     }
 
@@ -470,11 +480,68 @@ impl SessionBuilder {
         if let CassetteChoice::Replay(path) = &self.cassette {
             return self.build_replay(path);
         }
+        let opened = self.open(&Target::Start, 0)?;
+        let (io, printed) = match &self.cassette {
+            CassetteChoice::Record(path) => {
+                let header = Header {
+                    format: pi_cassettes::FORMAT_VERSION,
+                    features: Vec::new(),
+                    harness: env!("CARGO_PKG_VERSION").into(),
+                    pi: pi_cassettes::PI_EDITION.into(),
+                    mode: RECORDED_MODE.into(),
+                    config: to_json(&opened.config),
+                    session: opened.start,
+                    redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
+                    redact: None,
+                    models: Some(vec![to_json(&opened.config.model)]),
+                    scoped_models: Vec::new(),
+                    command: None,
+                    imported: None,
+                };
+                let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
+                    .map_err(|e| Error::Cassette(e.to_string()))?;
+                let live = opened
+                    .live
+                    .with_call_transport(recording_transport(recorder.clone(), opened.clock));
+                let printed = Printed::new(recorder.clone());
+                (Io::Record(Record::new(live, recorder)), Some(printed))
+            }
+            CassetteChoice::None | CassetteChoice::Replay(_) => (Io::Live(opened.live), None),
+        };
+        let resources = opened.config.resources.clone();
+        let mut reopen = self;
+        reopen.cassette = CassetteChoice::None;
+        Ok(Session::new(
+            opened.machine,
+            io,
+            opened.file,
+            Some(opened.commands),
+            resources,
+            Some(reopen),
+            printed,
+        ))
+    }
+
+    /// A live session of these options over the session `target` names: the machine, its
+    /// session file and the interpreter, not yet recorded. `generation` counts the sessions
+    /// this one replaced, so a seeded builder gives each a session id of its own.
+    pub(crate) fn open(&self, target: &Target, generation: u64) -> Result<Opened, Error> {
         let model = self.resolve_model()?;
+        // Pi's SDK reads the project's settings too (`SettingsManager.create` trusts it).
+        let settings = Settings::load(&self.agent_dir, &self.cwd, true);
+        let model_key = format!("{}/{}", model.provider, model.id);
+        let thinking_level = self
+            .thinking_level
+            .or_else(|| settings.model_thinking_levels().get(&model_key).copied())
+            .or(settings.default_thinking_level())
+            .unwrap_or(ThinkingLevel::Medium);
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
         options.agent_dir = self.agent_dir.clone();
-        options.thinking_level = self.thinking_level;
+        options.thinking_level = thinking_level;
+        options.default_thinking_level = settings.default_thinking_level();
+        options.model_thinking_levels = settings.model_thinking_levels();
+        options.block_images = settings.block_images();
         let custom_tools = self.tools_with_extensions()?;
         let selected = self.tools.select(&custom_tools.definitions());
         options.tools = selected.active;
@@ -504,65 +571,79 @@ impl SessionBuilder {
         options.context_files = self.context_files;
         options.resources = self.resources.clone();
         options.docs = self.docs.clone();
-        options.retry = self.retry;
-        options.compaction = self.compaction;
-        options.steering_mode = self.steering_mode;
-        options.follow_up_mode = self.follow_up_mode;
-        options.seed = self.seed;
+        options.retry = self.retry.unwrap_or_else(|| settings.retry());
+        options.compaction = self.compaction.unwrap_or_else(|| settings.compaction());
+        (options.steering_mode, options.follow_up_mode) = self
+            .queue_modes
+            .unwrap_or_else(|| (settings.steering_mode(), settings.follow_up_mode()));
+        options.seed = self.seed.map(|seed| seed.wrapping_add(generation));
         options.clock = Arc::clone(&clock);
         let started_at = clock.now_ms();
         let config = options.run_config(started_at)?;
+        let ids = IdGenerator::new(config.seed);
+        let store = self.store(target, &config.cwd, started_at, ids)?;
+        // The bash tool's commands are told of the session as the binary's are.
+        if let Some(tools) = &mut options.tool_env {
+            tools.session_variables = Some(SessionVariables {
+                id: store.tree().header().id.clone(),
+                file: store.file().map(Path::to_path_buf),
+                ..SessionVariables::default()
+            });
+        }
         let (commands, received) = tokio::sync::mpsc::unbounded_channel();
         let live = options
             .live()?
             .for_run(config.seed, config.started_at)
             .with_commands(received);
-        let ids = IdGenerator::new(config.seed);
-        let store = match &self.storage {
-            Storage::InMemory => SessionStore::in_memory(&config.cwd, started_at, ids),
-            Storage::Dir(dir) => SessionStore::create(&config.cwd, dir, started_at, ids)
-                .map_err(|e| Error::Session(e.to_string()))?,
-        };
         let start = session_start(&store);
         let (machine, file) =
             build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
-        let (io, printed) = match &self.cassette {
-            CassetteChoice::Record(path) => {
-                let header = Header {
-                    format: pi_cassettes::FORMAT_VERSION,
-                    features: Vec::new(),
-                    harness: env!("CARGO_PKG_VERSION").into(),
-                    pi: pi_cassettes::PI_EDITION.into(),
-                    mode: RECORDED_MODE.into(),
-                    config: to_json(&config),
-                    session: start,
-                    redactions: vec![
-                        "api keys".into(),
-                        "credential headers".into(),
-                        "credential query parameters".into(),
-                    ],
-                    redact: None,
-                    models: Some(vec![to_json(&config.model)]),
-                    scoped_models: Vec::new(),
-                    command: None,
-                    imported: None,
-                };
-                let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
-                    .map_err(|e| Error::Cassette(e.to_string()))?;
-                let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
-                let printed = Printed::new(recorder.clone());
-                (Io::Record(Record::new(live, recorder)), Some(printed))
-            }
-            CassetteChoice::None | CassetteChoice::Replay(_) => (Io::Live(live), None),
-        };
-        Ok(Session::new(
+        Ok(Opened {
+            config,
+            live,
+            commands,
+            start,
             machine,
-            io,
             file,
-            Some(commands),
-            config.resources,
-            printed,
-        ))
+            clock,
+        })
+    }
+
+    /// The entries `target` starts from (Pi's `SessionManager` of the runtime's replacement).
+    fn store(
+        &self,
+        target: &Target,
+        cwd: &str,
+        now: u64,
+        ids: IdGenerator,
+    ) -> Result<SessionStore, Error> {
+        let refused = |e: StoreError| Error::Session(e.to_string());
+        let dir = match &self.storage {
+            Storage::InMemory => None,
+            Storage::Dir(dir) => Some(dir.as_path()),
+        };
+        match (target, dir) {
+            (Target::Start, None) => Ok(SessionStore::in_memory(cwd, now, ids)),
+            (Target::Start, Some(dir)) => SessionStore::create(cwd, dir, now, ids).map_err(refused),
+            (Target::New { parent }, None) => {
+                Ok(SessionStore::in_memory_child(cwd, now, ids, parent.clone()))
+            }
+            (Target::New { parent }, Some(dir)) => {
+                SessionStore::create_child(cwd, dir, now, ids, parent.clone()).map_err(refused)
+            }
+            (Target::Open(path), dir) => {
+                SessionStore::open(path, dir, None, cwd, now, ids).map_err(refused)
+            }
+            (Target::Branch { from, leaf }, dir) => {
+                let mut source =
+                    SessionStore::open(from, dir, None, cwd, now, ids).map_err(refused)?;
+                source.create_branched_session(leaf, now).map_err(refused)?;
+                Ok(source)
+            }
+            (Target::BranchInMemory { tree, leaf }, _) => {
+                SessionStore::in_memory_branched(tree, leaf, now, ids).map_err(refused)
+            }
+        }
     }
 
     /// A session answered from the cassette at `path`.
@@ -586,7 +667,13 @@ impl SessionBuilder {
             None,
             config.resources,
             None,
+            None,
         ))
+    }
+
+    /// `path` against the session's `cwd` when relative.
+    pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
+        self.cwd.join(path)
     }
 
     /// The model asked for, looked up in the registry when named.
@@ -609,8 +696,9 @@ impl SessionBuilder {
 
     /// Every credential the session could send or the agent could come across, with where it
     /// came from, for a recording to scrub wherever it shows up (a prompt, a tool result, an
-    /// answer): the given key and every key the agent dir and the environment hold, as the
-    /// `pi` binary's recorder is given them. The recorder learns only the keys calls send.
+    /// answer): the set the `pi` binary's recorder is given (`pi_mcp::machine_credentials`:
+    /// the agent dir's `models.json`, `auth.json` and `mcp.json`, the environment), the given
+    /// key and the keys of the MCP configs given. The recorder learns only the keys calls send.
     fn secrets(&self) -> Vec<(String, String)> {
         let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
         let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
@@ -618,11 +706,16 @@ impl SessionBuilder {
             .api_key
             .iter()
             .map(|key| (key.clone(), "api key".to_owned()));
-        let machine = registry.credentials(&auth, &process_environment());
-        given
-            .chain(machine.into_iter().map(|c| (c.value, c.source)))
-            .chain(self.mcp_secrets.iter().cloned())
-            .collect()
+        // A program's session trusts no project's `mcp.json` (it reads none).
+        pi_mcp::machine_credentials(
+            &registry,
+            &auth,
+            &process_environment(),
+            &self.agent_dir,
+            &self.cwd,
+            false,
+            given.chain(self.mcp_secrets.iter().cloned()),
+        )
     }
 
     /// The key and headers of each call: the given key, or resolved as Pi resolves them.
@@ -655,6 +748,36 @@ impl SessionBuilder {
             })
         })
     }
+}
+
+/// Which session a build starts in: the builder's own, or the one a replacement names (Pi's
+/// `AgentSessionRuntime`: `newSession`, `switchSession`, `fork`).
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    /// A new session where the builder keeps them.
+    Start,
+    /// A new session whose header names `parent` (`newSession({parentSession})`).
+    New { parent: Option<String> },
+    /// The session in this file (created if missing).
+    Open(PathBuf),
+    /// A new session holding the branch of `from` that ends at `leaf`.
+    Branch { from: PathBuf, leaf: String },
+    /// A new session kept in memory holding the branch of this tree that ends at `leaf`.
+    BranchInMemory {
+        tree: Box<SessionTree>,
+        leaf: String,
+    },
+}
+
+/// A live session built and not yet started: what [`SessionBuilder::open`] hands back.
+pub(crate) struct Opened {
+    pub(crate) config: RunConfig,
+    pub(crate) live: Live,
+    pub(crate) commands: UnboundedSender<SessionInput>,
+    pub(crate) start: SessionStart,
+    pub(crate) machine: SessionMachine,
+    pub(crate) file: SessionFile,
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 /// What a recording's header says of the session the run starts in.

@@ -5,8 +5,9 @@
 //! context files, skills and prompt templates, the agent dir), then drive it through the
 //! [`Session`] handle: [`Session::prompt`], [`Session::steer`], [`Session::follow_up`],
 //! [`Session::abort`], [`Session::wait_idle`], [`Session::set_model`],
-//! [`Session::set_thinking_level`] and [`Session::navigate`], watching Pi's events through
-//! [`Session::subscribe`]. The session runs on the same machinery as the `pi` binary (the pure
+//! [`Session::set_thinking_level`], [`Session::navigate`] and [`Session::clear_queue`], and
+//! replace it with [`Session::new_session`], [`Session::switch_session`] or [`Session::fork`]
+//! (Pi's `AgentSessionRuntime`), watching Pi's events through [`Session::subscribe`]. The session runs on the same machinery as the `pi` binary (the pure
 //! session machine, the driver and the Live interpreter), so what it sends, writes and emits is
 //! what `pi` would. A run can be recorded into a cassette ([`SessionBuilder::record`]) and
 //! replayed from one without the model ([`SessionBuilder::replay`]).

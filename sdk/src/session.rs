@@ -3,23 +3,26 @@
 //! `wait_idle` queue behind the run in progress, while `steer`, `follow_up` and `abort` go
 //! through the interpreter's command channel and reach the run without waiting for it.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
 
 use pi_cassettes::sha256_hex;
 use pi_core::agent_session::{NavigateRequest, Reply, SessionInput, SessionMachine};
-use pi_core::event::Event;
+use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ImageContent};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
+use pi_core::session::entry::SessionEntry;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{Driven, Interpreter, RunEnding};
 use pi_effects::session::SessionFile;
 use tokio::sync::{broadcast, mpsc::UnboundedSender, Mutex};
 
+use crate::builder::Target;
 use crate::io::Io;
 use crate::printed::Printed;
-use crate::Error;
+use crate::{Error, SessionBuilder};
 
 /// How many events a subscriber may fall behind before it misses some
 /// ([`broadcast::error::RecvError::Lagged`] says how many): a whole turn's streamed deltas.
@@ -32,17 +35,41 @@ pub struct Session {
     shared: Arc<Shared>,
 }
 
+/// Pi's text for a fork from an entry that is not a user message, or from none.
+const INVALID_FORK_ENTRY: &str = "Invalid entry ID for forking";
+/// Pi's text for a fork of a session to be written whose file is not written yet.
+const FORK_UNSAVED: &str =
+    "This session has not been saved yet. Send a message before cloning or forking it.";
+/// The refusal of a replacement in a replay, the `pi` binary's: a cassette holds one session.
+const NOT_WHILE_REPLAYING: &str =
+    "Replacing the session is not supported while replaying a cassette";
+
 #[derive(Debug)]
 struct Shared {
     session: Mutex<AgentSession<Io>>,
-    /// The interpreter's command channel (none in a replay, whose commands are recorded).
-    commands: Option<UnboundedSender<SessionInput>>,
+    /// The interpreter's command channel (none in a replay, whose commands are recorded);
+    /// replaced with the session.
+    commands: StdMutex<Option<UnboundedSender<SessionInput>>>,
     events: broadcast::Sender<Event>,
-    session_id: String,
+    session_id: StdMutex<String>,
     /// The skills and templates a prompt's `/skill:name` and `/template args` expand from.
     resources: Resources,
-    /// A recording's: what `pi --mode json` would have printed so far, digested.
-    printed: Option<std::sync::Mutex<Printed>>,
+    /// The queues as the last `queue_update` showed them: what [`Session::clear_queue`]
+    /// hands back while a run holds the session.
+    queued: StdMutex<(Vec<String>, Vec<String>)>,
+    /// The options a replacement builds its session from (none in a replay).
+    reopen: Option<SessionBuilder>,
+    /// How many sessions were replaced so far: a seeded builder's next ids start from it.
+    generation: AtomicU64,
+    /// A recording's: what `pi --mode json` would have printed so far, digested (taken when
+    /// the recording ends).
+    printed: StdMutex<Option<Printed>>,
+}
+
+/// The value behind `mutex`, whether or not a thread panicked holding it (every value kept so
+/// is whole after each write).
+fn locked<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Session {
@@ -52,6 +79,7 @@ impl Session {
         file: SessionFile,
         commands: Option<UnboundedSender<SessionInput>>,
         resources: Resources,
+        reopen: Option<SessionBuilder>,
         mut printed: Option<Printed>,
     ) -> Session {
         let session_id = machine.tree().id().to_owned();
@@ -62,18 +90,22 @@ impl Session {
         Session {
             shared: Arc::new(Shared {
                 session: Mutex::new(AgentSession::from_parts(machine, io, file)),
-                commands,
+                commands: StdMutex::new(commands),
                 events,
-                session_id,
+                session_id: StdMutex::new(session_id),
                 resources,
-                printed: printed.map(std::sync::Mutex::new),
+                queued: StdMutex::default(),
+                reopen,
+                generation: AtomicU64::new(0),
+                printed: StdMutex::new(printed),
             }),
         }
     }
 
-    /// The session's id (the session file's header `id`), e.g. to name a log per session.
-    pub fn session_id(&self) -> &str {
-        &self.shared.session_id
+    /// The session's id (the session file's header `id`), e.g. to name a log per session. A
+    /// replacement ([`new_session`](Self::new_session) and the others) changes it.
+    pub fn session_id(&self) -> String {
+        locked(&self.shared.session_id).clone()
     }
 
     /// Every event from now on, in order, as `pi --mode json` prints them (Pi's `subscribe`).
@@ -131,10 +163,29 @@ impl Session {
     }
 
     fn command(&self, input: SessionInput) {
-        if let Some(commands) = &self.shared.commands {
+        if let Some(commands) = &*locked(&self.shared.commands) {
             // The receiver lives as long as the session, which `self` holds.
             let _ = commands.send(input);
         }
+    }
+
+    /// Empties both queues and returns what they held, steering then follow-up texts (Pi
+    /// 1.5.2's `clearQueue`, the RPC `clear_queue`): the cleared messages are never delivered,
+    /// and a `queue_update` with empty queues follows. Reaches a run in progress without
+    /// waiting for it; a steering or follow-up message sent while idle waits in no queue yet
+    /// (it starts the next run) and is not cleared.
+    pub async fn clear_queue(&self) -> (Vec<String>, Vec<String>) {
+        if let Ok(session) = self.shared.session.try_lock() {
+            let (steering, follow_up) = session.machine().queued_texts();
+            let queued = (steering.to_vec(), follow_up.to_vec());
+            drop(session);
+            // An idle session takes the input at once; it only fails when the session is gone.
+            let _ = self.run(SessionInput::ClearQueue).await;
+            return queued;
+        }
+        let queued = locked(&self.shared.queued).clone();
+        self.command(SessionInput::ClearQueue);
+        queued
     }
 
     /// Returns once no run is in progress (Pi's `waitForIdle`).
@@ -193,44 +244,116 @@ impl Session {
         session.file().map(PathBuf::from)
     }
 
+    /// Leaves this session for a new, empty one (Pi's `AgentSessionRuntime.newSession`), in
+    /// memory or in the session dir as the builder said, its header naming `parent_session`
+    /// when given. Waits for idle. Everything of the old session stays with it: the transcript,
+    /// the queues, the model calls' thread state; the new one starts from the builder's options.
+    /// A recording ends here (its outcome line is written: one cassette holds one session) and
+    /// the new session runs live; a replay refuses, as the `pi` binary does. Subscribers keep
+    /// receiving the new session's events.
+    pub async fn new_session(&self, parent_session: Option<&str>) -> Result<(), Error> {
+        self.replace(Target::New {
+            parent: parent_session.map(str::to_owned),
+        })
+        .await
+    }
+
+    /// Leaves this session for the one in `path` (relative to the builder's `cwd`; a missing
+    /// file starts a new session there), its transcript and model restored from the file
+    /// (Pi's `switchSession`). Otherwise as [`new_session`](Self::new_session).
+    pub async fn switch_session(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let builder = self.reopen()?;
+        self.replace(Target::Open(builder.resolve(path.as_ref())))
+            .await
+    }
+
+    /// Leaves this session for a new one holding its branch up to just before the user message
+    /// `entry_id` (Pi's `fork`), and returns that message's text for editing: a new file in
+    /// the session dir, or a new session in memory for one kept in memory. At the first message
+    /// the new session is empty and its header names this one's file. Pi's error text when the
+    /// entry is not a user message, and when this session's file is not written yet. Otherwise
+    /// as [`new_session`](Self::new_session).
+    pub async fn fork(&self, entry_id: &str) -> Result<String, Error> {
+        self.reopen()?;
+        let (target, text) = {
+            let session = self.shared.session.lock().await;
+            let tree = session.machine().tree();
+            let invalid = || Error::Refused(INVALID_FORK_ENTRY.into());
+            let entry = tree.entry(entry_id).ok_or_else(invalid)?;
+            let SessionEntry::Message(message) = entry else {
+                return Err(invalid());
+            };
+            let AgentMessage::User(user) = &message.message else {
+                return Err(invalid());
+            };
+            let file = session.file().map(PathBuf::from);
+            let target = match (message.parent_id.clone(), file) {
+                (None, file) => Target::New {
+                    parent: file.map(|f| f.to_string_lossy().into_owned()),
+                },
+                (Some(leaf), None) => Target::BranchInMemory {
+                    tree: Box::new(tree.clone()),
+                    leaf,
+                },
+                (Some(_), Some(from)) if !from.exists() => {
+                    return Err(Error::Refused(FORK_UNSAVED.into()))
+                }
+                (Some(leaf), Some(from)) => Target::Branch { from, leaf },
+            };
+            (target, user.content.text())
+        };
+        self.replace(target).await?;
+        Ok(text)
+    }
+
+    fn reopen(&self) -> Result<&SessionBuilder, Error> {
+        self.shared
+            .reopen
+            .as_ref()
+            .ok_or_else(|| Error::Refused(NOT_WHILE_REPLAYING.into()))
+    }
+
+    /// Builds the session `target` names and puts it in place of this one, once idle.
+    async fn replace(&self, target: Target) -> Result<(), Error> {
+        let builder = self.reopen()?;
+        let mut session = self.shared.session.lock().await;
+        let generation = self.shared.generation.load(Ordering::SeqCst) + 1;
+        let opened = builder.open(&target, generation)?;
+        if matches!(session.interpreter_mut(), Io::Record(_)) {
+            end(&mut session, locked(&self.shared.printed).take())?;
+        }
+        self.shared.generation.store(generation, Ordering::SeqCst);
+        *locked(&self.shared.session_id) = opened.machine.tree().id().to_owned();
+        *locked(&self.shared.commands) = Some(opened.commands);
+        *locked(&self.shared.queued) = (Vec::new(), Vec::new());
+        *session = AgentSession::from_parts(opened.machine, Io::Live(opened.live), opened.file);
+        Ok(())
+    }
+
     /// Ends the session: a recording writes its outcome line (and is complete only then); a
     /// replay reports whether it used its whole recording (a divergence otherwise).
     pub async fn finish(&self) -> Result<(), Error> {
         let mut session = self.shared.session.lock().await;
-        let file = session.written_file().map(PathBuf::from);
-        let digest = match &self.shared.printed {
-            Some(printed) => printed
-                .lock()
-                .map_err(|_| Error::Cassette("the output digest was poisoned".into()))?
-                .digest(),
-            None => sha256_hex(b""),
-        };
-        let ending = RunEnding {
-            exit: 0,
-            stdout: &digest,
-            events: None,
-            stdout_text: None,
-            events_text: None,
-            session_file: file.as_deref(),
-        };
-        let io = session.interpreter_mut();
-        if let Io::Replay(replay) = io {
-            replay
-                .finish()
-                .map_err(|d| Error::Cassette(d.to_string()))?;
-        }
-        io.end(&ending).map_err(|e| Error::Cassette(e.to_string()))
+        end(&mut session, locked(&self.shared.printed).take())
     }
 
     /// Feeds `input` and drives the session until idle, publishing its events.
     async fn run(&self, input: SessionInput) -> Result<Driven, Error> {
         let events = &self.shared.events;
-        let printed = self.shared.printed.as_ref();
+        let queued = &self.shared.queued;
+        let printed = &self.shared.printed;
         let mut session = self.shared.session.lock().await;
         session
             .run(input, |event| {
-                if let Some(Ok(mut printed)) = printed.map(|p| p.lock()) {
+                if let Some(printed) = locked(printed).as_mut() {
                     printed.line(event);
+                }
+                if let Event::Session(SessionEvent::QueueUpdate {
+                    steering,
+                    follow_up,
+                }) = event
+                {
+                    *locked(queued) = (steering.clone(), follow_up.clone());
                 }
                 // Without a subscriber the event is not copied (a turn streams thousands of
                 // deltas); the session's state is applied either way.
@@ -241,4 +364,26 @@ impl Session {
             .await
             .map_err(Error::from)
     }
+}
+
+/// Ends `session`'s interpreter: a recording's outcome line, a replay's check that it used
+/// its whole recording.
+fn end(session: &mut AgentSession<Io>, printed: Option<Printed>) -> Result<(), Error> {
+    let file = session.written_file().map(PathBuf::from);
+    let digest = printed.map_or_else(|| sha256_hex(b""), |p| p.digest());
+    let ending = RunEnding {
+        exit: 0,
+        stdout: &digest,
+        events: None,
+        stdout_text: None,
+        events_text: None,
+        session_file: file.as_deref(),
+    };
+    let io = session.interpreter_mut();
+    if let Io::Replay(replay) = io {
+        replay
+            .finish()
+            .map_err(|d| Error::Cassette(d.to_string()))?;
+    }
+    io.end(&ending).map_err(|e| Error::Cassette(e.to_string()))
 }

@@ -11,6 +11,18 @@ pub mod stream;
 
 pub use rules::{Reach, RuleError, Rules, RulesSpec};
 
+/// What a session recorder redacts, as a cassette header's `redactions` names it (the `pi`
+/// binary's and the SDK's recordings alike).
+pub const REDACTIONS: [&str; 3] = [
+    "api keys",
+    "credential headers",
+    "credential query parameters",
+];
+
+/// What the recording proxy redacts: [`REDACTIONS`] but the keys it is never told (it sees
+/// only requests, whose credentials are in headers and query parameters).
+pub const PROXY_REDACTIONS: &[&str] = REDACTIONS.split_at(1).1;
+
 /// Secrets shorter than this are replaced only where they are known to be (keys, auth headers),
 /// not in every text: a key such as `none` must not rewrite the conversation.
 pub const MIN_SCRUBBED_LEN: usize = 8;

@@ -126,6 +126,25 @@ impl SessionStore {
         SessionStore::with_tree(tree, None, PathBuf::new(), ids, false, 0)
     }
 
+    /// A session never written holding the path of `source` to `leaf_id` (Pi's
+    /// `createBranchedSession` on an in-memory manager: a fork of a session kept in memory).
+    pub fn in_memory_branched(
+        source: &SessionTree,
+        leaf_id: &str,
+        now: u64,
+        mut ids: IdGenerator,
+    ) -> Result<Self, StoreError> {
+        let tree = source.branched(leaf_id, now, &mut ids, None)?;
+        Ok(SessionStore::with_tree(
+            tree,
+            None,
+            PathBuf::new(),
+            ids,
+            false,
+            0,
+        ))
+    }
+
     fn with_tree(
         tree: SessionTree,
         file: Option<PathBuf>,

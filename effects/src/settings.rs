@@ -1,5 +1,6 @@
 //! Pi's settings (`<agent dir>/settings.json`, overlaid by the project's `.pi/settings.json`),
 //! read as Pi reads them: missing or malformed files count as empty, unknown keys are ignored.
+//! The `pi` binary and the SDK read them through this one reader.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,7 +24,7 @@ pub struct Settings {
 
 impl Settings {
     /// Global settings, then the project's on top (objects merged key by key, as Pi does) when
-    /// the project is trusted (`crate::trust`).
+    /// the project is trusted (the binary's project trust; Pi's SDK trusts it).
     pub fn load(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Settings {
         let mut settings = Settings::default();
         let project = cwd.join(".pi").join("settings.json");
@@ -211,8 +212,8 @@ impl Settings {
 
     /// The user's own redaction rules for what is recorded (`redact`: header names, JSON paths
     /// into request bodies, patterns); an entry that does not parse is an error, not ignored.
-    pub fn redact_rules(&self) -> Result<pi_cassettes::redact::Rules, String> {
-        pi_cassettes::redact::Rules::from_setting(self.values.get("redact"))
+    pub fn redact_rules(&self) -> Result<pi_cassette_format::redact::Rules, String> {
+        pi_cassette_format::redact::Rules::from_setting(self.values.get("redact"))
             .map_err(|e| e.to_string())
     }
 

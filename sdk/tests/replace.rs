@@ -1,0 +1,333 @@
+//! Replacing the session (Pi 1.5.2's `AgentSessionRuntime`: `newSession`, `switchSession`,
+//! `fork`) and clearing the queues, against the kit's mock LLM over real HTTP, sessions written
+//! to real files.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+
+use common::builder;
+use pi_sdk::{AgentMessage, Error, SessionBuilder};
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+/// The session file's lines.
+fn lines(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The texts of the user messages of a transcript, in order.
+fn user_texts(messages: &[AgentMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::User(user) => Some(user.content.text()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The user texts a request body sent (Chat Completions).
+fn sent_user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            parts => parts[0]["text"].as_str().unwrap().to_owned(),
+        })
+        .collect()
+}
+
+/// `new_session` leaves the conversation for an empty one in a new file of the session dir,
+/// with a new id; the old file keeps what it held; the next prompt is sent without the old
+/// conversation. `new_session(Some(parent))` names the parent in the new header.
+#[tokio::test]
+async fn new_session_starts_empty_in_a_new_file_and_the_old_file_stays() {
+    let mock = MockLlm::start(&json!([{"text": "First."}, {"text": "Second."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = workspace.path().join("sessions");
+    let session = builder(&mock, workspace.path())
+        .session_dir(&sessions)
+        .seed(7)
+        .build()
+        .unwrap();
+    session.prompt("Hello").await.unwrap();
+    let first_id = session.session_id();
+    let first_file = session.session_file().await.unwrap();
+    let first_lines = lines(&first_file);
+
+    session
+        .new_session(Some(first_file.to_str().unwrap()))
+        .await
+        .unwrap();
+    assert_ne!(session.session_id(), first_id);
+    let second_file = session.session_file().await.unwrap();
+    assert_ne!(second_file, first_file);
+    assert_eq!(second_file.parent(), Some(sessions.as_path()));
+    assert!(session.messages().await.is_empty());
+    session.prompt("Again").await.unwrap();
+
+    assert_eq!(lines(&first_file), first_lines);
+    let header = &lines(&second_file)[0];
+    assert_eq!(header["id"], json!(session.session_id()));
+    assert_eq!(header["parentSession"], json!(first_file.to_str().unwrap()));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(sent_user_texts(&requests[1]), ["Again"]);
+    assert_eq!(user_texts(&session.messages().await), ["Again"]);
+}
+
+/// `switch_session` opens another session file: its transcript is the session's, and the next
+/// prompt continues that conversation (and only it).
+#[tokio::test]
+async fn switch_session_restores_the_file_and_continues_it() {
+    let mock = MockLlm::start(&json!([{"text": "A1."}, {"text": "B1."}, {"text": "A2."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let session = builder(&mock, workspace.path())
+        .session_dir(workspace.path().join("sessions"))
+        .build()
+        .unwrap();
+    session.prompt("In A").await.unwrap();
+    let a = session.session_file().await.unwrap();
+    let a_id = session.session_id();
+    session.new_session(None).await.unwrap();
+    session.prompt("In B").await.unwrap();
+
+    session.switch_session(&a).await.unwrap();
+    assert_eq!(session.session_id(), a_id);
+    assert_eq!(session.session_file().await.unwrap(), a);
+    assert_eq!(user_texts(&session.messages().await), ["In A"]);
+    session.prompt("Back in A").await.unwrap();
+    let requests = mock.requests();
+    assert_eq!(sent_user_texts(&requests[2]), ["In A", "Back in A"]);
+    let written: Vec<Value> = lines(&a);
+    assert!(written
+        .iter()
+        .any(|l| l["message"]["content"][0]["text"] == "Back in A"));
+}
+
+/// `fork` before a user message continues in a new file holding the branch up to it, returns
+/// the message's text, and leaves the source alone; an entry that is not a user message is
+/// refused with Pi's text; a session kept in memory cannot fork past its first message.
+#[tokio::test]
+async fn fork_branches_before_a_user_message_into_a_new_file() {
+    let mock = MockLlm::start(&json!([{"text": "One."}, {"text": "Two."}, {"text": "Other."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let session = builder(&mock, workspace.path())
+        .session_dir(workspace.path().join("sessions"))
+        .build()
+        .unwrap();
+    session.prompt("First").await.unwrap();
+    session.prompt("Second").await.unwrap();
+    let source = session.session_file().await.unwrap();
+    let source_lines = lines(&source);
+    let second = source_lines
+        .iter()
+        .find(|l| l["message"]["content"][0]["text"] == "Second")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = source_lines
+        .iter()
+        .rfind(|l| l["message"]["role"] == "assistant")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let refused = session.fork(&answer).await.unwrap_err();
+    assert!(matches!(refused, Error::Refused(ref t) if t == "Invalid entry ID for forking"));
+    assert_eq!(session.fork(&second).await.unwrap(), "Second");
+    let forked = session.session_file().await.unwrap();
+    assert_ne!(forked, source);
+    assert_eq!(user_texts(&session.messages().await), ["First"]);
+    session.prompt("Instead").await.unwrap();
+    assert_eq!(sent_user_texts(&mock.requests()[2]), ["First", "Instead"]);
+    assert_eq!(lines(&source), source_lines);
+    assert_eq!(
+        lines(&forked)[0]["parentSession"],
+        json!(source.to_str().unwrap())
+    );
+}
+
+/// A session kept in memory forks in memory (Pi's runtime branches the same in-memory
+/// manager): a new id, the branch before the message, no file anywhere.
+#[tokio::test]
+async fn a_session_in_memory_forks_in_memory() {
+    let mock = MockLlm::start(&json!([{"text": "One."}, {"text": "Two."}, {"text": "Else."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let session = builder(&mock, workspace.path()).build().unwrap();
+    session.prompt("First").await.unwrap();
+    session.prompt("Second").await.unwrap();
+    let id = session.session_id();
+    let branch = session.branch_ids().await;
+    let second = &branch[branch.len() - 2];
+    assert!(session.fork("no-such-entry").await.is_err());
+    assert_eq!(session.fork(second).await.unwrap(), "Second");
+    assert_ne!(session.session_id(), id);
+    assert_eq!(session.session_file().await, None);
+    assert_eq!(user_texts(&session.messages().await), ["First"]);
+    session.prompt("Else").await.unwrap();
+    assert_eq!(sent_user_texts(&mock.requests()[2]), ["First", "Else"]);
+    assert_eq!(std::fs::read_dir(workspace.path()).unwrap().count(), 0);
+}
+
+/// A replay holds one session: a replacement is refused with the `pi` binary's text, and the
+/// replayed session is left as it was.
+#[tokio::test]
+async fn a_replay_refuses_to_replace_its_session() {
+    let mock = MockLlm::start(&json!([{"text": "Hi."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let session = builder(&mock, workspace.path())
+        .record(&cassette)
+        .build()
+        .unwrap();
+    session.prompt("Hello").await.unwrap();
+    session.finish().await.unwrap();
+
+    let replay = SessionBuilder::new(workspace.path())
+        .replay(&cassette)
+        .build()
+        .unwrap();
+    replay.prompt("Hello").await.unwrap();
+    let error = replay.new_session(None).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Replacing the session is not supported while replaying a cassette"
+    );
+    replay.finish().await.unwrap();
+}
+
+/// A recording ends where the session is replaced (one cassette holds one session): its
+/// outcome line is written then, the new session's calls are not in it, and the recorded part
+/// replays byte for byte without the model.
+#[tokio::test]
+async fn a_recording_ends_at_a_replacement_and_replays() {
+    let mock = MockLlm::start(&json!([{"text": "Recorded."}, {"text": "Not recorded."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let session = builder(&mock, workspace.path())
+        .record(&cassette)
+        .build()
+        .unwrap();
+    let mut events = session.subscribe();
+    session.prompt("Hello").await.unwrap();
+    let mut recorded = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        recorded.push(serde_json::to_value(&event).unwrap());
+    }
+    session.new_session(None).await.unwrap();
+    let at_replacement = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        at_replacement.contains("\"type\":\"outcome\""),
+        "{at_replacement}"
+    );
+    session.prompt("Later").await.unwrap();
+    session.finish().await.unwrap();
+    assert_eq!(std::fs::read_to_string(&cassette).unwrap(), at_replacement);
+    drop(mock);
+
+    let replayed = common::prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Hello",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
+}
+
+/// An Anthropic message thread belongs to its session: the first request of a session forked
+/// from a threaded conversation creates a thread, never continues the source session's one
+/// (1.5.2 keys the state by session id, and a fork has a new id).
+#[tokio::test]
+async fn a_fork_does_not_continue_the_source_sessions_thread() {
+    let mock = MockLlm::start(&json!([{"text": "One."}, {"text": "Two."}, {"text": "Three."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let mut model = common::mock_model(&mock);
+    model.id = "mock-claude".into();
+    model.provider = "mock-anthropic".into();
+    model.api = "anthropic-messages".into();
+    model.base_url = mock.url("");
+    model.compat = Some(json!({"supportsMessageThreads": true}));
+    let session = builder(&mock, workspace.path())
+        .model(model)
+        .session_dir(workspace.path().join("sessions"))
+        .build()
+        .unwrap();
+    session.prompt("First").await.unwrap();
+    session.prompt("Second").await.unwrap();
+    let requests = mock.requests();
+    assert_eq!(requests[0]["thread"]["type"], "create");
+    assert_eq!(requests[1]["thread"]["type"], "continue");
+    let branch = session.branch_ids().await;
+    // The leaf is the second answer; before it, the second prompt.
+    let second = &branch[branch.len() - 2];
+    session.fork(second).await.unwrap();
+    session.new_session(None).await.unwrap();
+    session
+        .switch_session(session.session_file().await.unwrap())
+        .await
+        .unwrap();
+    session.prompt("Third").await.unwrap();
+    assert_eq!(mock.requests()[2]["thread"]["type"], "create");
+}
+
+/// `clear_queue` hands back what both queues held and empties them: queued while a run
+/// waits on the model, the messages are returned and never delivered.
+#[tokio::test]
+async fn clear_queue_returns_the_queued_messages_and_drops_them() {
+    let mock = MockLlm::start(&json!([
+        {"text": ["Working..."], "hang_until_file": "go"},
+        {"text": "Done."}
+    ]));
+    let workspace = tempfile::tempdir().unwrap();
+    let session = builder(&mock, workspace.path()).build().unwrap();
+    let mut events = session.subscribe();
+    let running = {
+        let session = session.clone();
+        tokio::spawn(async move { session.prompt("Start").await.map(drop) })
+    };
+    let mut seen = 0;
+    while let Ok(event) = events.recv().await {
+        let value = serde_json::to_value(&event).unwrap();
+        if value["type"] == "message_update" && seen == 0 {
+            seen = 1;
+            session.steer("Turn left");
+            session.follow_up("Then stop");
+        }
+        if value["type"] == "queue_update" && value["followUp"] == json!(["Then stop"]) {
+            break;
+        }
+    }
+    let cleared = session.clear_queue().await;
+    assert_eq!(
+        cleared,
+        (vec!["Turn left".to_owned()], vec!["Then stop".to_owned()])
+    );
+    let mut emptied = false;
+    while let Ok(event) = events.recv().await {
+        let value = serde_json::to_value(&event).unwrap();
+        if value["type"] == "queue_update" {
+            assert_eq!(value["steering"], json!([]));
+            assert_eq!(value["followUp"], json!([]));
+            emptied = true;
+            break;
+        }
+    }
+    assert!(emptied);
+    mock.release("go");
+    running.await.unwrap().unwrap();
+    assert_eq!(user_texts(&session.messages().await), ["Start"]);
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(session.clear_queue().await, (Vec::new(), Vec::new()));
+}
