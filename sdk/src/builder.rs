@@ -462,13 +462,7 @@ impl SessionBuilder {
             }
             CassetteChoice::None | CassetteChoice::Replay(_) => Io::Live(live),
         };
-        Ok(Session::new(
-            machine,
-            io,
-            file,
-            Some(commands),
-            config.resources,
-        ))
+        Ok(Session::new(machine, io, file, Some(commands)))
     }
 
     /// A session answered from the cassette at `path`.
@@ -490,7 +484,6 @@ impl SessionBuilder {
             Io::Replay(Box::new(replay)),
             file,
             None,
-            config.resources,
         ))
     }
 

@@ -11,7 +11,6 @@ use pi_core::agent_session::{NavigateRequest, Reply, SessionInput, SessionMachin
 use pi_core::event::Event;
 use pi_core::message::{AgentMessage, ImageContent};
 use pi_core::model::{Model, ThinkingLevel};
-use pi_core::resources::Resources;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{Driven, Interpreter, RunEnding};
 use pi_effects::session::SessionFile;
@@ -38,8 +37,6 @@ struct Shared {
     commands: Option<UnboundedSender<SessionInput>>,
     events: broadcast::Sender<Event>,
     session_id: String,
-    /// The skills and templates a prompt's `/skill:name` and `/template args` expand from.
-    resources: Resources,
 }
 
 impl Session {
@@ -48,7 +45,6 @@ impl Session {
         io: Io,
         file: SessionFile,
         commands: Option<UnboundedSender<SessionInput>>,
-        resources: Resources,
     ) -> Session {
         let session_id = machine.tree().id().to_owned();
         let (events, _) = broadcast::channel(EVENT_BUFFER);
@@ -58,7 +54,6 @@ impl Session {
                 commands,
                 events,
                 session_id,
-                resources,
             }),
         }
     }
@@ -77,8 +72,8 @@ impl Session {
 
     /// Sends a user message and runs until the session is idle again: every turn, tool call,
     /// queued steering and follow-up message, retry and compaction (Pi's `prompt`). Waits for a
-    /// run in progress to end first. `/skill:name args` and `/template args` expand first, as
-    /// in Pi.
+    /// run in progress to end first. The extensions' `input` handlers see the text as given;
+    /// `/skill:name args` and `/template args` expand after them, as in Pi.
     pub async fn prompt(&self, text: &str) -> Result<Driven, Error> {
         self.prompt_with_images(text, Vec::new()).await
     }
@@ -90,7 +85,7 @@ impl Session {
         images: Vec<ImageContent>,
     ) -> Result<Driven, Error> {
         self.run(SessionInput::Prompt {
-            text: self.shared.resources.expand(text),
+            text: text.to_owned(),
             images,
             streaming_behavior: None,
         })
