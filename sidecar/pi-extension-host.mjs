@@ -221,7 +221,7 @@ async function dispatch(runner, payload, state) {
       return { type: "tool_result", content: result.content, details: result.details, isError: result.isError };
     }
     case "input": {
-      const result = await runner.emitInput(payload.text, payload.images, payload.source);
+      const result = await runner.emitInput(payload.text, payload.images, payload.source, payload.streamingBehavior);
       return { type: "input", ...result };
     }
     case "before_agent_start": {

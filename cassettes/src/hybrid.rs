@@ -33,9 +33,13 @@ impl Hybrid {
     /// A hybrid run of `replay`, going live on `live`; replayed model calls are copied to
     /// `copy_to`.
     /// The recording's custom tools run live from `live`'s registry; one it lacks fails
-    /// clearly when called.
+    /// clearly when called. A hook point the recording's extensions handled and `live`'s do
+    /// not stops the run, naming it.
     pub fn new(replay: Replay, live: Live, copy_to: Option<Recorder>) -> Self {
-        let live = live.expecting_custom_tools(&replay.cassette().config.custom_tools);
+        let config = &replay.cassette().config;
+        let live = live
+            .expecting_custom_tools(&config.custom_tools)
+            .expecting_hooks(&config.handled_hooks);
         Hybrid {
             replay,
             live,

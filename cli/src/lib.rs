@@ -278,12 +278,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         return Ok(1);
     }
     let built = runtime.build(&choice, plan.start(), plan.records())?;
-    let prompts: Vec<String> = message
-        .first
-        .into_iter()
-        .chain(message.rest)
-        .map(|text| runtime.resources.expand(&text))
-        .collect();
+    let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
     let model = built.machine.agent().model().clone();
     if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
         if mode == Mode::Json {

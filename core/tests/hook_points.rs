@@ -502,3 +502,57 @@ fn a_synchronous_block_is_the_gates_block_default_text_and_terminate_included() 
         .iter()
         .any(|e| matches!(e, AgentEvent::AgentEnd { .. })));
 }
+
+/// Pi 1.5.2's `prepareToolCall` checks the signal after `beforeToolCall` returns: an abort while
+/// the gate waits wins over its verdict, so the gated call ends `Operation aborted` and never
+/// runs; nothing is cancelled meanwhile (Pi awaits the handlers). No call of the batch runs after
+/// the abort. (Pi then breaks out of the batch and leaves the later calls unstarted and without
+/// a result; this machine keeps every call answered, invariant 6, so the second call is asked
+/// at its gate and ends `Operation aborted` too.)
+#[test]
+fn an_abort_while_the_gate_waits_wins_and_no_call_runs() {
+    let mut m = machine(HandledHooks::of([HookEvent::ToolCall]));
+    let step = two_calls(&mut m);
+    let (gate, payload) = hooks(&step)[0].clone();
+    assert!(matches!(payload, HookPayload::ToolCall { tool_call_id, .. } if tool_call_id == "c1"));
+    let step = m.step(3, Input::Abort).unwrap();
+    assert!(step.effects.is_empty(), "{:?}", step.effects);
+    let run = |input: serde_json::Value| ToolCallVerdict::Run { input };
+    let mut steps = vec![m
+        .step(4, decided(gate, run(json!({"value": "one"}))))
+        .unwrap()];
+    if let Some((gate, _)) = hooks(&steps[0]).first().cloned() {
+        steps.push(
+            m.step(5, decided(gate, run(json!({"value": "two"}))))
+                .unwrap(),
+        );
+    }
+    let ends: Vec<_> = steps
+        .iter()
+        .flat_map(|step| {
+            assert!(runs(step).is_empty(), "{:?}", step.effects);
+            step.events.iter().filter_map(|e| match e {
+                AgentEvent::ToolExecutionEnd {
+                    tool_call_id,
+                    result,
+                    is_error,
+                    ..
+                } => Some((
+                    tool_call_id.clone(),
+                    serde_json::to_value(result).unwrap(),
+                    *is_error,
+                )),
+                _ => None,
+            })
+        })
+        .collect();
+    let aborted =
+        json!({"content": [{"type": "text", "text": "Operation aborted"}], "details": {}});
+    assert_eq!(
+        ends,
+        vec![
+            ("c1".to_owned(), aborted.clone(), true),
+            ("c2".to_owned(), aborted, true)
+        ]
+    );
+}

@@ -22,7 +22,10 @@ use crate::custom_tool::CustomToolDefinition;
 use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
-use crate::extension::{Composer, ExtensionRegistry, HookOutcome, HookPayload};
+use crate::extension::{
+    Composer, ExtensionRegistry, HandledHooks, HookEvent, HookOutcome, HookPayload,
+    MissingExtension,
+};
 use crate::tools::user_bash::execute_bash;
 use crate::tools::{self, ToolContext, ToolEnv};
 
@@ -57,6 +60,10 @@ pub struct Live {
     commands: Option<UnboundedReceiver<SessionInput>>,
     running: HashMap<CallId, CancellationToken>,
     extensions: ExtensionRegistry,
+    /// The hook points a recording being continued had handlers for (a hybrid replay).
+    expected_hooks: HandledHooks,
+    /// A hook point reached that the recording handled and no extension loaded here does.
+    missing_hook: Option<HookEvent>,
 }
 
 impl std::fmt::Debug for Live {
@@ -89,6 +96,8 @@ impl Live {
             commands: None,
             running: HashMap::new(),
             extensions: ExtensionRegistry::new(),
+            expected_hooks: HandledHooks::default(),
+            missing_hook: None,
         }
     }
 
@@ -115,6 +124,14 @@ impl Live {
     /// Answers the machine's hook points with these extensions' decisions.
     pub fn with_extensions(mut self, extensions: ExtensionRegistry) -> Self {
         self.extensions = extensions;
+        self
+    }
+
+    /// Continues a recording whose extensions handled `recorded`: a hook point among them that
+    /// no extension loaded here handles stops the run with [`MissingExtension`] rather than
+    /// pass for a point nobody handles (a gate's absence would let every call run).
+    pub fn expecting_hooks(mut self, recorded: &HandledHooks) -> Self {
+        self.expected_hooks = recorded.clone();
         self
     }
 
@@ -264,6 +281,11 @@ impl Live {
     /// Asks the extensions at a hook point. A handler that panics counts as one that threw, so
     /// the machine always gets its decision.
     fn spawn_hook(&mut self, call: CallId, payload: HookPayload) {
+        let event = payload.event();
+        if self.expected_hooks.contains(event) && !self.extensions.handled().contains(event) {
+            self.missing_hook.get_or_insert(event);
+            return;
+        }
         self.running.insert(call, CancellationToken::new());
         let tx = self.answers_tx.clone();
         let clock = Arc::clone(&self.clock);
@@ -357,6 +379,9 @@ impl Interpreter for Live {
     }
 
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
+        if let Some(event) = self.missing_hook {
+            return Err(InterpretError::Halted(Box::new(MissingExtension { event })));
+        }
         if self.running.is_empty() && wake_at.is_none() {
             // Nothing can answer: only a command already sent could still move the session.
             return match self.commands.as_mut().map(|c| c.try_recv()) {

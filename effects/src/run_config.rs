@@ -173,6 +173,7 @@ pub fn build_machine(
         compaction: config.compaction,
         default_thinking_level: config.default_thinking_level,
         model_thinking_levels: config.model_thinking_levels.clone(),
+        resources: config.resources.clone(),
     });
     machine.set_cache_warming(config.cache_warming);
     Ok((machine, file))

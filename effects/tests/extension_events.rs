@@ -118,6 +118,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
             text: "hello".into(),
             images: Vec::new(),
             source: "interactive".into(),
+            streaming_behavior: None,
         })
         .await;
     assert_eq!(

@@ -508,7 +508,6 @@ impl SessionBuilder {
             }
             CassetteChoice::None | CassetteChoice::Replay(_) => (Io::Live(opened.live), None),
         };
-        let resources = opened.config.resources.clone();
         let mut reopen = self;
         reopen.cassette = CassetteChoice::None;
         Ok(Session::new(
@@ -516,7 +515,6 @@ impl SessionBuilder {
             io,
             opened.file,
             Some(opened.commands),
-            resources,
             Some(reopen),
             printed,
         ))
@@ -665,7 +663,6 @@ impl SessionBuilder {
             Io::Replay(Box::new(replay)),
             file,
             None,
-            config.resources,
             None,
             None,
         ))

@@ -12,7 +12,6 @@ use pi_core::agent_session::{NavigateRequest, Reply, SessionInput, SessionMachin
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ImageContent};
 use pi_core::model::{Model, ThinkingLevel};
-use pi_core::resources::Resources;
 use pi_core::session::entry::SessionEntry;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{Driven, Interpreter, RunEnding};
@@ -52,8 +51,6 @@ struct Shared {
     commands: StdMutex<Option<UnboundedSender<SessionInput>>>,
     events: broadcast::Sender<Event>,
     session_id: StdMutex<String>,
-    /// The skills and templates a prompt's `/skill:name` and `/template args` expand from.
-    resources: Resources,
     /// The queues as the last `queue_update` showed them: what [`Session::clear_queue`]
     /// hands back while a run holds the session.
     queued: StdMutex<(Vec<String>, Vec<String>)>,
@@ -78,7 +75,6 @@ impl Session {
         io: Io,
         file: SessionFile,
         commands: Option<UnboundedSender<SessionInput>>,
-        resources: Resources,
         reopen: Option<SessionBuilder>,
         mut printed: Option<Printed>,
     ) -> Session {
@@ -93,7 +89,6 @@ impl Session {
                 commands: StdMutex::new(commands),
                 events,
                 session_id: StdMutex::new(session_id),
-                resources,
                 queued: StdMutex::default(),
                 reopen,
                 generation: AtomicU64::new(0),
@@ -117,8 +112,8 @@ impl Session {
 
     /// Sends a user message and runs until the session is idle again: every turn, tool call,
     /// queued steering and follow-up message, retry and compaction (Pi's `prompt`). Waits for a
-    /// run in progress to end first. `/skill:name args` and `/template args` expand first, as
-    /// in Pi.
+    /// run in progress to end first. The extensions' `input` handlers see the text as given;
+    /// `/skill:name args` and `/template args` expand after them, as in Pi.
     pub async fn prompt(&self, text: &str) -> Result<Driven, Error> {
         self.prompt_with_images(text, Vec::new()).await
     }
@@ -130,7 +125,7 @@ impl Session {
         images: Vec<ImageContent>,
     ) -> Result<Driven, Error> {
         self.run(SessionInput::Prompt {
-            text: self.shared.resources.expand(text),
+            text: text.to_owned(),
             images,
             streaming_behavior: None,
         })

@@ -73,7 +73,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             match command.get("type").and_then(Value::as_str) {
                 Some("prompt") => return ReadLine::Prompt { id, command },
                 Some(kind @ ("steer" | "follow_up")) => {
-                    if let Ok(input) = queued_input(kind, &command, &self.runtime.resources) {
+                    if let Ok(input) = queued_input(kind, &command) {
                         let kind = kind.to_owned();
                         return ReadLine::Queue { id, kind, input };
                     }

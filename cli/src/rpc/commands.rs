@@ -92,7 +92,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 Ok(None)
             }
             "steer" | "follow_up" => {
-                let input = queued_input(kind, command, &self.runtime.resources)?;
+                let input = queued_input(kind, command)?;
                 done(Some(self.queue(input)?))
             }
             "clear_queue" => {
@@ -280,10 +280,7 @@ impl<I: Interpreter + Send> Rpc<I> {
         id: Option<Value>,
         command: &Value,
     ) -> Result<Prompted, Failure> {
-        let text = self
-            .runtime
-            .resources
-            .expand(&text_field(command, "message")?);
+        let text = text_field(command, "message")?;
         let images = images(command)?;
         let streaming_behavior = match command.get("streamingBehavior").and_then(Value::as_str) {
             Some("steer") => Some(StreamingBehavior::Steer),
@@ -509,14 +506,10 @@ pub(super) enum Prompted {
     },
 }
 
-/// The session input of a `steer` (`kind`) or `follow_up` command, its text expanded with
-/// `resources` (`/skill:name`, `/template`) as Pi's `steer` and `followUp` expand it.
-pub(super) fn queued_input(
-    kind: &str,
-    command: &Value,
-    resources: &Resources,
-) -> Result<SessionInput, Failure> {
-    let text = resources.expand(&text_field(command, "message")?);
+/// The session input of a `steer` (`kind`) or `follow_up` command (the session expands
+/// `/skill:name` and `/template` after the `input` handlers, as Pi's `steer` and `followUp` do).
+pub(super) fn queued_input(kind: &str, command: &Value) -> Result<SessionInput, Failure> {
+    let text = text_field(command, "message")?;
     let images = images(command)?;
     Ok(if kind == "steer" {
         SessionInput::Steer { text, images }

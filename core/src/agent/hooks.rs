@@ -115,6 +115,10 @@ pub enum HookPayload {
         images: Vec<ImageContent>,
         /// Where the text came from (`"interactive"`, `"rpc"`, `"extension"`).
         source: String,
+        /// How the text is queued when it came while the agent was streaming (`"steer"`,
+        /// `"followUp"`); absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        streaming_behavior: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     BeforeAgentStart {

@@ -68,6 +68,7 @@ fn a_throwing_gate_fails_the_call_but_other_hooks_go_on() {
         text: "hi".into(),
         images: vec![],
         source: "rpc".into(),
+        streaming_behavior: None,
     });
     fold.thrown("boom".into());
     assert!(!fold.stopped());
@@ -110,6 +111,7 @@ fn input_transforms_chain_and_handled_short_circuits() {
         text: "a".into(),
         images: vec![],
         source: "rpc".into(),
+        streaming_behavior: None,
     };
     let transform = |t: &str| {
         Some(HandlerResult::Input(InputAction::Transform {

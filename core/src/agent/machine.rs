@@ -227,6 +227,11 @@ impl AgentMachine {
         self.error_message.as_deref()
     }
 
+    /// The hook points where the machine, and the session around it, wait for extensions.
+    pub fn handled_hooks(&self) -> &HandledHooks {
+        &self.handled_hooks
+    }
+
     /// The model used by the next run.
     pub fn model(&self) -> &Model {
         &self.model

@@ -7,6 +7,7 @@ use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
 use crate::message::{BashExecutionMessage, CustomMessage, ImageContent};
 use crate::model::{Model, ThinkingLevel};
+use crate::resources::Resources;
 use crate::session::ids::IdGenerator;
 use crate::session::tree::SessionTree;
 use serde_json::{Map, Value};
@@ -42,6 +43,9 @@ pub struct SessionConfig {
     /// The settings' `modelThinkingLevels` (`"provider/id"` → level): the level a switch to that
     /// model asks for before the default.
     pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
+    /// The skills and templates `/skill:name` and `/template` prompts expand with, after the
+    /// `input` handlers (Pi expands what they leave).
+    pub resources: Resources,
 }
 
 /// Everything the world can tell the session machine.

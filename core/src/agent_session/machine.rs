@@ -19,6 +19,7 @@ use crate::message::{
 };
 use crate::model::{clamp_thinking_level, Model, ThinkingLevel};
 use crate::overflow::is_context_overflow;
+use crate::resources::Resources;
 use crate::session::entry::SessionEntry;
 use crate::session::ids::IdGenerator;
 use crate::session::time::ms_from_iso;
@@ -30,6 +31,7 @@ use super::contract::{
     Reply, SessionConfig, SessionError, SessionInput, SessionRejection, SessionStep,
     StreamingBehavior,
 };
+use super::input::{InputKind, PendingInput, INTERACTIVE_SOURCE};
 use super::navigate::NavigateJob;
 use super::retry::{delay_ms, is_retryable, RetrySettings};
 
@@ -77,6 +79,12 @@ pub struct SessionMachine {
     pub(super) branch_summary_reserve_tokens: u64,
     /// A prompt held back until the pre-prompt compaction ends.
     pending_prompt: Option<Prompt>,
+    /// What `/skill:` and template prompts expand with.
+    pub(super) resources: Resources,
+    /// Pi's input `source` of this session's front end.
+    pub(super) input_source: String,
+    /// Texts waiting for the `input` decision, in the order they came.
+    pub(super) pending_inputs: Vec<PendingInput>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
@@ -131,6 +139,9 @@ impl SessionMachine {
             pending_bash: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
+            resources: config.resources,
+            input_source: INTERACTIVE_SOURCE.to_owned(),
+            pending_inputs: Vec::new(),
             run_active: false,
             abort_requested: false,
             cache_warming: None,
@@ -151,8 +162,21 @@ impl SessionMachine {
         &self.tree
     }
 
-    /// Whether anything is in progress: a run, a retry wait, a compaction, a held prompt.
+    /// Whether anything is in progress: a run, a retry wait, a compaction, a held prompt, an
+    /// input waiting for its extensions.
     pub fn is_busy(&self) -> bool {
+        self.run_busy() || self.inputs_pending()
+    }
+
+    /// Pi's `input` source of the texts from now on (`"rpc"` in RPC mode; the default is
+    /// [`INTERACTIVE_SOURCE`]).
+    pub fn set_input_source(&mut self, source: &str) {
+        source.clone_into(&mut self.input_source);
+    }
+
+    /// Whether a prompt's work is in progress (what `agent_settled` waits for; a queued text
+    /// waiting for its extensions is not part of it, as in Pi).
+    fn run_busy(&self) -> bool {
         self.agent.is_streaming()
             || self.wake.is_some()
             || self.compaction.is_some()
@@ -199,7 +223,7 @@ impl SessionMachine {
                 text,
                 images,
                 streaming_behavior,
-            } => self.prompt(text, images, Vec::new(), streaming_behavior)?,
+            } => self.user_input(text, images, InputKind::Prompt(streaming_behavior))?,
             SessionInput::PromptWithMessages {
                 text,
                 images,
@@ -207,10 +231,10 @@ impl SessionMachine {
             } => self.prompt(text, images, messages, None)?,
             SessionInput::Extension(entry) => self.extension_entry(entry)?,
             SessionInput::Steer { text, images } => {
-                self.queue(text, images, StreamingBehavior::Steer)?
+                self.user_input(text, images, InputKind::Queue(StreamingBehavior::Steer))?
             }
             SessionInput::FollowUp { text, images } => {
-                self.queue(text, images, StreamingBehavior::FollowUp)?
+                self.user_input(text, images, InputKind::Queue(StreamingBehavior::FollowUp))?
             }
             SessionInput::Abort => self.abort()?,
             SessionInput::SetModel(model) => self.set_model(model, None)?,
@@ -255,7 +279,7 @@ impl SessionMachine {
                 self.agent_step(Input::Prompt(prompt))?;
             }
         }
-        if self.run_active && !self.is_busy() {
+        if self.run_active && !self.run_busy() {
             self.run_active = false;
             self.warming_settled();
             let aborted = std::mem::take(&mut self.abort_requested);
@@ -266,7 +290,7 @@ impl SessionMachine {
 
     /// Pi's `prompt`; `added` are the messages extensions added to it (they follow the user's
     /// message in the same run).
-    fn prompt(
+    pub(super) fn prompt(
         &mut self,
         text: String,
         images: Vec<ImageContent>,
@@ -277,7 +301,7 @@ impl SessionMachine {
             let behavior = behavior.ok_or(SessionRejection::NeedsStreamingBehavior)?;
             return self.queue(text, images, behavior);
         }
-        if self.compaction.is_some() || self.pending_prompt.is_some() || self.navigation.is_some() {
+        if self.prompt_refused_while_busy() {
             return Err(SessionRejection::PromptWhileCompacting.into());
         }
         self.flush_pending_bash()?;
@@ -309,7 +333,13 @@ impl SessionMachine {
         started
     }
 
-    fn queue(
+    /// Whether a prompt now is refused as during a compaction (Pi's check before its input
+    /// handlers run).
+    pub(super) fn prompt_refused_while_busy(&self) -> bool {
+        self.compaction.is_some() || self.pending_prompt.is_some() || self.navigation.is_some()
+    }
+
+    pub(super) fn queue(
         &mut self,
         text: String,
         images: Vec<ImageContent>,
@@ -431,6 +461,12 @@ impl SessionMachine {
                 .is_some_and(|job| job.call == call && !job.waiting)
             {
                 return self.navigation_answer(input);
+            }
+        }
+        if let Input::HookDecided { call, outcome } = &input {
+            if self.awaits_input(*call, &outcome.decision) {
+                let (call, outcome) = (*call, outcome.clone());
+                return self.input_decided(call, outcome);
             }
         }
         // A handler's `ctx.abort()` is Pi's `AgentSession.abort()`: the agent applies it within

@@ -7,6 +7,7 @@ mod compaction;
 mod contract;
 mod extension;
 mod feed;
+mod input;
 mod machine;
 mod navigate;
 mod options;
@@ -18,4 +19,5 @@ pub use contract::{
     SessionRejection, SessionStep, StreamingBehavior,
 };
 pub use feed::{feed, Machine, Refused};
+pub use input::INTERACTIVE_SOURCE;
 pub use machine::SessionMachine;

@@ -143,6 +143,7 @@ impl Driver {
                 compaction: session.compaction,
                 default_thinking_level: None,
                 model_thinking_levels: Default::default(),
+                resources: Default::default(),
             });
             machine.set_cache_warming(session.cache_warming);
             session.machine = Some(machine);

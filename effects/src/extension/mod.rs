@@ -19,6 +19,16 @@ pub use pi_core::agent::hooks::{
     HookOutcome, HookPayload, InjectedMessage, InputAction, ToolCallVerdict, TOOL_BLOCKED,
 };
 
+/// A run continued live (a hybrid replay) reached a hook point its recording's extensions
+/// handled and no extension loaded now does: it stops, as composing no handler would decide
+/// what the recording's extensions may have refused.
+#[derive(Debug, thiserror::Error)]
+#[error("the recording's extensions handle `{}`, but no extension loaded here does: load the extension to go on live (a replay answers the hook point from the recording)", .event.name())]
+pub struct MissingExtension {
+    /// The hook point reached.
+    pub event: HookEvent,
+}
+
 /// What a handler returns: its result (`None`: nothing to say), or the text of the error it threw.
 pub type HookFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Option<HandlerResult>, String>> + Send + 'a>>;

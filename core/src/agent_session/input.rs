@@ -1,0 +1,148 @@
+//! A user's text on its way in (Pi 1.5.2's `_preparePrompt` and `_queueUserInput`): where an
+//! `input` handler is registered it waits for the extensions' decision first, then `/skill:`
+//! and template expansion, then it is prompted or queued. The expansion is here, not in the
+//! front ends, so the handlers see the text as typed, as Pi's do; the skills and templates are
+//! data of the session's configuration, so a replay expands as the recording did.
+
+use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, InputAction};
+use crate::agent::{CallId, Effect};
+use crate::message::ImageContent;
+
+use super::contract::{SessionError, SessionRejection, StreamingBehavior};
+use super::machine::SessionMachine;
+
+/// Pi's input `source` for a session driven by a program or the terminal (`"interactive"`,
+/// the default of `prompt`, `steer` and `followUp`).
+pub const INTERACTIVE_SOURCE: &str = "interactive";
+
+/// What an input becomes once decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum InputKind {
+    /// `prompt`: a run, or queued with the behaviour when the agent is streaming then.
+    Prompt(Option<StreamingBehavior>),
+    /// `steer` / `followUp`: queued.
+    Queue(StreamingBehavior),
+}
+
+/// An input waiting for the `input` decision.
+#[derive(Clone, Debug)]
+pub(super) struct PendingInput {
+    call: CallId,
+    kind: InputKind,
+    /// The text as the handlers were shown it (what `continue` goes on with).
+    text: String,
+    images: Vec<ImageContent>,
+}
+
+impl SessionMachine {
+    /// Takes a user's text: refuses it as Pi's `prompt` does before its handlers run, asks the
+    /// `input` handlers when there are some, else expands and prompts or queues it at once.
+    pub(super) fn user_input(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+        kind: InputKind,
+    ) -> Result<(), SessionError> {
+        let kind = match kind {
+            InputKind::Prompt(behavior) if self.agent.is_streaming() || self.prompt_pending() => {
+                let behavior = behavior.ok_or(SessionRejection::NeedsStreamingBehavior)?;
+                match self.agent.is_streaming() {
+                    true => InputKind::Prompt(Some(behavior)),
+                    // A prompt still before its run: this one is queued behind it.
+                    false => InputKind::Queue(behavior),
+                }
+            }
+            InputKind::Prompt(_) if self.prompt_refused_while_busy() => {
+                return Err(SessionRejection::PromptWhileCompacting.into())
+            }
+            kind => kind,
+        };
+        if !self.agent.handled_hooks().contains(HookEvent::Input) {
+            let text = self.resources.expand(&text);
+            return self.decided_input(kind, text, images);
+        }
+        let streaming_behavior = match (self.agent.is_streaming(), kind) {
+            (true, InputKind::Prompt(b)) => b,
+            (true, InputKind::Queue(b)) => Some(b),
+            (false, _) => None,
+        };
+        let call = self.agent.reserve_call();
+        let payload = HookPayload::Input {
+            text: text.clone(),
+            images: images.clone(),
+            source: self.input_source.clone(),
+            streaming_behavior: streaming_behavior.map(behavior_name),
+        };
+        self.pending_inputs.push(PendingInput {
+            call,
+            kind,
+            text,
+            images,
+        });
+        self.out.effects.push(Effect::Hook { call, payload });
+        Ok(())
+    }
+
+    /// Whether `call` is an input waiting for `decision`.
+    pub(super) fn awaits_input(&self, call: CallId, decision: &HookDecision) -> bool {
+        matches!(decision, HookDecision::Input(_))
+            && self.pending_inputs.iter().any(|p| p.call == call)
+    }
+
+    /// Whether an input waits for its decision (the session is busy meanwhile).
+    pub(super) fn inputs_pending(&self) -> bool {
+        !self.pending_inputs.is_empty()
+    }
+
+    /// Applies the `input` decision for `call` (which [`Self::awaits_input`] checked): the
+    /// entries asked for first, then the text handled, or expanded and prompted or queued.
+    pub(super) fn input_decided(
+        &mut self,
+        call: CallId,
+        outcome: HookOutcome,
+    ) -> Result<(), SessionError> {
+        let Some(index) = self.pending_inputs.iter().position(|p| p.call == call) else {
+            return Ok(());
+        };
+        let pending = self.pending_inputs.remove(index);
+        self.append_asked_entries(&outcome.actions);
+        let (text, images) = match outcome.decision {
+            HookDecision::Input(InputAction::Transform { text, images }) => {
+                (text, images.unwrap_or(pending.images))
+            }
+            HookDecision::Input(InputAction::Continue) => (pending.text, pending.images),
+            _ => return Ok(()),
+        };
+        let text = self.resources.expand(&text);
+        self.decided_input(pending.kind, text, images)
+    }
+
+    fn decided_input(
+        &mut self,
+        kind: InputKind,
+        text: String,
+        images: Vec<ImageContent>,
+    ) -> Result<(), SessionError> {
+        match kind {
+            InputKind::Prompt(behavior) => self.prompt(text, images, Vec::new(), behavior),
+            InputKind::Queue(behavior) => self.queue(text, images, behavior),
+        }
+    }
+
+    /// Whether a prompt (not a queued message) waits for its decision: the session's next
+    /// prompt is refused or queued as during a run.
+    fn prompt_pending(&self) -> bool {
+        self.pending_inputs
+            .iter()
+            .any(|p| matches!(p.kind, InputKind::Prompt(_)))
+    }
+}
+
+/// Pi's `streamingBehavior` value.
+fn behavior_name(behavior: StreamingBehavior) -> String {
+    match behavior {
+        StreamingBehavior::Steer => "steer",
+        StreamingBehavior::FollowUp => "followUp",
+    }
+    .to_owned()
+}

@@ -1,0 +1,321 @@
+//! The `input` hook point (Pi 1.5.2's `AgentSession._preparePrompt` and `_queueUserInput`):
+//! where a handler is registered, a prompt's (or a queued message's) text waits for the
+//! extensions before `/skill:` and template expansion; a transform changes the text that is
+//! expanded, `handled` drops the input (no message, no run, no `agent_settled`), `continue`
+//! goes on with it. Without a handler the session expands at once, as Pi does.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pi_core::agent::hooks::{
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InputAction,
+};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
+use pi_core::agent_session::{
+    retry::RetrySettings, SessionConfig, SessionError, SessionInput, SessionMachine,
+    SessionRejection, SessionStep, StreamingBehavior,
+};
+use pi_core::compaction::CompactionSettings;
+use pi_core::event::{Event, SessionEvent};
+use pi_core::message::{AssistantMessage, StopReason};
+use pi_core::resources::templates::PromptTemplate;
+use pi_core::resources::Resources;
+use pi_core::script::mock_model;
+use pi_core::session::ids::IdGenerator;
+use pi_core::session::tree::SessionTree;
+use serde_json::json;
+
+fn resources() -> Resources {
+    Resources {
+        skills: vec![],
+        templates: vec![PromptTemplate {
+            name: "greet".into(),
+            description: "Greets".into(),
+            argument_hint: None,
+            content: "Hello $1".into(),
+            file_path: "/prompts/greet.md".into(),
+            source_info: json!(null),
+        }],
+    }
+}
+
+fn session(handled: HandledHooks) -> SessionMachine {
+    let mut ids = IdGenerator::new(7);
+    let tree = SessionTree::new("/work", 0, &mut ids, None);
+    SessionMachine::new(SessionConfig {
+        agent: AgentConfig {
+            model: mock_model(),
+            handled_hooks: handled,
+            ..AgentConfig::default()
+        },
+        tree,
+        ids,
+        retry: RetrySettings::default(),
+        compaction: CompactionSettings::default(),
+        default_thinking_level: None,
+        model_thinking_levels: Default::default(),
+        resources: resources(),
+    })
+}
+
+fn prompt(text: &str) -> SessionInput {
+    SessionInput::Prompt {
+        text: text.into(),
+        images: vec![],
+        streaming_behavior: None,
+    }
+}
+
+fn model_calls(step: &SessionStep) -> Vec<CallId> {
+    step.effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::CallModel { call, .. } => Some(*call),
+            _ => None,
+        })
+        .collect()
+}
+
+fn hook(step: &SessionStep) -> (CallId, serde_json::Value) {
+    let hooks: Vec<_> = step
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Hook { call, payload } => Some((*call, serde_json::to_value(payload).unwrap())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
+    hooks[0].clone()
+}
+
+fn decided(call: CallId, action: InputAction, actions: Vec<HookAction>) -> SessionInput {
+    SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision: HookDecision::Input(action),
+            actions,
+            errors: vec![],
+        },
+    })
+}
+
+fn finish(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
+    s.step(
+        now,
+        SessionInput::Answer(Input::Model {
+            call,
+            event: StreamEvent::Done {
+                reason: StopReason::Stop,
+                message: AssistantMessage::default(),
+            },
+        }),
+    )
+    .unwrap()
+}
+
+fn user_texts(s: &SessionMachine) -> Vec<serde_json::Value> {
+    s.agent()
+        .messages()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].clone())
+        .collect()
+}
+
+fn settled(step: &SessionStep) -> bool {
+    step.events
+        .iter()
+        .any(|e| matches!(e, Event::Session(SessionEvent::AgentSettled { .. })))
+}
+
+#[test]
+fn without_a_handler_the_session_expands_a_template_at_once() {
+    let mut s = session(HandledHooks::default());
+    let step = s.step(1, prompt("/greet world")).unwrap();
+    assert_eq!(model_calls(&step).len(), 1);
+    assert_eq!(
+        user_texts(&s),
+        vec![json!([{"type": "text", "text": "Hello world"}])]
+    );
+}
+
+#[test]
+fn a_transform_changes_the_text_before_expansion() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let step = s.step(1, prompt("/greet world")).unwrap();
+    // Pi runs the input handlers first: no run, no event, the raw text shown.
+    assert!(step.events.is_empty(), "{:?}", step.events);
+    assert!(model_calls(&step).is_empty());
+    let (call, payload) = hook(&step);
+    assert_eq!(
+        payload,
+        json!({"type": "input", "text": "/greet world", "source": "interactive"})
+    );
+    assert!(s.is_busy());
+    let step = s
+        .step(
+            2,
+            decided(
+                call,
+                InputAction::Transform {
+                    text: "/greet moon".into(),
+                    images: None,
+                },
+                vec![],
+            ),
+        )
+        .unwrap();
+    let calls = model_calls(&step);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        user_texts(&s),
+        vec![json!([{"type": "text", "text": "Hello moon"}])]
+    );
+    let step = finish(&mut s, 3, calls[0]);
+    assert!(settled(&step));
+}
+
+#[test]
+fn continue_expands_the_original_text() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("/greet world")).unwrap());
+    let step = s
+        .step(2, decided(call, InputAction::Continue, vec![]))
+        .unwrap();
+    assert_eq!(model_calls(&step).len(), 1);
+    assert_eq!(
+        user_texts(&s),
+        vec![json!([{"type": "text", "text": "Hello world"}])]
+    );
+}
+
+#[test]
+fn a_handled_input_makes_no_message_no_run_and_no_settle() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("/greet world")).unwrap());
+    let step = s
+        .step(
+            2,
+            decided(
+                call,
+                InputAction::Handled,
+                vec![HookAction::AppendEntry {
+                    custom_type: "seen".into(),
+                    data: Some(json!({"n": 1})),
+                }],
+            ),
+        )
+        .unwrap();
+    assert!(model_calls(&step).is_empty());
+    assert!(!settled(&step), "{:?}", step.events);
+    assert!(s.agent().messages().is_empty());
+    assert!(!s.is_busy());
+    // What the handler asked for is still applied: Pi writes the entry at once.
+    let kinds: Vec<_> = step
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
+        .collect();
+    assert_eq!(kinds, vec![json!("entry_appended")]);
+    // The session takes the next prompt.
+    assert!(s.step(3, prompt("again")).is_ok());
+}
+
+#[test]
+fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decision() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
+    let step = s
+        .step(2, decided(call, InputAction::Continue, vec![]))
+        .unwrap();
+    let model = model_calls(&step)[0];
+    // While streaming, a prompt without a streaming behavior is refused before any handler.
+    assert!(matches!(
+        s.step(3, prompt("/greet you")),
+        Err(SessionError::Rejected(
+            SessionRejection::NeedsStreamingBehavior
+        ))
+    ));
+    let step = s
+        .step(
+            4,
+            SessionInput::Prompt {
+                text: "/greet you".into(),
+                images: vec![],
+                streaming_behavior: Some(StreamingBehavior::Steer),
+            },
+        )
+        .unwrap();
+    let (call, payload) = hook(&step);
+    assert_eq!(
+        payload,
+        json!({"type": "input", "text": "/greet you", "source": "interactive",
+               "streamingBehavior": "steer"})
+    );
+    assert_eq!(s.queued_texts().0.len(), 0);
+    s.step(5, decided(call, InputAction::Continue, vec![]))
+        .unwrap();
+    assert_eq!(s.queued_texts().0, ["Hello you".to_owned()]);
+    // Steering is delivered before the next call, expanded.
+    let step = finish(&mut s, 6, model);
+    assert_eq!(model_calls(&step).len(), 1);
+    assert_eq!(
+        user_texts(&s)[1],
+        json!([{"type": "text", "text": "Hello you"}])
+    );
+}
+
+#[test]
+fn a_follow_up_while_idle_goes_through_the_handlers_without_a_streaming_behavior() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let step = s
+        .step(
+            1,
+            SessionInput::FollowUp {
+                text: "/greet later".into(),
+                images: vec![],
+            },
+        )
+        .unwrap();
+    let (call, payload) = hook(&step);
+    assert_eq!(
+        payload,
+        json!({"type": "input", "text": "/greet later", "source": "interactive"})
+    );
+    s.step(
+        2,
+        decided(
+            call,
+            InputAction::Transform {
+                text: "/greet sooner".into(),
+                images: None,
+            },
+            vec![],
+        ),
+    )
+    .unwrap();
+    assert_eq!(s.queued_texts().1, ["Hello sooner".to_owned()]);
+}
+
+#[test]
+fn a_decision_nobody_waits_for_is_refused() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("hi")).unwrap());
+    s.step(2, decided(call, InputAction::Handled, vec![]))
+        .unwrap();
+    assert!(s
+        .step(3, decided(call, InputAction::Handled, vec![]))
+        .is_err());
+    // A payload of another hook point does not answer an input.
+    let (call, _) = hook(&s.step(4, prompt("hi")).unwrap());
+    let other = SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision: HookDecision::Done,
+            actions: vec![],
+            errors: vec![],
+        },
+    });
+    assert!(s.step(5, other).is_err());
+}
