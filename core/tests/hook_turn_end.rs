@@ -1,7 +1,7 @@
 //! The `turn_end` hook point: where a handler is registered, a finished turn waits for the
 //! extensions before `turn_end` is emitted (Pi 1.5.2 awaits its `finishTurn` first), and a
 //! handler's `ctx.abort()` — Harbor's turn cap — aborts the run: the next request is answered
-//! `Request was aborted.` at once, and that turn ends through the hook point too.
+//! `This operation was aborted` at once, and that turn ends through the hook point too.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

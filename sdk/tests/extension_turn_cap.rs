@@ -75,7 +75,7 @@ async fn a_turn_end_handler_caps_the_run_at_two_turns_and_the_recording_replays(
     assert_eq!(turn_ends[2]["message"]["stopReason"], "aborted");
     assert_eq!(
         turn_ends[2]["message"]["errorMessage"],
-        "Request was aborted."
+        "This operation was aborted"
     );
     // The entry the handler wrote is announced before the turn it capped is.
     let kinds: Vec<&str> = recorded

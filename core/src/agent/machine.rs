@@ -30,8 +30,9 @@ mod start;
 #[path = "turn_end.rs"]
 mod turn_end;
 
-/// The text Pi's providers put in a response requested after the run was aborted.
-pub const ABORTED_REQUEST: &str = "Request was aborted.";
+/// The text Pi 1.5.2's providers put in a response requested after the run was aborted (or
+/// aborted before its response began): `fetch`'s own abort error, as no SDK stands between.
+pub const ABORTED_REQUEST: &str = "This operation was aborted";
 
 /// The message being streamed, or the last message started (Pi's `state.streamingMessage`).
 #[derive(Clone, Debug)]

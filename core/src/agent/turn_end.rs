@@ -2,7 +2,7 @@
 //! `turn_end` handlers before the loop emits `turn_end`): where a handler is registered, a
 //! finished turn waits for the extensions' decision, and the `abort` a handler asked for
 //! (`ctx.abort()`, Harbor's turn cap) is applied before the loop goes on, so the next request is
-//! answered `Request was aborted.` at once as Pi's provider answers an aborted signal.
+//! answered `This operation was aborted` at once as Pi's provider answers an aborted signal.
 
 use crate::message::{AgentMessage, AssistantMessage};
 
