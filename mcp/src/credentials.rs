@@ -3,7 +3,7 @@
 //! `headers` whose names say they hold one or whose values use a `${VAR}`, resolved as a
 //! connection resolves them.
 
-use pi_credential_names::{is_credential_name, is_credential_variable};
+use pi_credential_names::{bare_token, is_credential_name, is_credential_variable};
 
 use crate::client::resolve_value;
 use crate::config::{McpConfig, Transport};
@@ -30,7 +30,7 @@ pub fn credentials(config: &McpConfig) -> Vec<(String, String)> {
                 continue;
             };
             let source = format!("mcp.json {what} {name} of {}", server.name);
-            let token = value.split_whitespace().last().unwrap_or_default();
+            let token = bare_token(&value).unwrap_or_default();
             for value in [value.trim(), token] {
                 let new = !found.iter().any(|(v, _): &(String, String)| v == value);
                 if value.len() >= MIN_LEN && new {
