@@ -346,6 +346,7 @@ pub(crate) async fn replay(
         ConfigSource::Recorded => cassette.config.clone(),
         ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
+    pi_mcp::check_recorded_servers(&config.mcp_servers, &config.custom_tools).map_err(unusable)?;
     // Running a recorded custom tool again needs a program that provides it: the binary's are
     // the tools of the MCP servers the agent dir's mcp.json configures (a project's is not
     // read: no one is asked to trust it), started only when the recorded run declared custom

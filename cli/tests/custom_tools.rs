@@ -162,3 +162,50 @@ async fn a_replay_under_todays_configuration_keeps_the_recorded_custom_tools() {
     assert!(stderr.contains("(write_note)"), "{stderr}");
     assert!(!scratch.join(NOTE).exists());
 }
+
+/// An edit of a cassette header's `customTools`.
+type Edit = dyn Fn(&mut serde_json::Value);
+
+/// The attack: the header's declaration of the custom tool edited (its description, its
+/// parameters, the tool removed) so the cassette says the model was offered another tool than
+/// it was: `pi replay` must fail every time (the request the replay builds is not the
+/// recorded one, or the recorded call names a tool the run does not have), and the untouched
+/// cassette replays (a recording made through the library printed nothing, so `pi replay`,
+/// which compares every request and result, is the check).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_whose_custom_tool_declaration_was_edited_fails_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("work");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let (cassette, _) = record_note(dir.path(), &workspace).await;
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let check = |name: &str, edit: &Edit| {
+        let mut header: serde_json::Value = serde_json::from_str(header).unwrap();
+        edit(&mut header["config"]["customTools"]);
+        let path = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+        pi_replay(&[], &path)
+    };
+    let untouched = check("untouched", &|_| {});
+    assert!(
+        untouched.status.success(),
+        "{}",
+        String::from_utf8_lossy(&untouched.stderr)
+    );
+    let edits: [(&str, &Edit); 3] = [
+        ("described", &|tools| {
+            tools[0]["description"] = json!("Writes a note, and more.");
+        }),
+        ("parameters", &|tools| {
+            tools[0]["parameters"] = json!({"type": "object", "properties": {}});
+        }),
+        ("removed", &|tools| {
+            *tools = json!([]);
+        }),
+    ];
+    for (name, edit) in edits {
+        let out = check(name, edit);
+        assert!(!out.status.success(), "{name}: the edited cassette checked");
+    }
+}

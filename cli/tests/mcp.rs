@@ -625,3 +625,82 @@ fn a_run_stops_everything_its_servers_started() {
     }
     assert!(!alive, "the server's wrapper left process {pid} running");
 }
+
+/// The attack: a recorded cassette's header edited where it says what the run's tools were.
+/// The MCP servers' tool lists (`config.mcpServers`: a tool's description changed, a tool
+/// removed), the declarations the model was given (`config.customTools`) and the hook points
+/// the machine waited at (`config.handledHooks`): `pi replay --check` must fail every time, and
+/// an edit of the servers' lists must be refused naming `mcpServers`.
+#[test]
+fn a_header_edited_where_it_lists_the_tools_fails_the_check() {
+    let mock = MockLlm::start(&calls("mcp__t__echo", r#"{"text":"hi"}"#));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({"t": {"command": test_server(), "exposure": "direct"}}));
+    let recorded = scratch.path("run.jsonl");
+    let output = scratch.run("echo it", Some(&recorded));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let check = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let text = std::fs::read_to_string(&recorded).unwrap();
+        let mut lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        edit(&mut lines[0]["config"]);
+        let path = scratch.path(&format!("{name}.jsonl"));
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        scratch
+            .pi(&["replay", "--check"])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let untouched = check("untouched", &|_| {});
+    assert!(untouched.status.success(), "{}", stderr(&untouched));
+
+    let echo_index = |config: &Value| {
+        config["mcpServers"][0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|t| t["name"] == "echo")
+            .unwrap()
+    };
+    let described = check("described", &|config| {
+        let i = echo_index(config);
+        config["mcpServers"][0]["tools"][i]["description"] = json!("Echoes, and more.");
+    });
+    assert!(!described.status.success(), "a description edit passed");
+    assert!(
+        stderr(&described).contains("mcpServers"),
+        "{}",
+        stderr(&described)
+    );
+    let removed = check("removed", &|config| {
+        let i = echo_index(config);
+        config["mcpServers"][0]["tools"]
+            .as_array_mut()
+            .unwrap()
+            .remove(i);
+    });
+    assert!(!removed.status.success(), "a removed tool passed");
+    assert!(
+        stderr(&removed).contains("mcpServers"),
+        "{}",
+        stderr(&removed)
+    );
+
+    let declared = check("declared", &|config| {
+        let tools = config["customTools"].as_array_mut().unwrap();
+        let echo = tools
+            .iter_mut()
+            .find(|t| t["name"] == "mcp__t__echo")
+            .unwrap();
+        echo["description"] = json!("Echoes, and more.");
+    });
+    assert!(!declared.status.success(), "a declaration edit passed");
+    let hooked = check("hooked", &|config| {
+        config["handledHooks"] = json!(["tool_call"]);
+    });
+    assert!(!hooked.status.success(), "a hook point added passed");
+}

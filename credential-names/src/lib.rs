@@ -42,6 +42,56 @@ pub fn is_credential_name(name: &str) -> bool {
         || words(name).any(|w| CREDENTIAL_HEADER_WORDS.contains(&w.as_str()))
 }
 
+/// The credential in a header's value without its scheme: `KEY` of `Bearer KEY` (or of `Basic
+/// KEY`, `Token KEY`), which a server or a model may repeat alone; `None` for a value of one word.
+pub fn bare_token(value: &str) -> Option<&str> {
+    let mut words = value.split_whitespace();
+    let token = words.next_back()?;
+    words.next().is_some().then_some(token)
+}
+
+/// The variables a configured value names as Pi 1.5.2 interpolates them (`$NAME` and
+/// `${NAME}`, `$$` and `$!` being a literal `$` and `!`; a `!command` names none): each one's
+/// value is a credential wherever the configured value is one.
+pub fn referenced_variables(configured: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    if configured.starts_with('!') {
+        return names;
+    }
+    let name_len = |s: &str| {
+        let first = s
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !first {
+            return 0;
+        }
+        s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len())
+    };
+    let mut rest = configured;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        if after.starts_with('$') || after.starts_with('!') {
+            rest = &after[1..];
+        } else if let Some(braced) = after.strip_prefix('{') {
+            let Some(end) = braced.find('}') else { break };
+            let name = &braced[..end];
+            if !name.is_empty() && name_len(name) == name.len() {
+                names.push(name);
+            }
+            rest = &braced[end + 1..];
+        } else {
+            let len = name_len(after);
+            if len > 0 {
+                names.push(&after[..len]);
+            }
+            rest = &after[len..];
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +120,18 @@ mod tests {
         ] {
             assert!(!is_credential_name(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_schemes_token_and_the_variables_a_value_names() {
+        assert_eq!(bare_token("Bearer abc"), Some("abc"));
+        assert_eq!(bare_token("  Basic  xyz "), Some("xyz"));
+        assert_eq!(bare_token("abc"), None);
+        assert_eq!(
+            referenced_variables("Bearer $KEY and ${OTHER}-$$NOT $!NOT2 ${bad-name} $"),
+            ["KEY", "OTHER"]
+        );
+        assert!(referenced_variables("!echo $KEY").is_empty());
+        assert_eq!(referenced_variables("$A_1${B}"), ["A_1", "B"]);
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use pi_credential_names::{is_credential_name, is_credential_variable};
+use pi_credential_names::{bare_token, is_credential_name, is_credential_variable};
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
 use crate::client::resolve_value;
@@ -50,7 +50,7 @@ pub fn credentials(config: &McpConfig) -> Vec<(String, String)> {
                 continue;
             };
             let source = format!("mcp.json {what} {name} of {}", server.name);
-            let token = value.split_whitespace().last().unwrap_or_default();
+            let token = bare_token(&value).unwrap_or_default();
             for value in [value.trim(), token] {
                 let new = !found.iter().any(|(v, _): &(String, String)| v == value);
                 if value.len() >= MIN_LEN && new {

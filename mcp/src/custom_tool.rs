@@ -11,6 +11,7 @@ use std::sync::Arc;
 use pi_effects::custom_tool::{
     CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture, ToolRegistry,
 };
+use pi_effects::tools::temp_file::create_fresh;
 use serde_json::Value;
 
 use crate::client::McpConnection;
@@ -51,27 +52,9 @@ impl CustomTool for McpTool {
 
 /// Writes `data` to a file created at `path`, never through what is already there: the temp
 /// folder is shared and the name follows from the tool call's id, so another user could plant a
-/// link there. A regular file left by an earlier run of the same call (a replay with live tools)
-/// is replaced when this user may remove it; anything else there fails the save.
+/// link there (see [`create_fresh`]; anything but a regular file of this user's fails the save).
 fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let create = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-    };
-    let mut file = match create() {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-            if !regular {
-                return Err(e);
-            }
-            std::fs::remove_file(path)?;
-            create()?
-        }
-        opened => opened?,
-    };
-    file.write_all(data)
+    create_fresh(path)?.write_all(data)
 }
 
 /// Registers the `direct` tools of `connection` in `registry`, named and declared as Pi

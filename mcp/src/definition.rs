@@ -6,8 +6,8 @@
 use pi_core::tools::custom::CustomToolDefinition;
 use serde_json::{json, Map, Value};
 
-use crate::config::ServerEntry;
-use crate::naming::assign_tool_names;
+use crate::config::{Scope, ServerEntry, Transport};
+use crate::naming::{assign_tool_names, mcp_namespace};
 
 /// The annotation hints Pi passes on (`pi.getAllTools()` reports them).
 const ANNOTATION_HINTS: [&str; 4] = [
@@ -117,4 +117,56 @@ pub fn tool_definitions(entry: &ServerEntry, tools: &[Value]) -> Vec<McpToolDefi
             }
         })
         .collect()
+}
+
+/// Checks a recording's MCP servers (`config.mcpServers`: each `{"name", "tools"}` as the
+/// server listed them) against the tools it declared to the model (`config.customTools`): every
+/// declared tool of a listed server's namespace must be one of its listed tools, declared as
+/// [`tool_definitions`] declares it. A replay declares the tools from `customTools`, so an edit
+/// of either one alone would make the header say tools the run did not have; the error names
+/// the field and the tool.
+pub fn check_recorded_servers(
+    servers: &[Value],
+    declared: &[CustomToolDefinition],
+) -> Result<(), String> {
+    for (index, server) in servers.iter().enumerate() {
+        let field = format!("config.mcpServers[{index}]");
+        let name = server
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{field}: no \"name\""))?;
+        let tools = server
+            .get("tools")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("{field} ({name}): no \"tools\" list"))?;
+        // Only the server's name shapes a declaration; exposure decides whether it is offered.
+        let entry = ServerEntry {
+            name: name.to_owned(),
+            config: Map::new(),
+            transport: Transport::Http {
+                url: String::new(),
+                headers: Vec::new(),
+            },
+            source: std::path::PathBuf::new(),
+            scope: Scope::Global,
+            override_path: None,
+        };
+        let listed = tool_definitions(&entry, tools);
+        let prefix = format!("{}__", mcp_namespace(name));
+        for tool in declared.iter().filter(|t| t.name.starts_with(&prefix)) {
+            let Some(definition) = listed.iter().find(|d| d.name == tool.name) else {
+                return Err(format!(
+                    "{field} ({name}) does not list the tool {} that config.customTools declares",
+                    tool.name
+                ));
+            };
+            if definition.custom_definition() != *tool {
+                return Err(format!(
+                    "{field} ({name}) lists the tool {} otherwise than config.customTools declares it",
+                    tool.name
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -22,5 +22,5 @@ pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport
 pub use convert::{convert_result, McpToolOutput};
 pub use credentials::{credentials, machine_credentials};
 pub use custom_tool::{register_direct_tools, McpTool};
-pub use definition::{tool_definitions, McpToolDefinition};
+pub use definition::{check_recorded_servers, tool_definitions, McpToolDefinition};
 pub use startup::{start_servers, Started};

@@ -389,3 +389,75 @@ fn the_users_redaction_rules_reach_no_cassette_and_the_runs_still_check() {
         refused.display()
     );
 }
+
+/// The attack: models.json keys a model or a tool repeats without the form they were given in.
+/// An `Authorization: Bearer KEY` header (a literal, and from a `!command`) and `apiKey`s that
+/// name a variable as `$NAME` and `${NAME}` (whose names say nothing of a key); the model says
+/// every bare key and a `bash` command prints them past the output budget (the result the
+/// model gets is the output's tail). No file the recording wrote holds one, and the cassette
+/// checks. What Pi itself writes is left as Pi writes it: its session file, the events printed
+/// and the bash output saved in the temp folder hold what the model and the command said.
+#[test]
+fn bare_keys_of_bearer_headers_and_variables_reach_no_file_the_run_wrote() {
+    const BEARER_KEY: &str = "planted-bearer-literal-0123456789";
+    const COMMAND_KEY: &str = "planted-bearer-command-0123456789";
+    const DOLLAR_KEY: &str = "planted-dollar-variable-0123456789";
+    const BRACED_KEY: &str = "planted-braced-variable-0123456789";
+    let keys = [BEARER_KEY, COMMAND_KEY, DOLLAR_KEY, BRACED_KEY];
+    let said = keys.join(" ");
+    let print = format!("for i in $(seq 3000); do echo '{said}'; done");
+    let ws = workspace(json!({"script": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": print}}]},
+        {"text": [format!("The keys: {said}")]},
+    ]}));
+    let agent = ws.root().join("agent");
+    let mut models = models_json(ws.port());
+    let mock = &mut models["providers"]["mock"];
+    mock["apiKey"] = json!("$MOCK_UPSTREAM");
+    mock["headers"] = json!({
+        "Authorization": format!("Bearer {BEARER_KEY}"),
+        "X-Relay": format!("!printf 'Bearer {COMMAND_KEY}'"),
+    });
+    models["providers"]["mock-anthropic"]["apiKey"] = json!("${MOCK_RELAY}");
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let tmp = ws.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+
+    let cassette = ws.root().join("cwd").join("bare.jsonl");
+    let args = recording(&cassette, "mock", "mock-model", &["-p", "say the keys"]);
+    let out = ws
+        .command(pi().as_ref(), &args)
+        .env("MOCK_UPSTREAM", DOLLAR_KEY)
+        .env("MOCK_RELAY", BRACED_KEY)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    succeeded(&out, "the recorded run");
+    // The headers were sent as configured, and the output went to a saved file.
+    let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();
+    assert!(requests.contains(&format!("Bearer {BEARER_KEY}")));
+    assert!(requests.contains(&format!("Bearer {COMMAND_KEY}")));
+    let saved = pi_testkit::files_under(&tmp);
+    assert_eq!(saved.len(), 1, "the full output was saved: {saved:?}");
+
+    let cassette_text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(cassette_text.contains("<<secret-"), "placeholders written");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let pis = |path: &Path| planted_by_the_test(path) || path.starts_with(&tmp);
+    let mut leaks = Vec::new();
+    for path in pi_testkit::files_under(ws.root())
+        .into_iter()
+        .filter(|p| !pis(p))
+    {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        let found = keys.iter().filter(|key| text.contains(**key));
+        leaks.extend(found.map(|key| format!("{key} in {}", path.display())));
+    }
+    leaks.extend(
+        keys.iter()
+            .filter(|key| stderr.contains(**key))
+            .map(|key| format!("{key} in stderr")),
+    );
+    assert!(leaks.is_empty(), "{leaks:#?}");
+    replays_and_checks(&cassette);
+}

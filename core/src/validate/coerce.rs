@@ -4,6 +4,7 @@
 //! primitive coercion runs over what is still of the wrong type.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -62,7 +63,7 @@ fn item_schema(schema: &Map<String, Value>, i: usize) -> Option<&Value> {
     }
 }
 
-fn patterns(schema: &Map<String, Value>) -> Vec<(SchemaRegex, &Value)> {
+fn patterns(schema: &Map<String, Value>) -> Vec<(Arc<SchemaRegex>, &Value)> {
     schema
         .get("patternProperties")
         .and_then(Value::as_object)

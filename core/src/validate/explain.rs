@@ -2,6 +2,8 @@
 //! holds reports nothing; a wrong `type` is the node's only error; unions report the errors of
 //! their most likely branch; every error is reported (no cap).
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::coerce::matches_type;
@@ -282,7 +284,7 @@ fn walk_object<'a>(
             walk(cx, &properties[key], value, &pointer(path, key), out);
         }
     }
-    let patterns: Vec<(SchemaRegex, &'a Value)> = node
+    let patterns: Vec<(Arc<SchemaRegex>, &'a Value)> = node
         .get("patternProperties")
         .and_then(Value::as_object)
         .map(|p| {

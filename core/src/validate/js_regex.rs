@@ -10,7 +10,26 @@
 //! V8 in Node 22 has no group modifiers (`(?i:…)`), which `regress` accepts, so any `(?` that
 //! opens no group V8 knows is refused here before `regress` sees it.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
 use regress::Regex;
+
+/// How many pattern sources [`SchemaRegex::new`] keeps compiled. Sources come from tool
+/// declarations, so a run has few; past this many a source is compiled for each use, as
+/// before there was a cache, so no schema can grow it without bound.
+const CACHED_SOURCES: usize = 1024;
+
+/// A source compiled as pi-schema compiles it, or V8's error for it.
+type Compiled = Result<Arc<SchemaRegex>, String>;
+
+/// The compiled patterns by source: compiling depends on the source alone, so every
+/// declaration holding a pattern shares its one compilation, and a tool's calls after its
+/// first compile nothing.
+fn compiled_sources() -> &'static Mutex<BTreeMap<String, Compiled>> {
+    static CACHE: OnceLock<Mutex<BTreeMap<String, Compiled>>> = OnceLock::new();
+    CACHE.get_or_init(Mutex::default)
+}
 
 /// A compiled schema pattern and the mode it was compiled in.
 pub(crate) struct SchemaRegex {
@@ -20,8 +39,26 @@ pub(crate) struct SchemaRegex {
 }
 
 impl SchemaRegex {
-    /// Compiles `source` as pi-schema's `sharedRegex` does, or gives the message V8 throws.
-    pub(crate) fn new(source: &str) -> Result<Self, String> {
+    /// Compiles `source` as pi-schema's `sharedRegex` does, or gives the message V8 throws;
+    /// compiled once per source ([`compiled_sources`]).
+    pub(crate) fn new(source: &str) -> Compiled {
+        let lock = || {
+            compiled_sources()
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        if let Some(compiled) = lock().get(source) {
+            return compiled.clone();
+        }
+        let compiled = Self::compile(source).map(Arc::new);
+        let mut cache = lock();
+        if cache.len() < CACHED_SOURCES {
+            cache.insert(source.to_owned(), compiled.clone());
+        }
+        compiled
+    }
+
+    fn compile(source: &str) -> Result<Self, String> {
         let shape = scan(source);
         if shape.unknown_group {
             return Err(v8_error(source, "Invalid group"));
@@ -164,6 +201,19 @@ mod tests {
         let legacy = SchemaRegex::new("^.\\-$").unwrap();
         assert!(!legacy.is_match("😀-"));
         assert!(SchemaRegex::new("^..\\-$").unwrap().is_match("😀-"));
+    }
+
+    /// A source is compiled once: its second use is the first's compilation, in both modes,
+    /// and an error is given again with the same words.
+    #[test]
+    fn a_source_is_compiled_once() {
+        for source in ["^cached-[a-z]+$", "^cached\\-$"] {
+            let first = SchemaRegex::new(source).unwrap();
+            assert!(Arc::ptr_eq(&first, &SchemaRegex::new(source).unwrap()));
+        }
+        let refused = SchemaRegex::new("(cached").err();
+        assert!(refused.is_some());
+        assert_eq!(SchemaRegex::new("(cached").err(), refused);
     }
 
     #[test]

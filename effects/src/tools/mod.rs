@@ -17,6 +17,7 @@ mod node_error;
 mod read;
 mod sandbox;
 mod shell;
+pub mod temp_file;
 pub mod user_bash;
 mod write;
 

@@ -30,6 +30,7 @@ use tokio::process::{Child, Command};
 use tokio::time::{sleep, Sleep};
 use tokio_util::sync::CancellationToken;
 
+use super::temp_file::create_fresh;
 use crate::session::{agent_dir_from, AGENT_DIR_ENV};
 
 /// How long the output may stay open after the shell exited (Pi's `EXIT_STDIO_GRACE_MS`): a
@@ -431,17 +432,13 @@ impl FullOutputFile {
     /// left alone and a random name taken instead.
     pub(crate) async fn create(dir: &Path, key: Option<u64>) -> Self {
         let mut path = full_output_path(dir, key);
-        let mut opened = create_new(&path).await;
+        let mut opened = create_fresh(&path);
         if key.is_some() && matches!(&opened, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
-            if regular_file(&path) && tokio::fs::remove_file(&path).await.is_ok() {
-                opened = create_new(&path).await;
-            } else {
-                path = full_output_path(dir, None);
-                opened = create_new(&path).await;
-            }
+            path = full_output_path(dir, None);
+            opened = create_fresh(&path);
         }
         let (file, error) = match opened {
-            Ok(file) => (Some(file), None),
+            Ok(file) => (Some(tokio::fs::File::from_std(file)), None),
             Err(error) => (None, Some(write_error(&path, &error))),
         };
         FullOutputFile { path, file, error }
@@ -478,19 +475,6 @@ impl FullOutputFile {
             None => Ok(self.path),
         }
     }
-}
-
-async fn create_new(path: &Path) -> io::Result<tokio::fs::File> {
-    tokio::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .await
-}
-
-/// Whether `path` itself (not what a link there points to) is a regular file.
-fn regular_file(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
 }
 
 fn write_error(path: &Path, error: &io::Error) -> String {

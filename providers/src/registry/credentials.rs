@@ -8,6 +8,7 @@ use super::auth::AuthStorage;
 use super::config::HeaderConfig;
 use super::env::Environment;
 use super::ModelRegistry;
+use pi_credential_names::{bare_token, referenced_variables};
 pub use pi_credential_names::{is_credential_name, is_credential_variable};
 
 /// Values shorter than this, found only by the shape of a variable's name, are not taken as
@@ -60,39 +61,64 @@ impl ModelRegistry {
                 add(value, format!("environment variable {name}"));
             }
         }
-        for (provider, config) in &self.request_configs {
-            if let Some(value) = config.api_key.as_deref().and_then(|c| env.resolve(c)) {
-                add(&value, format!("models.json apiKey of {provider}"));
+        // A value, and what of it may be repeated alone: the token after a scheme, and the
+        // variables it names as Pi 1.5.2 interpolates them.
+        let mut add_configured = |configured: &str, value: &str, source: String| {
+            add(value, source.clone());
+            if let Some(token) = bare_token(value).filter(|t| t.len() >= MIN_GUESSED_LEN) {
+                add(token, source.clone());
             }
-            for (name, value) in header_credentials(env, config.headers.as_ref()) {
-                add(&value, format!("models.json header {name} of {provider}"));
+            for name in referenced_variables(configured) {
+                if let Some(value) = env.get(name).filter(|v| v.len() >= MIN_GUESSED_LEN) {
+                    add(value, format!("{source} (variable {name})"));
+                }
+            }
+        };
+        for (provider, config) in &self.request_configs {
+            if let Some(configured) = config.api_key.as_deref() {
+                if let Some(value) = env.resolve(configured) {
+                    add_configured(
+                        configured,
+                        &value,
+                        format!("models.json apiKey of {provider}"),
+                    );
+                }
+            }
+            for (name, configured, value) in header_credentials(env, config.headers.as_ref()) {
+                let source = format!("models.json header {name} of {provider}");
+                add_configured(configured, &value, source);
             }
         }
         for ((provider, model), headers) in &self.model_headers {
-            for (name, value) in header_credentials(env, Some(headers)) {
-                add(
-                    &value,
-                    format!("models.json header {name} of {provider}/{model}"),
-                );
+            for (name, configured, value) in header_credentials(env, Some(headers)) {
+                let source = format!("models.json header {name} of {provider}/{model}");
+                add_configured(configured, &value, source);
             }
         }
         found
     }
 }
 
-/// The configured headers that hold credentials, resolved.
-fn header_credentials(env: &Environment, headers: Option<&HeaderConfig>) -> Vec<(String, String)> {
+/// The configured headers that hold credentials: name, configured value, resolved value. A
+/// header counts when its name says so, its value is a `!command` or names a variable (as a
+/// whole, or `$NAME` inside it).
+fn header_credentials<'a>(
+    env: &Environment,
+    headers: Option<&'a HeaderConfig>,
+) -> Vec<(&'a str, &'a str, String)> {
     let mut out = Vec::new();
     for (name, value) in headers.into_iter().flatten() {
         let Some(configured) = value.as_str() else {
             continue;
         };
-        let indirect = configured.starts_with('!') || env.get(configured).is_some();
+        let indirect = configured.starts_with('!')
+            || env.get(configured).is_some()
+            || !referenced_variables(configured).is_empty();
         if !(indirect || is_credential_name(name)) {
             continue;
         }
         if let Some(resolved) = env.resolve(configured) {
-            out.push((name.clone(), resolved));
+            out.push((name.as_str(), configured, resolved));
         }
     }
     out
