@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use pi_core::agent::hooks::{Composer, HookOutcome, HookPayload};
+use pi_core::agent::hooks::{HookOutcome, HookPayload};
 use pi_effects::extension::ExtensionRegistry;
 use tokio::task::JoinHandle;
 
@@ -30,22 +30,7 @@ impl LiveHooks {
     /// Starts the handlers of hook point `call` (needs a tokio runtime).
     pub fn start(&mut self, call: u64, payload: HookPayload) {
         let extensions = self.extensions.clone();
-        let task = tokio::spawn(async move {
-            let asked = payload.clone();
-            // A handler that panics counts as one that threw, as in a live run.
-            match tokio::spawn(async move { extensions.decide(asked).await }).await {
-                Ok(outcome) => outcome,
-                Err(error) => {
-                    let mut fold = Composer::new(payload);
-                    fold.thrown(format!("Extension failed: {error}"));
-                    HookOutcome {
-                        decision: fold.finish(),
-                        actions: Vec::new(),
-                        errors: Vec::new(),
-                    }
-                }
-            }
-        });
+        let task = tokio::spawn(async move { extensions.decide_caught(payload).await });
         self.running.insert(call, task);
     }
 

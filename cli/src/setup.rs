@@ -546,16 +546,8 @@ impl Runtime {
         options.tools = self.tools.clone();
         options.custom_tools = self.custom_tools.clone();
         options.mcp_servers = self.mcp_servers.clone();
-        options.custom_sections = self
-            .mcp_section
-            .iter()
-            .map(|text| {
-                (
-                    pi_mcp::servers_section::SECTION_NAME.to_owned(),
-                    text.clone(),
-                )
-            })
-            .collect();
+        options.custom_sections =
+            pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
         options.extensions = self.extensions.clone();
         self.mirror_for_extensions(&options);
         options.system_prompt = self.system_prompt.clone();

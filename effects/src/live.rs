@@ -22,10 +22,7 @@ use crate::custom_tool::CustomToolDefinition;
 use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
-use crate::extension::{
-    Composer, ExtensionRegistry, HandledHooks, HookEvent, HookOutcome, HookPayload,
-    MissingExtension,
-};
+use crate::extension::{ExtensionRegistry, HandledHooks, HookEvent, HookPayload, MissingExtension};
 use crate::tools::user_bash::execute_bash;
 use crate::tools::{self, ToolContext, ToolEnv};
 
@@ -291,17 +288,7 @@ impl Live {
         let clock = Arc::clone(&self.clock);
         let extensions = self.extensions.clone();
         tokio::spawn(async move {
-            let asked = payload.clone();
-            let deciding = tokio::spawn(async move { extensions.decide(asked).await });
-            let outcome = deciding.await.unwrap_or_else(|error| {
-                let mut fold = Composer::new(payload);
-                fold.thrown(format!("Extension failed: {error}"));
-                HookOutcome {
-                    decision: fold.finish(),
-                    actions: Vec::new(),
-                    errors: Vec::new(),
-                }
-            });
+            let outcome = extensions.decide_caught(payload).await;
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });

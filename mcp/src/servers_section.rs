@@ -81,6 +81,16 @@ impl SectionServer<'_> {
     }
 }
 
+/// The session's custom system-prompt sections for `section` (the rendered `mcp_servers`
+/// section, when some server is reached indirectly): what the binary and the SDK hand the
+/// session options alike.
+pub fn custom_sections(section: Option<&str>) -> Vec<(String, String)> {
+    section
+        .map(|text| (SECTION_NAME.to_owned(), text.to_owned()))
+        .into_iter()
+        .collect()
+}
+
 /// Whether some enabled server has tools only `codemode` or `tool_search` could reach, which
 /// is when Pi warns (once) that they cannot be called without either tool.
 pub fn has_unreachable_tools(servers: &[SectionServer<'_>]) -> bool {

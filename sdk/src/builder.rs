@@ -550,16 +550,8 @@ impl SessionBuilder {
             }
         }
         options.mcp_servers = self.mcp_servers.clone();
-        options.custom_sections = self
-            .mcp_section
-            .iter()
-            .map(|text| {
-                (
-                    pi_mcp::servers_section::SECTION_NAME.to_owned(),
-                    text.clone(),
-                )
-            })
-            .collect();
+        options.custom_sections =
+            pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
         options.extensions = self.extensions.clone();
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;

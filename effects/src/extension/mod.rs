@@ -153,6 +153,26 @@ impl ExtensionRegistry {
             errors,
         }
     }
+
+    /// [`decide`](Self::decide) on a task of its own, a handler that panics counting as one
+    /// that threw (as a throwing handler fails its hook point in Pi): a live run and a replay
+    /// running the extensions again answer alike (needs a tokio runtime).
+    pub async fn decide_caught(&self, payload: HookPayload) -> HookOutcome {
+        let extensions = self.clone();
+        let asked = payload.clone();
+        match tokio::spawn(async move { extensions.decide(asked).await }).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                let mut fold = Composer::new(payload);
+                fold.thrown(format!("Extension failed: {error}"));
+                HookOutcome {
+                    decision: fold.finish(),
+                    actions: Vec::new(),
+                    errors: Vec::new(),
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
