@@ -95,7 +95,7 @@ impl SessionMachine {
     }
 
     /// Applies the `input` decision for `call` (which [`Self::awaits_input`] checked): the
-    /// entries asked for first, then the text handled, or expanded and prompted or queued.
+    /// entries and messages asked for first, then the text handled, or expanded and prompted or queued.
     pub(super) fn input_decided(
         &mut self,
         call: CallId,
@@ -106,6 +106,7 @@ impl SessionMachine {
         };
         let pending = self.pending_inputs.remove(index);
         self.append_asked_entries(&outcome.actions);
+        self.send_asked_messages(&outcome.actions)?;
         let (text, images) = match outcome.decision {
             HookDecision::Input(InputAction::Transform { text, images }) => {
                 (text, images.unwrap_or(pending.images))
