@@ -15,6 +15,9 @@ use super::machine::SessionMachine;
 /// the default of `prompt`, `steer` and `followUp`).
 pub const INTERACTIVE_SOURCE: &str = "interactive";
 
+/// Pi's input `source` for the texts RPC mode's `prompt`, `steer` and `follow_up` commands send.
+pub const RPC_SOURCE: &str = "rpc";
+
 /// What an input becomes once decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum InputKind {
