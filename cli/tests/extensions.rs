@@ -266,6 +266,49 @@ fn an_extensions_message_steers_the_run_and_replays_without_node() {
     assert_eq!(replayed, recorded);
 }
 
+/// The steering extension under the original Pi 1.5.2 (`PI_ORIGINAL`) and under ours against the
+/// same script: the same events in the same order, and the same requests.
+#[test]
+fn the_steering_extension_runs_as_pi_1_5_2_runs_it() {
+    let Some(path) = node_path() else { return };
+    let Some(original) = pi_testkit::original_pi() else {
+        return;
+    };
+    let script = json!([{"text": ["Done."]}, {"text": ["Checked."]}]);
+    let run_with = |program: Option<&Path>| {
+        let mock = MockLlm::start(&script);
+        let env = Env::new(&mock);
+        let mut command =
+            with_extension(&env, &["--mode", "json"], &fixture("remind.ts"), "fix it");
+        if let Some(program) = program {
+            let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+            let envs: Vec<_> = command
+                .get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+                .collect();
+            command = Command::new(program);
+            command.args(args).envs(envs).current_dir(env.cwd());
+        }
+        with_host(&mut command, &path);
+        let (code, stdout, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        let types: Vec<String> = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string())
+            .filter(|t| t != "\"message_update\"")
+            .collect();
+        let requests: Vec<Value> = mock
+            .requests()
+            .iter()
+            .map(|r| Value::Array(r["messages"].as_array().unwrap()[1..].to_vec()))
+            .collect();
+        (types, requests)
+    };
+    let theirs = run_with(Some(&original));
+    let ours = run_with(None);
+    assert_eq!(ours, theirs);
+}
+
 /// `pi replay --extensions live` runs the recorded extensions again instead of answering
 /// their hook points from the cassette: unchanged, the replay is the recording byte for byte;
 /// changed (the gate now lets `rm -rf` through), the replay stops where the run diverges, the
