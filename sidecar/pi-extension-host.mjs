@@ -153,7 +153,7 @@ function runnerFor(index) {
           action: "sendMessage",
           message: { customType: message.customType, content: message.content, display: !!message.display, details: message.details },
           deliverAs: options?.deliverAs,
-          triggerTurn: !!options?.triggerTurn,
+          triggerTurn: options?.triggerTurn,
         }),
       sendUserMessage: unsupported("pi.sendUserMessage"),
       appendEntry: (customType, data) => act({ action: "appendEntry", customType, data }),

@@ -217,6 +217,98 @@ fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
     );
 }
 
+/// A handler's `pi.sendMessage` while the agent streams steers the run into another turn whose
+/// request carries the message (Pi 1.5.2's `sendCustomMessage`), and the replay needs no Node.
+#[test]
+fn an_extensions_message_steers_the_run_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Done."]}, {"text": ["Checked."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("remind.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("remind.ts"),
+        "fix it",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the message starts another turn: {recorded}"
+    );
+    // Pi's convertToLlm gives a custom message's text as a text block.
+    assert_eq!(
+        requests[1]["messages"].as_array().unwrap().last().unwrap(),
+        &json!({"role": "user", "content": [{"type": "text", "text": "Also check the tests."}]})
+    );
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let custom: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "custom")
+        .collect();
+    assert_eq!(custom.len(), 1, "{recorded}");
+    assert_eq!(custom[0]["message"]["customType"], "reminder");
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// The steering extension under the original Pi 1.5.2 (`PI_ORIGINAL`) and under ours against the
+/// same script: the same events in the same order, and the same requests.
+#[test]
+fn the_steering_extension_runs_as_pi_1_5_2_runs_it() {
+    let Some(path) = node_path() else { return };
+    let Some(original) = pi_testkit::original_pi() else {
+        return;
+    };
+    let script = json!([{"text": ["Done."]}, {"text": ["Checked."]}]);
+    let run_with = |program: Option<&Path>| {
+        let mock = MockLlm::start(&script);
+        let env = Env::new(&mock);
+        let mut command =
+            with_extension(&env, &["--mode", "json"], &fixture("remind.ts"), "fix it");
+        if let Some(program) = program {
+            let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+            let envs: Vec<_> = command
+                .get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+                .collect();
+            command = Command::new(program);
+            command.args(args).envs(envs).current_dir(env.cwd());
+        }
+        with_host(&mut command, &path);
+        let (code, stdout, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        let types: Vec<String> = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].to_string())
+            .filter(|t| t != "\"message_update\"")
+            .collect();
+        let requests: Vec<Value> = mock
+            .requests()
+            .iter()
+            .map(|r| Value::Array(r["messages"].as_array().unwrap()[1..].to_vec()))
+            .collect();
+        (types, requests)
+    };
+    let theirs = run_with(Some(&original));
+    let ours = run_with(None);
+    assert_eq!(ours, theirs);
+}
+
 /// `pi replay --extensions live` runs the recorded extensions again instead of answering
 /// their hook points from the cassette: unchanged, the replay is the recording byte for byte;
 /// changed (the gate now lets `rm -rf` through), the replay stops where the run diverges, the

@@ -359,6 +359,12 @@ impl<I: Interpreter> AgentSession<I> {
         self.commands.clone()
     }
 
+    /// Sets Pi's `input` source of the texts from now on, which `input` handlers see: a front
+    /// end driving the session over RPC sets [`pi_core::agent_session::RPC_SOURCE`].
+    pub fn set_input_source(&mut self, source: &str) {
+        self.machine.set_input_source(source);
+    }
+
     /// The session machine (transcript, entries, state).
     pub fn machine(&self) -> &SessionMachine {
         &self.machine

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::{AgentMessage, ContentBlock, ImageContent};
+use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
@@ -169,6 +169,23 @@ pub struct InjectedMessage {
     pub details: Option<Value>,
 }
 
+impl InjectedMessage {
+    /// The message as the transcript records it at `now` (Pi normalises missing content to
+    /// none).
+    pub fn into_custom(self, now: u64) -> CustomMessage {
+        let content = serde_json::from_value::<UserContent>(self.content)
+            .unwrap_or(UserContent::Blocks(Vec::new()));
+        CustomMessage {
+            custom_type: self.custom_type,
+            content,
+            display: self.display,
+            details: self.details,
+            timestamp: now,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// What one handler returned (Pi's `*EventResult` types); `None` from a handler means "nothing".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -236,14 +253,16 @@ pub enum InputAction {
 #[serde(tag = "action", rename_all = "camelCase")]
 pub enum HookAction {
     /// `pi.sendMessage`: a custom message, delivered as Pi's `deliverAs` says (`"steer"`,
-    /// `"followUp"`, `"nextTurn"`).
+    /// `"followUp"`, `"nextTurn"`). `triggerTurn` is kept as asked: while the agent streams, Pi
+    /// steers with a message whose `triggerTurn` is absent and holds one whose `triggerTurn` is
+    /// `false` for the turn's end.
     #[serde(rename_all = "camelCase")]
     SendMessage {
         message: InjectedMessage,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         deliver_as: Option<String>,
-        #[serde(default)]
-        trigger_turn: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger_turn: Option<bool>,
     },
     /// `pi.appendEntry`: a `custom` session entry.
     #[serde(rename_all = "camelCase")]

@@ -4,7 +4,7 @@
 //! `forceSystemPrompt`, which projects every request of the run onto that text and leaves the
 //! transcript's system messages (its sections and tool declarations) as they are.
 
-use crate::message::{AgentMessage, CustomMessage, ImageContent, UserContent};
+use crate::message::{AgentMessage, ImageContent};
 
 use super::super::hooks::{HookDecision, HookEvent, HookPayload, InjectedMessage};
 use super::{AgentMachine, CallId, Effect};
@@ -76,18 +76,8 @@ impl AgentMachine {
         self.begin_forced_run(prompts, system_prompt, aborted);
     }
 
-    /// A handler's message as the transcript records it (Pi normalises missing content to
-    /// none).
+    /// A handler's message as the transcript records it.
     fn injected(&self, message: InjectedMessage) -> AgentMessage {
-        let content = serde_json::from_value::<UserContent>(message.content)
-            .unwrap_or(UserContent::Blocks(Vec::new()));
-        AgentMessage::Custom(CustomMessage {
-            custom_type: message.custom_type,
-            content,
-            display: message.display,
-            details: message.details,
-            timestamp: self.now,
-            extra: Default::default(),
-        })
+        AgentMessage::Custom(message.into_custom(self.now))
     }
 }

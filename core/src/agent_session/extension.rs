@@ -3,10 +3,17 @@
 //! where Pi put them.
 
 use crate::agent::hooks::HookAction;
-use crate::message::{AgentMessage, UserContent};
+use crate::agent::Input;
+use crate::event::{AgentEvent, Event};
+use crate::message::{AgentMessage, CustomMessage, UserContent};
 
 use super::contract::{ExtensionEntry, SessionError, SessionRejection};
 use super::machine::SessionMachine;
+
+/// Pi's `deliverAs` for a message that waits for the next prompt.
+const NEXT_TURN: &str = "nextTurn";
+/// Pi's `deliverAs` for a message queued as a follow-up.
+const FOLLOW_UP: &str = "followUp";
 
 impl SessionMachine {
     /// The `custom` entries a hook point's handlers wrote with `pi.appendEntry` (in the order
@@ -18,6 +25,82 @@ impl SessionMachine {
                 self.append_custom(custom_type, data.clone());
             }
         }
+    }
+
+    /// The messages a hook point's handlers sent with `pi.sendMessage`, delivered as Pi's
+    /// `sendCustomMessage` delivers them: `nextTurn` ones wait for the next prompt; while the
+    /// agent streams, one whose `triggerTurn` is not `false` is queued as steering (or as a
+    /// follow-up), which the run delivers before it settles, and one whose `triggerTurn` is
+    /// `false` waits for the turn's end; while idle, one without `triggerTurn` is written at once.
+    /// They are queued before the decision lets the loop go on, as Pi's handlers queue them
+    /// before it resumes.
+    pub(super) fn send_asked_messages(
+        &mut self,
+        actions: &[HookAction],
+    ) -> Result<(), SessionError> {
+        for action in actions {
+            let HookAction::SendMessage {
+                message,
+                deliver_as,
+                trigger_turn,
+            } = action
+            else {
+                continue;
+            };
+            let custom = message.clone().into_custom(self.now);
+            match (
+                deliver_as.as_deref(),
+                self.agent.is_streaming(),
+                trigger_turn,
+            ) {
+                (Some(NEXT_TURN), _, _) => self.pending_next_turn.push(custom),
+                (Some(FOLLOW_UP), true, None | Some(true)) => {
+                    self.agent_step(Input::FollowUp(AgentMessage::Custom(custom)))?
+                }
+                (_, true, None | Some(true)) => {
+                    self.agent_step(Input::Steer(AgentMessage::Custom(custom)))?
+                }
+                (_, true, Some(false)) => self.pending_custom.push(custom),
+                // A turn an idle session starts for the message (`_startRun` with a custom
+                // trigger) is not modelled yet: the message is written as without one.
+                (_, false, _) => self.append_custom_message(custom)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the messages held for the turn's end (Pi's `_flushPendingCustomMessages` at
+    /// `turn_end`, after the event's listeners).
+    pub(super) fn flush_pending_custom(&mut self) -> Result<(), SessionError> {
+        for custom in std::mem::take(&mut self.pending_custom) {
+            self.append_custom_message(custom)?;
+        }
+        Ok(())
+    }
+
+    /// Pi's `_appendCustomMessage`: the entry, the transcript (once the run no longer uses it),
+    /// then `message_start` and `message_end`.
+    fn append_custom_message(&mut self, custom: CustomMessage) -> Result<(), SessionError> {
+        let (_, decision) = self.tree.append_custom_message_entry(
+            &custom.custom_type,
+            custom.content.clone(),
+            custom.display,
+            custom.details.clone(),
+            self.now,
+            &mut self.ids,
+        );
+        self.persist(decision);
+        let message = AgentMessage::Custom(custom);
+        if !self.agent.is_streaming() {
+            let mut messages = self.agent.messages().to_vec();
+            messages.push(message.clone());
+            self.replace_messages(messages)?;
+        }
+        self.emit(Event::Agent(AgentEvent::MessageStart {
+            message: message.clone(),
+        }));
+        self.emit(Event::Agent(AgentEvent::MessageEnd { message }));
+        Ok(())
     }
 
     fn append_custom(&mut self, custom_type: &str, data: Option<serde_json::Value>) {

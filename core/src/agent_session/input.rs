@@ -15,6 +15,9 @@ use super::machine::SessionMachine;
 /// the default of `prompt`, `steer` and `followUp`).
 pub const INTERACTIVE_SOURCE: &str = "interactive";
 
+/// Pi's input `source` for the texts RPC mode's `prompt`, `steer` and `follow_up` commands send.
+pub const RPC_SOURCE: &str = "rpc";
+
 /// What an input becomes once decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum InputKind {
@@ -95,7 +98,7 @@ impl SessionMachine {
     }
 
     /// Applies the `input` decision for `call` (which [`Self::awaits_input`] checked): the
-    /// entries asked for first, then the text handled, or expanded and prompted or queued.
+    /// entries and messages asked for first, then the text handled, or expanded and prompted or queued.
     pub(super) fn input_decided(
         &mut self,
         call: CallId,
@@ -106,6 +109,7 @@ impl SessionMachine {
         };
         let pending = self.pending_inputs.remove(index);
         self.append_asked_entries(&outcome.actions);
+        self.send_asked_messages(&outcome.actions)?;
         let (text, images) = match outcome.decision {
             HookDecision::Input(InputAction::Transform { text, images }) => {
                 (text, images.unwrap_or(pending.images))

@@ -75,6 +75,12 @@ pub struct SessionMachine {
     pub(super) navigation: Option<NavigateJob>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
+    /// Extensions' messages sent with `triggerTurn: false` while the agent streamed, written at
+    /// the turn's end (Pi's `_pendingCustomMessages`).
+    pub(super) pending_custom: Vec<CustomMessage>,
+    /// Extensions' messages sent with `deliverAs: "nextTurn"`, which follow the next prompt
+    /// (Pi's `_pendingNextTurnMessages`).
+    pub(super) pending_next_turn: Vec<CustomMessage>,
     /// Room kept free when summarising a branch (`branchSummary.reserveTokens`).
     pub(super) branch_summary_reserve_tokens: u64,
     /// A prompt held back until the pre-prompt compaction ends.
@@ -137,6 +143,8 @@ impl SessionMachine {
             compaction: None,
             navigation: None,
             pending_bash: Vec::new(),
+            pending_custom: Vec::new(),
+            pending_next_turn: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
             resources: config.resources,
@@ -305,6 +313,9 @@ impl SessionMachine {
             return Err(SessionRejection::PromptWhileCompacting.into());
         }
         self.flush_pending_bash()?;
+        // Pi puts the messages held for the next turn right after the prompt's own.
+        let mut added = added;
+        added.splice(0..0, std::mem::take(&mut self.pending_next_turn));
         let prompt = match added.is_empty() {
             true => Prompt::Text { text, images },
             false => {
@@ -476,6 +487,7 @@ impl SessionMachine {
         if let Input::HookDecided { call, outcome } = &input {
             if self.agent.awaits_decision(*call, &outcome.decision) {
                 self.append_asked_entries(&outcome.actions);
+                self.send_asked_messages(&outcome.actions)?;
             }
         }
         self.agent_step(input)?;
@@ -573,9 +585,13 @@ impl SessionMachine {
             AgentEvent::AgentEnd { .. } => (None, true),
             _ => (None, false),
         };
+        let turn_ended = matches!(event, AgentEvent::TurnEnd { .. });
         self.emit(Event::Agent(event));
         if let Some(message) = ended {
             self.message_ended(message);
+        }
+        if turn_ended {
+            self.flush_pending_custom()?;
         }
         if run_ended {
             if let Some(assistant) = self.last_assistant.take() {

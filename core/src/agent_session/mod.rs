@@ -19,5 +19,5 @@ pub use contract::{
     SessionRejection, SessionStep, StreamingBehavior,
 };
 pub use feed::{feed, Machine, Refused};
-pub use input::INTERACTIVE_SOURCE;
+pub use input::{INTERACTIVE_SOURCE, RPC_SOURCE};
 pub use machine::SessionMachine;

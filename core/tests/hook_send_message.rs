@@ -1,0 +1,266 @@
+//! A handler's `pi.sendMessage` (Pi 1.5.2's `AgentSession.sendCustomMessage`, bound by
+//! `bindCore`), applied by the session machine with the decision it came with: while the agent
+//! streams, a message without `triggerTurn: false` is queued as steering (or as a follow-up with
+//! `deliverAs: "followUp"`) and the run delivers it as a custom message in its next turn; with
+//! `triggerTurn: false` it waits for the turn's end and is written to the session then, without a
+//! new turn. The decision is an input, so a replay applies the same message at the same point.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::hooks::{
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InjectedMessage,
+};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent};
+use pi_core::agent_session::{
+    retry::RetrySettings, SessionConfig, SessionInput, SessionMachine, SessionStep,
+};
+use pi_core::compaction::CompactionSettings;
+use pi_core::event::{AgentEvent, Event};
+use pi_core::message::{AssistantMessage, StopReason};
+use pi_core::script::mock_model;
+use pi_core::session::ids::IdGenerator;
+use pi_core::session::tree::SessionTree;
+use serde_json::json;
+use std::sync::Arc;
+
+fn session() -> SessionMachine {
+    let mut ids = IdGenerator::new(7);
+    let tree = SessionTree::new("/work", 0, &mut ids, None);
+    SessionMachine::new(SessionConfig {
+        agent: AgentConfig {
+            model: mock_model(),
+            handled_hooks: HandledHooks::of([HookEvent::Context]),
+            hooks: Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        tree,
+        ids,
+        retry: RetrySettings::default(),
+        compaction: CompactionSettings::default(),
+        default_thinking_level: None,
+        model_thinking_levels: Default::default(),
+        resources: Default::default(),
+    })
+}
+
+fn requests(step: &SessionStep) -> Vec<(CallId, ModelRequest)> {
+    step.effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::CallModel { call, request } => Some((*call, (*request).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn hook(step: &SessionStep) -> CallId {
+    let hooks: Vec<_> = step
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Hook { call, .. } => Some(*call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
+    hooks[0]
+}
+
+fn send(deliver_as: Option<&str>, trigger_turn: Option<bool>) -> HookAction {
+    HookAction::SendMessage {
+        message: InjectedMessage {
+            custom_type: "note".into(),
+            content: json!("remember the milk"),
+            display: true,
+            details: None,
+        },
+        deliver_as: deliver_as.map(str::to_owned),
+        trigger_turn,
+    }
+}
+
+fn context_decided(call: CallId, actions: Vec<HookAction>) -> SessionInput {
+    SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision: HookDecision::Context { messages: None },
+            actions,
+            errors: vec![],
+        },
+    })
+}
+
+fn stop(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
+    s.step(
+        now,
+        SessionInput::Answer(Input::Model {
+            call,
+            event: StreamEvent::Done {
+                reason: StopReason::Stop,
+                message: AssistantMessage::default(),
+            },
+        }),
+    )
+    .unwrap()
+}
+
+fn transcript(s: &SessionMachine) -> Vec<serde_json::Value> {
+    s.agent()
+        .messages()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect()
+}
+
+fn custom_entries(s: &SessionMachine) -> Vec<serde_json::Value> {
+    s.tree()
+        .entries()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|e| e["type"] == "custom_message")
+        .map(|mut e| {
+            for key in ["id", "parentId", "timestamp"] {
+                e.as_object_mut().unwrap().remove(key);
+            }
+            e
+        })
+        .collect()
+}
+
+const NOTE: &str = "remember the milk";
+
+/// Prompts, and answers the first `context` hook with `actions`; the request it sent.
+fn prompted(s: &mut SessionMachine, actions: Vec<HookAction>) -> CallId {
+    let step = s
+        .step(
+            1,
+            SessionInput::Prompt {
+                text: "hi".into(),
+                images: vec![],
+                streaming_behavior: None,
+            },
+        )
+        .unwrap();
+    let step = s.step(2, context_decided(hook(&step), actions)).unwrap();
+    let sent = requests(&step);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].1.messages.len(),
+        1,
+        "the message waits for the turn's end"
+    );
+    sent[0].0
+}
+
+#[test]
+fn a_message_sent_while_streaming_steers_the_run_into_another_turn() {
+    for deliver_as in [None, Some("steer"), Some("followUp")] {
+        let mut s = session();
+        let call = prompted(&mut s, vec![send(deliver_as, None)]);
+        let step = stop(&mut s, 3, call);
+        let step = s.step(4, context_decided(hook(&step), vec![])).unwrap();
+        let sent = requests(&step);
+        assert_eq!(sent.len(), 1, "{deliver_as:?}: the message starts a turn");
+        assert_eq!(
+            serde_json::to_value(&*sent[0].1.messages)
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone(),
+            json!({"role": "user", "content": [{"type": "text", "text": NOTE}], "timestamp": 2}),
+            "{deliver_as:?}"
+        );
+        assert_eq!(
+            transcript(&s)[2],
+            json!({"role": "custom", "customType": "note", "content": NOTE, "display": true,
+                   "timestamp": 2}),
+            "{deliver_as:?}"
+        );
+        assert_eq!(
+            custom_entries(&s),
+            vec![
+                json!({"type": "custom_message", "customType": "note", "content": NOTE,
+                        "display": true})
+            ],
+            "{deliver_as:?}"
+        );
+    }
+}
+
+#[test]
+fn a_message_without_a_turn_waits_for_the_turn_end_and_starts_none() {
+    let mut s = session();
+    let call = prompted(&mut s, vec![send(None, Some(false))]);
+    let step = stop(&mut s, 3, call);
+    assert!(requests(&step).is_empty(), "no new turn");
+    assert!(
+        step.effects
+            .iter()
+            .all(|e| !matches!(e, Effect::Hook { .. })),
+        "{:?}",
+        step.effects
+    );
+    // Written after the turn's end, announced as Pi's _appendCustomMessage does.
+    let kinds: Vec<_> = step
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Agent(AgentEvent::TurnEnd { .. }) => Some("turn_end".to_owned()),
+            Event::Agent(AgentEvent::MessageStart { message })
+            | Event::Agent(AgentEvent::MessageEnd { message }) => {
+                Some(serde_json::to_value(message).unwrap()["role"].to_string())
+            }
+            Event::Agent(AgentEvent::AgentEnd { .. }) => Some("agent_end".to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "\"assistant\"",
+            "\"assistant\"",
+            "turn_end",
+            "\"custom\"",
+            "\"custom\"",
+            "agent_end"
+        ]
+    );
+    assert_eq!(
+        transcript(&s)[2],
+        json!({"role": "custom", "customType": "note", "content": NOTE, "display": true,
+               "timestamp": 2})
+    );
+    assert_eq!(custom_entries(&s).len(), 1);
+}
+
+#[test]
+fn a_next_turn_message_follows_the_next_prompt() {
+    let mut s = session();
+    let call = prompted(&mut s, vec![send(Some("nextTurn"), None)]);
+    let step = stop(&mut s, 3, call);
+    assert!(requests(&step).is_empty(), "no new turn");
+    assert!(custom_entries(&s).is_empty(), "held for the next prompt");
+    let step = s
+        .step(
+            4,
+            SessionInput::Prompt {
+                text: "more".into(),
+                images: vec![],
+                streaming_behavior: None,
+            },
+        )
+        .unwrap();
+    let step = s.step(5, context_decided(hook(&step), vec![])).unwrap();
+    let sent = serde_json::to_value(&*requests(&step)[0].1.messages).unwrap();
+    assert_eq!(
+        sent.as_array().unwrap()[2..],
+        [
+            json!({"role": "user", "content": [{"type": "text", "text": "more"}], "timestamp": 4}),
+            json!({"role": "user", "content": [{"type": "text", "text": NOTE}], "timestamp": 2}),
+        ]
+    );
+    assert_eq!(custom_entries(&s).len(), 1);
+}
