@@ -375,6 +375,38 @@ fn an_untrusted_projects_extension_is_not_loaded() {
     }
 }
 
+/// The attack: the extension host dies while loading (killed outright, as a crash or an
+/// out-of-memory kill ends it) or ends normally with an untrusted project's extensions left out
+/// (the case whose stand-in folder outlives loading); neither may leave its temporary folder
+/// behind in the system's temp dir.
+#[test]
+fn no_run_leaves_the_extension_hosts_temp_folder_behind() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["one"]}]));
+    let env = Env::new(&mock);
+    std::fs::create_dir_all(env.cwd().join(".pi/extensions")).unwrap();
+    std::fs::copy(
+        fixture("marker.ts"),
+        env.cwd().join(".pi/extensions/marker.ts"),
+    )
+    .unwrap();
+    for (extension, code) in [("killed.ts", 1), ("greet.ts", 0)] {
+        let tmp = env.path(&format!("tmp-{extension}"));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let mut command = with_extension(&env, &[], &fixture(extension), "hi");
+        with_host(&mut command, &path);
+        command.env("TMPDIR", &tmp);
+        let (got, _, stderr) = run(&mut command);
+        assert_eq!(got, code, "{extension}: {stderr}");
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("pi-extension-host-"))
+            .collect();
+        assert!(left.is_empty(), "{extension} left {left:?}: {stderr}");
+    }
+}
+
 /// An extension whose factory throws stops the run with the text and hint Pi 1.5.2 prints for
 /// it (checked against 1.5.2 with the same file).
 #[test]
