@@ -155,11 +155,21 @@ function runnerFor(index) {
           deliverAs: options?.deliverAs,
           triggerTurn: !!options?.triggerTurn,
         }),
-      sendUserMessage: unsupported("pi.sendUserMessage"),
+      sendUserMessage: (content, options) =>
+        act({
+          action: "sendUserMessage",
+          content,
+          deliverAs: options?.deliverAs,
+          expandPromptTemplates: options?.expandPromptTemplates,
+        }),
       appendEntry: (customType, data) => act({ action: "appendEntry", customType, data }),
-      setSessionName: unsupported("pi.setSessionName"),
+      setSessionName: (name) => {
+        // What the handlers after this one read, as in Pi.
+        scope().state.session = { ...scope().state.session, name };
+        act({ action: "setSessionName", name });
+      },
       getSessionName: () => scope().state.session?.name,
-      setLabel: unsupported("pi.setLabel"),
+      setLabel: (entryId, label) => act({ action: "setLabel", entryId, label }),
       getActiveTools: () => [...scope().state.activeTools],
       getAllTools: () => scope().state.allTools ?? scope().state.activeTools.map((name) => ({ name })),
       getSettings: () => scope().state.settings ?? {},
@@ -176,7 +186,10 @@ function runnerFor(index) {
         return true;
       },
       getThinkingLevel: () => scope().state.thinkingLevel,
-      setThinkingLevel: unsupported("pi.setThinkingLevel"),
+      setThinkingLevel: (level) => {
+        scope().state.thinkingLevel = level;
+        act({ action: "setThinkingLevel", level });
+      },
     },
     {
       getModel: () => scope().state.model,
