@@ -6,7 +6,8 @@
 // @earendil-works/pi-coding-agent), as the fixture scripts name the original.
 //
 // Requests (harness -> host), each with a numeric `id`:
-//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn"} -> the registrations, and
+//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn"} -> the registrations (tools,
+//       commands), and
 //       for each extension that loaded (in load order) its path and the events it handles
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
@@ -94,11 +95,16 @@ async function init(request) {
       }));
     }
   }
+  // Their commands as Pi's runner resolves them (a name two extensions register is told apart
+  // by its invocation name), in the fields RPC `get_commands` lists.
+  const commands = new ExtensionRunner(result.extensions, result.runtime, request.cwd, sessionManager, modelRegistry)
+    .getRegisteredCommands()
+    .map((c) => plain({ name: c.invocationName, description: c.description, source: "extension", sourceInfo: c.sourceInfo }));
   const extensions = result.extensions.map((e) => ({
     path: e.path,
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
   }));
-  return { tools: registered, extensions, errors: result.errors };
+  return { tools: registered, commands, extensions, errors: result.errors };
 }
 
 // ---- Events: an extension's handlers run by Pi's own ExtensionRunner -------------------------

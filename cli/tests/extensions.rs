@@ -649,6 +649,72 @@ fn original(env: &Env, path: &str) -> Option<Command> {
     Some(command)
 }
 
+/// RPC `get_commands` of `command` (stdin closed after it): the commands listed.
+fn rpc_commands(command: &mut Command) -> Value {
+    use std::io::Write;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"id\":\"1\",\"type\":\"get_commands\"}\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let answer = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["command"] == "get_commands")
+        .unwrap_or_else(|| {
+            panic!(
+                "no answer: {stdout} {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    answer["data"]["commands"].clone()
+}
+
+/// RPC `get_commands` lists an extension's commands first, as Pi 1.5.2 does with the same
+/// extension (its `sourceInfo` and all), and a built-in command whose name an extension took is
+/// not listed (Pi leaves that built-in extension out).
+#[test]
+fn rpc_get_commands_lists_an_extensions_commands_as_pi_1_5_2_does() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let extension = fixture("commands.ts");
+    let extension = extension.to_str().unwrap();
+    let args = [
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "rpc",
+        "-e",
+        extension,
+    ];
+    let mut ours = env.command(&args);
+    with_host(&mut ours, &path);
+    let listed = rpc_commands(&mut ours);
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names[..2], ["hello", "mcp"], "{listed:#}");
+    assert_eq!(listed[1]["description"], "Mine, not Pi's");
+    if let Some(mut original) = original(&env, &path) {
+        original.args(args);
+        assert_eq!(listed, rpc_commands(&mut original));
+    }
+}
+
 /// In RPC mode an extension's tool asks `ctx.ui.confirm` (and `input`) while it runs: Pi's
 /// `extension_ui_request` lines go out (its notice and status without waiting), the client's
 /// `extension_ui_response` read from stdin reaches the waiting tool (no deadlock: stdin and the

@@ -54,11 +54,15 @@ pub struct LoadError {
 }
 
 /// What the extensions registered while loading (`init`'s answer): what the harness uses of it.
-/// Their commands, flags and providers are not asked for: nothing runs them yet.
+/// Their flags and providers are not asked for: nothing runs them yet.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Registrations {
     /// Their tools' declarations.
     pub tools: Vec<CustomToolDefinition>,
+    /// Their commands as RPC `get_commands` lists them (`name`, `description`, `source`,
+    /// `sourceInfo`), in Pi's runner's order; their handlers do not run yet.
+    #[serde(default)]
+    pub commands: Vec<Value>,
     /// The extensions that loaded, in load order, with the events they handle.
     #[serde(default)]
     pub extensions: Vec<super::events::LoadedExtension>,
@@ -163,7 +167,7 @@ impl ExtensionHost {
             stdin: Mutex::new(Some(stdin)),
             routes: Arc::new(Mutex::new(Routes::default())),
             next_id: AtomicU64::new(0),
-            stand_in: stand_in,
+            stand_in,
         });
         host.spawn_reader(stdout);
         let paths: Vec<String> = paths
