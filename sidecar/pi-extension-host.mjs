@@ -6,7 +6,8 @@
 // @earendil-works/pi-coding-agent), as the fixture scripts name the original.
 //
 // Requests (harness -> host), each with a numeric `id`:
-//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted"} -> the registrations, and
+//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn"} -> the registrations (tools,
+//       commands), and
 //       for each extension that loaded (in load order) its path and the events it handles
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
@@ -19,7 +20,6 @@
 // and the extension UI's (`extension-ui.mjs`, joined to this file as a data: URL).
 import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ExtensionUi } from "./extension-ui.mjs";
@@ -75,13 +75,14 @@ async function init(request) {
   // agent directory, and for the project too when the loader would find in it extensions the
   // harness left out (an untrusted project's), so that the loader discovers nothing more. The
   // project is the extensions' cwd otherwise (`pi.exec`'s default folder).
-  const empty = fs.mkdtempSync(path.join(os.tmpdir(), "pi-extension-host-"));
+  // The harness made that folder (`standIn`) and removes it once the host has ended, however
+  // it ended (a host killed while loading cannot leave it behind); the host removes it too when
+  // it exits, for a harness that was killed itself.
+  const empty = request.standIn;
+  if (!empty) throw new Error("init names no empty stand-in folder");
+  process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
   const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
   const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
-  // The loader's stand-in folder is the extensions' cwd when the project was left out: it
-  // goes when the host does.
-  if (leftOut) process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
-  else fs.rmSync(empty, { recursive: true, force: true });
   Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
   const registered = [];
   for (const extension of result.extensions) {
@@ -94,11 +95,16 @@ async function init(request) {
       }));
     }
   }
+  // Their commands as Pi's runner resolves them (a name two extensions register is told apart
+  // by its invocation name), in the fields RPC `get_commands` lists.
+  const commands = new ExtensionRunner(result.extensions, result.runtime, request.cwd, sessionManager, modelRegistry)
+    .getRegisteredCommands()
+    .map((c) => plain({ name: c.invocationName, description: c.description, source: "extension", sourceInfo: c.sourceInfo }));
   const extensions = result.extensions.map((e) => ({
     path: e.path,
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
   }));
-  return { tools: registered, extensions, errors: result.errors };
+  return { tools: registered, commands, extensions, errors: result.errors };
 }
 
 // ---- Events: an extension's handlers run by Pi's own ExtensionRunner -------------------------
@@ -155,11 +161,21 @@ function runnerFor(index) {
           deliverAs: options?.deliverAs,
           triggerTurn: options?.triggerTurn,
         }),
-      sendUserMessage: unsupported("pi.sendUserMessage"),
+      sendUserMessage: (content, options) =>
+        act({
+          action: "sendUserMessage",
+          content,
+          deliverAs: options?.deliverAs,
+          expandPromptTemplates: options?.expandPromptTemplates,
+        }),
       appendEntry: (customType, data) => act({ action: "appendEntry", customType, data }),
-      setSessionName: unsupported("pi.setSessionName"),
+      setSessionName: (name) => {
+        // What the handlers after this one read, as in Pi.
+        scope().state.session = { ...scope().state.session, name };
+        act({ action: "setSessionName", name });
+      },
       getSessionName: () => scope().state.session?.name,
-      setLabel: unsupported("pi.setLabel"),
+      setLabel: (entryId, label) => act({ action: "setLabel", entryId, label }),
       getActiveTools: () => [...scope().state.activeTools],
       getAllTools: () => scope().state.allTools ?? scope().state.activeTools.map((name) => ({ name })),
       getSettings: () => scope().state.settings ?? {},
@@ -176,7 +192,10 @@ function runnerFor(index) {
         return true;
       },
       getThinkingLevel: () => scope().state.thinkingLevel,
-      setThinkingLevel: unsupported("pi.setThinkingLevel"),
+      setThinkingLevel: (level) => {
+        scope().state.thinkingLevel = level;
+        act({ action: "setThinkingLevel", level });
+      },
     },
     {
       getModel: () => scope().state.model,

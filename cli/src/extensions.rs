@@ -26,6 +26,28 @@ fn load_failure(path: &str, error: &str) -> Diagnostic {
     Diagnostic::Error(format!("Failed to load extension \"{path}\": {error}"))
 }
 
+/// Where Pi 1.5.2 says an extension given with `-e` came from (its commands' `sourceInfo`,
+/// less the path); the loader alone says `local` and adds a `baseDir`.
+const CLI_SOURCE: [(&str, &str); 3] = [
+    ("source", "cli"),
+    ("scope", "temporary"),
+    ("origin", "top-level"),
+];
+
+/// Gives `command` Pi's CLI `sourceInfo` when its extension is one of `cli_paths` or inside one.
+fn from_cli(command: &mut Value, cli_paths: &[std::path::PathBuf]) {
+    let Some(path) = command["sourceInfo"]["path"].as_str().map(Path::new) else {
+        return;
+    };
+    if cli_paths.iter().any(|cli| path.starts_with(cli)) {
+        let mut info = json!({ "path": path });
+        for (field, value) in CLI_SOURCE {
+            info[field] = json!(value);
+        }
+        command["sourceInfo"] = info;
+    }
+}
+
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(
@@ -47,6 +69,10 @@ impl Runtime {
                         .push(load_failure(&failed.path, &failed.error));
                 }
                 register_tools(&mut self.custom_tools, &registrations, &host);
+                self.extension_commands = registrations.commands.clone();
+                for command in &mut self.extension_commands {
+                    from_cli(command, &self.cli_extension_paths);
+                }
                 for extension in hook_extensions(&registrations, &host, &self.extension_state) {
                     self.extensions.load(extension);
                 }

@@ -91,8 +91,12 @@ pub struct Runtime {
     pub resources: Resources,
     /// The extensions found for this run (`crate::extensions`), not yet loaded.
     pub extension_paths: Vec<PathBuf>,
+    /// The `-e` paths, as the folder resolves them (their commands' `sourceInfo` is Pi's CLI one).
+    pub cli_extension_paths: Vec<PathBuf>,
     /// The extension host running them, once loaded (RPC mode gives it a UI).
     pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
+    /// The loaded extensions' commands, as RPC `get_commands` lists them.
+    pub extension_commands: Vec<serde_json::Value>,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,
@@ -275,9 +279,15 @@ impl Runtime {
                 cli_paths: &args.extensions,
                 settings_paths: &settings.extensions(),
             });
+        let cli_extension_paths = args
+            .extensions
+            .iter()
+            .map(|p| cwd.join(pi_effects::extension::sidecar::expand_home(p)))
+            .collect();
         Ok(Runtime {
             resources,
             extension_paths,
+            cli_extension_paths,
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
             context_files: !args.no_context_files,
@@ -303,6 +313,7 @@ impl Runtime {
             project_trusted,
             custom_tools: ToolRegistry::new(),
             extension_host: None,
+            extension_commands: Vec::new(),
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
@@ -346,6 +357,7 @@ impl Runtime {
             context_files: !args.no_context_files,
             resources,
             extension_paths: Vec::new(),
+            cli_extension_paths: Vec::new(),
             wait_for_session: false,
             warnings: Vec::new(),
             diagnostics: Vec::new(),
@@ -353,6 +365,7 @@ impl Runtime {
             project_trusted: false,
             custom_tools: ToolRegistry::new(),
             extension_host: None,
+            extension_commands: Vec::new(),
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),

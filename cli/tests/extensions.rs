@@ -467,6 +467,38 @@ fn an_untrusted_projects_extension_is_not_loaded() {
     }
 }
 
+/// The attack: the extension host dies while loading (killed outright, as a crash or an
+/// out-of-memory kill ends it) or ends normally with an untrusted project's extensions left out
+/// (the case whose stand-in folder outlives loading); neither may leave its temporary folder
+/// behind in the system's temp dir.
+#[test]
+fn no_run_leaves_the_extension_hosts_temp_folder_behind() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["one"]}]));
+    let env = Env::new(&mock);
+    std::fs::create_dir_all(env.cwd().join(".pi/extensions")).unwrap();
+    std::fs::copy(
+        fixture("marker.ts"),
+        env.cwd().join(".pi/extensions/marker.ts"),
+    )
+    .unwrap();
+    for (extension, code) in [("killed.ts", 1), ("greet.ts", 0)] {
+        let tmp = env.path(&format!("tmp-{extension}"));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let mut command = with_extension(&env, &[], &fixture(extension), "hi");
+        with_host(&mut command, &path);
+        command.env("TMPDIR", &tmp);
+        let (got, _, stderr) = run(&mut command);
+        assert_eq!(got, code, "{extension}: {stderr}");
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("pi-extension-host-"))
+            .collect();
+        assert!(left.is_empty(), "{extension} left {left:?}: {stderr}");
+    }
+}
+
 /// An extension whose factory throws stops the run with the text and hint Pi 1.5.2 prints for
 /// it (checked against 1.5.2 with the same file).
 #[test]
@@ -707,6 +739,72 @@ fn original(env: &Env, path: &str) -> Option<Command> {
         .env("PI_CODING_AGENT_DIR", env.path("agent"))
         .env("PI_TELEMETRY", "0");
     Some(command)
+}
+
+/// RPC `get_commands` of `command` (stdin closed after it): the commands listed.
+fn rpc_commands(command: &mut Command) -> Value {
+    use std::io::Write;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"id\":\"1\",\"type\":\"get_commands\"}\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let answer = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["command"] == "get_commands")
+        .unwrap_or_else(|| {
+            panic!(
+                "no answer: {stdout} {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    answer["data"]["commands"].clone()
+}
+
+/// RPC `get_commands` lists an extension's commands first, as Pi 1.5.2 does with the same
+/// extension (its `sourceInfo` and all), and a built-in command whose name an extension took is
+/// not listed (Pi leaves that built-in extension out).
+#[test]
+fn rpc_get_commands_lists_an_extensions_commands_as_pi_1_5_2_does() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let extension = fixture("commands.ts");
+    let extension = extension.to_str().unwrap();
+    let args = [
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "rpc",
+        "-e",
+        extension,
+    ];
+    let mut ours = env.command(&args);
+    with_host(&mut ours, &path);
+    let listed = rpc_commands(&mut ours);
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names[..2], ["hello", "mcp"], "{listed:#}");
+    assert_eq!(listed[1]["description"], "Mine, not Pi's");
+    if let Some(mut original) = original(&env, &path) {
+        original.args(args);
+        assert_eq!(listed, rpc_commands(&mut original));
+    }
 }
 
 /// In RPC mode an extension's tool asks `ctx.ui.confirm` (and `input`) while it runs: Pi's

@@ -11,6 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use pi_core::message::UserContent;
+use pi_core::model::ThinkingLevel;
 use pi_effects::extension::sidecar::{hook_extensions, ExtensionHost, StateMirror};
 use pi_effects::extension::{
     ExtensionRegistry, HookAction, HookDecision, HookEvent, HookPayload, InputAction,
@@ -201,6 +203,25 @@ async fn extension_handlers_compose_with_pis_semantics() {
                 id: "mock-reasoner".into()
             },
             HookAction::Abort,
+            HookAction::SendUserMessage {
+                content: UserContent::Text("and then?".into()),
+                deliver_as: Some("followUp".into()),
+                expand_prompt_templates: None,
+            },
+            HookAction::SetSessionName {
+                name: "named by first".into()
+            },
+            HookAction::SetLabel {
+                entry_id: "entry-1".into(),
+                label: Some("bookmark".into())
+            },
+            HookAction::SetThinkingLevel {
+                level: ThinkingLevel::High
+            },
+            HookAction::AppendEntry {
+                custom_type: "read-back".into(),
+                data: Some(json!({"name": "named by first", "level": "high"})),
+            },
         ]
     );
 }

@@ -23,7 +23,7 @@ use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
-use pi_effects::extension::sidecar::{register_tools, ExtensionHost};
+use pi_effects::extension::sidecar::{hook_extensions, register_tools, ExtensionHost, StateMirror};
 use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
@@ -38,6 +38,7 @@ use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
+use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::io::Io;
@@ -298,8 +299,10 @@ impl SessionBuilder {
     /// the session is built they are loaded out of process, by Pi 1.5.2's own loader in the Node
     /// extension host (Node >= 22.19 on PATH, and the install `PI_EXTENSION_HOST_PI_DIR`
     /// names), and the tools they register are offered after the custom tools. Their calls are
-    /// effects: a recording holds them and a replay answers them without Node. Only their
-    /// tools are used so far. An extension that fails to load, or no Node, fails
+    /// effects: a recording holds them and a replay answers them without Node. Their event
+    /// handlers (`tool_call`, `tool_result`, `input`, `before_agent_start`, `turn_end`,
+    /// `context`) run after those of the Rust extensions, their decisions recorded as the
+    /// binary's are. An extension that fails to load, or no Node, fails
     /// [`build`](Self::build) with [`Error::Extension`]; a project's own `.pi/extensions` is
     /// left out (the session's folder is not trusted).
     ///
@@ -322,11 +325,16 @@ impl SessionBuilder {
         self
     }
 
-    /// The custom tools with those of the TypeScript extensions, whose host is started here.
-    fn tools_with_extensions(&self) -> Result<ToolRegistry, Error> {
+    /// The custom tools with those of the TypeScript extensions, whose host is started here,
+    /// and the extensions with theirs, answering from `state`.
+    fn tools_with_extensions(
+        &self,
+        state: &StateMirror,
+    ) -> Result<(ToolRegistry, ExtensionRegistry), Error> {
         let mut tools = self.custom_tools.clone();
+        let mut extensions = self.extensions.clone();
         if self.typescript_extensions.is_empty() {
-            return Ok(tools);
+            return Ok((tools, extensions));
         }
         // Pi's line for each extension that failed, as the binary prints them.
         let failed = |failures: Vec<(String, String)>| {
@@ -353,7 +361,10 @@ impl SessionBuilder {
             ));
         }
         register_tools(&mut tools, &registrations, &host);
-        Ok(tools)
+        for extension in hook_extensions(&registrations, &host, state) {
+            extensions.load(extension);
+        }
+        Ok((tools, extensions))
     }
 
     /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
@@ -540,7 +551,8 @@ impl SessionBuilder {
         options.default_thinking_level = settings.default_thinking_level();
         options.model_thinking_levels = settings.model_thinking_levels();
         options.block_images = settings.block_images();
-        let custom_tools = self.tools_with_extensions()?;
+        let state = StateMirror::default();
+        let (custom_tools, extensions) = self.tools_with_extensions(&state)?;
         let selected = self.tools.select(&custom_tools.definitions());
         options.tools = selected.active;
         options.custom_tools = ToolRegistry::new();
@@ -552,7 +564,16 @@ impl SessionBuilder {
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
-        options.extensions = self.extensions.clone();
+        options.extensions = extensions;
+        // What the TypeScript extensions' handlers read: the session as it starts, as the
+        // binary mirrors it (the folder is not trusted).
+        let mut active = options.tools.clone();
+        active.extend(options.custom_tools.names().into_iter().map(str::to_owned));
+        state.set("cwd", json!(options.cwd));
+        state.set("model", json!(options.model));
+        state.set("activeTools", json!(active));
+        state.set("thinkingLevel", json!(options.thinking_level));
+        state.set("projectTrusted", json!(false));
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;
         options.tool_env = Some(tool_env);

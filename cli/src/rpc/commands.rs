@@ -117,7 +117,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 done(Some(state::last_assistant_text(self.session.machine())))
             }
             "get_commands" => done(Some(json!({
-                "commands": commands_listed(&self.runtime.resources)
+                "commands": commands_listed(&self.runtime.extension_commands, &self.runtime.resources)
             }))),
             "get_available_models" => {
                 let models: Vec<Value> = self
@@ -614,13 +614,15 @@ fn builtin_commands() -> Value {
     serde_json::from_str(BUILTIN_COMMANDS).unwrap_or_else(|_| json!([]))
 }
 
-/// What `get_commands` lists, in Pi's order: its own commands, the prompt templates, then the
-/// skills as `skill:<name>`.
-fn commands_listed(resources: &Resources) -> Vec<Value> {
-    let mut commands = match builtin_commands() {
-        Value::Array(list) => list,
-        _ => Vec::new(),
-    };
+/// What `get_commands` lists, in Pi's order: the loaded extensions' commands, its own commands
+/// (less those whose name an extension took: Pi then leaves that built-in extension out), the
+/// prompt templates, then the skills as `skill:<name>`.
+fn commands_listed(extensions: &[Value], resources: &Resources) -> Vec<Value> {
+    let mut commands = extensions.to_vec();
+    if let Value::Array(list) = builtin_commands() {
+        let taken = |c: &Value| extensions.iter().any(|e| e["name"] == c["name"]);
+        commands.extend(list.into_iter().filter(|c| !taken(c)));
+    }
     commands.extend(resources.templates.iter().map(|t| {
         json!({
             "name": t.name,

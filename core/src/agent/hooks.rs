@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
+use crate::model::ThinkingLevel;
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
@@ -246,9 +247,11 @@ pub enum InputAction {
 }
 
 /// What the extension API asked for while the handlers ran (Pi's `pi.sendMessage`,
-/// `pi.appendEntry`, `pi.setActiveTools`, `pi.setModel`, `ctx.abort`, `ctx.compact`). They come
-/// back with the decision, in the order asked, and the machine applies them after it, so a replay
-/// applies the same ones at the same point.
+/// `pi.sendUserMessage`, `pi.appendEntry`, `pi.setActiveTools`, `pi.setModel`,
+/// `pi.setSessionName`, `pi.setLabel`, `pi.setThinkingLevel`, `ctx.abort`, `ctx.compact`). They
+/// come back with the decision, in the order asked, and are recorded with it; the machine applies
+/// those it knows how to after it (`abort`, `appendEntry`), so a replay applies the same ones at
+/// the same point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]
 pub enum HookAction {
@@ -277,6 +280,27 @@ pub enum HookAction {
     SetModel { provider: String, id: String },
     /// `ctx.abort()`.
     Abort,
+    /// `pi.sendUserMessage`: a user message that always starts a turn, queued as Pi's
+    /// `deliverAs` says (`"steer"`, `"followUp"`) while the agent streams.
+    #[serde(rename_all = "camelCase")]
+    SendUserMessage {
+        content: UserContent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deliver_as: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expand_prompt_templates: Option<bool>,
+    },
+    /// `pi.setSessionName`: the session's display name.
+    SetSessionName { name: String },
+    /// `pi.setLabel`: a label on entry `entryId`, or none (`label` absent clears it).
+    #[serde(rename_all = "camelCase")]
+    SetLabel {
+        entry_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
+    /// `pi.setThinkingLevel`: the level asked for (Pi clamps it to the model's capabilities).
+    SetThinkingLevel { level: ThinkingLevel },
     /// `ctx.compact()`.
     #[serde(rename_all = "camelCase")]
     Compact {

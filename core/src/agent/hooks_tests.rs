@@ -205,6 +205,43 @@ fn payloads_and_decisions_have_pis_json_and_round_trip() {
 }
 
 #[test]
+fn the_session_actions_read_and_write_pis_field_names() {
+    // As the extension host writes them: `JSON.stringify` drops an `undefined` label (a label
+    // cleared) and options not given.
+    let actions = [
+        (
+            r#"{"action":"sendUserMessage","content":"next","deliverAs":"steer"}"#,
+            HookAction::SendUserMessage {
+                content: crate::message::UserContent::Text("next".into()),
+                deliver_as: Some("steer".into()),
+                expand_prompt_templates: None,
+            },
+        ),
+        (
+            r#"{"action":"setSessionName","name":"n"}"#,
+            HookAction::SetSessionName { name: "n".into() },
+        ),
+        (
+            r#"{"action":"setLabel","entryId":"e1"}"#,
+            HookAction::SetLabel {
+                entry_id: "e1".into(),
+                label: None,
+            },
+        ),
+        (
+            r#"{"action":"setThinkingLevel","level":"xhigh"}"#,
+            HookAction::SetThinkingLevel {
+                level: crate::model::ThinkingLevel::Xhigh,
+            },
+        ),
+    ];
+    for (text, action) in actions {
+        assert_eq!(serde_json::from_str::<HookAction>(text).unwrap(), action);
+        assert_eq!(serde_json::to_string(&action).unwrap(), text);
+    }
+}
+
+#[test]
 fn context_handlers_chain_and_an_unchanged_context_is_no_replacement() {
     let user = |t: &str| {
         crate::message::AgentMessage::User(crate::message::UserMessage::from_text(

@@ -58,7 +58,7 @@ pub struct HookContext {
 
 impl HookContext {
     /// Asks for `action` (Pi's `pi.sendMessage`, `pi.appendEntry`, `pi.setActiveTools`,
-    /// `pi.setModel`, `ctx.abort`, `ctx.compact`).
+    /// `pi.setModel`, `ctx.abort`, `ctx.compact`, and the other [`HookAction`]s).
     pub fn act(&self, action: HookAction) {
         self.lock().push(action);
     }

@@ -57,7 +57,8 @@ pub fn discover(wanted: &Wanted<'_>) -> Vec<PathBuf> {
     found
 }
 
-fn expand_home(path: &str) -> PathBuf {
+/// A configured path with a leading `~/` taken as the home folder, as Pi reads it.
+pub fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => Path::new(&home).join(rest),
         _ => PathBuf::from(path),

@@ -54,11 +54,15 @@ pub struct LoadError {
 }
 
 /// What the extensions registered while loading (`init`'s answer): what the harness uses of it.
-/// Their commands, flags and providers are not asked for: nothing runs them yet.
+/// Their flags and providers are not asked for: nothing runs them yet.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Registrations {
     /// Their tools' declarations.
     pub tools: Vec<CustomToolDefinition>,
+    /// Their commands as RPC `get_commands` lists them (`name`, `description`, `source`,
+    /// `sourceInfo`), in Pi's runner's order; their handlers do not run yet.
+    #[serde(default)]
+    pub commands: Vec<Value>,
     /// The extensions that loaded, in load order, with the events they handle.
     #[serde(default)]
     pub extensions: Vec<super::events::LoadedExtension>,
@@ -90,6 +94,9 @@ impl Waiter {
 /// broken host, not a reason to hold ever more of its output.
 const MAX_LINE: u64 = 64 << 20;
 
+/// The name of the host's stand-in folder in the system's temp dir, before its random part.
+const STAND_IN_PREFIX: &str = "pi-extension-host-";
+
 /// How long a dropped host has to end by itself before it is stopped.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -102,12 +109,18 @@ pub(super) struct Routes {
     pub(super) ui: Option<UnboundedSender<Value>>,
 }
 
-/// The running host. Dropping the last handle closes its stdin and stops it.
+/// The running host. Dropping the last handle closes its stdin, stops it, then removes its
+/// stand-in folder.
 pub struct ExtensionHost {
     child: Arc<Mutex<Child>>,
     stdin: Mutex<Option<ChildStdin>>,
     pub(super) routes: Arc<Mutex<Routes>>,
     next_id: AtomicU64,
+    /// The empty folder Pi's loader is given as the agent directory (and as the project when
+    /// an untrusted project's extensions are left out, so the extensions' cwd while the host
+    /// runs). The harness makes and removes it, so no way the host ends leaves it behind;
+    /// dropped after [`Drop::drop`] has waited for the host.
+    stand_in: tempfile::TempDir,
 }
 
 impl std::fmt::Debug for ExtensionHost {
@@ -134,6 +147,10 @@ impl ExtensionHost {
         cwd: &Path,
         project_trusted: bool,
     ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
+        let stand_in = tempfile::Builder::new()
+            .prefix(STAND_IN_PREFIX)
+            .tempdir()
+            .map_err(|e| HostError::Protocol(format!("its empty folder: {e}")))?;
         let mut child = Command::new(NODE)
             .args(["--input-type=module", "-e", &super::ui::host_source()])
             .current_dir(cwd)
@@ -150,6 +167,7 @@ impl ExtensionHost {
             stdin: Mutex::new(Some(stdin)),
             routes: Arc::new(Mutex::new(Routes::default())),
             next_id: AtomicU64::new(0),
+            stand_in,
         });
         host.spawn_reader(stdout);
         let paths: Vec<String> = paths
@@ -158,7 +176,8 @@ impl ExtensionHost {
             .collect();
         let (sender, answers) = std::sync::mpsc::channel();
         let id = host.send_request(
-            json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted}),
+            json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted,
+                "standIn": host.stand_in.path()}),
             Waiter::Thread(sender),
         )?;
         let answer = answers.recv().map_err(|_| host.ended("init"))?;

@@ -14,7 +14,7 @@ pub mod host;
 pub mod tool;
 pub mod ui;
 
-pub use discover::{discover, Wanted};
+pub use discover::{discover, expand_home, Wanted};
 pub use events::{hook_extensions, StateMirror};
 pub use host::{ExtensionHost, HostError, Registrations};
 pub use tool::register_tools;

@@ -1,0 +1,77 @@
+//! A TypeScript extension's event handlers run in an SDK session as in the binary: its
+//! `tool_call` gate refuses a call and its `before_agent_start` handler changes the system
+//! prompt sent to the model. The recording then replays event for event with no Node on PATH
+//! (the handlers' decisions are answered from the cassette).
+//!
+//! This needs Node and Pi 1.5.2's install (`PI_EXTENSION_HOST_PI_DIR`, its Node in `node/bin`);
+//! without them it is skipped with a line, unless `PI_REQUIRE_EXTENSIONS=1` (CI) makes that a
+//! failure.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+
+use common::{builder, prompt_once};
+use pi_sdk::SessionBuilder;
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+const PROMPT: &str = "List the files.";
+
+/// The events as the text they serialize to, one line each (key order kept).
+fn lines(events: &[Value]) -> String {
+    events.iter().map(|e| format!("{e}\n")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extensions_hooks_gate_and_prompt_are_recorded_and_replay_without_node() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("work");
+    std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    // The extension host runs the install's Node (Pi 1.5.2 needs Node >= 22.19).
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::set_var(
+        "PATH",
+        format!("{}:{path}", install.join("node/bin").display()),
+    );
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript_hooks/gate.ts");
+    let cassette = dir.path().join("gate.cassette.jsonl");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_ls", "name": "bash", "arguments": {"command": "ls"}}]},
+        {"text": ["Done."]}
+    ]));
+    let recorded = prompt_once(
+        builder(&mock, &workspace)
+            .typescript_extensions([&extension])
+            .record(&cassette),
+        PROMPT,
+    )
+    .await;
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let system = requests[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(system.ends_with("\nGATED"), "{system}");
+    let end = recorded
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], true, "{end}");
+    assert_eq!(
+        end["result"]["content"][0]["text"], "no shell here",
+        "{end}"
+    );
+
+    // No Node: the decisions come from the cassette.
+    std::env::set_var("PATH", dir.path().join("bare-path"));
+    let replayed = prompt_once(SessionBuilder::new(&workspace).replay(&cassette), PROMPT).await;
+    assert_eq!(lines(&replayed), lines(&recorded));
+}

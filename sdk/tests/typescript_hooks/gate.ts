@@ -1,0 +1,9 @@
+// A gate and a prompt addition: `bash` is refused, and every run's system prompt gains a line.
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {
+	pi.on("tool_call", (event) => {
+		if (event.toolName === "bash") return { block: true, reason: "no shell here" };
+	});
+	pi.on("before_agent_start", (event) => ({ systemPrompt: `${event.systemPrompt}\nGATED` }));
+}
