@@ -31,6 +31,12 @@ const strictTools = [{ ...tools[0], constrainedSampling: { type: "json_schema", 
 const strictCompat = { compat: { supportsStrictTools: true } };
 // The catalog's newer Claude models: adaptive thinking whose effort can change mid-conversation.
 const effortCompat = { forceAdaptiveThinking: true, supportsMidConvoEffort: true };
+// Pi 1.5's system messages, and the compat that keeps later ones in the transcript.
+const system = (over, timestamp = 1) => ({ role: "system", content: "", ...over, timestamp });
+const midCompat = { supportsMidConvoSystemMessages: true };
+const lsTool = { name: "ls", description: "List a directory", parameters: { type: "object", properties: { path: { type: "string" } } } };
+const writeTool = { name: "write", description: "Write a file", parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] } };
+const readTool2 = { ...tools[0], description: "Read a file, or part of it" };
 // An answer already in the session, as a 1.5.2 session keeps it.
 const recorded = (t, over = {}) => ({ role: "assistant", content: t ? [{ type: "text", text: t }] : [],
   api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5",
@@ -286,6 +292,36 @@ const cases = [
       user("seven", 2), recorded("Seven", { providerThinkingLevel: "low", stopReason: "error", errorMessage: "x" }),
       user("last", 3)], answers: [text("msg_1", "Hello")] },
   ] },
+  // Mid-conversation system messages (`compat.supportsMidConvoSystemMessages`): the case's
+  // transcript carries its own system messages (no `systemPrompt`/`tools`); a later one goes as
+  // a `system` message before the next answer (or last), the first as `system` and `tools`.
+  // With `supportsMidConvoToolChanges` and initial tools, the changes go as
+  // `tool_removal`/`tool_addition` blocks beside the initial tools and a deferred placeholder.
+  { name: "mid-convo-system-message", transcript: true, model: model({ compat: midCompat }), options: { sessionId: "s50" }, steps: [
+    { add: [system({ sections: { preamble: "Be brief.", rules: "No lies.", cwd: "cwd: /a" }, toolsAdded: tools }), user("hi")], answers: [toolUse("msg_1", "toolu_1", "a")] },
+    { add: [result("toolu_1", "A"), system({ content: "Note.", sections: { cwd: "cwd: /b", rules: null } }, 6)], answers: [text("msg_2", "Read")] },
+    { add: [user("more", 7)], answers: [text("msg_3", "More")] },
+    { add: [system({ sections: { preamble: "Be briefer." } }, 8), user("again", 8)], answers: [text("msg_4", "Again")] },
+  ] },
+  { name: "mid-convo-system-message-folded-without-compat", transcript: true, model: model(), options: { sessionId: "s51" }, steps: [
+    { add: [system({ sections: { preamble: "Be brief.", cwd: "cwd: /a" }, toolsAdded: tools }), user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [system({ sections: { cwd: "cwd: /b" }, toolsAdded: [lsTool] }, 6), user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "mid-convo-tool-changes", transcript: true, model: model({ compat: { ...midCompat, supportsMidConvoToolChanges: true } }), options: { sessionId: "s52" }, steps: [
+    { add: [system({ sections: { preamble: "Be brief." }, toolsAdded: [...tools, lsTool] }), user("hi")], answers: [toolUse("msg_1", "toolu_1", "a")] },
+    { add: [result("toolu_1", "A"), system({ toolsAdded: [writeTool, readTool2], toolsRemoved: [{ name: "ls" }, { name: "read" }] }, 6)], answers: [text("msg_2", "Read")] },
+    { add: [user("more", 7), system({ sections: { preamble: "Be briefer." }, toolsRemoved: [{ name: "write" }] }, 7)], answers: [text("msg_3", "More")] },
+  ] },
+  { name: "mid-convo-tool-changes-without-initial-tools", transcript: true, model: model({ compat: { ...midCompat, supportsMidConvoToolChanges: true } }), options: { sessionId: "s53", apiKey: "sk-ant-oat01-abc" }, steps: [
+    { add: [system({ sections: { preamble: "Be brief." } }), user("hi")], answers: [text("msg_1", "Hello")] },
+    { add: [system({ toolsAdded: tools }, 6), user("more", 6)], answers: [text("msg_2", "More")] },
+  ] },
+  { name: "mid-convo-system-message-with-effort", transcript: true, model: model({ id: "claude-opus-5", reasoning: true, compat: { ...effortCompat, ...midCompat } }),
+    options: { sessionId: "s54", reasoning: "low" }, steps: [
+    { add: [system({ sections: { preamble: "Be brief." } }), user("hi")], answers: [text("msg_1", "Hello")] },
+    { options: { reasoning: "high" }, add: [user("more", 6), system({ sections: { cwd: "cwd: /b" } }, 6)], answers: [text("msg_2", "More")] },
+    { add: [user("again", 7)], answers: [text("msg_3", "Again")] },
+  ] },
   { name: "configured-beta-header", model: model({ headers: { "anthropic-beta": "custom-1" } }), options: { sessionId: "s14" }, steps: [
     { add: [user("hi")], answers: [text("msg_1", "Hello")] },
     { add: [user("more", 6)], answers: [text("msg_2", "More")] },
@@ -294,11 +330,11 @@ const cases = [
 
 const fixtures = [];
 for (const c of cases) {
-  let system = "Be brief.";
+  let prompt = "Be brief.";
   let messages = [];
   const steps = [];
   for (const step of c.steps) {
-    if (step.system !== undefined) system = step.system;
+    if (step.system !== undefined) prompt = step.system;
     messages = step.replace ? [...step.replace] : [...messages, ...step.add];
     const answers = [...step.answers];
     const sent = [];
@@ -318,7 +354,8 @@ for (const c of cases) {
       sent[sent.length - 1].response = body;
       return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
     };
-    const context = { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) };
+    const context = c.transcript ? { messages: [...messages] }
+      : { systemPrompt: prompt, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) };
     const stepModel = step.model ?? c.model;
     const stepOptions = { ...c.options, ...step.options };
     const reply = await streamSimple(stepModel, context, { apiKey: "key", ...stepOptions, fetch }).result();
@@ -329,7 +366,7 @@ for (const c of cases) {
     const kept = { ...reply, timestamp: 4 };
     delete kept.durationMs;
     if (kept.diagnostics) kept.diagnostics = kept.diagnostics.map((d) => ({ ...d, timestamp: 0 }));
-    steps.push({ ...(step.model ? { model: step.model } : {}), ...(step.options ? { options: stepOptions } : {}), context: { systemPrompt: system, messages: [...messages], ...(c.tools ? { tools: c.tools } : {}) },
+    steps.push({ ...(step.model ? { model: step.model } : {}), ...(step.options ? { options: stepOptions } : {}), context: structuredClone(context),
       requests: sent, reply: kept });
     if (step.keep !== false) messages = [...messages, kept];
   }

@@ -81,6 +81,35 @@ const effortHistory = [
   assistant([{ type: "text", text: "Five" }], { stopReason: "stop" }),
   user("six"),
 ];
+// Pi 1.5's system messages in the transcript (no `systemPrompt`/`tools`): a changed prompt, a
+// tool added, one removed and one added again. Without `compat.supportsMidConvoSystemMessages`
+// they are folded into one leading message; with it each stays in place, its tool changes going
+// as `additional_tools` (`supportsAdditionalTools`), as client tool-search items
+// (`supportsToolSearch`), or into the request's tools.
+const system = (over) => ({ role: "system", content: "", timestamp: 1, ...over });
+const lsTool = { name: "ls", description: "List", parameters: { type: "object", properties: { path: { type: "string" } } } };
+const writeTool = { name: "write", description: "Write", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } };
+const midHistory = [
+  system({ sections: { preamble: "Be brief.", cwd: "cwd: /a" }, toolsAdded: tools }),
+  user("one"),
+  assistant([{ type: "text", text: "One" }], { stopReason: "stop" }),
+  system({ content: "Note.", sections: { cwd: "cwd: /b", rules: null }, toolsAdded: [lsTool] }),
+  user("two"),
+  assistant([{ type: "toolCall", id: "call_1|fc_1", name: "ls", arguments: {} }]),
+  result("call_1|fc_1", [{ type: "text", text: "x" }]),
+  system({ toolsRemoved: [{ name: "ls" }, { name: "read" }], toolsAdded: [writeTool, { ...tools[0], description: "Read it" }] }),
+  system({ toolsAdded: [lsTool] }),
+  user("three"),
+];
+const additiveHistory = [
+  system({ sections: { preamble: "Be brief." }, toolsAdded: tools }),
+  user("one"),
+  assistant([{ type: "text", text: "One" }], { stopReason: "stop" }),
+  system({ toolsAdded: [lsTool] }),
+  system({ sections: { preamble: "Be briefer." }, toolsAdded: [writeTool] }),
+  user("two"),
+];
+const mid = { supportsMidConvoSystemMessages: true };
 const bodyCases = [
   { name: "history-reasoning-high", model: model(), context: { systemPrompt: "Be brief.", messages: history, tools }, options: { reasoning: "high", sessionId: "sess-1" } },
   { name: "reasoning-off-default", model: model(), context: { systemPrompt: "S", messages: [user("hi")] }, options: {} },
@@ -98,6 +127,14 @@ const bodyCases = [
   // Mid-conversation effort (`compat.supportsMidConvoEffort`): the request asks for "medium" and
   // the level goes as a trailing `configuration_update` item, each earlier answer of the same
   // model that recorded a level preceded by one with it.
+  { name: "system-messages-folded", model: model(), context: { messages: midHistory }, options: {} },
+  { name: "system-messages-folded-tool-search", model: model({ compat: { supportsToolSearch: true, supportsAdditionalTools: true } }), context: { messages: midHistory }, options: {} },
+  { name: "system-messages-mid-convo", model: model({ compat: mid }), context: { messages: midHistory }, options: {} },
+  { name: "system-messages-additional-tools", model: model({ compat: { ...mid, supportsAdditionalTools: true } }), context: { messages: midHistory }, options: {} },
+  { name: "system-messages-additional-tools-system-role", model: model({ reasoning: false, compat: { ...mid, supportsAdditionalTools: true, supportsStrictMode: true } }), context: { messages: midHistory }, options: {} },
+  { name: "system-messages-tool-search", model: model({ compat: { ...mid, supportsToolSearch: true } }), context: { messages: midHistory }, options: {} },
+  { name: "system-messages-tool-search-additive", model: model({ compat: { ...mid, supportsToolSearch: true } }), context: { messages: additiveHistory }, options: {} },
+  { name: "system-messages-additional-tools-additive", model: model({ compat: { ...mid, supportsAdditionalTools: true } }), context: { messages: additiveHistory }, options: {} },
   { name: "mid-convo-effort", model: model({ compat: effortCompat, thinkingLevelMap: { xhigh: "xhigh", high: "max" } }),
     context: { systemPrompt: "S", messages: effortHistory, tools }, options: { reasoning: "high" } },
   { name: "mid-convo-effort-unmapped", model: model({ compat: effortCompat }), context: { messages: effortHistory }, options: { reasoning: "low" } },

@@ -20,7 +20,7 @@ mod common;
 use std::sync::Arc;
 
 use common::fixture_options;
-use pi_core::agent::{ModelRequest, Patch, StreamEvent, ThreadState, ToolDefinition};
+use pi_core::agent::{ModelRequest, Patch, StreamEvent, ThreadState};
 use pi_core::message::{AssistantMessage, Message};
 use pi_providers::anthropic;
 use pi_providers::call::ModelCall;
@@ -35,29 +35,22 @@ fn step_options<'a>(case: &'a Value, step: &'a Value) -> &'a Value {
     step.get("options").unwrap_or(&case["options"])
 }
 
+/// The step's request: its context as the core's machine hands it over
+/// ([`common::context_parts`]), with the session's thread state.
 fn request(case: &Value, step: &Value, thread: Option<ThreadState>) -> ModelRequest {
-    let context = &step["context"];
     let options = step_options(case, step);
+    let parts = common::context_parts(&step["context"]);
     ModelRequest {
         model: serde_json::from_value(step.get("model").unwrap_or(&case["model"]).clone()).unwrap(),
-        system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
-        messages: serde_json::from_value(context["messages"].clone()).unwrap(),
-        tools: context["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|t| ToolDefinition {
-                name: t["name"].as_str().unwrap().into(),
-                description: t["description"].as_str().unwrap().into(),
-                parameters: t["parameters"].clone(),
-                constrained_sampling: t.get("constrainedSampling").cloned(),
-            })
-            .collect(),
+        system_prompt: parts.system_prompt,
+        messages: parts.messages,
+        tools: parts.tools,
         reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
         session_id: options["sessionId"].as_str().map(str::to_owned),
         max_tokens: None,
         thread,
         session_diagnostics: Arc::default(),
+        system_messages: parts.system_messages,
     }
 }
 
@@ -136,7 +129,7 @@ fn run_step(
 fn threaded_requests_match_the_original_over_whole_conversations() {
     let cases: Vec<Value> =
         serde_json::from_str(include_str!("fixtures/anthropic-threads.json")).unwrap();
-    assert!(cases.len() >= 31);
+    assert!(cases.len() >= 46);
     let mut wrong = Vec::new();
     let mut resent = 0;
     for case in &cases {

@@ -78,6 +78,7 @@ fn check(name: &str) {
                     max_tokens: None,
                     thread: None,
                     session_diagnostics: Default::default(),
+                    system_messages: Default::default(),
                 };
                 let options = CallOptions {
                     api_key: "mock-key".into(),

@@ -48,6 +48,7 @@ async fn call_timed(
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        system_messages: Default::default(),
     };
     let mut call = ModelCall::new(&request, &options, 1_000);
     let mut events = call.open(&transport, clock).await;
@@ -167,6 +168,7 @@ async fn anthropic_retries_and_google_does_not() {
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        system_messages: Default::default(),
     };
     let mut call = ModelCall::new(&request, &retries(2), 1_000);
     call.open(&transport, &FixedClock::new(1_000, 0.5)).await;

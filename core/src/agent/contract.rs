@@ -291,6 +291,23 @@ pub struct ModelRequest {
     /// Like `thread`, not part of the request's JSON.
     #[serde(skip)]
     pub session_diagnostics: Arc<Vec<serde_json::Value>>,
+    /// The transcript's system messages (Pi 1.5's prompt and its later patches), each with the
+    /// number of `messages` before it. `system_prompt` and `tools` are these folded, which is
+    /// what most providers send; one that sends later changes in conversation order (Pi 1.5.2's
+    /// `resolveTranscript` with `supportsMidConvoSystemMessages`) reads them here instead.
+    /// Empty when the transcript records none or a `context` handler chose the conversation
+    /// (Pi then puts only the current prompt back at the head). Like `thread`, not part of the
+    /// request's JSON.
+    #[serde(skip)]
+    pub system_messages: Arc<Vec<PlacedSystemMessage>>,
+}
+
+/// A system message of the conversation and where it stands: after `at` of the request's
+/// messages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlacedSystemMessage {
+    pub at: usize,
+    pub message: crate::message::SystemMessage,
 }
 
 /// Pi 1.5.2's per-session state of Anthropic message threads (`threadState`): what a later

@@ -641,8 +641,8 @@ impl AgentMachine {
             Ok(t) => t,
             Err(thrown) => return self.fail_run(thrown),
         };
-        let llm = match transformed {
-            Some(transformed) => self.hooks.convert_to_llm(&transformed).map(Arc::new),
+        let llm = match &transformed {
+            Some(transformed) => self.hooks.convert_to_llm(transformed).map(Arc::new),
             None if decided.is_none() && self.hooks.converts_each_message_alone() => {
                 self.llm_view.extended(context, self.hooks.as_ref())
             }
@@ -650,6 +650,19 @@ impl AgentMachine {
         };
         let messages = match llm {
             Ok(messages) => messages,
+            Err(thrown) => return self.fail_run(thrown),
+        };
+        // Pi puts only the current prompt back at the head of a conversation a handler chose.
+        let placed = match (&decided, &transformed) {
+            (Some(_), _) => Ok(Vec::new()),
+            (None, transformed) => {
+                system::placed(transformed.as_deref().unwrap_or(source), |prefix| {
+                    self.hooks.convert_to_llm(prefix).map(|m| m.len())
+                })
+            }
+        };
+        let system_messages = match placed {
+            Ok(placed) => Arc::new(placed),
             Err(thrown) => return self.fail_run(thrown),
         };
         let settings = run.settings.clone();
@@ -677,6 +690,7 @@ impl AgentMachine {
             max_tokens: None,
             thread: self.thread_state.clone(),
             session_diagnostics: Arc::clone(&self.session_diagnostics),
+            system_messages,
         };
         self.call_in_flight = true;
         let call = self.new_call();

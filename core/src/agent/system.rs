@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ToolSpec;
+use super::{PlacedSystemMessage, ToolSpec};
 use crate::message::{text_parts, AgentMessage, SystemMessage, UserContent};
 
 /// The prompt in force after a transcript's system messages.
@@ -100,6 +100,68 @@ impl SystemState {
         let contents = self.contents.join("\n");
         render([contents.as_str()], &self.sections)
     }
+}
+
+/// How Pi 1.5.2 words a later system message's changed section for a provider that sends it
+/// mid-conversation (`renderSystemMessageUpdate`): the name, then the section's text.
+pub const SECTION_UPDATED: (&str, &str) = ("Updated system prompt section \"", "\":\n\n");
+/// The same for a removed section: the name between these.
+pub const SECTION_REMOVED: (&str, &str) = ("Removed system prompt section \"", "\".");
+
+/// A system message's own prompt text (pi-ai's `getSystemMessageText`): its content, then its
+/// sections' texts, the empty ones left out, joined by blank lines.
+pub fn message_text(message: &SystemMessage) -> String {
+    let content = content_text(&message.content);
+    render(
+        [content.as_str()],
+        message.sections.as_ref().unwrap_or(&Map::new()),
+    )
+}
+
+/// A later system message as text (pi-ai's `renderSystemMessageUpdate`): its content, then
+/// each section it changes or removes, in its order, joined by blank lines.
+pub fn update_text(message: &SystemMessage) -> String {
+    let mut parts = Vec::new();
+    let content = content_text(&message.content);
+    if !content.is_empty() {
+        parts.push(content);
+    }
+    for (name, value) in message.sections.iter().flatten() {
+        parts.push(match value {
+            Value::Null => format!("{}{name}{}", SECTION_REMOVED.0, SECTION_REMOVED.1),
+            value => {
+                let text = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_owned);
+                format!("{}{name}{}{text}", SECTION_UPDATED.0, SECTION_UPDATED.1)
+            }
+        });
+    }
+    parts.join("\n\n")
+}
+
+/// The system messages of `messages` in order, each placed after the model messages the ones
+/// before it convert to (`converted_len` of that prefix; the first message costs nothing).
+/// Only a transcript with a system message past its head converts any prefix.
+pub fn placed<E>(
+    messages: &[AgentMessage],
+    converted_len: impl Fn(&[AgentMessage]) -> Result<usize, E>,
+) -> Result<Vec<PlacedSystemMessage>, E> {
+    let mut placed = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        if let AgentMessage::System(system) = message {
+            let at = if index == 0 {
+                0
+            } else {
+                converted_len(&messages[..index])?
+            };
+            placed.push(PlacedSystemMessage {
+                at,
+                message: system.clone(),
+            });
+        }
+    }
+    Ok(placed)
 }
 
 /// The system prompt the request sends for these contents and sections (pi-ai's

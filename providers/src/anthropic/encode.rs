@@ -1,6 +1,7 @@
 //! The Messages API request, key for key as pi-ai builds it (`buildParams`, `convertMessages`,
 //! `convertTools`, and the thinking options of `streamSimpleAnthropic`).
 
+use pi_core::agent::system::message_text;
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::{
     AssistantMessage, ContentBlock, Message, TextContent, ToolResultMessage, UserContent,
@@ -14,7 +15,7 @@ use crate::strict_schema::{anthropic_strict_parameters, prefers_strict};
 use crate::transform::transform_messages;
 use crate::{compat_flag, CacheRetention, CallOptions};
 
-use super::effort;
+use super::{effort, mid_convo};
 
 /// Tool names as Claude Code spells them; subscription (OAuth) requests must use them.
 const CLAUDE_CODE_TOOLS: [&str; 17] = [
@@ -262,11 +263,13 @@ pub fn convert_messages(
     cache: Option<&Value>,
     now: u64,
 ) -> Vec<Value> {
-    convert_with_levels(messages, model, oauth, cache, now, false).0
+    convert_with_levels(messages, model, oauth, cache, now, false, Vec::new()).0
 }
 
 /// [`convert_messages`], and, when `levels` (mid-conversation effort), the index of each
-/// converted answer that recorded an effort this request sends again, with the effort.
+/// converted answer that recorded an effort this request sends again, with the effort. Each of
+/// `updates` (mid-conversation system messages, with how many kept answers precede each) goes
+/// before the first later answer that converts to something, or last.
 fn convert_with_levels(
     messages: &[Message],
     model: &Model,
@@ -274,10 +277,14 @@ fn convert_with_levels(
     cache: Option<&Value>,
     now: u64,
     levels: bool,
+    updates: Vec<(usize, Value)>,
 ) -> (Vec<Value>, Vec<(usize, String)>) {
     let messages = transform_messages(messages, model, &|id, _| normalize_tool_call_id(id), now);
     let mut params: Vec<Value> = Vec::new();
     let mut recorded = Vec::new();
+    let mut updates = updates.into_iter().peekable();
+    let mut pending = Vec::new();
+    let mut answers = 0;
     let mut i = 0;
     while i < messages.len() {
         match &*messages[i] {
@@ -306,9 +313,14 @@ fn convert_with_levels(
                 }
             },
             Message::Assistant(assistant) => {
+                while let Some((_, update)) = updates.next_if(|(before, _)| *before <= answers) {
+                    pending.push(update);
+                }
+                answers += 1;
                 let allow_empty = compat_flag(model, "allowEmptySignature", false);
                 let blocks = assistant_blocks(assistant, oauth, allow_empty);
                 if !blocks.is_empty() {
+                    params.append(&mut pending);
                     let level = effort::recorded(assistant, &model.provider).filter(|_| levels);
                     if let Some(level) = level {
                         recorded.push((params.len(), level.to_owned()));
@@ -350,6 +362,7 @@ fn convert_with_levels(
         }
         i += 1;
     }
+    params.extend(pending.into_iter().chain(updates.map(|(_, update)| update)));
     if let (Some(cache), Some(last)) = (cache, params.last_mut()) {
         mark_last_user_block(last, cache);
     }
@@ -357,14 +370,17 @@ fn convert_with_levels(
 }
 
 fn mark_last_user_block(message: &mut Value, cache: &Value) {
-    if message["role"] != "user" {
+    if message["role"] != "user" && message["role"] != "system" {
         return;
     }
     match &mut message["content"] {
         Value::Array(blocks) => {
             if let Some(Value::Object(block)) = blocks.last_mut() {
                 let kind = block.get("type").and_then(Value::as_str);
-                if matches!(kind, Some("text" | "image" | "tool_result")) {
+                if matches!(
+                    kind,
+                    Some("text" | "image" | "tool_result" | "tool_addition" | "tool_removal")
+                ) {
                     block.insert("cache_control".into(), cache.clone());
                 }
             }
@@ -502,6 +518,7 @@ fn beta_features(
     request: &ModelRequest,
     options: &CallOptions,
     thinking: &Thinking,
+    inline_tools: bool,
 ) -> Vec<String> {
     let model = &request.model;
     let configured = model
@@ -535,6 +552,9 @@ fn beta_features(
             }
             if effort::supported(request) {
                 features.extend(effort::BETAS.map(str::to_owned));
+            }
+            if inline_tools {
+                features.push(mid_convo::INLINE_TOOLS_BETA.to_owned());
             }
             if super::thread::threads_apply(request, options) {
                 features.push(super::thread::MESSAGE_THREADS_BETA.to_owned());
@@ -613,6 +633,39 @@ pub(crate) fn build_body_with(
     let thinking_disabled = thinking_disabled(model, &thinking);
     let active_effort = active_effort(request, &thinking);
 
+    let eager = supports_eager_tool_input_streaming(model);
+    let strict_tools = compat_flag(model, "supportsStrictTools", false);
+    let convert = |tools: &[ToolDefinition], cache: Option<&Value>| {
+        convert_tools(
+            tools,
+            oauth,
+            eager,
+            strict_tools,
+            without_preferred_strict,
+            cache,
+        )
+    };
+    let transcript = mid_convo::transcript(request);
+    let inline_tools = transcript.as_ref().is_some_and(|t| t.inline_tools);
+    let updates = transcript.as_ref().map_or_else(Vec::new, |transcript| {
+        let convert_added = |tools: &[ToolDefinition]| convert(tools, None);
+        let name = |name: &str| {
+            if oauth {
+                claude_code_name(name)
+            } else {
+                name.to_owned()
+            }
+        };
+        let inline: Option<mid_convo::InlineTools<'_>> =
+            inline_tools.then_some((&convert_added, &name));
+        transcript
+            .updates
+            .iter()
+            .filter_map(|(before, update)| {
+                mid_convo::update_message(update, inline).map(|message| (*before, message))
+            })
+            .collect()
+    });
     let mut params = Map::new();
     params.insert("model".into(), json!(model.id));
     let (messages, levels) = convert_with_levels(
@@ -622,6 +675,7 @@ pub(crate) fn build_body_with(
         cache,
         now,
         active_effort.is_some(),
+        updates,
     );
     let messages = match &active_effort {
         Some(active) => effort::with_level_messages(messages, &levels, active),
@@ -630,7 +684,7 @@ pub(crate) fn build_body_with(
     params.insert("messages".into(), Value::Array(messages));
     params.insert("max_tokens".into(), json!(max_tokens));
     params.insert("stream".into(), json!(true));
-    let betas = beta_features(request, options, &thinking);
+    let betas = beta_features(request, options, &thinking, inline_tools);
     if !betas.is_empty() {
         params.insert("betas".into(), json!(betas));
     }
@@ -638,8 +692,12 @@ pub(crate) fn build_body_with(
     if oauth {
         system.push(text_block(CLAUDE_CODE_IDENTITY, cache));
     }
-    if !request.system_prompt.is_empty() {
-        system.push(text_block(&request.system_prompt, cache));
+    let prompt = match &transcript {
+        Some(transcript) => transcript.initial.map(message_text).unwrap_or_default(),
+        None => request.system_prompt.clone(),
+    };
+    if !prompt.is_empty() {
+        system.push(text_block(&prompt, cache));
     }
     if !system.is_empty() {
         params.insert("system".into(), Value::Array(system));
@@ -649,20 +707,25 @@ pub(crate) fn build_body_with(
             params.insert("temperature".into(), json!(t));
         }
     }
-    if !request.tools.is_empty() {
-        let eager = supports_eager_tool_input_streaming(model);
-        let tool_cache = cache.filter(|_| compat_flag(model, "supportsCacheControlOnTools", true));
-        params.insert(
-            "tools".into(),
-            convert_tools(
-                &request.tools,
-                oauth,
-                eager,
-                compat_flag(model, "supportsStrictTools", false),
-                without_preferred_strict,
-                tool_cache,
-            ),
-        );
+    let tool_cache = cache.filter(|_| compat_flag(model, "supportsCacheControlOnTools", true));
+    match transcript
+        .as_ref()
+        .and_then(|t| t.initial.filter(|_| t.inline_tools))
+    {
+        Some(initial) => {
+            let initial =
+                mid_convo::tool_definitions(initial.tools_added.as_deref().unwrap_or_default());
+            let mut tools = match convert(&initial, tool_cache) {
+                Value::Array(tools) => tools,
+                _ => Vec::new(),
+            };
+            tools.push(mid_convo::deferred_placeholder());
+            params.insert("tools".into(), Value::Array(tools));
+        }
+        None if !request.tools.is_empty() => {
+            params.insert("tools".into(), convert(&request.tools, tool_cache));
+        }
+        None => {}
     }
     if thinking_disabled {
         params.insert("thinking".into(), json!({"type": "disabled"}));

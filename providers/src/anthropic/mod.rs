@@ -4,6 +4,7 @@
 mod decode;
 mod effort;
 mod encode;
+mod mid_convo;
 mod thread;
 
 pub(crate) use thread::{fallback_diagnostic, refusal, resend, Thread, Tracking};

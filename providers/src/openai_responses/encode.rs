@@ -8,7 +8,7 @@ use pi_core::message::{text_parts, AssistantMessage, ContentBlock, Message, User
 use pi_core::model::{Model, ThinkingLevel};
 use serde_json::{json, Map, Value};
 
-use super::grammar;
+use super::{grammar, transcript};
 use crate::hash::short_hash;
 use crate::models::{clamp_thinking_level, max_tokens_152};
 
@@ -283,16 +283,41 @@ fn convert_with_effort(request: &ModelRequest, now: u64, effort: Option<&str>) -
     );
     let grammar_inputs = grammar::input_properties(model, &request.tools);
     let mut items = Vec::new();
-    if !request.system_prompt.is_empty() {
-        let role = if model.reasoning {
-            "developer"
-        } else {
-            "system"
-        };
+    let role = if model.reasoning {
+        "developer"
+    } else {
+        "system"
+    };
+    let transcript = transcript::transcript(request);
+    let starts = match &transcript {
+        Some(_) => {
+            let transformed: Vec<&Message> = messages.iter().map(|m| &**m).collect();
+            transcript::places(&request.messages, &transformed)
+        }
+        None => Vec::new(),
+    };
+    let mut emitter = transcript.as_ref().map(transcript::Emitter::new);
+    let (strict, grammar_tools) = (
+        compat_flag(model, "supportsStrictMode", false),
+        grammar::supported(model),
+    );
+    let convert =
+        |tools: &[ToolDefinition], defer: bool| convert_tools(tools, strict, grammar_tools, defer);
+    if emitter.is_none() && !request.system_prompt.is_empty() {
         items.push(json!({"role": role, "content": request.system_prompt}));
     }
     let mut index = 0;
-    for message in messages.iter().map(|m| &**m) {
+    for (position, message) in messages.iter().map(|m| &**m).enumerate() {
+        if let Some(emitter) = &mut emitter {
+            emitter.emit(
+                Some(position),
+                &starts,
+                role,
+                &mut index,
+                &convert,
+                &mut items,
+            );
+        }
         let before = items.len();
         match message {
             Message::User(user) => {
@@ -364,13 +389,22 @@ fn convert_with_effort(request: &ModelRequest, now: u64, effort: Option<&str>) -
             index += 1;
         }
     }
+    if let Some(emitter) = &mut emitter {
+        emitter.emit(None, &starts, role, &mut index, &convert, &mut items);
+    }
     items.extend(effort.map(configuration_update));
     items
 }
 
 /// `convertResponsesTools`: `strict` only when the model's compat says `supportsStrictMode`; a
-/// grammar tool as a `custom` tool when it says `supportsOpenAIGrammarTools`.
-fn convert_tools(tools: &[ToolDefinition], supports_strict: bool, supports_grammar: bool) -> Value {
+/// grammar tool as a `custom` tool when it says `supportsOpenAIGrammarTools`; `defer` marks
+/// each `defer_loading` (a tool search's result).
+fn convert_tools(
+    tools: &[ToolDefinition],
+    supports_strict: bool,
+    supports_grammar: bool,
+    defer: bool,
+) -> Value {
     tools
         .iter()
         .map(|tool| {
@@ -379,12 +413,16 @@ fn convert_tools(tools: &[ToolDefinition], supports_strict: bool, supports_gramm
                 .flatten()
                 .filter(|_| supports_grammar)
             {
-                return json!({
+                let mut custom = json!({
                     "type": "custom",
                     "name": tool.name,
                     "description": tool.description,
                     "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition},
                 });
+                if let (true, Some(fields)) = (defer, custom.as_object_mut()) {
+                    fields.insert("defer_loading".into(), json!(true));
+                }
+                return custom;
             }
             let strict = strict_parameters(
                 &tool.parameters,
@@ -398,6 +436,9 @@ fn convert_tools(tools: &[ToolDefinition], supports_strict: bool, supports_gramm
                 "description": tool.description,
                 "parameters": strict.unwrap_or_else(|| tool.parameters.clone()),
             });
+            if let (true, Some(fields)) = (defer, out.as_object_mut()) {
+                fields.insert("defer_loading".into(), json!(true));
+            }
             if let (true, Some(fields)) = (supports_strict, out.as_object_mut()) {
                 fields.insert("strict".into(), json!(is_strict));
             }
@@ -441,13 +482,16 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     if let (Some(t), false) = (options.temperature, sign_in) {
         params.insert("temperature".into(), json!(t));
     }
-    if !request.tools.is_empty() {
+    let transcript = transcript::transcript(request);
+    let tools = transcript.as_ref().map_or(&request.tools, |t| &t.tools);
+    if !tools.is_empty() {
         params.insert(
             "tools".into(),
             convert_tools(
-                &request.tools,
+                tools,
                 compat_flag(model, "supportsStrictMode", false),
                 grammar::supported(model),
+                false,
             ),
         );
     }

@@ -4,6 +4,7 @@
 mod decode;
 mod encode;
 mod grammar;
+mod transcript;
 
 pub use decode::{map_stop_reason, Decoder, INCOMPLETE_WITHOUT_REASON, NO_TERMINAL_EVENT};
 pub use encode::{

@@ -233,30 +233,77 @@ pub fn serve_once(
     (port, handle)
 }
 
+/// A context's `tools` (or a system message's `toolsAdded`) as the request declares them.
+pub fn tool_definition(t: &Value) -> pi_core::agent::ToolDefinition {
+    pi_core::agent::ToolDefinition {
+        name: t["name"].as_str().unwrap().into(),
+        description: t["description"].as_str().unwrap().into(),
+        parameters: t["parameters"].clone(),
+        constrained_sampling: t.get("constrainedSampling").cloned(),
+    }
+}
+
+/// A fixture's context (pi-ai's `{systemPrompt, messages, tools}`) as the core's machine hands
+/// it over: a transcript with Pi 1.5's system messages gives the messages without them, the
+/// prompt and tools they fold to, and each of them placed among the messages; otherwise the
+/// prompt and tools are the context's own.
+pub struct ContextParts {
+    pub system_prompt: String,
+    pub messages: std::sync::Arc<Vec<pi_core::message::Message>>,
+    pub tools: Vec<pi_core::agent::ToolDefinition>,
+    pub system_messages: std::sync::Arc<Vec<pi_core::agent::PlacedSystemMessage>>,
+}
+
+pub fn context_parts(context: &Value) -> ContextParts {
+    use pi_core::agent::system::{self, SystemState};
+    use pi_core::message::AgentMessage;
+    let transcript: Vec<AgentMessage> =
+        serde_json::from_value(context["messages"].clone()).unwrap();
+    let folded = SystemState::of(&transcript);
+    let placed = system::placed(&transcript, |prefix| {
+        Ok::<_, ()>(prefix.iter().filter_map(AgentMessage::as_llm).count())
+    })
+    .unwrap();
+    let (system_prompt, tools) = if folded.recorded {
+        (
+            folded.render(),
+            folded.tools.iter().map(tool_definition).collect(),
+        )
+    } else {
+        (
+            context["systemPrompt"].as_str().unwrap_or("").into(),
+            context["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(tool_definition)
+                .collect(),
+        )
+    };
+    ContextParts {
+        system_prompt,
+        messages: std::sync::Arc::new(transcript.iter().filter_map(AgentMessage::as_llm).collect()),
+        tools,
+        system_messages: std::sync::Arc::new(placed),
+    }
+}
+
 /// A request as the body fixtures describe it: `{model, context: {systemPrompt, messages,
 /// tools}, options: {reasoning, sessionId, maxTokens}}` (pi-ai's `streamSimple` arguments).
 pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
     let (context, options) = (&case["context"], &case["options"]);
+    let parts = context_parts(context);
     pi_core::agent::ModelRequest {
         model: serde_json::from_value(case["model"].clone()).unwrap(),
-        system_prompt: context["systemPrompt"].as_str().unwrap_or("").into(),
-        messages: serde_json::from_value(context["messages"].clone()).unwrap(),
-        tools: context["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|t| pi_core::agent::ToolDefinition {
-                name: t["name"].as_str().unwrap().into(),
-                description: t["description"].as_str().unwrap().into(),
-                parameters: t["parameters"].clone(),
-                constrained_sampling: t.get("constrainedSampling").cloned(),
-            })
-            .collect(),
+        system_prompt: parts.system_prompt,
+        messages: parts.messages,
+        tools: parts.tools,
         reasoning: serde_json::from_value(options["reasoning"].clone()).unwrap(),
         session_id: options["sessionId"].as_str().map(str::to_owned),
         max_tokens: options["maxTokens"].as_u64(),
         thread: None,
         session_diagnostics: Default::default(),
+        system_messages: parts.system_messages,
     }
 }
 
