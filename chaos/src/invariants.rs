@@ -474,6 +474,7 @@ mod tests {
                 max_tokens: None,
                 thread: None,
                 session_diagnostics: Default::default(),
+                max_retries: None,
             },
         }
     }

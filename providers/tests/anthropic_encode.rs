@@ -75,6 +75,7 @@ fn check(scenario: &str) {
             max_tokens: None,
             thread: None,
             session_diagnostics: Default::default(),
+            max_retries: None,
         };
         let options = CallOptions {
             api_key: "mock-anthropic-key".into(),
@@ -157,6 +158,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     };
     for (choice, sent) in [
         (json!("any"), json!({"type": "any"})),

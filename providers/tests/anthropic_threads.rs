@@ -58,6 +58,7 @@ fn request(case: &Value, step: &Value, thread: Option<ThreadState>) -> ModelRequ
         max_tokens: None,
         thread,
         session_diagnostics: Arc::default(),
+        max_retries: None,
     }
 }
 

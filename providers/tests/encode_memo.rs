@@ -66,6 +66,7 @@ fn request(model: &Model, messages: &[Message]) -> ModelRequest {
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     }
 }
 

@@ -78,6 +78,7 @@ fn check(name: &str) {
                     max_tokens: None,
                     thread: None,
                     session_diagnostics: Default::default(),
+                    max_retries: None,
                 };
                 let options = CallOptions {
                     api_key: "mock-key".into(),

@@ -175,6 +175,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
             max_tokens: None,
             thread: None,
             session_diagnostics: Default::default(),
+            max_retries: None,
         };
         let options = CallOptions {
             api_key: "gkey".into(),

@@ -36,6 +36,7 @@ fn request(port: u16) -> ModelRequest {
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     }
 }
 

@@ -70,6 +70,7 @@ async fn a_streamed_reply_with_usage() {
         max_tokens: Some(40),
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     };
     let (kinds, message) = call(
         request,
@@ -142,6 +143,7 @@ async fn a_forced_tool_call() {
         max_tokens: Some(64),
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     };
     let mut options = CallOptions {
         api_key: "none".into(),
@@ -184,6 +186,7 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
         max_tokens: Some(8),
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     };
     let options = CallOptions {
         api_key: "none".into(),

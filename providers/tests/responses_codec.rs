@@ -196,6 +196,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     };
     let options = CallOptions {
         api_key: "sk-test".into(),

@@ -34,6 +34,7 @@ fn request(model: Model) -> ModelRequest {
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     }
 }
 

@@ -54,6 +54,7 @@ fn request(api: &str, compat: &Value, tools: &Value) -> ModelRequest {
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     }
 }
 

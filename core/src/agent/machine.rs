@@ -677,6 +677,7 @@ impl AgentMachine {
             max_tokens: None,
             thread: self.thread_state.clone(),
             session_diagnostics: Arc::clone(&self.session_diagnostics),
+            max_retries: None,
         };
         self.call_in_flight = true;
         let call = self.new_call();

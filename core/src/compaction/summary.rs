@@ -142,6 +142,7 @@ pub(super) fn request(
         max_tokens: None,
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     }
 }
 

@@ -257,6 +257,7 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
         max_tokens: options["maxTokens"].as_u64(),
         thread: None,
         session_diagnostics: Default::default(),
+        max_retries: None,
     }
 }
 
