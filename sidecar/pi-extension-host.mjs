@@ -263,6 +263,24 @@ async function dispatch(runner, payload, state) {
       const messages = await runner.emitContext(payload.messages);
       return same(messages, payload.messages) ? null : { type: "context", messages };
     }
+    case "cache_warming_decision": {
+      // Pi's runner folds the extension's handlers (the last action returned wins) starting
+      // from the event's action, which it reads once before any handler runs; the handlers then
+      // read Pi's. Starting from no action tells "returned Pi's action" from "returned none",
+      // which the harness needs to compose this extension after the others.
+      let first = true;
+      const event = { ...payload };
+      Object.defineProperty(event, "action", {
+        enumerable: true,
+        get() {
+          if (!first) return payload.action;
+          first = false;
+          return undefined;
+        },
+      });
+      const action = await runner.emitCacheWarmingDecision(event);
+      return action === "warm" || action === "stop" ? { type: "cache_warming_decision", action } : null;
+    }
     default:
       throw new Error(`unknown event ${JSON.stringify(payload.type)}`);
   }

@@ -475,6 +475,7 @@ mod tests {
                 thread: None,
                 session_diagnostics: Default::default(),
                 system_messages: Default::default(),
+                max_retries: None,
             },
         }
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use pi_core::agent_session::{CacheRetentionKind, CacheWarming, CacheWarmingMode, SessionMachine};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::IdGenerator;
+use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::paths::resolve_posix;
 use pi_effects::agent_session::{AgentSession, CreateError, SessionOptions, DEFAULT_TOOLS};
@@ -40,7 +41,7 @@ use crate::CliError;
 use pi_core::resources::Resources;
 
 /// Which session a run works in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum SessionChoice {
     /// A new session in the session directory.
     New,
@@ -63,6 +64,13 @@ pub enum SessionChoice {
     /// `createBranchedSession` keeps it: a fork before the first user message keeps the system
     /// message recorded before it.
     Branch { from: PathBuf, leaf: String },
+    /// A session kept in memory holding the branch of `tree` (a session kept in memory too)
+    /// that ends at `leaf` (RPC `fork` and `clone` of a `--no-session` run, as Pi 1.5.2 forks
+    /// an in-memory session).
+    BranchInMemory {
+        tree: Box<SessionTree>,
+        leaf: String,
+    },
 }
 
 /// The run's fixed inputs.
@@ -478,6 +486,9 @@ impl Runtime {
             }
             SessionChoice::Fork { from, id } => {
                 SessionStore::fork_from(from, &cwd, &self.session_dir, now, ids, id.as_deref())
+            }
+            SessionChoice::BranchInMemory { tree, leaf } => {
+                SessionStore::in_memory_branched(tree, leaf, now, ids)
             }
             SessionChoice::Branch { from, leaf } => {
                 SessionStore::open(from, Some(&self.session_dir), None, &cwd, now, ids).and_then(

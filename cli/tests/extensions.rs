@@ -662,6 +662,86 @@ fn a_broken_extension_host_is_a_clear_error_not_a_hang() {
     );
 }
 
+/// A `cache_warming_decision` handler overrides Pi's decision (Pi 1.5.2's last override): on a
+/// model whose warm does not pay (Pi says stop) the extension, shown Pi's `stop`, asks for a
+/// warm; the warm goes out with a one-token cap and its entry says `extension override`, after
+/// the entry the handler wrote.
+#[test]
+fn an_extension_overrides_the_cache_warming_decision() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"text": ["Hello."], "usage": {"input": 100000, "output": 5}},
+        {"text": ["W"], "usage": {"input": 100000, "output": 1}}
+    ]));
+    let env = Env::new(&mock);
+    let mut models = pi_testkit::demo::models_json(mock.port);
+    models["providers"]["mock"]["models"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({
+            "id": "mock-cache", "name": "Mock Cache", "contextWindow": 200000, "maxTokens": 16384,
+            "cost": {"input": 0.001, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "promptCache": {"short": 12}
+        }));
+    env.write_agent("models.json", &models.to_string());
+    let extension = fixture("warm.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-cache",
+        "-e",
+        extension.to_str().unwrap(),
+        "--mode",
+        "rpc",
+    ]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", json!({"type": "prompt", "message": "Hi"})).unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let (mut seen, mut appended) = (Vec::new(), Vec::new());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Ok(line) = lines.recv_timeout(left) else {
+            child.kill().unwrap();
+            panic!("no warm within 30 s; printed:\n{}", seen.join("\n"));
+        };
+        let event: Value = serde_json::from_str(&line).unwrap();
+        seen.push(line);
+        if event["type"] == "entry_appended" {
+            appended.push(event["entry"].clone());
+            if event["entry"]["type"] == "usage" {
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(appended.len(), 2, "{appended:?}");
+    assert_eq!(appended[0]["customType"], "warming-decision");
+    assert_eq!(appended[0]["data"], json!({"action": "stop"}));
+    assert_eq!(appended[1]["kind"], "cache_warm");
+    assert_eq!(appended[1]["note"], "extension override");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1]["max_completion_tokens"], 1);
+}
+
 /// Drives `command` in RPC mode: sends one prompt, answers each `extension_ui_request` dialog
 /// as a client would (a confirmation yes, an input `v2`), and closes stdin after `agent_end`;
 /// what it printed comes back, as printed and as JSON lines.

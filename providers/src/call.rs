@@ -95,7 +95,12 @@ impl ModelCall {
             started: false,
             done: false,
             timestamp: now,
-            max_retries: if sdk { options.max_retries } else { 0 },
+            // A request's own cap (a cache warm's 0) comes before the setting.
+            max_retries: if sdk {
+                request.max_retries.unwrap_or(options.max_retries)
+            } else {
+                0
+            },
             headers_timeout: options
                 .timeout_ms
                 .filter(|_| sdk)

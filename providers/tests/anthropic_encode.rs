@@ -76,6 +76,7 @@ fn check(scenario: &str) {
             thread: None,
             session_diagnostics: Default::default(),
             system_messages: Default::default(),
+            max_retries: None,
         };
         let options = CallOptions {
             api_key: "mock-anthropic-key".into(),
@@ -159,6 +160,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     };
     for (choice, sent) in [
         (json!("any"), json!({"type": "any"})),

@@ -51,6 +51,7 @@ fn request(case: &Value, step: &Value, thread: Option<ThreadState>) -> ModelRequ
         thread,
         session_diagnostics: Arc::default(),
         system_messages: parts.system_messages,
+        max_retries: None,
     }
 }
 

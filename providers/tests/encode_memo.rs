@@ -67,6 +67,7 @@ fn request(model: &Model, messages: &[Message]) -> ModelRequest {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     }
 }
 

@@ -79,6 +79,7 @@ fn check(name: &str) {
                     thread: None,
                     session_diagnostics: Default::default(),
                     system_messages: Default::default(),
+                    max_retries: None,
                 };
                 let options = CallOptions {
                     api_key: "mock-key".into(),

@@ -176,6 +176,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
             thread: None,
             session_diagnostics: Default::default(),
             system_messages: Default::default(),
+            max_retries: None,
         };
         let options = CallOptions {
             api_key: "gkey".into(),

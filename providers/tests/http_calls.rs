@@ -37,6 +37,7 @@ fn request(port: u16) -> ModelRequest {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     }
 }
 

@@ -71,6 +71,7 @@ async fn a_streamed_reply_with_usage() {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     };
     let (kinds, message) = call(
         request,
@@ -144,6 +145,7 @@ async fn a_forced_tool_call() {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     };
     let mut options = CallOptions {
         api_key: "none".into(),
@@ -187,6 +189,7 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     };
     let options = CallOptions {
         api_key: "none".into(),

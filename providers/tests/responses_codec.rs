@@ -197,6 +197,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     };
     let options = CallOptions {
         api_key: "sk-test".into(),

@@ -35,6 +35,7 @@ fn request(model: Model) -> ModelRequest {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     }
 }
 

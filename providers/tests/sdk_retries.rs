@@ -33,6 +33,16 @@ async fn call_timed(
     options: CallOptions,
     clock: &FixedClock,
 ) -> (Vec<String>, AssistantMessage) {
+    call_capped(model, options, clock, None).await
+}
+
+/// A call whose request carries its own cap on the SDK's retries (`max_retries`).
+async fn call_capped(
+    model: Model,
+    options: CallOptions,
+    clock: &FixedClock,
+    cap: Option<u32>,
+) -> (Vec<String>, AssistantMessage) {
     let transport = Transport::new(Timeouts {
         connect: Duration::from_secs(5),
         idle: Duration::from_secs(10),
@@ -49,6 +59,7 @@ async fn call_timed(
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: cap,
     };
     let mut call = ModelCall::new(&request, &options, 1_000);
     let mut events = call.open(&transport, clock).await;
@@ -85,6 +96,19 @@ async fn retryable_failures_are_sent_again_until_one_succeeds() {
     assert_eq!(mock.requests().len(), 4);
     // Each wait is the one the server asked for.
     assert_eq!(clock.waits(), [0, 20, 0]);
+}
+
+#[tokio::test]
+async fn a_requests_own_cap_of_no_retries_sends_it_once_whatever_the_setting() {
+    // A cache warm (Pi 1.5.2's `maxRetries: 0`) under `retry.provider.maxRetries: 3`.
+    let mock = MockLlm::start(&json!([
+        {"status": 500, "headers": {"retry-after": "0"}},
+        {"text": ["Never asked for."]}
+    ]));
+    let clock = FixedClock::new(1_000, 0.5);
+    let (_, message) = call_capped(openai(&mock), retries(3), &clock, Some(0)).await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(mock.requests().len(), 1);
 }
 
 #[tokio::test]
@@ -169,6 +193,7 @@ async fn anthropic_retries_and_google_does_not() {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     };
     let mut call = ModelCall::new(&request, &retries(2), 1_000);
     call.open(&transport, &FixedClock::new(1_000, 0.5)).await;

@@ -55,6 +55,7 @@ fn request(api: &str, compat: &Value, tools: &Value) -> ModelRequest {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     }
 }
 

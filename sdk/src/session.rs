@@ -12,10 +12,9 @@ use pi_core::agent_session::{NavigateRequest, Reply, SessionInput, SessionMachin
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ImageContent};
 use pi_core::model::{Model, ThinkingLevel};
-use pi_core::session::entry::SessionEntry;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{Driven, Interpreter, RunEnding};
-use pi_effects::session::SessionFile;
+use pi_effects::session::{plan_fork, ForkPosition, ForkTarget, SessionFile};
 use tokio::sync::{broadcast, mpsc::UnboundedSender, Mutex};
 
 use crate::builder::Target;
@@ -34,11 +33,6 @@ pub struct Session {
     shared: Arc<Shared>,
 }
 
-/// Pi's text for a fork from an entry that is not a user message, or from none.
-const INVALID_FORK_ENTRY: &str = "Invalid entry ID for forking";
-/// Pi's text for a fork of a session to be written whose file is not written yet.
-const FORK_UNSAVED: &str =
-    "This session has not been saved yet. Send a message before cloning or forking it.";
 /// The refusal of a replacement in a replay, the `pi` binary's: a cassette holds one session.
 const NOT_WHILE_REPLAYING: &str =
     "Replacing the session is not supported while replaying a cassette";
@@ -273,29 +267,17 @@ impl Session {
         let (target, text) = {
             let session = self.shared.session.lock().await;
             let tree = session.machine().tree();
-            let invalid = || Error::Refused(INVALID_FORK_ENTRY.into());
-            let entry = tree.entry(entry_id).ok_or_else(invalid)?;
-            let SessionEntry::Message(message) = entry else {
-                return Err(invalid());
-            };
-            let AgentMessage::User(user) = &message.message else {
-                return Err(invalid());
-            };
-            let file = session.file().map(PathBuf::from);
-            let target = match (message.parent_id.clone(), file) {
-                (None, file) => Target::New {
-                    parent: file.map(|f| f.to_string_lossy().into_owned()),
-                },
-                (Some(leaf), None) => Target::BranchInMemory {
+            let plan = plan_fork(tree, session.file(), entry_id, ForkPosition::Before)
+                .map_err(|refusal| Error::Refused(refusal.into()))?;
+            let target = match plan.target {
+                ForkTarget::New { parent } => Target::New { parent },
+                ForkTarget::BranchInMemory { leaf } => Target::BranchInMemory {
                     tree: Box::new(tree.clone()),
                     leaf,
                 },
-                (Some(_), Some(from)) if !from.exists() => {
-                    return Err(Error::Refused(FORK_UNSAVED.into()))
-                }
-                (Some(leaf), Some(from)) => Target::Branch { from, leaf },
+                ForkTarget::Branch { from, leaf } => Target::Branch { from, leaf },
             };
-            (target, user.content.text())
+            (target, plan.text.unwrap_or_default())
         };
         self.replace(target).await?;
         Ok(text)

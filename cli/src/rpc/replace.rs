@@ -6,24 +6,14 @@
 
 use std::path::PathBuf;
 
-use pi_core::message::AgentMessage;
-use pi_core::session::entry::SessionEntry;
 use pi_effects::driver::Interpreter;
+use pi_effects::session::{plan_fork, ForkPosition, ForkTarget};
 use serde_json::{json, Value};
 
 use super::commands::{text_field, Failure};
 use super::{failure, success, Rpc};
 use crate::setup::SessionChoice;
 use crate::CliError;
-
-/// Where a fork puts the new session's leaf.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Position {
-    /// Before a user message (its text is returned for editing).
-    Before,
-    /// At the entry itself (`clone`).
-    At,
-}
 
 impl<I: Interpreter + Send> Rpc<I> {
     /// Runs a session-replacing command; its data.
@@ -59,7 +49,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             "fork" => {
                 let entry_id = text_field(command, "entryId")?;
                 // Pi answers `{text, cancelled}` (`text` left out when undefined).
-                let data = match self.fork(&entry_id, Position::Before)? {
+                let data = match self.fork(&entry_id, ForkPosition::Before)? {
                     Some(text) => json!({ "text": text, "cancelled": false }),
                     None => json!({ "cancelled": false }),
                 };
@@ -72,7 +62,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                         "Cannot clone session: no current entry selected".into(),
                     ));
                 };
-                self.fork(&leaf, Position::At)?;
+                self.fork(&leaf, ForkPosition::At)?;
                 Ok(Some(json!({ "cancelled": false })))
             }
             _ => self.export_html(command).map(Some),
@@ -116,40 +106,23 @@ impl<I: Interpreter + Send> Rpc<I> {
         Ok(json!({ "path": path.display().to_string() }))
     }
 
-    /// Pi's `AgentSessionRuntime.fork`: the text of the user message forked before, if any.
-    fn fork(&mut self, entry_id: &str, position: Position) -> Result<Option<String>, Failure> {
-        let invalid = || Failure::Message("Invalid entry ID for forking".into());
+    /// Pi's `AgentSessionRuntime.fork`: the text of the user message forked before, if any. A
+    /// session kept in memory forks in memory.
+    fn fork(&mut self, entry_id: &str, position: ForkPosition) -> Result<Option<String>, Failure> {
         let tree = self.session.machine().tree();
-        let entry = tree.entry(entry_id).ok_or_else(invalid)?;
-        let (target, text) = match position {
-            Position::At => (Some(entry.id().to_owned()), None),
-            Position::Before => match entry {
-                SessionEntry::Message(m) => match &m.message {
-                    AgentMessage::User(user) => (m.parent_id.clone(), Some(user.content.text())),
-                    _ => return Err(invalid()),
-                },
-                _ => return Err(invalid()),
+        let plan = plan_fork(tree, self.session.file(), entry_id, position)
+            .map_err(|refusal| Failure::Message(refusal.into()))?;
+        let choice = match plan.target {
+            ForkTarget::New { parent: Some(file) } => SessionChoice::Child(file),
+            ForkTarget::New { parent: None } => SessionChoice::InMemory,
+            ForkTarget::Branch { from, leaf } => SessionChoice::Branch { from, leaf },
+            ForkTarget::BranchInMemory { leaf } => SessionChoice::BranchInMemory {
+                tree: Box::new(tree.clone()),
+                leaf,
             },
         };
-        let Some(target) = target else {
-            // Forking at the first message: a new session that names the current one as parent.
-            let choice = match self.session.file() {
-                Some(file) => SessionChoice::Child(file.to_string_lossy().into_owned()),
-                None => SessionChoice::New,
-            };
-            self.replace(&choice)?;
-            return Ok(text);
-        };
-        let Some(file) = self.session.file().map(PathBuf::from) else {
-            return Err(Failure::Message(
-                "Forking a session that is not saved is not supported".into(),
-            ));
-        };
-        self.replace(&SessionChoice::Branch {
-            from: file,
-            leaf: target,
-        })?;
-        Ok(text)
+        self.replace(&choice)?;
+        Ok(plan.text)
     }
 
     /// Builds the new session and drops the old one. Commands still waiting on the old session

@@ -319,6 +319,79 @@ fn a_fork_before_the_first_user_message_keeps_the_entries_before_it() {
     assert_eq!(pi.finish(), 0);
 }
 
+/// The id of the `n`th (from 0) user message among `get_entries`.
+fn user_entry(pi: &mut Pi, id: &str, n: usize) -> Value {
+    let entries = pi.call(id, json!({"type": "get_entries"}));
+    entries["data"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["message"]["role"] == "user")
+        .nth(n)
+        .unwrap()["id"]
+        .clone()
+}
+
+#[test]
+fn a_session_kept_in_memory_forks_and_clones_in_memory() {
+    let mut pi = Pi::start_with(
+        json!([{"text": ["One."]}, {"text": ["Two."]}, {"text": ["Three."]}]),
+        &["--no-session"],
+    );
+    for (id, text) in [("p1", "First"), ("p2", "Second")] {
+        pi.send(json!({"id": id, "type": "prompt", "message": text}));
+        pi.wait_type("agent_end");
+    }
+    let second = user_entry(&mut pi, "e1", 1);
+    let forked = pi.call("f", json!({"type": "fork", "entryId": second}));
+    assert_eq!(
+        forked["data"],
+        json!({"text": "Second", "cancelled": false}),
+        "{forked}"
+    );
+    assert_eq!(roles(&mut pi, "m1"), ["system", "user", "assistant"]);
+    let state = pi.call("s1", json!({"type": "get_state"}));
+    assert!(state["data"]["sessionFile"].is_null(), "{state}");
+    let cloned = pi.call("c", json!({"type": "clone"}));
+    assert_eq!(cloned["data"], json!({"cancelled": false}), "{cloned}");
+    assert_eq!(roles(&mut pi, "m2"), ["system", "user", "assistant"]);
+    pi.send(json!({"id": "p3", "type": "prompt", "message": "Third"}));
+    pi.wait_type("agent_end");
+    assert_eq!(
+        roles(&mut pi, "m3"),
+        ["system", "user", "assistant", "user", "assistant"]
+    );
+    let state = pi.call("s2", json!({"type": "get_state"}));
+    assert!(state["data"]["sessionFile"].is_null(), "{state}");
+    assert_eq!(pi.finish(), 0);
+}
+
+/// Pi writes a session's file at its first user message: before it, a `clone` (a fork at the
+/// current entry) has a file to branch that is not there yet.
+#[test]
+fn a_fork_of_a_session_whose_file_is_not_written_yet_is_refused_with_pis_text() {
+    let mut pi = Pi::start(json!([{"text": ["One."]}]));
+    let state = pi.call("s0", json!({"type": "get_state"}));
+    let file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    assert!(!std::path::Path::new(&file).exists());
+    let refused = pi.call("c", json!({"type": "clone"}));
+    assert_eq!(
+        refused["error"],
+        "This session has not been saved yet. Send a message before cloning or forking it.",
+        "{refused}"
+    );
+    let state = pi.call("s1", json!({"type": "get_state"}));
+    assert_eq!(
+        state["data"]["sessionFile"],
+        file.as_str(),
+        "the session stays"
+    );
+    pi.send(json!({"id": "p1", "type": "prompt", "message": "First"}));
+    pi.wait_type("agent_end");
+    assert!(std::path::Path::new(&file).exists());
+    assert_eq!(pi.finish(), 0);
+}
+
 #[test]
 fn a_models_own_thinking_level_comes_before_the_default() {
     let mock = MockLlm::start(&json!([]));

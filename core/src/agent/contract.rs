@@ -277,6 +277,11 @@ pub struct ModelRequest {
     /// A cap on the response (summaries set it; agent turns leave it to the provider's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// How many times the provider's SDK may send this request again after a failure, in place
+    /// of the setting `retry.provider.maxRetries` (Pi 1.5.2's `options.maxRetries ??` the
+    /// setting): a cache warm says 0; the agent's turns and summaries leave it to the setting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
     /// The session's message-thread state as the session's last threaded call left it (Pi
     /// 1.5.2's Anthropic provider keeps it per session in memory and only threaded calls change
     /// it). The machine keeps what each call hands back ([`Patch::Thread`]), so a replay hands

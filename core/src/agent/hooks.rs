@@ -42,6 +42,8 @@ pub enum HookEvent {
     TurnEnd,
     /// Before each model request: replace the conversation the request sends.
     Context,
+    /// Before each prompt-cache refresh, with Pi's decision: warm or stop instead.
+    CacheWarmingDecision,
 }
 
 impl HookEvent {
@@ -54,6 +56,7 @@ impl HookEvent {
             HookEvent::BeforeAgentStart => "before_agent_start",
             HookEvent::TurnEnd => "turn_end",
             HookEvent::Context => "context",
+            HookEvent::CacheWarmingDecision => "cache_warming_decision",
         }
     }
 }
@@ -141,6 +144,23 @@ pub enum HookPayload {
     /// The conversation a request is about to send, its system messages left out (Pi shows
     /// them to `context_with_system` handlers only).
     Context { messages: Vec<AgentMessage> },
+    /// A prompt-cache refresh is due: Pi's cost estimates (dollars) and its decision. Every
+    /// handler sees Pi's decision, whatever an earlier one returned.
+    #[serde(rename_all = "camelCase")]
+    CacheWarmingDecision {
+        warm_cost: f64,
+        miss_cost: f64,
+        continuation_probability: f64,
+        action: WarmAction,
+    },
+}
+
+/// Whether a due prompt-cache refresh goes out (`warm`) or ends the warming run (`stop`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WarmAction {
+    Warm,
+    Stop,
 }
 
 impl HookPayload {
@@ -153,6 +173,7 @@ impl HookPayload {
             HookPayload::BeforeAgentStart { .. } => HookEvent::BeforeAgentStart,
             HookPayload::TurnEnd { .. } => HookEvent::TurnEnd,
             HookPayload::Context { .. } => HookEvent::Context,
+            HookPayload::CacheWarmingDecision { .. } => HookEvent::CacheWarmingDecision,
         }
     }
 }
@@ -227,6 +248,11 @@ pub enum HandlerResult {
     Context {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         messages: Option<Vec<AgentMessage>>,
+    },
+    /// Pi's `CacheWarmingDecisionEventResult`: the action instead of Pi's.
+    CacheWarmingDecision {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<WarmAction>,
     },
 }
 
@@ -349,6 +375,10 @@ pub enum HookDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         messages: Option<Vec<AgentMessage>>,
     },
+    /// Whether the due prompt-cache refresh goes out: the last handler's action, else Pi's.
+    CacheWarmingDecision {
+        action: WarmAction,
+    },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -382,7 +412,8 @@ pub enum ToolCallVerdict {
 
 /// Folds handler results into a decision, one handler at a time, with Pi 1.5.2's rules
 /// (`ExtensionRunner.emitToolCall`, `emitToolResult`, `emitInput`, `emitBeforeAgentStart`,
-/// `emitContext`: each handler sees the messages the one before it returned).
+/// `emitContext`: each handler sees the messages the one before it returned;
+/// `emitCacheWarmingDecision`: the last action returned wins).
 #[derive(Clone, Debug)]
 pub struct Composer {
     /// What the next handler sees.
@@ -393,6 +424,8 @@ pub struct Composer {
     messages: Vec<InjectedMessage>,
     system_prompt: Option<String>,
     original_input: Option<(String, Vec<ImageContent>)>,
+    /// The last action a `cache_warming_decision` handler returned.
+    warm_action: Option<WarmAction>,
 }
 
 impl Composer {
@@ -410,6 +443,7 @@ impl Composer {
             messages: Vec::new(),
             system_prompt: None,
             original_input,
+            warm_action: None,
         }
     }
 
@@ -519,6 +553,12 @@ impl Composer {
                     self.system_prompt = Some(new_prompt);
                 }
             }
+            (
+                HookPayload::CacheWarmingDecision { .. },
+                Some(HandlerResult::CacheWarmingDecision {
+                    action: Some(action),
+                }),
+            ) => self.warm_action = Some(action),
             _ => {}
         }
     }
@@ -578,6 +618,11 @@ impl Composer {
             HookPayload::Context { messages } => HookDecision::Context {
                 messages: self.result_changed.then_some(messages),
             },
+            HookPayload::CacheWarmingDecision { action, .. } => {
+                HookDecision::CacheWarmingDecision {
+                    action: self.warm_action.unwrap_or(action),
+                }
+            }
         }
     }
 }

@@ -691,6 +691,7 @@ impl AgentMachine {
             thread: self.thread_state.clone(),
             session_diagnostics: Arc::clone(&self.session_diagnostics),
             system_messages,
+            max_retries: None,
         };
         self.call_in_flight = true;
         let call = self.new_call();

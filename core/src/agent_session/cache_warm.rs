@@ -6,17 +6,20 @@
 //!
 //! The run is held here as data and timed by `wake_at`, so the interpreter reports the time
 //! and a replay jumps over the wait; the warm request is a model call like any other, recorded
-//! and answered from a cassette. 1.5.2 draws no random number for its decision: the
+//! and answered from a cassette. It goes as 1.5.2's `getCacheWarmingRequestOptions` sends
+//! it: a one-token cap, no message thread, no SDK retries. 1.5.2 draws no random number for its decision: the
 //! "continuation probability" (1 while the agent runs, 0.15 once it settled) weighs the
 //! expected savings, which are compared with a fixed threshold.
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{CallId, Effect, Input, ModelRequest};
+use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, WarmAction};
+use crate::agent::{CallId, Effect, Input, ModelRequest, ThreadState};
 use crate::cost::calculate_cost;
 use crate::message::{AgentMessage, StopReason, Usage};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::entry::SessionEntry;
+use crate::session::tree::UsageRecord;
 
 use super::compaction::answer_of;
 use super::machine::SessionMachine;
@@ -37,6 +40,8 @@ const IDLE_CONTINUATION_PROBABILITY: f64 = 0.15;
 const EXPIRY_MARGIN_MS: u64 = 10_000;
 /// The `kind` of the entry a warm writes.
 const USAGE_KIND: &str = "cache_warm";
+/// The `note` of the entry of a warm the extensions asked for against Pi's decision.
+const OVERRIDE_NOTE: &str = "extension override";
 
 /// The setting `cacheWarming` (global settings only in Pi 1.5.2; default `idle`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +98,10 @@ pub(super) struct WarmRun {
     phase: Phase,
     /// The warm request in flight.
     call: Option<CallId>,
+    /// The `cache_warming_decision` hook asked, with Pi's own action.
+    deciding: Option<(CallId, WarmAction)>,
+    /// The warm in flight is one the extensions asked for against Pi's decision.
+    extension_override: bool,
 }
 
 /// pi-ai's `getCacheWarmingDelayMs`: 90 % of the lifetime, at least 10 s before it ends, at
@@ -137,8 +146,9 @@ fn price(model: &Model, tokens: Usage) -> f64 {
     calculate_cost(model, &tokens).total
 }
 
-/// pi-ai's `evaluateCacheWarming`: whether a warm is worth its price.
-fn worth_warming(model: &Model, prompt_tokens: u64, phase: Phase) -> bool {
+/// pi-ai's `evaluateCacheWarming`: whether a warm is worth its price, and the costs weighed as
+/// the `cache_warming_decision` event shows them.
+fn evaluate(model: &Model, prompt_tokens: u64, phase: Phase) -> (WarmAction, HookPayload) {
     let hit = price(
         model,
         Usage {
@@ -172,7 +182,19 @@ fn worth_warming(model: &Model, prompt_tokens: u64, phase: Phase) -> bool {
         Phase::Idle => IDLE_CONTINUATION_PROBABILITY,
         Phase::Streaming => 1.0,
     };
-    probability * (miss - hit).max(0.0) - warm >= MINIMUM_EXPECTED_SAVINGS
+    let miss_cost = (miss - hit).max(0.0);
+    let action = if probability * miss_cost - warm >= MINIMUM_EXPECTED_SAVINGS {
+        WarmAction::Warm
+    } else {
+        WarmAction::Stop
+    };
+    let payload = HookPayload::CacheWarmingDecision {
+        warm_cost: warm,
+        miss_cost,
+        continuation_probability: probability,
+        action,
+    };
+    (action, payload)
 }
 
 impl SessionMachine {
@@ -194,7 +216,7 @@ impl SessionMachine {
     pub(super) fn warm_wake_at(&self) -> Option<u64> {
         self.warm
             .as_ref()
-            .filter(|run| run.call.is_none())
+            .filter(|run| run.call.is_none() && run.deciding.is_none())
             .map(|run| run.next_warm_at)
     }
 
@@ -223,14 +245,20 @@ impl SessionMachine {
             refresh_deadline_at: 0,
             phase: Phase::Streaming,
             call: None,
+            deciding: None,
+            extension_override: false,
         };
-        run.request.thread = None;
+        // Pi's `disableContinuation: true`: the warm goes without a message thread, so it
+        // neither continues the session's thread nor changes it.
+        run.request.thread = Some(ThreadState::Off);
         self.schedule_warm(run);
     }
 
     /// Pi's `schedule`: the next warm `delay` from now, unless that passes the safety limit.
     fn schedule_warm(&mut self, mut run: WarmRun) {
         run.call = None;
+        run.deciding = None;
+        run.extension_override = false;
         run.next_warm_at = self.now.saturating_add(run.delay);
         run.refresh_deadline_at = run
             .next_warm_at
@@ -247,10 +275,17 @@ impl SessionMachine {
         self.warm = Some(run);
     }
 
-    /// Ends the run; a warm request in flight is cancelled and its answers are dropped.
+    /// Ends the run; a warm request in flight is cancelled and its answers are dropped, as is
+    /// a decision the extensions are still making.
     fn stop_warming(&mut self) {
-        if let Some(call) = self.warm.take().and_then(|run| run.call) {
+        let Some(run) = self.warm.take() else {
+            return;
+        };
+        if let Some(call) = run.call {
             self.out.effects.push(Effect::Cancel { call });
+            self.warm_orphans.push(call);
+        }
+        if let Some((call, _)) = run.deciding {
             self.warm_orphans.push(call);
         }
     }
@@ -285,26 +320,77 @@ impl SessionMachine {
 
     /// Pi's `refresh`, when the warm is due: the run must still be current and on time, and
     /// the warm worth it; then the request goes out again with a one-token cap.
+    ///
+    /// Where an extension handles `cache_warming_decision`, it decides first (Pi's `decide`).
     pub(super) fn warm_due(&mut self) {
         let Some(run) = self.warm.take() else {
             return;
         };
-        if run.call.is_some() || self.now < run.next_warm_at {
+        if run.call.is_some() || run.deciding.is_some() || self.now < run.next_warm_at {
             self.warm = Some(run);
             return;
         }
         if !self.warm_is_current(&run) || self.now > run.refresh_deadline_at {
             return;
         }
-        if !worth_warming(&run.request.model, self.last_prompt_tokens(), run.phase) {
+        let (action, payload) = evaluate(&run.request.model, self.last_prompt_tokens(), run.phase);
+        if self
+            .agent
+            .handled_hooks()
+            .contains(HookEvent::CacheWarmingDecision)
+        {
+            let call = self.agent.reserve_call();
+            self.out.effects.push(Effect::Hook { call, payload });
+            self.warm = Some(WarmRun {
+                deciding: Some((call, action)),
+                ..run
+            });
             return;
         }
+        if action == WarmAction::Warm {
+            self.send_warm(run, false);
+        }
+    }
+
+    /// The extensions' decision for the warm `call` asked about: the entries they wrote first;
+    /// then, the run still current and on time, their action (Pi's when none returned one).
+    pub(super) fn warm_decided(&mut self, call: CallId, outcome: HookOutcome) {
+        if let Some(i) = self.warm_orphans.iter().position(|c| *c == call) {
+            self.warm_orphans.remove(i);
+            return;
+        }
+        let Some(run) = self.warm.take() else {
+            return;
+        };
+        let Some((_, pi_action)) = run.deciding.filter(|(asked, _)| *asked == call) else {
+            self.warm = Some(run);
+            return;
+        };
+        self.append_asked_entries(&outcome.actions);
+        if !self.warm_is_current(&run) || self.now > run.refresh_deadline_at {
+            return;
+        }
+        let action = match outcome.decision {
+            HookDecision::CacheWarmingDecision { action } => action,
+            _ => pi_action,
+        };
+        if action == WarmAction::Warm {
+            self.send_warm(run, action != pi_action);
+        }
+    }
+
+    /// Sends the run's request again with a one-token cap.
+    fn send_warm(&mut self, run: WarmRun, extension_override: bool) {
         let mut request = run.request.clone();
         request.max_tokens = Some(1);
+        // Pi's `maxRetries: 0`: a failed warm is not sent again; the next one comes later.
+        request.max_retries = Some(0);
         let call = self.agent.reserve_call();
         self.out.effects.push(Effect::CallModel { call, request });
         self.warm = Some(WarmRun {
             call: Some(call),
+            deciding: None,
+            extension_override,
             ..run
         });
     }
@@ -329,9 +415,13 @@ impl SessionMachine {
             })
     }
 
-    /// Whether `call` is a warm request (in flight or cancelled).
+    /// Whether `call` is a warm request or the extensions' decision about one (in flight or
+    /// cancelled).
     pub(super) fn owns_warm_call(&self, call: CallId) -> bool {
-        self.warm_orphans.contains(&call) || self.warm.as_ref().and_then(|r| r.call) == Some(call)
+        self.warm_orphans.contains(&call)
+            || self.warm.as_ref().is_some_and(|r| {
+                r.call == Some(call) || r.deciding.is_some_and(|(asked, _)| asked == call)
+            })
     }
 
     /// An answer to a warm request: a good one is written as a `usage` entry; either way the
@@ -353,10 +443,13 @@ impl SessionMachine {
         if !matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
             let model = message.response_model.clone().unwrap_or(message.model);
             let (id, persist) = self.tree.append_usage(
-                USAGE_KIND,
-                &message.provider,
-                &model,
-                message.usage,
+                UsageRecord {
+                    kind: USAGE_KIND,
+                    provider: &message.provider,
+                    model: &model,
+                    usage: message.usage,
+                    note: run.extension_override.then_some(OVERRIDE_NOTE),
+                },
                 self.now,
                 &mut self.ids,
             );
@@ -387,6 +480,9 @@ mod tests {
             },
             ..Model::default()
         };
-        assert!(worth_warming(&model, 100_000, Phase::Streaming));
+        assert_eq!(
+            evaluate(&model, 100_000, Phase::Streaming).0,
+            WarmAction::Warm
+        );
     }
 }

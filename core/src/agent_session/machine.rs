@@ -475,6 +475,11 @@ impl SessionMachine {
             }
         }
         if let Input::HookDecided { call, outcome } = &input {
+            if self.owns_warm_call(*call) {
+                let (call, outcome) = (*call, outcome.clone());
+                self.warm_decided(call, outcome);
+                return Ok(());
+            }
             if self.awaits_input(*call, &outcome.decision) {
                 let (call, outcome) = (*call, outcome.clone());
                 return self.input_decided(call, outcome);

@@ -143,6 +143,7 @@ pub(super) fn request(
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
+        max_retries: None,
     }
 }
 

@@ -80,6 +80,18 @@ pub struct Tree {
     pub roots: Vec<usize>,
 }
 
+/// What a `usage` entry records (Pi 1.5's `appendUsage` arguments).
+#[derive(Clone, Debug)]
+pub struct UsageRecord<'a> {
+    /// Why the request was made (`cache_warm`).
+    pub kind: &'a str,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub usage: Usage,
+    /// Pi's remark on it (`extension override`).
+    pub note: Option<&'a str>,
+}
+
 /// A session in memory.
 #[derive(Clone, Debug)]
 pub struct SessionTree {
@@ -499,10 +511,7 @@ impl SessionTree {
     /// cache warming); never part of the context.
     pub fn append_usage(
         &mut self,
-        kind: &str,
-        provider: &str,
-        model: &str,
-        usage: Usage,
+        record: UsageRecord<'_>,
         now: u64,
         ids: &mut IdGenerator,
     ) -> (String, Persist) {
@@ -511,11 +520,11 @@ impl SessionTree {
             id: id.clone(),
             parent_id,
             timestamp,
-            kind: kind.to_owned(),
-            provider: provider.to_owned(),
-            model: model.to_owned(),
-            usage,
-            note: None,
+            kind: record.kind.to_owned(),
+            provider: record.provider.to_owned(),
+            model: record.model.to_owned(),
+            usage: record.usage,
+            note: record.note.map(str::to_owned),
             extra: Extra::new(),
         });
         (id, self.append(entry))

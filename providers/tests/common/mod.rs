@@ -304,6 +304,7 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
         thread: None,
         session_diagnostics: Default::default(),
         system_messages: parts.system_messages,
+        max_retries: None,
     }
 }
 
