@@ -193,7 +193,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
         [
             serde_json::from_value::<HookAction>(json!({"action": "sendMessage",
                 "message": {"customType": "note", "content": "turn over", "display": true},
-                "deliverAs": "followUp", "triggerTurn": false}))
+                "deliverAs": "followUp"}))
             .unwrap(),
             HookAction::SetActiveTools {
                 tools: vec!["read".into()]
