@@ -132,6 +132,7 @@ const bodyCases = [
   { name: "system-messages-mid-convo", model: model({ compat: mid }), context: { messages: midHistory }, options: {} },
   { name: "system-messages-additional-tools", model: model({ compat: { ...mid, supportsAdditionalTools: true } }), context: { messages: midHistory }, options: {} },
   { name: "system-messages-additional-tools-system-role", model: model({ reasoning: false, compat: { ...mid, supportsAdditionalTools: true, supportsStrictMode: true } }), context: { messages: midHistory }, options: {} },
+  { name: "system-messages-developer-role-unsupported", model: model({ compat: { ...mid, supportsDeveloperRole: false } }), context: { messages: midHistory }, options: {} },
   { name: "system-messages-tool-search", model: model({ compat: { ...mid, supportsToolSearch: true } }), context: { messages: midHistory }, options: {} },
   { name: "system-messages-tool-search-additive", model: model({ compat: { ...mid, supportsToolSearch: true } }), context: { messages: additiveHistory }, options: {} },
   { name: "system-messages-additional-tools-additive", model: model({ compat: { ...mid, supportsAdditionalTools: true } }), context: { messages: additiveHistory }, options: {} },

@@ -265,8 +265,8 @@ pub fn refusal(request: &ModelRequest, now: u64) -> Option<String> {
         })
 }
 
-/// `convertResponsesMessages`: the system prompt (as `developer` for reasoning models) and the
-/// transformed conversation as Responses input items.
+/// `convertResponsesMessages`: the system prompt (as `developer` for reasoning models whose
+/// compat allows it) and the transformed conversation as Responses input items.
 pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
     convert_with_effort(request, now, None)
 }
@@ -283,7 +283,9 @@ fn convert_with_effort(request: &ModelRequest, now: u64, effort: Option<&str>) -
     );
     let grammar_inputs = grammar::input_properties(model, &request.tools);
     let mut items = Vec::new();
-    let role = if model.reasoning {
+    // pi-ai's `instructionRole`: a reasoning model's instructions are the developer's, unless its
+    // compat says the endpoint has no such role.
+    let role = if model.reasoning && compat_flag(model, "supportsDeveloperRole", true) {
         "developer"
     } else {
         "system"
