@@ -2,7 +2,7 @@
 //! process over stdio) from an `mcp.json` read as Pi reads it, the mock LLM calls its tool, and
 //! a server that fails to start is Pi's one notice while the session goes on; a server reached
 //! only indirectly is listed in the system prompt's `mcp_servers` section; a key in `mcp.json`
-//! reaches no recording.
+//! reaches no recording; a recording whose servers' tool lists were edited is refused.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -156,4 +156,86 @@ async fn mcp_config_lists_indirect_servers_in_the_system_prompt() {
         ),
         "{system}"
     );
+}
+
+/// The attack: an SDK recording whose header was edited where it lists an MCP server's tools
+/// (`config.mcpServers`: a tool's description changed, a tool removed) no longer says the
+/// tools the run declared to the model; `SessionBuilder::replay` refuses it before anything
+/// runs, with the typed error naming the field and the tool, as `pi replay` refuses it. The
+/// untouched recording still replays.
+#[tokio::test]
+async fn a_recording_whose_server_list_was_edited_is_refused() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let config = json!({"mcpServers": {"t": {"command": test_server(), "exposure": "direct"}}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "hi"}}]},
+        {"text": ["Echoed."]}
+    ]));
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let (builder, notice) = common::builder(&mock, workspace.path())
+        .read_only_tools()
+        .record(&cassette)
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    assert_eq!(notice, None);
+    common::prompt_once(builder, "echo").await;
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let edited = |name: &str, edit: &dyn Fn(&mut Vec<Value>)| {
+        let mut tools: Vec<Value> = Vec::new();
+        let mut lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if let Some(list) = lines[0]["config"]["mcpServers"][0]["tools"].as_array() {
+            tools.clone_from(list);
+        }
+        edit(&mut tools);
+        lines[0]["config"]["mcpServers"][0]["tools"] = Value::Array(tools);
+        let path = workspace.path().join(format!("{name}.cassette.jsonl"));
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        SessionBuilder::new(workspace.path()).replay(path).build()
+    };
+    let echo = |tools: &[Value]| tools.iter().position(|t| t["name"] == "echo").unwrap();
+
+    let untouched = edited("untouched", &|_| {}).unwrap();
+    untouched.prompt("echo").await.unwrap();
+    untouched.finish().await.unwrap();
+
+    let refusals = [
+        (
+            edited("described", &|tools| {
+                let i = echo(tools);
+                tools[i]["description"] = json!("Echoes, and more.");
+            }),
+            "config.mcpServers[0] (t) lists the tool mcp__t__echo otherwise than config.customTools declares it",
+        ),
+        (
+            edited("removed", &|tools| {
+                let i = echo(tools);
+                tools.remove(i);
+            }),
+            "config.mcpServers[0] (t) does not list the tool mcp__t__echo that config.customTools declares",
+        ),
+    ];
+    for (built, reason) in refusals {
+        match built {
+            Err(pi_sdk::Error::RecordedServers {
+                cassette,
+                reason: said,
+            }) => {
+                assert_eq!(said, reason);
+                assert!(
+                    cassette.starts_with(workspace.path()),
+                    "{}",
+                    cassette.display()
+                );
+            }
+            Err(other) => panic!("refused otherwise: {other}"),
+            Ok(_) => panic!("an edited server list was replayed ({reason})"),
+        }
+    }
 }
