@@ -239,3 +239,65 @@ async fn a_recording_whose_server_list_was_edited_is_refused() {
         }
     }
 }
+
+/// Whether process `pid` still runs (gone, or a zombie no one reaped yet, is not running).
+#[cfg(target_os = "linux")]
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.trim_start().starts_with('Z'))
+    })
+}
+
+/// The attack: a server that ignores SIGTERM and outlives its stdin (a shell leading its
+/// process group, with a child of its own that ignores SIGTERM too). When the session ends,
+/// it is stopped as Pi 1.5.2 stops one: SIGTERM half a second after its stdin closed, SIGKILL
+/// two seconds later; nothing of it is left, and the end waits for that and no longer.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ignores_sigterm_is_gone_when_the_session_ends() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let pids = workspace.path().join("pids");
+    let script = r#"trap '' TERM; echo $$ > "$1"; "$0"; sleep 600 & echo $! >> "$1"; wait"#;
+    let config = json!({"mcpServers": {"t": {
+        "command": "sh",
+        "args": ["-c", script, test_server(), pids],
+        "exposure": "direct",
+    }}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let (builder, notice) = common::builder(&mock, workspace.path())
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    assert_eq!(notice, None);
+    let session = builder.build().unwrap();
+    session.prompt("hi").await.unwrap();
+    session.finish().await.unwrap();
+    let ending = std::time::Instant::now();
+    drop(session);
+    let took = ending.elapsed();
+    let pids: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let left: Vec<&String> = pids.iter().filter(|pid| running(pid)).collect();
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    assert!(left.is_empty(), "left running: {left:?} after {took:?}");
+    assert!(
+        took >= std::time::Duration::from_millis(2_500),
+        "killed early: {took:?}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "the end hung: {took:?}"
+    );
+}
