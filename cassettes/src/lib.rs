@@ -21,6 +21,7 @@ pub mod import;
 pub mod live_hooks;
 pub mod live_tools;
 pub mod memory;
+pub mod printed;
 pub mod read;
 pub mod record;
 pub mod replay;

@@ -1,95 +1,15 @@
 //! Buffered stdout for JSONL: lines are written whole, `JSON.stringify`-compatible, and a closed
 //! pipe ends output quietly instead of panicking. What a recorded or checked run writes is also
-//! digested (SHA-256), so that a recording can hold, and a replay compare, what it printed; up to
-//! [`MAX_KEPT_TEXT`] bytes of it are kept too, so that a check can show how it differs. In text
-//! mode the events, which are not printed, are digested the same way.
+//! digested (`pi_cassettes::printed`, as the SDK digests a session it records), so that a
+//! recording can hold, and a replay compare, what it printed; part of it is kept as text too,
+//! so that a check can show how it differs. In text mode the events, which are not printed, are
+//! digested the same way.
 
 use std::io::{BufWriter, Write};
 
-use pi_cassettes::format::MAX_KEPT_TEXT;
+use pi_cassettes::printed::Digested;
 use pi_cassettes::Recorder;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
-
-/// Whether `line` is a `message_update` event: the message so far while it streams (Pi writes
-/// `type` first, so the line's start says).
-fn is_message_update(line: &[u8]) -> bool {
-    line.starts_with(br#"{"type":"message_update""#)
-}
-
-/// Lines digested, and kept as text while they fit in [`MAX_KEPT_TEXT`].
-#[derive(Clone)]
-struct Digested {
-    sha: Sha256,
-    /// Whether any line was digested.
-    used: bool,
-    /// `None` once the text outgrew the limit.
-    text: Option<String>,
-    /// `message_update` lines are left out (see [`RecordedOutcome::updates_omitted`]).
-    ///
-    /// [`RecordedOutcome::updates_omitted`]: pi_cassettes::format::RecordedOutcome
-    skips_updates: bool,
-    /// A recording's: the same lines but `message_update` ones, what its outcome holds when
-    /// the model streamed a secret in pieces (the run printed them).
-    without_updates: Option<Box<Digested>>,
-}
-
-impl Digested {
-    fn new() -> Self {
-        Digested {
-            sha: Sha256::new(),
-            used: false,
-            text: Some(String::new()),
-            skips_updates: false,
-            without_updates: None,
-        }
-    }
-
-    /// Digests that leave out `message_update` lines.
-    fn without_updates() -> Self {
-        Digested {
-            skips_updates: true,
-            ..Digested::new()
-        }
-    }
-
-    /// Digests kept both with and without `message_update` lines.
-    fn both() -> Self {
-        Digested {
-            without_updates: Some(Box::new(Digested::without_updates())),
-            ..Digested::new()
-        }
-    }
-
-    fn line(&mut self, line: &[u8]) {
-        if let Some(without) = &mut self.without_updates {
-            without.line(line);
-        }
-        if self.skips_updates && is_message_update(line) {
-            return;
-        }
-        self.used = true;
-        self.sha.update(line);
-        self.sha.update(b"\n");
-        let fits = self
-            .text
-            .as_ref()
-            .is_some_and(|text| text.len() + line.len() < MAX_KEPT_TEXT);
-        match (fits, std::str::from_utf8(line)) {
-            (true, Ok(line)) => {
-                if let Some(text) = &mut self.text {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-            }
-            _ => self.text = None,
-        }
-    }
-
-    fn hex(&self) -> String {
-        pi_cassettes::hex(&self.sha.clone().finalize())
-    }
-}
 
 /// Standard output, line by line.
 pub struct Stdout {
@@ -156,14 +76,7 @@ impl Stdout {
     /// What a digest of this output is: without its `message_update` lines when this is a
     /// recording in which the model streamed a secret in pieces.
     fn chosen<'d>(&self, digested: &'d Digested) -> &'d Digested {
-        let streamed = self
-            .redact
-            .as_ref()
-            .is_some_and(Recorder::rewrote_streamed_secret);
-        match (&digested.without_updates, streamed) {
-            (Some(without), true) => without,
-            _ => digested,
-        }
+        digested.chosen(self.redact.as_ref())
     }
 
     /// Output that goes nowhere but into the digest (checking a replay).
@@ -225,19 +138,19 @@ impl Stdout {
 
     /// Everything written so far (redacted as digested), when kept and not over the limit.
     pub fn text(&self) -> Option<&str> {
-        self.chosen(self.digest.as_ref()?).text.as_deref()
+        self.chosen(self.digest.as_ref()?).text()
     }
 
     /// SHA-256 of the events given to [`Stdout::event_line`], when kept and some were given.
     pub fn events_digest(&self) -> Option<String> {
         let events = self.chosen(self.events.as_ref()?);
-        events.used.then(|| events.hex())
+        events.used().then(|| events.hex())
     }
 
     /// The events given to [`Stdout::event_line`], as digested, when kept and not too long.
     pub fn events_text(&self) -> Option<&str> {
         let events = self.chosen(self.events.as_ref()?);
-        events.used.then_some(events.text.as_deref()).flatten()
+        events.used().then(|| events.text()).flatten()
     }
 
     /// An event of a text-mode run: not printed, digested (redacted as stdout is) as json mode
@@ -250,10 +163,7 @@ impl Stdout {
         if pi_core::json::to_writer(&mut line, value).is_err() {
             return;
         }
-        match (&self.redact, std::str::from_utf8(&line)) {
-            (Some(recorder), Ok(text)) => events.line(recorder.redact_text(text).as_bytes()),
-            _ => events.line(&line),
-        }
+        events.redacted_line(self.redact.as_ref(), &line);
     }
 
     /// One value as a JSON line, formatted as JavaScript formats it, written out at once (readers
@@ -291,10 +201,7 @@ impl Stdout {
             return;
         }
         if let Some(digest) = &mut self.digest {
-            match (&self.redact, std::str::from_utf8(line)) {
-                (Some(recorder), Ok(text)) => digest.line(recorder.redact_text(text).as_bytes()),
-                _ => digest.line(line),
-            }
+            digest.redacted_line(self.redact.as_ref(), line);
         }
         if self.closed {
             return;

@@ -128,7 +128,9 @@ impl AgentCommand {
     /// Runs one trial; `cancel` stops it early (Ctrl-C of the whole eval).
     pub fn run(&self, inv: &Invocation<'_>, cancel: &Arc<AtomicBool>) -> AgentRun {
         if let (CassetteUse::Replay(cassette), Some(replayer)) = (inv.cassette, &self.replayer) {
-            return replay_in_process(replayer.as_ref(), cassette, inv, cancel);
+            if self.replays_in_process(inv.options) {
+                return replay_in_process(replayer.as_ref(), cassette, inv, cancel);
+            }
         }
         // Print mode takes prompts as words, where Pi would read one starting with `-` or `@`
         // as a flag or a file: those go as RPC messages, like steering and follow-ups.
@@ -218,6 +220,14 @@ impl AgentCommand {
         run.cancelled = cancel.load(Ordering::SeqCst);
         run.stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
         run
+    }
+
+    /// Whether a replay of a trial with `options` runs in this process. Not when the task has
+    /// MCP servers: a replay runs the trial's tools again in its workspace, and the servers
+    /// that answer them are started by an agent process from the trial's agent folder, inside
+    /// its sandbox.
+    pub fn replays_in_process(&self, options: &AgentOptions) -> bool {
+        self.replayer.is_some() && options.mcp_servers.is_empty()
     }
 
     /// The agent's command line, confined by the trial's isolation.

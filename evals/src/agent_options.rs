@@ -1,12 +1,16 @@
 //! A task's own options for its agent (`[task.agent]`, or `[defaults.agent]`): extra Pi
-//! flags, environment variables, text appended to the system prompt and a context file. Each is checked when
-//! the suite is read, since what would break the trial (a flag that changes Pi's mode, session
-//! or model) or leak (a variable that names a credential) must never reach a run.
+//! flags, environment variables, text appended to the system prompt, a context file and MCP
+//! servers. Each is checked when the suite is read, since what would break the trial (a flag
+//! that changes Pi's mode, session or model) or leak (a variable that names a credential) must
+//! never reach a run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde_json::Value;
+
+use crate::check::toml_to_json;
 
 /// The options as a suite gives them.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -16,6 +20,7 @@ pub struct RawAgentOptions {
     pub env: Option<BTreeMap<String, String>>,
     pub append_system_prompt: Option<String>,
     pub context_file: Option<String>,
+    pub mcp_servers: Option<toml::Table>,
 }
 
 /// A task's agent options, checked, the task's fields replacing the defaults' one by one.
@@ -31,6 +36,10 @@ pub struct AgentOptions {
     /// put first in the system prompt's project context, outside the workspace the checks
     /// look at.
     pub context_file: Option<PathBuf>,
+    /// MCP servers as the entries of Pi's `mcp.json` `mcpServers` (name to entry, Pi's own
+    /// field names), written into the trial's agent folder as its `mcp.json`: Pi starts them
+    /// for the agent, inside the trial's sandbox.
+    pub mcp_servers: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Pi flags the harness sets itself or that would take the trial out of its hands: its mode
@@ -101,13 +110,114 @@ impl AgentOptions {
             })
             .transpose()
             .map_err(|m| ("agent.context_file", m))?;
+        let mcp_servers = pick(|o| o.mcp_servers.is_some())
+            .and_then(|o| o.mcp_servers.as_ref())
+            .map(check_mcp_servers)
+            .transpose()
+            .map_err(|m| ("agent.mcp_servers", m))?
+            .unwrap_or_default();
         Ok(AgentOptions {
             args,
             env,
             append_system_prompt,
             context_file,
+            mcp_servers,
         })
     }
+
+    /// The `mcp.json` the trial's agent folder gets: `None` when the task declares no server.
+    pub fn mcp_json(&self) -> Option<Value> {
+        (!self.mcp_servers.is_empty())
+            .then(|| serde_json::json!({ "mcpServers": self.mcp_servers }))
+    }
+
+    /// The files the task's MCP servers run, as absolute paths (their commands and arguments
+    /// that are absolute): the agent's sandbox makes their install folders readable.
+    pub fn mcp_programs(&self) -> Vec<PathBuf> {
+        let words = |entry: &Value| -> Vec<String> {
+            let command = entry.get("command").and_then(Value::as_str);
+            let args = entry.get("args").and_then(Value::as_array);
+            command
+                .into_iter()
+                .chain(args.into_iter().flatten().filter_map(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        };
+        self.mcp_servers
+            .values()
+            .flat_map(words)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+            .collect()
+    }
+}
+
+/// Checks MCP servers given as Pi's `mcpServers` entries, as far as the trial depends on them:
+/// each a table with a `command` (stdio) or a `url` (HTTP), `args` a list of strings, and `env`
+/// and `headers` tables of strings in which a variable or header whose name says it holds a
+/// credential takes its value from the eval's environment (`${NAME}`, which Pi resolves),
+/// never from the suite. What else an entry says is Pi's to read, and Pi's notice names what
+/// it refuses. The entries as JSON.
+fn check_mcp_servers(table: &toml::Table) -> Result<serde_json::Map<String, Value>, String> {
+    let mut servers = serde_json::Map::new();
+    for (name, entry) in table {
+        let at = |m: String| format!("server `{}`: {m}", name.escape_debug());
+        if name.trim().is_empty() {
+            return Err("a server needs a name".to_owned());
+        }
+        let Value::Object(entry) = toml_to_json(entry) else {
+            return Err(at("not a table".to_owned()));
+        };
+        let text = |field: &str| {
+            entry
+                .get(field)
+                .map(|v| v.as_str().filter(|s| !s.is_empty()))
+        };
+        match (text("command"), text("url")) {
+            (Some(Some(_)), None) | (None, Some(Some(_))) => {}
+            (Some(_), Some(_)) => return Err(at("`command` and `url` exclude each other".into())),
+            (None, None) => return Err(at("needs a `command` or a `url`".into())),
+            _ => return Err(at("`command` or `url` must be a non-empty string".into())),
+        }
+        if let Some(args) = entry.get("args") {
+            let strings = args
+                .as_array()
+                .is_some_and(|a| a.iter().all(Value::is_string));
+            if !strings {
+                return Err(at("`args` must be a list of strings".into()));
+            }
+        }
+        for field in ["env", "headers"] {
+            let Some(values) = entry.get(field) else {
+                continue;
+            };
+            let Some(values) = values.as_object() else {
+                return Err(at(format!("`{field}` must be a table of strings")));
+            };
+            for (key, value) in values {
+                let Some(value) = value.as_str() else {
+                    return Err(at(format!("`{field}.{key}` must be a string")));
+                };
+                if pi_credential_names::is_credential_name(key) && !is_reference(value) {
+                    return Err(at(format!(
+                        "`{field}.{key}` names a credential: give it as `${{NAME}}`, a variable of the eval's environment, never its value"
+                    )));
+                }
+            }
+        }
+        servers.insert(name.clone(), Value::Object(entry));
+    }
+    Ok(servers)
+}
+
+/// Whether `value` is only a reference to a variable (`${NAME}`), which Pi resolves.
+fn is_reference(value: &str) -> bool {
+    value
+        .strip_prefix("${")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .is_some_and(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 /// Refuses a flag of [`REFUSED_FLAGS`] (as `--flag` or `--flag=value`), any short flag (Pi's
@@ -213,6 +323,7 @@ mod tests {
             env: Some(BTreeMap::from([("A".into(), "1".into())])),
             append_system_prompt: Some("d".into()),
             context_file: None,
+            mcp_servers: Some(servers(r#"t = { command = "srv" }"#)),
         };
         let task = RawAgentOptions {
             env: Some(BTreeMap::from([("B".into(), "2".into())])),
@@ -223,5 +334,62 @@ mod tests {
         assert_eq!(options.args, ["--no-skills"]);
         assert_eq!(options.env, BTreeMap::from([("B".into(), "2".into())]));
         assert_eq!(options.append_system_prompt.as_deref(), Some("d"));
+        assert_eq!(
+            options.mcp_json(),
+            Some(serde_json::json!({"mcpServers": {"t": {"command": "srv"}}}))
+        );
+    }
+
+    fn servers(text: &str) -> toml::Table {
+        text.parse().unwrap_or_default()
+    }
+
+    #[test]
+    fn mcp_servers_are_pi_entries_and_keys_come_from_the_environment() {
+        let good = servers(
+            r#"t = { command = "/opt/srv/bin/serve", args = ["--port", "/data/x.db"], exposure = "direct", env = { SERVICE_TOKEN = "${SERVICE_TOKEN}", LANG = "C" } }
+            web = { url = "http://127.0.0.1:9/mcp", headers = { Authorization = "${WEB_AUTH}" } }"#,
+        );
+        let checked = check_mcp_servers(&good).map(|servers| servers.len());
+        assert_eq!(checked, Ok(2));
+        let options = AgentOptions {
+            mcp_servers: check_mcp_servers(&good).unwrap_or_default(),
+            ..AgentOptions::default()
+        };
+        assert_eq!(
+            options.mcp_programs(),
+            [
+                PathBuf::from("/opt/srv/bin/serve"),
+                PathBuf::from("/data/x.db")
+            ]
+        );
+        for (bad, said) in [
+            ("t = 1", "server `t`: not a table"),
+            (
+                "t = { args = [] }",
+                "server `t`: needs a `command` or a `url`",
+            ),
+            (r#"t = { command = "a", url = "b" }"#, "exclude each other"),
+            ("t = { command = 3 }", "must be a non-empty string"),
+            (
+                r#"t = { command = "a", args = [1] }"#,
+                "`args` must be a list of strings",
+            ),
+            (
+                r#"t = { command = "a", env = { X = 1 } }"#,
+                "`env.X` must be a string",
+            ),
+            (
+                r#"t = { command = "a", env = { SERVICE_TOKEN = "sk-live-123" } }"#,
+                "`env.SERVICE_TOKEN` names a credential",
+            ),
+            (
+                r#"t = { url = "u", headers = { Authorization = "Bearer x ${K}" } }"#,
+                "`headers.Authorization` names a credential",
+            ),
+        ] {
+            let error = check_mcp_servers(&servers(bad)).err().unwrap_or_default();
+            assert!(error.contains(said), "{bad}: {error}");
+        }
     }
 }

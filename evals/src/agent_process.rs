@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::agent::{AgentCommand, AgentRun, CassetteUse};
+use crate::agent::{AgentRun, CassetteUse};
 use crate::isolate::{AgentSandbox, Confinement};
 use crate::results::TrialStatus;
 use crate::workspace::TrialDirs;
@@ -13,13 +13,14 @@ use crate::workspace::TrialDirs;
 /// the trial's own folder that it sees at the cassette's place, so that the cassette folder
 /// (the other trials' recordings) stays out of its reach; a recording is copied there when the
 /// agent is done ([`keep_recording`]). `file` names that file: the trial's agent and each of
-/// its judges have their own.
+/// its judges have their own. `in_process` says a replay runs in this process (no agent
+/// process reads the cassette).
 pub(crate) fn agent_sandbox(
     dirs: &TrialDirs,
     confinement: &Confinement,
     shell: &Path,
     cassette: &CassetteUse,
-    agent: &AgentCommand,
+    in_process: bool,
     file: &str,
 ) -> std::io::Result<AgentSandbox> {
     let trial_file = dirs.root.join(file);
@@ -28,7 +29,7 @@ pub(crate) fn agent_sandbox(
             std::fs::write(&trial_file, "")?;
             vec![(trial_file, path.clone(), true)]
         }
-        CassetteUse::Replay(path) if agent.replayer.is_none() => {
+        CassetteUse::Replay(path) if !in_process => {
             std::fs::copy(path, &trial_file)?;
             vec![(trial_file, path.clone(), false)]
         }
@@ -39,6 +40,7 @@ pub(crate) fn agent_sandbox(
         agent_dir: dirs.agent_dir.clone(),
         trial_root: dirs.root.clone(),
         readable: vec![shell.to_path_buf()],
+        programs: Vec::new(),
         placed,
         network: !matches!(cassette, CassetteUse::Replay(_)),
     })

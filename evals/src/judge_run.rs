@@ -76,7 +76,7 @@ pub fn run_judge(run: &JudgeRun<'_>, model: &str, prompt: &str) -> Result<String
         run.confinement,
         run.shell,
         &cassette,
-        run.agent,
+        run.agent.replayer.is_some(),
         &run.file,
     )
     .map_err(|e| format!("cannot prepare the judge's sandbox: {e}"))?;

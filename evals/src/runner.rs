@@ -290,12 +290,20 @@ fn run_trial(
             return Some(result);
         }
     }
-    let sandbox = match agent_sandbox(
+    if let Some(mcp) = task.agent.mcp_json() {
+        // Pi's global mcp.json: the agent starts the task's servers from the agent folder.
+        let text = format!("{mcp:#}\n");
+        if let Err(e) = std::fs::write(dirs.agent_dir.join("mcp.json"), text) {
+            result.reason = Some(format!("cannot write the agent's mcp.json: {e}"));
+            return Some(result);
+        }
+    }
+    let mut sandbox = match agent_sandbox(
         &dirs,
         &confinement,
         &shell,
         &cassette,
-        &options.agent,
+        options.agent.replays_in_process(&task.agent),
         TRIAL_CASSETTE,
     ) {
         Ok(sandbox) => sandbox,
@@ -304,6 +312,7 @@ fn run_trial(
             return Some(result);
         }
     };
+    sandbox.programs = task.agent.mcp_programs();
     let run = options.agent.run(
         &Invocation {
             steps: &task.steps,

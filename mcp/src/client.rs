@@ -1,11 +1,10 @@
 //! A connection to one MCP server through rmcp: a child process over stdio (started with the
 //! session's environment plus the entry's `env`, in its own process group, its stderr kept for
-//! the error report) or streamable HTTP with the entry's headers. It lists the server's tools and
+//! the error report, stopped as Pi stops it: `stdio_child`) or streamable HTTP with the entry's headers. It lists the server's tools and
 //! calls one with Pi's per-request timeout and an abort signal; an abort sends MCP's
 //! `notifications/cancelled` so the server stops too.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -22,6 +21,7 @@ use pi_core::event::ToolResult;
 use crate::config::{ServerEntry, Transport};
 use crate::convert::{convert_result, SaveOutput};
 use crate::definition::McpToolDefinition;
+use crate::stdio_child::StdioChild;
 
 /// How much of a failed stdio server's stderr the error keeps (Pi's `STDERR_TAIL_CHARS`).
 const STDERR_TAIL_CHARS: usize = 2_000;
@@ -68,27 +68,9 @@ pub struct McpConnection {
     tools: Vec<Value>,
     /// The first line of the server's `instructions`, if it sent any.
     instructions: Option<String>,
-    /// A stdio server's process group, stopped when the connection goes.
-    _group: Option<ProcessGroup>,
-}
-
-/// The process group a stdio server was started in (its own, led by it). When the connection
-/// goes, the whole group is sent SIGTERM, as Pi 1.5.2 stops its stdio servers at exit, so a
-/// server started through a wrapper (`npx`, `uvx`, a shell) leaves nothing behind.
-#[derive(Debug)]
-struct ProcessGroup(u32);
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Ok(id) = i32::try_from(self.0) {
-            // Gone already is fine: nothing is left to stop.
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(id),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-        }
-    }
+    /// A stdio server's process, stopped as Pi stops it when the connection goes (after the
+    /// service, which holds its pipes).
+    _process: Option<StdioChild>,
 }
 
 /// `~` and `~/…` name the home directory, as in a shell.
@@ -137,7 +119,7 @@ impl McpConnection {
             server: server.clone(),
             message,
         };
-        let mut group = None;
+        let mut process = None;
         let (service, stderr) = match &entry.transport {
             Transport::Stdio {
                 command,
@@ -147,8 +129,6 @@ impl McpConnection {
             } => {
                 let mut cmd = tokio::process::Command::new(expand_home(command));
                 cmd.args(args.iter().map(|a| expand_home(a)));
-                #[cfg(unix)]
-                cmd.process_group(0);
                 let dir = dir
                     .as_deref()
                     .map(expand_home)
@@ -164,15 +144,13 @@ impl McpConnection {
                         })?;
                     cmd.env(key, value);
                 }
-                let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|source| ConnectError::Spawn {
+                let (child, (stdout, stdin, stderr)) =
+                    StdioChild::spawn(cmd).map_err(|source| ConnectError::Spawn {
                         server: server.clone(),
                         command: command.clone(),
                         source,
                     })?;
-                group = transport.id().map(ProcessGroup);
+                process = Some(child);
                 let stderr_task = stderr.map(|mut stderr| {
                     tokio::spawn(async move {
                         let mut buf = Vec::new();
@@ -180,7 +158,7 @@ impl McpConnection {
                         String::from_utf8_lossy(&buf).into_owned()
                     })
                 });
-                (().serve(transport).await, stderr_task)
+                (().serve((stdout, stdin)).await, stderr_task)
             }
             Transport::Http { url, headers } => {
                 let mut map = reqwest::header::HeaderMap::new();
@@ -255,7 +233,7 @@ impl McpConnection {
             service,
             tools,
             instructions,
-            _group: group,
+            _process: process,
         })
     }
 
@@ -339,7 +317,8 @@ impl McpConnection {
         Ok(convert_result(&tool.server, &tool.server_tool, &result, false, save).tool_result())
     }
 
-    /// Stops the server: the stdio child is closed and killed, the HTTP session ended.
+    /// Stops the server: the service ended (an HTTP session closed), then a stdio server's
+    /// process stopped as Pi stops it (`stdio_child`).
     pub async fn close(self) {
         let _ = self.service.cancel().await;
     }

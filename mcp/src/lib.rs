@@ -16,6 +16,7 @@ pub mod definition;
 pub mod naming;
 pub mod servers_section;
 pub mod startup;
+mod stdio_child;
 
 pub use client::{CallError, ConnectError, McpConnection};
 pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};

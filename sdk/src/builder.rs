@@ -480,7 +480,9 @@ impl SessionBuilder {
     /// prompts are checked against the recorded ones, and every answer comes from the
     /// recording. [`Session::finish`] says whether the whole recording was used. A run recorded
     /// in memory replays in memory; one recorded into a session file writes the replayed session
-    /// into [`session_dir`](Self::session_dir) (`cwd` when none is given).
+    /// into [`session_dir`](Self::session_dir) (`cwd` when none is given). A cassette whose
+    /// MCP servers' tool lists contradict the tools it declared is refused
+    /// ([`Error::RecordedServers`]), as `pi replay` refuses it.
     pub fn replay(mut self, path: impl Into<PathBuf>) -> Self {
         self.cassette = CassetteChoice::Replay(path.into());
         self
@@ -661,6 +663,12 @@ impl SessionBuilder {
     fn build_replay(&self, path: &Path) -> Result<Session, Error> {
         let cassette = Cassette::load(path).map_err(|e| Error::Cassette(e.to_string()))?;
         let config = cassette.config.clone();
+        pi_mcp::check_recorded_servers(&config.mcp_servers, &config.custom_tools).map_err(
+            |reason| Error::RecordedServers {
+                cassette: path.to_path_buf(),
+                reason,
+            },
+        )?;
         let dir = match &self.storage {
             Storage::Dir(dir) => dir.clone(),
             Storage::InMemory => self.cwd.clone(),

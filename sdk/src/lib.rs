@@ -114,4 +114,14 @@ pub enum Error {
     /// A file the program asked for could not be read or written.
     #[error("io: {0}")]
     Io(String),
+    /// A cassette's header contradicts itself where it says what the run's tools were: an MCP
+    /// server's listed tools (`config.mcpServers`) against the declarations the model was given
+    /// (`config.customTools`). A replay declares the tools from the latter, so such a cassette
+    /// would replay a run with tools it did not have; it is refused before anything runs, as
+    /// `pi replay` refuses it. `reason` names the field, the server and the tool.
+    #[error("{}: unusable cassette: {reason}", cassette.display())]
+    RecordedServers {
+        cassette: std::path::PathBuf,
+        reason: String,
+    },
 }

@@ -1,20 +1,18 @@
 //! What `pi --mode json` would have printed for a run the library records, digested as the
-//! binary digests its own output: the session header, then every event, one JSON line each with
-//! the recording's secrets replaced. The recording's outcome holds that digest, so that
-//! `pi replay --check` (which prints those lines) finds the run reproduced.
+//! binary digests its own output (`pi_cassettes::printed`): the session header, then every
+//! event, one JSON line each with the recording's secrets replaced. The recording's outcome
+//! holds that digest, so that `pi replay --check` (which prints those lines) finds the run
+//! reproduced.
 
+use pi_cassettes::printed::Digested;
 use pi_cassettes::Recorder;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
-/// The digests of the lines printed so far: of all of them, and without the `message_update`
-/// ones (what the outcome holds when the model streamed a secret in pieces, as the binary's
-/// does).
+/// The digests of the lines printed so far.
 #[derive(Debug)]
 pub(crate) struct Printed {
     recorder: Recorder,
-    all: Sha256,
-    without_updates: Sha256,
+    digested: Digested,
 }
 
 impl Printed {
@@ -22,8 +20,7 @@ impl Printed {
     pub(crate) fn new(recorder: Recorder) -> Self {
         Printed {
             recorder,
-            all: Sha256::new(),
-            without_updates: Sha256::new(),
+            digested: Digested::both().without_text(),
         }
     }
 
@@ -34,25 +31,11 @@ impl Printed {
         if pi_core::json::to_writer(&mut line, value).is_err() {
             return;
         }
-        let line = match std::str::from_utf8(&line) {
-            Ok(text) => self.recorder.redact_text(text).into_bytes(),
-            Err(_) => line,
-        };
-        self.all.update(&line);
-        self.all.update(b"\n");
-        if !line.starts_with(br#"{"type":"message_update""#) {
-            self.without_updates.update(&line);
-            self.without_updates.update(b"\n");
-        }
+        self.digested.redacted_line(Some(&self.recorder), &line);
     }
 
     /// The digest the outcome holds, in lower-case hex.
     pub(crate) fn digest(&self) -> String {
-        let chosen = if self.recorder.rewrote_streamed_secret() {
-            &self.without_updates
-        } else {
-            &self.all
-        };
-        pi_cassettes::hex(&chosen.clone().finalize())
+        self.digested.chosen(Some(&self.recorder)).hex()
     }
 }

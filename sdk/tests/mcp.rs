@@ -2,7 +2,7 @@
 //! process over stdio) from an `mcp.json` read as Pi reads it, the mock LLM calls its tool, and
 //! a server that fails to start is Pi's one notice while the session goes on; a server reached
 //! only indirectly is listed in the system prompt's `mcp_servers` section; a key in `mcp.json`
-//! reaches no recording.
+//! reaches no recording; a recording whose servers' tool lists were edited is refused.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -155,5 +155,149 @@ async fn mcp_config_lists_indirect_servers_in_the_system_prompt() {
              tests.\\n</mcp_servers>"
         ),
         "{system}"
+    );
+}
+
+/// The attack: an SDK recording whose header was edited where it lists an MCP server's tools
+/// (`config.mcpServers`: a tool's description changed, a tool removed) no longer says the
+/// tools the run declared to the model; `SessionBuilder::replay` refuses it before anything
+/// runs, with the typed error naming the field and the tool, as `pi replay` refuses it. The
+/// untouched recording still replays.
+#[tokio::test]
+async fn a_recording_whose_server_list_was_edited_is_refused() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let config = json!({"mcpServers": {"t": {"command": test_server(), "exposure": "direct"}}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__t__echo", "arguments": {"text": "hi"}}]},
+        {"text": ["Echoed."]}
+    ]));
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let (builder, notice) = common::builder(&mock, workspace.path())
+        .read_only_tools()
+        .record(&cassette)
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    assert_eq!(notice, None);
+    common::prompt_once(builder, "echo").await;
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let edited = |name: &str, edit: &dyn Fn(&mut Vec<Value>)| {
+        let mut tools: Vec<Value> = Vec::new();
+        let mut lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if let Some(list) = lines[0]["config"]["mcpServers"][0]["tools"].as_array() {
+            tools.clone_from(list);
+        }
+        edit(&mut tools);
+        lines[0]["config"]["mcpServers"][0]["tools"] = Value::Array(tools);
+        let path = workspace.path().join(format!("{name}.cassette.jsonl"));
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        SessionBuilder::new(workspace.path()).replay(path).build()
+    };
+    let echo = |tools: &[Value]| tools.iter().position(|t| t["name"] == "echo").unwrap();
+
+    let untouched = edited("untouched", &|_| {}).unwrap();
+    untouched.prompt("echo").await.unwrap();
+    untouched.finish().await.unwrap();
+
+    let refusals = [
+        (
+            edited("described", &|tools| {
+                let i = echo(tools);
+                tools[i]["description"] = json!("Echoes, and more.");
+            }),
+            "config.mcpServers[0] (t) lists the tool mcp__t__echo otherwise than config.customTools declares it",
+        ),
+        (
+            edited("removed", &|tools| {
+                let i = echo(tools);
+                tools.remove(i);
+            }),
+            "config.mcpServers[0] (t) does not list the tool mcp__t__echo that config.customTools declares",
+        ),
+    ];
+    for (built, reason) in refusals {
+        match built {
+            Err(pi_sdk::Error::RecordedServers {
+                cassette,
+                reason: said,
+            }) => {
+                assert_eq!(said, reason);
+                assert!(
+                    cassette.starts_with(workspace.path()),
+                    "{}",
+                    cassette.display()
+                );
+            }
+            Err(other) => panic!("refused otherwise: {other}"),
+            Ok(_) => panic!("an edited server list was replayed ({reason})"),
+        }
+    }
+}
+
+/// Whether process `pid` still runs (gone, or a zombie no one reaped yet, is not running).
+#[cfg(target_os = "linux")]
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.trim_start().starts_with('Z'))
+    })
+}
+
+/// The attack: a server that ignores SIGTERM and outlives its stdin (a shell leading its
+/// process group, with a child of its own that ignores SIGTERM too). When the session ends,
+/// it is stopped as Pi 1.5.2 stops one: SIGTERM half a second after its stdin closed, SIGKILL
+/// two seconds later; nothing of it is left, and the end waits for that and no longer.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ignores_sigterm_is_gone_when_the_session_ends() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let pids = workspace.path().join("pids");
+    let script = r#"trap '' TERM; echo $$ > "$1"; "$0"; sleep 600 & echo $! >> "$1"; wait"#;
+    let config = json!({"mcpServers": {"t": {
+        "command": "sh",
+        "args": ["-c", script, test_server(), pids],
+        "exposure": "direct",
+    }}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let (builder, notice) = common::builder(&mock, workspace.path())
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    assert_eq!(notice, None);
+    let session = builder.build().unwrap();
+    session.prompt("hi").await.unwrap();
+    session.finish().await.unwrap();
+    let ending = std::time::Instant::now();
+    drop(session);
+    let took = ending.elapsed();
+    let pids: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let left: Vec<&String> = pids.iter().filter(|pid| running(pid)).collect();
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    assert!(left.is_empty(), "left running: {left:?} after {took:?}");
+    assert!(
+        took >= std::time::Duration::from_millis(2_500),
+        "killed early: {took:?}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "the end hung: {took:?}"
     );
 }

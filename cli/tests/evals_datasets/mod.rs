@@ -5,7 +5,9 @@
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-use super::{text_step, EvalEnv};
+use std::os::unix::fs::PermissionsExt;
+
+use super::{text_step, tool_step, EvalEnv};
 
 /// A suite in `s/` whose one dataset reads `file` (written with `rows`).
 fn dataset_suite(env: &EvalEnv, file: &str, rows: &str, template: &str) -> String {
@@ -488,4 +490,92 @@ fn a_trial_cassette_of_another_pi_edition_is_an_unusable_replay_not_a_divergence
         assert!(reason.contains("Pi 0.0.9"), "{how:?}: {reason}");
         assert!(reason.contains("pi replay --rerecord"), "{how:?}: {reason}");
     }
+}
+
+/// A task's MCP server (`[task.agent.mcp_servers]`, entries as in Pi's `mcp.json`) is started
+/// by the task's agent (this build's `pi`, confined as every trial is) from the trial's agent
+/// folder: the mock model calls the server's `echo`, the `pi-mcp` crate's test server (a real
+/// process inside the trial) answers, and the trial's checks and transcript hold the answer.
+/// The same task without the server fails its `no_tool_errors` check (no such tool); a server
+/// entry the suite gets wrong is refused before any trial, naming the task and the field.
+#[test]
+fn a_tasks_mcp_server_answers_its_agent_inside_the_trial() {
+    const ANSWER: &str = "hello from the trial's server";
+    let call = || tool_step("c1", "mcp__t__echo", json!({ "text": ANSWER }));
+    let mock = MockLlm::start(&json!([
+        call(),
+        text_step("done"),
+        call(),
+        text_step("done")
+    ]));
+    let env = EvalEnv::new(Some(&mock));
+    // A copy in a folder every user reaches (a root eval's agents run as another user).
+    let folder = tempfile::Builder::new().prefix("pi-mcp").tempdir().unwrap();
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = folder.path().join("mcp-server");
+    std::fs::copy(
+        pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server"),
+        &server,
+    )
+    .unwrap();
+    let suite = |name: &str, servers: &str| {
+        env.write(
+            &format!("s/{name}.toml"),
+            &format!(
+                "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"t\"\nprompt = \"echo\"\n\n[[task.check]]\nkind = \"tool_called\"\ntool = \"mcp__t__echo\"\n\n[[task.check]]\nkind = \"no_tool_errors\"\n\n{servers}"
+            ),
+        )
+        .to_str()
+        .unwrap()
+        .to_owned()
+    };
+    let served = suite(
+        "served",
+        &format!(
+            "[task.agent.mcp_servers.t]\ncommand = {:?}\nexposure = \"direct\"\n",
+            server.to_str().unwrap()
+        ),
+    );
+    let ran = env.eval(&[&served, "-q", "--out", "served", "--record", "cass"]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let trial = env.results("served")["trials"][0].clone();
+    assert_eq!(trial["status"], "passed", "{trial}");
+    assert_eq!(trial["score"], 1.0, "{trial}");
+    let answered = trial["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "toolResult")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(answered["toolName"], "mcp__t__echo", "{trial}");
+    assert_eq!(answered["isError"], false, "{answered}");
+    assert_eq!(answered["content"][0]["text"], ANSWER, "{answered}");
+
+    // A replay runs the trial's tools again, the server's too: an agent process starts it.
+    let ran = env.eval(&[&served, "-q", "--out", "replayed", "--replay", "cass"]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let replayed = env.results("replayed")["trials"][0].clone();
+    assert_eq!(replayed["status"], "passed", "{replayed}");
+    assert_eq!(replayed["transcript"], trial["transcript"]);
+
+    let unserved = suite("unserved", "");
+    let ran = env.eval(&[&unserved, "-q", "--out", "unserved"]);
+    let trial = env.results("unserved")["trials"][0].clone();
+    assert_eq!(trial["status"], "failed", "{trial}{}", ran.stderr);
+    assert_eq!(trial["score"], 0.5, "{trial}");
+
+    let wrong = env.write(
+        "s/wrong.toml",
+        "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[defaults.agent.mcp_servers.t]\nargs = [\"x\"]\n\n[[task]]\nid = \"t\"\nprompt = \"echo\"\n",
+    );
+    let ran = env.eval(&[wrong.to_str().unwrap(), "--list"]);
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains(
+            "task `t`: field `agent.mcp_servers`: server `t`: needs a `command` or a `url`"
+        ),
+        "{}",
+        ran.stderr
+    );
 }

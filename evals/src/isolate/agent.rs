@@ -43,6 +43,9 @@ pub struct AgentSandbox {
     pub trial_root: PathBuf,
     /// Files readable at their own path (the confined shell).
     pub readable: Vec<PathBuf>,
+    /// Programs the agent starts (a task's MCP servers: their commands and absolute
+    /// arguments), whose install folders are readable as the agent program's are.
+    pub programs: Vec<PathBuf>,
     /// A file of the trial's folder seen at another path (a cassette at its place in the
     /// cassette folder): the file, the path the agent sees it at, and whether it may write it.
     pub placed: Vec<(PathBuf, PathBuf, bool)>,
@@ -92,6 +95,7 @@ impl Isolation {
                     .any(|(_, seen_at, _)| seen_at == Path::new(word))
             })
             .cloned()
+            .chain(sandbox.programs.iter().map(|p| p.as_os_str().to_owned()))
             .collect();
         for folder in install_folders(&program, &words) {
             if as_agent_user {
@@ -312,6 +316,7 @@ pub(super) fn probe(isolation: &Isolation) -> Result<(), (String, String)> {
         agent_dir,
         trial_root: root,
         readable: vec![shell.clone()],
+        programs: Vec::new(),
         placed: Vec::new(),
         network: false,
     };

@@ -1,0 +1,217 @@
+//! A stdio server's process, stopped as Pi 1.5.2's MCP client stops one (its stdio transport's
+//! `close`): its stdin closed, then SIGTERM to its process group half a second later
+//! (`STDIN_CLOSE_GRACE_MS`), then SIGKILL to the group two seconds after that
+//! (`DEFAULT_CLOSE_TIMEOUT_MS`); once the server has closed, the group is sent SIGTERM once
+//! more so nothing a wrapper (`npx`, `uvx`, a shell) started outlives it. Pi counts a server
+//! closed when its process exited and its pipes closed; here, when no process of its group
+//! runs any more.
+//!
+//! The stop runs when the process is dropped (the session's tools going with the session), on
+//! the dropping thread: it waits at most the grace, and for a server that goes when its stdin
+//! closes, a few milliseconds.
+
+use std::io;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncWrite;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+/// How long a server has after its stdin closed before SIGTERM (Pi's `STDIN_CLOSE_GRACE_MS`).
+const STDIN_CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// How long after SIGTERM before SIGKILL (Pi's `DEFAULT_CLOSE_TIMEOUT_MS`).
+const CLOSE_TIMEOUT: Duration = Duration::from_millis(2_000);
+/// How long the stop waits for the group to go after SIGKILL; Pi waits without bound, but a
+/// process that left the group cannot be killed through it and must not hold the session.
+const AFTER_KILL: Duration = Duration::from_secs(1);
+/// How often the stop looks whether the server has gone.
+const POLL: Duration = Duration::from_millis(5);
+
+/// The server's stdin as the MCP transport writes it, closable from outside the transport:
+/// the stop closes it while rmcp's task may still hold the writer.
+#[derive(Clone, Debug)]
+pub(crate) struct SharedStdin(Arc<Mutex<Option<ChildStdin>>>);
+
+impl SharedStdin {
+    fn close(&self) {
+        let mut stdin = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        stdin.take();
+    }
+
+    /// Runs `write` on the open stdin; a closed one is a broken pipe.
+    fn with<T>(
+        &self,
+        closed: io::Result<T>,
+        write: impl FnOnce(Pin<&mut ChildStdin>) -> Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        let mut stdin = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match stdin.as_mut() {
+            Some(stdin) => write(Pin::new(stdin)),
+            None => Poll::Ready(closed),
+        }
+    }
+}
+
+impl AsyncWrite for SharedStdin {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.with(Err(io::ErrorKind::BrokenPipe.into()), |stdin| {
+            stdin.poll_write(cx, buf)
+        })
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.with(Ok(()), |stdin| stdin.poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.with(Ok(()), |stdin| stdin.poll_shutdown(cx))
+    }
+}
+
+/// A running stdio server, leading its own process group; stopped when dropped.
+#[derive(Debug)]
+pub(crate) struct StdioChild {
+    child: Child,
+    stdin: SharedStdin,
+    /// The server's process id, which is its group's id: kept because the child forgets its
+    /// id once reaped, while what it started may still run in the group.
+    group: Option<u32>,
+}
+
+/// What a started server talks through: its stdout and stdin for the transport, its stderr
+/// for the error report.
+pub(crate) type Pipes = (ChildStdout, SharedStdin, Option<ChildStderr>);
+
+impl StdioChild {
+    /// Starts `command` with piped stdio, in a process group of its own.
+    pub(crate) fn spawn(mut command: Command) -> io::Result<(Self, Pipes)> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command.spawn()?;
+        let taken = (child.stdin.take(), child.stdout.take());
+        let stderr = child.stderr.take();
+        let stdin = SharedStdin(Arc::new(Mutex::new(taken.0)));
+        let server = StdioChild {
+            group: child.id(),
+            child,
+            stdin: stdin.clone(),
+        };
+        let stdout = taken
+            .1
+            .ok_or_else(|| io::Error::other("the server's stdout was not piped"))?;
+        Ok((server, (stdout, stdin, stderr)))
+    }
+
+    /// Pi's stop: stdin closed, SIGTERM after the grace, SIGKILL after the timeout, SIGTERM
+    /// to whatever is left once the server has gone.
+    fn stop(&mut self) {
+        self.stdin.close();
+        let closed_at = Instant::now();
+        if !self.gone_by(closed_at + STDIN_CLOSE_GRACE) {
+            self.signal_group(Signal::Term);
+            if !self.gone_by(closed_at + STDIN_CLOSE_GRACE + CLOSE_TIMEOUT) {
+                self.signal_group(Signal::Kill);
+                self.gone_by(Instant::now() + AFTER_KILL);
+            }
+        }
+        self.signal_group(Signal::Term);
+    }
+
+    /// Waits until the server has gone or `deadline` passed; whether it has gone.
+    fn gone_by(&mut self, deadline: Instant) -> bool {
+        loop {
+            // Reaps the leader once it exited.
+            let _ = self.child.try_wait();
+            if !self.group_runs() {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            std::thread::sleep(POLL.min(deadline - now));
+        }
+    }
+
+    /// Whether a process of the server's group still runs (a zombie does not).
+    fn group_runs(&self) -> bool {
+        self.group.is_some_and(group_runs)
+    }
+
+    fn signal_group(&mut self, signal: Signal) {
+        #[cfg(unix)]
+        if let Some(id) = self.group.and_then(|id| i32::try_from(id).ok()) {
+            let signal = match signal {
+                Signal::Term => nix::sys::signal::Signal::SIGTERM,
+                Signal::Kill => nix::sys::signal::Signal::SIGKILL,
+            };
+            // Gone already is fine: nothing is left to stop.
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(id), signal);
+        }
+        #[cfg(not(unix))]
+        if matches!(signal, Signal::Kill) {
+            let _ = self.child.start_kill();
+        }
+    }
+}
+
+enum Signal {
+    Term,
+    Kill,
+}
+
+impl Drop for StdioChild {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Whether some process of group `group` runs and is not a zombie.
+#[cfg(target_os = "linux")]
+fn group_runs(group: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may hold anything, so read after its `)`.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map_or("", |(_, rest)| rest)
+            .split_whitespace();
+        let state = fields.next();
+        let group_field = fields.nth(1);
+        state != Some("Z") && group_field == Some(group.to_string().as_str())
+    })
+}
+
+/// Whether some process of group `group` is there (a zombie counts until it is reaped).
+#[cfg(all(unix, not(target_os = "linux")))]
+fn group_runs(group: u32) -> bool {
+    i32::try_from(group)
+        .is_ok_and(|id| nix::sys::signal::killpg(nix::unistd::Pid::from_raw(id), None).is_ok())
+}
+
+#[cfg(not(unix))]
+fn group_runs(_group: u32) -> bool {
+    false
+}
