@@ -108,8 +108,7 @@ impl SessionMachine {
             return Ok(());
         };
         let pending = self.pending_inputs.remove(index);
-        self.append_asked_entries(&outcome.actions);
-        self.send_asked_messages(&outcome.actions)?;
+        self.apply_asked_actions(&outcome.actions)?;
         let (text, images) = match outcome.decision {
             HookDecision::Input(InputAction::Transform { text, images }) => {
                 (text, images.unwrap_or(pending.images))

@@ -491,8 +491,7 @@ impl SessionMachine {
             if outcome.actions.contains(&HookAction::Abort));
         if let Input::HookDecided { call, outcome } = &input {
             if self.agent.awaits_decision(*call, &outcome.decision) {
-                self.append_asked_entries(&outcome.actions);
-                self.send_asked_messages(&outcome.actions)?;
+                self.apply_asked_actions(&outcome.actions)?;
             }
         }
         self.agent_step(input)?;
@@ -910,7 +909,7 @@ impl SessionMachine {
         self.set_thinking_level(carried)
     }
 
-    fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<(), SessionError> {
+    pub(super) fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<(), SessionError> {
         let effective = clamp_thinking_level(self.agent.model(), level);
         if effective == self.agent.thinking_level() {
             return Ok(());
