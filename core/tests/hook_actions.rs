@@ -347,3 +347,100 @@ fn a_label_is_written_on_an_entry_the_session_holds_and_cleared_without_one() {
         "a label is announced by no event"
     );
 }
+
+fn user_message(content: Value, deliver_as: Option<&str>) -> HookAction {
+    HookAction::SendUserMessage {
+        content: serde_json::from_value(content).unwrap(),
+        deliver_as: deliver_as.map(str::to_owned),
+        expand_prompt_templates: None,
+    }
+}
+
+/// The text of the last message a request sends.
+fn last_text(request: &ModelRequest) -> Value {
+    let last = serde_json::to_value(request.messages.last().unwrap()).unwrap();
+    json!([last["role"], last["content"][0]["text"]])
+}
+
+#[test]
+fn user_messages_sent_while_streaming_are_queued_and_answered_in_the_same_run() {
+    let mut s = session(reasoner());
+    let call = prompt(&mut s);
+    let step = s.step(2, started(call, vec![])).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(3, answered(call, tool_call_answer())).unwrap();
+    let step = s
+        .step(
+            4,
+            SessionInput::Answer(Input::ToolFinished {
+                call: tool_run(&step),
+                outcome: ToolOutcome::Ok(ToolResult {
+                    content: vec![ContentBlock::text("v")],
+                    ..ToolResult::default()
+                }),
+            }),
+        )
+        .unwrap();
+    let step = s
+        .step(
+            5,
+            decided(
+                hook(&step),
+                HookDecision::Done,
+                vec![
+                    user_message(json!("Then say goodbye."), Some("followUp")),
+                    user_message(json!("Refused: no deliverAs while streaming."), None),
+                    user_message(
+                        json!([{"type": "text", "text": "Count its lines."},
+                               {"type": "text", "text": "Briefly."}]),
+                        Some("steer"),
+                    ),
+                ],
+            ),
+        )
+        .unwrap();
+    let updates: Vec<Value> = step
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|e| e["type"] == "queue_update")
+        .collect();
+    assert_eq!(
+        updates[..2],
+        [
+            json!({"type": "queue_update", "steering": [], "followUp": ["Then say goodbye."]}),
+            json!({"type": "queue_update", "steering": ["Count its lines.\nBriefly."],
+                   "followUp": ["Then say goodbye."]}),
+        ],
+        "queued as asked, the text parts joined"
+    );
+    let (call, request) = requests(&step).remove(0);
+    assert_eq!(
+        last_text(&request),
+        json!(["user", "Count its lines.\nBriefly."]),
+        "the steering message is the next turn's"
+    );
+    let step = s.step(6, answered(call, text_answer())).unwrap();
+    let step = s
+        .step(7, decided(hook(&step), HookDecision::Done, vec![]))
+        .unwrap();
+    let (_, request) = requests(&step).remove(0);
+    assert_eq!(
+        last_text(&request),
+        json!(["user", "Then say goodbye."]),
+        "then the follow-up, in the same run"
+    );
+    assert!(!events(&step).contains(&"agent_start".to_owned()));
+    let texts: Vec<Value> = s
+        .agent()
+        .messages()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"][0]["text"].clone())
+        .collect();
+    assert!(
+        !texts.contains(&json!("Refused: no deliverAs while streaming.")),
+        "{texts:?}"
+    );
+}

@@ -277,7 +277,7 @@ pub enum InputAction {
 /// `pi.setSessionName`, `pi.setLabel`, `pi.setThinkingLevel`, `ctx.abort`, `ctx.compact`). They
 /// come back with the decision, in the order asked, and are recorded with it; the session machine
 /// applies those it knows how to (`abort`, `appendEntry`, `sendMessage`, `setThinkingLevel`,
-/// `setSessionName`, `setLabel`: `agent_session/extension_actions.rs`), so a replay applies the
+/// `setSessionName`, `setLabel`, `sendUserMessage` while the agent streams: `agent_session/extension_actions.rs`), so a replay applies the
 /// same ones at the same point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]

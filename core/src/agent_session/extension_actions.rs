@@ -2,18 +2,24 @@
 //! `AgentSession` applies them when a handler calls them (`bindCore`): in the order asked, at
 //! once, mid run too, before the decision lets the loop go on.
 //!
-//! Applied: `pi.appendEntry`, `pi.sendMessage`, `pi.setThinkingLevel`, `pi.setSessionName` and
-//! `pi.setLabel`; `ctx.abort()` is applied by the caller after the decision. Each needs only
-//! what the machine holds (the model, the entries), so a replay reproduces the same entries and
-//! events from the recorded actions with no extension loaded. `pi.setActiveTools`,
-//! `pi.setModel`, `pi.sendUserMessage` and `ctx.compact()` are recorded and not applied yet:
-//! the first needs the declarations and prompt sections of tools not active, the second a
-//! catalog model and its key, which the machine does not hold.
+//! Applied: `pi.appendEntry`, `pi.sendMessage`, `pi.setThinkingLevel`, `pi.setSessionName`,
+//! `pi.setLabel`, and `pi.sendUserMessage` while the agent streams; `ctx.abort()` is applied by
+//! the caller after the decision. Each needs only what the machine holds (the model, the
+//! entries, the queues, the resources), so a replay reproduces the same entries, events and
+//! requests from the recorded actions with no extension loaded. `pi.setActiveTools`,
+//! `pi.setModel` and `ctx.compact()` are recorded and not applied yet: the first needs the
+//! declarations and prompt sections of tools not active, the second a catalog model and its key,
+//! which the machine does not hold.
 
 use crate::agent::hooks::HookAction;
+use crate::message::{ContentBlock, ImageContent, UserContent};
 
-use super::contract::SessionError;
+use super::contract::{SessionError, StreamingBehavior};
+use super::input::{InputKind, EXTENSION_SOURCE};
 use super::machine::SessionMachine;
+
+/// Pi's `deliverAs` that queues a user message as a follow-up (any other queues it as steering).
+const FOLLOW_UP: &str = "followUp";
 
 impl SessionMachine {
     /// Applies the actions a hook point's handlers asked for, in the order asked.
@@ -39,10 +45,18 @@ impl SessionMachine {
                 HookAction::SetLabel { entry_id, label } => {
                     self.set_asked_label(entry_id, label.as_deref())
                 }
+                HookAction::SendUserMessage {
+                    content,
+                    deliver_as,
+                    expand_prompt_templates,
+                } => self.send_user_message(
+                    content,
+                    deliver_as.as_deref(),
+                    expand_prompt_templates.unwrap_or(false),
+                )?,
                 HookAction::Abort
                 | HookAction::SetActiveTools { .. }
                 | HookAction::SetModel { .. }
-                | HookAction::SendUserMessage { .. }
                 | HookAction::Compact { .. } => {}
             }
         }
@@ -59,6 +73,57 @@ impl SessionMachine {
                 .append_label_change(entry_id, label, self.now, &mut self.ids)
         {
             self.persist(decision);
+        }
+    }
+
+    /// Pi's `sendUserMessage` while the agent streams: the content's text parts joined by line
+    /// breaks and its images go through `prompt` as typed by an extension (input `source`
+    /// `"extension"`, the `input` handlers first where there are some; `/skill:` and templates
+    /// expand only when asked) and are queued as a follow-up with `deliverAs: "followUp"`, else as
+    /// steering, which the run delivers before it settles. Pi refuses one without `deliverAs`
+    /// (its handler's error report), so nothing is queued for it. While idle Pi starts a run for
+    /// it from the hook point, concurrently with what the hook point goes on to do; that is not
+    /// modelled, and the message is left out.
+    fn send_user_message(
+        &mut self,
+        content: &UserContent,
+        deliver_as: Option<&str>,
+        expand: bool,
+    ) -> Result<(), SessionError> {
+        let Some(deliver_as) = deliver_as.filter(|_| self.agent.is_streaming()) else {
+            return Ok(());
+        };
+        let behavior = match deliver_as {
+            FOLLOW_UP => StreamingBehavior::FollowUp,
+            _ => StreamingBehavior::Steer,
+        };
+        let (text, images) = text_and_images(content);
+        self.input_from(
+            text,
+            images,
+            InputKind::Queue(behavior),
+            EXTENSION_SOURCE.to_owned(),
+            expand,
+        )
+    }
+}
+
+/// A user message's text (its text parts joined by line breaks) and images, as Pi's
+/// `sendUserMessage` splits them.
+fn text_and_images(content: &UserContent) -> (String, Vec<ImageContent>) {
+    match content {
+        UserContent::Text(text) => (text.clone(), Vec::new()),
+        UserContent::Blocks(blocks) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for block in blocks {
+                match block {
+                    ContentBlock::Text(text) => texts.push(text.text.as_str()),
+                    ContentBlock::Image(image) => images.push(image.clone()),
+                    ContentBlock::Thinking(_) | ContentBlock::ToolCall(_) => {}
+                }
+            }
+            (texts.join("\n"), images)
         }
     }
 }
