@@ -8,7 +8,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
+use pi_core::agent::hooks::{
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, InputAction,
+};
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
 use pi_core::agent_session::{
     retry::RetrySettings, SessionConfig, SessionInput, SessionMachine, SessionStep,
@@ -32,6 +34,10 @@ fn reasoner() -> Model {
 }
 
 fn session(model: Model) -> SessionMachine {
+    session_with(model, [HookEvent::BeforeAgentStart, HookEvent::TurnEnd])
+}
+
+fn session_with(model: Model, handled: impl IntoIterator<Item = HookEvent>) -> SessionMachine {
     let mut ids = IdGenerator::new(7);
     let tree = SessionTree::new("/work", 0, &mut ids, None);
     SessionMachine::new(SessionConfig {
@@ -40,7 +46,7 @@ fn session(model: Model) -> SessionMachine {
             thinking_level: clamp_thinking_level(&model, ThinkingLevel::Medium),
             model,
             tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of([HookEvent::BeforeAgentStart, HookEvent::TurnEnd]),
+            handled_hooks: HandledHooks::of(handled),
             hooks: Arc::new(CodingAgentHooks::default()),
             ..AgentConfig::default()
         },
@@ -442,5 +448,66 @@ fn user_messages_sent_while_streaming_are_queued_and_answered_in_the_same_run() 
     assert!(
         !texts.contains(&json!("Refused: no deliverAs while streaming.")),
         "{texts:?}"
+    );
+}
+
+#[test]
+fn a_user_message_goes_through_the_input_handlers_before_the_hook_point_goes_on() {
+    let mut s = session_with(
+        reasoner(),
+        [
+            HookEvent::BeforeAgentStart,
+            HookEvent::TurnEnd,
+            HookEvent::Input,
+        ],
+    );
+    let step = s
+        .step(
+            1,
+            SessionInput::Prompt {
+                text: "What does it say?".into(),
+                images: vec![],
+                streaming_behavior: None,
+            },
+        )
+        .unwrap();
+    let decision = HookDecision::Input(InputAction::Continue);
+    let step = s.step(1, decided(hook(&step), decision, vec![])).unwrap();
+    let step = s.step(2, started(hook(&step), vec![])).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(3, answered(call, text_answer())).unwrap();
+    let asked = vec![user_message(json!("Then say goodbye."), Some("followUp"))];
+    let step = s
+        .step(4, decided(hook(&step), HookDecision::Done, asked))
+        .unwrap();
+    assert!(events(&step).is_empty(), "{:?}", events(&step));
+    let input = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Hook { call, payload } => Some((*call, payload.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&input.1).unwrap(),
+        json!({"type": "input", "text": "Then say goodbye.", "source": "extension",
+               "streamingBehavior": "followUp"})
+    );
+    assert!(matches!(input.1, HookPayload::Input { .. }));
+    let transform = HookDecision::Input(InputAction::Transform {
+        text: "[marked] Then say goodbye.".into(),
+        images: None,
+    });
+    let step = s.step(5, decided(input.0, transform, vec![])).unwrap();
+    assert_eq!(
+        events(&step)[..3],
+        ["queue_update", "turn_end", "turn_start"],
+        "queued, then the turn ends and the follow-up's turn starts"
+    );
+    let (_, request) = requests(&step).remove(0);
+    assert_eq!(
+        last_text(&request),
+        json!(["user", "[marked] Then say goodbye."])
     );
 }

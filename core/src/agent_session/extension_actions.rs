@@ -12,11 +12,25 @@
 //! which the machine does not hold.
 
 use crate::agent::hooks::HookAction;
+use crate::agent::{CallId, Input};
 use crate::message::{ContentBlock, ImageContent, UserContent};
 
 use super::contract::{SessionError, StreamingBehavior};
 use super::input::{InputKind, EXTENSION_SOURCE};
 use super::machine::SessionMachine;
+
+/// A hook point's decision waiting for the `input` decisions of the user messages its handlers
+/// sent. Pi runs the `input` handlers of an extension's `sendUserMessage` and queues its text
+/// before the hook point's own continuation resumes the loop (the handlers' promises settle
+/// first), so the message is queued before, say, `turn_end` is emitted; here the decision goes
+/// on once they are decided.
+#[derive(Debug)]
+pub(super) struct HeldDecision {
+    input: Input,
+    aborts: bool,
+    /// The inputs still to be decided.
+    waiting: Vec<CallId>,
+}
 
 /// Pi's `deliverAs` that queues a user message as a follow-up (any other queues it as steering).
 const FOLLOW_UP: &str = "followUp";
@@ -124,6 +138,50 @@ fn text_and_images(content: &UserContent) -> (String, Vec<ImageContent>) {
                 }
             }
             (texts.join("\n"), images)
+        }
+    }
+}
+
+impl SessionMachine {
+    /// Holds `input` (a decision whose actions were just applied) when they left user messages
+    /// waiting for their `input` decision that were not waiting `before`; whether it is held.
+    pub(super) fn hold_decision(&mut self, before: &[CallId], input: &Input, aborts: bool) -> bool {
+        let waiting: Vec<CallId> = self
+            .pending_input_calls()
+            .into_iter()
+            .filter(|call| !before.contains(call))
+            .collect();
+        if waiting.is_empty() {
+            return false;
+        }
+        self.held_decision = Some(HeldDecision {
+            input: input.clone(),
+            aborts,
+            waiting,
+        });
+        true
+    }
+
+    /// The input `call` was decided: the held decision goes on once none it waits for is left.
+    /// One the agent no longer waits for (an abort came meanwhile) is dropped.
+    pub(super) fn release_held_decision(&mut self, call: CallId) -> Result<(), SessionError> {
+        let Some(held) = self.held_decision.as_mut() else {
+            return Ok(());
+        };
+        held.waiting.retain(|c| *c != call);
+        if !held.waiting.is_empty() {
+            return Ok(());
+        }
+        let Some(held) = self.held_decision.take() else {
+            return Ok(());
+        };
+        match &held.input {
+            Input::HookDecided { call, outcome }
+                if self.agent.awaits_decision(*call, &outcome.decision) =>
+            {
+                self.decision_step(held.input, held.aborts)
+            }
+            _ => Ok(()),
         }
     }
 }

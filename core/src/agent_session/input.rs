@@ -134,10 +134,16 @@ impl SessionMachine {
                 (text, images.unwrap_or(pending.images))
             }
             HookDecision::Input(InputAction::Continue) => (pending.text, pending.images),
-            _ => return Ok(()),
+            _ => return self.release_held_decision(call),
         };
         let text = self.expanded(text, pending.expand);
-        self.decided_input(pending.kind, text, images)
+        self.decided_input(pending.kind, text, images)?;
+        self.release_held_decision(call)
+    }
+
+    /// The calls of the inputs waiting for their decision, in the order they came.
+    pub(super) fn pending_input_calls(&self) -> Vec<CallId> {
+        self.pending_inputs.iter().map(|p| p.call).collect()
     }
 
     /// `text` with `/skill:` and templates expanded, when `expand`.
