@@ -9,7 +9,9 @@
 //! requests from the recorded actions with no extension loaded. `pi.setActiveTools`,
 //! `pi.setModel` and `ctx.compact()` are recorded and not applied yet: the first needs the
 //! declarations and prompt sections of tools not active, the second a catalog model and its key,
-//! which the machine does not hold.
+//! which the machine does not hold; the third, in Pi, aborts the run and compacts once it has
+//! settled (`agent_settled` before `compaction_start`), an order the machine's own compaction
+//! does not keep yet.
 
 use crate::agent::hooks::HookAction;
 use crate::agent::{CallId, Input};
