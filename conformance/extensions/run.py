@@ -2,8 +2,10 @@
 """The extension conformance set: Pi extensions run under Pi 1.5.2 and under ours with the kit's
 mock, compared as the scenarios are.
 
-usage: run.py record --pi PI_152                     record 1.5.2's traces into traces/
-       run.py compare --pi OURS [--host-pi-dir DIR]  run ours, compare with traces/
+usage: run.py record --pi PI_152 [--case NAME ...]                     record 1.5.2's traces into traces/
+       run.py compare --pi OURS [--host-pi-dir DIR] [--case NAME ...]  run ours, compare with traces/
+
+`--case` (repeatable) limits either action to the named cases; without it, every case runs.
 
 Each folder here holds one case: extension.ts and scenario.json (the kit's scenario format,
 with its mock script). The extension is written into the scenario's cwd and loaded with
@@ -53,13 +55,20 @@ def expand(self, value):
 kit.Scenario.expand = expand
 
 
-def cases():
-    return sorted(p.name for p in HERE.iterdir() if (p / "scenario.json").is_file())
+def cases(only=None):
+    """The cases' names, limited to `only` when given (an unknown name is an error)."""
+    names = sorted(p.name for p in HERE.iterdir() if (p / "scenario.json").is_file())
+    if not only:
+        return names
+    unknown = sorted(set(only) - set(names))
+    if unknown:
+        raise SystemExit(f"no such case: {', '.join(unknown)}")
+    return [name for name in names if name in only]
 
 
-def scenarios(folder, env):
+def scenarios(folder, env, only=None):
     """Writes each case as a kit scenario into `folder` (its extension among its files)."""
-    for name in cases():
+    for name in cases(only):
         spec = json.loads((HERE / name / "scenario.json").read_text(encoding="utf-8"))
         spec.setdefault("files", {})["extension.ts"] = (HERE / name / "extension.ts").read_text(encoding="utf-8")
         if env:
@@ -77,12 +86,13 @@ def main():
     ap.add_argument("action", choices=["record", "compare"])
     ap.add_argument("--pi", required=True, help="command that starts pi")
     ap.add_argument("--host-pi-dir", default=os.environ.get("PI_EXTENSION_HOST_PI_DIR"))
+    ap.add_argument("--case", action="append", help="only this case (repeatable)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "scenarios").mkdir()
         if a.action == "record":
-            scenarios(tmp / "scenarios", None)
+            scenarios(tmp / "scenarios", None, a.case)
             return kit_run(a.pi, tmp / "scenarios", TRACES, True)
         if not a.host_pi_dir:
             ap.error("--host-pi-dir (or PI_EXTENSION_HOST_PI_DIR) must name Pi 1.5.2's install")
@@ -90,7 +100,7 @@ def main():
         scenarios(tmp / "scenarios", {
             "PI_EXTENSION_HOST_PI_DIR": a.host_pi_dir,
             "PATH": f"{node}:{os.environ.get('PATH', '')}",
-        })
+        }, a.case)
         with open(tmp / "run.log", "w") as log:
             stdout, sys.stdout = sys.stdout, log
             try:
@@ -98,7 +108,7 @@ def main():
             finally:
                 sys.stdout = stdout
         all_matched = True
-        for name in cases():
+        for name in cases(a.case):
             report = subprocess.run([sys.executable, str(KIT / "compare.py"), str(TRACES / name), str(tmp / "ours" / name)],
                                     capture_output=True, text=True)
             if report.returncode == 0:

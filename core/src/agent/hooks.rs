@@ -275,9 +275,10 @@ pub enum InputAction {
 /// What the extension API asked for while the handlers ran (Pi's `pi.sendMessage`,
 /// `pi.sendUserMessage`, `pi.appendEntry`, `pi.setActiveTools`, `pi.setModel`,
 /// `pi.setSessionName`, `pi.setLabel`, `pi.setThinkingLevel`, `ctx.abort`, `ctx.compact`). They
-/// come back with the decision, in the order asked, and are recorded with it; the machine applies
-/// those it knows how to after it (`abort`, `appendEntry`), so a replay applies the same ones at
-/// the same point.
+/// come back with the decision, in the order asked, and are recorded with it; the session machine
+/// applies those it knows how to (`abort`, `appendEntry`, `sendMessage`, `setThinkingLevel`,
+/// `setSessionName`, `setLabel`, `sendUserMessage` while the agent streams: `agent_session/extension_actions.rs`), so a replay applies the
+/// same ones at the same point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]
 pub enum HookAction {

@@ -59,7 +59,8 @@ enum Phase {
     Between,
 }
 
-/// Settings a run captured when it started (Pi builds its loop config once per run).
+/// Settings a run captured when it started (Pi builds its loop config once per run); the
+/// thinking level is refreshed before each later turn, as Pi's session refreshes it.
 #[derive(Clone)]
 struct RunSettings {
     model: Model,
@@ -962,6 +963,13 @@ impl AgentMachine {
             if pending.is_empty() {
                 return self.end_run();
             }
+        }
+        // Pi 1.5.2's `prepareNextTurn` (the session's next-turn refresh): a turn after the
+        // first asks with the thinking level in force now, one an extension or a front end
+        // set during the run included.
+        let reasoning = (self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
+        if let Some(run) = self.run.as_mut() {
+            run.settings.reasoning = reasoning;
         }
         self.emit(AgentEvent::TurnStart);
         self.declare_system();

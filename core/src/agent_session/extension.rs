@@ -2,7 +2,7 @@
 //! a session Pi wrote may hold others, which a replay of it gives back as inputs, and they go
 //! where Pi put them.
 
-use crate::agent::hooks::HookAction;
+use crate::agent::hooks::{HookAction, InjectedMessage};
 use crate::agent::Input;
 use crate::event::{AgentEvent, Event};
 use crate::message::{AgentMessage, CustomMessage, UserContent};
@@ -27,44 +27,32 @@ impl SessionMachine {
         }
     }
 
-    /// The messages a hook point's handlers sent with `pi.sendMessage`, delivered as Pi's
-    /// `sendCustomMessage` delivers them: `nextTurn` ones wait for the next prompt; while the
+    /// A message a hook point's handler sent with `pi.sendMessage`, delivered as Pi's
+    /// `sendCustomMessage` delivers it: a `nextTurn` one waits for the next prompt; while the
     /// agent streams, one whose `triggerTurn` is not `false` is queued as steering (or as a
     /// follow-up), which the run delivers before it settles, and one whose `triggerTurn` is
     /// `false` waits for the turn's end; while idle, one without `triggerTurn` is written at once.
-    /// They are queued before the decision lets the loop go on, as Pi's handlers queue them
-    /// before it resumes.
-    pub(super) fn send_asked_messages(
+    /// It is queued before the decision lets the loop go on, as Pi's handlers queue it before it
+    /// resumes.
+    pub(super) fn send_asked_message(
         &mut self,
-        actions: &[HookAction],
+        message: &InjectedMessage,
+        deliver_as: Option<&str>,
+        trigger_turn: Option<bool>,
     ) -> Result<(), SessionError> {
-        for action in actions {
-            let HookAction::SendMessage {
-                message,
-                deliver_as,
-                trigger_turn,
-            } = action
-            else {
-                continue;
-            };
-            let custom = message.clone().into_custom(self.now);
-            match (
-                deliver_as.as_deref(),
-                self.agent.is_streaming(),
-                trigger_turn,
-            ) {
-                (Some(NEXT_TURN), _, _) => self.pending_next_turn.push(custom),
-                (Some(FOLLOW_UP), true, None | Some(true)) => {
-                    self.agent_step(Input::FollowUp(AgentMessage::Custom(custom)))?
-                }
-                (_, true, None | Some(true)) => {
-                    self.agent_step(Input::Steer(AgentMessage::Custom(custom)))?
-                }
-                (_, true, Some(false)) => self.pending_custom.push(custom),
-                // A turn an idle session starts for the message (`_startRun` with a custom
-                // trigger) is not modelled yet: the message is written as without one.
-                (_, false, _) => self.append_custom_message(custom)?,
+        let custom = message.clone().into_custom(self.now);
+        match (deliver_as, self.agent.is_streaming(), trigger_turn) {
+            (Some(NEXT_TURN), _, _) => self.pending_next_turn.push(custom),
+            (Some(FOLLOW_UP), true, None | Some(true)) => {
+                self.agent_step(Input::FollowUp(AgentMessage::Custom(custom)))?
             }
+            (_, true, None | Some(true)) => {
+                self.agent_step(Input::Steer(AgentMessage::Custom(custom)))?
+            }
+            (_, true, Some(false)) => self.pending_custom.push(custom),
+            // A turn an idle session starts for the message (`_startRun` with a custom
+            // trigger) is not modelled yet: the message is written as without one.
+            (_, false, _) => self.append_custom_message(custom)?,
         }
         Ok(())
     }
@@ -103,7 +91,8 @@ impl SessionMachine {
         Ok(())
     }
 
-    fn append_custom(&mut self, custom_type: &str, data: Option<serde_json::Value>) {
+    /// Writes a `custom` entry (`pi.appendEntry`), announced as `entry_appended`.
+    pub(super) fn append_custom(&mut self, custom_type: &str, data: Option<serde_json::Value>) {
         let (id, decision) =
             self.tree
                 .append_custom_entry(custom_type, data, self.now, &mut self.ids);

@@ -18,6 +18,9 @@ pub const INTERACTIVE_SOURCE: &str = "interactive";
 /// Pi's input `source` for the texts RPC mode's `prompt`, `steer` and `follow_up` commands send.
 pub const RPC_SOURCE: &str = "rpc";
 
+/// Pi's input `source` of the texts an extension sends with `pi.sendUserMessage`.
+pub(super) const EXTENSION_SOURCE: &str = "extension";
+
 /// What an input becomes once decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum InputKind {
@@ -35,6 +38,9 @@ pub(super) struct PendingInput {
     /// The text as the handlers were shown it (what `continue` goes on with).
     text: String,
     images: Vec<ImageContent>,
+    /// Whether `/skill:` and templates expand once decided (not for an extension's
+    /// `sendUserMessage`, unless it asks).
+    expand: bool,
 }
 
 impl SessionMachine {
@@ -45,6 +51,19 @@ impl SessionMachine {
         text: String,
         images: Vec<ImageContent>,
         kind: InputKind,
+    ) -> Result<(), SessionError> {
+        let source = self.input_source.clone();
+        self.input_from(text, images, kind, source, true)
+    }
+
+    /// [`Self::user_input`] with Pi's input `source` and whether the text expands.
+    pub(super) fn input_from(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+        kind: InputKind,
+        source: String,
+        expand: bool,
     ) -> Result<(), SessionError> {
         let kind = match kind {
             InputKind::Prompt(behavior) if self.agent.is_streaming() || self.prompt_pending() => {
@@ -61,7 +80,7 @@ impl SessionMachine {
             kind => kind,
         };
         if !self.agent.handled_hooks().contains(HookEvent::Input) {
-            let text = self.resources.expand(&text);
+            let text = self.expanded(text, expand);
             return self.decided_input(kind, text, images);
         }
         let streaming_behavior = match (self.agent.is_streaming(), kind) {
@@ -73,7 +92,7 @@ impl SessionMachine {
         let payload = HookPayload::Input {
             text: text.clone(),
             images: images.clone(),
-            source: self.input_source.clone(),
+            source,
             streaming_behavior: streaming_behavior.map(behavior_name),
         };
         self.pending_inputs.push(PendingInput {
@@ -81,6 +100,7 @@ impl SessionMachine {
             kind,
             text,
             images,
+            expand,
         });
         self.out.effects.push(Effect::Hook { call, payload });
         Ok(())
@@ -108,17 +128,30 @@ impl SessionMachine {
             return Ok(());
         };
         let pending = self.pending_inputs.remove(index);
-        self.append_asked_entries(&outcome.actions);
-        self.send_asked_messages(&outcome.actions)?;
+        self.apply_asked_actions(&outcome.actions)?;
         let (text, images) = match outcome.decision {
             HookDecision::Input(InputAction::Transform { text, images }) => {
                 (text, images.unwrap_or(pending.images))
             }
             HookDecision::Input(InputAction::Continue) => (pending.text, pending.images),
-            _ => return Ok(()),
+            _ => return self.release_held_decision(call),
         };
-        let text = self.resources.expand(&text);
-        self.decided_input(pending.kind, text, images)
+        let text = self.expanded(text, pending.expand);
+        self.decided_input(pending.kind, text, images)?;
+        self.release_held_decision(call)
+    }
+
+    /// The calls of the inputs waiting for their decision, in the order they came.
+    pub(super) fn pending_input_calls(&self) -> Vec<CallId> {
+        self.pending_inputs.iter().map(|p| p.call).collect()
+    }
+
+    /// `text` with `/skill:` and templates expanded, when `expand`.
+    fn expanded(&self, text: String, expand: bool) -> String {
+        match expand {
+            true => self.resources.expand(&text),
+            false => text,
+        }
     }
 
     fn decided_input(

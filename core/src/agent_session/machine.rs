@@ -91,6 +91,9 @@ pub struct SessionMachine {
     pub(super) input_source: String,
     /// Texts waiting for the `input` decision, in the order they came.
     pub(super) pending_inputs: Vec<PendingInput>,
+    /// A hook point's decision held until the `input` handlers have decided the user messages
+    /// its handlers sent.
+    pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
@@ -150,6 +153,7 @@ impl SessionMachine {
             resources: config.resources,
             input_source: INTERACTIVE_SOURCE.to_owned(),
             pending_inputs: Vec::new(),
+            held_decision: None,
             run_active: false,
             abort_requested: false,
             cache_warming: None,
@@ -491,10 +495,18 @@ impl SessionMachine {
             if outcome.actions.contains(&HookAction::Abort));
         if let Input::HookDecided { call, outcome } = &input {
             if self.agent.awaits_decision(*call, &outcome.decision) {
-                self.append_asked_entries(&outcome.actions);
-                self.send_asked_messages(&outcome.actions)?;
+                let before = self.pending_input_calls();
+                self.apply_asked_actions(&outcome.actions)?;
+                if self.hold_decision(&before, &input, aborts) {
+                    return Ok(());
+                }
             }
         }
+        self.decision_step(input, aborts)
+    }
+
+    /// Steps the agent with an answer, then runs the session's abort a handler asked for.
+    pub(super) fn decision_step(&mut self, input: Input, aborts: bool) -> Result<(), SessionError> {
         self.agent_step(input)?;
         if aborts {
             self.abort()?;
@@ -910,7 +922,7 @@ impl SessionMachine {
         self.set_thinking_level(carried)
     }
 
-    fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<(), SessionError> {
+    pub(super) fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<(), SessionError> {
         let effective = clamp_thinking_level(self.agent.model(), level);
         if effective == self.agent.thinking_level() {
             return Ok(());

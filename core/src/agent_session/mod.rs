@@ -6,6 +6,7 @@ mod cache_warm;
 mod compaction;
 mod contract;
 mod extension;
+mod extension_actions;
 mod feed;
 mod input;
 mod machine;

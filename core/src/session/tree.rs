@@ -441,7 +441,8 @@ impl SessionTree {
         (id, self.append(entry))
     }
 
-    /// Sets the session's display name (trimmed).
+    /// Sets the session's display name as Pi's `appendSessionInfo` cleans it: each run of line
+    /// breaks one space, then trimmed.
     pub fn append_session_info(
         &mut self,
         name: &str,
@@ -453,7 +454,7 @@ impl SessionTree {
             id: id.clone(),
             parent_id,
             timestamp,
-            name: Some(name.trim().to_owned()),
+            name: Some(one_line(name).trim().to_owned()),
             extra: Extra::new(),
         });
         (id, self.append(entry))
@@ -645,4 +646,20 @@ impl SessionTree {
         tree.flushed = tree.has_conversation;
         Ok(tree)
     }
+}
+
+/// `text` with each run of `\r` and `\n` replaced by one space (Pi's `/[\r\n]+/g`).
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_break = false;
+    for c in text.chars() {
+        let is_break = c == '\r' || c == '\n';
+        if is_break && !in_break {
+            out.push(' ');
+        } else if !is_break {
+            out.push(c);
+        }
+        in_break = is_break;
+    }
+    out
 }

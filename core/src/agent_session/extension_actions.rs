@@ -1,0 +1,189 @@
+//! The extension API's actions that come back with a hook point's decision, applied as Pi 1.5.2's
+//! `AgentSession` applies them when a handler calls them (`bindCore`): in the order asked, at
+//! once, mid run too, before the decision lets the loop go on.
+//!
+//! Applied: `pi.appendEntry`, `pi.sendMessage`, `pi.setThinkingLevel`, `pi.setSessionName`,
+//! `pi.setLabel`, and `pi.sendUserMessage` while the agent streams; `ctx.abort()` is applied by
+//! the caller after the decision. Each needs only what the machine holds (the model, the
+//! entries, the queues, the resources), so a replay reproduces the same entries, events and
+//! requests from the recorded actions with no extension loaded. `pi.setActiveTools`,
+//! `pi.setModel` and `ctx.compact()` are recorded and not applied yet: the first needs the
+//! declarations and prompt sections of tools not active, the second a catalog model and its key,
+//! which the machine does not hold; the third, in Pi, aborts the run and compacts once it has
+//! settled (`agent_settled` before `compaction_start`), an order the machine's own compaction
+//! does not keep yet.
+
+use crate::agent::hooks::HookAction;
+use crate::agent::{CallId, Input};
+use crate::message::{ContentBlock, ImageContent, UserContent};
+
+use super::contract::{SessionError, StreamingBehavior};
+use super::input::{InputKind, EXTENSION_SOURCE};
+use super::machine::SessionMachine;
+
+/// A hook point's decision waiting for the `input` decisions of the user messages its handlers
+/// sent. Pi runs the `input` handlers of an extension's `sendUserMessage` and queues its text
+/// before the hook point's own continuation resumes the loop (the handlers' promises settle
+/// first), so the message is queued before, say, `turn_end` is emitted; here the decision goes
+/// on once they are decided.
+#[derive(Debug)]
+pub(super) struct HeldDecision {
+    input: Input,
+    aborts: bool,
+    /// The inputs still to be decided.
+    waiting: Vec<CallId>,
+}
+
+/// Pi's `deliverAs` that queues a user message as a follow-up (any other queues it as steering).
+const FOLLOW_UP: &str = "followUp";
+
+impl SessionMachine {
+    /// Applies the actions a hook point's handlers asked for, in the order asked.
+    pub(super) fn apply_asked_actions(
+        &mut self,
+        actions: &[HookAction],
+    ) -> Result<(), SessionError> {
+        for action in actions {
+            match action {
+                HookAction::AppendEntry { custom_type, data } => {
+                    self.append_custom(custom_type, data.clone())
+                }
+                HookAction::SendMessage {
+                    message,
+                    deliver_as,
+                    trigger_turn,
+                } => self.send_asked_message(message, deliver_as.as_deref(), *trigger_turn)?,
+                // Pi's `setThinkingLevel`: clamped to the model, written and announced only
+                // when it changes; the run's next turn asks with it.
+                HookAction::SetThinkingLevel { level } => self.set_thinking_level(*level)?,
+                // Pi's `setSessionName`: a `session_info` entry and `session_info_changed`.
+                HookAction::SetSessionName { name } => self.set_session_name(name),
+                HookAction::SetLabel { entry_id, label } => {
+                    self.set_asked_label(entry_id, label.as_deref())
+                }
+                HookAction::SendUserMessage {
+                    content,
+                    deliver_as,
+                    expand_prompt_templates,
+                } => self.send_user_message(
+                    content,
+                    deliver_as.as_deref(),
+                    expand_prompt_templates.unwrap_or(false),
+                )?,
+                HookAction::Abort
+                | HookAction::SetActiveTools { .. }
+                | HookAction::SetModel { .. }
+                | HookAction::Compact { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Pi's `setLabel` (`appendLabelChange`): a `label` entry on `entry_id`, announced by no
+    /// event; no label clears one. Pi throws for an entry the session does not hold, which
+    /// fails the handler where it asked, after the actions before it; here nothing is written
+    /// for it.
+    fn set_asked_label(&mut self, entry_id: &str, label: Option<&str>) {
+        if let Ok((_, decision)) =
+            self.tree
+                .append_label_change(entry_id, label, self.now, &mut self.ids)
+        {
+            self.persist(decision);
+        }
+    }
+
+    /// Pi's `sendUserMessage` while the agent streams: the content's text parts joined by line
+    /// breaks and its images go through `prompt` as typed by an extension (input `source`
+    /// `"extension"`, the `input` handlers first where there are some; `/skill:` and templates
+    /// expand only when asked) and are queued as a follow-up with `deliverAs: "followUp"`, else as
+    /// steering, which the run delivers before it settles. Pi refuses one without `deliverAs`
+    /// (its handler's error report), so nothing is queued for it. While idle Pi starts a run for
+    /// it from the hook point, concurrently with what the hook point goes on to do; that is not
+    /// modelled, and the message is left out.
+    fn send_user_message(
+        &mut self,
+        content: &UserContent,
+        deliver_as: Option<&str>,
+        expand: bool,
+    ) -> Result<(), SessionError> {
+        let Some(deliver_as) = deliver_as.filter(|_| self.agent.is_streaming()) else {
+            return Ok(());
+        };
+        let behavior = match deliver_as {
+            FOLLOW_UP => StreamingBehavior::FollowUp,
+            _ => StreamingBehavior::Steer,
+        };
+        let (text, images) = text_and_images(content);
+        self.input_from(
+            text,
+            images,
+            InputKind::Queue(behavior),
+            EXTENSION_SOURCE.to_owned(),
+            expand,
+        )
+    }
+}
+
+/// A user message's text (its text parts joined by line breaks) and images, as Pi's
+/// `sendUserMessage` splits them.
+fn text_and_images(content: &UserContent) -> (String, Vec<ImageContent>) {
+    match content {
+        UserContent::Text(text) => (text.clone(), Vec::new()),
+        UserContent::Blocks(blocks) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for block in blocks {
+                match block {
+                    ContentBlock::Text(text) => texts.push(text.text.as_str()),
+                    ContentBlock::Image(image) => images.push(image.clone()),
+                    ContentBlock::Thinking(_) | ContentBlock::ToolCall(_) => {}
+                }
+            }
+            (texts.join("\n"), images)
+        }
+    }
+}
+
+impl SessionMachine {
+    /// Holds `input` (a decision whose actions were just applied) when they left user messages
+    /// waiting for their `input` decision that were not waiting `before`; whether it is held.
+    pub(super) fn hold_decision(&mut self, before: &[CallId], input: &Input, aborts: bool) -> bool {
+        let waiting: Vec<CallId> = self
+            .pending_input_calls()
+            .into_iter()
+            .filter(|call| !before.contains(call))
+            .collect();
+        if waiting.is_empty() {
+            return false;
+        }
+        self.held_decision = Some(HeldDecision {
+            input: input.clone(),
+            aborts,
+            waiting,
+        });
+        true
+    }
+
+    /// The input `call` was decided: the held decision goes on once none it waits for is left.
+    /// One the agent no longer waits for (an abort came meanwhile) is dropped.
+    pub(super) fn release_held_decision(&mut self, call: CallId) -> Result<(), SessionError> {
+        let Some(held) = self.held_decision.as_mut() else {
+            return Ok(());
+        };
+        held.waiting.retain(|c| *c != call);
+        if !held.waiting.is_empty() {
+            return Ok(());
+        }
+        let Some(held) = self.held_decision.take() else {
+            return Ok(());
+        };
+        match &held.input {
+            Input::HookDecided { call, outcome }
+                if self.agent.awaits_decision(*call, &outcome.decision) =>
+            {
+                self.decision_step(held.input, held.aborts)
+            }
+            _ => Ok(()),
+        }
+    }
+}
