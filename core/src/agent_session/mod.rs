@@ -7,6 +7,7 @@ mod compaction;
 mod contract;
 mod extension;
 mod feed;
+mod hook_state;
 mod input;
 mod machine;
 mod navigate;
