@@ -129,17 +129,65 @@ function unsupported(name) {
   };
 }
 
-/** The session manager's reads, answered from the mirror the harness sent. */
+// ---- The state mirror: what the handlers' getters read ----------------------------------------
+//
+// The harness sends with each event only what changed since the event before: the fields whose
+// value differs (`state`), those to forget (`unset`), and the session's entries the host lacks
+// (`entries`: written over the kept ones from `from`). Each event's handlers read a snapshot
+// taken as it arrives, its entries the first `session.entryCount` kept, so events in flight at
+// once (parallel tool calls) each keep their own.
+
+const mirror = { state: {}, entries: [] };
+
+/** Applies an event's changes to the mirror and returns the event's own snapshot. */
+function snapshot(request) {
+  for (const [field, value] of Object.entries(request.state ?? {})) mirror.state[field] = value;
+  for (const field of request.unset ?? []) delete mirror.state[field];
+  if (request.entries) {
+    mirror.entries.length = Math.min(mirror.entries.length, request.entries.from);
+    mirror.entries.push(...request.entries.list);
+  }
+  const state = { activeTools: [], ...mirror.state };
+  if (state.session && !state.session.entries) {
+    state.session = { ...state.session, entries: mirror.entries.slice(0, state.session.entryCount ?? mirror.entries.length) };
+  }
+  return state;
+}
+
+const entries = () => scope().state.session?.entries ?? [];
+const entry = (id) => entries().find((e) => e.id === id);
+
+/** The session manager's reads (Pi's `ReadonlySessionManager`), answered from the mirror. */
 const sessionManager = {
   getCwd: () => scope().state.cwd,
+  getSessionDir: () => scope().state.sessionDir,
   getSessionId: () => scope().state.session?.id,
-  getSessionFile: () => scope().state.session?.file,
+  getSessionFile: () => scope().state.sessionFile,
   getSessionName: () => scope().state.session?.name,
   getLeafId: () => scope().state.session?.leafId ?? null,
-  getHeader: () => scope().state.session?.header,
-  getEntries: () => scope().state.session?.entries ?? [],
-  getBranch: () => scope().state.session?.branch ?? scope().state.session?.entries ?? [],
-  getEntry: (id) => (scope().state.session?.entries ?? []).find((e) => e.id === id),
+  getLeafEntry: () => {
+    const leaf = scope().state.session?.leafId;
+    return leaf ? entry(leaf) : undefined;
+  },
+  getHeader: () => scope().state.session?.header ?? null,
+  getEntries: () => [...entries()],
+  getEntry: entry,
+  getChildren: (parentId) => entries().filter((e) => e.parentId === parentId),
+  getLabel: (id) => {
+    let label;
+    for (const e of entries()) if (e.type === "label" && e.targetId === id) label = e.label || undefined;
+    return label;
+  },
+  // Pi's walk from an entry (the leaf by default) up its parents, root first.
+  getBranch: (fromId) => {
+    const byId = new Map(entries().map((e) => [e.id, e]));
+    const path = [];
+    const start = fromId ?? scope().state.session?.leafId;
+    for (let at = start ? byId.get(start) : undefined; at; at = at.parentId ? byId.get(at.parentId) : undefined) {
+      path.push(at);
+    }
+    return path.reverse();
+  },
 };
 
 /** A model registry that registers nothing: providers are the harness's business. */
@@ -290,7 +338,7 @@ async function event(request) {
   const runner = runnerFor(request.extension);
   // Handlers ask through the run's UI once it has one, as Pi's RPC mode binds its runner.
   if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(request.id), "rpc");
-  const state = { activeTools: [], ...request.state };
+  const state = snapshot(request);
   const store = { state, actions: [], errors: [] };
   const result = await current.run(store, () => dispatch(runner, request.payload, state));
   return plain({ result, actions: store.actions, errors: store.errors });

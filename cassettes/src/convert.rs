@@ -103,7 +103,7 @@ pub fn recorded_effect(effect: &Effect) -> RecordedEffect {
             args: args.clone(),
         },
         Effect::Cancel { call } => RecordedEffect::Cancel { call: call.0 },
-        Effect::Hook { call, payload } => RecordedEffect::Hook {
+        Effect::Hook { call, payload, .. } => RecordedEffect::Hook {
             call: call.0,
             payload: to_json(payload),
         },

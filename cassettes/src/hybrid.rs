@@ -110,6 +110,12 @@ impl Interpreter for Hybrid {
         if self.went_live.is_some() {
             return self.live.start(effect);
         }
+        if let Effect::Hook {
+            state: Some(state), ..
+        } = &effect
+        {
+            self.live.observe_hook(state);
+        }
         self.replay.start(effect.clone());
         if self.replay.divergence().is_some() {
             self.go_live();

@@ -7,6 +7,9 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
+use pi_core::agent::hook_state::HookState;
 use pi_core::agent::hooks::{HookOutcome, HookPayload};
 use pi_effects::extension::ExtensionRegistry;
 use tokio::task::JoinHandle;
@@ -27,10 +30,15 @@ impl LiveHooks {
         }
     }
 
-    /// Starts the handlers of hook point `call` (needs a tokio runtime).
-    pub fn start(&mut self, call: u64, payload: HookPayload) {
+    /// Starts the handlers of hook point `call`, their getters reading `state` (needs a tokio
+    /// runtime).
+    pub fn start(&mut self, call: u64, payload: HookPayload, state: Option<Box<HookState>>) {
+        let state: Option<Arc<HookState>> = state.map(Arc::from);
+        if let Some(state) = &state {
+            self.extensions.observe(state);
+        }
         let extensions = self.extensions.clone();
-        let task = tokio::spawn(async move { extensions.decide_caught(payload).await });
+        let task = tokio::spawn(async move { extensions.decide_caught(payload, state).await });
         self.running.insert(call, task);
     }
 

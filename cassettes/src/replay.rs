@@ -1021,7 +1021,15 @@ impl Interpreter for Replay {
                 Some(tools),
                 _,
             ) => tools.start(call.0, tool_call_id, tool, args),
-            (Effect::Hook { call, payload }, _, Some(hooks)) => hooks.start(call.0, payload),
+            (
+                Effect::Hook {
+                    call,
+                    payload,
+                    state,
+                },
+                _,
+                Some(hooks),
+            ) => hooks.start(call.0, payload, state),
             _ => {}
         }
     }

@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use pi_cassettes::read::Cassette;
-use pi_effects::agent_session::SessionOptions;
 use pi_effects::extension::sidecar::{
     discover, hook_extensions, register_tools, ExtensionHost, StateMirror, Wanted,
 };
@@ -89,23 +88,20 @@ impl Runtime {
 }
 
 impl Runtime {
-    /// Mirrors what a session of `options` starts with into the state the extensions'
-    /// handlers read (`ctx.cwd`, `ctx.model`, `pi.getActiveTools()`, the thinking level, trust).
-    pub fn mirror_for_extensions(&self, options: &SessionOptions) {
+    /// Mirrors what only the program knows into the state the extensions' handlers read
+    /// (`ctx.cwd`, `ctx.isProjectTrusted()`, the session manager's `getSessionFile()`); the
+    /// session's own state comes with each hook point.
+    pub fn mirror_for_extensions(&self, session_file: Option<&Path>) {
         if self.extensions.is_empty() {
             return;
         }
-        let mut active = options.tools.clone();
-        active.extend(options.custom_tools.names().into_iter().map(str::to_owned));
-        mirror_start(
-            &self.extension_state,
-            json!(self.cwd),
-            json!(options.model),
-            active,
-            json!(options.thinking_level),
-        );
+        self.extension_state.set("cwd", json!(self.cwd));
         self.extension_state
             .set("projectTrusted", json!(self.project_trusted));
+        match session_file {
+            Some(file) => self.extension_state.set("sessionFile", json!(file)),
+            None => self.extension_state.remove("sessionFile"),
+        }
     }
 }
 
@@ -138,26 +134,10 @@ pub fn for_replay(
         ));
     }
     let state = StateMirror::default();
-    let mut active = config.tools.clone();
-    active.extend(config.custom_tools.iter().map(|t| t.name.clone()));
-    mirror_start(
-        &state,
-        json!(config.cwd),
-        json!(config.model),
-        active,
-        json!(config.thinking_level),
-    );
+    state.set("cwd", json!(config.cwd));
     let mut registry = ExtensionRegistry::new();
     for extension in hook_extensions(&registrations, &host, &state) {
         registry.load(extension);
     }
     Ok(registry)
-}
-
-/// What a session starts with, as its extensions' handlers read it.
-fn mirror_start(state: &StateMirror, cwd: Value, model: Value, active: Vec<String>, level: Value) {
-    state.set("cwd", cwd);
-    state.set("model", model);
-    state.set("activeTools", json!(active));
-    state.set("thinkingLevel", level);
 }

@@ -573,7 +573,6 @@ impl Runtime {
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
         options.extensions = self.extensions.clone();
-        self.mirror_for_extensions(&options);
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;
@@ -613,6 +612,7 @@ impl Runtime {
         if let Some(torn) = store.torn_report() {
             eprintln!("Warning: {torn}");
         }
+        self.mirror_for_extensions(store.file());
         let (model, level) = self.choose(&store);
         let mut options = self.session_options(model, level);
         options.seed = Some(start.seed);

@@ -1001,7 +1001,7 @@ fn without_rpc_an_extensions_dialogs_answer_their_defaults() {
     assert_eq!(texts[0], texts[1]);
 }
 
-/// The extension conformance set (`conformance/extensions`: four extensions with their mock
+/// The extension conformance set (`conformance/extensions`: five extensions with their mock
 /// scripts, and Pi 1.5.2's traces of them), run under ours and compared as the scenarios are.
 /// Every case matches but those listed in its `PENDING` file, which must still differ (a case
 /// that came to match is taken off the list). Needs Python 3 for the kit's runner besides Node
@@ -1049,7 +1049,7 @@ fn the_extension_conformance_set_matches_pi_1_5_2() {
         })
         .count();
     assert_eq!(cases.len(), folders, "{report}{stderr}");
-    assert!(folders >= 7, "the set lost cases: {report}");
+    assert!(folders >= 8, "the set lost cases: {report}");
     for (name, verdict) in cases {
         if pending.contains(&name) {
             assert_ne!(verdict, "match", "{name} matches now: take it off PENDING");
@@ -1060,4 +1060,67 @@ fn the_extension_conformance_set_matches_pi_1_5_2() {
             );
         }
     }
+}
+
+/// In RPC mode an `input` handler reads `source: "rpc"`, and the getters follow the session
+/// (idle at `input`, the answer persisted at `turn_end`), as in Pi 1.5.2; the recording
+/// replays with no Node, the hook points asked as they were recorded (the source included).
+#[test]
+fn rpc_input_says_rpc_and_the_getters_follow_the_session_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let script = json!([{"text": ["Heard."]}]);
+    let extension = fixture("getters.ts");
+    let extension = extension.to_str().unwrap();
+    let notices = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["method"] == "notify")
+            .map(|l| l["message"].clone())
+            .collect()
+    };
+
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("getters.jsonl");
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension,
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let (recorded, ours) = drive_rpc_with_ui(&mut command, "hello");
+    let expected = [
+        "input source=rpc idle=true entries=2 leaf=thinking_level_change",
+        "turn_end idle=false entries=5 leaf=assistant",
+    ];
+    assert_eq!(notices(&ours), expected.map(|n| json!(n)));
+
+    if let Some(mut command) = original(&Env::new(&MockLlm::start(&script)), &path) {
+        command.args([
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+            "--no-session",
+            "-e",
+            extension,
+        ]);
+        let (_, theirs) = drive_rpc_with_ui(&mut command, "hello");
+        assert_eq!(notices(&ours), notices(&theirs));
+    }
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
 }

@@ -2,10 +2,12 @@
 """The extension conformance set: Pi extensions run under Pi 1.5.2 and under ours with the kit's
 mock, compared as the scenarios are.
 
-usage: run.py record --pi PI_152 [--case NAME ...]                     record 1.5.2's traces into traces/
-       run.py compare --pi OURS [--host-pi-dir DIR] [--case NAME ...]  run ours, compare with traces/
+usage: run.py record --pi PI_152 [--case NAME]...                     record 1.5.2's traces into traces/
+       run.py compare --pi OURS [--host-pi-dir DIR] [--case NAME]... [--keep DIR]
+                                                               run ours, compare with traces/
 
-`--case` (repeatable) limits either action to the named cases; without it, every case runs.
+`--case` keeps to the cases named (all of them without it), so that recording a new case leaves
+the others' traces as they are.
 
 Each folder here holds one case: extension.ts and scenario.json (the kit's scenario format,
 with its mock script). The extension is written into the scenario's cwd and loaded with
@@ -55,20 +57,17 @@ def expand(self, value):
 kit.Scenario.expand = expand
 
 
-def cases(only=None):
-    """The cases' names, limited to `only` when given (an unknown name is an error)."""
-    names = sorted(p.name for p in HERE.iterdir() if (p / "scenario.json").is_file())
-    if not only:
-        return names
-    unknown = sorted(set(only) - set(names))
+def cases(wanted=None):
+    found = sorted(p.name for p in HERE.iterdir() if (p / "scenario.json").is_file())
+    unknown = sorted(set(wanted or []) - set(found))
     if unknown:
         raise SystemExit(f"no such case: {', '.join(unknown)}")
-    return [name for name in names if name in only]
+    return [name for name in found if not wanted or name in wanted]
 
 
-def scenarios(folder, env, only=None):
+def scenarios(folder, env, wanted):
     """Writes each case as a kit scenario into `folder` (its extension among its files)."""
-    for name in cases(only):
+    for name in cases(wanted):
         spec = json.loads((HERE / name / "scenario.json").read_text(encoding="utf-8"))
         spec.setdefault("files", {})["extension.ts"] = (HERE / name / "extension.ts").read_text(encoding="utf-8")
         if env:
@@ -87,6 +86,7 @@ def main():
     ap.add_argument("--pi", required=True, help="command that starts pi")
     ap.add_argument("--host-pi-dir", default=os.environ.get("PI_EXTENSION_HOST_PI_DIR"))
     ap.add_argument("--case", action="append", help="only this case (repeatable)")
+    ap.add_argument("--keep", help="compare: write our traces into this folder (kept) to read them")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -101,15 +101,16 @@ def main():
             "PI_EXTENSION_HOST_PI_DIR": a.host_pi_dir,
             "PATH": f"{node}:{os.environ.get('PATH', '')}",
         }, a.case)
+        ours = Path(a.keep) if a.keep else tmp / "ours"
         with open(tmp / "run.log", "w") as log:
             stdout, sys.stdout = sys.stdout, log
             try:
-                kit_run(a.pi, tmp / "scenarios", tmp / "ours", False)
+                kit_run(a.pi, tmp / "scenarios", ours, False)
             finally:
                 sys.stdout = stdout
         all_matched = True
         for name in cases(a.case):
-            report = subprocess.run([sys.executable, str(KIT / "compare.py"), str(TRACES / name), str(tmp / "ours" / name)],
+            report = subprocess.run([sys.executable, str(KIT / "compare.py"), str(TRACES / name), str(ours / name)],
                                     capture_output=True, text=True)
             if report.returncode == 0:
                 print(f"{name} match", flush=True)

@@ -197,7 +197,7 @@ fn a_failed_warm_writes_nothing_is_not_retried_and_the_next_is_scheduled() {
 
 fn hook(step: &SessionStep) -> Option<(CallId, serde_json::Value)> {
     step.effects.iter().find_map(|e| match e {
-        Effect::Hook { call, payload } => Some((*call, serde_json::to_value(payload).unwrap())),
+        Effect::Hook { call, payload, .. } => Some((*call, serde_json::to_value(payload).unwrap())),
         _ => None,
     })
 }

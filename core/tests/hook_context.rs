@@ -38,7 +38,7 @@ fn hooks(step: &Step) -> Vec<(CallId, HookPayload)> {
     step.effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Hook { call, payload } => Some((*call, payload.clone())),
+            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
             _ => None,
         })
         .collect()

@@ -80,7 +80,9 @@ fn hook(step: &SessionStep) -> (CallId, serde_json::Value) {
         .effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Hook { call, payload } => Some((*call, serde_json::to_value(payload).unwrap())),
+            Effect::Hook { call, payload, .. } => {
+                Some((*call, serde_json::to_value(payload).unwrap()))
+            }
             _ => None,
         })
         .collect();

@@ -66,7 +66,7 @@ fn hooks(step: &Step) -> Vec<(CallId, HookPayload)> {
     step.effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Hook { call, payload } => Some((*call, payload.clone())),
+            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
             _ => None,
         })
         .collect()
@@ -385,7 +385,7 @@ fn run_with(
                     ..ToolResult::default()
                 }),
             },
-            Effect::Hook { call, payload } => {
+            Effect::Hook { call, payload, .. } => {
                 asked.push(payload.event());
                 let decision = match payload {
                     HookPayload::ToolCall { input, .. } => {

@@ -42,7 +42,7 @@ fn hook(step: &Step) -> (CallId, HookPayload) {
         .effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Hook { call, payload } => Some((*call, payload.clone())),
+            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
             _ => None,
         })
         .collect();

@@ -22,7 +22,9 @@ use crate::custom_tool::CustomToolDefinition;
 use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
-use crate::extension::{ExtensionRegistry, HandledHooks, HookEvent, HookPayload, MissingExtension};
+use crate::extension::{
+    ExtensionRegistry, HandledHooks, HookEvent, HookPayload, HookState, MissingExtension,
+};
 use crate::tools::user_bash::execute_bash;
 use crate::tools::{self, ToolContext, ToolEnv};
 
@@ -277,7 +279,17 @@ impl Live {
 
     /// Asks the extensions at a hook point. A handler that panics counts as one that threw, so
     /// the machine always gets its decision.
-    fn spawn_hook(&mut self, call: CallId, payload: HookPayload) {
+    /// Shows the extensions the session's state at a hook point answered elsewhere (a hybrid
+    /// run's replayed part), so that their mirror of it stays whole when the run goes live.
+    pub fn observe_hook(&self, state: &HookState) {
+        self.extensions.observe(state);
+    }
+
+    fn spawn_hook(&mut self, call: CallId, payload: HookPayload, state: Option<Box<HookState>>) {
+        let state: Option<Arc<HookState>> = state.map(Arc::from);
+        if let Some(state) = &state {
+            self.extensions.observe(state);
+        }
         let event = payload.event();
         if self.expected_hooks.contains(event) && !self.extensions.handled().contains(event) {
             self.missing_hook.get_or_insert(event);
@@ -288,7 +300,7 @@ impl Live {
         let clock = Arc::clone(&self.clock);
         let extensions = self.extensions.clone();
         tokio::spawn(async move {
-            let outcome = extensions.decide_caught(payload).await;
+            let outcome = extensions.decide_caught(payload, state).await;
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });
@@ -361,7 +373,11 @@ impl Interpreter for Live {
                     token.cancel();
                 }
             }
-            Effect::Hook { call, payload } => self.spawn_hook(call, payload),
+            Effect::Hook {
+                call,
+                payload,
+                state,
+            } => self.spawn_hook(call, payload, state),
         }
     }
 

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use pi_core::agent::hook_state::{EntriesSince, HookState, SessionState};
 use pi_core::message::UserContent;
 use pi_core::model::ThinkingLevel;
 use pi_effects::extension::sidecar::{hook_extensions, ExtensionHost, StateMirror};
@@ -22,6 +23,14 @@ use serde_json::json;
 
 /// The registry of `first.ts` then `second.ts`, or `None` (skipped) without the install.
 fn registry(state: &StateMirror) -> Option<(Arc<ExtensionHost>, ExtensionRegistry)> {
+    registry_of(state, &["first.ts", "second.ts"])
+}
+
+/// The registry of the fixtures `names`, or `None` (skipped) without the install.
+fn registry_of(
+    state: &StateMirror,
+    names: &[&str],
+) -> Option<(Arc<ExtensionHost>, ExtensionRegistry)> {
     let dir = match std::env::var("PI_EXTENSION_HOST_PI_DIR") {
         Ok(dir) if !dir.is_empty() => PathBuf::from(dir),
         _ if std::env::var("PI_REQUIRE_EXTENSIONS").is_ok_and(|v| v == "1") => {
@@ -35,7 +44,7 @@ fn registry(state: &StateMirror) -> Option<(Arc<ExtensionHost>, ExtensionRegistr
     let path = std::env::var("PATH").unwrap_or_default();
     std::env::set_var("PATH", format!("{}:{path}", dir.join("node/bin").display()));
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extensions");
-    let paths = [fixtures.join("first.ts"), fixtures.join("second.ts")];
+    let paths: Vec<PathBuf> = names.iter().map(|n| fixtures.join(n)).collect();
     let cwd = tempfile::tempdir().unwrap();
     let (host, registrations) = ExtensionHost::start(&paths, cwd.path(), false).unwrap();
     assert!(
@@ -224,4 +233,80 @@ async fn extension_handlers_compose_with_pis_semantics() {
             },
         ]
     );
+}
+
+/// A session's state at a hook point, with the entries `ids` (each `(id, parent)`) appended
+/// from position `from`.
+fn hook_state(from: usize, ids: &[(&str, Option<&str>)], leaf: &str, name: &str) -> HookState {
+    HookState {
+        model: pi_core::script::mock_model(),
+        thinking_level: ThinkingLevel::Off,
+        active_tools: vec!["read".into(), "bash".into()],
+        system_prompt: format!("PROMPT at {leaf}"),
+        is_idle: false,
+        has_pending_messages: false,
+        context_usage: None,
+        session: SessionState {
+            id: "session".into(),
+            name: Some(name.into()),
+            leaf_id: Some(leaf.into()),
+            header: json!({"type": "session", "version": 3, "id": "session"}),
+            entries: EntriesSince {
+                from,
+                entries: ids
+                    .iter()
+                    .map(|(id, parent)| json!({"type": "custom", "id": id, "parentId": parent}))
+                    .collect(),
+            },
+        },
+    }
+}
+
+/// What the handler appended: what it read.
+fn seen(outcome: &pi_effects::extension::HookOutcome) -> serde_json::Value {
+    match outcome.actions.as_slice() {
+        [HookAction::AppendEntry {
+            data: Some(data), ..
+        }] => data.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_getters_read_each_hook_points_state_even_after_points_they_do_not_handle() {
+    let state = StateMirror::default();
+    let Some((_host, registry)) = registry_of(&state, &["getters.ts"]) else {
+        return;
+    };
+    let context = || HookPayload::Context {
+        messages: Vec::new(),
+    };
+    let first = Arc::new(hook_state(0, &[("a", None), ("b", Some("a"))], "b", "one"));
+    registry.observe(&first);
+    let read = seen(&registry.decide_at(context(), Some(first)).await);
+    assert_eq!(
+        read,
+        json!({"entries": ["a", "b"], "branch": ["a", "b"], "leaf": "b", "name": "one",
+            "idle": false, "model": "mock-model", "level": "off", "tools": ["read", "bash"],
+            "prompt": "PROMPT at b"})
+    );
+    // A hook point no handler of this host listens at: seen by the mirror only.
+    registry.observe(&hook_state(2, &[("c", Some("a"))], "c", "one"));
+    let third = Arc::new(hook_state(3, &[("d", Some("c"))], "d", "two"));
+    registry.observe(&third);
+    let read = seen(&registry.decide_at(context(), Some(third)).await);
+    assert_eq!(read["entries"], json!(["a", "b", "c", "d"]));
+    assert_eq!(
+        read["branch"],
+        json!(["a", "c", "d"]),
+        "walked from the leaf"
+    );
+    assert_eq!(read["name"], "two");
+    assert_eq!(read["prompt"], "PROMPT at d");
+    // A new session's first hook point starts the entries over.
+    let fresh = Arc::new(hook_state(0, &[("x", None)], "x", "three"));
+    registry.observe(&fresh);
+    let read = seen(&registry.decide_at(context(), Some(fresh)).await);
+    assert_eq!(read["entries"], json!(["x"]));
+    assert_eq!(read["branch"], json!(["x"]));
 }

@@ -567,14 +567,9 @@ impl SessionBuilder {
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
         options.extensions = extensions;
-        // What the TypeScript extensions' handlers read: the session as it starts, as the
-        // binary mirrors it (the folder is not trusted).
-        let mut active = options.tools.clone();
-        active.extend(options.custom_tools.names().into_iter().map(str::to_owned));
+        // What only the program knows of what the TypeScript extensions' handlers read (the
+        // folder is not trusted); the session's state comes with each hook point.
         state.set("cwd", json!(options.cwd));
-        state.set("model", json!(options.model));
-        state.set("activeTools", json!(active));
-        state.set("thinkingLevel", json!(options.thinking_level));
         state.set("projectTrusted", json!(false));
         let mut tool_env = ToolEnv::new(&self.cwd);
         tool_env.sandbox = self.confine_to_cwd;

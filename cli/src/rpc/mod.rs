@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use pi_cassettes::{Divergence, Record, Replay};
-use pi_core::agent_session::Reply;
+use pi_core::agent_session::{Reply, RPC_SOURCE};
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
@@ -247,6 +247,12 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                 // they are handled in one turn of its event loop).
                 tokio::select! {
                     biased;
+                    // An extension's UI request goes out before the answer of the hook point
+                    // whose handler asked it, which the host wrote after it: in Pi a handler's
+                    // `notify` comes before what its event leads to.
+                    Some(request) = recv(&mut sources.extension_ui), if !reading => {
+                        rpc.arrived(FrontEndInput::ExtensionUi(request));
+                    }
                     advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy && !stuck && !reading => {
                         match advanced {
                             Ok(Ok(replies)) => rpc.replies(replies),
@@ -283,9 +289,6 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                             // Its session was replaced: answered, recorded in neither.
                             rpc.bash_finished(bash, None);
                         }
-                    }
-                    Some(request) = recv(&mut sources.extension_ui), if !reading => {
-                        rpc.arrived(FrontEndInput::ExtensionUi(request));
                     }
                     code = received(&mut sources.signals) => {
                         if let Some(bash) = rpc.bash.take() {
@@ -371,7 +374,10 @@ struct Rpc<I: Interpreter> {
 }
 
 impl<I: Interpreter + Send> Rpc<I> {
-    fn new(runtime: Runtime, session: AgentSession<I>, out: Stdout, role: Role) -> Self {
+    fn new(runtime: Runtime, mut session: AgentSession<I>, out: Stdout, role: Role) -> Self {
+        // Pi's RPC mode prompts with `source: "rpc"`, which its `input` handlers read; a replay
+        // builds its session here too, so it asks as the recording did.
+        session.set_input_source(RPC_SOURCE);
         let (bash_done, bash_results) = unbounded_channel();
         Rpc {
             runtime,

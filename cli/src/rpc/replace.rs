@@ -129,7 +129,7 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// are answered now: an abort as done, a compaction as cancelled.
     fn replace(&mut self, choice: &SessionChoice) -> Result<(), Failure> {
         let reopen = self.reopen.as_ref().ok_or_else(not_while_replaying)?;
-        let session =
+        let mut session =
             reopen(&self.runtime, choice, self.session.interpreter()).map_err(|error| {
                 Failure::Message(match error {
                     // Without the command line's advice: a replacement never waits.
@@ -137,6 +137,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                     other => other.to_string(),
                 })
             })?;
+        session.set_input_source(pi_core::agent_session::RPC_SOURCE);
         self.session = session;
         self.bash = None;
         self.generation += 1;

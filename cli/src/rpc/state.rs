@@ -3,8 +3,6 @@
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::SessionMachine;
-use pi_core::compaction::prepare::projected_tokens;
-use pi_core::compaction::tokens::calculate_context_tokens;
 use pi_core::message::{AgentMessage, ContentBlock, StopReason, Usage};
 use pi_core::session::entry::SessionEntry;
 use pi_core::session::tree::SessionTree;
@@ -128,7 +126,7 @@ pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
         }),
     );
     stats.insert("cost".into(), json!(cost));
-    if let Some(usage) = context_usage(machine) {
+    if let Some(usage) = machine.context_usage() {
         stats.insert("contextUsage".into(), usage);
     }
     Value::Object(stats)
@@ -138,50 +136,6 @@ pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
 /// nothing.
 fn summary_usage(usage: Option<&Value>) -> Option<Usage> {
     usage.and_then(|u| serde_json::from_value(u.clone()).ok())
-}
-
-/// Pi 1.5's `getContextUsage`: unknown (`null`s) after a compaction until an assistant message
-/// the context still holds (not aborted, not failed) reports usage, else
-/// `estimateProjectedContextTokens` over the context as the session's entries project it.
-fn context_usage(machine: &SessionMachine) -> Option<Value> {
-    let context_window = machine.agent().model().context_window;
-    if context_window == 0 {
-        return None;
-    }
-    let tree = machine.tree();
-    let branch = tree.branch_path(None);
-    let compaction = branch
-        .iter()
-        .rposition(|e| matches!(e, SessionEntry::Compaction(_)));
-    if let Some(index) = compaction {
-        let after = &branch[index + 1..];
-        // An edit follows its target, so the edits of what follows the compaction follow it too;
-        // the latest one of an entry decides whether the context still holds it.
-        let omitted = |id: &str| {
-            after.iter().rev().find_map(|e| match e {
-                SessionEntry::ContextEdit(edit) if edit.target_id == id => {
-                    Some(edit.replacement.is_none())
-                }
-                _ => None,
-            }) == Some(true)
-        };
-        let reported = after.iter().any(|entry| match entry.message() {
-            Some(AgentMessage::Assistant(a)) => {
-                !a.stop_reason.ends_run()
-                    && calculate_context_tokens(&a.usage) > 0
-                    && !omitted(entry.id())
-            }
-            _ => false,
-        });
-        if !reported {
-            return Some(json!({"tokens": null, "contextWindow": context_window, "percent": null}));
-        }
-    }
-    let tokens = projected_tokens(&branch, &tree.context().into_messages());
-    // Token counts stay far below 2^53, where the conversion is exact.
-    #[allow(clippy::cast_precision_loss)]
-    let percent = tokens as f64 / context_window as f64 * 100.0;
-    Some(json!({"tokens": tokens, "contextWindow": context_window, "percent": percent}))
 }
 
 /// `get_fork_messages`: every user message of the file with text, in file order.

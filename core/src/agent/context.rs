@@ -29,6 +29,7 @@ impl AgentMachine {
         self.effect(Effect::Hook {
             call,
             payload: HookPayload::Context { messages },
+            state: None,
         });
         true
     }

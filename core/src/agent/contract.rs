@@ -14,6 +14,7 @@ use crate::message::{
 use crate::model::{Model, ThinkingLevel};
 
 use super::config::{QueueMode, ToolExecution, ToolSpec};
+use super::hook_state::HookState;
 use super::hooks::{HookOutcome, HookPayload};
 
 /// Identifies one model call or one tool execution; every effect has one and its answers carry it.
@@ -350,7 +351,15 @@ pub enum Effect {
     Cancel { call: CallId },
     /// Ask the extensions handling this hook point (Pi's event object); answer with one
     /// `Input::HookDecided`. Emitted only for hook points in `AgentConfig::handled_hooks`.
-    Hook { call: CallId, payload: HookPayload },
+    /// `state` is what the handlers' getters read there, filled in by the session machine
+    /// (none from an agent machine alone); it is derived, not recorded (see
+    /// [`super::hook_state`]).
+    Hook {
+        call: CallId,
+        payload: HookPayload,
+        #[serde(skip)]
+        state: Option<Box<HookState>>,
+    },
 }
 
 /// The output of one step.

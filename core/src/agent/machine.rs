@@ -250,6 +250,11 @@ impl AgentMachine {
         self.tools = Arc::new(tools);
     }
 
+    /// The names of the tools the next request declares (Pi's `getActiveToolNames`).
+    pub fn active_tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.name.clone()).collect()
+    }
+
     /// The thinking level used by the next run.
     pub fn thinking_level(&self) -> ThinkingLevel {
         self.thinking_level
@@ -872,7 +877,11 @@ impl AgentMachine {
             }
         }
         if let Some((call, payload)) = gate {
-            self.effect(Effect::Hook { call, payload });
+            self.effect(Effect::Hook {
+                call,
+                payload,
+                state: None,
+            });
         }
         if let Some(results) = output.done {
             self.sync_context();

@@ -46,7 +46,11 @@ impl AgentMachine {
             messages: vec![message],
             aborted: false,
         });
-        self.effect(Effect::Hook { call, payload });
+        self.effect(Effect::Hook {
+            call,
+            payload,
+            state: None,
+        });
         true
     }
 

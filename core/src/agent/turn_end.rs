@@ -51,7 +51,11 @@ impl AgentMachine {
                 ends_run,
             });
         }
-        self.effect(Effect::Hook { call, payload });
+        self.effect(Effect::Hook {
+            call,
+            payload,
+            state: None,
+        });
     }
 
     /// Whether `call` is the finished turn waiting for its decision.

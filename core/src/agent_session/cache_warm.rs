@@ -340,7 +340,7 @@ impl SessionMachine {
             .contains(HookEvent::CacheWarmingDecision)
         {
             let call = self.agent.reserve_call();
-            self.out.effects.push(Effect::Hook { call, payload });
+            self.push_hook(call, payload);
             self.warm = Some(WarmRun {
                 deciding: Some((call, action)),
                 ..run

@@ -5,7 +5,7 @@
 //! data of the session's configuration, so a replay expands as the recording did.
 
 use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, InputAction};
-use crate::agent::{CallId, Effect};
+use crate::agent::CallId;
 use crate::message::ImageContent;
 
 use super::contract::{SessionError, SessionRejection, StreamingBehavior};
@@ -102,7 +102,7 @@ impl SessionMachine {
             images,
             expand,
         });
-        self.out.effects.push(Effect::Hook { call, payload });
+        self.push_hook(call, payload);
         Ok(())
     }
 

@@ -95,7 +95,7 @@ pub struct SessionMachine {
     /// its handlers sent.
     pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
-    run_active: bool,
+    pub(super) run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
     abort_requested: bool,
     /// How the prompt cache is warmed (none: never).
@@ -106,6 +106,8 @@ pub struct SessionMachine {
     pub(super) warm_orphans: Vec<crate::agent::CallId>,
     pub(super) now: u64,
     pub(super) out: SessionStep,
+    /// How many entries the previous hook point's state held: the next one sends those after.
+    pub(super) mirrored_entries: usize,
 }
 
 impl std::fmt::Debug for SessionMachine {
@@ -161,6 +163,7 @@ impl SessionMachine {
             warm_orphans: Vec::new(),
             now: 0,
             out: SessionStep::default(),
+            mirrored_entries: 0,
         }
     }
 
@@ -538,10 +541,12 @@ impl SessionMachine {
                 self.start_warming(request);
             }
         }
+        let first = self.out.effects.len();
         self.out.effects.extend(step.effects);
         for event in step.events {
             self.process(event)?;
         }
+        self.fill_hook_states(first);
         Ok(())
     }
 

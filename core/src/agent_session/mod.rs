@@ -8,6 +8,7 @@ mod contract;
 mod extension;
 mod extension_actions;
 mod feed;
+mod hook_state;
 mod input;
 mod machine;
 mod navigate;

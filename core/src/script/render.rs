@@ -210,6 +210,6 @@ pub fn effect(effect: &Effect) -> String {
             args,
         } => format!("run_tool {call} {tool}#{tool_call_id} {}", json(args)),
         Effect::Cancel { call } => format!("cancel {call}"),
-        Effect::Hook { call, payload } => format!("hook {call} {}", json(payload)),
+        Effect::Hook { call, payload, .. } => format!("hook {call} {}", json(payload)),
     }
 }

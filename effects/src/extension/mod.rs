@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 pub mod sidecar;
 
+pub use pi_core::agent::hook_state::HookState;
 pub use pi_core::agent::hooks::{
     Composer, HandledHooks, HandlerResult, HookAction, HookDecision, HookError, HookEvent,
     HookOutcome, HookPayload, InjectedMessage, InputAction, ToolCallVerdict, WarmAction,
@@ -48,6 +49,11 @@ pub trait RustExtension: Send + Sync {
     /// Handles one event: `payload` is Pi's event object with the changes of the handlers before
     /// it; actions go through `cx` (Pi's `pi`/`ctx` methods) and are applied after the decision.
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a>;
+
+    /// Takes in the session's state at every hook point, in the order the machine asked,
+    /// whether or not this extension handles it (the state's entries come as a delta since
+    /// the previous hook point, so a mirror of them must see every one). Nothing by default.
+    fn observe(&self, _state: &HookState) {}
 }
 
 /// What a handler may do besides answering: the extension API's actions, collected in the order
@@ -55,9 +61,16 @@ pub trait RustExtension: Send + Sync {
 #[derive(Debug, Default)]
 pub struct HookContext {
     actions: Mutex<Vec<HookAction>>,
+    state: Option<Arc<HookState>>,
 }
 
 impl HookContext {
+    /// The session's state at this hook point (what Pi's getters read there), when the session
+    /// machine asked.
+    pub fn state(&self) -> Option<&HookState> {
+        self.state.as_deref()
+    }
+
     /// Asks for `action` (Pi's `pi.sendMessage`, `pi.appendEntry`, `pi.setActiveTools`,
     /// `pi.setModel`, `ctx.abort`, `ctx.compact`, and the other [`HookAction`]s).
     pub fn act(&self, action: HookAction) {
@@ -121,11 +134,32 @@ impl ExtensionRegistry {
         )
     }
 
+    /// Gives every extension the session's state at a hook point ([`RustExtension::observe`]);
+    /// an interpreter calls it for each hook point, in the order the machine asked, before it
+    /// asks for the decision (and for a hook point it answers without the extensions).
+    pub fn observe(&self, state: &HookState) {
+        for extension in &self.extensions {
+            extension.observe(state);
+        }
+    }
+
     /// Runs the handlers of `payload`'s hook point in load order and composes their answers as
     /// Pi does; a gate that blocks, or an input handled, ends the round.
     pub async fn decide(&self, payload: HookPayload) -> HookOutcome {
+        self.decide_at(payload, None).await
+    }
+
+    /// [`decide`](Self::decide), the handlers reading `state` through [`HookContext::state`].
+    pub async fn decide_at(
+        &self,
+        payload: HookPayload,
+        state: Option<Arc<HookState>>,
+    ) -> HookOutcome {
         let event = payload.event();
-        let cx = HookContext::default();
+        let cx = HookContext {
+            state,
+            ..HookContext::default()
+        };
         let mut fold = Composer::new(payload);
         let mut errors = Vec::new();
         for extension in &self.extensions {
@@ -158,10 +192,14 @@ impl ExtensionRegistry {
     /// [`decide`](Self::decide) on a task of its own, a handler that panics counting as one
     /// that threw (as a throwing handler fails its hook point in Pi): a live run and a replay
     /// running the extensions again answer alike (needs a tokio runtime).
-    pub async fn decide_caught(&self, payload: HookPayload) -> HookOutcome {
+    pub async fn decide_caught(
+        &self,
+        payload: HookPayload,
+        state: Option<Arc<HookState>>,
+    ) -> HookOutcome {
         let extensions = self.clone();
         let asked = payload.clone();
-        match tokio::spawn(async move { extensions.decide(asked).await }).await {
+        match tokio::spawn(async move { extensions.decide_at(asked, state).await }).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 let mut fold = Composer::new(payload);

@@ -1,57 +1,22 @@
 //! An extension's event handlers as a [`RustExtension`]: at a hook point the machine waits on,
-//! the payload (Pi's event object) and the [`StateMirror`] go to the extension host (`event`),
+//! the payload (Pi's event object) and what changed in the [`StateMirror`] go to the extension
+//! host (`event`),
 //! which runs the handlers with Pi 1.5.2's own `ExtensionRunner` and answers with the composed
 //! result, the actions the handlers took (`ctx.abort()`, `pi.appendEntry`, ...) and the errors
 //! they threw. Each loaded extension is one [`RustExtension`], so the registry composes them in
 //! load order as Pi's runner does; their decisions are recorded, so a replay needs no Node.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::host::{response_data, ExtensionHost, Registrations};
+use super::mirror::StateMirror;
 use crate::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookEvent, HookFuture, HookPayload,
-    RustExtension,
+    HookState, RustExtension,
 };
-
-/// The state the handlers' synchronous getters read (`pi.getActiveTools()`, `ctx.model`,
-/// `ctx.isIdle()`, `ctx.sessionManager`'s reads, `ctx.getContextUsage()`,
-/// `ctx.getSystemPrompt()`), as Pi's field names in one JSON object sent with each event. The
-/// program keeps it current; `systemPrompt` is the payload's at `before_agent_start`.
-#[derive(Clone, Debug, Default)]
-pub struct StateMirror(Arc<Mutex<Value>>);
-
-impl StateMirror {
-    /// Sets `field` (e.g. `"model"`, `"activeTools"`, `"session"`) for the events to come.
-    pub fn set(&self, field: &str, value: Value) {
-        let mut state = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !state.is_object() {
-            *state = json!({});
-        }
-        state[field] = value;
-    }
-
-    /// The state as sent with an event about `payload`.
-    fn for_event(&self, payload: &HookPayload) -> Value {
-        let mut state = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        if !state.is_object() {
-            state = json!({});
-        }
-        if let HookPayload::BeforeAgentStart { system_prompt, .. } = payload {
-            state["systemPrompt"] = json!(system_prompt);
-        }
-        state
-    }
-}
 
 /// One loaded extension as `init` names it: its path and the events it has handlers for.
 #[derive(Clone, Debug, Deserialize)]
@@ -105,17 +70,26 @@ impl RustExtension for SidecarExtension {
         self.hooks.clone()
     }
 
+    fn observe(&self, state: &HookState) {
+        self.state.observe(state);
+    }
+
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
-            let (id, mut answers) = self
-                .host
-                .request(json!({
+            let (id, mut answers) = {
+                // Held until the request is written: the host applies the changes in the
+                // order they were worked out.
+                let mut mirror = self.state.lock();
+                let mut request = json!({
                     "type": "event",
                     "extension": self.index,
                     "payload": payload,
-                    "state": self.state.for_event(payload),
-                }))
-                .map_err(|e| e.to_string())?;
+                });
+                mirror
+                    .for_event(payload, cx.state())
+                    .into_request(&mut request);
+                self.host.request(request).map_err(|e| e.to_string())?
+            };
             let answer = answers.recv().await;
             self.host.forget(id);
             let answer = answer.ok_or_else(|| self.host.ended("the event").to_string())?;
@@ -175,25 +149,5 @@ mod tests {
             loaded.hooks().iter().collect::<Vec<_>>(),
             [HookEvent::ToolCall, HookEvent::TurnEnd]
         );
-    }
-
-    #[test]
-    fn the_mirror_carries_the_prompt_in_force_at_before_agent_start() {
-        let state = StateMirror::default();
-        state.set("activeTools", json!(["read"]));
-        let start = HookPayload::BeforeAgentStart {
-            message_type: "user".into(),
-            prompt: "hi".into(),
-            images: Vec::new(),
-            system_prompt: "PROMPT".into(),
-        };
-        assert_eq!(
-            state.for_event(&start),
-            json!({"activeTools": ["read"], "systemPrompt": "PROMPT"})
-        );
-        let context = HookPayload::Context {
-            messages: Vec::new(),
-        };
-        assert_eq!(state.for_event(&context), json!({"activeTools": ["read"]}));
     }
 }

@@ -2,7 +2,8 @@
 //! looks (the project's only when it is trusted), `host.rs` runs the Node extension host
 //! (`sidecar/pi-extension-host.mjs`, Pi's own loader) and talks to it over a full-duplex
 //! channel (`ui.rs` carries the extensions' `ctx.ui` over it), `events.rs` answers the hook points
-//! the extensions' handlers listen at (Pi's runner runs them in the host), and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
+//! the extensions' handlers listen at (Pi's runner runs them in the host) over the state
+//! `mirror.rs` keeps of the session for their getters, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
 //! Node runs.
 //!
@@ -11,10 +12,12 @@
 pub mod discover;
 pub mod events;
 pub mod host;
+pub mod mirror;
 pub mod tool;
 pub mod ui;
 
 pub use discover::{discover, expand_home, Wanted};
-pub use events::{hook_extensions, StateMirror};
+pub use events::hook_extensions;
 pub use host::{ExtensionHost, HostError, Registrations};
+pub use mirror::StateMirror;
 pub use tool::register_tools;

@@ -1,0 +1,183 @@
+//! The state an extension's getters read travels with each hook point of the session machine
+//! (`Effect::Hook`'s `state`): idle or not as Pi's `isIdle`, the session's name and leaf, and
+//! the entries appended since the previous hook point, so a mirror applying them in order holds
+//! the session's entries as they are at each point.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pi_core::agent::hook_state::HookState;
+use pi_core::agent::hooks::{
+    HandledHooks, HookDecision, HookEvent, HookOutcome, HookPayload, InputAction,
+};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
+use pi_core::agent_session::{
+    retry::RetrySettings, SessionConfig, SessionInput, SessionMachine, SessionStep,
+};
+use pi_core::compaction::CompactionSettings;
+use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
+use pi_core::resources::Resources;
+use pi_core::script::mock_model;
+use pi_core::session::ids::IdGenerator;
+use pi_core::session::tree::SessionTree;
+use serde_json::Value;
+
+fn session() -> SessionMachine {
+    let mut ids = IdGenerator::new(7);
+    let tree = SessionTree::new("/work", 0, &mut ids, None);
+    SessionMachine::new(SessionConfig {
+        agent: AgentConfig {
+            model: mock_model(),
+            handled_hooks: HandledHooks::of([
+                HookEvent::Input,
+                HookEvent::BeforeAgentStart,
+                HookEvent::TurnEnd,
+            ]),
+            ..AgentConfig::default()
+        },
+        tree,
+        ids,
+        retry: RetrySettings::default(),
+        compaction: CompactionSettings::default(),
+        default_thinking_level: None,
+        model_thinking_levels: Default::default(),
+        resources: Resources::default(),
+    })
+}
+
+fn hook(step: &SessionStep) -> (CallId, HookPayload, HookState) {
+    let hooks: Vec<_> = step
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Hook {
+                call,
+                payload,
+                state,
+            } => Some((*call, payload.clone(), *state.clone().expect("a state"))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
+    hooks.into_iter().next().unwrap()
+}
+
+fn answer(call: CallId, decision: HookDecision) -> SessionInput {
+    SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision,
+            actions: vec![],
+            errors: vec![],
+        },
+    })
+}
+
+fn ids(entries: &[Value]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn tree_ids(s: &SessionMachine) -> Vec<String> {
+    s.tree()
+        .entries()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect()
+}
+
+#[test]
+fn each_hook_point_carries_the_session_as_it_is_there() {
+    let mut s = session();
+    s.step(1, SessionInput::SetSessionName("named".into()))
+        .unwrap();
+    let prompt = SessionInput::Prompt {
+        text: "go".into(),
+        images: vec![],
+        streaming_behavior: None,
+    };
+    let step = s.step(2, prompt).unwrap();
+    let (call, _, input) = hook(&step);
+    assert!(input.is_idle, "idle while the input waits, as Pi's");
+    assert_eq!(input.session.name.as_deref(), Some("named"));
+    assert_eq!(input.session.entries.from, 0);
+    assert_eq!(ids(&input.session.entries.entries), tree_ids(&s));
+    assert_eq!(input.session.leaf_id.as_deref(), s.tree().leaf_id());
+    assert_eq!(input.model, mock_model());
+    assert!(!input.has_pending_messages);
+    let mut mirror = Vec::new();
+    assert!(input.session.entries.apply_to(&mut mirror));
+
+    let step = s
+        .step(3, answer(call, HookDecision::Input(InputAction::Continue)))
+        .unwrap();
+    let (call, payload, start) = hook(&step);
+    assert!(matches!(payload, HookPayload::BeforeAgentStart { .. }));
+    assert!(!start.is_idle, "the run is active at before_agent_start");
+    assert_eq!(start.system_prompt, s.agent().system_prompt());
+    assert!(start.session.entries.entries.is_empty(), "nothing new");
+    assert_eq!(start.session.entries.from, mirror.len());
+
+    let step = s
+        .step(
+            4,
+            answer(
+                call,
+                HookDecision::BeforeAgentStart {
+                    messages: vec![],
+                    system_prompt: None,
+                },
+            ),
+        )
+        .unwrap();
+    let model_call = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::CallModel { call, .. } => Some(*call),
+            _ => None,
+        })
+        .unwrap();
+    let message = AssistantMessage {
+        content: vec![ContentBlock::text("done")],
+        ..AssistantMessage::default()
+    };
+    let step = s
+        .step(
+            5,
+            SessionInput::Answer(Input::Model {
+                call: model_call,
+                event: StreamEvent::Done {
+                    reason: StopReason::Stop,
+                    message,
+                },
+            }),
+        )
+        .unwrap();
+    let (_, payload, turn_end) = hook(&step);
+    assert!(matches!(payload, HookPayload::TurnEnd { .. }));
+    assert!(!turn_end.is_idle);
+    assert_eq!(turn_end.session.entries.from, mirror.len());
+    assert!(turn_end.session.entries.apply_to(&mut mirror));
+    assert_eq!(
+        ids(&mirror),
+        tree_ids(&s),
+        "the user's and the answer's entries"
+    );
+    let roles: Vec<&str> = turn_end
+        .session
+        .entries
+        .entries
+        .iter()
+        .filter_map(|e| e["message"]["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant"],
+        "the answer persisted before turn_end"
+    );
+    assert_eq!(turn_end.session.leaf_id.as_deref(), s.tree().leaf_id());
+    let usage = turn_end.context_usage.expect("the mock model has a window");
+    assert_eq!(usage["contextWindow"], mock_model().context_window);
+}
