@@ -485,7 +485,7 @@ fn a_user_message_goes_through_the_input_handlers_before_the_hook_point_goes_on(
         .effects
         .iter()
         .find_map(|e| match e {
-            Effect::Hook { call, payload } => Some((*call, payload.clone())),
+            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
             _ => None,
         })
         .unwrap();
