@@ -166,7 +166,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         source,
     })?;
     let mut runtime = Runtime::from_args(&args, cwd)?;
-    runtime.start_extensions();
+    runtime.start_extensions(&args.extension_flags);
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
     }

@@ -266,6 +266,91 @@ fn an_extensions_message_steers_the_run_and_replays_without_node() {
     assert_eq!(replayed, recorded);
 }
 
+/// An extension command (`/note args`) run from print mode's messages, worded by the
+/// extension's flags from the command line: its entry and message are written and the next
+/// prompt's request holds the message, the command's text never reaching the model; the
+/// recording replays byte for byte with no Node on PATH.
+#[test]
+fn an_extension_command_runs_with_its_flags_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("note.jsonl");
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_flag/extension.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "-e",
+        extension.to_str().unwrap(),
+        "--greeting=hey",
+        "--loud",
+        "-p",
+        "/note the plan",
+        "What did I note?",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "the command calls no model: {recorded}");
+    assert_eq!(
+        requests[0]["messages"].as_array().unwrap()[1..],
+        [
+            json!({"role": "user", "content": [{"type": "text", "text": "HEY THE PLAN"}]}),
+            json!({"role": "user", "content": [{"type": "text", "text": "What did I note?"}]}),
+        ]
+    );
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let appended: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "entry_appended")
+        .collect();
+    assert_eq!(appended.len(), 1, "{recorded}");
+    assert_eq!(
+        appended[0]["entry"]["data"],
+        json!({"args": "the plan", "idle": true})
+    );
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// Long options neither Pi nor a loaded extension registered are Pi 1.5.2's one error, after
+/// the extensions loaded; a string flag given bare is refused.
+#[test]
+fn unregistered_options_and_a_bare_string_flag_are_pis_errors() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_flag/extension.ts");
+    let mut command = with_extension(&env, &["--foo", "--greeting", "--bar=1"], &extension, "hi");
+    with_host(&mut command, &path);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(
+        stderr,
+        "Error: Extension flag \"--greeting\" requires a value\nError: Unknown options: --foo, --bar\n"
+    );
+    assert!(mock.requests().is_empty());
+}
+
 /// The steering extension under the original Pi 1.5.2 (`PI_ORIGINAL`) and under ours against the
 /// same script: the same events in the same order, and the same requests.
 #[test]
@@ -1036,7 +1121,7 @@ fn the_extension_conformance_set_matches_pi_1_5_2() {
         .lines()
         .filter_map(|line| line.split_once(' '))
         .collect();
-    assert_eq!(cases.len(), 4, "{report}{stderr}");
+    assert_eq!(cases.len(), 5, "{report}{stderr}");
     for (name, verdict) in cases {
         if pending.contains(&name) {
             assert_ne!(verdict, "match", "{name} matches now: take it off PENDING");

@@ -2,8 +2,11 @@
 """The extension conformance set: Pi extensions run under Pi 1.5.2 and under ours with the kit's
 mock, compared as the scenarios are.
 
-usage: run.py record --pi PI_152                     record 1.5.2's traces into traces/
-       run.py compare --pi OURS [--host-pi-dir DIR]  run ours, compare with traces/
+usage: run.py record --pi PI_152 [CASE ...]                               record 1.5.2's traces into traces/
+       run.py compare --pi OURS [--host-pi-dir DIR] [--keep DIR] [CASE ...]  run ours, compare with traces/
+
+Without CASE, every case; with some, only those (a new case is recorded alone, the others'
+traces left as they are).
 
 Each folder here holds one case: extension.ts and scenario.json (the kit's scenario format,
 with its mock script). The extension is written into the scenario's cwd and loaded with
@@ -57,9 +60,9 @@ def cases():
     return sorted(p.name for p in HERE.iterdir() if (p / "scenario.json").is_file())
 
 
-def scenarios(folder, env):
-    """Writes each case as a kit scenario into `folder` (its extension among its files)."""
-    for name in cases():
+def scenarios(folder, env, names):
+    """Writes each case of `names` as a kit scenario into `folder` (its extension among its files)."""
+    for name in names:
         spec = json.loads((HERE / name / "scenario.json").read_text(encoding="utf-8"))
         spec.setdefault("files", {})["extension.ts"] = (HERE / name / "extension.ts").read_text(encoding="utf-8")
         if env:
@@ -77,12 +80,18 @@ def main():
     ap.add_argument("action", choices=["record", "compare"])
     ap.add_argument("--pi", required=True, help="command that starts pi")
     ap.add_argument("--host-pi-dir", default=os.environ.get("PI_EXTENSION_HOST_PI_DIR"))
-    a = ap.parse_args()
+    ap.add_argument("--keep", help="compare: write ours into this folder (kept) instead of a temporary one")
+    ap.add_argument("cases", nargs="*", help="the cases to run (default: all)")
+    a = ap.parse_intermixed_args()
+    names = a.cases or cases()
+    unknown = sorted(set(names) - set(cases()))
+    if unknown:
+        ap.error(f"no such case: {', '.join(unknown)}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "scenarios").mkdir()
         if a.action == "record":
-            scenarios(tmp / "scenarios", None)
+            scenarios(tmp / "scenarios", None, names)
             return kit_run(a.pi, tmp / "scenarios", TRACES, True)
         if not a.host_pi_dir:
             ap.error("--host-pi-dir (or PI_EXTENSION_HOST_PI_DIR) must name Pi 1.5.2's install")
@@ -90,16 +99,17 @@ def main():
         scenarios(tmp / "scenarios", {
             "PI_EXTENSION_HOST_PI_DIR": a.host_pi_dir,
             "PATH": f"{node}:{os.environ.get('PATH', '')}",
-        })
+        }, names)
+        ours = Path(a.keep).resolve() if a.keep else tmp / "ours"
         with open(tmp / "run.log", "w") as log:
             stdout, sys.stdout = sys.stdout, log
             try:
-                kit_run(a.pi, tmp / "scenarios", tmp / "ours", False)
+                kit_run(a.pi, tmp / "scenarios", ours, False)
             finally:
                 sys.stdout = stdout
         all_matched = True
-        for name in cases():
-            report = subprocess.run([sys.executable, str(KIT / "compare.py"), str(TRACES / name), str(tmp / "ours" / name)],
+        for name in names:
+            report = subprocess.run([sys.executable, str(KIT / "compare.py"), str(TRACES / name), str(ours / name)],
                                     capture_output=True, text=True)
             if report.returncode == 0:
                 print(f"{name} match", flush=True)

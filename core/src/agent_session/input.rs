@@ -38,7 +38,8 @@ pub(super) struct PendingInput {
 }
 
 impl SessionMachine {
-    /// Takes a user's text: refuses it as Pi's `prompt` does before its handlers run, asks the
+    /// Takes a user's text: a prompt naming an extension command runs it (`command.rs`), a
+    /// queued one is refused; else refuses it as Pi's `prompt` does before its handlers run, asks the
     /// `input` handlers when there are some, else expands and prompts or queues it at once.
     pub(super) fn user_input(
         &mut self,
@@ -46,6 +47,11 @@ impl SessionMachine {
         images: Vec<ImageContent>,
         kind: InputKind,
     ) -> Result<(), SessionError> {
+        match kind {
+            InputKind::Prompt(_) if self.run_extension_command(&text) => return Ok(()),
+            InputKind::Queue(_) => self.refuse_queued_command(&text)?,
+            InputKind::Prompt(_) => {}
+        }
         let kind = match kind {
             InputKind::Prompt(behavior) if self.agent.is_streaming() || self.prompt_pending() => {
                 let behavior = behavior.ok_or(SessionRejection::NeedsStreamingBehavior)?;

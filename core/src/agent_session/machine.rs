@@ -91,6 +91,8 @@ pub struct SessionMachine {
     pub(super) input_source: String,
     /// Texts waiting for the `input` decision, in the order they came.
     pub(super) pending_inputs: Vec<PendingInput>,
+    /// Extension commands running (`command.rs`).
+    pub(super) pending_commands: Vec<crate::agent::CallId>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
@@ -150,6 +152,7 @@ impl SessionMachine {
             resources: config.resources,
             input_source: INTERACTIVE_SOURCE.to_owned(),
             pending_inputs: Vec::new(),
+            pending_commands: Vec::new(),
             run_active: false,
             abort_requested: false,
             cache_warming: None,
@@ -171,9 +174,9 @@ impl SessionMachine {
     }
 
     /// Whether anything is in progress: a run, a retry wait, a compaction, a held prompt, an
-    /// input waiting for its extensions.
+    /// input waiting for its extensions, an extension command running.
     pub fn is_busy(&self) -> bool {
-        self.run_busy() || self.inputs_pending()
+        self.run_busy() || self.inputs_pending() || self.commands_pending()
     }
 
     /// Pi's `input` source of the texts from now on (`"rpc"` in RPC mode; the default is
@@ -479,6 +482,10 @@ impl SessionMachine {
                 let (call, outcome) = (*call, outcome.clone());
                 self.warm_decided(call, outcome);
                 return Ok(());
+            }
+            if self.awaits_command(*call) {
+                let (call, outcome) = (*call, outcome.clone());
+                return self.command_ran(call, outcome);
             }
             if self.awaits_input(*call, &outcome.decision) {
                 let (call, outcome) = (*call, outcome.clone());

@@ -275,6 +275,7 @@ impl Driver {
                     render::json(&n.summary_entry_id)
                 ),
                 Reply::Navigated(Err(error)) => format!("navigation error {}", render::json(error)),
+                Reply::CommandRan => "command ran".to_owned(),
             };
             self.log.push(format!("  <- {line}"));
         }

@@ -37,7 +37,7 @@ impl StateMirror {
     }
 
     /// The state as sent with an event about `payload`.
-    fn for_event(&self, payload: &HookPayload) -> Value {
+    pub(super) fn for_event(&self, payload: &HookPayload) -> Value {
         let mut state = self
             .0
             .lock()

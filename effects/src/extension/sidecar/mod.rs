@@ -2,19 +2,24 @@
 //! looks (the project's only when it is trusted), `host.rs` runs the Node extension host
 //! (`sidecar/pi-extension-host.mjs`, Pi's own loader) and talks to it over a full-duplex
 //! channel (`ui.rs` carries the extensions' `ctx.ui` over it), `events.rs` answers the hook points
-//! the extensions' handlers listen at (Pi's runner runs them in the host), and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
+//! the extensions' handlers listen at (Pi's runner runs them in the host), `command.rs` runs
+//! their commands, `flags.rs` hands them the command line's values of their flags, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
 //! Node runs.
 //!
 //! [`CustomTool`]: crate::custom_tool::CustomTool
 
+pub mod command;
 pub mod discover;
 pub mod events;
+pub mod flags;
 pub mod host;
 pub mod tool;
 pub mod ui;
 
+pub use command::{command_extension, command_names};
 pub use discover::{discover, expand_home, Wanted};
 pub use events::{hook_extensions, StateMirror};
+pub use flags::{flag_errors, flag_values, FlagDeclaration, GivenFlag};
 pub use host::{ExtensionHost, HostError, Registrations};
 pub use tool::register_tools;

@@ -1,0 +1,72 @@
+//! Extension commands (Pi 1.5.2's `_tryExecuteExtensionCommand`): a prompt whose text is
+//! `/name args`, `name` one of the extensions' commands (the session configuration's
+//! [`Resources::commands`]), runs that command's handler instead of becoming a message, before
+//! the `input` handlers and before any `/skill:` or template expansion, even while the agent
+//! streams. The run is an effect ([`HookPayload::Command`]) and its answer an input (the
+//! actions the handler asked for), so a recording replays it without the extension. A queued
+//! text (steer, follow-up) naming a command is refused as Pi refuses it.
+//!
+//! [`Resources::commands`]: crate::resources::Resources::commands
+
+use crate::agent::hooks::{HookOutcome, HookPayload};
+use crate::agent::{CallId, Effect};
+
+use super::contract::{Reply, SessionError, SessionRejection};
+use super::machine::SessionMachine;
+
+impl SessionMachine {
+    /// Whether `text`, prompted, would run an extension command rather than reach the model
+    /// (what a front end answers such a prompt by: Pi's `handled` disposition).
+    pub fn is_extension_command(&self, text: &str) -> bool {
+        self.resources.command(text).is_some()
+    }
+
+    /// Starts the command `text` names, if it names one: the machine waits for its run.
+    pub(super) fn run_extension_command(&mut self, text: &str) -> bool {
+        let Some((name, args)) = self.resources.command(text) else {
+            return false;
+        };
+        let payload = HookPayload::Command {
+            name: name.to_owned(),
+            args: args.to_owned(),
+            idle: !self.agent.is_streaming(),
+        };
+        let call = self.agent.reserve_call();
+        self.pending_commands.push(call);
+        self.out.effects.push(Effect::Hook { call, payload });
+        true
+    }
+
+    /// Pi's refusal of a steer or follow-up whose text names an extension command.
+    pub(super) fn refuse_queued_command(&self, text: &str) -> Result<(), SessionError> {
+        match self.resources.command(text) {
+            Some((name, _)) => Err(SessionRejection::CommandQueued(name.to_owned()).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `call` is a command's run.
+    pub(super) fn awaits_command(&self, call: CallId) -> bool {
+        self.pending_commands.contains(&call)
+    }
+
+    /// Whether a command runs (the session is busy meanwhile, as Pi's `prompt` awaits it).
+    pub(super) fn commands_pending(&self) -> bool {
+        !self.pending_commands.is_empty()
+    }
+
+    /// A command's run ended (`call`, which [`Self::awaits_command`] checked): what its handler
+    /// asked for is applied in the order an `input` handler's is, then the front end learns the
+    /// prompt was handled.
+    pub(super) fn command_ran(
+        &mut self,
+        call: CallId,
+        outcome: HookOutcome,
+    ) -> Result<(), SessionError> {
+        self.pending_commands.retain(|c| *c != call);
+        self.append_asked_entries(&outcome.actions);
+        self.send_asked_messages(&outcome.actions)?;
+        self.reply(Reply::CommandRan);
+        Ok(())
+    }
+}
