@@ -86,6 +86,7 @@ async function init(request) {
   process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
   const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
   const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
+  result.errors.push(...conflicts(result.extensions));
   Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
   const registered = [];
   for (const extension of result.extensions) {
@@ -115,6 +116,23 @@ async function init(request) {
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
   }));
   return { tools: registered, commands, flags, extensions, errors: result.errors };
+}
+
+/** Pi's resource loader's conflicts: a tool or a flag an earlier extension registered, reported
+ * as the later one's load error (both stay loaded; the first registration wins). */
+function conflicts(extensions) {
+  const found = [];
+  const owners = { tool: new Map(), flag: new Map() };
+  for (const extension of extensions) {
+    for (const [kind, names, word] of [["tool", extension.tools.keys(), (n) => `Tool "${n}"`], ["flag", extension.flags.keys(), (n) => `Flag "--${n}"`]]) {
+      for (const name of names) {
+        const owner = owners[kind].get(name);
+        if (owner && owner !== extension.path) found.push({ path: extension.path, error: `${word(name)} conflicts with ${owner}` });
+        else owners[kind].set(name, extension.path);
+      }
+    }
+  }
+  return found;
 }
 
 /** The command line's values of registered flags, as Pi's `applyExtensionFlagValues` sets them

@@ -331,6 +331,100 @@ fn an_extension_command_runs_with_its_flags_and_replays_without_node() {
     assert_eq!(replayed, recorded);
 }
 
+/// An RPC `prompt` naming an extension command is answered `handled` after the command's entry
+/// and message, as Pi 1.5.2 answers it; a `follow_up` naming it is Pi's error; the recording
+/// replays byte for byte with no Node on PATH.
+#[test]
+fn an_rpc_command_is_handled_and_its_recording_replays_without_node() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("note-rpc.jsonl");
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_flag/extension.ts");
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension.to_str().unwrap(),
+        "--greeting",
+        "yo",
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let mut send = |line: Value| writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
+    send(json!({"id": "c", "type": "prompt", "message": "/note now"}));
+    let mut recorded = String::new();
+    let mut lines = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["id"] == "c" {
+            send(json!({"id": "f", "type": "follow_up", "message": "/note later"}));
+        }
+        if event["id"] == "f" {
+            send(json!({"id": "p", "type": "prompt", "message": "What did I note?"}));
+        }
+        let ended = event["type"] == "agent_settled";
+        lines.push(event);
+        if ended {
+            break;
+        }
+    }
+    drop(send);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let kinds: Vec<String> = lines
+        .iter()
+        .take(5)
+        .map(|l| {
+            format!(
+                "{} {}",
+                l["type"].as_str().unwrap(),
+                l["id"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "entry_appended ",
+            "message_start ",
+            "message_end ",
+            "response c",
+            "response f"
+        ],
+        "{recorded}"
+    );
+    assert_eq!(
+        lines[4]["error"],
+        "Extension command \"/note\" cannot be queued. Use prompt() or execute the command when not streaming."
+    );
+    assert_eq!(lines[2]["message"]["content"], "yo now");
+    assert_eq!(lines[3]["data"], json!({"disposition": "handled"}));
+    assert_eq!(mock.requests().len(), 1);
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
 /// Long options neither Pi nor a loaded extension registered are Pi 1.5.2's one error, after
 /// the extensions loaded; a string flag given bare is refused.
 #[test]
@@ -347,6 +441,40 @@ fn unregistered_options_and_a_bare_string_flag_are_pis_errors() {
     assert_eq!(
         stderr,
         "Error: Extension flag \"--greeting\" requires a value\nError: Unknown options: --foo, --bar\n"
+    );
+    assert!(mock.requests().is_empty());
+}
+
+/// A flag a second extension registers again is Pi 1.5.2's load error for that extension,
+/// naming the first; the run ends before any prompt.
+#[test]
+fn a_flag_registered_twice_is_the_later_extensions_load_error() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let first = env.path("first.ts");
+    std::fs::write(
+        &first,
+        "export default function (pi) {\n\tpi.registerFlag(\"greeting\", { type: \"string\", description: \"x\" });\n}\n",
+    )
+    .unwrap();
+    let second = std::fs::canonicalize(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../conformance/extensions/command_flag/extension.ts"),
+    )
+    .unwrap();
+    let mut command = with_extension(&env, &["-e", first.to_str().unwrap()], &second, "hi");
+    with_host(&mut command, &path);
+    let (code, _, stderr) = run(&mut command);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Error: Failed to load extension \"{}\": Flag \"--greeting\" conflicts with {}\n{}\n",
+            second.display(),
+            first.display(),
+            "Hint: Start without extensions using \"pi -ne\"."
+        )
     );
     assert!(mock.requests().is_empty());
 }
