@@ -381,7 +381,6 @@ fn an_rpc_command_is_handled_and_its_recording_replays_without_node() {
             break;
         }
     }
-    drop(send);
     drop(stdin);
     assert!(child.wait().unwrap().success());
     let kinds: Vec<String> = lines
