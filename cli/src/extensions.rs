@@ -9,7 +9,7 @@ use pi_cassettes::read::Cassette;
 use pi_effects::agent_session::SessionOptions;
 use pi_effects::extension::sidecar::{
     command_extension, command_names, discover, flag_errors, hook_extensions, register_tools,
-    ExtensionHost, GivenFlag, Registrations, StateMirror, Wanted,
+    ExtensionHost, FlagDeclaration, GivenFlag, Registrations, StateMirror, Wanted,
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::run_config::RunConfig;
@@ -60,11 +60,12 @@ impl Runtime {
     /// Starts the extension host for the extensions found, if any, and registers their tools,
     /// commands and event handlers, the command line's `flags` set for those they registered;
     /// failures, and flags no extension registered, become diagnostics (Pi's, in its order).
-    pub fn start_extensions(&mut self, flags: &[GivenFlag]) {
+    /// The flags they registered come back (for `--help`).
+    pub fn start_extensions(&mut self, flags: &[GivenFlag]) -> Vec<FlagDeclaration> {
         if self.extension_paths.is_empty() {
             self.diagnostics
                 .extend(flag_errors(&[], flags).into_iter().map(Diagnostic::Error));
-            return;
+            return Vec::new();
         }
         let started = ExtensionHost::start_with_flags(
             &self.extension_paths,
@@ -93,6 +94,7 @@ impl Runtime {
                     self.extensions.load(extension);
                 }
                 self.extension_host = Some(host);
+                registrations.flags
             }
             Err(error) => {
                 self.diagnostics
@@ -101,8 +103,42 @@ impl Runtime {
                     self.diagnostics
                         .push(load_failure(&path.to_string_lossy(), &error.to_string()));
                 }
+                Vec::new()
             }
         }
+    }
+}
+
+/// The line of Pi 1.5.2's help after which the extensions' flags are listed.
+const FLAGS_PLACE: &str =
+    "Extensions can register additional flags (e.g., --plan from plan-mode extension).\n";
+
+/// `help` with Pi 1.5.2's `Extension CLI Flags:` section for `flags` (none: unchanged).
+pub fn help_with_flags(help: &str, flags: &[FlagDeclaration]) -> String {
+    if flags.is_empty() {
+        return help.to_owned();
+    }
+    let mut section = String::from("Extension CLI Flags:\n");
+    for flag in flags {
+        let value = if flag.kind == "string" {
+            " <value>"
+        } else {
+            ""
+        };
+        let option = format!("  --{}{value}", flag.name);
+        let description = match &flag.description {
+            Some(text) => text.clone(),
+            None => format!(
+                "Registered by {}",
+                flag.extension_path.as_deref().unwrap_or("undefined")
+            ),
+        };
+        section.push_str(&format!("{option:<30}{description}\n"));
+    }
+    section.push('\n');
+    match help.split_once(FLAGS_PLACE) {
+        Some((before, after)) => format!("{before}{FLAGS_PLACE}{section}{after}"),
+        None => help.to_owned(),
     }
 }
 

@@ -166,7 +166,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         source,
     })?;
     let mut runtime = Runtime::from_args(&args, cwd)?;
-    runtime.start_extensions(&args.extension_flags);
+    let extension_flags = runtime.start_extensions(&args.extension_flags);
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
     }
@@ -194,8 +194,13 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     }
     let choice = session_choice(&args, &runtime)?;
     if args.help {
+        // Pi reports what it found wrong, then helps all the same.
+        for diagnostic in &runtime.diagnostics {
+            eprintln!("{diagnostic}");
+        }
+        let help = extensions::help_with_flags(HELP, &extension_flags);
         // help.txt ends with the newline Pi's `console.log` adds.
-        console.log(HELP.strip_suffix('\n').unwrap_or(HELP));
+        console.log(help.strip_suffix('\n').unwrap_or(&help));
         return Ok(0);
     }
     if let Some(search) = &args.list_models {

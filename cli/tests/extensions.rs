@@ -478,6 +478,34 @@ fn a_flag_registered_twice_is_the_later_extensions_load_error() {
     assert!(mock.requests().is_empty());
 }
 
+/// `--help` lists the loaded extensions' flags in Pi 1.5.2's section, after reporting an
+/// option no extension registered, and still helps: the same text as the original's.
+#[test]
+fn help_lists_the_extensions_flags_as_pi_1_5_2_does() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_flag/extension.ts");
+    let args = ["-e", extension.to_str().unwrap(), "--zz", "--help"];
+    let mut command = env.command(&args);
+    with_host(&mut command, &path);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr, "Error: Unknown option: --zz\n");
+    assert!(
+        stdout.contains(concat!(
+            "plan-mode extension).\nExtension CLI Flags:\n",
+            "  --greeting <value>          How a note starts\n",
+            "  --loud                      Notes in capitals\n\n\nExamples:"
+        )),
+        "{stdout}"
+    );
+    let mut theirs = original(&env, &path).unwrap();
+    let (code, their_stdout, their_stderr) = run(theirs.args(args));
+    assert_eq!((code, their_stdout, their_stderr), (0, stdout, stderr));
+}
+
 /// The steering extension under the original Pi 1.5.2 (`PI_ORIGINAL`) and under ours against the
 /// same script: the same events in the same order, and the same requests.
 #[test]
