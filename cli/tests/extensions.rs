@@ -269,7 +269,7 @@ fn an_extensions_message_steers_the_run_and_replays_without_node() {
 /// An extension command (`/note args`) run from print mode's messages, worded by the
 /// extension's flags from the command line: its entry and message are written and the next
 /// prompt's request holds the message, the command's text never reaching the model; the
-/// recording replays byte for byte with no Node on PATH.
+/// recording replays byte for byte with no Node on PATH, and with the extension run again.
 #[test]
 fn an_extension_command_runs_with_its_flags_and_replays_without_node() {
     let Some(path) = node_path() else { return };
@@ -327,6 +327,14 @@ fn an_extension_command_runs_with_its_flags_and_replays_without_node() {
         .args(["replay", cassette.to_str().unwrap()])
         .env("PATH", &no_node)
         .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+
+    // Run again live, the command sees the recorded command line's flags.
+    let mut live = Command::new(env!("CARGO_BIN_EXE_pi"));
+    live.args(["replay", cassette.to_str().unwrap(), "--extensions", "live"]);
+    with_host(live.env("HOME", env.path("home")), &path);
+    let (code, replayed, stderr) = run(&mut live);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }
