@@ -285,7 +285,12 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     let built = runtime.build(&choice, plan.start(), plan.records())?;
     let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
     let model = built.machine.agent().model().clone();
-    if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
+    // Pi runs an extension command before asking for a key: prompts that are all commands
+    // need none.
+    let needs_key = prompts
+        .iter()
+        .any(|p| !built.machine.is_extension_command(p));
+    if needs_key && !replaying && !runtime.has_auth(&model) {
         if mode == Mode::Json {
             let mut out = output::Stdout::new();
             out.json_line(built.machine.tree().header());

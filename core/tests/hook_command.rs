@@ -117,7 +117,7 @@ fn a_command_runs_instead_of_a_prompt_and_its_actions_are_applied() {
         )
         .unwrap();
     assert!(!s.is_busy());
-    assert_eq!(ran.replies, [Reply::CommandRan]);
+    assert_eq!(ran.replies, [Reply::CommandRan { errors: vec![] }]);
     let kinds: Vec<&str> = ran
         .events
         .iter()

@@ -474,7 +474,15 @@ impl<I: Interpreter + Send> Rpc<I> {
                     };
                     self.respond(&response);
                 }
-                Reply::CommandRan => {
+                Reply::CommandRan { errors } => {
+                    for error in &errors {
+                        self.out.json_line(&serde_json::json!({
+                            "type": "extension_error",
+                            "extensionPath": error.extension,
+                            "event": error.event,
+                            "error": error.error,
+                        }));
+                    }
                     let id = self.command_waiters.pop_front().flatten();
                     let handled = commands::disposition(commands::Disposition::Handled);
                     self.respond(&success(id, "prompt", Some(handled)));

@@ -8,7 +8,7 @@
 //!
 //! [`Resources::commands`]: crate::resources::Resources::commands
 
-use crate::agent::hooks::{HookOutcome, HookPayload};
+use crate::agent::hooks::{HookError, HookEvent, HookOutcome, HookPayload};
 use crate::agent::{CallId, Effect};
 
 use super::contract::{Reply, SessionError, SessionRejection};
@@ -32,7 +32,7 @@ impl SessionMachine {
             idle: !self.agent.is_streaming(),
         };
         let call = self.agent.reserve_call();
-        self.pending_commands.push(call);
+        self.pending_commands.push((call, name.to_owned()));
         self.out.effects.push(Effect::Hook { call, payload });
         true
     }
@@ -47,7 +47,7 @@ impl SessionMachine {
 
     /// Whether `call` is a command's run.
     pub(super) fn awaits_command(&self, call: CallId) -> bool {
-        self.pending_commands.contains(&call)
+        self.pending_commands.iter().any(|(c, _)| *c == call)
     }
 
     /// Whether a command runs (the session is busy meanwhile, as Pi's `prompt` awaits it).
@@ -57,16 +57,32 @@ impl SessionMachine {
 
     /// A command's run ended (`call`, which [`Self::awaits_command`] checked): what its handler
     /// asked for is applied in the order an `input` handler's is, then the front end learns the
-    /// prompt was handled.
+    /// prompt was handled, and what the handler threw, reported as Pi reports it
+    /// (`command:<name>`, at the `command` event).
     pub(super) fn command_ran(
         &mut self,
         call: CallId,
         outcome: HookOutcome,
     ) -> Result<(), SessionError> {
-        self.pending_commands.retain(|c| *c != call);
+        let name = self
+            .pending_commands
+            .iter()
+            .find(|(c, _)| *c == call)
+            .map(|(_, name)| name.clone())
+            .unwrap_or_default();
+        self.pending_commands.retain(|(c, _)| *c != call);
         self.append_asked_entries(&outcome.actions);
         self.send_asked_messages(&outcome.actions)?;
-        self.reply(Reply::CommandRan);
+        let errors = outcome
+            .errors
+            .into_iter()
+            .map(|e| HookError {
+                extension: format!("command:{name}"),
+                event: HookEvent::Command,
+                error: e.error,
+            })
+            .collect();
+        self.reply(Reply::CommandRan { errors });
         Ok(())
     }
 }

@@ -175,8 +175,10 @@ pub enum Reply {
     /// A navigation ended: where the editor goes, or the error Pi throws.
     Navigated(Result<Navigated, String>),
     /// An extension command's run ended and what it asked for was applied (the prompt that
-    /// named it was handled).
-    CommandRan,
+    /// named it was handled); `errors`: what its handler threw, as Pi reports it.
+    CommandRan {
+        errors: Vec<crate::agent::hooks::HookError>,
+    },
 }
 
 /// Where to navigate and how (Pi's `navigateTree` options).

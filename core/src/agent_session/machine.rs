@@ -92,7 +92,7 @@ pub struct SessionMachine {
     /// Texts waiting for the `input` decision, in the order they came.
     pub(super) pending_inputs: Vec<PendingInput>,
     /// Extension commands running (`command.rs`).
-    pub(super) pending_commands: Vec<crate::agent::CallId>,
+    pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
