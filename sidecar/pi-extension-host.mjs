@@ -6,9 +6,12 @@
 // @earendil-works/pi-coding-agent), as the fixture scripts name the original.
 //
 // Requests (harness -> host), each with a numeric `id`:
-//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn"} -> the registrations (tools,
-//       commands), and
-//       for each extension that loaded (in load order) its path and the events it handles
+//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn", "flagValues"} -> the
+//       registrations (tools, commands, flags), and for each extension that loaded (in load
+//       order) its path and the events it handles; `flagValues` ({name: true or a string}, the
+//       command line's `--name [value]`) set the registered flags `pi.getFlag` reads
+//   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
+//       run with `args` and Pi's command context: its actions and the errors it threw
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
@@ -83,6 +86,7 @@ async function init(request) {
   process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
   const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
   const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
+  result.errors.push(...conflicts(result.extensions));
   Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
   const registered = [];
   for (const extension of result.extensions) {
@@ -100,11 +104,46 @@ async function init(request) {
   const commands = new ExtensionRunner(result.extensions, result.runtime, request.cwd, sessionManager, modelRegistry)
     .getRegisteredCommands()
     .map((c) => plain({ name: c.invocationName, description: c.description, source: "extension", sourceInfo: c.sourceInfo }));
+  const flags = [];
+  for (const extension of result.extensions) {
+    for (const flag of extension.flags.values()) {
+      flags.push(plain({ name: flag.name, type: flag.type, default: flag.default, description: flag.description, extensionPath: flag.extensionPath }));
+    }
+  }
+  setFlagValues(result, flags, request.flagValues ?? {});
   const extensions = result.extensions.map((e) => ({
     path: e.path,
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
   }));
-  return { tools: registered, commands, extensions, errors: result.errors };
+  return { tools: registered, commands, flags, extensions, errors: result.errors };
+}
+
+/** Pi's resource loader's conflicts: a tool or a flag an earlier extension registered, reported
+ * as the later one's load error (both stay loaded; the first registration wins). */
+function conflicts(extensions) {
+  const found = [];
+  const owners = { tool: new Map(), flag: new Map() };
+  for (const extension of extensions) {
+    for (const [kind, names, word] of [["tool", extension.tools.keys(), (n) => `Tool "${n}"`], ["flag", extension.flags.keys(), (n) => `Flag "--${n}"`]]) {
+      for (const name of names) {
+        const owner = owners[kind].get(name);
+        if (owner && owner !== extension.path) found.push({ path: extension.path, error: `${word(name)} conflicts with ${owner}` });
+        else owners[kind].set(name, extension.path);
+      }
+    }
+  }
+  return found;
+}
+
+/** The command line's values of registered flags, as Pi's `applyExtensionFlagValues` sets them
+ * (a boolean flag is true whatever follows it; a string flag takes a string); the harness
+ * reports the others. */
+function setFlagValues(result, flags, values) {
+  for (const [name, value] of Object.entries(values)) {
+    const flag = flags.find((f) => f.name === name);
+    if (flag?.type === "boolean") result.runtime.flagValues.set(name, true);
+    else if (flag && typeof value === "string") result.runtime.flagValues.set(name, value);
+  }
 }
 
 // ---- Events: an extension's handlers run by Pi's own ExtensionRunner -------------------------
@@ -198,7 +237,32 @@ function runnerFor(index) {
   if (runner) return runner;
   const extension = loaded.extensions[index];
   if (!extension) throw new Error(`no extension ${index} is loaded`);
-  runner = new loaded.Runner([extension], loaded.runtime, loaded.cwd, sessionManager, modelRegistry);
+  runner = bound(new loaded.Runner([extension], loaded.runtime, loaded.cwd, sessionManager, modelRegistry));
+  loaded.runners.set(index, runner);
+  return runner;
+}
+
+/** A runner over every extension, which resolves command names as Pi's session does. */
+function commandRunner() {
+  let runner = loaded.runners.get("commands");
+  if (runner) return runner;
+  runner = bound(new loaded.Runner(loaded.extensions, loaded.runtime, loaded.cwd, sessionManager, modelRegistry));
+  runner.bindCommandContext({
+    // A command runs while nothing else of the session does, and what it asks for is applied
+    // once it has returned: there is nothing to wait for.
+    waitForIdle: async () => {},
+    newSession: unsupported("ctx.newSession"),
+    fork: unsupported("ctx.fork"),
+    navigateTree: unsupported("ctx.navigateTree"),
+    switchSession: unsupported("ctx.switchSession"),
+    reload: unsupported("ctx.reload"),
+  });
+  loaded.runners.set("commands", runner);
+  return runner;
+}
+
+/** `runner` with the extension API's actions and getters bound to the event in `scope()`. */
+function bound(runner) {
   const act = (action) => scope().actions.push(plain(action));
   runner.bindCore(
     {
@@ -261,7 +325,6 @@ function runnerFor(index) {
     modelRegistry,
   );
   runner.onError((error) => current.getStore()?.errors.push({ error: error.error, event: error.event }));
-  loaded.runners.set(index, runner);
   return runner;
 }
 
@@ -344,6 +407,25 @@ async function event(request) {
   return plain({ result, actions: store.actions, errors: store.errors });
 }
 
+async function command(request) {
+  const runner = commandRunner();
+  if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(request.id), "rpc");
+  const found = runner.getCommand(request.name);
+  if (!found) throw new Error(`no extension registered the command ${JSON.stringify(request.name)}`);
+  // The session's state as at a hook point, but idle as the machine saw it when the command came.
+  const state = snapshot(request);
+  if (request.idle !== undefined) state.isIdle = request.idle;
+  const store = { state, actions: [], errors: [] };
+  await current.run(store, async () => {
+    try {
+      await found.handler(request.args, runner.createCommandContext());
+    } catch (error) {
+      store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "command" });
+    }
+  });
+  return plain({ result: null, actions: store.actions, errors: store.errors });
+}
+
 async function execute(request) {
   const tool = tools.get(request.name);
   if (!tool) throw new Error(`Tool ${request.name} is not registered by any extension`);
@@ -365,6 +447,7 @@ async function handle(request) {
     else if (request.type === "tool.execute") data = await execute(request);
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);
+    else if (request.type === "command") data = await command(request);
     else if (request.type === "abort") {
       running.get(request.target)?.abort();
       return;

@@ -1,8 +1,11 @@
 //! Pi's command line (`cli/args.js`): the same flags, parsed by clap. Pi's multi-letter short
 //! flags (`-nt`, `-nc`, ...) are spelled out before parsing, since clap's short flags are single
-//! letters.
+//! letters. A long option Pi does not know is taken out first, with its value as Pi takes it,
+//! for the extensions' flags (`pi.registerFlag`): whether it is one is known only once they
+//! have loaded.
 
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::{ArgAction, CommandFactory, Parser, ValueEnum};
+use pi_effects::extension::sidecar::GivenFlag;
 
 /// What `--replay FILE` does with the file (the vocabulary of VCR libraries).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -143,6 +146,10 @@ pub struct Args {
     /// Messages, and `@file` arguments whose contents are prepended to the first message.
     #[arg(allow_hyphen_values = false)]
     pub messages: Vec<String>,
+    /// The long options Pi's own do not know, in the order given: the extensions' flags, or
+    /// Pi's `Unknown option` error once the extensions have loaded.
+    #[arg(skip)]
+    pub extension_flags: Vec<GivenFlag>,
 }
 
 impl Args {
@@ -150,14 +157,20 @@ impl Args {
     pub fn parse_from_args(argv: impl IntoIterator<Item = String>) -> Result<Args, clap::Error> {
         // `--` ends the options (Pi 1.5): what follows is kept as it is.
         let mut ended = false;
-        let spelled = std::iter::once("pi".to_owned()).chain(argv.into_iter().map(move |arg| {
-            if ended {
-                return arg;
-            }
-            ended = arg == "--";
-            spell_out(arg)
-        }));
-        Args::try_parse_from(spelled)
+        let spelled: Vec<String> = argv
+            .into_iter()
+            .map(move |arg| {
+                if ended {
+                    return arg;
+                }
+                ended = arg == "--";
+                spell_out(arg)
+            })
+            .collect();
+        let (known, extension_flags) = take_unknown_flags(spelled);
+        let mut args = Args::try_parse_from(std::iter::once("pi".to_owned()).chain(known))?;
+        args.extension_flags = extension_flags;
+        Ok(args)
     }
 
     /// The messages, `@file` arguments left out.
@@ -216,6 +229,61 @@ fn trimmed(names: &[String]) -> Vec<String> {
         .map(|n| n.trim().to_owned())
         .filter(|n| !n.is_empty())
         .collect()
+}
+
+/// Takes the long options Pi's own do not know out of `argv` (before a `--`), each with its
+/// value as Pi's `parseArgs` takes it: after `=`, or the next word unless that starts with `-`
+/// or `@`. The values of Pi's own options are stepped over.
+fn take_unknown_flags(argv: Vec<String>) -> (Vec<String>, Vec<GivenFlag>) {
+    let command = Args::command();
+    let known = |arg: &str| {
+        command
+            .get_arguments()
+            .find(|a| match (arg.strip_prefix("--"), arg.strip_prefix('-')) {
+                (Some(long), _) => a.get_long() == Some(long),
+                (None, Some(short)) => {
+                    let mut chars = short.chars();
+                    chars.next().is_some_and(|c| a.get_short() == Some(c)) && chars.next().is_none()
+                }
+                _ => false,
+            })
+    };
+    let mut kept = Vec::new();
+    let mut flags = Vec::new();
+    let mut words = argv.into_iter().peekable();
+    while let Some(arg) = words.next() {
+        if arg == "--" {
+            kept.push(arg);
+            kept.extend(words);
+            break;
+        }
+        let name = arg.split_once('=').map_or(arg.as_str(), |(name, _)| name);
+        if let Some(option) = known(name) {
+            let takes = option.get_action().takes_values() && !arg.contains('=');
+            let optional = option.get_num_args().is_some_and(|n| n.min_values() == 0);
+            kept.push(arg);
+            if takes && (!optional || words.peek().is_some_and(|w| !w.starts_with('-'))) {
+                kept.extend(words.next());
+            }
+            continue;
+        }
+        let Some(long) = arg.strip_prefix("--") else {
+            kept.push(arg);
+            continue;
+        };
+        let given = match long.split_once('=') {
+            Some((name, value)) => GivenFlag {
+                name: name.to_owned(),
+                value: Some(value.to_owned()),
+            },
+            None => GivenFlag {
+                name: long.to_owned(),
+                value: words.next_if(|w| !w.starts_with('-') && !w.starts_with('@')),
+            },
+        };
+        flags.push(given);
+    }
+    (kept, flags)
 }
 
 /// Pi's multi-letter short flags as their long forms.
@@ -307,7 +375,44 @@ mod tests {
     fn mistakes_are_named() {
         let err = Args::parse_from_args(["--mode".to_owned(), "xml".to_owned()]).unwrap_err();
         assert!(err.to_string().contains("xml"), "{err}");
-        let err = Args::parse_from_args(["--frobnicate".to_owned()]).unwrap_err();
-        assert!(err.to_string().contains("--frobnicate"), "{err}");
+        let err = Args::parse_from_args(["-q".to_owned()]).unwrap_err();
+        assert!(err.to_string().contains("-q"), "{err}");
+    }
+
+    #[test]
+    fn unknown_long_options_are_kept_for_the_extensions_with_their_values() {
+        let args = parse(&[
+            "--greeting",
+            "hi",
+            "--loud",
+            "-p",
+            "--model",
+            "m",
+            "--level=3",
+            "--at",
+            "@f.md",
+            "--system-prompt",
+            "be brief",
+            "msg",
+            "--",
+            "--after",
+        ]);
+        let flag = |name: &str, value: Option<&str>| GivenFlag {
+            name: name.into(),
+            value: value.map(str::to_owned),
+        };
+        assert_eq!(
+            args.extension_flags,
+            [
+                flag("greeting", Some("hi")),
+                flag("loud", None),
+                flag("level", Some("3")),
+                flag("at", None),
+            ]
+        );
+        assert!(args.print);
+        assert_eq!(args.model.as_deref(), Some("m"));
+        assert_eq!(args.system_prompt.as_deref(), Some("be brief"));
+        assert_eq!(args.messages, ["@f.md", "msg", "--after"]);
     }
 }

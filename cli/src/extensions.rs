@@ -7,7 +7,8 @@ use std::path::Path;
 
 use pi_cassettes::read::Cassette;
 use pi_effects::extension::sidecar::{
-    discover, hook_extensions, register_tools, ExtensionHost, StateMirror, Wanted,
+    command_extension, command_names, discover, flag_errors, hook_extensions, register_tools,
+    ExtensionHost, FlagDeclaration, GivenFlag, Registrations, StateMirror, Wanted,
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::run_config::RunConfig;
@@ -55,14 +56,29 @@ pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
 }
 
 impl Runtime {
-    /// Starts the extension host for the extensions found, if any, and registers their tools
-    /// and event handlers; failures become diagnostics.
-    pub fn start_extensions(&mut self) {
+    /// Starts the extension host for the extensions found, if any, and registers their tools,
+    /// commands and event handlers, the command line's `flags` set for those they registered;
+    /// failures, and flags no extension registered, become diagnostics (Pi's, in its order).
+    /// The flags they registered come back (for `--help`).
+    pub fn start_extensions(&mut self, flags: &[GivenFlag]) -> Vec<FlagDeclaration> {
         if self.extension_paths.is_empty() {
-            return;
+            self.diagnostics
+                .extend(flag_errors(&[], flags).into_iter().map(Diagnostic::Error));
+            return Vec::new();
         }
-        match ExtensionHost::start(&self.extension_paths, &self.cwd, self.project_trusted) {
+        let started = ExtensionHost::start_with_flags(
+            &self.extension_paths,
+            &self.cwd,
+            self.project_trusted,
+            flags,
+        );
+        match started {
             Ok((host, registrations)) => {
+                self.diagnostics.extend(
+                    flag_errors(&registrations.flags, flags)
+                        .into_iter()
+                        .map(Diagnostic::Error),
+                );
                 for failed in &registrations.errors {
                     self.diagnostics
                         .push(load_failure(&failed.path, &failed.error));
@@ -72,18 +88,56 @@ impl Runtime {
                 for command in &mut self.extension_commands {
                     from_cli(command, &self.cli_extension_paths);
                 }
-                for extension in hook_extensions(&registrations, &host, &self.extension_state) {
+                self.resources.commands = command_names(&registrations);
+                for extension in handlers(&registrations, &host, &self.extension_state) {
                     self.extensions.load(extension);
                 }
                 self.extension_host = Some(host);
+                registrations.flags
             }
             Err(error) => {
+                self.diagnostics
+                    .extend(flag_errors(&[], flags).into_iter().map(Diagnostic::Error));
                 for path in &self.extension_paths {
                     self.diagnostics
                         .push(load_failure(&path.to_string_lossy(), &error.to_string()));
                 }
+                Vec::new()
             }
         }
+    }
+}
+
+/// The line of Pi 1.5.2's help after which the extensions' flags are listed.
+const FLAGS_PLACE: &str =
+    "Extensions can register additional flags (e.g., --plan from plan-mode extension).\n";
+
+/// `help` with Pi 1.5.2's `Extension CLI Flags:` section for `flags` (none: unchanged).
+pub fn help_with_flags(help: &str, flags: &[FlagDeclaration]) -> String {
+    if flags.is_empty() {
+        return help.to_owned();
+    }
+    let mut section = String::from("Extension CLI Flags:\n");
+    for flag in flags {
+        let value = if flag.kind == "string" {
+            " <value>"
+        } else {
+            ""
+        };
+        let option = format!("  --{}{value}", flag.name);
+        let description = match &flag.description {
+            Some(text) => text.clone(),
+            None => format!(
+                "Registered by {}",
+                flag.extension_path.as_deref().unwrap_or("undefined")
+            ),
+        };
+        section.push_str(&format!("{option:<30}{description}\n"));
+    }
+    section.push('\n');
+    match help.split_once(FLAGS_PLACE) {
+        Some((before, after)) => format!("{before}{FLAGS_PLACE}{section}{after}"),
+        None => help.to_owned(),
     }
 }
 
@@ -126,7 +180,8 @@ pub fn for_replay(
         settings_paths: &[],
     });
     let (host, registrations) =
-        ExtensionHost::start(&paths, cwd, false).map_err(|e| e.to_string())?;
+        ExtensionHost::start_with_flags(&paths, cwd, false, &args.extension_flags)
+            .map_err(|e| e.to_string())?;
     if let Some(failed) = registrations.errors.first() {
         return Err(format!(
             "Failed to load extension \"{}\": {}",
@@ -136,8 +191,20 @@ pub fn for_replay(
     let state = StateMirror::default();
     state.set("cwd", json!(config.cwd));
     let mut registry = ExtensionRegistry::new();
-    for extension in hook_extensions(&registrations, &host, &state) {
+    for extension in handlers(&registrations, &host, &state) {
         registry.load(extension);
     }
     Ok(registry)
+}
+
+/// What answers the machine's hook points and command runs: the extensions with handlers, in
+/// load order, then their commands.
+fn handlers(
+    registrations: &Registrations,
+    host: &std::sync::Arc<ExtensionHost>,
+    state: &StateMirror,
+) -> Vec<std::sync::Arc<dyn pi_effects::extension::RustExtension>> {
+    let mut all = hook_extensions(registrations, host, state);
+    all.extend(command_extension(registrations, host, state));
+    all
 }

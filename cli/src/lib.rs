@@ -166,7 +166,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         source,
     })?;
     let mut runtime = Runtime::from_args(&args, cwd)?;
-    runtime.start_extensions();
+    let extension_flags = runtime.start_extensions(&args.extension_flags);
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
     }
@@ -194,8 +194,13 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     }
     let choice = session_choice(&args, &runtime)?;
     if args.help {
+        // Pi reports what it found wrong, then helps all the same.
+        for diagnostic in &runtime.diagnostics {
+            eprintln!("{diagnostic}");
+        }
+        let help = extensions::help_with_flags(HELP, &extension_flags);
         // help.txt ends with the newline Pi's `console.log` adds.
-        console.log(HELP.strip_suffix('\n').unwrap_or(HELP));
+        console.log(help.strip_suffix('\n').unwrap_or(&help));
         return Ok(0);
     }
     if let Some(search) = &args.list_models {
@@ -280,7 +285,12 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     let built = runtime.build(&choice, plan.start(), plan.records())?;
     let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
     let model = built.machine.agent().model().clone();
-    if !prompts.is_empty() && !replaying && !runtime.has_auth(&model) {
+    // Pi runs an extension command before asking for a key: prompts that are all commands
+    // need none.
+    let needs_key = prompts
+        .iter()
+        .any(|p| !built.machine.is_extension_command(p));
+    if needs_key && !replaying && !runtime.has_auth(&model) {
         if mode == Mode::Json {
             let mut out = output::Stdout::new();
             out.json_line(built.machine.tree().header());

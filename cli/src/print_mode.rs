@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use pi_core::agent_session::SessionInput;
+use pi_core::agent_session::{Reply, SessionInput};
 use pi_core::event::Event;
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
@@ -56,9 +56,12 @@ pub async fn run<I: Interpreter + Send>(
                 return Ok(code);
             }
         };
-        if let Err(error) = result {
-            out.flush();
-            return Err(error);
+        match result {
+            Err(error) => {
+                out.flush();
+                return Err(error);
+            }
+            Ok(driven) => report_command_errors(&driven.replies, out),
         }
     }
     let code = if mode == Mode::Text {
@@ -68,6 +71,23 @@ pub async fn run<I: Interpreter + Send>(
     };
     out.flush();
     Ok(code)
+}
+
+/// Pi 1.5.2's print mode's line on stderr for each error an extension command threw.
+fn report_command_errors(replies: &[Reply], out: &mut Stdout) {
+    for reply in replies {
+        if let Reply::CommandRan { errors } = reply {
+            for error in errors {
+                out.flush();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "Extension error ({}): {}",
+                    error.extension,
+                    error.error
+                );
+            }
+        }
+    }
 }
 
 /// What Pi 1.5's print mode says on stderr when the last answer was cut at the output limit.

@@ -101,7 +101,7 @@ def main():
             "PI_EXTENSION_HOST_PI_DIR": a.host_pi_dir,
             "PATH": f"{node}:{os.environ.get('PATH', '')}",
         }, a.case)
-        ours = Path(a.keep) if a.keep else tmp / "ours"
+        ours = Path(a.keep).resolve() if a.keep else tmp / "ours"
         with open(tmp / "run.log", "w") as log:
             stdout, sys.stdout = sys.stdout, log
             try:

@@ -80,6 +80,7 @@ pub fn discover(wanted: &Wanted) -> Resources {
     Resources {
         skills: skills(wanted),
         templates: templates(wanted),
+        commands: Vec::new(),
     }
 }
 

@@ -23,7 +23,9 @@ use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
-use pi_effects::extension::sidecar::{hook_extensions, register_tools, ExtensionHost, StateMirror};
+use pi_effects::extension::sidecar::{
+    command_extension, command_names, hook_extensions, register_tools, ExtensionHost, StateMirror,
+};
 use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
@@ -326,15 +328,16 @@ impl SessionBuilder {
     }
 
     /// The custom tools with those of the TypeScript extensions, whose host is started here,
-    /// and the extensions with theirs, answering from `state`.
+    /// the extensions with theirs (handlers and commands), answering from `state`, and the
+    /// names their commands are invoked by.
     fn tools_with_extensions(
         &self,
         state: &StateMirror,
-    ) -> Result<(ToolRegistry, ExtensionRegistry), Error> {
+    ) -> Result<(ToolRegistry, ExtensionRegistry, Vec<String>), Error> {
         let mut tools = self.custom_tools.clone();
         let mut extensions = self.extensions.clone();
         if self.typescript_extensions.is_empty() {
-            return Ok((tools, extensions));
+            return Ok((tools, extensions, Vec::new()));
         }
         // Pi's line for each extension that failed, as the binary prints them.
         let failed = |failures: Vec<(String, String)>| {
@@ -364,7 +367,10 @@ impl SessionBuilder {
         for extension in hook_extensions(&registrations, &host, state) {
             extensions.load(extension);
         }
-        Ok((tools, extensions))
+        if let Some(commands) = command_extension(&registrations, &host, state) {
+            extensions.load(commands);
+        }
+        Ok((tools, extensions, command_names(&registrations)))
     }
 
     /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
@@ -554,7 +560,7 @@ impl SessionBuilder {
         options.model_thinking_levels = settings.model_thinking_levels();
         options.block_images = settings.block_images();
         let state = StateMirror::default();
-        let (custom_tools, extensions) = self.tools_with_extensions(&state)?;
+        let (custom_tools, extensions, commands) = self.tools_with_extensions(&state)?;
         let selected = self.tools.select(&custom_tools.definitions());
         options.tools = selected.active;
         options.custom_tools = ToolRegistry::new();
@@ -578,6 +584,7 @@ impl SessionBuilder {
         options.append_system_prompt = self.append_system_prompt.clone();
         options.context_files = self.context_files;
         options.resources = self.resources.clone();
+        options.resources.commands.extend(commands);
         options.docs = self.docs.clone();
         options.retry = self.retry.unwrap_or_else(|| settings.retry());
         options.compaction = self.compaction.unwrap_or_else(|| settings.compaction());

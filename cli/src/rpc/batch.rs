@@ -111,6 +111,11 @@ impl<I: Interpreter + Send> Rpc<I> {
                     Ok(Prompted::Started { response, events }) => {
                         prompted.push((response, events));
                     }
+                    Ok(Prompted::Command { events }) => {
+                        for event in &events {
+                            self.out.json_line(event);
+                        }
+                    }
                     Err(error) => refused.push(answer_of(id, "prompt", Err(error))),
                 },
             }

@@ -262,6 +262,11 @@ impl<I: Interpreter + Send> Rpc<I> {
                     self.out.json_line(event);
                 }
             }
+            Prompted::Command { events } => {
+                for event in &events {
+                    self.out.json_line(event);
+                }
+            }
         }
         Ok(())
     }
@@ -287,6 +292,28 @@ impl<I: Interpreter + Send> Rpc<I> {
             Some("followUp") => Some(StreamingBehavior::FollowUp),
             _ => None,
         };
+        if self.session.machine().is_extension_command(&text) {
+            // Pi runs the command before anything else of the prompt (no key is needed) and
+            // answers once it has run.
+            self.command_waiters.push_back(id);
+            let mut events = Vec::new();
+            let replies = self
+                .session
+                .submit(
+                    SessionInput::Prompt {
+                        text,
+                        images,
+                        streaming_behavior,
+                    },
+                    |event| events.push(event.clone()),
+                )
+                .map_err(|e| {
+                    self.command_waiters.pop_back();
+                    Failure::Message(e.to_string())
+                })?;
+            self.replies(replies);
+            return Ok(Prompted::Command { events });
+        }
         let streaming = self.session.machine().agent().is_streaming();
         if !streaming {
             let model = self.session.machine().agent().model();
@@ -504,6 +531,8 @@ pub(super) enum Prompted {
         response: RpcResponse,
         events: Vec<Event>,
     },
+    /// Ran an extension command: its answer (`handled`) comes once the command has run.
+    Command { events: Vec<Event> },
 }
 
 /// The session input of a `steer` (`kind`) or `follow_up` command (the session expands
@@ -588,20 +617,22 @@ fn queue_mode(command: &Value) -> Result<QueueMode, Failure> {
     }
 }
 
-/// What became of a `prompt`, `steer` or `follow_up` (Pi 1.5.2's `data.disposition`; `handled`,
-/// an extension's, never happens here).
-enum Disposition {
+/// What became of a `prompt`, `steer` or `follow_up` (Pi 1.5.2's `data.disposition`).
+pub(super) enum Disposition {
     /// A run started with it.
     Started,
     /// It waits in a queue.
     Queued,
+    /// An extension command took it.
+    Handled,
 }
 
 /// `{disposition}`.
-fn disposition(disposition: Disposition) -> Value {
+pub(super) fn disposition(disposition: Disposition) -> Value {
     let name = match disposition {
         Disposition::Started => "started",
         Disposition::Queued => "queued",
+        Disposition::Handled => "handled",
     };
     json!({ "disposition": name })
 }

@@ -358,6 +358,8 @@ struct Rpc<I: Interpreter> {
     abort_waiters: Vec<Option<Value>>,
     /// Ids of `compact` commands waiting for their result, oldest first.
     compact_waiters: VecDeque<Option<Value>>,
+    /// Ids of `prompt` commands whose extension command runs, oldest first.
+    command_waiters: VecDeque<Option<Value>>,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
     /// Each running `bash` command's id, command line and `excludeFromContext`, oldest first.
@@ -387,6 +389,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             reopen: None,
             abort_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
+            command_waiters: VecDeque::new(),
             bash: None,
             bash_excluded: Vec::new(),
             bash_done,
@@ -464,16 +467,33 @@ impl<I: Interpreter + Send> Rpc<I> {
         self.out.json_line(response);
     }
 
-    /// Handles what finished operations report (a compaction's result).
+    /// Handles what finished operations report (a compaction's result, an extension
+    /// command's run).
     fn replies(&mut self, replies: Vec<Reply>) {
         for reply in replies {
-            if let Reply::Compacted(result) = reply {
-                let id = self.compact_waiters.pop_front().flatten();
-                let response = match result {
-                    Ok(result) => success(id, "compact", Some(state::to_value(&result))),
-                    Err(message) => failure(id, "compact", message),
-                };
-                self.respond(&response);
+            match reply {
+                Reply::Compacted(result) => {
+                    let id = self.compact_waiters.pop_front().flatten();
+                    let response = match result {
+                        Ok(result) => success(id, "compact", Some(state::to_value(&result))),
+                        Err(message) => failure(id, "compact", message),
+                    };
+                    self.respond(&response);
+                }
+                Reply::CommandRan { errors } => {
+                    for error in &errors {
+                        self.out.json_line(&serde_json::json!({
+                            "type": "extension_error",
+                            "extensionPath": error.extension,
+                            "event": error.event,
+                            "error": error.error,
+                        }));
+                    }
+                    let id = self.command_waiters.pop_front().flatten();
+                    let handled = commands::disposition(commands::Disposition::Handled);
+                    self.respond(&success(id, "prompt", Some(handled)));
+                }
+                Reply::Navigated(_) => {}
             }
         }
     }

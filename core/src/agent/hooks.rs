@@ -44,6 +44,9 @@ pub enum HookEvent {
     Context,
     /// Before each prompt-cache refresh, with Pi's decision: warm or stop instead.
     CacheWarmingDecision,
+    /// A prompt named an extension's command (`/name args`): its handler runs instead of a
+    /// prompt. Pi has no event object for it; `command` is the event its errors are reported at.
+    Command,
 }
 
 impl HookEvent {
@@ -57,6 +60,7 @@ impl HookEvent {
             HookEvent::TurnEnd => "turn_end",
             HookEvent::Context => "context",
             HookEvent::CacheWarmingDecision => "cache_warming_decision",
+            HookEvent::Command => "command",
         }
     }
 }
@@ -153,6 +157,14 @@ pub enum HookPayload {
         continuation_probability: f64,
         action: WarmAction,
     },
+    /// An extension command's run (`pi.registerCommand`'s handler with the text after its name);
+    /// what the handler asks for comes back as the outcome's actions. `idle`: whether the agent
+    /// was idle when it ran (the command context's `isIdle()`: commands run while it streams too).
+    Command {
+        name: String,
+        args: String,
+        idle: bool,
+    },
 }
 
 /// Whether a due prompt-cache refresh goes out (`warm`) or ends the warming run (`stop`).
@@ -174,6 +186,7 @@ impl HookPayload {
             HookPayload::TurnEnd { .. } => HookEvent::TurnEnd,
             HookPayload::Context { .. } => HookEvent::Context,
             HookPayload::CacheWarmingDecision { .. } => HookEvent::CacheWarmingDecision,
+            HookPayload::Command { .. } => HookEvent::Command,
         }
     }
 }
@@ -615,7 +628,7 @@ impl Composer {
                 messages: self.messages,
                 system_prompt: self.system_prompt,
             },
-            HookPayload::TurnEnd { .. } => HookDecision::Done,
+            HookPayload::TurnEnd { .. } | HookPayload::Command { .. } => HookDecision::Done,
             HookPayload::Context { messages } => HookDecision::Context {
                 messages: self.result_changed.then_some(messages),
             },

@@ -174,6 +174,11 @@ pub enum Reply {
     Compacted(Result<CompactionResult, String>),
     /// A navigation ended: where the editor goes, or the error Pi throws.
     Navigated(Result<Navigated, String>),
+    /// An extension command's run ended and what it asked for was applied (the prompt that
+    /// named it was handled); `errors`: what its handler threw, as Pi reports it.
+    CommandRan {
+        errors: Vec<crate::agent::hooks::HookError>,
+    },
 }
 
 /// Where to navigate and how (Pi's `navigateTree` options).
@@ -237,6 +242,9 @@ pub enum SessionRejection {
     NavigationInProgress,
     #[error("{0}")]
     Entry(String),
+    /// Pi 1.5.2 refuses to queue a text that names an extension command.
+    #[error("Extension command \"/{0}\" cannot be queued. Use prompt() or execute the command when not streaming.")]
+    CommandQueued(String),
 }
 
 /// Why a session step was refused; the machine is unchanged.

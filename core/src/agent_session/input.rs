@@ -44,7 +44,8 @@ pub(super) struct PendingInput {
 }
 
 impl SessionMachine {
-    /// Takes a user's text: refuses it as Pi's `prompt` does before its handlers run, asks the
+    /// Takes a user's text: a prompt naming an extension command runs it (`command.rs`), a
+    /// queued one is refused; else refuses it as Pi's `prompt` does before its handlers run, asks the
     /// `input` handlers when there are some, else expands and prompts or queues it at once.
     pub(super) fn user_input(
         &mut self,
@@ -52,11 +53,17 @@ impl SessionMachine {
         images: Vec<ImageContent>,
         kind: InputKind,
     ) -> Result<(), SessionError> {
+        match kind {
+            InputKind::Prompt(_) if self.run_extension_command(&text) => return Ok(()),
+            InputKind::Queue(_) => self.refuse_queued_command(&text)?,
+            InputKind::Prompt(_) => {}
+        }
         let source = self.input_source.clone();
         self.input_from(text, images, kind, source, true)
     }
 
-    /// [`Self::user_input`] with Pi's input `source` and whether the text expands.
+    /// [`Self::user_input`] past the extension commands, with Pi's input `source` and whether
+    /// the text expands (an extension's `sendUserMessage` comes in here).
     pub(super) fn input_from(
         &mut self,
         text: String,

@@ -94,6 +94,8 @@ pub struct SessionMachine {
     /// A hook point's decision held until the `input` handlers have decided the user messages
     /// its handlers sent.
     pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
+    /// Extension commands running (`command.rs`).
+    pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     pub(super) run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
@@ -156,6 +158,7 @@ impl SessionMachine {
             input_source: INTERACTIVE_SOURCE.to_owned(),
             pending_inputs: Vec::new(),
             held_decision: None,
+            pending_commands: Vec::new(),
             run_active: false,
             abort_requested: false,
             cache_warming: None,
@@ -178,9 +181,9 @@ impl SessionMachine {
     }
 
     /// Whether anything is in progress: a run, a retry wait, a compaction, a held prompt, an
-    /// input waiting for its extensions.
+    /// input waiting for its extensions, an extension command running.
     pub fn is_busy(&self) -> bool {
-        self.run_busy() || self.inputs_pending()
+        self.run_busy() || self.inputs_pending() || self.commands_pending()
     }
 
     /// Pi's `input` source of the texts from now on (`"rpc"` in RPC mode; the default is
@@ -486,6 +489,10 @@ impl SessionMachine {
                 let (call, outcome) = (*call, outcome.clone());
                 self.warm_decided(call, outcome);
                 return Ok(());
+            }
+            if self.awaits_command(*call) {
+                let (call, outcome) = (*call, outcome.clone());
+                return self.command_ran(call, outcome);
             }
             if self.awaits_input(*call, &outcome.decision) {
                 let (call, outcome) = (*call, outcome.clone());

@@ -3,6 +3,7 @@
 //! and thinking-level changes.
 
 mod cache_warm;
+mod command;
 mod compaction;
 mod contract;
 mod extension;

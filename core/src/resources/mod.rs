@@ -19,12 +19,27 @@ pub struct Resources {
     pub skills: Vec<LoadedSkill>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub templates: Vec<PromptTemplate>,
+    /// The extensions' commands by the names a prompt invokes them with (`/name args`, Pi's
+    /// `invocationName`): such a prompt runs the command instead, before any expansion.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
 }
 
 impl Resources {
-    /// Neither skills nor templates.
+    /// Neither skills nor templates nor extension commands.
     pub fn is_empty(&self) -> bool {
-        self.skills.is_empty() && self.templates.is_empty()
+        self.skills.is_empty() && self.templates.is_empty() && self.commands.is_empty()
+    }
+
+    /// The extension command `text` invokes and the text after its name (Pi's
+    /// `_tryExecuteExtensionCommand`: the name runs to the first space), if it names one.
+    pub fn command<'a>(&self, text: &'a str) -> Option<(&'a str, &'a str)> {
+        let invocation = text.strip_prefix('/')?;
+        let (name, args) = invocation.split_once(' ').unwrap_or((invocation, ""));
+        self.commands
+            .iter()
+            .any(|c| c == name)
+            .then_some((name, args))
     }
 
     /// The skills as the system prompt lists them.

@@ -275,6 +275,9 @@ impl Driver {
                     render::json(&n.summary_entry_id)
                 ),
                 Reply::Navigated(Err(error)) => format!("navigation error {}", render::json(error)),
+                Reply::CommandRan { errors } => {
+                    format!("command ran errors={}", render::json(errors))
+                }
             };
             self.log.push(format!("  <- {line}"));
         }

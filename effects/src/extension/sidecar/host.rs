@@ -54,15 +54,18 @@ pub struct LoadError {
 }
 
 /// What the extensions registered while loading (`init`'s answer): what the harness uses of it.
-/// Their flags and providers are not asked for: nothing runs them yet.
+/// Their providers are not asked for: nothing runs them yet.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Registrations {
     /// Their tools' declarations.
     pub tools: Vec<CustomToolDefinition>,
     /// Their commands as RPC `get_commands` lists them (`name`, `description`, `source`,
-    /// `sourceInfo`), in Pi's runner's order; their handlers do not run yet.
+    /// `sourceInfo`), in Pi's runner's order; `command.rs` runs them.
     #[serde(default)]
     pub commands: Vec<Value>,
+    /// Their flags, in load order.
+    #[serde(default)]
+    pub flags: Vec<super::flags::FlagDeclaration>,
     /// The extensions that loaded, in load order, with the events they handle.
     #[serde(default)]
     pub extensions: Vec<super::events::LoadedExtension>,
@@ -147,6 +150,17 @@ impl ExtensionHost {
         cwd: &Path,
         project_trusted: bool,
     ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
+        Self::start_with_flags(paths, cwd, project_trusted, &[])
+    }
+
+    /// [`start`](Self::start), the registered flags among `flags` (the command line's options
+    /// Pi's own do not know) set for `pi.getFlag`.
+    pub fn start_with_flags(
+        paths: &[PathBuf],
+        cwd: &Path,
+        project_trusted: bool,
+        flags: &[super::flags::GivenFlag],
+    ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
         let stand_in = tempfile::Builder::new()
             .prefix(STAND_IN_PREFIX)
             .tempdir()
@@ -177,7 +191,7 @@ impl ExtensionHost {
         let (sender, answers) = std::sync::mpsc::channel();
         let id = host.send_request(
             json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted,
-                "standIn": host.stand_in.path()}),
+                "standIn": host.stand_in.path(), "flagValues": super::flags::flag_values(flags)}),
             Waiter::Thread(sender),
         )?;
         let answer = answers.recv().map_err(|_| host.ended("init"))?;

@@ -3,21 +3,26 @@
 //! (`sidecar/pi-extension-host.mjs`, Pi's own loader) and talks to it over a full-duplex
 //! channel (`ui.rs` carries the extensions' `ctx.ui` over it), `events.rs` answers the hook points
 //! the extensions' handlers listen at (Pi's runner runs them in the host) over the state
-//! `mirror.rs` keeps of the session for their getters, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
+//! `mirror.rs` keeps of the session for their getters, `command.rs` runs their commands,
+//! `flags.rs` hands them the command line's values of their flags, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
 //! Node runs.
 //!
 //! [`CustomTool`]: crate::custom_tool::CustomTool
 
+pub mod command;
 pub mod discover;
 pub mod events;
+pub mod flags;
 pub mod host;
 pub mod mirror;
 pub mod tool;
 pub mod ui;
 
+pub use command::{command_extension, command_names};
 pub use discover::{discover, expand_home, Wanted};
 pub use events::hook_extensions;
+pub use flags::{flag_errors, flag_values, FlagDeclaration, GivenFlag};
 pub use host::{ExtensionHost, HostError, Registrations};
 pub use mirror::StateMirror;
 pub use tool::register_tools;

@@ -1,0 +1,87 @@
+//! Extension commands (Pi 1.5.2's `_tryExecuteExtensionCommand`): a prompt whose text is
+//! `/name args`, `name` one of the extensions' commands (the session configuration's
+//! [`Resources::commands`]), runs that command's handler instead of becoming a message, before
+//! the `input` handlers and before any `/skill:` or template expansion, even while the agent
+//! streams. The run is an effect ([`HookPayload::Command`]) and its answer an input (the
+//! actions the handler asked for), so a recording replays it without the extension. A queued
+//! text (steer, follow-up) naming a command is refused as Pi refuses it.
+//!
+//! [`Resources::commands`]: crate::resources::Resources::commands
+
+use crate::agent::hooks::{HookError, HookEvent, HookOutcome, HookPayload};
+use crate::agent::CallId;
+
+use super::contract::{Reply, SessionError, SessionRejection};
+use super::machine::SessionMachine;
+
+impl SessionMachine {
+    /// Whether `text`, prompted, would run an extension command rather than reach the model
+    /// (what a front end answers such a prompt by: Pi's `handled` disposition).
+    pub fn is_extension_command(&self, text: &str) -> bool {
+        self.resources.command(text).is_some()
+    }
+
+    /// Starts the command `text` names, if it names one: the machine waits for its run.
+    pub(super) fn run_extension_command(&mut self, text: &str) -> bool {
+        let Some((name, args)) = self.resources.command(text) else {
+            return false;
+        };
+        let payload = HookPayload::Command {
+            name: name.to_owned(),
+            args: args.to_owned(),
+            idle: !self.agent.is_streaming(),
+        };
+        let call = self.agent.reserve_call();
+        self.pending_commands.push((call, name.to_owned()));
+        self.push_hook(call, payload);
+        true
+    }
+
+    /// Pi's refusal of a steer or follow-up whose text names an extension command.
+    pub(super) fn refuse_queued_command(&self, text: &str) -> Result<(), SessionError> {
+        match self.resources.command(text) {
+            Some((name, _)) => Err(SessionRejection::CommandQueued(name.to_owned()).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `call` is a command's run.
+    pub(super) fn awaits_command(&self, call: CallId) -> bool {
+        self.pending_commands.iter().any(|(c, _)| *c == call)
+    }
+
+    /// Whether a command runs (the session is busy meanwhile, as Pi's `prompt` awaits it).
+    pub(super) fn commands_pending(&self) -> bool {
+        !self.pending_commands.is_empty()
+    }
+
+    /// A command's run ended (`call`, which [`Self::awaits_command`] checked): what its handler
+    /// asked for is applied as a hook point's actions are, then the front end learns the
+    /// prompt was handled, and what the handler threw, reported as Pi reports it
+    /// (`command:<name>`, at the `command` event).
+    pub(super) fn command_ran(
+        &mut self,
+        call: CallId,
+        outcome: HookOutcome,
+    ) -> Result<(), SessionError> {
+        let name = self
+            .pending_commands
+            .iter()
+            .find(|(c, _)| *c == call)
+            .map(|(_, name)| name.clone())
+            .unwrap_or_default();
+        self.pending_commands.retain(|(c, _)| *c != call);
+        self.apply_asked_actions(&outcome.actions)?;
+        let errors = outcome
+            .errors
+            .into_iter()
+            .map(|e| HookError {
+                extension: format!("command:{name}"),
+                event: HookEvent::Command,
+                error: e.error,
+            })
+            .collect();
+        self.reply(Reply::CommandRan { errors });
+        Ok(())
+    }
+}

@@ -1,0 +1,133 @@
+//! The extensions' commands (`pi.registerCommand`) as one [`RustExtension`] at the
+//! [`HookEvent::Command`] point: the session machine asks for a command's run
+//! ([`HookPayload::Command`]), the extension host runs its handler with Pi 1.5.2's command
+//! context (`command`), and what the handler asked for (`pi.sendMessage`, `pi.appendEntry`, ...)
+//! comes back as the outcome's actions, recorded like a hook point's decision so a replay needs
+//! no Node.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::host::{response_data, ExtensionHost, Registrations};
+use super::mirror::StateMirror;
+use crate::extension::{
+    HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, HookState,
+    RustExtension,
+};
+
+/// What the extensions' commands are reported as (Pi names a command's errors
+/// `command:<name>`; the name of the command is in the payload).
+const NAME: &str = "command";
+
+/// The host's answer to `command`.
+#[derive(Debug, Deserialize)]
+struct CommandAnswer {
+    #[serde(default)]
+    actions: Vec<HookAction>,
+    #[serde(default)]
+    errors: Vec<Thrown>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Thrown {
+    error: String,
+}
+
+struct SidecarCommands {
+    host: Arc<ExtensionHost>,
+    state: StateMirror,
+}
+
+impl RustExtension for SidecarCommands {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::Command])
+    }
+
+    fn observe(&self, state: &HookState) {
+        self.state.observe(state);
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(async move {
+            let HookPayload::Command { name, args, idle } = payload else {
+                return Ok(None);
+            };
+            let (id, mut answers) = {
+                // Held until the request is written, as an event's (`events.rs`).
+                let mut mirror = self.state.lock();
+                let mut request = json!({
+                    "type": "command",
+                    "name": name,
+                    "args": args,
+                    "idle": idle,
+                });
+                mirror
+                    .for_event(payload, cx.state())
+                    .into_request(&mut request);
+                self.host.request(request).map_err(|e| e.to_string())?
+            };
+            let answer = answers.recv().await;
+            self.host.forget(id);
+            let answer = answer.ok_or_else(|| self.host.ended("the command").to_string())?;
+            let data = response_data(answer).map_err(|e| e.to_string())?;
+            let answer: CommandAnswer = serde_json::from_value(data).map_err(|e| {
+                format!("the extension host's answer to a command is not Pi's: {e}")
+            })?;
+            for action in answer.actions {
+                cx.act(action);
+            }
+            match answer.errors.into_iter().next() {
+                Some(thrown) => Err(thrown.error),
+                None => Ok(None),
+            }
+        })
+    }
+}
+
+/// The names prompts invoke the registered commands by (`/name`), in Pi's runner's order.
+pub fn command_names(registrations: &Registrations) -> Vec<String> {
+    registrations
+        .commands
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The extension that runs the registered commands in `host`, with `state` mirrored into
+/// their context; none when no extension registered a command.
+pub fn command_extension(
+    registrations: &Registrations,
+    host: &Arc<ExtensionHost>,
+    state: &StateMirror,
+) -> Option<Arc<dyn RustExtension>> {
+    if registrations.commands.is_empty() {
+        return None;
+    }
+    Some(Arc::new(SidecarCommands {
+        host: Arc::clone(host),
+        state: state.clone(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_names_are_the_invocation_names_init_listed() {
+        let registrations = Registrations {
+            commands: vec![
+                json!({"name": "note", "description": "d", "source": "extension"}),
+                json!({"name": "note:2", "source": "extension"}),
+            ],
+            ..Registrations::default()
+        };
+        assert_eq!(command_names(&registrations), ["note", "note:2"]);
+    }
+}
