@@ -277,6 +277,7 @@ impl Runtime {
             skill_paths: &args.skills,
             no_prompt_templates: args.no_prompt_templates,
             prompt_template_paths: &args.prompt_templates,
+            listed: settings.listed_resources(),
         });
         let extension_paths =
             pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {

@@ -3,7 +3,7 @@
 //! The `pi` binary and the SDK read them through this one reader.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
@@ -18,8 +18,51 @@ pub struct Settings {
     values: Map<String, Value>,
     /// The global file's `cacheWarming`, which Pi 1.5.2 reads from there only.
     global_cache_warming: Option<Value>,
+    /// The `skills` and `prompts` entries of each file read, the project's first.
+    listed: Vec<Listed>,
     /// Problems reading the files, for stderr.
     pub warnings: Vec<String>,
+}
+
+/// One settings file's `skills` and `prompts` entries (paths to skill files or folders and to
+/// template files or folders), which Pi 1.5.2 resolves against the file's own folder; unlike
+/// the other keys they are not merged, each file's keeping its folder and scope.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    /// `project` (`<cwd>/.pi/settings.json`) or `user` (`<agent dir>/settings.json`).
+    pub scope: &'static str,
+    /// The settings file's folder, which relative entries are relative to.
+    pub base_dir: PathBuf,
+    pub skills: Vec<String>,
+    pub prompts: Vec<String>,
+}
+
+impl Listed {
+    /// The entries of one settings file; the `skills` object of old settings
+    /// (`customDirectories`) read as Pi's migration reads it.
+    fn of(map: &Map<String, Value>, scope: &'static str, base_dir: &Path) -> Listed {
+        let strings = |value: Option<&Value>| -> Vec<String> {
+            value
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let skills = match map.get("skills") {
+            Some(Value::Object(old)) => strings(old.get("customDirectories")),
+            other => strings(other),
+        };
+        Listed {
+            scope,
+            base_dir: base_dir.to_path_buf(),
+            skills,
+            prompts: strings(map.get("prompts")),
+        }
+    }
 }
 
 impl Settings {
@@ -31,6 +74,10 @@ impl Settings {
         let paths = [agent_dir.join("settings.json")];
         let project = project_trusted.then_some(project);
         for (i, path) in paths.into_iter().chain(project).enumerate() {
+            let (scope, base_dir) = match i {
+                0 => ("user", agent_dir.to_path_buf()),
+                _ => ("project", cwd.join(".pi")),
+            };
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
@@ -39,6 +86,9 @@ impl Settings {
                     if i == 0 {
                         settings.global_cache_warming = map.get("cacheWarming").cloned();
                     }
+                    settings
+                        .listed
+                        .insert(0, Listed::of(&map, scope, &base_dir));
                     merge(&mut settings.values, map)
                 }
                 Ok(_) => settings.warnings.push(format!(
@@ -137,6 +187,12 @@ impl Settings {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Each settings file's `skills` and `prompts` entries, the project's first (Pi's
+    /// precedence: a project's listed resources before its folders, before the user's).
+    pub fn listed_resources(&self) -> &[Listed] {
+        &self.listed
     }
 
     /// `cacheWarming` (`off`, `streaming`, `idle`; `idle` when unset or unknown), read from the

@@ -403,13 +403,15 @@ impl SessionBuilder {
     }
 
     /// Finds the skills and prompt templates where the `pi` binary finds them (Pi 1.5.2's
-    /// discovery): `<agent dir>/skills` and `~/.agents/skills`, `<agent dir>/prompts`, and, when
-    /// `project_trusted`, the project's `.pi/skills`, `.agents/skills` and `.pi/prompts` from
-    /// `cwd` up to the git root. Replaces what [`resources`](Self::resources) gave.
+    /// discovery): the settings' `skills` and `prompts` entries, `<agent dir>/skills` and
+    /// `~/.agents/skills`, `<agent dir>/prompts`, and, when `project_trusted`, the project's
+    /// settings entries, `.pi/skills`, `.agents/skills` and `.pi/prompts` from `cwd` up to the
+    /// git root. Replaces what [`resources`](Self::resources) gave.
     pub fn discover_resources(mut self, project_trusted: bool) -> Self {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
+        let settings = Settings::load(&self.agent_dir, &self.cwd, project_trusted);
         self.resources = discover(&Wanted {
             agent_dir: &self.agent_dir,
             cwd: &self.cwd,
@@ -419,6 +421,7 @@ impl SessionBuilder {
             skill_paths: &[],
             no_prompt_templates: false,
             prompt_template_paths: &[],
+            listed: settings.listed_resources(),
         });
         self
     }
