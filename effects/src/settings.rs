@@ -89,7 +89,11 @@ impl Settings {
                     settings
                         .listed
                         .insert(0, Listed::of(&map, scope, &base_dir));
-                    merge(&mut settings.values, map)
+                    let tools = merge_default_tools(settings.values.get("defaultTools"), &map);
+                    merge(&mut settings.values, map);
+                    if let Some(tools) = tools {
+                        settings.values.insert("defaultTools".into(), tools);
+                    }
                 }
                 Ok(_) => settings.warnings.push(format!(
                     "{}: settings must be a JSON object",
@@ -193,6 +197,41 @@ impl Settings {
     /// precedence: a project's listed resources before its folders, before the user's).
     pub fn listed_resources(&self) -> &[Listed] {
         &self.listed
+    }
+
+    /// `defaultTools`, the built-ins active when nothing else says (Pi 1.5.2's
+    /// `resolveDefaultTools`): plain names replace Pi's defaults, then each `+name` adds and
+    /// `-name` removes a tool in order; unset, none.
+    pub fn default_tools(&self) -> Option<Vec<String>> {
+        let entries: Vec<&str> = match self.get(&["defaultTools"])? {
+            Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let plain: Vec<String> = entries
+            .iter()
+            .filter(|e| !is_tool_modifier(e))
+            .map(|e| (*e).to_owned())
+            .collect();
+        let mut tools = if plain.is_empty() && !entries.is_empty() {
+            pi_core::tools::selection::DEFAULT_TOOL_NAMES
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect()
+        } else {
+            plain
+        };
+        for entry in entries.iter().filter(|e| is_tool_modifier(e)) {
+            let name = &entry[1..];
+            let at = tools.iter().position(|t| t == name);
+            match (entry.starts_with('+'), at) {
+                (true, None) if !name.is_empty() => tools.push(name.to_owned()),
+                (false, Some(at)) => {
+                    tools.remove(at);
+                }
+                _ => {}
+            }
+        }
+        Some(tools)
     }
 
     /// `cacheWarming` (`off`, `streaming`, `idle`; `idle` when unset or unknown), read from the
@@ -400,6 +439,28 @@ fn set_path(map: &mut Map<String, Value>, path: &[&str], value: Value) {
         node = next;
     }
     node.insert((*last).to_owned(), value);
+}
+
+/// A `+name` or `-name` entry of a tool list.
+fn is_tool_modifier(entry: &str) -> bool {
+    entry.starts_with('+') || entry.starts_with('-')
+}
+
+/// Pi 1.5.2's `mergeDefaultTools`: a later file's `defaultTools` of only `+name` / `-name`
+/// entries is appended to the earlier one's (changing that selection); any other replaces it.
+/// None when the later file does not set it (the merged value is then kept as it is).
+fn merge_default_tools(base: Option<&Value>, later: &Map<String, Value>) -> Option<Value> {
+    let overrides = later.get("defaultTools")?;
+    match (base, overrides) {
+        (Some(Value::Array(base)), Value::Array(list))
+            if list
+                .iter()
+                .all(|e| e.as_str().is_some_and(is_tool_modifier)) =>
+        {
+            Some(Value::Array(base.iter().chain(list).cloned().collect()))
+        }
+        _ => Some(overrides.clone()),
+    }
 }
 
 fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {

@@ -558,7 +558,12 @@ impl SessionBuilder {
         options.block_images = settings.block_images();
         let state = StateMirror::default();
         let (custom_tools, extensions) = self.tools_with_extensions(&state)?;
-        let selected = self.tools.select(&custom_tools.definitions());
+        // Pi's SDK starts from the settings' `defaultTools` when they set it.
+        let mut tools = self.tools.clone();
+        if let Some(defaults) = settings.default_tools() {
+            tools.defaults = defaults;
+        }
+        let selected = tools.select(&custom_tools.definitions());
         options.tools = selected.active;
         options.custom_tools = ToolRegistry::new();
         for tool in &selected.custom {
@@ -700,7 +705,7 @@ impl SessionBuilder {
     /// The model asked for, looked up in the registry when named.
     fn resolve_model(&self) -> Result<Model, Error> {
         match &self.model {
-            None => Err(Error::NoModel),
+            None => self.settings_model().ok_or(Error::NoModel),
             Some(ModelChoice::Given(model)) => Ok((**model).clone()),
             Some(ModelChoice::Registry { provider, id }) => {
                 let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
@@ -713,6 +718,20 @@ impl SessionBuilder {
                     })
             }
         }
+    }
+
+    /// The model the settings name (`defaultProvider` / `defaultModel`), as Pi 1.5.2's
+    /// `createAgentSession` takes it when it is told none: found in the agent dir's
+    /// `models.json` or the built-in list, with a key the session can send.
+    fn settings_model(&self) -> Option<Model> {
+        let settings = Settings::load(&self.agent_dir, &self.cwd, true);
+        let (provider, id) = (settings.default_provider()?, settings.default_model()?);
+        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let model = registry.find(provider, id)?;
+        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
+        let keyed = self.api_key.is_some()
+            || registry.has_configured_auth(model, &auth, &process_environment());
+        keyed.then(|| model.clone())
     }
 
     /// Every credential the session could send or the agent could come across, with where it

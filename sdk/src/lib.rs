@@ -85,7 +85,7 @@ use pi_effects::driver::DriveError;
 /// Why a session could not be built or a run could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The builder was given no model.
+    /// The builder was given no model, and the settings name none it can use.
     #[error("no model: call SessionBuilder::model or SessionBuilder::model_from_registry")]
     NoModel,
     /// Neither the built-in catalog nor `models.json` has the model asked for.
