@@ -32,7 +32,7 @@ use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
 use pi_effects::run_config::RunConfig;
-use pi_effects::session::{agent_dir, SessionFile, SessionStore, StoreError};
+use pi_effects::session::{agent_dir, SessionFile, SessionLock, SessionStore, StoreError};
 use pi_effects::settings::Settings;
 use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
@@ -632,6 +632,23 @@ impl SessionBuilder {
 
     /// The entries `target` starts from (Pi's `SessionManager` of the runtime's replacement).
     fn store(
+        &self,
+        target: &Target,
+        cwd: &str,
+        now: u64,
+        ids: IdGenerator,
+    ) -> Result<SessionStore, Error> {
+        let store = self.unclaimed_store(target, cwd, now, ids)?;
+        // One writer per file, as the binary claims one: another process holding the file
+        // (the binary, or another program's session) is refused before anything is written.
+        match store.file().map(Path::to_path_buf) {
+            Some(file) => Ok(store.holding(SessionLock::acquire(&file)?)),
+            None => Ok(store),
+        }
+    }
+
+    /// The store of [`store`](Self::store), its file not claimed yet.
+    fn unclaimed_store(
         &self,
         target: &Target,
         cwd: &str,

@@ -98,6 +98,10 @@ pub enum Error {
     /// The session file could not be created or read.
     #[error("session: {0}")]
     Session(String),
+    /// The session file is another process's to write (the `pi` binary's, or another
+    /// program's session): it holds the file's claim.
+    #[error(transparent)]
+    SessionHeld(#[from] pi_effects::session::LockError),
     /// A cassette could not be written or read, or a replay diverged from its recording.
     #[error("cassette: {0}")]
     Cassette(String),
