@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use pi_effects::custom_tool::ToolRegistry;
-use pi_mcp::{load_mcp_config, register_direct_tools, start_servers};
+use pi_mcp::{load_mcp_config, register_direct_tools, start_servers, McpConfig};
 use serde_json::Value;
 
 /// The servers that connected, and the notice about what failed, if anything did.
@@ -35,6 +35,26 @@ pub async fn start(
     tools: &mut ToolRegistry,
 ) -> Servers {
     let config = load_mcp_config(agent_dir, cwd, project_trusted);
+    start_configured(config, cwd, tools).await
+}
+
+/// Starts the servers of `agent_dir`'s `mcp.json` that `declared` names (a replay's: those
+/// the recorded run had), as [`start_reporting`] does; no project file is read.
+pub async fn start_declared(
+    agent_dir: &Path,
+    cwd: &Path,
+    declared: &[String],
+    tools: &mut ToolRegistry,
+) -> Servers {
+    let mut config = load_mcp_config(agent_dir, cwd, false);
+    config
+        .servers
+        .retain(|server| declared.contains(&server.name));
+    report(start_configured(config, cwd, tools).await)
+}
+
+/// Starts the servers of `config` and registers their tools in `tools`.
+async fn start_configured(config: McpConfig, cwd: &Path, tools: &mut ToolRegistry) -> Servers {
     if config.servers.is_empty() && config.errors.is_empty() {
         return Servers::default();
     }
@@ -59,7 +79,11 @@ pub async fn start_reporting(
     project_trusted: bool,
     tools: &mut ToolRegistry,
 ) -> Servers {
-    let mut servers = start(agent_dir, cwd, project_trusted, tools).await;
+    report(start(agent_dir, cwd, project_trusted, tools).await)
+}
+
+/// Says on stderr what of `servers` needs the user.
+fn report(mut servers: Servers) -> Servers {
     if let Some(warning) = servers.warning.take() {
         eprintln!("{warning}");
     }

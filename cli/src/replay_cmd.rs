@@ -122,6 +122,10 @@ pub(crate) struct How {
     workspace: Option<PathBuf>,
     /// `--extensions live`: the hook points are answered by the extensions run again.
     live_extensions: bool,
+    /// The agent dir whose `mcp.json` may start the servers the recording declares, when the
+    /// tools run for real: the one the user names (this process's). None for a replay inside
+    /// an eval's own process, which starts no server (a trial's start in its confined agent).
+    servers_from: Option<PathBuf>,
 }
 
 impl How {
@@ -134,6 +138,7 @@ impl How {
             tool_env: Some(env),
             workspace: None,
             live_extensions: false,
+            servers_from: None,
         }
     }
 }
@@ -148,6 +153,7 @@ impl How {
             tool_env: None,
             workspace: None,
             live_extensions: false,
+            servers_from: None,
         }
     }
 
@@ -166,6 +172,7 @@ impl How {
             tool_env: None,
             workspace: args.workspace.clone(),
             live_extensions: args.extensions == ExtensionSource::Live,
+            servers_from: Some(pi_effects::session::agent_dir()),
         })
     }
 }
@@ -291,6 +298,15 @@ fn keep_sessions(scratch: &Path, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The names of the MCP servers a recording lists.
+fn recorded_server_names(servers: &[serde_json::Value]) -> Vec<String> {
+    servers
+        .iter()
+        .filter_map(|server| server.get("name").and_then(serde_json::Value::as_str))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// What a replay did.
 #[derive(Debug)]
 pub(crate) struct ReplayRun {
@@ -348,17 +364,19 @@ pub(crate) async fn replay(
     };
     pi_mcp::check_recorded_servers(&config.mcp_servers, &config.custom_tools).map_err(unusable)?;
     // Running a recorded custom tool again needs a program that provides it: the binary's are
-    // the tools of the MCP servers the agent dir's mcp.json configures (a project's is not
-    // read: no one is asked to trust it), started only when the recorded run declared custom
-    // tools.
+    // the tools of the MCP servers the recording declares, as the agent dir the user names
+    // configures them (a project's `mcp.json` is not read: no one is asked to trust it; a
+    // server the recorded run did not have is not started), only when the recorded run
+    // declared custom tools.
     let mut custom = ToolRegistry::new();
-    if let Some(workspace) = how
-        .live_tools
-        .as_ref()
-        .filter(|_| !config.custom_tools.is_empty())
-    {
-        let agent_dir = pi_effects::session::agent_dir();
-        crate::mcp::start_reporting(&agent_dir, workspace, false, &mut custom).await;
+    if let (Some(workspace), Some(agent_dir)) = (
+        how.live_tools
+            .as_ref()
+            .filter(|_| !config.custom_tools.is_empty()),
+        &how.servers_from,
+    ) {
+        let declared = recorded_server_names(&config.mcp_servers);
+        crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom).await;
     }
     let missing = custom.missing(&config.custom_tools);
     if how.live_tools.is_some() && !missing.is_empty() {

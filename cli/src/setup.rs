@@ -262,7 +262,7 @@ impl Runtime {
         if let Some(error) = args.tool_names().as_deref().and_then(tool_list_error) {
             diagnostics.push(Diagnostic::Error(format!("--tools: {error}")));
         }
-        let tools = active_tools(args);
+        let tools = active_tools(args, &settings);
         let append = args
             .append_system_prompt
             .iter()
@@ -277,6 +277,7 @@ impl Runtime {
             skill_paths: &args.skills,
             no_prompt_templates: args.no_prompt_templates,
             prompt_template_paths: &args.prompt_templates,
+            listed: settings.listed_resources(),
         });
         let extension_paths =
             pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
@@ -345,7 +346,7 @@ impl Runtime {
         resources: Resources,
     ) -> Runtime {
         let thinking = args.thinking.as_deref().and_then(ThinkingLevel::parse);
-        let tools = active_tools(args);
+        let tools = active_tools(args, &Settings::default());
         Runtime {
             cwd,
             agent_dir: PathBuf::new(),
@@ -765,12 +766,15 @@ impl Runtime {
 }
 
 /// The tools a run starts with, from `--no-tools`, `--no-builtin-tools`, `--tools` and
-/// `--exclude-tools` (see [`select_tools`]).
-fn active_tools(args: &Args) -> Vec<String> {
+/// `--exclude-tools` (see [`select_tools`]), the defaults being the settings' `defaultTools` when
+/// they set it.
+fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
     let defaults: Vec<String> = if args.no_tools || args.no_builtin_tools {
         Vec::new()
     } else {
-        DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect()
+        settings
+            .default_tools()
+            .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
     };
     let tools = args.tool_names();
     let tools = if args.no_tools || args.no_builtin_tools {

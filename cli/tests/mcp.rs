@@ -704,3 +704,38 @@ fn a_header_edited_where_it_lists_the_tools_fails_the_check() {
     });
     assert!(!hooked.status.success(), "a hook point added passed");
 }
+
+/// A live replay starts only the servers the recording declares, from the agent dir the user
+/// names (`PI_CODING_AGENT_DIR`): the user's `mcp.json` also names a server the recorded run
+/// never had, whose command writes a marker. The replay runs the recorded server's tool again
+/// and matches, and the other command never runs.
+#[test]
+fn a_live_replay_starts_only_the_servers_the_recording_declares() {
+    let mock = MockLlm::start(&calls("mcp__t__echo", r#"{"text":"hi"}"#));
+    let scratch = Scratch::new(&mock);
+    scratch.servers(json!({"t": {"command": test_server(), "exposure": "direct"}}));
+    let recorded = scratch.path("run.jsonl");
+    let output = scratch.run("echo it", Some(&recorded));
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let marker = scratch.path("undeclared-ran");
+    let script = format!("touch '{}'", marker.display());
+    scratch.servers(json!({
+        "t": {"command": test_server(), "exposure": "direct"},
+        "other": {"command": "sh", "args": ["-c", script], "exposure": "direct"},
+    }));
+    let live = scratch
+        .pi(&["replay", "--mode", "json", "--tools", "live", "--workspace"])
+        .arg(scratch.path("cwd"))
+        .arg("--session-dir")
+        .arg(scratch.path("replayed"))
+        .arg(&recorded)
+        .output()
+        .unwrap();
+    assert!(live.status.success(), "{}", stderr(&live));
+    assert_eq!(tool_result(&live)["isError"], false, "{}", stderr(&live));
+    assert!(
+        !marker.exists(),
+        "a live replay started a server the run never had"
+    );
+}

@@ -1,9 +1,11 @@
 //! Finding the skills and prompt templates a run loads, where Pi 1.5.2 finds them (its package
-//! manager's auto-discovery and `loadSkills` / `loadPromptTemplates`): the project's
-//! `.pi/skills` and `.agents/skills` folders (from `cwd` up to the git root) when the project is
-//! trusted, then `<agent dir>/skills` and `~/.agents/skills`, then each `--skill` path; for
-//! templates the project's `.pi/prompts` when trusted, `<agent dir>/prompts`, then each
-//! `--prompt-template` path. `--no-skills` and `--no-prompt-templates` keep only the paths
+//! manager's auto-discovery and `loadSkills` / `loadPromptTemplates`): when the project is
+//! trusted, the paths its `.pi/settings.json` lists under `skills` and its `.pi/skills` and
+//! `.agents/skills` folders (from `cwd` up to the git root), then the paths the agent dir's
+//! settings list, `<agent dir>/skills` and `~/.agents/skills`, then each `--skill` path; for
+//! templates likewise with `prompts` entries and the `.pi/prompts` and `<agent dir>/prompts`
+//! folders, then each `--prompt-template` path. A settings entry is relative to its file's
+//! folder. `--no-skills` and `--no-prompt-templates` keep only the paths
 //! given. A skill folder's `.gitignore`, `.ignore` and `.fdignore` leave out what they name
 //! below it. The first skill or template of a name wins. Reading and checking a file is the
 //! core's ([`pi_core::resources`]); Pi shows the warnings only in its interactive mode, so
@@ -17,6 +19,8 @@ use pi_core::resources::skills::{load_skill, LoadedSkill};
 use pi_core::resources::templates::{load_template, PromptTemplate};
 use pi_core::resources::Resources;
 use serde_json::{json, Value};
+
+use crate::settings::Listed;
 
 /// Where to look: the binary's command line (`--skill`, `--no-skills`, ...) or an SDK
 /// program's builder.
@@ -38,6 +42,9 @@ pub struct Wanted<'a> {
     pub no_prompt_templates: bool,
     /// Template files or folders given explicitly (`--prompt-template`).
     pub prompt_template_paths: &'a [String],
+    /// The settings files' `skills` and `prompts` entries (the project's read only when
+    /// `project_trusted`).
+    pub listed: &'a [Listed],
 }
 
 /// How a file was found: Pi's resource metadata, reported as its `sourceInfo`.
@@ -54,6 +61,15 @@ impl Origin {
             source: "auto",
             scope,
             base_dir: Some(base_dir),
+        }
+    }
+
+    /// A settings entry's: Pi's metadata of a listed path has no `baseDir`.
+    fn listed(scope: &'static str) -> Origin {
+        Origin {
+            source: "local",
+            scope,
+            base_dir: None,
         }
     }
 
@@ -243,7 +259,8 @@ fn ancestor_agents_dirs(cwd: &Path, home: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// A `--skill` / `--prompt-template` value as a path: `~` expanded, relative to `cwd`.
+/// A `--skill` / `--prompt-template` value (or a settings entry) as a path: `~` expanded,
+/// relative to `cwd` (the settings file's folder), `.` and `..` resolved as Node resolves them.
 fn resolve(cwd: &Path, home: &Path, value: &str) -> PathBuf {
     let value = value.trim();
     let expanded = if value == "~" {
@@ -254,7 +271,19 @@ fn resolve(cwd: &Path, home: &Path, value: &str) -> PathBuf {
         PathBuf::from(value)
     };
     let joined = cwd.join(expanded);
-    std::path::absolute(&joined).unwrap_or(joined)
+    let absolute = std::path::absolute(&joined).unwrap_or(joined);
+    // Node's `path.resolve` takes `..` away by the text, links aside.
+    let mut resolved = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    resolved
 }
 
 /// What loading skills gathers: the skills by name, and the files already loaded.
@@ -315,10 +344,49 @@ impl Skills {
     }
 }
 
+/// The settings files of `scope` that `wanted` reads.
+fn listed<'a>(wanted: &'a Wanted, scope: &str) -> impl Iterator<Item = &'a Listed> + 'a {
+    let read = scope == "user" || wanted.project_trusted;
+    let scope = scope.to_owned();
+    wanted
+        .listed
+        .iter()
+        .filter(move |listed| read && listed.scope == scope)
+}
+
+/// A settings entry that names a path, not a pattern (Pi's `isPattern`: `!`, `+`, `-` first,
+/// or a glob), which filters what the others give; patterns are not applied here.
+fn plain_entry(entry: &str) -> bool {
+    !(entry.starts_with(['!', '+', '-']) || entry.contains(['*', '?']))
+}
+
+/// The files a settings file's skill entries give: a folder's skills, a file itself (Pi's
+/// `resolveLocalEntries` for skills).
+fn listed_skill_files(wanted: &Wanted, listed: &Listed) -> Vec<(PathBuf, Origin)> {
+    let mut files = Vec::new();
+    for entry in listed.skills.iter().filter(|e| plain_entry(e)) {
+        let path = resolve(&listed.base_dir, wanted.home, entry);
+        if path.is_dir() {
+            files.extend(collect_skills_under(&path, false));
+        } else if path.is_file() {
+            files.push(path);
+        }
+    }
+    files
+        .into_iter()
+        .map(|f| (f, Origin::listed(listed.scope)))
+        .collect()
+}
+
+/// Skills in Pi 1.5.2's order: the project's settings entries and folders (when trusted), the
+/// user's settings entries and folders, then `--skill` paths; the first of a name wins.
 fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
     let mut found: Vec<(PathBuf, Origin)> = Vec::new();
     if !wanted.no_skills {
         let project = wanted.cwd.join(".pi");
+        for listed in listed(wanted, "project") {
+            found.extend(listed_skill_files(wanted, listed));
+        }
         if wanted.project_trusted {
             let files = collect_skills_under(&project.join("skills"), false);
             found.extend(
@@ -335,6 +403,9 @@ fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
                         .map(|f| (f, Origin::auto("project", base.clone()))),
                 );
             }
+        }
+        for listed in listed(wanted, "user") {
+            found.extend(listed_skill_files(wanted, listed));
         }
         let files = collect_skills_under(&wanted.agent_dir.join("skills"), false);
         found.extend(
@@ -392,16 +463,59 @@ fn prompt_entries(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Pi's `collectFiles` for templates: a folder's `.md` files, below it too, hidden entries,
+/// `node_modules` and what the ignore files name aside.
+fn collect_templates(dir: &Path, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
+    rules.add_dir(dir);
+    for (name, path, is_dir, is_file) in entries(dir) {
+        if name.starts_with('.') || name == "node_modules" || rules.ignores(&path, is_dir) {
+            continue;
+        }
+        if is_dir {
+            collect_templates(&path, rules, out);
+        } else if is_file && name.ends_with(".md") {
+            out.push(path);
+        }
+    }
+}
+
+/// The templates a settings file's `prompts` entries give: a folder's, a file itself.
+fn listed_templates(wanted: &Wanted, listed: &Listed, found: &mut Vec<(PathBuf, Value)>) {
+    let origin = Origin::listed(listed.scope);
+    for entry in listed.prompts.iter().filter(|e| plain_entry(e)) {
+        let path = resolve(&listed.base_dir, wanted.home, entry);
+        let mut files = Vec::new();
+        if path.is_dir() {
+            collect_templates(&path, &mut IgnoreRules::new(&path), &mut files);
+        } else if path.is_file() {
+            files.push(path);
+        }
+        for file in files {
+            let info = origin.info(&text(&file));
+            found.push((file, info));
+        }
+    }
+}
+
+/// Templates in Pi 1.5.2's order: the project's settings entries and folder (when trusted),
+/// the user's settings entries and folder, then `--prompt-template` paths; the first of a name
+/// wins.
 fn templates(wanted: &Wanted) -> Vec<PromptTemplate> {
     let mut found: Vec<(PathBuf, Value)> = Vec::new();
     let project = wanted.cwd.join(".pi");
     if !wanted.no_prompt_templates {
+        for listed in listed(wanted, "project") {
+            listed_templates(wanted, listed, &mut found);
+        }
         if wanted.project_trusted {
             let origin = Origin::auto("project", project.clone());
             for file in prompt_entries(&project.join("prompts")) {
                 let info = origin.info(&text(&file));
                 found.push((file, info));
             }
+        }
+        for listed in listed(wanted, "user") {
+            listed_templates(wanted, listed, &mut found);
         }
         let origin = Origin::auto("user", wanted.agent_dir.to_path_buf());
         for file in prompt_entries(&wanted.agent_dir.join("prompts")) {

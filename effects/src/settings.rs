@@ -3,7 +3,7 @@
 //! The `pi` binary and the SDK read them through this one reader.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
@@ -18,8 +18,51 @@ pub struct Settings {
     values: Map<String, Value>,
     /// The global file's `cacheWarming`, which Pi 1.5.2 reads from there only.
     global_cache_warming: Option<Value>,
+    /// The `skills` and `prompts` entries of each file read, the project's first.
+    listed: Vec<Listed>,
     /// Problems reading the files, for stderr.
     pub warnings: Vec<String>,
+}
+
+/// One settings file's `skills` and `prompts` entries (paths to skill files or folders and to
+/// template files or folders), which Pi 1.5.2 resolves against the file's own folder; unlike
+/// the other keys they are not merged, each file's keeping its folder and scope.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    /// `project` (`<cwd>/.pi/settings.json`) or `user` (`<agent dir>/settings.json`).
+    pub scope: &'static str,
+    /// The settings file's folder, which relative entries are relative to.
+    pub base_dir: PathBuf,
+    pub skills: Vec<String>,
+    pub prompts: Vec<String>,
+}
+
+impl Listed {
+    /// The entries of one settings file; the `skills` object of old settings
+    /// (`customDirectories`) read as Pi's migration reads it.
+    fn of(map: &Map<String, Value>, scope: &'static str, base_dir: &Path) -> Listed {
+        let strings = |value: Option<&Value>| -> Vec<String> {
+            value
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let skills = match map.get("skills") {
+            Some(Value::Object(old)) => strings(old.get("customDirectories")),
+            other => strings(other),
+        };
+        Listed {
+            scope,
+            base_dir: base_dir.to_path_buf(),
+            skills,
+            prompts: strings(map.get("prompts")),
+        }
+    }
 }
 
 impl Settings {
@@ -31,6 +74,10 @@ impl Settings {
         let paths = [agent_dir.join("settings.json")];
         let project = project_trusted.then_some(project);
         for (i, path) in paths.into_iter().chain(project).enumerate() {
+            let (scope, base_dir) = match i {
+                0 => ("user", agent_dir.to_path_buf()),
+                _ => ("project", cwd.join(".pi")),
+            };
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
@@ -39,7 +86,14 @@ impl Settings {
                     if i == 0 {
                         settings.global_cache_warming = map.get("cacheWarming").cloned();
                     }
-                    merge(&mut settings.values, map)
+                    settings
+                        .listed
+                        .insert(0, Listed::of(&map, scope, &base_dir));
+                    let tools = merge_default_tools(settings.values.get("defaultTools"), &map);
+                    merge(&mut settings.values, map);
+                    if let Some(tools) = tools {
+                        settings.values.insert("defaultTools".into(), tools);
+                    }
                 }
                 Ok(_) => settings.warnings.push(format!(
                     "{}: settings must be a JSON object",
@@ -137,6 +191,47 @@ impl Settings {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Each settings file's `skills` and `prompts` entries, the project's first (Pi's
+    /// precedence: a project's listed resources before its folders, before the user's).
+    pub fn listed_resources(&self) -> &[Listed] {
+        &self.listed
+    }
+
+    /// `defaultTools`, the built-ins active when nothing else says (Pi 1.5.2's
+    /// `resolveDefaultTools`): plain names replace Pi's defaults, then each `+name` adds and
+    /// `-name` removes a tool in order; unset, none.
+    pub fn default_tools(&self) -> Option<Vec<String>> {
+        let entries: Vec<&str> = match self.get(&["defaultTools"])? {
+            Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let plain: Vec<String> = entries
+            .iter()
+            .filter(|e| !is_tool_modifier(e))
+            .map(|e| (*e).to_owned())
+            .collect();
+        let mut tools = if plain.is_empty() && !entries.is_empty() {
+            pi_core::tools::selection::DEFAULT_TOOL_NAMES
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect()
+        } else {
+            plain
+        };
+        for entry in entries.iter().filter(|e| is_tool_modifier(e)) {
+            let name = &entry[1..];
+            let at = tools.iter().position(|t| t == name);
+            match (entry.starts_with('+'), at) {
+                (true, None) if !name.is_empty() => tools.push(name.to_owned()),
+                (false, Some(at)) => {
+                    tools.remove(at);
+                }
+                _ => {}
+            }
+        }
+        Some(tools)
     }
 
     /// `cacheWarming` (`off`, `streaming`, `idle`; `idle` when unset or unknown), read from the
@@ -344,6 +439,28 @@ fn set_path(map: &mut Map<String, Value>, path: &[&str], value: Value) {
         node = next;
     }
     node.insert((*last).to_owned(), value);
+}
+
+/// A `+name` or `-name` entry of a tool list.
+fn is_tool_modifier(entry: &str) -> bool {
+    entry.starts_with('+') || entry.starts_with('-')
+}
+
+/// Pi 1.5.2's `mergeDefaultTools`: a later file's `defaultTools` of only `+name` / `-name`
+/// entries is appended to the earlier one's (changing that selection); any other replaces it.
+/// None when the later file does not set it (the merged value is then kept as it is).
+fn merge_default_tools(base: Option<&Value>, later: &Map<String, Value>) -> Option<Value> {
+    let overrides = later.get("defaultTools")?;
+    match (base, overrides) {
+        (Some(Value::Array(base)), Value::Array(list))
+            if list
+                .iter()
+                .all(|e| e.as_str().is_some_and(is_tool_modifier)) =>
+        {
+            Some(Value::Array(base.iter().chain(list).cloned().collect()))
+        }
+        _ => Some(overrides.clone()),
+    }
 }
 
 fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {

@@ -29,6 +29,7 @@ fn write_tree(root: &Path, tree: &Value) {
 /// The loaded skills' files relative to `root`, sorted.
 fn loaded(root: &Path, agent_dir: &Path, home: &Path, skill_paths: &[String]) -> Vec<String> {
     let wanted = Wanted {
+        listed: &[],
         agent_dir,
         cwd: home,
         home,

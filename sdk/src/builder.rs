@@ -34,7 +34,7 @@ use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
 use pi_effects::run_config::RunConfig;
-use pi_effects::session::{agent_dir, SessionFile, SessionStore, StoreError};
+use pi_effects::session::{agent_dir, SessionFile, SessionLock, SessionStore, StoreError};
 use pi_effects::settings::Settings;
 use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
@@ -409,13 +409,15 @@ impl SessionBuilder {
     }
 
     /// Finds the skills and prompt templates where the `pi` binary finds them (Pi 1.5.2's
-    /// discovery): `<agent dir>/skills` and `~/.agents/skills`, `<agent dir>/prompts`, and, when
-    /// `project_trusted`, the project's `.pi/skills`, `.agents/skills` and `.pi/prompts` from
-    /// `cwd` up to the git root. Replaces what [`resources`](Self::resources) gave.
+    /// discovery): the settings' `skills` and `prompts` entries, `<agent dir>/skills` and
+    /// `~/.agents/skills`, `<agent dir>/prompts`, and, when `project_trusted`, the project's
+    /// settings entries, `.pi/skills`, `.agents/skills` and `.pi/prompts` from `cwd` up to the
+    /// git root. Replaces what [`resources`](Self::resources) gave.
     pub fn discover_resources(mut self, project_trusted: bool) -> Self {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
+        let settings = Settings::load(&self.agent_dir, &self.cwd, project_trusted);
         self.resources = discover(&Wanted {
             agent_dir: &self.agent_dir,
             cwd: &self.cwd,
@@ -425,6 +427,7 @@ impl SessionBuilder {
             skill_paths: &[],
             no_prompt_templates: false,
             prompt_template_paths: &[],
+            listed: settings.listed_resources(),
         });
         self
     }
@@ -561,7 +564,12 @@ impl SessionBuilder {
         options.block_images = settings.block_images();
         let state = StateMirror::default();
         let (custom_tools, extensions, commands) = self.tools_with_extensions(&state)?;
-        let selected = self.tools.select(&custom_tools.definitions());
+        // Pi's SDK starts from the settings' `defaultTools` when they set it.
+        let mut tools = self.tools.clone();
+        if let Some(defaults) = settings.default_tools() {
+            tools.defaults = defaults;
+        }
+        let selected = tools.select(&custom_tools.definitions());
         options.tools = selected.active;
         options.custom_tools = ToolRegistry::new();
         for tool in &selected.custom {
@@ -626,6 +634,23 @@ impl SessionBuilder {
 
     /// The entries `target` starts from (Pi's `SessionManager` of the runtime's replacement).
     fn store(
+        &self,
+        target: &Target,
+        cwd: &str,
+        now: u64,
+        ids: IdGenerator,
+    ) -> Result<SessionStore, Error> {
+        let store = self.unclaimed_store(target, cwd, now, ids)?;
+        // One writer per file, as the binary claims one: another process holding the file
+        // (the binary, or another program's session) is refused before anything is written.
+        match store.file().map(Path::to_path_buf) {
+            Some(file) => Ok(store.holding(SessionLock::acquire(&file)?)),
+            None => Ok(store),
+        }
+    }
+
+    /// The store of [`store`](Self::store), its file not claimed yet.
+    fn unclaimed_store(
         &self,
         target: &Target,
         cwd: &str,
@@ -699,7 +724,7 @@ impl SessionBuilder {
     /// The model asked for, looked up in the registry when named.
     fn resolve_model(&self) -> Result<Model, Error> {
         match &self.model {
-            None => Err(Error::NoModel),
+            None => self.settings_model().ok_or(Error::NoModel),
             Some(ModelChoice::Given(model)) => Ok((**model).clone()),
             Some(ModelChoice::Registry { provider, id }) => {
                 let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
@@ -712,6 +737,20 @@ impl SessionBuilder {
                     })
             }
         }
+    }
+
+    /// The model the settings name (`defaultProvider` / `defaultModel`), as Pi 1.5.2's
+    /// `createAgentSession` takes it when it is told none: found in the agent dir's
+    /// `models.json` or the built-in list, with a key the session can send.
+    fn settings_model(&self) -> Option<Model> {
+        let settings = Settings::load(&self.agent_dir, &self.cwd, true);
+        let (provider, id) = (settings.default_provider()?, settings.default_model()?);
+        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let model = registry.find(provider, id)?;
+        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
+        let keyed = self.api_key.is_some()
+            || registry.has_configured_auth(model, &auth, &process_environment());
+        keyed.then(|| model.clone())
     }
 
     /// Every credential the session could send or the agent could come across, with where it

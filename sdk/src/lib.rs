@@ -85,7 +85,7 @@ use pi_effects::driver::DriveError;
 /// Why a session could not be built or a run could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The builder was given no model.
+    /// The builder was given no model, and the settings name none it can use.
     #[error("no model: call SessionBuilder::model or SessionBuilder::model_from_registry")]
     NoModel,
     /// Neither the built-in catalog nor `models.json` has the model asked for.
@@ -98,6 +98,10 @@ pub enum Error {
     /// The session file could not be created or read.
     #[error("session: {0}")]
     Session(String),
+    /// The session file is another process's to write (the `pi` binary's, or another
+    /// program's session): it holds the file's claim.
+    #[error(transparent)]
+    SessionHeld(#[from] pi_effects::session::LockError),
     /// A cassette could not be written or read, or a replay diverged from its recording.
     #[error("cassette: {0}")]
     Cassette(String),

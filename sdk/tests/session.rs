@@ -270,6 +270,56 @@ async fn discovered_templates_expand_and_project_skills_need_trust() {
     assert!(system(&requests[1]).contains("Deploys the project"));
 }
 
+/// The settings' `skills` and `prompts` entries are read as the binary reads them, each
+/// against its settings file's folder: the agent dir's always, the project's when it is
+/// trusted. A skill and a template found only through settings reach the model.
+#[tokio::test]
+async fn the_settings_skills_and_prompts_entries_are_read() {
+    let workspace = tempfile::tempdir().unwrap();
+    let write = |path: std::path::PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let root = workspace.path();
+    write(
+        root.join(".agent/settings.json"),
+        r#"{"skills": ["../shared/skills"], "prompts": ["../shared/prompts"]}"#,
+    );
+    write(
+        root.join("shared/skills/charts/SKILL.md"),
+        "---\nname: charts\ndescription: Draws charts from settings\n---\nBody.",
+    );
+    write(root.join("shared/prompts/deep/ship.md"), "Ship $1 now.");
+    write(root.join(".pi/settings.json"), r#"{"skills": ["team"]}"#);
+    write(
+        root.join(".pi/team/SKILL.md"),
+        "---\nname: team\ndescription: The team skill from settings\n---\nBody.",
+    );
+    let mock = MockLlm::start(&json!([{"text": "One."}, {"text": "Two."}]));
+    let system = |request: &Value| request["messages"][0]["content"].to_string();
+
+    let untrusted = builder(&mock, root)
+        .discover_resources(false)
+        .build()
+        .unwrap();
+    untrusted.prompt("/ship web").await.unwrap();
+    let trusted = builder(&mock, root)
+        .discover_resources(true)
+        .build()
+        .unwrap();
+    trusted.prompt("hello").await.unwrap();
+
+    let requests = mock.requests();
+    assert!(
+        requests[0].to_string().contains("Ship web now."),
+        "{}",
+        requests[0]
+    );
+    assert!(system(&requests[0]).contains("Draws charts from settings"));
+    assert!(!system(&requests[0]).contains("The team skill from settings"));
+    assert!(system(&requests[1]).contains("The team skill from settings"));
+}
+
 /// A model switch and a thinking level set between prompts take effect in the next request:
 /// the other model's id, and the level clamped to what that model supports.
 #[tokio::test]

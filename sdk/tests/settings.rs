@@ -63,3 +63,40 @@ fn the_agent_dirs_and_the_projects_settings_configure_the_session() {
     let config = recorded_config(given, &workspace.path().join("b.jsonl"));
     assert_eq!(config["thinkingLevel"], "low", "{config:#}");
 }
+
+/// A builder told no model takes the settings' `defaultProvider` / `defaultModel` (found in
+/// the agent dir's `models.json`, its key configured), and its default tools are the settings'
+/// `defaultTools` as Pi 1.5.2 merges them: the project's list of only `-name` / `+name`
+/// entries changes the agent dir's instead of replacing it. Tools the builder names win.
+#[test]
+fn the_settings_default_model_and_tools_apply_when_the_builder_is_not_told() {
+    let mock = MockLlm::start(&json!([]));
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(workspace.path().join(".pi")).unwrap();
+    let models = pi_testkit::demo::models_json(mock.port);
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let global = json!({
+        "defaultProvider": "mock",
+        "defaultModel": "mock-reasoner",
+        "defaultTools": ["read", "+grep", "+ls"]
+    });
+    std::fs::write(agent.join("settings.json"), global.to_string()).unwrap();
+    let project = json!({"defaultTools": ["-read"]});
+    std::fs::write(
+        workspace.path().join(".pi/settings.json"),
+        project.to_string(),
+    )
+    .unwrap();
+    let builder = SessionBuilder::new(workspace.path()).agent_dir(&agent);
+
+    let config = recorded_config(builder.clone(), &workspace.path().join("a.jsonl"));
+    assert_eq!(config["model"]["id"], "mock-reasoner", "{config:#}");
+    assert_eq!(config["model"]["provider"], "mock", "{config:#}");
+    assert_eq!(config["tools"], json!(["grep", "ls"]), "{config:#}");
+
+    let told = builder.tools(["bash"]);
+    let config = recorded_config(told, &workspace.path().join("b.jsonl"));
+    assert_eq!(config["tools"], json!(["bash"]), "{config:#}");
+}

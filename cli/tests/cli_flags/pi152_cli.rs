@@ -262,6 +262,37 @@ fn tool_selection_takes_patterns_modifiers_and_exclusions() {
     );
 }
 
+/// The settings' `defaultTools` are the run's default tools, as 1.5.2's `createAgentSession`
+/// reads them for the binary too: plain names replace Pi's defaults, `+name`/`-name` change
+/// them, and `--tools` modifiers change that selection (both lists as 1.5.2 printed them to
+/// its mock model).
+#[test]
+fn the_settings_default_tools_are_the_runs_defaults() {
+    let mock = MockLlm::start(&json!([{"text": ["a"]}, {"text": ["b"]}]));
+    let env = Env::new(&mock);
+    std::fs::write(
+        env.path("agent").join("settings.json"),
+        json!({"defaultTools": ["read", "+grep", "-bash"]}).to_string(),
+    )
+    .unwrap();
+    let base = [
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--no-session",
+    ];
+    for (flags, expected) in [
+        (vec![], vec!["read", "grep"]),
+        (vec!["--tools", "+ls,-read"], vec!["grep", "ls"]),
+    ] {
+        let out = env.run(&[&base[..], &flags[..], &["-p", "Hi"]].concat());
+        assert_eq!(out.code, 0, "{flags:?}: {}", out.stderr);
+        let requests = mock.requests();
+        assert_eq!(tool_names(requests.last().unwrap()), expected, "{flags:?}");
+    }
+}
+
 #[test]
 fn a_double_dash_ends_the_options() {
     let mock = MockLlm::start(&json!([{"text": ["ok"]}]));

@@ -268,3 +268,95 @@ fn a_recorded_rpc_run_replays_its_expansions_without_the_files() {
     let check = env.run(&["replay", "--check", cassette.to_str().unwrap()]);
     assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
 }
+
+/// The settings' `skills` and `prompts` entries, resolved against the folder of the settings
+/// file that lists them, as Pi 1.5.2's package manager resolves them: the project's entries
+/// (only when the project is trusted) come first, then the project's folders, then the agent
+/// dir's entries, then the agent dir's folders, so a skill of the agent dir's settings wins
+/// over one of its name in `<agent dir>/skills`; a listed folder gives its skills, a listed file
+/// itself. A template found only through settings expands.
+#[test]
+fn the_settings_skills_and_prompts_entries_are_read() {
+    let mock = MockLlm::start(&text_script(&["1", "2", "3"]));
+    let env = resources_env(&mock);
+    let agent = env.path("agent");
+    let cwd = env.cwd();
+    let shared = env.path("shared");
+    write(
+        &shared.join("skills/pdf-tools/SKILL.md"),
+        "---\nname: pdf-tools\ndescription: The shared PDF skill.\n---\nShared body\n",
+    );
+    write(
+        &shared.join("skills/charts/SKILL.md"),
+        "---\nname: charts\ndescription: Draw charts.\n---\nCharts body\n",
+    );
+    write(
+        &agent.join("solo.md"),
+        "---\nname: solo\ndescription: A lone skill file.\n---\nSolo body\n",
+    );
+    write(
+        &shared.join("prompts/nested/deploy.md"),
+        "Deploy $1 carefully\n",
+    );
+    write(
+        &agent.join("settings.json"),
+        &json!({"skills": ["../shared/skills", "solo.md", "!nothing"], "prompts": ["../shared/prompts"]})
+            .to_string(),
+    );
+    write(
+        &cwd.join(".pi/team/SKILL.md"),
+        "---\nname: team\ndescription: The team's skill.\n---\nTeam body\n",
+    );
+    write(
+        &cwd.join(".pi/settings.json"),
+        &json!({"skills": ["team"]}).to_string(),
+    );
+
+    run(&env, &[], "hello");
+    run(&env, &["--approve"], "hello");
+    run(&env, &[], "/deploy web");
+    let sent = sent(&mock);
+
+    let untrusted = &sent[0].0;
+    let shared_pdf = shared.join("skills/pdf-tools/SKILL.md");
+    assert!(
+        untrusted.contains(&format!(
+            "<name>pdf-tools</name>\n    <description>The shared PDF skill.</description>\n    <location>{}</location>",
+            shared_pdf.display()
+        )),
+        "{untrusted}"
+    );
+    assert!(
+        !untrusted.contains("Extract text from PDF files."),
+        "{untrusted}"
+    );
+    let at = |name: &str| {
+        untrusted
+            .find(&format!("<name>{name}</name>"))
+            .unwrap_or(usize::MAX)
+    };
+    assert!(
+        at("charts") < at("solo") && at("solo") < at("notes"),
+        "{untrusted}"
+    );
+    assert!(untrusted.contains(&format!(
+        "<location>{}</location>",
+        agent.join("solo.md").display()
+    )));
+    assert!(!untrusted.contains("<name>team</name>"), "{untrusted}");
+
+    let trusted = &sent[1].0;
+    let team = trusted
+        .find("<name>team</name>")
+        .expect("the project's settings skill");
+    assert!(
+        team < trusted.find("<name>local-skill</name>").unwrap(),
+        "{trusted}"
+    );
+    assert!(
+        team < trusted.find("<name>pdf-tools</name>").unwrap(),
+        "{trusted}"
+    );
+
+    assert_eq!(sent[2].1, "Deploy web carefully\n");
+}

@@ -579,3 +579,54 @@ fn a_tasks_mcp_server_answers_its_agent_inside_the_trial() {
         ran.stderr
     );
 }
+
+/// An eval replay never starts the user's MCP servers: a trial recorded with the task's server,
+/// replayed after the suite dropped it (so the replay runs in the eval's own process), with the
+/// eval's agent dir (the user's) holding an `mcp.json` whose server of that name writes a
+/// marker before serving. The replay must not start it there, outside the trial's confinement:
+/// the trial's tools run again only where the trial's own agent folder starts its servers.
+#[test]
+fn an_eval_replay_never_starts_the_users_mcp_servers() {
+    let call = || tool_step("c1", "mcp__t__echo", json!({ "text": "hi" }));
+    let mock = MockLlm::start(&json!([call(), text_step("done")]));
+    let env = EvalEnv::new(Some(&mock));
+    let folder = tempfile::Builder::new().prefix("pi-mcp").tempdir().unwrap();
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = folder.path().join("mcp-server");
+    std::fs::copy(
+        pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server"),
+        &server,
+    )
+    .unwrap();
+    let suite = |servers: &str| {
+        env.write(
+            "s/served.toml",
+            &format!(
+                "[defaults]\nmodels = [\"mock/mock-model\"]\n\n[[task]]\nid = \"t\"\nprompt = \"echo\"\n\n[[task.check]]\nkind = \"tool_called\"\ntool = \"mcp__t__echo\"\n\n{servers}"
+            ),
+        )
+        .to_str()
+        .unwrap()
+        .to_owned()
+    };
+    let served = suite(&format!(
+        "[task.agent.mcp_servers.t]\ncommand = {:?}\nexposure = \"direct\"\n",
+        server.to_str().unwrap()
+    ));
+    let ran = env.eval(&[&served, "-q", "--out", "served", "--record", "cass"]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+
+    let marker = env.path("users-server-ran");
+    let script = format!("touch '{}'; exec '{}'", marker.display(), server.display());
+    let users = json!({"mcpServers": {"t": {"command": "sh", "args": ["-c", script], "exposure": "direct"}}});
+    env.write("agent/mcp.json", &users.to_string());
+    let unserved = suite("");
+    let ran = env.eval(&[&unserved, "-q", "--out", "replayed", "--replay", "cass"]);
+    assert!(
+        !marker.exists(),
+        "the replay started the user's server: {}",
+        ran.stderr
+    );
+    let trial = env.results("replayed")["trials"][0].clone();
+    assert_ne!(trial["status"], "passed", "{trial}");
+}
