@@ -21,12 +21,14 @@ use super::contract::{
 };
 use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
 use super::system;
-use super::tools::{BatchContext, BatchOutput, ToolBatch};
+use super::tools::ToolBatch;
 
 #[path = "context.rs"]
 mod context;
 #[path = "start.rs"]
 mod start;
+#[path = "tool_batch.rs"]
+mod tool_batch;
 #[path = "turn_end.rs"]
 mod turn_end;
 
@@ -803,119 +805,7 @@ impl AgentMachine {
         if assistant.tool_calls().next().is_none() {
             return self.finish_turn(assistant, Vec::new(), false, false);
         }
-        let Some(run) = &mut self.run else { return };
-        let index = self.messages.len() - 1;
-        let batch = ToolBatch::new(
-            index,
-            &assistant,
-            &run.settings.tools,
-            run.settings.tool_execution,
-        );
-        run.phase = Phase::Tools(batch);
-        self.advance_batch(|batch, cx| batch.advance(cx));
-    }
-
-    /// Runs `f` on the tool batch with its context, then carries out what it asks for.
-    fn advance_batch(&mut self, f: impl FnOnce(&mut ToolBatch, &BatchContext<'_>) -> BatchOutput) {
-        let Some(run) = &mut self.run else { return };
-        let Phase::Tools(batch) = &mut run.phase else {
-            return;
-        };
-        let Some(AgentMessage::Assistant(assistant)) = self.messages.get(batch.assistant_index)
-        else {
-            return;
-        };
-        let cx = BatchContext {
-            tools: &run.settings.tools,
-            hooks: self.hooks.as_ref(),
-            handled: &self.handled_hooks,
-            aborted: run.aborted,
-            assistant,
-            context: &self.messages[..run.context_len],
-            now: self.now,
-        };
-        let output = f(batch, &cx);
-        let assistant = assistant.clone();
-        let terminate = batch.terminates();
-        let aborted = run.aborted;
-        let gate = output.gate.map(|(index, payload)| {
-            let call = CallId(self.next_call);
-            self.next_call += 1;
-            batch.gating(index, call);
-            (call, payload)
-        });
-        let mut starts = Vec::new();
-        for (index, args) in output.start {
-            let call = CallId(self.next_call);
-            self.next_call += 1;
-            batch.started(index, call, self.now);
-            starts.push((call, index, args));
-        }
-        let calls: Vec<(CallId, String, String)> = starts
-            .iter()
-            .map(|(call, index, _)| {
-                let tool_call = assistant.tool_calls().nth(*index);
-                (
-                    *call,
-                    tool_call.map(|t| t.id.clone()).unwrap_or_default(),
-                    tool_call.map(|t| t.name.clone()).unwrap_or_default(),
-                )
-            })
-            .collect();
-        for event in output.events {
-            self.emit(event);
-        }
-        for ((call, tool_call_id, tool), (_, _, args)) in calls.into_iter().zip(starts) {
-            self.effect(Effect::RunTool {
-                call,
-                tool_call_id,
-                tool,
-                args,
-            });
-            if aborted {
-                self.effect(Effect::Cancel { call });
-            }
-        }
-        if let Some((call, payload)) = gate {
-            self.effect(Effect::Hook {
-                call,
-                payload,
-                state: None,
-            });
-        }
-        if let Some(results) = output.done {
-            self.sync_context();
-            let results = results.into_iter().map(AgentMessage::ToolResult).collect();
-            self.finish_turn(assistant, results, terminate, false);
-        }
-    }
-
-    fn on_tool_update(&mut self, call: CallId, partial: crate::event::ToolResult) {
-        let Some(Run {
-            phase: Phase::Tools(batch),
-            ..
-        }) = &self.run
-        else {
-            return;
-        };
-        let Some(index) = batch.running_index(call) else {
-            return;
-        };
-        let event = batch.update_event(index, partial);
-        self.emit(event);
-    }
-
-    fn on_tool_finished(&mut self, call: CallId, outcome: super::contract::ToolOutcome) {
-        let index = match &self.run {
-            Some(Run {
-                phase: Phase::Tools(batch),
-                ..
-            }) => batch.running_index(call),
-            _ => None,
-        };
-        if let Some(index) = index {
-            self.advance_batch(|batch, cx| batch.complete(index, outcome, cx));
-        }
+        self.start_tools(&assistant);
     }
 
     /// The extensions decided at a hook point the machine waits at.
@@ -930,16 +820,7 @@ impl AgentMachine {
         if self.awaits_context(call, &outcome.decision) {
             return self.context_decided(outcome.decision);
         }
-        let index = match &self.run {
-            Some(Run {
-                phase: Phase::Tools(batch),
-                ..
-            }) => batch.gating_index(call, &outcome.decision),
-            _ => None,
-        };
-        if let Some(index) = index {
-            self.advance_batch(|batch, cx| batch.decided(index, outcome.decision, cx));
-        }
+        self.tool_call_decided(call, outcome.decision);
     }
 
     /// `turn_end`, `shouldStopAfterTurn`, the steering poll, and the decision to go on.

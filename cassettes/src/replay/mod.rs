@@ -3,93 +3,37 @@
 //! SDK's retries included, byte for byte as recorded); inputs
 //! come back in the recorded order with the recorded times, so replay never waits; a model
 //! call's events are decoded from the recorded bytes by the same decoder as live.
+//!
+//! `index` reads the recording into the run's spine and its recorded model calls, `model`
+//! answers model calls from their recorded bytes; here are [`Replay`], its checks and its
+//! [`Interpreter`] impl.
+
+mod index;
+mod model;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use bytes::Bytes;
-use pi_core::agent::{CallId, Effect, Input, StreamEvent};
+use pi_core::agent::{CallId, Effect, Input};
 use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
 use pi_effects::tools::user_bash::execute_bash;
-use pi_effects::tools::user_bash::BashResult;
 use pi_effects::tools::ToolEnv;
-use pi_providers::call::ModelCall;
 use pi_providers::retry::FixedClock;
-use pi_providers::transport::poll_once;
-use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
-use crate::body::{BodyText, CheckedElements};
-use crate::convert::{from_json, recorded_effect, recorded_input, to_json, ToInput, Unconvertible};
+use crate::body::CheckedElements;
+use crate::convert::{recorded_effect, recorded_input, ToInput, Unconvertible};
 use crate::divergence::{Divergence, DivergenceKind};
-use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
+use crate::format::{Line, RecordedInput};
 use crate::live_hooks::LiveHooks;
 use crate::live_tools::{Answer, LiveTools};
 use crate::read::Cassette;
-use crate::redact::stream::emptied_events;
 use crate::redact::Rules;
-use crate::replay_transport::{Exchange, RecordedRequest, ReplayTransport};
-
-/// One line of the run's spine: what reached the machine or what it asked for, in order.
-#[derive(Clone, Debug)]
-enum Spine {
-    Outside(u64, Box<RecordedInput>),
-    Command(u64, Box<RecordedInput>),
-    Answer(u64, Box<RecordedInput>),
-    Event(u64, u64),
-    Wake(u64),
-    Effect(RecordedEffect),
-    Stdin(u64, String, bool),
-    UserBash(u64, Box<UserBash>),
-    ExtensionUi(u64, Value),
-}
-
-impl Spine {
-    fn describe(&self) -> Value {
-        match self {
-            Spine::Outside(t, input) => json!({"outside": input, "t": t}),
-            Spine::Command(t, input) => json!({"command": input, "t": t}),
-            Spine::Answer(t, input) => json!({"answer": input, "t": t}),
-            Spine::Event(t, call) => json!({"event of call": call, "t": t}),
-            Spine::Wake(t) => json!({"wake": t}),
-            Spine::Effect(effect) => json!({"effect": effect}),
-            Spine::Stdin(t, line, _) => json!({"stdin": line, "t": t}),
-            Spine::UserBash(t, bash) => json!({"bash": bash.command, "t": t}),
-            Spine::ExtensionUi(t, request) => json!({"extension_ui": request, "t": t}),
-        }
-    }
-}
-
-/// A recorded model call.
-#[derive(Clone, Debug)]
-struct RecordedCall {
-    started_at: u64,
-    options: CallOptions,
-    /// Shared with the replaying transport: starting a call copies nothing.
-    exchanges: Arc<Vec<Exchange>>,
-}
-
-/// A model call being replayed.
-#[derive(Debug)]
-struct ReplayCall {
-    model_call: ModelCall,
-    transport: ReplayTransport,
-    opened: bool,
-    cancelled: bool,
-    events: VecDeque<StreamEvent>,
-    /// Recorded `event` lines of this call not yet replayed.
-    recorded_events: usize,
-    /// Whether the recorded response ended (complete, or failed) rather than being dropped: then
-    /// every event its bytes decode to reached the machine, and none may be left over.
-    ended: bool,
-    /// How many fewer events than recorded its bytes may decode to: the delta strings the
-    /// recording emptied while it rewrote a secret streamed in pieces (a decoder drops an empty
-    /// delta), as the events' marks count them.
-    may_lack: usize,
-}
+use index::{RecordedCall, Spine};
+use model::ReplayCall;
 
 /// Answers the machine from a cassette (see the module doc).
 #[derive(Debug)]
@@ -123,7 +67,7 @@ pub struct Replay {
     /// from outside) holds its output, not the recorded one.
     live_user_result: bool,
     /// The time the event being given comes at instead of its place's (see
-    /// [`drop_event_places`]).
+    /// [`index::drop_event_places`]).
     retimed: Option<u64>,
 }
 
@@ -147,141 +91,11 @@ impl Replay {
                 .map_err(|e| Divergence::unusable(&cassette, 1, format!("field `redact`: {e}")))?,
             None => Rules::default(),
         };
-        let mut spine = Vec::with_capacity(lines.len());
-        let mut recorded_calls: HashMap<u64, RecordedCall> = HashMap::new();
-        // The body of the request line before: a `delta` changes it.
-        let mut previous_body: Option<BodyText> = None;
-        let mut recorded_events: HashMap<u64, usize> = HashMap::new();
-        for (number, line) in lines {
-            if let Line::Event { call, .. } = &line {
-                *recorded_events.entry(*call).or_default() += 1;
-            }
-            let entry = match line {
-                Line::Outside { t, input } => Spine::Outside(t, input),
-                Line::Command { t, input } => Spine::Command(t, input),
-                Line::Answer { t, input } => Spine::Answer(t, input),
-                Line::Event { t, call } => Spine::Event(t, call),
-                Line::Wake { t } => Spine::Wake(t),
-                Line::Effect { effect } => Spine::Effect(effect),
-                Line::Stdin { t, line, with_next } => Spine::Stdin(t, line, with_next),
-                Line::ExtensionUi { t, request } => Spine::ExtensionUi(t, request),
-                Line::UserBash {
-                    t,
-                    id,
-                    command,
-                    result,
-                    error,
-                } => Spine::UserBash(
-                    t,
-                    Box::new(UserBash {
-                        id,
-                        command,
-                        result: match (result, error) {
-                            (_, Some(error)) => Err(error),
-                            (result, None) => {
-                                Ok(BashResult::from_json(&result.unwrap_or(Value::Null)))
-                            }
-                        },
-                    }),
-                ),
-                Line::Call { call, t, options } => {
-                    let options = from_json(&options, "options").map_err(|e| {
-                        Divergence::unusable(&cassette, number, format!("`call` line: {e}"))
-                    })?;
-                    recorded_calls.insert(
-                        call,
-                        RecordedCall {
-                            started_at: t,
-                            options,
-                            exchanges: Arc::new(Vec::new()),
-                        },
-                    );
-                    continue;
-                }
-                Line::Request {
-                    call,
-                    method,
-                    url,
-                    headers,
-                    body,
-                    delta,
-                    ..
-                } => {
-                    let body = match (body, delta) {
-                        (Some(body), _) => BodyText::Whole(body),
-                        (None, Some(delta)) => {
-                            let previous = previous_body.as_ref().ok_or_else(|| {
-                                Divergence::unusable(
-                                    &cassette,
-                                    number,
-                                    "field `delta`: no request before it to change".into(),
-                                )
-                            })?;
-                            previous.apply(&delta).map_err(|e| {
-                                Divergence::unusable(
-                                    &cassette,
-                                    number,
-                                    format!("field `delta`: {e}"),
-                                )
-                            })?
-                        }
-                        (None, None) => {
-                            return Err(Divergence::unusable(
-                                &cassette,
-                                number,
-                                "a request line needs `body` or `delta`".into(),
-                            ))
-                        }
-                    };
-                    previous_body = Some(body.clone());
-                    if let Some(recorded) = recorded_calls.get_mut(&call) {
-                        Arc::make_mut(&mut recorded.exchanges).push(Exchange {
-                            line: number,
-                            request: RecordedRequest {
-                                method,
-                                url,
-                                headers,
-                                body: Some(body),
-                            },
-                            ..Exchange::default()
-                        });
-                    }
-                    continue;
-                }
-                Line::Response {
-                    call,
-                    status,
-                    headers,
-                    ..
-                } => {
-                    if let Some(exchange) = last_exchange(&mut recorded_calls, call) {
-                        exchange.response = Some((status, headers));
-                    }
-                    continue;
-                }
-                Line::Chunk {
-                    call, text, base64, ..
-                } => {
-                    let bytes = chunk_bytes(text, base64)
-                        .map(Bytes::from)
-                        .map_err(|e| Divergence::unusable(&cassette, number, e))?;
-                    if let Some(exchange) = last_exchange(&mut recorded_calls, call) {
-                        exchange.chunks.push(bytes);
-                    }
-                    continue;
-                }
-                Line::End { call, end, .. } => {
-                    if let Some(exchange) = last_exchange(&mut recorded_calls, call) {
-                        exchange.end = Some(end);
-                    }
-                    continue;
-                }
-                Line::Cassette(_) | Line::Proxy(_) | Line::Redaction { .. } | Line::Outcome(_) => {
-                    continue
-                }
-            };
-            spine.push((number, entry));
-        }
+        let index::Index {
+            spine,
+            recorded_calls,
+            recorded_events,
+        } = index::index(&cassette, lines)?;
         Ok(Replay {
             cassette,
             spine,
@@ -357,45 +171,9 @@ impl Replay {
     /// The recorded lines of model call `call` (its options, requests and response bytes),
     /// for a new cassette that continues this one (times within the call are not kept).
     pub fn recorded_call_lines(&self, call: u64) -> Vec<Line> {
-        let Some(recorded) = self.recorded_calls.get(&call) else {
-            return Vec::new();
-        };
-        let mut lines = vec![Line::Call {
-            call,
-            t: recorded.started_at,
-            options: Box::new(to_json(&recorded.options)),
-        }];
-        for exchange in recorded.exchanges.iter() {
-            let request = &exchange.request;
-            lines.push(Line::Request {
-                call,
-                dt: 0,
-                method: request.method.clone(),
-                url: request.url.clone(),
-                headers: request.headers.clone(),
-                body: request.body.as_ref().map(BodyText::to_raw),
-                delta: None,
-            });
-            if let Some((status, headers)) = &exchange.response {
-                lines.push(Line::Response {
-                    call,
-                    dt: 0,
-                    status: *status,
-                    headers: headers.clone(),
-                });
-            }
-            for chunk in &exchange.chunks {
-                lines.push(Line::chunk(call, 0, chunk));
-            }
-            if let Some(end) = &exchange.end {
-                lines.push(Line::End {
-                    call,
-                    dt: 0,
-                    end: end.clone(),
-                });
-            }
-        }
-        lines
+        self.recorded_calls
+            .get(&call)
+            .map_or_else(Vec::new, |recorded| recorded.lines(call))
     }
 
     /// Every recorded input from the front end, in order (the prompts of a print-mode run).
@@ -488,238 +266,11 @@ impl Replay {
             }
         }
         if let Effect::CallModel { call, request } = effect {
-            if let Some(recorded) = self.recorded_calls.get(&call.0) {
-                let model_call = ModelCall::new(request, &recorded.options, recorded.started_at);
-                // An imported cassette's requests are this build's own (see `Imported`).
-                let checked = self.cassette.header.imported.is_none();
-                if let (true, Some(http), Some(first)) = (
-                    checked,
-                    model_call.http_request(),
-                    recorded.exchanges.first(),
-                ) {
-                    if let Err(mismatch) = first.request.check(http, &self.rules, &mut self.checked)
-                    {
-                        let mut divergence = self.diverge(
-                            DivergenceKind::Request,
-                            mismatch.recorded,
-                            mismatch.asked,
-                        );
-                        divergence.line = first.line;
-                        return Err(divergence);
-                    }
-                }
-                // The attempts after the first (the SDK's retries) are checked as they are sent.
-                let transport = ReplayTransport::new(
-                    Arc::clone(&recorded.exchanges),
-                    checked,
-                    Arc::clone(&self.rules),
-                );
-                let may_lack = recorded
-                    .exchanges
-                    .iter()
-                    .flat_map(|exchange| &exchange.chunks)
-                    .map(|chunk| emptied_events(chunk))
-                    .sum();
-                let ended = recorded.exchanges.last().is_some_and(|last| {
-                    matches!(
-                        last.end,
-                        Some(RecordedEnd::Complete | RecordedEnd::Error(_))
-                    )
-                });
-                self.calls.insert(
-                    call.0,
-                    ReplayCall {
-                        model_call,
-                        transport,
-                        opened: false,
-                        cancelled: false,
-                        events: VecDeque::new(),
-                        recorded_events: self.recorded_events.get(&call.0).copied().unwrap_or(0),
-                        ended,
-                        may_lack,
-                    },
-                );
-            }
+            self.start_call(*call, request)?;
         }
         self.position += 1;
         Ok(())
     }
-
-    /// The next event of call `call`, decoded from its recorded bytes.
-    fn model_event(&mut self, call: u64) -> Result<StreamEvent, Divergence> {
-        let Some(replaying) = self.calls.get_mut(&call) else {
-            return Err(self.diverge(
-                DivergenceKind::Stream,
-                json!({ "event of call": call }),
-                json!("no recorded response for this call"),
-            ));
-        };
-        loop {
-            if let Some(event) = replaying.events.pop_front() {
-                replaying.recorded_events = replaying.recorded_events.saturating_sub(1);
-                let left = replaying.recorded_events;
-                if (1..=replaying.may_lack).contains(&left)
-                    && replaying.ended
-                    && !replaying.cancelled
-                    && more_events(replaying).is_none()
-                    && replaying.model_call.is_done()
-                {
-                    // The bytes decode to no more events: the recorded ones left were of
-                    // delta strings the recording emptied. Their places go, and this last
-                    // event comes at the time the last one did.
-                    replaying.recorded_events = 0;
-                    self.retimed = drop_event_places(&mut self.spine, self.position, call, left);
-                }
-                if replaying.recorded_events == 0 && replaying.ended && !replaying.cancelled {
-                    let more = more_events(replaying);
-                    // Unless the recorded run stopped here, the session still busy.
-                    let stopped = || {
-                        self.cassette.header.mode == RPC_MODE
-                            && took_no_step_after(&self.spine, self.position)
-                    };
-                    if let Some(more) = more.filter(|_| !stopped()) {
-                        return Err(self.diverge(
-                            DivergenceKind::Stream,
-                            json!({ "event of call": call, "the last recorded": event.name() }),
-                            json!(format!(
-                                "the recorded bytes decode to more events than recorded: then {}",
-                                more.name()
-                            )),
-                        ));
-                    }
-                }
-                if replaying.events.is_empty() && replaying.model_call.is_done() {
-                    if let Some((made, line, recorded)) = replaying.transport.fewer_attempts() {
-                        if !replaying.cancelled {
-                            let mut divergence = self.diverge(
-                                DivergenceKind::Request,
-                                json!({ "attempts": recorded, "the next": line }),
-                                json!(match made {
-                                    1 => "this build made 1 attempt".to_owned(),
-                                    _ => format!("this build made {made} attempts"),
-                                }),
-                            );
-                            divergence.line = line;
-                            return Err(divergence);
-                        }
-                    }
-                    // The call's last event: its request and decoder go now, not at the end.
-                    self.calls.remove(&call);
-                }
-                return Ok(event);
-            }
-            if replaying.model_call.is_done() {
-                return Err(self.diverge(
-                    DivergenceKind::Stream,
-                    json!({ "event of call": call }),
-                    json!("the recorded bytes decode to fewer events"),
-                ));
-            }
-            let polled = if replaying.opened {
-                poll_once(replaying.model_call.next())
-            } else {
-                let transport = replaying.transport.clone();
-                poll_once(replaying.model_call.open(&transport, &self.clock))
-            };
-            match polled {
-                Some(events) => {
-                    replaying.opened = true;
-                    replaying.events.extend(events);
-                }
-                // A retry that is not the recorded one stops the call; else the recorded bytes
-                // are used up: a cancelled call ends as an aborted call ends live, any other
-                // reads past the recording (cut off, or this build reads on where the recorded
-                // run stopped).
-                None => {
-                    if let Some((line, mismatch)) = replaying.transport.mismatch() {
-                        let counts = !mismatch.beyond
-                            || (!replaying.cancelled && self.cassette.is_complete());
-                        if counts {
-                            let mut divergence = self.diverge(
-                                DivergenceKind::Request,
-                                mismatch.recorded,
-                                mismatch.asked,
-                            );
-                            divergence.line = line;
-                            return Err(divergence);
-                        }
-                    }
-                    if !replaying.cancelled && !self.cassette.is_complete() {
-                        return Err(self.ends_early());
-                    }
-                    if !replaying.cancelled {
-                        // A whole recording: the recorded run never read this far.
-                        return Err(self.diverge(
-                            DivergenceKind::Stream,
-                            json!({ "event of call": call }),
-                            json!(
-                                "this build reads more of the response than the recorded run did"
-                            ),
-                        ));
-                    }
-                    let events = replaying.model_call.abort();
-                    replaying.events.extend(events);
-                }
-            }
-        }
-    }
-}
-
-/// The first event `replaying`'s recorded bytes decode to after those taken, if any: a call
-/// whose recorded response ended has given the machine every one.
-fn more_events(replaying: &mut ReplayCall) -> Option<StreamEvent> {
-    while replaying.events.is_empty() && replaying.opened && !replaying.model_call.is_done() {
-        let events = poll_once(replaying.model_call.next())?;
-        replaying.events.extend(events);
-    }
-    replaying.events.front().cloned()
-}
-
-/// The front end of a recorded RPC session, which stops when its stdin closes, busy or not.
-const RPC_MODE: &str = "rpc";
-
-/// Whether the session took no step after the `spine` entry at `position`: no event, answer or
-/// wake reached it and it asked for nothing, only lines from outside came. An RPC run whose
-/// stdin closed while events of a call it had read to the end were still on their way to the
-/// session stopped so; the bytes of that call decode to more events than it took, and a run
-/// that went on past the call is what would contradict them.
-fn took_no_step_after(spine: &[(usize, Spine)], position: usize) -> bool {
-    spine.iter().skip(position + 1).all(|(_, entry)| {
-        !matches!(
-            entry,
-            Spine::Event(..) | Spine::Answer(..) | Spine::Wake(..) | Spine::Effect(..)
-        )
-    })
-}
-
-/// Takes out of `spine` the next `count` places of call `call`'s events after `position`;
-/// returns the time of the last one taken.
-fn drop_event_places(
-    spine: &mut Vec<(usize, Spine)>,
-    position: usize,
-    call: u64,
-    count: usize,
-) -> Option<u64> {
-    let mut left = count;
-    let mut index = position + 1;
-    let mut last = None;
-    while left > 0 && index < spine.len() {
-        match spine[index].1 {
-            Spine::Event(t, c) if c == call => {
-                spine.remove(index);
-                last = Some(t);
-                left -= 1;
-            }
-            _ => index += 1,
-        }
-    }
-    last
-}
-
-fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {
-    calls
-        .get_mut(&call)
-        .and_then(|c| Arc::make_mut(&mut c.exchanges).last_mut())
 }
 
 /// Whether two recorded inputs are the session's records of one user command (its results may

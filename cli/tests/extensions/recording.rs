@@ -1,0 +1,342 @@
+//! Extension tools and hook points through the binary, recorded and replayed: a tool run in
+//! Node, Harbor's gate, rewrite and turn cap, a message that steers, `pi replay --extensions live`,
+//! and a `cache_warming_decision` override; each recording replays with no Node on PATH.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, MockLlm};
+use crate::support::{fixture, node_path, run, with_extension, with_host};
+
+#[test]
+fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "greet", "arguments": "{\"name\":\"Ada\"}"}]},
+        {"text": ["Greeted."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("greet.jsonl");
+    let extension = fixture("greet.ts");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &extension,
+        "greet Ada",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd().join("greeted.txt")).unwrap(),
+        format!("Ada in {}", env.cwd().canonicalize().unwrap().display()),
+        "the tool did not run in the extension host, or pi.exec not in the session's folder"
+    );
+    // Declared after the built-ins, as Pi 1.5.2 declares an extension's tool.
+    let requests = mock.requests();
+    let tools = requests[0]["tools"].as_array().unwrap();
+    assert_eq!(
+        tools.last().unwrap(),
+        &json!({"type": "function", "function": {
+            "name": "greet",
+            "description": "Greets someone by name.",
+            "parameters": {"type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string", "description": "Who to greet"}}},
+        }})
+    );
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("- greet: Greet someone by name"),
+        "{system}"
+    );
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let update = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_update")
+        .unwrap();
+    assert_eq!(update["partialResult"]["details"], json!({"step": 1}));
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["result"]["content"][0]["text"], "Hello, Ada!");
+
+    std::fs::remove_file(env.cwd().join("greeted.txt")).unwrap();
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+    assert!(
+        !env.cwd().join("greeted.txt").exists(),
+        "the replay ran the tool"
+    );
+}
+
+/// Harbor's pattern through the binary: an extension rewrites the system prompt in
+/// `before_agent_start` (from the active tools and model it reads), a `tool_call` gate blocks a
+/// bash command, and `turn_end` aborts after two turns. Its handlers run in Node with Pi's
+/// runner; what they decided is recorded, so the replay reproduces the run with no Node. What
+/// is asserted is what Pi 1.5.2 (`pi -e cap.ts`) does with the same script.
+#[test]
+fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"rm -rf stuff\"}"}]},
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo kept > kept.txt\"}"}]},
+        {"text": ["unreached: the cap ends the run first"]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::create_dir_all(env.cwd().join("stuff")).unwrap();
+    let cassette = env.path("cap.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("cap.ts"),
+        "clean up",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(env.cwd().join("stuff").exists(), "the gate let rm -rf run");
+    assert!(
+        env.cwd().join("kept.txt").exists(),
+        "the allowed call did not run"
+    );
+    let requests = mock.requests();
+    for request in &requests[..2] {
+        let system = request["messages"][0]["content"].as_str().unwrap();
+        assert!(
+            system.ends_with("\n\nCapped at 2 turns on mock-model; tools: read,bash,edit,write."),
+            "{system}"
+        );
+    }
+    let blocked = requests[1]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        blocked,
+        &json!({"role": "tool", "content": "rm -rf is not allowed here", "tool_call_id": "call_mock_1_0"})
+    );
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // As in Pi 1.5.2: the abort asked at the second turn's end ends the third turn before any
+    // answer (its message aborted, its turn_end seen by the handler too), and the run settles
+    // as aborted.
+    let turn_ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "turn_end").collect();
+    assert_eq!(turn_ends.len(), 3, "{recorded}");
+    assert_eq!(turn_ends[2]["message"]["stopReason"], "aborted");
+    assert!(
+        !recorded.contains("unreached"),
+        "the cap let a third answer in"
+    );
+    let appended: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| &e["entry"]["data"]["turns"])
+        .collect();
+    assert_eq!(appended, [&json!(1), &json!(2), &json!(3)]);
+    assert_eq!(
+        events.last().unwrap(),
+        &json!({"type": "agent_settled", "aborted": true})
+    );
+
+    std::fs::remove_file(env.cwd().join("kept.txt")).unwrap();
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+    assert!(
+        !env.cwd().join("kept.txt").exists(),
+        "the replay ran the tool"
+    );
+}
+
+/// A handler's `pi.sendMessage` while the agent streams steers the run into another turn whose
+/// request carries the message (Pi 1.5.2's `sendCustomMessage`), and the replay needs no Node.
+#[test]
+fn an_extensions_message_steers_the_run_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Done."]}, {"text": ["Checked."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("remind.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("remind.ts"),
+        "fix it",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the message starts another turn: {recorded}"
+    );
+    // Pi's convertToLlm gives a custom message's text as a text block.
+    assert_eq!(
+        requests[1]["messages"].as_array().unwrap().last().unwrap(),
+        &json!({"role": "user", "content": [{"type": "text", "text": "Also check the tests."}]})
+    );
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let custom: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "custom")
+        .collect();
+    assert_eq!(custom.len(), 1, "{recorded}");
+    assert_eq!(custom[0]["message"]["customType"], "reminder");
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// `pi replay --extensions live` runs the recorded extensions again instead of answering
+/// their hook points from the cassette: unchanged, the replay is the recording byte for byte;
+/// changed (the gate now lets `rm -rf` through), the replay stops where the run diverges, the
+/// next request, whose tool result the gate no longer wrote. The recorded answers, which need
+/// no Node, still replay the original.
+#[test]
+fn replay_with_live_extensions_runs_a_changed_extension_again() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"rm -rf stuff\"}"}]},
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo kept\"}"}]},
+    ]));
+    let env = Env::new(&mock);
+    let extension = env.path("cap.ts");
+    std::fs::copy(fixture("cap.ts"), &extension).unwrap();
+    let cassette = env.path("cap.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &extension,
+        "clean up",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+
+    let replay = |live: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command.args(["replay", cassette.to_str().unwrap()]);
+        if live {
+            command.args(["--extensions", "live"]);
+        }
+        with_host(command.env("HOME", env.path("home")), &path);
+        run(&mut command)
+    };
+    let (code, replayed, stderr) = replay(true);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+
+    let source = std::fs::read_to_string(&extension).unwrap();
+    std::fs::write(&extension, source.replace("rm -rf\")", "never\")")).unwrap();
+    let (code, _, stderr) = replay(true);
+    assert_ne!(code, 0, "the changed gate went unnoticed: {stderr}");
+    assert!(stderr.contains("rm -rf is not allowed here"), "{stderr}");
+    let (code, replayed, stderr) = replay(false);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// A `cache_warming_decision` handler overrides Pi's decision (Pi 1.5.2's last override): on a
+/// model whose warm does not pay (Pi says stop) the extension, shown Pi's `stop`, asks for a
+/// warm; the warm goes out with a one-token cap and its entry says `extension override`, after
+/// the entry the handler wrote.
+#[test]
+fn an_extension_overrides_the_cache_warming_decision() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"text": ["Hello."], "usage": {"input": 100000, "output": 5}},
+        {"text": ["W"], "usage": {"input": 100000, "output": 1}}
+    ]));
+    let env = Env::new(&mock);
+    let mut models = pi_testkit::demo::models_json(mock.port);
+    models["providers"]["mock"]["models"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({
+            "id": "mock-cache", "name": "Mock Cache", "contextWindow": 200000, "maxTokens": 16384,
+            "cost": {"input": 0.001, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "promptCache": {"short": 12}
+        }));
+    env.write_agent("models.json", &models.to_string());
+    let extension = fixture("warm.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-cache",
+        "-e",
+        extension.to_str().unwrap(),
+        "--mode",
+        "rpc",
+    ]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", json!({"type": "prompt", "message": "Hi"})).unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let (mut seen, mut appended) = (Vec::new(), Vec::new());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Ok(line) = lines.recv_timeout(left) else {
+            child.kill().unwrap();
+            panic!("no warm within 30 s; printed:\n{}", seen.join("\n"));
+        };
+        let event: Value = serde_json::from_str(&line).unwrap();
+        seen.push(line);
+        if event["type"] == "entry_appended" {
+            appended.push(event["entry"].clone());
+            if event["entry"]["type"] == "usage" {
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(appended.len(), 2, "{appended:?}");
+    assert_eq!(appended[0]["customType"], "warming-decision");
+    assert_eq!(appended[0]["data"], json!({"action": "stop"}));
+    assert_eq!(appended[1]["kind"], "cache_warm");
+    assert_eq!(appended[1]["note"], "extension override");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1]["max_completion_tokens"], 1);
+}

@@ -1,0 +1,233 @@
+//! Extensions in RPC mode: an `abort` reaching a running tool, dialogs asked of the client (and
+//! their defaults without one), and an `input` handler's `source` and getters.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, MockLlm};
+use crate::support::{
+    drive_rpc_with_ui, fixture, node_path, original, run, ui_exchange, with_host,
+};
+
+/// In RPC mode, an `abort` read from stdin while an extension's tool runs in the host reaches
+/// the tool's `AbortSignal` (the channel does not hold up stdin), and the tool's answer is the
+/// call's result, as in Pi 1.5.2.
+#[test]
+fn an_rpc_abort_reaches_a_running_extension_tool() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "wait", "arguments": "{}"}]},
+        {"text": ["after"]},
+    ]));
+    let env = Env::new(&mock);
+    let extension = fixture("wait.ts");
+    let mut command = env.rpc_command();
+    command.args(["--no-session", "-e", extension.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", json!({"type": "prompt", "message": "wait"})).unwrap();
+    let mut end = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        match event["type"].as_str() {
+            Some("tool_execution_update") => {
+                writeln!(stdin, "{}", json!({"type": "abort"})).unwrap();
+            }
+            Some("tool_execution_end") => end = Some(event),
+            Some("agent_end") => break,
+            _ => {}
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let end = end.expect("the tool's call never ended");
+    assert_eq!(end["isError"], true);
+    assert_eq!(
+        end["result"],
+        json!({"content": [{"type": "text", "text": "stopped: aborted=true"}], "details": {}})
+    );
+}
+
+/// In RPC mode an extension's tool asks `ctx.ui.confirm` (and `input`) while it runs: Pi's
+/// `extension_ui_request` lines go out (its notice and status without waiting), the client's
+/// `extension_ui_response` read from stdin reaches the waiting tool (no deadlock: stdin and the
+/// extension host are read independently), as Pi 1.5.2 does with the same extension. The
+/// exchange is recorded: `pi replay`, with no Node and no client, prints the same bytes.
+#[test]
+fn an_extension_asks_the_rpc_client_and_the_replay_needs_neither_node_nor_client() {
+    let Some(path) = node_path() else { return };
+    let script = json!([
+        {"tool_calls": [{"name": "deploy", "arguments": "{\"target\":\"prod\"}"}]},
+        {"text": ["Deployed."]},
+    ]);
+    let extension = fixture("confirm.ts");
+    let extension = extension.to_str().unwrap();
+
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("confirm.jsonl");
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension,
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let (recorded, ours) = drive_rpc_with_ui(&mut command, "deploy to prod");
+    let exchange = ui_exchange(&ours);
+    assert_eq!(
+        exchange.last().unwrap()["result"]["content"][0]["text"],
+        "hasUI=true confirmed=true tag=v2",
+        "{exchange:#?}"
+    );
+
+    let mock = MockLlm::start(&script);
+    let env152 = Env::new(&mock);
+    let mut command = original(&env152, &path).unwrap();
+    command.args([
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "rpc",
+        "--no-session",
+        "-e",
+        extension,
+    ]);
+    let (_, theirs) = drive_rpc_with_ui(&mut command, "deploy to prod");
+    assert_eq!(exchange, ui_exchange(&theirs));
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(code, 0, "{stderr}");
+    let differing = replayed.lines().zip(recorded.lines()).find(|(a, b)| a != b);
+    assert_eq!(differing, None, "the replay printed another line");
+    assert_eq!(replayed, recorded);
+}
+
+/// Without a UI (print and json modes) the extension's dialogs answer their defaults at once
+/// and `hasUI` is false, as in Pi 1.5.2.
+#[test]
+fn without_rpc_an_extensions_dialogs_answer_their_defaults() {
+    let Some(path) = node_path() else { return };
+    let script = json!([
+        {"tool_calls": [{"name": "deploy", "arguments": "{\"target\":\"prod\"}"}]},
+        {"text": ["Deployed."]},
+    ]);
+    let extension = fixture("confirm.ts");
+    let mut texts = Vec::new();
+    for ours in [true, false] {
+        let mock = MockLlm::start(&script);
+        let env = Env::new(&mock);
+        let args = [
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "json",
+            "--no-session",
+            "-e",
+            extension.to_str().unwrap(),
+            "-p",
+            "deploy",
+        ];
+        let mut command = if ours {
+            let mut command = env.command(&args);
+            with_host(&mut command, &path);
+            command
+        } else {
+            let mut command = original(&env, &path).unwrap();
+            command.args(args);
+            command
+        };
+        let (code, stdout, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        let end: Value = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["type"] == "tool_execution_end")
+            .unwrap();
+        texts.push(end["result"]["content"][0]["text"].clone());
+    }
+    assert_eq!(texts[0], "hasUI=false confirmed=false tag=undefined");
+    assert_eq!(texts[0], texts[1]);
+}
+
+/// In RPC mode an `input` handler reads `source: "rpc"`, and the getters follow the session
+/// (idle at `input`, the answer persisted at `turn_end`), as in Pi 1.5.2; the recording
+/// replays with no Node, the hook points asked as they were recorded (the source included).
+#[test]
+fn rpc_input_says_rpc_and_the_getters_follow_the_session_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let script = json!([{"text": ["Heard."]}]);
+    let extension = fixture("getters.ts");
+    let extension = extension.to_str().unwrap();
+    let notices = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["method"] == "notify")
+            .map(|l| l["message"].clone())
+            .collect()
+    };
+
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("getters.jsonl");
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension,
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let (recorded, ours) = drive_rpc_with_ui(&mut command, "hello");
+    let expected = [
+        "input source=rpc idle=true entries=2 leaf=thinking_level_change",
+        "turn_end idle=false entries=5 leaf=assistant",
+    ];
+    assert_eq!(notices(&ours), expected.map(|n| json!(n)));
+
+    if let Some(mut command) = original(&Env::new(&MockLlm::start(&script)), &path) {
+        command.args([
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "rpc",
+            "--no-session",
+            "-e",
+            extension,
+        ]);
+        let (_, theirs) = drive_rpc_with_ui(&mut command, "hello");
+        assert_eq!(notices(&ours), notices(&theirs));
+    }
+
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", cassette.to_str().unwrap()])
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}

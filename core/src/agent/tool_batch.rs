@@ -1,0 +1,146 @@
+//! The loop's tool phase (pi-agent-core's `executeToolCalls`) as the machine runs it: an
+//! assistant message with tool calls starts a [`ToolBatch`], and each step of the batch (a
+//! call started, updated or finished, a `tool_call` gate decided) is carried out here as the
+//! events it emits and the effects it asks for; the last result ends the turn.
+
+use super::super::contract::ToolOutcome;
+use super::super::hooks::HookDecision;
+use super::super::tools::{BatchContext, BatchOutput, ToolBatch};
+use super::{AgentMachine, CallId, Effect, Phase, Run};
+use crate::event::ToolResult;
+use crate::message::{AgentMessage, AssistantMessage};
+
+impl AgentMachine {
+    /// Starts the tool batch of `assistant`, the transcript's last message.
+    pub(super) fn start_tools(&mut self, assistant: &AssistantMessage) {
+        let Some(run) = &mut self.run else { return };
+        let index = self.messages.len() - 1;
+        let batch = ToolBatch::new(
+            index,
+            assistant,
+            &run.settings.tools,
+            run.settings.tool_execution,
+        );
+        run.phase = Phase::Tools(batch);
+        self.advance_batch(|batch, cx| batch.advance(cx));
+    }
+
+    /// Runs `f` on the tool batch with its context, then carries out what it asks for.
+    fn advance_batch(&mut self, f: impl FnOnce(&mut ToolBatch, &BatchContext<'_>) -> BatchOutput) {
+        let Some(run) = &mut self.run else { return };
+        let Phase::Tools(batch) = &mut run.phase else {
+            return;
+        };
+        let Some(AgentMessage::Assistant(assistant)) = self.messages.get(batch.assistant_index)
+        else {
+            return;
+        };
+        let cx = BatchContext {
+            tools: &run.settings.tools,
+            hooks: self.hooks.as_ref(),
+            handled: &self.handled_hooks,
+            aborted: run.aborted,
+            assistant,
+            context: &self.messages[..run.context_len],
+            now: self.now,
+        };
+        let output = f(batch, &cx);
+        let assistant = assistant.clone();
+        let terminate = batch.terminates();
+        let aborted = run.aborted;
+        let gate = output.gate.map(|(index, payload)| {
+            let call = CallId(self.next_call);
+            self.next_call += 1;
+            batch.gating(index, call);
+            (call, payload)
+        });
+        let mut starts = Vec::new();
+        for (index, args) in output.start {
+            let call = CallId(self.next_call);
+            self.next_call += 1;
+            batch.started(index, call, self.now);
+            starts.push((call, index, args));
+        }
+        let calls: Vec<(CallId, String, String)> = starts
+            .iter()
+            .map(|(call, index, _)| {
+                let tool_call = assistant.tool_calls().nth(*index);
+                (
+                    *call,
+                    tool_call.map(|t| t.id.clone()).unwrap_or_default(),
+                    tool_call.map(|t| t.name.clone()).unwrap_or_default(),
+                )
+            })
+            .collect();
+        for event in output.events {
+            self.emit(event);
+        }
+        for ((call, tool_call_id, tool), (_, _, args)) in calls.into_iter().zip(starts) {
+            self.effect(Effect::RunTool {
+                call,
+                tool_call_id,
+                tool,
+                args,
+            });
+            if aborted {
+                self.effect(Effect::Cancel { call });
+            }
+        }
+        if let Some((call, payload)) = gate {
+            self.effect(Effect::Hook {
+                call,
+                payload,
+                state: None,
+            });
+        }
+        if let Some(results) = output.done {
+            self.sync_context();
+            let results = results.into_iter().map(AgentMessage::ToolResult).collect();
+            self.finish_turn(assistant, results, terminate, false);
+        }
+    }
+
+    /// A running call's partial result.
+    pub(super) fn on_tool_update(&mut self, call: CallId, partial: ToolResult) {
+        let Some(Run {
+            phase: Phase::Tools(batch),
+            ..
+        }) = &self.run
+        else {
+            return;
+        };
+        let Some(index) = batch.running_index(call) else {
+            return;
+        };
+        let event = batch.update_event(index, partial);
+        self.emit(event);
+    }
+
+    /// A running call's outcome.
+    pub(super) fn on_tool_finished(&mut self, call: CallId, outcome: ToolOutcome) {
+        let index = match &self.run {
+            Some(Run {
+                phase: Phase::Tools(batch),
+                ..
+            }) => batch.running_index(call),
+            _ => None,
+        };
+        if let Some(index) = index {
+            self.advance_batch(|batch, cx| batch.complete(index, outcome, cx));
+        }
+    }
+
+    /// The extensions decided the `tool_call` gate `call` of the batch, if it waits there.
+    pub(super) fn tool_call_decided(&mut self, call: CallId, decision: HookDecision) {
+        let index = match &self.run {
+            Some(Run {
+                phase: Phase::Tools(batch),
+                ..
+            }) => batch.gating_index(call, &decision),
+            _ => None,
+        };
+        if let Some(index) = index {
+            self.advance_batch(|batch, cx| batch.decided(index, decision, cx));
+        }
+    }
+}
