@@ -102,6 +102,22 @@ mod tests {
     }
 
     #[test]
+    fn the_registered_built_ins_are_those_an_allowlist_allows_less_the_excluded() {
+        let all = list("read,bash,edit,write,grep,find,ls");
+        assert_eq!(registered(None, None), all);
+        assert_eq!(
+            registered(Some(&list("+ls,-bash")), None),
+            all,
+            "modifiers allow all"
+        );
+        assert_eq!(registered(Some(&list("ls,re*")), None), list("read,ls"));
+        assert_eq!(
+            registered(None, Some(&list("bash,e*"))),
+            list("read,write,grep,find,ls")
+        );
+    }
+
+    #[test]
     fn patterns_match_whole_names() {
         assert!(pattern_matches("re*", "read"));
         assert!(!pattern_matches("re*", "bread"));
