@@ -35,7 +35,7 @@ use crate::model_select::{
 };
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
-use crate::tool_select::{select_tools, tool_list_error};
+use crate::tool_select::{registered, select_tools, tool_list_error};
 use crate::trust::project_trusted;
 use crate::CliError;
 use pi_core::resources::Resources;
@@ -91,6 +91,8 @@ pub struct Runtime {
     /// The `--models` scope (else the `enabledModels` setting), for choosing and cycling models.
     pub scoped_models: Vec<ScopedModel>,
     pub tools: Vec<String>,
+    /// The built-in tools registered, active or not (see [`registered_builtins`]).
+    pub registered_builtins: Vec<String>,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub context_files: bool,
@@ -313,6 +315,7 @@ impl Runtime {
             thinking_flag,
             scoped_models,
             tools,
+            registered_builtins: registered_builtins(args),
             session_name: std::sync::Mutex::new(
                 args.name.as_deref().map(str::trim).map(str::to_owned),
             ),
@@ -360,6 +363,7 @@ impl Runtime {
             thinking_flag: thinking.is_some(),
             scoped_models: Vec::new(),
             tools,
+            registered_builtins: registered_builtins(args),
             session_name: std::sync::Mutex::new(None),
             system_prompt: None,
             append_system_prompt: None,
@@ -569,6 +573,7 @@ impl Runtime {
         // a reasoning model restores.
         options.thinking_level = level;
         options.tools = self.tools.clone();
+        options.registered_builtins = Some(self.registered_builtins.clone());
         options.custom_tools = self.custom_tools.clone();
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
@@ -785,6 +790,19 @@ fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
     select_tools(
         &defaults,
         tools.as_deref(),
+        args.excluded_tools().as_deref(),
+    )
+}
+
+/// The built-in tools a run registers, active or not: none with `--no-tools` or
+/// `--no-builtin-tools`, else those `--tools` and `--exclude-tools` allow (see
+/// [`registered`]).
+fn registered_builtins(args: &Args) -> Vec<String> {
+    if args.no_tools || args.no_builtin_tools {
+        return Vec::new();
+    }
+    registered(
+        args.tool_names().as_deref(),
         args.excluded_tools().as_deref(),
     )
 }

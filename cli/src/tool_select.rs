@@ -75,6 +75,19 @@ pub fn select_tools(
     active
 }
 
+/// The built-in tools registered, in the registry's order (Pi 1.5.2's `_isAllowedTool`): those
+/// an allowlist names or matches (every one when `tools` is absent or only modifiers), less the
+/// excluded ones. An extension's `pi.setActiveTools` chooses among these.
+pub fn registered(tools: Option<&[String]>, exclude: Option<&[String]>) -> Vec<String> {
+    let allowlist = tools.filter(|entries| !entries.iter().any(|e| is_modifier(e)));
+    builtin_tools()
+        .iter()
+        .map(|tool| tool.name.clone())
+        .filter(|name| allowlist.is_none_or(|entries| matches(entries, name)))
+        .filter(|name| !exclude.is_some_and(|entries| matches(entries, name)))
+        .collect()
+}
+
 fn is_modifier(entry: &str) -> bool {
     entry.starts_with('+') || entry.starts_with('-')
 }
@@ -86,6 +99,22 @@ mod tests {
 
     fn list(names: &str) -> Vec<String> {
         names.split(',').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn the_registered_built_ins_are_those_an_allowlist_allows_less_the_excluded() {
+        let all = list("read,bash,edit,write,grep,find,ls");
+        assert_eq!(registered(None, None), all);
+        assert_eq!(
+            registered(Some(&list("+ls,-bash")), None),
+            all,
+            "modifiers allow all"
+        );
+        assert_eq!(registered(Some(&list("ls,re*")), None), list("read,ls"));
+        assert_eq!(
+            registered(None, Some(&list("bash,e*"))),
+            list("read,write,grep,find,ls")
+        );
     }
 
     #[test]

@@ -47,7 +47,9 @@ use std::sync::Arc;
 
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::{CacheWarming, Reply, SessionError, SessionInput, SessionMachine};
+use pi_core::agent_session::{
+    CacheWarming, Reply, SessionError, SessionInput, SessionMachine, ToolLoadout,
+};
 use pi_core::compaction::CompactionSettings;
 use pi_core::event::Event;
 use pi_core::message::ImageContent;
@@ -57,7 +59,7 @@ use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::{
     build_system_prompt_sections, DocPaths, InvalidSectionName, SystemPromptInputs,
 };
-use pi_core::tools::definitions::builtin_tool;
+use pi_core::tools::definitions::{builtin_tool, builtin_tools};
 use pi_providers::transport::{HttpTransport, TransportError};
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
@@ -150,6 +152,10 @@ pub struct SessionOptions {
     /// Prompt-cache warming (Pi 1.5.2's `cacheWarming`); `None` never warms. Only a session
     /// that outlives its requests (RPC mode) warms: a warm is due minutes after a request.
     pub cache_warming: Option<CacheWarming>,
+    /// The built-in tools registered, active or not, in registry order (Pi registers every
+    /// one its `--tools` allowlist allows); `None` is every built-in. An extension's
+    /// `pi.setActiveTools` chooses among these and `custom_tools`.
+    pub registered_builtins: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -197,6 +203,7 @@ impl SessionOptions {
             default_thinking_level: None,
             model_thinking_levels: BTreeMap::new(),
             cache_warming: None,
+            registered_builtins: None,
         }
     }
 }
@@ -287,6 +294,7 @@ impl SessionOptions {
         }
         .with_builtin_tools(&names)
         .with_custom_tools(&custom_tools);
+        let tool_loadout = (!self.extensions.is_empty()).then(|| self.tool_loadout(&inputs));
         Ok(RunConfig {
             started_at,
             seed: self.seed.unwrap_or(started_at),
@@ -309,7 +317,28 @@ impl SessionOptions {
             resources: self.resources.clone(),
             cache_warming: self.cache_warming,
             handled_hooks: self.extensions.handled(),
+            tool_loadout,
         })
+    }
+
+    /// The registered built-ins not active, and `inputs` with the snippets and rules of every
+    /// registered tool (those of the active ones in force).
+    fn tool_loadout(&self, inputs: &SystemPromptInputs) -> ToolLoadout {
+        let registered: Vec<&str> = match &self.registered_builtins {
+            Some(names) => names.iter().map(String::as_str).collect(),
+            None => builtin_tools().iter().map(|t| t.name.as_str()).collect(),
+        };
+        let inactive: Vec<&str> = registered
+            .into_iter()
+            .filter(|name| !self.tools.iter().any(|t| t == name))
+            .filter(|name| self.custom_tools.get(name).is_none())
+            .collect();
+        let mut prompt = inputs.clone().with_builtin_tools(&inactive);
+        prompt.selected_tools = inputs.selected_tools.clone();
+        ToolLoadout {
+            inactive_builtins: inactive.iter().map(|n| (*n).to_owned()).collect(),
+            prompt,
+        }
     }
 
     /// The Live interpreter these options describe: their transport (the network by default),

@@ -11,7 +11,7 @@ use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::HandledHooks;
 use pi_core::agent::{AgentConfig, QueueMode, ToolSpec};
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::{CacheWarming, SessionConfig, SessionMachine};
+use pi_core::agent_session::{CacheWarming, SessionConfig, SessionMachine, ToolLoadout};
 use pi_core::compaction::CompactionSettings;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::resources::Resources;
@@ -99,6 +99,12 @@ pub struct RunConfig {
     /// (answered from the recording, extensions absent).
     #[serde(default, skip_serializing_if = "HandledHooks::is_empty")]
     pub handled_hooks: HandledHooks,
+    /// The tools registered and not active, and the system prompt's inputs with every
+    /// registered tool's snippet and rules: what an extension's `pi.setActiveTools` changes the
+    /// declared tools and the prompt with, so a replay applies it with no registry. Recorded by
+    /// runs with extensions; without it (older recordings too) the tools never change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_loadout: Option<ToolLoadout>,
 }
 
 /// Why a machine could not be built.
@@ -177,6 +183,7 @@ pub fn build_machine(
         resources: config.resources.clone(),
     });
     machine.set_cache_warming(config.cache_warming);
+    machine.set_tool_loadout(config.tool_loadout.clone());
     Ok((machine, file))
 }
 

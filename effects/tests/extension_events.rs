@@ -242,6 +242,7 @@ fn hook_state(from: usize, ids: &[(&str, Option<&str>)], leaf: &str, name: &str)
         model: pi_core::script::mock_model(),
         thinking_level: ThinkingLevel::Off,
         active_tools: vec!["read".into(), "bash".into()],
+        all_tools: None,
         system_prompt: format!("PROMPT at {leaf}"),
         is_idle: false,
         has_pending_messages: false,

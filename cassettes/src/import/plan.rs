@@ -448,6 +448,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         resources: Default::default(),
         cache_warming: None,
         handled_hooks: Default::default(),
+        tool_loadout: None,
     }
 }
 

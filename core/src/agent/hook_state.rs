@@ -33,6 +33,11 @@ pub struct HookState {
     pub thinking_level: ThinkingLevel,
     /// `pi.getActiveTools()`: the names of the tools the next request declares.
     pub active_tools: Vec<String>,
+    /// `pi.getAllTools()`: every registered tool's info, when the session knows its registered
+    /// tools (its run's configuration holds their loadout); the getter answers the active
+    /// tools' names without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_tools: Option<Vec<Value>>,
     /// `ctx.getSystemPrompt()`: the prompt in force, changes not yet sent included.
     pub system_prompt: String,
     /// `ctx.isIdle()`: no prompt's run is active and no compaction runs.

@@ -252,6 +252,11 @@ impl AgentMachine {
         self.tools = Arc::new(tools);
     }
 
+    /// The tools the next request declares.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
     /// The names of the tools the next request declares (Pi's `getActiveToolNames`).
     pub fn active_tool_names(&self) -> Vec<String> {
         self.tools.iter().map(|t| t.name.clone()).collect()
@@ -855,11 +860,13 @@ impl AgentMachine {
             }
         }
         // Pi 1.5.2's `prepareNextTurn` (the session's next-turn refresh): a turn after the
-        // first asks with the thinking level in force now, one an extension or a front end
-        // set during the run included.
+        // first asks with the thinking level and declares the tools in force now, ones an
+        // extension or a front end set during the run included.
         let reasoning = (self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
+        let tools = Arc::clone(&self.tools);
         if let Some(run) = self.run.as_mut() {
             run.settings.reasoning = reasoning;
+            run.settings.tools = tools;
         }
         self.emit(AgentEvent::TurnStart);
         self.declare_system();

@@ -3,15 +3,15 @@
 //! once, mid run too, before the decision lets the loop go on.
 //!
 //! Applied: `pi.appendEntry`, `pi.sendMessage`, `pi.setThinkingLevel`, `pi.setSessionName`,
-//! `pi.setLabel`, and `pi.sendUserMessage` while the agent streams; `ctx.abort()` is applied by
-//! the caller after the decision. Each needs only what the machine holds (the model, the
-//! entries, the queues, the resources), so a replay reproduces the same entries, events and
-//! requests from the recorded actions with no extension loaded. `pi.setActiveTools`,
-//! `pi.setModel` and `ctx.compact()` are recorded and not applied yet: the first needs the
-//! declarations and prompt sections of tools not active, the second a catalog model and its key,
-//! which the machine does not hold; the third, in Pi, aborts the run and compacts once it has
-//! settled (`agent_settled` before `compaction_start`), an order the machine's own compaction
-//! does not keep yet.
+//! `pi.setLabel`, `pi.sendUserMessage` while the agent streams, and `pi.setActiveTools` when the
+//! run's configuration holds its tool loadout (`loadout`); `ctx.abort()` is applied by the caller
+//! after the decision. Each needs only what the machine holds (the model, the entries, the
+//! queues, the resources, the registered tools), so a replay reproduces the same entries, events
+//! and requests from the recorded actions with no extension loaded. `pi.setModel` and
+//! `ctx.compact()` are recorded and not applied yet: the first needs a catalog model and its
+//! key, which the machine does not hold; the second, in Pi, aborts the run and compacts once it
+//! has settled (`agent_settled` before `compaction_start`), an order the machine's own
+//! compaction does not keep yet.
 
 use crate::agent::hooks::HookAction;
 use crate::agent::{CallId, Input};
@@ -70,10 +70,8 @@ impl SessionMachine {
                     deliver_as.as_deref(),
                     expand_prompt_templates.unwrap_or(false),
                 )?,
-                HookAction::Abort
-                | HookAction::SetActiveTools { .. }
-                | HookAction::SetModel { .. }
-                | HookAction::Compact { .. } => {}
+                HookAction::SetActiveTools { tools } => self.set_active_tools(tools),
+                HookAction::Abort | HookAction::SetModel { .. } | HookAction::Compact { .. } => {}
             }
         }
         Ok(())

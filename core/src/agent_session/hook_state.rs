@@ -65,6 +65,7 @@ impl SessionMachine {
             model: agent.model().clone(),
             thinking_level: agent.thinking_level(),
             active_tools: agent.active_tool_names(),
+            all_tools: self.all_tools(),
             system_prompt: agent.system_prompt(),
             is_idle: !self.run_active && !self.is_compacting(),
             has_pending_messages: !steering.is_empty() || !follow_up.is_empty(),

@@ -102,6 +102,8 @@ pub struct SessionMachine {
     abort_requested: bool,
     /// How the prompt cache is warmed (none: never).
     pub(super) cache_warming: Option<CacheWarming>,
+    /// Every registered tool and the prompt's inputs, for `pi.setActiveTools`.
+    pub(super) registry: Option<super::loadout::Registry>,
     /// The warming run, if one is scheduled or in flight.
     pub(super) warm: Option<WarmRun>,
     /// Warm requests cancelled whose answers are still to come (and to be dropped).
@@ -162,6 +164,7 @@ impl SessionMachine {
             run_active: false,
             abort_requested: false,
             cache_warming: None,
+            registry: None,
             warm: None,
             warm_orphans: Vec::new(),
             now: 0,

@@ -11,6 +11,7 @@ mod extension_actions;
 mod feed;
 mod hook_state;
 mod input;
+mod loadout;
 mod machine;
 mod navigate;
 mod options;
@@ -23,4 +24,5 @@ pub use contract::{
 };
 pub use feed::{feed, Machine, Refused};
 pub use input::{INTERACTIVE_SOURCE, RPC_SOURCE};
+pub use loadout::ToolLoadout;
 pub use machine::SessionMachine;

@@ -73,8 +73,10 @@ pub struct DocPaths {
     pub examples: String,
 }
 
-/// Everything the prompt is built from.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Everything the prompt is built from. Serializable: a run's configuration carries it so that
+/// a tool loadout change rebuilds the same prompt in a replay.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SystemPromptInputs {
     /// Replaces the preamble and drops the tools, rules and docs sections.
     pub custom_prompt: Option<String>,

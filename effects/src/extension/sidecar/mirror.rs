@@ -158,6 +158,7 @@ mod tests {
             model: mock_model(),
             thinking_level: ThinkingLevel::Off,
             active_tools: vec!["read".into()],
+            all_tools: None,
             system_prompt: "PROMPT".into(),
             is_idle: idle,
             has_pending_messages: false,
