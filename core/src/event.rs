@@ -320,6 +320,13 @@ pub enum SessionEvent {
     AgentSettled {
         aborted: bool,
     },
+    /// An extension's handler threw at a hook point and the others ran on (Pi's runner reports
+    /// it through `onError`: RPC writes this line, print mode a line on stderr).
+    ExtensionError {
+        extension_path: String,
+        event: crate::agent::hooks::HookEvent,
+        error: String,
+    },
 }
 
 /// Everything a session emits: the loop's events and the session's own.
