@@ -324,7 +324,8 @@ pub enum SessionEvent {
     /// it through `onError`: RPC writes this line, print mode a line on stderr).
     ExtensionError {
         extension_path: String,
-        event: crate::agent::hooks::HookEvent,
+        /// The hook point's event name (`turn_end`, ...).
+        event: String,
         error: String,
     },
 }

@@ -978,7 +978,7 @@ impl SessionMachine {
         for error in errors {
             self.emit(Event::Session(SessionEvent::ExtensionError {
                 extension_path: error.extension.clone(),
-                event: error.event,
+                event: error.event.name().to_owned(),
                 error: error.error.clone(),
             }));
         }
