@@ -367,7 +367,7 @@ async function dispatch(runner, payload, state) {
       const forced = systemPromptOptions.forceSystemPrompt;
       return {
         type: "before_agent_start",
-        message: messages[0],
+        messages: messages.length > 0 ? messages : undefined,
         systemPrompt: forced !== systemPrompt ? forced : undefined,
       };
     }

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use pi_core::agent_session::{Reply, SessionInput};
-use pi_core::event::Event;
+use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{DriveError, Interpreter};
@@ -42,7 +42,14 @@ pub async fn run<I: Interpreter + Send>(
     let mut signals = Signals::new();
     for input in inputs {
         let mut print = |event: &Event| {
-            if mode == Mode::Json {
+            if let Event::Session(SessionEvent::ExtensionError {
+                extension_path,
+                error,
+                ..
+            }) = event
+            {
+                report_extension_error(out, extension_path, error);
+            } else if mode == Mode::Json {
                 out.json_line(event);
             } else {
                 out.event_line(event);
@@ -78,16 +85,17 @@ fn report_command_errors(replies: &[Reply], out: &mut Stdout) {
     for reply in replies {
         if let Reply::CommandRan { errors } = reply {
             for error in errors {
-                out.flush();
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "Extension error ({}): {}",
-                    error.extension,
-                    error.error
-                );
+                report_extension_error(out, &error.extension, &error.error);
             }
         }
     }
+}
+
+/// Pi 1.5.2's print mode's line on stderr for an error an extension's handler threw, after
+/// what stdout already holds.
+fn report_extension_error(out: &mut Stdout, extension: &str, error: &str) {
+    out.flush();
+    let _ = writeln!(std::io::stderr(), "Extension error ({extension}): {error}");
 }
 
 /// What Pi 1.5's print mode says on stderr when the last answer was cut at the output limit.

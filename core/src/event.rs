@@ -320,6 +320,14 @@ pub enum SessionEvent {
     AgentSettled {
         aborted: bool,
     },
+    /// An extension's handler threw at a hook point and the others ran on (Pi's runner reports
+    /// it through `onError`: RPC writes this line, print mode a line on stderr).
+    ExtensionError {
+        extension_path: String,
+        /// The hook point's event name (`turn_end`, ...).
+        event: String,
+        error: String,
+    },
 }
 
 /// Everything a session emits: the loop's events and the session's own.

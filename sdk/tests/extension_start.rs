@@ -41,6 +41,7 @@ impl RustExtension for Rewrite {
                 return Err(format!("saw {seen:?}, not the first handler's prompt"));
             }
             Ok(Some(HandlerResult::BeforeAgentStart {
+                messages: Vec::new(),
                 message: self.message.map(|text| InjectedMessage {
                     custom_type: "reminder".into(),
                     content: json!(text),

@@ -249,9 +249,12 @@ pub enum HandlerResult {
     },
     /// Pi's `InputEventResult`.
     Input(InputAction),
-    /// Pi's `BeforeAgentStartEventResult`.
+    /// Pi's `BeforeAgentStartEventResult`; `messages` carries those of an extension's several
+    /// handlers (Pi keeps one message per handler that returns one), before `message`.
     #[serde(rename_all = "camelCase")]
     BeforeAgentStart {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        messages: Vec<InjectedMessage>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<InjectedMessage>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -557,10 +560,12 @@ impl Composer {
             (
                 HookPayload::BeforeAgentStart { system_prompt, .. },
                 Some(HandlerResult::BeforeAgentStart {
+                    messages,
                     message,
                     system_prompt: new_prompt,
                 }),
             ) => {
+                self.messages.extend(messages);
                 self.messages.extend(message);
                 if let Some(new_prompt) = new_prompt {
                     *system_prompt = new_prompt.clone();

@@ -154,21 +154,24 @@ fn the_last_system_prompt_wins_and_messages_accumulate() {
         details: None,
     };
     fold.apply(Some(HandlerResult::BeforeAgentStart {
+        messages: vec![],
         message: Some(message("one")),
         system_prompt: Some("first".into()),
     }));
     assert!(
         matches!(fold.payload(), HookPayload::BeforeAgentStart { system_prompt, .. } if system_prompt == "first")
     );
+    // An extension host's answer for two handlers of one extension: both messages, in order.
     fold.apply(Some(HandlerResult::BeforeAgentStart {
-        message: Some(message("two")),
+        messages: vec![message("two"), message("three")],
+        message: None,
         system_prompt: Some("second".into()),
     }));
     fold.apply(None);
     assert_eq!(
         fold.finish(),
         HookDecision::BeforeAgentStart {
-            messages: vec![message("one"), message("two")],
+            messages: vec![message("one"), message("two"), message("three")],
             system_prompt: Some("second".into()),
         }
     );

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::hooks::HookAction;
+use crate::agent::hooks::{HookAction, HookError};
 use crate::agent::{AgentMachine, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::tokens::{
@@ -488,6 +488,10 @@ impl SessionMachine {
             }
         }
         if let Input::HookDecided { call, outcome } = &input {
+            // A command's errors are reported with its answer, under the command's name.
+            if !self.awaits_command(*call) {
+                self.report_hook_errors(&outcome.errors);
+            }
             if self.owns_warm_call(*call) {
                 let (call, outcome) = (*call, outcome.clone());
                 self.warm_decided(call, outcome);
@@ -969,6 +973,18 @@ impl SessionMachine {
             self.begin_compaction_calls()?;
         }
         Ok(())
+    }
+
+    /// The handlers that threw at a hook point, reported as Pi's runner does (before what the
+    /// decision leads to).
+    fn report_hook_errors(&mut self, errors: &[HookError]) {
+        for error in errors {
+            self.emit(Event::Session(SessionEvent::ExtensionError {
+                extension_path: error.extension.clone(),
+                event: error.event.name().to_owned(),
+                error: error.error.clone(),
+            }));
+        }
     }
 
     pub(super) fn reply(&mut self, reply: Reply) {

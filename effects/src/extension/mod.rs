@@ -61,6 +61,7 @@ pub trait RustExtension: Send + Sync {
 #[derive(Debug, Default)]
 pub struct HookContext {
     actions: Mutex<Vec<HookAction>>,
+    thrown: Mutex<Vec<String>>,
     state: Option<Arc<HookState>>,
 }
 
@@ -80,6 +81,25 @@ impl HookContext {
     /// `ctx.abort()`: ends the run after the hook point (at `turn_end`, the turn cap pattern).
     pub fn abort(&self) {
         self.act(HookAction::Abort);
+    }
+
+    /// One of the extension's handlers threw and its runner went on to the next (Pi catches
+    /// each handler's error at most hook points): reported as a [`HookError`] of this
+    /// extension, whatever the extension answers.
+    pub fn threw(&self, error: String) {
+        self.thrown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(error);
+    }
+
+    fn take_thrown(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .thrown
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HookAction>> {
@@ -170,15 +190,21 @@ impl ExtensionRegistry {
                 continue;
             }
             let shown = fold.payload().clone();
-            match extension.handle(&shown, &cx).await {
-                Ok(result) => fold.apply(result),
-                Err(error) => {
-                    errors.push(HookError {
-                        extension: extension.name().to_owned(),
-                        event,
-                        error: error.clone(),
-                    });
-                    fold.thrown(error);
+            let answer = extension.handle(&shown, &cx).await;
+            let error = |error: String| HookError {
+                extension: extension.name().to_owned(),
+                event,
+                error,
+            };
+            match answer {
+                Ok(result) => {
+                    errors.extend(cx.take_thrown().into_iter().map(error));
+                    fold.apply(result);
+                }
+                Err(thrown) => {
+                    errors.push(error(thrown.clone()));
+                    errors.extend(cx.take_thrown().into_iter().map(error));
+                    fold.thrown(thrown);
                 }
             }
         }

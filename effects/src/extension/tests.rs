@@ -139,3 +139,43 @@ async fn actions_come_back_in_order_and_a_thrown_gate_is_reported_and_fails_the_
     let text = serde_json::to_string(&outcome).unwrap();
     assert_eq!(serde_json::from_str::<HookOutcome>(&text).unwrap(), outcome);
 }
+
+/// An extension one of whose handlers threw while another answered.
+struct HalfBroken;
+
+impl RustExtension for HalfBroken {
+    fn name(&self) -> &str {
+        "half-broken"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::ToolCall])
+    }
+
+    fn handle<'a>(&'a self, _payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
+        cx.threw("first handler broke".into());
+        Box::pin(async move { block("second handler blocks") })
+    }
+}
+
+#[tokio::test]
+async fn a_handler_that_threw_beside_an_answer_is_reported_and_the_answer_stands() {
+    let mut registry = ExtensionRegistry::new();
+    registry.load(Arc::new(HalfBroken));
+    let outcome = registry.decide(call()).await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::ToolCall(ToolCallVerdict::Block {
+            reason: "second handler blocks".into(),
+            terminate: None
+        })
+    );
+    assert_eq!(
+        outcome.errors,
+        vec![HookError {
+            extension: "half-broken".into(),
+            event: HookEvent::ToolCall,
+            error: "first handler broke".into()
+        }]
+    );
+}

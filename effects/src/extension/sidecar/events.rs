@@ -99,11 +99,19 @@ impl RustExtension for SidecarExtension {
             for action in answer.actions {
                 cx.act(action);
             }
-            // A handler that threw is reported; one that threw and left no result fails as Pi's
-            // runner reports it (a `tool_call` gate's error fails the call).
-            match (answer.result, answer.errors.into_iter().next()) {
-                (None, Some(thrown)) => Err(thrown.error),
-                (result, _) => Ok(result),
+            // Every handler that threw is reported; when none left a result, the first error
+            // is the extension's answer (a `tool_call` gate's error fails the call).
+            let mut errors = answer.errors.into_iter().map(|e| e.error);
+            let failed = match answer.result {
+                None => errors.next(),
+                Some(_) => None,
+            };
+            for error in errors {
+                cx.threw(error);
+            }
+            match failed {
+                Some(error) => Err(error),
+                None => Ok(answer.result),
             }
         })
     }
