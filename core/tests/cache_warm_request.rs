@@ -15,16 +15,15 @@ use pi_core::agent::hooks::{
 use pi_core::agent::ThreadState;
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, Patch, StreamEvent};
 use pi_core::agent_session::{
-    retry::RetrySettings, CacheRetentionKind, CacheWarming, CacheWarmingMode, SessionConfig,
-    SessionInput, SessionMachine, SessionStep,
+    CacheRetentionKind, CacheWarming, CacheWarmingMode, SessionInput, SessionMachine, SessionStep,
 };
-use pi_core::compaction::CompactionSettings;
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AssistantMessage, StopReason, Usage};
 use pi_core::script::mock_model;
 use pi_core::session::entry::SessionEntry;
-use pi_core::session::ids::IdGenerator;
-use pi_core::session::tree::SessionTree;
+
+#[path = "support/session.rs"]
+mod support;
 
 /// A session whose model's 12 s prompt cache gives a 2 s warming delay, priced so that a warm
 /// pays even idle.
@@ -40,23 +39,15 @@ fn session_with(input_price: f64, handled: HandledHooks) -> SessionMachine {
         .extra
         .insert("promptCache".into(), serde_json::json!({"short": 12}));
     model.cost.input = input_price;
-    let mut ids = IdGenerator::new(7);
-    let tree = SessionTree::new("/work", 0, &mut ids, None);
-    let mut machine = SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
+    let mut machine = support::machine(
+        AgentConfig {
             model,
             session_id: Some("s1".into()),
             handled_hooks: handled,
             ..AgentConfig::default()
         },
-        tree,
-        ids,
-        retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
-        default_thinking_level: None,
-        model_thinking_levels: Default::default(),
-        resources: Default::default(),
-    });
+        Default::default(),
+    );
     machine.set_cache_warming(Some(CacheWarming {
         mode: CacheWarmingMode::Idle,
         retention: CacheRetentionKind::Short,

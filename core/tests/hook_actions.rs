@@ -12,18 +12,17 @@ use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, InputAction,
 };
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
-use pi_core::agent_session::{
-    retry::RetrySettings, SessionConfig, SessionInput, SessionMachine, SessionStep,
-};
-use pi_core::compaction::CompactionSettings;
+use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
 use pi_core::event::{Event, ToolResult};
 use pi_core::message::{AssistantMessage, ContentBlock};
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::script::{mock_model, tool};
-use pi_core::session::ids::IdGenerator;
-use pi_core::session::tree::SessionTree;
 use serde_json::{json, Value};
 use std::sync::Arc;
+
+#[path = "support/session.rs"]
+mod support;
+use support::{hook, requests};
 
 fn reasoner() -> Model {
     Model {
@@ -38,10 +37,8 @@ fn session(model: Model) -> SessionMachine {
 }
 
 fn session_with(model: Model, handled: impl IntoIterator<Item = HookEvent>) -> SessionMachine {
-    let mut ids = IdGenerator::new(7);
-    let tree = SessionTree::new("/work", 0, &mut ids, None);
-    SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
+    support::machine(
+        AgentConfig {
             // As a run is built: the level clamped to the model.
             thinking_level: clamp_thinking_level(&model, ThinkingLevel::Medium),
             model,
@@ -50,37 +47,8 @@ fn session_with(model: Model, handled: impl IntoIterator<Item = HookEvent>) -> S
             hooks: Arc::new(CodingAgentHooks::default()),
             ..AgentConfig::default()
         },
-        tree,
-        ids,
-        retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
-        default_thinking_level: None,
-        model_thinking_levels: Default::default(),
-        resources: Default::default(),
-    })
-}
-
-fn requests(step: &SessionStep) -> Vec<(CallId, ModelRequest)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::CallModel { call, request } => Some((*call, (*request).clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn hook(step: &SessionStep) -> CallId {
-    let hooks: Vec<_> = step
-        .effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, .. } => Some(*call),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
-    hooks[0]
+        Default::default(),
+    )
 }
 
 fn tool_run(step: &SessionStep) -> CallId {

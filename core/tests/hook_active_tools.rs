@@ -10,25 +10,21 @@
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
-use pi_core::agent_session::{
-    retry::RetrySettings, SessionConfig, SessionInput, SessionMachine, SessionStep, ToolLoadout,
-};
-use pi_core::compaction::CompactionSettings;
+use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep, ToolLoadout};
 use pi_core::event::ToolResult;
 use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock};
 use pi_core::script::mock_model;
-use pi_core::session::ids::IdGenerator;
-use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::{build_system_prompt_sections, SystemPromptInputs};
 use pi_core::tools::definitions::builtin_tool;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+#[path = "support/session.rs"]
+mod support;
+
 /// A session whose active tools are `read` and `bash`, with `grep` and `ls` registered too
 /// when `loadout`.
 fn session(loadout: bool) -> SessionMachine {
-    let mut ids = IdGenerator::new(7);
-    let tree = SessionTree::new("/work", 0, &mut ids, None);
     let prompt = |names: &[&str]| {
         SystemPromptInputs {
             cwd: "/work".into(),
@@ -37,8 +33,8 @@ fn session(loadout: bool) -> SessionMachine {
         .with_builtin_tools(names)
     };
     let active = prompt(&["read", "bash"]);
-    let mut machine = SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
+    let mut machine = support::machine(
+        AgentConfig {
             model: mock_model(),
             tools: ["read", "bash"]
                 .iter()
@@ -49,14 +45,8 @@ fn session(loadout: bool) -> SessionMachine {
             hooks: Arc::new(CodingAgentHooks::default()),
             ..AgentConfig::default()
         },
-        tree,
-        ids,
-        retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
-        default_thinking_level: None,
-        model_thinking_levels: Default::default(),
-        resources: Default::default(),
-    });
+        Default::default(),
+    );
     if loadout {
         let mut registered = prompt(&["read", "bash", "grep", "ls"]);
         registered.selected_tools = active.selected_tools;

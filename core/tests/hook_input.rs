@@ -11,18 +11,17 @@ use pi_core::agent::hooks::{
 };
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::{
-    retry::RetrySettings, SessionConfig, SessionError, SessionInput, SessionMachine,
-    SessionRejection, SessionStep, StreamingBehavior,
+    SessionError, SessionInput, SessionMachine, SessionRejection, SessionStep, StreamingBehavior,
 };
-use pi_core::compaction::CompactionSettings;
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::resources::templates::PromptTemplate;
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
-use pi_core::session::ids::IdGenerator;
-use pi_core::session::tree::SessionTree;
 use serde_json::json;
+
+#[path = "support/session.rs"]
+mod support;
 
 fn resources() -> Resources {
     Resources {
@@ -40,22 +39,14 @@ fn resources() -> Resources {
 }
 
 fn session(handled: HandledHooks) -> SessionMachine {
-    let mut ids = IdGenerator::new(7);
-    let tree = SessionTree::new("/work", 0, &mut ids, None);
-    SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
+    support::machine(
+        AgentConfig {
             model: mock_model(),
             handled_hooks: handled,
             ..AgentConfig::default()
         },
-        tree,
-        ids,
-        retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
-        default_thinking_level: None,
-        model_thinking_levels: Default::default(),
-        resources: resources(),
-    })
+        resources(),
+    )
 }
 
 fn prompt(text: &str) -> SessionInput {

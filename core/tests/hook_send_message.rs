@@ -11,60 +11,28 @@ use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InjectedMessage,
 };
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent};
-use pi_core::agent_session::{
-    retry::RetrySettings, SessionConfig, SessionInput, SessionMachine, SessionStep,
-};
-use pi_core::compaction::CompactionSettings;
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
+use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
 use pi_core::event::{AgentEvent, Event};
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::script::mock_model;
-use pi_core::session::ids::IdGenerator;
-use pi_core::session::tree::SessionTree;
 use serde_json::json;
 use std::sync::Arc;
 
+#[path = "support/session.rs"]
+mod support;
+use support::{hook, requests};
+
 fn session() -> SessionMachine {
-    let mut ids = IdGenerator::new(7);
-    let tree = SessionTree::new("/work", 0, &mut ids, None);
-    SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
+    support::machine(
+        AgentConfig {
             model: mock_model(),
             handled_hooks: HandledHooks::of([HookEvent::Context]),
             hooks: Arc::new(CodingAgentHooks::default()),
             ..AgentConfig::default()
         },
-        tree,
-        ids,
-        retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
-        default_thinking_level: None,
-        model_thinking_levels: Default::default(),
-        resources: Default::default(),
-    })
-}
-
-fn requests(step: &SessionStep) -> Vec<(CallId, ModelRequest)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::CallModel { call, request } => Some((*call, (*request).clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn hook(step: &SessionStep) -> CallId {
-    let hooks: Vec<_> = step
-        .effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, .. } => Some(*call),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
-    hooks[0]
+        Default::default(),
+    )
 }
 
 fn send(deliver_as: Option<&str>, trigger_turn: Option<bool>) -> HookAction {

@@ -10,22 +10,18 @@ use pi_core::agent::hooks::{
     HandledHooks, HookDecision, HookEvent, HookOutcome, HookPayload, InputAction,
 };
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
-use pi_core::agent_session::{
-    retry::RetrySettings, SessionConfig, SessionInput, SessionMachine, SessionStep,
-};
-use pi_core::compaction::CompactionSettings;
+use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
-use pi_core::session::ids::IdGenerator;
-use pi_core::session::tree::SessionTree;
 use serde_json::Value;
 
+#[path = "support/session.rs"]
+mod support;
+
 fn session() -> SessionMachine {
-    let mut ids = IdGenerator::new(7);
-    let tree = SessionTree::new("/work", 0, &mut ids, None);
-    SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
+    support::machine(
+        AgentConfig {
             model: mock_model(),
             handled_hooks: HandledHooks::of([
                 HookEvent::Input,
@@ -34,14 +30,8 @@ fn session() -> SessionMachine {
             ]),
             ..AgentConfig::default()
         },
-        tree,
-        ids,
-        retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
-        default_thinking_level: None,
-        model_thinking_levels: Default::default(),
-        resources: Resources::default(),
-    })
+        Resources::default(),
+    )
 }
 
 fn hook(step: &SessionStep) -> (CallId, HookPayload, HookState) {
