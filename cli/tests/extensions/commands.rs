@@ -7,7 +7,9 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
-use crate::support::{fixture, node_path, original, rpc_commands, run, with_extension, with_host};
+use crate::support::{
+    fixture, node_path, original, replay_without_node, rpc_commands, run, with_extension, with_host,
+};
 
 /// An extension command (`/note args`) run from print mode's messages, worded by the
 /// extension's flags from the command line: its entry and message are written and the next
@@ -64,12 +66,7 @@ fn an_extension_command_runs_with_its_flags_and_replays_without_node() {
         json!({"args": "the plan", "idle": true})
     );
 
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", cassette.to_str().unwrap()])
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home")));
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 
@@ -164,13 +161,7 @@ fn an_rpc_command_is_handled_and_its_recording_replays_without_node() {
     assert_eq!(lines[3]["data"], json!({"disposition": "handled"}));
     assert_eq!(mock.requests().len(), 1);
 
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", cassette.to_str().unwrap()])
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home"))
-        .stdin(std::process::Stdio::null()));
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
-use crate::support::{fixture, node_path, run, with_extension, with_host};
+use crate::support::{fixture, node_path, replay_without_node, run, with_extension, with_host};
 
 #[test]
 fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
@@ -66,12 +66,7 @@ fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
     assert_eq!(end["result"]["content"][0]["text"], "Hello, Ada!");
 
     std::fs::remove_file(env.cwd().join("greeted.txt")).unwrap();
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", cassette.to_str().unwrap()])
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home")));
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
     assert!(
@@ -149,12 +144,7 @@ fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
     );
 
     std::fs::remove_file(env.cwd().join("kept.txt")).unwrap();
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", cassette.to_str().unwrap()])
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home")));
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
     assert!(
@@ -202,12 +192,7 @@ fn an_extensions_message_steers_the_run_and_replays_without_node() {
     assert_eq!(custom.len(), 1, "{recorded}");
     assert_eq!(custom[0]["message"]["customType"], "reminder");
 
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", cassette.to_str().unwrap()])
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home")));
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }

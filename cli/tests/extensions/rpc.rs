@@ -1,13 +1,12 @@
 //! Extensions in RPC mode: an `abort` reaching a running tool, dialogs asked of the client (and
 //! their defaults without one), and an `input` handler's `source` and getters.
 
-use std::process::Command;
-
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    drive_rpc_with_ui, fixture, node_path, original, run, ui_exchange, with_host,
+    drive_rpc_with_ui, fixture, node_path, original, replay_without_node, run, ui_exchange,
+    with_host,
 };
 
 /// In RPC mode, an `abort` read from stdin while an extension's tool runs in the host reaches
@@ -107,13 +106,7 @@ fn an_extension_asks_the_rpc_client_and_the_replay_needs_neither_node_nor_client
     let (_, theirs) = drive_rpc_with_ui(&mut command, "deploy to prod");
     assert_eq!(exchange, ui_exchange(&theirs));
 
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", cassette.to_str().unwrap()])
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home"))
-        .stdin(std::process::Stdio::null()));
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
     assert_eq!(code, 0, "{stderr}");
     let differing = replayed.lines().zip(recorded.lines()).find(|(a, b)| a != b);
     assert_eq!(differing, None, "the replay printed another line");
@@ -221,13 +214,7 @@ fn rpc_input_says_rpc_and_the_getters_follow_the_session_and_replay_without_node
         assert_eq!(notices(&ours), notices(&theirs));
     }
 
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, replayed, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", cassette.to_str().unwrap()])
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home"))
-        .stdin(std::process::Stdio::null()));
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }

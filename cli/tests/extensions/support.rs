@@ -57,6 +57,19 @@ pub fn run(command: &mut Command) -> (i32, String, String) {
     )
 }
 
+/// `pi replay cassette` with no Node on PATH (an empty folder) and the test's home: its exit
+/// code, stdout and stderr.
+pub fn replay_without_node(env: &Env, cassette: &Path) -> (i32, String, String) {
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .arg("replay")
+        .arg(cassette)
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()))
+}
+
 /// Runs `command` with its output in files, killing it (and failing) if it has not ended
 /// within `limit`: a guard against a hang, not a timing.
 pub fn run_or_hang(command: &mut Command, dir: &Path, limit: std::time::Duration) -> (i32, String) {
