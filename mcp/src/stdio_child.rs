@@ -120,18 +120,21 @@ impl StdioChild {
     }
 
     /// Pi's stop: stdin closed, SIGTERM after the grace, SIGKILL after the timeout, SIGTERM
-    /// to whatever is left once the server has gone.
+    /// to whatever is left. A group seen empty is not signalled again: its id, its leader
+    /// reaped, may already name someone else's group.
     fn stop(&mut self) {
         self.stdin.close();
         let closed_at = Instant::now();
-        if !self.gone_by(closed_at + STDIN_CLOSE_GRACE) {
+        let gone = self.gone_by(closed_at + STDIN_CLOSE_GRACE) || {
             self.signal_group(Signal::Term);
-            if !self.gone_by(closed_at + STDIN_CLOSE_GRACE + CLOSE_TIMEOUT) {
+            self.gone_by(closed_at + STDIN_CLOSE_GRACE + CLOSE_TIMEOUT) || {
                 self.signal_group(Signal::Kill);
-                self.gone_by(Instant::now() + AFTER_KILL);
+                self.gone_by(Instant::now() + AFTER_KILL)
             }
+        };
+        if !gone {
+            self.signal_group(Signal::Term);
         }
-        self.signal_group(Signal::Term);
     }
 
     /// Waits until the server has gone or `deadline` passed; whether it has gone.
