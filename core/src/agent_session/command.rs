@@ -64,13 +64,10 @@ impl SessionMachine {
         call: CallId,
         outcome: HookOutcome,
     ) -> Result<(), SessionError> {
-        let name = self
-            .pending_commands
-            .iter()
-            .find(|(c, _)| *c == call)
-            .map(|(_, name)| name.clone())
-            .unwrap_or_default();
-        self.pending_commands.retain(|(c, _)| *c != call);
+        let Some(at) = self.pending_commands.iter().position(|(c, _)| *c == call) else {
+            return Ok(());
+        };
+        let (_, name) = self.pending_commands.remove(at);
         self.apply_asked_actions(&outcome.actions)?;
         let errors = outcome
             .errors

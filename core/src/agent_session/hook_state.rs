@@ -56,7 +56,8 @@ impl SessionMachine {
         let from = self.mirrored_entries.min(entries.len());
         let appended = entries[from..]
             .iter()
-            .filter_map(|e| serde_json::to_value(e).ok())
+            // An entry that would not serialise keeps its place, so later ones keep theirs.
+            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
             .collect();
         self.mirrored_entries = entries.len();
         let agent = &self.agent;
