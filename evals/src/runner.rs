@@ -338,6 +338,14 @@ fn run_trial(
         result.reason = Some(format!("cannot keep the recording: {e}"));
         return Some(result);
     }
+    if task.agent.mcp_json().is_some() {
+        // The judges run Pi in the same agent folder: the task's servers are the agent's, not
+        // theirs, so none of them starts again for a verdict.
+        if let Err(e) = std::fs::remove_file(dirs.agent_dir.join("mcp.json")) {
+            result.reason = Some(format!("cannot remove the agent's mcp.json: {e}"));
+            return Some(result);
+        }
+    }
     if run.cancelled {
         return None;
     }
