@@ -268,12 +268,18 @@ pub fn refusal(request: &ModelRequest, now: u64) -> Option<String> {
 /// `convertResponsesMessages`: the system prompt (as `developer` for reasoning models whose
 /// compat allows it) and the transformed conversation as Responses input items.
 pub fn convert_messages(request: &ModelRequest, now: u64) -> Vec<Value> {
-    convert_with_effort(request, now, None)
+    convert_with_effort(request, now, None, transcript::transcript(request).as_ref())
 }
 
 /// [`convert_messages`] for a request that asks for `effort` mid-conversation: earlier levels
-/// before their answers, and the effort last.
-fn convert_with_effort(request: &ModelRequest, now: u64, effort: Option<&str>) -> Vec<Value> {
+/// before their answers, and the effort last; `transcript` is the request's, resolved once by
+/// the caller, which places its tools too.
+fn convert_with_effort(
+    request: &ModelRequest,
+    now: u64,
+    effort: Option<&str>,
+    transcript: Option<&transcript::Transcript<'_>>,
+) -> Vec<Value> {
     let model = &request.model;
     let messages = transform_messages(
         &request.messages,
@@ -290,15 +296,14 @@ fn convert_with_effort(request: &ModelRequest, now: u64, effort: Option<&str>) -
     } else {
         "system"
     };
-    let transcript = transcript::transcript(request);
-    let starts = match &transcript {
+    let starts = match transcript {
         Some(_) => {
             let transformed: Vec<&Message> = messages.iter().map(|m| &**m).collect();
             transcript::places(&request.messages, &transformed)
         }
         None => Vec::new(),
     };
-    let mut emitter = transcript.as_ref().map(transcript::Emitter::new);
+    let mut emitter = transcript.map(transcript::Emitter::new);
     let (strict, grammar_tools) = (
         compat_flag(model, "supportsStrictMode", false),
         grammar::supported(model),
@@ -456,7 +461,8 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     let sign_in = chatgpt_sign_in(model, &options.api_key);
     let mut params = Map::new();
     params.insert("model".into(), json!(model.id));
-    let input = convert_with_effort(request, now, update_effort.as_deref());
+    let transcript = transcript::transcript(request);
+    let input = convert_with_effort(request, now, update_effort.as_deref(), transcript.as_ref());
     params.insert("input".into(), Value::Array(input));
     params.insert("stream".into(), json!(true));
     if options.cache_retention != CacheRetention::None {
@@ -484,7 +490,6 @@ pub fn build_body(request: &ModelRequest, options: &CallOptions, now: u64) -> Va
     if let (Some(t), false) = (options.temperature, sign_in) {
         params.insert("temperature".into(), json!(t));
     }
-    let transcript = transcript::transcript(request);
     let tools = transcript.as_ref().map_or(&request.tools, |t| &t.tools);
     if !tools.is_empty() {
         params.insert(
