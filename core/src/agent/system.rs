@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{PlacedSystemMessage, ToolSpec};
+use super::{PlacedSystemMessage, ToolDefinition, ToolSpec};
 use crate::message::{text_parts, AgentMessage, SystemMessage, UserContent};
 
 /// The prompt in force after a transcript's system messages.
@@ -192,6 +192,20 @@ pub fn tool_declaration(tool: &ToolSpec) -> Value {
         declaration.insert("constrainedSampling".into(), sampling.clone());
     }
     Value::Object(declaration)
+}
+
+/// The request's tools a system message's declarations name ([`tool_declaration`] read back),
+/// for the providers that send tool changes where they happen.
+pub fn tool_definitions(declarations: &[Value]) -> Vec<ToolDefinition> {
+    declarations
+        .iter()
+        .map(|tool| ToolDefinition {
+            name: tool["name"].as_str().unwrap_or_default().to_owned(),
+            description: tool["description"].as_str().unwrap_or_default().to_owned(),
+            parameters: tool.get("parameters").cloned().unwrap_or(Value::Null),
+            constrained_sampling: tool.get("constrainedSampling").cloned(),
+        })
+        .collect()
 }
 
 /// The sections patch from `previous` to `wanted`: each new or changed section, then `null`

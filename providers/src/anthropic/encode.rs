@@ -713,8 +713,9 @@ pub(crate) fn build_body_with(
         .and_then(|t| t.initial.filter(|_| t.inline_tools))
     {
         Some(initial) => {
-            let initial =
-                mid_convo::tool_definitions(initial.tools_added.as_deref().unwrap_or_default());
+            let initial = pi_core::agent::system::tool_definitions(
+                initial.tools_added.as_deref().unwrap_or_default(),
+            );
             let mut tools = match convert(&initial, tool_cache) {
                 Value::Array(tools) => tools,
                 _ => Vec::new(),

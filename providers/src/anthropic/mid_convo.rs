@@ -6,7 +6,7 @@
 //! holding its rendered update and its tool changes as `tool_removal`/`tool_addition` blocks.
 //! Without the compat the request sends the folded prompt and tools, as every provider does.
 
-use pi_core::agent::system::update_text;
+use pi_core::agent::system::{tool_definitions, update_text};
 use pi_core::agent::{ModelRequest, ToolDefinition};
 use pi_core::message::{Message, StopReason, SystemMessage};
 use serde_json::{json, Value};
@@ -74,19 +74,6 @@ fn answers_kept(messages: &[Message]) -> usize {
                 if !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted))
         })
         .count()
-}
-
-/// A system message's declarations as the request's tools.
-pub(crate) fn tool_definitions(declarations: &[Value]) -> Vec<ToolDefinition> {
-    declarations
-        .iter()
-        .map(|tool| ToolDefinition {
-            name: tool["name"].as_str().unwrap_or_default().to_owned(),
-            description: tool["description"].as_str().unwrap_or_default().to_owned(),
-            parameters: tool.get("parameters").cloned().unwrap_or(Value::Null),
-            constrained_sampling: tool.get("constrainedSampling").cloned(),
-        })
-        .collect()
 }
 
 /// How a request whose tools change inline converts added tools and names a removed one.

@@ -7,7 +7,7 @@
 //! last change that was not one), or into the request's tools. Without the compat the request
 //! sends the folded prompt and tools, as every provider does.
 
-use pi_core::agent::system::{message_text, update_text};
+use pi_core::agent::system::{message_text, tool_definitions, update_text};
 use pi_core::agent::{ModelRequest, PlacedSystemMessage, ToolDefinition};
 use pi_core::message::{Message, StopReason, SystemMessage};
 use serde_json::{json, Value};
@@ -44,18 +44,6 @@ pub(crate) struct Transcript<'a> {
 
 fn tool_name(tool: &Value) -> &str {
     tool["name"].as_str().unwrap_or_default()
-}
-
-fn definitions(declarations: &[Value]) -> Vec<ToolDefinition> {
-    declarations
-        .iter()
-        .map(|tool| ToolDefinition {
-            name: tool_name(tool).to_owned(),
-            description: tool["description"].as_str().unwrap_or_default().to_owned(),
-            parameters: tool.get("parameters").cloned().unwrap_or(Value::Null),
-            constrained_sampling: tool.get("constrainedSampling").cloned(),
-        })
-        .collect()
 }
 
 /// The tools in force after `messages` (`getCurrentTools`).
@@ -124,7 +112,7 @@ pub(crate) fn transcript(request: &ModelRequest) -> Option<Transcript<'_>> {
     };
     let tools = match support {
         ToolSupport::Changes => Vec::new(),
-        _ => definitions(&current_tools(placed[..folded].iter().map(|p| &p.message))),
+        _ => tool_definitions(&current_tools(placed[..folded].iter().map(|p| &p.message))),
     };
     Some(Transcript {
         placed,
@@ -274,7 +262,7 @@ impl<'a> Emitter<'a> {
                 }
                 self.declared_additional = true;
                 items.push(json!({"type": "additional_tools", "role": "developer",
-                    "tools": convert_tools(&definitions(tools), false)}));
+                    "tools": convert_tools(&tool_definitions(tools), false)}));
             }
             ToolSupport::Additions => {
                 let names: Vec<&str> = tools.iter().map(tool_name).collect();
@@ -287,7 +275,7 @@ impl<'a> Emitter<'a> {
                     "arguments": {"query": names.join(" "), "limit": names.len()}}));
                 items.push(json!({"type": "tool_search_output", "call_id": call_id,
                     "execution": "client", "status": "completed",
-                    "tools": convert_tools(&definitions(tools), true)}));
+                    "tools": convert_tools(&tool_definitions(tools), true)}));
             }
             ToolSupport::None => {}
         }
