@@ -131,25 +131,78 @@ impl AgentOptions {
             .then(|| serde_json::json!({ "mcpServers": self.mcp_servers }))
     }
 
-    /// The files the task's MCP servers run, as absolute paths (their commands and arguments
-    /// that are absolute): the agent's sandbox makes their install folders readable.
+    /// What the task's MCP servers run: each server's command (a bare name is found on the
+    /// agent's `PATH` by the sandbox) and its arguments that are absolute paths. The agent's
+    /// sandbox binds what of them names a file (the install folder of a program or script),
+    /// never a folder; [`check_mcp_servers`] refused a suite whose words name a folder or a
+    /// private file of the user's.
     pub fn mcp_programs(&self) -> Vec<PathBuf> {
-        let words = |entry: &Value| -> Vec<String> {
-            let command = entry.get("command").and_then(Value::as_str);
-            let args = entry.get("args").and_then(Value::as_array);
-            command
-                .into_iter()
-                .chain(args.into_iter().flatten().filter_map(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        };
         self.mcp_servers
             .values()
-            .flat_map(words)
+            .flat_map(host_words)
             .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
             .collect()
     }
+
+    /// Each MCP server's name and the command it runs (HTTP servers have none).
+    pub fn mcp_commands(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.mcp_servers.iter().filter_map(|(name, entry)| {
+            entry
+                .get("command")
+                .and_then(Value::as_str)
+                .map(|command| (name.as_str(), command))
+        })
+    }
+}
+
+/// An MCP server entry's command (first, when it is one) and its arguments that are absolute
+/// paths.
+fn host_words(entry: &Value) -> Vec<String> {
+    let command = entry.get("command").and_then(Value::as_str);
+    let args = entry.get("args").and_then(Value::as_array);
+    let absolute = args
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|word| Path::new(word).is_absolute());
+    command
+        .into_iter()
+        .chain(absolute)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Refuses words of an MCP server entry (its command, its absolute arguments) that would bring
+/// the host into the agent's sandbox, which binds what they name read-only: a folder (`/`,
+/// `HOME`: the sandbox binds a server's files, never a folder), a file other users may not
+/// read (a key of the user's), anything in the user's Pi folders (its `auth.json`). A word
+/// naming nothing that exists brings nothing.
+fn check_host_words(entry: &Value) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let private = crate::isolate::pi_folders();
+    for word in host_words(entry) {
+        let path = Path::new(&word);
+        if !path.is_absolute() {
+            continue;
+        }
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(&real) else {
+            continue;
+        };
+        let refused = if meta.is_dir() {
+            "is a folder: the agent's sandbox binds a server's program and files, never a folder of the host"
+        } else if private.iter().any(|dir| real.starts_with(dir)) {
+            "is in the user's Pi folder (its keys and settings), which no agent's sandbox holds"
+        } else if meta.permissions().mode() & 0o004 == 0 {
+            "is a file other users may not read (the user's own, a key perhaps), which no agent's sandbox holds"
+        } else {
+            continue;
+        };
+        return Err(format!("`{}` {refused}", word.escape_debug()));
+    }
+    Ok(())
 }
 
 /// Checks MCP servers given as Pi's `mcpServers` entries, as far as the trial depends on them:
@@ -205,7 +258,9 @@ fn check_mcp_servers(table: &toml::Table) -> Result<serde_json::Map<String, Valu
                 }
             }
         }
-        servers.insert(name.clone(), Value::Object(entry));
+        let entry = Value::Object(entry);
+        check_host_words(&entry).map_err(at)?;
+        servers.insert(name.clone(), entry);
     }
     Ok(servers)
 }
@@ -391,5 +446,40 @@ mod tests {
             let error = check_mcp_servers(&servers(bad)).err().unwrap_or_default();
             assert!(error.contains(said), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn mcp_words_naming_a_folder_or_a_private_file_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("server.js");
+        let private = dir.path().join("key.pem");
+        for (file, mode) in [(&open, 0o644), (&private, 0o600)] {
+            std::fs::write(file, "").unwrap();
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let entry = |command: &str, arg: &Path| {
+            format!(
+                "t = {{ command = {command:?}, args = [\"-x\", {:?}] }}",
+                arg.display().to_string()
+            )
+        };
+        for (command, arg, said) in [
+            ("node", Path::new("/"), "`/` is a folder"),
+            ("node", dir.path(), "is a folder"),
+            ("/", open.as_path(), "`/` is a folder"),
+            ("node", private.as_path(), "other users may not read"),
+        ] {
+            let error = check_mcp_servers(&servers(&entry(command, arg)))
+                .err()
+                .unwrap_or_default();
+            assert!(error.starts_with("server `t`: "), "{error}");
+            assert!(error.contains(said), "{command} {arg:?}: {error}");
+        }
+        let fine = check_mcp_servers(&servers(&entry("node", &open)));
+        assert_eq!(fine.map(|s| s.len()), Ok(1));
+        let missing = check_mcp_servers(&servers(&entry("node", Path::new("/nonexistent/x"))));
+        assert_eq!(missing.map(|s| s.len()), Ok(1));
     }
 }

@@ -41,6 +41,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use agent::pi_folders;
 pub use agent::{AgentSandbox, AGENT_UID};
 pub use process::OUTPUT_TAIL_CHARS;
 
@@ -208,6 +209,37 @@ impl Isolation {
                 message: agent::unreachable_message(&path, &closed),
                 path,
             }),
+        }
+    }
+
+    /// Whether a trial's agent can start the MCP server program `command` (an entry's
+    /// `command`): a bare name must be on the `PATH` the agent gets, an absolute path an
+    /// executable file; under bwrap, the user a root `pi eval` runs its agents as must reach
+    /// it. Checked before any trial starts, so that a server no agent could start is one
+    /// message, not a notice in every trial. A relative path is the agent's, from its
+    /// workspace: not checked. Why not, when it cannot.
+    pub fn check_mcp_program(&self, command: &str) -> Result<(), String> {
+        let path = Path::new(command);
+        let bare = path.components().count() == 1 && !path.is_absolute();
+        let program = if bare {
+            find_on_path(command)
+                .ok_or_else(|| format!("`{command}` is not on the PATH the agent gets"))?
+        } else if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            return Ok(());
+        };
+        let meta =
+            std::fs::metadata(&program).map_err(|e| format!("`{}`: {e}", program.display()))?;
+        if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+            return Err(format!("`{}` is not an executable file", program.display()));
+        }
+        if self.bwrap.is_none() {
+            return Ok(());
+        }
+        match agent::unreachable_install(&program, &[]) {
+            None => Ok(()),
+            Some((path, closed)) => Err(agent::unreachable_message(&path, &closed)),
         }
     }
 

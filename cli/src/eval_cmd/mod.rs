@@ -256,6 +256,9 @@ fn run(
         starts_agents.then_some(&agent),
         args.keep.as_deref(),
     )?;
+    if starts_agents {
+        preflight::check_mcp_programs(&specs, &isolation)?;
+    }
     if matches!(mode, Mode::Replay(_) | Mode::Once(_)) && args.agent.is_some() {
         return Err("--agent runs live trials only: a replay is this build's own".into());
     }

@@ -1,17 +1,41 @@
 //! What `pi eval` checks after reading the suites and before the first trial, so that a
 //! mistake is one message and exit 2 instead of an error in every trial: the flags that name
-//! trials, the cassette folder a replay reads, and the models a run that calls a model asks
-//! for. `--list` and `--dry-run` print what would run.
+//! trials, the cassette folder a replay reads, the models a run that calls a model asks
+//! for, and the MCP servers' programs its agents start. `--list` and `--dry-run` print what would run.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use pi_evals::check::CheckKind;
+use pi_evals::isolate::Isolation;
 use pi_evals::plan::TrialSpec;
 use pi_evals::runner::{cassette_path, Mode};
 use pi_evals::suite::Suite;
 use pi_evals::validate;
 use pi_providers::registry::ModelRegistry;
+
+/// Checks that the agents of the trials' tasks can start each of their MCP servers' programs
+/// in their sandboxes (see [`Isolation::check_mcp_program`]): a server none of them could
+/// start is one message naming its suite, task and server.
+pub fn check_mcp_programs(specs: &[TrialSpec<'_>], isolation: &Isolation) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    for spec in specs {
+        if !seen.insert((spec.suite.name.as_str(), spec.task.id.as_str())) {
+            continue;
+        }
+        for (server, command) in spec.task.agent.mcp_commands() {
+            isolation.check_mcp_program(command).map_err(|why| {
+                format!(
+                    "suite `{}`: task `{}`: MCP server `{}`: its agent cannot start it: {why}",
+                    spec.suite.name,
+                    spec.task.id,
+                    server.escape_debug()
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
 
 /// Checks `--trials` and each `--model`.
 pub fn check_flags(trials: Option<u32>, models: &[String]) -> Result<(), String> {

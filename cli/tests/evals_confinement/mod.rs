@@ -6,6 +6,8 @@ use super::*;
 
 use std::os::unix::fs::PermissionsExt;
 
+mod mcp;
+
 /// The mock answering `done` once, an eval environment calling it, and the suite of one task
 /// that passes on that answer.
 fn answered_once() -> (MockLlm, EvalEnv, PathBuf) {

@@ -1,7 +1,7 @@
 //! The sandbox of a trial's agent process (an `--agent` command, or this build's `pi` run as a
 //! process): the same filesystem built from nothing as the commands' (`view.rs`), plus the
-//! agent program's install folder, with the workspace, the trial's temp dir and its agent dir
-//! writable. Unlike the commands, the agent keeps the host's network namespace when it calls a
+//! agent program's install folder (and its MCP servers', never a folder a word names whole),
+//! with the workspace, the trial's temp dir and its agent dir writable. Unlike the commands, the agent keeps the host's network namespace when it calls a
 //! model (a provider on the internet, or a model on 127.0.0.1): TCP and UDP ports on the
 //! host's loopback and the host's abstract Unix sockets stay reachable, nothing else of the
 //! network namespace is the agent's to change. It runs in a session of its own, without the
@@ -43,8 +43,9 @@ pub struct AgentSandbox {
     pub trial_root: PathBuf,
     /// Files readable at their own path (the confined shell).
     pub readable: Vec<PathBuf>,
-    /// Programs the agent starts (a task's MCP servers: their commands and absolute
-    /// arguments), whose install folders are readable as the agent program's are.
+    /// Programs the agent starts (a task's MCP servers: their commands, a bare one found on
+    /// `PATH`, and absolute arguments): the install folders of those that name files are
+    /// readable as the agent program's are; a word naming a folder binds nothing.
     pub programs: Vec<PathBuf>,
     /// A file of the trial's folder seen at another path (a cassette at its place in the
     /// cassette folder): the file, the path the agent sees it at, and whether it may write it.
@@ -95,7 +96,7 @@ impl Isolation {
                     .any(|(_, seen_at, _)| seen_at == Path::new(word))
             })
             .cloned()
-            .chain(sandbox.programs.iter().map(|p| p.as_os_str().to_owned()))
+            .chain(mcp_program_paths(&sandbox.programs))
             .collect();
         for folder in install_folders(&program, &words) {
             if as_agent_user {
@@ -231,16 +232,48 @@ pub(super) fn unreachable_message(path: &Path, closed: &Path) -> String {
 }
 
 /// The folders holding what the agent `program` run with `args` needs of the host (see
-/// [`install_folder`]): one per word that is an absolute path to something that exists.
+/// [`install_folder`]): one per word that is an absolute path to a file that exists. A word
+/// naming a folder brings nothing: the host's root or `HOME` is never bound whole.
 fn install_folders(program: &Path, args: &[OsString]) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let temp = std::env::temp_dir();
+    let private = pi_folders();
     std::iter::once(program.as_os_str())
         .chain(args.iter().map(OsString::as_os_str))
         .map(Path::new)
         .filter(|p| p.is_absolute())
         .filter_map(|path| path.canonicalize().ok())
-        .map(|real| install_folder(&real, home.as_deref(), &temp))
+        .filter(|real| real.is_file())
+        .filter_map(|real| install_folder(&real, home.as_deref(), &temp, &private))
+        .collect()
+}
+
+/// The user's Pi folders, which hold its keys and settings (`auth.json`, `models.json`), as
+/// real paths: the agent folder Pi reads (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`) and
+/// `~/.pi`. Nothing in them, nor a folder holding them, is bound into an agent's sandbox.
+pub(crate) fn pi_folders() -> Vec<PathBuf> {
+    let home_pi = std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".pi"));
+    crate::workspace::user_agent_dir()
+        .into_iter()
+        .chain(home_pi)
+        .map(|dir| dir.canonicalize().unwrap_or(dir))
+        .collect()
+}
+
+/// The programs a task's MCP servers run (their commands and absolute arguments, as
+/// [`AgentSandbox::programs`] holds them) as absolute paths: a bare command found on `PATH`,
+/// as the agent would find it; a relative path (the agent's, from its workspace) is left out.
+fn mcp_program_paths(programs: &[PathBuf]) -> Vec<OsString> {
+    programs
+        .iter()
+        .filter_map(|program| {
+            let bare = program.components().count() == 1 && !program.is_absolute();
+            match (bare, program.to_str()) {
+                (true, Some(name)) => find_on_path(name),
+                _ => program.is_absolute().then(|| program.clone()),
+            }
+        })
+        .map(PathBuf::into_os_string)
         .collect()
 }
 
@@ -345,13 +378,23 @@ fn located(program: &Path) -> PathBuf {
 /// the folder holding the outermost `node_modules` above it (a Node package's install, with
 /// its dependencies), else the nearest folder above it with a `package.json`, else for a file
 /// in a `bin` folder that folder's parent; else the file alone. Never `/`, `HOME` or a folder
-/// above it, nor the system's temp folder or a folder above it (other trials live there): then
-/// the file alone.
-fn install_folder(file: &Path, home: Option<&Path>, temp: &Path) -> PathBuf {
+/// above it, the system's temp folder or a folder above it (other trials live there), nor a
+/// folder holding one of the user's Pi folders (`private`): then the file alone. `None` for a
+/// file in a Pi folder, which is never bound.
+fn install_folder(
+    file: &Path,
+    home: Option<&Path>,
+    temp: &Path,
+    private: &[PathBuf],
+) -> Option<PathBuf> {
+    if private.iter().any(|dir| file.starts_with(dir)) {
+        return None;
+    }
     let allowed = |dir: &Path| {
         dir != Path::new("/")
             && !home.is_some_and(|home| home.starts_with(dir))
             && !temp.starts_with(dir)
+            && !private.iter().any(|pi| pi.starts_with(dir))
     };
     let ancestors = || file.ancestors().skip(1);
     let node_install = ancestors()
@@ -364,11 +407,12 @@ fn install_folder(file: &Path, home: Option<&Path>, temp: &Path) -> PathBuf {
             .filter(|dir| dir.file_name() == Some(OsStr::new("bin")))
             .and_then(Path::parent)
     };
-    node_install
+    let folder = node_install
         .or_else(package)
         .or_else(bin_prefix)
         .filter(|dir| allowed(dir))
-        .map_or_else(|| file.to_path_buf(), Path::to_path_buf)
+        .map_or_else(|| file.to_path_buf(), Path::to_path_buf);
+    Some(folder)
 }
 
 /// Where `/etc/resolv.conf` leads when it is a link out of `/etc` (systemd-resolved's
@@ -460,23 +504,46 @@ mod tests {
             std::fs::write(&path, "").unwrap();
             path
         };
+        let folder = |file: &Path, home: Option<&Path>, temp: &Path| {
+            install_folder(file, home, temp, &[]).unwrap()
+        };
         let cli = make("opt/pi/node_modules/@x/agent/dist/cli.js");
         make("opt/pi/node_modules/@x/agent/package.json");
-        assert_eq!(install_folder(&cli, None, temp), root.join("opt/pi"));
+        assert_eq!(folder(&cli, None, temp), root.join("opt/pi"));
         let script = make("src/agent/dist/main.js");
         make("src/agent/package.json");
-        assert_eq!(install_folder(&script, None, temp), root.join("src/agent"));
+        assert_eq!(folder(&script, None, temp), root.join("src/agent"));
         let binary = make("tools/bin/agent");
-        assert_eq!(install_folder(&binary, None, temp), root.join("tools"));
+        assert_eq!(folder(&binary, None, temp), root.join("tools"));
         let lone = make("scripts/agent.sh");
-        assert_eq!(install_folder(&lone, None, temp), lone);
+        assert_eq!(folder(&lone, None, temp), lone);
         // HOME itself, or the temp folder, is never the install folder.
         let in_home = make("home/bin/agent");
+        assert_eq!(folder(&in_home, Some(&root.join("home")), temp), in_home);
+        assert_eq!(folder(&binary, None, &root.join("tools")), binary);
+        assert_eq!(folder(&binary, None, root), root.join("tools"));
+        // Nor a folder holding the user's Pi folder, and nothing in that folder is bound.
+        let pi = root.join("home/.pi");
+        let in_pi = make("home/.pi/agent/bin/agent");
+        let key = make("home/.pi/agent/auth.json");
+        let private = [pi.clone()];
+        assert_eq!(install_folder(&in_pi, None, temp, &private), None);
+        assert_eq!(install_folder(&key, None, temp, &private), None);
+        let beside = make("home/.pi-tools/bin/agent");
         assert_eq!(
-            install_folder(&in_home, Some(&root.join("home")), temp),
-            in_home
+            install_folder(&beside, None, temp, &private),
+            Some(root.join("home/.pi-tools"))
         );
-        assert_eq!(install_folder(&binary, None, &root.join("tools")), binary);
-        assert_eq!(install_folder(&binary, None, root), root.join("tools"));
+        let above = make("home/bin/x");
+        assert_eq!(install_folder(&above, None, temp, &private), Some(above));
+    }
+
+    #[test]
+    fn a_word_naming_a_folder_binds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("agent");
+        std::fs::write(&program, "").unwrap();
+        let words = ["/", "/etc", dir.path().to_str().unwrap()].map(OsString::from);
+        assert_eq!(install_folders(&program, &words), [program]);
     }
 }
