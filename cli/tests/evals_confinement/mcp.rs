@@ -164,3 +164,50 @@ fn pi_eval_says_which_mcp_server_its_agent_cannot_start_before_any_trial() {
     }
     assert!(mock.requests().is_empty());
 }
+
+/// A task's MCP servers are its agent's: its judges (a second run of the agent command in the
+/// same agent folder) start none of them. The server, started through `sh`, adds a line to a
+/// file in the trial's home each time it starts; after a trial whose agent answered and whose
+/// judge passed it, the kept home holds one line: the agent's start.
+#[test]
+fn a_judge_starts_none_of_its_tasks_mcp_servers() {
+    if !bwrap_usable() {
+        return;
+    }
+    let (_folder, server) = test_server();
+    let mock = MockLlm::start(&json!([
+        text_step("Hello, Ada!"),
+        text_step("PASS it greets Ada"),
+    ]));
+    let env = EvalEnv::outside_tmp(Some(&mock));
+    std::fs::set_permissions(env.root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let suite = env.write(
+        "s/judged.toml",
+        &format!(
+            "[defaults]\nmodels = [\"mock/mock-model\"]\njudge = \"mock/mock-model\"\n\n[[task]]\nid = \"t\"\nprompt = \"greet Ada\"\n\n[[task.check]]\nkind = \"judge\"\nrubric = \"greets Ada\"\n\n[task.agent.mcp_servers.t]\ncommand = \"sh\"\nargs = [\"-c\", \"echo started >> \\\"$HOME/mcp-starts\\\"; exec \\\"$0\\\"\", {:?}]\nexposure = \"direct\"\n",
+            server.to_str().unwrap()
+        ),
+    );
+    let ran = env.eval(&[
+        suite.to_str().unwrap(),
+        "--isolate",
+        "bwrap",
+        "--keep",
+        "k",
+        "-q",
+        "--out",
+        "o",
+    ]);
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+    let trial = env.results("o")["trials"][0].clone();
+    assert_eq!(trial["status"], "passed", "{trial}");
+    assert_eq!(
+        mock.requests().len(),
+        2,
+        "the agent and its judge called the model"
+    );
+    let workspace = PathBuf::from(trial["workspace"].as_str().unwrap());
+    let starts = std::fs::read_to_string(workspace.with_file_name("home").join("mcp-starts"))
+        .unwrap_or_default();
+    assert_eq!(starts, "started\n", "the server's starts: {trial}");
+}
