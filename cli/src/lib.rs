@@ -263,6 +263,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     );
     // A replay's tools are the cassette's; a live run starts its MCP servers before the first
     // prompt, as Pi's MCP extension does at session start.
+    let mut mcp_servers = Vec::new();
     if !args.no_mcp && !replaying {
         let servers = mcp::start_reporting(
             &runtime.agent_dir,
@@ -273,38 +274,45 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         .await;
         runtime.mcp_servers = servers.listed;
         runtime.mcp_section = servers.section;
+        mcp_servers = servers.connections;
     }
-    if mode == Mode::Rpc {
-        runtime.cache_warming = runtime.rpc_cache_warming();
-        return rpc::run(runtime, &choice, plan, command).await;
-    }
-    if console.interactive && message.first.is_none() && message.rest.is_empty() {
-        eprintln!("{NO_INTERACTIVE}");
-        return Ok(1);
-    }
-    let built = runtime.build(&choice, plan.start(), plan.records())?;
-    let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
-    let model = built.machine.agent().model().clone();
-    // Pi runs an extension command before asking for a key: prompts that are all commands
-    // need none.
-    let needs_key = prompts
-        .iter()
-        .any(|p| !built.machine.is_extension_command(p));
-    if needs_key && !replaying && !runtime.has_auth(&model) {
-        if mode == Mode::Json {
-            let mut out = output::Stdout::new();
-            out.json_line(built.machine.tree().header());
+    // The session, then its servers stopped together, as Pi stops them when it ends.
+    let ran = async {
+        if mode == Mode::Rpc {
+            runtime.cache_warming = runtime.rpc_cache_warming();
+            return rpc::run(runtime, &choice, plan, command).await;
         }
-        eprintln!("{}", setup::no_api_key_found(&model.provider));
-        return Ok(1);
+        if console.interactive && message.first.is_none() && message.rest.is_empty() {
+            eprintln!("{NO_INTERACTIVE}");
+            return Ok(1);
+        }
+        let built = runtime.build(&choice, plan.start(), plan.records())?;
+        let prompts: Vec<String> = message.first.into_iter().chain(message.rest).collect();
+        let model = built.machine.agent().model().clone();
+        // Pi runs an extension command before asking for a key: prompts that are all commands
+        // need none.
+        let needs_key = prompts
+            .iter()
+            .any(|p| !built.machine.is_extension_command(p));
+        if needs_key && !replaying && !runtime.has_auth(&model) {
+            if mode == Mode::Json {
+                let mut out = output::Stdout::new();
+                out.json_line(built.machine.tree().header());
+            }
+            eprintln!("{}", setup::no_api_key_found(&model.provider));
+            return Ok(1);
+        }
+        let inputs = print_mode::prompts(prompts, message.images);
+        let info = cassette::RunInfo {
+            mode,
+            command,
+            runtime: &runtime,
+        };
+        cassette::run_print(plan, built, info, inputs).await
     }
-    let inputs = print_mode::prompts(prompts, message.images);
-    let info = cassette::RunInfo {
-        mode,
-        command,
-        runtime: &runtime,
-    };
-    cassette::run_print(plan, built, info, inputs).await
+    .await;
+    pi_mcp::stop_servers(&mcp_servers).await;
+    ran
 }
 
 /// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.

@@ -7,9 +7,10 @@
 //! Pi's warning that indirect tools cannot be called here); the run goes on.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use pi_effects::custom_tool::ToolRegistry;
-use pi_mcp::{load_mcp_config, register_direct_tools, start_servers, McpConfig};
+use pi_mcp::{load_mcp_config, register_direct_tools, start_servers, McpConfig, McpConnection};
 use serde_json::Value;
 
 /// The servers that connected, and the notice about what failed, if anything did.
@@ -23,6 +24,9 @@ pub struct Servers {
     /// Pi's warning that those tools cannot be called (no `codemode`, no `tool_search` here).
     pub warning: Option<&'static str>,
     pub notice: Option<String>,
+    /// The servers that connected, stopped together when the session ends
+    /// (`pi_mcp::stop_servers`).
+    pub connections: Vec<Arc<McpConnection>>,
 }
 
 /// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
@@ -67,7 +71,8 @@ async fn start_configured(config: McpConfig, cwd: &Path, tools: &mut ToolRegistr
     };
     for connection in started.connections {
         servers.listed.push(connection.listing());
-        register_direct_tools(tools, connection);
+        register_direct_tools(tools, Arc::clone(&connection));
+        servers.connections.push(connection);
     }
     servers
 }

@@ -369,6 +369,7 @@ pub(crate) async fn replay(
     // server the recorded run did not have is not started), only when the recorded run
     // declared custom tools.
     let mut custom = ToolRegistry::new();
+    let mut servers = Vec::new();
     if let (Some(workspace), Some(agent_dir)) = (
         how.live_tools
             .as_ref()
@@ -376,93 +377,102 @@ pub(crate) async fn replay(
         &how.servers_from,
     ) {
         let declared = recorded_server_names(&config.mcp_servers);
-        crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom).await;
+        servers = crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom)
+            .await
+            .connections;
     }
-    let missing = custom.missing(&config.custom_tools);
-    if how.live_tools.is_some() && !missing.is_empty() {
-        return Err(unusable(unregistered_tools_message(&missing)));
-    }
-    let store = cassette.starting_session(&config, dir).map_err(unusable)?;
-    let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
-    // Nothing else writes the replayed session while it runs.
-    let file = file.held_open();
-    let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
-    let rpc_runtime = if cassette.header.mode == "rpc" {
-        Some(replay_runtime(&cassette).map_err(unusable)?)
-    } else {
-        None
-    };
-    // The replay takes the cassette's lines (the caller keeps no other handle on it).
-    let mut replay = Replay::new(cassette)?;
-    if let (Some(workspace), true) = (&how.live_tools, how.in_place) {
-        replay = match &how.tool_env {
-            Some(env) => replay.with_live_tools_env(env.clone()),
-            None => replay.with_live_tools_env(live_env(workspace, &custom)),
+    // The replay, then the servers stopped together, as Pi stops them when a session ends.
+    let ran = async {
+        let unusable = |what: String| Divergence::unusable_cassette(&cassette, what);
+        let missing = custom.missing(&config.custom_tools);
+        if how.live_tools.is_some() && !missing.is_empty() {
+            return Err(unusable(unregistered_tools_message(&missing)));
+        }
+        let store = cassette.starting_session(&config, dir).map_err(unusable)?;
+        let (machine, file) = build_machine(&config, store).map_err(|e| unusable(e.to_string()))?;
+        // Nothing else writes the replayed session while it runs.
+        let file = file.held_open();
+        let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
+        let rpc_runtime = if cassette.header.mode == "rpc" {
+            Some(replay_runtime(&cassette).map_err(unusable)?)
+        } else {
+            None
         };
-    }
-    if how.live_extensions && !config.handled_hooks.is_empty() {
-        let cwd = how
-            .workspace
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(&config.cwd));
-        let extensions = crate::extensions::for_replay(replay.cassette(), &config, &cwd)
-            .map_err(|e| Divergence::unusable_cassette(replay.cassette(), e))?;
-        replay = replay.with_live_extensions(extensions);
-    }
-    let unusable = |what: String| Divergence::unusable_cassette(replay.cassette(), what);
-    let scratch = match &how.live_tools {
-        Some(workspace) if !how.in_place => {
-            let scratch = Scratch::new();
-            pi_cassettes::live_tools::scratch_copy(workspace, &scratch.0)
-                .map(|copy| (scratch, copy))
-                .map_err(|e| unusable(format!("cannot copy {}: {e}", workspace.display())))
-                .map(Some)?
+        // The replay takes the cassette's lines (the caller keeps no other handle on it).
+        let mut replay = Replay::new(cassette)?;
+        if let (Some(workspace), true) = (&how.live_tools, how.in_place) {
+            replay = match &how.tool_env {
+                Some(env) => replay.with_live_tools_env(env.clone()),
+                None => replay.with_live_tools_env(live_env(workspace, &custom)),
+            };
         }
-        _ => None,
-    };
-    let _scratch = match scratch {
-        Some((scratch, copy)) => {
-            replay = replay.with_live_tools_env(live_env(&copy, &custom));
-            Some(scratch)
+        if how.live_extensions && !config.handled_hooks.is_empty() {
+            let cwd = how
+                .workspace
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(&config.cwd));
+            let extensions = crate::extensions::for_replay(replay.cassette(), &config, &cwd)
+                .map_err(|e| Divergence::unusable_cassette(replay.cassette(), e))?;
+            replay = replay.with_live_extensions(extensions);
         }
-        None => None,
-    };
-    let steps = replay.steps();
-    if let Some(runtime) = rpc_runtime {
-        let shared = replay.shared_cassette();
-        let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
-        let taken = std::mem::replace(out, Stdout::discarded());
-        let replayed = crate::rpc::replay(runtime, session, taken).await;
-        return Ok(ReplayRun {
-            cassette: shared,
-            code: replayed.result?,
-            stdout: replayed.stdout,
-            stdout_text: replayed.stdout_text,
-            events: None,
-            events_text: None,
-            session: replayed
-                .session_file
-                .and_then(|path| SessionWritten::read(&path)),
+        let unusable = |what: String| Divergence::unusable_cassette(replay.cassette(), what);
+        let scratch = match &how.live_tools {
+            Some(workspace) if !how.in_place => {
+                let scratch = Scratch::new();
+                pi_cassettes::live_tools::scratch_copy(workspace, &scratch.0)
+                    .map(|copy| (scratch, copy))
+                    .map_err(|e| unusable(format!("cannot copy {}: {e}", workspace.display())))
+                    .map(Some)?
+            }
+            _ => None,
+        };
+        let _scratch = match scratch {
+            Some((scratch, copy)) => {
+                replay = replay.with_live_tools_env(live_env(&copy, &custom));
+                Some(scratch)
+            }
+            None => None,
+        };
+        let steps = replay.steps();
+        if let Some(runtime) = rpc_runtime {
+            let shared = replay.shared_cassette();
+            let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
+            let taken = std::mem::replace(out, Stdout::discarded());
+            let replayed = crate::rpc::replay(runtime, session, taken).await;
+            return Ok(ReplayRun {
+                cassette: shared,
+                code: replayed.result?,
+                stdout: replayed.stdout,
+                stdout_text: replayed.stdout_text,
+                events: None,
+                events_text: None,
+                session: replayed
+                    .session_file
+                    .and_then(|path| SessionWritten::read(&path)),
+                steps,
+            });
+        }
+        let inputs = replay.outside_inputs();
+        let mut session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
+        let code = match print_mode::run(&mut session, mode, inputs, out).await {
+            Ok(code) => code,
+            Err(error) => return Err(Divergence::of_run(&error, session.interpreter().cassette())),
+        };
+        session.interpreter_mut().finish()?;
+        Ok(ReplayRun {
+            cassette: session.interpreter().shared_cassette(),
+            code,
+            stdout: out.digest().unwrap_or_default(),
+            stdout_text: out.text().map(str::to_owned),
+            events: out.events_digest(),
+            events_text: out.events_text().map(str::to_owned),
+            session: session.written_file().and_then(SessionWritten::read),
             steps,
-        });
+        })
     }
-    let inputs = replay.outside_inputs();
-    let mut session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
-    let code = match print_mode::run(&mut session, mode, inputs, out).await {
-        Ok(code) => code,
-        Err(error) => return Err(Divergence::of_run(&error, session.interpreter().cassette())),
-    };
-    session.interpreter_mut().finish()?;
-    Ok(ReplayRun {
-        cassette: session.interpreter().shared_cassette(),
-        code,
-        stdout: out.digest().unwrap_or_default(),
-        stdout_text: out.text().map(str::to_owned),
-        events: out.events_digest(),
-        events_text: out.events_text().map(str::to_owned),
-        session: session.written_file().and_then(SessionWritten::read),
-        steps,
-    })
+    .await;
+    pi_mcp::stop_servers(&servers).await;
+    ran
 }
 
 /// The front end's view of the world for an RPC replay: the recorded command line in the

@@ -626,6 +626,44 @@ fn a_run_stops_everything_its_servers_started() {
     assert!(!alive, "the server's wrapper left process {pid} running");
 }
 
+/// A run's servers stop together when it ends, as Pi stops them: three servers that ignore
+/// SIGTERM (and whose children do too) are killed one grace (2.5 s) after their stdin closed,
+/// all at once, so the run ends after about one grace, not three; and when it has ended, none
+/// of their processes runs.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_runs_stubborn_servers_stop_together_before_it_ends() {
+    let mock = MockLlm::start(&json!([{"text": ["done"]}]));
+    let scratch = Scratch::new(&mock);
+    let stubborn = r#"trap '' TERM; echo $$ >> "$1"; "$0"; sleep 600 & echo $! >> "$1"; wait"#;
+    let pids = scratch.path("pids");
+    let server = |_| json!({"command": "sh", "args": ["-c", stubborn, test_server(), pids], "exposure": "direct"});
+    scratch.servers(json!({"a": server(0), "b": server(1), "c": server(2)}));
+    let started = std::time::Instant::now();
+    let output = scratch.run("hi", None);
+    let took = started.elapsed();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let all: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let left: Vec<&String> = all.iter().filter(|pid| running(pid)).collect();
+    for pid in &left {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    assert_eq!(all.len(), 6, "{all:?}");
+    assert!(left.is_empty(), "left running after the run: {left:?}");
+    assert!(
+        took >= std::time::Duration::from_millis(2_500),
+        "the servers were not given their grace: {took:?}"
+    );
+    assert!(
+        took < std::time::Duration::from_millis(5_000),
+        "the servers were stopped one after another: {took:?}"
+    );
+}
+
 /// The attack: a recorded cassette's header edited where it says what the run's tools were.
 /// The MCP servers' tool lists (`config.mcpServers`: a tool's description changed, a tool
 /// removed), the declarations the model was given (`config.customTools`) and the hook points

@@ -5,12 +5,13 @@
 //! `notifications/cancelled` so the server stops too.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParam, CancelledNotificationParam, ClientRequest, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
@@ -63,14 +64,17 @@ pub enum CallError {
 #[derive(Debug)]
 pub struct McpConnection {
     entry: ServerEntry,
-    service: RunningService<RoleClient, ()>,
+    /// The running service until [`McpConnection::close`] ends it.
+    service: Mutex<Option<RunningService<RoleClient, ()>>>,
+    /// What requests go through.
+    peer: Peer<RoleClient>,
     /// The tools the server listed, each as MCP's JSON.
     tools: Vec<Value>,
     /// The first line of the server's `instructions`, if it sent any.
     instructions: Option<String>,
-    /// A stdio server's process, stopped as Pi stops it when the connection goes (after the
-    /// service, which holds its pipes).
-    _process: Option<StdioChild>,
+    /// A stdio server's process, stopped as Pi stops it by [`McpConnection::close`] (after
+    /// the service, which holds its pipes), or when the connection goes unclosed.
+    process: Option<StdioChild>,
 }
 
 /// `~` and `~/…` name the home directory, as in a shell.
@@ -230,10 +234,11 @@ impl McpConnection {
             .collect();
         Ok(McpConnection {
             entry: entry.clone(),
-            service,
+            peer: service.peer().clone(),
+            service: Mutex::new(Some(service)),
             tools,
             instructions,
-            _process: process,
+            process,
         })
     }
 
@@ -274,7 +279,7 @@ impl McpConnection {
             arguments: arguments.as_object().cloned(),
         }));
         let timeout = Duration::from_secs_f64(self.entry.timeout_seconds());
-        let peer = self.service.peer().clone();
+        let peer = self.peer.clone();
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
@@ -318,8 +323,20 @@ impl McpConnection {
     }
 
     /// Stops the server: the service ended (an HTTP session closed), then a stdio server's
-    /// process stopped as Pi stops it (`stdio_child`).
-    pub async fn close(self) {
-        let _ = self.service.cancel().await;
+    /// process stopped as Pi stops it (`stdio_child`), sleeping on the runtime's timer, so
+    /// that a session's servers stop together ([`crate::stop_servers`]). Once closed, a
+    /// connection answers no call; closing it again does nothing.
+    pub async fn close(&self) {
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+        if let Some(process) = &self.process {
+            process.stop().await;
+        }
     }
 }

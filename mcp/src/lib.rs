@@ -24,4 +24,4 @@ pub use convert::{convert_result, McpToolOutput};
 pub use credentials::{credentials, machine_credentials};
 pub use custom_tool::{register_direct_tools, McpTool};
 pub use definition::{check_recorded_servers, tool_definitions, McpToolDefinition};
-pub use startup::{start_servers, Started};
+pub use startup::{start_servers, stop_servers, Started};

@@ -114,3 +114,15 @@ async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
         ..Started::default()
     }
 }
+
+/// Stops a session's servers as Pi does when the session ends: every one at once (each given
+/// Pi's grace, see [`McpConnection::close`]), so that the session ends after the slowest, not
+/// after the sum of them.
+pub async fn stop_servers(connections: &[Arc<McpConnection>]) {
+    let mut stops = JoinSet::new();
+    for connection in connections {
+        let connection = Arc::clone(connection);
+        stops.spawn(async move { connection.close().await });
+    }
+    stops.join_all().await;
+}

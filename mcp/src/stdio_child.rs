@@ -6,9 +6,11 @@
 //! closed when its process exited and its pipes closed; here, when no process of its group
 //! runs any more.
 //!
-//! The stop runs when the process is dropped (the session's tools going with the session), on
-//! the dropping thread: it waits at most the grace, and for a server that goes when its stdin
-//! closes, a few milliseconds.
+//! The stop is async ([`StdioChild::stop`], awaited where the session ends): it sleeps on the
+//! runtime's timer, never on a worker thread, so a session's servers stop together, in one
+//! grace, as Pi stops them. A server dropped without that stop is stopped in a task of its own
+//! (the same grace) when a runtime runs, else killed at once; a stop cut short (its runtime
+//! ended) kills the group: no server outlives its process either way.
 
 use std::io;
 use std::pin::Pin;
@@ -81,14 +83,23 @@ impl AsyncWrite for SharedStdin {
     }
 }
 
-/// A running stdio server, leading its own process group; stopped when dropped.
+/// A running stdio server, leading its own process group, until it is stopped.
 #[derive(Debug)]
 pub(crate) struct StdioChild {
+    /// Taken by the stop that ends it.
+    process: Mutex<Option<Process>>,
+}
+
+/// The server's process and what stops it.
+#[derive(Debug)]
+struct Process {
     child: Child,
     stdin: SharedStdin,
     /// The server's process id, which is its group's id: kept because the child forgets its
     /// id once reaped, while what it started may still run in the group.
     group: Option<u32>,
+    /// The stop ran to its end: nothing is left to kill.
+    stopped: bool,
 }
 
 /// What a started server talks through: its stdout and stdin for the transport, its stderr
@@ -108,37 +119,58 @@ impl StdioChild {
         let taken = (child.stdin.take(), child.stdout.take());
         let stderr = child.stderr.take();
         let stdin = SharedStdin(Arc::new(Mutex::new(taken.0)));
-        let server = StdioChild {
+        let process = Process {
             group: child.id(),
             child,
             stdin: stdin.clone(),
+            stopped: false,
         };
         let stdout = taken
             .1
             .ok_or_else(|| io::Error::other("the server's stdout was not piped"))?;
+        let server = StdioChild {
+            process: Mutex::new(Some(process)),
+        };
         Ok((server, (stdout, stdin, stderr)))
     }
 
+    /// Stops the server as Pi does (see [`Process::stop`]); once stopped, nothing more.
+    pub(crate) async fn stop(&self) {
+        let process = self
+            .process
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(mut process) = process {
+            process.stop().await;
+        }
+    }
+}
+
+impl Process {
     /// Pi's stop: stdin closed, SIGTERM after the grace, SIGKILL after the timeout, SIGTERM
     /// to whatever is left. A group seen empty is not signalled again: its id, its leader
     /// reaped, may already name someone else's group.
-    fn stop(&mut self) {
+    async fn stop(&mut self) {
         self.stdin.close();
         let closed_at = Instant::now();
-        let gone = self.gone_by(closed_at + STDIN_CLOSE_GRACE) || {
+        let gone = self.gone_by(closed_at + STDIN_CLOSE_GRACE).await || {
             self.signal_group(Signal::Term);
-            self.gone_by(closed_at + STDIN_CLOSE_GRACE + CLOSE_TIMEOUT) || {
-                self.signal_group(Signal::Kill);
-                self.gone_by(Instant::now() + AFTER_KILL)
-            }
+            self.gone_by(closed_at + STDIN_CLOSE_GRACE + CLOSE_TIMEOUT)
+                .await
+                || {
+                    self.signal_group(Signal::Kill);
+                    self.gone_by(Instant::now() + AFTER_KILL).await
+                }
         };
         if !gone {
             self.signal_group(Signal::Term);
         }
+        self.stopped = true;
     }
 
     /// Waits until the server has gone or `deadline` passed; whether it has gone.
-    fn gone_by(&mut self, deadline: Instant) -> bool {
+    async fn gone_by(&mut self, deadline: Instant) -> bool {
         loop {
             // Reaps the leader once it exited.
             let _ = self.child.try_wait();
@@ -149,7 +181,7 @@ impl StdioChild {
             if now >= deadline {
                 return false;
             }
-            std::thread::sleep(POLL.min(deadline - now));
+            tokio::time::sleep(POLL.min(deadline - now)).await;
         }
     }
 
@@ -181,8 +213,32 @@ enum Signal {
 }
 
 impl Drop for StdioChild {
+    /// A server nobody stopped: stopped as Pi does in a task of its own when a runtime runs
+    /// here (the drop does not wait for it), else killed at once.
     fn drop(&mut self) {
-        self.stop();
+        let process = self
+            .process
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        let Some(mut process) = process else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { process.stop().await });
+        }
+    }
+}
+
+impl Drop for Process {
+    /// The last resort, which never waits: a stop that did not run to its end (never started,
+    /// or cut short with its runtime) kills the group.
+    fn drop(&mut self) {
+        if !self.stopped && self.group_runs() {
+            self.stdin.close();
+            self.signal_group(Signal::Kill);
+            let _ = self.child.try_wait();
+        }
     }
 }
 

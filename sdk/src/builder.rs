@@ -121,6 +121,8 @@ pub struct SessionBuilder {
     /// The credentials `mcp.json` hands its servers, with where they came from: a recording
     /// replaces them as it replaces the API key.
     mcp_secrets: Vec<(String, String)>,
+    /// The servers `mcp_config` started, stopped together by [`Session::finish`].
+    mcp_connections: Vec<Arc<pi_mcp::McpConnection>>,
     extensions: ExtensionRegistry,
     /// Pi's TypeScript extensions to load in the extension host when the session is built.
     typescript_extensions: Vec<PathBuf>,
@@ -162,6 +164,7 @@ impl SessionBuilder {
             mcp_servers: Vec::new(),
             mcp_section: None,
             mcp_secrets: Vec::new(),
+            mcp_connections: Vec::new(),
             extensions: ExtensionRegistry::new(),
             typescript_extensions: Vec::new(),
             confine_to_cwd: false,
@@ -276,7 +279,8 @@ impl SessionBuilder {
         let started = pi_mcp::start_servers(config, &self.cwd).await;
         for connection in started.connections {
             self.mcp_servers.push(connection.listing());
-            pi_mcp::register_direct_tools(&mut self.custom_tools, connection);
+            pi_mcp::register_direct_tools(&mut self.custom_tools, Arc::clone(&connection));
+            self.mcp_connections.push(connection);
         }
         self.mcp_section = started.section;
         let notice: Vec<String> = started
@@ -853,5 +857,12 @@ fn session_start(store: &SessionStore) -> SessionStart {
         content: None,
         content_file: None,
         id_state: store.id_state(),
+    }
+}
+
+impl SessionBuilder {
+    /// The MCP servers [`SessionBuilder::mcp_config`] started.
+    pub(crate) fn mcp_connections(&self) -> &[Arc<pi_mcp::McpConnection>] {
+        &self.mcp_connections
     }
 }

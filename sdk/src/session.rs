@@ -308,10 +308,17 @@ impl Session {
     }
 
     /// Ends the session: a recording writes its outcome line (and is complete only then); a
-    /// replay reports whether it used its whole recording (a divergence otherwise).
+    /// replay reports whether it used its whole recording (a divergence otherwise). The MCP
+    /// servers the builder started are stopped, together, as Pi stops them.
     pub async fn finish(&self) -> Result<(), Error> {
-        let mut session = self.shared.session.lock().await;
-        end(&mut session, locked(&self.shared.printed).take())
+        let ended = {
+            let mut session = self.shared.session.lock().await;
+            end(&mut session, locked(&self.shared.printed).take())
+        };
+        if let Some(builder) = &self.shared.reopen {
+            pi_mcp::stop_servers(builder.mcp_connections()).await;
+        }
+        ended
     }
 
     /// Feeds `input` and drives the session until idle, publishing its events.

@@ -253,7 +253,8 @@ fn running(pid: &str) -> bool {
 /// The attack: a server that ignores SIGTERM and outlives its stdin (a shell leading its
 /// process group, with a child of its own that ignores SIGTERM too). When the session ends,
 /// it is stopped as Pi 1.5.2 stops one: SIGTERM half a second after its stdin closed, SIGKILL
-/// two seconds later; nothing of it is left, and the end waits for that and no longer.
+/// two seconds later; nothing of it is left, and the end (`finish`, which stops the session's
+/// servers) waits for that and no longer.
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_ignores_sigterm_is_gone_when_the_session_ends() {
@@ -275,8 +276,8 @@ async fn a_server_that_ignores_sigterm_is_gone_when_the_session_ends() {
     assert_eq!(notice, None);
     let session = builder.build().unwrap();
     session.prompt("hi").await.unwrap();
-    session.finish().await.unwrap();
     let ending = std::time::Instant::now();
+    session.finish().await.unwrap();
     drop(session);
     let took = ending.elapsed();
     let pids: Vec<String> = std::fs::read_to_string(&pids)
