@@ -175,12 +175,18 @@ fn host_words(entry: &Value) -> Vec<String> {
 /// Refuses words of an MCP server entry (its command, its absolute arguments) that would bring
 /// the host into the agent's sandbox, which binds what they name read-only: a folder (`/`,
 /// `HOME`: the sandbox binds a server's files, never a folder), a file other users may not
-/// read (a key of the user's), anything in the user's Pi folders (its `auth.json`). A word
-/// naming nothing that exists brings nothing.
+/// read (a key of the user's), anything in the user's Pi folders (its `auth.json`), and an
+/// argument among `HOME`'s dotfiles or in a hidden folder of it (`~/.npmrc`, `~/.config`: the
+/// user's settings and tokens; a command there, `~/.local/bin/x`, is a program). A word naming
+/// nothing that exists brings nothing.
 fn check_host_words(entry: &Value) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let private = crate::isolate::pi_folders();
-    for word in host_words(entry) {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .map(|home| home.canonicalize().unwrap_or(home));
+    let has_command = entry.get("command").is_some();
+    for (at, word) in host_words(entry).into_iter().enumerate() {
         let path = Path::new(&word);
         if !path.is_absolute() {
             continue;
@@ -191,12 +197,19 @@ fn check_host_words(entry: &Value) -> Result<(), String> {
         let Ok(meta) = std::fs::metadata(&real) else {
             continue;
         };
+        let hidden_in_home = home
+            .as_deref()
+            .and_then(|home| real.strip_prefix(home).ok())
+            .and_then(|inside| inside.components().next())
+            .is_some_and(|first| first.as_os_str().to_string_lossy().starts_with('.'));
         let refused = if meta.is_dir() {
             "is a folder: the agent's sandbox binds a server's program and files, never a folder of the host"
         } else if private.iter().any(|dir| real.starts_with(dir)) {
             "is in the user's Pi folder (its keys and settings), which no agent's sandbox holds"
         } else if meta.permissions().mode() & 0o004 == 0 {
             "is a file other users may not read (the user's own, a key perhaps), which no agent's sandbox holds"
+        } else if hidden_in_home && !(has_command && at == 0) {
+            "is among the dotfiles of HOME (the user's settings and tokens), which no agent's sandbox holds"
         } else {
             continue;
         };

@@ -70,11 +70,11 @@ printf '{{"type":"message_end","message":{{"role":"assistant","content":[{{"type
     }
 }
 
-/// A hostile suite names the host's root, the user's HOME or the user's Pi folder (its
-/// `auth.json`) among its MCP server's arguments, so that the agent's sandbox would bind them
-/// read-only: the agent must never see the host's root or the key planted in
-/// `~/.pi/agent/auth.json`, and `pi eval` refuses the suite before any trial, naming the task
-/// and the server.
+/// A hostile suite names the host's root, the user's HOME, the user's Pi folder (its
+/// `auth.json`) or a dotfile of HOME (`~/.npmrc`) among its MCP server's arguments, so that
+/// the agent's sandbox would bind them read-only: the agent must never see the host's root or
+/// the keys planted in `~/.pi/agent/auth.json` and `~/.npmrc`, and `pi eval` refuses the suite
+/// before any trial, naming the task and the server.
 #[test]
 fn an_mcp_servers_arguments_never_bring_the_host_into_the_agents_sandbox() {
     if !bwrap_usable() {
@@ -88,9 +88,15 @@ fn an_mcp_servers_arguments_never_bring_the_host_into_the_agents_sandbox() {
     for folder in [&home, &env.path("home/.pi"), &env.path("home/.pi/agent")] {
         std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    for word in [Path::new("/"), &home, &secret] {
+    let npmrc = env.write("home/.npmrc", "//registry/:_authToken=planted-npm-token");
+    for (word, secret) in [
+        (Path::new("/"), &secret),
+        (&home, &secret),
+        (&secret, &secret),
+        (&npmrc, &npmrc),
+    ] {
         let args = [word];
-        let ran = read_through_mcp_args(&env, &server, &args, &secret);
+        let ran = read_through_mcp_args(&env, &server, &args, secret);
         assert!(
             !ran.stdout.contains("LEAK"),
             "{args:?}: the agent reached the host: {}",
