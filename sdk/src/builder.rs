@@ -292,6 +292,12 @@ impl SessionBuilder {
         (self, (!notice.is_empty()).then(|| notice.join("\n")))
     }
 
+    /// The MCP servers [`SessionBuilder::mcp_config`] started, which [`Session::finish`]
+    /// stops.
+    pub(crate) fn mcp_connections(&self) -> &[Arc<pi_mcp::McpConnection>] {
+        &self.mcp_connections
+    }
+
     /// Loads an extension (Pi's `extensionFactories`) after those already loaded: it is asked
     /// at the hook points it handles, in load order. What it decides is recorded, so a replay
     /// reproduces the run without it.
@@ -857,12 +863,5 @@ fn session_start(store: &SessionStore) -> SessionStart {
         content: None,
         content_file: None,
         id_state: store.id_state(),
-    }
-}
-
-impl SessionBuilder {
-    /// The MCP servers [`SessionBuilder::mcp_config`] started.
-    pub(crate) fn mcp_connections(&self) -> &[Arc<pi_mcp::McpConnection>] {
-        &self.mcp_connections
     }
 }
