@@ -48,6 +48,17 @@ fn from_cli(command: &mut Value, cli_paths: &[std::path::PathBuf]) {
     }
 }
 
+/// Gives `command` the `sourceInfo` of the package it came from (Pi's metadata of a package's
+/// resource) when its extension is one the settings' `packages` gave, or inside one.
+fn from_package(command: &mut Value, packages: &[pi_effects::packages::Resource]) {
+    let Some(path) = command["sourceInfo"]["path"].as_str().map(Path::new) else {
+        return;
+    };
+    if let Some(package) = packages.iter().find(|p| path.starts_with(&p.path)) {
+        command["sourceInfo"] = package.meta.info(&path.to_string_lossy());
+    }
+}
+
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(
@@ -87,6 +98,7 @@ impl Runtime {
                 self.extension_commands = registrations.commands.clone();
                 for command in &mut self.extension_commands {
                     from_cli(command, &self.cli_extension_paths);
+                    from_package(command, &self.package_extensions);
                 }
                 self.resources.commands = command_names(&registrations);
                 for extension in handlers(&registrations, &host, &self.extension_state) {
@@ -178,6 +190,7 @@ pub fn for_replay(
         no_extensions: args.no_extensions,
         cli_paths: &args.extensions,
         settings_paths: &[],
+        package_paths: &[],
     });
     let (host, registrations) =
         ExtensionHost::start_with_flags(&paths, cwd, false, &args.extension_flags)

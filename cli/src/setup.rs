@@ -103,6 +103,9 @@ pub struct Runtime {
     pub extension_paths: Vec<PathBuf>,
     /// The `-e` paths, as the folder resolves them (their commands' `sourceInfo` is Pi's CLI one).
     pub cli_extension_paths: Vec<PathBuf>,
+    /// The extensions the settings' `packages` gave, with where they came from (their
+    /// commands' `sourceInfo`).
+    pub package_extensions: Vec<pi_effects::packages::Resource>,
     /// The extension host running them, once loaded (RPC mode gives it a UI).
     pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
     /// The loaded extensions' commands, as RPC `get_commands` lists them.
@@ -270,6 +273,18 @@ impl Runtime {
             .iter()
             .map(|text| read_or_text(&cwd, text))
             .collect::<Vec<_>>();
+        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+            agent_dir: &agent_dir,
+            cwd: &cwd,
+            home: &home,
+            listed: settings.listed_resources(),
+        });
+        warnings.extend(packages.missing.iter().map(ToString::to_string));
+        let package_extensions = packages
+            .found
+            .enabled(pi_effects::packages::Kind::Extensions);
+        let package_extension_paths: Vec<PathBuf> =
+            package_extensions.iter().map(|r| r.path.clone()).collect();
         let resources = pi_effects::resources::discover(&pi_effects::resources::Wanted {
             agent_dir: &agent_dir,
             cwd: &cwd,
@@ -280,6 +295,7 @@ impl Runtime {
             no_prompt_templates: args.no_prompt_templates,
             prompt_template_paths: &args.prompt_templates,
             listed: settings.listed_resources(),
+            packages: &packages.found,
         });
         let extension_paths =
             pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
@@ -289,6 +305,7 @@ impl Runtime {
                 no_extensions: args.no_extensions,
                 cli_paths: &args.extensions,
                 settings_paths: &settings.extensions(),
+                package_paths: &package_extension_paths,
             });
         let cli_extension_paths = args
             .extensions
@@ -299,6 +316,7 @@ impl Runtime {
             resources,
             extension_paths,
             cli_extension_paths,
+            package_extensions,
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
             context_files: !args.no_context_files,
@@ -371,6 +389,7 @@ impl Runtime {
             resources,
             extension_paths: Vec::new(),
             cli_extension_paths: Vec::new(),
+            package_extensions: Vec::new(),
             wait_for_session: false,
             warnings: Vec::new(),
             diagnostics: Vec::new(),

@@ -24,7 +24,7 @@ pub struct Settings {
     pub warnings: Vec<String>,
 }
 
-/// One settings file's `skills` and `prompts` entries (paths to skill files or folders and to
+/// One settings file's `skills`, `prompts` and `packages` entries (paths to skill files or folders and to
 /// template files or folders), which Pi 1.5.2 resolves against the file's own folder; unlike
 /// the other keys they are not merged, each file's keeping its folder and scope.
 #[derive(Clone, Debug)]
@@ -35,6 +35,8 @@ pub struct Listed {
     pub base_dir: PathBuf,
     pub skills: Vec<String>,
     pub prompts: Vec<String>,
+    /// The `packages` entries: a source, or an object of a `source` and its filters.
+    pub packages: Vec<Value>,
 }
 
 impl Listed {
@@ -61,6 +63,11 @@ impl Listed {
             base_dir: base_dir.to_path_buf(),
             skills,
             prompts: strings(map.get("prompts")),
+            packages: map
+                .get("packages")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Where Pi 1.5.2 finds extensions (`discoverAndLoadExtensions` and the resource loader): the
 //! project's `.pi/extensions` (only when the project is trusted), then the agent directory's
-//! `extensions`, then the paths configured (`-e/--extension`, settings `extensions`), each path
-//! once, in that order.
+//! `extensions`, then the paths configured (`-e/--extension`, settings `extensions`), then
+//! those the settings' `packages` give ([`crate::packages`]), each path once, in that order.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +20,9 @@ pub struct Wanted<'a> {
     pub cli_paths: &'a [String],
     /// The settings' `extensions` paths.
     pub settings_paths: &'a [String],
+    /// The extensions the settings' `packages` give, on, in Pi's order (a file, or a local
+    /// package folder that is its own extension).
+    pub package_paths: &'a [PathBuf],
 }
 
 /// The extension entry files to load, in Pi's order, each once.
@@ -38,13 +41,17 @@ pub fn discover(wanted: &Wanted<'_>) -> Vec<PathBuf> {
         }
         add(in_dir(&wanted.agent_dir.join("extensions")));
     }
-    let settings: &[String] = if wanted.no_extensions {
-        &[]
+    let (settings, packages): (&[String], &[PathBuf]) = if wanted.no_extensions {
+        (&[], &[])
     } else {
-        wanted.settings_paths
+        (wanted.settings_paths, wanted.package_paths)
     };
-    for configured in wanted.cli_paths.iter().chain(settings) {
-        let path = wanted.cwd.join(expand_home(configured));
+    let configured = wanted
+        .cli_paths
+        .iter()
+        .chain(settings)
+        .map(|c| wanted.cwd.join(expand_home(c)));
+    for path in configured.chain(packages.iter().cloned()) {
         if path.is_dir() {
             match entries(&path) {
                 Some(entries) => add(entries),
@@ -71,7 +78,7 @@ fn is_extension_file(name: &str) -> bool {
 
 /// Pi's `resolveExtensionEntries`: a folder's `package.json` `pi.extensions` that exist, else
 /// its `index.ts`, else its `index.js`.
-fn entries(dir: &Path) -> Option<Vec<PathBuf>> {
+pub(crate) fn entries(dir: &Path) -> Option<Vec<PathBuf>> {
     let manifest = std::fs::read_to_string(dir.join("package.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
@@ -139,6 +146,7 @@ mod tests {
             no_extensions: false,
             cli_paths: &cli,
             settings_paths: &[],
+            package_paths: &[],
         };
         let mut untrusted = discover(&wanted);
         untrusted[..2].sort();
