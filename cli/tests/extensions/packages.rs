@@ -66,6 +66,9 @@ fn packages_env(mock: &MockLlm) -> Env {
     write(&local.join("prompts/local.md"), "Local prompt\n");
     skill(&agent.join("skills"), "old");
     skill(&agent.join("skills"), "kept");
+    for name in ["s1", "s2", "s3"] {
+        skill(&env.path("shared-skills"), name);
+    }
     write(&agent.join("prompts/draft.md"), "A draft\n");
     write(&agent.join("prompts/keep.md"), "Keep this\n");
     write(
@@ -74,10 +77,10 @@ fn packages_env(mock: &MockLlm) -> Env {
             "packages": [
                 "npm:@team/tools",
                 "git:github.com/team/kit@v1",
-                {"source": "./local-pkg", "skills": ["!beta"], "prompts": []},
+                {"source": "./local-pkg", "skills": ["skills/*/SKILL.md", "!beta"], "prompts": []},
                 "npm:not-installed"
             ],
-            "skills": ["!old"],
+            "skills": ["!old", "../shared-skills", "!s*", "+../shared-skills/s2"],
             "prompts": ["!draft.md", "!zeta.md"]
         })
         .to_string(),
@@ -119,6 +122,7 @@ fn packages_give_extensions_skills_and_templates_as_pi_1_5_2_resolves_them() {
             ("prompt", "fix"),
             ("prompt", "zeta"),
             ("prompt", "kit-review"),
+            ("skill", "skill:s2"),
             ("skill", "skill:kept"),
             ("skill", "skill:alpha"),
             ("skill", "skill:gamma"),
@@ -128,7 +132,7 @@ fn packages_give_extensions_skills_and_templates_as_pi_1_5_2_resolves_them() {
     );
     let kit = env.path("agent/git/github.com/team/kit");
     assert_eq!(
-        listed[10]["sourceInfo"],
+        listed[11]["sourceInfo"],
         json!({
             "path": kit.join("skills/gamma/SKILL.md"),
             "source": "git:github.com/team/kit@v1",

@@ -340,3 +340,6 @@ fn local(
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests;
