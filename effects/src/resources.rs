@@ -22,9 +22,8 @@ use pi_core::resources::templates::{load_template, PromptTemplate};
 use pi_core::resources::Resources;
 use serde_json::Value;
 
-use crate::packages::collect::{files_from_paths, Kind};
-use crate::packages::patterns::{apply, enabled_by_overrides, is_pattern};
-use crate::packages::{Accumulator, Meta};
+use crate::packages::collect::Kind;
+use crate::packages::{top_level, Accumulator, Meta};
 use crate::settings::Listed;
 
 /// Where to look: the binary's command line (`--skill`, `--no-skills`, ...) or an SDK
@@ -321,39 +320,7 @@ fn listed<'a>(wanted: &'a Wanted, scope: &str) -> impl Iterator<Item = &'a Liste
         .filter(move |listed| read && listed.scope == scope)
 }
 
-/// A settings file's entries of `kind`.
-fn entries_of(listed: &Listed, kind: Kind) -> &[String] {
-    match kind {
-        Kind::Skills => &listed.skills,
-        Kind::Prompts => &listed.prompts,
-        Kind::Extensions => &[],
-    }
-}
-
-/// Pi's `resolveLocalEntries`: the files a settings file's plain entries give (a folder's, a
-/// file itself), each on or off as the file's pattern entries say.
-fn add_listed(wanted: &Wanted, listed: &Listed, kind: Kind, acc: &mut Accumulator) {
-    let entries = entries_of(listed, kind);
-    if entries.is_empty() {
-        return;
-    }
-    let (patterns, plain): (Vec<String>, Vec<String>) =
-        entries.iter().cloned().partition(|e| is_pattern(e));
-    let paths: Vec<PathBuf> = plain
-        .iter()
-        .map(|p| resolve(&listed.base_dir, wanted.home, p))
-        .collect();
-    let all = files_from_paths(&paths, kind);
-    let enabled = apply(&all, &patterns, &listed.base_dir, wanted.home);
-    let meta = Meta::top_level("local", listed.scope, None);
-    for file in all {
-        let on = enabled.contains(&file);
-        acc.add(kind, file, &meta, on);
-    }
-}
-
-/// Adds auto-discovered `files`, each on unless the scope's settings entries of `kind` turn
-/// it off (Pi's `isEnabledByOverrides`, relative to `base`).
+/// Adds the auto-discovered `files` of `scope` (see [`top_level::add_auto`]).
 fn add_auto(
     wanted: &Wanted,
     kind: Kind,
@@ -363,13 +330,9 @@ fn add_auto(
     acc: &mut Accumulator,
 ) {
     let overrides: Vec<String> = listed(wanted, scope)
-        .flat_map(|l| entries_of(l, kind).iter().cloned())
+        .flat_map(|l| top_level::entries(l, kind).iter().cloned())
         .collect();
-    let meta = Meta::top_level("auto", scope, Some(base.to_path_buf()));
-    for file in files {
-        let on = enabled_by_overrides(&file, &overrides, base, wanted.home);
-        acc.add(kind, file, &meta, on);
-    }
+    top_level::add_auto(acc, kind, (scope, &overrides), files, base, wanted.home);
 }
 
 /// The resources of `kind` Pi's package manager resolves, on, in its order: the packages'
@@ -380,18 +343,10 @@ fn resolved(
     kind: Kind,
     auto: impl FnOnce(&mut Accumulator),
 ) -> Vec<(PathBuf, Value)> {
-    let mut acc = Accumulator::default();
-    for resource in wanted.packages.all(kind) {
-        acc.add(
-            kind,
-            resource.path.clone(),
-            &resource.meta,
-            resource.enabled,
-        );
-    }
+    let mut acc = top_level::seeded(wanted.packages, kind);
     for scope in ["project", "user"] {
         for file in listed(wanted, scope) {
-            add_listed(wanted, file, kind, &mut acc);
+            top_level::add_listed(&mut acc, kind, file, wanted.home);
         }
     }
     auto(&mut acc);

@@ -178,3 +178,52 @@ fn a_package_not_installed_is_reported_once_and_the_run_goes_on() {
     assert!(system.contains("<name>alpha</name>"), "{system}");
     assert!(!system.contains("<name>hidden</name>"), "{system}");
 }
+
+/// The settings' own `extensions` entries are relative to their file's folder and their
+/// pattern entries turn off what the folders give; `-e` comes first, then the settings entries,
+/// the folder, the packages: RPC `get_commands` lists them as Pi 1.5.2 does.
+#[test]
+fn settings_extensions_entries_and_patterns_are_resolved_as_pi_1_5_2_does() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = packages_env(&mock);
+    let agent = env.path("agent");
+    write(&agent.join("mine/listed.ts"), &command_extension("listed"));
+    write(
+        &agent.join("extensions/auto-a.ts"),
+        &command_extension("auto-a"),
+    );
+    write(
+        &agent.join("extensions/auto-b.ts"),
+        &command_extension("auto-b"),
+    );
+    write(&env.cwd().join("cli.ts"), &command_extension("from-cli"));
+    write(
+        &agent.join("settings.json"),
+        &json!({
+            "packages": ["git:github.com/team/kit"],
+            "extensions": ["mine", "!auto-b.ts"]
+        })
+        .to_string(),
+    );
+    let args = [&RPC[..], &["-e", "cli.ts"]].concat();
+    let mut ours = env.command(&args);
+    with_host(&mut ours, &path);
+    let listed = rpc_commands(&mut ours);
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source"] == "extension")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["from-cli", "listed", "auto-a", "kit", "llama", "mcp"],
+        "{listed:#}"
+    );
+    if let Some(mut original) = original(&env, &path) {
+        original.args(&args).env("PI_OFFLINE", "1");
+        assert_eq!(listed, rpc_commands(&mut original));
+    }
+}

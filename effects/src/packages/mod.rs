@@ -13,6 +13,7 @@
 pub mod collect;
 pub mod patterns;
 mod source;
+pub mod top_level;
 
 use std::path::{Path, PathBuf};
 
