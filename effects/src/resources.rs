@@ -236,9 +236,14 @@ pub(crate) fn resolve(cwd: &Path, home: &Path, value: &str) -> PathBuf {
     } else {
         PathBuf::from(value)
     };
-    let joined = cwd.join(expanded);
+    node_resolve(cwd, &expanded)
+}
+
+/// Node's `path.resolve(base, path)`: `path` joined to `base` (unless absolute), `.` and `..`
+/// taken away by the text, links aside.
+pub(crate) fn node_resolve(base: &Path, path: &Path) -> PathBuf {
+    let joined = base.join(path);
     let absolute = std::path::absolute(&joined).unwrap_or(joined);
-    // Node's `path.resolve` takes `..` away by the text, links aside.
     let mut resolved = PathBuf::new();
     for part in absolute.components() {
         match part {

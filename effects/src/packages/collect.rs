@@ -10,10 +10,12 @@ use serde_json::Value;
 use super::patterns::{self, has_glob, is_override};
 use super::{Accumulator, Meta};
 use crate::extension::sidecar::discover::entries as extension_entries;
-use crate::resources::{collect_skills_under, collect_templates, entries, IgnoreRules};
+use crate::resources::{
+    collect_skills_under, collect_templates, entries, node_resolve, IgnoreRules,
+};
 
 /// The kinds of resource a package gives that this harness loads (themes are only looked at
-/// for whether a package lists resources at all).
+/// for whether a package lists resources at all); as a number, its place in [`Kind::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Extensions,
@@ -149,7 +151,7 @@ fn changelog(root: &Path, manifest: Option<&Manifest>) -> Option<PathBuf> {
     if named.is_empty() {
         return None;
     }
-    let path = crate::resources::resolve(root, Path::new("/"), named);
+    let path = node_resolve(root, Path::new(named));
     let real_root = std::fs::canonicalize(root).ok()?;
     let real = std::fs::canonicalize(&path).ok()?;
     (real != real_root && real.starts_with(&real_root) && real.is_file()).then_some(path)
@@ -181,8 +183,7 @@ impl Filter {
     }
 
     fn list(&self, kind: Kind) -> Option<&[String]> {
-        let at = Kind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
-        self.lists[at].as_deref()
+        self.lists[kind as usize].as_deref()
     }
 }
 
@@ -329,7 +330,7 @@ fn files_of_manifest_list(list: &[String], root: &Path, kind: Kind) -> Vec<PathB
             if has_glob(entry) {
                 patterns::expand_glob(entry, root)
             } else {
-                vec![crate::resources::resolve(root, Path::new("/"), entry)]
+                vec![node_resolve(root, Path::new(entry))]
             }
         })
         .collect();

@@ -156,6 +156,19 @@ pub struct Resolved {
     pub missing: Vec<Missing>,
 }
 
+impl Resolved {
+    /// Notes a package not installed at `looked_at`, once however many entries name it.
+    fn report(&mut self, source: String, scope: &'static str, looked_at: PathBuf) {
+        if !self.missing.iter().any(|m| m.looked_at == looked_at) {
+            self.missing.push(Missing {
+                source,
+                scope,
+                looked_at,
+            });
+        }
+    }
+}
+
 /// Where to look.
 #[derive(Clone, Copy, Debug)]
 pub struct Wanted<'a> {
@@ -180,18 +193,14 @@ impl Entry {
 }
 
 impl<'a> Wanted<'a> {
-    /// The folder a scope's relative paths are relative to (Pi's `getBaseDirForScope`).
+    /// The folder a scope's relative paths are relative to and its packages are installed
+    /// under (Pi's `getBaseDirForScope`, `getNpmInstallRoot`, `getGitInstallRoot`).
     fn base_dir(&self, scope: &str) -> PathBuf {
         if scope == "project" {
             self.cwd.join(".pi")
         } else {
             self.agent_dir.to_path_buf()
         }
-    }
-
-    /// The folder a scope's packages are installed under.
-    fn install_root(&self, scope: &str) -> PathBuf {
-        self.base_dir(scope)
     }
 
     /// Pi's `getPackageIdentity`.
@@ -285,28 +294,20 @@ pub fn resolve(wanted: &Wanted) -> Resolved {
             }
             Source::Npm { name, version } => {
                 let root = wanted
-                    .install_root(scope)
+                    .base_dir(scope)
                     .join("npm")
                     .join("node_modules")
                     .join(&name);
                 if !source::npm_installed(&root, version.as_deref()) {
-                    resolved.missing.push(Missing {
-                        source,
-                        scope,
-                        looked_at: root,
-                    });
+                    resolved.report(source, scope, root);
                     continue;
                 }
                 root
             }
             Source::Git { host, path } => {
-                let root = wanted.install_root(scope).join("git").join(host).join(path);
+                let root = wanted.base_dir(scope).join("git").join(host).join(path);
                 if !root.exists() {
-                    resolved.missing.push(Missing {
-                        source,
-                        scope,
-                        looked_at: root,
-                    });
+                    resolved.report(source, scope, root);
                     continue;
                 }
                 root

@@ -135,7 +135,7 @@ fn a_package_not_installed_or_of_another_version_is_missing() {
             "npm:old@2.0.0", "npm:unversioned", "git:github.com/a/b", "./nowhere", 7,
             {"skills": []}
         ]}),
-        json!({}),
+        json!({"packages": [{"source": "git:github.com/a/b", "autoload": false, "skills": ["x"]}]}),
         true,
     );
     assert!(on(&resolved, Kind::Skills).is_empty());
@@ -147,12 +147,14 @@ fn a_package_not_installed_or_of_another_version_is_missing() {
     assert_eq!(
         missing,
         [
+            // The project's delta entry looks where the user's package is, which is reported
+            // once for both.
+            ("git:github.com/a/b", d.agent.join("git/github.com/a/b")),
             ("npm:old@2.0.0", d.agent.join("npm/node_modules/old")),
             (
                 "npm:unversioned",
                 d.agent.join("npm/node_modules/unversioned")
             ),
-            ("git:github.com/a/b", d.agent.join("git/github.com/a/b")),
         ]
     );
     // A version range is not checked: the installed package is taken.
