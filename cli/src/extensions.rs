@@ -48,6 +48,17 @@ fn from_cli(command: &mut Value, cli_paths: &[std::path::PathBuf]) {
     }
 }
 
+/// Gives `command` the `sourceInfo` of where its extension was found (Pi's metadata of a
+/// resolved resource: a settings entry, a folder, a package), over the CLI one as in Pi.
+fn from_resolved(command: &mut Value, sources: &[pi_effects::packages::Resource]) {
+    let Some(path) = command["sourceInfo"]["path"].as_str().map(Path::new) else {
+        return;
+    };
+    if let Some(source) = sources.iter().find(|s| path.starts_with(&s.path)) {
+        command["sourceInfo"] = source.meta.info(&path.to_string_lossy());
+    }
+}
+
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(
@@ -87,6 +98,7 @@ impl Runtime {
                 self.extension_commands = registrations.commands.clone();
                 for command in &mut self.extension_commands {
                     from_cli(command, &self.cli_extension_paths);
+                    from_resolved(command, &self.extension_sources);
                 }
                 self.resources.commands = command_names(&registrations);
                 for extension in handlers(&registrations, &host, &self.extension_state) {
@@ -171,13 +183,18 @@ pub fn for_replay(
     let command = cassette.header.command.clone().unwrap_or_default();
     let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
     let agent_dir = pi_effects::session::agent_dir();
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default();
     let paths = discover(&Wanted {
         agent_dir: &agent_dir,
         cwd,
+        home: &home,
         project_trusted: false,
         no_extensions: args.no_extensions,
         cli_paths: &args.extensions,
-        settings_paths: &[],
+        listed: &[],
+        packages: &pi_effects::packages::Accumulator::default(),
     });
     let (host, registrations) =
         ExtensionHost::start_with_flags(&paths, cwd, false, &args.extension_flags)

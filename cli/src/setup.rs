@@ -103,6 +103,9 @@ pub struct Runtime {
     pub extension_paths: Vec<PathBuf>,
     /// The `-e` paths, as the folder resolves them (their commands' `sourceInfo` is Pi's CLI one).
     pub cli_extension_paths: Vec<PathBuf>,
+    /// The extensions found but the `-e` ones, with where they came from (their commands'
+    /// `sourceInfo`).
+    pub extension_sources: Vec<pi_effects::packages::Resource>,
     /// The extension host running them, once loaded (RPC mode gives it a UI).
     pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
     /// The loaded extensions' commands, as RPC `get_commands` lists them.
@@ -270,6 +273,13 @@ impl Runtime {
             .iter()
             .map(|text| read_or_text(&cwd, text))
             .collect::<Vec<_>>();
+        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+            agent_dir: &agent_dir,
+            cwd: &cwd,
+            home: &home,
+            listed: settings.listed_resources(),
+        });
+        warnings.extend(packages.missing.iter().map(ToString::to_string));
         let resources = pi_effects::resources::discover(&pi_effects::resources::Wanted {
             agent_dir: &agent_dir,
             cwd: &cwd,
@@ -280,16 +290,21 @@ impl Runtime {
             no_prompt_templates: args.no_prompt_templates,
             prompt_template_paths: &args.prompt_templates,
             listed: settings.listed_resources(),
+            packages: &packages.found,
         });
-        let extension_paths =
-            pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
-                agent_dir: &agent_dir,
-                cwd: &cwd,
-                project_trusted,
-                no_extensions: args.no_extensions,
-                cli_paths: &args.extensions,
-                settings_paths: &settings.extensions(),
-            });
+        let wanted_extensions = pi_effects::extension::sidecar::Wanted {
+            agent_dir: &agent_dir,
+            cwd: &cwd,
+            home: &home,
+            project_trusted,
+            no_extensions: args.no_extensions,
+            cli_paths: &args.extensions,
+            listed: settings.listed_resources(),
+            packages: &packages.found,
+        };
+        let extension_paths = pi_effects::extension::sidecar::discover(&wanted_extensions);
+        let extension_sources =
+            pi_effects::extension::sidecar::discover::resolved(&wanted_extensions);
         let cli_extension_paths = args
             .extensions
             .iter()
@@ -299,6 +314,7 @@ impl Runtime {
             resources,
             extension_paths,
             cli_extension_paths,
+            extension_sources,
             system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
             append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
             context_files: !args.no_context_files,
@@ -371,6 +387,7 @@ impl Runtime {
             resources,
             extension_paths: Vec::new(),
             cli_extension_paths: Vec::new(),
+            extension_sources: Vec::new(),
             wait_for_session: false,
             warnings: Vec::new(),
             diagnostics: Vec::new(),

@@ -16,6 +16,8 @@ mod common;
 mod loading;
 #[path = "extensions/matches_original.rs"]
 mod matches_original;
+#[path = "extensions/packages.rs"]
+mod packages;
 #[path = "extensions/recording.rs"]
 mod recording;
 #[path = "extensions/rpc.rs"]

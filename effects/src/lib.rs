@@ -14,6 +14,7 @@ pub use pi_cassette_format::flock;
 pub mod host;
 pub mod live;
 pub mod network;
+pub mod packages;
 pub mod registry_files;
 pub mod resources;
 pub mod run_config;

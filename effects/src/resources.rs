@@ -2,10 +2,12 @@
 //! manager's auto-discovery and `loadSkills` / `loadPromptTemplates`): when the project is
 //! trusted, the paths its `.pi/settings.json` lists under `skills` and its `.pi/skills` and
 //! `.agents/skills` folders (from `cwd` up to the git root), then the paths the agent dir's
-//! settings list, `<agent dir>/skills` and `~/.agents/skills`, then each `--skill` path; for
-//! templates likewise with `prompts` entries and the `.pi/prompts` and `<agent dir>/prompts`
-//! folders, then each `--prompt-template` path. A settings entry is relative to its file's
-//! folder. `--no-skills` and `--no-prompt-templates` keep only the paths
+//! settings list, `<agent dir>/skills` and `~/.agents/skills`, then what the settings'
+//! `packages` give, then each `--skill` path; for templates likewise with `prompts` entries and
+//! the `.pi/prompts` and `<agent dir>/prompts` folders, then each `--prompt-template` path. A
+//! settings entry is relative to its file's folder; its pattern entries (`!`, `+`, `-`, globs)
+//! turn off or back on what the others and the folders give, as Pi 1.5.2 applies them
+//! ([`crate::packages::patterns`]). `--no-skills` and `--no-prompt-templates` keep only the paths
 //! given. A skill folder's `.gitignore`, `.ignore` and `.fdignore` leave out what they name
 //! below it. The first skill or template of a name wins. Reading and checking a file is the
 //! core's ([`pi_core::resources`]); Pi shows the warnings only in its interactive mode, so
@@ -18,8 +20,10 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use pi_core::resources::skills::{load_skill, LoadedSkill};
 use pi_core::resources::templates::{load_template, PromptTemplate};
 use pi_core::resources::Resources;
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use crate::packages::collect::Kind;
+use crate::packages::{top_level, Accumulator, Meta};
 use crate::settings::Listed;
 
 /// Where to look: the binary's command line (`--skill`, `--no-skills`, ...) or an SDK
@@ -45,49 +49,11 @@ pub struct Wanted<'a> {
     /// The settings files' `skills` and `prompts` entries (the project's read only when
     /// `project_trusted`).
     pub listed: &'a [Listed],
+    /// What the settings' `packages` give ([`crate::packages::resolve`]).
+    pub packages: &'a Accumulator,
 }
 
-/// How a file was found: Pi's resource metadata, reported as its `sourceInfo`.
-#[derive(Clone)]
-struct Origin {
-    source: &'static str,
-    scope: &'static str,
-    base_dir: Option<PathBuf>,
-}
-
-impl Origin {
-    fn auto(scope: &'static str, base_dir: PathBuf) -> Origin {
-        Origin {
-            source: "auto",
-            scope,
-            base_dir: Some(base_dir),
-        }
-    }
-
-    /// A settings entry's: Pi's metadata of a listed path has no `baseDir`.
-    fn listed(scope: &'static str) -> Origin {
-        Origin {
-            source: "local",
-            scope,
-            base_dir: None,
-        }
-    }
-
-    fn info(&self, path: &str) -> Value {
-        let mut info = json!({
-            "path": path,
-            "source": self.source,
-            "scope": self.scope,
-            "origin": "top-level",
-        });
-        if let Some(dir) = &self.base_dir {
-            info["baseDir"] = json!(text(dir));
-        }
-        info
-    }
-}
-
-fn text(path: &Path) -> String {
+pub(crate) fn text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
@@ -102,7 +68,7 @@ pub fn discover(wanted: &Wanted) -> Resources {
 
 /// A folder's entries sorted by name, as Node's `readdirSync` lists them; symbolic links
 /// followed (a broken one left out).
-fn entries(dir: &Path) -> Vec<(String, PathBuf, bool, bool)> {
+pub(crate) fn entries(dir: &Path) -> Vec<(String, PathBuf, bool, bool)> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -125,14 +91,14 @@ const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
 /// Pi's ignore matcher of one skill scan: the rules of the ignore files of each folder entered,
 /// each written relative to the scan's root (Pi's `prefixIgnorePattern`: the folder's path put
 /// before the pattern, a leading `/` dropped), matched as gitignore patterns.
-struct IgnoreRules {
+pub(crate) struct IgnoreRules {
     root: PathBuf,
     lines: Vec<String>,
     matcher: Gitignore,
 }
 
 impl IgnoreRules {
-    fn new(root: &Path) -> IgnoreRules {
+    pub(crate) fn new(root: &Path) -> IgnoreRules {
         IgnoreRules {
             root: root.to_path_buf(),
             lines: Vec::new(),
@@ -141,7 +107,7 @@ impl IgnoreRules {
     }
 
     /// Adds the rules of `dir`'s ignore files (Pi's `addIgnoreRules`).
-    fn add_dir(&mut self, dir: &Path) {
+    pub(crate) fn add_dir(&mut self, dir: &Path) {
         let prefix = match dir.strip_prefix(&self.root) {
             Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/", posix(rel)),
             _ => String::new(),
@@ -169,7 +135,7 @@ impl IgnoreRules {
     }
 
     /// Whether `path` (a folder when `is_dir`) is ignored.
-    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+    pub(crate) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);
         self.matcher.matched(rel, is_dir).is_ignore()
     }
@@ -237,7 +203,7 @@ fn collect_skill_entries(
 }
 
 /// [`collect_skill_entries`] from the root `dir`.
-fn collect_skills_under(dir: &Path, agents_mode: bool) -> Vec<PathBuf> {
+pub(crate) fn collect_skills_under(dir: &Path, agents_mode: bool) -> Vec<PathBuf> {
     let mut files = Vec::new();
     collect_skill_entries(dir, agents_mode, &mut IgnoreRules::new(dir), &mut files);
     files
@@ -261,7 +227,7 @@ fn ancestor_agents_dirs(cwd: &Path, home: &Path) -> Vec<PathBuf> {
 
 /// A `--skill` / `--prompt-template` value (or a settings entry) as a path: `~` expanded,
 /// relative to `cwd` (the settings file's folder), `.` and `..` resolved as Node resolves them.
-fn resolve(cwd: &Path, home: &Path, value: &str) -> PathBuf {
+pub(crate) fn resolve(cwd: &Path, home: &Path, value: &str) -> PathBuf {
     let value = value.trim();
     let expanded = if value == "~" {
         home.to_path_buf()
@@ -270,9 +236,14 @@ fn resolve(cwd: &Path, home: &Path, value: &str) -> PathBuf {
     } else {
         PathBuf::from(value)
     };
-    let joined = cwd.join(expanded);
+    node_resolve(cwd, &expanded)
+}
+
+/// Node's `path.resolve(base, path)`: `path` joined to `base` (unless absolute), `.` and `..`
+/// taken away by the text, links aside.
+pub(crate) fn node_resolve(base: &Path, path: &Path) -> PathBuf {
+    let joined = base.join(path);
     let absolute = std::path::absolute(&joined).unwrap_or(joined);
-    // Node's `path.resolve` takes `..` away by the text, links aside.
     let mut resolved = PathBuf::new();
     for part in absolute.components() {
         match part {
@@ -354,76 +325,72 @@ fn listed<'a>(wanted: &'a Wanted, scope: &str) -> impl Iterator<Item = &'a Liste
         .filter(move |listed| read && listed.scope == scope)
 }
 
-/// A settings entry that names a path, not a pattern (Pi's `isPattern`: `!`, `+`, `-` first,
-/// or a glob), which filters what the others give; patterns are not applied here.
-fn plain_entry(entry: &str) -> bool {
-    !(entry.starts_with(['!', '+', '-']) || entry.contains(['*', '?']))
+/// Adds the auto-discovered `files` of `scope` (see [`top_level::add_auto`]).
+fn add_auto(
+    wanted: &Wanted,
+    kind: Kind,
+    scope: &'static str,
+    files: Vec<PathBuf>,
+    base: &Path,
+    acc: &mut Accumulator,
+) {
+    let overrides: Vec<String> = listed(wanted, scope)
+        .flat_map(|l| top_level::entries(l, kind).iter().cloned())
+        .collect();
+    top_level::add_auto(acc, kind, (scope, &overrides), files, base, wanted.home);
 }
 
-/// The files a settings file's skill entries give: a folder's skills, a file itself (Pi's
-/// `resolveLocalEntries` for skills).
-fn listed_skill_files(wanted: &Wanted, listed: &Listed) -> Vec<(PathBuf, Origin)> {
-    let mut files = Vec::new();
-    for entry in listed.skills.iter().filter(|e| plain_entry(e)) {
-        let path = resolve(&listed.base_dir, wanted.home, entry);
-        if path.is_dir() {
-            files.extend(collect_skills_under(&path, false));
-        } else if path.is_file() {
-            files.push(path);
+/// The resources of `kind` Pi's package manager resolves, on, in its order: the packages'
+/// added first (a path they give keeps their state), then the settings entries, then the
+/// folders (`auto`); sorted by precedence.
+fn resolved(
+    wanted: &Wanted,
+    kind: Kind,
+    auto: impl FnOnce(&mut Accumulator),
+) -> Vec<(PathBuf, Value)> {
+    let mut acc = top_level::seeded(wanted.packages, kind);
+    for scope in ["project", "user"] {
+        for file in listed(wanted, scope) {
+            top_level::add_listed(&mut acc, kind, file, wanted.home);
         }
     }
-    files
+    auto(&mut acc);
+    acc.enabled(kind)
         .into_iter()
-        .map(|f| (f, Origin::listed(listed.scope)))
+        .map(|r| {
+            let info = r.meta.info(&text(&r.path));
+            (r.path, info)
+        })
         .collect()
 }
 
 /// Skills in Pi 1.5.2's order: the project's settings entries and folders (when trusted), the
-/// user's settings entries and folders, then `--skill` paths; the first of a name wins.
+/// user's settings entries and folders, the packages', then `--skill` paths; the first of a
+/// name wins.
 fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
-    let mut found: Vec<(PathBuf, Origin)> = Vec::new();
+    let mut found: Vec<(PathBuf, Value)> = Vec::new();
     if !wanted.no_skills {
-        let project = wanted.cwd.join(".pi");
-        for listed in listed(wanted, "project") {
-            found.extend(listed_skill_files(wanted, listed));
-        }
-        if wanted.project_trusted {
-            let files = collect_skills_under(&project.join("skills"), false);
-            found.extend(
-                files
-                    .into_iter()
-                    .map(|f| (f, Origin::auto("project", project.clone()))),
-            );
-            for dir in ancestor_agents_dirs(wanted.cwd, wanted.home) {
-                let files = collect_skills_under(&dir, true);
-                let base = dir.parent().map(Path::to_path_buf).unwrap_or_default();
-                found.extend(
-                    files
-                        .into_iter()
-                        .map(|f| (f, Origin::auto("project", base.clone()))),
-                );
+        found = resolved(wanted, Kind::Skills, |acc| {
+            if wanted.project_trusted {
+                let project = wanted.cwd.join(".pi");
+                let files = collect_skills_under(&project.join("skills"), false);
+                add_auto(wanted, Kind::Skills, "project", files, &project, acc);
+                for dir in ancestor_agents_dirs(wanted.cwd, wanted.home) {
+                    let files = collect_skills_under(&dir, true);
+                    let base = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+                    add_auto(wanted, Kind::Skills, "project", files, &base, acc);
+                }
             }
-        }
-        for listed in listed(wanted, "user") {
-            found.extend(listed_skill_files(wanted, listed));
-        }
-        let files = collect_skills_under(&wanted.agent_dir.join("skills"), false);
-        found.extend(
-            files
-                .into_iter()
-                .map(|f| (f, Origin::auto("user", wanted.agent_dir.to_path_buf()))),
-        );
-        let users = wanted.home.join(".agents");
-        let files = collect_skills_under(&users.join("skills"), true);
-        found.extend(
-            files
-                .into_iter()
-                .map(|f| (f, Origin::auto("user", users.clone()))),
-        );
+            let files = collect_skills_under(&wanted.agent_dir.join("skills"), false);
+            add_auto(wanted, Kind::Skills, "user", files, wanted.agent_dir, acc);
+            let users = wanted.home.join(".agents");
+            let files = collect_skills_under(&users.join("skills"), true);
+            add_auto(wanted, Kind::Skills, "user", files, &users, acc);
+        });
     }
     let mut skills = Skills::default();
-    for (file, origin) in &found {
-        skills.add_file(file, &|path, _| origin.info(path));
+    for (file, info) in &found {
+        skills.add_file(file, &|_, _| info.clone());
     }
     let user_dir = wanted.agent_dir.join("skills");
     let project_dir = wanted.cwd.join(".pi").join("skills");
@@ -437,12 +404,7 @@ fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
             "temporary"
         };
         let info = |file: &str, base: &Path| {
-            Origin {
-                source: "local",
-                scope,
-                base_dir: Some(base.to_path_buf()),
-            }
-            .info(file)
+            Meta::top_level("local", scope, Some(base.to_path_buf())).info(file)
         };
         if path.is_dir() {
             skills.add_dir(&path, &mut IgnoreRules::new(&path), &info);
@@ -465,7 +427,7 @@ fn prompt_entries(dir: &Path) -> Vec<PathBuf> {
 
 /// Pi's `collectFiles` for templates: a folder's `.md` files, below it too, hidden entries,
 /// `node_modules` and what the ignore files name aside.
-fn collect_templates(dir: &Path, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
+pub(crate) fn collect_templates(dir: &Path, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
     rules.add_dir(dir);
     for (name, path, is_dir, is_file) in entries(dir) {
         if name.starts_with('.') || name == "node_modules" || rules.ignores(&path, is_dir) {
@@ -479,49 +441,21 @@ fn collect_templates(dir: &Path, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>
     }
 }
 
-/// The templates a settings file's `prompts` entries give: a folder's, a file itself.
-fn listed_templates(wanted: &Wanted, listed: &Listed, found: &mut Vec<(PathBuf, Value)>) {
-    let origin = Origin::listed(listed.scope);
-    for entry in listed.prompts.iter().filter(|e| plain_entry(e)) {
-        let path = resolve(&listed.base_dir, wanted.home, entry);
-        let mut files = Vec::new();
-        if path.is_dir() {
-            collect_templates(&path, &mut IgnoreRules::new(&path), &mut files);
-        } else if path.is_file() {
-            files.push(path);
-        }
-        for file in files {
-            let info = origin.info(&text(&file));
-            found.push((file, info));
-        }
-    }
-}
-
 /// Templates in Pi 1.5.2's order: the project's settings entries and folder (when trusted),
-/// the user's settings entries and folder, then `--prompt-template` paths; the first of a name
-/// wins.
+/// the user's settings entries and folder, the packages', then `--prompt-template` paths; the
+/// first of a name wins.
 fn templates(wanted: &Wanted) -> Vec<PromptTemplate> {
     let mut found: Vec<(PathBuf, Value)> = Vec::new();
     let project = wanted.cwd.join(".pi");
     if !wanted.no_prompt_templates {
-        for listed in listed(wanted, "project") {
-            listed_templates(wanted, listed, &mut found);
-        }
-        if wanted.project_trusted {
-            let origin = Origin::auto("project", project.clone());
-            for file in prompt_entries(&project.join("prompts")) {
-                let info = origin.info(&text(&file));
-                found.push((file, info));
+        found = resolved(wanted, Kind::Prompts, |acc| {
+            if wanted.project_trusted {
+                let files = prompt_entries(&project.join("prompts"));
+                add_auto(wanted, Kind::Prompts, "project", files, &project, acc);
             }
-        }
-        for listed in listed(wanted, "user") {
-            listed_templates(wanted, listed, &mut found);
-        }
-        let origin = Origin::auto("user", wanted.agent_dir.to_path_buf());
-        for file in prompt_entries(&wanted.agent_dir.join("prompts")) {
-            let info = origin.info(&text(&file));
-            found.push((file, info));
-        }
+            let files = prompt_entries(&wanted.agent_dir.join("prompts"));
+            add_auto(wanted, Kind::Prompts, "user", files, wanted.agent_dir, acc);
+        });
     }
     let global_dir = wanted.agent_dir.join("prompts");
     let project_dir = project.join("prompts");
@@ -533,12 +467,7 @@ fn templates(wanted: &Wanted) -> Vec<PromptTemplate> {
         } else {
             ("temporary", base)
         };
-        Origin {
-            source: "local",
-            scope,
-            base_dir: Some(base),
-        }
-        .info(&text(file))
+        Meta::top_level("local", scope, Some(base)).info(&text(file))
     };
     for value in wanted.prompt_template_paths {
         let path = resolve(wanted.cwd, wanted.home, value);

@@ -24,7 +24,7 @@ pub struct Settings {
     pub warnings: Vec<String>,
 }
 
-/// One settings file's `skills` and `prompts` entries (paths to skill files or folders and to
+/// One settings file's `extensions`, `skills`, `prompts` and `packages` entries (paths to skill files or folders and to
 /// template files or folders), which Pi 1.5.2 resolves against the file's own folder; unlike
 /// the other keys they are not merged, each file's keeping its folder and scope.
 #[derive(Clone, Debug)]
@@ -35,6 +35,10 @@ pub struct Listed {
     pub base_dir: PathBuf,
     pub skills: Vec<String>,
     pub prompts: Vec<String>,
+    /// The `extensions` entries (paths, and patterns over what is found).
+    pub extensions: Vec<String>,
+    /// The `packages` entries: a source, or an object of a `source` and its filters.
+    pub packages: Vec<Value>,
 }
 
 impl Listed {
@@ -61,6 +65,12 @@ impl Listed {
             base_dir: base_dir.to_path_buf(),
             skills,
             prompts: strings(map.get("prompts")),
+            extensions: strings(map.get("extensions")),
+            packages: map
+                .get("packages")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 }
@@ -180,20 +190,7 @@ impl Settings {
         self.get(path).and_then(Value::as_bool)
     }
 
-    /// The `extensions` setting: extension paths to load beside those discovered.
-    pub fn extensions(&self) -> Vec<String> {
-        self.get(&["extensions"])
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Each settings file's `skills` and `prompts` entries, the project's first (Pi's
+    /// Each settings file's `extensions`, `skills`, `prompts` and `packages` entries, the project's first (Pi's
     /// precedence: a project's listed resources before its folders, before the user's).
     pub fn listed_resources(&self) -> &[Listed] {
         &self.listed

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use pi_effects::packages::Accumulator;
 use pi_effects::resources::{discover, Wanted};
 use serde_json::Value;
 
@@ -30,6 +31,7 @@ fn write_tree(root: &Path, tree: &Value) {
 fn loaded(root: &Path, agent_dir: &Path, home: &Path, skill_paths: &[String]) -> Vec<String> {
     let wanted = Wanted {
         listed: &[],
+        packages: &Accumulator::default(),
         agent_dir,
         cwd: home,
         home,

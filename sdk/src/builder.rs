@@ -422,12 +422,19 @@ impl SessionBuilder {
     /// discovery): the settings' `skills` and `prompts` entries, `<agent dir>/skills` and
     /// `~/.agents/skills`, `<agent dir>/prompts`, and, when `project_trusted`, the project's
     /// settings entries, `.pi/skills`, `.agents/skills` and `.pi/prompts` from `cwd` up to the
-    /// git root. Replaces what [`resources`](Self::resources) gave.
+    /// git root; then those of the installed packages the settings' `packages` name (one not
+    /// installed is left out). Replaces what [`resources`](Self::resources) gave.
     pub fn discover_resources(mut self, project_trusted: bool) -> Self {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
         let settings = Settings::load(&self.agent_dir, &self.cwd, project_trusted);
+        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+            agent_dir: &self.agent_dir,
+            cwd: &self.cwd,
+            home: &home,
+            listed: settings.listed_resources(),
+        });
         self.resources = discover(&Wanted {
             agent_dir: &self.agent_dir,
             cwd: &self.cwd,
@@ -438,6 +445,7 @@ impl SessionBuilder {
             no_prompt_templates: false,
             prompt_template_paths: &[],
             listed: settings.listed_resources(),
+            packages: &packages.found,
         });
         self
     }

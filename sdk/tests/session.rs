@@ -320,6 +320,46 @@ async fn the_settings_skills_and_prompts_entries_are_read() {
     assert!(system(&requests[1]).contains("The team skill from settings"));
 }
 
+/// An installed package the settings' `packages` name gives its skills and templates to
+/// `discover_resources`, as to the binary; one not installed is left out.
+#[tokio::test]
+async fn the_settings_packages_skills_and_prompts_are_read() {
+    let workspace = tempfile::tempdir().unwrap();
+    let write = |path: std::path::PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let root = workspace.path();
+    write(
+        root.join(".agent/settings.json"),
+        r#"{"packages": ["npm:kit", "git:github.com/team/absent"]}"#,
+    );
+    let kit = root.join(".agent/npm/node_modules/kit");
+    write(
+        kit.join("package.json"),
+        r#"{"name": "kit", "version": "1.0.0"}"#,
+    );
+    write(
+        kit.join("skills/plots/SKILL.md"),
+        "---\nname: plots\ndescription: Plots from a package\n---\nBody.",
+    );
+    write(kit.join("prompts/release.md"), "Release $1 from the kit.");
+    let mock = MockLlm::start(&json!([{"text": "One."}]));
+    let session = builder(&mock, root)
+        .discover_resources(false)
+        .build()
+        .unwrap();
+    session.prompt("/release web").await.unwrap();
+    let request = &mock.requests()[0];
+    assert!(
+        request.to_string().contains("Release web from the kit."),
+        "{request}"
+    );
+    assert!(request["messages"][0]["content"]
+        .to_string()
+        .contains("Plots from a package"));
+}
+
 /// A model switch and a thinking level set between prompts take effect in the next request:
 /// the other model's id, and the level clamped to what that model supports.
 #[tokio::test]

@@ -1,60 +1,98 @@
 //! Where Pi 1.5.2 finds extensions (`discoverAndLoadExtensions` and the resource loader): the
-//! project's `.pi/extensions` (only when the project is trusted), then the agent directory's
-//! `extensions`, then the paths configured (`-e/--extension`, settings `extensions`), each path
-//! once, in that order.
+//! `-e/--extension` paths first, then what its package manager resolves, in its order of
+//! precedence: the project's settings `extensions` entries and `.pi/extensions` (only when the
+//! project is trusted), the user's entries and `<agent dir>/extensions`, then those the
+//! settings' `packages` give ([`crate::packages`]); each path once. A settings entry is
+//! relative to its file's folder, and its pattern entries (`!`, `+`, `-`, globs) turn off and
+//! back on what the others and the folders give.
 
 use std::path::{Path, PathBuf};
+
+use crate::packages::collect::{auto_extension_entries, Kind};
+use crate::packages::{top_level, Accumulator, Resource};
+use crate::settings::Listed;
 
 /// What the discovery reads.
 #[derive(Clone, Debug)]
 pub struct Wanted<'a> {
     /// The agent directory (`~/.pi/agent`).
     pub agent_dir: &'a Path,
-    /// The session's working directory, which relative configured paths are resolved in.
+    /// The session's working directory, which `-e` paths are resolved in.
     pub cwd: &'a Path,
-    /// Whether the project's own `.pi/extensions` may be loaded.
+    /// The home folder (`~` in settings entries).
+    pub home: &'a Path,
+    /// Whether the project's own `.pi/extensions` and settings entries may be loaded.
     pub project_trusted: bool,
     /// `--no-extensions`: only the command line's paths are loaded.
     pub no_extensions: bool,
     /// `-e/--extension` paths.
     pub cli_paths: &'a [String],
-    /// The settings' `extensions` paths.
-    pub settings_paths: &'a [String],
+    /// The settings files read, with their `extensions` entries.
+    pub listed: &'a [Listed],
+    /// What the settings' `packages` give ([`crate::packages::resolve`]).
+    pub packages: &'a Accumulator,
 }
 
 /// The extension entry files to load, in Pi's order, each once.
 pub fn discover(wanted: &Wanted<'_>) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
-    let mut add = |paths: Vec<PathBuf>| {
+    let mut add = |path: &Path| {
+        let paths = if path.is_dir() {
+            entries(path).unwrap_or_else(|| in_dir(path))
+        } else {
+            vec![path.to_path_buf()]
+        };
         for path in paths {
             if !found.contains(&path) {
                 found.push(path);
             }
         }
     };
-    if !wanted.no_extensions {
-        if wanted.project_trusted {
-            add(in_dir(&wanted.cwd.join(".pi").join("extensions")));
-        }
-        add(in_dir(&wanted.agent_dir.join("extensions")));
+    for configured in wanted.cli_paths {
+        add(&wanted.cwd.join(expand_home(configured)));
     }
-    let settings: &[String] = if wanted.no_extensions {
-        &[]
-    } else {
-        wanted.settings_paths
-    };
-    for configured in wanted.cli_paths.iter().chain(settings) {
-        let path = wanted.cwd.join(expand_home(configured));
-        if path.is_dir() {
-            match entries(&path) {
-                Some(entries) => add(entries),
-                None => add(in_dir(&path)),
-            }
-        } else {
-            add(vec![path]);
+    if !wanted.no_extensions {
+        for resource in resolved(wanted) {
+            add(&resource.path);
         }
     }
     found
+}
+
+/// What Pi's package manager resolves (all but the `-e` paths), on, in its order, each with
+/// where it came from (its commands' `sourceInfo`); none with `--no-extensions`.
+pub fn resolved(wanted: &Wanted<'_>) -> Vec<Resource> {
+    if wanted.no_extensions {
+        return Vec::new();
+    }
+    let kind = Kind::Extensions;
+    let mut acc = top_level::seeded(wanted.packages, kind);
+    let read = |scope: &'static str| {
+        wanted
+            .listed
+            .iter()
+            .filter(move |l| l.scope == scope && (scope == "user" || wanted.project_trusted))
+    };
+    for scope in ["project", "user"] {
+        for listed in read(scope) {
+            top_level::add_listed(&mut acc, kind, listed, wanted.home);
+        }
+    }
+    let overrides = |scope: &'static str| -> Vec<String> {
+        read(scope)
+            .flat_map(|l| top_level::entries(l, kind).iter().cloned())
+            .collect()
+    };
+    if wanted.project_trusted {
+        let project = wanted.cwd.join(".pi");
+        let files = auto_extension_entries(&project.join("extensions"));
+        let scope = ("project", &overrides("project")[..]);
+        top_level::add_auto(&mut acc, kind, scope, files, &project, wanted.home);
+    }
+    let files = auto_extension_entries(&wanted.agent_dir.join("extensions"));
+    let scope = ("user", &overrides("user")[..]);
+    top_level::add_auto(&mut acc, kind, scope, files, wanted.agent_dir, wanted.home);
+    acc.enabled(kind)
 }
 
 /// A configured path with a leading `~/` taken as the home folder, as Pi reads it.
@@ -71,7 +109,7 @@ fn is_extension_file(name: &str) -> bool {
 
 /// Pi's `resolveExtensionEntries`: a folder's `package.json` `pi.extensions` that exist, else
 /// its `index.ts`, else its `index.js`.
-fn entries(dir: &Path) -> Option<Vec<PathBuf>> {
+pub(crate) fn entries(dir: &Path) -> Option<Vec<PathBuf>> {
     let manifest = std::fs::read_to_string(dir.join("package.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
@@ -132,26 +170,27 @@ mod tests {
         std::fs::write(cwd.join(".pi/extensions/local.ts"), "").unwrap();
         std::fs::write(cwd.join("cli.ts"), "").unwrap();
         let cli = vec!["cli.ts".to_owned()];
+        let packages = Accumulator::default();
         let mut wanted = Wanted {
             agent_dir: &agent,
             cwd: &cwd,
+            home: root.path(),
             project_trusted: false,
             no_extensions: false,
             cli_paths: &cli,
-            settings_paths: &[],
+            listed: &[],
+            packages: &packages,
         };
-        let mut untrusted = discover(&wanted);
-        untrusted[..2].sort();
         assert_eq!(
-            untrusted,
+            discover(&wanted),
             vec![
+                cwd.join("cli.ts"),
                 agent.join("extensions/a.ts"),
                 agent.join("extensions/pkg/index.ts"),
-                cwd.join("cli.ts")
             ]
         );
         wanted.project_trusted = true;
-        assert_eq!(discover(&wanted)[0], cwd.join(".pi/extensions/local.ts"));
+        assert_eq!(discover(&wanted)[1], cwd.join(".pi/extensions/local.ts"));
         wanted.no_extensions = true;
         assert_eq!(discover(&wanted), vec![cwd.join("cli.ts")]);
     }
