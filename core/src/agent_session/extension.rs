@@ -3,7 +3,7 @@
 //! where Pi put them.
 
 use crate::agent::hooks::{HookAction, InjectedMessage};
-use crate::agent::Input;
+use crate::agent::{Change, Input};
 use crate::event::{AgentEvent, Event};
 use crate::message::{AgentMessage, CustomMessage, UserContent};
 
@@ -49,19 +49,12 @@ impl SessionMachine {
             (_, true, None | Some(true)) => {
                 self.agent_step(Input::Steer(AgentMessage::Custom(custom)))?
             }
-            (_, true, Some(false)) => self.pending_custom.push(custom),
+            (_, true, Some(false)) => self.agent_step(Input::Change(Change::AtTurnEnd(
+                AgentMessage::Custom(custom),
+            )))?,
             // A turn an idle session starts for the message (`_startRun` with a custom
             // trigger) is not modelled yet: the message is written as without one.
             (_, false, _) => self.append_custom_message(custom)?,
-        }
-        Ok(())
-    }
-
-    /// Writes the messages held for the turn's end (Pi's `_flushPendingCustomMessages` at
-    /// `turn_end`, after the event's listeners).
-    pub(super) fn flush_pending_custom(&mut self) -> Result<(), SessionError> {
-        for custom in std::mem::take(&mut self.pending_custom) {
-            self.append_custom_message(custom)?;
         }
         Ok(())
     }

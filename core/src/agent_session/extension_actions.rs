@@ -3,14 +3,15 @@
 //! once, mid run too, before the decision lets the loop go on.
 //!
 //! Applied: `pi.appendEntry`, `pi.sendMessage`, `pi.setThinkingLevel`, `pi.setSessionName`,
-//! `pi.setLabel`, `pi.sendUserMessage` while the agent streams, and `pi.setActiveTools` when the
-//! run's configuration holds its tool loadout (`loadout`); `ctx.abort()` is applied by the caller
-//! after the decision. Each needs only what the machine holds (the model, the entries, the
-//! queues, the resources, the registered tools), so a replay reproduces the same entries, events
-//! and requests from the recorded actions with no extension loaded. `pi.setModel` and
-//! `ctx.compact()` are recorded and not applied yet: the first needs a catalog model and its
-//! key, which the machine does not hold; the second, in Pi, aborts the run and compacts once it
-//! has settled (`agent_settled` before `compaction_start`), an order the machine's own
+//! `pi.setLabel`, `pi.setModel`, `pi.sendUserMessage` while the agent streams, and
+//! `pi.setActiveTools` when the run's configuration holds its tool loadout (`loadout`);
+//! `ctx.abort()` is applied by the caller after the decision. Each needs only what the machine
+//! holds (the model, the entries, the queues, the resources, the registered tools) or what the
+//! action carries (`setModel` holds the whole model; the extension host, which knows the
+//! providers with auth, asks for none Pi would refuse), so a replay reproduces the same entries,
+//! events and requests from the recorded actions with no extension loaded and no catalog.
+//! `ctx.compact()` is recorded and not applied yet: in Pi it aborts the run and compacts once
+//! it has settled (`agent_settled` before `compaction_start`), an order the machine's own
 //! compaction does not keep yet.
 
 use crate::agent::hooks::HookAction;
@@ -71,7 +72,11 @@ impl SessionMachine {
                     expand_prompt_templates.unwrap_or(false),
                 )?,
                 HookAction::SetActiveTools { tools } => self.set_active_tools(tools),
-                HookAction::Abort | HookAction::SetModel { .. } | HookAction::Compact { .. } => {}
+                // Pi's `setModel` once auth was found: a `model_change` entry and the thinking
+                // level carried over as a model switch carries it; mid run, the next request
+                // goes to the new model.
+                HookAction::SetModel { model } => self.set_model(model.as_ref().clone(), None)?,
+                HookAction::Abort | HookAction::Compact { .. } => {}
             }
         }
         Ok(())

@@ -75,9 +75,6 @@ pub struct SessionMachine {
     pub(super) navigation: Option<NavigateJob>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
-    /// Extensions' messages sent with `triggerTurn: false` while the agent streamed, written at
-    /// the turn's end (Pi's `_pendingCustomMessages`).
-    pub(super) pending_custom: Vec<CustomMessage>,
     /// Extensions' messages sent with `deliverAs: "nextTurn"`, which follow the next prompt
     /// (Pi's `_pendingNextTurnMessages`).
     pub(super) pending_next_turn: Vec<CustomMessage>,
@@ -152,7 +149,6 @@ impl SessionMachine {
             compaction: None,
             navigation: None,
             pending_bash: Vec::new(),
-            pending_custom: Vec::new(),
             pending_next_turn: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
@@ -621,13 +617,9 @@ impl SessionMachine {
             AgentEvent::AgentEnd { .. } => (None, true),
             _ => (None, false),
         };
-        let turn_ended = matches!(event, AgentEvent::TurnEnd { .. });
         self.emit(Event::Agent(event));
         if let Some(message) = ended {
             self.message_ended(message);
-        }
-        if turn_ended {
-            self.flush_pending_custom()?;
         }
         if run_ended {
             if let Some(assistant) = self.last_assistant.take() {
@@ -914,7 +906,7 @@ impl SessionMachine {
         Ok(())
     }
 
-    fn set_model(
+    pub(super) fn set_model(
         &mut self,
         model: Model,
         explicit: Option<ThinkingLevel>,
