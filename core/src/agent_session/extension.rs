@@ -8,6 +8,7 @@ use crate::event::{AgentEvent, Event};
 use crate::message::{AgentMessage, CustomMessage, UserContent};
 
 use super::contract::{ExtensionEntry, SessionError, SessionRejection};
+use super::idle_run::IdleRun;
 use super::machine::SessionMachine;
 
 /// Pi's `deliverAs` for a message that waits for the next prompt.
@@ -31,7 +32,8 @@ impl SessionMachine {
     /// `sendCustomMessage` delivers it: a `nextTurn` one waits for the next prompt; while the
     /// agent streams, one whose `triggerTurn` is not `false` is queued as steering (or as a
     /// follow-up), which the run delivers before it settles, and one whose `triggerTurn` is
-    /// `false` waits for the turn's end; while idle, one without `triggerTurn` is written at once.
+    /// `false` waits for the turn's end; while idle, one with `triggerTurn: true` starts a run once
+    /// the hook point has gone on, another is written at once.
     /// It is queued before the decision lets the loop go on, as Pi's handlers queue it before it
     /// resumes.
     pub(super) fn send_asked_message(
@@ -52,8 +54,8 @@ impl SessionMachine {
             (_, true, Some(false)) => self.agent_step(Input::Change(Change::AtTurnEnd(
                 AgentMessage::Custom(custom),
             )))?,
-            // A turn an idle session starts for the message (`_startRun` with a custom
-            // trigger) is not modelled yet: the message is written as without one.
+            // Pi's `_startRun` with the message as the trigger, once the hook point goes on.
+            (_, false, Some(true)) => self.start_when_idle(IdleRun::Custom(custom)),
             (_, false, _) => self.append_custom_message(custom)?,
         }
         Ok(())

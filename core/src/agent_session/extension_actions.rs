@@ -3,7 +3,8 @@
 //! once, mid run too, before the decision lets the loop go on.
 //!
 //! Applied: `pi.appendEntry`, `pi.sendMessage`, `pi.setThinkingLevel`, `pi.setSessionName`,
-//! `pi.setLabel`, `pi.setModel`, `pi.sendUserMessage` while the agent streams, and
+//! `pi.setLabel`, `pi.setModel`, `pi.sendUserMessage` (while idle, in a run started once the
+//! hook point has gone on: `idle_run`), and
 //! `pi.setActiveTools` when the run's configuration holds its tool loadout (`loadout`);
 //! `ctx.abort()` is applied by the caller after the decision. Each needs only what the machine
 //! holds (the model, the entries, the queues, the resources, the registered tools) or what the
@@ -19,6 +20,7 @@ use crate::agent::{CallId, Input};
 use crate::message::{ContentBlock, ImageContent, UserContent};
 
 use super::contract::{SessionError, StreamingBehavior};
+use super::idle_run::IdleRun;
 use super::input::{InputKind, EXTENSION_SOURCE};
 use super::machine::SessionMachine;
 
@@ -101,15 +103,23 @@ impl SessionMachine {
     /// expand only when asked) and are queued as a follow-up with `deliverAs: "followUp"`, else as
     /// steering, which the run delivers before it settles. Pi refuses one without `deliverAs`
     /// (its handler's error report), so nothing is queued for it. While idle Pi starts a run for
-    /// it from the hook point, concurrently with what the hook point goes on to do; that is not
-    /// modelled, and the message is left out.
+    /// it from the hook point, once the hook point has gone on (`idle_run`).
     fn send_user_message(
         &mut self,
         content: &UserContent,
         deliver_as: Option<&str>,
         expand: bool,
     ) -> Result<(), SessionError> {
-        let Some(deliver_as) = deliver_as.filter(|_| self.agent.is_streaming()) else {
+        if !self.agent.is_streaming() {
+            let (text, images) = text_and_images(content);
+            self.start_when_idle(IdleRun::User {
+                text,
+                images,
+                expand,
+            });
+            return Ok(());
+        }
+        let Some(deliver_as) = deliver_as else {
             return Ok(());
         };
         let behavior = match deliver_as {
