@@ -189,3 +189,49 @@ fn a_custom_message_with_a_turn_starts_a_run_with_it_and_one_without_is_written(
         "the run starts with the message: {ended:?}"
     );
 }
+
+/// Pi's `_startRun` with a custom trigger asks `before_agent_start` too: the event names the
+/// message (`messageType: "custom"`, no `prompt`), and the run starts once it is decided.
+#[test]
+fn a_custom_messages_run_asks_before_agent_start_with_the_message() {
+    let mut s = session(&[HookEvent::Command, HookEvent::BeforeAgentStart]);
+    command(&mut s, vec![note(Some(true))]);
+    let step = s.step(2, SessionInput::Wake).unwrap();
+    assert_eq!(
+        ended_roles(&step),
+        (vec![], false),
+        "waits for the decision"
+    );
+    let (call, payload) = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Hook { call, payload, .. } => {
+                Some((*call, serde_json::to_value(payload).unwrap()))
+            }
+            _ => None,
+        })
+        .expect("the before_agent_start hook");
+    assert_eq!(payload["type"], "before_agent_start");
+    assert_eq!(payload["messageType"], "custom");
+    assert_eq!(payload.get("prompt"), None);
+    assert_eq!(payload["message"]["customType"], "note");
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call,
+                outcome: HookOutcome {
+                    decision: HookDecision::BeforeAgentStart {
+                        messages: vec![],
+                        system_prompt: None,
+                    },
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
+    assert_eq!(requests(&step).len(), 1);
+}

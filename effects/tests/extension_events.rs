@@ -165,7 +165,8 @@ async fn extension_handlers_compose_with_pis_semantics() {
     let outcome = registry
         .decide(HookPayload::BeforeAgentStart {
             message_type: "user".into(),
-            prompt: "hi".into(),
+            prompt: Some("hi".into()),
+            message: None,
             images: Vec::new(),
             system_prompt: "BASE".into(),
         })

@@ -130,9 +130,15 @@ pub enum HookPayload {
     },
     #[serde(rename_all = "camelCase")]
     BeforeAgentStart {
-        /// What starts the run: `"user"`, a prompt (the only trigger this machine asks about).
+        /// What starts the run: `"user"`, a prompt, or `"custom"`, an extension's message
+        /// sent with `triggerTurn: true` while idle.
         message_type: String,
-        prompt: String,
+        /// The prompt's text (a `"user"` trigger).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+        /// The message that starts the run (a `"custom"` trigger).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<Box<AgentMessage>>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageContent>,
         /// The prompt in force, the last handler's override included (Pi's getter).

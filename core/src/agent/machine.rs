@@ -331,7 +331,12 @@ impl AgentMachine {
                         }
                         vec![message]
                     }
-                    Prompt::Messages(messages) => messages,
+                    Prompt::Messages(messages) => {
+                        if self.ask_before_custom_start(&messages) {
+                            return Ok(std::mem::take(&mut self.out));
+                        }
+                        messages
+                    }
                 };
                 self.begin_run(Some(messages), false);
             }
