@@ -6,10 +6,13 @@
 // @earendil-works/pi-coding-agent), as the fixture scripts name the original.
 //
 // Requests (harness -> host), each with a numeric `id`:
-//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn", "flagValues"} -> the
+//   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn", "flagValues",
+//    "models"?, "authProviders"?} -> the
 //       registrations (tools, commands, flags), and for each extension that loaded (in load
 //       order) its path and the events it handles; `flagValues` ({name: true or a string}, the
-//       command line's `--name [value]`) set the registered flags `pi.getFlag` reads
+//       command line's `--name [value]`) set the registered flags `pi.getFlag` reads; `models`
+//       (the run's catalog) and `authProviders` (the providers with auth configured, never a
+//       key) answer `ctx.modelRegistry`'s reads and whether `pi.setModel` may set a model
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
 //       run with `args` and Pi's command context: its actions and the errors it threw
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
@@ -111,6 +114,8 @@ async function init(request) {
     }
   }
   setFlagValues(result, flags, request.flagValues ?? {});
+  catalog.models = request.models ?? [];
+  catalog.authProviders = new Set(request.authProviders ?? []);
   const extensions = result.extensions.map((e) => ({
     path: e.path,
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
@@ -229,8 +234,53 @@ const sessionManager = {
   },
 };
 
-/** A model registry that registers nothing: providers are the harness's business. */
-const modelRegistry = new Proxy({}, { get: () => () => undefined });
+/** The run's models and the providers with auth, as `init` gave them. */
+const catalog = { models: [], authProviders: new Set() };
+
+const hasAuth = (provider) => catalog.authProviders.has(provider);
+
+/** The model registry's reads (Pi's `ModelRegistry`), answered from the catalog `init` gave;
+ * it registers nothing, and hands out no key: providers are the harness's business. */
+const registryReads = {
+  getAll: () => catalog.models.map((model) => structuredClone(model)),
+  getAvailable: () => catalog.models.filter((model) => hasAuth(model.provider)).map((model) => structuredClone(model)),
+  find: (provider, modelId) => {
+    const found = catalog.models.find((model) => model.provider === provider && model.id === modelId);
+    return found ? structuredClone(found) : undefined;
+  },
+  hasConfiguredAuth: (model) => hasAuth(model?.provider),
+  getError: () => undefined,
+};
+/** The fields of a model the harness applies (a replay needs no catalog to find the rest). */
+const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"];
+
+const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/** Pi's thinking level after a switch to `model`: the model's own setting, the settings'
+ * default, else the level in force. */
+function switchedThinkingLevel(state, model) {
+  const settings = state.settings ?? {};
+  return settings.modelThinkingLevels?.[`${model.provider}/${model.id}`] ?? settings.defaultThinkingLevel ?? state.thinkingLevel ?? "medium";
+}
+
+/** Pi's clamp of `level` to the levels `model` supports: the nearest one above it, else below. */
+function clampThinkingLevel(model, level) {
+  const supported = model.reasoning
+    ? THINKING_LEVELS.filter((l) => {
+        const mapped = model.thinkingLevelMap?.[l];
+        if (mapped === null) return false;
+        return l === "xhigh" || l === "max" ? mapped !== undefined : true;
+      })
+    : ["off"];
+  if (supported.includes(level)) return level;
+  const asked = THINKING_LEVELS.indexOf(level);
+  if (asked === -1) return supported[0] ?? "off";
+  const above = THINKING_LEVELS.slice(asked).find((l) => supported.includes(l));
+  const below = THINKING_LEVELS.slice(0, asked).reverse().find((l) => supported.includes(l));
+  return above ?? below ?? supported[0] ?? "off";
+}
+
+const modelRegistry = new Proxy(registryReads, { get: (target, name) => target[name] ?? (() => undefined) });
 
 function runnerFor(index) {
   let runner = loaded.runners.get(index);
@@ -305,9 +355,16 @@ function bound(runner) {
       },
       refreshTools: () => {},
       getCommands: () => [],
+      // Pi's: `false` (nothing changed) when the model's provider has no auth, else the model
+      // is set, as the handlers after this one read it.
       setModel: async (model) => {
-        scope().state.model = model;
-        act({ action: "setModel", provider: model.provider, id: model.id });
+        const state = scope().state;
+        if (!hasAuth(model?.provider)) return false;
+        const missing = MODEL_FIELDS.filter((field) => model[field] === undefined);
+        if (missing.length > 0) throw new Error(`pi.setModel needs a whole model (as the model registry gives it); this one lacks ${missing.join(", ")}`);
+        state.thinkingLevel = clampThinkingLevel(model, switchedThinkingLevel(state, model));
+        state.model = model;
+        act({ action: "setModel", model });
         return true;
       },
       getThinkingLevel: () => scope().state.thinkingLevel,

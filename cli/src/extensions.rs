@@ -8,7 +8,7 @@ use std::path::Path;
 use pi_cassettes::read::Cassette;
 use pi_effects::extension::sidecar::{
     command_extension, command_names, discover, flag_errors, hook_extensions, register_tools,
-    ExtensionHost, FlagDeclaration, GivenFlag, Registrations, StateMirror, Wanted,
+    ExtensionHost, FlagDeclaration, GivenFlag, HostModels, Registrations, StateMirror, Wanted,
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::run_config::RunConfig;
@@ -77,11 +77,12 @@ impl Runtime {
                 .extend(flag_errors(&[], flags).into_iter().map(Diagnostic::Error));
             return Vec::new();
         }
-        let started = ExtensionHost::start_with_flags(
+        let started = ExtensionHost::start_with_models(
             &self.extension_paths,
             &self.cwd,
             self.project_trusted,
             flags,
+            &self.host_models(),
         );
         match started {
             Ok((host, registrations)) => {
@@ -116,6 +117,24 @@ impl Runtime {
                 }
                 Vec::new()
             }
+        }
+    }
+}
+
+impl Runtime {
+    /// The models the extensions' registry lists, and the providers among theirs with auth
+    /// (which `pi.setModel` asks about; a replay's auth is its recording's).
+    fn host_models(&self) -> HostModels {
+        let models = self.registry.all().to_vec();
+        let mut auth_providers: Vec<String> = Vec::new();
+        for model in &models {
+            if !auth_providers.contains(&model.provider) && self.has_auth(model) {
+                auth_providers.push(model.provider.clone());
+            }
+        }
+        HostModels {
+            models,
+            auth_providers,
         }
     }
 }

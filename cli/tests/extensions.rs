@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "extensions/actions.rs"]
+mod actions;
 #[path = "extensions/commands.rs"]
 mod commands;
 mod common;

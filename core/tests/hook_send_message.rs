@@ -232,3 +232,70 @@ fn a_next_turn_message_follows_the_next_prompt() {
     );
     assert_eq!(custom_entries(&s).len(), 1);
 }
+
+/// Pi's flush at `turn_end` writes a held message into the session, from which the next turn
+/// reads its context: the run's next request carries it after the turn's tool results, while
+/// the run's own messages (`agent_end`'s) do not hold it.
+#[test]
+fn a_message_held_for_the_turn_end_is_in_the_next_request_and_not_the_runs_messages() {
+    let mut s = session();
+    let call = prompted(&mut s, vec![send(None, Some(false))]);
+    let calling: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
+        "content": [{"type": "toolCall", "id": "call_1", "name": "missing", "arguments": {}}],
+        "api": "openai-completions", "provider": "mock", "model": "mock-model",
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "toolUse", "timestamp": 3}))
+    .unwrap();
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::Model {
+                call,
+                event: StreamEvent::Done {
+                    reason: StopReason::ToolUse,
+                    message: calling,
+                },
+            }),
+        )
+        .unwrap();
+    // The unknown tool's error result ends the turn; the next turn asks its `context` hook.
+    let step = s.step(4, context_decided(hook(&step), vec![])).unwrap();
+    let sent = requests(&step);
+    assert_eq!(sent.len(), 1, "{:?}", step.effects);
+    let roles: Vec<String> = sent[0]
+        .1
+        .messages
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap()["role"].to_string())
+        .collect();
+    assert_eq!(
+        roles,
+        ["\"user\"", "\"assistant\"", "\"toolResult\"", "\"user\""]
+    );
+    assert_eq!(
+        serde_json::to_value(sent[0].1.messages.last().unwrap()).unwrap()["content"],
+        json!([{"type": "text", "text": NOTE}])
+    );
+    assert_eq!(custom_entries(&s).len(), 1);
+    let step = stop(&mut s, 5, sent[0].0);
+    let ended = step
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
+            _ => None,
+        })
+        .expect("agent_end");
+    assert!(
+        ended
+            .iter()
+            .all(|m| !matches!(m, pi_core::message::AgentMessage::Custom(_))),
+        "{ended:?}"
+    );
+    assert_eq!(
+        ended.len(),
+        4,
+        "the prompt, two answers and the tool result"
+    );
+}

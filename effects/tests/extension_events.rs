@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use pi_core::agent::hook_state::{EntriesSince, HookState, SessionState};
 use pi_core::message::UserContent;
-use pi_core::model::ThinkingLevel;
-use pi_effects::extension::sidecar::{hook_extensions, ExtensionHost, StateMirror};
+use pi_core::model::{Model, ThinkingLevel};
+use pi_core::script::mock_model;
+use pi_effects::extension::sidecar::{hook_extensions, ExtensionHost, HostModels, StateMirror};
 use pi_effects::extension::{
     ExtensionRegistry, HookAction, HookDecision, HookEvent, HookPayload, InputAction,
     ToolCallVerdict,
@@ -46,7 +47,8 @@ fn registry_of(
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extensions");
     let paths: Vec<PathBuf> = names.iter().map(|n| fixtures.join(n)).collect();
     let cwd = tempfile::tempdir().unwrap();
-    let (host, registrations) = ExtensionHost::start(&paths, cwd.path(), false).unwrap();
+    let (host, registrations) =
+        ExtensionHost::start_with_models(&paths, cwd.path(), false, &[], &catalog()).unwrap();
     assert!(
         registrations.errors.is_empty(),
         "{:?}",
@@ -57,6 +59,25 @@ fn registry_of(
         registry.load(extension);
     }
     Some((host, registry))
+}
+
+/// The registry the extensions read: the mock's two models (its provider with auth) and one
+/// of a provider without.
+fn catalog() -> HostModels {
+    let reasoner = Model {
+        id: "mock-reasoner".into(),
+        reasoning: true,
+        ..mock_model()
+    };
+    let other = Model {
+        provider: "nokey".into(),
+        id: "other".into(),
+        ..mock_model()
+    };
+    HostModels {
+        models: vec![mock_model(), reasoner, other],
+        auth_providers: vec!["mock".into()],
+    }
 }
 
 fn mirror() -> StateMirror {
@@ -144,7 +165,8 @@ async fn extension_handlers_compose_with_pis_semantics() {
     let outcome = registry
         .decide(HookPayload::BeforeAgentStart {
             message_type: "user".into(),
-            prompt: "hi".into(),
+            prompt: Some("hi".into()),
+            message: None,
             images: Vec::new(),
             system_prompt: "BASE".into(),
         })
@@ -208,8 +230,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
                 tools: vec!["read".into()]
             },
             HookAction::SetModel {
-                provider: "mock".into(),
-                id: "mock-reasoner".into()
+                model: Box::new(catalog().models[1].clone())
             },
             HookAction::Abort,
             HookAction::SendUserMessage {
@@ -229,7 +250,9 @@ async fn extension_handlers_compose_with_pis_semantics() {
             },
             HookAction::AppendEntry {
                 custom_type: "read-back".into(),
-                data: Some(json!({"name": "named by first", "level": "high"})),
+                data: Some(json!({"name": "named by first", "level": "high",
+                    "model": "mock-reasoner", "refused": false, "set": true,
+                    "available": ["mock-model", "mock-reasoner"]})),
             },
         ]
     );

@@ -182,6 +182,12 @@ pub enum Change {
     Tools(Vec<ToolSpec>),
     /// Replaces the transcript; refused while a run is active.
     Messages(Vec<AgentMessage>),
+    /// A message held for the turn's end (Pi's `sendMessage` with `triggerTurn: false` while
+    /// the agent streams, flushed once `turn_end` is out): then announced (`message_start`,
+    /// `message_end`) and appended to the transcript, so the run's next request carries it
+    /// (Pi's next turn reads its context from the session), while the run's own messages
+    /// (`agent_end`'s) leave it out. With no run, at once.
+    AtTurnEnd(AgentMessage),
     SteeringMode(QueueMode),
     FollowUpMode(QueueMode),
     ToolExecution(ToolExecution),

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
-use crate::model::ThinkingLevel;
+use crate::model::{Model, ThinkingLevel};
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
@@ -130,9 +130,15 @@ pub enum HookPayload {
     },
     #[serde(rename_all = "camelCase")]
     BeforeAgentStart {
-        /// What starts the run: `"user"`, a prompt (the only trigger this machine asks about).
+        /// What starts the run: `"user"`, a prompt, or `"custom"`, an extension's message
+        /// sent with `triggerTurn: true` while idle.
         message_type: String,
-        prompt: String,
+        /// The prompt's text (a `"user"` trigger).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+        /// The message that starts the run (a `"custom"` trigger).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<Box<AgentMessage>>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageContent>,
         /// The prompt in force, the last handler's override included (Pi's getter).
@@ -292,9 +298,8 @@ pub enum InputAction {
 /// `pi.sendUserMessage`, `pi.appendEntry`, `pi.setActiveTools`, `pi.setModel`,
 /// `pi.setSessionName`, `pi.setLabel`, `pi.setThinkingLevel`, `ctx.abort`, `ctx.compact`). They
 /// come back with the decision, in the order asked, and are recorded with it; the session machine
-/// applies those it knows how to (`abort`, `appendEntry`, `sendMessage`, `setThinkingLevel`,
-/// `setSessionName`, `setLabel`, `sendUserMessage` while the agent streams: `agent_session/extension_actions.rs`), so a replay applies the
-/// same ones at the same point.
+/// applies those it knows how to (all but `ctx.compact`: `agent_session/extension_actions.rs`),
+/// so a replay applies the same ones at the same point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]
 pub enum HookAction {
@@ -319,8 +324,10 @@ pub enum HookAction {
     },
     /// `pi.setActiveTools`.
     SetActiveTools { tools: Vec<String> },
-    /// `pi.setModel`.
-    SetModel { provider: String, id: String },
+    /// `pi.setModel` that Pi answers `true` (its provider has auth; a refused one is not asked
+    /// for): the model as the extension passed it, so that applying it, live or in a replay,
+    /// needs no catalog.
+    SetModel { model: Box<Model> },
     /// `ctx.abort()`.
     Abort,
     /// `pi.sendUserMessage`: a user message that always starts a turn, queued as Pi's

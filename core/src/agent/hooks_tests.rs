@@ -143,7 +143,8 @@ fn input_transforms_chain_and_handled_short_circuits() {
 fn the_last_system_prompt_wins_and_messages_accumulate() {
     let mut fold = Composer::new(HookPayload::BeforeAgentStart {
         message_type: "user".into(),
-        prompt: "p".into(),
+        prompt: Some("p".into()),
+        message: None,
         images: vec![],
         system_prompt: "base".into(),
     });

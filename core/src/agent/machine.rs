@@ -87,6 +87,10 @@ struct Run {
     aborted: bool,
     /// The turns ended so far (Pi's `turnIndex` of the next `turn_end`).
     turns: u64,
+    /// The messages held for the turn's end ([`Change::AtTurnEnd`]).
+    held: Vec<AgentMessage>,
+    /// Where in the transcript those went once the turn ended: not the run's own messages.
+    appended: Vec<usize>,
     /// The `context` decision for the request being made: the conversation it sends instead
     /// of the transcript's (`Some(None)`: the transcript's).
     context_decided: Option<Option<Vec<AgentMessage>>>,
@@ -327,7 +331,12 @@ impl AgentMachine {
                         }
                         vec![message]
                     }
-                    Prompt::Messages(messages) => messages,
+                    Prompt::Messages(messages) => {
+                        if self.ask_before_custom_start(&messages) {
+                            return Ok(std::mem::take(&mut self.out));
+                        }
+                        messages
+                    }
                 };
                 self.begin_run(Some(messages), false);
             }
@@ -567,6 +576,8 @@ impl AgentMachine {
             skip_steering_poll,
             aborted,
             turns: 0,
+            held: Vec::new(),
+            appended: Vec::new(),
             context_decided: None,
             phase: Phase::Model {
                 call: CallId(0),
@@ -840,6 +851,7 @@ impl AgentMachine {
             message: AgentMessage::Assistant(assistant.clone()),
             tool_results: results.clone(),
         });
+        self.flush_held();
         let Some(run) = &self.run else { return };
         let stop = self.hooks.should_stop_after_turn(&TurnSummary {
             message: &assistant,
@@ -860,13 +872,15 @@ impl AgentMachine {
             }
         }
         // Pi 1.5.2's `prepareNextTurn` (the session's next-turn refresh): a turn after the
-        // first asks with the thinking level and declares the tools in force now, ones an
-        // extension or a front end set during the run included.
+        // first asks the model with the thinking level and declares the tools in force now,
+        // ones an extension or a front end set during the run included.
         let reasoning = (self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
         let tools = Arc::clone(&self.tools);
+        let model = self.model.clone();
         if let Some(run) = self.run.as_mut() {
             run.settings.reasoning = reasoning;
             run.settings.tools = tools;
+            run.settings.model = model;
         }
         self.emit(AgentEvent::TurnStart);
         self.declare_system();
@@ -874,13 +888,49 @@ impl AgentMachine {
     }
 
     fn end_run(&mut self) {
-        let start = self.run.as_ref().map_or(self.messages.len(), |r| r.start);
-        let messages = self.messages[start..].to_vec();
+        let messages = self.run_messages();
         self.emit(AgentEvent::AgentEnd {
             messages,
             will_retry: None,
         });
         self.finish_run();
+    }
+
+    /// The messages held for the turn's end, once `turn_end` is out: announced and appended.
+    pub(super) fn flush_held(&mut self) {
+        let held = match &mut self.run {
+            Some(run) => std::mem::take(&mut run.held),
+            None => return,
+        };
+        for message in held {
+            self.append_outside(message);
+        }
+    }
+
+    /// Appends a message the loop did not make, announced, and kept out of the run's messages.
+    fn append_outside(&mut self, message: AgentMessage) {
+        // `message_end` appends it to the transcript, here.
+        if let Some(run) = &mut self.run {
+            run.appended.push(self.messages.len());
+        }
+        self.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        });
+        self.emit(AgentEvent::MessageEnd { message });
+    }
+
+    /// The messages the run added to the transcript, less those the session appended.
+    fn run_messages(&self) -> Vec<AgentMessage> {
+        let Some(run) = &self.run else {
+            return Vec::new();
+        };
+        self.messages
+            .iter()
+            .enumerate()
+            .skip(run.start)
+            .filter(|(i, _)| !run.appended.contains(i))
+            .map(|(_, m)| m.clone())
+            .collect()
     }
 
     /// A hook threw: Pi's synthetic failure message, pushed to the transcript with only `agent_end`.
@@ -948,6 +998,10 @@ impl AgentMachine {
                 self.messages = messages;
                 self.llm_view = LlmView::default();
             }
+            Change::AtTurnEnd(message) => match &mut self.run {
+                Some(run) => run.held.push(message),
+                None => self.append_outside(message),
+            },
             Change::SteeringMode(mode) => self.steering_mode = mode,
             Change::FollowUpMode(mode) => self.follow_up_mode = mode,
             Change::ToolExecution(mode) => self.tool_execution = mode,

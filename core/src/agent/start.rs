@@ -1,5 +1,6 @@
 //! The `before_agent_start` hook point (Pi 1.5.2's `AgentSession._prepareRun`): where a handler
-//! is registered, a prompt's run waits for the extensions before `agent_start`. The decision
+//! is registered, a prompt's run (or one an extension's custom message starts, the message as
+//! the event's `message`) waits for the extensions before `agent_start`. The decision
 //! adds its messages after the prompt's and forces the run's system prompt: Pi 1.5.2 sets
 //! `forceSystemPrompt`, which projects every request of the run onto that text and leaves the
 //! transcript's system messages (its sections and tool declarations) as they are.
@@ -21,6 +22,8 @@ pub(super) struct Starting {
 
 /// Pi's `before_agent_start` trigger for a prompt.
 const USER_TRIGGER: &str = "user";
+/// Pi's `before_agent_start` trigger for an extension's message that starts a run.
+const CUSTOM_TRIGGER: &str = "custom";
 
 impl AgentMachine {
     /// Whether a text prompt waits for `before_agent_start` first; if so, asks for the decision
@@ -37,13 +40,42 @@ impl AgentMachine {
         let call = self.new_call();
         let payload = HookPayload::BeforeAgentStart {
             message_type: USER_TRIGGER.to_owned(),
-            prompt: text.to_owned(),
+            prompt: Some(text.to_owned()),
+            message: None,
             images: images.to_vec(),
             system_prompt: self.system_prompt(),
         };
+        self.hold_start(call, payload, vec![message]);
+        true
+    }
+
+    /// Whether a run an extension's custom message starts (`messages`, that message first)
+    /// waits for `before_agent_start` first (Pi's `_startRun` with a custom trigger); if so,
+    /// asks for the decision and holds the messages.
+    pub(super) fn ask_before_custom_start(&mut self, messages: &[AgentMessage]) -> bool {
+        let Some(first @ AgentMessage::Custom(_)) = messages.first() else {
+            return false;
+        };
+        if !self.handled_hooks.contains(HookEvent::BeforeAgentStart) {
+            return false;
+        }
+        let call = self.new_call();
+        let payload = HookPayload::BeforeAgentStart {
+            message_type: CUSTOM_TRIGGER.to_owned(),
+            prompt: None,
+            message: Some(Box::new(first.clone())),
+            images: Vec::new(),
+            system_prompt: self.system_prompt(),
+        };
+        self.hold_start(call, payload, messages.to_vec());
+        true
+    }
+
+    /// Holds `messages` for the decision of the `before_agent_start` hook `call`.
+    fn hold_start(&mut self, call: CallId, payload: HookPayload, messages: Vec<AgentMessage>) {
         self.starting = Some(Starting {
             call,
-            messages: vec![message],
+            messages,
             aborted: false,
         });
         self.effect(Effect::Hook {
@@ -51,7 +83,6 @@ impl AgentMachine {
             payload,
             state: None,
         });
-        true
     }
 
     /// Whether `call` is the waiting start and `decision` answers it.

@@ -90,6 +90,7 @@ impl AgentMachine {
                 message: AgentMessage::Assistant(assistant),
                 tool_results: results,
             });
+            self.flush_held();
             return self.end_run();
         }
         self.after_turn(assistant, results, terminate);

@@ -3,11 +3,12 @@
 //! where Pi put them.
 
 use crate::agent::hooks::{HookAction, InjectedMessage};
-use crate::agent::Input;
+use crate::agent::{Change, Input};
 use crate::event::{AgentEvent, Event};
 use crate::message::{AgentMessage, CustomMessage, UserContent};
 
 use super::contract::{ExtensionEntry, SessionError, SessionRejection};
+use super::idle_run::IdleRun;
 use super::machine::SessionMachine;
 
 /// Pi's `deliverAs` for a message that waits for the next prompt.
@@ -31,7 +32,8 @@ impl SessionMachine {
     /// `sendCustomMessage` delivers it: a `nextTurn` one waits for the next prompt; while the
     /// agent streams, one whose `triggerTurn` is not `false` is queued as steering (or as a
     /// follow-up), which the run delivers before it settles, and one whose `triggerTurn` is
-    /// `false` waits for the turn's end; while idle, one without `triggerTurn` is written at once.
+    /// `false` waits for the turn's end; while idle, one with `triggerTurn: true` starts a run once
+    /// the hook point has gone on, another is written at once.
     /// It is queued before the decision lets the loop go on, as Pi's handlers queue it before it
     /// resumes.
     pub(super) fn send_asked_message(
@@ -49,19 +51,12 @@ impl SessionMachine {
             (_, true, None | Some(true)) => {
                 self.agent_step(Input::Steer(AgentMessage::Custom(custom)))?
             }
-            (_, true, Some(false)) => self.pending_custom.push(custom),
-            // A turn an idle session starts for the message (`_startRun` with a custom
-            // trigger) is not modelled yet: the message is written as without one.
+            (_, true, Some(false)) => self.agent_step(Input::Change(Change::AtTurnEnd(
+                AgentMessage::Custom(custom),
+            )))?,
+            // Pi's `_startRun` with the message as the trigger, once the hook point goes on.
+            (_, false, Some(true)) => self.start_when_idle(IdleRun::Custom(custom)),
             (_, false, _) => self.append_custom_message(custom)?,
-        }
-        Ok(())
-    }
-
-    /// Writes the messages held for the turn's end (Pi's `_flushPendingCustomMessages` at
-    /// `turn_end`, after the event's listeners).
-    pub(super) fn flush_pending_custom(&mut self) -> Result<(), SessionError> {
-        for custom in std::mem::take(&mut self.pending_custom) {
-            self.append_custom_message(custom)?;
         }
         Ok(())
     }

@@ -3,14 +3,16 @@
 //! once, mid run too, before the decision lets the loop go on.
 //!
 //! Applied: `pi.appendEntry`, `pi.sendMessage`, `pi.setThinkingLevel`, `pi.setSessionName`,
-//! `pi.setLabel`, `pi.sendUserMessage` while the agent streams, and `pi.setActiveTools` when the
-//! run's configuration holds its tool loadout (`loadout`); `ctx.abort()` is applied by the caller
-//! after the decision. Each needs only what the machine holds (the model, the entries, the
-//! queues, the resources, the registered tools), so a replay reproduces the same entries, events
-//! and requests from the recorded actions with no extension loaded. `pi.setModel` and
-//! `ctx.compact()` are recorded and not applied yet: the first needs a catalog model and its
-//! key, which the machine does not hold; the second, in Pi, aborts the run and compacts once it
-//! has settled (`agent_settled` before `compaction_start`), an order the machine's own
+//! `pi.setLabel`, `pi.setModel`, `pi.sendUserMessage` (while idle, in a run started once the
+//! hook point has gone on: `idle_run`), and
+//! `pi.setActiveTools` when the run's configuration holds its tool loadout (`loadout`);
+//! `ctx.abort()` is applied by the caller after the decision. Each needs only what the machine
+//! holds (the model, the entries, the queues, the resources, the registered tools) or what the
+//! action carries (`setModel` holds the whole model; the extension host, which knows the
+//! providers with auth, asks for none Pi would refuse), so a replay reproduces the same entries,
+//! events and requests from the recorded actions with no extension loaded and no catalog.
+//! `ctx.compact()` is recorded and not applied yet: in Pi it aborts the run and compacts once
+//! it has settled (`agent_settled` before `compaction_start`), an order the machine's own
 //! compaction does not keep yet.
 
 use crate::agent::hooks::HookAction;
@@ -18,6 +20,7 @@ use crate::agent::{CallId, Input};
 use crate::message::{ContentBlock, ImageContent, UserContent};
 
 use super::contract::{SessionError, StreamingBehavior};
+use super::idle_run::IdleRun;
 use super::input::{InputKind, EXTENSION_SOURCE};
 use super::machine::SessionMachine;
 
@@ -71,7 +74,11 @@ impl SessionMachine {
                     expand_prompt_templates.unwrap_or(false),
                 )?,
                 HookAction::SetActiveTools { tools } => self.set_active_tools(tools),
-                HookAction::Abort | HookAction::SetModel { .. } | HookAction::Compact { .. } => {}
+                // Pi's `setModel` once auth was found: a `model_change` entry and the thinking
+                // level carried over as a model switch carries it; mid run, the next request
+                // goes to the new model.
+                HookAction::SetModel { model } => self.set_model(model.as_ref().clone(), None)?,
+                HookAction::Abort | HookAction::Compact { .. } => {}
             }
         }
         Ok(())
@@ -96,15 +103,23 @@ impl SessionMachine {
     /// expand only when asked) and are queued as a follow-up with `deliverAs: "followUp"`, else as
     /// steering, which the run delivers before it settles. Pi refuses one without `deliverAs`
     /// (its handler's error report), so nothing is queued for it. While idle Pi starts a run for
-    /// it from the hook point, concurrently with what the hook point goes on to do; that is not
-    /// modelled, and the message is left out.
+    /// it from the hook point, once the hook point has gone on (`idle_run`).
     fn send_user_message(
         &mut self,
         content: &UserContent,
         deliver_as: Option<&str>,
         expand: bool,
     ) -> Result<(), SessionError> {
-        let Some(deliver_as) = deliver_as.filter(|_| self.agent.is_streaming()) else {
+        if !self.agent.is_streaming() {
+            let (text, images) = text_and_images(content);
+            self.start_when_idle(IdleRun::User {
+                text,
+                images,
+                expand,
+            });
+            return Ok(());
+        }
+        let Some(deliver_as) = deliver_as else {
             return Ok(());
         };
         let behavior = match deliver_as {

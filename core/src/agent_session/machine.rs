@@ -44,6 +44,8 @@ enum Wake {
     AfterCompaction,
     /// A failed summary call's backoff is over: send it again.
     SummaryRetry,
+    /// The hook point that sent messages starting a run while idle has gone on: start them.
+    IdleRuns,
 }
 
 /// What a second context overflow in a row says (no further compaction is tried).
@@ -75,9 +77,6 @@ pub struct SessionMachine {
     pub(super) navigation: Option<NavigateJob>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
-    /// Extensions' messages sent with `triggerTurn: false` while the agent streamed, written at
-    /// the turn's end (Pi's `_pendingCustomMessages`).
-    pub(super) pending_custom: Vec<CustomMessage>,
     /// Extensions' messages sent with `deliverAs: "nextTurn"`, which follow the next prompt
     /// (Pi's `_pendingNextTurnMessages`).
     pub(super) pending_next_turn: Vec<CustomMessage>,
@@ -94,12 +93,14 @@ pub struct SessionMachine {
     /// A hook point's decision held until the `input` handlers have decided the user messages
     /// its handlers sent.
     pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
+    /// Extensions' messages that start a run once their hook point has gone on (`idle_run`).
+    pub(super) idle_runs: Vec<super::idle_run::IdleRun>,
     /// Extension commands running (`command.rs`).
     pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     pub(super) run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
-    abort_requested: bool,
+    pub(super) abort_requested: bool,
     /// How the prompt cache is warmed (none: never).
     pub(super) cache_warming: Option<CacheWarming>,
     /// Every registered tool and the prompt's inputs, for `pi.setActiveTools`.
@@ -152,7 +153,6 @@ impl SessionMachine {
             compaction: None,
             navigation: None,
             pending_bash: Vec::new(),
-            pending_custom: Vec::new(),
             pending_next_turn: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
@@ -160,6 +160,7 @@ impl SessionMachine {
             input_source: INTERACTIVE_SOURCE.to_owned(),
             pending_inputs: Vec::new(),
             held_decision: None,
+            idle_runs: Vec::new(),
             pending_commands: Vec::new(),
             run_active: false,
             abort_requested: false,
@@ -442,6 +443,14 @@ impl SessionMachine {
         Ok(())
     }
 
+    /// Asks for a wake at once for the held idle runs, unless a timer is set (its wake, or
+    /// the run it continues, comes first).
+    pub(super) fn wake_for_idle_runs(&mut self) {
+        if self.wake.is_none() {
+            self.wake = Some((self.now, Wake::IdleRuns));
+        }
+    }
+
     fn wake(&mut self) -> Result<(), SessionError> {
         let Some((at, kind)) = self.wake else {
             return Ok(());
@@ -450,6 +459,9 @@ impl SessionMachine {
             return Ok(());
         }
         self.wake = None;
+        if kind == Wake::IdleRuns {
+            return self.start_idle_runs();
+        }
         if kind == Wake::SummaryRetry {
             self.retry_summary_call()?;
             return self.retry_navigation_call();
@@ -621,13 +633,9 @@ impl SessionMachine {
             AgentEvent::AgentEnd { .. } => (None, true),
             _ => (None, false),
         };
-        let turn_ended = matches!(event, AgentEvent::TurnEnd { .. });
         self.emit(Event::Agent(event));
         if let Some(message) = ended {
             self.message_ended(message);
-        }
-        if turn_ended {
-            self.flush_pending_custom()?;
         }
         if run_ended {
             if let Some(assistant) = self.last_assistant.take() {
@@ -914,7 +922,7 @@ impl SessionMachine {
         Ok(())
     }
 
-    fn set_model(
+    pub(super) fn set_model(
         &mut self,
         model: Model,
         explicit: Option<ThinkingLevel>,

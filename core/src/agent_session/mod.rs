@@ -10,6 +10,7 @@ mod extension;
 mod extension_actions;
 mod feed;
 mod hook_state;
+mod idle_run;
 mod input;
 mod loadout;
 mod machine;

@@ -74,6 +74,17 @@ pub struct Registrations {
     pub errors: Vec<LoadError>,
 }
 
+/// The run's models as the extensions' `ctx.modelRegistry` reads them, and the providers with
+/// auth configured, by which the host answers `pi.setModel` as Pi does (`false` for a provider
+/// without auth). No key is ever sent.
+#[derive(Clone, Debug, Default)]
+pub struct HostModels {
+    /// The catalog's models (Pi's model objects).
+    pub models: Vec<pi_core::model::Model>,
+    /// The providers some credential is configured for.
+    pub auth_providers: Vec<String>,
+}
+
 /// Where the lines for one request go: an async task's channel, or a thread blocked on
 /// `init` (which may run inside the async runtime, where an async channel cannot be waited on
 /// by blocking).
@@ -161,6 +172,18 @@ impl ExtensionHost {
         project_trusted: bool,
         flags: &[super::flags::GivenFlag],
     ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
+        Self::start_with_models(paths, cwd, project_trusted, flags, &HostModels::default())
+    }
+
+    /// [`start_with_flags`](Self::start_with_flags), the extensions' model registry answering
+    /// from `models` (no model, and no provider with auth, without it).
+    pub fn start_with_models(
+        paths: &[PathBuf],
+        cwd: &Path,
+        project_trusted: bool,
+        flags: &[super::flags::GivenFlag],
+        models: &HostModels,
+    ) -> Result<(Arc<ExtensionHost>, Registrations), HostError> {
         let stand_in = tempfile::Builder::new()
             .prefix(STAND_IN_PREFIX)
             .tempdir()
@@ -189,11 +212,22 @@ impl ExtensionHost {
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
         let (sender, answers) = std::sync::mpsc::channel();
-        let id = host.send_request(
+        let sent = host.send_request(
             json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted,
-                "standIn": host.stand_in.path(), "flagValues": super::flags::flag_values(flags)}),
+                "standIn": host.stand_in.path(), "flagValues": super::flags::flag_values(flags),
+                "models": models.models, "authProviders": models.auth_providers}),
             Waiter::Thread(sender),
-        )?;
+        );
+        let id = match sent {
+            Ok(id) => id,
+            // `init` (the catalog with it) outgrows the pipe: a host that broke the protocol
+            // meanwhile was stopped by the reader, whose reason is the error, not the write's.
+            Err(written) => {
+                let _ = answers.recv();
+                let broke = host.routes.lock().is_ok_and(|r| r.ended.is_some());
+                return Err(if broke { host.ended("init") } else { written });
+            }
+        };
         let answer = answers.recv().map_err(|_| host.ended("init"))?;
         host.forget(id);
         let data = response_data(answer)?;

@@ -243,7 +243,8 @@ mod tests {
         let mirror = StateMirror::default();
         let start = HookPayload::BeforeAgentStart {
             message_type: "user".into(),
-            prompt: "hi".into(),
+            prompt: Some("hi".into()),
+            message: None,
             images: Vec::new(),
             system_prompt: "REWRITTEN".into(),
         };

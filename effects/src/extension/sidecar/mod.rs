@@ -23,6 +23,6 @@ pub use command::{command_extension, command_names};
 pub use discover::{discover, expand_home, Wanted};
 pub use events::hook_extensions;
 pub use flags::{flag_errors, flag_values, FlagDeclaration, GivenFlag};
-pub use host::{ExtensionHost, HostError, Registrations};
+pub use host::{ExtensionHost, HostError, HostModels, Registrations};
 pub use mirror::StateMirror;
 pub use tool::register_tools;

@@ -1,0 +1,237 @@
+//! Messages an extension's command sends while the agent is idle start a run (Pi 1.5.2's
+//! `sendUserMessage`, which prompts as typed by an extension, and `sendMessage` with
+//! `triggerTurn: true`, `_startRun` with the message as its prompt): the command is answered
+//! first (`handled`), and the run starts at a wake due at once, the step after, so a replay fed
+//! the same wake starts it at the same point. Without `triggerTurn` the message is written at
+//! once and starts nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::hooks::{
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InjectedMessage,
+};
+use pi_core::agent::{AgentConfig, Effect, Input};
+use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
+use pi_core::event::{AgentEvent, Event};
+use pi_core::message::AgentMessage;
+use pi_core::resources::Resources;
+use pi_core::script::mock_model;
+use serde_json::json;
+
+#[path = "support/session.rs"]
+mod support;
+use support::{hook, requests};
+
+fn session(handled: &[HookEvent]) -> SessionMachine {
+    support::machine(
+        AgentConfig {
+            model: mock_model(),
+            handled_hooks: HandledHooks::of(handled.iter().copied()),
+            hooks: Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        Resources {
+            skills: vec![],
+            templates: vec![],
+            commands: vec!["go".into()],
+        },
+    )
+}
+
+/// Runs `/go` and answers its run with `actions`: the step of the answer.
+fn command(s: &mut SessionMachine, actions: Vec<HookAction>) -> SessionStep {
+    let step = s
+        .step(
+            1,
+            SessionInput::Prompt {
+                text: "/go now".into(),
+                images: vec![],
+                streaming_behavior: None,
+            },
+        )
+        .unwrap();
+    s.step(
+        2,
+        SessionInput::Answer(Input::HookDecided {
+            call: hook(&step),
+            outcome: HookOutcome {
+                decision: HookDecision::Done,
+                actions,
+                errors: vec![],
+            },
+        }),
+    )
+    .unwrap()
+}
+
+fn user_message(text: &str) -> HookAction {
+    HookAction::SendUserMessage {
+        content: serde_json::from_value(json!(text)).unwrap(),
+        deliver_as: None,
+        expand_prompt_templates: None,
+    }
+}
+
+fn note(trigger_turn: Option<bool>) -> HookAction {
+    HookAction::SendMessage {
+        message: InjectedMessage {
+            custom_type: "note".into(),
+            content: json!("noted"),
+            display: true,
+            details: None,
+        },
+        deliver_as: None,
+        trigger_turn,
+    }
+}
+
+/// The roles of the messages a step announced (`message_end`), and whether it started a run.
+fn ended_roles(step: &SessionStep) -> (Vec<String>, bool) {
+    let roles = step
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Agent(AgentEvent::MessageEnd { message }) => {
+                Some(serde_json::to_value(message).unwrap()["role"].to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    let started = step
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Agent(AgentEvent::AgentStart)));
+    (roles, started)
+}
+
+#[test]
+fn a_user_message_a_command_sends_while_idle_runs_after_the_command_is_answered() {
+    let mut s = session(&[HookEvent::Command]);
+    let step = command(&mut s, vec![user_message("Please go.")]);
+    assert!(
+        matches!(step.replies[..], [Reply::CommandRan { .. }]),
+        "{:?}",
+        step.replies
+    );
+    assert!(
+        requests(&step).is_empty(),
+        "not yet: the command is answered first"
+    );
+    assert_eq!(ended_roles(&step), (vec![], false));
+    assert_eq!(step.wake_at, Some(2), "a wake due at once starts it");
+    let step = s.step(2, SessionInput::Wake).unwrap();
+    assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
+    let sent = requests(&step);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        serde_json::to_value(&sent[0].1.messages[0]).unwrap()["content"],
+        json!([{"type": "text", "text": "Please go."}])
+    );
+}
+
+#[test]
+fn an_idle_user_message_goes_through_the_input_handlers_as_an_extensions() {
+    let mut s = session(&[HookEvent::Command, HookEvent::Input]);
+    command(&mut s, vec![user_message("Please go.")]);
+    let step = s.step(2, SessionInput::Wake).unwrap();
+    let asked: Vec<serde_json::Value> = step
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Hook { payload, .. } => Some(serde_json::to_value(payload).unwrap()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["type"], "input");
+    assert_eq!(asked[0]["text"], "Please go.");
+    assert_eq!(asked[0]["source"], "extension");
+}
+
+#[test]
+fn a_custom_message_with_a_turn_starts_a_run_with_it_and_one_without_is_written() {
+    let mut s = session(&[HookEvent::Command]);
+    let step = command(&mut s, vec![note(Some(false)), note(Some(true))]);
+    assert_eq!(
+        ended_roles(&step),
+        (vec!["\"custom\"".to_owned()], false),
+        "the one without a turn, at once"
+    );
+    let step = s.step(2, SessionInput::Wake).unwrap();
+    assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
+    let (call, request) = requests(&step).remove(0);
+    assert_eq!(request.messages.len(), 2, "both notes, as user text");
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::Model {
+                call,
+                event: pi_core::agent::StreamEvent::Done {
+                    reason: pi_core::message::StopReason::Stop,
+                    message: Default::default(),
+                },
+            }),
+        )
+        .unwrap();
+    let ended = step
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
+            _ => None,
+        })
+        .expect("agent_end");
+    assert!(
+        matches!(ended.first(), Some(AgentMessage::Custom(c)) if c.custom_type == "note"),
+        "the run starts with the message: {ended:?}"
+    );
+}
+
+/// Pi's `_startRun` with a custom trigger asks `before_agent_start` too: the event names the
+/// message (`messageType: "custom"`, no `prompt`), and the run starts once it is decided.
+#[test]
+fn a_custom_messages_run_asks_before_agent_start_with_the_message() {
+    let mut s = session(&[HookEvent::Command, HookEvent::BeforeAgentStart]);
+    command(&mut s, vec![note(Some(true))]);
+    let step = s.step(2, SessionInput::Wake).unwrap();
+    assert_eq!(
+        ended_roles(&step),
+        (vec![], false),
+        "waits for the decision"
+    );
+    let (call, payload) = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Hook { call, payload, .. } => {
+                Some((*call, serde_json::to_value(payload).unwrap()))
+            }
+            _ => None,
+        })
+        .expect("the before_agent_start hook");
+    assert_eq!(payload["type"], "before_agent_start");
+    assert_eq!(payload["messageType"], "custom");
+    assert_eq!(payload.get("prompt"), None);
+    assert_eq!(payload["message"]["customType"], "note");
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call,
+                outcome: HookOutcome {
+                    decision: HookDecision::BeforeAgentStart {
+                        messages: vec![],
+                        system_prompt: None,
+                    },
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
+    assert_eq!(requests(&step).len(), 1);
+}
