@@ -19,8 +19,11 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 use pi_cassettes::format::RecordedOutcome;
 use pi_cassettes::{Cassette, Divergence, Replay};
+use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::agent_session::AgentSession;
-use pi_effects::custom_tool::{unregistered_tools_message, DeclaredOnly, ToolRegistry};
+use pi_effects::custom_tool::{
+    unregistered_tools_message, CustomToolDefinition, DeclaredOnly, ToolRegistry,
+};
 use pi_effects::run_config::{build_machine, RunConfig};
 
 use crate::args::{Args, Mode};
@@ -376,7 +379,8 @@ pub(crate) async fn replay(
         &how.servers_from,
     ) {
         let declared = recorded_server_names(&config.mcp_servers);
-        crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom).await;
+        let tool_search = recorded_tool_search(&config);
+        crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom, tool_search).await;
     }
     let missing = custom.missing(&config.custom_tools);
     if how.live_tools.is_some() && !missing.is_empty() {
@@ -879,4 +883,15 @@ pub(crate) fn display_paths(paths: &[PathBuf]) -> String {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The recorded run's `tool_search`: `None` when it did not register it, else whether it was
+/// active from the start.
+fn recorded_tool_search(config: &RunConfig) -> Option<bool> {
+    let named = |t: &CustomToolDefinition| t.name == TOOL_SEARCH_TOOL_NAME;
+    if config.custom_tools.iter().any(named) {
+        return Some(true);
+    }
+    let loadout = config.tool_loadout.as_ref()?;
+    loadout.inactive_tools.iter().any(named).then_some(false)
 }

@@ -739,3 +739,161 @@ fn a_live_replay_starts_only_the_servers_the_recording_declares() {
         "a live replay started a server the run never had"
     );
 }
+
+/// What a run's requests said to the model, apart from the system prompt's machine paths: each
+/// request's tools, its messages after the system prompt, and the prompt's `mcp_servers` section.
+fn requests_seen(mock: &MockLlm) -> Vec<Value> {
+    mock.requests()
+        .iter()
+        .map(|request| {
+            let messages = request["messages"].as_array().unwrap();
+            let system = messages[0]["content"].as_str().unwrap_or_default();
+            let section = system.find("<mcp_servers>").map(|at| &system[at..]);
+            json!({"tools": request["tools"], "messages": messages[1..], "section": section})
+        })
+        .collect()
+}
+
+/// The tool results of a json run's events.
+fn tool_results(output: &Output) -> Vec<Value> {
+    events(output)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .map(|e| json!([e["toolName"], e["result"], e["isError"]]))
+        .collect()
+}
+
+/// A server whose tools are `deferred`: as in Pi 1.5.2, `tool_search` is active from the start
+/// (the server needs it), the server is listed for it in the system prompt and nothing is
+/// said on stderr; the model searches, the match is declared by the very next request and
+/// called. Under the original Pi 1.5.2 (`PI_ORIGINAL`, its Node from
+/// `PI_EXTENSION_HOST_PI_DIR`) the same script gives the same requests and tool results. The
+/// cassette replays byte for byte, session file included, with the server's binary deleted.
+#[test]
+fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
+    let script = json!([
+        {"tool_calls": [{"id": "call_1", "name": "tool_search",
+                         "arguments": {"query": "echo text"}}]},
+        {"tool_calls": [{"id": "call_2", "name": "mcp__t__echo",
+                         "arguments": {"text": "found it"}}]},
+        {"text": ["Done."]},
+    ]);
+    let run = |original: Option<(&Path, &Path)>| {
+        let mock = MockLlm::start(&script);
+        let scratch = Scratch::new(&mock);
+        let server = scratch.server_copy();
+        scratch.servers(json!({"t": {"command": server, "exposure": "deferred",
+                                     "description": "Tools for the tests"}}));
+        let args = [
+            "--mode",
+            "json",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+        ];
+        let mut command = scratch.pi(&args);
+        command.arg("--session-dir").arg(scratch.path("sessions"));
+        command.arg("--record").arg(scratch.path("run.jsonl"));
+        if let Some((pi, node_bin)) = original {
+            let args: Vec<_> = command
+                .get_args()
+                .filter(|a| *a != "--record" && !a.to_string_lossy().ends_with("run.jsonl"))
+                .map(|a| a.to_owned())
+                .collect();
+            let envs: Vec<_> = command
+                .get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+                .collect();
+            let path = format!(
+                "{}:{}",
+                node_bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            );
+            command = Command::new(pi);
+            command.args(args).envs(envs).env("PATH", path);
+            command
+                .current_dir(scratch.path("cwd"))
+                .stdin(Stdio::null());
+        }
+        let output = command.args(["-p", "echo something"]).output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        (output, requests_seen(&mock), scratch, server)
+    };
+    let (ours, requests, scratch, server) = run(None);
+    assert_eq!(
+        stderr(&ours),
+        "",
+        "tool_search reaches the tools: no warning"
+    );
+    let results = tool_results(&ours);
+    assert_eq!(
+        results[0],
+        json!(["tool_search", {"content": [{"type": "text", "text":
+            "Loaded 1 tool. They are available from your next call:\n- mcp__t__echo: Echo the text back"}],
+            "details": {"loaded": ["mcp__t__echo"]}}, false])
+    );
+    assert_eq!(results[1][1]["content"][0]["text"], "found it");
+    let declared = |request: &Value| -> Vec<String> {
+        let tools = request["tools"].as_array().unwrap();
+        tools
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        declared(&requests[0]),
+        ["read", "bash", "edit", "write", "tool_search"]
+    );
+    assert_eq!(
+        declared(&requests[1]),
+        [
+            "read",
+            "bash",
+            "edit",
+            "write",
+            "tool_search",
+            "mcp__t__echo"
+        ]
+    );
+    assert_eq!(
+        requests[0]["section"],
+        "<mcp_servers>\nMCP servers whose tools are not declared to you. Load the tools of \
+         `tool_search` servers with `tool_search`.\n- mcp__t (tool_search): Tools for the \
+         tests\n</mcp_servers>"
+    );
+
+    std::fs::remove_file(&server).unwrap();
+    let replayed = scratch
+        .pi(&["replay", "--mode", "json", "--session-dir"])
+        .arg(scratch.path("replayed"))
+        .arg(scratch.path("run.jsonl"))
+        .output()
+        .unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&ours.stdout)
+    );
+    assert_eq!(
+        session_file(&scratch.path("replayed")),
+        session_file(&scratch.path("sessions"))
+    );
+
+    let (Some(original), Some(install)) = (
+        pi_testkit::original_pi(),
+        pi_testkit::extension_host_install(),
+    ) else {
+        return;
+    };
+    let (theirs, their_requests, _, _) = run(Some((&original, &install.join("node/bin"))));
+    assert_eq!(stderr(&theirs), "");
+    assert_eq!(tool_results(&theirs).len(), 2);
+    for (ours, theirs) in results.iter().zip(tool_results(&theirs)) {
+        assert_eq!(ours[0], theirs[0]);
+        assert_eq!(ours[1]["content"], theirs[1]["content"]);
+        assert_eq!(ours[2], theirs[2]);
+    }
+    assert_eq!(results[0], tool_results(&theirs)[0]);
+    assert_eq!(requests, their_requests);
+}

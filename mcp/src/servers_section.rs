@@ -26,7 +26,7 @@ const MAX_SERVER_DESCRIPTION_CHARS: i64 = 250;
 const MAX_SERVERS_SECTION_CHARS: i64 = 4096;
 
 /// Pi's warning when some enabled server's tools can be reached only through `codemode` or
-/// `tool_search` and neither tool is there to reach them (this harness has neither).
+/// `tool_search` and neither tool is active to reach them (this harness has no `codemode`).
 pub const UNREACHABLE_WARNING: &str = "MCP tools are only reachable from the codemode or tool_search tool, but neither is active; they cannot be called.";
 
 /// One server as the section sees it: its name, its config as written, and the first line of
@@ -95,6 +95,14 @@ pub fn custom_sections(section: Option<&str>) -> Vec<(String, String)> {
 /// is when Pi warns (once) that they cannot be called without either tool.
 pub fn has_unreachable_tools(servers: &[SectionServer<'_>]) -> bool {
     servers.iter().any(|s| s.enabled() && s.indirect())
+}
+
+/// Whether some enabled server's configured exposures include `deferred`, which is when Pi
+/// activates `tool_search` at session start (`ensureDiscoveryActive`).
+pub fn needs_tool_search(servers: &[SectionServer<'_>]) -> bool {
+    servers
+        .iter()
+        .any(|s| s.enabled() && s.exposures().contains(&"deferred"))
 }
 
 /// The section's text, or `None` when no enabled server has such tools.

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 
 use std::process::{Command, Stdio};
 
-use pi_core::tools::tool_search::{run_search, Candidate, ToolNamespace};
+use pi_core::tools::custom::CustomToolDefinition;
+use pi_core::tools::tool_search::{run_search, SearchableTool};
 use serde_json::{json, Value};
 
 fn tools() -> Value {
@@ -99,25 +100,19 @@ fn tool_search_answers_as_pi_1_5_2s() {
         .collect();
     assert_eq!(expected.len(), calls.len());
 
-    let namespaces: Vec<Option<ToolNamespace>> = tools
+    let candidates: Vec<SearchableTool> = tools
         .as_array()
         .expect("list")
         .iter()
-        .map(|t| {
-            t.get("namespace")
-                .map(|n| serde_json::from_value(n.clone()).expect("namespace"))
-        })
-        .collect();
-    let candidates: Vec<Candidate<'_>> = tools
-        .as_array()
-        .expect("list")
-        .iter()
-        .zip(&namespaces)
-        .map(|(t, namespace)| Candidate {
-            name: t["name"].as_str().expect("name"),
-            description: t["description"].as_str().expect("description"),
-            parameters: &t["parameters"],
-            namespace: namespace.as_ref(),
+        .map(|t| SearchableTool {
+            tool: CustomToolDefinition::new(
+                t["name"].as_str().expect("name"),
+                t["description"].as_str().expect("description"),
+                t["parameters"].clone(),
+            ),
+            namespace: t
+                .get("namespace")
+                .map(|n| serde_json::from_value(n.clone()).expect("namespace")),
         })
         .collect();
     let mut loaded_some = 0;

@@ -276,7 +276,7 @@ impl SessionBuilder {
         let started = pi_mcp::start_servers(config, &self.cwd).await;
         for connection in started.connections {
             self.mcp_servers.push(connection.listing());
-            pi_mcp::register_direct_tools(&mut self.custom_tools, connection);
+            pi_mcp::register_tools(&mut self.custom_tools, connection);
         }
         self.mcp_section = started.section;
         let notice: Vec<String> = started

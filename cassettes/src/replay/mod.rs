@@ -568,6 +568,7 @@ impl Interpreter for Replay {
                     tool_call_id,
                     tool,
                     args,
+                    ..
                 },
                 Some(tools),
                 _,

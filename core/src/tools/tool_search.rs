@@ -81,20 +81,23 @@ pub fn tool_search_definition() -> CustomToolDefinition {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolNamespace {
     pub name: String,
+    /// Other names of the group (an MCP server's own name); the ranker does not read them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
 }
 
-/// A tool `tool_search` can load: its name, description and parameter schema, and its
-/// namespace.
-#[derive(Clone, Copy, Debug)]
-pub struct Candidate<'a> {
-    pub name: &'a str,
-    pub description: &'a str,
-    pub parameters: &'a Value,
-    pub namespace: Option<&'a ToolNamespace>,
+/// A tool `tool_search` can load (a tool of `deferred` exposure): its declaration, and its
+/// namespace, which a run's configuration records so that a replay loads what the run loaded.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchableTool {
+    pub tool: CustomToolDefinition,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<ToolNamespace>,
 }
 
 /// What one search found: the names loaded, in rank order, and the result's text.
@@ -117,7 +120,7 @@ impl SearchOutcome {
 /// One call of `tool_search` with the call's arguments (`query`, optional `limit`) over the
 /// tools not active yet: the matches, best first, or the error Pi throws for an empty query or
 /// a limit that is not a positive integer.
-pub fn run_search(args: &Value, candidates: &[Candidate<'_>]) -> Result<SearchOutcome, String> {
+pub fn run_search(args: &Value, candidates: &[SearchableTool]) -> Result<SearchOutcome, String> {
     let query = args.get("query").and_then(Value::as_str).unwrap_or("");
     if js_trim(query).is_empty() {
         return Err("query must not be empty".into());
@@ -131,9 +134,10 @@ pub fn run_search(args: &Value, candidates: &[Candidate<'_>]) -> Result<SearchOu
     }
     // A float this large cuts at `usize::MAX`, more than any list.
     let ranked = rank(query, candidates, limit as usize);
-    let loaded: Vec<&Candidate<'_>> = ranked
+    let loaded: Vec<&CustomToolDefinition> = ranked
         .iter()
-        .filter_map(|name| candidates.iter().find(|c| c.name == name))
+        .filter_map(|name| candidates.iter().find(|c| c.tool.name == *name))
+        .map(|c| &c.tool)
         .collect();
     let text = if loaded.is_empty() {
         "No matching tools found.".to_owned()
@@ -141,7 +145,7 @@ pub fn run_search(args: &Value, candidates: &[Candidate<'_>]) -> Result<SearchOu
         let lines: Vec<String> = loaded
             .iter()
             .map(|tool| {
-                let first = js_trim(tool.description).split('\n').next().unwrap_or("");
+                let first = js_trim(&tool.description).split('\n').next().unwrap_or("");
                 let first = first.strip_suffix('\r').unwrap_or(first);
                 format!("- {}: {first}", tool.name)
             })
@@ -160,7 +164,7 @@ pub fn run_search(args: &Value, candidates: &[Candidate<'_>]) -> Result<SearchOu
 }
 
 /// The names of at most `limit` candidates matching `query`, best first (Pi's `Bm25Ranker`).
-pub fn rank(query: &str, candidates: &[Candidate<'_>], limit: usize) -> Vec<String> {
+pub fn rank(query: &str, candidates: &[SearchableTool], limit: usize) -> Vec<String> {
     let query_terms = unique(tokenize(query));
     if query_terms.is_empty() || candidates.is_empty() || limit == 0 {
         return Vec::new();
@@ -252,9 +256,10 @@ impl Indexed {
     }
 }
 
-fn index(candidate: &Candidate<'_>) -> Indexed {
-    let mut parts: Vec<&str> = vec![candidate.description];
-    let root = candidate.parameters;
+fn index(candidate: &SearchableTool) -> Indexed {
+    let (tool, namespace) = (&candidate.tool, candidate.namespace.as_ref());
+    let mut parts: Vec<&str> = vec![&tool.description];
+    let root = &tool.parameters;
     let mut seen: Vec<*const Value> = vec![root as *const Value];
     schema_text(root, root, &mut parts, &mut seen);
     let text = parts
@@ -266,9 +271,8 @@ fn index(candidate: &Candidate<'_>) -> Indexed {
     for term in tokenize(&text) {
         *text_counts.entry(term).or_insert(0) += 1;
     }
-    let local = candidate.name.rsplit("__").next().unwrap_or("");
-    let namespace_text = candidate
-        .namespace
+    let local = tool.name.rsplit("__").next().unwrap_or("");
+    let namespace_text = namespace
         .map(|ns| {
             [
                 ns.name.as_str(),
@@ -279,8 +283,8 @@ fn index(candidate: &Candidate<'_>) -> Indexed {
         })
         .unwrap_or_default();
     Indexed {
-        name: candidate.name.to_owned(),
-        name_terms: tokenize(candidate.name).into_iter().collect(),
+        name: tool.name.clone(),
+        name_terms: tokenize(&tool.name).into_iter().collect(),
         local_name_terms: unique(tokenize(local)),
         text_length: text_counts.values().sum(),
         text_counts,
@@ -518,28 +522,23 @@ mod tests {
     #[test]
     fn an_exact_name_ranks_first_and_errors_are_pis() {
         let schema = json!({"type": "object", "properties": {"x": {"type": "string"}}});
-        let a = Candidate {
-            name: "mcp__s__read_thread",
-            description: "Read read read a thread",
-            parameters: &schema,
+        let tool = |name: &str, description: &str| SearchableTool {
+            tool: CustomToolDefinition::new(name, description, schema.clone()),
             namespace: None,
         };
-        let b = Candidate {
-            name: "mcp__s__thread",
-            description: "Other",
-            parameters: &schema,
-            namespace: None,
-        };
+        let a = tool("mcp__s__read_thread", "Read read read a thread");
+        let both = [a.clone(), tool("mcp__s__thread", "Other")];
         assert_eq!(
-            rank("thread", &[a, b], 8),
+            rank("thread", &both, 8),
             ["mcp__s__thread", "mcp__s__read_thread"]
         );
+        let a = [a];
         assert_eq!(
-            run_search(&json!({"query": " "}), &[a]),
+            run_search(&json!({"query": " "}), &a),
             Err("query must not be empty".into())
         );
         assert_eq!(
-            run_search(&json!({"query": "x", "limit": 1.5}), &[a]),
+            run_search(&json!({"query": "x", "limit": 1.5}), &a),
             Err("limit must be a positive integer".into())
         );
     }
