@@ -36,7 +36,7 @@ use crate::model_select::{
 };
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
-use crate::tool_select::{registered, select_tools, tool_list_error};
+use crate::tool_select::{allows, registered, select_tools, tool_list_error};
 use crate::trust::project_trusted;
 use crate::CliError;
 use pi_core::resources::Resources;
@@ -820,13 +820,12 @@ fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
 /// Whether the run registers Pi's `tool_search`: not with `--no-tools`, else when `--tools`
 /// (an allowlist) and `--exclude-tools` keep it.
 fn tool_search_registered(args: &Args) -> bool {
-    let name = [TOOL_SEARCH_TOOL_NAME.to_owned()];
     !args.no_tools
-        && select_tools(
-            &name,
+        && allows(
             args.tool_names().as_deref(),
             args.excluded_tools().as_deref(),
-        ) == name
+            TOOL_SEARCH_TOOL_NAME,
+        )
 }
 
 /// The built-in tools a run registers, active or not: none with `--no-tools` or

@@ -519,8 +519,8 @@ fn first_system_message(mock: &MockLlm) -> String {
 
 /// A server whose tools the model reaches only through codemode or `tool_search` (the default
 /// exposure is `codemode`) is listed in Pi 1.5.2's `mcp_servers` section of the system prompt,
-/// by its configured description or else the first line of its instructions, and a direct-only
-/// or disabled server is not; neither tool exists here, so Pi's warning that those tools cannot
+/// by its configured description (its instructions are not known yet: the first prompt does
+/// not wait for it), and a direct-only or disabled server is not; neither tool exists here, so Pi's warning that those tools cannot
 /// be called is said once. The section is in the cassette's configuration: the replay matches.
 #[test]
 fn servers_reached_indirectly_are_listed_in_the_system_prompt() {
@@ -541,7 +541,7 @@ fn servers_reached_indirectly_are_listed_in_the_system_prompt() {
         Call the tools of `codemode` servers from codemode scripts. \
         Load the tools of `tool_search` servers with `tool_search`.\n\
         - mcp__described (tool_search): Echoes for the tests\n\
-        - mcp__plain (codemode): Tools for tests.\n</mcp_servers>";
+        - mcp__plain (codemode)\n</mcp_servers>";
     let system = first_system_message(&mock);
     assert!(system.ends_with(section), "{system}");
     let text = stderr(&recorded);
@@ -778,48 +778,11 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
                          "arguments": {"text": "found it"}}]},
         {"text": ["Done."]},
     ]);
-    let run = |original: Option<(&Path, &Path)>| {
-        let mock = MockLlm::start(&script);
-        let scratch = Scratch::new(&mock);
-        let server = scratch.server_copy();
-        scratch.servers(json!({"t": {"command": server, "exposure": "deferred",
-                                     "description": "Tools for the tests"}}));
-        let args = [
-            "--mode",
-            "json",
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-        ];
-        let mut command = scratch.pi(&args);
-        command.arg("--session-dir").arg(scratch.path("sessions"));
-        command.arg("--record").arg(scratch.path("run.jsonl"));
-        if let Some((pi, node_bin)) = original {
-            let args: Vec<_> = command
-                .get_args()
-                .filter(|a| *a != "--record" && !a.to_string_lossy().ends_with("run.jsonl"))
-                .map(|a| a.to_owned())
-                .collect();
-            let envs: Vec<_> = command
-                .get_envs()
-                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
-                .collect();
-            let path = format!(
-                "{}:{}",
-                node_bin.display(),
-                std::env::var("PATH").unwrap_or_default()
-            );
-            command = Command::new(pi);
-            command.args(args).envs(envs).env("PATH", path);
-            command
-                .current_dir(scratch.path("cwd"))
-                .stdin(Stdio::null());
-        }
-        let output = command.args(["-p", "echo something"]).output().unwrap();
-        assert!(output.status.success(), "{}", stderr(&output));
-        (output, requests_seen(&mock), scratch, server)
+    let servers = |server: &Path| {
+        json!({"t": {"command": server, "exposure": "deferred",
+                     "description": "Tools for the tests"}})
     };
+    let run = |original| run_pi(&script, &servers, &[], original);
     let (ours, requests, scratch, server) = run(None);
     assert_eq!(
         stderr(&ours),
@@ -895,5 +858,104 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         assert_eq!(ours[2], theirs[2]);
     }
     assert_eq!(results[0], tool_results(&theirs)[0]);
+    assert_eq!(requests, their_requests);
+}
+
+/// A json run of `args` against `script`, the test server configured by `servers` (given the
+/// path of its copy), recorded into the scratch folder's `run.jsonl`; or, given the original's
+/// `pi` and Node's folder, the same run under the original (nothing recorded). Returns the
+/// output, the requests as [`requests_seen`] reads them, the scratch folder and the server copy.
+fn run_pi(
+    script: &Value,
+    servers: &dyn Fn(&Path) -> Value,
+    args: &[&str],
+    original: Option<(&Path, &Path)>,
+) -> (Output, Vec<Value>, Scratch, PathBuf) {
+    let mock = MockLlm::start(script);
+    let scratch = Scratch::new(&mock);
+    let server = scratch.server_copy();
+    scratch.servers(servers(&server));
+    let mut command = scratch.pi(&[
+        "--mode",
+        "json",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ]);
+    command.args(args);
+    command.arg("--session-dir").arg(scratch.path("sessions"));
+    if let Some((pi, node_bin)) = original {
+        let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+        let envs: Vec<_> = command
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+            .collect();
+        let path = format!(
+            "{}:{}",
+            node_bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        command = Command::new(pi);
+        command.args(args).envs(envs).env("PATH", path);
+        command
+            .current_dir(scratch.path("cwd"))
+            .stdin(Stdio::null());
+    } else {
+        command.arg("--record").arg(scratch.path("run.jsonl"));
+    }
+    let output = command.args(["-p", "echo something"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    (output, requests_seen(&mock), scratch, server)
+}
+
+/// A server of the default (`codemode`) exposure, with `tool_search` named by `--tools`: Pi
+/// 1.5.2 registers the server's tools as deferred and, `tool_search` being active, says no
+/// warning; the search loads the tool and the next request declares it. Ours and the original
+/// (`PI_ORIGINAL`) give the same requests, results and stderr.
+#[test]
+fn tool_search_named_by_tools_reaches_a_codemode_servers_tools() {
+    let script = json!([
+        {"tool_calls": [{"id": "call_1", "name": "tool_search",
+                         "arguments": {"query": "pixel", "limit": 2}}]},
+        {"tool_calls": [{"id": "call_2", "name": "tool_search",
+                         "arguments": {"query": "zzz"}}]},
+        {"text": ["Done."]},
+    ]);
+    let servers = |server: &Path| json!({"t": {"command": server}});
+    let args = ["--tools", "read,tool_search"];
+    let (ours, requests, _, _) = run_pi(&script, &servers, &args, None);
+    assert_eq!(
+        stderr(&ours),
+        "",
+        "tool_search reaches the tools: no warning"
+    );
+    let results = tool_results(&ours);
+    assert_eq!(
+        results[1][1]["content"][0]["text"],
+        "No matching tools found."
+    );
+    let names: Vec<&str> = requests[1]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.starts_with(&["read", "tool_search"]), "{names:?}");
+    assert!(names.len() > 2, "the search loaded tools: {names:?}");
+    let (Some(original), Some(install)) = (
+        pi_testkit::original_pi(),
+        pi_testkit::extension_host_install(),
+    ) else {
+        return;
+    };
+    let (theirs, their_requests, _, _) = run_pi(
+        &script,
+        &servers,
+        &args,
+        Some((&original, &install.join("node/bin"))),
+    );
+    assert_eq!(stderr(&theirs), "");
+    assert_eq!(results, tool_results(&theirs));
     assert_eq!(requests, their_requests);
 }

@@ -60,6 +60,11 @@ impl SectionServer<'_> {
         std::iter::once(own).chain(per_tool).collect()
     }
 
+    /// Whether some of its tools are `direct`: the servers the first prompt waits for.
+    pub fn has_direct_tools(&self) -> bool {
+        self.exposures().contains(&"direct")
+    }
+
     /// Whether some of its tools are reached through codemode or `tool_search`.
     fn indirect(&self) -> bool {
         self.exposures()

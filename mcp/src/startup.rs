@@ -73,7 +73,9 @@ impl Started {
 }
 
 /// Every configured server as the section sees it, with the instructions of those that
-/// connected.
+/// connected and that the first prompt waits for. Pi's first prompt waits only for servers with
+/// `direct` tools; the others are still connecting when it renders the section, which so lists
+/// them by their configured description alone.
 fn section_servers<'a>(
     config: &'a McpConfig,
     connections: &'a [Arc<McpConnection>],
@@ -81,13 +83,19 @@ fn section_servers<'a>(
     config
         .servers
         .iter()
-        .map(|entry| SectionServer {
-            name: &entry.name,
-            config: &entry.config,
-            instructions: connections
-                .iter()
-                .find(|c| c.entry().name == entry.name)
-                .and_then(|c| c.instructions()),
+        .map(|entry| {
+            let mut server = SectionServer {
+                name: &entry.name,
+                config: &entry.config,
+                instructions: None,
+            };
+            if server.has_direct_tools() {
+                server.instructions = connections
+                    .iter()
+                    .find(|c| c.entry().name == entry.name)
+                    .and_then(|c| c.instructions());
+            }
+            server
         })
         .collect()
 }
