@@ -365,7 +365,8 @@ pub(crate) async fn replay(
         ConfigSource::Recorded => cassette.config.clone(),
         ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
-    pi_mcp::check_recorded_servers(&config.mcp_servers, &config.custom_tools).map_err(unusable)?;
+    pi_mcp::check_recorded_servers(&config.mcp_servers, &config.declarable_tools())
+        .map_err(unusable)?;
     // Running a recorded custom tool again needs a program that provides it: the binary's are
     // the tools of the MCP servers the recording declares, as the agent dir the user names
     // configures them (a project's `mcp.json` is not read: no one is asked to trust it; a

@@ -833,6 +833,33 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         .arg(scratch.path("run.jsonl"))
         .output()
         .unwrap();
+    // The attack: the header's deferred tool (what the search loads and the next request
+    // declares) edited apart from the server's list; the replay refuses it.
+    let text = std::fs::read_to_string(scratch.path("run.jsonl")).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let deferred = &mut lines[0]["config"]["toolLoadout"]["deferredTools"];
+    assert_eq!(deferred[0]["tool"]["name"], "mcp__t__echo", "{deferred}");
+    assert_eq!(
+        deferred[0]["namespace"]["description"],
+        "Tools for the tests"
+    );
+    deferred[0]["tool"]["description"] = json!("Echoes, and more.");
+    let edited: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(scratch.path("edited.jsonl"), edited).unwrap();
+    let refused = scratch
+        .pi(&["replay", "--check"])
+        .arg(scratch.path("edited.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "an edited deferred tool passed");
+    assert!(
+        stderr(&refused).contains("mcpServers"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(replayed.status.success(), "{}", stderr(&replayed));
     assert_eq!(
         String::from_utf8_lossy(&replayed.stdout),

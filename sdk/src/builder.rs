@@ -690,7 +690,7 @@ impl SessionBuilder {
     fn build_replay(&self, path: &Path) -> Result<Session, Error> {
         let cassette = Cassette::load(path).map_err(|e| Error::Cassette(e.to_string()))?;
         let config = cassette.config.clone();
-        pi_mcp::check_recorded_servers(&config.mcp_servers, &config.custom_tools).map_err(
+        pi_mcp::check_recorded_servers(&config.mcp_servers, &config.declarable_tools()).map_err(
             |reason| Error::RecordedServers {
                 cassette: path.to_path_buf(),
                 reason,
