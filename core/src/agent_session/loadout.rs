@@ -18,7 +18,7 @@ use crate::agent::{CallId, Effect, ToolOutcome, ToolSpec};
 use crate::system_prompt::{build_system_prompt_sections, SystemPromptInputs};
 use crate::tools::custom::CustomToolDefinition;
 use crate::tools::definitions::{builtin_tool, builtin_tools};
-use crate::tools::tool_search::{SearchableTool, TOOL_SEARCH_TOOL_NAME};
+use crate::tools::tool_search::{SearchableTool, TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_TOOL_NAME};
 
 use super::machine::SessionMachine;
 
@@ -149,10 +149,20 @@ impl SessionMachine {
             {
                 info.insert("namespace".into(), json!(namespace));
             }
-            if Registry::builtin(tool) {
+            // Pi's built-in tools, and its built-in `tool-search` extension's tool.
+            let source = if Registry::builtin(tool) {
+                Some(tool.name.as_str())
+            } else if tool.name == TOOL_SEARCH_TOOL_NAME
+                && tool.description == TOOL_SEARCH_DESCRIPTION
+            {
+                Some("tool-search")
+            } else {
+                None
+            };
+            if let Some(source) = source {
                 info.insert(
                     "sourceInfo".into(),
-                    json!({"path": format!("builtin:{}", tool.name), "source": "builtin",
+                    json!({"path": format!("builtin:{source}"), "source": "builtin",
                         "scope": "temporary", "origin": "top-level"}),
                 );
             }
