@@ -869,6 +869,27 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         session_file(&scratch.path("replayed")),
         session_file(&scratch.path("sessions"))
     );
+    // Running the tools again: the search is the session's own, the loaded tool the server's,
+    // started again from the agent dir's mcp.json.
+    scratch.server_copy();
+    let live = scratch
+        .pi(&[
+            "replay",
+            "--mode",
+            "json",
+            "--tools",
+            "live",
+            "--session-dir",
+        ])
+        .arg(scratch.path("live"))
+        .arg(scratch.path("run.jsonl"))
+        .output()
+        .unwrap();
+    assert!(live.status.success(), "{}", stderr(&live));
+    assert_eq!(
+        String::from_utf8_lossy(&live.stdout),
+        String::from_utf8_lossy(&ours.stdout)
+    );
 
     let (Some(original), Some(install)) = (
         pi_testkit::original_pi(),

@@ -9,10 +9,9 @@ use std::sync::Arc;
 
 use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
 use pi_core::agent_session::SessionInput;
-use pi_core::event::ToolResult;
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::model::ThinkingLevel;
-use pi_core::tools::tool_search::{run_search, SearchableTool, TOOL_SEARCH_TOOL_NAME};
+use pi_core::tools::tool_search::{SearchableTool, TOOL_SEARCH_TOOL_NAME};
 use pi_providers::call::ModelCall;
 use pi_providers::transport::HttpTransport;
 use pi_providers::CallOptions;
@@ -287,17 +286,7 @@ impl Live {
         args: &serde_json::Value,
         candidates: &[SearchableTool],
     ) {
-        let outcome = match run_search(args, candidates) {
-            Ok(found) => {
-                let (content, details) = found.content();
-                ToolOutcome::Ok(ToolResult {
-                    content,
-                    details: Some(details),
-                    ..ToolResult::default()
-                })
-            }
-            Err(message) => ToolOutcome::Thrown(message),
-        };
+        let outcome = tools::tool_search_outcome(args, candidates);
         self.running.insert(call, CancellationToken::new());
         let input = Input::ToolFinished { call, outcome };
         let _ = self
