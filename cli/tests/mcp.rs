@@ -1007,3 +1007,42 @@ fn tool_search_named_by_tools_reaches_a_codemode_servers_tools() {
     assert_eq!(results, tool_results(&theirs));
     assert_eq!(requests, their_requests);
 }
+
+/// Two `tool_search` calls in one answer: as in Pi 1.5.2, the second searches what the first
+/// left, so a tool is loaded once. Ours and the original (`PI_ORIGINAL`) give the same results
+/// and requests.
+#[test]
+fn two_searches_in_one_answer_load_a_tool_once() {
+    let script = json!([
+        {"tool_calls": [
+            {"id": "call_1", "name": "tool_search", "arguments": {"query": "echo"}},
+            {"id": "call_2", "name": "tool_search", "arguments": {"query": "echo text"}}]},
+        {"text": ["Done."]},
+    ]);
+    let servers = |server: &Path| json!({"t": {"command": server, "exposure": "deferred"}});
+    let (ours, requests, _, _) = run_pi(&script, &servers, &[], None);
+    let results = tool_results(&ours);
+    assert_eq!(
+        results[0][1]["details"],
+        json!({"loaded": ["mcp__t__echo"]})
+    );
+    assert_eq!(
+        results[1][1],
+        json!({"content": [{"type": "text", "text": "No matching tools found."}],
+               "details": {"loaded": []}})
+    );
+    let (Some(original), Some(install)) = (
+        pi_testkit::original_pi(),
+        pi_testkit::extension_host_install(),
+    ) else {
+        return;
+    };
+    let (theirs, their_requests, _, _) = run_pi(
+        &script,
+        &servers,
+        &[],
+        Some((&original, &install.join("node/bin"))),
+    );
+    assert_eq!(results, tool_results(&theirs));
+    assert_eq!(requests, their_requests);
+}

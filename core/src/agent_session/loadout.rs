@@ -18,7 +18,9 @@ use crate::agent::{CallId, Effect, ToolOutcome, ToolSpec};
 use crate::system_prompt::{build_system_prompt_sections, SystemPromptInputs};
 use crate::tools::custom::CustomToolDefinition;
 use crate::tools::definitions::{builtin_tool, builtin_tools};
-use crate::tools::tool_search::{SearchableTool, TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_TOOL_NAME};
+use crate::tools::tool_search::{
+    run_search, SearchableTool, TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_TOOL_NAME,
+};
 
 use super::machine::SessionMachine;
 
@@ -208,7 +210,7 @@ impl SessionMachine {
             return;
         };
         let active = self.agent.active_tool_names();
-        let candidates: Vec<SearchableTool> = registry
+        let mut candidates: Vec<SearchableTool> = registry
             .loadout
             .deferred_tools
             .iter()
@@ -219,6 +221,7 @@ impl SessionMachine {
             if let Effect::RunTool {
                 call,
                 tool,
+                args,
                 search: slot @ None,
                 ..
             } = effect
@@ -226,6 +229,11 @@ impl SessionMachine {
                 if tool == TOOL_SEARCH_TOOL_NAME {
                     self.tool_searches.push(*call);
                     *slot = Some(Box::new(candidates.clone()));
+                    // Pi's calls of one answer search in turn, each after the previous one
+                    // loaded its matches: the next call searches what this one leaves.
+                    if let Ok(found) = run_search(args, &candidates) {
+                        candidates.retain(|t| !found.loaded.contains(&t.tool.name));
+                    }
                 }
             }
         }
