@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use pi_core::agent::ToolOutcome;
 use pi_core::event::ToolResult;
+use pi_core::tools::tool_search::{SearchableTool, TOOL_SEARCH_TOOL_NAME};
 use pi_effects::tools::{self, ToolContext, ToolEnv};
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
@@ -52,16 +53,31 @@ impl LiveTools {
         self
     }
 
-    /// Starts `tool` for call `call`, the model's `tool_call_id` (inside a tokio runtime).
-    pub fn start(&mut self, call: u64, tool_call_id: String, tool: String, args: Value) {
+    /// Starts `tool` for call `call`, the model's `tool_call_id` (inside a tokio runtime); a
+    /// `tool_search` call the session gave what to `search` is answered from that alone.
+    pub fn start(
+        &mut self,
+        call: u64,
+        tool_call_id: String,
+        tool: String,
+        args: Value,
+        search: Option<Box<Vec<SearchableTool>>>,
+    ) {
         let mut env = self.env.clone();
         env.tool_call_id = Some(tool_call_id);
         let cancel = CancellationToken::new();
         let token = cancel.clone();
         let (updates, partials) = unbounded_channel();
         let task = tokio::spawn(async move {
-            let cx = ToolContext { cancel, updates };
-            tools::run(&env, &tool, &args, &cx).await
+            match search {
+                Some(candidates) if tool == TOOL_SEARCH_TOOL_NAME => {
+                    tools::tool_search_outcome(&args, &candidates)
+                }
+                _ => {
+                    let cx = ToolContext { cancel, updates };
+                    tools::run(&env, &tool, &args, &cx).await
+                }
+            }
         });
         self.running.insert(
             call,

@@ -493,6 +493,7 @@ mod tests {
             tool_call_id: format!("t{call}"),
             tool: "read".into(),
             args: json!({}),
+            search: None,
         }
     }
 

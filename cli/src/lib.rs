@@ -265,13 +265,23 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     // prompt, as Pi's MCP extension does at session start.
     let mut mcp_servers = Vec::new();
     if !args.no_mcp && !replaying {
+        // Pi's `tool_search` as the servers find it: registered once they start.
+        let tool_search = runtime.tool_search_registered.then(|| {
+            runtime
+                .tools
+                .iter()
+                .any(|t| t == pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME)
+        });
         let servers = mcp::start_reporting(
             &runtime.agent_dir,
             &runtime.cwd,
             runtime.project_trusted,
             &mut runtime.custom_tools,
+            tool_search,
         )
         .await;
+        runtime.mcp_started = !servers.listed.is_empty() || servers.section.is_some();
+        runtime.mcp_activates_tool_search = servers.activates_tool_search;
         runtime.mcp_servers = servers.listed;
         runtime.mcp_section = servers.section;
         mcp_servers = servers.connections;

@@ -2,15 +2,17 @@
 //! the agent dir's `mcp.json` (and the project's, when it is trusted) read, every enabled server
 //! started together, the first prompt waiting up to 10 s for them, and the `direct` tools of
 //! those that connected registered as the run's custom tools (declared in its configuration, so
-//! a cassette holds them), and the servers whose tools are reached indirectly listed in the
-//! system prompt's `mcp_servers` section. What needs the user is one notice on stderr (after
-//! Pi's warning that indirect tools cannot be called here); the run goes on.
+//! a cassette holds them), their `deferred` tools registered for `tool_search` (which a server
+//! with such tools activates, as Pi's `ensureDiscoveryActive` does), and the servers whose tools
+//! are reached indirectly listed in the system prompt's `mcp_servers` section. What needs the
+//! user is one notice on stderr (after Pi's warning that indirect tools cannot be called when
+//! `tool_search` is not active); the run goes on.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use pi_effects::custom_tool::ToolRegistry;
-use pi_mcp::{load_mcp_config, register_direct_tools, start_servers, McpConfig, McpConnection};
+use pi_mcp::{load_mcp_config, register_tools, start_servers, McpConfig, McpConnection};
 use serde_json::Value;
 
 /// The servers that connected, and the notice about what failed, if anything did.
@@ -21,8 +23,11 @@ pub struct Servers {
     /// The `mcp_servers` system-prompt section, when some server's tools are reached
     /// indirectly (Pi's MCP extension adds it before each prompt).
     pub section: Option<String>,
-    /// Pi's warning that those tools cannot be called (no `codemode`, no `tool_search` here).
+    /// Pi's warning that those tools cannot be called (no `codemode` here, `tool_search` not
+    /// active).
     pub warning: Option<&'static str>,
+    /// Whether a server's deferred tools activate `tool_search`.
+    pub activates_tool_search: bool,
     pub notice: Option<String>,
     /// The servers that connected, stopped together when the session ends
     /// (`pi_mcp::stop_servers`).
@@ -31,15 +36,17 @@ pub struct Servers {
 
 /// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
 /// configures, relative paths against `cwd`, and registers their tools in `tools` after those
-/// there; no file, no server, nothing said.
+/// there; `tool_search` is the run's (`None`: not registered, else whether it is active). No
+/// file, no server, nothing said.
 pub async fn start(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
     tools: &mut ToolRegistry,
+    tool_search: Option<bool>,
 ) -> Servers {
     let config = load_mcp_config(agent_dir, cwd, project_trusted);
-    start_configured(config, cwd, tools).await
+    start_configured(config, cwd, tools, tool_search).await
 }
 
 /// Starts the servers of `agent_dir`'s `mcp.json` that `declared` names (a replay's: those
@@ -49,21 +56,29 @@ pub async fn start_declared(
     cwd: &Path,
     declared: &[String],
     tools: &mut ToolRegistry,
+    tool_search: Option<bool>,
 ) -> Servers {
     let mut config = load_mcp_config(agent_dir, cwd, false);
     config
         .servers
         .retain(|server| declared.contains(&server.name));
-    report(start_configured(config, cwd, tools).await)
+    report(start_configured(config, cwd, tools, tool_search).await)
 }
 
 /// Starts the servers of `config` and registers their tools in `tools`.
-async fn start_configured(config: McpConfig, cwd: &Path, tools: &mut ToolRegistry) -> Servers {
+async fn start_configured(
+    config: McpConfig,
+    cwd: &Path,
+    tools: &mut ToolRegistry,
+    tool_search: Option<bool>,
+) -> Servers {
     if config.servers.is_empty() && config.errors.is_empty() {
         return Servers::default();
     }
-    let started = start_servers(&config, cwd).await;
+    let mut started = start_servers(&config, cwd).await;
+    let activates_tool_search = started.activate_tool_search(tool_search);
     let mut servers = Servers {
+        activates_tool_search,
         notice: started.report,
         section: started.section,
         warning: started.warning,
@@ -71,7 +86,7 @@ async fn start_configured(config: McpConfig, cwd: &Path, tools: &mut ToolRegistr
     };
     for connection in started.connections {
         servers.listed.push(connection.listing());
-        register_direct_tools(tools, Arc::clone(&connection));
+        register_tools(tools, Arc::clone(&connection));
         servers.connections.push(connection);
     }
     servers
@@ -83,8 +98,9 @@ pub async fn start_reporting(
     cwd: &Path,
     project_trusted: bool,
     tools: &mut ToolRegistry,
+    tool_search: Option<bool>,
 ) -> Servers {
-    report(start(agent_dir, cwd, project_trusted, tools).await)
+    report(start(agent_dir, cwd, project_trusted, tools, tool_search).await)
 }
 
 /// Says on stderr what of `servers` needs the user.

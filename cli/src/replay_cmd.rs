@@ -19,8 +19,11 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 use pi_cassettes::format::RecordedOutcome;
 use pi_cassettes::{Cassette, Divergence, Replay};
+use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::agent_session::AgentSession;
-use pi_effects::custom_tool::{unregistered_tools_message, DeclaredOnly, ToolRegistry};
+use pi_effects::custom_tool::{
+    unregistered_tools_message, CustomToolDefinition, DeclaredOnly, ToolRegistry,
+};
 use pi_effects::run_config::{build_machine, RunConfig};
 
 use crate::args::{Args, Mode};
@@ -362,7 +365,8 @@ pub(crate) async fn replay(
         ConfigSource::Recorded => cassette.config.clone(),
         ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
     };
-    pi_mcp::check_recorded_servers(&config.mcp_servers, &config.custom_tools).map_err(unusable)?;
+    pi_mcp::check_recorded_servers(&config.mcp_servers, &config.declarable_tools())
+        .map_err(unusable)?;
     // Running a recorded custom tool again needs a program that provides it: the binary's are
     // the tools of the MCP servers the recording declares, as the agent dir the user names
     // configures them (a project's `mcp.json` is not read: no one is asked to trust it; a
@@ -377,9 +381,11 @@ pub(crate) async fn replay(
         &how.servers_from,
     ) {
         let declared = recorded_server_names(&config.mcp_servers);
-        servers = crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom)
-            .await
-            .connections;
+        let tool_search = recorded_tool_search(&config);
+        servers =
+            crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom, tool_search)
+                .await
+                .connections;
     }
     // The replay, then the servers stopped together, as Pi stops them when a session ends.
     let ran = async {
@@ -889,4 +895,15 @@ pub(crate) fn display_paths(paths: &[PathBuf]) -> String {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The recorded run's `tool_search`: `None` when it did not register it, else whether it was
+/// active from the start.
+fn recorded_tool_search(config: &RunConfig) -> Option<bool> {
+    let named = |t: &CustomToolDefinition| t.name == TOOL_SEARCH_TOOL_NAME;
+    if config.custom_tools.iter().any(named) {
+        return Some(true);
+    }
+    let loadout = config.tool_loadout.as_ref()?;
+    loadout.inactive_tools.iter().any(named).then_some(false)
 }

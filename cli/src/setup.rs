@@ -10,6 +10,7 @@ use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::paths::resolve_posix;
+use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::agent_session::{AgentSession, CreateError, SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::now_ms;
 use pi_effects::custom_tool::ToolRegistry;
@@ -35,7 +36,7 @@ use crate::model_select::{
 };
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
-use crate::tool_select::{registered, select_tools, tool_list_error};
+use crate::tool_select::{allows, registered, select_tools, tool_list_error};
 use crate::trust::project_trusted;
 use crate::CliError;
 use pi_core::resources::Resources;
@@ -141,6 +142,12 @@ pub struct Runtime {
     /// Their `mcp_servers` system-prompt section, when some server's tools are reached
     /// indirectly (see [`crate::mcp`]).
     pub mcp_section: Option<String>,
+    /// Whether `--tools`/`--exclude-tools` keep Pi's `tool_search` registered.
+    pub tool_search_registered: bool,
+    /// Whether MCP servers started for the run (which then registers `tool_search`), and
+    /// whether their deferred tools activated it.
+    pub mcp_started: bool,
+    pub mcp_activates_tool_search: bool,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).
@@ -346,6 +353,9 @@ impl Runtime {
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
             mcp_section: None,
+            tool_search_registered: tool_search_registered(args),
+            mcp_started: false,
+            mcp_activates_tool_search: false,
             cache_warming: None,
         })
     }
@@ -400,6 +410,9 @@ impl Runtime {
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
             mcp_section: None,
+            tool_search_registered: tool_search_registered(args),
+            mcp_started: false,
+            mcp_activates_tool_search: false,
             cache_warming: None,
         }
         .with_recorded_models(models, scoped)
@@ -581,6 +594,15 @@ impl Runtime {
         })
     }
 
+    /// The run's `tool_search` (see [`SessionOptions::tool_search`]): registered where Pi's
+    /// would be observable (extensions loaded, MCP servers started, or the tools naming it),
+    /// active when the tools name it or deferred MCP tools need it.
+    pub fn tool_search(&self) -> Option<bool> {
+        let named = self.tools.iter().any(|t| t == TOOL_SEARCH_TOOL_NAME);
+        let observable = named || self.mcp_started || !self.extensions.is_empty();
+        (self.tool_search_registered && observable).then_some(self.mcp_activates_tool_search)
+    }
+
     /// The options of a session of `model` at `level` as this command line, settings and
     /// environment configure it.
     pub fn session_options(&self, model: Model, level: ThinkingLevel) -> SessionOptions {
@@ -592,6 +614,7 @@ impl Runtime {
         options.tools = self.tools.clone();
         options.registered_builtins = Some(self.registered_builtins.clone());
         options.custom_tools = self.custom_tools.clone();
+        options.tool_search = self.tool_search();
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
@@ -809,6 +832,17 @@ fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
         tools.as_deref(),
         args.excluded_tools().as_deref(),
     )
+}
+
+/// Whether the run registers Pi's `tool_search`: not with `--no-tools`, else when `--tools`
+/// (an allowlist) and `--exclude-tools` keep it.
+fn tool_search_registered(args: &Args) -> bool {
+    !args.no_tools
+        && allows(
+            args.tool_names().as_deref(),
+            args.excluded_tools().as_deref(),
+            TOOL_SEARCH_TOOL_NAME,
+        )
 }
 
 /// The built-in tools a run registers, active or not: none with `--no-tools` or

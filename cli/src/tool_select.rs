@@ -88,6 +88,15 @@ pub fn registered(tools: Option<&[String]>, exclude: Option<&[String]>) -> Vec<S
         .collect()
 }
 
+/// Whether `--tools` and `--exclude-tools` keep the tool `name` registered (Pi's
+/// `_isAllowedTool`): an allowlist must name or match it (modifiers allow every tool), and no
+/// exclusion may.
+pub fn allows(tools: Option<&[String]>, exclude: Option<&[String]>, name: &str) -> bool {
+    let allowlist = tools.filter(|entries| !entries.iter().any(|e| is_modifier(e)));
+    allowlist.is_none_or(|entries| matches(entries, name))
+        && !exclude.is_some_and(|entries| matches(entries, name))
+}
+
 fn is_modifier(entry: &str) -> bool {
     entry.starts_with('+') || entry.starts_with('-')
 }
@@ -149,5 +158,15 @@ mod tests {
             Some("+name and -name entries take exact tool names, not patterns: +g*".into())
         );
         assert_eq!(tool_list_error(&list("re*,bash")), None);
+    }
+
+    #[test]
+    fn a_tool_is_allowed_unless_an_allowlist_misses_it_or_an_exclusion_matches_it() {
+        assert!(allows(None, None, "tool_search"));
+        assert!(allows(Some(&list("read,tool_search")), None, "tool_search"));
+        assert!(allows(Some(&list("+ls")), None, "tool_search"));
+        assert!(allows(Some(&list("tool_*")), None, "tool_search"));
+        assert!(!allows(Some(&list("read")), None, "tool_search"));
+        assert!(!allows(None, Some(&list("tool_search")), "tool_search"));
     }
 }

@@ -16,6 +16,9 @@ use std::process::{Command, Output, Stdio};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
+#[path = "mcp/tool_search.rs"]
+mod tool_search;
+
 /// The test server's binary, built by the `pi-mcp` package next to this test (CI builds the
 /// workspace's binaries first; a lone `cargo test` of this package builds it here).
 fn test_server() -> PathBuf {
@@ -519,8 +522,8 @@ fn first_system_message(mock: &MockLlm) -> String {
 
 /// A server whose tools the model reaches only through codemode or `tool_search` (the default
 /// exposure is `codemode`) is listed in Pi 1.5.2's `mcp_servers` section of the system prompt,
-/// by its configured description or else the first line of its instructions, and a direct-only
-/// or disabled server is not; neither tool exists here, so Pi's warning that those tools cannot
+/// by its configured description (its instructions are not known yet: the first prompt does
+/// not wait for it), and a direct-only or disabled server is not; neither tool exists here, so Pi's warning that those tools cannot
 /// be called is said once. The section is in the cassette's configuration: the replay matches.
 #[test]
 fn servers_reached_indirectly_are_listed_in_the_system_prompt() {
@@ -541,7 +544,7 @@ fn servers_reached_indirectly_are_listed_in_the_system_prompt() {
         Call the tools of `codemode` servers from codemode scripts. \
         Load the tools of `tool_search` servers with `tool_search`.\n\
         - mcp__described (tool_search): Echoes for the tests\n\
-        - mcp__plain (codemode): Tools for tests.\n</mcp_servers>";
+        - mcp__plain (codemode)\n</mcp_servers>";
     let system = first_system_message(&mock);
     assert!(system.ends_with(section), "{system}");
     let text = stderr(&recorded);

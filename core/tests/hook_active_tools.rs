@@ -53,6 +53,7 @@ fn session(loadout: bool) -> SessionMachine {
         machine.set_tool_loadout(Some(ToolLoadout {
             inactive_builtins: vec!["grep".into(), "ls".into()],
             prompt: registered,
+            ..ToolLoadout::default()
         }));
     }
     machine

@@ -59,7 +59,9 @@ use pi_core::session::ids::IdGenerator;
 use pi_core::system_prompt::{
     build_system_prompt_sections, DocPaths, InvalidSectionName, SystemPromptInputs,
 };
+use pi_core::tools::custom::CustomToolDefinition;
 use pi_core::tools::definitions::{builtin_tool, builtin_tools};
+use pi_core::tools::tool_search::{tool_search_definition, TOOL_SEARCH_TOOL_NAME};
 use pi_providers::transport::{HttpTransport, TransportError};
 use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
@@ -156,6 +158,12 @@ pub struct SessionOptions {
     /// one its `--tools` allowlist allows); `None` is every built-in. An extension's
     /// `pi.setActiveTools` chooses among these and `custom_tools`.
     pub registered_builtins: Option<Vec<String>>,
+    /// Pi's `tool_search`: `None` not registered, else whether it is active from the start
+    /// (after the extensions' tools, unless `tools` places it; `tools` naming it activates
+    /// it too). Pi
+    /// registers it always, inactive; a registered one makes the run record its loadout, so
+    /// `pi.setActiveTools` can activate it and its calls load `custom_tools`' deferred tools.
+    pub tool_search: Option<bool>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -204,6 +212,7 @@ impl SessionOptions {
             model_thinking_levels: BTreeMap::new(),
             cache_warming: None,
             registered_builtins: None,
+            tool_search: None,
         }
     }
 }
@@ -268,12 +277,22 @@ impl SessionOptions {
     /// The run these options describe, started at `started_at`: tools checked, the system
     /// prompt built (context files read now), the seed chosen.
     pub fn run_config(&self, started_at: u64) -> Result<RunConfig, CreateError> {
-        let custom_tools = self.custom_tools.definitions();
-        if let Some(unknown) = self
-            .tools
-            .iter()
-            .find(|name| builtin_tool(name).is_none() && self.custom_tools.get(name).is_none())
-        {
+        let mut custom_tools = self.custom_tools.definitions();
+        let search_active = self.tool_search == Some(true)
+            || (self.tool_search.is_some()
+                && self.tools.iter().any(|t| t == TOOL_SEARCH_TOOL_NAME));
+        if search_active && self.custom_tools.get(TOOL_SEARCH_TOOL_NAME).is_none() {
+            // Activated at session start: after the extensions' tools, before the MCP servers'
+            // (`mcp__…`), which register as their servers connect.
+            let at = custom_tools
+                .iter()
+                .position(|t| t.name.starts_with("mcp__"))
+                .unwrap_or(custom_tools.len());
+            custom_tools.insert(at, tool_search_definition());
+        }
+        if let Some(unknown) = self.tools.iter().find(|name| {
+            builtin_tool(name).is_none() && !custom_tools.iter().any(|t| t.name == **name)
+        }) {
             return Err(CreateError::UnknownTool(unknown.clone()));
         }
         let cwd = self.cwd.to_string_lossy().into_owned();
@@ -294,7 +313,8 @@ impl SessionOptions {
         }
         .with_builtin_tools(&names)
         .with_custom_tools(&custom_tools);
-        let tool_loadout = (!self.extensions.is_empty()).then(|| self.tool_loadout(&inputs));
+        let tool_loadout = (!self.extensions.is_empty() || self.tool_search.is_some())
+            .then(|| self.tool_loadout(&inputs, search_active));
         Ok(RunConfig {
             started_at,
             seed: self.seed.unwrap_or(started_at),
@@ -323,7 +343,7 @@ impl SessionOptions {
 
     /// The registered built-ins not active, and `inputs` with the snippets and rules of every
     /// registered tool (those of the active ones in force).
-    fn tool_loadout(&self, inputs: &SystemPromptInputs) -> ToolLoadout {
+    fn tool_loadout(&self, inputs: &SystemPromptInputs, search_active: bool) -> ToolLoadout {
         let registered: Vec<&str> = match &self.registered_builtins {
             Some(names) => names.iter().map(String::as_str).collect(),
             None => builtin_tools().iter().map(|t| t.name.as_str()).collect(),
@@ -333,10 +353,20 @@ impl SessionOptions {
             .filter(|name| !self.tools.iter().any(|t| t == name))
             .filter(|name| self.custom_tools.get(name).is_none())
             .collect();
-        let mut prompt = inputs.clone().with_builtin_tools(&inactive);
+        let inactive_tools: Vec<CustomToolDefinition> = (self.tool_search.is_some()
+            && !search_active)
+            .then(tool_search_definition)
+            .into_iter()
+            .collect();
+        let mut prompt = inputs
+            .clone()
+            .with_builtin_tools(&inactive)
+            .with_custom_tools(&inactive_tools);
         prompt.selected_tools = inputs.selected_tools.clone();
         ToolLoadout {
             inactive_builtins: inactive.iter().map(|n| (*n).to_owned()).collect(),
+            inactive_tools,
+            deferred_tools: self.custom_tools.deferred_definitions(),
             prompt,
         }
     }

@@ -17,6 +17,8 @@ use std::sync::Arc;
 use pi_core::agent::ToolOutcome;
 use pi_core::event::ToolResult;
 pub use pi_core::tools::custom::CustomToolDefinition;
+use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
+pub use pi_core::tools::tool_search::{SearchableTool, ToolNamespace};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -71,6 +73,9 @@ impl ToolCallContext {
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn CustomTool>>,
+    /// Tools of `deferred` exposure with their namespaces: not declared until `tool_search`
+    /// loads them, run like the others once it has.
+    deferred: Vec<(Arc<dyn CustomTool>, Option<ToolNamespace>)>,
     /// Names a recorded run declared as custom tools (see [`ToolRegistry::expecting`]).
     expected: Vec<String>,
 }
@@ -125,6 +130,30 @@ impl ToolRegistry {
         }
     }
 
+    /// Adds `tool` as a tool of `deferred` exposure in `namespace` (an MCP server's): not
+    /// declared at the start, found by `tool_search`, which loads it.
+    pub fn register_deferred(
+        &mut self,
+        tool: Arc<dyn CustomTool>,
+        namespace: Option<ToolNamespace>,
+    ) {
+        let name = tool.definition().name.clone();
+        self.deferred.retain(|(t, _)| t.definition().name != name);
+        self.deferred.push((tool, namespace));
+    }
+
+    /// The deferred tools' declarations with their namespaces, in registration order: what a
+    /// run's configuration records for `tool_search` to search.
+    pub fn deferred_definitions(&self) -> Vec<SearchableTool> {
+        self.deferred
+            .iter()
+            .map(|(tool, namespace)| SearchableTool {
+                tool: tool.definition().clone(),
+                namespace: namespace.clone(),
+            })
+            .collect()
+    }
+
     /// This registry for running again the tools of a run that declared `declared`: a call
     /// to one of those it lacks fails with [`missing_tool_message`] instead of running a
     /// built-in of that name or nothing.
@@ -144,7 +173,10 @@ impl ToolRegistry {
 
     /// The tool registered under `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn CustomTool>> {
-        self.tools.iter().find(|t| t.definition().name == name)
+        self.tools
+            .iter()
+            .chain(self.deferred.iter().map(|(tool, _)| tool))
+            .find(|t| t.definition().name == name)
     }
 
     /// The registered tools' names, in order.
@@ -166,12 +198,13 @@ impl ToolRegistry {
     }
 
     /// The names of `declared` tools (a recorded run's) that are not registered here: what a
-    /// replay that runs tools again cannot run.
+    /// replay that runs tools again cannot run. `tool_search` is never missing: the session
+    /// answers it (see [`pi_core::tools::tool_search`]).
     pub fn missing<'a>(&self, declared: &'a [CustomToolDefinition]) -> Vec<&'a str> {
         declared
             .iter()
             .map(|d| d.name.as_str())
-            .filter(|name| self.get(name).is_none())
+            .filter(|name| *name != TOOL_SEARCH_TOOL_NAME && self.get(name).is_none())
             .collect()
     }
 }

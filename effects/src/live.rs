@@ -11,6 +11,7 @@ use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutco
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::model::ThinkingLevel;
+use pi_core::tools::tool_search::{SearchableTool, TOOL_SEARCH_TOOL_NAME};
 use pi_providers::call::ModelCall;
 use pi_providers::transport::HttpTransport;
 use pi_providers::CallOptions;
@@ -277,6 +278,22 @@ impl Live {
         });
     }
 
+    /// Answers a `tool_search` call at once: it ranks what the session gave it and runs nothing
+    /// (the session loads the matches when the result arrives).
+    fn answer_search(
+        &mut self,
+        call: CallId,
+        args: &serde_json::Value,
+        candidates: &[SearchableTool],
+    ) {
+        let outcome = tools::tool_search_outcome(args, candidates);
+        self.running.insert(call, CancellationToken::new());
+        let input = Input::ToolFinished { call, outcome };
+        let _ = self
+            .answers_tx
+            .send((self.clock.now_ms(), SessionInput::Answer(input)));
+    }
+
     /// Asks the extensions at a hook point. A handler that panics counts as one that threw, so
     /// the machine always gets its decision.
     /// Shows the extensions the session's state at a hook point answered elsewhere (a hybrid
@@ -367,7 +384,13 @@ impl Interpreter for Live {
                 tool_call_id,
                 tool,
                 args,
-            } => self.spawn_tool(call, tool_call_id, tool, args),
+                search,
+            } => match search {
+                Some(candidates) if tool == TOOL_SEARCH_TOOL_NAME => {
+                    self.answer_search(call, &args, &candidates)
+                }
+                _ => self.spawn_tool(call, tool_call_id, tool, args),
+            },
             Effect::Cancel { call } => {
                 if let Some(token) = self.running.get(&call) {
                     token.cancel();

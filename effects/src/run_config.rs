@@ -107,6 +107,19 @@ pub struct RunConfig {
     pub tool_loadout: Option<ToolLoadout>,
 }
 
+impl RunConfig {
+    /// Every tool the run could declare to the model: its custom tools, then the deferred tools
+    /// `tool_search` could load (`toolLoadout.deferredTools`). A recording's MCP server lists
+    /// are checked against these (`pi_mcp::check_recorded_servers`).
+    pub fn declarable_tools(&self) -> Vec<CustomToolDefinition> {
+        let deferred = self
+            .tool_loadout
+            .iter()
+            .flat_map(|loadout| loadout.deferred_tools.iter().map(|t| t.tool.clone()));
+        self.custom_tools.iter().cloned().chain(deferred).collect()
+    }
+}
+
 /// Why a machine could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {

@@ -70,7 +70,7 @@ pub struct McpConnection {
     peer: Peer<RoleClient>,
     /// The tools the server listed, each as MCP's JSON.
     tools: Vec<Value>,
-    /// The first line of the server's `instructions`, if it sent any.
+    /// The server's `instructions`, if it sent any.
     instructions: Option<String>,
     /// A stdio server's process, stopped as Pi stops it by [`McpConnection::close`] (after
     /// the service, which holds its pipes), or when the connection goes unclosed.
@@ -214,8 +214,7 @@ impl McpConnection {
         };
         let instructions = service
             .peer_info()
-            .and_then(|info| info.instructions.clone())
-            .map(|text| text.split('\n').next().unwrap_or("").to_string());
+            .and_then(|info| info.instructions.clone());
         let timeout = Duration::from_secs_f64(entry.timeout_seconds());
         let listed = tokio::time::timeout(timeout, service.list_all_tools()).await;
         let tools = match listed {
@@ -247,7 +246,8 @@ impl McpConnection {
         &self.tools
     }
 
-    /// The first line of the server's instructions.
+    /// The server's instructions (the `mcp_servers` section shows their first line; the
+    /// namespace `tool_search` ranks by holds them whole).
     pub fn instructions(&self) -> Option<&str> {
         self.instructions.as_deref()
     }

@@ -1,21 +1,24 @@
 //! MCP tools as custom tools: each tool of a connected server registered in the Live
 //! interpreter's [`ToolRegistry`] and declared in the run's configuration, so that its calls are
 //! effects like a built-in's, recorded in a cassette and answered from it on replay without the
-//! server. Only `direct` tools are declared to the model: Pi reaches the other exposures through
-//! its `codemode` and `tool_search` tools, which this harness does not have.
+//! server. `direct` tools are declared to the model; `deferred` ones (and `codemode` ones, which
+//! Pi registers as deferred) are registered for `tool_search` to load, with their server's
+//! namespace; `hidden` ones are not registered. Pi's `codemode` tool, which would call them
+//! from scripts, is not in this harness.
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 use pi_effects::custom_tool::{
-    CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture, ToolRegistry,
+    CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture, ToolNamespace, ToolRegistry,
 };
 use pi_effects::tools::temp_file::create_fresh;
 use serde_json::Value;
 
 use crate::client::McpConnection;
 use crate::definition::{tool_definitions, McpToolDefinition};
+use crate::naming::mcp_namespace;
 
 /// One MCP tool of a connected server.
 #[derive(Debug)]
@@ -57,24 +60,49 @@ fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
     create_fresh(path)?.write_all(data)
 }
 
-/// Registers the `direct` tools of `connection` in `registry`, named and declared as Pi
-/// names and declares them; returns their declarations, for the run's configuration.
-pub fn register_direct_tools(
+/// Registers the tools of `connection` in `registry`, named and declared as Pi names and
+/// declares them: the `direct` ones declared to the model, the `deferred` ones for
+/// `tool_search`; returns the direct ones' declarations, for the run's configuration.
+pub fn register_tools(
     registry: &mut ToolRegistry,
     connection: Arc<McpConnection>,
 ) -> Vec<CustomToolDefinition> {
+    let namespace = namespace(&connection);
     let mut declared = Vec::new();
     for tool in tool_definitions(connection.entry(), connection.tools()) {
-        if tool.exposure != "direct" {
-            continue;
-        }
+        let exposure = tool.exposure.clone();
         let declaration = tool.custom_definition();
-        declared.push(declaration.clone());
-        registry.register(Arc::new(McpTool {
-            declaration,
+        let registered = Arc::new(McpTool {
+            declaration: declaration.clone(),
             tool,
             connection: Arc::clone(&connection),
-        }));
+        });
+        match exposure.as_str() {
+            "direct" => {
+                declared.push(declaration);
+                registry.register(registered);
+            }
+            "deferred" => registry.register_deferred(registered, Some(namespace.clone())),
+            _ => {}
+        }
     }
     declared
+}
+
+/// Pi's namespace of a server's tools: `mcp__<server>`, the server's name as its alias, its
+/// configured description (trimmed, when not empty) and its instructions.
+fn namespace(connection: &McpConnection) -> ToolNamespace {
+    let entry = connection.entry();
+    ToolNamespace {
+        name: mcp_namespace(&entry.name),
+        aliases: vec![entry.name.clone()],
+        description: entry
+            .config
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned),
+        instructions: connection.instructions().map(str::to_owned),
+    }
 }

@@ -120,7 +120,8 @@ pub fn tool_definitions(entry: &ServerEntry, tools: &[Value]) -> Vec<McpToolDefi
 }
 
 /// Checks a recording's MCP servers (`config.mcpServers`: each `{"name", "tools"}` as the
-/// server listed them) against the tools it declared to the model (`config.customTools`): every
+/// server listed them) against the tools it could declare to the model (`config.customTools`
+/// and the deferred tools of `config.toolLoadout`): every
 /// declared tool of a listed server's namespace must be one of its listed tools, declared as
 /// [`tool_definitions`] declares it. A replay declares the tools from `customTools`, so an edit
 /// of either one alone would make the header say tools the run did not have; the error names

@@ -22,6 +22,6 @@ pub use client::{CallError, ConnectError, McpConnection};
 pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
 pub use convert::{convert_result, McpToolOutput};
 pub use credentials::{credentials, machine_credentials};
-pub use custom_tool::{register_direct_tools, McpTool};
+pub use custom_tool::{register_tools, McpTool};
 pub use definition::{check_recorded_servers, tool_definitions, McpToolDefinition};
 pub use startup::{start_servers, stop_servers, Started};

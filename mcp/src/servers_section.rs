@@ -26,7 +26,7 @@ const MAX_SERVER_DESCRIPTION_CHARS: i64 = 250;
 const MAX_SERVERS_SECTION_CHARS: i64 = 4096;
 
 /// Pi's warning when some enabled server's tools can be reached only through `codemode` or
-/// `tool_search` and neither tool is there to reach them (this harness has neither).
+/// `tool_search` and neither tool is active to reach them (this harness has no `codemode`).
 pub const UNREACHABLE_WARNING: &str = "MCP tools are only reachable from the codemode or tool_search tool, but neither is active; they cannot be called.";
 
 /// One server as the section sees it: its name, its config as written, and the first line of
@@ -58,6 +58,11 @@ impl SectionServer<'_> {
             .into_iter()
             .flat_map(|map| map.values().filter_map(Value::as_str));
         std::iter::once(own).chain(per_tool).collect()
+    }
+
+    /// Whether some of its tools are `direct`: the servers the first prompt waits for.
+    pub fn has_direct_tools(&self) -> bool {
+        self.exposures().contains(&"direct")
     }
 
     /// Whether some of its tools are reached through codemode or `tool_search`.
@@ -95,6 +100,14 @@ pub fn custom_sections(section: Option<&str>) -> Vec<(String, String)> {
 /// is when Pi warns (once) that they cannot be called without either tool.
 pub fn has_unreachable_tools(servers: &[SectionServer<'_>]) -> bool {
     servers.iter().any(|s| s.enabled() && s.indirect())
+}
+
+/// Whether some enabled server's configured exposures include `deferred`, which is when Pi
+/// activates `tool_search` at session start (`ensureDiscoveryActive`).
+pub fn needs_tool_search(servers: &[SectionServer<'_>]) -> bool {
+    servers
+        .iter()
+        .any(|s| s.enabled() && s.exposures().contains(&"deferred"))
 }
 
 /// The section's text, or `None` when no enabled server has such tools.

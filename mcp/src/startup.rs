@@ -12,7 +12,8 @@ use tokio::task::JoinSet;
 use crate::client::McpConnection;
 use crate::config::McpConfig;
 use crate::servers_section::{
-    has_unreachable_tools, render_servers_section, SectionServer, UNREACHABLE_WARNING,
+    has_unreachable_tools, needs_tool_search, render_servers_section, SectionServer,
+    UNREACHABLE_WARNING,
 };
 
 /// The servers that connected, in configuration order, and the one warning about the rest.
@@ -24,9 +25,12 @@ pub struct Started {
     /// The `mcp_servers` system-prompt section (`servers_section::SECTION_NAME`), when some
     /// enabled server's tools are reached indirectly.
     pub section: Option<String>,
-    /// Pi's warning, said before the report, that such tools cannot be called here: neither
-    /// `codemode` nor `tool_search` is a tool of this harness.
+    /// Pi's warning, said before the report, that such tools cannot be called: this harness
+    /// has no `codemode`, so it holds unless `tool_search` is active (see
+    /// [`Started::activate_tool_search`]).
     pub warning: Option<&'static str>,
+    /// Whether some enabled server has `deferred` tools, which makes Pi activate `tool_search`.
+    pub needs_tool_search: bool,
 }
 
 /// How long a session waits for its servers (Pi's `DEFAULT_STARTUP_WAIT_MS`).
@@ -50,11 +54,28 @@ pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
     let listed = section_servers(config, &started.connections);
     started.section = render_servers_section(&listed);
     started.warning = has_unreachable_tools(&listed).then_some(UNREACHABLE_WARNING);
+    started.needs_tool_search = needs_tool_search(&listed);
     started
 }
 
+impl Started {
+    /// Pi's `ensureDiscoveryActive` for a session whose `tool_search` is `None` (not
+    /// registered) or registered and active or not: whether the session activates it (some
+    /// server has deferred tools and it is registered), and the warning goes when it is active
+    /// either way.
+    pub fn activate_tool_search(&mut self, tool_search: Option<bool>) -> bool {
+        let activate = tool_search == Some(false) && self.needs_tool_search;
+        if activate || tool_search == Some(true) {
+            self.warning = None;
+        }
+        activate
+    }
+}
+
 /// Every configured server as the section sees it, with the instructions of those that
-/// connected.
+/// connected and that the first prompt waits for. Pi's first prompt waits only for servers with
+/// `direct` tools; the others are still connecting when it renders the section, which so lists
+/// them by their configured description alone.
 fn section_servers<'a>(
     config: &'a McpConfig,
     connections: &'a [Arc<McpConnection>],
@@ -62,13 +83,19 @@ fn section_servers<'a>(
     config
         .servers
         .iter()
-        .map(|entry| SectionServer {
-            name: &entry.name,
-            config: &entry.config,
-            instructions: connections
-                .iter()
-                .find(|c| c.entry().name == entry.name)
-                .and_then(|c| c.instructions()),
+        .map(|entry| {
+            let mut server = SectionServer {
+                name: &entry.name,
+                config: &entry.config,
+                instructions: None,
+            };
+            if server.has_direct_tools() {
+                server.instructions = connections
+                    .iter()
+                    .find(|c| c.entry().name == entry.name)
+                    .and_then(|c| c.instructions());
+            }
+            server
         })
         .collect()
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use pi_cassettes::test_support::{mock_key, mock_model, prompt, record, replay, tool_events};
 use pi_effects::agent_session::SessionOptions;
 use pi_mcp::config::{validate_server, Scope};
-use pi_mcp::{register_direct_tools, McpConnection, ServerEntry};
+use pi_mcp::{register_tools, McpConnection, ServerEntry};
 use pi_testkit::MockLlm;
 use serde_json::json;
 
@@ -39,7 +39,7 @@ async fn record_echo(dir: &Path, workspace: &Path, server: &Path) -> (PathBuf, V
         override_path: None,
     };
     let connection = Arc::new(McpConnection::connect(&entry, workspace).await.unwrap());
-    let declared = register_direct_tools(&mut options.custom_tools, connection);
+    let declared = register_tools(&mut options.custom_tools, connection);
     assert_eq!(declared.len(), 7);
     assert_eq!(options.run_config(0).unwrap().custom_tools, declared);
     let cassette = dir.join("custom.jsonl");

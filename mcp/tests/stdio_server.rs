@@ -40,7 +40,10 @@ async fn tools_are_named_labelled_and_described_as_pi_does() {
     let connection = McpConnection::connect(&server, Path::new("."))
         .await
         .unwrap();
-    assert_eq!(connection.instructions(), Some("Tools for tests."));
+    assert_eq!(
+        connection.instructions(),
+        Some("Tools for tests.\nSecond line.")
+    );
     let defs = tool_definitions(&server, connection.tools());
     let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(

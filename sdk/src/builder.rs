@@ -279,7 +279,7 @@ impl SessionBuilder {
         let started = pi_mcp::start_servers(config, &self.cwd).await;
         for connection in started.connections {
             self.mcp_servers.push(connection.listing());
-            pi_mcp::register_direct_tools(&mut self.custom_tools, Arc::clone(&connection));
+            pi_mcp::register_tools(&mut self.custom_tools, Arc::clone(&connection));
             self.mcp_connections.push(connection);
         }
         self.mcp_section = started.section;
@@ -708,7 +708,7 @@ impl SessionBuilder {
     fn build_replay(&self, path: &Path) -> Result<Session, Error> {
         let cassette = Cassette::load(path).map_err(|e| Error::Cassette(e.to_string()))?;
         let config = cassette.config.clone();
-        pi_mcp::check_recorded_servers(&config.mcp_servers, &config.custom_tools).map_err(
+        pi_mcp::check_recorded_servers(&config.mcp_servers, &config.declarable_tools()).map_err(
             |reason| Error::RecordedServers {
                 cassette: path.to_path_buf(),
                 reason,

@@ -125,8 +125,9 @@ async fn a_key_in_mcp_json_reaches_no_cassette() {
 }
 
 /// A server with the default (`codemode`) exposure is listed in the system prompt's
-/// `mcp_servers` section, by the first line of its instructions, as Pi 1.5.2's MCP extension
-/// lists it; since no tool here reaches such tools, the notice starts with Pi's warning saying
+/// `mcp_servers` section as Pi 1.5.2's MCP extension lists it at the first prompt, which does
+/// not wait for such a server (so without a summary from its instructions); since no tool here
+/// reaches such tools, the notice starts with Pi's warning saying
 /// they cannot be called.
 #[tokio::test]
 async fn mcp_config_lists_indirect_servers_in_the_system_prompt() {
@@ -151,8 +152,8 @@ async fn mcp_config_lists_indirect_servers_in_the_system_prompt() {
     assert!(
         system.contains(
             "<mcp_servers>\\nMCP servers whose tools are not declared to you. Call the tools \
-             of `codemode` servers from codemode scripts.\\n- mcp__t (codemode): Tools for \
-             tests.\\n</mcp_servers>"
+             of `codemode` servers from codemode scripts.\\n- mcp__t (codemode)\\n\
+             </mcp_servers>"
         ),
         "{system}"
     );

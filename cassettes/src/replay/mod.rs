@@ -568,10 +568,11 @@ impl Interpreter for Replay {
                     tool_call_id,
                     tool,
                     args,
+                    search,
                 },
                 Some(tools),
                 _,
-            ) => tools.start(call.0, tool_call_id, tool, args),
+            ) => tools.start(call.0, tool_call_id, tool, args, search),
             (
                 Effect::Hook {
                     call,

@@ -16,6 +16,7 @@ use crate::model::{Model, ThinkingLevel};
 use super::config::{QueueMode, ToolExecution, ToolSpec};
 use super::hook_state::HookState;
 use super::hooks::{HookOutcome, HookPayload};
+use crate::tools::tool_search::SearchableTool;
 
 /// Identifies one model call or one tool execution; every effect has one and its answers carry it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -346,11 +347,16 @@ pub enum Effect {
     /// Stream a model response; answer with `Input::Model` events ending in `Done` or `Error`.
     CallModel { call: CallId, request: ModelRequest },
     /// Run a tool with validated arguments; answer with `ToolUpdate`s and one `ToolFinished`.
+    /// `search` is what a `tool_search` call searches (the `deferred` tools not active now),
+    /// filled in by the session machine when it registered the tool; like a hook's state it
+    /// is derived, not recorded: a replay answers the call from the recording.
     RunTool {
         call: CallId,
         tool_call_id: String,
         tool: String,
         args: Value,
+        #[serde(skip)]
+        search: Option<Box<Vec<SearchableTool>>>,
     },
     /// Stop the call as soon as possible; it must still be answered (an aborted stream ends with
     /// an `Error` event, an aborted tool with its error result).

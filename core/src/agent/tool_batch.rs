@@ -81,6 +81,7 @@ impl AgentMachine {
                 tool_call_id,
                 tool,
                 args,
+                search: None,
             });
             if aborted {
                 self.effect(Effect::Cancel { call });

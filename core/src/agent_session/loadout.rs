@@ -3,13 +3,24 @@
 //! the prompt's sections that list them (`_applyToolLoadout`, `_rebuildSystemPrompt`). The change
 //! reaches the model as the system message the next turn records (`declare_system`): in
 //! `before_agent_start`, the run's first turn; in `turn_end`, the run's next one.
+//!
+//! The registry also holds the tools of `deferred` exposure (MCP tools reached through
+//! `tool_search`): never active at the start, searched by a `tool_search` call (the machine
+//! gives the call the ones not active, [`SessionMachine::fill_tool_searches`]) and activated
+//! when its result names them (`details.loaded`), as Pi's `tool_search` activates its matches,
+//! so the next request declares them. A replay gets the same result from the recording and so
+//! loads the same tools.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::agent::ToolSpec;
+use crate::agent::{CallId, Effect, ToolOutcome, ToolSpec};
 use crate::system_prompt::{build_system_prompt_sections, SystemPromptInputs};
+use crate::tools::custom::CustomToolDefinition;
 use crate::tools::definitions::{builtin_tool, builtin_tools};
+use crate::tools::tool_search::{
+    run_search, SearchableTool, TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_TOOL_NAME,
+};
 
 use super::machine::SessionMachine;
 
@@ -17,11 +28,17 @@ use super::machine::SessionMachine;
 /// registered but not active, and the prompt's inputs with the snippets and rules of every
 /// registered tool. A run without one (recorded before loadouts were kept, or an imported
 /// session) keeps its tools whatever an extension asks, as it did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolLoadout {
     /// Built-in tools registered and not active, in registry order.
     pub inactive_builtins: Vec<String>,
+    /// Other tools registered and not active (`tool_search` until something activates it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inactive_tools: Vec<CustomToolDefinition>,
+    /// The tools of `deferred` exposure, which only `tool_search` activates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred_tools: Vec<SearchableTool>,
     /// The system prompt's inputs; `selectedTools` is replaced by each loadout change.
     pub prompt: SystemPromptInputs,
 }
@@ -35,6 +52,29 @@ pub(super) struct Registry {
 }
 
 impl Registry {
+    /// Whether `tool_search` is registered, active or not: what lets deferred tools be active.
+    fn has_tool_search(&self) -> bool {
+        self.tools.iter().any(|t| t.name == TOOL_SEARCH_TOOL_NAME)
+    }
+
+    /// The exposure Pi's `getAllTools()` reports for `name`.
+    fn exposure(&self, name: &str) -> &'static str {
+        if name == TOOL_SEARCH_TOOL_NAME {
+            "model-only"
+        } else if self.deferred(name).is_some() {
+            "deferred"
+        } else {
+            "direct"
+        }
+    }
+
+    fn deferred(&self, name: &str) -> Option<&SearchableTool> {
+        self.loadout
+            .deferred_tools
+            .iter()
+            .find(|t| t.tool.name == name)
+    }
+
     /// Whether `tool` is the built-in of its name, not a custom tool that replaced it.
     fn builtin(tool: &ToolSpec) -> bool {
         builtin_tool(&tool.name).is_some_and(|b| b.description == tool.description)
@@ -59,11 +99,20 @@ impl SessionMachine {
     pub fn set_tool_loadout(&mut self, loadout: Option<ToolLoadout>) {
         self.registry = loadout.map(|loadout| {
             let mut tools = self.agent.tools().to_vec();
-            for name in &loadout.inactive_builtins {
-                if let Some(tool) = builtin_tool(name) {
-                    if !tools.iter().any(|t| t.name == *name) {
-                        tools.push(tool.spec());
-                    }
+            let inactive = loadout
+                .inactive_builtins
+                .iter()
+                .filter_map(|name| builtin_tool(name).map(|tool| tool.spec()))
+                .chain(
+                    loadout
+                        .inactive_tools
+                        .iter()
+                        .map(CustomToolDefinition::spec),
+                )
+                .chain(loadout.deferred_tools.iter().map(|t| t.tool.spec()));
+            for tool in inactive.collect::<Vec<_>>() {
+                if !tools.iter().any(|t| t.name == tool.name) {
+                    tools.push(tool);
                 }
             }
             Registry { loadout, tools }
@@ -95,11 +144,27 @@ impl SessionMachine {
             {
                 info.insert("promptGuidelines".into(), json!(rules));
             }
-            info.insert("exposure".into(), json!("direct"));
-            if Registry::builtin(tool) {
+            info.insert("exposure".into(), json!(registry.exposure(&tool.name)));
+            if let Some(namespace) = registry
+                .deferred(&tool.name)
+                .and_then(|t| t.namespace.as_ref())
+            {
+                info.insert("namespace".into(), json!(namespace));
+            }
+            // Pi's built-in tools, and its built-in `tool-search` extension's tool.
+            let source = if Registry::builtin(tool) {
+                Some(tool.name.as_str())
+            } else if tool.name == TOOL_SEARCH_TOOL_NAME
+                && tool.description == TOOL_SEARCH_DESCRIPTION
+            {
+                Some("tool-search")
+            } else {
+                None
+            };
+            if let Some(source) = source {
                 info.insert(
                     "sourceInfo".into(),
-                    json!({"path": format!("builtin:{}", tool.name), "source": "builtin",
+                    json!({"path": format!("builtin:{source}"), "source": "builtin",
                         "scope": "temporary", "origin": "top-level"}),
                 );
             }
@@ -122,8 +187,11 @@ impl SessionMachine {
                 wanted.push(name);
             }
         }
+        // Pi's `_isActivatable`: a deferred tool only where `tool_search` could load it.
+        let searchable = registry.has_tool_search();
         let tools: Vec<ToolSpec> = wanted
             .iter()
+            .filter(|name| searchable || registry.deferred(name).is_none())
             .filter_map(|name| registry.tools.iter().find(|t| t.name == **name).cloned())
             .collect();
         let mut prompt = registry.loadout.prompt.clone();
@@ -132,5 +200,74 @@ impl SessionMachine {
         if let Ok(sections) = build_system_prompt_sections(&prompt) {
             self.agent.set_system(sections, tools);
         }
+    }
+
+    /// Gives each `tool_search` call among `effects` what it searches: the deferred tools not
+    /// active now. Without a registry that has the tool, the call is left to the interpreter's
+    /// tools, as any other unknown tool is.
+    pub(super) fn fill_tool_searches(&mut self, effects: &mut [Effect]) {
+        let Some(registry) = self.registry.as_ref().filter(|r| r.has_tool_search()) else {
+            return;
+        };
+        let active = self.agent.active_tool_names();
+        let mut candidates: Vec<SearchableTool> = registry
+            .loadout
+            .deferred_tools
+            .iter()
+            .filter(|t| !active.contains(&t.tool.name))
+            .cloned()
+            .collect();
+        for effect in effects {
+            if let Effect::RunTool {
+                call,
+                tool,
+                args,
+                search: slot @ None,
+                ..
+            } = effect
+            {
+                if tool == TOOL_SEARCH_TOOL_NAME {
+                    self.tool_searches.push(*call);
+                    *slot = Some(Box::new(candidates.clone()));
+                    // Pi's calls of one answer search in turn, each after the previous one
+                    // loaded its matches: the next call searches what this one leaves.
+                    if let Ok(found) = run_search(args, &candidates) {
+                        candidates.retain(|t| !found.loaded.contains(&t.tool.name));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Activates what a `tool_search` call's result loaded (`details.loaded`), after the
+    /// active tools, before the agent takes the result: Pi's tool activates them while it
+    /// runs, so the request that follows the call declares them. A thrown search loads nothing.
+    pub(super) fn tool_search_finished(&mut self, call: CallId, outcome: &ToolOutcome) {
+        let Some(at) = self.tool_searches.iter().position(|c| *c == call) else {
+            return;
+        };
+        self.tool_searches.remove(at);
+        let ToolOutcome::Ok(result) = outcome else {
+            return;
+        };
+        let loaded: Vec<String> = result
+            .details
+            .as_ref()
+            .and_then(|d| d.get("loaded"))
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if loaded.is_empty() {
+            return;
+        }
+        let mut names = self.agent.active_tool_names();
+        names.extend(loaded);
+        self.set_active_tools(&names);
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::agent::hooks::{HookAction, HookError};
-use crate::agent::{AgentMachine, Change, Input, Prompt, QueueMode, StepError};
+use crate::agent::{AgentMachine, CallId, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::tokens::{
     calculate_context_tokens, estimate_context_tokens, should_compact,
@@ -105,6 +105,8 @@ pub struct SessionMachine {
     pub(super) cache_warming: Option<CacheWarming>,
     /// Every registered tool and the prompt's inputs, for `pi.setActiveTools`.
     pub(super) registry: Option<super::loadout::Registry>,
+    /// The `tool_search` calls running, whose results load tools before the agent reads them.
+    pub(super) tool_searches: Vec<CallId>,
     /// The warming run, if one is scheduled or in flight.
     pub(super) warm: Option<WarmRun>,
     /// Warm requests cancelled whose answers are still to come (and to be dropped).
@@ -166,6 +168,7 @@ impl SessionMachine {
             abort_requested: false,
             cache_warming: None,
             registry: None,
+            tool_searches: Vec::new(),
             warm: None,
             warm_orphans: Vec::new(),
             now: 0,
@@ -499,6 +502,9 @@ impl SessionMachine {
                 return self.navigation_answer(input);
             }
         }
+        if let Input::ToolFinished { call, outcome } = &input {
+            self.tool_search_finished(*call, outcome);
+        }
         if let Input::HookDecided { call, outcome } = &input {
             // A command's errors are reported with its answer, under the command's name.
             if !self.awaits_command(*call) {
@@ -568,7 +574,9 @@ impl SessionMachine {
             }
         }
         let first = self.out.effects.len();
-        self.out.effects.extend(step.effects);
+        let mut effects = step.effects;
+        self.fill_tool_searches(&mut effects);
+        self.out.effects.extend(effects);
         for event in step.events {
             self.process(event)?;
         }

@@ -208,6 +208,7 @@ pub fn effect(effect: &Effect) -> String {
             tool_call_id,
             tool,
             args,
+            ..
         } => format!("run_tool {call} {tool}#{tool_call_id} {}", json(args)),
         Effect::Cancel { call } => format!("cancel {call}"),
         Effect::Hook { call, payload, .. } => format!("hook {call} {}", json(payload)),

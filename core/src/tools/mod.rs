@@ -10,5 +10,6 @@ pub mod output;
 pub mod paths;
 pub mod read;
 pub mod selection;
+pub mod tool_search;
 pub mod truncate;
 pub mod utf8;

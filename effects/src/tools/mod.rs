@@ -184,6 +184,26 @@ pub struct ToolContext {
 /// The names of the built-in tools this module can run.
 pub const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
+/// A `tool_search` call's outcome over what the session gave it to search (the deferred tools
+/// not active): the ranked matches' result, or the error Pi's tool throws. Nothing runs; the
+/// session activates what the result loads.
+pub fn tool_search_outcome(
+    args: &Value,
+    candidates: &[pi_core::tools::tool_search::SearchableTool],
+) -> ToolOutcome {
+    match pi_core::tools::tool_search::run_search(args, candidates) {
+        Ok(found) => {
+            let (content, details) = found.content();
+            ToolOutcome::Ok(ToolResult {
+                content,
+                details: Some(details),
+                ..ToolResult::default()
+            })
+        }
+        Err(message) => ToolOutcome::Thrown(message),
+    }
+}
+
 /// Runs tool `name` with validated `args`: the custom tool registered under that name in
 /// `env.custom`, else the built-in (a custom tool `env.custom` expects and lacks fails).
 pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> ToolOutcome {
