@@ -185,6 +185,17 @@ const mirror = { state: {}, entries: [] };
 
 /** Applies an event's changes to the mirror and returns the event's own snapshot. */
 function snapshot(request) {
+  // Entries that would leave a hole, or a count past the entries held, are the harness's error:
+  // the getters would answer a session that never was.
+  const from = request.entries?.from;
+  if (from !== undefined && from > mirror.entries.length) {
+    throw new Error(`the state mirror's entries start at ${from}, past the ${mirror.entries.length} held`);
+  }
+  const held = request.entries ? from + request.entries.list.length : mirror.entries.length;
+  const count = (request.state?.session ?? mirror.state.session)?.entryCount;
+  if (count !== undefined && count > held) {
+    throw new Error(`the state mirror holds ${held} entries, not the ${count} counted`);
+  }
   for (const [field, value] of Object.entries(request.state ?? {})) mirror.state[field] = value;
   for (const field of request.unset ?? []) delete mirror.state[field];
   if (request.entries) {

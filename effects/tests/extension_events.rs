@@ -334,3 +334,44 @@ async fn the_getters_read_each_hook_points_state_even_after_points_they_do_not_h
     assert_eq!(read["entries"], json!(["x"]));
     assert_eq!(read["branch"], json!(["x"]));
 }
+
+#[tokio::test]
+async fn a_gap_in_the_mirrored_entries_is_reported_not_read_around() {
+    let state = StateMirror::default();
+    let Some((host, registry)) = registry_of(&state, &["getters.ts"]) else {
+        return;
+    };
+    let context = || HookPayload::Context {
+        messages: Vec::new(),
+    };
+    registry.observe(&hook_state(0, &[("a", None)], "a", "one"));
+    // The hook point that appended entry 2 was never observed.
+    let past = Arc::new(hook_state(2, &[("c", Some("a"))], "c", "one"));
+    registry.observe(&past);
+    let outcome = registry.decide_at(context(), Some(past)).await;
+    assert!(outcome.actions.is_empty(), "{:?}", outcome.actions);
+    let errors: Vec<&str> = outcome.errors.iter().map(|e| e.error.as_str()).collect();
+    assert!(
+        matches!(errors.as_slice(), [e] if e.contains("from 2 on") && e.contains("holds 1")),
+        "{errors:?}"
+    );
+
+    // The host refuses entries that would leave a hole, and a count past what it holds.
+    for (entries, count) in [
+        (json!({"from": 9, "list": []}), 9),
+        (json!({"from": 0, "list": []}), 3),
+    ] {
+        let (id, mut answers) = host
+            .request(json!({"type": "event", "extension": 0,
+                "payload": {"type": "context", "messages": []},
+                "state": {"session": {"id": "s", "entryCount": count}}, "entries": entries}))
+            .unwrap();
+        let answer = answers.recv().await.unwrap();
+        host.forget(id);
+        assert_eq!(answer["success"], json!(false), "{answer}");
+        assert!(
+            answer["error"].as_str().unwrap().contains("state mirror"),
+            "{answer}"
+        );
+    }
+}

@@ -66,7 +66,17 @@ pub struct SessionState {
     /// `getHeader()`.
     pub header: Value,
     /// The entries appended since the previous hook point (`getEntries()`, `getBranch()`).
+    /// They travel apart from the other fields (a mirror keeps them), so the state serialises
+    /// only how many entries the session holds at this point, as `entryCount`.
+    #[serde(rename = "entryCount", serialize_with = "serialize_total")]
     pub entries: EntriesSince,
+}
+
+fn serialize_total<S: serde::Serializer>(
+    entries: &EntriesSince,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&entries.total(), serializer)
 }
 
 /// The entries from position `from` on: what the session's entries became since the previous

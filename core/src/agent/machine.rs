@@ -16,8 +16,8 @@ use crate::model::{Model, ThinkingLevel};
 use super::assemble::{Applied, Assembly};
 use super::config::{AgentConfig, AgentHooks, QueueMode, ToolExecution, ToolSpec, TurnSummary};
 use super::contract::{
-    CallId, Change, ContractError, Effect, Input, ModelRequest, Patch, Prompt, Rejection, Step,
-    StepError, ThreadState, ToolDefinition,
+    CallId, Change, ContractError, Effect, Input, ModelRequest, Patch, PlacedSystemMessage, Prompt,
+    Rejection, Step, StepError, ThreadState, ToolDefinition,
 };
 use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
 use super::system;
@@ -97,29 +97,59 @@ struct Run {
     phase: Phase,
 }
 
-/// The model's view of the first `converted` messages of the transcript. The transcript only
-/// grows between model calls (a replaced or cleared one resets the view), so each request is the
-/// last one's list and the conversion of the messages added since.
+/// The model's view of the first `converted` messages of the transcript, and where its system
+/// messages stand in it. The transcript only grows between model calls (a replaced or cleared
+/// one resets the view), so each request is the last one's list and the conversion of the
+/// messages added since; a system message added is placed after what the messages before it
+/// became, read off the list as it grows, so no prefix is converted again.
+/// A request's messages and its system messages placed among them.
+type Converted = (Arc<Vec<Message>>, Arc<Vec<PlacedSystemMessage>>);
+
 #[derive(Default)]
 struct LlmView {
     converted: usize,
     messages: Arc<Vec<Message>>,
+    system: Arc<Vec<PlacedSystemMessage>>,
 }
 
 impl LlmView {
-    /// The view of `context`, converting only what the view does not hold yet.
+    /// The view of `context`, converting only what the view does not hold yet (hooks that
+    /// convert each message alone). A conversion that throws leaves the view empty.
     fn extended(
         &mut self,
         context: &[AgentMessage],
         hooks: &dyn AgentHooks,
-    ) -> Result<Arc<Vec<Message>>, String> {
+    ) -> Result<Converted, String> {
         if self.converted > context.len() {
             *self = LlmView::default();
         }
-        let added = hooks.convert_to_llm(&context[self.converted..])?;
-        Arc::make_mut(&mut self.messages).extend(added);
+        let extended = self.extend(context, hooks);
+        if extended.is_err() {
+            *self = LlmView::default();
+        }
+        extended?;
         self.converted = context.len();
-        Ok(Arc::clone(&self.messages))
+        Ok((Arc::clone(&self.messages), Arc::clone(&self.system)))
+    }
+
+    fn extend(&mut self, context: &[AgentMessage], hooks: &dyn AgentHooks) -> Result<(), String> {
+        let mut start = self.converted;
+        for (index, message) in context.iter().enumerate().skip(start) {
+            if let AgentMessage::System(system) = message {
+                if start < index {
+                    let added = hooks.convert_to_llm(&context[start..index])?;
+                    Arc::make_mut(&mut self.messages).extend(added);
+                    start = index;
+                }
+                Arc::make_mut(&mut self.system).push(PlacedSystemMessage {
+                    at: self.messages.len(),
+                    message: system.clone(),
+                });
+            }
+        }
+        let added = hooks.convert_to_llm(&context[start..])?;
+        Arc::make_mut(&mut self.messages).extend(added);
+        Ok(())
     }
 }
 
@@ -665,28 +695,28 @@ impl AgentMachine {
             Ok(t) => t,
             Err(thrown) => return self.fail_run(thrown),
         };
-        let llm = match &transformed {
-            Some(transformed) => self.hooks.convert_to_llm(transformed).map(Arc::new),
-            None if decided.is_none() && self.hooks.converts_each_message_alone() => {
-                self.llm_view.extended(context, self.hooks.as_ref())
-            }
-            None => self.hooks.convert_to_llm(source).map(Arc::new),
-        };
-        let messages = match llm {
-            Ok(messages) => messages,
-            Err(thrown) => return self.fail_run(thrown),
+        let alone = self.hooks.converts_each_message_alone();
+        let placed_in = |messages: &[AgentMessage]| {
+            system::placed(messages, alone, |part| {
+                self.hooks.convert_to_llm(part).map(|m| m.len())
+            })
         };
         // Pi puts only the current prompt back at the head of a conversation a handler chose.
-        let placed = match (&decided, &transformed) {
-            (Some(_), _) => Ok(Vec::new()),
-            (None, transformed) => {
-                system::placed(transformed.as_deref().unwrap_or(source), |prefix| {
-                    self.hooks.convert_to_llm(prefix).map(|m| m.len())
-                })
+        let converted = match (&transformed, &decided) {
+            (None, None) if alone => self.llm_view.extended(context, self.hooks.as_ref()),
+            (transformed, None) => {
+                let messages = transformed.as_deref().unwrap_or(source);
+                self.hooks
+                    .convert_to_llm(messages)
+                    .and_then(|m| Ok((Arc::new(m), Arc::new(placed_in(messages)?))))
             }
+            (transformed, Some(_)) => self
+                .hooks
+                .convert_to_llm(transformed.as_deref().unwrap_or(source))
+                .map(|m| (Arc::new(m), Arc::new(Vec::new()))),
         };
-        let system_messages = match placed {
-            Ok(placed) => Arc::new(placed),
+        let (messages, system_messages) = match converted {
+            Ok(converted) => converted,
             Err(thrown) => return self.fail_run(thrown),
         };
         let settings = run.settings.clone();

@@ -141,20 +141,24 @@ pub fn update_text(message: &SystemMessage) -> String {
 }
 
 /// The system messages of `messages` in order, each placed after the model messages the ones
-/// before it convert to (`converted_len` of that prefix; the first message costs nothing).
-/// Only a transcript with a system message past its head converts any prefix.
+/// before it convert to (`converted_len`; the first message costs nothing). When the hooks
+/// convert each message alone (`alone`), a prefix's length is the sum of its parts', so only
+/// the stretches between system messages are converted, each once; otherwise each prefix is.
 pub fn placed<E>(
     messages: &[AgentMessage],
+    alone: bool,
     converted_len: impl Fn(&[AgentMessage]) -> Result<usize, E>,
 ) -> Result<Vec<PlacedSystemMessage>, E> {
     let mut placed = Vec::new();
+    let (mut start, mut at) = (0, 0);
     for (index, message) in messages.iter().enumerate() {
         if let AgentMessage::System(system) = message {
-            let at = if index == 0 {
-                0
-            } else {
-                converted_len(&messages[..index])?
-            };
+            if index > 0 && alone {
+                at += converted_len(&messages[start..index])?;
+                start = index;
+            } else if index > 0 {
+                at = converted_len(&messages[..index])?;
+            }
             placed.push(PlacedSystemMessage {
                 at,
                 message: system.clone(),

@@ -54,6 +54,13 @@ pub trait RustExtension: Send + Sync {
     /// whether or not this extension handles it (the state's entries come as a delta since
     /// the previous hook point, so a mirror of them must see every one). Nothing by default.
     fn observe(&self, _state: &HookState) {}
+
+    /// The shared mirror of the session's state this extension's getters read, if any: the
+    /// registry feeds each mirror once per hook point, however many extensions share it,
+    /// instead of calling [`RustExtension::observe`].
+    fn mirror(&self) -> Option<&sidecar::StateMirror> {
+        None
+    }
 }
 
 /// What a handler may do besides answering: the extension API's actions, collected in the order
@@ -158,8 +165,16 @@ impl ExtensionRegistry {
     /// an interpreter calls it for each hook point, in the order the machine asked, before it
     /// asks for the decision (and for a hook point it answers without the extensions).
     pub fn observe(&self, state: &HookState) {
+        let mut fed: Vec<&sidecar::StateMirror> = Vec::new();
         for extension in &self.extensions {
-            extension.observe(state);
+            match extension.mirror() {
+                Some(mirror) if fed.iter().any(|m| m.same(mirror)) => {}
+                Some(mirror) => {
+                    mirror.observe(state);
+                    fed.push(mirror);
+                }
+                None => extension.observe(state),
+            }
         }
     }
 

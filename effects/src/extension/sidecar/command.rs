@@ -13,8 +13,7 @@ use serde_json::json;
 use super::host::{response_data, ExtensionHost, Registrations};
 use super::mirror::StateMirror;
 use crate::extension::{
-    HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, HookState,
-    RustExtension,
+    HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
 };
 
 /// What the extensions' commands are reported as (Pi names a command's errors
@@ -49,8 +48,8 @@ impl RustExtension for SidecarCommands {
         HandledHooks::of([HookEvent::Command])
     }
 
-    fn observe(&self, state: &HookState) {
-        self.state.observe(state);
+    fn mirror(&self) -> Option<&StateMirror> {
+        Some(&self.state)
     }
 
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
@@ -67,10 +66,11 @@ impl RustExtension for SidecarCommands {
                     "args": args,
                     "idle": idle,
                 });
-                mirror
-                    .for_event(payload, cx.state())
-                    .into_request(&mut request);
-                self.host.request(request).map_err(|e| e.to_string())?
+                let (event, told) = mirror.for_event(payload, cx.state())?;
+                event.into_request(&mut request);
+                let asked = self.host.request(request).map_err(|e| e.to_string())?;
+                mirror.sent(told);
+                asked
             };
             let answer = answers.recv().await;
             self.host.forget(id);

@@ -15,7 +15,7 @@ use super::host::{response_data, ExtensionHost, Registrations};
 use super::mirror::StateMirror;
 use crate::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookEvent, HookFuture, HookPayload,
-    HookState, RustExtension,
+    RustExtension,
 };
 
 /// One loaded extension as `init` names it: its path and the events it has handlers for.
@@ -70,8 +70,8 @@ impl RustExtension for SidecarExtension {
         self.hooks.clone()
     }
 
-    fn observe(&self, state: &HookState) {
-        self.state.observe(state);
+    fn mirror(&self) -> Option<&StateMirror> {
+        Some(&self.state)
     }
 
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
@@ -85,10 +85,11 @@ impl RustExtension for SidecarExtension {
                     "extension": self.index,
                     "payload": payload,
                 });
-                mirror
-                    .for_event(payload, cx.state())
-                    .into_request(&mut request);
-                self.host.request(request).map_err(|e| e.to_string())?
+                let (event, told) = mirror.for_event(payload, cx.state())?;
+                event.into_request(&mut request);
+                let asked = self.host.request(request).map_err(|e| e.to_string())?;
+                mirror.sent(told);
+                asked
             };
             let answer = answers.recv().await;
             self.host.forget(id);

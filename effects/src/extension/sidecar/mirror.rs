@@ -35,6 +35,18 @@ pub(super) struct Mirror {
     host_entries: usize,
     /// The fields as the host holds them.
     sent: Map<String, Value>,
+    /// Why the entries are not the session's: a hook point's entries started past the
+    /// mirror's end (a state was missed). Every event fails with it until a state starts the
+    /// entries over.
+    gap: Option<String>,
+}
+
+/// What an event told the host, counted as told once the event is written
+/// ([`Mirror::sent`]).
+#[derive(Debug)]
+pub(super) struct Told {
+    fields: Map<String, Value>,
+    entries: usize,
 }
 
 /// One event's state, as the host's `event` request carries it.
@@ -74,13 +86,28 @@ impl StateMirror {
 
     /// Takes in a hook point's state, in the order the machine asked: its entries are written
     /// over the mirror's from where they start. A state whose entries start past the mirror's
-    /// (the mirror missed a hook point) leaves the entries as they are.
+    /// (the mirror missed a hook point) leaves the entries as they are, and the events from
+    /// then on fail with the gap, until a state starts the entries over.
     pub fn observe(&self, state: &HookState) {
         let mut mirror = self.lock();
         let entries = &state.session.entries;
         if entries.apply_to(&mut mirror.entries) {
             mirror.host_entries = mirror.host_entries.min(entries.from);
+            if entries.from == 0 {
+                mirror.gap = None;
+            }
+        } else if mirror.gap.is_none() {
+            mirror.gap = Some(format!(
+                "the session's entries came from {} on, but the extensions' mirror holds {}: a hook point's state was missed",
+                entries.from,
+                mirror.entries.len()
+            ));
         }
+    }
+
+    /// Whether `other` is this same mirror (the extensions of one host share it).
+    pub fn same(&self, other: &StateMirror) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, Mirror> {
@@ -93,12 +120,17 @@ impl StateMirror {
 
 impl Mirror {
     /// What the host must be told for an event about `payload` at the hook point whose state
-    /// is `state`, counted as told.
+    /// is `state`, and what it then holds, to be counted as told ([`Mirror::sent`]) once the
+    /// event is written: an event that could not be written leaves it to the next one. An
+    /// error when the mirror's entries have a gap.
     pub(super) fn for_event(
-        &mut self,
+        &self,
         payload: &HookPayload,
         state: Option<&HookState>,
-    ) -> EventState {
+    ) -> Result<(EventState, Told), String> {
+        if let Some(gap) = &self.gap {
+            return Err(gap.clone());
+        }
         let full = self.full(payload, state);
         let mut changed = Map::new();
         for (field, value) in &full {
@@ -112,30 +144,34 @@ impl Mirror {
             .filter(|k| !full.contains_key(*k))
             .cloned()
             .collect();
-        self.sent = full;
         let entries = (self.host_entries < self.entries.len()).then(|| {
             let from = self.host_entries;
             (from, self.entries[from..].to_vec())
         });
-        self.host_entries = self.entries.len();
-        EventState {
+        let told = Told {
+            fields: full,
+            entries: self.entries.len(),
+        };
+        let event = EventState {
             changed,
             unset,
             entries,
-        }
+        };
+        Ok((event, told))
+    }
+
+    /// Counts an event's state as the host's: it was written.
+    pub(super) fn sent(&mut self, told: Told) {
+        self.sent = told.fields;
+        self.host_entries = told.entries;
     }
 
     /// Every field the handlers read at this event.
     fn full(&self, payload: &HookPayload, state: Option<&HookState>) -> Map<String, Value> {
         let mut full = self.fields.clone();
+        // The state serialises its entries as their count (the host keeps them).
         if let Some(Value::Object(session)) = state.and_then(|s| serde_json::to_value(s).ok()) {
             full.extend(session);
-        }
-        if let (Some(state), Some(Value::Object(session))) = (state, full.get_mut("session")) {
-            // The host keeps the entries; the session's count says how many of them are this
-            // point's.
-            session.remove("entries");
-            session.insert("entryCount".into(), json!(state.session.entries.total()));
         }
         if let HookPayload::BeforeAgentStart { system_prompt, .. } = payload {
             // The prompt the handlers before this one left.
@@ -147,6 +183,7 @@ impl Mirror {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use pi_core::agent::hook_state::{EntriesSince, SessionState};
     use pi_core::model::ThinkingLevel;
     use pi_core::script::mock_model;
@@ -176,6 +213,14 @@ mod tests {
         }
     }
 
+    /// The event's state, counted as written.
+    fn told(mirror: &StateMirror, payload: &HookPayload, state: Option<&HookState>) -> EventState {
+        let mut mirror = mirror.lock();
+        let (event, told) = mirror.for_event(payload, state).unwrap();
+        mirror.sent(told);
+        event
+    }
+
     fn context() -> HookPayload {
         HookPayload::Context {
             messages: Vec::new(),
@@ -188,7 +233,7 @@ mod tests {
         mirror.set("cwd", json!("/p"));
         let first = state(0, &["a", "b"], "b", true);
         mirror.observe(&first);
-        let sent = mirror.lock().for_event(&context(), Some(&first));
+        let sent = told(&mirror, &context(), Some(&first));
         assert_eq!(sent.changed["cwd"], json!("/p"));
         assert_eq!(sent.changed["isIdle"], json!(true));
         assert_eq!(sent.changed["activeTools"], json!(["read"]));
@@ -206,7 +251,7 @@ mod tests {
         mirror.observe(&unseen);
         let later = state(3, &["d"], "d", false);
         mirror.observe(&later);
-        let sent = mirror.lock().for_event(&context(), Some(&later));
+        let sent = told(&mirror, &context(), Some(&later));
         assert_eq!(
             sent.changed.keys().collect::<Vec<_>>(),
             ["isIdle", "session"],
@@ -217,7 +262,7 @@ mod tests {
             Some((2, vec![json!({"id": "c"}), json!({"id": "d"})]))
         );
 
-        let same = mirror.lock().for_event(&context(), Some(&later));
+        let same = told(&mirror, &context(), Some(&later));
         assert!(same.changed.is_empty() && same.unset.is_empty() && same.entries.is_none());
     }
 
@@ -226,11 +271,11 @@ mod tests {
         let mirror = StateMirror::default();
         let old = state(0, &["a", "b", "c"], "c", false);
         mirror.observe(&old);
-        mirror.lock().for_event(&context(), Some(&old));
+        told(&mirror, &context(), Some(&old));
         mirror.observe(&state(0, &["x"], "x", true));
         let grown = state(1, &["y", "z", "w"], "w", true);
         mirror.observe(&grown);
-        let sent = mirror.lock().for_event(&context(), Some(&grown));
+        let sent = told(&mirror, &context(), Some(&grown));
         let ids: Vec<Value> = ["x", "y", "z", "w"]
             .iter()
             .map(|id| json!({ "id": id }))
@@ -249,9 +294,50 @@ mod tests {
             system_prompt: "REWRITTEN".into(),
         };
         let at = state(0, &[], "a", false);
-        let sent = mirror.lock().for_event(&start, Some(&at));
+        let sent = told(&mirror, &start, Some(&at));
         assert_eq!(sent.changed["systemPrompt"], json!("REWRITTEN"));
-        let sent = mirror.lock().for_event(&context(), None);
+        let sent = told(&mirror, &context(), None);
         assert!(sent.unset.contains(&"model".to_owned()), "{:?}", sent.unset);
+    }
+
+    #[test]
+    fn an_event_not_written_leaves_its_changes_to_the_next() {
+        let mirror = StateMirror::default();
+        let first = state(0, &["a"], "a", true);
+        mirror.observe(&first);
+        let (unwritten, _) = mirror.lock().for_event(&context(), Some(&first)).unwrap();
+        assert_eq!(unwritten.entries, Some((0, vec![json!({"id": "a"})])));
+        let later = state(1, &["b"], "b", true);
+        mirror.observe(&later);
+        let sent = told(&mirror, &context(), Some(&later));
+        assert_eq!(sent.changed["isIdle"], json!(true));
+        assert_eq!(
+            sent.entries,
+            Some((0, vec![json!({"id": "a"}), json!({"id": "b"})]))
+        );
+    }
+
+    #[test]
+    fn a_gap_in_the_entries_fails_the_events_until_they_start_over() {
+        let mirror = StateMirror::default();
+        mirror.observe(&state(0, &["a"], "a", true));
+        let past = state(3, &["d"], "d", true);
+        mirror.observe(&past);
+        let error = mirror
+            .lock()
+            .for_event(&context(), Some(&past))
+            .unwrap_err();
+        assert!(
+            error.contains("from 3 on") && error.contains("holds 1"),
+            "{error}"
+        );
+        // A state that follows on does not close the gap; one that starts over does.
+        let next = state(4, &["e"], "e", true);
+        mirror.observe(&next);
+        assert!(mirror.lock().for_event(&context(), Some(&next)).is_err());
+        let fresh = state(0, &["x"], "x", true);
+        mirror.observe(&fresh);
+        let sent = told(&mirror, &context(), Some(&fresh));
+        assert_eq!(sent.entries, Some((0, vec![json!({"id": "x"})])));
     }
 }
