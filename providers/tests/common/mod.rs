@@ -260,7 +260,7 @@ pub fn context_parts(context: &Value) -> ContextParts {
     let transcript: Vec<AgentMessage> =
         serde_json::from_value(context["messages"].clone()).unwrap();
     let folded = SystemState::of(&transcript);
-    let placed = system::placed(&transcript, |prefix| {
+    let placed = system::placed(&transcript, true, |prefix| {
         Ok::<_, ()>(prefix.iter().filter_map(AgentMessage::as_llm).count())
     })
     .unwrap();
