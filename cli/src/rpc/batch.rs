@@ -121,10 +121,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             }
         }
         for (response, events) in prompted {
-            self.respond(&response);
-            for event in &events {
-                self.out.json_line(event);
-            }
+            self.answer_started(response, &events);
         }
         for response in refused.iter().chain(&queued) {
             self.respond(response);

@@ -256,12 +256,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 }
                 self.respond(&response);
             }
-            Prompted::Started { response, events } => {
-                self.respond(&response);
-                for event in &events {
-                    self.out.json_line(event);
-                }
-            }
+            Prompted::Started { response, events } => self.answer_started(response, &events),
             Prompted::Command { events } => {
                 for event in &events {
                     self.out.json_line(event);
