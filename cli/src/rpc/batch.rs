@@ -111,7 +111,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                     Ok(Prompted::Started { response, events }) => {
                         prompted.push((response, events));
                     }
-                    Ok(Prompted::Command { events }) => {
+                    Ok(Prompted::Command { events } | Prompted::Deciding { events }) => {
                         for event in &events {
                             self.out.json_line(event);
                         }

@@ -364,6 +364,9 @@ struct Rpc<I: Interpreter> {
     compact_waiters: VecDeque<Option<Value>>,
     /// Ids of `prompt` commands whose extension command runs, oldest first.
     command_waiters: VecDeque<Option<Value>>,
+    /// Ids of `prompt` commands sent while streaming without a behaviour, waiting for their
+    /// `input` decision, oldest first.
+    busy_waiters: VecDeque<Option<Value>>,
     /// The `started` answers of prompts waiting for their run's `agent_start`.
     started_waiters: started::Waiting,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
@@ -396,6 +399,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             abort_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
             command_waiters: VecDeque::new(),
+            busy_waiters: VecDeque::new(),
             started_waiters: VecDeque::new(),
             bash: None,
             bash_excluded: Vec::new(),
@@ -499,6 +503,17 @@ impl<I: Interpreter + Send> Rpc<I> {
                     let id = self.command_waiters.pop_front().flatten();
                     let handled = commands::disposition(commands::Disposition::Handled);
                     self.respond(&success(id, "prompt", Some(handled)));
+                }
+                Reply::BusyPrompt(decided) => {
+                    let id = self.busy_waiters.pop_front().flatten();
+                    let response = match decided {
+                        Ok(()) => {
+                            let handled = commands::disposition(commands::Disposition::Handled);
+                            success(id, "prompt", Some(handled))
+                        }
+                        Err(refusal) => failure(id, "prompt", refusal),
+                    };
+                    self.respond(&response);
                 }
                 Reply::Navigated(_) => {}
             }
