@@ -270,7 +270,6 @@ fn rpc_prompt_answers_follow_their_handlers_and_replay_without_node() {
             break;
         }
     }
-    drop(send);
     drop(stdin);
     assert!(child.wait().unwrap().success());
     let order: Vec<String> = lines
