@@ -91,7 +91,8 @@ impl<I: Interpreter + Send> Rpc<I> {
         let Some(batch) = self.batch.take() else {
             return;
         };
-        let mut prompted: Vec<(RpcResponse, Vec<Event>)> = Vec::new();
+        // A started prompt's events with its answer; a queued one's answer alone.
+        let mut prompted: Vec<(RpcResponse, Option<Vec<Event>>)> = Vec::new();
         let mut refused = Vec::new();
         let mut queued = Vec::new();
         for line in batch.lines {
@@ -106,10 +107,10 @@ impl<I: Interpreter + Send> Rpc<I> {
                         for event in &events {
                             self.out.json_line(event);
                         }
-                        prompted.push((response, Vec::new()));
+                        prompted.push((response, None));
                     }
                     Ok(Prompted::Started { response, events }) => {
-                        prompted.push((response, events));
+                        prompted.push((response, Some(events)));
                     }
                     Ok(Prompted::Command { events } | Prompted::Deciding { events }) => {
                         for event in &events {
@@ -121,7 +122,10 @@ impl<I: Interpreter + Send> Rpc<I> {
             }
         }
         for (response, events) in prompted {
-            self.answer_started(response, &events);
+            match events {
+                Some(events) => self.answer_started(response, &events),
+                None => self.respond(&response),
+            }
         }
         for response in refused.iter().chain(&queued) {
             self.respond(response);
