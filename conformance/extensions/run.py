@@ -18,8 +18,11 @@ the `extension_ui_response`).
 The kit's run.py gives each scenario an environment without PI_* variables; ours needs
 PI_EXTENSION_HOST_PI_DIR (the 1.5.2 install whose loader the extension host uses; --host-pi-dir,
 default: the variable of this process) and that install's Node first on PATH, so `compare`
-passes them through the scenario's "env". `compare` prints one line per case, "<name> match"
-or "<name> differ <sections>", and exits 0 when every case matched, 1 otherwise.
+passes them through the scenario's "env". Beside the kit's sections, `compare` checks each
+`prompt` response's place: how many `extension_error` lines come before it (the kit leaves
+responses out of the event sequence, and Pi answers a prompt after its `input` and
+`before_agent_start` handlers ran). It prints one line per case, "<name> match" or
+"<name> differ <sections>", and exits 0 when every case matched, 1 otherwise.
 """
 import argparse
 import json
@@ -75,6 +78,24 @@ def scenarios(folder, env, wanted):
         (folder / f"{name}.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
 
 
+def response_places(trace):
+    """Each `prompt` response of a trace's RPC runs, with the `extension_error` lines before it."""
+    places = []
+    for stdout in sorted(trace.glob("stdout*.jsonl")):
+        if stdout.name.endswith(".timed.jsonl"):
+            continue
+        errors = 0
+        for raw in stdout.read_text(encoding="utf-8").splitlines():
+            obj = kit.parse_line(raw)
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("type") == "extension_error":
+                errors += 1
+            elif obj.get("type") == "response" and obj.get("command") == "prompt":
+                places.append((stdout.name, obj.get("id"), errors))
+    return places
+
+
 def kit_run(pi, folder, out, portable):
     sys.argv = ["run.py", "--pi", pi, "--scenarios", str(folder), "--out", str(out)] + (["--portable"] if portable else [])
     return kit.main()
@@ -112,12 +133,15 @@ def main():
         for name in cases(a.case):
             report = subprocess.run([sys.executable, str(KIT / "compare.py"), str(TRACES / name), str(ours / name)],
                                     capture_output=True, text=True)
-            if report.returncode == 0:
+            places_differ = response_places(TRACES / name) != response_places(ours / name)
+            if report.returncode == 0 and not places_differ:
                 print(f"{name} match", flush=True)
                 continue
             all_matched = False
             differing = [line.split()[0] for line in report.stdout.splitlines()
                          if len(line.split()) >= 2 and line.split()[1] == "DIFFER"]
+            if places_differ:
+                differing.append("response-place")
             print(f"{name} differ {','.join(differing) or report.stdout.strip()[:200]}", flush=True)
         return 0 if all_matched else 1
 

@@ -7,11 +7,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{
-    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InputAction,
+    HandledHooks, HookAction, HookDecision, HookError, HookEvent, HookOutcome, InputAction,
 };
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::{
-    SessionError, SessionInput, SessionMachine, SessionRejection, SessionStep, StreamingBehavior,
+    Reply, SessionError, SessionInput, SessionMachine, SessionRejection, SessionStep,
+    StreamingBehavior,
 };
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AssistantMessage, StopReason};
@@ -224,13 +225,6 @@ fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decis
         .step(2, decided(call, InputAction::Continue, vec![]))
         .unwrap();
     let model = model_calls(&step)[0];
-    // While streaming, a prompt without a streaming behavior is refused before any handler.
-    assert!(matches!(
-        s.step(3, prompt("/greet you")),
-        Err(SessionError::Rejected(
-            SessionRejection::NeedsStreamingBehavior
-        ))
-    ));
     let step = s
         .step(
             4,
@@ -258,6 +252,76 @@ fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decis
         user_texts(&s)[1],
         json!([{"type": "text", "text": "Hello you"}])
     );
+}
+
+/// While streaming, a prompt without a streaming behavior goes through the handlers (shown no
+/// behavior) before Pi refuses it: what they asked for and threw comes first, then the refusal;
+/// a handler's `handled` answers it instead. Nothing is queued or sent either way.
+#[test]
+fn a_prompt_while_streaming_without_a_behavior_is_refused_after_its_handlers() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
+    s.step(2, decided(call, InputAction::Continue, vec![]))
+        .unwrap();
+    let (call, payload) = hook(&s.step(3, prompt("/greet you")).unwrap());
+    assert_eq!(
+        payload,
+        json!({"type": "input", "text": "/greet you", "source": "interactive"})
+    );
+    let step = s
+        .step(
+            4,
+            SessionInput::Answer(Input::HookDecided {
+                call,
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(InputAction::Continue),
+                    actions: vec![HookAction::AppendEntry {
+                        custom_type: "seen".into(),
+                        data: None,
+                    }],
+                    errors: vec![HookError {
+                        extension: "ext.ts".into(),
+                        event: HookEvent::Input,
+                        error: "broke".into(),
+                    }],
+                },
+            }),
+        )
+        .unwrap();
+    let kinds: Vec<_> = step
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
+        .collect();
+    assert_eq!(kinds, [json!("entry_appended"), json!("extension_error")]);
+    assert_eq!(
+        step.replies,
+        [Reply::BusyPrompt(Err(
+            SessionRejection::NeedsStreamingBehavior.to_string()
+        ))]
+    );
+    assert!(model_calls(&step).is_empty());
+    assert_eq!(s.queued_texts(), (&[][..], &[][..]));
+
+    let (call, _) = hook(&s.step(5, prompt("handle me")).unwrap());
+    let step = s
+        .step(6, decided(call, InputAction::Handled, vec![]))
+        .unwrap();
+    assert_eq!(step.replies, [Reply::BusyPrompt(Ok(()))]);
+    assert!(s.agent().is_streaming());
+}
+
+/// Without an `input` handler, Pi refuses such a prompt at once.
+#[test]
+fn without_a_handler_a_prompt_while_streaming_without_a_behavior_is_refused_at_once() {
+    let mut s = session(HandledHooks::default());
+    s.step(1, prompt("start")).unwrap();
+    assert!(matches!(
+        s.step(2, prompt("again")),
+        Err(SessionError::Rejected(
+            SessionRejection::NeedsStreamingBehavior
+        ))
+    ));
 }
 
 #[test]

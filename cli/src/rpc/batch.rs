@@ -91,7 +91,8 @@ impl<I: Interpreter + Send> Rpc<I> {
         let Some(batch) = self.batch.take() else {
             return;
         };
-        let mut prompted: Vec<(RpcResponse, Vec<Event>)> = Vec::new();
+        // A started prompt's events with its answer; a queued one's answer alone.
+        let mut prompted: Vec<(RpcResponse, Option<Vec<Event>>)> = Vec::new();
         let mut refused = Vec::new();
         let mut queued = Vec::new();
         for line in batch.lines {
@@ -106,12 +107,12 @@ impl<I: Interpreter + Send> Rpc<I> {
                         for event in &events {
                             self.out.json_line(event);
                         }
-                        prompted.push((response, Vec::new()));
+                        prompted.push((response, None));
                     }
                     Ok(Prompted::Started { response, events }) => {
-                        prompted.push((response, events));
+                        prompted.push((response, Some(events)));
                     }
-                    Ok(Prompted::Command { events }) => {
+                    Ok(Prompted::Command { events } | Prompted::Deciding { events }) => {
                         for event in &events {
                             self.out.json_line(event);
                         }
@@ -121,9 +122,9 @@ impl<I: Interpreter + Send> Rpc<I> {
             }
         }
         for (response, events) in prompted {
-            self.respond(&response);
-            for event in &events {
-                self.out.json_line(event);
+            match events {
+                Some(events) => self.answer_started(response, &events),
+                None => self.respond(&response),
             }
         }
         for response in refused.iter().chain(&queued) {

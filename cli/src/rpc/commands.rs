@@ -256,13 +256,8 @@ impl<I: Interpreter + Send> Rpc<I> {
                 }
                 self.respond(&response);
             }
-            Prompted::Started { response, events } => {
-                self.respond(&response);
-                for event in &events {
-                    self.out.json_line(event);
-                }
-            }
-            Prompted::Command { events } => {
+            Prompted::Started { response, events } => self.answer_started(response, &events),
+            Prompted::Command { events } | Prompted::Deciding { events } => {
                 for event in &events {
                     self.out.json_line(event);
                 }
@@ -335,6 +330,12 @@ impl<I: Interpreter + Send> Rpc<I> {
                 |event| events.push(event.clone()),
             )
             .map_err(|e| Failure::Message(e.to_string()))?;
+        if streaming && streaming_behavior.is_none() {
+            // Not refused at once: the `input` handlers decide first.
+            self.busy_waiters.push_back(id);
+            self.replies(replies);
+            return Ok(Prompted::Deciding { events });
+        }
         let response = success(
             id,
             "prompt",
@@ -533,6 +534,9 @@ pub(super) enum Prompted {
     },
     /// Ran an extension command: its answer (`handled`) comes once the command has run.
     Command { events: Vec<Event> },
+    /// Sent while streaming without a behaviour, to the `input` handlers: its answer (Pi's
+    /// refusal, or `handled`) comes with their decision.
+    Deciding { events: Vec<Event> },
 }
 
 /// The session input of a `steer` (`kind`) or `follow_up` command (the session expands

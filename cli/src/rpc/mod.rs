@@ -9,6 +9,7 @@ mod batch;
 mod commands;
 mod framing;
 mod replace;
+mod started;
 mod state;
 
 use std::collections::VecDeque;
@@ -253,9 +254,12 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                     Some(request) = recv(&mut sources.extension_ui), if !reading => {
                         rpc.arrived(FrontEndInput::ExtensionUi(request));
                     }
-                    advanced = rpc.session.advance(|event| rpc.out.json_line(event)), if busy && !stuck && !reading => {
+                    advanced = rpc.session.advance(|event| started::print_event(&mut rpc.out, &mut rpc.started_waiters, event)), if busy && !stuck && !reading => {
                         match advanced {
-                            Ok(Ok(replies)) => rpc.replies(replies),
+                            Ok(Ok(replies)) => {
+                                rpc.replies(replies);
+                                rpc.answer_unstarted();
+                            }
                             // Commands go in through `submit`, never through the session's channel.
                             Ok(Err(_)) => {}
                             Err(error) => {
@@ -360,6 +364,11 @@ struct Rpc<I: Interpreter> {
     compact_waiters: VecDeque<Option<Value>>,
     /// Ids of `prompt` commands whose extension command runs, oldest first.
     command_waiters: VecDeque<Option<Value>>,
+    /// Ids of `prompt` commands sent while streaming without a behaviour, waiting for their
+    /// `input` decision, oldest first.
+    busy_waiters: VecDeque<Option<Value>>,
+    /// The `started` answers of prompts waiting for their run's `agent_start`.
+    started_waiters: started::Waiting,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
     /// Each running `bash` command's id, command line and `excludeFromContext`, oldest first.
@@ -390,6 +399,8 @@ impl<I: Interpreter + Send> Rpc<I> {
             abort_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
             command_waiters: VecDeque::new(),
+            busy_waiters: VecDeque::new(),
+            started_waiters: VecDeque::new(),
             bash: None,
             bash_excluded: Vec::new(),
             bash_done,
@@ -492,6 +503,17 @@ impl<I: Interpreter + Send> Rpc<I> {
                     let id = self.command_waiters.pop_front().flatten();
                     let handled = commands::disposition(commands::Disposition::Handled);
                     self.respond(&success(id, "prompt", Some(handled)));
+                }
+                Reply::BusyPrompt(decided) => {
+                    let id = self.busy_waiters.pop_front().flatten();
+                    let response = match decided {
+                        Ok(()) => {
+                            let handled = commands::disposition(commands::Disposition::Handled);
+                            success(id, "prompt", Some(handled))
+                        }
+                        Err(refusal) => failure(id, "prompt", refusal),
+                    };
+                    self.respond(&response);
                 }
                 Reply::Navigated(_) => {}
             }

@@ -218,3 +218,93 @@ fn rpc_input_says_rpc_and_the_getters_follow_the_session_and_replay_without_node
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }
+
+/// Over RPC, a prompt's answer comes after its `before_agent_start` handler's `extension_error`
+/// and before its run's `agent_start`; a prompt while streaming without a behaviour goes through
+/// the `input` handlers before it is refused (or answered `handled`), as in Pi 1.5.2. The
+/// recording replays to the same bytes with no Node.
+#[test]
+fn rpc_prompt_answers_follow_their_handlers_and_replay_without_node() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"chunk_delay_ms": 300, "text": ["Working ", "on ", "it ", "slowly ", "now."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("busy.jsonl");
+    let extension = fixture("busy.ts");
+    let mut command = env.rpc_command();
+    command.args(["--no-session", "-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    send(json!({"id": "p1", "type": "prompt", "message": "start"}));
+    let (mut recorded, mut lines, mut streaming) = (String::new(), Vec::new(), false);
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        match (event["type"].as_str(), event["id"].as_str()) {
+            (Some("message_update"), _) if !streaming => {
+                streaming = true;
+                send(json!({"id": "p2", "type": "prompt", "message": "refuse me"}));
+            }
+            (Some("response"), Some("p2")) => {
+                send(json!({"id": "p3", "type": "prompt", "message": "handle me"}))
+            }
+            (Some("response"), Some("p3")) => {
+                send(json!({"id": "p4", "type": "prompt", "message": "break me"}))
+            }
+            _ => {}
+        }
+        let end = event["type"] == "agent_settled";
+        lines.push(event);
+        if end {
+            break;
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let order: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match l["type"].as_str()? {
+            "response" => Some(format!("{} {}", l["id"], l["data"]["disposition"])),
+            "extension_error" => Some(format!("error {}", l["event"])),
+            "entry_appended" => Some(format!("entry {}", l["entry"]["data"]["text"])),
+            kind @ ("agent_start" | "agent_end") => Some(kind.to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            r#"entry "start""#,
+            r#"error "before_agent_start""#,
+            r#""p1" "started""#,
+            "agent_start",
+            r#"entry "refuse me""#,
+            r#""p2" null"#,
+            r#"entry "handle me""#,
+            r#""p3" "handled""#,
+            r#"entry "break me""#,
+            r#"error "input""#,
+            r#""p4" null"#,
+            "agent_end",
+        ]
+    );
+    let refusal = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
+    let refusals: Vec<_> = lines.iter().filter(|l| l["success"] == false).collect();
+    assert_eq!(refusals.len(), 2);
+    assert!(refusals.iter().all(|l| l["error"] == refusal));
+
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}

@@ -179,6 +179,9 @@ pub enum Reply {
     CommandRan {
         errors: Vec<crate::agent::hooks::HookError>,
     },
+    /// A prompt sent while the agent streams without a behaviour had its `input` decision:
+    /// handled by a handler, or Pi's refusal (the text was neither prompted nor queued).
+    BusyPrompt(Result<(), String>),
 }
 
 /// Where to navigate and how (Pi's `navigateTree` options).

@@ -2,13 +2,15 @@
 //! `input` handler is registered it waits for the extensions' decision first, then `/skill:`
 //! and template expansion, then it is prompted or queued. The expansion is here, not in the
 //! front ends, so the handlers see the text as typed, as Pi's do; the skills and templates are
-//! data of the session's configuration, so a replay expands as the recording did.
+//! data of the session's configuration, so a replay expands as the recording did. A prompt
+//! while the agent streams without a behaviour goes through the handlers too before Pi refuses
+//! it (its refusal, or `handled`, comes back as [`Reply::BusyPrompt`]).
 
 use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, InputAction};
 use crate::agent::CallId;
 use crate::message::ImageContent;
 
-use super::contract::{SessionError, SessionRejection, StreamingBehavior};
+use super::contract::{Reply, SessionError, SessionRejection, StreamingBehavior};
 use super::machine::SessionMachine;
 
 /// Pi's input `source` for a session driven by a program or the terminal (`"interactive"`,
@@ -28,6 +30,9 @@ pub(super) enum InputKind {
     Prompt(Option<StreamingBehavior>),
     /// `steer` / `followUp`: queued.
     Queue(StreamingBehavior),
+    /// A prompt while the agent streams, without a behaviour: Pi runs its `input` handlers,
+    /// then refuses it unless one handled it ([`Reply::BusyPrompt`]).
+    Refused,
 }
 
 /// An input waiting for the `input` decision.
@@ -56,7 +61,7 @@ impl SessionMachine {
         match kind {
             InputKind::Prompt(_) if self.run_extension_command(&text) => return Ok(()),
             InputKind::Queue(_) => self.refuse_queued_command(&text)?,
-            InputKind::Prompt(_) => {}
+            InputKind::Prompt(_) | InputKind::Refused => {}
         }
         let source = self.input_source.clone();
         self.input_from(text, images, kind, source, true)
@@ -73,6 +78,9 @@ impl SessionMachine {
         expand: bool,
     ) -> Result<(), SessionError> {
         let kind = match kind {
+            InputKind::Prompt(None) if self.agent.is_streaming() && self.handles_input() => {
+                InputKind::Refused
+            }
             InputKind::Prompt(behavior) if self.agent.is_streaming() || self.prompt_pending() => {
                 let behavior = behavior.ok_or(SessionRejection::NeedsStreamingBehavior)?;
                 match self.agent.is_streaming() {
@@ -86,14 +94,14 @@ impl SessionMachine {
             }
             kind => kind,
         };
-        if !self.agent.handled_hooks().contains(HookEvent::Input) {
+        if !self.handles_input() {
             let text = self.expanded(text, expand);
             return self.decided_input(kind, text, images);
         }
         let streaming_behavior = match (self.agent.is_streaming(), kind) {
             (true, InputKind::Prompt(b)) => b,
             (true, InputKind::Queue(b)) => Some(b),
-            (false, _) => None,
+            (_, InputKind::Refused) | (false, _) => None,
         };
         let call = self.agent.reserve_call();
         let payload = HookPayload::Input {
@@ -125,7 +133,8 @@ impl SessionMachine {
     }
 
     /// Applies the `input` decision for `call` (which [`Self::awaits_input`] checked): the
-    /// entries and messages asked for first, then the text handled, or expanded and prompted or queued.
+    /// entries and messages asked for first, then what the handlers threw, then the text
+    /// handled, refused, or expanded and prompted or queued.
     pub(super) fn input_decided(
         &mut self,
         call: CallId,
@@ -136,6 +145,17 @@ impl SessionMachine {
         };
         let pending = self.pending_inputs.remove(index);
         self.apply_asked_actions(&outcome.actions)?;
+        self.report_hook_errors(&outcome.errors);
+        if pending.kind == InputKind::Refused {
+            let refusal = match outcome.decision {
+                HookDecision::Input(InputAction::Transform { .. } | InputAction::Continue) => {
+                    Err(SessionRejection::NeedsStreamingBehavior.to_string())
+                }
+                _ => Ok(()),
+            };
+            self.reply(Reply::BusyPrompt(refusal));
+            return self.release_held_decision(call);
+        }
         let (text, images) = match outcome.decision {
             HookDecision::Input(InputAction::Transform { text, images }) => {
                 (text, images.unwrap_or(pending.images))
@@ -151,6 +171,11 @@ impl SessionMachine {
     /// The calls of the inputs waiting for their decision, in the order they came.
     pub(super) fn pending_input_calls(&self) -> Vec<CallId> {
         self.pending_inputs.iter().map(|p| p.call).collect()
+    }
+
+    /// Whether an extension handles the `input` hook point.
+    fn handles_input(&self) -> bool {
+        self.agent.handled_hooks().contains(HookEvent::Input)
     }
 
     /// `text` with `/skill:` and templates expanded, when `expand`.
@@ -170,6 +195,7 @@ impl SessionMachine {
         match kind {
             InputKind::Prompt(behavior) => self.prompt(text, images, Vec::new(), behavior),
             InputKind::Queue(behavior) => self.queue(text, images, behavior),
+            InputKind::Refused => Ok(()),
         }
     }
 

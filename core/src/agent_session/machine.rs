@@ -506,8 +506,9 @@ impl SessionMachine {
             self.tool_search_finished(*call, outcome);
         }
         if let Input::HookDecided { call, outcome } = &input {
-            // A command's errors are reported with its answer, under the command's name.
-            if !self.awaits_command(*call) {
+            // A command's errors are reported with its answer, under the command's name; an
+            // input's after what its handlers asked for (they ask before they throw).
+            if !self.awaits_command(*call) && !self.awaits_input(*call, &outcome.decision) {
                 self.report_hook_errors(&outcome.errors);
             }
             if self.owns_warm_call(*call) {
@@ -993,7 +994,7 @@ impl SessionMachine {
 
     /// The handlers that threw at a hook point, reported as Pi's runner does (before what the
     /// decision leads to).
-    fn report_hook_errors(&mut self, errors: &[HookError]) {
+    pub(super) fn report_hook_errors(&mut self, errors: &[HookError]) {
         for error in errors {
             self.emit(Event::Session(SessionEvent::ExtensionError {
                 extension_path: error.extension.clone(),

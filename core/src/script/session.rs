@@ -278,6 +278,10 @@ impl Driver {
                 Reply::CommandRan { errors } => {
                     format!("command ran errors={}", render::json(errors))
                 }
+                Reply::BusyPrompt(Ok(())) => "busy prompt handled".to_owned(),
+                Reply::BusyPrompt(Err(error)) => {
+                    format!("busy prompt refused {}", render::json(error))
+                }
             };
             self.log.push(format!("  <- {line}"));
         }
