@@ -9,12 +9,12 @@
 
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{
-    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, InputAction,
+    HandledHooks, HookAction, HookDecision, HookEvent, HookPayload, InputAction,
 };
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, ToolOutcome};
 use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
 use pi_core::event::{Event, ToolResult};
-use pi_core::message::{AssistantMessage, ContentBlock};
+use pi_core::message::ContentBlock;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::script::{mock_model, tool};
 use serde_json::{json, Value};
@@ -24,13 +24,9 @@ use std::sync::Arc;
 mod support;
 use support::{hook, requests};
 
-fn reasoner() -> Model {
-    Model {
-        id: "mock-reasoner".into(),
-        reasoning: true,
-        ..mock_model()
-    }
-}
+#[path = "support/actions.rs"]
+mod actions;
+use actions::{answered, decided, prompt, reasoner, started, tool_call_answer};
 
 fn session(model: Model) -> SessionMachine {
     session_with(model, [HookEvent::BeforeAgentStart, HookEvent::TurnEnd])
@@ -59,44 +55,6 @@ fn tool_run(step: &SessionStep) -> CallId {
             _ => None,
         })
         .expect("a tool run")
-}
-
-fn decided(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
-    })
-}
-
-fn started(call: CallId, actions: Vec<HookAction>) -> SessionInput {
-    let decision = HookDecision::BeforeAgentStart {
-        messages: vec![],
-        system_prompt: None,
-    };
-    decided(call, decision, actions)
-}
-
-fn answered(call: CallId, message: Value) -> SessionInput {
-    let message: AssistantMessage = serde_json::from_value(message).unwrap();
-    SessionInput::Answer(Input::Model {
-        call,
-        event: StreamEvent::Done {
-            reason: message.stop_reason,
-            message,
-        },
-    })
-}
-
-fn tool_call_answer() -> Value {
-    json!({"role": "assistant", "content": [{"type": "toolCall", "id": "call_1", "name": "echo",
-        "arguments": {"value": "v"}}], "api": "openai-completions", "provider": "mock",
-        "model": "mock-reasoner", "usage": {"input": 0, "output": 0, "cacheRead": 0,
-        "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0, "cacheRead": 0,
-        "cacheWrite": 0, "total": 0}}, "stopReason": "toolUse", "timestamp": 3})
 }
 
 fn text_answer() -> Value {
@@ -142,20 +100,6 @@ fn entries(s: &SessionMachine, kind: &str) -> Vec<Value> {
             e
         })
         .collect()
-}
-
-fn prompt(s: &mut SessionMachine) -> CallId {
-    let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "What does it say?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
-    hook(&step)
 }
 
 #[test]

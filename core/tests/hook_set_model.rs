@@ -10,11 +10,11 @@
 use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent};
+use pi_core::agent::{AgentConfig, Effect, Input, ToolOutcome};
 use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
 use pi_core::event::ToolResult;
-use pi_core::message::{AssistantMessage, ContentBlock};
+use pi_core::message::ContentBlock;
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::script::{mock_model, tool};
 use serde_json::{json, Value};
@@ -23,13 +23,9 @@ use serde_json::{json, Value};
 mod support;
 use support::{hook, requests};
 
-fn reasoner() -> Model {
-    Model {
-        id: "mock-reasoner".into(),
-        reasoning: true,
-        ..mock_model()
-    }
-}
+#[path = "support/actions.rs"]
+mod actions;
+use actions::{answered, decided, prompt, reasoner, started, tool_call_answer};
 
 fn session() -> SessionMachine {
     support::machine(
@@ -43,44 +39,6 @@ fn session() -> SessionMachine {
         },
         Default::default(),
     )
-}
-
-fn decided(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
-    })
-}
-
-fn started(call: CallId, actions: Vec<HookAction>) -> SessionInput {
-    let decision = HookDecision::BeforeAgentStart {
-        messages: vec![],
-        system_prompt: None,
-    };
-    decided(call, decision, actions)
-}
-
-fn answered(call: CallId, message: Value) -> SessionInput {
-    let message: AssistantMessage = serde_json::from_value(message).unwrap();
-    SessionInput::Answer(Input::Model {
-        call,
-        event: StreamEvent::Done {
-            reason: message.stop_reason,
-            message,
-        },
-    })
-}
-
-fn tool_call_answer() -> Value {
-    json!({"role": "assistant", "content": [{"type": "toolCall", "id": "call_1", "name": "echo",
-        "arguments": {"value": "v"}}], "api": "openai-completions", "provider": "mock",
-        "model": "mock-reasoner", "usage": {"input": 0, "output": 0, "cacheRead": 0,
-        "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0, "cacheRead": 0,
-        "cacheWrite": 0, "total": 0}}, "stopReason": "toolUse", "timestamp": 3})
 }
 
 fn set_model(model: Model) -> HookAction {
@@ -119,20 +77,6 @@ fn changes(s: &SessionMachine) -> Vec<Value> {
             e
         })
         .collect()
-}
-
-fn prompt(s: &mut SessionMachine) -> CallId {
-    let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "What does it say?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
-    hook(&step)
 }
 
 #[test]
