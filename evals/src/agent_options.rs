@@ -134,7 +134,7 @@ impl AgentOptions {
     /// What the task's MCP servers run: each server's command (a bare name is found on the
     /// agent's `PATH` by the sandbox) and its arguments that are absolute paths. The agent's
     /// sandbox binds what of them names a file (the install folder of a program or script),
-    /// never a folder; [`check_mcp_servers`] refused a suite whose words name a folder or a
+    /// never a folder; `check_mcp_servers` refused a suite whose words name a folder or a
     /// private file of the user's.
     pub fn mcp_programs(&self) -> Vec<PathBuf> {
         self.mcp_servers
