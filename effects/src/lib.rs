@@ -16,6 +16,7 @@ pub mod live;
 pub mod network;
 pub mod packages;
 pub mod registry_files;
+pub mod resource_files;
 pub mod resources;
 pub mod run_config;
 pub mod secrets;

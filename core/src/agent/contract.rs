@@ -14,9 +14,9 @@ use crate::message::{
 use crate::model::{Model, ThinkingLevel};
 
 use super::config::{QueueMode, ToolExecution, ToolSpec};
+use super::custom_tool::SearchableTool;
 use super::hook_state::HookState;
 use super::hooks::{HookOutcome, HookPayload};
-use crate::tools::tool_search::SearchableTool;
 
 /// Identifies one model call or one tool execution; every effect has one and its answers carry it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -4,6 +4,7 @@ pub mod assemble;
 pub mod config;
 pub mod contract;
 pub mod convert;
+pub mod custom_tool;
 pub mod hook_state;
 pub mod hooks;
 mod machine;

@@ -21,6 +21,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 use unicode_normalization::UnicodeNormalization;
 
+pub use crate::agent::custom_tool::{SearchableTool, ToolNamespace};
 use crate::message::ContentBlock;
 use crate::tools::custom::CustomToolDefinition;
 
@@ -73,31 +74,6 @@ pub fn tool_search_definition() -> CustomToolDefinition {
             }),
         )
     }
-}
-
-/// The group a tool belongs to (an MCP server): its name, and the server's configured
-/// description and instructions, which the ranker reads as one field.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ToolNamespace {
-    pub name: String,
-    /// Other names of the group (an MCP server's own name); the ranker does not read them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aliases: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
-}
-
-/// A tool `tool_search` can load (a tool of `deferred` exposure): its declaration, and its
-/// namespace, which a run's configuration records so that a replay loads what the run loaded.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SearchableTool {
-    pub tool: CustomToolDefinition,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<ToolNamespace>,
 }
 
 /// What one search found: the names loaded, in rank order, and the result's text.

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::patterns::{self, has_glob, is_override};
 use super::{Accumulator, Meta};
-use crate::extension::sidecar::discover::entries as extension_entries;
-use crate::resources::{
+use crate::resource_files::extension_entries;
+use crate::resource_files::{
     collect_skills_under, collect_templates, entries, node_resolve, IgnoreRules,
 };
 

@@ -210,7 +210,7 @@ impl<'a> Wanted<'a> {
             Source::Git { host, path } => format!("git:{host}/{path}"),
             Source::Local(path) => format!(
                 "local:{}",
-                crate::resources::resolve(&self.base_dir(scope), self.home, &path).display()
+                crate::resource_files::resolve(&self.base_dir(scope), self.home, &path).display()
             ),
         }
     }
@@ -288,7 +288,8 @@ pub fn resolve(wanted: &Wanted) -> Resolved {
         let filter = entry.filter.as_ref();
         let root = match Source::parse(&source) {
             Source::Local(path) => {
-                let path = crate::resources::resolve(&wanted.base_dir(scope), wanted.home, &path);
+                let path =
+                    crate::resource_files::resolve(&wanted.base_dir(scope), wanted.home, &path);
                 local(&path, &mut resolved.found, filter, &mut meta, wanted.home);
                 continue;
             }

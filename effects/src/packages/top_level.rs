@@ -45,7 +45,7 @@ pub fn add_listed(acc: &mut Accumulator, kind: Kind, listed: &Listed, home: &Pat
         list.iter().cloned().partition(|e| is_pattern(e));
     let paths: Vec<PathBuf> = plain
         .iter()
-        .map(|p| crate::resources::resolve(&listed.base_dir, home, p))
+        .map(|p| crate::resource_files::resolve(&listed.base_dir, home, p))
         .collect();
     let all = files_from_paths(&paths, kind);
     let enabled = apply(&all, &patterns, &listed.base_dir, home);

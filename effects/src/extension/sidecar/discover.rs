@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::packages::collect::{auto_extension_entries, Kind};
 use crate::packages::{top_level, Accumulator, Resource};
+use crate::resource_files::extension_entries;
 use crate::settings::Listed;
 
 /// What the discovery reads.
@@ -38,7 +39,7 @@ pub fn discover(wanted: &Wanted<'_>) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
     let mut add = |path: &Path| {
         let paths = if path.is_dir() {
-            entries(path).unwrap_or_else(|| in_dir(path))
+            extension_entries(path).unwrap_or_else(|| in_dir(path))
         } else {
             vec![path.to_path_buf()]
         };
@@ -107,33 +108,6 @@ fn is_extension_file(name: &str) -> bool {
     name.ends_with(".ts") || name.ends_with(".js")
 }
 
-/// Pi's `resolveExtensionEntries`: a folder's `package.json` `pi.extensions` that exist, else
-/// its `index.ts`, else its `index.js`.
-pub(crate) fn entries(dir: &Path) -> Option<Vec<PathBuf>> {
-    let manifest = std::fs::read_to_string(dir.join("package.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
-    if let Some(list) = manifest
-        .as_ref()
-        .and_then(|m| m["pi"]["extensions"].as_array())
-    {
-        let declared: Vec<PathBuf> = list
-            .iter()
-            .filter_map(|p| p.as_str())
-            .map(|p| dir.join(p))
-            .filter(|p| p.exists())
-            .collect();
-        if !declared.is_empty() {
-            return Some(declared);
-        }
-    }
-    ["index.ts", "index.js"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|p| p.exists())
-        .map(|p| vec![p])
-}
-
 /// Pi's `discoverExtensionsInDir`: the folder's `.ts`/`.js` files and its subfolders' entries,
 /// one level deep, in the order the folder lists them.
 fn in_dir(dir: &Path) -> Vec<PathBuf> {
@@ -147,7 +121,7 @@ fn in_dir(dir: &Path) -> Vec<PathBuf> {
         if path.is_file() && is_extension_file(&name) {
             found.push(path);
         } else if path.is_dir() {
-            found.extend(entries(&path).unwrap_or_default());
+            found.extend(extension_entries(&path).unwrap_or_default());
         }
     }
     found
