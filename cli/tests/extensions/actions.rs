@@ -1,7 +1,8 @@
 //! The extension API's actions that change the run, through the binary, recorded and replayed
 //! with no Node: `pi.setModel` mid run (the next request goes to the new model), and a message
 //! held for the turn's end (`triggerTurn: false`), which the next request carries, and a user
-//! message a command sends while idle, which starts a run once the command is answered.
+//! message a command sends while idle, which starts a run once the command is answered, and a
+//! compaction asked mid run, which follows the aborted run once it has settled.
 
 use serde_json::{json, Value};
 
@@ -118,6 +119,97 @@ fn a_user_message_a_command_sends_while_idle_starts_a_run_and_replays_without_no
     assert_eq!(
         requests[0]["messages"].as_array().unwrap().last().unwrap(),
         &json!({"role": "user", "content": [{"type": "text", "text": "Please say hello."}]})
+    );
+
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// A `turn_end` handler's `ctx.compact()` mid run (RPC): the run is aborted and heard to its
+/// end (`agent_settled` aborted), then the compaction runs as a manual one whose summary
+/// request carries the custom instructions, and no `compact` is answered (none was sent); the
+/// replay, with no Node, gives the same bytes.
+#[test]
+fn a_compaction_an_extension_asks_mid_run_follows_the_settled_run_and_replays_without_node() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"text": ["First answer about alpha."]},
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"a.txt\"}"}]},
+        {"text": ["## Goal\nMid-run summary."]},
+    ]));
+    let env = Env::new(&mock);
+    env.write("a.txt", b"alpha\n");
+    env.write_agent(
+        "settings.json",
+        r#"{"compaction": {"enabled": true, "keepRecentTokens": 10}}"#,
+    );
+    let cassette = env.path("compact-rpc.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/compact_mid_run/extension.ts");
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension.to_str().unwrap(),
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let mut send = |line: Value| writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
+    send(json!({"id": "p1", "type": "prompt", "message": "First prompt about alpha."}));
+    let mut recorded = String::new();
+    let mut kinds = Vec::new();
+    let mut settled = 0;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let kind = event["type"].as_str().unwrap().to_owned();
+        if kind == "agent_settled" {
+            settled += 1;
+            kinds.push(format!("agent_settled {}", event["aborted"]));
+            if settled == 1 {
+                send(json!({"id": "p2", "type": "prompt", "message": "Read a.txt."}));
+            }
+        } else if kind == "response" {
+            kinds.push(format!("response {}", event["command"].as_str().unwrap()));
+        } else if kind.starts_with("compaction") {
+            kinds.push(kind.clone());
+        }
+        if kind == "compaction_end" {
+            assert_eq!(event["result"]["summary"], "## Goal\nMid-run summary.");
+            break;
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        kinds,
+        [
+            "response prompt",
+            "agent_settled false",
+            "response prompt",
+            "agent_settled true",
+            "compaction_start",
+            "compaction_end"
+        ],
+        "{recorded}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "no request for the aborted turn");
+    let summary_prompt = requests[2]["messages"].to_string();
+    assert!(
+        summary_prompt.contains("Additional focus: keep the file name"),
+        "{summary_prompt}"
     );
 
     let (code, replayed, stderr) = replay_without_node(&env, &cassette);
