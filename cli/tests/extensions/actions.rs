@@ -1,7 +1,11 @@
 //! The extension API's actions that change the run, through the binary, recorded and replayed
 //! with no Node: `pi.setModel` mid run (the next request goes to the new model), and a message
 //! held for the turn's end (`triggerTurn: false`), which the next request carries, and a user
-//! message a command sends while idle, which starts a run once the command is answered.
+//! message a command sends while idle, which starts a run once the command is answered, and
+//! `ctx.compact()`, mid run after the aborted run has settled, while idle before the command is
+//! answered.
+
+use std::path::Path;
 
 use serde_json::{json, Value};
 
@@ -118,6 +122,169 @@ fn a_user_message_a_command_sends_while_idle_starts_a_run_and_replays_without_no
     assert_eq!(
         requests[0]["messages"].as_array().unwrap().last().unwrap(),
         &json!({"role": "user", "content": [{"type": "text", "text": "Please say hello."}]})
+    );
+
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// Runs the conformance case `case`'s extension over RPC with compaction keeping 10 tokens:
+/// `prompts` one after the other (the next once the run before has settled or the command is
+/// answered), to the first `compaction_end`, recorded. The output, and the types of the lines
+/// that answer, settle and compact.
+fn compact_over_rpc(
+    env: &Env,
+    case: &str,
+    prompts: &[&str],
+    cassette: &Path,
+) -> (String, Vec<String>) {
+    use std::io::{BufRead, BufReader, Write};
+    let path = node_path().unwrap();
+    env.write("a.txt", b"alpha\n");
+    env.write_agent(
+        "settings.json",
+        r#"{"compaction": {"enabled": true, "keepRecentTokens": 10}}"#,
+    );
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../conformance/extensions/{case}/extension.ts"));
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension.to_str().unwrap(),
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let mut send = |line: Value| writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
+    let mut prompts = prompts.iter();
+    send(json!({"type": "prompt", "message": prompts.next().unwrap()}));
+    let mut recorded = String::new();
+    let mut kinds = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let kind = event["type"].as_str().unwrap().to_owned();
+        if kind == "agent_settled" {
+            kinds.push(format!("agent_settled {}", event["aborted"]));
+            if let Some(prompt) = prompts.next() {
+                send(json!({"type": "prompt", "message": prompt}));
+            }
+        } else if kind == "response" {
+            kinds.push(format!("response {}", event["command"].as_str().unwrap()));
+        } else if kind.starts_with("compaction") {
+            kinds.push(kind.clone());
+        }
+        if kind == "compaction_end" {
+            assert_eq!(event["result"]["summary"], "## Goal\nSquashed summary.");
+            break;
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    (recorded, kinds)
+}
+
+/// A `turn_end` handler's `ctx.compact()` mid run (RPC): the run is aborted and heard to its
+/// end (`agent_settled` aborted), then the compaction runs as a manual one whose summary
+/// request carries the custom instructions, and no `compact` is answered (none was sent); the
+/// replay, with no Node, gives the same bytes.
+#[test]
+fn a_compaction_an_extension_asks_mid_run_follows_the_settled_run_and_replays_without_node() {
+    if node_path().is_none() {
+        return;
+    }
+    let mock = MockLlm::start(&json!([
+        {"text": ["First answer about alpha."]},
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"a.txt\"}"}]},
+        {"text": ["## Goal\nSquashed summary."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("compact-rpc.jsonl");
+    let (recorded, kinds) = compact_over_rpc(
+        &env,
+        "compact_mid_run",
+        &["First prompt about alpha.", "Read a.txt."],
+        &cassette,
+    );
+    assert_eq!(
+        kinds,
+        [
+            "response prompt",
+            "agent_settled false",
+            "response prompt",
+            "agent_settled true",
+            "compaction_start",
+            "compaction_end"
+        ],
+        "{recorded}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "no request for the aborted turn");
+    let summary_prompt = requests[2]["messages"].to_string();
+    assert!(
+        summary_prompt.contains("Additional focus: keep the file name"),
+        "{summary_prompt}"
+    );
+
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+/// A command's `ctx.compact()` while idle (RPC): the compaction starts before the command is
+/// answered `handled`, its summary request carries the command's arguments as instructions;
+/// the replay, with no Node, gives the same bytes.
+#[test]
+fn a_compaction_a_command_asks_while_idle_starts_before_its_answer_and_replays_without_node() {
+    if node_path().is_none() {
+        return;
+    }
+    let mock = MockLlm::start(&json!([
+        {"text": ["First answer about alpha."]},
+        {"text": ["Second answer about beta."]},
+        {"text": ["## Goal\nSquashed summary."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("squash-rpc.jsonl");
+    let (recorded, kinds) = compact_over_rpc(
+        &env,
+        "compact_command",
+        &[
+            "First prompt about alpha.",
+            "Second prompt about beta.",
+            "/squash keep the names",
+        ],
+        &cassette,
+    );
+    assert_eq!(
+        kinds,
+        [
+            "response prompt",
+            "agent_settled false",
+            "response prompt",
+            "agent_settled false",
+            "compaction_start",
+            "response prompt",
+            "compaction_end"
+        ],
+        "{recorded}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let summary_prompt = requests[2]["messages"].to_string();
+    assert!(
+        summary_prompt.contains("Additional focus: keep the names"),
+        "{summary_prompt}"
     );
 
     let (code, replayed, stderr) = replay_without_node(&env, &cassette);

@@ -359,6 +359,14 @@ pub enum HookAction {
     },
 }
 
+impl HookAction {
+    /// Whether the action aborts the run (Pi's `ctx.abort()`, and `ctx.compact()`, which
+    /// aborts before it compacts).
+    pub fn aborts(&self) -> bool {
+        matches!(self, HookAction::Abort | HookAction::Compact { .. })
+    }
+}
+
 /// A handler that threw, for Pi's `extension_error` report. A throwing `tool_call` handler
 /// fails the call instead (Pi does not catch it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

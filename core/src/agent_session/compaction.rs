@@ -70,6 +70,15 @@ pub(super) struct CompactionJob {
     /// The history summary's text and usage, once answered (before a split turn's prefix).
     history: Option<(String, Option<Value>)>,
     aborted: bool,
+    /// Asked by an extension's `ctx.compact()`: its end answers no RPC `compact`.
+    pub(super) asked: bool,
+}
+
+impl CompactionJob {
+    /// Whether the job's end answers the `compact` that asked for it.
+    fn replies(&self) -> bool {
+        self.reason == CompactionReason::Manual && !self.asked
+    }
 }
 
 impl CompactionJob {
@@ -139,6 +148,7 @@ impl SessionMachine {
             current: None,
             history: None,
             aborted: false,
+            asked: false,
         });
     }
 
@@ -407,7 +417,9 @@ impl SessionMachine {
         };
         self.end_compaction(&job, Some(result.clone()), false, None)?;
         if job.reason == CompactionReason::Manual {
-            self.reply(Reply::Compacted(Ok(result)));
+            if job.replies() {
+                self.reply(Reply::Compacted(Ok(result)));
+            }
         } else if job.will_retry {
             self.drop_trailing_assistant(true)?;
             self.continue_soon();
@@ -442,7 +454,7 @@ impl SessionMachine {
             CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
         };
         self.end_compaction(job, None, false, Some(text))?;
-        if job.reason == CompactionReason::Manual {
+        if job.replies() {
             self.reply(Reply::Compacted(Err(error)));
         }
         Ok(())
@@ -450,7 +462,7 @@ impl SessionMachine {
 
     fn abort_ended(&mut self, job: &CompactionJob) -> Result<(), SessionError> {
         self.end_compaction(job, None, true, None)?;
-        if job.reason == CompactionReason::Manual {
+        if job.replies() {
             self.reply(Reply::Compacted(Err("Compaction cancelled".into())));
         }
         Ok(())

@@ -11,12 +11,17 @@
 //! action carries (`setModel` holds the whole model; the extension host, which knows the
 //! providers with auth, asks for none Pi would refuse), so a replay reproduces the same entries,
 //! events and requests from the recorded actions with no extension loaded and no catalog.
-//! `ctx.compact()` is recorded and not applied yet: in Pi it aborts the run and compacts once
-//! it has settled (`agent_settled` before `compaction_start`), an order the machine's own
-//! compaction does not keep yet.
+//! `ctx.compact()` aborts the run as `abort` does and compacts once no run is active, as Pi's
+//! `AgentSession.compact` does after its `abort()` has waited for idle: the aborted run is heard
+//! to its end, `agent_settled` comes before `compaction_start`, and while idle (a command's)
+//! the compaction starts within the hook point's step, before the command is answered. It is a
+//! manual compaction with the custom instructions, whose summary request is an effect like any
+//! other's, so a replay reproduces it; its end answers no RPC `compact`. The extension's
+//! `onComplete`/`onError` callbacks are not called (the host does not hear the end).
 
 use crate::agent::hooks::HookAction;
 use crate::agent::{CallId, Input};
+use crate::event::CompactionReason;
 use crate::message::{ContentBlock, ImageContent, UserContent};
 
 use super::contract::{SessionError, StreamingBehavior};
@@ -78,10 +83,37 @@ impl SessionMachine {
                 // level carried over as a model switch carries it; mid run, the next request
                 // goes to the new model.
                 HookAction::SetModel { model } => self.set_model(model.as_ref().clone(), None)?,
-                HookAction::Abort | HookAction::Compact { .. } => {}
+                // Pi's `ctx.compact()`: the run is aborted (by the caller, as for `abort`) and
+                // compacted once it has settled.
+                HookAction::Compact {
+                    custom_instructions,
+                } => self.asked_compaction = Some(custom_instructions.clone()),
+                HookAction::Abort => {}
             }
         }
         Ok(())
+    }
+
+    /// Starts the compaction an extension asked for once no run is active: Pi's
+    /// `AgentSession.compact` after its `abort()` has waited for idle, so the aborted run's last
+    /// events and `agent_settled` come before `compaction_start`, and the run is heard to its
+    /// end (unlike a manual compaction's). One asked while another compaction or a tree
+    /// navigation runs is dropped: Pi's would race it.
+    pub(super) fn start_asked_compaction(&mut self) -> Result<(), SessionError> {
+        if self.agent.is_streaming() || self.run_active {
+            return Ok(());
+        }
+        let Some(custom_instructions) = self.asked_compaction.take() else {
+            return Ok(());
+        };
+        if self.compaction.is_some() || self.navigation.is_some() {
+            return Ok(());
+        }
+        self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
+        if let Some(job) = self.compaction.as_mut() {
+            job.asked = true;
+        }
+        self.begin_compaction_calls()
     }
 
     /// Pi's `setLabel` (`appendLabelChange`): a `label` entry on `entry_id`, announced by no

@@ -95,6 +95,9 @@ pub struct SessionMachine {
     pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
     /// Extensions' messages that start a run once their hook point has gone on (`idle_run`).
     pub(super) idle_runs: Vec<super::idle_run::IdleRun>,
+    /// An extension's `ctx.compact()` (its custom instructions), waiting for the run it aborted
+    /// to settle (`extension_actions`).
+    pub(super) asked_compaction: Option<Option<String>>,
     /// Extension commands running (`command.rs`).
     pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
@@ -163,6 +166,7 @@ impl SessionMachine {
             pending_inputs: Vec::new(),
             held_decision: None,
             idle_runs: Vec::new(),
+            asked_compaction: None,
             pending_commands: Vec::new(),
             run_active: false,
             abort_requested: false,
@@ -309,6 +313,9 @@ impl SessionMachine {
             self.warming_settled();
             let aborted = std::mem::take(&mut self.abort_requested);
             self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
+        }
+        if !self.run_active {
+            self.start_asked_compaction()?;
         }
         Ok(())
     }
@@ -528,7 +535,7 @@ impl SessionMachine {
         // A handler's `ctx.abort()` is Pi's `AgentSession.abort()`: the agent applies it within
         // the decision, before its loop goes on, and the session settles as aborted.
         let aborts = matches!(&input, Input::HookDecided { outcome, .. }
-            if outcome.actions.contains(&HookAction::Abort));
+            if outcome.actions.iter().any(HookAction::aborts));
         if let Input::HookDecided { call, outcome } = &input {
             if self.agent.awaits_decision(*call, &outcome.decision) {
                 let before = self.pending_input_calls();

@@ -13,6 +13,15 @@ use pi_core::session::tree::SessionTree;
 /// A new session in `/work` (seeded ids, Pi's default retry and compaction settings) running
 /// `agent`, whose prompts expand with `resources`.
 pub fn machine(agent: AgentConfig, resources: Resources) -> SessionMachine {
+    machine_compacting(agent, resources, CompactionSettings::default())
+}
+
+/// A new session as [`machine`] makes it, compacting with `compaction`.
+pub fn machine_compacting(
+    agent: AgentConfig,
+    resources: Resources,
+    compaction: CompactionSettings,
+) -> SessionMachine {
     let mut ids = IdGenerator::new(7);
     let tree = SessionTree::new("/work", 0, &mut ids, None);
     SessionMachine::new(SessionConfig {
@@ -20,7 +29,7 @@ pub fn machine(agent: AgentConfig, resources: Resources) -> SessionMachine {
         tree,
         ids,
         retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
+        compaction,
         default_thinking_level: None,
         model_thinking_levels: Default::default(),
         resources,
