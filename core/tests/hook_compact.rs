@@ -10,13 +10,13 @@ use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
-use pi_core::agent::{AgentConfig, CallId, Input, StreamEvent};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent, ToolOutcome};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::event::{Event, SessionEvent};
-use pi_core::message::AssistantMessage;
+use pi_core::event::{Event, SessionEvent, ToolResult};
+use pi_core::message::{AssistantMessage, ContentBlock};
 use pi_core::resources::Resources;
-use pi_core::script::mock_model;
+use pi_core::script::{mock_model, tool};
 use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
@@ -27,6 +27,7 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
     support::machine_compacting(
         AgentConfig {
             model: mock_model(),
+            tools: vec![tool("echo", false)],
             handled_hooks: HandledHooks::of(handled.iter().copied()),
             hooks: Arc::new(CodingAgentHooks::default()),
             ..AgentConfig::default()
@@ -52,11 +53,16 @@ fn prompt(text: &str) -> SessionInput {
 }
 
 fn answered(call: CallId, text: &str) -> SessionInput {
+    answered_with(call, json!([{"type": "text", "text": text}]), "stop")
+}
+
+/// Model call `call` answered with `content`, stopping for `stop_reason`.
+fn answered_with(call: CallId, content: Value, stop_reason: &str) -> SessionInput {
     let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
-        "content": [{"type": "text", "text": text}], "api": "openai-completions",
+        "content": content, "api": "openai-completions",
         "provider": "mock", "model": "mock-model", "usage": {"input": 0, "output": 0,
         "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0,
-        "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop", "timestamp": 3}))
+        "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": stop_reason, "timestamp": 3}))
     .unwrap();
     SessionInput::Answer(Input::Model {
         call,
@@ -68,13 +74,25 @@ fn answered(call: CallId, text: &str) -> SessionInput {
 }
 
 fn compact(call: CallId) -> SessionInput {
+    decided(
+        call,
+        vec![HookAction::Compact {
+            custom_instructions: Some("keep the names".into()),
+        }],
+    )
+}
+
+/// Hook point `call` done with nothing asked.
+fn done(call: CallId) -> SessionInput {
+    decided(call, vec![])
+}
+
+fn decided(call: CallId, actions: Vec<HookAction>) -> SessionInput {
     SessionInput::Answer(Input::HookDecided {
         call,
         outcome: HookOutcome {
             decision: HookDecision::Done,
-            actions: vec![HookAction::Compact {
-                custom_instructions: Some("keep the names".into()),
-            }],
+            actions,
             errors: vec![],
         },
     })
@@ -147,18 +165,7 @@ fn a_turn_end_handler_compacts_after_the_aborted_run_settles() {
     let step = s
         .step(2, answered(call, "First answer about alpha."))
         .unwrap();
-    s.step(
-        3,
-        SessionInput::Answer(Input::HookDecided {
-            call: hook(&step),
-            outcome: HookOutcome {
-                decision: HookDecision::Done,
-                actions: vec![],
-                errors: vec![],
-            },
-        }),
-    )
-    .unwrap();
+    s.step(3, done(hook(&step))).unwrap();
     let step = s.step(4, prompt("Second prompt.")).unwrap();
     let (call, _) = requests(&step).remove(0);
     let step = s.step(5, answered(call, "Second answer.")).unwrap();
@@ -179,4 +186,64 @@ fn a_turn_end_handler_compacts_after_the_aborted_run_settles() {
     );
     assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
     assert!(step.replies.is_empty(), "{:?}", step.replies);
+}
+
+/// A `turn_end` after tool results, whose run would go on: the compaction's abort comes before
+/// the loop's next step, as Pi's `abort()` runs within the handler, so no request goes out for
+/// a turn that would only be cancelled (a model that answers fast would otherwise be heard).
+#[test]
+fn a_turn_end_handler_compacting_mid_run_sends_no_request_for_the_next_turn() {
+    let mut s = session(&[HookEvent::TurnEnd]);
+    let step = s.step(1, prompt("Call echo.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let call_echo = json!([{"type": "toolCall", "id": "call_1", "name": "echo",
+        "arguments": {"value": "v"}}]);
+    let step = s
+        .step(2, answered_with(call, call_echo, "toolUse"))
+        .unwrap();
+    let run = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::RunTool { call, .. } => Some(*call),
+            _ => None,
+        })
+        .expect("the tool runs");
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::ToolFinished {
+                call: run,
+                outcome: ToolOutcome::Ok(ToolResult {
+                    content: vec![ContentBlock::text("v")],
+                    ..ToolResult::default()
+                }),
+            }),
+        )
+        .unwrap();
+    let step = s.step(4, compact(hook(&step))).unwrap();
+    assert!(
+        !step
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Cancel { .. })),
+        "nothing started to cancel: {:?}",
+        step.effects
+    );
+    assert!(requests(&step).is_empty(), "no request for the next turn");
+    assert_eq!(
+        kinds(&step),
+        ["turn_end", "turn_start", "message_start", "message_end"],
+        "the next turn ends aborted at once"
+    );
+    let step = s.step(5, done(hook(&step))).unwrap();
+    assert!(
+        step.events.iter().any(|e| matches!(
+            e,
+            Event::Session(SessionEvent::AgentSettled { aborted: true })
+        )),
+        "settled as aborted: {:?}",
+        kinds(&step)
+    );
+    assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
 }

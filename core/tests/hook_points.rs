@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use pi_core::agent::hooks::{
-    HandledHooks, HookDecision, HookEvent, HookOutcome, HookPayload, ToolCallVerdict, TOOL_BLOCKED,
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, ToolCallVerdict,
+    TOOL_BLOCKED,
 };
 use pi_core::agent::{
     AgentConfig, AgentHooks, AgentMachine, BeforeToolCall, Block, CallId, Effect, Input, Prompt,
@@ -88,11 +89,16 @@ fn runs(step: &Step) -> Vec<(CallId, String, serde_json::Value)> {
 }
 
 fn decided(call: CallId, verdict: ToolCallVerdict) -> Input {
+    decided_asking(call, verdict, vec![])
+}
+
+/// The gate `call` decided `verdict`, its handlers having asked for `actions`.
+fn decided_asking(call: CallId, verdict: ToolCallVerdict, actions: Vec<HookAction>) -> Input {
     Input::HookDecided {
         call,
         outcome: HookOutcome {
             decision: HookDecision::ToolCall(verdict),
-            actions: vec![],
+            actions,
             errors: vec![],
         },
     }
@@ -555,4 +561,52 @@ fn an_abort_while_the_gate_waits_wins_and_no_call_runs() {
             ("c2".to_owned(), aborted, true)
         ]
     );
+}
+
+/// A gate's own handler aborting (`ctx.abort()`, or `ctx.compact()`, which aborts first) is an
+/// abort while the gate waits: Pi's handler aborts the signal before `prepareToolCall` looks at
+/// it, so the call it lets through ends `Operation aborted` and never starts (a command that
+/// would only be cancelled is never begun).
+#[test]
+fn a_gates_own_abort_wins_over_its_verdict_and_the_call_never_starts() {
+    let compact = HookAction::Compact {
+        custom_instructions: None,
+    };
+    for action in [HookAction::Abort, compact] {
+        let mut m = machine(HandledHooks::of([HookEvent::ToolCall]));
+        let step = two_calls(&mut m);
+        let (gate, _) = hooks(&step)[0].clone();
+        let verdict = ToolCallVerdict::Run {
+            input: json!({"value": "one"}),
+        };
+        let step = m
+            .step(3, decided_asking(gate, verdict, vec![action.clone()]))
+            .unwrap();
+        assert!(runs(&step).is_empty(), "{action:?}: {:?}", step.effects);
+        assert!(
+            !step
+                .effects
+                .iter()
+                .any(|e| matches!(e, Effect::Cancel { .. })),
+            "{action:?}: nothing started to cancel: {:?}",
+            step.effects
+        );
+        let end = step.events.iter().find_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                is_error,
+                ..
+            } if tool_call_id == "c1" => Some((serde_json::to_value(result).unwrap(), *is_error)),
+            _ => None,
+        });
+        assert_eq!(
+            end,
+            Some((
+                json!({"content": [{"type": "text", "text": "Operation aborted"}], "details": {}}),
+                true
+            )),
+            "{action:?}"
+        );
+    }
 }

@@ -143,10 +143,21 @@ fn a_finished_turn_waits_for_turn_end_before_it_is_announced_and_goes_on_after()
 
 #[test]
 fn an_abort_at_turn_end_ends_the_run_without_another_request() {
+    let compact = HookAction::Compact {
+        custom_instructions: None,
+    };
+    for action in [HookAction::Abort, compact] {
+        a_turn_end_asking(action);
+    }
+}
+
+/// A `turn_end` whose handlers asked for `action`, which aborts (`ctx.abort()`, or
+/// `ctx.compact()`, which aborts first): the run ends without another request.
+fn a_turn_end_asking(action: HookAction) {
     let mut m = machine();
     let step = one_tool_turn(&mut m);
     let (call, _) = hooks(&step)[0].clone();
-    let step = m.step(4, done(call, vec![HookAction::Abort])).unwrap();
+    let step = m.step(4, done(call, vec![action])).unwrap();
     assert!(model_calls(&step).is_empty(), "{:?}", step.effects);
     assert!(
         step.effects

@@ -185,7 +185,10 @@ fn compact_over_rpc(
             kinds.push(kind.clone());
         }
         if kind == "compaction_end" {
-            assert_eq!(event["result"]["summary"], "## Goal\nSquashed summary.");
+            assert_eq!(
+                event["result"]["summary"], "## Goal\nSquashed summary.",
+                "{recorded}"
+            );
             break;
         }
     }

@@ -854,14 +854,20 @@ impl AgentMachine {
         self.start_tools(&assistant);
     }
 
-    /// The extensions decided at a hook point the machine waits at.
+    /// The extensions decided at a hook point the machine waits at. A handler's abort
+    /// (`ctx.abort()`, `ctx.compact()`) aborts Pi's signal before the loop looks at it again, so
+    /// it is applied before the decision: nothing the decision would start is begun only to be
+    /// cancelled.
     fn on_hook_decided(&mut self, call: CallId, outcome: HookOutcome) {
+        let aborts = outcome.actions.iter().any(HookAction::aborts);
         if self.awaits_start(call, &outcome.decision) {
-            let abort = outcome.actions.contains(&HookAction::Abort);
-            return self.start_decided(outcome.decision, abort);
+            return self.start_decided(outcome.decision, aborts);
+        }
+        if aborts && self.awaits_decision(call, &outcome.decision) {
+            self.abort();
         }
         if self.awaits_turn_end(call) {
-            return self.turn_end_decided(outcome);
+            return self.turn_end_decided();
         }
         if self.awaits_context(call, &outcome.decision) {
             return self.context_decided(outcome.decision);

@@ -1,12 +1,12 @@
 //! The `turn_end` hook point (Pi 1.5.2's `finishTurn`, where `AgentSession` runs the extensions'
 //! `turn_end` handlers before the loop emits `turn_end`): where a handler is registered, a
 //! finished turn waits for the extensions' decision, and the `abort` a handler asked for
-//! (`ctx.abort()`, Harbor's turn cap) is applied before the loop goes on, so the next request is
+//! (`ctx.abort()`, Harbor's turn cap, or `ctx.compact()`) is applied before the loop goes on, so the next request is
 //! answered `This operation was aborted` at once as Pi's provider answers an aborted signal.
 
 use crate::message::{AgentMessage, AssistantMessage};
 
-use super::super::hooks::{HookAction, HookEvent, HookOutcome, HookPayload};
+use super::super::hooks::{HookEvent, HookPayload};
 use super::{AgentMachine, CallId, Effect, Phase};
 
 /// A finished turn waiting for the `turn_end` decision.
@@ -63,15 +63,12 @@ impl AgentMachine {
         matches!(self.run.as_ref().map(|r| &r.phase), Some(Phase::TurnEnd(t)) if t.call == call)
     }
 
-    /// Applies what the handlers asked for that ends the run, then ends the turn.
-    pub(super) fn turn_end_decided(&mut self, outcome: HookOutcome) {
+    /// Ends the turn once its handlers are done (an abort they asked for already applied).
+    pub(super) fn turn_end_decided(&mut self) {
         let Some(run) = self.run.as_mut() else { return };
         let Phase::TurnEnd(turn) = std::mem::replace(&mut run.phase, Phase::Between) else {
             return;
         };
-        if outcome.actions.contains(&HookAction::Abort) {
-            self.abort();
-        }
         self.turn_decided(turn.assistant, turn.results, turn.terminate, turn.ends_run);
     }
 
