@@ -1,24 +1,38 @@
-//! Running a compaction inside the session machine: the summary calls (the history, then the
-//! prefix of a split turn, one after the other as Pi 1.5.2 awaits them), each retried with the
-//! session's retry settings (`retryAssistantCall`, announced by `summarization_retry_*`), and the
-//! compaction entry (Pi's `compact`, `_runAutoCompaction` and `AgentSession.compact`).
+//! Compaction inside the session machine: when one starts (Pi's `_checkCompaction` after an
+//! answer, on threshold or overflow, and a manual `compact`), the summary calls (the history,
+//! then the prefix of a split turn, one after the other as Pi 1.5.2 awaits them), each retried
+//! with the session's retry settings (`retryAssistantCall`, announced by `summarization_retry_*`),
+//! and the compaction entry (Pi's `compact`, `_runAutoCompaction` and `AgentSession.compact`).
 
 use serde_json::{json, Value};
 
 use crate::agent::{CallId, Effect, Input, ModelRequest, StreamEvent};
+use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::prepare::{prepare_compaction, CompactionPreparation};
 use crate::compaction::summary::{
     combine_usage, compaction_summary, history_summary_request, summary_text,
     turn_prefix_summary_request, usage_value,
 };
 use crate::compaction::tokens::estimate_tokens;
+use crate::compaction::tokens::{
+    calculate_context_tokens, estimate_context_tokens, should_compact,
+};
 use crate::event::{CompactionReason, CompactionResult, Event, SessionEvent, SummarySource};
-use crate::message::{AssistantMessage, Extra, StopReason};
+use crate::message::{AgentMessage, AssistantMessage, Extra, StopReason};
+use crate::overflow::is_context_overflow;
 use crate::session::entry::SessionEntry;
+use crate::session::time::ms_from_iso;
 
-use super::contract::{Reply, SessionError};
+use super::contract::{Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
 use super::retry::{delay_ms, is_retryable};
+
+/// What a second context overflow in a row says (no further compaction is tried).
+const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// What a second answer in a row cut at the output limit says (Pi 1.5).
+const LENGTH_RECOVERY_FAILED: &str =
+    "Truncated response recovery failed after one compact-and-retry attempt.";
 
 /// Where a compaction is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -489,6 +503,112 @@ impl SessionMachine {
                     self.abort_ended(&job)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The timestamp (ms) of the latest compaction on the current branch.
+    pub(super) fn latest_compaction_ms(&self) -> Option<i64> {
+        self.tree
+            .branch_path(None)
+            .into_iter()
+            .rev()
+            .find_map(|entry| match entry {
+                SessionEntry::Compaction(c) => Some(ms_from_iso(&c.timestamp).unwrap_or(i64::MAX)),
+                _ => None,
+            })
+    }
+
+    /// Pi's `_checkCompaction`.
+    pub(super) fn check_compaction(
+        &mut self,
+        assistant: &AssistantMessage,
+        skip_aborted: bool,
+    ) -> Result<(), SessionError> {
+        let settings = self.compaction_settings;
+        if !settings.enabled || (skip_aborted && assistant.stop_reason == StopReason::Aborted) {
+            return Ok(());
+        }
+        let model = self.agent.model();
+        let context_window = model.context_window;
+        let same_model = assistant.provider == model.provider && assistant.model == model.id;
+        let compacted_at = self.latest_compaction_ms();
+        let before_compaction =
+            |timestamp: u64| compacted_at.is_some_and(|at| i128::from(timestamp) <= i128::from(at));
+        if before_compaction(assistant.timestamp) {
+            return Ok(());
+        }
+        let overflow = same_model && is_context_overflow(assistant, Some(context_window));
+        // Pi 1.5: an answer cut at the output limit below the model's own limit is recovered
+        // like an overflow (`isRecoverableLength`).
+        let cut = same_model
+            && assistant.stop_reason == StopReason::Length
+            && model.max_tokens > 0
+            && assistant.usage.output < model.max_tokens;
+        if overflow || cut {
+            // A complete answer cannot be asked again: it is compacted after, and kept.
+            if assistant.stop_reason == StopReason::Stop {
+                return self.start_compaction(CompactionReason::Overflow, false, None);
+            }
+            if self.overflow_recovery_attempted {
+                let text = match overflow {
+                    true => OVERFLOW_RECOVERY_FAILED,
+                    false => LENGTH_RECOVERY_FAILED,
+                };
+                self.emit(Event::Session(SessionEvent::CompactionEnd {
+                    reason: CompactionReason::Overflow,
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(text.into()),
+                }));
+                return Ok(());
+            }
+            self.overflow_recovery_attempted = true;
+            self.omit_attempt()?;
+            return self.start_compaction(CompactionReason::Overflow, true, None);
+        }
+        // Pi 1.5: a context with edits is estimated as the projection leaves it; a failed
+        // answer or one reporting no usage from the last usage before it (unless that usage
+        // predates the latest compaction), or from the messages alone when none reported any.
+        let path = self.tree.branch_path(None);
+        let direct = calculate_context_tokens(&assistant.usage);
+        let tokens = if context_has_edits(&path) {
+            projected_tokens(&path, &self.tree.context().into_messages())
+        } else if assistant.stop_reason == StopReason::Error || direct == 0 {
+            let messages = self.agent.messages();
+            let estimate = estimate_context_tokens(messages);
+            if let Some(AgentMessage::Assistant(source)) =
+                estimate.last_usage_index.and_then(|i| messages.get(i))
+            {
+                if before_compaction(source.timestamp) {
+                    return Ok(());
+                }
+            }
+            estimate.tokens
+        } else {
+            direct
+        };
+        if should_compact(tokens, context_window, &settings) {
+            self.start_compaction(CompactionReason::Threshold, false, None)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn compact(
+        &mut self,
+        custom_instructions: Option<String>,
+    ) -> Result<(), SessionError> {
+        if self.compaction.is_some() {
+            return Err(SessionRejection::CompactionInProgress.into());
+        }
+        if self.navigation.is_some() {
+            return Err(SessionRejection::NavigationInProgress.into());
+        }
+        self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
+        self.abort()?;
+        if !self.agent.is_streaming() {
+            self.begin_compaction_calls()?;
         }
         Ok(())
     }

@@ -8,21 +8,12 @@ use std::collections::BTreeMap;
 
 use crate::agent::hooks::{HookAction, HookError};
 use crate::agent::{AgentMachine, CallId, Change, Input, Prompt, QueueMode, StepError};
-use crate::compaction::prepare::{context_has_edits, projected_tokens};
-use crate::compaction::tokens::{
-    calculate_context_tokens, estimate_context_tokens, should_compact,
-};
 use crate::compaction::CompactionSettings;
-use crate::event::{AgentEvent, CompactionReason, Event, SessionEvent};
-use crate::message::{
-    AgentMessage, AssistantMessage, ContentBlock, CustomMessage, ImageContent, StopReason,
-};
+use crate::event::{AgentEvent, Event, SessionEvent};
+use crate::message::{AgentMessage, AssistantMessage, CustomMessage, ImageContent, StopReason};
 use crate::model::{clamp_thinking_level, Model, ThinkingLevel};
-use crate::overflow::is_context_overflow;
 use crate::resources::Resources;
-use crate::session::entry::SessionEntry;
 use crate::session::ids::IdGenerator;
-use crate::session::time::ms_from_iso;
 use crate::session::tree::{Persist, SessionTree};
 
 use super::cache_warm::{CacheWarming, WarmRun};
@@ -33,11 +24,11 @@ use super::contract::{
 };
 use super::input::{InputKind, PendingInput, INTERACTIVE_SOURCE};
 use super::navigate::NavigateJob;
-use super::retry::{delay_ms, is_retryable, RetrySettings};
+use super::retry::{is_retryable, RetrySettings};
 
 /// What a due `wake_at` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Wake {
+pub(super) enum Wake {
     /// The retry backoff is over: continue the agent.
     Retry,
     /// 100 ms after a compaction: continue to retry the overflowed call or deliver queued messages.
@@ -47,13 +38,6 @@ enum Wake {
     /// The hook point that sent messages starting a run while idle has gone on: start them.
     IdleRuns,
 }
-
-/// What a second context overflow in a row says (no further compaction is tried).
-const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
-
-/// What a second answer in a row cut at the output limit says (Pi 1.5).
-const LENGTH_RECOVERY_FAILED: &str =
-    "Truncated response recovery failed after one compact-and-retry attempt.";
 
 /// Pi's `AgentSession` as a pure state machine.
 pub struct SessionMachine {
@@ -67,9 +51,9 @@ pub struct SessionMachine {
     pub(super) compaction_settings: CompactionSettings,
     default_thinking_level: Option<ThinkingLevel>,
     model_thinking_levels: BTreeMap<String, ThinkingLevel>,
-    retry_attempt: u32,
-    wake: Option<(u64, Wake)>,
-    overflow_recovery_attempted: bool,
+    pub(super) retry_attempt: u32,
+    pub(super) wake: Option<(u64, Wake)>,
+    pub(super) overflow_recovery_attempted: bool,
     last_assistant: Option<AssistantMessage>,
     steering_texts: Vec<String>,
     follow_up_texts: Vec<String>,
@@ -418,19 +402,6 @@ impl SessionMachine {
         }));
     }
 
-    /// Pi's `abortRetry`: a retry waiting for its backoff is cancelled.
-    pub(super) fn abort_retry(&mut self) {
-        if self.is_retrying() {
-            self.wake = None;
-            let attempt = std::mem::take(&mut self.retry_attempt);
-            self.emit(Event::Session(SessionEvent::AutoRetryEnd {
-                success: false,
-                attempt,
-                final_error: Some("Retry cancelled".into()),
-            }));
-        }
-    }
-
     /// Drops a pending continue after a compaction.
     pub(super) fn cancel_continue(&mut self) {
         if matches!(self.wake, Some((_, Wake::AfterCompaction))) {
@@ -438,7 +409,7 @@ impl SessionMachine {
         }
     }
 
-    fn abort(&mut self) -> Result<(), SessionError> {
+    pub(super) fn abort(&mut self) -> Result<(), SessionError> {
         if self.run_active {
             self.abort_requested = true;
         }
@@ -665,26 +636,6 @@ impl SessionMachine {
         Ok(())
     }
 
-    /// Pi 1.5's `_willRetryAfterAgentEnd`: no abort was asked for, retries are on and left, and
-    /// the run's last answer failed in a way that is retried.
-    fn will_retry_after(&self, messages: &[AgentMessage]) -> bool {
-        if self.abort_requested
-            || !self.retry.enabled
-            || self.retry_attempt >= self.retry.max_retries
-        {
-            return false;
-        }
-        let context_window = self.agent.model().context_window;
-        messages
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                AgentMessage::Assistant(a) => Some(is_retryable(a, context_window)),
-                _ => None,
-            })
-            .unwrap_or(false)
-    }
-
     fn message_ended(&mut self, message: AgentMessage) {
         let decision = match &message {
             AgentMessage::Custom(custom) => {
@@ -729,90 +680,6 @@ impl SessionMachine {
         }
     }
 
-    /// Pi's `_handleRetryableError`; true when a retry was scheduled.
-    fn schedule_retry(&mut self, failed: &AssistantMessage) -> Result<bool, SessionError> {
-        if !self.retry.enabled {
-            return Ok(false);
-        }
-        self.retry_attempt += 1;
-        if self.retry_attempt > self.retry.max_retries {
-            let attempt = self.retry_attempt - 1;
-            self.retry_attempt = 0;
-            self.emit(Event::Session(SessionEvent::AutoRetryEnd {
-                success: false,
-                attempt,
-                final_error: failed.error_message.clone(),
-            }));
-            return Ok(false);
-        }
-        let delay = delay_ms(&self.retry, self.retry_attempt);
-        self.emit(Event::Session(SessionEvent::AutoRetryStart {
-            attempt: self.retry_attempt,
-            max_attempts: self.retry.max_retries,
-            delay_ms: delay,
-            error_message: failed
-                .error_message
-                .clone()
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| "Unknown error".into()),
-        }));
-        self.omit_attempt()?;
-        self.wake = Some((self.now.saturating_add(delay), Wake::Retry));
-        Ok(true)
-    }
-
-    /// Pi 1.5's `_omitRecoveryAttempt`: the last assistant message on the branch (the failed
-    /// attempt) and the results of its tool calls get one `context_edit` each, omitting them
-    /// from what the model sees; the file keeps them. Each edit is announced as
-    /// `entry_appended`, and the agent's transcript becomes the edited context.
-    pub(super) fn omit_attempt(&mut self) -> Result<(), SessionError> {
-        let targets: Vec<String> = {
-            let path = self.tree.branch_path(None);
-            let Some(at) = path
-                .iter()
-                .rposition(|e| matches!(e.message(), Some(AgentMessage::Assistant(_))))
-            else {
-                return Ok(());
-            };
-            let Some(AgentMessage::Assistant(failed)) = path[at].message() else {
-                return Ok(());
-            };
-            let calls: Vec<&str> = failed
-                .content
-                .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::ToolCall(call) => Some(call.id.as_str()),
-                    _ => None,
-                })
-                .collect();
-            let results = path[at + 1..]
-                .iter()
-                .copied()
-                .map_while(|e| match e.message() {
-                    Some(AgentMessage::Assistant(_)) => None,
-                    _ => Some(e),
-                })
-                .filter(|e| match e.message() {
-                    Some(AgentMessage::ToolResult(r)) => calls.contains(&r.tool_call_id.as_str()),
-                    _ => false,
-                });
-            std::iter::once(path[at])
-                .chain(results)
-                .map(|e| e.id().to_owned())
-                .collect()
-        };
-        for target in targets {
-            let (id, decision) = self
-                .tree
-                .append_context_edit(&target, None, self.now, &mut self.ids)
-                .map_err(|e| SessionRejection::Entry(e.to_string()))?;
-            self.persist(decision);
-            self.emit_entry_appended(&id);
-        }
-        let context = self.tree.context().into_messages();
-        self.replace_messages(context)
-    }
-
     /// Removes the last message from the agent's transcript when it is an assistant message
     /// (only an error one when `only_errors`); the session file keeps it.
     pub(super) fn drop_trailing_assistant(
@@ -848,94 +715,6 @@ impl SessionMachine {
             self.wake = None;
         }
         pending
-    }
-
-    /// The timestamp (ms) of the latest compaction on the current branch.
-    pub(super) fn latest_compaction_ms(&self) -> Option<i64> {
-        self.tree
-            .branch_path(None)
-            .into_iter()
-            .rev()
-            .find_map(|entry| match entry {
-                SessionEntry::Compaction(c) => Some(ms_from_iso(&c.timestamp).unwrap_or(i64::MAX)),
-                _ => None,
-            })
-    }
-
-    /// Pi's `_checkCompaction`.
-    fn check_compaction(
-        &mut self,
-        assistant: &AssistantMessage,
-        skip_aborted: bool,
-    ) -> Result<(), SessionError> {
-        let settings = self.compaction_settings;
-        if !settings.enabled || (skip_aborted && assistant.stop_reason == StopReason::Aborted) {
-            return Ok(());
-        }
-        let model = self.agent.model();
-        let context_window = model.context_window;
-        let same_model = assistant.provider == model.provider && assistant.model == model.id;
-        let compacted_at = self.latest_compaction_ms();
-        let before_compaction =
-            |timestamp: u64| compacted_at.is_some_and(|at| i128::from(timestamp) <= i128::from(at));
-        if before_compaction(assistant.timestamp) {
-            return Ok(());
-        }
-        let overflow = same_model && is_context_overflow(assistant, Some(context_window));
-        // Pi 1.5: an answer cut at the output limit below the model's own limit is recovered
-        // like an overflow (`isRecoverableLength`).
-        let cut = same_model
-            && assistant.stop_reason == StopReason::Length
-            && model.max_tokens > 0
-            && assistant.usage.output < model.max_tokens;
-        if overflow || cut {
-            // A complete answer cannot be asked again: it is compacted after, and kept.
-            if assistant.stop_reason == StopReason::Stop {
-                return self.start_compaction(CompactionReason::Overflow, false, None);
-            }
-            if self.overflow_recovery_attempted {
-                let text = match overflow {
-                    true => OVERFLOW_RECOVERY_FAILED,
-                    false => LENGTH_RECOVERY_FAILED,
-                };
-                self.emit(Event::Session(SessionEvent::CompactionEnd {
-                    reason: CompactionReason::Overflow,
-                    result: None,
-                    aborted: false,
-                    will_retry: false,
-                    error_message: Some(text.into()),
-                }));
-                return Ok(());
-            }
-            self.overflow_recovery_attempted = true;
-            self.omit_attempt()?;
-            return self.start_compaction(CompactionReason::Overflow, true, None);
-        }
-        // Pi 1.5: a context with edits is estimated as the projection leaves it; a failed
-        // answer or one reporting no usage from the last usage before it (unless that usage
-        // predates the latest compaction), or from the messages alone when none reported any.
-        let path = self.tree.branch_path(None);
-        let direct = calculate_context_tokens(&assistant.usage);
-        let tokens = if context_has_edits(&path) {
-            projected_tokens(&path, &self.tree.context().into_messages())
-        } else if assistant.stop_reason == StopReason::Error || direct == 0 {
-            let messages = self.agent.messages();
-            let estimate = estimate_context_tokens(messages);
-            if let Some(AgentMessage::Assistant(source)) =
-                estimate.last_usage_index.and_then(|i| messages.get(i))
-            {
-                if before_compaction(source.timestamp) {
-                    return Ok(());
-                }
-            }
-            estimate.tokens
-        } else {
-            direct
-        };
-        if should_compact(tokens, context_window, &settings) {
-            self.start_compaction(CompactionReason::Threshold, false, None)?;
-        }
-        Ok(())
     }
 
     pub(super) fn set_model(
@@ -981,21 +760,6 @@ impl SessionMachine {
         self.emit(Event::Session(SessionEvent::ThinkingLevelChanged {
             level: effective,
         }));
-        Ok(())
-    }
-
-    fn compact(&mut self, custom_instructions: Option<String>) -> Result<(), SessionError> {
-        if self.compaction.is_some() {
-            return Err(SessionRejection::CompactionInProgress.into());
-        }
-        if self.navigation.is_some() {
-            return Err(SessionRejection::NavigationInProgress.into());
-        }
-        self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
-        self.abort()?;
-        if !self.agent.is_streaming() {
-            self.begin_compaction_calls()?;
-        }
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! machine around the agent loop: persistence, automatic retry, compaction, queues, and model
 //! and thinking-level changes.
 
+mod auto_retry;
 mod cache_warm;
 mod command;
 mod compaction;
