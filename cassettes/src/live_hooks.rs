@@ -38,7 +38,7 @@ impl LiveHooks {
             self.extensions.observe(state);
         }
         let extensions = self.extensions.clone();
-        let task = tokio::spawn(async move { extensions.decide_caught(payload, state).await });
+        let task = tokio::spawn(async move { extensions.decide_at(payload, state).await });
         self.running.insert(call, task);
     }
 

@@ -317,7 +317,7 @@ impl Live {
         let clock = Arc::clone(&self.clock);
         let extensions = self.extensions.clone();
         tokio::spawn(async move {
-            let outcome = extensions.decide_caught(payload, state).await;
+            let outcome = extensions.decide_at(payload, state).await;
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });

@@ -1,7 +1,7 @@
 //! Rust extensions through the SDK, against the kit's mock LLM over real HTTP: a `tool_call`
 //! gate blocks a command before it runs, a `tool_result` transform replaces an output, their
 //! decisions are recorded, and the recording replays with the extensions absent; a hook line
-//! tampered with is a divergence.
+//! tampered with is a divergence; a handler that panics is reported as one that threw.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -197,6 +197,70 @@ async fn a_tampered_hook_line_is_a_divergence() {
         assert!(!replays(&tampered, &altered).await, "{what}: reproduced");
         assert!(kept.exists(), "{what}: the command ran");
     }
+}
+
+/// A `tool_call` gate whose handler panics.
+struct Panicking;
+
+impl RustExtension for Panicking {
+    fn name(&self) -> &str {
+        "panicking"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::ToolCall])
+    }
+
+    fn handle<'a>(&'a self, _payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(async { panic!("the gate fell over") })
+    }
+}
+
+/// A panicking gate fails its call as a throwing one does in Pi (the call is not run, its result
+/// is the error), is reported as `extension_error` under its extension, and the session goes on
+/// to the model's next answer; the recording replays with the extension absent.
+#[tokio::test]
+async fn a_panicking_handler_is_reported_and_the_session_goes_on() {
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("panic.cassette.jsonl");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "bash",
+            "arguments": {"command": "touch ran"}}]},
+        {"text": ["Done."]},
+    ]));
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
+            .extension(Panicking)
+            .record(&cassette),
+        "Touch it.",
+    )
+    .await;
+    assert!(!workspace.path().join("ran").exists(), "the call never ran");
+    let errors: Vec<&Value> = recorded
+        .iter()
+        .filter(|e| e["type"] == "extension_error")
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            &json!({"type": "extension_error", "extensionPath": "panicking",
+            "event": "tool_call", "error": "the gate fell over"})
+        ]
+    );
+    let result = recorded
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(result["isError"], true);
+    assert_eq!(mock.requests().len(), 2, "the session went on");
+    drop(mock);
+
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Touch it.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
 }
 
 /// Whether `lines`, written to `path`, replay to the end without a divergence.

@@ -7,10 +7,14 @@
 //! and the actions the handlers asked for come back as one [`HookOutcome`], which is what a
 //! cassette records: a replay answers the hook point from it without running the extension.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt;
 
 pub mod sidecar;
 
@@ -205,7 +209,7 @@ impl ExtensionRegistry {
                 continue;
             }
             let shown = fold.payload().clone();
-            let answer = extension.handle(&shown, &cx).await;
+            let answer = handled(extension.as_ref(), &shown, &cx).await;
             let error = |error: String| HookError {
                 extension: extension.name().to_owned(),
                 event,
@@ -229,30 +233,33 @@ impl ExtensionRegistry {
             errors,
         }
     }
+}
 
-    /// [`decide`](Self::decide) on a task of its own, a handler that panics counting as one
-    /// that threw (as a throwing handler fails its hook point in Pi): a live run and a replay
-    /// running the extensions again answer alike (needs a tokio runtime).
-    pub async fn decide_caught(
-        &self,
-        payload: HookPayload,
-        state: Option<Arc<HookState>>,
-    ) -> HookOutcome {
-        let extensions = self.clone();
-        let asked = payload.clone();
-        match tokio::spawn(async move { extensions.decide_at(asked, state).await }).await {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                let mut fold = Composer::new(payload);
-                fold.thrown(format!("Extension failed: {error}"));
-                HookOutcome {
-                    decision: fold.finish(),
-                    actions: Vec::new(),
-                    errors: Vec::new(),
-                }
-            }
-        }
+/// Extension `extension`'s handler for `payload`, a panic (while it is called or awaited)
+/// answered as a throw whose message is the panic's text, as Pi's runner catches a handler's
+/// throw: the round goes on and a live run and a replay running the extensions again answer alike.
+async fn handled(
+    extension: &dyn RustExtension,
+    payload: &HookPayload,
+    cx: &HookContext,
+) -> Result<Option<HandlerResult>, String> {
+    let called = std::panic::catch_unwind(AssertUnwindSafe(|| extension.handle(payload, cx)));
+    match called {
+        Ok(answer) => AssertUnwindSafe(answer)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(panic_text(panic.as_ref()))),
+        Err(panic) => Err(panic_text(panic.as_ref())),
     }
+}
+
+/// What a panic said (`panic!` with a message gives a `&str` or a `String`).
+fn panic_text(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "the handler panicked".to_owned())
 }
 
 #[cfg(test)]

@@ -140,6 +140,83 @@ async fn actions_come_back_in_order_and_a_thrown_gate_is_reported_and_fails_the_
     assert_eq!(serde_json::from_str::<HookOutcome>(&text).unwrap(), outcome);
 }
 
+/// An extension whose handler panics: while it is called, or once its answer is awaited.
+struct Panicking {
+    at_call: bool,
+}
+
+impl RustExtension for Panicking {
+    fn name(&self) -> &str {
+        "panicking"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::ToolCall, HookEvent::TurnEnd])
+    }
+
+    #[allow(clippy::panic)]
+    fn handle<'a>(&'a self, _payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        if self.at_call {
+            panic!("boom");
+        }
+        Box::pin(async { panic!("boom") })
+    }
+}
+
+/// A handler that panics is a handler that threw, as Pi's runner treats a throw: reported under
+/// its extension with the panic's text, the decision it fails as a throw fails it, the actions
+/// asked before it kept, and the extensions after it still heard where a throw does not stop the
+/// round.
+#[tokio::test]
+async fn a_panicking_handler_is_reported_as_one_that_threw_and_the_others_are_kept() {
+    for at_call in [true, false] {
+        let capper = Arc::new(Fixed {
+            name: "capper",
+            handles: vec![HookEvent::ToolCall, HookEvent::TurnEnd],
+            answer: Ok(None),
+            action: Some(HookAction::Abort),
+            calls: AtomicUsize::new(0),
+        });
+        let after = Arc::new(Fixed {
+            name: "after",
+            handles: vec![HookEvent::TurnEnd],
+            answer: Ok(None),
+            action: None,
+            calls: AtomicUsize::new(0),
+        });
+        let mut registry = ExtensionRegistry::new();
+        registry.load(capper);
+        registry.load(Arc::new(Panicking { at_call }));
+        registry.load(after.clone());
+        let outcome = registry.decide_at(call(), None).await;
+        assert_eq!(
+            outcome.actions,
+            vec![HookAction::Abort],
+            "at call: {at_call}"
+        );
+        assert_eq!(
+            outcome.decision,
+            HookDecision::ToolCall(ToolCallVerdict::Thrown {
+                error: "boom".into()
+            })
+        );
+        let boom = |event| HookError {
+            extension: "panicking".into(),
+            event,
+            error: "boom".into(),
+        };
+        assert_eq!(outcome.errors, vec![boom(HookEvent::ToolCall)]);
+        let turn_end = HookPayload::TurnEnd {
+            turn_index: 0,
+            message: pi_core::message::AgentMessage::Assistant(Default::default()),
+            tool_results: vec![],
+        };
+        let outcome = registry.decide_at(turn_end, None).await;
+        assert_eq!(outcome.errors, vec![boom(HookEvent::TurnEnd)]);
+        assert_eq!(after.calls.load(Ordering::SeqCst), 1, "at call: {at_call}");
+    }
+}
+
 /// An extension one of whose handlers threw while another answered.
 struct HalfBroken;
 
