@@ -600,7 +600,8 @@ impl SessionBuilder {
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
         options.extensions = extensions;
         // What only the program knows of what the TypeScript extensions' handlers read (the
-        // folder is not trusted); the session's state comes with each hook point.
+        // folder is not trusted, the session file below); the session's state comes with each
+        // hook point.
         state.set("cwd", json!(options.cwd));
         state.set("projectTrusted", json!(false));
         let mut tool_env = ToolEnv::new(&self.cwd);
@@ -623,6 +624,10 @@ impl SessionBuilder {
         let config = options.run_config(started_at)?;
         let ids = IdGenerator::new(config.seed);
         let store = self.store(target, &config.cwd, started_at, ids)?;
+        // The session manager's `getSessionFile()` (none in memory).
+        if let Some(file) = store.file() {
+            state.set("sessionFile", json!(file));
+        }
         // The bash tool's commands are told of the session as the binary's are.
         if let Some(tools) = &mut options.tool_env {
             tools.session_variables = Some(SessionVariables {

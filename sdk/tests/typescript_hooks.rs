@@ -1,6 +1,7 @@
 //! A TypeScript extension's event handlers run in an SDK session as in the binary: its
 //! `tool_call` gate refuses a call and its `before_agent_start` handler changes the system
-//! prompt sent to the model. The recording then replays event for event with no Node on PATH
+//! prompt sent to the model, reading the session's file as the session manager's
+//! `getSessionFile()`. The recording then replays event for event with no Node on PATH
 //! (the handlers' decisions are answered from the cassette).
 //!
 //! This needs Node and Pi 1.5.2's install (`PI_EXTENSION_HOST_PI_DIR`, its Node in `node/bin`);
@@ -13,7 +14,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{builder, prompt_once};
+use common::{builder, drain, prompt_once};
 use pi_sdk::SessionBuilder;
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -46,13 +47,22 @@ async fn an_extensions_hooks_gate_and_prompt_are_recorded_and_replay_without_nod
         {"tool_calls": [{"id": "call_ls", "name": "bash", "arguments": {"command": "ls"}}]},
         {"text": ["Done."]}
     ]));
-    let recorded = prompt_once(
-        builder(&mock, &workspace)
-            .typescript_extensions([&extension])
-            .record(&cassette),
-        PROMPT,
-    )
-    .await;
+    let session = builder(&mock, &workspace)
+        .typescript_extensions([&extension])
+        .session_dir(dir.path().join("sessions"))
+        .record(&cassette)
+        .build()
+        .unwrap();
+    let file = session.session_file().await.expect("a session on disk");
+    let mut events = session.subscribe();
+    session.prompt(PROMPT).await.unwrap();
+    session.finish().await.unwrap();
+    let recorded = drain(&mut events);
+    let seen = recorded
+        .iter()
+        .find(|e| e["type"] == "entry_appended")
+        .unwrap();
+    assert_eq!(seen["entry"]["data"], json!({"file": file}), "{seen}");
 
     let requests = mock.requests();
     assert_eq!(requests.len(), 2, "{requests:#?}");

@@ -21,7 +21,7 @@ pub fn builder(mock: &MockLlm, workspace: &Path) -> SessionBuilder {
 }
 
 /// Everything already published to `events`, as JSON.
-fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
+pub fn drain(events: &mut pi_sdk::broadcast::Receiver<Event>) -> Vec<Value> {
     let mut out = Vec::new();
     while let Ok(event) = events.try_recv() {
         out.push(serde_json::to_value(&event).unwrap());
