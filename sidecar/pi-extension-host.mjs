@@ -76,7 +76,14 @@ async function init(request) {
   }
   const piDir = process.env.PI_EXTENSION_HOST_PI_DIR;
   if (!piDir) throw new Error("PI_EXTENSION_HOST_PI_DIR does not name a Pi 1.5.2 install");
-  const { discoverAndLoadExtensions, ExtensionRunner } = await bundled(piDir, "discoverAndLoadExtensions", "ExtensionRunner");
+  const { discoverAndLoadExtensions, ExtensionRunner, buildContextEntries, buildSessionProjection } = await bundled(
+    piDir,
+    "discoverAndLoadExtensions",
+    "ExtensionRunner",
+    "buildContextEntries",
+    "buildSessionProjection",
+  );
+  Object.assign(projections, { buildContextEntries, buildSessionProjection });
   // The harness discovered the paths (trust decided there): an empty folder stands for the
   // agent directory, and for the project too when the loader would find in it extensions the
   // harness left out (an untrusted project's), so that the loader discovers nothing more. The
@@ -211,6 +218,41 @@ function snapshot(request) {
 
 const entries = () => scope().state.session?.entries ?? [];
 const entry = (id) => entries().find((e) => e.id === id);
+const leafId = () => scope().state.session?.leafId ?? null;
+const byId = () => new Map(entries().map((e) => [e.id, e]));
+
+/** Pi's own context and projection builders (its `SessionManager` calls them on its entries). */
+const projections = { buildContextEntries: undefined, buildSessionProjection: undefined };
+
+/** The labels in force, each with the time it was set (a later `label` entry wins; an empty one
+ * clears). */
+function labels() {
+  const byTarget = new Map();
+  for (const e of entries()) {
+    if (e.type !== "label") continue;
+    if (e.label) byTarget.set(e.targetId, { label: e.label, labelTimestamp: e.timestamp });
+    else byTarget.delete(e.targetId);
+  }
+  return byTarget;
+}
+
+/** Pi's `getTree()`: a node per entry with its label; roots are the entries without a parent (or
+ * their own), and orphans; children oldest first. */
+function tree() {
+  const labelled = labels();
+  const nodes = new Map(
+    entries().map((e) => [e.id, { entry: e, children: [], label: labelled.get(e.id)?.label, labelTimestamp: labelled.get(e.id)?.labelTimestamp }]),
+  );
+  const roots = [];
+  for (const node of nodes.values()) {
+    const parentId = node.entry.parentId;
+    const parent = parentId === null || parentId === node.entry.id ? undefined : nodes.get(parentId);
+    (parent ? parent.children : roots).push(node);
+  }
+  const time = (node) => new Date(node.entry.timestamp).getTime();
+  for (const node of nodes.values()) node.children.sort((a, b) => time(a) - time(b));
+  return roots;
+}
 
 /** The session manager's reads (Pi's `ReadonlySessionManager`), answered from the mirror. */
 const sessionManager = {
@@ -219,7 +261,7 @@ const sessionManager = {
   getSessionId: () => scope().state.session?.id,
   getSessionFile: () => scope().state.sessionFile,
   getSessionName: () => scope().state.session?.name,
-  getLeafId: () => scope().state.session?.leafId ?? null,
+  getLeafId: leafId,
   getLeafEntry: () => {
     const leaf = scope().state.session?.leafId;
     return leaf ? entry(leaf) : undefined;
@@ -228,11 +270,10 @@ const sessionManager = {
   getEntries: () => [...entries()],
   getEntry: entry,
   getChildren: (parentId) => entries().filter((e) => e.parentId === parentId),
-  getLabel: (id) => {
-    let label;
-    for (const e of entries()) if (e.type === "label" && e.targetId === id) label = e.label || undefined;
-    return label;
-  },
+  getLabel: (id) => labels().get(id)?.label,
+  getTree: tree,
+  buildContextEntries: () => projections.buildContextEntries(entries(), leafId(), byId()),
+  buildSessionProjection: () => projections.buildSessionProjection(entries(), leafId(), byId()),
   // Pi's walk from an entry (the leaf by default) up its parents, root first.
   getBranch: (fromId) => {
     const byId = new Map(entries().map((e) => [e.id, e]));

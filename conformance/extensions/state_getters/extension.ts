@@ -30,6 +30,10 @@ export default function (pi: ExtensionAPI) {
 		const header = sm.getHeader();
 		const usage = ctx.getContextUsage();
 		const answered = entries.some((e) => e.type === "message" && e.message.role === "assistant");
+		type Node = { entry: { id: string }; label?: string; labelTimestamp?: string; children: Node[] };
+		const shape = (nodes: Node[]): unknown[] =>
+			nodes.map((n) => ({ id: at(n.entry.id), label: n.label ?? null, labelled: n.labelTimestamp !== undefined, children: shape(n.children) }));
+		const projection = sm.buildSessionProjection();
 		ctx.ui.notify(
 			JSON.stringify({
 				point,
@@ -46,6 +50,14 @@ export default function (pi: ExtensionAPI) {
 				leaf: at(sm.getLeafId()),
 				branch: sm.getBranch().map((e) => at(e.id)),
 				entries: seen,
+				tree: shape(sm.getTree() as Node[]),
+				contextEntries: sm.buildContextEntries().map((e) => at(e.id)),
+				projection: {
+					entries: projection.entries.map((e) => ({ id: at(e.sourceEntry.id), messages: e.messages.length })),
+					roles: projection.messages.map((m) => m.role),
+					thinkingLevel: projection.thinkingLevel,
+					model: projection.model,
+				},
 				contextUsage: usage && !answered ? { ...usage, tokens: typeof usage.tokens, percent: typeof usage.percent } : (usage ?? null),
 				systemPrompt: portable(ctx.getSystemPrompt()),
 			}),
