@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    drive_rpc_with_ui, fixture, node_path, replay_without_node, run, with_extension, with_host,
+    assert_replays_without_node, drive_rpc_with_ui, fixture, node_path, run, with_extension,
+    with_host,
 };
 
 /// A handler's `pi.setModel` at a turn's end: refused for a provider without auth, applied for
@@ -48,9 +49,7 @@ fn a_model_an_extension_sets_mid_run_answers_the_next_request_and_replays_withou
         json!({"refused": false, "set": true, "now": "mock-reasoner"})
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// A handler's `pi.sendMessage` with `triggerTurn: false` while the agent streams: held for the
@@ -82,9 +81,7 @@ fn a_message_held_for_the_turn_end_is_in_the_next_request_and_replays_without_no
         &json!({"role": "user", "content": [{"type": "text", "text": "The file is fresh."}]})
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// An RPC prompt naming a command whose handler sends a user message while the agent is idle:
@@ -124,9 +121,7 @@ fn a_user_message_a_command_sends_while_idle_starts_a_run_and_replays_without_no
         &json!({"role": "user", "content": [{"type": "text", "text": "Please say hello."}]})
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// Runs the conformance case `case`'s extension over RPC with compaction keeping 10 tokens:
@@ -239,9 +234,7 @@ fn a_compaction_an_extension_asks_mid_run_follows_the_settled_run_and_replays_wi
         "{summary_prompt}"
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// A command's `ctx.compact()` while idle (RPC): the compaction starts before the command is
@@ -290,7 +283,5 @@ fn a_compaction_a_command_asks_while_idle_starts_before_its_answer_and_replays_w
         "{summary_prompt}"
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }

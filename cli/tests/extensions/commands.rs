@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    fixture, node_path, original, replay_without_node, rpc_commands, run, with_extension, with_host,
+    assert_replays_without_node, fixture, node_path, original, rpc_commands, run, with_extension,
+    with_host,
 };
 
 /// An extension command (`/note args`) run from print mode's messages, worded by the
@@ -66,9 +67,7 @@ fn an_extension_command_runs_with_its_flags_and_replays_without_node() {
         json!({"args": "the plan", "idle": true})
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 
     // Run again live, the command sees the recorded command line's flags.
     let mut live = Command::new(env!("CARGO_BIN_EXE_pi"));
@@ -161,9 +160,7 @@ fn an_rpc_command_is_handled_and_its_recording_replays_without_node() {
     assert_eq!(lines[3]["data"], json!({"disposition": "handled"}));
     assert_eq!(mock.requests().len(), 1);
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// Long options neither Pi nor a loaded extension registered are Pi 1.5.2's one error, after

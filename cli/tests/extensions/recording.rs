@@ -7,7 +7,9 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
-use crate::support::{fixture, node_path, replay_without_node, run, with_extension, with_host};
+use crate::support::{
+    assert_replays_without_node, fixture, node_path, run, with_extension, with_host,
+};
 
 #[test]
 fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
@@ -66,9 +68,7 @@ fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
     assert_eq!(end["result"]["content"][0]["text"], "Hello, Ada!");
 
     std::fs::remove_file(env.cwd().join("greeted.txt")).unwrap();
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
     assert!(
         !env.cwd().join("greeted.txt").exists(),
         "the replay ran the tool"
@@ -144,9 +144,7 @@ fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
     );
 
     std::fs::remove_file(env.cwd().join("kept.txt")).unwrap();
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
     assert!(
         !env.cwd().join("kept.txt").exists(),
         "the replay ran the tool"
@@ -192,9 +190,7 @@ fn an_extensions_message_steers_the_run_and_replays_without_node() {
     assert_eq!(custom.len(), 1, "{recorded}");
     assert_eq!(custom[0]["message"]["customType"], "reminder");
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// `pi replay --extensions live` runs the recorded extensions again instead of answering

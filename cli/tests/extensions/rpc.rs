@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    drive_rpc_with_ui, fixture, node_path, original, replay_without_node, run, ui_exchange,
+    assert_replays_without_node, drive_rpc_with_ui, fixture, node_path, original, run, ui_exchange,
     with_host,
 };
 
@@ -106,11 +106,7 @@ fn an_extension_asks_the_rpc_client_and_the_replay_needs_neither_node_nor_client
     let (_, theirs) = drive_rpc_with_ui(&mut command, "deploy to prod");
     assert_eq!(exchange, ui_exchange(&theirs));
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    let differing = replayed.lines().zip(recorded.lines()).find(|(a, b)| a != b);
-    assert_eq!(differing, None, "the replay printed another line");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// Without a UI (print and json modes) the extension's dialogs answer their defaults at once
@@ -214,9 +210,7 @@ fn rpc_input_says_rpc_and_the_getters_follow_the_session_and_replay_without_node
         assert_eq!(notices(&ours), notices(&theirs));
     }
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 /// Over RPC, a prompt's answer comes after its `before_agent_start` handler's `extension_error`
@@ -304,7 +298,5 @@ fn rpc_prompt_answers_follow_their_handlers_and_replay_without_node() {
     assert_eq!(refusals.len(), 2);
     assert!(refusals.iter().all(|l| l["error"] == refusal));
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }

@@ -70,6 +70,16 @@ pub fn replay_without_node(env: &Env, cassette: &Path) -> (i32, String, String) 
         .stdin(std::process::Stdio::null()))
 }
 
+/// Asserts that `pi replay cassette`, with no Node, succeeds and prints `recorded` byte for byte
+/// (naming the first line that differs).
+pub fn assert_replays_without_node(env: &Env, cassette: &Path, recorded: &str) {
+    let (code, replayed, stderr) = replay_without_node(env, cassette);
+    assert_eq!(code, 0, "{stderr}");
+    let differing = replayed.lines().zip(recorded.lines()).find(|(a, b)| a != b);
+    assert_eq!(differing, None, "the replay printed another line");
+    assert_eq!(replayed, recorded);
+}
+
 /// Runs `command` with its output in files, killing it (and failing) if it has not ended
 /// within `limit`: a guard against a hang, not a timing.
 pub fn run_or_hang(command: &mut Command, dir: &Path, limit: std::time::Duration) -> (i32, String) {
