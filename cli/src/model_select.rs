@@ -337,19 +337,6 @@ fn custom_model(provider: &str, id: &str, models: &[Model]) -> Option<Model> {
     })
 }
 
-/// The preferred model among `available`: the first provider default that is available, else
-/// the first available model.
-pub fn preferred_available(available: &[Model]) -> Option<&Model> {
-    catalog::default_models()
-        .iter()
-        .find_map(|(provider, id)| {
-            available
-                .iter()
-                .find(|m| m.provider == *provider && m.id == *id)
-        })
-        .or(available.first())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -463,16 +450,6 @@ mod tests {
                 "Invalid thinking level \"bogus\" in pattern \"gpt-4o:bogus\". Using default instead.",
                 "No models match pattern \"nothing*\"",
             ]
-        );
-    }
-
-    #[test]
-    fn the_preferred_default_comes_first() {
-        let all = models();
-        assert_eq!(preferred_available(&all).unwrap().id, "claude-opus-5-5");
-        assert_eq!(
-            preferred_available(&all[3..]).unwrap().id,
-            "openai/gpt-4o:extended"
         );
     }
 }

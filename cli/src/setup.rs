@@ -31,9 +31,7 @@ use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
 use crate::args::Args;
-use crate::model_select::{
-    preferred_available, resolve_cli_model, resolve_model_scope, ScopedModel,
-};
+use crate::model_select::{resolve_cli_model, resolve_model_scope, ScopedModel};
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
 use crate::tool_select::{allows, registered, select_tools, tool_list_error};
@@ -744,7 +742,7 @@ impl Runtime {
                 let id = self.settings.default_model()?;
                 self.registry.find(provider, id).cloned()
             })
-            .or_else(|| preferred_available(&self.available_models()).cloned())
+            .or_else(|| catalog::preferred_available(&self.available_models()).cloned())
             .unwrap_or_else(Model::unknown);
         let session_level = has_messages
             .then(|| {

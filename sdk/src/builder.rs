@@ -747,7 +747,10 @@ impl SessionBuilder {
     /// The model asked for, looked up in the registry when named.
     fn resolve_model(&self) -> Result<Model, Error> {
         match &self.model {
-            None => self.settings_model().ok_or(Error::NoModel),
+            None => self
+                .settings_model()
+                .or_else(|| self.first_available_model())
+                .ok_or(Error::NoModel),
             Some(ModelChoice::Given(model)) => Ok((**model).clone()),
             Some(ModelChoice::Registry { provider, id }) => {
                 let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
@@ -774,6 +777,17 @@ impl SessionBuilder {
         let keyed = self.api_key.is_some()
             || registry.has_configured_auth(model, &auth, &process_environment());
         keyed.then(|| model.clone())
+    }
+
+    /// Pi 1.5.2's `findInitialModel` once the settings name no usable model: among the models
+    /// with a configured key (the built-in list and the agent dir's `models.json`), the first
+    /// provider default, else the first.
+    fn first_available_model(&self) -> Option<Model> {
+        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
+        let environment = process_environment();
+        let available: Vec<Model> = registry.available(&auth, &environment).cloned().collect();
+        catalog::preferred_available(&available).cloned()
     }
 
     /// Every credential the session could send or the agent could come across, with where it

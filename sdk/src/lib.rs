@@ -85,7 +85,8 @@ use pi_effects::driver::DriveError;
 /// Why a session could not be built or a run could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The builder was given no model, and the settings name none it can use.
+    /// The builder was given no model, the settings name none it can use, and no model has a
+    /// configured key.
     #[error("no model: call SessionBuilder::model or SessionBuilder::model_from_registry")]
     NoModel,
     /// Neither the built-in catalog nor `models.json` has the model asked for.

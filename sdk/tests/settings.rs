@@ -100,3 +100,30 @@ fn the_settings_default_model_and_tools_apply_when_the_builder_is_not_told() {
     let config = recorded_config(told, &workspace.path().join("b.jsonl"));
     assert_eq!(config["tools"], json!(["bash"]), "{config:#}");
 }
+
+/// A builder told no model, with settings that name none, takes what Pi 1.5.2's
+/// `findInitialModel` takes: the first model with a configured key (here the agent dir's
+/// `models.json`, whose provider has no default of Pi's); with no key anywhere, it is refused.
+#[test]
+fn with_no_model_named_the_first_model_with_a_key_is_taken() {
+    if let Some((name, _)) = std::env::vars().find(|(name, _)| name.ends_with("_API_KEY")) {
+        eprintln!("skipped: {name} gives the environment's provider a key");
+        return;
+    }
+    let mock = MockLlm::start(&json!([]));
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let builder = SessionBuilder::new(workspace.path()).agent_dir(&agent);
+    assert!(
+        matches!(builder.clone().build(), Err(pi_sdk::Error::NoModel)),
+        "no model has a key"
+    );
+    let models = pi_testkit::demo::models_json(mock.port);
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let first = models["providers"]["mock"]["models"][0]["id"].clone();
+
+    let config = recorded_config(builder, &workspace.path().join("a.jsonl"));
+    assert_eq!(config["model"]["provider"], "mock", "{config:#}");
+    assert_eq!(config["model"]["id"], first, "{config:#}");
+}

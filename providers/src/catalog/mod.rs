@@ -39,6 +39,19 @@ pub fn default_model(provider: &str) -> Option<&'static str> {
         .map(|(_, id)| id.as_str())
 }
 
+/// The preferred model among `available` (Pi's `findInitialModel` once no model is named): the
+/// first provider default that is available, in Pi's order, else the first available model.
+pub fn preferred_available(available: &[Model]) -> Option<&Model> {
+    default_models()
+        .iter()
+        .find_map(|(provider, id)| {
+            available
+                .iter()
+                .find(|m| m.provider == *provider && m.id == *id)
+        })
+        .or(available.first())
+}
+
 impl Catalog {
     /// A catalog from JSON of the shape `{provider: {modelId: Model}}`, read straight into the
     /// models (no JSON tree first: every run that resolves a model reads all 336 KB of it).
@@ -129,6 +142,25 @@ mod tests {
         let catalog = Catalog::parse(DATA).unwrap();
         assert!(catalog.all().count() > 100);
         assert_eq!(catalog.providers, through_a_tree(DATA));
+    }
+
+    #[test]
+    fn the_preferred_model_is_the_first_available_provider_default_else_the_first() {
+        let model = |provider: &str, id: &str| Model {
+            id: id.into(),
+            provider: provider.into(),
+            ..Model::default()
+        };
+        let (anthropic, _) = &default_models()[0];
+        let default_id = default_model(anthropic).unwrap();
+        let all = vec![
+            model("mock", "first"),
+            model(anthropic, "not-the-default"),
+            model(anthropic, default_id),
+        ];
+        assert_eq!(preferred_available(&all).unwrap().id, default_id);
+        assert_eq!(preferred_available(&all[..2]).unwrap().id, "first");
+        assert_eq!(preferred_available(&[]), None);
     }
 
     #[test]
