@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::args::Args;
 
+use crate::settings::Settings;
 use crate::setup::{Diagnostic, Runtime};
 
 /// What Pi 1.5.2 prints after an extension failed to load.
@@ -191,9 +192,10 @@ impl Runtime {
 }
 
 /// The extensions `pi replay --extensions live` runs again for `cassette`: those of its
-/// recorded command line (`-e`, `--no-extensions`) and of today's agent dir, as they are now,
-/// loaded in `cwd` (a project's own are not: no one is asked to trust it). An extension that
-/// no longer loads is an error, as in a live run.
+/// recorded command line (`-e`, `--no-extensions`) and of today's agent dir, its settings'
+/// `extensions` and `packages` included, as they are now, loaded in `cwd` (a project's own are
+/// not: no one is asked to trust it). An extension that no longer loads is an error, as in a
+/// live run; a package no longer installed is said once, as a live run says it.
 pub fn for_replay(
     cassette: &Cassette,
     config: &RunConfig,
@@ -205,6 +207,16 @@ pub fn for_replay(
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
         .unwrap_or_default();
+    let settings = Settings::load(&agent_dir, cwd, false);
+    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+        agent_dir: &agent_dir,
+        cwd,
+        home: &home,
+        listed: settings.listed_resources(),
+    });
+    for missing in &packages.missing {
+        eprintln!("Warning: {missing}");
+    }
     let paths = discover(&Wanted {
         agent_dir: &agent_dir,
         cwd,
@@ -212,8 +224,8 @@ pub fn for_replay(
         project_trusted: false,
         no_extensions: args.no_extensions,
         cli_paths: &args.extensions,
-        listed: &[],
-        packages: &pi_effects::packages::Accumulator::default(),
+        listed: settings.listed_resources(),
+        packages: &packages.found,
     });
     let (host, registrations) =
         ExtensionHost::start_with_flags(&paths, cwd, false, &args.extension_flags)

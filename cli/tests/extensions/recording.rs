@@ -242,6 +242,56 @@ fn replay_with_live_extensions_runs_a_changed_extension_again() {
     assert_eq!(replayed, recorded);
 }
 
+/// `pi replay --extensions live` runs again the extensions the agent dir's settings name (their
+/// `extensions` entries), as the recorded run loaded them: the replay is the recording byte for
+/// byte, and a changed one is heard.
+#[test]
+fn replay_with_live_extensions_loads_the_ones_the_settings_name() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"rm -rf stuff\"}"}]},
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo kept\"}"}]},
+    ]));
+    let env = Env::new(&mock);
+    let extension = env.path("agent").join("cap.ts");
+    std::fs::copy(fixture("cap.ts"), &extension).unwrap();
+    env.write_agent("settings.json", r#"{"extensions": ["cap.ts"]}"#);
+    let cassette = env.path("cap.jsonl");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "-p",
+        "clean up",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        recorded.contains("rm -rf is not allowed here"),
+        "{recorded}"
+    );
+
+    let replay = || {
+        let mut command = env.command(&["replay", cassette.to_str().unwrap()]);
+        command.args(["--extensions", "live"]);
+        with_host(&mut command, &path);
+        run(&mut command)
+    };
+    let (code, replayed, stderr) = replay();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+    let source = std::fs::read_to_string(&extension).unwrap();
+    std::fs::write(&extension, source.replace("rm -rf\")", "never\")")).unwrap();
+    let (code, _, stderr) = replay();
+    assert_ne!(code, 0, "the changed gate went unnoticed: {stderr}");
+}
+
 /// A `cache_warming_decision` handler overrides Pi's decision (Pi 1.5.2's last override): on a
 /// model whose warm does not pay (Pi says stop) the extension, shown Pi's `stop`, asks for a
 /// warm; the warm goes out with a one-token cap and its entry says `extension override`, after
