@@ -126,6 +126,8 @@ pub struct SessionBuilder {
     extensions: ExtensionRegistry,
     /// Pi's TypeScript extensions to load in the extension host when the session is built.
     typescript_extensions: Vec<PathBuf>,
+    /// Whether the extensions are also found where `pi` finds them, and the project trusted.
+    extension_discovery: Option<bool>,
     confine_to_cwd: bool,
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
@@ -167,6 +169,7 @@ impl SessionBuilder {
             mcp_connections: Vec::new(),
             extensions: ExtensionRegistry::new(),
             typescript_extensions: Vec::new(),
+            extension_discovery: None,
             confine_to_cwd: false,
             system_prompt: None,
             append_system_prompt: None,
@@ -337,6 +340,49 @@ impl SessionBuilder {
         self
     }
 
+    /// Also loads the TypeScript extensions found where the `pi` binary finds them (Pi 1.5.2's
+    /// resource loader, which Pi's SDK uses by default): `<agent dir>/extensions`, the settings'
+    /// `extensions` entries, the extensions of the installed packages the settings' `packages`
+    /// name (one not installed is left out), and, when `project_trusted`, the project's
+    /// `.pi/extensions` and settings entries; after those given to
+    /// [`typescript_extensions`](Self::typescript_extensions), each once.
+    pub fn discover_extensions(mut self, project_trusted: bool) -> Self {
+        self.extension_discovery = Some(project_trusted);
+        self
+    }
+
+    /// The TypeScript extensions to load: those given, then those discovered when asked.
+    fn typescript_extension_paths(&self) -> Vec<PathBuf> {
+        let Some(project_trusted) = self.extension_discovery else {
+            return self.typescript_extensions.clone();
+        };
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let settings = Settings::load(&self.agent_dir, &self.cwd, project_trusted);
+        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+            agent_dir: &self.agent_dir,
+            cwd: &self.cwd,
+            home: &home,
+            listed: settings.listed_resources(),
+        });
+        let given: Vec<String> = self
+            .typescript_extensions
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
+            agent_dir: &self.agent_dir,
+            cwd: &self.cwd,
+            home: &home,
+            project_trusted,
+            no_extensions: false,
+            cli_paths: &given,
+            listed: settings.listed_resources(),
+            packages: &packages.found,
+        })
+    }
+
     /// The custom tools with those of the TypeScript extensions, whose host is started here,
     /// the extensions with theirs (handlers and commands), answering from `state`, and the
     /// names their commands are invoked by.
@@ -346,7 +392,8 @@ impl SessionBuilder {
     ) -> Result<(ToolRegistry, ExtensionRegistry, Vec<String>), Error> {
         let mut tools = self.custom_tools.clone();
         let mut extensions = self.extensions.clone();
-        if self.typescript_extensions.is_empty() {
+        let paths = self.typescript_extension_paths();
+        if paths.is_empty() {
             return Ok((tools, extensions, Vec::new()));
         }
         // Pi's line for each extension that failed, as the binary prints them.
@@ -358,15 +405,16 @@ impl SessionBuilder {
             Error::Extension(lines.join("\n"))
         };
         let (host, registrations) =
-            ExtensionHost::start(&self.typescript_extensions, &self.cwd, false).map_err(|e| {
-                let error = e.to_string();
-                let paths = self.typescript_extensions.iter();
-                failed(
-                    paths
-                        .map(|p| (p.display().to_string(), error.clone()))
-                        .collect(),
-                )
-            })?;
+            ExtensionHost::start(&paths, &self.cwd, self.extension_discovery.unwrap_or(false))
+                .map_err(|e| {
+                    let error = e.to_string();
+                    failed(
+                        paths
+                            .iter()
+                            .map(|p| (p.display().to_string(), error.clone()))
+                            .collect(),
+                    )
+                })?;
         if !registrations.errors.is_empty() {
             let errors = registrations.errors.iter();
             return Err(failed(

@@ -1,4 +1,5 @@
-//! A TypeScript extension's event handlers run in an SDK session as in the binary: its
+//! A TypeScript extension found in the agent dir (the untrusted project's left out) runs its
+//! event handlers in an SDK session as in the binary: its
 //! `tool_call` gate refuses a call and its `before_agent_start` handler changes the system
 //! prompt sent to the model, reading the session's file as the session manager's
 //! `getSessionFile()`. The recording then replays event for event with no Node on PATH
@@ -41,14 +42,25 @@ async fn an_extensions_hooks_gate_and_prompt_are_recorded_and_replay_without_nod
         "PATH",
         format!("{}:{path}", install.join("node/bin").display()),
     );
+    // Found where `pi` finds extensions: the agent dir's; the untrusted project's are not loaded.
     let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript_hooks/gate.ts");
+    let agent_extensions = workspace.join(".agent/extensions");
+    let project_extensions = workspace.join(".pi/extensions");
+    std::fs::create_dir_all(&agent_extensions).unwrap();
+    std::fs::create_dir_all(&project_extensions).unwrap();
+    std::fs::copy(&extension, agent_extensions.join("gate.ts")).unwrap();
+    std::fs::write(
+        project_extensions.join("untrusted.ts"),
+        "export default function (pi) { pi.on(\"before_agent_start\", () => ({ systemPrompt: \"UNTRUSTED\" })); }\n",
+    )
+    .unwrap();
     let cassette = dir.path().join("gate.cassette.jsonl");
     let mock = MockLlm::start(&json!([
         {"tool_calls": [{"id": "call_ls", "name": "bash", "arguments": {"command": "ls"}}]},
         {"text": ["Done."]}
     ]));
     let session = builder(&mock, &workspace)
-        .typescript_extensions([&extension])
+        .discover_extensions(false)
         .session_dir(dir.path().join("sessions"))
         .record(&cassette)
         .build()
@@ -70,6 +82,10 @@ async fn an_extensions_hooks_gate_and_prompt_are_recorded_and_replay_without_nod
         .as_str()
         .unwrap_or_default();
     assert!(system.ends_with("\nGATED"), "{system}");
+    assert!(
+        !system.contains("UNTRUSTED"),
+        "the untrusted project's ran: {system}"
+    );
     let end = recorded
         .iter()
         .find(|e| e["type"] == "tool_execution_end")
