@@ -308,12 +308,21 @@ impl Runtime {
             packages: &packages.found,
         };
         let extension_paths = pi_effects::extension::sidecar::discover(&wanted_extensions);
+        warnings.extend(
+            pi_effects::extension::sidecar::missing_from_command_line(&wanted_extensions)
+                .iter()
+                .map(ToString::to_string),
+        );
         let extension_sources =
             pi_effects::extension::sidecar::discover::resolved(&wanted_extensions);
+        // A package source's extensions are the command line's too (Pi's `cli` source).
         let cli_extension_paths = args
             .extensions
             .iter()
-            .map(|p| cwd.join(pi_effects::extension::sidecar::expand_home(p)))
+            .map(|p| {
+                pi_effects::packages::temporary_install(&agent_dir, p)
+                    .unwrap_or_else(|| cwd.join(pi_effects::extension::sidecar::expand_home(p)))
+            })
             .collect();
         Ok(Runtime {
             resources,

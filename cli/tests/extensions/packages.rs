@@ -227,3 +227,80 @@ fn settings_extensions_entries_and_patterns_are_resolved_as_pi_1_5_2_does() {
         assert_eq!(listed, rpc_commands(&mut original));
     }
 }
+
+/// `-e npm:name` names a package Pi installs for the run under the agent dir's
+/// `tmp/extensions`: installed there, its extensions load (first, as `-e` paths do); one not
+/// installed is said once and the run goes on, as Pi offline goes on. RPC `get_commands` lists
+/// them as Pi 1.5.2 does, offline.
+#[test]
+fn a_command_line_package_loads_from_where_pi_installs_it_for_the_run() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["done"]}]));
+    let env = Env::new(&mock);
+    let root =
+        pi_effects::packages::temporary_install(&env.path("agent"), "npm:@team/cli-tools").unwrap();
+    write(
+        &root.join("package.json"),
+        &json!({"name": "@team/cli-tools", "version": "2.0.0"}).to_string(),
+    );
+    write(
+        &root.join("extensions/cli-tools.ts"),
+        &command_extension("cli-tools"),
+    );
+    write(&env.cwd().join("local.ts"), &command_extension("local"));
+    let args = [
+        &RPC[..],
+        &[
+            "-e",
+            "npm:@team/cli-tools",
+            "-e",
+            "npm:not-here",
+            "-e",
+            "local.ts",
+        ],
+    ]
+    .concat();
+    let mut ours = env.command(&args);
+    with_host(&mut ours, &path);
+    let listed = rpc_commands(&mut ours);
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source"] == "extension")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cli-tools", "local", "llama", "mcp"], "{listed:#}");
+    if let Some(mut original) = original(&env, &path) {
+        original.args(&args).env("PI_OFFLINE", "1");
+        assert_eq!(listed, rpc_commands(&mut original));
+    }
+
+    let out = env.run(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        "npm:not-here",
+        "-p",
+        "hi",
+    ]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "done\n"),
+        "{}",
+        out.stderr
+    );
+    let looked_at =
+        pi_effects::packages::temporary_install(&env.path("agent"), "npm:not-here").unwrap();
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Warning: Package \"npm:not-here\" (-e) is not installed: looked for it at {}. This \
+             harness installs nothing; run Pi once with `-e npm:not-here` to install it. Going on \
+             without it.\n",
+            looked_at.display()
+        )
+    );
+}

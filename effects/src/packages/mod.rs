@@ -135,6 +135,16 @@ pub struct Missing {
 
 impl std::fmt::Display for Missing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.scope == TEMPORARY {
+            return write!(
+                f,
+                "Package \"{}\" (-e) is not installed: looked for it at {}. This harness \
+                 installs nothing; run Pi once with `-e {}` to install it. Going on without it.",
+                self.source,
+                self.looked_at.display(),
+                self.source,
+            );
+        }
         write!(
             f,
             "Package \"{}\" ({} settings) is not installed: looked for it at {}. This harness \
@@ -318,6 +328,67 @@ pub fn resolve(wanted: &Wanted) -> Resolved {
         package_resources(&root, &mut resolved.found, filter, &mut meta, wanted.home);
     }
     resolved
+}
+
+/// The scope of a package named on the command line (`-e npm:...`), which Pi 1.5.2 installs
+/// for the run only.
+pub const TEMPORARY: &str = "temporary";
+
+/// Where Pi 1.5.2 keeps a `-e` package source for the run (`getTemporaryDir`:
+/// `<agent dir>/tmp/extensions`, a folder per kind (and git host) whose name is the first 8 hex
+/// digits of a SHA-256 of what it holds); `None` for a local path.
+pub fn temporary_install(agent_dir: &Path, source: &str) -> Option<PathBuf> {
+    let root = agent_dir.join("tmp").join("extensions");
+    let hashed = |key: &str| pi_cassette_format::sha256_hex(key.as_bytes())[..8].to_owned();
+    match Source::parse(source) {
+        Source::Npm { name, .. } => Some(
+            root.join("npm")
+                .join(hashed("npm-"))
+                .join("node_modules")
+                .join(name),
+        ),
+        Source::Git { host, path } => {
+            let prefix = format!("git-{host}");
+            let key = match source::git_ref(source.trim()) {
+                Some(reference) => format!("{prefix}-{path}@{reference}"),
+                None => format!("{prefix}-{path}"),
+            };
+            Some(root.join(&prefix).join(hashed(&key)).join(path))
+        }
+        Source::Local(_) => None,
+    }
+}
+
+/// Pi's `resolveExtensionSources` for one `-e` source naming a package: what its temporary
+/// install gives, added to `acc`; `None` for a local path, the package said missing when it is
+/// not installed (this harness installs nothing).
+pub fn temporary(
+    agent_dir: &Path,
+    home: &Path,
+    source: &str,
+    acc: &mut Accumulator,
+) -> Option<Result<(), Missing>> {
+    let root = temporary_install(agent_dir, source)?;
+    let installed = match Source::parse(source) {
+        Source::Npm { version, .. } => source::npm_installed(&root, version.as_deref()),
+        _ => root.exists(),
+    };
+    if !installed {
+        return Some(Err(Missing {
+            source: source.to_owned(),
+            scope: TEMPORARY,
+            looked_at: root,
+        }));
+    }
+    let mut meta = Meta {
+        source: source.to_owned(),
+        scope: TEMPORARY,
+        origin: "package",
+        base_dir: Some(root.clone()),
+        changelog: None,
+    };
+    package_resources(&root, acc, None, &mut meta, home);
+    Some(Ok(()))
 }
 
 /// Pi's `resolveLocalExtensionSource`: a file is an extension; a folder is a package, or, when

@@ -50,6 +50,13 @@ fn npm_spec(spec: &str) -> (String, Option<String>) {
     }
 }
 
+/// The `@ref` after a git source's path (Pi's `splitRef`), if it has one.
+pub fn git_ref(source: &str) -> Option<&str> {
+    let url = source.strip_prefix("git:").map_or(source, str::trim);
+    let repo = without_ref(url);
+    (repo.len() < url.len()).then(|| &url[repo.len() + 1..])
+}
+
 /// Pi's `splitRef`: the repository without the `@ref` after its path.
 fn without_ref(url: &str) -> &str {
     let path_start = if let Some(rest) = url.strip_prefix("git@") {

@@ -245,3 +245,78 @@ fn a_projects_autoload_false_entry_changes_the_users() {
     let off = resolved.found.all(Kind::Skills);
     assert_eq!((off[0].enabled, off[0].meta.scope), (false, "project"));
 }
+
+/// Where Pi 1.5.2 keeps a `-e` package source (its `DefaultPackageManager` asked for each:
+/// `getNpmInstallPath` / `getGitInstallPath` with the `temporary` scope).
+#[test]
+fn a_command_line_package_is_looked_for_where_pi_installs_it_for_the_run() {
+    let agent = Path::new("/agent");
+    let expected = [
+        (
+            "npm:left-pad",
+            Some("tmp/extensions/npm/f35b2129/node_modules/left-pad"),
+        ),
+        (
+            "npm:@scope/pkg@1.2.3",
+            Some("tmp/extensions/npm/f35b2129/node_modules/@scope/pkg"),
+        ),
+        (
+            "git:github.com/user/repo",
+            Some("tmp/extensions/git-github.com/338a1076/user/repo"),
+        ),
+        (
+            "git:github.com/user/repo@v1",
+            Some("tmp/extensions/git-github.com/18093e51/user/repo"),
+        ),
+        (
+            "https://github.com/user/repo@main",
+            Some("tmp/extensions/git-github.com/244c3927/user/repo"),
+        ),
+        (
+            "git:git@github.com:user/repo",
+            Some("tmp/extensions/git-github.com/338a1076/user/repo"),
+        ),
+        ("./local", None),
+    ];
+    for (source, path) in expected {
+        assert_eq!(
+            temporary_install(agent, source),
+            path.map(|p| agent.join(p)),
+            "{source}"
+        );
+    }
+}
+
+/// A `-e npm:` source installed where Pi keeps it gives its extensions; one not installed
+/// gives none and is said missing, as a command-line source.
+#[test]
+fn a_command_line_package_gives_its_extensions_or_is_missing() {
+    let d = dirs();
+    let root = temporary_install(&d.agent, "npm:greeter").unwrap();
+    write(
+        &root.join("package.json"),
+        &json!({"name": "greeter", "version": "1.0.0"}).to_string(),
+    );
+    write(
+        &root.join("extensions/greet.ts"),
+        "export default () => {};\n",
+    );
+    let mut acc = Accumulator::default();
+    assert_eq!(
+        temporary(&d.agent, &d.home, "npm:greeter", &mut acc),
+        Some(Ok(()))
+    );
+    let found: Vec<PathBuf> = acc
+        .enabled(Kind::Extensions)
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(found, [root.join("extensions/greet.ts")]);
+
+    let missing = temporary(&d.agent, &d.home, "npm:absent", &mut acc)
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(missing.scope, "temporary");
+    assert!(missing.to_string().contains("-e npm:absent"), "{missing}");
+    assert_eq!(temporary(&d.agent, &d.home, "./local.ts", &mut acc), None);
+}

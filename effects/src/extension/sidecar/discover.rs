@@ -1,5 +1,6 @@
 //! Where Pi 1.5.2 finds extensions (`discoverAndLoadExtensions` and the resource loader): the
-//! `-e/--extension` paths first, then what its package manager resolves, in its order of
+//! `-e/--extension` paths first (a package source among them, `-e npm:name` or a git source,
+//! giving the extensions of the copy Pi installs for the run, when it is there), then what its package manager resolves, in its order of
 //! precedence: the project's settings `extensions` entries and `.pi/extensions` (only when the
 //! project is trusted), the user's entries and `<agent dir>/extensions`, then those the
 //! settings' `packages` give ([`crate::packages`]); each path once. A settings entry is
@@ -9,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::packages::collect::{auto_extension_entries, Kind};
-use crate::packages::{top_level, Accumulator, Resource};
+use crate::packages::{temporary, top_level, Accumulator, Missing, Resource};
 use crate::resource_files::extension_entries;
 use crate::settings::Listed;
 
@@ -50,7 +51,17 @@ pub fn discover(wanted: &Wanted<'_>) -> Vec<PathBuf> {
         }
     };
     for configured in wanted.cli_paths {
-        add(&wanted.cwd.join(expand_home(configured)));
+        let mut package = Accumulator::default();
+        match temporary(wanted.agent_dir, wanted.home, configured, &mut package) {
+            None => add(&wanted.cwd.join(expand_home(configured))),
+            Some(Ok(())) => {
+                for resource in package.enabled(Kind::Extensions) {
+                    add(&resource.path);
+                }
+            }
+            // Said by `missing_from_command_line`.
+            Some(Err(_)) => {}
+        }
     }
     if !wanted.no_extensions {
         for resource in resolved(wanted) {
@@ -58,6 +69,24 @@ pub fn discover(wanted: &Wanted<'_>) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// The `-e` package sources whose copy for the run is not installed: left out by
+/// [`discover`], each to be said once.
+pub fn missing_from_command_line(wanted: &Wanted<'_>) -> Vec<Missing> {
+    wanted
+        .cli_paths
+        .iter()
+        .filter_map(|source| {
+            temporary(
+                wanted.agent_dir,
+                wanted.home,
+                source,
+                &mut Accumulator::default(),
+            )
+        })
+        .filter_map(Result::err)
+        .collect()
 }
 
 /// What Pi's package manager resolves (all but the `-e` paths), on, in its order, each with

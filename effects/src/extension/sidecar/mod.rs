@@ -20,7 +20,7 @@ pub mod tool;
 pub mod ui;
 
 pub use command::{command_extension, command_names};
-pub use discover::{discover, expand_home, Wanted};
+pub use discover::{discover, expand_home, missing_from_command_line, Wanted};
 pub use events::hook_extensions;
 pub use flags::{flag_errors, flag_values, FlagDeclaration, GivenFlag};
 pub use host::{ExtensionHost, HostError, HostModels, Registrations};
