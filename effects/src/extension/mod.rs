@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 
 pub mod sidecar;
 
+pub use pi_providers::registry::ProviderRegistration;
+
 pub use pi_core::agent::hook_state::HookState;
 pub use pi_core::agent::hooks::{
     Composer, HandledHooks, HandlerResult, HookAction, HookDecision, HookError, HookEvent,
@@ -60,6 +62,13 @@ pub trait RustExtension: Send + Sync {
     /// instead of calling [`RustExtension::observe`].
     fn mirror(&self) -> Option<&sidecar::StateMirror> {
         None
+    }
+
+    /// The model providers it registers (Pi's `pi.registerProvider(name, config)` while it
+    /// loads), merged into the model catalog before the session's model is looked up, in load
+    /// order: a gateway of the program's own. None by default.
+    fn providers(&self) -> Vec<ProviderRegistration> {
+        Vec::new()
     }
 }
 
@@ -144,6 +153,11 @@ impl ExtensionRegistry {
     /// Loads `extension` after those already loaded.
     pub fn load(&mut self, extension: Arc<dyn RustExtension>) {
         self.extensions.push(extension);
+    }
+
+    /// The providers the extensions register ([`RustExtension::providers`]), in load order.
+    pub fn providers(&self) -> Vec<ProviderRegistration> {
+        self.extensions.iter().flat_map(|e| e.providers()).collect()
     }
 
     /// Whether no extension is loaded.
