@@ -118,6 +118,8 @@ async function init(request) {
   }
   setFlagValues(result, flags, request.flagValues ?? {});
   const providers = result.runtime.pendingProviderRegistrations.map(providerRegistration);
+  // Taken: a runner bound later must not register them again (Pi's flush of the pending list).
+  result.runtime.pendingProviderRegistrations = [];
   catalog.models = request.models ?? [];
   catalog.authProviders = new Set(request.authProviders ?? []);
   const extensions = result.extensions.map((e) => ({
@@ -281,6 +283,10 @@ const registryReads = {
   },
   hasConfiguredAuth: (model) => hasAuth(model?.provider),
   getError: () => undefined,
+  // A provider registered once the extensions have loaded (from a handler or a command) would
+  // change the catalog mid run, which the harness does not follow yet: said, never ignored.
+  registerProvider: unsupported("pi.registerProvider after the extensions have loaded"),
+  unregisterProvider: unsupported("pi.unregisterProvider after the extensions have loaded"),
 };
 /** The fields of a model the harness applies (a replay needs no catalog to find the rest). */
 const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"];
