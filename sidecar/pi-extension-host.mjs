@@ -117,9 +117,14 @@ async function init(request) {
     }
   }
   setFlagValues(result, flags, request.flagValues ?? {});
-  const providers = result.runtime.pendingProviderRegistrations.map(providerRegistration);
-  // Taken: a runner bound later must not register them again (Pi's flush of the pending list).
+  // Pi registers the providers given by name, then those given as provider objects.
+  const providers = [
+    ...result.runtime.pendingProviderRegistrations.map(providerRegistration),
+    ...result.runtime.pendingNativeProviderRegistrations.map(nativeRegistration),
+  ];
+  // Taken: a runner bound later must not register them again (Pi's flush of the pending lists).
   result.runtime.pendingProviderRegistrations = [];
+  result.runtime.pendingNativeProviderRegistrations = [];
   catalog.models = request.models ?? [];
   catalog.authProviders = new Set(request.authProviders ?? []);
   const extensions = result.extensions.map((e) => ({
@@ -142,6 +147,19 @@ function providerRegistration({ name, config, extensionPath }) {
     streamSimple: typeof config?.streamSimple === "function",
     oauth: config?.oauth !== undefined && config?.oauth !== null,
   });
+}
+
+/** A `pi.registerProvider(provider)` with a provider object (its own auth and stream
+ * functions): its id, and the models it lists now as its config's models, marked `native`
+ * (nothing of it can run outside JavaScript). */
+function nativeRegistration({ provider, extensionPath }) {
+  let models = [];
+  try {
+    models = provider.getModels?.() ?? [];
+  } catch {
+    models = [];
+  }
+  return plain({ name: provider.id, extensionPath, config: { baseUrl: provider.baseUrl, models }, native: true });
 }
 
 /** Pi's resource loader's conflicts: a tool or a flag an earlier extension registered, reported
@@ -286,6 +304,7 @@ const registryReads = {
   // A provider registered once the extensions have loaded (from a handler or a command) would
   // change the catalog mid run, which the harness does not follow yet: said, never ignored.
   registerProvider: unsupported("pi.registerProvider after the extensions have loaded"),
+  registerNativeProvider: unsupported("pi.registerProvider after the extensions have loaded"),
   unregisterProvider: unsupported("pi.unregisterProvider after the extensions have loaded"),
 };
 /** The fields of a model the harness applies (a replay needs no catalog to find the rest). */

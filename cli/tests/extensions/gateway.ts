@@ -1,6 +1,7 @@
 // Registers `gateway`, a provider of its own in front of the test's mock (found through the
 // agent dir's models.json), with a key written literally, a header and one model; and
-// `scripted`, a provider whose requests stream through the extension's own function.
+// `scripted`, a provider whose requests stream through the extension's own function; and
+// `native`, a provider object with its own functions.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -31,4 +32,18 @@ export default function (pi: ExtensionAPI) {
 			throw new Error("never called under the harness");
 		},
 	});
+	const nativeModel = { id: "native-model", name: "Native", api: "openai-completions", provider: "native", baseUrl: "http://127.0.0.1:9/v1", ...MODEL };
+	pi.registerProvider({
+		id: "native",
+		name: "Native",
+		baseUrl: "http://127.0.0.1:9/v1",
+		auth: {},
+		getModels: () => [nativeModel],
+		stream: () => {
+			throw new Error("never called under the harness");
+		},
+		streamSimple: () => {
+			throw new Error("never called under the harness");
+		},
+	} as never);
 }

@@ -122,29 +122,34 @@ fn a_provider_streamed_by_its_extension_is_refused_naming_both() {
     let mock = MockLlm::start(&json!([{"text": ["unreached"]}]));
     let env = Env::new(&mock);
     let extension = fixture("gateway.ts");
-    let mut command = env.command(&[
-        "--provider",
-        "scripted",
-        "--model",
-        "scripted-model",
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
-        "Say hello.",
-    ]);
-    with_host(&mut command, &path);
-    let (code, stdout, stderr) = run(&mut command);
-    assert_eq!(code, 1, "{stdout}{stderr}");
-    let expected = format!(
-        "Error: Extension \"{}\" registered provider \"scripted\" with a custom streamSimple",
-        extension.display()
-    );
-    assert!(stderr.contains(&expected), "{stderr}");
-    assert_eq!(
-        stderr.matches("streamSimple").count(),
-        1,
-        "said more than once: {stderr}"
-    );
+    for (provider, model, what) in [
+        ("scripted", "scripted-model", "a custom streamSimple"),
+        ("native", "native-model", "a provider object"),
+    ] {
+        let mut command = env.command(&[
+            "--provider",
+            provider,
+            "--model",
+            model,
+            "-e",
+            extension.to_str().unwrap(),
+            "-p",
+            "Say hello.",
+        ]);
+        with_host(&mut command, &path);
+        let (code, stdout, stderr) = run(&mut command);
+        assert_eq!(code, 1, "{stdout}{stderr}");
+        let expected = format!(
+            "Error: Extension \"{}\" registered provider \"{provider}\" with {what}, which runs in JavaScript",
+            extension.display()
+        );
+        assert!(stderr.contains(&expected), "{stderr}");
+        assert_eq!(
+            stderr.matches(what).count(),
+            1,
+            "said more than once: {stderr}"
+        );
+    }
     assert!(mock.requests().is_empty(), "a request was sent");
 }
 

@@ -38,6 +38,10 @@ pub struct ProviderRegistration {
     /// Whether the config gave `oauth` (login and key functions).
     #[serde(default)]
     pub oauth: bool,
+    /// Whether it is a provider object (`pi.registerProvider(provider)`: its own auth and
+    /// stream functions), whose models the config lists as it listed them.
+    #[serde(default)]
+    pub native: bool,
 }
 
 /// The config's fields the registry reads.
@@ -126,8 +130,10 @@ impl ModelRegistry {
             }
         }
         let config: ProviderConfig = parse(name, &merged)?;
-        let models = compose_models(name, &base_models, &config)?;
-        let unusable = if registration.stream_simple {
+        let models = compose_models(name, &base_models, &config, registration.native)?;
+        let unusable = if registration.native {
+            Some((None, what(registration, name, "a provider object")))
+        } else if registration.stream_simple {
             Some((
                 config.api.clone(),
                 what(registration, name, "a custom streamSimple"),
@@ -236,6 +242,7 @@ fn compose_models(
     name: &str,
     base: &[Model],
     config: &ProviderConfig,
+    native: bool,
 ) -> Result<Vec<Model>, String> {
     let Some(definitions) = &config.models else {
         return Ok(base
@@ -251,54 +258,70 @@ fn compose_models(
     };
     let mut models = Vec::new();
     for definition in definitions {
-        let Some(fields) = definition.as_object() else {
-            return Err(format!("Provider {name}: a model is not an object"));
-        };
-        // Image and classifier models are not chat models: no session selects them.
-        if fields
-            .get("type")
-            .and_then(Value::as_str)
-            .is_some_and(|t| t != "chat")
-        {
-            continue;
+        match model_of(name, base, config, definition) {
+            Ok(Some(model)) => models.push(model),
+            Ok(None) => {}
+            // A provider object's own models are listed as they can be: one whose shape is
+            // not a model's is left out, since no request to it could be made here anyway.
+            Err(_) if native => {}
+            Err(e) => return Err(e),
         }
-        let id = fields.get("id").and_then(Value::as_str).unwrap_or_default();
-        let api_of =
-            |m: &Map<String, Value>| m.get("api").and_then(Value::as_str).map(str::to_owned);
-        let defaults = base
-            .iter()
-            .find(|m| m.id == id)
-            .or_else(|| {
-                let api = api_of(fields)?;
-                base.iter().find(|m| m.api == api)
-            })
-            .or_else(|| base.iter().find(|m| m.api == "openai-completions"))
-            .or_else(|| base.first());
-        let api = api_of(fields)
-            .or_else(|| config.api.clone())
-            .or_else(|| defaults.map(|m| m.api.clone()))
-            .ok_or_else(|| {
-                format!("Provider {name}, model {id}: no \"api\" specified. Set it at model level or provider level.")
-            })?;
-        let base_url = fields
-            .get("baseUrl")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| config.base_url.clone())
-            .or_else(|| defaults.map(|m| m.base_url.clone()))
-            .ok_or_else(|| {
-                format!("Provider {name}: \"baseUrl\" is required when defining custom models.")
-            })?;
-        let mut model = fields.clone();
-        model.remove("headers");
-        model.insert("api".into(), Value::String(api));
-        model.insert("provider".into(), Value::String(name.to_owned()));
-        model.insert("baseUrl".into(), Value::String(base_url));
-        let model: Model = serde_json::from_value(Value::Object(model))
-            .map_err(|e| format!("Provider {name}, model {id}: {e}"))?;
-        models.push(model);
     }
     Ok(models)
+}
+
+/// One model `definition` of the provider (Pi's `extensionModelFromDefinition`): `None` for
+/// one that is not a chat model (image and classifier models: no session selects them).
+fn model_of(
+    name: &str,
+    base: &[Model],
+    config: &ProviderConfig,
+    definition: &Value,
+) -> Result<Option<Model>, String> {
+    let Some(fields) = definition.as_object() else {
+        return Err(format!("Provider {name}: a model is not an object"));
+    };
+    if fields
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t != "chat")
+    {
+        return Ok(None);
+    }
+    let id = fields.get("id").and_then(Value::as_str).unwrap_or_default();
+    let api_of = |m: &Map<String, Value>| m.get("api").and_then(Value::as_str).map(str::to_owned);
+    let defaults = base
+        .iter()
+        .find(|m| m.id == id)
+        .or_else(|| {
+            let api = api_of(fields)?;
+            base.iter().find(|m| m.api == api)
+        })
+        .or_else(|| base.iter().find(|m| m.api == "openai-completions"))
+        .or_else(|| base.first());
+    let api = api_of(fields)
+        .or_else(|| config.api.clone())
+        .or_else(|| defaults.map(|m| m.api.clone()))
+        .ok_or_else(|| {
+            format!("Provider {name}, model {id}: no \"api\" specified. Set it at model level or provider level.")
+        })?;
+    let base_url = fields
+        .get("baseUrl")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| config.base_url.clone())
+        .or_else(|| defaults.map(|m| m.base_url.clone()))
+        .ok_or_else(|| {
+            format!("Provider {name}: \"baseUrl\" is required when defining custom models.")
+        })?;
+    let mut model = fields.clone();
+    model.remove("headers");
+    model.insert("api".into(), Value::String(api));
+    model.insert("provider".into(), Value::String(name.to_owned()));
+    model.insert("baseUrl".into(), Value::String(base_url));
+    serde_json::from_value(Value::Object(model))
+        .map(Some)
+        .map_err(|e| format!("Provider {name}, model {id}: {e}"))
 }
 
 #[cfg(test)]
@@ -423,6 +446,30 @@ mod tests {
             .request_auth(&model, &super::super::AuthStorage::default(), &env, 0)
             .unwrap_err();
         assert_eq!(error.to_string(), why);
+    }
+
+    #[test]
+    fn a_provider_object_lists_its_models_and_is_refused() {
+        let mut registry = ModelRegistry::builtin(catalog::builtin());
+        let mut listed = gateway_model();
+        listed["api"] = json!("openai-completions");
+        listed["baseUrl"] = json!("http://own/v1");
+        let mut native = registration(
+            "own",
+            json!({"baseUrl": "http://own/v1", "models": [listed, {"id": "half"}]}),
+        );
+        native.native = true;
+        registry.register_provider(&native).unwrap();
+        let ids: Vec<&str> = registry
+            .all()
+            .iter()
+            .filter(|m| m.provider == "own")
+            .map(|m| m.id.as_str())
+            .collect();
+        assert_eq!(ids, ["gw"]);
+        let model = registry.find("own", "gw").unwrap().clone();
+        let why = registry.unusable(&model).unwrap().to_string();
+        assert!(why.contains("a provider object"), "{why}");
     }
 
     #[test]
