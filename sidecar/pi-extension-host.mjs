@@ -8,11 +8,14 @@
 // Requests (harness -> host), each with a numeric `id`:
 //   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn", "flagValues",
 //    "models"?, "authProviders"?} -> the
-//       registrations (tools, commands, flags), and for each extension that loaded (in load
-//       order) its path and the events it handles; `flagValues` ({name: true or a string}, the
-//       command line's `--name [value]`) set the registered flags `pi.getFlag` reads; `models`
-//       (the run's catalog) and `authProviders` (the providers with auth configured, never a
-//       key) answer `ctx.modelRegistry`'s reads and whether `pi.setModel` may set a model
+//       registrations (tools, commands, flags, providers), and for each extension that loaded
+//       (in load order) its path and the events it handles; `flagValues` ({name: true or a
+//       string}, the command line's `--name [value]`) set the registered flags `pi.getFlag`
+//       reads; `models` (the run's catalog) and `authProviders` (the providers with auth
+//       configured, never a key) answer `ctx.modelRegistry`'s reads and whether `pi.setModel`
+//       may set a model
+//   {"id", "type": "catalog", "models", "authProviders"} -> null: the catalog once the harness
+//       has merged the registered providers into it
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
 //       run with `args` and Pi's command context: its actions and the errors it threw
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
@@ -121,13 +124,49 @@ async function init(request) {
     }
   }
   setFlagValues(result, flags, request.flagValues ?? {});
+  // Pi registers the providers given by name, then those given as provider objects.
+  const providers = [
+    ...result.runtime.pendingProviderRegistrations.map(providerRegistration),
+    ...result.runtime.pendingNativeProviderRegistrations.map(nativeRegistration),
+  ];
+  // Taken: a runner bound later must not register them again (Pi's flush of the pending lists).
+  result.runtime.pendingProviderRegistrations = [];
+  result.runtime.pendingNativeProviderRegistrations = [];
   catalog.models = request.models ?? [];
   catalog.authProviders = new Set(request.authProviders ?? []);
   const extensions = result.extensions.map((e) => ({
     path: e.path,
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
   }));
-  return { tools: registered, commands, flags, extensions, errors: result.errors };
+  return { tools: registered, commands, flags, providers, extensions, errors: result.errors };
+}
+
+/** A `pi.registerProvider(name, config)` (what is left once the loader applied the
+ * unregistrations) as plain data: the config's functions are not data, so whether it gave a
+ * `streamSimple` or `oauth` is said instead. A key written literally crosses as it is, to the
+ * harness's memory only (which adds it to the credentials every recording scrubs); one named
+ * by a variable or a `!command` crosses as that reference, resolved by the harness. */
+function providerRegistration({ name, config, extensionPath }) {
+  return plain({
+    name,
+    extensionPath,
+    config,
+    streamSimple: typeof config?.streamSimple === "function",
+    oauth: config?.oauth !== undefined && config?.oauth !== null,
+  });
+}
+
+/** A `pi.registerProvider(provider)` with a provider object (its own auth and stream
+ * functions): its id, and the models it lists now as its config's models, marked `native`
+ * (nothing of it can run outside JavaScript). */
+function nativeRegistration({ provider, extensionPath }) {
+  let models = [];
+  try {
+    models = provider.getModels?.() ?? [];
+  } catch {
+    models = [];
+  }
+  return plain({ name: provider.id, extensionPath, config: { baseUrl: provider.baseUrl, models }, native: true });
 }
 
 /** Pi's resource loader's conflicts: a tool or a flag an earlier extension registered, reported
@@ -292,7 +331,8 @@ const catalog = { models: [], authProviders: new Set() };
 const hasAuth = (provider) => catalog.authProviders.has(provider);
 
 /** The model registry's reads (Pi's `ModelRegistry`), answered from the catalog `init` gave;
- * it registers nothing, and hands out no key: providers are the harness's business. */
+ * it registers nothing (the providers the extensions registered while loading went to the
+ * harness with `init`'s answer), and hands out no key. */
 const registryReads = {
   getAll: () => catalog.models.map((model) => structuredClone(model)),
   getAvailable: () => catalog.models.filter((model) => hasAuth(model.provider)).map((model) => structuredClone(model)),
@@ -302,6 +342,11 @@ const registryReads = {
   },
   hasConfiguredAuth: (model) => hasAuth(model?.provider),
   getError: () => undefined,
+  // A provider registered once the extensions have loaded (from a handler or a command) would
+  // change the catalog mid run, which the harness does not follow yet: said, never ignored.
+  registerProvider: unsupported("pi.registerProvider after the extensions have loaded"),
+  registerNativeProvider: unsupported("pi.registerProvider after the extensions have loaded"),
+  unregisterProvider: unsupported("pi.unregisterProvider after the extensions have loaded"),
 };
 /** The fields of a model the harness applies (a replay needs no catalog to find the rest). */
 const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"];
@@ -560,6 +605,11 @@ async function handle(request) {
   try {
     let data;
     if (request.type === "init") data = await init(request);
+    else if (request.type === "catalog") {
+      catalog.models = request.models ?? [];
+      catalog.authProviders = new Set(request.authProviders ?? []);
+      data = null;
+    }
     else if (request.type === "tool.execute") data = await execute(request);
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);

@@ -87,6 +87,7 @@ impl Runtime {
         );
         match started {
             Ok((host, registrations)) => {
+                self.register_providers(&registrations, &host);
                 self.diagnostics.extend(
                     flag_errors(&registrations.flags, flags)
                         .into_iter()
@@ -123,6 +124,28 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// Merges the providers the extensions registered into the model catalog, in registration
+    /// order, as Pi 1.5.2's registry takes them before it resolves the model: one it refuses is
+    /// Pi's diagnostic naming the extension. The model is then chosen again from the catalog as
+    /// it is now, and the host's `ctx.modelRegistry` answers from it.
+    fn register_providers(&mut self, registrations: &Registrations, host: &ExtensionHost) {
+        if registrations.providers.is_empty() {
+            return;
+        }
+        for registration in &registrations.providers {
+            if let Err(message) = self.registry.register_provider(registration) {
+                self.diagnostics.push(Diagnostic::Error(format!(
+                    "Extension \"{}\" error: {message}",
+                    registration.extension_path
+                )));
+            }
+        }
+        self.choose_model_again();
+        if let Err(error) = host.set_catalog(&self.host_models()) {
+            self.diagnostics.push(Diagnostic::Error(error.to_string()));
+        }
+    }
+
     /// The models the extensions' registry lists, and the providers among theirs with auth
     /// (which `pi.setModel` asks about; a replay's auth is its recording's).
     fn host_models(&self) -> HostModels {

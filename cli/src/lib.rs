@@ -18,6 +18,7 @@ mod files;
 mod import_cmd;
 mod list_models;
 mod mcp;
+mod model_choice;
 mod model_select;
 mod output;
 mod print_mode;

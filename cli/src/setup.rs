@@ -31,7 +31,8 @@ use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
 use crate::args::Args;
-use crate::model_select::{resolve_cli_model, resolve_model_scope, ScopedModel};
+use crate::model_choice::{self, ChoicePlace, ModelRequest};
+use crate::model_select::ScopedModel;
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
 use crate::tool_select::{allows, registered, select_tools, tool_list_error};
@@ -86,7 +87,11 @@ pub struct Runtime {
     /// `--thinking`, else the level a `--model` pattern named.
     pub thinking: Option<ThinkingLevel>,
     /// Whether `--thinking` itself was given (it overrides the levels of `--models` patterns).
-    thinking_flag: bool,
+    pub(crate) thinking_flag: bool,
+    /// What the command line asked of the model, to choose it again once extensions registered
+    /// providers (`crate::model_choice`), and where the first choice's messages are.
+    pub(crate) model_request: ModelRequest,
+    pub(crate) model_choice_place: ChoicePlace,
     /// The `--models` scope (else the `enabledModels` setting), for choosing and cycling models.
     pub scoped_models: Vec<ScopedModel>,
     pub tools: Vec<String>,
@@ -229,41 +234,27 @@ impl Runtime {
         } else {
             args.models.iter().map(|p| p.trim().to_owned()).collect()
         };
-        let scoped_models = if patterns.is_empty() {
-            Vec::new()
-        } else {
-            let available: Vec<Model> = registry.available(&auth, &env).cloned().collect();
-            let (scoped, scope_warnings) = resolve_model_scope(&patterns, &available);
-            warnings.extend(scope_warnings);
-            scoped
+        let model_request = ModelRequest {
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            patterns,
+            api_key: args.api_key.clone(),
         };
         let mut diagnostics = Vec::new();
         if let Err(error) = trusted {
             diagnostics.push(Diagnostic::Error(error));
         }
-        let cli = resolve_cli_model(
-            args.provider.as_deref(),
-            args.model.as_deref(),
-            registry.all(),
-        );
-        diagnostics.extend(cli.warning.map(Diagnostic::Warning));
-        diagnostics.extend(cli.error.map(Diagnostic::Error));
-        if thinking.is_none() && cli.model.is_some() {
-            thinking = cli.thinking;
+        let choice = model_choice::choose(&model_request, &registry, &mut auth, &env);
+        let model_choice_place = ChoicePlace {
+            warnings: warnings.len()..warnings.len() + choice.warnings.len(),
+            diagnostics: diagnostics.len()..diagnostics.len() + choice.diagnostics.len(),
+        };
+        warnings.extend(choice.warnings);
+        diagnostics.extend(choice.diagnostics);
+        if thinking.is_none() && choice.model.is_some() {
+            thinking = choice.thinking;
         }
-        if let Some(key) = &args.api_key {
-            let provider = cli
-                .model
-                .as_ref()
-                .or(scoped_models.first().map(|s| &s.model))
-                .map(|m| m.provider.clone());
-            match provider {
-                Some(provider) => auth.set_runtime_api_key(&provider, key),
-                None => diagnostics.push(Diagnostic::Error(
-                    "--api-key requires a model to be specified via --model, --provider/--model, or --models".into(),
-                )),
-            }
-        }
+        let scoped_models = choice.scoped;
         if let (Some(provider), None) = (&args.provider, &args.model) {
             diagnostics.push(Diagnostic::Error(format!(
                 "--provider requires --model (for example: --provider {provider} --model <pattern>)"
@@ -340,7 +331,9 @@ impl Runtime {
             registry,
             auth,
             env,
-            cli_model: cli.model,
+            cli_model: choice.model,
+            model_request,
+            model_choice_place,
             thinking,
             thinking_flag,
             scoped_models,
@@ -392,6 +385,8 @@ impl Runtime {
             auth: AuthStorage::default(),
             env: Environment::from_vars(Vec::<(String, String)>::new()),
             cli_model: None,
+            model_request: ModelRequest::default(),
+            model_choice_place: ChoicePlace::default(),
             thinking,
             thinking_flag: thinking.is_some(),
             scoped_models: Vec::new(),

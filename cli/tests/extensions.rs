@@ -20,6 +20,8 @@ mod loading;
 mod matches_original;
 #[path = "extensions/packages.rs"]
 mod packages;
+#[path = "extensions/providers.rs"]
+mod providers;
 #[path = "extensions/recording.rs"]
 mod recording;
 #[path = "extensions/rpc.rs"]

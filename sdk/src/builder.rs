@@ -38,6 +38,7 @@ use pi_effects::session::{agent_dir, SessionFile, SessionLock, SessionStore, Sto
 use pi_effects::settings::Settings;
 use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
+use pi_providers::registry::ModelRegistry;
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
 use serde_json::json;
@@ -792,6 +793,23 @@ impl SessionBuilder {
         self.cwd.join(path)
     }
 
+    /// The agent dir's models.json over the built-ins, with the providers the Rust extensions
+    /// register merged in (as Pi 1.5.2's registry takes an extension's), and Pi's error text
+    /// for each registration it refused.
+    fn model_registry(&self) -> (ModelRegistry, Vec<String>) {
+        let mut registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let mut refused = Vec::new();
+        for registration in self.extensions.providers() {
+            if let Err(message) = registry.register_provider(&registration) {
+                refused.push(format!(
+                    "Extension \"{}\" error: {message}",
+                    registration.extension_path
+                ));
+            }
+        }
+        (registry, refused)
+    }
+
     /// The model asked for, looked up in the registry when named.
     fn resolve_model(&self) -> Result<Model, Error> {
         match &self.model {
@@ -801,7 +819,10 @@ impl SessionBuilder {
                 .ok_or(Error::NoModel),
             Some(ModelChoice::Given(model)) => Ok((**model).clone()),
             Some(ModelChoice::Registry { provider, id }) => {
-                let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+                let (registry, refused) = self.model_registry();
+                if !refused.is_empty() {
+                    return Err(Error::Extension(refused.join("\n")));
+                }
                 registry
                     .find(provider, id)
                     .cloned()
@@ -819,7 +840,7 @@ impl SessionBuilder {
     fn settings_model(&self) -> Option<Model> {
         let settings = Settings::load(&self.agent_dir, &self.cwd, true);
         let (provider, id) = (settings.default_provider()?, settings.default_model()?);
-        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let registry = self.model_registry().0;
         let model = registry.find(provider, id)?;
         let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
         let keyed = self.api_key.is_some()
@@ -844,7 +865,7 @@ impl SessionBuilder {
     /// the agent dir's `models.json`, `auth.json` and `mcp.json`, the environment), the given
     /// key and the keys of the MCP configs given. The recorder learns only the keys calls send.
     fn secrets(&self) -> Vec<(String, String)> {
-        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let registry = self.model_registry().0;
         let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
         let given = self
             .api_key
@@ -873,7 +894,7 @@ impl SessionBuilder {
                 })
             });
         }
-        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
+        let registry = self.model_registry().0;
         let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
         let env = process_environment();
         let clock = SystemClock;

@@ -18,6 +18,8 @@ use futures_util::FutureExt;
 
 pub mod sidecar;
 
+pub use pi_providers::registry::ProviderRegistration;
+
 pub use pi_core::agent::hook_state::HookState;
 pub use pi_core::agent::hooks::{
     Composer, HandledHooks, HandlerResult, HookAction, HookDecision, HookError, HookEvent,
@@ -64,6 +66,13 @@ pub trait RustExtension: Send + Sync {
     /// instead of calling [`RustExtension::observe`].
     fn mirror(&self) -> Option<&sidecar::StateMirror> {
         None
+    }
+
+    /// The model providers it registers (Pi's `pi.registerProvider(name, config)` while it
+    /// loads), merged into the model catalog before the session's model is looked up, in load
+    /// order: a gateway of the program's own. None by default.
+    fn providers(&self) -> Vec<ProviderRegistration> {
+        Vec::new()
     }
 }
 
@@ -148,6 +157,11 @@ impl ExtensionRegistry {
     /// Loads `extension` after those already loaded.
     pub fn load(&mut self, extension: Arc<dyn RustExtension>) {
         self.extensions.push(extension);
+    }
+
+    /// The providers the extensions register ([`RustExtension::providers`]), in load order.
+    pub fn providers(&self) -> Vec<ProviderRegistration> {
+        self.extensions.iter().flat_map(|e| e.providers()).collect()
     }
 
     /// Whether no extension is loaded.

@@ -80,12 +80,12 @@ impl ModelRegistry {
                     add_configured(
                         configured,
                         &value,
-                        format!("models.json apiKey of {provider}"),
+                        format!("{} apiKey of {provider}", config.origin.as_str()),
                     );
                 }
             }
             for (name, configured, value) in header_credentials(env, config.headers.as_ref()) {
-                let source = format!("models.json header {name} of {provider}");
+                let source = format!("{} header {name} of {provider}", config.origin.as_str());
                 add_configured(configured, &value, source);
             }
         }

@@ -10,6 +10,7 @@ mod auth;
 mod config;
 mod credentials;
 mod env;
+mod extension;
 mod jsonc;
 mod merge;
 
@@ -22,6 +23,7 @@ pub use auth::{env_api_key, key_variables, AuthStorage, OAuthExpired};
 pub use config::{parse_models_json, ModelsConfig, ModelsJsonError, ProviderConfig};
 pub use credentials::{is_credential_name, is_credential_variable, Credential};
 pub use env::{Environment, Host};
+pub use extension::{ProviderRegistration, Unusable};
 pub use jsonc::strip_json_comments;
 pub use merge::merge_compat;
 
@@ -45,6 +47,25 @@ pub enum AuthError {
     MissingKey { provider: String },
     #[error(transparent)]
     OAuthExpired(#[from] OAuthExpired),
+    /// The model's provider was registered by an extension whose JavaScript makes its requests.
+    #[error(transparent)]
+    Unusable(#[from] Unusable),
+}
+
+/// Where a provider's key and headers were configured (named by the redaction's sources).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    ModelsJson,
+    Extension,
+}
+
+impl Origin {
+    fn as_str(self) -> &'static str {
+        match self {
+            Origin::ModelsJson => "models.json",
+            Origin::Extension => "extension",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +73,7 @@ struct ProviderRequestConfig {
     api_key: Option<String>,
     headers: Option<HeaderConfig>,
     auth_header: bool,
+    origin: Origin,
 }
 
 /// Models by provider and id, and how to authenticate requests to them.
@@ -61,6 +83,8 @@ pub struct ModelRegistry {
     request_configs: Vec<(String, ProviderRequestConfig)>,
     model_headers: Vec<((String, String), HeaderConfig)>,
     error: Option<ModelsJsonError>,
+    /// The providers extensions registered (`extension.rs`), in registration order.
+    extension_layers: Vec<extension::ExtensionLayer>,
 }
 
 impl ModelRegistry {
@@ -110,6 +134,7 @@ impl ModelRegistry {
                         api_key: provider.api_key.clone(),
                         headers: provider.headers.clone(),
                         auth_header: provider.auth_header.unwrap_or(false),
+                        origin: Origin::ModelsJson,
                     },
                 ));
             }
@@ -191,6 +216,9 @@ impl ModelRegistry {
         env: &Environment,
         now_ms: i64,
     ) -> Result<RequestAuth, AuthError> {
+        if let Some(why) = self.unusable(model) {
+            return Err(why.clone().into());
+        }
         let provider = &model.provider;
         let config = self.request_config(provider);
         let api_key = match auth.api_key(provider, env, now_ms)? {

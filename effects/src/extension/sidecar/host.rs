@@ -54,7 +54,6 @@ pub struct LoadError {
 }
 
 /// What the extensions registered while loading (`init`'s answer): what the harness uses of it.
-/// Their providers are not asked for: nothing runs them yet.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Registrations {
     /// Their tools' declarations.
@@ -66,6 +65,10 @@ pub struct Registrations {
     /// Their flags, in load order.
     #[serde(default)]
     pub flags: Vec<super::flags::FlagDeclaration>,
+    /// Their model providers (`pi.registerProvider`), in registration order, as plain data:
+    /// the harness merges them into its model catalog where Pi's registry does.
+    #[serde(default)]
+    pub providers: Vec<pi_providers::registry::ProviderRegistration>,
     /// The extensions that loaded, in load order, with the events they handle.
     #[serde(default)]
     pub extensions: Vec<super::events::LoadedExtension>,
@@ -234,6 +237,19 @@ impl ExtensionHost {
         let registrations = serde_json::from_value(data)
             .map_err(|e| HostError::Protocol(format!("init's answer: {e}")))?;
         Ok((host, registrations))
+    }
+
+    /// Gives the host the run's catalog anew (`models`), once the providers its extensions
+    /// registered are merged into it, for `ctx.modelRegistry` and `pi.setModel` to see them.
+    pub fn set_catalog(&self, models: &HostModels) -> Result<(), HostError> {
+        let (sender, answers) = std::sync::mpsc::channel();
+        let id = self.send_request(
+            json!({"type": "catalog", "models": models.models, "authProviders": models.auth_providers}),
+            Waiter::Thread(sender),
+        )?;
+        let answer = answers.recv().map_err(|_| self.ended("catalog"));
+        self.forget(id);
+        response_data(answer?).map(|_| ())
     }
 
     /// Routes the host's lines until its output ends or breaks the protocol (a line that is not
