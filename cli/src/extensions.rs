@@ -279,3 +279,32 @@ fn handlers(
     all.extend(command_extension(registrations, host, state));
     all
 }
+
+impl Runtime {
+    /// Chooses the model again from the registry as it is now (once extensions registered
+    /// providers), in place of the first choice.
+    pub fn choose_model_again(&mut self) {
+        let choice = crate::model_choice::choose(
+            &self.model_request,
+            &self.registry,
+            &mut self.auth,
+            &self.env,
+        );
+        let place = self.model_choice_place.clone();
+        let warnings = place.warnings.start..place.warnings.start + choice.warnings.len();
+        let diagnostics =
+            place.diagnostics.start..place.diagnostics.start + choice.diagnostics.len();
+        self.warnings.splice(place.warnings, choice.warnings);
+        self.diagnostics
+            .splice(place.diagnostics, choice.diagnostics);
+        self.model_choice_place = crate::model_choice::ChoicePlace {
+            warnings,
+            diagnostics,
+        };
+        self.scoped_models = choice.scoped;
+        if !self.thinking_flag {
+            self.thinking = choice.thinking;
+        }
+        self.cli_model = choice.model;
+    }
+}

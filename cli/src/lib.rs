@@ -11,6 +11,7 @@ mod atif_cmd;
 mod cassette;
 mod chaos_cmd;
 mod columns;
+mod diagnostic;
 mod eval_cmd;
 mod export;
 mod extensions;

@@ -7,8 +7,8 @@
 use pi_core::model::{Model, ThinkingLevel};
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
+use crate::diagnostic::Diagnostic;
 use crate::model_select::{resolve_cli_model, resolve_model_scope, ScopedModel};
-use crate::setup::{Diagnostic, Runtime};
 
 /// What the command line asked of the model.
 #[derive(Clone, Debug, Default)]
@@ -83,33 +83,4 @@ pub fn choose(
 pub struct ChoicePlace {
     pub warnings: std::ops::Range<usize>,
     pub diagnostics: std::ops::Range<usize>,
-}
-
-impl Runtime {
-    /// Chooses the model again from the registry as it is now (once extensions registered
-    /// providers), in place of the first choice.
-    pub fn choose_model_again(&mut self) {
-        let choice = choose(
-            &self.model_request,
-            &self.registry,
-            &mut self.auth,
-            &self.env,
-        );
-        let place = self.model_choice_place.clone();
-        let warnings = place.warnings.start..place.warnings.start + choice.warnings.len();
-        let diagnostics =
-            place.diagnostics.start..place.diagnostics.start + choice.diagnostics.len();
-        self.warnings.splice(place.warnings, choice.warnings);
-        self.diagnostics
-            .splice(place.diagnostics, choice.diagnostics);
-        self.model_choice_place = ChoicePlace {
-            warnings,
-            diagnostics,
-        };
-        self.scoped_models = choice.scoped;
-        if !self.thinking_flag {
-            self.thinking = choice.thinking;
-        }
-        self.cli_model = choice.model;
-    }
 }

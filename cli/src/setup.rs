@@ -31,6 +31,7 @@ use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
 use crate::args::Args;
+pub use crate::diagnostic::Diagnostic;
 use crate::model_choice::{self, ChoicePlace, ModelRequest};
 use crate::model_select::ScopedModel;
 use crate::request_options::RequestSettings;
@@ -155,22 +156,6 @@ pub struct Runtime {
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).
     pub cache_warming: Option<CacheWarming>,
-}
-
-/// A problem found while setting up, reported as `Warning: <text>` or `Error: <text>`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Diagnostic {
-    Warning(String),
-    Error(String),
-}
-
-impl std::fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Diagnostic::Warning(text) => write!(f, "Warning: {text}"),
-            Diagnostic::Error(text) => write!(f, "Error: {text}"),
-        }
-    }
 }
 
 impl std::fmt::Debug for Runtime {
