@@ -284,6 +284,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         runtime.mcp_activates_tool_search = servers.activates_tool_search;
         runtime.mcp_servers = servers.listed;
         runtime.mcp_section = servers.section;
+        runtime.mcp_later_section = servers.later_section;
         mcp_servers = servers.connections;
     }
     // The session, then its servers stopped together, as Pi stops them when it ends.

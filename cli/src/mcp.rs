@@ -23,6 +23,8 @@ pub struct Servers {
     /// The `mcp_servers` system-prompt section, when some server's tools are reached
     /// indirectly (Pi's MCP extension adds it before each prompt).
     pub section: Option<String>,
+    /// The section from the second prompt on, when the servers' instructions change it.
+    pub later_section: Option<String>,
     /// Pi's warning that those tools cannot be called (no `codemode` here, `tool_search` not
     /// active).
     pub warning: Option<&'static str>,
@@ -81,6 +83,7 @@ async fn start_configured(
         activates_tool_search,
         notice: started.report,
         section: started.section,
+        later_section: started.later_section,
         warning: started.warning,
         ..Servers::default()
     };

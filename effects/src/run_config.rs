@@ -105,6 +105,12 @@ pub struct RunConfig {
     /// runs with extensions; without it (older recordings too) the tools never change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_loadout: Option<ToolLoadout>,
+    /// The system prompt's custom sections (name, content) from the second prompt's run on:
+    /// Pi's `mcp_servers` section once the MCP servers the first prompt did not wait for have
+    /// connected (`pi_core::agent_session` `later_sections`). Recorded, so a replay changes
+    /// the prompt where the run did, with no server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later_sections: Vec<(String, String)>,
 }
 
 impl RunConfig {
@@ -197,6 +203,7 @@ pub fn build_machine(
     });
     machine.set_cache_warming(config.cache_warming);
     machine.set_tool_loadout(config.tool_loadout.clone());
+    machine.set_later_sections(config.later_sections.clone());
     Ok((machine, file))
 }
 

@@ -25,6 +25,10 @@ pub struct Started {
     /// The `mcp_servers` system-prompt section (`servers_section::SECTION_NAME`), when some
     /// enabled server's tools are reached indirectly.
     pub section: Option<String>,
+    /// The section from the second prompt on, when it differs: Pi renders it as the servers
+    /// are when each prompt starts, and those the first prompt did not wait for have connected
+    /// by then, their instructions with them.
+    pub later_section: Option<String>,
     /// Pi's warning, said before the report, that such tools cannot be called: this harness
     /// has no `codemode`, so it holds unless `tool_search` is active (see
     /// [`Started::activate_tool_search`]).
@@ -51,8 +55,10 @@ pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
             report: Some(STILL_CONNECTING.to_owned()),
             ..Started::default()
         });
-    let listed = section_servers(config, &started.connections);
+    let listed = section_servers(config, &started.connections, false);
     started.section = render_servers_section(&listed);
+    let later = render_servers_section(&section_servers(config, &started.connections, true));
+    started.later_section = later.filter(|later| started.section.as_ref() != Some(later));
     started.warning = has_unreachable_tools(&listed).then_some(UNREACHABLE_WARNING);
     started.needs_tool_search = needs_tool_search(&listed);
     started
@@ -73,12 +79,13 @@ impl Started {
 }
 
 /// Every configured server as the section sees it, with the instructions of those that
-/// connected and that the first prompt waits for. Pi's first prompt waits only for servers with
-/// `direct` tools; the others are still connecting when it renders the section, which so lists
-/// them by their configured description alone.
+/// connected and that the first prompt waits for (`all`: of every one that connected). Pi's
+/// first prompt waits only for servers with `direct` tools; the others are still connecting
+/// when it renders the section, which so lists them by their configured description alone.
 fn section_servers<'a>(
     config: &'a McpConfig,
     connections: &'a [Arc<McpConnection>],
+    all: bool,
 ) -> Vec<SectionServer<'a>> {
     config
         .servers
@@ -89,7 +96,7 @@ fn section_servers<'a>(
                 config: &entry.config,
                 instructions: None,
             };
-            if server.has_direct_tools() {
+            if all || server.has_direct_tools() {
                 server.instructions = connections
                     .iter()
                     .find(|c| c.entry().name == entry.name)

@@ -118,6 +118,9 @@ pub struct SessionBuilder {
     mcp_servers: Vec<serde_json::Value>,
     /// The system prompt's `mcp_servers` section for the servers `mcp_config` started.
     mcp_section: Option<String>,
+    /// That section from the second prompt on, with the instructions of the servers the first
+    /// prompt does not wait for, when they change it.
+    mcp_later_section: Option<String>,
     /// The credentials `mcp.json` hands its servers, with where they came from: a recording
     /// replaces them as it replaces the API key.
     mcp_secrets: Vec<(String, String)>,
@@ -163,6 +166,7 @@ impl SessionBuilder {
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
             mcp_section: None,
+            mcp_later_section: None,
             mcp_secrets: Vec::new(),
             mcp_connections: Vec::new(),
             extensions: ExtensionRegistry::new(),
@@ -283,6 +287,7 @@ impl SessionBuilder {
             self.mcp_connections.push(connection);
         }
         self.mcp_section = started.section;
+        self.mcp_later_section = started.later_section;
         let notice: Vec<String> = started
             .warning
             .map(str::to_owned)
@@ -598,6 +603,8 @@ impl SessionBuilder {
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
+        options.later_sections =
+            pi_mcp::servers_section::custom_sections(self.mcp_later_section.as_deref());
         options.extensions = extensions;
         // What only the program knows of what the TypeScript extensions' handlers read (the
         // folder is not trusted); the session's state comes with each hook point.

@@ -11,7 +11,7 @@ use super::{events, session_file, stderr, Scratch};
 
 /// What a run's requests said to the model, apart from the system prompt's machine paths: each
 /// request's tools, its messages after the system prompt, and the prompt's `mcp_servers` section.
-fn requests_seen(mock: &MockLlm) -> Vec<Value> {
+pub(super) fn requests_seen(mock: &MockLlm) -> Vec<Value> {
     mock.requests()
         .iter()
         .map(|request| {
@@ -182,7 +182,7 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
 /// path of its copy), recorded into the scratch folder's `run.jsonl`; or, given the original's
 /// `pi` and Node's folder, the same run under the original (nothing recorded). Returns the
 /// output, the requests as [`requests_seen`] reads them, the scratch folder and the server copy.
-fn run_pi(
+pub(super) fn run_pi(
     script: &Value,
     servers: &dyn Fn(&Path) -> Value,
     args: &[&str],

@@ -52,6 +52,18 @@ pub(super) struct Registry {
 }
 
 impl Registry {
+    /// Replaces the prompt inputs' custom sections of the names in `sections` (adding those
+    /// not there), so a later tool change rebuilds the prompt with them.
+    pub(super) fn replace_custom_sections(&mut self, sections: &[(String, String)]) {
+        let custom = &mut self.loadout.prompt.custom_sections;
+        for (name, content) in sections {
+            match custom.iter_mut().find(|(n, _)| n == name) {
+                Some(existing) => existing.1 = content.clone(),
+                None => custom.push((name.clone(), content.clone())),
+            }
+        }
+    }
+
     /// Whether `tool_search` is registered, active or not: what lets deferred tools be active.
     fn has_tool_search(&self) -> bool {
         self.tools.iter().any(|t| t.name == TOOL_SEARCH_TOOL_NAME)

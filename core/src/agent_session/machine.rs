@@ -118,6 +118,10 @@ pub struct SessionMachine {
     pub(super) out: SessionStep,
     /// How many entries the previous hook point's state held: the next one sends those after.
     pub(super) mirrored_entries: usize,
+    /// The prompt's sections as they stand from the second prompt's run on (`later_sections`).
+    pub(super) later_sections: Vec<(String, String)>,
+    /// Whether a prompt's run has started in this machine.
+    pub(super) prompted: bool,
 }
 
 impl std::fmt::Debug for SessionMachine {
@@ -178,6 +182,8 @@ impl SessionMachine {
             now: 0,
             out: SessionStep::default(),
             mirrored_entries: 0,
+            later_sections: Vec::new(),
+            prompted: false,
         }
     }
 
@@ -357,6 +363,7 @@ impl SessionMachine {
             self.check_compaction(&assistant, false)?;
         }
         // The prompt's work starts here (its compaction first, if one is due).
+        self.apply_later_sections();
         self.run_active = true;
         self.abort_requested = false;
         if self.compaction.is_some() {
