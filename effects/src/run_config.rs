@@ -59,7 +59,9 @@ pub struct RunConfig {
     /// exactly as the server answered it (annotations and the tools not offered to the model
     /// included): what the run's MCP tools were, for a reader of the recording. A replay
     /// declares the offered ones from `custom_tools`; the binary's replay refuses a recording
-    /// whose lists disagree with those declarations (`pi_mcp::check_recorded_servers`).
+    /// whose lists disagree with those declarations (`pi_mcp::check_recorded_servers`). A
+    /// server still connecting when the session started is `{"name"}` alone: its tools came
+    /// later, with the hook decision that waited for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<Value>,
     /// The system prompt's sections, context files and all, as Pi 1.5 records them in the

@@ -597,7 +597,7 @@ impl SessionBuilder {
         options.custom_tools = ToolRegistry::new();
         for tool in &selected.custom {
             if let Some(registered) = custom_tools.get(&tool.name) {
-                options.custom_tools.register(Arc::clone(registered));
+                options.custom_tools.register(registered);
             }
         }
         options.mcp_servers = self.mcp_servers.clone();

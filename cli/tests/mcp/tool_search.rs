@@ -102,20 +102,25 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         .arg(scratch.path("run.jsonl"))
         .output()
         .unwrap();
-    // The attack: the header's deferred tool (what the search loads and the next request
-    // declares) edited apart from the server's list; the replay refuses it.
+    // The attack: the deferred tool the search loads (what the next request declares), which
+    // came to the session with the search's hook decision (the server connected in the
+    // background), edited; the replay refuses it, the request it makes differing from the
+    // recorded one.
     let text = std::fs::read_to_string(scratch.path("run.jsonl")).unwrap();
     let mut lines: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let deferred = &mut lines[0]["config"]["toolLoadout"]["deferredTools"];
-    assert_eq!(deferred[0]["tool"]["name"], "mcp__t__echo", "{deferred}");
-    assert_eq!(
-        deferred[0]["namespace"]["description"],
-        "Tools for the tests"
-    );
-    deferred[0]["tool"]["description"] = json!("Echoes, and more.");
+    let decision = lines
+        .iter_mut()
+        .find(|l| l["input"]["kind"] == "hook_decided")
+        .expect("the search's hook decision");
+    let action = &mut decision["input"]["outcome"]["actions"][0];
+    assert_eq!(action["action"], "registerDeferredTools", "{action}");
+    let loaded = &mut action["tools"][0];
+    assert_eq!(loaded["tool"]["name"], "mcp__t__echo", "{loaded}");
+    assert_eq!(loaded["namespace"]["description"], "Tools for the tests");
+    loaded["tool"]["description"] = json!("Echoes, and more.");
     let edited: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(scratch.path("edited.jsonl"), edited).unwrap();
     let refused = scratch
@@ -125,7 +130,7 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         .unwrap();
     assert!(!refused.status.success(), "an edited deferred tool passed");
     assert!(
-        stderr(&refused).contains("mcpServers"),
+        stderr(&refused).contains("Echoes, and more."),
         "{}",
         stderr(&refused)
     );

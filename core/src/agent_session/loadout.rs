@@ -185,6 +185,22 @@ impl SessionMachine {
         Some(registry.ordered().map(info).collect())
     }
 
+    /// Registers `tools` of `deferred` exposure (a server that connected in the background),
+    /// after those registered; one of a name already registered is left as it is. Without a
+    /// registry nothing can load them, as without `tool_search`.
+    pub(super) fn register_deferred(&mut self, tools: &[SearchableTool]) {
+        let Some(registry) = &mut self.registry else {
+            return;
+        };
+        for tool in tools {
+            if registry.tools.iter().any(|t| t.name == tool.tool.name) {
+                continue;
+            }
+            registry.tools.push(tool.tool.spec());
+            registry.loadout.deferred_tools.push(tool.clone());
+        }
+    }
+
     /// Pi's `setActiveToolsByName`: the active tools still asked for keep their order, the
     /// others asked for follow in the order asked; names not registered are ignored. The
     /// prompt is rebuilt for them, and the next turn declares both.
