@@ -158,6 +158,15 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// This registry with the deferred tools of `other` (registered or late) in place of its
+    /// own: a program that picks which of its tools to register keeps those `tool_search`
+    /// loads.
+    pub fn with_deferred_of(mut self, other: &ToolRegistry) -> Self {
+        self.deferred = other.deferred.clone();
+        self.late = Arc::clone(&other.late);
+        self
+    }
+
     /// This registry for running again the tools of a run that declared `declared`: a call
     /// to one of those it lacks fails with [`missing_tool_message`] instead of running a
     /// built-in of that name or nothing.
