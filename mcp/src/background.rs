@@ -2,14 +2,15 @@
 //! whose tools are all reached through `tool_search` (no `direct` tool) connect in the
 //! background while the first prompt runs, and a `tool_search` call waits for them (Pi's
 //! `tool_call` handler waits for every server a tool `reachesTools`, and `tool_search` reaches
-//! them all) before it searches. Their tools reach the session at that hook point, as the
-//! action its decision carries ([`HookAction::RegisterDeferredTools`], with the `mcp_servers`
-//! section they change from the next prompt on), so a cassette records them with the decision
-//! and a replay loads the same tools with no server. A server that fails is reported once,
+//! them all) before it searches. Their tools reach the session at that hook point, or at a later
+//! prompt's `before_agent_start` when they have settled by then, as the action its decision
+//! carries ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section they change),
+//! so a cassette records them with the decision and a replay loads the same tools with no
+//! server. A server that fails is reported once,
 //! when every one of them has settled; the session goes on without it.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pi_core::agent::custom_tool::SearchableTool;
@@ -74,6 +75,8 @@ pub struct Background {
     delivered: AtomicBool,
     /// Whether the notice about those that failed was taken.
     reported: AtomicBool,
+    /// How many prompts' runs have started (`before_agent_start`).
+    prompts: AtomicUsize,
 }
 
 /// What the background servers came to.
@@ -116,6 +119,7 @@ impl Background {
             task: Mutex::new(Some(task)),
             delivered: AtomicBool::new(false),
             reported: AtomicBool::new(false),
+            prompts: AtomicUsize::new(0),
         })
     }
 
@@ -190,22 +194,34 @@ impl Background {
     }
 }
 
-/// The `tool_call` handler of Pi's MCP extension over the background servers.
+/// The handlers of Pi's MCP extension over the background servers: `tool_call`, where a
+/// `tool_search` waits for them all and brings their tools, and `before_agent_start`, where a
+/// prompt after the first brings them if they have all settled by then (Pi renders the
+/// `mcp_servers` section there as the servers are; the first prompt's is rendered before
+/// they connected).
 impl RustExtension for Background {
     fn name(&self) -> &str {
         "builtin:mcp"
     }
 
     fn handles(&self) -> HandledHooks {
-        HandledHooks::of([HookEvent::ToolCall])
+        HandledHooks::of([HookEvent::ToolCall, HookEvent::BeforeAgentStart])
     }
 
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
-            let HookPayload::ToolCall { tool_name, .. } = payload else {
+            if self.delivered.load(Ordering::SeqCst) {
                 return Ok(None);
+            }
+            let ready = match payload {
+                HookPayload::ToolCall { tool_name, .. } => tool_name == TOOL_SEARCH_TOOL_NAME,
+                HookPayload::BeforeAgentStart { .. } => {
+                    let earlier = self.prompts.fetch_add(1, Ordering::SeqCst);
+                    earlier > 0 && self.settled.borrow().is_some()
+                }
+                _ => false,
             };
-            if tool_name != TOOL_SEARCH_TOOL_NAME || self.delivered.load(Ordering::SeqCst) {
+            if !ready {
                 return Ok(None);
             }
             if let Some(action) = self.deliver().await {

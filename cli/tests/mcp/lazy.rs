@@ -103,6 +103,63 @@ fn a_later_prompt_lists_a_deferred_servers_instructions_as_pi_1_5_2_does() {
     assert_eq!(requests, their_requests);
 }
 
+/// A deferred server without a description that answers `initialize` a second late, and no
+/// search: the first prompt's run takes longer than that (a `sleep 2`), so when the second
+/// prompt starts the server has connected and, as in Pi 1.5.2, that prompt's section carries
+/// its instructions (its `before_agent_start` decision brings them). The original
+/// (`PI_ORIGINAL`) sends the same requests; the cassette replays byte for byte without it.
+#[test]
+fn a_server_that_connected_during_the_first_run_is_in_the_next_prompts_section() {
+    let script = json!([
+        {"tool_calls": [{"id": "call_1", "name": "bash",
+                         "arguments": {"command": "sleep 2"}}]},
+        {"text": ["One."]},
+        {"text": ["Two."]},
+    ]);
+    let servers = |server: &Path| {
+        json!({"t": {"command": server, "exposure": "deferred",
+                     "env": {"MCP_TEST_START_DELAY_MS": "1000"}}})
+    };
+    let args = ["wait first"];
+    let run = |original| run_pi(&script, &servers, &args, original);
+    let (ours, requests, scratch, server) = run(None);
+    assert_eq!(stderr(&ours), "");
+    assert_eq!(
+        section_lines(&requests),
+        [
+            "- mcp__t (tool_search)",
+            "- mcp__t (tool_search)",
+            "- mcp__t (tool_search): Tools for tests."
+        ]
+    );
+    std::fs::remove_file(&server).unwrap();
+    let replayed = scratch
+        .pi(&["replay", "--mode", "json", "--session-dir"])
+        .arg(scratch.path("replayed"))
+        .arg(scratch.path("run.jsonl"))
+        .output()
+        .unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&ours.stdout)
+    );
+    assert_eq!(
+        session_file(&scratch.path("replayed")),
+        session_file(&scratch.path("sessions"))
+    );
+
+    let (Some(original), Some(install)) = (
+        pi_testkit::original_pi(),
+        pi_testkit::extension_host_install(),
+    ) else {
+        return;
+    };
+    let (theirs, their_requests, _, _) = run(Some((&original, &install.join("node/bin"))));
+    assert_eq!(stderr(&theirs), "");
+    assert_eq!(requests, their_requests);
+}
+
 /// A json run of `script` with the agent dir's servers `servers` (given the test server's
 /// path), recorded into `run.jsonl`; each stdout line with the time since the process started.
 fn timed_run(

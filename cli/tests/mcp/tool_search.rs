@@ -113,7 +113,10 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         .collect();
     let decision = lines
         .iter_mut()
-        .find(|l| l["input"]["kind"] == "hook_decided")
+        .find(|l| {
+            l["input"]["kind"] == "hook_decided"
+                && l["input"]["outcome"]["actions"][0]["action"] == "registerDeferredTools"
+        })
         .expect("the search's hook decision");
     let action = &mut decision["input"]["outcome"]["actions"][0];
     assert_eq!(action["action"], "registerDeferredTools", "{action}");

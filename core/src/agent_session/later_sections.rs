@@ -3,9 +3,11 @@
 //! whose tools are reached through `tool_search`) have connected. Pi renders the section in
 //! `before_agent_start` as the servers are when each prompt starts; the first prompt lists them
 //! by their configured description alone, a later one with their instructions too, and the
-//! change reaches the model as the system message that prompt's first turn records. The run's
-//! configuration holds the later text (its servers connect before the session starts here), so
-//! a replay makes the same change at the same prompt with no server.
+//! change reaches the model as the system message that prompt's first turn records. The later
+//! text comes with the run's configuration (servers that connected before the session started),
+//! or with a hook decision (`registerDeferredTools`: at a `tool_search` that waited for the
+//! servers, for the next prompt; at a later prompt's `before_agent_start`, for that one), so a
+//! replay makes the same change at the same prompt with no server.
 
 use serde_json::Value;
 
@@ -21,7 +23,16 @@ impl SessionMachine {
     /// A prompt's run starts: from the second one on, the later sections replace theirs in the
     /// prompt the next turn records (and in the inputs a tool change rebuilds it from).
     pub(super) fn apply_later_sections(&mut self) {
-        if !std::mem::replace(&mut self.prompted, true) || self.later_sections.is_empty() {
+        if std::mem::replace(&mut self.prompted, true) {
+            self.apply_later_sections_now();
+        }
+    }
+
+    /// The later sections replace theirs now, for the run about to start: a prompt's
+    /// `before_agent_start` decision brought them (Pi renders the section there, as the
+    /// servers are when the prompt starts).
+    pub(super) fn apply_later_sections_now(&mut self) {
+        if self.later_sections.is_empty() {
             return;
         }
         let later = std::mem::take(&mut self.later_sections);

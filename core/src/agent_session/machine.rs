@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::hooks::{HookAction, HookError};
+use crate::agent::hooks::{HookAction, HookDecision, HookError};
 use crate::agent::{AgentMachine, CallId, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::tokens::{
@@ -547,6 +547,9 @@ impl SessionMachine {
             if self.agent.awaits_decision(*call, &outcome.decision) {
                 let before = self.pending_input_calls();
                 self.apply_asked_actions(&outcome.actions)?;
+                if matches!(outcome.decision, HookDecision::BeforeAgentStart { .. }) {
+                    self.apply_later_sections_now();
+                }
                 if self.hold_decision(&before, &input, aborts) {
                     return Ok(());
                 }
