@@ -265,7 +265,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     );
     // A replay's tools are the cassette's; a live run starts its MCP servers before the first
     // prompt, as Pi's MCP extension does at session start.
-    let mut mcp_servers = Vec::new();
+    let mut mcp_servers = mcp::Servers::default();
     if !args.no_mcp && !replaying {
         // Pi's `tool_search` as the servers find it: registered once they start.
         let tool_search = runtime.tool_search_registered.then(|| {
@@ -274,7 +274,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 .iter()
                 .any(|t| t == pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME)
         });
-        let servers = mcp::start_reporting(
+        let mut servers = mcp::start_reporting(
             &runtime.agent_dir,
             &runtime.cwd,
             runtime.project_trusted,
@@ -284,9 +284,16 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         .await;
         runtime.mcp_started = !servers.listed.is_empty() || servers.section.is_some();
         runtime.mcp_activates_tool_search = servers.activates_tool_search;
-        runtime.mcp_servers = servers.listed;
-        runtime.mcp_section = servers.section;
-        mcp_servers = servers.connections;
+        runtime.mcp_servers = std::mem::take(&mut servers.listed);
+        runtime.mcp_section = servers.section.take();
+        runtime.mcp_later_section = servers.later_section.take();
+        if let Some(background) = &servers.background {
+            // Pi's MCP extension waits for them in its `tool_call` handler.
+            runtime
+                .extensions
+                .load(std::sync::Arc::clone(background) as _);
+        }
+        mcp_servers = servers;
     }
     // The session, then its servers stopped together, as Pi stops them when it ends.
     let ran = async {
@@ -323,7 +330,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         cassette::run_print(plan, built, info, inputs).await
     }
     .await;
-    pi_mcp::stop_servers(&mcp_servers).await;
+    mcp_servers.stop().await;
     ran
 }
 

@@ -1,10 +1,12 @@
 //! The MCP servers of a run, as Pi 1.5.2's built-in MCP extension starts them at session start:
 //! the agent dir's `mcp.json` (and the project's, when it is trusted) read, every enabled server
-//! started together, the first prompt waiting up to 10 s for them, and the `direct` tools of
-//! those that connected registered as the run's custom tools (declared in its configuration, so
-//! a cassette holds them), their `deferred` tools registered for `tool_search` (which a server
-//! with such tools activates, as Pi's `ensureDiscoveryActive` does), and the servers whose tools
-//! are reached indirectly listed in the system prompt's `mcp_servers` section. What needs the
+//! started together, the first prompt waiting up to 10 s for those with `direct` tools, and the
+//! `direct` tools of those that connected registered as the run's custom tools (declared in its
+//! configuration, so a cassette holds them), their `deferred` tools registered for
+//! `tool_search` (which a server with such tools activates, as Pi's `ensureDiscoveryActive`
+//! does); the servers without `direct` tools connect in the background and reach the session
+//! when a `tool_search` waits for them (`pi_mcp::background`); the servers whose tools are
+//! reached indirectly are listed in the system prompt's `mcp_servers` section. What needs the
 //! user is one notice on stderr (after Pi's warning that indirect tools cannot be called when
 //! `tool_search` is not active); the run goes on.
 
@@ -12,7 +14,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_effects::custom_tool::ToolRegistry;
-use pi_mcp::{load_mcp_config, register_tools, start_servers, McpConfig, McpConnection};
+use pi_mcp::{
+    load_mcp_config, register_tools, start_lazily, start_servers, Background, McpConfig,
+    McpConnection,
+};
 use serde_json::Value;
 
 /// The servers that connected, and the notice about what failed, if anything did.
@@ -23,6 +28,8 @@ pub struct Servers {
     /// The `mcp_servers` system-prompt section, when some server's tools are reached
     /// indirectly (Pi's MCP extension adds it before each prompt).
     pub section: Option<String>,
+    /// The section from the second prompt on, when the servers' instructions change it.
+    pub later_section: Option<String>,
     /// Pi's warning that those tools cannot be called (no `codemode` here, `tool_search` not
     /// active).
     pub warning: Option<&'static str>,
@@ -32,6 +39,23 @@ pub struct Servers {
     /// The servers that connected, stopped together when the session ends
     /// (`pi_mcp::stop_servers`).
     pub connections: Vec<Arc<McpConnection>>,
+    /// The servers connecting in the background (no `direct` tool), whose `tool_call` handler
+    /// the run loads as an extension; stopped when the session ends.
+    pub background: Option<Arc<Background>>,
+}
+
+impl Servers {
+    /// Stops every server of the run, those still connecting included; the notice about
+    /// background servers that failed is said now if it was not yet.
+    pub async fn stop(&self) {
+        if let Some(background) = &self.background {
+            if let Some(notice) = background.take_report() {
+                eprintln!("{notice}");
+            }
+            background.stop().await;
+        }
+        pi_mcp::stop_servers(&self.connections).await;
+    }
 }
 
 /// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
@@ -46,7 +70,7 @@ pub async fn start(
     tool_search: Option<bool>,
 ) -> Servers {
     let config = load_mcp_config(agent_dir, cwd, project_trusted);
-    start_configured(config, cwd, tools, tool_search).await
+    start_configured(config, cwd, tools, tool_search, true).await
 }
 
 /// Starts the servers of `agent_dir`'s `mcp.json` that `declared` names (a replay's: those
@@ -62,32 +86,44 @@ pub async fn start_declared(
     config
         .servers
         .retain(|server| declared.contains(&server.name));
-    report(start_configured(config, cwd, tools, tool_search).await)
+    report(start_configured(config, cwd, tools, tool_search, false).await)
 }
 
-/// Starts the servers of `config` and registers their tools in `tools`.
+/// Starts the servers of `config` and registers their tools in `tools`; `lazy`: those without
+/// `direct` tools connect in the background, as Pi connects them (a replay running its tools
+/// again waits for them all: its recording says what they gave).
 async fn start_configured(
     config: McpConfig,
     cwd: &Path,
     tools: &mut ToolRegistry,
     tool_search: Option<bool>,
+    lazy: bool,
 ) -> Servers {
     if config.servers.is_empty() && config.errors.is_empty() {
         return Servers::default();
     }
-    let mut started = start_servers(&config, cwd).await;
+    let (mut started, background) = if lazy {
+        start_lazily(&config, cwd, tools).await
+    } else {
+        (start_servers(&config, cwd).await, None)
+    };
     let activates_tool_search = started.activate_tool_search(tool_search);
     let mut servers = Servers {
         activates_tool_search,
         notice: started.report,
         section: started.section,
+        later_section: started.later_section,
         warning: started.warning,
+        background,
         ..Servers::default()
     };
     for connection in started.connections {
         servers.listed.push(connection.listing());
         register_tools(tools, Arc::clone(&connection));
         servers.connections.push(connection);
+    }
+    if let Some(background) = &servers.background {
+        servers.listed.extend(background.listings());
     }
     servers
 }
@@ -103,13 +139,23 @@ pub async fn start_reporting(
     report(start(agent_dir, cwd, project_trusted, tools, tool_search).await)
 }
 
-/// Says on stderr what of `servers` needs the user.
+/// Says on stderr what of `servers` needs the user, and, once the background servers have
+/// settled, which of them failed (once; nothing when the run ends first).
 fn report(mut servers: Servers) -> Servers {
     if let Some(warning) = servers.warning.take() {
         eprintln!("{warning}");
     }
     if let Some(notice) = servers.notice.take() {
         eprintln!("{notice}");
+    }
+    if let Some(background) = &servers.background {
+        let background = Arc::clone(background);
+        tokio::spawn(async move {
+            background.settled().await;
+            if let Some(notice) = background.take_report() {
+                eprintln!("{notice}");
+            }
+        });
     }
     servers
 }

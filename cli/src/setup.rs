@@ -146,6 +146,9 @@ pub struct Runtime {
     /// Their `mcp_servers` system-prompt section, when some server's tools are reached
     /// indirectly (see [`crate::mcp`]).
     pub mcp_section: Option<String>,
+    /// That section from the second prompt on, once the servers the first prompt did not wait
+    /// for connected (their instructions in it), when it differs.
+    pub mcp_later_section: Option<String>,
     /// Whether `--tools`/`--exclude-tools` keep Pi's `tool_search` registered.
     pub tool_search_registered: bool,
     /// Whether MCP servers started for the run (which then registers `tool_search`), and
@@ -338,6 +341,7 @@ impl Runtime {
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
             mcp_section: None,
+            mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
             mcp_activates_tool_search: false,
@@ -397,6 +401,7 @@ impl Runtime {
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
             mcp_section: None,
+            mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
             mcp_activates_tool_search: false,
@@ -605,6 +610,8 @@ impl Runtime {
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
+        options.later_sections =
+            pi_mcp::servers_section::custom_sections(self.mcp_later_section.as_deref());
         options.extensions = self.extensions.clone();
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();

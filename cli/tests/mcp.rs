@@ -19,6 +19,9 @@ use serde_json::{json, Value};
 #[path = "mcp/tool_search.rs"]
 mod tool_search;
 
+#[path = "mcp/lazy.rs"]
+mod lazy;
+
 /// The test server's binary, built by the `pi-mcp` package next to this test (CI builds the
 /// workspace's binaries first; a lone `cargo test` of this package builds it here).
 fn test_server() -> PathBuf {

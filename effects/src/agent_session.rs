@@ -104,6 +104,9 @@ pub struct SessionOptions {
     /// System-prompt sections after `cwd`, in order (name, text without its tags): what Pi's
     /// extensions add, such as the MCP extension's `mcp_servers`. An empty one is left out.
     pub custom_sections: Vec<(String, String)>,
+    /// Custom sections that replace theirs from the second prompt's run on (an MCP server's
+    /// instructions in Pi's `mcp_servers` section once it connected).
+    pub later_sections: Vec<(String, String)>,
     /// The extensions, in load order: the run's configuration records the hook points they
     /// handle, and the Live interpreter asks them there.
     pub extensions: ExtensionRegistry,
@@ -190,6 +193,7 @@ impl SessionOptions {
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
             custom_sections: Vec::new(),
+            later_sections: Vec::new(),
             extensions: ExtensionRegistry::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -338,6 +342,7 @@ impl SessionOptions {
             cache_warming: self.cache_warming,
             handled_hooks: self.extensions.handled(),
             tool_loadout,
+            later_sections: self.later_sections.clone(),
         })
     }
 

@@ -12,7 +12,7 @@ use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pi_core::agent::ToolOutcome;
 use pi_core::event::ToolResult;
@@ -78,12 +78,16 @@ pub struct ToolRegistry {
     deferred: Vec<(Arc<dyn CustomTool>, Option<ToolNamespace>)>,
     /// Names a recorded run declared as custom tools (see [`ToolRegistry::expecting`]).
     expected: Vec<String>,
+    /// Tools registered while the session runs (the deferred tools of an MCP server that
+    /// connected in the background), shared by every clone of this registry: the Live
+    /// interpreter's copy runs them once registered ([`ToolRegistry::register_late`]).
+    late: Arc<Mutex<Vec<Arc<dyn CustomTool>>>>,
 }
 
 /// What a tool name is to a registry.
-pub(crate) enum Lookup<'a> {
+pub(crate) enum Lookup {
     /// A registered custom tool.
-    Registered(&'a Arc<dyn CustomTool>),
+    Registered(Arc<dyn CustomTool>),
     /// A custom tool the recorded run declared and this program did not register.
     Missing,
     /// Not a custom tool: a built-in, if anything.
@@ -154,6 +158,15 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// This registry with the deferred tools of `other` (registered or late) in place of its
+    /// own: a program that picks which of its tools to register keeps those `tool_search`
+    /// loads.
+    pub fn with_deferred_of(mut self, other: &ToolRegistry) -> Self {
+        self.deferred = other.deferred.clone();
+        self.late = Arc::clone(&other.late);
+        self
+    }
+
     /// This registry for running again the tools of a run that declared `declared`: a call
     /// to one of those it lacks fails with [`missing_tool_message`] instead of running a
     /// built-in of that name or nothing.
@@ -163,7 +176,7 @@ impl ToolRegistry {
     }
 
     /// What `name` is here: registered, expected and missing, or not a custom tool.
-    pub(crate) fn lookup(&self, name: &str) -> Lookup<'_> {
+    pub(crate) fn lookup(&self, name: &str) -> Lookup {
         match self.get(name) {
             Some(tool) => Lookup::Registered(tool),
             None if self.expected.iter().any(|n| n == name) => Lookup::Missing,
@@ -172,11 +185,31 @@ impl ToolRegistry {
     }
 
     /// The tool registered under `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn CustomTool>> {
-        self.tools
+    pub fn get(&self, name: &str) -> Option<Arc<dyn CustomTool>> {
+        let registered = self
+            .tools
             .iter()
             .chain(self.deferred.iter().map(|(tool, _)| tool))
             .find(|t| t.definition().name == name)
+            .cloned();
+        registered.or_else(|| {
+            self.late
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .find(|t| t.definition().name == name)
+                .cloned()
+        })
+    }
+
+    /// Registers `tool` for running while the session runs, in every clone of this registry:
+    /// the declaration reached the session on its own (a hook point's recorded action), so a
+    /// replay needs no such tool.
+    pub fn register_late(&self, tool: Arc<dyn CustomTool>) {
+        let mut late = self.late.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = tool.definition().name.clone();
+        late.retain(|t| t.definition().name != name);
+        late.push(tool);
     }
 
     /// The registered tools' names, in order.
@@ -238,7 +271,7 @@ impl CustomTool for DeclaredOnly {
 
 /// Runs one call of `tool`; an error it returns is the error Pi's loop reports.
 pub(crate) async fn run(
-    tool: &Arc<dyn CustomTool>,
+    tool: Arc<dyn CustomTool>,
     args: Value,
     cx: ToolCallContext,
 ) -> ToolOutcome {

@@ -59,7 +59,9 @@ pub struct RunConfig {
     /// exactly as the server answered it (annotations and the tools not offered to the model
     /// included): what the run's MCP tools were, for a reader of the recording. A replay
     /// declares the offered ones from `custom_tools`; the binary's replay refuses a recording
-    /// whose lists disagree with those declarations (`pi_mcp::check_recorded_servers`).
+    /// whose lists disagree with those declarations (`pi_mcp::check_recorded_servers`). A
+    /// server still connecting when the session started is `{"name"}` alone: its tools came
+    /// later, with the hook decision that waited for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<Value>,
     /// The system prompt's sections, context files and all, as Pi 1.5 records them in the
@@ -105,6 +107,12 @@ pub struct RunConfig {
     /// runs with extensions; without it (older recordings too) the tools never change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_loadout: Option<ToolLoadout>,
+    /// The system prompt's custom sections (name, content) from the second prompt's run on:
+    /// Pi's `mcp_servers` section once the MCP servers the first prompt did not wait for have
+    /// connected (`pi_core::agent_session` `later_sections`). Recorded, so a replay changes
+    /// the prompt where the run did, with no server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later_sections: Vec<(String, String)>,
 }
 
 impl RunConfig {
@@ -197,6 +205,7 @@ pub fn build_machine(
     });
     machine.set_cache_warming(config.cache_warming);
     machine.set_tool_loadout(config.tool_loadout.clone());
+    machine.set_later_sections(config.later_sections.clone());
     Ok((machine, file))
 }
 

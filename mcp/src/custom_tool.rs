@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_core::tools::tool_search::SearchableTool;
 use pi_effects::custom_tool::{
     CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture, ToolNamespace, ToolRegistry,
 };
@@ -87,6 +88,35 @@ pub fn register_tools(
         }
     }
     declared
+}
+
+/// Registers the `deferred` tools of `connection` (a server that connected in the background)
+/// for running in `registry` and every clone of it ([`ToolRegistry::register_late`]); returns
+/// their declarations with the server's namespace, for the session's `tool_search`. Pi
+/// registers a server's `codemode` tools as deferred too; `direct` and `hidden` ones are not
+/// registered here (a server with direct tools is waited for).
+pub fn register_late_tools(
+    registry: &ToolRegistry,
+    connection: Arc<McpConnection>,
+) -> Vec<SearchableTool> {
+    let namespace = namespace(&connection);
+    let mut searchable = Vec::new();
+    for tool in tool_definitions(connection.entry(), connection.tools()) {
+        if tool.exposure != "deferred" {
+            continue;
+        }
+        let declaration = tool.custom_definition();
+        searchable.push(SearchableTool {
+            tool: declaration.clone(),
+            namespace: Some(namespace.clone()),
+        });
+        registry.register_late(Arc::new(McpTool {
+            declaration,
+            tool,
+            connection: Arc::clone(&connection),
+        }));
+    }
+    searchable
 }
 
 /// Pi's namespace of a server's tools: `mcp__<server>`, the server's name as its alias, its

@@ -136,10 +136,14 @@ pub fn check_recorded_servers(
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| format!("{field}: no \"name\""))?;
-        let tools = server
-            .get("tools")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("{field} ({name}): no \"tools\" list"))?;
+        // A server listed by its name alone connected after the session started: the run's
+        // configuration declares none of its tools.
+        let tools = match server.get("tools") {
+            None => &Vec::new(),
+            Some(tools) => tools
+                .as_array()
+                .ok_or_else(|| format!("{field} ({name}): no \"tools\" list"))?,
+        };
         // Only the server's name shapes a declaration; exposure decides whether it is offered.
         let entry = ServerEntry {
             name: name.to_owned(),

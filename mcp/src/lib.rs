@@ -7,6 +7,7 @@
 //! `pi-core` for Pi's types and on `pi-effects` only for the custom-tool trait its tools
 //! implement (`custom_tool`).
 
+pub mod background;
 pub mod client;
 pub mod config;
 pub mod convert;
@@ -18,10 +19,11 @@ pub mod servers_section;
 pub mod startup;
 mod stdio_child;
 
+pub use background::{start_lazily, Background};
 pub use client::{CallError, ConnectError, McpConnection};
 pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
 pub use convert::{convert_result, McpToolOutput};
 pub use credentials::{credentials, machine_credentials};
-pub use custom_tool::{register_tools, McpTool};
+pub use custom_tool::{register_late_tools, register_tools, McpTool};
 pub use definition::{check_recorded_servers, tool_definitions, McpToolDefinition};
 pub use startup::{start_servers, stop_servers, Started};

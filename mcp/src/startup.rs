@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use crate::client::McpConnection;
-use crate::config::McpConfig;
+use crate::config::{McpConfig, ServerEntry};
 use crate::servers_section::{
     has_unreachable_tools, needs_tool_search, render_servers_section, SectionServer,
     UNREACHABLE_WARNING,
@@ -25,6 +25,10 @@ pub struct Started {
     /// The `mcp_servers` system-prompt section (`servers_section::SECTION_NAME`), when some
     /// enabled server's tools are reached indirectly.
     pub section: Option<String>,
+    /// The section from the second prompt on, when it differs: Pi renders it as the servers
+    /// are when each prompt starts, and those the first prompt did not wait for have connected
+    /// by then, their instructions with them.
+    pub later_section: Option<String>,
     /// Pi's warning, said before the report, that such tools cannot be called: this harness
     /// has no `codemode`, so it holds unless `tool_search` is active (see
     /// [`Started::activate_tool_search`]).
@@ -45,17 +49,49 @@ const STILL_CONNECTING: &str =
 /// session. Pi goes on without them and adds their tools once they connect; this session goes
 /// on without them.
 pub async fn start_servers(config: &McpConfig, cwd: &Path) -> Started {
-    let mut started = tokio::time::timeout(STARTUP_WAIT, connect_all(config, cwd))
+    start_waiting(config, cwd, |_| true).await
+}
+
+/// Connects the enabled servers of `config` that `waited` picks, as [`start_servers`] connects
+/// them all; the section lists the others as still connecting (by their description alone).
+pub(crate) async fn start_waiting(
+    config: &McpConfig,
+    cwd: &Path,
+    waited: impl Fn(&ServerEntry) -> bool,
+) -> Started {
+    let mut started = tokio::time::timeout(STARTUP_WAIT, connect_all(config, cwd, waited))
         .await
         .unwrap_or_else(|_| Started {
             report: Some(STILL_CONNECTING.to_owned()),
             ..Started::default()
         });
-    let listed = section_servers(config, &started.connections);
+    let listed = section_servers(config, &started.connections, false);
     started.section = render_servers_section(&listed);
+    started.later_section = later_section(config, &started.connections)
+        .filter(|later| started.section.as_ref() != Some(later));
     started.warning = has_unreachable_tools(&listed).then_some(UNREACHABLE_WARNING);
     started.needs_tool_search = needs_tool_search(&listed);
     started
+}
+
+/// The section as a prompt renders it once `connections` are connected: every server's
+/// instructions in it.
+pub(crate) fn later_section(
+    config: &McpConfig,
+    connections: &[Arc<McpConnection>],
+) -> Option<String> {
+    render_servers_section(&section_servers(config, connections, true))
+}
+
+/// Whether the first prompt waits for `entry`: some of its tools are `direct` (Pi's
+/// `hasDirectTools`, from its configuration).
+pub fn has_direct_tools(entry: &ServerEntry) -> bool {
+    SectionServer {
+        name: &entry.name,
+        config: &entry.config,
+        instructions: None,
+    }
+    .has_direct_tools()
 }
 
 impl Started {
@@ -73,12 +109,13 @@ impl Started {
 }
 
 /// Every configured server as the section sees it, with the instructions of those that
-/// connected and that the first prompt waits for. Pi's first prompt waits only for servers with
-/// `direct` tools; the others are still connecting when it renders the section, which so lists
-/// them by their configured description alone.
+/// connected and that the first prompt waits for (`all`: of every one that connected). Pi's
+/// first prompt waits only for servers with `direct` tools; the others are still connecting
+/// when it renders the section, which so lists them by their configured description alone.
 fn section_servers<'a>(
     config: &'a McpConfig,
     connections: &'a [Arc<McpConnection>],
+    all: bool,
 ) -> Vec<SectionServer<'a>> {
     config
         .servers
@@ -89,7 +126,7 @@ fn section_servers<'a>(
                 config: &entry.config,
                 instructions: None,
             };
-            if server.has_direct_tools() {
+            if all || server.has_direct_tools() {
                 server.instructions = connections
                     .iter()
                     .find(|c| c.entry().name == entry.name)
@@ -100,9 +137,38 @@ fn section_servers<'a>(
         .collect()
 }
 
-/// Connects every enabled server of `config` concurrently and words what failed.
-async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
-    let enabled: Vec<_> = config.servers.iter().filter(|s| s.enabled()).collect();
+/// Connects every enabled server of `config` that `waited` picks concurrently and words what
+/// failed, after the config's errors.
+async fn connect_all(
+    config: &McpConfig,
+    cwd: &Path,
+    waited: impl Fn(&ServerEntry) -> bool,
+) -> Started {
+    let enabled: Vec<_> = config
+        .servers
+        .iter()
+        .filter(|s| s.enabled() && waited(s))
+        .collect();
+    let errors = config
+        .errors
+        .iter()
+        .map(|e| format!("config: {e}"))
+        .collect();
+    let (connections, report) = connect(&enabled, cwd, errors).await;
+    Started {
+        connections,
+        report,
+        ..Started::default()
+    }
+}
+
+/// Connects `enabled` concurrently; returns those that connected, in order, and Pi's notice
+/// about those that failed, after the lines `lines` already holds.
+pub(crate) async fn connect(
+    enabled: &[&ServerEntry],
+    cwd: &Path,
+    mut lines: Vec<String>,
+) -> (Vec<Arc<McpConnection>>, Option<String>) {
     // Dropping the set (the startup wait ran out) aborts the connects still running.
     let mut attempts = JoinSet::new();
     for (at, entry) in enabled.iter().enumerate() {
@@ -112,11 +178,6 @@ async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
     let mut outcomes: Vec<_> = attempts.join_all().await;
     outcomes.sort_by_key(|(at, _)| *at);
     let outcomes = outcomes.into_iter().map(|(_, outcome)| outcome);
-    let mut lines: Vec<String> = config
-        .errors
-        .iter()
-        .map(|e| format!("config: {e}"))
-        .collect();
     let mut connections = Vec::new();
     for (entry, outcome) in enabled.iter().zip(outcomes) {
         match outcome {
@@ -135,11 +196,7 @@ async fn connect_all(config: &McpConfig, cwd: &Path) -> Started {
         let body: String = lines.iter().map(|l| format!("  {l}\n")).collect();
         format!("MCP servers need attention:\n{body}Run /mcp to fix.")
     });
-    Started {
-        connections,
-        report,
-        ..Started::default()
-    }
+    (connections, report)
 }
 
 /// Stops a session's servers as Pi does when the session ends: every one at once (each given

@@ -119,11 +119,17 @@ pub struct SessionBuilder {
     mcp_servers: Vec<serde_json::Value>,
     /// The system prompt's `mcp_servers` section for the servers `mcp_config` started.
     mcp_section: Option<String>,
+    /// That section from the second prompt on, with the instructions of the servers the first
+    /// prompt does not wait for, when they change it.
+    mcp_later_section: Option<String>,
     /// The credentials `mcp.json` hands its servers, with where they came from: a recording
     /// replaces them as it replaces the API key.
     mcp_secrets: Vec<(String, String)>,
     /// The servers `mcp_config` started, stopped together by [`Session::finish`].
     mcp_connections: Vec<Arc<pi_mcp::McpConnection>>,
+    /// Pi's `tool_search` once `mcp_config` started servers, as the binary registers it:
+    /// whether it is active from the start (a server has `deferred` tools).
+    mcp_tool_search: Option<bool>,
     extensions: ExtensionRegistry,
     /// Pi's TypeScript extensions to load in the extension host when the session is built.
     typescript_extensions: Vec<PathBuf>,
@@ -166,8 +172,10 @@ impl SessionBuilder {
             custom_tools: ToolRegistry::new(),
             mcp_servers: Vec::new(),
             mcp_section: None,
+            mcp_later_section: None,
             mcp_secrets: Vec::new(),
             mcp_connections: Vec::new(),
+            mcp_tool_search: None,
             extensions: ExtensionRegistry::new(),
             typescript_extensions: Vec::new(),
             extension_discovery: None,
@@ -273,20 +281,30 @@ impl SessionBuilder {
     /// (`mcp__<server>__<tool>`), so a recording holds them and a replay answers them without
     /// the servers. Servers whose tools are reached through codemode or `tool_search` (the
     /// default exposure is `codemode`) are listed in the system prompt's `mcp_servers` section
-    /// as Pi lists them. A server that fails does not stop the session: the second value is
+    /// as Pi lists them; their `deferred` tools are loaded by Pi's `tool_search`, registered
+    /// (inactive) as the binary registers it and active when some server has such tools. The
+    /// servers are all waited for here (the binary connects those without `direct` tools in
+    /// the background, as Pi does). A server that fails does not stop the session: the second value is
     /// Pi's one notice about it (and about the config's errors), after Pi's warning that
     /// indirectly reached tools cannot be called here, when anything needs the user.
     /// Pi's SDK sessions load no built-in extension, so nothing starts without this. A
     /// recording replaces the keys the config hands its servers (`pi_mcp::credentials`).
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
         self.mcp_secrets.extend(pi_mcp::credentials(config));
-        let started = pi_mcp::start_servers(config, &self.cwd).await;
+        let mut started = pi_mcp::start_servers(config, &self.cwd).await;
+        // Pi's `ensureDiscoveryActive`: `tool_search`, registered inactive, is activated for
+        // a server with deferred tools (and then nothing is unreachable).
+        let activate = started.activate_tool_search(Some(false));
+        if !started.connections.is_empty() || started.section.is_some() {
+            self.mcp_tool_search = Some(activate);
+        }
         for connection in started.connections {
             self.mcp_servers.push(connection.listing());
             pi_mcp::register_tools(&mut self.custom_tools, Arc::clone(&connection));
             self.mcp_connections.push(connection);
         }
         self.mcp_section = started.section;
+        self.mcp_later_section = started.later_section;
         let notice: Vec<String> = started
             .warning
             .map(str::to_owned)
@@ -638,15 +656,18 @@ impl SessionBuilder {
         }
         let selected = tools.select(&custom_tools.definitions());
         options.tools = selected.active;
-        options.custom_tools = ToolRegistry::new();
+        options.custom_tools = ToolRegistry::new().with_deferred_of(&custom_tools);
         for tool in &selected.custom {
             if let Some(registered) = custom_tools.get(&tool.name) {
-                options.custom_tools.register(Arc::clone(registered));
+                options.custom_tools.register(registered);
             }
         }
+        options.tool_search = self.mcp_tool_search;
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
+        options.later_sections =
+            pi_mcp::servers_section::custom_sections(self.mcp_later_section.as_deref());
         options.extensions = extensions;
         // What only the program knows of what the TypeScript extensions' handlers read (the
         // folder is not trusted, the session file below); the session's state comes with each

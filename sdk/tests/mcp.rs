@@ -303,3 +303,63 @@ async fn a_server_that_ignores_sigterm_is_gone_when_the_session_ends() {
         "the end hung: {took:?}"
     );
 }
+
+/// A server whose tools are `deferred`, as the binary runs it: `mcp_config` activates Pi's
+/// `tool_search` (nothing to warn about), the first request declares it, the model's search
+/// loads the server's tool, the next request declares that tool and its call reaches the
+/// server.
+#[tokio::test]
+async fn mcp_config_gives_deferred_tools_to_tool_search_as_the_binary_does() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let config = json!({"mcpServers": {"t": {"command": test_server(), "exposure": "deferred"}}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "tool_search",
+                         "arguments": {"query": "echo text"}}]},
+        {"tool_calls": [{"id": "call_2", "name": "mcp__t__echo",
+                         "arguments": {"text": "found it"}}]},
+        {"text": ["Done."]},
+    ]));
+    let (builder, notice) = common::builder(&mock, workspace.path())
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    assert_eq!(notice, None);
+    let events = common::prompt_once(builder, "echo something").await;
+    let declared = |at: usize| -> Vec<String> {
+        mock.requests()[at]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        declared(0),
+        ["read", "bash", "edit", "write", "tool_search"]
+    );
+    assert_eq!(
+        declared(1),
+        [
+            "read",
+            "bash",
+            "edit",
+            "write",
+            "tool_search",
+            "mcp__t__echo"
+        ]
+    );
+    let results: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(
+        results[0]["result"]["details"]["loaded"],
+        json!(["mcp__t__echo"])
+    );
+    assert_eq!(
+        results[1]["result"]["content"][0]["text"], "found it",
+        "{results:?}"
+    );
+}

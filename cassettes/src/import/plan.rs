@@ -449,6 +449,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         cache_warming: None,
         handled_hooks: Default::default(),
         tool_loadout: None,
+        later_sections: Vec::new(),
     }
 }
 

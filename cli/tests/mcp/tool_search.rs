@@ -11,7 +11,7 @@ use super::{events, session_file, stderr, Scratch};
 
 /// What a run's requests said to the model, apart from the system prompt's machine paths: each
 /// request's tools, its messages after the system prompt, and the prompt's `mcp_servers` section.
-fn requests_seen(mock: &MockLlm) -> Vec<Value> {
+pub(super) fn requests_seen(mock: &MockLlm) -> Vec<Value> {
     mock.requests()
         .iter()
         .map(|request| {
@@ -102,20 +102,28 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         .arg(scratch.path("run.jsonl"))
         .output()
         .unwrap();
-    // The attack: the header's deferred tool (what the search loads and the next request
-    // declares) edited apart from the server's list; the replay refuses it.
+    // The attack: the deferred tool the search loads (what the next request declares), which
+    // came to the session with the search's hook decision (the server connected in the
+    // background), edited; the replay refuses it, the request it makes differing from the
+    // recorded one.
     let text = std::fs::read_to_string(scratch.path("run.jsonl")).unwrap();
     let mut lines: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let deferred = &mut lines[0]["config"]["toolLoadout"]["deferredTools"];
-    assert_eq!(deferred[0]["tool"]["name"], "mcp__t__echo", "{deferred}");
-    assert_eq!(
-        deferred[0]["namespace"]["description"],
-        "Tools for the tests"
-    );
-    deferred[0]["tool"]["description"] = json!("Echoes, and more.");
+    let decision = lines
+        .iter_mut()
+        .find(|l| {
+            l["input"]["kind"] == "hook_decided"
+                && l["input"]["outcome"]["actions"][0]["action"] == "registerDeferredTools"
+        })
+        .expect("the search's hook decision");
+    let action = &mut decision["input"]["outcome"]["actions"][0];
+    assert_eq!(action["action"], "registerDeferredTools", "{action}");
+    let loaded = &mut action["tools"][0];
+    assert_eq!(loaded["tool"]["name"], "mcp__t__echo", "{loaded}");
+    assert_eq!(loaded["namespace"]["description"], "Tools for the tests");
+    loaded["tool"]["description"] = json!("Echoes, and more.");
     let edited: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(scratch.path("edited.jsonl"), edited).unwrap();
     let refused = scratch
@@ -125,7 +133,7 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
         .unwrap();
     assert!(!refused.status.success(), "an edited deferred tool passed");
     assert!(
-        stderr(&refused).contains("mcpServers"),
+        stderr(&refused).contains("Echoes, and more."),
         "{}",
         stderr(&refused)
     );
@@ -182,7 +190,7 @@ fn tool_search_loads_a_deferred_servers_tool_as_pi_1_5_2_does() {
 /// path of its copy), recorded into the scratch folder's `run.jsonl`; or, given the original's
 /// `pi` and Node's folder, the same run under the original (nothing recorded). Returns the
 /// output, the requests as [`requests_seen`] reads them, the scratch folder and the server copy.
-fn run_pi(
+pub(super) fn run_pi(
     script: &Value,
     servers: &dyn Fn(&Path) -> Value,
     args: &[&str],

@@ -357,6 +357,17 @@ pub enum HookAction {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         custom_instructions: Option<String>,
     },
+    /// `pi.registerTool` of tools of `deferred` exposure, as Pi's MCP extension registers a
+    /// server's tools once it connected in the background: `tool_search` searches them from
+    /// then on. `laterSections` (name, content) replace the prompt's custom sections of their
+    /// names from the next prompt's run on (the extension's `mcp_servers` section, rendered
+    /// with the connected servers' instructions).
+    #[serde(rename_all = "camelCase")]
+    RegisterDeferredTools {
+        tools: Vec<super::custom_tool::SearchableTool>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        later_sections: Vec<(String, String)>,
+    },
 }
 
 impl HookAction {

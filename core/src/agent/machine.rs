@@ -286,6 +286,11 @@ impl AgentMachine {
         self.tools = Arc::new(tools);
     }
 
+    /// The prompt's sections the next turn records, by name, when the run keeps them (Pi 1.5).
+    pub fn system_sections(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        self.system_sections.as_ref()
+    }
+
     /// The tools the next request declares.
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools

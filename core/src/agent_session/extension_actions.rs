@@ -88,6 +88,13 @@ impl SessionMachine {
                 HookAction::Compact {
                     custom_instructions,
                 } => self.asked_compaction = Some(custom_instructions.clone()),
+                HookAction::RegisterDeferredTools {
+                    tools,
+                    later_sections,
+                } => {
+                    self.register_deferred(tools);
+                    self.set_later_sections(later_sections.clone());
+                }
                 HookAction::Abort => {}
             }
         }

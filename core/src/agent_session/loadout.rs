@@ -52,6 +52,18 @@ pub(super) struct Registry {
 }
 
 impl Registry {
+    /// Replaces the prompt inputs' custom sections of the names in `sections` (adding those
+    /// not there), so a later tool change rebuilds the prompt with them.
+    pub(super) fn replace_custom_sections(&mut self, sections: &[(String, String)]) {
+        let custom = &mut self.loadout.prompt.custom_sections;
+        for (name, content) in sections {
+            match custom.iter_mut().find(|(n, _)| n == name) {
+                Some(existing) => existing.1 = content.clone(),
+                None => custom.push((name.clone(), content.clone())),
+            }
+        }
+    }
+
     /// Whether `tool_search` is registered, active or not: what lets deferred tools be active.
     fn has_tool_search(&self) -> bool {
         self.tools.iter().any(|t| t.name == TOOL_SEARCH_TOOL_NAME)
@@ -171,6 +183,22 @@ impl SessionMachine {
             Value::Object(info)
         };
         Some(registry.ordered().map(info).collect())
+    }
+
+    /// Registers `tools` of `deferred` exposure (a server that connected in the background),
+    /// after those registered; one of a name already registered is left as it is. Without a
+    /// registry nothing can load them, as without `tool_search`.
+    pub(super) fn register_deferred(&mut self, tools: &[SearchableTool]) {
+        let Some(registry) = &mut self.registry else {
+            return;
+        };
+        for tool in tools {
+            if registry.tools.iter().any(|t| t.name == tool.tool.name) {
+                continue;
+            }
+            registry.tools.push(tool.tool.spec());
+            registry.loadout.deferred_tools.push(tool.clone());
+        }
     }
 
     /// Pi's `setActiveToolsByName`: the active tools still asked for keep their order, the

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::hooks::{HookAction, HookError};
+use crate::agent::hooks::{HookAction, HookDecision, HookError};
 use crate::agent::{AgentMachine, CallId, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{AgentEvent, Event, SessionEvent};
@@ -102,6 +102,10 @@ pub struct SessionMachine {
     pub(super) out: SessionStep,
     /// How many entries the previous hook point's state held: the next one sends those after.
     pub(super) mirrored_entries: usize,
+    /// The prompt's sections as they stand from the second prompt's run on (`later_sections`).
+    pub(super) later_sections: Vec<(String, String)>,
+    /// Whether a prompt's run has started in this machine.
+    pub(super) prompted: bool,
 }
 
 impl std::fmt::Debug for SessionMachine {
@@ -162,6 +166,8 @@ impl SessionMachine {
             now: 0,
             out: SessionStep::default(),
             mirrored_entries: 0,
+            later_sections: Vec::new(),
+            prompted: false,
         }
     }
 
@@ -341,6 +347,7 @@ impl SessionMachine {
             self.check_compaction(&assistant, false)?;
         }
         // The prompt's work starts here (its compaction first, if one is due).
+        self.apply_later_sections();
         self.run_active = true;
         self.abort_requested = false;
         if self.compaction.is_some() {
@@ -511,6 +518,9 @@ impl SessionMachine {
             if self.agent.awaits_decision(*call, &outcome.decision) {
                 let before = self.pending_input_calls();
                 self.apply_asked_actions(&outcome.actions)?;
+                if matches!(outcome.decision, HookDecision::BeforeAgentStart { .. }) {
+                    self.apply_later_sections_now();
+                }
                 if self.hold_decision(&before, &input, aborts) {
                     return Ok(());
                 }

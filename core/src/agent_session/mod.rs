@@ -13,6 +13,7 @@ mod feed;
 mod hook_state;
 mod idle_run;
 mod input;
+mod later_sections;
 mod loadout;
 mod machine;
 mod navigate;

@@ -3,6 +3,8 @@
 //! named by `MCP_TEST_CANCEL_MARK`), `data` (structured content only), and `a.b`/`a-b`, whose Pi
 //! names collide. `--http` serves streamable HTTP on 127.0.0.1 and prints `listening on <port>`;
 //! otherwise it speaks over stdio. `--fail-start` writes to stderr and exits before the handshake.
+//! `MCP_TEST_START_DELAY_MS` makes a stdio server wait that long before it reads its first
+//! message (a slow server: `initialize` is answered that much later); `--fail-start` waits too.
 
 use std::sync::Arc;
 
@@ -120,6 +122,12 @@ async fn serve_http() -> std::io::Result<()> {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let mode = std::env::args().nth(1).unwrap_or_default();
+    let delay = std::env::var("MCP_TEST_START_DELAY_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok());
+    if let Some(ms) = delay {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
     if mode == "--fail-start" {
         eprintln!("test server: refusing to start");
         std::process::exit(3);
