@@ -467,6 +467,22 @@ async function dispatch(runner, payload, state) {
       const action = await runner.emitCacheWarmingDecision(event);
       return action === "warm" || action === "stop" ? { type: "cache_warming_decision", action } : null;
     }
+    case "session_before_compact": {
+      // Pi's preparation holds its file operations as sets, and its event an abort signal; the
+      // last object a handler returned is the answer (a cancel ends the round).
+      const { fileOps } = payload.preparation;
+      const preparation = {
+        ...payload.preparation,
+        fileOps: { read: new Set(fileOps.read), written: new Set(fileOps.written), edited: new Set(fileOps.edited) },
+      };
+      const result = await runner.emit({ ...payload, preparation, signal: new AbortController().signal });
+      if (!result) return null;
+      return { type: "session_before_compact", cancel: result.cancel ? true : undefined, compaction: result.compaction || undefined };
+    }
+    case "session_compact": {
+      await runner.emit({ ...payload });
+      return null;
+    }
     default:
       throw new Error(`unknown event ${JSON.stringify(payload.type)}`);
   }

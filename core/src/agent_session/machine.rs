@@ -494,6 +494,9 @@ impl SessionMachine {
                 self.warm_decided(call, outcome);
                 return Ok(());
             }
+            if self.owns_compaction_hook(*call) {
+                return self.compaction_hook_decided(outcome.clone());
+            }
             if self.awaits_command(*call) {
                 let (call, outcome) = (*call, outcome.clone());
                 return self.command_ran(call, outcome);
