@@ -85,6 +85,7 @@ fn compact(call: CallId) -> SessionInput {
         call,
         vec![HookAction::Compact {
             custom_instructions: Some("keep the names".into()),
+            callback: None,
         }],
     )
 }
@@ -602,4 +603,84 @@ fn an_abort_while_the_handlers_decide_ends_the_compaction_aborted_once_they_ran(
         )
         .unwrap();
     assert_eq!(compaction_end(&step), Some((None, true, false)));
+}
+
+/// A command's `ctx.compact()` with callbacks numbered `callback`.
+fn compact_calling_back(call: CallId, callback: u64) -> SessionInput {
+    decided(
+        call,
+        vec![HookAction::Compact {
+            custom_instructions: None,
+            callback: Some(callback),
+        }],
+    )
+}
+
+#[test]
+fn the_end_of_a_compaction_asked_with_callbacks_reaches_the_host_after_compaction_end() {
+    let mut s = session(&[HookEvent::Command]);
+    with_history(&mut s);
+    let step = s.step(3, prompt("/squash")).unwrap();
+    let step = s.step(4, compact_calling_back(hook(&step), 7)).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(5, answered(call, "## Goal\nSquashed.")).unwrap();
+    assert!(compaction_end(&step).is_some());
+    let (call, payload) = hook_payload(&step);
+    let HookPayload::CompactEnd {
+        callback,
+        result,
+        error,
+    } = payload
+    else {
+        panic!("{payload:?}")
+    };
+    assert_eq!((callback, error), (7, None));
+    assert!(result.unwrap().summary.ends_with("## Goal\nSquashed."));
+    assert!(s.is_busy(), "the callbacks' actions are waited for");
+    let step = s
+        .step(
+            6,
+            decided(
+                call,
+                vec![HookAction::AppendEntry {
+                    custom_type: "compacted".into(),
+                    data: None,
+                }],
+            ),
+        )
+        .unwrap();
+    assert_eq!(kinds(&step), ["entry_appended"]);
+    assert!(!s.is_busy());
+}
+
+#[test]
+fn a_compaction_asked_with_callbacks_that_fails_calls_back_with_the_error() {
+    let mut s = session(&[HookEvent::Command]);
+    let step = s.step(1, prompt("/squash")).unwrap();
+    let step = s.step(2, compact_calling_back(hook(&step), 0)).unwrap();
+    assert_eq!(
+        compaction_end(&step).map(|(r, a, _)| (r, a)),
+        Some((None, false))
+    );
+    let (_, payload) = hook_payload(&step);
+    assert_eq!(
+        payload,
+        HookPayload::CompactEnd {
+            callback: 0,
+            result: None,
+            error: Some("Nothing to compact (session too small)".into()),
+        }
+    );
+}
+
+#[test]
+fn a_compaction_asked_without_callbacks_calls_nothing_back() {
+    let mut s = session(&[HookEvent::Command]);
+    let step = s.step(1, prompt("/squash")).unwrap();
+    let step = s.step(2, compact(hook(&step))).unwrap();
+    assert!(compaction_end(&step).is_some());
+    assert!(!step
+        .effects
+        .iter()
+        .any(|e| matches!(e, Effect::Hook { .. })));
 }

@@ -75,7 +75,7 @@ pub use pi_effects::custom_tool::{CustomTool, CustomToolDefinition, ToolCallCont
 pub use pi_effects::driver::Driven;
 pub use pi_effects::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookDecision, HookEvent, HookFuture,
-    HookPayload, InjectedMessage, InputAction, RustExtension,
+    HookPayload, InjectedMessage, InputAction, RustExtension, SuppliedCompaction,
 };
 pub use tokio::sync::broadcast;
 

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::CompactionReason;
+use crate::event::{CompactionReason, CompactionResult};
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
 
@@ -53,6 +53,10 @@ pub enum HookEvent {
     SessionBeforeCompact,
     /// A compaction's entry was written (a notification).
     SessionCompact,
+    /// A compaction an extension's `ctx.compact()` asked for with `onComplete`/`onError` ended:
+    /// the host calls them. Pi has no event object for it (its callbacks are closures); what they
+    /// ask for comes back as the outcome's actions.
+    CompactEnd,
 }
 
 impl HookEvent {
@@ -69,6 +73,7 @@ impl HookEvent {
             HookEvent::Command => "command",
             HookEvent::SessionBeforeCompact => "session_before_compact",
             HookEvent::SessionCompact => "session_compact",
+            HookEvent::CompactEnd => "compact_end",
         }
     }
 }
@@ -201,6 +206,15 @@ pub enum HookPayload {
         reason: CompactionReason,
         will_retry: bool,
     },
+    /// The end of the compaction `ctx.compact()` asked for with callbacks numbered `callback`
+    /// (the action's): its result (`onComplete`) or the error's message (`onError`).
+    CompactEnd {
+        callback: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<CompactionResult>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -239,6 +253,7 @@ impl HookPayload {
             HookPayload::Command { .. } => HookEvent::Command,
             HookPayload::SessionBeforeCompact { .. } => HookEvent::SessionBeforeCompact,
             HookPayload::SessionCompact { .. } => HookEvent::SessionCompact,
+            HookPayload::CompactEnd { .. } => HookEvent::CompactEnd,
         }
     }
 }
@@ -405,11 +420,14 @@ pub enum HookAction {
     },
     /// `pi.setThinkingLevel`: the level asked for (Pi clamps it to the model's capabilities).
     SetThinkingLevel { level: ThinkingLevel },
-    /// `ctx.compact()`.
+    /// `ctx.compact()`; `callback`: the number the extension gave its `onComplete`/`onError`
+    /// (absent without them), which the compaction's end names ([`HookPayload::CompactEnd`]).
     #[serde(rename_all = "camelCase")]
     Compact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         custom_instructions: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        callback: Option<u64>,
     },
 }
 
@@ -723,7 +741,8 @@ impl Composer {
             },
             HookPayload::TurnEnd { .. }
             | HookPayload::Command { .. }
-            | HookPayload::SessionCompact { .. } => HookDecision::Done,
+            | HookPayload::SessionCompact { .. }
+            | HookPayload::CompactEnd { .. } => HookDecision::Done,
             HookPayload::SessionBeforeCompact { .. } => {
                 let (cancel, compaction) = self.before_compact.unwrap_or((false, None));
                 HookDecision::SessionBeforeCompact { cancel, compaction }

@@ -42,6 +42,9 @@ const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after o
 const LENGTH_RECOVERY_FAILED: &str =
     "Truncated response recovery failed after one compact-and-retry attempt.";
 
+/// The error of a compaction aborted or cancelled by an extension (Pi's).
+const CANCELLED: &str = "Compaction cancelled";
+
 /// Where a compaction is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum JobState {
@@ -102,6 +105,8 @@ pub(super) struct CompactionJob {
     hook: Option<CallId>,
     /// The result announced once the `session_compact` handlers ran.
     ending: Option<CompactionResult>,
+    /// The number of the `onComplete`/`onError` of the `ctx.compact()` that asked for it.
+    pub(super) callback: Option<u64>,
 }
 
 impl CompactionJob {
@@ -181,6 +186,7 @@ impl SessionMachine {
             asked: false,
             hook: None,
             ending: None,
+            callback: None,
         });
     }
 
@@ -600,6 +606,9 @@ impl SessionMachine {
             return Ok(());
         };
         self.end_compaction(&job, Some(result.clone()), false, None)?;
+        if let Some(callback) = job.callback {
+            self.call_back(callback, Ok(result.clone()));
+        }
         if job.reason == CompactionReason::Manual {
             if job.replies() {
                 self.reply(Reply::Compacted(Ok(result)));
@@ -638,6 +647,9 @@ impl SessionMachine {
             CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
         };
         self.end_compaction(job, None, false, Some(text))?;
+        if let Some(callback) = job.callback {
+            self.call_back(callback, Err(error.clone()));
+        }
         if job.replies() {
             self.reply(Reply::Compacted(Err(error)));
         }
@@ -646,8 +658,11 @@ impl SessionMachine {
 
     fn abort_ended(&mut self, job: &CompactionJob) -> Result<(), SessionError> {
         self.end_compaction(job, None, true, None)?;
+        if let Some(callback) = job.callback {
+            self.call_back(callback, Err(CANCELLED.into()));
+        }
         if job.replies() {
-            self.reply(Reply::Compacted(Err("Compaction cancelled".into())));
+            self.reply(Reply::Compacted(Err(CANCELLED.into())));
         }
         Ok(())
     }
