@@ -1,6 +1,7 @@
 //! The compaction hook points and `ctx.compact()`'s callbacks through the binary, recorded and
 //! replayed with no Node: the conformance cases `compact_hooks` (`session_before_compact`
-//! cancelling one compaction and supplying another's summary, `session_compact`) and
+//! cancelling one compaction and supplying another's summary, `session_compact`),
+//! `compact_auto_hooks` (the same at threshold and overflow compactions) and
 //! `compact_callbacks` (`onError`, then `onComplete` sending a message) driven over RPC as their
 //! scenarios drive them; the replay gives the same bytes.
 
@@ -159,6 +160,31 @@ fn compact_callbacks_run_after_the_end_and_the_recording_replays_without_node() 
     assert!(
         last.contains("Compacted 15 tokens: ## Goal\\nSquashed summary."),
         "onComplete's message reaches the next request: {last}"
+    );
+
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
+#[test]
+fn automatic_compactions_wait_for_the_extension_and_the_recording_replays_without_node() {
+    if node_path().is_none() {
+        return;
+    }
+    let mock = mock_of("compact_auto_hooks");
+    let env = Env::new(&mock);
+    let cassette = env.path("compact-auto.jsonl");
+    let recorded = drive_case(&env, "compact_auto_hooks", &cassette);
+    assert_eq!(
+        marks(&recorded),
+        ["before_compact", "compacted", "before_compact"],
+        "threshold supplied, overflow cancelled: {recorded}"
+    );
+    assert_eq!(
+        mock.requests().len(),
+        4,
+        "no summary request, the overflowed turn not asked again"
     );
 
     let (code, replayed, stderr) = replay_without_node(&env, &cassette);
