@@ -367,7 +367,7 @@ pub enum InputAction {
 /// `pi.sendUserMessage`, `pi.appendEntry`, `pi.setActiveTools`, `pi.setModel`,
 /// `pi.setSessionName`, `pi.setLabel`, `pi.setThinkingLevel`, `ctx.abort`, `ctx.compact`). They
 /// come back with the decision, in the order asked, and are recorded with it; the session machine
-/// applies those it knows how to (all but `ctx.compact`: `agent_session/extension_actions.rs`),
+/// applies them (`agent_session/extension_actions.rs`),
 /// so a replay applies the same ones at the same point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]
