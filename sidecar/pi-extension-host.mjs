@@ -524,7 +524,8 @@ async function dispatch(runner, payload, state) {
       if (!result) return null;
       return { type: "session_before_compact", cancel: result.cancel ? true : undefined, compaction: result.compaction || undefined };
     }
-    case "session_compact": {
+    case "session_compact":
+    case "session_compact_failed": {
       await runner.emit({ ...payload });
       return null;
     }

@@ -684,3 +684,62 @@ fn a_compaction_asked_without_callbacks_calls_nothing_back() {
         .iter()
         .any(|e| matches!(e, Effect::Hook { .. })));
 }
+
+#[test]
+fn session_compact_failed_runs_after_compaction_end_and_before_the_compact_is_answered() {
+    let mut s = session(&[
+        HookEvent::SessionBeforeCompact,
+        HookEvent::SessionCompactFailed,
+    ]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("cancel")).unwrap();
+    let step = s
+        .step(
+            6,
+            decided_as(hook(&step), before_compact(true, None), vec![]),
+        )
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true, false)));
+    assert!(step.replies.is_empty(), "answered once the handlers ran");
+    let (call, payload) = hook_payload(&step);
+    assert_eq!(
+        payload,
+        HookPayload::SessionCompactFailed {
+            reason: CompactionReason::Manual,
+            error_message: None,
+            aborted: true,
+            will_retry: false,
+            from_extension: false,
+        }
+    );
+    let step = s.step(7, done(call)).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Compaction cancelled"),
+        "{:?}",
+        step.replies
+    );
+}
+
+#[test]
+fn session_compact_failed_hears_a_compaction_that_cannot_run_with_pis_error() {
+    let mut s = session(&[HookEvent::SessionCompactFailed]);
+    let step = s.step(1, manual("nothing")).unwrap();
+    let (call, payload) = hook_payload(&step);
+    assert_eq!(
+        payload,
+        HookPayload::SessionCompactFailed {
+            reason: CompactionReason::Manual,
+            error_message: Some("Compaction failed: Nothing to compact (session too small)".into()),
+            aborted: false,
+            will_retry: false,
+            from_extension: false,
+        }
+    );
+    let step = s.step(2, done(call)).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Nothing to compact (session too small)"),
+        "{:?}",
+        step.replies
+    );
+    assert!(!s.is_busy());
+}

@@ -123,6 +123,7 @@ fn compaction_hooks_cancel_and_supply_and_the_recording_replays_without_node() {
         marks(&recorded),
         [
             "before_compact",
+            "compact_failed",
             "compact \"Compaction cancelled\"",
             "before_compact",
             "compacted",
@@ -178,7 +179,12 @@ fn automatic_compactions_wait_for_the_extension_and_the_recording_replays_withou
     let recorded = drive_case(&env, "compact_auto_hooks", &cassette);
     assert_eq!(
         marks(&recorded),
-        ["before_compact", "compacted", "before_compact"],
+        [
+            "before_compact",
+            "compacted",
+            "before_compact",
+            "compact_failed"
+        ],
         "threshold supplied, overflow cancelled: {recorded}"
     );
     assert_eq!(

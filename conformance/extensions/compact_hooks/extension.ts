@@ -1,6 +1,7 @@
 // An extension hears compactions (Pi's `session_before_compact` and `session_compact`): it
 // writes what it was shown, cancels the compaction asked with "cancel", supplies its own
-// summary for the one asked with "mine", and leaves the next to the model.
+// summary for the one asked with "mine", and leaves the next to the model; `session_compact_failed`
+// notes the cancelled one.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
@@ -32,6 +33,15 @@ export default function (pi: ExtensionAPI) {
 				},
 			};
 		}
+	});
+	pi.on("session_compact_failed", async (event) => {
+		pi.appendEntry("compact_failed", {
+			reason: event.reason,
+			errorMessage: event.errorMessage ?? null,
+			aborted: event.aborted,
+			willRetry: event.willRetry,
+			fromExtension: event.fromExtension,
+		});
 	});
 	pi.on("session_compact", async (event) => {
 		pi.appendEntry("compacted", {

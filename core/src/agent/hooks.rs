@@ -53,6 +53,9 @@ pub enum HookEvent {
     SessionBeforeCompact,
     /// A compaction's entry was written (a notification).
     SessionCompact,
+    /// A compaction failed, was aborted or cancelled, after its `compaction_end` (a
+    /// notification).
+    SessionCompactFailed,
     /// A compaction an extension's `ctx.compact()` asked for with `onComplete`/`onError` ended:
     /// the host calls them. Pi has no event object for it (its callbacks are closures); what they
     /// ask for comes back as the outcome's actions.
@@ -73,6 +76,7 @@ impl HookEvent {
             HookEvent::Command => "command",
             HookEvent::SessionBeforeCompact => "session_before_compact",
             HookEvent::SessionCompact => "session_compact",
+            HookEvent::SessionCompactFailed => "session_compact_failed",
             HookEvent::CompactEnd => "compact_end",
         }
     }
@@ -206,6 +210,17 @@ pub enum HookPayload {
         reason: CompactionReason,
         will_retry: bool,
     },
+    /// A compaction ended without an entry, after its `compaction_end`: Pi's error text (none
+    /// when aborted or cancelled), and whether an extension had supplied the compaction.
+    #[serde(rename_all = "camelCase")]
+    SessionCompactFailed {
+        reason: CompactionReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+        aborted: bool,
+        will_retry: bool,
+        from_extension: bool,
+    },
     /// The end of the compaction `ctx.compact()` asked for with callbacks numbered `callback`
     /// (the action's): its result (`onComplete`) or the error's message (`onError`).
     CompactEnd {
@@ -253,6 +268,7 @@ impl HookPayload {
             HookPayload::Command { .. } => HookEvent::Command,
             HookPayload::SessionBeforeCompact { .. } => HookEvent::SessionBeforeCompact,
             HookPayload::SessionCompact { .. } => HookEvent::SessionCompact,
+            HookPayload::SessionCompactFailed { .. } => HookEvent::SessionCompactFailed,
             HookPayload::CompactEnd { .. } => HookEvent::CompactEnd,
         }
     }
@@ -742,6 +758,7 @@ impl Composer {
             HookPayload::TurnEnd { .. }
             | HookPayload::Command { .. }
             | HookPayload::SessionCompact { .. }
+            | HookPayload::SessionCompactFailed { .. }
             | HookPayload::CompactEnd { .. } => HookDecision::Done,
             HookPayload::SessionBeforeCompact { .. } => {
                 let (cancel, compaction) = self.before_compact.unwrap_or((false, None));

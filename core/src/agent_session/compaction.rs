@@ -8,8 +8,9 @@
 //! hook points: `session_before_compact` after `compaction_start`, with Pi's preparation and
 //! the branch (a cancel ends it as aborted, `Compaction cancelled`; a supplied compaction is
 //! written as given, `fromHook: true`, with no summary request), and `session_compact` once the
-//! entry is written, before `compaction_end`. Their decisions are inputs, so a replay needs no
-//! extension.
+//! entry is written, before `compaction_end`; `session_compact_failed` after the `compaction_end`
+//! of one that failed, was aborted or cancelled, before its caller hears it. Their decisions are
+//! inputs, so a replay needs no extension.
 
 use serde_json::{json, Value};
 
@@ -56,6 +57,9 @@ pub(super) enum JobState {
     Calling,
     /// The entry is written; the `session_compact` handlers run before `compaction_end`.
     Notifying,
+    /// It failed (`compaction_end` is out); the `session_compact_failed` handlers run before
+    /// the caller hears it.
+    Failed,
 }
 
 /// Which summary a call asks for.
@@ -107,6 +111,35 @@ pub(super) struct CompactionJob {
     ending: Option<CompactionResult>,
     /// The number of the `onComplete`/`onError` of the `ctx.compact()` that asked for it.
     pub(super) callback: Option<u64>,
+    /// An extension supplied the compaction (Pi's `fromExtension`).
+    supplied: bool,
+    /// What the caller hears once the `session_compact_failed` handlers ran.
+    failure: Option<String>,
+}
+
+impl CompactionJob {
+    fn new(
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<String>,
+    ) -> Self {
+        CompactionJob {
+            state: JobState::WaitingForIdle,
+            reason,
+            will_retry,
+            custom_instructions,
+            preparation: None,
+            current: None,
+            history: None,
+            aborted: false,
+            asked: false,
+            hook: None,
+            ending: None,
+            callback: None,
+            supplied: false,
+            failure: None,
+        }
+    }
 }
 
 impl CompactionJob {
@@ -174,20 +207,7 @@ impl SessionMachine {
         // A compaction supersedes a retry still waiting for its backoff: continuing the old
         // transcript while it is being replaced could only race (Pi's timer does race here).
         self.abort_retry();
-        self.compaction = Some(CompactionJob {
-            state: JobState::WaitingForIdle,
-            reason,
-            will_retry,
-            custom_instructions,
-            preparation: None,
-            current: None,
-            history: None,
-            aborted: false,
-            asked: false,
-            hook: None,
-            ending: None,
-            callback: None,
-        });
+        self.compaction = Some(CompactionJob::new(reason, will_retry, custom_instructions));
     }
 
     /// Pi disconnects from the agent for a manual compaction: the run it aborts ends unheard
@@ -306,7 +326,20 @@ impl SessionMachine {
                 let result = job.ending.take();
                 self.conclude(job, result)
             }
-            (JobState::Deciding, _) if job.aborted => self.abort_ended(&job),
+            (JobState::Failed, _) => match job.failure.take() {
+                Some(error) => self.tell_failure(&job, error),
+                None => Ok(()),
+            },
+            (JobState::Deciding, decision) if job.aborted => {
+                job.supplied = matches!(
+                    decision,
+                    HookDecision::SessionBeforeCompact {
+                        cancel: false,
+                        compaction: Some(_)
+                    }
+                );
+                self.abort_ended(&job)
+            }
             (JobState::Deciding, HookDecision::SessionBeforeCompact { cancel: true, .. }) => {
                 self.abort_ended(&job)
             }
@@ -646,23 +679,70 @@ impl SessionMachine {
             CompactionReason::Overflow => format!("Context overflow recovery failed: {error}"),
             CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
         };
-        self.end_compaction(job, None, false, Some(text))?;
+        self.compaction_failed(job, Some(text), false, error)
+    }
+
+    fn abort_ended(&mut self, job: &CompactionJob) -> Result<(), SessionError> {
+        self.compaction_failed(job, None, true, CANCELLED.into())
+    }
+
+    /// A compaction ends without an entry: `compaction_end`, then the `session_compact_failed`
+    /// handlers where there are some (Pi awaits them before its caller hears `error`).
+    fn compaction_failed(
+        &mut self,
+        job: &CompactionJob,
+        error_message: Option<String>,
+        aborted: bool,
+        error: String,
+    ) -> Result<(), SessionError> {
+        self.end_compaction(job, None, aborted, error_message.clone())?;
+        if self.notify_failure(job, error_message, aborted, Some(error.clone())) {
+            return Ok(());
+        }
+        self.tell_failure(job, error)
+    }
+
+    /// Asks the `session_compact_failed` handlers, where there are some, holding `job` (with
+    /// what its caller is to hear) until they ran; whether they are asked.
+    fn notify_failure(
+        &mut self,
+        job: &CompactionJob,
+        error_message: Option<String>,
+        aborted: bool,
+        failure: Option<String>,
+    ) -> bool {
+        if !self
+            .agent
+            .handled_hooks()
+            .contains(HookEvent::SessionCompactFailed)
+        {
+            return false;
+        }
+        let call = self.agent.reserve_call();
+        let payload = HookPayload::SessionCompactFailed {
+            reason: job.reason,
+            error_message,
+            aborted,
+            will_retry: false,
+            from_extension: job.supplied,
+        };
+        let mut held = job.clone();
+        held.state = JobState::Failed;
+        held.hook = Some(call);
+        held.failure = failure;
+        self.compaction = Some(held);
+        self.push_hook(call, payload);
+        true
+    }
+
+    /// The failed compaction's caller hears `error`: `ctx.compact()`'s `onError`, or RPC's
+    /// `compact`.
+    fn tell_failure(&mut self, job: &CompactionJob, error: String) -> Result<(), SessionError> {
         if let Some(callback) = job.callback {
             self.call_back(callback, Err(error.clone()));
         }
         if job.replies() {
             self.reply(Reply::Compacted(Err(error)));
-        }
-        Ok(())
-    }
-
-    fn abort_ended(&mut self, job: &CompactionJob) -> Result<(), SessionError> {
-        self.end_compaction(job, None, true, None)?;
-        if let Some(callback) = job.callback {
-            self.call_back(callback, Err(CANCELLED.into()));
-        }
-        if job.replies() {
-            self.reply(Reply::Compacted(Err(CANCELLED.into())));
         }
         Ok(())
     }
@@ -673,7 +753,10 @@ impl SessionMachine {
         let Some(job) = self.compaction.as_mut() else {
             return Ok(());
         };
-        if matches!(job.state, JobState::WaitingForIdle | JobState::Notifying) {
+        if matches!(
+            job.state,
+            JobState::WaitingForIdle | JobState::Notifying | JobState::Failed
+        ) {
             return Ok(());
         }
         job.aborted = true;
@@ -751,6 +834,8 @@ impl SessionMachine {
                     will_retry: false,
                     error_message: Some(text.into()),
                 }));
+                let job = CompactionJob::new(CompactionReason::Overflow, false, None);
+                self.notify_failure(&job, Some(text.into()), false, None);
                 return Ok(());
             }
             self.overflow_recovery_attempted = true;
