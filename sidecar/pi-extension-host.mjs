@@ -22,6 +22,9 @@
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
+//   {"id", "type": "compact_end", "callback", "result"?, "error"?, "state", ...} -> the
+//       `onComplete`/`onError` of the `ctx.compact()` whose action named `callback` called
+//       with the compaction's result or error: the actions they took and the errors they threw
 //   {"id", "type": "abort", "target"}               -> aborts request `target`
 // Answers (host -> harness):
 //   {"id", "type": "response", "success": true, "data"} or {"id", "type": "response", "success": false, "error"}
@@ -480,13 +483,55 @@ function bound(runner) {
       hasPendingMessages: () => !!scope().state.hasPendingMessages,
       shutdown: unsupported("ctx.shutdown"),
       getContextUsage: () => scope().state.contextUsage,
-      compact: (options) => act({ action: "compact", customInstructions: options?.customInstructions }),
+      compact: (options) => {
+        // The callbacks wait here under a number the action names; the compaction's end calls
+        // them (`compact_end`).
+        let callback;
+        if (options?.onComplete || options?.onError) {
+          callback = compactCallbacks.next++;
+          compactCallbacks.waiting.set(callback, options);
+        }
+        act({ action: "compact", customInstructions: options?.customInstructions, callback });
+      },
       getSystemPrompt: () => scope().state.systemPrompt ?? "",
     },
     modelRegistry,
   );
   runner.onError((error) => current.getStore()?.errors.push({ error: error.error, event: error.event }));
   return runner;
+}
+
+/** `ctx.compact()`'s callbacks, by the number their `compact` action names (counted from 0). */
+const compactCallbacks = { next: 0, waiting: new Map() };
+
+/** A compaction `ctx.compact()` asked for ended: its `onComplete` gets the result, its
+ * `onError` the error, as Pi's context calls them (one `onComplete` throws goes to `onError`);
+ * what they ask for is the answer's actions. */
+async function compactEnd(request) {
+  const options = compactCallbacks.waiting.get(request.callback);
+  compactCallbacks.waiting.delete(request.callback);
+  const state = snapshot(request);
+  const store = { state, actions: [], errors: [] };
+  const failed = (error) => store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "compact_end" });
+  await current.run(store, async () => {
+    let pending;
+    try {
+      if (request.error !== undefined && request.error !== null) throw new Error(request.error);
+      pending = options?.onComplete?.(request.result);
+    } catch (error) {
+      try {
+        pending = options?.onError?.(error instanceof Error ? error : new Error(String(error)));
+      } catch (thrown) {
+        failed(thrown);
+      }
+    }
+    try {
+      await pending;
+    } catch (error) {
+      failed(error);
+    }
+  });
+  return plain({ result: null, actions: store.actions, errors: store.errors });
 }
 
 function same(a, b) {
@@ -553,6 +598,23 @@ async function dispatch(runner, payload, state) {
       const action = await runner.emitCacheWarmingDecision(event);
       return action === "warm" || action === "stop" ? { type: "cache_warming_decision", action } : null;
     }
+    case "session_before_compact": {
+      // Pi's preparation holds its file operations as sets, and its event an abort signal; the
+      // last object a handler returned is the answer (a cancel ends the round).
+      const { fileOps } = payload.preparation;
+      const preparation = {
+        ...payload.preparation,
+        fileOps: { read: new Set(fileOps.read), written: new Set(fileOps.written), edited: new Set(fileOps.edited) },
+      };
+      const result = await runner.emit({ ...payload, preparation, signal: new AbortController().signal });
+      if (!result) return null;
+      return { type: "session_before_compact", cancel: result.cancel ? true : undefined, compaction: result.compaction || undefined };
+    }
+    case "session_compact":
+    case "session_compact_failed": {
+      await runner.emit({ ...payload });
+      return null;
+    }
     default:
       throw new Error(`unknown event ${JSON.stringify(payload.type)}`);
   }
@@ -614,6 +676,7 @@ async function handle(request) {
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);
     else if (request.type === "command") data = await command(request);
+    else if (request.type === "compact_end") data = await compactEnd(request);
     else if (request.type === "abort") {
       running.get(request.target)?.abort();
       return;

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use pi_cassettes::read::Cassette;
 use pi_effects::extension::sidecar::{
-    command_extension, command_names, discover, flag_errors, hook_extensions, register_tools,
-    ExtensionHost, FlagDeclaration, GivenFlag, HostModels, Registrations, StateMirror, Wanted,
+    command_extension, command_names, compact_end_extension, discover, flag_errors,
+    hook_extensions, register_tools, ExtensionHost, FlagDeclaration, GivenFlag, HostModels,
+    Registrations, StateMirror, Wanted,
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::run_config::RunConfig;
@@ -277,6 +278,7 @@ fn handlers(
 ) -> Vec<std::sync::Arc<dyn pi_effects::extension::RustExtension>> {
     let mut all = hook_extensions(registrations, host, state);
     all.extend(command_extension(registrations, host, state));
+    all.push(compact_end_extension(host, state));
     all
 }
 

@@ -14,6 +14,8 @@ mod actions;
 #[path = "extensions/commands.rs"]
 mod commands;
 mod common;
+#[path = "extensions/compaction.rs"]
+mod compaction;
 #[path = "extensions/loading.rs"]
 mod loading;
 #[path = "extensions/matches_original.rs"]

@@ -3,17 +3,24 @@
 //! answered; mid run, the run is aborted and heard to its end, and the compaction starts after
 //! its `agent_settled`. The summary request carries the custom instructions, and the end answers
 //! no RPC `compact` (none asked for it).
+//!
+//! And the compaction hook points (`session_before_compact`, `session_compact`): manual,
+//! threshold and overflow compactions wait for the handlers after `compaction_start`; a cancel
+//! ends the compaction as aborted, a supplied compaction is written with no summary request,
+//! and `session_compact` runs after the entry, before `compaction_end`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
+use pi_core::agent::hooks::{
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
+};
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent, ToolOutcome};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::event::{Event, SessionEvent, ToolResult};
+use pi_core::event::{CompactionReason, Event, SessionEvent, ToolResult};
 use pi_core::message::{AssistantMessage, ContentBlock};
 use pi_core::resources::Resources;
 use pi_core::script::{mock_model, tool};
@@ -78,6 +85,7 @@ fn compact(call: CallId) -> SessionInput {
         call,
         vec![HookAction::Compact {
             custom_instructions: Some("keep the names".into()),
+            callback: None,
         }],
     )
 }
@@ -246,4 +254,492 @@ fn a_turn_end_handler_compacting_mid_run_sends_no_request_for_the_next_turn() {
         kinds(&step)
     );
     assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
+}
+
+/// The payload of the one hook point `step` asked for.
+fn hook_payload(step: &SessionStep) -> (CallId, HookPayload) {
+    let call = hook(step);
+    let payload = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Hook { payload, .. } => Some(payload.clone()),
+            _ => None,
+        })
+        .unwrap();
+    (call, payload)
+}
+
+/// Hook point `call` decided `decision`, the handlers having asked for `actions`.
+fn decided_as(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
+    SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision,
+            actions,
+            errors: vec![],
+        },
+    })
+}
+
+fn before_compact(cancel: bool, compaction: Option<SuppliedCompaction>) -> HookDecision {
+    HookDecision::SessionBeforeCompact { cancel, compaction }
+}
+
+fn supplied(first_kept_entry_id: &str) -> SuppliedCompaction {
+    SuppliedCompaction {
+        summary: "Summary by the extension.".into(),
+        first_kept_entry_id: first_kept_entry_id.into(),
+        tokens_before: 42,
+        details: Some(json!({"by": "extension"})),
+        usage: None,
+    }
+}
+
+fn manual(text: &str) -> SessionInput {
+    SessionInput::Compact {
+        custom_instructions: Some(text.into()),
+    }
+}
+
+/// The compaction end among `step`'s events: its result's summary, `aborted`, `willRetry`.
+fn compaction_end(step: &SessionStep) -> Option<(Option<String>, bool, bool)> {
+    step.events.iter().find_map(|e| match e {
+        Event::Session(SessionEvent::CompactionEnd {
+            result,
+            aborted,
+            will_retry,
+            ..
+        }) => Some((
+            result.as_ref().map(|r| r.summary.clone()),
+            *aborted,
+            *will_retry,
+        )),
+        _ => None,
+    })
+}
+
+/// A session with two prompts answered, so that a compaction has something to summarise.
+fn with_two_turns(s: &mut SessionMachine) {
+    with_history(s);
+    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    s.step(4, answered(call, "Second answer about beta."))
+        .unwrap();
+}
+
+#[test]
+fn a_manual_compaction_waits_for_session_before_compact_and_a_cancel_ends_it_aborted() {
+    let mut s = session(&[HookEvent::SessionBeforeCompact]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("keep the names")).unwrap();
+    assert_eq!(kinds(&step), ["compaction_start"]);
+    assert!(requests(&step).is_empty(), "no summary before the handlers");
+    let (call, payload) = hook_payload(&step);
+    let HookPayload::SessionBeforeCompact {
+        preparation,
+        branch_entries,
+        custom_instructions,
+        reason,
+        will_retry,
+    } = &payload
+    else {
+        panic!("{payload:?}")
+    };
+    assert_eq!(custom_instructions.as_deref(), Some("keep the names"));
+    assert_eq!((*reason, *will_retry), (CompactionReason::Manual, false));
+    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap();
+    assert!(branch_entries.iter().any(|e| e["id"] == first_kept));
+    assert!(preparation["fileOps"]["read"].is_array());
+    assert_eq!(preparation["settings"]["keepRecentTokens"], 1);
+    let step = s
+        .step(
+            6,
+            decided_as(
+                call,
+                before_compact(true, None),
+                vec![HookAction::AppendEntry {
+                    custom_type: "seen".into(),
+                    data: None,
+                }],
+            ),
+        )
+        .unwrap();
+    assert!(
+        requests(&step).is_empty(),
+        "a cancelled compaction asks no summary"
+    );
+    assert_eq!(kinds(&step), ["entry_appended", "compaction_end"]);
+    assert_eq!(compaction_end(&step), Some((None, true, false)));
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Compaction cancelled"),
+        "{:?}",
+        step.replies
+    );
+}
+
+#[test]
+fn a_supplied_compaction_is_written_without_a_summary_request_then_session_compact_runs() {
+    let mut s = session(&[HookEvent::SessionBeforeCompact, HookEvent::SessionCompact]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("mine")).unwrap();
+    let (call, payload) = hook_payload(&step);
+    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
+        panic!()
+    };
+    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
+    let step = s
+        .step(
+            6,
+            decided_as(
+                call,
+                before_compact(false, Some(supplied(&first_kept))),
+                vec![],
+            ),
+        )
+        .unwrap();
+    assert!(requests(&step).is_empty(), "no summary request");
+    assert!(
+        kinds(&step).is_empty(),
+        "compaction_end waits: {:?}",
+        kinds(&step)
+    );
+    let (call, payload) = hook_payload(&step);
+    let HookPayload::SessionCompact {
+        compaction_entry,
+        from_extension,
+        reason,
+        will_retry,
+    } = payload
+    else {
+        panic!()
+    };
+    assert!(from_extension);
+    assert_eq!((reason, will_retry), (CompactionReason::Manual, false));
+    assert_eq!(compaction_entry["summary"], "Summary by the extension.");
+    assert_eq!(compaction_entry["fromHook"], true);
+    assert_eq!(compaction_entry["tokensBefore"], 42);
+    assert_eq!(compaction_entry["details"], json!({"by": "extension"}));
+    let step = s
+        .step(
+            8,
+            decided_as(
+                call,
+                HookDecision::Done,
+                vec![HookAction::AppendEntry {
+                    custom_type: "compacted".into(),
+                    data: None,
+                }],
+            ),
+        )
+        .unwrap();
+    assert_eq!(kinds(&step), ["entry_appended", "compaction_end"]);
+    assert_eq!(
+        compaction_end(&step),
+        Some((Some("Summary by the extension.".into()), false, false))
+    );
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(Ok(r))] if r.tokens_before == 42),
+        "{:?}",
+        step.replies
+    );
+}
+
+#[test]
+fn a_model_summary_is_asked_when_no_handler_cancels_or_supplies_and_its_entry_is_not_from_an_extension(
+) {
+    let mut s = session(&[HookEvent::SessionBeforeCompact, HookEvent::SessionCompact]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("model")).unwrap();
+    let step = s
+        .step(
+            6,
+            decided_as(hook(&step), before_compact(false, None), vec![]),
+        )
+        .unwrap();
+    assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: model"));
+    let (call, _) = requests(&step).remove(0);
+    let mut step = s.step(7, answered(call, "## Goal\nModel.")).unwrap();
+    // A split turn: the history, then the turn's prefix.
+    if let Some((call, _)) = requests(&step).pop() {
+        step = s.step(7, answered(call, "## Goal\nModel.")).unwrap();
+    }
+    assert_eq!(compaction_end(&step), None, "session_compact first");
+    let (call, payload) = hook_payload(&step);
+    assert!(matches!(
+        payload,
+        HookPayload::SessionCompact { from_extension: false, ref compaction_entry, .. }
+            if compaction_entry["fromHook"] == false
+    ));
+    let step = s.step(8, done(call)).unwrap();
+    assert!(compaction_end(&step)
+        .is_some_and(|(summary, aborted, _)| !aborted
+            && summary.is_some_and(|s| s.ends_with("## Goal\nModel."))));
+}
+
+/// An answer whose usage fills the mock model's context window.
+fn answered_full(call: CallId) -> SessionInput {
+    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
+        "content": [{"type": "text", "text": "A long answer."}], "api": "openai-completions",
+        "provider": "mock", "model": "mock-model", "usage": {"input": 127_000, "output": 10,
+        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 127_010, "cost": {"input": 0,
+        "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop",
+        "timestamp": 3}))
+    .unwrap();
+    SessionInput::Answer(Input::Model {
+        call,
+        event: StreamEvent::Done {
+            reason: message.stop_reason,
+            message,
+        },
+    })
+}
+
+#[test]
+fn a_threshold_compaction_takes_the_supplied_compaction() {
+    let mut s = session(&[HookEvent::SessionBeforeCompact]);
+    with_history(&mut s);
+    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(4, answered_full(call)).unwrap();
+    let (call, payload) = hook_payload(&step);
+    let HookPayload::SessionBeforeCompact {
+        preparation,
+        reason,
+        will_retry,
+        custom_instructions,
+        ..
+    } = payload
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (reason, will_retry, custom_instructions),
+        (CompactionReason::Threshold, false, None)
+    );
+    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
+    let step = s
+        .step(
+            5,
+            decided_as(
+                call,
+                before_compact(false, Some(supplied(&first_kept))),
+                vec![],
+            ),
+        )
+        .unwrap();
+    assert!(requests(&step).is_empty(), "no summary request");
+    assert_eq!(
+        compaction_end(&step),
+        Some((Some("Summary by the extension.".into()), false, false))
+    );
+    assert!(step.replies.is_empty(), "nobody asked: {:?}", step.replies);
+}
+
+#[test]
+fn an_overflow_compaction_cancelled_by_an_extension_is_not_retried() {
+    let mut s = session(&[HookEvent::SessionBeforeCompact]);
+    with_history(&mut s);
+    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
+        "content": [], "api": "openai-completions", "provider": "mock", "model": "mock-model",
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "error", "errorMessage": "prompt is too long", "timestamp": 3}))
+    .unwrap();
+    let step = s
+        .step(
+            4,
+            SessionInput::Answer(Input::Model {
+                call,
+                event: StreamEvent::Error {
+                    reason: message.stop_reason,
+                    error: message,
+                },
+            }),
+        )
+        .unwrap();
+    let (call, payload) = hook_payload(&step);
+    assert!(matches!(
+        payload,
+        HookPayload::SessionBeforeCompact {
+            reason: CompactionReason::Overflow,
+            will_retry: true,
+            ..
+        }
+    ));
+    let step = s
+        .step(5, decided_as(call, before_compact(true, None), vec![]))
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true, false)));
+    let later = s.step(60_000, SessionInput::Wake).unwrap();
+    assert!(
+        requests(&step).is_empty() && requests(&later).is_empty(),
+        "the turn is not asked again"
+    );
+}
+
+#[test]
+fn an_abort_while_the_handlers_decide_ends_the_compaction_aborted_once_they_ran() {
+    let mut s = session(&[HookEvent::SessionBeforeCompact]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("mine")).unwrap();
+    let (call, payload) = hook_payload(&step);
+    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
+        panic!()
+    };
+    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
+    let step = s.step(6, SessionInput::Abort).unwrap();
+    assert_eq!(compaction_end(&step), None, "the handlers are awaited");
+    let step = s
+        .step(
+            7,
+            decided_as(
+                call,
+                before_compact(false, Some(supplied(&first_kept))),
+                vec![],
+            ),
+        )
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true, false)));
+}
+
+/// A command's `ctx.compact()` with callbacks numbered `callback`.
+fn compact_calling_back(call: CallId, callback: u64) -> SessionInput {
+    decided(
+        call,
+        vec![HookAction::Compact {
+            custom_instructions: None,
+            callback: Some(callback),
+        }],
+    )
+}
+
+#[test]
+fn the_end_of_a_compaction_asked_with_callbacks_reaches_the_host_after_compaction_end() {
+    let mut s = session(&[HookEvent::Command]);
+    with_history(&mut s);
+    let step = s.step(3, prompt("/squash")).unwrap();
+    let step = s.step(4, compact_calling_back(hook(&step), 7)).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(5, answered(call, "## Goal\nSquashed.")).unwrap();
+    assert!(compaction_end(&step).is_some());
+    let (call, payload) = hook_payload(&step);
+    let HookPayload::CompactEnd {
+        callback,
+        result,
+        error,
+    } = payload
+    else {
+        panic!("{payload:?}")
+    };
+    assert_eq!((callback, error), (7, None));
+    assert!(result.unwrap().summary.ends_with("## Goal\nSquashed."));
+    assert!(s.is_busy(), "the callbacks' actions are waited for");
+    let step = s
+        .step(
+            6,
+            decided(
+                call,
+                vec![HookAction::AppendEntry {
+                    custom_type: "compacted".into(),
+                    data: None,
+                }],
+            ),
+        )
+        .unwrap();
+    assert_eq!(kinds(&step), ["entry_appended"]);
+    assert!(!s.is_busy());
+}
+
+#[test]
+fn a_compaction_asked_with_callbacks_that_fails_calls_back_with_the_error() {
+    let mut s = session(&[HookEvent::Command]);
+    let step = s.step(1, prompt("/squash")).unwrap();
+    let step = s.step(2, compact_calling_back(hook(&step), 0)).unwrap();
+    assert_eq!(
+        compaction_end(&step).map(|(r, a, _)| (r, a)),
+        Some((None, false))
+    );
+    let (_, payload) = hook_payload(&step);
+    assert_eq!(
+        payload,
+        HookPayload::CompactEnd {
+            callback: 0,
+            result: None,
+            error: Some("Nothing to compact (session too small)".into()),
+        }
+    );
+}
+
+#[test]
+fn a_compaction_asked_without_callbacks_calls_nothing_back() {
+    let mut s = session(&[HookEvent::Command]);
+    let step = s.step(1, prompt("/squash")).unwrap();
+    let step = s.step(2, compact(hook(&step))).unwrap();
+    assert!(compaction_end(&step).is_some());
+    assert!(!step
+        .effects
+        .iter()
+        .any(|e| matches!(e, Effect::Hook { .. })));
+}
+
+#[test]
+fn session_compact_failed_runs_after_compaction_end_and_before_the_compact_is_answered() {
+    let mut s = session(&[
+        HookEvent::SessionBeforeCompact,
+        HookEvent::SessionCompactFailed,
+    ]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("cancel")).unwrap();
+    let step = s
+        .step(
+            6,
+            decided_as(hook(&step), before_compact(true, None), vec![]),
+        )
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true, false)));
+    assert!(step.replies.is_empty(), "answered once the handlers ran");
+    let (call, payload) = hook_payload(&step);
+    assert_eq!(
+        payload,
+        HookPayload::SessionCompactFailed {
+            reason: CompactionReason::Manual,
+            error_message: None,
+            aborted: true,
+            will_retry: false,
+            from_extension: false,
+        }
+    );
+    let step = s.step(7, done(call)).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Compaction cancelled"),
+        "{:?}",
+        step.replies
+    );
+}
+
+#[test]
+fn session_compact_failed_hears_a_compaction_that_cannot_run_with_pis_error() {
+    let mut s = session(&[HookEvent::SessionCompactFailed]);
+    let step = s.step(1, manual("nothing")).unwrap();
+    let (call, payload) = hook_payload(&step);
+    assert_eq!(
+        payload,
+        HookPayload::SessionCompactFailed {
+            reason: CompactionReason::Manual,
+            error_message: Some("Compaction failed: Nothing to compact (session too small)".into()),
+            aborted: false,
+            will_retry: false,
+            from_extension: false,
+        }
+    );
+    let step = s.step(2, done(call)).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Nothing to compact (session too small)"),
+        "{:?}",
+        step.replies
+    );
+    assert!(!s.is_busy());
 }

@@ -571,6 +571,7 @@ fn an_abort_while_the_gate_waits_wins_and_no_call_runs() {
 fn a_gates_own_abort_wins_over_its_verdict_and_the_call_never_starts() {
     let compact = HookAction::Compact {
         custom_instructions: None,
+        callback: None,
     };
     for action in [HookAction::Abort, compact] {
         let mut m = machine(HandledHooks::of([HookEvent::ToolCall]));

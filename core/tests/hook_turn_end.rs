@@ -145,6 +145,7 @@ fn a_finished_turn_waits_for_turn_end_before_it_is_announced_and_goes_on_after()
 fn an_abort_at_turn_end_ends_the_run_without_another_request() {
     let compact = HookAction::Compact {
         custom_instructions: None,
+        callback: None,
     };
     for action in [HookAction::Abort, compact] {
         a_turn_end_asking(action);

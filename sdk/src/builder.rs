@@ -24,7 +24,8 @@ use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
 use pi_effects::extension::sidecar::{
-    command_extension, command_names, hook_extensions, register_tools, ExtensionHost, StateMirror,
+    command_extension, command_names, compact_end_extension, hook_extensions, register_tools,
+    ExtensionHost, StateMirror,
 };
 use pi_effects::extension::{ExtensionRegistry, RustExtension};
 use pi_effects::host::process_environment;
@@ -447,6 +448,7 @@ impl SessionBuilder {
         if let Some(commands) = command_extension(&registrations, &host, state) {
             extensions.load(commands);
         }
+        extensions.load(compact_end_extension(&host, state));
         Ok((tools, extensions, command_names(&registrations)))
     }
 

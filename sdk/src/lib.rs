@@ -76,6 +76,7 @@ pub use pi_effects::driver::Driven;
 pub use pi_effects::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookDecision, HookEvent, HookFuture,
     HookPayload, InjectedMessage, InputAction, ProviderRegistration, RustExtension,
+    SuppliedCompaction,
 };
 pub use tokio::sync::broadcast;
 

@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event::{CompactionReason, CompactionResult};
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
 
@@ -47,6 +48,18 @@ pub enum HookEvent {
     /// A prompt named an extension's command (`/name args`): its handler runs instead of a
     /// prompt. Pi has no event object for it; `command` is the event its errors are reported at.
     Command,
+    /// A compaction is planned (manual, threshold or overflow): cancel it, or supply its entry
+    /// instead of the model's summary.
+    SessionBeforeCompact,
+    /// A compaction's entry was written (a notification).
+    SessionCompact,
+    /// A compaction failed, was aborted or cancelled, after its `compaction_end` (a
+    /// notification).
+    SessionCompactFailed,
+    /// A compaction an extension's `ctx.compact()` asked for with `onComplete`/`onError` ended:
+    /// the host calls them. Pi has no event object for it (its callbacks are closures); what they
+    /// ask for comes back as the outcome's actions.
+    CompactEnd,
 }
 
 impl HookEvent {
@@ -61,6 +74,10 @@ impl HookEvent {
             HookEvent::Context => "context",
             HookEvent::CacheWarmingDecision => "cache_warming_decision",
             HookEvent::Command => "command",
+            HookEvent::SessionBeforeCompact => "session_before_compact",
+            HookEvent::SessionCompact => "session_compact",
+            HookEvent::SessionCompactFailed => "session_compact_failed",
+            HookEvent::CompactEnd => "compact_end",
         }
     }
 }
@@ -171,6 +188,62 @@ pub enum HookPayload {
         args: String,
         idle: bool,
     },
+    /// A compaction about to summarise, after its `compaction_start`: Pi's preparation
+    /// (`firstKeptEntryId`, `messagesToSummarize`, `turnPrefixMessages`, `isSplitTurn`,
+    /// `tokensBefore`, `previousSummary`, `fileOps` with its sets as arrays, `settings`), the
+    /// branch's entries, as Pi's JSON. Pi's `signal` is the host's to make.
+    #[serde(rename_all = "camelCase")]
+    SessionBeforeCompact {
+        preparation: Value,
+        branch_entries: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        custom_instructions: Option<String>,
+        reason: CompactionReason,
+        will_retry: bool,
+    },
+    /// A compaction's entry was written, before its `compaction_end`: the entry (Pi's JSON),
+    /// and whether an extension supplied it.
+    #[serde(rename_all = "camelCase")]
+    SessionCompact {
+        compaction_entry: Value,
+        from_extension: bool,
+        reason: CompactionReason,
+        will_retry: bool,
+    },
+    /// A compaction ended without an entry, after its `compaction_end`: Pi's error text (none
+    /// when aborted or cancelled), and whether an extension had supplied the compaction.
+    #[serde(rename_all = "camelCase")]
+    SessionCompactFailed {
+        reason: CompactionReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+        aborted: bool,
+        will_retry: bool,
+        from_extension: bool,
+    },
+    /// The end of the compaction `ctx.compact()` asked for with callbacks numbered `callback`
+    /// (the action's): its result (`onComplete`) or the error's message (`onError`).
+    CompactEnd {
+        callback: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<CompactionResult>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// A compaction a `session_before_compact` handler supplies instead of the model's summary
+/// (Pi's `CompactionResult`): the entry is written from it as given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuppliedCompaction {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
 }
 
 /// Whether a due prompt-cache refresh goes out (`warm`) or ends the warming run (`stop`).
@@ -193,6 +266,10 @@ impl HookPayload {
             HookPayload::Context { .. } => HookEvent::Context,
             HookPayload::CacheWarmingDecision { .. } => HookEvent::CacheWarmingDecision,
             HookPayload::Command { .. } => HookEvent::Command,
+            HookPayload::SessionBeforeCompact { .. } => HookEvent::SessionBeforeCompact,
+            HookPayload::SessionCompact { .. } => HookEvent::SessionCompact,
+            HookPayload::SessionCompactFailed { .. } => HookEvent::SessionCompactFailed,
+            HookPayload::CompactEnd { .. } => HookEvent::CompactEnd,
         }
     }
 }
@@ -276,6 +353,14 @@ pub enum HandlerResult {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         action: Option<WarmAction>,
     },
+    /// Pi's `SessionBeforeCompactResult` (any object a handler returned: an empty one too
+    /// replaces what an earlier handler returned).
+    SessionBeforeCompact {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancel: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compaction: Option<SuppliedCompaction>,
+    },
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -298,7 +383,7 @@ pub enum InputAction {
 /// `pi.sendUserMessage`, `pi.appendEntry`, `pi.setActiveTools`, `pi.setModel`,
 /// `pi.setSessionName`, `pi.setLabel`, `pi.setThinkingLevel`, `ctx.abort`, `ctx.compact`). They
 /// come back with the decision, in the order asked, and are recorded with it; the session machine
-/// applies those it knows how to (all but `ctx.compact`: `agent_session/extension_actions.rs`),
+/// applies them (`agent_session/extension_actions.rs`),
 /// so a replay applies the same ones at the same point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]
@@ -351,11 +436,14 @@ pub enum HookAction {
     },
     /// `pi.setThinkingLevel`: the level asked for (Pi clamps it to the model's capabilities).
     SetThinkingLevel { level: ThinkingLevel },
-    /// `ctx.compact()`.
+    /// `ctx.compact()`; `callback`: the number the extension gave its `onComplete`/`onError`
+    /// (absent without them), which the compaction's end names ([`HookPayload::CompactEnd`]).
     #[serde(rename_all = "camelCase")]
     Compact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         custom_instructions: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        callback: Option<u64>,
     },
     /// `pi.registerTool` of tools of `deferred` exposure, as Pi's MCP extension registers a
     /// server's tools once it connected in the background: `tool_search` searches them from
@@ -422,6 +510,14 @@ pub enum HookDecision {
     CacheWarmingDecision {
         action: WarmAction,
     },
+    /// What the last handler that returned an object asked of a compaction: cancel it, or
+    /// write the compaction it supplied (neither: the model summarises).
+    SessionBeforeCompact {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancel: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compaction: Option<SuppliedCompaction>,
+    },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -456,7 +552,8 @@ pub enum ToolCallVerdict {
 /// Folds handler results into a decision, one handler at a time, with Pi 1.5.2's rules
 /// (`ExtensionRunner.emitToolCall`, `emitToolResult`, `emitInput`, `emitBeforeAgentStart`,
 /// `emitContext`: each handler sees the messages the one before it returned;
-/// `emitCacheWarmingDecision`: the last action returned wins).
+/// `emitCacheWarmingDecision`: the last action returned wins; `emit` of a `session_before_*`
+/// event: the last object returned wins, a cancel ends the round).
 #[derive(Clone, Debug)]
 pub struct Composer {
     /// What the next handler sees.
@@ -469,6 +566,8 @@ pub struct Composer {
     original_input: Option<(String, Vec<ImageContent>)>,
     /// The last action a `cache_warming_decision` handler returned.
     warm_action: Option<WarmAction>,
+    /// The last object a `session_before_compact` handler returned.
+    before_compact: Option<(bool, Option<SuppliedCompaction>)>,
 }
 
 impl Composer {
@@ -487,6 +586,7 @@ impl Composer {
             system_prompt: None,
             original_input,
             warm_action: None,
+            before_compact: None,
         }
     }
 
@@ -604,6 +704,13 @@ impl Composer {
                     action: Some(action),
                 }),
             ) => self.warm_action = Some(action),
+            (
+                HookPayload::SessionBeforeCompact { .. },
+                Some(HandlerResult::SessionBeforeCompact { cancel, compaction }),
+            ) => {
+                self.stopped = cancel;
+                self.before_compact = Some((cancel, compaction));
+            }
             _ => {}
         }
     }
@@ -659,7 +766,15 @@ impl Composer {
                 messages: self.messages,
                 system_prompt: self.system_prompt,
             },
-            HookPayload::TurnEnd { .. } | HookPayload::Command { .. } => HookDecision::Done,
+            HookPayload::TurnEnd { .. }
+            | HookPayload::Command { .. }
+            | HookPayload::SessionCompact { .. }
+            | HookPayload::SessionCompactFailed { .. }
+            | HookPayload::CompactEnd { .. } => HookDecision::Done,
+            HookPayload::SessionBeforeCompact { .. } => {
+                let (cancel, compaction) = self.before_compact.unwrap_or((false, None));
+                HookDecision::SessionBeforeCompact { cancel, compaction }
+            }
             HookPayload::Context { messages } => HookDecision::Context {
                 messages: self.result_changed.then_some(messages),
             },

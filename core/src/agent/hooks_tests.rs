@@ -280,3 +280,101 @@ fn context_handlers_chain_and_an_unchanged_context_is_no_replacement() {
         }
     );
 }
+
+fn before_compact() -> HookPayload {
+    HookPayload::SessionBeforeCompact {
+        preparation: json!({"firstKeptEntryId": "e1"}),
+        branch_entries: vec![],
+        custom_instructions: None,
+        reason: CompactionReason::Manual,
+        will_retry: false,
+    }
+}
+
+fn supplied(summary: &str) -> SuppliedCompaction {
+    SuppliedCompaction {
+        summary: summary.into(),
+        first_kept_entry_id: "e1".into(),
+        tokens_before: 1,
+        details: None,
+        usage: None,
+    }
+}
+
+#[test]
+fn the_last_object_a_session_before_compact_handler_returns_wins_and_a_cancel_ends_the_round() {
+    let mut fold = Composer::new(before_compact());
+    fold.apply(Some(HandlerResult::SessionBeforeCompact {
+        cancel: false,
+        compaction: Some(supplied("first")),
+    }));
+    fold.apply(None);
+    assert_eq!(
+        fold.clone().finish(),
+        HookDecision::SessionBeforeCompact {
+            cancel: false,
+            compaction: Some(supplied("first")),
+        }
+    );
+    // An empty object replaces the one before it, as Pi's runner keeps the last truthy result.
+    fold.apply(Some(HandlerResult::SessionBeforeCompact {
+        cancel: false,
+        compaction: None,
+    }));
+    assert_eq!(
+        fold.clone().finish(),
+        HookDecision::SessionBeforeCompact {
+            cancel: false,
+            compaction: None,
+        }
+    );
+    fold.apply(Some(HandlerResult::SessionBeforeCompact {
+        cancel: true,
+        compaction: None,
+    }));
+    assert!(fold.stopped());
+    fold.apply(Some(HandlerResult::SessionBeforeCompact {
+        cancel: false,
+        compaction: Some(supplied("late")),
+    }));
+    assert_eq!(
+        fold.finish(),
+        HookDecision::SessionBeforeCompact {
+            cancel: true,
+            compaction: None,
+        }
+    );
+    assert_eq!(
+        Composer::new(before_compact()).finish(),
+        HookDecision::SessionBeforeCompact {
+            cancel: false,
+            compaction: None,
+        }
+    );
+}
+
+#[test]
+fn the_compaction_events_read_and_write_pis_field_names() {
+    let payload = serde_json::to_value(HookPayload::SessionCompact {
+        compaction_entry: json!({"type": "compaction"}),
+        from_extension: true,
+        reason: CompactionReason::Threshold,
+        will_retry: false,
+    })
+    .unwrap();
+    assert_eq!(
+        payload,
+        json!({"type": "session_compact", "compactionEntry": {"type": "compaction"},
+            "fromExtension": true, "reason": "threshold", "willRetry": false})
+    );
+    let result: HandlerResult = serde_json::from_value(json!({"type": "session_before_compact",
+        "compaction": {"summary": "s", "firstKeptEntryId": "e1", "tokensBefore": 1}}))
+    .unwrap();
+    assert_eq!(
+        result,
+        HandlerResult::SessionBeforeCompact {
+            cancel: false,
+            compaction: Some(supplied("s")),
+        }
+    );
+}

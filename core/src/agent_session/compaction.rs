@@ -3,9 +3,18 @@
 //! then the prefix of a split turn, one after the other as Pi 1.5.2 awaits them), each retried
 //! with the session's retry settings (`retryAssistantCall`, announced by `summarization_retry_*`),
 //! and the compaction entry (Pi's `compact`, `_runAutoCompaction` and `AgentSession.compact`).
+//!
+//! Where extensions handle them, a compaction (manual, threshold or overflow alike) waits at two
+//! hook points: `session_before_compact` after `compaction_start`, with Pi's preparation and
+//! the branch (a cancel ends it as aborted, `Compaction cancelled`; a supplied compaction is
+//! written as given, `fromHook: true`, with no summary request), and `session_compact` once the
+//! entry is written, before `compaction_end`; `session_compact_failed` after the `compaction_end`
+//! of one that failed, was aborted or cancelled, before its caller hears it. Their decisions are
+//! inputs, so a replay needs no extension.
 
 use serde_json::{json, Value};
 
+use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction};
 use crate::agent::{CallId, Effect, Input, ModelRequest, StreamEvent};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::prepare::{prepare_compaction, CompactionPreparation};
@@ -34,13 +43,23 @@ const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after o
 const LENGTH_RECOVERY_FAILED: &str =
     "Truncated response recovery failed after one compact-and-retry attempt.";
 
+/// The error of a compaction aborted or cancelled by an extension (Pi's).
+const CANCELLED: &str = "Compaction cancelled";
+
 /// Where a compaction is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum JobState {
     /// A manual compaction waits for the aborted run to end.
     WaitingForIdle,
+    /// The `session_before_compact` handlers decide (cancel, supply the entry, or neither).
+    Deciding,
     /// The summary calls are out.
     Calling,
+    /// The entry is written; the `session_compact` handlers run before `compaction_end`.
+    Notifying,
+    /// It failed (`compaction_end` is out); the `session_compact_failed` handlers run before
+    /// the caller hears it.
+    Failed,
 }
 
 /// Which summary a call asks for.
@@ -86,6 +105,41 @@ pub(super) struct CompactionJob {
     aborted: bool,
     /// Asked by an extension's `ctx.compact()`: its end answers no RPC `compact`.
     pub(super) asked: bool,
+    /// The hook point the job waits on (`session_before_compact` or `session_compact`).
+    hook: Option<CallId>,
+    /// The result announced once the `session_compact` handlers ran.
+    ending: Option<CompactionResult>,
+    /// The number of the `onComplete`/`onError` of the `ctx.compact()` that asked for it.
+    pub(super) callback: Option<u64>,
+    /// An extension supplied the compaction (Pi's `fromExtension`).
+    supplied: bool,
+    /// What the caller hears once the `session_compact_failed` handlers ran.
+    failure: Option<String>,
+}
+
+impl CompactionJob {
+    fn new(
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<String>,
+    ) -> Self {
+        CompactionJob {
+            state: JobState::WaitingForIdle,
+            reason,
+            will_retry,
+            custom_instructions,
+            preparation: None,
+            current: None,
+            history: None,
+            aborted: false,
+            asked: false,
+            hook: None,
+            ending: None,
+            callback: None,
+            supplied: false,
+            failure: None,
+        }
+    }
 }
 
 impl CompactionJob {
@@ -153,17 +207,7 @@ impl SessionMachine {
         // A compaction supersedes a retry still waiting for its backoff: continuing the old
         // transcript while it is being replaced could only race (Pi's timer does race here).
         self.abort_retry();
-        self.compaction = Some(CompactionJob {
-            state: JobState::WaitingForIdle,
-            reason,
-            will_retry,
-            custom_instructions,
-            preparation: None,
-            current: None,
-            history: None,
-            aborted: false,
-            asked: false,
-        });
+        self.compaction = Some(CompactionJob::new(reason, will_retry, custom_instructions));
     }
 
     /// Pi disconnects from the agent for a manual compaction: the run it aborts ends unheard
@@ -197,9 +241,50 @@ impl SessionMachine {
             }
             return Ok(());
         };
+        let asks = self
+            .agent
+            .handled_hooks()
+            .contains(HookEvent::SessionBeforeCompact);
+        let branch_entries: Vec<Value> = match asks {
+            true => path
+                .iter()
+                .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+                .collect(),
+            false => Vec::new(),
+        };
         self.emit(Event::Session(SessionEvent::CompactionStart {
             reason: job.reason,
         }));
+        if asks {
+            let payload = HookPayload::SessionBeforeCompact {
+                preparation: preparation_json(&preparation),
+                branch_entries,
+                custom_instructions: job.custom_instructions.clone(),
+                reason: job.reason,
+                will_retry: job.will_retry,
+            };
+            let call = self.agent.reserve_call();
+            job.preparation = Some(preparation);
+            job.state = JobState::Deciding;
+            job.hook = Some(call);
+            self.compaction = Some(job);
+            self.push_hook(call, payload);
+            return Ok(());
+        }
+        job.preparation = Some(preparation);
+        self.compaction = Some(job);
+        self.summarize();
+        Ok(())
+    }
+
+    /// Sends the first summary call of the planned job.
+    fn summarize(&mut self) {
+        let Some(mut job) = self.compaction.take() else {
+            return;
+        };
+        let Some(preparation) = &job.preparation else {
+            return;
+        };
         let split = preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty();
         let first = if !split || !preparation.messages_to_summarize.is_empty() {
             Part::History
@@ -209,11 +294,75 @@ impl SessionMachine {
             }
             Part::TurnPrefix
         };
-        job.preparation = Some(preparation);
         job.state = JobState::Calling;
         self.compaction = Some(job);
         self.send_summary_call(first);
-        Ok(())
+    }
+
+    /// Whether `call` is the hook point the compaction waits on.
+    pub(super) fn owns_compaction_hook(&self, call: CallId) -> bool {
+        self.compaction
+            .as_ref()
+            .is_some_and(|job| job.hook == Some(call))
+    }
+
+    /// The extensions' answer at the compaction's hook point (which
+    /// [`Self::owns_compaction_hook`] checked): what they asked for is applied first, as Pi's
+    /// handlers apply it while it awaits them. At `session_before_compact`, a cancel ends the
+    /// compaction as aborted (Pi's `Compaction cancelled`), a supplied compaction is written as
+    /// given (`fromHook: true`, no summary request), else the model summarises; an abort that
+    /// came meanwhile ends it as aborted. After `session_compact`, the compaction ends.
+    pub(super) fn compaction_hook_decided(
+        &mut self,
+        outcome: HookOutcome,
+    ) -> Result<(), SessionError> {
+        self.apply_asked_actions(&outcome.actions)?;
+        let Some(mut job) = self.compaction.take() else {
+            return Ok(());
+        };
+        job.hook = None;
+        match (job.state, outcome.decision) {
+            (JobState::Notifying, _) => {
+                let result = job.ending.take();
+                self.conclude(job, result)
+            }
+            (JobState::Failed, _) => match job.failure.take() {
+                Some(error) => self.tell_failure(&job, error),
+                None => Ok(()),
+            },
+            (JobState::Deciding, decision) if job.aborted => {
+                job.supplied = matches!(
+                    decision,
+                    HookDecision::SessionBeforeCompact {
+                        cancel: false,
+                        compaction: Some(_)
+                    }
+                );
+                self.abort_ended(&job)
+            }
+            (JobState::Deciding, HookDecision::SessionBeforeCompact { cancel: true, .. }) => {
+                self.abort_ended(&job)
+            }
+            (
+                JobState::Deciding,
+                HookDecision::SessionBeforeCompact {
+                    compaction: Some(supplied),
+                    ..
+                },
+            ) => {
+                self.compaction = Some(job);
+                self.write_compaction(supplied, true)
+            }
+            (JobState::Deciding, _) => {
+                self.compaction = Some(job);
+                self.summarize();
+                Ok(())
+            }
+            _ => {
+                self.compaction = Some(job);
+                Ok(())
+            }
+        }
     }
 
     /// Sends the request for `part` of the job's summary.
@@ -384,7 +533,7 @@ impl SessionMachine {
         history: (String, Option<Value>),
         prefix: Option<(String, Option<Value>)>,
     ) -> Result<(), SessionError> {
-        let Some(job) = self.compaction.take() else {
+        let Some(job) = self.compaction.as_ref() else {
             return Ok(());
         };
         let Some(preparation) = &job.preparation else {
@@ -406,13 +555,34 @@ impl SessionMachine {
         };
         let (read_files, modified_files) = preparation.file_ops.lists();
         let details = json!({ "readFiles": read_files, "modifiedFiles": modified_files });
-        let (_, decision) = self.tree.append_compaction(
-            &summary,
-            &preparation.first_kept_entry_id,
-            preparation.tokens_before,
-            Some(details.clone()),
-            usage.clone(),
-            Some(false),
+        let written = SuppliedCompaction {
+            summary,
+            first_kept_entry_id: preparation.first_kept_entry_id.clone(),
+            tokens_before: preparation.tokens_before,
+            details: Some(details),
+            usage,
+        };
+        self.write_compaction(written, false)
+    }
+
+    /// Writes the compaction entry (`fromHook`: whether an extension supplied it) and replaces
+    /// the transcript; the `session_compact` handlers, where there are some, run before the
+    /// compaction ends.
+    fn write_compaction(
+        &mut self,
+        written: SuppliedCompaction,
+        from_extension: bool,
+    ) -> Result<(), SessionError> {
+        let Some(mut job) = self.compaction.take() else {
+            return Ok(());
+        };
+        let (id, decision) = self.tree.append_compaction(
+            &written.summary,
+            &written.first_kept_entry_id,
+            written.tokens_before,
+            written.details.clone(),
+            written.usage.clone(),
+            Some(from_extension),
             self.now,
             &mut self.ids,
         );
@@ -421,15 +591,57 @@ impl SessionMachine {
         let estimated_tokens_after = messages.iter().map(estimate_tokens).sum();
         self.replace_messages(messages)?;
         let result = CompactionResult {
-            summary,
-            first_kept_entry_id: preparation.first_kept_entry_id.clone(),
-            tokens_before: preparation.tokens_before,
+            summary: written.summary,
+            first_kept_entry_id: written.first_kept_entry_id,
+            tokens_before: written.tokens_before,
             estimated_tokens_after: Some(estimated_tokens_after),
-            usage,
-            details: Some(details),
+            usage: written.usage,
+            details: written.details,
             extra: Extra::new(),
         };
+        let entry = self
+            .tree
+            .entry(&id)
+            .and_then(|e| serde_json::to_value(e).ok());
+        match entry {
+            Some(compaction_entry)
+                if self
+                    .agent
+                    .handled_hooks()
+                    .contains(HookEvent::SessionCompact) =>
+            {
+                let call = self.agent.reserve_call();
+                let payload = HookPayload::SessionCompact {
+                    compaction_entry,
+                    from_extension,
+                    reason: job.reason,
+                    will_retry: job.will_retry,
+                };
+                job.state = JobState::Notifying;
+                job.hook = Some(call);
+                job.ending = Some(result);
+                self.compaction = Some(job);
+                self.push_hook(call, payload);
+                Ok(())
+            }
+            _ => self.conclude(job, Some(result)),
+        }
+    }
+
+    /// The written compaction ends: `compaction_end` with its result, the `compact` answered,
+    /// and the run continued where Pi continues it.
+    fn conclude(
+        &mut self,
+        job: CompactionJob,
+        result: Option<CompactionResult>,
+    ) -> Result<(), SessionError> {
+        let Some(result) = result else {
+            return Ok(());
+        };
         self.end_compaction(&job, Some(result.clone()), false, None)?;
+        if let Some(callback) = job.callback {
+            self.call_back(callback, Ok(result.clone()));
+        }
         if job.reason == CompactionReason::Manual {
             if job.replies() {
                 self.reply(Reply::Compacted(Ok(result)));
@@ -467,17 +679,70 @@ impl SessionMachine {
             CompactionReason::Overflow => format!("Context overflow recovery failed: {error}"),
             CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
         };
-        self.end_compaction(job, None, false, Some(text))?;
-        if job.replies() {
-            self.reply(Reply::Compacted(Err(error)));
-        }
-        Ok(())
+        self.compaction_failed(job, Some(text), false, error)
     }
 
     fn abort_ended(&mut self, job: &CompactionJob) -> Result<(), SessionError> {
-        self.end_compaction(job, None, true, None)?;
+        self.compaction_failed(job, None, true, CANCELLED.into())
+    }
+
+    /// A compaction ends without an entry: `compaction_end`, then the `session_compact_failed`
+    /// handlers where there are some (Pi awaits them before its caller hears `error`).
+    fn compaction_failed(
+        &mut self,
+        job: &CompactionJob,
+        error_message: Option<String>,
+        aborted: bool,
+        error: String,
+    ) -> Result<(), SessionError> {
+        self.end_compaction(job, None, aborted, error_message.clone())?;
+        if self.notify_failure(job, error_message, aborted, Some(error.clone())) {
+            return Ok(());
+        }
+        self.tell_failure(job, error)
+    }
+
+    /// Asks the `session_compact_failed` handlers, where there are some, holding `job` (with
+    /// what its caller is to hear) until they ran; whether they are asked.
+    fn notify_failure(
+        &mut self,
+        job: &CompactionJob,
+        error_message: Option<String>,
+        aborted: bool,
+        failure: Option<String>,
+    ) -> bool {
+        if !self
+            .agent
+            .handled_hooks()
+            .contains(HookEvent::SessionCompactFailed)
+        {
+            return false;
+        }
+        let call = self.agent.reserve_call();
+        let payload = HookPayload::SessionCompactFailed {
+            reason: job.reason,
+            error_message,
+            aborted,
+            will_retry: false,
+            from_extension: job.supplied,
+        };
+        let mut held = job.clone();
+        held.state = JobState::Failed;
+        held.hook = Some(call);
+        held.failure = failure;
+        self.compaction = Some(held);
+        self.push_hook(call, payload);
+        true
+    }
+
+    /// The failed compaction's caller hears `error`: `ctx.compact()`'s `onError`, or RPC's
+    /// `compact`.
+    fn tell_failure(&mut self, job: &CompactionJob, error: String) -> Result<(), SessionError> {
+        if let Some(callback) = job.callback {
+            self.call_back(callback, Err(error.clone()));
+        }
         if job.replies() {
-            self.reply(Reply::Compacted(Err("Compaction cancelled".into())));
+            self.reply(Reply::Compacted(Err(error)));
         }
         Ok(())
     }
@@ -488,10 +753,17 @@ impl SessionMachine {
         let Some(job) = self.compaction.as_mut() else {
             return Ok(());
         };
-        if job.state == JobState::WaitingForIdle {
+        if matches!(
+            job.state,
+            JobState::WaitingForIdle | JobState::Notifying | JobState::Failed
+        ) {
             return Ok(());
         }
         job.aborted = true;
+        // The handlers are awaited, as Pi awaits them; the job ends as aborted once they ran.
+        if job.state == JobState::Deciding {
+            return Ok(());
+        }
         let in_flight = job.current.as_ref().filter(|s| !s.waiting).map(|s| s.call);
         match in_flight {
             Some(call) => self.out.effects.push(Effect::Cancel { call }),
@@ -562,6 +834,8 @@ impl SessionMachine {
                     will_retry: false,
                     error_message: Some(text.into()),
                 }));
+                let job = CompactionJob::new(CompactionReason::Overflow, false, None);
+                self.notify_failure(&job, Some(text.into()), false, None);
                 return Ok(());
             }
             self.overflow_recovery_attempted = true;
@@ -612,4 +886,38 @@ impl SessionMachine {
         }
         Ok(())
     }
+}
+
+/// Pi's `CompactionPreparation` as its handlers read it (the file operations' sets as arrays,
+/// `previousSummary` left out when there is none).
+fn preparation_json(preparation: &CompactionPreparation) -> Value {
+    let mut value = json!({
+        "firstKeptEntryId": preparation.first_kept_entry_id,
+        "messagesToSummarize": preparation.messages_to_summarize,
+        "turnPrefixMessages": preparation.turn_prefix_messages,
+        "isSplitTurn": preparation.is_split_turn,
+        "tokensBefore": preparation.tokens_before,
+    });
+    if let (Some(previous), Some(object)) = (&preparation.previous_summary, value.as_object_mut()) {
+        object.insert("previousSummary".into(), json!(previous));
+    }
+    if let Some(object) = value.as_object_mut() {
+        object.insert(
+            "fileOps".into(),
+            json!({
+                "read": preparation.file_ops.read,
+                "written": preparation.file_ops.written,
+                "edited": preparation.file_ops.edited,
+            }),
+        );
+        object.insert(
+            "settings".into(),
+            json!({
+                "enabled": preparation.settings.enabled,
+                "reserveTokens": preparation.settings.reserve_tokens,
+                "keepRecentTokens": preparation.settings.keep_recent_tokens,
+            }),
+        );
+    }
+    value
 }

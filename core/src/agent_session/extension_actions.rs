@@ -16,12 +16,14 @@
 //! to its end, `agent_settled` comes before `compaction_start`, and while idle (a command's)
 //! the compaction starts within the hook point's step, before the command is answered. It is a
 //! manual compaction with the custom instructions, whose summary request is an effect like any
-//! other's, so a replay reproduces it; its end answers no RPC `compact`. The extension's
-//! `onComplete`/`onError` callbacks are not called (the host does not hear the end).
+//! other's, so a replay reproduces it; its end answers no RPC `compact`. Its end reaches the
+//! extension's `onComplete`/`onError` as a hook point of its own (`compact_end`, named by the
+//! number the host gave the callbacks), whose actions are recorded like any hook point's; one
+//! asked while another compaction runs is dropped, and its callbacks are not called.
 
-use crate::agent::hooks::HookAction;
+use crate::agent::hooks::{HookAction, HookPayload};
 use crate::agent::{CallId, Input};
-use crate::event::CompactionReason;
+use crate::event::{CompactionReason, CompactionResult};
 use crate::message::{ContentBlock, ImageContent, UserContent};
 
 use super::contract::{SessionError, StreamingBehavior};
@@ -87,7 +89,8 @@ impl SessionMachine {
                 // compacted once it has settled.
                 HookAction::Compact {
                     custom_instructions,
-                } => self.asked_compaction = Some(custom_instructions.clone()),
+                    callback,
+                } => self.asked_compaction = Some((custom_instructions.clone(), *callback)),
                 HookAction::RegisterDeferredTools {
                     tools,
                     later_sections,
@@ -110,7 +113,7 @@ impl SessionMachine {
         if self.agent.is_streaming() || self.run_active {
             return Ok(());
         }
-        let Some(custom_instructions) = self.asked_compaction.take() else {
+        let Some((custom_instructions, callback)) = self.asked_compaction.take() else {
             return Ok(());
         };
         if self.compaction.is_some() || self.navigation.is_some() {
@@ -119,8 +122,45 @@ impl SessionMachine {
         self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
         if let Some(job) = self.compaction.as_mut() {
             job.asked = true;
+            job.callback = callback;
         }
         self.begin_compaction_calls()
+    }
+
+    /// The end of a compaction `ctx.compact()` asked for with callbacks: the host calls
+    /// `onComplete` with the result or `onError` with the error's message, after
+    /// `compaction_end`, as Pi's promise settles after it. The session does not wait for them
+    /// (Pi does not await them); what they ask for is applied when it comes back.
+    pub(super) fn call_back(&mut self, callback: u64, ended: Result<CompactionResult, String>) {
+        let (result, error) = match ended {
+            Ok(result) => (Some(result), None),
+            Err(error) => (None, Some(error)),
+        };
+        let call = self.agent.reserve_call();
+        self.compact_callbacks.push(call);
+        self.push_hook(
+            call,
+            HookPayload::CompactEnd {
+                callback,
+                result,
+                error,
+            },
+        );
+    }
+
+    /// Whether `call` is a compaction's end the extension host is calling back for.
+    pub(super) fn awaits_callback(&self, call: CallId) -> bool {
+        self.compact_callbacks.contains(&call)
+    }
+
+    /// The callbacks of a compaction's end ran: what they asked for is applied.
+    pub(super) fn called_back(
+        &mut self,
+        call: CallId,
+        actions: &[HookAction],
+    ) -> Result<(), SessionError> {
+        self.compact_callbacks.retain(|c| *c != call);
+        self.apply_asked_actions(actions)
     }
 
     /// Pi's `setLabel` (`appendLabelChange`): a `label` entry on `entry_id`, announced by no

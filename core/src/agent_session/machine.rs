@@ -81,7 +81,9 @@ pub struct SessionMachine {
     pub(super) idle_runs: Vec<super::idle_run::IdleRun>,
     /// An extension's `ctx.compact()` (its custom instructions), waiting for the run it aborted
     /// to settle (`extension_actions`).
-    pub(super) asked_compaction: Option<Option<String>>,
+    pub(super) asked_compaction: Option<(Option<String>, Option<u64>)>,
+    /// The compaction ends whose callbacks the extension host is calling.
+    pub(super) compact_callbacks: Vec<CallId>,
     /// Extension commands running (`command.rs`).
     pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
@@ -155,6 +157,7 @@ impl SessionMachine {
             held_decision: None,
             idle_runs: Vec::new(),
             asked_compaction: None,
+            compact_callbacks: Vec::new(),
             pending_commands: Vec::new(),
             run_active: false,
             abort_requested: false,
@@ -184,7 +187,10 @@ impl SessionMachine {
     /// Whether anything is in progress: a run, a retry wait, a compaction, a held prompt, an
     /// input waiting for its extensions, an extension command running.
     pub fn is_busy(&self) -> bool {
-        self.run_busy() || self.inputs_pending() || self.commands_pending()
+        self.run_busy()
+            || self.inputs_pending()
+            || self.commands_pending()
+            || !self.compact_callbacks.is_empty()
     }
 
     /// Pi's `input` source of the texts from now on (`"rpc"` in RPC mode; the default is
@@ -500,6 +506,13 @@ impl SessionMachine {
                 let (call, outcome) = (*call, outcome.clone());
                 self.warm_decided(call, outcome);
                 return Ok(());
+            }
+            if self.owns_compaction_hook(*call) {
+                return self.compaction_hook_decided(outcome.clone());
+            }
+            if self.awaits_callback(*call) {
+                let (call, actions) = (*call, outcome.actions.clone());
+                return self.called_back(call, &actions);
             }
             if self.awaits_command(*call) {
                 let (call, outcome) = (*call, outcome.clone());

@@ -4,6 +4,7 @@
 //! channel (`ui.rs` carries the extensions' `ctx.ui` over it), `events.rs` answers the hook points
 //! the extensions' handlers listen at (Pi's runner runs them in the host) over the state
 //! `mirror.rs` keeps of the session for their getters, `command.rs` runs their commands,
+//! `compact_end.rs` calls the callbacks of their `ctx.compact()`,
 //! `flags.rs` hands them the command line's values of their flags, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
 //! Node runs.
@@ -11,6 +12,7 @@
 //! [`CustomTool`]: crate::custom_tool::CustomTool
 
 pub mod command;
+pub mod compact_end;
 pub mod discover;
 pub mod events;
 pub mod flags;
@@ -20,6 +22,7 @@ pub mod tool;
 pub mod ui;
 
 pub use command::{command_extension, command_names};
+pub use compact_end::compact_end_extension;
 pub use discover::{discover, expand_home, missing_from_command_line, Wanted};
 pub use events::hook_extensions;
 pub use flags::{flag_errors, flag_values, FlagDeclaration, GivenFlag};
