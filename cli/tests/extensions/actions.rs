@@ -129,6 +129,51 @@ fn a_user_message_a_command_sends_while_idle_starts_a_run_and_replays_without_no
     assert_eq!(replayed, recorded);
 }
 
+/// Print mode's last prompt naming a command whose handler sends a user message while idle:
+/// the message's `input` handlers run (their entry is written), then print mode ends before
+/// its run starts, as Pi 1.5.2's print mode disposes the session then: no `before_agent_start`,
+/// no request. The replay, with no Node, gives the same bytes.
+#[test]
+fn print_mode_ends_before_the_run_a_commands_user_message_would_start() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Never reached."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("ask.jsonl");
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/print_idle/extension.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "/ask say hello",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(mock.requests().is_empty(), "{recorded}");
+    let entries: Vec<String> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| match e["type"].as_str() {
+            Some("entry_appended") => e["entry"]["customType"].as_str().unwrap().to_owned(),
+            other => other.unwrap().to_owned(),
+        })
+        .collect();
+    assert_eq!(entries, ["session", "asked", "input"], "{recorded}");
+
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}
+
 /// Runs the conformance case `case`'s extension over RPC with compaction keeping 10 tokens:
 /// `prompts` one after the other (the next once the run before has settled or the command is
 /// answered), to the first `compaction_end`, recorded. The output, and the types of the lines

@@ -11,6 +11,7 @@ use crate::agent::CallId;
 use crate::message::ImageContent;
 
 use super::contract::{Reply, SessionError, SessionRejection, StreamingBehavior};
+use super::idle_run::IdleRun;
 use super::machine::SessionMachine;
 
 /// Pi's input `source` for a session driven by a program or the terminal (`"interactive"`,
@@ -33,12 +34,15 @@ pub(super) enum InputKind {
     /// A prompt while the agent streams, without a behaviour: Pi runs its `input` handlers,
     /// then refuses it unless one handled it ([`Reply::BusyPrompt`]).
     Refused,
+    /// An extension's `sendUserMessage` while idle: held, once decided, for the run that
+    /// starts after the hook point goes on (`idle_run`).
+    Idle,
 }
 
 /// An input waiting for the `input` decision.
 #[derive(Clone, Debug)]
 pub(super) struct PendingInput {
-    call: CallId,
+    pub(super) call: CallId,
     kind: InputKind,
     /// The text as the handlers were shown it (what `continue` goes on with).
     text: String,
@@ -61,7 +65,7 @@ impl SessionMachine {
         match kind {
             InputKind::Prompt(_) if self.run_extension_command(&text) => return Ok(()),
             InputKind::Queue(_) => self.refuse_queued_command(&text)?,
-            InputKind::Prompt(_) | InputKind::Refused => {}
+            InputKind::Prompt(_) | InputKind::Refused | InputKind::Idle => {}
         }
         let source = self.input_source.clone();
         self.input_from(text, images, kind, source, true)
@@ -101,7 +105,7 @@ impl SessionMachine {
         let streaming_behavior = match (self.agent.is_streaming(), kind) {
             (true, InputKind::Prompt(b)) => b,
             (true, InputKind::Queue(b)) => Some(b),
-            (_, InputKind::Refused) | (false, _) => None,
+            (_, InputKind::Refused | InputKind::Idle) | (false, _) => None,
         };
         let call = self.agent.reserve_call();
         let payload = HookPayload::Input {
@@ -136,6 +140,27 @@ impl SessionMachine {
     /// entries and messages asked for first, then what the handlers threw, then the text
     /// handled, refused, or expanded and prompted or queued.
     pub(super) fn input_decided(
+        &mut self,
+        call: CallId,
+        outcome: HookOutcome,
+    ) -> Result<(), SessionError> {
+        self.apply_input_decision(call, outcome)?;
+        self.resume_stashed_actions(call)?;
+        self.release_held_reply();
+        Ok(())
+    }
+
+    /// Whether an extension's idle user message waits for its decision, or actions asked after
+    /// one wait for it.
+    pub(super) fn idle_inputs_pending(&self) -> bool {
+        self.stashed_actions.is_some()
+            || self
+                .pending_inputs
+                .iter()
+                .any(|p| p.kind == InputKind::Idle)
+    }
+
+    fn apply_input_decision(
         &mut self,
         call: CallId,
         outcome: HookOutcome,
@@ -195,6 +220,10 @@ impl SessionMachine {
         match kind {
             InputKind::Prompt(behavior) => self.prompt(text, images, Vec::new(), behavior),
             InputKind::Queue(behavior) => self.queue(text, images, behavior),
+            InputKind::Idle => {
+                self.start_when_idle(IdleRun::User { text, images });
+                Ok(())
+            }
             InputKind::Refused => Ok(()),
         }
     }

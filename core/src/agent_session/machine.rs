@@ -79,6 +79,11 @@ pub struct SessionMachine {
     pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
     /// Extensions' messages that start a run once their hook point has gone on (`idle_run`).
     pub(super) idle_runs: Vec<super::idle_run::IdleRun>,
+    /// A command's answer waiting for the `input` decisions of the user messages it sent.
+    pub(super) held_reply: Option<super::command::HeldReply>,
+    /// The actions a handler asked for after an idle user message, waiting for its `input`
+    /// decision (Pi runs its handlers within the call, before the next action).
+    pub(super) stashed_actions: Option<(CallId, Vec<HookAction>)>,
     /// An extension's `ctx.compact()` (its custom instructions), waiting for the run it aborted
     /// to settle (`extension_actions`).
     pub(super) asked_compaction: Option<Option<String>>,
@@ -150,6 +155,8 @@ impl SessionMachine {
             pending_inputs: Vec::new(),
             held_decision: None,
             idle_runs: Vec::new(),
+            held_reply: None,
+            stashed_actions: None,
             asked_compaction: None,
             pending_commands: Vec::new(),
             run_active: false,
