@@ -349,3 +349,69 @@ fn actions_asked_after_an_idle_user_message_wait_for_its_input_decision() {
     assert_eq!(appended(&step), ["input", "sent"]);
     assert!(matches!(step.replies[..], [Reply::CommandRan { .. }]));
 }
+
+/// Several runs asked at one hook point: Pi 1.5.2 starts the first at once, so the others find
+/// it running: a custom message with `triggerTurn` steers it (its first turn delivers it after
+/// the starting message), a user message is refused with Pi's error at `send_user_message`,
+/// both once the run's `before_agent_start` is decided, before `agent_start`.
+#[test]
+fn runs_asked_beside_the_first_steer_it_or_are_refused() {
+    let mut s = session(&[HookEvent::Command, HookEvent::BeforeAgentStart]);
+    let mut second = note(Some(true));
+    if let HookAction::SendMessage { message, .. } = &mut second {
+        message.content = json!("second");
+    }
+    command(
+        &mut s,
+        vec![note(Some(true)), user_message("Late."), second],
+    );
+    let step = s.step(2, SessionInput::Wake).unwrap();
+    assert_eq!(
+        ended_roles(&step),
+        (vec![], false),
+        "waits for the decision"
+    );
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: hook(&step),
+                outcome: HookOutcome {
+                    decision: HookDecision::BeforeAgentStart {
+                        messages: vec![],
+                        system_prompt: None,
+                    },
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    let kinds: Vec<String> = step
+        .events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .take(2)
+        .collect();
+    assert_eq!(kinds, ["extension_error", "agent_start"]);
+    let error = serde_json::to_value(&step.events[0]).unwrap();
+    assert_eq!(error["extensionPath"], "<runtime>");
+    assert_eq!(error["event"], "send_user_message");
+    let (_, request) = requests(&step).remove(0);
+    let contents: Vec<serde_json::Value> = request
+        .messages
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap()["content"].clone())
+        .collect();
+    assert_eq!(
+        contents.len(),
+        2,
+        "both notes, no user message: {contents:?}"
+    );
+    assert!(contents[1].to_string().contains("second"), "{contents:?}");
+}

@@ -94,13 +94,16 @@ impl SessionMachine {
     }
 
     /// An input was decided: a command's answer held for its user messages goes out once none
-    /// of them waits for its decision.
+    /// of them waits for its decision, and the runs they asked for may start.
     pub(super) fn release_held_reply(&mut self) {
         if self.idle_inputs_pending() {
             return;
         }
         if let Some(HeldReply(reply)) = self.held_reply.take() {
             self.reply(reply);
+        }
+        if !self.idle_runs.is_empty() {
+            self.wake_for_idle_runs();
         }
     }
 }

@@ -9,11 +9,19 @@
 //! wake ([`SessionMachine::waits_only_for_idle_runs`]): Pi 1.5.2's print mode disposes the
 //! session once its prompts are answered, before such a run gets going.
 
+use crate::agent::hooks::HookEvent;
 use crate::agent::{Input, Prompt};
+use crate::event::{Event, SessionEvent};
 use crate::message::{AgentMessage, CustomMessage, ImageContent};
 
-use super::contract::SessionError;
+use super::contract::{SessionError, SessionRejection};
 use super::machine::{SessionMachine, Wake};
+
+/// Where Pi reports an error of the extension API's own (`extensionPath`).
+const RUNTIME_EXTENSION: &str = "<runtime>";
+
+/// The event Pi reports a failed `sendUserMessage` at.
+const SEND_USER_MESSAGE: &str = "send_user_message";
 
 /// A message that starts a run once the hook point that sent it has gone on.
 #[derive(Debug)]
@@ -29,10 +37,13 @@ pub(super) enum IdleRun {
 }
 
 impl SessionMachine {
-    /// Holds `run` for the wake that starts it.
+    /// Holds `run` for the wake that starts it, which waits for the `input` decisions of the
+    /// user messages sent beside it (Pi has run those handlers before the hook point goes on).
     pub(super) fn start_when_idle(&mut self, run: IdleRun) {
         self.idle_runs.push(run);
-        self.wake_for_idle_runs();
+        if !self.idle_inputs_pending() {
+            self.wake_for_idle_runs();
+        }
     }
 
     /// Whether all that keeps the session busy is the wake that starts held idle runs (where
@@ -47,16 +58,55 @@ impl SessionMachine {
             && !self.commands_pending()
     }
 
-    /// Starts the held runs, in the order sent; one that finds the session busy (a run the one
-    /// before started) is dropped, as Pi's prompt refuses it then.
+    /// Starts the first of the held runs, in the order sent; the others (all of them, when the
+    /// session is busy) meet the run, as Pi's meet it ([`Self::settle_later_idle_runs`]): once its `before_agent_start` is
+    /// decided where handlers wait for it, else at once.
     pub(super) fn start_idle_runs(&mut self) -> Result<(), SessionError> {
-        for run in std::mem::take(&mut self.idle_runs) {
-            if self.agent.is_streaming() || self.prompt_refused_while_busy() || self.run_active {
-                continue;
+        let mut runs = std::mem::take(&mut self.idle_runs).into_iter();
+        let busy = self.agent.is_streaming() || self.prompt_refused_while_busy() || self.run_active;
+        let started = match (busy, runs.next()) {
+            (false, Some(IdleRun::User { text, images })) => {
+                self.prompt(text, images, Vec::new(), None)?;
+                true
             }
+            (false, Some(IdleRun::Custom(custom))) => {
+                self.start_custom_run(custom)?;
+                true
+            }
+            (true, Some(run)) => {
+                self.later_idle_runs.push(run);
+                false
+            }
+            (_, None) => false,
+        };
+        self.later_idle_runs.extend(runs);
+        if !started
+            || !self
+                .agent
+                .handled_hooks()
+                .contains(HookEvent::BeforeAgentStart)
+        {
+            self.settle_later_idle_runs()?;
+        }
+        Ok(())
+    }
+
+    /// The runs asked for beside the one that started: Pi 1.5.2 starts the first at once, so
+    /// the others find the session busy. A custom message steers the run (its first turn
+    /// delivers it after the starting message); a user message is refused with Pi's error,
+    /// reported as the extension API reports a failed `sendUserMessage`.
+    pub(super) fn settle_later_idle_runs(&mut self) -> Result<(), SessionError> {
+        for run in std::mem::take(&mut self.later_idle_runs) {
             match run {
-                IdleRun::User { text, images } => self.prompt(text, images, Vec::new(), None)?,
-                IdleRun::Custom(custom) => self.start_custom_run(custom)?,
+                IdleRun::Custom(custom) if self.agent.is_streaming() => {
+                    self.agent_step(Input::Steer(AgentMessage::Custom(custom)))?
+                }
+                IdleRun::Custom(_) => {}
+                IdleRun::User { .. } => self.emit(Event::Session(SessionEvent::ExtensionError {
+                    extension_path: RUNTIME_EXTENSION.to_owned(),
+                    event: SEND_USER_MESSAGE.to_owned(),
+                    error: SessionRejection::NeedsStreamingBehavior.to_string(),
+                })),
             }
         }
         Ok(())

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::hooks::{HookAction, HookError};
+use crate::agent::hooks::{HookAction, HookDecision, HookError};
 use crate::agent::{AgentMachine, CallId, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{AgentEvent, Event, SessionEvent};
@@ -79,6 +79,8 @@ pub struct SessionMachine {
     pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
     /// Extensions' messages that start a run once their hook point has gone on (`idle_run`).
     pub(super) idle_runs: Vec<super::idle_run::IdleRun>,
+    /// The idle runs asked for beside the one started, waiting for its `before_agent_start`.
+    pub(super) later_idle_runs: Vec<super::idle_run::IdleRun>,
     /// A command's answer waiting for the `input` decisions of the user messages it sent.
     pub(super) held_reply: Option<super::command::HeldReply>,
     /// The actions a handler asked for after an idle user message, waiting for its `input`
@@ -155,6 +157,7 @@ impl SessionMachine {
             pending_inputs: Vec::new(),
             held_decision: None,
             idle_runs: Vec::new(),
+            later_idle_runs: Vec::new(),
             held_reply: None,
             stashed_actions: None,
             asked_compaction: None,
@@ -518,6 +521,9 @@ impl SessionMachine {
             if self.agent.awaits_decision(*call, &outcome.decision) {
                 let before = self.pending_input_calls();
                 self.apply_asked_actions(&outcome.actions)?;
+                if matches!(outcome.decision, HookDecision::BeforeAgentStart { .. }) {
+                    self.settle_later_idle_runs()?;
+                }
                 if self.hold_decision(&before, &input, aborts) {
                     return Ok(());
                 }
