@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use pi_cassettes::{Divergence, Record, Replay};
-use pi_core::agent_session::{Reply, RPC_SOURCE};
+use pi_core::agent_session::{BusyAnswer, Reply, RPC_SOURCE};
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
@@ -507,9 +507,17 @@ impl<I: Interpreter + Send> Rpc<I> {
                 Reply::BusyPrompt(decided) => {
                     let id = self.busy_waiters.pop_front().flatten();
                     let response = match decided {
-                        Ok(()) => {
+                        Ok(BusyAnswer::Handled) => {
                             let handled = commands::disposition(commands::Disposition::Handled);
                             success(id, "prompt", Some(handled))
+                        }
+                        // The run ended while its handlers decided: its own run starts in the
+                        // step after, and the answer goes out before its `agent_start`.
+                        Ok(BusyAnswer::Started) => {
+                            let started = commands::disposition(commands::Disposition::Started);
+                            self.started_waiters
+                                .push_back(success(id, "prompt", Some(started)));
+                            continue;
                         }
                         Err(refusal) => failure(id, "prompt", refusal),
                     };

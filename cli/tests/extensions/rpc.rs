@@ -308,3 +308,77 @@ fn rpc_prompt_answers_follow_their_handlers_and_replay_without_node() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }
+
+/// Over RPC, a prompt while streaming without a behaviour whose `input` handler outlasts the
+/// run is no longer busy when the handlers decide: as in Pi 1.5.2 it is answered `started`
+/// (before its run's `agent_start`) and runs. The recording replays to the same bytes with no
+/// Node.
+#[test]
+fn a_busy_prompt_whose_run_ended_meanwhile_starts_a_run_and_replays_without_node() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"chunk_delay_ms": 100, "text": ["Short ", "run."]},
+        {"text": ["Slow one answered."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("ended.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/busy_prompt_ended/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["--no-session", "-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    send(json!({"id": "p1", "type": "prompt", "message": "start"}));
+    let (mut recorded, mut lines, mut streaming, mut settled) =
+        (String::new(), Vec::new(), false, 0);
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "message_update" && !streaming {
+            streaming = true;
+            send(json!({"id": "p2", "type": "prompt", "message": "slow"}));
+        }
+        settled += usize::from(event["type"] == "agent_settled");
+        lines.push(event);
+        if settled == 2 {
+            break;
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let order: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match l["type"].as_str()? {
+            "response" => Some(format!("{} {}", l["id"], l["data"]["disposition"])),
+            kind @ ("agent_start" | "agent_settled") => Some(kind.to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            r#""p1" "started""#,
+            "agent_start",
+            "agent_settled",
+            r#""p2" "started""#,
+            "agent_start",
+            "agent_settled",
+        ],
+        "{recorded}"
+    );
+    assert_eq!(mock.requests().len(), 2);
+
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}

@@ -10,7 +10,7 @@ use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, Inp
 use crate::agent::CallId;
 use crate::message::ImageContent;
 
-use super::contract::{Reply, SessionError, SessionRejection, StreamingBehavior};
+use super::contract::{BusyAnswer, Reply, SessionError, SessionRejection, StreamingBehavior};
 use super::idle_run::IdleRun;
 use super::machine::SessionMachine;
 
@@ -172,13 +172,16 @@ impl SessionMachine {
         self.apply_asked_actions(&outcome.actions)?;
         self.report_hook_errors(&outcome.errors);
         if pending.kind == InputKind::Refused {
-            let refusal = match outcome.decision {
-                HookDecision::Input(InputAction::Transform { .. } | InputAction::Continue) => {
-                    Err(SessionRejection::NeedsStreamingBehavior.to_string())
+            let answer = match outcome.decision {
+                HookDecision::Input(InputAction::Transform { text, images }) => {
+                    self.busy_prompt_decided(text, images.unwrap_or(pending.images), pending.expand)
                 }
-                _ => Ok(()),
+                HookDecision::Input(InputAction::Continue) => {
+                    self.busy_prompt_decided(pending.text, pending.images, pending.expand)
+                }
+                _ => Ok(BusyAnswer::Handled),
             };
-            self.reply(Reply::BusyPrompt(refusal));
+            self.reply(Reply::BusyPrompt(answer));
             return self.release_held_decision(call);
         }
         let (text, images) = match outcome.decision {
@@ -191,6 +194,23 @@ impl SessionMachine {
         let text = self.expanded(text, pending.expand);
         self.decided_input(pending.kind, text, images)?;
         self.release_held_decision(call)
+    }
+
+    /// A busy prompt its handlers let through: Pi refuses it if a run is still going, else
+    /// (the run ended while they decided) starts a run with it, held for a wake due at once so
+    /// that the answer goes out before the run's `agent_start`.
+    fn busy_prompt_decided(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+        expand: bool,
+    ) -> Result<BusyAnswer, String> {
+        if self.agent.is_streaming() || self.run_active || self.prompt_refused_while_busy() {
+            return Err(SessionRejection::NeedsStreamingBehavior.to_string());
+        }
+        let text = self.expanded(text, expand);
+        self.start_when_idle(IdleRun::User { text, images });
+        Ok(BusyAnswer::Started)
     }
 
     /// The calls of the inputs waiting for their decision, in the order they came.
