@@ -88,6 +88,9 @@ pub enum FrontEndNext {
     /// The front end's input is over: a replay's recording is used up, or the session is idle
     /// where the recording goes on (its end reports what was left).
     End,
+    /// A signal stopped the recorded run here (its abort, asked by no command, comes next):
+    /// the front end stops the run as on the signal, and exits with this code (the recorded).
+    Signal(i32),
 }
 
 /// What a run left when it ended (or when its session is about to be replaced): what a

@@ -231,6 +231,12 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                 rpc.end_batch();
                 return Ended::Input;
             }
+            // The recorded run was stopped by a signal here: stopped again the same way.
+            FrontEndNext::Signal(code) => {
+                let out = &mut rpc.out;
+                stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
+                return Ended::Signal(code);
+            }
             // Stdin's end stops the run at once, whatever events are ready (Pi shuts down on
             // it); the lines read before it have all been taken.
             FrontEndNext::Nothing

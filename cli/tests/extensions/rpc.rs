@@ -382,3 +382,99 @@ fn a_busy_prompt_whose_run_ended_meanwhile_starts_a_run_and_replays_without_node
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }
+
+/// An attack on a held `started` answer: the process gets SIGTERM, or its stdin ends, while a
+/// prompt's `before_agent_start` handler holds the run up (after a first prompt's run wrote the
+/// session file). Whatever it wrote is whole: every stdout, session-file and cassette line is
+/// a JSON line, and the cassette replays with no Node (to the run's exit, a signal's stop
+/// included) or is refused as unusable (125), never half read.
+#[test]
+fn a_run_stopped_before_it_starts_leaves_every_file_whole() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    for stop in ["TERM", "eof"] {
+        let mock = MockLlm::start(&json!([{"text": ["First."]}, {"text": ["Never."]}]));
+        let env = Env::new(&mock);
+        let cassette = env.path("stopped.jsonl");
+        let mut command = env.rpc_command();
+        command.args(["-e", fixture("slow_start.ts").to_str().unwrap()]);
+        command.args(["--record", cassette.to_str().unwrap()]);
+        with_host(&mut command, &path);
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = Some(child.stdin.take().unwrap());
+        let mut send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
+            writeln!(stdin.as_mut().unwrap(), "{line}").unwrap()
+        };
+        send(
+            &mut stdin,
+            json!({"id": "p1", "type": "prompt", "message": "first"}),
+        );
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut printed = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(out.read_line(&mut line).unwrap() > 0, "{printed}");
+            printed.push_str(&line);
+            if line.contains("\"agent_settled\"") {
+                break;
+            }
+        }
+        send(
+            &mut stdin,
+            json!({"id": "p2", "type": "prompt", "message": "slow"}),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        match stop {
+            "eof" => drop(stdin.take()),
+            signal => {
+                let status = std::process::Command::new("kill")
+                    .args([&format!("-{signal}"), &child.id().to_string()])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+        }
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        printed.push_str(&rest);
+        let status = child.wait().unwrap();
+        assert!(
+            [Some(0), Some(143)].contains(&status.code()),
+            "{stop}: {status:?}"
+        );
+        let whole = |what: &str, text: &str| {
+            assert!(
+                text.is_empty() || text.ends_with('\n'),
+                "{stop}: {what} cut: {text}"
+            );
+            for line in text.lines() {
+                assert!(
+                    serde_json::from_str::<Value>(line).is_ok(),
+                    "{stop}: {what} holds a half line: {line}"
+                );
+            }
+        };
+        whole("stdout", &printed);
+        let files = env.session_files();
+        assert_eq!(files.len(), 1, "{stop}: the first run's session file");
+        for file in files.iter().chain([&cassette]) {
+            whole(
+                &file.display().to_string(),
+                &std::fs::read_to_string(file).unwrap(),
+            );
+        }
+        let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+        if code != 125 {
+            assert_eq!(replayed, printed, "{stop}: {stderr}");
+        }
+        assert!(
+            Some(code) == status.code() || (code == 125 && !stderr.trim().is_empty()),
+            "{stop}: the replay gave {code}: {stderr}\n{}",
+            std::fs::read_to_string(&cassette).unwrap()
+        );
+    }
+}
