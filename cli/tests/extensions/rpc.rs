@@ -406,7 +406,7 @@ fn a_run_stopped_before_it_starts_leaves_every_file_whole() {
             .spawn()
             .unwrap();
         let mut stdin = Some(child.stdin.take().unwrap());
-        let mut send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
+        let send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
             writeln!(stdin.as_mut().unwrap(), "{line}").unwrap()
         };
         send(
