@@ -19,9 +19,9 @@ The kit's run.py gives each scenario an environment without PI_* variables; ours
 PI_EXTENSION_HOST_PI_DIR (the 1.5.2 install whose loader the extension host uses; --host-pi-dir,
 default: the variable of this process) and that install's Node first on PATH, so `compare`
 passes them through the scenario's "env". Beside the kit's sections, `compare` checks each
-`prompt` response's place: how many `extension_error` lines come before it (the kit leaves
-responses out of the event sequence, and Pi answers a prompt after its `input` and
-`before_agent_start` handlers ran). A case's scenario.json may name, under "differs", sections
+`prompt` response's place: how many `extension_error` and `entry_appended` lines come before
+it (the kit leaves responses out of the event sequence, and Pi answers a prompt after its
+`input` and `before_agent_start` handlers ran). A case's scenario.json may name, under "differs", sections
 1.5.2's trace holds something ours must not do (with why: a race artifact, say); those sections
 must differ, and are not counted. It prints one line per case, "<name> match" or
 "<name> differ <sections>", and exits 0 when every case matched, 1 otherwise.
@@ -87,20 +87,23 @@ def known_differences(name):
 
 
 def response_places(trace):
-    """Each `prompt` response of a trace's RPC runs, with the `extension_error` lines before it."""
+    """Each `prompt` response of a trace's RPC runs, with the `extension_error` and
+    `entry_appended` lines before it."""
     places = []
     for stdout in sorted(trace.glob("stdout*.jsonl")):
         if stdout.name.endswith(".timed.jsonl"):
             continue
-        errors = 0
+        errors = entries = 0
         for raw in stdout.read_text(encoding="utf-8").splitlines():
             obj = kit.parse_line(raw)
             if not isinstance(obj, dict):
                 continue
             if obj.get("type") == "extension_error":
                 errors += 1
+            elif obj.get("type") == "entry_appended":
+                entries += 1
             elif obj.get("type") == "response" and obj.get("command") == "prompt":
-                places.append((stdout.name, obj.get("id"), errors))
+                places.append((stdout.name, obj.get("id"), errors, entries))
     return places
 
 

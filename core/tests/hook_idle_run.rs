@@ -415,3 +415,38 @@ fn runs_asked_beside_the_first_steer_it_or_are_refused() {
     );
     assert!(contents[1].to_string().contains("second"), "{contents:?}");
 }
+
+/// The wake that starts a custom message's run waits for the `input` decision of a user
+/// message the same handler sent after it: Pi ran those handlers before the hook point went on.
+#[test]
+fn the_idle_run_wake_waits_for_the_input_decisions_sent_beside_it() {
+    let mut s = session(&[HookEvent::Command, HookEvent::Input]);
+    let step = command(&mut s, vec![note(Some(true)), user_message("Late.")]);
+    assert_eq!(
+        step.wake_at, None,
+        "the user message's input is not decided yet"
+    );
+    assert!(s.holds_custom_idle_run());
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: hook(&step),
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert!(matches!(step.replies[..], [Reply::CommandRan { .. }]));
+    assert_eq!(step.wake_at, Some(3));
+    let step = s.step(3, SessionInput::Wake).unwrap();
+    assert!(ended_roles(&step).1, "the note's run starts");
+    let refused = step
+        .events
+        .iter()
+        .any(|e| serde_json::to_value(e).unwrap()["event"] == "send_user_message");
+    assert!(refused, "the user message beside it is refused");
+}

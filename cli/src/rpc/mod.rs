@@ -508,7 +508,15 @@ impl<I: Interpreter + Send> Rpc<I> {
                     }
                     let id = self.command_waiters.pop_front().flatten();
                     let handled = commands::disposition(commands::Disposition::Handled);
-                    self.respond(&success(id, "prompt", Some(handled)));
+                    let response = success(id, "prompt", Some(handled));
+                    // A custom message's run the command asked for starts within it in Pi
+                    // 1.5.2: the answer follows its `before_agent_start`, before `agent_start`.
+                    match self.session.machine().holds_custom_idle_run() {
+                        true => self
+                            .started_waiters
+                            .push_back((response, started::Before::AgentStartOrError)),
+                        false => self.respond(&response),
+                    }
                 }
                 Reply::BusyPrompt(decided) => {
                     let id = self.busy_waiters.pop_front().flatten();
@@ -521,8 +529,10 @@ impl<I: Interpreter + Send> Rpc<I> {
                         // step after, and the answer goes out before its `agent_start`.
                         Ok(BusyAnswer::Started) => {
                             let started = commands::disposition(commands::Disposition::Started);
-                            self.started_waiters
-                                .push_back(success(id, "prompt", Some(started)));
+                            self.started_waiters.push_back((
+                                success(id, "prompt", Some(started)),
+                                started::Before::AgentStart,
+                            ));
                             continue;
                         }
                         Err(refusal) => failure(id, "prompt", refusal),

@@ -102,8 +102,6 @@ impl SessionMachine {
         if let Some(HeldReply(reply)) = self.held_reply.take() {
             self.reply(reply);
         }
-        if !self.idle_runs.is_empty() {
-            self.wake_for_idle_runs();
-        }
+        self.arm_idle_runs();
     }
 }

@@ -103,6 +103,7 @@ impl SessionMachine {
                 HookAction::Abort => {}
             }
         }
+        self.arm_idle_runs();
         Ok(())
     }
 

@@ -37,11 +37,17 @@ pub(super) enum IdleRun {
 }
 
 impl SessionMachine {
-    /// Holds `run` for the wake that starts it, which waits for the `input` decisions of the
-    /// user messages sent beside it (Pi has run those handlers before the hook point goes on).
+    /// Holds `run` for the wake that starts it, asked once the hook point's actions are all
+    /// applied and the `input` decisions of the user messages sent beside it are in (Pi has
+    /// run those handlers before the hook point goes on): [`Self::arm_idle_runs`].
     pub(super) fn start_when_idle(&mut self, run: IdleRun) {
         self.idle_runs.push(run);
-        if !self.idle_inputs_pending() {
+    }
+
+    /// Asks for the wake that starts the held runs, unless a user message sent beside them
+    /// still waits for its `input` decision.
+    pub(super) fn arm_idle_runs(&mut self) {
+        if !self.idle_runs.is_empty() && !self.idle_inputs_pending() {
             self.wake_for_idle_runs();
         }
     }
@@ -56,6 +62,15 @@ impl SessionMachine {
             && !self.prompt_refused_while_busy()
             && !self.inputs_pending()
             && !self.commands_pending()
+    }
+
+    /// Whether a custom message's run is held for the wake: Pi 1.5.2 starts it within the hook
+    /// point, so its `before_agent_start` comes before a command's `handled` answer (which a
+    /// front end then holds for the run's `agent_start`).
+    pub fn holds_custom_idle_run(&self) -> bool {
+        self.idle_runs
+            .iter()
+            .any(|run| matches!(run, IdleRun::Custom(_)))
     }
 
     /// Starts the first of the held runs, in the order sent; the others (all of them, when the
