@@ -1,5 +1,6 @@
-//! Print mode (Pi's `runPrintMode`): the prompts run one after the other in one session; text
-//! mode then prints the last answer's text (or its error, exit 1), json mode prints the session
+//! Print mode (Pi's `runPrintMode`): the prompts run one after the other in one session, and the
+//! last one's end is the run's (a run an extension's command asked for while idle never starts);
+//! text mode then prints the last answer's text (or its error, exit 1), json mode prints the session
 //! header and every event as a line (text mode digests them, when a recording or a check
 //! compares them).
 
@@ -40,7 +41,8 @@ pub async fn run<I: Interpreter + Send>(
         out.json_line(session.machine().tree().header());
     }
     let mut signals = Signals::new();
-    for input in inputs {
+    let last = inputs.len().saturating_sub(1);
+    for (index, input) in inputs.into_iter().enumerate() {
         let mut print = |event: &Event| {
             if let Event::Session(SessionEvent::ExtensionError {
                 extension_path,
@@ -56,7 +58,7 @@ pub async fn run<I: Interpreter + Send>(
             }
         };
         let result = tokio::select! {
-            result = session.run(input, &mut print) => result,
+            result = run_input(session, input, index == last, &mut print) => result,
             code = signals.received() => {
                 stop(session, &mut print).await;
                 out.flush();
@@ -78,6 +80,20 @@ pub async fn run<I: Interpreter + Send>(
     };
     out.flush();
     Ok(code)
+}
+
+/// Runs one input; the last stops where Pi 1.5.2's print mode ends, before any run an extension
+/// asked for while idle starts.
+async fn run_input<I: Interpreter + Send>(
+    session: &mut AgentSession<I>,
+    input: SessionInput,
+    last: bool,
+    print: impl FnMut(&Event),
+) -> Result<pi_effects::driver::Driven, DriveError> {
+    match last {
+        true => session.run_to_end(input, print).await,
+        false => session.run(input, print).await,
+    }
 }
 
 /// Pi 1.5.2's print mode's line on stderr for each error an extension command threw.

@@ -122,6 +122,7 @@ fn a_user_message_a_command_sends_while_idle_runs_after_the_command_is_answered(
     );
     assert_eq!(ended_roles(&step), (vec![], false));
     assert_eq!(step.wake_at, Some(2), "a wake due at once starts it");
+    assert!(s.waits_only_for_idle_runs());
     let step = s.step(2, SessionInput::Wake).unwrap();
     assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
     let sent = requests(&step);
@@ -132,23 +133,79 @@ fn a_user_message_a_command_sends_while_idle_runs_after_the_command_is_answered(
     );
 }
 
+/// Pi 1.5.2's `sendUserMessage` runs the `input` handlers within the handler's call, before the
+/// command is answered: the input is asked in the command's step, `handled` waits for its
+/// decision, and the run (`before_agent_start` on) starts at the wake after.
 #[test]
-fn an_idle_user_message_goes_through_the_input_handlers_as_an_extensions() {
+fn an_idle_user_messages_input_handlers_decide_before_the_command_is_answered() {
     let mut s = session(&[HookEvent::Command, HookEvent::Input]);
-    command(&mut s, vec![user_message("Please go.")]);
-    let step = s.step(2, SessionInput::Wake).unwrap();
-    let asked: Vec<serde_json::Value> = step
+    let step = command(&mut s, vec![user_message("Please go.")]);
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    let asked: Vec<(pi_core::agent::CallId, serde_json::Value)> = step
         .effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Hook { payload, .. } => Some(serde_json::to_value(payload).unwrap()),
+            Effect::Hook { call, payload, .. } => {
+                Some((*call, serde_json::to_value(payload).unwrap()))
+            }
             _ => None,
         })
         .collect();
     assert_eq!(asked.len(), 1, "{asked:?}");
-    assert_eq!(asked[0]["type"], "input");
-    assert_eq!(asked[0]["text"], "Please go.");
-    assert_eq!(asked[0]["source"], "extension");
+    assert_eq!(asked[0].1["type"], "input");
+    assert_eq!(asked[0].1["text"], "Please go.");
+    assert_eq!(asked[0].1["source"], "extension");
+    assert!(s.is_busy());
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: asked[0].0,
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
+                    actions: vec![HookAction::AppendEntry {
+                        custom_type: "input".into(),
+                        data: Some(json!({})),
+                    }],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert!(
+        matches!(step.replies[..], [Reply::CommandRan { .. }]),
+        "answered once its input is decided: {:?}",
+        step.replies
+    );
+    assert_eq!(ended_roles(&step), (vec![], false));
+    assert!(s.waits_only_for_idle_runs(), "print mode stops here");
+    assert_eq!(step.wake_at, Some(3));
+    let step = s.step(3, SessionInput::Wake).unwrap();
+    assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
+    assert!(!s.waits_only_for_idle_runs());
+}
+
+/// A user message the `input` handlers handle starts nothing, and nothing is left to wait for.
+#[test]
+fn an_idle_user_message_the_input_handlers_handle_starts_no_run() {
+    let mut s = session(&[HookEvent::Command, HookEvent::Input]);
+    let step = command(&mut s, vec![user_message("Please go.")]);
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: hook(&step),
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Handled),
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert!(matches!(step.replies[..], [Reply::CommandRan { .. }]));
+    assert_eq!(step.wake_at, None);
+    assert!(!s.is_busy());
 }
 
 #[test]
@@ -234,4 +291,162 @@ fn a_custom_messages_run_asks_before_agent_start_with_the_message() {
         .unwrap();
     assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
     assert_eq!(requests(&step).len(), 1);
+}
+
+/// The customTypes of the entries a step announced (`entry_appended`).
+fn appended(step: &SessionStep) -> Vec<String> {
+    step.events
+        .iter()
+        .filter_map(|e| {
+            let value = serde_json::to_value(e).unwrap();
+            (value["type"] == "entry_appended").then(|| {
+                value["entry"]["customType"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+        })
+        .collect()
+}
+
+/// Pi 1.5.2 runs an idle user message's `input` handlers within the handler's call, so what
+/// the handler asks for after it follows their effects: two messages, then an entry, give the
+/// two `input` decisions, then the entry, then `handled`.
+#[test]
+fn actions_asked_after_an_idle_user_message_wait_for_its_input_decision() {
+    let mut s = session(&[HookEvent::Command, HookEvent::Input]);
+    let entry = HookAction::AppendEntry {
+        custom_type: "sent".into(),
+        data: None,
+    };
+    let step = command(
+        &mut s,
+        vec![user_message("First."), user_message("Second."), entry],
+    );
+    assert!(appended(&step).is_empty());
+    assert!(step.replies.is_empty());
+    let decide = |s: &mut SessionMachine, call, at| {
+        s.step(
+            at,
+            SessionInput::Answer(Input::HookDecided {
+                call,
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
+                    actions: vec![HookAction::AppendEntry {
+                        custom_type: "input".into(),
+                        data: None,
+                    }],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap()
+    };
+    let step = decide(&mut s, hook(&step), 3);
+    assert_eq!(appended(&step), ["input"]);
+    assert!(step.replies.is_empty(), "the second message waits");
+    let step = decide(&mut s, hook(&step), 4);
+    assert_eq!(appended(&step), ["input", "sent"]);
+    assert!(matches!(step.replies[..], [Reply::CommandRan { .. }]));
+}
+
+/// Several runs asked at one hook point: Pi 1.5.2 starts the first at once, so the others find
+/// it running: a custom message with `triggerTurn` steers it (its first turn delivers it after
+/// the starting message), a user message is refused with Pi's error at `send_user_message`,
+/// both once the run's `before_agent_start` is decided, before `agent_start`.
+#[test]
+fn runs_asked_beside_the_first_steer_it_or_are_refused() {
+    let mut s = session(&[HookEvent::Command, HookEvent::BeforeAgentStart]);
+    let mut second = note(Some(true));
+    if let HookAction::SendMessage { message, .. } = &mut second {
+        message.content = json!("second");
+    }
+    command(
+        &mut s,
+        vec![note(Some(true)), user_message("Late."), second],
+    );
+    let step = s.step(2, SessionInput::Wake).unwrap();
+    assert_eq!(
+        ended_roles(&step),
+        (vec![], false),
+        "waits for the decision"
+    );
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: hook(&step),
+                outcome: HookOutcome {
+                    decision: HookDecision::BeforeAgentStart {
+                        messages: vec![],
+                        system_prompt: None,
+                    },
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    let kinds: Vec<String> = step
+        .events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .take(2)
+        .collect();
+    assert_eq!(kinds, ["extension_error", "agent_start"]);
+    let error = serde_json::to_value(&step.events[0]).unwrap();
+    assert_eq!(error["extensionPath"], "<runtime>");
+    assert_eq!(error["event"], "send_user_message");
+    let (_, request) = requests(&step).remove(0);
+    let contents: Vec<serde_json::Value> = request
+        .messages
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap()["content"].clone())
+        .collect();
+    assert_eq!(
+        contents.len(),
+        2,
+        "both notes, no user message: {contents:?}"
+    );
+    assert!(contents[1].to_string().contains("second"), "{contents:?}");
+}
+
+/// The wake that starts a custom message's run waits for the `input` decision of a user
+/// message the same handler sent after it: Pi ran those handlers before the hook point went on.
+#[test]
+fn the_idle_run_wake_waits_for_the_input_decisions_sent_beside_it() {
+    let mut s = session(&[HookEvent::Command, HookEvent::Input]);
+    let step = command(&mut s, vec![note(Some(true)), user_message("Late.")]);
+    assert_eq!(
+        step.wake_at, None,
+        "the user message's input is not decided yet"
+    );
+    assert!(s.holds_custom_idle_run());
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: hook(&step),
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert!(matches!(step.replies[..], [Reply::CommandRan { .. }]));
+    assert_eq!(step.wake_at, Some(3));
+    let step = s.step(3, SessionInput::Wake).unwrap();
+    assert!(ended_roles(&step).1, "the note's run starts");
+    let refused = step
+        .events
+        .iter()
+        .any(|e| serde_json::to_value(e).unwrap()["event"] == "send_user_message");
+    assert!(refused, "the user message beside it is refused");
 }

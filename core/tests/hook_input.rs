@@ -11,7 +11,7 @@ use pi_core::agent::hooks::{
 };
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::{
-    Reply, SessionError, SessionInput, SessionMachine, SessionRejection, SessionStep,
+    BusyAnswer, Reply, SessionError, SessionInput, SessionMachine, SessionRejection, SessionStep,
     StreamingBehavior,
 };
 use pi_core::event::{Event, SessionEvent};
@@ -307,7 +307,7 @@ fn a_prompt_while_streaming_without_a_behavior_is_refused_after_its_handlers() {
     let step = s
         .step(6, decided(call, InputAction::Handled, vec![]))
         .unwrap();
-    assert_eq!(step.replies, [Reply::BusyPrompt(Ok(()))]);
+    assert_eq!(step.replies, [Reply::BusyPrompt(Ok(BusyAnswer::Handled))]);
     assert!(s.agent().is_streaming());
 }
 
@@ -376,4 +376,35 @@ fn a_decision_nobody_waits_for_is_refused() {
         },
     });
     assert!(s.step(5, other).is_err());
+}
+
+/// A prompt sent while streaming without a behavior whose handlers decide after the run ended:
+/// Pi 1.5.2 checks for a run only then, so the prompt is no longer busy: it is answered
+/// `started`, and its run starts in the step after (so the answer goes out before `agent_start`).
+#[test]
+fn a_busy_prompt_whose_run_ended_while_its_handlers_decided_starts_a_run() {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
+    let step = s
+        .step(2, decided(call, InputAction::Continue, vec![]))
+        .unwrap();
+    let model = model_calls(&step)[0];
+    let (busy, _) = hook(&s.step(3, prompt("/greet you")).unwrap());
+    assert!(settled(&finish(&mut s, 4, model)));
+    let step = s
+        .step(5, decided(busy, InputAction::Continue, vec![]))
+        .unwrap();
+    assert_eq!(step.replies, [Reply::BusyPrompt(Ok(BusyAnswer::Started))]);
+    assert!(
+        model_calls(&step).is_empty(),
+        "the run starts after the answer"
+    );
+    assert_eq!(step.wake_at, Some(5));
+    let step = s.step(5, SessionInput::Wake).unwrap();
+    assert_eq!(model_calls(&step).len(), 1);
+    assert_eq!(
+        user_texts(&s)[1],
+        json!([{"type": "text", "text": "Hello you"}]),
+        "expanded as a prompt is"
+    );
 }

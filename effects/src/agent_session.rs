@@ -71,7 +71,7 @@ pub use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
 use crate::custom_tool::ToolRegistry;
-use crate::driver::{advance, drive, submit, DriveError, Driven, Interpreter};
+use crate::driver::{advance, drive, drive_to_end, submit, DriveError, Driven, Interpreter};
 use crate::extension::ExtensionRegistry;
 use crate::live::{CallOptionsFor, Live};
 use crate::network::{Timeouts, Transport};
@@ -521,6 +521,23 @@ impl<I: Interpreter> AgentSession<I> {
         on_event: impl FnMut(&Event),
     ) -> Result<Driven, DriveError> {
         drive(
+            &mut self.machine,
+            &mut self.io,
+            &mut self.file,
+            input,
+            on_event,
+        )
+        .await
+    }
+
+    /// Feeds a run's last input and runs until the session is idle but for the runs an
+    /// extension asked for while idle, which never start (print mode's end: `drive_to_end`).
+    pub async fn run_to_end(
+        &mut self,
+        input: SessionInput,
+        on_event: impl FnMut(&Event),
+    ) -> Result<Driven, DriveError> {
+        drive_to_end(
             &mut self.machine,
             &mut self.io,
             &mut self.file,

@@ -88,6 +88,9 @@ pub enum FrontEndNext {
     /// The front end's input is over: a replay's recording is used up, or the session is idle
     /// where the recording goes on (its end reports what was left).
     End,
+    /// A signal stopped the recorded run here (its abort, asked by no command, comes next):
+    /// the front end stops the run as on the signal, and exits with this code (the recorded).
+    Signal(i32),
 }
 
 /// What a run left when it ended (or when its session is about to be replaced): what a
@@ -193,13 +196,38 @@ pub async fn drive<I: Interpreter>(
     io: &mut I,
     file: &mut SessionFile,
     input: SessionInput,
+    on_event: impl FnMut(&Event),
+) -> Result<Driven, DriveError> {
+    drive_while(machine, io, file, input, on_event, SessionMachine::is_busy).await
+}
+
+/// [`drive`] for a run's last input (print mode's last prompt): it stops once only the wake
+/// that starts runs an extension asked for while idle is left, as Pi 1.5.2's print mode
+/// disposes the session once its prompts are answered.
+pub async fn drive_to_end<I: Interpreter>(
+    machine: &mut SessionMachine,
+    io: &mut I,
+    file: &mut SessionFile,
+    input: SessionInput,
+    on_event: impl FnMut(&Event),
+) -> Result<Driven, DriveError> {
+    let busy = |m: &SessionMachine| m.is_busy() && !m.waits_only_for_idle_runs();
+    drive_while(machine, io, file, input, on_event, busy).await
+}
+
+async fn drive_while<I: Interpreter>(
+    machine: &mut SessionMachine,
+    io: &mut I,
+    file: &mut SessionFile,
+    input: SessionInput,
     mut on_event: impl FnMut(&Event),
+    busy: impl Fn(&SessionMachine) -> bool,
 ) -> Result<Driven, DriveError> {
     let mut driven = Driven {
         replies: submit(machine, io, file, input, &mut on_event)?,
         refused: Vec::new(),
     };
-    while machine.is_busy() {
+    while busy(machine) {
         match advance(machine, io, file, &mut on_event).await? {
             Ok(replies) => driven.replies.extend(replies),
             Err(error) => driven.refused.push(error),

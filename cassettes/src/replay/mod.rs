@@ -35,6 +35,9 @@ use crate::redact::Rules;
 use index::{RecordedCall, Spine};
 use model::ReplayCall;
 
+/// The exit of a run SIGTERM stopped, for a recording that lost its outcome line.
+const SIGTERM_EXIT: i32 = 143;
+
 /// Answers the machine from a cassette (see the module doc).
 #[derive(Debug)]
 pub struct Replay {
@@ -537,6 +540,12 @@ impl Interpreter for Replay {
             }
             Some((_, Spine::ExtensionUi(t, request))) => {
                 FrontEndNext::Input(*t, FrontEndInput::ExtensionUi(request.clone()))
+            }
+            // An abort no command asked for (a command's comes right after its line, taken
+            // with it): a signal's, which the front end asks for again as it stops the run.
+            Some((_, Spine::Outside(_, input))) if matches!(**input, RecordedInput::Abort) => {
+                let exit = self.cassette.outcome().map_or(SIGTERM_EXIT, |o| o.exit);
+                return FrontEndNext::Signal(exit);
             }
             Some(_) if busy => return FrontEndNext::Nothing,
             Some(_) => return FrontEndNext::End,

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use pi_cassettes::{Divergence, Record, Replay};
-use pi_core::agent_session::{Reply, RPC_SOURCE};
+use pi_core::agent_session::{BusyAnswer, Reply, RPC_SOURCE};
 use pi_core::event::Event;
 use pi_core::rpc::{ResponseType, RpcResponse};
 use pi_effects::agent_session::{AgentSession, CancellationToken};
@@ -230,6 +230,12 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
             FrontEndNext::End => {
                 rpc.end_batch();
                 return Ended::Input;
+            }
+            // The recorded run was stopped by a signal here: stopped again the same way.
+            FrontEndNext::Signal(code) => {
+                let out = &mut rpc.out;
+                stop(&mut rpc.session, &mut |event: &Event| out.json_line(event)).await;
+                return Ended::Signal(code);
             }
             // Stdin's end stops the run at once, whatever events are ready (Pi shuts down on
             // it); the lines read before it have all been taken.
@@ -502,14 +508,32 @@ impl<I: Interpreter + Send> Rpc<I> {
                     }
                     let id = self.command_waiters.pop_front().flatten();
                     let handled = commands::disposition(commands::Disposition::Handled);
-                    self.respond(&success(id, "prompt", Some(handled)));
+                    let response = success(id, "prompt", Some(handled));
+                    // A custom message's run the command asked for starts within it in Pi
+                    // 1.5.2: the answer follows its `before_agent_start`, before `agent_start`.
+                    match self.session.machine().holds_custom_idle_run() {
+                        true => self
+                            .started_waiters
+                            .push_back((response, started::Before::AgentStartOrError)),
+                        false => self.respond(&response),
+                    }
                 }
                 Reply::BusyPrompt(decided) => {
                     let id = self.busy_waiters.pop_front().flatten();
                     let response = match decided {
-                        Ok(()) => {
+                        Ok(BusyAnswer::Handled) => {
                             let handled = commands::disposition(commands::Disposition::Handled);
                             success(id, "prompt", Some(handled))
+                        }
+                        // The run ended while its handlers decided: its own run starts in the
+                        // step after, and the answer goes out before its `agent_start`.
+                        Ok(BusyAnswer::Started) => {
+                            let started = commands::disposition(commands::Disposition::Started);
+                            self.started_waiters.push_back((
+                                success(id, "prompt", Some(started)),
+                                started::Before::AgentStart,
+                            ));
+                            continue;
                         }
                         Err(refusal) => failure(id, "prompt", refusal),
                     };

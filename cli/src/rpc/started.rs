@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use pi_core::event::{AgentEvent, Event};
+use pi_core::event::{AgentEvent, Event, SessionEvent};
 use pi_core::rpc::RpcResponse;
 use pi_effects::driver::Interpreter;
 
@@ -15,8 +15,20 @@ use super::commands::{disposition, Disposition};
 use super::{success, Rpc};
 use crate::output::Stdout;
 
-/// The `started` answers waiting for their run's `agent_start`, oldest first.
-pub(super) type Waiting = VecDeque<RpcResponse>;
+/// The answers waiting for a run's `agent_start`, oldest first: a prompt's `started`, and a
+/// command's `handled` when its handler asked for a custom message's run, which also goes out
+/// before an `extension_error` (Pi 1.5.2 answers the command before a user message sent beside
+/// that run is refused).
+pub(super) type Waiting = VecDeque<(RpcResponse, Before)>;
+
+/// What a waiting answer goes out before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Before {
+    /// The run's `agent_start`.
+    AgentStart,
+    /// The run's `agent_start`, or an `extension_error` before it.
+    AgentStartOrError,
+}
 
 impl<I: Interpreter + Send> Rpc<I> {
     /// Writes a prompt's `started` answer with the events its submission printed: before the
@@ -27,7 +39,8 @@ impl<I: Interpreter + Send> Rpc<I> {
         for event in before {
             self.out.json_line(event);
         }
-        self.started_waiters.push_back(response);
+        self.started_waiters
+            .push_back((response, Before::AgentStart));
         for event in after {
             print_event(&mut self.out, &mut self.started_waiters, event);
         }
@@ -39,18 +52,24 @@ impl<I: Interpreter + Send> Rpc<I> {
         if self.session.machine().is_busy() {
             return;
         }
-        while let Some(response) = self.started_waiters.pop_front() {
+        while let Some((response, _)) = self.started_waiters.pop_front() {
             let handled = disposition(Disposition::Handled);
             self.respond(&success(response.id, "prompt", Some(handled)));
         }
     }
 }
 
-/// Prints a session event; a run's `agent_start` is preceded by the answer of the prompt that
-/// waited for it.
+/// Prints a session event; a run's `agent_start` (or an `extension_error`, for a command's
+/// answer) is preceded by the answer that waited for it.
 pub(super) fn print_event(out: &mut Stdout, waiting: &mut Waiting, event: &Event) {
-    if is_agent_start(event) {
-        if let Some(response) = waiting.pop_front() {
+    let error = matches!(event, Event::Session(SessionEvent::ExtensionError { .. }));
+    let due = match waiting.front() {
+        Some((_, Before::AgentStartOrError)) => is_agent_start(event) || error,
+        Some((_, Before::AgentStart)) => is_agent_start(event),
+        None => false,
+    };
+    if due {
+        if let Some((response, _)) = waiting.pop_front() {
             out.json_line(&response);
         }
     }

@@ -124,6 +124,88 @@ fn a_user_message_a_command_sends_while_idle_starts_a_run_and_replays_without_no
     assert_replays_without_node(&env, &cassette, &recorded);
 }
 
+/// Print mode's last prompt naming a command whose handler sends a user message while idle:
+/// the message's `input` handlers run (their entry is written), then print mode ends before
+/// its run starts, as Pi 1.5.2's print mode disposes the session then: no `before_agent_start`,
+/// no request. The replay, with no Node, gives the same bytes.
+#[test]
+fn print_mode_ends_before_the_run_a_commands_user_message_would_start() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Never reached."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("ask.jsonl");
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/print_idle/extension.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "/ask say hello",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(mock.requests().is_empty(), "{recorded}");
+    let entries: Vec<String> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| match e["type"].as_str() {
+            Some("entry_appended") => e["entry"]["customType"].as_str().unwrap().to_owned(),
+            other => other.unwrap().to_owned(),
+        })
+        .collect();
+    assert_eq!(entries, ["session", "asked", "input"], "{recorded}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A command asking for three runs while idle (RPC): the first note's run starts, the user
+/// message beside it is refused with Pi 1.5.2's error, the second note steers the run, whose
+/// one request carries both notes; the replay, with no Node and no client, gives the same bytes.
+#[test]
+fn runs_a_command_asks_beside_the_first_steer_it_or_are_refused_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Noted both."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("mixed.jsonl");
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/idle_runs_many/extension.ts");
+    let mut command = env.rpc_command();
+    command.args([
+        "--no-session",
+        "-e",
+        extension.to_str().unwrap(),
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let (recorded, lines) = drive_rpc_with_ui(&mut command, "/mixed");
+    let errors: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "extension_error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{recorded}");
+    assert_eq!(errors[0]["event"], "send_user_message");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "{recorded}");
+    let sent = requests[0]["messages"].to_string();
+    assert!(
+        sent.contains("Note one") && sent.contains("Note two"),
+        "{sent}"
+    );
+    assert!(!sent.contains("After the note."), "{sent}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
 /// Runs the conformance case `case`'s extension over RPC with compaction keeping 10 tokens:
 /// `prompts` one after the other (the next once the run before has settled or the command is
 /// answered), to the first `compaction_end`, recorded. The output, and the types of the lines

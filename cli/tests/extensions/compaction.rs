@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
-use crate::support::{node_path, replay_without_node, with_host};
+use crate::support::{assert_replays_without_node, node_path, with_host};
 
 /// Whether `obj` holds every field of `pattern` (the kit's `subset`).
 fn subset(pattern: &Value, obj: &Value) -> bool {
@@ -140,9 +140,7 @@ fn compaction_hooks_cancel_and_supply_and_the_recording_replays_without_node() {
         "three prompts, one summary (the supplied one asks none)"
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 #[test]
@@ -163,9 +161,7 @@ fn compact_callbacks_run_after_the_end_and_the_recording_replays_without_node() 
         "onComplete's message reaches the next request: {last}"
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }
 
 #[test]
@@ -193,7 +189,5 @@ fn automatic_compactions_wait_for_the_extension_and_the_recording_replays_withou
         "no summary request, the overflowed turn not asked again"
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
 }

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
-use crate::support::{fixture, node_path, replay_without_node, run, with_host};
+use crate::support::{assert_replays_without_node, fixture, node_path, run, with_host};
 
 /// The key `gateway.ts` writes literally in its registration.
 const PLANTED: &str = "gw-planted-literal-0123456789abcdef";
@@ -86,9 +86,7 @@ fn a_registered_providers_model_is_recorded_over_http_and_replays_without_node()
         "the header was not recorded"
     );
 
-    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(replayed, recorded);
+    assert_replays_without_node(&env, &cassette, &recorded);
     assert_eq!(mock.requests().len(), 1, "the replay sent a request");
 
     // The prompt names the key (written before any request shows it) and the model says it:

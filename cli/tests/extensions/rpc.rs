@@ -5,8 +5,8 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    assert_replays_without_node, drive_rpc_with_ui, fixture, node_path, original, run, ui_exchange,
-    with_host,
+    assert_replays_without_node, drive_rpc_with_ui, fixture, node_path, original,
+    replay_without_node, run, ui_exchange, with_host,
 };
 
 /// In RPC mode, an `abort` read from stdin while an extension's tool runs in the host reaches
@@ -299,4 +299,172 @@ fn rpc_prompt_answers_follow_their_handlers_and_replay_without_node() {
     assert!(refusals.iter().all(|l| l["error"] == refusal));
 
     assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// Over RPC, a prompt while streaming without a behaviour whose `input` handler outlasts the
+/// run is no longer busy when the handlers decide: as in Pi 1.5.2 it is answered `started`
+/// (before its run's `agent_start`) and runs. The recording replays to the same bytes with no
+/// Node.
+#[test]
+fn a_busy_prompt_whose_run_ended_meanwhile_starts_a_run_and_replays_without_node() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"chunk_delay_ms": 100, "text": ["Short ", "run."]},
+        {"text": ["Slow one answered."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("ended.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/busy_prompt_ended/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["--no-session", "-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    send(json!({"id": "p1", "type": "prompt", "message": "start"}));
+    let (mut recorded, mut lines, mut streaming, mut settled) =
+        (String::new(), Vec::new(), false, 0);
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "message_update" && !streaming {
+            streaming = true;
+            send(json!({"id": "p2", "type": "prompt", "message": "slow"}));
+        }
+        settled += usize::from(event["type"] == "agent_settled");
+        lines.push(event);
+        if settled == 2 {
+            break;
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let order: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match l["type"].as_str()? {
+            "response" => Some(format!("{} {}", l["id"], l["data"]["disposition"])),
+            kind @ ("agent_start" | "agent_settled") => Some(kind.to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            r#""p1" "started""#,
+            "agent_start",
+            "agent_settled",
+            r#""p2" "started""#,
+            "agent_start",
+            "agent_settled",
+        ],
+        "{recorded}"
+    );
+    assert_eq!(mock.requests().len(), 2);
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// An attack on a held `started` answer: the process gets SIGTERM, or its stdin ends, while a
+/// prompt's `before_agent_start` handler holds the run up (after a first prompt's run wrote the
+/// session file). Whatever it wrote is whole: every stdout, session-file and cassette line is
+/// a JSON line, and the cassette replays with no Node (to the run's exit, a signal's stop
+/// included) or is refused as unusable (125), never half read.
+#[test]
+fn a_run_stopped_before_it_starts_leaves_every_file_whole() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    for stop in ["TERM", "eof"] {
+        let mock = MockLlm::start(&json!([{"text": ["First."]}, {"text": ["Never."]}]));
+        let env = Env::new(&mock);
+        let cassette = env.path("stopped.jsonl");
+        let mut command = env.rpc_command();
+        command.args(["-e", fixture("slow_start.ts").to_str().unwrap()]);
+        command.args(["--record", cassette.to_str().unwrap()]);
+        with_host(&mut command, &path);
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = Some(child.stdin.take().unwrap());
+        let send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
+            writeln!(stdin.as_mut().unwrap(), "{line}").unwrap()
+        };
+        send(
+            &mut stdin,
+            json!({"id": "p1", "type": "prompt", "message": "first"}),
+        );
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut printed = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(out.read_line(&mut line).unwrap() > 0, "{printed}");
+            printed.push_str(&line);
+            if line.contains("\"agent_settled\"") {
+                break;
+            }
+        }
+        send(
+            &mut stdin,
+            json!({"id": "p2", "type": "prompt", "message": "slow"}),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        match stop {
+            "eof" => drop(stdin.take()),
+            signal => {
+                let status = std::process::Command::new("kill")
+                    .args([&format!("-{signal}"), &child.id().to_string()])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+        }
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        printed.push_str(&rest);
+        let status = child.wait().unwrap();
+        assert!(
+            [Some(0), Some(143)].contains(&status.code()),
+            "{stop}: {status:?}"
+        );
+        let whole = |what: &str, text: &str| {
+            assert!(
+                text.is_empty() || text.ends_with('\n'),
+                "{stop}: {what} cut: {text}"
+            );
+            for line in text.lines() {
+                assert!(
+                    serde_json::from_str::<Value>(line).is_ok(),
+                    "{stop}: {what} holds a half line: {line}"
+                );
+            }
+        };
+        whole("stdout", &printed);
+        let files = env.session_files();
+        assert_eq!(files.len(), 1, "{stop}: the first run's session file");
+        for file in files.iter().chain([&cassette]) {
+            whole(
+                &file.display().to_string(),
+                &std::fs::read_to_string(file).unwrap(),
+            );
+        }
+        let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+        if code != 125 {
+            assert_eq!(replayed, printed, "{stop}: {stderr}");
+        }
+        assert!(
+            Some(code) == status.code() || (code == 125 && !stderr.trim().is_empty()),
+            "{stop}: the replay gave {code}: {stderr}\n{}",
+            std::fs::read_to_string(&cassette).unwrap()
+        );
+    }
 }

@@ -14,6 +14,13 @@ use crate::agent::CallId;
 use super::contract::{Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
 
+/// A command's answer held until the `input` handlers of the user messages it sent while idle
+/// have decided (and the actions asked after them are applied): Pi 1.5.2 runs them within the
+/// handler's `sendUserMessage` call, so their effects come before the prompt is answered
+/// `handled`.
+#[derive(Debug)]
+pub(super) struct HeldReply(Reply);
+
 impl SessionMachine {
     /// Whether `text`, prompted, would run an extension command rather than reach the model
     /// (what a front end answers such a prompt by: Pi's `handled` disposition).
@@ -78,7 +85,23 @@ impl SessionMachine {
                 error: e.error,
             })
             .collect();
-        self.reply(Reply::CommandRan { errors });
+        let reply = Reply::CommandRan { errors };
+        match self.idle_inputs_pending() {
+            false => self.reply(reply),
+            true => self.held_reply = Some(HeldReply(reply)),
+        }
         Ok(())
+    }
+
+    /// An input was decided: a command's answer held for its user messages goes out once none
+    /// of them waits for its decision, and the runs they asked for may start.
+    pub(super) fn release_held_reply(&mut self) {
+        if self.idle_inputs_pending() {
+            return;
+        }
+        if let Some(HeldReply(reply)) = self.held_reply.take() {
+            self.reply(reply);
+        }
+        self.arm_idle_runs();
     }
 }

@@ -180,8 +180,19 @@ pub enum Reply {
         errors: Vec<crate::agent::hooks::HookError>,
     },
     /// A prompt sent while the agent streams without a behaviour had its `input` decision:
-    /// handled by a handler, or Pi's refusal (the text was neither prompted nor queued).
-    BusyPrompt(Result<(), String>),
+    /// handled by a handler, started (the run had ended by then), or Pi's refusal (the text
+    /// was neither prompted nor queued).
+    BusyPrompt(Result<BusyAnswer, String>),
+}
+
+/// How a prompt sent while the agent streams without a behaviour was taken, once its `input`
+/// handlers decided (Pi 1.5.2 checks for a run only then).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BusyAnswer {
+    /// A handler handled it: no message, no run.
+    Handled,
+    /// The run had ended meanwhile: it starts a run, in the step after the answer.
+    Started,
 }
 
 /// Where to navigate and how (Pi's `navigateTree` options).

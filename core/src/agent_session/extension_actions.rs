@@ -27,7 +27,6 @@ use crate::event::{CompactionReason, CompactionResult};
 use crate::message::{ContentBlock, ImageContent, UserContent};
 
 use super::contract::{SessionError, StreamingBehavior};
-use super::idle_run::IdleRun;
 use super::input::{InputKind, EXTENSION_SOURCE};
 use super::machine::SessionMachine;
 
@@ -53,7 +52,7 @@ impl SessionMachine {
         &mut self,
         actions: &[HookAction],
     ) -> Result<(), SessionError> {
-        for action in actions {
+        for (index, action) in actions.iter().enumerate() {
             match action {
                 HookAction::AppendEntry { custom_type, data } => {
                     self.append_custom(custom_type, data.clone())
@@ -75,11 +74,24 @@ impl SessionMachine {
                     content,
                     deliver_as,
                     expand_prompt_templates,
-                } => self.send_user_message(
-                    content,
-                    deliver_as.as_deref(),
-                    expand_prompt_templates.unwrap_or(false),
-                )?,
+                } => {
+                    let before = self.pending_inputs.len();
+                    let idle = !self.agent.is_streaming();
+                    self.send_user_message(
+                        content,
+                        deliver_as.as_deref(),
+                        expand_prompt_templates.unwrap_or(false),
+                    )?;
+                    // Pi runs an idle message's `input` handlers within the call: the actions
+                    // asked after it wait for their decision.
+                    if let (true, Some(asked)) = (idle, self.pending_inputs.get(before)) {
+                        let rest = actions[index + 1..].to_vec();
+                        if !rest.is_empty() {
+                            self.stashed_actions = Some((asked.call, rest));
+                        }
+                        return Ok(());
+                    }
+                }
                 HookAction::SetActiveTools { tools } => self.set_active_tools(tools),
                 // Pi's `setModel` once auth was found: a `model_change` entry and the thinking
                 // level carried over as a model switch carries it; mid run, the next request
@@ -101,7 +113,19 @@ impl SessionMachine {
                 HookAction::Abort => {}
             }
         }
+        self.arm_idle_runs();
         Ok(())
+    }
+
+    /// Applies the actions stashed behind the idle user message `call` once it is decided.
+    pub(super) fn resume_stashed_actions(&mut self, call: CallId) -> Result<(), SessionError> {
+        match self.stashed_actions.take() {
+            Some((waiting, rest)) if waiting == call => self.apply_asked_actions(&rest),
+            other => {
+                self.stashed_actions = other;
+                Ok(())
+            }
+        }
     }
 
     /// Starts the compaction an extension asked for once no run is active: Pi's
@@ -181,8 +205,9 @@ impl SessionMachine {
     /// `"extension"`, the `input` handlers first where there are some; `/skill:` and templates
     /// expand only when asked) and are queued as a follow-up with `deliverAs: "followUp"`, else as
     /// steering, which the run delivers before it settles. Pi refuses one without `deliverAs`
-    /// (its handler's error report), so nothing is queued for it. While idle Pi starts a run for
-    /// it from the hook point, once the hook point has gone on (`idle_run`).
+    /// (its handler's error report), so nothing is queued for it. While idle its `input`
+    /// handlers decide at once, as Pi runs them within the call, and Pi starts a run for it
+    /// once the hook point has gone on (`idle_run`).
     fn send_user_message(
         &mut self,
         content: &UserContent,
@@ -191,12 +216,13 @@ impl SessionMachine {
     ) -> Result<(), SessionError> {
         if !self.agent.is_streaming() {
             let (text, images) = text_and_images(content);
-            self.start_when_idle(IdleRun::User {
+            return self.input_from(
                 text,
                 images,
+                InputKind::Idle,
+                EXTENSION_SOURCE.to_owned(),
                 expand,
-            });
-            return Ok(());
+            );
         }
         let Some(deliver_as) = deliver_as else {
             return Ok(());

@@ -10,7 +10,8 @@ use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, Inp
 use crate::agent::CallId;
 use crate::message::ImageContent;
 
-use super::contract::{Reply, SessionError, SessionRejection, StreamingBehavior};
+use super::contract::{BusyAnswer, Reply, SessionError, SessionRejection, StreamingBehavior};
+use super::idle_run::IdleRun;
 use super::machine::SessionMachine;
 
 /// Pi's input `source` for a session driven by a program or the terminal (`"interactive"`,
@@ -33,12 +34,15 @@ pub(super) enum InputKind {
     /// A prompt while the agent streams, without a behaviour: Pi runs its `input` handlers,
     /// then refuses it unless one handled it ([`Reply::BusyPrompt`]).
     Refused,
+    /// An extension's `sendUserMessage` while idle: held, once decided, for the run that
+    /// starts after the hook point goes on (`idle_run`).
+    Idle,
 }
 
 /// An input waiting for the `input` decision.
 #[derive(Clone, Debug)]
 pub(super) struct PendingInput {
-    call: CallId,
+    pub(super) call: CallId,
     kind: InputKind,
     /// The text as the handlers were shown it (what `continue` goes on with).
     text: String,
@@ -61,7 +65,7 @@ impl SessionMachine {
         match kind {
             InputKind::Prompt(_) if self.run_extension_command(&text) => return Ok(()),
             InputKind::Queue(_) => self.refuse_queued_command(&text)?,
-            InputKind::Prompt(_) | InputKind::Refused => {}
+            InputKind::Prompt(_) | InputKind::Refused | InputKind::Idle => {}
         }
         let source = self.input_source.clone();
         self.input_from(text, images, kind, source, true)
@@ -101,7 +105,7 @@ impl SessionMachine {
         let streaming_behavior = match (self.agent.is_streaming(), kind) {
             (true, InputKind::Prompt(b)) => b,
             (true, InputKind::Queue(b)) => Some(b),
-            (_, InputKind::Refused) | (false, _) => None,
+            (_, InputKind::Refused | InputKind::Idle) | (false, _) => None,
         };
         let call = self.agent.reserve_call();
         let payload = HookPayload::Input {
@@ -140,6 +144,27 @@ impl SessionMachine {
         call: CallId,
         outcome: HookOutcome,
     ) -> Result<(), SessionError> {
+        self.apply_input_decision(call, outcome)?;
+        self.resume_stashed_actions(call)?;
+        self.release_held_reply();
+        Ok(())
+    }
+
+    /// Whether an extension's idle user message waits for its decision, or actions asked after
+    /// one wait for it.
+    pub(super) fn idle_inputs_pending(&self) -> bool {
+        self.stashed_actions.is_some()
+            || self
+                .pending_inputs
+                .iter()
+                .any(|p| p.kind == InputKind::Idle)
+    }
+
+    fn apply_input_decision(
+        &mut self,
+        call: CallId,
+        outcome: HookOutcome,
+    ) -> Result<(), SessionError> {
         let Some(index) = self.pending_inputs.iter().position(|p| p.call == call) else {
             return Ok(());
         };
@@ -147,13 +172,16 @@ impl SessionMachine {
         self.apply_asked_actions(&outcome.actions)?;
         self.report_hook_errors(&outcome.errors);
         if pending.kind == InputKind::Refused {
-            let refusal = match outcome.decision {
-                HookDecision::Input(InputAction::Transform { .. } | InputAction::Continue) => {
-                    Err(SessionRejection::NeedsStreamingBehavior.to_string())
+            let answer = match outcome.decision {
+                HookDecision::Input(InputAction::Transform { text, images }) => {
+                    self.busy_prompt_decided(text, images.unwrap_or(pending.images), pending.expand)
                 }
-                _ => Ok(()),
+                HookDecision::Input(InputAction::Continue) => {
+                    self.busy_prompt_decided(pending.text, pending.images, pending.expand)
+                }
+                _ => Ok(BusyAnswer::Handled),
             };
-            self.reply(Reply::BusyPrompt(refusal));
+            self.reply(Reply::BusyPrompt(answer));
             return self.release_held_decision(call);
         }
         let (text, images) = match outcome.decision {
@@ -166,6 +194,23 @@ impl SessionMachine {
         let text = self.expanded(text, pending.expand);
         self.decided_input(pending.kind, text, images)?;
         self.release_held_decision(call)
+    }
+
+    /// A busy prompt its handlers let through: Pi refuses it if a run is still going, else
+    /// (the run ended while they decided) starts a run with it, held for a wake due at once so
+    /// that the answer goes out before the run's `agent_start`.
+    fn busy_prompt_decided(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+        expand: bool,
+    ) -> Result<BusyAnswer, String> {
+        if self.agent.is_streaming() || self.run_active || self.prompt_refused_while_busy() {
+            return Err(SessionRejection::NeedsStreamingBehavior.to_string());
+        }
+        let text = self.expanded(text, expand);
+        self.start_when_idle(IdleRun::User { text, images });
+        Ok(BusyAnswer::Started)
     }
 
     /// The calls of the inputs waiting for their decision, in the order they came.
@@ -195,6 +240,10 @@ impl SessionMachine {
         match kind {
             InputKind::Prompt(behavior) => self.prompt(text, images, Vec::new(), behavior),
             InputKind::Queue(behavior) => self.queue(text, images, behavior),
+            InputKind::Idle => {
+                self.start_when_idle(IdleRun::User { text, images });
+                Ok(())
+            }
             InputKind::Refused => Ok(()),
         }
     }

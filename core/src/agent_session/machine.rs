@@ -79,6 +79,13 @@ pub struct SessionMachine {
     pub(super) held_decision: Option<super::extension_actions::HeldDecision>,
     /// Extensions' messages that start a run once their hook point has gone on (`idle_run`).
     pub(super) idle_runs: Vec<super::idle_run::IdleRun>,
+    /// The idle runs asked for beside the one started, waiting for its `before_agent_start`.
+    pub(super) later_idle_runs: Vec<super::idle_run::IdleRun>,
+    /// A command's answer waiting for the `input` decisions of the user messages it sent.
+    pub(super) held_reply: Option<super::command::HeldReply>,
+    /// The actions a handler asked for after an idle user message, waiting for its `input`
+    /// decision (Pi runs its handlers within the call, before the next action).
+    pub(super) stashed_actions: Option<(CallId, Vec<HookAction>)>,
     /// An extension's `ctx.compact()` (its custom instructions), waiting for the run it aborted
     /// to settle (`extension_actions`).
     pub(super) asked_compaction: Option<(Option<String>, Option<u64>)>,
@@ -156,6 +163,9 @@ impl SessionMachine {
             pending_inputs: Vec::new(),
             held_decision: None,
             idle_runs: Vec::new(),
+            later_idle_runs: Vec::new(),
+            held_reply: None,
+            stashed_actions: None,
             asked_compaction: None,
             compact_callbacks: Vec::new(),
             pending_commands: Vec::new(),
@@ -533,6 +543,7 @@ impl SessionMachine {
                 self.apply_asked_actions(&outcome.actions)?;
                 if matches!(outcome.decision, HookDecision::BeforeAgentStart { .. }) {
                     self.apply_later_sections_now();
+                    self.settle_later_idle_runs()?;
                 }
                 if self.hold_decision(&before, &input, aborts) {
                     return Ok(());

@@ -22,8 +22,8 @@ pub mod retry;
 
 pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};
 pub use contract::{
-    ExtensionEntry, NavigateRequest, Navigated, Reply, SessionConfig, SessionError, SessionInput,
-    SessionRejection, SessionStep, StreamingBehavior,
+    BusyAnswer, ExtensionEntry, NavigateRequest, Navigated, Reply, SessionConfig, SessionError,
+    SessionInput, SessionRejection, SessionStep, StreamingBehavior,
 };
 pub use feed::{feed, Machine, Refused};
 pub use input::{INTERACTIVE_SOURCE, RPC_SOURCE};

@@ -9,8 +9,8 @@ use super::parse::Command;
 use super::render;
 use crate::agent::{AgentConfig, Input};
 use crate::agent_session::{
-    feed, retry::RetrySettings, CacheWarming, NavigateRequest, Reply, SessionConfig, SessionInput,
-    SessionMachine, SessionStep, StreamingBehavior,
+    feed, retry::RetrySettings, BusyAnswer, CacheWarming, NavigateRequest, Reply, SessionConfig,
+    SessionInput, SessionMachine, SessionStep, StreamingBehavior,
 };
 use crate::compaction::CompactionSettings;
 use crate::event::Event;
@@ -278,7 +278,8 @@ impl Driver {
                 Reply::CommandRan { errors } => {
                     format!("command ran errors={}", render::json(errors))
                 }
-                Reply::BusyPrompt(Ok(())) => "busy prompt handled".to_owned(),
+                Reply::BusyPrompt(Ok(BusyAnswer::Handled)) => "busy prompt handled".to_owned(),
+                Reply::BusyPrompt(Ok(BusyAnswer::Started)) => "busy prompt started".to_owned(),
                 Reply::BusyPrompt(Err(error)) => {
                     format!("busy prompt refused {}", render::json(error))
                 }
