@@ -371,11 +371,12 @@ impl SessionBuilder {
         self
     }
 
-    /// The TypeScript extensions to load: those given, then those discovered when asked.
-    fn typescript_extension_paths(&self) -> Vec<PathBuf> {
-        let Some(project_trusted) = self.extension_discovery else {
-            return self.typescript_extensions.clone();
-        };
+    /// The home folder, the settings (the project's when `project_trusted`) and what their
+    /// `packages` give: what discovery reads.
+    fn settings_and_packages(
+        &self,
+        project_trusted: bool,
+    ) -> (PathBuf, Settings, pi_effects::packages::Resolved) {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
@@ -386,6 +387,15 @@ impl SessionBuilder {
             home: &home,
             listed: settings.listed_resources(),
         });
+        (home, settings, packages)
+    }
+
+    /// The TypeScript extensions to load: those given, then those discovered when asked.
+    fn typescript_extension_paths(&self) -> Vec<PathBuf> {
+        let Some(project_trusted) = self.extension_discovery else {
+            return self.typescript_extensions.clone();
+        };
+        let (home, settings, packages) = self.settings_and_packages(project_trusted);
         let given: Vec<String> = self
             .typescript_extensions
             .iter()
@@ -494,16 +504,7 @@ impl SessionBuilder {
     /// git root; then those of the installed packages the settings' `packages` name (one not
     /// installed is left out). Replaces what [`resources`](Self::resources) gave.
     pub fn discover_resources(mut self, project_trusted: bool) -> Self {
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        let settings = Settings::load(&self.agent_dir, &self.cwd, project_trusted);
-        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
-            agent_dir: &self.agent_dir,
-            cwd: &self.cwd,
-            home: &home,
-            listed: settings.listed_resources(),
-        });
+        let (home, settings, packages) = self.settings_and_packages(project_trusted);
         self.resources = discover(&Wanted {
             agent_dir: &self.agent_dir,
             cwd: &self.cwd,

@@ -7,32 +7,18 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::json;
 
-use super::host::{response_data, ExtensionHost, Registrations};
+use super::acted::ask;
+use super::host::{ExtensionHost, Registrations};
 use super::mirror::StateMirror;
 use crate::extension::{
-    HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+    HandledHooks, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
 };
 
 /// What the extensions' commands are reported as (Pi names a command's errors
 /// `command:<name>`; the name of the command is in the payload).
 const NAME: &str = "command";
-
-/// The host's answer to `command`.
-#[derive(Debug, Deserialize)]
-struct CommandAnswer {
-    #[serde(default)]
-    actions: Vec<HookAction>,
-    #[serde(default)]
-    errors: Vec<Thrown>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Thrown {
-    error: String,
-}
 
 struct SidecarCommands {
     host: Arc<ExtensionHost>,
@@ -57,35 +43,13 @@ impl RustExtension for SidecarCommands {
             let HookPayload::Command { name, args, idle } = payload else {
                 return Ok(None);
             };
-            let (id, mut answers) = {
-                // Held until the request is written, as an event's (`events.rs`).
-                let mut mirror = self.state.lock();
-                let mut request = json!({
-                    "type": "command",
-                    "name": name,
-                    "args": args,
-                    "idle": idle,
-                });
-                let (event, told) = mirror.for_event(payload, cx.state())?;
-                event.into_request(&mut request);
-                let asked = self.host.request(request).map_err(|e| e.to_string())?;
-                mirror.sent(told);
-                asked
-            };
-            let answer = answers.recv().await;
-            self.host.forget(id);
-            let answer = answer.ok_or_else(|| self.host.ended("the command").to_string())?;
-            let data = response_data(answer).map_err(|e| e.to_string())?;
-            let answer: CommandAnswer = serde_json::from_value(data).map_err(|e| {
-                format!("the extension host's answer to a command is not Pi's: {e}")
-            })?;
-            for action in answer.actions {
-                cx.act(action);
-            }
-            match answer.errors.into_iter().next() {
-                Some(thrown) => Err(thrown.error),
-                None => Ok(None),
-            }
+            let request = json!({
+                "type": "command",
+                "name": name,
+                "args": args,
+                "idle": idle,
+            });
+            ask(&self.host, &self.state, payload, cx, request, "the command").await
         })
     }
 }

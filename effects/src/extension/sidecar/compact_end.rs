@@ -7,31 +7,17 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::json;
 
-use super::host::{response_data, ExtensionHost};
+use super::acted::ask;
+use super::host::ExtensionHost;
 use super::mirror::StateMirror;
 use crate::extension::{
-    HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+    HandledHooks, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
 };
 
 /// What the callbacks' errors are reported as (Pi leaves a throwing `onError` unhandled).
 const NAME: &str = "ctx.compact";
-
-/// The host's answer to `compact_end`.
-#[derive(Debug, Deserialize)]
-struct CallbackAnswer {
-    #[serde(default)]
-    actions: Vec<HookAction>,
-    #[serde(default)]
-    errors: Vec<Thrown>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Thrown {
-    error: String,
-}
 
 struct SidecarCompactEnd {
     host: Arc<ExtensionHost>,
@@ -61,36 +47,21 @@ impl RustExtension for SidecarCompactEnd {
             else {
                 return Ok(None);
             };
-            let (id, mut answers) = {
-                // Held until the request is written, as an event's (`events.rs`).
-                let mut mirror = self.state.lock();
-                let mut request = json!({
-                    "type": "compact_end",
-                    "callback": callback,
-                    "result": result,
-                    "error": error,
-                });
-                let (event, told) = mirror.for_event(payload, cx.state())?;
-                event.into_request(&mut request);
-                let asked = self.host.request(request).map_err(|e| e.to_string())?;
-                mirror.sent(told);
-                asked
-            };
-            let answer = answers.recv().await;
-            self.host.forget(id);
-            let answer =
-                answer.ok_or_else(|| self.host.ended("the compaction's end").to_string())?;
-            let data = response_data(answer).map_err(|e| e.to_string())?;
-            let answer: CallbackAnswer = serde_json::from_value(data).map_err(|e| {
-                format!("the extension host's answer to a compaction's end is not Pi's: {e}")
-            })?;
-            for action in answer.actions {
-                cx.act(action);
-            }
-            match answer.errors.into_iter().next() {
-                Some(thrown) => Err(thrown.error),
-                None => Ok(None),
-            }
+            let request = json!({
+                "type": "compact_end",
+                "callback": callback,
+                "result": result,
+                "error": error,
+            });
+            ask(
+                &self.host,
+                &self.state,
+                payload,
+                cx,
+                request,
+                "the compaction's end",
+            )
+            .await
         })
     }
 }

@@ -11,6 +11,7 @@
 //!
 //! [`CustomTool`]: crate::custom_tool::CustomTool
 
+mod acted;
 pub mod command;
 pub mod compact_end;
 pub mod discover;

@@ -1,0 +1,59 @@
+//! A request to the extension host whose answer is only what its handlers asked for and what
+//! they threw: a command's run and `ctx.compact()`'s callbacks. The request goes out with the
+//! state mirror's changes for the payload (held locked until it is written, as an event's), the
+//! actions come back to the hook context in the order asked, and the first error is the
+//! handler's.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::host::{response_data, ExtensionHost};
+use super::mirror::StateMirror;
+use crate::extension::{HandlerResult, HookAction, HookContext, HookPayload};
+
+/// The host's answer: the actions asked for, the errors thrown.
+#[derive(Debug, Deserialize)]
+struct ActedAnswer {
+    #[serde(default)]
+    actions: Vec<HookAction>,
+    #[serde(default)]
+    errors: Vec<Thrown>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Thrown {
+    error: String,
+}
+
+/// Sends `request` for `payload` to `host` and waits for its answer; `what` names the request
+/// in the errors (`"the command"`).
+pub(super) async fn ask(
+    host: &ExtensionHost,
+    state: &StateMirror,
+    payload: &HookPayload,
+    cx: &HookContext,
+    mut request: Value,
+    what: &str,
+) -> Result<Option<HandlerResult>, String> {
+    let (id, mut answers) = {
+        let mut mirror = state.lock();
+        let (event, told) = mirror.for_event(payload, cx.state())?;
+        event.into_request(&mut request);
+        let asked = host.request(request).map_err(|e| e.to_string())?;
+        mirror.sent(told);
+        asked
+    };
+    let answer = answers.recv().await;
+    host.forget(id);
+    let answer = answer.ok_or_else(|| host.ended(what).to_string())?;
+    let data = response_data(answer).map_err(|e| e.to_string())?;
+    let answer: ActedAnswer = serde_json::from_value(data)
+        .map_err(|e| format!("the extension host's answer to {what} is not Pi's: {e}"))?;
+    for action in answer.actions {
+        cx.act(action);
+    }
+    match answer.errors.into_iter().next() {
+        Some(thrown) => Err(thrown.error),
+        None => Ok(None),
+    }
+}
