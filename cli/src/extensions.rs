@@ -98,6 +98,17 @@ impl Runtime {
                     self.diagnostics
                         .push(load_failure(&failed.path, &failed.error));
                 }
+                for extension in &registrations.extensions {
+                    let undelivered = extension.undelivered();
+                    if !undelivered.is_empty() {
+                        self.diagnostics.push(Diagnostic::Warning(format!(
+                            "Extension \"{}\" handles {}, which this harness does not deliver \
+                             to extensions yet: those handlers never run.",
+                            extension.path,
+                            undelivered.join(", ")
+                        )));
+                    }
+                }
                 register_tools(&mut self.custom_tools, &registrations, &host);
                 self.extension_commands = registrations.commands.clone();
                 for command in &mut self.extension_commands {

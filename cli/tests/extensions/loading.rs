@@ -177,3 +177,26 @@ fn a_broken_extension_host_is_a_clear_error_not_a_hang() {
         "a run went on without its extension"
     );
 }
+
+/// An extension handling events this harness does not deliver to extensions yet (`agent_end`,
+/// `session_start`) is told about once, by name, on stderr: its handlers for them are not run
+/// silently skipped. The run goes on; the events it does deliver (`turn_end`) are not named.
+#[test]
+fn handlers_for_events_not_delivered_are_said_not_skipped_silently() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["done"]}]));
+    let env = Env::new(&mock);
+    let extension = fixture("unheard.ts");
+    let mut command = with_extension(&env, &[], &extension, "hi");
+    with_host(&mut command, &path);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!((code, stdout.as_str()), (0, "done\n"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: Extension \"{}\" handles agent_end, session_start, which this harness \
+             does not deliver to extensions yet: those handlers never run.\n",
+            extension.display()
+        )
+    );
+}

@@ -38,6 +38,18 @@ impl LoadedExtension {
     }
 }
 
+impl LoadedExtension {
+    /// The events it handles that this harness does not deliver to extensions yet (those that
+    /// are no hook point the machine waits at), in the order `init` named them.
+    pub fn undelivered(&self) -> Vec<&str> {
+        self.events
+            .iter()
+            .filter(|e| serde_json::from_value::<HookEvent>(json!(e)).is_err())
+            .map(String::as_str)
+            .collect()
+    }
+}
+
 /// The host's answer to `event`.
 #[derive(Debug, Deserialize)]
 struct EventAnswer {
