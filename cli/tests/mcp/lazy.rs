@@ -75,21 +75,10 @@ fn a_later_prompt_lists_a_deferred_servers_instructions_as_pi_1_5_2_does() {
         ["mcp_servers"]
     );
 
-    std::fs::remove_file(&server).unwrap();
-    let replayed = scratch
-        .pi(&["replay", "--mode", "json", "--session-dir"])
-        .arg(scratch.path("replayed"))
-        .arg(scratch.path("run.jsonl"))
-        .output()
-        .unwrap();
-    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    let replayed = replay_without(&scratch, &server);
     assert_eq!(
         String::from_utf8_lossy(&replayed.stdout),
         String::from_utf8_lossy(&ours.stdout)
-    );
-    assert_eq!(
-        session_file(&scratch.path("replayed")),
-        session_file(&scratch.path("sessions"))
     );
 
     let (Some(original), Some(install)) = (
@@ -132,21 +121,10 @@ fn a_server_that_connected_during_the_first_run_is_in_the_next_prompts_section()
             "- mcp__t (tool_search): Tools for tests."
         ]
     );
-    std::fs::remove_file(&server).unwrap();
-    let replayed = scratch
-        .pi(&["replay", "--mode", "json", "--session-dir"])
-        .arg(scratch.path("replayed"))
-        .arg(scratch.path("run.jsonl"))
-        .output()
-        .unwrap();
-    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    let replayed = replay_without(&scratch, &server);
     assert_eq!(
         String::from_utf8_lossy(&replayed.stdout),
         String::from_utf8_lossy(&ours.stdout)
-    );
-    assert_eq!(
-        session_file(&scratch.path("replayed")),
-        session_file(&scratch.path("sessions"))
     );
 
     let (Some(original), Some(install)) = (
@@ -158,6 +136,24 @@ fn a_server_that_connected_during_the_first_run_is_in_the_next_prompts_section()
     let (theirs, their_requests, _, _) = run(Some((&original, &install.join("node/bin"))));
     assert_eq!(stderr(&theirs), "");
     assert_eq!(requests, their_requests);
+}
+
+/// `pi replay` of the run recorded in `scratch` with the server's binary deleted: it succeeds and
+/// writes the recorded session file again; its output, to compare with the recording's.
+fn replay_without(scratch: &Scratch, server: &Path) -> std::process::Output {
+    std::fs::remove_file(server).unwrap();
+    let replayed = scratch
+        .pi(&["replay", "--mode", "json", "--session-dir"])
+        .arg(scratch.path("replayed"))
+        .arg(scratch.path("run.jsonl"))
+        .output()
+        .unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        session_file(&scratch.path("replayed")),
+        session_file(&scratch.path("sessions"))
+    );
+    replayed
 }
 
 /// A json run of `script` with the agent dir's servers `servers` (given the test server's
@@ -255,21 +251,10 @@ fn the_first_request_does_not_wait_for_a_slow_deferred_server_but_its_search_doe
     );
     assert_eq!(ends[1]["result"]["content"][0]["text"], "found it");
 
-    std::fs::remove_file(&server).unwrap();
-    let replayed = scratch
-        .pi(&["replay", "--mode", "json", "--session-dir"])
-        .arg(scratch.path("replayed"))
-        .arg(scratch.path("run.jsonl"))
-        .output()
-        .unwrap();
-    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    let replayed = replay_without(&scratch, &server);
     let recorded: Vec<&Value> = lines.iter().map(|(_, e)| e).collect();
     let again: Vec<Value> = super::events(&replayed);
     assert_eq!(again.iter().collect::<Vec<_>>(), recorded);
-    assert_eq!(
-        session_file(&scratch.path("replayed")),
-        session_file(&scratch.path("sessions"))
-    );
 }
 
 /// A deferred server that fails to start beside a slow one: the run goes on, the search loads
