@@ -611,9 +611,32 @@ async function dispatch(runner, payload, state) {
       return { type: "session_before_compact", cancel: result.cancel ? true : undefined, compaction: result.compaction || undefined };
     }
     case "session_compact":
-    case "session_compact_failed": {
+    case "session_compact_failed":
+    case "agent_start":
+    case "agent_end":
+    case "turn_start":
+    case "message_start":
+    case "tool_execution_start":
+    case "tool_execution_update":
+    case "tool_execution_end":
+    case "session_start":
+    case "session_shutdown": {
       await runner.emit({ ...payload });
       return null;
+    }
+    case "message_update": {
+      // Pi's provider event carries the message so far as its `partial`.
+      const message = payload.message;
+      await runner.emit({ ...payload, assistantMessageEvent: { ...payload.assistantMessageEvent, partial: message } });
+      return null;
+    }
+    case "message_end": {
+      // Pi's runner chains the handlers' replacements (of the same role); Pi then gives one
+      // without content an empty one.
+      const replacement = await runner.emitMessageEnd({ ...payload });
+      if (!replacement) return null;
+      const message = replacement.content == null ? { ...replacement, content: [] } : replacement;
+      return { type: "message_end", message };
     }
     default:
       throw new Error(`unknown event ${JSON.stringify(payload.type)}`);

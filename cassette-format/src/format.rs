@@ -578,6 +578,10 @@ pub enum RecordedInput {
     },
     AbortRetry,
     ClearQueue,
+    /// The front end was ready: the extensions heard `session_start`.
+    Start,
+    /// The process was about to exit: the extensions heard `session_shutdown`.
+    Shutdown,
     SetSessionName {
         name: String,
     },

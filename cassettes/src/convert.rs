@@ -4,6 +4,7 @@
 //! cassette is loaded. A value that does not read back makes the cassette unusable, with an
 //! error naming the line and the field.
 
+use pi_core::agent::hooks::HookPayload;
 use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::{ExtensionEntry, NavigateRequest, SessionInput, StreamingBehavior};
 use pi_effects::run_config::tool_spec;
@@ -105,9 +106,20 @@ pub fn recorded_effect(effect: &Effect) -> RecordedEffect {
         Effect::Cancel { call } => RecordedEffect::Cancel { call: call.0 },
         Effect::Hook { call, payload, .. } => RecordedEffect::Hook {
             call: call.0,
-            payload: to_json(payload),
+            payload: recorded_payload(payload),
         },
     }
+}
+
+/// A hook point's payload as its effect line records it. A `message_update` leaves out the
+/// message so far, which the model's own lines give: a response of n updates would otherwise
+/// write its text n times over.
+fn recorded_payload(payload: &HookPayload) -> Value {
+    let mut json = to_json(payload);
+    if let (HookPayload::MessageUpdate { .. }, Value::Object(fields)) = (payload, &mut json) {
+        fields.remove("message");
+    }
+    json
 }
 
 /// A session input as a cassette records it.
@@ -196,6 +208,8 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
         SessionInput::SetAutoRetry(enabled) => RecordedInput::SetAutoRetry { enabled: *enabled },
         SessionInput::AbortRetry => RecordedInput::AbortRetry,
         SessionInput::ClearQueue => RecordedInput::ClearQueue,
+        SessionInput::Start => RecordedInput::Start,
+        SessionInput::Shutdown => RecordedInput::Shutdown,
         SessionInput::SetSessionName(name) => RecordedInput::SetSessionName { name: name.clone() },
         SessionInput::SetSystem { sections, tools } => RecordedInput::SetSystem {
             sections: sections.clone(),
@@ -323,6 +337,8 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::SetAutoRetry { enabled } => SessionInput::SetAutoRetry(*enabled),
         RecordedInput::AbortRetry => SessionInput::AbortRetry,
         RecordedInput::ClearQueue => SessionInput::ClearQueue,
+        RecordedInput::Start => SessionInput::Start,
+        RecordedInput::Shutdown => SessionInput::Shutdown,
         RecordedInput::SetSessionName { name } => SessionInput::SetSessionName(name.clone()),
         RecordedInput::SetSystem { sections, tools } => SessionInput::SetSystem {
             sections: sections.clone(),

@@ -6,6 +6,7 @@
 
 use std::io::Write;
 
+use pi_core::agent::hooks::HookEvent;
 use pi_core::agent_session::{Reply, SessionInput};
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
@@ -34,29 +35,25 @@ pub fn prompts(texts: Vec<String>, images: Vec<ImageContent>) -> Vec<SessionInpu
 pub async fn run<I: Interpreter + Send>(
     session: &mut AgentSession<I>,
     mode: Mode,
-    inputs: Vec<SessionInput>,
+    mut inputs: Vec<SessionInput>,
     out: &mut Stdout,
 ) -> Result<i32, DriveError> {
     if mode == Mode::Json {
         out.json_line(session.machine().tree().header());
     }
+    // Pi binds the extensions (`session_start`) after the header, before the first prompt; a
+    // replay's recorded inputs hold the start and the end where this puts them.
+    inputs.retain(|input| !matches!(input, SessionInput::Start | SessionInput::Shutdown));
+    if session.machine().hears(HookEvent::SessionStart) {
+        inputs.insert(0, SessionInput::Start);
+    }
     let mut signals = Signals::new();
     let last = inputs.len().saturating_sub(1);
     for (index, input) in inputs.into_iter().enumerate() {
-        let mut print = |event: &Event| {
-            if let Event::Session(SessionEvent::ExtensionError {
-                extension_path,
-                error,
-                ..
-            }) = event
-            {
-                report_extension_error(out, extension_path, error);
-            } else if mode == Mode::Json {
-                out.json_line(event);
-            } else {
-                out.event_line(event);
-            }
-        };
+        // Pi subscribes its printer once the extensions are bound: what `session_start`'s
+        // handlers caused is not printed, but their errors are.
+        let binding = matches!(input, SessionInput::Start);
+        let mut print = |event: &Event| print_event(out, mode, event, binding);
         let result = tokio::select! {
             result = run_input(session, input, index == last, &mut print) => result,
             code = signals.received() => {
@@ -78,8 +75,34 @@ pub async fn run<I: Interpreter + Send>(
     } else {
         0
     };
+    // Pi's runtime disposes the session once print mode returned and its printer is gone:
+    // `session_shutdown`, whose handlers' errors alone are said.
+    if session.machine().hears(HookEvent::SessionShutdown) {
+        let mut print = |event: &Event| print_event(out, mode, event, true);
+        let ended = session.run_to_end(SessionInput::Shutdown, &mut print).await;
+        out.flush();
+        ended?;
+    }
     out.flush();
     Ok(code)
+}
+
+/// Prints one of the session's events in `mode`: an extension's error as Pi's print mode says
+/// it, on stderr; the rest as json lines or as text mode digests them, unless `errors_only`.
+fn print_event(out: &mut Stdout, mode: Mode, event: &Event, errors_only: bool) {
+    if let Event::Session(SessionEvent::ExtensionError {
+        extension_path,
+        error,
+        ..
+    }) = event
+    {
+        report_extension_error(out, extension_path, error);
+    } else if !errors_only {
+        match mode {
+            Mode::Json => out.json_line(event),
+            _ => out.event_line(event),
+        }
+    }
 }
 
 /// Runs one input; the last stops where Pi 1.5.2's print mode ends, before any run an extension

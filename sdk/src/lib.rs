@@ -65,7 +65,7 @@ pub use pi_core::compaction::CompactionSettings;
 pub use pi_core::event::ToolResult;
 pub use pi_core::event::{AgentEvent, AssistantMessageEvent, Event, SessionEvent};
 pub use pi_core::message::{
-    text_parts, AgentMessage, AssistantMessage, ContentBlock, ImageContent,
+    text_parts, AgentMessage, AssistantMessage, ContentBlock, ImageContent, UserContent,
 };
 pub use pi_core::model::{Model, ThinkingLevel};
 pub use pi_core::resources::Resources;

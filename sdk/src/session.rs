@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
 
 use pi_cassettes::sha256_hex;
+use pi_core::agent::hooks::HookEvent;
 use pi_core::agent_session::{NavigateRequest, Reply, SessionInput, SessionMachine};
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ImageContent};
@@ -304,6 +305,30 @@ impl Session {
         *locked(&self.shared.commands) = Some(opened.commands);
         *locked(&self.shared.queued) = (Vec::new(), Vec::new());
         *session = AgentSession::from_parts(opened.machine, Io::Live(opened.live), opened.file);
+        Ok(())
+    }
+
+    /// Tells the extensions the session has started (`session_start`, reason `startup`), as
+    /// Pi's SDK asks its callers to with `bindExtensions()`: call it once, before the first
+    /// prompt, when an extension sets itself up there. Their handlers' actions are applied and
+    /// recorded; nothing happens when no extension handles the event.
+    pub async fn bind_extensions(&self) -> Result<(), Error> {
+        self.tell(HookEvent::SessionStart, SessionInput::Start)
+            .await
+    }
+
+    /// Tells the extensions the session is ending (`session_shutdown`, reason `quit`), as Pi's
+    /// runtime does before the process exits; call it before [`finish`](Self::finish).
+    pub async fn shutdown(&self) -> Result<(), Error> {
+        self.tell(HookEvent::SessionShutdown, SessionInput::Shutdown)
+            .await
+    }
+
+    async fn tell(&self, event: HookEvent, input: SessionInput) -> Result<(), Error> {
+        let hears = self.shared.session.lock().await.machine().hears(event);
+        if hears {
+            self.run(input).await?;
+        }
         Ok(())
     }
 

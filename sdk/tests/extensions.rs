@@ -1,19 +1,20 @@
 //! Rust extensions through the SDK, against the kit's mock LLM over real HTTP: a `tool_call`
 //! gate blocks a command before it runs, a `tool_result` transform replaces an output, their
 //! decisions are recorded, and the recording replays with the extensions absent; a hook line
-//! tampered with is a divergence; a handler that panics is reported as one that threw.
+//! tampered with is a divergence; a handler that panics is reported as one that threw; the
+//! loop's and the session's events reach an extension that handles them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use common::{builder, prompt_once};
 use pi_sdk::{
-    ContentBlock, HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload,
-    RustExtension, SessionBuilder,
+    ContentBlock, HandledHooks, HandlerResult, HookAction, HookContext, HookEvent, HookFuture,
+    HookPayload, RustExtension, SessionBuilder, UserContent,
 };
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
@@ -275,4 +276,101 @@ async fn replays(path: &std::path::Path, lines: &[Value]) -> bool {
     };
     let prompted = session.prompt("Tidy up.").await;
     prompted.and(session.finish().await).is_ok()
+}
+
+/// Hears the session's start and end and the loop's events, writing down each it heard; the
+/// first `agent_end` queues a follow-up, the start writes an entry.
+struct Observer {
+    heard: Arc<Mutex<Vec<String>>>,
+}
+
+impl RustExtension for Observer {
+    fn name(&self) -> &str {
+        "observer"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([
+            HookEvent::SessionStart,
+            HookEvent::AgentStart,
+            HookEvent::MessageUpdate,
+            HookEvent::AgentEnd,
+            HookEvent::SessionShutdown,
+        ])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
+        let mut heard = self.heard.lock().unwrap();
+        let name = payload.event().name();
+        if heard.last().map(String::as_str) != Some(name) {
+            heard.push(name.to_owned());
+        }
+        match payload {
+            HookPayload::SessionStart { reason } => cx.act(HookAction::AppendEntry {
+                custom_type: "started".into(),
+                data: Some(json!({ "reason": reason })),
+            }),
+            HookPayload::AgentEnd { .. }
+                if heard.iter().filter(|h| *h == "agent_end").count() == 1 =>
+            {
+                cx.act(HookAction::SendUserMessage {
+                    content: UserContent::Text("And then?".into()),
+                    deliver_as: Some("followUp".into()),
+                    expand_prompt_templates: None,
+                })
+            }
+            _ => {}
+        }
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// A Rust extension hears the session's start (`bind_extensions`) and end (`shutdown`) and the
+/// loop's events it handles, in order (a response's updates among them); a follow-up its
+/// `agent_end` queues continues the run. The recording replays, the extension absent, to the
+/// same events.
+#[tokio::test]
+async fn an_extension_hears_the_session_and_the_loop_and_the_recording_replays_without_it() {
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("observe.cassette.jsonl");
+    let mock = MockLlm::start(&json!([{"text": ["One", " two."]}, {"text": ["Three."]}]));
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let run = |builder: SessionBuilder| async move {
+        let session = builder.build().unwrap();
+        let mut events = session.subscribe();
+        session.bind_extensions().await.unwrap();
+        session.prompt("Count.").await.unwrap();
+        session.shutdown().await.unwrap();
+        session.finish().await.unwrap();
+        common::drain(&mut events)
+    };
+    let recorded = run(builder(&mock, workspace.path())
+        .extension(Observer {
+            heard: Arc::clone(&heard),
+        })
+        .record(&cassette))
+    .await;
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            "session_start",
+            "agent_start",
+            "message_update",
+            "agent_end",
+            "agent_start",
+            "message_update",
+            "agent_end",
+            "session_shutdown"
+        ]
+    );
+    assert_eq!(mock.requests().len(), 2, "the follow-up continued the run");
+    let started = recorded
+        .iter()
+        .find(|e| e["type"] == "entry_appended")
+        .unwrap();
+    assert_eq!(started["entry"]["data"], json!({"reason": "startup"}));
+    drop(mock);
+
+    let replayed = run(SessionBuilder::new(workspace.path()).replay(&cassette)).await;
+    assert_eq!(replayed, recorded);
 }

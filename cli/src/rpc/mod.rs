@@ -8,6 +8,7 @@
 mod batch;
 mod commands;
 mod framing;
+mod lifecycle;
 mod replace;
 mod started;
 mod state;
@@ -214,7 +215,20 @@ enum Ended {
 /// streams (steer, abort, get_state...), and the responses of commands that wait (abort,
 /// compact, bash) come when what they wait for is done, as in Pi, where each line is handled
 /// concurrently.
-async fn run_loop<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
+async fn run_loop<I: Front>(rpc: &mut Rpc<I>, sources: Sources) -> Ended {
+    if let Some(ended) = rpc.bind_extensions().await {
+        return ended;
+    }
+    let ended = serve(rpc, sources).await;
+    if !matches!(ended, Ended::Input) {
+        return ended;
+    }
+    rpc.shut_down().await.unwrap_or(ended)
+}
+
+/// Serves the commands until the input ends (or a signal, or the replay parts from its
+/// recording).
+async fn serve<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
     // Set when the session is busy with nothing that could answer it (a defect, reported once);
     // the next command may move it again.
     let mut stuck = false;

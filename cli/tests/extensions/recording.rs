@@ -151,6 +151,157 @@ fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
     );
 }
 
+/// The loop's events reach the extensions that handle them, each before it goes out: a
+/// response's updates (with Pi's `partial`), a message's end, a tool's end; a follow-up an
+/// `agent_end` handler queues continues the run. The cassette keeps each update's notification
+/// without the message so far (the model's lines hold it), and replays with no Node.
+#[test]
+fn the_loops_events_reach_the_extensions_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"a.txt\"}"}]},
+        {"text": ["Listed ", "it ", "all."]},
+        {"text": ["Again."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("observe.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("observe.ts"),
+        "list it",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let written: Vec<(&Value, &Value)> = events
+        .iter()
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| (&e["entry"]["customType"], &e["entry"]["data"]))
+        .collect();
+    let updates = |text: &Value| {
+        events
+            .iter()
+            .filter(|e| e["type"] == "message_update")
+            .filter(|e| text == "call" || e["assistantMessageEvent"]["type"] != "toolcall_delta")
+            .count()
+    };
+    assert!(updates(&json!("call")) > 0, "{recorded}");
+    assert_eq!(
+        written
+            .iter()
+            .map(|(t, _)| t.as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["updates", "tool", "updates", "updates"],
+        "{recorded}"
+    );
+    let counted: u64 = written
+        .iter()
+        .filter(|(t, _)| *t == "updates")
+        .map(|(_, d)| d["updates"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted as usize, updates(&json!("call")));
+    assert_eq!(written[1].1, &json!({"name": "read", "isError": false}));
+    // The follow-up continued the run: two runs, one settlement, three requests.
+    let count = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
+    assert_eq!((count("agent_end"), count("agent_settled")), (2, 1));
+    assert_eq!(mock.requests().len(), 3);
+    let lines = std::fs::read_to_string(&cassette).unwrap();
+    let mut payloads = Vec::new();
+    for line in lines.lines() {
+        hook_payloads(&serde_json::from_str(line).unwrap(), &mut payloads);
+    }
+    let updates_asked: Vec<&Value> = payloads
+        .iter()
+        .filter(|p| p["type"] == "message_update")
+        .collect();
+    assert_eq!(updates_asked.len(), updates(&json!("call")));
+    assert!(
+        updates_asked
+            .iter()
+            .all(|p| p.get("message").is_none() && p.get("assistantMessageEvent").is_some()),
+        "{updates_asked:?}"
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// The entries the extension of `lifecycle.ts` wrote in the session file, in order, and where
+/// the session's messages stand among them.
+pub fn lifecycle_entries(env: &Env) -> Vec<String> {
+    let files = env.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|e| match e["type"].as_str() {
+            Some("custom") => Some(format!(
+                "{} {}",
+                e["data"]["heard"].as_str().unwrap(),
+                e["data"]["reason"].as_str().unwrap()
+            )),
+            Some("message") => Some(e["message"]["role"].as_str().unwrap().to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Print mode tells the extensions of the session's start after the header, before the first
+/// prompt, and of its end once the last run is over, as Pi 1.5.2 binds and disposes (what
+/// their handlers do is not printed: Pi subscribes its printer after binding). Both are
+/// recorded: the replay, with no Node, prints the same bytes.
+#[test]
+fn print_mode_tells_the_session_start_and_shutdown_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("lifecycle.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("lifecycle.ts"),
+        "hi",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        lifecycle_entries(&env),
+        [
+            "session_start startup",
+            "system",
+            "user",
+            "assistant",
+            "session_shutdown quit"
+        ]
+    );
+    assert!(!recorded.contains("entry_appended"), "{recorded}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// The payloads of the hook points a cassette line records, wherever they are in it.
+fn hook_payloads(value: &Value, found: &mut Vec<Value>) {
+    match value {
+        Value::Object(fields) => {
+            if fields.get("kind") == Some(&json!("hook")) {
+                if let Some(payload) = fields.get("payload") {
+                    found.push(payload.clone());
+                }
+            }
+            fields.values().for_each(|v| hook_payloads(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| hook_payloads(v, found)),
+        _ => {}
+    }
+}
+
 /// A handler's `pi.sendMessage` while the agent streams steers the run into another turn whose
 /// request carries the message (Pi 1.5.2's `sendCustomMessage`), and the replay needs no Node.
 #[test]

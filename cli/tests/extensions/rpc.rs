@@ -468,3 +468,38 @@ fn a_run_stopped_before_it_starts_leaves_every_file_whole() {
         );
     }
 }
+
+/// RPC mode tells the extensions of the session's start before it reads a command (a handler's
+/// `notify` is the first line printed, what else it does is not printed) and of its end once
+/// stdin has ended, as Pi 1.5.2 does; the replay, with no Node, prints the same bytes.
+#[test]
+fn rpc_mode_tells_the_session_start_and_shutdown_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("lifecycle.jsonl");
+    let mut command = env.rpc_command();
+    command.args([
+        "-e",
+        fixture("lifecycle.ts").to_str().unwrap(),
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
+    with_host(&mut command, &path);
+    let (recorded, lines) = drive_rpc_with_ui(&mut command, "hi");
+    assert_eq!(lines[0]["method"], "notify", "{recorded}");
+    assert_eq!(lines[0]["message"], "session startup");
+    assert!(!recorded.contains("entry_appended"), "{recorded}");
+    assert_eq!(
+        crate::recording::lifecycle_entries(&env),
+        [
+            "session_start startup",
+            "system",
+            "user",
+            "assistant",
+            "session_shutdown quit"
+        ]
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

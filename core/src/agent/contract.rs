@@ -189,6 +189,16 @@ pub enum Change {
     /// (Pi's next turn reads its context from the session), while the run's own messages
     /// (`agent_end`'s) leave it out. With no run, at once.
     AtTurnEnd(AgentMessage),
+    /// Puts `message` in the place of the transcript's last message equal to `original` (Pi's
+    /// `message_end` handlers replace a message in place, run in progress or not): what is
+    /// read of the transcript from then on has it.
+    ReplaceMessage {
+        original: AgentMessage,
+        message: AgentMessage,
+    },
+    /// Makes the request a run waits to make (where extensions handle `message_end`, the
+    /// loop makes no request until the session has heard their answers out).
+    OpenRequestGate,
     SteeringMode(QueueMode),
     FollowUpMode(QueueMode),
     ToolExecution(ToolExecution),

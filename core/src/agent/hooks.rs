@@ -18,9 +18,10 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{CompactionReason, CompactionResult};
+use crate::event::{AssistantMessageEvent, CompactionReason, CompactionResult, ToolResult};
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
+use crate::partial::PartialMessage;
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
@@ -60,6 +61,23 @@ pub enum HookEvent {
     /// the host calls them. Pi has no event object for it (its callbacks are closures); what they
     /// ask for comes back as the outcome's actions.
     CompactEnd,
+    /// The notifications Pi's `AgentSession` passes its extensions as the loop emits its events
+    /// (`_emitExtensionEvent`, each awaited before the event goes further): the handlers'
+    /// answers are ignored, what they ask for comes back as the outcome's actions.
+    AgentStart,
+    AgentEnd,
+    TurnStart,
+    MessageStart,
+    MessageUpdate,
+    MessageEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    ToolExecutionEnd,
+    /// The front end is ready and the extensions bound (Pi's `bindExtensions`): a
+    /// notification.
+    SessionStart,
+    /// The process is about to exit (Pi's runtime `dispose`): a notification.
+    SessionShutdown,
 }
 
 impl HookEvent {
@@ -78,6 +96,17 @@ impl HookEvent {
             HookEvent::SessionCompact => "session_compact",
             HookEvent::SessionCompactFailed => "session_compact_failed",
             HookEvent::CompactEnd => "compact_end",
+            HookEvent::AgentStart => "agent_start",
+            HookEvent::AgentEnd => "agent_end",
+            HookEvent::TurnStart => "turn_start",
+            HookEvent::MessageStart => "message_start",
+            HookEvent::MessageUpdate => "message_update",
+            HookEvent::MessageEnd => "message_end",
+            HookEvent::ToolExecutionStart => "tool_execution_start",
+            HookEvent::ToolExecutionUpdate => "tool_execution_update",
+            HookEvent::ToolExecutionEnd => "tool_execution_end",
+            HookEvent::SessionStart => "session_start",
+            HookEvent::SessionShutdown => "session_shutdown",
         }
     }
 }
@@ -170,7 +199,9 @@ pub enum HookPayload {
     },
     /// The conversation a request is about to send, its system messages left out (Pi shows
     /// them to `context_with_system` handlers only).
-    Context { messages: Vec<AgentMessage> },
+    Context {
+        messages: Vec<AgentMessage>,
+    },
     /// A prompt-cache refresh is due: Pi's cost estimates (dollars) and its decision. Every
     /// handler sees Pi's decision, whatever an earlier one returned.
     #[serde(rename_all = "camelCase")]
@@ -230,6 +261,61 @@ pub enum HookPayload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// A run started.
+    AgentStart,
+    /// A run ended: the messages it created (Pi's event has no `willRetry`).
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+    },
+    /// A turn started: its index in the run (from 0) and when, as Pi's session stamps it.
+    #[serde(rename_all = "camelCase")]
+    TurnStart {
+        turn_index: u64,
+        timestamp: u64,
+    },
+    MessageStart {
+        message: AgentMessage,
+    },
+    /// A streamed response's update: the message so far and the provider's event (Pi's event
+    /// carries the message again as the event's `partial`; the extension host adds it).
+    #[serde(rename_all = "camelCase")]
+    MessageUpdate {
+        message: PartialMessage,
+        assistant_message_event: AssistantMessageEvent,
+    },
+    MessageEnd {
+        message: AgentMessage,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+        partial_result: ToolResult,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: ToolResult,
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+    /// The session started (`reason`: `"startup"` for the process's first).
+    SessionStart {
+        reason: String,
+    },
+    /// The session ends (`reason`: `"quit"` when the process exits).
+    SessionShutdown {
+        reason: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -270,6 +356,17 @@ impl HookPayload {
             HookPayload::SessionCompact { .. } => HookEvent::SessionCompact,
             HookPayload::SessionCompactFailed { .. } => HookEvent::SessionCompactFailed,
             HookPayload::CompactEnd { .. } => HookEvent::CompactEnd,
+            HookPayload::AgentStart => HookEvent::AgentStart,
+            HookPayload::AgentEnd { .. } => HookEvent::AgentEnd,
+            HookPayload::TurnStart { .. } => HookEvent::TurnStart,
+            HookPayload::MessageStart { .. } => HookEvent::MessageStart,
+            HookPayload::MessageUpdate { .. } => HookEvent::MessageUpdate,
+            HookPayload::MessageEnd { .. } => HookEvent::MessageEnd,
+            HookPayload::ToolExecutionStart { .. } => HookEvent::ToolExecutionStart,
+            HookPayload::ToolExecutionUpdate { .. } => HookEvent::ToolExecutionUpdate,
+            HookPayload::ToolExecutionEnd { .. } => HookEvent::ToolExecutionEnd,
+            HookPayload::SessionStart { .. } => HookEvent::SessionStart,
+            HookPayload::SessionShutdown { .. } => HookEvent::SessionShutdown,
         }
     }
 }
@@ -361,6 +458,9 @@ pub enum HandlerResult {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         compaction: Option<SuppliedCompaction>,
     },
+    /// Pi's `MessageEndEventResult`: the message in place of the one that ended (of the same
+    /// role; Pi reports another role as the handler's error and keeps the message).
+    MessageEnd { message: AgentMessage },
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -517,6 +617,11 @@ pub enum HookDecision {
         cancel: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         compaction: Option<SuppliedCompaction>,
+    },
+    /// The message that ended, as the `message_end` handlers replaced it (none replacing it:
+    /// [`HookDecision::Done`]).
+    MessageEnd {
+        message: AgentMessage,
     },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
@@ -705,6 +810,13 @@ impl Composer {
                 }),
             ) => self.warm_action = Some(action),
             (
+                HookPayload::MessageEnd { message: current },
+                Some(HandlerResult::MessageEnd { message }),
+            ) if std::mem::discriminant(current) == std::mem::discriminant(&message) => {
+                *current = message;
+                self.result_changed = true;
+            }
+            (
                 HookPayload::SessionBeforeCompact { .. },
                 Some(HandlerResult::SessionBeforeCompact { cancel, compaction }),
             ) => {
@@ -770,7 +882,21 @@ impl Composer {
             | HookPayload::Command { .. }
             | HookPayload::SessionCompact { .. }
             | HookPayload::SessionCompactFailed { .. }
-            | HookPayload::CompactEnd { .. } => HookDecision::Done,
+            | HookPayload::CompactEnd { .. }
+            | HookPayload::AgentStart
+            | HookPayload::AgentEnd { .. }
+            | HookPayload::TurnStart { .. }
+            | HookPayload::MessageStart { .. }
+            | HookPayload::MessageUpdate { .. }
+            | HookPayload::ToolExecutionStart { .. }
+            | HookPayload::ToolExecutionUpdate { .. }
+            | HookPayload::ToolExecutionEnd { .. }
+            | HookPayload::SessionStart { .. }
+            | HookPayload::SessionShutdown { .. } => HookDecision::Done,
+            HookPayload::MessageEnd { message } => match self.result_changed {
+                true => HookDecision::MessageEnd { message },
+                false => HookDecision::Done,
+            },
             HookPayload::SessionBeforeCompact { .. } => {
                 let (cancel, compaction) = self.before_compact.unwrap_or((false, None));
                 HookDecision::SessionBeforeCompact { cancel, compaction }

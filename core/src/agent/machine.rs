@@ -19,7 +19,7 @@ use super::contract::{
     CallId, Change, ContractError, Effect, Input, ModelRequest, Patch, PlacedSystemMessage, Prompt,
     Rejection, Step, StepError, ThreadState, ToolDefinition,
 };
-use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
+use super::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
 use super::system;
 use super::tools::ToolBatch;
 
@@ -57,6 +57,9 @@ enum Phase {
     Context {
         call: CallId,
     },
+    /// A request not made yet: extensions handle `message_end` and may still replace a message
+    /// it would send ([`Change::OpenRequestGate`] lets it be made).
+    Gated,
     /// Nothing: a decision is being applied.
     Between,
 }
@@ -162,6 +165,8 @@ pub struct AgentMachine {
     tools: Arc<Vec<ToolSpec>>,
     hooks: Arc<dyn AgentHooks>,
     handled_hooks: HandledHooks,
+    /// The session let the gated request be made ([`Change::OpenRequestGate`]).
+    request_gate_open: bool,
     tool_execution: ToolExecution,
     session_id: Option<String>,
     /// The session's message-thread state as its last threaded call handed it back
@@ -211,6 +216,7 @@ impl AgentMachine {
             tools: Arc::new(config.tools),
             hooks: config.hooks,
             handled_hooks: config.handled_hooks,
+            request_gate_open: false,
             tool_execution: config.tool_execution,
             session_id: config.session_id,
             thread_state: None,
@@ -389,6 +395,11 @@ impl AgentMachine {
         Ok(std::mem::take(&mut self.out))
     }
 
+    /// Whether the run waits to make a request ([`Change::OpenRequestGate`]).
+    pub fn request_gated(&self) -> bool {
+        matches!(self.run.as_ref().map(|r| &r.phase), Some(Phase::Gated))
+    }
+
     /// Whether a hook point waits for `decision` under `call`: what `Input::HookDecided`
     /// must answer to be taken (a session applies a decision's actions only then).
     pub fn awaits_decision(&self, call: CallId, decision: &HookDecision) -> bool {
@@ -419,6 +430,7 @@ impl AgentMachine {
                 Phase::Model { call, .. } => format!("waiting for model call {call} to start"),
                 Phase::TurnEnd(turn) => format!("waiting for turn_end decision {}", turn.call),
                 Phase::Context { call } => format!("waiting for context decision {call}"),
+                Phase::Gated => "waiting to make a request".to_owned(),
                 Phase::Between => "between turns".to_owned(),
                 Phase::Tools(batch) => {
                     let running: Vec<String> = batch
@@ -688,6 +700,15 @@ impl AgentMachine {
             let message = self.stamp_response(message);
             return self.finish_response(message, false);
         }
+        // A message a request would carry may still be replaced by `message_end` handlers: the
+        // request is made once the session has heard them out.
+        if self.handled_hooks.contains(HookEvent::MessageEnd) && !self.request_gate_open {
+            if let Some(run) = self.run.as_mut() {
+                run.phase = Phase::Gated;
+            }
+            return;
+        }
+        self.request_gate_open = false;
         let decided = match self.run.as_mut().map(|r| r.context_decided.take()) {
             Some(Some(decided)) => decided,
             _ if self.ask_context() => return,
@@ -1022,7 +1043,7 @@ impl AgentMachine {
         let calls = match &run.phase {
             Phase::Model { call, .. } => vec![*call],
             Phase::Tools(batch) => batch.running_calls(),
-            Phase::TurnEnd(_) | Phase::Context { .. } | Phase::Between => Vec::new(),
+            Phase::TurnEnd(_) | Phase::Context { .. } | Phase::Gated | Phase::Between => Vec::new(),
         };
         for call in calls {
             self.effect(Effect::Cancel { call });
@@ -1038,6 +1059,18 @@ impl AgentMachine {
             Change::Messages(messages) => {
                 self.messages = messages;
                 self.llm_view = LlmView::default();
+            }
+            Change::OpenRequestGate => {
+                if matches!(self.run.as_ref().map(|r| &r.phase), Some(Phase::Gated)) {
+                    self.request_gate_open = true;
+                    self.request_model();
+                }
+            }
+            Change::ReplaceMessage { original, message } => {
+                if let Some(place) = self.messages.iter_mut().rev().find(|m| **m == original) {
+                    *place = message;
+                    self.llm_view = LlmView::default();
+                }
             }
             Change::AtTurnEnd(message) => match &mut self.run {
                 Some(run) => run.held.push(message),

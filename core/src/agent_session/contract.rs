@@ -117,6 +117,13 @@ pub enum SessionInput {
     Answer(Input),
     /// The time the machine asked to be woken at has come.
     Wake,
+    /// The front end is ready (Pi's `bindExtensions`, before the first prompt): the extensions
+    /// that handle `session_start` hear it (reason `startup`). Sent only when one does.
+    Start,
+    /// The process is about to exit (Pi's runtime `dispose`, after the last run): the
+    /// extensions that handle `session_shutdown` hear it (reason `quit`). Sent only when one
+    /// does.
+    Shutdown,
 }
 
 impl SessionInput {
@@ -145,6 +152,8 @@ impl SessionInput {
             SessionInput::SetSessionName(_) => "set_session_name".into(),
             SessionInput::Answer(input) => input.name(),
             SessionInput::Wake => "wake".into(),
+            SessionInput::Start => "start".into(),
+            SessionInput::Shutdown => "shutdown".into(),
         }
     }
 }

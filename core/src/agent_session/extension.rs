@@ -43,7 +43,7 @@ impl SessionMachine {
         trigger_turn: Option<bool>,
     ) -> Result<(), SessionError> {
         let custom = message.clone().into_custom(self.now);
-        match (deliver_as, self.agent.is_streaming(), trigger_turn) {
+        match (deliver_as, self.streaming(), trigger_turn) {
             (Some(NEXT_TURN), _, _) => self.pending_next_turn.push(custom),
             (Some(FOLLOW_UP), true, None | Some(true)) => {
                 self.agent_step(Input::FollowUp(AgentMessage::Custom(custom)))?

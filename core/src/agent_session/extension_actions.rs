@@ -76,7 +76,7 @@ impl SessionMachine {
                     expand_prompt_templates,
                 } => {
                     let before = self.pending_inputs.len();
-                    let idle = !self.agent.is_streaming();
+                    let idle = !self.streaming();
                     self.send_user_message(
                         content,
                         deliver_as.as_deref(),
@@ -214,7 +214,7 @@ impl SessionMachine {
         deliver_as: Option<&str>,
         expand: bool,
     ) -> Result<(), SessionError> {
-        if !self.agent.is_streaming() {
+        if !self.streaming() {
             let (text, images) = text_and_images(content);
             return self.input_from(
                 text,

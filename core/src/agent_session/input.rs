@@ -82,10 +82,10 @@ impl SessionMachine {
         expand: bool,
     ) -> Result<(), SessionError> {
         let kind = match kind {
-            InputKind::Prompt(None) if self.agent.is_streaming() && self.handles_input() => {
+            InputKind::Prompt(None) if self.streaming() && self.handles_input() => {
                 InputKind::Refused
             }
-            InputKind::Prompt(behavior) if self.agent.is_streaming() || self.prompt_pending() => {
+            InputKind::Prompt(behavior) if self.streaming() || self.prompt_pending() => {
                 let behavior = behavior.ok_or(SessionRejection::NeedsStreamingBehavior)?;
                 match self.agent.is_streaming() {
                     true => InputKind::Prompt(Some(behavior)),
@@ -102,7 +102,7 @@ impl SessionMachine {
             let text = self.expanded(text, expand);
             return self.decided_input(kind, text, images);
         }
-        let streaming_behavior = match (self.agent.is_streaming(), kind) {
+        let streaming_behavior = match (self.streaming(), kind) {
             (true, InputKind::Prompt(b)) => b,
             (true, InputKind::Queue(b)) => Some(b),
             (_, InputKind::Refused | InputKind::Idle) | (false, _) => None,

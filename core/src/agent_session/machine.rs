@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::hooks::{HookAction, HookDecision, HookError};
+use crate::agent::hooks::{HookAction, HookDecision, HookError, HookPayload};
 use crate::agent::{AgentMachine, CallId, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{AgentEvent, Event, SessionEvent};
@@ -93,6 +93,8 @@ pub struct SessionMachine {
     pub(super) compact_callbacks: Vec<CallId>,
     /// Extension commands running (`command.rs`).
     pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
+    /// The loop's events an extension is being told of, and what waits for its handlers.
+    pub(super) notifications: super::notify::Notifications,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     pub(super) run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
@@ -169,6 +171,7 @@ impl SessionMachine {
             asked_compaction: None,
             compact_callbacks: Vec::new(),
             pending_commands: Vec::new(),
+            notifications: Default::default(),
             run_active: false,
             abort_requested: false,
             cache_warming: None,
@@ -201,6 +204,7 @@ impl SessionMachine {
             || self.inputs_pending()
             || self.commands_pending()
             || !self.compact_callbacks.is_empty()
+            || self.notifications.tells_session()
     }
 
     /// Pi's `input` source of the texts from now on (`"rpc"` in RPC mode; the default is
@@ -213,6 +217,7 @@ impl SessionMachine {
     /// waiting for its extensions is not part of it, as in Pi).
     fn run_busy(&self) -> bool {
         self.agent.is_streaming()
+            || self.notifications.holds()
             || self.wake.is_some()
             || self.compaction.is_some()
             || self.navigation.is_some()
@@ -293,6 +298,12 @@ impl SessionMachine {
                 self.wake()?;
                 self.warm_due();
             }
+            SessionInput::Start => self.tell_session(HookPayload::SessionStart {
+                reason: "startup".into(),
+            }),
+            SessionInput::Shutdown => self.tell_session(HookPayload::SessionShutdown {
+                reason: "quit".into(),
+            }),
         }
         self.after_step()?;
         let mut out = std::mem::take(&mut self.out);
@@ -303,7 +314,7 @@ impl SessionMachine {
     /// Runs what was waiting for the agent to become idle, and settles a prompt whose work is
     /// over.
     fn after_step(&mut self) -> Result<(), SessionError> {
-        if self.agent.is_streaming() {
+        if self.agent.is_streaming() || self.notifications.holds() {
             return Ok(());
         }
         if let Some(JobState::WaitingForIdle) = self.compaction.as_ref().map(|job| job.state) {
@@ -517,6 +528,14 @@ impl SessionMachine {
                 self.warm_decided(call, outcome);
                 return Ok(());
             }
+            if self.awaits_notification(*call) {
+                let outcome = outcome.clone();
+                return self.notified(&outcome);
+            }
+            if self.awaits_session_notification(*call) {
+                let outcome = outcome.clone();
+                return self.session_notified(*call, &outcome);
+            }
             if self.owns_compaction_hook(*call) {
                 return self.compaction_hook_decided(outcome.clone());
             }
@@ -579,22 +598,18 @@ impl SessionMachine {
         self.route(step)
     }
 
-    fn route(&mut self, step: crate::agent::Step) -> Result<(), SessionError> {
+    /// Sends an agent step's effects out (the session's requests restart cache warming;
+    /// `tool_search` calls get what they search).
+    pub(super) fn release(&mut self, effects: Vec<crate::agent::Effect>) {
         // The session's own requests (not summaries, which are sent from here) restart warming.
-        for effect in &step.effects {
+        for effect in &effects {
             if let crate::agent::Effect::CallModel { request, .. } = effect {
                 self.start_warming(request);
             }
         }
-        let first = self.out.effects.len();
-        let mut effects = step.effects;
+        let mut effects = effects;
         self.fill_tool_searches(&mut effects);
         self.out.effects.extend(effects);
-        for event in step.events {
-            self.process(event)?;
-        }
-        self.fill_hook_states(first);
-        Ok(())
     }
 
     pub(super) fn emit(&mut self, event: Event) {
@@ -622,20 +637,20 @@ impl SessionMachine {
 
     /// Pi's `_processAgentEvent`: queue bookkeeping, the event itself, persistence, then retry
     /// and compaction after the run.
-    fn process(&mut self, mut event: AgentEvent) -> Result<(), SessionError> {
+    pub(super) fn process(&mut self, event: AgentEvent) -> Result<(), SessionError> {
+        self.dequeue_started(&event);
+        self.process_told(event)
+    }
+
+    /// Pi's bookkeeping before its extensions hear of an event: a user message that starts
+    /// leaves the queue it was in, announced.
+    pub(super) fn dequeue_started(&mut self, event: &AgentEvent) {
         if self.deaf() {
-            return Ok(());
-        }
-        if let AgentEvent::AgentEnd {
-            messages,
-            will_retry,
-        } = &mut event
-        {
-            *will_retry = Some(self.will_retry_after(messages));
+            return;
         }
         if let AgentEvent::MessageStart {
             message: AgentMessage::User(user),
-        } = &event
+        } = event
         {
             self.overflow_recovery_attempted = false;
             let text = user.content.text();
@@ -648,6 +663,20 @@ impl SessionMachine {
                     self.emit_queue_update();
                 }
             }
+        }
+    }
+
+    /// The rest of [`process`](Self::process), once the extensions have heard of the event.
+    pub(super) fn process_told(&mut self, mut event: AgentEvent) -> Result<(), SessionError> {
+        if self.deaf() {
+            return Ok(());
+        }
+        if let AgentEvent::AgentEnd {
+            messages,
+            will_retry,
+        } = &mut event
+        {
+            *will_retry = Some(self.will_retry_after(messages));
         }
         let (ended, run_ended) = match &event {
             AgentEvent::MessageEnd { message } => (Some(message.clone()), false),
@@ -665,6 +694,15 @@ impl SessionMachine {
                     return Ok(());
                 }
                 self.check_compaction(&assistant, true)?;
+            }
+            // The loop drains its queues before `agent_end`: what is queued now an `agent_end`
+            // handler queued, and Pi's session continues the run with it.
+            if self.compaction.is_none()
+                && self.wake.is_none()
+                && !self.abort_requested
+                && self.agent.has_queued_messages()
+            {
+                self.agent_step(Input::Continue)?;
             }
         }
         Ok(())

@@ -17,6 +17,7 @@ mod later_sections;
 mod loadout;
 mod machine;
 mod navigate;
+mod notify;
 mod options;
 pub mod retry;
 

@@ -1,0 +1,46 @@
+//! The session's own notifications in RPC mode, as Pi 1.5.2's RPC mode has them: its
+//! extensions hear `session_start` when they are bound, before the first command is read, and
+//! `session_shutdown` once stdin has ended. Pi subscribes its printer after binding and
+//! disposes after the loop: what the handlers cause is not printed, but their errors are
+//! (`extension_error` lines, its `onError`).
+
+use pi_core::agent::hooks::HookEvent;
+use pi_core::agent_session::SessionInput;
+use pi_core::event::{Event, SessionEvent};
+
+use super::{Ended, Front, Rpc};
+
+impl<I: Front> Rpc<I> {
+    /// Tells the extensions that handle it of the session's start; `Some` when the replay
+    /// parted from its recording there.
+    pub(super) async fn bind_extensions(&mut self) -> Option<Ended> {
+        self.tell(HookEvent::SessionStart, SessionInput::Start)
+            .await
+    }
+
+    /// Tells the extensions that handle it of the session's end.
+    pub(super) async fn shut_down(&mut self) -> Option<Ended> {
+        self.tell(HookEvent::SessionShutdown, SessionInput::Shutdown)
+            .await
+    }
+
+    async fn tell(&mut self, event: HookEvent, input: SessionInput) -> Option<Ended> {
+        if !self.session.machine().hears(event) {
+            return None;
+        }
+        let out = &mut self.out;
+        let print = |event: &Event| {
+            if matches!(event, Event::Session(SessionEvent::ExtensionError { .. })) {
+                out.json_line(event);
+            }
+        };
+        let told = self.session.run_to_end(input, print).await;
+        self.out.flush();
+        let error = told.err()?;
+        if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
+            return Some(Ended::Diverged(divergence));
+        }
+        eprintln!("{error}");
+        None
+    }
+}

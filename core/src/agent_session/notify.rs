@@ -1,0 +1,320 @@
+//! The loop's events an extension handles, passed to it as Pi 1.5.2's `AgentSession` passes them
+//! (`_emitExtensionEvent`): before the event goes further (to the session's listeners, to the
+//! session file), and awaited, so nothing the loop did after the event is seen before the
+//! handlers are done. An event no extension handles costs nothing (`message_update` above all).
+//!
+//! The agent machine does not stop at its events, so the session holds back what came after an
+//! event it asks about: the rest of that agent step's events and its effects, and every later
+//! step, in order, until the decision ([`HookDecision::Done`] and the handlers' actions) comes.
+//! The actions are applied first, as Pi applies them inside the handler (their events go out
+//! before the held event), then the held events are processed (each handled one asking in turn)
+//! and the held effects released. A cancel an action asked for goes out after the held effects,
+//! so the interpreter never hears of a call's cancel before its start.
+
+use std::collections::VecDeque;
+
+use crate::agent::hooks::{HookAction, HookDecision, HookEvent, HookOutcome, HookPayload};
+use crate::agent::{CallId, Change, Effect, Input, Step};
+use crate::event::AgentEvent;
+use crate::message::AgentMessage;
+
+use super::contract::SessionError;
+use super::machine::SessionMachine;
+
+/// What an agent step left to do, in its order.
+#[derive(Debug)]
+pub(super) enum Routed {
+    /// An event, not yet shown to the extensions that handle it.
+    Event(AgentEvent),
+    /// An event the extensions have seen.
+    Notified(AgentEvent),
+    /// A step's effects, released once its events are processed.
+    Effects(Vec<Effect>),
+}
+
+/// The notification asked and what waits for its decision.
+#[derive(Debug, Default)]
+pub(super) struct Notifications {
+    /// The call of the notification waiting for its decision.
+    waiting: Option<CallId>,
+    /// What came after it, in order.
+    held: VecDeque<Routed>,
+    /// Pi's `_turnIndex`: 0 at `agent_start`, one more after each `turn_end`.
+    turn_index: u64,
+    /// The session's own notifications (`session_start`, `session_shutdown`) being heard.
+    session: Vec<CallId>,
+}
+
+impl Notifications {
+    /// Whether a notification holds the loop's output back.
+    pub(super) fn holds(&self) -> bool {
+        self.waiting.is_some() || !self.held.is_empty()
+    }
+
+    /// Whether the extensions are hearing a notification of the session's own.
+    pub(super) fn tells_session(&self) -> bool {
+        !self.session.is_empty()
+    }
+}
+
+impl SessionMachine {
+    /// Processes an agent step: its events in order, then its effects. When an extension handles
+    /// one of its events, that event and what follows wait for the handlers.
+    pub(super) fn route(&mut self, step: Step) -> Result<(), SessionError> {
+        if self.notifications.waiting.is_none() && !step.events.iter().any(|e| self.notifies(e)) {
+            // Nothing to ask: the effects go out first, their hook points given the state
+            // once the events are processed.
+            let first = self.out.effects.len();
+            self.release(step.effects);
+            for event in step.events {
+                self.count_turns(&event);
+                self.process(event)?;
+            }
+            self.fill_hook_states(first);
+            return self.open_request_gate();
+        }
+        let items = step
+            .events
+            .into_iter()
+            .map(Routed::Event)
+            .chain(std::iter::once(Routed::Effects(step.effects)));
+        if self.notifications.waiting.is_some() {
+            self.notifications.held.extend(items);
+            return Ok(());
+        }
+        self.drain(items.collect())
+    }
+
+    /// Lets the run make the request it waits to make, once no notification holds anything
+    /// back (its `message_end` handlers may have replaced a message it sends).
+    fn open_request_gate(&mut self) -> Result<(), SessionError> {
+        if self.notifications.holds() || !self.agent.request_gated() {
+            return Ok(());
+        }
+        self.agent_step(Input::Change(Change::OpenRequestGate))
+    }
+
+    /// Processes `items` in order until an event extensions handle; that event and the rest
+    /// wait (before anything held already) for the handlers' decision.
+    fn drain(&mut self, mut items: VecDeque<Routed>) -> Result<(), SessionError> {
+        while let Some(item) = items.pop_front() {
+            match item {
+                Routed::Effects(effects) => {
+                    let first = self.out.effects.len();
+                    self.release(effects);
+                    self.fill_hook_states(first);
+                }
+                Routed::Notified(event) => self.process_told(event)?,
+                Routed::Event(event) => {
+                    self.count_turns(&event);
+                    self.dequeue_started(&event);
+                    let Some(payload) = self.notification(&event) else {
+                        self.process_told(event)?;
+                        continue;
+                    };
+                    let call = self.agent.reserve_call();
+                    items.push_front(Routed::Notified(event));
+                    items.extend(std::mem::take(&mut self.notifications.held));
+                    self.notifications.held = items;
+                    self.notifications.waiting = Some(call);
+                    self.push_hook(call, payload);
+                    return Ok(());
+                }
+            }
+        }
+        self.open_request_gate()
+    }
+
+    /// Whether the agent streams as Pi's session says (`isStreaming`): its run goes on, or its
+    /// last events are still with the extensions (`agent_end`'s handlers run while it streams).
+    pub(super) fn streaming(&self) -> bool {
+        self.agent.is_streaming() || self.notifications.holds()
+    }
+
+    /// Whether `call` is the notification waiting for its decision.
+    pub(super) fn awaits_notification(&self, call: CallId) -> bool {
+        self.notifications.waiting == Some(call)
+    }
+
+    /// The handlers of the waiting notification are done: their actions are applied (an abort
+    /// last), then what was held goes on.
+    pub(super) fn notified(&mut self, outcome: &HookOutcome) -> Result<(), SessionError> {
+        // What is held stays held while the actions apply (the session streams on, as Pi's
+        // does while the handlers run); what they cause goes out before it.
+        self.notifications.waiting = None;
+        if let HookDecision::MessageEnd { message } = &outcome.decision {
+            self.replace_ended(message.clone())?;
+        }
+        let before = self.out.effects.len();
+        self.apply_asked_actions(&outcome.actions)?;
+        if outcome.actions.iter().any(HookAction::aborts) {
+            self.abort()?;
+        }
+        // The cancels the actions caused follow the starts still held.
+        let mut cancels = Vec::new();
+        let mut index = before;
+        while index < self.out.effects.len() {
+            if matches!(self.out.effects[index], Effect::Cancel { .. }) {
+                cancels.push(self.out.effects.remove(index));
+            } else {
+                index += 1;
+            }
+        }
+        self.notifications.held.push_back(Routed::Effects(cancels));
+        if self.notifications.waiting.is_some() {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.notifications.held);
+        self.drain(held)
+    }
+
+    /// Tells the extensions that handle it of `payload`, an event of the session's own; the
+    /// session is busy until they are done. Nothing when none handles it.
+    pub(super) fn tell_session(&mut self, payload: HookPayload) {
+        if !self.agent.handled_hooks().contains(payload.event()) {
+            return;
+        }
+        let call = self.agent.reserve_call();
+        self.notifications.session.push(call);
+        self.push_hook(call, payload);
+    }
+
+    /// Whether `call` is a notification of the session's own being heard.
+    pub(super) fn awaits_session_notification(&self, call: CallId) -> bool {
+        self.notifications.session.contains(&call)
+    }
+
+    /// The handlers of the session's notification `call` are done: what they asked for is
+    /// applied (an abort last).
+    pub(super) fn session_notified(
+        &mut self,
+        call: CallId,
+        outcome: &HookOutcome,
+    ) -> Result<(), SessionError> {
+        self.notifications.session.retain(|c| *c != call);
+        self.apply_asked_actions(&outcome.actions)?;
+        if outcome.actions.iter().any(HookAction::aborts) {
+            self.abort()?;
+        }
+        Ok(())
+    }
+
+    /// Whether an extension handles `event`, one of the session's own notifications (the
+    /// front end sends [`SessionInput::Start`](super::SessionInput::Start) and
+    /// [`SessionInput::Shutdown`](super::SessionInput::Shutdown) only then).
+    pub fn hears(&self, event: HookEvent) -> bool {
+        self.agent.handled_hooks().contains(event)
+    }
+
+    /// Puts the message the `message_end` handlers returned in the place of the one that ended:
+    /// in the event still held, which persists it, and in the agent's transcript (Pi replaces
+    /// it in place). A run in progress already took an assistant message's tool calls from
+    /// the message as it was streamed.
+    fn replace_ended(&mut self, message: AgentMessage) -> Result<(), SessionError> {
+        let Some(Routed::Notified(AgentEvent::MessageEnd { message: ended })) =
+            self.notifications.held.front_mut()
+        else {
+            return Ok(());
+        };
+        let original = std::mem::replace(ended, message.clone());
+        self.agent_step(Input::Change(Change::ReplaceMessage { original, message }))
+    }
+
+    /// Keeps Pi's turn index as the events pass.
+    fn count_turns(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::AgentStart => self.notifications.turn_index = 0,
+            AgentEvent::TurnEnd { .. } => self.notifications.turn_index += 1,
+            _ => {}
+        }
+    }
+
+    /// Whether an extension handles `event`.
+    fn notifies(&self, event: &AgentEvent) -> bool {
+        let handled = self.agent.handled_hooks();
+        !handled.is_empty() && hook_of(event).is_some_and(|hook| handled.contains(hook))
+    }
+
+    /// The notification for `event`, when an extension handles it.
+    fn notification(&self, event: &AgentEvent) -> Option<HookPayload> {
+        if !self.notifies(event) {
+            return None;
+        }
+        Some(match event {
+            AgentEvent::AgentStart => HookPayload::AgentStart,
+            AgentEvent::AgentEnd { messages, .. } => HookPayload::AgentEnd {
+                messages: messages.clone(),
+            },
+            // Its `turnIndex` is that of the turn starting: the ends counted so far.
+            AgentEvent::TurnStart => HookPayload::TurnStart {
+                turn_index: self.notifications.turn_index,
+                timestamp: self.now,
+            },
+            AgentEvent::TurnEnd { .. } => return None,
+            AgentEvent::MessageStart { message } => HookPayload::MessageStart {
+                message: message.clone(),
+            },
+            AgentEvent::MessageUpdate {
+                message,
+                assistant_message_event,
+                ..
+            } => HookPayload::MessageUpdate {
+                message: message.clone(),
+                assistant_message_event: assistant_message_event.clone(),
+            },
+            AgentEvent::MessageEnd { message } => HookPayload::MessageEnd {
+                message: message.clone(),
+            },
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => HookPayload::ToolExecutionStart {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+            },
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => HookPayload::ToolExecutionUpdate {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+                partial_result: partial_result.clone(),
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+                duration_ms,
+            } => HookPayload::ToolExecutionEnd {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                result: result.clone(),
+                is_error: *is_error,
+                duration_ms: *duration_ms,
+            },
+        })
+    }
+}
+
+/// The notification an event is (`turn_end` is a hook point of the loop's own, asked before
+/// the event).
+fn hook_of(event: &AgentEvent) -> Option<HookEvent> {
+    Some(match event {
+        AgentEvent::AgentStart => HookEvent::AgentStart,
+        AgentEvent::AgentEnd { .. } => HookEvent::AgentEnd,
+        AgentEvent::TurnStart => HookEvent::TurnStart,
+        AgentEvent::TurnEnd { .. } => return None,
+        AgentEvent::MessageStart { .. } => HookEvent::MessageStart,
+        AgentEvent::MessageUpdate { .. } => HookEvent::MessageUpdate,
+        AgentEvent::MessageEnd { .. } => HookEvent::MessageEnd,
+        AgentEvent::ToolExecutionStart { .. } => HookEvent::ToolExecutionStart,
+        AgentEvent::ToolExecutionUpdate { .. } => HookEvent::ToolExecutionUpdate,
+        AgentEvent::ToolExecutionEnd { .. } => HookEvent::ToolExecutionEnd,
+    })
+}

@@ -1,0 +1,427 @@
+//! The loop's events as notifications (Pi 1.5.2's `_emitExtensionEvent`): an event an extension
+//! handles waits for its handlers before it goes out, and so does everything the loop did after
+//! it; what the handlers ask for is applied first. Told nothing, the session does exactly what it
+//! does with no extension; an event nobody handles costs no round trip.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::hooks::{
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload,
+};
+use pi_core::agent::{AgentConfig, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
+use pi_core::event::{AgentEvent, Event, SessionEvent, ToolResult};
+use pi_core::message::{
+    AgentMessage, AssistantMessage, ContentBlock, StopReason, TextContent, ToolCall,
+};
+use pi_core::message::{UserContent, UserMessage};
+use pi_core::resources::Resources;
+use pi_core::script::{mock_model, tool};
+use serde_json::json;
+
+#[path = "support/session.rs"]
+mod support;
+
+const NOTIFICATIONS: [HookEvent; 9] = [
+    HookEvent::AgentStart,
+    HookEvent::AgentEnd,
+    HookEvent::TurnStart,
+    HookEvent::MessageStart,
+    HookEvent::MessageUpdate,
+    HookEvent::MessageEnd,
+    HookEvent::ToolExecutionStart,
+    HookEvent::ToolExecutionUpdate,
+    HookEvent::ToolExecutionEnd,
+];
+
+fn session(handled: &[HookEvent]) -> SessionMachine {
+    support::machine(
+        AgentConfig {
+            model: mock_model(),
+            tools: vec![tool("echo", false)],
+            handled_hooks: HandledHooks::of(handled.iter().copied()),
+            hooks: Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        Resources::default(),
+    )
+}
+
+/// The model's answers, in order: a call of `echo`, then text in two deltas.
+fn answers() -> VecDeque<AssistantMessage> {
+    let call = AssistantMessage {
+        content: vec![ContentBlock::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "echo".into(),
+            arguments: json!({"value": "one"}),
+            ..Default::default()
+        })],
+        stop_reason: StopReason::ToolUse,
+        ..AssistantMessage::default()
+    };
+    let text = AssistantMessage {
+        content: vec![ContentBlock::text("It says one.")],
+        stop_reason: StopReason::Stop,
+        ..AssistantMessage::default()
+    };
+    VecDeque::from([call, text.clone(), text])
+}
+
+/// The stream of one answer: start, its text in two deltas (a call whole), done.
+fn stream(message: &AssistantMessage) -> Vec<StreamEvent> {
+    let mut events = vec![StreamEvent::Start {
+        partial: AssistantMessage {
+            content: vec![],
+            ..message.clone()
+        },
+    }];
+    if let Some(ContentBlock::Text(text)) = message.content.first() {
+        let (a, b) = text.text.split_at(4);
+        events.push(StreamEvent::TextStart {
+            content_index: 0,
+            block: TextContent::default(),
+        });
+        for delta in [a, b] {
+            events.push(StreamEvent::TextDelta {
+                content_index: 0,
+                delta: delta.into(),
+            });
+        }
+        events.push(StreamEvent::TextEnd {
+            content_index: 0,
+            content: text.text.clone(),
+        });
+    }
+    events.push(StreamEvent::Done {
+        reason: message.stop_reason,
+        message: message.clone(),
+    });
+    events
+}
+
+/// What a run showed: the events in order, the effects other than hook points, and the hook
+/// points asked (their events).
+#[derive(Debug, Default)]
+struct Seen {
+    events: Vec<serde_json::Value>,
+    effects: Vec<String>,
+    asked: Vec<HookEvent>,
+    /// Each request's messages.
+    requests: Vec<serde_json::Value>,
+}
+
+/// Prompts "hi" and answers everything the session asks, in the order asked, until it is idle:
+/// the model from [`answers`], `echo` with its value, each hook point with `Done` and what
+/// `act` asks for it.
+fn run(s: &mut SessionMachine, act: &mut dyn FnMut(&HookPayload) -> Vec<HookAction>) -> Seen {
+    let seen = run_deciding(s, &mut |payload| (HookDecision::Done, act(&payload)));
+    assert!(!s.is_busy(), "the session settles: {s:?}");
+    seen
+}
+
+/// [`run`], each hook point answered with what `decide` says.
+fn run_deciding(
+    s: &mut SessionMachine,
+    decide: &mut dyn FnMut(HookPayload) -> (HookDecision, Vec<HookAction>),
+) -> Seen {
+    let mut seen = Seen::default();
+    let mut answers = answers();
+    let mut inputs: VecDeque<SessionInput> = VecDeque::from([SessionInput::Prompt {
+        text: "hi".into(),
+        images: vec![],
+        streaming_behavior: None,
+    }]);
+    let mut now = 1;
+    while let Some(input) = inputs.pop_front() {
+        // The handlers take no time: the clock reads as in a run without them.
+        if !matches!(input, SessionInput::Answer(Input::HookDecided { .. })) {
+            now += 1;
+        }
+        let step = s.step(now, input).unwrap();
+        take(&mut seen, &step);
+        for effect in step.effects {
+            match effect {
+                Effect::CallModel { call, request } => {
+                    seen.requests
+                        .push(serde_json::to_value(&*request.messages).unwrap());
+                    let message = answers.pop_front().expect("an answer left");
+                    inputs.extend(
+                        stream(&message)
+                            .into_iter()
+                            .map(|event| SessionInput::Answer(Input::Model { call, event })),
+                    );
+                }
+                Effect::RunTool { call, args, .. } => {
+                    inputs.push_back(SessionInput::Answer(Input::ToolFinished {
+                        call,
+                        outcome: ToolOutcome::Ok(ToolResult {
+                            content: vec![ContentBlock::text(args["value"].to_string())],
+                            ..ToolResult::default()
+                        }),
+                    }))
+                }
+                Effect::Hook { call, payload, .. } => {
+                    seen.asked.push(payload.event());
+                    let (decision, actions) = decide(payload);
+                    inputs.push_front(SessionInput::Answer(Input::HookDecided {
+                        call,
+                        outcome: HookOutcome {
+                            decision,
+                            actions,
+                            errors: vec![],
+                        },
+                    }));
+                }
+                Effect::Cancel { .. } => {}
+            }
+        }
+    }
+    seen
+}
+
+fn take(seen: &mut Seen, step: &SessionStep) {
+    seen.events
+        .extend(step.events.iter().map(|e| serde_json::to_value(e).unwrap()));
+    seen.effects
+        .extend(step.effects.iter().filter_map(|e| match e {
+            Effect::CallModel { call, .. } => Some(format!("model {call}")),
+            Effect::RunTool { call, tool, .. } => Some(format!("{tool} {call}")),
+            Effect::Cancel { call } => Some(format!("cancel {call}")),
+            Effect::Hook { .. } => None,
+        }));
+}
+
+#[test]
+fn told_nothing_the_session_does_what_it_does_without_extensions() {
+    let plain = run(&mut session(&[]), &mut |_| vec![]);
+    assert!(plain.asked.is_empty());
+    // The calls are numbered after the hook points asked before them: only their order counts.
+    let kinds = |effects: &[String]| -> Vec<String> {
+        effects
+            .iter()
+            .map(|e| e.split(' ').next().unwrap().to_owned())
+            .collect()
+    };
+    // Every set of handled events.
+    for mask in 0..(1u32 << NOTIFICATIONS.len()) {
+        let handled: Vec<HookEvent> = (0..NOTIFICATIONS.len())
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| NOTIFICATIONS[i])
+            .collect();
+        let told = run(&mut session(&handled), &mut |_| vec![]);
+        assert_eq!(told.events, plain.events, "handled: {handled:?}");
+        assert_eq!(
+            kinds(&told.effects),
+            kinds(&plain.effects),
+            "handled: {handled:?}"
+        );
+        // Each event handled was asked once, in the order the events went out.
+        let expected: Vec<HookEvent> = plain
+            .events
+            .iter()
+            .filter_map(|e| {
+                let name = e["type"].as_str().unwrap();
+                handled.iter().copied().find(|h| h.name() == name)
+            })
+            .collect();
+        assert_eq!(told.asked, expected, "handled: {handled:?}");
+    }
+}
+
+#[test]
+fn a_handled_event_and_what_followed_it_wait_for_the_handlers() {
+    let mut s = session(&[HookEvent::MessageEnd]);
+    let step = s
+        .step(
+            1,
+            SessionInput::Prompt {
+                text: "hi".into(),
+                images: vec![],
+                streaming_behavior: None,
+            },
+        )
+        .unwrap();
+    // The user's message started; its end waits, and so does the request made after it.
+    let types: Vec<String> = step
+        .events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(types, ["agent_start", "turn_start", "message_start"]);
+    assert!(support::requests(&step).is_empty());
+    let call = support::hook(&step);
+    let Some(Effect::Hook { payload, state, .. }) = step.effects.first() else {
+        panic!("a hook point: {:?}", step.effects)
+    };
+    assert!(matches!(payload, HookPayload::MessageEnd { .. }));
+    assert!(state.is_some(), "its handlers' getters have the state");
+    // Whatever comes meanwhile waits behind it.
+    let steered = s
+        .step(
+            2,
+            SessionInput::Steer {
+                text: "also".into(),
+                images: vec![],
+            },
+        )
+        .unwrap();
+    assert!(steered.effects.is_empty());
+    assert!(s.is_busy());
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call,
+                outcome: HookOutcome {
+                    decision: HookDecision::Done,
+                    actions: vec![HookAction::AppendEntry {
+                        custom_type: "seen".into(),
+                        data: None,
+                    }],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    // The entry the handler wrote is announced before the event it handled.
+    let first: Vec<&str> = step
+        .events
+        .iter()
+        .take(2)
+        .map(|e| match e {
+            Event::Session(SessionEvent::EntryAppended { .. }) => "entry_appended",
+            Event::Agent(AgentEvent::MessageEnd { .. }) => "message_end",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(first, ["entry_appended", "message_end"]);
+    assert_eq!(
+        support::requests(&step).len(),
+        1,
+        "the held request goes out"
+    );
+}
+
+#[test]
+fn an_abort_asked_at_a_tool_calls_message_end_cancels_the_call_after_its_start() {
+    let mut asked_once = false;
+    let told = run(
+        &mut session(&[HookEvent::MessageEnd]),
+        &mut |payload| match payload {
+            HookPayload::MessageEnd {
+                message: pi_core::message::AgentMessage::Assistant(_),
+            } if !asked_once => {
+                asked_once = true;
+                vec![HookAction::Abort]
+            }
+            _ => vec![],
+        },
+    );
+    let starts: Vec<usize> = told
+        .effects
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.starts_with("echo") || e.starts_with("cancel"))
+        .map(|(i, _)| i)
+        .collect();
+    let order: Vec<&str> = starts
+        .iter()
+        .map(|i| told.effects[*i].split(' ').next().unwrap())
+        .collect();
+    assert_eq!(order, ["echo", "cancel"], "{:?}", told.effects);
+    let settled = told
+        .events
+        .iter()
+        .find(|e| e["type"] == "agent_settled")
+        .unwrap();
+    assert_eq!(settled["aborted"], true);
+}
+
+#[test]
+fn a_follow_up_an_agent_end_handler_queues_continues_the_run() {
+    let mut ends = 0;
+    let told = run(&mut session(&[HookEvent::AgentEnd]), &mut |payload| {
+        if !matches!(payload, HookPayload::AgentEnd { .. }) {
+            return vec![];
+        }
+        ends += 1;
+        match ends {
+            1 => vec![HookAction::SendUserMessage {
+                content: UserContent::Text("and again".into()),
+                deliver_as: Some("followUp".into()),
+                expand_prompt_templates: None,
+            }],
+            _ => vec![],
+        }
+    });
+    let types: Vec<&str> = told
+        .events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    let ends_at: Vec<usize> = (0..types.len())
+        .filter(|i| types[*i] == "agent_end")
+        .collect();
+    assert_eq!(ends_at.len(), 2, "{types:?}");
+    // The follow-up starts a run of its own before the session settles, once.
+    assert_eq!(types.iter().filter(|t| **t == "agent_settled").count(), 1);
+    assert_eq!(types[ends_at[0] + 1], "agent_start");
+    let user = told.events[ends_at[0]..]
+        .iter()
+        .find(|e| e["type"] == "message_start" && e["message"]["role"] == "user")
+        .unwrap();
+    let expected = UserMessage::from_text("and again".to_owned(), vec![], 0);
+    assert_eq!(user["message"]["content"], json!(expected.content));
+}
+
+#[test]
+fn a_message_the_message_end_handlers_replace_is_written_and_sent_as_replaced() {
+    let told = run(&mut session(&[HookEvent::MessageEnd]), &mut |_| vec![]);
+    let mut s = session(&[HookEvent::MessageEnd]);
+    let replaced = run_deciding(&mut s, &mut |payload| match payload {
+        HookPayload::MessageEnd {
+            message: AgentMessage::ToolResult(mut result),
+        } => {
+            for block in &mut result.content {
+                if let ContentBlock::Text(text) = block {
+                    text.text = text.text.to_uppercase();
+                }
+            }
+            let message = AgentMessage::ToolResult(result);
+            (HookDecision::MessageEnd { message }, vec![])
+        }
+        _ => (HookDecision::Done, vec![]),
+    });
+    // The tool result's text, upper-cased by the handler, is what the session wrote, what
+    // `message_end` showed, and what the next request sent.
+    let ends: Vec<&serde_json::Value> = replaced
+        .events
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "toolResult")
+        .collect();
+    assert_eq!(ends[0]["message"]["content"][0]["text"], "\"ONE\"");
+    let written = s
+        .tree()
+        .entries()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .find(|e| e["message"]["role"] == "toolResult")
+        .unwrap();
+    assert_eq!(written["message"]["content"][0]["text"], "\"ONE\"");
+    let sent = serde_json::to_string(&replaced.requests[1]).unwrap();
+    assert!(
+        sent.contains("\\\"ONE\\\"") && !sent.contains("\\\"one\\\""),
+        "{sent}"
+    );
+    // Nothing else changed.
+    assert_eq!(replaced.events.len(), told.events.len());
+}
