@@ -55,9 +55,45 @@ pub async fn start_lazily(
         cwd.to_path_buf(),
         started.connections.clone(),
         tools.clone(),
+        false,
     );
     (started, Some(background))
 }
+
+/// Starts the servers of `config` as [`start_lazily`] does, for running a recorded run's
+/// tools again (its hook decisions replayed, so no handler of the [`Background`] runs): each
+/// background server's tools are registered in `tools` as soon as it connects, and a call of
+/// an MCP tool not registered yet waits until every background server has settled
+/// ([`ToolRegistry::late_tools_coming`]), as the recorded run's search waited for them.
+pub async fn start_for_rerun(
+    config: &McpConfig,
+    cwd: &Path,
+    tools: &mut ToolRegistry,
+) -> (Started, Option<Arc<Background>>) {
+    let started = start_waiting(config, cwd, has_direct_tools).await;
+    let later: Vec<ServerEntry> = config
+        .servers
+        .iter()
+        .filter(|s| s.enabled() && !has_direct_tools(s))
+        .cloned()
+        .collect();
+    if later.is_empty() {
+        return (started, None);
+    }
+    let background = Background::spawn(
+        config.clone(),
+        later,
+        cwd.to_path_buf(),
+        started.connections.clone(),
+        tools.clone(),
+        true,
+    );
+    tools.late_tools_coming(MCP_TOOL_PREFIX, background.done.clone());
+    (started, Some(background))
+}
+
+/// How Pi's MCP tool names start (`mcp__<server>__<tool>`).
+const MCP_TOOL_PREFIX: &str = "mcp__";
 
 /// The servers connecting in the background, and Pi's MCP extension's `tool_call` handler
 /// that waits for them.
@@ -82,6 +118,8 @@ pub struct Background {
     reported: AtomicBool,
     /// How many prompts' runs have started (`before_agent_start`).
     prompts: AtomicUsize,
+    /// Turns `true` once every background server has settled.
+    done: watch::Receiver<bool>,
 }
 
 /// What the background servers came to so far.
@@ -106,11 +144,14 @@ impl Background {
         cwd: PathBuf,
         waited: Vec<Arc<McpConnection>>,
         tools: ToolRegistry,
+        registering: bool,
     ) -> Arc<Background> {
         let names = later.iter().map(|s| s.name.clone()).collect();
         let (sender, progress) = watch::channel(0);
+        let (finished, done) = watch::channel(false);
         let arrivals = Arc::new(Mutex::new(Arrivals::default()));
         let shared = Arc::clone(&arrivals);
+        let registry = tools.clone();
         let task = tokio::spawn(async move {
             // Dropping the set (the session ended) aborts the connects still running.
             let mut attempts = JoinSet::new();
@@ -129,13 +170,20 @@ impl Background {
                 {
                     let mut arrivals = shared.lock().unwrap_or_else(PoisonError::into_inner);
                     match outcome {
-                        Ok(connection) => arrivals.connected.push(Arc::new(connection)),
+                        Ok(connection) => {
+                            let connection = Arc::new(connection);
+                            if registering {
+                                register_late_tools(&registry, Arc::clone(&connection));
+                            }
+                            arrivals.connected.push(connection);
+                        }
                         Err(error) => arrivals.failed.push((at, failure_line(&entry, &error))),
                     }
                 }
                 settled += 1;
                 sender.send_replace(settled);
             }
+            finished.send_replace(true);
         });
         Arc::new(Background {
             config,
@@ -148,6 +196,7 @@ impl Background {
             delivered: Mutex::new(0),
             reported: AtomicBool::new(false),
             prompts: AtomicUsize::new(0),
+            done,
         })
     }
 
