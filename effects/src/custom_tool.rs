@@ -414,6 +414,57 @@ mod tests {
         );
     }
 
+    /// A tool still coming (an MCP server connecting in the background while a replay runs
+    /// its tools again): its call waits until it is registered and runs it; a cancel ends the
+    /// wait as an aborted call; a name outside the prefix does not wait.
+    #[tokio::test]
+    async fn a_call_of_a_tool_still_coming_waits_for_it_or_its_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "on disk").unwrap();
+        let mut env = ToolEnv::new(dir.path());
+        let (done, coming) = watch::channel(false);
+        env.custom.late_tools_coming("re", coming.clone());
+        let registry = env.custom.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            registry.register_late(fake_read());
+            done.send_replace(true);
+        });
+        let ToolOutcome::Ok(late) = run(&env, json!({"path": "a.txt"})).await else {
+            panic!("the late read failed");
+        };
+        assert_eq!(
+            late.content,
+            vec![ContentBlock::text("from the custom read")]
+        );
+
+        let mut waiting = ToolEnv::new(dir.path());
+        let (_never, coming) = watch::channel(false);
+        waiting.custom.late_tools_coming("re", coming);
+        let (updates, _partials) = unbounded_channel();
+        let cx = ToolContext {
+            cancel: CancellationToken::new(),
+            updates,
+        };
+        let cancel = cx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        assert_eq!(
+            tools::run(&waiting, "read", &json!({"path": "a.txt"}), &cx).await,
+            ToolOutcome::Thrown("Operation aborted".into())
+        );
+
+        let (_never, coming) = watch::channel(false);
+        let mut elsewhere = ToolEnv::new(dir.path());
+        elsewhere.custom.late_tools_coming("mcp__", coming);
+        let ToolOutcome::Ok(builtin) = run(&elsewhere, json!({"path": "a.txt"})).await else {
+            panic!("the built-in read failed");
+        };
+        assert_eq!(builtin.content, vec![ContentBlock::text("on disk")]);
+    }
+
     #[test]
     fn a_second_registration_of_a_name_replaces_the_first_in_its_place() {
         let mut registry = ToolRegistry::new();
