@@ -39,25 +39,7 @@ pub async fn start_lazily(
     cwd: &Path,
     tools: &ToolRegistry,
 ) -> (Started, Option<Arc<Background>>) {
-    let started = start_waiting(config, cwd, has_direct_tools).await;
-    let later: Vec<ServerEntry> = config
-        .servers
-        .iter()
-        .filter(|s| s.enabled() && !has_direct_tools(s))
-        .cloned()
-        .collect();
-    if later.is_empty() {
-        return (started, None);
-    }
-    let background = Background::spawn(
-        config.clone(),
-        later,
-        cwd.to_path_buf(),
-        started.connections.clone(),
-        tools.clone(),
-        false,
-    );
-    (started, Some(background))
+    start(config, cwd, tools, false).await
 }
 
 /// Starts the servers of `config` as [`start_lazily`] does, for running a recorded run's
@@ -69,6 +51,21 @@ pub async fn start_for_rerun(
     config: &McpConfig,
     cwd: &Path,
     tools: &mut ToolRegistry,
+) -> (Started, Option<Arc<Background>>) {
+    let (started, background) = start(config, cwd, tools, true).await;
+    if let Some(background) = &background {
+        tools.late_tools_coming(MCP_TOOL_PREFIX, background.done.clone());
+    }
+    (started, background)
+}
+
+/// The servers with `direct` tools waited for, the others spawned in the background;
+/// `registering`: their tools registered in `tools` as each connects.
+async fn start(
+    config: &McpConfig,
+    cwd: &Path,
+    tools: &ToolRegistry,
+    registering: bool,
 ) -> (Started, Option<Arc<Background>>) {
     let started = start_waiting(config, cwd, has_direct_tools).await;
     let later: Vec<ServerEntry> = config
@@ -86,9 +83,8 @@ pub async fn start_for_rerun(
         cwd.to_path_buf(),
         started.connections.clone(),
         tools.clone(),
-        true,
+        registering,
     );
-    tools.late_tools_coming(MCP_TOOL_PREFIX, background.done.clone());
     (started, Some(background))
 }
 
