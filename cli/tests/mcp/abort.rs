@@ -172,3 +172,66 @@ fn an_abort_ends_a_search_waiting_for_a_background_server() {
     assert!(their_wait < DELAY / 4, "1.5.2 waited {their_wait:?}");
     assert_eq!(shape(&ours), shape(&theirs));
 }
+
+/// SIGINT to a json run whose search waits for the server: the run is aborted at once (the
+/// search fails as aborted) and exits 130, as this harness ends a run on SIGINT (Pi 1.5.2 dies
+/// there).
+#[test]
+fn sigint_ends_a_search_waiting_for_a_background_server_at_once() {
+    let script = json!([
+        {"tool_calls": [{"id": "call_1", "name": "tool_search",
+                         "arguments": {"query": "echo text"}}]},
+        {"text": ["Not reached."]},
+    ]);
+    let mock = MockLlm::start(&script);
+    let scratch = Scratch::new(&mock);
+    let server = scratch.server_copy();
+    scratch.servers(json!({"t": {"command": server, "exposure": "deferred",
+        "env": {"MCP_TEST_START_DELAY_MS": DELAY.as_millis().to_string()}}}));
+    let mut child = scratch
+        .pi(&[
+            "--mode",
+            "json",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--session-dir",
+        ])
+        .arg(scratch.path("sessions"))
+        .args(["-p", "search"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut printed = Vec::new();
+    let mut signalled = None;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        let value: Value = serde_json::from_str(&line).unwrap();
+        if value["type"] == "tool_execution_start" && signalled.is_none() {
+            std::thread::sleep(Duration::from_secs(1));
+            let sent = Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            signalled = Some(Instant::now());
+        }
+        printed.push(line);
+    }
+    let status = child.wait().unwrap();
+    let took = signalled.expect("the search started").elapsed();
+    // Without the abort reaching the wait, the run would end only at its signal grace.
+    assert!(
+        took < Duration::from_secs(1),
+        "the run went on {took:?} after SIGINT"
+    );
+    assert_eq!(status.code(), Some(130));
+    let end: Value = printed
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["type"] == "tool_execution_end")
+        .expect("the search ended");
+    assert_eq!(end["result"]["content"][0]["text"], "Operation aborted");
+}
