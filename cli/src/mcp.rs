@@ -40,7 +40,8 @@ pub struct Servers {
     /// (`pi_mcp::stop_servers`).
     pub connections: Vec<Arc<McpConnection>>,
     /// The servers connecting in the background (no `direct` tool), whose `tool_call` handler
-    /// the run loads as an extension; stopped when the session ends.
+    /// a run loads as an extension (a replay running its tools again loads none: their tools
+    /// are registered as each connects); stopped when the session ends.
     pub background: Option<Arc<Background>>,
 }
 
