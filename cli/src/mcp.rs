@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use pi_effects::custom_tool::ToolRegistry;
 use pi_mcp::{
-    load_mcp_config, register_tools, start_lazily, start_servers, Background, McpConfig,
+    load_mcp_config, register_tools, start_for_rerun, start_lazily, Background, McpConfig,
     McpConnection,
 };
 use serde_json::Value;
@@ -40,7 +40,8 @@ pub struct Servers {
     /// (`pi_mcp::stop_servers`).
     pub connections: Vec<Arc<McpConnection>>,
     /// The servers connecting in the background (no `direct` tool), whose `tool_call` handler
-    /// the run loads as an extension; stopped when the session ends.
+    /// a run loads as an extension (a replay running its tools again loads none: their tools
+    /// are registered as each connects); stopped when the session ends.
     pub background: Option<Arc<Background>>,
 }
 
@@ -70,11 +71,12 @@ pub async fn start(
     tool_search: Option<bool>,
 ) -> Servers {
     let config = load_mcp_config(agent_dir, cwd, project_trusted);
-    start_configured(config, cwd, tools, tool_search, true).await
+    start_configured(config, cwd, tools, tool_search, false).await
 }
 
 /// Starts the servers of `agent_dir`'s `mcp.json` that `declared` names (a replay's: those
-/// the recorded run had), as [`start_reporting`] does; no project file is read.
+/// the recorded run had) for running its tools again, as [`start_reporting`] does; no project
+/// file is read.
 pub async fn start_declared(
     agent_dir: &Path,
     cwd: &Path,
@@ -86,26 +88,27 @@ pub async fn start_declared(
     config
         .servers
         .retain(|server| declared.contains(&server.name));
-    report(start_configured(config, cwd, tools, tool_search, false).await)
+    report(start_configured(config, cwd, tools, tool_search, true).await)
 }
 
-/// Starts the servers of `config` and registers their tools in `tools`; `lazy`: those without
-/// `direct` tools connect in the background, as Pi connects them (a replay running its tools
-/// again waits for them all: its recording says what they gave).
+/// Starts the servers of `config` and registers their tools in `tools`; those without
+/// `direct` tools connect in the background, as Pi connects them. `rerun`: for a replay
+/// running its tools again, whose recording brings their tools' declarations: their tools are
+/// registered as each connects, and a call of one waits for them (`pi_mcp::start_for_rerun`).
 async fn start_configured(
     config: McpConfig,
     cwd: &Path,
     tools: &mut ToolRegistry,
     tool_search: Option<bool>,
-    lazy: bool,
+    rerun: bool,
 ) -> Servers {
     if config.servers.is_empty() && config.errors.is_empty() {
         return Servers::default();
     }
-    let (mut started, background) = if lazy {
-        start_lazily(&config, cwd, tools).await
+    let (mut started, background) = if rerun {
+        start_for_rerun(&config, cwd, tools).await
     } else {
-        (start_servers(&config, cwd).await, None)
+        start_lazily(&config, cwd, tools).await
     };
     let activates_tool_search = started.activate_tool_search(tool_search);
     let mut servers = Servers {

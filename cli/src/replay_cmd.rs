@@ -373,7 +373,7 @@ pub(crate) async fn replay(
     // server the recorded run did not have is not started), only when the recorded run
     // declared custom tools.
     let mut custom = ToolRegistry::new();
-    let mut servers = Vec::new();
+    let mut servers = crate::mcp::Servers::default();
     if let (Some(workspace), Some(agent_dir)) = (
         how.live_tools
             .as_ref()
@@ -384,8 +384,7 @@ pub(crate) async fn replay(
         let tool_search = recorded_tool_search(&config);
         servers =
             crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom, tool_search)
-                .await
-                .connections;
+                .await;
     }
     // The replay, then the servers stopped together, as Pi stops them when a session ends.
     let ran = async {
@@ -477,7 +476,7 @@ pub(crate) async fn replay(
         })
     }
     .await;
-    pi_mcp::stop_servers(&servers).await;
+    servers.stop().await;
     ran
 }
 

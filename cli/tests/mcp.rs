@@ -22,6 +22,15 @@ mod tool_search;
 #[path = "mcp/lazy.rs"]
 mod lazy;
 
+#[path = "mcp/settle_order.rs"]
+mod settle_order;
+
+#[path = "mcp/abort.rs"]
+mod abort;
+
+#[path = "mcp/live_replay.rs"]
+mod live_replay;
+
 /// The test server's binary, built by the `pi-mcp` package next to this test (CI builds the
 /// workspace's binaries first; a lone `cargo test` of this package builds it here).
 fn test_server() -> PathBuf {

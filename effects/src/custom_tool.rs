@@ -21,6 +21,7 @@ use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 pub use pi_core::tools::tool_search::{SearchableTool, ToolNamespace};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// What [`CustomTool::execute`] returns: the tool's result, or the text of the error it throws
@@ -82,6 +83,9 @@ pub struct ToolRegistry {
     /// connected in the background), shared by every clone of this registry: the Live
     /// interpreter's copy runs them once registered ([`ToolRegistry::register_late`]).
     late: Arc<Mutex<Vec<Arc<dyn CustomTool>>>>,
+    /// Names starting with this prefix may still be registered late, until the receiver turns
+    /// `true` (see [`ToolRegistry::late_tools_coming`]).
+    late_coming: Option<(String, watch::Receiver<bool>)>,
 }
 
 /// What a tool name is to a registry.
@@ -173,6 +177,25 @@ impl ToolRegistry {
     pub fn expecting(mut self, declared: &[CustomToolDefinition]) -> Self {
         self.expected = declared.iter().map(|d| d.name.clone()).collect();
         self
+    }
+
+    /// Tools named with `prefix` are still being registered late (MCP servers connecting in
+    /// the background while a replay runs their tools again) until `done` turns `true`: a call
+    /// of such a name not registered yet waits for that, as Pi's MCP extension makes a call
+    /// wait for its server. Set before the registry is cloned for running.
+    pub fn late_tools_coming(&mut self, prefix: &str, done: watch::Receiver<bool>) {
+        self.late_coming = Some((prefix.to_owned(), done));
+    }
+
+    /// [`lookup`](Self::lookup), once a tool of `name` that may still come late has come (or
+    /// will not).
+    pub(crate) async fn lookup_coming(&self, name: &str) -> Lookup {
+        if let (None, Some((prefix, done))) = (self.get(name), &self.late_coming) {
+            if name.starts_with(prefix.as_str()) {
+                let _ = done.clone().wait_for(|done| *done).await;
+            }
+        }
+        self.lookup(name)
     }
 
     /// What `name` is here: registered, expected and missing, or not a custom tool.
@@ -389,6 +412,57 @@ mod tests {
             env.custom.missing(&[fake_read().definition().clone()]),
             ["read"]
         );
+    }
+
+    /// A tool still coming (an MCP server connecting in the background while a replay runs
+    /// its tools again): its call waits until it is registered and runs it; a cancel ends the
+    /// wait as an aborted call; a name outside the prefix does not wait.
+    #[tokio::test]
+    async fn a_call_of_a_tool_still_coming_waits_for_it_or_its_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "on disk").unwrap();
+        let mut env = ToolEnv::new(dir.path());
+        let (done, coming) = watch::channel(false);
+        env.custom.late_tools_coming("re", coming.clone());
+        let registry = env.custom.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            registry.register_late(fake_read());
+            done.send_replace(true);
+        });
+        let ToolOutcome::Ok(late) = run(&env, json!({"path": "a.txt"})).await else {
+            panic!("the late read failed");
+        };
+        assert_eq!(
+            late.content,
+            vec![ContentBlock::text("from the custom read")]
+        );
+
+        let mut waiting = ToolEnv::new(dir.path());
+        let (_never, coming) = watch::channel(false);
+        waiting.custom.late_tools_coming("re", coming);
+        let (updates, _partials) = unbounded_channel();
+        let cx = ToolContext {
+            cancel: CancellationToken::new(),
+            updates,
+        };
+        let cancel = cx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        assert_eq!(
+            tools::run(&waiting, "read", &json!({"path": "a.txt"}), &cx).await,
+            ToolOutcome::Thrown("Operation aborted".into())
+        );
+
+        let (_never, coming) = watch::channel(false);
+        let mut elsewhere = ToolEnv::new(dir.path());
+        elsewhere.custom.late_tools_coming("mcp__", coming);
+        let ToolOutcome::Ok(builtin) = run(&elsewhere, json!({"path": "a.txt"})).await else {
+            panic!("the built-in read failed");
+        };
+        assert_eq!(builtin.content, vec![ContentBlock::text("on disk")]);
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct Live {
     expected_hooks: HandledHooks,
     /// A hook point reached that the recording handled and no extension loaded here does.
     missing_hook: Option<HookEvent>,
+    /// The hook handlers' abort (Pi's `ctx.signal`): cancelled when an abort comes from
+    /// outside, then replaced for the hook points after it.
+    abort_signal: CancellationToken,
 }
 
 impl std::fmt::Debug for Live {
@@ -98,6 +101,16 @@ impl Live {
             extensions: ExtensionRegistry::new(),
             expected_hooks: HandledHooks::default(),
             missing_hook: None,
+            abort_signal: CancellationToken::new(),
+        }
+    }
+
+    /// An input from outside: an abort stops the waits of the hook handlers running (a
+    /// `tool_search`'s wait for the MCP servers connecting in the background, as Pi's handler
+    /// hears the abort on `ctx.signal`).
+    fn heard(&mut self, input: &SessionInput) {
+        if matches!(input, SessionInput::Abort) {
+            std::mem::take(&mut self.abort_signal).cancel();
         }
     }
 
@@ -316,8 +329,9 @@ impl Live {
         let tx = self.answers_tx.clone();
         let clock = Arc::clone(&self.clock);
         let extensions = self.extensions.clone();
+        let signal = Some(self.abort_signal.clone());
         tokio::spawn(async move {
-            let outcome = extensions.decide_at(payload, state).await;
+            let outcome = extensions.decide_signalled(payload, state, signal).await;
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });
@@ -336,6 +350,7 @@ impl Drop for Live {
 
 impl Interpreter for Live {
     fn outside(&mut self, input: SessionInput) -> Result<(u64, SessionInput), InterpretError> {
+        self.heard(&input);
         Ok((self.clock.now_ms(), input))
     }
 
@@ -411,7 +426,10 @@ impl Interpreter for Live {
         if self.running.is_empty() && wake_at.is_none() {
             // Nothing can answer: only a command already sent could still move the session.
             return match self.commands.as_mut().map(|c| c.try_recv()) {
-                Some(Ok(command)) => Ok((self.clock.now_ms(), command)),
+                Some(Ok(command)) => {
+                    self.heard(&command);
+                    Ok((self.clock.now_ms(), command))
+                }
                 _ => Err(InterpretError::Idle),
             };
         }
@@ -428,7 +446,7 @@ impl Interpreter for Live {
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
+        let next = tokio::select! {
             answer = self.answers.recv() => {
                 let answer = answer.ok_or(InterpretError::Idle)?;
                 if let SessionInput::Answer(input) = &answer.1 {
@@ -436,11 +454,13 @@ impl Interpreter for Live {
                         self.running.remove(&call);
                     }
                 }
-                Ok(answer)
+                return Ok(answer);
             }
-            () = sleep => Ok((clock.now_ms().max(wake_at.unwrap_or(0)), SessionInput::Wake)),
-            Some(command) = command => Ok((clock.now_ms(), command)),
-        }
+            () = sleep => return Ok((clock.now_ms().max(wake_at.unwrap_or(0)), SessionInput::Wake)),
+            Some(command) = command => command,
+        };
+        self.heard(&next);
+        Ok((clock.now_ms(), next))
     }
 }
 

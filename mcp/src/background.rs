@@ -2,30 +2,33 @@
 //! whose tools are all reached through `tool_search` (no `direct` tool) connect in the
 //! background while the first prompt runs, and a `tool_search` call waits for them (Pi's
 //! `tool_call` handler waits for every server a tool `reachesTools`, and `tool_search` reaches
-//! them all) before it searches. Their tools reach the session at that hook point, or at a later
-//! prompt's `before_agent_start` when they have settled by then, as the action its decision
-//! carries ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section they change),
-//! so a cassette records them with the decision and a replay loads the same tools with no
-//! server. A server that fails is reported once,
-//! when every one of them has settled; the session goes on without it.
+//! them all) before it searches, or until the run is aborted. Pi registers each server's tools
+//! when that server connects; here they reach the session, server by server in the order they
+//! connected, at the next hook point this extension handles: that search's, or a later prompt's
+//! `before_agent_start` (those connected by then). Each server's tools are one action of its
+//! decision ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section the servers
+//! connected so far make), so a cassette records them with the decision and a replay loads the
+//! same tools, in the same order, with no server. A server that fails is reported once, when
+//! every one of them has settled; the session goes on without it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pi_core::agent::custom_tool::SearchableTool;
 use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::extension::{
     HandledHooks, HookAction, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
 };
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 
 use crate::client::McpConnection;
 use crate::config::{McpConfig, ServerEntry};
 use crate::custom_tool::register_late_tools;
-use crate::startup::{connect, has_direct_tools, later_section, start_waiting, Started};
+use crate::startup::{
+    attention, failure_line, has_direct_tools, later_section, start_waiting, Started,
+};
 
 /// Starts the servers of `config` as Pi does: those with `direct` tools waited for (up to Pi's
 /// startup wait, as [`crate::start_servers`] waits), the others connecting in the background,
@@ -35,6 +38,34 @@ pub async fn start_lazily(
     config: &McpConfig,
     cwd: &Path,
     tools: &ToolRegistry,
+) -> (Started, Option<Arc<Background>>) {
+    start(config, cwd, tools, false).await
+}
+
+/// Starts the servers of `config` as [`start_lazily`] does, for running a recorded run's
+/// tools again (its hook decisions replayed, so no handler of the [`Background`] runs): each
+/// background server's tools are registered in `tools` as soon as it connects, and a call of
+/// an MCP tool not registered yet waits until every background server has settled
+/// ([`ToolRegistry::late_tools_coming`]), as the recorded run's search waited for them.
+pub async fn start_for_rerun(
+    config: &McpConfig,
+    cwd: &Path,
+    tools: &mut ToolRegistry,
+) -> (Started, Option<Arc<Background>>) {
+    let (started, background) = start(config, cwd, tools, true).await;
+    if let Some(background) = &background {
+        tools.late_tools_coming(MCP_TOOL_PREFIX, background.done.clone());
+    }
+    (started, background)
+}
+
+/// The servers with `direct` tools waited for, the others spawned in the background;
+/// `registering`: their tools registered in `tools` as each connects.
+async fn start(
+    config: &McpConfig,
+    cwd: &Path,
+    tools: &ToolRegistry,
+    registering: bool,
 ) -> (Started, Option<Arc<Background>>) {
     let started = start_waiting(config, cwd, has_direct_tools).await;
     let later: Vec<ServerEntry> = config
@@ -52,9 +83,13 @@ pub async fn start_lazily(
         cwd.to_path_buf(),
         started.connections.clone(),
         tools.clone(),
+        registering,
     );
     (started, Some(background))
 }
+
+/// How Pi's MCP tool names start (`mcp__<server>__<tool>`).
+const MCP_TOOL_PREFIX: &str = "mcp__";
 
 /// The servers connecting in the background, and Pi's MCP extension's `tool_call` handler
 /// that waits for them.
@@ -66,24 +101,30 @@ pub struct Background {
     waited: Vec<Arc<McpConnection>>,
     /// Where their tools are registered for running.
     tools: ToolRegistry,
-    /// Every background server has settled: those that connected, and the notice about the
-    /// others.
-    settled: watch::Receiver<Option<Settled>>,
+    /// What the servers came to so far, in the order they settled.
+    arrivals: Arc<Mutex<Arrivals>>,
+    /// How many of them have settled (connected or failed).
+    progress: watch::Receiver<usize>,
     /// The connecting, until it ended or the session did.
     task: Mutex<Option<JoinHandle<()>>>,
-    /// Whether their tools reached the session (the first `tool_search` brings them).
-    delivered: AtomicBool,
+    /// How many of the connected servers' tools reached the session, in the order they
+    /// connected.
+    delivered: Mutex<usize>,
     /// Whether the notice about those that failed was taken.
     reported: AtomicBool,
     /// How many prompts' runs have started (`before_agent_start`).
     prompts: AtomicUsize,
+    /// Turns `true` once every background server has settled.
+    done: watch::Receiver<bool>,
 }
 
-/// What the background servers came to.
-#[derive(Clone, Debug)]
-struct Settled {
-    connections: Vec<Arc<McpConnection>>,
-    report: Option<String>,
+/// What the background servers came to so far.
+#[derive(Debug, Default)]
+struct Arrivals {
+    /// Those that connected, in the order they did.
+    connected: Vec<Arc<McpConnection>>,
+    /// Pi's line about each that failed, with its place in the configuration.
+    failed: Vec<(usize, String)>,
 }
 
 impl std::fmt::Debug for Background {
@@ -99,27 +140,59 @@ impl Background {
         cwd: PathBuf,
         waited: Vec<Arc<McpConnection>>,
         tools: ToolRegistry,
+        registering: bool,
     ) -> Arc<Background> {
         let names = later.iter().map(|s| s.name.clone()).collect();
-        let (sender, settled) = watch::channel(None);
+        let (sender, progress) = watch::channel(0);
+        let (finished, done) = watch::channel(false);
+        let arrivals = Arc::new(Mutex::new(Arrivals::default()));
+        let shared = Arc::clone(&arrivals);
+        let registry = tools.clone();
         let task = tokio::spawn(async move {
-            let entries: Vec<&ServerEntry> = later.iter().collect();
-            let (connections, report) = connect(&entries, &cwd, Vec::new()).await;
-            let _ = sender.send(Some(Settled {
-                connections,
-                report,
-            }));
+            // Dropping the set (the session ended) aborts the connects still running.
+            let mut attempts = JoinSet::new();
+            for (at, entry) in later.into_iter().enumerate() {
+                let cwd = cwd.clone();
+                attempts.spawn(async move {
+                    let outcome = McpConnection::connect(&entry, &cwd).await;
+                    (at, entry, outcome)
+                });
+            }
+            let mut settled = 0;
+            while let Some(joined) = attempts.join_next().await {
+                let Ok((at, entry, outcome)) = joined else {
+                    continue;
+                };
+                {
+                    let mut arrivals = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    match outcome {
+                        Ok(connection) => {
+                            let connection = Arc::new(connection);
+                            if registering {
+                                register_late_tools(&registry, Arc::clone(&connection));
+                            }
+                            arrivals.connected.push(connection);
+                        }
+                        Err(error) => arrivals.failed.push((at, failure_line(&entry, &error))),
+                    }
+                }
+                settled += 1;
+                sender.send_replace(settled);
+            }
+            finished.send_replace(true);
         });
         Arc::new(Background {
             config,
             names,
             waited,
             tools,
-            settled,
+            arrivals,
+            progress,
             task: Mutex::new(Some(task)),
-            delivered: AtomicBool::new(false),
+            delivered: Mutex::new(0),
             reported: AtomicBool::new(false),
             prompts: AtomicUsize::new(0),
+            done,
         })
     }
 
@@ -132,24 +205,33 @@ impl Background {
             .collect()
     }
 
-    /// Waits until every background server has connected or failed; `None` when the
-    /// connecting was stopped.
-    async fn settle(&self) -> Option<Settled> {
-        let mut settled = self.settled.clone();
-        let value = settled.wait_for(Option::is_some).await.ok()?;
-        value.clone()
+    /// Whether every background server has connected or failed.
+    fn all_settled(&self) -> bool {
+        *self.progress.borrow() >= self.names.len()
     }
 
     /// Waits until every background server has connected or failed (or the connecting was
     /// stopped).
     pub async fn settled(&self) {
-        self.settle().await;
+        let mut progress = self.progress.clone();
+        let total = self.names.len();
+        let _ = progress.wait_for(|settled| *settled >= total).await;
+    }
+
+    fn arrivals(&self) -> std::sync::MutexGuard<'_, Arrivals> {
+        self.arrivals.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Pi's one notice about the background servers that failed, once every one has settled:
     /// given once, whoever asks first (`None`: none failed, not settled yet, or taken).
     pub fn take_report(&self) -> Option<String> {
-        let report = self.settled.borrow().as_ref()?.report.clone()?;
+        if !self.all_settled() {
+            return None;
+        }
+        let mut failed = self.arrivals().failed.clone();
+        failed.sort_by_key(|(at, _)| *at);
+        let lines: Vec<String> = failed.into_iter().map(|(_, line)| line).collect();
+        let report = attention(&lines)?;
         (!self.reported.swap(true, Ordering::SeqCst)).then_some(report)
     }
 
@@ -165,40 +247,54 @@ impl Background {
             task.abort();
             let _ = task.await;
         }
-        let connected = self.settled.borrow().clone();
-        if let Some(settled) = connected {
-            crate::stop_servers(&settled.connections).await;
-        }
+        let connected = self.arrivals().connected.clone();
+        crate::stop_servers(&connected).await;
     }
 
-    /// The background servers' deferred tools, registered for running, and the section they
-    /// make, once every one has settled.
-    async fn deliver(&self) -> Option<HookAction> {
-        let settled = self.settle().await?;
-        let mut tools: Vec<SearchableTool> = Vec::new();
-        for connection in &settled.connections {
-            tools.extend(register_late_tools(&self.tools, Arc::clone(connection)));
+    /// The tools of the servers that connected since the last delivery, registered for
+    /// running: one action per server, in the order they connected, each with the section the
+    /// servers connected up to it make.
+    fn deliver(&self) -> Vec<HookAction> {
+        let mut delivered = self
+            .delivered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let connected = self.arrivals().connected.clone();
+        let mut actions = Vec::new();
+        for (at, connection) in connected.iter().enumerate().skip(*delivered) {
+            let tools = register_late_tools(&self.tools, Arc::clone(connection));
+            let all: Vec<Arc<McpConnection>> = self
+                .waited
+                .iter()
+                .chain(&connected[..=at])
+                .cloned()
+                .collect();
+            let section = later_section(&self.config, &all);
+            actions.push(HookAction::RegisterDeferredTools {
+                tools,
+                later_sections: crate::servers_section::custom_sections(section.as_deref()),
+            });
         }
-        let all: Vec<Arc<McpConnection>> = self
-            .waited
-            .iter()
-            .chain(&settled.connections)
-            .cloned()
-            .collect();
-        let later_sections =
-            crate::servers_section::custom_sections(later_section(&self.config, &all).as_deref());
-        Some(HookAction::RegisterDeferredTools {
-            tools,
-            later_sections,
-        })
+        *delivered = connected.len();
+        actions
+    }
+
+    /// Whether every server settled and its tools reached the session: nothing is left to do.
+    fn done(&self) -> bool {
+        self.all_settled()
+            && *self
+                .delivered
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                == self.arrivals().connected.len()
     }
 }
 
 /// The handlers of Pi's MCP extension over the background servers: `tool_call`, where a
-/// `tool_search` waits for them all and brings their tools, and `before_agent_start`, where a
-/// prompt after the first brings them if they have all settled by then (Pi renders the
-/// `mcp_servers` section there as the servers are; the first prompt's is rendered before
-/// they connected).
+/// `tool_search` waits for them all (or the run's abort) and brings their tools, and
+/// `before_agent_start`, where a prompt after the first brings those connected by then (Pi
+/// renders the `mcp_servers` section there as the servers are; the first prompt's is rendered
+/// before they connected).
 impl RustExtension for Background {
     fn name(&self) -> &str {
         "builtin:mcp"
@@ -210,22 +306,24 @@ impl RustExtension for Background {
 
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
-            if self.delivered.load(Ordering::SeqCst) {
-                return Ok(None);
-            }
-            let ready = match payload {
-                HookPayload::ToolCall { tool_name, .. } => tool_name == TOOL_SEARCH_TOOL_NAME,
-                HookPayload::BeforeAgentStart { .. } => {
-                    let earlier = self.prompts.fetch_add(1, Ordering::SeqCst);
-                    earlier > 0 && self.settled.borrow().is_some()
+            match payload {
+                HookPayload::ToolCall { tool_name, .. } if tool_name == TOOL_SEARCH_TOOL_NAME => {
+                    if self.done() {
+                        return Ok(None);
+                    }
+                    tokio::select! {
+                        () = self.settled() => {}
+                        () = cx.aborted() => {}
+                    }
                 }
-                _ => false,
-            };
-            if !ready {
-                return Ok(None);
+                HookPayload::BeforeAgentStart { .. } => {
+                    if self.prompts.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Ok(None);
+                    }
+                }
+                _ => return Ok(None),
             }
-            if let Some(action) = self.deliver().await {
-                self.delivered.store(true, Ordering::SeqCst);
+            for action in self.deliver() {
                 cx.act(action);
             }
             Ok(None)

@@ -19,7 +19,7 @@ pub mod servers_section;
 pub mod startup;
 mod stdio_child;
 
-pub use background::{start_lazily, Background};
+pub use background::{start_for_rerun, start_lazily, Background};
 pub use client::{CallError, ConnectError, McpConnection};
 pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
 pub use convert::{convert_result, McpToolOutput};

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
-use crate::client::McpConnection;
+use crate::client::{ConnectError, McpConnection};
 use crate::config::{McpConfig, ServerEntry};
 use crate::servers_section::{
     has_unreachable_tools, needs_tool_search, render_servers_section, SectionServer,
@@ -182,21 +182,28 @@ pub(crate) async fn connect(
     for (entry, outcome) in enabled.iter().zip(outcomes) {
         match outcome {
             Ok(connection) => connections.push(Arc::new(connection)),
-            Err(error) => {
-                // Pi's line names the server once, then the first line of the error.
-                let message = error.to_string();
-                let prefix = format!("MCP server \"{}\": ", entry.name);
-                let reason = message.strip_prefix(&prefix).unwrap_or(&message);
-                let first = reason.split('\n').next().unwrap_or("");
-                lines.push(format!("{}: failed: {first}", entry.name));
-            }
+            Err(error) => lines.push(failure_line(entry, &error)),
         }
     }
-    let report = (!lines.is_empty()).then(|| {
+    (connections, attention(&lines))
+}
+
+/// Pi's line about a server that failed to connect: its name once, then the first line of the
+/// error.
+pub(crate) fn failure_line(entry: &ServerEntry, error: &ConnectError) -> String {
+    let message = error.to_string();
+    let prefix = format!("MCP server \"{}\": ", entry.name);
+    let reason = message.strip_prefix(&prefix).unwrap_or(&message);
+    let first = reason.split('\n').next().unwrap_or("");
+    format!("{}: failed: {first}", entry.name)
+}
+
+/// Pi's one notice about everything that needs the user, `lines` in it; none when empty.
+pub(crate) fn attention(lines: &[String]) -> Option<String> {
+    (!lines.is_empty()).then(|| {
         let body: String = lines.iter().map(|l| format!("  {l}\n")).collect();
         format!("MCP servers need attention:\n{body}Run /mcp to fix.")
-    });
-    (connections, report)
+    })
 }
 
 /// Stops a session's servers as Pi does when the session ends: every one at once (each given

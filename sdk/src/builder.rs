@@ -128,6 +128,9 @@ pub struct SessionBuilder {
     mcp_secrets: Vec<(String, String)>,
     /// The servers `mcp_config` started, stopped together by [`Session::finish`].
     mcp_connections: Vec<Arc<pi_mcp::McpConnection>>,
+    /// The servers `mcp_config` connects in the background (no `direct` tool), whose
+    /// handlers are among the extensions; stopped by [`Session::finish`] too.
+    mcp_background: Vec<Arc<pi_mcp::Background>>,
     /// Pi's `tool_search` once `mcp_config` started servers, as the binary registers it:
     /// whether it is active from the start (a server has `deferred` tools).
     mcp_tool_search: Option<bool>,
@@ -176,6 +179,7 @@ impl SessionBuilder {
             mcp_later_section: None,
             mcp_secrets: Vec::new(),
             mcp_connections: Vec::new(),
+            mcp_background: Vec::new(),
             mcp_tool_search: None,
             extensions: ExtensionRegistry::new(),
             typescript_extensions: Vec::new(),
@@ -283,16 +287,20 @@ impl SessionBuilder {
     /// the servers. Servers whose tools are reached through codemode or `tool_search` (the
     /// default exposure is `codemode`) are listed in the system prompt's `mcp_servers` section
     /// as Pi lists them; their `deferred` tools are loaded by Pi's `tool_search`, registered
-    /// (inactive) as the binary registers it and active when some server has such tools. The
-    /// servers are all waited for here (the binary connects those without `direct` tools in
-    /// the background, as Pi does). A server that fails does not stop the session: the second value is
-    /// Pi's one notice about it (and about the config's errors), after Pi's warning that
-    /// indirectly reached tools cannot be called here, when anything needs the user.
+    /// (inactive) as the binary registers it and active when some server has such tools. Only
+    /// the servers with `direct` tools are waited for here; the others connect in the
+    /// background, as Pi and the binary connect them: a `tool_search` waits for them, and their
+    /// tools reach the session as a decision of the handlers loaded here as an extension
+    /// (`pi_mcp::background`), which a recording holds. A server that fails does not stop the
+    /// session: the second value is Pi's one notice about those waited for (and about the
+    /// config's errors), after Pi's warning that indirectly reached tools cannot be called
+    /// here, when anything needs the user.
     /// Pi's SDK sessions load no built-in extension, so nothing starts without this. A
     /// recording replaces the keys the config hands its servers (`pi_mcp::credentials`).
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
         self.mcp_secrets.extend(pi_mcp::credentials(config));
-        let mut started = pi_mcp::start_servers(config, &self.cwd).await;
+        let (mut started, background) =
+            pi_mcp::start_lazily(config, &self.cwd, &self.custom_tools).await;
         // Pi's `ensureDiscoveryActive`: `tool_search`, registered inactive, is activated for
         // a server with deferred tools (and then nothing is unreachable).
         let activate = started.activate_tool_search(Some(false));
@@ -303,6 +311,11 @@ impl SessionBuilder {
             self.mcp_servers.push(connection.listing());
             pi_mcp::register_tools(&mut self.custom_tools, Arc::clone(&connection));
             self.mcp_connections.push(connection);
+        }
+        if let Some(background) = background {
+            self.mcp_servers.extend(background.listings());
+            self.extensions.load(Arc::clone(&background) as _);
+            self.mcp_background.push(background);
         }
         self.mcp_section = started.section;
         self.mcp_later_section = started.later_section;
@@ -319,6 +332,12 @@ impl SessionBuilder {
     /// stops.
     pub(crate) fn mcp_connections(&self) -> &[Arc<pi_mcp::McpConnection>] {
         &self.mcp_connections
+    }
+
+    /// The servers [`SessionBuilder::mcp_config`] connects in the background, which
+    /// [`Session::finish`] stops.
+    pub(crate) fn mcp_background(&self) -> &[Arc<pi_mcp::Background>] {
+        &self.mcp_background
     }
 
     /// Loads an extension (Pi's `extensionFactories`) after those already loaded: it is asked

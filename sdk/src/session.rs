@@ -341,6 +341,9 @@ impl Session {
             end(&mut session, locked(&self.shared.printed).take())
         };
         if let Some(builder) = &self.shared.reopen {
+            for background in builder.mcp_background() {
+                background.stop().await;
+            }
             pi_mcp::stop_servers(builder.mcp_connections()).await;
         }
         ended

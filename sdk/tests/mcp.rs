@@ -363,3 +363,53 @@ async fn mcp_config_gives_deferred_tools_to_tool_search_as_the_binary_does() {
         "{results:?}"
     );
 }
+
+/// A deferred server that answers `initialize` 3 s late, as the binary (and Pi 1.5.2) runs it:
+/// `mcp_config` does not wait for it (it connects in the background), the model's search waits
+/// for it and loads its tool, whose call reaches the server. The recording replays to the same
+/// events with the server's binary deleted: its tools came as the search's decision.
+#[tokio::test]
+async fn mcp_config_does_not_wait_for_a_deferred_server_but_its_search_does() {
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = workspace.path().join(".agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let server = workspace.path().join("mcp-server");
+    std::fs::copy(test_server(), &server).unwrap();
+    let delay = std::time::Duration::from_secs(3);
+    let config = json!({"mcpServers": {"t": {"command": server, "exposure": "deferred",
+        "env": {"MCP_TEST_START_DELAY_MS": delay.as_millis().to_string()}}}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "tool_search",
+                         "arguments": {"query": "echo text"}}]},
+        {"tool_calls": [{"id": "call_2", "name": "mcp__t__echo",
+                         "arguments": {"text": "found it"}}]},
+        {"text": ["Done."]},
+    ]));
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let started = std::time::Instant::now();
+    let (builder, notice) = common::builder(&mock, workspace.path())
+        .record(&cassette)
+        .mcp_config(&load_mcp_config(&agent, workspace.path(), false))
+        .await;
+    let configured = started.elapsed();
+    assert!(configured * 2 < delay, "mcp_config waited {configured:?}");
+    assert_eq!(notice, None);
+    let events = common::prompt_once(builder, "echo something").await;
+    let results: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(
+        results[0]["result"]["details"]["loaded"],
+        json!(["mcp__t__echo"])
+    );
+    assert_eq!(
+        results[1]["result"]["content"][0]["text"], "found it",
+        "{results:?}"
+    );
+
+    std::fs::remove_file(&server).unwrap();
+    let replay = SessionBuilder::new(workspace.path()).replay(&cassette);
+    assert_eq!(common::prompt_once(replay, "echo something").await, events);
+}

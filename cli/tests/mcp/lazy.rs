@@ -140,7 +140,7 @@ fn a_server_that_connected_during_the_first_run_is_in_the_next_prompts_section()
 
 /// `pi replay` of the run recorded in `scratch` with the server's binary deleted: it succeeds and
 /// writes the recorded session file again; its output, to compare with the recording's.
-fn replay_without(scratch: &Scratch, server: &Path) -> std::process::Output {
+pub(super) fn replay_without(scratch: &Scratch, server: &Path) -> std::process::Output {
     std::fs::remove_file(server).unwrap();
     let replayed = scratch
         .pi(&["replay", "--mode", "json", "--session-dir"])

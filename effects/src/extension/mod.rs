@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
+use tokio_util::sync::CancellationToken;
 
 pub mod sidecar;
 
@@ -83,6 +84,7 @@ pub struct HookContext {
     actions: Mutex<Vec<HookAction>>,
     thrown: Mutex<Vec<String>>,
     state: Option<Arc<HookState>>,
+    signal: Option<CancellationToken>,
 }
 
 impl HookContext {
@@ -90,6 +92,15 @@ impl HookContext {
     /// machine asked.
     pub fn state(&self) -> Option<&HookState> {
         self.state.as_deref()
+    }
+
+    /// Ends once the run is aborted (Pi's `ctx.signal`), so that a handler waiting for
+    /// something outside the session stops waiting; never, where the interpreter gave no signal.
+    pub async fn aborted(&self) {
+        match &self.signal {
+            Some(signal) => signal.cancelled().await,
+            None => std::future::pending().await,
+        }
     }
 
     /// Asks for `action` (Pi's `pi.sendMessage`, `pi.appendEntry`, `pi.setActiveTools`,
@@ -208,9 +219,21 @@ impl ExtensionRegistry {
         payload: HookPayload,
         state: Option<Arc<HookState>>,
     ) -> HookOutcome {
+        self.decide_signalled(payload, state, None).await
+    }
+
+    /// [`decide_at`](Self::decide_at), the run's abort reaching the handlers as `signal`
+    /// ([`HookContext::aborted`]).
+    pub async fn decide_signalled(
+        &self,
+        payload: HookPayload,
+        state: Option<Arc<HookState>>,
+        signal: Option<CancellationToken>,
+    ) -> HookOutcome {
         let event = payload.event();
         let cx = HookContext {
             state,
+            signal,
             ..HookContext::default()
         };
         let mut fold = Composer::new(payload);

@@ -207,7 +207,14 @@ pub fn tool_search_outcome(
 /// Runs tool `name` with validated `args`: the custom tool registered under that name in
 /// `env.custom`, else the built-in (a custom tool `env.custom` expects and lacks fails).
 pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> ToolOutcome {
-    match env.custom.lookup(name) {
+    // A tool already registered (or not a custom one) is looked up at once, whatever the
+    // cancel: only a wait for a tool still coming ends on it.
+    let lookup = tokio::select! {
+        biased;
+        lookup = env.custom.lookup_coming(name) => lookup,
+        () = cx.cancel.cancelled() => return ToolOutcome::Thrown(OPERATION_ABORTED.to_owned()),
+    };
+    match lookup {
         Lookup::Registered(tool) => {
             let mut context = ToolCallContext::new(
                 env.tool_call_id.clone().unwrap_or_default(),
