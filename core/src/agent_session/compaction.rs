@@ -888,8 +888,8 @@ impl SessionMachine {
     }
 }
 
-/// Pi's `CompactionPreparation` as its handlers read it (the file operations' sets as arrays,
-/// `previousSummary` left out when there is none).
+/// Pi's `CompactionPreparation` as its handlers read it (the file operations' sets as arrays in
+/// their insertion order, `previousSummary` left out when there is none).
 fn preparation_json(preparation: &CompactionPreparation) -> Value {
     let mut value = json!({
         "firstKeptEntryId": preparation.first_kept_entry_id,
@@ -905,9 +905,9 @@ fn preparation_json(preparation: &CompactionPreparation) -> Value {
         object.insert(
             "fileOps".into(),
             json!({
-                "read": preparation.file_ops.read,
-                "written": preparation.file_ops.written,
-                "edited": preparation.file_ops.edited,
+                "read": in_order(&preparation.file_ops.read),
+                "written": in_order(&preparation.file_ops.written),
+                "edited": in_order(&preparation.file_ops.edited),
             }),
         );
         object.insert(
@@ -920,4 +920,9 @@ fn preparation_json(preparation: &CompactionPreparation) -> Value {
         );
     }
     value
+}
+
+/// A set's paths in the order they were added, as Pi's `[...set]` lists them.
+fn in_order(paths: &indexmap::IndexSet<String>) -> Vec<&str> {
+    paths.iter().map(String::as_str).collect()
 }
