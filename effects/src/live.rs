@@ -312,12 +312,14 @@ impl Live {
             self.missing_hook.get_or_insert(event);
             return;
         }
-        self.running.insert(call, CancellationToken::new());
+        // The session cancels the call to fire the handlers' signal (an aborted compaction's).
+        let signal = CancellationToken::new();
+        self.running.insert(call, signal.clone());
         let tx = self.answers_tx.clone();
         let clock = Arc::clone(&self.clock);
         let extensions = self.extensions.clone();
         tokio::spawn(async move {
-            let outcome = extensions.decide_at(payload, state).await;
+            let outcome = extensions.decide_with(payload, state, signal).await;
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });

@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
+use tokio_util::sync::CancellationToken;
 
 pub mod sidecar;
 
@@ -83,9 +84,17 @@ pub struct HookContext {
     actions: Mutex<Vec<HookAction>>,
     thrown: Mutex<Vec<String>>,
     state: Option<Arc<HookState>>,
+    signal: CancellationToken,
 }
 
 impl HookContext {
+    /// Cancelled when the session gives up waiting for what this hook point decides (Pi's
+    /// `signal` of `session_before_compact`, fired by an abort of that compaction); the
+    /// handlers' answer is still awaited.
+    pub fn signal(&self) -> &CancellationToken {
+        &self.signal
+    }
+
     /// The session's state at this hook point (what Pi's getters read there), when the session
     /// machine asked.
     pub fn state(&self) -> Option<&HookState> {
@@ -208,9 +217,22 @@ impl ExtensionRegistry {
         payload: HookPayload,
         state: Option<Arc<HookState>>,
     ) -> HookOutcome {
+        self.decide_with(payload, state, CancellationToken::new())
+            .await
+    }
+
+    /// [`decide_at`](Self::decide_at), the handlers' [`HookContext::signal`] being `signal`
+    /// (which an interpreter cancels when the session cancels the hook point's call).
+    pub async fn decide_with(
+        &self,
+        payload: HookPayload,
+        state: Option<Arc<HookState>>,
+        signal: CancellationToken,
+    ) -> HookOutcome {
         let event = payload.event();
         let cx = HookContext {
             state,
+            signal,
             ..HookContext::default()
         };
         let mut fold = Composer::new(payload);
