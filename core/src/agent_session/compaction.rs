@@ -9,12 +9,18 @@
 //! the branch (a cancel ends it as aborted, `Compaction cancelled`; a supplied compaction is
 //! written as given, `fromHook: true`, with no summary request), and `session_compact` once the
 //! entry is written, before `compaction_end`; `session_compact_failed` after the `compaction_end`
-//! of one that failed, was aborted or cancelled, before its caller hears it. Their decisions are
-//! inputs, so a replay needs no extension.
+//! of one that failed, was aborted or cancelled, before its caller hears it (that compaction has
+//! ended: a manual `compact` may start meanwhile, as Pi's `compact()` has returned from its
+//! state by then; an automatic one's waits for them, as Pi's waits for idle). An abort while
+//! the `session_before_compact` handlers run cancels their hook point (their `signal` fires), and
+//! so does a handler's `ctx.abort()` or `ctx.compact()`. Their decisions are inputs, so a replay
+//! needs no extension.
 
 use serde_json::{json, Value};
 
-use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction};
+use crate::agent::hooks::{
+    HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
+};
 use crate::agent::{CallId, Effect, Input, ModelRequest, StreamEvent};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::prepare::{prepare_compaction, CompactionPreparation};
@@ -115,6 +121,8 @@ pub(super) struct CompactionJob {
     supplied: bool,
     /// What the caller hears once the `session_compact_failed` handlers ran.
     failure: Option<String>,
+    /// The number of the `compact` that asked for it (its answer carries it).
+    compact: u64,
 }
 
 impl CompactionJob {
@@ -138,6 +146,7 @@ impl CompactionJob {
             callback: None,
             supplied: false,
             failure: None,
+            compact: 0,
         }
     }
 }
@@ -222,6 +231,11 @@ impl SessionMachine {
     /// manual compaction is refused (after its `compaction_start`) and an automatic one does not
     /// start at all (Pi 1.5's `_runAutoCompaction` returns before its `compaction_start`).
     pub(super) fn begin_compaction_calls(&mut self) -> Result<(), SessionError> {
+        // Pi's `compact()` waits for idle: an automatic compaction has not ended while its
+        // `session_compact_failed` handlers run.
+        if self.automatic_failing() {
+            return Ok(());
+        }
         let Some(mut job) = self.compaction.take() else {
             return Ok(());
         };
@@ -302,8 +316,17 @@ impl SessionMachine {
     /// Whether `call` is the hook point the compaction waits on.
     pub(super) fn owns_compaction_hook(&self, call: CallId) -> bool {
         self.compaction
-            .as_ref()
-            .is_some_and(|job| job.hook == Some(call))
+            .iter()
+            .chain(&self.failing)
+            .any(|job| job.hook == Some(call))
+    }
+
+    /// Whether an automatic compaction's `session_compact_failed` handlers run (Pi's
+    /// `_runAutoCompaction` has not returned yet; a manual `compact()` has).
+    pub(super) fn automatic_failing(&self) -> bool {
+        self.failing
+            .iter()
+            .any(|job| job.reason != CompactionReason::Manual)
     }
 
     /// The extensions' answer at the compaction's hook point (which
@@ -311,25 +334,38 @@ impl SessionMachine {
     /// handlers apply it while it awaits them. At `session_before_compact`, a cancel ends the
     /// compaction as aborted (Pi's `Compaction cancelled`), a supplied compaction is written as
     /// given (`fromHook: true`, no summary request), else the model summarises; an abort that
-    /// came meanwhile ends it as aborted. After `session_compact`, the compaction ends.
+    /// came meanwhile, or a handler's `ctx.abort()` or `ctx.compact()` (Pi's `abort()` fires the
+    /// signal the handlers were given), ends it as aborted. After `session_compact`, the
+    /// compaction ends; after `session_compact_failed`, the failed one's caller hears it.
     pub(super) fn compaction_hook_decided(
         &mut self,
+        call: CallId,
         outcome: HookOutcome,
     ) -> Result<(), SessionError> {
         self.apply_asked_actions(&outcome.actions)?;
+        if let Some(at) = self.failing.iter().position(|job| job.hook == Some(call)) {
+            let mut job = self.failing.remove(at);
+            job.hook = None;
+            return match job.failure.take() {
+                Some(error) => self.tell_failure(&job, error),
+                None => Ok(()),
+            };
+        }
         let Some(mut job) = self.compaction.take() else {
             return Ok(());
         };
         job.hook = None;
+        if job.state == JobState::Deciding && outcome.actions.iter().any(HookAction::aborts) {
+            job.aborted = true;
+            if self.run_active {
+                self.abort_requested = true;
+            }
+        }
         match (job.state, outcome.decision) {
             (JobState::Notifying, _) => {
                 let result = job.ending.take();
                 self.conclude(job, result)
             }
-            (JobState::Failed, _) => match job.failure.take() {
-                Some(error) => self.tell_failure(&job, error),
-                None => Ok(()),
-            },
             (JobState::Deciding, decision) if job.aborted => {
                 job.supplied = matches!(
                     decision,
@@ -644,7 +680,7 @@ impl SessionMachine {
         }
         if job.reason == CompactionReason::Manual {
             if job.replies() {
-                self.reply(Reply::Compacted(Ok(result)));
+                self.reply(Reply::Compacted(job.compact, Ok(result)));
             }
         } else if job.will_retry {
             self.drop_trailing_assistant(true)?;
@@ -703,7 +739,8 @@ impl SessionMachine {
     }
 
     /// Asks the `session_compact_failed` handlers, where there are some, holding `job` (with
-    /// what its caller is to hear) until they ran; whether they are asked.
+    /// what its caller is to hear) among the failing until they ran; whether they are asked.
+    /// The compaction has ended: another may start meanwhile.
     fn notify_failure(
         &mut self,
         job: &CompactionJob,
@@ -730,7 +767,7 @@ impl SessionMachine {
         held.state = JobState::Failed;
         held.hook = Some(call);
         held.failure = failure;
-        self.compaction = Some(held);
+        self.failing.push(held);
         self.push_hook(call, payload);
         true
     }
@@ -742,7 +779,7 @@ impl SessionMachine {
             self.call_back(callback, Err(error.clone()));
         }
         if job.replies() {
-            self.reply(Reply::Compacted(Err(error)));
+            self.reply(Reply::Compacted(job.compact, Err(error)));
         }
         Ok(())
     }
@@ -753,15 +790,16 @@ impl SessionMachine {
         let Some(job) = self.compaction.as_mut() else {
             return Ok(());
         };
-        if matches!(
-            job.state,
-            JobState::WaitingForIdle | JobState::Notifying | JobState::Failed
-        ) {
+        if matches!(job.state, JobState::WaitingForIdle | JobState::Notifying) {
             return Ok(());
         }
         job.aborted = true;
         // The handlers are awaited, as Pi awaits them; the job ends as aborted once they ran.
+        // Their signal fires (the hook point's call is cancelled).
         if job.state == JobState::Deciding {
+            if let Some(call) = job.hook {
+                self.out.effects.push(Effect::Cancel { call });
+            }
             return Ok(());
         }
         let in_flight = job.current.as_ref().filter(|s| !s.waiting).map(|s| s.call);
@@ -869,6 +907,14 @@ impl SessionMachine {
         Ok(())
     }
 
+    /// The `compact`s accepted so far: a front end numbers its waiting `compact`s with it, to
+    /// match each answer ([`Reply::Compacted`]) with its own.
+    pub fn compacts_accepted(&self) -> u64 {
+        self.compacts
+    }
+
+    /// Pi's `compact()` (RPC `compact`): refused while another compaction runs, but not while a
+    /// failed one's `session_compact_failed` handlers run (Pi's has ended by then).
     pub(super) fn compact(
         &mut self,
         custom_instructions: Option<String>,
@@ -880,6 +926,10 @@ impl SessionMachine {
             return Err(SessionRejection::NavigationInProgress.into());
         }
         self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
+        self.compacts += 1;
+        if let Some(job) = self.compaction.as_mut() {
+            job.compact = self.compacts;
+        }
         self.abort()?;
         if !self.agent.is_streaming() {
             self.begin_compaction_calls()?;
