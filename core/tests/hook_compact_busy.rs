@@ -206,6 +206,63 @@ fn a_compact_while_session_compact_failed_runs_starts_at_once_and_each_is_answer
     assert!(!s.is_busy());
 }
 
+/// An answer whose usage fills the mock model's context window (a threshold compaction follows).
+fn answered_full(call: CallId) -> SessionInput {
+    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
+        "content": [{"type": "text", "text": "A long answer."}], "api": "openai-completions",
+        "provider": "mock", "model": "mock-model", "usage": {"input": 127_000, "output": 10,
+        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 127_010, "cost": {"input": 0,
+        "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop",
+        "timestamp": 3}))
+    .unwrap();
+    SessionInput::Answer(Input::Model {
+        call,
+        event: StreamEvent::Done {
+            reason: message.stop_reason,
+            message,
+        },
+    })
+}
+
+#[test]
+fn a_compact_while_an_automatic_compactions_failed_handlers_run_starts_after_the_run_settled() {
+    let mut s = session(&[
+        HookEvent::SessionBeforeCompact,
+        HookEvent::SessionCompactFailed,
+    ]);
+    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    s.step(2, answered(call, "An answer.")).unwrap();
+    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(4, answered_full(call)).unwrap();
+    let step = s
+        .step(5, decided_as(hook(&step), cancel(), vec![]))
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true)));
+    let failed = hook(&step);
+    assert!(
+        s.is_compacting(),
+        "Pi's automatic compaction has not returned"
+    );
+    let step = s.step(6, manual("model")).expect("accepted");
+    assert!(kinds(&step).is_empty(), "held: {:?}", kinds(&step));
+    let step = s.step(7, done(failed)).unwrap();
+    assert_eq!(kinds(&step), ["agent_settled", "compaction_start"]);
+    assert_eq!(
+        serde_json::to_value(&step.events[0]).unwrap()["aborted"],
+        json!(true),
+        "the compact aborted the run"
+    );
+    let step = s.step(8, done(hook(&step))).unwrap();
+    let step = summarized(&mut s, step, 9, "## Goal\nModel.");
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(_, Ok(_))]),
+        "{:?}",
+        step.replies
+    );
+}
+
 #[test]
 fn a_handlers_ctx_compact_aborts_the_compaction_it_hears_and_compacts_once_that_has_ended() {
     let mut s = session(&[

@@ -231,11 +231,6 @@ impl SessionMachine {
     /// manual compaction is refused (after its `compaction_start`) and an automatic one does not
     /// start at all (Pi 1.5's `_runAutoCompaction` returns before its `compaction_start`).
     pub(super) fn begin_compaction_calls(&mut self) -> Result<(), SessionError> {
-        // Pi's `compact()` waits for idle: an automatic compaction has not ended while its
-        // `session_compact_failed` handlers run.
-        if self.automatic_failing() {
-            return Ok(());
-        }
         let Some(mut job) = self.compaction.take() else {
             return Ok(());
         };
@@ -319,6 +314,19 @@ impl SessionMachine {
             .iter()
             .chain(&self.failing)
             .any(|job| job.hook == Some(call))
+    }
+
+    /// Starts the `compact` held while an automatic compaction's `session_compact_failed`
+    /// handlers ran, once they have and the run has settled.
+    pub(super) fn start_held_compaction(&mut self) -> Result<(), SessionError> {
+        if self.run_active || self.compaction.is_some() || !self.failing.is_empty() {
+            return Ok(());
+        }
+        let Some(job) = self.held_compaction.take() else {
+            return Ok(());
+        };
+        self.compaction = Some(job);
+        self.begin_compaction_calls()
     }
 
     /// Whether an automatic compaction's `session_compact_failed` handlers run (Pi's
@@ -914,19 +922,28 @@ impl SessionMachine {
     }
 
     /// Pi's `compact()` (RPC `compact`): refused while another compaction runs, but not while a
-    /// failed one's `session_compact_failed` handlers run (Pi's has ended by then).
+    /// failed one's `session_compact_failed` handlers run (a manual one has ended by then, and
+    /// the compaction starts at once; after an automatic one it is held until the run settled).
     pub(super) fn compact(
         &mut self,
         custom_instructions: Option<String>,
     ) -> Result<(), SessionError> {
-        if self.compaction.is_some() {
+        if self.compaction.is_some() || self.held_compaction.is_some() {
             return Err(SessionRejection::CompactionInProgress.into());
         }
         if self.navigation.is_some() {
             return Err(SessionRejection::NavigationInProgress.into());
         }
-        self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
         self.compacts += 1;
+        // Pi's `compact()` waits for idle: an automatic compaction has not ended while its
+        // `session_compact_failed` handlers run, nor has the run it belongs to.
+        if self.automatic_failing() {
+            let mut job = CompactionJob::new(CompactionReason::Manual, false, custom_instructions);
+            job.compact = self.compacts;
+            self.held_compaction = Some(job);
+            return self.abort();
+        }
+        self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
         if let Some(job) = self.compaction.as_mut() {
             job.compact = self.compacts;
         }

@@ -139,6 +139,7 @@ impl SessionMachine {
     /// reads (it fails on it), a race not copied here. One asked while a tree navigation runs is
     /// dropped.
     pub(super) fn start_asked_compaction(&mut self) -> Result<(), SessionError> {
+        self.start_held_compaction()?;
         if self.agent.is_streaming()
             || self.run_active
             || self.compaction.is_some()

@@ -63,6 +63,9 @@ pub struct SessionMachine {
     pub(super) failing: Vec<CompactionJob>,
     /// The `compact`s accepted so far: the number each one's answer carries.
     pub(super) compacts: u64,
+    /// A `compact` accepted while an automatic compaction's `session_compact_failed` handlers
+    /// run: it starts once they ran and the run they end has settled.
+    pub(super) held_compaction: Option<CompactionJob>,
     pub(super) navigation: Option<NavigateJob>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
@@ -160,6 +163,7 @@ impl SessionMachine {
             compaction: None,
             failing: Vec::new(),
             compacts: 0,
+            held_compaction: None,
             navigation: None,
             pending_bash: Vec::new(),
             pending_next_turn: Vec::new(),
