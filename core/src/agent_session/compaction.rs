@@ -38,6 +38,8 @@ use crate::overflow::is_context_overflow;
 use crate::session::entry::SessionEntry;
 use crate::session::time::ms_from_iso;
 
+mod failure;
+
 use super::contract::{Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
 use super::retry::{delay_ms, is_retryable};
@@ -314,27 +316,6 @@ impl SessionMachine {
             .iter()
             .chain(&self.failing)
             .any(|job| job.hook == Some(call))
-    }
-
-    /// Starts the `compact` held while an automatic compaction's `session_compact_failed`
-    /// handlers ran, once they have and the run has settled.
-    pub(super) fn start_held_compaction(&mut self) -> Result<(), SessionError> {
-        if self.run_active || self.compaction.is_some() || !self.failing.is_empty() {
-            return Ok(());
-        }
-        let Some(job) = self.held_compaction.take() else {
-            return Ok(());
-        };
-        self.compaction = Some(job);
-        self.begin_compaction_calls()
-    }
-
-    /// Whether an automatic compaction's `session_compact_failed` handlers run (Pi's
-    /// `_runAutoCompaction` has not returned yet; a manual `compact()` has).
-    pub(super) fn automatic_failing(&self) -> bool {
-        self.failing
-            .iter()
-            .any(|job| job.reason != CompactionReason::Manual)
     }
 
     /// The extensions' answer at the compaction's hook point (which
@@ -714,81 +695,6 @@ impl SessionMachine {
             will_retry,
             error_message,
         }));
-        Ok(())
-    }
-
-    fn fail_compaction(&mut self, job: &CompactionJob, error: String) -> Result<(), SessionError> {
-        let text = match job.reason {
-            CompactionReason::Manual => format!("Compaction failed: {error}"),
-            CompactionReason::Overflow => format!("Context overflow recovery failed: {error}"),
-            CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
-        };
-        self.compaction_failed(job, Some(text), false, error)
-    }
-
-    fn abort_ended(&mut self, job: &CompactionJob) -> Result<(), SessionError> {
-        self.compaction_failed(job, None, true, CANCELLED.into())
-    }
-
-    /// A compaction ends without an entry: `compaction_end`, then the `session_compact_failed`
-    /// handlers where there are some (Pi awaits them before its caller hears `error`).
-    fn compaction_failed(
-        &mut self,
-        job: &CompactionJob,
-        error_message: Option<String>,
-        aborted: bool,
-        error: String,
-    ) -> Result<(), SessionError> {
-        self.end_compaction(job, None, aborted, error_message.clone())?;
-        if self.notify_failure(job, error_message, aborted, Some(error.clone())) {
-            return Ok(());
-        }
-        self.tell_failure(job, error)
-    }
-
-    /// Asks the `session_compact_failed` handlers, where there are some, holding `job` (with
-    /// what its caller is to hear) among the failing until they ran; whether they are asked.
-    /// The compaction has ended: another may start meanwhile.
-    fn notify_failure(
-        &mut self,
-        job: &CompactionJob,
-        error_message: Option<String>,
-        aborted: bool,
-        failure: Option<String>,
-    ) -> bool {
-        if !self
-            .agent
-            .handled_hooks()
-            .contains(HookEvent::SessionCompactFailed)
-        {
-            return false;
-        }
-        let call = self.agent.reserve_call();
-        let payload = HookPayload::SessionCompactFailed {
-            reason: job.reason,
-            error_message,
-            aborted,
-            will_retry: false,
-            from_extension: job.supplied,
-        };
-        let mut held = job.clone();
-        held.state = JobState::Failed;
-        held.hook = Some(call);
-        held.failure = failure;
-        self.failing.push(held);
-        self.push_hook(call, payload);
-        true
-    }
-
-    /// The failed compaction's caller hears `error`: `ctx.compact()`'s `onError`, or RPC's
-    /// `compact`.
-    fn tell_failure(&mut self, job: &CompactionJob, error: String) -> Result<(), SessionError> {
-        if let Some(callback) = job.callback {
-            self.call_back(callback, Err(error.clone()));
-        }
-        if job.replies() {
-            self.reply(Reply::Compacted(job.compact, Err(error)));
-        }
         Ok(())
     }
 
