@@ -25,7 +25,8 @@
 //   {"id", "type": "compact_end", "callback", "result"?, "error"?, "state", ...} -> the
 //       `onComplete`/`onError` of the `ctx.compact()` whose action named `callback` called
 //       with the compaction's result or error: the actions they took and the errors they threw
-//   {"id", "type": "abort", "target"}               -> aborts request `target`
+//   {"id", "type": "abort", "target"}               -> aborts request `target` (a tool call, or
+//       an event, whose `signal` it fires)
 // Answers (host -> harness):
 //   {"id", "type": "response", "success": true, "data"} or {"id", "type": "response", "success": false, "error"}
 //   {"id", "type": "tool.update", "partial"}       (a tool's onUpdate)
@@ -209,11 +210,18 @@ function setFlagValues(result, flags, values) {
 
 const current = new AsyncLocalStorage();
 
-/** The event being handled: its state mirror, and the actions and errors collected so far. */
+/** The event being handled: its state mirror, the actions and errors collected so far, and (for
+ * an event) the controller of its abort signal. */
 function scope() {
   const store = current.getStore();
   if (!store) throw new Error("This extension API is only available while one of its handlers runs");
   return store;
+}
+
+/** Pi's `abort()`, which `ctx.abort()` and `ctx.compact()` call, fires at once the signal of the
+ * event being handled (a compaction's `session_before_compact`). */
+function abortEvent() {
+  current.getStore()?.controller?.abort();
 }
 
 function unsupported(name) {
@@ -479,7 +487,10 @@ function bound(runner) {
       isIdle: () => !!scope().state.isIdle,
       isProjectTrusted: () => !!scope().state.projectTrusted,
       getSignal: () => undefined,
-      abort: () => act({ action: "abort" }),
+      abort: () => {
+        act({ action: "abort" });
+        abortEvent();
+      },
       hasPendingMessages: () => !!scope().state.hasPendingMessages,
       shutdown: unsupported("ctx.shutdown"),
       getContextUsage: () => scope().state.contextUsage,
@@ -492,6 +503,7 @@ function bound(runner) {
           compactCallbacks.waiting.set(callback, options);
         }
         act({ action: "compact", customInstructions: options?.customInstructions, callback });
+        abortEvent();
       },
       getSystemPrompt: () => scope().state.systemPrompt ?? "",
     },
@@ -539,7 +551,7 @@ function same(a, b) {
 }
 
 /** Runs the payload's event through the extension's runner: Pi's result, as the harness's. */
-async function dispatch(runner, payload, state) {
+async function dispatch(runner, payload, state, signal) {
   switch (payload.type) {
     case "tool_call": {
       const event = { ...payload, input: structuredClone(payload.input) };
@@ -606,7 +618,7 @@ async function dispatch(runner, payload, state) {
         ...payload.preparation,
         fileOps: { read: new Set(fileOps.read), written: new Set(fileOps.written), edited: new Set(fileOps.edited) },
       };
-      const result = await runner.emit({ ...payload, preparation, signal: new AbortController().signal });
+      const result = await runner.emit({ ...payload, preparation, signal });
       if (!result) return null;
       return { type: "session_before_compact", cancel: result.cancel ? true : undefined, compaction: result.compaction || undefined };
     }
@@ -648,9 +660,17 @@ async function event(request) {
   // Handlers ask through the run's UI once it has one, as Pi's RPC mode binds its runner.
   if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(request.id), "rpc");
   const state = snapshot(request);
-  const store = { state, actions: [], errors: [] };
-  const result = await current.run(store, () => dispatch(runner, request.payload, state));
-  return plain({ result, actions: store.actions, errors: store.errors });
+  // The event's abort signal (Pi's `session_before_compact` has one): an `abort` request for
+  // the event fires it, and so do its handlers' `ctx.abort()` and `ctx.compact()`.
+  const controller = new AbortController();
+  const store = { state, actions: [], errors: [], controller };
+  running.set(request.id, controller);
+  try {
+    const result = await current.run(store, () => dispatch(runner, request.payload, state, controller.signal));
+    return plain({ result, actions: store.actions, errors: store.errors });
+  } finally {
+    running.delete(request.id);
+  }
 }
 
 async function command(request) {

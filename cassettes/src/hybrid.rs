@@ -133,8 +133,11 @@ impl Interpreter for Hybrid {
             Effect::RunTool { call, .. } | Effect::Hook { call, .. } => {
                 self.in_flight.insert(*call, effect);
             }
+            // A cancelled hook point's decision is still awaited (its handlers' signal fired).
             Effect::Cancel { call } => {
-                self.in_flight.remove(call);
+                if !matches!(self.in_flight.get(call), Some(Effect::Hook { .. })) {
+                    self.in_flight.remove(call);
+                }
             }
         }
     }

@@ -13,12 +13,13 @@ use pi_core::agent::hook_state::HookState;
 use pi_core::agent::hooks::{HookOutcome, HookPayload};
 use pi_effects::extension::ExtensionRegistry;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// The extensions asked at a replay's hook points.
 #[derive(Debug)]
 pub struct LiveHooks {
     extensions: ExtensionRegistry,
-    running: HashMap<u64, JoinHandle<HookOutcome>>,
+    running: HashMap<u64, (JoinHandle<HookOutcome>, CancellationToken)>,
 }
 
 impl LiveHooks {
@@ -38,8 +39,19 @@ impl LiveHooks {
             self.extensions.observe(state);
         }
         let extensions = self.extensions.clone();
-        let task = tokio::spawn(async move { extensions.decide_at(payload, state).await });
-        self.running.insert(call, task);
+        let signal = CancellationToken::new();
+        let theirs = signal.clone();
+        let task =
+            tokio::spawn(async move { extensions.decide_with(payload, state, theirs).await });
+        self.running.insert(call, (task, signal));
+    }
+
+    /// The session cancelled hook point `call` (an aborted compaction's): its handlers' signal
+    /// fires.
+    pub fn cancel(&self, call: u64) {
+        if let Some((_, signal)) = self.running.get(&call) {
+            signal.cancel();
+        }
     }
 
     /// Whether hook point `call` is answered by the extensions rather than the recording.
@@ -49,6 +61,6 @@ impl LiveHooks {
 
     /// The extensions' decision at hook point `call`, once their handlers ended.
     pub async fn decision(&mut self, call: u64) -> Option<HookOutcome> {
-        self.running.remove(&call)?.await.ok()
+        self.running.remove(&call)?.0.await.ok()
     }
 }

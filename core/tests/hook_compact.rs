@@ -372,7 +372,7 @@ fn a_manual_compaction_waits_for_session_before_compact_and_a_cancel_ends_it_abo
     assert_eq!(kinds(&step), ["entry_appended", "compaction_end"]);
     assert_eq!(compaction_end(&step), Some((None, true, false)));
     assert!(
-        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Compaction cancelled"),
+        matches!(&step.replies[..], [Reply::Compacted(_, Err(e))] if e == "Compaction cancelled"),
         "{:?}",
         step.replies
     );
@@ -439,7 +439,7 @@ fn a_supplied_compaction_is_written_without_a_summary_request_then_session_compa
         Some((Some("Summary by the extension.".into()), false, false))
     );
     assert!(
-        matches!(&step.replies[..], [Reply::Compacted(Ok(r))] if r.tokens_before == 42),
+        matches!(&step.replies[..], [Reply::Compacted(_, Ok(r))] if r.tokens_before == 42),
         "{:?}",
         step.replies
     );
@@ -714,7 +714,7 @@ fn session_compact_failed_runs_after_compaction_end_and_before_the_compact_is_an
     );
     let step = s.step(7, done(call)).unwrap();
     assert!(
-        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Compaction cancelled"),
+        matches!(&step.replies[..], [Reply::Compacted(_, Err(e))] if e == "Compaction cancelled"),
         "{:?}",
         step.replies
     );
@@ -737,7 +737,7 @@ fn session_compact_failed_hears_a_compaction_that_cannot_run_with_pis_error() {
     );
     let step = s.step(2, done(call)).unwrap();
     assert!(
-        matches!(&step.replies[..], [Reply::Compacted(Err(e))] if e == "Nothing to compact (session too small)"),
+        matches!(&step.replies[..], [Reply::Compacted(_, Err(e))] if e == "Nothing to compact (session too small)"),
         "{:?}",
         step.replies
     );

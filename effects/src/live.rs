@@ -325,13 +325,15 @@ impl Live {
             self.missing_hook.get_or_insert(event);
             return;
         }
-        self.running.insert(call, CancellationToken::new());
+        // The session cancels the call to fire the handlers' signal (an aborted compaction's);
+        // an abort of the run fires it too.
+        let signal = self.abort_signal.child_token();
+        self.running.insert(call, signal.clone());
         let tx = self.answers_tx.clone();
         let clock = Arc::clone(&self.clock);
         let extensions = self.extensions.clone();
-        let signal = Some(self.abort_signal.clone());
         tokio::spawn(async move {
-            let outcome = extensions.decide_signalled(payload, state, signal).await;
+            let outcome = extensions.decide_with(payload, state, signal).await;
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });

@@ -565,6 +565,9 @@ impl Interpreter for Replay {
             if let Some(tools) = &self.live_tools {
                 tools.cancel(call.0);
             }
+            if let Some(hooks) = &self.live_hooks {
+                hooks.cancel(call.0);
+            }
         }
         if let Err(divergence) = self.check_effect(&effect) {
             self.diverged = Some(divergence);

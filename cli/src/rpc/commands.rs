@@ -194,7 +194,8 @@ impl<I: Interpreter + Send> Rpc<I> {
                     .get("customInstructions")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                self.compact_waiters.push_back(id);
+                let number = self.session.machine().compacts_accepted() + 1;
+                self.compact_waiters.push_back((number, id));
                 let submitted = self.submit(SessionInput::Compact {
                     custom_instructions,
                 });

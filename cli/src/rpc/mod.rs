@@ -380,8 +380,9 @@ struct Rpc<I: Interpreter> {
     reopen: Option<Reopen<I>>,
     /// Ids of `abort` commands waiting for the run to end.
     abort_waiters: Vec<Option<Value>>,
-    /// Ids of `compact` commands waiting for their result, oldest first.
-    compact_waiters: VecDeque<Option<Value>>,
+    /// Ids of `compact` commands waiting for their result, oldest first, with their numbers
+    /// (`compacts_accepted` once each was).
+    compact_waiters: VecDeque<(u64, Option<Value>)>,
     /// Ids of `prompt` commands whose extension command runs, oldest first.
     command_waiters: VecDeque<Option<Value>>,
     /// Ids of `prompt` commands sent while streaming without a behaviour, waiting for their
@@ -503,8 +504,14 @@ impl<I: Interpreter + Send> Rpc<I> {
     fn replies(&mut self, replies: Vec<Reply>) {
         for reply in replies {
             match reply {
-                Reply::Compacted(result) => {
-                    let id = self.compact_waiters.pop_front().flatten();
+                Reply::Compacted(number, result) => {
+                    // A failed compaction is answered once its `session_compact_failed`
+                    // handlers ran, possibly after a `compact` sent meanwhile.
+                    let at = self.compact_waiters.iter().position(|(n, _)| *n == number);
+                    let id = at
+                        .and_then(|at| self.compact_waiters.remove(at))
+                        .or_else(|| self.compact_waiters.pop_front())
+                        .and_then(|(_, id)| id);
                     let response = match result {
                         Ok(result) => success(id, "compact", Some(state::to_value(&result))),
                         Err(message) => failure(id, "compact", message),

@@ -144,7 +144,7 @@ impl<I: Interpreter + Send> Rpc<I> {
         for id in std::mem::take(&mut self.abort_waiters) {
             self.respond(&success(id, "abort", None));
         }
-        for id in std::mem::take(&mut self.compact_waiters) {
+        for (_, id) in std::mem::take(&mut self.compact_waiters) {
             self.respond(&failure(id, "compact", "Compaction cancelled"));
         }
         Ok(())

@@ -8,7 +8,7 @@
 //!
 //! [`Resources::commands`]: crate::resources::Resources::commands
 
-use crate::agent::hooks::{HookError, HookEvent, HookOutcome, HookPayload};
+use crate::agent::hooks::{HookAction, HookError, HookEvent, HookOutcome, HookPayload};
 use crate::agent::CallId;
 
 use super::contract::{Reply, SessionError, SessionRejection};
@@ -76,6 +76,14 @@ impl SessionMachine {
         };
         let (_, name) = self.pending_commands.remove(at);
         self.apply_asked_actions(&outcome.actions)?;
+        // Pi's `ctx.compact()` aborts a compaction that runs before it compacts.
+        if outcome
+            .actions
+            .iter()
+            .any(|a| matches!(a, HookAction::Compact { .. }))
+        {
+            self.abort_compaction()?;
+        }
         let errors = outcome
             .errors
             .into_iter()

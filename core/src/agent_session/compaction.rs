@@ -9,12 +9,18 @@
 //! the branch (a cancel ends it as aborted, `Compaction cancelled`; a supplied compaction is
 //! written as given, `fromHook: true`, with no summary request), and `session_compact` once the
 //! entry is written, before `compaction_end`; `session_compact_failed` after the `compaction_end`
-//! of one that failed, was aborted or cancelled, before its caller hears it. Their decisions are
-//! inputs, so a replay needs no extension.
+//! of one that failed, was aborted or cancelled, before its caller hears it (that compaction has
+//! ended: a manual `compact` may start meanwhile, as Pi's `compact()` has returned from its
+//! state by then; an automatic one's waits for them, as Pi's waits for idle). An abort while
+//! the `session_before_compact` handlers run cancels their hook point (their `signal` fires), and
+//! so does a handler's `ctx.abort()` or `ctx.compact()`. Their decisions are inputs, so a replay
+//! needs no extension.
 
 use serde_json::{json, Value};
 
-use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction};
+use crate::agent::hooks::{
+    HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
+};
 use crate::agent::{CallId, Effect, Input, ModelRequest, StreamEvent};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::prepare::{prepare_compaction, CompactionPreparation};
@@ -31,6 +37,8 @@ use crate::message::{AgentMessage, AssistantMessage, Extra, StopReason};
 use crate::overflow::is_context_overflow;
 use crate::session::entry::SessionEntry;
 use crate::session::time::ms_from_iso;
+
+mod failure;
 
 use super::contract::{Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
@@ -115,6 +123,8 @@ pub(super) struct CompactionJob {
     supplied: bool,
     /// What the caller hears once the `session_compact_failed` handlers ran.
     failure: Option<String>,
+    /// The number of the `compact` that asked for it (its answer carries it).
+    compact: u64,
 }
 
 impl CompactionJob {
@@ -138,6 +148,7 @@ impl CompactionJob {
             callback: None,
             supplied: false,
             failure: None,
+            compact: 0,
         }
     }
 }
@@ -302,8 +313,9 @@ impl SessionMachine {
     /// Whether `call` is the hook point the compaction waits on.
     pub(super) fn owns_compaction_hook(&self, call: CallId) -> bool {
         self.compaction
-            .as_ref()
-            .is_some_and(|job| job.hook == Some(call))
+            .iter()
+            .chain(&self.failing)
+            .any(|job| job.hook == Some(call))
     }
 
     /// The extensions' answer at the compaction's hook point (which
@@ -311,25 +323,38 @@ impl SessionMachine {
     /// handlers apply it while it awaits them. At `session_before_compact`, a cancel ends the
     /// compaction as aborted (Pi's `Compaction cancelled`), a supplied compaction is written as
     /// given (`fromHook: true`, no summary request), else the model summarises; an abort that
-    /// came meanwhile ends it as aborted. After `session_compact`, the compaction ends.
+    /// came meanwhile, or a handler's `ctx.abort()` or `ctx.compact()` (Pi's `abort()` fires the
+    /// signal the handlers were given), ends it as aborted. After `session_compact`, the
+    /// compaction ends; after `session_compact_failed`, the failed one's caller hears it.
     pub(super) fn compaction_hook_decided(
         &mut self,
+        call: CallId,
         outcome: HookOutcome,
     ) -> Result<(), SessionError> {
         self.apply_asked_actions(&outcome.actions)?;
+        if let Some(at) = self.failing.iter().position(|job| job.hook == Some(call)) {
+            let mut job = self.failing.remove(at);
+            job.hook = None;
+            return match job.failure.take() {
+                Some(error) => self.tell_failure(&job, error),
+                None => Ok(()),
+            };
+        }
         let Some(mut job) = self.compaction.take() else {
             return Ok(());
         };
         job.hook = None;
+        if job.state == JobState::Deciding && outcome.actions.iter().any(HookAction::aborts) {
+            job.aborted = true;
+            if self.run_active {
+                self.abort_requested = true;
+            }
+        }
         match (job.state, outcome.decision) {
             (JobState::Notifying, _) => {
                 let result = job.ending.take();
                 self.conclude(job, result)
             }
-            (JobState::Failed, _) => match job.failure.take() {
-                Some(error) => self.tell_failure(&job, error),
-                None => Ok(()),
-            },
             (JobState::Deciding, decision) if job.aborted => {
                 job.supplied = matches!(
                     decision,
@@ -644,7 +669,7 @@ impl SessionMachine {
         }
         if job.reason == CompactionReason::Manual {
             if job.replies() {
-                self.reply(Reply::Compacted(Ok(result)));
+                self.reply(Reply::Compacted(job.compact, Ok(result)));
             }
         } else if job.will_retry {
             self.drop_trailing_assistant(true)?;
@@ -673,95 +698,22 @@ impl SessionMachine {
         Ok(())
     }
 
-    fn fail_compaction(&mut self, job: &CompactionJob, error: String) -> Result<(), SessionError> {
-        let text = match job.reason {
-            CompactionReason::Manual => format!("Compaction failed: {error}"),
-            CompactionReason::Overflow => format!("Context overflow recovery failed: {error}"),
-            CompactionReason::Threshold => format!("Auto-compaction failed: {error}"),
-        };
-        self.compaction_failed(job, Some(text), false, error)
-    }
-
-    fn abort_ended(&mut self, job: &CompactionJob) -> Result<(), SessionError> {
-        self.compaction_failed(job, None, true, CANCELLED.into())
-    }
-
-    /// A compaction ends without an entry: `compaction_end`, then the `session_compact_failed`
-    /// handlers where there are some (Pi awaits them before its caller hears `error`).
-    fn compaction_failed(
-        &mut self,
-        job: &CompactionJob,
-        error_message: Option<String>,
-        aborted: bool,
-        error: String,
-    ) -> Result<(), SessionError> {
-        self.end_compaction(job, None, aborted, error_message.clone())?;
-        if self.notify_failure(job, error_message, aborted, Some(error.clone())) {
-            return Ok(());
-        }
-        self.tell_failure(job, error)
-    }
-
-    /// Asks the `session_compact_failed` handlers, where there are some, holding `job` (with
-    /// what its caller is to hear) until they ran; whether they are asked.
-    fn notify_failure(
-        &mut self,
-        job: &CompactionJob,
-        error_message: Option<String>,
-        aborted: bool,
-        failure: Option<String>,
-    ) -> bool {
-        if !self
-            .agent
-            .handled_hooks()
-            .contains(HookEvent::SessionCompactFailed)
-        {
-            return false;
-        }
-        let call = self.agent.reserve_call();
-        let payload = HookPayload::SessionCompactFailed {
-            reason: job.reason,
-            error_message,
-            aborted,
-            will_retry: false,
-            from_extension: job.supplied,
-        };
-        let mut held = job.clone();
-        held.state = JobState::Failed;
-        held.hook = Some(call);
-        held.failure = failure;
-        self.compaction = Some(held);
-        self.push_hook(call, payload);
-        true
-    }
-
-    /// The failed compaction's caller hears `error`: `ctx.compact()`'s `onError`, or RPC's
-    /// `compact`.
-    fn tell_failure(&mut self, job: &CompactionJob, error: String) -> Result<(), SessionError> {
-        if let Some(callback) = job.callback {
-            self.call_back(callback, Err(error.clone()));
-        }
-        if job.replies() {
-            self.reply(Reply::Compacted(Err(error)));
-        }
-        Ok(())
-    }
-
     /// `abortCompaction`: cancels the summary call (the job ends as aborted when it answers);
     /// during a retry's backoff the job ends at once.
     pub(super) fn abort_compaction(&mut self) -> Result<(), SessionError> {
         let Some(job) = self.compaction.as_mut() else {
             return Ok(());
         };
-        if matches!(
-            job.state,
-            JobState::WaitingForIdle | JobState::Notifying | JobState::Failed
-        ) {
+        if matches!(job.state, JobState::WaitingForIdle | JobState::Notifying) {
             return Ok(());
         }
         job.aborted = true;
         // The handlers are awaited, as Pi awaits them; the job ends as aborted once they ran.
+        // Their signal fires (the hook point's call is cancelled).
         if job.state == JobState::Deciding {
+            if let Some(call) = job.hook {
+                self.out.effects.push(Effect::Cancel { call });
+            }
             return Ok(());
         }
         let in_flight = job.current.as_ref().filter(|s| !s.waiting).map(|s| s.call);
@@ -869,17 +821,38 @@ impl SessionMachine {
         Ok(())
     }
 
+    /// The `compact`s accepted so far: a front end numbers its waiting `compact`s with it, to
+    /// match each answer ([`Reply::Compacted`]) with its own.
+    pub fn compacts_accepted(&self) -> u64 {
+        self.compacts
+    }
+
+    /// Pi's `compact()` (RPC `compact`): refused while another compaction runs, but not while a
+    /// failed one's `session_compact_failed` handlers run (a manual one has ended by then, and
+    /// the compaction starts at once; after an automatic one it is held until the run settled).
     pub(super) fn compact(
         &mut self,
         custom_instructions: Option<String>,
     ) -> Result<(), SessionError> {
-        if self.compaction.is_some() {
+        if self.compaction.is_some() || self.held_compaction.is_some() {
             return Err(SessionRejection::CompactionInProgress.into());
         }
         if self.navigation.is_some() {
             return Err(SessionRejection::NavigationInProgress.into());
         }
+        self.compacts += 1;
+        // Pi's `compact()` waits for idle: an automatic compaction has not ended while its
+        // `session_compact_failed` handlers run, nor has the run it belongs to.
+        if self.automatic_failing() {
+            let mut job = CompactionJob::new(CompactionReason::Manual, false, custom_instructions);
+            job.compact = self.compacts;
+            self.held_compaction = Some(job);
+            return self.abort();
+        }
         self.queue_compaction(CompactionReason::Manual, false, custom_instructions);
+        if let Some(job) = self.compaction.as_mut() {
+            job.compact = self.compacts;
+        }
         self.abort()?;
         if !self.agent.is_streaming() {
             self.begin_compaction_calls()?;
@@ -888,8 +861,8 @@ impl SessionMachine {
     }
 }
 
-/// Pi's `CompactionPreparation` as its handlers read it (the file operations' sets as arrays,
-/// `previousSummary` left out when there is none).
+/// Pi's `CompactionPreparation` as its handlers read it (the file operations' sets as arrays in
+/// their insertion order, `previousSummary` left out when there is none).
 fn preparation_json(preparation: &CompactionPreparation) -> Value {
     let mut value = json!({
         "firstKeptEntryId": preparation.first_kept_entry_id,
@@ -905,9 +878,9 @@ fn preparation_json(preparation: &CompactionPreparation) -> Value {
         object.insert(
             "fileOps".into(),
             json!({
-                "read": preparation.file_ops.read,
-                "written": preparation.file_ops.written,
-                "edited": preparation.file_ops.edited,
+                "read": in_order(&preparation.file_ops.read),
+                "written": in_order(&preparation.file_ops.written),
+                "edited": in_order(&preparation.file_ops.edited),
             }),
         );
         object.insert(
@@ -920,4 +893,9 @@ fn preparation_json(preparation: &CompactionPreparation) -> Value {
         );
     }
     value
+}
+
+/// A set's paths in the order they were added, as Pi's `[...set]` lists them.
+fn in_order(paths: &indexmap::IndexSet<String>) -> Vec<&str> {
+    paths.iter().map(String::as_str).collect()
 }

@@ -179,8 +179,11 @@ pub enum ExtensionEntry {
 /// The outcome of an operation that finishes later than the step that started it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
-    /// A manual compaction ended: its result or the error Pi throws.
-    Compacted(Result<CompactionResult, String>),
+    /// A manual compaction ended: the number of its `compact` (the count of those accepted
+    /// when it was, see `SessionMachine::compacts_accepted`; one that failed is answered once
+    /// its `session_compact_failed` handlers ran, so possibly after a later one), and its
+    /// result or the error Pi throws.
+    Compacted(u64, Result<CompactionResult, String>),
     /// A navigation ended: where the editor goes, or the error Pi throws.
     Navigated(Result<Navigated, String>),
     /// An extension command's run ended and what it asked for was applied (the prompt that

@@ -18,8 +18,9 @@
 //! manual compaction with the custom instructions, whose summary request is an effect like any
 //! other's, so a replay reproduces it; its end answers no RPC `compact`. Its end reaches the
 //! extension's `onComplete`/`onError` as a hook point of its own (`compact_end`, named by the
-//! number the host gave the callbacks), whose actions are recorded like any hook point's; one
-//! asked while another compaction runs is dropped, and its callbacks are not called.
+//! number the host gave the callbacks), whose actions are recorded like any hook point's. One
+//! asked while another compaction runs aborts it (Pi's `compact()` calls `abort()` first) and
+//! starts once it has ended, its `session_compact_failed` handlers too.
 
 use crate::agent::hooks::{HookAction, HookPayload};
 use crate::agent::{CallId, Input};
@@ -131,16 +132,25 @@ impl SessionMachine {
     /// Starts the compaction an extension asked for once no run is active: Pi's
     /// `AgentSession.compact` after its `abort()` has waited for idle, so the aborted run's last
     /// events and `agent_settled` come before `compaction_start`, and the run is heard to its
-    /// end (unlike a manual compaction's). One asked while another compaction or a tree
-    /// navigation runs is dropped: Pi's would race it.
+    /// end (unlike a manual compaction's). One asked while another compaction runs waits for
+    /// its end (the asking aborted it, as Pi's `compact()` aborts first), the
+    /// `session_compact_failed` handlers of a failed one included: Pi 1.5.2 starts it as soon as
+    /// a manual one has ended, and the end of those handlers then clears the state the new one
+    /// reads (it fails on it), a race not copied here. One asked while a tree navigation runs is
+    /// dropped.
     pub(super) fn start_asked_compaction(&mut self) -> Result<(), SessionError> {
-        if self.agent.is_streaming() || self.run_active {
+        self.start_held_compaction()?;
+        if self.agent.is_streaming()
+            || self.run_active
+            || self.compaction.is_some()
+            || !self.failing.is_empty()
+        {
             return Ok(());
         }
         let Some((custom_instructions, callback)) = self.asked_compaction.take() else {
             return Ok(());
         };
-        if self.compaction.is_some() || self.navigation.is_some() {
+        if self.navigation.is_some() {
             return Ok(());
         }
         self.queue_compaction(CompactionReason::Manual, false, custom_instructions);

@@ -58,6 +58,14 @@ pub struct SessionMachine {
     steering_texts: Vec<String>,
     follow_up_texts: Vec<String>,
     pub(super) compaction: Option<CompactionJob>,
+    /// Compactions that failed, each held while its `session_compact_failed` handlers run
+    /// (another may start meanwhile, as in Pi).
+    pub(super) failing: Vec<CompactionJob>,
+    /// The `compact`s accepted so far: the number each one's answer carries.
+    pub(super) compacts: u64,
+    /// A `compact` accepted while an automatic compaction's `session_compact_failed` handlers
+    /// run: it starts once they ran and the run they end has settled.
+    pub(super) held_compaction: Option<CompactionJob>,
     pub(super) navigation: Option<NavigateJob>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
@@ -155,6 +163,9 @@ impl SessionMachine {
             steering_texts: Vec::new(),
             follow_up_texts: Vec::new(),
             compaction: None,
+            failing: Vec::new(),
+            compacts: 0,
+            held_compaction: None,
             navigation: None,
             pending_bash: Vec::new(),
             pending_next_turn: Vec::new(),
@@ -220,13 +231,15 @@ impl SessionMachine {
             || self.notifications.holds()
             || self.wake.is_some()
             || self.compaction.is_some()
+            || !self.failing.is_empty()
             || self.navigation.is_some()
             || self.pending_prompt.is_some()
     }
 
-    /// Whether a compaction (manual or automatic) is running.
+    /// Whether a compaction (manual or automatic) is running: Pi's manual one has ended once
+    /// its `session_compact_failed` handlers run, an automatic one not yet.
     pub fn is_compacting(&self) -> bool {
-        self.compaction.is_some()
+        self.compaction.is_some() || self.automatic_failing()
     }
 
     /// The retry counter (Pi's `retryAttempt`).
@@ -389,7 +402,10 @@ impl SessionMachine {
     /// Whether a prompt now is refused as during a compaction (Pi's check before its input
     /// handlers run).
     pub(super) fn prompt_refused_while_busy(&self) -> bool {
-        self.compaction.is_some() || self.pending_prompt.is_some() || self.navigation.is_some()
+        self.compaction.is_some()
+            || self.automatic_failing()
+            || self.pending_prompt.is_some()
+            || self.navigation.is_some()
     }
 
     pub(super) fn queue(
@@ -537,7 +553,7 @@ impl SessionMachine {
                 return self.session_notified(*call, &outcome);
             }
             if self.owns_compaction_hook(*call) {
-                return self.compaction_hook_decided(outcome.clone());
+                return self.compaction_hook_decided(*call, outcome.clone());
             }
             if self.awaits_callback(*call) {
                 let (call, actions) = (*call, outcome.actions.clone());

@@ -2,16 +2,19 @@
 
 use std::collections::BTreeSet;
 
+use indexmap::IndexSet;
 use serde_json::Value;
 
 use crate::message::{AgentMessage, ContentBlock};
 
-/// Paths touched by `read`, `write` and `edit` tool calls.
+/// Paths touched by `read`, `write` and `edit` tool calls, each set in the order the paths were
+/// first touched (Pi's `Set`s, which a `session_before_compact` handler iterates); the summary's
+/// lists ([`FileOps::lists`]) are sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileOps {
-    pub read: BTreeSet<String>,
-    pub written: BTreeSet<String>,
-    pub edited: BTreeSet<String>,
+    pub read: IndexSet<String>,
+    pub written: IndexSet<String>,
+    pub edited: IndexSet<String>,
 }
 
 impl FileOps {

@@ -263,10 +263,12 @@ impl Driver {
         }
         for reply in &step.replies {
             let line = match reply {
-                Reply::Compacted(Ok(result)) => {
+                Reply::Compacted(_, Ok(result)) => {
                     format!("compacted firstKept={}", result.first_kept_entry_id)
                 }
-                Reply::Compacted(Err(error)) => format!("compaction error {}", render::json(error)),
+                Reply::Compacted(_, Err(error)) => {
+                    format!("compaction error {}", render::json(error))
+                }
                 Reply::Navigated(Ok(n)) => format!(
                     "navigated editorText={} cancelled={} aborted={} summaryEntry={}",
                     render::json(&n.editor_text),

@@ -84,23 +84,27 @@ pub struct HookContext {
     actions: Mutex<Vec<HookAction>>,
     thrown: Mutex<Vec<String>>,
     state: Option<Arc<HookState>>,
-    signal: Option<CancellationToken>,
+    signal: CancellationToken,
 }
 
 impl HookContext {
+    /// Cancelled when the session gives up waiting for what this hook point decides (Pi's
+    /// `signal` of `session_before_compact`, fired by an abort of that compaction) or the run
+    /// is aborted (Pi's `ctx.signal`); the handlers' answer is still awaited.
+    pub fn signal(&self) -> &CancellationToken {
+        &self.signal
+    }
+
     /// The session's state at this hook point (what Pi's getters read there), when the session
     /// machine asked.
     pub fn state(&self) -> Option<&HookState> {
         self.state.as_deref()
     }
 
-    /// Ends once the run is aborted (Pi's `ctx.signal`), so that a handler waiting for
-    /// something outside the session stops waiting; never, where the interpreter gave no signal.
+    /// Ends once [`signal`](Self::signal) is cancelled, so that a handler waiting for
+    /// something outside the session stops waiting.
     pub async fn aborted(&self) {
-        match &self.signal {
-            Some(signal) => signal.cancelled().await,
-            None => std::future::pending().await,
-        }
+        self.signal.cancelled().await
     }
 
     /// Asks for `action` (Pi's `pi.sendMessage`, `pi.appendEntry`, `pi.setActiveTools`,
@@ -219,16 +223,18 @@ impl ExtensionRegistry {
         payload: HookPayload,
         state: Option<Arc<HookState>>,
     ) -> HookOutcome {
-        self.decide_signalled(payload, state, None).await
+        self.decide_with(payload, state, CancellationToken::new())
+            .await
     }
 
-    /// [`decide_at`](Self::decide_at), the run's abort reaching the handlers as `signal`
-    /// ([`HookContext::aborted`]).
-    pub async fn decide_signalled(
+    /// [`decide_at`](Self::decide_at), the handlers' [`HookContext::signal`] being `signal`
+    /// (which an interpreter cancels when the session cancels the hook point's call, or the
+    /// run is aborted).
+    pub async fn decide_with(
         &self,
         payload: HookPayload,
         state: Option<Arc<HookState>>,
-        signal: Option<CancellationToken>,
+        signal: CancellationToken,
     ) -> HookOutcome {
         let event = payload.event();
         let cx = HookContext {

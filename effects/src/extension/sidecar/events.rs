@@ -103,7 +103,18 @@ impl RustExtension for SidecarExtension {
                 mirror.sent(told);
                 asked
             };
-            let answer = answers.recv().await;
+            let mut aborted = false;
+            let answer = loop {
+                tokio::select! {
+                    answer = answers.recv() => break answer,
+                    () = cx.signal().cancelled(), if !aborted => {
+                        aborted = true;
+                        // The event's signal fires; the handlers decide how they end, and
+                        // their answer is still awaited.
+                        let _ = self.host.send(&json!({"type": "abort", "target": id}));
+                    }
+                }
+            };
             self.host.forget(id);
             let answer = answer.ok_or_else(|| self.host.ended("the event").to_string())?;
             let data = response_data(answer).map_err(|e| e.to_string())?;

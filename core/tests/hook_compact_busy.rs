@@ -1,0 +1,425 @@
+//! Compactions that meet other compactions, as Pi 1.5.2's `AgentSession` lets them meet: a
+//! `compact` while a failed compaction's `session_compact_failed` handlers run starts at once
+//! (Pi's manual compaction has ended by then), each `compact` answered as its own; an
+//! extension's `ctx.compact()` while another compaction runs aborts it (Pi's `compact()` calls
+//! `abort()` first) and compacts once it has ended, calling back with its own result; an abort
+//! while the `session_before_compact` handlers run cancels their hook point (their `signal`);
+//! and the preparation those handlers read lists the files in the order they were touched.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::hooks::{
+    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload,
+};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
+use pi_core::compaction::CompactionSettings;
+use pi_core::event::{Event, SessionEvent, ToolResult};
+use pi_core::message::{AssistantMessage, ContentBlock};
+use pi_core::resources::Resources;
+use pi_core::script::{mock_model, tool};
+use serde_json::{json, Value};
+
+#[path = "support/session.rs"]
+mod support;
+use support::{hook, requests};
+
+fn session(handled: &[HookEvent]) -> SessionMachine {
+    support::machine_compacting(
+        AgentConfig {
+            model: mock_model(),
+            tools: vec![tool("read", false), tool("write", false)],
+            handled_hooks: HandledHooks::of(handled.iter().copied()),
+            hooks: Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        Resources {
+            skills: vec![],
+            templates: vec![],
+            commands: vec!["squash".into()],
+        },
+        CompactionSettings {
+            keep_recent_tokens: 1,
+            ..CompactionSettings::default()
+        },
+    )
+}
+
+fn prompt(text: &str) -> SessionInput {
+    SessionInput::Prompt {
+        text: text.into(),
+        images: vec![],
+        streaming_behavior: None,
+    }
+}
+
+fn manual(text: &str) -> SessionInput {
+    SessionInput::Compact {
+        custom_instructions: Some(text.into()),
+    }
+}
+
+/// Model call `call` answered with `content`.
+fn answered_with(call: CallId, content: Value, stop_reason: &str) -> SessionInput {
+    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
+        "content": content, "api": "openai-completions",
+        "provider": "mock", "model": "mock-model", "usage": {"input": 0, "output": 0,
+        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0,
+        "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": stop_reason, "timestamp": 3}))
+    .unwrap();
+    SessionInput::Answer(Input::Model {
+        call,
+        event: StreamEvent::Done {
+            reason: message.stop_reason,
+            message,
+        },
+    })
+}
+
+fn answered(call: CallId, text: &str) -> SessionInput {
+    answered_with(call, json!([{"type": "text", "text": text}]), "stop")
+}
+
+/// Hook point `call` decided `decision`, the handlers having asked for `actions`.
+fn decided_as(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
+    SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision,
+            actions,
+            errors: vec![],
+        },
+    })
+}
+
+fn done(call: CallId) -> SessionInput {
+    decided_as(call, HookDecision::Done, vec![])
+}
+
+fn cancel() -> HookDecision {
+    HookDecision::SessionBeforeCompact {
+        cancel: true,
+        compaction: None,
+    }
+}
+
+/// `ctx.compact()` with the callbacks numbered `callback`.
+fn asked_compact(callback: u64) -> HookAction {
+    HookAction::Compact {
+        custom_instructions: Some("asked".into()),
+        callback: Some(callback),
+    }
+}
+
+/// The payloads of the hook points `step` asked for.
+fn hooks(step: &SessionStep) -> Vec<(CallId, HookPayload)> {
+    step.effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The step's events by their `type`.
+fn kinds(step: &SessionStep) -> Vec<String> {
+    step.events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The compaction end among `step`'s events: its result's summary and `aborted`.
+fn compaction_end(step: &SessionStep) -> Option<(Option<String>, bool)> {
+    step.events.iter().find_map(|e| match e {
+        Event::Session(SessionEvent::CompactionEnd {
+            result, aborted, ..
+        }) => Some((result.as_ref().map(|r| r.summary.clone()), *aborted)),
+        _ => None,
+    })
+}
+
+/// The summary calls `step` sent answered with `text`, one after the other (a split turn's
+/// prefix is asked after its history): the step that answered the last.
+fn summarized(s: &mut SessionMachine, mut step: SessionStep, at: u64, text: &str) -> SessionStep {
+    let mut at = at;
+    while let Some((call, _)) = requests(&step).pop() {
+        step = s.step(at, answered(call, text)).unwrap();
+        at += 1;
+    }
+    step
+}
+
+/// A session with two prompts answered, so that a compaction has something to summarise.
+fn with_two_turns(s: &mut SessionMachine) {
+    for (at, text) in [
+        (1, "First prompt about alpha."),
+        (3, "Second prompt about beta."),
+    ] {
+        let step = s.step(at, prompt(text)).unwrap();
+        let (call, _) = requests(&step).remove(0);
+        s.step(at + 1, answered(call, "An answer.")).unwrap();
+    }
+}
+
+#[test]
+fn a_compact_while_session_compact_failed_runs_starts_at_once_and_each_is_answered_as_its_own() {
+    let mut s = session(&[
+        HookEvent::SessionBeforeCompact,
+        HookEvent::SessionCompactFailed,
+    ]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("cancel")).unwrap();
+    let step = s
+        .step(6, decided_as(hook(&step), cancel(), vec![]))
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true)));
+    let failed = hook(&step);
+    assert!(!s.is_compacting(), "Pi's manual compaction has ended");
+    let step = s
+        .step(7, manual("model"))
+        .expect("accepted while the failed one's handlers run");
+    assert_eq!(kinds(&step), ["compaction_start"]);
+    let asked = s.compacts_accepted();
+    let step = s.step(8, done(hook(&step))).unwrap();
+    let step = summarized(&mut s, step, 9, "## Goal\nModel.");
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(n, Ok(_))] if *n == asked),
+        "{:?}",
+        step.replies
+    );
+    let step = s.step(20, done(failed)).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(n, Err(e))] if *n == asked - 1 && e == "Compaction cancelled"),
+        "{:?}",
+        step.replies
+    );
+    assert!(!s.is_busy());
+}
+
+/// An answer whose usage fills the mock model's context window (a threshold compaction follows).
+fn answered_full(call: CallId) -> SessionInput {
+    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
+        "content": [{"type": "text", "text": "A long answer."}], "api": "openai-completions",
+        "provider": "mock", "model": "mock-model", "usage": {"input": 127_000, "output": 10,
+        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 127_010, "cost": {"input": 0,
+        "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop",
+        "timestamp": 3}))
+    .unwrap();
+    SessionInput::Answer(Input::Model {
+        call,
+        event: StreamEvent::Done {
+            reason: message.stop_reason,
+            message,
+        },
+    })
+}
+
+#[test]
+fn a_compact_while_an_automatic_compactions_failed_handlers_run_starts_after_the_run_settled() {
+    let mut s = session(&[
+        HookEvent::SessionBeforeCompact,
+        HookEvent::SessionCompactFailed,
+    ]);
+    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    s.step(2, answered(call, "An answer.")).unwrap();
+    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(4, answered_full(call)).unwrap();
+    let step = s
+        .step(5, decided_as(hook(&step), cancel(), vec![]))
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true)));
+    let failed = hook(&step);
+    assert!(
+        s.is_compacting(),
+        "Pi's automatic compaction has not returned"
+    );
+    let step = s.step(6, manual("model")).expect("accepted");
+    assert!(kinds(&step).is_empty(), "held: {:?}", kinds(&step));
+    let step = s.step(7, done(failed)).unwrap();
+    assert_eq!(kinds(&step), ["agent_settled", "compaction_start"]);
+    assert_eq!(
+        serde_json::to_value(&step.events[0]).unwrap()["aborted"],
+        json!(true),
+        "the compact aborted the run"
+    );
+    let step = s.step(8, done(hook(&step))).unwrap();
+    let step = summarized(&mut s, step, 9, "## Goal\nModel.");
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(_, Ok(_))]),
+        "{:?}",
+        step.replies
+    );
+}
+
+#[test]
+fn a_handlers_ctx_compact_aborts_the_compaction_it_hears_and_compacts_once_that_has_ended() {
+    let mut s = session(&[
+        HookEvent::SessionBeforeCompact,
+        HookEvent::SessionCompactFailed,
+    ]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("first")).unwrap();
+    let step = s
+        .step(
+            6,
+            decided_as(hook(&step), HookDecision::Done, vec![asked_compact(3)]),
+        )
+        .unwrap();
+    assert!(requests(&step).is_empty(), "no summary for the aborted one");
+    assert_eq!(compaction_end(&step), Some((None, true)));
+    assert!(!kinds(&step).contains(&"compaction_start".to_owned()));
+    let step = s.step(7, done(hook(&step))).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(_, Err(e))] if e == "Compaction cancelled")
+    );
+    assert_eq!(
+        kinds(&step),
+        ["compaction_start"],
+        "the asked one, once the failed handlers ran"
+    );
+    let [(
+        call,
+        HookPayload::SessionBeforeCompact {
+            custom_instructions,
+            ..
+        },
+    )] = &hooks(&step)[..]
+    else {
+        panic!("{:?}", step.effects)
+    };
+    assert_eq!(custom_instructions.as_deref(), Some("asked"));
+    let step = s.step(8, done(*call)).unwrap();
+    let step = summarized(&mut s, step, 9, "## Goal\nAsked.");
+    assert!(step.replies.is_empty(), "no RPC compact asked for it");
+    let [(
+        _,
+        HookPayload::CompactEnd {
+            callback: 3,
+            result: Some(result),
+            error: None,
+        },
+    )] = &hooks(&step)[..]
+    else {
+        panic!("{:?}", step.effects)
+    };
+    assert!(result.summary.ends_with("## Goal\nAsked."));
+}
+
+#[test]
+fn a_commands_ctx_compact_while_a_summary_is_asked_cancels_it_and_compacts_after() {
+    let mut s = session(&[HookEvent::Command]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("first")).unwrap();
+    let (summary, _) = requests(&step).remove(0);
+    let step = s.step(6, prompt("/squash")).unwrap();
+    let step = s
+        .step(
+            7,
+            decided_as(hook(&step), HookDecision::Done, vec![asked_compact(0)]),
+        )
+        .unwrap();
+    assert!(
+        step.effects.contains(&Effect::Cancel { call: summary }),
+        "{:?}",
+        step.effects
+    );
+    let step = s
+        .step(8, answered_with(summary, json!([]), "aborted"))
+        .unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true)));
+    assert!(
+        kinds(&step).ends_with(&["compaction_start".to_owned()]),
+        "{:?}",
+        kinds(&step)
+    );
+    let step = summarized(&mut s, step, 9, "## Goal\nAsked.");
+    let [(
+        _,
+        HookPayload::CompactEnd {
+            callback: 0,
+            error: None,
+            ..
+        },
+    )] = &hooks(&step)[..]
+    else {
+        panic!("{:?}", step.effects)
+    };
+}
+
+#[test]
+fn an_abort_while_session_before_compact_runs_cancels_its_hook_point() {
+    let mut s = session(&[HookEvent::SessionBeforeCompact]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("wait")).unwrap();
+    let call = hook(&step);
+    let step = s.step(6, SessionInput::Abort).unwrap();
+    assert_eq!(
+        step.effects,
+        [Effect::Cancel { call }],
+        "the handlers' signal fires"
+    );
+    assert_eq!(compaction_end(&step), None, "their answer is awaited");
+    let step = s.step(7, done(call)).unwrap();
+    assert_eq!(compaction_end(&step), Some((None, true)));
+}
+
+#[test]
+fn the_preparations_file_operations_keep_the_order_they_were_touched() {
+    let mut s = session(&[HookEvent::SessionBeforeCompact]);
+    let step = s.step(1, prompt("Read the files.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let calls = json!([
+        {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "zeta.txt"}},
+        {"type": "toolCall", "id": "c2", "name": "write", "arguments": {"path": "new.txt", "content": ""}},
+        {"type": "toolCall", "id": "c3", "name": "read", "arguments": {"path": "alpha.txt"}}
+    ]);
+    let step = s.step(2, answered_with(call, calls, "toolUse")).unwrap();
+    let runs: Vec<CallId> = step
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RunTool { call, .. } => Some(*call),
+            _ => None,
+        })
+        .collect();
+    let mut step = step;
+    let mut at = 3;
+    for run in runs {
+        let outcome = ToolOutcome::Ok(ToolResult {
+            content: vec![ContentBlock::text("ok")],
+            ..ToolResult::default()
+        });
+        step = s
+            .step(
+                at,
+                SessionInput::Answer(Input::ToolFinished { call: run, outcome }),
+            )
+            .unwrap();
+        at += 1;
+    }
+    let (call, _) = requests(&step).remove(0);
+    s.step(at, answered(call, "Done.")).unwrap();
+    let step = s.step(at + 1, prompt("Second prompt.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    s.step(at + 2, answered(call, "Second answer.")).unwrap();
+    let step = s.step(at + 3, manual("files")).unwrap();
+    let [(_, HookPayload::SessionBeforeCompact { preparation, .. })] = &hooks(&step)[..] else {
+        panic!("{:?}", step.effects)
+    };
+    assert_eq!(
+        preparation["fileOps"],
+        json!({"read": ["zeta.txt", "alpha.txt"], "written": ["new.txt"], "edited": []})
+    );
+}
