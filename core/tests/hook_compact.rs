@@ -11,52 +11,27 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
-use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{
-    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
+    HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
 };
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent::{CallId, Effect, Input, StreamEvent, ToolOutcome};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use pi_core::event::{CompactionReason, Event, SessionEvent, ToolResult};
 use pi_core::message::{AssistantMessage, ContentBlock};
-use pi_core::resources::Resources;
-use pi_core::script::{mock_model, tool};
+use pi_core::script::tool;
 use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{hook, prompt, requests};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
-    support::machine_compacting(
-        AgentConfig {
-            model: mock_model(),
-            tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of(handled.iter().copied()),
-            hooks: Arc::new(CodingAgentHooks::default()),
-            ..AgentConfig::default()
-        },
-        Resources {
-            skills: vec![],
-            templates: vec![],
-            commands: vec!["squash".into()],
-        },
-        CompactionSettings {
-            keep_recent_tokens: 1,
-            ..CompactionSettings::default()
-        },
-    )
-}
-
-fn prompt(text: &str) -> SessionInput {
-    SessionInput::Prompt {
-        text: text.into(),
-        images: vec![],
-        streaming_behavior: None,
-    }
+    let compaction = CompactionSettings {
+        keep_recent_tokens: 1,
+        ..CompactionSettings::default()
+    };
+    support::hooked(handled, vec![tool("echo", false)], &["squash"], compaction)
 }
 
 fn answered(call: CallId, text: &str) -> SessionInput {

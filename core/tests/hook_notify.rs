@@ -6,21 +6,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
-use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{
-    HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload,
-};
-use pi_core::agent::{AgentConfig, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookOutcome, HookPayload};
+use pi_core::agent::{Effect, Input, StreamEvent, ToolOutcome};
 use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
+use pi_core::compaction::CompactionSettings;
 use pi_core::event::{AgentEvent, Event, SessionEvent, ToolResult};
 use pi_core::message::{
     AgentMessage, AssistantMessage, ContentBlock, StopReason, TextContent, ToolCall,
 };
 use pi_core::message::{UserContent, UserMessage};
-use pi_core::resources::Resources;
-use pi_core::script::{mock_model, tool};
+use pi_core::script::tool;
 use serde_json::json;
 
 #[path = "support/session.rs"]
@@ -39,16 +35,8 @@ const NOTIFICATIONS: [HookEvent; 9] = [
 ];
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
-    support::machine(
-        AgentConfig {
-            model: mock_model(),
-            tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of(handled.iter().copied()),
-            hooks: Arc::new(CodingAgentHooks::default()),
-            ..AgentConfig::default()
-        },
-        Resources::default(),
-    )
+    let compaction = CompactionSettings::default();
+    support::hooked(handled, vec![tool("echo", false)], &[], compaction)
 }
 
 /// The model's answers, in order: a call of `echo`, then text in two deltas.
@@ -130,11 +118,7 @@ fn run_deciding(
 ) -> Seen {
     let mut seen = Seen::default();
     let mut answers = answers();
-    let mut inputs: VecDeque<SessionInput> = VecDeque::from([SessionInput::Prompt {
-        text: "hi".into(),
-        images: vec![],
-        streaming_behavior: None,
-    }]);
+    let mut inputs: VecDeque<SessionInput> = VecDeque::from([support::prompt("hi")]);
     let mut now = 1;
     while let Some(input) = inputs.pop_front() {
         // The handlers take no time: the clock reads as in a run without them.
@@ -235,16 +219,7 @@ fn told_nothing_the_session_does_what_it_does_without_extensions() {
 #[test]
 fn a_handled_event_and_what_followed_it_wait_for_the_handlers() {
     let mut s = session(&[HookEvent::MessageEnd]);
-    let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "hi".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
+    let step = s.step(1, support::prompt("hi")).unwrap();
     // The user's message started; its end waits, and so does the request made after it.
     let types: Vec<String> = step
         .events
@@ -424,4 +399,49 @@ fn a_message_the_message_end_handlers_replace_is_written_and_sent_as_replaced() 
     );
     // Nothing else changed.
     assert_eq!(replaced.events.len(), told.events.len());
+}
+
+#[test]
+fn an_abort_while_the_handlers_are_heard_cancels_the_running_call_at_once() {
+    let mut s = session(&[HookEvent::MessageUpdate]);
+    let step = s.step(1, support::prompt("hi")).unwrap();
+    let (call, _) = support::requests(&step)[0];
+    let message = answers().pop_front().map(|_| AssistantMessage {
+        content: vec![ContentBlock::text("It says one.")],
+        ..AssistantMessage::default()
+    });
+    let mut events = stream(&message.unwrap()).into_iter();
+    s.step(
+        2,
+        SessionInput::Answer(Input::Model {
+            call,
+            event: events.next().unwrap(),
+        }),
+    )
+    .unwrap();
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::Model {
+                call,
+                event: events.next().unwrap(),
+            }),
+        )
+        .unwrap();
+    assert!(matches!(
+        step.effects.as_slice(),
+        [Effect::Hook {
+            payload: HookPayload::MessageUpdate { .. },
+            ..
+        }]
+    ));
+    // The update's handlers have not answered: the abort does not wait for them.
+    let step = s.step(4, SessionInput::Abort).unwrap();
+    assert!(
+        step.effects
+            .iter()
+            .any(|e| matches!(e, Effect::Cancel { call: c } if *c == call)),
+        "{:?}",
+        step.effects
+    );
 }

@@ -73,16 +73,39 @@ impl SessionMachine {
             self.fill_hook_states(first);
             return self.open_request_gate();
         }
+        let mut effects = step.effects;
+        if self.notifications.waiting.is_some() {
+            // A cancel of a call already started goes out at once (an abort does not wait for
+            // the handlers); one of a call still held follows its start.
+            let (now, later): (Vec<Effect>, Vec<Effect>) = effects
+                .into_iter()
+                .partition(|e| matches!(e, Effect::Cancel { call } if !self.holds_start(*call)));
+            self.out.effects.extend(now);
+            effects = later;
+        }
         let items = step
             .events
             .into_iter()
             .map(Routed::Event)
-            .chain(std::iter::once(Routed::Effects(step.effects)));
+            .chain(std::iter::once(Routed::Effects(effects)));
         if self.notifications.waiting.is_some() {
             self.notifications.held.extend(items);
             return Ok(());
         }
         self.drain(items.collect())
+    }
+
+    /// Whether the start of `call` (a model call, a tool, a hook point) is still held.
+    fn holds_start(&self, call: CallId) -> bool {
+        self.notifications.held.iter().any(|item| match item {
+            Routed::Effects(effects) => effects.iter().any(|e| match e {
+                Effect::CallModel { call: c, .. }
+                | Effect::RunTool { call: c, .. }
+                | Effect::Hook { call: c, .. } => *c == call,
+                Effect::Cancel { .. } => false,
+            }),
+            _ => false,
+        })
     }
 
     /// Lets the run make the request it waits to make, once no notification holds anything
@@ -150,11 +173,12 @@ impl SessionMachine {
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
         }
-        // The cancels the actions caused follow the starts still held.
+        // The cancels the actions caused of calls whose start is still held follow it.
         let mut cancels = Vec::new();
         let mut index = before;
         while index < self.out.effects.len() {
-            if matches!(self.out.effects[index], Effect::Cancel { .. }) {
+            if matches!(self.out.effects[index], Effect::Cancel { call } if self.holds_start(call))
+            {
                 cancels.push(self.out.effects.remove(index));
             } else {
                 index += 1;

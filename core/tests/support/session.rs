@@ -2,11 +2,16 @@
 //! the effects a step asked for. Each test binary uses part of it.
 #![allow(dead_code)]
 
-use pi_core::agent::{AgentConfig, CallId, Effect, ModelRequest};
+use std::sync::Arc;
+
+use pi_core::agent::convert::CodingAgentHooks;
+use pi_core::agent::hooks::{HandledHooks, HookEvent};
+use pi_core::agent::{AgentConfig, CallId, Effect, ModelRequest, ToolSpec};
 use pi_core::agent_session::retry::RetrySettings;
-use pi_core::agent_session::{SessionConfig, SessionMachine, SessionStep};
+use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use pi_core::resources::Resources;
+use pi_core::script::mock_model;
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
 
@@ -34,6 +39,40 @@ pub fn machine_compacting(
         model_thinking_levels: Default::default(),
         resources,
     })
+}
+
+/// A session on the mock model whose extensions handle `handled` and register `commands`,
+/// with `tools`, compacting with `compaction`: what the hook tests run.
+pub fn hooked(
+    handled: &[HookEvent],
+    tools: Vec<ToolSpec>,
+    commands: &[&str],
+    compaction: CompactionSettings,
+) -> SessionMachine {
+    machine_compacting(
+        AgentConfig {
+            model: mock_model(),
+            tools,
+            handled_hooks: HandledHooks::of(handled.iter().copied()),
+            hooks: Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        Resources {
+            skills: vec![],
+            templates: vec![],
+            commands: commands.iter().map(|c| (*c).to_owned()).collect(),
+        },
+        compaction,
+    )
+}
+
+/// A user's prompt of `text`, with no images, while idle.
+pub fn prompt(text: &str) -> SessionInput {
+    SessionInput::Prompt {
+        text: text.into(),
+        images: vec![],
+        streaming_behavior: None,
+    }
 }
 
 /// The model calls `step` asked for.
