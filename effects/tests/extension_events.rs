@@ -96,7 +96,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
         return;
     };
 
-    // The hook points some handler listens at; message_update costs no round trip.
+    // The events some handler listens at, and only those, are asked about.
     let handled: Vec<HookEvent> = registry.handled().iter().collect();
     assert_eq!(
         handled,
@@ -106,6 +106,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
             HookEvent::Input,
             HookEvent::BeforeAgentStart,
             HookEvent::TurnEnd,
+            HookEvent::MessageUpdate,
         ]
     );
 

@@ -27,8 +27,8 @@ pub struct LoadedExtension {
 }
 
 impl LoadedExtension {
-    /// The hook points among its events (the others, `message_update` above all, cost no
-    /// round trip).
+    /// The hook points among its events: what the machine asks it about (an event it does not
+    /// handle, `message_update` above all, costs no round trip).
     fn hooks(&self) -> HandledHooks {
         HandledHooks::of(
             self.events
@@ -170,16 +170,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_hook_points_among_an_extensions_events_make_the_machine_wait() {
+    fn only_the_events_the_harness_delivers_make_the_machine_ask() {
         let loaded = LoadedExtension {
             path: "a.ts".into(),
-            events: ["message_update", "turn_end", "session_start", "tool_call"]
-                .map(String::from)
-                .to_vec(),
+            events: [
+                "message_update",
+                "turn_end",
+                "model_select",
+                "session_start",
+                "tool_call",
+            ]
+            .map(String::from)
+            .to_vec(),
         };
         assert_eq!(
             loaded.hooks().iter().collect::<Vec<_>>(),
-            [HookEvent::ToolCall, HookEvent::TurnEnd]
+            [
+                HookEvent::ToolCall,
+                HookEvent::TurnEnd,
+                HookEvent::MessageUpdate,
+                HookEvent::SessionStart
+            ]
         );
+        assert_eq!(loaded.undelivered(), ["model_select"]);
     }
 }
