@@ -632,7 +632,9 @@ async function dispatch(runner, payload, state, signal) {
     case "tool_execution_update":
     case "tool_execution_end":
     case "session_start":
-    case "session_shutdown": {
+    case "session_shutdown":
+    case "model_select":
+    case "thinking_level_select": {
       await runner.emit({ ...payload });
       return null;
     }

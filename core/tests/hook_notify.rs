@@ -16,7 +16,7 @@ use pi_core::message::{
     AgentMessage, AssistantMessage, ContentBlock, StopReason, TextContent, ToolCall,
 };
 use pi_core::message::{UserContent, UserMessage};
-use pi_core::script::tool;
+use pi_core::script::{mock_model, tool};
 use serde_json::json;
 
 #[path = "support/session.rs"]
@@ -443,5 +443,67 @@ fn an_abort_while_the_handlers_are_heard_cancels_the_running_call_at_once() {
             .any(|e| matches!(e, Effect::Cancel { call: c } if *c == call)),
         "{:?}",
         step.effects
+    );
+}
+
+#[test]
+fn what_the_loop_does_after_a_model_change_waits_for_its_model_select_handlers() {
+    let mut s = session(&[HookEvent::TurnEnd, HookEvent::ModelSelect]);
+    let reasoner = pi_core::model::Model {
+        id: "mock-reasoner".into(),
+        reasoning: true,
+        ..mock_model()
+    };
+    let mut selected = Vec::new();
+    let mut turns = 0;
+    let seen = run_deciding(&mut s, &mut |payload| match payload {
+        HookPayload::TurnEnd { .. } => {
+            turns += 1;
+            let actions = match turns {
+                1 => vec![HookAction::SetModel {
+                    model: Box::new(reasoner.clone()),
+                }],
+                _ => vec![],
+            };
+            (HookDecision::Done, actions)
+        }
+        HookPayload::ModelSelect {
+            model,
+            previous_model,
+            source,
+        } => {
+            selected.push((model.id, previous_model.map(|m| m.id), source));
+            let entry = HookAction::AppendEntry {
+                custom_type: "model".into(),
+                data: None,
+            };
+            (HookDecision::Done, vec![entry])
+        }
+        _ => (HookDecision::Done, vec![]),
+    });
+    assert_eq!(
+        selected,
+        [(
+            "mock-reasoner".to_owned(),
+            Some(mock_model().id),
+            "set".to_owned()
+        )]
+    );
+    // As Pi's `setModel` awaits the handlers within the `turn_end` handler: their entry comes
+    // before the turn's end goes out, and the next request goes to the new model.
+    let types: Vec<&str> = seen
+        .events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    let entry = types.iter().position(|t| *t == "entry_appended").unwrap();
+    let turn_end = types.iter().position(|t| *t == "turn_end").unwrap();
+    assert!(entry < turn_end, "{types:?}");
+    assert_eq!(
+        seen.effects
+            .iter()
+            .filter(|e| e.starts_with("model"))
+            .count(),
+        2
     );
 }

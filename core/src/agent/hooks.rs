@@ -78,6 +78,10 @@ pub enum HookEvent {
     SessionStart,
     /// The process is about to exit (Pi's runtime `dispose`): a notification.
     SessionShutdown,
+    /// The session's model changed (Pi's `setModel`, scoped cycling): a notification.
+    ModelSelect,
+    /// The session's thinking level changed: a notification (Pi does not wait for it).
+    ThinkingLevelSelect,
 }
 
 impl HookEvent {
@@ -107,6 +111,8 @@ impl HookEvent {
             HookEvent::ToolExecutionEnd => "tool_execution_end",
             HookEvent::SessionStart => "session_start",
             HookEvent::SessionShutdown => "session_shutdown",
+            HookEvent::ModelSelect => "model_select",
+            HookEvent::ThinkingLevelSelect => "thinking_level_select",
         }
     }
 }
@@ -316,6 +322,20 @@ pub enum HookPayload {
     SessionShutdown {
         reason: String,
     },
+    /// The model the session changed to and the one before, and how (`"set"`, `"cycle"`).
+    #[serde(rename_all = "camelCase")]
+    ModelSelect {
+        model: Box<Model>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_model: Option<Box<Model>>,
+        source: String,
+    },
+    /// The thinking level in force now and the one before.
+    #[serde(rename_all = "camelCase")]
+    ThinkingLevelSelect {
+        level: ThinkingLevel,
+        previous_level: ThinkingLevel,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -367,6 +387,8 @@ impl HookPayload {
             HookPayload::ToolExecutionEnd { .. } => HookEvent::ToolExecutionEnd,
             HookPayload::SessionStart { .. } => HookEvent::SessionStart,
             HookPayload::SessionShutdown { .. } => HookEvent::SessionShutdown,
+            HookPayload::ModelSelect { .. } => HookEvent::ModelSelect,
+            HookPayload::ThinkingLevelSelect { .. } => HookEvent::ThinkingLevelSelect,
         }
     }
 }
@@ -892,7 +914,9 @@ impl Composer {
             | HookPayload::ToolExecutionUpdate { .. }
             | HookPayload::ToolExecutionEnd { .. }
             | HookPayload::SessionStart { .. }
-            | HookPayload::SessionShutdown { .. } => HookDecision::Done,
+            | HookPayload::SessionShutdown { .. }
+            | HookPayload::ModelSelect { .. }
+            | HookPayload::ThinkingLevelSelect { .. } => HookDecision::Done,
             HookPayload::MessageEnd { message } => match self.result_changed {
                 true => HookDecision::MessageEnd { message },
                 false => HookDecision::Done,

@@ -97,7 +97,9 @@ impl SessionMachine {
                 // Pi's `setModel` once auth was found: a `model_change` entry and the thinking
                 // level carried over as a model switch carries it; mid run, the next request
                 // goes to the new model.
-                HookAction::SetModel { model } => self.set_model(model.as_ref().clone(), None)?,
+                HookAction::SetModel { model } => {
+                    self.set_model(model.as_ref().clone(), None, "set")?
+                }
                 // Pi's `ctx.compact()`: the run is aborted (by the caller, as for `abort`) and
                 // compacted once it has settled.
                 HookAction::Compact {

@@ -290,8 +290,10 @@ impl SessionMachine {
                 self.user_input(text, images, InputKind::Queue(StreamingBehavior::FollowUp))?
             }
             SessionInput::Abort => self.abort()?,
-            SessionInput::SetModel(model) => self.set_model(model, None)?,
-            SessionInput::SetScopedModel(model, level) => self.set_model(model, Some(level))?,
+            SessionInput::SetModel(model) => self.set_model(model, None, "set")?,
+            SessionInput::SetScopedModel(model, level) => {
+                self.set_model(model, Some(level), "cycle")?
+            }
             SessionInput::SetThinkingLevel(level) => self.set_thinking_level(level)?,
             SessionInput::Compact {
                 custom_instructions,
@@ -805,10 +807,14 @@ impl SessionMachine {
         pending
     }
 
+    /// Pi's `setModel` (`source` `"set"`) and scoped cycling (`"cycle"`): a `model_change`
+    /// entry, the thinking level carried over, and `model_select` for the extensions when the
+    /// model changed.
     pub(super) fn set_model(
         &mut self,
         model: Model,
         explicit: Option<ThinkingLevel>,
+        source: &str,
     ) -> Result<(), SessionError> {
         // Pi 1.5.2's `_getThinkingLevelForModelSwitch`: the scope's level, the model's own
         // setting, the settings' default, else the current level.
@@ -821,20 +827,30 @@ impl SessionMachine {
             .or(self.default_thinking_level)
             .unwrap_or_else(|| self.agent.thinking_level());
         let (provider, id) = (model.provider.clone(), model.id.clone());
+        let previous = self.agent.model().clone();
         let step = self
             .agent
-            .step(self.now, Input::Change(Change::Model(model)))?;
+            .step(self.now, Input::Change(Change::Model(model.clone())))?;
         self.route(step)?;
         let (_, decision) = self
             .tree
             .append_model_change(&provider, &id, self.now, &mut self.ids);
         self.persist(decision);
-        self.set_thinking_level(carried)
+        self.set_thinking_level(carried)?;
+        if (previous.provider.as_str(), previous.id.as_str()) != (provider.as_str(), id.as_str()) {
+            self.tell_session(HookPayload::ModelSelect {
+                model: Box::new(model),
+                previous_model: Some(Box::new(previous)),
+                source: source.to_owned(),
+            });
+        }
+        Ok(())
     }
 
     pub(super) fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<(), SessionError> {
         let effective = clamp_thinking_level(self.agent.model(), level);
-        if effective == self.agent.thinking_level() {
+        let previous = self.agent.thinking_level();
+        if effective == previous {
             return Ok(());
         }
         let step = self
@@ -848,6 +864,10 @@ impl SessionMachine {
         self.emit(Event::Session(SessionEvent::ThinkingLevelChanged {
             level: effective,
         }));
+        self.tell_session(HookPayload::ThinkingLevelSelect {
+            level: effective,
+            previous_level: previous,
+        });
         Ok(())
     }
 

@@ -35,7 +35,8 @@ pub(super) enum Routed {
 /// The notification asked and what waits for its decision.
 #[derive(Debug, Default)]
 pub(super) struct Notifications {
-    /// The call of the notification waiting for its decision.
+    /// The call of the loop's event waiting for its handlers (the event is at the front of
+    /// `held`).
     waiting: Option<CallId>,
     /// What came after it, in order.
     held: VecDeque<Routed>,
@@ -48,7 +49,12 @@ pub(super) struct Notifications {
 impl Notifications {
     /// Whether a notification holds the loop's output back.
     pub(super) fn holds(&self) -> bool {
-        self.waiting.is_some() || !self.held.is_empty()
+        self.hearing() || !self.held.is_empty()
+    }
+
+    /// Whether handlers are being heard: what the loop does next waits for them.
+    fn hearing(&self) -> bool {
+        self.waiting.is_some() || !self.session.is_empty()
     }
 
     /// Whether the extensions are hearing a notification of the session's own.
@@ -61,7 +67,7 @@ impl SessionMachine {
     /// Processes an agent step: its events in order, then its effects. When an extension handles
     /// one of its events, that event and what follows wait for the handlers.
     pub(super) fn route(&mut self, step: Step) -> Result<(), SessionError> {
-        if self.notifications.waiting.is_none() && !step.events.iter().any(|e| self.notifies(e)) {
+        if !self.notifications.hearing() && !step.events.iter().any(|e| self.notifies(e)) {
             // Nothing to ask: the effects go out first, their hook points given the state
             // once the events are processed.
             let first = self.out.effects.len();
@@ -74,7 +80,7 @@ impl SessionMachine {
             return self.open_request_gate();
         }
         let mut effects = step.effects;
-        if self.notifications.waiting.is_some() {
+        if self.notifications.hearing() {
             // A cancel of a call already started goes out at once (an abort does not wait for
             // the handlers); one of a call still held follows its start.
             let (now, later): (Vec<Effect>, Vec<Effect>) = effects
@@ -88,7 +94,7 @@ impl SessionMachine {
             .into_iter()
             .map(Routed::Event)
             .chain(std::iter::once(Routed::Effects(effects)));
-        if self.notifications.waiting.is_some() {
+        if self.notifications.hearing() {
             self.notifications.held.extend(items);
             return Ok(());
         }
@@ -173,7 +179,12 @@ impl SessionMachine {
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
         }
-        // The cancels the actions caused of calls whose start is still held follow it.
+        self.go_on(before)
+    }
+
+    /// What is held goes on once no handler is being heard; the cancels the actions applied
+    /// since `before` caused, of calls whose start is still held, follow that start.
+    fn go_on(&mut self, before: usize) -> Result<(), SessionError> {
         let mut cancels = Vec::new();
         let mut index = before;
         while index < self.out.effects.len() {
@@ -184,16 +195,19 @@ impl SessionMachine {
                 index += 1;
             }
         }
-        self.notifications.held.push_back(Routed::Effects(cancels));
-        if self.notifications.waiting.is_some() {
+        if !cancels.is_empty() {
+            self.notifications.held.push_back(Routed::Effects(cancels));
+        }
+        if self.notifications.hearing() {
             return Ok(());
         }
         let held = std::mem::take(&mut self.notifications.held);
         self.drain(held)
     }
 
-    /// Tells the extensions that handle it of `payload`, an event of the session's own; the
-    /// session is busy until they are done. Nothing when none handles it.
+    /// Tells the extensions that handle it of `payload`, an event of the session's own; what
+    /// the loop does next waits for them (Pi's handlers run within the call that caused the
+    /// event, a `setModel` awaiting them). Nothing when none handles it.
     pub(super) fn tell_session(&mut self, payload: HookPayload) {
         if !self.agent.handled_hooks().contains(payload.event()) {
             return;
@@ -216,11 +230,12 @@ impl SessionMachine {
         outcome: &HookOutcome,
     ) -> Result<(), SessionError> {
         self.notifications.session.retain(|c| *c != call);
+        let before = self.out.effects.len();
         self.apply_asked_actions(&outcome.actions)?;
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
         }
-        Ok(())
+        self.go_on(before)
     }
 
     /// Whether an extension handles `event`, one of the session's own notifications (the

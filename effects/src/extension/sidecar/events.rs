@@ -176,7 +176,7 @@ mod tests {
             events: [
                 "message_update",
                 "turn_end",
-                "model_select",
+                "user_bash",
                 "session_start",
                 "tool_call",
             ]
@@ -192,6 +192,6 @@ mod tests {
                 HookEvent::SessionStart
             ]
         );
-        assert_eq!(loaded.undelivered(), ["model_select"]);
+        assert_eq!(loaded.undelivered(), ["user_bash"]);
     }
 }
