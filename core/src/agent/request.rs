@@ -1,0 +1,118 @@
+//! A turn's request: the conversation as the model sees it (the `context` decision, Pi's
+//! `transformContext`, the LLM view), the prompt in force and the run's settings, or at once
+//! Pi's aborted answer when the run was aborted. Where extensions handle `message_end`, the
+//! request waits until the session has heard them out (a message it sends may be replaced).
+
+use std::sync::Arc;
+
+use crate::message::{AgentMessage, AssistantMessage, StopReason};
+
+use super::super::contract::{Effect, ModelRequest, ToolDefinition};
+use super::super::hooks::HookEvent;
+use super::super::system;
+use super::{AgentMachine, Assembly, Phase, ABORTED_REQUEST};
+
+impl AgentMachine {
+    /// Makes the turn's request (Pi's `streamAssistantResponse` up to the provider call).
+    pub(super) fn request_model(&mut self) {
+        let Some(run) = &self.run else { return };
+        if run.aborted {
+            let settings = &run.settings;
+            let message = AssistantMessage {
+                api: settings.model.api.clone(),
+                provider: settings.model.provider.clone(),
+                model: settings.model.id.clone(),
+                stop_reason: StopReason::Aborted,
+                timestamp: self.now,
+                error_message: Some(ABORTED_REQUEST.to_owned()),
+                // Pi's provider answers an aborted signal at once.
+                duration_ms: Some(0),
+                ..AssistantMessage::default()
+            };
+            let message = self.stamp_response(message);
+            return self.finish_response(message, false);
+        }
+        // A message a request would carry may still be replaced by `message_end` handlers: the
+        // request is made once the session has heard them out.
+        if self.handled_hooks.contains(HookEvent::MessageEnd) && !self.request_gate_open {
+            if let Some(run) = self.run.as_mut() {
+                run.phase = Phase::Gated;
+            }
+            return;
+        }
+        self.request_gate_open = false;
+        let decided = match self.run.as_mut().map(|r| r.context_decided.take()) {
+            Some(Some(decided)) => decided,
+            _ if self.ask_context() => return,
+            _ => None,
+        };
+        let Some(run) = &self.run else { return };
+        let context = &self.messages[..run.context_len];
+        let source = decided.as_deref().unwrap_or(context);
+        let transformed = match self.hooks.transform_context(source) {
+            Ok(t) => t,
+            Err(thrown) => return self.fail_run(thrown),
+        };
+        let alone = self.hooks.converts_each_message_alone();
+        let placed_in = |messages: &[AgentMessage]| {
+            system::placed(messages, alone, |part| {
+                self.hooks.convert_to_llm(part).map(|m| m.len())
+            })
+        };
+        // Pi puts only the current prompt back at the head of a conversation a handler chose.
+        let converted = match (&transformed, &decided) {
+            (None, None) if alone => self.llm_view.extended(context, self.hooks.as_ref()),
+            (transformed, None) => {
+                let messages = transformed.as_deref().unwrap_or(source);
+                self.hooks
+                    .convert_to_llm(messages)
+                    .and_then(|m| Ok((Arc::new(m), Arc::new(placed_in(messages)?))))
+            }
+            (transformed, Some(_)) => self
+                .hooks
+                .convert_to_llm(transformed.as_deref().unwrap_or(source))
+                .map(|m| (Arc::new(m), Arc::new(Vec::new()))),
+        };
+        let (messages, system_messages) = match converted {
+            Ok(converted) => converted,
+            Err(thrown) => return self.fail_run(thrown),
+        };
+        let settings = run.settings.clone();
+        let recorded = system::SystemState::of(context);
+        let request = ModelRequest {
+            model: settings.model,
+            system_prompt: match settings.forced_system_prompt {
+                Some(forced) => forced,
+                None if recorded.recorded => recorded.render(),
+                None => settings.system_prompt,
+            },
+            messages,
+            tools: settings
+                .tools
+                .iter()
+                .map(|t| ToolDefinition {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.parameters.clone(),
+                    constrained_sampling: t.constrained_sampling.clone(),
+                })
+                .collect(),
+            reasoning: settings.reasoning,
+            session_id: settings.session_id,
+            max_tokens: None,
+            thread: self.thread_state.clone(),
+            session_diagnostics: Arc::clone(&self.session_diagnostics),
+            system_messages,
+            max_retries: None,
+        };
+        self.call_in_flight = true;
+        let call = self.new_call();
+        if let Some(run) = &mut self.run {
+            run.phase = Phase::Model {
+                call,
+                assembly: Assembly::default(),
+            };
+        }
+        self.effect(Effect::CallModel { call, request });
+    }
+}
