@@ -16,6 +16,7 @@ use pi_core::message::{
     AgentMessage, AssistantMessage, ContentBlock, StopReason, TextContent, ToolCall,
 };
 use pi_core::message::{UserContent, UserMessage};
+use pi_core::model::ThinkingLevel;
 use pi_core::script::{mock_model, tool};
 use serde_json::json;
 
@@ -506,4 +507,54 @@ fn what_the_loop_does_after_a_model_change_waits_for_its_model_select_handlers()
             .count(),
         2
     );
+}
+
+#[test]
+fn the_sessions_notifications_are_asked_one_after_the_other_in_the_order_told() {
+    let mut s = session(&[HookEvent::ThinkingLevelSelect, HookEvent::ModelSelect]);
+    let reasoner = pi_core::model::Model {
+        id: "mock-reasoner".into(),
+        reasoning: true,
+        ..mock_model()
+    };
+    // The level changes with the model (the reasoner's default): both are told, the level first.
+    let step = s
+        .step(
+            1,
+            SessionInput::SetScopedModel(reasoner, ThinkingLevel::High),
+        )
+        .unwrap();
+    let asked = |step: &SessionStep| -> Vec<(pi_core::agent::CallId, HookEvent)> {
+        step.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Hook { call, payload, .. } => Some((*call, payload.event())),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = asked(&step);
+    assert_eq!(
+        first.iter().map(|(_, e)| *e).collect::<Vec<_>>(),
+        [HookEvent::ThinkingLevelSelect]
+    );
+    assert!(s.is_busy());
+    let done = |call| {
+        SessionInput::Answer(Input::HookDecided {
+            call,
+            outcome: HookOutcome {
+                decision: HookDecision::Done,
+                actions: vec![],
+                errors: vec![],
+            },
+        })
+    };
+    let step = s.step(2, done(first[0].0)).unwrap();
+    let second = asked(&step);
+    assert_eq!(
+        second.iter().map(|(_, e)| *e).collect::<Vec<_>>(),
+        [HookEvent::ModelSelect]
+    );
+    s.step(3, done(second[0].0)).unwrap();
+    assert!(!s.is_busy());
 }

@@ -44,6 +44,9 @@ pub(super) struct Notifications {
     turn_index: u64,
     /// The session's own notifications (`session_start`, `session_shutdown`) being heard.
     session: Vec<CallId>,
+    /// The session's notifications told while another is heard: each is asked once the one
+    /// before it is done, so their handlers run in the order the session told them.
+    session_queue: VecDeque<HookPayload>,
 }
 
 impl Notifications {
@@ -54,7 +57,7 @@ impl Notifications {
 
     /// Whether handlers are being heard: what the loop does next waits for them.
     fn hearing(&self) -> bool {
-        self.waiting.is_some() || !self.session.is_empty()
+        self.waiting.is_some() || !self.session.is_empty() || !self.session_queue.is_empty()
     }
 
     /// Whether the extensions are hearing a notification of the session's own.
@@ -212,6 +215,10 @@ impl SessionMachine {
         if !self.agent.handled_hooks().contains(payload.event()) {
             return;
         }
+        if !self.notifications.session.is_empty() {
+            self.notifications.session_queue.push_back(payload);
+            return;
+        }
         let call = self.agent.reserve_call();
         self.notifications.session.push(call);
         self.push_hook(call, payload);
@@ -234,6 +241,11 @@ impl SessionMachine {
         self.apply_asked_actions(&outcome.actions)?;
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
+        }
+        if self.notifications.session.is_empty() {
+            if let Some(next) = self.notifications.session_queue.pop_front() {
+                self.tell_session(next);
+            }
         }
         self.go_on(before)
     }
