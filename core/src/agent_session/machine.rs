@@ -215,7 +215,6 @@ impl SessionMachine {
             || self.inputs_pending()
             || self.commands_pending()
             || !self.compact_callbacks.is_empty()
-            || self.notifications.tells_session()
     }
 
     /// Pi's `input` source of the texts from now on (`"rpc"` in RPC mode; the default is

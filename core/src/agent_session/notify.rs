@@ -59,11 +59,6 @@ impl Notifications {
     fn hearing(&self) -> bool {
         self.waiting.is_some() || !self.session.is_empty() || !self.session_queue.is_empty()
     }
-
-    /// Whether the extensions are hearing a notification of the session's own.
-    pub(super) fn tells_session(&self) -> bool {
-        !self.session.is_empty()
-    }
 }
 
 impl SessionMachine {
