@@ -544,6 +544,9 @@ pub enum RecordedInput {
         model: Value,
         thinking_level: String,
     },
+    CycleModel {
+        model: Value,
+    },
     SetThinkingLevel {
         level: String,
     },

@@ -174,6 +174,9 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
         SessionInput::SetModel(model) => RecordedInput::SetModel {
             model: to_json(model),
         },
+        SessionInput::CycleModel(model) => RecordedInput::CycleModel {
+            model: to_json(model),
+        },
         SessionInput::SetScopedModel(model, level) => RecordedInput::SetScopedModel {
             model: to_json(model),
             thinking_level: to_name(level),
@@ -295,6 +298,9 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::Abort => SessionInput::Abort,
         RecordedInput::SetModel { model } => {
             SessionInput::SetModel(from_json(model, "input.model")?)
+        }
+        RecordedInput::CycleModel { model } => {
+            SessionInput::CycleModel(from_json(model, "input.model")?)
         }
         RecordedInput::SetScopedModel {
             model,

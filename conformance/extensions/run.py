@@ -19,9 +19,10 @@ The kit's run.py gives each scenario an environment without PI_* variables; ours
 PI_EXTENSION_HOST_PI_DIR (the 1.5.2 install whose loader the extension host uses; --host-pi-dir,
 default: the variable of this process) and that install's Node first on PATH, so `compare`
 passes them through the scenario's "env". Beside the kit's sections, `compare` checks each
-`prompt` response's place: how many `extension_error` and `entry_appended` lines come before
-it (the kit leaves responses out of the event sequence, and Pi answers a prompt after its
-`input` and `before_agent_start` handlers ran). A case's scenario.json may name, under "differs", sections
+`prompt`, `set_model` and `cycle_model` response's place: how many `extension_error` and
+`entry_appended` lines come before it (the kit leaves responses out of the event sequence; Pi
+answers a prompt after its `input` and `before_agent_start` handlers ran, a model change after
+its `model_select` handlers). A case's scenario.json may name, under "differs", sections
 1.5.2's trace holds something ours must not do (with why: a race artifact, say); those sections
 must differ, and are not counted. It prints one line per case, "<name> match" or
 "<name> differ <sections>", and exits 0 when every case matched, 1 otherwise.
@@ -86,9 +87,13 @@ def known_differences(name):
     return sorted(spec.get("differs", {}))
 
 
+# The commands Pi answers only once the handlers they cause are done.
+PLACED = ("prompt", "set_model", "cycle_model")
+
+
 def response_places(trace):
-    """Each `prompt` response of a trace's RPC runs, with the `extension_error` and
-    `entry_appended` lines before it."""
+    """Each response of a trace's RPC runs to a command that waits for handlers (`PLACED`), with
+    the `extension_error` and `entry_appended` lines before it."""
     places = []
     for stdout in sorted(trace.glob("stdout*.jsonl")):
         if stdout.name.endswith(".timed.jsonl"):
@@ -102,7 +107,7 @@ def response_places(trace):
                 errors += 1
             elif obj.get("type") == "entry_appended":
                 entries += 1
-            elif obj.get("type") == "response" and obj.get("command") == "prompt":
+            elif obj.get("type") == "response" and obj.get("command") in PLACED:
                 places.append((stdout.name, obj.get("id"), errors, entries))
     return places
 

@@ -558,3 +558,41 @@ fn the_sessions_notifications_are_asked_one_after_the_other_in_the_order_told() 
     s.step(3, done(second[0].0)).unwrap();
     assert!(!s.is_busy());
 }
+
+#[test]
+fn a_prompt_while_model_select_handlers_run_is_no_busy_prompt_and_its_run_waits_for_them() {
+    let mut s = session(&[HookEvent::ModelSelect]);
+    let reasoner = pi_core::model::Model {
+        id: "mock-reasoner".into(),
+        ..mock_model()
+    };
+    let step = s.step(1, SessionInput::SetModel(reasoner)).unwrap();
+    let told = support::hook(&step);
+    assert!(s.hearing_session());
+    // In Pi the session does not stream while an RPC `set_model` awaits its handlers: a prompt
+    // sent meanwhile (no streaming behaviour) starts a run rather than being refused.
+    let step = s.step(2, support::prompt("hi")).unwrap();
+    assert!(support::requests(&step).is_empty(), "{:?}", step.effects);
+    assert!(step.events.is_empty(), "{:?}", step.events);
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: told,
+                outcome: HookOutcome {
+                    decision: HookDecision::Done,
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert!(!s.hearing_session());
+    let requests = support::requests(&step);
+    assert_eq!(requests.len(), 1, "{:?}", step.effects);
+    assert_eq!(requests[0].1.model.id, "mock-reasoner");
+    assert!(step
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Agent(AgentEvent::AgentStart))));
+}

@@ -140,9 +140,14 @@ impl<I: Interpreter + Send> Rpc<I> {
                     )));
                 };
                 self.submit(SessionInput::SetModel(model.clone()))?;
-                done(Some(state::to_value(&model)))
+                self.answer_model_change(success(id, kind, Some(state::to_value(&model))));
+                Ok(None)
             }
-            "cycle_model" => done(Some(self.cycle_model()?)),
+            "cycle_model" => {
+                let cycled = self.cycle_model()?;
+                self.answer_model_change(success(id, kind, Some(cycled)));
+                Ok(None)
+            }
             "set_thinking_level" => {
                 let level = text_field(command, "level")?;
                 // Pi 1.5.2 takes any name: one it does not know clamps to the model's first level.
@@ -410,7 +415,7 @@ impl<I: Interpreter + Send> Rpc<I> {
         let (next, thinking) = models[(index + 1) % models.len()].clone();
         self.submit(match thinking {
             Some(level) => SessionInput::SetScopedModel(next.clone(), level),
-            None => SessionInput::SetModel(next.clone()),
+            None => SessionInput::CycleModel(next.clone()),
         })?;
         let level = self.session.machine().agent().thinking_level();
         Ok(json!({
@@ -418,6 +423,14 @@ impl<I: Interpreter + Send> Rpc<I> {
             "thinkingLevel": level.as_str(),
             "isScoped": is_scoped,
         }))
+    }
+
+    /// Answers a model change now, or once the `model_select` handlers it caused are done.
+    fn answer_model_change(&mut self, response: RpcResponse) {
+        match self.session.machine().hearing_session() || !self.model_waiters.is_empty() {
+            true => self.model_waiters.push(response),
+            false => self.respond(&response),
+        }
     }
 
     /// Pi's `cycleThinkingLevel`: the next supported level, `null` for a model without reasoning.

@@ -331,6 +331,7 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
         // An `abort` read with other lines answers after what they printed.
         if !rpc.in_batch() {
             rpc.answer_abort_waiters();
+            rpc.answer_model_waiters();
         }
     }
 }
@@ -380,6 +381,9 @@ struct Rpc<I: Interpreter> {
     reopen: Option<Reopen<I>>,
     /// Ids of `abort` commands waiting for the run to end.
     abort_waiters: Vec<Option<Value>>,
+    /// Answers of model changes (`set_model`, `cycle_model`) waiting for their `model_select`
+    /// handlers, oldest first.
+    model_waiters: Vec<RpcResponse>,
     /// Ids of `compact` commands waiting for their result, oldest first, with their numbers
     /// (`compacts_accepted` once each was).
     compact_waiters: VecDeque<(u64, Option<Value>)>,
@@ -418,6 +422,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             role,
             reopen: None,
             abort_waiters: Vec::new(),
+            model_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
             command_waiters: VecDeque::new(),
             busy_waiters: VecDeque::new(),
@@ -562,6 +567,16 @@ impl<I: Interpreter + Send> Rpc<I> {
                 }
                 Reply::Navigated(_) => {}
             }
+        }
+    }
+
+    /// A model change answers once its `model_select` handlers are done (Pi awaits them).
+    fn answer_model_waiters(&mut self) {
+        if self.session.machine().hearing_session() {
+            return;
+        }
+        for response in std::mem::take(&mut self.model_waiters) {
+            self.respond(&response);
         }
     }
 

@@ -503,3 +503,78 @@ fn rpc_mode_tells_the_session_start_and_shutdown_and_replays_without_node() {
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// Over RPC, `set_model` and `cycle_model` are answered once their `model_select` handlers are
+/// done (Pi awaits them), each handler's entry before its answer, with the cycle told as one;
+/// a prompt after them runs on the model cycled to. The recording replays to the same bytes
+/// with no Node.
+#[test]
+fn rpc_model_changes_answer_after_their_model_select_handlers_and_replay_without_node() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("models.jsonl");
+    let extension = fixture("model_select.ts");
+    let mut command = env.rpc_command();
+    command.args(["--no-session", "-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
+        writeln!(stdin.as_mut().unwrap(), "{line}").unwrap()
+    };
+    send(
+        &mut stdin,
+        json!({"id": "m1", "type": "set_model", "provider": "mock", "modelId": "mock-reasoner"}),
+    );
+    let (mut recorded, mut order) = (String::new(), Vec::new());
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        match (event["type"].as_str(), event["id"].as_str()) {
+            (Some("entry_appended"), _) => order.push(format!(
+                "entry {} {}",
+                event["entry"]["data"]["model"], event["entry"]["data"]["source"]
+            )),
+            (Some("response"), Some(id)) => {
+                order.push(format!("response {id}"));
+                match id {
+                    "m1" => send(&mut stdin, json!({"id": "m2", "type": "cycle_model"})),
+                    "m2" => send(
+                        &mut stdin,
+                        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+                    ),
+                    _ => {}
+                }
+            }
+            (Some("message_end"), _) if event["message"]["role"] == "assistant" => {
+                order.push(format!("answered by {}", event["message"]["model"]));
+            }
+            (Some("agent_settled"), _) => drop(stdin.take()),
+            _ => {}
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        order,
+        [
+            r#"entry "mock-reasoner" "set""#,
+            "response m1",
+            r#"entry "mock-claude" "cycle""#,
+            "response m2",
+            "response p1",
+            r#"answered by "mock-claude""#,
+        ],
+        "{recorded}"
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -82,6 +82,9 @@ pub enum SessionInput {
     /// Switch to a model of the `--models` scope with the thinking level its pattern named
     /// (Pi's scoped cycling: an explicit level replaces the carried one).
     SetScopedModel(Model, ThinkingLevel),
+    /// Switch to the next available model (Pi's cycling without a scope): a [`Self::SetModel`]
+    /// the extensions hear of as a cycle (`model_select`'s `source`).
+    CycleModel(Model),
     SetThinkingLevel(ThinkingLevel),
     /// Manual compaction with optional custom instructions.
     Compact {
@@ -138,6 +141,7 @@ impl SessionInput {
             SessionInput::Abort => "abort".into(),
             SessionInput::SetModel(_) => "set_model".into(),
             SessionInput::SetScopedModel(..) => "set_scoped_model".into(),
+            SessionInput::CycleModel(_) => "cycle_model".into(),
             SessionInput::SetThinkingLevel(_) => "set_thinking_level".into(),
             SessionInput::Compact { .. } => "compact".into(),
             SessionInput::Navigate(_) => "navigate".into(),

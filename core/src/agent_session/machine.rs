@@ -293,6 +293,7 @@ impl SessionMachine {
             SessionInput::SetScopedModel(model, level) => {
                 self.set_model(model, Some(level), "cycle")?
             }
+            SessionInput::CycleModel(model) => self.set_model(model, None, "cycle")?,
             SessionInput::SetThinkingLevel(level) => self.set_thinking_level(level)?,
             SessionInput::Compact {
                 custom_instructions,
@@ -806,7 +807,7 @@ impl SessionMachine {
         pending
     }
 
-    /// Pi's `setModel` (`source` `"set"`) and scoped cycling (`"cycle"`): a `model_change`
+    /// Pi's `setModel` (`source` `"set"`) and cycling (`"cycle"`): a `model_change`
     /// entry, the thinking level carried over, and `model_select` for the extensions when the
     /// model changed.
     pub(super) fn set_model(

@@ -57,7 +57,17 @@ impl Notifications {
 
     /// Whether handlers are being heard: what the loop does next waits for them.
     fn hearing(&self) -> bool {
-        self.waiting.is_some() || !self.session.is_empty() || !self.session_queue.is_empty()
+        self.waiting.is_some() || self.hearing_session()
+    }
+
+    /// Whether the session's own notifications are being heard (or wait their turn).
+    fn hearing_session(&self) -> bool {
+        !self.session.is_empty() || !self.session_queue.is_empty()
+    }
+
+    /// Whether one of the loop's events, or what came after it, waits for handlers.
+    fn holds_loop(&self) -> bool {
+        self.waiting.is_some() || !self.held.is_empty()
     }
 }
 
@@ -154,8 +164,17 @@ impl SessionMachine {
 
     /// Whether the agent streams as Pi's session says (`isStreaming`): its run goes on, or its
     /// last events are still with the extensions (`agent_end`'s handlers run while it streams).
+    /// The session's own notifications do not make it stream: in Pi a prompt sent while an
+    /// RPC `set_model` awaits its `model_select` handlers starts a run (whose events wait here
+    /// for the handlers).
     pub(super) fn streaming(&self) -> bool {
-        self.agent.is_streaming() || self.notifications.holds()
+        self.agent.is_streaming() || self.notifications.holds_loop()
+    }
+
+    /// Whether the session's own notifications (`model_select` after a model change, say) are
+    /// still with their handlers: Pi answers RPC `set_model` and `cycle_model` after them.
+    pub fn hearing_session(&self) -> bool {
+        self.notifications.hearing_session()
     }
 
     /// Whether `call` is the notification waiting for its decision.
