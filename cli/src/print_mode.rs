@@ -58,6 +58,7 @@ pub async fn run<I: Interpreter + Send>(
             result = run_input(session, input, index == last, &mut print) => result,
             code = signals.received() => {
                 stop(session, &mut print).await;
+                shut_down(session, mode, out, &mut signals).await;
                 out.flush();
                 return Ok(code);
             }
@@ -85,6 +86,30 @@ pub async fn run<I: Interpreter + Send>(
     }
     out.flush();
     Ok(code)
+}
+
+/// After a signal stopped the run: `session_shutdown` for the extensions that handle it, as
+/// Pi's disposal on SIGTERM and SIGHUP (whose handlers' errors alone are said); a second
+/// signal does not wait for them (Pi exits at once on it).
+async fn shut_down<I: Interpreter + Send>(
+    session: &mut AgentSession<I>,
+    mode: Mode,
+    out: &mut Stdout,
+    signals: &mut Signals,
+) {
+    if !session.machine().hears(HookEvent::SessionShutdown) {
+        return;
+    }
+    let mut print = |event: &Event| print_event(out, mode, event, true);
+    tokio::select! {
+        told = session.run_to_end(SessionInput::Shutdown, &mut print) => {
+            if let Err(error) = told {
+                out.flush();
+                eprintln!("{error}");
+            }
+        }
+        _ = signals.received() => {}
+    }
 }
 
 /// Prints one of the session's events in `mode`: an extension's error as Pi's print mode says

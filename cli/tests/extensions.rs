@@ -28,5 +28,7 @@ mod providers;
 mod recording;
 #[path = "extensions/rpc.rs"]
 mod rpc;
+#[path = "extensions/signals.rs"]
+mod signals;
 #[path = "extensions/support.rs"]
 mod support;

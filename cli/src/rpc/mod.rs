@@ -219,16 +219,22 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, sources: Sources) -> Ended {
     if let Some(ended) = rpc.bind_extensions().await {
         return ended;
     }
-    let ended = serve(rpc, sources).await;
-    if !matches!(ended, Ended::Input) {
+    let mut sources = sources;
+    let ended = serve(rpc, &mut sources).await;
+    if matches!(ended, Ended::Diverged(_)) {
         return ended;
     }
-    rpc.shut_down().await.unwrap_or(ended)
+    // Stdin's end or a signal (after its abort): Pi disposes the runtime either way, and a
+    // second signal does not wait for the handlers.
+    tokio::select! {
+        told = rpc.shut_down() => told.unwrap_or(ended),
+        code = received(&mut sources.signals) => Ended::Signal(code),
+    }
 }
 
 /// Serves the commands until the input ends (or a signal, or the replay parts from its
 /// recording).
-async fn serve<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
+async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
     // Set when the session is busy with nothing that could answer it (a defect, reported once);
     // the next command may move it again.
     let mut stuck = false;
