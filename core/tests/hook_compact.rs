@@ -24,7 +24,9 @@ use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, prompt, requests};
+use support::{
+    answered, answered_full, answered_with, decided_as, done, hook, kinds, manual, prompt, requests,
+};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     let compaction = CompactionSettings {
@@ -32,27 +34,6 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
         ..CompactionSettings::default()
     };
     support::hooked(handled, vec![tool("echo", false)], &["squash"], compaction)
-}
-
-fn answered(call: CallId, text: &str) -> SessionInput {
-    answered_with(call, json!([{"type": "text", "text": text}]), "stop")
-}
-
-/// Model call `call` answered with `content`, stopping for `stop_reason`.
-fn answered_with(call: CallId, content: Value, stop_reason: &str) -> SessionInput {
-    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
-        "content": content, "api": "openai-completions",
-        "provider": "mock", "model": "mock-model", "usage": {"input": 0, "output": 0,
-        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0,
-        "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": stop_reason, "timestamp": 3}))
-    .unwrap();
-    SessionInput::Answer(Input::Model {
-        call,
-        event: StreamEvent::Done {
-            reason: message.stop_reason,
-            message,
-        },
-    })
 }
 
 fn compact(call: CallId) -> SessionInput {
@@ -65,11 +46,6 @@ fn compact(call: CallId) -> SessionInput {
     )
 }
 
-/// Hook point `call` done with nothing asked.
-fn done(call: CallId) -> SessionInput {
-    decided(call, vec![])
-}
-
 fn decided(call: CallId, actions: Vec<HookAction>) -> SessionInput {
     SessionInput::Answer(Input::HookDecided {
         call,
@@ -79,19 +55,6 @@ fn decided(call: CallId, actions: Vec<HookAction>) -> SessionInput {
             errors: vec![],
         },
     })
-}
-
-/// The step's events by their `type`.
-fn kinds(step: &SessionStep) -> Vec<String> {
-    step.events
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
 }
 
 /// The last user text of the summary request `step` sent.
@@ -245,18 +208,6 @@ fn hook_payload(step: &SessionStep) -> (CallId, HookPayload) {
     (call, payload)
 }
 
-/// Hook point `call` decided `decision`, the handlers having asked for `actions`.
-fn decided_as(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
-    })
-}
-
 fn before_compact(cancel: bool, compaction: Option<SuppliedCompaction>) -> HookDecision {
     HookDecision::SessionBeforeCompact { cancel, compaction }
 }
@@ -268,12 +219,6 @@ fn supplied(first_kept_entry_id: &str) -> SuppliedCompaction {
         tokens_before: 42,
         details: Some(json!({"by": "extension"})),
         usage: None,
-    }
-}
-
-fn manual(text: &str) -> SessionInput {
-    SessionInput::Compact {
-        custom_instructions: Some(text.into()),
     }
 }
 
@@ -450,24 +395,6 @@ fn a_model_summary_is_asked_when_no_handler_cancels_or_supplies_and_its_entry_is
     assert!(compaction_end(&step)
         .is_some_and(|(summary, aborted, _)| !aborted
             && summary.is_some_and(|s| s.ends_with("## Goal\nModel."))));
-}
-
-/// An answer whose usage fills the mock model's context window.
-fn answered_full(call: CallId) -> SessionInput {
-    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
-        "content": [{"type": "text", "text": "A long answer."}], "api": "openai-completions",
-        "provider": "mock", "model": "mock-model", "usage": {"input": 127_000, "output": 10,
-        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 127_010, "cost": {"input": 0,
-        "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop",
-        "timestamp": 3}))
-    .unwrap();
-    SessionInput::Answer(Input::Model {
-        call,
-        event: StreamEvent::Done {
-            reason: message.stop_reason,
-            message,
-        },
-    })
 }
 
 #[test]

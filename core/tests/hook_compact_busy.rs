@@ -8,18 +8,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookOutcome, HookPayload};
-use pi_core::agent::{CallId, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload};
+use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use pi_core::event::{Event, SessionEvent, ToolResult};
-use pi_core::message::{AssistantMessage, ContentBlock};
+use pi_core::message::ContentBlock;
 use pi_core::script::tool;
-use serde_json::{json, Value};
+use serde_json::json;
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, prompt, requests};
+use support::{
+    answered, answered_full, answered_with, decided_as, done, hook, hooks, kinds, manual, prompt,
+    requests,
+};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     let compaction = CompactionSettings {
@@ -32,49 +35,6 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
         &["squash"],
         compaction,
     )
-}
-
-fn manual(text: &str) -> SessionInput {
-    SessionInput::Compact {
-        custom_instructions: Some(text.into()),
-    }
-}
-
-/// Model call `call` answered with `content`.
-fn answered_with(call: CallId, content: Value, stop_reason: &str) -> SessionInput {
-    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
-        "content": content, "api": "openai-completions",
-        "provider": "mock", "model": "mock-model", "usage": {"input": 0, "output": 0,
-        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"input": 0, "output": 0,
-        "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": stop_reason, "timestamp": 3}))
-    .unwrap();
-    SessionInput::Answer(Input::Model {
-        call,
-        event: StreamEvent::Done {
-            reason: message.stop_reason,
-            message,
-        },
-    })
-}
-
-fn answered(call: CallId, text: &str) -> SessionInput {
-    answered_with(call, json!([{"type": "text", "text": text}]), "stop")
-}
-
-/// Hook point `call` decided `decision`, the handlers having asked for `actions`.
-fn decided_as(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
-    })
-}
-
-fn done(call: CallId) -> SessionInput {
-    decided_as(call, HookDecision::Done, vec![])
 }
 
 fn cancel() -> HookDecision {
@@ -90,30 +50,6 @@ fn asked_compact(callback: u64) -> HookAction {
         custom_instructions: Some("asked".into()),
         callback: Some(callback),
     }
-}
-
-/// The payloads of the hook points `step` asked for.
-fn hooks(step: &SessionStep) -> Vec<(CallId, HookPayload)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The step's events by their `type`.
-fn kinds(step: &SessionStep) -> Vec<String> {
-    step.events
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
 }
 
 /// The compaction end among `step`'s events: its result's summary and `aborted`.
@@ -182,24 +118,6 @@ fn a_compact_while_session_compact_failed_runs_starts_at_once_and_each_is_answer
         step.replies
     );
     assert!(!s.is_busy());
-}
-
-/// An answer whose usage fills the mock model's context window (a threshold compaction follows).
-fn answered_full(call: CallId) -> SessionInput {
-    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
-        "content": [{"type": "text", "text": "A long answer."}], "api": "openai-completions",
-        "provider": "mock", "model": "mock-model", "usage": {"input": 127_000, "output": 10,
-        "cacheRead": 0, "cacheWrite": 0, "totalTokens": 127_010, "cost": {"input": 0,
-        "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop",
-        "timestamp": 3}))
-    .unwrap();
-    SessionInput::Answer(Input::Model {
-        call,
-        event: StreamEvent::Done {
-            reason: message.stop_reason,
-            message,
-        },
-    })
 }
 
 #[test]

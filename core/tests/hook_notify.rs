@@ -539,23 +539,13 @@ fn the_sessions_notifications_are_asked_one_after_the_other_in_the_order_told() 
         [HookEvent::ThinkingLevelSelect]
     );
     assert!(s.is_busy());
-    let done = |call| {
-        SessionInput::Answer(Input::HookDecided {
-            call,
-            outcome: HookOutcome {
-                decision: HookDecision::Done,
-                actions: vec![],
-                errors: vec![],
-            },
-        })
-    };
-    let step = s.step(2, done(first[0].0)).unwrap();
+    let step = s.step(2, support::done(first[0].0)).unwrap();
     let second = asked(&step);
     assert_eq!(
         second.iter().map(|(_, e)| *e).collect::<Vec<_>>(),
         [HookEvent::ModelSelect]
     );
-    s.step(3, done(second[0].0)).unwrap();
+    s.step(3, support::done(second[0].0)).unwrap();
     assert!(!s.is_busy());
 }
 
@@ -574,19 +564,7 @@ fn a_prompt_while_model_select_handlers_run_is_no_busy_prompt_and_its_run_waits_
     let step = s.step(2, support::prompt("hi")).unwrap();
     assert!(support::requests(&step).is_empty(), "{:?}", step.effects);
     assert!(step.events.is_empty(), "{:?}", step.events);
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::HookDecided {
-                call: told,
-                outcome: HookOutcome {
-                    decision: HookDecision::Done,
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
+    let step = s.step(3, support::done(told)).unwrap();
     assert!(!s.hearing_session());
     let requests = support::requests(&step);
     assert_eq!(requests.len(), 1, "{:?}", step.effects);

@@ -1,19 +1,22 @@
-//! What the session machine's hook tests share: a new session over an agent configuration, and
-//! the effects a step asked for. Each test binary uses part of it.
+//! What the session machine's hook tests share: a new session over an agent configuration, the
+//! effects a step asked for, and the answers a test gives them. Each test binary uses part of it.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{HandledHooks, HookEvent};
-use pi_core::agent::{AgentConfig, CallId, Effect, ModelRequest, ToolSpec};
+use pi_core::agent::hooks::HookPayload;
+use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolSpec};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
+use pi_core::message::AssistantMessage;
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
+use serde_json::{json, Value};
 
 /// A new session in `/work` (seeded ids, Pi's default retry and compaction settings) running
 /// `agent`, whose prompts expand with `resources`.
@@ -98,4 +101,92 @@ pub fn hook(step: &SessionStep) -> CallId {
         .collect();
     assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
     hooks[0]
+}
+
+/// The payloads of the hook points `step` asked for.
+pub fn hooks(step: &SessionStep) -> Vec<(CallId, HookPayload)> {
+    step.effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The step's events by their `type`.
+pub fn kinds(step: &SessionStep) -> Vec<String> {
+    step.events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Model call `call` answered with `text`.
+pub fn answered(call: CallId, text: &str) -> SessionInput {
+    answered_with(call, json!([{"type": "text", "text": text}]), "stop")
+}
+
+/// Model call `call` answered with `content`, stopping for `stop_reason`.
+pub fn answered_with(call: CallId, content: Value, stop_reason: &str) -> SessionInput {
+    answered_using(
+        call,
+        content,
+        stop_reason,
+        json!({"input": 0, "output": 0, "totalTokens": 0}),
+    )
+}
+
+/// Model call `call` answered with usage that fills the mock model's context window (a
+/// threshold compaction follows).
+pub fn answered_full(call: CallId) -> SessionInput {
+    let usage = json!({"input": 127_000, "output": 10, "totalTokens": 127_010});
+    let content = json!([{"type": "text", "text": "A long answer."}]);
+    answered_using(call, content, "stop", usage)
+}
+
+fn answered_using(call: CallId, content: Value, stop_reason: &str, tokens: Value) -> SessionInput {
+    let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
+        "content": content, "api": "openai-completions",
+        "provider": "mock", "model": "mock-model", "usage": {"input": tokens["input"],
+        "output": tokens["output"], "cacheRead": 0, "cacheWrite": 0,
+        "totalTokens": tokens["totalTokens"], "cost": {"input": 0, "output": 0,
+        "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": stop_reason, "timestamp": 3}))
+    .unwrap();
+    SessionInput::Answer(Input::Model {
+        call,
+        event: StreamEvent::Done {
+            reason: message.stop_reason,
+            message,
+        },
+    })
+}
+
+/// Hook point `call` decided `decision`, the handlers having asked for `actions`.
+pub fn decided_as(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
+    SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision,
+            actions,
+            errors: vec![],
+        },
+    })
+}
+
+/// Hook point `call` done with nothing asked.
+pub fn done(call: CallId) -> SessionInput {
+    decided_as(call, HookDecision::Done, vec![])
+}
+
+/// A manual compaction with `text` as its instructions.
+pub fn manual(text: &str) -> SessionInput {
+    SessionInput::Compact {
+        custom_instructions: Some(text.into()),
+    }
 }
