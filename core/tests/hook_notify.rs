@@ -574,3 +574,56 @@ fn a_prompt_while_model_select_handlers_run_is_no_busy_prompt_and_its_run_waits_
         .iter()
         .any(|e| matches!(e, Event::Agent(AgentEvent::AgentStart))));
 }
+
+#[test]
+fn the_turn_end_after_replaced_messages_carries_the_replacements() {
+    let mut s = session(&[HookEvent::MessageEnd, HookEvent::TurnEnd]);
+    let upper = |blocks: &mut Vec<ContentBlock>| {
+        for block in blocks {
+            if let ContentBlock::Text(text) = block {
+                text.text = text.text.to_uppercase();
+            }
+        }
+    };
+    let mut turn_ends = Vec::new();
+    let seen = run_deciding(&mut s, &mut |payload| match payload {
+        HookPayload::MessageEnd {
+            message: AgentMessage::ToolResult(mut result),
+        } => {
+            upper(&mut result.content);
+            let message = AgentMessage::ToolResult(result);
+            (HookDecision::MessageEnd { message }, vec![])
+        }
+        HookPayload::MessageEnd {
+            message: AgentMessage::Assistant(mut answer),
+        } => {
+            upper(&mut answer.content);
+            let message = AgentMessage::Assistant(answer);
+            (HookDecision::MessageEnd { message }, vec![])
+        }
+        HookPayload::TurnEnd {
+            message,
+            tool_results,
+            ..
+        } => {
+            turn_ends.push(serde_json::to_value((message, tool_results)).unwrap());
+            (HookDecision::Done, vec![])
+        }
+        _ => (HookDecision::Done, vec![]),
+    });
+    // Pi replaces a message in place: the turn's end (its hook point and its event) carries
+    // the replaced tool result of a turn whose results came later, and the replaced answer
+    // of a turn that ended in the same step as its message.
+    assert_eq!(turn_ends[0][1][0]["content"][0]["text"], "\"ONE\"");
+    assert_eq!(turn_ends[1][0]["content"][0]["text"], "IT SAYS ONE.");
+    let printed: Vec<&serde_json::Value> = seen
+        .events
+        .iter()
+        .filter(|e| e["type"] == "turn_end")
+        .collect();
+    assert_eq!(
+        printed[0]["toolResults"][0]["content"][0]["text"],
+        "\"ONE\""
+    );
+    assert_eq!(printed[1]["message"]["content"][0]["text"], "IT SAYS ONE.");
+}

@@ -967,6 +967,7 @@ impl AgentMachine {
                 }
             }
             Change::ReplaceMessage { original, message } => {
+                self.replace_in_turn(&original, &message);
                 if let Some(place) = self.messages.iter_mut().rev().find(|m| **m == original) {
                     *place = message;
                     self.llm_view = LlmView::default();

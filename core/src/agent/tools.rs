@@ -448,6 +448,14 @@ impl ToolBatch {
     }
 
     /// Whether every result asks to end the run (and there is at least one).
+    /// Puts `message` in the place of the emitted result `original` (a `message_end` handler
+    /// replaced it in place, as Pi does): the turn's end carries the replacement.
+    pub fn replace_result(&mut self, original: &ToolResultMessage, message: &ToolResultMessage) {
+        if let Some(place) = self.emitted.iter_mut().find(|m| *m == original) {
+            *place = message.clone();
+        }
+    }
+
     pub fn terminates(&self) -> bool {
         !self.slots.is_empty()
             && self.slots.iter().all(

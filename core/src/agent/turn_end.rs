@@ -58,6 +58,33 @@ impl AgentMachine {
         });
     }
 
+    /// Puts `message` in the place of `original` in the turn in progress (its results so far)
+    /// or finished (waiting for `turn_end`): Pi's `message_end` handlers replace a message in
+    /// place, so the turn's end carries the replacement.
+    pub(super) fn replace_in_turn(&mut self, original: &AgentMessage, message: &AgentMessage) {
+        let Some(run) = self.run.as_mut() else { return };
+        match (&mut run.phase, original, message) {
+            (
+                Phase::Tools(batch),
+                AgentMessage::ToolResult(original),
+                AgentMessage::ToolResult(message),
+            ) => batch.replace_result(original, message),
+            (
+                Phase::TurnEnd(turn),
+                AgentMessage::Assistant(original),
+                AgentMessage::Assistant(message),
+            ) if turn.assistant == *original => {
+                turn.assistant = message.clone();
+            }
+            (Phase::TurnEnd(turn), _, _) => {
+                if let Some(place) = turn.results.iter_mut().find(|m| *m == original) {
+                    *place = message.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Whether `call` is the finished turn waiting for its decision.
     pub(super) fn awaits_turn_end(&self, call: CallId) -> bool {
         matches!(self.run.as_ref().map(|r| &r.phase), Some(Phase::TurnEnd(t)) if t.call == call)

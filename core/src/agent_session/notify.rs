@@ -272,7 +272,8 @@ impl SessionMachine {
     }
 
     /// Puts the message the `message_end` handlers returned in the place of the one that ended:
-    /// in the event still held, which persists it, and in the agent's transcript (Pi replaces
+    /// in the event still held, which persists it, in what was held after it (a `turn_end`
+    /// or `agent_end` and its hook point) and in the agent's transcript and turn (Pi replaces
     /// it in place). A run in progress already took an assistant message's tool calls from
     /// the message as it was streamed.
     fn replace_ended(&mut self, message: AgentMessage) -> Result<(), SessionError> {
@@ -282,6 +283,9 @@ impl SessionMachine {
             return Ok(());
         };
         let original = std::mem::replace(ended, message.clone());
+        for item in self.notifications.held.iter_mut().skip(1) {
+            replace_held(item, &original, &message);
+        }
         self.agent_step(Input::Change(Change::ReplaceMessage { original, message }))
     }
 
@@ -364,6 +368,46 @@ impl SessionMachine {
                 duration_ms: *duration_ms,
             },
         })
+    }
+}
+
+/// Puts `message` in the place of `original` wherever the held `item` carries the messages of
+/// a turn or a run: a `turn_end` or `agent_end` event, a `turn_end` hook point.
+fn replace_held(item: &mut Routed, original: &AgentMessage, message: &AgentMessage) {
+    let replace = |messages: &mut [AgentMessage]| {
+        for place in messages.iter_mut().filter(|m| *m == original) {
+            *place = message.clone();
+        }
+    };
+    match item {
+        Routed::Event(event) | Routed::Notified(event) => match event {
+            AgentEvent::TurnEnd {
+                message: ended,
+                tool_results,
+            } => {
+                replace(std::slice::from_mut(ended));
+                replace(tool_results);
+            }
+            AgentEvent::AgentEnd { messages, .. } => replace(messages),
+            _ => {}
+        },
+        Routed::Effects(effects) => {
+            for effect in effects {
+                if let Effect::Hook {
+                    payload:
+                        HookPayload::TurnEnd {
+                            message: ended,
+                            tool_results,
+                            ..
+                        },
+                    ..
+                } = effect
+                {
+                    replace(std::slice::from_mut(ended));
+                    replace(tool_results);
+                }
+            }
+        }
     }
 }
 
