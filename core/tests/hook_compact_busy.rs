@@ -319,3 +319,38 @@ fn the_preparations_file_operations_keep_the_order_they_were_touched() {
         json!({"read": ["zeta.txt", "alpha.txt"], "written": ["new.txt"], "edited": []})
     );
 }
+
+#[test]
+fn a_compact_while_a_summary_is_asked_aborts_that_compaction_and_compacts_again() {
+    let mut s = session(&[]);
+    with_two_turns(&mut s);
+    let step = s.step(5, manual("first")).unwrap();
+    let (first, _) = requests(&step).remove(0);
+    // Pi's `compact()` aborts first: the summary in flight is cancelled, and the second waits
+    // for the first's end.
+    let step = s.step(6, manual("second")).expect("accepted");
+    assert!(step
+        .effects
+        .iter()
+        .any(|e| matches!(e, Effect::Cancel { call } if *call == first)));
+    assert!(requests(&step).is_empty());
+    let aborted = answered_with(first, json!([]), "aborted");
+    let step = s.step(7, aborted).unwrap();
+    assert_eq!(kinds(&step), ["compaction_end", "compaction_start"]);
+    assert_eq!(compaction_end(&step), Some((None, true)));
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(1, Err(e))] if e == "Compaction cancelled"),
+        "{:?}",
+        step.replies
+    );
+    let summary = requests(&step);
+    assert_eq!(summary.len(), 1);
+    let sent = serde_json::to_string(&summary[0].1.messages).unwrap();
+    assert!(sent.contains("Additional focus: second"), "{sent}");
+    let step = summarized(&mut s, step, 8, "## Goal\nSecond.");
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(2, Ok(_))]),
+        "{:?}",
+        step.replies
+    );
+}

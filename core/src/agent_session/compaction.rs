@@ -827,15 +827,24 @@ impl SessionMachine {
         self.compacts
     }
 
-    /// Pi's `compact()` (RPC `compact`): refused while another compaction runs, but not while a
-    /// failed one's `session_compact_failed` handlers run (a manual one has ended by then, and
-    /// the compaction starts at once; after an automatic one it is held until the run settled).
+    /// Pi's `compact()` (RPC `compact`). It aborts first: a compaction running ends aborted
+    /// (its own `compact` answered as cancelled), then this one starts. Not held while a failed
+    /// one's `session_compact_failed` handlers run (a manual one has ended by then, and the
+    /// compaction starts at once; after an automatic one it is held until the run settled).
+    /// Refused while another is already held behind an aborted one.
     pub(super) fn compact(
         &mut self,
         custom_instructions: Option<String>,
     ) -> Result<(), SessionError> {
-        if self.compaction.is_some() || self.held_compaction.is_some() {
+        if self.held_compaction.is_some() {
             return Err(SessionRejection::CompactionInProgress.into());
+        }
+        if self.compaction.is_some() {
+            self.compacts += 1;
+            let mut job = CompactionJob::new(CompactionReason::Manual, false, custom_instructions);
+            job.compact = self.compacts;
+            self.held_compaction = Some(job);
+            return self.abort();
         }
         if self.navigation.is_some() {
             return Err(SessionRejection::NavigationInProgress.into());
