@@ -83,14 +83,17 @@ async function init(request) {
   }
   const piDir = process.env.PI_EXTENSION_HOST_PI_DIR;
   if (!piDir) throw new Error("PI_EXTENSION_HOST_PI_DIR does not name a Pi 1.5.2 install");
-  const { discoverAndLoadExtensions, ExtensionRunner, buildContextEntries, buildSessionProjection } = await bundled(
-    piDir,
-    "discoverAndLoadExtensions",
-    "ExtensionRunner",
-    "buildContextEntries",
-    "buildSessionProjection",
-  );
-  Object.assign(projections, { buildContextEntries, buildSessionProjection });
+  const { discoverAndLoadExtensions, ExtensionRunner, buildContextEntries, buildSessionProjection, SessionManager, convertToLlm } =
+    await bundled(
+      piDir,
+      "discoverAndLoadExtensions",
+      "ExtensionRunner",
+      "buildContextEntries",
+      "buildSessionProjection",
+      "SessionManager",
+      "convertToLlm",
+    );
+  Object.assign(projections, { buildContextEntries, buildSessionProjection, SessionManager, convertToLlm });
   // The harness discovered the paths (trust decided there): an empty folder stands for the
   // agent directory, and for the project too when the loader would find in it extensions the
   // harness left out (an untrusted project's), so that the loader discovers nothing more. The
@@ -271,8 +274,54 @@ const entry = (id) => entries().find((e) => e.id === id);
 const leafId = () => scope().state.session?.leafId ?? null;
 const byId = () => new Map(entries().map((e) => [e.id, e]));
 
-/** Pi's own context and projection builders (its `SessionManager` calls them on its entries). */
-const projections = { buildContextEntries: undefined, buildSessionProjection: undefined };
+/** Pi's own context and projection builders (its `SessionManager` calls them on its entries),
+ * its `SessionManager` and `convertToLlm` (a boundary's context preview). */
+const projections = { buildContextEntries: undefined, buildSessionProjection: undefined, SessionManager: undefined, convertToLlm: undefined };
+
+/** Pi's `_buildBoundaryContext`: the context as it would be with `drafts` appended to the
+ * mirrored branch (Pi's `_applyBoundaryDrafts` on an in-memory copy), what the model would be
+ * sent, and whether it could answer it. */
+function boundaryContext(drafts, boundary, state) {
+  const header = sessionManager.getHeader();
+  const manager = projections.SessionManager.inMemory(state.cwd, undefined, [header, ...sessionManager.getBranch()].filter(Boolean));
+  for (const draft of drafts) {
+    if (draft.type === "custom") manager.appendCustomEntry(draft.customType, draft.data);
+    else if (draft.type === "custom_message") manager.appendCustomMessageEntry(draft.customType, draft.content, draft.display, draft.details);
+    else if (draft.type === "context_edit") manager.appendContextEdit(draft.targetId, draft.replacement);
+    else if (draft.type === "compaction") manager.appendCompaction(draft.summary, draft.firstKeptEntryId, 0, draft.details, true, draft.usage);
+  }
+  const projection = manager.buildSessionProjection();
+  const llmMessages = projections.convertToLlm(projection.messages);
+  const finalRole = llmMessages[llmMessages.length - 1]?.role;
+  const contextCanContinue = llmMessages.some((m) => m.role !== "system") && finalRole !== "assistant";
+  const queued = !!state.hasPendingMessages;
+  return {
+    contextEntries: projection.entries,
+    contextMessages: projection.messages,
+    llmMessages,
+    pendingMessages: [],
+    canContinue: contextCanContinue || (boundary === "turn_end" ? queued : finalRole === "assistant" && queued),
+  };
+}
+
+/** The id of the mirrored entry that persisted `message` (Pi's `_findPersistedMessageEntryId`). */
+function persistedEntryId(message) {
+  const text = JSON.stringify(message);
+  const found = [...entries()].reverse().find((e) => e.type === "message" && JSON.stringify(e.message) === text);
+  return found?.id;
+}
+
+/** Pi's `AgentActivityOutcome` of an assistant message. */
+const outcomeOf = (message) => (message?.stopReason === "aborted" ? "aborted" : message?.stopReason === "error" ? "error" : "completed");
+
+/** Runs a boundary's handlers as Pi's `emitBoundary`; the drafts and `continue` they left, or
+ * null (the harness refuses a continuation the context cannot take, once the drafts are
+ * written, as Pi does). */
+async function boundary(runner, event, kind, state) {
+  const result = await runner.emitBoundary(event, async (drafts) => boundaryContext(drafts, kind, state));
+  if (!result.valid || (result.entries.length === 0 && !result.continue)) return null;
+  return { type: "boundary", entries: result.entries, continue: result.continue };
+}
 
 /** The labels in force, each with the time it was set (a later `label` entry wins; an empty one
  * clears). */
@@ -583,11 +632,22 @@ async function dispatch(runner, payload, state, signal) {
       };
     }
     case "turn_end": {
-      // Pi 1.5.2 dispatches turn_end as a boundary; what its handlers return (entries,
-      // continue) has no counterpart in the harness yet, and the context shown is the mirror's.
-      await runner.emitBoundary(payload, async () => state.boundaryContext ?? {});
-      return null;
+      // Pi 1.5.2 dispatches turn_end as a boundary, with the persisted entries of the turn's
+      // messages (the mirror holds them: the session wrote them before asking).
+      const messageEntryId = persistedEntryId(payload.message);
+      if (!messageEntryId) {
+        runner.emitError({ extensionPath: "<boundary>", event: "turn_end", error: "turn_end could not resolve the persisted assistant entry ID" });
+        return null;
+      }
+      const toolResultEntryIds = payload.toolResults.flatMap((result) => {
+        const id = persistedEntryId(result);
+        return id ? [id] : [];
+      });
+      const event = { ...payload, messageEntryId, toolResultEntryIds, outcome: outcomeOf(payload.message) };
+      return await boundary(runner, event, "turn_end", state);
     }
+    case "agent_before_settle":
+      return await boundary(runner, payload, "agent_before_settle", state);
     case "context": {
       const messages = await runner.emitContext(payload.messages);
       return same(messages, payload.messages) ? null : { type: "context", messages };

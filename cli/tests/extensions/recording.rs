@@ -522,3 +522,54 @@ fn an_extension_overrides_the_cache_warming_decision() {
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[1]["max_completion_tokens"], 1);
 }
+
+/// Pi 1.5's boundaries: the entries `turn_end` and `agent_before_settle` handlers return are
+/// written (a custom message carried by the next request) and `agent_before_settle`'s
+/// continuation runs once more; their decisions are recorded, so the replay with no Node
+/// prints the same bytes.
+#[test]
+fn boundary_entries_and_continuations_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"a.txt\"}"}]},
+        {"text": ["It says alpha."]},
+        {"text": ["One more thing."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("boundary.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("boundary.ts"),
+        "what does a.txt say?",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let written: Vec<String> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| e["entry"]["customType"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        written,
+        [
+            "turn-note",
+            "reminder",
+            "turn-note",
+            "reminder",
+            "settle",
+            "nudge",
+            "turn-note",
+            "reminder",
+            "settle"
+        ],
+        "{recorded}"
+    );
+    let starts = recorded.matches("\"type\":\"agent_start\"").count();
+    assert_eq!(starts, 2, "the settle boundary continued the run once");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

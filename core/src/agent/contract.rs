@@ -189,6 +189,10 @@ pub enum Change {
     /// (Pi's next turn reads its context from the session), while the run's own messages
     /// (`agent_end`'s) leave it out. With no run, at once.
     AtTurnEnd(AgentMessage),
+    /// A message a boundary's handlers wrote (a custom message entry): appended to the
+    /// transcript without events, so the next request carries it, and left out of the run's
+    /// own messages.
+    AppendContext(AgentMessage),
     /// Puts `message` in the place of the transcript's last message equal to `original` (Pi's
     /// `message_end` handlers replace a message in place, run in progress or not): what is
     /// read of the transcript from then on has it.

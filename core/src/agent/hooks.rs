@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::boundary::BoundaryDraft;
 use crate::event::{AssistantMessageEvent, CompactionReason, CompactionResult, ToolResult};
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
@@ -82,6 +83,9 @@ pub enum HookEvent {
     ModelSelect,
     /// The session's thinking level changed: a notification (Pi does not wait for it).
     ThinkingLevelSelect,
+    /// A run is about to settle (Pi 1.5's boundary before `agent_settled`): entries to append,
+    /// and whether the run goes on.
+    AgentBeforeSettle,
 }
 
 impl HookEvent {
@@ -113,6 +117,7 @@ impl HookEvent {
             HookEvent::SessionShutdown => "session_shutdown",
             HookEvent::ModelSelect => "model_select",
             HookEvent::ThinkingLevelSelect => "thinking_level_select",
+            HookEvent::AgentBeforeSettle => "agent_before_settle",
         }
     }
 }
@@ -336,6 +341,11 @@ pub enum HookPayload {
         level: ThinkingLevel,
         previous_level: ThinkingLevel,
     },
+    /// The run is about to settle, with Pi's outcome of its last activity (`completed`,
+    /// `aborted`, `error`).
+    AgentBeforeSettle {
+        outcome: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -389,6 +399,7 @@ impl HookPayload {
             HookPayload::SessionShutdown { .. } => HookEvent::SessionShutdown,
             HookPayload::ModelSelect { .. } => HookEvent::ModelSelect,
             HookPayload::ThinkingLevelSelect { .. } => HookEvent::ThinkingLevelSelect,
+            HookPayload::AgentBeforeSettle { .. } => HookEvent::AgentBeforeSettle,
         }
     }
 }
@@ -483,6 +494,14 @@ pub enum HandlerResult {
     /// Pi's `MessageEndEventResult`: the message in place of the one that ended (of the same
     /// role; Pi reports another role as the handler's error and keeps the message).
     MessageEnd { message: AgentMessage },
+    /// Pi's `BoundaryResult` (`turn_end`, `agent_before_settle`): each field given replaces
+    /// the one so far.
+    Boundary {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        entries: Option<Vec<BoundaryDraft>>,
+        #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
+        continue_run: Option<bool>,
+    },
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -645,6 +664,13 @@ pub enum HookDecision {
     MessageEnd {
         message: AgentMessage,
     },
+    /// The entries a boundary's handlers left to append, and whether the run goes on (none of
+    /// either: [`HookDecision::Done`]).
+    Boundary {
+        entries: Vec<BoundaryDraft>,
+        #[serde(rename = "continue")]
+        continue_run: bool,
+    },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -695,6 +721,8 @@ pub struct Composer {
     warm_action: Option<WarmAction>,
     /// The last object a `session_before_compact` handler returned.
     before_compact: Option<(bool, Option<SuppliedCompaction>)>,
+    /// A boundary's drafts and `continue` as the handlers so far left them.
+    boundary: Option<(Vec<BoundaryDraft>, bool)>,
 }
 
 impl Composer {
@@ -714,6 +742,7 @@ impl Composer {
             original_input,
             warm_action: None,
             before_compact: None,
+            boundary: None,
         }
     }
 
@@ -845,6 +874,21 @@ impl Composer {
                 self.stopped = cancel;
                 self.before_compact = Some((cancel, compaction));
             }
+            (
+                HookPayload::TurnEnd { .. } | HookPayload::AgentBeforeSettle { .. },
+                Some(HandlerResult::Boundary {
+                    entries,
+                    continue_run,
+                }),
+            ) => {
+                let (drafts, go_on) = self.boundary.get_or_insert_with(|| (Vec::new(), false));
+                if let Some(entries) = entries {
+                    *drafts = entries;
+                }
+                if let Some(continue_run) = continue_run {
+                    *go_on = continue_run;
+                }
+            }
             _ => {}
         }
     }
@@ -900,8 +944,18 @@ impl Composer {
                 messages: self.messages,
                 system_prompt: self.system_prompt,
             },
-            HookPayload::TurnEnd { .. }
-            | HookPayload::Command { .. }
+            HookPayload::TurnEnd { .. } | HookPayload::AgentBeforeSettle { .. } => {
+                match self.boundary {
+                    Some((entries, continue_run)) if !entries.is_empty() || continue_run => {
+                        HookDecision::Boundary {
+                            entries,
+                            continue_run,
+                        }
+                    }
+                    _ => HookDecision::Done,
+                }
+            }
+            HookPayload::Command { .. }
             | HookPayload::SessionCompact { .. }
             | HookPayload::SessionCompactFailed { .. }
             | HookPayload::CompactEnd { .. }

@@ -378,3 +378,60 @@ fn the_compaction_events_read_and_write_pis_field_names() {
         }
     );
 }
+
+#[test]
+fn a_boundarys_handlers_each_replace_what_they_give_and_nothing_given_is_done() {
+    let payload = HookPayload::AgentBeforeSettle {
+        outcome: "completed".into(),
+    };
+    let draft = |t: &str| BoundaryDraft::Custom {
+        custom_type: t.into(),
+        data: None,
+    };
+    let mut fold = Composer::new(payload.clone());
+    fold.apply(Some(HandlerResult::Boundary {
+        entries: Some(vec![draft("a")]),
+        continue_run: Some(true),
+    }));
+    fold.apply(Some(HandlerResult::Boundary {
+        entries: Some(vec![draft("b")]),
+        continue_run: None,
+    }));
+    assert_eq!(
+        fold.finish(),
+        HookDecision::Boundary {
+            entries: vec![draft("b")],
+            continue_run: true
+        }
+    );
+    let mut fold = Composer::new(payload);
+    fold.apply(Some(HandlerResult::Boundary {
+        entries: Some(vec![]),
+        continue_run: Some(false),
+    }));
+    assert_eq!(fold.finish(), HookDecision::Done);
+}
+
+#[test]
+fn boundary_drafts_read_pis_shapes_and_keep_the_ones_not_written_whole() {
+    let result: HandlerResult =
+        serde_json::from_value(json!({"type": "boundary", "continue": true,
+        "entries": [
+            {"type": "custom_message", "customType": "r", "content": "Go on.", "display": true},
+            {"type": "context_edit", "targetId": "e1", "replacement": {"x": 1}},
+        ]}))
+        .unwrap();
+    let HandlerResult::Boundary {
+        entries: Some(entries),
+        continue_run: Some(true),
+    } = result
+    else {
+        panic!("{result:?}");
+    };
+    assert_eq!(entries[0].kind(), "custom_message");
+    assert_eq!(entries[1].kind(), "context_edit");
+    assert_eq!(
+        serde_json::to_value(&entries[1]).unwrap(),
+        json!({"type": "context_edit", "targetId": "e1", "replacement": {"x": 1}})
+    );
+}

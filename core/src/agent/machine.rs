@@ -23,6 +23,8 @@ use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
 use super::system;
 use super::tools::ToolBatch;
 
+#[path = "change.rs"]
+mod change;
 #[path = "context.rs"]
 mod context;
 #[path = "request.rs"]
@@ -409,7 +411,7 @@ impl AgentMachine {
             return true;
         }
         if self.awaits_turn_end(call) {
-            return *decision == HookDecision::Done;
+            return matches!(decision, HookDecision::Done | HookDecision::Boundary { .. });
         }
         if self.awaits_context(call, decision) {
             return true;
@@ -793,7 +795,14 @@ impl AgentMachine {
             self.abort();
         }
         if self.awaits_turn_end(call) {
-            return self.turn_end_decided();
+            let go_on = matches!(
+                outcome.decision,
+                HookDecision::Boundary {
+                    continue_run: true,
+                    ..
+                }
+            );
+            return self.turn_end_decided(go_on);
         }
         if self.awaits_context(call, &outcome.decision) {
             return self.context_decided(outcome.decision);
@@ -801,12 +810,14 @@ impl AgentMachine {
         self.tool_call_decided(call, outcome.decision);
     }
 
-    /// `turn_end`, `shouldStopAfterTurn`, the steering poll, and the decision to go on.
+    /// `turn_end`, `shouldStopAfterTurn`, the steering poll, and the decision to go on
+    /// (`go_on`: a boundary's handlers asked for another turn with no new message).
     fn after_turn(
         &mut self,
         assistant: AssistantMessage,
         results: Vec<AgentMessage>,
         terminate: bool,
+        go_on: bool,
     ) {
         let has_more_tool_calls = !results.is_empty() && !terminate;
         self.emit(AgentEvent::TurnEnd {
@@ -829,7 +840,7 @@ impl AgentMachine {
         let mut pending = self.poll_steering();
         if !has_more_tool_calls && pending.is_empty() {
             pending = self.poll_follow_up();
-            if pending.is_empty() {
+            if pending.is_empty() && !go_on {
                 return self.end_run();
             }
         }
@@ -947,62 +958,6 @@ impl AgentMachine {
         };
         for call in calls {
             self.effect(Effect::Cancel { call });
-        }
-    }
-
-    fn apply_change(&mut self, change: Change) {
-        match change {
-            Change::SystemPrompt(prompt) => self.system_prompt = prompt,
-            Change::Model(model) => self.model = model,
-            Change::ThinkingLevel(level) => self.thinking_level = level,
-            Change::Tools(tools) => self.tools = Arc::new(tools),
-            Change::Messages(messages) => {
-                self.messages = messages;
-                self.llm_view = LlmView::default();
-            }
-            Change::OpenRequestGate => {
-                if matches!(self.run.as_ref().map(|r| &r.phase), Some(Phase::Gated)) {
-                    self.request_gate_open = true;
-                    self.request_model();
-                }
-            }
-            Change::ReplaceMessage { original, message } => {
-                self.replace_in_turn(&original, &message);
-                if let Some(place) = self.messages.iter_mut().rev().find(|m| **m == original) {
-                    *place = message;
-                    self.llm_view = LlmView::default();
-                }
-            }
-            Change::AtTurnEnd(message) => match &mut self.run {
-                Some(run) => run.held.push(message),
-                None => self.append_outside(message),
-            },
-            Change::SteeringMode(mode) => self.steering_mode = mode,
-            Change::FollowUpMode(mode) => self.follow_up_mode = mode,
-            Change::ToolExecution(mode) => self.tool_execution = mode,
-            Change::SessionId(id) => {
-                // Pi drops a session's provider state when the session is disposed.
-                if id != self.session_id {
-                    self.thread_state = None;
-                    self.session_diagnostics = Arc::default();
-                }
-                self.session_id = id;
-            }
-            Change::ClearSteeringQueue => self.steering.clear(),
-            Change::ClearFollowUpQueue => self.follow_up.clear(),
-            Change::ClearAllQueues => {
-                self.steering.clear();
-                self.follow_up.clear();
-            }
-            Change::Reset => {
-                self.messages.clear();
-                self.llm_view = LlmView::default();
-                self.streaming_message = None;
-                self.pending_tool_calls.clear();
-                self.error_message = None;
-                self.steering.clear();
-                self.follow_up.clear();
-            }
         }
     }
 }

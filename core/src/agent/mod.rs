@@ -1,6 +1,7 @@
 //! pi-agent-core: the agent loop and the `Agent` around it, as a pure state machine.
 
 pub mod assemble;
+pub mod boundary;
 pub mod config;
 pub mod contract;
 pub mod convert;

@@ -20,6 +20,16 @@ pub(super) struct FinishedTurn {
     ends_run: bool,
 }
 
+/// How a finished turn goes on.
+struct TurnDecided {
+    terminate: bool,
+    /// The turn's response ended the run (an error or an abort): `agent_end` follows.
+    ends_run: bool,
+    /// The handlers asked for another turn (ignored when the response ended the run, as Pi's
+    /// loop ignores it after an error or an abort).
+    go_on: bool,
+}
+
 impl AgentMachine {
     /// Ends the turn: through the `turn_end` hook point when a handler waits there, else at
     /// once.
@@ -32,7 +42,12 @@ impl AgentMachine {
     ) {
         let handled = self.handled_hooks.contains(HookEvent::TurnEnd);
         let Some(run) = self.run.as_mut().filter(|_| handled) else {
-            return self.turn_decided(assistant, results, terminate, ends_run);
+            let decided = TurnDecided {
+                terminate,
+                ends_run,
+                go_on: false,
+            };
+            return self.turn_decided(assistant, results, decided);
         };
         let turn_index = run.turns;
         let call = CallId(self.next_call);
@@ -90,22 +105,32 @@ impl AgentMachine {
         matches!(self.run.as_ref().map(|r| &r.phase), Some(Phase::TurnEnd(t)) if t.call == call)
     }
 
-    /// Ends the turn once its handlers are done (an abort they asked for already applied).
-    pub(super) fn turn_end_decided(&mut self) {
+    /// Ends the turn once its handlers are done (an abort they asked for already applied);
+    /// `go_on`: they asked for another turn (Pi's `finishTurn` answering `continue`).
+    pub(super) fn turn_end_decided(&mut self, go_on: bool) {
         let Some(run) = self.run.as_mut() else { return };
         let Phase::TurnEnd(turn) = std::mem::replace(&mut run.phase, Phase::Between) else {
             return;
         };
-        self.turn_decided(turn.assistant, turn.results, turn.terminate, turn.ends_run);
+        let turn_end = TurnDecided {
+            terminate: turn.terminate,
+            ends_run: turn.ends_run,
+            go_on,
+        };
+        self.turn_decided(turn.assistant, turn.results, turn_end);
     }
 
     fn turn_decided(
         &mut self,
         assistant: AssistantMessage,
         results: Vec<AgentMessage>,
-        terminate: bool,
-        ends_run: bool,
+        decided: TurnDecided,
     ) {
+        let TurnDecided {
+            terminate,
+            ends_run,
+            go_on,
+        } = decided;
         if let Some(run) = self.run.as_mut() {
             run.turns += 1;
         }
@@ -117,6 +142,6 @@ impl AgentMachine {
             self.flush_held();
             return self.end_run();
         }
-        self.after_turn(assistant, results, terminate);
+        self.after_turn(assistant, results, terminate, go_on);
     }
 }

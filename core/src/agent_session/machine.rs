@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::hooks::{HookAction, HookDecision, HookError, HookPayload};
+use crate::agent::hooks::{
+    HookAction, HookDecision, HookError, HookEvent, HookOutcome, HookPayload,
+};
 use crate::agent::{AgentMachine, CallId, Change, Input, Prompt, QueueMode, StepError};
 use crate::compaction::CompactionSettings;
 use crate::event::{AgentEvent, Event, SessionEvent};
@@ -16,6 +18,7 @@ use crate::resources::Resources;
 use crate::session::ids::IdGenerator;
 use crate::session::tree::{Persist, SessionTree};
 
+use super::boundary::BeforeSettle;
 use super::cache_warm::{CacheWarming, WarmRun};
 use super::compaction::{CompactionJob, JobState};
 use super::contract::{
@@ -66,6 +69,8 @@ pub struct SessionMachine {
     /// A `compact` accepted while an automatic compaction's `session_compact_failed` handlers
     /// run: it starts once they ran and the run they end has settled.
     pub(super) held_compaction: Option<CompactionJob>,
+    /// Where asking `agent_before_settle` stands for the run about to settle.
+    pub(super) before_settle: BeforeSettle,
     pub(super) navigation: Option<NavigateJob>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
@@ -166,6 +171,7 @@ impl SessionMachine {
             failing: Vec::new(),
             compacts: 0,
             held_compaction: None,
+            before_settle: BeforeSettle::NotAsked,
             navigation: None,
             pending_bash: Vec::new(),
             pending_next_turn: Vec::new(),
@@ -233,6 +239,7 @@ impl SessionMachine {
             || !self.failing.is_empty()
             || self.navigation.is_some()
             || self.pending_prompt.is_some()
+            || matches!(self.before_settle, BeforeSettle::Asking(_))
     }
 
     /// Whether a compaction (manual or automatic) is running: Pi's manual one has ended once
@@ -340,7 +347,7 @@ impl SessionMachine {
                 self.agent_step(Input::Prompt(prompt))?;
             }
         }
-        if self.run_active && !self.run_busy() {
+        if self.run_active && !self.run_busy() && !self.asks_before_settle() {
             self.run_active = false;
             self.warming_settled();
             let aborted = std::mem::take(&mut self.abort_requested);
@@ -546,6 +553,9 @@ impl SessionMachine {
                 self.warm_decided(call, outcome);
                 return Ok(());
             }
+            if self.awaits_before_settle(*call) {
+                return self.before_settle_decided(outcome.clone());
+            }
             if self.awaits_notification(*call) {
                 let outcome = outcome.clone();
                 return self.notified(&outcome);
@@ -574,13 +584,27 @@ impl SessionMachine {
         // the decision, before its loop goes on, and the session settles as aborted.
         let aborts = matches!(&input, Input::HookDecided { outcome, .. }
             if outcome.actions.iter().any(HookAction::aborts));
+        let mut input = input;
         if let Input::HookDecided { call, outcome } = &input {
             if self.agent.awaits_decision(*call, &outcome.decision) {
+                let (call, outcome) = (*call, outcome.clone());
                 let before = self.pending_input_calls();
                 self.apply_asked_actions(&outcome.actions)?;
                 if matches!(outcome.decision, HookDecision::BeforeAgentStart { .. }) {
                     self.apply_later_sections_now();
                     self.settle_later_idle_runs()?;
+                }
+                // A `turn_end` boundary's drafts are written before the loop goes on; a
+                // continuation the context cannot take is refused.
+                if let HookDecision::Boundary { entries, .. } = &outcome.decision {
+                    self.commit_boundary(HookEvent::TurnEnd, entries)?;
+                    if !self.boundary_goes_on(HookEvent::TurnEnd, &outcome.decision) {
+                        let outcome = HookOutcome {
+                            decision: HookDecision::Done,
+                            ..outcome
+                        };
+                        input = Input::HookDecided { call, outcome };
+                    }
                 }
                 if self.hold_decision(&before, &input, aborts) {
                     return Ok(());

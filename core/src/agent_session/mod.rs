@@ -3,6 +3,7 @@
 //! and thinking-level changes.
 
 mod auto_retry;
+mod boundary;
 mod cache_warm;
 mod command;
 mod compaction;
