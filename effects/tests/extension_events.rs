@@ -208,16 +208,27 @@ async fn extension_handlers_compose_with_pis_semantics() {
     assert_eq!(outcome.errors.len(), 1);
     assert_eq!(outcome.errors[0].error, "tool_result handler failed");
 
-    // The API's actions come back in the order taken.
+    // The API's actions come back in the order taken. (`turn_end` is a boundary: its handlers
+    // run once the turn's message is found persisted among the session's entries.)
+    let message: pi_core::message::AgentMessage =
+        serde_json::from_value(json!({"role": "user", "content": "x", "timestamp": 0})).unwrap();
+    let mut state = hook_state(0, &[], "entry-1", "s");
+    state.session.entries = EntriesSince {
+        from: 0,
+        entries: vec![json!({"type": "message", "id": "entry-1", "parentId": null,
+            "timestamp": "2026-01-01T00:00:00.000Z", "message": message})],
+    };
+    let state = std::sync::Arc::new(state);
+    registry.observe(&state);
     let outcome = registry
-        .decide(HookPayload::TurnEnd {
-            turn_index: 0,
-            message: serde_json::from_value(
-                json!({"role": "user", "content": "x", "timestamp": 0}),
-            )
-            .unwrap(),
-            tool_results: Vec::new(),
-        })
+        .decide_at(
+            HookPayload::TurnEnd {
+                turn_index: 0,
+                message,
+                tool_results: Vec::new(),
+            },
+            Some(state),
+        )
         .await;
     assert_eq!(outcome.decision, HookDecision::Done);
     assert_eq!(
