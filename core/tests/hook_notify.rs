@@ -525,12 +525,9 @@ fn the_sessions_notifications_are_asked_one_after_the_other_in_the_order_told() 
         )
         .unwrap();
     let asked = |step: &SessionStep| -> Vec<(pi_core::agent::CallId, HookEvent)> {
-        step.effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Hook { call, payload, .. } => Some((*call, payload.event())),
-                _ => None,
-            })
+        support::hooks(step)
+            .into_iter()
+            .map(|(call, payload)| (call, payload.event()))
             .collect()
     };
     let first = asked(&step);

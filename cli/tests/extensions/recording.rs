@@ -2,6 +2,7 @@
 //! Node, Harbor's gate, rewrite and turn cap, a message that steers, `pi replay --extensions live`,
 //! and a `cache_warming_decision` override; each recording replays with no Node on PATH.
 
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
@@ -541,7 +542,8 @@ fn boundary_entries_and_continuations_replay_without_node() {
     let mut command = with_extension(
         &env,
         &["--mode", "json", "--record", cassette.to_str().unwrap()],
-        &fixture("boundary.ts"),
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../conformance/extensions/boundaries/extension.ts"),
         "what does a.txt say?",
     );
     with_host(&mut command, &path);

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use crate::common::{Env, MockLlm};
 use crate::support::{
     assert_replays_without_node, drive_rpc_with_ui, fixture, node_path, original,
-    replay_without_node, run, ui_exchange, with_host,
+    replay_without_node, run, send, spawn_rpc, ui_exchange, with_host,
 };
 
 /// In RPC mode, an `abort` read from stdin while an extension's tool runs in the host reaches
@@ -380,7 +380,7 @@ fn a_busy_prompt_whose_run_ended_meanwhile_starts_a_run_and_replays_without_node
 /// included) or is refused as unusable (125), never half read.
 #[test]
 fn a_run_stopped_before_it_starts_leaves_every_file_whole() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, BufReader};
     let Some(path) = node_path() else { return };
     for stop in ["TERM", "eof"] {
         let mock = MockLlm::start(&json!([{"text": ["First."]}, {"text": ["Never."]}]));
@@ -395,10 +395,7 @@ fn a_run_stopped_before_it_starts_leaves_every_file_whole() {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut stdin = Some(child.stdin.take().unwrap());
-        let send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
-            writeln!(stdin.as_mut().unwrap(), "{line}").unwrap()
-        };
+        let mut stdin = child.stdin.take();
         send(
             &mut stdin,
             json!({"id": "p1", "type": "prompt", "message": "first"}),
@@ -510,7 +507,6 @@ fn rpc_mode_tells_the_session_start_and_shutdown_and_replays_without_node() {
 /// with no Node.
 #[test]
 fn rpc_model_changes_answer_after_their_model_select_handlers_and_replay_without_node() {
-    use std::io::{BufRead, BufReader, Write};
     let Some(path) = node_path() else { return };
     let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
     let env = Env::new(&mock);
@@ -520,21 +516,13 @@ fn rpc_model_changes_answer_after_their_model_select_handlers_and_replay_without
     command.args(["--no-session", "-e", extension.to_str().unwrap()]);
     command.args(["--record", cassette.to_str().unwrap()]);
     with_host(&mut command, &path);
-    let mut child = command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = Some(child.stdin.take().unwrap());
-    let send = |stdin: &mut Option<std::process::ChildStdin>, line: Value| {
-        writeln!(stdin.as_mut().unwrap(), "{line}").unwrap()
-    };
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
     send(
         &mut stdin,
         json!({"id": "m1", "type": "set_model", "provider": "mock", "modelId": "mock-reasoner"}),
     );
     let (mut recorded, mut order) = (String::new(), Vec::new());
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+    for line in lines {
         let line = line.unwrap();
         recorded.push_str(&line);
         recorded.push('\n');

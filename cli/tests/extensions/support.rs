@@ -217,3 +217,29 @@ pub fn rpc_commands(command: &mut Command) -> Value {
         });
     answer["data"]["commands"].clone()
 }
+
+/// `command` started with its stdin and stdout piped: the process, its stdin (closed by taking
+/// it) and its stdout's lines.
+pub fn spawn_rpc(
+    command: &mut Command,
+) -> (
+    std::process::Child,
+    Option<std::process::ChildStdin>,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    use std::io::BufRead;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, stdin, lines)
+}
+
+/// Writes `line` to `stdin`, which is still open.
+pub fn send(stdin: &mut Option<std::process::ChildStdin>, line: Value) {
+    use std::io::Write;
+    writeln!(stdin.as_mut().expect("stdin is still open"), "{line}").unwrap();
+}
