@@ -109,7 +109,7 @@ async fn run_live<I: Front>(mut rpc: Rpc<I>) -> i32 {
         extension_ui: rpc.enable_extension_ui(),
     };
     let code = match run_loop(&mut rpc, sources).await {
-        Ended::Input => 0,
+        Ended::Input | Ended::Replaced => 0,
         Ended::Signal(code) => code,
         Ended::Diverged(divergence) => cassette::report(&divergence),
     };
@@ -142,7 +142,7 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
         extension_ui: None,
     };
     let result = match run_loop(&mut rpc, sources).await {
-        Ended::Input => rpc.session.interpreter().finish().map(|()| 0),
+        Ended::Input | Ended::Replaced => rpc.session.interpreter().finish().map(|()| 0),
         Ended::Signal(code) => Ok(code),
         Ended::Diverged(divergence) => Err(divergence),
     };
@@ -202,6 +202,8 @@ struct Sources {
 enum Ended {
     /// The input is over: stdin closed, or the recording is used up.
     Input,
+    /// The replayed session was replaced: its recording ended there.
+    Replaced,
     /// A signal stopped the run; the exit code.
     Signal(i32),
     /// The replay parted from its recording.
@@ -219,16 +221,20 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, sources: Sources) -> Ended {
     if let Some(ended) = rpc.bind_extensions().await {
         return ended;
     }
-    let ended = serve(rpc, sources).await;
+    let mut sources = sources;
+    let ended = serve(rpc, &mut sources).await;
     if !matches!(ended, Ended::Input) {
         return ended;
     }
-    rpc.shut_down().await.unwrap_or(ended)
+    let ended = rpc.shut_down().await.unwrap_or(ended);
+    // What the `session_shutdown` handlers asked of the UI is said before the process ends.
+    rpc.print_ui(&mut sources.extension_ui);
+    ended
 }
 
 /// Serves the commands until the input ends (or a signal, or the replay parts from its
 /// recording).
-async fn serve<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
+async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
     // Set when the session is busy with nothing that could answer it (a defect, reported once);
     // the next command may move it again.
     let mut stuck = false;
@@ -239,6 +245,9 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
         let busy = machine.is_busy() || machine.is_warming();
         // The rest of a read is on its way: nothing else comes between its lines.
         let reading = rpc.in_batch();
+        if let Some(ended) = rpc.replace_pending(&mut sources.extension_ui).await {
+            return ended;
+        }
         match rpc.session.interpreter_mut().front_end(busy) {
             FrontEndNext::Input(t, input) => rpc.front_end_input(t, input),
             FrontEndNext::End => {
@@ -297,7 +306,12 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, mut sources: Sources) -> Ended {
                             stuck = false;
                             if replaces_session(&line) && rpc.reopen.is_some() {
                                 rpc.end_batch();
-                                rpc.end_session();
+                                // A recording ends before a replacement no extension is asked
+                                // about (one cassette holds one session); one they may cancel
+                                // is recorded up to their answer.
+                                if !rpc.asks_before_replacing(&line) {
+                                    rpc.end_session();
+                                }
                             }
                             rpc.arrived(FrontEndInput::Stdin { line, with_next });
                         }
@@ -403,6 +417,12 @@ struct Rpc<I: Interpreter> {
     generation: u64,
     /// The lines of the read being taken, until its last line.
     batch: Option<batch::Batch>,
+    /// A replacing command read, which the loop carries out next (it waits for the
+    /// extensions).
+    pending_replace: Option<replace::PendingReplace>,
+    /// Whether the session's interpreter was ended (its recording's outcome written) ahead of
+    /// its replacement.
+    session_ended: bool,
 }
 
 impl<I: Interpreter + Send> Rpc<I> {
@@ -428,6 +448,8 @@ impl<I: Interpreter + Send> Rpc<I> {
             bash_results: Some(bash_results),
             generation: 0,
             batch: None,
+            pending_replace: None,
+            session_ended: false,
         }
     }
 
@@ -470,6 +492,9 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// Tells the interpreter the session is about to be replaced: a recording's outcome is
     /// the run so far, and nothing more is written to its cassette.
     fn end_session(&mut self) {
+        if std::mem::replace(&mut self.session_ended, true) {
+            return;
+        }
         self.out.flush();
         let file = self.session.written_file().map(Path::to_path_buf);
         cassette::end_run(
@@ -560,7 +585,8 @@ impl<I: Interpreter + Send> Rpc<I> {
                     };
                     self.respond(&response);
                 }
-                Reply::Navigated(_) => {}
+                // A replacement reads its answer where it asked (`replace.rs`).
+                Reply::Navigated(_) | Reply::Replacing { .. } => {}
             }
         }
     }

@@ -82,6 +82,11 @@ pub enum HookEvent {
     ModelSelect,
     /// The session's thinking level changed: a notification (Pi does not wait for it).
     ThinkingLevelSelect,
+    /// The session is about to be left for a new one or another file (Pi's `newSession`,
+    /// `switchSession`): cancel it.
+    SessionBeforeSwitch,
+    /// The session is about to be forked or cloned (Pi's `fork`): cancel it.
+    SessionBeforeFork,
 }
 
 impl HookEvent {
@@ -113,6 +118,8 @@ impl HookEvent {
             HookEvent::SessionShutdown => "session_shutdown",
             HookEvent::ModelSelect => "model_select",
             HookEvent::ThinkingLevelSelect => "thinking_level_select",
+            HookEvent::SessionBeforeSwitch => "session_before_switch",
+            HookEvent::SessionBeforeFork => "session_before_fork",
         }
     }
 }
@@ -314,13 +321,37 @@ pub enum HookPayload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
     },
-    /// The session started (`reason`: `"startup"` for the process's first).
+    /// The session started (`reason`: `"startup"` for the process's first; `"new"`,
+    /// `"resume"` or `"fork"` for one that replaced another, whose file is
+    /// `previousSessionFile`).
+    #[serde(rename_all = "camelCase")]
     SessionStart {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_session_file: Option<String>,
     },
-    /// The session ends (`reason`: `"quit"` when the process exits).
+    /// The session ends (`reason`: `"quit"` when the process exits; `"new"`, `"resume"` or
+    /// `"fork"` when it is replaced by the session in `targetSessionFile`).
+    #[serde(rename_all = "camelCase")]
     SessionShutdown {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_session_file: Option<String>,
+    },
+    /// The session is about to be replaced (`reason`: `"new"`, or `"resume"` for the file
+    /// `targetSessionFile`).
+    #[serde(rename_all = "camelCase")]
+    SessionBeforeSwitch {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_session_file: Option<String>,
+    },
+    /// The session is about to be forked at entry `entryId` (`position`: `"before"` for a
+    /// fork, `"at"` for a clone).
+    #[serde(rename_all = "camelCase")]
+    SessionBeforeFork {
+        entry_id: String,
+        position: String,
     },
     /// The model the session changed to and the one before, and how (`"set"`, `"cycle"`).
     #[serde(rename_all = "camelCase")]
@@ -389,6 +420,8 @@ impl HookPayload {
             HookPayload::SessionShutdown { .. } => HookEvent::SessionShutdown,
             HookPayload::ModelSelect { .. } => HookEvent::ModelSelect,
             HookPayload::ThinkingLevelSelect { .. } => HookEvent::ThinkingLevelSelect,
+            HookPayload::SessionBeforeSwitch { .. } => HookEvent::SessionBeforeSwitch,
+            HookPayload::SessionBeforeFork { .. } => HookEvent::SessionBeforeFork,
         }
     }
 }
@@ -483,6 +516,12 @@ pub enum HandlerResult {
     /// Pi's `MessageEndEventResult`: the message in place of the one that ended (of the same
     /// role; Pi reports another role as the handler's error and keeps the message).
     MessageEnd { message: AgentMessage },
+    /// Pi's `SessionBeforeSwitchResult` and `SessionBeforeForkResult` (any object a handler
+    /// returned; Pi reads only its `cancel`).
+    SessionBeforeReplace {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancel: bool,
+    },
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -645,6 +684,12 @@ pub enum HookDecision {
     MessageEnd {
         message: AgentMessage,
     },
+    /// Whether the session's replacement (`session_before_switch`, `session_before_fork`) is
+    /// cancelled: the last object a handler returned said so.
+    SessionBeforeReplace {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancel: bool,
+    },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -695,6 +740,8 @@ pub struct Composer {
     warm_action: Option<WarmAction>,
     /// The last object a `session_before_compact` handler returned.
     before_compact: Option<(bool, Option<SuppliedCompaction>)>,
+    /// Whether the last object a `session_before_switch`/`_fork` handler returned cancels.
+    before_replace: bool,
 }
 
 impl Composer {
@@ -714,6 +761,7 @@ impl Composer {
             original_input,
             warm_action: None,
             before_compact: None,
+            before_replace: false,
         }
     }
 
@@ -845,6 +893,13 @@ impl Composer {
                 self.stopped = cancel;
                 self.before_compact = Some((cancel, compaction));
             }
+            (
+                HookPayload::SessionBeforeSwitch { .. } | HookPayload::SessionBeforeFork { .. },
+                Some(HandlerResult::SessionBeforeReplace { cancel }),
+            ) => {
+                self.stopped = cancel;
+                self.before_replace = cancel;
+            }
             _ => {}
         }
     }
@@ -924,6 +979,11 @@ impl Composer {
             HookPayload::SessionBeforeCompact { .. } => {
                 let (cancel, compaction) = self.before_compact.unwrap_or((false, None));
                 HookDecision::SessionBeforeCompact { cancel, compaction }
+            }
+            HookPayload::SessionBeforeSwitch { .. } | HookPayload::SessionBeforeFork { .. } => {
+                HookDecision::SessionBeforeReplace {
+                    cancel: self.before_replace,
+                }
             }
             HookPayload::Context { messages } => HookDecision::Context {
                 messages: self.result_changed.then_some(messages),

@@ -314,9 +314,26 @@ impl SessionMachine {
             }
             SessionInput::Start => self.tell_session(HookPayload::SessionStart {
                 reason: "startup".into(),
+                previous_session_file: None,
             }),
             SessionInput::Shutdown => self.tell_session(HookPayload::SessionShutdown {
                 reason: "quit".into(),
+                target_session_file: None,
+            }),
+            SessionInput::AskReplace(payload) => self.ask_replace(payload),
+            SessionInput::Leave {
+                reason,
+                target_session_file,
+            } => self.tell_session(HookPayload::SessionShutdown {
+                reason,
+                target_session_file,
+            }),
+            SessionInput::Replaced {
+                reason,
+                previous_session_file,
+            } => self.tell_session(HookPayload::SessionStart {
+                reason,
+                previous_session_file,
             }),
         }
         self.after_step()?;

@@ -178,6 +178,8 @@ mod tests {
                 "turn_end",
                 "user_bash",
                 "session_start",
+                "session_before_switch",
+                "session_before_fork",
                 "tool_call",
             ]
             .map(String::from)
@@ -189,7 +191,9 @@ mod tests {
                 HookEvent::ToolCall,
                 HookEvent::TurnEnd,
                 HookEvent::MessageUpdate,
-                HookEvent::SessionStart
+                HookEvent::SessionStart,
+                HookEvent::SessionBeforeSwitch,
+                HookEvent::SessionBeforeFork
             ]
         );
         assert_eq!(loaded.undelivered(), ["user_bash"]);
