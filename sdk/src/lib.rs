@@ -113,6 +113,10 @@ pub enum Error {
     /// The session refused an operation that ended later (a navigation), with Pi's text.
     #[error("{0}")]
     Refused(String),
+    /// An extension cancelled the session's replacement (its `session_before_switch` or
+    /// `session_before_fork` handler, Pi's `{ cancelled: true }`): the session stays.
+    #[error("cancelled by an extension")]
+    Cancelled,
     /// A TypeScript extension could not be loaded (Pi 1.5.2's text: `Failed to load
     /// extension "<path>": <error>`), or no Node could run the extension host.
     #[error("{0}")]
