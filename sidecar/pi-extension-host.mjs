@@ -653,6 +653,21 @@ async function dispatch(runner, payload, state, signal) {
       if (!result) return null;
       return { type: "session_before_replace", cancel: result.cancel ? true : undefined };
     }
+    case "session_before_tree": {
+      // The last object a handler returned is the answer (a cancel ends the round), with the
+      // fields Pi reads of it.
+      const result = await runner.emit({ ...payload, signal });
+      if (!result) return null;
+      return {
+        type: "session_before_tree",
+        cancel: result.cancel ? true : undefined,
+        summary: result.summary ? { summary: result.summary.summary, details: result.summary.details, usage: result.summary.usage } : undefined,
+        customInstructions: result.customInstructions,
+        replaceInstructions: result.replaceInstructions,
+        label: result.label,
+      };
+    }
+    case "session_tree":
     case "session_compact":
     case "session_compact_failed":
     case "agent_start":

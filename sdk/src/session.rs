@@ -202,12 +202,18 @@ impl Session {
 
     /// Moves the session's leaf to another entry, optionally summarising the branch left (Pi's
     /// `navigateTree`): the next prompt continues from there, the old branch stays in the tree.
-    /// Waits for idle; returns Pi's error text when the target does not exist.
+    /// Waits for idle; returns Pi's error text when the target does not exist, and
+    /// [`Error::Cancelled`] when an extension's `session_before_tree` handler cancelled it
+    /// (the extensions hear `session_tree` once the leaf moved).
     pub async fn navigate(&self, request: NavigateRequest) -> Result<(), Error> {
         let driven = self.run(SessionInput::Navigate(request)).await?;
         for reply in driven.replies {
-            if let Reply::Navigated(Err(message)) = reply {
-                return Err(Error::Refused(message));
+            match reply {
+                Reply::Navigated(Err(message)) => return Err(Error::Refused(message)),
+                Reply::Navigated(Ok(navigated)) if navigated.cancelled && !navigated.aborted => {
+                    return Err(Error::Cancelled)
+                }
+                _ => {}
             }
         }
         Ok(())

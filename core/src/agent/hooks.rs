@@ -87,6 +87,11 @@ pub enum HookEvent {
     SessionBeforeSwitch,
     /// The session is about to be forked or cloned (Pi's `fork`): cancel it.
     SessionBeforeFork,
+    /// The session's leaf is about to move (Pi's `navigateTree`): cancel it, supply the
+    /// branch summary, change its instructions or label.
+    SessionBeforeTree,
+    /// The session's leaf moved (a notification).
+    SessionTree,
 }
 
 impl HookEvent {
@@ -120,6 +125,8 @@ impl HookEvent {
             HookEvent::ThinkingLevelSelect => "thinking_level_select",
             HookEvent::SessionBeforeSwitch => "session_before_switch",
             HookEvent::SessionBeforeFork => "session_before_fork",
+            HookEvent::SessionBeforeTree => "session_before_tree",
+            HookEvent::SessionTree => "session_tree",
         }
     }
 }
@@ -353,6 +360,24 @@ pub enum HookPayload {
         entry_id: String,
         position: String,
     },
+    /// The session's leaf is about to move: Pi's `TreePreparation` (`targetId`, `oldLeafId`,
+    /// `commonAncestorId`, `entriesToSummarize`, `userWantsSummary`, and the
+    /// `customInstructions`, `replaceInstructions`, `label` asked for), as Pi's JSON. Pi's
+    /// `signal` is the host's to make.
+    SessionBeforeTree {
+        preparation: Value,
+    },
+    /// The session's leaf moved from `oldLeafId` to `newLeafId` (either `null`: the root),
+    /// with the branch summary written, if any, and whether an extension supplied it.
+    #[serde(rename_all = "camelCase")]
+    SessionTree {
+        new_leaf_id: Option<String>,
+        old_leaf_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary_entry: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_extension: Option<bool>,
+    },
     /// The model the session changed to and the one before, and how (`"set"`, `"cycle"`).
     #[serde(rename_all = "camelCase")]
     ModelSelect {
@@ -381,6 +406,34 @@ pub struct SuppliedCompaction {
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Value>,
+}
+
+/// A branch summary a `session_before_tree` handler supplies instead of the model's (Pi's
+/// `{summary, details, usage}`): the summary entry is written from it as given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuppliedSummary {
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+}
+
+/// What a `session_before_tree` handler returned (Pi's `SessionBeforeTreeResult`), and the
+/// composed answer: the last object returned.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeAnswer {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<SuppliedSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace_instructions: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// Whether a due prompt-cache refresh goes out (`warm`) or ends the warming run (`stop`).
@@ -422,6 +475,8 @@ impl HookPayload {
             HookPayload::ThinkingLevelSelect { .. } => HookEvent::ThinkingLevelSelect,
             HookPayload::SessionBeforeSwitch { .. } => HookEvent::SessionBeforeSwitch,
             HookPayload::SessionBeforeFork { .. } => HookEvent::SessionBeforeFork,
+            HookPayload::SessionBeforeTree { .. } => HookEvent::SessionBeforeTree,
+            HookPayload::SessionTree { .. } => HookEvent::SessionTree,
         }
     }
 }
@@ -522,6 +577,8 @@ pub enum HandlerResult {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         cancel: bool,
     },
+    /// Pi's `SessionBeforeTreeResult` (any object a handler returned).
+    SessionBeforeTree(TreeAnswer),
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -690,6 +747,9 @@ pub enum HookDecision {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         cancel: bool,
     },
+    /// What the last handler that returned an object asked of a navigation (none: Pi's
+    /// navigation as asked).
+    SessionBeforeTree(TreeAnswer),
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -742,6 +802,8 @@ pub struct Composer {
     before_compact: Option<(bool, Option<SuppliedCompaction>)>,
     /// Whether the last object a `session_before_switch`/`_fork` handler returned cancels.
     before_replace: bool,
+    /// The last object a `session_before_tree` handler returned.
+    before_tree: TreeAnswer,
 }
 
 impl Composer {
@@ -762,6 +824,7 @@ impl Composer {
             warm_action: None,
             before_compact: None,
             before_replace: false,
+            before_tree: TreeAnswer::default(),
         }
     }
 
@@ -900,6 +963,13 @@ impl Composer {
                 self.stopped = cancel;
                 self.before_replace = cancel;
             }
+            (
+                HookPayload::SessionBeforeTree { .. },
+                Some(HandlerResult::SessionBeforeTree(answer)),
+            ) => {
+                self.stopped = answer.cancel;
+                self.before_tree = answer;
+            }
             _ => {}
         }
     }
@@ -971,7 +1041,8 @@ impl Composer {
             | HookPayload::SessionStart { .. }
             | HookPayload::SessionShutdown { .. }
             | HookPayload::ModelSelect { .. }
-            | HookPayload::ThinkingLevelSelect { .. } => HookDecision::Done,
+            | HookPayload::ThinkingLevelSelect { .. }
+            | HookPayload::SessionTree { .. } => HookDecision::Done,
             HookPayload::MessageEnd { message } => match self.result_changed {
                 true => HookDecision::MessageEnd { message },
                 false => HookDecision::Done,
@@ -984,6 +1055,9 @@ impl Composer {
                 HookDecision::SessionBeforeReplace {
                     cancel: self.before_replace,
                 }
+            }
+            HookPayload::SessionBeforeTree { .. } => {
+                HookDecision::SessionBeforeTree(self.before_tree)
             }
             HookPayload::Context { messages } => HookDecision::Context {
                 messages: self.result_changed.then_some(messages),

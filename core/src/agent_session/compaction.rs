@@ -837,7 +837,7 @@ impl SessionMachine {
         if self.compaction.is_some() || self.held_compaction.is_some() {
             return Err(SessionRejection::CompactionInProgress.into());
         }
-        if self.navigation.is_some() {
+        if self.navigating() {
             return Err(SessionRejection::NavigationInProgress.into());
         }
         self.compacts += 1;

@@ -253,7 +253,8 @@ pub struct NavigateRequest {
 pub struct Navigated {
     /// The text of the user message navigated to, for the editor.
     pub editor_text: Option<String>,
-    /// Nothing changed (Pi's extension veto; here only an aborted summary).
+    /// Nothing changed: an extension's `session_before_tree` cancelled it, or the summary was
+    /// aborted.
     pub cancelled: bool,
     /// The summary was aborted.
     pub aborted: bool,

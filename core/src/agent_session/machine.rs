@@ -23,7 +23,7 @@ use super::contract::{
     StreamingBehavior,
 };
 use super::input::{InputKind, PendingInput, INTERACTIVE_SOURCE};
-use super::navigate::NavigateJob;
+use super::navigate::{NavigateJob, TreeAsk};
 use super::retry::{is_retryable, RetrySettings};
 
 /// What a due `wake_at` does.
@@ -67,6 +67,8 @@ pub struct SessionMachine {
     /// run: it starts once they ran and the run they end has settled.
     pub(super) held_compaction: Option<CompactionJob>,
     pub(super) navigation: Option<NavigateJob>,
+    /// A navigation waiting for its `session_before_tree` handlers.
+    pub(super) tree_ask: Option<TreeAsk>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
     /// Extensions' messages sent with `deliverAs: "nextTurn"`, which follow the next prompt
@@ -167,6 +169,7 @@ impl SessionMachine {
             compacts: 0,
             held_compaction: None,
             navigation: None,
+            tree_ask: None,
             pending_bash: Vec::new(),
             pending_next_turn: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
@@ -231,7 +234,7 @@ impl SessionMachine {
             || self.wake.is_some()
             || self.compaction.is_some()
             || !self.failing.is_empty()
-            || self.navigation.is_some()
+            || self.navigating()
             || self.pending_prompt.is_some()
     }
 
@@ -423,7 +426,7 @@ impl SessionMachine {
         self.compaction.is_some()
             || self.automatic_failing()
             || self.pending_prompt.is_some()
-            || self.navigation.is_some()
+            || self.navigating()
     }
 
     pub(super) fn queue(
@@ -516,7 +519,7 @@ impl SessionMachine {
             return self.retry_navigation_call();
         }
         // The transcript is being replaced: continuing it now would race the replacement.
-        if self.compaction.is_some() || self.navigation.is_some() {
+        if self.compaction.is_some() || self.navigating() {
             return Ok(());
         }
         // Pi ignores a failing `continue()` here (e.g. nothing left to continue from).
@@ -569,6 +572,9 @@ impl SessionMachine {
             if self.awaits_session_notification(*call) {
                 let outcome = outcome.clone();
                 return self.session_notified(*call, &outcome);
+            }
+            if self.awaits_tree_hook(*call) {
+                return self.tree_hook_decided(outcome.clone());
             }
             if self.owns_compaction_hook(*call) {
                 return self.compaction_hook_decided(*call, outcome.clone());

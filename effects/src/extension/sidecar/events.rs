@@ -180,6 +180,8 @@ mod tests {
                 "session_start",
                 "session_before_switch",
                 "session_before_fork",
+                "session_before_tree",
+                "session_tree",
                 "tool_call",
             ]
             .map(String::from)
@@ -193,7 +195,9 @@ mod tests {
                 HookEvent::MessageUpdate,
                 HookEvent::SessionStart,
                 HookEvent::SessionBeforeSwitch,
-                HookEvent::SessionBeforeFork
+                HookEvent::SessionBeforeFork,
+                HookEvent::SessionBeforeTree,
+                HookEvent::SessionTree
             ]
         );
         assert_eq!(loaded.undelivered(), ["user_bash"]);
