@@ -239,15 +239,17 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
     // the next command may move it again.
     let mut stuck = false;
     loop {
+        // A replacing command read last is carried out first: what follows reads the session
+        // it leaves.
+        if let Some(ended) = rpc.replace_pending(&mut sources.extension_ui).await {
+            return ended;
+        }
         // A warm of the prompt cache due or in flight needs the session's timer and answers
         // while it is idle.
         let machine = rpc.session.machine();
         let busy = machine.is_busy() || machine.is_warming();
         // The rest of a read is on its way: nothing else comes between its lines.
         let reading = rpc.in_batch();
-        if let Some(ended) = rpc.replace_pending(&mut sources.extension_ui).await {
-            return ended;
-        }
         match rpc.session.interpreter_mut().front_end(busy) {
             FrontEndNext::Input(t, input) => rpc.front_end_input(t, input),
             FrontEndNext::End => {

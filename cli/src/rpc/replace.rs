@@ -13,9 +13,9 @@
 use std::path::PathBuf;
 
 use pi_core::agent::hooks::{HookEvent, HookPayload};
-use pi_core::agent_session::{Reply, SessionInput};
+use pi_core::agent_session::{Reply, SessionError, SessionInput};
 use pi_core::event::{Event, SessionEvent};
-use pi_effects::driver::{FrontEndInput, Interpreter};
+use pi_effects::driver::{DriveError, FrontEndInput, Interpreter};
 use pi_effects::session::{plan_fork, ForkPosition, ForkTarget};
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -221,10 +221,63 @@ impl<I: Front> Rpc<I> {
         if !self.session.machine().hears(asked.event()) {
             return Ok(false);
         }
-        let replies = self.told(SessionInput::AskReplace(asked), true, ui).await?;
-        Ok(replies
-            .iter()
-            .any(|reply| matches!(reply, Reply::Replacing { cancelled: true })))
+        // Asked while a run may stream on (Pi's handlers run beside it): the session is driven
+        // until their answer, not until idle.
+        let input = SessionInput::AskReplace(asked);
+        let submitted = {
+            let (out, waiting) = (&mut self.out, &mut self.started_waiters);
+            self.session.submit(input, |event| {
+                super::started::print_event(out, waiting, event)
+            })
+        };
+        // The hook point is asked, not answered, within the submission.
+        let mut replies = self.settled(submitted.map(Ok))?;
+        loop {
+            let (answer, others): (Vec<Reply>, Vec<Reply>) = replies
+                .into_iter()
+                .partition(|reply| matches!(reply, Reply::Replacing { .. }));
+            self.replies(others);
+            if let Some(Reply::Replacing { cancelled }) = answer.first() {
+                return Ok(*cancelled);
+            }
+            if !self.session.machine().is_busy() {
+                return Ok(false);
+            }
+            let advanced = {
+                let (out, waiting) = (&mut self.out, &mut self.started_waiters);
+                self.session
+                    .advance(|event| super::started::print_event(out, waiting, event))
+                    .await
+            };
+            replies = self.settled(advanced)?;
+            // What the handlers asked of the UI follows what their answer applied (their
+            // entries), as the session's own notifications print it.
+            self.print_ui(ui);
+        }
+    }
+
+    /// The replies of a step driven for a replacement; an error is reported (the replay
+    /// parted from its recording: the loop ends).
+    fn settled(
+        &mut self,
+        driven: Result<Result<Vec<Reply>, SessionError>, DriveError>,
+    ) -> Result<Vec<Reply>, Stop> {
+        match driven {
+            Ok(Ok(replies)) => Ok(replies),
+            Ok(Err(error)) => {
+                self.out.flush();
+                eprintln!("{error}");
+                Ok(Vec::new())
+            }
+            Err(error) => {
+                if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
+                    return Err(Stop::Ended(Ended::Diverged(divergence)));
+                }
+                self.out.flush();
+                eprintln!("{error}");
+                Ok(Vec::new())
+            }
+        }
     }
 
     /// Feeds `input` (one of the session's own notifications) and drives the session until
@@ -234,7 +287,7 @@ impl<I: Front> Rpc<I> {
         input: SessionInput,
         print_all: bool,
         ui: &mut Option<UnboundedReceiver<Value>>,
-    ) -> Result<Vec<Reply>, Stop> {
+    ) -> Result<(), Stop> {
         let out = &mut self.out;
         let print = |event: &Event| {
             if print_all || matches!(event, Event::Session(SessionEvent::ExtensionError { .. })) {
@@ -244,14 +297,17 @@ impl<I: Front> Rpc<I> {
         let told = self.session.run(input, print).await;
         self.print_ui(ui);
         match told {
-            Ok(driven) => Ok(driven.replies),
+            Ok(driven) => {
+                self.replies(driven.replies);
+                Ok(())
+            }
             Err(error) => {
                 if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
                     return Err(Stop::Ended(Ended::Diverged(divergence)));
                 }
                 self.out.flush();
                 eprintln!("{error}");
-                Ok(Vec::new())
+                Ok(())
             }
         }
     }
@@ -294,9 +350,13 @@ impl<I: Front> Rpc<I> {
         // old session's handlers still read the old one.
         self.runtime.mirror_for_extensions(self.session.file());
         // The recording ends with the extensions' answer (a replay cannot build the session
-        // that follows); the old session still hears of its end.
+        // that follows); the old session still hears of its end, its run aborted first (Pi's
+        // `teardownCurrent`).
         self.end_session();
         if self.session.machine().hears(HookEvent::SessionShutdown) {
+            if self.session.machine().is_busy() {
+                self.told(SessionInput::Abort, true, ui).await?;
+            }
             let leave = SessionInput::Leave {
                 reason: reason.to_owned(),
                 target_session_file: session.file().map(|f| f.display().to_string()),
