@@ -105,13 +105,30 @@ async function init(request) {
   if (!empty) throw new Error("init names no empty stand-in folder");
   process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
   const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
-  const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
-  result.errors.push(...conflicts(result.extensions));
-  Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
+  const load = async () => {
+    const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
+    result.errors.push(...conflicts(result.extensions));
+    Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
+    loaded.runners.clear();
+    tools.clear();
+    for (const extension of result.extensions) {
+      for (const [name, tool] of extension.tools) tools.set(name, tool.definition);
+    }
+    return result;
+  };
+  const result = await load();
+  // A replaced session loads the extensions again, as Pi's runtime builds a new one (their
+  // factories run again; their modules, already imported, keep their state).
+  loaded.reload = async () => {
+    const again = await load();
+    setFlagValues(again, flagList(again), request.flagValues ?? {});
+    again.runtime.pendingProviderRegistrations = [];
+    again.runtime.pendingNativeProviderRegistrations = [];
+    return null;
+  };
   const registered = [];
   for (const extension of result.extensions) {
-    for (const [name, tool] of extension.tools) {
-      tools.set(name, tool.definition);
+    for (const tool of extension.tools.values()) {
       const d = tool.definition;
       registered.push(plain({
         name: d.name, label: d.label ?? d.name, description: d.description, promptSnippet: d.promptSnippet,
@@ -124,12 +141,7 @@ async function init(request) {
   const commands = new ExtensionRunner(result.extensions, result.runtime, request.cwd, sessionManager, modelRegistry)
     .getRegisteredCommands()
     .map((c) => plain({ name: c.invocationName, description: c.description, source: "extension", sourceInfo: c.sourceInfo }));
-  const flags = [];
-  for (const extension of result.extensions) {
-    for (const flag of extension.flags.values()) {
-      flags.push(plain({ name: flag.name, type: flag.type, default: flag.default, description: flag.description, extensionPath: flag.extensionPath }));
-    }
-  }
+  const flags = flagList(result);
   setFlagValues(result, flags, request.flagValues ?? {});
   // Pi registers the providers given by name, then those given as provider objects.
   const providers = [
@@ -153,6 +165,17 @@ async function init(request) {
  * `streamSimple` or `oauth` is said instead. A key written literally crosses as it is, to the
  * harness's memory only (which adds it to the credentials every recording scrubs); one named
  * by a variable or a `!command` crosses as that reference, resolved by the harness. */
+/** The flags the extensions of a load registered, as `init` lists them. */
+function flagList(result) {
+  const flags = [];
+  for (const extension of result.extensions) {
+    for (const flag of extension.flags.values()) {
+      flags.push(plain({ name: flag.name, type: flag.type, default: flag.default, description: flag.description, extensionPath: flag.extensionPath }));
+    }
+  }
+  return flags;
+}
+
 function providerRegistration({ name, config, extensionPath }) {
   return plain({
     name,
@@ -682,6 +705,29 @@ async function dispatch(runner, payload, state, signal) {
       if (!result) return null;
       return { type: "session_before_compact", cancel: result.cancel ? true : undefined, compaction: result.compaction || undefined };
     }
+    case "session_before_switch":
+    case "session_before_fork": {
+      // The last object a handler returned is the answer (a cancel ends the round); Pi reads
+      // its `cancel` only.
+      const result = await runner.emit({ ...payload });
+      if (!result) return null;
+      return { type: "session_before_replace", cancel: result.cancel ? true : undefined };
+    }
+    case "session_before_tree": {
+      // The last object a handler returned is the answer (a cancel ends the round), with the
+      // fields Pi reads of it.
+      const result = await runner.emit({ ...payload, signal });
+      if (!result) return null;
+      return {
+        type: "session_before_tree",
+        cancel: result.cancel ? true : undefined,
+        summary: result.summary ? { summary: result.summary.summary, details: result.summary.details, usage: result.summary.usage } : undefined,
+        customInstructions: result.customInstructions,
+        replaceInstructions: result.replaceInstructions,
+        label: result.label,
+      };
+    }
+    case "session_tree":
     case "session_compact":
     case "session_compact_failed":
     case "agent_start":
@@ -782,6 +828,7 @@ async function handle(request) {
     else if (request.type === "event") data = await event(request);
     else if (request.type === "command") data = await command(request);
     else if (request.type === "compact_end") data = await compactEnd(request);
+    else if (request.type === "reload") data = await loaded.reload();
     else if (request.type === "abort") {
       running.get(request.target)?.abort();
       return;

@@ -585,6 +585,25 @@ pub enum RecordedInput {
     Start,
     /// The process was about to exit: the extensions heard `session_shutdown`.
     Shutdown,
+    /// The front end was about to replace the session: the extensions heard `event`, its
+    /// `session_before_switch` or `session_before_fork` (Pi's event object).
+    AskReplace {
+        event: Value,
+    },
+    /// The session was being replaced by the one in `target_session_file`: the extensions
+    /// heard `session_shutdown` with `reason`.
+    Leave {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_session_file: Option<String>,
+    },
+    /// The session replaced the one in `previous_session_file`: the extensions heard
+    /// `session_start` with `reason`.
+    Replaced {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_session_file: Option<String>,
+    },
     SetSessionName {
         name: String,
     },

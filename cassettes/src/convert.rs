@@ -213,6 +213,23 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
         SessionInput::ClearQueue => RecordedInput::ClearQueue,
         SessionInput::Start => RecordedInput::Start,
         SessionInput::Shutdown => RecordedInput::Shutdown,
+        SessionInput::AskReplace(payload) => RecordedInput::AskReplace {
+            event: to_json(payload),
+        },
+        SessionInput::Leave {
+            reason,
+            target_session_file,
+        } => RecordedInput::Leave {
+            reason: reason.clone(),
+            target_session_file: target_session_file.clone(),
+        },
+        SessionInput::Replaced {
+            reason,
+            previous_session_file,
+        } => RecordedInput::Replaced {
+            reason: reason.clone(),
+            previous_session_file: previous_session_file.clone(),
+        },
         SessionInput::SetSessionName(name) => RecordedInput::SetSessionName { name: name.clone() },
         SessionInput::SetSystem { sections, tools } => RecordedInput::SetSystem {
             sections: sections.clone(),
@@ -345,6 +362,23 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::ClearQueue => SessionInput::ClearQueue,
         RecordedInput::Start => SessionInput::Start,
         RecordedInput::Shutdown => SessionInput::Shutdown,
+        RecordedInput::AskReplace { event } => {
+            SessionInput::AskReplace(from_json(event, "input.event")?)
+        }
+        RecordedInput::Leave {
+            reason,
+            target_session_file,
+        } => SessionInput::Leave {
+            reason: reason.clone(),
+            target_session_file: target_session_file.clone(),
+        },
+        RecordedInput::Replaced {
+            reason,
+            previous_session_file,
+        } => SessionInput::Replaced {
+            reason: reason.clone(),
+            previous_session_file: previous_session_file.clone(),
+        },
         RecordedInput::SetSessionName { name } => SessionInput::SetSessionName(name.clone()),
         RecordedInput::SetSystem { sections, tools } => SessionInput::SetSystem {
             sections: sections.clone(),

@@ -76,7 +76,7 @@ pub use pi_effects::driver::Driven;
 pub use pi_effects::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookDecision, HookEvent, HookFuture,
     HookPayload, InjectedMessage, InputAction, ProviderRegistration, RustExtension,
-    SuppliedCompaction,
+    SuppliedCompaction, SuppliedSummary, TreeAnswer,
 };
 pub use tokio::sync::broadcast;
 
@@ -113,6 +113,11 @@ pub enum Error {
     /// The session refused an operation that ended later (a navigation), with Pi's text.
     #[error("{0}")]
     Refused(String),
+    /// An extension cancelled the session's replacement or navigation (its
+    /// `session_before_switch`, `session_before_fork` or `session_before_tree` handler, Pi's
+    /// `{ cancelled: true }`): the session stays as it was.
+    #[error("cancelled by an extension")]
+    Cancelled,
     /// A TypeScript extension could not be loaded (Pi 1.5.2's text: `Failed to load
     /// extension "<path>": <error>`), or no Node could run the extension host.
     #[error("{0}")]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
 
 use pi_cassettes::sha256_hex;
-use pi_core::agent::hooks::HookEvent;
+use pi_core::agent::hooks::{HookEvent, HookPayload};
 use pi_core::agent_session::{NavigateRequest, Reply, SessionInput, SessionMachine};
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ImageContent};
@@ -53,6 +53,9 @@ struct Shared {
     reopen: Option<SessionBuilder>,
     /// How many sessions were replaced so far: a seeded builder's next ids start from it.
     generation: AtomicU64,
+    /// The `session_start` the next [`Session::bind_extensions`] tells once the session was
+    /// replaced: the replacement's reason and the old session's file.
+    start: StdMutex<Option<(String, Option<String>)>>,
     /// A recording's: what `pi --mode json` would have printed so far, digested (taken when
     /// the recording ends).
     printed: StdMutex<Option<Printed>>,
@@ -87,6 +90,7 @@ impl Session {
                 queued: StdMutex::default(),
                 reopen,
                 generation: AtomicU64::new(0),
+                start: StdMutex::new(None),
                 printed: StdMutex::new(printed),
             }),
         }
@@ -198,12 +202,18 @@ impl Session {
 
     /// Moves the session's leaf to another entry, optionally summarising the branch left (Pi's
     /// `navigateTree`): the next prompt continues from there, the old branch stays in the tree.
-    /// Waits for idle; returns Pi's error text when the target does not exist.
+    /// Waits for idle; returns Pi's error text when the target does not exist, and
+    /// [`Error::Cancelled`] when an extension's `session_before_tree` handler cancelled it
+    /// (the extensions hear `session_tree` once the leaf moved).
     pub async fn navigate(&self, request: NavigateRequest) -> Result<(), Error> {
         let driven = self.run(SessionInput::Navigate(request)).await?;
         for reply in driven.replies {
-            if let Reply::Navigated(Err(message)) = reply {
-                return Err(Error::Refused(message));
+            match reply {
+                Reply::Navigated(Err(message)) => return Err(Error::Refused(message)),
+                Reply::Navigated(Ok(navigated)) if navigated.cancelled && !navigated.aborted => {
+                    return Err(Error::Cancelled)
+                }
+                _ => {}
             }
         }
         Ok(())
@@ -242,9 +252,17 @@ impl Session {
     /// the new session runs live; a replay refuses, as the `pi` binary does. Subscribers keep
     /// receiving the new session's events.
     pub async fn new_session(&self, parent_session: Option<&str>) -> Result<(), Error> {
-        self.replace(Target::New {
-            parent: parent_session.map(str::to_owned),
-        })
+        let asked = HookPayload::SessionBeforeSwitch {
+            reason: "new".into(),
+            target_session_file: None,
+        };
+        self.ask_replace(asked).await?;
+        self.replace(
+            Target::New {
+                parent: parent_session.map(str::to_owned),
+            },
+            "new",
+        )
         .await
     }
 
@@ -252,8 +270,13 @@ impl Session {
     /// file starts a new session there), its transcript and model restored from the file
     /// (Pi's `switchSession`). Otherwise as [`new_session`](Self::new_session).
     pub async fn switch_session(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let asked = HookPayload::SessionBeforeSwitch {
+            reason: "resume".into(),
+            target_session_file: Some(path.as_ref().display().to_string()),
+        };
+        self.ask_replace(asked).await?;
         let builder = self.reopen()?;
-        self.replace(Target::Open(builder.resolve(path.as_ref())))
+        self.replace(Target::Open(builder.resolve(path.as_ref())), "resume")
             .await
     }
 
@@ -264,6 +287,11 @@ impl Session {
     /// entry is not a user message, and when this session's file is not written yet. Otherwise
     /// as [`new_session`](Self::new_session).
     pub async fn fork(&self, entry_id: &str) -> Result<String, Error> {
+        let asked = HookPayload::SessionBeforeFork {
+            entry_id: entry_id.to_owned(),
+            position: "before".into(),
+        };
+        self.ask_replace(asked).await?;
         self.reopen()?;
         let (target, text) = {
             let session = self.shared.session.lock().await;
@@ -280,8 +308,30 @@ impl Session {
             };
             (target, plan.text.unwrap_or_default())
         };
-        self.replace(target).await?;
+        self.replace(target, "fork").await?;
         Ok(text)
+    }
+
+    /// Asks the extensions that handle it whether the replacement `asked` may go on (Pi's
+    /// `emitBeforeSwitch`/`emitBeforeFork`), once idle: [`Error::Cancelled`] when one
+    /// cancelled it. A recording keeps their answer (a replay gives it back without them).
+    async fn ask_replace(&self, asked: HookPayload) -> Result<(), Error> {
+        let hears = {
+            let session = self.shared.session.lock().await;
+            session.machine().hears(asked.event())
+        };
+        if !hears {
+            return Ok(());
+        }
+        let driven = self.run(SessionInput::AskReplace(asked)).await?;
+        let cancelled = driven
+            .replies
+            .iter()
+            .any(|reply| matches!(reply, Reply::Replacing { cancelled: true }));
+        if cancelled {
+            return Err(Error::Cancelled);
+        }
+        Ok(())
     }
 
     fn reopen(&self) -> Result<&SessionBuilder, Error> {
@@ -291,8 +341,12 @@ impl Session {
             .ok_or_else(|| Error::Refused(NOT_WHILE_REPLAYING.into()))
     }
 
-    /// Builds the session `target` names and puts it in place of this one, once idle.
-    async fn replace(&self, target: Target) -> Result<(), Error> {
+    /// Builds the session `target` names and puts it in place of this one, once idle: the
+    /// old session's extensions hear `session_shutdown` with `reason` and the new file (a
+    /// recording has ended with their answer to the replacement), and the next
+    /// [`bind_extensions`](Self::bind_extensions) tells the new one's `session_start` with
+    /// `reason` and the old file, as Pi's runtime gives its new session.
+    async fn replace(&self, target: Target, reason: &str) -> Result<(), Error> {
         let builder = self.reopen()?;
         let mut session = self.shared.session.lock().await;
         let generation = self.shared.generation.load(Ordering::SeqCst) + 1;
@@ -300,6 +354,15 @@ impl Session {
         if matches!(session.interpreter_mut(), Io::Record(_)) {
             end(&mut session, locked(&self.shared.printed).take())?;
         }
+        let previous = session.file().map(|f| f.display().to_string());
+        if session.machine().hears(HookEvent::SessionShutdown) {
+            let leave = SessionInput::Leave {
+                reason: reason.to_owned(),
+                target_session_file: opened.file.path().map(|f| f.display().to_string()),
+            };
+            self.run_in(&mut session, leave).await?;
+        }
+        *locked(&self.shared.start) = Some((reason.to_owned(), previous));
         self.shared.generation.store(generation, Ordering::SeqCst);
         *locked(&self.shared.session_id) = opened.machine.tree().id().to_owned();
         *locked(&self.shared.commands) = Some(opened.commands);
@@ -313,8 +376,14 @@ impl Session {
     /// prompt, when an extension sets itself up there. Their handlers' actions are applied and
     /// recorded; nothing happens when no extension handles the event.
     pub async fn bind_extensions(&self) -> Result<(), Error> {
-        self.tell(HookEvent::SessionStart, SessionInput::Start)
-            .await
+        let start = match locked(&self.shared.start).clone() {
+            Some((reason, previous_session_file)) => SessionInput::Replaced {
+                reason,
+                previous_session_file,
+            },
+            None => SessionInput::Start,
+        };
+        self.tell(HookEvent::SessionStart, start).await
     }
 
     /// Tells the extensions the session is ending (`session_shutdown`, reason `quit`), as Pi's
@@ -351,10 +420,19 @@ impl Session {
 
     /// Feeds `input` and drives the session until idle, publishing its events.
     async fn run(&self, input: SessionInput) -> Result<Driven, Error> {
+        let mut session = self.shared.session.lock().await;
+        self.run_in(&mut session, input).await
+    }
+
+    /// [`run`](Self::run) on the session already locked.
+    async fn run_in(
+        &self,
+        session: &mut AgentSession<Io>,
+        input: SessionInput,
+    ) -> Result<Driven, Error> {
         let events = &self.shared.events;
         let queued = &self.shared.queued;
         let printed = &self.shared.printed;
-        let mut session = self.shared.session.lock().await;
         session
             .run(input, |event| {
                 if let Some(printed) = locked(printed).as_mut() {

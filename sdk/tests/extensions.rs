@@ -306,7 +306,7 @@ impl RustExtension for Observer {
             heard.push(name.to_owned());
         }
         match payload {
-            HookPayload::SessionStart { reason } => cx.act(HookAction::AppendEntry {
+            HookPayload::SessionStart { reason, .. } => cx.act(HookAction::AppendEntry {
                 custom_type: "started".into(),
                 data: Some(json!({ "reason": reason })),
             }),

@@ -246,7 +246,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 done(None)
             }
             "new_session" | "switch_session" | "fork" | "clone" | "export_html" => {
-                self.replace_command(kind, command).map(Some)
+                self.replace_command(kind, command)
             }
             _ => Err(Failure::Unknown),
         }

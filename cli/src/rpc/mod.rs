@@ -109,7 +109,7 @@ async fn run_live<I: Front>(mut rpc: Rpc<I>) -> i32 {
         extension_ui: rpc.enable_extension_ui(),
     };
     let code = match run_loop(&mut rpc, sources).await {
-        Ended::Input => 0,
+        Ended::Input | Ended::Replaced => 0,
         Ended::Signal(code) => code,
         Ended::Diverged(divergence) => cassette::report(&divergence),
     };
@@ -142,7 +142,7 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
         extension_ui: None,
     };
     let result = match run_loop(&mut rpc, sources).await {
-        Ended::Input => rpc.session.interpreter().finish().map(|()| 0),
+        Ended::Input | Ended::Replaced => rpc.session.interpreter().finish().map(|()| 0),
         Ended::Signal(code) => Ok(code),
         Ended::Diverged(divergence) => Err(divergence),
     };
@@ -202,6 +202,8 @@ struct Sources {
 enum Ended {
     /// The input is over: stdin closed, or the recording is used up.
     Input,
+    /// The replayed session was replaced: its recording ended there.
+    Replaced,
     /// A signal stopped the run; the exit code.
     Signal(i32),
     /// The replay parted from its recording.
@@ -221,15 +223,18 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, sources: Sources) -> Ended {
     }
     let mut sources = sources;
     let ended = serve(rpc, &mut sources).await;
-    if matches!(ended, Ended::Diverged(_)) {
+    if !matches!(ended, Ended::Input | Ended::Signal(_)) {
         return ended;
     }
     // Stdin's end or a signal (after its abort): Pi disposes the runtime either way, and a
     // second signal does not wait for the handlers.
-    tokio::select! {
+    let ended = tokio::select! {
         told = rpc.shut_down() => told.unwrap_or(ended),
         code = received(&mut sources.signals) => Ended::Signal(code),
-    }
+    };
+    // What the `session_shutdown` handlers asked of the UI is said before the process ends.
+    rpc.print_ui(&mut sources.extension_ui);
+    ended
 }
 
 /// Serves the commands until the input ends (or a signal, or the replay parts from its
@@ -239,6 +244,11 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
     // the next command may move it again.
     let mut stuck = false;
     loop {
+        // A replacing command read last is carried out first: what follows reads the session
+        // it leaves.
+        if let Some(ended) = rpc.replace_pending(&mut sources.extension_ui).await {
+            return ended;
+        }
         // A warm of the prompt cache due or in flight needs the session's timer and answers
         // while it is idle.
         let machine = rpc.session.machine();
@@ -278,7 +288,7 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
                     // whose handler asked it, which the host wrote after it: in Pi a handler's
                     // `notify` comes before what its event leads to.
                     Some(request) = recv(&mut sources.extension_ui), if !reading => {
-                        rpc.arrived(FrontEndInput::ExtensionUi(request));
+                        rpc.ui_request(request);
                     }
                     advanced = rpc.session.advance(|event| started::print_event(&mut rpc.out, &mut rpc.started_waiters, event)), if busy && !stuck && !reading => {
                         match advanced {
@@ -303,7 +313,12 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
                             stuck = false;
                             if replaces_session(&line) && rpc.reopen.is_some() {
                                 rpc.end_batch();
-                                rpc.end_session();
+                                // A recording ends before a replacement no extension is asked
+                                // about (one cassette holds one session); one they may cancel
+                                // is recorded up to their answer.
+                                if !rpc.asks_before_replacing(&line) {
+                                    rpc.end_session();
+                                }
                             }
                             rpc.arrived(FrontEndInput::Stdin { line, with_next });
                         }
@@ -413,6 +428,16 @@ struct Rpc<I: Interpreter> {
     generation: u64,
     /// The lines of the read being taken, until its last line.
     batch: Option<batch::Batch>,
+    /// A replacing command read, which the loop carries out next (it waits for the
+    /// extensions).
+    pending_replace: VecDeque<replace::PendingReplace>,
+    /// Notices (`notify`, `setStatus`...) the `session_before_*` handlers of a replacement sent,
+    /// printed once their answer applied what they asked for (their entries come first, as in
+    /// Pi, where `appendEntry` writes at once); a dialog goes out at once.
+    held_ui: Vec<Value>,
+    /// Whether the session's interpreter was ended (its recording's outcome written) ahead of
+    /// its replacement.
+    session_ended: bool,
 }
 
 impl<I: Interpreter + Send> Rpc<I> {
@@ -439,6 +464,9 @@ impl<I: Interpreter + Send> Rpc<I> {
             bash_results: Some(bash_results),
             generation: 0,
             batch: None,
+            pending_replace: VecDeque::new(),
+            held_ui: Vec::new(),
+            session_ended: false,
         }
     }
 
@@ -481,6 +509,9 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// Tells the interpreter the session is about to be replaced: a recording's outcome is
     /// the run so far, and nothing more is written to its cassette.
     fn end_session(&mut self) {
+        if std::mem::replace(&mut self.session_ended, true) {
+            return;
+        }
         self.out.flush();
         let file = self.session.written_file().map(Path::to_path_buf);
         cassette::end_run(
@@ -571,6 +602,8 @@ impl<I: Interpreter + Send> Rpc<I> {
                     };
                     self.respond(&response);
                 }
+                // A replacement reads its answer where it asked (`replace.rs`).
+                Reply::Replacing { cancelled } => self.replacement_answered(cancelled),
                 Reply::Navigated(_) => {}
             }
         }

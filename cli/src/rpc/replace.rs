@@ -1,31 +1,280 @@
 //! The commands that replace the session (Pi's `AgentSessionRuntime`: `new_session`,
-//! `switch_session`, `fork`, `clone`) and `export_html` (through [`crate::export`]). A replacement builds a whole new session
-//! through [`Runtime::open`](crate::setup::Runtime::open), which claims the new file first (a
-//! file another process writes is refused, and the old session stays); the old one is then
-//! dropped without further output, as Pi disposes it, and its claim with it.
+//! `switch_session`, `fork`, `clone`) and `export_html` (through [`crate::export`]). A
+//! replacement is taken by the loop once its line was read ([`Rpc::replace_pending`]), since it
+//! waits for the extensions, as Pi 1.5.2's runtime does: `session_before_switch` or
+//! `session_before_fork` may cancel it (answered `cancelled: true`, nothing replaced); then
+//! the new session is built through [`Runtime::open`](crate::setup::Runtime::open), which claims
+//! the new file first (a file another process writes is refused, and the old session stays),
+//! the old one hears `session_shutdown` with the replacement's reason and the new file, and is
+//! dropped (a recording ends there), the extensions are loaded again and the new session hears
+//! `session_start` with the reason and the old file, twice, as Pi's RPC mode binds them twice
+//! (its printer subscribed only for the second).
 
 use std::path::PathBuf;
 
-use pi_effects::driver::Interpreter;
+use pi_core::agent::hooks::{HookEvent, HookPayload};
+use pi_core::agent_session::{Reply, SessionError, SessionInput};
+use pi_core::event::{Event, SessionEvent};
+use pi_effects::driver::{DriveError, FrontEndInput, Interpreter};
 use pi_effects::session::{plan_fork, ForkPosition, ForkTarget};
 use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::commands::{text_field, Failure};
-use super::{failure, success, Rpc};
+use super::{failure, success, Ended, Front, Rpc};
 use crate::setup::SessionChoice;
 use crate::CliError;
 
+/// A replacing command read, waiting for the loop to carry it out (those read meanwhile wait
+/// their turn, as Pi's runtime replaces one session at a time).
+pub(super) struct PendingReplace {
+    id: Option<Value>,
+    kind: String,
+    command: Value,
+    state: Asking,
+}
+
+/// Where a replacing command stands with the extensions' `session_before_*` handlers.
+enum Asking {
+    /// Read: not asked yet.
+    Read,
+    /// Asked with this event; the loop runs on (stdin read, an extension's dialog answered)
+    /// until the session's [`Reply::Replacing`].
+    Asked(HookPayload),
+    /// Answered (`true`: cancelled), or nobody to ask; the event asked, if any.
+    Answered(bool, Option<HookPayload>),
+}
+
+/// Why a replacement stopped: Pi's error, or the replay parted from its recording.
+enum Stop {
+    Failed(Failure),
+    Ended(Ended),
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Self {
+        Stop::Failed(failure)
+    }
+}
+
 impl<I: Interpreter + Send> Rpc<I> {
-    /// Runs a session-replacing command; its data.
+    /// Runs `export_html` (its data), or keeps a session-replacing command for the loop
+    /// ([`Rpc::replace_pending`]): `None`, answered later.
     pub(super) fn replace_command(
         &mut self,
         kind: &str,
         command: &Value,
-    ) -> Result<Option<Value>, Failure> {
+    ) -> Result<Option<Option<Value>>, Failure> {
+        if kind == "export_html" {
+            return self.export_html(command).map(|data| Some(Some(data)));
+        }
         // Refused before anything is read or written (no clock, no session file): a replay
-        // holds one session, and a cassette's lines may come from anyone.
-        if kind != "export_html" && self.reopen.is_none() {
+        // holds one session, and a cassette's lines may come from anyone. Where the recorded
+        // run's extensions were asked first, the replay asks them too (a cancel is recorded).
+        if self.reopen.is_none() && !self.session.machine().hears(before_event(kind)) {
             return Err(not_while_replaying());
+        }
+        self.pending_replace.push_back(PendingReplace {
+            id: command.get("id").cloned(),
+            kind: kind.to_owned(),
+            command: command.clone(),
+            state: Asking::Read,
+        });
+        Ok(None)
+    }
+
+    /// An extension's UI request: a notice sent while a replacement is asked waits for the
+    /// answer ([`Rpc::held_ui`]); anything else goes out now.
+    pub(super) fn ui_request(&mut self, request: Value) {
+        let asked = self
+            .pending_replace
+            .front()
+            .is_some_and(|p| matches!(p.state, Asking::Asked(_)));
+        let dialog = matches!(
+            request["method"].as_str(),
+            Some("select" | "confirm" | "input" | "editor")
+        );
+        if asked && !dialog {
+            self.held_ui.push(request);
+        } else {
+            self.arrived(FrontEndInput::ExtensionUi(request));
+        }
+    }
+
+    /// The session's answer to the replacement asked: the loop carries it out next.
+    pub(super) fn replacement_answered(&mut self, cancelled: bool) {
+        if let Some(pending) = self.pending_replace.front_mut() {
+            if let Asking::Asked(asked) = &pending.state {
+                pending.state = Asking::Answered(cancelled, Some(asked.clone()));
+            }
+        }
+    }
+
+    /// The event a replacing command asks the extensions about (Pi's `emitBeforeSwitch`,
+    /// `emitBeforeFork`), its fields read from the command (or Pi's error).
+    fn before_asked(&self, kind: &str, command: &Value) -> Result<HookPayload, Failure> {
+        Ok(match kind {
+            "new_session" => HookPayload::SessionBeforeSwitch {
+                reason: "new".into(),
+                target_session_file: None,
+            },
+            "switch_session" => HookPayload::SessionBeforeSwitch {
+                reason: "resume".into(),
+                target_session_file: Some(text_field(command, "sessionPath")?),
+            },
+            "fork" => HookPayload::SessionBeforeFork {
+                entry_id: text_field(command, "entryId")?,
+                position: "before".into(),
+            },
+            _ => {
+                let leaf = self.session.machine().tree().leaf_id().map(str::to_owned);
+                let Some(leaf) = leaf else {
+                    return Err(Failure::Message(
+                        "Cannot clone session: no current entry selected".into(),
+                    ));
+                };
+                HookPayload::SessionBeforeFork {
+                    entry_id: leaf,
+                    position: "at".into(),
+                }
+            }
+        })
+    }
+}
+
+impl<I: Interpreter + Send> Rpc<I> {
+    /// Whether the replacing command `line` asks the extensions first.
+    pub(super) fn asks_before_replacing(&self, line: &str) -> bool {
+        let kind = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|command| command.get("type")?.as_str().map(str::to_owned));
+        kind.is_some_and(|kind| self.session.machine().hears(before_event(&kind)))
+    }
+}
+
+/// The "before" event a replacing command asks.
+fn before_event(kind: &str) -> HookEvent {
+    match kind {
+        "fork" | "clone" => HookEvent::SessionBeforeFork,
+        _ => HookEvent::SessionBeforeSwitch,
+    }
+}
+
+impl<I: Front> Rpc<I> {
+    /// Moves the replacing commands read, oldest first, on: asks the extensions that handle
+    /// one's `session_before_*` event (the loop then runs on until their answer), and once
+    /// answered carries it out and answers it, then the next; `Some` when the replay parted
+    /// from its recording. `ui`: the extensions' UI requests, printed as their handlers ask
+    /// (before the answer).
+    pub(super) async fn replace_pending(
+        &mut self,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Option<Ended> {
+        while self
+            .pending_replace
+            .front()
+            .is_some_and(|p| !matches!(p.state, Asking::Asked(_)))
+        {
+            if let Some(ended) = self.replace_next(ui).await {
+                return Some(ended);
+            }
+        }
+        None
+    }
+
+    /// Moves the oldest replacing command one step on: asked, or carried out and answered.
+    async fn replace_next(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) -> Option<Ended> {
+        let pending = self.pending_replace.front()?;
+        if let Asking::Read = pending.state {
+            let (kind, command) = (pending.kind.clone(), pending.command.clone());
+            let asked = match self.before_asked(&kind, &command) {
+                Ok(asked) => asked,
+                Err(refusal) => {
+                    let PendingReplace { id, kind, .. } = self.pending_replace.pop_front()?;
+                    let message = match refusal {
+                        Failure::Message(message) => message,
+                        Failure::Unknown => "Unknown command".into(),
+                    };
+                    self.respond(&failure(id, &kind, message));
+                    return None;
+                }
+            };
+            if let Err(Stop::Ended(ended)) = self.ask(asked, ui) {
+                return Some(ended);
+            }
+        }
+        if !matches!(self.pending_replace.front()?.state, Asking::Answered(..)) {
+            // Still with the handlers.
+            return None;
+        }
+        let PendingReplace {
+            id,
+            kind,
+            state,
+            command,
+        } = self.pending_replace.pop_front()?;
+        let Asking::Answered(cancelled, asked) = state else {
+            return None;
+        };
+        for request in std::mem::take(&mut self.held_ui) {
+            self.arrived(FrontEndInput::ExtensionUi(request));
+        }
+        self.print_ui(ui);
+        let response = match self
+            .replace_now(&kind, &command, cancelled, asked, ui)
+            .await
+        {
+            Ok(data) => success(id, &kind, Some(data)),
+            Err(Stop::Failed(Failure::Message(message))) => failure(id, &kind, message),
+            Err(Stop::Failed(Failure::Unknown)) => failure(id, &kind, "Unknown command"),
+            Err(Stop::Ended(ended)) => return Some(ended),
+        };
+        self.print_ui(ui);
+        self.respond(&response);
+        self.out.flush();
+        None
+    }
+
+    /// Asks the extensions that handle it whether the replacement `asked` may go on (Pi's
+    /// `emitBeforeSwitch`/`emitBeforeFork`): the session's [`Reply::Replacing`] comes through
+    /// the loop, which reads on meanwhile (a handler's dialog is answered), as Pi's handlers
+    /// run beside a run that streams on; nobody to ask is an answer at once.
+    fn ask(
+        &mut self,
+        asked: HookPayload,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Result<(), Stop> {
+        let Some(pending) = self.pending_replace.front_mut() else {
+            return Ok(());
+        };
+        if !self.session.machine().hears(asked.event()) {
+            pending.state = Asking::Answered(false, None);
+            return Ok(());
+        }
+        pending.state = Asking::Asked(asked.clone());
+        let submitted = {
+            let (out, waiting) = (&mut self.out, &mut self.started_waiters);
+            self.session
+                .submit(SessionInput::AskReplace(asked), |event| {
+                    super::started::print_event(out, waiting, event)
+                })
+        };
+        let replies = self.settled(submitted.map(Ok))?;
+        self.replies(replies);
+        self.print_ui(ui);
+        Ok(())
+    }
+
+    async fn replace_now(
+        &mut self,
+        kind: &str,
+        command: &Value,
+        cancelled: bool,
+        asked: Option<HookPayload>,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Result<Value, Stop> {
+        if cancelled {
+            return Ok(json!({ "cancelled": true }));
         }
         match kind {
             "new_session" => {
@@ -33,42 +282,207 @@ impl<I: Interpreter + Send> Rpc<I> {
                     Some(parent) => SessionChoice::Child(parent.to_owned()),
                     None => SessionChoice::New,
                 };
-                self.replace(&choice)?;
-                Ok(Some(json!({ "cancelled": false })))
+                self.replace(&choice, "new", ui).await?;
+                Ok(json!({ "cancelled": false }))
             }
             "switch_session" => {
-                let path = PathBuf::from(text_field(command, "sessionPath")?);
+                let given = text_field(command, "sessionPath")?;
+                let path = PathBuf::from(given);
                 let path = if path.is_absolute() {
                     path
                 } else {
                     self.runtime.cwd.join(path)
                 };
-                self.replace(&SessionChoice::Open(path))?;
-                Ok(Some(json!({ "cancelled": false })))
+                self.replace(&SessionChoice::Open(path), "resume", ui)
+                    .await?;
+                Ok(json!({ "cancelled": false }))
             }
-            "fork" => {
-                let entry_id = text_field(command, "entryId")?;
-                // Pi answers `{text, cancelled}` (`text` left out when undefined).
-                let data = match self.fork(&entry_id, ForkPosition::Before)? {
-                    Some(text) => json!({ "text": text, "cancelled": false }),
-                    None => json!({ "cancelled": false }),
+            _ => {
+                // The entry asked about (a clone's leaf as it was when asked).
+                let asked = match asked {
+                    Some(asked) => asked,
+                    None => self.before_asked(kind, command)?,
                 };
-                Ok(Some(data))
-            }
-            "clone" => {
-                let leaf = self.session.machine().tree().leaf_id().map(str::to_owned);
-                let Some(leaf) = leaf else {
-                    return Err(Failure::Message(
-                        "Cannot clone session: no current entry selected".into(),
-                    ));
+                let HookPayload::SessionBeforeFork { entry_id, .. } = asked else {
+                    return Err(Stop::Failed(Failure::Unknown));
                 };
-                self.fork(&leaf, ForkPosition::At)?;
-                Ok(Some(json!({ "cancelled": false })))
+                let position = match kind {
+                    "fork" => ForkPosition::Before,
+                    _ => ForkPosition::At,
+                };
+                let text = self.fork(&entry_id, position, ui).await?;
+                // Pi answers a fork `{text, cancelled}` (`text` left out when undefined), a
+                // clone `{cancelled}`.
+                Ok(match (kind, text) {
+                    ("fork", Some(text)) => json!({ "text": text, "cancelled": false }),
+                    _ => json!({ "cancelled": false }),
+                })
             }
-            _ => self.export_html(command).map(Some),
         }
     }
 
+    /// Pi's `AgentSessionRuntime.fork` once `session_before_fork` let it go on: the text of the
+    /// user message forked before, if any. A session kept in memory forks in memory.
+    async fn fork(
+        &mut self,
+        entry_id: &str,
+        position: ForkPosition,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Result<Option<String>, Stop> {
+        let tree = self.session.machine().tree();
+        let plan = plan_fork(tree, self.session.file(), entry_id, position)
+            .map_err(|refusal| Failure::Message(refusal.into()))?;
+        let choice = match plan.target {
+            ForkTarget::New { parent: Some(file) } => SessionChoice::Child(file),
+            ForkTarget::New { parent: None } => SessionChoice::InMemory,
+            ForkTarget::Branch { from, leaf } => SessionChoice::Branch { from, leaf },
+            ForkTarget::BranchInMemory { leaf } => SessionChoice::BranchInMemory {
+                tree: Box::new(tree.clone()),
+                leaf,
+            },
+        };
+        self.replace(&choice, "fork", ui).await?;
+        Ok(plan.text)
+    }
+
+    /// The replies of a step driven for a replacement; an error is reported (the replay
+    /// parted from its recording: the loop ends).
+    fn settled(
+        &mut self,
+        driven: Result<Result<Vec<Reply>, SessionError>, DriveError>,
+    ) -> Result<Vec<Reply>, Stop> {
+        match driven {
+            Ok(Ok(replies)) => Ok(replies),
+            Ok(Err(error)) => {
+                self.out.flush();
+                eprintln!("{error}");
+                Ok(Vec::new())
+            }
+            Err(error) => {
+                if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
+                    return Err(Stop::Ended(Ended::Diverged(divergence)));
+                }
+                self.out.flush();
+                eprintln!("{error}");
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// Feeds `input` (one of the session's own notifications) and drives the session until
+    /// it is idle; every event printed when `print_all`, else only the handlers' errors.
+    async fn told(
+        &mut self,
+        input: SessionInput,
+        print_all: bool,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Result<(), Stop> {
+        let out = &mut self.out;
+        let print = |event: &Event| {
+            if print_all || matches!(event, Event::Session(SessionEvent::ExtensionError { .. })) {
+                out.json_line(event);
+            }
+        };
+        let told = self.session.run(input, print).await;
+        self.print_ui(ui);
+        match told {
+            Ok(driven) => {
+                self.replies(driven.replies);
+                Ok(())
+            }
+            Err(error) => {
+                if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
+                    return Err(Stop::Ended(Ended::Diverged(divergence)));
+                }
+                self.out.flush();
+                eprintln!("{error}");
+                Ok(())
+            }
+        }
+    }
+
+    /// Prints the extensions' UI requests that came so far.
+    pub(super) fn print_ui(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) {
+        let Some(requests) = ui else {
+            return;
+        };
+        while let Ok(request) = requests.try_recv() {
+            self.arrived(FrontEndInput::ExtensionUi(request));
+        }
+    }
+
+    /// Builds the new session, tells the old one's extensions it ends (`reason`, the new
+    /// file), drops it and tells the new one's they start. Commands still waiting on the old
+    /// session are answered: an abort as done, a compaction as cancelled.
+    async fn replace(
+        &mut self,
+        choice: &SessionChoice,
+        reason: &str,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Result<(), Stop> {
+        // A replay holds the recorded session up to here: the recording ended with the
+        // extensions' answer.
+        let Some(reopen) = self.reopen.as_ref() else {
+            return Err(Stop::Ended(Ended::Replaced));
+        };
+        let mut session =
+            reopen(&self.runtime, choice, self.session.interpreter()).map_err(|error| {
+                Failure::Message(match error {
+                    // Without the command line's advice: a replacement never waits.
+                    CliError::SessionHeld(held) => held.to_string(),
+                    other => other.to_string(),
+                })
+            })?;
+        session.set_input_source(pi_core::agent_session::RPC_SOURCE);
+        let previous = self.session.file().map(|f| f.display().to_string());
+        // Building the new session pointed the extensions' session manager at its file; the
+        // old session's handlers still read the old one.
+        self.runtime.mirror_for_extensions(self.session.file());
+        // The recording ends with the extensions' answer (a replay cannot build the session
+        // that follows); the old session still hears of its end, its run aborted first (Pi's
+        // `teardownCurrent`).
+        self.end_session();
+        if self.session.machine().hears(HookEvent::SessionShutdown) {
+            if self.session.machine().is_busy() {
+                self.told(SessionInput::Abort, true, ui).await?;
+            }
+            let leave = SessionInput::Leave {
+                reason: reason.to_owned(),
+                target_session_file: session.file().map(|f| f.display().to_string()),
+            };
+            self.told(leave, true, ui).await?;
+        }
+        self.runtime.mirror_for_extensions(session.file());
+        self.session = session;
+        self.session_ended = false;
+        self.bash = None;
+        self.generation += 1;
+        for id in std::mem::take(&mut self.abort_waiters) {
+            self.respond(&success(id, "abort", None));
+        }
+        for (_, id) in std::mem::take(&mut self.compact_waiters) {
+            self.respond(&failure(id, "compact", "Compaction cancelled"));
+        }
+        if let Some(host) = &self.runtime.extension_host {
+            if let Err(error) = host.reload() {
+                self.out.flush();
+                eprintln!("{error}");
+            }
+        }
+        if self.session.machine().hears(HookEvent::SessionStart) {
+            for print_all in [false, true] {
+                let start = SessionInput::Replaced {
+                    reason: reason.to_owned(),
+                    previous_session_file: previous.clone(),
+                };
+                self.told(start, print_all, ui).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<I: Interpreter + Send> Rpc<I> {
     /// `export_html`. Replaying, it is answered as the recorded run was (the path derived from
     /// the recorded working directory and session file) and nothing is read or written: the
     /// page the recorded run wrote is not this replay's to write, wherever the line points.
@@ -104,50 +518,6 @@ impl<I: Interpreter + Send> Rpc<I> {
             crate::export::export_html(file, out.as_deref()).map_err(Failure::Message)?
         };
         Ok(json!({ "path": path.display().to_string() }))
-    }
-
-    /// Pi's `AgentSessionRuntime.fork`: the text of the user message forked before, if any. A
-    /// session kept in memory forks in memory.
-    fn fork(&mut self, entry_id: &str, position: ForkPosition) -> Result<Option<String>, Failure> {
-        let tree = self.session.machine().tree();
-        let plan = plan_fork(tree, self.session.file(), entry_id, position)
-            .map_err(|refusal| Failure::Message(refusal.into()))?;
-        let choice = match plan.target {
-            ForkTarget::New { parent: Some(file) } => SessionChoice::Child(file),
-            ForkTarget::New { parent: None } => SessionChoice::InMemory,
-            ForkTarget::Branch { from, leaf } => SessionChoice::Branch { from, leaf },
-            ForkTarget::BranchInMemory { leaf } => SessionChoice::BranchInMemory {
-                tree: Box::new(tree.clone()),
-                leaf,
-            },
-        };
-        self.replace(&choice)?;
-        Ok(plan.text)
-    }
-
-    /// Builds the new session and drops the old one. Commands still waiting on the old session
-    /// are answered now: an abort as done, a compaction as cancelled.
-    fn replace(&mut self, choice: &SessionChoice) -> Result<(), Failure> {
-        let reopen = self.reopen.as_ref().ok_or_else(not_while_replaying)?;
-        let mut session =
-            reopen(&self.runtime, choice, self.session.interpreter()).map_err(|error| {
-                Failure::Message(match error {
-                    // Without the command line's advice: a replacement never waits.
-                    CliError::SessionHeld(held) => held.to_string(),
-                    other => other.to_string(),
-                })
-            })?;
-        session.set_input_source(pi_core::agent_session::RPC_SOURCE);
-        self.session = session;
-        self.bash = None;
-        self.generation += 1;
-        for id in std::mem::take(&mut self.abort_waiters) {
-            self.respond(&success(id, "abort", None));
-        }
-        for (_, id) in std::mem::take(&mut self.compact_waiters) {
-            self.respond(&failure(id, "compact", "Compaction cancelled"));
-        }
-        Ok(())
     }
 }
 

@@ -566,3 +566,219 @@ fn rpc_model_changes_answer_after_their_model_select_handlers_and_replay_without
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// In RPC mode an extension's `session_before_switch` and `session_before_fork` handlers are
+/// asked before `new_session`, `switch_session`, `fork` and `clone` replace anything (a fork of
+/// an entry that does not exist included, as Pi 1.5.2 asks before it looks): each cancels, the
+/// answers say `cancelled: true`, and the session, with the entries the handlers wrote, goes
+/// on. The recording replays to the same bytes with no Node.
+#[test]
+fn cancelled_replacements_stay_in_the_session_and_replay_without_node() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("refused.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", fixture("refuse_replace.ts").to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let mut send = |line: Value| writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
+    send(json!({"id": "p1", "type": "prompt", "message": "hi"}));
+    let (mut recorded, mut lines) = (String::new(), Vec::new());
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "agent_settled" {
+            send(json!({"id": "n1", "type": "new_session"}));
+            send(json!({"id": "w1", "type": "switch_session", "sessionPath": "other.jsonl"}));
+            send(json!({"id": "f1", "type": "fork", "entryId": "nope"}));
+            send(json!({"id": "c1", "type": "clone"}));
+        }
+        let last = event["id"] == "c1";
+        lines.push(event);
+        if last {
+            break;
+        }
+    }
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success());
+    let answers: Vec<String> = lines
+        .iter()
+        .filter(|l| l["type"] == "response" && l["id"] != "p1")
+        .map(|l| format!("{} {}", l["id"].as_str().unwrap(), l["data"]))
+        .collect();
+    let cancelled = r#"{"cancelled":true}"#;
+    assert_eq!(
+        answers,
+        ["n1", "w1", "f1", "c1"].map(|id| format!("{id} {cancelled}")),
+        "{recorded}"
+    );
+    let files = env.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let refused: Vec<String> = std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["customType"] == "refused")
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["data"]["heard"], e["data"]["reason"], e["data"]["target"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        refused[..3],
+        [
+            r#""session_before_switch" "new" null"#,
+            r#""session_before_switch" "resume" "other.jsonl""#,
+            r#""session_before_fork" "before" "nope""#,
+        ]
+    );
+    assert!(
+        refused[3].starts_with(r#""session_before_fork" "at" "#),
+        "{refused:?}"
+    );
+    assert!(!env.cwd().join("other.jsonl").exists());
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A recorded RPC run whose extension lets `new_session` through: the cassette holds the old
+/// session up to the extensions' answer (the old session still hears `session_shutdown`, the
+/// new one `session_start`, twice, as Pi 1.5.2's RPC mode binds it twice), and its replay,
+/// with no Node, prints what the recording printed up to there and ends cleanly.
+#[test]
+fn an_allowed_replacement_ends_the_recording_with_the_extensions_answer() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("allowed.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", fixture("allow_replace.ts").to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (recorded, lines) = drive_rpc_lines(
+        &mut command,
+        &[json!({"id": "p1", "type": "prompt", "message": "hi"})],
+        &[json!({"id": "n1", "type": "new_session"})],
+        "n1",
+    );
+    let answer = lines.iter().find(|l| l["id"] == "n1").unwrap();
+    assert_eq!(answer["data"], json!({"cancelled": false}), "{recorded}");
+    let heard: Vec<String> = lines
+        .iter()
+        .filter(|l| l["type"] == "entry_appended")
+        .map(|l| {
+            let data = &l["entry"]["data"];
+            format!(
+                "{} {}",
+                data["heard"].as_str().unwrap(),
+                data["reason"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // Neither the startup's `session_start` nor the new session's first is printed: RPC mode
+    // subscribes its printer to a session once its extensions are bound.
+    assert_eq!(
+        heard,
+        [
+            "session_before_switch new",
+            "session_shutdown new",
+            "session_start new"
+        ],
+        "{recorded}"
+    );
+    let (code, replayed, stderr) = crate::support::replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(recorded.starts_with(&replayed), "{replayed}");
+    assert!(replayed.contains("session_before_switch"), "{replayed}");
+    assert!(!replayed.contains(r#""id":"n1""#), "{replayed}");
+}
+
+/// Runs an RPC `command`: sends `first`, then `then` once the run settled, and reads until
+/// the answer of `last`; what it printed, and its lines.
+fn drive_rpc_lines(
+    command: &mut std::process::Command,
+    first: &[Value],
+    then: &[Value],
+    last: &str,
+) -> (String, Vec<Value>) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let mut send = |line: &Value| writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
+    first.iter().for_each(&mut send);
+    let (mut printed, mut lines) = (String::new(), Vec::new());
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        printed.push_str(&line);
+        printed.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "agent_settled" {
+            then.iter().for_each(&mut send);
+        }
+        let done = event["id"] == last;
+        lines.push(event);
+        if done {
+            break;
+        }
+    }
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success());
+    (printed, lines)
+}
+
+/// A `session_before_switch` handler that asks the RPC client to confirm: the loop reads on
+/// while the handlers decide, so the client's `extension_ui_response` reaches the dialog (a
+/// loop of the replacement's own would wait for the handlers without reading stdin, and the
+/// dialog for stdin: a deadlock). A refusal cancels; the recording replays with no Node.
+#[test]
+fn a_replacement_asked_through_a_dialog_is_answered_by_the_client() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("confirm.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", fixture("confirm_replace.ts").to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(&mut stdin, json!({"id": "n1", "type": "new_session"}));
+    let (mut recorded, mut answer) = (String::new(), Value::Null);
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "extension_ui_request" && event["method"] == "confirm" {
+            send(
+                &mut stdin,
+                json!({"type": "extension_ui_response", "id": event["id"], "confirmed": false}),
+            );
+        }
+        if event["id"] == "n1" {
+            answer = event;
+            break;
+        }
+    }
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert_eq!(answer["data"], json!({"cancelled": true}), "{recorded}");
+    assert!(recorded.contains(r#""customType":"asked""#), "{recorded}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -86,6 +86,16 @@ pub enum HookEvent {
     /// A run is about to settle (Pi 1.5's boundary before `agent_settled`): entries to append,
     /// and whether the run goes on.
     AgentBeforeSettle,
+    /// The session is about to be left for a new one or another file (Pi's `newSession`,
+    /// `switchSession`): cancel it.
+    SessionBeforeSwitch,
+    /// The session is about to be forked or cloned (Pi's `fork`): cancel it.
+    SessionBeforeFork,
+    /// The session's leaf is about to move (Pi's `navigateTree`): cancel it, supply the
+    /// branch summary, change its instructions or label.
+    SessionBeforeTree,
+    /// The session's leaf moved (a notification).
+    SessionTree,
 }
 
 impl HookEvent {
@@ -118,6 +128,10 @@ impl HookEvent {
             HookEvent::ModelSelect => "model_select",
             HookEvent::ThinkingLevelSelect => "thinking_level_select",
             HookEvent::AgentBeforeSettle => "agent_before_settle",
+            HookEvent::SessionBeforeSwitch => "session_before_switch",
+            HookEvent::SessionBeforeFork => "session_before_fork",
+            HookEvent::SessionBeforeTree => "session_before_tree",
+            HookEvent::SessionTree => "session_tree",
         }
     }
 }
@@ -319,13 +333,55 @@ pub enum HookPayload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
     },
-    /// The session started (`reason`: `"startup"` for the process's first).
+    /// The session started (`reason`: `"startup"` for the process's first; `"new"`,
+    /// `"resume"` or `"fork"` for one that replaced another, whose file is
+    /// `previousSessionFile`).
+    #[serde(rename_all = "camelCase")]
     SessionStart {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_session_file: Option<String>,
     },
-    /// The session ends (`reason`: `"quit"` when the process exits).
+    /// The session ends (`reason`: `"quit"` when the process exits; `"new"`, `"resume"` or
+    /// `"fork"` when it is replaced by the session in `targetSessionFile`).
+    #[serde(rename_all = "camelCase")]
     SessionShutdown {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_session_file: Option<String>,
+    },
+    /// The session is about to be replaced (`reason`: `"new"`, or `"resume"` for the file
+    /// `targetSessionFile`).
+    #[serde(rename_all = "camelCase")]
+    SessionBeforeSwitch {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_session_file: Option<String>,
+    },
+    /// The session is about to be forked at entry `entryId` (`position`: `"before"` for a
+    /// fork, `"at"` for a clone).
+    #[serde(rename_all = "camelCase")]
+    SessionBeforeFork {
+        entry_id: String,
+        position: String,
+    },
+    /// The session's leaf is about to move: Pi's `TreePreparation` (`targetId`, `oldLeafId`,
+    /// `commonAncestorId`, `entriesToSummarize`, `userWantsSummary`, and the
+    /// `customInstructions`, `replaceInstructions`, `label` asked for), as Pi's JSON. Pi's
+    /// `signal` is the host's to make.
+    SessionBeforeTree {
+        preparation: Value,
+    },
+    /// The session's leaf moved from `oldLeafId` to `newLeafId` (either `null`: the root),
+    /// with the branch summary written, if any, and whether an extension supplied it.
+    #[serde(rename_all = "camelCase")]
+    SessionTree {
+        new_leaf_id: Option<String>,
+        old_leaf_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary_entry: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_extension: Option<bool>,
     },
     /// The model the session changed to and the one before, and how (`"set"`, `"cycle"`).
     #[serde(rename_all = "camelCase")]
@@ -360,6 +416,34 @@ pub struct SuppliedCompaction {
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Value>,
+}
+
+/// A branch summary a `session_before_tree` handler supplies instead of the model's (Pi's
+/// `{summary, details, usage}`): the summary entry is written from it as given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuppliedSummary {
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+}
+
+/// What a `session_before_tree` handler returned (Pi's `SessionBeforeTreeResult`), and the
+/// composed answer: the last object returned.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeAnswer {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<SuppliedSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace_instructions: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// Whether a due prompt-cache refresh goes out (`warm`) or ends the warming run (`stop`).
@@ -400,6 +484,10 @@ impl HookPayload {
             HookPayload::ModelSelect { .. } => HookEvent::ModelSelect,
             HookPayload::ThinkingLevelSelect { .. } => HookEvent::ThinkingLevelSelect,
             HookPayload::AgentBeforeSettle { .. } => HookEvent::AgentBeforeSettle,
+            HookPayload::SessionBeforeSwitch { .. } => HookEvent::SessionBeforeSwitch,
+            HookPayload::SessionBeforeFork { .. } => HookEvent::SessionBeforeFork,
+            HookPayload::SessionBeforeTree { .. } => HookEvent::SessionBeforeTree,
+            HookPayload::SessionTree { .. } => HookEvent::SessionTree,
         }
     }
 }
@@ -502,6 +590,14 @@ pub enum HandlerResult {
         #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
         continue_run: Option<bool>,
     },
+    /// Pi's `SessionBeforeSwitchResult` and `SessionBeforeForkResult` (any object a handler
+    /// returned; Pi reads only its `cancel`).
+    SessionBeforeReplace {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancel: bool,
+    },
+    /// Pi's `SessionBeforeTreeResult` (any object a handler returned).
+    SessionBeforeTree(TreeAnswer),
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -671,6 +767,15 @@ pub enum HookDecision {
         #[serde(rename = "continue")]
         continue_run: bool,
     },
+    /// Whether the session's replacement (`session_before_switch`, `session_before_fork`) is
+    /// cancelled: the last object a handler returned said so.
+    SessionBeforeReplace {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancel: bool,
+    },
+    /// What the last handler that returned an object asked of a navigation (none: Pi's
+    /// navigation as asked).
+    SessionBeforeTree(TreeAnswer),
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -723,6 +828,10 @@ pub struct Composer {
     before_compact: Option<(bool, Option<SuppliedCompaction>)>,
     /// A boundary's drafts and `continue` as the handlers so far left them.
     boundary: Option<(Vec<BoundaryDraft>, bool)>,
+    /// Whether the last object a `session_before_switch`/`_fork` handler returned cancels.
+    before_replace: bool,
+    /// The last object a `session_before_tree` handler returned.
+    before_tree: TreeAnswer,
 }
 
 impl Composer {
@@ -743,6 +852,8 @@ impl Composer {
             warm_action: None,
             before_compact: None,
             boundary: None,
+            before_replace: false,
+            before_tree: TreeAnswer::default(),
         }
     }
 
@@ -889,6 +1000,20 @@ impl Composer {
                     *go_on = continue_run;
                 }
             }
+            (
+                HookPayload::SessionBeforeSwitch { .. } | HookPayload::SessionBeforeFork { .. },
+                Some(HandlerResult::SessionBeforeReplace { cancel }),
+            ) => {
+                self.stopped = cancel;
+                self.before_replace = cancel;
+            }
+            (
+                HookPayload::SessionBeforeTree { .. },
+                Some(HandlerResult::SessionBeforeTree(answer)),
+            ) => {
+                self.stopped = answer.cancel;
+                self.before_tree = answer;
+            }
             _ => {}
         }
     }
@@ -970,7 +1095,8 @@ impl Composer {
             | HookPayload::SessionStart { .. }
             | HookPayload::SessionShutdown { .. }
             | HookPayload::ModelSelect { .. }
-            | HookPayload::ThinkingLevelSelect { .. } => HookDecision::Done,
+            | HookPayload::ThinkingLevelSelect { .. }
+            | HookPayload::SessionTree { .. } => HookDecision::Done,
             HookPayload::MessageEnd { message } => match self.result_changed {
                 true => HookDecision::MessageEnd { message },
                 false => HookDecision::Done,
@@ -978,6 +1104,14 @@ impl Composer {
             HookPayload::SessionBeforeCompact { .. } => {
                 let (cancel, compaction) = self.before_compact.unwrap_or((false, None));
                 HookDecision::SessionBeforeCompact { cancel, compaction }
+            }
+            HookPayload::SessionBeforeSwitch { .. } | HookPayload::SessionBeforeFork { .. } => {
+                HookDecision::SessionBeforeReplace {
+                    cancel: self.before_replace,
+                }
+            }
+            HookPayload::SessionBeforeTree { .. } => {
+                HookDecision::SessionBeforeTree(self.before_tree)
             }
             HookPayload::Context { messages } => HookDecision::Context {
                 messages: self.result_changed.then_some(messages),

@@ -846,7 +846,7 @@ impl SessionMachine {
             self.held_compaction = Some(job);
             return self.abort();
         }
-        if self.navigation.is_some() {
+        if self.navigating() {
             return Err(SessionRejection::NavigationInProgress.into());
         }
         self.compacts += 1;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::agent::hooks::HookPayload;
 use crate::agent::{AgentConfig, Effect, Input, QueueMode, StepError, ToolSpec};
 use crate::compaction::CompactionSettings;
 use crate::event::{CompactionResult, Event};
@@ -127,6 +128,25 @@ pub enum SessionInput {
     /// extensions that handle `session_shutdown` hear it (reason `quit`). Sent only when one
     /// does.
     Shutdown,
+    /// The front end is about to replace the session (Pi's `AgentSessionRuntime`): the
+    /// extensions that handle `payload`'s event (`session_before_switch`,
+    /// `session_before_fork`) may cancel it; answered with [`Reply::Replacing`]. Sent only
+    /// when one does.
+    AskReplace(HookPayload),
+    /// The session is being replaced by the one in `target_session_file` (in memory: none):
+    /// the extensions that handle `session_shutdown` hear it with `reason` (`new`, `resume`,
+    /// `fork`). Sent only when one does.
+    Leave {
+        reason: String,
+        target_session_file: Option<String>,
+    },
+    /// The session replaced the one in `previous_session_file`: the extensions that handle
+    /// `session_start` hear it with `reason` (`new`, `resume`, `fork`). Sent only when one
+    /// does.
+    Replaced {
+        reason: String,
+        previous_session_file: Option<String>,
+    },
 }
 
 impl SessionInput {
@@ -158,6 +178,9 @@ impl SessionInput {
             SessionInput::Wake => "wake".into(),
             SessionInput::Start => "start".into(),
             SessionInput::Shutdown => "shutdown".into(),
+            SessionInput::AskReplace(_) => "ask_replace".into(),
+            SessionInput::Leave { .. } => "leave".into(),
+            SessionInput::Replaced { .. } => "replaced".into(),
         }
     }
 }
@@ -199,6 +222,9 @@ pub enum Reply {
     /// handled by a handler, started (the run had ended by then), or Pi's refusal (the text
     /// was neither prompted nor queued).
     BusyPrompt(Result<BusyAnswer, String>),
+    /// The extensions asked by [`SessionInput::AskReplace`] were heard: whether one cancelled
+    /// the replacement.
+    Replacing { cancelled: bool },
 }
 
 /// How a prompt sent while the agent streams without a behaviour was taken, once its `input`
@@ -231,7 +257,8 @@ pub struct NavigateRequest {
 pub struct Navigated {
     /// The text of the user message navigated to, for the editor.
     pub editor_text: Option<String>,
-    /// Nothing changed (Pi's extension veto; here only an aborted summary).
+    /// Nothing changed: an extension's `session_before_tree` cancelled it, or the summary was
+    /// aborted.
     pub cancelled: bool,
     /// The summary was aborted.
     pub aborted: bool,

@@ -152,7 +152,7 @@ impl SessionMachine {
         let Some((custom_instructions, callback)) = self.asked_compaction.take() else {
             return Ok(());
         };
-        if self.navigation.is_some() {
+        if self.navigating() {
             return Ok(());
         }
         self.queue_compaction(CompactionReason::Manual, false, custom_instructions);

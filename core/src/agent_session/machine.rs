@@ -26,7 +26,7 @@ use super::contract::{
     StreamingBehavior,
 };
 use super::input::{InputKind, PendingInput, INTERACTIVE_SOURCE};
-use super::navigate::NavigateJob;
+use super::navigate::{NavigateJob, TreeAsk};
 use super::retry::{is_retryable, RetrySettings};
 
 /// What a due `wake_at` does.
@@ -72,6 +72,8 @@ pub struct SessionMachine {
     /// Where asking `agent_before_settle` stands for the run about to settle.
     pub(super) before_settle: BeforeSettle,
     pub(super) navigation: Option<NavigateJob>,
+    /// A navigation waiting for its `session_before_tree` handlers.
+    pub(super) tree_ask: Option<TreeAsk>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
     /// Extensions' messages sent with `deliverAs: "nextTurn"`, which follow the next prompt
@@ -173,6 +175,7 @@ impl SessionMachine {
             held_compaction: None,
             before_settle: BeforeSettle::NotAsked,
             navigation: None,
+            tree_ask: None,
             pending_bash: Vec::new(),
             pending_next_turn: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
@@ -237,7 +240,7 @@ impl SessionMachine {
             || self.wake.is_some()
             || self.compaction.is_some()
             || !self.failing.is_empty()
-            || self.navigation.is_some()
+            || self.navigating()
             || self.pending_prompt.is_some()
             || matches!(self.before_settle, BeforeSettle::Asking(_))
     }
@@ -322,9 +325,26 @@ impl SessionMachine {
             }
             SessionInput::Start => self.tell_session(HookPayload::SessionStart {
                 reason: "startup".into(),
+                previous_session_file: None,
             }),
             SessionInput::Shutdown => self.tell_session(HookPayload::SessionShutdown {
                 reason: "quit".into(),
+                target_session_file: None,
+            }),
+            SessionInput::AskReplace(payload) => self.ask_replace(payload),
+            SessionInput::Leave {
+                reason,
+                target_session_file,
+            } => self.tell_session(HookPayload::SessionShutdown {
+                reason,
+                target_session_file,
+            }),
+            SessionInput::Replaced {
+                reason,
+                previous_session_file,
+            } => self.tell_session(HookPayload::SessionStart {
+                reason,
+                previous_session_file,
             }),
         }
         self.after_step()?;
@@ -414,7 +434,7 @@ impl SessionMachine {
         self.compaction.is_some()
             || self.automatic_failing()
             || self.pending_prompt.is_some()
-            || self.navigation.is_some()
+            || self.navigating()
     }
 
     pub(super) fn queue(
@@ -507,7 +527,7 @@ impl SessionMachine {
             return self.retry_navigation_call();
         }
         // The transcript is being replaced: continuing it now would race the replacement.
-        if self.compaction.is_some() || self.navigation.is_some() {
+        if self.compaction.is_some() || self.navigating() {
             return Ok(());
         }
         // Pi ignores a failing `continue()` here (e.g. nothing left to continue from).
@@ -563,6 +583,9 @@ impl SessionMachine {
             if self.awaits_session_notification(*call) {
                 let outcome = outcome.clone();
                 return self.session_notified(*call, &outcome);
+            }
+            if self.awaits_tree_hook(*call) {
+                return self.tree_hook_decided(outcome.clone());
             }
             if self.owns_compaction_hook(*call) {
                 return self.compaction_hook_decided(*call, outcome.clone());

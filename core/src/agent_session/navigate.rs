@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::agent::hooks::{HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedSummary};
 use crate::agent::{CallId, Effect, Input, ModelRequest};
 use crate::compaction::branch::{
     branch_summary_request, collect_entries_for_branch_summary, finish_branch_summary,
@@ -36,13 +37,29 @@ pub(super) struct NavigateJob {
     pub(super) waiting: bool,
 }
 
+/// A navigation waiting for its `session_before_tree` handlers.
+#[derive(Clone, Debug)]
+pub(super) struct TreeAsk {
+    call: CallId,
+    request: NavigateRequest,
+    /// An abort came meanwhile (the handlers' signal fired): a summary the model would write
+    /// is not asked for.
+    aborted: bool,
+}
+
 impl SessionMachine {
-    /// Starts `navigateTree`; finishes at once unless a summary has to be written.
+    /// Whether a navigation is in progress (its handlers asked, or its summary written).
+    pub(super) fn navigating(&self) -> bool {
+        self.navigation.is_some() || self.tree_ask.is_some()
+    }
+
+    /// Starts `navigateTree`: asks the `session_before_tree` handlers first, where an
+    /// extension handles it; finishes at once unless a summary has to be written.
     pub(super) fn navigate(&mut self, request: NavigateRequest) -> Result<(), SessionError> {
         if self.agent.is_streaming() {
             return Err(SessionRejection::NavigateWhileAnswering.into());
         }
-        if self.is_compacting() || self.navigation.is_some() {
+        if self.is_compacting() || self.navigating() {
             return Err(SessionRejection::NavigateWhileCompacting.into());
         }
         // Leaving the branch drops what was pending on it: a waiting retry, a continue after a
@@ -59,10 +76,111 @@ impl SessionMachine {
             self.reply(Reply::Navigated(Err(error)));
             return Ok(());
         }
+        if self
+            .agent
+            .handled_hooks()
+            .contains(HookEvent::SessionBeforeTree)
+        {
+            let (entries, common_ancestor) = collect_entries_for_branch_summary(
+                &self.tree,
+                old_leaf.as_deref(),
+                &request.target_id,
+            );
+            let mut preparation = json!({
+                "targetId": request.target_id,
+                "oldLeafId": old_leaf,
+                "commonAncestorId": common_ancestor,
+                "entriesToSummarize": entries,
+                "userWantsSummary": request.summarize,
+            });
+            if let Some(instructions) = &request.custom_instructions {
+                preparation["customInstructions"] = json!(instructions);
+            }
+            if request.replace_instructions {
+                preparation["replaceInstructions"] = json!(true);
+            }
+            if let Some(label) = &request.label {
+                preparation["label"] = json!(label);
+            }
+            let call = self.agent.reserve_call();
+            self.push_hook(call, HookPayload::SessionBeforeTree { preparation });
+            self.tree_ask = Some(TreeAsk {
+                call,
+                request,
+                aborted: false,
+            });
+            return Ok(());
+        }
+        self.navigate_on(request, None)
+    }
+
+    /// Whether `call` is a navigation's `session_before_tree`.
+    pub(super) fn awaits_tree_hook(&self, call: CallId) -> bool {
+        self.tree_ask.as_ref().is_some_and(|ask| ask.call == call)
+    }
+
+    /// The `session_before_tree` handlers' answer: what they asked for is applied first; a
+    /// cancel ends the navigation (`cancelled`, nothing moved); otherwise their instructions
+    /// and label replace those asked for, and their summary, when one was asked for, is
+    /// written instead of the model's (Pi's `navigateTree`).
+    pub(super) fn tree_hook_decided(&mut self, outcome: HookOutcome) -> Result<(), SessionError> {
+        self.apply_asked_actions(&outcome.actions)?;
+        let Some(TreeAsk {
+            mut request,
+            aborted,
+            ..
+        }) = self.tree_ask.take()
+        else {
+            return Ok(());
+        };
+        let answer = match outcome.decision {
+            HookDecision::SessionBeforeTree(answer) => answer,
+            _ => Default::default(),
+        };
+        if answer.cancel {
+            self.reply(Reply::Navigated(Ok(Navigated {
+                cancelled: true,
+                ..Navigated::default()
+            })));
+            return Ok(());
+        }
+        if let Some(instructions) = answer.custom_instructions {
+            request.custom_instructions = Some(instructions);
+        }
+        if let Some(replace) = answer.replace_instructions {
+            request.replace_instructions = replace;
+        }
+        if let Some(label) = answer.label {
+            request.label = Some(label);
+        }
+        let supplied = answer.summary.filter(|_| request.summarize);
+        if aborted && request.summarize && supplied.is_none() {
+            self.navigation_aborted();
+            return Ok(());
+        }
+        self.navigate_on(request, supplied)
+    }
+
+    /// The navigation once its handlers were heard: `supplied`, their summary, written as
+    /// given; else the model's, when one is asked for and there is something to summarise.
+    fn navigate_on(
+        &mut self,
+        request: NavigateRequest,
+        supplied: Option<SuppliedSummary>,
+    ) -> Result<(), SessionError> {
+        if let Some(supplied) = supplied {
+            // An empty summary writes no entry (Pi tests the text), and no model is asked.
+            let summary = (!supplied.summary.is_empty()).then(|| {
+                let details = supplied.details.unwrap_or(serde_json::Value::Null);
+                (supplied.summary, details, supplied.usage)
+            });
+            return self.complete_navigation(&request, summary, true);
+        }
+        let old_leaf = self.tree.leaf_id().map(str::to_owned);
         let (entries, _) =
             collect_entries_for_branch_summary(&self.tree, old_leaf.as_deref(), &request.target_id);
         if !request.summarize || entries.is_empty() {
-            return self.complete_navigation(&request, None);
+            return self.complete_navigation(&request, None, false);
         }
         let model = self.agent.model().clone();
         let window = if model.context_window > 0 {
@@ -82,8 +200,8 @@ impl SessionMachine {
         );
         let Some(summary_request) = summary_request else {
             let details = json!({"readFiles": [], "modifiedFiles": []});
-            return self
-                .complete_navigation(&request, Some((NO_CONTENT.to_owned(), details, None)));
+            let summary = Some((NO_CONTENT.to_owned(), details, None));
+            return self.complete_navigation(&request, summary, false);
         };
         let call = self.agent.reserve_call();
         self.out.effects.push(Effect::CallModel {
@@ -153,7 +271,7 @@ impl SessionMachine {
                 usage,
             } => {
                 let details = json!({"readFiles": read_files, "modifiedFiles": modified_files});
-                self.complete_navigation(&job.request, Some((summary, details, usage)))
+                self.complete_navigation(&job.request, Some((summary, details, usage)), false)
             }
             BranchSummaryOutcome::Aborted => {
                 self.navigation_aborted();
@@ -202,6 +320,14 @@ impl SessionMachine {
     /// Aborting a navigation: its summary call is cancelled (it ends as aborted when it
     /// answers); during a retry's backoff the navigation ends at once.
     pub(super) fn abort_navigation(&mut self) {
+        if let Some(ask) = self.tree_ask.as_mut() {
+            // The handlers' signal fires; their answer is still awaited.
+            if !std::mem::replace(&mut ask.aborted, true) {
+                let call = ask.call;
+                self.out.effects.push(Effect::Cancel { call });
+            }
+            return;
+        }
         let Some(job) = self.navigation.as_ref() else {
             return;
         };
@@ -217,14 +343,18 @@ impl SessionMachine {
         self.navigation_aborted();
     }
 
+    /// Moves the leaf, writing `summary` (`from_extension`: a handler supplied it) and the
+    /// label; the `session_tree` handlers hear of it.
     fn complete_navigation(
         &mut self,
         request: &NavigateRequest,
         summary: Option<(String, serde_json::Value, Option<serde_json::Value>)>,
+        from_extension: bool,
     ) -> Result<(), SessionError> {
         let Some(target) = self.tree.entry(&request.target_id).cloned() else {
             return Ok(());
         };
+        let old_leaf = self.tree.leaf_id().map(str::to_owned);
         let (new_leaf, editor_text) = match &target {
             SessionEntry::Message(m) => match &m.message {
                 AgentMessage::User(user) => (m.parent_id.clone(), Some(user.content.text())),
@@ -241,9 +371,9 @@ impl SessionMachine {
                     .branch_with_summary(
                         new_leaf.as_deref(),
                         text,
-                        Some(details.clone()),
+                        (!details.is_null()).then(|| details.clone()),
                         usage.clone(),
-                        Some(false),
+                        Some(from_extension),
                         self.now,
                         &mut self.ids,
                     )
@@ -270,6 +400,18 @@ impl SessionMachine {
         }
         let messages = self.tree.context().into_messages();
         self.replace_messages(messages)?;
+        if self.agent.handled_hooks().contains(HookEvent::SessionTree) {
+            let summary_entry = summary_entry_id
+                .as_deref()
+                .and_then(|id| self.tree.entry(id))
+                .and_then(|entry| serde_json::to_value(entry).ok());
+            self.tell_session(HookPayload::SessionTree {
+                new_leaf_id: self.tree.leaf_id().map(str::to_owned),
+                old_leaf_id: old_leaf,
+                summary_entry,
+                from_extension: summary.is_some().then_some(from_extension),
+            });
+        }
         self.reply(Reply::Navigated(Ok(Navigated {
             editor_text,
             cancelled: false,

@@ -18,7 +18,7 @@ use crate::agent::{CallId, Change, Effect, Input, Step};
 use crate::event::AgentEvent;
 use crate::message::AgentMessage;
 
-use super::contract::SessionError;
+use super::contract::{Reply, SessionError};
 use super::machine::SessionMachine;
 
 /// What an agent step left to do, in its order.
@@ -238,6 +238,19 @@ impl SessionMachine {
         self.push_hook(call, payload);
     }
 
+    /// Asks the extensions whether the session may be replaced (`payload`: its
+    /// `session_before_switch` or `session_before_fork`), as Pi's runtime asks before it
+    /// tears the session down; the answer is a [`Reply::Replacing`], at once when no
+    /// extension handles the event. Asked like the session's notifications, so what the
+    /// handlers ask for (an entry, a message) lands in this session first.
+    pub(super) fn ask_replace(&mut self, payload: HookPayload) {
+        if !self.agent.handled_hooks().contains(payload.event()) {
+            self.out.replies.push(Reply::Replacing { cancelled: false });
+            return;
+        }
+        self.tell_session(payload);
+    }
+
     /// Whether `call` is a notification of the session's own being heard.
     pub(super) fn awaits_session_notification(&self, call: CallId) -> bool {
         self.notifications.session.contains(&call)
@@ -251,6 +264,11 @@ impl SessionMachine {
         outcome: &HookOutcome,
     ) -> Result<(), SessionError> {
         self.notifications.session.retain(|c| *c != call);
+        if let HookDecision::SessionBeforeReplace { cancel } = outcome.decision {
+            self.out
+                .replies
+                .push(Reply::Replacing { cancelled: cancel });
+        }
         let before = self.out.effects.len();
         self.apply_asked_actions(&outcome.actions)?;
         if outcome.actions.iter().any(HookAction::aborts) {

@@ -285,6 +285,7 @@ impl Driver {
                 Reply::BusyPrompt(Err(error)) => {
                     format!("busy prompt refused {}", render::json(error))
                 }
+                Reply::Replacing { cancelled } => format!("replacing cancelled={cancelled}"),
             };
             self.log.push(format!("  <- {line}"));
         }

@@ -24,8 +24,8 @@ pub use pi_providers::registry::ProviderRegistration;
 pub use pi_core::agent::hook_state::HookState;
 pub use pi_core::agent::hooks::{
     Composer, HandledHooks, HandlerResult, HookAction, HookDecision, HookError, HookEvent,
-    HookOutcome, HookPayload, InjectedMessage, InputAction, SuppliedCompaction, ToolCallVerdict,
-    WarmAction, TOOL_BLOCKED,
+    HookOutcome, HookPayload, InjectedMessage, InputAction, SuppliedCompaction, SuppliedSummary,
+    ToolCallVerdict, TreeAnswer, WarmAction, TOOL_BLOCKED,
 };
 
 /// A run continued live (a hybrid replay) reached a hook point its recording's extensions

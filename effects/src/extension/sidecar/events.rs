@@ -178,6 +178,10 @@ mod tests {
                 "turn_end",
                 "user_bash",
                 "session_start",
+                "session_before_switch",
+                "session_before_fork",
+                "session_before_tree",
+                "session_tree",
                 "tool_call",
             ]
             .map(String::from)
@@ -189,7 +193,11 @@ mod tests {
                 HookEvent::ToolCall,
                 HookEvent::TurnEnd,
                 HookEvent::MessageUpdate,
-                HookEvent::SessionStart
+                HookEvent::SessionStart,
+                HookEvent::SessionBeforeSwitch,
+                HookEvent::SessionBeforeFork,
+                HookEvent::SessionBeforeTree,
+                HookEvent::SessionTree
             ]
         );
         assert_eq!(loaded.undelivered(), ["user_bash"]);

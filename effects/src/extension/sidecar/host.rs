@@ -252,6 +252,18 @@ impl ExtensionHost {
         response_data(answer?).map(|_| ())
     }
 
+    /// Loads the extensions again, as Pi's runtime does for a session that replaces another
+    /// (`new_session`, `switch_session`, `fork`, `clone`): their factories run again with a
+    /// fresh API (what they keep in their modules stays), before the new session's
+    /// `session_start`.
+    pub fn reload(&self) -> Result<(), HostError> {
+        let (sender, answers) = std::sync::mpsc::channel();
+        let id = self.send_request(json!({"type": "reload"}), Waiter::Thread(sender))?;
+        let answer = answers.recv().map_err(|_| self.ended("reload"));
+        self.forget(id);
+        response_data(answer?).map(|_| ())
+    }
+
     /// Routes the host's lines until its output ends or breaks the protocol (a line that is not
     /// JSON with a numeric `id`, or one longer than [`MAX_LINE`]): then the host is stopped, and
     /// every request waiting learns why from its closed channel.
