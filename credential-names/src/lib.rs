@@ -50,43 +50,93 @@ pub fn bare_token(value: &str) -> Option<&str> {
     words.next().is_some().then_some(token)
 }
 
-/// The variables a configured value names as Pi 1.5.2 interpolates them (`$NAME` and
-/// `${NAME}`, `$$` and `$!` being a literal `$` and `!`; a `!command` names none): each one's
-/// value is a credential wherever the configured value is one.
-pub fn referenced_variables(configured: &str) -> Vec<&str> {
-    let mut names = Vec::new();
-    if configured.starts_with('!') {
-        return names;
+/// One piece of a configured value (an `apiKey` or a header of models.json, auth.json's
+/// `key`): text sent as it is, or a variable interpolated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TemplatePart<'a> {
+    Literal(String),
+    Variable(&'a str),
+}
+
+/// The length of the variable name `s` starts with (a letter or `_`, then letters, digits and
+/// `_`); 0 when it starts with none.
+fn name_len(s: &str) -> usize {
+    let first = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !first {
+        return 0;
     }
-    let name_len = |s: &str| {
-        let first = s
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-        if !first {
-            return 0;
+    s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len())
+}
+
+/// A configured value that is not a `!command`, read as Pi 1.5.2 reads it: `$NAME` and
+/// `${NAME}` interpolate a variable, `$$` and `$!` are a literal `$` and `!`, and anything
+/// else (a bare `NAME`, a `$` before no name, `${bad-name}`, an unclosed `${`) is literal.
+/// Adjacent literal text is one part.
+pub fn template_parts(configured: &str) -> Vec<TemplatePart<'_>> {
+    let mut parts = Vec::new();
+    let literal = |parts: &mut Vec<TemplatePart<'_>>, text: &str| {
+        if text.is_empty() {
+            return;
         }
-        s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(s.len())
+        match parts.last_mut() {
+            Some(TemplatePart::Literal(last)) => last.push_str(text),
+            _ => parts.push(TemplatePart::Literal(text.to_owned())),
+        }
     };
     let mut rest = configured;
     while let Some(at) = rest.find('$') {
+        literal(&mut parts, &rest[..at]);
         let after = &rest[at + 1..];
         if after.starts_with('$') || after.starts_with('!') {
+            literal(&mut parts, &after[..1]);
             rest = &after[1..];
         } else if let Some(braced) = after.strip_prefix('{') {
-            let Some(end) = braced.find('}') else { break };
-            let name = &braced[..end];
-            if !name.is_empty() && name_len(name) == name.len() {
-                names.push(name);
+            match braced.find('}') {
+                None => {
+                    literal(&mut parts, "$");
+                    rest = after;
+                }
+                Some(end) => {
+                    let name = &braced[..end];
+                    if !name.is_empty() && name_len(name) == name.len() {
+                        parts.push(TemplatePart::Variable(name));
+                    } else {
+                        literal(&mut parts, &rest[at..at + end + 3]);
+                    }
+                    rest = &braced[end + 1..];
+                }
             }
-            rest = &braced[end + 1..];
         } else {
             let len = name_len(after);
             if len > 0 {
-                names.push(&after[..len]);
+                parts.push(TemplatePart::Variable(&after[..len]));
+            } else {
+                literal(&mut parts, "$");
             }
             rest = &after[len..];
+        }
+    }
+    literal(&mut parts, rest);
+    parts
+}
+
+/// The variables a configured value names as Pi 1.5.2 interpolates them ([`template_parts`];
+/// a `!command` names none), each once, in order of first mention: each one's value is a
+/// credential wherever the configured value is one.
+pub fn referenced_variables(configured: &str) -> Vec<&str> {
+    if configured.starts_with('!') {
+        return Vec::new();
+    }
+    let mut names = Vec::new();
+    for part in template_parts(configured) {
+        if let TemplatePart::Variable(name) = part {
+            if !names.contains(&name) {
+                names.push(name);
+            }
         }
     }
     names
@@ -133,5 +183,25 @@ mod tests {
         );
         assert!(referenced_variables("!echo $KEY").is_empty());
         assert_eq!(referenced_variables("$A_1${B}"), ["A_1", "B"]);
+        assert_eq!(referenced_variables("${A $B $B"), ["B"]);
+    }
+
+    /// Pi 1.5.2's `parseConfigValueTemplate`: escapes, names and what stays literal.
+    #[test]
+    fn a_configured_value_as_literal_text_and_variables() {
+        use TemplatePart::{Literal, Variable};
+        let lit = |s: &str| Literal(s.to_owned());
+        assert_eq!(template_parts("OPENAI_API_KEY"), [lit("OPENAI_API_KEY")]);
+        assert_eq!(template_parts("$KEY"), [Variable("KEY")]);
+        assert_eq!(
+            template_parts("Bearer ${KEY}x"),
+            [lit("Bearer "), Variable("KEY"), lit("x")]
+        );
+        assert_eq!(template_parts("a$$b$!c"), [lit("a$b!c")]);
+        assert_eq!(template_parts("$1 $ $-"), [lit("$1 $ $-")]);
+        assert_eq!(template_parts("${bad-name}${}"), [lit("${bad-name}${}")]);
+        assert_eq!(template_parts("x${A $B"), [lit("x${A "), Variable("B")]);
+        assert_eq!(template_parts("$A$B"), [Variable("A"), Variable("B")]);
+        assert!(template_parts("").is_empty());
     }
 }

@@ -1,9 +1,8 @@
-//! The model registry against what the original ModelRegistry made of the same models.json,
+//! The model registry against what Pi 1.5.2's model runtime made of the same models.json,
 //! auth.json and environment (fixtures from `scripts/gen-registry-fixtures.mjs`): load errors,
 //! the resulting models, availability, and the key and headers of each probed request. The
-//! files are read and the `!command` values run by pi-effects, as in the binary. The fixtures
-//! were made over pi-ai 0.73.1's catalog, so the registry is built over that catalog
-//! (`fixtures/registry/catalog-0.73.1.json`), not today's.
+//! files are read and the `!command` values run by pi-effects, as in the binary. The registry
+//! is built over the catalog the binary ships, Pi 1.5.2's, which the fixtures were made over.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Tests read fixtures and run servers; the providers' IO ban applies to the library, not to its
@@ -12,7 +11,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use pi_core::validate::js_equal;
 use pi_effects::host::SystemHost;
@@ -26,13 +25,9 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/regi
 /// Far enough from every fixture token's expiry (2100-01-01) to be stable.
 const NOW_MS: i64 = 1_800_000_000_000;
 
-/// The catalog the fixtures were made over.
+/// The catalog the fixtures were made over: Pi 1.5.2's, the one the binary ships.
 fn builtin() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| {
-        let text = fs::read_to_string(Path::new(FIXTURES).join("catalog-0.73.1.json")).unwrap();
-        Catalog::parse(&text).unwrap()
-    })
+    pi_providers::catalog::builtin()
 }
 
 fn load(name: &str) -> Vec<Value> {
@@ -148,8 +143,22 @@ fn registry_matches_the_original_on_every_case() {
         .zip(&expected)
         .flat_map(|(case, want)| run_case(case, want, dir.path()))
         .collect();
-    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    let (known, unexpected): (Vec<_>, Vec<_>) = diffs
+        .iter()
+        .partition(|d| KNOWN_DIFFERENCES.iter().any(|k| d.starts_with(k)));
+    assert!(unexpected.is_empty(), "{}", diffs.join("\n"));
+    assert_eq!(
+        known.len(),
+        KNOWN_DIFFERENCES.len(),
+        "a known difference is gone; remove it from the list: {known:?}"
+    );
 }
+
+/// Where ours still differs from 1.5.2, each the start of its difference: the schema is
+/// 0.73.1's (1.5.2 checks `compat` before `authHeader` and words an unknown input modality
+/// "must be equal to one of the allowed values"). Each must still differ, so the list cannot
+/// outlive its differences.
+const KNOWN_DIFFERENCES: [&str; 1] = ["schema-many-errors: error\n"];
 
 #[test]
 fn unreadable_auth_json_means_no_stored_credentials_and_an_error() {
@@ -178,9 +187,8 @@ fn an_expired_oauth_token_is_reported_not_sent() {
         r#"{"anthropic": {"type": "oauth", "access": "old", "refresh": "r", "expires": 1000}}"#,
     );
     let registry = ModelRegistry::builtin(builtin());
-    let model = registry
-        .find("anthropic", "claude-3-5-haiku-latest")
-        .unwrap();
+    let model = &builtin().get_models("anthropic")[0];
+    let model = registry.find("anthropic", &model.id).unwrap();
     let env = Environment::from_vars([("ANTHROPIC_API_KEY", "unused")]);
     let result = registry.request_auth(model, &auth, &env, NOW_MS);
     assert_eq!(
@@ -216,9 +224,9 @@ fn a_lingering_background_process_does_not_block_key_resolution() {
 fn every_source_of_a_credential_is_found() {
     let text = r#"{"providers": {"gw": {
         "baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions",
-        "apiKey": "GW_KEY_VAR",
-        "headers": {"X-Portkey-Api-Key": "PORTKEY_VALUE", "cf-aig-authorization": "!printf cf-command-secret",
-                    "X-Title": "my-app-title", "X-Trace": "TRACE_VAR"},
+        "apiKey": "$GW_KEY_VAR",
+        "headers": {"X-Portkey-Api-Key": "${PORTKEY_VALUE}", "cf-aig-authorization": "!printf cf-command-secret",
+                    "X-Title": "my-app-title", "X-Trace": "trace:$TRACE_VAR"},
         "models": [{"id": "m", "headers": {"x-model-auth": "model-header-secret"}}]}}}"#;
     let registry = ModelRegistry::from_text(builtin(), text, Path::new("models.json"));
     assert!(registry.error().is_none(), "{:?}", registry.error());
@@ -297,8 +305,15 @@ fn prompt_cache_lifetimes_are_kept_and_overridden() {
         Some(&serde_json::json!({"short": 12}))
     );
     let overridden = registry.find("anthropic", &builtin_id).unwrap();
+    let mut merged = catalog.get_models("anthropic")[0]
+        .extra
+        .get("promptCache")
+        .and_then(serde_json::Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    merged.insert("long".into(), 7200.into());
     assert_eq!(
         overridden.extra.get("promptCache"),
-        Some(&serde_json::json!({"long": 7200}))
+        Some(&serde_json::Value::Object(merged))
     );
 }

@@ -54,6 +54,9 @@ fn nowhere_but_planted(root: &Path, key: &str, planted: impl Fn(&Path) -> bool, 
     }
 }
 
+/// The value of the variable a planted header's `${NAME}` names.
+const HEADER_SECRET: &str = "planted-header-secret-0123456789";
+
 #[test]
 fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
     // One run per place a key comes from: models.json (a literal, an environment variable it
@@ -71,10 +74,14 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
         let agent = ws.root().join("agent");
         let mut models = models_json(ws.port());
         let provider = &mut models["providers"]["mock"];
-        provider["headers"] = json!({"x-api-key": key});
+        // Pi 1.5.2's templates: `$NAME` in the key, `${NAME}` inside a header's value.
+        provider["headers"] = match source {
+            "env" => json!({"x-api-key": "hdr-${PLANTED_HEADER}"}),
+            _ => json!({"x-api-key": key}),
+        };
         provider["apiKey"] = match source {
             "literal" => json!(key),
-            "env" => json!("PLANTED_SECRET"),
+            "env" => json!("$PLANTED_SECRET"),
             "command" => json!(format!("!printf {key}")),
             _ => json!("unused-placeholder-key"),
         };
@@ -88,6 +95,7 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
         let out = ws
             .command(pi().as_ref(), &args)
             .env("PLANTED_SECRET", key)
+            .env("PLANTED_HEADER", HEADER_SECRET)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -98,6 +106,20 @@ fn planted_keys_never_reach_disk_and_the_redacted_cassette_replays() {
             requests.contains(&format!("Bearer {key}")),
             "{source}: the key was not the one sent"
         );
+        if source == "env" {
+            let sent: Vec<Value> = requests
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|v| v.get("event").is_none())
+                .collect();
+            assert!(!sent.is_empty(), "no request reached the mock");
+            for request in &sent {
+                let headers = &request["headers"];
+                assert_eq!(headers["authorization"], format!("Bearer {key}"));
+                assert_eq!(headers["x-api-key"], format!("hdr-{HEADER_SECRET}"));
+            }
+            nowhere_but_planted(ws.root(), HEADER_SECRET, planted_by_the_test, "header");
+        }
 
         let cassette_text = std::fs::read_to_string(&cassette).unwrap();
         assert!(
@@ -158,7 +180,7 @@ fn keys_planted_everywhere_reach_no_cassette_and_the_runs_still_check() {
     let agent = ws.root().join("agent");
     let mut models = models_json(ws.port());
     models["providers"]["mock"]["headers"] = json!({
-        "X-Portkey-Api-Key": "PORTKEY_SECRET_VALUE",
+        "X-Portkey-Api-Key": "${PORTKEY_SECRET_VALUE}",
         "cf-aig-authorization": format!("!printf {GATEWAY_KEY}"),
     });
     std::fs::write(agent.join("models.json"), models.to_string()).unwrap();

@@ -139,14 +139,23 @@ impl AuthStorage {
             .map(|(_, k)| k.as_str())
     }
 
-    /// Whether any credential is configured, without running commands.
+    /// Whether any credential is configured, without running commands. A stored credential
+    /// of a type Pi 1.5.2 does not know stands in for the environment's and counts as none.
     pub fn has_auth(&self, provider: &str, env: &Environment) -> bool {
-        self.runtime_key(provider).is_some()
-            || self.stored.get(provider).is_some_and(|c| !c.is_null())
-            || env_api_key(provider, env).is_some()
+        if self.runtime_key(provider).is_some() {
+            return true;
+        }
+        match self.stored.get(provider).filter(|c| !c.is_null()) {
+            Some(credential) => matches!(
+                credential.get("type").and_then(Value::as_str),
+                Some("api_key" | "oauth")
+            ),
+            None => env_api_key(provider, env).is_some(),
+        }
     }
 
-    /// The key to send: `--api-key`, then auth.json (key or OAuth token), then the environment.
+    /// The key to send: `--api-key`, then auth.json (key or OAuth token; one of another type
+    /// gives none), then the provider's key variable.
     pub fn api_key(
         &self,
         provider: &str,
@@ -180,8 +189,14 @@ impl AuthStorage {
                 }
                 return Ok(field("access").and_then(Value::as_str).map(str::to_owned));
             }
+            _ if credential.is_some_and(|c| !c.is_null()) => return Ok(None),
             _ => {}
         }
-        Ok(env_api_key(provider, env))
+        // A cloud provider's own credential chain (`<authenticated>`) makes it available but is
+        // no key to send (Pi 1.5.2 resolves no `apiKey` for it).
+        Ok(key_variables(provider)
+            .iter()
+            .find_map(|v| env.get(v))
+            .map(str::to_owned))
     }
 }

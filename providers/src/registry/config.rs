@@ -14,7 +14,7 @@ use super::jsonc::strip_json_comments;
 
 const SCHEMA: &str = include_str!("models-config.schema.json");
 
-/// Header name -> configured value (a literal, an environment variable name or `!command`), in
+/// Header name -> configured value (a literal, a `$NAME`/`${NAME}` template or `!command`), in
 /// file order.
 pub type HeaderConfig = Map<String, Value>;
 
@@ -99,9 +99,13 @@ pub enum ModelsJsonError {
         path: PathBuf,
         violations: Vec<String>,
     },
-    /// Well-formed, but breaks a rule the schema cannot express, or unreadable.
+    /// Unreadable.
     #[error("Failed to load models.json: {message}\n\nFile: {}", path.display())]
     Invalid { path: PathBuf, message: String },
+    /// Well-formed, but a provider's entry breaks a rule the schema cannot express (Pi 1.5.2
+    /// reports it as that provider's composition error, without the file).
+    #[error("Provider \"{provider}\": {message}")]
+    Provider { provider: String, message: String },
 }
 
 fn schema() -> &'static Value {
@@ -148,16 +152,48 @@ pub fn parse_models_json(
             message,
         })?,
     };
-    check_rules(&config, builtin_providers).map_err(|message| ModelsJsonError::Invalid {
+    check_limits(&config).map_err(|violations| ModelsJsonError::Schema {
         path: path.to_owned(),
-        message,
+        violations,
     })?;
+    check_rules(&config, builtin_providers)
+        .map_err(|(provider, message)| ModelsJsonError::Provider { provider, message })?;
     Ok(config)
 }
 
-/// The rules beyond the schema: what a provider entry must say for its models to be usable.
-fn check_rules(config: &ModelsConfig, builtin_providers: &[&str]) -> Result<(), String> {
+/// Pi 1.5.2's schema bounds on token counts (`exclusiveMinimum: 0`), reported as its schema
+/// violations are.
+fn check_limits(config: &ModelsConfig) -> Result<(), Vec<String>> {
+    let mut violations = Vec::new();
+    let mut check = |path: String, field: &str, value: Option<f64>| {
+        if value.is_some_and(|n| n <= 0.0) {
+            violations.push(format!("  - {path}.{field}: must be > 0"));
+        }
+    };
     for (name, provider) in &config.providers {
+        for (i, model) in provider.models.iter().flatten().enumerate() {
+            let path = format!("providers.{name}.models.{i}");
+            check(path.clone(), "contextWindow", model.context_window);
+            check(path, "maxTokens", model.max_tokens);
+        }
+        for (id, over) in provider.model_overrides.iter().flatten() {
+            let path = format!("providers.{name}.modelOverrides.{id}");
+            check(path.clone(), "contextWindow", over.context_window);
+            check(path, "maxTokens", over.max_tokens);
+        }
+    }
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(violations)
+    }
+}
+
+/// The rules beyond the schema: what a provider entry must say for its models to be usable;
+/// the provider that breaks one and Pi 1.5.2's text.
+fn check_rules(config: &ModelsConfig, builtin_providers: &[&str]) -> Result<(), (String, String)> {
+    for (name, provider) in &config.providers {
+        let fail = |message: String| Err((name.clone(), message));
         let is_builtin = builtin_providers.contains(&name.as_str());
         let models = provider.models.as_deref().unwrap_or_default();
         let has_overrides = provider
@@ -169,37 +205,24 @@ fn check_rules(config: &ModelsConfig, builtin_providers: &[&str]) -> Result<(), 
                 && provider.headers.is_none()
                 && provider.compat.is_none()
                 && !has_overrides
+                && provider.api_key.is_none()
+                && provider.auth_header.is_none()
             {
-                return Err(format!(
+                return fail(format!(
                     "Provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
                 ));
             }
-        } else if !is_builtin {
-            if provider.base_url.is_none() {
-                return Err(format!(
-                    "Provider {name}: \"baseUrl\" is required when defining custom models."
-                ));
-            }
-            if provider.api_key.is_none() {
-                return Err(format!(
-                    "Provider {name}: \"apiKey\" is required when defining custom models."
-                ));
-            }
+        } else if !is_builtin && provider.base_url.is_none() {
+            return fail(format!(
+                "Provider {name}: \"baseUrl\" is required when defining custom models."
+            ));
         }
         for model in models {
             let id = &model.id;
             if provider.api.is_none() && model.api.is_none() && !is_builtin {
-                return Err(format!(
+                return fail(format!(
                     "Provider {name}, model {id}: no \"api\" specified. Set at provider or model level."
                 ));
-            }
-            if model.context_window.is_some_and(|n| n <= 0.0) {
-                return Err(format!(
-                    "Provider {name}, model {id}: invalid contextWindow"
-                ));
-            }
-            if model.max_tokens.is_some_and(|n| n <= 0.0) {
-                return Err(format!("Provider {name}, model {id}: invalid maxTokens"));
             }
         }
     }

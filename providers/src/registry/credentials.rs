@@ -100,8 +100,8 @@ impl ModelRegistry {
 }
 
 /// The configured headers that hold credentials: name, configured value, resolved value. A
-/// header counts when its name says so, its value is a `!command` or names a variable (as a
-/// whole, or `$NAME` inside it).
+/// header counts when its name says so, its value is a `!command` or interpolates a variable
+/// (`$NAME` or `${NAME}`).
 fn header_credentials<'a>(
     env: &Environment,
     headers: Option<&'a HeaderConfig>,
@@ -111,9 +111,7 @@ fn header_credentials<'a>(
         let Some(configured) = value.as_str() else {
             continue;
         };
-        let indirect = configured.starts_with('!')
-            || env.get(configured).is_some()
-            || !referenced_variables(configured).is_empty();
+        let indirect = configured.starts_with('!') || !referenced_variables(configured).is_empty();
         if !(indirect || is_credential_name(name)) {
             continue;
         }

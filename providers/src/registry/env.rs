@@ -9,6 +9,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use pi_credential_names::{referenced_variables, template_parts, TemplatePart};
+
 /// What credential resolution asks of the world beyond the variables.
 pub trait Host: fmt::Debug + Send + Sync {
     /// Runs `command` with `sh -c` and exactly `vars` as its environment; its trimmed stdout,
@@ -78,13 +80,38 @@ impl Environment {
         self.host.as_ref().is_some_and(|host| host.exists(path))
     }
 
-    /// A configured value: `!command` runs it, a set variable's name gives its value, anything
-    /// else is the value itself.
+    /// A configured value (Pi 1.5.2's `resolveConfigValue`): `!command` runs it; anything else
+    /// is a template whose `$NAME` and `${NAME}` take the variable's value (`$$` and `$!` a
+    /// literal `$` and `!`, a bare `NAME` itself). `None` when the command fails or a variable
+    /// it names is unset or empty.
     pub fn resolve(&self, config: &str) -> Option<String> {
-        match config.strip_prefix('!') {
-            Some(command) => self.run(command),
-            None => Some(self.get(config).unwrap_or(config).to_owned()),
+        if let Some(command) = config.strip_prefix('!') {
+            return self.run(command);
         }
+        let mut resolved = String::new();
+        for part in template_parts(config) {
+            match part {
+                TemplatePart::Literal(text) => resolved.push_str(&text),
+                TemplatePart::Variable(name) => resolved.push_str(self.get(name)?),
+            }
+        }
+        Some(resolved)
+    }
+
+    /// The variables a configured value names that are unset or empty, each once (none for a
+    /// `!command`): what keeps it from resolving.
+    pub fn missing_variables<'a>(&self, config: &'a str) -> Vec<&'a str> {
+        referenced_variables(config)
+            .into_iter()
+            .filter(|name| self.get(name).is_none())
+            .collect()
+    }
+
+    /// Whether a configured value can be used without running anything (Pi 1.5.2's
+    /// `isConfigValueConfigured`): a `!command`, a literal, or a template whose variables are
+    /// all set.
+    pub fn is_configured(&self, config: &str) -> bool {
+        self.missing_variables(config).is_empty()
     }
 }
 
@@ -98,8 +125,40 @@ mod tests {
     fn without_a_host_commands_fail_and_no_file_exists() {
         let env = Environment::from_vars([("HOME", "/"), ("KEY", "value")]);
         assert_eq!(env.resolve("!printf key"), None);
-        assert_eq!(env.resolve("KEY").as_deref(), Some("value"));
-        assert_eq!(env.resolve("literal").as_deref(), Some("literal"));
+        assert!(env.is_configured("!printf key"));
         assert!(!env.exists(std::path::Path::new("/")));
+    }
+
+    /// Pi 1.5.2's templates: a bare name is the text itself, `$NAME` and `${NAME}` the
+    /// variable's value, `$$` and `$!` a literal `$` and `!`.
+    #[test]
+    fn a_bare_name_is_literal_and_dollar_names_interpolate() {
+        let env = Environment::from_vars([("KEY", "value"), ("OTHER", "x")]);
+        assert_eq!(env.resolve("KEY").as_deref(), Some("KEY"));
+        assert_eq!(env.resolve("$KEY").as_deref(), Some("value"));
+        assert_eq!(
+            env.resolve("Bearer ${KEY}-$OTHER").as_deref(),
+            Some("Bearer value-x")
+        );
+        assert_eq!(env.resolve("$$KEY$!").as_deref(), Some("$KEY!"));
+        assert_eq!(
+            env.resolve("$ ${bad-name}").as_deref(),
+            Some("$ ${bad-name}")
+        );
+        assert_eq!(env.resolve("").as_deref(), Some(""));
+    }
+
+    /// One unset or empty variable leaves the whole value unresolved (no partial key is sent),
+    /// and the value is not configured.
+    #[test]
+    fn a_missing_or_empty_variable_leaves_the_value_unresolved() {
+        let env = Environment::from_vars([("KEY", "value"), ("EMPTY", "")]);
+        for config in ["$MISSING", "Bearer ${KEY}$EMPTY", "${MISSING}"] {
+            assert_eq!(env.resolve(config), None, "{config}");
+            assert!(!env.is_configured(config), "{config}");
+        }
+        assert_eq!(env.missing_variables("$A${KEY}$EMPTY$A"), ["A", "EMPTY"]);
+        assert!(env.is_configured("literal"));
+        assert!(env.is_configured("$KEY"));
     }
 }

@@ -43,6 +43,13 @@ pub struct RequestAuth {
 pub enum AuthError {
     #[error("Failed to resolve {what} from shell command: {command}")]
     CommandFailed { what: String, command: String },
+    /// A `$NAME` the value interpolates is unset or empty (one or more, each named once).
+    #[error(
+        "Failed to resolve {what} from environment variable{}: {}",
+        if names.len() > 1 { "s" } else { "" },
+        names.join(", ")
+    )]
+    MissingVariables { what: String, names: Vec<String> },
     #[error("No API key found for \"{provider}\"")]
     MissingKey { provider: String },
     #[error(transparent)]
@@ -183,7 +190,8 @@ impl ModelRegistry {
             .map(|(_, c)| c)
     }
 
-    /// Whether some credential is configured for the model's provider (no command is run).
+    /// Whether some credential is configured for the model's provider (no command is run; a
+    /// models.json key counts when every variable it names is set, as Pi 1.5.2 checks it).
     pub fn has_configured_auth(
         &self,
         model: &Model,
@@ -193,7 +201,8 @@ impl ModelRegistry {
         auth.has_auth(&model.provider, env)
             || self
                 .request_config(&model.provider)
-                .is_some_and(|c| c.api_key.is_some())
+                .and_then(|c| c.api_key.as_deref())
+                .is_some_and(|configured| env.is_configured(configured))
     }
 
     /// The models a request could be authenticated for.
@@ -288,14 +297,23 @@ fn set_header(headers: &mut Vec<(String, String)>, name: String, value: String) 
 }
 
 fn resolve_or_fail(env: &Environment, configured: &str, what: &str) -> Result<String, AuthError> {
-    env.resolve(configured)
-        .ok_or_else(|| AuthError::CommandFailed {
+    if let Some(value) = env.resolve(configured) {
+        return Ok(value);
+    }
+    Err(match configured.strip_prefix('!') {
+        Some(command) => AuthError::CommandFailed {
             what: what.to_owned(),
-            command: configured
-                .strip_prefix('!')
-                .unwrap_or(configured)
-                .to_owned(),
-        })
+            command: command.to_owned(),
+        },
+        None => AuthError::MissingVariables {
+            what: what.to_owned(),
+            names: env
+                .missing_variables(configured)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        },
+    })
 }
 
 fn resolve_headers(
