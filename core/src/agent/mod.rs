@@ -2,6 +2,7 @@
 
 pub mod assemble;
 pub mod boundary;
+mod compose;
 pub mod config;
 pub mod contract;
 pub mod convert;
