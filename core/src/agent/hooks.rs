@@ -22,6 +22,8 @@ use crate::event::{AssistantMessageEvent, CompactionReason, CompactionResult, To
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
 use crate::partial::PartialMessage;
+use crate::resources::skills::LoadedSkill;
+use crate::resources::templates::PromptTemplate;
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
@@ -82,6 +84,9 @@ pub enum HookEvent {
     ModelSelect,
     /// The session's thinking level changed: a notification (Pi does not wait for it).
     ThinkingLevelSelect,
+    /// Right after `session_start`: the extensions name skill, prompt-template and theme
+    /// paths of their own, which the session loads after its own.
+    ResourcesDiscover,
 }
 
 impl HookEvent {
@@ -113,6 +118,7 @@ impl HookEvent {
             HookEvent::SessionShutdown => "session_shutdown",
             HookEvent::ModelSelect => "model_select",
             HookEvent::ThinkingLevelSelect => "thinking_level_select",
+            HookEvent::ResourcesDiscover => "resources_discover",
         }
     }
 }
@@ -336,6 +342,12 @@ pub enum HookPayload {
         level: ThinkingLevel,
         previous_level: ThinkingLevel,
     },
+    /// The session asks for the extensions' resources: its working directory and why
+    /// (`"startup"`).
+    ResourcesDiscover {
+        cwd: String,
+        reason: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -389,6 +401,7 @@ impl HookPayload {
             HookPayload::SessionShutdown { .. } => HookEvent::SessionShutdown,
             HookPayload::ModelSelect { .. } => HookEvent::ModelSelect,
             HookPayload::ThinkingLevelSelect { .. } => HookEvent::ThinkingLevelSelect,
+            HookPayload::ResourcesDiscover { .. } => HookEvent::ResourcesDiscover,
         }
     }
 }
@@ -483,6 +496,16 @@ pub enum HandlerResult {
     /// Pi's `MessageEndEventResult`: the message in place of the one that ended (of the same
     /// role; Pi reports another role as the handler's error and keeps the message).
     MessageEnd { message: AgentMessage },
+    /// Pi's `ResourcesDiscoverResult` (an extension's several handlers' paths, in order).
+    #[serde(rename_all = "camelCase")]
+    ResourcesDiscover {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skill_paths: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        prompt_paths: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        theme_paths: Vec<String>,
+    },
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -645,8 +668,40 @@ pub enum HookDecision {
     MessageEnd {
         message: AgentMessage,
     },
+    /// The paths the `resources_discover` handlers named, each with its extension, and what
+    /// they hold: the skills and templates the interpreter loaded from them before the
+    /// decision was recorded, so a replay needs none of the files.
+    ResourcesDiscover(Box<DiscoveredResources>),
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
+}
+
+/// A path a `resources_discover` handler named, and the extension whose handler named it (Pi's
+/// `extensionPath`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveredPath {
+    pub path: String,
+    pub extension: String,
+}
+
+/// What the `resources_discover` handlers gave: their paths in Pi's order (load order, then
+/// registration order), and the skills and templates loaded from them (each of those only
+/// once; the session keeps the first of a name, its own before these).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveredResources {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skill_paths: Vec<DiscoveredPath>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_paths: Vec<DiscoveredPath>,
+    /// Theme paths: kept as asked, loaded by nothing (no TUI here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub theme_paths: Vec<DiscoveredPath>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<LoadedSkill>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<PromptTemplate>,
 }
 
 /// The answer at one hook point, as a cassette records it: the composed decision, the actions
@@ -695,6 +750,8 @@ pub struct Composer {
     warm_action: Option<WarmAction>,
     /// The last object a `session_before_compact` handler returned.
     before_compact: Option<(bool, Option<SuppliedCompaction>)>,
+    /// The paths the `resources_discover` handlers named so far.
+    discovered: DiscoveredResources,
 }
 
 impl Composer {
@@ -714,6 +771,7 @@ impl Composer {
             original_input,
             warm_action: None,
             before_compact: None,
+            discovered: DiscoveredResources::default(),
         }
     }
 
@@ -731,6 +789,12 @@ impl Composer {
     /// Takes one handler's answer. A result for another hook point is ignored, as Pi ignores
     /// fields it does not read.
     pub fn apply(&mut self, result: Option<HandlerResult>) {
+        self.apply_from("", result);
+    }
+
+    /// [`apply`](Self::apply) for the answer of extension `extension` (the paths a
+    /// `resources_discover` handler names are its).
+    pub fn apply_from(&mut self, extension: &str, result: Option<HandlerResult>) {
         if self.stopped {
             return;
         }
@@ -845,6 +909,25 @@ impl Composer {
                 self.stopped = cancel;
                 self.before_compact = Some((cancel, compaction));
             }
+            (
+                HookPayload::ResourcesDiscover { .. },
+                Some(HandlerResult::ResourcesDiscover {
+                    skill_paths,
+                    prompt_paths,
+                    theme_paths,
+                }),
+            ) => {
+                let tag = |paths: Vec<String>| {
+                    paths.into_iter().map(|path| DiscoveredPath {
+                        path,
+                        extension: extension.to_owned(),
+                    })
+                };
+                let found = &mut self.discovered;
+                found.skill_paths.extend(tag(skill_paths));
+                found.prompt_paths.extend(tag(prompt_paths));
+                found.theme_paths.extend(tag(theme_paths));
+            }
             _ => {}
         }
     }
@@ -917,6 +1000,9 @@ impl Composer {
             | HookPayload::SessionShutdown { .. }
             | HookPayload::ModelSelect { .. }
             | HookPayload::ThinkingLevelSelect { .. } => HookDecision::Done,
+            HookPayload::ResourcesDiscover { .. } => {
+                HookDecision::ResourcesDiscover(Box::new(self.discovered))
+            }
             HookPayload::MessageEnd { message } => match self.result_changed {
                 true => HookDecision::MessageEnd { message },
                 false => HookDecision::Done,

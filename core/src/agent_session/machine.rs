@@ -313,9 +313,12 @@ impl SessionMachine {
                 self.wake()?;
                 self.warm_due();
             }
-            SessionInput::Start => self.tell_session(HookPayload::SessionStart {
-                reason: "startup".into(),
-            }),
+            SessionInput::Start => {
+                self.tell_session(HookPayload::SessionStart {
+                    reason: "startup".into(),
+                });
+                self.discover_resources("startup");
+            }
             SessionInput::Shutdown => self.tell_session(HookPayload::SessionShutdown {
                 reason: "quit".into(),
             }),
