@@ -744,6 +744,15 @@ async function dispatch(runner, payload, state, signal) {
       await runner.emit({ ...payload });
       return null;
     }
+    case "resources_discover": {
+      // Pi's runner tags each path with its extension; this runner has one, whose path the
+      // harness knows, so the paths go back as lists.
+      const found = await runner.emitResourcesDiscover(payload.cwd, payload.reason);
+      const paths = (list) => (list.length > 0 ? list.map((entry) => entry.path) : undefined);
+      const [skillPaths, promptPaths, themePaths] = [found.skillPaths, found.promptPaths, found.themePaths].map(paths);
+      if (!skillPaths && !promptPaths && !themePaths) return null;
+      return { type: "resources_discover", skillPaths, promptPaths, themePaths };
+    }
     case "message_update": {
       // Pi's provider event carries the message so far as its `partial`.
       const message = payload.message;

@@ -44,7 +44,7 @@ pub async fn run<I: Interpreter + Send>(
     // Pi binds the extensions (`session_start`) after the header, before the first prompt; a
     // replay's recorded inputs hold the start and the end where this puts them.
     inputs.retain(|input| !matches!(input, SessionInput::Start | SessionInput::Shutdown));
-    if session.machine().hears(HookEvent::SessionStart) {
+    if session.machine().hears_start() {
         inputs.insert(0, SessionInput::Start);
     }
     let mut signals = Signals::new();

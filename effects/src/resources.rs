@@ -16,6 +16,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use pi_core::agent::hooks::DiscoveredResources;
 use pi_core::resources::skills::{load_skill, LoadedSkill};
 use pi_core::resources::templates::{load_template, PromptTemplate};
 use pi_core::resources::Resources;
@@ -231,13 +232,92 @@ fn skills(wanted: &Wanted) -> Vec<LoadedSkill> {
         let info = |file: &str, base: &Path| {
             Meta::top_level("local", scope, Some(base.to_path_buf())).info(file)
         };
-        if path.is_dir() {
-            skills.add_dir(&path, &mut IgnoreRules::new(&path), &info);
-        } else if path.is_file() && text(&path).ends_with(".md") {
-            skills.add_file(&path, &info);
-        }
+        skills.add_given(&path, &info);
     }
     skills.list
+}
+
+impl Skills {
+    /// A path given explicitly (`--skill`, an extension's): a folder as Pi's
+    /// `loadSkillsFromDir` reads it, else a markdown file.
+    fn add_given(&mut self, path: &Path, info: &dyn Fn(&str, &Path) -> Value) {
+        if path.is_dir() {
+            self.add_dir(path, &mut IgnoreRules::new(path), info);
+        } else if path.is_file() && text(path).ends_with(".md") {
+            self.add_file(path, info);
+        }
+    }
+}
+
+/// A folder's `.md` files, or the file itself when it is one (`--prompt-template` and an
+/// extension's prompt paths).
+fn given_templates(path: &Path) -> Vec<PathBuf> {
+    if path.is_dir() {
+        entries(path)
+            .into_iter()
+            .filter(|(name, _, _, is_file)| *is_file && name.ends_with(".md"))
+            .map(|(_, file, _, _)| file)
+            .collect()
+    } else if path.is_file() && text(path).ends_with(".md") {
+        vec![path.to_path_buf()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Pi's `getExtensionSourceLabel` and the base folder of what `extension` (its path) gives:
+/// `extension:<file stem>` and the extension's folder, or for a name that is no path (`<...>`,
+/// a Rust extension's) the name without angle brackets and no folder.
+fn extension_meta(extension: &str) -> Meta {
+    let synthetic = extension.starts_with('<') || extension.starts_with("builtin:");
+    let path = Path::new(extension);
+    if synthetic || !path.is_absolute() {
+        let name = extension.replace(['<', '>'], "");
+        return Meta::top_level(&format!("extension:{name}"), "temporary", None);
+    }
+    let base = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let base = base.unwrap_or_default();
+    let stem = base
+        .strip_suffix(".ts")
+        .or_else(|| base.strip_suffix(".js"))
+        .unwrap_or(&base);
+    Meta::top_level(
+        &format!("extension:{stem}"),
+        "temporary",
+        path.parent().map(Path::to_path_buf),
+    )
+}
+
+/// Loads what the `resources_discover` handlers named (Pi's `extendResources`): each path
+/// resolved from `cwd`, read as `--skill` and `--prompt-template` paths are, each skill and
+/// template with its extension's `sourceInfo`. The first of a name among these wins; the
+/// session puts them after its own, whose names win.
+pub fn load_discovered(cwd: &Path, home: &Path, found: &mut DiscoveredResources) {
+    let mut skills = Skills::default();
+    for given in &found.skill_paths {
+        let meta = extension_meta(&given.extension);
+        let info = |file: &str, _: &Path| meta.info(file);
+        skills.add_given(&resolve(cwd, home, &given.path), &info);
+    }
+    found.skills = skills.list;
+    let mut templates: Vec<PromptTemplate> = Vec::new();
+    for given in &found.prompt_paths {
+        let meta = extension_meta(&given.extension);
+        for file in given_templates(&resolve(cwd, home, &given.path)) {
+            let Ok(content) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let Ok(mut template) = load_template(&text(&file), &content) else {
+                continue;
+            };
+            if templates.iter().any(|t| t.name == template.name) {
+                continue;
+            }
+            template.source_info = meta.info(&text(&file));
+            templates.push(template);
+        }
+    }
+    found.templates = templates;
 }
 
 /// Pi's `collectAutoPromptEntries`: a folder's `.md` files, hidden ones and `node_modules`
@@ -280,17 +360,13 @@ fn templates(wanted: &Wanted) -> Vec<PromptTemplate> {
     };
     for value in wanted.prompt_template_paths {
         let path = resolve(wanted.cwd, wanted.home, value);
-        if path.is_dir() {
-            for (name, file, _, is_file) in entries(&path) {
-                if is_file && name.ends_with(".md") {
-                    let info = local(&file, path.clone());
-                    found.push((file, info));
-                }
-            }
-        } else if path.is_file() && text(&path).ends_with(".md") {
-            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-            let info = local(&path, base);
-            found.push((path, info));
+        let base = match path.is_dir() {
+            true => path.clone(),
+            false => path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        };
+        for file in given_templates(&path) {
+            let info = local(&file, base.clone());
+            found.push((file, info));
         }
     }
     let mut templates: Vec<PromptTemplate> = Vec::new();

@@ -383,18 +383,18 @@ impl Session {
             },
             None => SessionInput::Start,
         };
-        self.tell(HookEvent::SessionStart, start).await
+        let hears = self.shared.session.lock().await.machine().hears_start();
+        self.tell(hears, start).await
     }
 
     /// Tells the extensions the session is ending (`session_shutdown`, reason `quit`), as Pi's
     /// runtime does before the process exits; call it before [`finish`](Self::finish).
     pub async fn shutdown(&self) -> Result<(), Error> {
-        self.tell(HookEvent::SessionShutdown, SessionInput::Shutdown)
-            .await
+        let hears = (self.shared.session.lock().await.machine()).hears(HookEvent::SessionShutdown);
+        self.tell(hears, SessionInput::Shutdown).await
     }
 
-    async fn tell(&self, event: HookEvent, input: SessionInput) -> Result<(), Error> {
-        let hears = self.shared.session.lock().await.machine().hears(event);
+    async fn tell(&self, hears: bool, input: SessionInput) -> Result<(), Error> {
         if hears {
             self.run(input).await?;
         }

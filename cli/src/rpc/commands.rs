@@ -117,7 +117,10 @@ impl<I: Interpreter + Send> Rpc<I> {
                 done(Some(state::last_assistant_text(self.session.machine())))
             }
             "get_commands" => done(Some(json!({
-                "commands": commands_listed(&self.runtime.extension_commands, &self.runtime.resources)
+                "commands": commands_listed(
+                    &self.runtime.extension_commands,
+                    self.session.machine().resources()
+                )
             }))),
             "get_available_models" => {
                 let models: Vec<Value> = self

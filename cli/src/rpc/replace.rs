@@ -469,7 +469,7 @@ impl<I: Front> Rpc<I> {
                 eprintln!("{error}");
             }
         }
-        if self.session.machine().hears(HookEvent::SessionStart) {
+        if self.session.machine().hears_start() {
             for print_all in [false, true] {
                 let start = SessionInput::Replaced {
                     reason: reason.to_owned(),

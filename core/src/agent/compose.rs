@@ -3,8 +3,8 @@
 
 use super::boundary::BoundaryDraft;
 use super::hooks::{
-    HandlerResult, HookDecision, HookPayload, InjectedMessage, InputAction, SuppliedCompaction,
-    ToolCallVerdict, TreeAnswer, WarmAction, TOOL_BLOCKED,
+    DiscoveredPath, DiscoveredResources, HandlerResult, HookDecision, HookPayload, InjectedMessage,
+    InputAction, SuppliedCompaction, ToolCallVerdict, TreeAnswer, WarmAction, TOOL_BLOCKED,
 };
 use crate::message::ImageContent;
 
@@ -33,6 +33,8 @@ pub struct Composer {
     before_replace: bool,
     /// The last object a `session_before_tree` handler returned.
     before_tree: TreeAnswer,
+    /// The paths the `resources_discover` handlers named so far.
+    discovered: DiscoveredResources,
 }
 
 impl Composer {
@@ -55,6 +57,7 @@ impl Composer {
             boundary: None,
             before_replace: false,
             before_tree: TreeAnswer::default(),
+            discovered: DiscoveredResources::default(),
         }
     }
 
@@ -72,6 +75,12 @@ impl Composer {
     /// Takes one handler's answer. A result for another hook point is ignored, as Pi ignores
     /// fields it does not read.
     pub fn apply(&mut self, result: Option<HandlerResult>) {
+        self.apply_from("", result);
+    }
+
+    /// [`apply`](Self::apply) for the answer of extension `extension` (the paths a
+    /// `resources_discover` handler names are its).
+    pub fn apply_from(&mut self, extension: &str, result: Option<HandlerResult>) {
         if self.stopped {
             return;
         }
@@ -215,6 +224,25 @@ impl Composer {
                 self.stopped = answer.cancel;
                 self.before_tree = answer;
             }
+            (
+                HookPayload::ResourcesDiscover { .. },
+                Some(HandlerResult::ResourcesDiscover {
+                    skill_paths,
+                    prompt_paths,
+                    theme_paths,
+                }),
+            ) => {
+                let tag = |paths: Vec<String>| {
+                    paths.into_iter().map(|path| DiscoveredPath {
+                        path,
+                        extension: extension.to_owned(),
+                    })
+                };
+                let found = &mut self.discovered;
+                found.skill_paths.extend(tag(skill_paths));
+                found.prompt_paths.extend(tag(prompt_paths));
+                found.theme_paths.extend(tag(theme_paths));
+            }
             _ => {}
         }
     }
@@ -298,6 +326,9 @@ impl Composer {
             | HookPayload::ModelSelect { .. }
             | HookPayload::ThinkingLevelSelect { .. }
             | HookPayload::SessionTree { .. } => HookDecision::Done,
+            HookPayload::ResourcesDiscover { .. } => {
+                HookDecision::ResourcesDiscover(Box::new(self.discovered))
+            }
             HookPayload::MessageEnd { message } => match self.result_changed {
                 true => HookDecision::MessageEnd { message },
                 false => HookDecision::Done,

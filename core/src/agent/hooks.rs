@@ -23,6 +23,8 @@ use crate::event::{AssistantMessageEvent, CompactionReason, CompactionResult, To
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
 use crate::partial::PartialMessage;
+use crate::resources::skills::LoadedSkill;
+use crate::resources::templates::PromptTemplate;
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
@@ -96,6 +98,9 @@ pub enum HookEvent {
     SessionBeforeTree,
     /// The session's leaf moved (a notification).
     SessionTree,
+    /// Right after `session_start`: the extensions name skill, prompt-template and theme
+    /// paths of their own, which the session loads after its own.
+    ResourcesDiscover,
 }
 
 impl HookEvent {
@@ -132,6 +137,7 @@ impl HookEvent {
             HookEvent::SessionBeforeFork => "session_before_fork",
             HookEvent::SessionBeforeTree => "session_before_tree",
             HookEvent::SessionTree => "session_tree",
+            HookEvent::ResourcesDiscover => "resources_discover",
         }
     }
 }
@@ -402,6 +408,12 @@ pub enum HookPayload {
     AgentBeforeSettle {
         outcome: String,
     },
+    /// The session asks for the extensions' resources: its working directory and why
+    /// (`"startup"`).
+    ResourcesDiscover {
+        cwd: String,
+        reason: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -488,6 +500,7 @@ impl HookPayload {
             HookPayload::SessionBeforeFork { .. } => HookEvent::SessionBeforeFork,
             HookPayload::SessionBeforeTree { .. } => HookEvent::SessionBeforeTree,
             HookPayload::SessionTree { .. } => HookEvent::SessionTree,
+            HookPayload::ResourcesDiscover { .. } => HookEvent::ResourcesDiscover,
         }
     }
 }
@@ -598,6 +611,16 @@ pub enum HandlerResult {
     },
     /// Pi's `SessionBeforeTreeResult` (any object a handler returned).
     SessionBeforeTree(TreeAnswer),
+    /// Pi's `ResourcesDiscoverResult` (an extension's several handlers' paths, in order).
+    #[serde(rename_all = "camelCase")]
+    ResourcesDiscover {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skill_paths: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        prompt_paths: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        theme_paths: Vec<String>,
+    },
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -776,8 +799,40 @@ pub enum HookDecision {
     /// What the last handler that returned an object asked of a navigation (none: Pi's
     /// navigation as asked).
     SessionBeforeTree(TreeAnswer),
+    /// The paths the `resources_discover` handlers named, each with its extension, and what
+    /// they hold: the skills and templates the interpreter loaded from them before the
+    /// decision was recorded, so a replay needs none of the files.
+    ResourcesDiscover(Box<DiscoveredResources>),
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
+}
+
+/// A path a `resources_discover` handler named, and the extension whose handler named it (Pi's
+/// `extensionPath`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveredPath {
+    pub path: String,
+    pub extension: String,
+}
+
+/// What the `resources_discover` handlers gave: their paths in Pi's order (load order, then
+/// registration order), and the skills and templates loaded from them (each of those only
+/// once; the session keeps the first of a name, its own before these).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveredResources {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skill_paths: Vec<DiscoveredPath>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_paths: Vec<DiscoveredPath>,
+    /// Theme paths: kept as asked, loaded by nothing (no TUI here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub theme_paths: Vec<DiscoveredPath>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<LoadedSkill>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<PromptTemplate>,
 }
 
 /// The answer at one hook point, as a cassette records it: the composed decision, the actions

@@ -106,6 +106,18 @@ impl Registry {
 }
 
 impl SessionMachine {
+    /// Replaces the skills the prompt's inputs list; `false` without a registry (nothing
+    /// rebuilds the prompt then).
+    pub(super) fn set_prompt_skills(&mut self, skills: Vec<crate::system_prompt::Skill>) -> bool {
+        match &mut self.registry {
+            Some(registry) => {
+                registry.loadout.prompt.skills = skills;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Keeps `loadout`, with the declarations of the tools active now, so that
     /// `pi.setActiveTools` can change them; without it the action changes nothing.
     pub fn set_tool_loadout(&mut self, loadout: Option<ToolLoadout>) {

@@ -323,10 +323,13 @@ impl SessionMachine {
                 self.wake()?;
                 self.warm_due();
             }
-            SessionInput::Start => self.tell_session(HookPayload::SessionStart {
-                reason: "startup".into(),
-                previous_session_file: None,
-            }),
+            SessionInput::Start => {
+                self.tell_session(HookPayload::SessionStart {
+                    reason: "startup".into(),
+                    previous_session_file: None,
+                });
+                self.discover_resources("startup");
+            }
             SessionInput::Shutdown => self.tell_session(HookPayload::SessionShutdown {
                 reason: "quit".into(),
                 target_session_file: None,
@@ -342,10 +345,13 @@ impl SessionMachine {
             SessionInput::Replaced {
                 reason,
                 previous_session_file,
-            } => self.tell_session(HookPayload::SessionStart {
-                reason,
-                previous_session_file,
-            }),
+            } => {
+                self.tell_session(HookPayload::SessionStart {
+                    reason,
+                    previous_session_file,
+                });
+                self.discover_resources("startup");
+            }
         }
         self.after_step()?;
         let mut out = std::mem::take(&mut self.out);

@@ -8,6 +8,7 @@ mod cache_warm;
 mod command;
 mod compaction;
 mod contract;
+mod discovered;
 mod extension;
 mod extension_actions;
 mod feed;

@@ -271,6 +271,9 @@ impl SessionMachine {
         }
         let before = self.out.effects.len();
         self.apply_asked_actions(&outcome.actions)?;
+        if let HookDecision::ResourcesDiscover(found) = &outcome.decision {
+            self.add_discovered(found);
+        }
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
         }
@@ -287,6 +290,13 @@ impl SessionMachine {
     /// [`SessionInput::Shutdown`](super::SessionInput::Shutdown) only then).
     pub fn hears(&self, event: HookEvent) -> bool {
         self.agent.handled_hooks().contains(event)
+    }
+
+    /// Whether an extension hears of the session's start: `session_start`, or
+    /// `resources_discover`, which the start tells right after it (the front end sends
+    /// [`SessionInput::Start`](super::SessionInput::Start) only then).
+    pub fn hears_start(&self) -> bool {
+        self.hears(HookEvent::SessionStart) || self.hears(HookEvent::ResourcesDiscover)
     }
 
     /// Puts the message the `message_end` handlers returned in the place of the one that ended:

@@ -43,7 +43,7 @@ impl Resources {
     }
 
     /// The skills as the system prompt lists them.
-    pub fn prompt_skills(&self) -> Vec<crate::system_prompt::Skill> {
+    pub fn prompt_skills(&self) -> Vec<skills::Skill> {
         self.skills.iter().map(|s| s.skill.clone()).collect()
     }
 

@@ -4,7 +4,17 @@
 //! files is the caller's; these functions take what was read.
 
 use super::frontmatter::{js_trim, parse_frontmatter, strip_frontmatter, FrontmatterError};
-use crate::system_prompt::Skill;
+
+/// A skill the model may load with the read tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    pub file_path: String,
+    /// Hidden from the prompt (only invocable explicitly).
+    pub disable_model_invocation: bool,
+}
 
 /// The longest name the rules allow.
 const MAX_NAME_LENGTH: usize = 64;

@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+pub use crate::resources::skills::Skill;
 use crate::tools::custom::CustomToolDefinition;
 use crate::tools::selection::DEFAULT_TOOL_NAMES as DEFAULT_TOOLS;
 
@@ -52,17 +53,6 @@ fn skill_texts() -> SkillTexts {
         intro: Vec::new(),
         load_hint: Map::new(),
     })
-}
-
-/// A skill the model may load with the read tool.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Skill {
-    pub name: String,
-    pub description: String,
-    pub file_path: String,
-    /// Hidden from the prompt (only invocable explicitly).
-    pub disable_model_invocation: bool,
 }
 
 /// Where Pi's own documentation is, for the prompt's pointer to it.

@@ -11,6 +11,7 @@ use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
@@ -23,9 +24,9 @@ pub use pi_providers::registry::ProviderRegistration;
 
 pub use pi_core::agent::hook_state::HookState;
 pub use pi_core::agent::hooks::{
-    Composer, HandledHooks, HandlerResult, HookAction, HookDecision, HookError, HookEvent,
-    HookOutcome, HookPayload, InjectedMessage, InputAction, SuppliedCompaction, SuppliedSummary,
-    ToolCallVerdict, TreeAnswer, WarmAction, TOOL_BLOCKED,
+    Composer, DiscoveredPath, DiscoveredResources, HandledHooks, HandlerResult, HookAction,
+    HookDecision, HookError, HookEvent, HookOutcome, HookPayload, InjectedMessage, InputAction,
+    SuppliedCompaction, SuppliedSummary, ToolCallVerdict, TreeAnswer, WarmAction, TOOL_BLOCKED,
 };
 
 /// A run continued live (a hybrid replay) reached a hook point its recording's extensions
@@ -237,6 +238,10 @@ impl ExtensionRegistry {
         signal: CancellationToken,
     ) -> HookOutcome {
         let event = payload.event();
+        let discovering = match &payload {
+            HookPayload::ResourcesDiscover { cwd, .. } => Some(PathBuf::from(cwd)),
+            _ => None,
+        };
         let cx = HookContext {
             state,
             signal,
@@ -261,7 +266,7 @@ impl ExtensionRegistry {
             match answer {
                 Ok(result) => {
                     errors.extend(cx.take_thrown().into_iter().map(error));
-                    fold.apply(result);
+                    fold.apply_from(extension.name(), result);
                 }
                 Err(thrown) => {
                     errors.push(error(thrown.clone()));
@@ -270,8 +275,16 @@ impl ExtensionRegistry {
                 }
             }
         }
+        let mut decision = fold.finish();
+        if let (HookDecision::ResourcesDiscover(found), Some(cwd)) = (&mut decision, discovering) {
+            // Loaded here, before the outcome is recorded: a replay needs none of the files.
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            crate::resources::load_discovered(&cwd, &home, found);
+        }
         HookOutcome {
-            decision: fold.finish(),
+            decision,
             actions: cx.take(),
             errors,
         }
