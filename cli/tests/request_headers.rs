@@ -144,3 +144,42 @@ fn openrouter_and_cloudflare_requests_carry_pis_attribution_unless_telemetry_is_
     assert_eq!(attribution(&sent[8]), [None, Some("mine"), None, None]);
     assert_eq!(sent[6]["authorization"], "Bearer c-key");
 }
+
+/// A `!command` key or header is run once for the life of the process, as Pi 1.5.2 caches
+/// it: a run of two requests asks the password manager once, and both requests carry what it
+/// printed.
+#[test]
+fn a_command_key_is_run_once_however_many_requests_carry_it() {
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "ls", "arguments": "{}"}]},
+        {"text": ["Listed."]},
+    ]));
+    let env = Env::new(&mock);
+    let counter = env.path("asked");
+    let command = format!("!echo once >> '{}'; echo vault-key", counter.display());
+    let models = json!({"providers": {"vault": {
+        "baseUrl": format!("http://127.0.0.1:{}/v1", mock.port), "api": "openai-completions",
+        "apiKey": command, "headers": {"X-Vault": command},
+        "models": [{"id": "m1", "contextWindow": 100000, "maxTokens": 100}]}}});
+    env.write_agent("models.json", &models.to_string());
+    run(
+        &env,
+        None,
+        &[
+            "--no-session",
+            "--provider",
+            "vault",
+            "--model",
+            "m1",
+            "-p",
+            "list",
+        ],
+    );
+    let headers = request_headers(&mock);
+    assert_eq!(headers.len(), 2);
+    for sent in &headers {
+        assert_eq!(sent["authorization"], "Bearer vault-key", "{sent}");
+        assert_eq!(sent["x-vault"], "vault-key", "{sent}");
+    }
+    assert_eq!(std::fs::read_to_string(&counter).unwrap(), "once\n");
+}

@@ -575,3 +575,41 @@ fn boundary_entries_and_continuations_replay_without_node() {
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// The skills and templates a `resources_discover` handler names are loaded before its decision
+/// is recorded: the prompt's template expands and the system prompt lists the skill, and the
+/// replay, with no Node and the folders gone, prints the same bytes.
+#[test]
+fn discovered_resources_are_recorded_and_replay_without_their_files_or_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Reviewed."]}]));
+    let env = Env::new(&mock);
+    let case =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/extensions/resources_discover");
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("scenario.json")).unwrap())
+            .unwrap();
+    for (name, text) in scenario["files"].as_object().unwrap() {
+        let file = env.cwd().join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text.as_str().unwrap()).unwrap();
+    }
+    let cassette = env.path("discover.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &case.join("extension.ts"),
+        "/review a.txt",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let requests = mock.requests();
+    let request = requests.last().unwrap().to_string();
+    assert!(request.contains("Review a.txt carefully."), "{request}");
+    assert!(request.contains("Deploys the thing."), "{request}");
+    assert!(request.contains("A lone skill file."), "{request}");
+
+    std::fs::remove_dir_all(env.cwd().join("ext-res")).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

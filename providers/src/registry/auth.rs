@@ -132,6 +132,18 @@ impl AuthStorage {
         self.stored.iter().map(|(p, c)| (p.as_str(), c))
     }
 
+    /// The variables auth.json's credential for `provider` carries (its `env`), which its key
+    /// and the model's headers read before the process's, and which Pi 1.5.2 hands on with
+    /// the credential.
+    pub fn credential_env(&self, provider: &str) -> Vec<(&str, &str)> {
+        let vars = self.stored.get(provider).and_then(|c| c.get("env"));
+        vars.and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, value)| Some((name.as_str(), value.as_str()?)))
+            .collect()
+    }
+
     fn runtime_key(&self, provider: &str) -> Option<&str> {
         self.runtime
             .iter()
@@ -142,16 +154,21 @@ impl AuthStorage {
     /// Whether any credential is configured, without running commands. A stored credential
     /// of a type Pi 1.5.2 does not know stands in for the environment's and counts as none.
     pub fn has_auth(&self, provider: &str, env: &Environment) -> bool {
+        self.has_stored_auth(provider)
+            .unwrap_or_else(|| env_api_key(provider, env).is_some())
+    }
+
+    /// Whether the run's key or auth.json gives `provider` a credential; `None` when neither
+    /// names it, and the caller looks further (models.json, then the environment).
+    pub fn has_stored_auth(&self, provider: &str) -> Option<bool> {
         if self.runtime_key(provider).is_some() {
-            return true;
+            return Some(true);
         }
-        match self.stored.get(provider).filter(|c| !c.is_null()) {
-            Some(credential) => matches!(
-                credential.get("type").and_then(Value::as_str),
-                Some("api_key" | "oauth")
-            ),
-            None => env_api_key(provider, env).is_some(),
-        }
+        let credential = self.stored.get(provider).filter(|c| !c.is_null())?;
+        Some(matches!(
+            credential.get("type").and_then(Value::as_str),
+            Some("api_key" | "oauth")
+        ))
     }
 
     /// The key to send: `--api-key`, then auth.json (key or OAuth token; one of another type
@@ -162,41 +179,51 @@ impl AuthStorage {
         env: &Environment,
         now_ms: i64,
     ) -> Result<Option<String>, OAuthExpired> {
+        Ok(match self.stored_api_key(provider, env, now_ms)? {
+            Some(key) => key,
+            None => env_key(provider, env),
+        })
+    }
+
+    /// The key the run's `--api-key` or auth.json gives `provider` (a credential of another
+    /// type gives none); `None` when neither names it, and the caller looks further.
+    pub fn stored_api_key(
+        &self,
+        provider: &str,
+        env: &Environment,
+        now_ms: i64,
+    ) -> Result<Option<Option<String>>, OAuthExpired> {
         if let Some(key) = self.runtime_key(provider).filter(|k| !k.is_empty()) {
-            return Ok(Some(key.to_owned()));
+            return Ok(Some(Some(key.to_owned())));
         }
-        let credential = self.stored.get(provider);
-        match credential
-            .and_then(|c| c.get("type"))
-            .and_then(Value::as_str)
-        {
-            Some("api_key") => {
-                let key = credential
-                    .and_then(|c| c.get("key"))
-                    .and_then(Value::as_str);
-                return Ok(key.and_then(|k| env.resolve(k)));
-            }
-            Some("oauth") => {
-                if !OAUTH_PROVIDERS.contains(&provider) {
-                    return Ok(None);
-                }
-                let field = |name| credential.and_then(|c| c.get(name));
+        let Some(credential) = self.stored.get(provider).filter(|c| !c.is_null()) else {
+            return Ok(None);
+        };
+        let field = |name| credential.get(name);
+        Ok(Some(match field("type").and_then(Value::as_str) {
+            Some("api_key") => field("key")
+                .and_then(Value::as_str)
+                .and_then(|k| env.overlaid(self.credential_env(provider)).resolve(k)),
+            Some("oauth") if OAUTH_PROVIDERS.contains(&provider) => {
                 let expires = field("expires").and_then(Value::as_f64).unwrap_or(0.0);
                 if now_ms as f64 >= expires {
                     return Err(OAuthExpired {
                         provider: provider.to_owned(),
                     });
                 }
-                return Ok(field("access").and_then(Value::as_str).map(str::to_owned));
+                field("access").and_then(Value::as_str).map(str::to_owned)
             }
-            _ if credential.is_some_and(|c| !c.is_null()) => return Ok(None),
-            _ => {}
-        }
-        // A cloud provider's own credential chain (`<authenticated>`) makes it available but is
-        // no key to send (Pi 1.5.2 resolves no `apiKey` for it).
-        Ok(key_variables(provider)
-            .iter()
-            .find_map(|v| env.get(v))
-            .map(str::to_owned))
+            _ => None,
+        }))
     }
+}
+
+/// The provider's key variable's value. A cloud provider's own credential chain
+/// (`<authenticated>`) makes it available but is no key to send (Pi 1.5.2 resolves no
+/// `apiKey` for it).
+pub fn env_key(provider: &str, env: &Environment) -> Option<String> {
+    key_variables(provider)
+        .iter()
+        .find_map(|v| env.get(v))
+        .map(str::to_owned)
 }

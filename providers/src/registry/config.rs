@@ -102,10 +102,19 @@ pub enum ModelsJsonError {
     /// Unreadable.
     #[error("Failed to load models.json: {message}\n\nFile: {}", path.display())]
     Invalid { path: PathBuf, message: String },
-    /// Well-formed, but a provider's entry breaks a rule the schema cannot express (Pi 1.5.2
-    /// reports it as that provider's composition error, without the file).
-    #[error("Provider \"{provider}\": {message}")]
-    Provider { provider: String, message: String },
+    /// Well-formed, but some providers' entries break a rule the schema cannot express: those
+    /// providers are left out and the rest used (Pi 1.5.2's composition errors, one a provider,
+    /// without the file).
+    #[error("{}", provider_errors_text(errors))]
+    Providers { errors: Vec<(String, String)> },
+}
+
+fn provider_errors_text(errors: &[(String, String)]) -> String {
+    let each: Vec<String> = errors
+        .iter()
+        .map(|(provider, message)| format!("Provider \"{provider}\": {message}"))
+        .collect();
+    each.join("\n\n")
 }
 
 fn schema() -> &'static Value {
@@ -113,12 +122,9 @@ fn schema() -> &'static Value {
     PARSED.get_or_init(|| serde_json::from_str(SCHEMA).unwrap_or(Value::Bool(true)))
 }
 
-/// Parses and checks models.json text read from `path`.
-pub fn parse_models_json(
-    text: &str,
-    path: &Path,
-    builtin_providers: &[&str],
-) -> Result<ModelsConfig, ModelsJsonError> {
+/// Parses models.json text read from `path` and checks it against the schema (the rules
+/// beyond it are [`reject_broken_providers`]'s).
+pub fn parse_models_json(text: &str, path: &Path) -> Result<ModelsConfig, ModelsJsonError> {
     let value: Value =
         serde_json::from_str(&strip_json_comments(text)).map_err(|e| ModelsJsonError::Parse {
             path: path.to_owned(),
@@ -156,9 +162,26 @@ pub fn parse_models_json(
         path: path.to_owned(),
         violations,
     })?;
-    check_rules(&config, builtin_providers)
-        .map_err(|(provider, message)| ModelsJsonError::Provider { provider, message })?;
     Ok(config)
+}
+
+/// Leaves out the providers whose entries break a rule beyond the schema, as Pi 1.5.2 leaves
+/// each out of its composition; the error naming them, if any did.
+pub fn reject_broken_providers(
+    config: &mut ModelsConfig,
+    builtin_providers: &[&str],
+) -> Option<ModelsJsonError> {
+    let mut errors = Vec::new();
+    config.providers.retain(|(name, provider)| {
+        match broken_rule(name, provider, builtin_providers) {
+            Some(message) => {
+                errors.push((name.clone(), message));
+                false
+            }
+            None => true,
+        }
+    });
+    (!errors.is_empty()).then_some(ModelsJsonError::Providers { errors })
 }
 
 /// Pi 1.5.2's schema bounds on token counts (`exclusiveMinimum: 0`), reported as its schema
@@ -189,42 +212,43 @@ fn check_limits(config: &ModelsConfig) -> Result<(), Vec<String>> {
     }
 }
 
-/// The rules beyond the schema: what a provider entry must say for its models to be usable;
-/// the provider that breaks one and Pi 1.5.2's text.
-fn check_rules(config: &ModelsConfig, builtin_providers: &[&str]) -> Result<(), (String, String)> {
-    for (name, provider) in &config.providers {
-        let fail = |message: String| Err((name.clone(), message));
-        let is_builtin = builtin_providers.contains(&name.as_str());
-        let models = provider.models.as_deref().unwrap_or_default();
-        let has_overrides = provider
-            .model_overrides
-            .as_ref()
-            .is_some_and(|o| !o.is_empty());
-        if models.is_empty() {
-            if provider.base_url.is_none()
-                && provider.headers.is_none()
-                && provider.compat.is_none()
-                && !has_overrides
-                && provider.api_key.is_none()
-                && provider.auth_header.is_none()
-            {
-                return fail(format!(
-                    "Provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
-                ));
-            }
-        } else if !is_builtin && provider.base_url.is_none() {
-            return fail(format!(
-                "Provider {name}: \"baseUrl\" is required when defining custom models."
+/// The first rule beyond the schema that a provider entry breaks (what it must say for its
+/// models to be usable), in Pi 1.5.2's words.
+fn broken_rule(
+    name: &str,
+    provider: &ProviderConfig,
+    builtin_providers: &[&str],
+) -> Option<String> {
+    let is_builtin = builtin_providers.contains(&name);
+    let models = provider.models.as_deref().unwrap_or_default();
+    let has_overrides = provider
+        .model_overrides
+        .as_ref()
+        .is_some_and(|o| !o.is_empty());
+    if models.is_empty() {
+        if provider.base_url.is_none()
+            && provider.headers.is_none()
+            && provider.compat.is_none()
+            && !has_overrides
+            && provider.api_key.is_none()
+            && provider.auth_header.is_none()
+        {
+            return Some(format!(
+                "Provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
             ));
         }
-        for model in models {
-            let id = &model.id;
-            if provider.api.is_none() && model.api.is_none() && !is_builtin {
-                return fail(format!(
-                    "Provider {name}, model {id}: no \"api\" specified. Set at provider or model level."
-                ));
-            }
-        }
+    } else if !is_builtin && provider.base_url.is_none() {
+        return Some(format!(
+            "Provider {name}: \"baseUrl\" is required when defining custom models."
+        ));
     }
-    Ok(())
+    models
+        .iter()
+        .find(|model| provider.api.is_none() && model.api.is_none() && !is_builtin)
+        .map(|model| {
+            format!(
+                "Provider {name}, model {}: no \"api\" specified. Set at provider or model level.",
+                model.id
+            )
+        })
 }

@@ -51,6 +51,22 @@ impl Environment {
         }
     }
 
+    /// These variables with `overlay`'s over them, where an overlay value is not empty (a
+    /// credential's own `env`, which Pi 1.5.2 reads before the process's: `env?.[name] ||
+    /// process.env[name]`).
+    pub fn overlaid<'a>(&self, overlay: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut vars = self.vars.clone();
+        for (name, value) in overlay {
+            if !value.is_empty() {
+                vars.insert(name.to_owned(), value.to_owned());
+            }
+        }
+        Environment {
+            vars,
+            host: self.host.clone(),
+        }
+    }
+
     /// Every variable, by name.
     pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
         self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))

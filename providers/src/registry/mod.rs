@@ -20,7 +20,9 @@ use pi_core::model::Model;
 use serde_json::Value;
 
 pub use auth::{env_api_key, key_variables, AuthStorage, OAuthExpired};
-pub use config::{parse_models_json, ModelsConfig, ModelsJsonError, ProviderConfig};
+pub use config::{
+    parse_models_json, reject_broken_providers, ModelsConfig, ModelsJsonError, ProviderConfig,
+};
 pub use credentials::{is_credential_name, is_credential_variable, Credential};
 pub use env::{Environment, Host};
 pub use extension::{ProviderRegistration, Unusable};
@@ -36,6 +38,8 @@ pub struct RequestAuth {
     pub api_key: Option<String>,
     /// Extra headers in the order they are sent; `None` when there are none.
     pub headers: Option<Vec<(String, String)>>,
+    /// The variables the stored credential carries (auth.json's `env`), handed on with it.
+    pub env: Vec<(String, String)>,
 }
 
 /// Why a request's credentials could not be put together; `Display` is the original's text.
@@ -115,8 +119,15 @@ impl ModelRegistry {
 
     /// Built-ins plus models.json text (read from `path`, which error messages name).
     pub fn from_text(catalog: &Catalog, text: &str, path: &Path) -> Self {
-        match parse_models_json(text, path, &catalog.get_providers()) {
-            Ok(config) => ModelRegistry::from_config(catalog, &config),
+        let builtin_providers = catalog.get_providers();
+        match parse_models_json(text, path) {
+            Ok(mut config) => {
+                let rejected = reject_broken_providers(&mut config, &builtin_providers);
+                ModelRegistry {
+                    error: rejected,
+                    ..ModelRegistry::from_config(catalog, &config)
+                }
+            }
             Err(error) => ModelRegistry {
                 error: Some(error),
                 ..ModelRegistry::builtin(catalog)
@@ -198,11 +209,14 @@ impl ModelRegistry {
         auth: &AuthStorage,
         env: &Environment,
     ) -> bool {
-        auth.has_auth(&model.provider, env)
-            || self
-                .request_config(&model.provider)
-                .and_then(|c| c.api_key.as_deref())
-                .is_some_and(|configured| env.is_configured(configured))
+        let configured = self
+            .request_config(&model.provider)
+            .and_then(|c| c.api_key.as_deref());
+        auth.has_stored_auth(&model.provider)
+            .unwrap_or_else(|| match configured {
+                Some(configured) => env.is_configured(configured),
+                None => auth.has_auth(&model.provider, env),
+            })
     }
 
     /// The models a request could be authenticated for.
@@ -217,7 +231,7 @@ impl ModelRegistry {
     }
 
     /// The key and headers a request to `model` carries. Headers layer model, then provider,
-    /// then per-model configuration; `authHeader` adds `Authorization: Bearer <key>`.
+    /// then `authHeader`'s `Authorization: Bearer <key>`, then per-model configuration.
     pub fn request_auth(
         &self,
         model: &Model,
@@ -230,17 +244,26 @@ impl ModelRegistry {
         }
         let provider = &model.provider;
         let config = self.request_config(provider);
-        let api_key = match auth.api_key(provider, env, now_ms)? {
-            Some(key) => Some(key),
+        // Pi 1.5.2's order: the run's key and auth.json, then models.json (a value that does
+        // not resolve fails the request), then the provider's key variable.
+        let api_key = match auth.stored_api_key(provider, env, now_ms)? {
+            Some(key) => key,
             None => match config.and_then(|c| c.api_key.as_deref()) {
                 Some(configured) => Some(resolve_or_fail(
                     env,
                     configured,
                     &format!("API key for provider \"{provider}\""),
                 )?),
-                None => None,
+                None => auth::env_key(provider, env),
             },
         };
+        let carried: Vec<(String, String)> = match auth.runtime_keys().any(|(p, _)| p == provider) {
+            true => Vec::new(),
+            false => (auth.credential_env(provider).into_iter())
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+        };
+        let env = &env.overlaid(carried.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let provider_headers = resolve_headers(
             env,
             config.and_then(|c| c.headers.as_ref()),
@@ -262,7 +285,6 @@ impl ModelRegistry {
                     .collect::<Vec<_>>()
             }),
             provider_headers,
-            model_headers,
         ];
         for layer in layers.into_iter().flatten() {
             let merged = headers.get_or_insert_with(Vec::new);
@@ -282,8 +304,16 @@ impl ModelRegistry {
                 format!("Bearer {key}"),
             );
         }
+        // A model's own models.json headers come last and replace a header of any case (Pi
+        // 1.5.2's `mergeHeaders`); the layers before them merge by exact name.
+        for (name, value) in model_headers.into_iter().flatten() {
+            let merged = headers.get_or_insert_with(Vec::new);
+            merged.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+            merged.push((name, value));
+        }
         Ok(RequestAuth {
             api_key,
+            env: carried,
             headers: headers.filter(|h| !h.is_empty()),
         })
     }
@@ -348,6 +378,12 @@ pub fn request_auth_json(result: &Result<RequestAuth, AuthError>) -> Value {
                     .map(|(k, v)| (k.clone(), Value::String(v.clone())))
                     .collect();
                 out.insert("headers".into(), Value::Object(map));
+            }
+            if !auth.env.is_empty() {
+                let map = (auth.env.iter())
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect();
+                out.insert("env".into(), Value::Object(map));
             }
         }
         Err(e) => {
