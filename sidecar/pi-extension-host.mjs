@@ -740,7 +740,8 @@ async function dispatch(runner, payload, state, signal) {
     case "session_start":
     case "session_shutdown":
     case "model_select":
-    case "thinking_level_select": {
+    case "thinking_level_select":
+    case "agent_settled": {
       await runner.emit({ ...payload });
       return null;
     }

@@ -613,3 +613,42 @@ fn discovered_resources_are_recorded_and_replay_without_their_files_or_node() {
     std::fs::remove_dir_all(env.cwd().join("ext-res")).unwrap();
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// An `agent_settled` handler's entry and the run its user message asks for come before and
+/// after the session's own `agent_settled`, and print mode waits for that run; the recording
+/// replays with no Node.
+#[test]
+fn the_settled_handlers_run_is_recorded_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["First."]}, {"text": ["Second."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("settled.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../conformance/extensions/agent_settled/extension.ts"),
+        "Hi",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let kinds: Vec<String> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .filter(|k| ["agent_start", "entry_appended", "agent_settled"].contains(&k.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "agent_start",
+            "entry_appended",
+            "agent_settled",
+            "agent_start",
+            "entry_appended",
+            "agent_settled"
+        ]
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -325,7 +325,8 @@ impl Composer {
             | HookPayload::SessionShutdown { .. }
             | HookPayload::ModelSelect { .. }
             | HookPayload::ThinkingLevelSelect { .. }
-            | HookPayload::SessionTree { .. } => HookDecision::Done,
+            | HookPayload::SessionTree { .. }
+            | HookPayload::AgentSettled { .. } => HookDecision::Done,
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))
             }

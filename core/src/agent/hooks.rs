@@ -98,6 +98,8 @@ pub enum HookEvent {
     SessionBeforeTree,
     /// The session's leaf moved (a notification).
     SessionTree,
+    /// A run settled (Pi awaits the handlers before the session's `agent_settled` event).
+    AgentSettled,
     /// Right after `session_start`: the extensions name skill, prompt-template and theme
     /// paths of their own, which the session loads after its own.
     ResourcesDiscover,
@@ -137,6 +139,7 @@ impl HookEvent {
             HookEvent::SessionBeforeFork => "session_before_fork",
             HookEvent::SessionBeforeTree => "session_before_tree",
             HookEvent::SessionTree => "session_tree",
+            HookEvent::AgentSettled => "agent_settled",
             HookEvent::ResourcesDiscover => "resources_discover",
         }
     }
@@ -408,6 +411,10 @@ pub enum HookPayload {
     AgentBeforeSettle {
         outcome: String,
     },
+    /// A run settled: whether an abort was asked for during it.
+    AgentSettled {
+        aborted: bool,
+    },
     /// The session asks for the extensions' resources: its working directory and why
     /// (`"startup"`).
     ResourcesDiscover {
@@ -500,6 +507,7 @@ impl HookPayload {
             HookPayload::SessionBeforeFork { .. } => HookEvent::SessionBeforeFork,
             HookPayload::SessionBeforeTree { .. } => HookEvent::SessionBeforeTree,
             HookPayload::SessionTree { .. } => HookEvent::SessionTree,
+            HookPayload::AgentSettled { .. } => HookEvent::AgentSettled,
             HookPayload::ResourcesDiscover { .. } => HookEvent::ResourcesDiscover,
         }
     }

@@ -45,9 +45,11 @@ impl SessionMachine {
     }
 
     /// Asks for the wake that starts the held runs, unless a user message sent beside them
-    /// still waits for its `input` decision.
+    /// still waits for its `input` decision, or they were asked for while the `agent_settled`
+    /// handlers ran (those start once the session's `agent_settled` is out, as Pi 1.5.2
+    /// defers a prompt made then and awaits it within the settling).
     pub(super) fn arm_idle_runs(&mut self) {
-        if !self.idle_runs.is_empty() && !self.idle_inputs_pending() {
+        if !self.idle_runs.is_empty() && !self.idle_inputs_pending() && !self.settling() {
             self.wake_for_idle_runs();
         }
     }

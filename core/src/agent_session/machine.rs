@@ -377,7 +377,7 @@ impl SessionMachine {
             self.run_active = false;
             self.warming_settled();
             let aborted = std::mem::take(&mut self.abort_requested);
-            self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
+            self.settle(aborted);
         }
         if !self.run_active {
             self.start_asked_compaction()?;
@@ -425,7 +425,7 @@ impl SessionMachine {
         self.apply_later_sections();
         self.run_active = true;
         self.abort_requested = false;
-        if self.compaction.is_some() {
+        if self.compaction.is_some() || self.settling() {
             self.pending_prompt = Some(prompt);
             return Ok(());
         }

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use crate::agent::hooks::{HookAction, HookDecision, HookEvent, HookOutcome, HookPayload};
 use crate::agent::{CallId, Change, Effect, Input, Step};
-use crate::event::AgentEvent;
+use crate::event::{AgentEvent, Event, SessionEvent};
 use crate::message::AgentMessage;
 
 use super::contract::{Reply, SessionError};
@@ -47,6 +47,9 @@ pub(super) struct Notifications {
     /// The session's notifications told while another is heard: each is asked once the one
     /// before it is done, so their handlers run in the order the session told them.
     session_queue: VecDeque<HookPayload>,
+    /// The `agent_settled` notification being heard, and what its event will say: the
+    /// session's own `agent_settled` goes out once its handlers are done (Pi awaits them).
+    settling: Option<(CallId, bool)>,
 }
 
 impl Notifications {
@@ -235,7 +238,26 @@ impl SessionMachine {
         }
         let call = self.agent.reserve_call();
         self.notifications.session.push(call);
+        if let HookPayload::AgentSettled { aborted } = payload {
+            self.notifications.settling = Some((call, aborted));
+        }
         self.push_hook(call, payload);
+    }
+
+    /// The run settled: the session's `agent_settled` goes out, once the extensions that
+    /// handle it have heard it.
+    pub(super) fn settle(&mut self, aborted: bool) {
+        if self.hears(HookEvent::AgentSettled) {
+            self.tell_session(HookPayload::AgentSettled { aborted });
+        } else {
+            self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
+        }
+    }
+
+    /// Whether the `agent_settled` handlers are being heard: a run they ask for starts once
+    /// the session's own `agent_settled` is out.
+    pub(super) fn settling(&self) -> bool {
+        self.notifications.settling.is_some()
     }
 
     /// Asks the extensions whether the session may be replaced (`payload`: its
@@ -276,6 +298,12 @@ impl SessionMachine {
         }
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
+        }
+        if let Some((_, aborted)) = self.notifications.settling.take_if(|(c, _)| *c == call) {
+            self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
+            if !self.idle_inputs_pending() {
+                self.start_idle_runs()?;
+            }
         }
         if self.notifications.session.is_empty() {
             if let Some(next) = self.notifications.session_queue.pop_front() {
