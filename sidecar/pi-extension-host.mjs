@@ -741,7 +741,8 @@ async function dispatch(runner, payload, state, signal) {
     case "session_shutdown":
     case "model_select":
     case "thinking_level_select":
-    case "agent_settled": {
+    case "agent_settled":
+    case "session_info_changed": {
       await runner.emit({ ...payload });
       return null;
     }

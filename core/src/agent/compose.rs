@@ -326,7 +326,8 @@ impl Composer {
             | HookPayload::ModelSelect { .. }
             | HookPayload::ThinkingLevelSelect { .. }
             | HookPayload::SessionTree { .. }
-            | HookPayload::AgentSettled { .. } => HookDecision::Done,
+            | HookPayload::AgentSettled { .. }
+            | HookPayload::SessionInfoChanged { .. } => HookDecision::Done,
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))
             }

@@ -100,6 +100,8 @@ pub enum HookEvent {
     SessionTree,
     /// A run settled (Pi awaits the handlers before the session's `agent_settled` event).
     AgentSettled,
+    /// The session's name changed (a notification Pi does not wait for).
+    SessionInfoChanged,
     /// Right after `session_start`: the extensions name skill, prompt-template and theme
     /// paths of their own, which the session loads after its own.
     ResourcesDiscover,
@@ -140,6 +142,7 @@ impl HookEvent {
             HookEvent::SessionBeforeTree => "session_before_tree",
             HookEvent::SessionTree => "session_tree",
             HookEvent::AgentSettled => "agent_settled",
+            HookEvent::SessionInfoChanged => "session_info_changed",
             HookEvent::ResourcesDiscover => "resources_discover",
         }
     }
@@ -415,6 +418,11 @@ pub enum HookPayload {
     AgentSettled {
         aborted: bool,
     },
+    /// The session's name now.
+    SessionInfoChanged {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
     /// The session asks for the extensions' resources: its working directory and why
     /// (`"startup"`).
     ResourcesDiscover {
@@ -508,6 +516,7 @@ impl HookPayload {
             HookPayload::SessionBeforeTree { .. } => HookEvent::SessionBeforeTree,
             HookPayload::SessionTree { .. } => HookEvent::SessionTree,
             HookPayload::AgentSettled { .. } => HookEvent::AgentSettled,
+            HookPayload::SessionInfoChanged { .. } => HookEvent::SessionInfoChanged,
             HookPayload::ResourcesDiscover { .. } => HookEvent::ResourcesDiscover,
         }
     }

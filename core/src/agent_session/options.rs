@@ -2,6 +2,7 @@
 //! `set_steering_mode`, `set_follow_up_mode`, `set_auto_compaction`, `set_auto_retry`,
 //! `set_session_name`), and what they report back (`get_state`).
 
+use crate::agent::hooks::HookPayload;
 use crate::agent::{Change, QueueMode};
 use crate::event::{Event, SessionEvent};
 
@@ -50,6 +51,9 @@ impl SessionMachine {
         let (_, decision) = self.tree.append_session_info(name, self.now, &mut self.ids);
         self.persist(decision);
         let name = self.tree.name();
-        self.emit(Event::Session(SessionEvent::SessionInfoChanged { name }));
+        self.emit(Event::Session(SessionEvent::SessionInfoChanged {
+            name: name.clone(),
+        }));
+        self.tell_session(HookPayload::SessionInfoChanged { name });
     }
 }

@@ -1,11 +1,13 @@
-//! The `agent_settled` notification: where an extension handles it, the session's own
+//! The session's `agent_settled` and `session_info_changed` told to extensions. `agent_settled`: where an extension handles it, the session's own
 //! `agent_settled` event goes out once the handlers are done (Pi 1.5.2 awaits them), after the
 //! entries they wrote; a user message they send starts its run after that event, as Pi defers
-//! a prompt made while settling and awaits its run within the settling.
+//! a prompt made while settling and awaits its run within the settling. `session_info_changed`:
+//! told after the session's event, with the name now, only where handled.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload};
+use pi_core::agent_session::SessionInput;
 use pi_core::compaction::CompactionSettings;
 use pi_core::message::UserContent;
 use serde_json::json;
@@ -89,4 +91,23 @@ fn the_settled_event_waits_for_the_handlers_and_their_run_follows_it() {
         .unwrap();
     assert_eq!(kinds(&step), ["agent_settled"]);
     assert!(!s.is_busy());
+}
+
+#[test]
+fn a_new_name_is_told_after_the_sessions_event_where_handled() {
+    for handled in [vec![], vec![HookEvent::SessionInfoChanged]] {
+        let mut s = hooked(&handled, vec![], &[], CompactionSettings::default());
+        let step = s
+            .step(0, SessionInput::SetSessionName("first".into()))
+            .unwrap();
+        assert_eq!(kinds(&step), ["session_info_changed"]);
+        let told: Vec<HookPayload> = hooks(&step).into_iter().map(|(_, p)| p).collect();
+        let want = match handled.is_empty() {
+            true => vec![],
+            false => vec![HookPayload::SessionInfoChanged {
+                name: Some("first".into()),
+            }],
+        };
+        assert_eq!(told, want);
+    }
 }
