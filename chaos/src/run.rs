@@ -161,6 +161,7 @@ fn drive_failure(error: DriveError) -> Violation {
             "the session is busy and nothing can answer it",
         ),
         DriveError::Interpret(e) => Violation::new(Invariant::Settles, e.to_string()),
+        stopped @ DriveError::Stopped(_) => Violation::new(Invariant::Settles, stopped.to_string()),
         DriveError::Store(e) => Violation::new(Invariant::SessionFile, e.to_string()),
     }
 }

@@ -64,6 +64,14 @@ pub async fn run<I: Interpreter + Send>(
             }
         };
         match result {
+            // The recorded run was stopped by a signal here: stopped again the same way.
+            Err(DriveError::Stopped(code)) => {
+                let mut print = |event: &Event| print_event(out, mode, event, binding);
+                stop(session, &mut print).await;
+                shut_down(session, mode, out, &mut signals).await;
+                out.flush();
+                return Ok(code);
+            }
             Err(error) => {
                 out.flush();
                 return Err(error);

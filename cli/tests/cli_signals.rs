@@ -93,3 +93,62 @@ fn sigterm_in_rpc_mode_kills_a_running_bash_command() {
     pi_testkit::wait_until_gone(&marker, Duration::from_secs(2));
     drop(stdin);
 }
+
+/// A print run recorded while a signal stopped it mid-tool replays as it ran: the cassette
+/// holds the abort, so `pi replay` prints the same lines and exits with the same code.
+#[test]
+fn a_run_a_signal_stopped_mid_tool_replays_as_it_ran() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let marker = pi_testkit::unique_marker(&format!("replay-{signal}"));
+        let mock = MockLlm::start(&json!([
+            {"tool_calls": [{"id": "call_1", "name": "bash",
+                "arguments": {"command": format!("(exec -a {marker} sleep 30); echo never")}}]},
+            {"text": "unreached"}
+        ]));
+        let env = Env::new(&mock);
+        let cassette = env.path("stopped.jsonl");
+        let stdout = env.path("stdout.jsonl");
+        let mut pi = env
+            .command(&[
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+                "--mode",
+                "json",
+                "--record",
+                cassette.to_str().unwrap(),
+                "-p",
+                "Run it",
+            ])
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        pi_testkit::wait_until_running(&marker, 1, Duration::from_secs(20));
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &pi.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(pi.wait().unwrap().code(), Some(code));
+        let recorded = std::fs::read_to_string(&stdout).unwrap();
+
+        let replay = Command::new(env!("CARGO_BIN_EXE_pi"))
+            .arg("replay")
+            .arg(&cassette)
+            .env("HOME", env.path("home"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let replayed = String::from_utf8_lossy(&replay.stdout);
+        assert_eq!(
+            replay.status.code(),
+            Some(code),
+            "{signal}: {}",
+            String::from_utf8_lossy(&replay.stderr)
+        );
+        assert_eq!(replayed, recorded, "{signal}");
+    }
+}

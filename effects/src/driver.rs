@@ -150,6 +150,13 @@ pub trait Interpreter {
         Ok(())
     }
 
+    /// Whether the run reached the point where its recording was stopped by a signal (a
+    /// replay's abort no command asked for): the exit code it stopped with. Nothing for the
+    /// others, whose signals come from the process.
+    fn stopped_here(&self) -> Option<i32> {
+        None
+    }
+
     /// Begins `effect`; its answers come from [`next`](Self::next).
     fn start(&mut self, effect: Effect);
 
@@ -173,6 +180,10 @@ pub enum DriveError {
     /// The session file could not be written; the session itself is intact in memory.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A replay reached the point where the recorded run was stopped by a signal: the front end
+    /// stops it the same way and exits with the recorded code.
+    #[error("the recorded run was stopped by a signal here (exit {0})")]
+    Stopped(i32),
 }
 
 /// What a drive produced besides events.
@@ -228,6 +239,9 @@ async fn drive_while<I: Interpreter>(
         refused: Vec::new(),
     };
     while busy(machine) {
+        if let Some(code) = io.stopped_here() {
+            return Err(DriveError::Stopped(code));
+        }
         match advance(machine, io, file, &mut on_event).await? {
             Ok(replies) => driven.replies.extend(replies),
             Err(error) => driven.refused.push(error),

@@ -509,6 +509,9 @@ impl Interpreter for Replay {
     /// while a user command runs for real); the end when the recording is used up, or when the session is idle and the recording goes on with
     /// something only a busy session takes (then [`Replay::finish`] says what).
     fn front_end(&mut self, busy: bool) -> FrontEndNext {
+        if let Some(exit) = self.stopped_here() {
+            return FrontEndNext::Signal(exit);
+        }
         let next = match self.spine.get(self.position) {
             None => return FrontEndNext::End,
             Some((_, Spine::Stdin(t, line, with_next))) => FrontEndNext::Input(
@@ -541,17 +544,22 @@ impl Interpreter for Replay {
             Some((_, Spine::ExtensionUi(t, request))) => {
                 FrontEndNext::Input(*t, FrontEndInput::ExtensionUi(request.clone()))
             }
-            // An abort no command asked for (a command's comes right after its line, taken
-            // with it): a signal's, which the front end asks for again as it stops the run.
-            Some((_, Spine::Outside(_, input))) if matches!(**input, RecordedInput::Abort) => {
-                let exit = self.cassette.outcome().map_or(SIGTERM_EXIT, |o| o.exit);
-                return FrontEndNext::Signal(exit);
-            }
             Some(_) if busy => return FrontEndNext::Nothing,
             Some(_) => return FrontEndNext::End,
         };
         self.position += 1;
         next
+    }
+
+    /// An abort no command asked for (a command's comes right after its line, taken with it):
+    /// a signal's, which the front end asks for again as it stops the run.
+    fn stopped_here(&self) -> Option<i32> {
+        match self.spine.get(self.position) {
+            Some((_, Spine::Outside(_, input))) if matches!(**input, RecordedInput::Abort) => {
+                Some(self.cassette.outcome().map_or(SIGTERM_EXIT, |o| o.exit))
+            }
+            _ => None,
+        }
     }
 
     fn start(&mut self, effect: Effect) {
