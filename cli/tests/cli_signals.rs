@@ -6,11 +6,22 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::{Env, MockLlm};
 use serde_json::json;
+
+/// Sends `signal` to `pi` once `count` processes carrying `marker` run; the code it exits with.
+fn signal_once_running(pi: &mut Child, signal: &str, marker: &str, count: usize) -> Option<i32> {
+    pi_testkit::wait_until_running(marker, count, Duration::from_secs(20));
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pi.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    pi.wait().unwrap().code()
+}
 
 fn signal_ends_the_run(signal: &str, expected_code: i32) {
     let marker = pi_testkit::unique_marker(&format!("signal-{signal}"));
@@ -36,13 +47,7 @@ fn signal_ends_the_run(signal: &str, expected_code: i32) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    pi_testkit::wait_until_running(&marker, 2, Duration::from_secs(20));
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &pi.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let code = pi.wait().unwrap().code();
+    let code = signal_once_running(&mut pi, signal, &marker, 2);
     assert_eq!(code, Some(expected_code));
     pi_testkit::wait_until_gone(&marker, Duration::from_secs(2));
 }
@@ -83,13 +88,7 @@ fn sigterm_in_rpc_mode_kills_a_running_bash_command() {
         json!({"id": "b", "type": "bash", "command": command})
     )
     .unwrap();
-    pi_testkit::wait_until_running(&marker, 1, Duration::from_secs(20));
-    let status = Command::new("kill")
-        .args(["-TERM", &pi.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert_eq!(pi.wait().unwrap().code(), Some(143));
+    assert_eq!(signal_once_running(&mut pi, "TERM", &marker, 1), Some(143));
     pi_testkit::wait_until_gone(&marker, Duration::from_secs(2));
     drop(stdin);
 }
@@ -126,13 +125,7 @@ fn a_run_a_signal_stopped_mid_tool_replays_as_it_ran() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        pi_testkit::wait_until_running(&marker, 1, Duration::from_secs(20));
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &pi.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        assert_eq!(pi.wait().unwrap().code(), Some(code));
+        assert_eq!(signal_once_running(&mut pi, signal, &marker, 1), Some(code));
         let recorded = std::fs::read_to_string(&stdout).unwrap();
 
         let replay = Command::new(env!("CARGO_BIN_EXE_pi"))
