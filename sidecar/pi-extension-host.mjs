@@ -618,6 +618,41 @@ async function compactEnd(request) {
   return plain({ result: null, actions: store.actions, errors: store.errors });
 }
 
+/** The extension's `context` or `context_with_system` handlers over `messages`, as Pi's
+ * `emitContext` runs each kind (the harness asks for the two in turn, every extension's
+ * `context` first): a `context` handler sees the messages its own way and what it returns
+ * replaces them; a `context_with_system` handler that drops the leading system message is
+ * reported. A thrown handler is reported and the next one goes on. */
+async function contextHandlers(runner, type, messages) {
+  const ctx = runner.createContext();
+  let current = structuredClone(messages);
+  for (const ext of runner.extensions) {
+    for (const handler of ext.handlers.get(type)?.slice() ?? []) {
+      try {
+        if (type === "context") {
+          const visible = current.slice();
+          const returned = (await handler({ type, messages: visible }, ctx))?.messages;
+          if (returned) current = returned;
+          else if (!same(visible, current)) current = visible;
+        } else {
+          const hadLeadingSystem = current[0]?.role === "system";
+          current = (await handler({ type, messages: current }, ctx))?.messages ?? current;
+          if (hadLeadingSystem && current[0]?.role !== "system") {
+            runner.emitError({ extensionPath: ext.path, event: type, error: LEADING_SYSTEM_REMOVED });
+          }
+        }
+      } catch (error) {
+        runner.emitError({ extensionPath: ext.path, event: type, error: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined });
+      }
+    }
+  }
+  return current;
+}
+
+/** Pi 1.5.2's report of a `context_with_system` handler that dropped the leading system message. */
+const LEADING_SYSTEM_REMOVED =
+  "Handler removed the leading system message; the request has no prompt or initial tool declarations. Keep it at index 0 or replace a dropped prefix with getCurrentSystemMessage().";
+
 function same(a, b) {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -671,8 +706,9 @@ async function dispatch(runner, payload, state, signal) {
     }
     case "agent_before_settle":
       return await boundary(runner, payload, "agent_before_settle", state);
-    case "context": {
-      const messages = await runner.emitContext(payload.messages);
+    case "context":
+    case "context_with_system": {
+      const messages = await contextHandlers(runner, payload.type, payload.messages);
       return same(messages, payload.messages) ? null : { type: "context", messages };
     }
     case "cache_warming_decision": {

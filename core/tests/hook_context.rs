@@ -11,7 +11,7 @@ use pi_core::agent::{
 };
 use pi_core::message::{AgentMessage, AssistantMessage, StopReason, UserMessage};
 use pi_core::script::mock_model;
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn machine(handled: HandledHooks) -> AgentMachine {
     let mut sections = serde_json::Map::new();
@@ -123,4 +123,66 @@ fn an_unchanged_context_sends_what_a_run_without_the_handler_sends() {
         serde_json::to_string(&with).unwrap(),
         serde_json::to_string(&without).unwrap()
     );
+}
+
+/// `context_with_system` is asked after `context`, with the prompt in force merged at the
+/// head of what the `context` handler chose; the system messages it returns make the
+/// request's prompt, and one it drops leaves the request with no prompt.
+#[test]
+fn context_with_system_follows_context_and_its_system_messages_make_the_prompt() {
+    let mut m = machine(HandledHooks::of([
+        HookEvent::Context,
+        HookEvent::ContextWithSystem,
+    ]));
+    let step = m.step(1, Input::Prompt(Prompt::text("hi"))).unwrap();
+    let (context, _) = hooks(&step)[0].clone();
+    let step = m
+        .step(2, decided(context, Some(vec![user("rewritten", 1)])))
+        .unwrap();
+    assert!(
+        requests(&step).is_empty(),
+        "the request waits for context_with_system"
+    );
+    let (with_system, payload) = hooks(&step)[0].clone();
+    let HookPayload::ContextWithSystem { messages } = payload else {
+        panic!("{payload:?}")
+    };
+    let roles: Vec<Value> = messages
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap()["role"].clone())
+        .collect();
+    assert_eq!(roles, [json!("system"), json!("user")]);
+    let head = serde_json::to_value(&messages[0]).unwrap();
+    assert_eq!(head["sections"], json!({"rules": "Be brief."}));
+
+    let mut changed = messages.clone();
+    let mut system = serde_json::to_value(&changed[0]).unwrap();
+    system["sections"]["reminder"] = json!("Stay calm.");
+    changed[0] = serde_json::from_value(system).unwrap();
+    let step = m.step(3, decided(with_system, Some(changed))).unwrap();
+    let sent = requests(&step);
+    assert_eq!(sent[0].1.system_prompt, "Be brief.\n\nStay calm.");
+    assert_eq!(
+        serde_json::to_value(&sent[0].1.messages).unwrap()[0]["content"],
+        json!([{"type": "text", "text": "rewritten"}])
+    );
+}
+
+/// A `context_with_system` handler alone sees the transcript's conversation with its system
+/// messages; one that drops them all sends no prompt and no tools.
+#[test]
+fn a_conversation_without_its_system_messages_sends_no_prompt() {
+    let mut m = machine(HandledHooks::of([HookEvent::ContextWithSystem]));
+    let step = m.step(1, Input::Prompt(Prompt::text("hi"))).unwrap();
+    let (call, payload) = hooks(&step)[0].clone();
+    let HookPayload::ContextWithSystem { messages } = payload else {
+        panic!("{payload:?}")
+    };
+    assert!(matches!(messages[0], AgentMessage::System(_)));
+    let step = m
+        .step(2, decided(call, Some(messages[1..].to_vec())))
+        .unwrap();
+    let sent = requests(&step);
+    assert_eq!(sent[0].1.system_prompt, "");
+    assert!(sent[0].1.tools.is_empty());
 }

@@ -152,7 +152,8 @@ impl Composer {
                 }
             }
             (
-                HookPayload::Context { messages: current },
+                HookPayload::Context { messages: current }
+                | HookPayload::ContextWithSystem { messages: current },
                 Some(HandlerResult::Context {
                     messages: Some(messages),
                 }),
@@ -347,9 +348,11 @@ impl Composer {
             HookPayload::SessionBeforeTree { .. } => {
                 HookDecision::SessionBeforeTree(self.before_tree)
             }
-            HookPayload::Context { messages } => HookDecision::Context {
-                messages: self.result_changed.then_some(messages),
-            },
+            HookPayload::Context { messages } | HookPayload::ContextWithSystem { messages } => {
+                HookDecision::Context {
+                    messages: self.result_changed.then_some(messages),
+                }
+            }
             HookPayload::CacheWarmingDecision { action, .. } => {
                 HookDecision::CacheWarmingDecision {
                     action: self.warm_action.unwrap_or(action),

@@ -47,6 +47,9 @@ pub enum HookEvent {
     TurnEnd,
     /// Before each model request: replace the conversation the request sends.
     Context,
+    /// Before each model request, after `context`: replace the conversation with its system
+    /// messages (and so the request's system prompt).
+    ContextWithSystem,
     /// Before each prompt-cache refresh, with Pi's decision: warm or stop instead.
     CacheWarmingDecision,
     /// A prompt named an extension's command (`/name args`): its handler runs instead of a
@@ -117,6 +120,7 @@ impl HookEvent {
             HookEvent::BeforeAgentStart => "before_agent_start",
             HookEvent::TurnEnd => "turn_end",
             HookEvent::Context => "context",
+            HookEvent::ContextWithSystem => "context_with_system",
             HookEvent::CacheWarmingDecision => "cache_warming_decision",
             HookEvent::Command => "command",
             HookEvent::SessionBeforeCompact => "session_before_compact",
@@ -237,6 +241,11 @@ pub enum HookPayload {
     /// The conversation a request is about to send, its system messages left out (Pi shows
     /// them to `context_with_system` handlers only).
     Context {
+        messages: Vec<AgentMessage>,
+    },
+    /// The conversation a request is about to send after the `context` handlers, its system
+    /// messages in place (one merged at the head where a `context` handler chose the rest).
+    ContextWithSystem {
         messages: Vec<AgentMessage>,
     },
     /// A prompt-cache refresh is due: Pi's cost estimates (dollars) and its decision. Every
@@ -491,6 +500,7 @@ impl HookPayload {
             HookPayload::BeforeAgentStart { .. } => HookEvent::BeforeAgentStart,
             HookPayload::TurnEnd { .. } => HookEvent::TurnEnd,
             HookPayload::Context { .. } => HookEvent::Context,
+            HookPayload::ContextWithSystem { .. } => HookEvent::ContextWithSystem,
             HookPayload::CacheWarmingDecision { .. } => HookEvent::CacheWarmingDecision,
             HookPayload::Command { .. } => HookEvent::Command,
             HookPayload::SessionBeforeCompact { .. } => HookEvent::SessionBeforeCompact,

@@ -57,9 +57,11 @@ enum Phase {
     Tools(ToolBatch),
     /// A finished turn waiting for the `turn_end` decision.
     TurnEnd(turn_end::FinishedTurn),
-    /// A request waiting for the `context` decision.
+    /// A request waiting for the `context` decision (or, `with_system`, for the
+    /// `context_with_system` one).
     Context {
         call: CallId,
+        with_system: bool,
     },
     /// A request not made yet: extensions handle `message_end` and may still replace a message
     /// it would send ([`Change::OpenRequestGate`] lets it be made).
@@ -101,6 +103,9 @@ struct Run {
     /// The `context` decision for the request being made: the conversation it sends instead
     /// of the transcript's (`Some(None)`: the transcript's).
     context_decided: Option<Option<Vec<AgentMessage>>>,
+    /// The `context_with_system` decision for it: the conversation, system messages and all,
+    /// it sends instead (`Some(None)`: the one before the decision).
+    system_context_decided: Option<Option<Vec<AgentMessage>>>,
     phase: Phase,
 }
 
@@ -433,7 +438,7 @@ impl AgentMachine {
                 }
                 Phase::Model { call, .. } => format!("waiting for model call {call} to start"),
                 Phase::TurnEnd(turn) => format!("waiting for turn_end decision {}", turn.call),
-                Phase::Context { call } => format!("waiting for context decision {call}"),
+                Phase::Context { call, .. } => format!("waiting for context decision {call}"),
                 Phase::Gated => "waiting to make a request".to_owned(),
                 Phase::Between => "between turns".to_owned(),
                 Phase::Tools(batch) => {
@@ -630,6 +635,7 @@ impl AgentMachine {
             held: Vec::new(),
             appended: Vec::new(),
             context_decided: None,
+            system_context_decided: None,
             phase: Phase::Model {
                 call: CallId(0),
                 assembly: Assembly::default(),

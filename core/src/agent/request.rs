@@ -46,8 +46,24 @@ impl AgentMachine {
             _ if self.ask_context() => return,
             _ => None,
         };
+        let with_system = match self.run.as_mut().map(|r| r.system_context_decided.take()) {
+            Some(Some(with_system)) => with_system,
+            _ if self.ask_context_with_system(decided.as_deref()) => {
+                if let Some(run) = self.run.as_mut() {
+                    run.context_decided = Some(decided);
+                }
+                return;
+            }
+            _ => None,
+        };
         let Some(run) = &self.run else { return };
         let context = &self.messages[..run.context_len];
+        // What a `context_with_system` handler returned is the whole conversation, system
+        // messages and all: it is sent as the transcript's would be.
+        let (context, decided) = match &with_system {
+            Some(whole) => (whole.as_slice(), None),
+            None => (context, decided),
+        };
         let source = decided.as_deref().unwrap_or(context);
         let transformed = match self.hooks.transform_context(source) {
             Ok(t) => t,
@@ -61,7 +77,9 @@ impl AgentMachine {
         };
         // Pi puts only the current prompt back at the head of a conversation a handler chose.
         let converted = match (&transformed, &decided) {
-            (None, None) if alone => self.llm_view.extended(context, self.hooks.as_ref()),
+            (None, None) if alone && with_system.is_none() => {
+                self.llm_view.extended(context, self.hooks.as_ref())
+            }
             (transformed, None) => {
                 let messages = transformed.as_deref().unwrap_or(source);
                 self.hooks
@@ -84,19 +102,25 @@ impl AgentMachine {
             system_prompt: match settings.forced_system_prompt {
                 Some(forced) => forced,
                 None if recorded.recorded => recorded.render(),
+                // A `context_with_system` handler left no system message: no prompt (Pi
+                // reports it as the handler's error).
+                None if with_system.is_some() => String::new(),
                 None => settings.system_prompt,
             },
             messages,
-            tools: settings
-                .tools
-                .iter()
-                .map(|t| ToolDefinition {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.parameters.clone(),
-                    constrained_sampling: t.constrained_sampling.clone(),
-                })
-                .collect(),
+            // Pi 1.5 declares the tools in the system messages: a conversation a
+            // `context_with_system` handler returned sends the ones it declares.
+            tools: match with_system {
+                Some(_) => system::tool_definitions(&recorded.tools),
+                None => (settings.tools.iter())
+                    .map(|t| ToolDefinition {
+                        name: t.name.clone(),
+                        description: t.description.clone(),
+                        parameters: t.parameters.clone(),
+                        constrained_sampling: t.constrained_sampling.clone(),
+                    })
+                    .collect(),
+            },
             reasoning: settings.reasoning,
             session_id: settings.session_id,
             max_tokens: None,
