@@ -401,13 +401,16 @@ impl<I: Front> Rpc<I> {
         }
     }
 
-    /// Prints the extensions' UI requests that came so far.
+    /// Prints the extensions' UI requests that came so far (a notice sent while a replacement
+    /// is asked waits for its answer).
     pub(super) fn print_ui(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) {
         let Some(requests) = ui else {
             return;
         };
         while let Ok(request) = requests.try_recv() {
-            self.arrived(FrontEndInput::ExtensionUi(request));
+            // A notice a handler of the replacement being asked sent waits for its answer,
+            // as one the loop reads does.
+            self.ui_request(request);
         }
     }
 
