@@ -340,7 +340,10 @@ function askedPending() {
   const now = Date.now();
   return scope().actions.flatMap((action) => {
     if (action.action === "sendUserMessage" && action.deliverAs) {
-      const content = typeof action.content === "string" ? [{ type: "text", text: action.content }] : action.content;
+      // Pi's `sendUserMessage`: the text parts joined by line breaks, then the images.
+      const parts = typeof action.content === "string" ? [{ type: "text", text: action.content }] : action.content;
+      const text = parts.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+      const content = [{ type: "text", text }, ...parts.filter((p) => p.type !== "text")];
       return [{ queued: true, message: { role: "user", content, timestamp: now } }];
     }
     if (action.action === "sendMessage" && action.deliverAs !== "nextTurn") {
