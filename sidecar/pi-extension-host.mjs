@@ -317,14 +317,41 @@ function boundaryContext(drafts, boundary, state) {
   const llmMessages = projections.convertToLlm(projection.messages);
   const finalRole = llmMessages[llmMessages.length - 1]?.role;
   const contextCanContinue = llmMessages.some((m) => m.role !== "system") && finalRole !== "assistant";
-  const queued = !!state.hasPendingMessages;
+  const asked = askedPending();
+  const pendingMessages = [...(state.pendingMessages ?? []), ...asked.map((a) => a.message)];
+  const queued = !!state.hasPendingMessages || asked.some((a) => a.queued);
+  // A turn's held messages are still pending at its `turn_end` (none are by the time a run settles).
+  const held = asked.some((a) => !a.queued) || (boundary === "turn_end" && (state.pendingMessages ?? []).length > 0);
   return {
     contextEntries: projection.entries,
     contextMessages: projection.messages,
     llmMessages,
-    pendingMessages: [],
-    canContinue: contextCanContinue || (boundary === "turn_end" ? queued : finalRole === "assistant" && queued),
+    pendingMessages,
+    canContinue: contextCanContinue || held || (boundary === "turn_end" ? queued : finalRole === "assistant" && queued),
   };
+}
+
+/** The messages the boundary's handlers so far asked to send, as Pi holds them while its run is
+ * active (the session applies the actions once the handlers are done): a user message or a
+ * custom one that triggers a turn is queued (`queued`), a custom one that does not is held for
+ * the turn's end; a custom one for the next turn, or a user message without `deliverAs` (Pi
+ * refuses it while streaming), is not pending. */
+function askedPending() {
+  const now = Date.now();
+  return scope().actions.flatMap((action) => {
+    if (action.action === "sendUserMessage" && action.deliverAs) {
+      // Pi's `sendUserMessage`: the text parts joined by line breaks, then the images.
+      const parts = typeof action.content === "string" ? [{ type: "text", text: action.content }] : action.content;
+      const text = parts.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+      const content = [{ type: "text", text }, ...parts.filter((p) => p.type !== "text")];
+      return [{ queued: true, message: { role: "user", content, timestamp: now } }];
+    }
+    if (action.action === "sendMessage" && action.deliverAs !== "nextTurn") {
+      const message = { role: "custom", ...action.message, content: action.message.content ?? [], timestamp: now };
+      return [{ queued: action.triggerTurn !== false, message }];
+    }
+    return [];
+  });
 }
 
 /** The id of the mirrored entry that persisted `message` (Pi's `_findPersistedMessageEntryId`). */

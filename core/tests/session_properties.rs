@@ -154,7 +154,7 @@ fn run(ops: &[Op]) -> (SessionTree, Vec<Ref>) {
                     .map_or("none".to_owned(), |e| e.id().to_owned());
                 let summary = format!("c{now}");
                 let id = tree
-                    .append_compaction(&summary, &first, 1, None, None, None, now, &mut ids)
+                    .append_compaction(&summary, Some(&first), 1, None, None, None, now, &mut ids)
                     .0;
                 (id, None, Some((summary, first)))
             }

@@ -218,7 +218,7 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     let now = s.tick();
     s.tree.append_compaction(
         "first summary",
-        &kept,
+        Some(&kept),
         1000,
         None,
         None,
@@ -240,7 +240,7 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     let now = s.tick();
     s.tree.append_compaction(
         "second summary",
-        &kept2,
+        Some(&kept2),
         2000,
         None,
         None,
@@ -255,7 +255,7 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     let now = s.tick();
     s.tree.append_compaction(
         "lost anchor",
-        "notonpath",
+        Some("notonpath"),
         3000,
         None,
         None,

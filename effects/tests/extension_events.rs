@@ -281,6 +281,7 @@ fn hook_state(from: usize, ids: &[(&str, Option<&str>)], leaf: &str, name: &str)
         system_prompt: format!("PROMPT at {leaf}"),
         is_idle: false,
         has_pending_messages: false,
+        pending_messages: Vec::new(),
         context_usage: None,
         session: SessionState {
             id: "session".into(),

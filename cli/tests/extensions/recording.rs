@@ -652,3 +652,50 @@ fn the_settled_handlers_run_is_recorded_and_replays_without_node() {
     );
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// Pi 1.5's drafts that change the context (case `boundary_drafts`): a `turn_end` edit of a
+/// tool result, a compaction a turn later, a follow-up queued before the run settles and an
+/// invalid draft dropped; what the requests send follows from the recorded decisions, so the
+/// replay with no Node prints the same bytes.
+#[test]
+fn context_edit_and_compaction_drafts_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"a.txt\"}"}]},
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"b.txt\"}"}]},
+        {"text": ["Both read."]},
+        {"text": ["Followed up."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(env.cwd().join("b.txt"), "beta\n").unwrap();
+    let cassette = env.path("drafts.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../conformance/extensions/boundary_drafts/extension.ts"),
+        "what do a.txt and b.txt say?",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let written: Vec<String> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| e["entry"]["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        written,
+        ["context_edit", "compaction", "custom", "custom"],
+        "{recorded}"
+    );
+    assert!(
+        stderr.contains("Invalid boundary entries: Entry missing not found"),
+        "{stderr}"
+    );
+    assert!(recorded.contains("\"pending\":1"), "{recorded}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -4,7 +4,7 @@
 //! on. Each handler's `entries` replaces the drafts so far and its `continue` the flag (Pi's
 //! `emitBoundary`); the session writes the drafts before the loop goes on, announced as
 //! `entry_appended` and without message events, a custom message joining the context the next
-//! request sends.
+//! request sends, a context edit or compaction changing it to the session's projection.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,8 +32,28 @@ pub enum BoundaryDraft {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<Value>,
     },
-    /// A `context_edit` or `compaction` draft, kept as the handler gave it: not written by this
-    /// harness yet (the session reports it as the handler's error).
+    /// A `context_edit`: from here on the model sees `targetId`'s content replaced by
+    /// `replacement`'s, or (`null`) not at all.
+    #[serde(rename_all = "camelCase")]
+    ContextEdit {
+        target_id: String,
+        #[serde(default)]
+        replacement: Option<Value>,
+    },
+    /// A `compaction` with the handler's summary: what comes before `firstKeptEntryId` (the
+    /// entry itself when absent) is replaced by it.
+    #[serde(rename_all = "camelCase")]
+    Compaction {
+        summary: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_kept_entry_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Value>,
+    },
+    /// A draft of a type Pi does not know, kept as the handler gave it: Pi writes nothing for
+    /// it, and neither does the session.
     #[serde(untagged)]
     Other(Value),
 }
@@ -44,6 +64,8 @@ impl BoundaryDraft {
         match self {
             BoundaryDraft::Custom { .. } => "custom",
             BoundaryDraft::CustomMessage { .. } => "custom_message",
+            BoundaryDraft::ContextEdit { .. } => "context_edit",
+            BoundaryDraft::Compaction { .. } => "compaction",
             BoundaryDraft::Other(value) => value["type"].as_str().unwrap_or("unknown"),
         }
     }

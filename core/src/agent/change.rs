@@ -35,6 +35,7 @@ impl AgentMachine {
                 }
                 self.messages.push(message);
             }
+            Change::Projection(messages) => self.take_projection(messages),
             Change::AtTurnEnd(message) => match &mut self.run {
                 Some(run) => run.held.push(message),
                 None => self.append_outside(message),

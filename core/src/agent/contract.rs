@@ -193,6 +193,10 @@ pub enum Change {
     /// transcript without events, so the next request carries it, and left out of the run's
     /// own messages.
     AppendContext(AgentMessage),
+    /// The session's projection after a boundary's `context_edit` or `compaction` drafts (Pi's
+    /// `_refreshFinalizedContext`): the transcript becomes it, run in progress or not, so the
+    /// next request sends it; a run's own messages (`agent_end`'s) are kept as they were.
+    Projection(Vec<AgentMessage>),
     /// Puts `message` in the place of the transcript's last message equal to `original` (Pi's
     /// `message_end` handlers replace a message in place, run in progress or not): what is
     /// read of the transcript from then on has it.

@@ -44,6 +44,10 @@ pub struct HookState {
     pub is_idle: bool,
     /// `ctx.hasPendingMessages()`: steering or follow-up texts wait.
     pub has_pending_messages: bool,
+    /// A boundary preview's `pendingMessages` (Pi's `_getPendingBoundaryMessages`): the queued
+    /// messages the loop would take next, then those held for the turn's end; none is left out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_messages: Vec<crate::message::AgentMessage>,
     /// `ctx.getContextUsage()` (`{tokens, contextWindow, percent}`), absent when the model has
     /// no context window.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -413,7 +413,7 @@ fn a_boundarys_handlers_each_replace_what_they_give_and_nothing_given_is_done() 
 }
 
 #[test]
-fn boundary_drafts_read_pis_shapes_and_keep_the_ones_not_written_whole() {
+fn boundary_drafts_read_pis_shapes_and_give_them_back_as_given() {
     let result: HandlerResult =
         serde_json::from_value(json!({"type": "boundary", "continue": true,
         "entries": [

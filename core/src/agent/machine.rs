@@ -100,6 +100,9 @@ struct Run {
     held: Vec<AgentMessage>,
     /// Where in the transcript those went once the turn ended: not the run's own messages.
     appended: Vec<usize>,
+    /// The run's own messages from before its transcript was replaced by a projection
+    /// ([`Change::Projection`]); those after `start` follow them.
+    earlier: Vec<AgentMessage>,
     /// The `context` decision for the request being made: the conversation it sends instead
     /// of the transcript's (`Some(None)`: the transcript's).
     context_decided: Option<Option<Vec<AgentMessage>>>,
@@ -347,6 +350,27 @@ impl AgentMachine {
     /// Queued follow-up messages.
     pub fn follow_up_queue(&self) -> &VecDeque<AgentMessage> {
         &self.follow_up
+    }
+
+    /// What the loop's next poll would take (Pi's `peekQueuedMessages`): the steering queue's
+    /// next (all of it in mode `all`), else the follow-up queue's.
+    pub fn peek_queued_messages(&self) -> Vec<AgentMessage> {
+        let peek = |queue: &VecDeque<AgentMessage>, mode: QueueMode| -> Vec<AgentMessage> {
+            match mode {
+                QueueMode::All => queue.iter().cloned().collect(),
+                QueueMode::OneAtATime => queue.front().cloned().into_iter().collect(),
+            }
+        };
+        match peek(&self.steering, self.steering_mode) {
+            steering if !steering.is_empty() => steering,
+            _ => peek(&self.follow_up, self.follow_up_mode),
+        }
+    }
+
+    /// The messages held for the turn's end ([`Change::AtTurnEnd`]; Pi's pending custom
+    /// messages).
+    pub fn held_messages(&self) -> &[AgentMessage] {
+        self.run.as_ref().map_or(&[][..], |run| run.held.as_slice())
     }
 
     /// Whether either queue holds messages.
@@ -634,6 +658,7 @@ impl AgentMachine {
             turns: 0,
             held: Vec::new(),
             appended: Vec::new(),
+            earlier: Vec::new(),
             context_decided: None,
             system_context_decided: None,
             phase: Phase::Model {
@@ -903,13 +928,29 @@ impl AgentMachine {
         let Some(run) = &self.run else {
             return Vec::new();
         };
-        self.messages
+        let later = self
+            .messages
             .iter()
             .enumerate()
             .skip(run.start)
             .filter(|(i, _)| !run.appended.contains(i))
-            .map(|(_, m)| m.clone())
-            .collect()
+            .map(|(_, m)| m.clone());
+        run.earlier.iter().cloned().chain(later).collect()
+    }
+
+    /// The transcript becomes the session's projection; a run in progress keeps its own
+    /// messages so far and its loop's context is the projection.
+    pub(super) fn take_projection(&mut self, messages: Vec<AgentMessage>) {
+        let own = self.run_messages();
+        let len = messages.len();
+        self.messages = messages;
+        self.llm_view = LlmView::default();
+        if let Some(run) = &mut self.run {
+            run.earlier = own;
+            run.start = len;
+            run.context_len = len;
+            run.appended.clear();
+        }
     }
 
     /// A hook threw: Pi's synthetic failure message, pushed to the transcript with only `agent_end`.

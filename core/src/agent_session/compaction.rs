@@ -603,7 +603,7 @@ impl SessionMachine {
         };
         let (id, decision) = self.tree.append_compaction(
             &written.summary,
-            &written.first_kept_entry_id,
+            Some(&written.first_kept_entry_id),
             written.tokens_before,
             written.details.clone(),
             written.usage.clone(),

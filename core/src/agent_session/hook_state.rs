@@ -70,6 +70,11 @@ impl SessionMachine {
             system_prompt: agent.system_prompt(),
             is_idle: !self.run_active && !self.is_compacting(),
             has_pending_messages: !steering.is_empty() || !follow_up.is_empty(),
+            pending_messages: agent
+                .peek_queued_messages()
+                .into_iter()
+                .chain(agent.held_messages().iter().cloned())
+                .collect(),
             context_usage: self.context_usage(),
             session: SessionState {
                 id: self.tree.id().to_owned(),

@@ -169,9 +169,12 @@ impl SessionMachine {
     /// last events are still with the extensions (`agent_end`'s handlers run while it streams).
     /// The session's own notifications do not make it stream: in Pi a prompt sent while an
     /// RPC `set_model` awaits its `model_select` handlers starts a run (whose events wait here
-    /// for the handlers).
+    /// for the handlers). The run is active, too, while `agent_before_settle` is asked (a
+    /// message its handlers send is queued, and the run goes on with it).
     pub(super) fn streaming(&self) -> bool {
-        self.agent.is_streaming() || self.notifications.holds_loop()
+        self.agent.is_streaming()
+            || self.notifications.holds_loop()
+            || matches!(self.before_settle, super::boundary::BeforeSettle::Asking(_))
     }
 
     /// Whether the session's own notifications (`model_select` after a model change, say) are

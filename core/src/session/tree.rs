@@ -387,12 +387,13 @@ impl SessionTree {
         (id, self.append(entry))
     }
 
-    /// Records a compaction: context before `first_kept_entry_id` is replaced by `summary`.
+    /// Records a compaction: context before `first_kept_entry_id` (the compaction itself when
+    /// `None`) is replaced by `summary`.
     #[allow(clippy::too_many_arguments)]
     pub fn append_compaction(
         &mut self,
         summary: &str,
-        first_kept_entry_id: &str,
+        first_kept_entry_id: Option<&str>,
         tokens_before: u64,
         details: Option<Value>,
         usage: Option<Value>,
@@ -410,7 +411,8 @@ impl SessionTree {
             parent_id,
             timestamp,
             summary: summary.to_owned(),
-            first_kept_entry_id: first_kept_entry_id.to_owned(),
+            // Pi's `appendCompaction` keeps from the compaction itself when no entry is named.
+            first_kept_entry_id: first_kept_entry_id.unwrap_or(id.as_str()).to_owned(),
             tokens_before,
             details,
             usage,

@@ -199,6 +199,7 @@ mod tests {
             system_prompt: "PROMPT".into(),
             is_idle: idle,
             has_pending_messages: false,
+            pending_messages: Vec::new(),
             context_usage: None,
             session: SessionState {
                 id: "s".into(),
