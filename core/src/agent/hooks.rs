@@ -16,11 +16,13 @@
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent, CompactionReason, CompactionResult, ToolResult};
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
+
+use super::contract::ModelRequest;
 use crate::partial::PartialMessage;
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
@@ -82,6 +84,12 @@ pub enum HookEvent {
     ModelSelect,
     /// The session's thinking level changed: a notification (Pi does not wait for it).
     ThinkingLevelSelect,
+    /// Before a model request is sent: the headers the provider is given (Pi's
+    /// `transformHeaders`), which the handlers may change in place.
+    BeforeProviderHeaders,
+    /// Before a turn's request is sent: the provider's JSON body (Pi's `onPayload`), which each
+    /// handler may replace for the next.
+    BeforeProviderRequest,
 }
 
 impl HookEvent {
@@ -113,6 +121,8 @@ impl HookEvent {
             HookEvent::SessionShutdown => "session_shutdown",
             HookEvent::ModelSelect => "model_select",
             HookEvent::ThinkingLevelSelect => "thinking_level_select",
+            HookEvent::BeforeProviderHeaders => "before_provider_headers",
+            HookEvent::BeforeProviderRequest => "before_provider_request",
         }
     }
 }
@@ -336,6 +346,22 @@ pub enum HookPayload {
         level: ThinkingLevel,
         previous_level: ThinkingLevel,
     },
+    /// The headers the provider is given for `request` (Pi merges the provider's configured
+    /// headers and the request's own; not the SDK's). The machine cannot build them (they are
+    /// the registry's): it asks with none, and the interpreter fills them in from `request`
+    /// before the handlers see them. What a cassette records is the machine's question.
+    BeforeProviderHeaders {
+        headers: Map<String, Value>,
+        #[serde(skip)]
+        request: Option<Box<ModelRequest>>,
+    },
+    /// The provider's JSON body for `request`, filled in by the interpreter as the headers are
+    /// (the providers build it, below the machine).
+    BeforeProviderRequest {
+        payload: Value,
+        #[serde(skip)]
+        request: Option<Box<ModelRequest>>,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -389,6 +415,8 @@ impl HookPayload {
             HookPayload::SessionShutdown { .. } => HookEvent::SessionShutdown,
             HookPayload::ModelSelect { .. } => HookEvent::ModelSelect,
             HookPayload::ThinkingLevelSelect { .. } => HookEvent::ThinkingLevelSelect,
+            HookPayload::BeforeProviderHeaders { .. } => HookEvent::BeforeProviderHeaders,
+            HookPayload::BeforeProviderRequest { .. } => HookEvent::BeforeProviderRequest,
         }
     }
 }
@@ -467,6 +495,12 @@ pub enum HandlerResult {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         messages: Option<Vec<AgentMessage>>,
     },
+    /// The headers as a `before_provider_headers` handler left them (Pi's handlers change the
+    /// event's object in place).
+    BeforeProviderHeaders { headers: Map<String, Value> },
+    /// The body a `before_provider_request` handler returned: the next handler sees it, the
+    /// last one is sent.
+    BeforeProviderRequest { payload: Value },
     /// Pi's `CacheWarmingDecisionEventResult`: the action instead of Pi's.
     CacheWarmingDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -628,6 +662,10 @@ pub enum HookDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         messages: Option<Vec<AgentMessage>>,
     },
+    /// The headers the request is sent with (the ones asked about when no handler changed them).
+    BeforeProviderHeaders { headers: Map<String, Value> },
+    /// The body the request is sent with (the one asked about when no handler replaced it).
+    BeforeProviderRequest { payload: Value },
     /// Whether the due prompt-cache refresh goes out: the last handler's action, else Pi's.
     CacheWarmingDecision {
         action: WarmAction,
@@ -839,6 +877,14 @@ impl Composer {
                 self.result_changed = true;
             }
             (
+                HookPayload::BeforeProviderHeaders { headers: current, .. },
+                Some(HandlerResult::BeforeProviderHeaders { headers }),
+            ) => *current = headers,
+            (
+                HookPayload::BeforeProviderRequest { payload: current, .. },
+                Some(HandlerResult::BeforeProviderRequest { payload }),
+            ) => *current = payload,
+            (
                 HookPayload::SessionBeforeCompact { .. },
                 Some(HandlerResult::SessionBeforeCompact { cancel, compaction }),
             ) => {
@@ -917,6 +963,12 @@ impl Composer {
             | HookPayload::SessionShutdown { .. }
             | HookPayload::ModelSelect { .. }
             | HookPayload::ThinkingLevelSelect { .. } => HookDecision::Done,
+            HookPayload::BeforeProviderHeaders { headers, .. } => {
+                HookDecision::BeforeProviderHeaders { headers }
+            }
+            HookPayload::BeforeProviderRequest { payload, .. } => {
+                HookDecision::BeforeProviderRequest { payload }
+            }
             HookPayload::MessageEnd { message } => match self.result_changed {
                 true => HookDecision::MessageEnd { message },
                 false => HookDecision::Done,
