@@ -161,6 +161,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     };
     for (choice, sent) in [
         (json!("any"), json!({"type": "any"})),
