@@ -99,7 +99,8 @@ impl ModelCall {
             _ => None,
         };
         let mut http = http;
-        if let (Some(http), Some(payload)) = (http.as_mut(), hooked.and_then(|h| h.payload.as_ref()))
+        if let (Some(http), Some(payload)) =
+            (http.as_mut(), hooked.and_then(|h| h.payload.as_ref()))
         {
             http.body = RequestBody::from(payload.clone());
         }

@@ -189,11 +189,15 @@ impl Composer {
                 self.result_changed = true;
             }
             (
-                HookPayload::BeforeProviderHeaders { headers: current, .. },
+                HookPayload::BeforeProviderHeaders {
+                    headers: current, ..
+                },
                 Some(HandlerResult::BeforeProviderHeaders { headers }),
             ) => *current = headers,
             (
-                HookPayload::BeforeProviderRequest { payload: current, .. },
+                HookPayload::BeforeProviderRequest {
+                    payload: current, ..
+                },
                 Some(HandlerResult::BeforeProviderRequest { payload }),
             ) => *current = payload,
             (

@@ -801,9 +801,13 @@ pub enum HookDecision {
         messages: Option<Vec<AgentMessage>>,
     },
     /// The headers the request is sent with (the ones asked about when no handler changed them).
-    BeforeProviderHeaders { headers: Map<String, Value> },
+    BeforeProviderHeaders {
+        headers: Map<String, Value>,
+    },
     /// The body the request is sent with (the one asked about when no handler replaced it).
-    BeforeProviderRequest { payload: Value },
+    BeforeProviderRequest {
+        payload: Value,
+    },
     /// Whether the due prompt-cache refresh goes out: the last handler's action, else Pi's.
     CacheWarmingDecision {
         action: WarmAction,
