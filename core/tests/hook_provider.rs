@@ -207,3 +207,82 @@ fn an_abort_while_the_call_is_held_cancels_it_once_it_starts() {
         [format!("call {started:?}"), format!("cancel {started:?}")]
     );
 }
+
+/// A session that went through one turn with both provider hooks handled, answered.
+fn after_a_turn() -> pi_core::agent_session::SessionMachine {
+    let handled = [
+        HookEvent::BeforeProviderHeaders,
+        HookEvent::BeforeProviderRequest,
+    ];
+    let compaction = CompactionSettings {
+        keep_recent_tokens: 1,
+        ..CompactionSettings::default()
+    };
+    let mut m = hooked(&handled, vec![], &[], compaction);
+    for (at, text) in [(1, "First prompt."), (4, "Second prompt.")] {
+        let step = m.step(at, prompt(text)).unwrap();
+        let step = m.step(at, support::done(hooks(&step)[0].0)).unwrap();
+        let step = m.step(at, support::done(hooks(&step)[0].0)).unwrap();
+        let (call, _) = requests(&step)[0].clone();
+        m.step(at + 1, answered(call, "An answer.")).unwrap();
+    }
+    m
+}
+
+#[test]
+fn a_compaction_summary_asks_for_the_headers_only() {
+    let mut m = after_a_turn();
+    let step = m.step(6, support::manual("short")).unwrap();
+    assert!(
+        requests(&step).is_empty(),
+        "the summary waits for its headers"
+    );
+    let asked = hooks(&step);
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].1.event(), HookEvent::BeforeProviderHeaders);
+    let decided = headers(json!({"x-summary": "1"}));
+    let step = m
+        .step(
+            7,
+            decided_as(
+                asked[0].0,
+                HookDecision::BeforeProviderHeaders {
+                    headers: decided.clone(),
+                },
+                vec![],
+            ),
+        )
+        .unwrap();
+    assert!(hooks(&step).is_empty(), "no body is asked for a summary");
+    let sent = requests(&step);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].1.provider_hooked.as_deref(),
+        Some(&ProviderHooked {
+            headers: Some(decided),
+            payload: None,
+        })
+    );
+}
+
+#[test]
+fn an_abort_while_a_summary_is_held_cancels_it_once_it_starts() {
+    let mut m = after_a_turn();
+    let step = m.step(6, support::manual("short")).unwrap();
+    let asked = hooks(&step);
+    let step = m.step(7, SessionInput::Abort).unwrap();
+    assert!(
+        !step
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Cancel { .. })),
+        "the cancel waits for the held call: {:?}",
+        step.effects
+    );
+    let step = m.step(8, support::done(asked[0].0)).unwrap();
+    let started = requests(&step)[0].0;
+    assert!(step
+        .effects
+        .iter()
+        .any(|e| matches!(e, Effect::Cancel { call } if *call == started)));
+}

@@ -357,6 +357,7 @@ impl SessionMachine {
             }
         }
         self.after_step()?;
+        self.hold_cancels();
         let mut out = std::mem::take(&mut self.out);
         out.wake_at = self.wake_at();
         Ok(out)

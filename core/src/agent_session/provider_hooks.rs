@@ -9,8 +9,12 @@
 //! providers'): it asks with empty ones and the interpreter fills them in from the request the
 //! payload carries. The decisions are inputs, so a cassette records them and a replay sends
 //! the recorded body without an extension; its request check then compares what was sent.
-//! Pi runs neither hook for compaction and summary requests' bodies (they have their own
-//! stream options), so only the agent's turns are held here.
+//!
+//! Which requests go through which hook is Pi's: `transformHeaders` is in the request options
+//! of every request the session's stream function sends (turns, cache warms, compaction and
+//! branch summaries), `onPayload` only in the agent loop's (turns, and the cache warms that
+//! repeat a turn's options); so summaries ask for the headers only ([`Hooks::HeadersOnly`]).
+//! A cancel of a held call (an abort) waits for it and follows its start.
 
 use serde_json::{Map, Value};
 
@@ -26,6 +30,15 @@ pub(super) struct ProviderGate {
     held: Vec<Held>,
 }
 
+/// Which of the provider hooks a request goes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Hooks {
+    /// Headers then body: the agent's turns and the cache warms repeating them.
+    Both,
+    /// Headers only: compaction and branch summaries.
+    HeadersOnly,
+}
+
 /// One held call and the hook point it waits at.
 #[derive(Debug)]
 struct Held {
@@ -33,6 +46,10 @@ struct Held {
     call: CallId,
     request: ModelRequest,
     hooked: ProviderHooked,
+    /// Whether the body is asked for too (not for a summary's request).
+    body: bool,
+    /// The hook point it waits at asks for the headers (else for the body).
+    asking_headers: bool,
     /// The agent cancelled the call while it was held: the cancel follows its start.
     cancelled: bool,
 }
@@ -51,23 +68,7 @@ impl SessionMachine {
         for effect in effects {
             match effect {
                 Effect::CallModel { call, request } if headers || body => {
-                    let hook = self.agent.reserve_call();
-                    let payload = match headers {
-                        true => headers_payload(&request),
-                        false => body_payload(&request),
-                    };
-                    self.provider_gate.held.push(Held {
-                        hook,
-                        call,
-                        request,
-                        hooked: ProviderHooked::default(),
-                        cancelled: false,
-                    });
-                    out.push(Effect::Hook {
-                        call: hook,
-                        payload,
-                        state: None,
-                    });
+                    out.push(self.hold_call(call, request, Hooks::Both))
                 }
                 Effect::Cancel { call } if self.provider_gate.holds(call) => {
                     for held in &mut self.provider_gate.held {
@@ -78,6 +79,61 @@ impl SessionMachine {
             }
         }
         out
+    }
+
+    /// Sends a model call of the session's own (a summary, a cache warm), held first for the
+    /// provider hooks `hooks` that some extension handles.
+    pub(super) fn send_call(&mut self, call: CallId, request: ModelRequest, hooks: Hooks) {
+        let effect = self.hold_call(call, request, hooks);
+        self.out.effects.push(effect);
+    }
+
+    /// Holds `call` when an extension handles a hook of `hooks` it goes through: the effect to
+    /// send is then the first hook point to ask, else the call itself.
+    fn hold_call(&mut self, call: CallId, request: ModelRequest, hooks: Hooks) -> Effect {
+        let handled = self.agent.handled_hooks();
+        let headers = handled.contains(HookEvent::BeforeProviderHeaders);
+        let body = hooks == Hooks::Both && handled.contains(HookEvent::BeforeProviderRequest);
+        if !headers && !body {
+            return Effect::CallModel { call, request };
+        }
+        let hook = self.agent.reserve_call();
+        let payload = match headers {
+            true => headers_payload(&request),
+            false => body_payload(&request),
+        };
+        self.provider_gate.held.push(Held {
+            hook,
+            call,
+            request,
+            hooked: ProviderHooked::default(),
+            body,
+            asking_headers: headers,
+            cancelled: false,
+        });
+        Effect::Hook {
+            call: hook,
+            payload,
+            state: None,
+        }
+    }
+
+    /// A step's cancels of held calls (the session's own, sent past the agent's effects) wait
+    /// for the calls they cancel.
+    pub(super) fn hold_cancels(&mut self) {
+        if self.provider_gate.held.is_empty() {
+            return;
+        }
+        let gate = &mut self.provider_gate;
+        self.out.effects.retain(|effect| match effect {
+            Effect::Cancel { call } if gate.holds(*call) => {
+                for held in &mut gate.held {
+                    held.cancelled |= held.call == *call;
+                }
+                false
+            }
+            _ => true,
+        });
     }
 
     /// Whether `call` is a provider hook point a held request waits at.
@@ -96,23 +152,18 @@ impl SessionMachine {
             return Ok(());
         };
         let mut held = self.provider_gate.held.remove(index);
-        let asked_headers = match outcome.decision {
+        match outcome.decision {
             HookDecision::BeforeProviderHeaders { headers } => {
                 held.hooked.headers = Some(headers);
-                true
             }
             HookDecision::BeforeProviderRequest { payload } => {
                 held.hooked.payload = Some(payload);
-                false
             }
-            _ => false,
-        };
+            _ => {}
+        }
         self.apply_asked_actions(&outcome.actions)?;
-        let body = self
-            .agent
-            .handled_hooks()
-            .contains(HookEvent::BeforeProviderRequest);
-        if asked_headers && body {
+        if held.asking_headers && held.body {
+            held.asking_headers = false;
             let hook = self.agent.reserve_call();
             let mut request = held.request.clone();
             request.provider_hooked = Some(Box::new(held.hooked.clone()));
