@@ -77,6 +77,7 @@ fn check(scenario: &str) {
             session_diagnostics: Default::default(),
             system_messages: Default::default(),
             max_retries: None,
+            provider_hooked: None,
         };
         let options = CallOptions {
             api_key: "mock-anthropic-key".into(),

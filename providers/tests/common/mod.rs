@@ -306,7 +306,6 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
         system_messages: parts.system_messages,
         max_retries: None,
         provider_hooked: None,
-        provider_hooked: None,
     }
 }
 
