@@ -72,6 +72,7 @@ fn provider_hooks_change_what_is_sent_and_replay_without_node() {
         text.replacen("\"metadata\":{\"turn\":2}", "\"metadata\":{\"turn\":9}", 1),
     )
     .unwrap();
-    let (code, replayed, stderr) = replay_without_node(&env, &tampered);
-    assert_ne!((code, replayed), (0, recorded), "{stderr}");
+    let (code, _, stderr) = replay_without_node(&env, &tampered);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("the model request differs"), "{stderr}");
 }
