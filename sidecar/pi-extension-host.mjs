@@ -790,6 +790,17 @@ async function dispatch(runner, payload, state, signal) {
         label: result.label,
       };
     }
+    case "before_provider_headers": {
+      // Pi's handlers change the headers object in place; the changed object is the answer.
+      const headers = structuredClone(payload.headers);
+      await runner.emitBeforeProviderHeaders(headers);
+      return same(headers, payload.headers) ? null : { type: "before_provider_headers", headers };
+    }
+    case "before_provider_request": {
+      // Each handler's returned value replaces the body for the next; the last is sent.
+      const body = await runner.emitBeforeProviderRequest(payload.payload);
+      return body === payload.payload ? null : { type: "before_provider_request", payload: body };
+    }
     case "session_tree":
     case "session_compact":
     case "session_compact_failed":

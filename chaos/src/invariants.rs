@@ -476,6 +476,7 @@ mod tests {
                 session_diagnostics: Default::default(),
                 system_messages: Default::default(),
                 max_retries: None,
+                provider_hooked: None,
             },
         }
     }

@@ -22,6 +22,8 @@ mod loading;
 mod matches_original;
 #[path = "extensions/packages.rs"]
 mod packages;
+#[path = "extensions/provider_hooks.rs"]
+mod provider_hooks;
 #[path = "extensions/providers.rs"]
 mod providers;
 #[path = "extensions/recording.rs"]

@@ -315,7 +315,13 @@ impl Live {
         self.extensions.observe(state);
     }
 
-    fn spawn_hook(&mut self, call: CallId, payload: HookPayload, state: Option<Box<HookState>>) {
+    fn spawn_hook(
+        &mut self,
+        call: CallId,
+        mut payload: HookPayload,
+        state: Option<Box<HookState>>,
+    ) {
+        self.fill_provider_payload(&mut payload);
         let state: Option<Arc<HookState>> = state.map(Arc::from);
         if let Some(state) = &state {
             self.extensions.observe(state);
@@ -337,6 +343,36 @@ impl Live {
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });
+    }
+}
+
+impl Live {
+    /// The provider hooks are asked with what only the world knows (the registry's headers,
+    /// the providers' body): both are filled in here from the request the question carries,
+    /// as the call would send them. What a recording holds stays the machine's question.
+    fn fill_provider_payload(&self, payload: &mut HookPayload) {
+        match payload {
+            HookPayload::BeforeProviderHeaders {
+                headers,
+                request: Some(request),
+            } => {
+                if let Ok(options) = (self.options_for)(request) {
+                    *headers = ModelCall::hook_headers(&options);
+                }
+            }
+            HookPayload::BeforeProviderRequest {
+                payload,
+                request: Some(request),
+            } => {
+                if let Ok(options) = (self.options_for)(request) {
+                    let call = ModelCall::new(request, &options, self.clock.now_ms());
+                    if let Some(http) = call.http_request() {
+                        *payload = http.body.to_value().into_owned();
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -14,6 +14,26 @@ use crate::retry::RetryClock;
 use crate::transport::{HttpResponse, HttpTransport, TransportError};
 use crate::{anthropic, google, openai_completions, openai_responses, retry};
 use crate::{failed_before_start, CallOptions, HttpRequest, StreamDecoder, StreamEnd};
+use serde_json::{Map, Value};
+
+use crate::request_body::RequestBody;
+
+/// `options` with the headers a `before_provider_headers` decision left in place of its own
+/// (a header a handler deleted is not sent; one that is not text is sent as its JSON).
+fn with_hooked_headers(options: &CallOptions, headers: &Map<String, Value>) -> CallOptions {
+    let headers = headers
+        .iter()
+        .filter_map(|(name, value)| match value {
+            Value::Null => None,
+            Value::String(text) => Some((name.clone(), text.clone())),
+            other => Some((name.clone(), other.to_string())),
+        })
+        .collect();
+    CallOptions {
+        headers,
+        ..options.clone()
+    }
+}
 
 /// A call in progress.
 #[derive(Debug)]
@@ -48,6 +68,15 @@ impl ModelCall {
     /// Prepares the call made at `now` (the response's timestamp). The request is borrowed: the
     /// call keeps only what it encodes, so a caller that checks requests need not copy one.
     pub fn new(request: &ModelRequest, options: &CallOptions, now: u64) -> Self {
+        let hooked = request.provider_hooked.as_deref();
+        let hooked_options;
+        let options = match hooked.and_then(|h| h.headers.as_ref()) {
+            Some(headers) => {
+                hooked_options = with_hooked_headers(options, headers);
+                &hooked_options
+            }
+            None => options,
+        };
         let model = &request.model;
         let mut thread = None;
         let mut tracking = None;
@@ -69,6 +98,12 @@ impl ModelCall {
             // No encoder: `open` fails the call the way pi-ai does, through the decoder.
             _ => None,
         };
+        let mut http = http;
+        if let (Some(http), Some(payload)) =
+            (http.as_mut(), hooked.and_then(|h| h.payload.as_ref()))
+        {
+            http.body = RequestBody::from(payload.clone());
+        }
         let decoder: Box<dyn StreamDecoder> = match model.api.as_str() {
             "anthropic-messages" => Box::new(
                 anthropic::Decoder::new(model, now)
@@ -123,6 +158,16 @@ impl ModelCall {
             "google-generative-ai" => Box::new(google::Decoder::new(model, now)),
             _ => Box::new(openai_completions::Decoder::new(model, now)),
         }
+    }
+
+    /// The headers an extension's `before_provider_headers` handlers see for a call with
+    /// `options` (Pi's merged provider and request headers; not the SDK's own).
+    pub fn hook_headers(options: &CallOptions) -> Map<String, Value> {
+        options
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+            .collect()
     }
 
     /// The HTTP request (what a recording stores).

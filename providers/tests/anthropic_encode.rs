@@ -77,6 +77,7 @@ fn check(scenario: &str) {
             session_diagnostics: Default::default(),
             system_messages: Default::default(),
             max_retries: None,
+            provider_hooked: None,
         };
         let options = CallOptions {
             api_key: "mock-anthropic-key".into(),
@@ -161,6 +162,7 @@ fn an_explicit_tool_choice_is_sent_in_object_form() {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     };
     for (choice, sent) in [
         (json!("any"), json!({"type": "any"})),

@@ -52,6 +52,7 @@ fn request(case: &Value, step: &Value, thread: Option<ThreadState>) -> ModelRequ
         session_diagnostics: Arc::default(),
         system_messages: parts.system_messages,
         max_retries: None,
+        provider_hooked: None,
     }
 }
 

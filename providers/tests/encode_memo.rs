@@ -68,6 +68,7 @@ fn request(model: &Model, messages: &[Message]) -> ModelRequest {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     }
 }
 

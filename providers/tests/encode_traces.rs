@@ -80,6 +80,7 @@ fn check(name: &str) {
                     session_diagnostics: Default::default(),
                     system_messages: Default::default(),
                     max_retries: None,
+                    provider_hooked: None,
                 };
                 let options = CallOptions {
                     api_key: "mock-key".into(),

@@ -177,6 +177,7 @@ async fn http_errors_read_as_the_google_sdk_reports_them() {
             session_diagnostics: Default::default(),
             system_messages: Default::default(),
             max_retries: None,
+            provider_hooked: None,
         };
         let options = CallOptions {
             api_key: "gkey".into(),

@@ -38,6 +38,7 @@ fn request(port: u16) -> ModelRequest {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     }
 }
 

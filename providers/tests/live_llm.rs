@@ -72,6 +72,7 @@ async fn a_streamed_reply_with_usage() {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     };
     let (kinds, message) = call(
         request,
@@ -146,6 +147,7 @@ async fn a_forced_tool_call() {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     };
     let mut options = CallOptions {
         api_key: "none".into(),
@@ -190,6 +192,7 @@ async fn an_oversized_prompt_is_recognised_as_context_overflow() {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     };
     let options = CallOptions {
         api_key: "none".into(),

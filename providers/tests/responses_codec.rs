@@ -198,6 +198,7 @@ async fn a_call_over_http_decodes_the_served_stream() {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     };
     let options = CallOptions {
         api_key: "sk-test".into(),

@@ -36,6 +36,7 @@ fn request(model: Model) -> ModelRequest {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     }
 }
 

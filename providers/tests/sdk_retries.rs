@@ -60,6 +60,7 @@ async fn call_capped(
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: cap,
+        provider_hooked: None,
     };
     let mut call = ModelCall::new(&request, &options, 1_000);
     let mut events = call.open(&transport, clock).await;
@@ -194,6 +195,7 @@ async fn anthropic_retries_and_google_does_not() {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     };
     let mut call = ModelCall::new(&request, &retries(2), 1_000);
     call.open(&transport, &FixedClock::new(1_000, 0.5)).await;

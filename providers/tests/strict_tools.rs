@@ -56,6 +56,7 @@ fn request(api: &str, compat: &Value, tools: &Value) -> ModelRequest {
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     }
 }
 

@@ -190,6 +190,18 @@ impl Composer {
                 self.result_changed = true;
             }
             (
+                HookPayload::BeforeProviderHeaders {
+                    headers: current, ..
+                },
+                Some(HandlerResult::BeforeProviderHeaders { headers }),
+            ) => *current = headers,
+            (
+                HookPayload::BeforeProviderRequest {
+                    payload: current, ..
+                },
+                Some(HandlerResult::BeforeProviderRequest { payload }),
+            ) => *current = payload,
+            (
                 HookPayload::SessionBeforeCompact { .. },
                 Some(HandlerResult::SessionBeforeCompact { cancel, compaction }),
             ) => {
@@ -331,6 +343,12 @@ impl Composer {
             | HookPayload::SessionInfoChanged { .. } => HookDecision::Done,
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))
+            }
+            HookPayload::BeforeProviderHeaders { headers, .. } => {
+                HookDecision::BeforeProviderHeaders { headers }
+            }
+            HookPayload::BeforeProviderRequest { payload, .. } => {
+                HookDecision::BeforeProviderRequest { payload }
             }
             HookPayload::MessageEnd { message } => match self.result_changed {
                 true => HookDecision::MessageEnd { message },

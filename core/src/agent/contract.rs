@@ -331,6 +331,21 @@ pub struct ModelRequest {
     /// request's JSON.
     #[serde(skip)]
     pub system_messages: Arc<Vec<PlacedSystemMessage>>,
+    /// What the extensions' `before_provider_headers` and `before_provider_request` handlers
+    /// decided for this request, sent instead of what it encodes to (none where no extension
+    /// handles them). Like `thread`, not part of the request's JSON: the decisions are inputs
+    /// a cassette records, and the body they give is what a replay compares.
+    #[serde(skip)]
+    pub provider_hooked: Option<Box<ProviderHooked>>,
+}
+
+/// The provider hooks' decisions for one request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProviderHooked {
+    /// The provider's headers as the `before_provider_headers` handlers left them.
+    pub headers: Option<serde_json::Map<String, Value>>,
+    /// The body the last `before_provider_request` handler returned.
+    pub payload: Option<Value>,
 }
 
 /// A system message of the conversation and where it stands: after `at` of the request's

@@ -16,12 +16,14 @@
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub use super::boundary::BoundaryDraft;
 use crate::event::{AssistantMessageEvent, CompactionReason, CompactionResult, ToolResult};
 use crate::message::{AgentMessage, ContentBlock, CustomMessage, ImageContent, UserContent};
 use crate::model::{Model, ThinkingLevel};
+
+use super::contract::ModelRequest;
 use crate::partial::PartialMessage;
 use crate::resources::skills::LoadedSkill;
 use crate::resources::templates::PromptTemplate;
@@ -108,6 +110,12 @@ pub enum HookEvent {
     /// Right after `session_start`: the extensions name skill, prompt-template and theme
     /// paths of their own, which the session loads after its own.
     ResourcesDiscover,
+    /// Before a model request is sent: the headers the provider is given (Pi's
+    /// `transformHeaders`), which the handlers may change in place.
+    BeforeProviderHeaders,
+    /// Before a turn's request is sent: the provider's JSON body (Pi's `onPayload`), which each
+    /// handler may replace for the next.
+    BeforeProviderRequest,
 }
 
 impl HookEvent {
@@ -148,6 +156,8 @@ impl HookEvent {
             HookEvent::AgentSettled => "agent_settled",
             HookEvent::SessionInfoChanged => "session_info_changed",
             HookEvent::ResourcesDiscover => "resources_discover",
+            HookEvent::BeforeProviderHeaders => "before_provider_headers",
+            HookEvent::BeforeProviderRequest => "before_provider_request",
         }
     }
 }
@@ -438,6 +448,22 @@ pub enum HookPayload {
         cwd: String,
         reason: String,
     },
+    /// The headers the provider is given for `request` (Pi merges the provider's configured
+    /// headers and the request's own; not the SDK's). The machine cannot build them (they are
+    /// the registry's): it asks with none, and the interpreter fills them in from `request`
+    /// before the handlers see them. What a cassette records is the machine's question.
+    BeforeProviderHeaders {
+        headers: Map<String, Value>,
+        #[serde(skip)]
+        request: Option<Box<ModelRequest>>,
+    },
+    /// The provider's JSON body for `request`, filled in by the interpreter as the headers are
+    /// (the providers build it, below the machine).
+    BeforeProviderRequest {
+        payload: Value,
+        #[serde(skip)]
+        request: Option<Box<ModelRequest>>,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -528,6 +554,8 @@ impl HookPayload {
             HookPayload::AgentSettled { .. } => HookEvent::AgentSettled,
             HookPayload::SessionInfoChanged { .. } => HookEvent::SessionInfoChanged,
             HookPayload::ResourcesDiscover { .. } => HookEvent::ResourcesDiscover,
+            HookPayload::BeforeProviderHeaders { .. } => HookEvent::BeforeProviderHeaders,
+            HookPayload::BeforeProviderRequest { .. } => HookEvent::BeforeProviderRequest,
         }
     }
 }
@@ -606,6 +634,12 @@ pub enum HandlerResult {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         messages: Option<Vec<AgentMessage>>,
     },
+    /// The headers as a `before_provider_headers` handler left them (Pi's handlers change the
+    /// event's object in place).
+    BeforeProviderHeaders { headers: Map<String, Value> },
+    /// The body a `before_provider_request` handler returned: the next handler sees it, the
+    /// last one is sent.
+    BeforeProviderRequest { payload: Value },
     /// Pi's `CacheWarmingDecisionEventResult`: the action instead of Pi's.
     CacheWarmingDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -792,6 +826,14 @@ pub enum HookDecision {
     Context {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         messages: Option<Vec<AgentMessage>>,
+    },
+    /// The headers the request is sent with (the ones asked about when no handler changed them).
+    BeforeProviderHeaders {
+        headers: Map<String, Value>,
+    },
+    /// The body the request is sent with (the one asked about when no handler replaced it).
+    BeforeProviderRequest {
+        payload: Value,
     },
     /// Whether the due prompt-cache refresh goes out: the last handler's action, else Pi's.
     CacheWarmingDecision {

@@ -128,6 +128,7 @@ impl AgentMachine {
             session_diagnostics: Arc::clone(&self.session_diagnostics),
             system_messages,
             max_retries: None,
+            provider_hooked: None,
         };
         self.call_in_flight = true;
         let call = self.new_call();

@@ -23,6 +23,7 @@ use crate::session::tree::UsageRecord;
 
 use super::compaction::answer_of;
 use super::machine::SessionMachine;
+use super::provider_hooks::Hooks;
 
 /// A run stops once its next warm would come later than this after the request (while the
 /// agent runs): pi-ai's `CACHE_WARMING_MAX_AGE_MS`.
@@ -386,7 +387,7 @@ impl SessionMachine {
         // Pi's `maxRetries: 0`: a failed warm is not sent again; the next one comes later.
         request.max_retries = Some(0);
         let call = self.agent.reserve_call();
-        self.out.effects.push(Effect::CallModel { call, request });
+        self.send_call(call, request, Hooks::Both);
         self.warm = Some(WarmRun {
             call: Some(call),
             deciding: None,

@@ -42,6 +42,7 @@ mod failure;
 
 use super::contract::{Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
+use super::provider_hooks::Hooks;
 use super::retry::{delay_ms, is_retryable};
 
 /// What a second context overflow in a row says (no further compaction is tried).
@@ -420,10 +421,7 @@ impl SessionMachine {
             ),
         };
         let call = self.agent.reserve_call();
-        self.out.effects.push(Effect::CallModel {
-            call,
-            request: request.clone(),
-        });
+        self.send_call(call, request.clone(), Hooks::HeadersOnly);
         if let Some(job) = self.compaction.as_mut() {
             job.current = Some(Summary {
                 part,
@@ -457,7 +455,7 @@ impl SessionMachine {
             },
         ));
         let call = self.agent.reserve_call();
-        self.out.effects.push(Effect::CallModel { call, request });
+        self.send_call(call, request, Hooks::HeadersOnly);
         if let Some(current) = self.compaction.as_mut().and_then(|j| j.current.as_mut()) {
             current.call = call;
             current.waiting = false;

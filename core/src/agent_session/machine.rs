@@ -110,6 +110,8 @@ pub struct SessionMachine {
     pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
     /// The loop's events an extension is being told of, and what waits for its handlers.
     pub(super) notifications: super::notify::Notifications,
+    /// Agent model calls held for their provider hooks.
+    pub(super) provider_gate: super::provider_hooks::ProviderGate,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     pub(super) run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
@@ -192,6 +194,7 @@ impl SessionMachine {
             compact_callbacks: Vec::new(),
             pending_commands: Vec::new(),
             notifications: Default::default(),
+            provider_gate: Default::default(),
             run_active: false,
             abort_requested: false,
             cache_warming: None,
@@ -354,6 +357,7 @@ impl SessionMachine {
             }
         }
         self.after_step()?;
+        self.hold_cancels();
         let mut out = std::mem::take(&mut self.out);
         out.wake_at = self.wake_at();
         Ok(out)
@@ -608,6 +612,10 @@ impl SessionMachine {
                 let (call, outcome) = (*call, outcome.clone());
                 return self.input_decided(call, outcome);
             }
+            if self.awaits_provider_hook(*call) {
+                let (call, outcome) = (*call, outcome.clone());
+                return self.provider_hook_decided(call, outcome);
+            }
         }
         // A handler's `ctx.abort()` is Pi's `AgentSession.abort()`: the agent applies it within
         // the decision, before its loop goes on, and the session settles as aborted.
@@ -678,7 +686,7 @@ impl SessionMachine {
                 self.start_warming(request);
             }
         }
-        let mut effects = effects;
+        let mut effects = self.gate_provider_calls(effects);
         self.fill_tool_searches(&mut effects);
         self.out.effects.extend(effects);
     }

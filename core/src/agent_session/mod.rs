@@ -21,6 +21,7 @@ mod machine;
 mod navigate;
 mod notify;
 mod options;
+mod provider_hooks;
 pub mod retry;
 
 pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};

@@ -18,6 +18,7 @@ use crate::session::entry::SessionEntry;
 use super::compaction::answer_of;
 use super::contract::{NavigateRequest, Navigated, Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
+use super::provider_hooks::Hooks;
 use super::retry::{delay_ms, is_retryable};
 
 /// The text of a branch summary when the abandoned branch holds no messages.
@@ -204,10 +205,7 @@ impl SessionMachine {
             return self.complete_navigation(&request, summary, false);
         };
         let call = self.agent.reserve_call();
-        self.out.effects.push(Effect::CallModel {
-            call,
-            request: summary_request.clone(),
-        });
+        self.send_call(call, summary_request.clone(), Hooks::HeadersOnly);
         self.navigation = Some(NavigateJob {
             call,
             request,
@@ -309,7 +307,7 @@ impl SessionMachine {
             },
         ));
         let call = self.agent.reserve_call();
-        self.out.effects.push(Effect::CallModel { call, request });
+        self.send_call(call, request, Hooks::HeadersOnly);
         if let Some(job) = self.navigation.as_mut() {
             job.call = call;
             job.waiting = false;

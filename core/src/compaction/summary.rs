@@ -144,6 +144,7 @@ pub(super) fn request(
         session_diagnostics: Default::default(),
         system_messages: Default::default(),
         max_retries: None,
+        provider_hooked: None,
     }
 }
 

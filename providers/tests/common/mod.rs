@@ -305,6 +305,7 @@ pub fn fixture_request(case: &Value) -> pi_core::agent::ModelRequest {
         session_diagnostics: Default::default(),
         system_messages: parts.system_messages,
         max_retries: None,
+        provider_hooked: None,
     }
 }
 

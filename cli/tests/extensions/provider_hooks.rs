@@ -1,0 +1,78 @@
+//! The provider hooks through the binary: `before_provider_headers` adds a header and
+//! `before_provider_request` changes each body, what goes over HTTP is what they decided, the
+//! cassette records it, a replay with no Node sends the same, and a recording whose decision was
+//! changed no longer replays (the replay still checks what it sends against the recording).
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, MockLlm};
+use crate::support::{
+    assert_replays_without_node, fixture, node_path, replay_without_node, run, with_extension,
+    with_host,
+};
+
+/// Each request the mock received: its headers and body.
+fn received(mock: &MockLlm) -> Vec<(Value, Value)> {
+    std::fs::read_to_string(&mock.log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("event").is_none())
+        .map(|v| (v["headers"].clone(), v["body"].clone()))
+        .collect()
+}
+
+#[test]
+fn provider_hooks_change_what_is_sent_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"a.txt\"}"}]},
+        {"text": ["It says alpha."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("provider.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("provider.ts"),
+        "What does a.txt say?",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !stderr.contains("before_provider"),
+        "the hooks are delivered: {stderr}"
+    );
+    let sent = received(&mock);
+    assert_eq!(sent.len(), 2);
+    for (turn, (headers, body)) in sent.iter().enumerate() {
+        assert_eq!(headers["x-gate"], "hooked", "{headers}");
+        let messages = body["messages"].as_array().unwrap().len();
+        assert_eq!(body["metadata"], json!({"turn": messages}), "turn {turn}");
+    }
+    // The handlers see the provider's headers as Pi merges them: none for the mock provider.
+    let entries: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "entry_appended")
+        .map(|e| e["entry"]["data"].clone())
+        .collect();
+    assert_eq!(entries, [json!({"names": []}), json!({"names": []})]);
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    // A recording whose body decision no longer matches the request it recorded is refused.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(text.contains("\"metadata\":{\"turn\":2}"), "{text}");
+    let tampered = env.path("tampered.jsonl");
+    std::fs::write(
+        &tampered,
+        text.replacen("\"metadata\":{\"turn\":2}", "\"metadata\":{\"turn\":9}", 1),
+    )
+    .unwrap();
+    let (code, _, stderr) = replay_without_node(&env, &tampered);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("the model request differs"), "{stderr}");
+}

@@ -1,0 +1,94 @@
+//! A Rust extension's provider hooks through the SDK, against the kit's mock LLM over real
+//! HTTP: `before_provider_headers` sees the headers the call would send and adds one,
+//! `before_provider_request` sees the encoded body and adds a field; both reach the wire, and
+//! the recording replays byte for byte with the extension absent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{builder, prompt_once};
+use pi_sdk::{
+    HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+    SessionBuilder,
+};
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+/// Tags each request's headers and body, remembering the body it was shown.
+struct Tag {
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+impl RustExtension for Tag {
+    fn name(&self) -> &str {
+        "tag"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([
+            HookEvent::BeforeProviderHeaders,
+            HookEvent::BeforeProviderRequest,
+        ])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        let result = match payload {
+            HookPayload::BeforeProviderHeaders { headers, .. } => {
+                let mut headers = headers.clone();
+                headers.insert("x-tag".into(), json!("rust"));
+                Some(HandlerResult::BeforeProviderHeaders { headers })
+            }
+            HookPayload::BeforeProviderRequest { payload, .. } => {
+                self.seen.lock().unwrap().push(payload.clone());
+                let mut payload = payload.clone();
+                payload["metadata"] = json!({"by": "rust"});
+                Some(HandlerResult::BeforeProviderRequest { payload })
+            }
+            _ => None,
+        };
+        Box::pin(async move { Ok(result) })
+    }
+}
+
+#[tokio::test]
+async fn the_hooks_change_what_is_sent_and_the_recording_replays_without_them() {
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("provider.cassette.jsonl");
+    let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
+            .extension(Tag {
+                seen: Arc::clone(&seen),
+            })
+            .record(&cassette),
+        "Hello.",
+    )
+    .await;
+    let log = std::fs::read_to_string(&mock.log).unwrap();
+    drop(mock);
+    let sent: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("event").is_none())
+        .collect();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["headers"]["x-tag"], "rust");
+    assert_eq!(sent[0]["body"]["metadata"], json!({"by": "rust"}));
+    // The handler was shown the body the call encodes.
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    let mut unchanged = sent[0]["body"].clone();
+    unchanged.as_object_mut().unwrap().remove("metadata");
+    assert_eq!(seen[0], unchanged);
+
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Hello.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
+}
