@@ -26,6 +26,8 @@ use crate::partial::PartialMessage;
 use crate::resources::skills::LoadedSkill;
 use crate::resources::templates::PromptTemplate;
 
+pub use super::user_bash::{ExecRun, UserBashAnswer, UserBashHandled};
+
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
 pub const TOOL_BLOCKED: &str = "Tool execution was blocked";
@@ -101,6 +103,9 @@ pub enum HookEvent {
     /// Right after `session_start`: the extensions name skill, prompt-template and theme
     /// paths of their own, which the session loads after its own.
     ResourcesDiscover,
+    /// An RPC `bash` command, before it runs: answer it with a result, run it through the
+    /// extension's own `exec`, or leave it to the local shell.
+    UserBash,
 }
 
 impl HookEvent {
@@ -138,6 +143,7 @@ impl HookEvent {
             HookEvent::SessionBeforeTree => "session_before_tree",
             HookEvent::SessionTree => "session_tree",
             HookEvent::ResourcesDiscover => "resources_discover",
+            HookEvent::UserBash => "user_bash",
         }
     }
 }
@@ -414,6 +420,14 @@ pub enum HookPayload {
         cwd: String,
         reason: String,
     },
+    /// An RPC `bash` command: its command line, `excludeFromContext` as sent (`false` when
+    /// not) and the session's working directory.
+    #[serde(rename_all = "camelCase")]
+    UserBash {
+        command: String,
+        exclude_from_context: bool,
+        cwd: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -501,6 +515,7 @@ impl HookPayload {
             HookPayload::SessionBeforeTree { .. } => HookEvent::SessionBeforeTree,
             HookPayload::SessionTree { .. } => HookEvent::SessionTree,
             HookPayload::ResourcesDiscover { .. } => HookEvent::ResourcesDiscover,
+            HookPayload::UserBash { .. } => HookEvent::UserBash,
         }
     }
 }
@@ -621,6 +636,9 @@ pub enum HandlerResult {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         theme_paths: Vec<String>,
     },
+    /// Pi's `UserBashEventResult`: a result of the handler's own, or what its operations'
+    /// `exec` gave.
+    UserBash(UserBashHandled),
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -803,6 +821,12 @@ pub enum HookDecision {
     /// they hold: the skills and templates the interpreter loaded from them before the
     /// decision was recorded, so a replay needs none of the files.
     ResourcesDiscover(Box<DiscoveredResources>),
+    /// What the `user_bash` handlers decided; `None`: nobody answered, the local shell runs
+    /// the command.
+    UserBash {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<UserBashAnswer>,
+    },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }

@@ -22,6 +22,7 @@ mod navigate;
 mod notify;
 mod options;
 pub mod retry;
+mod user_bash;
 
 pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};
 pub use contract::{

@@ -274,6 +274,7 @@ impl SessionMachine {
         if let HookDecision::ResourcesDiscover(found) = &outcome.decision {
             self.add_discovered(found);
         }
+        self.user_bash_decided(outcome)?;
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
         }
