@@ -223,6 +223,7 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
             command: command.clone(),
             exclude_from_context: *exclude_from_context,
         },
+        SessionInput::AbortUserBash => RecordedInput::AbortUserBash,
         SessionInput::Leave {
             reason,
             target_session_file,
@@ -379,6 +380,7 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
             command: command.clone(),
             exclude_from_context: *exclude_from_context,
         },
+        RecordedInput::AbortUserBash => SessionInput::AbortUserBash,
         RecordedInput::Leave {
             reason,
             target_session_file,

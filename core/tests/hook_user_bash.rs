@@ -154,3 +154,38 @@ fn without_a_handler_nothing_is_asked() {
         .any(|e| matches!(e, Effect::Hook { .. })));
     assert_eq!(step.replies, [Reply::UserBash(None)]);
 }
+
+#[test]
+fn abort_bash_cancels_the_hook_point_being_asked_and_its_answer_still_comes() {
+    let mut s = session(&[HookEvent::UserBash]);
+    let step = s.step(1, SessionInput::AbortUserBash).unwrap();
+    assert!(step.effects.is_empty(), "nothing asked, nothing cancelled");
+    let call = support::hook(&s.step(2, bash("wait", None)).unwrap());
+    let step = s.step(3, SessionInput::AbortUserBash).unwrap();
+    assert!(
+        matches!(step.effects[..], [Effect::Cancel { call: c }] if c == call),
+        "{:?}",
+        step.effects
+    );
+    let answer = UserBashAnswer::Ran {
+        chunks: vec![],
+        result: json!({"output": "", "cancelled": true, "truncated": false}),
+    };
+    let step = s
+        .step(
+            4,
+            support::decided_as(
+                call,
+                HookDecision::UserBash {
+                    answer: Some(answer.clone()),
+                },
+                vec![],
+            ),
+        )
+        .unwrap();
+    assert_eq!(step.replies, [Reply::UserBash(Some(answer))]);
+    assert!(bash_messages(&s)[0].cancelled);
+    assert_eq!(bash_messages(&s)[0].exit_code, Nullable::Absent);
+    let step = s.step(5, SessionInput::AbortUserBash).unwrap();
+    assert!(step.effects.is_empty(), "decided: nothing left to cancel");
+}

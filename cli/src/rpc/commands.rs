@@ -237,6 +237,9 @@ impl<I: Interpreter + Send> Rpc<I> {
                 if let Some(cancel) = &self.bash {
                     cancel.cancel();
                 }
+                if self.asks_user_bash() {
+                    self.submit(SessionInput::AbortUserBash)?;
+                }
                 done(None)
             }
             "set_session_name" => {

@@ -34,6 +34,12 @@ impl<I: Interpreter + Send> Rpc<I> {
         })
     }
 
+    /// Whether a `bash` command waits for its `user_bash` handlers (RPC `abort_bash` then
+    /// cancels their hook point).
+    pub(super) fn asks_user_bash(&self) -> bool {
+        !self.user_bash_waiters.is_empty()
+    }
+
     /// The `user_bash` handlers decided about the oldest command asked.
     pub(super) fn user_bash_answered(&mut self, answer: Option<UserBashAnswer>) {
         let Some((id, command, exclude)) = self.user_bash_waiters.pop_front() else {

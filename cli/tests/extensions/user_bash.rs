@@ -1,7 +1,7 @@
 //! RPC `bash` asked of an extension's `user_bash` handlers first, as Pi 1.5.2 asks them: a
 //! result of theirs answers with nothing run, their operations run the command through their
-//! `exec` (its output cleaned and truncated as Pi's, the full output kept in a file), a throw
-//! fails the command, and no answer runs it locally. The recording replays to the same bytes
+//! `exec` (its output cleaned and truncated as Pi's, the full output kept in a file; `abort_bash`
+//! fires its signal), a throw fails the command, and no answer runs it locally. The recording replays to the same bytes
 //! with no Node.
 
 use serde_json::{json, Value};
@@ -25,6 +25,7 @@ fn user_bash_answers_runs_through_the_extension_fails_and_replays_without_node()
         json!({"id": "b2", "type": "bash", "command": "streamed", "excludeFromContext": true}),
         json!({"id": "b3", "type": "bash", "command": "long"}),
         json!({"id": "b4", "type": "bash", "command": "refused"}),
+        json!({"id": "w1", "type": "bash", "command": "waits"}),
         json!({"id": "b5", "type": "bash", "command": "echo local"}),
         json!({"id": "p1", "type": "prompt", "message": "What ran?"}),
     ];
@@ -38,9 +39,14 @@ fn user_bash_answers_runs_through_the_extension_fails_and_replays_without_node()
         let event: Value = serde_json::from_str(&line).unwrap();
         match event["type"].as_str() {
             Some("response") | Some("bash_execution_update") | Some("extension_error") => {
-                if event["type"] == "response" {
+                if event["type"] == "response" && event["command"] != "abort_bash" {
                     if let Some(command) = next.next() {
                         send(&mut stdin, command.clone());
+                        if command["command"] == "waits" {
+                            // Sent while the handler's exec waits for it (or before it starts:
+                            // the exec then finds its signal fired).
+                            send(&mut stdin, json!({"id": "a1", "type": "abort_bash"}));
+                        }
                     }
                 }
                 seen.push(event);
@@ -97,6 +103,12 @@ fn user_bash_answers_runs_through_the_extension_fails_and_replays_without_node()
         .unwrap();
     assert_eq!(seen[reported]["event"], "user_bash");
     assert_eq!(seen[reported + 1]["id"], "b4", "reported before the answer");
+    assert_eq!(response("a1")["success"], true);
+    assert_eq!(
+        response("w1")["data"],
+        json!({"output": "waiting\n", "cancelled": true, "truncated": false}),
+        "the exec's signal fired: cancelled, no exit code"
+    );
     assert_eq!(response("b5")["data"]["output"], "local\n");
 
     // The prompt's request carries the results not excluded, in order.

@@ -1,10 +1,15 @@
 // Answers RPC `bash` commands through `user_bash`: `given` with a result of its own, `streamed`
 // through operations whose exec sends two chunks (one with an escape sequence) and exits 3,
-// `long` through an exec whose output passes Pi's 2000-line bound, `refused` by throwing;
+// `long` through an exec whose output passes Pi's 2000-line bound, `waits` through an exec that
+// waits for its signal, `refused` by throwing;
 // anything else runs locally.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-type Exec = (command: string, cwd: string, options: { onData: (data: Buffer) => void }) => Promise<{ exitCode: number | null }>;
+type Exec = (
+	command: string,
+	cwd: string,
+	options: { onData: (data: Buffer) => void; signal?: AbortSignal },
+) => Promise<{ exitCode: number | null }>;
 
 const through = (exec: Exec) => ({ operations: { exec } });
 
@@ -25,6 +30,14 @@ export default function (pi: ExtensionAPI) {
 				const lines = Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`);
 				onData(Buffer.from(`${lines.join("\n")}\n`));
 				return { exitCode: null };
+			});
+		}
+		if (event.command === "waits") {
+			// Sends a chunk, then waits for the command's signal (RPC `abort_bash`).
+			return through(async (_command, _cwd, { onData, signal }) => {
+				onData(Buffer.from("waiting\n"));
+				if (!signal?.aborted) await new Promise((resolve) => signal?.addEventListener("abort", resolve));
+				return { exitCode: 0 };
 			});
 		}
 		if (event.command === "refused") throw new Error("not here");

@@ -102,6 +102,9 @@ pub enum SessionInput {
         command: String,
         exclude_from_context: Option<bool>,
     },
+    /// RPC `abort_bash`: the `user_bash` hook point being asked, if any, is cancelled (the
+    /// signal of the `exec` a handler's operations run fires).
+    AbortUserBash,
     /// How queued steering messages are delivered from now on (Pi's `setSteeringMode`).
     SetSteeringMode(QueueMode),
     /// How queued follow-up messages are delivered from now on (Pi's `setFollowUpMode`).
@@ -174,6 +177,7 @@ impl SessionInput {
             SessionInput::Navigate(_) => "navigate".into(),
             SessionInput::BashResult(_) => "bash_result".into(),
             SessionInput::UserBash { .. } => "user_bash".into(),
+            SessionInput::AbortUserBash => "abort_user_bash".into(),
             SessionInput::SetSteeringMode(_) => "set_steering_mode".into(),
             SessionInput::SetFollowUpMode(_) => "set_follow_up_mode".into(),
             SessionInput::SetAutoCompaction(_) => "set_auto_compaction".into(),

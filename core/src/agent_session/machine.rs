@@ -79,6 +79,8 @@ pub struct SessionMachine {
     /// RPC `bash` commands the `user_bash` handlers are asked about, in order: each command
     /// line and its `excludeFromContext` (`user_bash.rs`).
     pub(super) user_bash: std::collections::VecDeque<(String, Option<bool>)>,
+    /// The `user_bash` hook point being asked, which RPC `abort_bash` cancels.
+    pub(super) user_bash_call: Option<CallId>,
     /// Extensions' messages sent with `deliverAs: "nextTurn"`, which follow the next prompt
     /// (Pi's `_pendingNextTurnMessages`).
     pub(super) pending_next_turn: Vec<CustomMessage>,
@@ -181,6 +183,7 @@ impl SessionMachine {
             tree_ask: None,
             pending_bash: Vec::new(),
             user_bash: Default::default(),
+            user_bash_call: None,
             pending_next_turn: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
@@ -318,6 +321,7 @@ impl SessionMachine {
                 command,
                 exclude_from_context,
             } => self.ask_user_bash(command, exclude_from_context),
+            SessionInput::AbortUserBash => self.abort_user_bash(),
             SessionInput::SetSteeringMode(mode) => self.set_queue_mode(mode, true)?,
             SessionInput::SetFollowUpMode(mode) => self.set_queue_mode(mode, false)?,
             SessionInput::SetAutoCompaction(enabled) => self.compaction_settings.enabled = enabled,

@@ -235,6 +235,9 @@ impl SessionMachine {
         }
         let call = self.agent.reserve_call();
         self.notifications.session.push(call);
+        if payload.event() == HookEvent::UserBash {
+            self.user_bash_call = Some(call);
+        }
         self.push_hook(call, payload);
     }
 

@@ -6,6 +6,7 @@
 
 use crate::agent::hooks::{HookDecision, HookOutcome, HookPayload};
 use crate::agent::user_bash::bash_message;
+use crate::agent::Effect;
 
 use super::contract::{Reply, SessionError};
 use super::machine::SessionMachine;
@@ -28,6 +29,15 @@ impl SessionMachine {
         });
     }
 
+    /// RPC `abort_bash` while the handlers are asked: the hook point's call is cancelled, so
+    /// the signal a handler's `exec` runs with fires (Pi's `abortBash`); its answer still
+    /// comes, a command it ran marked cancelled.
+    pub(super) fn abort_user_bash(&mut self) {
+        if let Some(call) = self.user_bash_call {
+            self.out.effects.push(Effect::Cancel { call });
+        }
+    }
+
     /// The `user_bash` handlers decided (what they asked for is applied already): their
     /// errors are reported, a result is recorded, then the decision answers the oldest command
     /// asked.
@@ -35,6 +45,7 @@ impl SessionMachine {
         let HookDecision::UserBash { answer } = &outcome.decision else {
             return Ok(());
         };
+        self.user_bash_call = None;
         self.report_hook_errors(&outcome.errors);
         let Some((command, exclude)) = self.user_bash.pop_front() else {
             return Ok(());
