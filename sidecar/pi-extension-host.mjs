@@ -684,6 +684,22 @@ function same(a, b) {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** Runs a user command through an extension's `operations.exec` (Pi's
+ * `executeBashWithOperations` hands it the command, the cwd, `onData` and the signal): the raw
+ * chunks (base64, cleaned by the harness as Pi cleans them), the exit code, whether the signal
+ * fired, or what `exec` threw. */
+async function execThrough(operations, payload, signal) {
+  const chunks = [];
+  const onData = (data) => chunks.push(Buffer.from(data).toString("base64"));
+  try {
+    const { exitCode } = await operations.exec(payload.command, payload.cwd, { onData, signal });
+    return { chunks, exitCode: typeof exitCode === "number" ? exitCode : undefined, cancelled: !!signal?.aborted };
+  } catch (error) {
+    if (signal?.aborted) return { chunks, cancelled: true };
+    return { chunks, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /** Runs the payload's event through the extension's runner: Pi's result, as the harness's. */
 async function dispatch(runner, payload, state, signal) {
   switch (payload.type) {
@@ -819,6 +835,19 @@ async function dispatch(runner, payload, state, signal) {
     case "session_info_changed": {
       await runner.emit({ ...payload });
       return null;
+    }
+    case "user_bash": {
+      // Pi's runner reports a handler's throw or invalid answer (an error of this event) and
+      // throws it on; here the answer is then none, and the harness fails the command with it.
+      let answer;
+      try {
+        answer = await runner.emitUserBash({ ...payload });
+      } catch {
+        return null;
+      }
+      if (!answer) return null;
+      if (answer.result) return { type: "user_bash", result: answer.result };
+      return { type: "user_bash", exec: await execThrough(answer.operations, payload, signal) };
     }
     case "resources_discover": {
       // Pi's runner tags each path with its extension; this runner has one, whose path the

@@ -590,6 +590,15 @@ pub enum RecordedInput {
     AskReplace {
         event: Value,
     },
+    /// An RPC `bash` command was asked of the extensions' `user_bash` handlers first, with its
+    /// `excludeFromContext` as sent.
+    AskUserBash {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exclude_from_context: Option<bool>,
+    },
+    /// RPC `abort_bash` cancelled the `user_bash` hook point being asked.
+    AbortUserBash,
     /// The session was being replaced by the one in `target_session_file`: the extensions
     /// heard `session_shutdown` with `reason`.
     Leave {

@@ -216,6 +216,14 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
         SessionInput::AskReplace(payload) => RecordedInput::AskReplace {
             event: to_json(payload),
         },
+        SessionInput::UserBash {
+            command,
+            exclude_from_context,
+        } => RecordedInput::AskUserBash {
+            command: command.clone(),
+            exclude_from_context: *exclude_from_context,
+        },
+        SessionInput::AbortUserBash => RecordedInput::AbortUserBash,
         SessionInput::Leave {
             reason,
             target_session_file,
@@ -365,6 +373,14 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::AskReplace { event } => {
             SessionInput::AskReplace(from_json(event, "input.event")?)
         }
+        RecordedInput::AskUserBash {
+            command,
+            exclude_from_context,
+        } => SessionInput::UserBash {
+            command: command.clone(),
+            exclude_from_context: *exclude_from_context,
+        },
+        RecordedInput::AbortUserBash => SessionInput::AbortUserBash,
         RecordedInput::Leave {
             reason,
             target_session_file,

@@ -34,3 +34,5 @@ mod rpc;
 mod signals;
 #[path = "extensions/support.rs"]
 mod support;
+#[path = "extensions/user_bash.rs"]
+mod user_bash;

@@ -87,8 +87,8 @@ def known_differences(name):
     return sorted(spec.get("differs", {}))
 
 
-# The commands Pi answers only once the handlers they cause are done.
-PLACED = ("prompt", "set_model", "cycle_model")
+# The commands Pi answers only once the handlers they cause are done (`bash`: its `user_bash` ones).
+PLACED = ("prompt", "set_model", "cycle_model", "bash")
 
 
 def response_places(trace):

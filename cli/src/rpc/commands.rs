@@ -230,12 +230,15 @@ impl<I: Interpreter + Send> Rpc<I> {
             "bash" => {
                 let text = text_field(command, "command")?;
                 let exclude = command.get("excludeFromContext").and_then(Value::as_bool);
-                self.start_bash(id, text, exclude);
+                self.bash(id, text, exclude)?;
                 Ok(None)
             }
             "abort_bash" => {
                 if let Some(cancel) = &self.bash {
                     cancel.cancel();
+                }
+                if self.asks_user_bash() {
+                    self.submit(SessionInput::AbortUserBash)?;
                 }
                 done(None)
             }
@@ -456,7 +459,7 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// `bash`: the interpreter runs it beside the session (a replay answers it from its
     /// recording); answered, and recorded in the session (with `excludeFromContext` as sent),
     /// when done.
-    fn start_bash(&mut self, id: Option<Value>, command: String, exclude: Option<bool>) {
+    pub(super) fn start_bash(&mut self, id: Option<Value>, command: String, exclude: Option<bool>) {
         let cancel = CancellationToken::new();
         self.bash = Some(cancel.clone());
         self.bash_excluded

@@ -12,6 +12,7 @@ mod lifecycle;
 mod replace;
 mod started;
 mod state;
+mod user_bash;
 
 use std::collections::VecDeque;
 
@@ -417,6 +418,9 @@ struct Rpc<I: Interpreter> {
     started_waiters: started::Waiting,
     /// The running `bash` command's cancel switch (Pi keeps one: the latest).
     bash: Option<CancellationToken>,
+    /// Each `bash` command the `user_bash` handlers are asked about: its id, command line and
+    /// `excludeFromContext`, oldest first.
+    user_bash_waiters: VecDeque<(Option<Value>, String, Option<bool>)>,
     /// Each running `bash` command's id, command line and `excludeFromContext`, oldest first.
     bash_excluded: Vec<(Option<Value>, String, Option<bool>)>,
     /// Where `bash` commands report, with the [`generation`](Self::generation) they ran for.
@@ -460,6 +464,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             started_waiters: VecDeque::new(),
             bash: None,
             bash_excluded: Vec::new(),
+            user_bash_waiters: VecDeque::new(),
             bash_done,
             bash_results: Some(bash_results),
             generation: 0,
@@ -605,6 +610,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 // A replacement reads its answer where it asked (`replace.rs`).
                 Reply::Replacing { cancelled } => self.replacement_answered(cancelled),
                 Reply::Navigated(_) => {}
+                Reply::UserBash(answer) => self.user_bash_answered(answer),
             }
         }
     }

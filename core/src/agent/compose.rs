@@ -4,7 +4,8 @@
 use super::boundary::BoundaryDraft;
 use super::hooks::{
     DiscoveredPath, DiscoveredResources, HandlerResult, HookDecision, HookPayload, InjectedMessage,
-    InputAction, SuppliedCompaction, ToolCallVerdict, TreeAnswer, WarmAction, TOOL_BLOCKED,
+    InputAction, SuppliedCompaction, ToolCallVerdict, TreeAnswer, UserBashAnswer, WarmAction,
+    TOOL_BLOCKED,
 };
 use crate::message::ImageContent;
 
@@ -35,6 +36,8 @@ pub struct Composer {
     before_tree: TreeAnswer,
     /// The paths the `resources_discover` handlers named so far.
     discovered: DiscoveredResources,
+    /// The error an invalid answer is reported with (see [`Composer::take_rejected`]).
+    rejected: Option<String>,
 }
 
 impl Composer {
@@ -58,6 +61,7 @@ impl Composer {
             before_replace: false,
             before_tree: TreeAnswer::default(),
             discovered: DiscoveredResources::default(),
+            rejected: None,
         }
     }
 
@@ -256,8 +260,26 @@ impl Composer {
                 found.prompt_paths.extend(tag(prompt_paths));
                 found.theme_paths.extend(tag(theme_paths));
             }
+            (HookPayload::UserBash { .. }, Some(HandlerResult::UserBash(handled))) => {
+                // The first handler that answers decides (Pi's `emitUserBash` returns it); an
+                // invalid answer is that handler's error.
+                let answer = UserBashAnswer::of(handled);
+                if let UserBashAnswer::Failed { error } = &answer {
+                    self.rejected = Some(error.clone());
+                }
+                self.decision = Some(HookDecision::UserBash {
+                    answer: Some(answer),
+                });
+                self.stopped = true;
+            }
             _ => {}
         }
+    }
+
+    /// The error the last handler's answer is reported with, as if it had thrown it (Pi's
+    /// `emitUserBash` throws at an invalid answer), taken once.
+    pub fn take_rejected(&mut self) -> Option<String> {
+        self.rejected.take()
     }
 
     /// A handler threw. A `tool_call` gate fails the call with the error (Pi lets it propagate);
@@ -266,9 +288,19 @@ impl Composer {
         if self.stopped {
             return;
         }
-        if let HookPayload::ToolCall { .. } = self.payload {
-            self.decision = Some(HookDecision::ToolCall(ToolCallVerdict::Thrown { error }));
-            self.stopped = true;
+        match self.payload {
+            HookPayload::ToolCall { .. } => {
+                self.decision = Some(HookDecision::ToolCall(ToolCallVerdict::Thrown { error }));
+                self.stopped = true;
+            }
+            // Pi's `emitUserBash` reports the error and throws it on: the command fails.
+            HookPayload::UserBash { .. } => {
+                self.decision = Some(HookDecision::UserBash {
+                    answer: Some(UserBashAnswer::Failed { error }),
+                });
+                self.stopped = true;
+            }
+            _ => {}
         }
     }
 
@@ -341,6 +373,7 @@ impl Composer {
             | HookPayload::SessionTree { .. }
             | HookPayload::AgentSettled { .. }
             | HookPayload::SessionInfoChanged { .. } => HookDecision::Done,
+            HookPayload::UserBash { .. } => HookDecision::UserBash { answer: None },
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))
             }

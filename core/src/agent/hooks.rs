@@ -28,6 +28,8 @@ use crate::partial::PartialMessage;
 use crate::resources::skills::LoadedSkill;
 use crate::resources::templates::PromptTemplate;
 
+pub use super::user_bash::{ExecRun, UserBashAnswer, UserBashHandled};
+
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
 /// (pi-agent-core's `prepareToolCall`).
 pub const TOOL_BLOCKED: &str = "Tool execution was blocked";
@@ -116,6 +118,9 @@ pub enum HookEvent {
     /// Before a turn's request is sent: the provider's JSON body (Pi's `onPayload`), which each
     /// handler may replace for the next.
     BeforeProviderRequest,
+    /// An RPC `bash` command, before it runs: answer it with a result, run it through the
+    /// extension's own `exec`, or leave it to the local shell.
+    UserBash,
 }
 
 impl HookEvent {
@@ -158,6 +163,7 @@ impl HookEvent {
             HookEvent::ResourcesDiscover => "resources_discover",
             HookEvent::BeforeProviderHeaders => "before_provider_headers",
             HookEvent::BeforeProviderRequest => "before_provider_request",
+            HookEvent::UserBash => "user_bash",
         }
     }
 }
@@ -464,6 +470,14 @@ pub enum HookPayload {
         #[serde(skip)]
         request: Option<Box<ModelRequest>>,
     },
+    /// An RPC `bash` command: its command line, `excludeFromContext` as sent (`false` when
+    /// not) and the session's working directory.
+    #[serde(rename_all = "camelCase")]
+    UserBash {
+        command: String,
+        exclude_from_context: bool,
+        cwd: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -556,6 +570,7 @@ impl HookPayload {
             HookPayload::ResourcesDiscover { .. } => HookEvent::ResourcesDiscover,
             HookPayload::BeforeProviderHeaders { .. } => HookEvent::BeforeProviderHeaders,
             HookPayload::BeforeProviderRequest { .. } => HookEvent::BeforeProviderRequest,
+            HookPayload::UserBash { .. } => HookEvent::UserBash,
         }
     }
 }
@@ -682,6 +697,9 @@ pub enum HandlerResult {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         theme_paths: Vec<String>,
     },
+    /// Pi's `UserBashEventResult`: a result of the handler's own, or what its operations'
+    /// `exec` gave.
+    UserBash(UserBashHandled),
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -872,6 +890,12 @@ pub enum HookDecision {
     /// they hold: the skills and templates the interpreter loaded from them before the
     /// decision was recorded, so a replay needs none of the files.
     ResourcesDiscover(Box<DiscoveredResources>),
+    /// What the `user_bash` handlers decided; `None`: nobody answered, the local shell runs
+    /// the command.
+    UserBash {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<UserBashAnswer>,
+    },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }

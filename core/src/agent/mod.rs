@@ -12,6 +12,7 @@ pub mod hooks;
 mod machine;
 pub mod system;
 mod tools;
+pub mod user_bash;
 
 pub use config::*;
 pub use contract::*;

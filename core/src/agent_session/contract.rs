@@ -95,6 +95,16 @@ pub enum SessionInput {
     Navigate(NavigateRequest),
     /// The result of a `!command` run by the user (Pi's `recordBashResult`).
     BashResult(BashExecutionMessage),
+    /// An RPC `bash` command, asked of the `user_bash` handlers before anything runs (Pi's
+    /// `emitUserBash`); answered with [`Reply::UserBash`], a result of theirs recorded as
+    /// [`SessionInput::BashResult`] records one. Sent only when an extension handles it.
+    UserBash {
+        command: String,
+        exclude_from_context: Option<bool>,
+    },
+    /// RPC `abort_bash`: the `user_bash` hook point being asked, if any, is cancelled (the
+    /// signal of the `exec` a handler's operations run fires).
+    AbortUserBash,
     /// How queued steering messages are delivered from now on (Pi's `setSteeringMode`).
     SetSteeringMode(QueueMode),
     /// How queued follow-up messages are delivered from now on (Pi's `setFollowUpMode`).
@@ -166,6 +176,8 @@ impl SessionInput {
             SessionInput::Compact { .. } => "compact".into(),
             SessionInput::Navigate(_) => "navigate".into(),
             SessionInput::BashResult(_) => "bash_result".into(),
+            SessionInput::UserBash { .. } => "user_bash".into(),
+            SessionInput::AbortUserBash => "abort_user_bash".into(),
             SessionInput::SetSteeringMode(_) => "set_steering_mode".into(),
             SessionInput::SetFollowUpMode(_) => "set_follow_up_mode".into(),
             SessionInput::SetAutoCompaction(_) => "set_auto_compaction".into(),
@@ -225,6 +237,10 @@ pub enum Reply {
     /// The extensions asked by [`SessionInput::AskReplace`] were heard: whether one cancelled
     /// the replacement.
     Replacing { cancelled: bool },
+    /// The `user_bash` handlers asked by [`SessionInput::UserBash`] decided (in the order the
+    /// commands came): `None` leaves the command to the local shell; a result was recorded
+    /// already.
+    UserBash(Option<crate::agent::user_bash::UserBashAnswer>),
 }
 
 /// How a prompt sent while the agent streams without a behaviour was taken, once its `input`

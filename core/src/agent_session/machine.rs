@@ -76,6 +76,11 @@ pub struct SessionMachine {
     pub(super) tree_ask: Option<TreeAsk>,
     /// `!command` results waiting for the next prompt.
     pub(super) pending_bash: Vec<AgentMessage>,
+    /// RPC `bash` commands the `user_bash` handlers are asked about, in order: each command
+    /// line and its `excludeFromContext` (`user_bash.rs`).
+    pub(super) user_bash: std::collections::VecDeque<(String, Option<bool>)>,
+    /// The `user_bash` hook point being asked, which RPC `abort_bash` cancels.
+    pub(super) user_bash_call: Option<CallId>,
     /// Extensions' messages sent with `deliverAs: "nextTurn"`, which follow the next prompt
     /// (Pi's `_pendingNextTurnMessages`).
     pub(super) pending_next_turn: Vec<CustomMessage>,
@@ -179,6 +184,8 @@ impl SessionMachine {
             navigation: None,
             tree_ask: None,
             pending_bash: Vec::new(),
+            user_bash: Default::default(),
+            user_bash_call: None,
             pending_next_turn: Vec::new(),
             branch_summary_reserve_tokens: 16_384,
             pending_prompt: None,
@@ -313,6 +320,11 @@ impl SessionMachine {
             } => self.compact(custom_instructions)?,
             SessionInput::Navigate(request) => self.navigate(request)?,
             SessionInput::BashResult(message) => self.record_bash(message)?,
+            SessionInput::UserBash {
+                command,
+                exclude_from_context,
+            } => self.ask_user_bash(command, exclude_from_context),
+            SessionInput::AbortUserBash => self.abort_user_bash(),
             SessionInput::SetSteeringMode(mode) => self.set_queue_mode(mode, true)?,
             SessionInput::SetFollowUpMode(mode) => self.set_queue_mode(mode, false)?,
             SessionInput::SetAutoCompaction(enabled) => self.compaction_settings.enabled = enabled,
@@ -574,8 +586,12 @@ impl SessionMachine {
         }
         if let Input::HookDecided { call, outcome } = &input {
             // A command's errors are reported with its answer, under the command's name; an
-            // input's after what its handlers asked for (they ask before they throw).
-            if !self.awaits_command(*call) && !self.awaits_input(*call, &outcome.decision) {
+            // input's and a `user_bash`'s after what its handlers asked for (they ask before
+            // they throw).
+            if !self.awaits_command(*call)
+                && !self.awaits_input(*call, &outcome.decision)
+                && !matches!(outcome.decision, HookDecision::UserBash { .. })
+            {
                 self.report_hook_errors(&outcome.errors);
             }
             if self.owns_warm_call(*call) {

@@ -23,6 +23,7 @@ mod notify;
 mod options;
 mod provider_hooks;
 pub mod retry;
+mod user_bash;
 
 pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};
 pub use contract::{

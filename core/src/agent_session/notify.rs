@@ -244,6 +244,9 @@ impl SessionMachine {
         if let HookPayload::AgentSettled { aborted } = payload {
             self.notifications.settling = Some((call, aborted));
         }
+        if payload.event() == HookEvent::UserBash {
+            self.user_bash_call = Some(call);
+        }
         self.push_hook(call, payload);
     }
 
@@ -299,6 +302,7 @@ impl SessionMachine {
         if let HookDecision::ResourcesDiscover(found) = &outcome.decision {
             self.add_discovered(found);
         }
+        self.user_bash_decided(outcome)?;
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
         }

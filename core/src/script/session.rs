@@ -286,6 +286,7 @@ impl Driver {
                     format!("busy prompt refused {}", render::json(error))
                 }
                 Reply::Replacing { cancelled } => format!("replacing cancelled={cancelled}"),
+                Reply::UserBash(answer) => format!("user_bash {}", render::json(answer)),
             };
             self.log.push(format!("  <- {line}"));
         }

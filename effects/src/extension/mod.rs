@@ -19,14 +19,16 @@ use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 pub mod sidecar;
+mod user_bash;
 
 pub use pi_providers::registry::ProviderRegistration;
 
 pub use pi_core::agent::hook_state::HookState;
 pub use pi_core::agent::hooks::{
-    Composer, DiscoveredPath, DiscoveredResources, HandledHooks, HandlerResult, HookAction,
-    HookDecision, HookError, HookEvent, HookOutcome, HookPayload, InjectedMessage, InputAction,
-    SuppliedCompaction, SuppliedSummary, ToolCallVerdict, TreeAnswer, WarmAction, TOOL_BLOCKED,
+    Composer, DiscoveredPath, DiscoveredResources, ExecRun, HandledHooks, HandlerResult,
+    HookAction, HookDecision, HookError, HookEvent, HookOutcome, HookPayload, InjectedMessage,
+    InputAction, SuppliedCompaction, SuppliedSummary, ToolCallVerdict, TreeAnswer, UserBashAnswer,
+    UserBashHandled, WarmAction, TOOL_BLOCKED,
 };
 
 /// A run continued live (a hybrid replay) reached a hook point its recording's extensions
@@ -267,6 +269,7 @@ impl ExtensionRegistry {
                 Ok(result) => {
                     errors.extend(cx.take_thrown().into_iter().map(error));
                     fold.apply_from(extension.name(), result);
+                    errors.extend(fold.take_rejected().map(error));
                 }
                 Err(thrown) => {
                     errors.push(error(thrown.clone()));
@@ -282,6 +285,15 @@ impl ExtensionRegistry {
                 .map(PathBuf::from)
                 .unwrap_or_default();
             crate::resources::load_discovered(&cwd, &home, found);
+        }
+        if let HookDecision::UserBash {
+            answer: Some(UserBashAnswer::Exec { run }),
+        } = &decision
+        {
+            // Cleaned here, before the outcome is recorded: a replay runs no `exec`.
+            decision = HookDecision::UserBash {
+                answer: Some(user_bash::ran(run.clone()).await),
+            };
         }
         HookOutcome {
             decision,

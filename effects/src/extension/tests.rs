@@ -256,3 +256,150 @@ async fn a_handler_that_threw_beside_an_answer_is_reported_and_the_answer_stands
         }]
     );
 }
+
+/// A Rust extension handling `user_bash`, answering with `answer`.
+fn user_bash_handler(
+    name: &'static str,
+    answer: Result<Option<HandlerResult>, String>,
+) -> Arc<Fixed> {
+    Arc::new(Fixed {
+        name,
+        handles: vec![HookEvent::UserBash],
+        answer,
+        action: None,
+        calls: AtomicUsize::new(0),
+    })
+}
+
+fn user_bash() -> HookPayload {
+    HookPayload::UserBash {
+        command: "ls".into(),
+        exclude_from_context: false,
+        cwd: "/work".into(),
+    }
+}
+
+fn answered(handled: UserBashHandled) -> Result<Option<HandlerResult>, String> {
+    Ok(Some(HandlerResult::UserBash(handled)))
+}
+
+#[tokio::test]
+async fn the_first_user_bash_answer_decides_and_a_throw_or_an_invalid_one_fails_reported() {
+    let result = json!({"output": "mine\n", "exitCode": 0, "cancelled": false, "truncated": false});
+    let quiet = user_bash_handler("quiet", Ok(None));
+    let first = user_bash_handler(
+        "first",
+        answered(UserBashHandled {
+            result: Some(result.clone()),
+            exec: None,
+        }),
+    );
+    let never = user_bash_handler("never", Err("not reached".into()));
+    let mut registry = ExtensionRegistry::new();
+    for e in [&quiet, &first, &never] {
+        registry.load(e.clone());
+    }
+    let outcome = registry.decide(user_bash()).await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::UserBash {
+            answer: Some(UserBashAnswer::Result { result })
+        }
+    );
+    assert!(outcome.errors.is_empty());
+    assert_eq!(never.calls.load(Ordering::SeqCst), 0);
+
+    for (answer, error) in [
+        (Err("no shell".to_owned()), "no shell"),
+        (
+            answered(UserBashHandled {
+                result: Some(json!({"output": 1})),
+                exec: None,
+            }),
+            pi_core::agent::user_bash::INVALID_USER_BASH_RESULT,
+        ),
+    ] {
+        let mut registry = ExtensionRegistry::new();
+        registry.load(user_bash_handler("failing", answer));
+        let outcome = registry.decide(user_bash()).await;
+        assert_eq!(
+            outcome.decision,
+            HookDecision::UserBash {
+                answer: Some(UserBashAnswer::Failed {
+                    error: error.into()
+                })
+            }
+        );
+        assert_eq!(
+            outcome
+                .errors
+                .iter()
+                .map(|e| (e.extension.as_str(), e.event, e.error.as_str()))
+                .collect::<Vec<_>>(),
+            [("failing", HookEvent::UserBash, error)]
+        );
+    }
+
+    let mut registry = ExtensionRegistry::new();
+    registry.load(user_bash_handler("quiet", Ok(None)));
+    let outcome = registry.decide(user_bash()).await;
+    assert_eq!(outcome.decision, HookDecision::UserBash { answer: None });
+}
+
+#[tokio::test]
+async fn an_exec_run_is_cleaned_before_the_decision_is_recorded() {
+    use base64::Engine;
+    let encode = |text: &[u8]| base64::engine::general_purpose::STANDARD.encode(text);
+    // An escape sequence and a character split across chunks, and a carriage return.
+    let run = ExecRun {
+        chunks: vec![
+            encode(b"a\x1b[3"),
+            encode(b"1mred\xc3"),
+            encode(b"\xa9\r\n"),
+        ],
+        exit_code: Some(2),
+        cancelled: false,
+        error: None,
+    };
+    let mut registry = ExtensionRegistry::new();
+    registry.load(user_bash_handler(
+        "exec",
+        answered(UserBashHandled {
+            result: None,
+            exec: Some(run.clone()),
+        }),
+    ));
+    let outcome = registry.decide(user_bash()).await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::UserBash {
+            answer: Some(UserBashAnswer::Ran {
+                chunks: vec!["a".into(), "red".into(), "é\n".into()],
+                result: json!({"output": "ared\u{e9}\n", "exitCode": 2, "cancelled": false, "truncated": false}),
+            })
+        }
+    );
+
+    let threw = ExecRun {
+        error: Some("exec broke".into()),
+        ..run
+    };
+    let mut registry = ExtensionRegistry::new();
+    registry.load(user_bash_handler(
+        "exec",
+        answered(UserBashHandled {
+            result: None,
+            exec: Some(threw),
+        }),
+    ));
+    let outcome = registry.decide(user_bash()).await;
+    assert_eq!(
+        outcome.decision,
+        HookDecision::UserBash {
+            answer: Some(UserBashAnswer::Failed {
+                error: "exec broke".into()
+            })
+        }
+    );
+    assert!(outcome.errors.is_empty(), "an exec's throw is not reported");
+}

@@ -110,6 +110,27 @@ pub async fn execute_bash(
     output.finish(exit_code, cancelled).await
 }
 
+/// The output an extension's `exec` gave for a user command (its raw `onData` chunks, in
+/// order), made what Pi's `executeBashWithOperations` makes of it: the cleaned chunks as they
+/// would stream (empty ones left out) and the result, the full output kept in a file under
+/// `temp_dir` when long. A cancelled run has no exit code. The error is the file's.
+pub async fn exec_output(
+    temp_dir: PathBuf,
+    chunks: &[Vec<u8>],
+    exit_code: Option<i32>,
+    cancelled: bool,
+) -> Result<(Vec<String>, BashResult), String> {
+    let mut output = CleanOutput::new(temp_dir);
+    let mut streamed = Vec::new();
+    for chunk in chunks {
+        streamed.push(output.append(chunk).await);
+    }
+    streamed.push(output.flush().await);
+    streamed.retain(|text| !text.is_empty());
+    let exit_code = if cancelled { None } else { exit_code };
+    Ok((streamed, output.finish(exit_code, cancelled).await?))
+}
+
 /// A cleaned chunk to the listener, if any and if anything is left of it.
 fn send(chunks: Option<&UnboundedSender<String>>, text: String) {
     if let Some(chunks) = chunks.filter(|_| !text.is_empty()) {

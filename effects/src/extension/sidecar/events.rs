@@ -177,6 +177,7 @@ mod tests {
                 "message_update",
                 "turn_end",
                 "user_bash",
+                "before_provider_request",
                 "session_start",
                 "session_before_switch",
                 "session_before_fork",
@@ -197,9 +198,10 @@ mod tests {
                 HookEvent::SessionBeforeSwitch,
                 HookEvent::SessionBeforeFork,
                 HookEvent::SessionBeforeTree,
-                HookEvent::SessionTree
+                HookEvent::SessionTree,
+                HookEvent::UserBash
             ]
         );
-        assert_eq!(loaded.undelivered(), ["user_bash"]);
+        assert_eq!(loaded.undelivered(), ["before_provider_request"]);
     }
 }
