@@ -2,7 +2,7 @@
 //! Node, Harbor's gate, rewrite and turn cap, a message that steers, `pi replay --extensions live`,
 //! and a `cache_warming_decision` override; each recording replays with no Node on PATH.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
@@ -538,17 +538,7 @@ fn boundary_entries_and_continuations_replay_without_node() {
     ]));
     let env = Env::new(&mock);
     std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
-    let cassette = env.path("boundary.jsonl");
-    let mut command = with_extension(
-        &env,
-        &["--mode", "json", "--record", cassette.to_str().unwrap()],
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../conformance/extensions/boundaries/extension.ts"),
-        "what does a.txt say?",
-    );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
+    let (cassette, recorded, _) = record_case(&env, &path, "boundaries", "what does a.txt say?");
     let written: Vec<String> = recorded
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -622,17 +612,7 @@ fn the_settled_handlers_run_is_recorded_and_replays_without_node() {
     let Some(path) = node_path() else { return };
     let mock = MockLlm::start(&json!([{"text": ["First."]}, {"text": ["Second."]}]));
     let env = Env::new(&mock);
-    let cassette = env.path("settled.jsonl");
-    let mut command = with_extension(
-        &env,
-        &["--mode", "json", "--record", cassette.to_str().unwrap()],
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../conformance/extensions/agent_settled/extension.ts"),
-        "Hi",
-    );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
+    let (cassette, recorded, _) = record_case(&env, &path, "agent_settled", "Hi");
     let kinds: Vec<String> = recorded
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -669,17 +649,12 @@ fn context_edit_and_compaction_drafts_replay_without_node() {
     let env = Env::new(&mock);
     std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
     std::fs::write(env.cwd().join("b.txt"), "beta\n").unwrap();
-    let cassette = env.path("drafts.jsonl");
-    let mut command = with_extension(
+    let (cassette, recorded, stderr) = record_case(
         &env,
-        &["--mode", "json", "--record", cassette.to_str().unwrap()],
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../conformance/extensions/boundary_drafts/extension.ts"),
+        &path,
+        "boundary_drafts",
         "what do a.txt and b.txt say?",
     );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
     let written: Vec<String> = recorded
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -698,4 +673,23 @@ fn context_edit_and_compaction_drafts_replay_without_node() {
     assert!(recorded.contains("\"pending\":1"), "{recorded}");
 
     assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// Records a json print run of `prompt` with the extension of conformance case `case`, the
+/// host found on the `node` PATH: the cassette, what was printed and stderr (the run must
+/// succeed).
+fn record_case(env: &Env, node: &str, case: &str, prompt: &str) -> (PathBuf, String, String) {
+    let cassette = env.path(&format!("{case}.jsonl"));
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../conformance/extensions/{case}/extension.ts"));
+    let mut command = with_extension(
+        env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &extension,
+        prompt,
+    );
+    with_host(&mut command, node);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    (cassette, recorded, stderr)
 }
