@@ -178,6 +178,7 @@ mod tests {
                 "turn_end",
                 "user_bash",
                 "before_provider_request",
+                "provider_stream_event",
                 "session_start",
                 "session_before_switch",
                 "session_before_fork",
@@ -199,9 +200,10 @@ mod tests {
                 HookEvent::SessionBeforeFork,
                 HookEvent::SessionBeforeTree,
                 HookEvent::SessionTree,
+                HookEvent::BeforeProviderRequest,
                 HookEvent::UserBash
             ]
         );
-        assert_eq!(loaded.undelivered(), ["before_provider_request"]);
+        assert_eq!(loaded.undelivered(), ["provider_stream_event"]);
     }
 }
