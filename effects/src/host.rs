@@ -35,14 +35,13 @@ fn command_results() -> &'static Mutex<HashMap<String, Option<String>>> {
 
 impl Host for SystemHost {
     fn run(&self, command: &str, vars: &BTreeMap<String, String>) -> Option<String> {
-        let results = command_results();
-        if let Some(known) = results.lock().ok()?.get(command) {
+        // A panic elsewhere while the map was held leaves it as it was: still usable.
+        let results = || command_results().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = results().get(command) {
             return known.clone();
         }
         let result = run_command(command, vars);
-        if let Ok(mut known) = results.lock() {
-            known.insert(command.to_owned(), result.clone());
-        }
+        results().insert(command.to_owned(), result.clone());
         result
     }
 

@@ -574,7 +574,6 @@ fn rpc_model_changes_answer_after_their_model_select_handlers_and_replay_without
 /// on. The recording replays to the same bytes with no Node.
 #[test]
 fn cancelled_replacements_stay_in_the_session_and_replay_without_node() {
-    use std::io::{BufRead, BufReader, Write};
     let Some(path) = node_path() else { return };
     let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
     let env = Env::new(&mock);
@@ -583,34 +582,17 @@ fn cancelled_replacements_stay_in_the_session_and_replay_without_node() {
     command.args(["-e", fixture("refuse_replace.ts").to_str().unwrap()]);
     command.args(["--record", cassette.to_str().unwrap()]);
     with_host(&mut command, &path);
-    let mut child = command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = Some(child.stdin.take().unwrap());
-    let mut send = |line: Value| writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
-    send(json!({"id": "p1", "type": "prompt", "message": "hi"}));
-    let (mut recorded, mut lines) = (String::new(), Vec::new());
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        recorded.push_str(&line);
-        recorded.push('\n');
-        let event: Value = serde_json::from_str(&line).unwrap();
-        if event["type"] == "agent_settled" {
-            send(json!({"id": "n1", "type": "new_session"}));
-            send(json!({"id": "w1", "type": "switch_session", "sessionPath": "other.jsonl"}));
-            send(json!({"id": "f1", "type": "fork", "entryId": "nope"}));
-            send(json!({"id": "c1", "type": "clone"}));
-        }
-        let last = event["id"] == "c1";
-        lines.push(event);
-        if last {
-            break;
-        }
-    }
-    drop(stdin.take());
-    assert!(child.wait().unwrap().success());
+    let (recorded, lines) = drive_rpc_lines(
+        &mut command,
+        &[json!({"id": "p1", "type": "prompt", "message": "hi"})],
+        &[
+            json!({"id": "n1", "type": "new_session"}),
+            json!({"id": "w1", "type": "switch_session", "sessionPath": "other.jsonl"}),
+            json!({"id": "f1", "type": "fork", "entryId": "nope"}),
+            json!({"id": "c1", "type": "clone"}),
+        ],
+        "c1",
+    );
     let answers: Vec<String> = lines
         .iter()
         .filter(|l| l["type"] == "response" && l["id"] != "p1")
@@ -713,23 +695,20 @@ fn drive_rpc_lines(
     then: &[Value],
     last: &str,
 ) -> (String, Vec<Value>) {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = Some(child.stdin.take().unwrap());
-    let mut send = |line: &Value| writeln!(stdin.as_mut().unwrap(), "{line}").unwrap();
-    first.iter().for_each(&mut send);
+    let (mut child, mut stdin, output) = spawn_rpc(command);
+    for line in first {
+        send(&mut stdin, line.clone());
+    }
     let (mut printed, mut lines) = (String::new(), Vec::new());
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+    for line in output {
         let line = line.unwrap();
         printed.push_str(&line);
         printed.push('\n');
         let event: Value = serde_json::from_str(&line).unwrap();
         if event["type"] == "agent_settled" {
-            then.iter().for_each(&mut send);
+            for line in then {
+                send(&mut stdin, line.clone());
+            }
         }
         let done = event["id"] == last;
         lines.push(event);
