@@ -56,15 +56,11 @@ pub async fn run<I: Interpreter + Send>(
         let mut print = |event: &Event| print_event(out, mode, event, binding);
         let result = tokio::select! {
             result = run_input(session, input, index == last, &mut print) => result,
-            code = signals.received() => {
-                stop(session, &mut print).await;
-                shut_down(session, mode, out, &mut signals).await;
-                out.flush();
-                return Ok(code);
-            }
+            code = signals.received() => Err(DriveError::Stopped(code)),
         };
         match result {
-            // The recorded run was stopped by a signal here: stopped again the same way.
+            // A signal stopped the run now, or (a replay) the recorded run was stopped here:
+            // stopped the same way.
             Err(DriveError::Stopped(code)) => {
                 let mut print = |event: &Event| print_event(out, mode, event, binding);
                 stop(session, &mut print).await;

@@ -286,6 +286,19 @@ pub struct ToolDefinition {
     pub constrained_sampling: Option<Value>,
 }
 
+impl From<&ToolSpec> for ToolDefinition {
+    /// What a request declares for a tool the loop knows (its scheduling and argument
+    /// preparation stay the loop's).
+    fn from(spec: &ToolSpec) -> Self {
+        ToolDefinition {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            parameters: spec.parameters.clone(),
+            constrained_sampling: spec.constrained_sampling.clone(),
+        }
+    }
+}
+
 /// Everything a provider needs for one model call (the `Context` plus stream options).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -112,14 +112,7 @@ impl AgentMachine {
             // `context_with_system` handler returned sends the ones it declares.
             tools: match with_system {
                 Some(_) => system::tool_definitions(&recorded.tools),
-                None => (settings.tools.iter())
-                    .map(|t| ToolDefinition {
-                        name: t.name.clone(),
-                        description: t.description.clone(),
-                        parameters: t.parameters.clone(),
-                        constrained_sampling: t.constrained_sampling.clone(),
-                    })
-                    .collect(),
+                None => settings.tools.iter().map(ToolDefinition::from).collect(),
             },
             reasoning: settings.reasoning,
             session_id: settings.session_id,

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::agent::{ToolDefinition, ToolSpec};
+use crate::agent::ToolSpec;
 
 const DATA: &str = include_str!("definitions.json");
 
@@ -41,16 +41,6 @@ impl BuiltinTool {
             spec.prepare_arguments = Some(Arc::new(|args| Ok(prepare_edit_arguments(args))));
         }
         spec
-    }
-
-    /// What a model request carries for this tool.
-    pub fn definition(&self) -> ToolDefinition {
-        ToolDefinition {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            parameters: self.parameters.clone(),
-            constrained_sampling: self.constrained_sampling.clone(),
-        }
     }
 }
 
