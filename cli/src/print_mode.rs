@@ -1,5 +1,6 @@
 //! Print mode (Pi's `runPrintMode`): the prompts run one after the other in one session, and the
-//! last one's end is the run's (a run an extension's command asked for while idle never starts);
+//! last one's end is the run's (a run an extension's command asked for while idle never starts,
+//! and a prompt after such a command fails, as Pi's does);
 //! text mode then prints the last answer's text (or its error, exit 1), json mode prints the session
 //! header and every event as a line (text mode digests them, when a recording or a check
 //! compares them).
@@ -8,10 +9,10 @@ use std::io::Write;
 
 use pi_core::agent::hooks::HookEvent;
 use pi_core::agent_session::{Reply, SessionInput};
-use pi_core::event::{Event, SessionEvent};
+use pi_core::event::{AgentEvent, Event, SessionEvent};
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
-use pi_effects::driver::{DriveError, Interpreter};
+use pi_effects::driver::{refused_prompt, DriveError, Driven, Interpreter};
 
 use crate::args::Mode;
 use crate::output::Stdout;
@@ -48,14 +49,13 @@ pub async fn run<I: Interpreter + Send>(
         inputs.insert(0, SessionInput::Start);
     }
     let mut signals = Signals::new();
-    let last = inputs.len().saturating_sub(1);
-    for (index, input) in inputs.into_iter().enumerate() {
+    for input in inputs {
         // Pi subscribes its printer once the extensions are bound: what `session_start`'s
         // handlers caused is not printed, but their errors are.
         let binding = matches!(input, SessionInput::Start);
         let mut print = |event: &Event| print_event(out, mode, event, binding);
         let result = tokio::select! {
-            result = run_input(session, input, index == last, &mut print) => result,
+            result = run_input(session, input, &mut print) => result,
             code = signals.received() => Err(DriveError::Stopped(code)),
         };
         match result {
@@ -72,7 +72,19 @@ pub async fn run<I: Interpreter + Send>(
                 out.flush();
                 return Err(error);
             }
-            Ok(driven) => report_command_errors(&driven.replies, out),
+            Ok(driven) => {
+                report_command_errors(&driven.replies, out);
+                if let Some(error) = refused_prompt(&driven.replies) {
+                    // Pi's print mode fails here and disposes the session: the run the prompt
+                    // met is aborted unprinted (its subscription is gone), then shut down.
+                    out.flush();
+                    let _ = writeln!(std::io::stderr(), "{error}");
+                    stop(session, &mut |_: &Event| {}).await;
+                    shut_down(session, mode, out, &mut signals).await;
+                    out.flush();
+                    return Ok(1);
+                }
+            }
         }
     }
     let code = if mode == Mode::Text {
@@ -134,18 +146,28 @@ fn print_event(out: &mut Stdout, mode: Mode, event: &Event, errors_only: bool) {
     }
 }
 
-/// Runs one input; the last stops where Pi 1.5.2's print mode ends, before any run an extension
-/// asked for while idle starts.
+/// Runs one input until the session is idle but for a run an extension asked for while idle
+/// (where Pi 1.5.2's print mode ends, before it starts). A prompt that comes before such a run
+/// starts it and is refused (Pi starts the run during the prompt's `input` handlers): its
+/// drive ends at the run's `agent_start`, where Pi's prompt fails; nothing from there printed.
 async fn run_input<I: Interpreter + Send>(
     session: &mut AgentSession<I>,
     input: SessionInput,
-    last: bool,
-    print: impl FnMut(&Event),
-) -> Result<pi_effects::driver::Driven, DriveError> {
-    match last {
-        true => session.run_to_end(input, print).await,
-        false => session.run(input, print).await,
+    mut print: impl FnMut(&Event),
+) -> Result<Driven, DriveError> {
+    let meets_idle_runs = matches!(&input, SessionInput::Prompt { text, streaming_behavior: None, .. }
+        if session.machine().prompt_meets_idle_runs(text));
+    if !meets_idle_runs {
+        return session.run_to_end(input, print).await;
     }
+    let mut started = false;
+    let print_before_start = |event: &Event| {
+        started |= matches!(event, Event::Agent(AgentEvent::AgentStart));
+        if !started {
+            print(event);
+        }
+    };
+    session.run_to_end(input, print_before_start).await
 }
 
 /// Pi 1.5.2's print mode's line on stderr for each error an extension command threw.

@@ -450,3 +450,96 @@ fn the_idle_run_wake_waits_for_the_input_decisions_sent_beside_it() {
         .any(|e| serde_json::to_value(e).unwrap()["event"] == "send_user_message");
     assert!(refused, "the user message beside it is refused");
 }
+
+/// A prompt that comes before the wake (print mode's next message): Pi 1.5.2 starts the held
+/// run during the prompt's `input` handlers, so the prompt, its handlers done, finds the agent
+/// busy and is refused with Pi's error; the held run is the one that runs.
+#[test]
+fn a_prompt_before_the_idle_run_wake_starts_the_run_and_is_refused() {
+    let mut s = session(&[HookEvent::Command, HookEvent::Input]);
+    let step = command(&mut s, vec![user_message("Please go.")]);
+    let step = s
+        .step(
+            3,
+            SessionInput::Answer(Input::HookDecided {
+                call: hook(&step),
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert_eq!(step.wake_at, Some(3));
+    assert!(s.prompt_meets_idle_runs("then what?"));
+    assert!(
+        !s.prompt_meets_idle_runs("/go again"),
+        "a command runs at once"
+    );
+    let step = s
+        .step(
+            3,
+            SessionInput::Prompt {
+                text: "then what?".into(),
+                images: vec![],
+                streaming_behavior: None,
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        step.wake_at, None,
+        "the run waits for the prompt's input handlers"
+    );
+    assert!(!ended_roles(&step).1);
+    let step = s
+        .step(
+            4,
+            SessionInput::Answer(Input::HookDecided {
+                call: hook(&step),
+                outcome: HookOutcome {
+                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
+                    actions: vec![],
+                    errors: vec![],
+                },
+            }),
+        )
+        .unwrap();
+    assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
+    let sent = requests(&step);
+    assert_eq!(
+        serde_json::to_value(&sent[0].1.messages[0]).unwrap()["content"],
+        json!([{"type": "text", "text": "Please go."}])
+    );
+    let refused = step.replies.iter().find_map(|r| match r {
+        Reply::BusyPrompt(Err(error)) => Some(error.as_str()),
+        _ => None,
+    });
+    assert_eq!(
+        refused,
+        Some("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+    );
+}
+
+/// Without `input` handlers the prompt is refused at once, the held run started in its step.
+#[test]
+fn a_prompt_before_the_idle_run_wake_without_input_handlers_is_refused_at_once() {
+    let mut s = session(&[HookEvent::Command]);
+    command(&mut s, vec![user_message("Please go.")]);
+    let step = s
+        .step(
+            2,
+            SessionInput::Prompt {
+                text: "then what?".into(),
+                images: vec![],
+                streaming_behavior: None,
+            },
+        )
+        .unwrap();
+    assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
+    assert!(
+        matches!(step.replies[..], [Reply::BusyPrompt(Err(_))]),
+        "{:?}",
+        step.replies
+    );
+}

@@ -2,13 +2,14 @@
 //! back to the machine, until the machine is idle. The interpreter decides what the answers are
 //! (real HTTP and processes, or a recording); the machine decides everything else.
 
+use std::cell::Cell;
 use std::future::Future;
 
 use pi_core::agent::Effect;
 use pi_core::agent_session::{
     feed, Refused, Reply, SessionError, SessionInput, SessionMachine, SessionStep,
 };
-use pi_core::event::Event;
+use pi_core::event::{AgentEvent, Event};
 
 use tokio_util::sync::CancellationToken;
 
@@ -209,21 +210,42 @@ pub async fn drive<I: Interpreter>(
     input: SessionInput,
     on_event: impl FnMut(&Event),
 ) -> Result<Driven, DriveError> {
-    drive_while(machine, io, file, input, on_event, SessionMachine::is_busy).await
+    let busy = |m: &SessionMachine, _: &Driven| m.is_busy();
+    drive_while(machine, io, file, input, on_event, busy).await
 }
 
-/// [`drive`] for a run's last input (print mode's last prompt): it stops once only the wake
-/// that starts runs an extension asked for while idle is left, as Pi 1.5.2's print mode
-/// disposes the session once its prompts are answered.
+/// [`drive`] for print mode's prompts: it stops once only the wake that starts runs an
+/// extension asked for while idle is left, as Pi 1.5.2's print mode disposes the session once
+/// its prompts are answered, or, for a prompt that came before that wake, once it is refused
+/// and the run it started has its `agent_start` (Pi starts those runs during the prompt's
+/// `input` handlers, and its print mode fails there).
 pub async fn drive_to_end<I: Interpreter>(
     machine: &mut SessionMachine,
     io: &mut I,
     file: &mut SessionFile,
     input: SessionInput,
-    on_event: impl FnMut(&Event),
+    mut on_event: impl FnMut(&Event),
 ) -> Result<Driven, DriveError> {
-    let busy = |m: &SessionMachine| m.is_busy() && !m.waits_only_for_idle_runs();
+    let started = Cell::new(false);
+    let on_event = |event: &Event| {
+        if matches!(event, Event::Agent(AgentEvent::AgentStart)) {
+            started.set(true);
+        }
+        on_event(event);
+    };
+    let busy = |m: &SessionMachine, driven: &Driven| {
+        let failed = refused_prompt(&driven.replies).is_some() && started.get();
+        m.is_busy() && !m.waits_only_for_idle_runs() && !failed
+    };
     drive_while(machine, io, file, input, on_event, busy).await
+}
+
+/// The error of a prompt refused after its `input` handlers ran, if `replies` hold one.
+pub fn refused_prompt(replies: &[Reply]) -> Option<&str> {
+    replies.iter().find_map(|reply| match reply {
+        Reply::BusyPrompt(Err(error)) => Some(error.as_str()),
+        _ => None,
+    })
 }
 
 async fn drive_while<I: Interpreter>(
@@ -232,13 +254,13 @@ async fn drive_while<I: Interpreter>(
     file: &mut SessionFile,
     input: SessionInput,
     mut on_event: impl FnMut(&Event),
-    busy: impl Fn(&SessionMachine) -> bool,
+    busy: impl Fn(&SessionMachine, &Driven) -> bool,
 ) -> Result<Driven, DriveError> {
     let mut driven = Driven {
         replies: submit(machine, io, file, input, &mut on_event)?,
         refused: Vec::new(),
     };
-    while busy(machine) {
+    while busy(machine, &driven) {
         if let Some(code) = io.stopped_here() {
             return Err(DriveError::Stopped(code));
         }

@@ -59,6 +59,8 @@ pub struct Live {
     answers: UnboundedReceiver<(u64, SessionInput)>,
     commands: Option<UnboundedReceiver<SessionInput>>,
     running: HashMap<CallId, CancellationToken>,
+    /// Model calls asked for and not yet sent: they go out when the front end next waits.
+    unsent_models: Vec<(CallId, ModelRequest, CancellationToken)>,
     extensions: ExtensionRegistry,
     /// The hook points a recording being continued had handlers for (a hybrid replay).
     expected_hooks: HandledHooks,
@@ -98,6 +100,7 @@ impl Live {
             answers,
             commands: None,
             running: HashMap::new(),
+            unsent_models: Vec::new(),
             extensions: ExtensionRegistry::new(),
             expected_hooks: HandledHooks::default(),
             missing_hook: None,
@@ -154,9 +157,7 @@ impl Live {
         self
     }
 
-    fn spawn_model(&mut self, call: CallId, request: ModelRequest) {
-        let cancel = CancellationToken::new();
-        self.running.insert(call, cancel.clone());
+    fn spawn_model(&mut self, call: CallId, request: ModelRequest, cancel: CancellationToken) {
         let tx = self.answers_tx.clone();
         let clock = Arc::clone(&self.clock);
         // One reading: the message's `timestamp`, the request's and Gemini's tool-call ids.
@@ -216,8 +217,9 @@ impl Live {
         let running = tokio::spawn(async move {
             let mut model_call = ModelCall::new(&request, &options, started_at);
             let opened = tokio::select! {
-                events = model_call.open(&*transport, &*clock) => Some(events),
+                biased;
                 () = cancel.cancelled() => None,
+                events = model_call.open(&*transport, &*clock) => Some(events),
             };
             send_events(opened.unwrap_or_else(|| model_call.abort()));
             while !model_call.is_done() {
@@ -430,7 +432,12 @@ impl Interpreter for Live {
                     let level = request.reasoning.unwrap_or(ThinkingLevel::Off);
                     session.reasoning_level = Some(level.as_str().to_owned());
                 }
-                self.spawn_model(call, request)
+                // Sent once the front end waits for answers ([`Interpreter::next`]): a call it
+                // cancels first (print mode's failed prompt disposing the session) goes out
+                // never, as Pi's aborted fetch, rather than whenever a worker thread gets to it.
+                let cancel = CancellationToken::new();
+                self.running.insert(call, cancel.clone());
+                self.unsent_models.push((call, request, cancel));
             }
             Effect::RunTool {
                 call,
@@ -460,6 +467,9 @@ impl Interpreter for Live {
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
         if let Some(event) = self.missing_hook {
             return Err(InterpretError::Halted(Box::new(MissingExtension { event })));
+        }
+        for (call, request, cancel) in std::mem::take(&mut self.unsent_models) {
+            self.spawn_model(call, request, cancel);
         }
         if self.running.is_empty() && wake_at.is_none() {
             // Nothing can answer: only a command already sent could still move the session.

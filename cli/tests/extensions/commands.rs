@@ -1,5 +1,6 @@
-//! Extension commands and flags: a command run from print mode and over RPC, `get_commands`,
-//! options no one registered, a flag registered twice, and `--help`, as Pi 1.5.2 does them.
+//! Extension commands and flags: a command run from print mode and over RPC, a prompt after a
+//! command's idle run, `get_commands`, options no one registered, a flag registered twice, and
+//! `--help`, as Pi 1.5.2 does them.
 
 use std::path::Path;
 use std::process::Command;
@@ -8,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    assert_replays_without_node, fixture, node_path, original, rpc_commands, run, with_extension,
-    with_host,
+    assert_replays_without_node, fixture, node_path, original, replay_without_node, rpc_commands,
+    run, with_extension, with_host,
 };
 
 /// An extension command (`/note args`) run from print mode's messages, worded by the
@@ -280,4 +281,48 @@ fn rpc_get_commands_lists_an_extensions_commands_as_pi_1_5_2_does() {
         original.args(args);
         assert_eq!(listed, rpc_commands(&mut original));
     }
+}
+
+/// Print mode's next message after a command that sent a user message while idle: as in Pi
+/// 1.5.2 its `input` handlers run, the command's run starts (its `before_agent_start` entry
+/// printed) and the message fails with Pi's error (exit 1); the run is aborted before its
+/// request, unprinted, and the recording replays the same lines and failure with no Node.
+#[test]
+fn a_prompt_after_a_commands_idle_run_fails_as_pis_and_replays_so_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Never sent."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("idle.jsonl");
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/print_idle_then/extension.ts");
+    let before = ["--mode", "json", "--record", cassette.to_str().unwrap()];
+    let mut command = with_extension(&env, &before, &extension, "/ask say hello");
+    command.arg("then what?");
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    const BUSY: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.\n";
+    assert_eq!((code, stderr.as_str()), (1, BUSY));
+    let entries: Vec<String> = recorded
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            format!("{} {}", event["type"], event["entry"]["customType"])
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            "\"entry_appended\" \"asked\"",
+            "\"entry_appended\" \"input\"",
+            "\"entry_appended\" \"input\"",
+            "\"entry_appended\" \"start\""
+        ]
+    );
+    assert!(
+        mock.requests().is_empty(),
+        "the aborted run sent its request"
+    );
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!((code, stderr.as_str(), replayed), (1, BUSY, recorded));
 }

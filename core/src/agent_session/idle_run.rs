@@ -54,6 +54,32 @@ impl SessionMachine {
         }
     }
 
+    /// Whether the wake that starts held idle runs is asked for.
+    pub(super) fn idle_runs_armed(&self) -> bool {
+        matches!(self.wake, Some((_, Wake::IdleRuns)))
+    }
+
+    /// Whether a prompt of `text` now comes before the wake that starts held idle runs: Pi
+    /// 1.5.2 starts them during the prompt's `input` handlers, and the prompt finds the agent
+    /// busy (print mode fails there, printing nothing of the run from its `agent_start` on).
+    pub fn prompt_meets_idle_runs(&self, text: &str) -> bool {
+        self.idle_runs_armed() && self.resources.command(text).is_none()
+    }
+
+    /// Keeps the held runs from the wake: a prompt came before it, and they start once its
+    /// `input` handlers are done ([`Self::start_held_idle_runs`]).
+    pub(super) fn hold_idle_runs(&mut self) {
+        self.wake = None;
+    }
+
+    /// Starts the runs a prompt held ([`Self::hold_idle_runs`]), as the wake would have.
+    pub(super) fn start_held_idle_runs(&mut self) -> Result<(), SessionError> {
+        if self.idle_runs.is_empty() || self.idle_inputs_pending() || self.settling() {
+            return Ok(());
+        }
+        self.start_idle_runs()
+    }
+
     /// Whether all that keeps the session busy is the wake that starts held idle runs (where
     /// print mode's end is: Pi 1.5.2 disposes the session before they start).
     pub fn waits_only_for_idle_runs(&self) -> bool {

@@ -82,6 +82,12 @@ impl SessionMachine {
         expand: bool,
     ) -> Result<(), SessionError> {
         let kind = match kind {
+            // Pi 1.5.2 starts the runs an extension asked for while idle during the prompt's
+            // own `input` handlers: the prompt then finds the agent busy. Held till they decide.
+            InputKind::Prompt(None) if self.idle_runs_armed() => {
+                self.hold_idle_runs();
+                InputKind::Refused
+            }
             InputKind::Prompt(None) if self.streaming() && self.handles_input() => {
                 InputKind::Refused
             }
@@ -99,6 +105,12 @@ impl SessionMachine {
             kind => kind,
         };
         if !self.handles_input() {
+            if kind == InputKind::Refused {
+                self.start_held_idle_runs()?;
+                let answer = self.busy_prompt_decided(text, images, expand);
+                self.reply(Reply::BusyPrompt(answer));
+                return Ok(());
+            }
             let text = self.expanded(text, expand);
             return self.decided_input(kind, text, images);
         }
@@ -172,6 +184,7 @@ impl SessionMachine {
         self.apply_asked_actions(&outcome.actions)?;
         self.report_hook_errors(&outcome.errors);
         if pending.kind == InputKind::Refused {
+            self.start_held_idle_runs()?;
             let answer = match outcome.decision {
                 HookDecision::Input(InputAction::Transform { text, images }) => {
                     self.busy_prompt_decided(text, images.unwrap_or(pending.images), pending.expand)
