@@ -239,6 +239,7 @@ impl<I: Front> Rpc<I> {
         let Asking::Answered(cancelled, asked) = state else {
             return None;
         };
+        self.held_for_tree = None;
         for request in std::mem::take(&mut self.held_ui) {
             self.arrived(FrontEndInput::ExtensionUi(request));
         }
@@ -435,6 +436,7 @@ impl<I: Front> Rpc<I> {
             // as one the loop reads does.
             self.ui_request(request);
         }
+        self.release_held_ui();
     }
 
     /// Builds the new session, tells the old one's extensions it ends (`reason`, the new
