@@ -196,3 +196,51 @@ fn a_cancelled_or_refused_navigation_is_the_commands_answer() {
     let step = s.step(14, done(resumed[0].0)).unwrap();
     assert_eq!(step.replies, [Reply::CommandRan { errors: vec![] }]);
 }
+
+#[test]
+fn errors_reported_before_the_ask_are_the_commands_and_the_navigation_goes_on() {
+    use pi_core::agent::hooks::{HookError, HookOutcome};
+    use pi_core::agent::Input;
+    use pi_core::agent_session::SessionInput;
+    use pi_core::event::{Event, SessionEvent};
+    let mut s = session(&[HookEvent::Command]);
+    let answer = with_history(&mut s);
+    let step = s.step(10, prompt("/back yes")).unwrap();
+    let command = hooks(&step)[0].0;
+    let step = s
+        .step(
+            11,
+            SessionInput::Answer(Input::HookDecided {
+                call: command,
+                outcome: HookOutcome {
+                    decision: navigate_to(&answer, "yes"),
+                    actions: vec![],
+                    errors: vec![HookError {
+                        extension: "command".into(),
+                        event: HookEvent::Command,
+                        error: "reported".into(),
+                    }],
+                },
+            }),
+        )
+        .unwrap();
+    let reported: Vec<(String, String)> = step
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Session(SessionEvent::ExtensionError {
+                extension_path,
+                error,
+                ..
+            }) => Some((extension_path.clone(), error.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reported,
+        [("command:back".to_owned(), "reported".to_owned())]
+    );
+    // No tree handlers: the navigation (no summary without them: the model is asked) goes on.
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    assert!(s.is_busy());
+}

@@ -63,9 +63,15 @@ pub(super) async fn ask(
     for action in answer.actions {
         cx.act(action);
     }
-    match (answer.errors.into_iter().next(), answer.asked) {
-        (Some(thrown), _) => Err(thrown.error),
-        (None, Some(Asked { run, ask })) => Ok(Some(HandlerResult::CommandAsked { run, ask })),
-        (None, None) => Ok(None),
+    if let Some(Asked { run, ask }) = answer.asked {
+        // The handler waits for the session: what was reported before its call is no end of it.
+        for thrown in answer.errors {
+            cx.threw(thrown.error);
+        }
+        return Ok(Some(HandlerResult::CommandAsked { run, ask }));
+    }
+    match answer.errors.into_iter().next() {
+        Some(thrown) => Err(thrown.error),
+        None => Ok(None),
     }
 }
