@@ -17,7 +17,12 @@
 //   {"id", "type": "catalog", "models", "authProviders"} -> null: the catalog once the harness
 //       has merged the registered providers into it
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
-//       run with `args` and Pi's command context: its actions and the errors it threw
+//       run with `args` and Pi's command context: its actions and the errors it threw, and
+//       where the handler called its context for what the session carries out
+//       (`ctx.navigateTree`), `asked` ({run, ask}): the handler waits for that
+//   {"id", "type": "command.resume", "run", "answer", "state", ...} -> the waiting handler of
+//       run `run` goes on with `answer` ({result} or {error}, which its call throws), answered
+//       as `command` is
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
@@ -510,7 +515,15 @@ function commandRunner() {
     waitForIdle: async () => {},
     newSession: unsupported("ctx.newSession"),
     fork: unsupported("ctx.fork"),
-    navigateTree: unsupported("ctx.navigateTree"),
+    navigateTree: async (targetId, options) =>
+      askSession({
+        kind: "navigateTree",
+        targetId: String(targetId),
+        summarize: options?.summarize === undefined ? undefined : !!options.summarize,
+        customInstructions: typeof options?.customInstructions === "string" ? options.customInstructions : undefined,
+        replaceInstructions: options?.replaceInstructions === undefined ? undefined : !!options.replaceInstructions,
+        label: typeof options?.label === "string" ? options.label : undefined,
+      }),
     switchSession: unsupported("ctx.switchSession"),
     reload: unsupported("ctx.reload"),
   });
@@ -895,6 +908,10 @@ async function event(request) {
   }
 }
 
+/** The command runs whose handler waits for the session, by their number. */
+const waitingCommands = new Map();
+let nextCommandRun = 0;
+
 async function command(request) {
   const runner = commandRunner();
   if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(request.id), "rpc");
@@ -903,15 +920,55 @@ async function command(request) {
   // The session's state as at a hook point, but idle as the machine saw it when the command came.
   const state = snapshot(request);
   if (request.idle !== undefined) state.isIdle = request.idle;
-  const store = { state, actions: [], errors: [] };
-  await current.run(store, async () => {
-    try {
-      await found.handler(request.args, runner.createCommandContext());
-    } catch (error) {
-      store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "command" });
-    }
+  // `answer` answers the request in flight: the command's own, then each `command.resume`.
+  const run = { number: nextCommandRun++, idle: request.idle, answer: null, resume: null };
+  const store = { state, actions: [], errors: [], command: run };
+  run.store = store;
+  return new Promise((answer) => {
+    run.answer = answer;
+    void current.run(store, async () => {
+      try {
+        await found.handler(request.args, runner.createCommandContext());
+      } catch (error) {
+        store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "command" });
+      }
+      waitingCommands.delete(run.number);
+      run.answer(plain({ result: null, actions: store.actions, errors: store.errors }));
+    });
   });
-  return plain({ result: null, actions: store.actions, errors: store.errors });
+}
+
+/** A command's context asks the session for `ask` (RPC mode's command context actions): the
+ * run's request is answered with the ask and what was asked before it, and the handler waits
+ * for the `command.resume` that brings the session's answer. */
+function askSession(ask) {
+  const store = scope();
+  const run = store.command;
+  if (!run) throw new Error(`ctx.${ask.kind} is only available to a command's handler`);
+  return new Promise((resolve, reject) => {
+    run.resume = { resolve, reject };
+    waitingCommands.set(run.number, run);
+    const actions = store.actions.splice(0);
+    const errors = store.errors.splice(0);
+    run.answer(plain({ result: null, actions, errors, asked: { run: run.number, ask } }));
+  });
+}
+
+async function commandResume(request) {
+  const run = waitingCommands.get(request.run);
+  if (!run?.resume) throw new Error(`no command's handler waits as run ${request.run}`);
+  const state = snapshot(request);
+  if (run.idle !== undefined) state.isIdle = run.idle;
+  const { resolve, reject } = run.resume;
+  run.resume = null;
+  waitingCommands.delete(run.number);
+  return new Promise((answer) => {
+    run.answer = answer;
+    // The store the handler's async context holds reads the session as it is now.
+    run.store.state = state;
+    if (request.answer && "error" in request.answer) reject(new Error(request.answer.error));
+    else resolve(request.answer?.result);
+  });
 }
 
 async function execute(request) {
@@ -941,6 +998,7 @@ async function handle(request) {
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);
     else if (request.type === "command") data = await command(request);
+    else if (request.type === "command.resume") data = await commandResume(request);
     else if (request.type === "compact_end") data = await compactEnd(request);
     else if (request.type === "reload") data = await loaded.reload();
     else if (request.type === "abort") {

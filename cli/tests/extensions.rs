@@ -11,6 +11,8 @@
 
 #[path = "extensions/actions.rs"]
 mod actions;
+#[path = "extensions/command_ask.rs"]
+mod command_ask;
 #[path = "extensions/commands.rs"]
 mod commands;
 mod common;

@@ -170,10 +170,10 @@ fn branching_moves_the_leaf_and_the_context_follows_the_path() {
 }
 
 #[test]
-fn branch_summaries_attach_at_the_branch_point() {
+fn branch_summaries_attach_at_the_branch_point_from_the_leaf_left() {
     let mut s = Session::new();
     let (u1, _) = s.say(user("one"));
-    s.say(assistant("a1"));
+    let (a1, _) = s.say(assistant("a1"));
     let now = s.tick();
     let (summary, _) = s
         .tree
@@ -191,7 +191,8 @@ fn branch_summaries_attach_at_the_branch_point() {
         panic!()
     };
     assert_eq!(entry.parent_id.as_deref(), Some(u1.as_str()));
-    assert_eq!(entry.from_id, u1);
+    // Pi's `fromId` is the leaf left behind (`root` with none).
+    assert_eq!(entry.from_id, a1);
     assert_eq!(texts(&s.tree), ["user:one", "branch:explored X"]);
 
     let now = s.tick();
@@ -203,6 +204,16 @@ fn branch_summaries_attach_at_the_branch_point() {
         panic!()
     };
     assert_eq!(entry.parent_id, None);
+    assert_eq!(entry.from_id, summary);
+    s.tree.reset_leaf();
+    let now = s.tick();
+    let (from_nothing, _) = s
+        .tree
+        .branch_with_summary(None, "nothing left", None, None, None, now, &mut s.ids)
+        .unwrap();
+    let SessionEntry::BranchSummary(entry) = s.tree.entry(&from_nothing).unwrap() else {
+        panic!()
+    };
     assert_eq!(entry.from_id, "root");
 }
 

@@ -295,6 +295,7 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
                         match advanced {
                             Ok(Ok(replies)) => {
                                 rpc.replies(replies);
+                                rpc.release_held_ui();
                                 rpc.answer_unstarted();
                             }
                             // Commands go in through `submit`, never through the session's channel.
@@ -435,10 +436,13 @@ struct Rpc<I: Interpreter> {
     /// A replacing command read, which the loop carries out next (it waits for the
     /// extensions).
     pending_replace: VecDeque<replace::PendingReplace>,
-    /// Notices (`notify`, `setStatus`...) the `session_before_*` handlers of a replacement sent,
-    /// printed once their answer applied what they asked for (their entries come first, as in
-    /// Pi, where `appendEntry` writes at once); a dialog goes out at once.
+    /// Notices (`notify`, `setStatus`...) the `session_before_*` handlers of a replacement or
+    /// the tree hooks' handlers sent, printed once their answer applied what they asked for
+    /// (their entries come first, as in Pi, where `appendEntry` writes at once); a dialog goes
+    /// out at once.
     held_ui: Vec<Value>,
+    /// The tree hook point whose handlers' notices are held (see `replace.rs`'s `ui_request`).
+    held_for_tree: Option<pi_core::agent::CallId>,
     /// Whether the session's interpreter was ended (its recording's outcome written) ahead of
     /// its replacement.
     session_ended: bool,
@@ -471,6 +475,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             batch: None,
             pending_replace: VecDeque::new(),
             held_ui: Vec::new(),
+            held_for_tree: None,
             session_ended: false,
         }
     }

@@ -83,20 +83,43 @@ impl<I: Interpreter + Send> Rpc<I> {
         Ok(None)
     }
 
-    /// An extension's UI request: a notice sent while a replacement is asked waits for the
-    /// answer ([`Rpc::held_ui`]); anything else goes out now.
+    /// An extension's UI request: a notice sent while a replacement is asked, or while the
+    /// tree hooks are heard, waits for the answer ([`Rpc::held_ui`]); anything else goes out
+    /// now.
     pub(super) fn ui_request(&mut self, request: Value) {
-        let asked = self
-            .pending_replace
-            .front()
-            .is_some_and(|p| matches!(p.state, Asking::Asked(_)));
         let dialog = matches!(
             request["method"].as_str(),
             Some("select" | "confirm" | "input" | "editor")
         );
-        if asked && !dialog {
-            self.held_ui.push(request);
-        } else {
+        let tree_hook = self.session.machine().tree_hook_heard();
+        if dialog || !(self.replacement_asked() || tree_hook.is_some()) {
+            self.arrived(FrontEndInput::ExtensionUi(request));
+            return;
+        }
+        if tree_hook.is_some() {
+            self.held_for_tree = tree_hook;
+        }
+        self.held_ui.push(request);
+    }
+
+    /// Whether a replacement's `session_before_*` handlers are heard.
+    fn replacement_asked(&self) -> bool {
+        self.pending_replace
+            .front()
+            .is_some_and(|p| matches!(p.state, Asking::Asked(_)))
+    }
+
+    /// The session went on: notices held for a tree hook point go out once its answer is
+    /// applied.
+    pub(super) fn release_held_ui(&mut self) {
+        let Some(call) = self.held_for_tree else {
+            return;
+        };
+        if self.replacement_asked() || self.session.machine().tree_hook_heard() == Some(call) {
+            return;
+        }
+        self.held_for_tree = None;
+        for request in std::mem::take(&mut self.held_ui) {
             self.arrived(FrontEndInput::ExtensionUi(request));
         }
     }
@@ -216,6 +239,7 @@ impl<I: Front> Rpc<I> {
         let Asking::Answered(cancelled, asked) = state else {
             return None;
         };
+        self.held_for_tree = None;
         for request in std::mem::take(&mut self.held_ui) {
             self.arrived(FrontEndInput::ExtensionUi(request));
         }
@@ -412,6 +436,7 @@ impl<I: Front> Rpc<I> {
             // as one the loop reads does.
             self.ui_request(request);
         }
+        self.release_held_ui();
     }
 
     /// Builds the new session, tells the old one's extensions it ends (`reason`, the new

@@ -3,9 +3,9 @@
 
 use super::boundary::BoundaryDraft;
 use super::hooks::{
-    DiscoveredPath, DiscoveredResources, HandlerResult, HookDecision, HookPayload, InjectedMessage,
-    InputAction, SuppliedCompaction, ToolCallVerdict, TreeAnswer, UserBashAnswer, WarmAction,
-    TOOL_BLOCKED,
+    CommandAsk, DiscoveredPath, DiscoveredResources, HandlerResult, HookDecision, HookPayload,
+    InjectedMessage, InputAction, SuppliedCompaction, ToolCallVerdict, TreeAnswer, UserBashAnswer,
+    WarmAction, TOOL_BLOCKED,
 };
 use crate::message::ImageContent;
 
@@ -36,6 +36,8 @@ pub struct Composer {
     before_tree: TreeAnswer,
     /// The paths the `resources_discover` handlers named so far.
     discovered: DiscoveredResources,
+    /// What a command's handler stopped to ask of the session.
+    command_asked: Option<(u64, CommandAsk)>,
     /// The error an invalid answer is reported with (see [`Composer::take_rejected`]).
     rejected: Option<String>,
 }
@@ -61,6 +63,7 @@ impl Composer {
             before_replace: false,
             before_tree: TreeAnswer::default(),
             discovered: DiscoveredResources::default(),
+            command_asked: None,
             rejected: None,
         }
     }
@@ -235,6 +238,12 @@ impl Composer {
                 self.before_replace = cancel;
             }
             (
+                HookPayload::Command { .. } | HookPayload::CommandResume { .. },
+                Some(HandlerResult::CommandAsked { run, ask }),
+            ) => {
+                self.command_asked = Some((run, ask));
+            }
+            (
                 HookPayload::SessionBeforeTree { .. },
                 Some(HandlerResult::SessionBeforeTree(answer)),
             ) => {
@@ -354,8 +363,13 @@ impl Composer {
                     _ => HookDecision::Done,
                 }
             }
-            HookPayload::Command { .. }
-            | HookPayload::SessionCompact { .. }
+            HookPayload::Command { .. } | HookPayload::CommandResume { .. } => {
+                match self.command_asked {
+                    Some((run, ask)) => HookDecision::CommandAsked { run, ask },
+                    None => HookDecision::Done,
+                }
+            }
+            HookPayload::SessionCompact { .. }
             | HookPayload::SessionCompactFailed { .. }
             | HookPayload::CompactEnd { .. }
             | HookPayload::AgentStart

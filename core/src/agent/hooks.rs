@@ -28,6 +28,7 @@ use crate::partial::PartialMessage;
 use crate::resources::skills::LoadedSkill;
 use crate::resources::templates::PromptTemplate;
 
+pub use super::command_ask::{CommandAnswer, CommandAsk};
 pub use super::user_bash::{ExecRun, UserBashAnswer, UserBashHandled};
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one
@@ -280,6 +281,13 @@ pub enum HookPayload {
         name: String,
         args: String,
         idle: bool,
+    },
+    /// A command whose handler asked the session for something (a [`CommandAsk`]) goes on with
+    /// the answer: `run` is the host's number for the handler's run, from the decision that asked.
+    CommandResume {
+        name: String,
+        run: u64,
+        answer: CommandAnswer,
     },
     /// A compaction about to summarise, after its `compaction_start`: Pi's preparation
     /// (`firstKeptEntryId`, `messagesToSummarize`, `turnPrefixMessages`, `isSplitTurn`,
@@ -542,7 +550,7 @@ impl HookPayload {
             HookPayload::Context { .. } => HookEvent::Context,
             HookPayload::ContextWithSystem { .. } => HookEvent::ContextWithSystem,
             HookPayload::CacheWarmingDecision { .. } => HookEvent::CacheWarmingDecision,
-            HookPayload::Command { .. } => HookEvent::Command,
+            HookPayload::Command { .. } | HookPayload::CommandResume { .. } => HookEvent::Command,
             HookPayload::SessionBeforeCompact { .. } => HookEvent::SessionBeforeCompact,
             HookPayload::SessionCompact { .. } => HookEvent::SessionCompact,
             HookPayload::SessionCompactFailed { .. } => HookEvent::SessionCompactFailed,
@@ -700,6 +708,8 @@ pub enum HandlerResult {
     /// Pi's `UserBashEventResult`: a result of the handler's own, or what its operations'
     /// `exec` gave.
     UserBash(UserBashHandled),
+    /// A command's handler called its context for what only the session carries out.
+    CommandAsked { run: u64, ask: CommandAsk },
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -895,6 +905,12 @@ pub enum HookDecision {
     UserBash {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answer: Option<UserBashAnswer>,
+    },
+    /// A command's handler stopped at a call of its context only the session carries out
+    /// (`run`: the host's number for the handler's run, which the resumption names).
+    CommandAsked {
+        run: u64,
+        ask: CommandAsk,
     },
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,

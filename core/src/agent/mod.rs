@@ -2,6 +2,7 @@
 
 pub mod assemble;
 pub mod boundary;
+pub mod command_ask;
 mod compose;
 pub mod config;
 pub mod contract;

@@ -6,12 +6,22 @@
 //! actions the handler asked for), so a recording replays it without the extension. A queued
 //! text (steer, follow-up) naming a command is refused as Pi refuses it.
 //!
+//! A handler that calls its context for what only the session does (`ctx.navigateTree`) stops
+//! there: its run's decision is a [`CommandAsk`], which the session carries out as the front
+//! end's call would, hooks and all, while the command still counts as running; then the command
+//! goes on ([`HookPayload::CommandResume`]) with Pi's result, until its run ends.
+//!
 //! [`Resources::commands`]: crate::resources::Resources::commands
 
-use crate::agent::hooks::{HookAction, HookError, HookEvent, HookOutcome, HookPayload};
+use serde_json::json;
+
+use crate::agent::hooks::{
+    CommandAnswer, CommandAsk, HookAction, HookDecision, HookError, HookEvent, HookOutcome,
+    HookPayload,
+};
 use crate::agent::CallId;
 
-use super::contract::{Reply, SessionError, SessionRejection};
+use super::contract::{NavigateRequest, Navigated, Reply, SessionError, SessionRejection};
 use super::machine::SessionMachine;
 
 /// A command's answer held until the `input` handlers of the user messages it sent while idle
@@ -20,6 +30,17 @@ use super::machine::SessionMachine;
 /// `handled`.
 #[derive(Debug)]
 pub(super) struct HeldReply(Reply);
+
+/// A command whose handler waits for what it asked of the session: its name and the host's
+/// number for its run.
+#[derive(Clone, Debug)]
+pub(super) struct AskingCommand {
+    name: String,
+    run: u64,
+    /// The session's answer, held while the notifications it told (`session_tree`) are heard:
+    /// Pi's call returns once their handlers are done.
+    answer: Option<CommandAnswer>,
+}
 
 impl SessionMachine {
     /// Whether `text`, prompted, would run an extension command rather than reach the model
@@ -59,7 +80,7 @@ impl SessionMachine {
 
     /// Whether a command runs (the session is busy meanwhile, as Pi's `prompt` awaits it).
     pub(super) fn commands_pending(&self) -> bool {
-        !self.pending_commands.is_empty()
+        !self.pending_commands.is_empty() || self.command_asking.is_some()
     }
 
     /// A command's run ended (`call`, which [`Self::awaits_command`] checked): what its handler
@@ -76,6 +97,20 @@ impl SessionMachine {
         };
         let (_, name) = self.pending_commands.remove(at);
         self.apply_asked_actions(&outcome.actions)?;
+        if let HookDecision::CommandAsked { run, ask } = outcome.decision {
+            let errors: Vec<HookError> = outcome
+                .errors
+                .into_iter()
+                .map(|e| command_error(&name, e.error))
+                .collect();
+            self.report_hook_errors(&errors);
+            self.command_asking = Some(AskingCommand {
+                name,
+                run,
+                answer: None,
+            });
+            return self.carry_out(ask);
+        }
         // Pi's `ctx.compact()` aborts a compaction that runs before it compacts.
         if outcome
             .actions
@@ -87,11 +122,7 @@ impl SessionMachine {
         let errors = outcome
             .errors
             .into_iter()
-            .map(|e| HookError {
-                extension: format!("command:{name}"),
-                event: HookEvent::Command,
-                error: e.error,
-            })
+            .map(|e| command_error(&name, e.error))
             .collect();
         let reply = Reply::CommandRan { errors };
         match self.idle_inputs_pending() {
@@ -111,5 +142,85 @@ impl SessionMachine {
             self.reply(reply);
         }
         self.arm_idle_runs();
+    }
+
+    /// Carries out what a command asked of the session; a refusal is the error its call throws.
+    fn carry_out(&mut self, ask: CommandAsk) -> Result<(), SessionError> {
+        let asked = match ask {
+            CommandAsk::NavigateTree {
+                target_id,
+                summarize,
+                custom_instructions,
+                replace_instructions,
+                label,
+            } => self.navigate(NavigateRequest {
+                target_id,
+                summarize: summarize.unwrap_or(false),
+                custom_instructions,
+                replace_instructions: replace_instructions.unwrap_or(false),
+                label,
+            }),
+        };
+        match asked {
+            Err(SessionError::Rejected(refused)) => {
+                self.resume_command(CommandAnswer::Error(refused.to_string()));
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// A navigation ended: a command that asked for it goes on with Pi's result (`{cancelled}`,
+    /// as RPC mode's command context gives it); else nothing was waiting in a command
+    /// (`false`: the front end gets the reply).
+    pub(super) fn command_navigated(&mut self, result: &Result<Navigated, String>) -> bool {
+        if self.command_asking.is_none() {
+            return false;
+        }
+        let answer = match result {
+            Ok(navigated) => CommandAnswer::Result(json!({"cancelled": navigated.cancelled})),
+            Err(error) => CommandAnswer::Error(error.clone()),
+        };
+        self.resume_command(answer);
+        true
+    }
+
+    /// The waiting command's run goes on with `answer`, as a hook point of its own, once the
+    /// session's notifications told meanwhile are heard ([`Self::release_command_answer`]).
+    fn resume_command(&mut self, answer: CommandAnswer) {
+        if let Some(asking) = self.command_asking.as_mut() {
+            asking.answer = Some(answer);
+        }
+        self.release_command_answer();
+    }
+
+    /// A session notification's handlers are done: a command's answer held for them goes on
+    /// when none is left.
+    pub(super) fn release_command_answer(&mut self) {
+        if self.session_notifications_pending() {
+            return;
+        }
+        let Some(AskingCommand {
+            name,
+            run,
+            answer: Some(answer),
+        }) = self
+            .command_asking
+            .take_if(|asking| asking.answer.is_some())
+        else {
+            return;
+        };
+        let call = self.agent.reserve_call();
+        self.pending_commands.push((call, name.clone()));
+        self.push_hook(call, HookPayload::CommandResume { name, run, answer });
+    }
+}
+
+/// A command's error as Pi reports it (`command:<name>`, at the `command` event).
+fn command_error(name: &str, error: String) -> HookError {
+    HookError {
+        extension: format!("command:{name}"),
+        event: HookEvent::Command,
+        error,
     }
 }

@@ -113,6 +113,8 @@ pub struct SessionMachine {
     pub(super) compact_callbacks: Vec<CallId>,
     /// Extension commands running (`command.rs`).
     pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
+    /// A command waiting for what its handler asked of the session (`command.rs`).
+    pub(super) command_asking: Option<super::command::AskingCommand>,
     /// The loop's events an extension is being told of, and what waits for its handlers.
     pub(super) notifications: super::notify::Notifications,
     /// Agent model calls held for their provider hooks.
@@ -200,6 +202,7 @@ impl SessionMachine {
             asked_compaction: None,
             compact_callbacks: Vec::new(),
             pending_commands: Vec::new(),
+            command_asking: None,
             notifications: Default::default(),
             provider_gate: Default::default(),
             run_active: false,
@@ -961,6 +964,11 @@ impl SessionMachine {
     }
 
     pub(super) fn reply(&mut self, reply: Reply) {
+        if let Reply::Navigated(result) = &reply {
+            if self.command_navigated(result) {
+                return;
+            }
+        }
         self.out.replies.push(reply);
     }
 }

@@ -54,6 +54,16 @@ impl SessionMachine {
         self.navigation.is_some() || self.tree_ask.is_some()
     }
 
+    /// The tree hook point (`session_before_tree`, `session_tree`) whose handlers are heard:
+    /// a notice they send waits for what they asked for, which Pi writes at once, so a front
+    /// end holds their notices until that call is no longer heard.
+    pub fn tree_hook_heard(&self) -> Option<CallId> {
+        self.tree_ask
+            .as_ref()
+            .map(|ask| ask.call)
+            .or(self.notifications.tree)
+    }
+
     /// Starts `navigateTree`: asks the `session_before_tree` handlers first, where an
     /// extension handles it; finishes at once unless a summary has to be written.
     pub(super) fn navigate(&mut self, request: NavigateRequest) -> Result<(), SessionError> {

@@ -50,6 +50,8 @@ pub(super) struct Notifications {
     /// The `agent_settled` notification being heard, and what its event will say: the
     /// session's own `agent_settled` goes out once its handlers are done (Pi awaits them).
     settling: Option<(CallId, bool)>,
+    /// The `session_tree` notification being heard.
+    pub(super) tree: Option<CallId>,
 }
 
 impl Notifications {
@@ -244,6 +246,9 @@ impl SessionMachine {
         if let HookPayload::AgentSettled { aborted } = payload {
             self.notifications.settling = Some((call, aborted));
         }
+        if payload.event() == HookEvent::SessionTree {
+            self.notifications.tree = Some(call);
+        }
         if payload.event() == HookEvent::UserBash {
             self.user_bash_call = Some(call);
         }
@@ -279,6 +284,11 @@ impl SessionMachine {
         self.tell_session(payload);
     }
 
+    /// Whether a session notification's handlers are still heard, or one waits its turn.
+    pub(super) fn session_notifications_pending(&self) -> bool {
+        !self.notifications.session.is_empty() || !self.notifications.session_queue.is_empty()
+    }
+
     /// Whether `call` is a notification of the session's own being heard.
     pub(super) fn awaits_session_notification(&self, call: CallId) -> bool {
         self.notifications.session.contains(&call)
@@ -292,6 +302,7 @@ impl SessionMachine {
         outcome: &HookOutcome,
     ) -> Result<(), SessionError> {
         self.notifications.session.retain(|c| *c != call);
+        self.notifications.tree.take_if(|c| *c == call);
         if let HookDecision::SessionBeforeReplace { cancel } = outcome.decision {
             self.out
                 .replies
@@ -317,6 +328,7 @@ impl SessionMachine {
                 self.tell_session(next);
             }
         }
+        self.release_command_answer();
         self.go_on(before)
     }
 

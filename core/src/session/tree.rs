@@ -572,7 +572,9 @@ impl SessionTree {
         self.leaf = None;
     }
 
-    /// Moves the leaf to `from` (or before the first entry) and attaches a branch summary there.
+    /// Moves the leaf to `from` (or before the first entry) and attaches a branch summary there;
+    /// its `fromId` is the leaf left behind (`root` when there was none), as Pi's
+    /// `branchWithSummary` writes it.
     #[allow(clippy::too_many_arguments)]
     pub fn branch_with_summary(
         &mut self,
@@ -584,6 +586,7 @@ impl SessionTree {
         now: u64,
         ids: &mut IdGenerator,
     ) -> Result<(String, Persist), SessionError> {
+        let left = self.leaf_id().unwrap_or("root").to_owned();
         match from {
             Some(id) => self.branch(id)?,
             None => self.reset_leaf(),
@@ -593,7 +596,7 @@ impl SessionTree {
             id: id.clone(),
             parent_id,
             timestamp,
-            from_id: from.unwrap_or("root").to_owned(),
+            from_id: left,
             summary: summary.to_owned(),
             details,
             usage,

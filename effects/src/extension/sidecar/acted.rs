@@ -1,5 +1,6 @@
 //! A request to the extension host whose answer is only what its handlers asked for and what
-//! they threw: a command's run and `ctx.compact()`'s callbacks. The request goes out with the
+//! they threw: a command's run (and what its context asked of the session, where the handler
+//! stopped for it) and `ctx.compact()`'s callbacks. The request goes out with the
 //! state mirror's changes for the payload (held locked until it is written, as an event's), the
 //! actions come back to the hook context in the order asked, and the first error is the
 //! handler's.
@@ -10,14 +11,24 @@ use serde_json::Value;
 use super::host::{response_data, ExtensionHost};
 use super::mirror::StateMirror;
 use crate::extension::{HandlerResult, HookAction, HookContext, HookPayload};
+use pi_core::agent::hooks::CommandAsk;
 
-/// The host's answer: the actions asked for, the errors thrown.
+/// The host's answer: the actions asked for, the errors thrown, and what a command's handler
+/// waits for (its run's number and the ask).
 #[derive(Debug, Deserialize)]
 struct ActedAnswer {
     #[serde(default)]
     actions: Vec<HookAction>,
     #[serde(default)]
     errors: Vec<Thrown>,
+    #[serde(default)]
+    asked: Option<Asked>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Asked {
+    run: u64,
+    ask: CommandAsk,
 }
 
 #[derive(Debug, Deserialize)]
@@ -51,6 +62,13 @@ pub(super) async fn ask(
         .map_err(|e| format!("the extension host's answer to {what} is not Pi's: {e}"))?;
     for action in answer.actions {
         cx.act(action);
+    }
+    if let Some(Asked { run, ask }) = answer.asked {
+        // The handler waits for the session: what was reported before its call is no end of it.
+        for thrown in answer.errors {
+            cx.threw(thrown.error);
+        }
+        return Ok(Some(HandlerResult::CommandAsked { run, ask }));
     }
     match answer.errors.into_iter().next() {
         Some(thrown) => Err(thrown.error),

@@ -3,7 +3,9 @@
 //! ([`HookPayload::Command`]), the extension host runs its handler with Pi 1.5.2's command
 //! context (`command`), and what the handler asked for (`pi.sendMessage`, `pi.appendEntry`, ...)
 //! comes back as the outcome's actions, recorded like a hook point's decision so a replay needs
-//! no Node.
+//! no Node. A handler that calls its context for what the session carries out
+//! (`ctx.navigateTree`) stops there: its answer is that ask, and the session's answer goes
+//! back to the waiting handler (`command.resume`), which goes on to its next ask or its end.
 
 use std::sync::Arc;
 
@@ -40,15 +42,20 @@ impl RustExtension for SidecarCommands {
 
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
-            let HookPayload::Command { name, args, idle } = payload else {
-                return Ok(None);
+            let request = match payload {
+                HookPayload::Command { name, args, idle } => json!({
+                    "type": "command",
+                    "name": name,
+                    "args": args,
+                    "idle": idle,
+                }),
+                HookPayload::CommandResume { run, answer, .. } => json!({
+                    "type": "command.resume",
+                    "run": run,
+                    "answer": answer,
+                }),
+                _ => return Ok(None),
             };
-            let request = json!({
-                "type": "command",
-                "name": name,
-                "args": args,
-                "idle": idle,
-            });
             ask(&self.host, &self.state, payload, cx, request, "the command").await
         })
     }

@@ -1,0 +1,246 @@
+//! A command's context asking the session (Pi 1.5.2's `ctx.navigateTree` in a command's
+//! handler): the command's run is decided with the ask and the actions asked before it, which
+//! are applied first; the session navigates as a front end's navigation does, its tree hooks
+//! asked while the command still runs; then the command goes on (`command_resume`) with Pi's
+//! `{cancelled}`, and only the end of its run answers the prompt.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pi_core::agent::hooks::{
+    CommandAnswer, CommandAsk, HookAction, HookDecision, HookEvent, HookPayload, SuppliedSummary,
+    TreeAnswer,
+};
+use pi_core::agent_session::{Reply, SessionMachine};
+use pi_core::compaction::CompactionSettings;
+use serde_json::json;
+
+#[path = "support/session.rs"]
+mod support;
+use support::{answered, decided_as, done, hooks, prompt, requests};
+
+fn session(handled: &[HookEvent]) -> SessionMachine {
+    support::hooked(handled, vec![], &["back"], CompactionSettings::default())
+}
+
+/// One prompt answered: the answer's id.
+fn with_history(s: &mut SessionMachine) -> String {
+    let step = s.step(1, prompt("First prompt.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    s.step(2, answered(call, "An answer.")).unwrap();
+    let step = s.step(3, prompt("Second prompt.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    s.step(4, answered(call, "Another answer.")).unwrap();
+    let branch = s.tree().branch_path(None);
+    branch[1].id().to_owned()
+}
+
+fn navigate_to(target: &str, label: &str) -> HookDecision {
+    HookDecision::CommandAsked {
+        run: 7,
+        ask: CommandAsk::NavigateTree {
+            target_id: target.to_owned(),
+            summarize: Some(true),
+            custom_instructions: Some("names only".into()),
+            replace_instructions: None,
+            label: Some(label.to_owned()),
+        },
+    }
+}
+
+fn entry(custom_type: &str) -> HookAction {
+    HookAction::AppendEntry {
+        custom_type: custom_type.into(),
+        data: None,
+    }
+}
+
+#[test]
+fn a_commands_navigation_runs_its_tree_hooks_and_the_command_goes_on_with_the_result() {
+    let mut s = session(&[
+        HookEvent::Command,
+        HookEvent::SessionBeforeTree,
+        HookEvent::SessionTree,
+    ]);
+    let answer = with_history(&mut s);
+    let step = s.step(10, prompt("/back yes")).unwrap();
+    let command = hooks(&step)[0].0;
+
+    // The handler asks for the navigation after an entry of its own: that is written first.
+    let step = s
+        .step(
+            11,
+            decided_as(command, navigate_to(&answer, "yes"), vec![entry("before")]),
+        )
+        .unwrap();
+    assert!(
+        step.replies.is_empty(),
+        "the prompt waits: {:?}",
+        step.replies
+    );
+    assert!(s.is_busy());
+    let asked = hooks(&step);
+    assert_eq!(asked.len(), 1, "{:?}", step.effects);
+    let HookPayload::SessionBeforeTree { preparation } = &asked[0].1 else {
+        panic!("{:?}", asked[0].1)
+    };
+    assert_eq!(preparation["label"], json!("yes"));
+    assert_eq!(preparation["customInstructions"], json!("names only"));
+    let summarized: Vec<&str> = preparation["entriesToSummarize"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(summarized, ["message", "message", "custom"]);
+
+    let supplied = HookDecision::SessionBeforeTree(TreeAnswer {
+        summary: Some(SuppliedSummary {
+            summary: "Left.".into(),
+            details: None,
+            usage: None,
+        }),
+        ..TreeAnswer::default()
+    });
+    let step = s
+        .step(12, decided_as(asked[0].0, supplied, vec![]))
+        .unwrap();
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    let told = hooks(&step);
+    let kinds: Vec<&str> = told.iter().map(|(_, p)| p.event().name()).collect();
+    assert_eq!(
+        kinds,
+        ["session_tree"],
+        "the command waits for its handlers"
+    );
+
+    // Its handlers write an entry; then the command goes on, with Pi's result.
+    let step = s
+        .step(
+            13,
+            decided_as(told[0].0, HookDecision::Done, vec![entry("tree")]),
+        )
+        .unwrap();
+    let resumed = hooks(&step);
+    assert_eq!(resumed.len(), 1, "{:?}", step.effects);
+    assert_eq!(
+        serde_json::to_value(&resumed[0].1).unwrap(),
+        json!({"type": "command_resume", "name": "back", "run": 7,
+            "answer": {"result": {"cancelled": false}}})
+    );
+    let step = s
+        .step(
+            14,
+            decided_as(resumed[0].0, HookDecision::Done, vec![entry("after")]),
+        )
+        .unwrap();
+    assert_eq!(step.replies, [Reply::CommandRan { errors: vec![] }]);
+    assert!(!s.is_busy());
+    let branch = s.tree().branch_path(None);
+    let types: Vec<String> = branch
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    // The summary with the asked label, under the first answer; then the handler's entry.
+    assert_eq!(
+        types,
+        [
+            "message",
+            "message",
+            "branch_summary",
+            "label",
+            "custom",
+            "custom"
+        ]
+    );
+    assert_eq!(branch[1].id(), answer);
+}
+
+#[test]
+fn a_cancelled_or_refused_navigation_is_the_commands_answer() {
+    let mut s = session(&[HookEvent::Command, HookEvent::SessionBeforeTree]);
+    let answer = with_history(&mut s);
+    let step = s.step(10, prompt("/back no")).unwrap();
+    let command = hooks(&step)[0].0;
+    let step = s
+        .step(11, decided_as(command, navigate_to(&answer, "no"), vec![]))
+        .unwrap();
+    let tree_hook = hooks(&step)[0].0;
+    let cancel = HookDecision::SessionBeforeTree(TreeAnswer {
+        cancel: true,
+        ..TreeAnswer::default()
+    });
+    let step = s.step(12, decided_as(tree_hook, cancel, vec![])).unwrap();
+    let resumed = hooks(&step);
+    let HookPayload::CommandResume { answer: got, .. } = &resumed[0].1 else {
+        panic!("{resumed:?}")
+    };
+    assert_eq!(*got, CommandAnswer::Result(json!({"cancelled": true})));
+
+    // Asked again, for an entry that is not there: the call throws Pi's error.
+    let step = s
+        .step(
+            13,
+            decided_as(resumed[0].0, navigate_to("nowhere", "x"), vec![]),
+        )
+        .unwrap();
+    let resumed = hooks(&step);
+    let HookPayload::CommandResume { answer: got, .. } = &resumed[0].1 else {
+        panic!("{resumed:?}")
+    };
+    assert_eq!(*got, CommandAnswer::Error("Entry nowhere not found".into()));
+    let step = s.step(14, done(resumed[0].0)).unwrap();
+    assert_eq!(step.replies, [Reply::CommandRan { errors: vec![] }]);
+}
+
+#[test]
+fn errors_reported_before_the_ask_are_the_commands_and_the_navigation_goes_on() {
+    use pi_core::agent::hooks::{HookError, HookOutcome};
+    use pi_core::agent::Input;
+    use pi_core::agent_session::SessionInput;
+    use pi_core::event::{Event, SessionEvent};
+    let mut s = session(&[HookEvent::Command]);
+    let answer = with_history(&mut s);
+    let step = s.step(10, prompt("/back yes")).unwrap();
+    let command = hooks(&step)[0].0;
+    let step = s
+        .step(
+            11,
+            SessionInput::Answer(Input::HookDecided {
+                call: command,
+                outcome: HookOutcome {
+                    decision: navigate_to(&answer, "yes"),
+                    actions: vec![],
+                    errors: vec![HookError {
+                        extension: "command".into(),
+                        event: HookEvent::Command,
+                        error: "reported".into(),
+                    }],
+                },
+            }),
+        )
+        .unwrap();
+    let reported: Vec<(String, String)> = step
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Session(SessionEvent::ExtensionError {
+                extension_path,
+                error,
+                ..
+            }) => Some((extension_path.clone(), error.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reported,
+        [("command:back".to_owned(), "reported".to_owned())]
+    );
+    // No tree handlers: the navigation (no summary without them: the model is asked) goes on.
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    assert!(s.is_busy());
+}
