@@ -88,6 +88,22 @@ fn note(trigger_turn: Option<bool>) -> HookAction {
     }
 }
 
+/// Answers the `input` hook point `step` asked at `at` with handlers that let the text through.
+fn continue_input(s: &mut SessionMachine, step: &SessionStep, at: u64) -> SessionStep {
+    s.step(
+        at,
+        SessionInput::Answer(Input::HookDecided {
+            call: hook(step),
+            outcome: HookOutcome {
+                decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
+                actions: vec![],
+                errors: vec![],
+            },
+        }),
+    )
+    .unwrap()
+}
+
 /// The roles of the messages a step announced (`message_end`), and whether it started a run.
 fn ended_roles(step: &SessionStep) -> (Vec<String>, bool) {
     let roles = step
@@ -427,19 +443,7 @@ fn the_idle_run_wake_waits_for_the_input_decisions_sent_beside_it() {
         "the user message's input is not decided yet"
     );
     assert!(s.holds_custom_idle_run());
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::HookDecided {
-                call: hook(&step),
-                outcome: HookOutcome {
-                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
+    let step = continue_input(&mut s, &step, 3);
     assert!(matches!(step.replies[..], [Reply::CommandRan { .. }]));
     assert_eq!(step.wake_at, Some(3));
     let step = s.step(3, SessionInput::Wake).unwrap();
@@ -458,19 +462,7 @@ fn the_idle_run_wake_waits_for_the_input_decisions_sent_beside_it() {
 fn a_prompt_before_the_idle_run_wake_starts_the_run_and_is_refused() {
     let mut s = session(&[HookEvent::Command, HookEvent::Input]);
     let step = command(&mut s, vec![user_message("Please go.")]);
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::HookDecided {
-                call: hook(&step),
-                outcome: HookOutcome {
-                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
+    let step = continue_input(&mut s, &step, 3);
     assert_eq!(step.wake_at, Some(3));
     assert!(s.prompt_meets_idle_runs("then what?"));
     assert!(
@@ -492,19 +484,7 @@ fn a_prompt_before_the_idle_run_wake_starts_the_run_and_is_refused() {
         "the run waits for the prompt's input handlers"
     );
     assert!(!ended_roles(&step).1);
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::HookDecided {
-                call: hook(&step),
-                outcome: HookOutcome {
-                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
+    let step = continue_input(&mut s, &step, 4);
     assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
     let sent = requests(&step);
     assert_eq!(
