@@ -286,6 +286,16 @@ pub fn chunk_bytes(text: Option<String>, base64: Option<String>) -> Result<Vec<u
     }
 }
 
+/// The front end a run was recorded through: what a replay prints it as. Any other value makes
+/// the cassette unreadable (a damaged or tampered header is never replayed as some other mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordedMode {
+    Text,
+    Json,
+    Rpc,
+}
+
 /// The first line of a cassette.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -299,8 +309,8 @@ pub struct Header {
     pub harness: String,
     /// The Pi version whose behaviour it follows.
     pub pi: String,
-    /// The front end: `text`, `json` or `rpc`.
-    pub mode: String,
+    /// The front end the run was recorded through.
+    pub mode: RecordedMode,
     /// What the run was built from (the harness's run configuration, as JSON).
     pub config: Value,
     /// The session the run worked in, as it was when the run started.

@@ -17,7 +17,8 @@ pub mod version;
 pub mod write;
 
 pub use format::{
-    Header, Line, ProxyHeader, RecordedOutcome, SessionStart, FORMAT_VERSION, PROXY_FORMAT_VERSION,
+    Header, Line, ProxyHeader, RecordedMode, RecordedOutcome, SessionStart, FORMAT_VERSION,
+    PROXY_FORMAT_VERSION,
 };
 pub use proxy::ProxyCassette;
 pub use read::{CheckedCassette, LoadError};

@@ -79,7 +79,7 @@ async fn main() {
         features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: pi_cassettes::PI_EDITION.into(),
-        mode: "json".into(),
+        mode: pi_cassettes::RecordedMode::Json,
         config: pi_cassettes::convert::to_json(&config),
         session: SessionStart {
             kind: SessionKind::New,

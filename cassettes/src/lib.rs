@@ -35,7 +35,8 @@ pub use pi_cassette_format::{hex, sha256_hex};
 pub use convert::{NotRecordable, ToInput, Unconvertible};
 pub use divergence::{Divergence, DivergenceKind};
 pub use format::{
-    Header, Line, ProxyHeader, RecordedOutcome, SessionStart, FORMAT_VERSION, PROXY_FORMAT_VERSION,
+    Header, Line, ProxyHeader, RecordedMode, RecordedOutcome, SessionStart, FORMAT_VERSION,
+    PROXY_FORMAT_VERSION,
 };
 pub use hybrid::Hybrid;
 pub use memory::replay_in_memory;

@@ -24,7 +24,7 @@ use pi_providers::CallOptions;
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-use crate::format::{Header, Line, RecordedOutcome, SessionKind, SessionStart};
+use crate::format::{Header, Line, RecordedMode, RecordedOutcome, SessionKind, SessionStart};
 use crate::read::Cassette;
 use crate::replay::Replay;
 use crate::{recording_transport, sha256_hex, Record, Recorder, FORMAT_VERSION};
@@ -138,7 +138,7 @@ pub async fn record(
         features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: crate::PI_EDITION.into(),
-        mode: "json".into(),
+        mode: RecordedMode::Json,
         config: crate::convert::to_json(&config),
         session: SessionStart {
             kind: SessionKind::Memory,

@@ -134,7 +134,7 @@ fn shipped_print_mode_cassettes_replay_in_memory() {
         let cassette = Cassette::load(&path).unwrap();
         let header = &cassette.header;
         let resumed = header.session.kind == pi_cassettes::format::SessionKind::Open;
-        if header.mode == "rpc" || resumed {
+        if header.mode == pi_cassettes::RecordedMode::Rpc || resumed {
             continue;
         }
         let result = runtime.block_on(pi_cassettes::replay_in_memory(std::sync::Arc::new(

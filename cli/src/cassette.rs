@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_cassettes::convert::{to_json, to_name};
-use pi_cassettes::format::{Header, SessionKind, SessionStart};
+use pi_cassettes::format::{Header, RecordedMode, SessionKind, SessionStart};
 use pi_cassettes::redact::{Rules, REDACTIONS};
 use pi_cassettes::{
     recording_transport, Cassette, CreateError, Divergence, Hybrid, Record, Recorder, Replay,
@@ -204,7 +204,7 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
         features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: crate::VERSION.into(),
-        mode: mode_name(mode).into(),
+        mode: recorded_mode(mode),
         config: to_json(&built.config),
         session,
         redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
@@ -235,12 +235,12 @@ pub fn recorded_models(cassette: &Cassette) -> (Vec<Model>, Vec<ScopedModel>) {
     (cassette.models.clone().unwrap_or_default(), scoped)
 }
 
-/// `text`, `json` or `rpc`.
-pub fn mode_name(mode: Mode) -> &'static str {
+/// The header's name for the front end `mode`.
+pub fn recorded_mode(mode: Mode) -> RecordedMode {
     match mode {
-        Mode::Text => "text",
-        Mode::Json => "json",
-        Mode::Rpc => "rpc",
+        Mode::Text => RecordedMode::Text,
+        Mode::Json => RecordedMode::Json,
+        Mode::Rpc => RecordedMode::Rpc,
     }
 }
 

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use pi_cassettes::format::RecordedOutcome;
+use pi_cassettes::format::{RecordedMode, RecordedOutcome};
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::agent_session::AgentSession;
@@ -398,7 +398,7 @@ pub(crate) async fn replay(
         // Nothing else writes the replayed session while it runs.
         let file = file.held_open();
         let reported = cassette.header.session.path.as_ref().map(PathBuf::from);
-        let rpc_runtime = if cassette.header.mode == "rpc" {
+        let rpc_runtime = if cassette.header.mode == RecordedMode::Rpc {
             Some(replay_runtime(&cassette).map_err(unusable)?)
         } else {
             None
@@ -508,7 +508,7 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     };
     let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
     let mut runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
-    if cassette.header.mode == "rpc" {
+    if cassette.header.mode == RecordedMode::Rpc {
         runtime.cache_warming = runtime.rpc_cache_warming();
     }
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
@@ -538,7 +538,7 @@ pub(crate) fn recorded_mode(cassette: &Cassette, chosen: Option<ReplayMode>) -> 
     match chosen {
         Some(ReplayMode::Text) => Mode::Text,
         Some(ReplayMode::Json) => Mode::Json,
-        None if cassette.header.mode == "text" => Mode::Text,
+        None if cassette.header.mode == RecordedMode::Text => Mode::Text,
         None => Mode::Json,
     }
 }
@@ -690,7 +690,7 @@ pub(crate) fn check_one(
         Err(error) => return CheckVerdict::Unusable(error.to_string()),
     };
     let dir = scratch_dir(index + 1);
-    let mode = if cassette.header.mode == "text" {
+    let mode = if cassette.header.mode == RecordedMode::Text {
         Mode::Text
     } else {
         Mode::Json

@@ -18,6 +18,8 @@ use pi_testkit::demo::{Scenario, Workspace};
 mod editions;
 #[path = "cassette_corpus/rerecord.rs"]
 mod rerecord;
+#[path = "cassette_corpus/tampered.rs"]
+mod tampered;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_cassettes::convert::to_json;
-use pi_cassettes::format::{Header, SessionKind, SessionStart};
+use pi_cassettes::format::{Header, RecordedMode, SessionKind, SessionStart};
 use pi_cassettes::redact::{Rules, REDACTIONS};
 use pi_cassettes::{recording_transport, Cassette, Record, Recorder, Replay};
 use pi_core::agent::QueueMode;
@@ -57,7 +57,7 @@ pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find
 
 /// What Pi's `--mode` a recording made by the library names in its header: the events are the
 /// ones `--mode json` prints.
-const RECORDED_MODE: &str = "json";
+const RECORDED_MODE: RecordedMode = RecordedMode::Json;
 
 /// Which model the session starts with.
 #[derive(Clone, Debug)]
@@ -617,7 +617,7 @@ impl SessionBuilder {
                     features: Vec::new(),
                     harness: env!("CARGO_PKG_VERSION").into(),
                     pi: pi_cassettes::PI_EDITION.into(),
-                    mode: RECORDED_MODE.into(),
+                    mode: RECORDED_MODE,
                     config: to_json(&opened.config),
                     session: opened.start,
                     redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),

@@ -28,7 +28,8 @@ use pi_effects::session::SessionStore;
 
 use crate::convert::to_json;
 use crate::format::{
-    Header, Imported, Line, RecordedOutcome, SessionKind, SessionStart, FORMAT_VERSION,
+    Header, Imported, Line, RecordedMode, RecordedOutcome, SessionKind, SessionStart,
+    FORMAT_VERSION,
 };
 use crate::record::Record;
 use crate::redact::{Reach, Rules, Secrets, MIN_SCRUBBED_LEN};
@@ -230,7 +231,7 @@ pub async fn import_session(
         features: Vec::new(),
         harness: env!("CARGO_PKG_VERSION").into(),
         pi: pi_version.into(),
-        mode: "json".into(),
+        mode: RecordedMode::Json,
         config: to_json(&plan.config),
         session: SessionStart {
             kind: SessionKind::New,

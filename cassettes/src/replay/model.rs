@@ -13,7 +13,7 @@ use serde_json::json;
 use super::index::{drop_event_places, took_no_step_after};
 use super::Replay;
 use crate::divergence::{Divergence, DivergenceKind};
-use crate::format::RecordedEnd;
+use crate::format::{RecordedEnd, RecordedMode};
 use crate::redact::stream::emptied_events;
 use crate::replay_transport::ReplayTransport;
 
@@ -123,9 +123,10 @@ impl Replay {
                 }
                 if replaying.recorded_events == 0 && replaying.ended && !replaying.cancelled {
                     let more = more_events(replaying);
-                    // Unless the recorded run stopped here, the session still busy.
+                    // Unless the recorded run stopped here (an RPC session stops when its
+                    // stdin closes, busy or not), the session still busy.
                     let stopped = || {
-                        self.cassette.header.mode == RPC_MODE
+                        self.cassette.header.mode == RecordedMode::Rpc
                             && took_no_step_after(&self.spine, self.position)
                     };
                     if let Some(more) = more.filter(|_| !stopped()) {
@@ -225,6 +226,3 @@ fn more_events(replaying: &mut ReplayCall) -> Option<StreamEvent> {
     }
     replaying.events.front().cloned()
 }
-
-/// The front end of a recorded RPC session, which stops when its stdin closes, busy or not.
-const RPC_MODE: &str = "rpc";
