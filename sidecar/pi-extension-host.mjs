@@ -35,7 +35,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { ExtensionUi } from "./extension-ui.mjs";
+import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -69,6 +69,11 @@ async function bundled(piDir, ...names) {
 const tools = new Map();
 const running = new Map();
 const ui = new ExtensionUi(write);
+const prompts = new UiPrompts(
+  ui,
+  () => current.getStore(),
+  (type) => loaded.extensions.flatMap((extension, index) => (extension.handlers.get(type)?.length ? [runnerFor(index)] : [])),
+);
 /** What `init` loaded: the extensions (in load order), their shared runtime, Pi's runner class. */
 const loaded = { extensions: [], runtime: undefined, Runner: undefined, cwd: undefined, runners: new Map() };
 
@@ -609,6 +614,7 @@ function bound(runner) {
     modelRegistry,
   );
   runner.onError((error) => current.getStore()?.errors.push({ error: error.error, event: error.event }));
+  prompts.share(runner);
   return runner;
 }
 
@@ -622,7 +628,7 @@ async function compactEnd(request) {
   const options = compactCallbacks.waiting.get(request.callback);
   compactCallbacks.waiting.delete(request.callback);
   const state = snapshot(request);
-  const store = { state, actions: [], errors: [] };
+  const store = { state, actions: [], errors: [], owner: request.id, told: [] };
   const failed = (error) => store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "compact_end" });
   await current.run(store, async () => {
     let pending;
@@ -641,6 +647,7 @@ async function compactEnd(request) {
     } catch (error) {
       failed(error);
     }
+    await UiPrompts.told(store);
   });
   return plain({ result: null, actions: store.actions, errors: store.errors });
 }
@@ -885,10 +892,14 @@ async function event(request) {
   // The event's abort signal (Pi's `session_before_compact` has one): an `abort` request for
   // the event fires it, and so do its handlers' `ctx.abort()` and `ctx.compact()`.
   const controller = new AbortController();
-  const store = { state, actions: [], errors: [], controller };
+  const store = { state, actions: [], errors: [], controller, owner: request.id, told: [] };
   running.set(request.id, controller);
   try {
-    const result = await current.run(store, () => dispatch(runner, request.payload, state, controller.signal));
+    const result = await current.run(store, async () => {
+      const result = await dispatch(runner, request.payload, state, controller.signal);
+      await UiPrompts.told(store);
+      return result;
+    });
     return plain({ result, actions: store.actions, errors: store.errors });
   } finally {
     running.delete(request.id);
@@ -903,13 +914,14 @@ async function command(request) {
   // The session's state as at a hook point, but idle as the machine saw it when the command came.
   const state = snapshot(request);
   if (request.idle !== undefined) state.isIdle = request.idle;
-  const store = { state, actions: [], errors: [] };
+  const store = { state, actions: [], errors: [], owner: request.id, told: [] };
   await current.run(store, async () => {
     try {
       await found.handler(request.args, runner.createCommandContext());
     } catch (error) {
       store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "command" });
     }
+    await UiPrompts.told(store);
   });
   return plain({ result: null, actions: store.actions, errors: store.errors });
 }

@@ -761,3 +761,58 @@ fn a_replacement_asked_through_a_dialog_is_answered_by_the_client() {
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A dialog tells every extension (case `ui_prompt`'s two): one asks the client to confirm a
+/// bash call in its `tool_call` gate, the other hears `ui_prompt_start` as the dialog opens and
+/// `ui_prompt_end` once the client answered, after the asking one's own handler, as Pi 1.5.2's
+/// runner tells them. What the hearing handler asked for (its entry) is recorded with the gate's
+/// answer, so the replay prints it all with no Node and no client.
+#[test]
+fn a_dialog_is_heard_by_every_extension_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/ui_prompt");
+    let script = json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo asked\"}"}]},
+        {"text": ["Ran it."]},
+    ]);
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("ui_prompt.jsonl");
+    let mut command = env.rpc_command();
+    for extension in ["extension.ts", "listener.ts"] {
+        command.args(["-e", case.join(extension).to_str().unwrap()]);
+    }
+    command.args(["--no-session", "--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (recorded, lines) = drive_rpc_with_ui(&mut command, "run it");
+    let said: Vec<&str> = lines
+        .iter()
+        .filter(|line| line["type"] == "extension_ui_request")
+        .filter_map(|line| line["message"].as_str())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "echo asked",
+            "heard ui_prompt_start confirm Run bash?",
+            "gate heard ui_prompt_end confirm",
+            "heard ui_prompt_end confirm Run bash?",
+        ],
+        "{recorded}"
+    );
+    let heard = lines
+        .iter()
+        .find(|line| line["type"] == "entry_appended")
+        .map(|line| line["entry"]["data"].clone());
+    let prompt = |kind: &str| json!({"type": kind, "reason": "ui_prompt", "kind": "confirm", "title": "Run bash?"});
+    assert_eq!(
+        heard,
+        Some(
+            json!({"started": prompt("ui_prompt_start"), "ended": prompt("ui_prompt_end"), "hasUI": true})
+        ),
+        "{recorded}"
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

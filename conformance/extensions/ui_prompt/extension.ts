@@ -9,7 +9,7 @@ export default function (pi: ExtensionAPI) {
 		const confirmed = await ctx.ui.confirm("Run bash?", String(event.input.command));
 		return confirmed ? undefined : { block: true, reason: "Blocked by the user" };
 	});
-	pi.on("ui_prompt_end", async (event) => {
-		pi.appendEntry("gate_heard", { ...event });
+	pi.on("ui_prompt_end", async (event, ctx) => {
+		ctx.ui.notify(`gate heard ${event.type} ${event.kind}`, "info");
 	});
 }

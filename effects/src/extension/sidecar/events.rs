@@ -38,12 +38,19 @@ impl LoadedExtension {
     }
 }
 
+/// The events the extension host delivers itself, within the hook point or command whose
+/// handler opened a dialog: Pi's runner tells every extension of its dialogs (only where there
+/// is a UI, RPC mode), and what their handlers ask for is that answer's.
+const TOLD_IN_THE_HOST: [&str; 2] = ["ui_prompt_start", "ui_prompt_end"];
+
 impl LoadedExtension {
     /// The events it handles that this harness does not deliver to extensions yet (those that
-    /// are no hook point the machine waits at), in the order `init` named them.
+    /// are no hook point the machine waits at, nor told in the host), in the order `init`
+    /// named them.
     pub fn undelivered(&self) -> Vec<&str> {
         self.events
             .iter()
+            .filter(|e| !TOLD_IN_THE_HOST.contains(&e.as_str()))
             .filter(|e| serde_json::from_value::<HookEvent>(json!(e)).is_err())
             .map(String::as_str)
             .collect()
@@ -185,6 +192,8 @@ mod tests {
                 "session_before_tree",
                 "session_tree",
                 "tool_call",
+                "ui_prompt_start",
+                "ui_prompt_end",
             ]
             .map(String::from)
             .to_vec(),
