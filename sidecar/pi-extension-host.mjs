@@ -22,6 +22,7 @@
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
+//       (a `user_bash` exec's raw chunks as it runs: {"id", "type": "exec.chunk", "data"})
 //   {"id", "type": "compact_end", "callback", "result"?, "error"?, "state", ...} -> the
 //       `onComplete`/`onError` of the `ctx.compact()` whose action named `callback` called
 //       with the compaction's result or error: the actions they took and the errors they threw
@@ -692,14 +693,25 @@ function same(a, b) {
 }
 
 /** Runs a user command through an extension's `operations.exec` (Pi's
- * `executeBashWithOperations` hands it the command, the cwd, `onData` and the signal): the raw
- * chunks (base64, cleaned by the harness as Pi cleans them), the exit code, whether the signal
- * fired, or what `exec` threw. */
-async function execThrough(operations, payload, signal) {
+ * `executeBashWithOperations` hands it the command after the `shellCommandPrefix` setting's
+ * lines, the cwd, `onData` and the signal): the raw chunks (base64, cleaned by the harness as Pi
+ * cleans them; each also sent as it comes, `exec.chunk`, for the harness to show at once, where
+ * the handlers asked for nothing), the
+ * exit code, whether the signal fired, or what `exec` threw. */
+async function execThrough(operations, payload, prefix, signal) {
   const chunks = [];
-  const onData = (data) => chunks.push(Buffer.from(data).toString("base64"));
+  // What the handlers asked for or threw goes out with the answer, before its chunks, as in Pi;
+  // only where there is none can the chunks go out as they come.
+  const store = current.getStore();
+  const streams = store && store.actions.length === 0 && store.errors.length === 0;
+  const onData = (data) => {
+    const chunk = Buffer.from(data).toString("base64");
+    chunks.push(chunk);
+    if (streams) write({ id: store.owner, type: "exec.chunk", data: chunk });
+  };
   try {
-    const { exitCode } = await operations.exec(payload.command, payload.cwd, { onData, signal });
+    const command = prefix ? `${prefix}\n${payload.command}` : payload.command;
+    const { exitCode } = await operations.exec(command, payload.cwd, { onData, signal });
     return { chunks, exitCode: typeof exitCode === "number" ? exitCode : undefined, cancelled: !!signal?.aborted };
   } catch (error) {
     if (signal?.aborted) return { chunks, cancelled: true };
@@ -854,7 +866,7 @@ async function dispatch(runner, payload, state, signal) {
       }
       if (!answer) return null;
       if (answer.result) return { type: "user_bash", result: answer.result };
-      return { type: "user_bash", exec: await execThrough(answer.operations, payload, signal) };
+      return { type: "user_bash", exec: await execThrough(answer.operations, payload, state.shellCommandPrefix, signal) };
     }
     case "resources_discover": {
       // Pi's runner tags each path with its extension; this runner has one, whose path the

@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -17,6 +19,7 @@ use crate::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookEvent, HookFuture, HookPayload,
     RustExtension,
 };
+use crate::tools::user_bash::ChunkCleaner;
 
 /// One loaded extension as `init` names it: its path and the events it has handlers for.
 #[derive(Clone, Debug, Deserialize)]
@@ -111,9 +114,15 @@ impl RustExtension for SidecarExtension {
                 asked
             };
             let mut aborted = false;
+            let mut exec = ChunkCleaner::default();
             let answer = loop {
                 tokio::select! {
-                    answer = answers.recv() => break answer,
+                    message = answers.recv() => match message {
+                        Some(message) if message["type"] == "exec.chunk" => {
+                            self.stream_exec_chunk(&mut exec, &message);
+                        }
+                        answer => break answer,
+                    },
                     () = cx.signal().cancelled(), if !aborted => {
                         aborted = true;
                         // The event's signal fires; the handlers decide how they end, and
@@ -145,6 +154,23 @@ impl RustExtension for SidecarExtension {
                 None => Ok(answer.result),
             }
         })
+    }
+}
+
+impl SidecarExtension {
+    /// A raw chunk a `user_bash` handler's `exec` gave while it runs, shown at once as Pi
+    /// streams it: cleaned, as the front end's `bash_execution_update` (without the command's
+    /// id, which the front end knows). The decision still carries every chunk, so a replay shows
+    /// the same with no `exec`.
+    fn stream_exec_chunk(&self, cleaner: &mut ChunkCleaner, message: &serde_json::Value) {
+        let Some(Ok(bytes)) = message["data"].as_str().map(|data| STANDARD.decode(data)) else {
+            return;
+        };
+        let delta = cleaner.append(&bytes);
+        if !delta.is_empty() {
+            self.host
+                .tell_ui(json!({"type": "bash_execution_update", "delta": delta}));
+        }
     }
 }
 
