@@ -614,7 +614,9 @@ function bound(runner) {
     },
     modelRegistry,
   );
-  runner.onError((error) => current.getStore()?.errors.push({ error: error.error, event: error.event }));
+  runner.onError((error) =>
+    current.getStore()?.errors.push({ error: error.error, event: error.event, extensionPath: error.extensionPath }),
+  );
   prompts.share(runner);
   return runner;
 }

@@ -816,3 +816,81 @@ fn a_dialog_is_heard_by_every_extension_and_replays_without_node() {
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A handler told of another extension's dialog that throws is reported as its own extension's
+/// error at `ui_prompt_start`/`ui_prompt_end`, as Pi 1.5.2 reports it (compared with 1.5.2
+/// running the same extensions), and the dialog's handler answers as if nothing threw: the
+/// confirmed call runs. The recording replays with no Node.
+#[test]
+fn a_throw_told_of_a_dialog_is_its_own_extensions_and_leaves_the_dialog_alone() {
+    let Some(path) = node_path() else { return };
+    let gate = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/ui_prompt/extension.ts");
+    let throws = fixture("prompt_throws.ts");
+    let script = json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo ran\"}"}]},
+        {"text": ["Done."]},
+    ]);
+    let errors = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|line| line["type"] == "extension_error")
+            .map(|line| {
+                let file = line["extensionPath"].as_str().unwrap_or_default();
+                let file = file.rsplit('/').next().unwrap_or_default();
+                json!([file, line["event"], line["error"]])
+            })
+            .collect()
+    };
+    let result = |lines: &[Value]| -> Value {
+        lines
+            .iter()
+            .find(|line| line["type"] == "tool_execution_end")
+            .map(|line| json!([line["isError"], line["result"]["content"][0]["text"]]))
+            .unwrap_or_default()
+    };
+
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("throws.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", gate.to_str().unwrap(), "-e", throws.to_str().unwrap()]);
+    command.args(["--no-session", "--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (recorded, ours) = drive_rpc_with_ui(&mut command, "run it");
+    assert_eq!(result(&ours), json!([false, "ran\n"]), "{recorded}");
+    assert_eq!(
+        errors(&ours),
+        [
+            json!(["prompt_throws.ts", "ui_prompt_start", "no confirm wanted"]),
+            json!(["prompt_throws.ts", "ui_prompt_end", "still none wanted"]),
+        ],
+        "{recorded}"
+    );
+
+    let mock = MockLlm::start(&script);
+    let env152 = Env::new(&mock);
+    let mut command = original(&env152, &path).unwrap();
+    command.args([
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "rpc",
+    ]);
+    command.args([
+        "--no-session",
+        "-e",
+        gate.to_str().unwrap(),
+        "-e",
+        throws.to_str().unwrap(),
+    ]);
+    let (_, theirs) = drive_rpc_with_ui(&mut command, "run it");
+    assert_eq!(
+        (errors(&ours), result(&ours)),
+        (errors(&theirs), result(&theirs))
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -31,12 +31,14 @@ pub struct LoadedExtension {
 
 impl LoadedExtension {
     /// The hook points among its events: what the machine asks it about (an event it does not
-    /// handle, `message_update` above all, costs no round trip).
+    /// handle, `message_update` above all, costs no round trip; those told in the host it is
+    /// never asked about).
     fn hooks(&self) -> HandledHooks {
         HandledHooks::of(
             self.events
                 .iter()
-                .filter_map(|e| serde_json::from_value::<HookEvent>(json!(e)).ok()),
+                .filter_map(|e| serde_json::from_value::<HookEvent>(json!(e)).ok())
+                .filter(|e| !TOLD_IN_THE_HOST.contains(e)),
         )
     }
 }
@@ -44,16 +46,14 @@ impl LoadedExtension {
 /// The events the extension host delivers itself, within the hook point or command whose
 /// handler opened a dialog: Pi's runner tells every extension of its dialogs (only where there
 /// is a UI, RPC mode), and what their handlers ask for is that answer's.
-const TOLD_IN_THE_HOST: [&str; 2] = ["ui_prompt_start", "ui_prompt_end"];
+const TOLD_IN_THE_HOST: [HookEvent; 2] = [HookEvent::UiPromptStart, HookEvent::UiPromptEnd];
 
 impl LoadedExtension {
     /// The events it handles that this harness does not deliver to extensions yet (those that
-    /// are no hook point the machine waits at, nor told in the host), in the order `init`
-    /// named them.
+    /// are no hook point, nor told in the host), in the order `init` named them.
     pub fn undelivered(&self) -> Vec<&str> {
         self.events
             .iter()
-            .filter(|e| !TOLD_IN_THE_HOST.contains(&e.as_str()))
             .filter(|e| serde_json::from_value::<HookEvent>(json!(e)).is_err())
             .map(String::as_str)
             .collect()
@@ -71,8 +71,24 @@ struct EventAnswer {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct ThrownError {
     error: String,
+    /// The event whose handler threw (Pi's), and its extension: those told of a dialog
+    /// (`ui_prompt_start`, `ui_prompt_end`) are another event's, and maybe another extension's.
+    #[serde(default)]
+    event: Option<String>,
+    #[serde(default)]
+    extension_path: Option<String>,
+}
+
+impl ThrownError {
+    /// The extension and event it is reported at when it is a dialog's event's.
+    fn told(&self) -> Option<(String, HookEvent)> {
+        let event = serde_json::from_value::<HookEvent>(json!(self.event.as_deref()?)).ok()?;
+        let path = self.extension_path.clone()?;
+        TOLD_IN_THE_HOST.contains(&event).then_some((path, event))
+    }
 }
 
 struct SidecarExtension {
@@ -140,8 +156,16 @@ impl RustExtension for SidecarExtension {
                 cx.act(action);
             }
             // Every handler that threw is reported; when none left a result, the first error
-            // is the extension's answer (a `tool_call` gate's error fails the call).
-            let mut errors = answer.errors.into_iter().map(|e| e.error);
+            // of the event's own handlers is the extension's answer (a `tool_call` gate's error
+            // fails the call).
+            let mut own = Vec::new();
+            for error in answer.errors {
+                match error.told() {
+                    Some((path, event)) => cx.threw_at(path, event, error.error),
+                    None => own.push(error.error),
+                }
+            }
+            let mut errors = own.into_iter();
             let failed = match answer.result {
                 None => errors.next(),
                 Some(_) => None,
