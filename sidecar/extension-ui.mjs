@@ -3,7 +3,7 @@
 // sent to the harness (which writes it on its stdout in RPC mode and records it), and a dialog
 // waits for the client's `extension_ui_response` the harness passes back. Without a UI (print
 // and json modes: the harness never sends `ui.enable`) it is Pi's no-op context, whose dialogs
-// answer their defaults at once.
+// answer their defaults at once. `UiPrompts` tells every extension of a dialog, as Pi's runner does.
 //
 // Requests (harness -> host), no answer:
 //   {"type": "ui.enable"}                          the run has a UI (RPC mode)
@@ -121,5 +121,55 @@ export class ExtensionUi {
       setEditorText: (text) => notice({ method: "set_editor_text", text }),
       setTheme: () => ({ success: false, error: "Theme switching not supported in RPC mode" }),
     };
+  }
+}
+
+/** Pi's runner tells every extension of a dialog: `ui_prompt_start` as the outermost one opens,
+ * `ui_prompt_end` as it settles (its `withUIPrompt`, which counts nested dialogs across all of
+ * them), each in a microtask (its `emitUIPromptEvent`). The host keeps one runner per
+ * extension, so each shares one count and has its events told to every extension's handlers,
+ * in load order; Pi's own code still wraps the dialogs, and only a context with a UI is wrapped.
+ * The handlers run within the event or command that opened the dialog, whose answer waits for
+ * them (`told`) and carries what they asked for. */
+export class UiPrompts {
+  /** `store()` is the event or command being handled; `hearers(type)` the runners of the
+   * extensions with handlers of `type`, in load order. */
+  constructor(ui, store, hearers) {
+    this.ui = ui;
+    this.store = store;
+    this.hearers = hearers;
+    this.shared = { uiPromptDepth: 0, activeUIPrompt: undefined };
+  }
+
+  /** Makes `runner`'s dialogs counted and told with every other runner's. */
+  share(runner) {
+    for (const field of ["uiPromptDepth", "activeUIPrompt"]) {
+      Object.defineProperty(runner, field, {
+        configurable: true,
+        get: () => this.shared[field],
+        set: (value) => {
+          this.shared[field] = value;
+        },
+      });
+    }
+    runner.emitUIPromptEvent = (event) => this.tell(event);
+  }
+
+  tell(event) {
+    const store = this.store();
+    const told = new Promise((resolve) => queueMicrotask(() => resolve(this.tellEvery(event, store?.owner))));
+    store?.told?.push(told);
+  }
+
+  async tellEvery(event, owner) {
+    for (const runner of this.hearers(event.type)) {
+      if (this.ui.enabled && !runner.hasUI()) runner.setUIContext(this.ui.context(owner), "rpc");
+      await runner.emit(event);
+    }
+  }
+
+  /** Waits until the dialogs' events told during `store`'s handlers have been heard. */
+  static async told(store) {
+    while (store.told.length > 0) await Promise.all(store.told.splice(0));
   }
 }

@@ -27,6 +27,7 @@
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
+//       (a `user_bash` exec's raw chunks as it runs: {"id", "type": "exec.chunk", "data"})
 //   {"id", "type": "compact_end", "callback", "result"?, "error"?, "state", ...} -> the
 //       `onComplete`/`onError` of the `ctx.compact()` whose action named `callback` called
 //       with the compaction's result or error: the actions they took and the errors they threw
@@ -40,7 +41,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { ExtensionUi } from "./extension-ui.mjs";
+import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -74,6 +75,11 @@ async function bundled(piDir, ...names) {
 const tools = new Map();
 const running = new Map();
 const ui = new ExtensionUi(write);
+const prompts = new UiPrompts(
+  ui,
+  () => current.getStore(),
+  (type) => loaded.extensions.flatMap((extension, index) => (extension.handlers.get(type)?.length ? [runnerFor(index)] : [])),
+);
 /** What `init` loaded: the extensions (in load order), their shared runtime, Pi's runner class. */
 const loaded = { extensions: [], runtime: undefined, Runner: undefined, cwd: undefined, runners: new Map() };
 
@@ -621,7 +627,10 @@ function bound(runner) {
     },
     modelRegistry,
   );
-  runner.onError((error) => current.getStore()?.errors.push({ error: error.error, event: error.event }));
+  runner.onError((error) =>
+    current.getStore()?.errors.push({ error: error.error, event: error.event, extensionPath: error.extensionPath }),
+  );
+  prompts.share(runner);
   return runner;
 }
 
@@ -635,7 +644,7 @@ async function compactEnd(request) {
   const options = compactCallbacks.waiting.get(request.callback);
   compactCallbacks.waiting.delete(request.callback);
   const state = snapshot(request);
-  const store = { state, actions: [], errors: [] };
+  const store = { state, actions: [], errors: [], owner: request.id, told: [] };
   const failed = (error) => store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "compact_end" });
   await current.run(store, async () => {
     let pending;
@@ -654,6 +663,7 @@ async function compactEnd(request) {
     } catch (error) {
       failed(error);
     }
+    await UiPrompts.told(store);
   });
   return plain({ result: null, actions: store.actions, errors: store.errors });
 }
@@ -698,14 +708,25 @@ function same(a, b) {
 }
 
 /** Runs a user command through an extension's `operations.exec` (Pi's
- * `executeBashWithOperations` hands it the command, the cwd, `onData` and the signal): the raw
- * chunks (base64, cleaned by the harness as Pi cleans them), the exit code, whether the signal
- * fired, or what `exec` threw. */
-async function execThrough(operations, payload, signal) {
+ * `executeBashWithOperations` hands it the command after the `shellCommandPrefix` setting's
+ * lines, the cwd, `onData` and the signal): the raw chunks (base64, cleaned by the harness as Pi
+ * cleans them; each also sent as it comes, `exec.chunk`, for the harness to show at once, where
+ * the handlers asked for nothing), the
+ * exit code, whether the signal fired, or what `exec` threw. */
+async function execThrough(operations, payload, prefix, signal) {
   const chunks = [];
-  const onData = (data) => chunks.push(Buffer.from(data).toString("base64"));
+  // What the handlers asked for or threw goes out with the answer, before its chunks, as in Pi;
+  // only where there is none can the chunks go out as they come.
+  const store = current.getStore();
+  const streams = store && store.actions.length === 0 && store.errors.length === 0;
+  const onData = (data) => {
+    const chunk = Buffer.from(data).toString("base64");
+    chunks.push(chunk);
+    if (streams) write({ id: store.owner, type: "exec.chunk", data: chunk });
+  };
   try {
-    const { exitCode } = await operations.exec(payload.command, payload.cwd, { onData, signal });
+    const command = prefix ? `${prefix}\n${payload.command}` : payload.command;
+    const { exitCode } = await operations.exec(command, payload.cwd, { onData, signal });
     return { chunks, exitCode: typeof exitCode === "number" ? exitCode : undefined, cancelled: !!signal?.aborted };
   } catch (error) {
     if (signal?.aborted) return { chunks, cancelled: true };
@@ -860,7 +881,7 @@ async function dispatch(runner, payload, state, signal) {
       }
       if (!answer) return null;
       if (answer.result) return { type: "user_bash", result: answer.result };
-      return { type: "user_bash", exec: await execThrough(answer.operations, payload, signal) };
+      return { type: "user_bash", exec: await execThrough(answer.operations, payload, state.shellCommandPrefix, signal) };
     }
     case "resources_discover": {
       // Pi's runner tags each path with its extension; this runner has one, whose path the
@@ -898,10 +919,14 @@ async function event(request) {
   // The event's abort signal (Pi's `session_before_compact` has one): an `abort` request for
   // the event fires it, and so do its handlers' `ctx.abort()` and `ctx.compact()`.
   const controller = new AbortController();
-  const store = { state, actions: [], errors: [], controller };
+  const store = { state, actions: [], errors: [], controller, owner: request.id, told: [] };
   running.set(request.id, controller);
   try {
-    const result = await current.run(store, () => dispatch(runner, request.payload, state, controller.signal));
+    const result = await current.run(store, async () => {
+      const result = await dispatch(runner, request.payload, state, controller.signal);
+      await UiPrompts.told(store);
+      return result;
+    });
     return plain({ result, actions: store.actions, errors: store.errors });
   } finally {
     running.delete(request.id);
@@ -922,7 +947,7 @@ async function command(request) {
   if (request.idle !== undefined) state.isIdle = request.idle;
   // `answer` answers the request in flight: the command's own, then each `command.resume`.
   const run = { number: nextCommandRun++, idle: request.idle, answer: null, resume: null };
-  const store = { state, actions: [], errors: [], command: run };
+  const store = { state, actions: [], errors: [], command: run, owner: request.id, told: [] };
   run.store = store;
   return new Promise((answer) => {
     run.answer = answer;
@@ -932,6 +957,7 @@ async function command(request) {
       } catch (error) {
         store.errors.push({ error: error instanceof Error ? error.message : String(error), event: "command" });
       }
+      await UiPrompts.told(store);
       waitingCommands.delete(run.number);
       run.answer(plain({ result: null, actions: store.actions, errors: store.errors }));
     });
@@ -941,10 +967,11 @@ async function command(request) {
 /** A command's context asks the session for `ask` (RPC mode's command context actions): the
  * run's request is answered with the ask and what was asked before it, and the handler waits
  * for the `command.resume` that brings the session's answer. */
-function askSession(ask) {
+async function askSession(ask) {
   const store = scope();
   const run = store.command;
   if (!run) throw new Error(`ctx.${ask.kind} is only available to a command's handler`);
+  await UiPrompts.told(store);
   return new Promise((resolve, reject) => {
     run.resume = { resolve, reject };
     waitingCommands.set(run.number, run);

@@ -219,6 +219,13 @@ impl Runtime {
         self.extension_state.set("cwd", json!(self.cwd));
         self.extension_state
             .set("projectTrusted", json!(self.project_trusted));
+        // The lines Pi puts before a user command an extension's `exec` runs.
+        match self.settings.shell_command_prefix() {
+            Some(prefix) => self
+                .extension_state
+                .set("shellCommandPrefix", json!(prefix)),
+            None => self.extension_state.remove("shellCommandPrefix"),
+        }
         match session_file {
             Some(file) => self.extension_state.set("sessionFile", json!(file)),
             None => self.extension_state.remove("sessionFile"),

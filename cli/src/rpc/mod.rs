@@ -422,6 +422,8 @@ struct Rpc<I: Interpreter> {
     /// Each `bash` command the `user_bash` handlers are asked about: its id, command line and
     /// `excludeFromContext`, oldest first.
     user_bash_waiters: VecDeque<(Option<Value>, String, Option<bool>)>,
+    /// How many of the oldest waiter's output chunks its extension's `exec` already streamed.
+    user_bash_streamed: usize,
     /// Each running `bash` command's id, command line and `excludeFromContext`, oldest first.
     bash_excluded: Vec<(Option<Value>, String, Option<bool>)>,
     /// Where `bash` commands report, with the [`generation`](Self::generation) they ran for.
@@ -469,6 +471,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             bash: None,
             bash_excluded: Vec::new(),
             user_bash_waiters: VecDeque::new(),
+            user_bash_streamed: 0,
             bash_done,
             bash_results: Some(bash_results),
             generation: 0,
@@ -499,6 +502,9 @@ impl<I: Interpreter + Send> Rpc<I> {
         match input {
             FrontEndInput::Stdin { line, with_next } => self.read_line(&line, with_next),
             FrontEndInput::UserBash(bash) => self.bash_finished(bash, Some(t)),
+            FrontEndInput::ExtensionUi(request) if request["type"] == "bash_execution_update" => {
+                self.user_bash_chunk(&request["delta"]);
+            }
             FrontEndInput::ExtensionUi(request) => self.out.json_line(&request),
         }
     }

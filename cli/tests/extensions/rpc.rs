@@ -761,3 +761,136 @@ fn a_replacement_asked_through_a_dialog_is_answered_by_the_client() {
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A dialog tells every extension (case `ui_prompt`'s two): one asks the client to confirm a
+/// bash call in its `tool_call` gate, the other hears `ui_prompt_start` as the dialog opens and
+/// `ui_prompt_end` once the client answered, after the asking one's own handler, as Pi 1.5.2's
+/// runner tells them. What the hearing handler asked for (its entry) is recorded with the gate's
+/// answer, so the replay prints it all with no Node and no client.
+#[test]
+fn a_dialog_is_heard_by_every_extension_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/ui_prompt");
+    let script = json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo asked\"}"}]},
+        {"text": ["Ran it."]},
+    ]);
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("ui_prompt.jsonl");
+    let mut command = env.rpc_command();
+    for extension in ["extension.ts", "listener.ts"] {
+        command.args(["-e", case.join(extension).to_str().unwrap()]);
+    }
+    command.args(["--no-session", "--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (recorded, lines) = drive_rpc_with_ui(&mut command, "run it");
+    let said: Vec<&str> = lines
+        .iter()
+        .filter(|line| line["type"] == "extension_ui_request")
+        .filter_map(|line| line["message"].as_str())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "echo asked",
+            "heard ui_prompt_start confirm Run bash?",
+            "gate heard ui_prompt_end confirm",
+            "heard ui_prompt_end confirm Run bash?",
+        ],
+        "{recorded}"
+    );
+    let heard = lines
+        .iter()
+        .find(|line| line["type"] == "entry_appended")
+        .map(|line| line["entry"]["data"].clone());
+    let prompt = |kind: &str| json!({"type": kind, "reason": "ui_prompt", "kind": "confirm", "title": "Run bash?"});
+    assert_eq!(
+        heard,
+        Some(
+            json!({"started": prompt("ui_prompt_start"), "ended": prompt("ui_prompt_end"), "hasUI": true})
+        ),
+        "{recorded}"
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A handler told of another extension's dialog that throws is reported as its own extension's
+/// error at `ui_prompt_start`/`ui_prompt_end`, as Pi 1.5.2 reports it (compared with 1.5.2
+/// running the same extensions), and the dialog's handler answers as if nothing threw: the
+/// confirmed call runs. The recording replays with no Node.
+#[test]
+fn a_throw_told_of_a_dialog_is_its_own_extensions_and_leaves_the_dialog_alone() {
+    let Some(path) = node_path() else { return };
+    let gate = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/ui_prompt/extension.ts");
+    let throws = fixture("prompt_throws.ts");
+    let script = json!([
+        {"tool_calls": [{"name": "bash", "arguments": "{\"command\":\"echo ran\"}"}]},
+        {"text": ["Done."]},
+    ]);
+    let errors = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|line| line["type"] == "extension_error")
+            .map(|line| {
+                let file = line["extensionPath"].as_str().unwrap_or_default();
+                let file = file.rsplit('/').next().unwrap_or_default();
+                json!([file, line["event"], line["error"]])
+            })
+            .collect()
+    };
+    let result = |lines: &[Value]| -> Value {
+        lines
+            .iter()
+            .find(|line| line["type"] == "tool_execution_end")
+            .map(|line| json!([line["isError"], line["result"]["content"][0]["text"]]))
+            .unwrap_or_default()
+    };
+
+    let mock = MockLlm::start(&script);
+    let env = Env::new(&mock);
+    let cassette = env.path("throws.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", gate.to_str().unwrap(), "-e", throws.to_str().unwrap()]);
+    command.args(["--no-session", "--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (recorded, ours) = drive_rpc_with_ui(&mut command, "run it");
+    assert_eq!(result(&ours), json!([false, "ran\n"]), "{recorded}");
+    assert_eq!(
+        errors(&ours),
+        [
+            json!(["prompt_throws.ts", "ui_prompt_start", "no confirm wanted"]),
+            json!(["prompt_throws.ts", "ui_prompt_end", "still none wanted"]),
+        ],
+        "{recorded}"
+    );
+
+    let mock = MockLlm::start(&script);
+    let env152 = Env::new(&mock);
+    let mut command = original(&env152, &path).unwrap();
+    command.args([
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "rpc",
+    ]);
+    command.args([
+        "--no-session",
+        "-e",
+        gate.to_str().unwrap(),
+        "-e",
+        throws.to_str().unwrap(),
+    ]);
+    let (_, theirs) = drive_rpc_with_ui(&mut command, "run it");
+    assert_eq!(
+        (errors(&ours), result(&ours)),
+        (errors(&theirs), result(&theirs))
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -126,3 +126,56 @@ fn user_bash_answers_runs_through_the_extension_fails_and_replays_without_node()
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A command run through an extension's `exec` streams as Pi 1.5.2 streams it: each cleaned
+/// chunk is a `bash_execution_update` line as the `exec` gives it (here the `exec` goes on only
+/// once the client saw its first chunk; printed at its end, the client would never see it in
+/// time), and `exec` gets the command after the `shellCommandPrefix` setting's lines, as Pi's
+/// `executeBash` gives it. The recording replays the same lines with no Node.
+#[test]
+fn an_extensions_exec_streams_its_chunks_gets_the_prefixed_command_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    env.write_agent(
+        "settings.json",
+        r#"{"shellCommandPrefix": "shopt -s expand_aliases"}"#,
+    );
+    let cassette = env.path("paced.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", fixture("user_bash.ts").to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "s1", "type": "bash", "command": "paced"}),
+    );
+    let (mut recorded, mut updates, mut answer) = (String::new(), Vec::new(), Value::Null);
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "bash_execution_update" {
+            assert_eq!(event["id"], "s1", "{recorded}");
+            if updates.is_empty() {
+                std::fs::write(env.cwd().join("paced.go"), "").unwrap();
+            }
+            updates.push(event["delta"].clone());
+        } else if event["type"] == "response" && event["id"] == "s1" {
+            answer = event;
+            drop(stdin.take());
+        }
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    let first = "got \"shopt -s expand_aliases\\npaced\"\n";
+    assert_eq!(updates, [json!(first), json!("went on\n")], "{recorded}");
+    assert_eq!(
+        answer["data"],
+        json!({"output": format!("{first}went on\n"), "exitCode": 0, "cancelled": false, "truncated": false}),
+        "{recorded}"
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

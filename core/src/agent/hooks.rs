@@ -122,6 +122,11 @@ pub enum HookEvent {
     /// An RPC `bash` command, before it runs: answer it with a result, run it through the
     /// extension's own `exec`, or leave it to the local shell.
     UserBash,
+    /// A dialog opened (Pi's runner tells every extension), and settled. Never a hook point
+    /// the machine waits at: the extension host tells them within the hook point whose
+    /// handler opened the dialog; named by the errors their handlers throw.
+    UiPromptStart,
+    UiPromptEnd,
 }
 
 impl HookEvent {
@@ -165,6 +170,8 @@ impl HookEvent {
             HookEvent::BeforeProviderHeaders => "before_provider_headers",
             HookEvent::BeforeProviderRequest => "before_provider_request",
             HookEvent::UserBash => "user_bash",
+            HookEvent::UiPromptStart => "ui_prompt_start",
+            HookEvent::UiPromptEnd => "ui_prompt_end",
         }
     }
 }

@@ -80,12 +80,20 @@ pub trait RustExtension: Send + Sync {
     }
 }
 
+/// A handler's throw a [`HookContext`] collected: its error, and the extension and event it is
+/// reported at when they are not the hook point's own.
+#[derive(Debug)]
+struct Thrown {
+    error: String,
+    by: Option<(String, HookEvent)>,
+}
+
 /// What a handler may do besides answering: the extension API's actions, collected in the order
 /// asked and returned with the decision.
 #[derive(Debug, Default)]
 pub struct HookContext {
     actions: Mutex<Vec<HookAction>>,
-    thrown: Mutex<Vec<String>>,
+    thrown: Mutex<Vec<Thrown>>,
     state: Option<Arc<HookState>>,
     signal: CancellationToken,
 }
@@ -125,13 +133,27 @@ impl HookContext {
     /// each handler's error at most hook points): reported as a [`HookError`] of this
     /// extension, whatever the extension answers.
     pub fn threw(&self, error: String) {
+        self.push_thrown(Thrown { error, by: None });
+    }
+
+    /// A handler of another extension, or of another event, threw while this hook point's
+    /// handlers ran (one told of a dialog they opened, Pi's `ui_prompt_start`): reported as
+    /// that extension's error at that event, never as this extension's answer.
+    pub fn threw_at(&self, extension: String, event: HookEvent, error: String) {
+        self.push_thrown(Thrown {
+            error,
+            by: Some((extension, event)),
+        });
+    }
+
+    fn push_thrown(&self, thrown: Thrown) {
         self.thrown
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(error);
+            .push(thrown);
     }
 
-    fn take_thrown(&self) -> Vec<String> {
+    fn take_thrown(&self) -> Vec<Thrown> {
         std::mem::take(
             &mut *self
                 .thrown
@@ -265,15 +287,23 @@ impl ExtensionRegistry {
                 event,
                 error,
             };
+            let reported = |thrown: Thrown| match thrown.by {
+                Some((extension, event)) => HookError {
+                    extension,
+                    event,
+                    error: thrown.error,
+                },
+                None => error(thrown.error),
+            };
             match answer {
                 Ok(result) => {
-                    errors.extend(cx.take_thrown().into_iter().map(error));
+                    errors.extend(cx.take_thrown().into_iter().map(reported));
                     fold.apply_from(extension.name(), result);
                     errors.extend(fold.take_rejected().map(error));
                 }
                 Err(thrown) => {
                     errors.push(error(thrown.clone()));
-                    errors.extend(cx.take_thrown().into_iter().map(error));
+                    errors.extend(cx.take_thrown().into_iter().map(reported));
                     fold.thrown(thrown);
                 }
             }

@@ -139,11 +139,35 @@ fn send(chunks: Option<&UnboundedSender<String>>, text: String) {
     }
 }
 
-/// The cleaned output of one command: a rolling list of chunks and the full-output file.
-struct CleanOutput {
+/// A command's raw output made Pi's display text chunk by chunk: bytes decoded as UTF-8 across
+/// chunks, an unfinished escape sequence at a chunk's end held back for the next, then
+/// [`clean`]ed. An extension's `exec` streams through one as its chunks come.
+#[derive(Debug, Default)]
+pub struct ChunkCleaner {
     decoder: Utf8Stream,
     /// An unfinished escape sequence at the end of the last chunk, cleaned with the next.
     pending: String,
+}
+
+impl ChunkCleaner {
+    /// The cleaned text of `bytes` (empty when nothing is left of it).
+    pub fn append(&mut self, bytes: &[u8]) -> String {
+        let text = std::mem::take(&mut self.pending) + &self.decoder.decode(bytes, false);
+        let (complete, pending) = split_incomplete_suffix(&text);
+        self.pending = pending.to_owned();
+        clean(complete)
+    }
+
+    /// The output ended: what was held back, and a trailing incomplete character as U+FFFD.
+    fn flush(&mut self) -> String {
+        let rest = std::mem::take(&mut self.pending) + &self.decoder.decode(&[], true);
+        clean(&rest)
+    }
+}
+
+/// The cleaned output of one command: a rolling list of chunks and the full-output file.
+struct CleanOutput {
+    cleaner: ChunkCleaner,
     chunks: VecDeque<String>,
     units: usize,
     raw_bytes: usize,
@@ -154,8 +178,7 @@ struct CleanOutput {
 impl CleanOutput {
     fn new(temp_dir: PathBuf) -> Self {
         CleanOutput {
-            decoder: Utf8Stream::default(),
-            pending: String::new(),
+            cleaner: ChunkCleaner::default(),
             chunks: VecDeque::new(),
             units: 0,
             raw_bytes: 0,
@@ -168,16 +191,14 @@ impl CleanOutput {
     /// returns it.
     async fn append(&mut self, bytes: &[u8]) -> String {
         self.raw_bytes += bytes.len();
-        let text = std::mem::take(&mut self.pending) + &self.decoder.decode(bytes, false);
-        let (complete, pending) = split_incomplete_suffix(&text);
-        self.pending = pending.to_owned();
-        self.keep(clean(complete)).await
+        let text = self.cleaner.append(bytes);
+        self.keep(text).await
     }
 
     /// The output ended: what was held back, and a trailing incomplete character as U+FFFD.
     async fn flush(&mut self) -> String {
-        let rest = std::mem::take(&mut self.pending) + &self.decoder.decode(&[], true);
-        self.keep(clean(&rest)).await
+        let text = self.cleaner.flush();
+        self.keep(text).await
     }
 
     /// Keeps a cleaned text. The file starts once more than 50 KiB of raw output arrived; it

@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -17,6 +19,7 @@ use crate::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookEvent, HookFuture, HookPayload,
     RustExtension,
 };
+use crate::tools::user_bash::ChunkCleaner;
 
 /// One loaded extension as `init` names it: its path and the events it has handlers for.
 #[derive(Clone, Debug, Deserialize)]
@@ -28,19 +31,26 @@ pub struct LoadedExtension {
 
 impl LoadedExtension {
     /// The hook points among its events: what the machine asks it about (an event it does not
-    /// handle, `message_update` above all, costs no round trip).
+    /// handle, `message_update` above all, costs no round trip; those told in the host it is
+    /// never asked about).
     fn hooks(&self) -> HandledHooks {
         HandledHooks::of(
             self.events
                 .iter()
-                .filter_map(|e| serde_json::from_value::<HookEvent>(json!(e)).ok()),
+                .filter_map(|e| serde_json::from_value::<HookEvent>(json!(e)).ok())
+                .filter(|e| !TOLD_IN_THE_HOST.contains(e)),
         )
     }
 }
 
+/// The events the extension host delivers itself, within the hook point or command whose
+/// handler opened a dialog: Pi's runner tells every extension of its dialogs (only where there
+/// is a UI, RPC mode), and what their handlers ask for is that answer's.
+const TOLD_IN_THE_HOST: [HookEvent; 2] = [HookEvent::UiPromptStart, HookEvent::UiPromptEnd];
+
 impl LoadedExtension {
     /// The events it handles that this harness does not deliver to extensions yet (those that
-    /// are no hook point the machine waits at), in the order `init` named them.
+    /// are no hook point, nor told in the host), in the order `init` named them.
     pub fn undelivered(&self) -> Vec<&str> {
         self.events
             .iter()
@@ -61,8 +71,24 @@ struct EventAnswer {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct ThrownError {
     error: String,
+    /// The event whose handler threw (Pi's), and its extension: those told of a dialog
+    /// (`ui_prompt_start`, `ui_prompt_end`) are another event's, and maybe another extension's.
+    #[serde(default)]
+    event: Option<String>,
+    #[serde(default)]
+    extension_path: Option<String>,
+}
+
+impl ThrownError {
+    /// The extension and event it is reported at when it is a dialog's event's.
+    fn told(&self) -> Option<(String, HookEvent)> {
+        let event = serde_json::from_value::<HookEvent>(json!(self.event.as_deref()?)).ok()?;
+        let path = self.extension_path.clone()?;
+        TOLD_IN_THE_HOST.contains(&event).then_some((path, event))
+    }
 }
 
 struct SidecarExtension {
@@ -104,9 +130,15 @@ impl RustExtension for SidecarExtension {
                 asked
             };
             let mut aborted = false;
+            let mut exec = ChunkCleaner::default();
             let answer = loop {
                 tokio::select! {
-                    answer = answers.recv() => break answer,
+                    message = answers.recv() => match message {
+                        Some(message) if message["type"] == "exec.chunk" => {
+                            self.stream_exec_chunk(&mut exec, &message);
+                        }
+                        answer => break answer,
+                    },
                     () = cx.signal().cancelled(), if !aborted => {
                         aborted = true;
                         // The event's signal fires; the handlers decide how they end, and
@@ -124,8 +156,16 @@ impl RustExtension for SidecarExtension {
                 cx.act(action);
             }
             // Every handler that threw is reported; when none left a result, the first error
-            // is the extension's answer (a `tool_call` gate's error fails the call).
-            let mut errors = answer.errors.into_iter().map(|e| e.error);
+            // of the event's own handlers is the extension's answer (a `tool_call` gate's error
+            // fails the call).
+            let mut own = Vec::new();
+            for error in answer.errors {
+                match error.told() {
+                    Some((path, event)) => cx.threw_at(path, event, error.error),
+                    None => own.push(error.error),
+                }
+            }
+            let mut errors = own.into_iter();
             let failed = match answer.result {
                 None => errors.next(),
                 Some(_) => None,
@@ -138,6 +178,23 @@ impl RustExtension for SidecarExtension {
                 None => Ok(answer.result),
             }
         })
+    }
+}
+
+impl SidecarExtension {
+    /// A raw chunk a `user_bash` handler's `exec` gave while it runs, shown at once as Pi
+    /// streams it: cleaned, as the front end's `bash_execution_update` (without the command's
+    /// id, which the front end knows). The decision still carries every chunk, so a replay shows
+    /// the same with no `exec`.
+    fn stream_exec_chunk(&self, cleaner: &mut ChunkCleaner, message: &serde_json::Value) {
+        let Some(Ok(bytes)) = message["data"].as_str().map(|data| STANDARD.decode(data)) else {
+            return;
+        };
+        let delta = cleaner.append(&bytes);
+        if !delta.is_empty() {
+            self.host
+                .tell_ui(json!({"type": "bash_execution_update", "delta": delta}));
+        }
     }
 }
 
@@ -185,6 +242,8 @@ mod tests {
                 "session_before_tree",
                 "session_tree",
                 "tool_call",
+                "ui_prompt_start",
+                "ui_prompt_end",
             ]
             .map(String::from)
             .to_vec(),

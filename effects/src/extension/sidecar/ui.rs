@@ -47,6 +47,15 @@ pub(super) fn divert(message: &Value, routes: &Mutex<Routes>) -> bool {
 }
 
 impl ExtensionHost {
+    /// Hands the run's UI a line of the front end's own (an extension's `exec` streaming a
+    /// user command's output); a run without a UI has no front end to show it.
+    pub(super) fn tell_ui(&self, line: Value) {
+        if let Some(ui) = self.routes.lock().ok().and_then(|r| r.ui.clone()) {
+            // A front end gone wants no more lines.
+            let _ = ui.send(line);
+        }
+    }
+
     /// Gives the extensions a UI (`ctx.hasUI` true, dialogs asked, not defaulted): their
     /// `extension_ui_request` lines come on the receiver, in the order the host wrote them.
     pub fn enable_ui(&self) -> Result<UnboundedReceiver<Value>, HostError> {
