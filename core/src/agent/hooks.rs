@@ -121,6 +121,12 @@ pub enum HookEvent {
     /// An RPC `bash` command, before it runs: answer it with a result, run it through the
     /// extension's own `exec`, or leave it to the local shell.
     UserBash,
+    /// A model request was answered: its status and headers, before the body is read (Pi's
+    /// `onResponse`; a notification Pi awaits).
+    AfterProviderResponse,
+    /// One decoded event of a model response's stream, as the provider's SDK gave it (Pi's
+    /// `onProviderStreamEvent`; a notification Pi awaits before the event is processed).
+    ProviderStreamEvent,
 }
 
 impl HookEvent {
@@ -164,6 +170,8 @@ impl HookEvent {
             HookEvent::BeforeProviderHeaders => "before_provider_headers",
             HookEvent::BeforeProviderRequest => "before_provider_request",
             HookEvent::UserBash => "user_bash",
+            HookEvent::AfterProviderResponse => "after_provider_response",
+            HookEvent::ProviderStreamEvent => "provider_stream_event",
         }
     }
 }
@@ -478,6 +486,20 @@ pub enum HookPayload {
         exclude_from_context: bool,
         cwd: String,
     },
+    /// A model request's answer: its status and its headers as Pi gives them (lower-case
+    /// names), before the body is read.
+    AfterProviderResponse {
+        status: u16,
+        headers: Map<String, Value>,
+    },
+    /// One decoded event of a model response's stream (`data`, as the provider's SDK parsed
+    /// it) and the model answering.
+    ProviderStreamEvent {
+        data: Value,
+        provider: String,
+        api: String,
+        model: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -571,6 +593,8 @@ impl HookPayload {
             HookPayload::BeforeProviderHeaders { .. } => HookEvent::BeforeProviderHeaders,
             HookPayload::BeforeProviderRequest { .. } => HookEvent::BeforeProviderRequest,
             HookPayload::UserBash { .. } => HookEvent::UserBash,
+            HookPayload::AfterProviderResponse { .. } => HookEvent::AfterProviderResponse,
+            HookPayload::ProviderStreamEvent { .. } => HookEvent::ProviderStreamEvent,
         }
     }
 }
