@@ -203,3 +203,82 @@ fn a_compaction_summary_reports_nothing() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].1.provider_hooked, None);
 }
+
+/// A session that warms its model's 12 s prompt cache 2 s after each answer, with
+/// `after_provider_response` handled.
+fn warming() -> SessionMachine {
+    let mut model = pi_core::script::mock_model();
+    model
+        .extra
+        .insert("promptCache".into(), json!({"short": 12}));
+    model.cost.input = 1000.0;
+    let mut machine = support::machine(
+        pi_core::agent::AgentConfig {
+            model,
+            session_id: Some("s1".into()),
+            handled_hooks: pi_core::agent::hooks::HandledHooks::of([
+                HookEvent::AfterProviderResponse,
+            ]),
+            ..pi_core::agent::AgentConfig::default()
+        },
+        Default::default(),
+    );
+    machine.set_cache_warming(Some(pi_core::agent_session::CacheWarming {
+        mode: pi_core::agent_session::CacheWarmingMode::Idle,
+        retention: pi_core::agent_session::CacheRetentionKind::Short,
+    }));
+    machine
+}
+
+/// Model call `call` answered over a 100,000-token prompt (worth warming).
+fn answered_long(call: pi_core::agent::CallId) -> SessionInput {
+    let message = pi_core::message::AssistantMessage {
+        stop_reason: pi_core::message::StopReason::Stop,
+        usage: pi_core::message::Usage {
+            input: 100_000,
+            output: 1,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    SessionInput::Answer(Input::Model {
+        call,
+        event: StreamEvent::Done {
+            reason: message.stop_reason,
+            message,
+        },
+    })
+}
+
+#[test]
+fn a_cache_warm_reports_its_answer_as_the_turn_it_repeats() {
+    let mut m = warming();
+    let step = m.step(0, prompt("Hello")).unwrap();
+    let (call, _) = requests(&step)[0].clone();
+    m.step(10, answered_long(call)).unwrap();
+    let due = m.step(2_000, SessionInput::Wake).unwrap();
+    let (warm, request) = requests(&due)[0].clone();
+    assert_eq!(request.max_tokens, Some(1));
+    assert_eq!(
+        request.provider_hooked.as_deref(),
+        Some(&ProviderHooked {
+            response: true,
+            ..ProviderHooked::default()
+        })
+    );
+    let step = m.step(2_010, head(warm)).unwrap();
+    let asked = hooks(&step);
+    assert_eq!(asked[0].1.event(), HookEvent::AfterProviderResponse);
+    let usage = |m: &SessionMachine| {
+        m.tree()
+            .entries()
+            .iter()
+            .filter(|e| matches!(e, SessionEntry::Usage(_)))
+            .count()
+    };
+    m.step(2_020, answered_long(warm)).unwrap();
+    assert_eq!(usage(&m), 0, "the warm's answer waits for the notice");
+    m.step(2_030, decided_as(asked[0].0, HookDecision::Done, vec![]))
+        .unwrap();
+    assert_eq!(usage(&m), 1);
+}

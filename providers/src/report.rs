@@ -5,8 +5,9 @@
 //!
 //! Per API, as the SDKs do it: OpenAI's (Chat Completions, Responses) yields the JSON of each
 //! SSE event's data and stops at `[DONE]`, throwing (yielding nothing) for an `error` event or
-//! a body with an `error`; pi-ai's Anthropic reader yields only the message events (no `ping`);
-//! Google's yields each data chunk (its SDK's response object, whose JSON is the chunk's).
+//! a body with an `error`; pi-ai's Anthropic reader yields only the message events (no `ping`).
+//! Google's SDK yields its own response object converted from each chunk (the fields it knows,
+//! and `sdkHttpResponse` with the headers); here each chunk's JSON as sent stands for it.
 
 use pi_core::agent::{Patch, StreamEvent};
 use serde_json::{Map, Value};

@@ -73,8 +73,13 @@ impl SessionMachine {
     /// Takes a model call's stream event if it is a report to tell the extensions (asked in its
     /// place) or comes after one still heard (held); gives back any other input.
     pub(super) fn provider_notice(&mut self, input: Input) -> Option<Input> {
-        let Input::Model { call, event } = &input else {
-            return Some(input);
+        let (call, event) = match &input {
+            Input::Model { call, event } => (call, event),
+            Input::ModelFailed { call, .. } => {
+                self.provider_notices.calls.retain(|c| c.0 != *call);
+                return Some(input);
+            }
+            _ => return Some(input),
         };
         let call = *call;
         if let Some(waiting) = self
