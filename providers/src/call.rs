@@ -36,6 +36,15 @@ fn with_hooked_headers(options: &CallOptions, headers: &Map<String, Value>) -> C
     }
 }
 
+/// `events` after what was `reported` of the same read (no copy when nothing was).
+fn reported_first(mut reported: Vec<StreamEvent>, events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    if reported.is_empty() {
+        return events;
+    }
+    reported.extend(events);
+    reported
+}
+
 /// A call in progress.
 #[derive(Debug)]
 pub struct ModelCall {
@@ -352,7 +361,7 @@ impl ModelCall {
                     self.response = Some(response);
                     self.started = true;
                     let events = self.decoder.start();
-                    head.into_iter().chain(self.noted(events)).collect()
+                    reported_first(head.into_iter().collect(), self.noted(events))
                 }
             };
         }
@@ -372,7 +381,7 @@ impl ModelCall {
                     None => Vec::new(),
                 };
                 let events = self.decoder.feed(&bytes);
-                reported.into_iter().chain(self.noted(events)).collect()
+                reported_first(reported, self.noted(events))
             }
             Ok(None) => {
                 self.done = true;
@@ -382,7 +391,7 @@ impl ModelCall {
                     None => Vec::new(),
                 };
                 let events = self.decoder.finish(StreamEnd::Complete);
-                reported.into_iter().chain(self.noted(events)).collect()
+                reported_first(reported, self.noted(events))
             }
             Err(TransportError::Timeout) => self.failure(TransportError::Timeout.to_string()),
             Err(error) => self.failure(error.to_string()),
