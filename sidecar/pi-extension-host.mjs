@@ -870,6 +870,16 @@ async function dispatch(runner, payload, state, signal) {
       await runner.emit({ ...payload });
       return null;
     }
+    case "after_provider_response": {
+      await runner.emit({ type: payload.type, status: payload.status, headers: payload.headers });
+      return null;
+    }
+    case "provider_stream_event": {
+      // Pi's event object, its fields in Pi's order.
+      const { data, type, provider, api, model } = payload;
+      await runner.emit({ data, type, provider, api, model });
+      return null;
+    }
     case "user_bash": {
       // Pi's runner reports a handler's throw or invalid answer (an error of this event) and
       // throws it on; here the answer is then none, and the harness fails the command with it.

@@ -119,6 +119,7 @@ fn headers_then_body_are_asked_and_the_call_carries_both_decisions() {
         Some(&ProviderHooked {
             headers: Some(decided),
             payload: Some(body),
+            ..ProviderHooked::default()
         })
     );
 
@@ -261,6 +262,7 @@ fn a_compaction_summary_asks_for_the_headers_only() {
         Some(&ProviderHooked {
             headers: Some(decided),
             payload: None,
+            ..ProviderHooked::default()
         })
     );
 }

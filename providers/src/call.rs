@@ -16,6 +16,7 @@ use crate::{anthropic, google, openai_completions, openai_responses, retry};
 use crate::{failed_before_start, CallOptions, HttpRequest, StreamDecoder, StreamEnd};
 use serde_json::{Map, Value};
 
+use crate::report::{self, StreamReport};
 use crate::request_body::RequestBody;
 
 /// `options` with the headers a `before_provider_headers` decision left in place of its own
@@ -33,6 +34,15 @@ fn with_hooked_headers(options: &CallOptions, headers: &Map<String, Value>) -> C
         headers,
         ..options.clone()
     }
+}
+
+/// `events` after what was `reported` of the same read (no copy when nothing was).
+fn reported_first(mut reported: Vec<StreamEvent>, events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    if reported.is_empty() {
+        return events;
+    }
+    reported.extend(events);
+    reported
 }
 
 /// A call in progress.
@@ -62,6 +72,10 @@ pub struct ModelCall {
     /// The request and options of an Anthropic call that sent tools strict only because they
     /// prefer it, while it may still go again without when the strict-tool limits refuse it.
     strict_retry: Option<Box<(ModelRequest, CallOptions)>>,
+    /// The request asks for the response head (an extension listens; Google's SDK gives none).
+    report_head: bool,
+    /// The request asks for the stream's events as the SDK reads them (an extension listens).
+    report: Option<StreamReport>,
 }
 
 impl ModelCall {
@@ -116,6 +130,10 @@ impl ModelCall {
             ),
             _ => ModelCall::decoder_for(model, now),
         };
+        let report_head = hooked.is_some_and(|h| h.response) && model.api != "google-generative-ai";
+        let report = hooked
+            .filter(|h| h.stream)
+            .and_then(|_| StreamReport::for_api(&model.api));
         let sdk = retry::applies_to(&model.api);
         // Pi 1.5.2 refuses a request its provider cannot build before the SDK sees the options.
         let refused = match model.api.as_str() {
@@ -145,6 +163,8 @@ impl ModelCall {
             tracking,
             diagnostics: Vec::new(),
             strict_retry,
+            report_head,
+            report,
             model: model.clone(),
         }
     }
@@ -335,10 +355,13 @@ impl ModelCall {
                     if let Some(tracking) = &mut self.tracking {
                         tracking.responded();
                     }
+                    let head = self
+                        .report_head
+                        .then(|| report::response_head(response.status(), response.headers()));
                     self.response = Some(response);
                     self.started = true;
                     let events = self.decoder.start();
-                    self.noted(events)
+                    reported_first(head.into_iter().collect(), self.noted(events))
                 }
             };
         }
@@ -352,14 +375,23 @@ impl ModelCall {
         };
         match response.chunk().await {
             Ok(Some(bytes)) => {
+                // What the SDK read goes to the listeners before pi-ai decodes it.
+                let reported = match &mut self.report {
+                    Some(report) => report.feed(&bytes),
+                    None => Vec::new(),
+                };
                 let events = self.decoder.feed(&bytes);
-                self.noted(events)
+                reported_first(reported, self.noted(events))
             }
             Ok(None) => {
                 self.done = true;
                 self.response = None;
+                let reported = match &mut self.report {
+                    Some(report) => report.finish(),
+                    None => Vec::new(),
+                };
                 let events = self.decoder.finish(StreamEnd::Complete);
-                self.noted(events)
+                reported_first(reported, self.noted(events))
             }
             Err(TransportError::Timeout) => self.failure(TransportError::Timeout.to_string()),
             Err(error) => self.failure(error.to_string()),

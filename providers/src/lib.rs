@@ -14,6 +14,7 @@ mod object;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod registry;
+mod report;
 mod request_body;
 pub mod retry;
 pub mod sse;

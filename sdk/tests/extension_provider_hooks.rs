@@ -92,3 +92,72 @@ async fn the_hooks_change_what_is_sent_and_the_recording_replays_without_them() 
     .await;
     assert_eq!(replayed, recorded);
 }
+
+/// Listens to the provider's answer, remembering each notice it was told.
+struct Listen {
+    told: Arc<Mutex<Vec<Value>>>,
+}
+
+impl RustExtension for Listen {
+    fn name(&self) -> &str {
+        "listen"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([
+            HookEvent::AfterProviderResponse,
+            HookEvent::ProviderStreamEvent,
+        ])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        self.told
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(payload).unwrap());
+        Box::pin(async move { Ok(None) })
+    }
+}
+
+#[tokio::test]
+async fn the_answer_is_told_head_first_then_each_stream_event_and_replays_without_it() {
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("answer.cassette.jsonl");
+    let mock = MockLlm::start(&json!([{"text": ["Noted."]}]));
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let recorded = prompt_once(
+        builder(&mock, workspace.path())
+            .extension(Listen {
+                told: Arc::clone(&told),
+            })
+            .record(&cassette),
+        "Hello.",
+    )
+    .await;
+    drop(mock);
+    let told = told.lock().unwrap().clone();
+    assert_eq!(told[0]["type"], "after_provider_response");
+    assert_eq!(told[0]["status"], 200);
+    assert_eq!(told[0]["headers"]["content-type"], "text/event-stream");
+    let stream = &told[1..];
+    assert!(!stream.is_empty());
+    for event in stream {
+        assert_eq!(event["type"], "provider_stream_event");
+        assert_eq!(
+            (&event["provider"], &event["api"]),
+            (&json!("mock"), &json!("openai-completions"))
+        );
+    }
+    // The SDK's parsed chunks: the text's delta among them, no `[DONE]`.
+    assert!(stream
+        .iter()
+        .any(|e| e["data"]["choices"][0]["delta"]["content"] == "Noted."));
+    assert!(stream.iter().all(|e| e["data"].is_object()));
+
+    let replayed = prompt_once(
+        SessionBuilder::new(workspace.path()).replay(&cassette),
+        "Hello.",
+    )
+    .await;
+    assert_eq!(replayed, recorded);
+}

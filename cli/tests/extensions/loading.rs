@@ -194,7 +194,7 @@ fn handlers_for_events_not_delivered_are_said_not_skipped_silently() {
     assert_eq!(
         stderr,
         format!(
-            "Warning: Extension \"{}\" handles provider_stream_event, which this harness \
+            "Warning: Extension \"{}\" handles mcp_servers_change, which this harness \
              does not deliver to extensions yet: those handlers never run.\n",
             extension.display()
         )

@@ -76,3 +76,60 @@ fn provider_hooks_change_what_is_sent_and_replay_without_node() {
     assert_ne!(code, 0, "{stderr}");
     assert!(stderr.contains("the model request differs"), "{stderr}");
 }
+
+/// The provider's answer told to an extension (as in case `provider_hooks`): the response's status
+/// and headers, then each stream event's data, each handler's entry written before the stream
+/// goes on; the cassette holds the questions and their decisions, so a replay with no Node
+/// prints the same bytes.
+#[test]
+fn the_answer_is_told_to_the_extension_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "read", "arguments": "{\"path\":\"a.txt\"}"}]},
+        {"text": ["It says alpha."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("answer.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("answer.ts"),
+        "What does a.txt say?",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("provider_stream_event"), "{stderr}");
+    let told: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| {
+            e["type"] == "entry_appended"
+                && ["response", "finish"].contains(&e["entry"]["customType"].as_str().unwrap_or(""))
+        })
+        .map(|e| e["entry"]["data"].clone())
+        .collect();
+    let finish = |finish: &str| json!({"finish": finish, "provider": "mock", "api": "openai-completions", "model": "mock-model"});
+    let response = json!({"status": 200, "json": "text/event-stream"});
+    assert_eq!(
+        told,
+        [
+            response.clone(),
+            finish("tool_calls"),
+            response,
+            finish("stop")
+        ]
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        text.contains("\"type\":\"provider_stream_event\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"type\":\"after_provider_response\""),
+        "{text}"
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

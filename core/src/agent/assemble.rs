@@ -332,6 +332,8 @@ fn apply_patch(partial: &mut PartialMessage, patch: Patch) -> Result<(), Assembl
         Patch::ResponseModel(model) => partial.head_mut().response_model = Some(model),
         // The session's, not the message's (the machine keeps it).
         Patch::Thread(_) => {}
+        // The extensions' (the session tells them), not the message's.
+        Patch::ProviderResponse { .. } | Patch::ProviderData(_) => {}
         Patch::ToolCallId { content_index, id } => {
             tool_call_field(partial, content_index, |call| *call.id = id)?
         }

@@ -386,7 +386,9 @@ impl Composer {
             | HookPayload::ThinkingLevelSelect { .. }
             | HookPayload::SessionTree { .. }
             | HookPayload::AgentSettled { .. }
-            | HookPayload::SessionInfoChanged { .. } => HookDecision::Done,
+            | HookPayload::SessionInfoChanged { .. }
+            | HookPayload::AfterProviderResponse { .. }
+            | HookPayload::ProviderStreamEvent { .. } => HookDecision::Done,
             HookPayload::UserBash { .. } => HookDecision::UserBash { answer: None },
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))

@@ -88,6 +88,19 @@ pub enum Patch {
     /// final event): the machine hands it to the session's next request. Not part of the
     /// message, and never written anywhere: a replay rebuilds it from the recorded answers.
     Thread(Option<ThreadState>),
+    /// The response's status and headers (Node's `Headers` as a record: lower-case names in
+    /// order, repeated ones joined), before its body is read. Sent only by a call whose
+    /// request asks for it ([`ProviderHooked::response`]): the session tells the extensions'
+    /// `after_provider_response` handlers. Not part of the message.
+    ProviderResponse {
+        status: u16,
+        headers: serde_json::Map<String, Value>,
+    },
+    /// One decoded event of the response stream as the provider's SDK hands it to pi-ai (the
+    /// parsed JSON of an SSE event's data), before the events decoded from the same read.
+    /// Sent only by a call whose request asks for it ([`ProviderHooked::stream`]): the session
+    /// tells the extensions' `provider_stream_event` handlers. Not part of the message.
+    ProviderData(Value),
 }
 
 /// One event of a model response as a provider decoder produces it: Pi's
@@ -359,6 +372,12 @@ pub struct ProviderHooked {
     pub headers: Option<serde_json::Map<String, Value>>,
     /// The body the last `before_provider_request` handler returned.
     pub payload: Option<Value>,
+    /// An extension handles `after_provider_response`: the call reports its response head
+    /// ([`Patch::ProviderResponse`]).
+    pub response: bool,
+    /// An extension handles `provider_stream_event`: the call reports each decoded stream
+    /// event's data ([`Patch::ProviderData`]).
+    pub stream: bool,
 }
 
 /// A system message of the conversation and where it stands: after `at` of the request's

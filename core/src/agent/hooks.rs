@@ -127,6 +127,12 @@ pub enum HookEvent {
     /// handler opened the dialog; named by the errors their handlers throw.
     UiPromptStart,
     UiPromptEnd,
+    /// A model request was answered: its status and headers, before the body is read (Pi's
+    /// `onResponse`; a notification Pi awaits).
+    AfterProviderResponse,
+    /// One decoded event of a model response's stream, as the provider's SDK gave it (Pi's
+    /// `onProviderStreamEvent`; a notification Pi awaits before the event is processed).
+    ProviderStreamEvent,
 }
 
 impl HookEvent {
@@ -172,6 +178,8 @@ impl HookEvent {
             HookEvent::UserBash => "user_bash",
             HookEvent::UiPromptStart => "ui_prompt_start",
             HookEvent::UiPromptEnd => "ui_prompt_end",
+            HookEvent::AfterProviderResponse => "after_provider_response",
+            HookEvent::ProviderStreamEvent => "provider_stream_event",
         }
     }
 }
@@ -493,6 +501,20 @@ pub enum HookPayload {
         exclude_from_context: bool,
         cwd: String,
     },
+    /// A model request's answer: its status and its headers as Pi gives them (lower-case
+    /// names), before the body is read.
+    AfterProviderResponse {
+        status: u16,
+        headers: Map<String, Value>,
+    },
+    /// One decoded event of a model response's stream (`data`, as the provider's SDK parsed
+    /// it) and the model answering.
+    ProviderStreamEvent {
+        data: Value,
+        provider: String,
+        api: String,
+        model: String,
+    },
 }
 
 /// A compaction a `session_before_compact` handler supplies instead of the model's summary
@@ -586,6 +608,8 @@ impl HookPayload {
             HookPayload::BeforeProviderHeaders { .. } => HookEvent::BeforeProviderHeaders,
             HookPayload::BeforeProviderRequest { .. } => HookEvent::BeforeProviderRequest,
             HookPayload::UserBash { .. } => HookEvent::UserBash,
+            HookPayload::AfterProviderResponse { .. } => HookEvent::AfterProviderResponse,
+            HookPayload::ProviderStreamEvent { .. } => HookEvent::ProviderStreamEvent,
         }
     }
 }

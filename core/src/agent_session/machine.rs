@@ -119,6 +119,7 @@ pub struct SessionMachine {
     pub(super) notifications: super::notify::Notifications,
     /// Agent model calls held for their provider hooks.
     pub(super) provider_gate: super::provider_hooks::ProviderGate,
+    pub(super) provider_notices: super::provider_notices::ProviderNotices,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     pub(super) run_active: bool,
     /// An abort was asked for while it was (Pi's `_agentRunAbortRequested`).
@@ -205,6 +206,7 @@ impl SessionMachine {
             command_asking: None,
             notifications: Default::default(),
             provider_gate: Default::default(),
+            provider_notices: Default::default(),
             run_active: false,
             abort_requested: false,
             cache_warming: None,
@@ -563,7 +565,10 @@ impl SessionMachine {
         }
     }
 
-    fn answer(&mut self, input: Input) -> Result<(), SessionError> {
+    pub(super) fn answer(&mut self, input: Input) -> Result<(), SessionError> {
+        let Some(input) = self.provider_notice(input) else {
+            return Ok(());
+        };
         let call = match &input {
             Input::Model { call, .. } | Input::ModelFailed { call, .. } => Some(*call),
             _ => None,
@@ -630,6 +635,10 @@ impl SessionMachine {
             if self.awaits_input(*call, &outcome.decision) {
                 let (call, outcome) = (*call, outcome.clone());
                 return self.input_decided(call, outcome);
+            }
+            if self.awaits_provider_notice(*call) {
+                let (call, outcome) = (*call, outcome.clone());
+                return self.provider_notice_heard(call, &outcome);
             }
             if self.awaits_provider_hook(*call) {
                 let (call, outcome) = (*call, outcome.clone());

@@ -22,6 +22,7 @@ mod navigate;
 mod notify;
 mod options;
 mod provider_hooks;
+mod provider_notices;
 pub mod retry;
 mod user_bash;
 

@@ -61,13 +61,14 @@ impl SessionMachine {
         let handled = self.agent.handled_hooks();
         let headers = handled.contains(HookEvent::BeforeProviderHeaders);
         let body = handled.contains(HookEvent::BeforeProviderRequest);
-        if !headers && !body && self.provider_gate.held.is_empty() {
+        let listened = self.provider_listeners().is_some();
+        if !headers && !body && !listened && self.provider_gate.held.is_empty() {
             return effects;
         }
         let mut out = Vec::with_capacity(effects.len());
         for effect in effects {
             match effect {
-                Effect::CallModel { call, request } if headers || body => {
+                Effect::CallModel { call, request } if headers || body || listened => {
                     out.push(self.hold_call(call, request, Hooks::Both))
                 }
                 Effect::Cancel { call } if self.provider_gate.holds(call) => {
@@ -89,12 +90,21 @@ impl SessionMachine {
     }
 
     /// Holds `call` when an extension handles a hook of `hooks` it goes through: the effect to
-    /// send is then the first hook point to ask, else the call itself.
-    fn hold_call(&mut self, call: CallId, request: ModelRequest, hooks: Hooks) -> Effect {
+    /// send is then the first hook point to ask, else the call itself. A call of the agent
+    /// loop's (`Hooks::Both`) an extension listens to asks the providers to report its answer.
+    fn hold_call(&mut self, call: CallId, mut request: ModelRequest, hooks: Hooks) -> Effect {
         let handled = self.agent.handled_hooks();
         let headers = handled.contains(HookEvent::BeforeProviderHeaders);
         let body = hooks == Hooks::Both && handled.contains(HookEvent::BeforeProviderRequest);
+        let listeners = match hooks {
+            Hooks::Both => self.provider_listeners(),
+            Hooks::HeadersOnly => None,
+        };
+        if listeners.is_some() {
+            self.listen_to(call, &request);
+        }
         if !headers && !body {
+            request.provider_hooked = listeners.map(Box::new);
             return Effect::CallModel { call, request };
         }
         let hook = self.agent.reserve_call();
@@ -106,7 +116,7 @@ impl SessionMachine {
             hook,
             call,
             request,
-            hooked: ProviderHooked::default(),
+            hooked: listeners.unwrap_or_default(),
             body,
             asking_headers: headers,
             cancelled: false,

@@ -236,6 +236,7 @@ mod tests {
                 "user_bash",
                 "before_provider_request",
                 "provider_stream_event",
+                "project_trust",
                 "session_start",
                 "session_before_switch",
                 "session_before_fork",
@@ -260,9 +261,10 @@ mod tests {
                 HookEvent::SessionBeforeTree,
                 HookEvent::SessionTree,
                 HookEvent::BeforeProviderRequest,
-                HookEvent::UserBash
+                HookEvent::UserBash,
+                HookEvent::ProviderStreamEvent
             ]
         );
-        assert_eq!(loaded.undelivered(), ["provider_stream_event"]);
+        assert_eq!(loaded.undelivered(), ["project_trust"]);
     }
 }

@@ -1,0 +1,201 @@
+//! What a call reports of the provider's answer to the extensions that listen (Pi 1.5.2's
+//! `onResponse` and `onProviderStreamEvent`): the response head as pi-ai's `headersToRecord`
+//! gives it, and each stream event as the provider's SDK hands it to pi-ai, parsed from the
+//! same bytes the decoder reads. Only a call whose request asks builds any of it.
+//!
+//! Per API, as the SDKs do it: OpenAI's (Chat Completions, Responses) yields the JSON of each
+//! SSE event's data and stops at `[DONE]`, throwing (yielding nothing) for an `error` event or
+//! a body with an `error`; pi-ai's Anthropic reader yields only the message events (no `ping`).
+//! Google's SDK yields its own response object converted from each chunk (the fields it knows,
+//! and `sdkHttpResponse` with the headers); here each chunk's JSON as sent stands for it.
+
+use pi_core::agent::{Patch, StreamEvent};
+use serde_json::{Map, Value};
+
+use crate::sse::{SseEvent, SseParser};
+
+/// The Anthropic events pi-ai reads (`ANTHROPIC_MESSAGE_EVENTS`).
+const ANTHROPIC_EVENTS: [&str; 6] = [
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+];
+
+/// Which SDK's reading of the stream a call reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reader {
+    OpenAi,
+    Anthropic,
+    Google,
+}
+
+/// The stream events of one response, read as its SDK reads them.
+#[derive(Debug)]
+pub(crate) struct StreamReport {
+    reader: Reader,
+    sse: SseParser,
+    /// OpenAI's SDK saw `[DONE]`: it reads no further.
+    ended: bool,
+}
+
+impl StreamReport {
+    /// The report of a response of `api`, where pi-ai reports stream events for it.
+    pub(crate) fn for_api(api: &str) -> Option<Self> {
+        let reader = match api {
+            "openai-completions" | "openai-responses" => Reader::OpenAi,
+            "anthropic-messages" => Reader::Anthropic,
+            "google-generative-ai" => Reader::Google,
+            _ => return None,
+        };
+        Some(StreamReport {
+            reader,
+            sse: SseParser::default(),
+            ended: false,
+        })
+    }
+
+    /// The events the bytes of one read complete, as patches.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent> {
+        let events = self.sse.feed(bytes);
+        self.patches(events)
+    }
+
+    /// The event the end of the body completes, if any.
+    pub(crate) fn finish(&mut self) -> Vec<StreamEvent> {
+        let events = self.sse.finish().into_iter().collect();
+        self.patches(events)
+    }
+
+    fn patches(&mut self, events: Vec<SseEvent>) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        for event in events {
+            if self.ended {
+                break;
+            }
+            if let Some(data) = self.data(event) {
+                out.push(StreamEvent::Patch(Patch::ProviderData(data)));
+            }
+        }
+        out
+    }
+
+    /// What the SDK yields for `event`, if anything.
+    fn data(&mut self, event: SseEvent) -> Option<Value> {
+        match self.reader {
+            Reader::OpenAi => {
+                if event.data == "[DONE]" {
+                    self.ended = true;
+                    return None;
+                }
+                let data: Value = serde_json::from_str(&event.data).ok()?;
+                let failed = event.event.as_deref() == Some("error")
+                    || data.get("error").is_some_and(truthy);
+                (!failed).then_some(data)
+            }
+            Reader::Anthropic => {
+                let name = event.event.as_deref().unwrap_or_default();
+                ANTHROPIC_EVENTS
+                    .contains(&name)
+                    .then(|| serde_json::from_str(&event.data).ok())
+                    .flatten()
+            }
+            Reader::Google => serde_json::from_str(&event.data).ok(),
+        }
+    }
+}
+
+/// Whether a JSON value is truthy as JavaScript reads it.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// The response head as pi-ai reports it (`headersToRecord` over Node's `Headers`: names in
+/// lower case and sorted, a repeated header's values joined by `, `, `set-cookie`'s last kept).
+pub(crate) fn response_head(status: u16, headers: &[(String, String)]) -> StreamEvent {
+    let mut sorted: Vec<(String, &str)> = headers
+        .iter()
+        .map(|(name, value)| (name.to_ascii_lowercase(), value.as_str()))
+        .collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut record: Vec<(String, String)> = Vec::new();
+    for (name, value) in sorted {
+        match record.last_mut() {
+            Some((last, joined)) if *last == name => {
+                if name == "set-cookie" {
+                    *joined = value.to_owned();
+                } else {
+                    joined.push_str(", ");
+                    joined.push_str(value);
+                }
+            }
+            _ => record.push((name, value.to_owned())),
+        }
+    }
+    let headers: Map<String, Value> = record
+        .into_iter()
+        .map(|(name, value)| (name, Value::String(value)))
+        .collect();
+    StreamEvent::Patch(Patch::ProviderResponse { status, headers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(events: Vec<StreamEvent>) -> Vec<Value> {
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                StreamEvent::Patch(Patch::ProviderData(v)) => Some(v),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn openai_reports_each_json_event_until_done_and_no_error() {
+        let mut report = StreamReport::for_api("openai-completions").unwrap();
+        let first = report.feed(b"data: {\"a\":1}\n\ndata: {\"error\":{\"message\":\"x\"}}\n\n");
+        assert_eq!(data(first), [serde_json::json!({"a": 1})]);
+        let rest = report.feed(b"data: not json\n\ndata: [DONE]\n\ndata: {\"b\":2}\n\n");
+        assert!(data(rest).is_empty());
+    }
+
+    #[test]
+    fn anthropic_reports_the_message_events_only() {
+        let mut report = StreamReport::for_api("anthropic-messages").unwrap();
+        let events = report.feed(
+            b"event: ping\ndata: {\"type\":\"ping\"}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        assert_eq!(data(events), [serde_json::json!({"type": "message_stop"})]);
+    }
+
+    #[test]
+    fn the_head_is_lower_case_sorted_and_joined() {
+        let head = response_head(
+            200,
+            &[
+                ("X-B".into(), "1".into()),
+                ("content-type".into(), "text/event-stream".into()),
+                ("x-b".into(), "2".into()),
+            ],
+        );
+        let StreamEvent::Patch(Patch::ProviderResponse { status, headers }) = head else {
+            panic!("a head");
+        };
+        assert_eq!(status, 200);
+        assert_eq!(
+            serde_json::to_string(&headers).unwrap(),
+            r#"{"content-type":"text/event-stream","x-b":"1, 2"}"#
+        );
+    }
+}
