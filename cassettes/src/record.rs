@@ -19,6 +19,7 @@ use pi_providers::HttpRequest;
 
 use crate::convert::recorded_transport_error;
 use crate::format::{Line, RecordedEnd, RecordedInput, RecordedOutcome, MAX_KEPT_TEXT};
+use crate::hook_headers::{redacted_answer, redacted_effect};
 use crate::write::{Recorder, RequestParts};
 
 /// An interpreter whose every input and effect is written to a cassette as it happens.
@@ -182,24 +183,26 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
     }
 
     fn start(&mut self, effect: Effect) {
+        let redacted = redacted_effect(&self.recorder, &effect);
         self.recorder.write(Line::Effect {
-            effect: crate::convert::recorded_effect(&effect),
+            effect: crate::convert::recorded_effect(redacted.as_ref().unwrap_or(&effect)),
         });
         self.inner.start(effect);
     }
 
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
         let (t, input) = self.inner.next(wake_at).await?;
-        let line = match &input {
+        let redacted = redacted_answer(&self.recorder, &input);
+        let line = match redacted.as_ref().unwrap_or(&input) {
             SessionInput::Answer(Input::Model { call, .. }) => Line::Event { t, call: call.0 },
             SessionInput::Wake => Line::Wake { t },
-            SessionInput::Answer(_) => Line::Answer {
+            answer @ SessionInput::Answer(_) => Line::Answer {
                 t,
-                input: recorded(&input)?,
+                input: recorded(answer)?,
             },
-            _ => Line::Command {
+            command => Line::Command {
                 t,
-                input: recorded(&input)?,
+                input: recorded(command)?,
             },
         };
         self.recorder.write(line);

@@ -133,3 +133,36 @@ fn the_answer_is_told_to_the_extension_and_replays_without_node() {
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A key an extension's `before_provider_headers` hands the provider, and a cookie the
+/// provider's answer sets, which `after_provider_response` is told of: the cassette holds
+/// neither (short or long), in no line, and the recording still replays with no Node.
+#[test]
+fn a_key_a_handler_sends_and_a_cookie_it_is_told_of_reach_no_cassette() {
+    let Some(path) = node_path() else { return };
+    let cookie = json!({"set-cookie": "session=k9; Path=/"});
+    let mock = MockLlm::start(&json!([{"text": ["Hi."], "headers": cookie}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("gateway.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("gateway_secret.ts"),
+        "Hello",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let sent = received(&mock);
+    assert_eq!(sent[0].0["x-api-key"], "gw-planted-key-0123456789");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    for planted in [
+        "gw-planted-key-0123456789",
+        "Bearer gw\"",
+        "planted-cookie-0123456789",
+    ] {
+        let line = text.lines().find(|l| l.contains(planted));
+        assert_eq!(line, None, "{planted} reached the cassette");
+    }
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
