@@ -19,10 +19,12 @@
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
 //       run with `args` and Pi's command context: its actions and the errors it threw, and
 //       where the handler called its context for what the session carries out
-//       (`ctx.navigateTree`), `asked` ({run, ask}): the handler waits for that
+//       (`ctx.navigateTree`, `ctx.newSession`, and the replaced session's `sendUserMessage` its
+//       `withSession` is given), `asked` ({run, ask}): the handler waits for that
 //   {"id", "type": "command.resume", "run", "answer", "state", ...} -> the waiting handler of
-//       run `run` goes on with `answer` ({result} or {error}, which its call throws), answered
-//       as `command` is
+//       run `run` goes on with `answer` ({result}; {error}, which its call throws; or
+//       {replaced}: the session was replaced, `withSession` runs with the new session's
+//       context, then the call returns it), answered as `command` is
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
@@ -125,6 +127,9 @@ async function init(request) {
   // A replaced session loads the extensions again, as Pi's runtime builds a new one (their
   // factories run again; their modules, already imported, keep their state).
   loaded.reload = async () => {
+    // The replaced session's contexts are stale, as Pi invalidates a disposed session's runner:
+    // a command's handler still holding one throws Pi's message when it uses it.
+    for (const runner of loaded.runners.values()) runner.invalidate();
     const again = await load();
     setFlagValues(again, flagList(again), request.flagValues ?? {});
     again.runtime.pendingProviderRegistrations = [];
@@ -513,7 +518,16 @@ function commandRunner() {
     // A command runs while nothing else of the session does, and what it asks for is applied
     // once it has returned: there is nothing to wait for.
     waitForIdle: async () => {},
-    newSession: unsupported("ctx.newSession"),
+    newSession: async (options) => {
+      const answer = await askSessionFor({
+        kind: "newSession",
+        parentSession: typeof options?.parentSession === "string" ? options.parentSession : undefined,
+        withSession: typeof options?.withSession === "function",
+      });
+      if (!("replaced" in answer)) return answer.result;
+      if (typeof options?.withSession === "function") await options.withSession(replacedContext());
+      return answer.replaced;
+    },
     fork: unsupported("ctx.fork"),
     navigateTree: async (targetId, options) =>
       askSession({
@@ -921,7 +935,7 @@ async function command(request) {
   const state = snapshot(request);
   if (request.idle !== undefined) state.isIdle = request.idle;
   // `answer` answers the request in flight: the command's own, then each `command.resume`.
-  const run = { number: nextCommandRun++, idle: request.idle, answer: null, resume: null };
+  const run = { number: nextCommandRun++, idle: request.idle, answer: null, resume: null, requestId: request.id };
   const store = { state, actions: [], errors: [], command: run };
   run.store = store;
   return new Promise((answer) => {
@@ -940,8 +954,31 @@ async function command(request) {
 
 /** A command's context asks the session for `ask` (RPC mode's command context actions): the
  * run's request is answered with the ask and what was asked before it, and the handler waits
- * for the `command.resume` that brings the session's answer. */
-function askSession(ask) {
+ * for the `command.resume` that brings the session's answer: its result, or the error thrown. */
+async function askSession(ask) {
+  return (await askSessionFor(ask)).result;
+}
+
+/** The context `withSession` is given once the session was replaced (Pi's
+ * `createReplacedSessionContext`): the new session's command context, whose `sendUserMessage`
+ * prompts the new session and returns once that run has settled. */
+function replacedContext() {
+  const runner = commandRunner();
+  if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(scope().command.requestId), "rpc");
+  const context = Object.defineProperties({}, Object.getOwnPropertyDescriptors(runner.createCommandContext()));
+  context.sendUserMessage = (content, options) =>
+    askSession({
+      kind: "sendUserMessage",
+      content,
+      deliverAs: options?.deliverAs,
+      expandPromptTemplates: options?.expandPromptTemplates,
+    });
+  return context;
+}
+
+/** `askSession`, answered with the session's whole answer (`{result}`, or `{replaced}`: the
+ * session was replaced). */
+function askSessionFor(ask) {
   const store = scope();
   const run = store.command;
   if (!run) throw new Error(`ctx.${ask.kind} is only available to a command's handler`);
@@ -966,8 +1003,9 @@ async function commandResume(request) {
     run.answer = answer;
     // The store the handler's async context holds reads the session as it is now.
     run.store.state = state;
+    run.requestId = request.id;
     if (request.answer && "error" in request.answer) reject(new Error(request.answer.error));
-    else resolve(request.answer?.result);
+    else resolve(request.answer ?? {});
   });
 }
 

@@ -110,3 +110,106 @@ fn a_commands_navigation_is_carried_out_by_the_session_and_replays_without_node(
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A command's `ctx.newSession` (Pi 1.5.2's handoff): `session_before_switch` cancels the
+/// first, whose handler goes on with `{cancelled: true}`; the second replaces the session, the
+/// handler's `withSession` prompts the new one (a child of the old file) and the prompt is
+/// answered once that run has settled and the stale old context has thrown. The recording ends
+/// at the replacement and replays to those bytes with no Node.
+#[test]
+fn a_commands_new_session_replaces_the_session_and_its_recording_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Continuing."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("handoff.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", fixture("handoff.ts").to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let mut next = [
+        json!({"id": "h1", "type": "prompt", "message": "/handoff first"}),
+        json!({"id": "h2", "type": "prompt", "message": "/handoff the plan"}),
+    ]
+    .into_iter();
+    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let answered = (event["type"] == "agent_settled" && seen.iter().all(|e| e["id"] != "h1"))
+            || (event["type"] == "response" && event["id"] == "h1")
+            || (event["type"] == "response" && event["id"] == "h2");
+        if answered {
+            match next.next() {
+                Some(command) => send(&mut stdin, command),
+                None => drop(stdin.take()),
+            }
+        }
+        seen.push(event);
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+
+    let at = |wanted: &dyn Fn(&Value) -> bool| {
+        seen.iter()
+            .position(wanted)
+            .unwrap_or_else(|| panic!("{recorded}"))
+    };
+    let kept = at(&|e| e["message"] == "parent kept true");
+    let continued = at(&|e| {
+        e["type"] == "message_end" && e["message"]["content"][0]["text"] == "Continue: the plan"
+    });
+    let settled = seen
+        .iter()
+        .rposition(|e| e["type"] == "agent_settled")
+        .unwrap();
+    let stale = at(&|e| e["type"] == "extension_error");
+    let answered = at(&|e| e["id"] == "h2");
+    assert!(
+        kept < continued && continued < settled && settled < stale && stale < answered,
+        "{recorded}"
+    );
+    assert_eq!(seen[stale]["extensionPath"], "command:handoff");
+    assert!(
+        seen[stale]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("This extension ctx is stale after session replacement"),
+        "{recorded}"
+    );
+
+    let files = env.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let header = |file: &std::path::Path| -> Value {
+        let text = std::fs::read_to_string(file).unwrap();
+        serde_json::from_str(text.lines().next().unwrap()).unwrap()
+    };
+    let (old, new) = match header(&files[0]).get("parentSession") {
+        None => (&files[0], &files[1]),
+        Some(_) => (&files[1], &files[0]),
+    };
+    assert_eq!(
+        header(new)["parentSession"],
+        json!(old.display().to_string())
+    );
+    let old_text = std::fs::read_to_string(old).unwrap();
+    assert!(old_text.contains(r#""customType":"handoff","data":{"args":"first","cancelled":true}"#));
+    assert!(std::fs::read_to_string(new)
+        .unwrap()
+        .contains("Continue: the plan"));
+
+    // The recording holds the first session, up to the replacement: the replay prints what
+    // the run printed until then.
+    let (code, replayed, stderr) = crate::support::replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        recorded.starts_with(&replayed),
+        "{replayed}\n---\n{recorded}"
+    );
+    assert!(replayed.contains(r#""asked":2"#), "{replayed}");
+}
