@@ -19,8 +19,8 @@
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
 //       run with `args` and Pi's command context: its actions and the errors it threw, and
 //       where the handler called its context for what the session carries out
-//       (`ctx.navigateTree`, `ctx.newSession`, and the replaced session's `sendUserMessage` its
-//       `withSession` is given), `asked` ({run, ask}): the handler waits for that
+//       (`ctx.navigateTree`, `ctx.newSession`, `ctx.fork`, `ctx.switchSession`, and the
+//       replaced session's `sendUserMessage` its `withSession` is given), `asked` ({run, ask}): the handler waits for that
 //   {"id", "type": "command.resume", "run", "answer", "state", ...} -> the waiting handler of
 //       run `run` goes on with `answer` ({result}; {error}, which its call throws; or
 //       {replaced}: the session was replaced, `withSession` runs with the new session's
@@ -518,17 +518,17 @@ function commandRunner() {
     // A command runs while nothing else of the session does, and what it asks for is applied
     // once it has returned: there is nothing to wait for.
     waitForIdle: async () => {},
-    newSession: async (options) => {
-      const answer = await askSessionFor({
+    newSession: (options) =>
+      replaceSession(options, {
         kind: "newSession",
         parentSession: typeof options?.parentSession === "string" ? options.parentSession : undefined,
-        withSession: typeof options?.withSession === "function",
-      });
-      if (!("replaced" in answer)) return answer.result;
-      if (typeof options?.withSession === "function") await options.withSession(replacedContext());
-      return answer.replaced;
-    },
-    fork: unsupported("ctx.fork"),
+      }),
+    fork: (entryId, options) =>
+      replaceSession(options, {
+        kind: "fork",
+        entryId: String(entryId),
+        position: typeof options?.position === "string" ? options.position : undefined,
+      }),
     navigateTree: async (targetId, options) =>
       askSession({
         kind: "navigateTree",
@@ -538,7 +538,8 @@ function commandRunner() {
         replaceInstructions: options?.replaceInstructions === undefined ? undefined : !!options.replaceInstructions,
         label: typeof options?.label === "string" ? options.label : undefined,
       }),
-    switchSession: unsupported("ctx.switchSession"),
+    switchSession: (sessionPath, options) =>
+      replaceSession(options, { kind: "switchSession", sessionPath: String(sessionPath) }),
     reload: unsupported("ctx.reload"),
   });
   loaded.runners.set("commands", runner);
@@ -957,6 +958,17 @@ async function command(request) {
  * for the `command.resume` that brings the session's answer: its result, or the error thrown. */
 async function askSession(ask) {
   return (await askSessionFor(ask)).result;
+}
+
+/** A command's context asks the session to be replaced (`ask`): `{cancelled: true}` where a
+ * `session_before_*` handler cancelled; else the command goes on in the new session, where
+ * `options.withSession` runs with its context before the call returns. */
+async function replaceSession(options, ask) {
+  const withSession = typeof options?.withSession === "function" ? options.withSession : undefined;
+  const answer = await askSessionFor({ ...ask, withSession: !!withSession });
+  if (!("replaced" in answer)) return answer.result;
+  if (withSession) await withSession(replacedContext());
+  return answer.replaced;
 }
 
 /** The context `withSession` is given once the session was replaced (Pi's

@@ -367,3 +367,53 @@ fn a_carried_commands_message_runs_and_the_command_goes_on_once_the_run_settled(
         step.replies
     );
 }
+
+#[test]
+fn a_commands_fork_and_switch_ask_pis_before_events_and_leave_the_session() {
+    let cases = [
+        (
+            CommandAsk::Fork {
+                entry_id: "e1".into(),
+                position: None,
+                with_session: false,
+            },
+            HookEvent::SessionBeforeFork,
+            HookPayload::SessionBeforeFork {
+                entry_id: "e1".into(),
+                position: "before".into(),
+            },
+        ),
+        (
+            CommandAsk::SwitchSession {
+                session_path: "/s/other.jsonl".into(),
+                with_session: true,
+            },
+            HookEvent::SessionBeforeSwitch,
+            HookPayload::SessionBeforeSwitch {
+                reason: "resume".into(),
+                target_session_file: Some("/s/other.jsonl".into()),
+            },
+        ),
+    ];
+    for (ask, event, expected) in cases {
+        let mut s = session(&[HookEvent::Command, event]);
+        with_history(&mut s);
+        let step = s.step(10, prompt("/back")).unwrap();
+        let command = hooks(&step)[0].0;
+        let asking = HookDecision::CommandAsked {
+            run: 5,
+            ask: ask.clone(),
+        };
+        let step = s.step(11, decided_as(command, asking, vec![])).unwrap();
+        let asked = hooks(&step);
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert_eq!(asked[0].1, expected);
+        let go_on = HookDecision::SessionBeforeReplace { cancel: false };
+        let step = s.step(12, decided_as(asked[0].0, go_on, vec![])).unwrap();
+        let [Reply::CommandReplacing(carried)] = &step.replies[..] else {
+            panic!("{:?}", step.replies)
+        };
+        assert_eq!((carried.run, &carried.ask), (5, &ask));
+        assert!(!s.is_busy());
+    }
+}

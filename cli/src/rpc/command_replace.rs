@@ -1,16 +1,20 @@
 //! A running extension command that replaces the session (Pi 1.5.2's RPC command context:
-//! `ctx.newSession` calls the runtime's `newSession`). The session machine asked the
+//! `ctx.newSession`, `ctx.fork` and `ctx.switchSession` call the runtime's). The session machine asked the
 //! `session_before_switch` handlers; once they let it go on, the command leaves the old
 //! session ([`Reply::CommandReplacing`](pi_core::agent_session::Reply::CommandReplacing)) and
-//! the loop replaces the session as `new_session` does (the old one's shutdown, the new one's
+//! the loop replaces the session as `new_session`, `fork` or `switch_session` do (the old one's shutdown, the new one's
 //! start), then resumes the command in the new session: its `withSession` runs there with the
 //! new session's context, and the prompt that ran the command is answered once the command
 //! ends. A recording ends at the replacement, as for `new_session`.
+
+use std::path::PathBuf;
 
 use pi_core::agent::hooks::{CommandAnswer, CommandAsk};
 use pi_core::agent_session::SessionInput;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
+
+use pi_effects::session::ForkPosition;
 
 use super::commands::Failure;
 use super::replace::Stop;
@@ -26,24 +30,12 @@ impl<I: Front> Rpc<I> {
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Option<Ended> {
         let carried = self.command_replacing.take()?;
-        let (choice, reason) = match &carried.ask {
-            CommandAsk::NewSession { parent_session, .. } => (
-                match parent_session {
-                    Some(parent) => SessionChoice::Child(parent.clone()),
-                    None => SessionChoice::New,
-                },
-                "new",
-            ),
-            _ => return None,
-        };
         self.held_for_tree = None;
         for request in std::mem::take(&mut self.held_ui) {
             self.arrived(pi_effects::driver::FrontEndInput::ExtensionUi(request));
         }
         self.print_ui(ui);
-        // Pi binds the new session's extensions once, within the runtime's replacement, and
-        // its printer subscribes after that.
-        let answer = match self.replace(&choice, reason, &[false], ui).await {
+        let answer = match self.replace_as_asked(&carried.ask, ui).await {
             Ok(()) => CommandAnswer::Replaced(json!({ "cancelled": false })),
             Err(Stop::Ended(ended)) => return Some(ended),
             Err(Stop::Failed(Failure::Message(message))) => CommandAnswer::Error(message),
@@ -67,5 +59,46 @@ impl<I: Front> Rpc<I> {
         }
         self.print_ui(ui);
         None
+    }
+
+    /// Replaces the session as `ask` says, Pi's runtime binding the new session's extensions
+    /// once (its printer subscribes after that).
+    async fn replace_as_asked(
+        &mut self,
+        ask: &CommandAsk,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Result<(), Stop> {
+        const BINDS: &[bool] = &[false];
+        match ask {
+            CommandAsk::NewSession { parent_session, .. } => {
+                let choice = match parent_session {
+                    Some(parent) => SessionChoice::Child(parent.clone()),
+                    None => SessionChoice::New,
+                };
+                self.replace(&choice, "new", BINDS, ui).await
+            }
+            CommandAsk::Fork {
+                entry_id, position, ..
+            } => {
+                let position = match position.as_deref() {
+                    Some("at") => ForkPosition::At,
+                    _ => ForkPosition::Before,
+                };
+                self.fork(entry_id, position, BINDS, ui).await.map(|_| ())
+            }
+            CommandAsk::SwitchSession { session_path, .. } => {
+                let path = PathBuf::from(session_path);
+                let path = if path.is_absolute() {
+                    path
+                } else {
+                    self.runtime.cwd.join(path)
+                };
+                self.replace(&SessionChoice::Open(path), "resume", BINDS, ui)
+                    .await
+            }
+            CommandAsk::NavigateTree { .. } | CommandAsk::SendUserMessage { .. } => {
+                Err(Stop::Failed(Failure::Unknown))
+            }
+        }
     }
 }

@@ -338,7 +338,7 @@ impl<I: Front> Rpc<I> {
                     "fork" => ForkPosition::Before,
                     _ => ForkPosition::At,
                 };
-                let text = self.fork(&entry_id, position, ui).await?;
+                let text = self.fork(&entry_id, position, COMMAND_BINDS, ui).await?;
                 // Pi answers a fork `{text, cancelled}` (`text` left out when undefined), a
                 // clone `{cancelled}`.
                 Ok(match (kind, text) {
@@ -351,10 +351,11 @@ impl<I: Front> Rpc<I> {
 
     /// Pi's `AgentSessionRuntime.fork` once `session_before_fork` let it go on: the text of the
     /// user message forked before, if any. A session kept in memory forks in memory.
-    async fn fork(
+    pub(super) async fn fork(
         &mut self,
         entry_id: &str,
         position: ForkPosition,
+        binds: &[bool],
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<Option<String>, Stop> {
         let tree = self.session.machine().tree();
@@ -369,7 +370,7 @@ impl<I: Front> Rpc<I> {
                 leaf,
             },
         };
-        self.replace(&choice, "fork", COMMAND_BINDS, ui).await?;
+        self.replace(&choice, "fork", binds, ui).await?;
         Ok(plan.text)
     }
 

@@ -40,6 +40,26 @@ pub enum CommandAsk {
         #[serde(default)]
         with_session: bool,
     },
+    /// `ctx.fork(entryId, options)`: Pi's runtime `fork`, its `session_before_fork` asked
+    /// first (`position`: `before` where not given); the front end forks and the command goes
+    /// on in the new session.
+    #[serde(rename_all = "camelCase")]
+    Fork {
+        entry_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        position: Option<String>,
+        #[serde(default)]
+        with_session: bool,
+    },
+    /// `ctx.switchSession(sessionPath, options)`: Pi's runtime `switchSession`, its
+    /// `session_before_switch` (reason `resume`) asked first; the front end opens the file and
+    /// the command goes on in that session.
+    #[serde(rename_all = "camelCase")]
+    SwitchSession {
+        session_path: String,
+        #[serde(default)]
+        with_session: bool,
+    },
     /// The replaced session's `ctx.sendUserMessage` (the context `withSession` is given): Pi
     /// prompts the new session and the call returns once that run has settled.
     #[serde(rename_all = "camelCase")]

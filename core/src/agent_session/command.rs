@@ -11,7 +11,8 @@
 //! end's call would, hooks and all, while the command still counts as running; then the command
 //! goes on ([`HookPayload::CommandResume`]) with Pi's result, until its run ends.
 //!
-//! `ctx.newSession` asks `session_before_switch` here; let go on, the command leaves this
+//! `ctx.newSession`, `ctx.fork` and `ctx.switchSession` ask `session_before_switch` or
+//! `session_before_fork` here; let go on, the command leaves this
 //! session ([`Reply::CommandReplacing`]) and the front end, having built the new session,
 //! resumes it there ([`SessionInput::ResumeCommand`](super::SessionInput::ResumeCommand)) with
 //! [`CommandAnswer::Replaced`]: its `withSession` runs with the new session's context, whose
@@ -193,12 +194,11 @@ impl SessionMachine {
                 replace_instructions: replace_instructions.unwrap_or(false),
                 label,
             }),
-            CommandAsk::NewSession { .. } => {
+            CommandAsk::NewSession { .. }
+            | CommandAsk::Fork { .. }
+            | CommandAsk::SwitchSession { .. } => {
+                let payload = before_replacing(&ask);
                 self.set_waits(Waits::Replacement, Some(ask));
-                let payload = HookPayload::SessionBeforeSwitch {
-                    reason: "new".into(),
-                    target_session_file: None,
-                };
                 if self.hears(payload.event()) {
                     self.tell_session(payload);
                 } else {
@@ -337,6 +337,27 @@ impl SessionMachine {
         let call = self.agent.reserve_call();
         self.pending_commands.push((call, name.clone()));
         self.push_hook(call, HookPayload::CommandResume { name, run, answer });
+    }
+}
+
+/// The event Pi's runtime asks before it carries out the replacement `ask`
+/// (`emitBeforeSwitch`, `emitBeforeFork`).
+fn before_replacing(ask: &CommandAsk) -> HookPayload {
+    match ask {
+        CommandAsk::Fork {
+            entry_id, position, ..
+        } => HookPayload::SessionBeforeFork {
+            entry_id: entry_id.clone(),
+            position: position.clone().unwrap_or_else(|| "before".into()),
+        },
+        CommandAsk::SwitchSession { session_path, .. } => HookPayload::SessionBeforeSwitch {
+            reason: "resume".into(),
+            target_session_file: Some(session_path.clone()),
+        },
+        _ => HookPayload::SessionBeforeSwitch {
+            reason: "new".into(),
+            target_session_file: None,
+        },
     }
 }
 
