@@ -19,10 +19,12 @@
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
 //       run with `args` and Pi's command context: its actions and the errors it threw, and
 //       where the handler called its context for what the session carries out
-//       (`ctx.navigateTree`), `asked` ({run, ask}): the handler waits for that
+//       (`ctx.navigateTree`, `ctx.newSession`, `ctx.fork`, `ctx.switchSession`, and the
+//       replaced session's `sendUserMessage` its `withSession` is given), `asked` ({run, ask}): the handler waits for that
 //   {"id", "type": "command.resume", "run", "answer", "state", ...} -> the waiting handler of
-//       run `run` goes on with `answer` ({result} or {error}, which its call throws), answered
-//       as `command` is
+//       run `run` goes on with `answer` ({result}; {error}, which its call throws; or
+//       {replaced}: the session was replaced, `withSession` runs with the new session's
+//       context, then the call returns it), answered as `command` is
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
@@ -131,6 +133,9 @@ async function init(request) {
   // A replaced session loads the extensions again, as Pi's runtime builds a new one (their
   // factories run again; their modules, already imported, keep their state).
   loaded.reload = async () => {
+    // The replaced session's contexts are stale, as Pi invalidates a disposed session's runner:
+    // a command's handler still holding one throws Pi's message when it uses it.
+    for (const runner of loaded.runners.values()) runner.invalidate();
     const again = await load();
     setFlagValues(again, flagList(again), request.flagValues ?? {});
     again.runtime.pendingProviderRegistrations = [];
@@ -519,8 +524,17 @@ function commandRunner() {
     // A command runs while nothing else of the session does, and what it asks for is applied
     // once it has returned: there is nothing to wait for.
     waitForIdle: async () => {},
-    newSession: unsupported("ctx.newSession"),
-    fork: unsupported("ctx.fork"),
+    newSession: (options) =>
+      replaceSession(options, {
+        kind: "newSession",
+        parentSession: typeof options?.parentSession === "string" ? options.parentSession : undefined,
+      }),
+    fork: (entryId, options) =>
+      replaceSession(options, {
+        kind: "fork",
+        entryId: String(entryId),
+        position: typeof options?.position === "string" ? options.position : undefined,
+      }),
     navigateTree: async (targetId, options) =>
       askSession({
         kind: "navigateTree",
@@ -530,7 +544,8 @@ function commandRunner() {
         replaceInstructions: options?.replaceInstructions === undefined ? undefined : !!options.replaceInstructions,
         label: typeof options?.label === "string" ? options.label : undefined,
       }),
-    switchSession: unsupported("ctx.switchSession"),
+    switchSession: (sessionPath, options) =>
+      replaceSession(options, { kind: "switchSession", sessionPath: String(sessionPath) }),
     reload: unsupported("ctx.reload"),
   });
   loaded.runners.set("commands", runner);
@@ -956,7 +971,7 @@ async function command(request) {
   const state = snapshot(request);
   if (request.idle !== undefined) state.isIdle = request.idle;
   // `answer` answers the request in flight: the command's own, then each `command.resume`.
-  const run = { number: nextCommandRun++, idle: request.idle, answer: null, resume: null };
+  const run = { number: nextCommandRun++, idle: request.idle, answer: null, resume: null, requestId: request.id };
   const store = { state, actions: [], errors: [], command: run, owner: request.id, told: [] };
   run.store = store;
   return new Promise((answer) => {
@@ -976,8 +991,42 @@ async function command(request) {
 
 /** A command's context asks the session for `ask` (RPC mode's command context actions): the
  * run's request is answered with the ask and what was asked before it, and the handler waits
- * for the `command.resume` that brings the session's answer. */
+ * for the `command.resume` that brings the session's answer: its result, or the error thrown. */
 async function askSession(ask) {
+  return (await askSessionFor(ask)).result;
+}
+
+/** A command's context asks the session to be replaced (`ask`): `{cancelled: true}` where a
+ * `session_before_*` handler cancelled; else the command goes on in the new session, where
+ * `options.withSession` runs with its context before the call returns. */
+async function replaceSession(options, ask) {
+  const withSession = typeof options?.withSession === "function" ? options.withSession : undefined;
+  const answer = await askSessionFor({ ...ask, withSession: !!withSession });
+  if (!("replaced" in answer)) return answer.result;
+  if (withSession) await withSession(replacedContext());
+  return answer.replaced;
+}
+
+/** The context `withSession` is given once the session was replaced (Pi's
+ * `createReplacedSessionContext`): the new session's command context, whose `sendUserMessage`
+ * prompts the new session and returns once that run has settled. */
+function replacedContext() {
+  const runner = commandRunner();
+  if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(scope().command.requestId), "rpc");
+  const context = Object.defineProperties({}, Object.getOwnPropertyDescriptors(runner.createCommandContext()));
+  context.sendUserMessage = (content, options) =>
+    askSession({
+      kind: "sendUserMessage",
+      content,
+      deliverAs: options?.deliverAs,
+      expandPromptTemplates: options?.expandPromptTemplates,
+    });
+  return context;
+}
+
+/** `askSession`, answered with the session's whole answer (`{result}`, or `{replaced}`: the
+ * session was replaced). */
+async function askSessionFor(ask) {
   const store = scope();
   const run = store.command;
   if (!run) throw new Error(`ctx.${ask.kind} is only available to a command's handler`);
@@ -1003,8 +1052,9 @@ async function commandResume(request) {
     run.answer = answer;
     // The store the handler's async context holds reads the session as it is now.
     run.store.state = state;
+    run.requestId = request.id;
     if (request.answer && "error" in request.answer) reject(new Error(request.answer.error));
-    else resolve(request.answer?.result);
+    else resolve(request.answer ?? {});
   });
 }
 

@@ -623,6 +623,13 @@ pub enum RecordedInput {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         previous_session_file: Option<String>,
     },
+    /// A command whose handler waited in the session this one replaced goes on here with
+    /// `answer` (its run `run`, from the host).
+    ResumeCommand {
+        name: String,
+        run: u64,
+        answer: Value,
+    },
     SetSessionName {
         name: String,
     },

@@ -238,6 +238,11 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
         },
+        SessionInput::ResumeCommand { name, run, answer } => RecordedInput::ResumeCommand {
+            name: name.clone(),
+            run: *run,
+            answer: to_json(answer),
+        },
         SessionInput::SetSessionName(name) => RecordedInput::SetSessionName { name: name.clone() },
         SessionInput::SetSystem { sections, tools } => RecordedInput::SetSystem {
             sections: sections.clone(),
@@ -394,6 +399,11 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         } => SessionInput::Replaced {
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
+        },
+        RecordedInput::ResumeCommand { name, run, answer } => SessionInput::ResumeCommand {
+            name: name.clone(),
+            run: *run,
+            answer: from_json(answer, "input.answer")?,
         },
         RecordedInput::SetSessionName { name } => SessionInput::SetSessionName(name.clone()),
         RecordedInput::SetSystem { sections, tools } => SessionInput::SetSystem {

@@ -10,7 +10,7 @@ use pi_core::agent::hooks::{
     CommandAnswer, CommandAsk, HookAction, HookDecision, HookEvent, HookPayload, SuppliedSummary,
     TreeAnswer,
 };
-use pi_core::agent_session::{Reply, SessionMachine};
+use pi_core::agent_session::{Reply, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use serde_json::json;
 
@@ -243,4 +243,177 @@ fn errors_reported_before_the_ask_are_the_commands_and_the_navigation_goes_on() 
     // No tree handlers: the navigation (no summary without them: the model is asked) goes on.
     assert!(step.replies.is_empty(), "{:?}", step.replies);
     assert!(s.is_busy());
+}
+
+fn new_session(parent: &str) -> HookDecision {
+    HookDecision::CommandAsked {
+        run: 3,
+        ask: CommandAsk::NewSession {
+            parent_session: Some(parent.to_owned()),
+            with_session: true,
+        },
+    }
+}
+
+#[test]
+fn a_commands_new_session_asks_session_before_switch_and_a_cancel_resumes_it() {
+    let mut s = session(&[HookEvent::Command, HookEvent::SessionBeforeSwitch]);
+    with_history(&mut s);
+    let step = s.step(10, prompt("/back")).unwrap();
+    let command = hooks(&step)[0].0;
+    let step = s
+        .step(11, decided_as(command, new_session("old.jsonl"), vec![]))
+        .unwrap();
+    let asked = hooks(&step);
+    assert!(
+        matches!(&asked[..], [(_, HookPayload::SessionBeforeSwitch { reason, target_session_file: None })] if reason == "new"),
+        "{asked:?}"
+    );
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    let cancel = HookDecision::SessionBeforeReplace { cancel: true };
+    let step = s
+        .step(12, decided_as(asked[0].0, cancel, vec![entry("asked")]))
+        .unwrap();
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    let resumed = hooks(&step);
+    let HookPayload::CommandResume { answer, run, .. } = &resumed[0].1 else {
+        panic!("{resumed:?}")
+    };
+    assert_eq!(
+        (run, answer),
+        (&3, &CommandAnswer::Result(json!({"cancelled": true})))
+    );
+    let step = s.step(13, done(resumed[0].0)).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::CommandRan { errors }] if errors.is_empty()),
+        "{:?}",
+        step.replies
+    );
+}
+
+#[test]
+fn a_commands_new_session_let_go_on_leaves_the_session_for_the_front_end() {
+    let mut s = session(&[HookEvent::Command, HookEvent::SessionBeforeSwitch]);
+    with_history(&mut s);
+    let step = s.step(10, prompt("/back")).unwrap();
+    let command = hooks(&step)[0].0;
+    let step = s
+        .step(11, decided_as(command, new_session("old.jsonl"), vec![]))
+        .unwrap();
+    let asked = hooks(&step)[0].0;
+    let go_on = HookDecision::SessionBeforeReplace { cancel: false };
+    let step = s.step(12, decided_as(asked, go_on, vec![])).unwrap();
+    let [Reply::CommandReplacing(carried)] = &step.replies[..] else {
+        panic!("{:?}", step.replies)
+    };
+    assert_eq!((carried.name.as_str(), carried.run), ("back", 3));
+    assert!(hooks(&step).is_empty(), "nothing resumed here");
+    assert!(!s.is_busy(), "the command left this session");
+}
+
+#[test]
+fn a_carried_commands_message_runs_and_the_command_goes_on_once_the_run_settled() {
+    let mut s = session(&[HookEvent::Command]);
+    let step = s
+        .step(
+            1,
+            SessionInput::ResumeCommand {
+                name: "back".into(),
+                run: 3,
+                answer: CommandAnswer::Replaced(json!({"cancelled": false})),
+            },
+        )
+        .unwrap();
+    let resumed = hooks(&step);
+    let HookPayload::CommandResume { answer, .. } = &resumed[0].1 else {
+        panic!("{resumed:?}")
+    };
+    assert_eq!(
+        answer,
+        &CommandAnswer::Replaced(json!({"cancelled": false}))
+    );
+    assert!(s.is_busy());
+    // `withSession`'s context prompts the new session: the command waits for that run.
+    let send = HookDecision::CommandAsked {
+        run: 3,
+        ask: CommandAsk::SendUserMessage {
+            content: serde_json::from_value(json!("Continue.")).unwrap(),
+            deliver_as: None,
+            expand_prompt_templates: None,
+        },
+    };
+    let step = s.step(2, decided_as(resumed[0].0, send, vec![])).unwrap();
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    let mut now = 3;
+    let mut step = s.step(now, SessionInput::Wake).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    now += 1;
+    step = s.step(now, answered(call, "Continuing.")).unwrap();
+    let settled = step
+        .events
+        .iter()
+        .position(|e| serde_json::to_value(e).unwrap()["type"] == "agent_settled");
+    assert!(settled.is_some(), "{:?}", step.events);
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    let resumed = hooks(&step);
+    let HookPayload::CommandResume { answer, .. } = &resumed[0].1 else {
+        panic!("{resumed:?}")
+    };
+    assert_eq!(answer, &CommandAnswer::Result(serde_json::Value::Null));
+    let step = s.step(now + 1, done(resumed[0].0)).unwrap();
+    assert!(
+        matches!(&step.replies[..], [Reply::CommandRan { .. }]),
+        "{:?}",
+        step.replies
+    );
+}
+
+#[test]
+fn a_commands_fork_and_switch_ask_pis_before_events_and_leave_the_session() {
+    let cases = [
+        (
+            CommandAsk::Fork {
+                entry_id: "e1".into(),
+                position: None,
+                with_session: false,
+            },
+            HookEvent::SessionBeforeFork,
+            HookPayload::SessionBeforeFork {
+                entry_id: "e1".into(),
+                position: "before".into(),
+            },
+        ),
+        (
+            CommandAsk::SwitchSession {
+                session_path: "/s/other.jsonl".into(),
+                with_session: true,
+            },
+            HookEvent::SessionBeforeSwitch,
+            HookPayload::SessionBeforeSwitch {
+                reason: "resume".into(),
+                target_session_file: Some("/s/other.jsonl".into()),
+            },
+        ),
+    ];
+    for (ask, event, expected) in cases {
+        let mut s = session(&[HookEvent::Command, event]);
+        with_history(&mut s);
+        let step = s.step(10, prompt("/back")).unwrap();
+        let command = hooks(&step)[0].0;
+        let asking = HookDecision::CommandAsked {
+            run: 5,
+            ask: ask.clone(),
+        };
+        let step = s.step(11, decided_as(command, asking, vec![])).unwrap();
+        let asked = hooks(&step);
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert_eq!(asked[0].1, expected);
+        let go_on = HookDecision::SessionBeforeReplace { cancel: false };
+        let step = s.step(12, decided_as(asked[0].0, go_on, vec![])).unwrap();
+        let [Reply::CommandReplacing(carried)] = &step.replies[..] else {
+            panic!("{:?}", step.replies)
+        };
+        assert_eq!((carried.run, &carried.ask), (5, &ask));
+        assert!(!s.is_busy());
+    }
 }

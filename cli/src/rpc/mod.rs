@@ -6,6 +6,7 @@
 //! and `bash` results as it does the session's inputs.
 
 mod batch;
+mod command_replace;
 mod commands;
 mod framing;
 mod lifecycle;
@@ -247,6 +248,9 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
     loop {
         // A replacing command read last is carried out first: what follows reads the session
         // it leaves.
+        if let Some(ended) = rpc.replace_for_command(&mut sources.extension_ui).await {
+            return ended;
+        }
         if let Some(ended) = rpc.replace_pending(&mut sources.extension_ui).await {
             return ended;
         }
@@ -438,6 +442,9 @@ struct Rpc<I: Interpreter> {
     /// A replacing command read, which the loop carries out next (it waits for the
     /// extensions).
     pending_replace: VecDeque<replace::PendingReplace>,
+    /// A command that asked for the session to be replaced (`ctx.newSession`), which the loop
+    /// carries out next (`command_replace.rs`).
+    command_replacing: Option<pi_core::agent_session::CarriedCommand>,
     /// Notices (`notify`, `setStatus`...) the `session_before_*` handlers of a replacement or
     /// the tree hooks' handlers sent, printed once their answer applied what they asked for
     /// (their entries come first, as in Pi, where `appendEntry` writes at once); a dialog goes
@@ -477,6 +484,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             generation: 0,
             batch: None,
             pending_replace: VecDeque::new(),
+            command_replacing: None,
             held_ui: Vec::new(),
             held_for_tree: None,
             session_ended: false,
@@ -621,6 +629,7 @@ impl<I: Interpreter + Send> Rpc<I> {
                 // A replacement reads its answer where it asked (`replace.rs`).
                 Reply::Replacing { cancelled } => self.replacement_answered(cancelled),
                 Reply::Navigated(_) => {}
+                Reply::CommandReplacing(carried) => self.command_replacing = Some(carried),
                 Reply::UserBash(answer) => self.user_bash_answered(answer),
             }
         }

@@ -45,8 +45,12 @@ enum Asking {
     Answered(bool, Option<HookPayload>),
 }
 
+/// How Pi's RPC replacing commands bind the new session's extensions: within the runtime's
+/// replacement (before the printer subscribes), then again.
+const COMMAND_BINDS: &[bool] = &[false, true];
+
 /// Why a replacement stopped: Pi's error, or the replay parted from its recording.
-enum Stop {
+pub(super) enum Stop {
     Failed(Failure),
     Ended(Ended),
 }
@@ -306,7 +310,7 @@ impl<I: Front> Rpc<I> {
                     Some(parent) => SessionChoice::Child(parent.to_owned()),
                     None => SessionChoice::New,
                 };
-                self.replace(&choice, "new", ui).await?;
+                self.replace(&choice, "new", COMMAND_BINDS, ui).await?;
                 Ok(json!({ "cancelled": false }))
             }
             "switch_session" => {
@@ -317,7 +321,7 @@ impl<I: Front> Rpc<I> {
                 } else {
                     self.runtime.cwd.join(path)
                 };
-                self.replace(&SessionChoice::Open(path), "resume", ui)
+                self.replace(&SessionChoice::Open(path), "resume", COMMAND_BINDS, ui)
                     .await?;
                 Ok(json!({ "cancelled": false }))
             }
@@ -334,7 +338,7 @@ impl<I: Front> Rpc<I> {
                     "fork" => ForkPosition::Before,
                     _ => ForkPosition::At,
                 };
-                let text = self.fork(&entry_id, position, ui).await?;
+                let text = self.fork(&entry_id, position, COMMAND_BINDS, ui).await?;
                 // Pi answers a fork `{text, cancelled}` (`text` left out when undefined), a
                 // clone `{cancelled}`.
                 Ok(match (kind, text) {
@@ -347,10 +351,11 @@ impl<I: Front> Rpc<I> {
 
     /// Pi's `AgentSessionRuntime.fork` once `session_before_fork` let it go on: the text of the
     /// user message forked before, if any. A session kept in memory forks in memory.
-    async fn fork(
+    pub(super) async fn fork(
         &mut self,
         entry_id: &str,
         position: ForkPosition,
+        binds: &[bool],
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<Option<String>, Stop> {
         let tree = self.session.machine().tree();
@@ -365,13 +370,13 @@ impl<I: Front> Rpc<I> {
                 leaf,
             },
         };
-        self.replace(&choice, "fork", ui).await?;
+        self.replace(&choice, "fork", binds, ui).await?;
         Ok(plan.text)
     }
 
     /// The replies of a step driven for a replacement; an error is reported (the replay
     /// parted from its recording: the loop ends).
-    fn settled(
+    pub(super) fn settled(
         &mut self,
         driven: Result<Result<Vec<Reply>, SessionError>, DriveError>,
     ) -> Result<Vec<Reply>, Stop> {
@@ -440,12 +445,16 @@ impl<I: Front> Rpc<I> {
     }
 
     /// Builds the new session, tells the old one's extensions it ends (`reason`, the new
-    /// file), drops it and tells the new one's they start. Commands still waiting on the old
-    /// session are answered: an abort as done, a compaction as cancelled.
-    async fn replace(
+    /// file), drops it and tells the new one's they start, once for each of `binds` (Pi binds
+    /// them once within the runtime's replacement and again for an RPC command; its printer
+    /// subscribes after each bind, so `true`: what that one's handlers do is printed). Commands
+    /// still waiting on the old session are answered: an abort as done, a compaction as
+    /// cancelled.
+    pub(super) async fn replace(
         &mut self,
         choice: &SessionChoice,
         reason: &str,
+        binds: &[bool],
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<(), Stop> {
         // A replay holds the recorded session up to here: the recording ended with the
@@ -498,7 +507,7 @@ impl<I: Front> Rpc<I> {
             }
         }
         if self.session.machine().hears_start() {
-            for print_all in [false, true] {
+            for &print_all in binds {
                 let start = SessionInput::Replaced {
                     reason: reason.to_owned(),
                     previous_session_file: previous.clone(),

@@ -110,3 +110,219 @@ fn a_commands_navigation_is_carried_out_by_the_session_and_replays_without_node(
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A command's `ctx.newSession` (Pi 1.5.2's handoff): `session_before_switch` cancels the
+/// first, whose handler goes on with `{cancelled: true}`; the second replaces the session, the
+/// handler's `withSession` prompts the new one (a child of the old file) and the prompt is
+/// answered once that run has settled and the stale old context has thrown. The recording ends
+/// at the replacement and replays to those bytes with no Node.
+#[test]
+fn a_commands_new_session_replaces_the_session_and_its_recording_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Continuing."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("handoff.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", fixture("handoff.ts").to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let mut next = [
+        json!({"id": "h1", "type": "prompt", "message": "/handoff first"}),
+        json!({"id": "h2", "type": "prompt", "message": "/handoff the plan"}),
+    ]
+    .into_iter();
+    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let answered = (event["type"] == "agent_settled" && seen.iter().all(|e| e["id"] != "h1"))
+            || (event["type"] == "response" && event["id"] == "h1")
+            || (event["type"] == "response" && event["id"] == "h2");
+        if answered {
+            match next.next() {
+                Some(command) => send(&mut stdin, command),
+                None => drop(stdin.take()),
+            }
+        }
+        seen.push(event);
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+
+    let at = |wanted: &dyn Fn(&Value) -> bool| {
+        seen.iter()
+            .position(wanted)
+            .unwrap_or_else(|| panic!("{recorded}"))
+    };
+    let kept = at(&|e| e["message"] == "parent kept true");
+    let continued = at(&|e| {
+        e["type"] == "message_end" && e["message"]["content"][0]["text"] == "Continue: the plan"
+    });
+    let settled = seen
+        .iter()
+        .rposition(|e| e["type"] == "agent_settled")
+        .unwrap();
+    let stale = at(&|e| e["type"] == "extension_error");
+    let answered = at(&|e| e["id"] == "h2");
+    assert!(
+        kept < continued && continued < settled && settled < stale && stale < answered,
+        "{recorded}"
+    );
+    assert_eq!(seen[stale]["extensionPath"], "command:handoff");
+    assert!(
+        seen[stale]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("This extension ctx is stale after session replacement"),
+        "{recorded}"
+    );
+
+    let files = env.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let header = |file: &std::path::Path| -> Value {
+        let text = std::fs::read_to_string(file).unwrap();
+        serde_json::from_str(text.lines().next().unwrap()).unwrap()
+    };
+    let (old, new) = match header(&files[0]).get("parentSession") {
+        None => (&files[0], &files[1]),
+        Some(_) => (&files[1], &files[0]),
+    };
+    assert_eq!(
+        header(new)["parentSession"],
+        json!(old.display().to_string())
+    );
+    let old_text = std::fs::read_to_string(old).unwrap();
+    assert!(old_text.contains(r#""customType":"handoff","data":{"args":"first","cancelled":true}"#));
+    assert!(std::fs::read_to_string(new)
+        .unwrap()
+        .contains("Continue: the plan"));
+
+    // The recording holds the first session, up to the replacement: the replay prints what
+    // the run printed until then.
+    let (code, replayed, stderr) = crate::support::replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        recorded.starts_with(&replayed),
+        "{replayed}\n---\n{recorded}"
+    );
+    assert!(replayed.contains(r#""asked":2"#), "{replayed}");
+}
+
+/// Runs `replace.ts` in RPC mode, recorded: two prompts answered, then `commands` (each sent
+/// once the one before was answered); what it printed, line by line, and the cassette.
+fn replacing(env: &Env, node: &str, commands: Vec<Value>) -> (String, Vec<Value>) {
+    let cassette = env.path("replace.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", fixture("replace.ts").to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, node);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    let mut next = [json!({"id": "p2", "type": "prompt", "message": "Again"})]
+        .into_iter()
+        .chain(commands);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let settled = seen.iter().filter(|e| e["type"] == "agent_settled").count();
+        let answered = (event["type"] == "agent_settled" && settled < 2)
+            || (event["type"] == "response"
+                && !event["id"].as_str().unwrap_or("p").starts_with('p'));
+        if answered {
+            match next.next() {
+                Some(command) => send(&mut stdin, command),
+                None => drop(stdin.take()),
+            }
+        }
+        seen.push(event);
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    // The recording holds the first session, up to the replacement: the replay prints what
+    // the run printed until then.
+    let (code, replayed, stderr) = crate::support::replay_without_node(env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        recorded.starts_with(&replayed),
+        "{replayed}\n---\n{recorded}"
+    );
+    assert!(replayed.contains(r#""customType":"before_"#), "{replayed}");
+    (recorded, seen)
+}
+
+/// A command's `ctx.fork` (Pi 1.5.2's RPC command context): `session_before_fork` asked with
+/// position `before`, the session forked into a child file before the last prompt, and
+/// `withSession` reading the forked session before the prompt is answered.
+#[test]
+fn a_commands_fork_forks_the_session_and_its_recording_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Hello again."]}]));
+    let env = Env::new(&mock);
+    let branch = json!({"id": "b1", "type": "prompt", "message": "/branch"});
+    let (recorded, seen) = replacing(&env, &path, vec![branch]);
+    let forked = seen
+        .iter()
+        .position(|e| e["message"] == "forked: last message")
+        .unwrap_or_else(|| panic!("{recorded}"));
+    let answered = seen.iter().position(|e| e["id"] == "b1").unwrap();
+    assert!(forked < answered, "{recorded}");
+    assert_eq!(seen[answered]["data"]["disposition"], "handled");
+    assert!(
+        recorded.contains(r#""data":{"position":"before"}"#),
+        "{recorded}"
+    );
+    let files = env.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let child = texts
+        .iter()
+        .find(|t| t.lines().next().unwrap().contains("parentSession"))
+        .unwrap_or_else(|| panic!("{texts:?}"));
+    assert!(child.contains(r#""text":"Hi""#) && !child.contains(r#""text":"Again""#));
+}
+
+/// A command's `ctx.switchSession`: `session_before_switch` asked with reason `resume`, the
+/// file opened, and `withSession` reading it before the prompt is answered.
+#[test]
+fn a_commands_switch_session_opens_the_file_and_its_recording_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Hello again."]}]));
+    let env = Env::new(&mock);
+    // A session file of two exchanges to switch to, written by a run of its own.
+    let other = env.path("other.jsonl");
+    std::fs::write(
+        &other,
+        r#"{"type":"session","version":3,"id":"01a2224f-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"CWD"}
+{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"Old"}],"timestamp":1}}
+"#
+        .replace("CWD", &env.cwd().display().to_string()),
+    )
+    .unwrap();
+    let resume =
+        json!({"id": "r1", "type": "prompt", "message": format!("/resume {}", other.display())});
+    let (recorded, seen) = replacing(&env, &path, vec![resume]);
+    let resumed = seen
+        .iter()
+        .position(|e| e["message"] == "resumed: 1 messages")
+        .unwrap_or_else(|| panic!("{recorded}"));
+    let answered = seen.iter().position(|e| e["id"] == "r1").unwrap();
+    assert!(resumed < answered, "{recorded}");
+    assert!(
+        recorded.contains(r#""data":{"reason":"resume"}"#),
+        "{recorded}"
+    );
+}

@@ -10,6 +10,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::message::UserContent;
+
 /// One call of a command's context that only the session can carry out.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -27,13 +29,57 @@ pub enum CommandAsk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         label: Option<String>,
     },
+    /// `ctx.newSession(options)`: Pi's runtime `newSession`, its `session_before_switch`
+    /// (reason `new`) asked first; the front end builds the new session (a child of
+    /// `parent_session`, where given) and the command goes on there. `with_session`: a
+    /// `withSession` callback waits to run with the new session's context.
+    #[serde(rename_all = "camelCase")]
+    NewSession {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_session: Option<String>,
+        #[serde(default)]
+        with_session: bool,
+    },
+    /// `ctx.fork(entryId, options)`: Pi's runtime `fork`, its `session_before_fork` asked
+    /// first (`position`: `before` where not given); the front end forks and the command goes
+    /// on in the new session.
+    #[serde(rename_all = "camelCase")]
+    Fork {
+        entry_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        position: Option<String>,
+        #[serde(default)]
+        with_session: bool,
+    },
+    /// `ctx.switchSession(sessionPath, options)`: Pi's runtime `switchSession`, its
+    /// `session_before_switch` (reason `resume`) asked first; the front end opens the file and
+    /// the command goes on in that session.
+    #[serde(rename_all = "camelCase")]
+    SwitchSession {
+        session_path: String,
+        #[serde(default)]
+        with_session: bool,
+    },
+    /// The replaced session's `ctx.sendUserMessage` (the context `withSession` is given): Pi
+    /// prompts the new session and the call returns once that run has settled.
+    #[serde(rename_all = "camelCase")]
+    SendUserMessage {
+        content: UserContent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deliver_as: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expand_prompt_templates: Option<bool>,
+    },
 }
 
 /// What the command's call gives back: Pi's result (`{cancelled}` for a navigation), or the
-/// error the call throws in the handler.
+/// error the call throws in the handler; `Replaced`: the session was replaced, the handler's
+/// context (the old session's) is stale, and its `withSession` runs with the new session's
+/// context before the call returns the result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CommandAnswer {
     Result(Value),
     Error(String),
+    Replaced(Value),
 }

@@ -11,6 +11,13 @@
 //! end's call would, hooks and all, while the command still counts as running; then the command
 //! goes on ([`HookPayload::CommandResume`]) with Pi's result, until its run ends.
 //!
+//! `ctx.newSession`, `ctx.fork` and `ctx.switchSession` ask `session_before_switch` or
+//! `session_before_fork` here; let go on, the command leaves this
+//! session ([`Reply::CommandReplacing`]) and the front end, having built the new session,
+//! resumes it there ([`SessionInput::ResumeCommand`](super::SessionInput::ResumeCommand)) with
+//! [`CommandAnswer::Replaced`]: its `withSession` runs with the new session's context, whose
+//! `sendUserMessage` waits for the run it starts to settle ([`CommandAsk::SendUserMessage`]).
+//!
 //! [`Resources::commands`]: crate::resources::Resources::commands
 
 use serde_json::json;
@@ -40,6 +47,32 @@ pub(super) struct AskingCommand {
     /// The session's answer, held while the notifications it told (`session_tree`) are heard:
     /// Pi's call returns once their handlers are done.
     answer: Option<CommandAnswer>,
+    /// What the call waits for.
+    waits: Waits,
+}
+
+/// What a command's call waits for before the session answers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Waits {
+    /// A navigation's end (`ctx.navigateTree`).
+    Navigation,
+    /// The `session_before_switch` handlers' answer to a replacement (`ctx.newSession`).
+    Replacement,
+    /// The end of the run a message started (the replaced session's `ctx.sendUserMessage`):
+    /// the session's `agent_settled`.
+    Settled,
+}
+
+/// A command whose handler waits in a session that is being replaced: the front end carries
+/// it over to the new session ([`SessionInput::ResumeCommand`](super::SessionInput)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CarriedCommand {
+    /// The command's name.
+    pub name: String,
+    /// The host's number for the handler's run.
+    pub run: u64,
+    /// What the handler asked for.
+    pub ask: CommandAsk,
 }
 
 impl SessionMachine {
@@ -108,6 +141,7 @@ impl SessionMachine {
                 name,
                 run,
                 answer: None,
+                waits: Waits::Navigation,
             });
             return self.carry_out(ask);
         }
@@ -160,6 +194,32 @@ impl SessionMachine {
                 replace_instructions: replace_instructions.unwrap_or(false),
                 label,
             }),
+            CommandAsk::NewSession { .. }
+            | CommandAsk::Fork { .. }
+            | CommandAsk::SwitchSession { .. } => {
+                let payload = before_replacing(&ask);
+                self.set_waits(Waits::Replacement, Some(ask));
+                if self.hears(payload.event()) {
+                    self.tell_session(payload);
+                } else {
+                    self.command_replacement_answered(false);
+                }
+                Ok(())
+            }
+            CommandAsk::SendUserMessage {
+                content,
+                deliver_as,
+                expand_prompt_templates,
+            } => {
+                self.set_waits(Waits::Settled, None);
+                let sent = self.apply_asked_actions(&[HookAction::SendUserMessage {
+                    content,
+                    deliver_as,
+                    expand_prompt_templates,
+                }]);
+                self.arm_idle_runs();
+                sent
+            }
         };
         match asked {
             Err(SessionError::Rejected(refused)) => {
@@ -170,11 +230,74 @@ impl SessionMachine {
         }
     }
 
+    /// What the waiting command waits for, and the replacement it asked for, if any.
+    fn set_waits(&mut self, waits: Waits, replacement: Option<CommandAsk>) {
+        if let Some(asking) = self.command_asking.as_mut() {
+            asking.waits = waits;
+        }
+        self.command_replacement = replacement;
+    }
+
+    /// Whether the `session_before_switch` handlers now heard were asked by a command's
+    /// replacement rather than by the front end.
+    pub(super) fn command_replacement_asked(&self) -> bool {
+        self.command_asking
+            .as_ref()
+            .is_some_and(|asking| asking.waits == Waits::Replacement && asking.answer.is_none())
+    }
+
+    /// The replacement a command asked for was answered: cancelled, the handler goes on with
+    /// Pi's `{cancelled: true}`; else the command leaves this session for the front end to
+    /// carry over to the new one ([`Reply::CommandReplacing`]).
+    pub(super) fn command_replacement_answered(&mut self, cancelled: bool) {
+        let ask = self.command_replacement.take();
+        if cancelled {
+            self.resume_command(CommandAnswer::Result(json!({"cancelled": true})));
+            return;
+        }
+        let (Some(asking), Some(ask)) = (self.command_asking.take(), ask) else {
+            return;
+        };
+        self.reply(Reply::CommandReplacing(CarriedCommand {
+            name: asking.name,
+            run: asking.run,
+            ask,
+        }));
+    }
+
+    /// The session's `agent_settled` went out: a command whose message started that run goes
+    /// on (Pi's `sendUserMessage` of a replaced session's context has returned).
+    pub(super) fn command_settled(&mut self) {
+        let settled = self
+            .command_asking
+            .as_ref()
+            .is_some_and(|asking| asking.waits == Waits::Settled && asking.answer.is_none());
+        if settled {
+            self.resume_command(CommandAnswer::Result(serde_json::Value::Null));
+        }
+    }
+
+    /// A command carried over from the replaced session goes on here with `answer`, once the
+    /// notifications told so far are heard.
+    pub(super) fn resume_carried(&mut self, name: String, run: u64, answer: CommandAnswer) {
+        self.command_asking = Some(AskingCommand {
+            name,
+            run,
+            answer: Some(answer),
+            waits: Waits::Navigation,
+        });
+        self.release_command_answer();
+    }
+
     /// A navigation ended: a command that asked for it goes on with Pi's result (`{cancelled}`,
     /// as RPC mode's command context gives it); else nothing was waiting in a command
     /// (`false`: the front end gets the reply).
     pub(super) fn command_navigated(&mut self, result: &Result<Navigated, String>) -> bool {
-        if self.command_asking.is_none() {
+        if !self
+            .command_asking
+            .as_ref()
+            .is_some_and(|asking| asking.waits == Waits::Navigation)
+        {
             return false;
         }
         let answer = match result {
@@ -204,6 +327,7 @@ impl SessionMachine {
             name,
             run,
             answer: Some(answer),
+            ..
         }) = self
             .command_asking
             .take_if(|asking| asking.answer.is_some())
@@ -213,6 +337,27 @@ impl SessionMachine {
         let call = self.agent.reserve_call();
         self.pending_commands.push((call, name.clone()));
         self.push_hook(call, HookPayload::CommandResume { name, run, answer });
+    }
+}
+
+/// The event Pi's runtime asks before it carries out the replacement `ask`
+/// (`emitBeforeSwitch`, `emitBeforeFork`).
+fn before_replacing(ask: &CommandAsk) -> HookPayload {
+    match ask {
+        CommandAsk::Fork {
+            entry_id, position, ..
+        } => HookPayload::SessionBeforeFork {
+            entry_id: entry_id.clone(),
+            position: position.clone().unwrap_or_else(|| "before".into()),
+        },
+        CommandAsk::SwitchSession { session_path, .. } => HookPayload::SessionBeforeSwitch {
+            reason: "resume".into(),
+            target_session_file: Some(session_path.clone()),
+        },
+        _ => HookPayload::SessionBeforeSwitch {
+            reason: "new".into(),
+            target_session_file: None,
+        },
     }
 }
 

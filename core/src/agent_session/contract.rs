@@ -150,6 +150,13 @@ pub enum SessionInput {
         reason: String,
         target_session_file: Option<String>,
     },
+    /// A command whose handler waited in the session this one replaced
+    /// ([`Reply::CommandReplacing`]) goes on here with `answer`.
+    ResumeCommand {
+        name: String,
+        run: u64,
+        answer: crate::agent::hooks::CommandAnswer,
+    },
     /// The session replaced the one in `previous_session_file`: the extensions that handle
     /// `session_start` hear it with `reason` (`new`, `resume`, `fork`). Sent only when one
     /// does.
@@ -193,6 +200,7 @@ impl SessionInput {
             SessionInput::AskReplace(_) => "ask_replace".into(),
             SessionInput::Leave { .. } => "leave".into(),
             SessionInput::Replaced { .. } => "replaced".into(),
+            SessionInput::ResumeCommand { .. } => "resume_command".into(),
         }
     }
 }
@@ -241,6 +249,10 @@ pub enum Reply {
     /// commands came): `None` leaves the command to the local shell; a result was recorded
     /// already.
     UserBash(Option<crate::agent::user_bash::UserBashAnswer>),
+    /// A running command asked for the session to be replaced (`ctx.newSession`) and no
+    /// `session_before_switch` handler cancelled it: the front end replaces the session and
+    /// resumes the command in the new one ([`SessionInput::ResumeCommand`]).
+    CommandReplacing(super::command::CarriedCommand),
 }
 
 /// How a prompt sent while the agent streams without a behaviour was taken, once its `input`

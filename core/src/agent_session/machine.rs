@@ -115,6 +115,8 @@ pub struct SessionMachine {
     pub(super) pending_commands: Vec<(crate::agent::CallId, String)>,
     /// A command waiting for what its handler asked of the session (`command.rs`).
     pub(super) command_asking: Option<super::command::AskingCommand>,
+    /// The replacement that command asked for (`ctx.newSession`), while it is asked.
+    pub(super) command_replacement: Option<crate::agent::hooks::CommandAsk>,
     /// The loop's events an extension is being told of, and what waits for its handlers.
     pub(super) notifications: super::notify::Notifications,
     /// Agent model calls held for their provider hooks.
@@ -204,6 +206,7 @@ impl SessionMachine {
             compact_callbacks: Vec::new(),
             pending_commands: Vec::new(),
             command_asking: None,
+            command_replacement: None,
             notifications: Default::default(),
             provider_gate: Default::default(),
             provider_notices: Default::default(),
@@ -355,6 +358,9 @@ impl SessionMachine {
                 target_session_file: None,
             }),
             SessionInput::AskReplace(payload) => self.ask_replace(payload),
+            SessionInput::ResumeCommand { name, run, answer } => {
+                self.resume_carried(name, run, answer)
+            }
             SessionInput::Leave {
                 reason,
                 target_session_file,

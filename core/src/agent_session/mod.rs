@@ -27,6 +27,7 @@ pub mod retry;
 mod user_bash;
 
 pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};
+pub use command::CarriedCommand;
 pub use contract::{
     BusyAnswer, ExtensionEntry, NavigateRequest, Navigated, Reply, SessionConfig, SessionError,
     SessionInput, SessionRejection, SessionStep, StreamingBehavior,

@@ -262,6 +262,7 @@ impl SessionMachine {
             self.tell_session(HookPayload::AgentSettled { aborted });
         } else {
             self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
+            self.command_settled();
         }
     }
 
@@ -303,13 +304,21 @@ impl SessionMachine {
     ) -> Result<(), SessionError> {
         self.notifications.session.retain(|c| *c != call);
         self.notifications.tree.take_if(|c| *c == call);
+        let for_command = self.command_replacement_asked();
         if let HookDecision::SessionBeforeReplace { cancel } = outcome.decision {
-            self.out
-                .replies
-                .push(Reply::Replacing { cancelled: cancel });
+            if !for_command {
+                self.out
+                    .replies
+                    .push(Reply::Replacing { cancelled: cancel });
+            }
         }
         let before = self.out.effects.len();
         self.apply_asked_actions(&outcome.actions)?;
+        if let (true, HookDecision::SessionBeforeReplace { cancel }) =
+            (for_command, &outcome.decision)
+        {
+            self.command_replacement_answered(*cancel);
+        }
         if let HookDecision::ResourcesDiscover(found) = &outcome.decision {
             self.add_discovered(found);
         }
@@ -319,6 +328,7 @@ impl SessionMachine {
         }
         if let Some((_, aborted)) = self.notifications.settling.take_if(|(c, _)| *c == call) {
             self.emit(Event::Session(SessionEvent::AgentSettled { aborted }));
+            self.command_settled();
             if !self.idle_inputs_pending() {
                 self.start_idle_runs()?;
             }

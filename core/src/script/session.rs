@@ -287,6 +287,11 @@ impl Driver {
                 }
                 Reply::Replacing { cancelled } => format!("replacing cancelled={cancelled}"),
                 Reply::UserBash(answer) => format!("user_bash {}", render::json(answer)),
+                Reply::CommandReplacing(carried) => format!(
+                    "command {} replacing {}",
+                    carried.name,
+                    render::json(&carried.ask)
+                ),
             };
             self.log.push(format!("  <- {line}"));
         }

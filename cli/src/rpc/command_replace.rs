@@ -1,0 +1,104 @@
+//! A running extension command that replaces the session (Pi 1.5.2's RPC command context:
+//! `ctx.newSession`, `ctx.fork` and `ctx.switchSession` call the runtime's). The session machine asked the
+//! `session_before_switch` handlers; once they let it go on, the command leaves the old
+//! session ([`Reply::CommandReplacing`](pi_core::agent_session::Reply::CommandReplacing)) and
+//! the loop replaces the session as `new_session`, `fork` or `switch_session` do (the old one's shutdown, the new one's
+//! start), then resumes the command in the new session: its `withSession` runs there with the
+//! new session's context, and the prompt that ran the command is answered once the command
+//! ends. A recording ends at the replacement, as for `new_session`.
+
+use std::path::PathBuf;
+
+use pi_core::agent::hooks::{CommandAnswer, CommandAsk};
+use pi_core::agent_session::SessionInput;
+use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use pi_effects::session::ForkPosition;
+
+use super::commands::Failure;
+use super::replace::Stop;
+use super::{Ended, Front, Rpc};
+use crate::setup::SessionChoice;
+
+impl<I: Front> Rpc<I> {
+    /// Carries out the replacement a command asked for, if one waits: the session replaced,
+    /// the command resumes in the new one (or, where the replacement failed, in the old one
+    /// with Pi's error); `Some` when the run ends here (a replay holds one session).
+    pub(super) async fn replace_for_command(
+        &mut self,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Option<Ended> {
+        let carried = self.command_replacing.take()?;
+        self.held_for_tree = None;
+        for request in std::mem::take(&mut self.held_ui) {
+            self.arrived(pi_effects::driver::FrontEndInput::ExtensionUi(request));
+        }
+        self.print_ui(ui);
+        let answer = match self.replace_as_asked(&carried.ask, ui).await {
+            Ok(()) => CommandAnswer::Replaced(json!({ "cancelled": false })),
+            Err(Stop::Ended(ended)) => return Some(ended),
+            Err(Stop::Failed(Failure::Message(message))) => CommandAnswer::Error(message),
+            Err(Stop::Failed(Failure::Unknown)) => CommandAnswer::Error("Unknown command".into()),
+        };
+        let resume = SessionInput::ResumeCommand {
+            name: carried.name,
+            run: carried.run,
+            answer,
+        };
+        let submitted = {
+            let (out, waiting) = (&mut self.out, &mut self.started_waiters);
+            self.session.submit(resume, |event| {
+                super::started::print_event(out, waiting, event)
+            })
+        };
+        match self.settled(submitted.map(Ok)) {
+            Ok(replies) => self.replies(replies),
+            Err(Stop::Ended(ended)) => return Some(ended),
+            Err(Stop::Failed(_)) => {}
+        }
+        self.print_ui(ui);
+        None
+    }
+
+    /// Replaces the session as `ask` says, Pi's runtime binding the new session's extensions
+    /// once (its printer subscribes after that).
+    async fn replace_as_asked(
+        &mut self,
+        ask: &CommandAsk,
+        ui: &mut Option<UnboundedReceiver<Value>>,
+    ) -> Result<(), Stop> {
+        const BINDS: &[bool] = &[false];
+        match ask {
+            CommandAsk::NewSession { parent_session, .. } => {
+                let choice = match parent_session {
+                    Some(parent) => SessionChoice::Child(parent.clone()),
+                    None => SessionChoice::New,
+                };
+                self.replace(&choice, "new", BINDS, ui).await
+            }
+            CommandAsk::Fork {
+                entry_id, position, ..
+            } => {
+                let position = match position.as_deref() {
+                    Some("at") => ForkPosition::At,
+                    _ => ForkPosition::Before,
+                };
+                self.fork(entry_id, position, BINDS, ui).await.map(|_| ())
+            }
+            CommandAsk::SwitchSession { session_path, .. } => {
+                let path = PathBuf::from(session_path);
+                let path = if path.is_absolute() {
+                    path
+                } else {
+                    self.runtime.cwd.join(path)
+                };
+                self.replace(&SessionChoice::Open(path), "resume", BINDS, ui)
+                    .await
+            }
+            CommandAsk::NavigateTree { .. } | CommandAsk::SendUserMessage { .. } => {
+                Err(Stop::Failed(Failure::Unknown))
+            }
+        }
+    }
+}
