@@ -141,7 +141,8 @@ fn send(chunks: Option<&UnboundedSender<String>>, text: String) {
 
 /// A command's raw output made Pi's display text chunk by chunk: bytes decoded as UTF-8 across
 /// chunks, an unfinished escape sequence at a chunk's end held back for the next, then cleaned
-/// as a whole output is (ANSI sequences and every control character but tab and newline removed, as Pi does). An extension's `exec` streams through one as its chunks come.
+/// as a whole output is (ANSI sequences and every control character but tab and newline
+/// removed, as Pi does). An extension's `exec` streams through one as its chunks come.
 #[derive(Debug, Default)]
 pub struct ChunkCleaner {
     decoder: Utf8Stream,
