@@ -239,6 +239,17 @@ impl Recorder {
             .collect()
     }
 
+    /// `body` with the values at the user's JSON paths replaced, as a request line's body is
+    /// (the same value, the same placeholder): for a request body recorded elsewhere first.
+    pub fn redact_body(&self, body: &Value) -> Value {
+        let mut state = self.lock();
+        let mut body = body.clone();
+        if state.rules.has_paths() {
+            replace_at_paths(&mut state, &mut body);
+        }
+        body
+    }
+
     /// Redacts the credential headers of a response's `headers` (cookies set, challenges).
     pub fn redact_response_headers(&self, headers: &[(String, String)]) -> Vec<(String, String)> {
         let headers = self.redact_headers_where(headers, |name| {

@@ -16,7 +16,7 @@
 pub mod body;
 pub mod convert;
 pub mod divergence;
-mod hook_headers;
+mod hook_redact;
 pub mod hybrid;
 pub mod import;
 pub mod live_hooks;

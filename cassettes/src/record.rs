@@ -19,7 +19,7 @@ use pi_providers::HttpRequest;
 
 use crate::convert::recorded_transport_error;
 use crate::format::{Line, RecordedEnd, RecordedInput, RecordedOutcome, MAX_KEPT_TEXT};
-use crate::hook_headers::{redacted_answer, redacted_effect};
+use crate::hook_redact::{redacted_answer, redacted_effect};
 use crate::write::{Recorder, RequestParts};
 
 /// An interpreter whose every input and effect is written to a cassette as it happens.

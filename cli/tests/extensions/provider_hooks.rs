@@ -166,3 +166,32 @@ fn a_key_a_handler_sends_and_a_cookie_it_is_told_of_reach_no_cassette() {
     }
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A body field the user's `redact.jsonPaths` rule names, which a `before_provider_request`
+/// handler fills: the request line holds its placeholder, and so must the handler's recorded
+/// decision, written before it; the run replays with no Node.
+#[test]
+fn a_body_field_a_redaction_rule_names_reaches_no_cassette_through_the_hooks_decision() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let env = Env::new(&mock);
+    env.write_agent(
+        "settings.json",
+        &json!({"redact": {"jsonPaths": ["$.metadata.token"]}}).to_string(),
+    );
+    let cassette = env.path("tagged.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("tagged_body.ts"),
+        "Hello",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(received(&mock)[0].1["metadata"], json!({"token": "t0k"}));
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let line = text.lines().find(|l| l.contains("t0k"));
+    assert_eq!(line, None, "the token reached the cassette");
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -1,8 +1,10 @@
-//! The headers a hook point carries, redacted as the request and response lines redact theirs:
-//! those an extension hands the provider (`before_provider_headers`'s decision) and the
-//! response's an extension is told of (`after_provider_response`'s question). The same value
-//! gets the same placeholder in both places, so a replay sends, and is asked, what the
-//! recording holds, and no credential a handler set or a provider answered reaches the file.
+//! What a hook point carries of a model call, redacted as the request and response lines
+//! redact theirs: the headers an extension hands the provider (`before_provider_headers`'s
+//! decision), the body it sends (`before_provider_request`'s decision, under the user's JSON-path
+//! rules) and the response's headers an extension is told of (`after_provider_response`'s
+//! question). The same value gets the same placeholder in both places, so a replay sends, and is
+//! asked, what the recording holds, and no credential a handler set or a provider answered
+//! reaches the file.
 
 use serde_json::{Map, Value};
 
@@ -38,13 +40,17 @@ pub fn redacted_answer(recorder: &Recorder, input: &SessionInput) -> Option<Sess
     let SessionInput::Answer(Input::HookDecided { call, outcome }) = input else {
         return None;
     };
-    let HookDecision::BeforeProviderHeaders { headers } = &outcome.decision else {
-        return None;
+    let decision = match &outcome.decision {
+        HookDecision::BeforeProviderHeaders { headers } => HookDecision::BeforeProviderHeaders {
+            headers: redacted(headers, |h| recorder.redact_headers(h)),
+        },
+        HookDecision::BeforeProviderRequest { payload } => HookDecision::BeforeProviderRequest {
+            payload: recorder.redact_body(payload),
+        },
+        _ => return None,
     };
     let mut outcome = outcome.clone();
-    outcome.decision = HookDecision::BeforeProviderHeaders {
-        headers: redacted(headers, |h| recorder.redact_headers(h)),
-    };
+    outcome.decision = decision;
     Some(SessionInput::Answer(Input::HookDecided {
         call: *call,
         outcome,
