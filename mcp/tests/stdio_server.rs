@@ -157,14 +157,16 @@ async fn an_abort_ends_the_call_and_tells_the_server() {
     });
     let result = connection.call_tool("slow", json!({}), &abort).await;
     assert!(matches!(result, Err(CallError::Aborted)), "{result:?}");
-    // The server saw notifications/cancelled: its handler wrote the mark (bounded wait).
+    // The server saw notifications/cancelled: its handler wrote the mark (bounded wait; the
+    // file exists, empty, a moment before its text is in).
+    let written = || std::fs::read_to_string(&mark).unwrap_or_default();
     for _ in 0..100 {
-        if mark.exists() {
+        if written() == "cancelled" {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "cancelled");
+    assert_eq!(written(), "cancelled");
     connection.close().await;
 }
 
