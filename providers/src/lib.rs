@@ -9,6 +9,7 @@ pub mod cost;
 pub mod error_text;
 pub mod google;
 mod hash;
+mod js_value;
 pub mod models;
 mod object;
 pub mod openai_completions;

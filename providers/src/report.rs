@@ -12,17 +12,8 @@
 use pi_core::agent::{Patch, StreamEvent};
 use serde_json::{Map, Value};
 
+use crate::js_value::truthy;
 use crate::sse::{SseEvent, SseParser};
-
-/// The Anthropic events pi-ai reads (`ANTHROPIC_MESSAGE_EVENTS`).
-const ANTHROPIC_EVENTS: [&str; 6] = [
-    "message_start",
-    "message_delta",
-    "message_stop",
-    "content_block_start",
-    "content_block_delta",
-    "content_block_stop",
-];
 
 /// Which SDK's reading of the stream a call reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,24 +88,13 @@ impl StreamReport {
             }
             Reader::Anthropic => {
                 let name = event.event.as_deref().unwrap_or_default();
-                ANTHROPIC_EVENTS
+                crate::anthropic::MESSAGE_EVENTS
                     .contains(&name)
                     .then(|| serde_json::from_str(&event.data).ok())
                     .flatten()
             }
             Reader::Google => serde_json::from_str(&event.data).ok(),
         }
-    }
-}
-
-/// Whether a JSON value is truthy as JavaScript reads it.
-fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
     }
 }
 

@@ -17,7 +17,8 @@ use crate::cost::{calculate_cost, total_tokens};
 use crate::sse::{SseEvent, SseParser};
 use crate::{failure, raw_reason, response_head, StreamEnd};
 
-const MESSAGE_EVENTS: [&str; 6] = [
+/// The Anthropic events pi-ai reads (`ANTHROPIC_MESSAGE_EVENTS`); others are passed over.
+pub(crate) const MESSAGE_EVENTS: [&str; 6] = [
     "message_start",
     "message_delta",
     "message_stop",

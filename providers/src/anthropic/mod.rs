@@ -9,6 +9,7 @@ mod thread;
 
 pub(crate) use thread::{fallback_diagnostic, refusal, resend, Thread, Tracking};
 
+pub(crate) use decode::MESSAGE_EVENTS;
 pub use decode::{map_stop_reason, Decoder};
 pub use encode::{
     build_body, convert_messages, is_oauth_token, supports_eager_tool_input_streaming,

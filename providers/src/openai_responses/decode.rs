@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use super::grammar::{self, InputBuffer};
 use crate::cost::calculate_cost;
+use crate::js_value::truthy;
 use crate::openai_completions::api_error_message;
 use crate::sse::SseParser;
 use crate::{failure, response_head, StreamEnd};
@@ -792,17 +793,6 @@ fn output_key(event: &Value) -> String {
     event
         .get("output_index")
         .map_or_else(|| "undefined".to_owned(), Value::to_string)
-}
-
-/// JavaScript truthiness of a JSON value.
-fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
 }
 
 /// JavaScript's `${value}` for a JSON value (`undefined` when absent).

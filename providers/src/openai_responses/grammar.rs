@@ -14,6 +14,7 @@ use pi_core::model::Model;
 use serde_json::Value;
 
 use crate::compat_flag;
+use crate::js_value::truthy;
 
 /// A tool's grammar: its syntax (`lark` or `regex`), definition and input property.
 pub(crate) struct Grammar {
@@ -117,17 +118,6 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// JavaScript's truthiness of a JSON value.
-fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
 }
 
 /// Each grammar tool's input property by tool name (none when the model takes no grammars);
