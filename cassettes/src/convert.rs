@@ -111,15 +111,37 @@ pub fn recorded_effect(effect: &Effect) -> RecordedEffect {
     }
 }
 
-/// A hook point's payload as its effect line records it. A `message_update` leaves out the
-/// message so far, which the model's own lines give: a response of n updates would otherwise
-/// write its text n times over.
+/// A hook point's payload as its effect line records it: without what the model's stream gave
+/// it (see [`without_streamed`]).
 fn recorded_payload(payload: &HookPayload) -> Value {
     let mut json = to_json(payload);
-    if let (HookPayload::MessageUpdate { .. }, Value::Object(fields)) = (payload, &mut json) {
-        fields.remove("message");
-    }
+    without_streamed(&mut json);
     json
+}
+
+/// A recorded hook point's `payload` without what the model's stream gave it, which the
+/// model's own lines give: a `message_update`'s message so far (a response of n updates would
+/// otherwise write its text n times over) and its event's text (`delta`, `content`, the tool
+/// call; its `type` and `contentIndex` stay), and a `provider_stream_event`'s `data`. Written as
+/// each event comes, these would hold the pieces of a key the model streams, which the chunk
+/// lines hold back until the key is whole and then replace. A replay reads older cassettes'
+/// effect lines through it too, so that theirs compare alike.
+pub fn without_streamed(payload: &mut Value) {
+    let Value::Object(fields) = payload else {
+        return;
+    };
+    match fields.get("type").and_then(Value::as_str) {
+        Some("message_update") => {
+            fields.remove("message");
+            if let Some(Value::Object(event)) = fields.get_mut("assistantMessageEvent") {
+                event.retain(|name, _| name == "type" || name == "contentIndex");
+            }
+        }
+        Some("provider_stream_event") => {
+            fields.remove("data");
+        }
+        _ => {}
+    }
 }
 
 /// A session input as a cassette records it.

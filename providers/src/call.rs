@@ -375,13 +375,24 @@ impl ModelCall {
         };
         match response.chunk().await {
             Ok(Some(bytes)) => {
-                // What the SDK read goes to the listeners before pi-ai decodes it.
-                let reported = match &mut self.report {
-                    Some(report) => report.feed(&bytes),
-                    None => Vec::new(),
+                let Some(reported) = self.report.as_mut().map(|r| r.feed(&bytes)) else {
+                    let events = self.decoder.feed(&bytes);
+                    return self.noted(events);
                 };
-                let events = self.decoder.feed(&bytes);
-                reported_first(reported, self.noted(events))
+                // Each event the SDK read goes to the listeners before pi-ai decodes it, and
+                // pi-ai decodes it before the SDK hands on the next: the read is decoded in
+                // pieces, each up to the end of an event reported.
+                let mut out = Vec::new();
+                let mut decoded = 0;
+                for (end, reported) in reported {
+                    out.push(reported);
+                    let events = self.decoder.feed(&bytes[decoded..end]);
+                    out.extend(self.noted(events));
+                    decoded = end;
+                }
+                let events = self.decoder.feed(&bytes[decoded..]);
+                out.extend(self.noted(events));
+                out
             }
             Ok(None) => {
                 self.done = true;

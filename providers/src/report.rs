@@ -48,29 +48,36 @@ impl StreamReport {
         })
     }
 
-    /// The events the bytes of one read complete, as patches.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<StreamEvent> {
-        let events = self.sse.feed(bytes);
-        self.patches(events)
+    /// The events the bytes of one read complete, as patches, each with the offset in `bytes`
+    /// where its SSE event ended: the SDK hands an event to pi-ai, which awaits its listeners,
+    /// before it decodes the next, so the caller decodes the read up to each offset after
+    /// reporting the events that end there.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<(usize, StreamEvent)> {
+        let mut out = Vec::new();
+        for (end, event) in self.sse.feed_ends(bytes) {
+            if let Some(data) = self.reported(event) {
+                out.push((end, data));
+            }
+        }
+        out
     }
 
     /// The event the end of the body completes, if any.
     pub(crate) fn finish(&mut self) -> Vec<StreamEvent> {
-        let events = self.sse.finish().into_iter().collect();
-        self.patches(events)
+        self.sse
+            .finish()
+            .and_then(|event| self.reported(event))
+            .into_iter()
+            .collect()
     }
 
-    fn patches(&mut self, events: Vec<SseEvent>) -> Vec<StreamEvent> {
-        let mut out = Vec::new();
-        for event in events {
-            if self.ended {
-                break;
-            }
-            if let Some(data) = self.data(event) {
-                out.push(StreamEvent::Patch(Patch::ProviderData(data)));
-            }
+    /// What is reported of `event`, unless the SDK has stopped reading.
+    fn reported(&mut self, event: SseEvent) -> Option<StreamEvent> {
+        if self.ended {
+            return None;
         }
-        out
+        self.data(event)
+            .map(|data| StreamEvent::Patch(Patch::ProviderData(data)))
     }
 
     /// What the SDK yields for `event`, if anything.
@@ -131,10 +138,10 @@ pub(crate) fn response_head(status: u16, headers: &[(String, String)]) -> Stream
 mod tests {
     use super::*;
 
-    fn data(events: Vec<StreamEvent>) -> Vec<Value> {
+    fn data(events: Vec<(usize, StreamEvent)>) -> Vec<Value> {
         events
             .into_iter()
-            .filter_map(|e| match e {
+            .filter_map(|(_, e)| match e {
                 StreamEvent::Patch(Patch::ProviderData(v)) => Some(v),
                 _ => None,
             })

@@ -25,6 +25,16 @@ pub struct SseParser {
 impl SseParser {
     /// Feeds bytes; returns the events they completed.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        self.feed_ends(bytes)
+            .into_iter()
+            .map(|(_, event)| event)
+            .collect()
+    }
+
+    /// Feeds bytes; returns the events they completed, each with the offset in `bytes` just
+    /// past the line ending that completed it (where a reader that acts on each event as it
+    /// comes, as the SDKs do, has read up to).
+    pub fn feed_ends(&mut self, bytes: &[u8]) -> Vec<(usize, SseEvent)> {
         let mut out = Vec::new();
         // An empty read says nothing, not even that a CR was not followed by an LF.
         if bytes.is_empty() {
@@ -37,15 +47,16 @@ impl SseParser {
                 rest = stripped;
             }
         }
+        let mut completed = Vec::new();
         while let Some(end) = memchr::memchr2(b'\n', b'\r', rest) {
             let cr = rest[end] == b'\r';
             if self.line.is_empty() {
                 // The whole line is in this chunk: no copy.
-                self.line_done(&rest[..end], &mut out);
+                self.line_done(&rest[..end], &mut completed);
             } else {
                 self.line.extend_from_slice(&rest[..end]);
                 let line = std::mem::take(&mut self.line);
-                self.line_done(&line, &mut out);
+                self.line_done(&line, &mut completed);
             }
             rest = &rest[end + 1..];
             if cr {
@@ -55,6 +66,8 @@ impl SseParser {
                     _ => {}
                 }
             }
+            let offset = bytes.len() - rest.len();
+            out.extend(completed.drain(..).map(|event| (offset, event)));
         }
         self.line.extend_from_slice(rest);
         out
@@ -168,5 +181,20 @@ mod tests {
             events.extend(parser.feed(&stream[cut..]));
             assert_eq!(events, whole, "empty read at {cut}");
         }
+    }
+
+    /// Each event's offset is where it ends: the bytes up to it complete exactly the events up
+    /// to it, whatever the line endings.
+    #[test]
+    fn an_events_offset_is_where_its_bytes_end() {
+        let stream = b"data: 1\n\n: c\r\n\r\nevent: b\r\ndata: 2\r\n\r\ndata: 3\r\rdata: 4\n\n";
+        let ends = SseParser::default().feed_ends(stream);
+        assert_eq!(ends.len(), 4);
+        for (n, (end, event)) in ends.iter().enumerate() {
+            let upto = SseParser::default().feed(&stream[..*end]);
+            assert_eq!(upto.len(), n + 1, "up to {end}");
+            assert_eq!(upto.last(), Some(event));
+        }
+        assert_eq!(ends[1].0, 37, "past the CRLF");
     }
 }

@@ -12,7 +12,7 @@ use pi_providers::CallOptions;
 use serde_json::{json, Value};
 
 use crate::body::BodyText;
-use crate::convert::{from_json, to_json};
+use crate::convert::{from_json, to_json, without_streamed};
 use crate::divergence::Divergence;
 use crate::format::{chunk_bytes, Line, RecordedEffect, RecordedInput};
 use crate::read::Cassette;
@@ -126,6 +126,12 @@ pub(super) fn index(cassette: &Cassette, lines: Vec<(usize, Line)>) -> Result<In
             Line::Answer { t, input } => Spine::Answer(t, input),
             Line::Event { t, call } => Spine::Event(t, call),
             Line::Wake { t } => Spine::Wake(t),
+            Line::Effect {
+                effect: RecordedEffect::Hook { call, mut payload },
+            } => {
+                without_streamed(&mut payload);
+                Spine::Effect(RecordedEffect::Hook { call, payload })
+            }
             Line::Effect { effect } => Spine::Effect(effect),
             Line::Stdin { t, line, with_next } => Spine::Stdin(t, line, with_next),
             Line::ExtensionUi { t, request } => Spine::ExtensionUi(t, request),
@@ -259,30 +265,6 @@ pub(super) fn took_no_step_after(spine: &[(usize, Spine)], position: usize) -> b
             Spine::Event(..) | Spine::Answer(..) | Spine::Wake(..) | Spine::Effect(..)
         )
     })
-}
-
-/// Takes out of `spine` the next `count` places of call `call`'s events after `position`;
-/// returns the time of the last one taken.
-pub(super) fn drop_event_places(
-    spine: &mut Vec<(usize, Spine)>,
-    position: usize,
-    call: u64,
-    count: usize,
-) -> Option<u64> {
-    let mut left = count;
-    let mut index = position + 1;
-    let mut last = None;
-    while left > 0 && index < spine.len() {
-        match spine[index].1 {
-            Spine::Event(t, c) if c == call => {
-                spine.remove(index);
-                last = Some(t);
-                left -= 1;
-            }
-            _ => index += 1,
-        }
-    }
-    last
 }
 
 fn last_exchange(calls: &mut HashMap<u64, RecordedCall>, call: u64) -> Option<&mut Exchange> {

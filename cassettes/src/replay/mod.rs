@@ -69,9 +69,6 @@ pub struct Replay {
     /// A live command's result was just given: the session's record of it (the next input
     /// from outside) holds its output, not the recorded one.
     live_user_result: bool,
-    /// The time the event being given comes at instead of its place's (see
-    /// [`index::drop_event_places`]).
-    retimed: Option<u64>,
 }
 
 impl Replay {
@@ -116,7 +113,6 @@ impl Replay {
             user_commands: 0,
             user_results: VecDeque::new(),
             live_user_result: false,
-            retimed: None,
         })
     }
 
@@ -340,7 +336,6 @@ impl Replay {
         let answer = match entry {
             Spine::Event(t, call) => {
                 let event = self.model_event(call)?;
-                let t = self.retimed.take().unwrap_or(t);
                 (
                     t,
                     SessionInput::Answer(Input::Model {

@@ -10,11 +10,10 @@ use pi_providers::call::ModelCall;
 use pi_providers::transport::poll_once;
 use serde_json::json;
 
-use super::index::{drop_event_places, took_no_step_after};
+use super::index::took_no_step_after;
 use super::Replay;
 use crate::divergence::{Divergence, DivergenceKind};
 use crate::format::{RecordedEnd, RecordedMode};
-use crate::redact::stream::emptied_events;
 use crate::replay_transport::ReplayTransport;
 
 /// A model call being replayed.
@@ -30,10 +29,6 @@ pub(super) struct ReplayCall {
     /// Whether the recorded response ended (complete, or failed) rather than being dropped: then
     /// every event its bytes decode to reached the machine, and none may be left over.
     ended: bool,
-    /// How many fewer events than recorded its bytes may decode to: the delta strings the
-    /// recording emptied while it rewrote a secret streamed in pieces (a decoder drops an empty
-    /// delta), as the events' marks count them.
-    may_lack: usize,
 }
 
 impl Replay {
@@ -68,12 +63,6 @@ impl Replay {
             checked,
             Arc::clone(&self.rules),
         );
-        let may_lack = recorded
-            .exchanges
-            .iter()
-            .flat_map(|exchange| &exchange.chunks)
-            .map(|chunk| emptied_events(chunk))
-            .sum();
         let ended = recorded.exchanges.last().is_some_and(|last| {
             matches!(
                 last.end,
@@ -90,7 +79,6 @@ impl Replay {
                 events: VecDeque::new(),
                 recorded_events: self.recorded_events.get(&call.0).copied().unwrap_or(0),
                 ended,
-                may_lack,
             },
         );
         Ok(())
@@ -108,19 +96,6 @@ impl Replay {
         loop {
             if let Some(event) = replaying.events.pop_front() {
                 replaying.recorded_events = replaying.recorded_events.saturating_sub(1);
-                let left = replaying.recorded_events;
-                if (1..=replaying.may_lack).contains(&left)
-                    && replaying.ended
-                    && !replaying.cancelled
-                    && more_events(replaying).is_none()
-                    && replaying.model_call.is_done()
-                {
-                    // The bytes decode to no more events: the recorded ones left were of
-                    // delta strings the recording emptied. Their places go, and this last
-                    // event comes at the time the last one did.
-                    replaying.recorded_events = 0;
-                    self.retimed = drop_event_places(&mut self.spine, self.position, call, left);
-                }
                 if replaying.recorded_events == 0 && replaying.ended && !replaying.cancelled {
                     let more = more_events(replaying);
                     // Unless the recorded run stopped here (an RPC session stops when its

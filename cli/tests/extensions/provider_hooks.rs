@@ -195,3 +195,84 @@ fn a_body_field_a_redaction_rule_names_reaches_no_cassette_through_the_hooks_dec
     assert_eq!(line, None, "the token reached the cassette");
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A key the model streams a few characters per event, heard by `message_update` and
+/// `provider_stream_event` handlers: the hook points' lines, written as each event comes, must
+/// not hold its pieces (the chunk lines read the placeholder once the key is whole, and the
+/// hooks' questions are asked of the same events), and the recording replays with no Node.
+#[test]
+fn a_key_the_model_streams_in_pieces_is_not_in_the_hooks_lines() {
+    const KEY: &str = "sk-streamed-key-0123456789abcdef";
+    let Some(path) = node_path() else { return };
+    let said = format!("The key is {KEY}.");
+    let pieces: Vec<String> = said
+        .chars()
+        .collect::<Vec<_>>()
+        .chunks(2)
+        .map(|c| c.iter().collect())
+        .collect();
+    let mock = MockLlm::start(&json!([{ "text": pieces }]));
+    let env = Env::new(&mock);
+    let cassette = env.path("streamed.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("stream_observer.ts"),
+        "Say the key",
+    );
+    with_host(&mut command, &path);
+    command.env("STREAMED_API_KEY", KEY);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(recorded.contains(&said), "the run saw the key whole");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let hooks: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(r#""kind":"hook""#))
+        .collect();
+    assert!(hooks.iter().any(|l| l.contains("provider_stream_event")));
+    // Put together, the streamed texts of the hook lines, in order, hold no run of the key.
+    let mut joined = String::new();
+    for line in &hooks {
+        let line: Value = serde_json::from_str(line).unwrap();
+        streamed_strings(&line["effect"]["payload"], &mut joined);
+    }
+    for start in ["sk-st", "0123", "cdef"] {
+        assert!(!joined.contains(start), "the hooks' lines hold {start:?}");
+    }
+    // The replay, with no Node, checks (the run printed the key's pieces in its updates, which
+    // the check leaves out) and prints every other line as the run did, the key redacted.
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    let placeholder = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["type"] == "redaction" && l["what"].as_str().unwrap().contains("STREAMED"))
+        .map(|l| l["placeholder"].as_str().unwrap().to_owned())
+        .unwrap();
+    let recorded = recorded.replace(KEY, &placeholder);
+    let updates_left_out = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| !l.contains(r#""type":"message_update""#))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(updates_left_out(&replayed), updates_left_out(&recorded));
+}
+
+/// The strings under `value` that hold streamed text (a delta, a message's text), in order.
+fn streamed_strings(value: &Value, out: &mut String) {
+    const FIELDS: [&str; 3] = ["delta", "content", "text"];
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members {
+                match member {
+                    Value::String(s) if FIELDS.contains(&name.as_str()) => out.push_str(s),
+                    other => streamed_strings(other, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| streamed_strings(item, out)),
+        _ => {}
+    }
+}

@@ -80,6 +80,14 @@ impl Text<'_> {
     pub(super) fn non_empty(&self) -> Option<&str> {
         self.0.as_deref().filter(|s| !s.is_empty())
     }
+
+    /// A delta's text: as [`Text::non_empty`], or also empty in an event a recording `emptied`.
+    pub(super) fn delta(&self, emptied: bool) -> Option<&str> {
+        match emptied {
+            true => self.0.as_deref(),
+            false => self.non_empty(),
+        }
+    }
 }
 
 /// A list, or nothing when the JSON value is not one.
@@ -118,6 +126,10 @@ pub(super) struct Chunk<'a> {
     pub(super) error: Option<Value>,
     #[serde(borrow)]
     pub(super) choices: Choices<'a>,
+    /// A recording's mark on an event whose delta it emptied while it replaced a key the model
+    /// streamed in pieces (the cassette format's `EMPTIED`): the run saw a delta here.
+    #[serde(rename = "pi:emptied")]
+    pub(super) emptied: Option<Value>,
 }
 
 /// The `choices` array; only the first element matters.

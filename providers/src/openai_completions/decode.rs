@@ -286,7 +286,10 @@ impl Decoder {
         let Some(delta) = &choice.delta else {
             return;
         };
-        if let Some(text) = delta.content.non_empty() {
+        // An empty delta makes no event, but one a recording emptied (see `Chunk::emptied`)
+        // does, as its text did in the run.
+        let emptied = chunk.emptied == Some(Value::Bool(true));
+        if let Some(text) = delta.content.delta(emptied) {
             let index = self.ensure_text(out);
             if let Block::Text(so_far) = &mut self.blocks[index] {
                 so_far.push_str(text);
@@ -302,7 +305,7 @@ impl Decoder {
             ("reasoning_text", &delta.reasoning_text),
         ]
         .into_iter()
-        .find_map(|(field, text)| text.non_empty().map(|t| (field, t)));
+        .find_map(|(field, text)| text.delta(emptied).map(|t| (field, t)));
         if let Some((field, text)) = reasoning {
             let index = self.ensure_thinking(field, out);
             if let Block::Thinking { text: so_far, .. } = &mut self.blocks[index] {
