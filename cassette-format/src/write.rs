@@ -325,6 +325,12 @@ impl Recorder {
         self.lock().secrets.replace(text, MIN_SCRUBBED_LEN)
     }
 
+    /// `text` with an end that is the start of a known secret replaced by its placeholder
+    /// (see [`Secrets::replace_end`](crate::redact::Secrets::replace_end)), or `None`.
+    pub fn redact_end(&self, text: &str) -> Option<String> {
+        self.lock().secrets.replace_end(text)
+    }
+
     /// Whether a secret a model streamed over several events was rewritten to its placeholder
     /// in a response's chunk lines: then what the run printed as it streamed held pieces of
     /// it, and an outcome line must not keep that output's text.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use pi_core::agent::{Effect, Input};
 use pi_core::agent_session::SessionInput;
+use pi_core::message::ContentBlock;
 use pi_effects::clock::Clock;
 use pi_effects::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, RunEnding, UserCommand,
@@ -192,6 +193,7 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
 
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
         let (t, input) = self.inner.next(wake_at).await?;
+        let input = shown_update(&self.recorder, input);
         let redacted = redacted_answer(&self.recorder, &input);
         let line = match redacted.as_ref().unwrap_or(&input) {
             SessionInput::Answer(Input::Model { call, .. }) => Line::Event { t, call: call.0 },
@@ -208,6 +210,24 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
         self.recorder.write(line);
         Ok((t, input))
     }
+}
+
+/// A tool's update as the recorded run is given it: a text of its output so far that ends in
+/// the middle of a key ends with the key's placeholder instead (the next update or the result
+/// holds the key whole, which every line replaces). The run shows the update as the cassette
+/// holds it, so that a replay prints what the run printed.
+fn shown_update(recorder: &Recorder, input: SessionInput) -> SessionInput {
+    let SessionInput::Answer(Input::ToolUpdate { call, mut partial }) = input else {
+        return input;
+    };
+    for block in &mut partial.content {
+        if let ContentBlock::Text(content) = block {
+            if let Some(redacted) = recorder.redact_end(&content.text) {
+                content.text = redacted;
+            }
+        }
+    }
+    SessionInput::Answer(Input::ToolUpdate { call, partial })
 }
 
 /// The per-call transport hook of the Live interpreter that records each call: its options

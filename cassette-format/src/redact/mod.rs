@@ -105,7 +105,7 @@ impl Secrets {
     }
 
     /// `text` with each secret at least `min_len` long replaced (as written raw and as JSON
-    /// escapes it).
+    /// escapes it), and each start of one that ends a JSON string (see [`replace_starts`]).
     pub fn replace(&self, text: &str, min_len: usize) -> String {
         let mut out = text.to_owned();
         for (secret, placeholder) in self.scrubbed(min_len) {
@@ -117,6 +117,22 @@ impl Secrets {
             }
         }
         out
+    }
+
+    /// `text` with an end that is the start of a secret (eight characters of it or more, not
+    /// all) replaced by its placeholder, or `None` when it has none. A tool's output so far,
+    /// which its updates show while it runs, can end in the middle of a key that only the
+    /// next update completes: no whole-secret replacement finds that end.
+    pub fn replace_end(&self, text: &str) -> Option<String> {
+        self.scrubbed(MIN_SCRUBBED_LEN)
+            .find_map(|(secret, placeholder)| {
+                let most = (secret.len() - 1).min(text.len());
+                (START_REPLACED..=most)
+                    .rev()
+                    .filter(|len| secret.is_char_boundary(*len))
+                    .find(|len| text.ends_with(&secret[..*len]))
+                    .map(|len| format!("{}{placeholder}", &text[..text.len() - len]))
+            })
     }
 
     /// The next part of call `call`'s body, ready to write: `bytes` after what was held back,
@@ -233,6 +249,10 @@ impl Secrets {
     }
 }
 
+/// The shortest start of a secret [`Secrets::replace_end`] replaces: a shorter one tells
+/// little of a key, and ends ordinary text more often.
+const START_REPLACED: usize = MIN_SCRUBBED_LEN;
+
 /// `secret` as it appears inside a JSON string, when that differs from the raw text.
 fn json_escaped(secret: &str) -> Option<String> {
     let escaped = serde_json::to_string(secret).ok()?;
@@ -291,6 +311,26 @@ mod tests {
             written.extend(secrets.release(7));
             let expected = format!("{prefix}<<secret-1>>{middle}<<secret-2>>!");
             prop_assert_eq!(String::from_utf8_lossy(&written), expected);
+        }
+    }
+
+    /// A text that ends in the middle of a secret (a tool's output so far) ends with its
+    /// placeholder instead, from 8 characters of it on; a shorter end, or a start inside the
+    /// text, is left.
+    #[test]
+    fn a_text_ending_with_a_secrets_start_ends_with_its_placeholder() {
+        let mut secrets = Secrets::default();
+        secrets.add("sk-secret-0123456789");
+        let key = "sk-secret-0123456789";
+        for cut in START_REPLACED..key.len() {
+            let text = format!("out: {}", &key[..cut]);
+            assert_eq!(
+                secrets.replace_end(&text).as_deref(),
+                Some("out: <<secret-1>>")
+            );
+        }
+        for text in ["out: sk-secr", "sk-secret-01 and on", ""] {
+            assert_eq!(secrets.replace_end(text), None, "{text}");
         }
     }
 }

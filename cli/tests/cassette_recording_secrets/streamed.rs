@@ -128,3 +128,36 @@ fn a_key_the_model_streams_in_pieces_is_not_put_back_together_from_the_cassette(
         super::replays_and_checks(&cassette);
     }
 }
+
+/// A key a tool prints in two writes a second apart: the tool's updates, each written to the
+/// cassette as it comes, show its output so far, so the first would hold the key's start.
+#[test]
+fn a_key_a_tool_prints_in_two_writes_is_not_in_its_updates() {
+    let command = "head -c 14 key.txt; sleep 1; tail -c +15 key.txt";
+    let ws = workspace(json!({
+        "files": {"key.txt": format!("{STREAMED_KEY}\n")},
+        "script": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": ["Printed."]},
+        ]
+    }));
+    let cassette = ws.root().join("cwd").join("printed.jsonl");
+    let args = super::recording(&cassette, "mock", "mock-model", &["-p", "print the key"]);
+    let out = ws
+        .command(pi().as_ref(), &args)
+        .env("STREAMED_API_KEY", STREAMED_KEY)
+        .output()
+        .unwrap();
+    super::succeeded(&out, "pi");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        text.contains(r#""kind":"tool_update""#),
+        "the tool's output came as updates"
+    );
+    for window in STREAMED_KEY.as_bytes().windows(8) {
+        let window = std::str::from_utf8(window).unwrap();
+        let line = text.lines().find(|l| l.contains(window));
+        assert_eq!(line, None, "{window:?} of the key reached the cassette");
+    }
+    super::replays_and_checks(&cassette);
+}
