@@ -51,17 +51,27 @@ fn may_reproduce(change: &Change) -> bool {
         // The catalog the run could switch to: a model it never used changes nothing.
         ("cassette", p) if p.starts_with("models/") => true,
         // Settings that did not come into play in these runs (no retry, compaction settings
-        // off the reached threshold, documentation paths, images, the model's costs and limits
-        // where no event reports them).
+        // off the reached threshold, documentation paths, images).
         ("cassette", p)
             if p.starts_with("config/docs/")
                 || p.starts_with("config/retry/")
                 || p.starts_with("config/compaction/")
-                || p == "config/blockImages"
-                || p.starts_with("config/model/") =>
+                || p == "config/blockImages" =>
         {
             true
         }
+        // The model's fields these runs never read: its display name, its input kinds (no
+        // image was sent), the prices of cache tokens (none were reported), and its context
+        // window raised (the compaction's threshold is crossed all the same); its id, provider,
+        // API, address, other prices and output limit are all sent or reported.
+        (
+            "cassette",
+            "config/model/name"
+            | "config/model/input/N"
+            | "config/model/cost/cacheRead"
+            | "config/model/cost/cacheWrite"
+            | "config/model/contextWindow",
+        ) => true,
         // A call's client settings (retries, timeout) that no response in these runs met.
         ("call", "options/timeoutMs" | "options/maxRetries") => true,
         // A response's status and headers: the body is what a replay decodes; a 2xx is a 2xx.
