@@ -145,13 +145,11 @@ impl SessionMachine {
             });
             return self.carry_out(ask);
         }
-        // Pi's `ctx.compact()` aborts a compaction that runs before it compacts.
-        if outcome
-            .actions
-            .iter()
-            .any(|a| matches!(a, HookAction::Compact { .. }))
-        {
-            self.abort_compaction()?;
+        // Pi's `ctx.abort()` is `AgentSession.abort()`: a command sent while the agent streams
+        // aborts its run (and a running compaction); `ctx.compact()` aborts the same way
+        // before it compacts.
+        if outcome.actions.iter().any(HookAction::aborts) {
+            self.abort()?;
         }
         let errors = outcome
             .errors
