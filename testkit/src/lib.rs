@@ -143,6 +143,26 @@ pub fn files_under(root: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The string members of `value` named one of `fields`, at any depth, appended to `out` in
+/// document order: the streamed text a recording's lines hold (deltas, contents), which a test
+/// puts together to look for a key the model sent in pieces.
+pub fn field_strings(value: &Value, fields: &[&str], out: &mut String) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members {
+                match member {
+                    Value::String(s) if fields.contains(&name.as_str()) => out.push_str(s),
+                    other => field_strings(other, fields, out),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| field_strings(item, fields, out)),
+        _ => {}
+    }
+}
+
 /// Says on the terminal, in one line, that a test is skipped and why. Written to stderr directly,
 /// not with `eprintln!`, which the test harness captures and shows only when a test fails.
 pub fn skip(reason: &str) {

@@ -69,19 +69,11 @@ fn placeholder_of(cassette: &str) -> String {
 }
 
 fn delta_strings(value: &Value, out: &mut String) {
-    const FIELDS: [&str; 4] = ["content", "text", "partial_json", "arguments"];
-    match value {
-        Value::Object(members) => {
-            for (name, member) in members {
-                match member {
-                    Value::String(s) if FIELDS.contains(&name.as_str()) => out.push_str(s),
-                    other => delta_strings(other, out),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| delta_strings(item, out)),
-        _ => {}
-    }
+    pi_testkit::field_strings(
+        value,
+        &["content", "text", "partial_json", "arguments"],
+        out,
+    );
 }
 
 #[test]

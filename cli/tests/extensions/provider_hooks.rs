@@ -235,7 +235,11 @@ fn a_key_the_model_streams_in_pieces_is_not_in_the_hooks_lines() {
     let mut joined = String::new();
     for line in &hooks {
         let line: Value = serde_json::from_str(line).unwrap();
-        streamed_strings(&line["effect"]["payload"], &mut joined);
+        pi_testkit::field_strings(
+            &line["effect"]["payload"],
+            &["delta", "content", "text"],
+            &mut joined,
+        );
     }
     for start in ["sk-st", "0123", "cdef"] {
         assert!(!joined.contains(start), "the hooks' lines hold {start:?}");
@@ -258,21 +262,4 @@ fn a_key_the_model_streams_in_pieces_is_not_in_the_hooks_lines() {
             .collect()
     };
     assert_eq!(updates_left_out(&replayed), updates_left_out(&recorded));
-}
-
-/// The strings under `value` that hold streamed text (a delta, a message's text), in order.
-fn streamed_strings(value: &Value, out: &mut String) {
-    const FIELDS: [&str; 3] = ["delta", "content", "text"];
-    match value {
-        Value::Object(members) => {
-            for (name, member) in members {
-                match member {
-                    Value::String(s) if FIELDS.contains(&name.as_str()) => out.push_str(s),
-                    other => streamed_strings(other, out),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| streamed_strings(item, out)),
-        _ => {}
-    }
 }
