@@ -105,7 +105,7 @@ impl Secrets {
     }
 
     /// `text` with each secret at least `min_len` long replaced (as written raw and as JSON
-    /// escapes it), and each start of one that ends a JSON string (see [`replace_starts`]).
+    /// escapes it).
     pub fn replace(&self, text: &str, min_len: usize) -> String {
         let mut out = text.to_owned();
         for (secret, placeholder) in self.scrubbed(min_len) {
