@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use pi_cassettes::format::{RecordedMode, RecordedOutcome};
+use pi_cassettes::format::{Line, RecordedMode, RecordedOutcome};
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::agent_session::AgentSession;
@@ -846,13 +846,17 @@ fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
 /// the system prompt and the resumed session's name, not the session itself).
 const MAX_HEADER_BYTES: u64 = 16 << 20;
 
-/// Whether `path`'s first line is a cassette header (`"type": "cassette"`), whatever follows:
-/// a damaged cassette is taken, so that it is reported.
+/// Whether `path` starts as a cassette, whatever follows: its first line a cassette header
+/// (`"type": "cassette"`), a header whose type was changed (it holds the header's `harness`
+/// and `config`), or another line of a cassette (its header gone). A damaged cassette is
+/// taken, so that it is reported, never skipped as a stray file.
 fn starts_as_cassette(path: &Path) -> bool {
     #[derive(serde::Deserialize)]
     struct Tag {
         #[serde(rename = "type")]
         kind: Option<String>,
+        harness: Option<serde_json::Value>,
+        config: Option<serde_json::Value>,
     }
     let Ok(file) = std::fs::File::open(path) else {
         // Taken, so that the check says why it cannot be read.
@@ -866,7 +870,10 @@ fn starts_as_cassette(path: &Path) -> bool {
     if first.starts_with(b"{\"type\":\"cassette\"") {
         return true;
     }
-    serde_json::from_slice::<Tag>(&first).is_ok_and(|tag| tag.kind.as_deref() == Some("cassette"))
+    let header = serde_json::from_slice::<Tag>(&first).is_ok_and(|tag| {
+        tag.kind.as_deref() == Some("cassette") || (tag.harness.is_some() && tag.config.is_some())
+    });
+    header || serde_json::from_slice::<Line>(&first).is_ok()
 }
 
 /// A large resumed session a cassette keeps beside it (`blobs/<sha256>.jsonl`): part of its
