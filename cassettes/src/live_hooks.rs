@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use pi_core::agent::hook_state::HookState;
 use pi_core::agent::hooks::{HookOutcome, HookPayload};
-use pi_effects::extension::ExtensionRegistry;
+use pi_effects::extension::{ExtensionRegistry, World};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -41,8 +41,11 @@ impl LiveHooks {
         let extensions = self.extensions.clone();
         let signal = CancellationToken::new();
         let theirs = signal.clone();
-        let task =
-            tokio::spawn(async move { extensions.decide_with(payload, state, theirs).await });
+        let task = tokio::spawn(async move {
+            let world = World::of(&payload);
+            let outcome = extensions.decide_with(payload, state, theirs).await;
+            world.carry_out(outcome).await
+        });
         self.running.insert(call, (task, signal));
     }
 

@@ -24,7 +24,7 @@ use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
 use crate::extension::{
-    ExtensionRegistry, HandledHooks, HookEvent, HookPayload, HookState, MissingExtension,
+    ExtensionRegistry, HandledHooks, HookEvent, HookPayload, HookState, MissingExtension, World,
 };
 use crate::tools::user_bash::execute_bash;
 use crate::tools::{self, ToolContext, ToolEnv};
@@ -341,7 +341,9 @@ impl Live {
         let clock = Arc::clone(&self.clock);
         let extensions = self.extensions.clone();
         tokio::spawn(async move {
+            let world = World::of(&payload);
             let outcome = extensions.decide_with(payload, state, signal).await;
+            let outcome = world.carry_out(outcome).await;
             let input = Input::HookDecided { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });

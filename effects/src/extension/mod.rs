@@ -11,7 +11,6 @@ use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
@@ -19,7 +18,9 @@ use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 pub mod sidecar;
-mod user_bash;
+mod world;
+
+pub use world::World;
 
 pub use pi_providers::registry::ProviderRegistration;
 
@@ -262,10 +263,6 @@ impl ExtensionRegistry {
         signal: CancellationToken,
     ) -> HookOutcome {
         let event = payload.event();
-        let discovering = match &payload {
-            HookPayload::ResourcesDiscover { cwd, .. } => Some(PathBuf::from(cwd)),
-            _ => None,
-        };
         let cx = HookContext {
             state,
             signal,
@@ -308,23 +305,7 @@ impl ExtensionRegistry {
                 }
             }
         }
-        let mut decision = fold.finish();
-        if let (HookDecision::ResourcesDiscover(found), Some(cwd)) = (&mut decision, discovering) {
-            // Loaded here, before the outcome is recorded: a replay needs none of the files.
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default();
-            crate::resources::load_discovered(&cwd, &home, found);
-        }
-        if let HookDecision::UserBash {
-            answer: Some(UserBashAnswer::Exec { run }),
-        } = &decision
-        {
-            // Cleaned here, before the outcome is recorded: a replay runs no `exec`.
-            decision = HookDecision::UserBash {
-                answer: Some(user_bash::ran(run.clone()).await),
-            };
-        }
+        let decision = fold.finish();
         HookOutcome {
             decision,
             actions: cx.take(),

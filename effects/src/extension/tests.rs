@@ -369,7 +369,9 @@ async fn an_exec_run_is_cleaned_before_the_decision_is_recorded() {
             exec: Some(run.clone()),
         }),
     ));
-    let outcome = registry.decide(user_bash()).await;
+    let outcome = World::of(&user_bash())
+        .carry_out(registry.decide(user_bash()).await)
+        .await;
     assert_eq!(
         outcome.decision,
         HookDecision::UserBash {
@@ -392,7 +394,9 @@ async fn an_exec_run_is_cleaned_before_the_decision_is_recorded() {
             exec: Some(threw),
         }),
     ));
-    let outcome = registry.decide(user_bash()).await;
+    let outcome = World::of(&user_bash())
+        .carry_out(registry.decide(user_bash()).await)
+        .await;
     assert_eq!(
         outcome.decision,
         HookDecision::UserBash {
