@@ -4,6 +4,7 @@
 
 use super::*;
 
+mod replaced;
 mod streamed;
 
 /// The words of a recorded print run: `--mode json --record CASSETTE --provider PROVIDER
