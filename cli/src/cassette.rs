@@ -219,6 +219,12 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
             .collect(),
         command: Some(command),
         imported: None,
+        project_trust: runtime.trust_by_extension.map(|decision| {
+            pi_cassettes::format::ProjectTrust {
+                trusted: decision.trusted,
+                remember: decision.remember,
+            }
+        }),
     }
 }
 

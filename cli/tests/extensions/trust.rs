@@ -1,0 +1,124 @@
+//! Project trust decided by an extension (Pi 1.5.2's `project_trust`), through the binary: the
+//! command line's extension is asked before the project's own load, its decision is stored in
+//! `trust.json` as Pi stores it, and the project's extension then loads. The decision is the
+//! recording's: `pi replay` reproduces the run with no Node, asks nobody, and leaves
+//! `trust.json` as it finds it.
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, MockLlm};
+use crate::support::{fixture, node_path, replay_without_node, run, with_extension, with_host};
+
+#[test]
+fn an_extensions_trust_decision_is_remembered_recorded_and_replayed_without_node_or_trust_json() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Trusted."]}]));
+    let env = Env::new(&mock);
+    let project = env.cwd().join(".pi");
+    std::fs::create_dir_all(project.join("extensions")).unwrap();
+    std::fs::copy(fixture("marker.ts"), project.join("extensions/marker.ts")).unwrap();
+    std::fs::create_dir_all(project.join("skills/deploy")).unwrap();
+    std::fs::write(
+        project.join("skills/deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: The project's deploy skill.\n---\nDeploy.\n",
+    )
+    .unwrap();
+    let marker = env.path("marker.txt");
+    let cassette = env.path("trust.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("trusting.ts"),
+        "hi",
+    );
+    with_host(&mut command, &path);
+    command.env("PI_TEST_MARKER", &marker);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        marker.exists(),
+        "the trusted project's extension did not load"
+    );
+    let system = mock.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains("<name>deploy</name>"),
+        "the trusted project's skill is not in the prompt: {system}"
+    );
+    let store = env.path("agent/trust.json");
+    let key = env.cwd().canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        std::fs::read_to_string(&store).unwrap(),
+        format!("{{\n  {}: true\n}}\n", Value::String(key.clone())),
+        "not remembered as Pi 1.5.2 remembers it"
+    );
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&cassette)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        header["projectTrust"],
+        json!({"trusted": true, "remember": true})
+    );
+
+    // The attack on the replay: the store now says the opposite, and no Node is there to ask.
+    std::fs::remove_file(&marker).unwrap();
+    let distrust = format!("{{\n  {}: false\n}}\n", Value::String(key));
+    std::fs::write(&store, &distrust).unwrap();
+    let (code, replayed, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+    assert_eq!(
+        std::fs::read_to_string(&store).unwrap(),
+        distrust,
+        "the replay wrote trust.json"
+    );
+    std::fs::remove_file(&store).unwrap();
+    let (code, _, stderr) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!store.exists(), "the replay remembered a decision");
+    assert!(
+        !marker.exists(),
+        "the replay loaded the project's extension"
+    );
+}
+
+/// The attack: a handler that throws or cannot decide grants nothing. The project stays
+/// untrusted (no default says otherwise), its extension is not loaded, nothing is remembered,
+/// and the throw is Pi's warning.
+#[test]
+fn a_handler_that_throws_or_leaves_it_undecided_trusts_nothing() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Untrusted."]}]));
+    let env = Env::new(&mock);
+    let project = env.cwd().join(".pi/extensions");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(fixture("marker.ts"), project.join("marker.ts")).unwrap();
+    let undecided = env.cwd().join("undecided.ts");
+    std::fs::write(
+        &undecided,
+        "export default function (pi) {\n\tpi.on(\"project_trust\", async () => { throw new Error(\"no idea\"); });\n\tpi.on(\"project_trust\", async () => ({ trusted: \"undecided\", remember: true }));\n}\n",
+    )
+    .unwrap();
+    let marker = env.path("marker.txt");
+    let mut command = with_extension(&env, &[], &undecided, "hi");
+    with_host(&mut command, &path);
+    command.env("PI_TEST_MARKER", &marker);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!((code, stdout.as_str()), (0, "Untrusted.\n"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: Extension \"{}\" project_trust error: no idea\n",
+            undecided.display()
+        )
+    );
+    assert!(!marker.exists(), "an undecided project's extension loaded");
+    assert!(!env.path("agent/trust.json").exists());
+}
