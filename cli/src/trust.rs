@@ -299,14 +299,19 @@ mod tests {
         let undecided = run(answer(None, &[]));
         assert_eq!(undecided.trusted, Ok(false), "the remembered decision");
         assert_eq!(undecided.by_extension, None);
+        let asked = std::cell::Cell::new(false);
         let flagged = resolve(
             agent.path(),
             project.path(),
             agent.path(),
             Some(true),
             None,
-            || panic!("asked despite --approve"),
+            || {
+                asked.set(true);
+                answer(Some((false, true)), &[])
+            },
         );
         assert_eq!(flagged.trusted, Ok(true));
+        assert!(!asked.get(), "asked despite --approve");
     }
 }

@@ -2,7 +2,7 @@
 //! command line's extension is asked before the project's own load, its decision is stored in
 //! `trust.json` as Pi stores it, and the project's extension then loads. The decision is the
 //! recording's: `pi replay` reproduces the run with no Node, asks nobody, and leaves
-//! `trust.json` as it finds it.
+//! `trust.json` as it finds it; `--replay` in place takes it too.
 
 use serde_json::{json, Value};
 
@@ -86,6 +86,27 @@ fn an_extensions_trust_decision_is_remembered_recorded_and_replayed_without_node
     assert!(
         !marker.exists(),
         "the replay loaded the project's extension"
+    );
+
+    // Replayed in place (`--replay`, the extension loaded live for the run's other hook
+    // points): the recorded decision holds, and its handler is not asked to remember again.
+    // (It writes the recorded session file again, so the recording's goes first.)
+    std::fs::remove_dir_all(env.path("agent/sessions")).unwrap();
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--replay", cassette.to_str().unwrap()],
+        &fixture("trusting.ts"),
+        "hi",
+    );
+    with_host(&mut command, &path);
+    command.env("PI_TEST_MARKER", &marker);
+    let (code, replayed, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+    assert!(!store.exists(), "the in-place replay remembered a decision");
+    assert!(
+        marker.exists(),
+        "the recorded trust did not load the project's extension"
     );
 }
 
