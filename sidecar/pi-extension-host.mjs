@@ -41,6 +41,7 @@
 // and the extension UI's (`extension-ui.mjs`, joined to this file as a data: URL).
 import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
@@ -108,9 +109,9 @@ async function init(request) {
     );
   Object.assign(projections, { buildContextEntries, buildSessionProjection, SessionManager, convertToLlm });
   // The harness discovered the paths (trust decided there): an empty folder stands for the
-  // agent directory, and for the project too when the loader would find in it extensions the
-  // harness left out (an untrusted project's), so that the loader discovers nothing more. The
-  // project is the extensions' cwd otherwise (`pi.exec`'s default folder).
+  // agent directory, and the project's `.pi/extensions` is hidden from the loader while the
+  // harness leaves it out (an untrusted project's), so that the loader discovers nothing more.
+  // The project is the extensions' cwd (`pi.exec`'s default folder).
   // The harness made that folder (`standIn`) and removes it once the host has ended, however
   // it ended (a host killed while loading cannot leave it behind); the host removes it too when
   // it exits, for a harness that was killed itself.
@@ -122,7 +123,7 @@ async function init(request) {
     flagValues: request.flagValues ?? {}, discoverAndLoadExtensions,
   });
   const load = async () => {
-    const result = await discoverAndLoadExtensions(loaded.paths, loadCwd(), empty);
+    const result = await loadPaths(loaded.paths);
     loaded.loadErrors = [...result.errors];
     result.errors.push(...conflicts(result.extensions));
     Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
@@ -149,11 +150,23 @@ async function init(request) {
   return registrations(result, request.flagValues);
 }
 
-/** Where the loader is pointed: an empty folder stands for the project when the loader would
- * find in it extensions the harness left out (an untrusted project's). */
-function loadCwd() {
-  const leftOut = !loaded.projectTrusted && fs.existsSync(path.join(loaded.cwd ?? "", ".pi", "extensions"));
-  return leftOut ? loaded.standIn : loaded.cwd;
+/** Loads `paths` with Pi's loader in the project's folder, the stand-in as the agent
+ * directory. The loader also discovers the project's `.pi/extensions` on its own: while the
+ * project is untrusted, that folder is hidden from it (`existsSync` says it is not there during
+ * the loader's synchronous discovery, which runs before the load's first await). */
+function loadPaths(paths) {
+  const load = () => loaded.discoverAndLoadExtensions(paths, loaded.cwd, loaded.standIn);
+  if (loaded.projectTrusted) return load();
+  const hidden = path.resolve(loaded.cwd, ".pi", "extensions");
+  const exists = fs.existsSync;
+  fs.existsSync = (p) => (typeof p === "string" && path.resolve(p) === hidden ? false : exists(p));
+  syncBuiltinESMExports();
+  try {
+    return load();
+  } finally {
+    fs.existsSync = exists;
+    syncBuiltinESMExports();
+  }
 }
 
 /** The tools of the extensions loaded now, by name. */
@@ -247,7 +260,7 @@ async function extend(request) {
   Object.assign(loaded, { paths: request.paths, projectTrusted: request.projectTrusted });
   let more = { extensions: [], errors: [] };
   if (remaining.length > 0) {
-    more = await loaded.discoverAndLoadExtensions(remaining, loadCwd(), loaded.standIn);
+    more = await loadPaths(remaining);
     adopt(more.runtime, loaded.runtime);
   }
   const all = new Map([...before, ...more.extensions.map((e) => [key(e.path), e])]);

@@ -143,3 +143,31 @@ fn a_handler_that_throws_or_leaves_it_undecided_trusts_nothing() {
     assert!(!marker.exists(), "an undecided project's extension loaded");
     assert!(!env.path("agent/trust.json").exists());
 }
+
+/// An untrusted project's extensions are left out of the load, but the extensions that do load
+/// still run in the project's folder, as in Pi: `pi.exec` runs in the session's folder, not in
+/// the empty stand-in that keeps the project's extensions away from the loader.
+#[test]
+fn the_extensions_of_an_untrusted_project_run_in_its_folder() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "greet", "arguments": "{\"name\":\"Ada\"}"}]},
+        {"text": ["Greeted."]},
+    ]));
+    let env = Env::new(&mock);
+    let project = env.cwd().join(".pi/extensions");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(fixture("marker.ts"), project.join("marker.ts")).unwrap();
+    let marker = env.path("marker.txt");
+    let mut command = with_extension(&env, &[], &fixture("greet.ts"), "greet Ada");
+    with_host(&mut command, &path);
+    command.env("PI_TEST_MARKER", &marker);
+    let (code, _, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!marker.exists(), "the untrusted project's extension loaded");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd().join("greeted.txt")).unwrap(),
+        format!("Ada in {}", env.cwd().canonicalize().unwrap().display()),
+        "pi.exec did not run in the session's folder"
+    );
+}
