@@ -92,6 +92,10 @@ pub fn resolve(
 /// Pi's `ProjectTrustStore.set`: the decision for `cwd` (its real path) in place of any it
 /// had, the file rewritten with its keys sorted, two-space indented, a newline at its end.
 fn remember(file: &Path, cwd: &Path, trusted: bool) -> Result<(), String> {
+    locked(file, || write_decision(file, cwd, trusted))
+}
+
+fn write_decision(file: &Path, cwd: &Path, trusted: bool) -> Result<(), String> {
     let mut entries = read_store(file)?;
     entries.insert(canonical(cwd).display().to_string(), Value::Bool(trusted));
     let sorted: BTreeMap<String, Value> = entries.into_iter().collect();
@@ -129,13 +133,59 @@ fn needs_trust(cwd: &Path, home: &Path) -> bool {
 /// The decision remembered for `cwd` or its nearest parent (`findNearestTrustEntry`); a
 /// `null` entry decides nothing.
 fn remembered(file: &Path, cwd: &Path) -> Result<Option<bool>, String> {
-    let entries = read_store(file)?;
+    let entries = locked(file, || read_store(file))?;
     Ok(canonical(cwd).ancestors().find_map(|dir| {
         entries
             .iter()
             .find(|(key, _)| Path::new(key) == dir)
             .and_then(|(_, value)| value.as_bool())
     }))
+}
+
+/// How many times, and how far apart, the store's lock is tried (Pi's `acquireTrustLockSync`).
+const LOCK_ATTEMPTS: u32 = 10;
+const LOCK_DELAY: std::time::Duration = std::time::Duration::from_millis(20);
+/// A lock older than this was left by a process that died holding it (proper-lockfile's
+/// `stale`), and is taken over.
+const LOCK_STALE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs `work` holding the store's lock as Pi 1.5.2 holds it, so that a `pi` of either kind
+/// running at once never interleaves a read and a write: the folder `trust.json.lock`
+/// (proper-lockfile's), made beside the store, removed afterwards.
+fn locked<T>(file: &Path, work: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    let failed = |error: &dyn std::fmt::Display| {
+        format!("Failed to lock trust store {}: {error}", file.display())
+    };
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
+    }
+    let lock = PathBuf::from(format!("{}.lock", file.display()));
+    let mut attempt = 1;
+    loop {
+        match std::fs::create_dir(&lock) {
+            Ok(()) => break,
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                let stale = std::fs::metadata(&lock)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|at| at.elapsed().ok())
+                    .is_some_and(|age| age > LOCK_STALE);
+                if stale {
+                    let _ = std::fs::remove_dir(&lock);
+                    continue;
+                }
+                if attempt == LOCK_ATTEMPTS {
+                    return Err(failed(&"Lock file is already being held"));
+                }
+                attempt += 1;
+                std::thread::sleep(LOCK_DELAY);
+            }
+            Err(error) => return Err(failed(&error)),
+        }
+    }
+    let done = work();
+    let _ = std::fs::remove_dir(&lock);
+    done
 }
 
 /// The trust store's entries (none when there is no file); a file that does not parse is an
@@ -313,5 +363,41 @@ mod tests {
         );
         assert_eq!(flagged.trusted, Ok(true));
         assert!(!asked.get(), "asked despite --approve");
+    }
+
+    #[test]
+    fn the_store_is_read_and_written_under_pis_lock_and_a_held_lock_is_waited_for_then_an_error() {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join(".pi/prompts")).unwrap();
+        let agent = tempfile::tempdir().unwrap();
+        let lock = agent.path().join("trust.json.lock");
+        std::fs::create_dir(&lock).unwrap();
+        let held = resolve(
+            agent.path(),
+            project.path(),
+            agent.path(),
+            None,
+            None,
+            || answer(Some((true, true)), &[]),
+        );
+        assert!(
+            held.trusted
+                .unwrap_err()
+                .contains("Lock file is already being held"),
+            "written while another process held the lock"
+        );
+        assert!(!agent.path().join(TRUST_FILE).exists());
+        std::fs::remove_dir(&lock).unwrap();
+        let free = resolve(
+            agent.path(),
+            project.path(),
+            agent.path(),
+            None,
+            None,
+            || answer(Some((true, true)), &[]),
+        );
+        assert_eq!(free.trusted, Ok(true));
+        assert!(agent.path().join(TRUST_FILE).exists());
+        assert!(!lock.exists(), "the lock was left behind");
     }
 }
