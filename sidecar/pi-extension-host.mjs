@@ -14,6 +14,12 @@
 //       reads; `models` (the run's catalog) and `authProviders` (the providers with auth
 //       configured, never a key) answer `ctx.modelRegistry`'s reads and whether `pi.setModel`
 //       may set a model
+//   {"id", "type": "project_trust", "cwd", "mode"} -> {decision: {trusted, remember} or null,
+//       errors: [{path, error}]}: Pi's `project_trust` event asked of the extensions `init`
+//       loaded (those loaded before trust is decided), their context without a UI in `mode`
+//   {"id", "type": "extend", "paths", "projectTrusted"} -> `init`'s answer for the final set
+//       `paths` once trust is decided: those loaded already kept, the others loaded over the
+//       same runtime, all ordered as `paths`
 //   {"id", "type": "catalog", "models", "authProviders"} -> null: the catalog once the harness
 //       has merged the registered providers into it
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
