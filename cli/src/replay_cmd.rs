@@ -513,7 +513,7 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
         None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
     let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
-    let mut runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
+    let mut runtime = Runtime::from_recorded_args(&args, here).map_err(|e| e.to_string())?;
     if cassette.header.mode == RecordedMode::Rpc {
         runtime.cache_warming = runtime.rpc_cache_warming();
     }

@@ -175,6 +175,17 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// Gathers the inputs of a run started with `args` in `cwd`.
     pub fn from_args(args: &Args, cwd: PathBuf) -> Result<Runtime, CliError> {
+        Self::gathered(args, cwd, true)
+    }
+
+    /// [`from_args`](Self::from_args) for a configuration read again from a recorded command
+    /// line: no extension is started, so none is asked whether the project is trusted (the
+    /// recording's answer, when one decided, comes as the command line's flag).
+    pub fn from_recorded_args(args: &Args, cwd: PathBuf) -> Result<Runtime, CliError> {
+        Self::gathered(args, cwd, false)
+    }
+
+    fn gathered(args: &Args, cwd: PathBuf, ask: bool) -> Result<Runtime, CliError> {
         let agent_dir = agent_dir();
         let mut warnings = Vec::new();
         let mut thinking = None;
@@ -202,6 +213,9 @@ impl Runtime {
             args.project_trust(),
             global.default_project_trust(),
             || {
+                if !ask {
+                    return None;
+                }
                 let (host, answer) = ask_extensions(args, &agent_dir, &cwd, &home, &global)?;
                 trust_host = Some(host);
                 Some(answer)

@@ -171,3 +171,40 @@ fn the_extensions_of_an_untrusted_project_run_in_its_folder() {
         "pi.exec did not run in the session's folder"
     );
 }
+
+/// The attack: `pi replay --config current` reads today's configuration from the recorded
+/// command line, whose `-e` extension would trust (and remember) a project that asks for trust
+/// today. Reading a configuration starts no extension: nobody is asked, nothing is remembered.
+#[test]
+fn a_replay_with_todays_configuration_asks_no_extension_about_trust() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Recorded."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("plain.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &fixture("trusting.ts"),
+        "hi",
+    );
+    with_host(&mut command, &path);
+    let (code, _, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let store = env.path("agent/trust.json");
+    assert!(!store.exists(), "a folder that needs no trust asked");
+    std::fs::create_dir_all(env.cwd().join(".pi/prompts")).unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pi"));
+    command
+        .args(["replay", "--config", "current"])
+        .arg(&cassette)
+        .current_dir(env.cwd())
+        .env("HOME", env.path("home"))
+        .env("PI_CODING_AGENT_DIR", env.path("agent"))
+        .env("PI_PACKAGE_DIR", env.path("pkg"));
+    with_host(&mut command, &path);
+    let (_, _, stderr) = run(&mut command);
+    assert!(
+        !store.exists(),
+        "today's configuration asked the extension: {stderr}"
+    );
+}
