@@ -14,6 +14,12 @@
 //       reads; `models` (the run's catalog) and `authProviders` (the providers with auth
 //       configured, never a key) answer `ctx.modelRegistry`'s reads and whether `pi.setModel`
 //       may set a model
+//   {"id", "type": "project_trust", "cwd", "mode"} -> {decision: {trusted, remember} or null,
+//       errors: [{path, error}]}: Pi's `project_trust` event asked of the extensions `init`
+//       loaded (those loaded before trust is decided), their context without a UI in `mode`
+//   {"id", "type": "extend", "paths", "projectTrusted"} -> `init`'s answer for the final set
+//       `paths` once trust is decided: those loaded already kept, the others loaded over the
+//       same runtime, all ordered as `paths`
 //   {"id", "type": "catalog", "models", "authProviders"} -> null: the catalog once the harness
 //       has merged the registered providers into it
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
@@ -41,6 +47,7 @@
 // and the extension UI's (`extension-ui.mjs`, joined to this file as a data: URL).
 import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
@@ -108,25 +115,26 @@ async function init(request) {
     );
   Object.assign(projections, { buildContextEntries, buildSessionProjection, SessionManager, convertToLlm });
   // The harness discovered the paths (trust decided there): an empty folder stands for the
-  // agent directory, and for the project too when the loader would find in it extensions the
-  // harness left out (an untrusted project's), so that the loader discovers nothing more. The
-  // project is the extensions' cwd otherwise (`pi.exec`'s default folder).
+  // agent directory, and the project's `.pi/extensions` is hidden from the loader while the
+  // harness leaves it out (an untrusted project's), so that the loader discovers nothing more.
+  // The project is the extensions' cwd (`pi.exec`'s default folder).
   // The harness made that folder (`standIn`) and removes it once the host has ended, however
   // it ended (a host killed while loading cannot leave it behind); the host removes it too when
   // it exits, for a harness that was killed itself.
   const empty = request.standIn;
   if (!empty) throw new Error("init names no empty stand-in folder");
   process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
-  const leftOut = !request.projectTrusted && fs.existsSync(path.join(request.cwd, ".pi", "extensions"));
+  Object.assign(loaded, {
+    paths: request.paths, projectTrusted: request.projectTrusted, standIn: empty, cwd: request.cwd,
+    flagValues: request.flagValues ?? {}, discoverAndLoadExtensions,
+  });
   const load = async () => {
-    const result = await discoverAndLoadExtensions(request.paths, leftOut ? empty : request.cwd, empty);
+    const result = await loadPaths(loaded.paths);
+    loaded.loadErrors = [...result.errors];
     result.errors.push(...conflicts(result.extensions));
     Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
     loaded.runners.clear();
-    tools.clear();
-    for (const extension of result.extensions) {
-      for (const [name, tool] of extension.tools) tools.set(name, tool.definition);
-    }
+    indexTools();
     return result;
   };
   const result = await load();
@@ -142,6 +150,43 @@ async function init(request) {
     again.runtime.pendingNativeProviderRegistrations = [];
     return null;
   };
+  catalog.models = request.models ?? [];
+  catalog.authProviders = new Set(request.authProviders ?? []);
+  loaded.providers = [];
+  return registrations(result, request.flagValues);
+}
+
+/** Loads `paths` with Pi's loader in the project's folder, the stand-in as the agent
+ * directory. The loader also discovers the project's `.pi/extensions` on its own: while the
+ * project is untrusted, that folder is hidden from it (`existsSync` says it is not there during
+ * the loader's synchronous discovery, which runs before the load's first await). */
+function loadPaths(paths) {
+  const load = () => loaded.discoverAndLoadExtensions(paths, loaded.cwd, loaded.standIn);
+  if (loaded.projectTrusted) return load();
+  const hidden = path.resolve(loaded.cwd, ".pi", "extensions");
+  const exists = fs.existsSync;
+  fs.existsSync = (p) => (typeof p === "string" && path.resolve(p) === hidden ? false : exists(p));
+  syncBuiltinESMExports();
+  try {
+    return load();
+  } finally {
+    fs.existsSync = exists;
+    syncBuiltinESMExports();
+  }
+}
+
+/** The tools of the extensions loaded now, by name. */
+function indexTools() {
+  tools.clear();
+  for (const extension of loaded.extensions) {
+    for (const [name, tool] of extension.tools) tools.set(name, tool.definition);
+  }
+}
+
+/** What a load registered (`result`: its extensions in load order and its errors), as `init`
+ * answers: the providers registered since the last answer are taken (a runner bound later must
+ * not register them again), after those taken before. */
+function registrations(result, flagValues) {
   const registered = [];
   for (const extension of result.extensions) {
     for (const tool of extension.tools.values()) {
@@ -154,26 +199,96 @@ async function init(request) {
   }
   // Their commands as Pi's runner resolves them (a name two extensions register is told apart
   // by its invocation name), in the fields RPC `get_commands` lists.
-  const commands = new ExtensionRunner(result.extensions, result.runtime, request.cwd, sessionManager, modelRegistry)
+  const commands = new loaded.Runner(result.extensions, result.runtime, loaded.cwd, sessionManager, modelRegistry)
     .getRegisteredCommands()
     .map((c) => plain({ name: c.invocationName, description: c.description, source: "extension", sourceInfo: c.sourceInfo }));
   const flags = flagList(result);
-  setFlagValues(result, flags, request.flagValues ?? {});
+  setFlagValues(result, flags, flagValues ?? {});
   // Pi registers the providers given by name, then those given as provider objects.
   const providers = [
+    ...loaded.providers,
     ...result.runtime.pendingProviderRegistrations.map(providerRegistration),
     ...result.runtime.pendingNativeProviderRegistrations.map(nativeRegistration),
   ];
   // Taken: a runner bound later must not register them again (Pi's flush of the pending lists).
   result.runtime.pendingProviderRegistrations = [];
   result.runtime.pendingNativeProviderRegistrations = [];
-  catalog.models = request.models ?? [];
-  catalog.authProviders = new Set(request.authProviders ?? []);
+  loaded.providers = providers;
   const extensions = result.extensions.map((e) => ({
     path: e.path,
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
   }));
   return { tools: registered, commands, flags, providers, extensions, errors: result.errors };
+}
+
+/** Pi 1.5.2's `project_trust` event (`emitProjectTrustEvent`), asked of the extensions loaded
+ * before trust is decided (the global and command line's): each handler in load order, then
+ * registration order; the first whose `trusted` is not "undecided" decides; a handler that
+ * throws (or answers nothing) is an error, collected, and the next one is asked. Its context is
+ * Pi's without a terminal (`createProjectTrustContext` with `hasUI` false): its dialogs answer
+ * at once, `notify` writes to stderr. */
+async function projectTrust(request) {
+  const event = { type: "project_trust", cwd: request.cwd };
+  const ctx = {
+    cwd: request.cwd,
+    mode: request.mode,
+    hasUI: false,
+    ui: {
+      select: async () => undefined,
+      confirm: async () => false,
+      input: async () => undefined,
+      notify: (message) => console.error(message),
+    },
+  };
+  const errors = [];
+  for (const extension of loaded.extensions) {
+    for (const handler of [...(extension.handlers.get("project_trust") ?? [])]) {
+      try {
+        const result = await handler(event, ctx);
+        if (result.trusted === "undecided") continue;
+        return { decision: { trusted: result.trusted === "yes", remember: result.remember === true }, errors };
+      } catch (error) {
+        errors.push({ path: extension.path, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+  }
+  return { decision: null, errors };
+}
+
+/** Pi's final load once the project is trusted (`loadFinalExtensionSet`): the extensions
+ * already loaded are kept (their factories do not run again), those of `paths` not loaded yet
+ * (nor failed) are loaded over the same runtime, and the whole set is ordered as `paths`. */
+async function extend(request) {
+  const key = (p) => path.resolve(p);
+  const before = new Map(loaded.extensions.map((e) => [key(e.path), e]));
+  const failed = new Set(loaded.loadErrors.map((e) => key(e.path)));
+  const remaining = request.paths.filter((p) => !before.has(key(p)) && !failed.has(key(p)));
+  Object.assign(loaded, { paths: request.paths, projectTrusted: request.projectTrusted });
+  let more = { extensions: [], errors: [] };
+  if (remaining.length > 0) {
+    more = await loadPaths(remaining);
+    adopt(more.runtime, loaded.runtime);
+  }
+  const all = new Map([...before, ...more.extensions.map((e) => [key(e.path), e])]);
+  const extensions = request.paths.map((p) => all.get(key(p))).filter((e) => e !== undefined);
+  loaded.loadErrors = [...loaded.loadErrors, ...more.errors];
+  const result = { extensions, runtime: loaded.runtime, errors: [...loaded.loadErrors, ...conflicts(extensions)] };
+  loaded.extensions = extensions;
+  loaded.runners.clear();
+  indexTools();
+  return registrations(result, loaded.flagValues);
+}
+
+/** Makes the runtime a later load gave its extensions (`extra`) read and write the shared one,
+ * as Pi's final load hands its first runtime to the loader: what the load put in it (flag
+ * defaults, provider registrations) moves over first. */
+function adopt(extra, shared) {
+  for (const [name, value] of extra.flagValues) if (!shared.flagValues.has(name)) shared.flagValues.set(name, value);
+  shared.pendingProviderRegistrations.push(...extra.pendingProviderRegistrations);
+  shared.pendingNativeProviderRegistrations.push(...extra.pendingNativeProviderRegistrations);
+  shared.pendingVirtualModelRegistrations?.push(...(extra.pendingVirtualModelRegistrations ?? []));
+  for (const name of Object.keys(extra)) delete extra[name];
+  Object.setPrototypeOf(extra, shared);
 }
 
 /** A `pi.registerProvider(name, config)` (what is left once the loader applied the
@@ -1088,6 +1203,8 @@ async function handle(request) {
     else if (request.type === "command.resume") data = await commandResume(request);
     else if (request.type === "compact_end") data = await compactEnd(request);
     else if (request.type === "reload") data = await loaded.reload();
+    else if (request.type === "project_trust") data = await projectTrust(request);
+    else if (request.type === "extend") data = await extend(request);
     else if (request.type === "abort") {
       running.get(request.target)?.abort();
       return;

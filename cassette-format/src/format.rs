@@ -335,6 +335,22 @@ pub struct Header {
     /// replay is checked on then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// Set when an extension's `project_trust` handler decided whether the run trusted its
+    /// project (Pi 1.5.2's `resolveProjectTrusted`): an answer from outside the session, which
+    /// a run built again from the recorded command line takes instead of asking anyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_trust: Option<ProjectTrust>,
+}
+
+/// An extension's `project_trust` decision, as the run took it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectTrust {
+    /// Whether the handler trusted the project.
+    pub trusted: bool,
+    /// Whether it asked Pi to remember the decision (the run then wrote it to `trust.json`;
+    /// a replay writes nothing).
+    pub remember: bool,
 }
 
 /// What an imported cassette came from. A session file does not hold the system prompt, the

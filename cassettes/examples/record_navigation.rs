@@ -95,6 +95,7 @@ async fn main() {
         scoped_models: Vec::new(),
         command: None,
         imported: None,
+        project_trust: None,
     };
     let recorder = Recorder::create(&out, &header, &[], Default::default()).unwrap();
     let (mut machine, mut session_file) = build_machine(&config, store).unwrap();

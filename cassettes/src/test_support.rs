@@ -154,6 +154,7 @@ pub async fn record(
         scoped_models: Vec::new(),
         command,
         imported: None,
+        project_trust: None,
     };
     let recorder = Recorder::create(cassette, &header, &[], Default::default()).unwrap();
     let (mut machine, mut file) = build_machine(&config, store).unwrap();

@@ -111,6 +111,22 @@ impl CassettePlan {
     }
 }
 
+/// The trust decision an extension made in the recording `--replay` replays (`replay`,
+/// `hybrid`, or `once` with the file there), if one did: the run takes it instead of asking the
+/// extensions again, so it remembers nothing and trusts as the recording did.
+pub fn replayed_trust(args: &Args) -> Option<pi_cassettes::format::ProjectTrust> {
+    let path = Path::new(args.replay.as_ref()?);
+    let replays = match args.cassette_mode.unwrap_or(CassetteMode::Replay) {
+        CassetteMode::Record => false,
+        CassetteMode::Once => path.exists(),
+        CassetteMode::Replay | CassetteMode::Hybrid => true,
+    };
+    if !replays || args.project_trust().is_some() {
+        return None;
+    }
+    load(path).ok()?.header.project_trust
+}
+
 fn env_says_record() -> bool {
     std::env::var(RECORD_ENV).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
 }
@@ -219,6 +235,12 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
             .collect(),
         command: Some(command),
         imported: None,
+        project_trust: runtime.trust_by_extension.map(|decision| {
+            pi_cassettes::format::ProjectTrust {
+                trusted: decision.trusted,
+                remember: decision.remember,
+            }
+        }),
     }
 }
 

@@ -1,5 +1,7 @@
 //! Loading the run's extensions (found by `pi_effects::extension::sidecar::discover` in
-//! `Runtime::from_args`): the extension host is started only when one is configured, its tools
+//! `Runtime::from_args`): the extension host is started only when one is configured (or was
+//! started already, to ask the global and command line's extensions whether the project is
+//! trusted, and then loads the final set, Pi 1.5.2's two passes), its tools
 //! join the run's custom tools, and an extension that fails to load is Pi 1.5.2's error, which
 //! ends the run (never a silent skip).
 
@@ -74,18 +76,28 @@ impl Runtime {
     /// failures, and flags no extension registered, become diagnostics (Pi's, in its order).
     /// The flags they registered come back (for `--help`).
     pub fn start_extensions(&mut self, flags: &[GivenFlag]) -> Vec<FlagDeclaration> {
+        // The host the pre-trust load started (`setup::ask_extensions`) loads the final set.
+        let asked = self.extension_host.take();
         if self.extension_paths.is_empty() {
             self.diagnostics
                 .extend(flag_errors(&[], flags).into_iter().map(Diagnostic::Error));
             return Vec::new();
         }
-        let started = ExtensionHost::start_with_models(
-            &self.extension_paths,
-            &self.cwd,
-            self.project_trusted,
-            flags,
-            &self.host_models(),
-        );
+        let started = match asked {
+            Some(host) => host
+                .extend(&self.extension_paths, self.project_trusted)
+                .and_then(|registrations| {
+                    host.set_catalog(&self.host_models())?;
+                    Ok((host, registrations))
+                }),
+            None => ExtensionHost::start_with_models(
+                &self.extension_paths,
+                &self.cwd,
+                self.project_trusted,
+                flags,
+                &self.host_models(),
+            ),
+        };
         match started {
             Ok((host, registrations)) => {
                 self.register_providers(&registrations, &host);

@@ -167,7 +167,21 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         what: "the working directory".into(),
         source,
     })?;
-    let mut runtime = Runtime::from_args(&args, cwd)?;
+    let replayed_trust = cassette::replayed_trust(&args);
+    let mut runtime = match replayed_trust {
+        Some(decided) => {
+            let mut recorded = args.clone();
+            recorded.approve = decided.trusted;
+            recorded.no_approve = !decided.trusted;
+            let mut runtime = Runtime::from_args(&recorded, cwd)?;
+            runtime.trust_by_extension = Some(pi_effects::extension::sidecar::TrustDecision {
+                trusted: decided.trusted,
+                remember: decided.remember,
+            });
+            runtime
+        }
+        None => Runtime::from_args(&args, cwd)?,
+    };
     let extension_flags = runtime.start_extensions(&args.extension_flags);
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");

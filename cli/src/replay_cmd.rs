@@ -501,13 +501,19 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     let command = cassette.header.command.clone().ok_or(
         "the cassette does not hold its command line, so today's configuration of it is unknown",
     )?;
-    let args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
+    let mut args = Args::parse_from_args(command).map_err(|e| e.to_string())?;
+    // An extension's trust decision is the recording's answer: nobody is asked again, and
+    // nothing is remembered.
+    if let (Some(decided), None) = (cassette.header.project_trust, args.project_trust()) {
+        args.approve = decided.trusted;
+        args.no_approve = !decided.trusted;
+    }
     let here = match &how.workspace {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
     let here = std::path::absolute(&here).map_err(|e| format!("{}: {e}", here.display()))?;
-    let mut runtime = Runtime::from_args(&args, here).map_err(|e| e.to_string())?;
+    let mut runtime = Runtime::from_recorded_args(&args, here).map_err(|e| e.to_string())?;
     if cassette.header.mode == RecordedMode::Rpc {
         runtime.cache_warming = runtime.rpc_cache_warming();
     }

@@ -37,7 +37,6 @@ use crate::model_select::ScopedModel;
 use crate::request_options::RequestSettings;
 use crate::settings::Settings;
 use crate::tool_select::{allows, registered, select_tools, tool_list_error};
-use crate::trust::project_trusted;
 use crate::CliError;
 use pi_core::resources::Resources;
 
@@ -134,6 +133,9 @@ pub struct Runtime {
     /// Whether this run reads the project's own files (its extensions and `.pi/mcp.json` among
     /// them).
     pub project_trusted: bool,
+    /// The decision of an extension's `project_trust` handler, when one decided this run's
+    /// trust (a recording's header keeps it).
+    pub trust_by_extension: Option<pi_effects::extension::sidecar::TrustDecision>,
     /// The tools the loaded extensions define (run by the extension host), then those of the
     /// run's MCP servers (see [`crate::mcp`]), declared as custom tools.
     pub custom_tools: ToolRegistry,
@@ -173,6 +175,17 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// Gathers the inputs of a run started with `args` in `cwd`.
     pub fn from_args(args: &Args, cwd: PathBuf) -> Result<Runtime, CliError> {
+        Self::gathered(args, cwd, true)
+    }
+
+    /// [`from_args`](Self::from_args) for a configuration read again from a recorded command
+    /// line: no extension is started, so none is asked whether the project is trusted (the
+    /// recording's answer, when one decided, comes as the command line's flag).
+    pub fn from_recorded_args(args: &Args, cwd: PathBuf) -> Result<Runtime, CliError> {
+        Self::gathered(args, cwd, false)
+    }
+
+    fn gathered(args: &Args, cwd: PathBuf, ask: bool) -> Result<Runtime, CliError> {
         let agent_dir = agent_dir();
         let mut warnings = Vec::new();
         let mut thinking = None;
@@ -192,13 +205,23 @@ impl Runtime {
         let env = process_environment();
         let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
         let global = Settings::load(&agent_dir, &cwd, false);
-        let trusted = project_trusted(
+        let mut trust_host = None;
+        let trust = crate::trust::resolve(
             &agent_dir,
             &cwd,
             &home,
             args.project_trust(),
             global.default_project_trust(),
+            || {
+                if !ask {
+                    return None;
+                }
+                let (host, answer) = ask_extensions(args, &agent_dir, &cwd, &home, &global)?;
+                trust_host = Some(host);
+                Some(answer)
+            },
         );
+        let trusted = trust.trusted;
         let settings = Settings::load(&agent_dir, &cwd, trusted == Ok(true));
         let project_trusted = trusted == Ok(true);
         warnings.extend(settings.warnings.iter().cloned());
@@ -228,7 +251,12 @@ impl Runtime {
             patterns,
             api_key: args.api_key.clone(),
         };
-        let mut diagnostics = Vec::new();
+        // Pi's warnings of the handlers that threw come before any other diagnostic.
+        let mut diagnostics: Vec<Diagnostic> = trust
+            .warnings
+            .into_iter()
+            .map(Diagnostic::Warning)
+            .collect();
         if let Err(error) = trusted {
             diagnostics.push(Diagnostic::Error(error));
         }
@@ -334,8 +362,9 @@ impl Runtime {
             diagnostics,
             recorded_models: None,
             project_trusted,
+            trust_by_extension: trust.by_extension,
             custom_tools: ToolRegistry::new(),
-            extension_host: None,
+            extension_host: trust_host,
             extension_commands: Vec::new(),
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
@@ -394,6 +423,7 @@ impl Runtime {
             diagnostics: Vec::new(),
             recorded_models: None,
             project_trusted: false,
+            trust_by_extension: None,
             custom_tools: ToolRegistry::new(),
             extension_host: None,
             extension_commands: Vec::new(),
@@ -996,4 +1026,55 @@ impl InitialSession {
         };
         Ok(InitialSession::Existing { file, content })
     }
+}
+
+/// Pi 1.5.2's pre-trust load: the extensions found while the project is untrusted (the command
+/// line's and the global ones) started in the extension host and asked about the project
+/// (`project_trust`), their context that of the run's mode (`print` for `--help` and
+/// `--list-models`). None are found, or the host does not start: nobody is asked (a host that
+/// fails is said when the final set loads). The host stays started for that final load.
+fn ask_extensions(
+    args: &Args,
+    agent_dir: &Path,
+    cwd: &Path,
+    home: &Path,
+    global: &Settings,
+) -> Option<(
+    std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>,
+    pi_effects::extension::sidecar::TrustAnswer,
+)> {
+    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+        agent_dir,
+        cwd,
+        home,
+        listed: global.listed_resources(),
+    });
+    let paths = pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
+        agent_dir,
+        cwd,
+        home,
+        project_trusted: false,
+        no_extensions: args.no_extensions,
+        cli_paths: &args.extensions,
+        listed: global.listed_resources(),
+        packages: &packages.found,
+    });
+    if paths.is_empty() {
+        return None;
+    }
+    let (host, _) = pi_effects::extension::sidecar::ExtensionHost::start_with_flags(
+        &paths,
+        cwd,
+        false,
+        &args.extension_flags,
+    )
+    .ok()?;
+    let mode = match args.mode {
+        _ if args.help || args.list_models.is_some() => "print",
+        Some(crate::args::Mode::Json) => "json",
+        Some(crate::args::Mode::Rpc) => "rpc",
+        _ => "print",
+    };
+    let answer = host.project_trust(cwd, mode).ok()?;
+    Some((host, answer))
 }

@@ -36,5 +36,7 @@ mod rpc;
 mod signals;
 #[path = "extensions/support.rs"]
 mod support;
+#[path = "extensions/trust.rs"]
+mod trust;
 #[path = "extensions/user_bash.rs"]
 mod user_bash;

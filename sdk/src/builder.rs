@@ -626,6 +626,7 @@ impl SessionBuilder {
                     scoped_models: Vec::new(),
                     command: None,
                     imported: None,
+                    project_trust: None,
                 };
                 let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
                     .map_err(|e| Error::Cassette(e.to_string()))?;

@@ -253,6 +253,7 @@ pub async fn import_session(
             parent_session: plan.header.parent_session.clone(),
             entries: plan.stamps.iter().map(to_json).collect(),
         }),
+        project_trust: None,
     };
     let recorder = Recorder::create(out, &header, &secrets, Rules::default())?;
     let config = &plan.config;

@@ -48,13 +48,19 @@ impl LoadedExtension {
 /// is a UI, RPC mode), and what their handlers ask for is that answer's.
 const TOLD_IN_THE_HOST: [HookEvent; 2] = [HookEvent::UiPromptStart, HookEvent::UiPromptEnd];
 
+/// The events asked before any session exists, outside the machine's hook points:
+/// `project_trust`, asked while the run decides whether the project is trusted (`trust.rs`).
+const ASKED_BEFORE_THE_SESSION: [&str; 1] = ["project_trust"];
+
 impl LoadedExtension {
     /// The events it handles that this harness does not deliver to extensions yet (those that
-    /// are no hook point, nor told in the host), in the order `init` named them.
+    /// are no hook point, nor told in the host, nor asked before the session), in the order
+    /// `init` named them.
     pub fn undelivered(&self) -> Vec<&str> {
         self.events
             .iter()
             .filter(|e| serde_json::from_value::<HookEvent>(json!(e)).is_err())
+            .filter(|e| !ASKED_BEFORE_THE_SESSION.contains(&e.as_str()))
             .map(String::as_str)
             .collect()
     }
@@ -245,6 +251,7 @@ mod tests {
                 "tool_call",
                 "ui_prompt_start",
                 "ui_prompt_end",
+                "some_later_event",
             ]
             .map(String::from)
             .to_vec(),
@@ -265,6 +272,6 @@ mod tests {
                 HookEvent::ProviderStreamEvent
             ]
         );
-        assert_eq!(loaded.undelivered(), ["project_trust"]);
+        assert_eq!(loaded.undelivered(), ["some_later_event"]);
     }
 }

@@ -92,7 +92,7 @@ pub struct HostModels {
 /// `init` (which may run inside the async runtime, where an async channel cannot be waited on
 /// by blocking).
 #[derive(Clone)]
-enum Waiter {
+pub(super) enum Waiter {
     Task(UnboundedSender<Value>),
     Thread(std::sync::mpsc::Sender<Value>),
 }
@@ -299,7 +299,11 @@ impl ExtensionHost {
         Ok((id, receiver))
     }
 
-    fn send_request(&self, mut message: Value, waiter: Waiter) -> Result<u64, HostError> {
+    pub(super) fn send_request(
+        &self,
+        mut message: Value,
+        waiter: Waiter,
+    ) -> Result<u64, HostError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         message["id"] = json!(id);
         {

@@ -5,7 +5,8 @@
 //! the extensions' handlers listen at (Pi's runner runs them in the host) over the state
 //! `mirror.rs` keeps of the session for their getters, `command.rs` runs their commands,
 //! `compact_end.rs` calls the callbacks of their `ctx.compact()`,
-//! `flags.rs` hands them the command line's values of their flags, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
+//! `flags.rs` hands them the command line's values of their flags, `trust.rs` asks them
+//! whether the project is trusted (Pi's `project_trust`) and then loads the final set, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
 //! Node runs.
 //!
@@ -20,6 +21,7 @@ pub mod flags;
 pub mod host;
 pub mod mirror;
 pub mod tool;
+pub mod trust;
 pub mod ui;
 
 pub use command::{command_extension, command_names};
@@ -30,3 +32,4 @@ pub use flags::{flag_errors, flag_values, FlagDeclaration, GivenFlag};
 pub use host::{ExtensionHost, HostError, HostModels, Registrations};
 pub use mirror::StateMirror;
 pub use tool::register_tools;
+pub use trust::{TrustAnswer, TrustDecision, TrustError};
