@@ -584,6 +584,34 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
     assert_replays(&cassette);
 }
 
+/// Reads `stdout` until a whole line past `from` holds `marker`; returns it and moves `from`
+/// past it.
+fn next_line_with(
+    stdout: &mut impl std::io::Read,
+    seen: &mut String,
+    from: &mut usize,
+    marker: &str,
+) -> Value {
+    loop {
+        if let Some(line) = seen[*from..]
+            .split_inclusive('\n')
+            .scan(*from, |at, line| {
+                *at += line.len();
+                Some((*at, line))
+            })
+            .find(|(_, line)| line.ends_with('\n') && line.contains(marker))
+        {
+            let (end, text) = (line.0, line.1.to_owned());
+            *from = end;
+            return serde_json::from_str(&text).unwrap();
+        }
+        let mut buffer = [0u8; 4096];
+        let read = stdout.read(&mut buffer).unwrap();
+        assert!(read > 0, "the session ended before {marker}: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+}
+
 /// An RPC session whose stdin closes after the model's answer was read to its end but before
 /// the session took all of its events: the run stops there, as it does whenever stdin closes,
 /// and its cassette, faithful to that run, checks (the bytes decode to more events than the
