@@ -278,6 +278,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
             &runtime.agent_dir,
             &runtime.cwd,
             runtime.project_trusted,
+            &runtime.mcp_registered,
             &mut runtime.custom_tools,
             tool_search,
         )

@@ -60,17 +60,20 @@ impl Servers {
 }
 
 /// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
-/// configures, relative paths against `cwd`, and registers their tools in `tools` after those
+/// configures, then the servers extensions `registered` (`mcp.json` wins a shared name), relative
+/// paths against `cwd`, and registers their tools in `tools` after those
 /// there; `tool_search` is the run's (`None`: not registered, else whether it is active). No
 /// file, no server, nothing said.
 pub async fn start(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
     tool_search: Option<bool>,
 ) -> Servers {
-    let config = load_mcp_config(agent_dir, cwd, project_trusted);
+    let mut config = load_mcp_config(agent_dir, cwd, project_trusted);
+    config.add_registered(registered);
     start_configured(config, cwd, tools, tool_search, false).await
 }
 
@@ -136,10 +139,21 @@ pub async fn start_reporting(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
     tool_search: Option<bool>,
 ) -> Servers {
-    report(start(agent_dir, cwd, project_trusted, tools, tool_search).await)
+    report(
+        start(
+            agent_dir,
+            cwd,
+            project_trusted,
+            registered,
+            tools,
+            tool_search,
+        )
+        .await,
+    )
 }
 
 /// Says on stderr what of `servers` needs the user, and, once the background servers have

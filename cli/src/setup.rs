@@ -155,6 +155,9 @@ pub struct Runtime {
     /// whether their deferred tools activated it.
     pub mcp_started: bool,
     pub mcp_activates_tool_search: bool,
+    /// The MCP servers the extensions registered while loading, in registration order: they
+    /// start with `mcp.json`'s, which win a shared name.
+    pub mcp_registered: Vec<pi_mcp::Registered>,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).
@@ -344,6 +347,7 @@ impl Runtime {
             mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
+            mcp_registered: Vec::new(),
             mcp_activates_tool_search: false,
             cache_warming: None,
         })
@@ -404,6 +408,7 @@ impl Runtime {
             mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
+            mcp_registered: Vec::new(),
             mcp_activates_tool_search: false,
             cache_warming: None,
         }
