@@ -176,3 +176,21 @@ fn report(mut servers: Servers) -> Servers {
     }
     servers
 }
+
+/// Pi 1.5.2's report of each server an extension registered when no extension connects MCP
+/// servers (`--no-mcp` leaves the built-in MCP extension out): one `register_mcp_server`
+/// extension error a server, which the session reports when it starts.
+pub fn unconnected(registered: &[pi_mcp::Registered]) -> Vec<pi_core::agent_session::StartError> {
+    registered
+        .iter()
+        .map(|server| pi_core::agent_session::StartError {
+            extension_path: server.extension_path.clone(),
+            event: "register_mcp_server".into(),
+            error: format!(
+                "MCP server \"{}\" is registered, but no loaded extension connects MCP servers; \
+                 another extension may have replaced the built-in MCP support",
+                server.name
+            ),
+        })
+        .collect()
+}

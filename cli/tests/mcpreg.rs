@@ -177,3 +177,38 @@ fn a_configured_server_of_the_same_name_wins_over_a_registered_one() {
     assert_eq!(tool_ends(&recorded)[0]["isError"], false);
     assert!(!marker.exists(), "the overridden registration started");
 }
+
+/// `--no-mcp` leaves nothing to connect a registered server: Pi 1.5.2's one
+/// `register_mcp_server` error on stderr, its command never run; the replay, without Node,
+/// says it again from the recording.
+#[test]
+fn no_mcp_reports_each_registered_server_and_its_replay_says_it_again() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock, &install);
+    let marker = scratch.path("registered-ran");
+    let script = format!("touch '{}'", marker.display());
+    let extension = scratch.extension("reg", &json!({"command": "sh", "args": ["-c", script]}));
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &["--no-mcp"]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let expected = format!(
+        "Extension error ({}): MCP server \"reg\" is registered, but no loaded extension \
+         connects MCP servers; another extension may have replaced the built-in MCP support\n",
+        extension.display()
+    );
+    assert_eq!(stderr(&recorded), expected);
+    assert!(!marker.exists(), "--no-mcp started a registered server");
+
+    let mut replay = scratch.pi(&["replay", "--mode", "json"], false);
+    replay.arg("--session-dir").arg(scratch.path("replayed"));
+    let replayed = replay.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(stderr(&replayed), expected);
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+}

@@ -142,6 +142,8 @@ pub struct SessionMachine {
     pub(super) mirrored_entries: usize,
     /// The prompt's sections as they stand from the second prompt's run on (`later_sections`).
     pub(super) later_sections: Vec<(String, String)>,
+    /// The errors the session's start reports (`start_errors`).
+    pub(super) start_errors: Vec<super::start_errors::StartError>,
     /// Whether a prompt's run has started in this machine.
     pub(super) prompted: bool,
 }
@@ -221,6 +223,7 @@ impl SessionMachine {
             out: SessionStep::default(),
             mirrored_entries: 0,
             later_sections: Vec::new(),
+            start_errors: Vec::new(),
             prompted: false,
         }
     }
@@ -351,6 +354,7 @@ impl SessionMachine {
                     reason: "startup".into(),
                     previous_session_file: None,
                 });
+                self.report_start_errors();
                 self.discover_resources("startup");
             }
             SessionInput::Shutdown => self.tell_session(HookPayload::SessionShutdown {

@@ -353,7 +353,9 @@ impl SessionMachine {
     /// `resources_discover`, which the start tells right after it (the front end sends
     /// [`SessionInput::Start`](super::SessionInput::Start) only then).
     pub fn hears_start(&self) -> bool {
-        self.hears(HookEvent::SessionStart) || self.hears(HookEvent::ResourcesDiscover)
+        self.hears(HookEvent::SessionStart)
+            || self.hears(HookEvent::ResourcesDiscover)
+            || self.has_start_errors()
     }
 
     /// Puts the message the `message_end` handlers returned in the place of the one that ended:
