@@ -295,6 +295,11 @@ impl SessionMachine {
         self.notifications.session.contains(&call)
     }
 
+    /// The session notification told last (the one being asked, when none waits).
+    pub(super) fn session_call_last(&self) -> Option<CallId> {
+        self.notifications.session.last().copied()
+    }
+
     /// The handlers of the session's notification `call` are done: what they asked for is
     /// applied (an abort last).
     pub(super) fn session_notified(
@@ -332,6 +337,9 @@ impl SessionMachine {
             if !self.idle_inputs_pending() {
                 self.start_idle_runs()?;
             }
+        }
+        if self.start_errors_call.take_if(|c| *c == call).is_some() {
+            self.report_start_errors();
         }
         if self.notifications.session.is_empty() {
             if let Some(next) = self.notifications.session_queue.pop_front() {

@@ -28,6 +28,21 @@ impl SessionMachine {
         !self.start_errors.is_empty()
     }
 
+    /// Right after the start told `session_start`: its errors now when no handler hears it,
+    /// else once its handlers are done (and their errors reported), as Pi reports them after
+    /// emitting `session_start`.
+    pub(super) fn start_errors_after_start(&mut self) {
+        if self.start_errors.is_empty() {
+            return;
+        }
+        if self.hears(crate::agent::hooks::HookEvent::SessionStart) {
+            self.start_errors_call = self.session_call_last();
+        }
+        if self.start_errors_call.is_none() {
+            self.report_start_errors();
+        }
+    }
+
     /// Reports the start's errors, once.
     pub(super) fn report_start_errors(&mut self) {
         for error in std::mem::take(&mut self.start_errors) {
