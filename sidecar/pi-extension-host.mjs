@@ -8,7 +8,7 @@
 // Requests (harness -> host), each with a numeric `id`:
 //   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn", "flagValues",
 //    "models"?, "authProviders"?} -> the
-//       registrations (tools, commands, flags, providers), and for each extension that loaded
+//       registrations (tools, commands, flags, providers, MCP servers), and for each extension that loaded
 //       (in load order) its path and the events it handles; `flagValues` ({name: true or a
 //       string}, the command line's `--name [value]`) set the registered flags `pi.getFlag`
 //       reads; `models` (the run's catalog) and `authProviders` (the providers with auth
@@ -218,7 +218,11 @@ function registrations(result, flagValues) {
     path: e.path,
     events: [...e.handlers].filter(([, handlers]) => handlers.length > 0).map(([event]) => event),
   }));
-  return { tools: registered, commands, flags, providers, extensions, errors: result.errors };
+  // The MCP servers registered while loading (Pi's loader validated them, and threw its errors in
+  // the registering extension), in registration order: the harness connects them next to
+  // `mcp.json`'s, as Pi's built-in MCP extension does at session start.
+  const mcpServers = result.runtime.mcpServers.list().map((s) => plain({ name: s.name, config: s.config, extensionPath: s.extensionPath }));
+  return { tools: registered, commands, flags, providers, mcpServers, extensions, errors: result.errors };
 }
 
 /** Pi 1.5.2's `project_trust` event (`emitProjectTrustEvent`), asked of the extensions loaded

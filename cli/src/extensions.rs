@@ -101,6 +101,15 @@ impl Runtime {
         match started {
             Ok((host, registrations)) => {
                 self.register_providers(&registrations, &host);
+                self.mcp_registered = registrations
+                    .mcp_servers
+                    .iter()
+                    .map(|server| pi_mcp::Registered {
+                        name: server.name.clone(),
+                        config: server.config.clone(),
+                        extension_path: server.extension_path.clone(),
+                    })
+                    .collect();
                 self.diagnostics.extend(
                     flag_errors(&registrations.flags, flags)
                         .into_iter()

@@ -280,6 +280,10 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     // A replay's tools are the cassette's; a live run starts its MCP servers before the first
     // prompt, as Pi's MCP extension does at session start.
     let mut mcp_servers = mcp::Servers::default();
+    if args.no_mcp {
+        // Without Pi's MCP extension nothing connects the servers extensions registered.
+        runtime.start_errors = mcp::unconnected(&runtime.mcp_registered);
+    }
     if !args.no_mcp && !replaying {
         // Pi's `tool_search` as the servers find it: registered once they start.
         let tool_search = runtime.tool_search_registered.then(|| {
@@ -292,6 +296,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
             &runtime.agent_dir,
             &runtime.cwd,
             runtime.project_trusted,
+            &runtime.mcp_registered,
             &mut runtime.custom_tools,
             tool_search,
         )

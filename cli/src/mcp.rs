@@ -60,17 +60,20 @@ impl Servers {
 }
 
 /// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
-/// configures, relative paths against `cwd`, and registers their tools in `tools` after those
+/// configures, then the servers extensions `registered` (`mcp.json` wins a shared name), relative
+/// paths against `cwd`, and registers their tools in `tools` after those
 /// there; `tool_search` is the run's (`None`: not registered, else whether it is active). No
 /// file, no server, nothing said.
 pub async fn start(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
     tool_search: Option<bool>,
 ) -> Servers {
-    let config = load_mcp_config(agent_dir, cwd, project_trusted);
+    let mut config = load_mcp_config(agent_dir, cwd, project_trusted);
+    config.add_registered(registered);
     start_configured(config, cwd, tools, tool_search, false).await
 }
 
@@ -136,10 +139,21 @@ pub async fn start_reporting(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
     tool_search: Option<bool>,
 ) -> Servers {
-    report(start(agent_dir, cwd, project_trusted, tools, tool_search).await)
+    report(
+        start(
+            agent_dir,
+            cwd,
+            project_trusted,
+            registered,
+            tools,
+            tool_search,
+        )
+        .await,
+    )
 }
 
 /// Says on stderr what of `servers` needs the user, and, once the background servers have
@@ -161,4 +175,22 @@ fn report(mut servers: Servers) -> Servers {
         });
     }
     servers
+}
+
+/// Pi 1.5.2's report of each server an extension registered when no extension connects MCP
+/// servers (`--no-mcp` leaves the built-in MCP extension out): one `register_mcp_server`
+/// extension error a server, which the session reports when it starts.
+pub fn unconnected(registered: &[pi_mcp::Registered]) -> Vec<pi_core::agent_session::StartError> {
+    registered
+        .iter()
+        .map(|server| pi_core::agent_session::StartError {
+            extension_path: server.extension_path.clone(),
+            event: "register_mcp_server".into(),
+            error: format!(
+                "MCP server \"{}\" is registered, but no loaded extension connects MCP servers; \
+                 another extension may have replaced the built-in MCP support",
+                server.name
+            ),
+        })
+        .collect()
 }

@@ -157,6 +157,11 @@ pub struct Runtime {
     /// whether their deferred tools activated it.
     pub mcp_started: bool,
     pub mcp_activates_tool_search: bool,
+    /// The MCP servers the extensions registered while loading, in registration order: they
+    /// start with `mcp.json`'s, which win a shared name.
+    pub mcp_registered: Vec<pi_mcp::Registered>,
+    /// The errors the session's start reports: the registered servers nothing connects.
+    pub start_errors: Vec<pi_core::agent_session::StartError>,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).
@@ -373,6 +378,8 @@ impl Runtime {
             mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
+            mcp_registered: Vec::new(),
+            start_errors: Vec::new(),
             mcp_activates_tool_search: false,
             cache_warming: None,
         })
@@ -434,6 +441,8 @@ impl Runtime {
             mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
+            mcp_registered: Vec::new(),
+            start_errors: Vec::new(),
             mcp_activates_tool_search: false,
             cache_warming: None,
         }
@@ -642,6 +651,7 @@ impl Runtime {
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
         options.later_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_later_section.as_deref());
+        options.start_errors = self.start_errors.clone();
         options.extensions = self.extensions.clone();
         options.system_prompt = self.system_prompt.clone();
         options.append_system_prompt = self.append_system_prompt.clone();

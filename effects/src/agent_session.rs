@@ -107,6 +107,8 @@ pub struct SessionOptions {
     /// Custom sections that replace theirs from the second prompt's run on (an MCP server's
     /// instructions in Pi's `mcp_servers` section once it connected).
     pub later_sections: Vec<(String, String)>,
+    /// The errors the session's start reports ([`RunConfig::start_errors`]).
+    pub start_errors: Vec<pi_core::agent_session::StartError>,
     /// The extensions, in load order: the run's configuration records the hook points they
     /// handle, and the Live interpreter asks them there.
     pub extensions: ExtensionRegistry,
@@ -194,6 +196,7 @@ impl SessionOptions {
             mcp_servers: Vec::new(),
             custom_sections: Vec::new(),
             later_sections: Vec::new(),
+            start_errors: Vec::new(),
             extensions: ExtensionRegistry::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -343,6 +346,7 @@ impl SessionOptions {
             handled_hooks: self.extensions.handled(),
             tool_loadout,
             later_sections: self.later_sections.clone(),
+            start_errors: self.start_errors.clone(),
         })
     }
 

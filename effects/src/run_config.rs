@@ -113,6 +113,11 @@ pub struct RunConfig {
     /// the prompt where the run did, with no server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub later_sections: Vec<(String, String)>,
+    /// The errors the session's start reports, which no handler threw: the MCP servers
+    /// extensions registered when nothing connects them (`--no-mcp`). Recorded, so a replay
+    /// reports them with no extension loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_errors: Vec<pi_core::agent_session::StartError>,
 }
 
 impl RunConfig {
@@ -206,6 +211,7 @@ pub fn build_machine(
     machine.set_cache_warming(config.cache_warming);
     machine.set_tool_loadout(config.tool_loadout.clone());
     machine.set_later_sections(config.later_sections.clone());
+    machine.set_start_errors(config.start_errors.clone());
     Ok((machine, file))
 }
 

@@ -26,6 +26,8 @@ pub enum Scope {
     Global,
     /// The trusted project's `.pi/mcp.json`.
     Project,
+    /// Registered by an extension (`pi.registerMcpServer`); its source is the extension's path.
+    Extension,
 }
 
 /// How to reach a server.
@@ -179,6 +181,58 @@ pub struct McpConfig {
     /// The top-level `autoEnableCodemode`, when a file sets it (the project's wins).
     pub auto_enable_codemode: Option<bool>,
     pub errors: Vec<ConfigError>,
+    /// Registered servers left out because `mcp.json` defines their namespace, each as Pi's
+    /// `/mcp` status words it after `overridden: `.
+    pub overridden: Vec<String>,
+}
+
+/// A server an extension registered: its name, its config as Pi's loader validated it, and the
+/// extension's path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Registered {
+    pub name: String,
+    pub config: Value,
+    pub extension_path: String,
+}
+
+impl McpConfig {
+    /// Adds the servers extensions registered after the configured ones, as Pi's built-in MCP
+    /// extension merges them: a name whose namespace `mcp.json` defines is left out (the
+    /// configured server wins) and noted in `overridden`. Pi's loader validated them already;
+    /// one this crate cannot read is a config error rather than a panic.
+    pub fn add_registered(&mut self, registered: &[Registered]) {
+        for server in registered {
+            let configured = self
+                .servers
+                .iter()
+                .filter(|s| s.scope != Scope::Extension)
+                .find(|s| mcp_namespace(&s.name) == mcp_namespace(&server.name));
+            if let Some(configured) = configured {
+                self.overridden.push(format!(
+                    "\"{}\" registered by {} is overridden by \"{}\" in {}",
+                    server.name,
+                    server.extension_path,
+                    configured.name,
+                    configured.source.display()
+                ));
+                continue;
+            }
+            match validate_server(&server.name, server.config.clone()) {
+                Ok((config, transport)) => self.servers.push(ServerEntry {
+                    name: server.name.clone(),
+                    config,
+                    transport,
+                    source: PathBuf::from(&server.extension_path),
+                    scope: Scope::Extension,
+                    override_path: None,
+                }),
+                Err(problem) => self.errors.push(ConfigError {
+                    file: PathBuf::from(&server.extension_path),
+                    problem,
+                }),
+            }
+        }
+    }
 }
 
 /// Reads `<agent_dir>/mcp.json` and, when `project_trusted`, `<cwd>/.pi/mcp.json`. Missing files

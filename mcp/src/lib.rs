@@ -21,7 +21,7 @@ mod stdio_child;
 
 pub use background::{start_for_rerun, start_lazily, Background};
 pub use client::{CallError, ConnectError, McpConnection};
-pub use config::{load_mcp_config, ConfigError, McpConfig, ServerEntry, Transport};
+pub use config::{load_mcp_config, ConfigError, McpConfig, Registered, ServerEntry, Transport};
 pub use convert::{convert_result, McpToolOutput};
 pub use credentials::{credentials, machine_credentials};
 pub use custom_tool::{register_late_tools, register_tools, McpTool};

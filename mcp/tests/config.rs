@@ -186,3 +186,33 @@ fn tool_exposure_takes_exact_names_before_the_first_matching_pattern() {
     assert_eq!(gh.tool_exposure("about_me"), "hidden");
     assert_eq!(gh.tool_exposure("search"), "deferred");
 }
+
+/// Servers extensions registered come after `mcp.json`'s, scope `Extension`, their extension
+/// as source; one whose namespace `mcp.json` defines (`a-b` is `a_b`'s) is left out and noted
+/// in Pi's words.
+#[test]
+fn registered_servers_follow_the_configured_ones_which_win_a_shared_namespace() {
+    let agent = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let file = agent.path().join("mcp.json");
+    write(&file, r#"{"mcpServers": {"a_b": {"command": "x"}}}"#);
+    let mut config = load_mcp_config(agent.path(), cwd.path(), false);
+    let registered = |name: &str| pi_mcp::Registered {
+        name: name.into(),
+        config: serde_json::json!({"command": "y", "exposure": "direct"}),
+        extension_path: "/ext/one.ts".into(),
+    };
+    config.add_registered(&[registered("a-b"), registered("own")]);
+    let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a_b", "own"]);
+    assert_eq!(config.servers[1].scope, Scope::Extension);
+    assert_eq!(config.servers[1].source, Path::new("/ext/one.ts"));
+    assert_eq!(
+        config.overridden,
+        [format!(
+            "\"a-b\" registered by /ext/one.ts is overridden by \"a_b\" in {}",
+            file.display()
+        )]
+    );
+    assert!(config.errors.is_empty());
+}

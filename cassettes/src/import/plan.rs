@@ -450,6 +450,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         handled_hooks: Default::default(),
         tool_loadout: None,
         later_sections: Vec::new(),
+        start_errors: Vec::new(),
     }
 }
 

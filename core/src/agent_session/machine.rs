@@ -142,6 +142,10 @@ pub struct SessionMachine {
     pub(super) mirrored_entries: usize,
     /// The prompt's sections as they stand from the second prompt's run on (`later_sections`).
     pub(super) later_sections: Vec<(String, String)>,
+    /// The errors the session's start reports (`start_errors`).
+    pub(super) start_errors: Vec<super::start_errors::StartError>,
+    /// The `session_start` notification whose handlers the start's errors wait for.
+    pub(super) start_errors_call: Option<crate::agent::CallId>,
     /// Whether a prompt's run has started in this machine.
     pub(super) prompted: bool,
 }
@@ -221,6 +225,8 @@ impl SessionMachine {
             out: SessionStep::default(),
             mirrored_entries: 0,
             later_sections: Vec::new(),
+            start_errors: Vec::new(),
+            start_errors_call: None,
             prompted: false,
         }
     }
@@ -351,6 +357,7 @@ impl SessionMachine {
                     reason: "startup".into(),
                     previous_session_file: None,
                 });
+                self.start_errors_after_start();
                 self.discover_resources("startup");
             }
             SessionInput::Shutdown => self.tell_session(HookPayload::SessionShutdown {

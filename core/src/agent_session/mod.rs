@@ -24,6 +24,7 @@ mod options;
 mod provider_hooks;
 mod provider_notices;
 pub mod retry;
+mod start_errors;
 mod user_bash;
 
 pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};
@@ -36,3 +37,4 @@ pub use feed::{feed, Machine, Refused};
 pub use input::{INTERACTIVE_SOURCE, RPC_SOURCE};
 pub use loadout::ToolLoadout;
 pub use machine::SessionMachine;
+pub use start_errors::StartError;

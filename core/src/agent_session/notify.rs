@@ -295,6 +295,11 @@ impl SessionMachine {
         self.notifications.session.contains(&call)
     }
 
+    /// The session notification told last (the one being asked, when none waits).
+    pub(super) fn session_call_last(&self) -> Option<CallId> {
+        self.notifications.session.last().copied()
+    }
+
     /// The handlers of the session's notification `call` are done: what they asked for is
     /// applied (an abort last).
     pub(super) fn session_notified(
@@ -333,6 +338,9 @@ impl SessionMachine {
                 self.start_idle_runs()?;
             }
         }
+        if self.start_errors_call.take_if(|c| *c == call).is_some() {
+            self.report_start_errors();
+        }
         if self.notifications.session.is_empty() {
             if let Some(next) = self.notifications.session_queue.pop_front() {
                 self.tell_session(next);
@@ -353,7 +361,9 @@ impl SessionMachine {
     /// `resources_discover`, which the start tells right after it (the front end sends
     /// [`SessionInput::Start`](super::SessionInput::Start) only then).
     pub fn hears_start(&self) -> bool {
-        self.hears(HookEvent::SessionStart) || self.hears(HookEvent::ResourcesDiscover)
+        self.hears(HookEvent::SessionStart)
+            || self.hears(HookEvent::ResourcesDiscover)
+            || self.has_start_errors()
     }
 
     /// Puts the message the `message_end` handlers returned in the place of the one that ended:

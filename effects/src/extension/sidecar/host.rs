@@ -69,12 +69,27 @@ pub struct Registrations {
     /// the harness merges them into its model catalog where Pi's registry does.
     #[serde(default)]
     pub providers: Vec<pi_providers::registry::ProviderRegistration>,
+    /// Their MCP servers (`pi.registerMcpServer`), in registration order, each config as Pi's
+    /// loader validated it: the harness connects them next to `mcp.json`'s.
+    #[serde(default, rename = "mcpServers")]
+    pub mcp_servers: Vec<RegisteredMcpServer>,
     /// The extensions that loaded, in load order, with the events they handle.
     #[serde(default)]
     pub extensions: Vec<super::events::LoadedExtension>,
     /// The extensions that failed to load.
     #[serde(default)]
     pub errors: Vec<LoadError>,
+}
+
+/// One MCP server an extension registered while loading.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredMcpServer {
+    pub name: String,
+    /// The `mcpServers` entry as Pi validated it (exposure aliases resolved).
+    pub config: Value,
+    /// The registering extension's path, which Pi names as the server's source.
+    pub extension_path: String,
 }
 
 /// The run's models as the extensions' `ctx.modelRegistry` reads them, and the providers with

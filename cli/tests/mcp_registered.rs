@@ -1,0 +1,214 @@
+//! MCP servers that a TypeScript extension registers (`pi.registerMcpServer`), in a run of the
+//! real binary: the extension host's `init` hands them over, they start next to `mcp.json`'s
+//! (which wins a shared name), their tools are declared and called as `mcp__<server>__<tool>`,
+//! and the run's cassette replays byte for byte with the server's binary and Node both absent.
+//! Needs Pi 1.5.2's install (`PI_EXTENSION_HOST_PI_DIR`); skipped with a line without it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use pi_testkit::MockLlm;
+use serde_json::{json, Value};
+
+struct Scratch {
+    root: tempfile::TempDir,
+    node_bin: PathBuf,
+}
+
+impl Scratch {
+    fn new(mock: &MockLlm, install: &Path) -> Scratch {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["home", "agent", "cwd"] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        let models = pi_testkit::demo::models_json(mock.port);
+        std::fs::write(root.path().join("agent/models.json"), models.to_string()).unwrap();
+        Scratch {
+            root,
+            node_bin: install.join("node/bin"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// A copy of the crate's test server that the test may delete.
+    fn server_copy(&self) -> PathBuf {
+        let copy = self.path("mcp-server");
+        std::fs::copy(
+            pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server"),
+            &copy,
+        )
+        .unwrap();
+        copy
+    }
+
+    /// An extension registering `name` with `config`.
+    fn extension(&self, name: &str, config: &Value) -> PathBuf {
+        let path = self.path("register.ts");
+        let source = format!(
+            "export default function (pi: any) {{\n  pi.registerMcpServer({}, {config});\n}}\n",
+            json!(name)
+        );
+        std::fs::write(&path, source).unwrap();
+        path
+    }
+
+    /// `pi` with the install's Node on PATH when `node`, else without any install.
+    fn pi(&self, args: &[&str], node: bool) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command
+            .args(args)
+            .current_dir(self.path("cwd"))
+            .env("HOME", self.path("home"))
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .env("PI_OFFLINE", "1")
+            .env_remove("PI_EXTENSION_HOST_PI_DIR")
+            .stdin(Stdio::null());
+        if node {
+            let path = std::env::var("PATH").unwrap_or_default();
+            command
+                .env("PATH", format!("{}:{path}", self.node_bin.display()))
+                .env(
+                    "PI_EXTENSION_HOST_PI_DIR",
+                    std::env::var("PI_EXTENSION_HOST_PI_DIR").unwrap(),
+                );
+        } else {
+            command.env("PATH", "/usr/bin:/bin");
+        }
+        command
+    }
+
+    /// A json-mode run of `prompt` with `extension` loaded, recorded into `cassette`.
+    fn run(&self, extension: &Path, cassette: &Path, extra: &[&str]) -> Output {
+        let mut args = vec!["--mode", "json", "--tools", "read", "--provider", "mock"];
+        args.extend(["--model", "mock-model", "-e", extension.to_str().unwrap()]);
+        args.extend(extra);
+        let mut command = self.pi(&args, true);
+        command.arg("--session-dir").arg(self.path("sessions"));
+        command.arg("--record").arg(cassette);
+        command.args(["-p", "echo it"]).output().unwrap()
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn events(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn tool_ends(output: &Output) -> Vec<Value> {
+    events(output)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect()
+}
+
+fn calls(tool: &str) -> Value {
+    json!([
+        {"tool_calls": [{"name": tool, "arguments": r#"{"text":"hello mcp"}"#}]},
+        {"text": ["Done."]},
+    ])
+}
+
+#[test]
+fn a_registered_servers_tool_is_called_recorded_and_replayed_without_node_or_server() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&calls("mcp__reg__echo"));
+    let scratch = Scratch::new(&mock, &install);
+    let server = scratch.server_copy();
+    let extension = scratch.extension("reg", &json!({"command": server, "exposure": "direct"}));
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(stderr(&recorded), "");
+    let ends = tool_ends(&recorded);
+    assert_eq!(ends.len(), 1, "{}", stderr(&recorded));
+    assert_eq!(ends[0]["toolName"], "mcp__reg__echo");
+    assert_eq!(ends[0]["isError"], false);
+    assert_eq!(ends[0]["result"]["content"][0]["text"], "hello mcp");
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&cassette)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["config"]["mcpServers"][0]["name"], "reg", "{header}");
+
+    std::fs::remove_file(&server).unwrap();
+    let mut replay = scratch.pi(&["replay", "--mode", "json"], false);
+    replay.arg("--session-dir").arg(scratch.path("replayed"));
+    let replayed = replay.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+}
+
+/// `mcp.json`'s server of the same name wins: the registered one's command never runs.
+#[test]
+fn a_configured_server_of_the_same_name_wins_over_a_registered_one() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&calls("mcp__reg__echo"));
+    let scratch = Scratch::new(&mock, &install);
+    let server = scratch.server_copy();
+    let marker = scratch.path("registered-ran");
+    let script = format!("touch '{}'", marker.display());
+    let extension = scratch.extension("reg", &json!({"command": "sh", "args": ["-c", script]}));
+    let configured = json!({"mcpServers": {"reg": {"command": server, "exposure": "direct"}}});
+    std::fs::write(scratch.path("agent/mcp.json"), configured.to_string()).unwrap();
+    let recorded = scratch.run(&extension, &scratch.path("run.jsonl"), &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(tool_ends(&recorded)[0]["isError"], false);
+    assert!(!marker.exists(), "the overridden registration started");
+}
+
+/// `--no-mcp` leaves nothing to connect a registered server: Pi 1.5.2's one
+/// `register_mcp_server` error on stderr, its command never run; the replay, without Node,
+/// says it again from the recording.
+#[test]
+fn no_mcp_reports_each_registered_server_and_its_replay_says_it_again() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock, &install);
+    let marker = scratch.path("registered-ran");
+    let script = format!("touch '{}'", marker.display());
+    let extension = scratch.extension("reg", &json!({"command": "sh", "args": ["-c", script]}));
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &["--no-mcp"]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let expected = format!(
+        "Extension error ({}): MCP server \"reg\" is registered, but no loaded extension \
+         connects MCP servers; another extension may have replaced the built-in MCP support\n",
+        extension.display()
+    );
+    assert_eq!(stderr(&recorded), expected);
+    assert!(!marker.exists(), "--no-mcp started a registered server");
+
+    let mut replay = scratch.pi(&["replay", "--mode", "json"], false);
+    replay.arg("--session-dir").arg(scratch.path("replayed"));
+    let replayed = replay.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(stderr(&replayed), expected);
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+}
