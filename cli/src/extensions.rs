@@ -76,7 +76,7 @@ impl Runtime {
     /// failures, and flags no extension registered, become diagnostics (Pi's, in its order).
     /// The flags they registered come back (for `--help`).
     pub fn start_extensions(&mut self, flags: &[GivenFlag]) -> Vec<FlagDeclaration> {
-        // The host the pre-trust load started (`ask_extensions`) loads the final set.
+        // The host the pre-trust load started (`trust::ask_extensions`) loads the final set.
         let asked = self.extension_host.take();
         if self.extension_paths.is_empty() {
             self.diagnostics
@@ -348,55 +348,4 @@ impl Runtime {
         }
         self.cli_model = choice.model;
     }
-}
-
-/// Pi 1.5.2's pre-trust load: the extensions found while the project is untrusted (the command
-/// line's and the global ones) started in the extension host and asked about the project
-/// (`project_trust`), their context that of the run's mode (`print` for `--help` and
-/// `--list-models`). None are found, or the host does not start: nobody is asked (a host that
-/// fails is said when the final set loads). The host stays started for that final load.
-pub(crate) fn ask_extensions(
-    args: &Args,
-    agent_dir: &Path,
-    cwd: &Path,
-    home: &Path,
-    global: &Settings,
-) -> Option<(
-    std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>,
-    pi_effects::extension::sidecar::TrustAnswer,
-)> {
-    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
-        agent_dir,
-        cwd,
-        home,
-        listed: global.listed_resources(),
-    });
-    let paths = pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
-        agent_dir,
-        cwd,
-        home,
-        project_trusted: false,
-        no_extensions: args.no_extensions,
-        cli_paths: &args.extensions,
-        listed: global.listed_resources(),
-        packages: &packages.found,
-    });
-    if paths.is_empty() {
-        return None;
-    }
-    let (host, _) = pi_effects::extension::sidecar::ExtensionHost::start_with_flags(
-        &paths,
-        cwd,
-        false,
-        &args.extension_flags,
-    )
-    .ok()?;
-    let mode = match args.mode {
-        _ if args.help || args.list_models.is_some() => "print",
-        Some(crate::args::Mode::Json) => "json",
-        Some(crate::args::Mode::Rpc) => "rpc",
-        _ => "print",
-    };
-    let answer = host.project_trust(cwd, mode).ok()?;
-    Some((host, answer))
 }

@@ -222,7 +222,7 @@ impl Runtime {
                     return None;
                 }
                 let (host, answer) =
-                    crate::extensions::ask_extensions(args, &agent_dir, &cwd, &home, &global)?;
+                    crate::trust::ask_extensions(args, &agent_dir, &cwd, &home, &global)?;
                 trust_host = Some(host);
                 Some(answer)
             },
