@@ -150,9 +150,12 @@ pub struct RunInfo<'a> {
 
 impl RunInfo<'_> {
     /// Every credential the run could resolve, with where it came from, for the recorder: the
-    /// model registry's, and those `mcp.json` hands its servers (read as the run reads it).
+    /// model registry's, and those `mcp.json` (read as the run reads it) and the extensions'
+    /// registrations hand their MCP servers.
     fn secrets(&self) -> Vec<(String, String)> {
         let runtime = self.runtime;
+        let mut registered = pi_mcp::McpConfig::default();
+        registered.add_registered(&runtime.mcp_registered);
         pi_mcp::machine_credentials(
             &runtime.registry,
             &runtime.auth,
@@ -160,7 +163,7 @@ impl RunInfo<'_> {
             &runtime.agent_dir,
             &runtime.cwd,
             runtime.project_trusted,
-            [],
+            pi_mcp::credentials(&registered),
         )
     }
 

@@ -212,3 +212,50 @@ fn no_mcp_reports_each_registered_server_and_its_replay_says_it_again() {
         String::from_utf8_lossy(&recorded.stdout)
     );
 }
+
+/// The attack: a key in the `env` of a server an extension registers, which a tool call
+/// repeats. As for `mcp.json`'s servers, the cassette and every file the run wrote but the
+/// extension's source and Pi's session file must hold none of it, and the cassette checks.
+#[test]
+fn a_key_in_a_registered_servers_env_reaches_no_cassette() {
+    const ENV_KEY: &str = "registered-env-key-0123456789";
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let text = format!("the key is {ENV_KEY}");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__reg__echo", "arguments": json!({"text": text}).to_string()}]},
+        {"text": ["Done."]},
+    ]));
+    let scratch = Scratch::new(&mock, &install);
+    let server = scratch.server_copy();
+    let extension = scratch.extension(
+        "reg",
+        &json!({"command": server, "exposure": "direct", "env": {"SERVICE_API_KEY": ENV_KEY}}),
+    );
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(
+        tool_ends(&recorded)[0]["result"]["content"][0]["text"],
+        text
+    );
+    for path in pi_testkit::files_under(scratch.root.path()) {
+        let name = path.to_string_lossy();
+        if path == extension || name.contains("/sessions/") {
+            continue;
+        }
+        let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(
+            !written.contains(ENV_KEY),
+            "the key reached {}",
+            path.display()
+        );
+    }
+    let check = scratch
+        .pi(&["replay", "--check"], false)
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+}

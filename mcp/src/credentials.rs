@@ -9,7 +9,7 @@ use pi_credential_names::{bare_token, is_credential_name, is_credential_variable
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
 use crate::client::resolve_value;
-use crate::config::{load_mcp_config, McpConfig, Transport};
+use crate::config::{load_mcp_config, McpConfig, Scope, Transport};
 
 /// Values shorter than this are not taken as credentials (as the model registry's rule):
 /// `DEBUG=1` must not rewrite every "1" of a conversation.
@@ -49,7 +49,12 @@ pub fn credentials(config: &McpConfig) -> Vec<(String, String)> {
             let Ok(value) = resolve_value(configured) else {
                 continue;
             };
-            let source = format!("mcp.json {what} {name} of {}", server.name);
+            let source = match server.scope {
+                Scope::Extension => {
+                    format!("registered MCP server {what} {name} of {}", server.name)
+                }
+                _ => format!("mcp.json {what} {name} of {}", server.name),
+            };
             let token = bare_token(&value).unwrap_or_default();
             for value in [value.trim(), token] {
                 let new = !found.iter().any(|(v, _): &(String, String)| v == value);
