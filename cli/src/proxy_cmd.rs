@@ -138,11 +138,12 @@ async fn run(args: ProxyArgs) -> Result<u8, ProxyError> {
         max_body: args.max_body_mb << 20,
         idle: Duration::from_secs(args.idle_timeout),
     };
+    let stop = stopped();
     let server = Server::bind(&args.listen, proxy).await?.with_limits(limits);
     let addr = server.local_addr()?;
     eprintln!("pi proxy: {what}, on http://{addr}");
     println!("http://{addr}");
-    let summary = server.run_until(stopped()).await;
+    let summary = server.run_until(stop).await;
     eprintln!(
         "pi proxy: stopped after {} requests{}",
         summary.requests,
@@ -154,18 +155,23 @@ async fn run(args: ProxyArgs) -> Result<u8, ProxyError> {
     Ok(if summary.unmatched > 0 { 1 } else { 0 })
 }
 
-/// Completes at SIGINT or SIGTERM.
-async fn stopped() {
+/// Completes at SIGINT or SIGTERM. The handlers are installed when this is called, not when
+/// the future is first polled: a signal sent as soon as the proxy says where it listens must
+/// stop it with its summary and exit code, not kill it.
+fn stopped() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
+    let handlers = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
-    ) else {
-        // Without signal handlers the proxy runs until it is killed.
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = interrupt.recv() => {}
-        _ = terminate.recv() => {}
+    );
+    async move {
+        let (Ok(mut interrupt), Ok(mut terminate)) = handlers else {
+            // Without signal handlers the proxy runs until it is killed.
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
     }
 }
