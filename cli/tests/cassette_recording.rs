@@ -3,7 +3,8 @@
 //! reports as ending early (exit 125), and a session file that the next run continues with its
 //! entries kept; keys planted in every place a key can come from never reach any file the run
 //! wrote, and the redacted cassette still replays; a run in Anthropic message threads replays
-//! the same bodies.
+//! the same bodies. One test, ignored until it is implemented, specifies an RPC run whose client
+//! replaces the session as one cassette that replays whole.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -610,6 +611,61 @@ fn next_line_with(
         assert!(read > 0, "the session ended before {marker}: {seen}");
         seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
     }
+}
+
+/// Nothing lost: an RPC run whose client starts a new session and switches back to the first
+/// file is one cassette holding every session of it, and `pi replay --check` reproduces all of
+/// it (stdout and session files); a changed line after a replacement is a divergence.
+#[test]
+fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
+    let ws = workspace(json!({"script": [
+        {"text": ["First."]}, {"text": ["Second."]}, {"text": ["Third."]}
+    ]}));
+    let cassette = ws.root().join("cwd").join("multi.jsonl");
+    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (mut seen, mut from) = (String::new(), 0);
+    let mut send = |line: Value| {
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+    };
+    let agent_end = r#""type":"agent_end""#;
+    send(json!({"id": "p1", "type": "prompt", "message": "one"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+    send(json!({"id": "s1", "type": "get_state"}));
+    let state = next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"s1""#);
+    let first_file = state["data"]["sessionFile"].clone();
+    send(json!({"id": "ns", "type": "new_session"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"ns""#);
+    send(json!({"id": "p2", "type": "prompt", "message": "two"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+    send(json!({"id": "sw", "type": "switch_session", "sessionPath": first_file}));
+    next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"sw""#);
+    send(json!({"id": "p3", "type": "prompt", "message": "three"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "{seen}");
+
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let stdin_lines = text
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"stdin""#))
+        .count();
+    assert_eq!(stdin_lines, 6, "every command is in the cassette");
+    assert_replays(&cassette);
+
+    // The last prompt, sent to the session switched to, said otherwise: a divergence.
+    let tampered = ws.root().join("tampered.jsonl");
+    let changed = text.replacen(r#"\"message\":\"three\""#, r#"\"message\":\"tres\""#, 1);
+    assert_ne!(changed, text, "the last prompt is in the cassette");
+    std::fs::write(&tampered, changed).unwrap();
+    let check = replay_check(&tampered);
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
 }
 
 /// An RPC session whose stdin closes after the model's answer was read to its end but before
