@@ -105,6 +105,10 @@ pub enum Line {
         dt: u64,
         end: RecordedEnd,
     },
+    /// The session was replaced (RPC `new_session`, `switch_session`, `fork`, `clone`, or an
+    /// extension command's): the lines after it belong to the new session, built from what
+    /// this line holds as the header holds the first one's.
+    Replaced(Box<ReplacedSession>),
     /// The run ended: its exit code and digests of what it wrote.
     Outcome(RecordedOutcome),
 }
@@ -438,6 +442,35 @@ pub struct SessionStart {
     pub content_file: Option<String>,
     /// The state of the id generator once the session was opened.
     pub id_state: u64,
+}
+
+/// A session replacement inside a recorded run: the session left, and the one the run goes on
+/// in. A replay builds the new session from `config` and `session` (as from a header's), so
+/// it needs neither the recorded machine's files nor anything the new session read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplacedSession {
+    /// Why, as the extensions heard it (`new`, `resume`, `fork`).
+    pub reason: String,
+    /// The session left, as its file was when it was left.
+    pub left: SessionLeft,
+    /// What the new session was built from (the harness's run configuration, as JSON).
+    pub config: Value,
+    /// The session the run goes on in, as it was when it was opened.
+    pub session: SessionStart,
+}
+
+/// A session's file as a run left it (for a session replaced, as the outcome has the last
+/// one's): what a replay's own file must equal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionLeft {
+    /// SHA-256 of the session file, `None` in memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// What `session` is the digest of, when it is at most [`MAX_KEPT_TEXT`] bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_text: Option<String>,
 }
 
 /// The end of a run.

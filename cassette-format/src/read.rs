@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::format::{
-    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, RequestLine,
-    ResponseLine,
+    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, ReplacedSession,
+    RequestLine, ResponseLine, SessionLeft,
 };
 use crate::version::{check_header, Unreadable, FORMAT_VERSION, KNOWN_FEATURES};
 
@@ -38,6 +38,9 @@ pub struct CheckedCassette {
     /// The outcome line, when the run ended while recording (kept apart from `lines`, which a
     /// replay takes).
     outcome: Option<crate::format::RecordedOutcome>,
+    /// For one of a run's [`sessions`](Self::sessions) that was replaced: its file as the run
+    /// left it (its `replaced` line's).
+    left: Option<SessionLeft>,
     /// The number of the last line read.
     last_line: usize,
 }
@@ -157,13 +160,88 @@ impl CheckedCassette {
             lines,
             torn_tail,
             outcome,
+            left: None,
             last_line,
         })
     }
 
-    /// Whether the run ran to its end while recording (its `outcome` line is there).
+    /// Whether the run ran to its end while recording (its `outcome` line is there); for one
+    /// of its [`sessions`](Self::sessions) that was replaced, whether its `replaced` line is.
     pub fn is_complete(&self) -> bool {
-        self.outcome.is_some()
+        self.outcome.is_some() || self.left.is_some()
+    }
+
+    /// How the run left this session, when it is one of its [`sessions`](Self::sessions)
+    /// that was replaced.
+    pub fn left(&self) -> Option<&SessionLeft> {
+        self.left.as_ref()
+    }
+
+    /// The run's sessions, one cassette each, in order: the first under the header, each
+    /// later one under the header with its `replaced` line's `config` and `session`. Each holds
+    /// its own lines (numbered as in the file) and the run's outcome; each but the last says
+    /// how it was left. A run that never replaced its session is one.
+    pub fn sessions(self) -> Vec<CheckedCassette> {
+        let CheckedCassette {
+            path,
+            header,
+            lines,
+            torn_tail,
+            outcome,
+            left: _,
+            last_line,
+        } = self;
+        let mut sessions = Vec::new();
+        let mut current = CheckedCassette {
+            path: path.clone(),
+            header: header.clone(),
+            lines: Vec::new(),
+            torn_tail: false,
+            outcome: outcome.clone(),
+            left: None,
+            last_line: 1,
+        };
+        for (number, line) in lines {
+            let Line::Replaced(replaced) = line else {
+                current.last_line = number;
+                current.lines.push((number, line));
+                continue;
+            };
+            let ReplacedSession {
+                left,
+                config,
+                session,
+                ..
+            } = *replaced;
+            let next = CheckedCassette {
+                path: path.clone(),
+                header: Header {
+                    config,
+                    session,
+                    ..header.clone()
+                },
+                lines: Vec::new(),
+                torn_tail: false,
+                outcome: outcome.clone(),
+                left: None,
+                last_line: number,
+            };
+            current.left = Some(left);
+            current.last_line = number;
+            sessions.push(std::mem::replace(&mut current, next));
+        }
+        current.torn_tail = torn_tail;
+        current.last_line = last_line;
+        sessions.push(current);
+        sessions
+    }
+
+    /// Whether the run replaced its session (its lines hold more than one of
+    /// [`sessions`](Self::sessions)).
+    pub fn replaces_session(&self) -> bool {
+        self.lines
+            .iter()
+            .any(|(_, line)| matches!(line, Line::Replaced(_)))
     }
 
     /// The outcome line, if the run ran to its end while recording.
@@ -257,7 +335,8 @@ pub fn parse_line(piece: &[u8], first: bool) -> Result<Line, LoadErrorKind> {
 }
 
 /// The order rules: a call's lines come after its effect and its `call` line, a response after
-/// a request, body lines after a response, nothing after the outcome.
+/// a request, body lines after a response, nothing after the outcome. Each session of a run
+/// numbers its calls anew: a `replaced` line starts over.
 fn check_order(lines: &[(usize, Line)]) -> Result<(), (usize, String)> {
     let mut effects: BTreeSet<u64> = BTreeSet::new();
     let mut calls: BTreeSet<u64> = BTreeSet::new();
@@ -352,6 +431,12 @@ fn check_order(lines: &[(usize, Line)]) -> Result<(), (usize, String)> {
                 ));
             }
             Line::Outcome(_) => ended = true,
+            Line::Replaced(_) => {
+                effects.clear();
+                calls.clear();
+                exchange.clear();
+                requested = false;
+            }
             _ => {}
         }
     }

@@ -399,12 +399,18 @@ impl Recorder {
             }
             other => other,
         };
-        if let Line::Request { body, delta, .. } = &line {
+        match &line {
             // A request copied whole (a hybrid run's replayed part) is the base of the next.
-            state.last_body = match (body, delta) {
-                (Some(body), _) => Some(body.to_value()),
-                _ => None,
-            };
+            Line::Request { body, delta, .. } => {
+                state.last_body = match (body, delta) {
+                    (Some(body), _) => Some(body.to_value()),
+                    _ => None,
+                };
+            }
+            // A new session's first request is written whole: a replay reads each session's
+            // lines on their own.
+            Line::Replaced(_) => state.last_body = None,
+            _ => {}
         }
         write_line(&mut state, &line);
         // The outcome ends the cassette under the same lock: a call still reading its answer

@@ -6,6 +6,7 @@
 
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
+use std::sync::Arc;
 
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::session::ids::{IdGenerator, Stamp};
@@ -32,6 +33,9 @@ pub struct Cassette {
     pub scoped_models: Vec<(Model, Option<ThinkingLevel>)>,
     /// For an imported cassette: the ids and times its session file holds.
     pub imported: Option<ImportedIds>,
+    /// The session the run went on in when it replaced this one, with the rest of the run
+    /// (see [`pi_cassette_format::CheckedCassette::sessions`]).
+    next: Option<Arc<Cassette>>,
 }
 
 impl Deref for Cassette {
@@ -61,8 +65,29 @@ impl Cassette {
     }
 
     /// A cassette the format's reader checked, read into the harness's types: the header, and
-    /// every input and call's options (a replay reads them again as it reaches them).
+    /// every input and call's options (a replay reads them again as it reaches them). A run
+    /// that replaced its session is its first session, the others reached through
+    /// [`next_session`](Self::next_session).
     pub fn from_format(format: pi_cassette_format::CheckedCassette) -> Result<Cassette, LoadError> {
+        let mut next = None;
+        let mut sessions = format.sessions();
+        let first = sessions.remove(0);
+        for session in sessions.into_iter().rev() {
+            next = Some(Arc::new(Cassette::one_session(session, next)?));
+        }
+        Cassette::one_session(first, next)
+    }
+
+    /// The session the run went on in when it replaced this one's, if it did.
+    pub fn next_session(&self) -> Option<Arc<Cassette>> {
+        self.next.clone()
+    }
+
+    /// One session's cassette read into the harness's types; `next`: the rest of the run.
+    fn one_session(
+        format: pi_cassette_format::CheckedCassette,
+        next: Option<Arc<Cassette>>,
+    ) -> Result<Cassette, LoadError> {
         let error = |line: usize, kind: &str, e: Unconvertible| LoadError {
             path: format.path.clone(),
             line: Some(line),
@@ -152,6 +177,7 @@ impl Cassette {
             models,
             scoped_models,
             imported,
+            next,
         })
     }
 

@@ -2,6 +2,7 @@
 //! machine and every effect it asks for; [`recording_transport`] wraps each model call's
 //! transport and writes down its requests and raw response bytes with their times.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,9 +18,13 @@ use pi_effects::driver::{
 use pi_effects::live::{CallStart, CallTransportFor};
 use pi_providers::transport::{BoxFuture, HttpResponse, HttpTransport, TransportError};
 use pi_providers::HttpRequest;
+use serde_json::Value;
 
 use crate::convert::recorded_transport_error;
-use crate::format::{Line, RecordedEnd, RecordedInput, RecordedOutcome, MAX_KEPT_TEXT};
+use crate::format::{
+    Line, RecordedEnd, RecordedInput, RecordedOutcome, ReplacedSession, SessionLeft, SessionStart,
+    MAX_KEPT_TEXT,
+};
 use crate::hook_redact::{redacted_answer, redacted_effect};
 use crate::write::{Recorder, RequestParts};
 
@@ -48,6 +53,29 @@ impl<I> Record<I> {
         Record::new(inner, self.recorder.clone())
     }
 
+    /// Ends this session's part of the recording at its replacement. What the session
+    /// started is dropped first (a call it abandoned ends before the line), then a `replaced`
+    /// line says how it left its file (`left_file`, as it is now) and what the next session
+    /// was built from (`config`, `session`: as a header holds them). The next session's
+    /// interpreter records on into the same cassette ([`beside`](Self::beside)).
+    pub fn replaced(
+        self,
+        reason: &str,
+        left_file: Option<&Path>,
+        config: Value,
+        session: SessionStart,
+    ) {
+        let Record { inner, recorder } = self;
+        drop(inner);
+        let left = session_left(&recorder, left_file);
+        recorder.write(Line::Replaced(Box::new(ReplacedSession {
+            reason: reason.to_owned(),
+            left,
+            config,
+            session,
+        })));
+    }
+
     /// The interpreter recorded.
     pub fn inner_mut(&mut self) -> &mut I {
         &mut self.inner
@@ -64,18 +92,10 @@ impl<I> Record<I> {
 /// The output's texts are redacted already (as digested, line by line), and leave out the
 /// `message_update` lines when the model streamed a secret in pieces.
 fn outcome(recorder: &Recorder, ending: &RunEnding<'_>) -> RecordedOutcome {
-    let session = ending
-        .session_file
-        .and_then(|path| std::fs::read(path).ok())
-        .map(|bytes| match String::from_utf8(bytes) {
-            Ok(text) => Ok(recorder.redact_text(&text)),
-            Err(e) => Err(e.into_bytes()),
-        });
-    let (session, session_text) = match session {
-        Some(Ok(text)) => (Some(crate::sha256_hex(text.as_bytes())), kept(Some(&text))),
-        Some(Err(bytes)) => (Some(crate::sha256_hex(&bytes)), None),
-        None => (None, None),
-    };
+    let SessionLeft {
+        session,
+        session_text,
+    } = session_left(recorder, ending.session_file);
     RecordedOutcome {
         exit: ending.exit,
         stdout: ending.stdout.to_owned(),
@@ -85,6 +105,32 @@ fn outcome(recorder: &Recorder, ending: &RunEnding<'_>) -> RecordedOutcome {
         events_text: kept(ending.events_text),
         session_text,
         updates_omitted: recorder.rewrote_streamed_secret(),
+    }
+}
+
+/// The digest (and text, when kept) of the session file at `path` as a replay writes it: with
+/// the recording's placeholders for its secrets.
+fn session_left(recorder: &Recorder, path: Option<&Path>) -> SessionLeft {
+    let session =
+        path.and_then(|path| std::fs::read(path).ok()).map(|bytes| {
+            match String::from_utf8(bytes) {
+                Ok(text) => Ok(recorder.redact_text(&text)),
+                Err(e) => Err(e.into_bytes()),
+            }
+        });
+    match session {
+        Some(Ok(text)) => SessionLeft {
+            session: Some(crate::sha256_hex(text.as_bytes())),
+            session_text: kept(Some(&text)),
+        },
+        Some(Err(bytes)) => SessionLeft {
+            session: Some(crate::sha256_hex(&bytes)),
+            session_text: None,
+        },
+        None => SessionLeft {
+            session: None,
+            session_text: None,
+        },
     }
 }
 

@@ -189,8 +189,40 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
     } = info;
     let models = runtime.available_models();
     let scoped = &runtime.scoped_models;
+    Header {
+        format: pi_cassettes::FORMAT_VERSION,
+        features: Vec::new(),
+        harness: env!("CARGO_PKG_VERSION").into(),
+        pi: crate::VERSION.into(),
+        mode: recorded_mode(mode),
+        config: to_json(&built.config),
+        session: session_start(built),
+        redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
+        redact: (!rules.is_empty()).then(|| rules.spec().clone()),
+        models: Some(models.iter().map(to_json).collect()),
+        scoped_models: scoped
+            .iter()
+            .map(|s| pi_cassettes::format::ScopedModel {
+                model: to_json(&s.model),
+                thinking_level: s.thinking.as_ref().map(to_name),
+            })
+            .collect(),
+        command: Some(command),
+        imported: None,
+        project_trust: runtime.trust_by_extension.map(|decision| {
+            pi_cassettes::format::ProjectTrust {
+                trusted: decision.trusted,
+                remember: decision.remember,
+            }
+        }),
+    }
+}
+
+/// The session `built` starts in, as a recording holds it (a header's, or a `replaced`
+/// line's): its kind, file, the content of a file that exists, the id generator's state.
+pub fn session_start(built: &Built) -> SessionStart {
     let name = |file: &Path| file.file_name().map(|n| n.to_string_lossy().into_owned());
-    let session = match &built.initial {
+    match &built.initial {
         InitialSession::InMemory => SessionStart {
             kind: SessionKind::Memory,
             file: None,
@@ -217,33 +249,6 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
             content_file: None,
             id_state: built.id_state,
         },
-    };
-    Header {
-        format: pi_cassettes::FORMAT_VERSION,
-        features: Vec::new(),
-        harness: env!("CARGO_PKG_VERSION").into(),
-        pi: crate::VERSION.into(),
-        mode: recorded_mode(mode),
-        config: to_json(&built.config),
-        session,
-        redactions: REDACTIONS.iter().map(|r| (*r).to_owned()).collect(),
-        redact: (!rules.is_empty()).then(|| rules.spec().clone()),
-        models: Some(models.iter().map(to_json).collect()),
-        scoped_models: scoped
-            .iter()
-            .map(|s| pi_cassettes::format::ScopedModel {
-                model: to_json(&s.model),
-                thinking_level: s.thinking.as_ref().map(to_name),
-            })
-            .collect(),
-        command: Some(command),
-        imported: None,
-        project_trust: runtime.trust_by_extension.map(|decision| {
-            pi_cassettes::format::ProjectTrust {
-                trusted: decision.trusted,
-                remember: decision.remember,
-            }
-        }),
     }
 }
 
@@ -364,9 +369,14 @@ fn recording(
         busy @ CreateError::Busy { .. } => CliError::Session(busy.to_string()),
         other => CliError::Cassette(other.to_string()),
     })?;
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let live = live.with_call_transport(recording_transport(recorder.clone(), clock));
+    let live = recorded_live(live, &recorder);
     Ok((live, recorder))
+}
+
+/// `live` with its model calls recorded into `recorder`.
+pub fn recorded_live(live: Live, recorder: &Recorder) -> Live {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    live.with_call_transport(recording_transport(recorder.clone(), clock))
 }
 
 /// Runs `inputs` in print mode over the interpreter `plan` asks for; returns the exit code.

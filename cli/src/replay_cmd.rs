@@ -352,7 +352,10 @@ fn live_env(workspace: &Path, custom: &ToolRegistry) -> pi_effects::tools::ToolE
     env
 }
 
-/// Replays `cassette` in `mode`, its session in `dir`, printing to `out`.
+/// Why a recording that goes on across session replacements is not run again in part.
+const ACROSS_SESSIONS_AGAIN: &str = "the recorded run replaced its session (`replaced` lines): its sessions replay from the recording only, so `--tools live`, `--extensions live` and `--config current` cannot be used with it";
+
+/// Replays `cassette` in `mode`, its sessions in `dir`, printing to `out`.
 pub(crate) async fn replay(
     cassette: Arc<Cassette>,
     mode: Mode,
@@ -361,6 +364,12 @@ pub(crate) async fn replay(
     out: &mut Stdout,
 ) -> Result<ReplayRun, Divergence> {
     let unusable = |what: String| Divergence::unusable_cassette(&cassette, what);
+    let again = how.live_tools.is_some()
+        || how.live_extensions
+        || matches!(how.config, ConfigSource::Current);
+    if again && cassette.next_session().is_some() {
+        return Err(unusable(ACROSS_SESSIONS_AGAIN.into()));
+    }
     let config = match how.config {
         ConfigSource::Recorded => cassette.config.clone(),
         ConfigSource::Current => current_config(&cassette, how).map_err(unusable)?,
@@ -443,7 +452,8 @@ pub(crate) async fn replay(
             let shared = replay.shared_cassette();
             let session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
             let taken = std::mem::replace(out, Stdout::discarded());
-            let replayed = crate::rpc::replay(runtime, session, taken).await;
+            let later = Some(dir.to_path_buf());
+            let replayed = crate::rpc::replay(runtime, session, taken, later).await;
             return Ok(ReplayRun {
                 cassette: shared,
                 code: replayed.result?,

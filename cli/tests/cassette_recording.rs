@@ -3,8 +3,8 @@
 //! reports as ending early (exit 125), and a session file that the next run continues with its
 //! entries kept; keys planted in every place a key can come from never reach any file the run
 //! wrote, and the redacted cassette still replays; a run in Anthropic message threads replays
-//! the same bodies. One test, ignored until it is implemented, specifies an RPC run whose client
-//! replaces the session as one cassette that replays whole.
+//! the same bodies; an RPC run whose client replaces the session is one cassette that replays
+//! whole.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -545,8 +545,10 @@ fn rpc_recording(ws: &Workspace, cassette: &Path, stderr: Stdio) -> Child {
         .unwrap()
 }
 
+/// A recording goes on past `new_session`: the commands after it are in the cassette, after a
+/// `replaced` line.
 #[test]
-fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
+fn a_recorded_rpc_session_goes_on_in_its_cassette_where_the_session_is_replaced() {
     let ws = workspace(json!({"script": []}));
     let cassette = ws.root().join("cwd").join("rpc.jsonl");
     let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
@@ -573,10 +575,12 @@ fn a_recorded_rpc_session_ends_its_cassette_where_the_session_is_replaced() {
         .lines()
         .filter(|l| l.starts_with(r#"{"type":"stdin""#))
         .count();
-    assert_eq!(
-        stdin_lines, 2,
-        "the cassette ends before the replacing command"
-    );
+    assert_eq!(stdin_lines, 4, "every command is in the cassette");
+    let replaced = text
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"replaced""#))
+        .count();
+    assert_eq!(replaced, 1, "{text}");
     assert!(text
         .lines()
         .last()
@@ -654,18 +658,26 @@ fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
     assert_eq!(stdin_lines, 6, "every command is in the cassette");
     assert_replays(&cassette);
 
-    // The last prompt, sent to the session switched to, said otherwise: a divergence.
-    let tampered = ws.root().join("tampered.jsonl");
-    let changed = text.replacen(r#"\"message\":\"three\""#, r#"\"message\":\"tres\""#, 1);
-    assert_ne!(changed, text, "the last prompt is in the cassette");
-    std::fs::write(&tampered, changed).unwrap();
-    let check = replay_check(&tampered);
-    assert_eq!(
-        check.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    // The last prompt, sent to the session switched to, said otherwise; the first session's
+    // file, as the replacement left it, was otherwise: each a divergence.
+    let changed_prompt = text.replacen(r#"\"message\":\"three\""#, r#"\"message\":\"tres\""#, 1);
+    let left_at = text.find(r#""left":{"session":""#).unwrap() + r#""left":{"session":""#.len();
+    let mut changed_left = text.clone();
+    changed_left.replace_range(left_at..left_at + 8, "00000000");
+    for (what, changed) in [("prompt", changed_prompt), ("left file", changed_left)] {
+        assert_ne!(changed, text, "{what}");
+        let tampered = ws.root().join("tampered.jsonl");
+        std::fs::write(&tampered, changed).unwrap();
+        let check = replay_check(&tampered);
+        let stderr = String::from_utf8_lossy(&check.stderr);
+        assert_eq!(check.status.code(), Some(1), "{what}: {stderr}");
+        if what == "left file" {
+            assert!(
+                stderr.contains("session file (of the session replaced)"),
+                "{stderr}"
+            );
+        }
+    }
 }
 
 /// An RPC session whose stdin closes after the model's answer was read to its end but before

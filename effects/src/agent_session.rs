@@ -487,6 +487,13 @@ impl<I: Interpreter> AgentSession<I> {
         advance(&mut self.machine, &mut self.io, &mut self.file, on_event).await
     }
 
+    /// The interpreter, the rest of the session dropped (a session replaced: its interpreter
+    /// may have something to say of it, as a recording does).
+    pub fn into_interpreter(self) -> I {
+        let AgentSession { io, .. } = self;
+        io
+    }
+
     /// Ends the session in a process that exits next. What the interpreter started is cancelled
     /// exactly as when the session is dropped; the transcript and entries are left to the exit,
     /// which hands their memory back at once instead of freeing their allocations one by one

@@ -240,9 +240,11 @@ pub(super) fn index(cassette: &Cassette, lines: Vec<(usize, Line)>) -> Result<In
                 }
                 continue;
             }
-            Line::Cassette(_) | Line::Proxy(_) | Line::Redaction { .. } | Line::Outcome(_) => {
-                continue
-            }
+            Line::Cassette(_)
+            | Line::Proxy(_)
+            | Line::Redaction { .. }
+            | Line::Replaced(_)
+            | Line::Outcome(_) => continue,
         };
         spine.push((number, entry));
     }

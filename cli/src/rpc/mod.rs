@@ -11,6 +11,7 @@ mod commands;
 mod framing;
 mod lifecycle;
 mod replace;
+mod sessions;
 mod started;
 mod state;
 mod user_bash;
@@ -34,7 +35,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use crate::args::Mode;
 use crate::cassette::{self, CassettePlan, Io, RunInfo};
 use crate::output::Stdout;
-use crate::setup::{Runtime, SessionChoice, Start};
+use crate::setup::{Runtime, SessionChoice};
 use crate::signals::{stop, Signals};
 use crate::CliError;
 
@@ -61,19 +62,14 @@ pub async fn run(
         Io::Live(live) => {
             let session = AgentSession::from_parts(machine, live, file);
             let mut rpc = Rpc::new(runtime, session, out, Role::Live);
-            rpc.reopen = Some(Box::new(|runtime, choice, _| runtime.open(choice)));
+            rpc.reopen = Some(sessions::live());
             run_live(rpc).await
         }
         Io::Record(io) => {
-            // A replacing command ends the recording (one cassette holds one session); the
-            // session it opens runs live.
+            // The sessions replacing commands open are recorded into the same cassette.
             let session = AgentSession::from_parts(machine, io, file);
             let mut rpc = Rpc::new(runtime, session, out, Role::Live);
-            rpc.reopen = Some(Box::new(|runtime, choice, ended: &Record<Live>| {
-                let built = runtime.build(choice, Start::now(), false)?;
-                let io = ended.beside(built.live);
-                Ok(AgentSession::from_parts(built.machine, io, built.file))
-            }));
+            rpc.reopen = Some(sessions::recorded());
             run_live(rpc).await
         }
         Io::Hybrid(io) => {
@@ -84,7 +80,8 @@ pub async fn run(
             let session = AgentSession::from_parts(machine, io, file);
             let (models, scoped) = cassette::recorded_models(session.interpreter().cassette());
             let runtime = runtime.with_recorded_models(models, scoped);
-            let replayed = replay(runtime, session, out).await;
+            // In place: later sessions would be written over the user's files.
+            let replayed = replay(runtime, session, out, None).await;
             replayed.result.unwrap_or_else(|d| cassette::report(&d))
         }
     };
@@ -132,9 +129,16 @@ pub struct ReplayedRpc {
 
 /// RPC mode answered from a cassette: its stdin lines and `bash` results in the recorded
 /// order, the session's answers from the recording; nothing runs, and nothing is written but
-/// the output and the session file.
-pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout) -> ReplayedRpc {
+/// the output and the session files. The sessions a replacing command opened are rebuilt in
+/// `later_sessions` from the recording; without it, the replay ends at the first replacement.
+pub async fn replay(
+    runtime: Runtime,
+    session: AgentSession<Replay>,
+    out: Stdout,
+    later_sessions: Option<PathBuf>,
+) -> ReplayedRpc {
     let mut rpc = Rpc::new(runtime, session, out, Role::Replaying);
+    rpc.reopen = Some(sessions::replayed(later_sessions));
     // Stdin comes from the cassette, and `bash` results too unless they run for real (live
     // tools); a signal ends the process as usual.
     let sources = Sources {
@@ -160,19 +164,47 @@ pub async fn replay(runtime: Runtime, session: AgentSession<Replay>, out: Stdout
 /// What the RPC loop asks of its interpreter besides [`Interpreter`]: whether a run it replays
 /// has parted from its recording (after `error`, when driving stopped on one). Other
 /// interpreters never part from anything: their errors are reported and the loop goes on.
-trait Front: Interpreter + Send {
+trait Front: Interpreter + Send + Sized {
     fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence>;
+
+    /// Its session was replaced (`reason`), leaving its file at `left_file`; the run goes on
+    /// in the session `opened` describes (see `sessions.rs`).
+    fn left(
+        self,
+        reason: &str,
+        left_file: Option<&Path>,
+        opened: Option<sessions::Opened>,
+    ) -> Result<(), Divergence>;
 }
 
 impl Front for Live {
     fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
         None
     }
+
+    fn left(
+        self,
+        _: &str,
+        _: Option<&Path>,
+        _: Option<sessions::Opened>,
+    ) -> Result<(), Divergence> {
+        Ok(())
+    }
 }
 
 impl<I: Interpreter + Send> Front for Record<I> {
     fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
         None
+    }
+
+    fn left(
+        self,
+        reason: &str,
+        left_file: Option<&Path>,
+        opened: Option<sessions::Opened>,
+    ) -> Result<(), Divergence> {
+        sessions::record_left(self, reason, left_file, opened);
+        Ok(())
     }
 }
 
@@ -183,6 +215,15 @@ impl Front for Replay {
             (None, Some(error)) => Some(Divergence::of_run(error, self.cassette())),
             (None, None) => None,
         }
+    }
+
+    fn left(
+        self,
+        _: &str,
+        left_file: Option<&Path>,
+        _: Option<sessions::Opened>,
+    ) -> Result<(), Divergence> {
+        sessions::replay_left(&self, left_file)
     }
 }
 
@@ -204,7 +245,8 @@ struct Sources {
 enum Ended {
     /// The input is over: stdin closed, or the recording is used up.
     Input,
-    /// The replayed session was replaced: its recording ended there.
+    /// The replayed session was replaced where its recording ends (one made before a
+    /// recording went on across replacements, or a replay in place).
     Replaced,
     /// A signal stopped the run; the exit code.
     Signal(i32),
@@ -317,15 +359,6 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
                     line = recv(&mut sources.lines) => match line {
                         Some((line, with_next)) => {
                             stuck = false;
-                            if replaces_session(&line) && rpc.reopen.is_some() {
-                                rpc.end_batch();
-                                // A recording ends before a replacement no extension is asked
-                                // about (one cassette holds one session); one they may cancel
-                                // is recorded up to their answer.
-                                if !rpc.asks_before_replacing(&line) {
-                                    rpc.end_session();
-                                }
-                            }
                             rpc.arrived(FrontEndInput::Stdin { line, with_next });
                         }
                         None => {
@@ -390,22 +423,15 @@ enum Role {
     Replaying,
 }
 
-/// Builds the session a replacing command (`new_session`, `switch_session`, `fork`, `clone`)
-/// asks for.
-/// It gets the interpreter of the session replaced (a recording's, which the new session's
-/// interpreter writes beside, into the ended cassette).
-type Reopen<I> =
-    Box<dyn Fn(&Runtime, &SessionChoice, &I) -> Result<AgentSession<I>, CliError> + Send>;
-
 /// The RPC front end's state around the session.
 struct Rpc<I: Interpreter> {
     runtime: Runtime,
     session: AgentSession<I>,
     out: Stdout,
     role: Role,
-    /// How replacing commands build their session; `None` while replaying (one cassette holds
-    /// one session; a recording ends before the replacing command).
-    reopen: Option<Reopen<I>>,
+    /// How replacing commands build their session (`sessions.rs`); `None` where none is
+    /// built (a hybrid run).
+    reopen: Option<sessions::Reopen<I>>,
     /// Ids of `abort` commands waiting for the run to end.
     abort_waiters: Vec<Option<Value>>,
     /// Answers of model changes (`set_model`, `cycle_model`) waiting for their `model_select`
@@ -452,9 +478,6 @@ struct Rpc<I: Interpreter> {
     held_ui: Vec<Value>,
     /// The tree hook point whose handlers' notices are held (see `replace.rs`'s `ui_request`).
     held_for_tree: Option<pi_core::agent::CallId>,
-    /// Whether the session's interpreter was ended (its recording's outcome written) ahead of
-    /// its replacement.
-    session_ended: bool,
 }
 
 impl<I: Interpreter + Send> Rpc<I> {
@@ -487,7 +510,6 @@ impl<I: Interpreter + Send> Rpc<I> {
             command_replacing: None,
             held_ui: Vec::new(),
             held_for_tree: None,
-            session_ended: false,
         }
     }
 
@@ -508,7 +530,14 @@ impl<I: Interpreter + Send> Rpc<I> {
     /// Handles a front-end input stamped `t`: a command line, or a finished `bash`.
     fn front_end_input(&mut self, t: u64, input: FrontEndInput) {
         match input {
-            FrontEndInput::Stdin { line, with_next } => self.read_line(&line, with_next),
+            FrontEndInput::Stdin { line, with_next } => {
+                // The lines read before a replacing command are taken to their end first: the
+                // replacement is carried out next, and what they printed comes before it.
+                if self.reopen.is_some() && replaces_session(&line) {
+                    self.end_batch();
+                }
+                self.read_line(&line, with_next)
+            }
             FrontEndInput::UserBash(bash) => self.bash_finished(bash, Some(t)),
             FrontEndInput::ExtensionUi(request) if request["type"] == "bash_execution_update" => {
                 self.user_bash_chunk(&request["delta"]);
@@ -528,22 +557,6 @@ impl<I: Interpreter + Send> Rpc<I> {
                 None
             }
         }
-    }
-
-    /// Tells the interpreter the session is about to be replaced: a recording's outcome is
-    /// the run so far, and nothing more is written to its cassette.
-    fn end_session(&mut self) {
-        if std::mem::replace(&mut self.session_ended, true) {
-            return;
-        }
-        self.out.flush();
-        let file = self.session.written_file().map(Path::to_path_buf);
-        cassette::end_run(
-            self.session.interpreter_mut(),
-            0,
-            &self.out,
-            file.as_deref(),
-        );
     }
 
     /// Flushes what is left to say and ends the session before the process exits with `code`;

@@ -10,7 +10,7 @@
 //! `session_start` with the reason and the old file, twice, as Pi's RPC mode binds them twice
 //! (its printer subscribed only for the second).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pi_core::agent::hooks::{HookEvent, HookPayload};
 use pi_core::agent_session::{Reply, SessionError, SessionInput};
@@ -23,7 +23,6 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::commands::{text_field, Failure};
 use super::{failure, success, Ended, Front, Rpc};
 use crate::setup::SessionChoice;
-use crate::CliError;
 
 /// A replacing command read, waiting for the loop to carry it out (those read meanwhile wait
 /// their turn, as Pi's runtime replaces one session at a time).
@@ -72,9 +71,9 @@ impl<I: Interpreter + Send> Rpc<I> {
         if kind == "export_html" {
             return self.export_html(command).map(|data| Some(Some(data)));
         }
-        // Refused before anything is read or written (no clock, no session file): a replay
-        // holds one session, and a cassette's lines may come from anyone. Where the recorded
-        // run's extensions were asked first, the replay asks them too (a cancel is recorded).
+        // Refused before anything is read or written (no clock, no session file) where no
+        // session is built (a hybrid run). Where the recorded run's extensions were asked
+        // first, such a run asks them too (a cancel is recorded).
         if self.reopen.is_none() && !self.session.machine().hears(before_event(kind)) {
             return Err(not_while_replaying());
         }
@@ -166,16 +165,6 @@ impl<I: Interpreter + Send> Rpc<I> {
                 }
             }
         })
-    }
-}
-
-impl<I: Interpreter + Send> Rpc<I> {
-    /// Whether the replacing command `line` asks the extensions first.
-    pub(super) fn asks_before_replacing(&self, line: &str) -> bool {
-        let kind = serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|command| command.get("type")?.as_str().map(str::to_owned));
-        kind.is_some_and(|kind| self.session.machine().hears(before_event(&kind)))
     }
 }
 
@@ -457,28 +446,22 @@ impl<I: Front> Rpc<I> {
         binds: &[bool],
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<(), Stop> {
-        // A replay holds the recorded session up to here: the recording ended with the
-        // extensions' answer.
         let Some(reopen) = self.reopen.as_ref() else {
             return Err(Stop::Ended(Ended::Replaced));
         };
-        let mut session =
-            reopen(&self.runtime, choice, self.session.interpreter()).map_err(|error| {
-                Failure::Message(match error {
-                    // Without the command line's advice: a replacement never waits.
-                    CliError::SessionHeld(held) => held.to_string(),
-                    other => other.to_string(),
-                })
-            })?;
+        // A replay whose recording ends here (made before recordings went on across
+        // replacements, or replayed in place) holds the recorded session up to here.
+        let Some((mut session, opened)) =
+            reopen(&self.runtime, choice, self.session.interpreter())?
+        else {
+            return Err(Stop::Ended(Ended::Replaced));
+        };
         session.set_input_source(pi_core::agent_session::RPC_SOURCE);
         let previous = self.session.file().map(|f| f.display().to_string());
         // Building the new session pointed the extensions' session manager at its file; the
         // old session's handlers still read the old one.
         self.runtime.mirror_for_extensions(self.session.file());
-        // The recording ends with the extensions' answer (a replay cannot build the session
-        // that follows); the old session still hears of its end, its run aborted first (Pi's
-        // `teardownCurrent`).
-        self.end_session();
+        // The old session hears of its end, its run aborted first (Pi's `teardownCurrent`).
         if self.session.machine().hears(HookEvent::SessionShutdown) {
             if self.session.machine().is_busy() {
                 self.told(SessionInput::Abort, true, ui).await?;
@@ -490,8 +473,13 @@ impl<I: Front> Rpc<I> {
             self.told(leave, true, ui).await?;
         }
         self.runtime.mirror_for_extensions(session.file());
-        self.session = session;
-        self.session_ended = false;
+        // The old session is gone (what it started with it) before its interpreter says how
+        // it was left: a recording's `replaced` line, a replay's check of its part.
+        let old = std::mem::replace(&mut self.session, session);
+        let left_file = old.written_file().map(Path::to_path_buf);
+        old.into_interpreter()
+            .left(reason, left_file.as_deref(), opened)
+            .map_err(|divergence| Stop::Ended(Ended::Diverged(divergence)))?;
         self.bash = None;
         self.generation += 1;
         for id in std::mem::take(&mut self.abort_waiters) {

@@ -1,0 +1,146 @@
+//! A run that goes on across session replacements (`new_session`, `switch_session`, `fork`,
+//! `clone`, an extension command's): one cassette holds every session of it. When the RPC
+//! front end replaces its session, a recording writes a `replaced` line (how the session left
+//! its file, what the next one was built from) and records on into the same cassette; a
+//! replay checks that the session replaced used its whole part of the recording and left its
+//! file as recorded, and builds the next session from the cassette's next part, as it built
+//! the first from the header: from recorded data only, never from the files the recorded run
+//! opened.
+
+use std::path::{Path, PathBuf};
+
+use pi_cassettes::format::SessionStart;
+use pi_cassettes::{Divergence, Record, Replay};
+use pi_effects::agent_session::AgentSession;
+use pi_effects::live::Live;
+use pi_effects::run_config::build_machine;
+use serde_json::Value;
+
+use super::commands::Failure;
+use super::replace::Stop;
+use super::Ended;
+use crate::setup::{Built, Runtime, SessionChoice, Start};
+use crate::CliError;
+
+/// What a new session was built from, as a recording's `replaced` line holds it.
+pub(super) struct Opened {
+    config: Value,
+    session: SessionStart,
+}
+
+impl Opened {
+    fn of(built: &Built) -> Self {
+        Opened {
+            config: pi_cassettes::convert::to_json(&built.config),
+            session: crate::cassette::session_start(built),
+        }
+    }
+}
+
+/// A session a replacing command opened, with what a recording says of it.
+pub(super) type Reopened<I> = (AgentSession<I>, Option<Opened>);
+
+/// Builds the session a replacing command asks for: `Ok(None)` when there is none to build (a
+/// replay whose recording ends at the replacement).
+pub(super) type Reopen<I> =
+    Box<dyn Fn(&Runtime, &SessionChoice, &I) -> Result<Option<Reopened<I>>, Stop> + Send>;
+
+/// A replacement that failed, in Pi's words (without the command line's advice: a
+/// replacement never waits for a file another process holds).
+fn failed(error: CliError) -> Stop {
+    Stop::Failed(Failure::Message(match error {
+        CliError::SessionHeld(held) => held.to_string(),
+        other => other.to_string(),
+    }))
+}
+
+/// How a live run opens the next session.
+pub(super) fn live() -> Reopen<Live> {
+    Box::new(|runtime, choice, _| {
+        let opened = runtime.open(choice).map_err(failed)?;
+        Ok(Some((opened, None)))
+    })
+}
+
+/// How a recorded run opens the next session: its file's content captured for the
+/// `replaced` line, its calls recorded into the same cassette.
+pub(super) fn recorded() -> Reopen<Record<Live>> {
+    Box::new(|runtime, choice, recording: &Record<Live>| {
+        let built = runtime.build(choice, Start::now(), true).map_err(failed)?;
+        let opened = Opened::of(&built);
+        let live = crate::cassette::recorded_live(built.live, recording.recorder());
+        let io = recording.beside(live);
+        let session = AgentSession::from_parts(built.machine, io, built.file);
+        Ok(Some((session, Some(opened))))
+    })
+}
+
+/// How a replay opens the next session: the cassette's next part, its session rebuilt in
+/// `dir` from what the recording holds of it. `None` for `dir`: the replay ends at the
+/// replacement (one in place, whose later sessions would be written over the user's).
+pub(super) fn replayed(dir: Option<PathBuf>) -> Reopen<Replay> {
+    Box::new(move |_, _, replay: &Replay| {
+        let (Some(dir), Some(next)) = (&dir, replay.cassette().next_session()) else {
+            return Ok(None);
+        };
+        let unusable =
+            |what: String| Stop::Ended(Ended::Diverged(Divergence::unusable_cassette(&next, what)));
+        let store = next.starting_session(&next.config, dir).map_err(unusable)?;
+        let (machine, file) =
+            build_machine(&next.config, store).map_err(|e| unusable(e.to_string()))?;
+        let reported = next.header.session.path.as_ref().map(PathBuf::from);
+        let replay = Replay::new(next).map_err(|d| Stop::Ended(Ended::Diverged(d)))?;
+        // Nothing else writes the replayed session while it runs.
+        let session =
+            AgentSession::from_parts(machine, replay, file.held_open()).reporting_path(reported);
+        Ok(Some((session, None)))
+    })
+}
+
+/// A recording's session was replaced: its part of the cassette ends with a `replaced` line.
+pub(super) fn record_left<I>(
+    recording: Record<I>,
+    reason: &str,
+    left_file: Option<&Path>,
+    opened: Option<Opened>,
+) {
+    if let Some(Opened { config, session }) = opened {
+        recording.replaced(reason, left_file, config, session);
+    }
+}
+
+/// A replay's session was replaced: it must have used its whole part of the recording and
+/// left its file as the recorded run left it.
+pub(super) fn replay_left(replay: &Replay, left_file: Option<&Path>) -> Result<(), Divergence> {
+    replay.finish()?;
+    let Some(recorded) = replay.cassette().left() else {
+        return Ok(());
+    };
+    let written = left_file.and_then(|path| std::fs::read(path).ok());
+    let digest = written
+        .as_deref()
+        .map(pi_cassettes::sha256_hex)
+        .unwrap_or_default();
+    let recorded_digest = recorded.session.clone().unwrap_or_default();
+    if digest == recorded_digest {
+        return Ok(());
+    }
+    let text = written.and_then(|bytes| String::from_utf8(bytes).ok());
+    let recorded_text = recorded
+        .session_text
+        .as_ref()
+        .filter(|text| pi_cassettes::sha256_hex(text.as_bytes()) == recorded_digest);
+    let (expected, actual) = match (recorded_text, text) {
+        (Some(expected), Some(actual)) => (expected.clone(), actual),
+        _ => (
+            format!("SHA-256 {recorded_digest}"),
+            format!("SHA-256 {digest}"),
+        ),
+    };
+    Err(Divergence::output(
+        replay.cassette(),
+        "session file (of the session replaced)",
+        &expected,
+        &actual,
+    ))
+}
