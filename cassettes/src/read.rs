@@ -201,10 +201,7 @@ impl Cassette {
     /// (the recorded configuration, or one a replay put in its place): see
     /// [`starting_session`].
     pub fn starting_session(&self, config: &RunConfig, dir: &Path) -> Result<SessionStore, String> {
-        let content = match self.header.session.kind {
-            SessionKind::Open => self.session_content()?,
-            SessionKind::Memory | SessionKind::New => None,
-        };
+        let content = self.session_content()?;
         starting_session(
             &self.header.session,
             content.as_deref(),
@@ -249,7 +246,8 @@ fn ids(imported: Option<&ImportedIds>, seed: u64) -> IdGenerator {
 /// The one way a recorded run's starting session (`start`, with the opened file's `content`)
 /// is rebuilt in `dir` for a run built from `config`: kept in memory or written as a new file
 /// (`in_memory`), a new file (naming an imported session's parent), or the opened file written
-/// again from its content and opened there. The ids are `imported`'s when given, else drawn
+/// again from its content and opened there. A new or in-memory session with `content` (one a
+/// replacement started with entries, a branch) holds them, unwritten. The ids are `imported`'s when given, else drawn
 /// from the config's seed with the generator's recorded state.
 pub fn starting_session(
     start: &SessionStart,
@@ -263,6 +261,17 @@ pub fn starting_session(
     let (now, cwd) = (config.started_at, config.cwd.as_str());
     let parent = imported.and_then(|i| i.parent.clone());
     let store = match (start.kind, in_memory) {
+        (SessionKind::Memory | SessionKind::New, _) if content.is_some() => {
+            let file = match (start.kind, in_memory) {
+                (SessionKind::New, InMemory::Kept | InMemory::Written) => {
+                    Some(dir.join(plain_name(start.file.as_deref())?))
+                }
+                _ => None,
+            };
+            let text = content.unwrap_or_default();
+            SessionStore::unwritten(text, file, dir, ids)
+                .map_err(|e| format!("field `session.content`: {e}"))?
+        }
         (SessionKind::Memory, InMemory::Kept) => SessionStore::in_memory(cwd, now, ids),
         (SessionKind::Memory | SessionKind::New, InMemory::Always) => {
             SessionStore::in_memory_child(cwd, now, ids, parent)
@@ -279,6 +288,12 @@ pub fn starting_session(
     })
 }
 
+/// A recorded file name that names a file in the replay's own directory, and nothing else.
+fn plain_name(file: Option<&str>) -> Result<&str, String> {
+    file.filter(|n| !n.contains('/') && !n.contains("..") && !n.is_empty())
+        .ok_or_else(|| "field `session.file`: missing or not a plain file name".to_owned())
+}
+
 /// The session file a recorded run started in (`open`: resumed, continued or forked), written
 /// again as `dir/<file>` from its recorded `content` and opened there, so a replay works on the
 /// same file. `file` must be a plain file name: a cassette never says where to write.
@@ -289,9 +304,7 @@ fn reopen_session(
     config: &RunConfig,
     ids: IdGenerator,
 ) -> Result<SessionStore, String> {
-    let name = file
-        .filter(|n| !n.contains('/') && !n.contains("..") && !n.is_empty())
-        .ok_or("field `session.file`: missing or not a plain file name")?;
+    let name = plain_name(file)?;
     let content = content.ok_or("field `session.content`: missing for an opened session")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(name);

@@ -715,6 +715,7 @@ impl Runtime {
             source,
         })?;
         let id_state = store.id_state();
+        let unwritten = capture.then(|| store.unwritten_text()).flatten();
         let (machine, file) =
             build_machine(&config, store).map_err(|e| CliError::Session(e.to_string()))?;
         Ok(Built {
@@ -724,6 +725,7 @@ impl Runtime {
             live,
             initial,
             id_state,
+            unwritten,
         })
     }
 
@@ -1002,6 +1004,10 @@ pub struct Built {
     pub initial: InitialSession,
     /// The id generator's state once the session was opened.
     pub id_state: u64,
+    /// When captured for a recording: what the session holds that its file does not yet (a
+    /// branch kept until it has a message to write, a session in memory), as the file will
+    /// start.
+    pub unwritten: Option<String>,
 }
 
 /// The session a run starts in, as it is on disk before the run: what a recording embeds.

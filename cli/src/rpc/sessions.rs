@@ -30,9 +30,15 @@ pub(super) struct Opened {
 
 impl Opened {
     fn of(built: &Built) -> Self {
+        let mut session = crate::cassette::session_start(built);
+        // A branch kept until it has a message to write, or kept in memory, starts with
+        // entries no file holds yet.
+        if session.content.is_none() {
+            session.content.clone_from(&built.unwritten);
+        }
         Opened {
             config: pi_cassettes::convert::to_json(&built.config),
-            session: crate::cassette::session_start(built),
+            session,
         }
     }
 }

@@ -1,9 +1,10 @@
 //! An RPC run whose client replaces the session: keys in the environment (a header's
-//! `${NAME}`) and in auth.json reach no file the run wrote, whatever the cassette holds of the
-//! sessions after the replacement, and the cassette still checks.
+//! `${NAME}`) and in auth.json reach no file the run wrote, the `replaced` line and the
+//! second session's calls included, and the cassette still checks.
 
 use super::super::*;
 use super::{nowhere_but_planted, planted_by_the_test, replays_and_checks};
+use crate::sessions::next_line_with;
 
 const AUTH_KEY: &str = "sk-planted-auth-replaced-0123456789";
 const ENV_SECRET: &str = "planted-env-replaced-0123456789";
@@ -75,6 +76,13 @@ fn keys_reach_no_file_of_an_rpc_run_that_replaced_its_session() {
     }
     assert!(!seen.contains(AUTH_KEY) && !seen.contains(ENV_SECRET));
     assert!(!stderr.contains(AUTH_KEY) && !stderr.contains(ENV_SECRET));
+    // The second session is recorded: its configuration (the header it resolved) and its call.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        text.contains(r#"{"type":"replaced","reason":"new""#),
+        "{text}"
+    );
+    assert!(text.contains(r#"\"message\":\"two\""#), "{text}");
     for key in [AUTH_KEY, ENV_SECRET] {
         nowhere_but_planted(ws.root(), key, planted_by_the_test, "replaced session");
     }

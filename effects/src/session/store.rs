@@ -279,6 +279,37 @@ impl SessionStore {
         SessionStore::open(&path, Some(dir), None, target_cwd, now, ids)
     }
 
+    /// A session holding what `text` (a session file's text) holds, none of it written yet:
+    /// at `file` once it has something to write (as a branch is kept until then), or never
+    /// (`None`). A replay rebuilds with it a session a replacement started with entries
+    /// (Pi's `createBranchedSession` before the first message, or of a session in memory).
+    pub fn unwritten(
+        text: &str,
+        file: Option<PathBuf>,
+        dir: &Path,
+        mut ids: IdGenerator,
+    ) -> Result<Self, String> {
+        let parsed = parse_session(text, &mut ids).map_err(|e| e.to_string())?;
+        let tree = SessionTree::from_entries(parsed.header, parsed.entries, false);
+        Ok(SessionStore::with_tree(
+            tree,
+            file,
+            dir.to_path_buf(),
+            ids,
+            false,
+            0,
+        ))
+    }
+
+    /// What the session holds that is not on disk yet, as its file will start, when nothing
+    /// of it is written and it holds entries (a branch kept until it has a message to write,
+    /// a session in memory).
+    pub fn unwritten_text(&self) -> Option<String> {
+        let entries = self.tree.entries();
+        (!self.header_on_disk && !entries.is_empty())
+            .then(|| whole_file(self.tree.header(), entries))
+    }
+
     /// The store keeping `lock`, the claim on its file (taken before the file was read, so no
     /// other writer's half-written run is loaded), for as long as the store, or the
     /// [`SessionFile`] it is split into, lives. A branched session the store continues in is

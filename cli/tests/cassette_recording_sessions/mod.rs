@@ -1,0 +1,204 @@
+//! A recorded RPC run whose client replaces its session (`new_session`, `switch_session`,
+//! `fork`, `clone`) is one cassette holding every session of it, and `pi replay --check`
+//! reproduces it whole (stdout, each session's file as it was left); a changed line after a
+//! replacement, or a left file otherwise, is a divergence.
+
+use std::process::Stdio;
+
+use serde_json::{json, Value};
+
+use super::{assert_replays, replay_check, rpc_recording, rpc_recording_with, workspace};
+
+/// A recording goes on past `new_session`: the commands after it are in the cassette, after a
+/// `replaced` line.
+#[test]
+fn a_recorded_rpc_session_goes_on_in_its_cassette_where_the_session_is_replaced() {
+    let ws = workspace(json!({"script": []}));
+    let cassette = ws.root().join("cwd").join("rpc.jsonl");
+    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
+    let lines = [
+        json!({"id": "s1", "type": "get_state"}),
+        json!({"id": "n1", "type": "set_session_name", "name": "first"}),
+        json!({"id": "r", "type": "new_session"}),
+        json!({"id": "s2", "type": "get_state"}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for line in &lines {
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Recording changes nothing: the session is replaced as without it.
+    assert!(
+        stdout.contains(r#""id":"r","type":"response","command":"new_session","success":true"#),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let stdin_lines = text
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"stdin""#))
+        .count();
+    assert_eq!(stdin_lines, 4, "every command is in the cassette");
+    let replaced = text
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"replaced""#))
+        .count();
+    assert_eq!(replaced, 1, "{text}");
+    assert!(text
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with(r#"{"type":"outcome""#));
+    assert_replays(&cassette);
+}
+
+/// Nothing lost: an RPC run whose client starts a new session and switches back to the first
+/// file is one cassette holding every session of it, and `pi replay --check` reproduces all of
+/// it (stdout and session files); a changed line after a replacement is a divergence.
+#[test]
+fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
+    let ws = workspace(json!({"script": [
+        {"text": ["First."]}, {"text": ["Second."]}, {"text": ["Third."]}
+    ]}));
+    let cassette = ws.root().join("cwd").join("multi.jsonl");
+    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (mut seen, mut from) = (String::new(), 0);
+    let mut send = |line: Value| {
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+    };
+    let agent_end = r#""type":"agent_end""#;
+    send(json!({"id": "p1", "type": "prompt", "message": "one"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+    send(json!({"id": "s1", "type": "get_state"}));
+    let state = next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"s1""#);
+    let first_file = state["data"]["sessionFile"].clone();
+    send(json!({"id": "ns", "type": "new_session"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"ns""#);
+    send(json!({"id": "p2", "type": "prompt", "message": "two"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+    send(json!({"id": "sw", "type": "switch_session", "sessionPath": first_file}));
+    next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"sw""#);
+    send(json!({"id": "p3", "type": "prompt", "message": "three"}));
+    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "{seen}");
+
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let stdin_lines = text
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"stdin""#))
+        .count();
+    assert_eq!(stdin_lines, 6, "every command is in the cassette");
+    assert_replays(&cassette);
+
+    // The last prompt, sent to the session switched to, said otherwise; the first session's
+    // file, as the replacement left it, was otherwise: each a divergence.
+    let changed_prompt = text.replacen(r#"\"message\":\"three\""#, r#"\"message\":\"tres\""#, 1);
+    let left_at = text.find(r#""left":{"session":""#).unwrap() + r#""left":{"session":""#.len();
+    let mut changed_left = text.clone();
+    changed_left.replace_range(left_at..left_at + 8, "00000000");
+    for (what, changed) in [("prompt", changed_prompt), ("left file", changed_left)] {
+        assert_ne!(changed, text, "{what}");
+        let tampered = ws.root().join("tampered.jsonl");
+        std::fs::write(&tampered, changed).unwrap();
+        let check = replay_check(&tampered);
+        let stderr = String::from_utf8_lossy(&check.stderr);
+        assert_eq!(check.status.code(), Some(1), "{what}: {stderr}");
+        if what == "left file" {
+            assert!(
+                stderr.contains("session file (of the session replaced)"),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+/// Reads `stdout` until a whole line past `from` holds `marker`; returns it and moves `from`
+/// A fork before the first user message (a branch that holds entries no file has yet) and a
+/// clone at the leaf (written at once) of a session with a file, and a clone of a session kept
+/// in memory: each recorded with what the new session started with, and replayed whole from
+/// the cassette alone.
+#[test]
+fn forks_and_clones_record_what_the_new_session_starts_with_and_replay() {
+    let ws = workspace(json!({"script": [
+        {"text": ["First."]}, {"text": ["Second."]}, {"text": ["Third."]},
+        {"text": ["Fourth."]}, {"text": ["Fifth."]}
+    ]}));
+    let agent_end = r#""type":"agent_end""#;
+    for (name, more) in [
+        ("files.jsonl", &[][..]),
+        ("memory.jsonl", &["--no-session"][..]),
+    ] {
+        let cassette = ws.root().join("cwd").join(name);
+        let mut child = rpc_recording_with(&ws, &cassette, Stdio::inherit(), more);
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let (mut seen, mut from) = (String::new(), 0);
+        let mut send = |line: Value| {
+            std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+        };
+        send(json!({"id": "p1", "type": "prompt", "message": "one"}));
+        next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+        if more.is_empty() {
+            send(json!({"id": "fm", "type": "get_fork_messages"}));
+            let listed = next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"fm""#);
+            let entry = listed["data"]["messages"][0]["entryId"].clone();
+            send(json!({"id": "f", "type": "fork", "entryId": entry}));
+            let forked = next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"f""#);
+            assert_eq!(forked["data"]["text"], "one", "{seen}");
+            send(json!({"id": "p2", "type": "prompt", "message": "two"}));
+            next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+        }
+        send(json!({"id": "c", "type": "clone"}));
+        next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"c""#);
+        send(json!({"id": "p3", "type": "prompt", "message": "three"}));
+        next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+        drop(stdin);
+        assert!(child.wait().unwrap().success(), "{seen}");
+
+        let text = std::fs::read_to_string(&cassette).unwrap();
+        let replaced: Vec<Value> = text
+            .lines()
+            .filter(|l| l.starts_with(r#"{"type":"replaced""#))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(replaced.len(), 2 - usize::from(!more.is_empty()), "{text}");
+        // Each new session started with entries: the branch before the first message (a
+        // model change, no message yet), the clone's conversation.
+        for line in &replaced {
+            assert_eq!(line["reason"], "fork");
+            assert!(line["session"]["content"].is_string(), "{line}");
+        }
+        assert_replays(&cassette);
+    }
+}
+
+/// past it.
+pub(crate) fn next_line_with(
+    stdout: &mut impl std::io::Read,
+    seen: &mut String,
+    from: &mut usize,
+    marker: &str,
+) -> Value {
+    loop {
+        if let Some(line) = seen[*from..]
+            .split_inclusive('\n')
+            .scan(*from, |at, line| {
+                *at += line.len();
+                Some((*at, line))
+            })
+            .find(|(_, line)| line.ends_with('\n') && line.contains(marker))
+        {
+            let (end, text) = (line.0, line.1.to_owned());
+            *from = end;
+            return serde_json::from_str(&text).unwrap();
+        }
+        let mut buffer = [0u8; 4096];
+        let read = stdout.read(&mut buffer).unwrap();
+        assert!(read > 0, "the session ended before {marker}: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+}
