@@ -373,8 +373,15 @@ fn recording(
     Ok((live, recorder))
 }
 
+/// The session `built` (one a replacing command opened), recorded into the cassette that
+/// `recording` records into.
+pub fn recorded_beside(recording: &Record<Live>, built: Built) -> AgentSession<Record<Live>> {
+    let live = recorded_live(built.live, recording.recorder());
+    AgentSession::from_parts(built.machine, recording.beside(live), built.file)
+}
+
 /// `live` with its model calls recorded into `recorder`.
-pub fn recorded_live(live: Live, recorder: &Recorder) -> Live {
+fn recorded_live(live: Live, recorder: &Recorder) -> Live {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     live.with_call_transport(recording_transport(recorder.clone(), clock))
 }

@@ -5,7 +5,7 @@
 //! the loop replaces the session as `new_session`, `fork` or `switch_session` do (the old one's shutdown, the new one's
 //! start), then resumes the command in the new session: its `withSession` runs there with the
 //! new session's context, and the prompt that ran the command is answered once the command
-//! ends. A recording ends at the replacement, as for `new_session`.
+//! ends. A recording goes on in the new session, as for `new_session`.
 
 use std::path::PathBuf;
 

@@ -6,7 +6,7 @@
 //! the new session is built through [`Runtime::open`](crate::setup::Runtime::open), which claims
 //! the new file first (a file another process writes is refused, and the old session stays),
 //! the old one hears `session_shutdown` with the replacement's reason and the new file, and is
-//! dropped (a recording ends there), the extensions are loaded again and the new session hears
+//! dropped (its interpreter says how it was left: `sessions.rs`), the extensions are loaded again and the new session hears
 //! `session_start` with the reason and the old file, twice, as Pi's RPC mode binds them twice
 //! (its printer subscribed only for the second).
 

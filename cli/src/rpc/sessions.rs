@@ -74,9 +74,7 @@ pub(super) fn recorded() -> Reopen<Record<Live>> {
     Box::new(|runtime, choice, recording: &Record<Live>| {
         let built = runtime.build(choice, Start::now(), true).map_err(failed)?;
         let opened = Opened::of(&built);
-        let live = crate::cassette::recorded_live(built.live, recording.recorder());
-        let io = recording.beside(live);
-        let session = AgentSession::from_parts(built.machine, io, built.file);
+        let session = crate::cassette::recorded_beside(recording, built);
         Ok(Some((session, Some(opened))))
     })
 }
