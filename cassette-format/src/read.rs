@@ -38,11 +38,20 @@ pub struct CheckedCassette {
     /// The outcome line, when the run ended while recording (kept apart from `lines`, which a
     /// replay takes).
     outcome: Option<crate::format::RecordedOutcome>,
-    /// For one of a run's [`sessions`](Self::sessions) that was replaced: its file as the run
-    /// left it (its `replaced` line's).
-    left: Option<SessionLeft>,
+    /// For one of a run's [`sessions`](Self::sessions) that was replaced: why, and its file as
+    /// the run left it (its `replaced` line's).
+    left: Option<Left>,
     /// The number of the last line read.
     last_line: usize,
+}
+
+/// How a run left one of its sessions (its `replaced` line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Left {
+    /// Why, as the extensions heard it (`new`, `resume`, `fork`).
+    pub reason: String,
+    /// Its file as it was left.
+    pub file: SessionLeft,
 }
 
 /// Why a cassette cannot be used.
@@ -173,7 +182,7 @@ impl CheckedCassette {
 
     /// How the run left this session, when it is one of its [`sessions`](Self::sessions)
     /// that was replaced.
-    pub fn left(&self) -> Option<&SessionLeft> {
+    pub fn left(&self) -> Option<&Left> {
         self.left.as_ref()
     }
 
@@ -208,10 +217,10 @@ impl CheckedCassette {
                 continue;
             };
             let ReplacedSession {
+                reason,
                 left,
                 config,
                 session,
-                ..
             } = *replaced;
             let next = CheckedCassette {
                 path: path.clone(),
@@ -226,7 +235,7 @@ impl CheckedCassette {
                 left: None,
                 last_line: number,
             };
-            current.left = Some(left);
+            current.left = Some(Left { reason, file: left });
             current.last_line = number;
             sessions.push(std::mem::replace(&mut current, next));
         }

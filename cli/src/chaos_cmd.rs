@@ -99,17 +99,36 @@ fn chaos_one(
     dir: &std::path::Path,
     diverged: Option<String>,
 ) -> CassetteChaos {
-    let recording = match Cassette::load(path)
+    let recordings = match Cassette::load(path)
         .map_err(|e| e.to_string())
-        .and_then(|c| ChaosRecording::from_cassette(&c).map_err(|e| e.to_string()))
+        .and_then(|c| sessions_of(c).map_err(|e| e.to_string()))
     {
-        Ok(recording) => recording,
+        Ok(recordings) => recordings,
         Err(why) => return CassetteChaos::Unusable(why),
     };
-    CassetteChaos::Ran {
-        diverged,
-        summary: chaos_runs(&recording, runs, seed, plan, dir),
+    // Each session of a run that replaced its session is a machine of its own, perturbed on
+    // its own (the replacements themselves are the front end's, which `--check` covers).
+    let mut summary = Summary::default();
+    for recording in &recordings {
+        let ran = chaos_runs(recording, runs, seed, plan, dir);
+        summary.runs += ran.runs;
+        summary.steps += ran.steps;
+        summary.failures.extend(ran.failures);
     }
+    CassetteChaos::Ran { diverged, summary }
+}
+
+/// The chaos recordings of `cassette`'s sessions, in order.
+fn sessions_of(
+    cassette: Cassette,
+) -> Result<Vec<std::sync::Arc<ChaosRecording>>, pi_chaos::RecordingError> {
+    let mut recordings = vec![ChaosRecording::from_cassette(&cassette)?];
+    let mut next = cassette.next_session();
+    while let Some(session) = next {
+        recordings.push(ChaosRecording::from_cassette(&session)?);
+        next = session.next_session();
+    }
+    Ok(recordings)
 }
 
 fn report(
@@ -187,7 +206,7 @@ fn report(
     }
     let seconds = started.elapsed().as_secs_f64();
     println!(
-        "chaos: {} cassettes, {total_runs} runs ({runs} each, seed {seed}), {total_steps} steps in {seconds:.2} s ({:.0} runs/s, {jobs} jobs): {failures} failed, {diverged} diverged, {unusable} unusable",
+        "chaos: {} cassettes, {total_runs} runs ({runs} a session, seed {seed}), {total_steps} steps in {seconds:.2} s ({:.0} runs/s, {jobs} jobs): {failures} failed, {diverged} diverged, {unusable} unusable",
         files.len(),
         total_runs as f64 / seconds.max(1e-9),
     );

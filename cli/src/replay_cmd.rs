@@ -464,7 +464,7 @@ pub(crate) async fn replay(
                 session: replayed
                     .session_file
                     .and_then(|path| SessionWritten::read(&path)),
-                steps,
+                steps: steps + replayed.later_steps,
             });
         }
         let inputs = replay.outside_inputs();

@@ -125,6 +125,9 @@ pub struct ReplayedRpc {
     pub stdout_text: Option<String>,
     /// The session file it wrote, if any.
     pub session_file: Option<PathBuf>,
+    /// The steps of the sessions it went on in after replacements (the first one's are its
+    /// replay's).
+    pub later_steps: usize,
 }
 
 /// RPC mode answered from a cassette: its stdin lines and `bash` results in the recorded
@@ -158,6 +161,7 @@ pub async fn replay(
         stdout: rpc.out.digest().unwrap_or_default(),
         stdout_text: rpc.out.text().map(str::to_owned),
         session_file: rpc.session.written_file().map(PathBuf::from),
+        later_steps: rpc.later_steps,
     }
 }
 
@@ -166,6 +170,11 @@ pub async fn replay(
 /// interpreters never part from anything: their errors are reported and the loop goes on.
 trait Front: Interpreter + Send + Sized {
     fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence>;
+
+    /// How many recorded steps it answers (a replay's; none for the others).
+    fn steps(&self) -> usize {
+        0
+    }
 
     /// Its session was replaced (`reason`), leaving its file at `left_file`; the run goes on
     /// in the session `opened` describes (see `sessions.rs`).
@@ -217,13 +226,17 @@ impl Front for Replay {
         }
     }
 
+    fn steps(&self) -> usize {
+        Replay::steps(self)
+    }
+
     fn left(
         self,
-        _: &str,
+        reason: &str,
         left_file: Option<&Path>,
         _: Option<sessions::Opened>,
     ) -> Result<(), Divergence> {
-        sessions::replay_left(&self, left_file)
+        sessions::replay_left(&self, reason, left_file)
     }
 }
 
@@ -478,6 +491,8 @@ struct Rpc<I: Interpreter> {
     held_ui: Vec<Value>,
     /// The tree hook point whose handlers' notices are held (see `replace.rs`'s `ui_request`).
     held_for_tree: Option<pi_core::agent::CallId>,
+    /// The recorded steps of the sessions opened after the first (a replay's).
+    later_steps: usize,
 }
 
 impl<I: Interpreter + Send> Rpc<I> {
@@ -510,6 +525,7 @@ impl<I: Interpreter + Send> Rpc<I> {
             command_replacing: None,
             held_ui: Vec::new(),
             held_for_tree: None,
+            later_steps: 0,
         }
     }
 

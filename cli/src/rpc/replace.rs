@@ -457,6 +457,7 @@ impl<I: Front> Rpc<I> {
             return Err(Stop::Ended(Ended::Replaced));
         };
         session.set_input_source(pi_core::agent_session::RPC_SOURCE);
+        self.later_steps += session.interpreter().steps();
         let previous = self.session.file().map(|f| f.display().to_string());
         // Building the new session pointed the extensions' session manager at its file; the
         // old session's handlers still read the old one.

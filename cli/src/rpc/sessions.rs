@@ -113,13 +113,27 @@ pub(super) fn record_left<I>(
     }
 }
 
-/// A replay's session was replaced: it must have used its whole part of the recording and
-/// left its file as the recorded run left it.
-pub(super) fn replay_left(replay: &Replay, left_file: Option<&Path>) -> Result<(), Divergence> {
+/// A replay's session was replaced: for the recorded reason, having used its whole part of
+/// the recording, and leaving its file as the recorded run left it.
+pub(super) fn replay_left(
+    replay: &Replay,
+    reason: &str,
+    left_file: Option<&Path>,
+) -> Result<(), Divergence> {
     replay.finish()?;
-    let Some(recorded) = replay.cassette().left() else {
+    let Some(left) = replay.cassette().left() else {
         return Ok(());
     };
+    if left.reason != reason {
+        let what = "reason of the session's replacement";
+        return Err(Divergence::output(
+            replay.cassette(),
+            what,
+            &left.reason,
+            reason,
+        ));
+    }
+    let recorded = &left.file;
     let written = left_file.and_then(|path| std::fs::read(path).ok());
     let digest = written
         .as_deref()

@@ -15,11 +15,13 @@ use serde_json::Value;
 
 use super::{corpus, pi};
 
-/// The cassettes changed: a print run with a tool, an RPC session (bash, steering, queues) and a
-/// compaction, which between them hold every kind of line the corpus has.
-const CHANGED: [&str; 3] = [
+/// The cassettes changed: a print run with a tool, an RPC session (bash, steering, queues), an
+/// RPC run across session replacements and a compaction, which between them hold every kind of
+/// line the corpus has.
+const CHANGED: [&str; 4] = [
     "one_tool.jsonl",
     "rpc_session.jsonl",
+    "rpc_sessions.jsonl",
     "threshold_compaction.jsonl",
 ];
 
@@ -46,13 +48,19 @@ fn may_reproduce(change: &Change) -> bool {
         // The record of the run for people (the command line to record it again, the session
         // file's name, which secrets were redacted) is not replayed.
         ("cassette", "harness" | "session/file" | "session/path") => true,
+        ("replaced", "session/file" | "session/path") => true,
+        // A session that starts from recorded content (a clone's entries) takes its header's
+        // time and working directory from it, and its ids from `idState`.
+        ("replaced", "config/startedAt" | "config/seed" | "config/cwd") => {
+            change.line["session"]["content"].is_string()
+        }
         ("cassette", p) if p.starts_with("command/") || p.starts_with("redactions/") => true,
         ("redaction", _) => true,
         // The catalog the run could switch to: a model it never used changes nothing.
         ("cassette", p) if p.starts_with("models/") => true,
         // Settings that did not come into play in these runs (no retry, compaction settings
         // off the reached threshold, documentation paths, images).
-        ("cassette", p)
+        ("cassette" | "replaced", p)
             if p.starts_with("config/docs/")
                 || p.starts_with("config/retry/")
                 || p.starts_with("config/compaction/")
@@ -65,7 +73,7 @@ fn may_reproduce(change: &Change) -> bool {
         // window raised (the compaction's threshold is crossed all the same); its id, provider,
         // API, address, other prices and output limit are all sent or reported.
         (
-            "cassette",
+            "cassette" | "replaced",
             "config/model/name"
             | "config/model/input/N"
             | "config/model/cost/cacheRead"
@@ -87,6 +95,7 @@ fn may_reproduce(change: &Change) -> bool {
         // The outcome's copies of the output, kept to show a divergence as lines: the digests
         // are what is checked.
         ("outcome", "stdoutText" | "sessionText") => true,
+        ("replaced", "left/sessionText") => true,
         // An RPC `bash` line, which the recorded `user_bash` line after it carries again.
         ("stdin", "") => change.next == "user_bash",
         _ => false,
