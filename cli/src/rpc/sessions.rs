@@ -84,7 +84,14 @@ pub(super) fn recorded() -> Reopen<Record<Live>> {
 /// replacement (one in place, whose later sessions would be written over the user's).
 pub(super) fn replayed(dir: Option<PathBuf>) -> Reopen<Replay> {
     Box::new(move |_, _, replay: &Replay| {
-        let (Some(dir), Some(next)) = (&dir, replay.cassette().next_session()) else {
+        let Some(next) = replay.cassette().next_session() else {
+            return Ok(None);
+        };
+        let Some(dir) = &dir else {
+            eprintln!(
+                "The recording goes on in the session this command opened; a replay in place ends here (`pi replay {}` replays it whole)",
+                replay.cassette().path.display()
+            );
             return Ok(None);
         };
         let unusable =

@@ -51,6 +51,33 @@ fn a_recorded_rpc_session_goes_on_in_its_cassette_where_the_session_is_replaced(
         .unwrap()
         .starts_with(r#"{"type":"outcome""#));
     assert_replays(&cassette);
+
+    // Replayed in place, it ends at the replacement and says so: its later session would be
+    // written over the user's files.
+    let elsewhere = ws.root().join("elsewhere");
+    let args = super::words(&[
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--session-dir",
+        elsewhere.to_str().unwrap(),
+        "--replay",
+        cassette.to_str().unwrap(),
+    ]);
+    let out = ws
+        .command(super::pi().as_ref(), &args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("a replay in place ends here"), "{stderr}");
+    let replayed = String::from_utf8_lossy(&out.stdout);
+    assert!(replayed.contains(r#""id":"n1""#), "{replayed}");
+    assert!(!replayed.contains(r#""id":"s2""#), "{replayed}");
 }
 
 /// Nothing lost: an RPC run whose client starts a new session and switches back to the first
