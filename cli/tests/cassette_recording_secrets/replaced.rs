@@ -4,7 +4,7 @@
 
 use super::super::*;
 use super::{nowhere_but_planted, planted_by_the_test, replays_and_checks};
-use crate::sessions::next_line_with;
+use crate::sessions::{Driver, AGENT_END};
 
 const AUTH_KEY: &str = "sk-planted-auth-replaced-0123456789";
 const ENV_SECRET: &str = "planted-env-replaced-0123456789";
@@ -33,7 +33,7 @@ fn keys_reach_no_file_of_an_rpc_run_that_replaced_its_session() {
         "--record",
         cassette.to_str().unwrap(),
     ]);
-    let mut child = ws
+    let child = ws
         .command(pi().as_ref(), &args)
         .env("PLANTED_HEADER", ENV_SECRET)
         .stdin(Stdio::piped())
@@ -41,23 +41,18 @@ fn keys_reach_no_file_of_an_rpc_run_that_replaced_its_session() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (mut seen, mut from) = (String::new(), 0);
-    let mut send = |line: Value| {
-        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
-    };
-    let agent_end = r#""type":"agent_end""#;
-    send(json!({"id": "p1", "type": "prompt", "message": "one"}));
-    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
-    send(json!({"id": "ns", "type": "new_session"}));
-    next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"ns""#);
-    send(json!({"id": "p2", "type": "prompt", "message": "two"}));
-    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let mut run = Driver::new(child);
+    run.ask(
+        json!({"id": "p1", "type": "prompt", "message": "one"}),
+        AGENT_END,
+    );
+    run.ask(json!({"id": "ns", "type": "new_session"}), r#""id":"ns""#);
+    run.ask(
+        json!({"id": "p2", "type": "prompt", "message": "two"}),
+        AGENT_END,
+    );
+    let (status, seen, stderr) = run.close();
+    assert_eq!(status.code(), Some(0), "{stderr}");
 
     // Both sessions' requests carried the keys (so the test plants them where they are used).
     let requests = std::fs::read_to_string(ws.root().join("requests.jsonl")).unwrap();

@@ -3,7 +3,8 @@
 //! reproduces it whole (stdout, each session's file as it was left); a changed line after a
 //! replacement, or a left file otherwise, is a divergence.
 
-use std::process::Stdio;
+use std::io::Read;
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{json, Value};
 
@@ -89,29 +90,26 @@ fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
         {"text": ["First."]}, {"text": ["Second."]}, {"text": ["Third."]}
     ]}));
     let cassette = ws.root().join("cwd").join("multi.jsonl");
-    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (mut seen, mut from) = (String::new(), 0);
-    let mut send = |line: Value| {
-        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
-    };
-    let agent_end = r#""type":"agent_end""#;
-    send(json!({"id": "p1", "type": "prompt", "message": "one"}));
-    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
-    send(json!({"id": "s1", "type": "get_state"}));
-    let state = next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"s1""#);
+    let mut run = Driver::new(rpc_recording(&ws, &cassette, Stdio::inherit()));
+    run.ask(
+        json!({"id": "p1", "type": "prompt", "message": "one"}),
+        AGENT_END,
+    );
+    let state = run.ask(json!({"id": "s1", "type": "get_state"}), r#""id":"s1""#);
     let first_file = state["data"]["sessionFile"].clone();
-    send(json!({"id": "ns", "type": "new_session"}));
-    next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"ns""#);
-    send(json!({"id": "p2", "type": "prompt", "message": "two"}));
-    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
-    send(json!({"id": "sw", "type": "switch_session", "sessionPath": first_file}));
-    next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"sw""#);
-    send(json!({"id": "p3", "type": "prompt", "message": "three"}));
-    next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
-    drop(stdin);
-    assert!(child.wait().unwrap().success(), "{seen}");
+    run.ask(json!({"id": "ns", "type": "new_session"}), r#""id":"ns""#);
+    run.ask(
+        json!({"id": "p2", "type": "prompt", "message": "two"}),
+        AGENT_END,
+    );
+    let switch = json!({"id": "sw", "type": "switch_session", "sessionPath": first_file});
+    run.ask(switch, r#""id":"sw""#);
+    run.ask(
+        json!({"id": "p3", "type": "prompt", "message": "three"}),
+        AGENT_END,
+    );
+    let (status, seen, _) = run.close();
+    assert!(status.success(), "{seen}");
 
     let text = std::fs::read_to_string(&cassette).unwrap();
     let stdin_lines = text
@@ -143,7 +141,6 @@ fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
     }
 }
 
-/// Reads `stdout` until a whole line past `from` holds `marker`; returns it and moves `from`
 /// A fork before the first user message (a branch that holds entries no file has yet) and a
 /// clone at the leaf (written at once) of a session with a file, and a clone of a session kept
 /// in memory: each recorded with what the new session started with, and replayed whole from
@@ -154,37 +151,35 @@ fn forks_and_clones_record_what_the_new_session_starts_with_and_replay() {
         {"text": ["First."]}, {"text": ["Second."]}, {"text": ["Third."]},
         {"text": ["Fourth."]}, {"text": ["Fifth."]}
     ]}));
-    let agent_end = r#""type":"agent_end""#;
     for (name, more) in [
         ("files.jsonl", &[][..]),
         ("memory.jsonl", &["--no-session"][..]),
     ] {
         let cassette = ws.root().join("cwd").join(name);
-        let mut child = rpc_recording_with(&ws, &cassette, Stdio::inherit(), more);
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = child.stdout.take().unwrap();
-        let (mut seen, mut from) = (String::new(), 0);
-        let mut send = |line: Value| {
-            std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
-        };
-        send(json!({"id": "p1", "type": "prompt", "message": "one"}));
-        next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+        let mut run = Driver::new(rpc_recording_with(&ws, &cassette, Stdio::inherit(), more));
+        run.ask(
+            json!({"id": "p1", "type": "prompt", "message": "one"}),
+            AGENT_END,
+        );
         if more.is_empty() {
-            send(json!({"id": "fm", "type": "get_fork_messages"}));
-            let listed = next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"fm""#);
+            let list = json!({"id": "fm", "type": "get_fork_messages"});
+            let listed = run.ask(list, r#""id":"fm""#);
             let entry = listed["data"]["messages"][0]["entryId"].clone();
-            send(json!({"id": "f", "type": "fork", "entryId": entry}));
-            let forked = next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"f""#);
-            assert_eq!(forked["data"]["text"], "one", "{seen}");
-            send(json!({"id": "p2", "type": "prompt", "message": "two"}));
-            next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
+            let fork = json!({"id": "f", "type": "fork", "entryId": entry});
+            let forked = run.ask(fork, r#""id":"f""#);
+            assert_eq!(forked["data"]["text"], "one", "{}", run.seen);
+            run.ask(
+                json!({"id": "p2", "type": "prompt", "message": "two"}),
+                AGENT_END,
+            );
         }
-        send(json!({"id": "c", "type": "clone"}));
-        next_line_with(&mut stdout, &mut seen, &mut from, r#""id":"c""#);
-        send(json!({"id": "p3", "type": "prompt", "message": "three"}));
-        next_line_with(&mut stdout, &mut seen, &mut from, agent_end);
-        drop(stdin);
-        assert!(child.wait().unwrap().success(), "{seen}");
+        run.ask(json!({"id": "c", "type": "clone"}), r#""id":"c""#);
+        run.ask(
+            json!({"id": "p3", "type": "prompt", "message": "three"}),
+            AGENT_END,
+        );
+        let (status, seen, _) = run.close();
+        assert!(status.success(), "{seen}");
 
         let text = std::fs::read_to_string(&cassette).unwrap();
         let replaced: Vec<Value> = text
@@ -203,29 +198,67 @@ fn forks_and_clones_record_what_the_new_session_starts_with_and_replay() {
     }
 }
 
-/// past it.
-pub(crate) fn next_line_with(
-    stdout: &mut impl std::io::Read,
-    seen: &mut String,
-    from: &mut usize,
-    marker: &str,
-) -> Value {
-    loop {
-        if let Some(line) = seen[*from..]
-            .split_inclusive('\n')
-            .scan(*from, |at, line| {
-                *at += line.len();
-                Some((*at, line))
-            })
-            .find(|(_, line)| line.ends_with('\n') && line.contains(marker))
-        {
-            let (end, text) = (line.0, line.1.to_owned());
-            *from = end;
-            return serde_json::from_str(&text).unwrap();
+/// An RPC run driven a command at a time: each sent, then its run's lines read until the one
+/// awaited.
+pub(crate) struct Driver {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    /// What the run printed so far.
+    pub(crate) seen: String,
+    /// Where the next awaited line is looked for in `seen`.
+    from: usize,
+}
+
+impl Driver {
+    pub(crate) fn new(mut child: Child) -> Self {
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        Driver {
+            child,
+            stdin,
+            stdout,
+            seen: String::new(),
+            from: 0,
         }
-        let mut buffer = [0u8; 4096];
-        let read = stdout.read(&mut buffer).unwrap();
-        assert!(read > 0, "the session ended before {marker}: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+
+    /// Sends `line`, then reads until a whole line past the last one awaited holds `marker`;
+    /// returns it.
+    pub(crate) fn ask(&mut self, line: Value, marker: &str) -> Value {
+        let stdin = self.stdin.as_mut().unwrap();
+        std::io::Write::write_all(stdin, format!("{line}\n").as_bytes()).unwrap();
+        loop {
+            if let Some(line) = self.seen[self.from..]
+                .split_inclusive('\n')
+                .scan(self.from, |at, line| {
+                    *at += line.len();
+                    Some((*at, line))
+                })
+                .find(|(_, line)| line.ends_with('\n') && line.contains(marker))
+            {
+                let (end, text) = (line.0, line.1.to_owned());
+                self.from = end;
+                return serde_json::from_str(&text).unwrap();
+            }
+            let mut buffer = [0u8; 4096];
+            let read = self.stdout.read(&mut buffer).unwrap();
+            assert!(read > 0, "the session ended before {marker}: {}", self.seen);
+            self.seen
+                .push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+    }
+
+    /// Closes stdin and waits for the run to end: its exit status, what it printed, and its
+    /// stderr when piped.
+    pub(crate) fn close(mut self) -> (std::process::ExitStatus, String, String) {
+        drop(self.stdin.take());
+        let rest = self.child.wait_with_output().unwrap();
+        self.seen.push_str(&String::from_utf8_lossy(&rest.stdout));
+        let stderr = String::from_utf8_lossy(&rest.stderr).into_owned();
+        (rest.status, self.seen, stderr)
     }
 }
+
+/// The line that ends a prompt's run.
+pub(crate) const AGENT_END: &str = r#""type":"agent_end""#;
