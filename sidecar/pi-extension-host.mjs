@@ -1122,8 +1122,35 @@ async function replaceSession(options, ask) {
   const withSession = typeof options?.withSession === "function" ? options.withSession : undefined;
   const answer = await askSessionFor({ ...ask, withSession: !!withSession });
   if (!("replaced" in answer)) return answer.result;
+  if (typeof options?.setup === "function") await setUpSession(options.setup);
   if (withSession) await withSession(replacedContext());
   return answer.replaced;
+}
+
+/** `newSession({setup})`: the callback gets the new session's manager; what it writes is
+ * asked of the session, which appends it as written and rebuilds the agent's context before
+ * `withSession` runs (Pi's `setup`, then `refreshContext`). Its reads see the session as it
+ * was when the callback started; an append returns no entry id (the session draws ids). */
+async function setUpSession(setup) {
+  const appends = [];
+  const written = (method, fields) => {
+    appends.push({ method, ...fields });
+    return undefined;
+  };
+  const manager = Object.create(sessionManager, {
+    appendMessage: { value: (message) => written("appendMessage", { message }) },
+    appendCustomEntry: { value: (customType, data) => written("appendCustomEntry", { customType, data }) },
+    appendCustomMessageEntry: {
+      value: (customType, content, display, details) =>
+        written("appendCustomMessageEntry", { customType, content, display: !!display, details }),
+    },
+    appendSessionInfo: { value: (name) => written("appendSessionInfo", { name: String(name) }) },
+    appendLabelChange: {
+      value: (targetId, label) => written("appendLabelChange", { targetId: String(targetId), label }),
+    },
+  });
+  await setup(manager);
+  await askSession({ kind: "setupSession", appends: plain(appends) });
 }
 
 /** The context `withSession` is given once the session was replaced (Pi's

@@ -96,9 +96,9 @@ impl<I: Front> Rpc<I> {
                 self.replace(&SessionChoice::Open(path), "resume", BINDS, ui)
                     .await
             }
-            CommandAsk::NavigateTree { .. } | CommandAsk::SendUserMessage { .. } => {
-                Err(Stop::Failed(Failure::Unknown))
-            }
+            CommandAsk::NavigateTree { .. }
+            | CommandAsk::SendUserMessage { .. }
+            | CommandAsk::SetupSession { .. } => Err(Stop::Failed(Failure::Unknown)),
         }
     }
 }

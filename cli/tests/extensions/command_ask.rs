@@ -114,8 +114,8 @@ fn a_commands_navigation_is_carried_out_by_the_session_and_replays_without_node(
 /// A command's `ctx.newSession` (Pi 1.5.2's handoff): `session_before_switch` cancels the
 /// first, whose handler goes on with `{cancelled: true}`; the second replaces the session, the
 /// handler's `withSession` prompts the new one (a child of the old file) and the prompt is
-/// answered once that run has settled and the stale old context has thrown. The recording ends
-/// at the replacement and replays to those bytes with no Node.
+/// answered once that run has settled and the stale old context has thrown. The recording holds
+/// both sessions and replays to those bytes with no Node.
 #[test]
 fn a_commands_new_session_replaces_the_session_and_its_recording_replays_without_node() {
     let Some(path) = node_path() else { return };
@@ -313,4 +313,57 @@ fn a_commands_switch_session_opens_the_file_and_its_recording_replays_without_no
         recorded.contains(r#""data":{"reason":"resume"}"#),
         "{recorded}"
     );
+}
+
+/// A command's `ctx.newSession({setup})` (Pi's documented handoff): what `setup` writes through
+/// the new session's manager is in the session before `withSession` runs, the model's request
+/// after it holds it, and the recording replays to the same bytes with no Node (conformance
+/// case `command_new_session_setup` compares it with Pi's).
+#[test]
+fn a_commands_new_session_setup_writes_the_new_session_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Continuing."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("setup.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_new_session_setup/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let mut recorded = String::new();
+    let mut settled = 0;
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "agent_settled" {
+            settled += 1;
+            match settled {
+                1 => send(
+                    &mut stdin,
+                    json!({"id": "h1", "type": "prompt", "message": "/handoff the plan"}),
+                ),
+                _ => drop(stdin.take()),
+            }
+        }
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert!(
+        recorded.contains(
+            "set up: model_change,thinking_level_change,message,custom,custom_message,session_info"
+        ),
+        "{recorded}"
+    );
+    let requests = mock.requests();
+    let last = requests.last().unwrap().to_string();
+    assert!(last.contains("Context from the previous session"), "{last}");
+    assert!(last.contains("Goal: the plan"), "{last}");
+    assert_replays_without_node(&env, &cassette, &recorded);
 }

@@ -70,6 +70,46 @@ pub enum CommandAsk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expand_prompt_templates: Option<bool>,
     },
+    /// `ctx.newSession({setup})`: what the `setup` callback wrote through the new session's
+    /// `SessionManager`, in order; Pi then rebuilds the agent's context from the session
+    /// (`refreshContext`) before `withSession` runs.
+    SetupSession { appends: Vec<SessionAppend> },
+}
+
+/// One write of a `setup` callback through Pi's `SessionManager`: an entry appended at the
+/// leaf, announced to no one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "camelCase")]
+pub enum SessionAppend {
+    /// `appendMessage(message)`.
+    AppendMessage {
+        message: crate::message::AgentMessage,
+    },
+    /// `appendCustomEntry(customType, data)`.
+    #[serde(rename_all = "camelCase")]
+    AppendCustomEntry {
+        custom_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+    },
+    /// `appendCustomMessageEntry(customType, content, display, details)`.
+    #[serde(rename_all = "camelCase")]
+    AppendCustomMessageEntry {
+        custom_type: String,
+        content: UserContent,
+        display: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+    },
+    /// `appendSessionInfo(name)`.
+    AppendSessionInfo { name: String },
+    /// `appendLabelChange(targetId, label)`.
+    #[serde(rename_all = "camelCase")]
+    AppendLabelChange {
+        target_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
 }
 
 /// What the command's call gives back: Pi's result (`{cancelled}` for a navigation), or the

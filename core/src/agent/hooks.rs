@@ -28,7 +28,7 @@ use crate::partial::PartialMessage;
 use crate::resources::skills::LoadedSkill;
 use crate::resources::templates::PromptTemplate;
 
-pub use super::command_ask::{CommandAnswer, CommandAsk};
+pub use super::command_ask::{CommandAnswer, CommandAsk, SessionAppend};
 pub use super::user_bash::{ExecRun, UserBashAnswer, UserBashHandled};
 
 /// Pi's reason for a call a `tool_call` handler blocked without giving one

@@ -24,7 +24,7 @@ use serde_json::json;
 
 use crate::agent::hooks::{
     CommandAnswer, CommandAsk, HookAction, HookDecision, HookError, HookEvent, HookOutcome,
-    HookPayload,
+    HookPayload, SessionAppend,
 };
 use crate::agent::CallId;
 
@@ -218,6 +218,13 @@ impl SessionMachine {
                 self.arm_idle_runs();
                 sent
             }
+            CommandAsk::SetupSession { appends } => {
+                let set_up = self.set_up(appends);
+                if set_up.is_ok() {
+                    self.resume_command(CommandAnswer::Result(serde_json::Value::Null));
+                }
+                set_up
+            }
         };
         match asked {
             Err(SessionError::Rejected(refused)) => {
@@ -226,6 +233,58 @@ impl SessionMachine {
             }
             other => other,
         }
+    }
+
+    /// Pi's `newSession({setup})` once the new session started: what the callback wrote
+    /// through its `SessionManager`, appended as written (no event announces it), then the
+    /// agent's context rebuilt from the session (`refreshContext`). A label on an entry that
+    /// does not exist is Pi's error, which the call throws.
+    fn set_up(&mut self, appends: Vec<SessionAppend>) -> Result<(), SessionError> {
+        for append in appends {
+            let decision = match append {
+                SessionAppend::AppendMessage { message } => {
+                    self.tree.append_message(message, self.now, &mut self.ids).1
+                }
+                SessionAppend::AppendCustomEntry { custom_type, data } => {
+                    let tree = &mut self.tree;
+                    tree.append_custom_entry(&custom_type, data, self.now, &mut self.ids)
+                        .1
+                }
+                SessionAppend::AppendCustomMessageEntry {
+                    custom_type,
+                    content,
+                    display,
+                    details,
+                } => {
+                    let (now, ids) = (self.now, &mut self.ids);
+                    let tree = &mut self.tree;
+                    tree.append_custom_message_entry(
+                        &custom_type,
+                        content,
+                        display,
+                        details,
+                        now,
+                        ids,
+                    )
+                    .1
+                }
+                SessionAppend::AppendSessionInfo { name } => {
+                    self.tree
+                        .append_session_info(&name, self.now, &mut self.ids)
+                        .1
+                }
+                SessionAppend::AppendLabelChange { target_id, label } => {
+                    let (now, ids) = (self.now, &mut self.ids);
+                    self.tree
+                        .append_label_change(&target_id, label.as_deref(), now, ids)
+                        .map_err(|e| SessionRejection::Entry(e.to_string()))?
+                        .1
+                }
+            };
+            self.persist(decision);
+        }
+        let messages = self.tree.context().into_messages();
+        self.replace_messages(messages)
     }
 
     /// What the waiting command waits for, and the replacement it asked for, if any.
