@@ -1155,7 +1155,7 @@ async function setUpSession(setup) {
 
 /** The context `withSession` is given once the session was replaced (Pi's
  * `createReplacedSessionContext`): the new session's command context, whose `sendUserMessage`
- * prompts the new session and returns once that run has settled. */
+ * and `sendMessage` go to the new session and return once a run they start has settled. */
 function replacedContext() {
   const runner = commandRunner();
   if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(scope().command.requestId), "rpc");
@@ -1166,6 +1166,14 @@ function replacedContext() {
       content,
       deliverAs: options?.deliverAs,
       expandPromptTemplates: options?.expandPromptTemplates,
+    });
+  // Pi's `sendCustomMessage`: returns once a run it starts has settled.
+  context.sendMessage = (message, options) =>
+    askSession({
+      kind: "sendMessage",
+      message: { customType: message.customType, content: message.content, display: !!message.display, details: message.details },
+      deliverAs: options?.deliverAs,
+      triggerTurn: options?.triggerTurn,
     });
   return context;
 }

@@ -98,6 +98,7 @@ impl<I: Front> Rpc<I> {
             }
             CommandAsk::NavigateTree { .. }
             | CommandAsk::SendUserMessage { .. }
+            | CommandAsk::SendMessage { .. }
             | CommandAsk::SetupSession { .. } => Err(Stop::Failed(Failure::Unknown)),
         }
     }

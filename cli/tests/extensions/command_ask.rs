@@ -316,13 +316,16 @@ fn a_commands_switch_session_opens_the_file_and_its_recording_replays_without_no
 }
 
 /// A command's `ctx.newSession({setup})` (Pi's documented handoff): what `setup` writes through
-/// the new session's manager is in the session before `withSession` runs, the model's request
-/// after it holds it, and the recording replays to the same bytes with no Node (conformance
+/// the new session's manager is in the session before `withSession` runs, the model's requests
+/// after it hold it, `withSession`'s `sendMessage` returns once the run it started settled, and
+/// the recording replays to the same bytes with no Node (conformance
 /// case `command_new_session_setup` compares it with Pi's).
 #[test]
 fn a_commands_new_session_setup_writes_the_new_session_and_replays_without_node() {
     let Some(path) = node_path() else { return };
-    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Continuing."]}]));
+    let mock = MockLlm::start(&json!([
+        {"text": ["Hello."]}, {"text": ["Kicked off."]}, {"text": ["Continuing."]}
+    ]));
     let env = Env::new(&mock);
     let cassette = env.path("setup.jsonl");
     let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -350,7 +353,8 @@ fn a_commands_new_session_setup_writes_the_new_session_and_replays_without_node(
                     &mut stdin,
                     json!({"id": "h1", "type": "prompt", "message": "/handoff the plan"}),
                 ),
-                _ => drop(stdin.take()),
+                3 => drop(stdin.take()),
+                _ => {}
             }
         }
     }
@@ -365,5 +369,10 @@ fn a_commands_new_session_setup_writes_the_new_session_and_replays_without_node(
     let last = requests.last().unwrap().to_string();
     assert!(last.contains("Context from the previous session"), "{last}");
     assert!(last.contains("Goal: the plan"), "{last}");
+    // `sendMessage` returned once the run it started had settled.
+    assert!(
+        recorded.contains("after sendMessage: 9 entries"),
+        "{recorded}"
+    );
     assert_replays_without_node(&env, &cassette, &recorded);
 }

@@ -70,6 +70,16 @@ pub enum CommandAsk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expand_prompt_templates: Option<bool>,
     },
+    /// The replaced session's `ctx.sendMessage` (the context `withSession` is given): Pi's
+    /// `sendCustomMessage`, whose call returns once a run it triggers has settled.
+    #[serde(rename_all = "camelCase")]
+    SendMessage {
+        message: super::hooks::InjectedMessage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deliver_as: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger_turn: Option<bool>,
+    },
     /// `ctx.newSession({setup})`: what the `setup` callback wrote through the new session's
     /// `SessionManager`, in order; Pi then rebuilds the agent's context from the session
     /// (`refreshContext`) before `withSession` runs.

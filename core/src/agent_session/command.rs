@@ -218,6 +218,28 @@ impl SessionMachine {
                 self.arm_idle_runs();
                 sent
             }
+            CommandAsk::SendMessage {
+                message,
+                deliver_as,
+                trigger_turn,
+            } => {
+                // A message that starts a run returns once it settled; any other returns at
+                // once, appended or held as Pi's `sendCustomMessage` has it.
+                let starts =
+                    trigger_turn == Some(true) && deliver_as.as_deref() != Some("nextTurn");
+                if starts {
+                    self.set_waits(Waits::Settled, None);
+                }
+                let sent = self.apply_asked_actions(&[HookAction::SendMessage {
+                    message,
+                    deliver_as,
+                    trigger_turn,
+                }]);
+                if sent.is_ok() && !starts {
+                    self.resume_command(CommandAnswer::Result(serde_json::Value::Null));
+                }
+                sent
+            }
             CommandAsk::SetupSession { appends } => {
                 let set_up = self.set_up(appends);
                 if set_up.is_ok() {
