@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::format::{
-    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, ReplacedSession,
-    RequestLine, ResponseLine, SessionLeft,
+    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, RecordedMode,
+    ReplacedSession, RequestLine, ResponseLine, SessionLeft,
 };
 use crate::version::{check_header, Unreadable, FORMAT_VERSION, KNOWN_FEATURES};
 
@@ -43,6 +43,9 @@ pub struct CheckedCassette {
     left: Option<Left>,
     /// The number of the last line read.
     last_line: usize,
+    /// The number of the line this cassette's header is from: 1, or for a later one of a
+    /// run's [`sessions`](Self::sessions), its `replaced` line's.
+    header_line: usize,
 }
 
 /// How a run left one of its sessions (its `replaced` line).
@@ -158,6 +161,12 @@ impl CheckedCassette {
         let header = header.ok_or_else(|| error(Some(1), LoadErrorKind::NoHeader))?;
         check_order(&lines)
             .map_err(|(line, what)| error(Some(line), LoadErrorKind::Order(what)))?;
+        // Only RPC mode replaces its session (its client's commands, an extension command's).
+        let replaced = lines.iter().find(|(_, l)| matches!(l, Line::Replaced(_)));
+        if let (Some((number, _)), false) = (replaced, header.mode == RecordedMode::Rpc) {
+            let what = "a `replaced` line in a run not recorded in RPC mode, which never replaces its session";
+            return Err(error(Some(*number), LoadErrorKind::Order(what.into())));
+        }
         let outcome = match lines.last() {
             Some((_, Line::Outcome(outcome))) => Some(outcome.clone()),
             _ => None,
@@ -171,6 +180,7 @@ impl CheckedCassette {
             outcome,
             left: None,
             last_line,
+            header_line: 1,
         })
     }
 
@@ -199,6 +209,7 @@ impl CheckedCassette {
             outcome,
             left: _,
             last_line,
+            header_line: _,
         } = self;
         let mut sessions = Vec::new();
         let mut current = CheckedCassette {
@@ -209,6 +220,7 @@ impl CheckedCassette {
             outcome: outcome.clone(),
             left: None,
             last_line: 1,
+            header_line: 1,
         };
         for (number, line) in lines {
             let Line::Replaced(replaced) = line else {
@@ -234,6 +246,7 @@ impl CheckedCassette {
                 outcome: outcome.clone(),
                 left: None,
                 last_line: number,
+                header_line: number,
             };
             current.left = Some(Left { reason, file: left });
             current.last_line = number;
@@ -287,6 +300,11 @@ impl CheckedCassette {
     /// The number of the last line read.
     pub fn last_line(&self) -> usize {
         self.last_line
+    }
+
+    /// The number of the line the header is from (a later session's `replaced` line).
+    pub fn header_line(&self) -> usize {
+        self.header_line
     }
 }
 

@@ -91,7 +91,7 @@ impl Divergence {
 
     /// A cassette that cannot be replayed as a whole (its session or configuration).
     pub fn unusable_cassette(cassette: &Cassette, what: String) -> Self {
-        Divergence::unusable(cassette, 1, what)
+        Divergence::unusable(cassette, cassette.header_line(), what)
     }
 
     pub(crate) fn unusable(cassette: &Cassette, line: usize, what: String) -> Self {

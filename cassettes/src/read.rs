@@ -105,7 +105,12 @@ impl Cassette {
                 },
             });
         }
-        let at_header = |e| error(1, "cassette", e);
+        // A later session's header is its `replaced` line's.
+        let header_kind = match format.header_line() {
+            1 => "cassette",
+            _ => "replaced",
+        };
+        let at_header = |e| error(format.header_line(), header_kind, e);
         let config = from_json(&header.config, "config").map_err(at_header)?;
         let models = match &header.models {
             Some(models) => Some(

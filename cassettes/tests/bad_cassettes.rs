@@ -392,3 +392,66 @@ fn a_hook_answer_or_system_change_that_does_not_read_names_the_line_and_the_fiel
     );
     assert!(system.contains("invalid type: string \"read\""), "{system}");
 }
+
+/// The index of the first line of `all` of `kind`.
+fn first_of(all: &[Vec<u8>], kind: &str) -> usize {
+    let prefix = format!("{{\"type\":\"{kind}\"");
+    all.iter()
+        .position(|l| l.starts_with(prefix.as_bytes()))
+        .unwrap()
+}
+
+/// A run across session replacements is one session per part: each numbers its calls anew, a
+/// later one's header is its `replaced` line (a value there that does not read names that line),
+/// and a run recorded in text or json mode, which never replaces its session, holds none.
+#[test]
+fn replaced_lines_split_a_run_into_sessions_and_are_checked_where_they_are() {
+    let all = lines(&corpus("rpc_sessions.jsonl"));
+    let cassette = load(&join(&all)).unwrap();
+    let second = cassette.next_session().unwrap();
+    let third = second.next_session().unwrap();
+    assert!(third.next_session().is_none());
+    let at = first_of(&all, "replaced") + 1;
+    assert_eq!(second.header_line(), at);
+    assert!(cassette.left().is_some() && third.left().is_none());
+    assert!(cassette.is_complete() && second.is_complete() && third.is_complete());
+    // Each session has a call 1.
+    for session in [&cassette as &Cassette, &second, &third] {
+        assert!(session
+            .lines
+            .iter()
+            .any(|(_, l)| matches!(l, pi_cassettes::format::Line::Call { call: 1, .. })));
+    }
+
+    let mut bad = all.clone();
+    let index = first_of(&bad, "replaced");
+    let mut line: serde_json::Value = serde_json::from_slice(&bad[index]).unwrap();
+    line["config"]["thinkingLevel"] = serde_json::json!("loud");
+    bad[index] = line.to_string().into_bytes();
+    let text = message(&join(&bad));
+    assert!(
+        text.starts_with(&format!("bad.jsonl:{}: `replaced` line", index + 1)),
+        "{text}"
+    );
+
+    // Call 1 of the second session started again in the first: refused there.
+    let mut twice = all.clone();
+    let effect = twice[first_of(&all, "effect")].clone();
+    twice.insert(index, effect);
+    let text = message(&join(&twice));
+    assert!(text.contains("call 1 is started twice"), "{text}");
+
+    let mut json_mode = all.clone();
+    let header = String::from_utf8(json_mode[0].clone()).unwrap();
+    json_mode[0] = header
+        .replace(r#""mode":"rpc""#, r#""mode":"json""#)
+        .into_bytes();
+    let text = message(&join(&json_mode));
+    assert!(
+        text.starts_with(&format!(
+            "bad.jsonl:{}: out of order: a `replaced` line",
+            index + 1
+        )),
+        "{text}"
+    );
+}

@@ -93,6 +93,19 @@ impl Lines {
     }
 }
 
+/// `lines` with a `switch_session` to `target` and the `replaced` line a recording writes after
+/// it, opening `session`, before the outcome.
+fn with_replacement(lines: &Lines, target: &Path, session: Value) -> Lines {
+    let mut out = lines.with_stdin(&[json!({"type": "switch_session", "sessionPath": target})]);
+    let outcome = out.0.pop().unwrap();
+    let config = out.0[0]["config"].clone();
+    out.0.push(json!({
+        "type": "replaced", "reason": "resume", "left": {}, "config": config, "session": session
+    }));
+    out.0.push(outcome);
+    out
+}
+
 /// Records an RPC session against the mock: state, a `bash`, a prompt, an export. Returns the
 /// id of the prompt's entry and the session file's text.
 fn record_rpc(cassette: &Path) -> (String, String) {
@@ -234,6 +247,10 @@ fn replaying_a_hostile_cassette_touches_nothing_on_the_host() {
         }
     }
     let absolute = outside.join("abs.html");
+    let header = format!(
+        "{}\n",
+        json!({"type": "session", "version": 3, "id": "x", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": victim})
+    );
     let corpus: Vec<(&str, Lines)> = vec![
         ("recorded", recorded),
         (
@@ -312,6 +329,33 @@ fn replaying_a_hostile_cassette_touches_nothing_on_the_host() {
             with_programs(&Lines::read(&json_mode), &marker),
         ),
         ("rpc-programs", with_programs(&base, &marker)),
+        // A recording that goes on in another session: the session opened is rebuilt from the
+        // line in the replay's own folder, whatever it names.
+        (
+            "replaced-open",
+            with_replacement(
+                &base,
+                &victim.join("session.jsonl"),
+                json!({"kind": "open", "file": "session.jsonl",
+                       "path": victim.join("session.jsonl"), "content": header, "idState": 1}),
+            ),
+        ),
+        (
+            "unusable-replaced-escape",
+            with_replacement(
+                &base,
+                &outside.join("escape.jsonl"),
+                json!({"kind": "open", "file": "../outside/escape.jsonl", "content": "x", "idState": 1}),
+            ),
+        ),
+        (
+            "unusable-replaced-content-file",
+            with_replacement(
+                &base,
+                &victim.join("secret.txt"),
+                json!({"kind": "open", "file": "s.jsonl", "contentFile": "../victim/secret.txt", "idState": 1}),
+            ),
+        ),
     ];
     let mut failures = Vec::new();
     for (name, lines) in &corpus {
@@ -349,7 +393,11 @@ fn replaying_a_hostile_cassette_touches_nothing_on_the_host() {
                 failures.push(format!("{how} {name}: {}", changed.join(", ")));
             }
             let code = out.status.code();
-            let expected = if *name == "recorded" { 0 } else { 1 };
+            let expected = match *name {
+                "recorded" => 0,
+                unusable if unusable.starts_with("unusable-") => 125,
+                _ => 1,
+            };
             if how == "replay --check" && code != Some(expected) {
                 failures.push(format!(
                     "{how} {name}: exit {code:?}, expected {expected}: {}",
