@@ -15,37 +15,18 @@ fn a_commands_navigation_is_carried_out_by_the_session_and_replays_without_node(
     let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
     let env = Env::new(&mock);
     let cassette = env.path("navigate.jsonl");
-    let mut command = env.rpc_command();
-    command.args(["-e", fixture("navigate.ts").to_str().unwrap()]);
-    command.args(["--record", cassette.to_str().unwrap()]);
-    with_host(&mut command, &path);
-    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
-    send(
-        &mut stdin,
-        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
-    );
-    let mut next = [
+    let next = vec![
         json!({"id": "b1", "type": "prompt", "message": "/back"}),
         json!({"id": "b2", "type": "prompt", "message": "/back twice"}),
-    ]
-    .into_iter();
-    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
-    for line in lines {
-        let line = line.unwrap();
-        recorded.push_str(&line);
-        recorded.push('\n');
-        let event: Value = serde_json::from_str(&line).unwrap();
-        let answered = event["type"] == "agent_settled"
-            || (event["type"] == "response" && event["id"] != "p1");
-        if answered {
-            match next.next() {
-                Some(command) => send(&mut stdin, command),
-                None => drop(stdin.take()),
-            }
-        }
-        seen.push(event);
-    }
-    assert!(child.wait().unwrap().success(), "{recorded}");
+    ];
+    let (recorded, seen) = recorded_run(
+        &env,
+        &path,
+        &fixture("navigate.ts"),
+        &cassette,
+        next,
+        |e, _| e["type"] == "agent_settled" || (e["type"] == "response" && e["id"] != "p1"),
+    );
 
     let at = |wanted: &dyn Fn(&Value) -> bool| {
         seen.iter()
@@ -122,38 +103,21 @@ fn a_commands_new_session_replaces_the_session_and_its_recording_replays_without
     let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Continuing."]}]));
     let env = Env::new(&mock);
     let cassette = env.path("handoff.jsonl");
-    let mut command = env.rpc_command();
-    command.args(["-e", fixture("handoff.ts").to_str().unwrap()]);
-    command.args(["--record", cassette.to_str().unwrap()]);
-    with_host(&mut command, &path);
-    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
-    send(
-        &mut stdin,
-        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
-    );
-    let mut next = [
+    let next = vec![
         json!({"id": "h1", "type": "prompt", "message": "/handoff first"}),
         json!({"id": "h2", "type": "prompt", "message": "/handoff the plan"}),
-    ]
-    .into_iter();
-    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
-    for line in lines {
-        let line = line.unwrap();
-        recorded.push_str(&line);
-        recorded.push('\n');
-        let event: Value = serde_json::from_str(&line).unwrap();
-        let answered = (event["type"] == "agent_settled" && seen.iter().all(|e| e["id"] != "h1"))
-            || (event["type"] == "response" && event["id"] == "h1")
-            || (event["type"] == "response" && event["id"] == "h2");
-        if answered {
-            match next.next() {
-                Some(command) => send(&mut stdin, command),
-                None => drop(stdin.take()),
-            }
-        }
-        seen.push(event);
-    }
-    assert!(child.wait().unwrap().success(), "{recorded}");
+    ];
+    let (recorded, seen) = recorded_run(
+        &env,
+        &path,
+        &fixture("handoff.ts"),
+        &cassette,
+        next,
+        |e, seen| {
+            (e["type"] == "agent_settled" && seen.iter().all(|e| e["id"] != "h1"))
+                || (e["type"] == "response" && (e["id"] == "h1" || e["id"] == "h2"))
+        },
+    );
 
     let at = |wanted: &dyn Fn(&Value) -> bool| {
         seen.iter()
@@ -212,37 +176,22 @@ fn a_commands_new_session_replaces_the_session_and_its_recording_replays_without
 /// once the one before was answered); what it printed, line by line, and the cassette.
 fn replacing(env: &Env, node: &str, commands: Vec<Value>) -> (String, Vec<Value>) {
     let cassette = env.path("replace.jsonl");
-    let mut command = env.rpc_command();
-    command.args(["-e", fixture("replace.ts").to_str().unwrap()]);
-    command.args(["--record", cassette.to_str().unwrap()]);
-    with_host(&mut command, node);
-    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
-    let mut next = [json!({"id": "p2", "type": "prompt", "message": "Again"})]
+    let next = [json!({"id": "p2", "type": "prompt", "message": "Again"})]
         .into_iter()
-        .chain(commands);
-    send(
-        &mut stdin,
-        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+        .chain(commands)
+        .collect();
+    let (recorded, seen) = recorded_run(
+        env,
+        node,
+        &fixture("replace.ts"),
+        &cassette,
+        next,
+        |e, seen| {
+            let settled = seen.iter().filter(|e| e["type"] == "agent_settled").count();
+            (e["type"] == "agent_settled" && settled < 2)
+                || (e["type"] == "response" && !e["id"].as_str().unwrap_or("p").starts_with('p'))
+        },
     );
-    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
-    for line in lines {
-        let line = line.unwrap();
-        recorded.push_str(&line);
-        recorded.push('\n');
-        let event: Value = serde_json::from_str(&line).unwrap();
-        let settled = seen.iter().filter(|e| e["type"] == "agent_settled").count();
-        let answered = (event["type"] == "agent_settled" && settled < 2)
-            || (event["type"] == "response"
-                && !event["id"].as_str().unwrap_or("p").starts_with('p'));
-        if answered {
-            match next.next() {
-                Some(command) => send(&mut stdin, command),
-                None => drop(stdin.take()),
-            }
-        }
-        seen.push(event);
-    }
-    assert!(child.wait().unwrap().success(), "{recorded}");
     // The recording holds every session of the run: the replay prints all the run printed.
     crate::support::assert_replays_without_node(env, &cassette, &recorded);
     assert!(recorded.contains(r#""customType":"before_"#), "{recorded}");
@@ -330,35 +279,12 @@ fn a_commands_new_session_setup_writes_the_new_session_and_replays_without_node(
     let cassette = env.path("setup.jsonl");
     let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../conformance/extensions/command_new_session_setup/extension.ts");
-    let mut command = env.rpc_command();
-    command.args(["-e", extension.to_str().unwrap()]);
-    command.args(["--record", cassette.to_str().unwrap()]);
-    with_host(&mut command, &path);
-    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
-    send(
-        &mut stdin,
-        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
-    );
-    let mut recorded = String::new();
-    let mut settled = 0;
-    for line in lines {
-        let line = line.unwrap();
-        recorded.push_str(&line);
-        recorded.push('\n');
-        let event: Value = serde_json::from_str(&line).unwrap();
-        if event["type"] == "agent_settled" {
-            settled += 1;
-            match settled {
-                1 => send(
-                    &mut stdin,
-                    json!({"id": "h1", "type": "prompt", "message": "/handoff the plan"}),
-                ),
-                3 => drop(stdin.take()),
-                _ => {}
-            }
-        }
-    }
-    assert!(child.wait().unwrap().success(), "{recorded}");
+    let next = vec![json!({"id": "h1", "type": "prompt", "message": "/handoff the plan"})];
+    // The handoff once the first run settled; stdin closed once its two runs have.
+    let (recorded, _) = recorded_run(&env, &path, &extension, &cassette, next, |e, seen| {
+        let settled = seen.iter().filter(|e| e["type"] == "agent_settled").count();
+        e["type"] == "agent_settled" && (settled == 0 || settled == 2)
+    });
     assert!(
         recorded.contains(
             "set up: model_change,thinking_level_change,message,custom,custom_message,session_info"
@@ -375,4 +301,43 @@ fn a_commands_new_session_setup_writes_the_new_session_and_replays_without_node(
         "{recorded}"
     );
     assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// Runs `extension` in RPC mode recorded into `cassette`: prompts `Hi`, then sends each of
+/// `next` once `answered` says the line just read (after the lines before it) answers what was
+/// sent, closing stdin after the last; what the run printed, and its lines.
+fn recorded_run(
+    env: &Env,
+    node: &str,
+    extension: &std::path::Path,
+    cassette: &std::path::Path,
+    next: Vec<Value>,
+    answered: impl Fn(&Value, &[Value]) -> bool,
+) -> (String, Vec<Value>) {
+    let mut command = env.rpc_command();
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, node);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let mut next = next.into_iter();
+    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if answered(&event, &seen) {
+            match next.next() {
+                Some(command) => send(&mut stdin, command),
+                None => drop(stdin.take()),
+            }
+        }
+        seen.push(event);
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    (recorded, seen)
 }
