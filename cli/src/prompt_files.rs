@@ -6,8 +6,7 @@
 //! warning. What this gives reaches the system prompt's sections, which a recording's header
 //! holds, so a replay needs none of these files.
 
-use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The project's configuration folder, where a trusted project's prompt files are.
 const CONFIG_DIR: &str = ".pi";
@@ -87,7 +86,7 @@ fn resolve(cwd: &Path, value: &str, what: &str, warnings: &mut Vec<String>) -> O
         Err(error) => {
             warnings.push(format!(
                 "Could not read {what} file {value}: Error: {}",
-                node_message(&error, &path)
+                crate::files::node_message(&error, &path)
             ));
             Some(value.to_owned())
         }
@@ -99,19 +98,10 @@ fn exists(path: &Path) -> bool {
     std::fs::metadata(path).is_ok()
 }
 
-/// Node's wording of the read errors a prompt file can meet.
-fn node_message(error: &std::io::Error, path: &PathBuf) -> String {
-    match error.kind() {
-        ErrorKind::IsADirectory => "EISDIR: illegal operation on a directory, read".into(),
-        ErrorKind::PermissionDenied => {
-            format!("EACCES: permission denied, open '{}'", path.display())
-        }
-        _ => error.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn wanted<'a>(dir: &'a Path, agent: &'a Path, trusted: bool) -> Wanted<'a> {
