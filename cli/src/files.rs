@@ -165,8 +165,8 @@ async fn read_image(env: &ToolEnv, path: &Path) -> Option<Image> {
     }
 }
 
-/// Node's wording of the read errors `@file` arguments can meet.
-fn node_message(error: &std::io::Error, path: &Path) -> String {
+/// Node's wording of the read errors `@file` arguments (and prompt files) can meet.
+pub(crate) fn node_message(error: &std::io::Error, path: &Path) -> String {
     match error.kind() {
         ErrorKind::IsADirectory => "EISDIR: illegal operation on a directory, read".into(),
         ErrorKind::PermissionDenied => {

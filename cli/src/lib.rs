@@ -24,6 +24,7 @@ mod model_select;
 mod output;
 mod print_mode;
 mod printable;
+mod prompt_files;
 mod proxy_cmd;
 mod replay_cmd;
 mod request_options;

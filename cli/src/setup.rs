@@ -286,11 +286,16 @@ impl Runtime {
             diagnostics.push(Diagnostic::Error(format!("--tools: {error}")));
         }
         let tools = active_tools(args, &settings);
-        let append = args
-            .append_system_prompt
-            .iter()
-            .map(|text| read_or_text(&cwd, text))
-            .collect::<Vec<_>>();
+        let prompt_files = crate::prompt_files::read(&crate::prompt_files::Wanted {
+            system_prompt: args.system_prompt.as_deref(),
+            // A value given at all, even an empty one, is the flag given.
+            append_system_prompt: (!args.append_system_prompt.is_empty())
+                .then_some(args.append_system_prompt.as_slice()),
+            cwd: &cwd,
+            agent_dir: &agent_dir,
+            project_trusted,
+        });
+        warnings.extend(prompt_files.warnings);
         let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
             agent_dir: &agent_dir,
             cwd: &cwd,
@@ -342,8 +347,8 @@ impl Runtime {
             extension_paths,
             cli_extension_paths,
             extension_sources,
-            system_prompt: args.system_prompt.as_deref().map(|t| read_or_text(&cwd, t)),
-            append_system_prompt: (!append.is_empty()).then(|| append.join("\n\n")),
+            system_prompt: prompt_files.system_prompt,
+            append_system_prompt: prompt_files.append_system_prompt,
             context_files: !args.no_context_files,
             wait_for_session: args.wait_for_session,
             cwd,
@@ -916,14 +921,6 @@ fn enabled_models(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Vec<St
 }
 
 /// `--system-prompt` / `--append-system-prompt`: a file's contents when the value names a file.
-fn read_or_text(cwd: &Path, value: &str) -> String {
-    let path = cwd.join(value);
-    match std::fs::read_to_string(&path) {
-        Ok(text) if path.is_file() => text,
-        _ => value.to_owned(),
-    }
-}
-
 /// Where Pi's documentation is said to be in the system prompt: `PI_PACKAGE_DIR`, else the
 /// directory of this executable.
 pub(crate) fn docs() -> DocPaths {

@@ -31,6 +31,8 @@ mod shell_env;
 mod skills;
 #[path = "cli_flags/system_message.rs"]
 mod system_message;
+#[path = "cli_flags/system_prompt_files.rs"]
+mod system_prompt_files;
 
 use common::{Env, MockLlm};
 use serde_json::{json, Value};

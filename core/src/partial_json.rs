@@ -36,15 +36,7 @@ pub fn parse_tool_call_arguments(text: &str) -> (Value, Option<String>) {
     if text.trim().is_empty() {
         return (Value::Object(Map::new()), None);
     }
-    let parsed = json_parse(text).or_else(|first| {
-        let repaired = repair_json(text);
-        if repaired == text {
-            Err(first)
-        } else {
-            json_parse(&repaired)
-        }
-    });
-    let error = match parsed {
+    let error = match parse_json_with_repair(text) {
         Ok(Value::Object(map)) => return (Value::Object(map), None),
         Ok(_) => NOT_AN_OBJECT.to_owned(),
         Err(message) => message,
@@ -61,6 +53,20 @@ fn json_parse(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).or_else(|error| match crate::json_error::node22_parse_error(text) {
         Some(message) => Err(message),
         None => parse_partial(text).ok_or_else(|| error.to_string()),
+    })
+}
+
+/// pi-ai's `parseJsonWithRepair`: `JSON.parse`, retried once on the repaired text when the
+/// repair changed anything; the error is Node 22's message, of the repaired text's parse when
+/// there was one.
+pub fn parse_json_with_repair(text: &str) -> Result<Value, String> {
+    json_parse(text).or_else(|first| {
+        let repaired = repair_json(text);
+        if repaired == text {
+            Err(first)
+        } else {
+            json_parse(&repaired)
+        }
     })
 }
 

@@ -5,7 +5,9 @@
 //!
 //! Per API, as the SDKs do it: OpenAI's (Chat Completions, Responses) yields the JSON of each
 //! SSE event's data and stops at `[DONE]`, throwing (yielding nothing) for an `error` event or
-//! a body with an `error`; pi-ai's Anthropic reader yields only the message events (no `ping`).
+//! a body with an `error`; pi-ai's Anthropic reader yields only the message events (no `ping`),
+//! parsed with pi-ai's repair (raw control characters and bad escapes in strings), and reads no
+//! further after an `error` event or one whose data does not parse even repaired.
 //! Google's SDK yields its own response object converted from each chunk (the fields it knows,
 //! and `sdkHttpResponse` with the headers); here each chunk's JSON as sent stands for it.
 
@@ -42,8 +44,11 @@ impl StreamReport {
             _ => return None,
         };
         Some(StreamReport {
+            sse: match reader {
+                Reader::Anthropic => SseParser::anthropic(),
+                _ => SseParser::default(),
+            },
             reader,
-            sse: SseParser::default(),
             ended: false,
         })
     }
@@ -95,10 +100,18 @@ impl StreamReport {
             }
             Reader::Anthropic => {
                 let name = event.event.as_deref().unwrap_or_default();
-                crate::anthropic::MESSAGE_EVENTS
-                    .contains(&name)
-                    .then(|| serde_json::from_str(&event.data).ok())
-                    .flatten()
+                if name == "error" {
+                    self.ended = true;
+                    return None;
+                }
+                if !crate::anthropic::MESSAGE_EVENTS.contains(&name) {
+                    return None;
+                }
+                // pi-ai parses with repair, and throws (reading no further) for data that
+                // does not parse even so.
+                let parsed = pi_core::partial_json::parse_json_with_repair(&event.data).ok();
+                self.ended = parsed.is_none();
+                parsed
             }
             Reader::Google => serde_json::from_str(&event.data).ok(),
         }
@@ -184,5 +197,23 @@ mod tests {
             serde_json::to_string(&headers).unwrap(),
             r#"{"content-type":"text/event-stream","x-b":"1, 2"}"#
         );
+    }
+
+    /// A message event pi-ai repairs is reported repaired; one that does not parse ends the
+    /// reading, as pi-ai's reader throws there; so does an `error` event.
+    #[test]
+    fn anthropic_reports_repaired_events_and_stops_at_one_that_does_not_parse() {
+        let mut report = StreamReport::for_api("anthropic-messages").unwrap();
+        let events = report.feed(
+            b"event: content_block_delta\ndata: {\"text\":\"a\tb \\q\"}\n\n\
+              event: content_block_delta\ndata: {\"text\":\n\n\
+              event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        assert_eq!(data(events), [serde_json::json!({"text": "a\tb \\q"})]);
+        let mut report = StreamReport::for_api("anthropic-messages").unwrap();
+        let events = report.feed(
+            b"event: error\ndata: {}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        assert!(data(events).is_empty());
     }
 }

@@ -2,6 +2,12 @@
 //! chunking. Follows the WHATWG rules the SDKs implement: `event:` and `data:` fields, multi-line
 //! data joined by `\n`, comments and unknown fields ignored, an event ends at a blank line; lines
 //! end with `\n`, `\r\n` or `\r`.
+//!
+//! pi-ai 1.5.2 reads an Anthropic stream with a reader of its own ([`SseParser::anthropic`]),
+//! which differs in two ways: an event with a name but no data is still an event (its data
+//! empty), and each event keeps its raw lines (comments and unknown fields included, and the
+//! lines of blocks that made no event before it), which pi-ai's error for an event that does not
+//! parse quotes.
 
 /// One event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -10,6 +16,8 @@ pub struct SseEvent {
     pub event: Option<String>,
     /// The `data:` lines joined by `\n`.
     pub data: String,
+    /// The lines it was read from, for a parser that keeps them ([`SseParser::anthropic`]).
+    pub raw: Vec<String>,
 }
 
 /// The parser's state between chunks.
@@ -20,9 +28,21 @@ pub struct SseParser {
     after_cr: bool,
     event: Option<String>,
     data: Option<String>,
+    /// Reading as pi-ai's Anthropic reader does: `Some` with the lines read since the last
+    /// event.
+    raw: Option<Vec<String>>,
 }
 
 impl SseParser {
+    /// A parser reading as pi-ai 1.5.2's Anthropic reader: raw lines kept, and an event with a
+    /// (non-empty) name but no data is an event.
+    pub fn anthropic() -> Self {
+        SseParser {
+            raw: Some(Vec::new()),
+            ..SseParser::default()
+        }
+    }
+
     /// Feeds bytes; returns the events they completed.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         self.feed_ends(bytes)
@@ -81,27 +101,56 @@ impl SseParser {
         if !line.is_empty() {
             self.line_done(&line, &mut out);
         }
+        if let Some(event) = out.pop() {
+            return Some(event);
+        }
+        if self.raw.is_some() {
+            return self.flush_kept();
+        }
         let event = self.event.take();
         let data = self.data.take();
-        out.pop().or(match (event, data) {
+        match (event, data) {
             (None, None) => None,
             (event, data) => Some(SseEvent {
                 event,
                 data: data.unwrap_or_default(),
+                raw: Vec::new(),
             }),
+        }
+    }
+
+    /// pi-ai's `flushSseEvent`: nothing while there is neither a name nor data (the raw lines
+    /// kept for the next event), else the event, and the state cleared.
+    fn flush_kept(&mut self) -> Option<SseEvent> {
+        let named = self.event.as_deref().is_some_and(|name| !name.is_empty());
+        if !named && self.data.is_none() {
+            return None;
+        }
+        Some(SseEvent {
+            event: self.event.take(),
+            data: self.data.take().unwrap_or_default(),
+            raw: self.raw.replace(Vec::new()).unwrap_or_default(),
         })
     }
 
     fn line_done(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
         if line.is_empty() {
+            if self.raw.is_some() {
+                out.extend(self.flush_kept());
+                return;
+            }
             if let Some(data) = self.data.take() {
                 out.push(SseEvent {
                     event: self.event.take(),
                     data,
+                    raw: Vec::new(),
                 });
             }
             self.event = None;
             return;
+        }
+        if let Some(raw) = &mut self.raw {
+            raw.push(String::from_utf8_lossy(line).into_owned());
         }
         if line[0] == b':' {
             return;
@@ -147,15 +196,18 @@ mod tests {
             vec![
                 SseEvent {
                     event: Some("a".into()),
-                    data: "1\n2".into()
+                    data: "1\n2".into(),
+                    raw: Vec::new(),
                 },
                 SseEvent {
                     event: None,
-                    data: "{\"x\":1}".into()
+                    data: "{\"x\":1}".into(),
+                    raw: Vec::new(),
                 },
                 SseEvent {
                     event: None,
-                    data: "no-space".into()
+                    data: "no-space".into(),
+                    raw: Vec::new(),
                 },
             ]
         );
@@ -196,5 +248,47 @@ mod tests {
             assert_eq!(upto.last(), Some(event));
         }
         assert_eq!(ends[1].0, 37, "past the CRLF");
+    }
+
+    /// pi-ai's Anthropic reader: a name alone makes an event, and an event keeps its raw lines,
+    /// those of a block that made no event (a lone comment) included; the end of the stream
+    /// flushes a last event, its unterminated line read.
+    #[test]
+    fn the_anthropic_reader_keeps_raw_lines_and_events_without_data() {
+        let stream = b": ping\n\nevent: message_stop\n\nid: 7\ndata:{\"a\":\r\ndata: 1}\n\nevent: x\ndata: y";
+        let expected = vec![
+            SseEvent {
+                event: Some("message_stop".into()),
+                data: String::new(),
+                raw: vec![": ping".into(), "event: message_stop".into()],
+            },
+            SseEvent {
+                event: None,
+                data: "{\"a\":\n1}".into(),
+                raw: vec!["id: 7".into(), "data:{\"a\":".into(), "data: 1}".into()],
+            },
+            SseEvent {
+                event: Some("x".into()),
+                data: "y".into(),
+                raw: vec!["event: x".into(), "data: y".into()],
+            },
+        ];
+        for cut in 0..=stream.len() {
+            let mut parser = SseParser::anthropic();
+            let mut events = parser.feed(&stream[..cut]);
+            events.extend(parser.feed(&stream[cut..]));
+            events.extend(parser.finish());
+            assert_eq!(events, expected, "cut at {cut}");
+        }
+        // The standard reader drops the event without data and keeps no lines.
+        let mut standard = SseParser::default();
+        let mut events = standard.feed(stream);
+        events.extend(standard.finish());
+        assert_eq!(events.len(), 2);
+        assert!(events.iter().all(|e| e.raw.is_empty()));
+        // An empty name is no name: a block of it alone makes no event.
+        let mut parser = SseParser::anthropic();
+        assert!(parser.feed(b"event:\n\n").is_empty());
+        assert_eq!(parser.finish(), None);
     }
 }

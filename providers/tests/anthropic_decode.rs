@@ -160,6 +160,111 @@ fn a_model_fallback_after_content_fails_as_pi_fails_it() {
     );
 }
 
+// ---- events pi-ai repairs, and those it cannot parse ------------------------------------------
+// Checked against Pi 1.5.2 by the extension conformance case provider_stream_anthropic_repair.
+
+/// A stream of one text block whose deltas carry `datas` as their raw JSON data.
+fn text_stream(deltas: &[&str]) -> String {
+    let mut body = String::from(concat!(
+        "event: message_start\n",
+        "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\n",
+        "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+    ));
+    for text in deltas {
+        body.push_str(&format!(
+            "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"{text}\"}}}}\n\n"
+        ));
+    }
+    body.push_str(concat!(
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    ));
+    body
+}
+
+/// The text of the answer `body` gives, checking that it did not fail.
+fn answered_text(body: &str) -> String {
+    let (_, message) = observe(decode(body.as_bytes(), &[], StreamEnd::Complete));
+    assert_eq!(
+        message.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        message.error_message
+    );
+    let value = serde_json::to_value(&message.content).unwrap();
+    value[0]["text"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_raw_control_character_in_a_string_is_escaped() {
+    assert_eq!(
+        answered_text(&text_stream(&["a\tb", "\u{1}c"])),
+        "a\tb\u{1}c"
+    );
+}
+
+#[test]
+fn a_backslash_starting_no_escape_is_kept_as_a_backslash() {
+    assert_eq!(answered_text(&text_stream(&["C:\\q"])), "C:\\q");
+}
+
+#[test]
+fn a_unicode_escape_without_four_hex_digits_is_kept_as_text() {
+    assert_eq!(answered_text(&text_stream(&["\\u00e9 \\u12"])), "é \\u12");
+}
+
+#[test]
+fn a_repaired_event_other_than_a_delta_is_read_too() {
+    let body = text_stream(&["x"]).replacen("\"id\":\"m\"", "\"id\":\"m\t1\"", 1);
+    let (_, message) = observe(decode(body.as_bytes(), &[], StreamEnd::Complete));
+    assert_eq!(message.response_id.as_deref(), Some("m\t1"));
+}
+
+#[test]
+fn an_event_that_does_not_parse_fails_with_pis_message_data_and_raw_lines() {
+    let body = text_stream(&["fine"]).replacen(
+        "event: content_block_stop\n",
+        ": keep-alive\n\nevent: content_block_delta\ndata:{\"index\":0,\ndata: \"delta\":{}\n\nevent: content_block_stop\n",
+        1,
+    );
+    let (_, message) = observe(decode(body.as_bytes(), &[], StreamEnd::Complete));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some(concat!(
+            "Could not parse Anthropic SSE event content_block_delta: Expected ',' or '}' after ",
+            "property value in JSON at position 22 (line 2 column 11); ",
+            "data={\"index\":0,\n\"delta\":{}; ",
+            "raw=: keep-alive\\nevent: content_block_delta\\ndata:{\"index\":0,\\ndata: \"delta\":{}"
+        ))
+    );
+    // Repaired and still not JSON: the message is the repaired text's.
+    let body = text_stream(&["a\tb\"}"]);
+    let (_, message) = observe(decode(body.as_bytes(), &[], StreamEnd::Complete));
+    let error = message.error_message.unwrap();
+    assert!(
+        error.starts_with(concat!(
+            "Could not parse Anthropic SSE event content_block_delta: Expected ',' or '}' after ",
+            "property value in JSON at position 83 (line 1 column 84); data="
+        )),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_message_event_without_data_does_not_parse() {
+    let body = text_stream(&["done"]).replace(
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        "event: message_stop\n\n",
+    );
+    let (_, message) = observe(decode(body.as_bytes(), &[], StreamEnd::Complete));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("Could not parse Anthropic SSE event message_stop: Unexpected end of JSON input; data=; raw=event: message_stop")
+    );
+}
+
 proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
@@ -167,6 +272,22 @@ proptest! {
         for event in decode(&bytes, &[bytes.len() / 3], StreamEnd::Complete) {
             prop_assert!(assembly.apply(event).is_ok());
         }
+    }
+
+    /// Text with raw control characters (and no quote or backslash; no line break, which ends
+    /// an SSE line) written unescaped into a delta reads back as itself, however the stream is
+    /// cut: pi-ai's repair escapes each.
+    #[test]
+    fn raw_control_characters_in_text_read_back_as_sent(
+        text in "[a-z \\x00-\\x09\\x0b\\x0c\\x0e-\\x1f\\x7fé😀]{0,40}",
+        cut in 0usize..1000,
+    ) {
+        let body = text_stream(&[&text]);
+        let cut = cut % (body.len() + 1);
+        let (_, message) = observe(decode(body.as_bytes(), &[cut], StreamEnd::Complete));
+        prop_assert_eq!(message.stop_reason, StopReason::Stop, "{:?}", message.error_message);
+        let value = serde_json::to_value(&message.content).unwrap();
+        prop_assert_eq!(value[0]["text"].as_str().unwrap_or(""), text.as_str());
     }
 
     #[test]

@@ -10,7 +10,9 @@ use pi_core::message::{
     AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
 use pi_core::model::Model;
-use pi_core::partial_json::{parse_streaming_json, parse_tool_call_arguments, parse_with_repair};
+use pi_core::partial_json::{
+    parse_json_with_repair, parse_streaming_json, parse_tool_call_arguments,
+};
 use serde_json::Value;
 
 use crate::cost::{calculate_cost, total_tokens};
@@ -134,7 +136,7 @@ impl Decoder {
             model: model.clone(),
             usage_model: model.clone(),
             head: response_head(model, timestamp),
-            sse: SseParser::default(),
+            sse: SseParser::anthropic(),
             started: false,
             saw_start: false,
             saw_stop: false,
@@ -379,13 +381,12 @@ impl Decoder {
                 }
             }
         }
-        let Some(event) = parse_with_repair(&sse.data) else {
-            let message = format!(
-                "Could not parse Anthropic SSE event {name}; data={}",
-                sse.data
-            );
-            out.extend(self.fail(StopReason::Error, message));
-            return;
+        let event = match parse_json_with_repair(&sse.data) {
+            Ok(event) => event,
+            Err(error) => {
+                out.extend(self.fail(StopReason::Error, unparsed_event(name, &error, &sse)));
+                return;
+            }
         };
         let number = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
         let index = event.get("index").and_then(Value::as_u64);
@@ -601,6 +602,17 @@ impl Decoder {
 
 /// The usage with its keys in the order pi-ai's Anthropic stream adds them: `cacheWrite1h`
 /// (set by `message_start`) and then `reasoning` (by `message_delta`) after `cost`.
+/// pi-ai's error for a message event whose data does not parse, even repaired: `JSON.parse`'s
+/// message, the data, and the raw lines the reader kept, joined by a literal backslash-n (as
+/// pi-ai's source writes it).
+fn unparsed_event(name: &str, error: &str, sse: &SseEvent) -> String {
+    format!(
+        "Could not parse Anthropic SSE event {name}: {error}; data={}; raw={}",
+        sse.data,
+        sse.raw.join("\\n")
+    )
+}
+
 fn in_anthropic_order(usage: Usage) -> Usage {
     let Ok(Value::Object(mut object)) = serde_json::to_value(&usage) else {
         return usage;
