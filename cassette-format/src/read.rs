@@ -161,10 +161,11 @@ impl CheckedCassette {
         let header = header.ok_or_else(|| error(Some(1), LoadErrorKind::NoHeader))?;
         check_order(&lines)
             .map_err(|(line, what)| error(Some(line), LoadErrorKind::Order(what)))?;
-        // Only RPC mode replaces its session (its client's commands, an extension command's).
+        // Only RPC mode (its client's commands, an extension command's) and a program's run
+        // through the library (recorded as json mode) replace their session.
         let replaced = lines.iter().find(|(_, l)| matches!(l, Line::Replaced(_)));
-        if let (Some((number, _)), false) = (replaced, header.mode == RecordedMode::Rpc) {
-            let what = "a `replaced` line in a run not recorded in RPC mode, which never replaces its session";
+        if let (Some((number, _)), RecordedMode::Text) = (replaced, header.mode) {
+            let what = "a `replaced` line in a run recorded in text mode, which never replaces its session";
             return Err(error(Some(*number), LoadErrorKind::Order(what.into())));
         }
         let outcome = match lines.last() {

@@ -447,15 +447,30 @@ pub async fn run_print(
                 inputs,
                 &mut out,
                 // A run that stopped has reported why; one that ended must have used its recording.
-                |replay, ran, _| match ran.map(|code| (code, replay.finish())) {
-                    Err(code) | Ok((code, Ok(()))) => code,
-                    Ok((_, Err(divergence))) => report(&divergence),
+                |replay, ran, _| {
+                    if replay.cassette().next_session().is_some() {
+                        eprintln!("{}", in_place_ends(replay.cassette()));
+                    }
+                    match ran.map(|code| (code, replay.finish())) {
+                        Err(code) | Ok((code, Ok(()))) => code,
+                        Ok((_, Err(divergence))) => report(&divergence),
+                    }
                 },
             )
             .await
         }
     };
     Ok(code)
+}
+
+/// What a replay in place says where its recording goes on in a session the recorded run
+/// replaced its first with: the later sessions would be written over the user's, so it ends
+/// there.
+pub fn in_place_ends(cassette: &Cassette) -> String {
+    format!(
+        "The recording goes on in the session this command opened; a replay in place ends here (`pi replay {}` replays it whole)",
+        cassette.path.display()
+    )
 }
 
 /// What a finished run's session left: its output and session file, for the outcome line.

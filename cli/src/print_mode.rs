@@ -31,21 +31,53 @@ pub fn prompts(texts: Vec<String>, images: Vec<ImageContent>) -> Vec<SessionInpu
         .collect()
 }
 
+/// Which of a run's sessions a print-mode run prints: a run is one session, unless it was
+/// recorded by a program that replaced its session (the SDK's `new_session` and the others),
+/// whose replay prints each session in turn as the program's recording printed them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// The run's first session: the session header is printed and the extensions are bound
+    /// (`session_start`) before its inputs. A later one's recorded inputs bind them.
+    pub first: bool,
+    /// The run's last session: it ends the run (text mode's last answer, `session_shutdown`).
+    /// An earlier one ends where it was replaced, its recorded inputs telling its end.
+    pub last: bool,
+}
+
+impl Part {
+    /// A run of one session.
+    pub const WHOLE: Part = Part {
+        first: true,
+        last: true,
+    };
+}
+
 /// Runs `inputs` one after the other, each until the session is idle, printing to `out`;
 /// returns the exit code, or the error that stopped the run (printed by the caller).
 pub async fn run<I: Interpreter + Send>(
     session: &mut AgentSession<I>,
     mode: Mode,
-    mut inputs: Vec<SessionInput>,
+    inputs: Vec<SessionInput>,
     out: &mut Stdout,
 ) -> Result<i32, DriveError> {
-    if mode == Mode::Json {
+    run_part(session, mode, inputs, out, Part::WHOLE).await
+}
+
+/// [`run`] for `part` of a run that went on across session replacements.
+pub async fn run_part<I: Interpreter + Send>(
+    session: &mut AgentSession<I>,
+    mode: Mode,
+    mut inputs: Vec<SessionInput>,
+    out: &mut Stdout,
+    part: Part,
+) -> Result<i32, DriveError> {
+    if mode == Mode::Json && part.first {
         out.json_line(session.machine().tree().header());
     }
     // Pi binds the extensions (`session_start`) after the header, before the first prompt; a
     // replay's recorded inputs hold the start and the end where this puts them.
     inputs.retain(|input| !matches!(input, SessionInput::Start | SessionInput::Shutdown));
-    if session.machine().hears_start() {
+    if part.first && session.machine().hears_start() {
         inputs.insert(0, SessionInput::Start);
     }
     let mut signals = Signals::new();
@@ -86,6 +118,10 @@ pub async fn run<I: Interpreter + Send>(
                 }
             }
         }
+    }
+    if !part.last {
+        out.flush();
+        return Ok(0);
     }
     let code = if mode == Mode::Text {
         print_last_answer(session, out)

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use pi_cassettes::format::{Line, RecordedMode, RecordedOutcome};
+use pi_cassettes::replay::ReplayedSession;
 use pi_cassettes::{Cassette, Divergence, Replay};
 use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::agent_session::AgentSession;
@@ -29,7 +30,7 @@ use pi_effects::run_config::{build_machine, RunConfig};
 use crate::args::{Args, Mode};
 use crate::cassette::{self, UNUSABLE};
 use crate::output::Stdout;
-use crate::print_mode;
+use crate::print_mode::{self, Part};
 use crate::printable::printable;
 use crate::setup::Runtime;
 
@@ -467,13 +468,8 @@ pub(crate) async fn replay(
                 steps: steps + replayed.later_steps,
             });
         }
-        let inputs = replay.outside_inputs();
         let mut session = AgentSession::from_parts(machine, replay, file).reporting_path(reported);
-        let code = match print_mode::run(&mut session, mode, inputs, out).await {
-            Ok(code) => code,
-            Err(error) => return Err(Divergence::of_run(&error, session.interpreter().cassette())),
-        };
-        session.interpreter_mut().finish()?;
+        let (code, later_steps) = print_sessions(&mut session, mode, dir, out).await?;
         Ok(ReplayRun {
             cassette: session.interpreter().shared_cassette(),
             code,
@@ -482,12 +478,50 @@ pub(crate) async fn replay(
             events: out.events_digest(),
             events_text: out.events_text().map(str::to_owned),
             session: session.written_file().and_then(SessionWritten::read),
-            steps,
+            steps: steps + later_steps,
         })
     }
     .await;
     servers.stop().await;
     ran
+}
+
+/// Replays a print-mode recording's sessions in turn, from `session` (its first) on, printing
+/// to `out`: each session's recorded inputs, then, where the recorded run replaced it (a
+/// program's recording through the SDK), the check of how it was left and the next session
+/// rebuilt in `dir`. Returns the exit code and the steps of the sessions after the first;
+/// `session` is the last one at the end.
+async fn print_sessions(
+    session: &mut AgentSession<Replay>,
+    mode: Mode,
+    dir: &Path,
+    out: &mut Stdout,
+) -> Result<(i32, usize), Divergence> {
+    let mut later_steps = 0;
+    let mut first = true;
+    loop {
+        let next = session.interpreter().cassette().next_session();
+        let part = Part {
+            first,
+            last: next.is_none(),
+        };
+        let inputs = session.interpreter().outside_inputs();
+        let code = print_mode::run_part(session, mode, inputs, out, part)
+            .await
+            .map_err(|error| Divergence::of_run(&error, session.interpreter().cassette()))?;
+        let Some(next) = next else {
+            session.interpreter_mut().finish()?;
+            return Ok((code, later_steps));
+        };
+        let rebuilt = ReplayedSession::rebuild(next, dir)?.into_session(|replay| replay);
+        later_steps += rebuilt.interpreter().steps();
+        let old = std::mem::replace(session, rebuilt);
+        let left_file = old.written_file().map(Path::to_path_buf);
+        let replay = old.into_interpreter();
+        let reason = replay.cassette().left().map(|left| left.reason.clone());
+        replay.left(reason.as_deref().unwrap_or_default(), left_file.as_deref())?;
+        first = false;
+    }
 }
 
 /// The front end's view of the world for an RPC replay: the recorded command line in the

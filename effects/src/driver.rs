@@ -143,9 +143,8 @@ pub trait Interpreter {
     /// replay's recorded one comes from [`front_end`](Self::front_end)).
     fn run_user_command(&mut self, command: UserCommand);
 
-    /// The run is over as `ending` says, or its session is about to be replaced (a recording
-    /// holds one session): a recorder writes the outcome and takes nothing more. Nothing to do
-    /// for the others. An error says the record is incomplete (a write failed), once.
+    /// The run is over as `ending` says: a recorder writes the outcome and takes nothing
+    /// more. Nothing to do for the others. An error says the record is incomplete (a write failed), once.
     fn end(&mut self, ending: &RunEnding<'_>) -> Result<(), InterpretError> {
         let _ = ending;
         Ok(())

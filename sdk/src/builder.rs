@@ -9,7 +9,8 @@ use std::sync::Arc;
 use pi_cassettes::convert::to_json;
 use pi_cassettes::format::{Header, RecordedMode, SessionKind, SessionStart};
 use pi_cassettes::redact::{Rules, REDACTIONS};
-use pi_cassettes::{recording_transport, Cassette, Record, Recorder, Replay};
+use pi_cassettes::replay::ReplayedSession;
+use pi_cassettes::{recording_transport, Cassette, Record, Recorder};
 use pi_core::agent::QueueMode;
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionInput, SessionMachine};
@@ -20,7 +21,7 @@ use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
 use pi_core::system_prompt::DocPaths;
 use pi_core::tools::selection::{NoTools, ToolSelection};
-use pi_effects::agent_session::{SessionOptions, DEFAULT_TOOLS};
+use pi_effects::agent_session::{AgentSession, SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
 use pi_effects::extension::sidecar::{
@@ -641,11 +642,9 @@ impl SessionBuilder {
         let mut reopen = self;
         reopen.cassette = CassetteChoice::None;
         Ok(Session::new(
-            opened.machine,
-            io,
-            opened.file,
+            AgentSession::from_parts(opened.machine, io, opened.file),
             Some(opened.commands),
-            Some(reopen),
+            Reopen::Build(Box::new(reopen)),
             printed,
         ))
     }
@@ -734,7 +733,7 @@ impl SessionBuilder {
             .live()?
             .for_run(config.seed, config.started_at)
             .with_commands(received);
-        let start = session_start(&store);
+        let start = session_start(&store)?;
         let (machine, file) =
             build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
         Ok(Opened {
@@ -816,20 +815,10 @@ impl SessionBuilder {
             Storage::Dir(dir) => dir.clone(),
             Storage::InMemory => self.cwd.clone(),
         };
-        let store = cassette
-            .starting_session(&config, &dir)
-            .map_err(Error::Session)?;
-        let (machine, file) =
-            build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
-        let replay = Replay::new(Arc::new(cassette)).map_err(|e| Error::Cassette(e.to_string()))?;
-        Ok(Session::new(
-            machine,
-            Io::Replay(Box::new(replay)),
-            file,
-            None,
-            None,
-            None,
-        ))
+        let session = ReplayedSession::rebuild(Arc::new(cassette), &dir)
+            .map_err(|e| Error::Cassette(e.to_string()))?
+            .into_session(|replay| Io::Replay(Box::new(replay)));
+        Ok(Session::new(session, None, Reopen::Replay(dir), None))
     }
 
     /// `path` against the session's `cwd` when relative.
@@ -978,6 +967,15 @@ pub(crate) enum Target {
     },
 }
 
+/// Where a replacement's new session comes from.
+#[derive(Debug)]
+pub(crate) enum Reopen {
+    /// Built from these options (live, or recorded into the same cassette).
+    Build(Box<SessionBuilder>),
+    /// The recording's next session, rebuilt in this folder.
+    Replay(PathBuf),
+}
+
 /// A live session built and not yet started: what [`SessionBuilder::open`] hands back.
 pub(crate) struct Opened {
     pub(crate) config: RunConfig,
@@ -989,19 +987,34 @@ pub(crate) struct Opened {
     pub(crate) clock: Arc<dyn Clock>,
 }
 
-/// What a recording's header says of the session the run starts in.
-fn session_start(store: &SessionStore) -> SessionStart {
+/// What a recording says of the session a run starts in or goes on in (a header's, or a
+/// `replaced` line's): its kind, its file, the content of a file that exists (a switch's), and
+/// entries no file holds yet (a fork before the first message, or of a session in memory),
+/// so that a replay rebuilds it from the recording alone.
+fn session_start(store: &SessionStore) -> Result<SessionStart, Error> {
     let file = store.file();
-    SessionStart {
-        kind: if file.is_some() {
-            SessionKind::New
-        } else {
-            SessionKind::Memory
-        },
+    let existing = match file.filter(|f| f.exists()) {
+        Some(file) => Some(
+            std::fs::read(file)
+                .map_err(|e| Error::Session(format!("cannot read {}: {e}", file.display())))?,
+        ),
+        None => None,
+    };
+    let kind = match (file, &existing) {
+        (None, _) => SessionKind::Memory,
+        (Some(_), None) => SessionKind::New,
+        (Some(_), Some(_)) => SessionKind::Open,
+    };
+    let content = match existing {
+        Some(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        None => store.unwritten_text(),
+    };
+    Ok(SessionStart {
+        kind,
         file: file.and_then(|f| f.file_name().map(|n| n.to_string_lossy().into_owned())),
         path: file.map(|f| f.to_string_lossy().into_owned()),
-        content: None,
+        content,
         content_file: None,
         id_state: store.id_state(),
-    }
+    })
 }

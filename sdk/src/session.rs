@@ -7,21 +7,24 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
 
-use pi_cassettes::sha256_hex;
+use pi_cassettes::convert::to_json;
+use pi_cassettes::format::SessionStart;
+use pi_cassettes::replay::ReplayedSession;
+use pi_cassettes::{recording_transport, sha256_hex};
 use pi_core::agent::hooks::{HookEvent, HookPayload};
-use pi_core::agent_session::{NavigateRequest, Reply, SessionInput, SessionMachine};
+use pi_core::agent_session::{NavigateRequest, Reply, SessionInput};
 use pi_core::event::{Event, SessionEvent};
 use pi_core::message::{AgentMessage, ImageContent};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{Driven, Interpreter, RunEnding};
-use pi_effects::session::{plan_fork, ForkPosition, ForkTarget, SessionFile};
+use pi_effects::session::{plan_fork, ForkPosition, ForkTarget};
 use tokio::sync::{broadcast, mpsc::UnboundedSender, Mutex};
 
-use crate::builder::Target;
+use crate::builder::{Reopen, Target};
 use crate::io::Io;
 use crate::printed::Printed;
-use crate::{Error, SessionBuilder};
+use crate::Error;
 
 /// How many events a subscriber may fall behind before it misses some
 /// ([`broadcast::error::RecvError::Lagged`] says how many): a whole turn's streamed deltas.
@@ -34,9 +37,18 @@ pub struct Session {
     shared: Arc<Shared>,
 }
 
-/// The refusal of a replacement in a replay, the `pi` binary's: a cassette holds one session.
-const NOT_WHILE_REPLAYING: &str =
-    "Replacing the session is not supported while replaying a cassette";
+/// The refusal of a replacement in a replay whose recording holds no session after this one
+/// (the recorded run did not replace it here, or was recorded before recordings went on
+/// across replacements).
+const NOT_RECORDED: &str = "The recording holds no session after this one: the recorded run did not replace its session here";
+
+/// A replacement's new session, built and not yet in place.
+struct Next {
+    session: AgentSession<Io>,
+    commands: Option<UnboundedSender<SessionInput>>,
+    /// What a recording's `replaced` line holds of it: its config and its start.
+    recorded: Option<(serde_json::Value, SessionStart)>,
+}
 
 #[derive(Debug)]
 struct Shared {
@@ -49,8 +61,8 @@ struct Shared {
     /// The queues as the last `queue_update` showed them: what [`Session::clear_queue`]
     /// hands back while a run holds the session.
     queued: StdMutex<(Vec<String>, Vec<String>)>,
-    /// The options a replacement builds its session from (none in a replay).
-    reopen: Option<SessionBuilder>,
+    /// Where a replacement's new session comes from.
+    reopen: Reopen,
     /// How many sessions were replaced so far: a seeded builder's next ids start from it.
     generation: AtomicU64,
     /// The `session_start` the next [`Session::bind_extensions`] tells once the session was
@@ -69,21 +81,19 @@ fn locked<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
 
 impl Session {
     pub(crate) fn new(
-        machine: SessionMachine,
-        io: Io,
-        file: SessionFile,
+        session: AgentSession<Io>,
         commands: Option<UnboundedSender<SessionInput>>,
-        reopen: Option<SessionBuilder>,
+        reopen: Reopen,
         mut printed: Option<Printed>,
     ) -> Session {
-        let session_id = machine.tree().id().to_owned();
+        let session_id = session.machine().tree().id().to_owned();
         if let Some(printed) = &mut printed {
-            printed.line(machine.tree().header());
+            printed.line(session.machine().tree().header());
         }
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Session {
             shared: Arc::new(Shared {
-                session: Mutex::new(AgentSession::from_parts(machine, io, file)),
+                session: Mutex::new(session),
                 commands: StdMutex::new(commands),
                 events,
                 session_id: StdMutex::new(session_id),
@@ -238,18 +248,19 @@ impl Session {
             .collect()
     }
 
-    /// The session file, `None` when kept in memory.
+    /// The session file, `None` when kept in memory (a replay's: the file it writes).
     pub async fn session_file(&self) -> Option<PathBuf> {
         let session = self.shared.session.lock().await;
-        session.file().map(PathBuf::from)
+        session.written_file().map(PathBuf::from)
     }
 
     /// Leaves this session for a new, empty one (Pi's `AgentSessionRuntime.newSession`), in
     /// memory or in the session dir as the builder said, its header naming `parent_session`
     /// when given. Waits for idle. Everything of the old session stays with it: the transcript,
     /// the queues, the model calls' thread state; the new one starts from the builder's options.
-    /// A recording ends here (its outcome line is written: one cassette holds one session) and
-    /// the new session runs live; a replay refuses, as the `pi` binary does. Subscribers keep
+    /// A recording goes on into the same cassette (a `replaced` line says how this session
+    /// left its file and what the new one was built from); a replay checks this session's
+    /// part of its recording and goes on in the recording's next session. Subscribers keep
     /// receiving the new session's events.
     pub async fn new_session(&self, parent_session: Option<&str>) -> Result<(), Error> {
         let asked = HookPayload::SessionBeforeSwitch {
@@ -275,9 +286,11 @@ impl Session {
             target_session_file: Some(path.as_ref().display().to_string()),
         };
         self.ask_replace(asked).await?;
-        let builder = self.reopen()?;
-        self.replace(Target::Open(builder.resolve(path.as_ref())), "resume")
-            .await
+        let path = match &self.shared.reopen {
+            Reopen::Build(builder) => builder.resolve(path.as_ref()),
+            Reopen::Replay(_) => path.as_ref().to_path_buf(),
+        };
+        self.replace(Target::Open(path), "resume").await
     }
 
     /// Leaves this session for a new one holding its branch up to just before the user message
@@ -292,7 +305,6 @@ impl Session {
             position: "before".into(),
         };
         self.ask_replace(asked).await?;
-        self.reopen()?;
         let (target, text) = {
             let session = self.shared.session.lock().await;
             let tree = session.machine().tree();
@@ -334,41 +346,86 @@ impl Session {
         Ok(())
     }
 
-    fn reopen(&self) -> Result<&SessionBuilder, Error> {
-        self.shared
-            .reopen
-            .as_ref()
-            .ok_or_else(|| Error::Refused(NOT_WHILE_REPLAYING.into()))
-    }
-
     /// Builds the session `target` names and puts it in place of this one, once idle: the
-    /// old session's extensions hear `session_shutdown` with `reason` and the new file (a
-    /// recording has ended with their answer to the replacement), and the next
-    /// [`bind_extensions`](Self::bind_extensions) tells the new one's `session_start` with
-    /// `reason` and the old file, as Pi's runtime gives its new session.
+    /// old session's extensions hear `session_shutdown` with `reason` and the new file, and the
+    /// next [`bind_extensions`](Self::bind_extensions) tells the new one's `session_start` with
+    /// `reason` and the old file, as Pi's runtime gives its new session. A recording goes on
+    /// into the same cassette once the old session is gone (what it started with it), with a
+    /// `replaced` line; a replay checks the old session's part of its recording and goes on in
+    /// the next part.
     async fn replace(&self, target: Target, reason: &str) -> Result<(), Error> {
-        let builder = self.reopen()?;
         let mut session = self.shared.session.lock().await;
         let generation = self.shared.generation.load(Ordering::SeqCst) + 1;
-        let opened = builder.open(&target, generation)?;
-        if matches!(session.interpreter_mut(), Io::Record(_)) {
-            end(&mut session, locked(&self.shared.printed).take())?;
-        }
+        let next = self.next_session(&session, &target, generation)?;
         let previous = session.file().map(|f| f.display().to_string());
         if session.machine().hears(HookEvent::SessionShutdown) {
             let leave = SessionInput::Leave {
                 reason: reason.to_owned(),
-                target_session_file: opened.file.path().map(|f| f.display().to_string()),
+                target_session_file: next.session.file().map(|f| f.display().to_string()),
             };
             self.run_in(&mut session, leave).await?;
         }
         *locked(&self.shared.start) = Some((reason.to_owned(), previous));
         self.shared.generation.store(generation, Ordering::SeqCst);
-        *locked(&self.shared.session_id) = opened.machine.tree().id().to_owned();
-        *locked(&self.shared.commands) = Some(opened.commands);
+        *locked(&self.shared.session_id) = next.session.machine().tree().id().to_owned();
+        *locked(&self.shared.commands) = next.commands;
         *locked(&self.shared.queued) = (Vec::new(), Vec::new());
-        *session = AgentSession::from_parts(opened.machine, Io::Live(opened.live), opened.file);
+        let old = std::mem::replace(&mut *session, next.session);
+        let left_file = old.written_file().map(Path::to_path_buf);
+        match (old.into_interpreter(), next.recorded) {
+            (Io::Record(recording), Some((config, start))) => {
+                recording.replaced(reason, left_file.as_deref(), config, start);
+            }
+            (Io::Replay(replay), _) => replay
+                .left(reason, left_file.as_deref())
+                .map_err(|divergence| Error::Cassette(divergence.to_string()))?,
+            _ => {}
+        }
         Ok(())
+    }
+
+    /// The session a replacement puts in place of `session`: built from the builder's
+    /// options (recorded beside `session` when it records), or the recording's next part.
+    fn next_session(
+        &self,
+        session: &AgentSession<Io>,
+        target: &Target,
+        generation: u64,
+    ) -> Result<Next, Error> {
+        let builder = match (&self.shared.reopen, session.interpreter()) {
+            (Reopen::Replay(dir), Io::Replay(replay)) => {
+                let next = replay
+                    .cassette()
+                    .next_session()
+                    .ok_or_else(|| Error::Refused(NOT_RECORDED.into()))?;
+                let rebuilt = ReplayedSession::rebuild(next, dir)
+                    .map_err(|divergence| Error::Cassette(divergence.to_string()))?;
+                return Ok(Next {
+                    session: rebuilt.into_session(|replay| Io::Replay(Box::new(replay))),
+                    commands: None,
+                    recorded: None,
+                });
+            }
+            (Reopen::Replay(_), _) => return Err(Error::Refused(NOT_RECORDED.into())),
+            (Reopen::Build(builder), _) => builder,
+        };
+        let opened = builder.open(target, generation)?;
+        let (io, recorded) = match session.interpreter() {
+            Io::Record(recording) => {
+                let live = opened.live.with_call_transport(recording_transport(
+                    recording.recorder().clone(),
+                    Arc::clone(&opened.clock),
+                ));
+                let recorded = (to_json(&opened.config), opened.start);
+                (Io::Record(recording.beside(live)), Some(recorded))
+            }
+            _ => (Io::Live(opened.live), None),
+        };
+        Ok(Next {
+            session: AgentSession::from_parts(opened.machine, io, opened.file),
+            commands: Some(opened.commands),
+            recorded,
+        })
     }
 
     /// Tells the extensions the session has started (`session_start`, reason `startup`), as
@@ -409,7 +466,7 @@ impl Session {
             let mut session = self.shared.session.lock().await;
             end(&mut session, locked(&self.shared.printed).take())
         };
-        if let Some(builder) = &self.shared.reopen {
+        if let Reopen::Build(builder) = &self.shared.reopen {
             for background in builder.mcp_background() {
                 background.stop().await;
             }

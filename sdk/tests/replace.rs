@@ -6,10 +6,13 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::builder;
-use pi_sdk::{AgentMessage, Error, SessionBuilder};
+use pi_sdk::{
+    AgentMessage, Error, HandledHooks, HookContext, HookEvent, HookFuture, HookPayload,
+    RustExtension, SessionBuilder,
+};
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
@@ -182,10 +185,132 @@ async fn a_session_in_memory_forks_in_memory() {
     assert_eq!(std::fs::read_dir(workspace.path()).unwrap().count(), 0);
 }
 
-/// A replay holds one session: a replacement is refused with the `pi` binary's text, and the
+/// Hears the sessions' starts and ends (so a recording holds them as inputs) and does nothing.
+struct Listener;
+
+impl RustExtension for Listener {
+    fn name(&self) -> &str {
+        "listener"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::SessionStart, HookEvent::SessionShutdown])
+    }
+
+    fn handle<'a>(&'a self, _payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// A run across every kind of replacement, the same calls recorded or replayed: a prompt, a
+/// new session with two, a fork before the second of them (a branch with a reply, so a new
+/// file) with one, a switch back to the first file (`first`: the recorded run's) with one.
+/// Returns the events it published and the first session's file.
+async fn across_sessions(builder: SessionBuilder, first: Option<&Path>) -> (Vec<Value>, PathBuf) {
+    let session = builder.extension(Listener).build().unwrap();
+    let mut events = session.subscribe();
+    session.bind_extensions().await.unwrap();
+    session.prompt("Hello").await.unwrap();
+    let first = match first {
+        Some(first) => first.to_path_buf(),
+        None => session.session_file().await.unwrap(),
+    };
+    session.new_session(None).await.unwrap();
+    session.bind_extensions().await.unwrap();
+    session.prompt("Again").await.unwrap();
+    session.prompt("More").await.unwrap();
+    let branch = session.branch_ids().await;
+    let more = branch[branch.len() - 2].clone();
+    assert_eq!(session.fork(&more).await.unwrap(), "More");
+    session.bind_extensions().await.unwrap();
+    session.prompt("Forked").await.unwrap();
+    session.switch_session(&first).await.unwrap();
+    session.bind_extensions().await.unwrap();
+    session.prompt("Back").await.unwrap();
+    session.shutdown().await.unwrap();
+    session.finish().await.unwrap();
+    (common::drain(&mut events), first)
+}
+
+/// `pi replay --check cassette`: its exit code and what it said.
+fn pi_check(cassette: &Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(pi_testkit::workspace_binary("pi-cli", "pi"))
+        .args(["replay", "--check"])
+        .arg(cassette)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
+
+/// A recording goes on across the session's replacements (new, fork, switch back): one
+/// cassette holds all four sessions, a `replaced` line between each, and replays whole without
+/// the model, through the library (the same events) and through `pi replay --check`. A
+/// session replaced that left its file otherwise than recorded is a divergence there.
+#[tokio::test]
+async fn a_recording_goes_on_across_replacements_and_replays_whole() {
+    let answers = ["Hi.", "Again.", "More.", "Forked.", "Back."];
+    let mock = MockLlm::start(&json!(answers.map(|a| json!({ "text": a }))));
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let recorder = builder(&mock, workspace.path())
+        .session_dir(workspace.path().join("sessions"))
+        .seed(3)
+        .record(&cassette);
+    let (recorded, first) = across_sessions(recorder, None).await;
+    assert_eq!(mock.requests().len(), answers.len());
+    drop(mock);
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert_eq!(text.matches(r#"{"type":"replaced""#).count(), 3, "{text}");
+    for answer in answers {
+        assert!(text.contains(answer), "{answer} not recorded");
+    }
+
+    let replayer = SessionBuilder::new(workspace.path())
+        .session_dir(workspace.path().join("replayed"))
+        .replay(&cassette);
+    let (replayed, _) = across_sessions(replayer, Some(&first)).await;
+    assert_eq!(replayed, recorded);
+    let (code, said) = pi_check(&cassette);
+    assert_eq!(code, Some(0), "{said}");
+
+    // The first session's file as the recorded run left it, altered.
+    let tampered = workspace.path().join("tampered.cassette.jsonl");
+    let at = text.find(r#""left":{"session":""#).unwrap() + r#""left":{"session":""#.len();
+    let mut bad = text.clone();
+    bad.replace_range(at..at + 8, "00000000");
+    std::fs::write(&tampered, bad).unwrap();
+    let (code, said) = pi_check(&tampered);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("session file (of the session replaced)"),
+        "{said}"
+    );
+    let replay = SessionBuilder::new(workspace.path())
+        .session_dir(workspace.path().join("replayed-tampered"))
+        .replay(&tampered)
+        .extension(Listener)
+        .build()
+        .unwrap();
+    replay.bind_extensions().await.unwrap();
+    replay.prompt("Hello").await.unwrap();
+    let error = replay.new_session(None).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("session file (of the session replaced)"),
+        "{error}"
+    );
+}
+
+/// A replay whose recording did not replace its session refuses a replacement, and the
 /// replayed session is left as it was.
 #[tokio::test]
-async fn a_replay_refuses_to_replace_its_session() {
+async fn a_replay_refuses_a_replacement_its_recording_does_not_hold() {
     let mock = MockLlm::start(&json!([{"text": "Hi."}]));
     let workspace = tempfile::tempdir().unwrap();
     let cassette = workspace.path().join("run.cassette.jsonl");
@@ -204,46 +329,9 @@ async fn a_replay_refuses_to_replace_its_session() {
     let error = replay.new_session(None).await.unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Replacing the session is not supported while replaying a cassette"
+        "The recording holds no session after this one: the recorded run did not replace its session here"
     );
     replay.finish().await.unwrap();
-}
-
-/// A recording ends where the session is replaced (one cassette holds one session): its
-/// outcome line is written then, the new session's calls are not in it, and the recorded part
-/// replays byte for byte without the model.
-#[tokio::test]
-async fn a_recording_ends_at_a_replacement_and_replays() {
-    let mock = MockLlm::start(&json!([{"text": "Recorded."}, {"text": "Not recorded."}]));
-    let workspace = tempfile::tempdir().unwrap();
-    let cassette = workspace.path().join("run.cassette.jsonl");
-    let session = builder(&mock, workspace.path())
-        .record(&cassette)
-        .build()
-        .unwrap();
-    let mut events = session.subscribe();
-    session.prompt("Hello").await.unwrap();
-    let mut recorded = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        recorded.push(serde_json::to_value(&event).unwrap());
-    }
-    session.new_session(None).await.unwrap();
-    let at_replacement = std::fs::read_to_string(&cassette).unwrap();
-    assert!(
-        at_replacement.contains("\"type\":\"outcome\""),
-        "{at_replacement}"
-    );
-    session.prompt("Later").await.unwrap();
-    session.finish().await.unwrap();
-    assert_eq!(std::fs::read_to_string(&cassette).unwrap(), at_replacement);
-    drop(mock);
-
-    let replayed = common::prompt_once(
-        SessionBuilder::new(workspace.path()).replay(&cassette),
-        "Hello",
-    )
-    .await;
-    assert_eq!(replayed, recorded);
 }
 
 /// An Anthropic message thread belongs to its session: the first request of a session forked

@@ -10,6 +10,7 @@
 
 mod index;
 mod model;
+mod sessions;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -34,6 +35,7 @@ use crate::read::Cassette;
 use crate::redact::Rules;
 use index::{RecordedCall, Spine};
 use model::ReplayCall;
+pub use sessions::ReplayedSession;
 
 /// The exit of a run SIGTERM stopped, for a recording that lost its outcome line.
 const SIGTERM_EXIT: i32 = 143;

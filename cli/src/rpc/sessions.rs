@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use pi_cassettes::format::SessionStart;
+use pi_cassettes::replay::ReplayedSession;
 use pi_cassettes::{Divergence, Record, Replay};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::live::Live;
-use pi_effects::run_config::build_machine;
 use serde_json::Value;
 
 use super::commands::Failure;
@@ -88,23 +88,12 @@ pub(super) fn replayed(dir: Option<PathBuf>) -> Reopen<Replay> {
             return Ok(None);
         };
         let Some(dir) = &dir else {
-            eprintln!(
-                "The recording goes on in the session this command opened; a replay in place ends here (`pi replay {}` replays it whole)",
-                replay.cassette().path.display()
-            );
+            eprintln!("{}", crate::cassette::in_place_ends(replay.cassette()));
             return Ok(None);
         };
-        let unusable =
-            |what: String| Stop::Ended(Ended::Diverged(Divergence::unusable_cassette(&next, what)));
-        let store = next.starting_session(&next.config, dir).map_err(unusable)?;
-        let (machine, file) =
-            build_machine(&next.config, store).map_err(|e| unusable(e.to_string()))?;
-        let reported = next.header.session.path.as_ref().map(PathBuf::from);
-        let replay = Replay::new(next).map_err(|d| Stop::Ended(Ended::Diverged(d)))?;
-        // Nothing else writes the replayed session while it runs.
-        let session =
-            AgentSession::from_parts(machine, replay, file.held_open()).reporting_path(reported);
-        Ok(Some((session, None)))
+        let rebuilt = ReplayedSession::rebuild(next, dir)
+            .map_err(|divergence| Stop::Ended(Ended::Diverged(divergence)))?;
+        Ok(Some((rebuilt.into_session(|replay| replay), None)))
     })
 }
 
