@@ -16,7 +16,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use pi_credential_names::is_credential_name;
 
-use crate::format::{BodyDelta, Header, Line, ProxyHeader, RawJson};
+use crate::format::{BodyDelta, Header, Line, ProxyHeader, RawJson, SessionStart};
 
 use crate::redact::{Reach, Rules, Secrets, MIN_SCRUBBED_LEN};
 
@@ -89,13 +89,13 @@ impl Recorder {
         secrets: &[(String, String)],
         rules: Rules,
     ) -> Result<Self, CreateError> {
-        let mut header = header.clone();
         prepare_dir(path)?;
-        move_large_session(&mut header, path).map_err(|source| CreateError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Recorder::start(path, Line::Cassette(Box::new(header)), secrets, rules)
+        Recorder::start(
+            path,
+            Line::Cassette(Box::new(header.clone())),
+            secrets,
+            rules,
+        )
     }
 
     /// Starts the proxy cassette at `path` (replacing a file there) with `header`: the same
@@ -112,7 +112,7 @@ impl Recorder {
 
     fn start(
         path: &Path,
-        first: Line,
+        mut first: Line,
         secrets: &[(String, String)],
         rules: Rules,
     ) -> Result<Self, CreateError> {
@@ -149,6 +149,9 @@ impl Recorder {
             if let Some(placeholder) = state.secrets.register(value) {
                 placeholders.push((placeholder, what.clone()));
             }
+        }
+        if let Line::Cassette(header) = &mut first {
+            move_large_session(&mut state, &mut header.session).map_err(io_error)?;
         }
         write_line(&mut state, &first);
         for (placeholder, what) in placeholders {
@@ -412,6 +415,14 @@ impl Recorder {
             Line::Replaced(_) => state.last_body = None,
             _ => {}
         }
+        let mut line = line;
+        if let Line::Replaced(replaced) = &mut line {
+            if let Err(error) = move_large_session(&mut state, &mut replaced.session) {
+                let path = state.path.display().to_string();
+                state.failed = Some(format!("cannot write the side file of {path}: {error}"));
+                return;
+            }
+        }
         write_line(&mut state, &line);
         // The outcome ends the cassette under the same lock: a call still reading its answer
         // (the run ended while its events were on their way) cannot write after it.
@@ -464,15 +475,26 @@ fn prepare_dir(path: &Path) -> Result<(), CreateError> {
 /// Sessions larger than this go to a side file instead of the header.
 pub const LARGE_SESSION_BYTES: usize = 1 << 20;
 
-/// Moves a large resumed session out of `header` into `blobs/<sha256>.jsonl` beside the
-/// cassette at `path` (kept if it is there already: the name is its content).
-fn move_large_session(header: &mut Header, path: &Path) -> std::io::Result<()> {
-    let session = &mut header.session;
+/// Moves a large session (a resumed one in the header, or one a `replaced` line starts) out of
+/// its line into `blobs/<sha256>.jsonl` beside the cassette (kept if it is there already: the
+/// name is its content), scrubbed as the line would have been: what the user's patterns find,
+/// then every known secret. The placeholders' lines follow the line that names the file.
+fn move_large_session(state: &mut State, session: &mut SessionStart) -> std::io::Result<()> {
     let Some(content) = session.content.take_if(|c| c.len() > LARGE_SESSION_BYTES) else {
         return Ok(());
     };
+    let rules = Arc::clone(&state.rules);
+    let content = match rules.has_patterns() {
+        true => rules
+            .replace_matches(&content, &mut |found, reach| {
+                rule_secret(state, found, reach)
+            })
+            .unwrap_or(content),
+        false => content,
+    };
+    let content = state.secrets.replace(&content, MIN_SCRUBBED_LEN);
     let name = format!("blobs/{}.jsonl", crate::sha256_hex(content.as_bytes()));
-    let file = path.parent().unwrap_or(Path::new(".")).join(&name);
+    let file = state.path.parent().unwrap_or(Path::new(".")).join(&name);
     if !file.exists() {
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir)?;

@@ -266,6 +266,10 @@ async fn a_recording_goes_on_across_replacements_and_replays_whole() {
     drop(mock);
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert_eq!(text.matches(r#"{"type":"replaced""#).count(), 3, "{text}");
+    assert!(
+        !text.contains("sk-secret-test-key"),
+        "a key reached the cassette"
+    );
     for answer in answers {
         assert!(text.contains(answer), "{answer} not recorded");
     }

@@ -484,3 +484,57 @@ fn bare_keys_of_bearer_headers_and_variables_reach_no_file_the_run_wrote() {
     assert!(leaks.is_empty(), "{leaks:#?}");
     replays_and_checks(&cassette);
 }
+
+/// A resumed session over a megabyte goes to a side file beside the cassette, not into its
+/// header: the side file is scrubbed as the header would have been. A key the session holds
+/// (here in its prompt, known from the environment), and what the user's pattern finds there,
+/// reach neither the cassette nor its side file, and the cassette still checks.
+#[test]
+fn a_large_resumed_session_holding_a_key_reaches_no_side_file() {
+    const RULED: &str = "ruled-value-0123456789";
+    let ws = workspace(json!({"script": [{"text": ["First."]}, {"text": ["Second."]}]}));
+    let agent = ws.root().join("agent");
+    let settings = json!({"redact": {"patterns": ["ruled-value-[0-9]+"]}});
+    std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+    let big = format!(
+        "{} the key is {ANTHROPIC_KEY} and {RULED}",
+        "lorem ipsum ".repeat(100_000)
+    );
+    let model = [
+        "--mode",
+        "json",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ];
+    let mut first = ws
+        .command(pi().as_ref(), &words(&model))
+        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut first.stdin.take().unwrap(), big.as_bytes()).unwrap();
+    assert!(first.wait().unwrap().success());
+
+    let cassette = ws.root().join("cwd").join("resumed.jsonl");
+    let args = recording(
+        &cassette,
+        "mock",
+        "mock-model",
+        &["--continue", "-p", "again"],
+    );
+    let out = ws
+        .command(pi().as_ref(), &args)
+        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        .output()
+        .unwrap();
+    succeeded(&out, "the recorded run");
+    let header = std::fs::read_to_string(&cassette).unwrap();
+    assert!(header.contains(r#""contentFile":"blobs/"#), "a side file");
+    for key in [ANTHROPIC_KEY, RULED] {
+        nowhere_but_planted(ws.root(), key, planted_by_the_test, "large session");
+    }
+    replays_and_checks(&cassette);
+}

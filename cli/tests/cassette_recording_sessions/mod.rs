@@ -8,7 +8,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{json, Value};
 
-use super::{assert_replays, replay_check, rpc_recording, rpc_recording_with, workspace};
+use super::{
+    assert_replays, pi, replay_check, rpc_recording, rpc_recording_with, words, workspace,
+};
 
 /// A recording goes on past `new_session`: the commands after it are in the cassette, after a
 /// `replaced` line.
@@ -139,6 +141,58 @@ fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
             );
         }
     }
+}
+
+/// A session switched to that is over a megabyte goes to a side file beside the cassette, as a
+/// large resumed session in the header does, and the run still replays whole.
+#[test]
+fn a_large_session_switched_to_goes_to_a_side_file() {
+    let ws = workspace(json!({"script": [{"text": ["Big."]}, {"text": ["Again."]}]}));
+    let args = words(&[
+        "--mode",
+        "json",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ]);
+    let mut first = ws
+        .command(pi().as_ref(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let big = "lorem ipsum ".repeat(100_000);
+    std::io::Write::write_all(&mut first.stdin.take().unwrap(), big.as_bytes()).unwrap();
+    assert!(first.wait().unwrap().success());
+    let written = pi_testkit::files_under(&ws.root().join("agent"));
+    let big_file = written
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+
+    let cassette = ws.root().join("cwd").join("switched.jsonl");
+    let mut run = Driver::new(rpc_recording(&ws, &cassette, Stdio::inherit()));
+    let switch = json!({"id": "sw", "type": "switch_session", "sessionPath": big_file});
+    run.ask(switch, r#""id":"sw""#);
+    run.ask(
+        json!({"id": "p", "type": "prompt", "message": "again"}),
+        AGENT_END,
+    );
+    let (status, seen, _) = run.close();
+    assert!(status.success(), "{seen}");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let replaced: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["type"] == "replaced")
+        .unwrap();
+    assert!(replaced["session"].get("content").is_none());
+    let name = replaced["session"]["contentFile"].as_str().unwrap();
+    assert!(name.starts_with("blobs/"), "{name}");
+    // The request still carries the conversation; the replaced line no longer repeats it.
+    assert!(text.len() < big.len() * 3 / 2, "{} bytes", text.len());
+    assert_replays(&cassette);
 }
 
 /// A fork before the first user message (a branch that holds entries no file has yet) and a
