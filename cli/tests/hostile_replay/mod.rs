@@ -96,7 +96,13 @@ impl Lines {
 /// `lines` with a `switch_session` to `target` and the `replaced` line a recording writes after
 /// it, opening `session`, before the outcome.
 fn with_replacement(lines: &Lines, target: &Path, session: Value) -> Lines {
-    let mut out = lines.with_stdin(&[json!({"type": "switch_session", "sessionPath": target})]);
+    let out = lines.with_stdin(&[json!({"type": "switch_session", "sessionPath": target})]);
+    with_replaced_line(out, session)
+}
+
+/// `lines` going on, before their outcome, in the session `session` describes (as a program's
+/// recording through the library does in json mode).
+fn with_replaced_line(mut out: Lines, session: Value) -> Lines {
     let outcome = out.0.pop().unwrap();
     let config = out.0[0]["config"].clone();
     out.0.push(json!({
@@ -338,6 +344,21 @@ fn replaying_a_hostile_cassette_touches_nothing_on_the_host() {
                 &victim.join("session.jsonl"),
                 json!({"kind": "open", "file": "session.jsonl",
                        "path": victim.join("session.jsonl"), "content": header, "idState": 1}),
+            ),
+        ),
+        (
+            "json-replaced-open",
+            with_replaced_line(
+                Lines::read(&json_mode),
+                json!({"kind": "open", "file": "session.jsonl",
+                       "path": victim.join("session.jsonl"), "content": header, "idState": 1}),
+            ),
+        ),
+        (
+            "unusable-json-replaced-escape",
+            with_replaced_line(
+                Lines::read(&json_mode),
+                json!({"kind": "open", "file": "../outside/escape.jsonl", "content": "x", "idState": 1}),
             ),
         ),
         (
