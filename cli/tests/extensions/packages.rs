@@ -304,3 +304,57 @@ fn a_command_line_package_loads_from_where_pi_installs_it_for_the_run() {
         )
     );
 }
+
+/// An npm package's version in the settings is checked against the installed one as Pi 1.5.2
+/// checks it (npm's ranges: a caret, an or, a pre-release left out of a range, an exact
+/// version; a tag takes whatever is installed): one that does not satisfy it is not installed,
+/// for Pi offline too. RPC `get_commands` lists the same extensions as 1.5.2's, offline.
+#[test]
+fn npm_package_versions_and_ranges_are_checked_as_pi_1_5_2_checks_them() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let agent = env.path("agent");
+    let installed = [
+        ("caret-ok", "1.2.0", "^1.1"),
+        ("caret-other-major", "1.2.0", "^2"),
+        ("tag", "0.1.0", "latest"),
+        ("pre-release", "1.1.0-beta.1", "^1.0.0"),
+        ("either", "1.9.0", ">=3 <4 || 1.x"),
+        ("exact-other", "1.2.4", "1.2.3"),
+        ("exact", "1.2.3", "v1.2.3"),
+    ];
+    let mut packages = Vec::new();
+    for (name, version, wanted) in installed {
+        let root = agent.join("npm/node_modules").join(name);
+        write(
+            &root.join("package.json"),
+            &json!({"name": name, "version": version}).to_string(),
+        );
+        write(&root.join("extensions/ext.ts"), &command_extension(name));
+        packages.push(format!("npm:{name}@{wanted}"));
+    }
+    write(
+        &agent.join("settings.json"),
+        &json!({ "packages": packages }).to_string(),
+    );
+    let mut ours = env.command(&RPC);
+    with_host(&mut ours, &path);
+    let listed = rpc_commands(&mut ours);
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source"] == "extension")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["caret-ok", "tag", "either", "exact", "llama", "mcp"],
+        "{listed:#}"
+    );
+    if let Some(mut original) = original(&env, &path) {
+        original.args(RPC).env("PI_OFFLINE", "1");
+        assert_eq!(listed, rpc_commands(&mut original));
+    }
+}

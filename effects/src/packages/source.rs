@@ -144,8 +144,10 @@ fn git(source: &str) -> Option<(String, String)> {
 }
 
 /// Whether an npm package is installed at `root` as Pi checks it
-/// (`installedNpmMatchesConfiguredVersion`): its `package.json` has a version, the one asked
-/// for when an exact version is; a range or tag is not checked here.
+/// (`installedNpmMatchesConfiguredVersion`): its `package.json` has a version, and it satisfies
+/// the version asked for when that is a version or a range, npm's way (`^1.2`, `~1`, `1.x`,
+/// `>=1 <2 || 3`; a pre-release only where the range names one of its own `major.minor.patch`).
+/// A tag (`latest`, `next`) is not a range: any installed version will do.
 pub fn npm_installed(root: &Path, version: Option<&str>) -> bool {
     let installed = std::fs::read_to_string(root.join("package.json"))
         .ok()
@@ -156,24 +158,11 @@ pub fn npm_installed(root: &Path, version: Option<&str>) -> bool {
     let Some(installed) = installed else {
         return false;
     };
-    match version {
-        Some(wanted) if is_exact(wanted) => wanted.trim_start_matches(['v', '=']) == installed,
-        _ => true,
+    match version.map(nodejs_semver::Range::parse) {
+        Some(Ok(range)) => nodejs_semver::Version::parse(&installed)
+            .is_ok_and(|installed| range.satisfies(&installed)),
+        None | Some(Err(_)) => true,
     }
-}
-
-/// semver's `valid`: `major.minor.patch` with an optional pre-release or build.
-fn is_exact(version: &str) -> bool {
-    let core = version
-        .trim_start_matches(['v', '='])
-        .split(['-', '+'])
-        .next()
-        .unwrap_or("");
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
