@@ -13,10 +13,31 @@
 
 use std::borrow::Cow;
 
+use pi_core::agent_session::SessionInput;
+use pi_core::event::{Event, SessionEvent};
 use sha2::{Digest, Sha256};
 
 use crate::format::MAX_KEPT_TEXT;
 use crate::Recorder;
+
+/// Whether what `input`'s handlers cause is printed: not for the session's start and end (Pi's
+/// print mode subscribes its printer once the extensions are bound and is gone before they
+/// hear of the end); their errors are said all the same, on stderr.
+pub fn prints_events(input: &SessionInput) -> bool {
+    !matches!(
+        input,
+        SessionInput::Start
+            | SessionInput::Replaced { .. }
+            | SessionInput::Leave { .. }
+            | SessionInput::Shutdown
+    )
+}
+
+/// Whether `event` is printed as a line of output: an extension's error is said on stderr
+/// instead, as Pi's print mode says it.
+pub fn is_printed(event: &Event) -> bool {
+    !matches!(event, Event::Session(SessionEvent::ExtensionError { .. }))
+}
 
 /// Whether `line` is a `message_update` event: the message so far while it streams (Pi writes
 /// `type` first, so the line's start says).

@@ -31,24 +31,29 @@ pub fn prompts(texts: Vec<String>, images: Vec<ImageContent>) -> Vec<SessionInpu
         .collect()
 }
 
-/// Which of a run's sessions a print-mode run prints: a run is one session, unless it was
-/// recorded by a program that replaced its session (the SDK's `new_session` and the others),
-/// whose replay prints each session in turn as the program's recording printed them.
+/// Which of a run's sessions a print-mode run prints, and whose inputs: a run is one session,
+/// unless it was recorded by a program that replaced its session (the SDK's `new_session` and
+/// the others), whose replay prints each session in turn as the program's recording printed
+/// them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Part {
-    /// The run's first session: the session header is printed and the extensions are bound
-    /// (`session_start`) before its inputs. A later one's recorded inputs bind them.
+    /// The run's first session: its session header is printed first.
     pub first: bool,
-    /// The run's last session: it ends the run (text mode's last answer, `session_shutdown`).
-    /// An earlier one ends where it was replaced, its recorded inputs telling its end.
+    /// The run's last session: it ends the run (text mode's last answer). An earlier one ends
+    /// where it was replaced.
     pub last: bool,
+    /// The inputs are a recording's, each where it was recorded, the extensions' start and end
+    /// among them (or not, where a program never told them). Otherwise the extensions are
+    /// bound before the inputs and told the end after them, as Pi's print mode does.
+    pub recorded: bool,
 }
 
 impl Part {
-    /// A run of one session.
+    /// A run of one session, as print mode runs it.
     pub const WHOLE: Part = Part {
         first: true,
         last: true,
+        recorded: false,
     };
 }
 
@@ -74,17 +79,18 @@ pub async fn run_part<I: Interpreter + Send>(
     if mode == Mode::Json && part.first {
         out.json_line(session.machine().tree().header());
     }
-    // Pi binds the extensions (`session_start`) after the header, before the first prompt; a
-    // replay's recorded inputs hold the start and the end where this puts them.
-    inputs.retain(|input| !matches!(input, SessionInput::Start | SessionInput::Shutdown));
-    if part.first && session.machine().hears_start() {
-        inputs.insert(0, SessionInput::Start);
+    // Pi binds the extensions (`session_start`) after the header, before the first prompt.
+    if !part.recorded {
+        inputs.retain(|input| !matches!(input, SessionInput::Start | SessionInput::Shutdown));
+        if part.first && session.machine().hears_start() {
+            inputs.insert(0, SessionInput::Start);
+        }
     }
     let mut signals = Signals::new();
     for input in inputs {
         // Pi subscribes its printer once the extensions are bound: what `session_start`'s
         // handlers caused is not printed, but their errors are.
-        let binding = matches!(input, SessionInput::Start);
+        let binding = !pi_cassettes::printed::prints_events(&input);
         let mut print = |event: &Event| print_event(out, mode, event, binding);
         let result = tokio::select! {
             result = run_input(session, input, &mut print) => result,
@@ -130,7 +136,7 @@ pub async fn run_part<I: Interpreter + Send>(
     };
     // Pi's runtime disposes the session once print mode returned and its printer is gone:
     // `session_shutdown`, whose handlers' errors alone are said.
-    if session.machine().hears(HookEvent::SessionShutdown) {
+    if !part.recorded && session.machine().hears(HookEvent::SessionShutdown) {
         let mut print = |event: &Event| print_event(out, mode, event, true);
         let ended = session.run_to_end(SessionInput::Shutdown, &mut print).await;
         out.flush();

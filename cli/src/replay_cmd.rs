@@ -504,6 +504,7 @@ async fn print_sessions(
         let part = Part {
             first,
             last: next.is_none(),
+            recorded: true,
         };
         let inputs = session.interpreter().outside_inputs();
         let code = print_mode::run_part(session, mode, inputs, out, part)

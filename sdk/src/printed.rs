@@ -1,6 +1,7 @@
 //! What `pi --mode json` would have printed for a run the library records, digested as the
 //! binary digests its own output (`pi_cassettes::printed`): the session header, then every
-//! event, one JSON line each with the recording's secrets replaced. The recording's outcome
+//! event print mode prints (not those of the extensions' start and end, nor their errors, which
+//! it says on stderr), one JSON line each with the recording's secrets replaced. The recording's outcome
 //! holds that digest, so that `pi replay --check` (which prints those lines) finds the run
 //! reproduced.
 

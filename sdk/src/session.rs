@@ -490,10 +490,14 @@ impl Session {
         let events = &self.shared.events;
         let queued = &self.shared.queued;
         let printed = &self.shared.printed;
+        // What `pi --mode json` prints of the run, as a replay of the recording prints it.
+        let prints = pi_cassettes::printed::prints_events(&input);
         session
             .run(input, |event| {
-                if let Some(printed) = locked(printed).as_mut() {
-                    printed.line(event);
+                if prints && pi_cassettes::printed::is_printed(event) {
+                    if let Some(printed) = locked(printed).as_mut() {
+                        printed.line(event);
+                    }
                 }
                 if let Event::Session(SessionEvent::QueueUpdate {
                     steering,

@@ -255,6 +255,8 @@ async fn a_panicking_handler_is_reported_and_the_session_goes_on() {
     assert_eq!(result["isError"], true);
     assert_eq!(mock.requests().len(), 2, "the session went on");
     drop(mock);
+    // The handler's error is not a line of output (print mode says it on stderr).
+    common::assert_checks(&cassette);
 
     let replayed = prompt_once(
         SessionBuilder::new(workspace.path()).replay(&cassette),
@@ -370,6 +372,8 @@ async fn an_extension_hears_the_session_and_the_loop_and_the_recording_replays_w
         .unwrap();
     assert_eq!(started["entry"]["data"], json!({"reason": "startup"}));
     drop(mock);
+    // What the start's and the end's handlers caused is not printed, as in print mode.
+    common::assert_checks(&cassette);
 
     let replayed = run(SessionBuilder::new(workspace.path()).replay(&cassette)).await;
     assert_eq!(replayed, recorded);

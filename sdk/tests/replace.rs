@@ -232,21 +232,6 @@ async fn across_sessions(builder: SessionBuilder, first: Option<&Path>) -> (Vec<
     (common::drain(&mut events), first)
 }
 
-/// `pi replay --check cassette`: its exit code and what it said.
-fn pi_check(cassette: &Path) -> (Option<i32>, String) {
-    let out = std::process::Command::new(pi_testkit::workspace_binary("pi-cli", "pi"))
-        .args(["replay", "--check"])
-        .arg(cassette)
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), said)
-}
-
 /// A recording goes on across the session's replacements (new, fork, switch back): one
 /// cassette holds all four sessions, a `replaced` line between each, and replays whole without
 /// the model, through the library (the same events) and through `pi replay --check`. A
@@ -279,8 +264,7 @@ async fn a_recording_goes_on_across_replacements_and_replays_whole() {
         .replay(&cassette);
     let (replayed, _) = across_sessions(replayer, Some(&first)).await;
     assert_eq!(replayed, recorded);
-    let (code, said) = pi_check(&cassette);
-    assert_eq!(code, Some(0), "{said}");
+    common::assert_checks(&cassette);
 
     // The first session's file as the recorded run left it, altered.
     let tampered = workspace.path().join("tampered.cassette.jsonl");
@@ -288,7 +272,7 @@ async fn a_recording_goes_on_across_replacements_and_replays_whole() {
     let mut bad = text.clone();
     bad.replace_range(at..at + 8, "00000000");
     std::fs::write(&tampered, bad).unwrap();
-    let (code, said) = pi_check(&tampered);
+    let (code, said) = common::pi_check(&tampered);
     assert_eq!(code, Some(1), "{said}");
     assert!(
         said.contains("session file (of the session replaced)"),

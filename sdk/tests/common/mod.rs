@@ -38,3 +38,25 @@ pub async fn prompt_once(builder: SessionBuilder, text: &str) -> Vec<Value> {
     session.finish().await.unwrap();
     drain(&mut events)
 }
+
+/// `pi replay --check cassette`: its exit code and what it said (stdout, then stderr).
+pub fn pi_check(cassette: &Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(pi_testkit::workspace_binary("pi-cli", "pi"))
+        .args(["replay", "--check"])
+        .arg(cassette)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
+
+/// `pi replay --check` finds the recording at `cassette` reproduced: what a program recorded
+/// checks as the binary's own recordings do.
+pub fn assert_checks(cassette: &Path) {
+    let (code, said) = pi_check(cassette);
+    assert_eq!(code, Some(0), "{said}");
+}
