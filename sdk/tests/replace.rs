@@ -203,7 +203,7 @@ impl RustExtension for Listener {
 }
 
 /// A run across every kind of replacement, the same calls recorded or replayed: a prompt, a
-/// new session with two, a fork before the second of them (a branch with a reply, so a new
+/// new session (a child of the first) with two, a fork before the second of them (a branch with a reply, so a new
 /// file) with one, a switch back to the first file (`first`: the recorded run's) with one.
 /// Returns the events it published and the first session's file.
 async fn across_sessions(builder: SessionBuilder, first: Option<&Path>) -> (Vec<Value>, PathBuf) {
@@ -215,7 +215,10 @@ async fn across_sessions(builder: SessionBuilder, first: Option<&Path>) -> (Vec<
         Some(first) => first.to_path_buf(),
         None => session.session_file().await.unwrap(),
     };
-    session.new_session(None).await.unwrap();
+    session
+        .new_session(Some(first.to_str().unwrap()))
+        .await
+        .unwrap();
     session.bind_extensions().await.unwrap();
     session.prompt("Again").await.unwrap();
     session.prompt("More").await.unwrap();

@@ -71,13 +71,22 @@ pub fn replay_without_node(env: &Env, cassette: &Path) -> (i32, String, String) 
 }
 
 /// Asserts that `pi replay cassette`, with no Node, succeeds and prints `recorded` byte for byte
-/// (naming the first line that differs).
+/// (naming the first line that differs), and that `pi replay --check` finds the whole run
+/// reproduced (its output and every session file it left).
 pub fn assert_replays_without_node(env: &Env, cassette: &Path, recorded: &str) {
     let (code, replayed, stderr) = replay_without_node(env, cassette);
     assert_eq!(code, 0, "{stderr}");
     let differing = replayed.lines().zip(recorded.lines()).find(|(a, b)| a != b);
     assert_eq!(differing, None, "the replay printed another line");
     assert_eq!(replayed, recorded);
+    let no_node = env.path("no-node");
+    let (code, said, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", "--check"])
+        .arg(cassette)
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(code, 0, "{said}{stderr}");
 }
 
 /// Runs `command` with its output in files, killing it (and failing) if it has not ended

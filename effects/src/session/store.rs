@@ -303,10 +303,12 @@ impl SessionStore {
 
     /// What the session holds that is not on disk yet, as its file will start, when nothing
     /// of it is written and it holds entries (a branch kept until it has a message to write,
-    /// a session in memory).
+    /// a session in memory) or a header that names its parent (a new session a replacement
+    /// made a child of another), which a new session drawn afresh would not.
     pub fn unwritten_text(&self) -> Option<String> {
         let entries = self.tree.entries();
-        (!self.header_on_disk && !entries.is_empty())
+        let parented = self.tree.header().parent_session.is_some();
+        (!self.header_on_disk && (!entries.is_empty() || parented))
             .then(|| whole_file(self.tree.header(), entries))
     }
 
