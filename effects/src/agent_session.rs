@@ -461,6 +461,12 @@ impl<I: Interpreter> AgentSession<I> {
         self.file.path()
     }
 
+    /// Whether the session's file is on disk yet (Pi writes it with the first answer): the
+    /// file this session writes, never the recorded run's it reports.
+    pub fn is_saved(&self) -> bool {
+        self.written_file().is_some_and(Path::exists)
+    }
+
     /// Feeds one input now, without waiting for the run it may start (see [`advance`]).
     ///
     /// [`advance`]: Self::advance

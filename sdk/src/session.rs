@@ -308,7 +308,8 @@ impl Session {
         let (target, text) = {
             let session = self.shared.session.lock().await;
             let tree = session.machine().tree();
-            let plan = plan_fork(tree, session.file(), entry_id, ForkPosition::Before)
+            let saved = session.is_saved();
+            let plan = plan_fork(tree, session.file(), saved, entry_id, ForkPosition::Before)
                 .map_err(|refusal| Error::Refused(refusal.into()))?;
             let target = match plan.target {
                 ForkTarget::New { parent } => Target::New { parent },

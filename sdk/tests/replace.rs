@@ -262,6 +262,8 @@ async fn a_recording_goes_on_across_replacements_and_replays_whole() {
         assert!(text.contains(answer), "{answer} not recorded");
     }
 
+    // The replay never reads the files the recorded run wrote: gone, it forks the same.
+    std::fs::remove_dir_all(workspace.path().join("sessions")).unwrap();
     let replayer = SessionBuilder::new(workspace.path())
         .session_dir(workspace.path().join("replayed"))
         .replay(&cassette);

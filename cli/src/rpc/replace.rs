@@ -348,7 +348,8 @@ impl<I: Front> Rpc<I> {
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<Option<String>, Stop> {
         let tree = self.session.machine().tree();
-        let plan = plan_fork(tree, self.session.file(), entry_id, position)
+        let saved = self.session.is_saved();
+        let plan = plan_fork(tree, self.session.file(), saved, entry_id, position)
             .map_err(|refusal| Failure::Message(refusal.into()))?;
         let choice = match plan.target {
             ForkTarget::New { parent: Some(file) } => SessionChoice::Child(file),

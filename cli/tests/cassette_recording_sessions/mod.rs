@@ -198,7 +198,7 @@ fn a_large_session_switched_to_goes_to_a_side_file() {
 /// A fork before the first user message (a branch that holds entries no file has yet) and a
 /// clone at the leaf (written at once) of a session with a file, and a clone of a session kept
 /// in memory: each recorded with what the new session started with, and replayed whole from
-/// the cassette alone.
+/// the cassette alone, the recorded run's files deleted.
 #[test]
 fn forks_and_clones_record_what_the_new_session_starts_with_and_replay() {
     let ws = workspace(json!({"script": [
@@ -248,6 +248,8 @@ fn forks_and_clones_record_what_the_new_session_starts_with_and_replay() {
             assert_eq!(line["reason"], "fork");
             assert!(line["session"]["content"].is_string(), "{line}");
         }
+        // The replay never reads the files the recorded run wrote: gone, it forks the same.
+        let _ = std::fs::remove_dir_all(ws.root().join("agent").join("sessions"));
         assert_replays(&cassette);
     }
 }

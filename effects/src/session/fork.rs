@@ -44,11 +44,14 @@ pub struct ForkPlan {
     pub text: Option<String>,
 }
 
-/// Decides the fork of the session holding `tree`, written to `file` (`None` for one kept in
-/// memory), at `entry_id`. Refused with Pi's texts ([`INVALID_FORK_ENTRY`], [`FORK_UNSAVED`]).
+/// Decides the fork of the session holding `tree`, whose file is `file` (`None` for one kept in
+/// memory; a replay's is the recorded run's path), at `entry_id`; `saved`: whether that file is
+/// on disk yet (a replay's own copy of it: a replay never looks at the recorded run's files).
+/// Refused with Pi's texts ([`INVALID_FORK_ENTRY`], [`FORK_UNSAVED`]).
 pub fn plan_fork(
     tree: &SessionTree,
     file: Option<&Path>,
+    saved: bool,
     entry_id: &str,
     position: ForkPosition,
 ) -> Result<ForkPlan, &'static str> {
@@ -68,7 +71,7 @@ pub fn plan_fork(
             parent: file.map(|f| f.to_string_lossy().into_owned()),
         },
         (Some(leaf), None) => ForkTarget::BranchInMemory { leaf },
-        (Some(_), Some(from)) if !from.exists() => return Err(FORK_UNSAVED),
+        (Some(_), Some(_)) if !saved => return Err(FORK_UNSAVED),
         (Some(leaf), Some(from)) => ForkTarget::Branch {
             from: from.to_path_buf(),
             leaf,
