@@ -121,7 +121,8 @@ pub fn prompt(text: &str) -> SessionInput {
 }
 
 /// Records into `cassette` the run of `input` under `options` (in memory, seeded with its start
-/// time, `--mode json`), as the binary would with `command` as its command line; the run's
+/// time, `--mode json`), as the binary would with `command` as its command line, its outcome
+/// holding what `pi --mode json` prints (so `pi replay --check` reproduces it); the run's
 /// events, one JSON line each. Fails the test if the run or the recording fails.
 pub async fn record(
     cassette: &Path,
@@ -158,6 +159,8 @@ pub async fn record(
     };
     let recorder = Recorder::create(cassette, &header, &[], Default::default()).unwrap();
     let (mut machine, mut file) = build_machine(&config, store).unwrap();
+    // `pi --mode json` prints the session header first.
+    let header_line = pi_core::json::to_string(machine.tree().header()).unwrap();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let live = options
         .live()
@@ -171,7 +174,10 @@ pub async fn record(
     })
     .await
     .unwrap();
-    let stdout: String = events.iter().map(|e| format!("{e}\n")).collect();
+    let stdout: String = std::iter::once(&header_line)
+        .chain(&events)
+        .map(|line| format!("{line}\n"))
+        .collect();
     recorder.write(Line::Outcome(RecordedOutcome {
         exit: 0,
         stdout: sha256_hex(stdout.as_bytes()),

@@ -98,6 +98,15 @@ async fn the_binary_replays_a_custom_tools_call_from_the_cassette_and_runs_nothi
     std::fs::remove_file(workspace.join(NOTE)).unwrap();
 
     replays_the_recorded_result(&[], &cassette, &recorded, &workspace);
+    // The library's recording holds what `pi --mode json` printed: the check reproduces it.
+    let check = pi_replay(&["--check"], &cassette);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
 
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
