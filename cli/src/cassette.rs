@@ -448,10 +448,14 @@ pub async fn run_print(
                 &mut out,
                 // A run that stopped has reported why; one that ended must have used its recording.
                 |replay, ran, _| {
-                    if replay.cassette().next_session().is_some() {
-                        eprintln!("{}", in_place_ends(replay.cassette()));
-                    }
-                    match ran.map(|code| (code, replay.finish())) {
+                    let finished = || match replay.cassette().next_session() {
+                        Some(_) => {
+                            eprintln!("{}", in_place_ends(replay.cassette()));
+                            replay.finish_part()
+                        }
+                        None => replay.finish(),
+                    };
+                    match ran.map(|code| (code, finished())) {
                         Err(code) | Ok((code, Ok(()))) => code,
                         Ok((_, Err(divergence))) => report(&divergence),
                     }

@@ -300,6 +300,36 @@ async fn a_recording_goes_on_across_replacements_and_replays_whole() {
     );
 }
 
+/// A replay that ends where its recording replaced the session and went on has not reproduced
+/// the run: `finish` says the session stopped where the recording goes on, naming the
+/// `replaced` line.
+#[tokio::test]
+async fn a_replay_that_ends_before_its_recordings_replacement_diverges() {
+    let mock = MockLlm::start(&json!([{"text": "Hi."}, {"text": "Again."}]));
+    let workspace = tempfile::tempdir().unwrap();
+    let cassette = workspace.path().join("run.cassette.jsonl");
+    let session = builder(&mock, workspace.path())
+        .record(&cassette)
+        .build()
+        .unwrap();
+    session.prompt("Hello").await.unwrap();
+    session.new_session(None).await.unwrap();
+    session.prompt("Again").await.unwrap();
+    session.finish().await.unwrap();
+
+    let replay = SessionBuilder::new(workspace.path())
+        .replay(&cassette)
+        .build()
+        .unwrap();
+    replay.prompt("Hello").await.unwrap();
+    let error = replay.finish().await.unwrap_err().to_string();
+    assert!(
+        error.contains("the session stopped where the recording goes on"),
+        "{error}"
+    );
+    assert!(error.contains("replaced"), "{error}");
+}
+
 /// A replay whose recording did not replace its session refuses a replacement, and the
 /// replayed session is left as it was.
 #[tokio::test]

@@ -194,9 +194,27 @@ impl Replay {
         self.spine.len()
     }
 
-    /// Checks that the run has used the whole recording: the error says what this build did
-    /// not do that the recording did, or that the recording was cut off.
+    /// Checks that the run, ending here, has used the whole recording: the error says what this
+    /// build did not do that the recording did (its session replaced and the run gone on in
+    /// another, among them), or that the recording was cut off.
     pub fn finish(&self) -> Result<(), Divergence> {
+        self.finish_part()?;
+        match self.cassette.left() {
+            None => Ok(()),
+            Some(left) => Err(Divergence::new(
+                &self.cassette,
+                self.position + 1,
+                self.cassette.last_line(),
+                DivergenceKind::StoppedEarly,
+                json!({"replaced": left.reason, "then": "the run goes on in another session"}),
+                json!("the run ended"),
+            )),
+        }
+    }
+
+    /// Checks that the run has used the whole of this session's part of the recording, where
+    /// the session is replaced or the replay ends at a replacement on purpose (one in place).
+    pub fn finish_part(&self) -> Result<(), Divergence> {
         if let Some(divergence) = &self.diverged {
             return Err(divergence.clone());
         }

@@ -151,7 +151,9 @@ pub async fn replay(
         extension_ui: None,
     };
     let result = match run_loop(&mut rpc, sources).await {
-        Ended::Input | Ended::Replaced => rpc.session.interpreter().finish().map(|()| 0),
+        Ended::Input => rpc.session.interpreter().finish().map(|()| 0),
+        // At a replacement it does not go past (in place): its part of the recording used.
+        Ended::Replaced => rpc.session.interpreter().finish_part().map(|()| 0),
         Ended::Signal(code) => Ok(code),
         Ended::Diverged(divergence) => Err(divergence),
     };
@@ -236,7 +238,8 @@ impl Front for Replay {
         left_file: Option<&Path>,
         _: Option<sessions::Opened>,
     ) -> Result<(), Divergence> {
-        sessions::replay_left(&self, reason, left_file)
+        // For the recorded reason, its part used, its file left as recorded.
+        Replay::left(&self, reason, left_file)
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use pi_cassettes::format::SessionStart;
 use pi_cassettes::replay::ReplayedSession;
-use pi_cassettes::{Divergence, Record, Replay};
+use pi_cassettes::{Record, Replay};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::live::Live;
 use serde_json::Value;
@@ -107,54 +107,4 @@ pub(super) fn record_left<I>(
     if let Some(Opened { config, session }) = opened {
         recording.replaced(reason, left_file, config, session);
     }
-}
-
-/// A replay's session was replaced: for the recorded reason, having used its whole part of
-/// the recording, and leaving its file as the recorded run left it.
-pub(super) fn replay_left(
-    replay: &Replay,
-    reason: &str,
-    left_file: Option<&Path>,
-) -> Result<(), Divergence> {
-    replay.finish()?;
-    let Some(left) = replay.cassette().left() else {
-        return Ok(());
-    };
-    if left.reason != reason {
-        let what = "reason of the session's replacement";
-        return Err(Divergence::output(
-            replay.cassette(),
-            what,
-            &left.reason,
-            reason,
-        ));
-    }
-    let recorded = &left.file;
-    let written = left_file.and_then(|path| std::fs::read(path).ok());
-    let digest = written
-        .as_deref()
-        .map(pi_cassettes::sha256_hex)
-        .unwrap_or_default();
-    let recorded_digest = recorded.session.clone().unwrap_or_default();
-    if digest == recorded_digest {
-        return Ok(());
-    }
-    let text = written.and_then(|bytes| String::from_utf8(bytes).ok());
-    let recorded_text = recorded
-        .session_text
-        .as_ref()
-        .filter(|text| pi_cassettes::sha256_hex(text.as_bytes()) == recorded_digest);
-    let (expected, actual) = match (recorded_text, text) {
-        (Some(expected), Some(actual)) => (expected.clone(), actual),
-        _ => (
-            format!("SHA-256 {recorded_digest}"),
-            format!("SHA-256 {digest}"),
-        ),
-    };
-    Err(Divergence::output(
-        replay.cassette(),
-        "session file (of the session replaced)",
-        &expected,
-        &actual,
-    ))
 }

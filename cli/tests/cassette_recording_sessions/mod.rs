@@ -127,6 +127,27 @@ fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
     let left_at = text.find(r#""left":{"session":""#).unwrap() + r#""left":{"session":""#.len();
     let mut changed_left = text.clone();
     changed_left.replace_range(left_at..left_at + 8, "00000000");
+    // Without the line that replaced the session, even a plain replay (no output compared)
+    // ends where the recording goes on in another session: a divergence, not a success.
+    let without_new: String = text
+        .lines()
+        .filter(|l| !l.contains(r#"\"type\":\"new_session\""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(without_new, text);
+    let cut = ws.root().join("cut.jsonl");
+    std::fs::write(&cut, without_new).unwrap();
+    let plain = std::process::Command::new(super::pi())
+        .arg("replay")
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert_eq!(plain.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the session stopped where the recording goes on"),
+        "{stderr}"
+    );
     for (what, changed) in [("prompt", changed_prompt), ("left file", changed_left)] {
         assert_ne!(changed, text, "{what}");
         let tampered = ws.root().join("tampered.jsonl");
