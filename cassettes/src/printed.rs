@@ -172,6 +172,30 @@ impl Digested {
     }
 }
 
+/// What a check shows of something a replay did otherwise than the recording (`None` when its
+/// digest is the recorded one): the recorded and replayed texts when both are known, else their
+/// digests. The recorded text is shown only when it is what the recorded digest is of: a
+/// cassette's text may have been edited, its digest is what was compared.
+pub fn shown_difference(
+    recorded_digest: &str,
+    recorded_text: Option<&str>,
+    digest: &str,
+    text: Option<String>,
+) -> Option<(String, String)> {
+    if recorded_digest == digest {
+        return None;
+    }
+    let recorded_text =
+        recorded_text.filter(|text| crate::sha256_hex(text.as_bytes()) == recorded_digest);
+    Some(match (recorded_text, text) {
+        (Some(expected), Some(actual)) => (expected.to_owned(), actual),
+        _ => (
+            format!("SHA-256 {recorded_digest}"),
+            format!("SHA-256 {digest}"),
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,5 +223,31 @@ mod tests {
             Some(update.len() + end.len() + 2)
         );
         assert_eq!(Digested::both().without_text().text(), None);
+    }
+
+    /// A difference is shown as texts only when the recorded text is what its digest is of:
+    /// an edited text (its digest left as recorded) is shown as digests.
+    #[test]
+    fn a_recorded_text_is_shown_only_when_its_digest_is_the_recorded_one() {
+        let recorded = "a\n";
+        let digest = crate::sha256_hex(recorded.as_bytes());
+        let replayed = crate::sha256_hex(b"b\n");
+        assert_eq!(
+            shown_difference(&digest, Some(recorded), &digest, Some("a\n".into())),
+            None
+        );
+        assert_eq!(
+            shown_difference(&digest, Some(recorded), &replayed, Some("b\n".into())),
+            Some(("a\n".to_owned(), "b\n".to_owned()))
+        );
+        let as_digests = Some((format!("SHA-256 {digest}"), format!("SHA-256 {replayed}")));
+        assert_eq!(
+            shown_difference(&digest, Some("edited\n"), &replayed, Some("b\n".into())),
+            as_digests
+        );
+        assert_eq!(
+            shown_difference(&digest, Some(recorded), &replayed, None),
+            as_digests
+        );
     }
 }

@@ -827,21 +827,15 @@ fn differs(
         let Some((recorded_digest, recorded_text)) = recorded else {
             continue;
         };
-        if *recorded_digest == digest {
-            continue;
+        let shown = pi_cassettes::printed::shown_difference(
+            recorded_digest,
+            recorded_text.as_deref(),
+            &digest,
+            text,
+        );
+        if let Some((expected, actual)) = shown {
+            return Some((what, expected, actual));
         }
-        // The recorded text is shown only when it is what the recorded digest is of.
-        let recorded_text = recorded_text
-            .as_ref()
-            .filter(|text| pi_cassettes::sha256_hex(text.as_bytes()) == *recorded_digest);
-        return Some(match (recorded_text, text) {
-            (Some(expected), Some(actual)) => (what, expected.clone(), actual),
-            _ => (
-                what,
-                format!("SHA-256 {recorded_digest}"),
-                format!("SHA-256 {digest}"),
-            ),
-        });
     }
     None
 }

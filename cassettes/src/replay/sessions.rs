@@ -82,20 +82,15 @@ impl Replay {
             .map(crate::sha256_hex)
             .unwrap_or_default();
         let recorded_digest = recorded.session.clone().unwrap_or_default();
-        if digest == recorded_digest {
-            return Ok(());
-        }
         let text = written.and_then(|bytes| String::from_utf8(bytes).ok());
-        let recorded_text = recorded
-            .session_text
-            .as_ref()
-            .filter(|text| crate::sha256_hex(text.as_bytes()) == recorded_digest);
-        let (expected, actual) = match (recorded_text, text) {
-            (Some(expected), Some(actual)) => (expected.clone(), actual),
-            _ => (
-                format!("SHA-256 {recorded_digest}"),
-                format!("SHA-256 {digest}"),
-            ),
+        let shown = crate::printed::shown_difference(
+            &recorded_digest,
+            recorded.session_text.as_deref(),
+            &digest,
+            text,
+        );
+        let Some((expected, actual)) = shown else {
+            return Ok(());
         };
         Err(Divergence::output(
             self.cassette(),
