@@ -88,15 +88,27 @@ pub async fn run(
     Ok(code)
 }
 
-/// Whether `line` is a command that replaces the session.
+/// The commands that replace the session.
+const REPLACING: [&str; 4] = ["new_session", "switch_session", "fork", "clone"];
+
+/// Whether `line` is a command that replaces the session. Most lines are told apart without
+/// parsing them (see [`may_replace_session`]).
 fn replaces_session(line: &str) -> bool {
+    if !may_replace_session(line) {
+        return false;
+    }
     let Ok(command) = serde_json::from_str::<Value>(line) else {
         return false;
     };
-    matches!(
-        command.get("type").and_then(Value::as_str),
-        Some("new_session" | "switch_session" | "fork" | "clone")
-    )
+    let kind = command.get("type").and_then(Value::as_str);
+    kind.is_some_and(|kind| REPLACING.contains(&kind))
+}
+
+/// Whether `line` may be a command that replaces the session: false only when it cannot be.
+/// A JSON string without escapes is its value's text as it is, so a line whose `type` is
+/// one of [`REPLACING`] holds that name or a backslash (`"new_\u0073ession"`).
+fn may_replace_session(line: &str) -> bool {
+    line.contains('\\') || REPLACING.iter().any(|name| line.contains(name))
 }
 
 /// RPC mode on stdin, with real processes for `bash`.
@@ -552,7 +564,9 @@ impl<I: Interpreter + Send> Rpc<I> {
             FrontEndInput::Stdin { line, with_next } => {
                 // The lines read before a replacing command are taken to their end first: the
                 // replacement is carried out next, and what they printed comes before it.
-                if self.reopen.is_some() && replaces_session(&line) {
+                // Outside a read of several lines there is nothing to take: the line is not
+                // looked at (it is parsed once, when it is handled).
+                if self.reopen.is_some() && self.in_batch() && replaces_session(&line) {
                     self.end_batch();
                 }
                 self.read_line(&line, with_next)
@@ -709,5 +723,75 @@ fn failure(id: Option<Value>, command: &str, error: impl Into<String>) -> RpcRes
         success: false,
         data: None,
         error: Some(error.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::{replaces_session, REPLACING};
+
+    /// The judgment made by parsing every line, as before the textual pre-check.
+    fn parsed_replaces(line: &str) -> bool {
+        let command = serde_json::from_str::<Value>(line).ok();
+        let kind = command.as_ref().and_then(|c| c.get("type")?.as_str());
+        kind.is_some_and(|kind| REPLACING.contains(&kind))
+    }
+
+    /// `text` as a JSON string's content, each character escaped as `\uXXXX` where `escaped`
+    /// says so (and always where JSON needs it).
+    fn encoded(text: &str, escaped: &[bool]) -> String {
+        let mut out = String::new();
+        for (i, c) in text.chars().enumerate() {
+            let needed = c == '"' || c == '\\' || c < ' ';
+            if needed || escaped.get(i).copied().unwrap_or(false) {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_escaped_or_spaced_replacing_command_is_seen() {
+        for line in [
+            r#"{"type":"new_\u0073ession"}"#,
+            r#"{ "id" : 1 , "type" :	"\u0066ork" }"#,
+            r#"{"type":"clon\u0065","sessionPath":"a\\b"}"#,
+            r#"{"type":"switch_session","type":"prompt"}"#,
+        ] {
+            assert_eq!(replaces_session(line), parsed_replaces(line), "{line}");
+        }
+        assert!(replaces_session(r#"{"type":"new_\u0073ession"}"#));
+        assert!(!replaces_session(r#"{"type":"prompt","message":"fork"}"#));
+    }
+
+    proptest! {
+        /// The pre-check never changes the judgment: a line is taken for a replacing
+        /// command exactly when parsing it says so, however its type is spelled.
+        #[test]
+        fn the_pre_check_agrees_with_parsing(
+            kind in prop_oneof![
+                proptest::sample::select(REPLACING.to_vec()).prop_map(str::to_owned),
+                "[a-z_]{0,16}",
+                any::<String>(),
+            ],
+            escaped in proptest::collection::vec(any::<bool>(), 0..16),
+            space in "[ \t\r\n]{0,3}",
+            message in any::<String>(),
+        ) {
+            let kind = encoded(&kind, &escaped);
+            let message = encoded(&message, &[]);
+            let line = format!(
+                r#"{{{space}"message":{space}"{message}",{space}"type"{space}:{space}"{kind}"{space}}}"#
+            );
+            prop_assert_eq!(replaces_session(&line), parsed_replaces(&line));
+        }
     }
 }

@@ -83,6 +83,39 @@ fn a_recorded_rpc_session_goes_on_in_its_cassette_where_the_session_is_replaced(
     assert!(!replayed.contains(r#""id":"s2""#), "{replayed}");
 }
 
+/// A replacing command spelled with an escape (`"new_\u0073ession"` is `new_session`), read
+/// with the lines around it at once: recorded as a replacement and replayed whole.
+#[test]
+fn an_escaped_replacing_command_read_with_others_records_and_replays() {
+    let ws = workspace(json!({"script": []}));
+    let cassette = ws.root().join("cwd").join("escaped.jsonl");
+    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
+    let lines = concat!(
+        r#"{"id":"n1","type":"set_session_name","name":"first"}"#,
+        "\n",
+        r#"{ "id" : "r", "type" : "new_\u0073ession" }"#,
+        "\n",
+        r#"{"id":"s2","type":"get_state"}"#,
+        "\n",
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, lines.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#""id":"r","type":"response","command":"new_session","success":true"#),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let replaced = text
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"replaced""#))
+        .count();
+    assert_eq!(replaced, 1, "{text}");
+    assert_replays(&cassette);
+}
+
 /// Nothing lost: an RPC run whose client starts a new session and switches back to the first
 /// file is one cassette holding every session of it, and `pi replay --check` reproduces all of
 /// it (stdout and session files); a changed line after a replacement is a divergence.
