@@ -17,11 +17,10 @@
 use pi_core::agent_session::SessionInput;
 use pi_core::event::Event;
 use pi_core::rpc::RpcResponse;
-use pi_effects::driver::Interpreter;
 use serde_json::Value;
 
 use super::commands::{queued_input, Failure, Prompted};
-use super::{failure, Rpc};
+use super::{failure, Front, Rpc};
 
 /// The lines of a read not yet taken to their end.
 #[derive(Default)]
@@ -43,7 +42,7 @@ enum ReadLine {
     Prompt { id: Option<Value>, command: Value },
 }
 
-impl<I: Interpreter + Send> Rpc<I> {
+impl<I: Front> Rpc<I> {
     /// Handles a stdin line; `with_next` when the read that brought it brought the next line
     /// too. A line read alone is handled at once.
     pub(super) fn read_line(&mut self, line: &str, with_next: bool) {

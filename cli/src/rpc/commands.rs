@@ -10,13 +10,13 @@ use pi_core::nullable::Nullable;
 use pi_core::resources::Resources;
 use pi_core::rpc::RpcResponse;
 use pi_effects::agent_session::CancellationToken;
-use pi_effects::driver::{Interpreter, UserBash, UserCommand};
+use pi_effects::driver::{UserBash, UserCommand};
 use serde_json::{json, Value};
 
-use super::{failure, state, success, Rpc};
+use super::{failure, state, success, Front, Rpc};
 use pi_core::json_error;
 
-impl<I: Interpreter + Send> Rpc<I> {
+impl<I: Front> Rpc<I> {
     /// Parses and handles one input line. Every error answer carries the line's `id` when it
     /// has one (Pi 0.73.1 leaves it out of some, so a client matching answers by id would wait
     /// forever); a line that is not valid JSON is read leniently for it.

@@ -190,32 +190,35 @@ trait Front: Interpreter + Send + Sized {
         0
     }
 
+    /// What it is told of a session a replacing command opened: a recording, what it writes
+    /// in its `replaced` line (so that none can be left without one); the others, nothing.
+    type Opened;
+
     /// Its session was replaced (`reason`), leaving its file at `left_file`; the run goes on
     /// in the session `opened` describes (see `sessions.rs`).
     fn left(
         self,
         reason: &str,
         left_file: Option<&Path>,
-        opened: Option<sessions::Opened>,
+        opened: Self::Opened,
     ) -> Result<(), Divergence>;
 }
 
 impl Front for Live {
+    type Opened = ();
+
     fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
         None
     }
 
-    fn left(
-        self,
-        _: &str,
-        _: Option<&Path>,
-        _: Option<sessions::Opened>,
-    ) -> Result<(), Divergence> {
+    fn left(self, _: &str, _: Option<&Path>, (): ()) -> Result<(), Divergence> {
         Ok(())
     }
 }
 
 impl<I: Interpreter + Send> Front for Record<I> {
+    type Opened = sessions::Opened;
+
     fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
         None
     }
@@ -224,7 +227,7 @@ impl<I: Interpreter + Send> Front for Record<I> {
         self,
         reason: &str,
         left_file: Option<&Path>,
-        opened: Option<sessions::Opened>,
+        opened: sessions::Opened,
     ) -> Result<(), Divergence> {
         sessions::record_left(self, reason, left_file, opened);
         Ok(())
@@ -232,6 +235,8 @@ impl<I: Interpreter + Send> Front for Record<I> {
 }
 
 impl Front for Replay {
+    type Opened = ();
+
     fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence> {
         match (self.divergence(), error) {
             (Some(divergence), _) => Some(divergence.clone()),
@@ -244,12 +249,7 @@ impl Front for Replay {
         Replay::steps(self)
     }
 
-    fn left(
-        self,
-        reason: &str,
-        left_file: Option<&Path>,
-        _: Option<sessions::Opened>,
-    ) -> Result<(), Divergence> {
+    fn left(self, reason: &str, left_file: Option<&Path>, (): ()) -> Result<(), Divergence> {
         // For the recorded reason, its part used, its file left as recorded.
         Replay::left(&self, reason, left_file)
     }
@@ -452,7 +452,7 @@ enum Role {
 }
 
 /// The RPC front end's state around the session.
-struct Rpc<I: Interpreter> {
+struct Rpc<I: Front> {
     runtime: Runtime,
     session: AgentSession<I>,
     out: Stdout,
@@ -510,7 +510,7 @@ struct Rpc<I: Interpreter> {
     later_steps: usize,
 }
 
-impl<I: Interpreter + Send> Rpc<I> {
+impl<I: Front> Rpc<I> {
     fn new(runtime: Runtime, mut session: AgentSession<I>, out: Stdout, role: Role) -> Self {
         // Pi's RPC mode prompts with `source: "rpc"`, which its `input` handlers read; a replay
         // builds its session here too, so it asks as the recording did.

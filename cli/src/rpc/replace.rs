@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use pi_core::agent::hooks::{HookEvent, HookPayload};
 use pi_core::agent_session::{Reply, SessionError, SessionInput};
 use pi_core::event::{Event, SessionEvent};
-use pi_effects::driver::{DriveError, FrontEndInput, Interpreter};
+use pi_effects::driver::{DriveError, FrontEndInput};
 use pi_effects::session::{plan_fork, ForkPosition, ForkTarget};
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -60,7 +60,7 @@ impl From<Failure> for Stop {
     }
 }
 
-impl<I: Interpreter + Send> Rpc<I> {
+impl<I: Front> Rpc<I> {
     /// Runs `export_html` (its data), or keeps a session-replacing command for the loop
     /// ([`Rpc::replace_pending`]): `None`, answered later.
     pub(super) fn replace_command(
@@ -509,7 +509,7 @@ impl<I: Front> Rpc<I> {
     }
 }
 
-impl<I: Interpreter + Send> Rpc<I> {
+impl<I: Front> Rpc<I> {
     /// `export_html`. Replaying, it is answered as the recorded run was (the path derived from
     /// the recorded working directory and session file) and nothing is read or written: the
     /// page the recorded run wrote is not this replay's to write, wherever the line points.

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::commands::Failure;
 use super::replace::Stop;
-use super::Ended;
+use super::{Ended, Front};
 use crate::setup::{Built, Runtime, SessionChoice, Start};
 use crate::CliError;
 
@@ -43,8 +43,9 @@ impl Opened {
     }
 }
 
-/// A session a replacing command opened, with what a recording says of it.
-pub(super) type Reopened<I> = (AgentSession<I>, Option<Opened>);
+/// A session a replacing command opened, with what its interpreter is told of it (see
+/// [`Front::Opened`]).
+pub(super) type Reopened<I> = (AgentSession<I>, <I as Front>::Opened);
 
 /// Builds the session a replacing command asks for: `Ok(None)` when there is none to build (a
 /// replay whose recording ends at the replacement).
@@ -64,7 +65,7 @@ fn failed(error: CliError) -> Stop {
 pub(super) fn live() -> Reopen<Live> {
     Box::new(|runtime, choice, _| {
         let opened = runtime.open(choice).map_err(failed)?;
-        Ok(Some((opened, None)))
+        Ok(Some((opened, ())))
     })
 }
 
@@ -75,7 +76,7 @@ pub(super) fn recorded() -> Reopen<Record<Live>> {
         let built = runtime.build(choice, Start::now(), true).map_err(failed)?;
         let opened = Opened::of(&built);
         let session = crate::cassette::recorded_beside(recording, built);
-        Ok(Some((session, Some(opened))))
+        Ok(Some((session, opened)))
     })
 }
 
@@ -93,7 +94,7 @@ pub(super) fn replayed(dir: Option<PathBuf>) -> Reopen<Replay> {
         };
         let rebuilt = ReplayedSession::rebuild(next, dir)
             .map_err(|divergence| Stop::Ended(Ended::Diverged(divergence)))?;
-        Ok(Some((rebuilt.into_session(|replay| replay), None)))
+        Ok(Some((rebuilt.into_session(|replay| replay), ())))
     })
 }
 
@@ -102,9 +103,8 @@ pub(super) fn record_left<I>(
     recording: Record<I>,
     reason: &str,
     left_file: Option<&Path>,
-    opened: Option<Opened>,
+    opened: Opened,
 ) {
-    if let Some(Opened { config, session }) = opened {
-        recording.replaced(reason, left_file, config, session);
-    }
+    let Opened { config, session } = opened;
+    recording.replaced(reason, left_file, config, session);
 }

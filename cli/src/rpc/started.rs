@@ -9,10 +9,9 @@ use std::collections::VecDeque;
 
 use pi_core::event::{AgentEvent, Event, SessionEvent};
 use pi_core::rpc::RpcResponse;
-use pi_effects::driver::Interpreter;
 
 use super::commands::{disposition, Disposition};
-use super::{success, Rpc};
+use super::{success, Front, Rpc};
 use crate::output::Stdout;
 
 /// The answers waiting for a run's `agent_start`, oldest first: a prompt's `started`, and a
@@ -30,7 +29,7 @@ pub(super) enum Before {
     AgentStartOrError,
 }
 
-impl<I: Interpreter + Send> Rpc<I> {
+impl<I: Front> Rpc<I> {
     /// Writes a prompt's `started` answer with the events its submission printed: before the
     /// run's `agent_start` when it is among them, else held until it comes.
     pub(super) fn answer_started(&mut self, response: RpcResponse, events: &[Event]) {

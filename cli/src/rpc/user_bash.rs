@@ -10,11 +10,10 @@ use pi_core::agent_session::SessionInput;
 use serde_json::{json, Value};
 
 use super::commands::Failure;
-use pi_effects::driver::Interpreter;
 
-use super::{failure, success, Rpc};
+use super::{failure, success, Front, Rpc};
 
-impl<I: Interpreter + Send> Rpc<I> {
+impl<I: Front> Rpc<I> {
     /// `bash`: asked of the `user_bash` handlers when an extension handles it, else run at once.
     pub(super) fn bash(
         &mut self,
