@@ -1,0 +1,170 @@
+//! Everything a run is built from, gathered once from the command line, the environment and the
+//! agent directory (Pi's `main.ts` up to `createAgentSession`), and the sessions built from it.
+//!
+//! Split by job: [`gather`] reads the inputs of a run (or a recorded run's, for a replay),
+//! [`models`] chooses models and finds their keys, [`options`] says what a session is
+//! configured with, [`session`] opens and builds sessions, and [`guidance`] is where Pi's
+//! documentation is and the messages that point to it.
+
+mod gather;
+mod guidance;
+mod models;
+mod options;
+mod session;
+
+use std::path::PathBuf;
+
+use pi_core::agent_session::CacheWarming;
+use pi_core::model::{Model, ThinkingLevel};
+use pi_core::resources::Resources;
+use pi_core::session::tree::SessionTree;
+use pi_effects::custom_tool::ToolRegistry;
+use pi_effects::extension::sidecar::StateMirror;
+use pi_effects::extension::ExtensionRegistry;
+use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
+
+use crate::model_choice::{ChoicePlace, ModelRequest};
+use crate::model_select::ScopedModel;
+use crate::settings::Settings;
+
+pub use crate::diagnostic::Diagnostic;
+pub(crate) use guidance::docs;
+pub use guidance::{no_api_key_found, no_models_available};
+pub use session::{Built, InitialSession, Start};
+
+/// Which session a run works in.
+#[derive(Clone, Debug)]
+pub enum SessionChoice {
+    /// A new session in the session directory.
+    New,
+    /// A new session whose header names the session it came from.
+    Child(String),
+    /// A new session with this id (`--session-id` naming no session of this directory).
+    NewWithId(String),
+    /// Not written anywhere (`--no-session`).
+    InMemory,
+    /// Not written anywhere, with this id (`--no-session --session-id`).
+    InMemoryWithId(String),
+    /// The most recent session of this directory, or a new one (`--continue`).
+    ContinueRecent,
+    /// This file (`--session`, `switch_session`); created if missing.
+    Open(PathBuf),
+    /// A copy of `from` as a new session (`--fork`), with the id `id` (`--session-id`).
+    Fork { from: PathBuf, id: Option<String> },
+    /// A new session holding the branch of `from` that ends at `leaf` (RPC `fork` and
+    /// `clone`), kept in memory until it has something to write, as Pi's
+    /// `createBranchedSession` keeps it: a fork before the first user message keeps the system
+    /// message recorded before it.
+    Branch { from: PathBuf, leaf: String },
+    /// A session kept in memory holding the branch of `tree` (a session kept in memory too)
+    /// that ends at `leaf` (RPC `fork` and `clone` of a `--no-session` run, as Pi 1.5.2 forks
+    /// an in-memory session).
+    BranchInMemory {
+        tree: Box<SessionTree>,
+        leaf: String,
+    },
+}
+
+/// The run's fixed inputs.
+pub struct Runtime {
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub session_dir: PathBuf,
+    pub settings: Settings,
+    pub registry: ModelRegistry,
+    pub auth: AuthStorage,
+    pub env: Environment,
+    /// The model `--provider` / `--model` named; a resumed session's model yields to it.
+    pub cli_model: Option<Model>,
+    /// `--thinking`, else the level a `--model` pattern named.
+    pub thinking: Option<ThinkingLevel>,
+    /// Whether `--thinking` itself was given (it overrides the levels of `--models` patterns).
+    pub(crate) thinking_flag: bool,
+    /// What the command line asked of the model, to choose it again once extensions registered
+    /// providers (`crate::model_choice`), and where the first choice's messages are.
+    pub(crate) model_request: ModelRequest,
+    pub(crate) model_choice_place: ChoicePlace,
+    /// The `--models` scope (else the `enabledModels` setting), for choosing and cycling models.
+    pub scoped_models: Vec<ScopedModel>,
+    pub tools: Vec<String>,
+    /// The built-in tools registered, active or not (see `gather::registered_builtins`).
+    pub registered_builtins: Vec<String>,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    pub context_files: bool,
+    /// The skills and prompt templates found (`crate::resources`); a replay's are the recorded
+    /// ones.
+    pub resources: Resources,
+    /// The extensions found for this run (`crate::extensions`), not yet loaded.
+    pub extension_paths: Vec<PathBuf>,
+    /// The `-e` paths, as the folder resolves them (their commands' `sourceInfo` is Pi's CLI one).
+    pub cli_extension_paths: Vec<PathBuf>,
+    /// The extensions found but the `-e` ones, with where they came from (their commands'
+    /// `sourceInfo`).
+    pub extension_sources: Vec<pi_effects::packages::Resource>,
+    /// The extension host running them, once loaded (RPC mode gives it a UI).
+    pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
+    /// The loaded extensions' commands, as RPC `get_commands` lists them.
+    pub extension_commands: Vec<serde_json::Value>,
+    /// `--name`: the display name the first session built gets (a `session_info` entry before
+    /// anything else is appended); taken by that build.
+    session_name: std::sync::Mutex<Option<String>>,
+    /// `--wait-for-session`: wait for another process writing the session file instead of
+    /// refusing. Cleared once an RPC session runs: a replacing command never waits, since the
+    /// loop must keep answering.
+    pub wait_for_session: bool,
+    /// Warnings Pi prints at once (an unknown thinking level, bad settings, `--models` patterns
+    /// that match nothing), without their `Warning: ` prefix.
+    pub warnings: Vec<String>,
+    /// Pi's runtime diagnostics (model resolution, `--api-key`), reported after the `@file`
+    /// arguments are read; an error among them ends the run.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The models a recorded run could use, when replaying it: they stand in for the registry
+    /// and the credentials of this machine.
+    recorded_models: Option<Vec<Model>>,
+    /// Whether this run reads the project's own files (its extensions and `.pi/mcp.json` among
+    /// them).
+    pub project_trusted: bool,
+    /// The decision of an extension's `project_trust` handler, when one decided this run's
+    /// trust (a recording's header keeps it).
+    pub trust_by_extension: Option<pi_effects::extension::sidecar::TrustDecision>,
+    /// The tools the loaded extensions define (run by the extension host), then those of the
+    /// run's MCP servers (see [`crate::mcp`]), declared as custom tools.
+    pub custom_tools: ToolRegistry,
+    /// The MCP servers behind them, as the run's configuration lists them.
+    pub mcp_servers: Vec<serde_json::Value>,
+    /// The loaded extensions with event handlers, in load order (see [`crate::extensions`]).
+    pub extensions: ExtensionRegistry,
+    /// What their handlers' getters read; kept current by [`Runtime::session_options`].
+    pub extension_state: StateMirror,
+    /// Their `mcp_servers` system-prompt section, when some server's tools are reached
+    /// indirectly (see [`crate::mcp`]).
+    pub mcp_section: Option<String>,
+    /// That section from the second prompt on, once the servers the first prompt did not wait
+    /// for connected (their instructions in it), when it differs.
+    pub mcp_later_section: Option<String>,
+    /// Whether `--tools`/`--exclude-tools` keep Pi's `tool_search` registered.
+    pub tool_search_registered: bool,
+    /// Whether MCP servers started for the run (which then registers `tool_search`), and
+    /// whether their deferred tools activated it.
+    pub mcp_started: bool,
+    pub mcp_activates_tool_search: bool,
+    /// The MCP servers the extensions registered while loading, in registration order: they
+    /// start with `mcp.json`'s, which win a shared name.
+    pub mcp_registered: Vec<pi_mcp::Registered>,
+    /// The errors the session's start reports: the registered servers nothing connects.
+    pub start_errors: Vec<pi_core::agent_session::StartError>,
+    /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
+    /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
+    /// them).
+    pub cache_warming: Option<CacheWarming>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("cwd", &self.cwd)
+            .field("cli_model", &self.cli_model.as_ref().map(|m| &m.id))
+            .finish_non_exhaustive()
+    }
+}
