@@ -18,35 +18,18 @@ use super::{
 fn a_recorded_rpc_session_goes_on_in_its_cassette_where_the_session_is_replaced() {
     let ws = workspace(json!({"script": []}));
     let cassette = ws.root().join("cwd").join("rpc.jsonl");
-    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
     let lines = [
         json!({"id": "s1", "type": "get_state"}),
         json!({"id": "n1", "type": "set_session_name", "name": "first"}),
         json!({"id": "r", "type": "new_session"}),
         json!({"id": "s2", "type": "get_state"}),
     ];
-    let mut stdin = child.stdin.take().unwrap();
-    for line in &lines {
-        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
-    }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
     // Recording changes nothing: the session is replaced as without it.
-    assert!(
-        stdout.contains(r#""id":"r","type":"response","command":"new_session","success":true"#),
-        "{stdout}"
-    );
-    let text = std::fs::read_to_string(&cassette).unwrap();
-    let stdin_lines = text
-        .lines()
-        .filter(|l| l.starts_with(r#"{"type":"stdin""#))
-        .count();
+    let text = recorded_new_session(&ws, &cassette, &input);
+    let stdin_lines = lines_of(&text, "stdin");
     assert_eq!(stdin_lines, 4, "every command is in the cassette");
-    let replaced = text
-        .lines()
-        .filter(|l| l.starts_with(r#"{"type":"replaced""#))
-        .count();
+    let replaced = lines_of(&text, "replaced");
     assert_eq!(replaced, 1, "{text}");
     assert!(text
         .lines()
@@ -89,7 +72,6 @@ fn a_recorded_rpc_session_goes_on_in_its_cassette_where_the_session_is_replaced(
 fn an_escaped_replacing_command_read_with_others_records_and_replays() {
     let ws = workspace(json!({"script": []}));
     let cassette = ws.root().join("cwd").join("escaped.jsonl");
-    let mut child = rpc_recording(&ws, &cassette, Stdio::inherit());
     let lines = concat!(
         r#"{"id":"n1","type":"set_session_name","name":"first"}"#,
         "\n",
@@ -98,20 +80,8 @@ fn an_escaped_replacing_command_read_with_others_records_and_replays() {
         r#"{"id":"s2","type":"get_state"}"#,
         "\n",
     );
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, lines.as_bytes()).unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains(r#""id":"r","type":"response","command":"new_session","success":true"#),
-        "{stdout}"
-    );
-    let text = std::fs::read_to_string(&cassette).unwrap();
-    let replaced = text
-        .lines()
-        .filter(|l| l.starts_with(r#"{"type":"replaced""#))
-        .count();
+    let text = recorded_new_session(&ws, &cassette, lines);
+    let replaced = lines_of(&text, "replaced");
     assert_eq!(replaced, 1, "{text}");
     assert_replays(&cassette);
 }
@@ -147,10 +117,7 @@ fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
     assert!(status.success(), "{seen}");
 
     let text = std::fs::read_to_string(&cassette).unwrap();
-    let stdin_lines = text
-        .lines()
-        .filter(|l| l.starts_with(r#"{"type":"stdin""#))
-        .count();
+    let stdin_lines = lines_of(&text, "stdin");
     assert_eq!(stdin_lines, 6, "every command is in the cassette");
     assert_replays(&cassette);
 
@@ -372,3 +339,29 @@ impl Driver {
 
 /// The line that ends a prompt's run.
 pub(crate) const AGENT_END: &str = r#""type":"agent_end""#;
+
+/// How many of a cassette's lines are of `kind`.
+fn lines_of(text: &str, kind: &str) -> usize {
+    let start = format!(r#"{{"type":"{kind}""#);
+    text.lines().filter(|l| l.starts_with(&start)).count()
+}
+
+/// The cassette of an RPC run recorded into `cassette` with `input` written at once on its
+/// stdin, which replaced its session with a command `"r"` answered as `new_session`'s success.
+fn recorded_new_session(
+    ws: &pi_testkit::demo::Workspace,
+    cassette: &std::path::Path,
+    input: &str,
+) -> String {
+    let mut child = rpc_recording(ws, cassette, Stdio::inherit());
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#""id":"r","type":"response","command":"new_session","success":true"#),
+        "{stdout}"
+    );
+    std::fs::read_to_string(cassette).unwrap()
+}
