@@ -31,7 +31,9 @@
 //       run `run` goes on with `answer` ({result}; {error}, which its call throws; or
 //       {replaced}: the session was replaced, `withSession` runs with the new session's
 //       context, then the call returns it), answered as `command` is
-//   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
+//   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd", "state", "unset"?, "entries"?}
+//       -> updates, then the result: the registered tool's `execute` run with its extension's
+//       context over the session's state at the call (its changes, as an event carries them)
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
@@ -175,12 +177,13 @@ function loadPaths(paths) {
   }
 }
 
-/** The tools of the extensions loaded now, by name. */
+/** The tools of the extensions loaded now, by name: each definition with the index of the
+ * extension that registered it (whose runner's context its `execute` gets). */
 function indexTools() {
   tools.clear();
-  for (const extension of loaded.extensions) {
-    for (const [name, tool] of extension.tools) tools.set(name, tool.definition);
-  }
+  loaded.extensions.forEach((extension, owner) => {
+    for (const [name, tool] of extension.tools) tools.set(name, { definition: tool.definition, owner });
+  });
 }
 
 /** What a load registered (`result`: its extensions in load order and its errors), as `init`
@@ -673,7 +676,11 @@ function commandRunner() {
 
 /** `runner` with the extension API's actions and getters bound to the event in `scope()`. */
 function bound(runner) {
-  const act = (action) => scope().actions.push(plain(action));
+  const act = (action) => {
+    const store = scope();
+    if (store.toolCall !== undefined) throw new Error(`pi.${action.action} is not supported from a tool's execute by this harness's extension host yet`);
+    store.actions.push(plain(action));
+  };
   runner.bindCore(
     {
       sendMessage: (message, options) =>
@@ -1212,15 +1219,29 @@ async function commandResume(request) {
   });
 }
 
+/** A registered tool's call: `execute` runs as a handler does, in an action scope over the
+ * session's state at the call (the request carries its changes, as an event's), with the
+ * owning extension's runner's tool context (Pi's `createToolContext`: `createContext()` and
+ * `tools`/`executeTool`); its `cwd`, UI and signal are the call's. */
 async function execute(request) {
   const tool = tools.get(request.name);
   if (!tool) throw new Error(`Tool ${request.name} is not registered by any extension`);
+  const runner = runnerFor(tool.owner);
+  const state = snapshot(request);
   const controller = new AbortController();
+  const store = { state, actions: [], errors: [], controller, owner: request.id, told: [], toolCall: request.id };
   running.set(request.id, controller);
   try {
     const onUpdate = (partial) => write({ id: request.id, type: "tool.update", partial: plain(partial) });
-    const ctx = { cwd: request.cwd, hasUI: ui.enabled, ui: ui.context(request.id), signal: controller.signal };
-    return plain(await tool.execute(request.toolCallId, request.args, controller.signal, onUpdate, ctx));
+    const ctx = Object.defineProperties(runner.createToolContext(request.toolCallId, controller.signal), {
+      cwd: { value: request.cwd, enumerable: true },
+      hasUI: { value: ui.enabled, enumerable: true },
+      ui: { value: ui.context(request.id), enumerable: true },
+      signal: { value: controller.signal, enumerable: true },
+    });
+    return await current.run(store, async () =>
+      plain(await tool.definition.execute(request.toolCallId, request.args, controller.signal, onUpdate, ctx)),
+    );
   } finally {
     running.delete(request.id);
   }

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use pi_core::agent::hook_state::HookState;
 use pi_core::agent::ToolOutcome;
 use pi_core::event::ToolResult;
 pub use pi_core::tools::custom::CustomToolDefinition;
@@ -38,6 +39,14 @@ pub trait CustomTool: Send + Sync {
     /// Runs one call. It should stop soon after `cx.signal` is cancelled (Pi's abort signal);
     /// partial results go through [`ToolCallContext::update`].
     fn execute<'a>(&'a self, args: Value, cx: ToolCallContext) -> ToolFuture<'a>;
+
+    /// Whether the tool's context reads the session (Pi's whole `ExtensionContext`: the model,
+    /// `isIdle()`, the session manager's reads ...): its calls then get the session's state in
+    /// [`ToolCallContext::state`]. Only an extension host's tools do; the others would carry it
+    /// for nothing.
+    fn reads_session(&self) -> bool {
+        false
+    }
 }
 
 /// What a running custom tool may use besides its arguments (the parts of Pi's
@@ -57,6 +66,9 @@ pub struct ToolCallContext {
     pub model: Option<(String, String)>,
     /// Cancelled when the call is aborted (Pi's `AbortSignal`).
     pub signal: CancellationToken,
+    /// The session's state at the call, for a tool that [`CustomTool::reads_session`] (when
+    /// the session machine runs the call).
+    pub state: Option<Arc<HookState>>,
     updates: UnboundedSender<ToolResult>,
 }
 
@@ -248,6 +260,16 @@ impl ToolRegistry {
         self.tools.iter().map(|t| t.definition().clone()).collect()
     }
 
+    /// The names of the registered tools that read the session (see
+    /// [`CustomTool::reads_session`]), in order.
+    pub fn context_tools(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter(|t| t.reads_session())
+            .map(|t| t.definition().name.clone())
+            .collect()
+    }
+
     /// Whether no tool is registered.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
@@ -320,6 +342,7 @@ impl ToolCallContext {
             session_file: None,
             model: None,
             signal,
+            state: None,
             updates,
         }
     }

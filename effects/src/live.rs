@@ -261,12 +261,14 @@ impl Live {
         tool_call_id: String,
         tool: String,
         args: serde_json::Value,
+        state: Option<Arc<HookState>>,
     ) {
         let cancel = CancellationToken::new();
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
         let mut env = self.tools.clone();
         env.tool_call_id = Some(tool_call_id);
+        env.call_state = state;
         let env = Arc::new(env);
         let clock = Arc::clone(&self.clock);
         tokio::spawn(async move {
@@ -447,11 +449,20 @@ impl Interpreter for Live {
                 tool,
                 args,
                 search,
+                state,
             } => match search {
                 Some(candidates) if tool == TOOL_SEARCH_TOOL_NAME => {
                     self.answer_search(call, &args, &candidates)
                 }
-                _ => self.spawn_tool(call, tool_call_id, tool, args),
+                _ => {
+                    // The state a tool's context reads moves the extensions' mirror on in
+                    // effect order, as a hook point's does.
+                    let state: Option<Arc<HookState>> = state.map(Arc::from);
+                    if let Some(state) = &state {
+                        self.extensions.observe(state);
+                    }
+                    self.spawn_tool(call, tool_call_id, tool, args, state);
+                }
             },
             Effect::Cancel { call } => {
                 if let Some(token) = self.running.get(&call) {

@@ -14,6 +14,7 @@ mod model;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use pi_core::agent::hook_state::HookState;
 use pi_core::agent::{CallId, Effect, Input};
 use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{
@@ -584,10 +585,18 @@ impl Interpreter for Replay {
                     tool,
                     args,
                     search,
+                    state,
                 },
                 Some(tools),
-                _,
-            ) => tools.start(call.0, tool_call_id, tool, args, search),
+                hooks,
+            ) => {
+                let state: Option<Arc<HookState>> = state.map(Arc::from);
+                // A tool's state moves the live extensions' mirror on, as a hook point's.
+                if let (Some(state), Some(hooks)) = (&state, hooks) {
+                    hooks.observe(state);
+                }
+                tools.start(call.0, tool_call_id, tool, args, search, state);
+            }
             (
                 Effect::Hook {
                     call,

@@ -422,6 +422,12 @@ pub enum Effect {
         args: Value,
         #[serde(skip)]
         search: Option<Box<Vec<SearchableTool>>>,
+        /// What the tool's context reads (Pi gives a registered extension tool its runner's
+        /// whole context): filled in by the session machine for the tools it was told read
+        /// the session ([`crate::agent_session::SessionMachine::set_context_tools`]), none for
+        /// any other; derived, not recorded, as a hook's state.
+        #[serde(skip)]
+        state: Option<Box<HookState>>,
     },
     /// Stop the call as soon as possible; it must still be answered (an aborted stream ends with
     /// an `Error` event, an aborted tool with its error result).

@@ -140,6 +140,9 @@ pub struct SessionMachine {
     pub(super) out: SessionStep,
     /// How many entries the previous hook point's state held: the next one sends those after.
     pub(super) mirrored_entries: usize,
+    /// The custom tools whose calls read the session (an extension host's): their `RunTool`
+    /// effects carry the state their context reads.
+    pub(super) context_tools: Vec<String>,
     /// The prompt's sections as they stand from the second prompt's run on (`later_sections`).
     pub(super) later_sections: Vec<(String, String)>,
     /// The errors the session's start reports (`start_errors`).
@@ -224,6 +227,7 @@ impl SessionMachine {
             now: 0,
             out: SessionStep::default(),
             mirrored_entries: 0,
+            context_tools: Vec::new(),
             later_sections: Vec::new(),
             start_errors: Vec::new(),
             start_errors_call: None,
