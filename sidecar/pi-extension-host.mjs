@@ -46,6 +46,8 @@
 // Answers (host -> harness):
 //   {"id", "type": "response", "success": true, "data"} or {"id", "type": "response", "success": false, "error"}
 //   {"id", "type": "tool.update", "partial"}       (a tool's onUpdate)
+//   {"id", "type": "tool.action", "action"}        (what a tool's execute asked of the session,
+//       applied at once: an action as a handler's answer lists them)
 // and the extension UI's (`extension-ui.mjs`, joined to this file as a data: URL).
 import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
@@ -678,8 +680,14 @@ function commandRunner() {
 function bound(runner) {
   const act = (action) => {
     const store = scope();
-    if (store.toolCall !== undefined) throw new Error(`pi.${action.action} is not supported from a tool's execute by this harness's extension host yet`);
-    store.actions.push(plain(action));
+    if (store.toolCall === undefined) {
+      store.actions.push(plain(action));
+      return;
+    }
+    // A tool's `execute`: the session applies the action at once, as Pi's does; an entry
+    // appended shows in the tool's own reads right after (its id is the session's to draw).
+    write({ id: store.toolCall, type: "tool.action", action: plain(action) });
+    if (action.action === "appendEntry") provisionalEntry(store.state, action);
   };
   runner.bindCore(
     {
@@ -773,6 +781,20 @@ function bound(runner) {
   );
   prompts.share(runner);
   return runner;
+}
+
+/** Adds to a tool call's view of the session the custom entry its `pi.appendEntry` asked for, on
+ * its leaf, as the session is about to append it. */
+function provisionalEntry(state, action) {
+  const session = state.session;
+  if (!session) return;
+  const parentId = session.leafId ?? null;
+  const known = new Set(session.entries.map((e) => e.id));
+  let id;
+  do id = Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, "0");
+  while (known.has(id));
+  const entry = { type: "custom", customType: action.customType, data: action.data, id, parentId, timestamp: new Date().toISOString() };
+  state.session = { ...session, leafId: id, entryCount: session.entries.length + 1, entries: [...session.entries, entry] };
 }
 
 /** `ctx.compact()`'s callbacks, by the number their `compact` action names (counted from 0). */

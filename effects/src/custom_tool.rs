@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pi_core::agent::hook_state::HookState;
+use pi_core::agent::hooks::HookAction;
 use pi_core::agent::ToolOutcome;
 use pi_core::event::ToolResult;
 pub use pi_core::tools::custom::CustomToolDefinition;
@@ -70,6 +71,17 @@ pub struct ToolCallContext {
     /// the session machine runs the call).
     pub state: Option<Arc<HookState>>,
     updates: UnboundedSender<ToolResult>,
+    /// Where the call's partial results and actions go, in the order sent, when the
+    /// interpreter takes actions from tools.
+    signals: Option<UnboundedSender<ToolSignal>>,
+}
+
+/// What a running custom tool sends its session besides its result, in order: a partial
+/// result, or an action its context asked for (applied at once, before the result).
+#[derive(Clone, Debug)]
+pub enum ToolSignal {
+    Update(ToolResult),
+    Acted(HookAction),
 }
 
 impl ToolCallContext {
@@ -77,7 +89,27 @@ impl ToolCallContext {
     /// `tool_execution_update` event and a cassette records.
     pub fn update(&self, partial: ToolResult) {
         // A receiver gone means the call's answers are no longer wanted.
-        let _ = self.updates.send(partial);
+        match &self.signals {
+            Some(signals) => {
+                let _ = signals.send(ToolSignal::Update(partial));
+            }
+            None => {
+                let _ = self.updates.send(partial);
+            }
+        }
+    }
+
+    /// Asks the session for `action` (an extension tool's `pi.appendEntry` ...), which it
+    /// applies at once. An error where the interpreter running the call takes no actions (a
+    /// replay that runs tools again).
+    pub fn act(&self, action: HookAction) -> Result<(), String> {
+        let signals = self.signals.as_ref().ok_or_else(|| {
+            "an action from a tool's execute is not supported where tools run again in a replay"
+                .to_owned()
+        })?;
+        // A receiver gone means the call's answers are no longer wanted.
+        let _ = signals.send(ToolSignal::Acted(action));
+        Ok(())
     }
 }
 
@@ -330,6 +362,7 @@ impl ToolCallContext {
     /// The context of call `tool_call_id` in `cwd`, with the call's signal and the channel of
     /// its partial results; the session's parts are set by the caller that knows them.
     pub(crate) fn new(
+        signals: Option<UnboundedSender<ToolSignal>>,
         tool_call_id: String,
         cwd: PathBuf,
         signal: CancellationToken,
@@ -344,6 +377,7 @@ impl ToolCallContext {
             signal,
             state: None,
             updates,
+            signals,
         }
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::custom_tool::CustomToolDefinition;
+use crate::custom_tool::{CustomToolDefinition, ToolSignal};
 use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
@@ -269,6 +269,10 @@ impl Live {
         let mut env = self.tools.clone();
         env.tool_call_id = Some(tool_call_id);
         env.call_state = state;
+        // A custom tool's updates and actions come on one channel, in the order sent; a
+        // built-in's updates on their own.
+        let (signals, mut signalled) = unbounded_channel();
+        env.tool_signals = Some(signals);
         let env = Arc::new(env);
         let clock = Arc::clone(&self.clock);
         tokio::spawn(async move {
@@ -277,8 +281,25 @@ impl Live {
             let forward_tx = tx.clone();
             let forward_clock = Arc::clone(&clock);
             let forward = tokio::spawn(async move {
-                while let Some(partial) = partials.recv().await {
-                    let input = Input::ToolUpdate { call, partial };
+                let (mut partials_open, mut signals_open) = (true, true);
+                while partials_open || signals_open {
+                    let input = tokio::select! {
+                        partial = partials.recv(), if partials_open => match partial {
+                            Some(partial) => Input::ToolUpdate { call, partial },
+                            None => {
+                                partials_open = false;
+                                continue;
+                            }
+                        },
+                        signal = signalled.recv(), if signals_open => match signal {
+                            Some(ToolSignal::Update(partial)) => Input::ToolUpdate { call, partial },
+                            Some(ToolSignal::Acted(action)) => Input::ToolActed { call, action },
+                            None => {
+                                signals_open = false;
+                                continue;
+                            }
+                        },
+                    };
                     let now = forward_clock.now_ms();
                     let _ = forward_tx.send((now, SessionInput::Answer(input)));
                 }

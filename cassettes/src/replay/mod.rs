@@ -385,7 +385,9 @@ impl Replay {
                 return None;
             };
             match &**input {
-                RecordedInput::ToolUpdate { call, .. } if tools.runs(*call) => {
+                RecordedInput::ToolUpdate { call, .. } | RecordedInput::ToolActed { call, .. }
+                    if tools.runs(*call) =>
+                {
                     self.position += 1;
                 }
                 RecordedInput::ToolFinished { call, .. } if tools.runs(*call) => {

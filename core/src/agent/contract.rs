@@ -257,6 +257,13 @@ pub enum Input {
         call: CallId,
         outcome: ToolOutcome,
     },
+    /// What a running tool's context asked of the session (an extension's registered tool
+    /// calling `pi.appendEntry`, `pi.sendMessage` ... from its `execute`): the session applies
+    /// it at once, as Pi's does, before the tool's result. Checked as a `ToolUpdate` is.
+    ToolActed {
+        call: CallId,
+        action: super::hooks::HookAction,
+    },
     Change(Change),
     /// The extensions' answer at a hook point the machine waits at ([`Effect::Hook`]).
     HookDecided {
@@ -278,6 +285,7 @@ impl Input {
             Input::ModelFailed { call, .. } => format!("model failure for call {call}"),
             Input::ToolUpdate { call, .. } => format!("tool update for call {call}"),
             Input::ToolFinished { call, .. } => format!("tool result for call {call}"),
+            Input::ToolActed { call, .. } => format!("tool action for call {call}"),
             Input::Change(_) => "change".into(),
             Input::HookDecided { call, .. } => format!("hook decision for call {call}"),
         }

@@ -609,6 +609,12 @@ impl SessionMachine {
         if let Input::ToolFinished { call, outcome } = &input {
             self.tool_search_finished(*call, outcome);
         }
+        if let Input::ToolActed { action, .. } = &input {
+            // Checked by the agent (its call must be running), then applied at once.
+            let action = action.clone();
+            self.agent_step(input)?;
+            return self.apply_asked_actions(std::slice::from_ref(&action));
+        }
         if let Input::HookDecided { call, outcome } = &input {
             // A command's errors are reported with its answer, under the command's name; an
             // input's and a `user_bash`'s after what its handlers asked for (they ask before

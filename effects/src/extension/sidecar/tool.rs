@@ -1,7 +1,8 @@
 //! An extension's tool as a [`CustomTool`]: its call is sent to the extension host
 //! (`tool.execute`) with the session's state at the call, as a hook point's event carries it
 //! (the host runs `execute` with its extension's whole context over it), its `onUpdate`s come
-//! back as partial results, and an abort reaches the tool's `AbortSignal`.
+//! back as partial results, what it asks of the session (`pi.appendEntry` ...) as actions the
+//! session applies at once, and an abort reaches the tool's `AbortSignal`.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use super::mirror::StateMirror;
 use crate::custom_tool::{
     CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture, ToolRegistry,
 };
+use pi_core::agent::hooks::HookAction;
 use pi_core::event::ToolResult;
 
 struct ExtensionTool {
@@ -71,6 +73,8 @@ impl CustomTool for ExtensionTool {
                 asked
             };
             let mut aborted = false;
+            // The first action the session could not take: the call's error once it ends.
+            let mut refused: Option<String> = None;
             let outcome = loop {
                 let message = tokio::select! {
                     message = answers.recv() => message,
@@ -90,6 +94,16 @@ impl CustomTool for ExtensionTool {
                             cx.update(partial);
                         }
                     }
+                    // An action `execute` asked for: the session applies it now, before the
+                    // result, as Pi's does.
+                    Some("tool.action") => {
+                        let acted = serde_json::from_value::<HookAction>(message["action"].clone())
+                            .map_err(|e| format!("the extension tool's action is not Pi's: {e}"))
+                            .and_then(|action| cx.act(action));
+                        if let Err(error) = acted {
+                            refused.get_or_insert(error);
+                        }
+                    }
                     _ => {
                         break response_data(message)
                             .map_err(|e| e.to_string())
@@ -98,7 +112,10 @@ impl CustomTool for ExtensionTool {
                 }
             };
             self.host.forget(id);
-            outcome
+            match refused {
+                Some(error) => Err(error),
+                None => outcome,
+            }
         })
     }
 }
