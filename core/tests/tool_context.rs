@@ -125,3 +125,24 @@ fn a_tools_action_is_applied_at_once_and_refused_for_a_call_not_running() {
     );
     assert_eq!(s.tree().entries().len(), before + 1, "nothing written");
 }
+
+#[test]
+fn a_tools_abort_aborts_the_run_its_calls_with_it() {
+    let mut s = session(&["ls"]);
+    let step = calling(&mut s);
+    let calls: Vec<CallId> = tool_calls(&step).iter().map(|(c, _, _)| *c).collect();
+    let acted = SessionInput::Answer(Input::ToolActed {
+        call: calls[0],
+        action: HookAction::Abort,
+    });
+    let step = s.step(3, acted).unwrap();
+    let cancelled: Vec<CallId> = step
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Cancel { call } => Some(*call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cancelled, calls, "{:?}", step.effects);
+}

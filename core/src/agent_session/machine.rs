@@ -613,7 +613,13 @@ impl SessionMachine {
             // Checked by the agent (its call must be running), then applied at once.
             let action = action.clone();
             self.agent_step(input)?;
-            return self.apply_asked_actions(std::slice::from_ref(&action));
+            self.apply_asked_actions(std::slice::from_ref(&action))?;
+            // `ctx.abort()` from the tool is Pi's `AgentSession.abort()`: the run (the tool's
+            // own call with it) is aborted at once.
+            if action.aborts() {
+                self.abort()?;
+            }
+            return Ok(());
         }
         if let Input::HookDecided { call, outcome } = &input {
             // A command's errors are reported with its answer, under the command's name; an
