@@ -31,7 +31,9 @@
 //       run `run` goes on with `answer` ({result}; {error}, which its call throws; or
 //       {replaced}: the session was replaced, `withSession` runs with the new session's
 //       context, then the call returns it), answered as `command` is
-//   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd"} -> updates, then the result
+//   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd", "state", "unset"?, "entries"?}
+//       -> updates, then the result: the registered tool's `execute` run with its extension's
+//       context over the session's state at the call (its changes, as an event carries them)
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
@@ -44,6 +46,8 @@
 // Answers (host -> harness):
 //   {"id", "type": "response", "success": true, "data"} or {"id", "type": "response", "success": false, "error"}
 //   {"id", "type": "tool.update", "partial"}       (a tool's onUpdate)
+//   {"id", "type": "tool.action", "action"}        (what a tool's execute asked of the session,
+//       applied at once: an action as a handler's answer lists them)
 // and the extension UI's (`extension-ui.mjs`, joined to this file as a data: URL).
 import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
@@ -175,12 +179,13 @@ function loadPaths(paths) {
   }
 }
 
-/** The tools of the extensions loaded now, by name. */
+/** The tools of the extensions loaded now, by name: each definition with the index of the
+ * extension that registered it (whose runner's context its `execute` gets). */
 function indexTools() {
   tools.clear();
-  for (const extension of loaded.extensions) {
-    for (const [name, tool] of extension.tools) tools.set(name, tool.definition);
-  }
+  loaded.extensions.forEach((extension, owner) => {
+    for (const [name, tool] of extension.tools) tools.set(name, { definition: tool.definition, owner });
+  });
 }
 
 /** What a load registered (`result`: its extensions in load order and its errors), as `init`
@@ -673,7 +678,17 @@ function commandRunner() {
 
 /** `runner` with the extension API's actions and getters bound to the event in `scope()`. */
 function bound(runner) {
-  const act = (action) => scope().actions.push(plain(action));
+  const act = (action) => {
+    const store = scope();
+    if (store.toolCall === undefined) {
+      store.actions.push(plain(action));
+      return;
+    }
+    // A tool's `execute`: the session applies the action at once, as Pi's does; an entry
+    // appended shows in the tool's own reads right after (its id is the session's to draw).
+    write({ id: store.toolCall, type: "tool.action", action: plain(action) });
+    if (action.action === "appendEntry") provisionalEntry(store.state, action);
+  };
   runner.bindCore(
     {
       sendMessage: (message, options) =>
@@ -766,6 +781,20 @@ function bound(runner) {
   );
   prompts.share(runner);
   return runner;
+}
+
+/** Adds to a tool call's view of the session the custom entry its `pi.appendEntry` asked for, on
+ * its leaf, as the session is about to append it. */
+function provisionalEntry(state, action) {
+  const session = state.session;
+  if (!session) return;
+  const parentId = session.leafId ?? null;
+  const known = new Set(session.entries.map((e) => e.id));
+  let id;
+  do id = Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, "0");
+  while (known.has(id));
+  const entry = { type: "custom", customType: action.customType, data: action.data, id, parentId, timestamp: new Date().toISOString() };
+  state.session = { ...session, leafId: id, entryCount: session.entries.length + 1, entries: [...session.entries, entry] };
 }
 
 /** `ctx.compact()`'s callbacks, by the number their `compact` action names (counted from 0). */
@@ -1212,15 +1241,29 @@ async function commandResume(request) {
   });
 }
 
+/** A registered tool's call: `execute` runs as a handler does, in an action scope over the
+ * session's state at the call (the request carries its changes, as an event's), with the
+ * owning extension's runner's tool context (Pi's `createToolContext`: `createContext()` and
+ * `tools`/`executeTool`); its `cwd`, UI and signal are the call's. */
 async function execute(request) {
   const tool = tools.get(request.name);
   if (!tool) throw new Error(`Tool ${request.name} is not registered by any extension`);
+  const runner = runnerFor(tool.owner);
+  const state = snapshot(request);
   const controller = new AbortController();
+  const store = { state, actions: [], errors: [], controller, owner: request.id, told: [], toolCall: request.id };
   running.set(request.id, controller);
   try {
     const onUpdate = (partial) => write({ id: request.id, type: "tool.update", partial: plain(partial) });
-    const ctx = { cwd: request.cwd, hasUI: ui.enabled, ui: ui.context(request.id), signal: controller.signal };
-    return plain(await tool.execute(request.toolCallId, request.args, controller.signal, onUpdate, ctx));
+    const ctx = Object.defineProperties(runner.createToolContext(request.toolCallId, controller.signal), {
+      cwd: { value: request.cwd, enumerable: true },
+      hasUI: { value: ui.enabled, enumerable: true },
+      ui: { value: ui.context(request.id), enumerable: true },
+      signal: { value: controller.signal, enumerable: true },
+    });
+    return await current.run(store, async () =>
+      plain(await tool.definition.execute(request.toolCallId, request.args, controller.signal, onUpdate, ctx)),
+    );
   } finally {
     running.delete(request.id);
   }

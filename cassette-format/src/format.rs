@@ -696,6 +696,13 @@ pub enum RecordedInput {
         call: u64,
         partial: Value,
     },
+    /// What a running tool's context asked of the session (an extension tool's
+    /// `pi.appendEntry` ...), applied at once: Pi's action object, as a hook decision's
+    /// `actions` hold them.
+    ToolActed {
+        call: u64,
+        action: Value,
+    },
     ToolFinished {
         call: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]

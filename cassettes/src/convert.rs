@@ -278,6 +278,10 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
             call: call.0,
             partial: to_json(partial),
         },
+        SessionInput::Answer(Input::ToolActed { call, action }) => RecordedInput::ToolActed {
+            call: call.0,
+            action: to_json(action),
+        },
         SessionInput::Answer(Input::ToolFinished { call, outcome }) => {
             let (result, thrown) = match outcome {
                 ToolOutcome::Ok(result) => (Some(to_json(result)), None),
@@ -439,6 +443,10 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::ToolUpdate { call, partial } => SessionInput::Answer(Input::ToolUpdate {
             call: CallId(*call),
             partial: from_json(partial, "input.partial")?,
+        }),
+        RecordedInput::ToolActed { call, action } => SessionInput::Answer(Input::ToolActed {
+            call: CallId(*call),
+            action: from_json(action, "input.action")?,
         }),
         RecordedInput::ToolFinished {
             call,

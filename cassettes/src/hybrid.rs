@@ -112,6 +112,9 @@ impl Interpreter for Hybrid {
         }
         if let Effect::Hook {
             state: Some(state), ..
+        }
+        | Effect::RunTool {
+            state: Some(state), ..
         } = &effect
         {
             self.live.observe_hook(state);

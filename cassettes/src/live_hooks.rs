@@ -49,6 +49,11 @@ impl LiveHooks {
         self.running.insert(call, (task, signal));
     }
 
+    /// Takes in the state a tool's call carried, in effect order, as a hook point's.
+    pub fn observe(&self, state: &HookState) {
+        self.extensions.observe(state);
+    }
+
     /// The session cancelled hook point `call` (an aborted compaction's): its handlers' signal
     /// fires.
     pub fn cancel(&self, call: u64) {

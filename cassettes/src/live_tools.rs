@@ -53,7 +53,8 @@ impl LiveTools {
         self
     }
 
-    /// Starts `tool` for call `call`, the model's `tool_call_id` (inside a tokio runtime); a
+    /// Starts `tool` for call `call`, the model's `tool_call_id` (inside a tokio runtime), its
+    /// context reading the session's `state` at the call when it reads the session; a
     /// `tool_search` call the session gave what to `search` is answered from that alone.
     pub fn start(
         &mut self,
@@ -62,9 +63,11 @@ impl LiveTools {
         tool: String,
         args: Value,
         search: Option<Box<Vec<SearchableTool>>>,
+        state: Option<std::sync::Arc<pi_core::agent::hook_state::HookState>>,
     ) {
         let mut env = self.env.clone();
         env.tool_call_id = Some(tool_call_id);
+        env.call_state = state;
         let cancel = CancellationToken::new();
         let token = cancel.clone();
         let (updates, partials) = unbounded_channel();

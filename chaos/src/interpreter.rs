@@ -348,6 +348,10 @@ impl ChaosInterpreter {
                                 call: CallId(call),
                                 partial,
                             },
+                            Input::ToolActed { action, .. } => Input::ToolActed {
+                                call: CallId(call),
+                                action,
+                            },
                             other => other,
                         })
                         .collect();

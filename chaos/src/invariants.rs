@@ -495,6 +495,7 @@ mod tests {
             tool: "read".into(),
             args: json!({}),
             search: None,
+            state: None,
         }
     }
 

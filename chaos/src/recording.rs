@@ -129,6 +129,7 @@ impl ChaosRecording {
                     steps += 1;
                     match &**input {
                         RecordedInput::ToolUpdate { call, .. }
+                        | RecordedInput::ToolActed { call, .. }
                         | RecordedInput::ToolFinished { call, .. } => {
                             let answer = tool_answers.entry(*call).or_insert(RecordedTool {
                                 updates: Vec::new(),

@@ -130,7 +130,12 @@ impl Runtime {
                         )));
                     }
                 }
-                register_tools(&mut self.custom_tools, &registrations, &host);
+                register_tools(
+                    &mut self.custom_tools,
+                    &registrations,
+                    &host,
+                    &self.extension_state,
+                );
                 self.extension_commands = registrations.commands.clone();
                 for command in &mut self.extension_commands {
                     from_cli(command, &self.cli_extension_paths);

@@ -36,6 +36,8 @@ mod rpc;
 mod signals;
 #[path = "extensions/support.rs"]
 mod support;
+#[path = "extensions/tool_context.rs"]
+mod tool_context;
 #[path = "extensions/trust.rs"]
 mod trust;
 #[path = "extensions/user_bash.rs"]

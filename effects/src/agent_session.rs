@@ -347,6 +347,7 @@ impl SessionOptions {
             tool_loadout,
             later_sections: self.later_sections.clone(),
             start_errors: self.start_errors.clone(),
+            context_tools: self.custom_tools.context_tools(),
         })
     }
 

@@ -14,6 +14,8 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use pi_core::agent::hook_state::HookState;
+use pi_core::agent::hooks::HookAction;
 use pi_core::agent::ToolOutcome;
 use pi_core::event::ToolResult;
 pub use pi_core::tools::custom::CustomToolDefinition;
@@ -38,6 +40,14 @@ pub trait CustomTool: Send + Sync {
     /// Runs one call. It should stop soon after `cx.signal` is cancelled (Pi's abort signal);
     /// partial results go through [`ToolCallContext::update`].
     fn execute<'a>(&'a self, args: Value, cx: ToolCallContext) -> ToolFuture<'a>;
+
+    /// Whether the tool's context reads the session (Pi's whole `ExtensionContext`: the model,
+    /// `isIdle()`, the session manager's reads ...): its calls then get the session's state in
+    /// [`ToolCallContext::state`]. Only an extension host's tools do; the others would carry it
+    /// for nothing.
+    fn reads_session(&self) -> bool {
+        false
+    }
 }
 
 /// What a running custom tool may use besides its arguments (the parts of Pi's
@@ -57,7 +67,21 @@ pub struct ToolCallContext {
     pub model: Option<(String, String)>,
     /// Cancelled when the call is aborted (Pi's `AbortSignal`).
     pub signal: CancellationToken,
+    /// The session's state at the call, for a tool that [`CustomTool::reads_session`] (when
+    /// the session machine runs the call).
+    pub state: Option<Arc<HookState>>,
     updates: UnboundedSender<ToolResult>,
+    /// Where the call's partial results and actions go, in the order sent, when the
+    /// interpreter takes actions from tools.
+    signals: Option<UnboundedSender<ToolSignal>>,
+}
+
+/// What a running custom tool sends its session besides its result, in order: a partial
+/// result, or an action its context asked for (applied at once, before the result).
+#[derive(Clone, Debug)]
+pub enum ToolSignal {
+    Update(ToolResult),
+    Acted(HookAction),
 }
 
 impl ToolCallContext {
@@ -65,7 +89,27 @@ impl ToolCallContext {
     /// `tool_execution_update` event and a cassette records.
     pub fn update(&self, partial: ToolResult) {
         // A receiver gone means the call's answers are no longer wanted.
-        let _ = self.updates.send(partial);
+        match &self.signals {
+            Some(signals) => {
+                let _ = signals.send(ToolSignal::Update(partial));
+            }
+            None => {
+                let _ = self.updates.send(partial);
+            }
+        }
+    }
+
+    /// Asks the session for `action` (an extension tool's `pi.appendEntry` ...), which it
+    /// applies at once. An error where the interpreter running the call takes no actions (a
+    /// replay that runs tools again).
+    pub fn act(&self, action: HookAction) -> Result<(), String> {
+        let signals = self.signals.as_ref().ok_or_else(|| {
+            "an action from a tool's execute is not supported where tools run again in a replay"
+                .to_owned()
+        })?;
+        // A receiver gone means the call's answers are no longer wanted.
+        let _ = signals.send(ToolSignal::Acted(action));
+        Ok(())
     }
 }
 
@@ -248,6 +292,16 @@ impl ToolRegistry {
         self.tools.iter().map(|t| t.definition().clone()).collect()
     }
 
+    /// The names of the registered tools that read the session (see
+    /// [`CustomTool::reads_session`]), in order.
+    pub fn context_tools(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter(|t| t.reads_session())
+            .map(|t| t.definition().name.clone())
+            .collect()
+    }
+
     /// Whether no tool is registered.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
@@ -308,6 +362,7 @@ impl ToolCallContext {
     /// The context of call `tool_call_id` in `cwd`, with the call's signal and the channel of
     /// its partial results; the session's parts are set by the caller that knows them.
     pub(crate) fn new(
+        signals: Option<UnboundedSender<ToolSignal>>,
         tool_call_id: String,
         cwd: PathBuf,
         signal: CancellationToken,
@@ -320,7 +375,9 @@ impl ToolCallContext {
             session_file: None,
             model: None,
             signal,
+            state: None,
             updates,
+            signals,
         }
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::custom_tool::CustomToolDefinition;
+use crate::custom_tool::{CustomToolDefinition, ToolSignal};
 use crate::driver::{
     FrontEndInput, FrontEndNext, InterpretError, Interpreter, UserBash, UserCommand,
 };
@@ -261,12 +261,18 @@ impl Live {
         tool_call_id: String,
         tool: String,
         args: serde_json::Value,
+        state: Option<Arc<HookState>>,
     ) {
         let cancel = CancellationToken::new();
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
         let mut env = self.tools.clone();
         env.tool_call_id = Some(tool_call_id);
+        env.call_state = state;
+        // A custom tool's updates and actions come on one channel, in the order sent; a
+        // built-in's updates on their own.
+        let (signals, mut signalled) = unbounded_channel();
+        env.tool_signals = Some(signals);
         let env = Arc::new(env);
         let clock = Arc::clone(&self.clock);
         tokio::spawn(async move {
@@ -275,8 +281,25 @@ impl Live {
             let forward_tx = tx.clone();
             let forward_clock = Arc::clone(&clock);
             let forward = tokio::spawn(async move {
-                while let Some(partial) = partials.recv().await {
-                    let input = Input::ToolUpdate { call, partial };
+                let (mut partials_open, mut signals_open) = (true, true);
+                while partials_open || signals_open {
+                    let input = tokio::select! {
+                        partial = partials.recv(), if partials_open => match partial {
+                            Some(partial) => Input::ToolUpdate { call, partial },
+                            None => {
+                                partials_open = false;
+                                continue;
+                            }
+                        },
+                        signal = signalled.recv(), if signals_open => match signal {
+                            Some(ToolSignal::Update(partial)) => Input::ToolUpdate { call, partial },
+                            Some(ToolSignal::Acted(action)) => Input::ToolActed { call, action },
+                            None => {
+                                signals_open = false;
+                                continue;
+                            }
+                        },
+                    };
                     let now = forward_clock.now_ms();
                     let _ = forward_tx.send((now, SessionInput::Answer(input)));
                 }
@@ -447,11 +470,20 @@ impl Interpreter for Live {
                 tool,
                 args,
                 search,
+                state,
             } => match search {
                 Some(candidates) if tool == TOOL_SEARCH_TOOL_NAME => {
                     self.answer_search(call, &args, &candidates)
                 }
-                _ => self.spawn_tool(call, tool_call_id, tool, args),
+                _ => {
+                    // The state a tool's context reads moves the extensions' mirror on in
+                    // effect order, as a hook point's does.
+                    let state: Option<Arc<HookState>> = state.map(Arc::from);
+                    if let Some(state) = &state {
+                        self.extensions.observe(state);
+                    }
+                    self.spawn_tool(call, tool_call_id, tool, args, state);
+                }
             },
             Effect::Cancel { call } => {
                 if let Some(token) = self.running.get(&call) {

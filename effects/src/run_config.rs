@@ -118,6 +118,11 @@ pub struct RunConfig {
     /// reports them with no extension loaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub start_errors: Vec<pi_core::agent_session::StartError>,
+    /// The custom tools whose calls read the session through their context (an extension's
+    /// registered tools, run by its host): their calls carry the session's state, so that a
+    /// run that runs them again (a hybrid replay's live part) gives them what the run did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_tools: Vec<String>,
 }
 
 impl RunConfig {
@@ -212,6 +217,7 @@ pub fn build_machine(
     machine.set_tool_loadout(config.tool_loadout.clone());
     machine.set_later_sections(config.later_sections.clone());
     machine.set_start_errors(config.start_errors.clone());
+    machine.set_context_tools(config.context_tools.clone());
     Ok((machine, file))
 }
 

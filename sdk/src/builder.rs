@@ -471,7 +471,7 @@ impl SessionBuilder {
                 errors.map(|e| (e.path.clone(), e.error.clone())).collect(),
             ));
         }
-        register_tools(&mut tools, &registrations, &host);
+        register_tools(&mut tools, &registrations, &host, state);
         for extension in hook_extensions(&registrations, &host, state) {
             extensions.load(extension);
         }

@@ -451,6 +451,7 @@ fn placeholder_config(header: &SessionHeader) -> RunConfig {
         tool_loadout: None,
         later_sections: Vec::new(),
         start_errors: Vec::new(),
+        context_tools: Vec::new(),
     }
 }
 

@@ -15,6 +15,7 @@ mod sessions;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use pi_core::agent::hook_state::HookState;
 use pi_core::agent::{CallId, Effect, Input};
 use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{
@@ -404,7 +405,9 @@ impl Replay {
                 return None;
             };
             match &**input {
-                RecordedInput::ToolUpdate { call, .. } if tools.runs(*call) => {
+                RecordedInput::ToolUpdate { call, .. } | RecordedInput::ToolActed { call, .. }
+                    if tools.runs(*call) =>
+                {
                     self.position += 1;
                 }
                 RecordedInput::ToolFinished { call, .. } if tools.runs(*call) => {
@@ -604,10 +607,18 @@ impl Interpreter for Replay {
                     tool,
                     args,
                     search,
+                    state,
                 },
                 Some(tools),
-                _,
-            ) => tools.start(call.0, tool_call_id, tool, args, search),
+                hooks,
+            ) => {
+                let state: Option<Arc<HookState>> = state.map(Arc::from);
+                // A tool's state moves the live extensions' mirror on, as a hook point's.
+                if let (Some(state), Some(hooks)) = (&state, hooks) {
+                    hooks.observe(state);
+                }
+                tools.start(call.0, tool_call_id, tool, args, search, state);
+            }
             (
                 Effect::Hook {
                     call,

@@ -257,6 +257,13 @@ pub enum Input {
         call: CallId,
         outcome: ToolOutcome,
     },
+    /// What a running tool's context asked of the session (an extension's registered tool
+    /// calling `pi.appendEntry`, `pi.sendMessage` ... from its `execute`): the session applies
+    /// it at once, as Pi's does, before the tool's result. Checked as a `ToolUpdate` is.
+    ToolActed {
+        call: CallId,
+        action: super::hooks::HookAction,
+    },
     Change(Change),
     /// The extensions' answer at a hook point the machine waits at ([`Effect::Hook`]).
     HookDecided {
@@ -278,6 +285,7 @@ impl Input {
             Input::ModelFailed { call, .. } => format!("model failure for call {call}"),
             Input::ToolUpdate { call, .. } => format!("tool update for call {call}"),
             Input::ToolFinished { call, .. } => format!("tool result for call {call}"),
+            Input::ToolActed { call, .. } => format!("tool action for call {call}"),
             Input::Change(_) => "change".into(),
             Input::HookDecided { call, .. } => format!("hook decision for call {call}"),
         }
@@ -422,6 +430,12 @@ pub enum Effect {
         args: Value,
         #[serde(skip)]
         search: Option<Box<Vec<SearchableTool>>>,
+        /// What the tool's context reads (Pi gives a registered extension tool its runner's
+        /// whole context): filled in by the session machine for the tools it was told read
+        /// the session ([`crate::agent_session::SessionMachine::set_context_tools`]), none for
+        /// any other; derived, not recorded, as a hook's state.
+        #[serde(skip)]
+        state: Option<Box<HookState>>,
     },
     /// Stop the call as soon as possible; it must still be answered (an aborted stream ends with
     /// an `Error` event, an aborted tool with its error result).

@@ -422,6 +422,8 @@ impl AgentMachine {
             Input::ModelFailed { error, .. } => self.fail_run(error),
             Input::ToolUpdate { call, partial } => self.on_tool_update(call, partial),
             Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
+            // The session applies a tool's action; the agent only checks its call runs.
+            Input::ToolActed { .. } => {}
             Input::Change(change) => self.apply_change(change),
             Input::HookDecided { call, outcome } => self.on_hook_decided(call, outcome),
         }
@@ -530,12 +532,12 @@ impl AgentMachine {
             Input::HookDecided { .. } => Err(self
                 .contract(input, "no hook point is waiting for this decision")
                 .into()),
-            Input::ToolUpdate { call, .. } | Input::ToolFinished { call, .. } => {
-                match self.run.as_ref().map(|r| &r.phase) {
-                    Some(Phase::Tools(batch)) if batch.running_index(*call).is_some() => Ok(()),
-                    _ => Err(self.contract(input, "no such tool call is running").into()),
-                }
-            }
+            Input::ToolUpdate { call, .. }
+            | Input::ToolFinished { call, .. }
+            | Input::ToolActed { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
+                Some(Phase::Tools(batch)) if batch.running_index(*call).is_some() => Ok(()),
+                _ => Err(self.contract(input, "no such tool call is running").into()),
+            },
             _ => Ok(()),
         }
     }

@@ -82,6 +82,7 @@ impl AgentMachine {
                 tool,
                 args,
                 search: None,
+                state: None,
             });
             if aborted {
                 self.effect(Effect::Cancel { call });

@@ -51,6 +51,7 @@ impl Machine for AgentMachine {
             Input::Model { .. }
                 | Input::ModelFailed { .. }
                 | Input::ToolUpdate { .. }
+                | Input::ToolActed { .. }
                 | Input::ToolFinished { .. }
                 | Input::HookDecided { .. }
         )

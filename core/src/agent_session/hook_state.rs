@@ -30,28 +30,56 @@ impl SessionMachine {
 
     /// Gives the agent's hook points from `first` on in this step's effects the state their
     /// getters read, once the step's events are processed (the messages they ended persisted,
-    /// as Pi's session has them when its extensions are asked).
+    /// as Pi's session has them when its extensions are asked), and the calls of the tools
+    /// that read the session ([`SessionMachine::set_context_tools`]) the same state. A tool's
+    /// call alone does not count its entries as sent: only a hook point moves the mirror on, so
+    /// the next one carries them again whoever saw the call.
     pub(super) fn fill_hook_states(&mut self, first: usize) {
-        let asked = self.out.effects[first..]
+        let hooks = self.out.effects[first..]
             .iter()
             .any(|e| matches!(e, Effect::Hook { state: None, .. }));
-        if !asked {
+        let tools = self.out.effects[first..].iter().any(|e| {
+            matches!(e, Effect::RunTool { state: None, tool, .. } if self.context_tools.contains(tool))
+        });
+        if !hooks && !tools {
             return;
         }
-        let state = self.hook_state();
+        let state = self.state_now();
         for effect in &mut self.out.effects[first..] {
-            if let Effect::Hook {
-                state: slot @ None, ..
-            } = effect
-            {
-                *slot = Some(Box::new(state.clone()));
+            match effect {
+                Effect::Hook {
+                    state: slot @ None, ..
+                } => *slot = Some(Box::new(state.clone())),
+                Effect::RunTool {
+                    state: slot @ None,
+                    tool,
+                    ..
+                } if self.context_tools.contains(tool) => *slot = Some(Box::new(state.clone())),
+                _ => {}
             }
         }
+        if hooks {
+            self.mirrored_entries = self.tree.entries().len();
+        }
+    }
+
+    /// Tells the machine which custom tools read the session through their context (an
+    /// extension host's registered tools): their calls carry the state a hook point's would.
+    pub fn set_context_tools(&mut self, names: Vec<String>) {
+        self.context_tools = names;
     }
 
     /// The state the getters read now; its entries are those appended since the previous hook
     /// point's (all of them at the first).
     pub(super) fn hook_state(&mut self) -> HookState {
+        let state = self.state_now();
+        self.mirrored_entries = self.tree.entries().len();
+        state
+    }
+
+    /// The state the getters read now, its entries those appended since the previous hook
+    /// point's, not counted as sent.
+    fn state_now(&self) -> HookState {
         let entries = self.tree.entries();
         let from = self.mirrored_entries.min(entries.len());
         let appended = entries[from..]
@@ -59,7 +87,6 @@ impl SessionMachine {
             // An entry that would not serialise keeps its place, so later ones keep theirs.
             .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
             .collect();
-        self.mirrored_entries = entries.len();
         let agent = &self.agent;
         let (steering, follow_up) = self.queued_texts();
         HookState {

@@ -140,6 +140,9 @@ pub struct SessionMachine {
     pub(super) out: SessionStep,
     /// How many entries the previous hook point's state held: the next one sends those after.
     pub(super) mirrored_entries: usize,
+    /// The custom tools whose calls read the session (an extension host's): their `RunTool`
+    /// effects carry the state their context reads.
+    pub(super) context_tools: Vec<String>,
     /// The prompt's sections as they stand from the second prompt's run on (`later_sections`).
     pub(super) later_sections: Vec<(String, String)>,
     /// The errors the session's start reports (`start_errors`).
@@ -224,6 +227,7 @@ impl SessionMachine {
             now: 0,
             out: SessionStep::default(),
             mirrored_entries: 0,
+            context_tools: Vec::new(),
             later_sections: Vec::new(),
             start_errors: Vec::new(),
             start_errors_call: None,
@@ -604,6 +608,18 @@ impl SessionMachine {
         }
         if let Input::ToolFinished { call, outcome } = &input {
             self.tool_search_finished(*call, outcome);
+        }
+        if let Input::ToolActed { action, .. } = &input {
+            // Checked by the agent (its call must be running), then applied at once.
+            let action = action.clone();
+            self.agent_step(input)?;
+            self.apply_asked_actions(std::slice::from_ref(&action))?;
+            // `ctx.abort()` from the tool is Pi's `AgentSession.abort()`: the run (the tool's
+            // own call with it) is aborted at once.
+            if action.aborts() {
+                self.abort()?;
+            }
+            return Ok(());
         }
         if let Input::HookDecided { call, outcome } = &input {
             // A command's errors are reported with its answer, under the command's name; an

@@ -73,6 +73,12 @@ pub struct ToolEnv {
     pub run: Option<u64>,
     /// The id of the tool call being run, set for each call by the interpreter.
     pub tool_call_id: Option<String>,
+    /// The session's state at the call being run, for a custom tool that reads it, set for
+    /// each call by the interpreter.
+    pub call_state: Option<std::sync::Arc<pi_core::agent::hook_state::HookState>>,
+    /// Where a custom tool's partial results and actions go, in order, when the interpreter
+    /// takes actions from tools (set for each call); without it a tool's actions are refused.
+    pub tool_signals: Option<tokio::sync::mpsc::UnboundedSender<crate::custom_tool::ToolSignal>>,
     /// Variables shell commands get besides this process's own: an eval task's agent
     /// environment, which the recorded agent's commands inherited from it, when the replay runs
     /// inside `pi eval` instead of in an agent process of its own.
@@ -155,6 +161,8 @@ impl ToolEnv {
             model_accepts_images: true,
             run: None,
             tool_call_id: None,
+            call_state: None,
+            tool_signals: None,
             variables: BTreeMap::new(),
             session_variables: None,
             custom: ToolRegistry::new(),
@@ -217,6 +225,7 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> T
     match lookup {
         Lookup::Registered(tool) => {
             let mut context = ToolCallContext::new(
+                env.tool_signals.clone(),
                 env.tool_call_id.clone().unwrap_or_default(),
                 env.cwd.clone(),
                 cx.cancel.clone(),
@@ -227,6 +236,7 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> T
                 context.session_file = session.file.clone();
                 context.model = session.model.clone();
             }
+            context.state = env.call_state.clone();
             return custom_tool::run(tool, args.clone(), context).await;
         }
         Lookup::Missing => return ToolOutcome::Thrown(missing_tool_message(name)),

@@ -128,10 +128,19 @@ impl Mirror {
         payload: &HookPayload,
         state: Option<&HookState>,
     ) -> Result<(EventState, Told), String> {
+        self.changes(self.full(Some(payload), state))
+    }
+
+    /// What the host must be told for a call of one of its tools whose context reads `state`
+    /// (none when the call came without one), as [`Mirror::for_event`].
+    pub(super) fn for_tool(&self, state: Option<&HookState>) -> Result<(EventState, Told), String> {
+        self.changes(self.full(None, state))
+    }
+
+    fn changes(&self, full: Map<String, Value>) -> Result<(EventState, Told), String> {
         if let Some(gap) = &self.gap {
             return Err(gap.clone());
         }
-        let full = self.full(payload, state);
         let mut changed = Map::new();
         for (field, value) in &full {
             if self.sent.get(field) != Some(value) {
@@ -166,14 +175,14 @@ impl Mirror {
         self.host_entries = told.entries;
     }
 
-    /// Every field the handlers read at this event.
-    fn full(&self, payload: &HookPayload, state: Option<&HookState>) -> Map<String, Value> {
+    /// Every field the handlers read at this event (a tool's call has no payload).
+    fn full(&self, payload: Option<&HookPayload>, state: Option<&HookState>) -> Map<String, Value> {
         let mut full = self.fields.clone();
         // The state serialises its entries as their count (the host keeps them).
         if let Some(Value::Object(session)) = state.and_then(|s| serde_json::to_value(s).ok()) {
             full.extend(session);
         }
-        if let HookPayload::BeforeAgentStart { system_prompt, .. } = payload {
+        if let Some(HookPayload::BeforeAgentStart { system_prompt, .. }) = payload {
             // The prompt the handlers before this one left.
             full.insert("systemPrompt".into(), json!(system_prompt));
         }
