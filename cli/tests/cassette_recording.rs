@@ -443,28 +443,36 @@ fn config_current_replays_the_recorded_inputs_against_todays_context_files() {
     assert!(stderr.contains("+  ↪ Answer at length."), "{stderr}");
 }
 
-#[test]
-fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
-    let ws = workspace(json!({"script": [{"text": ["First."]}, {"text": ["Second."]}]}));
-    let model = [
-        "--mode",
-        "json",
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-    ];
-    // A first run whose prompt (piped, as Pi reads it) makes the session over a megabyte.
-    let big = "lorem ipsum ".repeat(100_000);
-    let args = words(&model);
-    let mut first = ws
-        .command(pi().as_ref(), &args)
+/// The words of a json-mode run on the mock model.
+const MOCK_JSON: [&str; 6] = [
+    "--mode",
+    "json",
+    "--provider",
+    "mock",
+    "--model",
+    "mock-model",
+];
+
+/// A first run in `ws` whose prompt, `big` (piped, as Pi reads it), makes its session file over
+/// a megabyte; `envs` are set for it.
+fn run_with_big_prompt(ws: &Workspace, big: &str, envs: &[(&str, &str)]) {
+    let mut command = ws.command(pi().as_ref(), &words(&MOCK_JSON));
+    command.envs(envs.iter().copied());
+    let mut first = command
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     std::io::Write::write_all(&mut first.stdin.take().unwrap(), big.as_bytes()).unwrap();
     assert!(first.wait().unwrap().success());
+}
+
+#[test]
+fn a_large_resumed_session_goes_to_a_side_file_named_by_its_content() {
+    let ws = workspace(json!({"script": [{"text": ["First."]}, {"text": ["Second."]}]}));
+    let model = MOCK_JSON;
+    let big = "lorem ipsum ".repeat(100_000);
+    run_with_big_prompt(&ws, &big, &[]);
 
     let cassette = ws.root().join("cwd").join("resumed.jsonl");
     let out = pi_in(

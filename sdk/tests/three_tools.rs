@@ -15,7 +15,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{builder, prompt_once};
 use pi_cassettes::test_support::{WriteNote, NOTE};
@@ -54,20 +53,17 @@ fn lines(events: &[Value]) -> String {
 /// `pi replay --check cassette` with no Node on PATH and a home of its own: its exit code and
 /// what it said (stdout, then stderr).
 fn pi_check(dir: &Path, cassette: &Path) -> (Option<i32>, String) {
-    let out = Command::new(pi_testkit::workspace_binary("pi-cli", "pi"))
-        .args(["replay", "--check"])
-        .arg(cassette)
-        .env("PATH", dir.join("bare-path"))
-        .env("HOME", dir.join("home"))
-        .env("PI_CODING_AGENT_DIR", dir.join("home-agent"))
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (path, home, agent) = (
+        dir.join("bare-path"),
+        dir.join("home"),
+        dir.join("home-agent"),
     );
-    (out.status.code(), said)
+    let envs = [
+        ("PATH", path.as_path()),
+        ("HOME", &home),
+        ("PI_CODING_AGENT_DIR", &agent),
+    ];
+    common::pi_check_with(cassette, &envs)
 }
 
 /// Records the run in `workspace` (agent dir, MCP server and extension under `dir`); the

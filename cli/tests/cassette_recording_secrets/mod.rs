@@ -500,23 +500,7 @@ fn a_large_resumed_session_holding_a_key_reaches_no_side_file() {
         "{} the key is {ANTHROPIC_KEY} and {RULED}",
         "lorem ipsum ".repeat(100_000)
     );
-    let model = [
-        "--mode",
-        "json",
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-    ];
-    let mut first = ws
-        .command(pi().as_ref(), &words(&model))
-        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut first.stdin.take().unwrap(), big.as_bytes()).unwrap();
-    assert!(first.wait().unwrap().success());
+    run_with_big_prompt(&ws, &big, &[("ANTHROPIC_API_KEY", ANTHROPIC_KEY)]);
 
     let cassette = ws.root().join("cwd").join("resumed.jsonl");
     let args = recording(

@@ -8,9 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{json, Value};
 
-use super::{
-    assert_replays, pi, replay_check, rpc_recording, rpc_recording_with, words, workspace,
-};
+use super::{assert_replays, replay_check, rpc_recording, rpc_recording_with, workspace};
 
 /// A recording goes on past `new_session`: the commands after it are in the cassette, after a
 /// `replaced` line.
@@ -169,23 +167,8 @@ fn an_rpc_run_across_new_and_switched_sessions_records_whole_and_replays() {
 #[test]
 fn a_large_session_switched_to_goes_to_a_side_file() {
     let ws = workspace(json!({"script": [{"text": ["Big."]}, {"text": ["Again."]}]}));
-    let args = words(&[
-        "--mode",
-        "json",
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-    ]);
-    let mut first = ws
-        .command(pi().as_ref(), &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
     let big = "lorem ipsum ".repeat(100_000);
-    std::io::Write::write_all(&mut first.stdin.take().unwrap(), big.as_bytes()).unwrap();
-    assert!(first.wait().unwrap().success());
+    super::run_with_big_prompt(&ws, &big, &[]);
     let written = pi_testkit::files_under(&ws.root().join("agent"));
     let big_file = written
         .iter()

@@ -88,6 +88,30 @@ fn packages_env(mock: &MockLlm) -> Env {
     env
 }
 
+/// RPC `get_commands` of a run with `args` (the extension host on `node`), compared with Pi
+/// 1.5.2's offline with the same agent dir when the original is here; ours.
+fn commands_like_original(env: &Env, node: &str, args: &[&str]) -> serde_json::Value {
+    let mut ours = env.command(args);
+    with_host(&mut ours, node);
+    let listed = rpc_commands(&mut ours);
+    if let Some(mut original) = original(env, node) {
+        original.args(args).env("PI_OFFLINE", "1");
+        assert_eq!(listed, rpc_commands(&mut original));
+    }
+    listed
+}
+
+/// The names of the extensions' commands `get_commands` listed, in order.
+fn extension_names(listed: &serde_json::Value) -> Vec<&str> {
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source"] == "extension")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
+
 const RPC: [&str; 6] = [
     "--provider",
     "mock",
@@ -207,25 +231,13 @@ fn settings_extensions_entries_and_patterns_are_resolved_as_pi_1_5_2_does() {
         .to_string(),
     );
     let args = [&RPC[..], &["-e", "cli.ts"]].concat();
-    let mut ours = env.command(&args);
-    with_host(&mut ours, &path);
-    let listed = rpc_commands(&mut ours);
-    let names: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["source"] == "extension")
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let listed = commands_like_original(&env, &path, &args);
+    let names = extension_names(&listed);
     assert_eq!(
         names,
         ["from-cli", "listed", "auto-a", "kit", "llama", "mcp"],
         "{listed:#}"
     );
-    if let Some(mut original) = original(&env, &path) {
-        original.args(&args).env("PI_OFFLINE", "1");
-        assert_eq!(listed, rpc_commands(&mut original));
-    }
 }
 
 /// `-e npm:name` names a package Pi installs for the run under the agent dir's
@@ -260,21 +272,9 @@ fn a_command_line_package_loads_from_where_pi_installs_it_for_the_run() {
         ],
     ]
     .concat();
-    let mut ours = env.command(&args);
-    with_host(&mut ours, &path);
-    let listed = rpc_commands(&mut ours);
-    let names: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["source"] == "extension")
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let listed = commands_like_original(&env, &path, &args);
+    let names = extension_names(&listed);
     assert_eq!(names, ["cli-tools", "local", "llama", "mcp"], "{listed:#}");
-    if let Some(mut original) = original(&env, &path) {
-        original.args(&args).env("PI_OFFLINE", "1");
-        assert_eq!(listed, rpc_commands(&mut original));
-    }
 
     let out = env.run(&[
         "--provider",
@@ -338,23 +338,11 @@ fn npm_package_versions_and_ranges_are_checked_as_pi_1_5_2_checks_them() {
         &agent.join("settings.json"),
         &json!({ "packages": packages }).to_string(),
     );
-    let mut ours = env.command(&RPC);
-    with_host(&mut ours, &path);
-    let listed = rpc_commands(&mut ours);
-    let names: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["source"] == "extension")
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let listed = commands_like_original(&env, &path, &RPC);
+    let names = extension_names(&listed);
     assert_eq!(
         names,
         ["caret-ok", "tag", "either", "exact", "llama", "mcp"],
         "{listed:#}"
     );
-    if let Some(mut original) = original(&env, &path) {
-        original.args(RPC).env("PI_OFFLINE", "1");
-        assert_eq!(listed, rpc_commands(&mut original));
-    }
 }

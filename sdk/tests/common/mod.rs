@@ -41,9 +41,15 @@ pub async fn prompt_once(builder: SessionBuilder, text: &str) -> Vec<Value> {
 
 /// `pi replay --check cassette`: its exit code and what it said (stdout, then stderr).
 pub fn pi_check(cassette: &Path) -> (Option<i32>, String) {
+    pi_check_with(cassette, &[])
+}
+
+/// [`pi_check`] with `envs` set (no Node on `PATH`, a home of its own).
+pub fn pi_check_with(cassette: &Path, envs: &[(&str, &Path)]) -> (Option<i32>, String) {
     let out = std::process::Command::new(pi_testkit::workspace_binary("pi-cli", "pi"))
         .args(["replay", "--check"])
         .arg(cassette)
+        .envs(envs.iter().copied())
         .output()
         .unwrap();
     let said = format!(
