@@ -670,7 +670,9 @@ function commandRunner() {
       }),
     switchSession: (sessionPath, options) =>
       replaceSession(options, { kind: "switchSession", sessionPath: String(sessionPath) }),
-    reload: unsupported("ctx.reload"),
+    // The session tells the old load its shutdown, loads the extensions again (this
+    // handler's context is then stale, as Pi's) and tells the new load its start.
+    reload: () => askSession({ kind: "reload" }),
   });
   loaded.runners.set("commands", runner);
   return runner;

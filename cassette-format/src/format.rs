@@ -665,6 +665,9 @@ pub enum RecordedInput {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         target_session_file: Option<String>,
     },
+    /// The extensions were loaded again (a command's `ctx.reload()`): the registered tools
+    /// active again, `session_start` and `resources_discover` heard with reason `reload`.
+    Reloaded,
     /// The session replaced the one in `previous_session_file`: the extensions heard
     /// `session_start` with `reason`.
     Replaced {

@@ -260,6 +260,7 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
         },
+        SessionInput::Reloaded => RecordedInput::Reloaded,
         SessionInput::ResumeCommand { name, run, answer } => RecordedInput::ResumeCommand {
             name: name.clone(),
             run: *run,
@@ -426,6 +427,7 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
         },
+        RecordedInput::Reloaded => SessionInput::Reloaded,
         RecordedInput::ResumeCommand { name, run, answer } => SessionInput::ResumeCommand {
             name: name.clone(),
             run: *run,

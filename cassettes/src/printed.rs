@@ -22,15 +22,14 @@ use crate::Recorder;
 
 /// Whether what `input`'s handlers cause is printed: not for the session's start and end (Pi's
 /// print mode subscribes its printer once the extensions are bound and is gone before they
-/// hear of the end); their errors are said all the same, on stderr.
+/// hear of the end), but for a reload's (a command's, while the printer listens); their errors
+/// are said all the same, on stderr.
 pub fn prints_events(input: &SessionInput) -> bool {
-    !matches!(
-        input,
-        SessionInput::Start
-            | SessionInput::Replaced { .. }
-            | SessionInput::Leave { .. }
-            | SessionInput::Shutdown
-    )
+    match input {
+        SessionInput::Leave { reason, .. } => reason == "reload",
+        SessionInput::Start | SessionInput::Replaced { .. } | SessionInput::Shutdown => false,
+        _ => true,
+    }
 }
 
 /// Whether `event` is printed as a line of output: an extension's error is said on stderr

@@ -16,6 +16,7 @@ use pi_core::model::Model;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::driver::{DriveError, Interpreter, RunEnding};
+use pi_effects::extension::sidecar::ExtensionHost;
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
 
@@ -394,13 +395,21 @@ pub async fn run_print(
     inputs: Vec<SessionInput>,
 ) -> Result<i32, CliError> {
     let mode = info.mode;
+    let host = info.runtime.extension_host.clone();
+    let host = host.as_deref();
     let (machine, file, io) = prepare(plan, built, info)?;
     let mut out = output(&io);
     let code = match io {
         Io::Live(live) => {
-            print(machine, live, file, mode, inputs, &mut out, |_, ran, _| {
-                ran.unwrap_or_else(|code| code)
-            })
+            print(
+                machine,
+                live,
+                file,
+                (mode, host),
+                inputs,
+                &mut out,
+                |_, ran, _| ran.unwrap_or_else(|code| code),
+            )
             .await
         }
         Io::Record(io) => {
@@ -408,7 +417,7 @@ pub async fn run_print(
                 machine,
                 io,
                 file,
-                mode,
+                (mode, host),
                 inputs,
                 &mut out,
                 |io, ran, (out, session)| {
@@ -422,7 +431,7 @@ pub async fn run_print(
                 machine,
                 io,
                 file,
-                mode,
+                (mode, host),
                 inputs,
                 &mut out,
                 |io, ran, (out, session)| {
@@ -443,7 +452,7 @@ pub async fn run_print(
                 machine,
                 replay,
                 file,
-                mode,
+                (mode, host),
                 inputs,
                 &mut out,
                 // A run that stopped has reported why; one that ended must have used its recording.
@@ -487,13 +496,13 @@ async fn print<I: Interpreter + Send>(
     machine: SessionMachine,
     io: I,
     file: SessionFile,
-    mode: Mode,
+    (mode, host): (Mode, Option<&ExtensionHost>),
     inputs: Vec<SessionInput>,
     out: &mut Stdout,
     end: impl FnOnce(&mut I, Result<i32, i32>, Ended<'_>) -> i32,
 ) -> i32 {
     let mut session = AgentSession::from_parts(machine, io, file);
-    let ran = print_mode::run(&mut session, mode, inputs, out)
+    let ran = print_mode::run(&mut session, mode, inputs, out, host)
         .await
         .map_err(|error| report_error(&error));
     let path = session.written_file().map(Path::to_path_buf);

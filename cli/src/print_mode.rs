@@ -5,14 +5,16 @@
 //! header and every event as a line (text mode digests them, when a recording or a check
 //! compares them).
 
+use std::collections::VecDeque;
 use std::io::Write;
 
-use pi_core::agent::hooks::HookEvent;
+use pi_core::agent::hooks::{CommandAnswer, CommandAsk, HookEvent};
 use pi_core::agent_session::{Reply, SessionInput};
 use pi_core::event::{AgentEvent, Event, SessionEvent};
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{refused_prompt, DriveError, Driven, Interpreter};
+use pi_effects::extension::sidecar::ExtensionHost;
 
 use crate::args::Mode;
 use crate::output::Stdout;
@@ -58,24 +60,28 @@ impl Part {
 }
 
 /// Runs `inputs` one after the other, each until the session is idle, printing to `out`;
-/// returns the exit code, or the error that stopped the run (printed by the caller).
+/// returns the exit code, or the error that stopped the run (printed by the caller). `host`
+/// runs the extensions, which a command's `ctx.reload()` loads again.
 pub async fn run<I: Interpreter + Send>(
     session: &mut AgentSession<I>,
     mode: Mode,
     inputs: Vec<SessionInput>,
     out: &mut Stdout,
+    host: Option<&ExtensionHost>,
 ) -> Result<i32, DriveError> {
-    run_part(session, mode, inputs, out, Part::WHOLE).await
+    run_part(session, mode, inputs, out, Part::WHOLE, host).await
 }
 
 /// [`run`] for `part` of a run that went on across session replacements.
 pub async fn run_part<I: Interpreter + Send>(
     session: &mut AgentSession<I>,
     mode: Mode,
-    mut inputs: Vec<SessionInput>,
+    inputs: Vec<SessionInput>,
     out: &mut Stdout,
     part: Part,
+    host: Option<&ExtensionHost>,
 ) -> Result<i32, DriveError> {
+    let mut inputs = VecDeque::from(inputs);
     if mode == Mode::Json && part.first {
         out.json_line(session.machine().tree().header());
     }
@@ -83,11 +89,13 @@ pub async fn run_part<I: Interpreter + Send>(
     if !part.recorded {
         inputs.retain(|input| !matches!(input, SessionInput::Start | SessionInput::Shutdown));
         if part.first && session.machine().hears_start() {
-            inputs.insert(0, SessionInput::Start);
+            inputs.push_front(SessionInput::Start);
         }
     }
     let mut signals = Signals::new();
-    for input in inputs {
+    while let Some(input) = inputs.pop_front() {
+        let reloaded =
+            matches!(input, SessionInput::Leave { ref reason, .. } if reason == "reload");
         // Pi subscribes its printer once the extensions are bound: what `session_start`'s
         // handlers caused is not printed, but their errors are.
         let binding = !pi_cassettes::printed::prints_events(&input);
@@ -112,6 +120,14 @@ pub async fn run_part<I: Interpreter + Send>(
             }
             Ok(driven) => {
                 report_command_errors(&driven.replies, out);
+                if reloaded {
+                    reload_extensions(host, out);
+                }
+                if !part.recorded {
+                    for asked in reload_asked(&driven.replies).into_iter().rev() {
+                        inputs.push_front(asked);
+                    }
+                }
                 if let Some(error) = refused_prompt(&driven.replies) {
                     // Pi's print mode fails here and disposes the session: the run the prompt
                     // met is aborted unprinted (its subscription is gone), then shut down.
@@ -210,6 +226,40 @@ async fn run_input<I: Interpreter + Send>(
         }
     };
     session.run_to_end(input, print_before_start).await
+}
+
+/// What carries out a command's `ctx.reload()` (Pi's `AgentSession.reload`), if one asked
+/// for it: the extensions hear their shutdown (reason `reload`), are loaded again, and the
+/// command goes on once the new load heard its start. A replay takes these from its recording.
+fn reload_asked(replies: &[Reply]) -> Vec<SessionInput> {
+    let asked = replies.iter().find_map(|reply| match reply {
+        Reply::CommandReplacing(carried) if carried.ask == CommandAsk::Reload => Some(carried),
+        _ => None,
+    });
+    let Some(carried) = asked else {
+        return Vec::new();
+    };
+    vec![
+        SessionInput::Leave {
+            reason: "reload".into(),
+            target_session_file: None,
+        },
+        SessionInput::Reloaded,
+        SessionInput::ResumeCommand {
+            name: carried.name.clone(),
+            run: carried.run,
+            answer: CommandAnswer::Result(serde_json::Value::Null),
+        },
+    ]
+}
+
+/// Loads the extensions again once they heard the reload's shutdown (their old contexts are
+/// stale from then on); a host that fails to is said on stderr, the session going on.
+fn reload_extensions(host: Option<&ExtensionHost>, out: &mut Stdout) {
+    if let Some(Err(error)) = host.map(ExtensionHost::reload) {
+        out.flush();
+        eprintln!("{error}");
+    }
 }
 
 /// Pi 1.5.2's print mode's line on stderr for each error an extension command threw.

@@ -507,7 +507,7 @@ async fn print_sessions(
             recorded: true,
         };
         let inputs = session.interpreter().outside_inputs();
-        let code = print_mode::run_part(session, mode, inputs, out, part)
+        let code = print_mode::run_part(session, mode, inputs, out, part, None)
             .await
             .map_err(|error| Divergence::of_run(&error, session.interpreter().cassette()))?;
         let Some(next) = next else {

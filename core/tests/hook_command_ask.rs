@@ -417,3 +417,60 @@ fn a_commands_fork_and_switch_ask_pis_before_events_and_leave_the_session() {
         assert!(!s.is_busy());
     }
 }
+
+fn reload() -> HookDecision {
+    HookDecision::CommandAsked {
+        run: 4,
+        ask: CommandAsk::Reload,
+    }
+}
+
+#[test]
+fn a_commands_reload_is_left_to_the_front_end_and_the_reload_tells_the_start_again() {
+    let mut s = session(&[
+        HookEvent::Command,
+        HookEvent::SessionStart,
+        HookEvent::ResourcesDiscover,
+    ]);
+    with_history(&mut s);
+    let step = s.step(10, prompt("/back")).unwrap();
+    let command = hooks(&step)[0].0;
+    let step = s.step(11, decided_as(command, reload(), vec![])).unwrap();
+    let [Reply::CommandReplacing(carried)] = &step.replies[..] else {
+        panic!("{:?}", step.replies)
+    };
+    assert_eq!(
+        (carried.name.as_str(), carried.run, &carried.ask),
+        ("back", 4, &CommandAsk::Reload)
+    );
+    let step = s.step(12, SessionInput::Reloaded).unwrap();
+    let told = hooks(&step);
+    assert!(
+        matches!(&told[..], [(_, HookPayload::SessionStart { reason, previous_session_file: None })] if reason == "reload"),
+        "{told:?}"
+    );
+    let step = s.step(13, done(told[0].0)).unwrap();
+    let told = hooks(&step);
+    assert!(
+        matches!(&told[..], [(_, HookPayload::ResourcesDiscover { reason, .. })] if reason == "reload"),
+        "{told:?}"
+    );
+}
+
+#[test]
+fn a_reload_while_the_agent_streams_throws_pis_error_in_the_handler() {
+    let mut s = session(&[HookEvent::Command]);
+    s.step(1, prompt("First prompt.")).unwrap();
+    let step = s.step(2, prompt("/back")).unwrap();
+    let command = hooks(&step)[0].0;
+    let step = s.step(3, decided_as(command, reload(), vec![])).unwrap();
+    assert!(step.replies.is_empty(), "{:?}", step.replies);
+    let resumed = hooks(&step);
+    let HookPayload::CommandResume { answer, .. } = &resumed[0].1 else {
+        panic!("{resumed:?}")
+    };
+    assert_eq!(
+        answer,
+        &CommandAnswer::Error("Wait for the current response to finish before reloading.".into())
+    );
+}

@@ -190,6 +190,18 @@ impl Replay {
             .collect()
     }
 
+    /// The extensions' UI request the recording goes on with, taken, if it goes on with one:
+    /// a front end that printed the requests as it drove the session itself (a reload's
+    /// hook points) takes them where the recorded run printed them.
+    pub fn take_recorded_ui(&mut self) -> Option<(u64, serde_json::Value)> {
+        let Some((_, Spine::ExtensionUi(t, request))) = self.spine.get(self.position) else {
+            return None;
+        };
+        let taken = (*t, request.clone());
+        self.position += 1;
+        Some(taken)
+    }
+
     /// The number of recorded steps (inputs and effects).
     pub fn steps(&self) -> usize {
         self.spine.len()

@@ -5,7 +5,8 @@
 //! the loop replaces the session as `new_session`, `fork` or `switch_session` do (the old one's shutdown, the new one's
 //! start), then resumes the command in the new session: its `withSession` runs there with the
 //! new session's context, and the prompt that ran the command is answered once the command
-//! ends. A recording goes on in the new session, as for `new_session`.
+//! ends. A recording goes on in the new session, as for `new_session`. `ctx.reload()` is
+//! carried out here too: the session stays, its extensions loaded again.
 
 use std::path::PathBuf;
 
@@ -35,7 +36,12 @@ impl<I: Front> Rpc<I> {
             self.arrived(pi_effects::driver::FrontEndInput::ExtensionUi(request));
         }
         self.print_ui(ui);
-        let answer = match self.replace_as_asked(&carried.ask, ui).await {
+        let carried_out = match carried.ask {
+            CommandAsk::Reload => self.reload(ui).await,
+            ref ask => self.replace_as_asked(ask, ui).await,
+        };
+        let answer = match carried_out {
+            Ok(()) if carried.ask == CommandAsk::Reload => CommandAnswer::Result(Value::Null),
             Ok(()) => CommandAnswer::Replaced(json!({ "cancelled": false })),
             Err(Stop::Ended(ended)) => return Some(ended),
             Err(Stop::Failed(Failure::Message(message))) => CommandAnswer::Error(message),
@@ -59,6 +65,27 @@ impl<I: Front> Rpc<I> {
         }
         self.print_ui(ui);
         None
+    }
+
+    /// Pi's `AgentSession.reload` for a command's `ctx.reload()`: the extensions hear
+    /// `session_shutdown` (reason `reload`), the extension host loads them again (their
+    /// factories run again; the old contexts are stale), and the session goes on with its
+    /// tools rebuilt and the new load told `session_start` and `resources_discover` (reason
+    /// `reload`), what their handlers do printed as the session's. The settings, resources and
+    /// extensions found at the start are kept: a file changed since is not read again.
+    async fn reload(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) -> Result<(), Stop> {
+        let leave = SessionInput::Leave {
+            reason: "reload".into(),
+            target_session_file: None,
+        };
+        self.told(leave, true, ui).await?;
+        if let Some(host) = &self.runtime.extension_host {
+            if let Err(error) = host.reload() {
+                self.out.flush();
+                eprintln!("{error}");
+            }
+        }
+        self.told(SessionInput::Reloaded, true, ui).await
     }
 
     /// Replaces the session as `ask` says, Pi's runtime binding the new session's extensions
@@ -97,6 +124,7 @@ impl<I: Front> Rpc<I> {
                     .await
             }
             CommandAsk::NavigateTree { .. }
+            | CommandAsk::Reload
             | CommandAsk::SendUserMessage { .. }
             | CommandAsk::SendMessage { .. }
             | CommandAsk::SetupSession { .. } => Err(Stop::Failed(Failure::Unknown)),

@@ -190,6 +190,13 @@ trait Front: Interpreter + Send + Sized {
         0
     }
 
+    /// The extensions' UI request recorded next, if the recording goes on with one (a
+    /// replay's): where a live run printed what a handler asked as the front end drove the
+    /// session itself, a replay prints it too; none for the others.
+    fn recorded_ui(&mut self) -> Option<(u64, Value)> {
+        None
+    }
+
     /// What it is told of a session a replacing command opened: a recording, what it writes
     /// in its `replaced` line (so that none can be left without one); the others, nothing.
     type Opened;
@@ -247,6 +254,10 @@ impl Front for Replay {
 
     fn steps(&self) -> usize {
         Replay::steps(self)
+    }
+
+    fn recorded_ui(&mut self) -> Option<(u64, Value)> {
+        self.take_recorded_ui()
     }
 
     fn left(self, reason: &str, left_file: Option<&Path>, (): ()) -> Result<(), Divergence> {
@@ -559,7 +570,7 @@ impl<I: Front> Rpc<I> {
     }
 
     /// Handles a front-end input stamped `t`: a command line, or a finished `bash`.
-    fn front_end_input(&mut self, t: u64, input: FrontEndInput) {
+    pub(super) fn front_end_input(&mut self, t: u64, input: FrontEndInput) {
         match input {
             FrontEndInput::Stdin { line, with_next } => {
                 // The lines read before a replacing command are taken to their end first: the

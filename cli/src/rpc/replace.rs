@@ -390,7 +390,7 @@ impl<I: Front> Rpc<I> {
 
     /// Feeds `input` (one of the session's own notifications) and drives the session until
     /// it is idle; every event printed when `print_all`, else only the handlers' errors.
-    async fn told(
+    pub(super) async fn told(
         &mut self,
         input: SessionInput,
         print_all: bool,
@@ -404,6 +404,7 @@ impl<I: Front> Rpc<I> {
         };
         let told = self.session.run(input, print).await;
         self.print_ui(ui);
+        self.print_recorded_ui();
         match told {
             Ok(driven) => {
                 self.replies(driven.replies);
@@ -417,6 +418,14 @@ impl<I: Front> Rpc<I> {
                 eprintln!("{error}");
                 Ok(())
             }
+        }
+    }
+
+    /// A replay prints the UI requests its recording goes on with, where the recorded run
+    /// printed those its handlers sent as the front end drove the session itself.
+    fn print_recorded_ui(&mut self) {
+        while let Some((t, request)) = self.session.interpreter_mut().recorded_ui() {
+            self.front_end_input(t, FrontEndInput::ExtensionUi(request));
         }
     }
 

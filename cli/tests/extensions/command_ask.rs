@@ -172,6 +172,78 @@ fn a_commands_new_session_replaces_the_session_and_its_recording_replays_without
     assert!(recorded.contains(r#""asked":2"#), "{recorded}");
 }
 
+/// A command's `ctx.reload()` in print mode (conformance case `command_reload_print`): the
+/// reload's entries are printed where Pi prints them, the stale context is the command's error
+/// on stderr, the next prompt declares what the reload left active, and the recording replays
+/// with no Node.
+#[test]
+fn a_commands_reload_in_print_mode_is_printed_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Done."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-print.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_print/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "/narrow", "/reload-it", "Once more"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.starts_with("Extension error (command:reload-it): This extension ctx is stale"),
+        "{stderr}"
+    );
+    let types: Vec<String> = recorded
+        .lines()
+        .take(3)
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            format!("{} {}", line["type"], line["entry"]["data"]["reason"])
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            r#""session" null"#,
+            r#""entry_appended" "reload""#,
+            r#""entry_appended" "reload""#
+        ]
+    );
+    let declared: Vec<Value> = mock.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].clone())
+        .collect();
+    assert_eq!(declared, [json!("read"), json!("probe")]);
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A command's new session whose extension notifies in `session_start` (conformance case
+/// `command_new_session`): the notices each session's start sent are printed where the
+/// recorded run printed them, by its replay too, with no Node.
+#[test]
+fn a_new_sessions_start_notices_replay_where_they_were_printed() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Continuing."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("handoff.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_new_session/extension.ts");
+    let next = vec![
+        json!({"id": "h1", "type": "prompt", "message": "/handoff first"}),
+        json!({"id": "h2", "type": "prompt", "message": "/handoff the plan"}),
+    ];
+    let (recorded, _) = recorded_run(&env, &path, &extension, &cassette, next, |e, seen| {
+        (e["type"] == "agent_settled" && seen.iter().all(|e| e["id"] != "h1"))
+            || (e["type"] == "response" && (e["id"] == "h1" || e["id"] == "h2"))
+    });
+    assert!(recorded.contains(r#""message":"start new""#), "{recorded}");
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
 /// Runs `replace.ts` in RPC mode, recorded: two prompts answered, then `commands` (each sent
 /// once the one before was answered); what it printed, line by line, and the cassette.
 fn replacing(env: &Env, node: &str, commands: Vec<Value>) -> (String, Vec<Value>) {
@@ -299,6 +371,89 @@ fn a_commands_new_session_setup_writes_the_new_session_and_replays_without_node(
     assert!(
         recorded.contains("after sendMessage: 9 entries"),
         "{recorded}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A command's `ctx.reload()` (conformance case `command_reload` compares it with Pi's): the
+/// extension hears its shutdown and its start with reason `reload`, its factory runs again (its
+/// module's state kept), the tool it registered is active again after a command turned it off,
+/// the session and its one file go on, and the handler's context is stale afterwards. The
+/// recording replays to the same bytes with no Node.
+#[test]
+fn a_commands_reload_loads_the_extensions_again_in_the_session_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload/extension.ts");
+    let next = vec![
+        json!({"id": "n1", "type": "prompt", "message": "/narrow"}),
+        json!({"id": "r1", "type": "prompt", "message": "/reload-it"}),
+        json!({"id": "p2", "type": "prompt", "message": "Once more"}),
+    ];
+    let (recorded, seen) = recorded_run(&env, &path, &extension, &cassette, next, |e, seen| {
+        let settled = seen.iter().filter(|e| e["type"] == "agent_settled").count();
+        (e["type"] == "agent_settled" && settled < 2)
+            || (e["type"] == "response" && (e["id"] == "n1" || e["id"] == "r1"))
+    });
+    let notices: Vec<&str> = seen
+        .iter()
+        .filter(|e| e["method"] == "notify")
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            "start startup (module loads 1, factories 1)",
+            "discover startup",
+            "before reload: read",
+            "start reload (module loads 1, factories 2)",
+            "discover reload",
+        ]
+    );
+    let stale = seen
+        .iter()
+        .find(|e| e["type"] == "extension_error")
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert!(
+        stale["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("This extension ctx is stale")),
+        "{stale}"
+    );
+    let tools = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let requests = mock.requests();
+    assert_eq!(
+        tools(&requests[0]),
+        ["read", "bash", "edit", "write", "probe"]
+    );
+    assert_eq!(tools(&requests[1]), ["read", "probe"]);
+    let files = env.session_files();
+    assert_eq!(files.len(), 1, "the session goes on in its file");
+    let file = std::fs::read_to_string(&files[0]).unwrap();
+    let reasons: Vec<String> = file
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "custom")
+        .map(|e| format!("{} {}", e["customType"], e["data"]["reason"]))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            r#""start" "startup""#,
+            r#""shutdown" "reload""#,
+            r#""start" "reload""#,
+            r#""shutdown" "quit""#
+        ]
     );
     assert_replays_without_node(&env, &cassette, &recorded);
 }

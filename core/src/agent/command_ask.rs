@@ -80,6 +80,12 @@ pub enum CommandAsk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         trigger_turn: Option<bool>,
     },
+    /// `ctx.reload()`: Pi's `AgentSession.reload` (the extensions hear `session_shutdown` with
+    /// reason `reload`, are loaded again, hear `session_start` and `resources_discover` with
+    /// reason `reload`; the tools active stay so and the extensions' are active again); the
+    /// session and its file go on. The front end carries it out, then the command goes on
+    /// with its context stale.
+    Reload,
     /// `ctx.newSession({setup})`: what the `setup` callback wrote through the new session's
     /// `SessionManager`, in order; Pi then rebuilds the agent's context from the session
     /// (`refreshContext`) before `withSession` runs.

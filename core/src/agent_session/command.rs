@@ -17,6 +17,8 @@
 //! resumes it there ([`SessionInput::ResumeCommand`](super::SessionInput::ResumeCommand)) with
 //! [`CommandAnswer::Replaced`]: its `withSession` runs with the new session's context, whose
 //! `sendUserMessage` waits for the run it starts to settle ([`CommandAsk::SendUserMessage`]).
+//! `ctx.reload` leaves it the same way, the front end reloading the extensions in this session
+//! ([`CommandAsk::Reload`]).
 //!
 //! [`Resources::commands`]: crate::resources::Resources::commands
 
@@ -204,6 +206,10 @@ impl SessionMachine {
                 }
                 Ok(())
             }
+            CommandAsk::Reload => {
+                self.command_reloading();
+                Ok(())
+            }
             CommandAsk::SendUserMessage {
                 content,
                 deliver_as,
@@ -341,6 +347,32 @@ impl SessionMachine {
             name: asking.name,
             run: asking.run,
             ask,
+        }));
+    }
+
+    /// `ctx.reload()`: refused with Pi's error while the agent streams or compacts; else the
+    /// command leaves the session's hands ([`Reply::CommandReplacing`] with
+    /// [`CommandAsk::Reload`]) for the front end to reload the extensions
+    /// ([`SessionInput::Reloaded`](super::SessionInput::Reloaded)) and resume it.
+    fn command_reloading(&mut self) {
+        let refused = if self.agent.is_streaming() {
+            Some("Wait for the current response to finish before reloading.")
+        } else if self.is_compacting() {
+            Some("Wait for compaction to finish before reloading.")
+        } else {
+            None
+        };
+        if let Some(refused) = refused {
+            self.resume_command(CommandAnswer::Error(refused.into()));
+            return;
+        }
+        let Some(asking) = self.command_asking.take() else {
+            return;
+        };
+        self.reply(Reply::CommandReplacing(CarriedCommand {
+            name: asking.name,
+            run: asking.run,
+            ask: CommandAsk::Reload,
         }));
     }
 

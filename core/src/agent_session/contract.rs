@@ -157,6 +157,11 @@ pub enum SessionInput {
         run: u64,
         answer: crate::agent::hooks::CommandAnswer,
     },
+    /// The extensions were loaded again (Pi's `reload`, a command's `ctx.reload()`, after
+    /// [`SessionInput::Leave`] with reason `reload`): the tools active stay so and the
+    /// registered ones registration activates are active again, then the extensions hear
+    /// `session_start` and `resources_discover` with reason `reload`.
+    Reloaded,
     /// The session replaced the one in `previous_session_file`: the extensions that handle
     /// `session_start` hear it with `reason` (`new`, `resume`, `fork`). Sent only when one
     /// does.
@@ -200,6 +205,7 @@ impl SessionInput {
             SessionInput::AskReplace(_) => "ask_replace".into(),
             SessionInput::Leave { .. } => "leave".into(),
             SessionInput::Replaced { .. } => "replaced".into(),
+            SessionInput::Reloaded => "reloaded".into(),
             SessionInput::ResumeCommand { .. } => "resume_command".into(),
         }
     }
@@ -251,7 +257,9 @@ pub enum Reply {
     UserBash(Option<crate::agent::user_bash::UserBashAnswer>),
     /// A running command asked for the session to be replaced (`ctx.newSession`) and no
     /// `session_before_switch` handler cancelled it: the front end replaces the session and
-    /// resumes the command in the new one ([`SessionInput::ResumeCommand`]).
+    /// resumes the command in the new one ([`SessionInput::ResumeCommand`]); or asked for a
+    /// reload (`ctx.reload()`): the front end reloads the extensions in this session and
+    /// resumes the command here.
     CommandReplacing(super::command::CarriedCommand),
 }
 

@@ -242,6 +242,33 @@ impl SessionMachine {
         }
     }
 
+    /// Pi's reload rebuilds the tools: the active ones stay active, and every registered tool
+    /// but the built-ins that registration activates is active again (one an extension turned
+    /// off since), after them in registry order; not the deferred ones, `tool_search`, nor one
+    /// registered inactive (`defaultActive: false`).
+    pub(super) fn reactivate_registered_tools(&mut self) {
+        let Some(registry) = &self.registry else {
+            return;
+        };
+        let mut names = self.agent.active_tool_names();
+        let activated = registry.ordered().filter(|tool| {
+            builtin_tool(&tool.name).is_none()
+                && tool.name != TOOL_SEARCH_TOOL_NAME
+                && registry.deferred(&tool.name).is_none()
+                && !registry
+                    .loadout
+                    .inactive_tools
+                    .iter()
+                    .any(|inactive| inactive.name == tool.name)
+        });
+        for tool in activated {
+            if !names.contains(&tool.name) {
+                names.push(tool.name.clone());
+            }
+        }
+        self.set_active_tools(&names);
+    }
+
     /// Gives each `tool_search` call among `effects` what it searches: the deferred tools not
     /// active now. Without a registry that has the tool, the call is left to the interpreter's
     /// tools, as any other unknown tool is.

@@ -389,6 +389,14 @@ impl SessionMachine {
                 });
                 self.discover_resources("startup");
             }
+            SessionInput::Reloaded => {
+                self.reactivate_registered_tools();
+                self.tell_session(HookPayload::SessionStart {
+                    reason: "reload".into(),
+                    previous_session_file: None,
+                });
+                self.discover_resources("reload");
+            }
         }
         self.after_step()?;
         self.hold_cancels();
