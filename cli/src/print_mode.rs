@@ -124,7 +124,7 @@ pub async fn run_part<I: Interpreter + Send>(
                     reload_extensions(host, out);
                 }
                 if !part.recorded {
-                    for asked in reload_asked(&driven.replies).into_iter().rev() {
+                    for asked in command_asked(&driven.replies).into_iter().rev() {
                         inputs.push_front(asked);
                     }
                 }
@@ -228,28 +228,39 @@ async fn run_input<I: Interpreter + Send>(
     session.run_to_end(input, print_before_start).await
 }
 
-/// What carries out a command's `ctx.reload()` (Pi's `AgentSession.reload`), if one asked
-/// for it: the extensions hear their shutdown (reason `reload`), are loaded again, and the
-/// command goes on once the new load heard its start. A replay takes these from its recording.
-fn reload_asked(replies: &[Reply]) -> Vec<SessionInput> {
+/// What print mode says to a command's `ctx.newSession`, `ctx.fork` or `ctx.switchSession`
+/// (the call throws it): Pi's print mode goes on in the new session; this one does not build
+/// one yet.
+pub const NO_REPLACEMENT: &str =
+    "Replacing the session from an extension command is not supported in print mode";
+
+/// What carries out what a command left for the front end, if one did: a `ctx.reload()`
+/// (Pi's `AgentSession.reload`: the extensions hear their shutdown with reason `reload`, are
+/// loaded again, and the command goes on once the new load heard its start), or a
+/// replacement, refused. A replay takes these from its recording.
+fn command_asked(replies: &[Reply]) -> Vec<SessionInput> {
     let asked = replies.iter().find_map(|reply| match reply {
-        Reply::CommandReplacing(carried) if carried.ask == CommandAsk::Reload => Some(carried),
+        Reply::CommandReplacing(carried) => Some(carried),
         _ => None,
     });
     let Some(carried) = asked else {
         return Vec::new();
     };
+    let resume = |answer| SessionInput::ResumeCommand {
+        name: carried.name.clone(),
+        run: carried.run,
+        answer,
+    };
+    if carried.ask != CommandAsk::Reload {
+        return vec![resume(CommandAnswer::Error(NO_REPLACEMENT.into()))];
+    }
     vec![
         SessionInput::Leave {
             reason: "reload".into(),
             target_session_file: None,
         },
         SessionInput::Reloaded,
-        SessionInput::ResumeCommand {
-            name: carried.name.clone(),
-            run: carried.run,
-            answer: CommandAnswer::Result(serde_json::Value::Null),
-        },
+        resume(CommandAnswer::Result(serde_json::Value::Null)),
     ]
 }
 
