@@ -1257,15 +1257,18 @@ async function execute(request) {
   running.set(request.id, controller);
   try {
     const onUpdate = (partial) => write({ id: request.id, type: "tool.update", partial: plain(partial) });
+    // The runner's UI, as Pi's tool context has it: its dialogs tell every extension.
+    if (ui.enabled && !runner.hasUI()) runner.setUIContext(ui.context(request.id), "rpc");
     const ctx = Object.defineProperties(runner.createToolContext(request.toolCallId, controller.signal), {
       cwd: { value: request.cwd, enumerable: true },
-      hasUI: { value: ui.enabled, enumerable: true },
-      ui: { value: ui.context(request.id), enumerable: true },
       signal: { value: controller.signal, enumerable: true },
     });
-    return await current.run(store, async () =>
-      plain(await tool.definition.execute(request.toolCallId, request.args, controller.signal, onUpdate, ctx)),
-    );
+    return await current.run(store, async () => {
+      const result = plain(await tool.definition.execute(request.toolCallId, request.args, controller.signal, onUpdate, ctx));
+      // What the dialogs' listeners asked for reaches the session before the result.
+      await UiPrompts.told(store);
+      return result;
+    });
   } finally {
     running.delete(request.id);
   }
