@@ -761,7 +761,7 @@ function bound(runner) {
         abortEvent();
       },
       hasPendingMessages: () => !!scope().state.hasPendingMessages,
-      shutdown: unsupported("ctx.shutdown"),
+      shutdown: () => act({ action: "shutdown" }),
       getContextUsage: () => scope().state.contextUsage,
       compact: (options) => {
         // The callbacks wait here under a number the action names; the compaction's end calls

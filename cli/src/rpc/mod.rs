@@ -315,8 +315,10 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, sources: Sources) -> Ended {
         told = rpc.shut_down() => told.unwrap_or(ended),
         code = received(&mut sources.signals) => Ended::Signal(code),
     };
-    // What the `session_shutdown` handlers asked of the UI is said before the process ends.
+    // What the `session_shutdown` handlers asked of the UI is said before the process ends
+    // (a replay's, as recorded).
     rpc.print_ui(&mut sources.extension_ui);
+    rpc.print_recorded_ui();
     ended
 }
 
@@ -334,6 +336,10 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
         }
         if let Some(ended) = rpc.replace_pending(&mut sources.extension_ui).await {
             return ended;
+        }
+        if rpc.may_shut_down() {
+            rpc.end_batch();
+            return Ended::Input;
         }
         // A warm of the prompt cache due or in flight needs the session's timer and answers
         // while it is idle.
@@ -481,6 +487,9 @@ struct Rpc<I: Front> {
     compact_waiters: VecDeque<(u64, Option<Value>)>,
     /// Ids of `prompt` commands whose extension command runs, oldest first.
     command_waiters: VecDeque<Option<Value>>,
+    /// Whether an extension asked the run to end (`ctx.shutdown()`): it ends as stdin's end
+    /// ends it once nothing needs the process ([`Rpc::may_shut_down`]).
+    shutdown_asked: bool,
     /// Ids of `prompt` commands sent while streaming without a behaviour, waiting for their
     /// `input` decision, oldest first.
     busy_waiters: VecDeque<Option<Value>>,
@@ -537,6 +546,7 @@ impl<I: Front> Rpc<I> {
             model_waiters: Vec::new(),
             compact_waiters: VecDeque::new(),
             command_waiters: VecDeque::new(),
+            shutdown_asked: false,
             busy_waiters: VecDeque::new(),
             started_waiters: VecDeque::new(),
             bash: None,
@@ -688,8 +698,21 @@ impl<I: Front> Rpc<I> {
                 Reply::Navigated(_) => {}
                 Reply::CommandReplacing(carried) => self.command_replacing = Some(carried),
                 Reply::UserBash(answer) => self.user_bash_answered(answer),
+                Reply::ShutdownAsked => self.shutdown_asked = true,
             }
         }
+    }
+
+    /// Whether an extension asked the run to end and nothing needs the process any more, as
+    /// Pi's RPC mode checks it: no command is being handled (a prompt's extension command, one
+    /// waiting for its `input` handlers, a replacement) and the session is idle.
+    fn may_shut_down(&self) -> bool {
+        self.shutdown_asked
+            && self.command_waiters.is_empty()
+            && self.busy_waiters.is_empty()
+            && self.pending_replace.is_empty()
+            && self.command_replacing.is_none()
+            && !self.session.machine().is_busy()
     }
 
     /// A model change answers once its `model_select` handlers are done (Pi awaits them).

@@ -423,7 +423,7 @@ impl<I: Front> Rpc<I> {
 
     /// A replay prints the UI requests its recording goes on with, where the recorded run
     /// printed those its handlers sent as the front end drove the session itself.
-    fn print_recorded_ui(&mut self) {
+    pub(super) fn print_recorded_ui(&mut self) {
         while let Some((t, request)) = self.session.interpreter_mut().recorded_ui() {
             self.front_end_input(t, FrontEndInput::ExtensionUi(request));
         }

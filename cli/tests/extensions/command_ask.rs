@@ -524,3 +524,99 @@ fn recorded_run(
     assert!(child.wait().unwrap().success(), "{recorded}");
     (recorded, seen)
 }
+
+/// `ctx.shutdown()` from a command (conformance case `shutdown_request`): the RPC process ends
+/// once the command is answered, its stdin still open, the extensions told `session_shutdown`
+/// (reason `quit`) first; the recording replays to the same bytes with no Node.
+#[test]
+fn a_commands_shutdown_ends_the_rpc_process_with_stdin_open_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("bye.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/shutdown_request/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    // A guard against a process that never ends: stdin is closed only after a minute.
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let mut recorded = String::new();
+    let mut guard = None;
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "agent_settled" {
+            send(
+                &mut stdin,
+                json!({"id": "b1", "type": "prompt", "message": "/bye"}),
+            );
+            let (open, mut stdin) = (open.clone(), stdin.take());
+            guard = Some(std::thread::spawn(move || {
+                for _ in 0..600 {
+                    if !open.load(std::sync::atomic::Ordering::SeqCst) {
+                        return false;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                stdin.take();
+                true
+            }));
+        }
+    }
+    let status = child.wait().unwrap();
+    open.store(false, std::sync::atomic::Ordering::SeqCst);
+    let closed_by_guard = guard.map(|g| g.join().unwrap()).unwrap_or(false);
+    assert!(
+        !closed_by_guard,
+        "the process waited for stdin's end: {recorded}"
+    );
+    assert!(status.success(), "{recorded}");
+    let said: Vec<&str> = recorded
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "extension_ui_request" || e["type"] == "response")
+        .map(|e| match e["message"].as_str() {
+            Some(_) => "notify",
+            None => "response",
+        })
+        .collect();
+    assert_eq!(
+        said,
+        ["response", "notify", "response", "notify"],
+        "{recorded}"
+    );
+    assert!(
+        recorded.ends_with("\"message\":\"bye quit\",\"notifyType\":\"info\"}\n"),
+        "{recorded}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// What `session_shutdown`'s handlers say at stdin's end (a notice) is printed last, by the
+/// replay too: a replay without Node prints the recorded notice where the run printed it.
+#[test]
+fn a_notice_at_stdins_end_replays_where_it_was_printed() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("eof.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/shutdown_request/extension.ts");
+    let (recorded, _) = recorded_run(&env, &path, &extension, &cassette, vec![], |e, _| {
+        e["type"] == "agent_settled"
+    });
+    assert!(
+        recorded.ends_with("\"message\":\"bye quit\",\"notifyType\":\"info\"}\n"),
+        "{recorded}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -795,6 +795,10 @@ pub enum HookAction {
     SetModel { model: Box<Model> },
     /// `ctx.abort()`.
     Abort,
+    /// `ctx.shutdown()`: the front end ends the run once nothing needs it (RPC mode: no
+    /// command being handled, the session idle), as Pi's mode's shutdown handler does; print
+    /// mode binds none, so nothing happens there.
+    Shutdown,
     /// `pi.sendUserMessage`: a user message that always starts a turn, queued as Pi's
     /// `deliverAs` says (`"steer"`, `"followUp"`) while the agent streams.
     #[serde(rename_all = "camelCase")]

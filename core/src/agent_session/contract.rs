@@ -261,6 +261,9 @@ pub enum Reply {
     /// reload (`ctx.reload()`): the front end reloads the extensions in this session and
     /// resumes the command here.
     CommandReplacing(super::command::CarriedCommand),
+    /// An extension asked the run to end (`ctx.shutdown()`): the front end ends it once
+    /// nothing needs it, or not at all where its mode listens to no such request.
+    ShutdownAsked,
 }
 
 /// How a prompt sent while the agent streams without a behaviour was taken, once its `input`

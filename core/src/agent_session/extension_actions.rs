@@ -27,7 +27,7 @@ use crate::agent::{CallId, Input};
 use crate::event::{CompactionReason, CompactionResult};
 use crate::message::{ContentBlock, ImageContent, UserContent};
 
-use super::contract::{SessionError, StreamingBehavior};
+use super::contract::{Reply, SessionError, StreamingBehavior};
 use super::input::{InputKind, EXTENSION_SOURCE};
 use super::machine::SessionMachine;
 
@@ -114,6 +114,7 @@ impl SessionMachine {
                     self.set_later_sections(later_sections.clone());
                 }
                 HookAction::Abort => {}
+                HookAction::Shutdown => self.reply(Reply::ShutdownAsked),
             }
         }
         self.arm_idle_runs();

@@ -287,6 +287,7 @@ impl Driver {
                 }
                 Reply::Replacing { cancelled } => format!("replacing cancelled={cancelled}"),
                 Reply::UserBash(answer) => format!("user_bash {}", render::json(answer)),
+                Reply::ShutdownAsked => "shutdown asked".to_owned(),
                 Reply::CommandReplacing(carried) => format!(
                     "command {} replacing {}",
                     carried.name,
