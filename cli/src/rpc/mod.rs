@@ -318,7 +318,6 @@ async fn run_loop<I: Front>(rpc: &mut Rpc<I>, sources: Sources) -> Ended {
     // What the `session_shutdown` handlers asked of the UI is said before the process ends
     // (a replay's, as recorded).
     rpc.print_ui(&mut sources.extension_ui);
-    rpc.print_recorded_ui();
     ended
 }
 

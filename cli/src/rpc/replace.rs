@@ -404,7 +404,6 @@ impl<I: Front> Rpc<I> {
         };
         let told = self.session.run(input, print).await;
         self.print_ui(ui);
-        self.print_recorded_ui();
         match told {
             Ok(driven) => {
                 self.replies(driven.replies);
@@ -423,16 +422,17 @@ impl<I: Front> Rpc<I> {
 
     /// A replay prints the UI requests its recording goes on with, where the recorded run
     /// printed those its handlers sent as the front end drove the session itself.
-    pub(super) fn print_recorded_ui(&mut self) {
+    fn print_recorded_ui(&mut self) {
         while let Some((t, request)) = self.session.interpreter_mut().recorded_ui() {
             self.front_end_input(t, FrontEndInput::ExtensionUi(request));
         }
     }
 
     /// Prints the extensions' UI requests that came so far (a notice sent while a replacement
-    /// is asked waits for its answer).
+    /// is asked waits for its answer); a replay, those its recording goes on with.
     pub(super) fn print_ui(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) {
         let Some(requests) = ui else {
+            self.print_recorded_ui();
             return;
         };
         while let Ok(request) = requests.try_recv() {

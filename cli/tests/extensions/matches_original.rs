@@ -112,8 +112,10 @@ fn the_cap_extension_runs_as_pi_1_5_2_runs_it() {
 /// The extension conformance set (`conformance/extensions`: five extensions with their mock
 /// scripts, and Pi 1.5.2's traces of them), run under ours and compared as the scenarios are.
 /// Every case matches but those listed in its `PENDING` file, which must still differ (a case
-/// that came to match is taken off the list). Needs Python 3 for the kit's runner besides Node
-/// and the install.
+/// that came to match is taken off the list). Each run of ours is recorded (so recording changes
+/// nothing Pi's traces show), and every recording is then checked with `pi replay --check` with
+/// no Node: the whole set reproduced from cassettes alone. Needs Python 3 for the kit's runner
+/// besides Node and the install.
 #[test]
 fn the_extension_conformance_set_matches_pi_1_5_2() {
     let Some(_) = node_path() else { return };
@@ -132,9 +134,29 @@ fn the_extension_conformance_set_matches_pi_1_5_2() {
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .collect();
+    let scratch = tempfile::tempdir().unwrap();
+    let cassettes = scratch.path().join("cassettes");
+    std::fs::create_dir(&cassettes).unwrap();
+    let recording = scratch.path().join("pi-recording");
+    let counter = scratch.path().join("runs");
+    std::fs::write(
+        &recording,
+        format!(
+            "#!/bin/sh\necho >> '{counter}'\nn=$(wc -l < '{counter}')\nexec '{pi}' --record '{dir}/run-'$n'.jsonl' \"$@\"\n",
+            counter = counter.display(),
+            pi = env!("CARGO_BIN_EXE_pi"),
+            dir = cassettes.display(),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&recording, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = Command::new("python3")
         .arg(set.join("run.py"))
-        .args(["compare", "--pi", env!("CARGO_BIN_EXE_pi"), "--host-pi-dir"])
+        .arg("compare")
+        .arg("--pi")
+        .arg(&recording)
+        .arg("--host-pi-dir")
         .arg(std::env::var("PI_EXTENSION_HOST_PI_DIR").unwrap())
         .output()
         .unwrap();
@@ -168,4 +190,17 @@ fn the_extension_conformance_set_matches_pi_1_5_2() {
             );
         }
     }
+
+    let recorded = std::fs::read_dir(&cassettes).unwrap().count();
+    assert!(recorded >= folders, "a run was not recorded: {recorded}");
+    let no_node = scratch.path().join("no-node");
+    std::fs::create_dir(&no_node).unwrap();
+    let (code, said, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", "--check"])
+        .arg(&cassettes)
+        .env("PATH", &no_node)
+        .env("HOME", scratch.path()));
+    let verdict = format!("{recorded} cassettes: {recorded} reproduced, 0 diverged, 0 unusable");
+    assert!(said.contains(&verdict), "{said}{stderr}");
+    assert_eq!(code, 0, "{said}{stderr}");
 }
