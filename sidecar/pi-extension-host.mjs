@@ -227,7 +227,10 @@ function registrations(result, flagValues) {
   // the registering extension), in registration order: the harness connects them next to
   // `mcp.json`'s, as Pi's built-in MCP extension does at session start.
   const mcpServers = result.runtime.mcpServers.list().map((s) => plain({ name: s.name, config: s.config, extensionPath: s.extensionPath }));
-  return { tools: registered, commands, flags, providers, mcpServers, extensions, errors: result.errors };
+  const virtualModels = (result.runtime.pendingVirtualModelRegistrations ?? []).map(({ definition, extensionPath }) =>
+    plain({ provider: String(definition?.provider), id: String(definition?.id), extensionPath }),
+  );
+  return { tools: registered, commands, flags, providers, mcpServers, virtualModels, extensions, errors: result.errors };
 }
 
 /** Pi 1.5.2's `project_trust` event (`emitProjectTrustEvent`), asked of the extensions loaded

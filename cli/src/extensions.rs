@@ -119,6 +119,13 @@ impl Runtime {
                     self.diagnostics
                         .push(load_failure(&failed.path, &failed.error));
                 }
+                for model in &registrations.virtual_models {
+                    self.diagnostics.push(Diagnostic::Warning(format!(
+                        "Extension \"{}\" registers the virtual model \"{}/{}\", which this \
+                         harness does not run yet: it is not among the models.",
+                        model.extension_path, model.provider, model.id
+                    )));
+                }
                 for extension in &registrations.extensions {
                     let undelivered = extension.undelivered();
                     if !undelivered.is_empty() {

@@ -200,3 +200,25 @@ fn handlers_for_events_not_delivered_are_said_not_skipped_silently() {
         )
     );
 }
+
+/// A virtual model an extension registers (`pi.registerVirtualModel`), which this harness does
+/// not route yet, is named on stderr, never left out silently; the run goes on.
+#[test]
+fn a_virtual_model_registered_is_said_not_dropped_silently() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["done"]}]));
+    let env = Env::new(&mock);
+    let extension = fixture("virtual_model.ts");
+    let mut command = with_extension(&env, &[], &extension, "hi");
+    with_host(&mut command, &path);
+    let (code, stdout, stderr) = run(&mut command);
+    assert_eq!((code, stdout.as_str()), (0, "done\n"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: Extension \"{}\" registers the virtual model \"router/auto\", which this \
+             harness does not run yet: it is not among the models.\n",
+            extension.display()
+        )
+    );
+}
