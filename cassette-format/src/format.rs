@@ -442,6 +442,10 @@ pub struct SessionStart {
     pub content_file: Option<String>,
     /// The state of the id generator once the session was opened.
     pub id_state: u64,
+    /// The id a new session was given (`--session-id`) rather than drawn; a replay gives its
+    /// session the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// A session replacement inside a recorded run: the session left, and the one the run goes on

@@ -88,6 +88,7 @@ async fn main() {
             content: None,
             content_file: None,
             id_state: store.id_state(),
+            id: None,
         },
         redactions: vec!["api keys".into()],
         redact: None,

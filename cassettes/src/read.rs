@@ -273,6 +273,10 @@ pub fn starting_session(
                 }
                 _ => None,
             };
+            if file.is_some() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            }
             let text = content.unwrap_or_default();
             SessionStore::unwritten(text, file, dir, ids)
                 .map_err(|e| format!("field `session.content`: {e}"))?
@@ -285,6 +289,12 @@ pub fn starting_session(
             SessionStore::create_child(cwd, dir, now, ids, parent).map_err(|e| e.to_string())?
         }
         (SessionKind::Open, _) => reopen_session(start.file.as_deref(), content, dir, config, ids)?,
+    };
+    let store = match (&start.id, start.kind) {
+        (Some(id), SessionKind::Memory | SessionKind::New) if content.is_none() => {
+            store.with_session_id(id)
+        }
+        _ => store,
     };
     Ok(match imported {
         // Its ids are the file's, given back in order.

@@ -148,6 +148,7 @@ pub async fn record(
             content: None,
             content_file: None,
             id_state: store.id_state(),
+            id: None,
         },
         redactions: vec!["api keys".into()],
         redact: None,

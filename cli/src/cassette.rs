@@ -224,21 +224,24 @@ pub fn header(built: &Built, info: RunInfo<'_>, rules: &Rules) -> Header {
 pub fn session_start(built: &Built) -> SessionStart {
     let name = |file: &Path| file.file_name().map(|n| n.to_string_lossy().into_owned());
     match &built.initial {
+        // A new session may start with entries no file holds yet (`--name`'s).
         InitialSession::InMemory => SessionStart {
             kind: SessionKind::Memory,
             file: None,
             path: None,
-            content: None,
+            content: built.unwritten.clone(),
             content_file: None,
             id_state: built.id_state,
+            id: built.given_id.clone(),
         },
         InitialSession::New { file } => SessionStart {
             kind: SessionKind::New,
             file: name(file),
             path: Some(file.to_string_lossy().into_owned()),
-            content: None,
+            content: built.unwritten.clone(),
             content_file: None,
             id_state: built.id_state,
+            id: built.given_id.clone(),
         },
         InitialSession::Existing { file, content } => SessionStart {
             kind: SessionKind::Open,
@@ -249,6 +252,7 @@ pub fn session_start(built: &Built) -> SessionStart {
                 .map(|bytes| String::from_utf8_lossy(bytes).into_owned()),
             content_file: None,
             id_state: built.id_state,
+            id: None,
         },
     }
 }

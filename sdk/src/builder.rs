@@ -1016,5 +1016,6 @@ fn session_start(store: &SessionStore) -> Result<SessionStart, Error> {
         content,
         content_file: None,
         id_state: store.id_state(),
+        id: None,
     })
 }

@@ -240,6 +240,7 @@ pub async fn import_session(
             content: None,
             content_file: None,
             id_state: plan.config.seed,
+            id: None,
         },
         redactions: Vec::new(),
         redact: None,

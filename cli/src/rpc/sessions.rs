@@ -30,12 +30,9 @@ pub(super) struct Opened {
 
 impl Opened {
     fn of(built: &Built) -> Self {
-        let mut session = crate::cassette::session_start(built);
         // A branch kept until it has a message to write, or kept in memory, starts with
-        // entries no file holds yet.
-        if session.content.is_none() {
-            session.content.clone_from(&built.unwritten);
-        }
+        // entries no file holds yet (its `content`).
+        let session = crate::cassette::session_start(built);
         Opened {
             config: pi_cassettes::convert::to_json(&built.config),
             session,

@@ -167,6 +167,10 @@ impl Runtime {
         })?;
         let id_state = store.id_state();
         let unwritten = capture.then(|| store.unwritten_text()).flatten();
+        let given_id = match choice {
+            SessionChoice::NewWithId(id) | SessionChoice::InMemoryWithId(id) => Some(id.clone()),
+            _ => None,
+        };
         let (machine, file) =
             build_machine(&config, store).map_err(|e| CliError::Session(e.to_string()))?;
         Ok(Built {
@@ -177,6 +181,7 @@ impl Runtime {
             initial,
             id_state,
             unwritten,
+            given_id,
         })
     }
 
@@ -261,6 +266,8 @@ pub struct Built {
     /// branch kept until it has a message to write, a session in memory), as the file will
     /// start.
     pub unwritten: Option<String>,
+    /// The id a new session was given (`--session-id`), which a recording keeps for its replay.
+    pub given_id: Option<String>,
 }
 
 /// The session a run starts in, as it is on disk before the run: what a recording embeds.

@@ -171,6 +171,32 @@ fn session_id_and_name_make_the_new_sessions_header_and_first_entry() {
     );
 }
 
+/// A run given its new session's id (`--session-id`, on disk or with `--no-session`) is
+/// reproduced by `pi replay --check`: the replay's session has that id, not one it draws.
+#[test]
+fn a_recording_of_a_session_given_its_id_replays_exactly() {
+    let mock = MockLlm::start(&json!([{"text": ["Named."]}, {"text": ["Kept."]}]));
+    let env = Env::new(&mock);
+    let id = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    for (name, more) in [("on-disk", &[][..]), ("in-memory", &["--no-session"][..])] {
+        let cassette = env.path(&format!("{name}.jsonl"));
+        let cassette = cassette.to_str().unwrap();
+        let args = [
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "--mode",
+            "json",
+        ];
+        let given = ["--session-id", id, "-n", "Named run", "--record", cassette];
+        let out = env.run(&[&args[..], more, &given, &["-p", "Hi"]].concat());
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let check = env.run(&["replay", "--check", cassette]);
+        assert_eq!(check.code, 0, "{name}: {}{}", check.stdout, check.stderr);
+    }
+}
+
 #[test]
 fn fork_with_a_session_id_forks_into_that_id_unless_this_directory_has_it() {
     // 1.5.2's `createSessionManager`: `--fork` with `--session-id` forks into a session with
