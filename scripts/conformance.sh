@@ -8,8 +8,10 @@
 #     conformance/scenarios-1.5.2/traces.
 # Given the original's install dir (conformance/install-pi-1.5.2.sh makes one), the original is
 # run on the same scenarios too, and each reference must still be what it does: a trace it no
-# longer reproduces fails the gate as stale. Exit 0 when everything matches, 1 otherwise, 2 when
-# the kit or a reference set is missing.
+# longer reproduces fails the gate as stale. Each run of ours is recorded (so recording changes
+# nothing a trace shows), and every cassette must then be reproduced by `pi replay --check` with
+# no Node on PATH. Exit 0 when everything matches, 1 otherwise, 2 when the kit or a reference set
+# is missing.
 #
 #   scripts/conformance.sh [pi 1.5.2 install dir]   (PI_BIN=<our pi> to skip the release build)
 #
@@ -45,6 +47,12 @@ if [ -z "$ours" ]; then
 fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+# Ours runs through a wrapper that records each run into its own cassette.
+cassettes="$out/cassettes"
+mkdir -p "$cassettes" "$out/no-node"
+recording="$out/pi-recording"
+printf '#!/bin/sh\nexec "%s" --record "$(mktemp -u "%s/run-XXXXXXXXXX.jsonl")" "$@"\n' "$ours" "$cassettes" >"$recording"
+chmod +x "$recording"
 
 # One set of scenarios: the scenarios folder (empty for the kit's own) and its references.
 sets=("|$kit/traces-1.5.2" "$extra|$extra/traces-1.5.2" "$only152|$only152/traces")
@@ -57,7 +65,7 @@ for set in "${sets[@]}"; do
   label="${scenarios#"$here"/}"
   [ -n "$label" ] || label="the kit's public scenarios"
   echo "== $label: ours against ${references#"$here"/}"
-  python3 "$kit/run.py" --pi "$ours" "${args[@]}" --out "$out/ours" >>"$out/ours.log" 2>&1 || true
+  python3 "$kit/run.py" --pi "$recording" "${args[@]}" --out "$out/ours" >>"$out/ours.log" 2>&1 || true
   if [ -n "$original" ]; then
     python3 "$kit/run.py" --pi "$original" "${args[@]}" --out "$out/orig" >>"$out/orig.log" 2>&1 || true
   fi
@@ -77,5 +85,11 @@ for set in "${sets[@]}"; do
     fi
   done
 done
+echo "== every run of ours, replayed from its cassette alone"
+if ! PATH="$out/no-node" HOME="$out" "$ours" replay --check "$cassettes" >"$out/check.log" 2>&1; then
+  grep -v '^ok ' "$out/check.log" | head -80
+  failed=1
+fi
+tail -1 "$out/check.log"
 [ -n "$original" ] || echo "(no install dir of the original given: the references were not rechecked against it)"
 exit "$failed"
