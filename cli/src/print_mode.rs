@@ -231,7 +231,7 @@ async fn run_input<I: Interpreter + Send>(
 /// What print mode says to a command's `ctx.newSession`, `ctx.fork` or `ctx.switchSession`
 /// (the call throws it): Pi's print mode goes on in the new session; this one does not build
 /// one yet.
-pub const NO_REPLACEMENT: &str =
+const NO_REPLACEMENT: &str =
     "Replacing the session from an extension command is not supported in print mode";
 
 /// What carries out what a command left for the front end, if one did: a `ctx.reload()`

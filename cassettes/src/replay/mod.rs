@@ -191,8 +191,9 @@ impl Replay {
     }
 
     /// The extensions' UI request the recording goes on with, taken, if it goes on with one:
-    /// a front end that printed the requests as it drove the session itself (a reload's
-    /// hook points) takes them where the recorded run printed them.
+    /// where the recorded run's front end printed the requests that had come (after driving the
+    /// session itself: a replacement's or a reload's hook points, the end), a replay's takes
+    /// them.
     pub fn take_recorded_ui(&mut self) -> Option<(u64, serde_json::Value)> {
         let Some((_, Spine::ExtensionUi(t, request))) = self.spine.get(self.position) else {
             return None;
