@@ -16,21 +16,45 @@ use super::host::{ExtensionHost, HostError, Routes};
 /// The host's entry module, shipped in the binary so that it needs nothing but Node at run time.
 const HOST_SOURCE: &str = include_str!("../../../../sidecar/pi-extension-host.mjs");
 
-/// The host's UI module, which the entry imports by this name.
-const UI_SOURCE: &str = include_str!("../../../../sidecar/extension-ui.mjs");
+/// The modules the entry imports, each by the name it is imported by, every module after those
+/// it imports (the imports form no circle).
+const MODULES: &[(&str, &str)] = &[
+    (
+        "./host-scope.mjs",
+        include_str!("../../../../sidecar/host-scope.mjs"),
+    ),
+    (
+        "./session-view.mjs",
+        include_str!("../../../../sidecar/session-view.mjs"),
+    ),
+    (
+        "./host-loading.mjs",
+        include_str!("../../../../sidecar/host-loading.mjs"),
+    ),
+    (
+        "./extension-ui.mjs",
+        include_str!("../../../../sidecar/extension-ui.mjs"),
+    ),
+];
 
-/// How the entry module names the UI module.
-const UI_IMPORT: &str = "\"./extension-ui.mjs\"";
-
-/// The entry module with its import of the UI module made a `data:` URL: Node runs one script
-/// (`-e`), which has no folder to import a file beside it from.
+/// The entry module with each import of a module of [`MODULES`] made a `data:` URL of that
+/// module (its own imports made so first): Node runs one script (`-e`), which has no folder to
+/// import a file beside it from. A module imported twice has one URL, so Node loads it once.
 pub(super) fn host_source() -> String {
     use base64::Engine;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(UI_SOURCE);
-    HOST_SOURCE.replace(
-        UI_IMPORT,
-        &format!("\"data:text/javascript;base64,{encoded}\""),
-    )
+    let mut urls: Vec<(&str, String)> = Vec::new();
+    for (name, source) in MODULES {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(linked(source, &urls));
+        urls.push((name, format!("data:text/javascript;base64,{encoded}")));
+    }
+    linked(HOST_SOURCE, &urls)
+}
+
+/// `source` with each import of a module named in `urls` (`from "<name>"`) made its URL.
+fn linked(source: &str, urls: &[(&str, String)]) -> String {
+    urls.iter().fold(source.to_owned(), |text, (name, url)| {
+        text.replace(&format!("from \"{name}\""), &format!("from \"{url}\""))
+    })
 }
 
 /// Hands a `ui.request` the host wrote to the run's UI; says whether `message` was one (a run
@@ -80,8 +104,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_entry_module_imports_the_ui_module_by_the_name_replaced() {
-        assert_eq!(HOST_SOURCE.matches(UI_IMPORT).count(), 1);
-        assert!(!host_source().contains(UI_IMPORT));
+    fn every_import_of_a_hosts_module_is_joined_and_each_module_is_imported() {
+        let joined = host_source();
+        for (name, _) in MODULES {
+            let import = format!("from \"{name}\"");
+            assert!(!joined.contains(&import), "{name} left unjoined");
+            let imported = std::iter::once(HOST_SOURCE)
+                .chain(MODULES.iter().map(|(_, source)| *source))
+                .any(|source| source.contains(&import));
+            assert!(imported, "{name} is imported by no module");
+        }
+        assert!(
+            !joined.contains("from \"./"),
+            "an import of a module not joined"
+        );
     }
 }
