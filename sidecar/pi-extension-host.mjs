@@ -779,6 +779,16 @@ function bound(runner) {
   runner.onError((error) =>
     current.getStore()?.errors.push({ error: error.error, event: error.event, extensionPath: error.extensionPath }),
   );
+  // Pi's runner tells its extensions of every change of the registered MCP servers once bound;
+  // the session hears of it too, as an action of the handler that changed them, and tells the
+  // built-in MCP extension, which connects them. Outside a handler nothing can change them.
+  runner.runtime.mcpServers.setChangeListener(() => {
+    const servers = runner.runtime.mcpServers.list();
+    if (current.getStore()) {
+      act({ action: "mcpServersChange", servers: servers.map((s) => ({ name: s.name, extensionPath: s.extensionPath, config: s.config })) });
+    }
+    void runner.emit({ type: "mcp_servers_change", servers });
+  });
   prompts.share(runner);
   return runner;
 }

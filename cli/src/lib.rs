@@ -313,6 +313,18 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 .extensions
                 .load(std::sync::Arc::clone(background) as _);
         }
+        if runtime.extension_host.is_some() {
+            // Pi's MCP extension follows the servers extensions register after loading.
+            let later = std::sync::Arc::new(pi_mcp::Later::new(
+                runtime.cwd.clone(),
+                &pi_mcp::load_mcp_config(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted),
+                &runtime.mcp_registered,
+                &runtime.mcp_servers,
+                runtime.custom_tools.clone(),
+            ));
+            runtime.extensions.load(std::sync::Arc::clone(&later) as _);
+            servers.later = Some(later);
+        }
         mcp_servers = servers;
     }
     // The session, then its servers stopped together, as Pi stops them when it ends.

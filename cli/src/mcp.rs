@@ -43,6 +43,10 @@ pub struct Servers {
     /// a run loads as an extension (a replay running its tools again loads none: their tools
     /// are registered as each connects); stopped when the session ends.
     pub background: Option<Arc<Background>>,
+    /// Pi's MCP extension's `mcp_servers_change` handler, when extensions are loaded: the
+    /// servers they register after loading, connected by it and stopped when the session
+    /// ends.
+    pub later: Option<Arc<pi_mcp::Later>>,
 }
 
 impl Servers {
@@ -54,6 +58,9 @@ impl Servers {
                 eprintln!("{notice}");
             }
             background.stop().await;
+        }
+        if let Some(later) = &self.later {
+            later.stop().await;
         }
         pi_mcp::stop_servers(&self.connections).await;
     }

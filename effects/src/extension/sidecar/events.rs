@@ -46,7 +46,11 @@ impl LoadedExtension {
 /// The events the extension host delivers itself, within the hook point or command whose
 /// handler opened a dialog: Pi's runner tells every extension of its dialogs (only where there
 /// is a UI, RPC mode), and what their handlers ask for is that answer's.
-const TOLD_IN_THE_HOST: [HookEvent; 2] = [HookEvent::UiPromptStart, HookEvent::UiPromptEnd];
+const TOLD_IN_THE_HOST: [HookEvent; 3] = [
+    HookEvent::UiPromptStart,
+    HookEvent::UiPromptEnd,
+    HookEvent::McpServersChange,
+];
 
 /// The events asked before any session exists, outside the machine's hook points:
 /// `project_trust`, asked while the run decides whether the project is trusted (`trust.rs`).
