@@ -323,6 +323,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 runtime.custom_tools.clone(),
             ));
             runtime.extensions.load(std::sync::Arc::clone(&later) as _);
+            runtime.mcp_later = Some(std::sync::Arc::clone(&later));
             servers.later = Some(later);
         }
         mcp_servers = servers;

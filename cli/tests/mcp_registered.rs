@@ -372,3 +372,51 @@ fn a_key_in_a_registered_servers_env_reaches_no_cassette() {
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
 }
+
+/// The attack on a server registered after loading: a key in its `env`, which a tool call
+/// repeats. The recording learns the key when the server is connected, so the cassette and
+/// every file the run wrote but the extension's source and Pi's session file hold none of it,
+/// and the cassette checks.
+#[test]
+fn a_key_in_the_env_of_a_server_registered_after_loading_reaches_no_cassette() {
+    const ENV_KEY: &str = "later-registered-env-key-0123456789";
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let text = format!("the key is {ENV_KEY}");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__reg__echo", "arguments": json!({"text": text}).to_string()}]},
+        {"text": ["Done."]},
+    ]));
+    let scratch = Scratch::new(&mock, &install);
+    let server = scratch.server_copy();
+    let extension = scratch.later_extension(
+        "reg",
+        &json!({"command": server, "exposure": "direct", "env": {"SERVICE_API_KEY": ENV_KEY}}),
+    );
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(
+        tool_ends(&recorded)[0]["result"]["content"][0]["text"],
+        text
+    );
+    for path in pi_testkit::files_under(scratch.root.path()) {
+        let name = path.to_string_lossy();
+        if path == extension || name.contains("/sessions/") {
+            continue;
+        }
+        let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(
+            !written.contains(ENV_KEY),
+            "the key reached {}",
+            path.display()
+        );
+    }
+    let check = scratch
+        .pi(&["replay", "--check"], false)
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+}

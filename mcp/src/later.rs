@@ -49,7 +49,13 @@ pub struct Later {
     /// Where the tools of the servers it connects are registered for running.
     tools: ToolRegistry,
     followed: Mutex<Vec<Followed>>,
+    /// Told each credential of a server's configuration before it is connected (a recording
+    /// scrubs them), with where it came from.
+    credentials: Mutex<Option<CredentialSink>>,
 }
+
+/// What learns a credential (its value, and where it came from).
+pub type CredentialSink = Box<dyn Fn(&str, &str) + Send + Sync>;
 
 impl std::fmt::Debug for Later {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,7 +93,17 @@ impl Later {
                 .collect(),
             tools,
             followed: Mutex::new(followed),
+            credentials: Mutex::new(None),
         }
+    }
+
+    /// Tells `sink` the credentials of every server's configuration before it is connected:
+    /// those [`crate::credentials`] finds in a registered server's `env` or `headers`.
+    pub fn on_credentials(&self, sink: CredentialSink) {
+        *self
+            .credentials
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(sink);
     }
 
     /// Stops the servers it connected (the session ended).
@@ -185,6 +201,15 @@ impl Later {
             config: config.clone(),
             extension_path: String::new(),
         }]);
+        if let Some(sink) = &*self
+            .credentials
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            for (value, what) in crate::credentials(&read) {
+                sink(&value, &what);
+            }
+        }
         let entry = read.servers.into_iter().next().filter(|e| e.enabled())?;
         tokio::time::timeout(CONNECT_WAIT, McpConnection::connect(&entry, &self.cwd))
             .await
