@@ -184,6 +184,7 @@ fn a_registered_servers_tool_is_called_recorded_and_replayed_without_node_or_ser
         String::from_utf8_lossy(&replayed.stdout),
         String::from_utf8_lossy(&recorded.stdout)
     );
+    assert_tools_live_refused(&scratch, &cassette, &extension);
 }
 
 /// A server registered after loading (in `session_start`) is connected by the MCP extension's
@@ -269,6 +270,23 @@ fn a_server_registered_after_loading_is_connected_called_withdrawn_and_replayed_
         .output()
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
+    assert_tools_live_refused(&scratch, &cassette, &extension);
+}
+
+/// `pi replay --tools live` of a run whose extension registered the server `reg` says it
+/// cannot start it (the recording keeps no registered configuration), naming the server.
+fn assert_tools_live_refused(scratch: &Scratch, cassette: &Path, extension: &Path) {
+    let mut live = scratch.pi(&["replay", "--tools", "live", "--mode", "json"], false);
+    live.arg("--session-dir").arg(scratch.path("live"));
+    let refused = live.arg(cassette).output().unwrap();
+    assert!(!refused.status.success());
+    let expected = format!(
+        "--tools live cannot start the MCP server \"reg\", which the extension \"{}\" \
+         registered: a recording keeps no registered server's configuration (its env or \
+         headers may hold keys). Replay without --tools live.",
+        extension.display()
+    );
+    assert!(stderr(&refused).contains(&expected), "{}", stderr(&refused));
 }
 
 /// `mcp.json`'s server of the same name wins: the registered one's command never runs.
