@@ -33,8 +33,8 @@ const CONNECT_WAIT: Duration = Duration::from_secs(10);
 /// One registered server the handler follows.
 struct Followed {
     name: String,
-    /// Its configuration as registered (Pi compares the JSON text to see a new one).
-    config: String,
+    /// Its configuration as registered (a new one makes it another server, as in Pi).
+    config: Value,
     /// Its tools' names as the session knows them.
     tools: Vec<String>,
     /// Its connection, when this handler made it (the run's start made the others).
@@ -79,7 +79,7 @@ impl Later {
             .iter()
             .map(|server| Followed {
                 name: server.name.clone(),
-                config: server.config.to_string(),
+                config: server.config.clone(),
                 tools: listed_tool_names(&server.name, listings),
                 connection: None,
             })
@@ -130,7 +130,7 @@ impl Later {
                 std::mem::take(&mut *followed).into_iter().partition(|f| {
                     servers
                         .iter()
-                        .any(|(name, config)| *name == f.name && config.to_string() == f.config)
+                        .any(|(name, config)| *name == f.name && *config == f.config)
                 });
             *followed = kept;
             let added: Vec<(String, Value)> = servers
@@ -171,7 +171,7 @@ impl Later {
             }
             self.lock().push(Followed {
                 name,
-                config: config.to_string(),
+                config,
                 tools: names,
                 connection,
             });
