@@ -438,3 +438,47 @@ fn a_key_in_the_env_of_a_server_registered_after_loading_reaches_no_cassette() {
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
 }
+
+/// `--no-mcp` and a server registered after loading (in `session_start`) by an extension with no
+/// `mcp_servers_change` handler: Pi 1.5.2's `register_mcp_server` error once, reported with
+/// that handler's; the replay, without Node, says it again from the recording.
+#[test]
+fn no_mcp_reports_a_server_registered_after_loading_and_its_replay_says_it_again() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock, &install);
+    let marker = scratch.path("registered-ran");
+    let script = format!("touch '{}'", marker.display());
+    let extension = scratch.path("late.ts");
+    let config = json!({"command": "sh", "args": ["-c", script]});
+    std::fs::write(
+        &extension,
+        format!(
+            "export default function (pi: any) {{\n  \
+             pi.on(\"session_start\", () => pi.registerMcpServer(\"reg\", {config}));\n}}\n"
+        ),
+    )
+    .unwrap();
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &["--no-mcp"]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let expected = format!(
+        "Extension error ({}): MCP server \"reg\" is registered, but no loaded extension \
+         connects MCP servers; another extension may have replaced the built-in MCP support\n",
+        extension.display()
+    );
+    assert_eq!(stderr(&recorded), expected);
+    assert!(!marker.exists(), "--no-mcp started a registered server");
+
+    let mut replay = scratch.pi(&["replay", "--mode", "json"], false);
+    replay.arg("--session-dir").arg(scratch.path("replayed"));
+    let replayed = replay.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(stderr(&replayed), expected);
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+}

@@ -139,6 +139,9 @@ pub enum HookEvent {
     /// within the handler that changed the set; the machine's hook point is the built-in MCP
     /// extension's, which connects the servers added and withdraws the tools of those removed.
     McpServersChange,
+    /// Never a hook point: the event Pi names its error with when an MCP server is registered
+    /// and nothing connects it (`--no-mcp`).
+    RegisterMcpServer,
 }
 
 impl HookEvent {
@@ -187,6 +190,7 @@ impl HookEvent {
             HookEvent::AfterProviderResponse => "after_provider_response",
             HookEvent::ProviderStreamEvent => "provider_stream_event",
             HookEvent::McpServersChange => "mcp_servers_change",
+            HookEvent::RegisterMcpServer => "register_mcp_server",
         }
     }
 }
