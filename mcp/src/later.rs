@@ -49,6 +49,11 @@ pub struct Later {
     /// Where the tools of the servers it connects are registered for running.
     tools: ToolRegistry,
     followed: Mutex<Vec<Followed>>,
+    /// The servers the run's start registered (name, configuration, tool names), which a
+    /// session that replaced another starts from again.
+    started: Vec<(String, Value, Vec<String>)>,
+    /// The session the last change came in, by its id.
+    session: Mutex<Option<String>>,
     /// Told each credential of a server's configuration before it is connected (a recording
     /// scrubs them), with where it came from.
     credentials: Mutex<Option<CredentialSink>>,
@@ -75,13 +80,11 @@ impl Later {
         listings: &[Value],
         tools: ToolRegistry,
     ) -> Later {
-        let followed = started
+        let started: Vec<(String, Value, Vec<String>)> = started
             .iter()
-            .map(|server| Followed {
-                name: server.name.clone(),
-                config: server.config.clone(),
-                tools: listed_tool_names(&server.name, listings),
-                connection: None,
+            .map(|server| {
+                let tools = listed_tool_names(&server.name, listings);
+                (server.name.clone(), server.config.clone(), tools)
             })
             .collect();
         Later {
@@ -92,7 +95,9 @@ impl Later {
                 .map(|s| mcp_namespace(&s.name))
                 .collect(),
             tools,
-            followed: Mutex::new(followed),
+            followed: Mutex::new(Self::from_start(&started)),
+            started,
+            session: Mutex::new(None),
             credentials: Mutex::new(None),
         }
     }
@@ -111,6 +116,41 @@ impl Later {
         let connections: Vec<Arc<McpConnection>> =
             self.lock().drain(..).filter_map(|f| f.connection).collect();
         crate::stop_servers(&connections).await;
+    }
+
+    /// The servers the run's start registered, as followed from a session's start.
+    fn from_start(started: &[(String, Value, Vec<String>)]) -> Vec<Followed> {
+        started
+            .iter()
+            .map(|(name, config, tools)| Followed {
+                name: name.clone(),
+                config: config.clone(),
+                tools: tools.clone(),
+                connection: None,
+            })
+            .collect()
+    }
+
+    /// A change comes in `session`: when it is another than the last change's (a session
+    /// replaced the one the handler followed servers in), the servers it connected are closed
+    /// and it follows the start's again, as Pi's extension closes its servers when a session
+    /// ends and connects the registered ones in the next.
+    async fn entered(&self, session: Option<&str>) {
+        let changed = {
+            let mut last = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+            let changed = last.is_some() && last.as_deref() != session;
+            *last = session.map(str::to_owned);
+            changed
+        };
+        if !changed {
+            return;
+        }
+        let closing: Vec<Arc<McpConnection>> = {
+            let mut followed = self.lock();
+            let old = std::mem::replace(&mut *followed, Self::from_start(&self.started));
+            old.into_iter().filter_map(|f| f.connection).collect()
+        };
+        crate::stop_servers(&closing).await;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Followed>> {
@@ -251,6 +291,8 @@ impl RustExtension for Later {
             let HookPayload::McpServersChange { servers } = payload else {
                 return Ok(None);
             };
+            self.entered(cx.state().map(|s| s.session.id.as_str()))
+                .await;
             let servers = servers
                 .iter()
                 .filter_map(|s| s.config.clone().map(|config| (s.name.clone(), config)))
