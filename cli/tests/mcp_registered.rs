@@ -271,6 +271,18 @@ fn a_server_registered_after_loading_is_connected_called_withdrawn_and_replayed_
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
     assert_tools_live_refused(&scratch, &cassette, &extension);
+
+    // The extensions run again register the server again; the MCP extension's recorded
+    // decisions bring its tools, so the replay still prints the same bytes.
+    let mut live = scratch.pi(&["replay", "--extensions", "live", "--mode", "json"], true);
+    live.arg("--session-dir")
+        .arg(scratch.path("live-extensions"));
+    let replayed = live.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
 }
 
 /// `pi replay --tools live` of a run whose extension registered the server `reg` says it
