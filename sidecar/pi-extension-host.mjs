@@ -22,6 +22,8 @@
 //       same runtime, all ordered as `paths`
 //   {"id", "type": "catalog", "models", "authProviders"} -> null: the catalog once the harness
 //       has merged the registered providers into it
+//   {"id", "type": "mcp.unconnected"} -> null: nothing connects the MCP servers extensions
+//       register (`--no-mcp`); those registered from now on are reported as Pi reports them
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
 //       run with `args` and Pi's command context: its actions and the errors it threw, and
 //       where the handler called its context for what the session carries out
@@ -84,6 +86,11 @@ function runnerFor(index) {
   loaded.runners.set(index, runner);
   return runner;
 }
+
+/** Whether nothing connects the MCP servers extensions register (`--no-mcp`, the harness says
+ * so with `mcp.unconnected`), and the servers reported as such: Pi's runner then reports each
+ * server registered after loading once, within the handler that registered it. */
+const unconnectedMcp = { on: false, reported: new Set() };
 
 /** A runner over every extension, which resolves command names as Pi's session does. */
 function commandRunner() {
@@ -227,6 +234,21 @@ function bound(runner) {
   runner.onError((error) =>
     current.getStore()?.errors.push({ error: error.error, event: error.event, extensionPath: error.extensionPath }),
   );
+  // Pi's runner tells its extensions of every change of the registered MCP servers once bound;
+  // the session hears of it too, as an action of the handler that changed them, and tells the
+  // built-in MCP extension, which connects them. Outside a handler nothing can change them.
+  runner.runtime.mcpServers.setChangeListener(() => {
+    const servers = runner.runtime.mcpServers.list();
+    if (current.getStore()) {
+      act({ action: "mcpServersChange", servers: servers.map((s) => ({ name: s.name, extensionPath: s.extensionPath, config: s.config })) });
+    }
+    void runner.emit({ type: "mcp_servers_change", servers });
+    if (unconnectedMcp.on) {
+      // One set for every runner, so that each server is reported once.
+      runner.reportedMcpServers = unconnectedMcp.reported;
+      runner.reportUnhandledMcpServers();
+    }
+  });
   prompts.share(runner);
   return runner;
 }
@@ -727,6 +749,12 @@ async function handle(request) {
     else if (request.type === "catalog") {
       catalog.models = request.models ?? [];
       catalog.authProviders = new Set(request.authProviders ?? []);
+      data = null;
+    }
+    else if (request.type === "mcp.unconnected") {
+      // Those registered while loading are reported by the harness, at the session's start.
+      unconnectedMcp.on = true;
+      for (const server of loaded.runtime.mcpServers.list()) unconnectedMcp.reported.add(server.name);
       data = null;
     }
     else if (request.type === "tool.execute") data = await execute(request);

@@ -345,20 +345,35 @@ pub fn prepare(
         (CassettePlan::Hybrid(cassette, _), Some(path)) => {
             let replay = Replay::new(cassette).map_err(unusable)?;
             let (secrets, rules) = (info.secrets(), info.rules()?);
+            let runtime = info.runtime;
             let header = header(&built, info, &rules);
             let (live, recorder) = recording(built.live, &path, &header, &secrets, rules)?;
+            learn_later_keys(runtime, &recorder);
             let hybrid = Hybrid::new(replay, live, Some(recorder.clone()));
             Io::Hybrid(Record::new(hybrid, recorder))
         }
         (_, Some(path)) => {
             let (secrets, rules) = (info.secrets(), info.rules()?);
+            let runtime = info.runtime;
             let header = header(&built, info, &rules);
             let (live, recorder) = recording(built.live, &path, &header, &secrets, rules)?;
+            learn_later_keys(runtime, &recorder);
             Io::Record(Record::new(live, recorder))
         }
         (_, None) => Io::Live(built.live),
     };
     Ok((built.machine, built.file, io))
+}
+
+/// The keys of the MCP servers extensions register after loading reach `recorder` as the
+/// servers are connected, before any line that could repeat them is written.
+fn learn_later_keys(runtime: &crate::setup::Runtime, recorder: &Recorder) {
+    if let Some(later) = &runtime.mcp_later {
+        let recorder = recorder.clone();
+        later.on_credentials(Box::new(move |value, what| {
+            recorder.secret(value, what);
+        }));
+    }
 }
 
 /// A recorder at `path` and the Live interpreter that writes its calls into it.

@@ -284,6 +284,12 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     if args.no_mcp {
         // Without Pi's MCP extension nothing connects the servers extensions registered.
         runtime.start_errors = mcp::unconnected(&runtime.mcp_registered);
+        if let Some(host) = &runtime.extension_host {
+            if let Err(error) = host.mcp_unconnected() {
+                eprintln!("{error}");
+                return Ok(1);
+            }
+        }
     }
     if !args.no_mcp && !replaying {
         // Pi's `tool_search` as the servers find it: registered once they start.
@@ -312,6 +318,19 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
             runtime
                 .extensions
                 .load(std::sync::Arc::clone(background) as _);
+        }
+        if runtime.extension_host.is_some() {
+            // Pi's MCP extension follows the servers extensions register after loading.
+            let later = std::sync::Arc::new(pi_mcp::Later::new(
+                runtime.cwd.clone(),
+                &pi_mcp::load_mcp_config(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted),
+                &runtime.mcp_registered,
+                &runtime.mcp_servers,
+                runtime.custom_tools.clone(),
+            ));
+            runtime.extensions.load(std::sync::Arc::clone(&later) as _);
+            runtime.mcp_later = Some(std::sync::Arc::clone(&later));
+            servers.later = Some(later);
         }
         mcp_servers = servers;
     }

@@ -43,6 +43,10 @@ pub struct Servers {
     /// a run loads as an extension (a replay running its tools again loads none: their tools
     /// are registered as each connects); stopped when the session ends.
     pub background: Option<Arc<Background>>,
+    /// Pi's MCP extension's `mcp_servers_change` handler, when extensions are loaded: the
+    /// servers they register after loading, connected by it and stopped when the session
+    /// ends.
+    pub later: Option<Arc<pi_mcp::Later>>,
 }
 
 impl Servers {
@@ -54,6 +58,9 @@ impl Servers {
                 eprintln!("{notice}");
             }
             background.stop().await;
+        }
+        if let Some(later) = &self.later {
+            later.stop().await;
         }
         pi_mcp::stop_servers(&self.connections).await;
     }
@@ -175,6 +182,42 @@ fn report(mut servers: Servers) -> Servers {
         });
     }
     servers
+}
+
+/// The first MCP server an extension registered in the run `cassette` recorded, with the
+/// extension: one its configuration lists with the extension (registered while loading), else
+/// one a recorded hook decision's `mcpServersChange` names (registered later). A recording
+/// keeps no registered server's configuration (its `env` or `headers` may hold keys), so a
+/// replay running tools again cannot start it.
+pub fn registered_in(cassette: &pi_cassettes::Cassette) -> Option<(String, String)> {
+    use pi_cassettes::format::{Line, RecordedInput};
+    let named = |server: &Value| {
+        let name = server.get("name")?.as_str()?;
+        let path = server.get("extensionPath")?.as_str()?;
+        Some((name.to_owned(), path.to_owned()))
+    };
+    if let Some(found) = cassette.config.mcp_servers.iter().find_map(named) {
+        return Some(found);
+    }
+    cassette.lines.iter().find_map(|(_, line)| {
+        let (Line::Answer { input, .. }
+        | Line::Command { input, .. }
+        | Line::Outside { input, .. }) = line
+        else {
+            return None;
+        };
+        let RecordedInput::HookDecided { outcome, .. } = &**input else {
+            return None;
+        };
+        outcome
+            .get("actions")?
+            .as_array()?
+            .iter()
+            .filter(|action| action["action"] == "mcpServersChange")
+            .filter_map(|action| action["servers"].as_array())
+            .flatten()
+            .find_map(named)
+    })
 }
 
 /// Pi 1.5.2's report of each server an extension registered when no extension connects MCP

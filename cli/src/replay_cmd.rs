@@ -377,6 +377,13 @@ pub(crate) async fn replay(
     };
     pi_mcp::check_recorded_servers(&config.mcp_servers, &config.declarable_tools())
         .map_err(unusable)?;
+    if how.live_tools.is_some() && how.servers_from.is_some() {
+        if let Some((server, extension)) = crate::mcp::registered_in(&cassette) {
+            return Err(unusable(format!(
+                "--tools live cannot start the MCP server \"{server}\", which the extension \"{extension}\" registered: a recording keeps no registered server's configuration (its env or headers may hold keys). Replay without --tools live."
+            )));
+        }
+    }
     // Running a recorded custom tool again needs a program that provides it: the binary's are
     // the tools of the MCP servers the recording declares, as the agent dir the user names
     // configures them (a project's `mcp.json` is not read: no one is asked to trust it; a

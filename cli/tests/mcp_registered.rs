@@ -57,6 +57,23 @@ impl Scratch {
         path
     }
 
+    /// An extension registering `name` with `config` in its `session_start` handler, after
+    /// loading, and unregistering it in its `/drop` command; it appends the names each
+    /// `mcp_servers_change` brings as a `seen` entry.
+    fn later_extension(&self, name: &str, config: &Value) -> PathBuf {
+        let path = self.path("later.ts");
+        let source = format!(
+            "export default function (pi: any) {{\n  \
+             pi.on(\"mcp_servers_change\", (event: any) => pi.appendEntry(\"seen\", \
+             event.servers.map((s: any) => s.name)));\n  \
+             pi.on(\"session_start\", () => pi.registerMcpServer({name}, {config}));\n  \
+             pi.registerCommand(\"drop\", {{ handler: async () => pi.unregisterMcpServer({name}) }});\n}}\n",
+            name = json!(name)
+        );
+        std::fs::write(&path, source).unwrap();
+        path
+    }
+
     /// `pi` with the install's Node on PATH when `node`, else without any install.
     fn pi(&self, args: &[&str], node: bool) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
@@ -84,13 +101,24 @@ impl Scratch {
 
     /// A json-mode run of `prompt` with `extension` loaded, recorded into `cassette`.
     fn run(&self, extension: &Path, cassette: &Path, extra: &[&str]) -> Output {
+        self.run_prompts(extension, cassette, extra, &["echo it"])
+    }
+
+    /// A json-mode run of `prompts` with `extension` loaded, recorded into `cassette`.
+    fn run_prompts(
+        &self,
+        extension: &Path,
+        cassette: &Path,
+        extra: &[&str],
+        prompts: &[&str],
+    ) -> Output {
         let mut args = vec!["--mode", "json", "--tools", "read", "--provider", "mock"];
         args.extend(["--model", "mock-model", "-e", extension.to_str().unwrap()]);
         args.extend(extra);
         let mut command = self.pi(&args, true);
         command.arg("--session-dir").arg(self.path("sessions"));
         command.arg("--record").arg(cassette);
-        command.args(["-p", "echo it"]).output().unwrap()
+        command.arg("-p").args(prompts).output().unwrap()
     }
 }
 
@@ -156,6 +184,121 @@ fn a_registered_servers_tool_is_called_recorded_and_replayed_without_node_or_ser
         String::from_utf8_lossy(&replayed.stdout),
         String::from_utf8_lossy(&recorded.stdout)
     );
+    assert_tools_live_refused(&scratch, &cassette, &extension);
+}
+
+/// A server registered after loading (in `session_start`) is connected by the MCP extension's
+/// `mcp_servers_change` handler: its tool is declared in the next request and called; the
+/// extension's own handler hears of the change (its entries in the session file). Unregistered
+/// by a command, its tool is withdrawn: the next prompt's request no longer declares it. The
+/// cassette replays byte for byte, and `--check`s, with the server's binary and Node absent,
+/// and holds no line of the server's configuration.
+#[test]
+fn a_server_registered_after_loading_is_connected_called_withdrawn_and_replayed_without_node() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__reg__echo", "arguments": r#"{"text":"hello later"}"#}]},
+        {"text": ["Done."]},
+        {"text": ["Gone."]},
+    ]));
+    let scratch = Scratch::new(&mock, &install);
+    let server = scratch.server_copy();
+    let extension =
+        scratch.later_extension("reg", &json!({"command": server, "exposure": "direct"}));
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run_prompts(&extension, &cassette, &[], &["echo it", "/drop", "again"]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(stderr(&recorded), "");
+    let ends = tool_ends(&recorded);
+    assert_eq!(
+        ends.len(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+    assert_eq!(ends[0]["toolName"], "mcp__reg__echo");
+    assert_eq!(ends[0]["isError"], false, "{}", ends[0]);
+    assert_eq!(ends[0]["result"]["content"][0]["text"], "hello later");
+    let declared: Vec<Vec<String>> = mock
+        .requests()
+        .iter()
+        .map(|request| {
+            request["tools"]
+                .as_array()
+                .map(|tools| {
+                    tools
+                        .iter()
+                        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    let echo = |tools: &Vec<String>| tools.iter().any(|t| t == "mcp__reg__echo");
+    assert_eq!(declared.len(), 3);
+    assert!(echo(&declared[0]) && echo(&declared[1]), "{declared:?}");
+    assert_eq!(declared[2], ["read"]);
+    let sessions = pi_testkit::files_under(&scratch.path("sessions"));
+    let session = std::fs::read_to_string(&sessions[0]).unwrap();
+    let seen: Vec<Value> = session
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["customType"] == "seen")
+        .map(|entry| entry["data"].clone())
+        .collect();
+    assert_eq!(seen, [json!(["reg"]), json!([])]);
+    let written = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        !written.contains(server.to_str().unwrap()),
+        "the registered configuration reached the cassette"
+    );
+
+    std::fs::remove_file(&server).unwrap();
+    let mut replay = scratch.pi(&["replay", "--mode", "json"], false);
+    replay.arg("--session-dir").arg(scratch.path("replayed"));
+    let replayed = replay.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+    let check = scratch
+        .pi(&["replay", "--check"], false)
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+    assert_tools_live_refused(&scratch, &cassette, &extension);
+
+    // The extensions run again register the server again; the MCP extension's recorded
+    // decisions bring its tools, so the replay still prints the same bytes.
+    let mut live = scratch.pi(&["replay", "--extensions", "live", "--mode", "json"], true);
+    live.arg("--session-dir")
+        .arg(scratch.path("live-extensions"));
+    let replayed = live.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+}
+
+/// `pi replay --tools live` of a run whose extension registered the server `reg` says it
+/// cannot start it (the recording keeps no registered configuration), naming the server.
+fn assert_tools_live_refused(scratch: &Scratch, cassette: &Path, extension: &Path) {
+    let mut live = scratch.pi(&["replay", "--tools", "live", "--mode", "json"], false);
+    live.arg("--session-dir").arg(scratch.path("live"));
+    let refused = live.arg(cassette).output().unwrap();
+    assert!(!refused.status.success());
+    let expected = format!(
+        "--tools live cannot start the MCP server \"reg\", which the extension \"{}\" \
+         registered: a recording keeps no registered server's configuration (its env or \
+         headers may hold keys). Replay without --tools live.",
+        extension.display()
+    );
+    assert!(stderr(&refused).contains(&expected), "{}", stderr(&refused));
 }
 
 /// `mcp.json`'s server of the same name wins: the registered one's command never runs.
@@ -258,4 +401,96 @@ fn a_key_in_a_registered_servers_env_reaches_no_cassette() {
         .output()
         .unwrap();
     assert!(check.status.success(), "{}", stderr(&check));
+}
+
+/// The attack on a server registered after loading: a key in its `env`, which a tool call
+/// repeats. The recording learns the key when the server is connected, so the cassette and
+/// every file the run wrote but the extension's source and Pi's session file hold none of it,
+/// and the cassette checks.
+#[test]
+fn a_key_in_the_env_of_a_server_registered_after_loading_reaches_no_cassette() {
+    const ENV_KEY: &str = "later-registered-env-key-0123456789";
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let text = format!("the key is {ENV_KEY}");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__reg__echo", "arguments": json!({"text": text}).to_string()}]},
+        {"text": ["Done."]},
+    ]));
+    let scratch = Scratch::new(&mock, &install);
+    let server = scratch.server_copy();
+    let extension = scratch.later_extension(
+        "reg",
+        &json!({"command": server, "exposure": "direct", "env": {"SERVICE_API_KEY": ENV_KEY}}),
+    );
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(
+        tool_ends(&recorded)[0]["result"]["content"][0]["text"],
+        text
+    );
+    for path in pi_testkit::files_under(scratch.root.path()) {
+        let name = path.to_string_lossy();
+        if path == extension || name.contains("/sessions/") {
+            continue;
+        }
+        let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(
+            !written.contains(ENV_KEY),
+            "the key reached {}",
+            path.display()
+        );
+    }
+    let check = scratch
+        .pi(&["replay", "--check"], false)
+        .arg(&cassette)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", stderr(&check));
+}
+
+/// `--no-mcp` and a server registered after loading (in `session_start`) by an extension with no
+/// `mcp_servers_change` handler: Pi 1.5.2's `register_mcp_server` error once, reported with
+/// that handler's; the replay, without Node, says it again from the recording.
+#[test]
+fn no_mcp_reports_a_server_registered_after_loading_and_its_replay_says_it_again() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
+    let scratch = Scratch::new(&mock, &install);
+    let marker = scratch.path("registered-ran");
+    let script = format!("touch '{}'", marker.display());
+    let extension = scratch.path("late.ts");
+    let config = json!({"command": "sh", "args": ["-c", script]});
+    std::fs::write(
+        &extension,
+        format!(
+            "export default function (pi: any) {{\n  \
+             pi.on(\"session_start\", () => pi.registerMcpServer(\"reg\", {config}));\n}}\n"
+        ),
+    )
+    .unwrap();
+    let cassette = scratch.path("run.jsonl");
+    let recorded = scratch.run(&extension, &cassette, &["--no-mcp"]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let expected = format!(
+        "Extension error ({}): MCP server \"reg\" is registered, but no loaded extension \
+         connects MCP servers; another extension may have replaced the built-in MCP support\n",
+        extension.display()
+    );
+    assert_eq!(stderr(&recorded), expected);
+    assert!(!marker.exists(), "--no-mcp started a registered server");
+
+    let mut replay = scratch.pi(&["replay", "--mode", "json"], false);
+    replay.arg("--session-dir").arg(scratch.path("replayed"));
+    let replayed = replay.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(stderr(&replayed), expected);
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
 }

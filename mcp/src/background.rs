@@ -201,7 +201,14 @@ impl Background {
     pub fn listings(&self) -> Vec<serde_json::Value> {
         self.names
             .iter()
-            .map(|name| serde_json::json!({ "name": name }))
+            .map(|name| {
+                let mut listing = serde_json::json!({ "name": name });
+                let entry = self.config.servers.iter().find(|s| s.name == *name);
+                if let Some(path) = entry.and_then(ServerEntry::registered_by) {
+                    listing["extensionPath"] = serde_json::Value::from(path);
+                }
+                listing
+            })
             .collect()
     }
 

@@ -253,9 +253,14 @@ impl McpConnection {
     }
 
     /// The server as a run's configuration lists it (and a cassette holds it): its name and
-    /// its tools as it answered.
+    /// its tools as it answered, and for one an extension registered, the extension (a
+    /// replay running tools again says it cannot start it).
     pub fn listing(&self) -> Value {
-        serde_json::json!({"name": self.entry.name, "tools": self.tools})
+        let mut listing = serde_json::json!({"name": self.entry.name, "tools": self.tools});
+        if let Some(path) = self.entry.registered_by() {
+            listing["extensionPath"] = Value::from(path);
+        }
+        listing
     }
 
     /// The entry this connection was made from.

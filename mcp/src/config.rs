@@ -61,6 +61,12 @@ pub struct ServerEntry {
 }
 
 impl ServerEntry {
+    /// The extension that registered the server (Pi's `extensionPath`), for one an extension
+    /// registered.
+    pub fn registered_by(&self) -> Option<String> {
+        (self.scope == Scope::Extension).then(|| self.source.display().to_string())
+    }
+
     /// `enabled` (default true): a disabled entry is kept but not connected.
     pub fn enabled(&self) -> bool {
         self.config.get("enabled").and_then(Value::as_bool) != Some(false)

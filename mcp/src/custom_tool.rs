@@ -24,9 +24,9 @@ use crate::naming::mcp_namespace;
 /// One MCP tool of a connected server.
 #[derive(Debug)]
 pub struct McpTool {
-    declaration: CustomToolDefinition,
-    tool: McpToolDefinition,
-    connection: Arc<McpConnection>,
+    pub(crate) declaration: CustomToolDefinition,
+    pub(crate) tool: McpToolDefinition,
+    pub(crate) connection: Arc<McpConnection>,
 }
 
 impl CustomTool for McpTool {
@@ -121,7 +121,7 @@ pub fn register_late_tools(
 
 /// Pi's namespace of a server's tools: `mcp__<server>`, the server's name as its alias, its
 /// configured description (trimmed, when not empty) and its instructions.
-fn namespace(connection: &McpConnection) -> ToolNamespace {
+pub(crate) fn namespace(connection: &McpConnection) -> ToolNamespace {
     let entry = connection.entry();
     ToolNamespace {
         name: mcp_namespace(&entry.name),

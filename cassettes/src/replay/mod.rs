@@ -16,6 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use pi_core::agent::hook_state::HookState;
+use pi_core::agent::hooks::HookEvent;
 use pi_core::agent::{CallId, Effect, Input};
 use pi_core::agent_session::SessionInput;
 use pi_effects::driver::{
@@ -632,6 +633,8 @@ impl Interpreter for Replay {
                 }
                 tools.start(call.0, tool_call_id, tool, args, search, state);
             }
+            // The built-in MCP extension's `mcp_servers_change` is not run again (a replay
+            // connects no server): its recorded decision brings the servers' tools.
             (
                 Effect::Hook {
                     call,
@@ -640,7 +643,9 @@ impl Interpreter for Replay {
                 },
                 _,
                 Some(hooks),
-            ) => hooks.start(call.0, payload, state),
+            ) if payload.event() != HookEvent::McpServersChange => {
+                hooks.start(call.0, payload, state)
+            }
             _ => {}
         }
     }

@@ -479,7 +479,8 @@ struct Rpc<I: Front> {
     /// Ids of `abort` commands waiting for the run to end.
     abort_waiters: Vec<Option<Value>>,
     /// Answers of model changes (`set_model`, `cycle_model`) waiting for their `model_select`
-    /// handlers, oldest first.
+    /// handlers, and of commands waiting for the session notifications they caused, oldest
+    /// first.
     model_waiters: Vec<RpcResponse>,
     /// Ids of `compact` commands waiting for their result, oldest first, with their numbers
     /// (`compacts_accepted` once each was).
@@ -664,11 +665,15 @@ impl<I: Front> Rpc<I> {
                     let response = success(id, "prompt", Some(handled));
                     // A custom message's run the command asked for starts within it in Pi
                     // 1.5.2: the answer follows its `before_agent_start`, before `agent_start`.
-                    match self.session.machine().holds_custom_idle_run() {
-                        true => self
-                            .started_waiters
-                            .push_back((response, started::Before::AgentStartOrError)),
-                        false => self.respond(&response),
+                    // The session notifications its actions caused (`mcp_servers_change`, a
+                    // `model_select`) are heard first: Pi's handlers ran within the command.
+                    if self.session.machine().holds_custom_idle_run() {
+                        self.started_waiters
+                            .push_back((response, started::Before::AgentStartOrError));
+                    } else if self.session.machine().hearing_session() {
+                        self.model_waiters.push(response);
+                    } else {
+                        self.respond(&response);
                     }
                 }
                 Reply::BusyPrompt(decided) => {

@@ -152,6 +152,9 @@ pub struct Runtime {
     /// The MCP servers the extensions registered while loading, in registration order: they
     /// start with `mcp.json`'s, which win a shared name.
     pub mcp_registered: Vec<pi_mcp::Registered>,
+    /// Pi's MCP extension's handler of the servers registered after loading, when a live run
+    /// has one: a recording learns their keys from it as it connects them.
+    pub mcp_later: Option<std::sync::Arc<pi_mcp::Later>>,
     /// The errors the session's start reports: the registered servers nothing connects.
     pub start_errors: Vec<pi_core::agent_session::StartError>,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its

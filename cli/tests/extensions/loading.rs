@@ -178,9 +178,9 @@ fn a_broken_extension_host_is_a_clear_error_not_a_hang() {
     );
 }
 
-/// An extension handling events this harness does not deliver to extensions yet (`agent_end`,
-/// `session_start`) is told about once, by name, on stderr: its handlers for them are not run
-/// silently skipped. The run goes on; the events it does deliver (`turn_end`) are not named.
+/// An extension handling an event this harness does not deliver to extensions (one it does not
+/// know) is told about once, by name, on stderr: its handlers for it are not silently skipped.
+/// The run goes on; the events it does deliver (`turn_end`, `mcp_servers_change`) are not named.
 #[test]
 fn handlers_for_events_not_delivered_are_said_not_skipped_silently() {
     let Some(path) = node_path() else { return };
@@ -194,7 +194,7 @@ fn handlers_for_events_not_delivered_are_said_not_skipped_silently() {
     assert_eq!(
         stderr,
         format!(
-            "Warning: Extension \"{}\" handles mcp_servers_change, which this harness \
+            "Warning: Extension \"{}\" handles some_later_event, which this harness \
              does not deliver to extensions yet: those handlers never run.\n",
             extension.display()
         )

@@ -387,6 +387,7 @@ impl Composer {
             | HookPayload::SessionTree { .. }
             | HookPayload::AgentSettled { .. }
             | HookPayload::SessionInfoChanged { .. }
+            | HookPayload::McpServersChange { .. }
             | HookPayload::AfterProviderResponse { .. }
             | HookPayload::ProviderStreamEvent { .. } => HookDecision::Done,
             HookPayload::UserBash { .. } => HookDecision::UserBash { answer: None },

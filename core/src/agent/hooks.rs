@@ -133,6 +133,15 @@ pub enum HookEvent {
     /// One decoded event of a model response's stream, as the provider's SDK gave it (Pi's
     /// `onProviderStreamEvent`; a notification Pi awaits before the event is processed).
     ProviderStreamEvent,
+    /// The set of MCP servers extensions registered changed after the extensions were bound
+    /// (Pi's registry fires it on every `pi.registerMcpServer` and `pi.unregisterMcpServer`):
+    /// a notification Pi does not wait for. An extension's own handlers are told in the host,
+    /// within the handler that changed the set; the machine's hook point is the built-in MCP
+    /// extension's, which connects the servers added and withdraws the tools of those removed.
+    McpServersChange,
+    /// Never a hook point: the event Pi names its error with when an MCP server is registered
+    /// and nothing connects it (`--no-mcp`).
+    RegisterMcpServer,
 }
 
 impl HookEvent {
@@ -180,6 +189,8 @@ impl HookEvent {
             HookEvent::UiPromptEnd => "ui_prompt_end",
             HookEvent::AfterProviderResponse => "after_provider_response",
             HookEvent::ProviderStreamEvent => "provider_stream_event",
+            HookEvent::McpServersChange => "mcp_servers_change",
+            HookEvent::RegisterMcpServer => "register_mcp_server",
         }
     }
 }
@@ -471,6 +482,11 @@ pub enum HookPayload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
+    /// The MCP servers extensions registered, as they are after a change (Pi's
+    /// `mcp_servers_change`), in registration order.
+    McpServersChange {
+        servers: Vec<RegisteredMcpServer>,
+    },
     /// The session asks for the extensions' resources: its working directory and why
     /// (`"startup"`).
     ResourcesDiscover {
@@ -610,6 +626,7 @@ impl HookPayload {
             HookPayload::UserBash { .. } => HookEvent::UserBash,
             HookPayload::AfterProviderResponse { .. } => HookEvent::AfterProviderResponse,
             HookPayload::ProviderStreamEvent { .. } => HookEvent::ProviderStreamEvent,
+            HookPayload::McpServersChange { .. } => HookEvent::McpServersChange,
         }
     }
 }
@@ -834,12 +851,48 @@ pub enum HookAction {
     /// then on. `laterSections` (name, content) replace the prompt's custom sections of their
     /// names from the next prompt's run on (the extension's `mcp_servers` section, rendered
     /// with the connected servers' instructions).
+    /// The set of MCP servers extensions registered changed (a `pi.registerMcpServer` or
+    /// `pi.unregisterMcpServer` after loading): the servers as they are now. The session tells
+    /// the built-in MCP extension (`mcp_servers_change`).
+    McpServersChange { servers: Vec<RegisteredMcpServer> },
+    /// `pi.registerTool` of an MCP server's `direct` tools once it connected after the start,
+    /// active from the next request on, and the tools of servers removed since (`withdrawn`),
+    /// which Pi re-registers hidden: no longer active nor searchable.
+    #[serde(rename_all = "camelCase")]
+    RegisterTools {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<super::custom_tool::CustomToolDefinition>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        withdrawn: Vec<String>,
+    },
     #[serde(rename_all = "camelCase")]
     RegisterDeferredTools {
         tools: Vec<super::custom_tool::SearchableTool>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         later_sections: Vec<(String, String)>,
     },
+}
+
+/// An MCP server an extension registered, as a hook point or action names it: its name and
+/// the extension that registered it (Pi's `extensionPath`). `config` is the server's
+/// configuration as the extension host handed it over, for the built-in MCP extension that
+/// connects it; it is never written (its `env` or `headers` may hold keys), so a recording
+/// holds the names only and a replay, which connects nothing, needs no more.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredMcpServer {
+    pub name: String,
+    pub extension_path: String,
+    #[serde(default, skip_serializing)]
+    pub config: Option<Value>,
+}
+
+/// Two are the same server registration whatever configuration either carries (a recorded
+/// one carries none).
+impl PartialEq for RegisteredMcpServer {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.extension_path == other.extension_path
+    }
 }
 
 impl HookAction {

@@ -133,11 +133,7 @@ impl SessionMachine {
         let (_, name) = self.pending_commands.remove(at);
         self.apply_asked_actions(&outcome.actions)?;
         if let HookDecision::CommandAsked { run, ask } = outcome.decision {
-            let errors: Vec<HookError> = outcome
-                .errors
-                .into_iter()
-                .map(|e| command_error(&name, e.error))
-                .collect();
+            let errors: Vec<HookError> = command_errors(&name, outcome.errors);
             self.report_hook_errors(&errors);
             self.command_asking = Some(AskingCommand {
                 name,
@@ -153,11 +149,7 @@ impl SessionMachine {
         if outcome.actions.iter().any(HookAction::aborts) {
             self.abort()?;
         }
-        let errors = outcome
-            .errors
-            .into_iter()
-            .map(|e| command_error(&name, e.error))
-            .collect();
+        let errors = command_errors(&name, outcome.errors);
         let reply = Reply::CommandRan { errors };
         match self.idle_inputs_pending() {
             false => self.reply(reply),
@@ -470,6 +462,19 @@ fn before_replacing(ask: &CommandAsk) -> HookPayload {
             target_session_file: None,
         },
     }
+}
+
+/// The errors of the command `name`'s run as Pi reports them: its handler's as
+/// [`command_error`], those reported at another event (Pi's `register_mcp_server` for a server
+/// the handler registered that nothing connects) as they are.
+fn command_errors(name: &str, errors: Vec<HookError>) -> Vec<HookError> {
+    errors
+        .into_iter()
+        .map(|e| match e.event {
+            HookEvent::Command => command_error(name, e.error),
+            _ => e,
+        })
+        .collect()
 }
 
 /// A command's error as Pi reports it (`command:<name>`, at the `command` event).

@@ -106,6 +106,16 @@ impl SessionMachine {
                     custom_instructions,
                     callback,
                 } => self.asked_compaction = Some((custom_instructions.clone(), *callback)),
+                // Pi's registry tells the extensions that connect MCP servers of every change
+                // after binding (it does not wait for them).
+                HookAction::McpServersChange { servers } => {
+                    self.tell_session(HookPayload::McpServersChange {
+                        servers: servers.clone(),
+                    })
+                }
+                HookAction::RegisterTools { tools, withdrawn } => {
+                    self.register_direct(tools, withdrawn)
+                }
                 HookAction::RegisterDeferredTools {
                     tools,
                     later_sections,

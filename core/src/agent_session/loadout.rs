@@ -213,6 +213,40 @@ impl SessionMachine {
         }
     }
 
+    /// Registers `tools` exposed directly (an MCP server that connected after the start), as
+    /// Pi's `registerTool` after binding does: active from the next request on, after the
+    /// active tools (one of a name already registered is replaced); the tools `withdrawn` (of
+    /// servers removed) are no longer active nor searchable, as Pi's hidden tools. Without a
+    /// registry nothing changes, as for `pi.setActiveTools`.
+    pub(super) fn register_direct(&mut self, tools: &[CustomToolDefinition], withdrawn: &[String]) {
+        let Some(registry) = &mut self.registry else {
+            return;
+        };
+        registry
+            .loadout
+            .deferred_tools
+            .retain(|t| !withdrawn.contains(&t.tool.name));
+        for tool in tools {
+            let spec = tool.spec();
+            match registry.tools.iter_mut().find(|t| t.name == spec.name) {
+                Some(registered) => *registered = spec,
+                None => registry.tools.push(spec),
+            }
+        }
+        let mut active: Vec<String> = self
+            .agent
+            .active_tool_names()
+            .into_iter()
+            .filter(|name| !withdrawn.contains(name))
+            .collect();
+        for tool in tools {
+            if !active.contains(&tool.name) {
+                active.push(tool.name.clone());
+            }
+        }
+        self.set_active_tools(&active);
+    }
+
     /// Pi's `setActiveToolsByName`: the active tools still asked for keep their order, the
     /// others asked for follow in the order asked; names not registered are ignored. The
     /// prompt is rebuilt for them, and the next turn declares both.

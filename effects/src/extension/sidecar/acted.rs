@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::events::ThrownError;
 use super::host::{response_data, ExtensionHost};
 use super::mirror::StateMirror;
 use crate::extension::{HandlerResult, HookAction, HookContext, HookPayload};
@@ -20,7 +21,7 @@ struct ActedAnswer {
     #[serde(default)]
     actions: Vec<HookAction>,
     #[serde(default)]
-    errors: Vec<Thrown>,
+    errors: Vec<ThrownError>,
     #[serde(default)]
     asked: Option<Asked>,
 }
@@ -29,11 +30,6 @@ struct ActedAnswer {
 struct Asked {
     run: u64,
     ask: CommandAsk,
-}
-
-#[derive(Debug, Deserialize)]
-struct Thrown {
-    error: String,
 }
 
 /// Sends `request` for `payload` to `host` and waits for its answer; `what` names the request
@@ -63,14 +59,23 @@ pub(super) async fn ask(
     for action in answer.actions {
         cx.act(action);
     }
+    // Errors of other events (Pi's report of a registered MCP server nothing connects) are
+    // reported as theirs, never as the handler's end.
+    let mut errors = Vec::new();
+    for thrown in answer.errors {
+        match thrown.told() {
+            Some((path, event)) => cx.threw_at(path, event, thrown.error),
+            None => errors.push(thrown),
+        }
+    }
     if let Some(Asked { run, ask }) = answer.asked {
         // The handler waits for the session: what was reported before its call is no end of it.
-        for thrown in answer.errors {
+        for thrown in errors {
             cx.threw(thrown.error);
         }
         return Ok(Some(HandlerResult::CommandAsked { run, ask }));
     }
-    match answer.errors.into_iter().next() {
+    match errors.into_iter().next() {
         Some(thrown) => Err(thrown.error),
         None => Ok(None),
     }

@@ -46,7 +46,12 @@ impl LoadedExtension {
 /// The events the extension host delivers itself, within the hook point or command whose
 /// handler opened a dialog: Pi's runner tells every extension of its dialogs (only where there
 /// is a UI, RPC mode), and what their handlers ask for is that answer's.
-const TOLD_IN_THE_HOST: [HookEvent; 2] = [HookEvent::UiPromptStart, HookEvent::UiPromptEnd];
+const TOLD_IN_THE_HOST: [HookEvent; 4] = [
+    HookEvent::UiPromptStart,
+    HookEvent::UiPromptEnd,
+    HookEvent::McpServersChange,
+    HookEvent::RegisterMcpServer,
+];
 
 /// The events asked before any session exists, outside the machine's hook points:
 /// `project_trust`, asked while the run decides whether the project is trusted (`trust.rs`).
@@ -76,10 +81,11 @@ struct EventAnswer {
     errors: Vec<ThrownError>,
 }
 
+/// A handler's error in the host's answer.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ThrownError {
-    error: String,
+pub(super) struct ThrownError {
+    pub(super) error: String,
     /// The event whose handler threw (Pi's), and its extension: those told of a dialog
     /// (`ui_prompt_start`, `ui_prompt_end`) are another event's, and maybe another extension's.
     #[serde(default)]
@@ -89,8 +95,9 @@ struct ThrownError {
 }
 
 impl ThrownError {
-    /// The extension and event it is reported at when it is a dialog's event's.
-    fn told(&self) -> Option<(String, HookEvent)> {
+    /// The extension and event it is reported at when it is another event's (a dialog's, or
+    /// Pi's report of a registered MCP server nothing connects).
+    pub(super) fn told(&self) -> Option<(String, HookEvent)> {
         let event = serde_json::from_value::<HookEvent>(json!(self.event.as_deref()?)).ok()?;
         let path = self.extension_path.clone()?;
         TOLD_IN_THE_HOST.contains(&event).then_some((path, event))

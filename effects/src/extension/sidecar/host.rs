@@ -280,6 +280,18 @@ impl ExtensionHost {
         response_data(answer?).map(|_| ())
     }
 
+    /// Tells the host that nothing connects the MCP servers extensions register (`--no-mcp`):
+    /// each one registered from now on is Pi's `register_mcp_server` error once, within the
+    /// handler that registered it (those registered while loading are the session's start
+    /// errors).
+    pub fn mcp_unconnected(&self) -> Result<(), HostError> {
+        let (sender, answers) = std::sync::mpsc::channel();
+        let id = self.send_request(json!({"type": "mcp.unconnected"}), Waiter::Thread(sender))?;
+        let answer = answers.recv().map_err(|_| self.ended("mcp.unconnected"));
+        self.forget(id);
+        response_data(answer?).map(|_| ())
+    }
+
     /// Loads the extensions again, as Pi's runtime does for a session that replaces another
     /// (`new_session`, `switch_session`, `fork`, `clone`): their factories run again with a
     /// fresh API (what they keep in their modules stays), before the new session's

@@ -1,0 +1,306 @@
+//! The MCP servers extensions register or unregister after loading (`pi.registerMcpServer` or
+//! `pi.unregisterMcpServer` from a handler or a command), as Pi 1.5.2's built-in MCP extension
+//! follows them: its `mcp_servers_change` handler connects the servers added (a name
+//! `mcp.json` defines stays `mcp.json`'s) and withdraws the tools of those removed or
+//! registered again with another configuration, closing their connections.
+//!
+//! The handler's decision carries what the session needs, so a replay connects nothing: the
+//! added servers' `direct` tools as one `registerTools` action (active from the next request
+//! on), their `deferred` ones as `registerDeferredTools`, the tools of removed servers as that
+//! action's `withdrawn`. One deliberate difference: Pi does not wait for the servers it
+//! connects here (only a session's first prompt waits for servers with `direct` tools); this
+//! handler waits for them, up to Pi's startup wait, so that the tools the decision carries are
+//! those of the servers as they answered.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use pi_core::agent::hooks::{HandledHooks, HookAction, HookEvent, HookPayload};
+use pi_effects::custom_tool::ToolRegistry;
+use pi_effects::extension::{HookContext, HookFuture, RustExtension};
+use serde_json::Value;
+
+use crate::client::McpConnection;
+use crate::config::{McpConfig, Registered};
+use crate::custom_tool::McpTool;
+use crate::definition::tool_definitions;
+use crate::naming::mcp_namespace;
+
+/// How long the handler waits for a server it connects (Pi's startup wait).
+const CONNECT_WAIT: Duration = Duration::from_secs(10);
+
+/// One registered server the handler follows.
+struct Followed {
+    name: String,
+    /// Its configuration as registered (a new one makes it another server, as in Pi).
+    config: Value,
+    /// Its tools' names as the session knows them.
+    tools: Vec<String>,
+    /// Its connection, when this handler made it (the run's start made the others).
+    connection: Option<Arc<McpConnection>>,
+}
+
+/// Pi's built-in MCP extension's `mcp_servers_change` handler.
+pub struct Later {
+    cwd: PathBuf,
+    /// The namespaces `mcp.json` defines, which win over a registered server's.
+    configured: Vec<String>,
+    /// Where the tools of the servers it connects are registered for running.
+    tools: ToolRegistry,
+    followed: Mutex<Vec<Followed>>,
+    /// The servers the run's start registered (name, configuration, tool names), which a
+    /// session that replaced another starts from again.
+    started: Vec<(String, Value, Vec<String>)>,
+    /// The session the last change came in, by its id.
+    session: Mutex<Option<String>>,
+    /// Told each credential of a server's configuration before it is connected (a recording
+    /// scrubs them), with where it came from.
+    credentials: Mutex<Option<CredentialSink>>,
+}
+
+/// What learns a credential (its value, and where it came from).
+pub type CredentialSink = Box<dyn Fn(&str, &str) + Send + Sync>;
+
+impl std::fmt::Debug for Later {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Later").field("cwd", &self.cwd).finish()
+    }
+}
+
+impl Later {
+    /// The handler for a run whose `mcp.json` servers are `configured` and whose start
+    /// registered `started` (each with the tool names its listing declared, from
+    /// `listings`: a run's configuration's `mcpServers`), its servers' tools registered in
+    /// `tools`.
+    pub fn new(
+        cwd: PathBuf,
+        configured: &McpConfig,
+        started: &[Registered],
+        listings: &[Value],
+        tools: ToolRegistry,
+    ) -> Later {
+        let started: Vec<(String, Value, Vec<String>)> = started
+            .iter()
+            .map(|server| {
+                let tools = listed_tool_names(&server.name, listings);
+                (server.name.clone(), server.config.clone(), tools)
+            })
+            .collect();
+        Later {
+            cwd,
+            configured: configured
+                .servers
+                .iter()
+                .map(|s| mcp_namespace(&s.name))
+                .collect(),
+            tools,
+            followed: Mutex::new(Self::from_start(&started)),
+            started,
+            session: Mutex::new(None),
+            credentials: Mutex::new(None),
+        }
+    }
+
+    /// Tells `sink` the credentials of every server's configuration before it is connected:
+    /// those [`crate::credentials`] finds in a registered server's `env` or `headers`.
+    pub fn on_credentials(&self, sink: CredentialSink) {
+        *self
+            .credentials
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(sink);
+    }
+
+    /// Stops the servers it connected (the session ended).
+    pub async fn stop(&self) {
+        let connections: Vec<Arc<McpConnection>> =
+            self.lock().drain(..).filter_map(|f| f.connection).collect();
+        crate::stop_servers(&connections).await;
+    }
+
+    /// The servers the run's start registered, as followed from a session's start.
+    fn from_start(started: &[(String, Value, Vec<String>)]) -> Vec<Followed> {
+        started
+            .iter()
+            .map(|(name, config, tools)| Followed {
+                name: name.clone(),
+                config: config.clone(),
+                tools: tools.clone(),
+                connection: None,
+            })
+            .collect()
+    }
+
+    /// A change comes in `session`: when it is another than the last change's (a session
+    /// replaced the one the handler followed servers in), the servers it connected are closed
+    /// and it follows the start's again, as Pi's extension closes its servers when a session
+    /// ends and connects the registered ones in the next.
+    async fn entered(&self, session: Option<&str>) {
+        let changed = {
+            let mut last = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+            let changed = last.is_some() && last.as_deref() != session;
+            *last = session.map(str::to_owned);
+            changed
+        };
+        if !changed {
+            return;
+        }
+        let closing: Vec<Arc<McpConnection>> = {
+            let mut followed = self.lock();
+            let old = std::mem::replace(&mut *followed, Self::from_start(&self.started));
+            old.into_iter().filter_map(|f| f.connection).collect()
+        };
+        crate::stop_servers(&closing).await;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Followed>> {
+        self.followed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Follows the registered set `servers` (name and configuration): the actions for the
+    /// session, after the servers added connected.
+    async fn change(&self, servers: Vec<(String, Value)>) -> Vec<HookAction> {
+        let servers: Vec<(String, Value)> = servers
+            .into_iter()
+            .filter(|(name, _)| !self.configured.contains(&mcp_namespace(name)))
+            .collect();
+        let (removed, added) = {
+            let mut followed = self.lock();
+            let (kept, removed): (Vec<Followed>, Vec<Followed>) =
+                std::mem::take(&mut *followed).into_iter().partition(|f| {
+                    servers
+                        .iter()
+                        .any(|(name, config)| *name == f.name && *config == f.config)
+                });
+            *followed = kept;
+            let added: Vec<(String, Value)> = servers
+                .into_iter()
+                .filter(|(name, _)| !followed.iter().any(|f| f.name == *name))
+                .collect();
+            (removed, added)
+        };
+        let withdrawn: Vec<String> = removed.iter().flat_map(|f| f.tools.clone()).collect();
+        let closing: Vec<Arc<McpConnection>> =
+            removed.into_iter().filter_map(|f| f.connection).collect();
+        crate::stop_servers(&closing).await;
+        let mut direct = Vec::new();
+        let mut deferred = Vec::new();
+        for (name, config) in added {
+            let connection = self.connect(&name, &config).await;
+            let mut names = Vec::new();
+            if let Some(connection) = &connection {
+                for tool in tool_definitions(connection.entry(), connection.tools()) {
+                    let exposure = tool.exposure.clone();
+                    let declaration = tool.custom_definition();
+                    let registered = Arc::new(McpTool {
+                        declaration: declaration.clone(),
+                        tool,
+                        connection: Arc::clone(connection),
+                    });
+                    match exposure.as_str() {
+                        "direct" => direct.push(declaration.clone()),
+                        "deferred" => deferred.push(pi_core::agent::custom_tool::SearchableTool {
+                            tool: declaration.clone(),
+                            namespace: Some(crate::custom_tool::namespace(connection)),
+                        }),
+                        _ => continue,
+                    }
+                    names.push(declaration.name.clone());
+                    self.tools.register_late(registered);
+                }
+            }
+            self.lock().push(Followed {
+                name,
+                config,
+                tools: names,
+                connection,
+            });
+        }
+        let mut actions = Vec::new();
+        if !direct.is_empty() || !withdrawn.is_empty() {
+            actions.push(HookAction::RegisterTools {
+                tools: direct,
+                withdrawn,
+            });
+        }
+        if !deferred.is_empty() {
+            actions.push(HookAction::RegisterDeferredTools {
+                tools: deferred,
+                later_sections: Vec::new(),
+            });
+        }
+        actions
+    }
+
+    /// Connects the server `name` as registered with `config`, waiting up to Pi's startup
+    /// wait; `None` when it is disabled, its configuration unreadable or it failed.
+    async fn connect(&self, name: &str, config: &Value) -> Option<Arc<McpConnection>> {
+        let mut read = McpConfig::default();
+        read.add_registered(&[Registered {
+            name: name.to_owned(),
+            config: config.clone(),
+            extension_path: String::new(),
+        }]);
+        if let Some(sink) = &*self
+            .credentials
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            for (value, what) in crate::credentials(&read) {
+                sink(&value, &what);
+            }
+        }
+        let entry = read.servers.into_iter().next().filter(|e| e.enabled())?;
+        tokio::time::timeout(CONNECT_WAIT, McpConnection::connect(&entry, &self.cwd))
+            .await
+            .ok()?
+            .ok()
+            .map(Arc::new)
+    }
+}
+
+/// The session's names of the tools `server`'s listing declares (its entry in a run's
+/// configuration's `mcpServers`), as Pi names them.
+fn listed_tool_names(server: &str, listings: &[Value]) -> Vec<String> {
+    let tools: Vec<&str> = listings
+        .iter()
+        .find(|l| l.get("name").and_then(Value::as_str) == Some(server))
+        .and_then(|l| l.get("tools"))
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    crate::naming::assign_tool_names(server, &tools)
+}
+
+impl RustExtension for Later {
+    fn name(&self) -> &str {
+        "builtin:mcp"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::McpServersChange])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(async move {
+            let HookPayload::McpServersChange { servers } = payload else {
+                return Ok(None);
+            };
+            self.entered(cx.state().map(|s| s.session.id.as_str()))
+                .await;
+            let servers = servers
+                .iter()
+                .filter_map(|s| s.config.clone().map(|config| (s.name.clone(), config)))
+                .collect();
+            for action in self.change(servers).await {
+                cx.act(action);
+            }
+            Ok(None)
+        })
+    }
+}
