@@ -277,10 +277,22 @@ pub fn built_binary(
     bin: &str,
 ) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut command = std::process::Command::new(cargo);
+    let mut command = std::process::Command::new(&cargo);
     command
         .current_dir(workspace)
         .args(["build", "--quiet", "--locked", "-p", package, "--bin", bin]);
+    // A test may have narrowed its own PATH (no Node, say): Cargo still finds `rustc` beside
+    // itself, as a toolchain installs them.
+    if let Some(toolchain) = Path::new(&cargo)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let dirs = std::iter::once(toolchain.to_path_buf()).chain(std::env::split_paths(&path));
+        if let Ok(joined) = std::env::join_paths(dirs) {
+            command.env("PATH", joined);
+        }
+    }
     // What Cargo sets for the test running (its package's manifest folder, name, binaries) is
     // no setting of this build, and a build script that watches one (ring's watches
     // `CARGO_MANIFEST_DIR`) would make the build and the test's own build undo each other.
