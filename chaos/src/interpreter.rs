@@ -3,15 +3,19 @@
 //! Unlike `Replay`, it checks nothing against the recording (a perturbed run legitimately
 //! asks other things): model calls get the recorded responses in call order, re-split, cut or
 //! preceded by a transient failure as the plan says, decoded by the live decoders; tools get
-//! their recorded answers by tool name and arguments, or fail; the front end's inputs arrive
-//! at the step they arrived at, with the plan's steering, follow-ups and aborts among them;
-//! timers fire when asked, or late. Time is virtual: one millisecond per input. A perturbed
+//! their recorded answers by tool name and arguments, or fail; a hook point gets the recorded
+//! extensions' answer to the same question (its payload, times aside: the next unused one
+//! asked so, decision, actions and errors), answered as a call in flight like a tool's; the
+//! front end's inputs arrive at the step they arrived at, with the plan's steering, follow-ups
+//! and aborts among them; timers fire when asked, or late. Time is virtual: one millisecond per input. A perturbed
 //! run ends with one more prompt, so that the session the perturbations left is sent to the
 //! model (and its request checked).
 //!
 //! When the run leaves the recording, the world still answers, so the run can end: a model
 //! call beyond the recorded ones gets a plain stop message synthesized for its API ("Done.");
-//! a tool call never recorded fails with an error result; a recorded stream that hung (its
+//! a tool call never recorded fails with an error result; a hook point whose question the
+//! recording never asked is answered as by handlers that returned nothing and asked for
+//! nothing (the composed decision of no result, [`Composer`]); a recorded stream that hung (its
 //! call was cancelled) times out if no cancel comes; a response that never came is a timeout.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -20,6 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
+use pi_core::agent::hooks::{Composer, HookOutcome, HookPayload};
 use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
@@ -35,7 +40,10 @@ use pi_providers::{CallOptions, HttpRequest};
 
 use crate::invariants::Checker;
 use crate::plan::{Perturbation, PerturbationPlan, SplitMix, Transient};
-use crate::recording::{Attempt, BodyEnd, ChaosRecording, RecordedCall, RecordedTool, Scheduled};
+use crate::recording::{
+    hook_question, Attempt, BodyEnd, ChaosRecording, RecordedCall, RecordedHook, RecordedTool,
+    Scheduled,
+};
 
 /// What a tool answers when the plan makes it fail.
 pub const INJECTED_TOOL_FAILURE: &str = "chaos: the tool failed";
@@ -65,9 +73,8 @@ enum Flight {
         hanging: bool,
         events: VecDeque<pi_core::agent::StreamEvent>,
     },
-    Tool {
-        answers: VecDeque<Input>,
-    },
+    /// A tool's answers, or a hook point's decision: ready as they are.
+    Answers { answers: VecDeque<Input> },
 }
 
 impl Flight {
@@ -76,7 +83,7 @@ impl Flight {
             Flight::Model {
                 hanging, cancelled, ..
             } => !*hanging || *cancelled,
-            Flight::Tool { answers, .. } => !answers.is_empty(),
+            Flight::Answers { answers, .. } => !answers.is_empty(),
         }
     }
 }
@@ -104,8 +111,8 @@ pub struct ChaosInterpreter {
     /// The recorded options of each recorded call; the last for calls beyond them.
     options: Vec<CallOptions>,
     model_calls: usize,
-    /// The run waited at an extension hook point, which perturbed runs do not answer yet.
-    hook_asked: bool,
+    /// The recorded hook points not answered yet, in the order they were asked.
+    hooks: Vec<Option<RecordedHook>>,
 }
 
 impl ChaosInterpreter {
@@ -193,7 +200,7 @@ impl ChaosInterpreter {
             wakes: 0,
             options: recording.calls.iter().map(|c| c.options.clone()).collect(),
             model_calls: 0,
-            hook_asked: false,
+            hooks: recording.hooks.iter().cloned().map(Some).collect(),
         }
     }
 
@@ -233,7 +240,7 @@ impl ChaosInterpreter {
     fn pull(&mut self, i: usize) -> Option<Input> {
         let flight = self.flights.get_mut(i)?;
         match flight {
-            Flight::Tool { answers, .. } => answers.pop_front(),
+            Flight::Answers { answers, .. } => answers.pop_front(),
             Flight::Model {
                 call,
                 model,
@@ -287,7 +294,7 @@ impl ChaosInterpreter {
             Flight::Model {
                 model_call, events, ..
             } => !(model_call.is_done() && events.is_empty()),
-            Flight::Tool { answers, .. } => !answers.is_empty(),
+            Flight::Answers { answers, .. } => !answers.is_empty(),
         });
     }
 
@@ -361,8 +368,37 @@ impl ChaosInterpreter {
                 _ => vec![finished(ToolOutcome::Thrown(UNRECORDED_TOOL.into()))],
             }
         };
-        self.flights.push(Flight::Tool {
+        self.flights.push(Flight::Answers {
             answers: answers.into(),
+        });
+    }
+
+    /// The recorded answer to the question `payload` asks (the first unused one asked so),
+    /// or, for a question the recording never asked, that of handlers returning nothing.
+    fn start_hook(&mut self, call: CallId, payload: &HookPayload) {
+        let asked = match pi_cassettes::convert::recorded_effect(&Effect::Hook {
+            call,
+            payload: payload.clone(),
+            state: None,
+        }) {
+            pi_cassettes::format::RecordedEffect::Hook { payload, .. } => hook_question(payload),
+            _ => serde_json::Value::Null,
+        };
+        let recorded = self
+            .hooks
+            .iter_mut()
+            .find(|hook| hook.as_ref().is_some_and(|h| h.question == asked))
+            .and_then(Option::take);
+        let outcome = match recorded {
+            Some(hook) => hook.outcome,
+            None => HookOutcome {
+                decision: Composer::new(payload.clone()).finish(),
+                actions: Vec::new(),
+                errors: Vec::new(),
+            },
+        };
+        self.flights.push(Flight::Answers {
+            answers: VecDeque::from([Input::HookDecided { call, outcome }]),
         });
     }
 
@@ -436,16 +472,11 @@ impl Interpreter for ChaosInterpreter {
                     }
                 }
             }
-            Effect::Hook { .. } => self.hook_asked = true,
+            Effect::Hook { call, payload, .. } => self.start_hook(*call, payload),
         }
     }
 
     async fn next(&mut self, wake_at: Option<u64>) -> Result<(u64, SessionInput), InterpretError> {
-        if self.hook_asked {
-            return Err(InterpretError::Halted(
-                "the run waits for extensions, which chaos runs do not answer yet".into(),
-            ));
-        }
         self.given += 1;
         if self.given > STEP_LIMIT {
             let why = format!("still busy after {STEP_LIMIT} inputs");

@@ -5,7 +5,9 @@
 //! recorded responses re-split into other reads, cut off in the middle or preceded by a 429, a
 //! 500 or a reset connection; steering, follow-ups, aborts and manual compactions arriving at
 //! other moments (with a small `keepRecentTokens`, so the cut lands inside short recordings);
-//! tools failing or finishing in another order; timers firing late. A perturbed run ends with
+//! tools failing or finishing in another order; timers firing late. Extensions do not run: a
+//! hook point gets the recorded answer to the same question, or, for one never asked, that of
+//! handlers returning nothing (see [`interpreter`]). A perturbed run ends with
 //! one more prompt, so what the perturbations left is sent. On each run a [`Checker`]
 //! watches every input, event and effect, and the session file is read back at the end:
 //!

@@ -1,7 +1,8 @@
 //! A cassette read for chaos runs: what the recorded world answered, indexed the way a
 //! perturbed run asks for it. A perturbed run sends other requests and gets other call ids, so
-//! model responses are served in call order, tool results by tool name and arguments, and the
-//! front end's inputs at the step (the number of answers taken) where they arrived.
+//! model responses are served in call order, tool results by tool name and arguments, the
+//! extensions' answers by the question their hook point asked, and the front end's inputs at
+//! the step (the number of answers taken) where they arrived.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use bytes::Bytes;
 use pi_cassettes::convert::{from_json, transport_error};
 use pi_cassettes::format::{chunk_bytes, Line, RecordedEffect, RecordedEnd, RecordedInput};
 use pi_cassettes::{Cassette, SessionStart, ToInput};
+use pi_core::agent::hooks::HookOutcome;
 use pi_core::agent::{Input, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_effects::run_config::RunConfig;
@@ -64,6 +66,35 @@ pub struct RecordedTool {
     pub outcome: Option<ToolOutcome>,
 }
 
+/// A hook point the recorded run asked its extensions about, and their answer.
+#[derive(Clone, Debug)]
+pub struct RecordedHook {
+    /// The question as [`hook_question`] reads it: Pi's event object as recorded, times aside.
+    pub question: serde_json::Value,
+    /// The composed decision, the actions asked for and the handlers that threw.
+    pub outcome: HookOutcome,
+}
+
+/// What a hook point asks, to be matched between a recording and a perturbed run: the payload
+/// as its `effect` line records it, without the times in it at any depth (`timestamp`,
+/// `durationMs`). A chaos run keeps virtual time, so the same question asked again differs
+/// only there.
+pub fn hook_question(mut payload: serde_json::Value) -> serde_json::Value {
+    fn strip(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(fields) => {
+                fields.remove("timestamp");
+                fields.remove("durationMs");
+                fields.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut payload);
+    payload
+}
+
 /// Why a cassette cannot be chaos-replayed.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
@@ -93,6 +124,8 @@ pub struct ChaosRecording {
     pub inputs: Vec<Scheduled>,
     /// Tool answers by tool name and arguments (as JSON text), in the order they were made.
     pub tools: HashMap<(String, String), Vec<RecordedTool>>,
+    /// The hook points the extensions answered, in the order they were asked.
+    pub hooks: Vec<RecordedHook>,
     pub shape: Shape,
 }
 
@@ -106,6 +139,8 @@ impl ChaosRecording {
         let mut tool_of: HashMap<u64, (String, String)> = HashMap::new();
         let mut tool_answers: HashMap<u64, RecordedTool> = HashMap::new();
         let mut tool_order: Vec<u64> = Vec::new();
+        let mut questions: HashMap<u64, serde_json::Value> = HashMap::new();
+        let mut hooks: Vec<RecordedHook> = Vec::new();
         let mut steps = 0;
         let mut wakes = 0;
         for (number, line) in &cassette.lines {
@@ -143,8 +178,24 @@ impl ChaosRecording {
                                 _ => {}
                             }
                         }
+                        RecordedInput::HookDecided { call, .. } => {
+                            if let (
+                                Some(question),
+                                SessionInput::Answer(Input::HookDecided { outcome, .. }),
+                            ) = (
+                                questions.remove(call),
+                                input.to_input().map_err(|e| at(e.to_string()))?,
+                            ) {
+                                hooks.push(RecordedHook { question, outcome });
+                            }
+                        }
                         _ => {}
                     }
+                }
+                Line::Effect {
+                    effect: RecordedEffect::Hook { call, payload },
+                } => {
+                    questions.insert(*call, hook_question(payload.clone()));
                 }
                 Line::Effect {
                     effect: RecordedEffect::RunTool { call, tool, args },
@@ -236,6 +287,7 @@ impl ChaosRecording {
             calls,
             inputs,
             tools,
+            hooks,
             shape,
         }))
     }

@@ -624,3 +624,97 @@ fn the_turn_end_after_replaced_messages_carries_the_replacements() {
     );
     assert_eq!(printed[1]["message"]["content"][0]["text"], "IT SAYS ONE.");
 }
+
+/// A manual compaction asked once the run has ended, while the `message_update` handlers still
+/// hear its response: Pi's `compact()` waits for the session to be idle, so the run's last
+/// events (held for the handlers) go out first and are the session's (the answer written), and
+/// the compaction starts after them. (Found by a chaos run over an SDK recording whose
+/// extension handles `message_update`: the compaction started between them.)
+#[test]
+fn a_compaction_asked_while_handlers_hear_an_ended_run_starts_after_its_events() {
+    let mut s = session(&[HookEvent::MessageUpdate]);
+    let step = s.step(1, support::prompt("hi")).unwrap();
+    let (call, _) = support::requests(&step)[0];
+    let message = AssistantMessage {
+        content: vec![ContentBlock::text("It says one.")],
+        stop_reason: StopReason::Stop,
+        ..AssistantMessage::default()
+    };
+    let mut seen = Seen::default();
+    let mut hooks = VecDeque::new();
+    let mut now = 1;
+    for event in stream(&message) {
+        now += 1;
+        let step = s
+            .step(now, SessionInput::Answer(Input::Model { call, event }))
+            .unwrap();
+        take(&mut seen, &step);
+        hooks.extend(step.effects.into_iter().filter_map(|e| match e {
+            Effect::Hook { call, .. } => Some(call),
+            _ => None,
+        }));
+    }
+    assert!(!s.agent().is_streaming(), "the agent's run is over");
+    assert_eq!(hooks.len(), 1, "the first update's handlers are heard");
+    now += 1;
+    let step = s
+        .step(
+            now,
+            SessionInput::Compact {
+                custom_instructions: None,
+            },
+        )
+        .unwrap();
+    take(&mut seen, &step);
+    while let Some(call) = hooks.pop_front() {
+        now += 1;
+        let step = s
+            .step(
+                now,
+                SessionInput::Answer(Input::HookDecided {
+                    call,
+                    outcome: HookOutcome {
+                        decision: HookDecision::Done,
+                        actions: vec![],
+                        errors: vec![],
+                    },
+                }),
+            )
+            .unwrap();
+        take(&mut seen, &step);
+        hooks.extend(step.effects.into_iter().filter_map(|e| match e {
+            Effect::Hook { call, .. } => Some(call),
+            _ => None,
+        }));
+    }
+    let kinds: Vec<&str> = seen
+        .events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .filter(|kind| *kind != "message_update")
+        .collect();
+    let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap_or(usize::MAX);
+    assert!(
+        at("agent_end") < at("compaction_start"),
+        "the run's events before the compaction: {kinds:?}"
+    );
+    assert_eq!(
+        kinds,
+        [
+            "message_start",
+            "message_end",
+            "turn_end",
+            "agent_end",
+            "compaction_start",
+            "compaction_end",
+            "agent_settled"
+        ]
+    );
+    let written = s
+        .tree()
+        .context()
+        .into_messages()
+        .iter()
+        .any(|m| matches!(m, AgentMessage::Assistant(a) if a.content == message.content));
+    assert!(written, "the answer is the session's");
+}

@@ -130,6 +130,9 @@ async fn a_gate_blocks_a_command_a_transform_redacts_an_output_and_the_recording
     .await;
     assert_eq!(replayed, recorded);
     assert_eq!(asked.load(Ordering::SeqCst), 2);
+    // Chaos answers the hook points from the recording too, the extensions absent.
+    common::assert_chaos(&cassette);
+    assert!(kept.exists(), "no chaos run ran the blocked command");
 }
 
 /// The attack on a recording's hook lines: the gate's run recorded, then its cassette altered
@@ -377,4 +380,5 @@ async fn an_extension_hears_the_session_and_the_loop_and_the_recording_replays_w
 
     let replayed = run(SessionBuilder::new(workspace.path()).replay(&cassette)).await;
     assert_eq!(replayed, recorded);
+    common::assert_chaos(&cassette);
 }

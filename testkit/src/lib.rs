@@ -7,7 +7,9 @@
 pub mod demo;
 pub mod mock;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -241,20 +243,92 @@ pub fn extension_host_install() -> Option<PathBuf> {
 }
 
 /// The workspace binary `bin` of `package`, in the target folder of the test running (a test
-/// binary lives in its `deps`): built there first when it is not, for a crate's tests that run
-/// another crate's binary (Cargo gives a test only its own crate's binaries).
+/// binary lives in its `deps`), for a crate's tests that run another crate's binary (Cargo
+/// gives a test only its own crate's binaries). Cargo builds it first, whether or not a binary
+/// is there, so a test never runs one older than the sources it was built from; its check of a
+/// fresh binary (about 0.3 s) is made once per test process and binary.
 #[allow(clippy::unwrap_used, clippy::panic)]
 pub fn workspace_binary(package: &str, bin: &str) -> PathBuf {
+    static BUILT: Mutex<BTreeSet<(String, String)>> = Mutex::new(BTreeSet::new());
     let test = std::env::current_exe().unwrap();
-    let target = test.parent().and_then(Path::parent).unwrap();
-    let binary = target.join(bin);
-    if !binary.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "--locked", "-p", package, "--bin", bin])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building {bin}");
+    let profile_dir = test.parent().and_then(Path::parent).unwrap();
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if built.contains(&(package.to_owned(), bin.to_owned())) {
+        return profile_dir.join(bin);
     }
-    binary
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    match built_binary(&workspace, profile_dir, package, bin) {
+        Ok(binary) => {
+            built.insert((package.to_owned(), bin.to_owned()));
+            binary
+        }
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// The binary `bin` of `package` of the Cargo workspace at `workspace`, built by Cargo into
+/// the profile folder `profile_dir` of a target folder (`target/debug`; another folder's name
+/// is its profile's): Cargo rebuilds it when a source is newer, and leaves a fresh one as it
+/// is. The error says which build failed.
+pub fn built_binary(
+    workspace: &Path,
+    profile_dir: &Path,
+    package: &str,
+    bin: &str,
+) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = std::process::Command::new(&cargo);
+    command
+        .current_dir(workspace)
+        .args(["build", "--quiet", "--locked", "-p", package, "--bin", bin]);
+    // A test may have narrowed its own PATH (no Node, say): Cargo still finds `rustc` beside
+    // itself, as a toolchain installs them.
+    if let Some(toolchain) = Path::new(&cargo)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let dirs = std::iter::once(toolchain.to_path_buf()).chain(std::env::split_paths(&path));
+        if let Ok(joined) = std::env::join_paths(dirs) {
+            command.env("PATH", joined);
+        }
+    }
+    // What Cargo sets for the test running (its package's manifest folder, name, binaries) is
+    // no setting of this build, and a build script that watches one (ring's watches
+    // `CARGO_MANIFEST_DIR`) would make the build and the test's own build undo each other.
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_for_the_test = name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_")
+            || [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_MANIFEST_PATH",
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+                "OUT_DIR",
+            ]
+            .contains(&name);
+        if set_for_the_test {
+            command.env_remove(name);
+        }
+    }
+    if let Some(target_dir) = profile_dir.parent() {
+        command.arg("--target-dir").arg(target_dir);
+    }
+    match profile_dir.file_name().and_then(|name| name.to_str()) {
+        Some("debug") | None => {}
+        Some(profile) => {
+            command.args(["--profile", profile]);
+        }
+    }
+    let status = command
+        .status()
+        .map_err(|e| format!("building {bin} of {package}: {e}"))?;
+    if !status.success() {
+        return Err(format!("building {bin} of {package}: cargo {status}"));
+    }
+    Ok(profile_dir.join(bin))
 }

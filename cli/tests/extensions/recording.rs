@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    assert_replays_without_node, fixture, node_path, run, with_extension, with_host,
+    assert_chaos_without_node, assert_replays_without_node, fixture, node_path, run,
+    with_extension, with_host,
 };
 
 #[test]
@@ -73,6 +74,11 @@ fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
     assert!(
         !env.cwd().join("greeted.txt").exists(),
         "the replay ran the tool"
+    );
+    assert_chaos_without_node(&env, &cassette);
+    assert!(
+        !env.cwd().join("greeted.txt").exists(),
+        "a chaos run ran the tool"
     );
 }
 
@@ -150,6 +156,7 @@ fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
         !env.cwd().join("kept.txt").exists(),
         "the replay ran the tool"
     );
+    assert_chaos_without_node(&env, &cassette);
 }
 
 /// The loop's events reach the extensions that handle them, each before it goes out: a
@@ -230,6 +237,7 @@ fn the_loops_events_reach_the_extensions_and_replay_without_node() {
     );
 
     assert_replays_without_node(&env, &cassette, &recorded);
+    assert_chaos_without_node(&env, &cassette);
 }
 
 /// The entries the extension of `lifecycle.ts` wrote in the session file, in order, and where

@@ -89,6 +89,25 @@ pub fn assert_replays_without_node(env: &Env, cassette: &Path, recorded: &str) {
     assert_eq!(code, 0, "{said}{stderr}");
 }
 
+/// `pi replay --chaos 20 --seed 1 cassette`, with no Node, keeps every invariant: the
+/// extensions' recorded answers (hook decisions, a tool's `tool_acted`) answer the perturbed
+/// runs too, so such a recording is checked under chaos like any other.
+pub fn assert_chaos_without_node(env: &Env, cassette: &Path) {
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, said, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", "--chaos", "20", "--seed", "1"])
+        .arg(cassette)
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home"))
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(code, 0, "{said}{stderr}");
+    assert!(
+        said.contains(": 0 failed, 0 diverged, 0 unusable"),
+        "{said}"
+    );
+}
+
 /// Runs `command` with its output in files, killing it (and failing) if it has not ended
 /// within `limit`: a guard against a hang, not a timing.
 pub fn run_or_hang(command: &mut Command, dir: &Path, limit: std::time::Duration) -> (i32, String) {

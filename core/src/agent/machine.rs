@@ -5,19 +5,24 @@
 //! runs the loop from one waiting point to the next and returns the events it emitted and the
 //! effects it needs. State changes happen in [`AgentMachine::emit`], from the events themselves,
 //! as `Agent.processEvents` does.
+//!
+//! This file holds the machine's state, its accessors and `step`; the loop's parts are its
+//! child modules: `run.rs` (a run's beginning, turns and end), `response.rs` (a streamed
+//! response), `llm_view.rs` (the model's view of the transcript), `request.rs`, `context.rs`,
+//! `start.rs`, `turn_end.rs`, `tool_batch.rs` and `change.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use crate::event::AgentEvent;
-use crate::message::{AgentMessage, AssistantMessage, Message, StopReason, UserMessage};
+use crate::message::{AgentMessage, UserMessage};
 use crate::model::{Model, ThinkingLevel};
 
 use super::assemble::{Applied, Assembly};
 use super::config::{AgentConfig, AgentHooks, QueueMode, ToolExecution, ToolSpec, TurnSummary};
 use super::contract::{
     CallId, Change, ContractError, Effect, Input, Patch, PlacedSystemMessage, Prompt, Rejection,
-    Step, StepError, ThreadState,
+    Step, StepError, StreamEvent, ThreadState,
 };
 use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
 use super::system;
@@ -27,14 +32,22 @@ use super::tools::ToolBatch;
 mod change;
 #[path = "context.rs"]
 mod context;
+#[path = "llm_view.rs"]
+mod llm_view;
 #[path = "request.rs"]
 mod request;
+#[path = "response.rs"]
+mod response;
+#[path = "run.rs"]
+mod run;
 #[path = "start.rs"]
 mod start;
 #[path = "tool_batch.rs"]
 mod tool_batch;
 #[path = "turn_end.rs"]
 mod turn_end;
+
+use llm_view::LlmView;
 
 /// The text Pi 1.5.2's providers put in a response requested after the run was aborted (or
 /// aborted before its response began): `fetch`'s own abort error, as no SDK stands between.
@@ -110,62 +123,6 @@ struct Run {
     /// it sends instead (`Some(None)`: the one before the decision).
     system_context_decided: Option<Option<Vec<AgentMessage>>>,
     phase: Phase,
-}
-
-/// The model's view of the first `converted` messages of the transcript, and where its system
-/// messages stand in it. The transcript only grows between model calls (a replaced or cleared
-/// one resets the view), so each request is the last one's list and the conversion of the
-/// messages added since; a system message added is placed after what the messages before it
-/// became, read off the list as it grows, so no prefix is converted again.
-/// A request's messages and its system messages placed among them.
-type Converted = (Arc<Vec<Message>>, Arc<Vec<PlacedSystemMessage>>);
-
-#[derive(Default)]
-struct LlmView {
-    converted: usize,
-    messages: Arc<Vec<Message>>,
-    system: Arc<Vec<PlacedSystemMessage>>,
-}
-
-impl LlmView {
-    /// The view of `context`, converting only what the view does not hold yet (hooks that
-    /// convert each message alone). A conversion that throws leaves the view empty.
-    fn extended(
-        &mut self,
-        context: &[AgentMessage],
-        hooks: &dyn AgentHooks,
-    ) -> Result<Converted, String> {
-        if self.converted > context.len() {
-            *self = LlmView::default();
-        }
-        let extended = self.extend(context, hooks);
-        if extended.is_err() {
-            *self = LlmView::default();
-        }
-        extended?;
-        self.converted = context.len();
-        Ok((Arc::clone(&self.messages), Arc::clone(&self.system)))
-    }
-
-    fn extend(&mut self, context: &[AgentMessage], hooks: &dyn AgentHooks) -> Result<(), String> {
-        let mut start = self.converted;
-        for (index, message) in context.iter().enumerate().skip(start) {
-            if let AgentMessage::System(system) = message {
-                if start < index {
-                    let added = hooks.convert_to_llm(&context[start..index])?;
-                    Arc::make_mut(&mut self.messages).extend(added);
-                    start = index;
-                }
-                Arc::make_mut(&mut self.system).push(PlacedSystemMessage {
-                    at: self.messages.len(),
-                    message: system.clone(),
-                });
-            }
-        }
-        let added = hooks.convert_to_llm(&context[start..])?;
-        Arc::make_mut(&mut self.messages).extend(added);
-        Ok(())
-    }
 }
 
 /// The agent: transcript, queues, and at most one run in progress.
@@ -585,236 +542,6 @@ impl AgentMachine {
         id
     }
 
-    fn drain(queue: &mut VecDeque<AgentMessage>, mode: QueueMode) -> Vec<AgentMessage> {
-        match mode {
-            QueueMode::All => queue.drain(..).collect(),
-            QueueMode::OneAtATime => queue.pop_front().into_iter().collect(),
-        }
-    }
-
-    fn poll_steering(&mut self) -> Vec<AgentMessage> {
-        if let Some(run) = &mut self.run {
-            if std::mem::take(&mut run.skip_steering_poll) {
-                return Vec::new();
-            }
-        }
-        Self::drain(&mut self.steering, self.steering_mode)
-    }
-
-    fn poll_follow_up(&mut self) -> Vec<AgentMessage> {
-        Self::drain(&mut self.follow_up, self.follow_up_mode)
-    }
-
-    fn continue_run(&mut self) {
-        if matches!(self.messages.last(), Some(AgentMessage::Assistant(_))) {
-            let steering = Self::drain(&mut self.steering, self.steering_mode);
-            if !steering.is_empty() {
-                return self.begin_run(Some(steering), true);
-            }
-            let follow_ups = self.poll_follow_up();
-            return self.begin_run(Some(follow_ups), false);
-        }
-        self.begin_run(None, false);
-    }
-
-    /// `runAgentLoop` (with prompts) or `runAgentLoopContinue` (without).
-    fn begin_run(&mut self, prompts: Option<Vec<AgentMessage>>, skip_steering_poll: bool) {
-        self.begin_run_with(prompts, skip_steering_poll, None, false);
-    }
-
-    /// A prompt's run as `before_agent_start` decided it.
-    fn begin_forced_run(
-        &mut self,
-        prompts: Vec<AgentMessage>,
-        forced_system_prompt: Option<String>,
-        aborted: bool,
-    ) {
-        self.begin_run_with(Some(prompts), false, forced_system_prompt, aborted);
-    }
-
-    fn begin_run_with(
-        &mut self,
-        prompts: Option<Vec<AgentMessage>>,
-        skip_steering_poll: bool,
-        forced_system_prompt: Option<String>,
-        aborted: bool,
-    ) {
-        self.error_message = None;
-        self.streaming_message = None;
-        let start = self.messages.len();
-        self.run = Some(Run {
-            settings: RunSettings {
-                model: self.model.clone(),
-                system_prompt: self.system_prompt.clone(),
-                tools: Arc::clone(&self.tools),
-                reasoning: (self.thinking_level != ThinkingLevel::Off)
-                    .then_some(self.thinking_level),
-                tool_execution: self.tool_execution,
-                session_id: self.session_id.clone(),
-                forced_system_prompt,
-            },
-            start,
-            context_len: start,
-            skip_steering_poll,
-            aborted,
-            turns: 0,
-            held: Vec::new(),
-            appended: Vec::new(),
-            earlier: Vec::new(),
-            context_decided: None,
-            system_context_decided: None,
-            phase: Phase::Model {
-                call: CallId(0),
-                assembly: Assembly::default(),
-            },
-        });
-        self.emit(AgentEvent::AgentStart);
-        self.emit(AgentEvent::TurnStart);
-        self.declare_system();
-        for prompt in prompts.unwrap_or_default() {
-            self.emit(AgentEvent::MessageStart {
-                message: prompt.clone(),
-            });
-            self.emit(AgentEvent::MessageEnd { message: prompt });
-        }
-        self.sync_context();
-        let pending = self.poll_steering();
-        self.turn_body(pending);
-    }
-
-    /// Pi 1.5's prompt and tool loadout before a turn's messages: the difference between the
-    /// wanted prompt and tools and the transcript's, recorded as a system message.
-    fn declare_system(&mut self) {
-        let Some(sections) = &self.system_sections else {
-            return;
-        };
-        let tools: Vec<serde_json::Value> =
-            self.tools.iter().map(system::tool_declaration).collect();
-        if let Some(update) = system::update(&self.messages, sections, &tools, self.now) {
-            let message = AgentMessage::System(update);
-            self.emit(AgentEvent::MessageStart {
-                message: message.clone(),
-            });
-            self.emit(AgentEvent::MessageEnd { message });
-        }
-    }
-
-    /// The loop's context catches up with the transcript.
-    fn sync_context(&mut self) {
-        let len = self.messages.len();
-        if let Some(run) = &mut self.run {
-            run.context_len = len;
-        }
-    }
-
-    /// One inner-loop iteration after its `turn_start`: inject pending messages, call the model.
-    fn turn_body(&mut self, pending: Vec<AgentMessage>) {
-        for message in pending {
-            self.emit(AgentEvent::MessageStart {
-                message: message.clone(),
-            });
-            self.emit(AgentEvent::MessageEnd { message });
-        }
-        self.sync_context();
-        self.request_model();
-    }
-
-    fn on_stream_event(&mut self, event: super::contract::StreamEvent) {
-        // The call's thread state is the session's, not the message's.
-        if let super::contract::StreamEvent::Patch(Patch::Thread(state)) = event {
-            self.thread_state = state;
-            return;
-        }
-        let Some(Run {
-            phase: Phase::Model { assembly, .. },
-            ..
-        }) = &mut self.run
-        else {
-            return;
-        };
-        let started = assembly.started();
-        // `check` already refused events that do not fit, so this cannot fail.
-        let Ok(applied) = assembly.apply(event) else {
-            return;
-        };
-        match applied {
-            Applied::Started(message) => self.emit(AgentEvent::MessageStart {
-                message: AgentMessage::Assistant(message),
-            }),
-            Applied::Update(event) => {
-                let message = match &event {
-                    crate::event::AssistantMessageEvent::Done { .. }
-                    | crate::event::AssistantMessageEvent::Error { .. } => return,
-                    crate::event::AssistantMessageEvent::Start { partial }
-                    | crate::event::AssistantMessageEvent::TextStart { partial, .. }
-                    | crate::event::AssistantMessageEvent::TextDelta { partial, .. }
-                    | crate::event::AssistantMessageEvent::TextEnd { partial, .. }
-                    | crate::event::AssistantMessageEvent::ThinkingStart { partial, .. }
-                    | crate::event::AssistantMessageEvent::ThinkingDelta { partial, .. }
-                    | crate::event::AssistantMessageEvent::ThinkingEnd { partial, .. }
-                    | crate::event::AssistantMessageEvent::ToolCallStart { partial, .. }
-                    | crate::event::AssistantMessageEvent::ToolCallDelta { partial, .. }
-                    | crate::event::AssistantMessageEvent::ToolCallEnd { partial, .. } => {
-                        partial.clone()
-                    }
-                };
-                self.emit(AgentEvent::MessageUpdate {
-                    usage: message.head().usage.clone(),
-                    assistant_message_event: event,
-                    message,
-                });
-            }
-            Applied::Silent => {}
-            Applied::Finished(message) => {
-                let message = self.stamp_response(message);
-                self.finish_response(message, started)
-            }
-        }
-    }
-
-    /// What Pi 1.5 adds to a finished response: how long the call took, from the message's
-    /// `timestamp` (the time the request was made) to now, and the run's thinking level.
-    fn stamp_response(&self, mut message: AssistantMessage) -> AssistantMessage {
-        let Some(run) = &self.run else {
-            return message;
-        };
-        if message.duration_ms.is_none() {
-            message.duration_ms = Some(self.now.saturating_sub(message.timestamp));
-        }
-        let level = run.settings.reasoning.unwrap_or(ThinkingLevel::Off);
-        message.thinking_level = Some(level.as_str().to_owned());
-        message
-    }
-
-    /// The end of `streamAssistantResponse` and what the loop does with the message.
-    fn finish_response(&mut self, message: AssistantMessage, started: bool) {
-        if std::mem::take(&mut self.call_in_flight) {
-            if let Some(diagnostics) = message.diagnostics.as_ref().filter(|d| !d.is_empty()) {
-                Arc::make_mut(&mut self.session_diagnostics).extend(diagnostics.iter().cloned());
-            }
-        }
-        let message = AgentMessage::Assistant(message);
-        if !started {
-            self.emit(AgentEvent::MessageStart {
-                message: message.clone(),
-            });
-        }
-        self.emit(AgentEvent::MessageEnd {
-            message: message.clone(),
-        });
-        self.sync_context();
-        let AgentMessage::Assistant(assistant) = message else {
-            return;
-        };
-        if assistant.stop_reason.ends_run() {
-            return self.finish_turn(assistant, Vec::new(), false, true);
-        }
-        if assistant.tool_calls().next().is_none() {
-            return self.finish_turn(assistant, Vec::new(), false, false);
-        }
-        self.start_tools(&assistant);
-    }
-
     /// The extensions decided at a hook point the machine waits at. A handler's abort
     /// (`ctx.abort()`, `ctx.compact()`) aborts Pi's signal before the loop looks at it again, so
     /// it is applied before the decision: nothing the decision would start is begun only to be
@@ -841,172 +568,5 @@ impl AgentMachine {
             return self.context_decided(outcome.decision);
         }
         self.tool_call_decided(call, outcome.decision);
-    }
-
-    /// `turn_end`, `shouldStopAfterTurn`, the steering poll, and the decision to go on
-    /// (`go_on`: a boundary's handlers asked for another turn with no new message).
-    fn after_turn(
-        &mut self,
-        assistant: AssistantMessage,
-        results: Vec<AgentMessage>,
-        terminate: bool,
-        go_on: bool,
-    ) {
-        let has_more_tool_calls = !results.is_empty() && !terminate;
-        self.emit(AgentEvent::TurnEnd {
-            message: AgentMessage::Assistant(assistant.clone()),
-            tool_results: results.clone(),
-        });
-        self.flush_held();
-        let Some(run) = &self.run else { return };
-        let stop = self.hooks.should_stop_after_turn(&TurnSummary {
-            message: &assistant,
-            tool_results: &results,
-            context: &self.messages[..run.context_len],
-            new_messages: &self.messages[run.start..],
-        });
-        match stop {
-            Ok(true) => return self.end_run(),
-            Ok(false) => {}
-            Err(thrown) => return self.fail_run(thrown),
-        }
-        let mut pending = self.poll_steering();
-        if !has_more_tool_calls && pending.is_empty() {
-            pending = self.poll_follow_up();
-            if pending.is_empty() && !go_on {
-                return self.end_run();
-            }
-        }
-        // Pi 1.5.2's `prepareNextTurn` (the session's next-turn refresh): a turn after the
-        // first asks the model with the thinking level and declares the tools in force now,
-        // ones an extension or a front end set during the run included.
-        let reasoning = (self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
-        let tools = Arc::clone(&self.tools);
-        let model = self.model.clone();
-        if let Some(run) = self.run.as_mut() {
-            run.settings.reasoning = reasoning;
-            run.settings.tools = tools;
-            run.settings.model = model;
-        }
-        self.emit(AgentEvent::TurnStart);
-        self.declare_system();
-        self.turn_body(pending);
-    }
-
-    fn end_run(&mut self) {
-        let messages = self.run_messages();
-        self.emit(AgentEvent::AgentEnd {
-            messages,
-            will_retry: None,
-        });
-        self.finish_run();
-    }
-
-    /// The messages held for the turn's end, once `turn_end` is out: announced and appended.
-    pub(super) fn flush_held(&mut self) {
-        let held = match &mut self.run {
-            Some(run) => std::mem::take(&mut run.held),
-            None => return,
-        };
-        for message in held {
-            self.append_outside(message);
-        }
-    }
-
-    /// Appends a message the loop did not make, announced, and kept out of the run's messages.
-    fn append_outside(&mut self, message: AgentMessage) {
-        // `message_end` appends it to the transcript, here.
-        if let Some(run) = &mut self.run {
-            run.appended.push(self.messages.len());
-        }
-        self.emit(AgentEvent::MessageStart {
-            message: message.clone(),
-        });
-        self.emit(AgentEvent::MessageEnd { message });
-    }
-
-    /// The messages the run added to the transcript, less those the session appended.
-    fn run_messages(&self) -> Vec<AgentMessage> {
-        let Some(run) = &self.run else {
-            return Vec::new();
-        };
-        let later = self
-            .messages
-            .iter()
-            .enumerate()
-            .skip(run.start)
-            .filter(|(i, _)| !run.appended.contains(i))
-            .map(|(_, m)| m.clone());
-        run.earlier.iter().cloned().chain(later).collect()
-    }
-
-    /// The transcript becomes the session's projection; a run in progress keeps its own
-    /// messages so far and its loop's context is the projection.
-    pub(super) fn take_projection(&mut self, messages: Vec<AgentMessage>) {
-        let own = self.run_messages();
-        let len = messages.len();
-        self.messages = messages;
-        self.llm_view = LlmView::default();
-        if let Some(run) = &mut self.run {
-            run.earlier = own;
-            run.start = len;
-            run.context_len = len;
-            run.appended.clear();
-        }
-    }
-
-    /// A hook threw: Pi's synthetic failure message, pushed to the transcript with only `agent_end`.
-    fn fail_run(&mut self, thrown: String) {
-        let Some(run) = &self.run else { return };
-        let model = &run.settings.model;
-        let failure = AssistantMessage {
-            content: vec![crate::message::ContentBlock::text("")],
-            api: model.api.clone(),
-            provider: model.provider.clone(),
-            model: model.id.clone(),
-            stop_reason: if run.aborted {
-                StopReason::Aborted
-            } else {
-                StopReason::Error
-            },
-            error_message: Some(thrown.clone()),
-            timestamp: self.now,
-            ..AssistantMessage::default()
-        };
-        let failure = AgentMessage::Assistant(failure);
-        self.messages.push(failure.clone());
-        self.error_message = Some(thrown);
-        self.emit(AgentEvent::AgentEnd {
-            messages: vec![failure],
-            will_retry: None,
-        });
-        self.finish_run();
-    }
-
-    /// Pi's `finishRun`: the run is over in one step.
-    fn finish_run(&mut self) {
-        self.run = None;
-        self.call_in_flight = false;
-        self.streaming_message = None;
-        self.pending_tool_calls.clear();
-    }
-
-    fn abort(&mut self) {
-        if let Some(starting) = &mut self.starting {
-            starting.aborted = true;
-        }
-        let Some(run) = &mut self.run else { return };
-        if run.aborted {
-            return;
-        }
-        run.aborted = true;
-        let calls = match &run.phase {
-            Phase::Model { call, .. } => vec![*call],
-            Phase::Tools(batch) => batch.running_calls(),
-            Phase::TurnEnd(_) | Phase::Context { .. } | Phase::Gated | Phase::Between => Vec::new(),
-        };
-        for call in calls {
-            self.effect(Effect::Cancel { call });
-        }
     }
 }

@@ -5,8 +5,9 @@
 use crate::message::{AgentMessage, AssistantMessage, ContentBlock};
 
 use super::contract::{SessionError, SessionRejection};
-use super::machine::{SessionMachine, Wake};
+use super::machine::SessionMachine;
 use super::retry::{delay_ms, is_retryable};
+use super::wake::Wake;
 use crate::event::{Event, SessionEvent};
 
 impl SessionMachine {

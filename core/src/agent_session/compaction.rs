@@ -126,6 +126,9 @@ pub(super) struct CompactionJob {
     failure: Option<String>,
     /// The number of the `compact` that asked for it (its answer carries it).
     compact: u64,
+    /// Asked once the agent's run had ended while extensions were still hearing its events:
+    /// the job waits for them, and those events are the session's (it is not deaf to them).
+    hears_held: bool,
 }
 
 impl CompactionJob {
@@ -150,6 +153,7 @@ impl CompactionJob {
             supplied: false,
             failure: None,
             compact: 0,
+            hears_held: false,
         }
     }
 }
@@ -227,7 +231,7 @@ impl SessionMachine {
     pub(super) fn deaf(&self) -> bool {
         self.compaction
             .as_ref()
-            .is_some_and(|job| job.state == JobState::WaitingForIdle)
+            .is_some_and(|job| job.state == JobState::WaitingForIdle && !job.hears_held)
     }
 
     /// Plans the compaction and sends its first summary call. With nothing to summarise, a
@@ -861,10 +865,19 @@ impl SessionMachine {
             job.compact = self.compacts;
         }
         self.abort()?;
-        if !self.agent.is_streaming() {
-            self.begin_compaction_calls()?;
+        if self.agent.is_streaming() {
+            return Ok(());
         }
-        Ok(())
+        // The run is over but extensions still hear its last events, which the session holds:
+        // Pi's `compact()` waits for the session to be idle, so the compaction starts once
+        // they are out (`after_step`), and they are the session's like any run's.
+        if self.notifications.holds() {
+            if let Some(job) = self.compaction.as_mut() {
+                job.hears_held = true;
+            }
+            return Ok(());
+        }
+        self.begin_compaction_calls()
     }
 }
 

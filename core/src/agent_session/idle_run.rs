@@ -15,7 +15,8 @@ use crate::event::{Event, SessionEvent};
 use crate::message::{AgentMessage, CustomMessage, ImageContent};
 
 use super::contract::{SessionError, SessionRejection};
-use super::machine::{SessionMachine, Wake};
+use super::machine::SessionMachine;
+use super::wake::Wake;
 
 /// Where Pi reports an error of the extension API's own (`extensionPath`).
 const RUNTIME_EXTENSION: &str = "<runtime>";

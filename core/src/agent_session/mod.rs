@@ -2,6 +2,7 @@
 //! machine around the agent loop: persistence, automatic retry, compaction, queues, and model
 //! and thinking-level changes.
 
+mod answer;
 mod auto_retry;
 mod boundary;
 mod cache_warm;
@@ -18,14 +19,18 @@ mod input;
 mod later_sections;
 mod loadout;
 mod machine;
+mod model_change;
 mod navigate;
 mod notify;
 mod options;
+mod process;
+mod prompt;
 mod provider_hooks;
 mod provider_notices;
 pub mod retry;
 mod start_errors;
 mod user_bash;
+mod wake;
 
 pub use cache_warm::{warming_delay_ms, CacheRetentionKind, CacheWarming, CacheWarmingMode};
 pub use command::CarriedCommand;

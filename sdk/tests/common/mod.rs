@@ -66,3 +66,24 @@ pub fn assert_checks(cassette: &Path) {
     let (code, said) = pi_check(cassette);
     assert_eq!(code, Some(0), "{said}");
 }
+
+/// `pi replay --chaos 20 --seed 1 cassette` keeps every invariant (exit 0): a program's
+/// recording, its extensions' answers included, is checked under chaos as the binary's are.
+pub fn assert_chaos(cassette: &Path) {
+    let out = std::process::Command::new(pi_testkit::workspace_binary("pi-cli", "pi"))
+        .args(["replay", "--chaos", "20", "--seed", "1"])
+        .arg(cassette)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(": 0 failed, 0 diverged, 0 unusable"),
+        "{stdout}"
+    );
+}
