@@ -361,46 +361,10 @@ fn no_mcp_reports_each_registered_server_and_its_replay_says_it_again() {
 /// extension's source and Pi's session file must hold none of it, and the cassette checks.
 #[test]
 fn a_key_in_a_registered_servers_env_reaches_no_cassette() {
-    const ENV_KEY: &str = "registered-env-key-0123456789";
-    let Some(install) = pi_testkit::extension_host_install() else {
-        return;
-    };
-    let text = format!("the key is {ENV_KEY}");
-    let mock = MockLlm::start(&json!([
-        {"tool_calls": [{"name": "mcp__reg__echo", "arguments": json!({"text": text}).to_string()}]},
-        {"text": ["Done."]},
-    ]));
-    let scratch = Scratch::new(&mock, &install);
-    let server = scratch.server_copy();
-    let extension = scratch.extension(
-        "reg",
-        &json!({"command": server, "exposure": "direct", "env": {"SERVICE_API_KEY": ENV_KEY}}),
+    assert_a_servers_env_key_reaches_no_cassette(
+        "registered-env-key-0123456789",
+        Scratch::extension,
     );
-    let cassette = scratch.path("run.jsonl");
-    let recorded = scratch.run(&extension, &cassette, &[]);
-    assert!(recorded.status.success(), "{}", stderr(&recorded));
-    assert_eq!(
-        tool_ends(&recorded)[0]["result"]["content"][0]["text"],
-        text
-    );
-    for path in pi_testkit::files_under(scratch.root.path()) {
-        let name = path.to_string_lossy();
-        if path == extension || name.contains("/sessions/") {
-            continue;
-        }
-        let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-        assert!(
-            !written.contains(ENV_KEY),
-            "the key reached {}",
-            path.display()
-        );
-    }
-    let check = scratch
-        .pi(&["replay", "--check"], false)
-        .arg(&cassette)
-        .output()
-        .unwrap();
-    assert!(check.status.success(), "{}", stderr(&check));
 }
 
 /// The attack on a server registered after loading: a key in its `env`, which a tool call
@@ -409,20 +373,33 @@ fn a_key_in_a_registered_servers_env_reaches_no_cassette() {
 /// and the cassette checks.
 #[test]
 fn a_key_in_the_env_of_a_server_registered_after_loading_reaches_no_cassette() {
-    const ENV_KEY: &str = "later-registered-env-key-0123456789";
+    assert_a_servers_env_key_reaches_no_cassette(
+        "later-registered-env-key-0123456789",
+        Scratch::later_extension,
+    );
+}
+
+/// Records a run whose extension (made by `register`) registers a server with `key` in its
+/// `env` and the model has the server's tool repeat it: no file the run wrote but the
+/// extension's source and Pi's session file holds the key, and the cassette checks.
+fn assert_a_servers_env_key_reaches_no_cassette(
+    key: &str,
+    register: fn(&Scratch, &str, &Value) -> std::path::PathBuf,
+) {
     let Some(install) = pi_testkit::extension_host_install() else {
         return;
     };
-    let text = format!("the key is {ENV_KEY}");
+    let text = format!("the key is {key}");
     let mock = MockLlm::start(&json!([
         {"tool_calls": [{"name": "mcp__reg__echo", "arguments": json!({"text": text}).to_string()}]},
         {"text": ["Done."]},
     ]));
     let scratch = Scratch::new(&mock, &install);
     let server = scratch.server_copy();
-    let extension = scratch.later_extension(
+    let extension = register(
+        &scratch,
         "reg",
-        &json!({"command": server, "exposure": "direct", "env": {"SERVICE_API_KEY": ENV_KEY}}),
+        &json!({"command": server, "exposure": "direct", "env": {"SERVICE_API_KEY": key}}),
     );
     let cassette = scratch.path("run.jsonl");
     let recorded = scratch.run(&extension, &cassette, &[]);
@@ -437,11 +414,7 @@ fn a_key_in_the_env_of_a_server_registered_after_loading_reaches_no_cassette() {
             continue;
         }
         let written = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-        assert!(
-            !written.contains(ENV_KEY),
-            "the key reached {}",
-            path.display()
-        );
+        assert!(!written.contains(key), "the key reached {}", path.display());
     }
     let check = scratch
         .pi(&["replay", "--check"], false)

@@ -172,7 +172,7 @@ fn a_commands_new_session_replaces_the_session_and_its_recording_replays_without
     assert!(recorded.contains(r#""asked":2"#), "{recorded}");
 }
 
-/// A command's `ctx.reload()` in print mode (conformance case `command_reload_print`): the
+/// A command's `ctx.reload()` in print mode (conformance case `command_reload`, its print run): the
 /// reload's entries are printed where Pi prints them, the stale context is the command's error
 /// on stderr, the next prompt declares what the reload left active, and the recording replays
 /// with no Node.
@@ -183,7 +183,7 @@ fn a_commands_reload_in_print_mode_is_printed_and_replays_without_node() {
     let env = Env::new(&mock);
     let cassette = env.path("reload-print.jsonl");
     let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/extensions/command_reload_print/extension.ts");
+        .join("../conformance/extensions/command_reload/extension.ts");
     let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
     command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
     command.args(["-e", extension.to_str().unwrap()]);
