@@ -183,42 +183,37 @@ fn a_broken_extension_host_is_a_clear_error_not_a_hang() {
 /// The run goes on; the events it does deliver (`turn_end`, `mcp_servers_change`) are not named.
 #[test]
 fn handlers_for_events_not_delivered_are_said_not_skipped_silently() {
-    let Some(path) = node_path() else { return };
-    let mock = MockLlm::start(&json!([{"text": ["done"]}]));
-    let env = Env::new(&mock);
-    let extension = fixture("unheard.ts");
-    let mut command = with_extension(&env, &[], &extension, "hi");
-    with_host(&mut command, &path);
-    let (code, stdout, stderr) = run(&mut command);
-    assert_eq!((code, stdout.as_str()), (0, "done\n"), "{stderr}");
-    assert_eq!(
-        stderr,
+    assert_runs_with_one_warning("unheard.ts", |extension| {
         format!(
-            "Warning: Extension \"{}\" handles some_later_event, which this harness \
-             does not deliver to extensions yet: those handlers never run.\n",
-            extension.display()
+            "Extension \"{extension}\" handles some_later_event, which this harness does not \
+             deliver to extensions yet: those handlers never run."
         )
-    );
+    });
 }
 
 /// A virtual model an extension registers (`pi.registerVirtualModel`), which this harness does
 /// not route yet, is named on stderr, never left out silently; the run goes on.
 #[test]
 fn a_virtual_model_registered_is_said_not_dropped_silently() {
+    assert_runs_with_one_warning("virtual_model.ts", |extension| {
+        format!(
+            "Extension \"{extension}\" registers the virtual model \"router/auto\", which this \
+             harness does not run yet: it is not among the models."
+        )
+    });
+}
+
+/// Runs the `fixture` extension on a prompt: the run answers as without it, and stderr is
+/// the one warning `warning` gives for the extension's path.
+fn assert_runs_with_one_warning(fixture_name: &str, warning: impl Fn(&str) -> String) {
     let Some(path) = node_path() else { return };
     let mock = MockLlm::start(&json!([{"text": ["done"]}]));
     let env = Env::new(&mock);
-    let extension = fixture("virtual_model.ts");
+    let extension = fixture(fixture_name);
     let mut command = with_extension(&env, &[], &extension, "hi");
     with_host(&mut command, &path);
     let (code, stdout, stderr) = run(&mut command);
     assert_eq!((code, stdout.as_str()), (0, "done\n"), "{stderr}");
-    assert_eq!(
-        stderr,
-        format!(
-            "Warning: Extension \"{}\" registers the virtual model \"router/auto\", which this \
-             harness does not run yet: it is not among the models.\n",
-            extension.display()
-        )
-    );
+    let expected = warning(&extension.display().to_string());
+    assert_eq!(stderr, format!("Warning: {expected}\n"));
 }
