@@ -103,7 +103,7 @@ impl Later {
     }
 
     /// Tells `sink` the credentials of every server's configuration before it is connected:
-    /// those [`crate::credentials`] finds in a registered server's `env` or `headers`.
+    /// those [`crate::credentials()`] finds in a registered server's `env` or `headers`.
     pub fn on_credentials(&self, sink: CredentialSink) {
         *self
             .credentials
