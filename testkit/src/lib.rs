@@ -63,6 +63,20 @@ impl MockLlm {
         std::fs::write(self.dir.path().join(name), "").unwrap();
     }
 
+    /// The names of the tools each request received declared (an OpenAI-style body's
+    /// `tools[].function.name`), in order.
+    pub fn declared_tools(&self) -> Vec<Vec<String>> {
+        self.requests()
+            .iter()
+            .map(|request| {
+                let tools = request["tools"].as_array().into_iter().flatten();
+                tools
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .collect()
+    }
+
     /// The request bodies received, in order.
     pub fn requests(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)

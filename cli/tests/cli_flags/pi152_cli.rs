@@ -8,19 +8,6 @@
 use crate::common::{Env, MockLlm};
 use serde_json::{json, Value};
 
-/// The tool names a request declared.
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn help_version_and_model_listing_print_on_stdout() {
     let mock = MockLlm::start(&json!([]));
@@ -275,8 +262,8 @@ fn tool_selection_takes_patterns_modifiers_and_exclusions() {
     ] {
         let out = env.run(&[&base[..], &flags[..], &["-p", "Hi"]].concat());
         assert_eq!(out.code, 0, "{flags:?}: {}", out.stderr);
-        let requests = mock.requests();
-        assert_eq!(tool_names(requests.last().unwrap()), expected, "{flags:?}");
+        let declared = mock.declared_tools();
+        assert_eq!(declared.last().unwrap(), &expected, "{flags:?}");
     }
     let out = env.run(&[&base[..], &["--tools", "read,+grep", "-p", "Hi"]].concat());
     assert_eq!(
@@ -314,8 +301,8 @@ fn the_settings_default_tools_are_the_runs_defaults() {
     ] {
         let out = env.run(&[&base[..], &flags[..], &["-p", "Hi"]].concat());
         assert_eq!(out.code, 0, "{flags:?}: {}", out.stderr);
-        let requests = mock.requests();
-        assert_eq!(tool_names(requests.last().unwrap()), expected, "{flags:?}");
+        let declared = mock.declared_tools();
+        assert_eq!(declared.last().unwrap(), &expected, "{flags:?}");
     }
 }
 

@@ -211,13 +211,7 @@ fn a_commands_reload_in_print_mode_is_printed_and_replays_without_node() {
             r#""entry_appended" "reload""#
         ]
     );
-    let declared: Vec<Value> = mock.requests()[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].clone())
-        .collect();
-    assert_eq!(declared, [json!("read"), json!("probe")]);
+    assert_eq!(mock.declared_tools(), [["read", "probe"]]);
     assert_replays_without_node(&env, &cassette, &recorded);
 }
 
@@ -451,20 +445,9 @@ fn a_commands_reload_loads_the_extensions_again_in_the_session_and_replays_witho
             .is_some_and(|e| e.starts_with("This extension ctx is stale")),
         "{stale}"
     );
-    let tools = |request: &Value| -> Vec<String> {
-        request["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-            .collect()
-    };
-    let requests = mock.requests();
-    assert_eq!(
-        tools(&requests[0]),
-        ["read", "bash", "edit", "write", "probe"]
-    );
-    assert_eq!(tools(&requests[1]), ["read", "probe"]);
+    let declared = mock.declared_tools();
+    assert_eq!(declared[0], ["read", "bash", "edit", "write", "probe"]);
+    assert_eq!(declared[1], ["read", "probe"]);
     let files = env.session_files();
     assert_eq!(files.len(), 1, "the session goes on in its file");
     let file = std::fs::read_to_string(&files[0]).unwrap();
