@@ -26,7 +26,7 @@ use crate::Recorder;
 /// are said all the same, on stderr.
 pub fn prints_events(input: &SessionInput) -> bool {
     match input {
-        SessionInput::Leave { reason, .. } => reason == "reload",
+        SessionInput::Leave { .. } => input.leaves_for_reload(),
         SessionInput::Start | SessionInput::Replaced { .. } | SessionInput::Shutdown => false,
         _ => true,
     }

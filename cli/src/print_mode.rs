@@ -94,8 +94,7 @@ pub async fn run_part<I: Interpreter + Send>(
     }
     let mut signals = Signals::new();
     while let Some(input) = inputs.pop_front() {
-        let reloaded =
-            matches!(input, SessionInput::Leave { ref reason, .. } if reason == "reload");
+        let reloaded = input.leaves_for_reload();
         // Pi subscribes its printer once the extensions are bound: what `session_start`'s
         // handlers caused is not printed, but their errors are.
         let binding = !pi_cassettes::printed::prints_events(&input);
@@ -255,10 +254,7 @@ fn command_asked(replies: &[Reply]) -> Vec<SessionInput> {
         return vec![resume(CommandAnswer::Error(NO_REPLACEMENT.into()))];
     }
     vec![
-        SessionInput::Leave {
-            reason: "reload".into(),
-            target_session_file: None,
-        },
+        SessionInput::leave_for_reload(),
         SessionInput::Reloaded,
         resume(CommandAnswer::Result(serde_json::Value::Null)),
     ]

@@ -74,10 +74,7 @@ impl<I: Front> Rpc<I> {
     /// `reload`), what their handlers do printed as the session's. The settings, resources and
     /// extensions found at the start are kept: a file changed since is not read again.
     async fn reload(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) -> Result<(), Stop> {
-        let leave = SessionInput::Leave {
-            reason: "reload".into(),
-            target_session_file: None,
-        };
+        let leave = SessionInput::leave_for_reload();
         self.told(leave, true, ui).await?;
         if let Some(host) = &self.runtime.extension_host {
             if let Err(error) = host.reload() {

@@ -171,7 +171,24 @@ pub enum SessionInput {
     },
 }
 
+/// The reason the extensions hear when a reload ends their load (`session_shutdown`) and
+/// starts the next (`session_start`, `resources_discover`).
+pub const RELOAD_REASON: &str = "reload";
+
 impl SessionInput {
+    /// The `session_shutdown` a reload begins with ([`SessionInput::Reloaded`] follows it).
+    pub fn leave_for_reload() -> Self {
+        SessionInput::Leave {
+            reason: RELOAD_REASON.into(),
+            target_session_file: None,
+        }
+    }
+
+    /// Whether this is the `session_shutdown` a reload begins with.
+    pub fn leaves_for_reload(&self) -> bool {
+        matches!(self, SessionInput::Leave { reason, .. } if reason == RELOAD_REASON)
+    }
+
     /// A short name for error messages.
     pub fn name(&self) -> String {
         match self {

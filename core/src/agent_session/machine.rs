@@ -379,10 +379,10 @@ impl SessionMachine {
             SessionInput::Reloaded => {
                 self.reactivate_registered_tools();
                 self.tell_session(HookPayload::SessionStart {
-                    reason: "reload".into(),
+                    reason: super::contract::RELOAD_REASON.into(),
                     previous_session_file: None,
                 });
-                self.discover_resources("reload");
+                self.discover_resources(super::contract::RELOAD_REASON);
             }
         }
         self.after_step()?;
