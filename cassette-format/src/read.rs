@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::format::{
-    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, RecordedMode,
-    ReplacedSession, RequestLine, ResponseLine, SessionLeft,
+    AnswerLine, CallLine, ChunkLine, EventLine, Header, Line, RecordedEffect, ReplacedSession,
+    RequestLine, ResponseLine, SessionLeft,
 };
 use crate::version::{check_header, Unreadable, FORMAT_VERSION, KNOWN_FEATURES};
 
@@ -161,13 +161,6 @@ impl CheckedCassette {
         let header = header.ok_or_else(|| error(Some(1), LoadErrorKind::NoHeader))?;
         check_order(&lines)
             .map_err(|(line, what)| error(Some(line), LoadErrorKind::Order(what)))?;
-        // Only RPC mode (its client's commands, an extension command's) and a program's run
-        // through the library (recorded as json mode) replace their session.
-        let replaced = lines.iter().find(|(_, l)| matches!(l, Line::Replaced(_)));
-        if let (Some((number, _)), RecordedMode::Text) = (replaced, header.mode) {
-            let what = "a `replaced` line in a run recorded in text mode, which never replaces its session";
-            return Err(error(Some(*number), LoadErrorKind::Order(what.into())));
-        }
         let outcome = match lines.last() {
             Some((_, Line::Outcome(outcome))) => Some(outcome.clone()),
             _ => None,

@@ -16,7 +16,6 @@ use pi_core::model::Model;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::driver::{DriveError, Interpreter, RunEnding};
-use pi_effects::extension::sidecar::ExtensionHost;
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
 
@@ -24,6 +23,7 @@ use crate::args::{Args, CassetteMode, Mode};
 use crate::model_select::ScopedModel;
 use crate::output::Stdout;
 use crate::print_mode;
+use crate::replacement::{self, Leaves, Opened, Reopen};
 use crate::setup::{Built, InitialSession, Start};
 use crate::CliError;
 
@@ -393,6 +393,21 @@ fn recording(
     Ok((live, recorder))
 }
 
+/// How a recorded run opens the next session a replacement asks for: its file's content
+/// captured for the `replaced` line, its calls recorded into the same cassette.
+pub fn reopen_recorded() -> Reopen<Record<Live>> {
+    Box::new(|runtime, choice, recording: &Record<Live>| {
+        let built = runtime
+            .build(choice, Start::now(), true)
+            .map_err(replacement::failed)?;
+        // A branch kept until it has a message to write, or kept in memory, starts with
+        // entries no file holds yet (its `content`).
+        let opened = Opened::new(to_json(&built.config), session_start(&built));
+        let session = recorded_beside(recording, built);
+        Ok(Some((session, opened)))
+    })
+}
+
 /// The session `built` (one a replacing command opened), recorded into the cassette that
 /// `recording` records into.
 pub fn recorded_beside(recording: &Record<Live>, built: Built) -> AgentSession<Record<Live>> {
@@ -414,8 +429,7 @@ pub async fn run_print(
     inputs: Vec<SessionInput>,
 ) -> Result<i32, CliError> {
     let mode = info.mode;
-    let host = info.runtime.extension_host.clone();
-    let host = host.as_deref();
+    let runtime = info.runtime;
     let (machine, file, io) = prepare(plan, built, info)?;
     let mut out = output(&io);
     let code = match io {
@@ -424,7 +438,13 @@ pub async fn run_print(
                 machine,
                 live,
                 file,
-                (mode, host),
+                (
+                    mode,
+                    print_mode::Replacing {
+                        runtime,
+                        reopen: Some(crate::replacement::live()),
+                    },
+                ),
                 inputs,
                 &mut out,
                 |_, ran, _| ran.unwrap_or_else(|code| code),
@@ -436,7 +456,14 @@ pub async fn run_print(
                 machine,
                 io,
                 file,
-                (mode, host),
+                // The sessions a command opens are recorded into the same cassette.
+                (
+                    mode,
+                    print_mode::Replacing {
+                        runtime,
+                        reopen: Some(reopen_recorded()),
+                    },
+                ),
                 inputs,
                 &mut out,
                 |io, ran, (out, session)| {
@@ -450,7 +477,15 @@ pub async fn run_print(
                 machine,
                 io,
                 file,
-                (mode, host),
+                // No session but the one replayed and gone on with: a command's replacement
+                // is refused.
+                (
+                    mode,
+                    print_mode::Replacing {
+                        runtime,
+                        reopen: None,
+                    },
+                ),
                 inputs,
                 &mut out,
                 |io, ran, (out, session)| {
@@ -471,14 +506,22 @@ pub async fn run_print(
                 machine,
                 replay,
                 file,
-                (mode, host),
+                // In place: a later session would be written over the user's; the run ends
+                // at the replacement, as said below.
+                (
+                    mode,
+                    print_mode::Replacing {
+                        runtime,
+                        reopen: Some(crate::replacement::replayed(None, false)),
+                    },
+                ),
                 inputs,
                 &mut out,
                 // A run that stopped has reported why; one that ended must have used its recording.
                 |replay, ran, _| {
                     let finished = || match replay.cassette().next_session() {
                         Some(_) => {
-                            eprintln!("{}", in_place_ends(replay.cassette()));
+                            eprintln!("{}", replacement::in_place_ends(replay.cassette()));
                             replay.finish_part()
                         }
                         None => replay.finish(),
@@ -495,33 +538,23 @@ pub async fn run_print(
     Ok(code)
 }
 
-/// What a replay in place says where its recording goes on in a session the recorded run
-/// replaced its first with: the later sessions would be written over the user's, so it ends
-/// there.
-pub fn in_place_ends(cassette: &Cassette) -> String {
-    format!(
-        "The recording goes on in the session this command opened; a replay in place ends here (`pi replay {}` replays it whole)",
-        cassette.path.display()
-    )
-}
-
 /// What a finished run's session left: its output and session file, for the outcome line.
 type Ended<'a> = (&'a Stdout, Option<&'a Path>);
 
-/// Runs print mode over `io` and ends the session; `end` gets the interpreter, the exit code
+/// Runs print mode over `io` and ends the session (the last one, where a command replaced it); `end` gets the interpreter, the exit code
 /// (`Err` when the run stopped on an error, which is printed already) and what was written,
 /// and gives the final exit code.
-async fn print<I: Interpreter + Send>(
+async fn print<I: Leaves>(
     machine: SessionMachine,
     io: I,
     file: SessionFile,
-    (mode, host): (Mode, Option<&ExtensionHost>),
+    (mode, replacing): (Mode, print_mode::Replacing<'_, I>),
     inputs: Vec<SessionInput>,
     out: &mut Stdout,
     end: impl FnOnce(&mut I, Result<i32, i32>, Ended<'_>) -> i32,
 ) -> i32 {
     let mut session = AgentSession::from_parts(machine, io, file);
-    let ran = print_mode::run(&mut session, mode, inputs, out, host)
+    let ran = print_mode::run(&mut session, mode, inputs, out, replacing)
         .await
         .map_err(|error| report_error(&error));
     let path = session.written_file().map(Path::to_path_buf);

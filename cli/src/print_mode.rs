@@ -1,4 +1,5 @@
-//! Print mode (Pi's `runPrintMode`): the prompts run one after the other in one session, and the
+//! Print mode (Pi's `runPrintMode`): the prompts run one after the other in one session (or,
+//! once an extension command replaced it, in the new one: [`crate::replacement`]), and the
 //! last one's end is the run's (a run an extension's command asked for while idle never starts,
 //! and a prompt after such a command fails, as Pi's does);
 //! text mode then prints the last answer's text (or its error, exit 1), json mode prints the session
@@ -8,16 +9,21 @@
 use std::collections::VecDeque;
 use std::io::Write;
 
+use pi_cassettes::Divergence;
 use pi_core::agent::hooks::{CommandAnswer, CommandAsk, HookEvent};
 use pi_core::agent_session::{Reply, SessionInput};
 use pi_core::event::{AgentEvent, Event, SessionEvent};
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
-use pi_effects::driver::{refused_prompt, DriveError, Driven, Interpreter};
+use pi_effects::driver::{refused_prompt, DriveError, Driven, InterpretError, Interpreter};
 use pi_effects::extension::sidecar::ExtensionHost;
 
 use crate::args::Mode;
 use crate::output::Stdout;
+use crate::replacement::{
+    self, asked_by_command, Leaves, Refused, Reopen, Replacer, NOT_WHILE_REPLAYING,
+};
+use crate::setup::Runtime;
 use crate::signals::{stop, Signals};
 
 /// The prompts of a print-mode run: `texts` in order, the first with `images`.
@@ -34,9 +40,9 @@ pub fn prompts(texts: Vec<String>, images: Vec<ImageContent>) -> Vec<SessionInpu
 }
 
 /// Which of a run's sessions a print-mode run prints, and whose inputs: a run is one session,
-/// unless it was recorded by a program that replaced its session (the SDK's `new_session` and
-/// the others), whose replay prints each session in turn as the program's recording printed
-/// them.
+/// unless an extension command replaced it (or a program did, through the SDK's
+/// `new_session` and the others), whose replay prints each session in turn as the recording
+/// printed them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Part {
     /// The run's first session: its session header is printed first.
@@ -59,27 +65,38 @@ impl Part {
     };
 }
 
+/// How a print-mode run carries out what an extension command asks of the front end: the
+/// runtime (its extension host, which a command's `ctx.reload()` loads again, and what a new
+/// session is built from) and how the next session opens (`None`: a hybrid run, which refuses
+/// to replace its session).
+pub struct Replacing<'a, I: Leaves> {
+    pub runtime: &'a Runtime,
+    pub reopen: Option<Reopen<I>>,
+}
+
 /// Runs `inputs` one after the other, each until the session is idle, printing to `out`;
-/// returns the exit code, or the error that stopped the run (printed by the caller). `host`
-/// runs the extensions, which a command's `ctx.reload()` loads again.
-pub async fn run<I: Interpreter + Send>(
+/// returns the exit code, or the error that stopped the run (printed by the caller). A
+/// command's reload or replacement is carried out as `replacing` says; `session` is the one
+/// the run ended in.
+pub async fn run<I: Leaves>(
     session: &mut AgentSession<I>,
     mode: Mode,
     inputs: Vec<SessionInput>,
     out: &mut Stdout,
-    host: Option<&ExtensionHost>,
+    replacing: Replacing<'_, I>,
 ) -> Result<i32, DriveError> {
-    run_part(session, mode, inputs, out, Part::WHOLE, host).await
+    run_part(session, mode, inputs, out, Part::WHOLE, Some(&replacing)).await
 }
 
-/// [`run`] for `part` of a run that went on across session replacements.
-pub async fn run_part<I: Interpreter + Send>(
+/// [`run`] for `part` of a run that went on across session replacements (a recorded part
+/// replays what its recording says was carried out: no `replacing`).
+pub async fn run_part<I: Leaves>(
     session: &mut AgentSession<I>,
     mode: Mode,
     inputs: Vec<SessionInput>,
     out: &mut Stdout,
     part: Part,
-    host: Option<&ExtensionHost>,
+    replacing: Option<&Replacing<'_, I>>,
 ) -> Result<i32, DriveError> {
     let mut inputs = VecDeque::from(inputs);
     if mode == Mode::Json && part.first {
@@ -120,11 +137,23 @@ pub async fn run_part<I: Interpreter + Send>(
             Ok(driven) => {
                 report_command_errors(&driven.replies, out);
                 if reloaded {
+                    let host = replacing.and_then(|r| r.runtime.extension_host.as_deref());
                     reload_extensions(host, out);
                 }
-                if !part.recorded {
-                    for asked in command_asked(&driven.replies).into_iter().rev() {
-                        inputs.push_front(asked);
+                if let (false, Some(replacing)) = (part.recorded, replacing) {
+                    let asked = command_asked(session, &driven.replies, mode, out, replacing);
+                    match Box::pin(asked).await? {
+                        Asked::Inputs(asked) => {
+                            for asked in asked.into_iter().rev() {
+                                inputs.push_front(asked);
+                            }
+                        }
+                        // A replay in place ends where the recorded run went on in another
+                        // session, as its caller says.
+                        Asked::Ended => {
+                            out.flush();
+                            return Ok(0);
+                        }
                     }
                 }
                 if let Some(error) = refused_prompt(&driven.replies) {
@@ -227,37 +256,128 @@ async fn run_input<I: Interpreter + Send>(
     session.run_to_end(input, print_before_start).await
 }
 
-/// What print mode says to a command's `ctx.newSession`, `ctx.fork` or `ctx.switchSession`
-/// (the call throws it): Pi's print mode goes on in the new session; this one does not build
-/// one yet.
-const NO_REPLACEMENT: &str =
-    "Replacing the session from an extension command is not supported in print mode";
+/// What carrying out a command's ask left to do.
+enum Asked {
+    /// These inputs next (none where no command asked anything).
+    Inputs(Vec<SessionInput>),
+    /// Nothing: the run ends here (a replay in place, at a replacement).
+    Ended,
+}
 
-/// What carries out what a command left for the front end, if one did: a `ctx.reload()`
-/// (Pi's `AgentSession.reload`: the extensions hear their shutdown with reason `reload`, are
-/// loaded again, and the command goes on once the new load heard its start), or a
-/// replacement, refused. A replay takes these from its recording.
-fn command_asked(replies: &[Reply]) -> Vec<SessionInput> {
+/// Carries out what a command left for the front end, if one did: a `ctx.reload()` (Pi's
+/// `AgentSession.reload`: the extensions hear their shutdown with reason `reload`, are loaded
+/// again, and the command goes on once the new load heard its start), or a `ctx.newSession`,
+/// `ctx.fork` or `ctx.switchSession`: the session replaced as Pi's runtime replaces it (the
+/// new one's extensions bound once, unprinted, its printer subscribed after), and the command
+/// resumed in the new one, where the run goes on (the later prompts are the new session's).
+/// A replacement that fails resumes the command in the old session with the error.
+async fn command_asked<I: Leaves>(
+    session: &mut AgentSession<I>,
+    replies: &[Reply],
+    mode: Mode,
+    out: &mut Stdout,
+    replacing: &Replacing<'_, I>,
+) -> Result<Asked, DriveError> {
     let asked = replies.iter().find_map(|reply| match reply {
         Reply::CommandReplacing(carried) => Some(carried),
         _ => None,
     });
     let Some(carried) = asked else {
-        return Vec::new();
+        return Ok(Asked::Inputs(Vec::new()));
     };
     let resume = |answer| SessionInput::ResumeCommand {
         name: carried.name.clone(),
         run: carried.run,
         answer,
     };
-    if carried.ask != CommandAsk::Reload {
-        return vec![resume(CommandAnswer::Error(NO_REPLACEMENT.into()))];
+    if carried.ask == CommandAsk::Reload {
+        return Ok(Asked::Inputs(vec![
+            SessionInput::leave_for_reload(),
+            SessionInput::Reloaded,
+            resume(CommandAnswer::Result(serde_json::Value::Null)),
+        ]));
     }
-    vec![
-        SessionInput::leave_for_reload(),
-        SessionInput::Reloaded,
-        resume(CommandAnswer::Result(serde_json::Value::Null)),
-    ]
+    let runtime = replacing.runtime;
+    let Some(asked) = asked_by_command(&carried.ask, session, &runtime.cwd) else {
+        return Ok(Asked::Inputs(vec![resume(CommandAnswer::Error(
+            "Unknown command".into(),
+        ))]));
+    };
+    let refused = |message| Ok(Asked::Inputs(vec![resume(CommandAnswer::Error(message))]));
+    let Some(reopen) = &replacing.reopen else {
+        return refused(NOT_WHILE_REPLAYING.into());
+    };
+    let (choice, reason) = match asked {
+        Ok(asked) => asked,
+        Err(message) => return refused(message),
+    };
+    let reopened = match reopen(runtime, &choice, session.interpreter()) {
+        Ok(Some(reopened)) => reopened,
+        Ok(None) => return Ok(Asked::Ended),
+        Err(Refused::Failed(message)) => return refused(message),
+        Err(Refused::Diverged(divergence)) => return Err(diverged(divergence)),
+    };
+    let mut front = PrintReplacing {
+        session,
+        runtime,
+        out,
+        mode,
+    };
+    // Boxed: the replacement's drives would make every future that awaits it larger.
+    Box::pin(replacement::replace(&mut front, reopened, reason, &[false])).await?;
+    let replaced = serde_json::json!({ "cancelled": false });
+    Ok(Asked::Inputs(vec![resume(CommandAnswer::Replaced(
+        replaced,
+    ))]))
+}
+
+/// A replay's divergence as the error that stops a drive.
+fn diverged(divergence: Divergence) -> DriveError {
+    DriveError::Interpret(InterpretError::Halted(Box::new(divergence)))
+}
+
+/// Print mode while it replaces its session: the session's notifications printed as a
+/// print-mode run prints them (the session's start and end unprinted but for their errors).
+struct PrintReplacing<'a, I: Leaves> {
+    session: &'a mut AgentSession<I>,
+    runtime: &'a Runtime,
+    out: &'a mut Stdout,
+    mode: Mode,
+}
+
+impl<I: Leaves> Replacer for PrintReplacing<'_, I> {
+    type Io = I;
+    type Stop = DriveError;
+
+    fn runtime(&self) -> &Runtime {
+        self.runtime
+    }
+
+    fn session(&mut self) -> &mut AgentSession<I> {
+        self.session
+    }
+
+    async fn tell(&mut self, input: SessionInput, print_all: bool) -> Result<(), DriveError> {
+        let errors_only = !(print_all && pi_cassettes::printed::prints_events(&input));
+        let (out, mode) = (&mut *self.out, self.mode);
+        let told = self
+            .session
+            .run_to_end(input, |event: &Event| {
+                print_event(out, mode, event, errors_only)
+            })
+            .await?;
+        report_command_errors(&told.replies, out);
+        Ok(())
+    }
+
+    fn diverged(divergence: Divergence) -> DriveError {
+        diverged(divergence)
+    }
+
+    fn say(&mut self, error: &dyn std::fmt::Display) {
+        self.out.flush();
+        eprintln!("{error}");
+    }
 }
 
 /// Loads the extensions again once they heard the reload's shutdown (their old contexts are

@@ -24,6 +24,8 @@ mod loading;
 mod matches_original;
 #[path = "extensions/packages.rs"]
 mod packages;
+#[path = "extensions/print_replace.rs"]
+mod print_replace;
 #[path = "extensions/provider_hooks.rs"]
 mod provider_hooks;
 #[path = "extensions/providers.rs"]

@@ -8,19 +8,15 @@
 //! ends. A recording goes on in the new session, as for `new_session`. `ctx.reload()` is
 //! carried out here too: the session stays, its extensions loaded again.
 
-use std::path::PathBuf;
-
 use pi_core::agent::hooks::{CommandAnswer, CommandAsk};
 use pi_core::agent_session::SessionInput;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use pi_effects::session::ForkPosition;
-
 use super::commands::Failure;
 use super::replace::Stop;
 use super::{Ended, Front, Rpc};
-use crate::setup::SessionChoice;
+use crate::replacement::asked_by_command;
 
 impl<I: Front> Rpc<I> {
     /// Carries out the replacement a command asked for, if one waits: the session replaced,
@@ -93,38 +89,10 @@ impl<I: Front> Rpc<I> {
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<(), Stop> {
         const BINDS: &[bool] = &[false];
-        match ask {
-            CommandAsk::NewSession { parent_session, .. } => {
-                let choice = match parent_session {
-                    Some(parent) => SessionChoice::Child(parent.clone()),
-                    None => SessionChoice::New,
-                };
-                self.replace(&choice, "new", BINDS, ui).await
-            }
-            CommandAsk::Fork {
-                entry_id, position, ..
-            } => {
-                let position = match position.as_deref() {
-                    Some("at") => ForkPosition::At,
-                    _ => ForkPosition::Before,
-                };
-                self.fork(entry_id, position, BINDS, ui).await.map(|_| ())
-            }
-            CommandAsk::SwitchSession { session_path, .. } => {
-                let path = PathBuf::from(session_path);
-                let path = if path.is_absolute() {
-                    path
-                } else {
-                    self.runtime.cwd.join(path)
-                };
-                self.replace(&SessionChoice::Open(path), "resume", BINDS, ui)
-                    .await
-            }
-            CommandAsk::NavigateTree { .. }
-            | CommandAsk::Reload
-            | CommandAsk::SendUserMessage { .. }
-            | CommandAsk::SendMessage { .. }
-            | CommandAsk::SetupSession { .. } => Err(Stop::Failed(Failure::Unknown)),
-        }
+        let Some(asked) = asked_by_command(ask, &self.session, &self.runtime.cwd) else {
+            return Err(Stop::Failed(Failure::Unknown));
+        };
+        let (choice, reason) = asked.map_err(Failure::Message)?;
+        self.replace(&choice, reason, BINDS, ui).await
     }
 }

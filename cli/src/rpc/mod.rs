@@ -11,7 +11,6 @@ mod commands;
 mod framing;
 mod lifecycle;
 mod replace;
-mod sessions;
 mod started;
 mod state;
 mod user_bash;
@@ -35,6 +34,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use crate::args::Mode;
 use crate::cassette::{self, CassettePlan, Io, RunInfo};
 use crate::output::Stdout;
+use crate::replacement::{self, Leaves};
 use crate::setup::{Runtime, SessionChoice};
 use crate::signals::{stop, Signals};
 use crate::CliError;
@@ -62,14 +62,14 @@ pub async fn run(
         Io::Live(live) => {
             let session = AgentSession::from_parts(machine, live, file);
             let mut rpc = Rpc::new(runtime, session, out, Role::Live);
-            rpc.reopen = Some(sessions::live());
+            rpc.reopen = Some(replacement::live());
             run_live(rpc).await
         }
         Io::Record(io) => {
             // The sessions replacing commands open are recorded into the same cassette.
             let session = AgentSession::from_parts(machine, io, file);
             let mut rpc = Rpc::new(runtime, session, out, Role::Live);
-            rpc.reopen = Some(sessions::recorded());
+            rpc.reopen = Some(cassette::reopen_recorded());
             run_live(rpc).await
         }
         Io::Hybrid(io) => {
@@ -153,7 +153,7 @@ pub async fn replay(
     later_sessions: Option<PathBuf>,
 ) -> ReplayedRpc {
     let mut rpc = Rpc::new(runtime, session, out, Role::Replaying);
-    rpc.reopen = Some(sessions::replayed(later_sessions));
+    rpc.reopen = Some(replacement::replayed(later_sessions, true));
     // Stdin comes from the cassette, and `bash` results too unless they run for real (live
     // tools); a signal ends the process as usual.
     let sources = Sources {
@@ -179,10 +179,10 @@ pub async fn replay(
     }
 }
 
-/// What the RPC loop asks of its interpreter besides [`Interpreter`]: whether a run it replays
-/// has parted from its recording (after `error`, when driving stopped on one). Other
-/// interpreters never part from anything: their errors are reported and the loop goes on.
-trait Front: Interpreter + Send + Sized {
+/// What the RPC loop asks of its interpreter besides [`Interpreter`] and [`Leaves`]: whether a
+/// run it replays has parted from its recording (after `error`, when driving stopped on one).
+/// Other interpreters never part from anything: their errors are reported and the loop goes on.
+trait Front: Leaves {
     fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence>;
 
     /// How many recorded steps it answers (a replay's; none for the others).
@@ -196,54 +196,21 @@ trait Front: Interpreter + Send + Sized {
     fn recorded_ui(&mut self) -> Option<(u64, Value)> {
         None
     }
-
-    /// What it is told of a session a replacing command opened: a recording, what it writes
-    /// in its `replaced` line (so that none can be left without one); the others, nothing.
-    type Opened;
-
-    /// Its session was replaced (`reason`), leaving its file at `left_file`; the run goes on
-    /// in the session `opened` describes (see `sessions.rs`).
-    fn left(
-        self,
-        reason: &str,
-        left_file: Option<&Path>,
-        opened: Self::Opened,
-    ) -> Result<(), Divergence>;
 }
 
 impl Front for Live {
-    type Opened = ();
-
     fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
         None
-    }
-
-    fn left(self, _: &str, _: Option<&Path>, (): ()) -> Result<(), Divergence> {
-        Ok(())
     }
 }
 
 impl<I: Interpreter + Send> Front for Record<I> {
-    type Opened = sessions::Opened;
-
     fn diverged(&self, _error: Option<&DriveError>) -> Option<Divergence> {
         None
-    }
-
-    fn left(
-        self,
-        reason: &str,
-        left_file: Option<&Path>,
-        opened: sessions::Opened,
-    ) -> Result<(), Divergence> {
-        sessions::record_left(self, reason, left_file, opened);
-        Ok(())
     }
 }
 
 impl Front for Replay {
-    type Opened = ();
-
     fn diverged(&self, error: Option<&DriveError>) -> Option<Divergence> {
         match (self.divergence(), error) {
             (Some(divergence), _) => Some(divergence.clone()),
@@ -258,11 +225,6 @@ impl Front for Replay {
 
     fn recorded_ui(&mut self) -> Option<(u64, Value)> {
         self.take_recorded_ui()
-    }
-
-    fn left(self, reason: &str, left_file: Option<&Path>, (): ()) -> Result<(), Divergence> {
-        // For the recorded reason, its part used, its file left as recorded.
-        Replay::left(&self, reason, left_file)
     }
 }
 
@@ -473,9 +435,9 @@ struct Rpc<I: Front> {
     session: AgentSession<I>,
     out: Stdout,
     role: Role,
-    /// How replacing commands build their session (`sessions.rs`); `None` where none is
+    /// How replacing commands build their session ([`replacement`]); `None` where none is
     /// built (a hybrid run).
-    reopen: Option<sessions::Reopen<I>>,
+    reopen: Option<replacement::Reopen<I>>,
     /// Ids of `abort` commands waiting for the run to end.
     abort_waiters: Vec<Option<Value>>,
     /// Answers of model changes (`set_model`, `cycle_model`) waiting for their `model_select`

@@ -6,23 +6,26 @@
 //! the new session is built through [`Runtime::open`](crate::setup::Runtime::open), which claims
 //! the new file first (a file another process writes is refused, and the old session stays),
 //! the old one hears `session_shutdown` with the replacement's reason and the new file, and is
-//! dropped (its interpreter says how it was left: `sessions.rs`), the extensions are loaded again and the new session hears
+//! dropped (its interpreter says how it was left: [`crate::replacement`]), the extensions are loaded again and the new session hears
 //! `session_start` with the reason and the old file, twice, as Pi's RPC mode binds them twice
 //! (its printer subscribed only for the second).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use pi_cassettes::Divergence;
 use pi_core::agent::hooks::{HookEvent, HookPayload};
 use pi_core::agent_session::{Reply, SessionError, SessionInput};
 use pi_core::event::{Event, SessionEvent};
+use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{DriveError, FrontEndInput};
-use pi_effects::session::{plan_fork, ForkPosition, ForkTarget};
+use pi_effects::session::ForkPosition;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::commands::{text_field, Failure};
 use super::{failure, success, Ended, Front, Rpc};
-use crate::setup::SessionChoice;
+use crate::replacement::{self, fork_choice, Refused, Replacer};
+use crate::setup::{Runtime, SessionChoice};
 
 /// A replacing command read, waiting for the loop to carry it out (those read meanwhile wait
 /// their turn, as Pi's runtime replaces one session at a time).
@@ -347,21 +350,10 @@ impl<I: Front> Rpc<I> {
         binds: &[bool],
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<Option<String>, Stop> {
-        let tree = self.session.machine().tree();
-        let saved = self.session.is_saved();
-        let plan = plan_fork(tree, self.session.file(), saved, entry_id, position)
-            .map_err(|refusal| Failure::Message(refusal.into()))?;
-        let choice = match plan.target {
-            ForkTarget::New { parent: Some(file) } => SessionChoice::Child(file),
-            ForkTarget::New { parent: None } => SessionChoice::InMemory,
-            ForkTarget::Branch { from, leaf } => SessionChoice::Branch { from, leaf },
-            ForkTarget::BranchInMemory { leaf } => SessionChoice::BranchInMemory {
-                tree: Box::new(tree.clone()),
-                leaf,
-            },
-        };
+        let (choice, text) =
+            fork_choice(&self.session, entry_id, position).map_err(Failure::Message)?;
         self.replace(&choice, "fork", binds, ui).await?;
-        Ok(plan.text)
+        Ok(text)
     }
 
     /// The replies of a step driven for a replacement; an error is reported (the replay
@@ -443,12 +435,11 @@ impl<I: Front> Rpc<I> {
         self.release_held_ui();
     }
 
-    /// Builds the new session, tells the old one's extensions it ends (`reason`, the new
-    /// file), drops it and tells the new one's they start, once for each of `binds` (Pi binds
-    /// them once within the runtime's replacement and again for an RPC command; its printer
-    /// subscribes after each bind, so `true`: what that one's handlers do is printed). Commands
-    /// still waiting on the old session are answered: an abort as done, a compaction as
-    /// cancelled.
+    /// Builds the new session and replaces the old one with it ([`replacement::replace`]),
+    /// the new session's extensions bound once for each of `binds` (Pi binds them once within
+    /// the runtime's replacement and again for an RPC command; its printer subscribes after
+    /// each bind, so `true`: what that one's handlers do is printed). Commands still waiting on
+    /// the old session are answered: an abort as done, a compaction as cancelled.
     pub(super) async fn replace(
         &mut self,
         choice: &SessionChoice,
@@ -457,64 +448,75 @@ impl<I: Front> Rpc<I> {
         ui: &mut Option<UnboundedReceiver<Value>>,
     ) -> Result<(), Stop> {
         let Some(reopen) = self.reopen.as_ref() else {
-            return Err(Stop::Ended(Ended::Replaced));
+            return Err(Stop::Failed(not_while_replaying()));
         };
         // A replay whose recording ends here (made before recordings went on across
         // replacements, or replayed in place) holds the recorded session up to here.
-        let Some((mut session, opened)) =
-            reopen(&self.runtime, choice, self.session.interpreter())?
-        else {
-            return Err(Stop::Ended(Ended::Replaced));
+        let reopened = match reopen(&self.runtime, choice, self.session.interpreter()) {
+            Ok(Some(reopened)) => reopened,
+            Ok(None) => return Err(Stop::Ended(Ended::Replaced)),
+            Err(Refused::Failed(message)) => return Err(Stop::Failed(Failure::Message(message))),
+            Err(Refused::Diverged(divergence)) => {
+                return Err(Stop::Ended(Ended::Diverged(divergence)))
+            }
         };
+        let (mut session, opened) = reopened;
         session.set_input_source(pi_core::agent_session::RPC_SOURCE);
         self.later_steps += session.interpreter().steps();
-        let previous = self.session.file().map(|f| f.display().to_string());
-        // Building the new session pointed the extensions' session manager at its file; the
-        // old session's handlers still read the old one.
-        self.runtime.mirror_for_extensions(self.session.file());
-        // The old session hears of its end, its run aborted first (Pi's `teardownCurrent`).
-        if self.session.machine().hears(HookEvent::SessionShutdown) {
-            if self.session.machine().is_busy() {
-                self.told(SessionInput::Abort, true, ui).await?;
-            }
-            let leave = SessionInput::Leave {
-                reason: reason.to_owned(),
-                target_session_file: session.file().map(|f| f.display().to_string()),
-            };
-            self.told(leave, true, ui).await?;
+        let mut front = Replacing { rpc: self, ui };
+        // Boxed: the replacement's drives would make every future that awaits it larger.
+        Box::pin(replacement::replace(
+            &mut front,
+            (session, opened),
+            reason,
+            binds,
+        ))
+        .await
+    }
+}
+
+/// The RPC loop while it replaces its session: the session's notifications told with the
+/// extensions' UI requests printed as they come.
+struct Replacing<'a, I: Front> {
+    rpc: &'a mut Rpc<I>,
+    ui: &'a mut Option<UnboundedReceiver<Value>>,
+}
+
+impl<I: Front> Replacer for Replacing<'_, I> {
+    type Io = I;
+    type Stop = Stop;
+
+    fn runtime(&self) -> &Runtime {
+        &self.rpc.runtime
+    }
+
+    fn session(&mut self) -> &mut AgentSession<I> {
+        &mut self.rpc.session
+    }
+
+    async fn tell(&mut self, input: SessionInput, print_all: bool) -> Result<(), Stop> {
+        self.rpc.told(input, print_all, self.ui).await
+    }
+
+    fn diverged(divergence: Divergence) -> Stop {
+        Stop::Ended(Ended::Diverged(divergence))
+    }
+
+    fn say(&mut self, error: &dyn std::fmt::Display) {
+        self.rpc.out.flush();
+        eprintln!("{error}");
+    }
+
+    fn left_old(&mut self) {
+        let rpc = &mut *self.rpc;
+        rpc.bash = None;
+        rpc.generation += 1;
+        for id in std::mem::take(&mut rpc.abort_waiters) {
+            rpc.respond(&success(id, "abort", None));
         }
-        self.runtime.mirror_for_extensions(session.file());
-        // The old session is gone (what it started with it) before its interpreter says how
-        // it was left: a recording's `replaced` line, a replay's check of its part.
-        let old = std::mem::replace(&mut self.session, session);
-        let left_file = old.written_file().map(Path::to_path_buf);
-        old.into_interpreter()
-            .left(reason, left_file.as_deref(), opened)
-            .map_err(|divergence| Stop::Ended(Ended::Diverged(divergence)))?;
-        self.bash = None;
-        self.generation += 1;
-        for id in std::mem::take(&mut self.abort_waiters) {
-            self.respond(&success(id, "abort", None));
+        for (_, id) in std::mem::take(&mut rpc.compact_waiters) {
+            rpc.respond(&failure(id, "compact", "Compaction cancelled"));
         }
-        for (_, id) in std::mem::take(&mut self.compact_waiters) {
-            self.respond(&failure(id, "compact", "Compaction cancelled"));
-        }
-        if let Some(host) = &self.runtime.extension_host {
-            if let Err(error) = host.reload() {
-                self.out.flush();
-                eprintln!("{error}");
-            }
-        }
-        if self.session.machine().hears_start() {
-            for &print_all in binds {
-                let start = SessionInput::Replaced {
-                    reason: reason.to_owned(),
-                    previous_session_file: previous.clone(),
-                };
-                self.told(start, print_all, ui).await?;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -559,5 +561,5 @@ impl<I: Front> Rpc<I> {
 
 /// The answer to a replacing command where none can be built (a replay, a hybrid run).
 fn not_while_replaying() -> Failure {
-    Failure::Message("Replacing the session is not supported while replaying a cassette".into())
+    Failure::Message(replacement::NOT_WHILE_REPLAYING.into())
 }

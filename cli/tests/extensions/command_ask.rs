@@ -215,34 +215,6 @@ fn a_commands_reload_in_print_mode_is_printed_and_replays_without_node() {
     assert_replays_without_node(&env, &cassette, &recorded);
 }
 
-/// A command's `ctx.newSession` in print mode is refused, never dropped: the handler's call
-/// throws, the command's error says why, and the recording replays with no Node.
-#[test]
-fn a_commands_new_session_in_print_mode_throws_in_the_handler_and_replays() {
-    let Some(path) = node_path() else { return };
-    let mock = MockLlm::start(&json!([]));
-    let env = Env::new(&mock);
-    let cassette = env.path("handoff-print.jsonl");
-    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/extensions/command_new_session/extension.ts");
-    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
-    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
-    command.args(["-e", extension.to_str().unwrap()]);
-    command.args(["-p", "/handoff first", "/handoff the plan"]);
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = crate::support::run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(
-        stderr,
-        "Extension error (command:handoff): Replacing the session from an extension command \
-         is not supported in print mode\n"
-    );
-    assert!(recorded.contains(r#""asked":2"#), "{recorded}");
-    // No answer to write yet, and no new session opened.
-    assert_eq!(env.session_files().len(), 0);
-    assert_replays_without_node(&env, &cassette, &recorded);
-}
-
 /// A command's new session whose extension notifies in `session_start` (conformance case
 /// `command_new_session`): the notices each session's start sent are printed where the
 /// recorded run printed them, by its replay too, with no Node.
