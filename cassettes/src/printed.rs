@@ -22,14 +22,15 @@ use crate::Recorder;
 
 /// Whether what `input`'s handlers cause is printed: not for the session's start and end (Pi's
 /// print mode subscribes its printer once the extensions are bound and is gone before they
-/// hear of the end), but for a reload's (a command's, while the printer listens); their errors
-/// are said all the same, on stderr.
+/// hear of the run's end), nor for a replacement's new session's start (bound before the
+/// printer subscribes to it), but for a session left for a replacement or a reload (the
+/// printer still listens: Pi's runtime tells the old session's `session_shutdown` before it
+/// rebinds); their errors are said all the same, on stderr.
 pub fn prints_events(input: &SessionInput) -> bool {
-    match input {
-        SessionInput::Leave { .. } => input.leaves_for_reload(),
-        SessionInput::Start | SessionInput::Replaced { .. } | SessionInput::Shutdown => false,
-        _ => true,
-    }
+    !matches!(
+        input,
+        SessionInput::Start | SessionInput::Replaced { .. } | SessionInput::Shutdown
+    )
 }
 
 /// Whether `event` is printed as a line of output: an extension's error is said on stderr
