@@ -4,6 +4,8 @@
 //! later prompts go to the new session, and the recording (every session of the run in one
 //! cassette) replays byte for byte with no Node. A hybrid run refuses the replacement.
 
+use std::process::Command;
+
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
@@ -109,6 +111,26 @@ fn a_commands_new_session_in_print_mode_goes_on_in_the_new_session_and_replays_w
     assert_eq!(user_texts(old), ["Hi"]);
     assert_eq!(user_texts(new), ["Continue: the plan", "After"]);
     assert_replays_without_node(&env, &cassette, &recorded);
+
+    // The prompt sent to the new session said otherwise, or the old session's file as the
+    // replacement left it was otherwise: each a divergence of the check, never a success.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let prompt = r#""input":{"kind":"prompt","text":"After"}"#;
+    let changed_prompt = text.replacen(prompt, &prompt.replace("After", "Later"), 1);
+    let left_at = text.find(r#""left":{"session":""#).unwrap() + r#""left":{"session":""#.len();
+    let mut changed_left = text.clone();
+    changed_left.replace_range(left_at..left_at + 8, "00000000");
+    for (what, changed) in [("prompt", changed_prompt), ("left file", changed_left)] {
+        assert_ne!(changed, text, "{what}");
+        let tampered = env.path("tampered.jsonl");
+        std::fs::write(&tampered, changed).unwrap();
+        let (code, _, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
+            .args(["replay", "--check"])
+            .arg(&tampered)
+            .env("HOME", env.path("home"))
+            .stdin(std::process::Stdio::null()));
+        assert_eq!(code, 1, "{what}: {stderr}");
+    }
 }
 
 /// Text mode prints the new session's last answer.
