@@ -27,14 +27,28 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cassettes/corpus")
 }
 
-fn cassettes() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus())
+/// The extension corpus: runs of TypeScript extensions, which replay without Node
+/// (`scripts/record-extension-corpus.sh` makes it).
+fn extension_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cassettes/corpus-extensions")
+}
+
+/// The cassettes of `folder`, sorted.
+fn cassettes_in(folder: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
+    files
+}
+
+/// Both corpora's cassettes: the regression corpus's, then the extension corpus's.
+fn cassettes() -> Vec<PathBuf> {
+    let mut files = cassettes_in(&corpus());
+    files.extend(cassettes_in(&extension_corpus()));
     files
 }
 
@@ -145,7 +159,15 @@ fn every_cassette_replays_its_run_byte_for_byte_and_twice_the_same() {
         files.len()
     );
     for cassette in files {
-        let name = cassette.file_stem().unwrap().to_string_lossy().into_owned();
+        let stem = cassette
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .replace('.', "_");
+        let name = match cassette.starts_with(extension_corpus()) {
+            true => format!("extensions_{stem}"),
+            false => stem,
+        };
         let expected = outcome(&cassette);
         let mut runs = Vec::new();
         for _ in 0..2 {
