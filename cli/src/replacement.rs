@@ -131,10 +131,18 @@ pub(crate) fn live() -> Reopen<Live> {
 /// replacement (one in place, whose later sessions would be written over the user's), saying
 /// so when `say` is set.
 pub(crate) fn replayed(dir: Option<PathBuf>, say: bool) -> Reopen<Replay> {
-    Box::new(move |_, _, replay: &Replay| {
+    Box::new(move |_, choice, replay: &Replay| {
         let Some(next) = replay.cassette().next_session() else {
             return Ok(None);
         };
+        let asked_parent = match choice {
+            SessionChoice::New => Some(None),
+            SessionChoice::Child(parent) => Some(Some(parent.as_str())),
+            _ => None,
+        };
+        if let Some(parent) = asked_parent {
+            ReplayedSession::check_parent(&next, parent).map_err(Refused::Diverged)?;
+        }
         let Some(dir) = &dir else {
             if say {
                 eprintln!("{}", in_place_ends(replay.cassette()));

@@ -47,6 +47,31 @@ impl ReplayedSession {
         })
     }
 
+    /// Checks that the new session `cassette` starts (a [`Cassette::next_session`]) is a
+    /// child of `asked`, the session the replacement named as its parent (`None`: no parent),
+    /// as the recorded header of it says: a replay builds the session from the recording, so
+    /// an ask that differs from what was built must not pass for the recorded run.
+    pub fn check_parent(cassette: &Cassette, asked: Option<&str>) -> Result<(), Divergence> {
+        let content = cassette
+            .session_content()
+            .map_err(|what| Divergence::unusable_cassette(cassette, what))?;
+        let recorded = content
+            .as_deref()
+            .and_then(|text| text.lines().next())
+            .and_then(|header| serde_json::from_str::<serde_json::Value>(header).ok())
+            .and_then(|header| header["parentSession"].as_str().map(str::to_owned));
+        if recorded.as_deref() == asked {
+            return Ok(());
+        }
+        let shown = |parent: Option<&str>| parent.unwrap_or("no parent").to_owned();
+        Err(Divergence::output(
+            cassette,
+            "parent session of the session a replacement opened",
+            &shown(recorded.as_deref()),
+            &shown(asked),
+        ))
+    }
+
     /// The session over `wrap`'s interpreter (the replay, or an enum holding it), reporting
     /// the recorded path. Nothing else writes the replayed session while it runs, so its file
     /// is held open.

@@ -6,14 +6,17 @@
 //! catalog ...): those places are listed here, each with its reason, and a change anywhere
 //! else (an input, a request, a response's body, a decision, an outcome's digest, the header's
 //! mode) must be a divergence or make the cassette unusable. A build whose check stopped
-//! reading some line would say "reproduced" for it, and fail here.
+//! reading some line would say "reproduced" for it, and fail here. The extension corpus's
+//! runs hold the lines extensions put in a cassette (hook points and their
+//! decisions, a registered tool's actions, dialogs, a command's replacement and reload, MCP
+//! servers registered later).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{corpus, pi};
+use super::{corpus, extension_corpus, pi};
 
 /// The cassettes changed: a print run with a tool, an RPC session (bash, steering, queues), an
 /// RPC run across session replacements and a compaction, which between them hold every kind of
@@ -25,6 +28,19 @@ const CHANGED: [&str; 4] = [
     "threshold_compaction.jsonl",
 ];
 
+/// The extension corpus's cassettes changed: a registered tool's actions, RPC dialogs, a
+/// command's replacement and its reload, MCP servers registered later, provider hooks and
+/// `user_bash` handlers (the other runs of these cases repeat their kinds of line).
+const EXTENSION_CHANGED: [&str; 7] = [
+    "tool_context.1.jsonl",
+    "confirm_gate.1.jsonl",
+    "command_new_session.1.jsonl",
+    "command_reload.1.jsonl",
+    "mcp_register_later.2.jsonl",
+    "provider_hooks.1.jsonl",
+    "user_bash.1.jsonl",
+];
+
 /// One change to one line.
 #[derive(Clone, Debug)]
 struct Change {
@@ -32,10 +48,85 @@ struct Change {
     kind: String,
     /// The changed value's place in the line (`/`-joined, indices as `N`), empty for a dropped line.
     place: String,
+    /// The same place with its indices.
+    at: Vec<String>,
     /// The line as it was.
     line: Value,
     /// The next line's `type`.
     next: String,
+    /// What the changed line's run did, as its cassette holds it.
+    run: RunFacts,
+}
+
+/// What a cassette's run did that decides whether a part of it was read.
+#[derive(Clone, Debug, Default)]
+struct RunFacts {
+    /// Its first session was kept in memory: no file shows its start, ids or working directory.
+    in_memory: bool,
+    /// An extension changed the active tools, which builds the system prompt again from the
+    /// loadout's inputs (the header's recorded sections are then not read).
+    loadout_changed: bool,
+    /// Every request line's text: a tool whose name is in none was never declared to the model.
+    requests: String,
+    /// The text of the request lines after the first change of the active tools: those whose
+    /// system prompt was built from the loadout's inputs.
+    rebuilt_requests: String,
+    /// The front end it was recorded through (`text`, `json`, `rpc`).
+    mode: String,
+    /// An extension's `before_provider_request` handler was asked for each request's payload
+    /// (what it returned is the payload sent).
+    payload_hooked: bool,
+    /// Every line RPC mode read.
+    stdin: String,
+    /// The decisions of commands that asked for a replacement the `session_before_*` handlers
+    /// then cancelled (the ask replaced nothing).
+    cancelled_asks: Vec<Value>,
+}
+
+impl RunFacts {
+    fn of(lines: &[Value]) -> Self {
+        let loadout_actions = ["registerTools", "setActiveTools", "registerDeferredTools"];
+        let changes_loadout = |line: &Value| {
+            line["input"]["outcome"]["actions"]
+                .as_array()
+                .is_some_and(|actions| {
+                    actions
+                        .iter()
+                        .any(|a| loadout_actions.contains(&a["action"].as_str().unwrap_or("")))
+                })
+        };
+        let requests = |lines: &[Value]| -> String {
+            lines
+                .iter()
+                .filter(|line| line["type"] == "request")
+                .map(Value::to_string)
+                .collect()
+        };
+        let first_change = lines.iter().position(changes_loadout);
+        let decision = |line: &Value| line["input"]["outcome"]["decision"].clone();
+        let cancelled_asks = lines
+            .windows(3)
+            .filter(|w| {
+                decision(&w[0])["type"] == "command_asked" && decision(&w[2])["cancel"] == true
+            })
+            .map(|w| w[0].clone())
+            .collect();
+        RunFacts {
+            in_memory: lines[0]["session"]["kind"] == "memory",
+            loadout_changed: first_change.is_some(),
+            requests: requests(lines),
+            rebuilt_requests: first_change.map_or_else(String::new, |at| requests(&lines[at..])),
+            mode: lines[0]["mode"].as_str().unwrap_or_default().to_owned(),
+            payload_hooked: lines
+                .iter()
+                .any(|line| line["effect"]["payload"]["type"] == "before_provider_request"),
+            stdin: lines
+                .iter()
+                .filter_map(|line| line["line"].as_str())
+                .collect(),
+            cancelled_asks,
+        }
+    }
 }
 
 /// Where a change may leave the run reproducing, and why.
@@ -45,6 +136,11 @@ fn may_reproduce(change: &Change) -> bool {
         // Readings of the clock between steps and the byte timings of a call are what the run
         // took, not what it did: a replay is fed the steps, not the waits.
         (_, "t" | "dt") => true,
+        // A session kept in memory shows its start time, id generator and working directory
+        // nowhere (events carry the clock's readings, the system prompt its own `cwd`).
+        ("cassette", "config/startedAt" | "config/seed" | "config/cwd" | "session/idState") => {
+            change.run.in_memory || change.line["session"]["content"].is_string()
+        }
         // The record of the run for people (the command line to record it again, the session
         // file's name, which secrets were redacted) is not replayed.
         ("cassette", "harness" | "session/file" | "session/path") => true,
@@ -56,6 +152,70 @@ fn may_reproduce(change: &Change) -> bool {
         }
         ("cassette", p) if p.starts_with("command/") || p.starts_with("redactions/") => true,
         ("redaction", _) => true,
+        // Extension runs. What the extensions' own context lists of the tools is the host's
+        // (a replay runs no extension); a tool's label is for Pi's interactive display (no
+        // request, event or entry holds it).
+        ("cassette", p) if p.starts_with("config/contextTools/") => true,
+        ("cassette", "config/customTools/N/label") => true,
+        ("answer", p) if p.starts_with("input/outcome/actions/N/tools/N/") => {
+            p.ends_with("/label") || !declared(change)
+        }
+        // Tools no run here activated, and the tool list the loadout's prompt inputs start with
+        // (each change of the active tools replaces it before it is read).
+        ("cassette" | "replaced", p)
+            if p.starts_with("config/toolLoadout/inactiveBuiltins/")
+                || p.starts_with("config/toolLoadout/inactiveTools/")
+                || p == "config/toolLoadout/prompt/selectedTools/N" =>
+        {
+            true
+        }
+        // The system prompt is the recorded sections until an extension changes the active
+        // tools, and built from the loadout's inputs from then on: one of the two is read.
+        // Once built from them, the prompt lists the snippets and guidelines of the active
+        // tools only: one no request sent from then on was not read.
+        ("cassette" | "replaced", p) if p.starts_with("config/toolLoadout/prompt/") => {
+            !change.run.loadout_changed || !listed_text_sent(change)
+        }
+        ("cassette", p) if p.starts_with("config/systemSections/") => change.run.loadout_changed,
+        // What a `before_provider_request` handler returned is the request sent: the options
+        // and output limit the payload was made from, the handler replaced.
+        ("call", "options/temperature" | "options/toolChoice")
+        | ("cassette", "config/model/maxTokens") => change.run.payload_hooked,
+        // An entry an extension appended to a session kept in memory, which RPC mode prints
+        // nowhere (no later handler here read it).
+        ("answer", p)
+            if p.starts_with("input/outcome/actions/N/customType")
+                || p.starts_with("input/outcome/actions/N/data/") =>
+        {
+            change.run.in_memory && change.run.mode == "rpc"
+        }
+        // A command's error is printed under the command's name (Pi's `command:<name>`), not
+        // the field's; print mode says it on stderr, which a check does not compare.
+        ("answer", "input/outcome/errors/N/extension") => {
+            errored_event(change) == "command" || change.run.mode != "rpc"
+        }
+        ("answer", "input/outcome/errors/N/error") => change.run.mode != "rpc",
+        // Whether the command passed `withSession`, and the host's number for a command's run,
+        // are the host's to know: what the handler did next is its recorded decisions, and
+        // print mode's replay takes the inputs a command's ask led to from the recording.
+        ("answer", "input/outcome/decision/ask/withSession") => true,
+        // An ask its `session_before_*` handlers cancelled opened no session.
+        ("answer", p) if p.starts_with("input/outcome/decision/ask/") => {
+            change.run.cancelled_asks.contains(&change.line)
+        }
+        ("answer", "input/outcome/decision/run") => change.run.mode != "rpc",
+        // A dialog's answer from RPC's client goes to the extension, whose decision the
+        // recording holds.
+        ("stdin", "") => {
+            change.next == "user_bash"
+                || change.line["line"]
+                    .as_str()
+                    .is_some_and(|l| l.contains(r#""type": "extension_ui_response""#))
+        }
+        // The commands a session lists, read only by RPC `get_commands`.
+        ("replaced", p) if p.starts_with("config/resources/commands/") => {
+            !change.run.stdin.contains("get_commands")
+        }
         // The catalog the run could switch to: a model it never used changes nothing.
         ("cassette", p) if p.starts_with("models/") => true,
         // Settings that did not come into play in these runs (no retry, compaction settings
@@ -96,10 +256,50 @@ fn may_reproduce(change: &Change) -> bool {
         // are what is checked.
         ("outcome", "stdoutText" | "sessionText") => true,
         ("replaced", "left/sessionText") => true,
-        // An RPC `bash` line, which the recorded `user_bash` line after it carries again.
-        ("stdin", "") => change.next == "user_bash",
         _ => false,
     }
+}
+
+/// Whether the tool a registering action's changed place is in was declared to the model by
+/// a request of the run (one withdrawn before any request never was).
+fn declared(change: &Change) -> bool {
+    let [_, _, _, action, _, tool, ..] = change.at.as_slice() else {
+        return true;
+    };
+    let actions = &change.line["input"]["outcome"]["actions"];
+    let name =
+        &actions[action.parse::<usize>().unwrap()]["tools"][tool.parse::<usize>().unwrap()]["name"];
+    change.run.requests.contains(&name.to_string())
+}
+
+/// Whether the prompt snippet or guidelines the changed place is in (a tool's name, or its
+/// text) were sent in a system prompt built from the loadout's inputs: some request after the
+/// active tools changed holds their text.
+fn listed_text_sent(change: &Change) -> bool {
+    let [_, _, _, list, index, ..] = change.at.as_slice() else {
+        return true;
+    };
+    let Ok(index) = index.parse::<usize>() else {
+        return true;
+    };
+    let entry = &change.line["config"]["toolLoadout"]["prompt"][list.as_str()][index][1];
+    let texts: Vec<&Value> = match entry {
+        Value::Array(lines) => lines.iter().collect(),
+        text => vec![text],
+    };
+    texts.iter().any(|text| {
+        let quoted = text.to_string();
+        let inner = quoted.trim_matches('"');
+        !inner.is_empty() && change.run.rebuilt_requests.contains(inner)
+    })
+}
+
+/// The event of the handler error the changed place is in.
+fn errored_event(change: &Change) -> &str {
+    let index = change.at.get(3).and_then(|i| i.parse::<usize>().ok());
+    index
+        .and_then(|i| change.line["input"]["outcome"]["errors"][i]["event"].as_str())
+        .unwrap_or_default()
 }
 
 /// Whether each of a chunk's data lines only opens the message (an empty content) or says
@@ -185,13 +385,20 @@ fn changed(line: &Value, path: &[String]) -> Value {
 fn every_single_change_to_a_cassette_diverges_unless_the_run_never_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut changes: BTreeMap<String, Change> = BTreeMap::new();
-    for name in CHANGED {
-        let text = std::fs::read_to_string(corpus().join(name)).unwrap();
+    let changed_cassettes = CHANGED.iter().map(|name| corpus().join(name)).chain(
+        EXTENSION_CHANGED
+            .iter()
+            .map(|name| extension_corpus().join(name)),
+    );
+    for path in changed_cassettes {
+        let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let parsed: Vec<Value> = lines
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
+        let run = RunFacts::of(&parsed);
         let kind_at = |index: usize| -> String {
             parsed
                 .get(index)
@@ -200,7 +407,7 @@ fn every_single_change_to_a_cassette_diverges_unless_the_run_never_read_it() {
         };
         for (index, line) in parsed.iter().enumerate() {
             let kind = kind_at(index);
-            let mut variants = vec![(String::new(), None)];
+            let mut variants = vec![(String::new(), Vec::new(), None)];
             let mut found = Vec::new();
             leaves(line, "", &mut found);
             // The catalog's first models stand for the rest (the header holds dozens).
@@ -211,29 +418,31 @@ fn every_single_change_to_a_cassette_diverges_unless_the_run_never_read_it() {
                 found
                     .into_iter()
                     .filter(|(path, _)| !catalog_rest(path))
-                    .map(|(path, place)| (place, Some(changed(line, &path)))),
+                    .map(|(path, place)| {
+                        let new = changed(line, &path);
+                        (place, path, Some(new))
+                    }),
             );
             if kind == "chunk" {
-                variants
-                    .extend(content_changed(line).map(|c| (CONTENT_CHANGE.to_owned(), Some(c))));
+                variants.extend(
+                    content_changed(line).map(|c| (CONTENT_CHANGE.to_owned(), Vec::new(), Some(c))),
+                );
             }
-            for (place, replaced) in variants {
+            for (place, at, replaced) in variants {
                 let mut copy: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
                 match replaced {
                     Some(new) => copy[index] = new.to_string(),
                     None => drop(copy.remove(index)),
                 }
-                let file = format!(
-                    "{}-{:05}.jsonl",
-                    name.trim_end_matches(".jsonl"),
-                    changes.len()
-                );
+                let file = format!("{name}-{:05}.jsonl", changes.len());
                 std::fs::write(dir.path().join(&file), copy.join("\n") + "\n").unwrap();
                 let change = Change {
                     kind: kind.clone(),
                     place,
+                    at,
                     line: line.clone(),
                     next: kind_at(index + 1),
+                    run: run.clone(),
                 };
                 changes.insert(file, change);
             }

@@ -283,6 +283,9 @@ impl SessionStore {
     /// at `file` once it has something to write (as a branch is kept until then), or never
     /// (`None`). A replay rebuilds with it a session a replacement started with entries
     /// (Pi's `createBranchedSession` before the first message, or of a session in memory).
+    /// `text` is what [`Self::unwritten_text`] gave: one that is not exactly that (a line that
+    /// does not read, or one written otherwise) is refused, never read leniently as a user's
+    /// file is.
     pub fn unwritten(
         text: &str,
         file: Option<PathBuf>,
@@ -290,6 +293,13 @@ impl SessionStore {
         mut ids: IdGenerator,
     ) -> Result<Self, String> {
         let parsed = parse_session(text, &mut ids).map_err(|e| e.to_string())?;
+        if whole_file(&parsed.header, &parsed.entries) != text {
+            let why = parsed.problems.first().map_or_else(
+                || "a line is not as a session's entries are written".to_owned(),
+                |problem| format!("line {}: {}", problem.line, problem.message),
+            );
+            return Err(format!("not a session's start as it was written ({why})"));
+        }
         let tree = SessionTree::from_entries(parsed.header, parsed.entries, false);
         Ok(SessionStore::with_tree(
             tree,
