@@ -381,6 +381,7 @@ impl AgentMachine {
             Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
             // The session applies a tool's action; the agent only checks its call runs.
             Input::ToolActed { .. } => {}
+            Input::ToolNested { call, name, args } => self.on_tool_nested(call, name, args),
             Input::Change(change) => self.apply_change(change),
             Input::HookDecided { call, outcome } => self.on_hook_decided(call, outcome),
         }
@@ -405,7 +406,8 @@ impl AgentMachine {
             return true;
         }
         matches!(self.run.as_ref().map(|r| &r.phase),
-            Some(Phase::Tools(batch)) if batch.gating_index(call, decision).is_some())
+            Some(Phase::Tools(batch)) if batch.gating_index(call, decision).is_some()
+                || batch.nested.gating_index(call, decision).is_some())
     }
 
     /// A short description of what the machine is doing, for errors.
@@ -491,8 +493,9 @@ impl AgentMachine {
                 .into()),
             Input::ToolUpdate { call, .. }
             | Input::ToolFinished { call, .. }
-            | Input::ToolActed { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Tools(batch)) if batch.running_index(*call).is_some() => Ok(()),
+            | Input::ToolActed { call, .. }
+            | Input::ToolNested { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
+                Some(Phase::Tools(batch)) if batch.runs(*call) => Ok(()),
                 _ => Err(self.contract(input, "no such tool call is running").into()),
             },
             _ => Ok(()),
@@ -512,10 +515,19 @@ impl AgentMachine {
                 self.streaming_message = None;
                 self.messages.push(message.clone());
             }
-            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+            // A nested call is the session's, not the agent's (Pi's agent never hears of it).
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                parent_tool_call_id: None,
+                ..
+            } => {
                 self.pending_tool_calls.insert(tool_call_id.clone());
             }
-            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                parent_tool_call_id: None,
+                ..
+            } => {
                 self.pending_tool_calls.remove(tool_call_id);
             }
             AgentEvent::TurnEnd {
