@@ -1,7 +1,8 @@
 // A tool that calls other tools while it runs (Pi 1.5's `ctx.executeTool`): a built-in
-// (`read`), a tool of this extension (`shout`, which streams an update), one a `tool_call`
-// gate blocks because another tool asked for it (`bash`), and one that does not exist. It
-// lists the tools it may call (`ctx.tools`) and says what each call answered.
+// (`read`), a tool of this extension (`shout`, which streams an update), one another
+// extension's `tool_call` gate blocks because a tool asked for it (`bash`, see gate.ts), and
+// one that does not exist. It lists the tools it may call (`ctx.tools`) and says what each
+// call answered.
 import { Type } from "typebox";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
@@ -41,18 +42,5 @@ export default function (pi: ExtensionAPI) {
 			}
 			return { content: [{ type: "text", text: JSON.stringify({ tools, seen }) }], details: { calls: seen.length } };
 		},
-	});
-	pi.on("tool_call", (event) => {
-		if (event.toolName === "bash" && event.parentToolCallId) {
-			return { block: true, reason: `no bash from ${event.parentToolCallId}` };
-		}
-	});
-	pi.on("tool_result", (event) => {
-		if (event.toolName === "shout" && event.parentToolCallId) {
-			return { details: { ...(event.details as object), parent: event.parentToolCallId } };
-		}
-	});
-	pi.on("tool_execution_start", (event) => {
-		if (event.parentToolCallId) pi.appendEntry("nested-start", { id: event.toolCallId, parent: event.parentToolCallId });
 	});
 }
