@@ -266,3 +266,51 @@ fn a_nested_calls_own_calls_count_from_its_id_and_reach_the_same_record() {
         .collect();
     assert_eq!(ids, ["t1/1", "t1/1/1"]);
 }
+
+#[test]
+fn a_deferred_tool_not_active_is_callable_and_validated_by_its_schema() {
+    use pi_core::agent::custom_tool::{CustomToolDefinition, SearchableTool};
+    use pi_core::agent_session::ToolLoadout;
+    use pi_core::system_prompt::SystemPromptInputs;
+
+    let mut s = session(&[]);
+    let fetch = CustomToolDefinition {
+        name: "mcp__web__fetch".into(),
+        label: "fetch".into(),
+        description: "Fetches a page.".into(),
+        parameters: json!({"type": "object", "required": ["url"],
+                           "properties": {"url": {"type": "string"}}}),
+        ..CustomToolDefinition::default()
+    };
+    s.set_tool_loadout(Some(ToolLoadout {
+        deferred_tools: vec![SearchableTool {
+            tool: fetch,
+            namespace: None,
+        }],
+        prompt: SystemPromptInputs::default().with_builtin_tools(&["ls", "read"]),
+        ..ToolLoadout::default()
+    }));
+    let outer = calling(&mut s);
+    let step = s
+        .step(3, nested(outer, "mcp__web__fetch", json!({"url": "u"})))
+        .unwrap();
+    let (_, id, tool, _) = runs(&step).remove(0);
+    assert_eq!((id.as_str(), tool.as_str()), ("t1/1", "mcp__web__fetch"));
+    assert!(
+        !s.agent()
+            .tools()
+            .iter()
+            .any(|t| t.name == "mcp__web__fetch"),
+        "a nested call activates nothing"
+    );
+
+    let step = s
+        .step(4, nested(outer, "mcp__web__fetch", json!({})))
+        .unwrap();
+    assert!(
+        runs(&step).is_empty(),
+        "arguments failing the schema run nothing"
+    );
+    let (_, _, outcome) = answers(&step).remove(0);
+    assert_eq!(outcome["isError"], true);
+}

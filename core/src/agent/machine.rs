@@ -156,6 +156,9 @@ pub struct AgentMachine {
     follow_up_mode: QueueMode,
     streaming_message: Option<StreamingMessage>,
     pending_tool_calls: BTreeSet<String>,
+    /// The tools a running tool may call (`ctx.executeTool`) besides the active ones: Pi's
+    /// `codemode` and `deferred` exposures, as the session registered them.
+    nested_tools: Vec<ToolSpec>,
     error_message: Option<String>,
     /// A prompt's run waiting for the `before_agent_start` decision.
     starting: Option<start::Starting>,
@@ -199,6 +202,7 @@ impl AgentMachine {
             follow_up_mode: config.follow_up_mode,
             streaming_message: None,
             pending_tool_calls: BTreeSet::new(),
+            nested_tools: Vec::new(),
             error_message: None,
             starting: None,
             run: None,
@@ -269,6 +273,12 @@ impl AgentMachine {
     /// The tools the next request declares.
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
+    }
+
+    /// Sets the tools a running tool may call besides the active ones (Pi's `_getCallableTools`
+    /// adds every `codemode` and `deferred` tool): a nested call is validated against them too.
+    pub fn set_nested_tools(&mut self, tools: Vec<ToolSpec>) {
+        self.nested_tools = tools;
     }
 
     /// The names of the tools the next request declares (Pi's `getActiveToolNames`).

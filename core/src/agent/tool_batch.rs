@@ -4,7 +4,7 @@
 //! events it emits and the effects it asks for; the last result ends the turn. The calls a
 //! running tool makes (`ctx.executeTool`, [`super::super::nested`]) are carried out here too.
 
-use super::super::config::ToolExecution;
+use super::super::config::{ToolExecution, ToolSpec};
 use super::super::contract::ToolOutcome;
 use super::super::hooks::HookDecision;
 use super::super::nested::{NestedCalls, NestedOutput};
@@ -195,8 +195,20 @@ impl AgentMachine {
         else {
             return;
         };
+        // Pi's callable tools: the active ones, then the others a tool may call.
+        let callable: Vec<ToolSpec> = run
+            .settings
+            .tools
+            .iter()
+            .chain(
+                self.nested_tools
+                    .iter()
+                    .filter(|t| !run.settings.tools.iter().any(|a| a.name == t.name)),
+            )
+            .cloned()
+            .collect();
         let cx = BatchContext {
-            tools: &run.settings.tools,
+            tools: &callable,
             hooks: self.hooks.as_ref(),
             handled: &self.handled_hooks,
             aborted: run.aborted,
