@@ -314,3 +314,46 @@ fn a_deferred_tool_not_active_is_callable_and_validated_by_its_schema() {
     let (_, _, outcome) = answers(&step).remove(0);
     assert_eq!(outcome["isError"], true);
 }
+
+#[test]
+fn where_the_agent_runs_tools_one_at_a_time_a_nested_call_waits_for_the_one_ahead() {
+    use pi_core::agent::convert::CodingAgentHooks;
+    use pi_core::agent::{AgentConfig, ToolExecution};
+    use pi_core::script::mock_model;
+
+    let mut s = support::machine(
+        AgentConfig {
+            model: mock_model(),
+            tools: ["ls", "read"]
+                .iter()
+                .map(|n| builtin_tool(n).unwrap().spec())
+                .collect(),
+            tool_execution: ToolExecution::Sequential,
+            hooks: std::sync::Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        Default::default(),
+    );
+    let outer = calling(&mut s);
+    let step = s
+        .step(3, nested(outer, "read", json!({"path": "a"})))
+        .unwrap();
+    let (first, ..) = runs(&step).remove(0);
+    // The second is started (its event) but waits for the first to end.
+    let step = s
+        .step(4, nested(outer, "read", json!({"path": "b"})))
+        .unwrap();
+    assert_eq!(events(&step)[0]["toolCallId"], "t1/2");
+    assert!(runs(&step).is_empty(), "{:?}", step.effects);
+    let step = s.step(5, finished(first, "a")).unwrap();
+    assert_eq!(answers(&step)[0].1, "t1/1");
+    let (second, id, _, args) = runs(&step).remove(0);
+    assert_eq!((id.as_str(), args), ("t1/2", json!({"path": "b"})));
+
+    // Another call of the outer tool waits behind t1/2; t1/2's own calls skip the queue it
+    // holds (they would otherwise wait for their own caller).
+    let step = s.step(6, nested(outer, "ls", json!({}))).unwrap();
+    assert!(runs(&step).is_empty(), "t1/2 still runs");
+    let step = s.step(7, nested(second, "ls", json!({}))).unwrap();
+    assert_eq!(runs(&step)[0].1, "t1/2/1");
+}
