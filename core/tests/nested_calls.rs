@@ -357,3 +357,28 @@ fn where_the_agent_runs_tools_one_at_a_time_a_nested_call_waits_for_the_one_ahea
     let step = s.step(7, nested(second, "ls", json!({}))).unwrap();
     assert_eq!(runs(&step)[0].1, "t1/2/1");
 }
+
+#[test]
+fn a_tool_that_returns_before_its_nested_call_ends_has_its_result_wait_for_it() {
+    let mut s = session(&[]);
+    let outer = calling(&mut s);
+    let step = s
+        .step(3, nested(outer, "read", json!({"path": "a"})))
+        .unwrap();
+    let (read, ..) = runs(&step).remove(0);
+    let step = s.step(4, finished(outer, "returned early")).unwrap();
+    let kinds: Vec<Value> = events(&step).iter().map(|e| e["type"].clone()).collect();
+    assert_eq!(
+        kinds,
+        [json!("tool_execution_end")],
+        "no result message yet"
+    );
+    let step = s.step(5, finished(read, "a")).unwrap();
+    let message = events(&step)
+        .into_iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "toolResult")
+        .expect("the result once the nested call ended")["message"]
+        .clone();
+    assert_eq!(message["nestedCalls"]["complete"], true);
+    assert_eq!(message["content"][0]["text"], "returned early");
+}

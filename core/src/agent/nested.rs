@@ -539,6 +539,14 @@ impl NestedCalls {
         }
     }
 
+    /// Whether a call made on behalf of model-issued call `root` has not ended: the batch holds
+    /// that call's result message until it has, so that no answer comes after its batch.
+    pub fn busy(&self, root: usize) -> bool {
+        self.calls
+            .iter()
+            .any(|n| n.root == root && !matches!(n.state, State::Done))
+    }
+
     /// Takes the record of the calls made on behalf of model-issued call `root`:
     /// `nestedCalls` and the usage to add to its result message.
     pub fn take_record(&mut self, root: usize) -> (Option<Value>, Option<Value>) {

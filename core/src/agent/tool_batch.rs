@@ -247,6 +247,7 @@ impl AgentMachine {
                 effects.push(Effect::Cancel { call });
             }
         }
+        let ended = !output.answers.is_empty();
         for (call, answer) in output.answers {
             effects.push(Effect::AnswerNested {
                 call,
@@ -259,6 +260,10 @@ impl AgentMachine {
         }
         for effect in effects {
             self.effect(effect);
+        }
+        // A tool that returned before its nested calls ended waits for them to end.
+        if ended {
+            self.advance_batch(|batch, cx| batch.advance(cx));
         }
     }
 }

@@ -179,6 +179,7 @@ impl ToolBatch {
                 | Slot::Running { .. }
                 | Slot::Gating { .. }
                 | Slot::Transforming { .. } => return,
+                Slot::Finished { .. } if self.nested.busy(i) => return,
                 Slot::Finished { .. } => {
                     self.emit_result_message(i, cx.now, out);
                     self.cursor += 1;
@@ -218,7 +219,8 @@ impl ToolBatch {
         let all_finished = self
             .slots
             .iter()
-            .all(|s| matches!(s, Slot::Finished { .. }));
+            .enumerate()
+            .all(|(i, s)| matches!(s, Slot::Finished { .. }) && !self.nested.busy(i));
         if !all_finished {
             return;
         }
