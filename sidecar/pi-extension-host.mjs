@@ -228,6 +228,10 @@ function bound(runner) {
         abortEvent();
       },
       getSystemPrompt: () => scope().state.systemPrompt ?? "",
+      // A tool's `ctx.executeTool` (Pi 1.5): the session runs the call through its tool
+      // pipeline and answers with its outcome; `ctx.tools` are the callable tools.
+      executeTool: (_callerId, name, args) => nestedCall(name, args),
+      getCallableTools: () => callableTools(scope().state),
     },
     modelRegistry,
   );
@@ -251,6 +255,41 @@ function bound(runner) {
   });
   prompts.share(runner);
   return runner;
+}
+
+/** The nested calls waiting for the session's answer, by `<tool.execute request id>:<n>`. */
+const nestedWaiting = new Map();
+let nestedAsked = 0;
+
+/** Asks the session to run `name` with `args` for the tool call of the current scope (as Pi's
+ * `executeTool`, it never rejects for the tool's failure: that is the outcome's `isError`). */
+function nestedCall(name, args) {
+  const store = scope();
+  if (store?.toolCall === undefined) throw new Error("ctx.executeTool is only available while a tool runs");
+  const n = ++nestedAsked;
+  return new Promise((resolve, reject) => {
+    nestedWaiting.set(n, { resolve, reject });
+    write({ id: store.toolCall, type: "tool.nested", n, name, args: plain(args ?? {}) });
+  });
+}
+
+function nestedAnswer(request) {
+  const waiting = nestedWaiting.get(request.n);
+  if (!waiting) return;
+  nestedWaiting.delete(request.n);
+  if (request.error !== undefined) waiting.reject(new Error(request.error));
+  else waiting.resolve(request.outcome);
+}
+
+/** Pi's `_getCallableTools`: the active `direct` tools and every `codemode` or `deferred` one,
+ * in registration order (as `pi.getAllTools()` describes them). */
+function callableTools(state) {
+  if (!state.allTools) return state.activeTools.map((name) => ({ name }));
+  const active = new Set(state.activeTools);
+  return state.allTools.filter((tool) => {
+    const exposure = tool.exposure ?? "direct";
+    return exposure === "codemode" || exposure === "deferred" || (exposure === "direct" && active.has(tool.name));
+  });
 }
 
 /** Adds to a tool call's view of the session the custom entry its `pi.appendEntry` asked for, on
@@ -714,7 +753,8 @@ async function commandResume(request) {
 /** A registered tool's call: `execute` runs as a handler does, in an action scope over the
  * session's state at the call (the request carries its changes, as an event's), with the
  * owning extension's runner's tool context (Pi's `createToolContext`: `createContext()` and
- * `tools`/`executeTool`); its `cwd`, UI and signal are the call's. */
+ * `tools`/`executeTool`, whose nested calls the session runs: `tool.nested`, answered by
+ * `tool.nested.answer`); its `cwd`, UI and signal are the call's. */
 async function execute(request) {
   const tool = tools.get(request.name);
   if (!tool) throw new Error(`Tool ${request.name} is not registered by any extension`);
@@ -758,6 +798,7 @@ async function handle(request) {
       data = null;
     }
     else if (request.type === "tool.execute") data = await execute(request);
+    else if (request.type === "tool.nested.answer") return nestedAnswer(request);
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);
     else if (request.type === "command") data = await command(request);

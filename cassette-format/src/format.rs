@@ -557,6 +557,14 @@ pub enum RecordedEffect {
         call: u64,
         payload: Value,
     },
+    /// The machine handed the running tool `call` the outcome of the nested call
+    /// `toolCallId` it asked for (`ctx.executeTool`): Pi's `ToolCallOutcome`.
+    #[serde(rename_all = "camelCase")]
+    AnswerNested {
+        call: u64,
+        tool_call_id: String,
+        outcome: Value,
+    },
 }
 
 /// An input to the session machine other than a model event, as data.
@@ -709,6 +717,13 @@ pub enum RecordedInput {
     ToolActed {
         call: u64,
         action: Value,
+    },
+    /// A running tool asked to run the tool `name` with `args` (Pi 1.5's `ctx.executeTool`):
+    /// the session runs it as a call of its own, answered by an `answer_nested` effect.
+    ToolNested {
+        call: u64,
+        name: String,
+        args: Value,
     },
     ToolFinished {
         call: u64,

@@ -108,6 +108,15 @@ pub fn recorded_effect(effect: &Effect) -> RecordedEffect {
             call: call.0,
             payload: recorded_payload(payload),
         },
+        Effect::AnswerNested {
+            call,
+            tool_call_id,
+            outcome,
+        } => RecordedEffect::AnswerNested {
+            call: call.0,
+            tool_call_id: tool_call_id.clone(),
+            outcome: outcome.clone(),
+        },
     }
 }
 
@@ -283,6 +292,11 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
             call: call.0,
             action: to_json(action),
         },
+        SessionInput::Answer(Input::ToolNested { call, name, args }) => RecordedInput::ToolNested {
+            call: call.0,
+            name: name.clone(),
+            args: args.clone(),
+        },
         SessionInput::Answer(Input::ToolFinished { call, outcome }) => {
             let (result, thrown) = match outcome {
                 ToolOutcome::Ok(result) => (Some(to_json(result)), None),
@@ -449,6 +463,11 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::ToolActed { call, action } => SessionInput::Answer(Input::ToolActed {
             call: CallId(*call),
             action: from_json(action, "input.action")?,
+        }),
+        RecordedInput::ToolNested { call, name, args } => SessionInput::Answer(Input::ToolNested {
+            call: CallId(*call),
+            name: name.clone(),
+            args: args.clone(),
         }),
         RecordedInput::ToolFinished {
             call,

@@ -142,6 +142,8 @@ impl Interpreter for Hybrid {
                     self.in_flight.remove(call);
                 }
             }
+            // The replayed tool was told nothing: nothing runs it.
+            Effect::AnswerNested { .. } => {}
         }
     }
 

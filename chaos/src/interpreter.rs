@@ -473,6 +473,8 @@ impl Interpreter for ChaosInterpreter {
                 }
             }
             Effect::Hook { call, payload, .. } => self.start_hook(*call, payload),
+            // A recorded tool's nested calls were recorded with it; nothing waits here.
+            Effect::AnswerNested { .. } => {}
         }
     }
 

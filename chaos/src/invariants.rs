@@ -178,7 +178,7 @@ impl Checker {
                     );
                 }
             }
-            Effect::Cancel { .. } | Effect::Hook { .. } => {}
+            Effect::Cancel { .. } | Effect::Hook { .. } | Effect::AnswerNested { .. } => {}
         }
     }
 

@@ -22,6 +22,8 @@ mod compaction;
 mod loading;
 #[path = "extensions/matches_original.rs"]
 mod matches_original;
+#[path = "extensions/nested.rs"]
+mod nested;
 #[path = "extensions/packages.rs"]
 mod packages;
 #[path = "extensions/print_replace.rs"]

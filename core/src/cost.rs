@@ -45,6 +45,44 @@ pub fn calculate_cost(model: &Model, usage: &Usage) -> Cost {
     }
 }
 
+/// Two usages added up (Pi 1.5's `combineUsage`: two summaries', or the nested calls' of one
+/// tool call): every count and cost summed, the
+/// optional splits (`cacheWrite1h`, `reasoning`) kept when either side has them, and
+/// `cost.totalFromProvider` true only when both are.
+pub fn combine_usage(first: &serde_json::Value, second: &serde_json::Value) -> serde_json::Value {
+    match (first, second) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            let mut sum = serde_json::Map::new();
+            for (key, value) in a {
+                let combined = match b.get(key) {
+                    Some(other) => combine_usage(value, other),
+                    None => value.clone(),
+                };
+                sum.insert(key.clone(), combined);
+            }
+            for (key, value) in b {
+                if !sum.contains_key(key) {
+                    sum.insert(key.clone(), value.clone());
+                }
+            }
+            serde_json::Value::Object(sum)
+        }
+        (serde_json::Value::Number(a), serde_json::Value::Number(b)) => {
+            match (a.as_u64(), b.as_u64()) {
+                (Some(a), Some(b)) => serde_json::Value::from(a.saturating_add(b)),
+                _ => serde_json::Value::from(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
+            }
+        }
+        (serde_json::Value::Bool(a), serde_json::Value::Bool(b)) => {
+            serde_json::Value::Bool(*a && *b)
+        }
+        (serde_json::Value::Bool(_), _) | (_, serde_json::Value::Bool(_)) => {
+            serde_json::Value::Bool(false)
+        }
+        (a, _) => a.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::model::ModelCost;

@@ -191,16 +191,22 @@ pub enum AgentEvent {
     MessageEnd {
         message: AgentMessage,
     },
+    /// `parent_tool_call_id` (Pi 1.5): set for a call another tool made
+    /// (`ctx.executeTool`), absent for the model's.
     ToolExecutionStart {
         tool_call_id: String,
         tool_name: String,
         args: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolExecutionUpdate {
         tool_call_id: String,
         tool_name: String,
         args: Value,
         partial_result: ToolResult,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolExecutionEnd {
         tool_call_id: String,
@@ -210,6 +216,8 @@ pub enum AgentEvent {
         /// Pi 1.5: how long the tool ran (absent for a call that never ran).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
 }
 

@@ -161,7 +161,7 @@ fn run_deciding(
                         },
                     }));
                 }
-                Effect::Cancel { .. } => {}
+                Effect::Cancel { .. } | Effect::AnswerNested { .. } => {}
             }
         }
     }
@@ -176,7 +176,7 @@ fn take(seen: &mut Seen, step: &SessionStep) {
             Effect::CallModel { call, .. } => Some(format!("model {call}")),
             Effect::RunTool { call, tool, .. } => Some(format!("{tool} {call}")),
             Effect::Cancel { call } => Some(format!("cancel {call}")),
-            Effect::Hook { .. } => None,
+            Effect::Hook { .. } | Effect::AnswerNested { .. } => None,
         }));
 }
 

@@ -135,6 +135,7 @@ fn gated_run() -> Vec<String> {
         HookPayload::ToolCall {
             tool_name: "echo".into(),
             tool_call_id: "c1".into(),
+            parent_tool_call_id: None,
             input: json!({"value": "one"}),
         }
     );
@@ -414,7 +415,7 @@ fn run_with(
                     },
                 }
             }
-            Effect::Cancel { .. } => continue,
+            Effect::Cancel { .. } | Effect::AnswerNested { .. } => continue,
         };
         let step = m.step(1, input).unwrap();
         events.extend(step.events.iter().map(|e| format!("{e:?}")));

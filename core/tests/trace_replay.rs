@@ -105,7 +105,7 @@ impl Replay {
                 Effect::RunTool {
                     call, tool_call_id, ..
                 } => self.tools.push((call, tool_call_id)),
-                Effect::Cancel { .. } | Effect::Hook { .. } => {}
+                Effect::Cancel { .. } | Effect::Hook { .. } | Effect::AnswerNested { .. } => {}
             }
         }
     }

@@ -78,10 +78,17 @@ pub struct ToolCallContext {
 
 /// What a running custom tool sends its session besides its result, in order: a partial
 /// result, or an action its context asked for (applied at once, before the result).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum ToolSignal {
     Update(ToolResult),
     Acted(HookAction),
+    /// A nested call (`ctx.executeTool`): the session runs `name` with `args` and sends Pi's
+    /// outcome object to `answer` once it has one.
+    Nested {
+        name: String,
+        args: Value,
+        answer: tokio::sync::oneshot::Sender<Value>,
+    },
 }
 
 impl ToolCallContext {
@@ -110,6 +117,25 @@ impl ToolCallContext {
         // A receiver gone means the call's answers are no longer wanted.
         let _ = signals.send(ToolSignal::Acted(action));
         Ok(())
+    }
+
+    /// Asks the session to run the tool `name` with `args` on this call's behalf (Pi 1.5's
+    /// `ctx.executeTool`); the receiver gets Pi's outcome object (`toolCall`, `result`,
+    /// `isError`, `durationMs`?). An error where the interpreter running the call takes no
+    /// such requests (a replay that runs tools again).
+    pub fn nest(
+        &self,
+        name: String,
+        args: Value,
+    ) -> Result<tokio::sync::oneshot::Receiver<Value>, String> {
+        let signals = self.signals.as_ref().ok_or_else(|| {
+            "a nested tool call is not supported where tools run again in a replay".to_owned()
+        })?;
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        signals
+            .send(ToolSignal::Nested { name, args, answer })
+            .map_err(|_| "the session no longer takes this call's requests".to_owned())?;
+        Ok(answered)
     }
 }
 

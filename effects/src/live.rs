@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use pi_core::agent::{CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
 use pi_core::agent_session::SessionInput;
 use pi_core::message::{AssistantMessage, StopReason};
@@ -69,7 +71,12 @@ pub struct Live {
     /// The hook handlers' abort (Pi's `ctx.signal`): cancelled when an abort comes from
     /// outside, then replaced for the hook points after it.
     abort_signal: CancellationToken,
+    /// The tools waiting for their nested calls' outcomes, by the nested call's id
+    /// (`<caller's id>/<n>`, numbered as the machine numbers them).
+    nested: NestedWaiting,
 }
+
+type NestedWaiting = Arc<std::sync::Mutex<HashMap<String, tokio::sync::oneshot::Sender<Value>>>>;
 
 impl std::fmt::Debug for Live {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -105,6 +112,7 @@ impl Live {
             expected_hooks: HandledHooks::default(),
             missing_hook: None,
             abort_signal: CancellationToken::new(),
+            nested: NestedWaiting::default(),
         }
     }
 
@@ -267,6 +275,8 @@ impl Live {
         self.running.insert(call, cancel.clone());
         let tx = self.answers_tx.clone();
         let mut env = self.tools.clone();
+        let nested = Arc::clone(&self.nested);
+        let caller_id = tool_call_id.clone();
         env.tool_call_id = Some(tool_call_id);
         env.call_state = state;
         // A custom tool's updates and actions come on one channel, in the order sent; a
@@ -282,6 +292,7 @@ impl Live {
             let forward_clock = Arc::clone(&clock);
             let forward = tokio::spawn(async move {
                 let (mut partials_open, mut signals_open) = (true, true);
+                let mut asked = 0u32;
                 while partials_open || signals_open {
                     let input = tokio::select! {
                         partial = partials.recv(), if partials_open => match partial {
@@ -294,6 +305,13 @@ impl Live {
                         signal = signalled.recv(), if signals_open => match signal {
                             Some(ToolSignal::Update(partial)) => Input::ToolUpdate { call, partial },
                             Some(ToolSignal::Acted(action)) => Input::ToolActed { call, action },
+                            Some(ToolSignal::Nested { name, args, answer }) => {
+                                asked += 1;
+                                if let Ok(mut waiting) = nested.lock() {
+                                    waiting.insert(format!("{caller_id}/{asked}"), answer);
+                                }
+                                Input::ToolNested { call, name, args }
+                            }
                             None => {
                                 signals_open = false;
                                 continue;
@@ -495,6 +513,21 @@ impl Interpreter for Live {
                 payload,
                 state,
             } => self.spawn_hook(call, payload, state),
+            Effect::AnswerNested {
+                tool_call_id,
+                outcome,
+                ..
+            } => {
+                let waiting = self
+                    .nested
+                    .lock()
+                    .ok()
+                    .and_then(|mut w| w.remove(&tool_call_id));
+                // A tool gone meanwhile wants no answer.
+                if let Some(answer) = waiting {
+                    let _ = answer.send(outcome);
+                }
+            }
         }
     }
 

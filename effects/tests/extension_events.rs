@@ -114,6 +114,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
     let call = |command: &str| HookPayload::ToolCall {
         tool_name: "bash".into(),
         tool_call_id: "c1".into(),
+        parent_tool_call_id: None,
         input: json!({"command": command}),
     };
     let outcome = registry.decide(call("ls")).await;
@@ -136,6 +137,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
         .decide(HookPayload::ToolCall {
             tool_name: "write".into(),
             tool_call_id: "c2".into(),
+            parent_tool_call_id: None,
             input: json!({"path": "a", "content": "b"}),
         })
         .await;
@@ -191,6 +193,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
         .decide(HookPayload::ToolResult {
             tool_name: "bash".into(),
             tool_call_id: "c1".into(),
+            parent_tool_call_id: None,
             input: json!({}),
             content: Vec::new(),
             details: None,

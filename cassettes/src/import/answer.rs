@@ -344,8 +344,9 @@ impl Interpreter for FromSession {
                     self.model_events(call.0, &planned, events);
                 }
             }
-            // An imported run loads no extension, so its machine handles no hook point.
-            Effect::Hook { .. } => {}
+            // An imported run loads no extension, so its machine handles no hook point and
+            // its tools make no nested call.
+            Effect::Hook { .. } | Effect::AnswerNested { .. } => {}
         }
     }
 

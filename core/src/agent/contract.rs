@@ -264,6 +264,14 @@ pub enum Input {
         call: CallId,
         action: super::hooks::HookAction,
     },
+    /// A running tool asked to run the tool `name` with `args` (Pi 1.5's `ctx.executeTool`):
+    /// the batch runs it as a call of its own and answers with [`Effect::AnswerNested`].
+    /// Checked as a `ToolUpdate` is.
+    ToolNested {
+        call: CallId,
+        name: String,
+        args: Value,
+    },
     Change(Change),
     /// The extensions' answer at a hook point the machine waits at ([`Effect::Hook`]).
     HookDecided {
@@ -286,6 +294,9 @@ impl Input {
             Input::ToolUpdate { call, .. } => format!("tool update for call {call}"),
             Input::ToolFinished { call, .. } => format!("tool result for call {call}"),
             Input::ToolActed { call, .. } => format!("tool action for call {call}"),
+            Input::ToolNested { call, name, .. } => {
+                format!("nested call of {name} for call {call}")
+            }
             Input::Change(_) => "change".into(),
             Input::HookDecided { call, .. } => format!("hook decision for call {call}"),
         }
@@ -440,6 +451,14 @@ pub enum Effect {
     /// Stop the call as soon as possible; it must still be answered (an aborted stream ends with
     /// an `Error` event, an aborted tool with its error result).
     Cancel { call: CallId },
+    /// Hand the running tool `call` the outcome of the nested call `tool_call_id` it asked for
+    /// ([`Input::ToolNested`]): Pi's `ToolCallOutcome` (`toolCall`, `result`, `isError`,
+    /// `durationMs`?), what its `ctx.executeTool` resolves to. Nothing answers it.
+    AnswerNested {
+        call: CallId,
+        tool_call_id: String,
+        outcome: Value,
+    },
     /// Ask the extensions handling this hook point (Pi's event object); answer with one
     /// `Input::HookDecided`. Emitted only for hook points in `AgentConfig::handled_hooks`.
     /// `state` is what the handlers' getters read there, filled in by the session machine

@@ -233,6 +233,9 @@ pub enum HookPayload {
     ToolCall {
         tool_name: String,
         tool_call_id: String,
+        /// Pi 1.5: the calling tool's id, for a call a tool made (`ctx.executeTool`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
         /// The validated arguments (`event.input`).
         input: Value,
     },
@@ -240,6 +243,8 @@ pub enum HookPayload {
     ToolResult {
         tool_name: String,
         tool_call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
         input: Value,
         content: Vec<ContentBlock>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -387,6 +392,8 @@ pub enum HookPayload {
         tool_call_id: String,
         tool_name: String,
         args: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     ToolExecutionUpdate {
@@ -394,6 +401,8 @@ pub enum HookPayload {
         tool_name: String,
         args: Value,
         partial_result: ToolResult,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     ToolExecutionEnd {
@@ -403,6 +412,8 @@ pub enum HookPayload {
         is_error: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     /// The session started (`reason`: `"startup"` for the process's first; `"new"`,
     /// `"resume"` or `"fork"` for one that replaced another, whose file is

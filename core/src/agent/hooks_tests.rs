@@ -8,6 +8,7 @@ fn tool_call() -> HookPayload {
     HookPayload::ToolCall {
         tool_name: "bash".into(),
         tool_call_id: "c1".into(),
+        parent_tool_call_id: None,
         input: json!({"command": "ls"}),
     }
 }
@@ -80,6 +81,7 @@ fn tool_result_transforms_chain_field_by_field() {
     let mut fold = Composer::new(HookPayload::ToolResult {
         tool_name: "read".into(),
         tool_call_id: "c1".into(),
+        parent_tool_call_id: None,
         input: json!({}),
         content: vec![],
         details: Some(json!({"a": 1})),

@@ -156,6 +156,9 @@ pub struct AgentMachine {
     follow_up_mode: QueueMode,
     streaming_message: Option<StreamingMessage>,
     pending_tool_calls: BTreeSet<String>,
+    /// The tools a running tool may call (`ctx.executeTool`) besides the active ones: Pi's
+    /// `codemode` and `deferred` exposures, as the session registered them.
+    nested_tools: Vec<ToolSpec>,
     error_message: Option<String>,
     /// A prompt's run waiting for the `before_agent_start` decision.
     starting: Option<start::Starting>,
@@ -199,6 +202,7 @@ impl AgentMachine {
             follow_up_mode: config.follow_up_mode,
             streaming_message: None,
             pending_tool_calls: BTreeSet::new(),
+            nested_tools: Vec::new(),
             error_message: None,
             starting: None,
             run: None,
@@ -269,6 +273,12 @@ impl AgentMachine {
     /// The tools the next request declares.
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
+    }
+
+    /// Sets the tools a running tool may call besides the active ones (Pi's `_getCallableTools`
+    /// adds every `codemode` and `deferred` tool): a nested call is validated against them too.
+    pub fn set_nested_tools(&mut self, tools: Vec<ToolSpec>) {
+        self.nested_tools = tools;
     }
 
     /// The names of the tools the next request declares (Pi's `getActiveToolNames`).
@@ -381,6 +391,7 @@ impl AgentMachine {
             Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
             // The session applies a tool's action; the agent only checks its call runs.
             Input::ToolActed { .. } => {}
+            Input::ToolNested { call, name, args } => self.on_tool_nested(call, name, args),
             Input::Change(change) => self.apply_change(change),
             Input::HookDecided { call, outcome } => self.on_hook_decided(call, outcome),
         }
@@ -405,7 +416,8 @@ impl AgentMachine {
             return true;
         }
         matches!(self.run.as_ref().map(|r| &r.phase),
-            Some(Phase::Tools(batch)) if batch.gating_index(call, decision).is_some())
+            Some(Phase::Tools(batch)) if batch.gating_index(call, decision).is_some()
+                || batch.nested.gating_index(call, decision).is_some())
     }
 
     /// A short description of what the machine is doing, for errors.
@@ -491,8 +503,9 @@ impl AgentMachine {
                 .into()),
             Input::ToolUpdate { call, .. }
             | Input::ToolFinished { call, .. }
-            | Input::ToolActed { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Tools(batch)) if batch.running_index(*call).is_some() => Ok(()),
+            | Input::ToolActed { call, .. }
+            | Input::ToolNested { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
+                Some(Phase::Tools(batch)) if batch.runs(*call) => Ok(()),
                 _ => Err(self.contract(input, "no such tool call is running").into()),
             },
             _ => Ok(()),
@@ -512,10 +525,19 @@ impl AgentMachine {
                 self.streaming_message = None;
                 self.messages.push(message.clone());
             }
-            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+            // A nested call is the session's, not the agent's (Pi's agent never hears of it).
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                parent_tool_call_id: None,
+                ..
+            } => {
                 self.pending_tool_calls.insert(tool_call_id.clone());
             }
-            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                parent_tool_call_id: None,
+                ..
+            } => {
                 self.pending_tool_calls.remove(tool_call_id);
             }
             AgentEvent::TurnEnd {

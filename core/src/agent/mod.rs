@@ -11,6 +11,7 @@ pub mod custom_tool;
 pub mod hook_state;
 pub mod hooks;
 mod machine;
+mod nested;
 pub mod system;
 mod tools;
 pub mod user_bash;

@@ -1,10 +1,13 @@
 //! The loop's tool phase (pi-agent-core's `executeToolCalls`) as the machine runs it: an
 //! assistant message with tool calls starts a [`ToolBatch`], and each step of the batch (a
 //! call started, updated or finished, a `tool_call` gate decided) is carried out here as the
-//! events it emits and the effects it asks for; the last result ends the turn.
+//! events it emits and the effects it asks for; the last result ends the turn. The calls a
+//! running tool makes (`ctx.executeTool`, [`super::super::nested`]) are carried out here too.
 
+use super::super::config::{ToolExecution, ToolSpec};
 use super::super::contract::ToolOutcome;
 use super::super::hooks::HookDecision;
+use super::super::nested::{NestedCalls, NestedOutput};
 use super::super::tools::{BatchContext, BatchOutput, ToolBatch};
 use super::{AgentMachine, CallId, Effect, Phase, Run};
 use crate::event::ToolResult;
@@ -111,11 +114,16 @@ impl AgentMachine {
         else {
             return;
         };
-        let Some(index) = batch.running_index(call) else {
-            return;
+        let event = match batch.running_index(call) {
+            Some(index) => Some(batch.update_event(index, partial)),
+            None => batch
+                .nested
+                .running_index(call)
+                .and_then(|index| batch.nested.update_event(index, partial)),
         };
-        let event = batch.update_event(index, partial);
-        self.emit(event);
+        if let Some(event) = event {
+            self.emit(event);
+        }
     }
 
     /// A running call's outcome.
@@ -128,8 +136,12 @@ impl AgentMachine {
             _ => None,
         };
         if let Some(index) = index {
-            self.advance_batch(|batch, cx| batch.complete(index, outcome, cx));
+            return self.advance_batch(|batch, cx| batch.complete(index, outcome, cx));
         }
+        self.advance_nested(|nested, cx, _| {
+            let index = nested.running_index(call)?;
+            Some(nested.complete(index, outcome, cx))
+        });
     }
 
     /// The extensions decided the `tool_call` gate `call` of the batch, if it waits there.
@@ -142,7 +154,116 @@ impl AgentMachine {
             _ => None,
         };
         if let Some(index) = index {
-            self.advance_batch(|batch, cx| batch.decided(index, decision, cx));
+            return self.advance_batch(|batch, cx| batch.decided(index, decision, cx));
+        }
+        self.advance_nested(|nested, cx, _| {
+            let index = nested.gating_index(call, &decision)?;
+            Some(nested.decided(index, decision, cx))
+        });
+    }
+
+    /// The running tool `call` asks to run `name` with `args` (`ctx.executeTool`).
+    pub(super) fn on_tool_nested(&mut self, call: CallId, name: String, args: serde_json::Value) {
+        let sequential = matches!(
+            &self.run,
+            Some(run) if run.settings.tool_execution == ToolExecution::Sequential
+        );
+        let caller = match &self.run {
+            Some(Run {
+                phase: Phase::Tools(batch),
+                ..
+            }) => batch.caller(call),
+            _ => None,
+        };
+        let Some(caller) = caller else { return };
+        self.advance_nested(|nested, cx, _| {
+            Some(nested.request(call, caller, name, args, sequential, cx))
+        });
+    }
+
+    /// Runs `f` on the batch's nested calls with the batch's context, then carries out what it
+    /// asks for: its events, the hook points and runs it starts, the answers to the callers.
+    fn advance_nested(
+        &mut self,
+        f: impl FnOnce(&mut NestedCalls, &BatchContext<'_>, ()) -> Option<NestedOutput>,
+    ) {
+        let Some(run) = &mut self.run else { return };
+        let Phase::Tools(batch) = &mut run.phase else {
+            return;
+        };
+        let Some(AgentMessage::Assistant(assistant)) = self.messages.get(batch.assistant_index)
+        else {
+            return;
+        };
+        // Pi's callable tools: the active ones, then the others a tool may call.
+        let callable: Vec<ToolSpec> = run
+            .settings
+            .tools
+            .iter()
+            .chain(
+                self.nested_tools
+                    .iter()
+                    .filter(|t| !run.settings.tools.iter().any(|a| a.name == t.name)),
+            )
+            .cloned()
+            .collect();
+        let cx = BatchContext {
+            tools: &callable,
+            hooks: self.hooks.as_ref(),
+            handled: &self.handled_hooks,
+            aborted: run.aborted,
+            assistant,
+            context: &self.messages[..run.context_len],
+            now: self.now,
+        };
+        let Some(output) = f(&mut batch.nested, &cx, ()) else {
+            return;
+        };
+        let aborted = run.aborted;
+        let mut effects = Vec::new();
+        for (index, payload) in output.gates {
+            let call = CallId(self.next_call);
+            self.next_call += 1;
+            batch.nested.gating(index, call);
+            effects.push(Effect::Hook {
+                call,
+                payload,
+                state: None,
+            });
+        }
+        for (index, tool, tool_call_id, args) in output.start {
+            let call = CallId(self.next_call);
+            self.next_call += 1;
+            batch.nested.started(index, call, self.now);
+            effects.push(Effect::RunTool {
+                call,
+                tool_call_id,
+                tool,
+                args,
+                search: None,
+                state: None,
+            });
+            if aborted {
+                effects.push(Effect::Cancel { call });
+            }
+        }
+        let ended = !output.answers.is_empty();
+        for (call, answer) in output.answers {
+            effects.push(Effect::AnswerNested {
+                call,
+                tool_call_id: answer.tool_call.id.clone(),
+                outcome: answer.to_value(),
+            });
+        }
+        for event in output.events {
+            self.emit(event);
+        }
+        for effect in effects {
+            self.effect(effect);
+        }
+        // A tool that returned before its nested calls ended waits for them to end.
+        if ended {
+            self.advance_batch(|batch, cx| batch.advance(cx));
         }
     }
 }

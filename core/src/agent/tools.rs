@@ -20,6 +20,7 @@ use crate::validate::validate_tool_arguments;
 use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, Block, ToolExecution, ToolSpec};
 use super::contract::{CallId, ToolOutcome};
 use super::hooks::{HandledHooks, HookDecision, HookEvent, HookPayload, ToolCallVerdict};
+use super::nested::{Caller, NestedCalls};
 
 /// Pi's result for a call whose run was aborted while it was being prepared (its gate
 /// decided after the abort).
@@ -73,6 +74,8 @@ pub struct ToolBatch {
     emitted: Vec<ToolResultMessage>,
     /// The answer was cut at the output limit: no call runs, each gets [`NOT_EXECUTED`].
     truncated: bool,
+    /// The calls the running tools make (`ctx.executeTool`).
+    pub nested: NestedCalls,
 }
 
 /// Pi 1.5's result for each tool call of an answer cut at the output limit (`length`), whose
@@ -132,6 +135,7 @@ impl ToolBatch {
             launched: false,
             emitted: Vec::new(),
             truncated,
+            nested: NestedCalls::default(),
         }
     }
 
@@ -175,6 +179,7 @@ impl ToolBatch {
                 | Slot::Running { .. }
                 | Slot::Gating { .. }
                 | Slot::Transforming { .. } => return,
+                Slot::Finished { .. } if self.nested.busy(i) => return,
                 Slot::Finished { .. } => {
                     self.emit_result_message(i, cx.now, out);
                     self.cursor += 1;
@@ -214,7 +219,8 @@ impl ToolBatch {
         let all_finished = self
             .slots
             .iter()
-            .all(|s| matches!(s, Slot::Finished { .. }));
+            .enumerate()
+            .all(|(i, s)| matches!(s, Slot::Finished { .. }) && !self.nested.busy(i));
         if !all_finished {
             return;
         }
@@ -232,6 +238,7 @@ impl ToolBatch {
             HookPayload::ToolCall {
                 tool_name: call.name.clone(),
                 tool_call_id: call.id.clone(),
+                parent_tool_call_id: None,
                 input: args,
             },
         ));
@@ -370,7 +377,12 @@ impl ToolBatch {
             .position(|s| matches!(s, Slot::Running { call: c, .. } if *c == call))
     }
 
-    /// Every running call, for cancellation.
+    /// Whether `call` is a running call of the batch, model-issued or nested.
+    pub fn runs(&self, call: CallId) -> bool {
+        self.running_index(call).is_some() || self.nested.running_index(call).is_some()
+    }
+
+    /// Every running call, nested ones included, for cancellation.
     pub fn running_calls(&self) -> Vec<CallId> {
         self.slots
             .iter()
@@ -378,7 +390,20 @@ impl ToolBatch {
                 Slot::Running { call, .. } => Some(*call),
                 _ => None,
             })
+            .chain(self.nested.running_calls())
             .collect()
+    }
+
+    /// The model-issued call running as `call`, as the caller of a nested call.
+    pub fn caller(&self, call: CallId) -> Option<Caller> {
+        if let Some(index) = self.running_index(call) {
+            return Some(Caller {
+                tool_call_id: self.calls[index].id.clone(),
+                root: index,
+                holds_queue: false,
+            });
+        }
+        self.nested.caller(call)
     }
 
     /// `tool_execution_update` for a running call.
@@ -389,6 +414,7 @@ impl ToolBatch {
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
             partial_result: partial,
+            parent_tool_call_id: None,
         }
     }
 
@@ -424,6 +450,7 @@ impl ToolBatch {
                 HookPayload::ToolResult {
                     tool_name: call.name.clone(),
                     tool_call_id: call.id.clone(),
+                    parent_tool_call_id: None,
                     input: args,
                     content: result.content.clone(),
                     details: result.details.clone(),
@@ -469,6 +496,7 @@ impl ToolBatch {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
+            parent_tool_call_id: None,
         }
     }
 
@@ -487,6 +515,7 @@ impl ToolBatch {
             result: result.clone(),
             is_error,
             duration_ms,
+            parent_tool_call_id: None,
         });
         self.slots[index] = Slot::Finished {
             result,
@@ -507,7 +536,7 @@ impl ToolBatch {
         self.emitted.push(message);
     }
 
-    fn result_message(&self, index: usize, now: u64) -> ToolResultMessage {
+    fn result_message(&mut self, index: usize, now: u64) -> ToolResultMessage {
         let call = &self.calls[index];
         let (result, is_error, duration_ms) = match &self.slots[index] {
             Slot::Finished {
@@ -517,7 +546,7 @@ impl ToolBatch {
             } => (result.clone(), *is_error, *duration_ms),
             _ => (ToolResult::default(), true, None),
         };
-        ToolResultMessage {
+        let mut message = ToolResultMessage {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             content: result.content,
@@ -526,12 +555,22 @@ impl ToolBatch {
             duration_ms,
             timestamp: now,
             extra: Default::default(),
+        };
+        // Pi 1.5 puts the record of the calls the tool made, and their usage, on the message
+        // as it starts.
+        let (calls, usage) = self.nested.take_record(index);
+        if let Some(calls) = calls {
+            message.extra.insert("nestedCalls".into(), calls);
         }
+        if let Some(usage) = usage {
+            message.extra.insert("usage".into(), usage);
+        }
+        message
     }
 }
 
 /// Pi's `prepareToolCall`: the validated arguments, or the immediate error result.
-fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, ToolResult> {
+pub(super) fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, ToolResult> {
     let Some(tool) = cx.tools.iter().find(|t| t.name == call.name) else {
         return Err(ToolResult::error(format!("Tool {} not found", call.name)));
     };
@@ -560,7 +599,7 @@ fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, ToolResult> 
 }
 
 /// Pi's `finalizeExecutedToolCall`: field-by-field overrides, or an error result if the hook threw.
-fn after_hook(
+pub(super) fn after_hook(
     cx: &BatchContext<'_>,
     call: &ToolCall,
     args: &Value,

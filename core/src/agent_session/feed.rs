@@ -52,6 +52,7 @@ impl Machine for AgentMachine {
                 | Input::ModelFailed { .. }
                 | Input::ToolUpdate { .. }
                 | Input::ToolActed { .. }
+                | Input::ToolNested { .. }
                 | Input::ToolFinished { .. }
                 | Input::HookDecided { .. }
         )

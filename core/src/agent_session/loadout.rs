@@ -141,6 +141,21 @@ impl SessionMachine {
             }
             Registry { loadout, tools }
         });
+        self.sync_nested_tools();
+    }
+
+    /// Tells the agent which tools a running tool may call besides the active ones: the
+    /// registered `deferred` tools (Pi's `_getCallableTools`).
+    fn sync_nested_tools(&mut self) {
+        let tools = self
+            .registry
+            .as_ref()
+            .map(|registry| {
+                let deferred = &registry.loadout.deferred_tools;
+                deferred.iter().map(|t| t.tool.spec()).collect()
+            })
+            .unwrap_or_default();
+        self.agent.set_nested_tools(tools);
     }
 
     /// The names of every registered tool, active or not, in Pi's registry order (the built-ins
@@ -211,6 +226,7 @@ impl SessionMachine {
             registry.tools.push(tool.tool.spec());
             registry.loadout.deferred_tools.push(tool.clone());
         }
+        self.sync_nested_tools();
     }
 
     /// Registers `tools` exposed directly (an MCP server that connected after the start), as
@@ -244,6 +260,7 @@ impl SessionMachine {
                 active.push(tool.name.clone());
             }
         }
+        self.sync_nested_tools();
         self.set_active_tools(&active);
     }
 

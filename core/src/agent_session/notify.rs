@@ -121,7 +121,7 @@ impl SessionMachine {
                 Effect::CallModel { call: c, .. }
                 | Effect::RunTool { call: c, .. }
                 | Effect::Hook { call: c, .. } => *c == call,
-                Effect::Cancel { .. } => false,
+                Effect::Cancel { .. } | Effect::AnswerNested { .. } => false,
             }),
             _ => false,
         })
@@ -433,21 +433,25 @@ impl SessionMachine {
                 tool_call_id,
                 tool_name,
                 args,
+                parent_tool_call_id,
             } => HookPayload::ToolExecutionStart {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 args: args.clone(),
+                parent_tool_call_id: parent_tool_call_id.clone(),
             },
             AgentEvent::ToolExecutionUpdate {
                 tool_call_id,
                 tool_name,
                 args,
                 partial_result,
+                parent_tool_call_id,
             } => HookPayload::ToolExecutionUpdate {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 args: args.clone(),
                 partial_result: partial_result.clone(),
+                parent_tool_call_id: parent_tool_call_id.clone(),
             },
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
@@ -455,12 +459,14 @@ impl SessionMachine {
                 result,
                 is_error,
                 duration_ms,
+                parent_tool_call_id,
             } => HookPayload::ToolExecutionEnd {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 result: result.clone(),
                 is_error: *is_error,
                 duration_ms: *duration_ms,
+                parent_tool_call_id: parent_tool_call_id.clone(),
             },
         })
     }

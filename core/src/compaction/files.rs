@@ -18,31 +18,49 @@ pub struct FileOps {
 }
 
 impl FileOps {
-    /// Adds the paths of an assistant message's `read`/`write`/`edit` calls.
+    /// Adds the paths of an assistant message's `read`/`write`/`edit` calls, or of those a
+    /// tool result records its tool made (Pi 1.5's `nestedCalls`, a codemode script's calls).
     pub fn add_message(&mut self, message: &AgentMessage) {
-        let AgentMessage::Assistant(m) = message else {
+        match message {
+            AgentMessage::Assistant(m) => {
+                for block in &m.content {
+                    if let ContentBlock::ToolCall(call) = block {
+                        self.add_call(&call.name, &call.arguments);
+                    }
+                }
+            }
+            AgentMessage::ToolResult(m) => {
+                let calls = m
+                    .extra
+                    .get("nestedCalls")
+                    .and_then(|record| record.get("calls"))
+                    .and_then(Value::as_array);
+                for call in calls.into_iter().flatten() {
+                    if let Some(name) = call.get("name").and_then(Value::as_str) {
+                        // A call whose arguments the record left out touched no path it knows.
+                        self.add_call(name, call.get("arguments").unwrap_or(&Value::Null));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn add_call(&mut self, name: &str, arguments: &Value) {
+        let Some(path) = arguments
+            .get("path")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+        else {
             return;
         };
-        for block in &m.content {
-            let ContentBlock::ToolCall(call) = block else {
-                continue;
-            };
-            let Some(path) = call
-                .arguments
-                .get("path")
-                .and_then(Value::as_str)
-                .filter(|p| !p.is_empty())
-            else {
-                continue;
-            };
-            let set = match call.name.as_str() {
-                "read" => &mut self.read,
-                "write" => &mut self.written,
-                "edit" => &mut self.edited,
-                _ => continue,
-            };
-            set.insert(path.to_owned());
-        }
+        let set = match name {
+            "read" => &mut self.read,
+            "write" => &mut self.written,
+            "edit" => &mut self.edited,
+            _ => return,
+        };
+        set.insert(path.to_owned());
     }
 
     /// Adds the lists an earlier summary recorded in its `details` (`readFiles` -> read,
@@ -98,5 +116,30 @@ pub fn format_file_operations(read: &[String], modified: &[String]) -> String {
         String::new()
     } else {
         format!("\n\n{}", sections.join("\n\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_tool_results_nested_calls_count_as_the_calls_they_record() {
+        let message: AgentMessage = serde_json::from_value(serde_json::json!({
+            "role": "toolResult", "toolCallId": "c", "toolName": "script", "content": [],
+            "isError": false, "timestamp": 1,
+            "nestedCalls": {"calls": [
+                {"id": "c/1", "name": "read", "status": "ok", "arguments": {"path": "a.txt"}},
+                {"id": "c/2", "name": "edit", "status": "ok", "arguments": {"path": "b.txt"}},
+                {"id": "c/3", "name": "write", "status": "ok", "argumentsBytes": 9000},
+                {"id": "c/4", "name": "bash", "status": "ok", "arguments": {"path": "c.txt"}}
+            ], "complete": false}
+        }))
+        .unwrap();
+        let mut ops = FileOps::default();
+        ops.add_message(&message);
+        assert_eq!(ops.lists(), (vec!["a.txt".into()], vec!["b.txt".into()]));
     }
 }

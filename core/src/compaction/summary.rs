@@ -6,7 +6,7 @@ use crate::message::{
     AgentMessage, AssistantMessage, ContentBlock, Message, StopReason, UserMessage,
 };
 use crate::model::{Model, ThinkingLevel};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::files::{format_file_operations, FileOps};
 
@@ -242,36 +242,7 @@ pub fn usage_value(usage: &impl serde::Serialize) -> Option<Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// Two summaries' usages added up (Pi 1.5's `combineUsage`): every count and cost summed, the
-/// optional splits (`cacheWrite1h`, `reasoning`) kept when either side has them, and
-/// `cost.totalFromProvider` true only when both are.
-pub fn combine_usage(first: &Value, second: &Value) -> Value {
-    match (first, second) {
-        (Value::Object(a), Value::Object(b)) => {
-            let mut sum = Map::new();
-            for (key, value) in a {
-                let combined = match b.get(key) {
-                    Some(other) => combine_usage(value, other),
-                    None => value.clone(),
-                };
-                sum.insert(key.clone(), combined);
-            }
-            for (key, value) in b {
-                if !sum.contains_key(key) {
-                    sum.insert(key.clone(), value.clone());
-                }
-            }
-            Value::Object(sum)
-        }
-        (Value::Number(a), Value::Number(b)) => match (a.as_u64(), b.as_u64()) {
-            (Some(a), Some(b)) => Value::from(a.saturating_add(b)),
-            _ => Value::from(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
-        },
-        (Value::Bool(a), Value::Bool(b)) => Value::Bool(*a && *b),
-        (Value::Bool(_), _) | (_, Value::Bool(_)) => Value::Bool(false),
-        (a, _) => a.clone(),
-    }
-}
+pub use crate::cost::combine_usage;
 
 /// The compaction summary: the history summary, the turn-prefix summary when the cut split a
 /// turn, then the file lists.

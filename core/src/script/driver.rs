@@ -304,8 +304,9 @@ impl Driver {
                     call, tool_call_id, ..
                 } => self.running_tools.push((*call, tool_call_id.clone())),
                 Effect::Cancel { call } => cancelled.push(*call),
-                // Scripts load no extension, so their machines handle no hook point.
-                Effect::Hook { .. } => {}
+                // Scripts load no extension, so their machines handle no hook point, and
+                // their tools make no nested call.
+                Effect::Hook { .. } | Effect::AnswerNested { .. } => {}
             }
         }
         for call in cancelled {

@@ -151,6 +151,7 @@ pub fn event(event: &AgentEvent) -> String {
             tool_call_id,
             tool_name,
             args,
+            ..
         } => format!(
             "tool_execution_start {tool_name}#{tool_call_id} {}",
             json(args)
@@ -212,5 +213,10 @@ pub fn effect(effect: &Effect) -> String {
         } => format!("run_tool {call} {tool}#{tool_call_id} {}", json(args)),
         Effect::Cancel { call } => format!("cancel {call}"),
         Effect::Hook { call, payload, .. } => format!("hook {call} {}", json(payload)),
+        Effect::AnswerNested {
+            call,
+            tool_call_id,
+            outcome,
+        } => format!("answer_nested {call} {tool_call_id} {}", json(outcome)),
     }
 }

@@ -50,6 +50,7 @@ fn call() -> HookPayload {
     HookPayload::ToolCall {
         tool_name: "bash".into(),
         tool_call_id: "c1".into(),
+        parent_tool_call_id: None,
         input: json!({"command": "rm -rf /"}),
     }
 }

@@ -2,7 +2,8 @@
 //! (`tool.execute`) with the session's state at the call, as a hook point's event carries it
 //! (the host runs `execute` with its extension's whole context over it), its `onUpdate`s come
 //! back as partial results, what it asks of the session (`pi.appendEntry` ...) as actions the
-//! session applies at once, and an abort reaches the tool's `AbortSignal`.
+//! session applies at once, the calls its `ctx.executeTool` makes as nested calls the session
+//! runs and answers, and an abort reaches the tool's `AbortSignal`.
 
 use std::sync::Arc;
 
@@ -103,6 +104,32 @@ impl CustomTool for ExtensionTool {
                         if let Err(error) = acted {
                             refused.get_or_insert(error);
                         }
+                    }
+                    // A nested call (`ctx.executeTool`): the session runs it while this call
+                    // waits; its outcome goes back to the host when the session has it.
+                    Some("tool.nested") => {
+                        let n = message["n"].clone();
+                        let name = message["name"].as_str().unwrap_or_default().to_owned();
+                        let asked = cx.nest(name, message["args"].clone());
+                        let host = Arc::clone(&self.host);
+                        tokio::spawn(async move {
+                            let answer = match asked {
+                                Ok(answered) => match answered.await {
+                                    Ok(outcome) => json!({"outcome": outcome}),
+                                    Err(_) => {
+                                        json!({"error": "the session ended before the nested call"})
+                                    }
+                                },
+                                Err(error) => json!({"error": error}),
+                            };
+                            let mut request = json!({"type": "tool.nested.answer", "n": n});
+                            if let (Some(request), Some(answer)) =
+                                (request.as_object_mut(), answer.as_object())
+                            {
+                                request.extend(answer.clone());
+                            }
+                            let _ = host.send(&request);
+                        });
                     }
                     _ => {
                         break response_data(message)
