@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::contract::{CallId, ToolOutcome};
 use super::hooks::{HookDecision, HookEvent, HookPayload, ToolCallVerdict};
-use super::tools::{after_hook, prepare, BatchContext, OPERATION_ABORTED};
+use super::tools::{after_hook, outcome_result, prepare, BatchContext, OPERATION_ABORTED};
 use crate::cost::combine_usage;
 use crate::event::{AgentEvent, ToolResult};
 use crate::message::{ContentBlock, ToolCall};
@@ -461,13 +461,7 @@ impl NestedCalls {
             return out;
         };
         let duration_ms = cx.now.saturating_sub(started_at);
-        let (result, is_error) = match outcome {
-            ToolOutcome::Ok(result) => {
-                let is_error = result.extra.get("isError") == Some(&Value::Bool(true));
-                (result, is_error)
-            }
-            ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
-        };
+        let (result, is_error) = outcome_result(outcome);
         let nested = &self.calls[index];
         let (result, is_error) = after_hook(cx, &nested.tool_call, &args, result, is_error);
         if cx.handled.contains(HookEvent::ToolResult) {

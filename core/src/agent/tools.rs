@@ -434,14 +434,7 @@ impl ToolBatch {
         };
         // Pi times the tool's `execute` alone, before `after_tool_call`.
         let duration_ms = cx.now.saturating_sub(started_at);
-        let (result, is_error) = match outcome {
-            // pi-agent-core 1.5: a returned result may say it is an error (`isError: true`).
-            ToolOutcome::Ok(result) => {
-                let is_error = result.extra.get("isError") == Some(&Value::Bool(true));
-                (result, is_error)
-            }
-            ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
-        };
+        let (result, is_error) = outcome_result(outcome);
         let (result, is_error) = after_hook(cx, &self.calls[index], &args, result, is_error);
         if cx.handled.contains(HookEvent::ToolResult) {
             let call = &self.calls[index];
@@ -595,6 +588,18 @@ pub(super) fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, T
         Ok(None) => Ok(args),
         Ok(Some(block)) => Err(block.into_result()),
         Err(thrown) => Err(ToolResult::error(thrown)),
+    }
+}
+
+/// A tool's outcome as a result and whether it is an error: pi-agent-core 1.5's returned
+/// result may say it is one (`isError: true`), a thrown error is one.
+pub(super) fn outcome_result(outcome: ToolOutcome) -> (ToolResult, bool) {
+    match outcome {
+        ToolOutcome::Ok(result) => {
+            let is_error = result.extra.get("isError") == Some(&Value::Bool(true));
+            (result, is_error)
+        }
+        ToolOutcome::Thrown(message) => (ToolResult::error(message), true),
     }
 }
 
