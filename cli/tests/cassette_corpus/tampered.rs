@@ -31,11 +31,12 @@ const CHANGED: [&str; 4] = [
 /// The extension corpus's cassettes changed: a registered tool's actions, RPC dialogs, a
 /// command's replacement and its reload, MCP servers registered later, provider hooks and
 /// `user_bash` handlers (the other runs of these cases repeat their kinds of line).
-const EXTENSION_CHANGED: [&str; 7] = [
+const EXTENSION_CHANGED: [&str; 8] = [
     "tool_context.1.jsonl",
     "confirm_gate.1.jsonl",
     "command_new_session.1.jsonl",
     "command_reload.1.jsonl",
+    "command_reload.2.jsonl",
     "mcp_register_later.2.jsonl",
     "provider_hooks.1.jsonl",
     "user_bash.1.jsonl",
@@ -195,15 +196,13 @@ fn may_reproduce(change: &Change) -> bool {
             errored_event(change) == "command" || change.run.mode != "rpc"
         }
         ("answer", "input/outcome/errors/N/error") => change.run.mode != "rpc",
-        // Whether the command passed `withSession`, and the host's number for a command's run,
-        // are the host's to know: what the handler did next is its recorded decisions, and
-        // print mode's replay takes the inputs a command's ask led to from the recording.
+        // Whether the command passed `withSession` is the host's to know: what the handler did
+        // next is its recorded decisions.
         ("answer", "input/outcome/decision/ask/withSession") => true,
         // An ask its `session_before_*` handlers cancelled opened no session.
         ("answer", p) if p.starts_with("input/outcome/decision/ask/") => {
             change.run.cancelled_asks.contains(&change.line)
         }
-        ("answer", "input/outcome/decision/run") => change.run.mode != "rpc",
         // A dialog's answer from RPC's client goes to the extension, whose decision the
         // recording holds.
         ("stdin", "") => {

@@ -361,6 +361,7 @@ impl SessionMachine {
         let Some(asking) = self.command_asking.take() else {
             return;
         };
+        self.command_carried = Some((asking.name.clone(), asking.run));
         self.reply(Reply::CommandReplacing(CarriedCommand {
             name: asking.name,
             run: asking.run,
@@ -382,7 +383,20 @@ impl SessionMachine {
 
     /// A command carried over from the replaced session goes on here with `answer`, once the
     /// notifications told so far are heard.
-    pub(super) fn resume_carried(&mut self, name: String, run: u64, answer: CommandAnswer) {
+    pub(super) fn resume_carried(
+        &mut self,
+        name: String,
+        run: u64,
+        answer: CommandAnswer,
+    ) -> Result<(), SessionRejection> {
+        if let Some((carried, carried_run)) = self.command_carried.take() {
+            if (carried.as_str(), carried_run) != (name.as_str(), run) {
+                self.command_carried = Some((carried.clone(), carried_run));
+                return Err(SessionRejection::NotCarried(format!(
+                    "/{name} (run {run}), where /{carried} (run {carried_run}) was carried out"
+                )));
+            }
+        }
         self.command_asking = Some(AskingCommand {
             name,
             run,
@@ -390,6 +404,7 @@ impl SessionMachine {
             waits: Waits::Navigation,
         });
         self.release_command_answer();
+        Ok(())
     }
 
     /// A navigation ended: a command that asked for it goes on with Pi's result (`{cancelled}`,

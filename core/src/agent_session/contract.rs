@@ -358,6 +358,10 @@ pub enum SessionRejection {
     /// Pi 1.5.2 refuses to queue a text that names an extension command.
     #[error("Extension command \"/{0}\" cannot be queued. Use prompt() or execute the command when not streaming.")]
     CommandQueued(String),
+    /// A command resumed that is not the one this session left to the front end to carry
+    /// out what it asked (a reload): a front end's mistake, or a recording tampered with.
+    #[error("No command waits to resume as {0}")]
+    NotCarried(String),
 }
 
 /// Why a session step was refused; the machine is unchanged.

@@ -104,6 +104,9 @@ pub struct SessionMachine {
     pub(super) command_asking: Option<super::command::AskingCommand>,
     /// The replacement that command asked for (`ctx.newSession`), while it is asked.
     pub(super) command_replacement: Option<crate::agent::hooks::CommandAsk>,
+    /// The command (name and run) this session left to the front end to carry out what it
+    /// asked, until it resumes here (a reload's).
+    pub(super) command_carried: Option<(String, u64)>,
     /// The loop's events an extension is being told of, and what waits for its handlers.
     pub(super) notifications: super::notify::Notifications,
     /// Agent model calls held for their provider hooks.
@@ -201,6 +204,7 @@ impl SessionMachine {
             pending_commands: Vec::new(),
             command_asking: None,
             command_replacement: None,
+            command_carried: None,
             notifications: Default::default(),
             provider_gate: Default::default(),
             provider_notices: Default::default(),
@@ -357,7 +361,7 @@ impl SessionMachine {
             }),
             SessionInput::AskReplace(payload) => self.ask_replace(payload),
             SessionInput::ResumeCommand { name, run, answer } => {
-                self.resume_carried(name, run, answer)
+                self.resume_carried(name, run, answer)?
             }
             SessionInput::Leave {
                 reason,
