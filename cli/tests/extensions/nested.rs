@@ -8,7 +8,9 @@
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
-use crate::support::{assert_replays_without_node, node_path, run, with_extension, with_host};
+use crate::support::{
+    assert_replays_without_node, json_lines, node_path, run, with_extension, with_host,
+};
 
 #[test]
 fn nested_calls_run_through_the_session_and_replay_without_node() {
@@ -39,10 +41,7 @@ fn nested_calls_run_through_the_session_and_replay_without_node() {
     with_host(&mut command, &path);
     let (code, recorded, stderr) = run(&mut command);
     assert_eq!(code, 0, "{stderr}");
-    let events: Vec<Value> = recorded
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&recorded);
     let outer = events
         .iter()
         .find(|e| e["type"] == "tool_execution_start")
@@ -100,4 +99,15 @@ fn nested_calls_run_through_the_session_and_replay_without_node() {
     // The file the nested read read is gone: the replay answers it from the cassette.
     std::fs::remove_file(env.cwd().join("a.txt")).unwrap();
     assert_replays_without_node(&env, &cassette, &recorded);
+
+    // A replay that would run the tools and extensions again is refused before it runs
+    // anything (exit 125), naming the extension tools: their nested calls are never answered
+    // from the recording, nor run anew in a way the recording does not hold.
+    let mut command = env.command(&["replay", cassette.to_str().unwrap()]);
+    command.args(["--tools", "live", "--extensions", "live"]);
+    with_host(&mut command, &path);
+    let (code, replayed, stderr) = run(&mut command);
+    assert_eq!(code, 125, "{stderr}");
+    assert!(replayed.is_empty(), "{replayed}");
+    assert!(stderr.contains("(shout, gather)"), "{stderr}");
 }
