@@ -7,7 +7,9 @@
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
-use crate::support::{assert_replays_without_node, fixture, node_path, send, spawn_rpc, with_host};
+use crate::support::{
+    assert_replays_without_node, fixture, json_lines, node_path, send, spawn_rpc, with_host,
+};
 
 #[test]
 fn a_commands_navigation_is_carried_out_by_the_session_and_replays_without_node() {
@@ -44,10 +46,7 @@ fn a_commands_navigation_is_carried_out_by_the_session_and_replays_without_node(
     );
 
     let file = std::fs::read_to_string(&env.session_files()[0]).unwrap();
-    let entries: Vec<Value> = file
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let entries = json_lines(&file);
     let kinds: Vec<String> = entries[1..]
         .iter()
         .map(|e| match e["type"].as_str().unwrap() {

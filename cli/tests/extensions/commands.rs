@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    assert_replays_without_node, fixture, node_path, original, replay_without_node, rpc_commands,
-    run, with_extension, with_host,
+    assert_replays_without_node, fixture, json_lines, node_path, original, replay_without_node,
+    rpc_commands, run, with_extension, with_host,
 };
 
 /// An extension command (`/note args`) run from print mode's messages, worded by the
@@ -54,10 +54,7 @@ fn an_extension_command_runs_with_its_flags_and_replays_without_node() {
             json!({"role": "user", "content": [{"type": "text", "text": "What did I note?"}]}),
         ]
     );
-    let events: Vec<Value> = recorded
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&recorded);
     let appended: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "entry_appended")

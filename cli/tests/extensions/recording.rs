@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    assert_chaos_without_node, assert_replays_without_node, fixture, node_path, run,
+    assert_chaos_without_node, assert_replays_without_node, fixture, json_lines, node_path, run,
     with_extension, with_host,
 };
 
@@ -54,10 +54,7 @@ fn an_extension_tool_runs_in_node_is_recorded_and_replays_without_node() {
         system.contains("- greet: Greet someone by name"),
         "{system}"
     );
-    let events: Vec<Value> = recorded
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&recorded);
     let update = events
         .iter()
         .find(|e| e["type"] == "tool_execution_update")
@@ -125,10 +122,7 @@ fn extension_hooks_gate_rewrite_and_cap_and_replay_without_node() {
         blocked,
         &json!({"role": "tool", "content": "rm -rf is not allowed here", "tool_call_id": "call_mock_1_0"})
     );
-    let events: Vec<Value> = recorded
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&recorded);
     // As in Pi 1.5.2: the abort asked at the second turn's end ends the third turn before any
     // answer (its message aborted, its turn_end seen by the handler too), and the run settles
     // as aborted.
@@ -183,10 +177,7 @@ fn the_loops_events_reach_the_extensions_and_replay_without_node() {
     with_host(&mut command, &path);
     let (code, recorded, stderr) = run(&mut command);
     assert_eq!(code, 0, "{stderr}");
-    let events: Vec<Value> = recorded
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&recorded);
     let written: Vec<(&Value, &Value)> = events
         .iter()
         .filter(|e| e["type"] == "entry_appended")
@@ -339,10 +330,7 @@ fn an_extensions_message_steers_the_run_and_replays_without_node() {
         requests[1]["messages"].as_array().unwrap().last().unwrap(),
         &json!({"role": "user", "content": [{"type": "text", "text": "Also check the tests."}]})
     );
-    let events: Vec<Value> = recorded
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&recorded);
     let custom: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "custom")

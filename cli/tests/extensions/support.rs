@@ -48,6 +48,13 @@ pub fn with_extension(env: &Env, before: &[&str], extension: &Path, prompt: &str
 }
 
 /// Runs `command` to its end: its exit code, stdout and stderr.
+/// Each line of `text` (a json-mode run's stdout, a session file) as JSON.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 pub fn run(command: &mut Command) -> (i32, String, String) {
     let out = command.output().unwrap();
     (

@@ -3,11 +3,11 @@
 //! between the call's start and its end, and the run, recorded, replays byte for byte with no
 //! Node on PATH (the actions are answers in the cassette).
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::common::{Env, MockLlm};
 use crate::support::{
-    assert_replays_without_node, fixture, node_path, run, with_extension, with_host,
+    assert_replays_without_node, fixture, json_lines, node_path, run, with_extension, with_host,
 };
 
 #[test]
@@ -29,10 +29,7 @@ fn a_tools_context_reads_the_session_and_its_actions_land_before_its_result_and_
     with_host(&mut command, &path);
     let (code, recorded, stderr) = run(&mut command);
     assert_eq!(code, 0, "{stderr}");
-    let events: Vec<Value> = recorded
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&recorded);
     let kinds: Vec<&str> = events
         .iter()
         .filter_map(|e| e["type"].as_str())
