@@ -120,12 +120,15 @@ function indexTools() {
  * not register them again), after those taken before. */
 function registrations(result, flagValues) {
   const registered = [];
+  const argumentShims = [];
   for (const extension of result.extensions) {
     for (const tool of extension.tools.values()) {
       const d = tool.definition;
+      if (typeof d.prepareArguments === "function") argumentShims.push({ tool: d.name, extensionPath: extension.path });
       registered.push(plain({
         name: d.name, label: d.label ?? d.name, description: d.description, promptSnippet: d.promptSnippet,
         promptGuidelines: d.promptGuidelines, parameters: d.parameters, executionMode: d.executionMode,
+        ...reach(d),
       }));
     }
   }
@@ -157,7 +160,28 @@ function registrations(result, flagValues) {
   const virtualModels = (result.runtime.pendingVirtualModelRegistrations ?? []).map(({ definition, extensionPath }) =>
     plain({ provider: String(definition?.provider), id: String(definition?.id), extensionPath }),
   );
-  return { tools: registered, commands, flags, providers, mcpServers, virtualModels, extensions, errors: result.errors };
+  return { tools: registered, commands, flags, providers, mcpServers, virtualModels, argumentShims, extensions, errors: result.errors };
+}
+
+const EXPOSURES = ["direct", "model-only", "codemode", "deferred", "hidden"];
+
+/** How the session reaches a tool, from its definition: its exposure (one Pi knows), namespace
+ * (the fields Pi's `ToolNamespace` has), annotations, `defaultActive` and `constrainedSampling`
+ * (`false` is as absent). */
+function reach(d) {
+  const ns = d.namespace;
+  const namespace = ns && typeof ns === "object" && typeof ns.name === "string"
+    ? { name: ns.name, aliases: Array.isArray(ns.aliases) ? ns.aliases.map(String) : undefined,
+        description: typeof ns.description === "string" ? ns.description : undefined,
+        instructions: typeof ns.instructions === "string" ? ns.instructions : undefined }
+    : undefined;
+  return {
+    exposure: EXPOSURES.includes(d.exposure) ? d.exposure : undefined,
+    namespace,
+    annotations: d.annotations && typeof d.annotations === "object" ? d.annotations : undefined,
+    defaultActive: typeof d.defaultActive === "boolean" ? d.defaultActive : undefined,
+    constrainedSampling: d.constrainedSampling || undefined,
+  };
 }
 
 /** Pi 1.5.2's `project_trust` event (`emitProjectTrustEvent`), asked of the extensions loaded

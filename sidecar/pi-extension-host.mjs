@@ -173,13 +173,13 @@ function bound(runner) {
       getSettings: () => scope().state.settings ?? {},
       setActiveTools: (names) => {
         // What the handlers after this one read, as in Pi: the active tools asked for keep their
-        // place, the others follow, and names not registered are left out (when the session
-        // says which are).
+        // place, the others follow, and names not registered (or hidden) are left out (when the
+        // session says which are).
         const state = scope().state;
         const asked = [...new Set(names)];
         const kept = state.activeTools.filter((name) => asked.includes(name));
         const wanted = [...new Set([...kept, ...asked])];
-        const all = state.allTools?.map((tool) => tool.name);
+        const all = state.allTools?.filter((tool) => tool.exposure !== "hidden").map((tool) => tool.name);
         state.activeTools = all ? wanted.filter((name) => all.includes(name)) : wanted;
         act({ action: "setActiveTools", tools: [...names] });
       },

@@ -99,7 +99,11 @@ impl Runtime {
             ),
         };
         match started {
-            Ok((host, registrations)) => {
+            Ok((host, mut registrations)) => {
+                // Pi's `_isAllowedTool`: `--tools` and `--exclude-tools` filter them too.
+                registrations
+                    .tools
+                    .retain(|tool| self.tool_filter.allows(&tool.name));
                 self.register_providers(&registrations, &host);
                 self.mcp_registered = registrations
                     .mcp_servers
@@ -124,6 +128,14 @@ impl Runtime {
                         "Extension \"{}\" registers the virtual model \"{}/{}\", which this \
                          harness does not run yet: it is not among the models.",
                         model.extension_path, model.provider, model.id
+                    )));
+                }
+                for shim in &registrations.argument_shims {
+                    self.diagnostics.push(Diagnostic::Warning(format!(
+                        "Extension \"{}\" registers the tool \"{}\" with prepareArguments, \
+                         which this harness does not run yet: its calls' arguments are \
+                         validated as the model sent them.",
+                        shim.extension_path, shim.tool
                     )));
                 }
                 for extension in &registrations.extensions {

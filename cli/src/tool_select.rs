@@ -79,7 +79,7 @@ pub fn select_tools(
 /// an allowlist names or matches (every one when `tools` is absent or only modifiers), less the
 /// excluded ones. An extension's `pi.setActiveTools` chooses among these.
 pub fn registered(tools: Option<&[String]>, exclude: Option<&[String]>) -> Vec<String> {
-    let allowlist = tools.filter(|entries| !entries.iter().any(|e| is_modifier(e)));
+    let allowlist = allowlist(tools);
     builtin_tools()
         .iter()
         .map(|tool| tool.name.clone())
@@ -92,9 +92,13 @@ pub fn registered(tools: Option<&[String]>, exclude: Option<&[String]>) -> Vec<S
 /// `_isAllowedTool`): an allowlist must name or match it (modifiers allow every tool), and no
 /// exclusion may.
 pub fn allows(tools: Option<&[String]>, exclude: Option<&[String]>, name: &str) -> bool {
-    let allowlist = tools.filter(|entries| !entries.iter().any(|e| is_modifier(e)));
-    allowlist.is_none_or(|entries| matches(entries, name))
+    allowlist(tools).is_none_or(|entries| matches(entries, name))
         && !exclude.is_some_and(|entries| matches(entries, name))
+}
+
+/// `--tools`' entries when they are an allowlist (names and patterns, not `+name`/`-name`).
+pub fn allowlist(tools: Option<&[String]>) -> Option<&[String]> {
+    tools.filter(|entries| !entries.iter().any(|e| is_modifier(e)))
 }
 
 fn is_modifier(entry: &str) -> bool {

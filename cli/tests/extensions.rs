@@ -18,6 +18,8 @@ mod commands;
 mod common;
 #[path = "extensions/compaction.rs"]
 mod compaction;
+#[path = "extensions/exposures.rs"]
+mod exposures;
 #[path = "extensions/loading.rs"]
 mod loading;
 #[path = "extensions/matches_original.rs"]

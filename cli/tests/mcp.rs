@@ -85,7 +85,7 @@ impl Scratch {
     /// A json-mode run of `prompt` with `read` and whatever MCP provides, recorded into
     /// `cassette` when given.
     fn run(&self, prompt: &str, cassette: Option<&Path>) -> Output {
-        let mut command = self.pi(&["--mode", "json", "--tools", "read"]);
+        let mut command = self.pi(&["--mode", "json", "--tools", "read,mcp__*"]);
         command.args([
             "--provider",
             "mock",
@@ -366,7 +366,7 @@ fn a_long_results_saved_output_does_not_follow_a_planted_link() {
     let victim = scratch.path("victim.txt");
     std::fs::write(&victim, "precious\n").unwrap();
     std::os::unix::fs::symlink(&victim, tmp.join("pi-mcp-call1-1.txt")).unwrap();
-    let mut command = scratch.pi(&["--mode", "json", "--tools", "read"]);
+    let mut command = scratch.pi(&["--mode", "json", "--tools", "read,mcp__*"]);
     command.args([
         "--provider",
         "mock",
@@ -426,7 +426,14 @@ fn keys_in_mcp_json_reach_no_cassette() {
     }));
     let cassette = scratch.path("run.jsonl");
     let output = scratch
-        .pi(&["--mode", "json", "--tools", "read", "--provider", "mock"])
+        .pi(&[
+            "--mode",
+            "json",
+            "--tools",
+            "read,mcp__*",
+            "--provider",
+            "mock",
+        ])
         .args(["--model", "mock-model", "--session-dir"])
         .arg(scratch.path("sessions"))
         .arg("--record")

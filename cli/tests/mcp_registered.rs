@@ -112,7 +112,14 @@ impl Scratch {
         extra: &[&str],
         prompts: &[&str],
     ) -> Output {
-        let mut args = vec!["--mode", "json", "--tools", "read", "--provider", "mock"];
+        let mut args = vec![
+            "--mode",
+            "json",
+            "--tools",
+            "read,mcp__*",
+            "--provider",
+            "mock",
+        ];
         args.extend(["--model", "mock-model", "-e", extension.to_str().unwrap()]);
         args.extend(extra);
         let mut command = self.pi(&args, true);

@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_core::agent::QueueMode;
+use pi_core::agent::{QueueMode, ToolExposure};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{
     CacheWarming, Reply, SessionError, SessionInput, SessionMachine, ToolLoadout,
@@ -61,6 +61,7 @@ use pi_core::system_prompt::{
 };
 use pi_core::tools::custom::CustomToolDefinition;
 use pi_core::tools::definitions::{builtin_tool, builtin_tools};
+use pi_core::tools::selection::matches;
 use pi_core::tools::tool_search::{tool_search_definition, TOOL_SEARCH_TOOL_NAME};
 use pi_providers::transport::{HttpTransport, TransportError};
 use serde_json::Value;
@@ -169,6 +170,11 @@ pub struct SessionOptions {
     /// registers it always, inactive; a registered one makes the run record its loadout, so
     /// `pi.setActiveTools` can activate it and its calls load `custom_tools`' deferred tools.
     pub tool_search: Option<bool>,
+    /// The allowlist's entries (names and `*` patterns) when `tools` came from one (Pi's
+    /// `--tools a,b`): a declarable custom tool it names or matches is active from the start,
+    /// `defaultActive: false` or not. Without one, a custom tool not named in `tools` is active
+    /// when registering it activates it.
+    pub tools_allowlist: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -220,8 +226,18 @@ impl SessionOptions {
             cache_warming: None,
             registered_builtins: None,
             tool_search: None,
+            tools_allowlist: None,
         }
     }
+}
+
+/// The custom tools as a session starts with them (see [`SessionOptions::run_config`]).
+#[derive(Default)]
+struct StartTools {
+    active: Vec<CustomToolDefinition>,
+    inactive: Vec<CustomToolDefinition>,
+    /// The `hidden` ones' names, which naming in `tools` does not activate.
+    hidden: Vec<String>,
 }
 
 /// Why a session could not be built.
@@ -284,7 +300,8 @@ impl SessionOptions {
     /// The run these options describe, started at `started_at`: tools checked, the system
     /// prompt built (context files read now), the seed chosen.
     pub fn run_config(&self, started_at: u64) -> Result<RunConfig, CreateError> {
-        let mut custom_tools = self.custom_tools.definitions();
+        let start = self.start_tools();
+        let mut custom_tools = start.active;
         let search_active = self.tool_search == Some(true)
             || (self.tool_search.is_some()
                 && self.tools.iter().any(|t| t == TOOL_SEARCH_TOOL_NAME));
@@ -297,13 +314,19 @@ impl SessionOptions {
                 .unwrap_or(custom_tools.len());
             custom_tools.insert(at, tool_search_definition());
         }
-        if let Some(unknown) = self.tools.iter().find(|name| {
+        let tools: Vec<String> = self
+            .tools
+            .iter()
+            .filter(|name| !start.hidden.contains(name))
+            .cloned()
+            .collect();
+        if let Some(unknown) = tools.iter().find(|name| {
             builtin_tool(name).is_none() && !custom_tools.iter().any(|t| t.name == **name)
         }) {
             return Err(CreateError::UnknownTool(unknown.clone()));
         }
         let cwd = self.cwd.to_string_lossy().into_owned();
-        let names: Vec<&str> = self.tools.iter().map(String::as_str).collect();
+        let names: Vec<&str> = tools.iter().map(String::as_str).collect();
         let inputs = SystemPromptInputs {
             custom_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
@@ -321,14 +344,14 @@ impl SessionOptions {
         .with_builtin_tools(&names)
         .with_custom_tools(&custom_tools);
         let tool_loadout = (!self.extensions.is_empty() || self.tool_search.is_some())
-            .then(|| self.tool_loadout(&inputs, search_active));
+            .then(|| self.tool_loadout(&inputs, search_active, &tools, start.inactive));
         Ok(RunConfig {
             started_at,
             seed: self.seed.unwrap_or(started_at),
             cwd,
             model: self.model.clone(),
             thinking_level: self.thinking_level,
-            tools: self.tools.clone(),
+            tools,
             custom_tools,
             named_tools: Vec::new(),
             mcp_servers: self.mcp_servers.clone(),
@@ -351,23 +374,80 @@ impl SessionOptions {
         })
     }
 
+    /// The custom tools active at the start and those registered without being active, in
+    /// registration order (Pi's first activation): a tool `tools` names is active unless it is
+    /// `hidden` (a `deferred` one too); one it does not name is when registering it activates
+    /// it, or, with an allowlist, when it is declarable and the allowlist matches it.
+    fn start_tools(&self) -> StartTools {
+        let named = |name: &str| self.tools.iter().any(|t| t == name);
+        let mut start = StartTools::default();
+        for tool in self.custom_tools.definitions() {
+            let exposure = tool.exposure();
+            let active = if exposure == ToolExposure::Hidden {
+                start.hidden.push(tool.name.clone());
+                false
+            } else if named(&tool.name) {
+                true
+            } else if let Some(entries) = &self.tools_allowlist {
+                exposure.declarable() && matches(entries, &tool.name)
+            } else {
+                tool.activated_on_registration()
+            };
+            if active {
+                start.active.push(tool);
+            } else {
+                start.inactive.push(tool);
+            }
+        }
+        let deferred = self.custom_tools.deferred_definitions();
+        start.active.extend(
+            deferred
+                .into_iter()
+                .filter(|t| named(&t.tool.name))
+                .map(|t| t.tool),
+        );
+        start
+    }
+
     /// The registered built-ins not active, and `inputs` with the snippets and rules of every
     /// registered tool (those of the active ones in force).
-    fn tool_loadout(&self, inputs: &SystemPromptInputs, search_active: bool) -> ToolLoadout {
+    fn tool_loadout(
+        &self,
+        inputs: &SystemPromptInputs,
+        search_active: bool,
+        tools: &[String],
+        inactive_custom: Vec<CustomToolDefinition>,
+    ) -> ToolLoadout {
         let registered: Vec<&str> = match &self.registered_builtins {
             Some(names) => names.iter().map(String::as_str).collect(),
             None => builtin_tools().iter().map(|t| t.name.as_str()).collect(),
         };
         let inactive: Vec<&str> = registered
             .into_iter()
-            .filter(|name| !self.tools.iter().any(|t| t == name))
+            .filter(|name| !tools.iter().any(|t| t == name))
             .filter(|name| self.custom_tools.get(name).is_none())
             .collect();
-        let inactive_tools: Vec<CustomToolDefinition> = (self.tool_search.is_some()
-            && !search_active)
-            .then(tool_search_definition)
-            .into_iter()
-            .collect();
+        let deferred = self.custom_tools.deferred_definitions();
+        // Needed only when a tool is registered without being active, or is an extension's
+        // deferred one: otherwise the order of the active, then inactive, then deferred tools is
+        // the registration order. `tool_search` comes before the MCP servers' tools.
+        let out_of_place = !inactive_custom.is_empty()
+            || deferred.iter().any(|t| !t.tool.name.starts_with("mcp__"));
+        let mut registration_order = Vec::new();
+        if out_of_place {
+            registration_order = self.custom_tools.registration_order().to_vec();
+            let search = TOOL_SEARCH_TOOL_NAME.to_owned();
+            if self.tool_search.is_some() && !registration_order.contains(&search) {
+                let at = registration_order
+                    .iter()
+                    .position(|name| name.starts_with("mcp__"))
+                    .unwrap_or(registration_order.len());
+                registration_order.insert(at, search);
+            }
+        }
+        let search = (self.tool_search.is_some() && !search_active).then(tool_search_definition);
+        let inactive_tools: Vec<CustomToolDefinition> =
+            inactive_custom.into_iter().chain(search).collect();
         let mut prompt = inputs
             .clone()
             .with_builtin_tools(&inactive)
@@ -376,7 +456,8 @@ impl SessionOptions {
         ToolLoadout {
             inactive_builtins: inactive.iter().map(|n| (*n).to_owned()).collect(),
             inactive_tools,
-            deferred_tools: self.custom_tools.deferred_definitions(),
+            deferred_tools: deferred,
+            registration_order,
             prompt,
         }
     }

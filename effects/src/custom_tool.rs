@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use pi_core::agent::hook_state::HookState;
 use pi_core::agent::hooks::HookAction;
+pub use pi_core::agent::ToolExposure;
 use pi_core::agent::ToolOutcome;
 use pi_core::event::ToolResult;
 pub use pi_core::tools::custom::CustomToolDefinition;
@@ -147,6 +148,9 @@ pub struct ToolRegistry {
     /// Tools of `deferred` exposure with their namespaces: not declared until `tool_search`
     /// loads them, run like the others once it has.
     deferred: Vec<(Arc<dyn CustomTool>, Option<ToolNamespace>)>,
+    /// Every name registered here, deferred or not, in the order first registered (Pi's
+    /// registry order, which `pi.getAllTools()` lists).
+    order: Vec<String>,
     /// Names a recorded run declared as custom tools (see [`ToolRegistry::expecting`]).
     expected: Vec<String>,
     /// Tools registered while the session runs (the deferred tools of an MCP server that
@@ -199,9 +203,17 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
-    /// Adds `tool`; one already registered under its name is replaced in its place.
+    /// Adds `tool`; one already registered under its name is replaced in its place. A tool
+    /// of `deferred` exposure is registered as such, in its namespace (see
+    /// [`ToolRegistry::register_deferred`]).
     pub fn register(&mut self, tool: Arc<dyn CustomTool>) {
-        let name = tool.definition().name.clone();
+        let definition = tool.definition();
+        if definition.exposure() == ToolExposure::Deferred {
+            let namespace = definition.namespace.clone();
+            return self.register_deferred(tool, namespace);
+        }
+        let name = definition.name.clone();
+        self.ordered(&name);
         match self.tools.iter_mut().find(|t| t.definition().name == name) {
             Some(existing) => *existing = tool,
             None => self.tools.push(tool),
@@ -216,6 +228,7 @@ impl ToolRegistry {
         namespace: Option<ToolNamespace>,
     ) {
         let name = tool.definition().name.clone();
+        self.ordered(&name);
         self.deferred.retain(|(t, _)| t.definition().name != name);
         self.deferred.push((tool, namespace));
     }
@@ -305,6 +318,17 @@ impl ToolRegistry {
         late.push(tool);
     }
 
+    fn ordered(&mut self, name: &str) {
+        if !self.order.iter().any(|n| n == name) {
+            self.order.push(name.to_owned());
+        }
+    }
+
+    /// The names of every tool registered here, deferred or not, in the order first registered.
+    pub fn registration_order(&self) -> &[String] {
+        &self.order
+    }
+
     /// The registered tools' names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.tools
@@ -323,6 +347,7 @@ impl ToolRegistry {
     pub fn context_tools(&self) -> Vec<String> {
         self.tools
             .iter()
+            .chain(self.deferred.iter().map(|(tool, _)| tool))
             .filter(|t| t.reads_session())
             .map(|t| t.definition().name.clone())
             .collect()

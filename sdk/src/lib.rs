@@ -71,7 +71,9 @@ pub use pi_core::model::{Model, ThinkingLevel};
 pub use pi_core::resources::Resources;
 pub use pi_core::system_prompt::DocPaths;
 pub use pi_core::tools::selection::NoTools;
-pub use pi_effects::custom_tool::{CustomTool, CustomToolDefinition, ToolCallContext, ToolFuture};
+pub use pi_effects::custom_tool::{
+    CustomTool, CustomToolDefinition, ToolCallContext, ToolExposure, ToolFuture, ToolNamespace,
+};
 pub use pi_effects::driver::Driven;
 pub use pi_effects::extension::{
     HandledHooks, HandlerResult, HookAction, HookContext, HookDecision, HookEvent, HookFuture,

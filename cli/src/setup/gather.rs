@@ -17,13 +17,13 @@ use pi_effects::session::{agent_dir, default_session_dir, resolve_session_dir, S
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
-use super::Runtime;
+use super::{Runtime, ToolFilter};
 use crate::args::Args;
 use crate::diagnostic::Diagnostic;
 use crate::model_choice::{self, ChoicePlace, ModelRequest};
 use crate::model_select::ScopedModel;
 use crate::settings::Settings;
-use crate::tool_select::{allows, registered, select_tools, tool_list_error};
+use crate::tool_select::{allowlist, allows, registered, select_tools, tool_list_error};
 use crate::CliError;
 
 impl Runtime {
@@ -215,6 +215,7 @@ impl Runtime {
             scoped_models,
             tools,
             registered_builtins: registered_builtins(args),
+            tool_filter: ToolFilter::of(args),
             session_name: std::sync::Mutex::new(
                 args.name.as_deref().map(str::trim).map(str::to_owned),
             ),
@@ -273,6 +274,7 @@ impl Runtime {
             scoped_models: Vec::new(),
             tools,
             registered_builtins: registered_builtins(args),
+            tool_filter: ToolFilter::of(args),
             session_name: std::sync::Mutex::new(None),
             system_prompt: None,
             append_system_prompt: None,
@@ -337,6 +339,19 @@ fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
         tools.as_deref(),
         args.excluded_tools().as_deref(),
     )
+}
+
+impl ToolFilter {
+    /// `--tools` (an allowlist) and `--exclude-tools` as they filter the tools extensions
+    /// register; none with `--no-tools` or `--no-builtin-tools`, which start from nothing.
+    fn of(args: &Args) -> Self {
+        let off = args.no_tools || args.no_builtin_tools;
+        let tools = args.tool_names().filter(|_| !off);
+        ToolFilter {
+            allowlist: allowlist(tools.as_deref()).map(<[String]>::to_vec),
+            exclude: args.excluded_tools(),
+        }
+    }
 }
 
 /// Whether the run registers Pi's `tool_search`: not with `--no-tools`, else when `--tools`

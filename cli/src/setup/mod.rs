@@ -65,6 +65,21 @@ pub enum SessionChoice {
     },
 }
 
+/// `--tools` (when it is an allowlist) and `--exclude-tools`, as they apply to the tools
+/// extensions register (Pi's `_isAllowedTool`, and the allowlist's activation).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ToolFilter {
+    pub(crate) allowlist: Option<Vec<String>>,
+    pub(crate) exclude: Option<Vec<String>>,
+}
+
+impl ToolFilter {
+    /// Whether a tool of `name` stays registered.
+    pub(crate) fn allows(&self, name: &str) -> bool {
+        crate::tool_select::allows(self.allowlist.as_deref(), self.exclude.as_deref(), name)
+    }
+}
+
 /// The run's fixed inputs.
 pub struct Runtime {
     pub cwd: PathBuf,
@@ -89,6 +104,8 @@ pub struct Runtime {
     pub tools: Vec<String>,
     /// The built-in tools registered, active or not (see `gather::registered_builtins`).
     pub registered_builtins: Vec<String>,
+    /// What keeps the tools extensions register registered, and activates them.
+    pub(crate) tool_filter: ToolFilter,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub context_files: bool,

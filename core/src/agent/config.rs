@@ -7,6 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::hooks::{HandledHooks, TOOL_BLOCKED};
@@ -33,6 +34,77 @@ pub enum ToolExecution {
     Sequential,
 }
 
+/// How the model reaches a tool (Pi 1.5's `ToolExposure`): whether activating it declares it to
+/// the model, and whether a running tool may call it (`ctx.executeTool`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolExposure {
+    /// Declared while active, callable while active.
+    #[default]
+    Direct,
+    /// Declared while active, never callable (orchestrating tools).
+    ModelOnly,
+    /// Callable whenever registered; declared only when activated by name.
+    Codemode,
+    /// Callable whenever registered; `tool_search` finds it.
+    Deferred,
+    /// Registered, and unreachable: activating it changes nothing.
+    Hidden,
+}
+
+impl ToolExposure {
+    /// Pi's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolExposure::Direct => "direct",
+            ToolExposure::ModelOnly => "model-only",
+            ToolExposure::Codemode => "codemode",
+            ToolExposure::Deferred => "deferred",
+            ToolExposure::Hidden => "hidden",
+        }
+    }
+
+    /// Whether activating it declares it to the model (Pi's `_isDeclarable`).
+    pub fn declarable(self) -> bool {
+        matches!(self, ToolExposure::Direct | ToolExposure::ModelOnly)
+    }
+
+    /// Whether a running tool may call it while it is active (Pi's `_getCallableTools`: an
+    /// active `direct` tool, or any `codemode` or `deferred` one).
+    pub fn callable_when_active(self) -> bool {
+        matches!(
+            self,
+            ToolExposure::Direct | ToolExposure::Codemode | ToolExposure::Deferred
+        )
+    }
+
+    /// Whether registering a tool of this exposure activates it (Pi's
+    /// `_isActivatedOnRegistration`): a declarable one not registered with `defaultActive: false`.
+    pub fn activated_on_registration(self, default_active: Option<bool>) -> bool {
+        self.declarable() && default_active != Some(false)
+    }
+
+    /// Whether a running tool may call it while it is not active.
+    pub fn callable_when_inactive(self) -> bool {
+        matches!(self, ToolExposure::Codemode | ToolExposure::Deferred)
+    }
+}
+
+/// The group a tool belongs to (an MCP server): its name, and the server's configured
+/// description and instructions, which the ranker reads as one field.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolNamespace {
+    pub name: String,
+    /// Other names of the group (an MCP server's own name); the ranker does not read them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
 /// Rewrites raw model arguments before validation (e.g. the edit tool folding legacy fields).
 pub type PrepareArguments = Arc<dyn Fn(&Value) -> Result<Value, String> + Send + Sync>;
 
@@ -50,6 +122,15 @@ pub struct ToolSpec {
     pub prepare_arguments: Option<PrepareArguments>,
     /// Pi 1.5's `constrainedSampling` of the declaration, when the tool has one.
     pub constrained_sampling: Option<Value>,
+    /// How the model reaches it: whether a running tool may call it (nested calls), and
+    /// whether activating it declares it.
+    pub exposure: ToolExposure,
+    /// `Some(false)`: registering it does not activate it (a session's reload reads it).
+    pub default_active: Option<bool>,
+    /// The group it belongs to, as `pi.getAllTools()` reports it.
+    pub namespace: Option<ToolNamespace>,
+    /// Its author's hints (MCP's annotations), as `pi.getAllTools()` reports them.
+    pub annotations: Option<Value>,
 }
 
 impl ToolSpec {
@@ -64,6 +145,10 @@ impl ToolSpec {
             execution_mode: None,
             prepare_arguments: None,
             constrained_sampling: None,
+            exposure: ToolExposure::Direct,
+            default_active: None,
+            namespace: None,
+            annotations: None,
         }
     }
 }
@@ -74,6 +159,7 @@ impl fmt::Debug for ToolSpec {
             .field("name", &self.name)
             .field("execution_mode", &self.execution_mode)
             .field("prepare_arguments", &self.prepare_arguments.is_some())
+            .field("exposure", &self.exposure)
             .finish_non_exhaustive()
     }
 }

@@ -7,11 +7,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ToolExecution, ToolSpec};
+pub use super::ToolNamespace;
+use super::{ToolExecution, ToolExposure, ToolSpec};
 
-/// A tool defined outside the harness, as the model and the system prompt see it. Fields Pi's
-/// `ToolDefinition` has only for its terminal UI (`renderCall`, `renderShell`, ...) or for
-/// features this harness does not run (`outputSchema` for codemode, `exposure`) are not here.
+/// A tool defined outside the harness, as the model and the system prompt see it, and how the
+/// session reaches it (its exposure, namespace and whether registering it activates it). Fields
+/// Pi's `ToolDefinition` has only for its terminal UI (`renderCall`, `renderShell`, ...) or for
+/// features this harness does not run (`outputSchema` for codemode) are not here.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CustomToolDefinition {
@@ -36,6 +38,20 @@ pub struct CustomToolDefinition {
     /// `sequential` makes every batch holding a call to this tool run one call at a time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ToolExecution>,
+    /// How the model reaches the tool (Pi 1.5's `exposure`); absent is `direct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<ToolExposure>,
+    /// The group the tool belongs to, which `pi.getAllTools()` reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<ToolNamespace>,
+    /// The author's hints on what the tool does (MCP's annotations), which `pi.getAllTools()`
+    /// reports and nothing here reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// `false`: registering the tool does not activate it (naming it in `--tools` or
+    /// `pi.setActiveTools` does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_active: Option<bool>,
 }
 
 impl CustomToolDefinition {
@@ -57,7 +73,22 @@ impl CustomToolDefinition {
         spec.label = self.label.clone();
         spec.execution_mode = self.execution_mode;
         spec.constrained_sampling = self.constrained_sampling.clone();
+        spec.exposure = self.exposure();
+        spec.default_active = self.default_active;
+        spec.namespace = self.namespace.clone();
+        spec.annotations = self.annotations.clone();
         spec
+    }
+
+    /// Its exposure, `direct` when it declares none.
+    pub fn exposure(&self) -> ToolExposure {
+        self.exposure.unwrap_or_default()
+    }
+
+    /// Whether registering it activates it (Pi's `_isActivatedOnRegistration`).
+    pub fn activated_on_registration(&self) -> bool {
+        self.exposure()
+            .activated_on_registration(self.default_active)
     }
 
     /// The snippet as Pi's `_normalizePromptSnippet` leaves it: on one line, runs of white
@@ -79,21 +110,6 @@ impl CustomToolDefinition {
         }
         list
     }
-}
-
-/// The group a tool belongs to (an MCP server): its name, and the server's configured
-/// description and instructions, which the ranker reads as one field.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ToolNamespace {
-    pub name: String,
-    /// Other names of the group (an MCP server's own name); the ranker does not read them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aliases: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
 }
 
 /// A tool `tool_search` can load (a tool of `deferred` exposure): its declaration, and its

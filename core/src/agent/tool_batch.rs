@@ -195,11 +195,13 @@ impl AgentMachine {
         else {
             return;
         };
-        // Pi's callable tools: the active ones, then the others a tool may call.
+        // Pi's callable tools: the active ones (not `model-only`), then the others a tool may
+        // call.
         let callable: Vec<ToolSpec> = run
             .settings
             .tools
             .iter()
+            .filter(|t| t.exposure.callable_when_active())
             .chain(
                 self.nested_tools
                     .iter()

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::agent::{CallId, Effect, ToolOutcome, ToolSpec};
+use crate::agent::{CallId, Effect, ToolExposure, ToolOutcome, ToolSpec};
 use crate::system_prompt::{build_system_prompt_sections, SystemPromptInputs};
 use crate::tools::custom::CustomToolDefinition;
 use crate::tools::definitions::{builtin_tool, builtin_tools};
@@ -39,6 +39,10 @@ pub struct ToolLoadout {
     /// The tools of `deferred` exposure, which only `tool_search` activates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deferred_tools: Vec<SearchableTool>,
+    /// The custom tools' names in registration order, when some of them are registered
+    /// without being active (else it is theirs as active, then as inactive).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub registration_order: Vec<String>,
     /// The system prompt's inputs; `selectedTools` is replaced by each loadout change.
     pub prompt: SystemPromptInputs,
 }
@@ -70,13 +74,16 @@ impl Registry {
     }
 
     /// The exposure Pi's `getAllTools()` reports for `name`.
-    fn exposure(&self, name: &str) -> &'static str {
+    fn exposure(&self, name: &str) -> ToolExposure {
         if name == TOOL_SEARCH_TOOL_NAME {
-            "model-only"
+            ToolExposure::ModelOnly
         } else if self.deferred(name).is_some() {
-            "deferred"
+            ToolExposure::Deferred
         } else {
-            "direct"
+            self.tools
+                .iter()
+                .find(|t| t.name == name)
+                .map_or(ToolExposure::Direct, |t| t.exposure)
         }
     }
 
@@ -92,15 +99,24 @@ impl Registry {
         builtin_tool(&tool.name).is_some_and(|b| b.description == tool.description)
     }
 
-    /// The registered tools in Pi's registry order: the built-ins in theirs, then the others.
+    /// The registered tools in Pi's registry order: the built-ins in theirs, then the others,
+    /// those of the recorded registration order in it.
     fn ordered(&self) -> impl Iterator<Item = &ToolSpec> {
         let builtins = builtin_tools()
             .iter()
             .filter_map(|b| self.tools.iter().find(|t| t.name == b.name));
-        let others = self
+        let mut others: Vec<&ToolSpec> = self
             .tools
             .iter()
-            .filter(|t| builtin_tool(&t.name).is_none());
+            .filter(|t| builtin_tool(&t.name).is_none())
+            .collect();
+        let order = &self.loadout.registration_order;
+        others.sort_by_key(|t| {
+            order
+                .iter()
+                .position(|n| *n == t.name)
+                .unwrap_or(order.len())
+        });
         builtins.chain(others)
     }
 }
@@ -145,14 +161,24 @@ impl SessionMachine {
     }
 
     /// Tells the agent which tools a running tool may call besides the active ones: the
-    /// registered `deferred` tools (Pi's `_getCallableTools`).
+    /// registered `codemode` and `deferred` tools (Pi's `_getCallableTools`).
     fn sync_nested_tools(&mut self) {
         let tools = self
             .registry
             .as_ref()
             .map(|registry| {
-                let deferred = &registry.loadout.deferred_tools;
-                deferred.iter().map(|t| t.tool.spec()).collect()
+                let deferred = registry.loadout.deferred_tools.iter().map(|t| {
+                    let mut spec = t.tool.spec();
+                    spec.exposure = ToolExposure::Deferred;
+                    spec
+                });
+                let others = registry
+                    .tools
+                    .iter()
+                    .filter(|t| t.exposure.callable_when_inactive())
+                    .filter(|t| registry.deferred(&t.name).is_none())
+                    .cloned();
+                others.chain(deferred).collect()
             })
             .unwrap_or_default();
         self.agent.set_nested_tools(tools);
@@ -183,12 +209,20 @@ impl SessionMachine {
             {
                 info.insert("promptGuidelines".into(), json!(rules));
             }
-            info.insert("exposure".into(), json!(registry.exposure(&tool.name)));
-            if let Some(namespace) = registry
-                .deferred(&tool.name)
-                .and_then(|t| t.namespace.as_ref())
-            {
+            info.insert(
+                "exposure".into(),
+                json!(registry.exposure(&tool.name).as_str()),
+            );
+            let namespace = tool.namespace.as_ref().or_else(|| {
+                registry
+                    .deferred(&tool.name)
+                    .and_then(|t| t.namespace.as_ref())
+            });
+            if let Some(namespace) = namespace {
                 info.insert("namespace".into(), json!(namespace));
+            }
+            if let Some(annotations) = &tool.annotations {
+                info.insert("annotations".into(), annotations.clone());
             }
             // Pi's built-in tools, and its built-in `tool-search` extension's tool.
             let source = if Registry::builtin(tool) {
@@ -283,6 +317,7 @@ impl SessionMachine {
         let tools: Vec<ToolSpec> = wanted
             .iter()
             .filter(|name| searchable || registry.deferred(name).is_none())
+            .filter(|name| registry.exposure(name) != ToolExposure::Hidden)
             .filter_map(|name| registry.tools.iter().find(|t| t.name == **name).cloned())
             .collect();
         let mut prompt = registry.loadout.prompt.clone();
@@ -296,7 +331,7 @@ impl SessionMachine {
     /// Pi's reload rebuilds the tools: the active ones stay active, and every registered tool
     /// but the built-ins that registration activates is active again (one an extension turned
     /// off since), after them in registry order; not the deferred ones, `tool_search`, nor one
-    /// registered inactive (`defaultActive: false`).
+    /// registration does not activate (`defaultActive: false`, or an exposure never declared).
     pub(super) fn reactivate_registered_tools(&mut self) {
         let Some(registry) = &self.registry else {
             return;
@@ -306,11 +341,7 @@ impl SessionMachine {
             builtin_tool(&tool.name).is_none()
                 && tool.name != TOOL_SEARCH_TOOL_NAME
                 && registry.deferred(&tool.name).is_none()
-                && !registry
-                    .loadout
-                    .inactive_tools
-                    .iter()
-                    .any(|inactive| inactive.name == tool.name)
+                && tool.exposure.activated_on_registration(tool.default_active)
         });
         for tool in activated {
             if !names.contains(&tool.name) {
