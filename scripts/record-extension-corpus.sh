@@ -5,7 +5,8 @@
 # `<case>.<run>.jsonl`. Between them they hold every kind of line an extension puts in a
 # cassette: hook points and their decisions, a registered tool's actions, RPC dialogs and
 # notices, a command that replaces the session or reloads the extensions, MCP servers
-# registered later and their tools, provider hooks, `user_bash` handlers.
+# registered later and their tools, provider hooks, `user_bash` handlers, tools of every
+# exposure.
 # A replay needs neither Node nor the extensions; recording needs both:
 #
 #   PI_EXTENSION_HOST_PI_DIR=<a Pi 1.5.2 install> scripts/record-extension-corpus.sh [CASE...]
@@ -18,7 +19,7 @@ corpus="$root/cassettes/corpus-extensions"
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
   cases=(tool_context confirm_gate command_new_session command_reload mcp_register_later
-    input_transform provider_hooks user_bash)
+    input_transform provider_hooks user_bash tool_exposures)
 fi
 cargo build --release --quiet --bin pi --manifest-path "$root/Cargo.toml"
 pi="$root/target/release/pi"

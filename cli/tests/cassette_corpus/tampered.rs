@@ -29,9 +29,10 @@ const CHANGED: [&str; 4] = [
 ];
 
 /// The extension corpus's cassettes changed: a registered tool's actions, RPC dialogs, a
-/// command's replacement and its reload, MCP servers registered later, provider hooks and
-/// `user_bash` handlers (the other runs of these cases repeat their kinds of line).
-const EXTENSION_CHANGED: [&str; 8] = [
+/// command's replacement and its reload, MCP servers registered later, provider hooks,
+/// `user_bash` handlers and tools of every exposure, some inactive (the other runs of these
+/// cases repeat their kinds of line).
+const EXTENSION_CHANGED: [&str; 9] = [
     "tool_context.1.jsonl",
     "confirm_gate.1.jsonl",
     "command_new_session.1.jsonl",
@@ -40,6 +41,7 @@ const EXTENSION_CHANGED: [&str; 8] = [
     "mcp_register_later.2.jsonl",
     "provider_hooks.1.jsonl",
     "user_bash.1.jsonl",
+    "tool_exposures.3.jsonl",
 ];
 
 /// One change to one line.
@@ -82,6 +84,10 @@ struct RunFacts {
     /// The decisions of commands that asked for a replacement the `session_before_*` handlers
     /// then cancelled (the ask replaced nothing).
     cancelled_asks: Vec<Value>,
+    /// A `tool_search` call ran, which reads the deferred tools' declarations and namespaces.
+    tool_searched: bool,
+    /// The session reloaded its extensions, which reads whether registering a tool activates it.
+    reloaded: bool,
 }
 
 impl RunFacts {
@@ -126,6 +132,10 @@ impl RunFacts {
                 .filter_map(|line| line["line"].as_str())
                 .collect(),
             cancelled_asks,
+            tool_searched: lines.iter().any(|line| {
+                line["effect"]["kind"] == "run_tool" && line["effect"]["tool"] == "tool_search"
+            }),
+            reloaded: lines.iter().any(|line| line["input"]["kind"] == "reloaded"),
         }
     }
 }
@@ -158,6 +168,36 @@ fn may_reproduce(change: &Change) -> bool {
         // request, event or entry holds it).
         ("cassette", p) if p.starts_with("config/contextTools/") => true,
         ("cassette", "config/customTools/N/label") => true,
+        // A custom tool's snippet and guidelines build the prompt's inputs, which the
+        // configuration holds built (`systemSections`, `toolLoadout.prompt`); whether
+        // registering it activates it is read when the session reloads.
+        (
+            "cassette",
+            "config/customTools/N/promptSnippet" | "config/customTools/N/promptGuidelines/N",
+        ) => true,
+        ("cassette", "config/customTools/N/defaultActive") => !change.run.reloaded,
+        // What only the extensions' getters read (`pi.getAllTools()`'s annotations, namespaces
+        // and order), whose answers the recording holds, and the deferred tools' declarations,
+        // which only a `tool_search` call reads (the extensions' getters aside).
+        ("cassette", p)
+            if p.starts_with("config/toolLoadout/registrationOrder/")
+                || p.starts_with("config/customTools/N/annotations/")
+                || p.starts_with("config/customTools/N/namespace/") =>
+        {
+            true
+        }
+        ("cassette", p)
+            if p.starts_with("config/toolLoadout/deferredTools/N/namespace/")
+                || p.starts_with("config/toolLoadout/deferredTools/N/tool/namespace/")
+                || [
+                    "config/toolLoadout/deferredTools/N/tool/label",
+                    "config/toolLoadout/deferredTools/N/tool/description",
+                    "config/toolLoadout/deferredTools/N/tool/promptSnippet",
+                ]
+                .contains(&p) =>
+        {
+            !change.run.tool_searched
+        }
         ("answer", p) if p.starts_with("input/outcome/actions/N/tools/N/") => {
             p.ends_with("/label") || !declared(change)
         }
