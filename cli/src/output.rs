@@ -29,6 +29,9 @@ pub struct Stdout {
     redact: Option<Recorder>,
     /// Lines written while held (see [`Stdout::hold`]).
     held: Option<Vec<Vec<u8>>>,
+    /// What the run says on stderr is dropped: a check's or chaos run's replay, whose output
+    /// goes nowhere either (see [`Stdout::say`]).
+    quiet: bool,
 }
 
 impl std::fmt::Debug for Stdout {
@@ -69,6 +72,7 @@ impl Stdout {
     pub fn discarded_without_updates() -> Self {
         Stdout {
             events: Some(Digested::without_updates()),
+            quiet: true,
             ..Stdout::to(Box::new(std::io::sink()), Some(Digested::without_updates()))
         }
     }
@@ -79,10 +83,20 @@ impl Stdout {
         digested.chosen(self.redact.as_ref())
     }
 
+    /// Says `text` on stderr as a line, after what stdout already holds; nothing when this
+    /// output goes nowhere (a checked replay says only its verdict).
+    pub fn say(&mut self, text: impl std::fmt::Display) {
+        self.flush();
+        if !self.quiet {
+            let _ = writeln!(std::io::stderr(), "{text}");
+        }
+    }
+
     /// Output that goes nowhere but into the digest (checking a replay).
     pub fn discarded() -> Self {
         Stdout {
             events: Some(Digested::new()),
+            quiet: true,
             ..Stdout::to(Box::new(std::io::sink()), Some(Digested::new()))
         }
     }
@@ -99,6 +113,7 @@ impl Stdout {
             line: Vec::new(),
             redact: None,
             held: None,
+            quiet: false,
         }
     }
 
@@ -112,6 +127,7 @@ impl Stdout {
             line: Vec::new(),
             redact: None,
             held: None,
+            quiet: false,
         }
     }
 
@@ -128,6 +144,7 @@ impl Stdout {
             line: Vec::new(),
             redact: None,
             held: None,
+            quiet: false,
         }
     }
 

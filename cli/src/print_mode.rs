@@ -7,7 +7,6 @@
 //! compares them).
 
 use std::collections::VecDeque;
-use std::io::Write;
 
 use pi_cassettes::Divergence;
 use pi_core::agent::hooks::{CommandAnswer, CommandAsk, HookEvent};
@@ -159,8 +158,7 @@ pub async fn run_part<I: Leaves>(
                 if let Some(error) = refused_prompt(&driven.replies) {
                     // Pi's print mode fails here and disposes the session: the run the prompt
                     // met is aborted unprinted (its subscription is gone), then shut down.
-                    out.flush();
-                    let _ = writeln!(std::io::stderr(), "{error}");
+                    out.say(error);
                     stop(session, &mut |_: &Event| {}).await;
                     shut_down(session, mode, out, &mut signals).await;
                     out.flush();
@@ -206,8 +204,7 @@ async fn shut_down<I: Interpreter + Send>(
     tokio::select! {
         told = session.run_to_end(SessionInput::Shutdown, &mut print) => {
             if let Err(error) = told {
-                out.flush();
-                eprintln!("{error}");
+                out.say(error);
             }
         }
         _ = signals.received() => {}
@@ -375,8 +372,7 @@ impl<I: Leaves> Replacer for PrintReplacing<'_, I> {
     }
 
     fn say(&mut self, error: &dyn std::fmt::Display) {
-        self.out.flush();
-        eprintln!("{error}");
+        self.out.say(error);
     }
 }
 
@@ -384,8 +380,7 @@ impl<I: Leaves> Replacer for PrintReplacing<'_, I> {
 /// stale from then on); a host that fails to is said on stderr, the session going on.
 fn reload_extensions(host: Option<&ExtensionHost>, out: &mut Stdout) {
     if let Some(Err(error)) = host.map(ExtensionHost::reload) {
-        out.flush();
-        eprintln!("{error}");
+        out.say(error);
     }
 }
 
@@ -403,8 +398,7 @@ fn report_command_errors(replies: &[Reply], out: &mut Stdout) {
 /// Pi 1.5.2's print mode's line on stderr for an error an extension's handler threw, after
 /// what stdout already holds.
 fn report_extension_error(out: &mut Stdout, extension: &str, error: &str) {
-    out.flush();
-    let _ = writeln!(std::io::stderr(), "Extension error ({extension}): {error}");
+    out.say(format_args!("Extension error ({extension}): {error}"));
 }
 
 /// What Pi 1.5's print mode says on stderr when the last answer was cut at the output limit.
@@ -427,7 +421,7 @@ fn print_last_answer<I: Interpreter>(session: &AgentSession<I>, out: &mut Stdout
             .clone()
             .filter(|m| !m.is_empty())
             .unwrap_or_else(|| format!("Request {reason}"));
-        let _ = writeln!(std::io::stderr(), "{message}");
+        out.say(message);
         return 1;
     }
     for block in &last.content {
@@ -436,8 +430,7 @@ fn print_last_answer<I: Interpreter>(session: &AgentSession<I>, out: &mut Stdout
         }
     }
     if last.stop_reason == StopReason::Length {
-        out.flush();
-        let _ = writeln!(std::io::stderr(), "{TRUNCATED}");
+        out.say(TRUNCATED);
         return 1;
     }
     0
