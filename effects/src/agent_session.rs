@@ -448,10 +448,18 @@ impl SessionOptions {
         let search = (self.tool_search.is_some() && !search_active).then(tool_search_definition);
         let inactive_tools: Vec<CustomToolDefinition> =
             inactive_custom.into_iter().chain(search).collect();
+        // A deferred tool activated later lists its snippet and rules too (an MCP server's
+        // have none).
+        let deferred_listed: Vec<CustomToolDefinition> = deferred
+            .iter()
+            .map(|t| t.tool.clone())
+            .filter(|t| t.normalized_snippet().is_some() || !t.normalized_guidelines().is_empty())
+            .collect();
         let mut prompt = inputs
             .clone()
             .with_builtin_tools(&inactive)
-            .with_custom_tools(&inactive_tools);
+            .with_custom_tools(&inactive_tools)
+            .with_custom_tools(&deferred_listed);
         prompt.selected_tools = inputs.selected_tools.clone();
         ToolLoadout {
             inactive_builtins: inactive.iter().map(|n| (*n).to_owned()).collect(),
