@@ -26,6 +26,7 @@ mod print_mode;
 mod printable;
 mod prompt_files;
 mod proxy_cmd;
+mod reload;
 mod replacement;
 mod replay_cmd;
 mod request_options;

@@ -443,7 +443,7 @@ fn a_commands_reload_is_left_to_the_front_end_and_the_reload_tells_the_start_aga
         (carried.name.as_str(), carried.run, &carried.ask),
         ("back", 4, &CommandAsk::Reload)
     );
-    let step = s.step(12, SessionInput::Reloaded).unwrap();
+    let step = s.step(12, SessionInput::Reloaded(None)).unwrap();
     let told = hooks(&step);
     assert!(
         matches!(&told[..], [(_, HookPayload::SessionStart { reason, previous_session_file: None })] if reason == "reload"),

@@ -79,6 +79,10 @@ struct RunFacts {
     payload_hooked: bool,
     /// Every line RPC mode read.
     stdin: String,
+    /// The text of the request lines before the first reload that said what it registered
+    /// (every request's when none did): a tool of the first load the reload registered again
+    /// was declared by these alone.
+    requests_before_reload: Option<String>,
     /// The decisions of commands that asked for a replacement the `session_before_*` handlers
     /// then cancelled (the ask replaced nothing).
     cancelled_asks: Vec<Value>,
@@ -126,6 +130,10 @@ impl RunFacts {
                 .filter_map(|line| line["line"].as_str())
                 .collect(),
             cancelled_asks,
+            requests_before_reload: lines
+                .iter()
+                .position(|line| line["input"]["loaded"].is_object())
+                .map(|at| requests(&lines[..at])),
         }
     }
 }
@@ -158,6 +166,11 @@ fn may_reproduce(change: &Change) -> bool {
         // request, event or entry holds it).
         ("cassette", p) if p.starts_with("config/contextTools/") => true,
         ("cassette", "config/customTools/N/label") => true,
+        // A tool of the first load that a reload registered again before any request declared
+        // it: the reload's declaration is the one sent.
+        ("cassette", p) if p.starts_with("config/customTools/N/") => {
+            reloaded_before_declared(change)
+        }
         ("answer", p) if p.starts_with("input/outcome/actions/N/tools/N/") => {
             p.ends_with("/label") || !declared(change)
         }
@@ -211,6 +224,10 @@ fn may_reproduce(change: &Change) -> bool {
                     .as_str()
                     .is_some_and(|l| l.contains(r#""type": "extension_ui_response""#))
         }
+        // What a reload's new load registered: a tool's label (as above), and its commands,
+        // which no prompt after the reload invokes in these runs.
+        ("outside", "input/loaded/tools/N/label") => true,
+        ("outside", p) if p.starts_with("input/loaded/commands/") => true,
         // The commands a session lists, read only by RPC `get_commands`.
         ("replaced", p) if p.starts_with("config/resources/commands/") => {
             !change.run.stdin.contains("get_commands")
@@ -269,6 +286,18 @@ fn declared(change: &Change) -> bool {
     let name =
         &actions[action.parse::<usize>().unwrap()]["tools"][tool.parse::<usize>().unwrap()]["name"];
     change.run.requests.contains(&name.to_string())
+}
+
+/// Whether the header's custom tool the changed place is in was registered again by a reload
+/// (which said what it registered) before any request declared it.
+fn reloaded_before_declared(change: &Change) -> bool {
+    let (Some(before), [_, _, tool, ..]) =
+        (&change.run.requests_before_reload, change.at.as_slice())
+    else {
+        return false;
+    };
+    let name = &change.line["config"]["customTools"][tool.parse::<usize>().unwrap()]["name"];
+    !before.contains(&name.to_string())
 }
 
 /// Whether the prompt snippet or guidelines the changed place is in (a tool's name, or its

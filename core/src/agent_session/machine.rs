@@ -380,7 +380,10 @@ impl SessionMachine {
                 });
                 self.discover_resources("startup");
             }
-            SessionInput::Reloaded => {
+            SessionInput::Reloaded(reload) => {
+                if let Some(reload) = reload {
+                    self.apply_reload(*reload);
+                }
                 self.reactivate_registered_tools();
                 self.tell_session(HookPayload::SessionStart {
                     reason: super::contract::RELOAD_REASON.into(),

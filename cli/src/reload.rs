@@ -1,0 +1,50 @@
+//! A command's `ctx.reload()` carried out by the front end, print and RPC mode alike (Pi 1.5.2's
+//! `AgentSession.reload` rebuilding its runtime): once the extensions heard their shutdown, the
+//! extension host loads them again and answers what the new load registered; the session's
+//! interpreter answers the hook points with the new load's handlers and runs its tools, and the
+//! machine's `reloaded` input carries the hook points handled, the tools' declarations and the
+//! commands, so that a recording holds them and a replay (which loads nothing) takes them
+//! from there.
+
+use pi_core::agent_session::{Reload, SessionInput};
+use pi_effects::agent_session::AgentSession;
+use pi_effects::custom_tool::ToolRegistry;
+use pi_effects::driver::Interpreter;
+use pi_effects::extension::sidecar::{command_names, register_tools, HostError, Registrations};
+
+use crate::setup::Runtime;
+
+/// Loads the run's extensions again and gives `session`'s interpreter their new handlers
+/// and tools; the input that tells the machine what they registered comes back. Without a
+/// host (a replay) it carries nothing, and the recording's says what the load registered.
+/// A host that failed to load them again is the error (the registrations then stay).
+pub(crate) fn reload<I: Interpreter>(
+    runtime: &Runtime,
+    session: &mut AgentSession<I>,
+) -> Result<(SessionInput, Option<Registrations>), HostError> {
+    let Some(host) = &runtime.extension_host else {
+        return Ok((SessionInput::Reloaded(None), None));
+    };
+    let registrations = host.reload()?;
+    let state = &runtime.extension_state;
+    // The host's extensions of the previous load (all share the run's mirror) give way to the
+    // new load's; the others (the MCP client's) keep their places.
+    let extensions = runtime.extensions.reloaded(
+        |extension| extension.mirror().is_some_and(|mirror| mirror.same(state)),
+        crate::extensions::handlers(&registrations, host, state),
+    );
+    let mut tools = ToolRegistry::new();
+    register_tools(&mut tools, &registrations, host, state);
+    let reload = Reload {
+        handled_hooks: extensions.handled(),
+        tools: registrations.tools.clone(),
+        commands: command_names(&registrations),
+    };
+    session
+        .interpreter_mut()
+        .reload_extensions(extensions, &tools);
+    Ok((
+        SessionInput::Reloaded(Some(Box::new(reload))),
+        Some(registrations),
+    ))
+}

@@ -1,0 +1,175 @@
+//! A command's `ctx.reload()` whose new load registers other things than the first
+//! (conformance case `command_reload_registrations` compares it with Pi's): the first load's
+//! tool and command are gone, the second load's tool is declared (its snippet and guidelines in
+//! the prompt), its command runs and its new handlers (`session_start`, `tool_result`) are
+//! heard. The `reloaded` input records what the load registered, so the run replays with no
+//! Node; a registration changed in that line is a divergence.
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, MockLlm};
+use crate::support::{
+    assert_replays_without_node, json_lines, node_path, replay_without_node, send, spawn_rpc,
+    with_host,
+};
+
+/// The conformance case's extension.
+fn extension() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_registrations/extension.ts")
+}
+
+/// The model calls the second load's tool, then answers.
+fn script() -> Value {
+    json!([
+        {"tool_calls": [{"name": "second_probe", "arguments": "{\"what\":\"it\"}"}]},
+        {"text": ["Probed."]}
+    ])
+}
+
+/// The recorded `reloaded` input's `loaded`.
+fn recorded_load(cassette: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(cassette).unwrap();
+    let line = json_lines(&text)
+        .into_iter()
+        .find(|l| l["input"]["kind"] == "reloaded")
+        .expect("a reloaded input");
+    line["input"]["loaded"].clone()
+}
+
+/// A copy of `cassette` beside it whose `reloaded` line `change` changed.
+fn tampered(cassette: &std::path::Path, change: impl Fn(&mut Value)) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(cassette).unwrap();
+    let mut out = String::new();
+    for mut line in json_lines(&text) {
+        if line["input"]["kind"] == "reloaded" {
+            change(&mut line["input"]["loaded"]);
+        }
+        out.push_str(&serde_json::to_string(&line).unwrap());
+        out.push('\n');
+    }
+    let copy = cassette.with_extension("tampered.jsonl");
+    std::fs::write(&copy, out).unwrap();
+    copy
+}
+
+#[test]
+fn a_reloads_new_registrations_take_effect_in_print_mode_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&script());
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-registrations.jsonl");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension().to_str().unwrap()]);
+    command.args(["-p", "/reload-it", "/second-only", "Probe it"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [
+            ["read", "bash", "edit", "write", "second_probe"],
+            ["read", "bash", "edit", "write", "second_probe"]
+        ]
+    );
+    let system = mock.requests()[0]["messages"][0]["content"].to_string();
+    assert!(system.contains("Probe the second load"), "{system}");
+    assert!(
+        system.contains("Call second_probe when asked to probe."),
+        "{system}"
+    );
+    assert!(!system.contains("Probe the first load"), "{system}");
+    let lines = json_lines(&recorded);
+    let customs: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "entry_appended")
+        .map(|l| &l["entry"]["customType"])
+        .collect();
+    assert_eq!(customs, ["second-start", "second-only"], "{recorded}");
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end")
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert_eq!(
+        result["result"]["content"],
+        json!([
+            {"type": "text", "text": "second load probed it"},
+            {"type": "text", "text": " (seen by load 2)"}
+        ])
+    );
+    let loaded = recorded_load(&cassette);
+    assert_eq!(loaded["tools"][0]["name"], "second_probe", "{loaded}");
+    assert_eq!(loaded["commands"], json!(["second-only", "reload-it"]));
+    let hooks = loaded["handledHooks"].to_string();
+    assert!(
+        hooks.contains("tool_result") && !hooks.contains("turn_end"),
+        "{hooks}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    // What the load registered is read from the recording: changed, the replay diverges.
+    let described = tampered(&cassette, |loaded| {
+        loaded["tools"][0]["description"] = json!("Another tool");
+    });
+    let (code, _, said) = replay_without_node(&env, &described);
+    assert_ne!(code, 0, "a changed tool replayed: {said}");
+    let unheard = tampered(&cassette, |loaded| {
+        let hooks = loaded["handledHooks"].as_array_mut().unwrap();
+        hooks.retain(|h| h != "tool_result");
+    });
+    let (code, _, said) = replay_without_node(&env, &unheard);
+    assert_ne!(code, 0, "a handler dropped replayed: {said}");
+}
+
+#[test]
+fn a_reloads_new_registrations_take_effect_in_rpc_mode_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&script());
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-registrations-rpc.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension().to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    // The commands listed after the reload are compared with Pi's by the conformance case (a
+    // replay lists no extension's commands: `get_commands` is left out here).
+    let mut next = vec![
+        json!({"id": "o1", "type": "prompt", "message": "/second-only"}),
+        json!({"id": "p1", "type": "prompt", "message": "Probe it"}),
+    ]
+    .into_iter();
+    send(
+        &mut stdin,
+        json!({"id": "r1", "type": "prompt", "message": "/reload-it"}),
+    );
+    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let answered = (event["type"] == "response" && event["id"] != "p1")
+            || event["type"] == "agent_settled";
+        if answered {
+            match next.next() {
+                Some(command) => send(&mut stdin, command),
+                None => drop(stdin.take()),
+            }
+        }
+        seen.push(event);
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert!(
+        seen.iter()
+            .any(|e| e["message"] == "second-only ran (load 2)"),
+        "{recorded}"
+    );
+    assert_eq!(
+        mock.declared_tools()[0],
+        ["read", "bash", "edit", "write", "second_probe"]
+    );
+    assert!(recorded.contains("(seen by load 2)"), "{recorded}");
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

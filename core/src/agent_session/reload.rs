@@ -1,0 +1,45 @@
+//! What a reload's new load of the extensions registered (Pi 1.5.2's `AgentSession.reload`
+//! rebuilding its runtime: `_buildRuntime` with `includeAllExtensionTools`), applied to the
+//! session when [`SessionInput::Reloaded`](super::SessionInput::Reloaded) comes: the hook points
+//! it waits at, the extensions' tools in its registry and the prompt's inputs, and the commands
+//! a prompt invokes. The front end that loaded the extensions again says what they registered;
+//! a recording keeps it with the input, so a replay applies the same with no extension loaded.
+//! Without it (a recording made before reloads said it) the registrations stay as at the start.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::hooks::HandledHooks;
+use crate::tools::custom::CustomToolDefinition;
+
+use super::machine::SessionMachine;
+
+/// What the extensions registered when a reload loaded them again.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Reload {
+    /// The hook points some extension handles now (the extensions of other origins, such as
+    /// the MCP client's, included): where the machine waits from here on.
+    #[serde(default, skip_serializing_if = "HandledHooks::is_empty")]
+    pub handled_hooks: HandledHooks,
+    /// The tools the new load registered, in registration order: they replace those the
+    /// previous load registered (the tools that read the session through their context).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<CustomToolDefinition>,
+    /// The names a prompt invokes the new load's commands with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+}
+
+impl SessionMachine {
+    /// Takes what a reload's new load registered: the hook points handled, the commands, and
+    /// the extensions' tools in place of the previous load's (a tool no longer registered is
+    /// no longer declared; one a built-in's name is that built-in again), before the tools
+    /// are activated again ([`SessionMachine::reactivate_registered_tools`]).
+    pub(super) fn apply_reload(&mut self, reload: Reload) {
+        self.agent.set_handled_hooks(reload.handled_hooks);
+        self.resources.commands = reload.commands;
+        let previous = std::mem::take(&mut self.context_tools);
+        self.replace_extension_tools(&previous, &reload.tools);
+        self.context_tools = reload.tools.iter().map(|t| t.name.clone()).collect();
+    }
+}
