@@ -2,8 +2,8 @@
 //! `AgentSession.reload` rebuilding its runtime): once the extensions heard their shutdown, the
 //! extension host loads them again and answers what the new load registered; the session's
 //! interpreter answers the hook points with the new load's handlers and runs its tools, and the
-//! machine's `reloaded` input carries the hook points handled, the tools' declarations and the
-//! commands, so that a recording holds them and a replay (which loads nothing) takes them
+//! machine's `reloaded` input carries the hook points handled, the tools' declarations, the
+//! commands and the context files read again, so that a recording holds them and a replay (which loads nothing) takes them
 //! from there.
 
 use pi_core::agent_session::{Reload, SessionInput};
@@ -11,6 +11,7 @@ use pi_effects::agent_session::AgentSession;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::driver::Interpreter;
 use pi_effects::extension::sidecar::{command_names, register_tools, HostError, Registrations};
+use pi_effects::run_config::load_context_files;
 
 use crate::setup::Runtime;
 
@@ -39,6 +40,10 @@ pub(crate) fn reload<I: Interpreter>(
         handled_hooks: extensions.handled(),
         tools: registrations.tools.clone(),
         commands: command_names(&registrations),
+        // Pi's resource loader reads them again (the flag that turned them off still does).
+        context_files: runtime
+            .context_files
+            .then(|| load_context_files(&runtime.agent_dir, &runtime.cwd)),
     };
     session
         .interpreter_mut()

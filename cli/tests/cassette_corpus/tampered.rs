@@ -29,14 +29,15 @@ const CHANGED: [&str; 4] = [
 ];
 
 /// The extension corpus's cassettes changed: a registered tool's actions, RPC dialogs, a
-/// command's replacement and its reload, MCP servers registered later, provider hooks and
+/// command's replacement and its reload (the context files read again), MCP servers registered later, provider hooks and
 /// `user_bash` handlers (the other runs of these cases repeat their kinds of line).
-const EXTENSION_CHANGED: [&str; 8] = [
+const EXTENSION_CHANGED: [&str; 9] = [
     "tool_context.1.jsonl",
     "confirm_gate.1.jsonl",
     "command_new_session.1.jsonl",
     "command_reload.1.jsonl",
     "command_reload.2.jsonl",
+    "command_reload_context.2.jsonl",
     "mcp_register_later.2.jsonl",
     "provider_hooks.1.jsonl",
     "user_bash.1.jsonl",
@@ -83,6 +84,8 @@ struct RunFacts {
     /// (every request's when none did): a tool of the first load the reload registered again
     /// was declared by these alone.
     requests_before_reload: Option<String>,
+    /// Some extension handles `session_shutdown` (the header's handled hook points).
+    hears_shutdown: bool,
     /// The decisions of commands that asked for a replacement the `session_before_*` handlers
     /// then cancelled (the ask replaced nothing).
     cancelled_asks: Vec<Value>,
@@ -134,6 +137,9 @@ impl RunFacts {
                 .iter()
                 .position(|line| line["input"]["loaded"].is_object())
                 .map(|at| requests(&lines[..at])),
+            hears_shutdown: lines[0]["config"]["handledHooks"]
+                .as_array()
+                .is_some_and(|hooks| hooks.iter().any(|h| h == "session_shutdown")),
         }
     }
 }
@@ -223,6 +229,11 @@ fn may_reproduce(change: &Change) -> bool {
                 || change.line["line"]
                     .as_str()
                     .is_some_and(|l| l.contains(r#""type": "extension_ui_response""#))
+        }
+        // A session's end (a reload's) told where no extension handles `session_shutdown`:
+        // nothing hears it.
+        ("outside", "" | "input/reason") if change.line["input"]["kind"] == "leave" => {
+            !change.run.hears_shutdown
         }
         // What a reload's new load registered: a tool's label (as above), and its commands,
         // which no prompt after the reload invokes in these runs.

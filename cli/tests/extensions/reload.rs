@@ -173,3 +173,41 @@ fn a_reloads_new_registrations_take_effect_in_rpc_mode_and_replay_without_node()
     assert!(recorded.contains("(seen by load 2)"), "{recorded}");
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A reload reads the context files again (conformance case `command_reload_context`): the
+/// request after it holds the line the command added to AGENTS.md, the one before it did not.
+/// The `reloaded` input holds the files as read, so a replay reads none: it reproduces with the
+/// file changed since.
+#[test]
+fn a_reload_reads_the_context_files_again_and_the_replay_reads_them_from_the_recording() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Done."]}]));
+    let env = Env::new(&mock);
+    let agents = env.cwd().join("AGENTS.md");
+    std::fs::write(&agents, "First rules: be brief.\n").unwrap();
+    let cassette = env.path("reload-context.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_context/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/rewrite", "Again"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let prompts: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r["messages"][0]["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts[0].contains("First rules") && !prompts[0].contains("More rules"));
+    assert!(prompts[1].contains("First rules: be brief.\nMore rules: answer in one word."));
+    let loaded = recorded_load(&cassette);
+    assert!(
+        loaded["contextFiles"].to_string().contains("More rules"),
+        "{loaded}"
+    );
+    std::fs::write(&agents, "Other rules since.\n").unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -118,6 +118,14 @@ impl SessionMachine {
         }
     }
 
+    /// Replaces the context files the prompt's inputs hold (a reload read them again); nothing
+    /// without a registry (nothing rebuilds the prompt then).
+    pub(super) fn set_prompt_context_files(&mut self, files: Vec<(String, String)>) {
+        if let Some(registry) = &mut self.registry {
+            registry.loadout.prompt.context_files = files;
+        }
+    }
+
     /// Keeps `loadout`, with the declarations of the tools active now, so that
     /// `pi.setActiveTools` can change them; without it the action changes nothing.
     pub fn set_tool_loadout(&mut self, loadout: Option<ToolLoadout>) {

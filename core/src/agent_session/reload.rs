@@ -1,8 +1,8 @@
 //! What a reload's new load of the extensions registered (Pi 1.5.2's `AgentSession.reload`
 //! rebuilding its runtime: `_buildRuntime` with `includeAllExtensionTools`), applied to the
 //! session when [`SessionInput::Reloaded`](super::SessionInput::Reloaded) comes: the hook points
-//! it waits at, the extensions' tools in its registry and the prompt's inputs, and the commands
-//! a prompt invokes. The front end that loaded the extensions again says what they registered;
+//! it waits at, the extensions' tools in its registry and the prompt's inputs, the commands
+//! a prompt invokes, and the context files read again. The front end that loaded the extensions again says what they registered;
 //! a recording keeps it with the input, so a replay applies the same with no extension loaded.
 //! Without it (a recording made before reloads said it) the registrations stay as at the start.
 
@@ -28,11 +28,15 @@ pub struct Reload {
     /// The names a prompt invokes the new load's commands with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// The context files (path, content) as the reload read them again (Pi's resource loader
+    /// reloads them): the prompt is built with them from then on. `None`: those it had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_files: Option<Vec<(String, String)>>,
 }
 
 impl SessionMachine {
-    /// Takes what a reload's new load registered: the hook points handled, the commands, and
-    /// the extensions' tools in place of the previous load's (a tool no longer registered is
+    /// Takes what a reload's new load registered: the hook points handled, the commands, the
+    /// context files read again, and the extensions' tools in place of the previous load's (a tool no longer registered is
     /// no longer declared; one a built-in's name is that built-in again), before the tools
     /// are activated again ([`SessionMachine::reactivate_registered_tools`]).
     pub(super) fn apply_reload(&mut self, reload: Reload) {
@@ -41,5 +45,8 @@ impl SessionMachine {
         let previous = std::mem::take(&mut self.context_tools);
         self.replace_extension_tools(&previous, &reload.tools);
         self.context_tools = reload.tools.iter().map(|t| t.name.clone()).collect();
+        if let Some(files) = reload.context_files {
+            self.set_prompt_context_files(files);
+        }
     }
 }
