@@ -63,6 +63,19 @@ fn from_resolved(command: &mut Value, sources: &[pi_effects::packages::Resource]
     }
 }
 
+/// The MCP servers `registrations` hold, as the MCP client takes them.
+pub(crate) fn registered_servers(registrations: &Registrations) -> Vec<pi_mcp::Registered> {
+    registrations
+        .mcp_servers
+        .iter()
+        .map(|server| pi_mcp::Registered {
+            name: server.name.clone(),
+            config: server.config.clone(),
+            extension_path: server.extension_path.clone(),
+        })
+        .collect()
+}
+
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(
@@ -101,15 +114,7 @@ impl Runtime {
         match started {
             Ok((host, registrations)) => {
                 self.register_providers(&registrations, &host);
-                self.mcp_registered = registrations
-                    .mcp_servers
-                    .iter()
-                    .map(|server| pi_mcp::Registered {
-                        name: server.name.clone(),
-                        config: server.config.clone(),
-                        extension_path: server.extension_path.clone(),
-                    })
-                    .collect();
+                self.mcp_registered = registered_servers(&registrations);
                 self.diagnostics.extend(
                     flag_errors(&registrations.flags, flags)
                         .into_iter()

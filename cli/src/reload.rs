@@ -6,7 +6,7 @@
 //! commands and the context files read again, so that a recording holds them and a replay (which loads nothing) takes them
 //! from there.
 
-use pi_core::agent_session::{Reload, SessionInput};
+use pi_core::agent_session::{Reload, SessionInput, StartError};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::driver::Interpreter;
@@ -44,6 +44,7 @@ pub(crate) fn reload<I: Interpreter>(
         context_files: runtime
             .context_files
             .then(|| load_context_files(&runtime.agent_dir, &runtime.cwd)),
+        start_errors: unconnected(runtime, &registrations),
     };
     session
         .interpreter_mut()
@@ -52,4 +53,14 @@ pub(crate) fn reload<I: Interpreter>(
         SessionInput::Reloaded(Some(Box::new(reload))),
         Some(registrations),
     ))
+}
+
+/// The MCP servers the new load registered that nothing connects, reported again after the
+/// reload's start as Pi's new runner reports them: with `--no-mcp` (where the run's start
+/// reported those of the first load, and no handler of the built-in MCP extension follows them).
+fn unconnected(runtime: &Runtime, registrations: &Registrations) -> Vec<StartError> {
+    if !runtime.mcp_off {
+        return Vec::new();
+    }
+    crate::mcp::unconnected(&crate::extensions::registered_servers(registrations))
 }

@@ -236,6 +236,7 @@ impl Runtime {
             mcp_registered: Vec::new(),
             mcp_later: None,
             start_errors: Vec::new(),
+            mcp_off: false,
             mcp_activates_tool_search: false,
             cache_warming: None,
         })
@@ -300,6 +301,7 @@ impl Runtime {
             mcp_registered: Vec::new(),
             mcp_later: None,
             start_errors: Vec::new(),
+            mcp_off: false,
             mcp_activates_tool_search: false,
             cache_warming: None,
         }

@@ -211,3 +211,32 @@ fn a_reload_reads_the_context_files_again_and_the_replay_reads_them_from_the_rec
     std::fs::write(&agents, "Other rules since.\n").unwrap();
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// With `--no-mcp`, the MCP server an extension registers is reported after the start and
+/// again after a reload, whose load registers it again (conformance case
+/// `command_reload_mcp_unconnected`); the report comes with the `reloaded` input, so a replay
+/// with no Node says it twice too.
+#[test]
+fn a_reload_reports_again_the_registered_mcp_server_nothing_connects() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-unconnected.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_mcp_unconnected/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model", "--no-mcp"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "/reload-it", "Hi"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let reported = |said: &str| said.matches("MCP server \"unused\" is registered").count();
+    assert_eq!(reported(&stderr), 2, "{stderr}");
+    let loaded = recorded_load(&cassette);
+    assert_eq!(loaded["startErrors"][0]["event"], "register_mcp_server");
+    let (code, _, replayed) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{replayed}");
+    assert_eq!(reported(&replayed), 2, "{replayed}");
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -389,6 +389,7 @@ impl SessionMachine {
                     reason: super::contract::RELOAD_REASON.into(),
                     previous_session_file: None,
                 });
+                self.start_errors_after_start();
                 self.discover_resources(super::contract::RELOAD_REASON);
             }
         }

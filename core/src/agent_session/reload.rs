@@ -2,7 +2,7 @@
 //! rebuilding its runtime: `_buildRuntime` with `includeAllExtensionTools`), applied to the
 //! session when [`SessionInput::Reloaded`](super::SessionInput::Reloaded) comes: the hook points
 //! it waits at, the extensions' tools in its registry and the prompt's inputs, the commands
-//! a prompt invokes, and the context files read again. The front end that loaded the extensions again says what they registered;
+//! a prompt invokes, the context files read again, and the errors reported after its start. The front end that loaded the extensions again says what they registered;
 //! a recording keeps it with the input, so a replay applies the same with no extension loaded.
 //! Without it (a recording made before reloads said it) the registrations stay as at the start.
 
@@ -32,6 +32,11 @@ pub struct Reload {
     /// reloads them): the prompt is built with them from then on. `None`: those it had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_files: Option<Vec<(String, String)>>,
+    /// The errors reported after the reload's `session_start`, which no handler threw: Pi's
+    /// new runner reports again each MCP server the new load registered that nothing
+    /// connects (`--no-mcp`), as the session's start did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_errors: Vec<super::StartError>,
 }
 
 impl SessionMachine {
@@ -48,5 +53,6 @@ impl SessionMachine {
         if let Some(files) = reload.context_files {
             self.set_prompt_context_files(files);
         }
+        self.start_errors = reload.start_errors;
     }
 }
