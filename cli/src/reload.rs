@@ -3,7 +3,7 @@
 //! extension host loads them again and answers what the new load registered; the session's
 //! interpreter answers the hook points with the new load's handlers and runs its tools, and the
 //! machine's `reloaded` input carries the hook points handled, the tools' declarations, the
-//! commands and the context files read again, so that a recording holds them and a replay (which loads nothing) takes them
+//! commands, and the context files and the settings' queue modes read again, so that a recording holds them and a replay (which loads nothing) takes them
 //! from there.
 
 use pi_core::agent_session::{Reload, SessionInput, StartError};
@@ -13,6 +13,7 @@ use pi_effects::driver::Interpreter;
 use pi_effects::extension::sidecar::{command_names, register_tools, HostError, Registrations};
 use pi_effects::run_config::load_context_files;
 
+use crate::settings::Settings;
 use crate::setup::Runtime;
 
 /// Loads the run's extensions again and gives `session`'s interpreter their new handlers
@@ -27,6 +28,7 @@ pub(crate) fn reload<I: Interpreter>(
         return Ok((SessionInput::Reloaded(None), None));
     };
     let registrations = host.reload()?;
+    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
     let state = &runtime.extension_state;
     // The host's extensions of the previous load (all share the run's mirror) give way to the
     // new load's; the others (the MCP client's) keep their places.
@@ -45,6 +47,9 @@ pub(crate) fn reload<I: Interpreter>(
             .context_files
             .then(|| load_context_files(&runtime.agent_dir, &runtime.cwd)),
         start_errors: unconnected(runtime, &registrations),
+        // Pi reads the settings again and takes the queue modes from them.
+        steering_mode: Some(settings.steering_mode()),
+        follow_up_mode: Some(settings.follow_up_mode()),
     };
     session
         .interpreter_mut()

@@ -240,3 +240,46 @@ fn a_reload_reports_again_the_registered_mcp_server_nothing_connects() {
     assert_eq!(reported(&replayed), 2, "{replayed}");
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A reload reads the settings again and takes the queue modes from them (conformance case
+/// `command_reload_settings`): RPC `get_state` says the file's modes afterwards, and so does
+/// the replay with no Node, the modes coming with the recorded `reloaded` input.
+#[test]
+fn a_reload_takes_the_queue_modes_of_the_settings_read_again() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-settings.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_settings/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "r1", "type": "prompt", "message": "/reload-it"}),
+    );
+    let (mut recorded, mut modes) = (String::new(), Vec::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["id"] == "r1" {
+            send(&mut stdin, json!({"id": "s1", "type": "get_state"}));
+        } else if event["id"] == "s1" {
+            let state = &event["data"];
+            modes.push(state["steeringMode"].clone());
+            modes.push(state["followUpMode"].clone());
+            drop(stdin.take());
+        }
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert_eq!(modes, ["all", "all"], "{recorded}");
+    let loaded = recorded_load(&cassette);
+    assert_eq!(loaded["steeringMode"], "all", "{loaded}");
+    std::fs::remove_file(env.path("agent").join("settings.json")).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

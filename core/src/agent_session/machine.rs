@@ -382,7 +382,7 @@ impl SessionMachine {
             }
             SessionInput::Reloaded(reload) => {
                 if let Some(reload) = reload {
-                    self.apply_reload(*reload);
+                    self.apply_reload(*reload)?;
                 }
                 self.reactivate_registered_tools();
                 self.tell_session(HookPayload::SessionStart {
