@@ -4,9 +4,9 @@
 # scripted mock over real HTTP on 127.0.0.1), each recorded by this build's `pi --record` as
 # `<case>.<run>.jsonl`. Between them they hold every kind of line an extension puts in a
 # cassette: hook points and their decisions, a registered tool's actions, RPC dialogs and
-# notices, a command that replaces the session or reloads the extensions, MCP servers
-# registered later and their tools, provider hooks, `user_bash` handlers, tools of every
-# exposure.
+# notices, a command that replaces the session or reloads the extensions (and the context
+# files), MCP servers registered later and their tools, provider hooks, `user_bash` handlers,
+# tools of every exposure.
 # A replay needs neither Node nor the extensions; recording needs both:
 #
 #   PI_EXTENSION_HOST_PI_DIR=<a Pi 1.5.2 install> scripts/record-extension-corpus.sh [CASE...]
@@ -18,8 +18,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 corpus="$root/cassettes/corpus-extensions"
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
-  cases=(tool_context confirm_gate command_new_session command_reload mcp_register_later
-    input_transform provider_hooks user_bash tool_exposures)
+  cases=(tool_context confirm_gate command_new_session command_reload command_reload_context
+    mcp_register_later input_transform provider_hooks user_bash tool_exposures)
 fi
 cargo build --release --quiet --bin pi --manifest-path "$root/Cargo.toml"
 pi="$root/target/release/pi"

@@ -70,16 +70,17 @@ export async function init(request) {
   };
   const result = await load();
   // A replaced session loads the extensions again, as Pi's runtime builds a new one (their
-  // factories run again; their modules, already imported, keep their state).
+  // factories run again; their modules, already imported, keep their state), and so does a
+  // command's `ctx.reload()`: what the new load registered is answered as `init` answers it.
   loaded.reload = async () => {
     // The replaced session's contexts are stale, as Pi invalidates a disposed session's runner:
     // a command's handler still holding one throws Pi's message when it uses it.
     for (const runner of loaded.runners.values()) runner.invalidate();
     const again = await load();
-    setFlagValues(again, flagList(again), request.flagValues ?? {});
+    // The providers stay those registered at the start.
     again.runtime.pendingProviderRegistrations = [];
     again.runtime.pendingNativeProviderRegistrations = [];
-    return null;
+    return registrations(again, request.flagValues);
   };
   catalog.models = request.models ?? [];
   catalog.authProviders = new Set(request.authProviders ?? []);

@@ -679,7 +679,13 @@ pub enum RecordedInput {
     },
     /// The extensions were loaded again (a command's `ctx.reload()`): the registered tools
     /// active again, `session_start` and `resources_discover` heard with reason `reload`.
-    Reloaded,
+    /// `loaded` is what the new load registered (`handledHooks`, `tools`, `commands`), which
+    /// takes the place of what the previous one registered; absent (a cassette recorded before
+    /// reloads said it), the registrations stay as they were.
+    Reloaded {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loaded: Option<Value>,
+    },
     /// The session replaced the one in `previous_session_file`: the extensions heard
     /// `session_start` with `reason`.
     Replaced {

@@ -269,7 +269,9 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
         },
-        SessionInput::Reloaded => RecordedInput::Reloaded,
+        SessionInput::Reloaded(loaded) => RecordedInput::Reloaded {
+            loaded: loaded.as_deref().map(to_json),
+        },
         SessionInput::ResumeCommand { name, run, answer } => RecordedInput::ResumeCommand {
             name: name.clone(),
             run: *run,
@@ -441,7 +443,10 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
         },
-        RecordedInput::Reloaded => SessionInput::Reloaded,
+        RecordedInput::Reloaded { loaded } => SessionInput::Reloaded(match loaded {
+            Some(loaded) => Some(Box::new(from_json(loaded, "input.loaded")?)),
+            None => None,
+        }),
         RecordedInput::ResumeCommand { name, run, answer } => SessionInput::ResumeCommand {
             name: name.clone(),
             run: *run,

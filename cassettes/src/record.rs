@@ -229,6 +229,14 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
         self.inner.run_user_command(command);
     }
 
+    fn reload_extensions(
+        &mut self,
+        extensions: pi_effects::extension::ExtensionRegistry,
+        tools: &pi_effects::custom_tool::ToolRegistry,
+    ) {
+        self.inner.reload_extensions(extensions, tools);
+    }
+
     fn start(&mut self, effect: Effect) {
         let redacted = redacted_effect(&self.recorder, &effect);
         self.recorder.write(Line::Effect {

@@ -63,6 +63,19 @@ fn from_resolved(command: &mut Value, sources: &[pi_effects::packages::Resource]
     }
 }
 
+/// The MCP servers `registrations` hold, as the MCP client takes them.
+pub(crate) fn registered_servers(registrations: &Registrations) -> Vec<pi_mcp::Registered> {
+    registrations
+        .mcp_servers
+        .iter()
+        .map(|server| pi_mcp::Registered {
+            name: server.name.clone(),
+            config: server.config.clone(),
+            extension_path: server.extension_path.clone(),
+        })
+        .collect()
+}
+
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(
@@ -105,15 +118,7 @@ impl Runtime {
                     .tools
                     .retain(|tool| self.tool_filter.allows(&tool.name));
                 self.register_providers(&registrations, &host);
-                self.mcp_registered = registrations
-                    .mcp_servers
-                    .iter()
-                    .map(|server| pi_mcp::Registered {
-                        name: server.name.clone(),
-                        config: server.config.clone(),
-                        extension_path: server.extension_path.clone(),
-                    })
-                    .collect();
+                self.mcp_registered = registered_servers(&registrations);
                 self.diagnostics.extend(
                     flag_errors(&registrations.flags, flags)
                         .into_iter()
@@ -155,11 +160,7 @@ impl Runtime {
                     &host,
                     &self.extension_state,
                 );
-                self.extension_commands = registrations.commands.clone();
-                for command in &mut self.extension_commands {
-                    from_cli(command, &self.cli_extension_paths);
-                    from_resolved(command, &self.extension_sources);
-                }
+                self.extension_commands = self.listed_commands(&registrations);
                 self.resources.commands = command_names(&registrations);
                 for extension in handlers(&registrations, &host, &self.extension_state) {
                     self.extensions.load(extension);
@@ -181,6 +182,17 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// The commands `registrations` hold as RPC `get_commands` lists them, each with where its
+    /// extension came from.
+    pub(crate) fn listed_commands(&self, registrations: &Registrations) -> Vec<Value> {
+        let mut commands = registrations.commands.clone();
+        for command in &mut commands {
+            from_cli(command, &self.cli_extension_paths);
+            from_resolved(command, &self.extension_sources);
+        }
+        commands
+    }
+
     /// Merges the providers the extensions registered into the model catalog, in registration
     /// order, as Pi 1.5.2's registry takes them before it resolves the model: one it refuses is
     /// Pi's diagnostic naming the extension. The model is then chosen again from the catalog as
@@ -334,7 +346,7 @@ pub fn for_replay(
 
 /// What answers the machine's hook points and command runs: the extensions with handlers, in
 /// load order, then their commands.
-fn handlers(
+pub(crate) fn handlers(
     registrations: &Registrations,
     host: &std::sync::Arc<ExtensionHost>,
     state: &StateMirror,

@@ -26,6 +26,7 @@ mod print_mode;
 mod printable;
 mod prompt_files;
 mod proxy_cmd;
+mod reload;
 mod replacement;
 mod replay_cmd;
 mod request_options;
@@ -285,6 +286,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     if args.no_mcp {
         // Without Pi's MCP extension nothing connects the servers extensions registered.
         runtime.start_errors = mcp::unconnected(&runtime.mcp_registered);
+        runtime.mcp_off = true;
         if let Some(host) = &runtime.extension_host {
             if let Err(error) = host.mcp_unconnected() {
                 eprintln!("{error}");

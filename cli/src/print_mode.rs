@@ -15,7 +15,6 @@ use pi_core::event::{AgentEvent, Event, SessionEvent};
 use pi_core::message::{AgentMessage, ContentBlock, ImageContent, StopReason};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::driver::{refused_prompt, DriveError, Driven, InterpretError, Interpreter};
-use pi_effects::extension::sidecar::ExtensionHost;
 
 use crate::args::Mode;
 use crate::output::Stdout;
@@ -109,8 +108,13 @@ pub async fn run_part<I: Leaves>(
         }
     }
     let mut signals = Signals::new();
-    while let Some(input) = inputs.pop_front() {
-        let reloaded = input.leaves_for_reload();
+    while let Some(mut input) = inputs.pop_front() {
+        // A command's reload: the extensions, told their shutdown, are loaded again now.
+        if let (SessionInput::Reloaded(None), false, Some(replacing)) =
+            (&input, part.recorded, replacing)
+        {
+            input = reload_extensions(replacing.runtime, session, out);
+        }
         // Pi subscribes its printer once the extensions are bound: what `session_start`'s
         // handlers caused is not printed, but their errors are.
         let binding = !pi_cassettes::printed::prints_events(&input);
@@ -135,10 +139,6 @@ pub async fn run_part<I: Leaves>(
             }
             Ok(driven) => {
                 report_command_errors(&driven.replies, out);
-                if reloaded {
-                    let host = replacing.and_then(|r| r.runtime.extension_host.as_deref());
-                    reload_extensions(host, out);
-                }
                 if let (false, Some(replacing)) = (part.recorded, replacing) {
                     let asked = command_asked(session, &driven.replies, mode, out, replacing);
                     match Box::pin(asked).await? {
@@ -290,7 +290,7 @@ async fn command_asked<I: Leaves>(
     if carried.ask == CommandAsk::Reload {
         return Ok(Asked::Inputs(vec![
             SessionInput::leave_for_reload(),
-            SessionInput::Reloaded,
+            SessionInput::Reloaded(None),
             resume(CommandAnswer::Result(serde_json::Value::Null)),
         ]));
     }
@@ -377,10 +377,20 @@ impl<I: Leaves> Replacer for PrintReplacing<'_, I> {
 }
 
 /// Loads the extensions again once they heard the reload's shutdown (their old contexts are
-/// stale from then on); a host that fails to is said on stderr, the session going on.
-fn reload_extensions(host: Option<&ExtensionHost>, out: &mut Stdout) {
-    if let Some(Err(error)) = host.map(ExtensionHost::reload) {
-        out.say(error);
+/// stale from then on): the input telling the session what they registered
+/// ([`crate::reload`]); a host that fails to is said on stderr, the session going on with the
+/// registrations it had.
+fn reload_extensions<I: Leaves>(
+    runtime: &Runtime,
+    session: &mut AgentSession<I>,
+    out: &mut Stdout,
+) -> SessionInput {
+    match crate::reload::reload(runtime, session) {
+        Ok((input, _)) => input,
+        Err(error) => {
+            out.say(error);
+            SessionInput::Reloaded(None)
+        }
     }
 }
 

@@ -36,6 +36,8 @@ mod provider_hooks;
 mod providers;
 #[path = "extensions/recording.rs"]
 mod recording;
+#[path = "extensions/reload.rs"]
+mod reload;
 #[path = "extensions/rpc.rs"]
 mod rpc;
 #[path = "extensions/signals.rs"]

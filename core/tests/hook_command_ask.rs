@@ -443,7 +443,7 @@ fn a_commands_reload_is_left_to_the_front_end_and_the_reload_tells_the_start_aga
         (carried.name.as_str(), carried.run, &carried.ask),
         ("back", 4, &CommandAsk::Reload)
     );
-    let step = s.step(12, SessionInput::Reloaded).unwrap();
+    let step = s.step(12, SessionInput::Reloaded(None)).unwrap();
     let told = hooks(&step);
     assert!(
         matches!(&told[..], [(_, HookPayload::SessionStart { reason, previous_session_file: None })] if reason == "reload"),
@@ -454,6 +454,54 @@ fn a_commands_reload_is_left_to_the_front_end_and_the_reload_tells_the_start_aga
     assert!(
         matches!(&told[..], [(_, HookPayload::ResourcesDiscover { reason, .. })] if reason == "reload"),
         "{told:?}"
+    );
+}
+
+/// What a reload's new load registered replaces the first load's: the hook points it does not
+/// handle are no longer asked (its `session_start` here), a command it no longer registers is
+/// a prompt for the model, and the one it registers runs.
+#[test]
+fn a_reloads_registrations_take_the_place_of_the_first_loads() {
+    let mut s = session(&[
+        HookEvent::Command,
+        HookEvent::SessionStart,
+        HookEvent::ResourcesDiscover,
+    ]);
+    let step = s.step(10, prompt("/back")).unwrap();
+    let command = hooks(&step)[0].0;
+    s.step(11, decided_as(command, reload(), vec![])).unwrap();
+    let reload = pi_core::agent_session::Reload {
+        handled_hooks: pi_core::agent::hooks::HandledHooks::of([HookEvent::Command]),
+        commands: vec!["other".into()],
+        ..Default::default()
+    };
+    let step = s
+        .step(12, SessionInput::Reloaded(Some(Box::new(reload))))
+        .unwrap();
+    assert!(hooks(&step).is_empty(), "{:?}", hooks(&step));
+    assert!(!s.agent().handled_hooks().contains(HookEvent::SessionStart));
+    let step = s
+        .step(
+            13,
+            SessionInput::ResumeCommand {
+                name: "back".into(),
+                run: 4,
+                answer: CommandAnswer::Result(json!(null)),
+            },
+        )
+        .unwrap();
+    let resumed = hooks(&step)[0].0;
+    let step = s.step(14, done(resumed)).unwrap();
+    assert!(!s.is_busy(), "{:?}", step.replies);
+    let step = s.step(15, prompt("/back")).unwrap();
+    assert_eq!(requests(&step).len(), 1, "no longer a command: the model's");
+    let (call, _) = requests(&step).remove(0);
+    s.step(16, answered(call, "An answer.")).unwrap();
+    let step = s.step(17, prompt("/other")).unwrap();
+    assert!(
+        matches!(&hooks(&step)[..], [(_, HookPayload::Command { .. })]),
+        "{:?}",
+        hooks(&step)
     );
 }
 

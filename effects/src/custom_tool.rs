@@ -220,6 +220,14 @@ impl ToolRegistry {
         }
     }
 
+    /// Adds every tool `other` registered (each replacing one of its name in its place), as
+    /// [`register`](Self::register) adds them one by one.
+    pub fn register_all(&mut self, other: &ToolRegistry) {
+        for tool in &other.tools {
+            self.register(Arc::clone(tool));
+        }
+    }
+
     /// Adds `tool` as a tool of `deferred` exposure in `namespace` (an MCP server's): not
     /// declared at the start, found by `tool_search`, which loads it.
     pub fn register_deferred(

@@ -150,6 +150,18 @@ pub trait Interpreter {
         Ok(())
     }
 
+    /// The extensions were loaded again (a command's `ctx.reload()`): from now on `extensions`
+    /// answer the hook points, and the tools `tools` holds run too (a tool no longer
+    /// registered is no longer declared, so no call reaches it). Nothing to do for an
+    /// interpreter that answers from a recording.
+    fn reload_extensions(
+        &mut self,
+        extensions: crate::extension::ExtensionRegistry,
+        tools: &crate::custom_tool::ToolRegistry,
+    ) {
+        let _ = (extensions, tools);
+    }
+
     /// Whether the run reached the point where its recording was stopped by a signal (a
     /// replay's abort no command asked for): the exit code it stopped with. Nothing for the
     /// others, whose signals come from the process.

@@ -449,6 +449,15 @@ impl Interpreter for Live {
         FrontEndNext::Nothing
     }
 
+    fn reload_extensions(
+        &mut self,
+        extensions: ExtensionRegistry,
+        tools: &crate::custom_tool::ToolRegistry,
+    ) {
+        self.extensions = extensions;
+        self.tools.custom.register_all(tools);
+    }
+
     /// A real process in the tools' working directory, with their shell, prefix and
     /// environment; it outlives a replaced session, as Pi's does, and its cancel stops it.
     fn run_user_command(&mut self, run: UserCommand) {

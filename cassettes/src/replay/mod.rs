@@ -325,7 +325,14 @@ fn halted(divergence: Divergence) -> InterpretError {
 
 impl Replay {
     /// The recorded time of `input` from the front end, if it is the next thing recorded.
-    fn take_outside(&mut self, input: &SessionInput) -> Result<u64, Divergence> {
+    /// The recorded input `input` stands for, with its time: the same input, but for a
+    /// reload's (`reloaded`), whose replaying front end loaded no extension and so asks with
+    /// nothing registered: what the recorded load registered is the recording's, given back
+    /// in its place (a tampered one is seen in what the session then does differently).
+    fn take_outside(
+        &mut self,
+        input: &SessionInput,
+    ) -> Result<(u64, Option<SessionInput>), Divergence> {
         let asked = recorded_input(input).map_err(|e| {
             self.diverge(
                 DivergenceKind::Input,
@@ -335,13 +342,23 @@ impl Replay {
         })?;
         // The result of a user command run for real stands for the recorded one of that command.
         let live_result = std::mem::take(&mut self.live_user_result);
+        let reload_asked = matches!(asked, RecordedInput::Reloaded { loaded: None });
         match self.spine.get(self.position) {
+            Some((_, Spine::Outside(t, recorded)))
+                if reload_asked && matches!(**recorded, RecordedInput::Reloaded { .. }) =>
+            {
+                let t = *t;
+                // Every input was read when the cassette was loaded (`Cassette::from_format`).
+                let recorded = recorded.to_input().ok();
+                self.position += 1;
+                Ok((t, recorded))
+            }
             Some((_, Spine::Outside(t, recorded)))
                 if **recorded == asked || (live_result && same_user_command(recorded, &asked)) =>
             {
                 let t = *t;
                 self.position += 1;
-                Ok(t)
+                Ok((t, None))
             }
             Some((_, other)) => {
                 let expected = other.describe();
@@ -485,7 +502,8 @@ impl Interpreter for Replay {
             return Err(halted(divergence.clone()));
         }
         let taken = self.take_outside(&input);
-        self.stop(taken).map(|t| (t, input))
+        self.stop(taken)
+            .map(|(t, recorded)| (t, recorded.unwrap_or(input)))
     }
 
     /// A replay's front-end inputs are recorded: one from anywhere else parts from the

@@ -67,18 +67,27 @@ impl<I: Front> Rpc<I> {
     /// `session_shutdown` (reason `reload`), the extension host loads them again (their
     /// factories run again; the old contexts are stale), and the session goes on with its
     /// tools rebuilt and the new load told `session_start` and `resources_discover` (reason
-    /// `reload`), what their handlers do printed as the session's. The settings, resources and
-    /// extensions found at the start are kept: a file changed since is not read again.
+    /// `reload`), what their handlers do printed as the session's. What the new load
+    /// registered takes effect ([`crate::reload`]): its handlers, tools and commands (those
+    /// `get_commands` lists). The settings, resources and extensions found at the start are
+    /// kept: a file changed since is not read again.
     async fn reload(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) -> Result<(), Stop> {
         let leave = SessionInput::leave_for_reload();
         self.told(leave, true, ui).await?;
-        if let Some(host) = &self.runtime.extension_host {
-            if let Err(error) = host.reload() {
+        let reloaded = match crate::reload::reload(&self.runtime, &mut self.session) {
+            Ok((input, registrations)) => {
+                if let Some(registrations) = registrations {
+                    self.runtime.extension_commands = self.runtime.listed_commands(&registrations);
+                }
+                input
+            }
+            Err(error) => {
                 self.out.flush();
                 eprintln!("{error}");
+                SessionInput::Reloaded(None)
             }
-        }
-        self.told(SessionInput::Reloaded, true, ui).await
+        };
+        self.told(reloaded, true, ui).await
     }
 
     /// Replaces the session as `ask` says, Pi's runtime binding the new session's extensions

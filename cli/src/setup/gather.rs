@@ -237,6 +237,7 @@ impl Runtime {
             mcp_registered: Vec::new(),
             mcp_later: None,
             start_errors: Vec::new(),
+            mcp_off: false,
             mcp_activates_tool_search: false,
             cache_warming: None,
         })
@@ -302,6 +303,7 @@ impl Runtime {
             mcp_registered: Vec::new(),
             mcp_later: None,
             start_errors: Vec::new(),
+            mcp_off: false,
             mcp_activates_tool_search: false,
             cache_warming: None,
         }

@@ -174,6 +174,8 @@ pub struct Runtime {
     pub mcp_later: Option<std::sync::Arc<pi_mcp::Later>>,
     /// The errors the session's start reports: the registered servers nothing connects.
     pub start_errors: Vec<pi_core::agent_session::StartError>,
+    /// `--no-mcp`: nothing connects MCP servers (a reload reports those its load registers).
+    pub mcp_off: bool,
     /// How sessions warm the prompt cache: set for RPC mode only, whose process outlives its
     /// requests (print and json runs end before a warm is due, as Pi's unreferenced timer lets
     /// them).

@@ -29,15 +29,16 @@ const CHANGED: [&str; 4] = [
 ];
 
 /// The extension corpus's cassettes changed: a registered tool's actions, RPC dialogs, a
-/// command's replacement and its reload, MCP servers registered later, provider hooks,
-/// `user_bash` handlers and tools of every exposure, some inactive (the other runs of these
-/// cases repeat their kinds of line).
-const EXTENSION_CHANGED: [&str; 9] = [
+/// command's replacement and its reload (the context files read again), MCP servers
+/// registered later, provider hooks, `user_bash` handlers and tools of every exposure, some
+/// inactive (the other runs of these cases repeat their kinds of line).
+const EXTENSION_CHANGED: [&str; 10] = [
     "tool_context.1.jsonl",
     "confirm_gate.1.jsonl",
     "command_new_session.1.jsonl",
     "command_reload.1.jsonl",
     "command_reload.2.jsonl",
+    "command_reload_context.2.jsonl",
     "mcp_register_later.2.jsonl",
     "provider_hooks.1.jsonl",
     "user_bash.1.jsonl",
@@ -81,6 +82,12 @@ struct RunFacts {
     payload_hooked: bool,
     /// Every line RPC mode read.
     stdin: String,
+    /// The text of the request lines before the first reload that said what it registered
+    /// (every request's when none did): a tool of the first load the reload registered again
+    /// was declared by these alone.
+    requests_before_reload: Option<String>,
+    /// Some extension handles `session_shutdown` (the header's handled hook points).
+    hears_shutdown: bool,
     /// The decisions of commands that asked for a replacement the `session_before_*` handlers
     /// then cancelled (the ask replaced nothing).
     cancelled_asks: Vec<Value>,
@@ -136,6 +143,13 @@ impl RunFacts {
                 line["effect"]["kind"] == "run_tool" && line["effect"]["tool"] == "tool_search"
             }),
             reloaded: lines.iter().any(|line| line["input"]["kind"] == "reloaded"),
+            requests_before_reload: lines
+                .iter()
+                .position(|line| line["input"]["loaded"].is_object())
+                .map(|at| requests(&lines[..at])),
+            hears_shutdown: lines[0]["config"]["handledHooks"]
+                .as_array()
+                .is_some_and(|hooks| hooks.iter().any(|h| h == "session_shutdown")),
         }
     }
 }
@@ -175,7 +189,9 @@ fn may_reproduce(change: &Change) -> bool {
             "cassette",
             "config/customTools/N/promptSnippet" | "config/customTools/N/promptGuidelines/N",
         ) => true,
-        ("cassette", "config/customTools/N/defaultActive") => !change.run.reloaded,
+        ("cassette", "config/customTools/N/defaultActive") => {
+            !change.run.reloaded || reloaded_before_declared(change)
+        }
         // What only the extensions' getters read (`pi.getAllTools()`'s annotations, namespaces
         // and order), whose answers the recording holds, and the deferred tools' declarations,
         // which only a `tool_search` call reads (the extensions' getters aside).
@@ -197,6 +213,11 @@ fn may_reproduce(change: &Change) -> bool {
                 .contains(&p) =>
         {
             !change.run.tool_searched
+        }
+        // A tool of the first load that a reload registered again before any request declared
+        // it: the reload's declaration is the one sent.
+        ("cassette", p) if p.starts_with("config/customTools/N/") => {
+            reloaded_before_declared(change)
         }
         ("answer", p) if p.starts_with("input/outcome/actions/N/tools/N/") => {
             p.ends_with("/label") || !declared(change)
@@ -251,6 +272,15 @@ fn may_reproduce(change: &Change) -> bool {
                     .as_str()
                     .is_some_and(|l| l.contains(r#""type": "extension_ui_response""#))
         }
+        // A session's end (a reload's) told where no extension handles `session_shutdown`:
+        // nothing hears it.
+        ("outside", "" | "input/reason") if change.line["input"]["kind"] == "leave" => {
+            !change.run.hears_shutdown
+        }
+        // What a reload's new load registered: a tool's label (as above), and its commands,
+        // which no prompt after the reload invokes in these runs.
+        ("outside", "input/loaded/tools/N/label") => true,
+        ("outside", p) if p.starts_with("input/loaded/commands/") => true,
         // The commands a session lists, read only by RPC `get_commands`.
         ("replaced", p) if p.starts_with("config/resources/commands/") => {
             !change.run.stdin.contains("get_commands")
@@ -309,6 +339,18 @@ fn declared(change: &Change) -> bool {
     let name =
         &actions[action.parse::<usize>().unwrap()]["tools"][tool.parse::<usize>().unwrap()]["name"];
     change.run.requests.contains(&name.to_string())
+}
+
+/// Whether the header's custom tool the changed place is in was registered again by a reload
+/// (which said what it registered) before any request declared it.
+fn reloaded_before_declared(change: &Change) -> bool {
+    let (Some(before), [_, _, tool, ..]) =
+        (&change.run.requests_before_reload, change.at.as_slice())
+    else {
+        return false;
+    };
+    let name = &change.line["config"]["customTools"][tool.parse::<usize>().unwrap()]["name"];
+    !before.contains(&name.to_string())
 }
 
 /// Whether the prompt snippet or guidelines the changed place is in (a tool's name, or its

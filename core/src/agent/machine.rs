@@ -249,6 +249,12 @@ impl AgentMachine {
         &self.handled_hooks
     }
 
+    /// Replaces the hook points the machine waits at (the extensions were loaded again, Pi's
+    /// reload): a hook point already being asked is answered as it was asked.
+    pub fn set_handled_hooks(&mut self, handled: HandledHooks) {
+        self.handled_hooks = handled;
+    }
+
     /// The model used by the next run.
     pub fn model(&self) -> &Model {
         &self.model

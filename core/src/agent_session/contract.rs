@@ -160,8 +160,11 @@ pub enum SessionInput {
     /// The extensions were loaded again (Pi's `reload`, a command's `ctx.reload()`, after
     /// [`SessionInput::Leave`] with reason `reload`): the tools active stay so and the
     /// registered ones registration activates are active again, then the extensions hear
-    /// `session_start` and `resources_discover` with reason `reload`.
-    Reloaded,
+    /// `session_start` and `resources_discover` with reason `reload`. What the new load
+    /// registered comes with it (hook points, tools, commands), taken in place of the
+    /// previous load's before the tools are activated; `None` keeps them as they were (a
+    /// recording made before reloads said it, or a replay's front end, whose recording has it).
+    Reloaded(Option<Box<super::Reload>>),
     /// The session replaced the one in `previous_session_file`: the extensions that handle
     /// `session_start` hear it with `reason` (`new`, `resume`, `fork`). Sent only when one
     /// does.
@@ -222,7 +225,7 @@ impl SessionInput {
             SessionInput::AskReplace(_) => "ask_replace".into(),
             SessionInput::Leave { .. } => "leave".into(),
             SessionInput::Replaced { .. } => "replaced".into(),
-            SessionInput::Reloaded => "reloaded".into(),
+            SessionInput::Reloaded(_) => "reloaded".into(),
             SessionInput::ResumeCommand { .. } => "resume_command".into(),
         }
     }

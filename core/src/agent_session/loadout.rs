@@ -134,6 +134,14 @@ impl SessionMachine {
         }
     }
 
+    /// Replaces the context files the prompt's inputs hold (a reload read them again); nothing
+    /// without a registry (nothing rebuilds the prompt then).
+    pub(super) fn set_prompt_context_files(&mut self, files: Vec<(String, String)>) {
+        if let Some(registry) = &mut self.registry {
+            registry.loadout.prompt.context_files = files;
+        }
+    }
+
     /// Keeps `loadout`, with the declarations of the tools active now, so that
     /// `pi.setActiveTools` can change them; without it the action changes nothing.
     pub fn set_tool_loadout(&mut self, loadout: Option<ToolLoadout>) {
@@ -326,6 +334,59 @@ impl SessionMachine {
         if let Ok(sections) = build_system_prompt_sections(&prompt) {
             self.agent.set_system(sections, tools);
         }
+    }
+
+    /// Replaces the tools `previous` names (a previous load of the extensions registered
+    /// them) with `tools` (the new load's) in the registry and the prompt's inputs, where the
+    /// first of them was (after the others otherwise): a name that is a built-in's and no
+    /// longer registered is that built-in again. Without a registry nothing changes.
+    pub(super) fn replace_extension_tools(
+        &mut self,
+        previous: &[String],
+        tools: &[CustomToolDefinition],
+    ) {
+        let Some(registry) = &mut self.registry else {
+            return;
+        };
+        let survives = |t: &ToolSpec| {
+            !previous.contains(&t.name) && !tools.iter().any(|new| new.name == t.name)
+        };
+        let first = registry
+            .tools
+            .iter()
+            .position(|t| previous.contains(&t.name));
+        let at = first.map(|first| {
+            registry.tools[..first]
+                .iter()
+                .filter(|t| survives(t))
+                .count()
+        });
+        registry.tools.retain(survives);
+        let at = at.unwrap_or(registry.tools.len());
+        registry
+            .tools
+            .splice(at..at, tools.iter().map(CustomToolDefinition::spec));
+        let prompt = &mut registry.loadout.prompt;
+        for name in previous
+            .iter()
+            .filter(|n| !tools.iter().any(|t| t.name == **n))
+        {
+            prompt.tool_snippets.retain(|(n, _)| n != name);
+            prompt.tool_guidelines.retain(|(n, _)| n != name);
+            if let Some(builtin) = builtin_tool(name) {
+                registry.tools.push(builtin.spec());
+                if let Some(snippet) = &builtin.prompt_snippet {
+                    prompt.tool_snippets.push((name.clone(), snippet.clone()));
+                }
+                prompt
+                    .tool_guidelines
+                    .push((name.clone(), builtin.prompt_guidelines.clone()));
+            }
+        }
+        let selected = prompt.selected_tools.clone();
+        *prompt = std::mem::take(prompt).with_custom_tools(tools);
+        prompt.selected_tools = selected;
+        self.sync_nested_tools();
     }
 
     /// Pi's reload rebuilds the tools: the active ones stay active, and every registered tool

@@ -380,12 +380,16 @@ impl SessionMachine {
                 });
                 self.discover_resources("startup");
             }
-            SessionInput::Reloaded => {
+            SessionInput::Reloaded(reload) => {
+                if let Some(reload) = reload {
+                    self.apply_reload(*reload)?;
+                }
                 self.reactivate_registered_tools();
                 self.tell_session(HookPayload::SessionStart {
                     reason: super::contract::RELOAD_REASON.into(),
                     previous_session_file: None,
                 });
+                self.start_errors_after_start();
                 self.discover_resources(super::contract::RELOAD_REASON);
             }
         }

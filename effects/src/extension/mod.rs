@@ -200,6 +200,29 @@ impl ExtensionRegistry {
         self.extensions.push(extension);
     }
 
+    /// This registry with the extensions `replaced` picks (a previous load's) replaced by
+    /// `loaded`, where the first of them was (after the others when none is): the extensions
+    /// a reload loaded again, the others (of other origins) kept in their places.
+    pub fn reloaded(
+        &self,
+        replaced: impl Fn(&dyn RustExtension) -> bool,
+        loaded: Vec<Arc<dyn RustExtension>>,
+    ) -> ExtensionRegistry {
+        let first = self.extensions.iter().position(|e| replaced(e.as_ref()));
+        let mut extensions: Vec<Arc<dyn RustExtension>> = Vec::new();
+        let mut loaded = Some(loaded);
+        for (at, extension) in self.extensions.iter().enumerate() {
+            if Some(at) == first {
+                extensions.extend(loaded.take().unwrap_or_default());
+            }
+            if !replaced(extension.as_ref()) {
+                extensions.push(Arc::clone(extension));
+            }
+        }
+        extensions.extend(loaded.unwrap_or_default());
+        ExtensionRegistry { extensions }
+    }
+
     /// The providers the extensions register ([`RustExtension::providers`]), in load order.
     pub fn providers(&self) -> Vec<ProviderRegistration> {
         self.extensions.iter().flat_map(|e| e.providers()).collect()

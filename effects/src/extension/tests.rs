@@ -408,3 +408,21 @@ async fn an_exec_run_is_cleaned_before_the_decision_is_recorded() {
     );
     assert!(outcome.errors.is_empty(), "an exec's throw is not reported");
 }
+
+/// A reload's extensions take the places of the previous load's, where the first of them was;
+/// the others (of other origins) keep theirs, and what is handled is the new set's.
+#[test]
+fn a_reloaded_registry_puts_the_new_load_where_the_old_one_was() {
+    let mut registry = ExtensionRegistry::new();
+    for name in ["old-a", "old-b", "mcp"] {
+        registry.load(Fixed::new(name, Ok(None)));
+    }
+    let mut new = Fixed::new("new", Ok(None));
+    Arc::get_mut(&mut new).unwrap().handles = vec![HookEvent::SessionStart];
+    let reloaded = registry.reloaded(|e| e.name().starts_with("old-"), vec![new]);
+    assert_eq!(format!("{reloaded:?}"), r#"["new", "mcp"]"#);
+    assert!(reloaded.handled().contains(HookEvent::SessionStart));
+    assert_eq!(format!("{registry:?}"), r#"["old-a", "old-b", "mcp"]"#);
+    let none = registry.reloaded(|e| e.name() == "gone", vec![Fixed::new("new", Ok(None))]);
+    assert_eq!(format!("{none:?}"), r#"["old-a", "old-b", "mcp", "new"]"#);
+}

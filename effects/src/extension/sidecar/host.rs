@@ -307,13 +307,16 @@ impl ExtensionHost {
     /// Loads the extensions again, as Pi's runtime does for a session that replaces another
     /// (`new_session`, `switch_session`, `fork`, `clone`): their factories run again with a
     /// fresh API (what they keep in their modules stays), before the new session's
-    /// `session_start`.
-    pub fn reload(&self) -> Result<(), HostError> {
+    /// `session_start`; or for a command's `ctx.reload()`. What the new load registered comes
+    /// back as `init`'s answer does (the providers: those registered at the start, kept).
+    pub fn reload(&self) -> Result<Registrations, HostError> {
         let (sender, answers) = std::sync::mpsc::channel();
         let id = self.send_request(json!({"type": "reload"}), Waiter::Thread(sender))?;
         let answer = answers.recv().map_err(|_| self.ended("reload"));
         self.forget(id);
-        response_data(answer?).map(|_| ())
+        let data = response_data(answer?)?;
+        serde_json::from_value(data)
+            .map_err(|e| HostError::Protocol(format!("reload's answer: {e}")))
     }
 
     /// Routes the host's lines until its output ends or breaks the protocol (a line that is not

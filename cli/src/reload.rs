@@ -1,0 +1,71 @@
+//! A command's `ctx.reload()` carried out by the front end, print and RPC mode alike (Pi 1.5.2's
+//! `AgentSession.reload` rebuilding its runtime): once the extensions heard their shutdown, the
+//! extension host loads them again and answers what the new load registered; the session's
+//! interpreter answers the hook points with the new load's handlers and runs its tools, and the
+//! machine's `reloaded` input carries the hook points handled, the tools' declarations, the
+//! commands, and the context files and the settings' queue modes read again, so that a recording holds them and a replay (which loads nothing) takes them
+//! from there.
+
+use pi_core::agent_session::{Reload, SessionInput, StartError};
+use pi_effects::agent_session::AgentSession;
+use pi_effects::custom_tool::ToolRegistry;
+use pi_effects::driver::Interpreter;
+use pi_effects::extension::sidecar::{command_names, register_tools, HostError, Registrations};
+use pi_effects::run_config::load_context_files;
+
+use crate::settings::Settings;
+use crate::setup::Runtime;
+
+/// Loads the run's extensions again and gives `session`'s interpreter their new handlers
+/// and tools; the input that tells the machine what they registered comes back. Without a
+/// host (a replay) it carries nothing, and the recording's says what the load registered.
+/// A host that failed to load them again is the error (the registrations then stay).
+pub(crate) fn reload<I: Interpreter>(
+    runtime: &Runtime,
+    session: &mut AgentSession<I>,
+) -> Result<(SessionInput, Option<Registrations>), HostError> {
+    let Some(host) = &runtime.extension_host else {
+        return Ok((SessionInput::Reloaded(None), None));
+    };
+    let registrations = host.reload()?;
+    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
+    let state = &runtime.extension_state;
+    // The host's extensions of the previous load (all share the run's mirror) give way to the
+    // new load's; the others (the MCP client's) keep their places.
+    let extensions = runtime.extensions.reloaded(
+        |extension| extension.mirror().is_some_and(|mirror| mirror.same(state)),
+        crate::extensions::handlers(&registrations, host, state),
+    );
+    let mut tools = ToolRegistry::new();
+    register_tools(&mut tools, &registrations, host, state);
+    let reload = Reload {
+        handled_hooks: extensions.handled(),
+        tools: registrations.tools.clone(),
+        commands: command_names(&registrations),
+        // Pi's resource loader reads them again (the flag that turned them off still does).
+        context_files: runtime
+            .context_files
+            .then(|| load_context_files(&runtime.agent_dir, &runtime.cwd)),
+        start_errors: unconnected(runtime, &registrations),
+        // Pi reads the settings again and takes the queue modes from them.
+        steering_mode: Some(settings.steering_mode()),
+        follow_up_mode: Some(settings.follow_up_mode()),
+    };
+    session
+        .interpreter_mut()
+        .reload_extensions(extensions, &tools);
+    Ok((
+        SessionInput::Reloaded(Some(Box::new(reload))),
+        Some(registrations),
+    ))
+}
+
+/// The MCP servers the new load registered that nothing connects, reported again after the
+/// reload's start as Pi's new runner reports them: with `--no-mcp` (where the run's start
+/// reported those of the first load, and no handler of the built-in MCP extension follows them).
+fn unconnected(runtime: &Runtime, registrations: &Registrations) -> Vec<StartError> {
+    if !runtime.mcp_off {
+        return Vec::new();
+    }
+    crate::mcp::unconnected(&crate::extensions::registered_servers(registrations))
+}

@@ -1,0 +1,285 @@
+//! A command's `ctx.reload()` whose new load registers other things than the first
+//! (conformance case `command_reload_registrations` compares it with Pi's): the first load's
+//! tool and command are gone, the second load's tool is declared (its snippet and guidelines in
+//! the prompt), its command runs and its new handlers (`session_start`, `tool_result`) are
+//! heard. The `reloaded` input records what the load registered, so the run replays with no
+//! Node; a registration changed in that line is a divergence.
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, MockLlm};
+use crate::support::{
+    assert_replays_without_node, json_lines, node_path, replay_without_node, send, spawn_rpc,
+    with_host,
+};
+
+/// The conformance case's extension.
+fn extension() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_registrations/extension.ts")
+}
+
+/// The model calls the second load's tool, then answers.
+fn script() -> Value {
+    json!([
+        {"tool_calls": [{"name": "second_probe", "arguments": "{\"what\":\"it\"}"}]},
+        {"text": ["Probed."]}
+    ])
+}
+
+/// The recorded `reloaded` input's `loaded`.
+fn recorded_load(cassette: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(cassette).unwrap();
+    let line = json_lines(&text)
+        .into_iter()
+        .find(|l| l["input"]["kind"] == "reloaded")
+        .expect("a reloaded input");
+    line["input"]["loaded"].clone()
+}
+
+/// A copy of `cassette` beside it whose `reloaded` line `change` changed.
+fn tampered(cassette: &std::path::Path, change: impl Fn(&mut Value)) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(cassette).unwrap();
+    let mut out = String::new();
+    for mut line in json_lines(&text) {
+        if line["input"]["kind"] == "reloaded" {
+            change(&mut line["input"]["loaded"]);
+        }
+        out.push_str(&serde_json::to_string(&line).unwrap());
+        out.push('\n');
+    }
+    let copy = cassette.with_extension("tampered.jsonl");
+    std::fs::write(&copy, out).unwrap();
+    copy
+}
+
+#[test]
+fn a_reloads_new_registrations_take_effect_in_print_mode_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&script());
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-registrations.jsonl");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension().to_str().unwrap()]);
+    command.args(["-p", "/reload-it", "/second-only", "Probe it"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [
+            ["read", "bash", "edit", "write", "second_probe"],
+            ["read", "bash", "edit", "write", "second_probe"]
+        ]
+    );
+    let system = mock.requests()[0]["messages"][0]["content"].to_string();
+    assert!(system.contains("Probe the second load"), "{system}");
+    assert!(
+        system.contains("Call second_probe when asked to probe."),
+        "{system}"
+    );
+    assert!(!system.contains("Probe the first load"), "{system}");
+    let lines = json_lines(&recorded);
+    let customs: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "entry_appended")
+        .map(|l| &l["entry"]["customType"])
+        .collect();
+    assert_eq!(customs, ["second-start", "second-only"], "{recorded}");
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end")
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert_eq!(
+        result["result"]["content"],
+        json!([
+            {"type": "text", "text": "second load probed it"},
+            {"type": "text", "text": " (seen by load 2)"}
+        ])
+    );
+    let loaded = recorded_load(&cassette);
+    assert_eq!(loaded["tools"][0]["name"], "second_probe", "{loaded}");
+    assert_eq!(loaded["commands"], json!(["second-only", "reload-it"]));
+    let hooks = loaded["handledHooks"].to_string();
+    assert!(
+        hooks.contains("tool_result") && !hooks.contains("turn_end"),
+        "{hooks}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    // What the load registered is read from the recording: changed, the replay diverges.
+    let described = tampered(&cassette, |loaded| {
+        loaded["tools"][0]["description"] = json!("Another tool");
+    });
+    let (code, _, said) = replay_without_node(&env, &described);
+    assert_ne!(code, 0, "a changed tool replayed: {said}");
+    let unheard = tampered(&cassette, |loaded| {
+        let hooks = loaded["handledHooks"].as_array_mut().unwrap();
+        hooks.retain(|h| h != "tool_result");
+    });
+    let (code, _, said) = replay_without_node(&env, &unheard);
+    assert_ne!(code, 0, "a handler dropped replayed: {said}");
+}
+
+#[test]
+fn a_reloads_new_registrations_take_effect_in_rpc_mode_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&script());
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-registrations-rpc.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension().to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    // The commands listed after the reload are compared with Pi's by the conformance case (a
+    // replay lists no extension's commands: `get_commands` is left out here).
+    let mut next = vec![
+        json!({"id": "o1", "type": "prompt", "message": "/second-only"}),
+        json!({"id": "p1", "type": "prompt", "message": "Probe it"}),
+    ]
+    .into_iter();
+    send(
+        &mut stdin,
+        json!({"id": "r1", "type": "prompt", "message": "/reload-it"}),
+    );
+    let (mut recorded, mut seen) = (String::new(), Vec::<Value>::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        let answered = (event["type"] == "response" && event["id"] != "p1")
+            || event["type"] == "agent_settled";
+        if answered {
+            match next.next() {
+                Some(command) => send(&mut stdin, command),
+                None => drop(stdin.take()),
+            }
+        }
+        seen.push(event);
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert!(
+        seen.iter()
+            .any(|e| e["message"] == "second-only ran (load 2)"),
+        "{recorded}"
+    );
+    assert_eq!(
+        mock.declared_tools()[0],
+        ["read", "bash", "edit", "write", "second_probe"]
+    );
+    assert!(recorded.contains("(seen by load 2)"), "{recorded}");
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A reload reads the context files again (conformance case `command_reload_context`): the
+/// request after it holds the line the command added to AGENTS.md, the one before it did not.
+/// The `reloaded` input holds the files as read, so a replay reads none: it reproduces with the
+/// file changed since.
+#[test]
+fn a_reload_reads_the_context_files_again_and_the_replay_reads_them_from_the_recording() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Done."]}]));
+    let env = Env::new(&mock);
+    let agents = env.cwd().join("AGENTS.md");
+    std::fs::write(&agents, "First rules: be brief.\n").unwrap();
+    let cassette = env.path("reload-context.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_context/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/rewrite", "Again"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let prompts: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r["messages"][0]["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts[0].contains("First rules") && !prompts[0].contains("More rules"));
+    assert!(prompts[1].contains("First rules: be brief.\nMore rules: answer in one word."));
+    let loaded = recorded_load(&cassette);
+    assert!(
+        loaded["contextFiles"].to_string().contains("More rules"),
+        "{loaded}"
+    );
+    std::fs::write(&agents, "Other rules since.\n").unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// With `--no-mcp`, the MCP server an extension registers is reported after the start and
+/// again after a reload, whose load registers it again (conformance case
+/// `command_reload_mcp_unconnected`); the report comes with the `reloaded` input, so a replay
+/// with no Node says it twice too.
+#[test]
+fn a_reload_reports_again_the_registered_mcp_server_nothing_connects() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-unconnected.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_mcp_unconnected/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model", "--no-mcp"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "/reload-it", "Hi"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let reported = |said: &str| said.matches("MCP server \"unused\" is registered").count();
+    assert_eq!(reported(&stderr), 2, "{stderr}");
+    let loaded = recorded_load(&cassette);
+    assert_eq!(loaded["startErrors"][0]["event"], "register_mcp_server");
+    let (code, _, replayed) = replay_without_node(&env, &cassette);
+    assert_eq!(code, 0, "{replayed}");
+    assert_eq!(reported(&replayed), 2, "{replayed}");
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A reload reads the settings again and takes the queue modes from them (conformance case
+/// `command_reload_settings`): RPC `get_state` says the file's modes afterwards, and so does
+/// the replay with no Node, the modes coming with the recorded `reloaded` input.
+#[test]
+fn a_reload_takes_the_queue_modes_of_the_settings_read_again() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-settings.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_settings/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, lines) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "r1", "type": "prompt", "message": "/reload-it"}),
+    );
+    let (mut recorded, mut modes) = (String::new(), Vec::new());
+    for line in lines {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["id"] == "r1" {
+            send(&mut stdin, json!({"id": "s1", "type": "get_state"}));
+        } else if event["id"] == "s1" {
+            let state = &event["data"];
+            modes.push(state["steeringMode"].clone());
+            modes.push(state["followUpMode"].clone());
+            drop(stdin.take());
+        }
+    }
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert_eq!(modes, ["all", "all"], "{recorded}");
+    let loaded = recorded_load(&cassette);
+    assert_eq!(loaded["steeringMode"], "all", "{loaded}");
+    std::fs::remove_file(env.path("agent").join("settings.json")).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+}

@@ -1,0 +1,74 @@
+//! What a reload's new load of the extensions registered (Pi 1.5.2's `AgentSession.reload`
+//! rebuilding its runtime: `_buildRuntime` with `includeAllExtensionTools`), applied to the
+//! session when [`SessionInput::Reloaded`](super::SessionInput::Reloaded) comes: the hook points
+//! it waits at, the extensions' tools in its registry and the prompt's inputs, the commands
+//! a prompt invokes, the context files and the settings' queue modes read again, and the
+//! errors reported after its start. The front end that loaded the extensions again says what they registered;
+//! a recording keeps it with the input, so a replay applies the same with no extension loaded.
+//! Without it (a recording made before reloads said it) the registrations stay as at the start.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::hooks::HandledHooks;
+use crate::agent::QueueMode;
+use crate::tools::custom::CustomToolDefinition;
+
+use super::contract::SessionError;
+use super::machine::SessionMachine;
+
+/// What the extensions registered when a reload loaded them again.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Reload {
+    /// The hook points some extension handles now (the extensions of other origins, such as
+    /// the MCP client's, included): where the machine waits from here on.
+    #[serde(default, skip_serializing_if = "HandledHooks::is_empty")]
+    pub handled_hooks: HandledHooks,
+    /// The tools the new load registered, in registration order: they replace those the
+    /// previous load registered (the tools that read the session through their context).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<CustomToolDefinition>,
+    /// The names a prompt invokes the new load's commands with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// The context files (path, content) as the reload read them again (Pi's resource loader
+    /// reloads them): the prompt is built with them from then on. `None`: those it had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_files: Option<Vec<(String, String)>>,
+    /// The errors reported after the reload's `session_start`, which no handler threw: Pi's
+    /// new runner reports again each MCP server the new load registered that nothing
+    /// connects (`--no-mcp`), as the session's start did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_errors: Vec<super::StartError>,
+    /// The queue modes of the settings read again (Pi's `syncQueueModesFromSettings`);
+    /// `None`: those in force.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steering_mode: Option<QueueMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up_mode: Option<QueueMode>,
+}
+
+impl SessionMachine {
+    /// Takes what a reload's new load registered: the hook points handled, the commands, the
+    /// context files and queue modes read again, and the extensions' tools in place of the previous load's (a tool no longer registered is
+    /// no longer declared; one a built-in's name is that built-in again), before the tools
+    /// are activated again ([`SessionMachine::reactivate_registered_tools`]).
+    pub(super) fn apply_reload(&mut self, reload: Reload) -> Result<(), SessionError> {
+        self.agent.set_handled_hooks(reload.handled_hooks);
+        self.resources.commands = reload.commands;
+        let previous = std::mem::take(&mut self.context_tools);
+        self.replace_extension_tools(&previous, &reload.tools);
+        self.context_tools = reload.tools.iter().map(|t| t.name.clone()).collect();
+        if let Some(files) = reload.context_files {
+            self.set_prompt_context_files(files);
+        }
+        self.start_errors = reload.start_errors;
+        if let Some(mode) = reload.steering_mode {
+            self.set_queue_mode(mode, true)?;
+        }
+        if let Some(mode) = reload.follow_up_mode {
+            self.set_queue_mode(mode, false)?;
+        }
+        Ok(())
+    }
+}
