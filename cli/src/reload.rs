@@ -3,8 +3,8 @@
 //! extension host loads them again and answers what the new load registered; the session's
 //! interpreter answers the hook points with the new load's handlers and runs its tools, and the
 //! machine's `reloaded` input carries the hook points handled, the tools' declarations, the
-//! commands, and the context files and the settings' queue modes read again, so that a recording holds them and a replay (which loads nothing) takes them
-//! from there.
+//! commands, and the context files and the settings' queue modes read again, so that a
+//! recording holds them and a replay (which loads nothing) takes them from there.
 
 use pi_core::agent_session::{Reload, SessionInput, StartError};
 use pi_effects::agent_session::AgentSession;
@@ -27,7 +27,11 @@ pub(crate) fn reload<I: Interpreter>(
     let Some(host) = &runtime.extension_host else {
         return Ok((SessionInput::Reloaded(None), None));
     };
-    let registrations = host.reload()?;
+    let mut registrations = host.reload()?;
+    // `--tools` and `--exclude-tools` filter the new load's tools as they did the first's.
+    registrations
+        .tools
+        .retain(|tool| runtime.tool_filter.allows(&tool.name));
     let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
     let state = &runtime.extension_state;
     // The host's extensions of the previous load (all share the run's mirror) give way to the

@@ -3,8 +3,9 @@
 //! session when [`SessionInput::Reloaded`](super::SessionInput::Reloaded) comes: the hook points
 //! it waits at, the extensions' tools in its registry and the prompt's inputs, the commands
 //! a prompt invokes, the context files and the settings' queue modes read again, and the
-//! errors reported after its start. The front end that loaded the extensions again says what they registered;
-//! a recording keeps it with the input, so a replay applies the same with no extension loaded.
+//! errors reported after its start. The front end that loaded the extensions again says what
+//! they registered; a recording keeps it with the input, so a replay applies the same with no
+//! extension loaded.
 //! Without it (a recording made before reloads said it) the registrations stay as at the start.
 
 use serde::{Deserialize, Serialize};
@@ -50,9 +51,10 @@ pub struct Reload {
 
 impl SessionMachine {
     /// Takes what a reload's new load registered: the hook points handled, the commands, the
-    /// context files and queue modes read again, and the extensions' tools in place of the previous load's (a tool no longer registered is
-    /// no longer declared; one a built-in's name is that built-in again), before the tools
-    /// are activated again ([`SessionMachine::reactivate_registered_tools`]).
+    /// context files and queue modes read again, and the extensions' tools in place of the
+    /// previous load's (a tool no longer registered is no longer declared; one a built-in's
+    /// name is that built-in again), before the tools are activated again
+    /// ([`SessionMachine::reactivate_registered_tools`]).
     pub(super) fn apply_reload(&mut self, reload: Reload) -> Result<(), SessionError> {
         self.agent.set_handled_hooks(reload.handled_hooks);
         self.resources.commands = reload.commands;
