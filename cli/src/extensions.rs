@@ -101,6 +101,12 @@ impl Runtime {
         match started {
             Ok((host, registrations)) => {
                 self.register_providers(&registrations, &host);
+                self.live_providers().start_from(
+                    self.registry.clone(),
+                    self.auth.clone(),
+                    self.env.clone(),
+                );
+                self.extensions.take_provider_changes(self.live_providers());
                 self.mcp_registered = registrations
                     .mcp_servers
                     .iter()

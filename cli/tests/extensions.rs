@@ -36,6 +36,8 @@ mod providers;
 mod recording;
 #[path = "extensions/rpc.rs"]
 mod rpc;
+#[path = "extensions/runtime_providers.rs"]
+mod runtime_providers;
 #[path = "extensions/signals.rs"]
 mod signals;
 #[path = "extensions/support.rs"]

@@ -167,6 +167,29 @@ impl ModelRegistry {
         Ok(())
     }
 
+    /// Removes what extensions registered under `name` (Pi 1.5.2's `unregisterProvider`): the
+    /// provider is what it was below them (a built-in or models.json's provider gets its own
+    /// models, key and headers back; one only extensions gave is gone). A name no extension
+    /// registered changes nothing.
+    pub fn unregister_provider(&mut self, name: &str) {
+        let Some(index) = self
+            .extension_layers
+            .iter()
+            .position(|layer| layer.provider == name)
+        else {
+            return;
+        };
+        let layer = self.extension_layers.remove(index);
+        self.replace_models(name, layer.base_models);
+        match layer.base_request {
+            Some(request) => self.set_request_config(name, request),
+            None => {
+                self.request_configs.retain(|(p, _)| p != name);
+                self.model_headers.retain(|((p, _), _)| p != name);
+            }
+        }
+    }
+
     /// Why a request to `model` cannot be made by this harness (its provider's extension
     /// streams it, or only its oauth functions give a key), if so.
     pub fn unusable(&self, model: &Model) -> Option<&Unusable> {
