@@ -427,6 +427,33 @@ mod tests {
     }
 
     #[test]
+    fn an_unregistration_gives_back_what_was_below_the_extensions() {
+        let builtin = ModelRegistry::builtin(catalog::builtin());
+        let mut registry = builtin.clone();
+        registry
+            .register_provider(&registration(
+                "gateway",
+                json!({"baseUrl": "http://gw", "api": "openai-completions", "apiKey": "gw-key",
+                    "models": [gateway_model()]}),
+            ))
+            .unwrap();
+        registry
+            .register_provider(&registration(
+                "anthropic",
+                json!({"baseUrl": "http://proxy"}),
+            ))
+            .unwrap();
+        registry.unregister_provider("gateway");
+        registry.unregister_provider("anthropic");
+        registry.unregister_provider("never-registered");
+        assert_eq!(registry.all(), builtin.all());
+        assert!(registry.find("gateway", "gw").is_none());
+        let env = super::super::Environment::from_vars(Vec::<(String, String)>::new());
+        let auth = super::super::AuthStorage::default();
+        assert!(registry.credentials(&auth, &env).is_empty());
+    }
+
+    #[test]
     fn a_broken_registration_changes_nothing_and_says_what_pi_says() {
         let mut registry = ModelRegistry::builtin(catalog::builtin());
         let count = registry.all().len();
