@@ -271,7 +271,7 @@ function flagList(result) {
  * `streamSimple` or `oauth` is said instead. A key written literally crosses as it is, to the
  * harness's memory only (which adds it to the credentials every recording scrubs); one named
  * by a variable or a `!command` crosses as that reference, resolved by the harness. */
-function providerRegistration({ name, config, extensionPath }) {
+export function providerRegistration({ name, config, extensionPath }) {
   return plain({
     name,
     extensionPath,
@@ -284,7 +284,7 @@ function providerRegistration({ name, config, extensionPath }) {
 /** A `pi.registerProvider(provider)` with a provider object (its own auth and stream
  * functions): its id, and the models it lists now as its config's models, marked `native`
  * (nothing of it can run outside JavaScript). */
-function nativeRegistration({ provider, extensionPath }) {
+export function nativeRegistration({ provider, extensionPath }) {
   let models = [];
   try {
     models = provider.getModels?.() ?? [];

@@ -54,14 +54,21 @@
 //
 // The host is this module and those it imports (`host-scope.mjs`: its shared state;
 // `session-view.mjs`: the state mirror and what the getters read; `host-loading.mjs`: loading
-// the extensions; `extension-ui.mjs`: their UI), each joined to its importer as a data: URL.
+// the extensions; `host-providers.mjs`: the providers they register once loaded;
+// `extension-ui.mjs`: their UI), each joined to its importer as a data: URL. The harness writes
+// it to a file of the host's stand-in folder, which it removes as it starts.
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
 import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
 import { abortEvent, current, loaded, plain, running, scope, tools, unsupported, write } from "./host-scope.mjs";
 import { extend, init, projectTrust } from "./host-loading.mjs";
+import { providerActions } from "./host-providers.mjs";
 import {
   boundary, catalog, clampThinkingLevel, entries, entry, hasAuth, leafId, MODEL_FIELDS, modelRegistry,
   outcomeOf, persistedEntryId, sessionManager, snapshot, switchedThinkingLevel,
 } from "./session-view.mjs";
+
+if (import.meta.url.startsWith("file:")) fs.rmSync(fileURLToPath(import.meta.url), { force: true });
 
 const ui = new ExtensionUi(write);
 const prompts = new UiPrompts(
@@ -235,6 +242,9 @@ function bound(runner) {
     },
     modelRegistry,
   );
+  // Pi's runner makes the provider changes of loaded extensions direct calls of the session's
+  // model runtime; here they are actions of the handler making them, the extension's path kept.
+  Object.assign(runner.runtime, providerActions(act));
   runner.onError((error) =>
     current.getStore()?.errors.push({ error: error.error, event: error.event, extensionPath: error.extensionPath }),
   );

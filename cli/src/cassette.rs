@@ -368,6 +368,13 @@ pub fn prepare(
 /// The keys of the MCP servers extensions register after loading reach `recorder` as the
 /// servers are connected, before any line that could repeat them is written.
 fn learn_later_keys(runtime: &crate::setup::Runtime, recorder: &Recorder) {
+    // And the keys of the providers they register after loading, as each is registered.
+    let providers = recorder.clone();
+    runtime
+        .live_providers()
+        .on_credentials(Box::new(move |value, what| {
+            providers.secret(value, what);
+        }));
     if let Some(later) = &runtime.mcp_later {
         let recorder = recorder.clone();
         later.on_credentials(Box::new(move |value, what| {

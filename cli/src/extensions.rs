@@ -118,6 +118,12 @@ impl Runtime {
                     .tools
                     .retain(|tool| self.tool_filter.allows(&tool.name));
                 self.register_providers(&registrations, &host);
+                self.live_providers().start_from(
+                    self.registry.clone(),
+                    self.auth.clone(),
+                    self.env.clone(),
+                );
+                self.extensions.take_provider_changes(self.live_providers());
                 self.mcp_registered = registered_servers(&registrations);
                 self.diagnostics.extend(
                     flag_errors(&registrations.flags, flags)

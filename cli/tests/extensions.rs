@@ -40,6 +40,8 @@ mod recording;
 mod reload;
 #[path = "extensions/rpc.rs"]
 mod rpc;
+#[path = "extensions/runtime_providers.rs"]
+mod runtime_providers;
 #[path = "extensions/signals.rs"]
 mod signals;
 #[path = "extensions/support.rs"]

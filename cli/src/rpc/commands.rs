@@ -324,7 +324,10 @@ impl<I: Front> Rpc<I> {
         let streaming = self.session.machine().agent().is_streaming();
         if !streaming {
             let model = self.session.machine().agent().model();
-            if !self.runtime.has_auth(model) {
+            if !self
+                .runtime
+                .has_auth_after(model, self.session.machine().provider_changes())
+            {
                 return Err(Failure::Message(crate::setup::no_api_key_found(
                     &model.provider,
                 )));
@@ -389,7 +392,8 @@ impl<I: Front> Rpc<I> {
 
     /// The models a request could be authenticated for, in the registry's order.
     fn available_models(&self) -> Vec<Model> {
-        self.runtime.available_models()
+        self.runtime
+            .available_models_after(self.session.machine().provider_changes())
     }
 
     /// Pi's `cycleModel` over the available models: `null` with fewer than two.

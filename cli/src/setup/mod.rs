@@ -8,6 +8,7 @@
 
 mod gather;
 mod guidance;
+mod live_providers;
 mod models;
 mod options;
 mod session;
@@ -30,6 +31,7 @@ use crate::settings::Settings;
 pub use crate::diagnostic::Diagnostic;
 pub(crate) use guidance::docs;
 pub use guidance::{no_api_key_found, no_models_available};
+pub use live_providers::LiveProviders;
 pub use session::{Built, InitialSession, Start};
 
 /// Which session a run works in.
@@ -139,6 +141,8 @@ pub struct Runtime {
     /// The models a recorded run could use, when replaying it: they stand in for the registry
     /// and the credentials of this machine.
     recorded_models: Option<Vec<Model>>,
+    /// The registry as extensions change it after loading (`live_providers`).
+    live_providers: std::sync::Arc<LiveProviders>,
     /// Whether this run reads the project's own files (its extensions and `.pi/mcp.json` among
     /// them).
     pub project_trusted: bool,

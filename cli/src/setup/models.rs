@@ -30,12 +30,17 @@ impl Runtime {
     /// what the settings and environment add (see [`RequestSettings`]).
     pub fn call_options(&self) -> CallOptionsFor {
         let registry = self.registry.clone();
+        let live = self.live_providers();
         let auth = self.auth.clone();
         let env = self.env.clone();
         let shaping = RequestSettings::new(&self.settings, &self.env);
         Arc::new(move |request| {
             let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
-            let resolved = registry
+            // The providers extensions registered or unregistered since they loaded count.
+            let changed = live.current();
+            let resolved = changed
+                .as_ref()
+                .unwrap_or(&registry)
                 .request_auth(&request.model, &auth, &env, now)
                 .map_err(|e| e.to_string())?;
             let api_key = resolved

@@ -64,8 +64,9 @@ pub fn run(command: &mut Command) -> (i32, String, String) {
     )
 }
 
-/// `pi replay cassette` with no Node on PATH (an empty folder) and the test's home: its exit
-/// code, stdout and stderr.
+/// `pi replay cassette` with no Node on PATH (an empty folder) and the test's home and package
+/// folder (where the messages pointing to Pi's docs say they are): its exit code, stdout and
+/// stderr.
 pub fn replay_without_node(env: &Env, cassette: &Path) -> (i32, String, String) {
     let no_node = env.path("no-node");
     std::fs::create_dir_all(&no_node).unwrap();
@@ -73,6 +74,7 @@ pub fn replay_without_node(env: &Env, cassette: &Path) -> (i32, String, String) 
         .arg("replay")
         .arg(cassette)
         .env("PATH", &no_node)
+        .env("PI_PACKAGE_DIR", env.path("pkg"))
         .env("HOME", env.path("home"))
         .stdin(std::process::Stdio::null()))
 }
@@ -91,6 +93,7 @@ pub fn assert_replays_without_node(env: &Env, cassette: &Path, recorded: &str) {
         .args(["replay", "--check"])
         .arg(cassette)
         .env("PATH", &no_node)
+        .env("PI_PACKAGE_DIR", env.path("pkg"))
         .env("HOME", env.path("home"))
         .stdin(std::process::Stdio::null()));
     assert_eq!(code, 0, "{said}{stderr}");

@@ -876,6 +876,33 @@ pub enum HookAction {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         withdrawn: Vec<String>,
     },
+    /// `pi.registerProvider` (by name, or a provider object) once the extensions have loaded:
+    /// the front end applies `registration` (the extension host's plain data, whose config may
+    /// hold keys: never written) to its model registry before the decision is recorded, and
+    /// fills in `models`, the provider's models as the registry composes them now, and
+    /// `available`, whether it has auth. The session refreshes its model from them (Pi's
+    /// `_refreshCurrentModelFromRegistry`) and keeps them for the front end's model lists, so a
+    /// replay needs neither the extension nor the registry.
+    #[serde(rename_all = "camelCase")]
+    RegisterProvider {
+        name: String,
+        #[serde(default, skip_serializing)]
+        registration: Option<Value>,
+        #[serde(default)]
+        models: Vec<Model>,
+        #[serde(default)]
+        available: bool,
+    },
+    /// `pi.unregisterProvider` once the extensions have loaded: as [`Self::RegisterProvider`],
+    /// `models` the provider's models left once it is gone (a built-in's own come back).
+    #[serde(rename_all = "camelCase")]
+    UnregisterProvider {
+        name: String,
+        #[serde(default)]
+        models: Vec<Model>,
+        #[serde(default)]
+        available: bool,
+    },
     #[serde(rename_all = "camelCase")]
     RegisterDeferredTools {
         tools: Vec<super::custom_tool::SearchableTool>,

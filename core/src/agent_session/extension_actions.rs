@@ -123,6 +123,17 @@ impl SessionMachine {
                     self.register_deferred(tools);
                     self.set_later_sections(later_sections.clone());
                 }
+                HookAction::RegisterProvider {
+                    name,
+                    models,
+                    available,
+                    ..
+                }
+                | HookAction::UnregisterProvider {
+                    name,
+                    models,
+                    available,
+                } => self.change_provider(name, models, *available)?,
                 HookAction::Abort => {}
                 HookAction::Shutdown => self.reply(Reply::ShutdownAsked),
             }

@@ -141,6 +141,8 @@ pub struct SessionMachine {
     pub(super) start_errors_call: Option<crate::agent::CallId>,
     /// Whether a prompt's run has started in this machine.
     pub(super) prompted: bool,
+    /// The providers registered or unregistered after loading, in order.
+    pub(super) provider_changes: Vec<super::runtime_providers::ProviderChange>,
 }
 
 impl std::fmt::Debug for SessionMachine {
@@ -223,6 +225,7 @@ impl SessionMachine {
             start_errors: Vec::new(),
             start_errors_call: None,
             prompted: false,
+            provider_changes: Vec::new(),
         }
     }
 

@@ -51,6 +51,15 @@ impl SessionMachine {
         Ok(())
     }
 
+    /// Pi's `_refreshCurrentModelFromRegistry`: the model in force replaced by the registry's
+    /// object for it, with no entry, no event and the thinking level as it is.
+    pub(super) fn refresh_model(&mut self, model: Model) -> Result<(), SessionError> {
+        let step = self
+            .agent
+            .step(self.now, Input::Change(Change::Model(model)))?;
+        self.route(step)
+    }
+
     pub(super) fn set_thinking_level(&mut self, level: ThinkingLevel) -> Result<(), SessionError> {
         let effective = clamp_thinking_level(self.agent.model(), level);
         let previous = self.agent.thinking_level();

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
+pub mod runtime_providers;
 pub mod sidecar;
 mod world;
 
@@ -179,6 +180,9 @@ impl HookContext {
 #[derive(Clone, Default)]
 pub struct ExtensionRegistry {
     extensions: Vec<Arc<dyn RustExtension>>,
+    /// The model registry the providers registered after loading go to (none: such a
+    /// change is refused as the asking extension's error).
+    providers: Option<Arc<dyn runtime_providers::RuntimeProviders>>,
 }
 
 impl fmt::Debug for ExtensionRegistry {
@@ -220,7 +224,19 @@ impl ExtensionRegistry {
             }
         }
         extensions.extend(loaded.unwrap_or_default());
-        ExtensionRegistry { extensions }
+        ExtensionRegistry {
+            extensions,
+            providers: self.providers.clone(),
+        }
+    }
+
+    /// Hands the providers the extensions register or unregister once loaded to `providers`
+    /// (the front end's model registry), before their decision is recorded.
+    pub fn take_provider_changes(
+        &mut self,
+        providers: Arc<dyn runtime_providers::RuntimeProviders>,
+    ) {
+        self.providers = Some(providers);
     }
 
     /// The providers the extensions register ([`RustExtension::providers`]), in load order.
@@ -329,11 +345,13 @@ impl ExtensionRegistry {
             }
         }
         let decision = fold.finish();
-        HookOutcome {
+        let mut outcome = HookOutcome {
             decision,
             actions: cx.take(),
             errors,
-        }
+        };
+        runtime_providers::apply(self.providers.as_ref(), event, &mut outcome);
+        outcome
     }
 }
 

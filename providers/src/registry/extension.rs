@@ -167,6 +167,29 @@ impl ModelRegistry {
         Ok(())
     }
 
+    /// Removes what extensions registered under `name` (Pi 1.5.2's `unregisterProvider`): the
+    /// provider is what it was below them (a built-in or models.json's provider gets its own
+    /// models, key and headers back; one only extensions gave is gone). A name no extension
+    /// registered changes nothing.
+    pub fn unregister_provider(&mut self, name: &str) {
+        let Some(index) = self
+            .extension_layers
+            .iter()
+            .position(|layer| layer.provider == name)
+        else {
+            return;
+        };
+        let layer = self.extension_layers.remove(index);
+        self.replace_models(name, layer.base_models);
+        match layer.base_request {
+            Some(request) => self.set_request_config(name, request),
+            None => {
+                self.request_configs.retain(|(p, _)| p != name);
+                self.model_headers.retain(|((p, _), _)| p != name);
+            }
+        }
+    }
+
     /// Why a request to `model` cannot be made by this harness (its provider's extension
     /// streams it, or only its oauth functions give a key), if so.
     pub fn unusable(&self, model: &Model) -> Option<&Unusable> {
@@ -401,6 +424,33 @@ mod tests {
             .iter()
             .filter(|m| m.provider == "anthropic")
             .all(|m| m.base_url == "http://proxy"));
+    }
+
+    #[test]
+    fn an_unregistration_gives_back_what_was_below_the_extensions() {
+        let builtin = ModelRegistry::builtin(catalog::builtin());
+        let mut registry = builtin.clone();
+        registry
+            .register_provider(&registration(
+                "gateway",
+                json!({"baseUrl": "http://gw", "api": "openai-completions", "apiKey": "gw-key",
+                    "models": [gateway_model()]}),
+            ))
+            .unwrap();
+        registry
+            .register_provider(&registration(
+                "anthropic",
+                json!({"baseUrl": "http://proxy"}),
+            ))
+            .unwrap();
+        registry.unregister_provider("gateway");
+        registry.unregister_provider("anthropic");
+        registry.unregister_provider("never-registered");
+        assert_eq!(registry.all(), builtin.all());
+        assert!(registry.find("gateway", "gw").is_none());
+        let env = super::super::Environment::from_vars(Vec::<(String, String)>::new());
+        let auth = super::super::AuthStorage::default();
+        assert!(registry.credentials(&auth, &env).is_empty());
     }
 
     #[test]

@@ -153,6 +153,8 @@ const MAX_LINE: u64 = 64 << 20;
 
 /// The name of the host's stand-in folder in the system's temp dir, before its random part.
 const STAND_IN_PREFIX: &str = "pi-extension-host-";
+/// The host's script, written in its stand-in folder for Node to run.
+const HOST_FILE: &str = "pi-extension-host.mjs";
 
 /// How long a dropped host has to end by itself before it is stopped.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -231,8 +233,14 @@ impl ExtensionHost {
             .prefix(STAND_IN_PREFIX)
             .tempdir()
             .map_err(|e| HostError::Protocol(format!("its empty folder: {e}")))?;
+        // The host's source goes to a file of that folder, which the host removes as it starts
+        // (before the loader reads the folder): a program given on the command line is bound
+        // by the system's limit on one argument, which the host's modules outgrow.
+        let script = stand_in.path().join(HOST_FILE);
+        std::fs::write(&script, super::ui::host_source())
+            .map_err(|e| HostError::Protocol(format!("its script {}: {e}", script.display())))?;
         let mut child = Command::new(NODE)
-            .args(["--input-type=module", "-e", &super::ui::host_source()])
+            .arg(&script)
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -32,6 +32,10 @@ const MODULES: &[(&str, &str)] = &[
         include_str!("../../../../sidecar/host-loading.mjs"),
     ),
     (
+        "./host-providers.mjs",
+        include_str!("../../../../sidecar/host-providers.mjs"),
+    ),
+    (
         "./extension-ui.mjs",
         include_str!("../../../../sidecar/extension-ui.mjs"),
     ),

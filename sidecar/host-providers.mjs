@@ -1,0 +1,112 @@
+// The providers extensions register or unregister once they have loaded (Pi 1.5.2's
+// `pi.registerProvider`/`pi.unregisterProvider` from a handler, a command or a tool's execute):
+// each change is an action of the handler that made it, which the harness applies to its model
+// registry (the config, keys and all, goes to its memory only), and the catalog that
+// `ctx.modelRegistry` and `pi.setModel` read here changes at once, as Pi's registry does, so the
+// handler's next read sees it.
+import { current, plain, unsupported } from "./host-scope.mjs";
+import { catalog } from "./session-view.mjs";
+import { nativeRegistration, providerRegistration } from "./host-loading.mjs";
+
+/** Per provider changed after loading: its models and auth before the first change (what an
+ * unregistration gives back), and the config registered since (a registration again merges
+ * its defined fields over it, as Pi's model runtime does). */
+const changed = new Map();
+
+function remember(name) {
+  if (changed.has(name)) return changed.get(name);
+  const before = {
+    models: catalog.models.filter((m) => m.provider === name),
+    auth: catalog.authProviders.has(name),
+    config: {},
+  };
+  changed.set(name, before);
+  return before;
+}
+
+/** Puts `models` where the provider's models were in the catalog (at the end for a new one). */
+function replaceModels(name, models) {
+  const at = catalog.models.findIndex((m) => m.provider === name);
+  const kept = catalog.models.filter((m) => m.provider !== name);
+  const place = at === -1 ? kept.length : Math.min(at, kept.length);
+  kept.splice(place, 0, ...models);
+  catalog.models = kept;
+}
+
+/** Pi's `_refreshCurrentModelFromRegistry`, as the handler's later reads see it: the model in
+ * force replaced by the catalog's of the same provider and id, when there is one. */
+function refreshModel() {
+  const state = current.getStore()?.state;
+  const model = state?.model;
+  if (!model) return;
+  const found = catalog.models.find((m) => m.provider === model.provider && m.id === model.id);
+  if (found) state.model = structuredClone(found);
+}
+
+/** The provider's models once `config` is applied over `base` (Pi's composer: a config with
+ * models gives those, each filled in from the config's api and baseUrl, else from the
+ * provider's model of the same id; one without only moves the models to its baseUrl). */
+function composed(name, base, config) {
+  if (!config.models) return config.baseUrl ? base.map((m) => ({ ...m, baseUrl: config.baseUrl })) : base;
+  return config.models.map((definition) => {
+    const defaults = base.find((m) => m.id === definition.id) ?? base[0];
+    const api = definition.api ?? config.api ?? defaults?.api;
+    if (!api) throw new Error(`Provider ${name}, model ${definition.id}: no "api" specified. Set it at model level or provider level.`);
+    const baseUrl = definition.baseUrl ?? config.baseUrl ?? defaults?.baseUrl;
+    if (!baseUrl) throw new Error(`Provider ${name}: "baseUrl" is required when defining custom models.`);
+    const model = plain({ ...definition, api, provider: name, baseUrl });
+    delete model.headers;
+    return model;
+  });
+}
+
+/** A tool's `execute` hands its actions to the session one by one, past the harness's
+ * registry: a provider change there is said, never half applied. */
+function notInTool(what) {
+  if (current.getStore()?.toolCall !== undefined) {
+    throw new Error(`${what} from a tool's execute is not supported by this harness's extension host yet`);
+  }
+}
+
+/** The actions the runner's provider changes become, `act` carrying them to the session. */
+export function providerActions(act) {
+  return {
+    registerProvider: (name, config, extensionPath = "<unknown>") => {
+      notInTool("pi.registerProvider");
+      if (!config) throw new Error("Provider config is required when registering by name");
+      const before = remember(name);
+      const merged = { ...before.config };
+      for (const [key, value] of Object.entries(config)) if (value !== undefined) merged[key] = value;
+      replaceModels(name, composed(name, before.models, merged));
+      before.config = merged;
+      if (merged.apiKey !== undefined || merged.oauth) catalog.authProviders.add(name);
+      refreshModel();
+      act({ action: "registerProvider", name, registration: providerRegistration({ name, config, extensionPath }) });
+    },
+    registerNativeProvider: (provider, extensionPath = "<unknown>") => {
+      notInTool("pi.registerProvider");
+      const registration = nativeRegistration({ provider, extensionPath });
+      const before = remember(registration.name);
+      replaceModels(registration.name, composed(registration.name, before.models, registration.config));
+      refreshModel();
+      act({ action: "registerProvider", name: registration.name, registration });
+    },
+    unregisterProvider: (name) => {
+      notInTool("pi.unregisterProvider");
+      const before = changed.get(name);
+      if (before) {
+        replaceModels(name, before.models);
+        if (before.auth) catalog.authProviders.add(name);
+        else catalog.authProviders.delete(name);
+        changed.delete(name);
+      } else {
+        catalog.models = catalog.models.filter((m) => m.provider !== name);
+      }
+      refreshModel();
+      act({ action: "unregisterProvider", name });
+    },
+    // Pi 1.5's per-request router: not run by this harness (said, never ignored).
+    registerVirtualModel: unsupported("pi.registerVirtualModel after the extensions have loaded"),
+    unregisterVirtualModel: unsupported("pi.unregisterVirtualModel after the extensions have loaded"),
+  };
+}
