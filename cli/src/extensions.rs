@@ -166,7 +166,7 @@ impl Runtime {
                     &host,
                     &self.extension_state,
                 );
-                self.extension_commands = self.listed_commands(&registrations);
+                self.resources.command_listing = self.listed_commands(&registrations);
                 self.resources.commands = command_names(&registrations);
                 for extension in handlers(&registrations, &host, &self.extension_state) {
                     self.extensions.load(extension);

@@ -46,6 +46,7 @@ pub(crate) fn reload<I: Interpreter>(
         handled_hooks: extensions.handled(),
         tools: registrations.tools.clone(),
         commands: command_names(&registrations),
+        command_listing: runtime.listed_commands(&registrations),
         // Pi's resource loader reads them again (the flag that turned them off still does).
         context_files: runtime
             .context_files

@@ -52,6 +52,7 @@ fn session() -> SessionMachine {
                 source_info: json!(null),
             }],
             commands: vec!["note".into()],
+            ..Resources::default()
         },
     })
 }

@@ -37,6 +37,7 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
             skills: vec![],
             templates: vec![],
             commands: vec!["go".into()],
+            ..Resources::default()
         },
     )
 }

@@ -35,7 +35,7 @@ fn resources() -> Resources {
             file_path: "/prompts/greet.md".into(),
             source_info: json!(null),
         }],
-        commands: Vec::new(),
+        ..Resources::default()
     }
 }
 

@@ -185,7 +185,7 @@ fn prompts_expand_as_in_the_original() {
             source_info: Value::Null,
         }],
         templates: Vec::new(),
-        commands: Vec::new(),
+        ..Resources::default()
     };
     for case in fixtures["skillExpansions"].as_array().unwrap() {
         let text = case["text"].as_str().unwrap();
@@ -217,7 +217,7 @@ proptest::proptest! {
         let _ = parse_frontmatter(&content);
         let (skill, _) = load_skill("/s/x/SKILL.md", &content);
         if let Some(skill) = skill {
-            let resources = Resources { skills: vec![skill.clone()], templates: Vec::new(), commands: Vec::new() };
+            let resources = Resources { skills: vec![skill.clone()], ..Resources::default() };
             let _ = resources.expand(&format!("/skill:{} {args}", skill.skill.name));
         }
         if let Ok(template) = load_template("/p/t.md", &content) {

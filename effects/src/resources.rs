@@ -63,7 +63,7 @@ pub fn discover(wanted: &Wanted) -> Resources {
     Resources {
         skills: skills(wanted),
         templates: templates(wanted),
-        commands: Vec::new(),
+        ..Resources::default()
     }
 }
 

@@ -75,12 +75,7 @@ impl<I: Front> Rpc<I> {
         let leave = SessionInput::leave_for_reload();
         self.told(leave, true, ui).await?;
         let reloaded = match crate::reload::reload(&self.runtime, &mut self.session) {
-            Ok((input, registrations)) => {
-                if let Some(registrations) = registrations {
-                    self.runtime.extension_commands = self.runtime.listed_commands(&registrations);
-                }
-                input
-            }
+            Ok((input, _)) => input,
             Err(error) => {
                 self.out.flush();
                 eprintln!("{error}");

@@ -117,10 +117,7 @@ impl<I: Front> Rpc<I> {
                 done(Some(state::last_assistant_text(self.session.machine())))
             }
             "get_commands" => done(Some(json!({
-                "commands": commands_listed(
-                    &self.runtime.extension_commands,
-                    self.session.machine().resources()
-                )
+                "commands": commands_listed(self.session.machine().resources())
             }))),
             "get_available_models" => {
                 let models: Vec<Value> = self
@@ -676,8 +673,9 @@ fn builtin_commands() -> Value {
 /// What `get_commands` lists, in Pi's order: the loaded extensions' commands, its own commands
 /// (less those whose name an extension took: Pi then leaves that built-in extension out), the
 /// prompt templates, then the skills as `skill:<name>`.
-fn commands_listed(extensions: &[Value], resources: &Resources) -> Vec<Value> {
-    let mut commands = extensions.to_vec();
+fn commands_listed(resources: &Resources) -> Vec<Value> {
+    let extensions = &resources.command_listing;
+    let mut commands = extensions.clone();
     if let Value::Array(list) = builtin_commands() {
         let taken = |c: &Value| extensions.iter().any(|e| e["name"] == c["name"]);
         commands.extend(list.into_iter().filter(|c| !taken(c)));

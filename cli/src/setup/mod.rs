@@ -123,8 +123,6 @@ pub struct Runtime {
     pub extension_sources: Vec<pi_effects::packages::Resource>,
     /// The extension host running them, once loaded (RPC mode gives it a UI).
     pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
-    /// The loaded extensions' commands, as RPC `get_commands` lists them.
-    pub extension_commands: Vec<serde_json::Value>,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,

@@ -32,6 +32,9 @@ pub struct Reload {
     /// The names a prompt invokes the new load's commands with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// The new load's commands as RPC `get_commands` lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_listing: Vec<serde_json::Value>,
     /// The context files (path, content) as the reload read them again (Pi's resource loader
     /// reloads them): the prompt is built with them from then on. `None`: those it had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +61,7 @@ impl SessionMachine {
     pub(super) fn apply_reload(&mut self, reload: Reload) -> Result<(), SessionError> {
         self.agent.set_handled_hooks(reload.handled_hooks);
         self.resources.commands = reload.commands;
+        self.resources.command_listing = reload.command_listing;
         let previous = std::mem::take(&mut self.context_tools);
         self.replace_extension_tools(&previous, &reload.tools);
         self.context_tools = reload.tools.iter().map(|t| t.name.clone()).collect();

@@ -23,12 +23,20 @@ pub struct Resources {
     /// `invocationName`): such a prompt runs the command instead, before any expansion.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// The same commands as RPC `get_commands` lists them (`name`, `description`, `source`,
+    /// `sourceInfo`): kept with the session, so that a replay, which loads no extension, lists
+    /// what the run listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_listing: Vec<serde_json::Value>,
 }
 
 impl Resources {
     /// Neither skills nor templates nor extension commands.
     pub fn is_empty(&self) -> bool {
-        self.skills.is_empty() && self.templates.is_empty() && self.commands.is_empty()
+        self.skills.is_empty()
+            && self.templates.is_empty()
+            && self.commands.is_empty()
+            && self.command_listing.is_empty()
     }
 
     /// The extension command `text` invokes and the text after its name (Pi's

@@ -64,6 +64,7 @@ pub fn hooked(
             skills: vec![],
             templates: vec![],
             commands: commands.iter().map(|c| (*c).to_owned()).collect(),
+            ..Resources::default()
         },
         compaction,
     )
