@@ -552,10 +552,15 @@ pub enum RecordedEffect {
     Cancel {
         call: u64,
     },
-    /// The machine waited for the extensions at a hook point: Pi's event object.
+    /// The machine waited for the extensions at a hook point: Pi's event object, and a digest
+    /// of what the extensions' getters read there (the session's state, which is derived, not
+    /// recorded): a replay that computes another state there diverges, so what the extensions
+    /// were told is checked too. Absent in cassettes recorded before it was kept.
     Hook {
         call: u64,
         payload: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<String>,
     },
     /// The machine handed the running tool `call` the outcome of the nested call
     /// `toolCallId` it asked for (`ctx.executeTool`): Pi's `ToolCallOutcome`.

@@ -4,6 +4,7 @@
 //! cassette is loaded. A value that does not read back makes the cassette unusable, with an
 //! error naming the line and the field.
 
+use pi_core::agent::hook_state::HookState;
 use pi_core::agent::hooks::HookPayload;
 use pi_core::agent::{CallId, Effect, Input, ToolOutcome};
 use pi_core::agent_session::{ExtensionEntry, NavigateRequest, SessionInput, StreamingBehavior};
@@ -104,9 +105,16 @@ pub fn recorded_effect(effect: &Effect) -> RecordedEffect {
             args: args.clone(),
         },
         Effect::Cancel { call } => RecordedEffect::Cancel { call: call.0 },
-        Effect::Hook { call, payload, .. } => RecordedEffect::Hook {
+        Effect::Hook {
+            call,
+            payload,
+            state,
+        } => RecordedEffect::Hook {
             call: call.0,
             payload: recorded_payload(payload),
+            state: state
+                .as_deref()
+                .map(|state| state_digest(state, |json| json.to_owned())),
         },
         Effect::AnswerNested {
             call,
@@ -118,6 +126,16 @@ pub fn recorded_effect(effect: &Effect) -> RecordedEffect {
             outcome: outcome.clone(),
         },
     }
+}
+
+/// The digest a hook effect's line holds of the state its handlers' getters read: the state's
+/// JSON as `scrub` leaves it (a recording replaces its secrets, as a replay, fed the
+/// placeholders, computes it), hashed, 16 hex digits.
+pub fn state_digest(state: &HookState, scrub: impl Fn(&str) -> String) -> String {
+    let json = serde_json::to_string(state).unwrap_or_default();
+    let mut digest = crate::sha256_hex(scrub(&json).as_bytes());
+    digest.truncate(16);
+    digest
 }
 
 /// A hook point's payload as its effect line records it: without what the model's stream gave

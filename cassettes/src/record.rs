@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use crate::convert::recorded_transport_error;
 use crate::format::{
-    Line, RecordedEnd, RecordedInput, RecordedOutcome, ReplacedSession, SessionLeft, SessionStart,
-    MAX_KEPT_TEXT,
+    Line, RecordedEffect, RecordedEnd, RecordedInput, RecordedOutcome, ReplacedSession,
+    SessionLeft, SessionStart, MAX_KEPT_TEXT,
 };
 use crate::hook_redact::{redacted_answer, redacted_effect};
 use crate::write::{Recorder, RequestParts};
@@ -239,9 +239,21 @@ impl<I: Interpreter + Send> Interpreter for Record<I> {
 
     fn start(&mut self, effect: Effect) {
         let redacted = redacted_effect(&self.recorder, &effect);
-        self.recorder.write(Line::Effect {
-            effect: crate::convert::recorded_effect(redacted.as_ref().unwrap_or(&effect)),
-        });
+        let mut recorded = crate::convert::recorded_effect(redacted.as_ref().unwrap_or(&effect));
+        // The state's digest as a replay computes it: over the state with the secrets the
+        // recording replaces replaced.
+        if let (
+            RecordedEffect::Hook { state: digest, .. },
+            Effect::Hook {
+                state: Some(state), ..
+            },
+        ) = (&mut recorded, &effect)
+        {
+            *digest = Some(crate::convert::state_digest(state, |json| {
+                self.recorder.redact_text(json)
+            }));
+        }
+        self.recorder.write(Line::Effect { effect: recorded });
         self.inner.start(effect);
     }
 

@@ -193,7 +193,7 @@ impl ChaosRecording {
                     }
                 }
                 Line::Effect {
-                    effect: RecordedEffect::Hook { call, payload },
+                    effect: RecordedEffect::Hook { call, payload, .. },
                 } => {
                     questions.insert(*call, hook_question(payload.clone()));
                 }

@@ -127,10 +127,19 @@ pub(super) fn index(cassette: &Cassette, lines: Vec<(usize, Line)>) -> Result<In
             Line::Event { t, call } => Spine::Event(t, call),
             Line::Wake { t } => Spine::Wake(t),
             Line::Effect {
-                effect: RecordedEffect::Hook { call, mut payload },
+                effect:
+                    RecordedEffect::Hook {
+                        call,
+                        mut payload,
+                        state,
+                    },
             } => {
                 without_streamed(&mut payload);
-                Spine::Effect(RecordedEffect::Hook { call, payload })
+                Spine::Effect(RecordedEffect::Hook {
+                    call,
+                    payload,
+                    state,
+                })
             }
             Line::Effect { effect } => Spine::Effect(effect),
             Line::Stdin { t, line, with_next } => Spine::Stdin(t, line, with_next),

@@ -192,25 +192,15 @@ fn may_reproduce(change: &Change) -> bool {
         ("cassette", "config/customTools/N/defaultActive") => {
             !change.run.reloaded || reloaded_before_declared(change)
         }
-        // What only the extensions' getters read (`pi.getAllTools()`'s annotations, namespaces
-        // and order), whose answers the recording holds, and the deferred tools' declarations,
-        // which only a `tool_search` call reads (the extensions' getters aside).
+        // A deferred tool's label and snippet, which neither a request nor the extensions'
+        // getters hold until it is loaded (the state digested at each hook point lists its
+        // description, namespace and exposure).
         ("cassette", p)
-            if p.starts_with("config/toolLoadout/registrationOrder/")
-                || p.starts_with("config/customTools/N/annotations/")
-                || p.starts_with("config/customTools/N/namespace/") =>
-        {
-            true
-        }
-        ("cassette", p)
-            if p.starts_with("config/toolLoadout/deferredTools/N/namespace/")
-                || p.starts_with("config/toolLoadout/deferredTools/N/tool/namespace/")
-                || [
-                    "config/toolLoadout/deferredTools/N/tool/label",
-                    "config/toolLoadout/deferredTools/N/tool/description",
-                    "config/toolLoadout/deferredTools/N/tool/promptSnippet",
-                ]
-                .contains(&p) =>
+            if [
+                "config/toolLoadout/deferredTools/N/tool/label",
+                "config/toolLoadout/deferredTools/N/tool/promptSnippet",
+            ]
+            .contains(&p) =>
         {
             !change.run.tool_searched
         }
@@ -282,6 +272,20 @@ fn may_reproduce(change: &Change) -> bool {
         ("outside", "input/loaded/tools/N/label") => true,
         ("outside", p) if p.starts_with("input/loaded/commands/") => true,
         // The commands a session lists, read only by RPC `get_commands`.
+        // A deferred tool's namespace beside its declaration's own (the declaration's is the
+        // one listed), and the last name of the registration order (whatever it names, that
+        // tool comes last).
+        ("cassette", p) if p.starts_with("config/toolLoadout/deferredTools/N/namespace/") => {
+            declares_namespace(change)
+        }
+        ("cassette", "config/toolLoadout/registrationOrder/N") => last_in_order(change),
+        // The commands as RPC `get_commands` lists them, which only that command reads.
+        ("cassette" | "replaced", p) if p.starts_with("config/resources/commandListing/") => {
+            !change.run.stdin.contains("get_commands")
+        }
+        ("outside", p) if p.starts_with("input/loaded/commandListing/") => {
+            !change.run.stdin.contains("get_commands")
+        }
         ("replaced", p) if p.starts_with("config/resources/commands/") => {
             !change.run.stdin.contains("get_commands")
         }
@@ -343,6 +347,24 @@ fn declared(change: &Change) -> bool {
 
 /// Whether the header's custom tool the changed place is in was registered again by a reload
 /// (which said what it registered) before any request declared it.
+/// Whether the deferred tool the changed place is in declares a namespace of its own.
+fn declares_namespace(change: &Change) -> bool {
+    let [_, _, _, index, ..] = change.at.as_slice() else {
+        return false;
+    };
+    let Ok(index) = index.parse::<usize>() else {
+        return false;
+    };
+    change.line["config"]["toolLoadout"]["deferredTools"][index]["tool"]["namespace"].is_object()
+}
+
+/// Whether the changed place is the registration order's last name.
+fn last_in_order(change: &Change) -> bool {
+    let order = &change.line["config"]["toolLoadout"]["registrationOrder"];
+    let last = order.as_array().map_or(0, Vec::len).saturating_sub(1);
+    change.at.get(3).and_then(|i| i.parse::<usize>().ok()) == Some(last)
+}
+
 fn reloaded_before_declared(change: &Change) -> bool {
     let (Some(before), [_, _, tool, ..]) =
         (&change.run.requests_before_reload, change.at.as_slice())

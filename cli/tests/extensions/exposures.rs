@@ -146,6 +146,15 @@ fn exposures_decide_what_is_declared_and_callable_and_replay_without_node() {
     let (code, _, stderr) = replay_without_node(&env, &changed);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("diverged"), "{stderr}");
+
+    // What only the extensions' getters read (an annotation, which no request, event or entry
+    // holds) is checked too: the digest of the state at each hook point differs.
+    let tampered = text.replacen(r#""readOnlyHint":true"#, r#""readOnlyHint":false"#, 1);
+    assert_ne!(tampered, text, "the header records the annotation");
+    std::fs::write(&changed, tampered).unwrap();
+    let (code, _, stderr) = replay_without_node(&env, &changed);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("diverged"), "{stderr}");
 }
 
 #[test]
