@@ -77,8 +77,7 @@ impl<I: Front> Rpc<I> {
         let reloaded = match crate::reload::reload(&self.runtime, &mut self.session) {
             Ok((input, _)) => input,
             Err(error) => {
-                self.out.flush();
-                eprintln!("{error}");
+                self.out.say(&error);
                 SessionInput::Reloaded(None)
             }
         };

@@ -40,8 +40,7 @@ impl<I: Front> Rpc<I> {
             // extension running: its tool's result is recorded).
             if let Some(host) = &self.runtime.extension_host {
                 if let Err(error) = host.answer_ui(&command) {
-                    self.out.flush();
-                    eprintln!("{error}");
+                    self.out.say(&error);
                 }
             }
             return;
@@ -381,7 +380,7 @@ impl<I: Front> Rpc<I> {
         for (path, value) in writes {
             let agent_dir = self.runtime.agent_dir.clone();
             if let Err(error) = self.runtime.settings.set_global(&agent_dir, &path, value) {
-                eprintln!("Warning: {error}");
+                self.out.say(format_args!("Warning: {error}"));
             }
         }
         Ok(())

@@ -41,7 +41,7 @@ impl<I: Front> Rpc<I> {
         if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
             return Some(Ended::Diverged(divergence));
         }
-        eprintln!("{error}");
+        self.out.say(&error);
         None
     }
 }

@@ -357,8 +357,7 @@ async fn serve<I: Front>(rpc: &mut Rpc<I>, sources: &mut Sources) -> Ended {
                                     return Ended::Diverged(divergence);
                                 }
                                 stuck = matches!(error, DriveError::Interpret(InterpretError::Idle));
-                                rpc.out.flush();
-                                eprintln!("{error}");
+                                rpc.out.say(&error);
                             }
                         }
                     }
@@ -535,8 +534,7 @@ impl<I: Front> Rpc<I> {
             // Kept by the interpreter, which gives it back in its place.
             Ok(None) => {}
             Err(error) => {
-                self.out.flush();
-                eprintln!("{error}");
+                self.out.say(&error);
             }
         }
     }
@@ -568,8 +566,7 @@ impl<I: Front> Rpc<I> {
         match host.enable_ui() {
             Ok(requests) => Some(requests),
             Err(error) => {
-                self.out.flush();
-                eprintln!("{error}");
+                self.out.say(&error);
                 None
             }
         }

@@ -365,16 +365,14 @@ impl<I: Front> Rpc<I> {
         match driven {
             Ok(Ok(replies)) => Ok(replies),
             Ok(Err(error)) => {
-                self.out.flush();
-                eprintln!("{error}");
+                self.out.say(&error);
                 Ok(Vec::new())
             }
             Err(error) => {
                 if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
                     return Err(Stop::Ended(Ended::Diverged(divergence)));
                 }
-                self.out.flush();
-                eprintln!("{error}");
+                self.out.say(&error);
                 Ok(Vec::new())
             }
         }
@@ -405,8 +403,7 @@ impl<I: Front> Rpc<I> {
                 if let Some(divergence) = self.session.interpreter().diverged(Some(&error)) {
                     return Err(Stop::Ended(Ended::Diverged(divergence)));
                 }
-                self.out.flush();
-                eprintln!("{error}");
+                self.out.say(&error);
                 Ok(())
             }
         }
@@ -503,8 +500,7 @@ impl<I: Front> Replacer for Replacing<'_, I> {
     }
 
     fn say(&mut self, error: &dyn std::fmt::Display) {
-        self.rpc.out.flush();
-        eprintln!("{error}");
+        self.rpc.out.say(error);
     }
 
     fn left_old(&mut self) {
