@@ -2,7 +2,7 @@
 //! `AgentSession`'s first activation): `--tools` is either an allowlist of names and `*`
 //! patterns, or only `+name`/`-name` entries that change the defaults; `--exclude-tools` removes
 //! names and pattern matches from whatever that gives; `--no-tools` and `--no-builtin-tools`
-//! start from nothing.
+//! start from no defaults, and `--no-tools` registers only what `--tools` names.
 
 use pi_core::tools::definitions::builtin_tools;
 use pi_core::tools::selection::matches;
@@ -76,29 +76,54 @@ pub fn select_tools(
 }
 
 /// The built-in tools registered, in the registry's order (Pi 1.5.2's `_isAllowedTool`): those
-/// an allowlist names or matches (every one when `tools` is absent or only modifiers), less the
-/// excluded ones. An extension's `pi.setActiveTools` chooses among these.
-pub fn registered(tools: Option<&[String]>, exclude: Option<&[String]>) -> Vec<String> {
-    let allowlist = allowlist(tools);
+/// the run's `allowlist` (see [`allowed_tools`]) names or matches, every one without it, less
+/// the excluded ones. An extension's `pi.setActiveTools` chooses among these.
+pub fn registered(allowlist: Option<&[String]>, exclude: Option<&[String]>) -> Vec<String> {
     builtin_tools()
         .iter()
         .map(|tool| tool.name.clone())
-        .filter(|name| allowlist.is_none_or(|entries| matches(entries, name)))
-        .filter(|name| !exclude.is_some_and(|entries| matches(entries, name)))
+        .filter(|name| allows(allowlist, exclude, name))
         .collect()
 }
 
-/// Whether `--tools` and `--exclude-tools` keep the tool `name` registered (Pi's
-/// `_isAllowedTool`): an allowlist must name or match it (modifiers allow every tool), and no
-/// exclusion may.
-pub fn allows(tools: Option<&[String]>, exclude: Option<&[String]>, name: &str) -> bool {
-    allowlist(tools).is_none_or(|entries| matches(entries, name))
-        && !exclude.is_some_and(|entries| matches(entries, name))
+/// Pi 1.5.2's `allowedToolNames` (its `createAgentSession`): `--tools` when it is an allowlist;
+/// with `--no-tools`, its `+name` entries applied to nothing, or else an empty list that allows
+/// nothing; none otherwise (`--no-builtin-tools` filters nothing).
+pub fn allowed_tools(tools: Option<&[String]>, no_tools: bool) -> Option<Vec<String>> {
+    match tools {
+        Some(entries) if entries.iter().any(|e| is_modifier(e)) => {
+            no_tools.then(|| select_tools(&[], Some(entries), None))
+        }
+        Some(entries) => Some(entries.to_vec()),
+        None => no_tools.then(Vec::new),
+    }
 }
 
-/// `--tools`' entries when they are an allowlist (names and patterns, not `+name`/`-name`).
-pub fn allowlist(tools: Option<&[String]>) -> Option<&[String]> {
-    tools.filter(|entries| !entries.iter().any(|e| is_modifier(e)))
+/// Whether the run's `allowlist` (see [`allowed_tools`]) and `--exclude-tools` keep the tool
+/// `name` registered (Pi 1.5.2's `_isAllowedTool`): no exclusion may match it, and an allowlist
+/// must, except that an MCP server's tool (`mcp__…`) stays registered unless the allowlist
+/// filters MCP tools too: when it is empty or has an `mcp__` entry.
+pub fn allows(allowlist: Option<&[String]>, exclude: Option<&[String]>, name: &str) -> bool {
+    if exclude.is_some_and(|entries| matches(entries, name)) {
+        return false;
+    }
+    match allowlist {
+        None => true,
+        Some(entries) if matches(entries, name) => true,
+        Some(entries) => !filters_mcp(entries) && is_mcp_tool(name),
+    }
+}
+
+/// Whether an allowlist decides which MCP tools stay registered (Pi's `_allowlistFiltersMcp`).
+fn filters_mcp(allowlist: &[String]) -> bool {
+    allowlist.is_empty() || allowlist.iter().any(|e| e.starts_with(MCP_PREFIX))
+}
+
+/// The prefix of every MCP server's tool name (`mcp__<server>__<tool>`).
+const MCP_PREFIX: &str = "mcp__";
+
+fn is_mcp_tool(name: &str) -> bool {
+    name.starts_with(MCP_PREFIX)
 }
 
 fn is_modifier(entry: &str) -> bool {
@@ -118,12 +143,8 @@ mod tests {
     fn the_registered_built_ins_are_those_an_allowlist_allows_less_the_excluded() {
         let all = list("read,bash,edit,write,grep,find,ls");
         assert_eq!(registered(None, None), all);
-        assert_eq!(
-            registered(Some(&list("+ls,-bash")), None),
-            all,
-            "modifiers allow all"
-        );
         assert_eq!(registered(Some(&list("ls,re*")), None), list("read,ls"));
+        assert_eq!(registered(Some(&[]), None), Vec::<String>::new());
         assert_eq!(
             registered(None, Some(&list("bash,e*"))),
             list("read,write,grep,find,ls")
@@ -168,9 +189,38 @@ mod tests {
     fn a_tool_is_allowed_unless_an_allowlist_misses_it_or_an_exclusion_matches_it() {
         assert!(allows(None, None, "tool_search"));
         assert!(allows(Some(&list("read,tool_search")), None, "tool_search"));
-        assert!(allows(Some(&list("+ls")), None, "tool_search"));
         assert!(allows(Some(&list("tool_*")), None, "tool_search"));
         assert!(!allows(Some(&list("read")), None, "tool_search"));
         assert!(!allows(None, Some(&list("tool_search")), "tool_search"));
+    }
+
+    #[test]
+    fn an_allowlist_keeps_mcp_tools_unless_it_names_one_or_is_empty() {
+        let tool = "mcp__srv__one";
+        assert!(allows(Some(&list("read")), None, tool));
+        assert!(allows(Some(&list("read,mcp__srv__one")), None, tool));
+        assert!(!allows(Some(&list("read,mcp__srv__two")), None, tool));
+        assert!(!allows(Some(&list("mcp__other__*")), None, tool));
+        assert!(!allows(Some(&[]), None, tool));
+        assert!(!allows(Some(&list("read")), Some(&list("mcp__*")), tool));
+    }
+
+    #[test]
+    fn no_tools_allows_only_what_tools_names() {
+        assert_eq!(allowed_tools(None, false), None);
+        assert_eq!(allowed_tools(None, true), Some(Vec::new()));
+        assert_eq!(allowed_tools(Some(&list("+ls,-bash")), false), None);
+        assert_eq!(
+            allowed_tools(Some(&list("+ls,-bash")), true),
+            Some(list("ls"))
+        );
+        assert_eq!(
+            allowed_tools(Some(&list("read,g*")), true),
+            Some(list("read,g*"))
+        );
+        assert_eq!(
+            allowed_tools(Some(&list("read")), false),
+            Some(list("read"))
+        );
     }
 }

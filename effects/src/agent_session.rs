@@ -429,10 +429,18 @@ impl SessionOptions {
             .collect();
         let deferred = self.custom_tools.deferred_definitions();
         // Needed only when a tool is registered without being active, or is an extension's
-        // deferred one: otherwise the order of the active, then inactive, then deferred tools is
-        // the registration order. `tool_search` comes before the MCP servers' tools.
+        // deferred one, or `tool_search` is registered inactive beside MCP servers' tools:
+        // otherwise the order of the active, then inactive, then deferred tools is the
+        // registration order. `tool_search` comes before the MCP servers' tools.
+        let mcp_registered = || {
+            self.custom_tools
+                .registration_order()
+                .iter()
+                .any(|name| name.starts_with("mcp__"))
+        };
         let out_of_place = !inactive_custom.is_empty()
-            || deferred.iter().any(|t| !t.tool.name.starts_with("mcp__"));
+            || deferred.iter().any(|t| !t.tool.name.starts_with("mcp__"))
+            || (self.tool_search.is_some() && !search_active && mcp_registered());
         let mut registration_order = Vec::new();
         if out_of_place {
             registration_order = self.custom_tools.registration_order().to_vec();

@@ -160,7 +160,13 @@ pub struct ToolRegistry {
     /// Names starting with this prefix may still be registered late, until the receiver turns
     /// `true` (see [`ToolRegistry::late_tools_coming`]).
     late_coming: Option<(String, watch::Receiver<bool>)>,
+    /// Which names may be registered here at all (see [`ToolRegistry::admitting`]); every one
+    /// when `None`.
+    admits: Option<Admits>,
 }
+
+/// A registry's rule for which tool names it registers.
+type Admits = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// What a tool name is to a registry.
 pub(crate) enum Lookup {
@@ -203,11 +209,29 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
+    /// This registry registering only the tools whose names `admits` accepts, in this
+    /// registry and every clone of it: a front end's `--tools` and `--exclude-tools`, which
+    /// decide which of an MCP server's tools exist at all, wherever they register from.
+    pub fn admitting(mut self, admits: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.admits = Some(Arc::new(admits));
+        self
+    }
+
+    /// Whether a tool named `name` would be registered here (see
+    /// [`admitting`](Self::admitting)).
+    pub fn admits(&self, name: &str) -> bool {
+        self.admits.as_ref().is_none_or(|admits| admits(name))
+    }
+
     /// Adds `tool`; one already registered under its name is replaced in its place. A tool
     /// of `deferred` exposure is registered as such, in its namespace (see
-    /// [`ToolRegistry::register_deferred`]).
+    /// [`ToolRegistry::register_deferred`]). A name the registry does not
+    /// [admit](Self::admitting) is not registered.
     pub fn register(&mut self, tool: Arc<dyn CustomTool>) {
         let definition = tool.definition();
+        if !self.admits(&definition.name) {
+            return;
+        }
         if definition.exposure() == ToolExposure::Deferred {
             let namespace = definition.namespace.clone();
             return self.register_deferred(tool, namespace);
@@ -236,6 +260,9 @@ impl ToolRegistry {
         namespace: Option<ToolNamespace>,
     ) {
         let name = tool.definition().name.clone();
+        if !self.admits(&name) {
+            return;
+        }
         self.ordered(&name);
         self.deferred.retain(|(t, _)| t.definition().name != name);
         self.deferred.push((tool, namespace));
@@ -320,8 +347,11 @@ impl ToolRegistry {
     /// the declaration reached the session on its own (a hook point's recorded action), so a
     /// replay needs no such tool.
     pub fn register_late(&self, tool: Arc<dyn CustomTool>) {
-        let mut late = self.late.lock().unwrap_or_else(PoisonError::into_inner);
         let name = tool.definition().name.clone();
+        if !self.admits(&name) {
+            return;
+        }
+        let mut late = self.late.lock().unwrap_or_else(PoisonError::into_inner);
         late.retain(|t| t.definition().name != name);
         late.push(tool);
     }

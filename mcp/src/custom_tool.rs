@@ -63,7 +63,8 @@ fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
 
 /// Registers the tools of `connection` in `registry`, named and declared as Pi names and
 /// declares them: the `direct` ones declared to the model, the `deferred` ones for
-/// `tool_search`; returns the direct ones' declarations, for the run's configuration.
+/// `tool_search`; returns the direct ones' declarations, for the run's configuration. Those
+/// the registry does not admit (`--tools`, `--exclude-tools`) are left out.
 pub fn register_tools(
     registry: &mut ToolRegistry,
     connection: Arc<McpConnection>,
@@ -73,6 +74,9 @@ pub fn register_tools(
     for tool in tool_definitions(connection.entry(), connection.tools()) {
         let exposure = tool.exposure.clone();
         let declaration = tool.custom_definition();
+        if !registry.admits(&declaration.name) {
+            continue;
+        }
         let registered = Arc::new(McpTool {
             declaration: declaration.clone(),
             tool,
@@ -102,10 +106,10 @@ pub fn register_late_tools(
     let namespace = namespace(&connection);
     let mut searchable = Vec::new();
     for tool in tool_definitions(connection.entry(), connection.tools()) {
-        if tool.exposure != "deferred" {
+        let declaration = tool.custom_definition();
+        if tool.exposure != "deferred" || !registry.admits(&declaration.name) {
             continue;
         }
-        let declaration = tool.custom_definition();
         searchable.push(SearchableTool {
             tool: declaration.clone(),
             namespace: Some(namespace.clone()),

@@ -192,6 +192,9 @@ impl Later {
                 for tool in tool_definitions(connection.entry(), connection.tools()) {
                     let exposure = tool.exposure.clone();
                     let declaration = tool.custom_definition();
+                    if !self.tools.admits(&declaration.name) {
+                        continue;
+                    }
                     let registered = Arc::new(McpTool {
                         declaration: declaration.clone(),
                         tool,

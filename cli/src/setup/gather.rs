@@ -23,7 +23,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model_choice::{self, ChoicePlace, ModelRequest};
 use crate::model_select::ScopedModel;
 use crate::settings::Settings;
-use crate::tool_select::{allowlist, allows, registered, select_tools, tool_list_error};
+use crate::tool_select::{allowed_tools, registered, select_tools, tool_list_error};
 use crate::CliError;
 
 impl Runtime {
@@ -225,7 +225,7 @@ impl Runtime {
             live_providers: Default::default(),
             project_trusted,
             trust_by_extension: trust.by_extension,
-            custom_tools: ToolRegistry::new(),
+            custom_tools: admitted_tools(args),
             extension_host: trust_host,
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
@@ -321,7 +321,8 @@ impl Runtime {
 
 /// The tools a run starts with, from `--no-tools`, `--no-builtin-tools`, `--tools` and
 /// `--exclude-tools` (see [`select_tools`]), the defaults being the settings' `defaultTools` when
-/// they set it.
+/// they set it, none under either of the first two (which `--tools` entries still choose from or
+/// add to, as in Pi 1.5.2).
 fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
     let defaults: Vec<String> = if args.no_tools || args.no_builtin_tools {
         Vec::new()
@@ -330,54 +331,44 @@ fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
             .default_tools()
             .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
     };
-    let tools = args.tool_names();
-    let tools = if args.no_tools || args.no_builtin_tools {
-        None
-    } else {
-        tools
-    };
     select_tools(
         &defaults,
-        tools.as_deref(),
+        args.tool_names().as_deref(),
         args.excluded_tools().as_deref(),
     )
 }
 
 impl ToolFilter {
-    /// `--tools` (an allowlist) and `--exclude-tools` as they filter the tools extensions
-    /// register; none with `--no-tools` or `--no-builtin-tools`, which start from nothing.
+    /// Pi 1.5.2's allowlist (see [`allowed_tools`]: `--tools`, or under `--no-tools` what it
+    /// names, else nothing) and `--exclude-tools`.
     fn of(args: &Args) -> Self {
-        let off = args.no_tools || args.no_builtin_tools;
-        let tools = args.tool_names().filter(|_| !off);
         ToolFilter {
-            allowlist: allowlist(tools.as_deref()).map(<[String]>::to_vec),
+            allowlist: allowed_tools(args.tool_names().as_deref(), args.no_tools),
             exclude: args.excluded_tools(),
         }
     }
 }
 
-/// Whether the run registers Pi's `tool_search`: not with `--no-tools`, else when `--tools`
-/// (an allowlist) and `--exclude-tools` keep it.
-fn tool_search_registered(args: &Args) -> bool {
-    !args.no_tools
-        && allows(
-            args.tool_names().as_deref(),
-            args.excluded_tools().as_deref(),
-            TOOL_SEARCH_TOOL_NAME,
-        )
+/// The run's registry of custom tools, which registers only what `--tools` and
+/// `--exclude-tools` keep: an MCP server's tools are filtered there, whichever way the server
+/// connects.
+fn admitted_tools(args: &Args) -> ToolRegistry {
+    let filter = ToolFilter::of(args);
+    ToolRegistry::new().admitting(move |name| filter.allows(name))
 }
 
-/// The built-in tools a run registers, active or not: none with `--no-tools` or
-/// `--no-builtin-tools`, else those `--tools` and `--exclude-tools` allow (see
-/// [`registered`]).
+/// Whether the run registers Pi's `tool_search`: when the run's allowlist and exclusions keep
+/// it (none under a bare `--no-tools`).
+fn tool_search_registered(args: &Args) -> bool {
+    ToolFilter::of(args).allows(TOOL_SEARCH_TOOL_NAME)
+}
+
+/// The built-in tools a run registers, active or not: those the run's allowlist and exclusions
+/// keep (see [`registered`]); every one under `--no-builtin-tools` alone, which only leaves
+/// them inactive.
 fn registered_builtins(args: &Args) -> Vec<String> {
-    if args.no_tools || args.no_builtin_tools {
-        return Vec::new();
-    }
-    registered(
-        args.tool_names().as_deref(),
-        args.excluded_tools().as_deref(),
-    )
+    let filter = ToolFilter::of(args);
+    registered(filter.allowlist.as_deref(), filter.exclude.as_deref())
 }
 
 /// The `enabledModels` setting (a trusted project's list replaces the global one), read here
