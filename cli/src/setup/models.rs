@@ -9,6 +9,7 @@ use pi_effects::clock::now_ms;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::session::SessionStore;
 use pi_providers::catalog;
+use pi_providers::registry::ModelRegistry;
 
 use super::Runtime;
 use crate::model_select::ScopedModel;
@@ -38,6 +39,14 @@ impl Runtime {
             let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
             // The providers extensions registered or unregistered since they loaded count.
             let changed = live.current();
+            if let Some(unknown) = changed
+                .as_ref()
+                .and_then(|registry| unknown_provider(registry, &request.model))
+            {
+                let mut options = shaping.options(request, String::new(), Vec::new());
+                options.refused = Some(unknown);
+                return Ok(options);
+            }
             let resolved = changed
                 .as_ref()
                 .unwrap_or(&registry)
@@ -136,4 +145,11 @@ impl Runtime {
             })
             .or(self.scoped_models.first())
     }
+}
+
+/// Pi 1.5.2's failure of a request to a model whose provider an extension unregistered
+/// (`Unknown provider: <p>`), which the call streams as its error without sending anything.
+fn unknown_provider(registry: &ModelRegistry, model: &Model) -> Option<String> {
+    let known = registry.all().iter().any(|m| m.provider == model.provider);
+    (!known).then(|| format!("Unknown provider: {}", model.provider))
 }
