@@ -329,15 +329,7 @@ pub fn built_binary(
             command.env_remove(name);
         }
     }
-    if let Some(target_dir) = profile_dir.parent() {
-        command.arg("--target-dir").arg(target_dir);
-    }
-    match profile_dir.file_name().and_then(|name| name.to_str()) {
-        Some("debug") | None => {}
-        Some(profile) => {
-            command.args(["--profile", profile]);
-        }
-    }
+    command.args(placement_args(profile_dir));
     let status = command
         .status()
         .map_err(|e| format!("building {bin} of {package}: {e}"))?;
@@ -345,4 +337,69 @@ pub fn built_binary(
         return Err(format!("building {bin} of {package}: cargo {status}"));
     }
     Ok(profile_dir.join(bin))
+}
+
+/// The Cargo arguments that put a build's binaries in `profile_dir`: its target folder (the
+/// one holding Cargo's `CACHEDIR.TAG`), the target triple when the profile folder is under
+/// one (a cross-compiled build's `target/<triple>/<profile>`), and the profile.
+fn placement_args(profile_dir: &Path) -> Vec<std::ffi::OsString> {
+    let mut args = Vec::new();
+    let Some(parent) = profile_dir.parent() else {
+        return args;
+    };
+    let tagged = |dir: &Path| dir.join("CACHEDIR.TAG").is_file();
+    match (parent.parent(), parent.file_name()) {
+        (Some(target_dir), Some(triple)) if !tagged(parent) && tagged(target_dir) => {
+            args.extend(["--target-dir".into(), target_dir.as_os_str().to_owned()]);
+            args.extend(["--target".into(), triple.to_owned()]);
+        }
+        _ => args.extend(["--target-dir".into(), parent.as_os_str().to_owned()]),
+    }
+    match profile_dir.file_name().and_then(|name| name.to_str()) {
+        Some("debug") | None => {}
+        Some(profile) => args.extend(["--profile".into(), profile.into()]),
+    }
+    args
+}
+
+#[cfg(test)]
+mod placement_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::placement_args;
+
+    #[test]
+    fn a_cross_compiled_profile_folder_names_its_target_folder_and_triple() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("target");
+        std::fs::create_dir_all(target.join("x86_64-unknown-linux-gnu/release")).unwrap();
+        std::fs::create_dir_all(target.join("debug")).unwrap();
+        std::fs::write(
+            target.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55",
+        )
+        .unwrap();
+        let cross = target.join("x86_64-unknown-linux-gnu/release");
+        let shown = |dir: &std::path::Path| {
+            placement_args(dir)
+                .into_iter()
+                .map(|a| {
+                    a.to_string_lossy()
+                        .replace(&*root.path().to_string_lossy(), "R")
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            shown(&cross),
+            [
+                "--target-dir",
+                "R/target",
+                "--target",
+                "x86_64-unknown-linux-gnu",
+                "--profile",
+                "release"
+            ]
+        );
+        assert_eq!(shown(&target.join("debug")), ["--target-dir", "R/target"]);
+    }
 }
