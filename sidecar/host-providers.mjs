@@ -24,6 +24,12 @@ function remember(name) {
   return before;
 }
 
+/** Forgets every change: the harness gave the catalog anew (a session replaced another, and
+ * Pi builds the new one's model runtime afresh). */
+export function forgetProviderChanges() {
+  changed.clear();
+}
+
 /** Puts `models` where the provider's models were in the catalog (at the end for a new one). */
 function replaceModels(name, models) {
   const at = catalog.models.findIndex((m) => m.provider === name);
@@ -60,19 +66,10 @@ function composed(name, base, config) {
   });
 }
 
-/** A tool's `execute` hands its actions to the session one by one, past the harness's
- * registry: a provider change there is said, never half applied. */
-function notInTool(what) {
-  if (current.getStore()?.toolCall !== undefined) {
-    throw new Error(`${what} from a tool's execute is not supported by this harness's extension host yet`);
-  }
-}
-
 /** The actions the runner's provider changes become, `act` carrying them to the session. */
 export function providerActions(act) {
   return {
     registerProvider: (name, config, extensionPath = "<unknown>") => {
-      notInTool("pi.registerProvider");
       if (!config) throw new Error("Provider config is required when registering by name");
       const before = remember(name);
       const merged = { ...before.config };
@@ -84,7 +81,6 @@ export function providerActions(act) {
       act({ action: "registerProvider", name, registration: providerRegistration({ name, config, extensionPath }) });
     },
     registerNativeProvider: (provider, extensionPath = "<unknown>") => {
-      notInTool("pi.registerProvider");
       const registration = nativeRegistration({ provider, extensionPath });
       const before = remember(registration.name);
       replaceModels(registration.name, composed(registration.name, before.models, registration.config));
@@ -92,7 +88,6 @@ export function providerActions(act) {
       act({ action: "registerProvider", name: registration.name, registration });
     },
     unregisterProvider: (name) => {
-      notInTool("pi.unregisterProvider");
       const before = changed.get(name);
       if (before) {
         replaceModels(name, before.models);

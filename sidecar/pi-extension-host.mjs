@@ -62,7 +62,7 @@ import { fileURLToPath } from "node:url";
 import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
 import { abortEvent, current, loaded, plain, running, scope, tools, unsupported, write } from "./host-scope.mjs";
 import { extend, init, projectTrust } from "./host-loading.mjs";
-import { providerActions } from "./host-providers.mjs";
+import { forgetProviderChanges, providerActions } from "./host-providers.mjs";
 import {
   boundary, catalog, clampThinkingLevel, entries, entry, hasAuth, leafId, MODEL_FIELDS, modelRegistry,
   outcomeOf, persistedEntryId, sessionManager, snapshot, switchedThinkingLevel,
@@ -799,6 +799,7 @@ async function handle(request) {
     else if (request.type === "catalog") {
       catalog.models = request.models ?? [];
       catalog.authProviders = new Set(request.authProviders ?? []);
+      forgetProviderChanges();
       data = null;
     }
     else if (request.type === "mcp.unconnected") {

@@ -10,8 +10,8 @@ use std::path::Path;
 use pi_cassettes::read::Cassette;
 use pi_effects::extension::sidecar::{
     command_extension, command_names, compact_end_extension, discover, flag_errors,
-    hook_extensions, register_tools, ExtensionHost, FlagDeclaration, GivenFlag, HostModels,
-    Registrations, StateMirror, Wanted,
+    hook_extensions, register_tools, ExtensionHost, FlagDeclaration, GivenFlag, HostError,
+    HostModels, Registrations, StateMirror, Wanted,
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::run_config::RunConfig;
@@ -219,6 +219,22 @@ impl Runtime {
         if let Err(error) = host.set_catalog(&self.host_models()) {
             self.diagnostics.push(Diagnostic::Error(error.to_string()));
         }
+    }
+
+    /// Forgets the providers extensions registered or unregistered since loading, as Pi 1.5.2
+    /// forgets them when a session replaces another (it builds the new session's runtime
+    /// afresh): the registry model calls resolve from, and the catalog the extensions'
+    /// `ctx.modelRegistry` reads, are the run's again. Nothing without an extension host.
+    pub(crate) fn forget_provider_changes(&self) -> Result<(), HostError> {
+        let Some(host) = &self.extension_host else {
+            return Ok(());
+        };
+        self.live_providers().start_from(
+            self.registry.clone(),
+            self.auth.clone(),
+            self.env.clone(),
+        );
+        host.set_catalog(&self.host_models())
     }
 
     /// The models the extensions' registry lists, and the providers among theirs with auth

@@ -293,6 +293,9 @@ pub(crate) async fn replace<R: Replacer>(
     if let Some(Err(error)) = front.runtime().extension_host.as_ref().map(|h| h.reload()) {
         front.say(&error);
     }
+    if let Err(error) = front.runtime().forget_provider_changes() {
+        front.say(&error);
+    }
     if front.session().machine().hears_start() {
         for &print_all in binds {
             let start = SessionInput::Replaced {

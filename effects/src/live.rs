@@ -276,6 +276,7 @@ impl Live {
         let tx = self.answers_tx.clone();
         let mut env = self.tools.clone();
         let nested = Arc::clone(&self.nested);
+        let extensions = self.extensions.clone();
         let caller_id = tool_call_id.clone();
         env.tool_call_id = Some(tool_call_id);
         env.call_state = state;
@@ -304,7 +305,17 @@ impl Live {
                         },
                         signal = signalled.recv(), if signals_open => match signal {
                             Some(ToolSignal::Update(partial)) => Input::ToolUpdate { call, partial },
-                            Some(ToolSignal::Acted(action)) => Input::ToolActed { call, action },
+                            Some(ToolSignal::Acted(mut action)) => {
+                                // A provider change reaches the registry before it is recorded.
+                                if let Err(refused) = extensions.apply_tool_action(&mut action) {
+                                    eprintln!(
+                                        "Extension error ({}): {}",
+                                        refused.extension, refused.error
+                                    );
+                                    continue;
+                                }
+                                Input::ToolActed { call, action }
+                            }
                             Some(ToolSignal::Nested { name, args, answer }) => {
                                 asked += 1;
                                 if let Ok(mut waiting) = nested.lock() {

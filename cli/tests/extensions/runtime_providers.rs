@@ -171,6 +171,59 @@ fn keys_of_a_provider_registered_after_loading_never_reach_the_cassette_even_uns
     assert_eq!(code, 0, "{said}{stderr}");
 }
 
+/// The same attack through a tool: the model calls `connect`, whose `execute` registers the
+/// provider (applied at once, as Pi 1.5.2 applies it), then says the keys. The registry took
+/// them before the tool's action was recorded, so the cassette scrubs them too; the run's
+/// model lists gained the provider, and the recording checks with no Node.
+#[test]
+fn keys_of_a_provider_a_tool_registered_never_reach_the_cassette() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "connect", "arguments": "{}"}]},
+        {"text": [format!("The keys are {PLANTED_KEY} and {PLANTED_HEADER}.")]}
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("tool.jsonl");
+    let extension = fixture("runtime_provider.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "Connect, then say the keys.",
+    ]);
+    with_host(&mut command, &path);
+    let (code, printed, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(printed.contains("\"connected\""), "{printed}{stderr}");
+    assert!(
+        printed.contains(PLANTED_KEY),
+        "the model did not say it: {printed}"
+    );
+    for planted in [PLANTED_KEY, PLANTED_HEADER] {
+        let leaks = written_with(&env, planted, true);
+        assert!(leaks.is_empty(), "{planted} reached {leaks:?}");
+    }
+    let recorded = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        recorded.contains("\"registerProvider\"") && recorded.contains("\"gw-model\""),
+        "the tool's change is recorded with its models"
+    );
+    let (code, said, stderr) = run(std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", "--check"])
+        .arg(&cassette)
+        .env("PATH", env.path("no-node"))
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{said}{stderr}");
+}
+
 /// The files under the test's folder holding `planted` (but the session files, with
 /// `but_sessions`).
 fn written_with(env: &Env, planted: &str, but_sessions: bool) -> Vec<String> {

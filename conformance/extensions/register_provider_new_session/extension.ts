@@ -1,6 +1,7 @@
 // Registers a provider after loading (`/gw`, as in register_provider_runtime), then starts a
-// new session (`/fresh`): the registry belongs to the run, not to the session, so the new
-// session's model lists still have the gateway; `/drop` there unregisters it.
+// new session (`/fresh`): Pi 1.5.2 builds the new session's runtime afresh, so the provider is
+// gone from its model lists and from its context's registry, which `/look` notes; `/drop`
+// there unregisters it again.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -42,6 +43,12 @@ export default function (pi: ExtensionAPI) {
 		description: "start a new session",
 		handler: async (_args, ctx) => {
 			await ctx.newSession();
+		},
+	});
+	pi.registerCommand("look", {
+		description: "note what the registry has",
+		handler: async (_args, ctx) => {
+			pi.appendEntry("look", seen(ctx));
 		},
 	});
 	pi.registerCommand("drop", {

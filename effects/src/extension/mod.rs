@@ -239,6 +239,16 @@ impl ExtensionRegistry {
         self.providers = Some(providers);
     }
 
+    /// Applies a provider change a running tool's `execute` asked for to the front end's
+    /// registry, as a handler's is applied before its decision is recorded (see
+    /// [`runtime_providers::apply_one`]); any other action is left as it is.
+    pub fn apply_tool_action(
+        &self,
+        action: &mut HookAction,
+    ) -> Result<(), runtime_providers::Refused> {
+        runtime_providers::apply_one(self.providers.as_ref(), action)
+    }
+
     /// The providers the extensions register ([`RustExtension::providers`]), in load order.
     pub fn providers(&self) -> Vec<ProviderRegistration> {
         self.extensions.iter().flat_map(|e| e.providers()).collect()

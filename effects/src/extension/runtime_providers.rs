@@ -33,62 +33,75 @@ pub fn apply(
     outcome: &mut HookOutcome,
 ) {
     let mut errors = Vec::new();
-    outcome.actions.retain_mut(|action| {
-        let (name, extension) = match action {
-            HookAction::RegisterProvider {
-                name, registration, ..
-            } => {
-                let extension = registration
-                    .as_ref()
-                    .and_then(|r| r.get("extensionPath"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("<unknown>")
-                    .to_owned();
-                (name.clone(), extension)
-            }
-            HookAction::UnregisterProvider { name, .. } => (name.clone(), "<unknown>".to_owned()),
-            _ => return true,
-        };
-        let Some(providers) = providers else {
-            errors.push(HookError {
-                extension,
-                event,
-                error: format!(
-                    "Provider {name}: this session has no model registry to change once the extensions have loaded"
-                ),
-            });
-            return false;
-        };
-        let changed = match action {
-            HookAction::RegisterProvider {
-                models,
-                available,
-                registration,
-                ..
-            } => {
-                let given = registration.clone().unwrap_or(Value::Null);
-                providers.register(&given).map(|found| (models, available, found))
-            }
-            HookAction::UnregisterProvider {
-                models, available, ..
-            } => Ok((models, available, providers.unregister(&name))),
-            _ => return true,
-        };
-        match changed {
-            Ok((models, available, (found, has_auth))) => {
-                *models = found;
-                *available = has_auth;
-                true
-            }
-            Err(error) => {
+    outcome
+        .actions
+        .retain_mut(|action| match apply_one(providers, action) {
+            Ok(()) => true,
+            Err(refused) => {
                 errors.push(HookError {
-                    extension,
+                    extension: refused.extension,
                     event,
-                    error,
+                    error: refused.error,
                 });
                 false
             }
-        }
-    });
+        });
     outcome.errors.extend(errors);
+}
+
+/// A provider change no registry took: the extension that asked for it, and why.
+#[derive(Debug)]
+pub struct Refused {
+    pub extension: String,
+    pub error: String,
+}
+
+/// Applies `action` to `providers` when it is a provider change, filling in its models (any
+/// other action is left as it is).
+pub fn apply_one(
+    providers: Option<&Arc<dyn RuntimeProviders>>,
+    action: &mut HookAction,
+) -> Result<(), Refused> {
+    let (name, extension) = match action {
+        HookAction::RegisterProvider {
+            name, registration, ..
+        } => {
+            let extension = registration
+                .as_ref()
+                .and_then(|r| r.get("extensionPath"))
+                .and_then(Value::as_str)
+                .unwrap_or("<unknown>")
+                .to_owned();
+            (name.clone(), extension)
+        }
+        HookAction::UnregisterProvider { name, .. } => (name.clone(), "<unknown>".to_owned()),
+        _ => return Ok(()),
+    };
+    let Some(providers) = providers else {
+        return Err(Refused {
+            extension,
+            error: format!(
+                "Provider {name}: this session has no model registry to change once the extensions have loaded"
+            ),
+        });
+    };
+    let (models, available, changed) = match action {
+        HookAction::RegisterProvider {
+            models,
+            available,
+            registration,
+            ..
+        } => {
+            let given = registration.clone().unwrap_or(Value::Null);
+            (models, available, providers.register(&given))
+        }
+        HookAction::UnregisterProvider {
+            models, available, ..
+        } => (models, available, Ok(providers.unregister(&name))),
+        _ => return Ok(()),
+    };
+    let (found, has_auth) = changed.map_err(|error| Refused { extension, error })?;
+    *models = found;
+    *available = has_auth;
+    Ok(())
 }
