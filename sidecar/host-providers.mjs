@@ -66,8 +66,14 @@ function composed(name, base, config) {
   });
 }
 
-/** The actions the runner's provider changes become, `act` carrying them to the session. */
-export function providerActions(act) {
+/** The actions the runner's provider changes become, `act` carrying them to the session;
+ * `keepModel` for those through `ctx.modelRegistry`, which Pi 1.5.2 applies to its registry
+ * without refreshing the session's model. */
+export function providerActions(act, { keepModel = false } = {}) {
+  const refreshed = () => {
+    if (!keepModel) refreshModel();
+  };
+  const marked = (action) => (keepModel ? { ...action, keepModel: true } : action);
   return {
     registerProvider: (name, config, extensionPath = "<unknown>") => {
       if (!config) throw new Error("Provider config is required when registering by name");
@@ -77,15 +83,15 @@ export function providerActions(act) {
       replaceModels(name, composed(name, before.models, merged));
       before.config = merged;
       if (merged.apiKey !== undefined || merged.oauth) catalog.authProviders.add(name);
-      refreshModel();
-      act({ action: "registerProvider", name, registration: providerRegistration({ name, config, extensionPath }) });
+      refreshed();
+      act(marked({ action: "registerProvider", name, registration: providerRegistration({ name, config, extensionPath }) }));
     },
     registerNativeProvider: (provider, extensionPath = "<unknown>") => {
       const registration = nativeRegistration({ provider, extensionPath });
       const before = remember(registration.name);
       replaceModels(registration.name, composed(registration.name, before.models, registration.config));
-      refreshModel();
-      act({ action: "registerProvider", name: registration.name, registration });
+      refreshed();
+      act(marked({ action: "registerProvider", name: registration.name, registration }));
     },
     unregisterProvider: (name) => {
       const before = changed.get(name);
@@ -97,11 +103,25 @@ export function providerActions(act) {
       } else {
         catalog.models = catalog.models.filter((m) => m.provider !== name);
       }
-      refreshModel();
-      act({ action: "unregisterProvider", name });
+      refreshed();
+      act(marked({ action: "unregisterProvider", name }));
     },
     // Pi 1.5's per-request router: not run by this harness (said, never ignored).
     registerVirtualModel: unsupported("pi.registerVirtualModel after the extensions have loaded"),
     unregisterVirtualModel: unsupported("pi.unregisterVirtualModel after the extensions have loaded"),
+  };
+}
+
+/** `ctx.modelRegistry`'s changes (Pi's `ModelRegistry.registerProvider`, by name with a config
+ * or with a provider object, and `unregisterProvider`): the registry changes as through the
+ * runner, the session's model stays as it was. */
+export function registryProviderActions(act) {
+  const actions = providerActions(act, { keepModel: true });
+  return {
+    registerProvider: (providerOrName, config) =>
+      typeof providerOrName === "string"
+        ? actions.registerProvider(providerOrName, config)
+        : actions.registerNativeProvider(providerOrName),
+    unregisterProvider: (name) => actions.unregisterProvider(name),
   };
 }

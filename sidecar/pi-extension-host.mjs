@@ -62,7 +62,7 @@ import { fileURLToPath } from "node:url";
 import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
 import { abortEvent, current, loaded, plain, running, scope, tools, unsupported, write } from "./host-scope.mjs";
 import { extend, init, projectTrust } from "./host-loading.mjs";
-import { forgetProviderChanges, providerActions } from "./host-providers.mjs";
+import { forgetProviderChanges, providerActions, registryProviderActions } from "./host-providers.mjs";
 import {
   boundary, catalog, clampThinkingLevel, entries, entry, hasAuth, leafId, MODEL_FIELDS, modelRegistry,
   outcomeOf, persistedEntryId, sessionManager, snapshot, switchedThinkingLevel,
@@ -245,6 +245,8 @@ function bound(runner) {
   // Pi's runner makes the provider changes of loaded extensions direct calls of the session's
   // model runtime; here they are actions of the handler making them, the extension's path kept.
   Object.assign(runner.runtime, providerActions(act));
+  // `ctx.modelRegistry` changes the same registry, without refreshing the session's model.
+  Object.assign(modelRegistry, registryProviderActions(act));
   runner.onError((error) =>
     current.getStore()?.errors.push({ error: error.error, event: error.event, extensionPath: error.extensionPath }),
   );

@@ -200,11 +200,11 @@ const registryReads = {
   },
   hasConfiguredAuth: (model) => hasAuth(model?.provider),
   getError: () => undefined,
-  // A provider registered once the extensions have loaded (from a handler or a command) would
-  // change the catalog mid run, which the harness does not follow yet: said, never ignored.
-  registerProvider: unsupported("pi.registerProvider after the extensions have loaded"),
-  registerNativeProvider: unsupported("pi.registerProvider after the extensions have loaded"),
-  unregisterProvider: unsupported("pi.unregisterProvider after the extensions have loaded"),
+  // Its provider changes are the extension host's (`registryProviderActions`), which makes them
+  // actions of the handler or tool that changed them. Pi 1.5's per-request router is not run
+  // by this harness: said, never ignored.
+  registerVirtualModel: unsupported("ctx.modelRegistry.registerVirtualModel"),
+  unregisterVirtualModel: unsupported("ctx.modelRegistry.unregisterVirtualModel"),
 };
 /** The fields of a model the harness applies (a replay needs no catalog to find the rest). */
 export const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"];

@@ -45,6 +45,7 @@ fn registered(models: Vec<Model>) -> HookAction {
         registration: Some(json!({"config": {"apiKey": "a-key-never-written"}})),
         models,
         available: true,
+        keep_model: false,
     }
 }
 
@@ -89,6 +90,27 @@ fn a_registration_again_refreshes_the_model_in_force_without_an_entry() {
 }
 
 #[test]
+fn a_registration_through_the_registry_keeps_the_model_in_force_as_it_was() {
+    let mut s = session();
+    let renamed = Model {
+        name: "Renamed Reasoner".into(),
+        ..reasoner()
+    };
+    let call = prompt(&mut s);
+    let through_registry = HookAction::RegisterProvider {
+        name: reasoner().provider,
+        registration: None,
+        models: vec![renamed.clone()],
+        available: true,
+        keep_model: true,
+    };
+    let step = s.step(2, started(call, vec![through_registry])).unwrap();
+    let (_, request) = requests(&step).remove(0);
+    assert_eq!(request.model, reasoner(), "ctx.modelRegistry refreshes nothing");
+    assert_eq!(s.provider_changes()[0].models, vec![renamed]);
+}
+
+#[test]
 fn an_unregistration_leaves_the_model_in_force_and_drops_the_provider_from_the_lists() {
     let mut s = session();
     let call = prompt(&mut s);
@@ -96,6 +118,7 @@ fn an_unregistration_leaves_the_model_in_force_and_drops_the_provider_from_the_l
         name: reasoner().provider,
         models: vec![],
         available: false,
+        keep_model: false,
     };
     let step = s.step(2, started(call, vec![gone])).unwrap();
     let (_, request) = requests(&step).remove(0);

@@ -882,7 +882,8 @@ pub enum HookAction {
     /// fills in `models`, the provider's models as the registry composes them now, and
     /// `available`, whether it has auth. The session refreshes its model from them (Pi's
     /// `_refreshCurrentModelFromRegistry`) and keeps them for the front end's model lists, so a
-    /// replay needs neither the extension nor the registry.
+    /// replay needs neither the extension nor the registry. `keep_model`: the change came
+    /// through `ctx.modelRegistry`, which changes Pi's registry without that refresh.
     #[serde(rename_all = "camelCase")]
     RegisterProvider {
         name: String,
@@ -892,6 +893,8 @@ pub enum HookAction {
         models: Vec<Model>,
         #[serde(default)]
         available: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        keep_model: bool,
     },
     /// `pi.unregisterProvider` once the extensions have loaded: as [`Self::RegisterProvider`],
     /// `models` the provider's models left once it is gone (a built-in's own come back).
@@ -902,6 +905,8 @@ pub enum HookAction {
         models: Vec<Model>,
         #[serde(default)]
         available: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        keep_model: bool,
     },
     #[serde(rename_all = "camelCase")]
     RegisterDeferredTools {

@@ -127,13 +127,15 @@ impl SessionMachine {
                     name,
                     models,
                     available,
+                    keep_model,
                     ..
                 }
                 | HookAction::UnregisterProvider {
                     name,
                     models,
                     available,
-                } => self.change_provider(name, models, *available)?,
+                    keep_model,
+                } => self.change_provider(name, models, *available, *keep_model)?,
                 HookAction::Abort => {}
                 HookAction::Shutdown => self.reply(Reply::ShutdownAsked),
             }

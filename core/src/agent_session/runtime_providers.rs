@@ -41,12 +41,14 @@ impl ProviderChange {
 }
 
 impl SessionMachine {
-    /// Takes in a provider change and refreshes the current model from it.
+    /// Takes in a provider change and refreshes the current model from it, unless
+    /// `keep_model` (a change through `ctx.modelRegistry`, which Pi does not follow with it).
     pub(super) fn change_provider(
         &mut self,
         name: &str,
         models: &[Model],
         available: bool,
+        keep_model: bool,
     ) -> Result<(), SessionError> {
         self.provider_changes.push(ProviderChange {
             name: name.to_owned(),
@@ -54,7 +56,7 @@ impl SessionMachine {
             available,
         });
         let current = self.agent.model();
-        if current.provider != name {
+        if keep_model || current.provider != name {
             return Ok(());
         }
         let refreshed = models.iter().find(|m| m.id == current.id);
