@@ -36,7 +36,8 @@
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd", "state", "unset"?, "entries"?}
 //       -> updates, then the result: the registered tool's `execute` run with its extension's
 //       context over the session's state at the call (its changes, as an event carries them)
-//   {"id", "type": "tool.prepare_arguments", "name", "arguments"} -> {arguments} or {error}:
+//   {"id", "type": "tool.prepare_arguments", "name", "arguments"} -> {arguments}, {} (it
+//       returned `undefined`) or {error}:
 //       the registered tool's `prepareArguments` run on a call's arguments as the model sent
 //       them (pi-agent-core's `prepareToolCallArguments`), or the message it threw
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
@@ -802,7 +803,9 @@ function prepareArguments(request) {
   const tool = tools.get(request.name);
   if (typeof tool?.definition.prepareArguments !== "function") return { arguments: request.arguments };
   try {
-    return { arguments: plain(tool.definition.prepareArguments(request.arguments)) };
+    const prepared = tool.definition.prepareArguments(request.arguments);
+    // `undefined` has no JSON: the answer leaves `arguments` out.
+    return prepared === undefined ? {} : { arguments: plain(prepared) };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }

@@ -18,7 +18,8 @@ fn case() -> std::path::PathBuf {
 }
 
 /// The legacy shape, the new one beside one the shim throws at, a legacy shape whose value
-/// validation coerces, then the tool that calls the shimmed one.
+/// validation coerces beside one the shim returns nothing for, then the tool that calls the
+/// shimmed one.
 fn script() -> Value {
     let call = |id: &str, name: &str, args: Value| json!({"id": id, "name": name, "arguments": args.to_string()});
     json!([
@@ -27,7 +28,10 @@ fn script() -> Value {
             call("g2", "greet", json!({"name": "current"})),
             call("g3", "greet", json!({"name": "BOOM"})),
         ]},
-        {"tool_calls": [call("g4", "greet", json!({"who": 7}))]},
+        {"tool_calls": [
+            call("g4", "greet", json!({"who": 7})),
+            call("g5", "greet", json!({"name": "NONE"})),
+        ]},
         {"tool_calls": [call("r1", "relay", json!({}))]},
         {"text": ["Done."]},
     ])
@@ -86,6 +90,7 @@ fn the_shim_runs_before_validation_and_its_recorded_answers_replay_without_node(
             row("g2", json!({"name": "current"}), "Hello, current!", false),
             row("g3", json!({"name": "BOOM"}), "cannot prepare BOOM", true),
             row("g4", json!({"who": 7}), "Hello, 7!", false),
+            row("g5", json!({"name": "NONE"}), "Validation failed fo", true),
             row("r1", json!({}), "[{\"isError\":false,\"t", false),
             row("r1/1", json!({"who": "nested"}), "Hello, nested!", false),
             row("r1/2", json!({"name": "BOOM"}), "cannot prepare BOOM", true),
@@ -107,6 +112,17 @@ fn the_shim_runs_before_validation_and_its_recorded_answers_replay_without_node(
             json!({}),
             json!({"name": "nested"}),
         ]
+    );
+
+    // A shim that returned nothing fails validation as Pi's does with `undefined`.
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["toolCallId"] == "g5")
+        .unwrap();
+    assert_eq!(
+        failed["result"]["content"][0]["text"],
+        "Validation failed for tool \"greet\":\n  - root: expected object, got undefined\n\n\
+         Received arguments:\nundefined"
     );
 
     assert_replays_without_node(&env, &cassette, &recorded);

@@ -1,6 +1,6 @@
 // A tool with a `prepareArguments` shim (Pi's compatibility hook, run before the arguments are
-// validated): it renames the legacy field `who` to `name`, leaves the new shape as it is, and
-// throws at one name. The tool_call and tool_result handlers note the arguments they are
+// validated): it renames the legacy field `who` to `name`, leaves the new shape as it is,
+// throws at one name and returns nothing for another. The tool_call and tool_result handlers note the arguments they are
 // given, the tool answers with the parameters it ran with, and a second tool calls the first
 // through `ctx.executeTool` with the legacy shape and a throwing one.
 import { Type } from "typebox";
@@ -14,6 +14,7 @@ export default function (pi: ExtensionAPI) {
 		parameters: Type.Object({ name: Type.String({ description: "Who to greet" }) }),
 		prepareArguments(args: any) {
 			if (args && typeof args === "object" && args.name === "BOOM") throw new Error("cannot prepare BOOM");
+			if (args && typeof args === "object" && args.name === "NONE") return undefined;
 			if (args && typeof args === "object" && "who" in args) {
 				const { who, ...rest } = args;
 				return { ...rest, name: String(who) };

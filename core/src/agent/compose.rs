@@ -406,7 +406,9 @@ impl Composer {
             | HookPayload::ProviderStreamEvent { .. } => HookDecision::Done,
             HookPayload::UserBash { .. } => HookDecision::UserBash { answer: None },
             HookPayload::PrepareArguments { arguments, .. } => {
-                HookDecision::PrepareArguments(PreparedArguments::Prepared { arguments })
+                HookDecision::PrepareArguments(PreparedArguments::Prepared {
+                    arguments: Some(arguments),
+                })
             }
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))

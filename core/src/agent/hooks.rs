@@ -1107,8 +1107,12 @@ pub struct HookOutcome {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum PreparedArguments {
-    /// The arguments to validate (the model's own when the shim returned them unchanged).
-    Prepared { arguments: Value },
+    /// The arguments to validate (the model's own when the shim returned them unchanged;
+    /// absent: it returned `undefined`).
+    Prepared {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
+    },
     /// The shim threw: the call's error result is the thrown message.
     Thrown { error: String },
 }

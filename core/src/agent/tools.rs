@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::event::{AgentEvent, ToolResult};
 use crate::message::{AgentMessage, AssistantMessage, StopReason, ToolCall, ToolResultMessage};
 use crate::validate::messages::invalid_arguments;
-use crate::validate::validate_tool_arguments;
+use crate::validate::{validate_tool_arguments, validate_undefined_tool_arguments};
 
 use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, Block, ToolExecution, ToolSpec};
 use super::contract::{CallId, ToolOutcome};
@@ -657,7 +657,7 @@ pub(super) fn prepare_for(
         Some(prepare) => prepare(&call.arguments).map_err(ToolResult::error)?,
         None => call.arguments.clone(),
     };
-    validated(cx, tool, call, raw).map(Preparation::Ready)
+    validated(cx, tool, call, Some(raw)).map(Preparation::Ready)
 }
 
 /// The rest of Pi's `prepareToolCall` once the tool's shim outside gave `verdict`.
@@ -675,20 +675,29 @@ pub(super) fn prepare_shimmed(
     }
 }
 
-/// Pi's `validateToolArguments` on the prepared arguments `raw`, then `before_tool_call`.
+/// Pi's `validateToolArguments` on the prepared arguments `raw` (`None`: `undefined`), then
+/// `before_tool_call`.
 fn validated(
     cx: &BatchContext<'_>,
     tool: &ToolSpec,
     call: &ToolCall,
-    raw: Value,
+    raw: Option<Value>,
 ) -> Result<Value, ToolResult> {
     // Pi checks the arguments that did not parse after `prepareArguments` ran on the `{}` in
     // their place.
     if let Some(error) = call.arguments_error() {
         return Err(ToolResult::error(invalid_arguments(&call.name, error)));
     }
-    let args =
-        validate_tool_arguments(&call.name, &tool.parameters, &raw).map_err(ToolResult::error)?;
+    let args = match raw {
+        Some(raw) => validate_tool_arguments(&call.name, &tool.parameters, &raw),
+        None => validate_undefined_tool_arguments(&call.name, &tool.parameters),
+    }
+    .map_err(ToolResult::error)?;
+    before(cx, call, args)
+}
+
+/// Pi's `beforeToolCall` on the validated arguments.
+fn before(cx: &BatchContext<'_>, call: &ToolCall, args: Value) -> Result<Value, ToolResult> {
     let verdict = cx.hooks.before_tool_call(&BeforeToolCall {
         assistant_message: cx.assistant,
         tool_call: call,

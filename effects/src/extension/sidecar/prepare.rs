@@ -24,7 +24,8 @@ struct SidecarShims {
     host: Arc<ExtensionHost>,
 }
 
-/// The host's answer: the arguments the shim returned, or the message it threw.
+/// The host's answer: the arguments the shim returned (absent: `undefined`), or the message
+/// it threw.
 #[derive(Debug, Deserialize)]
 struct ShimAnswer {
     #[serde(default)]
@@ -67,9 +68,7 @@ impl RustExtension for SidecarShims {
                 .map_err(|e| format!("the extension host's answer to {what} is not Pi's: {e}"))?;
             let prepared = match (answer.error, answer.arguments) {
                 (Some(error), _) => PreparedArguments::Thrown { error },
-                (None, arguments) => PreparedArguments::Prepared {
-                    arguments: arguments.unwrap_or(Value::Null),
-                },
+                (None, arguments) => PreparedArguments::Prepared { arguments },
             };
             Ok(Some(HandlerResult::PrepareArguments(prepared)))
         })
