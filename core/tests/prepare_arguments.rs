@@ -2,7 +2,8 @@
 //! call waits, before it is validated, at a `prepare_arguments` hook point holding the model's
 //! arguments; the answer is validated and run with (the `tool_call` gate seeing it), a throw is
 //! the call's error result, and `undefined` fails validation as Pi words it. A parallel batch
-//! asks its calls' shims one at a time, in call order, and runs the prepared calls together.
+//! asks its calls' shims one at a time, in call order, and runs the prepared calls together. A
+//! run aborted while a shim was asked answers the call as Pi's `prepareToolCall` does.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -168,4 +169,24 @@ fn the_gate_sees_the_prepared_arguments_and_undefined_fails_validation() {
         )]
     );
     assert_eq!(runs(&step), [("t1".to_owned(), json!({"name": "7"}))]);
+}
+
+#[test]
+fn a_run_aborted_while_the_shim_was_asked_answers_the_prepared_call_as_aborted() {
+    let mut s = session(&[]);
+    let step = calling(&mut s, &[("t1", json!({"who": "x"}))]);
+    let (first, _) = shim(&step);
+    s.step(3, pi_core::agent_session::SessionInput::Abort)
+        .unwrap();
+    let step = s
+        .step(
+            4,
+            support::decided_as(first, prepared(Some(json!({"name": "x"}))), vec![]),
+        )
+        .unwrap();
+    assert!(runs(&step).is_empty(), "{:?}", step.effects);
+    assert_eq!(
+        ended(&step),
+        [("t1".to_owned(), "Operation aborted".to_owned())]
+    );
 }

@@ -669,10 +669,17 @@ pub(super) fn prepare_shimmed(
     let Some(tool) = cx.tools.iter().find(|t| t.name == call.name) else {
         return Err(ToolResult::error(format!("Tool {} not found", call.name)));
     };
-    match verdict {
-        PreparedArguments::Prepared { arguments } => validated(cx, tool, call, arguments),
-        PreparedArguments::Thrown { error } => Err(ToolResult::error(error)),
+    let args = match verdict {
+        PreparedArguments::Prepared { arguments } => validated(cx, tool, call, arguments)?,
+        PreparedArguments::Thrown { error } => return Err(ToolResult::error(error)),
+    };
+    // Pi's shim runs at once; here the run may have been aborted while its hook point waited.
+    // Pi's `prepareToolCall` answers a prepared call of an aborted run so (after the
+    // `tool_call` gate, which then answers it).
+    if cx.aborted && !cx.handled.contains(HookEvent::ToolCall) {
+        return Err(ToolResult::error(OPERATION_ABORTED));
     }
+    Ok(args)
 }
 
 /// Pi's `validateToolArguments` on the prepared arguments `raw` (`None`: `undefined`), then
