@@ -37,7 +37,8 @@
 //       -> updates, then the result: the registered tool's `execute` run with its extension's
 //       context over the session's state at the call (its changes, as an event carries them)
 //   {"id", "type": "tool.prepare_arguments", "name", "arguments"} -> {arguments}, {} (it
-//       returned `undefined`) or {error}:
+//       returned `undefined`) or {error}, with {modelArguments} when it changed the arguments
+//       it was given in place:
 //       the registered tool's `prepareArguments` run on a call's arguments as the model sent
 //       them (pi-agent-core's `prepareToolCallArguments`), or the message it threw
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
@@ -803,9 +804,13 @@ function prepareArguments(request) {
   const tool = tools.get(request.name);
   if (typeof tool?.definition.prepareArguments !== "function") return { arguments: request.arguments };
   try {
+    const before = JSON.stringify(request.arguments);
     const prepared = tool.definition.prepareArguments(request.arguments);
+    // Pi's call holds the object the shim was given: one it changed in place is the call's now.
+    const after = JSON.stringify(request.arguments);
+    const changed = after === before ? {} : { modelArguments: plain(request.arguments) };
     // `undefined` has no JSON: the answer leaves `arguments` out.
-    return prepared === undefined ? {} : { arguments: plain(prepared) };
+    return prepared === undefined ? changed : { arguments: plain(prepared), ...changed };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }

@@ -3,7 +3,8 @@
 //! arguments; the answer is validated and run with (the `tool_call` gate seeing it), a throw is
 //! the call's error result, and `undefined` fails validation as Pi words it. A parallel batch
 //! asks its calls' shims one at a time, in call order, and runs the prepared calls together. A
-//! run aborted while a shim was asked answers the call as Pi's `prepareToolCall` does.
+//! run aborted while a shim was asked answers the call as Pi's `prepareToolCall` does, and
+//! arguments a shim changed in place are the call's in the next request.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -86,7 +87,10 @@ fn shim(step: &SessionStep) -> (CallId, HookPayload) {
 }
 
 fn prepared(arguments: Option<Value>) -> HookDecision {
-    HookDecision::PrepareArguments(PreparedArguments::Prepared { arguments })
+    HookDecision::PrepareArguments(PreparedArguments::Prepared {
+        arguments,
+        model_arguments: None,
+    })
 }
 
 #[test]
@@ -189,4 +193,47 @@ fn a_run_aborted_while_the_shim_was_asked_answers_the_prepared_call_as_aborted()
         ended(&step),
         [("t1".to_owned(), "Operation aborted".to_owned())]
     );
+}
+
+#[test]
+fn arguments_a_shim_changed_in_place_are_the_calls_in_the_next_request() {
+    let mut s = session(&[]);
+    let step = calling(&mut s, &[("t1", json!({"who": "x"}))]);
+    let (first, _) = shim(&step);
+    let decision = HookDecision::PrepareArguments(PreparedArguments::Prepared {
+        arguments: Some(json!({"name": "x"})),
+        model_arguments: Some(json!({"name": "x"})),
+    });
+    let step = s
+        .step(3, support::decided_as(first, decision, vec![]))
+        .unwrap();
+    let run = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::RunTool { call, .. } => Some(*call),
+            _ => None,
+        })
+        .unwrap();
+    let step = s
+        .step(
+            4,
+            pi_core::agent_session::SessionInput::Answer(pi_core::agent::Input::ToolFinished {
+                call: run,
+                outcome: pi_core::agent::ToolOutcome::Ok(pi_core::event::ToolResult::default()),
+            }),
+        )
+        .unwrap();
+    let (_, request) = support::requests(&step).remove(0);
+    let sent = serde_json::to_value(&request.messages).unwrap();
+    let calls: Vec<Value> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["content"].as_array().unwrap().clone())
+        .filter(|b| b["type"] == "toolCall")
+        .map(|b| b["arguments"].clone())
+        .collect();
+    assert_eq!(calls, [json!({"name": "x"})]);
 }

@@ -408,6 +408,7 @@ impl Composer {
             HookPayload::PrepareArguments { arguments, .. } => {
                 HookDecision::PrepareArguments(PreparedArguments::Prepared {
                     arguments: Some(arguments),
+                    model_arguments: None,
                 })
             }
             HookPayload::ResourcesDiscover { .. } => {

@@ -1112,6 +1112,14 @@ pub enum PreparedArguments {
     Prepared {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arguments: Option<Value>,
+        /// The model's arguments as the shim left them, when it changed them in place: Pi's
+        /// call then holds them (later requests send them, `ctx.executeTool` reports them).
+        #[serde(
+            default,
+            rename = "modelArguments",
+            skip_serializing_if = "Option::is_none"
+        )]
+        model_arguments: Option<Value>,
     },
     /// The shim threw: the call's error result is the thrown message.
     Thrown { error: String },

@@ -23,8 +23,8 @@ use serde_json::{json, Map, Value};
 use super::contract::{CallId, ToolOutcome};
 use super::hooks::{HookDecision, HookEvent, HookPayload, ToolCallVerdict};
 use super::tools::{
-    after_hook, outcome_result, prepare_for, prepare_shimmed, BatchContext, Preparation,
-    OPERATION_ABORTED,
+    after_hook, changed_in_place, outcome_result, prepare_for, prepare_shimmed, BatchContext,
+    Preparation, OPERATION_ABORTED,
 };
 use crate::cost::combine_usage;
 use crate::event::{AgentEvent, ToolResult};
@@ -429,6 +429,9 @@ impl NestedCalls {
         let state = self.calls.get(index).map(|n| n.state.clone());
         match (state, decision) {
             (Some(State::Shimming { .. }), HookDecision::PrepareArguments(verdict)) => {
+                if let Some(changed) = changed_in_place(&verdict) {
+                    self.calls[index].tool_call.arguments = changed;
+                }
                 let prepared = prepare_shimmed(cx, &self.calls[index].tool_call, verdict);
                 self.prepared(index, prepared.map(Preparation::Ready), cx, &mut out);
             }

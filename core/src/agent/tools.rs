@@ -111,6 +111,9 @@ pub struct BatchOutput {
     pub gate: Option<(usize, HookPayload)>,
     /// The result messages of the whole batch once it is complete, in call order.
     pub done: Option<Vec<ToolResultMessage>>,
+    /// Calls whose model arguments their shim changed in place: (call index, the arguments
+    /// now), for the transcript's assistant message.
+    pub rewritten: Vec<(usize, Value)>,
 }
 
 impl ToolBatch {
@@ -358,6 +361,10 @@ impl ToolBatch {
         let mut out = BatchOutput::default();
         if !matches!(self.slots.get(index), Some(Slot::Shimming { .. })) {
             return out;
+        }
+        if let Some(changed) = changed_in_place(&verdict) {
+            self.calls[index].arguments = changed.clone();
+            out.rewritten.push((index, changed));
         }
         let prepared = prepare_shimmed(cx, &self.calls[index], verdict).map(Preparation::Ready);
         self.prepared(index, prepared, cx, &mut out);
@@ -660,6 +667,17 @@ pub(super) fn prepare_for(
     validated(cx, tool, call, Some(raw)).map(Preparation::Ready)
 }
 
+/// The model's arguments as `verdict`'s shim left them, when it changed them in place (Pi's
+/// call holds that object, so what reads the call later sees the change).
+pub(super) fn changed_in_place(verdict: &PreparedArguments) -> Option<Value> {
+    match verdict {
+        PreparedArguments::Prepared {
+            model_arguments, ..
+        } => model_arguments.clone(),
+        PreparedArguments::Thrown { .. } => None,
+    }
+}
+
 /// The rest of Pi's `prepareToolCall` once the tool's shim outside gave `verdict`.
 pub(super) fn prepare_shimmed(
     cx: &BatchContext<'_>,
@@ -670,7 +688,7 @@ pub(super) fn prepare_shimmed(
         return Err(ToolResult::error(format!("Tool {} not found", call.name)));
     };
     let args = match verdict {
-        PreparedArguments::Prepared { arguments } => validated(cx, tool, call, arguments)?,
+        PreparedArguments::Prepared { arguments, .. } => validated(cx, tool, call, arguments)?,
         PreparedArguments::Thrown { error } => return Err(ToolResult::error(error)),
     };
     // Pi's shim runs at once; here the run may have been aborted while its hook point waited.

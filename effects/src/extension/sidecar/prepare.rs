@@ -32,6 +32,9 @@ struct ShimAnswer {
     arguments: Option<Value>,
     #[serde(default)]
     error: Option<String>,
+    /// The arguments it was given as it left them, when it changed them in place.
+    #[serde(default, rename = "modelArguments")]
+    model_arguments: Option<Value>,
 }
 
 impl RustExtension for SidecarShims {
@@ -68,7 +71,10 @@ impl RustExtension for SidecarShims {
                 .map_err(|e| format!("the extension host's answer to {what} is not Pi's: {e}"))?;
             let prepared = match (answer.error, answer.arguments) {
                 (Some(error), _) => PreparedArguments::Thrown { error },
-                (None, arguments) => PreparedArguments::Prepared { arguments },
+                (None, arguments) => PreparedArguments::Prepared {
+                    arguments,
+                    model_arguments: answer.model_arguments,
+                },
             };
             Ok(Some(HandlerResult::PrepareArguments(prepared)))
         })
