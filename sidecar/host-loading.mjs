@@ -121,15 +121,15 @@ function indexTools() {
  * not register them again), after those taken before. */
 function registrations(result, flagValues) {
   const registered = [];
-  const argumentShims = [];
   for (const extension of result.extensions) {
     for (const tool of extension.tools.values()) {
       const d = tool.definition;
-      if (typeof d.prepareArguments === "function") argumentShims.push({ tool: d.name, extensionPath: extension.path });
       registered.push(plain({
         name: d.name, label: d.label ?? d.name, description: d.description, promptSnippet: d.promptSnippet,
         promptGuidelines: d.promptGuidelines, parameters: d.parameters, executionMode: d.executionMode,
         ...reach(d),
+        // Its calls ask the host to run it (`tool.prepare_arguments`) before they are validated.
+        ...(typeof d.prepareArguments === "function" ? { prepareArguments: true } : {}),
       }));
     }
   }
@@ -161,7 +161,7 @@ function registrations(result, flagValues) {
   const virtualModels = (result.runtime.pendingVirtualModelRegistrations ?? []).map(({ definition, extensionPath }) =>
     plain({ provider: String(definition?.provider), id: String(definition?.id), extensionPath }),
   );
-  return { tools: registered, commands, flags, providers, mcpServers, virtualModels, argumentShims, extensions, errors: result.errors };
+  return { tools: registered, commands, flags, providers, mcpServers, virtualModels, extensions, errors: result.errors };
 }
 
 const EXPOSURES = ["direct", "model-only", "codemode", "deferred", "hidden"];

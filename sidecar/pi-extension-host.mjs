@@ -36,6 +36,11 @@
 //   {"id", "type": "tool.execute", "name", "toolCallId", "args", "cwd", "state", "unset"?, "entries"?}
 //       -> updates, then the result: the registered tool's `execute` run with its extension's
 //       context over the session's state at the call (its changes, as an event carries them)
+//   {"id", "type": "tool.prepare_arguments", "name", "arguments"} -> {arguments}, {} (it
+//       returned `undefined`) or {error}, with {modelArguments} when it changed the arguments
+//       it was given in place:
+//       the registered tool's `prepareArguments` run on a call's arguments as the model sent
+//       them (pi-agent-core's `prepareToolCallArguments`), or the message it threw
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
@@ -794,6 +799,25 @@ async function execute(request) {
   }
 }
 
+/** A call's arguments as the tool's `prepareArguments` shim makes them: what it returned, or
+ * the message it threw, as pi-agent-core's `prepareToolCall` turns a throw into the call's error
+ * result. */
+function prepareArguments(request) {
+  const tool = tools.get(request.name);
+  if (typeof tool?.definition.prepareArguments !== "function") return { arguments: request.arguments };
+  try {
+    const before = JSON.stringify(request.arguments);
+    const prepared = tool.definition.prepareArguments(request.arguments);
+    // Pi's call holds the object the shim was given: one it changed in place is the call's now.
+    const after = JSON.stringify(request.arguments);
+    const changed = after === before ? {} : { modelArguments: plain(request.arguments) };
+    // `undefined` has no JSON: the answer leaves `arguments` out.
+    return prepared === undefined ? changed : { arguments: plain(prepared), ...changed };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 async function handle(request) {
   try {
     let data;
@@ -812,6 +836,7 @@ async function handle(request) {
     }
     else if (request.type === "tool.execute") data = await execute(request);
     else if (request.type === "tool.nested.answer") return nestedAnswer(request);
+    else if (request.type === "tool.prepare_arguments") data = prepareArguments(request);
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);
     else if (request.type === "command") data = await command(request);

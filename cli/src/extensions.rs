@@ -141,14 +141,6 @@ impl Runtime {
                         model.extension_path, model.provider, model.id
                     )));
                 }
-                for shim in &registrations.argument_shims {
-                    self.diagnostics.push(Diagnostic::Warning(format!(
-                        "Extension \"{}\" registers the tool \"{}\" with prepareArguments, \
-                         which this harness does not run yet: its calls' arguments are \
-                         validated as the model sent them.",
-                        shim.extension_path, shim.tool
-                    )));
-                }
                 for extension in &registrations.extensions {
                     let undelivered = extension.undelivered();
                     if !undelivered.is_empty() {

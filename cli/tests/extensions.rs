@@ -28,6 +28,8 @@ mod matches_original;
 mod nested;
 #[path = "extensions/packages.rs"]
 mod packages;
+#[path = "extensions/prepare_arguments.rs"]
+mod prepare_arguments;
 #[path = "extensions/print_replace.rs"]
 mod print_replace;
 #[path = "extensions/provider_hooks.rs"]

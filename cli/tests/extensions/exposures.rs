@@ -156,36 +156,3 @@ fn exposures_decide_what_is_declared_and_callable_and_replay_without_node() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("diverged"), "{stderr}");
 }
-
-#[test]
-fn a_tool_with_a_prepare_arguments_shim_is_named_on_stderr() {
-    let Some(path) = node_path() else { return };
-    let mock = MockLlm::start(&json!([{"text": ["Hi."]}]));
-    let env = Env::new(&mock);
-    let extension = env.path("shim.ts");
-    std::fs::write(
-        &extension,
-        r#"import { Type } from "typebox";
-export default function (pi: any) {
-	pi.registerTool({
-		name: "legacy", label: "legacy", description: "takes a renamed field",
-		parameters: Type.Object({ path: Type.String() }),
-		prepareArguments: (args: any) => ({ path: args.path ?? args.file }),
-		async execute() { return { content: [{ type: "text", text: "ok" }], details: {} }; },
-	});
-}
-"#,
-    )
-    .unwrap();
-    let mut command = with_extension(&env, &["--mode", "json"], &extension, "Hi.");
-    with_host(&mut command, &path);
-    let (code, _, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stderr.contains(
-            "registers the tool \"legacy\" with prepareArguments, which this harness does not \
-             run yet"
-        ),
-        "{stderr}"
-    );
-}

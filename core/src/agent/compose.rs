@@ -4,8 +4,8 @@
 use super::boundary::BoundaryDraft;
 use super::hooks::{
     CommandAsk, DiscoveredPath, DiscoveredResources, HandlerResult, HookDecision, HookPayload,
-    InjectedMessage, InputAction, SuppliedCompaction, ToolCallVerdict, TreeAnswer, UserBashAnswer,
-    WarmAction, TOOL_BLOCKED,
+    InjectedMessage, InputAction, PreparedArguments, SuppliedCompaction, ToolCallVerdict,
+    TreeAnswer, UserBashAnswer, WarmAction, TOOL_BLOCKED,
 };
 use crate::message::ImageContent;
 
@@ -244,6 +244,13 @@ impl Composer {
                 self.command_asked = Some((run, ask));
             }
             (
+                HookPayload::PrepareArguments { .. },
+                Some(HandlerResult::PrepareArguments(prepared)),
+            ) => {
+                self.decision = Some(HookDecision::PrepareArguments(prepared));
+                self.stopped = true;
+            }
+            (
                 HookPayload::SessionBeforeTree { .. },
                 Some(HandlerResult::SessionBeforeTree(answer)),
             ) => {
@@ -300,6 +307,13 @@ impl Composer {
         match self.payload {
             HookPayload::ToolCall { .. } => {
                 self.decision = Some(HookDecision::ToolCall(ToolCallVerdict::Thrown { error }));
+                self.stopped = true;
+            }
+            // The shim's throw fails the call (Pi's `prepareToolCall` catches it).
+            HookPayload::PrepareArguments { .. } => {
+                self.decision = Some(HookDecision::PrepareArguments(PreparedArguments::Thrown {
+                    error,
+                }));
                 self.stopped = true;
             }
             // Pi's `emitUserBash` reports the error and throws it on: the command fails.
@@ -391,6 +405,12 @@ impl Composer {
             | HookPayload::AfterProviderResponse { .. }
             | HookPayload::ProviderStreamEvent { .. } => HookDecision::Done,
             HookPayload::UserBash { .. } => HookDecision::UserBash { answer: None },
+            HookPayload::PrepareArguments { arguments, .. } => {
+                HookDecision::PrepareArguments(PreparedArguments::Prepared {
+                    arguments: Some(arguments),
+                    model_arguments: None,
+                })
+            }
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))
             }

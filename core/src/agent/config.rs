@@ -120,6 +120,9 @@ pub struct ToolSpec {
     /// `Some(Sequential)` makes every batch containing this tool run sequentially.
     pub execution_mode: Option<ToolExecution>,
     pub prepare_arguments: Option<PrepareArguments>,
+    /// Its `prepareArguments` runs outside the machine (an extension's tool): each call asks
+    /// for it at a `prepare_arguments` hook point before it is validated.
+    pub prepared_by_hook: bool,
     /// Pi 1.5's `constrainedSampling` of the declaration, when the tool has one.
     pub constrained_sampling: Option<Value>,
     /// How the model reaches it: whether a running tool may call it (nested calls), and
@@ -144,6 +147,7 @@ impl ToolSpec {
             parameters,
             execution_mode: None,
             prepare_arguments: None,
+            prepared_by_hook: false,
             constrained_sampling: None,
             exposure: ToolExposure::Direct,
             default_active: None,
@@ -159,6 +163,7 @@ impl fmt::Debug for ToolSpec {
             .field("name", &self.name)
             .field("execution_mode", &self.execution_mode)
             .field("prepare_arguments", &self.prepare_arguments.is_some())
+            .field("prepared_by_hook", &self.prepared_by_hook)
             .field("exposure", &self.exposure)
             .finish_non_exhaustive()
     }

@@ -52,6 +52,11 @@ pub struct CustomToolDefinition {
     /// `pi.setActiveTools` does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_active: Option<bool>,
+    /// The tool rewrites its calls' arguments before they are validated (Pi's
+    /// `prepareArguments`, a function only its extension can run): each call waits at a
+    /// `prepare_arguments` hook point for the arguments to validate, or the error it threw.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prepare_arguments: bool,
 }
 
 impl CustomToolDefinition {
@@ -77,6 +82,7 @@ impl CustomToolDefinition {
         spec.default_active = self.default_active;
         spec.namespace = self.namespace.clone();
         spec.annotations = self.annotations.clone();
+        spec.prepared_by_hook = self.prepare_arguments;
         spec
     }
 

@@ -142,6 +142,10 @@ pub enum HookEvent {
     /// Never a hook point: the event Pi names its error with when an MCP server is registered
     /// and nothing connects it (`--no-mcp`).
     RegisterMcpServer,
+    /// A call of an extension's tool with a `prepareArguments` shim, before it is validated:
+    /// the extension host runs the shim on the model's arguments. Pi has no event object for it
+    /// (its agent calls the shim itself); the hook point makes the shim's answer an input.
+    PrepareArguments,
 }
 
 impl HookEvent {
@@ -191,6 +195,7 @@ impl HookEvent {
             HookEvent::ProviderStreamEvent => "provider_stream_event",
             HookEvent::McpServersChange => "mcp_servers_change",
             HookEvent::RegisterMcpServer => "register_mcp_server",
+            HookEvent::PrepareArguments => "prepare_arguments",
         }
     }
 }
@@ -498,6 +503,17 @@ pub enum HookPayload {
     McpServersChange {
         servers: Vec<RegisteredMcpServer>,
     },
+    /// A call of a tool whose `prepareArguments` shim the extension host runs, with the
+    /// arguments as the model sent them.
+    #[serde(rename_all = "camelCase")]
+    PrepareArguments {
+        tool_name: String,
+        tool_call_id: String,
+        /// The calling tool's id, for a call a tool made (`ctx.executeTool`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
+        arguments: Value,
+    },
     /// The session asks for the extensions' resources: its working directory and why
     /// (`"startup"`).
     ResourcesDiscover {
@@ -638,6 +654,7 @@ impl HookPayload {
             HookPayload::AfterProviderResponse { .. } => HookEvent::AfterProviderResponse,
             HookPayload::ProviderStreamEvent { .. } => HookEvent::ProviderStreamEvent,
             HookPayload::McpServersChange { .. } => HookEvent::McpServersChange,
+            HookPayload::PrepareArguments { .. } => HookEvent::PrepareArguments,
         }
     }
 }
@@ -769,6 +786,8 @@ pub enum HandlerResult {
     UserBash(UserBashHandled),
     /// A command's handler called its context for what only the session carries out.
     CommandAsked { run: u64, ask: CommandAsk },
+    /// What the tool's `prepareArguments` shim gave.
+    PrepareArguments(PreparedArguments),
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -1043,6 +1062,8 @@ pub enum HookDecision {
         run: u64,
         ask: CommandAsk,
     },
+    /// What the tool's `prepareArguments` shim gave for the call waiting at its hook point.
+    PrepareArguments(PreparedArguments),
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }
@@ -1084,6 +1105,29 @@ pub struct HookOutcome {
     pub actions: Vec<HookAction>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<HookError>,
+}
+
+/// What a tool's `prepareArguments` shim gave for one call (pi-agent-core's
+/// `prepareToolCallArguments`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum PreparedArguments {
+    /// The arguments to validate (the model's own when the shim returned them unchanged;
+    /// absent: it returned `undefined`).
+    Prepared {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
+        /// The model's arguments as the shim left them, when it changed them in place: Pi's
+        /// call then holds them (later requests send them, `ctx.executeTool` reports them).
+        #[serde(
+            default,
+            rename = "modelArguments",
+            skip_serializing_if = "Option::is_none"
+        )]
+        model_arguments: Option<Value>,
+    },
+    /// The shim threw: the call's error result is the thrown message.
+    Thrown { error: String },
 }
 
 /// A `tool_call` gate's outcome.

@@ -22,7 +22,10 @@ use serde_json::{json, Map, Value};
 
 use super::contract::{CallId, ToolOutcome};
 use super::hooks::{HookDecision, HookEvent, HookPayload, ToolCallVerdict};
-use super::tools::{after_hook, outcome_result, prepare, BatchContext, OPERATION_ABORTED};
+use super::tools::{
+    after_hook, changed_in_place, outcome_result, prepare_for, prepare_shimmed, BatchContext,
+    Preparation, OPERATION_ABORTED,
+};
 use crate::cost::combine_usage;
 use crate::event::{AgentEvent, ToolResult};
 use crate::message::{ContentBlock, ToolCall};
@@ -72,6 +75,11 @@ enum State {
     Queued,
     /// Waiting for its `tool_call` gate, asked as `call` once the machine named it.
     Gating {
+        call: Option<CallId>,
+    },
+    /// Waiting for its tool's `prepareArguments` shim, asked as `call` once the machine named
+    /// it.
+    Shimming {
         call: Option<CallId>,
     },
     /// Prepared with these arguments, to be started by the machine.
@@ -289,11 +297,28 @@ impl NestedCalls {
         out
     }
 
-    /// Pi's `prepareToolCall` for call `index`, then its gate or its start.
+    /// Pi's `prepareToolCall` for call `index`, then its shim, its gate or its start.
     fn prepare(&mut self, index: usize, cx: &BatchContext<'_>, out: &mut NestedOutput) {
         let nested = &self.calls[index];
-        match prepare(cx, &nested.tool_call) {
-            Ok(args) if cx.handled.contains(HookEvent::ToolCall) => {
+        let prepared = prepare_for(cx, &nested.tool_call, Some(&nested.parent));
+        self.prepared(index, prepared, cx, out);
+    }
+
+    /// Carries out call `index`'s preparation as far as it went.
+    fn prepared(
+        &mut self,
+        index: usize,
+        prepared: Result<Preparation, ToolResult>,
+        cx: &BatchContext<'_>,
+        out: &mut NestedOutput,
+    ) {
+        let nested = &self.calls[index];
+        match prepared {
+            Ok(Preparation::Shim(payload)) => {
+                out.gates.push((index, payload));
+                self.calls[index].state = State::Shimming { call: None };
+            }
+            Ok(Preparation::Ready(args)) if cx.handled.contains(HookEvent::ToolCall) => {
                 out.gates.push((
                     index,
                     HookPayload::ToolCall {
@@ -305,7 +330,7 @@ impl NestedCalls {
                 ));
                 self.calls[index].state = State::Gating { call: None };
             }
-            Ok(args) => self.start(index, args, out),
+            Ok(Preparation::Ready(args)) => self.start(index, args, out),
             Err(result) => self.end(index, result, true, None, cx, out),
         }
     }
@@ -324,7 +349,8 @@ impl NestedCalls {
     /// Names the hook point call `index` waits at.
     pub fn gating(&mut self, index: usize, asked: CallId) {
         if let Some(Nested {
-            state: State::Gating { call } | State::Transforming { call, .. },
+            state:
+                State::Gating { call } | State::Shimming { call } | State::Transforming { call, .. },
             ..
         }) = self.calls.get_mut(index)
         {
@@ -364,6 +390,7 @@ impl NestedCalls {
     pub fn gating_index(&self, call: CallId, decision: &HookDecision) -> Option<usize> {
         self.calls.iter().position(|n| match (&n.state, decision) {
             (State::Gating { call: Some(c) }, HookDecision::ToolCall(_)) => *c == call,
+            (State::Shimming { call: Some(c) }, HookDecision::PrepareArguments(_)) => *c == call,
             (State::Transforming { call: Some(c), .. }, HookDecision::ToolResult { .. }) => {
                 *c == call
             }
@@ -401,6 +428,13 @@ impl NestedCalls {
         let mut out = NestedOutput::default();
         let state = self.calls.get(index).map(|n| n.state.clone());
         match (state, decision) {
+            (Some(State::Shimming { .. }), HookDecision::PrepareArguments(verdict)) => {
+                if let Some(changed) = changed_in_place(&verdict) {
+                    self.calls[index].tool_call.arguments = changed;
+                }
+                let prepared = prepare_shimmed(cx, &self.calls[index].tool_call, verdict);
+                self.prepared(index, prepared.map(Preparation::Ready), cx, &mut out);
+            }
             (Some(State::Gating { .. }), HookDecision::ToolCall(verdict)) => {
                 match (cx.aborted, verdict) {
                     (true, _) => {

@@ -48,7 +48,26 @@ impl AgentMachine {
             now: self.now,
         };
         let output = f(batch, &cx);
-        let assistant = assistant.clone();
+        let mut assistant = assistant.clone();
+        if !output.rewritten.is_empty() {
+            // A shim changed a call's arguments in place: Pi's transcript holds that very call,
+            // so the turn's later events and requests carry the change.
+            let calls = assistant.content.iter_mut().filter_map(|b| match b {
+                crate::message::ContentBlock::ToolCall(call) => Some(call),
+                _ => None,
+            });
+            for (i, call) in calls.enumerate() {
+                if let Some((_, changed)) = output.rewritten.iter().find(|(index, _)| *index == i) {
+                    call.arguments = changed.clone();
+                }
+            }
+            if let Some(AgentMessage::Assistant(held)) =
+                self.messages.get_mut(batch.assistant_index)
+            {
+                *held = assistant.clone();
+            }
+            self.llm_view = Default::default();
+        }
         let terminate = batch.terminates();
         let aborted = run.aborted;
         let gate = output.gate.map(|(index, payload)| {

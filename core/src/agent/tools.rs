@@ -15,11 +15,13 @@ use serde_json::Value;
 use crate::event::{AgentEvent, ToolResult};
 use crate::message::{AgentMessage, AssistantMessage, StopReason, ToolCall, ToolResultMessage};
 use crate::validate::messages::invalid_arguments;
-use crate::validate::validate_tool_arguments;
+use crate::validate::{validate_tool_arguments, validate_undefined_tool_arguments};
 
 use super::config::{AfterToolCall, AgentHooks, BeforeToolCall, Block, ToolExecution, ToolSpec};
 use super::contract::{CallId, ToolOutcome};
-use super::hooks::{HandledHooks, HookDecision, HookEvent, HookPayload, ToolCallVerdict};
+use super::hooks::{
+    HandledHooks, HookDecision, HookEvent, HookPayload, PreparedArguments, ToolCallVerdict,
+};
 use super::nested::{Caller, NestedCalls};
 
 /// Pi's result for a call whose run was aborted while it was being prepared (its gate
@@ -33,6 +35,9 @@ enum Slot {
     Waiting,
     /// Prepared with these validated arguments, not started (parallel batches, between passes).
     Prepared { args: Value },
+    /// Waiting for its tool's `prepareArguments` shim, asked as `call` once the machine named
+    /// it.
+    Shimming { call: Option<CallId> },
     /// Waiting for the extensions' `tool_call` decision, asked as `call` once the machine named
     /// it.
     Gating { call: Option<CallId> },
@@ -106,6 +111,9 @@ pub struct BatchOutput {
     pub gate: Option<(usize, HookPayload)>,
     /// The result messages of the whole batch once it is complete, in call order.
     pub done: Option<Vec<ToolResultMessage>>,
+    /// Calls whose model arguments their shim changed in place: (call index, the arguments
+    /// now), for the transcript's assistant message.
+    pub rewritten: Vec<(usize, Value)>,
 }
 
 impl ToolBatch {
@@ -163,20 +171,13 @@ impl ToolBatch {
                         )),
                         false => prepare(cx, &self.calls[i]),
                     };
-                    match prepared {
-                        Ok(args) if cx.handled.contains(HookEvent::ToolCall) => {
-                            return self.gate(i, args, out);
-                        }
-                        Ok(args) => {
-                            self.slots[i] = Slot::Prepared { args: args.clone() };
-                            out.start.push((i, args));
-                            return;
-                        }
-                        Err(result) => self.finish(i, result, true, None, out),
+                    if self.prepared(i, prepared, cx, out) {
+                        return;
                     }
                 }
                 Slot::Prepared { .. }
                 | Slot::Running { .. }
+                | Slot::Shimming { .. }
                 | Slot::Gating { .. }
                 | Slot::Transforming { .. } => return,
                 Slot::Finished { .. } if self.nested.busy(i) => return,
@@ -195,15 +196,12 @@ impl ToolBatch {
             match &self.slots[i] {
                 Slot::Waiting => {
                     out.events.push(self.start_event(i));
-                    match prepare(cx, &self.calls[i]) {
-                        Ok(args) if cx.handled.contains(HookEvent::ToolCall) => {
-                            return self.gate(i, args, out);
-                        }
-                        Ok(args) => self.slots[i] = Slot::Prepared { args },
-                        Err(result) => self.finish(i, result, true, None, out),
+                    let prepared = prepare(cx, &self.calls[i]);
+                    if self.prepared(i, prepared, cx, out) {
+                        return;
                     }
                 }
-                Slot::Gating { .. } => return,
+                Slot::Gating { .. } | Slot::Shimming { .. } => return,
                 _ => {}
             }
             self.cursor += 1;
@@ -230,6 +228,42 @@ impl ToolBatch {
         out.done = Some(std::mem::take(&mut self.emitted));
     }
 
+    /// Carries out call `i`'s preparation as far as it went: its shim or its gate asked, or
+    /// the call prepared (a sequential batch starts it), or its error result. Whether the
+    /// batch now waits for call `i`.
+    fn prepared(
+        &mut self,
+        i: usize,
+        prepared: Result<Preparation, ToolResult>,
+        cx: &BatchContext<'_>,
+        out: &mut BatchOutput,
+    ) -> bool {
+        match prepared {
+            Ok(Preparation::Shim(payload)) => {
+                out.gate = Some((i, payload));
+                self.slots[i] = Slot::Shimming { call: None };
+                true
+            }
+            Ok(Preparation::Ready(args)) if cx.handled.contains(HookEvent::ToolCall) => {
+                self.gate(i, args, out);
+                true
+            }
+            Ok(Preparation::Ready(args)) if self.sequential => {
+                self.slots[i] = Slot::Prepared { args: args.clone() };
+                out.start.push((i, args));
+                true
+            }
+            Ok(Preparation::Ready(args)) => {
+                self.slots[i] = Slot::Prepared { args };
+                false
+            }
+            Err(result) => {
+                self.finish(i, result, true, None, out);
+                false
+            }
+        }
+    }
+
     /// Waits for call `i`'s `tool_call` gate, asked with its validated arguments.
     fn gate(&mut self, i: usize, args: Value, out: &mut BatchOutput) {
         let call = &self.calls[i];
@@ -247,8 +281,11 @@ impl ToolBatch {
 
     /// Names the hook point call `index` waits at as asked under `call`.
     pub fn gating(&mut self, index: usize, call: CallId) {
-        if let Some(Slot::Gating { call: asked } | Slot::Transforming { call: asked, .. }) =
-            self.slots.get_mut(index)
+        if let Some(
+            Slot::Gating { call: asked }
+            | Slot::Shimming { call: asked }
+            | Slot::Transforming { call: asked, .. },
+        ) = self.slots.get_mut(index)
         {
             *asked = Some(call);
         }
@@ -259,6 +296,7 @@ impl ToolBatch {
     pub fn gating_index(&self, call: CallId, decision: &HookDecision) -> Option<usize> {
         self.slots.iter().position(|s| match (s, decision) {
             (Slot::Gating { call: Some(c) }, HookDecision::ToolCall(_)) => *c == call,
+            (Slot::Shimming { call: Some(c) }, HookDecision::PrepareArguments(_)) => *c == call,
             (Slot::Transforming { call: Some(c), .. }, HookDecision::ToolResult { .. }) => {
                 *c == call
             }
@@ -276,6 +314,7 @@ impl ToolBatch {
     ) -> BatchOutput {
         match decision {
             HookDecision::ToolCall(verdict) => self.gate_decided(index, verdict, cx),
+            HookDecision::PrepareArguments(verdict) => self.shim_decided(index, verdict, cx),
             HookDecision::ToolResult {
                 content,
                 details,
@@ -309,6 +348,33 @@ impl ToolBatch {
             }
             _ => BatchOutput::default(),
         }
+    }
+
+    /// Takes what call `index`'s `prepareArguments` shim gave, and prepares the call on from
+    /// there (Pi's `prepareToolCall` after `prepareToolCallArguments`).
+    fn shim_decided(
+        &mut self,
+        index: usize,
+        verdict: PreparedArguments,
+        cx: &BatchContext<'_>,
+    ) -> BatchOutput {
+        let mut out = BatchOutput::default();
+        if !matches!(self.slots.get(index), Some(Slot::Shimming { .. })) {
+            return out;
+        }
+        if let Some(changed) = changed_in_place(&verdict) {
+            self.calls[index].arguments = changed.clone();
+            out.rewritten.push((index, changed));
+        }
+        let prepared = prepare_shimmed(cx, &self.calls[index], verdict).map(Preparation::Ready);
+        self.prepared(index, prepared, cx, &mut out);
+        // The cursor is still on the call: the batch goes on from it (or waits on it).
+        let more = self.advance(cx);
+        out.events.extend(more.events);
+        out.start.extend(more.start);
+        out.gate = out.gate.or(more.gate);
+        out.done = more.done;
+        out
     }
 
     /// Takes the extensions' `tool_call` decision for call `index` (Pi's `prepareToolCall` after
@@ -562,22 +628,101 @@ impl ToolBatch {
     }
 }
 
-/// Pi's `prepareToolCall`: the validated arguments, or the immediate error result.
-pub(super) fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Value, ToolResult> {
+/// How far a call's preparation goes without an answer from outside.
+#[derive(Debug)]
+pub(super) enum Preparation {
+    /// Prepared: the validated arguments.
+    Ready(Value),
+    /// Its tool's `prepareArguments` runs outside the machine: the hook point to ask.
+    Shim(HookPayload),
+}
+
+/// Pi's `prepareToolCall`: the validated arguments, the `prepareArguments` hook point to ask
+/// first, or the immediate error result.
+pub(super) fn prepare(cx: &BatchContext<'_>, call: &ToolCall) -> Result<Preparation, ToolResult> {
+    prepare_for(cx, call, None)
+}
+
+/// [`prepare`] for a call another tool made (`parent`: the caller's tool-call id).
+pub(super) fn prepare_for(
+    cx: &BatchContext<'_>,
+    call: &ToolCall,
+    parent: Option<&str>,
+) -> Result<Preparation, ToolResult> {
     let Some(tool) = cx.tools.iter().find(|t| t.name == call.name) else {
         return Err(ToolResult::error(format!("Tool {} not found", call.name)));
     };
+    if tool.prepared_by_hook {
+        return Ok(Preparation::Shim(HookPayload::PrepareArguments {
+            tool_name: call.name.clone(),
+            tool_call_id: call.id.clone(),
+            parent_tool_call_id: parent.map(str::to_owned),
+            arguments: call.arguments.clone(),
+        }));
+    }
     let raw = match &tool.prepare_arguments {
         Some(prepare) => prepare(&call.arguments).map_err(ToolResult::error)?,
         None => call.arguments.clone(),
     };
+    validated(cx, tool, call, Some(raw)).map(Preparation::Ready)
+}
+
+/// The model's arguments as `verdict`'s shim left them, when it changed them in place (Pi's
+/// call holds that object, so what reads the call later sees the change).
+pub(super) fn changed_in_place(verdict: &PreparedArguments) -> Option<Value> {
+    match verdict {
+        PreparedArguments::Prepared {
+            model_arguments, ..
+        } => model_arguments.clone(),
+        PreparedArguments::Thrown { .. } => None,
+    }
+}
+
+/// The rest of Pi's `prepareToolCall` once the tool's shim outside gave `verdict`.
+pub(super) fn prepare_shimmed(
+    cx: &BatchContext<'_>,
+    call: &ToolCall,
+    verdict: PreparedArguments,
+) -> Result<Value, ToolResult> {
+    let Some(tool) = cx.tools.iter().find(|t| t.name == call.name) else {
+        return Err(ToolResult::error(format!("Tool {} not found", call.name)));
+    };
+    let args = match verdict {
+        PreparedArguments::Prepared { arguments, .. } => validated(cx, tool, call, arguments)?,
+        PreparedArguments::Thrown { error } => return Err(ToolResult::error(error)),
+    };
+    // Pi's shim runs at once; here the run may have been aborted while its hook point waited.
+    // Pi's `prepareToolCall` answers a prepared call of an aborted run so (after the
+    // `tool_call` gate, which then answers it).
+    if cx.aborted && !cx.handled.contains(HookEvent::ToolCall) {
+        return Err(ToolResult::error(OPERATION_ABORTED));
+    }
+    Ok(args)
+}
+
+/// Pi's `validateToolArguments` on the prepared arguments `raw` (`None`: `undefined`), then
+/// `before_tool_call`.
+fn validated(
+    cx: &BatchContext<'_>,
+    tool: &ToolSpec,
+    call: &ToolCall,
+    raw: Option<Value>,
+) -> Result<Value, ToolResult> {
     // Pi checks the arguments that did not parse after `prepareArguments` ran on the `{}` in
     // their place.
     if let Some(error) = call.arguments_error() {
         return Err(ToolResult::error(invalid_arguments(&call.name, error)));
     }
-    let args =
-        validate_tool_arguments(&call.name, &tool.parameters, &raw).map_err(ToolResult::error)?;
+    let args = match raw {
+        Some(raw) => validate_tool_arguments(&call.name, &tool.parameters, &raw),
+        None => validate_undefined_tool_arguments(&call.name, &tool.parameters),
+    }
+    .map_err(ToolResult::error)?;
+    before(cx, call, args)
+}
+
+/// Pi's `beforeToolCall` on the validated arguments.
+fn before(cx: &BatchContext<'_>, call: &ToolCall, args: Value) -> Result<Value, ToolResult> {
     let verdict = cx.hooks.before_tool_call(&BeforeToolCall {
         assistant_message: cx.assistant,
         tool_call: call,

@@ -51,6 +51,30 @@ pub fn validate_tool_arguments(
     Err(messages::validation_failed(tool_name, &lines, &received))
 }
 
+/// [`validate_tool_arguments`] for arguments that are JavaScript's `undefined` (a tool's
+/// `prepareArguments` shim that returned nothing), which JSON cannot hold: they are checked as
+/// `null`, and a failure names `undefined` where pi-schema names the root value's type and
+/// pi-ai prints the arguments.
+pub fn validate_undefined_tool_arguments(tool_name: &str, schema: &Value) -> Result<Value, String> {
+    validate_tool_arguments(tool_name, schema, &Value::Null).map_err(|text| {
+        let root = format!("  - {}: ", messages::ROOT);
+        let (lines, received) = text
+            .rsplit_once("\n\nReceived arguments:\n")
+            .unwrap_or((text.as_str(), ""));
+        let lines: Vec<String> = lines
+            .lines()
+            .map(|line| match line.strip_prefix(&root) {
+                Some(rest) => format!("{root}{}", rest.replace("got null", "got undefined")),
+                None => line.to_owned(),
+            })
+            .collect();
+        match received {
+            "null" => format!("{}\n\nReceived arguments:\nundefined", lines.join("\n")),
+            _ => text,
+        }
+    })
+}
+
 /// An object's keys in JavaScript's enumeration order (`Object.keys`): integer-like keys first,
 /// ascending, then the others in insertion order.
 pub(crate) fn js_keys(map: &Map<String, Value>) -> Vec<&String> {

@@ -212,7 +212,8 @@ impl SidecarExtension {
 }
 
 /// The extensions of `registrations` that handle a hook point, in load order, each answered by
-/// `host` with `state` mirrored into its handlers' getters.
+/// `host` with `state` mirrored into its handlers' getters; then, where a tool has one, what
+/// runs the tools' `prepareArguments` shims.
 pub fn hook_extensions(
     registrations: &Registrations,
     host: &Arc<ExtensionHost>,
@@ -232,6 +233,10 @@ pub fn hook_extensions(
                 state: state.clone(),
             }) as Arc<dyn RustExtension>
         })
+        .chain(super::prepare::prepare_arguments_extension(
+            registrations,
+            host,
+        ))
         .collect()
 }
 

@@ -77,24 +77,12 @@ pub struct Registrations {
     /// yet: named, so that it says so rather than leaving them out silently.
     #[serde(default, rename = "virtualModels")]
     pub virtual_models: Vec<RegisteredVirtualModel>,
-    /// Their tools with a `prepareArguments` shim, which the harness does not run yet: named,
-    /// so that it says so.
-    #[serde(default, rename = "argumentShims")]
-    pub argument_shims: Vec<ArgumentShim>,
     /// The extensions that loaded, in load order, with the events they handle.
     #[serde(default)]
     pub extensions: Vec<super::events::LoadedExtension>,
     /// The extensions that failed to load.
     #[serde(default)]
     pub errors: Vec<LoadError>,
-}
-
-/// A tool an extension registered with a `prepareArguments` shim.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArgumentShim {
-    pub tool: String,
-    pub extension_path: String,
 }
 
 /// One virtual model an extension registered while loading.

@@ -1,0 +1,54 @@
+// A tool with a `prepareArguments` shim (Pi's compatibility hook, run before the arguments are
+// validated): it renames the legacy field `who` to `name`, leaves the new shape as it is,
+// throws at one name and returns nothing for another. The tool_call and tool_result handlers note the arguments they are
+// given, the tool answers with the parameters it ran with, and a second tool calls the first
+// through `ctx.executeTool` with the legacy shape and a throwing one.
+import { Type } from "typebox";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {
+	pi.registerTool({
+		name: "greet",
+		label: "Greet",
+		description: "Greets someone by name.",
+		parameters: Type.Object({ name: Type.String({ description: "Who to greet" }) }),
+		prepareArguments(args: any) {
+			if (args && typeof args === "object" && args.name === "BOOM") throw new Error("cannot prepare BOOM");
+			if (args && typeof args === "object" && args.name === "NONE") return undefined;
+			if (args && typeof args === "object" && "who" in args) {
+				const { who, ...rest } = args;
+				return { ...rest, name: String(who) };
+			}
+			return args;
+		},
+		async execute(_id, params) {
+			return { content: [{ type: "text", text: `Hello, ${params.name}!` }], details: { params } };
+		},
+	});
+	pi.registerTool({
+		name: "relay",
+		label: "Relay",
+		description: "Greets through another tool.",
+		parameters: Type.Object({}),
+		async execute(_id, _params, _signal, _onUpdate, ctx) {
+			const seen = [];
+			for (const args of [{ who: "nested" }, { name: "BOOM" }]) {
+				const outcome = await ctx.executeTool("greet", args);
+				seen.push({
+					isError: outcome.isError,
+					text: outcome.result.content.map((block) => (block.type === "text" ? block.text : block.type)).join(""),
+					arguments: outcome.toolCall.arguments,
+				});
+			}
+			return { content: [{ type: "text", text: JSON.stringify(seen) }], details: {} };
+		},
+	});
+	pi.on("tool_call", async (event) => {
+		pi.appendEntry("tool-call-seen", { tool: event.toolName, input: event.input });
+		return undefined;
+	});
+	pi.on("tool_result", async (event) => {
+		pi.appendEntry("tool-result-seen", { tool: event.toolName, input: event.input, isError: event.isError });
+		return undefined;
+	});
+}
