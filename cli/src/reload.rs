@@ -3,10 +3,12 @@
 //! extension host loads them again and answers what the new load registered; the session's
 //! interpreter answers the hook points with the new load's handlers and runs its tools, and the
 //! machine's `reloaded` input carries the hook points handled, the tools' declarations, the
-//! commands, and the context files and the settings' queue modes read again, so that a
-//! recording holds them and a replay (which loads nothing) takes them from there.
+//! commands, and what Pi's resource loader reads again (the context files, the skills and
+//! prompt templates, `SYSTEM.md` and `APPEND_SYSTEM.md`, the flags of the command line still
+//! applying) and the settings' queue modes, so that a recording holds them and a replay (which
+//! loads nothing) takes them from there.
 
-use pi_core::agent_session::{Reload, SessionInput, StartError};
+use pi_core::agent_session::{Reload, ReloadedPromptFiles, SessionInput, StartError};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::driver::Interpreter;
@@ -34,6 +36,12 @@ pub(crate) fn reload<I: Interpreter>(
         .retain(|tool| runtime.tool_filter.allows(&tool.name));
     let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
     let state = &runtime.extension_state;
+    let resources = reread_resources(runtime, &settings);
+    let prompt_files = runtime.resource_flags.prompt_files(
+        &runtime.cwd,
+        &runtime.agent_dir,
+        runtime.project_trusted,
+    );
     // The host's extensions of the previous load (all share the run's mirror) give way to the
     // new load's; the others (the MCP client's) keep their places.
     let extensions = runtime.extensions.reloaded(
@@ -55,6 +63,12 @@ pub(crate) fn reload<I: Interpreter>(
         // Pi reads the settings again and takes the queue modes from them.
         steering_mode: Some(settings.steering_mode()),
         follow_up_mode: Some(settings.follow_up_mode()),
+        skills: Some(resources.skills),
+        templates: Some(resources.templates),
+        prompt_files: Some(ReloadedPromptFiles {
+            system_prompt: prompt_files.system_prompt,
+            append_system_prompt: prompt_files.append_system_prompt,
+        }),
     };
     session
         .interpreter_mut()
@@ -73,4 +87,23 @@ fn unconnected(runtime: &Runtime, registrations: &Registrations) -> Vec<StartErr
         return Vec::new();
     }
     crate::mcp::unconnected(&crate::extensions::registered_servers(registrations))
+}
+
+/// The skills and prompt templates found again with the settings read again (their `skills`,
+/// `prompts` and `packages` entries) and the command line's flags, as Pi's resource loader's
+/// reload finds them.
+fn reread_resources(runtime: &Runtime, settings: &Settings) -> pi_core::resources::Resources {
+    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+        agent_dir: &runtime.agent_dir,
+        cwd: &runtime.cwd,
+        home: &runtime.resource_flags.home,
+        listed: settings.listed_resources(),
+    });
+    runtime.resource_flags.resources(
+        &runtime.agent_dir,
+        &runtime.cwd,
+        runtime.project_trusted,
+        settings.listed_resources(),
+        &packages.found,
+    )
 }

@@ -17,7 +17,7 @@ use pi_effects::session::{agent_dir, default_session_dir, resolve_session_dir, S
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
-use super::{Runtime, ToolFilter};
+use super::{ResourceFlags, Runtime, ToolFilter};
 use crate::args::Args;
 use crate::diagnostic::Diagnostic;
 use crate::model_choice::{self, ChoicePlace, ModelRequest};
@@ -135,15 +135,18 @@ impl Runtime {
             diagnostics.push(Diagnostic::Error(format!("--tools: {error}")));
         }
         let tools = active_tools(args, &settings);
-        let prompt_files = crate::prompt_files::read(&crate::prompt_files::Wanted {
-            system_prompt: args.system_prompt.as_deref(),
+        let resource_flags = ResourceFlags {
+            home: home.clone(),
+            no_skills: args.no_skills,
+            skill_paths: args.skills.clone(),
+            no_prompt_templates: args.no_prompt_templates,
+            prompt_template_paths: args.prompt_templates.clone(),
+            system_prompt: args.system_prompt.clone(),
             // A value given at all, even an empty one, is the flag given.
             append_system_prompt: (!args.append_system_prompt.is_empty())
-                .then_some(args.append_system_prompt.as_slice()),
-            cwd: &cwd,
-            agent_dir: &agent_dir,
-            project_trusted,
-        });
+                .then(|| args.append_system_prompt.clone()),
+        };
+        let prompt_files = resource_flags.prompt_files(&cwd, &agent_dir, project_trusted);
         warnings.extend(prompt_files.warnings);
         let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
             agent_dir: &agent_dir,
@@ -152,18 +155,13 @@ impl Runtime {
             listed: settings.listed_resources(),
         });
         warnings.extend(packages.missing.iter().map(ToString::to_string));
-        let resources = pi_effects::resources::discover(&pi_effects::resources::Wanted {
-            agent_dir: &agent_dir,
-            cwd: &cwd,
-            home: &home,
+        let resources = resource_flags.resources(
+            &agent_dir,
+            &cwd,
             project_trusted,
-            no_skills: args.no_skills,
-            skill_paths: &args.skills,
-            no_prompt_templates: args.no_prompt_templates,
-            prompt_template_paths: &args.prompt_templates,
-            listed: settings.listed_resources(),
-            packages: &packages.found,
-        });
+            settings.listed_resources(),
+            &packages.found,
+        );
         let wanted_extensions = pi_effects::extension::sidecar::Wanted {
             agent_dir: &agent_dir,
             cwd: &cwd,
@@ -193,6 +191,7 @@ impl Runtime {
             .collect();
         Ok(Runtime {
             resources,
+            resource_flags,
             extension_paths,
             cli_extension_paths,
             extension_sources,
@@ -281,6 +280,7 @@ impl Runtime {
             append_system_prompt: None,
             context_files: !args.no_context_files,
             resources,
+            resource_flags: ResourceFlags::default(),
             extension_paths: Vec::new(),
             cli_extension_paths: Vec::new(),
             extension_sources: Vec::new(),

@@ -283,3 +283,110 @@ fn a_reload_takes_the_queue_modes_of_the_settings_read_again() {
     std::fs::remove_file(env.path("agent").join("settings.json")).unwrap();
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// Writes `text` at `path` under `root`, its folders made.
+fn write_file(root: &std::path::Path, path: &str, text: &str) {
+    let file = root.join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, text).unwrap();
+}
+
+/// A skill file's text.
+fn skill(name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n\n{body}\n")
+}
+
+/// The skills the system prompt of each request lists, by name.
+fn listed_skills(mock: &MockLlm) -> Vec<Vec<String>> {
+    mock.requests()
+        .iter()
+        .map(|r| {
+            let prompt = r["messages"][0]["content"].as_str().unwrap().to_owned();
+            prompt
+                .split("<name>")
+                .skip(1)
+                .filter_map(|rest| rest.split_once("</name>").map(|(n, _)| n.to_owned()))
+                .collect()
+        })
+        .collect()
+}
+
+/// A reload finds the skills and prompt templates again (conformance case
+/// `command_reload_skills`): the skill the command removed is gone from the prompt, the one it
+/// added is listed and expands, the template it added expands. The `reloaded` input holds what
+/// was found, so a replay reads none of the files (gone since) and reproduces; a skill changed
+/// in that line diverges.
+#[test]
+fn a_reload_finds_the_skills_and_templates_again_and_the_replay_reads_them_from_the_recording() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"text": ["Hello."]}, {"text": ["New skill."]}, {"text": ["Added."]}
+    ]));
+    let env = Env::new(&mock);
+    let project = env.cwd().join(".pi");
+    write_file(
+        &project,
+        "skills/old-skill/SKILL.md",
+        &skill("old-skill", "The old skill.", "Do the old thing."),
+    );
+    write_file(
+        &project,
+        "skills/kept/SKILL.md",
+        &skill("kept", "The kept skill.", "Kept body."),
+    );
+    write_file(&project, "prompts/greet.md", "Say hello to $1.\n");
+    let cassette = env.path("reload-skills.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_skills/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model", "--approve"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/swap", "/skill:new-skill now", "/added world"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        listed_skills(&mock),
+        [
+            vec!["kept", "old-skill"],
+            vec!["kept", "new-skill"],
+            vec!["kept", "new-skill"]
+        ]
+    );
+    let requests = mock.requests();
+    let last_user = |i: usize| {
+        let messages = requests[i]["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        user["content"].to_string()
+    };
+    assert!(
+        last_user(1).contains("Do the new thing."),
+        "{}",
+        last_user(1)
+    );
+    assert!(
+        last_user(2).contains("Added template for world."),
+        "{}",
+        last_user(2)
+    );
+    let loaded = recorded_load(&cassette);
+    let names = |field: &str, key: &str| -> Vec<String> {
+        loaded[field]
+            .as_array()
+            .unwrap_or_else(|| panic!("{loaded}"))
+            .iter()
+            .map(|s| s.pointer(key).and_then(Value::as_str).unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names("skills", "/name"), ["kept", "new-skill"]);
+    assert_eq!(names("templates", "/name"), ["added", "greet"]);
+    std::fs::remove_dir_all(&project).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    // What the reload found is read from the recording: changed, the replay diverges.
+    let described = tampered(&cassette, |loaded| {
+        loaded["skills"][1]["description"] = json!("Another skill.");
+    });
+    let (code, _, said) = replay_without_node(&env, &described);
+    assert_ne!(code, 0, "a changed skill replayed: {said}");
+}

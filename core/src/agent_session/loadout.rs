@@ -142,6 +142,15 @@ impl SessionMachine {
         }
     }
 
+    /// Replaces the prompt's replacement and addendum the prompt's inputs hold (a reload read
+    /// them again); nothing without a registry (nothing rebuilds the prompt then).
+    pub(super) fn set_prompt_files(&mut self, system: Option<String>, append: Option<String>) {
+        if let Some(registry) = &mut self.registry {
+            registry.loadout.prompt.custom_prompt = system;
+            registry.loadout.prompt.append_system_prompt = append;
+        }
+    }
+
     /// Keeps `loadout`, with the declarations of the tools active now, so that
     /// `pi.setActiveTools` can change them; without it the action changes nothing.
     pub fn set_tool_loadout(&mut self, loadout: Option<ToolLoadout>) {
