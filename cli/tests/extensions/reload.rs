@@ -390,3 +390,61 @@ fn a_reload_finds_the_skills_and_templates_again_and_the_replay_reads_them_from_
     let (code, _, said) = replay_without_node(&env, &described);
     assert_ne!(code, 0, "a changed skill replayed: {said}");
 }
+
+/// A reload reads the system prompt's files again (conformance case
+/// `command_reload_prompt_files`): the request after it starts with the new `SYSTEM.md` and
+/// holds the `APPEND_SYSTEM.md` the command added. The `reloaded` input holds what was read, so
+/// a replay reads neither (gone since) and reproduces; a text changed in that line diverges.
+#[test]
+fn a_reload_reads_the_prompt_files_again_and_the_replay_reads_them_from_the_recording() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    write_file(&env.cwd(), ".pi/SYSTEM.md", "First project prompt.\n");
+    write_file(&env.cwd(), "notes/prompt.md", "First flag prompt.");
+    let cassette = env.path("reload-prompt-files.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_prompt_files/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model", "--approve"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/rewrite", "Again"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let prompts: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r["messages"][0]["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(
+        prompts[0].starts_with("First project prompt."),
+        "{}",
+        prompts[0]
+    );
+    assert!(!prompts[0].contains("<addendum>"), "{}", prompts[0]);
+    assert!(
+        prompts[1].starts_with("Second project prompt."),
+        "{}",
+        prompts[1]
+    );
+    assert!(
+        prompts[1].contains("<addendum>\nAdded addendum.\n"),
+        "{}",
+        prompts[1]
+    );
+    let loaded = recorded_load(&cassette);
+    assert_eq!(
+        loaded["promptFiles"],
+        json!({"systemPrompt": "Second project prompt.\n", "appendSystemPrompt": "Added addendum.\n"})
+    );
+    std::fs::remove_dir_all(env.cwd().join(".pi")).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let rewritten = tampered(&cassette, |loaded| {
+        loaded["promptFiles"]["systemPrompt"] = json!("Another prompt.");
+    });
+    let (code, _, said) = replay_without_node(&env, &rewritten);
+    assert_ne!(code, 0, "a changed prompt file replayed: {said}");
+}
