@@ -36,6 +36,7 @@ pub(crate) fn reload<I: Interpreter>(
         .retain(|tool| runtime.tool_filter.allows(&tool.name));
     let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
     let state = &runtime.extension_state;
+    let added_default_tools = added_default_tools(runtime, &settings);
     let resources = reread_resources(runtime, &settings);
     let prompt_files = runtime.resource_flags.prompt_files(
         &runtime.cwd,
@@ -63,6 +64,7 @@ pub(crate) fn reload<I: Interpreter>(
         // Pi reads the settings again and takes the queue modes from them.
         steering_mode: Some(settings.steering_mode()),
         follow_up_mode: Some(settings.follow_up_mode()),
+        added_default_tools,
         skills: Some(resources.skills),
         templates: Some(resources.templates),
         prompt_files: Some(ReloadedPromptFiles {
@@ -106,4 +108,18 @@ fn reread_resources(runtime: &Runtime, settings: &Settings) -> pi_core::resource
         settings.listed_resources(),
         &packages.found,
     )
+}
+
+/// The tools the settings read again newly add to the defaults (Pi activates them at a reload;
+/// one removed stays active, one turned off since stays off unless newly added), from the
+/// selection of the settings last read, which becomes this one.
+fn added_default_tools(runtime: &Runtime, settings: &Settings) -> Vec<String> {
+    let now = runtime.default_tools.active(settings);
+    let mut last = runtime
+        .last_default_tools
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let added = now.iter().filter(|t| !last.contains(t)).cloned().collect();
+    *last = now;
+    added
 }

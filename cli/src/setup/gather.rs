@@ -17,7 +17,7 @@ use pi_effects::session::{agent_dir, default_session_dir, resolve_session_dir, S
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
-use super::{ResourceFlags, Runtime, ToolFilter};
+use super::{DefaultTools, ResourceFlags, Runtime, ToolFilter};
 use crate::args::Args;
 use crate::diagnostic::Diagnostic;
 use crate::model_choice::{self, ChoicePlace, ModelRequest};
@@ -212,6 +212,8 @@ impl Runtime {
             thinking,
             thinking_flag,
             scoped_models,
+            default_tools: DefaultTools::of(args),
+            last_default_tools: std::sync::Mutex::new(tools.clone()),
             tools,
             registered_builtins: registered_builtins(args),
             tool_filter: ToolFilter::of(args),
@@ -272,6 +274,8 @@ impl Runtime {
             thinking,
             thinking_flag: thinking.is_some(),
             scoped_models: Vec::new(),
+            default_tools: DefaultTools::of(args),
+            last_default_tools: std::sync::Mutex::new(tools.clone()),
             tools,
             registered_builtins: registered_builtins(args),
             tool_filter: ToolFilter::of(args),
@@ -320,27 +324,34 @@ impl Runtime {
 }
 
 /// The tools a run starts with, from `--no-tools`, `--no-builtin-tools`, `--tools` and
-/// `--exclude-tools` (see [`select_tools`]), the defaults being the settings' `defaultTools` when
-/// they set it.
+/// `--exclude-tools` (see [`DefaultTools::active`]).
 fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
-    let defaults: Vec<String> = if args.no_tools || args.no_builtin_tools {
-        Vec::new()
-    } else {
-        settings
-            .default_tools()
-            .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
-    };
-    let tools = args.tool_names();
-    let tools = if args.no_tools || args.no_builtin_tools {
-        None
-    } else {
-        tools
-    };
-    select_tools(
-        &defaults,
-        tools.as_deref(),
-        args.excluded_tools().as_deref(),
-    )
+    DefaultTools::of(args).active(settings)
+}
+
+impl DefaultTools {
+    /// The command line's tool flags.
+    pub(super) fn of(args: &Args) -> Self {
+        let off = args.no_tools || args.no_builtin_tools;
+        DefaultTools {
+            off,
+            tools: args.tool_names().filter(|_| !off),
+            exclude: args.excluded_tools(),
+        }
+    }
+
+    /// The active tools these flags select (see [`select_tools`]) from the defaults, which are
+    /// `settings`' `defaultTools` when they set it.
+    pub(crate) fn active(&self, settings: &Settings) -> Vec<String> {
+        let defaults: Vec<String> = if self.off {
+            Vec::new()
+        } else {
+            settings
+                .default_tools()
+                .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
+        };
+        select_tools(&defaults, self.tools.as_deref(), self.exclude.as_deref())
+    }
 }
 
 impl ToolFilter {

@@ -139,6 +139,16 @@ impl ResourceFlags {
     }
 }
 
+/// `--no-tools`/`--no-builtin-tools` (`off`), `--tools` and `--exclude-tools` as they select
+/// the active tools from the settings' `defaultTools` (Pi's default tools and their modifiers),
+/// which a reload reads again.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DefaultTools {
+    pub(crate) off: bool,
+    pub(crate) tools: Option<Vec<String>>,
+    pub(crate) exclude: Option<Vec<String>>,
+}
+
 /// The run's fixed inputs.
 pub struct Runtime {
     pub cwd: PathBuf,
@@ -161,6 +171,10 @@ pub struct Runtime {
     /// The `--models` scope (else the `enabledModels` setting), for choosing and cycling models.
     pub scoped_models: Vec<ScopedModel>,
     pub tools: Vec<String>,
+    /// How the active tools are selected from the settings' defaults, and the selection of the
+    /// settings last read (a reload activates the tools its settings newly add).
+    pub(crate) default_tools: DefaultTools,
+    pub(crate) last_default_tools: std::sync::Mutex<Vec<String>>,
     /// The built-in tools registered, active or not (see `gather::registered_builtins`).
     pub registered_builtins: Vec<String>,
     /// What keeps the tools extensions register registered, and activates them.

@@ -448,3 +448,45 @@ fn a_reload_reads_the_prompt_files_again_and_the_replay_reads_them_from_the_reco
     let (code, _, said) = replay_without_node(&env, &rewritten);
     assert_ne!(code, 0, "a changed prompt file replayed: {said}");
 }
+
+/// A reload activates the tools the settings read again newly add to `defaultTools`
+/// (conformance case `command_reload_default_tools`): after every tool but `read` was turned
+/// off, the defaults lose `bash` and gain `grep` and `find`, which are active after the reload
+/// (`edit`, a default before too, stays off). The `reloaded` input holds the tools added, so a
+/// replay reads no settings (gone since) and reproduces; another tool named there diverges.
+#[test]
+fn a_reload_activates_the_tools_the_settings_newly_add_to_the_defaults() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    let settings = env.path("agent").join("settings.json");
+    std::fs::write(&settings, r#"{"defaultTools": ["read", "bash", "edit"]}"#).unwrap();
+    let cassette = env.path("reload-default-tools.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_default_tools/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/narrow", "/add-tools", "Again"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [["read", "bash", "edit"], ["read", "grep", "find"]]
+    );
+    let loaded = recorded_load(&cassette);
+    assert_eq!(
+        loaded["addedDefaultTools"],
+        json!(["grep", "find"]),
+        "{loaded}"
+    );
+    std::fs::remove_file(&settings).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let other = tampered(&cassette, |loaded| {
+        loaded["addedDefaultTools"] = json!(["grep", "ls"]);
+    });
+    let (code, _, said) = replay_without_node(&env, &other);
+    assert_ne!(code, 0, "another added tool replayed: {said}");
+}

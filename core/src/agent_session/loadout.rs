@@ -398,15 +398,21 @@ impl SessionMachine {
         self.sync_nested_tools();
     }
 
-    /// Pi's reload rebuilds the tools: the active ones stay active, and every registered tool
-    /// but the built-ins that registration activates is active again (one an extension turned
-    /// off since), after them in registry order; not the deferred ones, `tool_search`, nor one
-    /// registration does not activate (`defaultActive: false`, or an exposure never declared).
-    pub(super) fn reactivate_registered_tools(&mut self) {
+    /// Pi's reload rebuilds the tools: the active ones stay active, then `added` (the tools the
+    /// settings newly add to the defaults), and every registered tool but the built-ins that
+    /// registration activates is active again (one an extension turned off since), after them
+    /// in registry order; not the deferred ones, `tool_search`, nor one registration does not
+    /// activate (`defaultActive: false`, or an exposure never declared).
+    pub(super) fn reactivate_registered_tools(&mut self, added: &[String]) {
         let Some(registry) = &self.registry else {
             return;
         };
         let mut names = self.agent.active_tool_names();
+        for name in added {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
         let activated = registry.ordered().filter(|tool| {
             builtin_tool(&tool.name).is_none()
                 && tool.name != TOOL_SEARCH_TOOL_NAME

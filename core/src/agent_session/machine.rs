@@ -384,10 +384,11 @@ impl SessionMachine {
                 self.discover_resources("startup");
             }
             SessionInput::Reloaded(reload) => {
-                if let Some(reload) = reload {
-                    self.apply_reload(*reload)?;
-                }
-                self.reactivate_registered_tools();
+                let added = match reload {
+                    Some(reload) => self.apply_reload(*reload)?,
+                    None => Vec::new(),
+                };
+                self.reactivate_registered_tools(&added);
                 self.tell_session(HookPayload::SessionStart {
                     reason: super::contract::RELOAD_REASON.into(),
                     previous_session_file: None,

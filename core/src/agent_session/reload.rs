@@ -52,6 +52,10 @@ pub struct Reload {
     pub steering_mode: Option<QueueMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_up_mode: Option<QueueMode>,
+    /// The tools the settings read again newly add to `defaultTools`, which Pi activates after
+    /// the active ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_default_tools: Vec<String>,
     /// The skills as the reload found them again (Pi's resource loader reloads them, the
     /// `--skill` and `--no-skills` flags still applying): `/skill:` expansion and the prompt's
     /// listing use them from then on, before the new load's `resources_discover` adds its
@@ -86,7 +90,8 @@ impl SessionMachine {
     /// previous load's (a tool no longer registered is no longer declared; one a built-in's
     /// name is that built-in again), before the tools are activated again
     /// ([`SessionMachine::reactivate_registered_tools`]).
-    pub(super) fn apply_reload(&mut self, reload: Reload) -> Result<(), SessionError> {
+    /// The tools the settings newly add to the defaults come back, for the reactivation.
+    pub(super) fn apply_reload(&mut self, reload: Reload) -> Result<Vec<String>, SessionError> {
         self.agent.set_handled_hooks(reload.handled_hooks);
         self.resources.commands = reload.commands;
         self.resources.command_listing = reload.command_listing;
@@ -113,6 +118,6 @@ impl SessionMachine {
         if let Some(mode) = reload.follow_up_mode {
             self.set_queue_mode(mode, false)?;
         }
-        Ok(())
+        Ok(reload.added_default_tools)
     }
 }
