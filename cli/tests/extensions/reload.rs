@@ -490,3 +490,60 @@ fn a_reload_activates_the_tools_the_settings_newly_add_to_the_defaults() {
     let (code, _, said) = replay_without_node(&env, &other);
     assert_ne!(code, 0, "another added tool replayed: {said}");
 }
+
+/// A reload's new load registers another tool of `deferred` exposure (conformance case
+/// `command_reload_deferred_tool`): `tool_search` finds and loads it (not the first load's),
+/// and the model's call of it runs. The tool's exposure is recorded with the `reloaded`
+/// input, so a replay with no Node searches the same; the tool made direct there diverges.
+#[test]
+fn a_reloads_deferred_tool_is_found_by_tool_search_and_runs() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "s1", "name": "tool_search", "arguments": "{\"query\":\"look word up\"}"}]},
+        {"tool_calls": [{"id": "l1", "name": "second_lookup", "arguments": "{\"word\":\"reload\"}"}]},
+        {"text": ["Looked up."]}
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-deferred.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_deferred_tool/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap(), "--tools", "+tool_search"]);
+    command.args(["-p", "/reload-it", "Look up a word."]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let results: Vec<Value> = json_lines(&recorded)
+        .into_iter()
+        .filter(|l| l["type"] == "tool_execution_end")
+        .map(|l| l["result"].clone())
+        .collect();
+    assert_eq!(results.len(), 2, "{recorded}");
+    assert_eq!(results[0]["details"]["loaded"], json!(["second_lookup"]));
+    assert_eq!(
+        results[1]["content"][0]["text"],
+        "second_lookup looked up reload"
+    );
+    assert_eq!(
+        mock.declared_tools()[1],
+        [
+            "read",
+            "bash",
+            "edit",
+            "write",
+            "tool_search",
+            "second_lookup"
+        ]
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let direct = tampered(&cassette, |loaded| {
+        loaded["tools"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("exposure");
+    });
+    let (code, _, said) = replay_without_node(&env, &direct);
+    assert_ne!(code, 0, "a deferred tool made direct replayed: {said}");
+}

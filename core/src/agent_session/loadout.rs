@@ -346,9 +346,10 @@ impl SessionMachine {
     }
 
     /// Replaces the tools `previous` names (a previous load of the extensions registered
-    /// them) with `tools` (the new load's) in the registry and the prompt's inputs, where the
-    /// first of them was (after the others otherwise): a name that is a built-in's and no
-    /// longer registered is that built-in again. Without a registry nothing changes.
+    /// them) with `tools` (the new load's) in the registry, the prompt's inputs and the tools
+    /// `tool_search` searches (those of `deferred` exposure), where the first of them was
+    /// (after the others otherwise): a name that is a built-in's and no longer registered is
+    /// that built-in again. Without a registry nothing changes.
     pub(super) fn replace_extension_tools(
         &mut self,
         previous: &[String],
@@ -395,6 +396,19 @@ impl SessionMachine {
         let selected = prompt.selected_tools.clone();
         *prompt = std::mem::take(prompt).with_custom_tools(tools);
         prompt.selected_tools = selected;
+        // The new load's tools of `deferred` exposure are what `tool_search` searches in place
+        // of the previous load's.
+        let deferred = &mut registry.loadout.deferred_tools;
+        deferred.retain(|t| !previous.contains(&t.tool.name));
+        for tool in tools {
+            deferred.retain(|t| t.tool.name != tool.name);
+            if tool.exposure() == ToolExposure::Deferred {
+                deferred.push(SearchableTool {
+                    tool: tool.clone(),
+                    namespace: tool.namespace.clone(),
+                });
+            }
+        }
         self.sync_nested_tools();
     }
 
