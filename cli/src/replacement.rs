@@ -241,6 +241,9 @@ pub(crate) trait Replacer {
     /// The session the run goes on in.
     fn session(&mut self) -> &mut AgentSession<Self::Io>;
 
+    /// The runtime and the session at once (to load the extensions again for the session).
+    fn runtime_and_session(&mut self) -> (&Runtime, &mut AgentSession<Self::Io>);
+
     /// Feeds `input` and drives the session until it is idle; every event printed when
     /// `print_all`, else only the handlers' errors.
     async fn tell(&mut self, input: SessionInput, print_all: bool) -> Result<(), Self::Stop>;
@@ -290,14 +293,28 @@ pub(crate) async fn replace<R: Replacer>(
         .left(reason, left_file.as_deref(), opened)
         .map_err(R::diverged)?;
     front.left_old();
-    if let Some(Err(error)) = front.runtime().extension_host.as_ref().map(|h| h.reload()) {
-        front.say(&error);
-    }
+    // Pi builds the new session's runtime again: the extensions are loaded again, and what
+    // they register (with the resources read again) is the new session's.
+    let (runtime, session) = front.runtime_and_session();
+    let mut loaded = match crate::reload::reload(runtime, session) {
+        Ok((SessionInput::Reloaded(Some(mut loaded)), _)) => {
+            // A new runtime has no tools to add to, and its start reported its errors.
+            loaded.added_default_tools.clear();
+            loaded.start_errors.clear();
+            Some(loaded)
+        }
+        Ok(_) => None,
+        Err(error) => {
+            front.say(&error);
+            None
+        }
+    };
     if front.session().machine().hears_start() {
         for &print_all in binds {
             let start = SessionInput::Replaced {
                 reason: reason.to_owned(),
                 previous_session_file: previous.clone(),
+                loaded: loaded.take(),
             };
             front.tell(start, print_all).await?;
         }

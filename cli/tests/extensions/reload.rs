@@ -39,10 +39,20 @@ fn recorded_load(cassette: &std::path::Path) -> Value {
 
 /// A copy of `cassette` beside it whose `reloaded` line `change` changed.
 fn tampered(cassette: &std::path::Path, change: impl Fn(&mut Value)) -> std::path::PathBuf {
+    tampered_input(cassette, "reloaded", change)
+}
+
+/// A copy of `cassette` beside it whose input lines of `kind` `change` changed (their
+/// `loaded`).
+fn tampered_input(
+    cassette: &std::path::Path,
+    kind: &str,
+    change: impl Fn(&mut Value),
+) -> std::path::PathBuf {
     let text = std::fs::read_to_string(cassette).unwrap();
     let mut out = String::new();
     for mut line in json_lines(&text) {
-        if line["input"]["kind"] == "reloaded" {
+        if line["input"]["kind"] == kind {
             change(&mut line["input"]["loaded"]);
         }
         out.push_str(&serde_json::to_string(&line).unwrap());
@@ -546,4 +556,45 @@ fn a_reloads_deferred_tool_is_found_by_tool_search_and_runs() {
     });
     let (code, _, said) = replay_without_node(&env, &direct);
     assert_ne!(code, 0, "a deferred tool made direct replayed: {said}");
+}
+
+/// A session a command replaces after a reload starts with what the extensions, loaded again
+/// for it, register (conformance case `command_reload_new_session`): its request declares the
+/// later load's tool, not the first's. The `replaced` input holds what they registered, so a
+/// replay with no Node reproduces; a registration changed there diverges.
+#[test]
+fn a_session_replaced_after_a_reload_starts_with_the_new_loads_registrations() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-new-session.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_new_session/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "/reload-it", "/new-it", "Hi"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [["read", "bash", "edit", "write", "second_probe"]]
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let replaced = json_lines(&text)
+        .into_iter()
+        .find(|l| l["input"]["kind"] == "replaced")
+        .expect("a replaced input");
+    assert_eq!(
+        replaced["input"]["loaded"]["tools"][0]["description"],
+        "Probe (load 3)"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let described = tampered_input(&cassette, "replaced", |loaded| {
+        loaded["tools"][0]["description"] = json!("Another probe");
+    });
+    let (code, _, said) = replay_without_node(&env, &described);
+    assert_ne!(code, 0, "a changed registration replayed: {said}");
 }

@@ -376,7 +376,12 @@ impl SessionMachine {
             SessionInput::Replaced {
                 reason,
                 previous_session_file,
+                loaded,
             } => {
+                if let Some(loaded) = loaded {
+                    let added = self.apply_reload(*loaded)?;
+                    self.reactivate_registered_tools(&added);
+                }
                 self.tell_session(HookPayload::SessionStart {
                     reason,
                     previous_session_file,
