@@ -19,7 +19,8 @@ use crate::settings::Settings;
 use crate::setup::Runtime;
 
 /// Loads the run's extensions again and gives `session`'s interpreter their new handlers
-/// and tools; the input that tells the machine what they registered comes back. Without a
+/// and tools (for a reload, or a session that replaced another); the input that tells the
+/// machine what they registered comes back. Without a
 /// host (a replay) it carries nothing, and the recording's says what the load registered.
 /// A host that failed to load them again is the error (the registrations then stay).
 pub(crate) fn reload<I: Interpreter>(

@@ -262,7 +262,8 @@ pub(crate) trait Replacer {
 /// the new file; its run aborted first, Pi's `teardownCurrent`), drops it (its interpreter
 /// says how it was left), loads the extensions again and tells the new one's they start, once
 /// for each of `binds` (`true`: what that bind's handlers do is printed, Pi's printer
-/// subscribed before it).
+/// subscribed before it), the first telling with what the new load registered (and the
+/// resources read again), which the session takes before they hear it.
 pub(crate) async fn replace<R: Replacer>(
     front: &mut R,
     (session, opened): Reopened<R::Io>,
