@@ -3,7 +3,8 @@
 //! extension host loads them again and answers what the new load registered; the session's
 //! interpreter answers the hook points with the new load's handlers and runs its tools, and the
 //! machine's `reloaded` input carries the hook points handled, the tools' declarations, the
-//! commands, and what Pi's resource loader reads again (the context files, the skills and
+//! commands, and what Pi's resource loader reads again (the extensions found again with the
+//! settings read again, the context files, the skills and
 //! prompt templates, `SYSTEM.md` and `APPEND_SYSTEM.md`, the flags of the command line still
 //! applying) and the settings' queue modes, so that a recording holds them and a replay (which
 //! loads nothing) takes them from there.
@@ -30,15 +31,41 @@ pub(crate) fn reload<I: Interpreter>(
     let Some(host) = &runtime.extension_host else {
         return Ok((SessionInput::Reloaded(None), None));
     };
-    let mut registrations = host.reload()?;
+    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
+    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+        agent_dir: &runtime.agent_dir,
+        cwd: &runtime.cwd,
+        home: &runtime.resource_flags.home,
+        listed: settings.listed_resources(),
+    });
+    // Pi's resource loader finds the extensions again: one the settings name since is loaded.
+    let flags = &runtime.resource_flags;
+    let wanted = pi_effects::extension::sidecar::Wanted {
+        agent_dir: &runtime.agent_dir,
+        cwd: &runtime.cwd,
+        home: &flags.home,
+        project_trusted: runtime.project_trusted,
+        no_extensions: flags.no_extensions,
+        cli_paths: &flags.extension_cli_paths,
+        listed: settings.listed_resources(),
+        packages: &packages.found,
+    };
+    let paths = pi_effects::extension::sidecar::discover(&wanted);
+    let sources = pi_effects::extension::sidecar::discover::resolved(&wanted);
+    let mut registrations = host.reload(&paths)?;
     // `--tools` and `--exclude-tools` filter the new load's tools as they did the first's.
     registrations
         .tools
         .retain(|tool| runtime.tool_filter.allows(&tool.name));
-    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
     let state = &runtime.extension_state;
     let added_default_tools = added_default_tools(runtime, &settings);
-    let resources = reread_resources(runtime, &settings);
+    let resources = runtime.resource_flags.resources(
+        &runtime.agent_dir,
+        &runtime.cwd,
+        runtime.project_trusted,
+        settings.listed_resources(),
+        &packages.found,
+    );
     let prompt_files = runtime.resource_flags.prompt_files(
         &runtime.cwd,
         &runtime.agent_dir,
@@ -56,7 +83,7 @@ pub(crate) fn reload<I: Interpreter>(
         handled_hooks: extensions.handled(),
         tools: registrations.tools.clone(),
         commands: command_names(&registrations),
-        command_listing: runtime.listed_commands(&registrations),
+        command_listing: runtime.listed_commands_from(&registrations, &sources),
         // Pi's resource loader reads them again (the flag that turned them off still does).
         context_files: runtime
             .context_files
@@ -90,25 +117,6 @@ fn unconnected(runtime: &Runtime, registrations: &Registrations) -> Vec<StartErr
         return Vec::new();
     }
     crate::mcp::unconnected(&crate::extensions::registered_servers(registrations))
-}
-
-/// The skills and prompt templates found again with the settings read again (their `skills`,
-/// `prompts` and `packages` entries) and the command line's flags, as Pi's resource loader's
-/// reload finds them.
-fn reread_resources(runtime: &Runtime, settings: &Settings) -> pi_core::resources::Resources {
-    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
-        agent_dir: &runtime.agent_dir,
-        cwd: &runtime.cwd,
-        home: &runtime.resource_flags.home,
-        listed: settings.listed_resources(),
-    });
-    runtime.resource_flags.resources(
-        &runtime.agent_dir,
-        &runtime.cwd,
-        runtime.project_trusted,
-        settings.listed_resources(),
-        &packages.found,
-    )
 }
 
 /// The tools the settings read again newly add to the defaults (Pi activates them at a reload;

@@ -145,6 +145,8 @@ impl Runtime {
             // A value given at all, even an empty one, is the flag given.
             append_system_prompt: (!args.append_system_prompt.is_empty())
                 .then(|| args.append_system_prompt.clone()),
+            no_extensions: args.no_extensions,
+            extension_cli_paths: args.extensions.clone(),
         };
         let prompt_files = resource_flags.prompt_files(&cwd, &agent_dir, project_trusted);
         warnings.extend(prompt_files.warnings);

@@ -95,6 +95,9 @@ pub(crate) struct ResourceFlags {
     /// `--system-prompt`, and the `--append-system-prompt` values (`None`: not given at all).
     pub(crate) system_prompt: Option<String>,
     pub(crate) append_system_prompt: Option<Vec<String>>,
+    /// `--no-extensions` and the `-e` paths, which the extensions are found with again.
+    pub(crate) no_extensions: bool,
+    pub(crate) extension_cli_paths: Vec<String>,
 }
 
 impl ResourceFlags {

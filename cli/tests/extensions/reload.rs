@@ -598,3 +598,51 @@ fn a_session_replaced_after_a_reload_starts_with_the_new_loads_registrations() {
     let (code, _, said) = replay_without_node(&env, &described);
     assert_ne!(code, 0, "a changed registration replayed: {said}");
 }
+
+/// A reload loads an extension the settings name since (conformance case
+/// `command_reload_extension_paths`): the added extension's command runs and its tool is
+/// declared. The `reloaded` input holds what it registered, so a replay with no Node, the
+/// extension and the settings gone, reproduces; its command dropped from that line diverges.
+#[test]
+fn a_reload_loads_an_extension_the_settings_name_since() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_extension_paths");
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("scenario.json")).unwrap())
+            .unwrap();
+    let added = env.cwd().join("added.ts");
+    std::fs::write(&added, scenario["files"]["added.ts"].as_str().unwrap()).unwrap();
+    let settings = env.path("agent").join("settings.json");
+    std::fs::write(&settings, "{}").unwrap();
+    let cassette = env.path("reload-extension-paths.jsonl");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", case.join("extension.ts").to_str().unwrap()]);
+    command.args(["-p", "/add-extension", "/added-cmd", "Hi"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [["read", "bash", "edit", "write", "added_probe"]]
+    );
+    let customs: Vec<Value> = json_lines(&recorded)
+        .into_iter()
+        .filter(|l| l["type"] == "entry_appended")
+        .map(|l| l["entry"]["customType"].clone())
+        .collect();
+    assert_eq!(customs, ["added-started", "added-ran"], "{recorded}");
+    std::fs::remove_file(&added).unwrap();
+    std::fs::remove_file(&settings).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let dropped = tampered(&cassette, |loaded| {
+        let commands = loaded["commands"].as_array_mut().unwrap();
+        commands.retain(|c| c != "added-cmd");
+    });
+    let (code, _, said) = replay_without_node(&env, &dropped);
+    assert_ne!(code, 0, "a dropped command replayed: {said}");
+}
