@@ -5,7 +5,7 @@
 # `<case>.<run>.jsonl`. Between them they hold every kind of line an extension puts in a
 # cassette: hook points and their decisions, a registered tool's actions, RPC dialogs and
 # notices, a command that replaces the session or reloads the extensions (and the context
-# files), MCP servers registered later and their tools, provider hooks, `user_bash` handlers,
+# files, skills and templates; a session replaced after a reload), MCP servers registered later and their tools, provider hooks, `user_bash` handlers,
 # tools of every exposure.
 # A replay needs neither Node nor the extensions; recording needs both:
 #
@@ -19,7 +19,8 @@ corpus="$root/cassettes/corpus-extensions"
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
   cases=(tool_context confirm_gate command_new_session command_reload command_reload_context
-    mcp_register_later input_transform provider_hooks user_bash tool_exposures)
+    command_reload_skills command_reload_new_session mcp_register_later input_transform
+    provider_hooks user_bash tool_exposures)
 fi
 cargo build --release --quiet --bin pi --manifest-path "$root/Cargo.toml"
 pi="$root/target/release/pi"

@@ -72,10 +72,13 @@ export async function init(request) {
   // A replaced session loads the extensions again, as Pi's runtime builds a new one (their
   // factories run again; their modules, already imported, keep their state), and so does a
   // command's `ctx.reload()`: what the new load registered is answered as `init` answers it.
-  loaded.reload = async () => {
+  // The harness may name the paths found again (the settings read again, Pi's resource loader
+  // resolving them again); without them, those of the previous load.
+  loaded.reload = async (paths) => {
     // The replaced session's contexts are stale, as Pi invalidates a disposed session's runner:
     // a command's handler still holding one throws Pi's message when it uses it.
     for (const runner of loaded.runners.values()) runner.invalidate();
+    if (Array.isArray(paths)) loaded.paths = paths;
     const again = await load();
     // The providers stay those registered at the start.
     again.runtime.pendingProviderRegistrations = [];

@@ -842,7 +842,7 @@ async function handle(request) {
     else if (request.type === "command") data = await command(request);
     else if (request.type === "command.resume") data = await commandResume(request);
     else if (request.type === "compact_end") data = await compactEnd(request);
-    else if (request.type === "reload") data = await loaded.reload();
+    else if (request.type === "reload") data = await loaded.reload(request.paths);
     else if (request.type === "project_trust") data = await projectTrust(request);
     else if (request.type === "extend") data = await extend(request);
     else if (request.type === "abort") {

@@ -692,11 +692,15 @@ pub enum RecordedInput {
         loaded: Option<Value>,
     },
     /// The session replaced the one in `previous_session_file`: the extensions heard
-    /// `session_start` with `reason`.
+    /// `session_start` with `reason`. `loaded` is what the extensions, loaded again for the
+    /// new session, registered (as a `reloaded` line's); absent (a cassette recorded before
+    /// replacements said it), the new session keeps what it was built with.
     Replaced {
         reason: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         previous_session_file: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loaded: Option<Value>,
     },
     /// A command whose handler waited in the session this one replaced goes on here with
     /// `answer` (its run `run`, from the host).

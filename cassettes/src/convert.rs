@@ -283,9 +283,11 @@ pub fn recorded_input(input: &SessionInput) -> Result<RecordedInput, NotRecordab
         SessionInput::Replaced {
             reason,
             previous_session_file,
+            loaded,
         } => RecordedInput::Replaced {
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
+            loaded: loaded.as_deref().map(to_json),
         },
         SessionInput::Reloaded(loaded) => RecordedInput::Reloaded {
             loaded: loaded.as_deref().map(to_json),
@@ -457,9 +459,14 @@ pub fn session_input(input: &RecordedInput) -> Result<SessionInput, Unconvertibl
         RecordedInput::Replaced {
             reason,
             previous_session_file,
+            loaded,
         } => SessionInput::Replaced {
             reason: reason.clone(),
             previous_session_file: previous_session_file.clone(),
+            loaded: match loaded {
+                Some(loaded) => Some(Box::new(from_json(loaded, "input.loaded")?)),
+                None => None,
+            },
         },
         RecordedInput::Reloaded { loaded } => SessionInput::Reloaded(match loaded {
             Some(loaded) => Some(Box::new(from_json(loaded, "input.loaded")?)),

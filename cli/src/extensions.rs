@@ -183,10 +183,19 @@ impl Runtime {
     /// The commands `registrations` hold as RPC `get_commands` lists them, each with where its
     /// extension came from.
     pub(crate) fn listed_commands(&self, registrations: &Registrations) -> Vec<Value> {
+        self.listed_commands_from(registrations, &self.extension_sources)
+    }
+
+    /// [`Runtime::listed_commands`] with the extensions found as `sources` says (a reload's).
+    pub(crate) fn listed_commands_from(
+        &self,
+        registrations: &Registrations,
+        sources: &[pi_effects::packages::Resource],
+    ) -> Vec<Value> {
         let mut commands = registrations.commands.clone();
         for command in &mut commands {
             from_cli(command, &self.cli_extension_paths);
-            from_resolved(command, &self.extension_sources);
+            from_resolved(command, sources);
         }
         commands
     }

@@ -354,6 +354,10 @@ impl<I: Leaves> Replacer for PrintReplacing<'_, I> {
         self.session
     }
 
+    fn runtime_and_session(&mut self) -> (&Runtime, &mut AgentSession<I>) {
+        (self.runtime, self.session)
+    }
+
     async fn tell(&mut self, input: SessionInput, print_all: bool) -> Result<(), DriveError> {
         let errors_only = !(print_all && pi_cassettes::printed::prints_events(&input));
         let (out, mode) = (&mut *self.out, self.mode);

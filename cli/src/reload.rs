@@ -3,10 +3,13 @@
 //! extension host loads them again and answers what the new load registered; the session's
 //! interpreter answers the hook points with the new load's handlers and runs its tools, and the
 //! machine's `reloaded` input carries the hook points handled, the tools' declarations, the
-//! commands, and the context files and the settings' queue modes read again, so that a
-//! recording holds them and a replay (which loads nothing) takes them from there.
+//! commands, and what Pi's resource loader reads again (the extensions found again with the
+//! settings read again, the context files, the skills and
+//! prompt templates, `SYSTEM.md` and `APPEND_SYSTEM.md`, the flags of the command line still
+//! applying) and the settings' queue modes, so that a recording holds them and a replay (which
+//! loads nothing) takes them from there.
 
-use pi_core::agent_session::{Reload, SessionInput, StartError};
+use pi_core::agent_session::{Reload, ReloadedPromptFiles, SessionInput, StartError};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::driver::Interpreter;
@@ -17,7 +20,8 @@ use crate::settings::Settings;
 use crate::setup::Runtime;
 
 /// Loads the run's extensions again and gives `session`'s interpreter their new handlers
-/// and tools; the input that tells the machine what they registered comes back. Without a
+/// and tools (for a reload, or a session that replaced another); the input that tells the
+/// machine what they registered comes back. Without a
 /// host (a replay) it carries nothing, and the recording's says what the load registered.
 /// A host that failed to load them again is the error (the registrations then stay).
 pub(crate) fn reload<I: Interpreter>(
@@ -27,13 +31,46 @@ pub(crate) fn reload<I: Interpreter>(
     let Some(host) = &runtime.extension_host else {
         return Ok((SessionInput::Reloaded(None), None));
     };
-    let mut registrations = host.reload()?;
+    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
+    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+        agent_dir: &runtime.agent_dir,
+        cwd: &runtime.cwd,
+        home: &runtime.resource_flags.home,
+        listed: settings.listed_resources(),
+    });
+    // Pi's resource loader finds the extensions again: one the settings name since is loaded.
+    let flags = &runtime.resource_flags;
+    let wanted = pi_effects::extension::sidecar::Wanted {
+        agent_dir: &runtime.agent_dir,
+        cwd: &runtime.cwd,
+        home: &flags.home,
+        project_trusted: runtime.project_trusted,
+        no_extensions: flags.no_extensions,
+        cli_paths: &flags.extension_cli_paths,
+        listed: settings.listed_resources(),
+        packages: &packages.found,
+    };
+    let paths = pi_effects::extension::sidecar::discover(&wanted);
+    let sources = pi_effects::extension::sidecar::discover::resolved(&wanted);
+    let mut registrations = host.reload(&paths)?;
     // `--tools` and `--exclude-tools` filter the new load's tools as they did the first's.
     registrations
         .tools
         .retain(|tool| runtime.tool_filter.allows(&tool.name));
-    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
     let state = &runtime.extension_state;
+    let added_default_tools = added_default_tools(runtime, &settings);
+    let resources = runtime.resource_flags.resources(
+        &runtime.agent_dir,
+        &runtime.cwd,
+        runtime.project_trusted,
+        settings.listed_resources(),
+        &packages.found,
+    );
+    let prompt_files = runtime.resource_flags.prompt_files(
+        &runtime.cwd,
+        &runtime.agent_dir,
+        runtime.project_trusted,
+    );
     // The host's extensions of the previous load (all share the run's mirror) give way to the
     // new load's; the others (the MCP client's) keep their places.
     let extensions = runtime.extensions.reloaded(
@@ -46,7 +83,7 @@ pub(crate) fn reload<I: Interpreter>(
         handled_hooks: extensions.handled(),
         tools: registrations.tools.clone(),
         commands: command_names(&registrations),
-        command_listing: runtime.listed_commands(&registrations),
+        command_listing: runtime.listed_commands_from(&registrations, &sources),
         // Pi's resource loader reads them again (the flag that turned them off still does).
         context_files: runtime
             .context_files
@@ -55,6 +92,13 @@ pub(crate) fn reload<I: Interpreter>(
         // Pi reads the settings again and takes the queue modes from them.
         steering_mode: Some(settings.steering_mode()),
         follow_up_mode: Some(settings.follow_up_mode()),
+        added_default_tools,
+        skills: Some(resources.skills),
+        templates: Some(resources.templates),
+        prompt_files: Some(ReloadedPromptFiles {
+            system_prompt: prompt_files.system_prompt,
+            append_system_prompt: prompt_files.append_system_prompt,
+        }),
     };
     session
         .interpreter_mut()
@@ -73,4 +117,18 @@ fn unconnected(runtime: &Runtime, registrations: &Registrations) -> Vec<StartErr
         return Vec::new();
     }
     crate::mcp::unconnected(&crate::extensions::registered_servers(registrations))
+}
+
+/// The tools the settings read again newly add to the defaults (Pi activates them at a reload;
+/// one removed stays active, one turned off since stays off unless newly added), from the
+/// selection of the settings last read, which becomes this one.
+fn added_default_tools(runtime: &Runtime, settings: &Settings) -> Vec<String> {
+    let now = runtime.default_tools.active(settings);
+    let mut last = runtime
+        .last_default_tools
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let added = now.iter().filter(|t| !last.contains(t)).cloned().collect();
+    *last = now;
+    added
 }

@@ -241,6 +241,9 @@ pub(crate) trait Replacer {
     /// The session the run goes on in.
     fn session(&mut self) -> &mut AgentSession<Self::Io>;
 
+    /// The runtime and the session at once (to load the extensions again for the session).
+    fn runtime_and_session(&mut self) -> (&Runtime, &mut AgentSession<Self::Io>);
+
     /// Feeds `input` and drives the session until it is idle; every event printed when
     /// `print_all`, else only the handlers' errors.
     async fn tell(&mut self, input: SessionInput, print_all: bool) -> Result<(), Self::Stop>;
@@ -259,7 +262,8 @@ pub(crate) trait Replacer {
 /// the new file; its run aborted first, Pi's `teardownCurrent`), drops it (its interpreter
 /// says how it was left), loads the extensions again and tells the new one's they start, once
 /// for each of `binds` (`true`: what that bind's handlers do is printed, Pi's printer
-/// subscribed before it).
+/// subscribed before it), the first telling with what the new load registered (and the
+/// resources read again), which the session takes before they hear it.
 pub(crate) async fn replace<R: Replacer>(
     front: &mut R,
     (session, opened): Reopened<R::Io>,
@@ -290,9 +294,22 @@ pub(crate) async fn replace<R: Replacer>(
         .left(reason, left_file.as_deref(), opened)
         .map_err(R::diverged)?;
     front.left_old();
-    if let Some(Err(error)) = front.runtime().extension_host.as_ref().map(|h| h.reload()) {
-        front.say(&error);
-    }
+    // Pi builds the new session's runtime again: the extensions are loaded again, and what
+    // they register (with the resources read again) is the new session's.
+    let (runtime, session) = front.runtime_and_session();
+    let mut loaded = match crate::reload::reload(runtime, session) {
+        Ok((SessionInput::Reloaded(Some(mut loaded)), _)) => {
+            // A new runtime has no tools to add to, and its start reported its errors.
+            loaded.added_default_tools.clear();
+            loaded.start_errors.clear();
+            Some(loaded)
+        }
+        Ok(_) => None,
+        Err(error) => {
+            front.say(&error);
+            None
+        }
+    };
     if let Err(error) = front.runtime().forget_provider_changes() {
         front.say(&error);
     }
@@ -301,6 +318,7 @@ pub(crate) async fn replace<R: Replacer>(
             let start = SessionInput::Replaced {
                 reason: reason.to_owned(),
                 previous_session_file: previous.clone(),
+                loaded: loaded.take(),
             };
             front.tell(start, print_all).await?;
         }

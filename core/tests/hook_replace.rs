@@ -126,6 +126,7 @@ fn leaving_and_replacing_tell_the_reason_and_the_other_file() {
             SessionInput::Replaced {
                 reason: "new".into(),
                 previous_session_file: None,
+                loaded: None,
             },
         )
         .unwrap();

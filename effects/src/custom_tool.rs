@@ -245,10 +245,14 @@ impl ToolRegistry {
     }
 
     /// Adds every tool `other` registered (each replacing one of its name in its place), as
-    /// [`register`](Self::register) adds them one by one.
+    /// [`register`](Self::register) adds them one by one, then its deferred ones in their
+    /// namespaces (a reload's tool of `deferred` exposure runs once `tool_search` loads it).
     pub fn register_all(&mut self, other: &ToolRegistry) {
         for tool in &other.tools {
             self.register(Arc::clone(tool));
+        }
+        for (tool, namespace) in &other.deferred {
+            self.register_deferred(Arc::clone(tool), namespace.clone());
         }
     }
 

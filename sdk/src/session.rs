@@ -438,6 +438,7 @@ impl Session {
             Some((reason, previous_session_file)) => SessionInput::Replaced {
                 reason,
                 previous_session_file,
+                loaded: None,
             },
             None => SessionInput::Start,
         };

@@ -334,8 +334,8 @@ fn halted(divergence: Divergence) -> InterpretError {
 impl Replay {
     /// The recorded time of `input` from the front end, if it is the next thing recorded.
     /// The recorded input `input` stands for, with its time: the same input, but for a
-    /// reload's (`reloaded`), whose replaying front end loaded no extension and so asks with
-    /// nothing registered: what the recorded load registered is the recording's, given back
+    /// reload's (`reloaded`) or a replacement's (`replaced`), whose replaying front end loaded
+    /// no extension and so asks with nothing registered: what the recorded load registered is the recording's, given back
     /// in its place (a tampered one is seen in what the session then does differently).
     fn take_outside(
         &mut self,
@@ -350,11 +350,8 @@ impl Replay {
         })?;
         // The result of a user command run for real stands for the recorded one of that command.
         let live_result = std::mem::take(&mut self.live_user_result);
-        let reload_asked = matches!(asked, RecordedInput::Reloaded { loaded: None });
         match self.spine.get(self.position) {
-            Some((_, Spine::Outside(t, recorded)))
-                if reload_asked && matches!(**recorded, RecordedInput::Reloaded { .. }) =>
-            {
+            Some((_, Spine::Outside(t, recorded))) if loaded_as_recorded(&asked, recorded) => {
                 let t = *t;
                 // Every input was read when the cassette was loaded (`Cassette::from_format`).
                 let recorded = recorded.to_input().ok();
@@ -689,5 +686,27 @@ impl Interpreter for Replay {
         }
         let taken = self.take_next();
         self.stop(taken)
+    }
+}
+
+/// Whether `asked` is a reload or replacement whose replaying front end loaded no extension
+/// (`loaded` absent), standing for `recorded`, the same input with what the recorded load
+/// registered.
+fn loaded_as_recorded(asked: &RecordedInput, recorded: &RecordedInput) -> bool {
+    match (asked, recorded) {
+        (RecordedInput::Reloaded { loaded: None }, RecordedInput::Reloaded { .. }) => true,
+        (
+            RecordedInput::Replaced {
+                reason,
+                previous_session_file,
+                loaded: None,
+            },
+            RecordedInput::Replaced {
+                reason: recorded_reason,
+                previous_session_file: recorded_file,
+                loaded: Some(_),
+            },
+        ) => reason == recorded_reason && previous_session_file == recorded_file,
+        _ => false,
     }
 }

@@ -69,8 +69,8 @@ impl<I: Front> Rpc<I> {
     /// tools rebuilt and the new load told `session_start` and `resources_discover` (reason
     /// `reload`), what their handlers do printed as the session's. What the new load
     /// registered takes effect ([`crate::reload`]): its handlers, tools and commands (those
-    /// `get_commands` lists). The settings, resources and extensions found at the start are
-    /// kept: a file changed since is not read again.
+    /// `get_commands` lists), with the extensions found again (one the settings name since
+    /// loaded) and the context files, skills, templates, prompt files and settings read again.
     async fn reload(&mut self, ui: &mut Option<UnboundedReceiver<Value>>) -> Result<(), Stop> {
         let leave = SessionInput::leave_for_reload();
         self.told(leave, true, ui).await?;

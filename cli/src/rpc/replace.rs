@@ -491,6 +491,10 @@ impl<I: Front> Replacer for Replacing<'_, I> {
         &mut self.rpc.session
     }
 
+    fn runtime_and_session(&mut self) -> (&Runtime, &mut AgentSession<I>) {
+        (&self.rpc.runtime, &mut self.rpc.session)
+    }
+
     async fn tell(&mut self, input: SessionInput, print_all: bool) -> Result<(), Stop> {
         self.rpc.told(input, print_all, self.ui).await
     }

@@ -17,7 +17,7 @@ use pi_effects::session::{agent_dir, default_session_dir, resolve_session_dir, S
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
-use super::{Runtime, ToolFilter};
+use super::{DefaultTools, ResourceFlags, Runtime, ToolFilter};
 use crate::args::Args;
 use crate::diagnostic::Diagnostic;
 use crate::model_choice::{self, ChoicePlace, ModelRequest};
@@ -135,15 +135,20 @@ impl Runtime {
             diagnostics.push(Diagnostic::Error(format!("--tools: {error}")));
         }
         let tools = active_tools(args, &settings);
-        let prompt_files = crate::prompt_files::read(&crate::prompt_files::Wanted {
-            system_prompt: args.system_prompt.as_deref(),
+        let resource_flags = ResourceFlags {
+            home: home.clone(),
+            no_skills: args.no_skills,
+            skill_paths: args.skills.clone(),
+            no_prompt_templates: args.no_prompt_templates,
+            prompt_template_paths: args.prompt_templates.clone(),
+            system_prompt: args.system_prompt.clone(),
             // A value given at all, even an empty one, is the flag given.
             append_system_prompt: (!args.append_system_prompt.is_empty())
-                .then_some(args.append_system_prompt.as_slice()),
-            cwd: &cwd,
-            agent_dir: &agent_dir,
-            project_trusted,
-        });
+                .then(|| args.append_system_prompt.clone()),
+            no_extensions: args.no_extensions,
+            extension_cli_paths: args.extensions.clone(),
+        };
+        let prompt_files = resource_flags.prompt_files(&cwd, &agent_dir, project_trusted);
         warnings.extend(prompt_files.warnings);
         let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
             agent_dir: &agent_dir,
@@ -152,18 +157,13 @@ impl Runtime {
             listed: settings.listed_resources(),
         });
         warnings.extend(packages.missing.iter().map(ToString::to_string));
-        let resources = pi_effects::resources::discover(&pi_effects::resources::Wanted {
-            agent_dir: &agent_dir,
-            cwd: &cwd,
-            home: &home,
+        let resources = resource_flags.resources(
+            &agent_dir,
+            &cwd,
             project_trusted,
-            no_skills: args.no_skills,
-            skill_paths: &args.skills,
-            no_prompt_templates: args.no_prompt_templates,
-            prompt_template_paths: &args.prompt_templates,
-            listed: settings.listed_resources(),
-            packages: &packages.found,
-        });
+            settings.listed_resources(),
+            &packages.found,
+        );
         let wanted_extensions = pi_effects::extension::sidecar::Wanted {
             agent_dir: &agent_dir,
             cwd: &cwd,
@@ -193,6 +193,7 @@ impl Runtime {
             .collect();
         Ok(Runtime {
             resources,
+            resource_flags,
             extension_paths,
             cli_extension_paths,
             extension_sources,
@@ -213,6 +214,8 @@ impl Runtime {
             thinking,
             thinking_flag,
             scoped_models,
+            default_tools: DefaultTools::of(args),
+            last_default_tools: std::sync::Mutex::new(tools.clone()),
             tools,
             registered_builtins: registered_builtins(args),
             tool_filter: ToolFilter::of(args),
@@ -273,6 +276,8 @@ impl Runtime {
             thinking,
             thinking_flag: thinking.is_some(),
             scoped_models: Vec::new(),
+            default_tools: DefaultTools::of(args),
+            last_default_tools: std::sync::Mutex::new(tools.clone()),
             tools,
             registered_builtins: registered_builtins(args),
             tool_filter: ToolFilter::of(args),
@@ -281,6 +286,7 @@ impl Runtime {
             append_system_prompt: None,
             context_files: !args.no_context_files,
             resources,
+            resource_flags: ResourceFlags::default(),
             extension_paths: Vec::new(),
             cli_extension_paths: Vec::new(),
             extension_sources: Vec::new(),
@@ -320,22 +326,35 @@ impl Runtime {
 }
 
 /// The tools a run starts with, from `--no-tools`, `--no-builtin-tools`, `--tools` and
-/// `--exclude-tools` (see [`select_tools`]), the defaults being the settings' `defaultTools` when
-/// they set it, none under either of the first two (which `--tools` entries still choose from or
-/// add to, as in Pi 1.5.2).
+/// `--exclude-tools` (see [`DefaultTools::active`]): no defaults under either of the first two,
+/// which `--tools` entries still choose from or add to, as in Pi 1.5.2.
 fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
-    let defaults: Vec<String> = if args.no_tools || args.no_builtin_tools {
-        Vec::new()
-    } else {
-        settings
-            .default_tools()
-            .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
-    };
-    select_tools(
-        &defaults,
-        args.tool_names().as_deref(),
-        args.excluded_tools().as_deref(),
-    )
+    DefaultTools::of(args).active(settings)
+}
+
+impl DefaultTools {
+    /// The command line's tool flags.
+    pub(super) fn of(args: &Args) -> Self {
+        let off = args.no_tools || args.no_builtin_tools;
+        DefaultTools {
+            off,
+            tools: args.tool_names(),
+            exclude: args.excluded_tools(),
+        }
+    }
+
+    /// The active tools these flags select (see [`select_tools`]) from the defaults, which are
+    /// `settings`' `defaultTools` when they set it.
+    pub(crate) fn active(&self, settings: &Settings) -> Vec<String> {
+        let defaults: Vec<String> = if self.off {
+            Vec::new()
+        } else {
+            settings
+                .default_tools()
+                .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|t| (*t).to_owned()).collect())
+        };
+        select_tools(&defaults, self.tools.as_deref(), self.exclude.as_deref())
+    }
 }
 
 impl ToolFilter {

@@ -82,6 +82,76 @@ impl ToolFilter {
     }
 }
 
+/// What the command line says of the resources a reload finds again (Pi's resource loader keeps
+/// its options across reloads): the skill and template flags, and the prompt file flags.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ResourceFlags {
+    /// The home directory (`~/.agents/skills`, `~` in given paths).
+    pub(crate) home: PathBuf,
+    pub(crate) no_skills: bool,
+    pub(crate) skill_paths: Vec<String>,
+    pub(crate) no_prompt_templates: bool,
+    pub(crate) prompt_template_paths: Vec<String>,
+    /// `--system-prompt`, and the `--append-system-prompt` values (`None`: not given at all).
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) append_system_prompt: Option<Vec<String>>,
+    /// `--no-extensions` and the `-e` paths, which the extensions are found with again.
+    pub(crate) no_extensions: bool,
+    pub(crate) extension_cli_paths: Vec<String>,
+}
+
+impl ResourceFlags {
+    /// The prompt's replacement and addendum, read as Pi's resource loader reads them.
+    pub(crate) fn prompt_files(
+        &self,
+        cwd: &std::path::Path,
+        agent_dir: &std::path::Path,
+        project_trusted: bool,
+    ) -> crate::prompt_files::PromptFiles {
+        crate::prompt_files::read(&crate::prompt_files::Wanted {
+            system_prompt: self.system_prompt.as_deref(),
+            append_system_prompt: self.append_system_prompt.as_deref(),
+            cwd,
+            agent_dir,
+            project_trusted,
+        })
+    }
+
+    /// The skills and templates found with these flags, the settings' `listed` entries and
+    /// what their `packages` give.
+    pub(crate) fn resources(
+        &self,
+        agent_dir: &std::path::Path,
+        cwd: &std::path::Path,
+        project_trusted: bool,
+        listed: &[pi_effects::settings::Listed],
+        packages: &pi_effects::packages::Accumulator,
+    ) -> Resources {
+        pi_effects::resources::discover(&pi_effects::resources::Wanted {
+            agent_dir,
+            cwd,
+            home: &self.home,
+            project_trusted,
+            no_skills: self.no_skills,
+            skill_paths: &self.skill_paths,
+            no_prompt_templates: self.no_prompt_templates,
+            prompt_template_paths: &self.prompt_template_paths,
+            listed,
+            packages,
+        })
+    }
+}
+
+/// `--no-tools`/`--no-builtin-tools` (`off`), `--tools` and `--exclude-tools` as they select
+/// the active tools from the settings' `defaultTools` (Pi's default tools and their modifiers),
+/// which a reload reads again.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DefaultTools {
+    pub(crate) off: bool,
+    pub(crate) tools: Option<Vec<String>>,
+    pub(crate) exclude: Option<Vec<String>>,
+}
+
 /// The run's fixed inputs.
 pub struct Runtime {
     pub cwd: PathBuf,
@@ -104,6 +174,10 @@ pub struct Runtime {
     /// The `--models` scope (else the `enabledModels` setting), for choosing and cycling models.
     pub scoped_models: Vec<ScopedModel>,
     pub tools: Vec<String>,
+    /// How the active tools are selected from the settings' defaults, and the selection of the
+    /// settings last read (a reload activates the tools its settings newly add).
+    pub(crate) default_tools: DefaultTools,
+    pub(crate) last_default_tools: std::sync::Mutex<Vec<String>>,
     /// The built-in tools registered, active or not (see `gather::registered_builtins`).
     pub registered_builtins: Vec<String>,
     /// What keeps the tools extensions register registered, and activates them.
@@ -114,6 +188,9 @@ pub struct Runtime {
     /// The skills and prompt templates found (`crate::resources`); a replay's are the recorded
     /// ones.
     pub resources: Resources,
+    /// What a reload finds the skills, templates and prompt files with again (a replay's are
+    /// empty: it reads none).
+    pub(crate) resource_flags: ResourceFlags,
     /// The extensions found for this run (`crate::extensions`), not yet loaded.
     pub extension_paths: Vec<PathBuf>,
     /// The `-e` paths, as the folder resolves them (their commands' `sourceInfo` is Pi's CLI one).

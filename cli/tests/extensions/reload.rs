@@ -39,10 +39,20 @@ fn recorded_load(cassette: &std::path::Path) -> Value {
 
 /// A copy of `cassette` beside it whose `reloaded` line `change` changed.
 fn tampered(cassette: &std::path::Path, change: impl Fn(&mut Value)) -> std::path::PathBuf {
+    tampered_input(cassette, "reloaded", change)
+}
+
+/// A copy of `cassette` beside it whose input lines of `kind` `change` changed (their
+/// `loaded`).
+fn tampered_input(
+    cassette: &std::path::Path,
+    kind: &str,
+    change: impl Fn(&mut Value),
+) -> std::path::PathBuf {
     let text = std::fs::read_to_string(cassette).unwrap();
     let mut out = String::new();
     for mut line in json_lines(&text) {
-        if line["input"]["kind"] == "reloaded" {
+        if line["input"]["kind"] == kind {
             change(&mut line["input"]["loaded"]);
         }
         out.push_str(&serde_json::to_string(&line).unwrap());
@@ -282,4 +292,357 @@ fn a_reload_takes_the_queue_modes_of_the_settings_read_again() {
     assert_eq!(loaded["steeringMode"], "all", "{loaded}");
     std::fs::remove_file(env.path("agent").join("settings.json")).unwrap();
     assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// Writes `text` at `path` under `root`, its folders made.
+fn write_file(root: &std::path::Path, path: &str, text: &str) {
+    let file = root.join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, text).unwrap();
+}
+
+/// A skill file's text.
+fn skill(name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n\n{body}\n")
+}
+
+/// The skills the system prompt of each request lists, by name.
+fn listed_skills(mock: &MockLlm) -> Vec<Vec<String>> {
+    mock.requests()
+        .iter()
+        .map(|r| {
+            let prompt = r["messages"][0]["content"].as_str().unwrap().to_owned();
+            prompt
+                .split("<name>")
+                .skip(1)
+                .filter_map(|rest| rest.split_once("</name>").map(|(n, _)| n.to_owned()))
+                .collect()
+        })
+        .collect()
+}
+
+/// A reload finds the skills and prompt templates again (conformance case
+/// `command_reload_skills`): the skill the command removed is gone from the prompt, the one it
+/// added is listed and expands, the template it added expands. The `reloaded` input holds what
+/// was found, so a replay reads none of the files (gone since) and reproduces; a skill changed
+/// in that line diverges.
+#[test]
+fn a_reload_finds_the_skills_and_templates_again_and_the_replay_reads_them_from_the_recording() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"text": ["Hello."]}, {"text": ["New skill."]}, {"text": ["Added."]}
+    ]));
+    let env = Env::new(&mock);
+    let project = env.cwd().join(".pi");
+    write_file(
+        &project,
+        "skills/old-skill/SKILL.md",
+        &skill("old-skill", "The old skill.", "Do the old thing."),
+    );
+    write_file(
+        &project,
+        "skills/kept/SKILL.md",
+        &skill("kept", "The kept skill.", "Kept body."),
+    );
+    write_file(&project, "prompts/greet.md", "Say hello to $1.\n");
+    let cassette = env.path("reload-skills.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_skills/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model", "--approve"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/swap", "/skill:new-skill now", "/added world"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        listed_skills(&mock),
+        [
+            vec!["kept", "old-skill"],
+            vec!["kept", "new-skill"],
+            vec!["kept", "new-skill"]
+        ]
+    );
+    let requests = mock.requests();
+    let last_user = |i: usize| {
+        let messages = requests[i]["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        user["content"].to_string()
+    };
+    assert!(
+        last_user(1).contains("Do the new thing."),
+        "{}",
+        last_user(1)
+    );
+    assert!(
+        last_user(2).contains("Added template for world."),
+        "{}",
+        last_user(2)
+    );
+    let loaded = recorded_load(&cassette);
+    let names = |field: &str, key: &str| -> Vec<String> {
+        loaded[field]
+            .as_array()
+            .unwrap_or_else(|| panic!("{loaded}"))
+            .iter()
+            .map(|s| s.pointer(key).and_then(Value::as_str).unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names("skills", "/name"), ["kept", "new-skill"]);
+    assert_eq!(names("templates", "/name"), ["added", "greet"]);
+    std::fs::remove_dir_all(&project).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    // What the reload found is read from the recording: changed, the replay diverges.
+    let described = tampered(&cassette, |loaded| {
+        loaded["skills"][1]["description"] = json!("Another skill.");
+    });
+    let (code, _, said) = replay_without_node(&env, &described);
+    assert_ne!(code, 0, "a changed skill replayed: {said}");
+}
+
+/// A reload reads the system prompt's files again (conformance case
+/// `command_reload_prompt_files`): the request after it starts with the new `SYSTEM.md` and
+/// holds the `APPEND_SYSTEM.md` the command added. The `reloaded` input holds what was read, so
+/// a replay reads neither (gone since) and reproduces; a text changed in that line diverges.
+#[test]
+fn a_reload_reads_the_prompt_files_again_and_the_replay_reads_them_from_the_recording() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    write_file(&env.cwd(), ".pi/SYSTEM.md", "First project prompt.\n");
+    write_file(&env.cwd(), "notes/prompt.md", "First flag prompt.");
+    let cassette = env.path("reload-prompt-files.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_prompt_files/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model", "--approve"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/rewrite", "Again"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let prompts: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r["messages"][0]["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(
+        prompts[0].starts_with("First project prompt."),
+        "{}",
+        prompts[0]
+    );
+    assert!(!prompts[0].contains("<addendum>"), "{}", prompts[0]);
+    assert!(
+        prompts[1].starts_with("Second project prompt."),
+        "{}",
+        prompts[1]
+    );
+    assert!(
+        prompts[1].contains("<addendum>\nAdded addendum.\n"),
+        "{}",
+        prompts[1]
+    );
+    let loaded = recorded_load(&cassette);
+    assert_eq!(
+        loaded["promptFiles"],
+        json!({"systemPrompt": "Second project prompt.\n", "appendSystemPrompt": "Added addendum.\n"})
+    );
+    std::fs::remove_dir_all(env.cwd().join(".pi")).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let rewritten = tampered(&cassette, |loaded| {
+        loaded["promptFiles"]["systemPrompt"] = json!("Another prompt.");
+    });
+    let (code, _, said) = replay_without_node(&env, &rewritten);
+    assert_ne!(code, 0, "a changed prompt file replayed: {said}");
+}
+
+/// A reload activates the tools the settings read again newly add to `defaultTools`
+/// (conformance case `command_reload_default_tools`): after every tool but `read` was turned
+/// off, the defaults lose `bash` and gain `grep` and `find`, which are active after the reload
+/// (`edit`, a default before too, stays off). The `reloaded` input holds the tools added, so a
+/// replay reads no settings (gone since) and reproduces; another tool named there diverges.
+#[test]
+fn a_reload_activates_the_tools_the_settings_newly_add_to_the_defaults() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    let settings = env.path("agent").join("settings.json");
+    std::fs::write(&settings, r#"{"defaultTools": ["read", "bash", "edit"]}"#).unwrap();
+    let cassette = env.path("reload-default-tools.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_default_tools/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "Hi", "/narrow", "/add-tools", "Again"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [["read", "bash", "edit"], ["read", "grep", "find"]]
+    );
+    let loaded = recorded_load(&cassette);
+    assert_eq!(
+        loaded["addedDefaultTools"],
+        json!(["grep", "find"]),
+        "{loaded}"
+    );
+    std::fs::remove_file(&settings).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let other = tampered(&cassette, |loaded| {
+        loaded["addedDefaultTools"] = json!(["grep", "ls"]);
+    });
+    let (code, _, said) = replay_without_node(&env, &other);
+    assert_ne!(code, 0, "another added tool replayed: {said}");
+}
+
+/// A reload's new load registers another tool of `deferred` exposure (conformance case
+/// `command_reload_deferred_tool`): `tool_search` finds and loads it (not the first load's),
+/// and the model's call of it runs. The tool's exposure is recorded with the `reloaded`
+/// input, so a replay with no Node searches the same; the tool made direct there diverges.
+#[test]
+fn a_reloads_deferred_tool_is_found_by_tool_search_and_runs() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "s1", "name": "tool_search", "arguments": "{\"query\":\"look word up\"}"}]},
+        {"tool_calls": [{"id": "l1", "name": "second_lookup", "arguments": "{\"word\":\"reload\"}"}]},
+        {"text": ["Looked up."]}
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-deferred.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_deferred_tool/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap(), "--tools", "+tool_search"]);
+    command.args(["-p", "/reload-it", "Look up a word."]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let results: Vec<Value> = json_lines(&recorded)
+        .into_iter()
+        .filter(|l| l["type"] == "tool_execution_end")
+        .map(|l| l["result"].clone())
+        .collect();
+    assert_eq!(results.len(), 2, "{recorded}");
+    assert_eq!(results[0]["details"]["loaded"], json!(["second_lookup"]));
+    assert_eq!(
+        results[1]["content"][0]["text"],
+        "second_lookup looked up reload"
+    );
+    assert_eq!(
+        mock.declared_tools()[1],
+        [
+            "read",
+            "bash",
+            "edit",
+            "write",
+            "tool_search",
+            "second_lookup"
+        ]
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let direct = tampered(&cassette, |loaded| {
+        loaded["tools"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("exposure");
+    });
+    let (code, _, said) = replay_without_node(&env, &direct);
+    assert_ne!(code, 0, "a deferred tool made direct replayed: {said}");
+}
+
+/// A session a command replaces after a reload starts with what the extensions, loaded again
+/// for it, register (conformance case `command_reload_new_session`): its request declares the
+/// later load's tool, not the first's. The `replaced` input holds what they registered, so a
+/// replay with no Node reproduces; a registration changed there diverges.
+#[test]
+fn a_session_replaced_after_a_reload_starts_with_the_new_loads_registrations() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("reload-new-session.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_new_session/extension.ts");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["-p", "/reload-it", "/new-it", "Hi"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [["read", "bash", "edit", "write", "second_probe"]]
+    );
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let replaced = json_lines(&text)
+        .into_iter()
+        .find(|l| l["input"]["kind"] == "replaced")
+        .expect("a replaced input");
+    assert_eq!(
+        replaced["input"]["loaded"]["tools"][0]["description"],
+        "Probe (load 3)"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let described = tampered_input(&cassette, "replaced", |loaded| {
+        loaded["tools"][0]["description"] = json!("Another probe");
+    });
+    let (code, _, said) = replay_without_node(&env, &described);
+    assert_ne!(code, 0, "a changed registration replayed: {said}");
+}
+
+/// A reload loads an extension the settings name since (conformance case
+/// `command_reload_extension_paths`): the added extension's command runs and its tool is
+/// declared. The `reloaded` input holds what it registered, so a replay with no Node, the
+/// extension and the settings gone, reproduces; its command dropped from that line diverges.
+#[test]
+fn a_reload_loads_an_extension_the_settings_name_since() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}]));
+    let env = Env::new(&mock);
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/command_reload_extension_paths");
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("scenario.json")).unwrap())
+            .unwrap();
+    let added = env.cwd().join("added.ts");
+    std::fs::write(&added, scenario["files"]["added.ts"].as_str().unwrap()).unwrap();
+    let settings = env.path("agent").join("settings.json");
+    std::fs::write(&settings, "{}").unwrap();
+    let cassette = env.path("reload-extension-paths.jsonl");
+    let mut command = env.command(&["--provider", "mock", "--model", "mock-model"]);
+    command.args(["--mode", "json", "--record", cassette.to_str().unwrap()]);
+    command.args(["-e", case.join("extension.ts").to_str().unwrap()]);
+    command.args(["-p", "/add-extension", "/added-cmd", "Hi"]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = crate::support::run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        mock.declared_tools(),
+        [["read", "bash", "edit", "write", "added_probe"]]
+    );
+    let customs: Vec<Value> = json_lines(&recorded)
+        .into_iter()
+        .filter(|l| l["type"] == "entry_appended")
+        .map(|l| l["entry"]["customType"].clone())
+        .collect();
+    assert_eq!(customs, ["added-started", "added-ran"], "{recorded}");
+    std::fs::remove_file(&added).unwrap();
+    std::fs::remove_file(&settings).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let dropped = tampered(&cassette, |loaded| {
+        let commands = loaded["commands"].as_array_mut().unwrap();
+        commands.retain(|c| c != "added-cmd");
+    });
+    let (code, _, said) = replay_without_node(&env, &dropped);
+    assert_ne!(code, 0, "a dropped command replayed: {said}");
 }

@@ -167,10 +167,14 @@ pub enum SessionInput {
     Reloaded(Option<Box<super::Reload>>),
     /// The session replaced the one in `previous_session_file`: the extensions that handle
     /// `session_start` hear it with `reason` (`new`, `resume`, `fork`). Sent only when one
-    /// does.
+    /// does. `loaded`: what the extensions, loaded again for the new session (Pi builds its
+    /// runtime again), registered, taken as a reload's is before they hear it; `None` keeps
+    /// what the session was built with (a recording made before replacements said it, or a
+    /// replay's front end, whose recording has it).
     Replaced {
         reason: String,
         previous_session_file: Option<String>,
+        loaded: Option<Box<super::Reload>>,
     },
 }
 

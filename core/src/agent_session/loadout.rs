@@ -142,6 +142,15 @@ impl SessionMachine {
         }
     }
 
+    /// Replaces the prompt's replacement and addendum the prompt's inputs hold (a reload read
+    /// them again); nothing without a registry (nothing rebuilds the prompt then).
+    pub(super) fn set_prompt_files(&mut self, system: Option<String>, append: Option<String>) {
+        if let Some(registry) = &mut self.registry {
+            registry.loadout.prompt.custom_prompt = system;
+            registry.loadout.prompt.append_system_prompt = append;
+        }
+    }
+
     /// Keeps `loadout`, with the declarations of the tools active now, so that
     /// `pi.setActiveTools` can change them; without it the action changes nothing.
     pub fn set_tool_loadout(&mut self, loadout: Option<ToolLoadout>) {
@@ -337,9 +346,10 @@ impl SessionMachine {
     }
 
     /// Replaces the tools `previous` names (a previous load of the extensions registered
-    /// them) with `tools` (the new load's) in the registry and the prompt's inputs, where the
-    /// first of them was (after the others otherwise): a name that is a built-in's and no
-    /// longer registered is that built-in again. Without a registry nothing changes.
+    /// them) with `tools` (the new load's) in the registry, the prompt's inputs and the tools
+    /// `tool_search` searches (those of `deferred` exposure), where the first of them was
+    /// (after the others otherwise): a name that is a built-in's and no longer registered is
+    /// that built-in again. Without a registry nothing changes.
     pub(super) fn replace_extension_tools(
         &mut self,
         previous: &[String],
@@ -386,18 +396,37 @@ impl SessionMachine {
         let selected = prompt.selected_tools.clone();
         *prompt = std::mem::take(prompt).with_custom_tools(tools);
         prompt.selected_tools = selected;
+        // The new load's tools of `deferred` exposure are what `tool_search` searches in place
+        // of the previous load's.
+        let deferred = &mut registry.loadout.deferred_tools;
+        deferred.retain(|t| !previous.contains(&t.tool.name));
+        for tool in tools {
+            deferred.retain(|t| t.tool.name != tool.name);
+            if tool.exposure() == ToolExposure::Deferred {
+                deferred.push(SearchableTool {
+                    tool: tool.clone(),
+                    namespace: tool.namespace.clone(),
+                });
+            }
+        }
         self.sync_nested_tools();
     }
 
-    /// Pi's reload rebuilds the tools: the active ones stay active, and every registered tool
-    /// but the built-ins that registration activates is active again (one an extension turned
-    /// off since), after them in registry order; not the deferred ones, `tool_search`, nor one
-    /// registration does not activate (`defaultActive: false`, or an exposure never declared).
-    pub(super) fn reactivate_registered_tools(&mut self) {
+    /// Pi's reload rebuilds the tools: the active ones stay active, then `added` (the tools the
+    /// settings newly add to the defaults), and every registered tool but the built-ins that
+    /// registration activates is active again (one an extension turned off since), after them
+    /// in registry order; not the deferred ones, `tool_search`, nor one registration does not
+    /// activate (`defaultActive: false`, or an exposure never declared).
+    pub(super) fn reactivate_registered_tools(&mut self, added: &[String]) {
         let Some(registry) = &self.registry else {
             return;
         };
         let mut names = self.agent.active_tool_names();
+        for name in added {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
         let activated = registry.ordered().filter(|tool| {
             builtin_tool(&tool.name).is_none()
                 && tool.name != TOOL_SEARCH_TOOL_NAME

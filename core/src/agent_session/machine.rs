@@ -376,7 +376,12 @@ impl SessionMachine {
             SessionInput::Replaced {
                 reason,
                 previous_session_file,
+                loaded,
             } => {
+                if let Some(loaded) = loaded {
+                    let added = self.apply_reload(*loaded)?;
+                    self.reactivate_registered_tools(&added);
+                }
                 self.tell_session(HookPayload::SessionStart {
                     reason,
                     previous_session_file,
@@ -384,10 +389,11 @@ impl SessionMachine {
                 self.discover_resources("startup");
             }
             SessionInput::Reloaded(reload) => {
-                if let Some(reload) = reload {
-                    self.apply_reload(*reload)?;
-                }
-                self.reactivate_registered_tools();
+                let added = match reload {
+                    Some(reload) => self.apply_reload(*reload)?,
+                    None => Vec::new(),
+                };
+                self.reactivate_registered_tools(&added);
                 self.tell_session(HookPayload::SessionStart {
                     reason: super::contract::RELOAD_REASON.into(),
                     previous_session_file: None,

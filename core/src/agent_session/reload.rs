@@ -2,8 +2,9 @@
 //! rebuilding its runtime: `_buildRuntime` with `includeAllExtensionTools`), applied to the
 //! session when [`SessionInput::Reloaded`](super::SessionInput::Reloaded) comes: the hook points
 //! it waits at, the extensions' tools in its registry and the prompt's inputs, the commands
-//! a prompt invokes, the context files and the settings' queue modes read again, and the
-//! errors reported after its start. The front end that loaded the extensions again says what
+//! a prompt invokes, the context files, skills, prompt templates, `SYSTEM.md` and
+//! `APPEND_SYSTEM.md` and the settings' queue modes read again, and the errors reported after
+//! its start. The front end that loaded the extensions again says what
 //! they registered; a recording keeps it with the input, so a replay applies the same with no
 //! extension loaded.
 //! Without it (a recording made before reloads said it) the registrations stay as at the start.
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::hooks::HandledHooks;
 use crate::agent::QueueMode;
+use crate::resources::{skills::LoadedSkill, templates::PromptTemplate};
 use crate::tools::custom::CustomToolDefinition;
 
 use super::contract::SessionError;
@@ -50,15 +52,46 @@ pub struct Reload {
     pub steering_mode: Option<QueueMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_up_mode: Option<QueueMode>,
+    /// The tools the settings read again newly add to `defaultTools`, which Pi activates after
+    /// the active ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_default_tools: Vec<String>,
+    /// The skills as the reload found them again (Pi's resource loader reloads them, the
+    /// `--skill` and `--no-skills` flags still applying): `/skill:` expansion and the prompt's
+    /// listing use them from then on, before the new load's `resources_discover` adds its
+    /// own. `None`: those it had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<LoadedSkill>>,
+    /// The prompt templates as the reload found them again (`--prompt-template` and
+    /// `--no-prompt-templates` still applying). `None`: those it had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub templates: Option<Vec<PromptTemplate>>,
+    /// The system prompt's replacement and addendum as the reload read them again (the flags,
+    /// else `SYSTEM.md` and `APPEND_SYSTEM.md`). `None`: those it had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_files: Option<ReloadedPromptFiles>,
+}
+
+/// The prompt's replacement (`customPrompt`) and addendum a reload read again; each absent
+/// when there is none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReloadedPromptFiles {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append_system_prompt: Option<String>,
 }
 
 impl SessionMachine {
     /// Takes what a reload's new load registered: the hook points handled, the commands, the
-    /// context files and queue modes read again, and the extensions' tools in place of the
+    /// context files, skills, templates, prompt files and queue modes read again (the skills
+    /// and templates in place of all the session had, those discovered included), and the extensions' tools in place of the
     /// previous load's (a tool no longer registered is no longer declared; one a built-in's
     /// name is that built-in again), before the tools are activated again
     /// ([`SessionMachine::reactivate_registered_tools`]).
-    pub(super) fn apply_reload(&mut self, reload: Reload) -> Result<(), SessionError> {
+    /// The tools the settings newly add to the defaults come back, for the reactivation.
+    pub(super) fn apply_reload(&mut self, reload: Reload) -> Result<Vec<String>, SessionError> {
         self.agent.set_handled_hooks(reload.handled_hooks);
         self.resources.commands = reload.commands;
         self.resources.command_listing = reload.command_listing;
@@ -68,6 +101,16 @@ impl SessionMachine {
         if let Some(files) = reload.context_files {
             self.set_prompt_context_files(files);
         }
+        if let Some(skills) = reload.skills {
+            self.resources.skills = skills;
+            self.set_prompt_skills(self.resources.prompt_skills());
+        }
+        if let Some(templates) = reload.templates {
+            self.resources.templates = templates;
+        }
+        if let Some(files) = reload.prompt_files {
+            self.set_prompt_files(files.system_prompt, files.append_system_prompt);
+        }
         self.start_errors = reload.start_errors;
         if let Some(mode) = reload.steering_mode {
             self.set_queue_mode(mode, true)?;
@@ -75,6 +118,6 @@ impl SessionMachine {
         if let Some(mode) = reload.follow_up_mode {
             self.set_queue_mode(mode, false)?;
         }
-        Ok(())
+        Ok(reload.added_default_tools)
     }
 }

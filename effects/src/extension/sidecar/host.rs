@@ -305,9 +305,12 @@ impl ExtensionHost {
     /// fresh API (what they keep in their modules stays), before the new session's
     /// `session_start`; or for a command's `ctx.reload()`. What the new load registered comes
     /// back as `init`'s answer does (the providers: those registered at the start, kept).
-    pub fn reload(&self) -> Result<Registrations, HostError> {
+    /// `paths`, the extensions found again (in Pi's order), are loaded in place of the
+    /// previous load's.
+    pub fn reload(&self, paths: &[PathBuf]) -> Result<Registrations, HostError> {
         let (sender, answers) = std::sync::mpsc::channel();
-        let id = self.send_request(json!({"type": "reload"}), Waiter::Thread(sender))?;
+        let request = json!({"type": "reload", "paths": paths});
+        let id = self.send_request(request, Waiter::Thread(sender))?;
         let answer = answers.recv().map_err(|_| self.ended("reload"));
         self.forget(id);
         let data = response_data(answer?)?;
