@@ -106,7 +106,11 @@ fn a_registration_through_the_registry_keeps_the_model_in_force_as_it_was() {
     };
     let step = s.step(2, started(call, vec![through_registry])).unwrap();
     let (_, request) = requests(&step).remove(0);
-    assert_eq!(request.model, reasoner(), "ctx.modelRegistry refreshes nothing");
+    assert_eq!(
+        request.model,
+        reasoner(),
+        "ctx.modelRegistry refreshes nothing"
+    );
     assert_eq!(s.provider_changes()[0].models, vec![renamed]);
 }
 
