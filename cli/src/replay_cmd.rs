@@ -572,8 +572,10 @@ fn current_config(cassette: &Cassette, how: &How) -> Result<RunConfig, String> {
     let mut options = runtime.session_options(recorded.model.clone(), recorded.thinking_level);
     // The runtime read from the command line has started no extension or MCP server, so the
     // recorded custom tools stay declared as the run declared them (a call to one is answered
-    // from the cassette): they were the active ones, so an allowlist leaves none out.
+    // from the cassette): they were the active ones, so an allowlist leaves none out, nor
+    // does the command line's rule of which tools may be registered.
     options.tools_allowlist = None;
+    options.custom_tools = ToolRegistry::new();
     for tool in &recorded.custom_tools {
         options
             .custom_tools
