@@ -63,6 +63,12 @@ fn tampered_input(
     copy
 }
 
+/// Checks that the replay of `changed`, a recording tampered where `what` is held, diverges.
+fn diverges(env: &Env, changed: &std::path::Path, what: &str) {
+    let (code, _, said) = replay_without_node(env, changed);
+    assert_ne!(code, 0, "{what} replayed: {said}");
+}
+
 #[test]
 fn a_reloads_new_registrations_take_effect_in_print_mode_and_replay_without_node() {
     let Some(path) = node_path() else { return };
@@ -122,14 +128,12 @@ fn a_reloads_new_registrations_take_effect_in_print_mode_and_replay_without_node
     let described = tampered(&cassette, |loaded| {
         loaded["tools"][0]["description"] = json!("Another tool");
     });
-    let (code, _, said) = replay_without_node(&env, &described);
-    assert_ne!(code, 0, "a changed tool replayed: {said}");
+    diverges(&env, &described, "a changed tool");
     let unheard = tampered(&cassette, |loaded| {
         let hooks = loaded["handledHooks"].as_array_mut().unwrap();
         hooks.retain(|h| h != "tool_result");
     });
-    let (code, _, said) = replay_without_node(&env, &unheard);
-    assert_ne!(code, 0, "a handler dropped replayed: {said}");
+    diverges(&env, &unheard, "a handler dropped");
 }
 
 #[test]
@@ -397,8 +401,7 @@ fn a_reload_finds_the_skills_and_templates_again_and_the_replay_reads_them_from_
     let described = tampered(&cassette, |loaded| {
         loaded["skills"][1]["description"] = json!("Another skill.");
     });
-    let (code, _, said) = replay_without_node(&env, &described);
-    assert_ne!(code, 0, "a changed skill replayed: {said}");
+    diverges(&env, &described, "a changed skill");
 }
 
 /// A reload reads the system prompt's files again (conformance case
@@ -455,8 +458,7 @@ fn a_reload_reads_the_prompt_files_again_and_the_replay_reads_them_from_the_reco
     let rewritten = tampered(&cassette, |loaded| {
         loaded["promptFiles"]["systemPrompt"] = json!("Another prompt.");
     });
-    let (code, _, said) = replay_without_node(&env, &rewritten);
-    assert_ne!(code, 0, "a changed prompt file replayed: {said}");
+    diverges(&env, &rewritten, "a changed prompt file");
 }
 
 /// A reload activates the tools the settings read again newly add to `defaultTools`
@@ -497,8 +499,7 @@ fn a_reload_activates_the_tools_the_settings_newly_add_to_the_defaults() {
     let other = tampered(&cassette, |loaded| {
         loaded["addedDefaultTools"] = json!(["grep", "ls"]);
     });
-    let (code, _, said) = replay_without_node(&env, &other);
-    assert_ne!(code, 0, "another added tool replayed: {said}");
+    diverges(&env, &other, "another added tool");
 }
 
 /// A reload's new load registers another tool of `deferred` exposure (conformance case
@@ -554,8 +555,7 @@ fn a_reloads_deferred_tool_is_found_by_tool_search_and_runs() {
             .unwrap()
             .remove("exposure");
     });
-    let (code, _, said) = replay_without_node(&env, &direct);
-    assert_ne!(code, 0, "a deferred tool made direct replayed: {said}");
+    diverges(&env, &direct, "a deferred tool made direct");
 }
 
 /// A session a command replaces after a reload starts with what the extensions, loaded again
@@ -595,8 +595,7 @@ fn a_session_replaced_after_a_reload_starts_with_the_new_loads_registrations() {
     let described = tampered_input(&cassette, "replaced", |loaded| {
         loaded["tools"][0]["description"] = json!("Another probe");
     });
-    let (code, _, said) = replay_without_node(&env, &described);
-    assert_ne!(code, 0, "a changed registration replayed: {said}");
+    diverges(&env, &described, "a changed registration");
 }
 
 /// A reload loads an extension the settings name since (conformance case
@@ -643,6 +642,5 @@ fn a_reload_loads_an_extension_the_settings_name_since() {
         let commands = loaded["commands"].as_array_mut().unwrap();
         commands.retain(|c| c != "added-cmd");
     });
-    let (code, _, said) = replay_without_node(&env, &dropped);
-    assert_ne!(code, 0, "a dropped command replayed: {said}");
+    diverges(&env, &dropped, "a dropped command");
 }

@@ -135,24 +135,8 @@ fn keys_of_a_provider_registered_after_loading_never_reach_the_cassette_even_uns
     ]));
     let env = Env::new(&mock);
     let cassette = env.path("unsent.jsonl");
-    let extension = fixture("runtime_provider.ts");
-    let mut command = env.command(&[
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "--mode",
-        "json",
-        "--record",
-        cassette.to_str().unwrap(),
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
-        "/gw stay",
-        "Say the keys.",
-    ]);
-    with_host(&mut command, &path);
-    let (code, printed, stderr) = run(&mut command);
+    let (code, printed, stderr) =
+        recorded_run(&env, &path, &cassette, &["/gw stay", "Say the keys."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         printed.contains(PLANTED_KEY),
@@ -163,12 +147,7 @@ fn keys_of_a_provider_registered_after_loading_never_reach_the_cassette_even_uns
         let leaks = written_with(&env, planted, true);
         assert!(leaks.is_empty(), "{planted} reached {leaks:?}");
     }
-    let (code, said, stderr) = run(std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", "--check"])
-        .arg(&cassette)
-        .env("PATH", env.path("no-node"))
-        .env("HOME", env.path("home")));
-    assert_eq!(code, 0, "{said}{stderr}");
+    checks_without_node(&env, &cassette);
 }
 
 /// The same attack through a tool: the model calls `connect`, whose `execute` registers the
@@ -184,23 +163,8 @@ fn keys_of_a_provider_a_tool_registered_never_reach_the_cassette() {
     ]));
     let env = Env::new(&mock);
     let cassette = env.path("tool.jsonl");
-    let extension = fixture("runtime_provider.ts");
-    let mut command = env.command(&[
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-        "--mode",
-        "json",
-        "--record",
-        cassette.to_str().unwrap(),
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
-        "Connect, then say the keys.",
-    ]);
-    with_host(&mut command, &path);
-    let (code, printed, stderr) = run(&mut command);
+    let (code, printed, stderr) =
+        recorded_run(&env, &path, &cassette, &["Connect, then say the keys."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(printed.contains("\"connected\""), "{printed}{stderr}");
     assert!(
@@ -216,9 +180,41 @@ fn keys_of_a_provider_a_tool_registered_never_reach_the_cassette() {
         recorded.contains("\"registerProvider\"") && recorded.contains("\"gw-model\""),
         "the tool's change is recorded with its models"
     );
+    checks_without_node(&env, &cassette);
+}
+
+/// A json print-mode run of `runtime_provider.ts` on the mock model, of `prompts`, recorded
+/// into `cassette`.
+fn recorded_run(
+    env: &Env,
+    path: &str,
+    cassette: &std::path::Path,
+    prompts: &[&str],
+) -> (i32, String, String) {
+    let extension = fixture("runtime_provider.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+    ]);
+    command
+        .arg("--record")
+        .arg(cassette)
+        .arg("-e")
+        .arg(extension);
+    command.arg("-p").args(prompts);
+    with_host(&mut command, path);
+    run(&mut command)
+}
+
+/// `pi replay --check` of `cassette` with no Node on the path reproduces.
+fn checks_without_node(env: &Env, cassette: &std::path::Path) {
     let (code, said, stderr) = run(std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
         .args(["replay", "--check"])
-        .arg(&cassette)
+        .arg(cassette)
         .env("PATH", env.path("no-node"))
         .env("HOME", env.path("home")));
     assert_eq!(code, 0, "{said}{stderr}");
