@@ -9,7 +9,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParam, CancelledNotificationParam, ClientRequest, ServerResult,
+    CallToolRequest, CallToolRequestParam, CancelledNotificationParam, ClientRequest,
+    ListResourceTemplatesRequest, ListResourcesRequest, PaginatedRequestParam, ReadResourceRequest,
+    ReadResourceRequestParam, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RunningService};
 use rmcp::{RoleClient, ServiceExt};
@@ -72,6 +74,9 @@ pub struct McpConnection {
     tools: Vec<Value>,
     /// The server's `instructions`, if it sent any.
     instructions: Option<String>,
+    /// Whether the server said it has resources (its capabilities list `resources`): Pi's
+    /// resource tools reach it.
+    has_resources: bool,
     /// A stdio server's process, stopped as Pi stops it by [`McpConnection::close`] (after
     /// the service, which holds its pipes), or when the connection goes unclosed.
     process: Option<StdioChild>,
@@ -215,6 +220,9 @@ impl McpConnection {
         let instructions = service
             .peer_info()
             .and_then(|info| info.instructions.clone());
+        let has_resources = service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some());
         let timeout = Duration::from_secs_f64(entry.timeout_seconds());
         let listed = tokio::time::timeout(timeout, service.list_all_tools()).await;
         let tools = match listed {
@@ -237,8 +245,14 @@ impl McpConnection {
             service: Mutex::new(Some(service)),
             tools,
             instructions,
+            has_resources,
             process,
         })
+    }
+
+    /// Whether the server has resources (Pi's `hasResources`).
+    pub fn has_resources(&self) -> bool {
+        self.has_resources
     }
 
     /// The server's tools as MCP's JSON, in the order it listed them.
@@ -276,13 +290,73 @@ impl McpConnection {
         arguments: Value,
         abort: &CancellationToken,
     ) -> Result<Value, CallError> {
-        if abort.is_cancelled() {
-            return Err(CallError::Aborted);
-        }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParam {
             name: tool.to_string().into(),
             arguments: arguments.as_object().cloned(),
         }));
+        match self.request(request, abort).await? {
+            ServerResult::CallToolResult(result) => as_json(&result),
+            _ => Err(unexpected("tools/call")),
+        }
+    }
+
+    /// One page of the server's resources (`resources/list` from `cursor`), as MCP's JSON.
+    pub async fn resources_page(
+        &self,
+        cursor: Option<String>,
+        abort: &CancellationToken,
+    ) -> Result<Value, CallError> {
+        let request = ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(
+            PaginatedRequestParam { cursor },
+        ));
+        match self.request(request, abort).await? {
+            ServerResult::ListResourcesResult(result) => as_json(&result),
+            _ => Err(unexpected("resources/list")),
+        }
+    }
+
+    /// One page of the server's resource templates (`resources/templates/list`).
+    pub async fn resource_templates_page(
+        &self,
+        cursor: Option<String>,
+        abort: &CancellationToken,
+    ) -> Result<Value, CallError> {
+        let request = ClientRequest::ListResourceTemplatesRequest(
+            ListResourceTemplatesRequest::with_param(PaginatedRequestParam { cursor }),
+        );
+        match self.request(request, abort).await? {
+            ServerResult::ListResourceTemplatesResult(result) => as_json(&result),
+            _ => Err(unexpected("resources/templates/list")),
+        }
+    }
+
+    /// The contents of the resource at `uri` (`resources/read`), as MCP's JSON.
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        abort: &CancellationToken,
+    ) -> Result<Value, CallError> {
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParam {
+                uri: uri.to_string(),
+            },
+        ));
+        match self.request(request, abort).await? {
+            ServerResult::ReadResourceResult(result) => as_json(&result),
+            _ => Err(unexpected("resources/read")),
+        }
+    }
+
+    /// Sends `request` and waits for its answer, with the entry's timeout; `abort` cancels it
+    /// and tells the server (MCP's `notifications/cancelled`).
+    async fn request(
+        &self,
+        request: ClientRequest,
+        abort: &CancellationToken,
+    ) -> Result<ServerResult, CallError> {
+        if abort.is_cancelled() {
+            return Err(CallError::Aborted);
+        }
         let timeout = Duration::from_secs_f64(self.entry.timeout_seconds());
         let peer = self.peer.clone();
         let handle = peer
@@ -301,12 +375,7 @@ impl McpConnection {
         match outcome {
             Err(_) => Err(CallError::TimedOut(timeout.as_millis())),
             Ok(Err(error)) => Err(CallError::Service(error.to_string())),
-            Ok(Ok(ServerResult::CallToolResult(result))) => {
-                serde_json::to_value(result).map_err(|e| CallError::Service(e.to_string()))
-            }
-            Ok(Ok(_)) => Err(CallError::Service(
-                "unexpected response to tools/call".to_string(),
-            )),
+            Ok(Ok(result)) => Ok(result),
         }
     }
 
@@ -344,4 +413,14 @@ impl McpConnection {
             process.stop().await;
         }
     }
+}
+
+/// An MCP result as its JSON.
+fn as_json(result: &impl serde::Serialize) -> Result<Value, CallError> {
+    serde_json::to_value(result).map_err(|e| CallError::Service(e.to_string()))
+}
+
+/// The error of an answer of another kind than the request's.
+fn unexpected(method: &str) -> CallError {
+    CallError::Service(format!("unexpected response to {method}"))
 }

@@ -5,12 +5,16 @@
 //! otherwise it speaks over stdio. `--fail-start` writes to stderr and exits before the handshake.
 //! `MCP_TEST_START_DELAY_MS` makes a stdio server wait that long before it reads its first
 //! message (a slow server: `initialize` is answered that much later); `--fail-start` waits too.
+//! `MCP_TEST_RESOURCES=1` gives it resources: `notes://first` (text), `notes://pixel` (a PNG
+//! blob), `ui://app` (an MCP App, which Pi leaves out), over two pages, and the template
+//! `notes://{name}`, which reads any other name as an empty resource.
 
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParam, CallToolResult, Content, ListToolsResult, PaginatedRequestParam,
-    ServerCapabilities, ServerInfo, Tool,
+    CallToolRequestParam, CallToolResult, Content, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParam, ReadResourceRequestParam,
+    ReadResourceResult, ServerCapabilities, ServerInfo, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -36,10 +40,37 @@ fn tools() -> Vec<Tool> {
     serde_json::from_value(list).unwrap_or_default()
 }
 
+/// Whether the server has resources (`MCP_TEST_RESOURCES=1`).
+fn with_resources() -> bool {
+    std::env::var("MCP_TEST_RESOURCES").is_ok_and(|v| v == "1")
+}
+
+/// The resources' pages: the cursor `page2` gives the second.
+fn resources_page(cursor: Option<&str>) -> serde_json::Value {
+    match cursor {
+        None => json!({"resources": [
+            {"uri": "notes://first", "name": "first", "title": "First note", "mimeType": "text/plain",
+             "_meta": {"x": 1}, "icons": [{"src": "data:,"}]},
+            {"uri": "ui://app", "name": "app", "mimeType": "text/html"}
+        ], "nextCursor": "page2"}),
+        Some(_) => json!({"resources": [
+            {"uri": "notes://pixel", "name": "pixel", "mimeType": "image/png", "size": 68}
+        ]}),
+    }
+}
+
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerInfo {
+        let capabilities = if with_resources() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
         ServerInfo {
-            capabilities: ServerCapabilities::builder().enable_tools().build(),
+            capabilities,
             instructions: Some("Tools for tests.\nSecond line.".to_string()),
             ..ServerInfo::default()
         }
@@ -54,6 +85,51 @@ impl ServerHandler for TestServer {
             tools: tools(),
             next_cursor: None,
         })
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParam>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        serde_json::from_value(resources_page(cursor.as_deref()))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParam>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        serde_json::from_value(json!({"resourceTemplates": [
+            {"uriTemplate": "notes://{name}", "name": "note", "description": "A note by name"}
+        ]}))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParam,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        let contents = match request.uri.as_str() {
+            "notes://first" => {
+                json!([{"uri": "notes://first", "mimeType": "text/plain", "text": "The first note."}])
+            }
+            "notes://pixel" => {
+                json!([{"uri": "notes://pixel", "mimeType": "image/png", "blob": PIXEL_PNG}])
+            }
+            uri if uri.starts_with("notes://") => json!([]),
+            uri => {
+                return Err(ErrorData::resource_not_found(
+                    format!("no resource {uri}"),
+                    None,
+                ))
+            }
+        };
+        serde_json::from_value(json!({ "contents": contents }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn call_tool(
