@@ -63,7 +63,7 @@ fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
-fn text(text: impl Into<String>) -> ContentBlock {
+pub(crate) fn text(text: impl Into<String>) -> ContentBlock {
     ContentBlock::text(text)
 }
 
@@ -137,7 +137,7 @@ fn block_to_llm(block: &Value) -> ContentBlock {
 
 /// The MCP extension's `blockToContent`: resource links and non-image binary resources worded
 /// by Pi, the rest as pi-mcp converts them.
-fn block_to_content(
+pub(crate) fn block_to_content(
     server: &str,
     block: &Value,
     readable_resources: bool,
@@ -261,7 +261,7 @@ fn truncate_middle(text: &str, max: usize) -> Option<(String, usize, usize)> {
 }
 
 /// pi-mcp's `limitMcpContent`: the content, and the path the whole text was saved to.
-fn limit_content(
+pub(crate) fn limit_content(
     content: Vec<ContentBlock>,
     save: SaveOutput,
 ) -> (Vec<ContentBlock>, Option<String>) {

@@ -57,7 +57,7 @@ impl CustomTool for McpTool {
 /// Writes `data` to a file created at `path`, never through what is already there: the temp
 /// folder is shared and the name follows from the tool call's id, so another user could plant a
 /// link there (see [`create_fresh`]; anything but a regular file of this user's fails the save).
-fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
     create_fresh(path)?.write_all(data)
 }
 

@@ -108,3 +108,159 @@ async fn an_aborted_resource_request_is_not_sent() {
     );
     connection.close().await;
 }
+
+mod tools {
+    use std::sync::Arc;
+
+    use pi_core::message::ContentBlock;
+    use pi_mcp::resources::{resource_tools, ResourceServers, ResourceTool};
+    use pi_mcp::McpConnection;
+    use serde_json::{json, Value};
+    use tokio_util::sync::CancellationToken;
+
+    use super::entry;
+
+    async fn tools_over_the_server() -> (Vec<ResourceTool>, Arc<McpConnection>) {
+        let connection = Arc::new(
+            McpConnection::connect(&entry(true), std::path::Path::new("."))
+                .await
+                .unwrap(),
+        );
+        let reached = Arc::clone(&connection);
+        let servers: ResourceServers = Arc::new(move || vec![Arc::clone(&reached)]);
+        (
+            resource_tools(pi_effects::custom_tool::ToolExposure::Codemode, &servers),
+            connection,
+        )
+    }
+
+    fn no_save(_: &[u8], _: &str) -> Result<String, String> {
+        Err("not saved in this test".to_string())
+    }
+
+    async fn run(tool: &ResourceTool, args: Value) -> Result<pi_core::event::ToolResult, String> {
+        tool.run(&args, &CancellationToken::new(), &mut no_save)
+            .await
+    }
+
+    fn text(result: &pi_core::event::ToolResult) -> String {
+        match &result.content[0] {
+            ContentBlock::Text(t) => t.text.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_tools_are_declared_as_pi_declares_them() {
+        let (tools, connection) = tools_over_the_server().await;
+        let names: Vec<&str> = tools.iter().map(|t| t.definition_name()).collect();
+        assert_eq!(
+            names,
+            [
+                "list_mcp_resources",
+                "list_mcp_resource_templates",
+                "read_mcp_resource"
+            ]
+        );
+        let read = pi_effects::custom_tool::CustomTool::definition(&tools[2]);
+        assert_eq!(
+            read.exposure,
+            Some(pi_effects::custom_tool::ToolExposure::Deferred),
+            "codemode is registered as deferred"
+        );
+        assert_eq!(read.annotations, Some(json!({"readOnlyHint": true})));
+        assert_eq!(read.parameters["required"], json!(["server", "uri"]));
+        connection.close().await;
+    }
+
+    #[tokio::test]
+    async fn listings_are_pis_json_without_apps_meta_or_icons() {
+        let (tools, connection) = tools_over_the_server().await;
+        let all = run(&tools[0], json!({})).await.unwrap();
+        assert_eq!(
+            text(&all),
+            r#"{"resources":[{"server":"notes","uri":"notes://first","name":"first","title":"First note","mimeType":"text/plain"},{"server":"notes","uri":"notes://pixel","name":"pixel","mimeType":"image/png","size":68}]}"#
+        );
+        assert_eq!(
+            all.details,
+            Some(json!({"server": "", "tool": "list_mcp_resources"}))
+        );
+        let page = run(&tools[0], json!({"server": " notes "})).await.unwrap();
+        let payload: Value = serde_json::from_str(&text(&page)).unwrap();
+        assert_eq!(payload["server"], "notes");
+        assert_eq!(payload["nextCursor"], "page2");
+        assert_eq!(payload["resources"].as_array().unwrap().len(), 1);
+        let next = run(&tools[0], json!({"server": "notes", "cursor": "page2"}))
+            .await
+            .unwrap();
+        assert!(text(&next).contains("notes://pixel"));
+        let templates = run(&tools[1], json!({})).await.unwrap();
+        assert_eq!(
+            text(&templates),
+            r#"{"resourceTemplates":[{"server":"notes","uriTemplate":"notes://{name}","name":"note","description":"A note by name"}]}"#
+        );
+        connection.close().await;
+    }
+
+    #[tokio::test]
+    async fn wrong_arguments_are_pis_errors() {
+        let (tools, connection) = tools_over_the_server().await;
+        assert_eq!(
+            run(&tools[0], json!({"cursor": "page2"}))
+                .await
+                .unwrap_err(),
+            "cursor can only be used when a server is specified"
+        );
+        assert_eq!(
+            run(&tools[0], json!({"server": "other"}))
+                .await
+                .unwrap_err(),
+            "MCP server \"other\" has no resources. Servers with resources: notes"
+        );
+        assert_eq!(
+            run(&tools[0], json!({"server": 3})).await.unwrap_err(),
+            "server must be a string"
+        );
+        assert_eq!(
+            run(&tools[2], json!({"server": "notes"}))
+                .await
+                .unwrap_err(),
+            "uri must be provided"
+        );
+        connection.close().await;
+    }
+
+    #[tokio::test]
+    async fn reads_become_text_and_images_with_the_contents_whole() {
+        let (tools, connection) = tools_over_the_server().await;
+        let read = run(
+            &tools[2],
+            json!({"server": "notes", "uri": "notes://first"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(text(&read), "The first note.");
+        assert_eq!(
+            read.extra.get("structuredContent").cloned().unwrap(),
+            json!({"server": "notes", "uri": "notes://first", "contents": [
+                {"uri": "notes://first", "mimeType": "text/plain", "text": "The first note."}
+            ]})
+        );
+        let pixel = run(
+            &tools[2],
+            json!({"server": "notes", "uri": "notes://pixel"}),
+        )
+        .await
+        .unwrap();
+        assert!(
+            matches!(pixel.content[0], ContentBlock::Image(_)),
+            "{:?}",
+            pixel.content
+        );
+        let empty = run(&tools[2], json!({"server": "notes", "uri": "notes://none"}))
+            .await
+            .unwrap();
+        assert_eq!(text(&empty), "Resource notes://none is empty.");
+        connection.close().await;
+    }
+}
