@@ -135,6 +135,7 @@ async fn start_configured(
         register_tools(tools, Arc::clone(&connection));
         servers.connections.push(connection);
     }
+    pi_mcp::resources::register_resource_tools(tools, &servers.connections);
     if let Some(background) = &servers.background {
         servers.listed.extend(background.listings());
     }

@@ -86,6 +86,14 @@ impl ServerEntry {
         (!text.is_empty()).then_some(text)
     }
 
+    /// The server's own exposure (`exposure`, else `codemode`), Pi's `exposureOf`.
+    pub fn exposure(&self) -> &str {
+        self.config
+            .get("exposure")
+            .and_then(Value::as_str)
+            .unwrap_or("codemode")
+    }
+
     /// The exposure of one tool: its `toolExposure` entry (exact name first, then the first
     /// matching `*` pattern), else the server's `exposure`, else `codemode`.
     pub fn tool_exposure(&self, tool: &str) -> &str {

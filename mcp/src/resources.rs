@@ -112,6 +112,47 @@ pub fn resource_tool_declarations(
     ]
 }
 
+/// The exposure Pi registers the resource tools with (its `syncResourceTools`): the widest
+/// (`direct`, then `codemode`, then `deferred`) of the enabled servers with resources whose
+/// exposure is not `hidden`; none when there is no such server.
+pub fn resource_exposure(connections: &[Arc<McpConnection>]) -> Option<ToolExposure> {
+    let reached = reached(connections);
+    let exposures: Vec<&str> = reached.iter().map(|c| c.entry().exposure()).collect();
+    [
+        ("direct", ToolExposure::Direct),
+        ("codemode", ToolExposure::Codemode),
+        ("deferred", ToolExposure::Deferred),
+    ]
+    .into_iter()
+    .find(|(name, _)| exposures.contains(name))
+    .map(|(_, exposure)| exposure)
+}
+
+/// The servers the resource tools reach: enabled, with resources, not `hidden`.
+pub fn reached(connections: &[Arc<McpConnection>]) -> Vec<Arc<McpConnection>> {
+    connections
+        .iter()
+        .filter(|c| c.has_resources() && c.entry().enabled() && c.entry().exposure() != "hidden")
+        .cloned()
+        .collect()
+}
+
+/// Registers the resource tools in `registry` when some of `connections` has resources, with
+/// Pi's exposure for them ([`resource_exposure`]), reaching those servers.
+pub fn register_resource_tools(
+    registry: &mut pi_effects::custom_tool::ToolRegistry,
+    connections: &[Arc<McpConnection>],
+) {
+    let Some(exposure) = resource_exposure(connections) else {
+        return;
+    };
+    let servers = reached(connections);
+    let servers: ResourceServers = Arc::new(move || servers.clone());
+    for tool in resource_tools(exposure, &servers) {
+        registry.register(Arc::new(tool));
+    }
+}
+
 /// The three tools over `servers`, declared with `exposure`.
 pub fn resource_tools(exposure: ToolExposure, servers: &ResourceServers) -> Vec<ResourceTool> {
     resource_tool_declarations(exposure)
