@@ -24,6 +24,7 @@ use pi_core::event::ToolResult;
 use crate::config::{ServerEntry, Transport};
 use crate::convert::{convert_result, SaveOutput};
 use crate::definition::McpToolDefinition;
+use crate::raw_results::{RawResults, Tap};
 use crate::stdio_child::StdioChild;
 
 /// How much of a failed stdio server's stderr the error keeps (Pi's `STDERR_TAIL_CHARS`).
@@ -74,6 +75,9 @@ pub struct McpConnection {
     tools: Vec<Value>,
     /// The server's `instructions`, if it sent any.
     instructions: Option<String>,
+    /// The raw resource results a stdio server sent (see [`crate::raw_results`]); none over
+    /// HTTP, whose answers are read as rmcp's types.
+    raw: Option<RawResults>,
     /// Whether the server said it has resources (its capabilities list `resources`): Pi's
     /// resource tools reach it.
     has_resources: bool,
@@ -129,6 +133,7 @@ impl McpConnection {
             message,
         };
         let mut process = None;
+        let mut raw = None;
         let (service, stderr) = match &entry.transport {
             Transport::Stdio {
                 command,
@@ -167,6 +172,9 @@ impl McpConnection {
                         String::from_utf8_lossy(&buf).into_owned()
                     })
                 });
+                let results = RawResults::default();
+                let stdout = Tap::new(stdout, results.clone());
+                raw = Some(results);
                 (().serve((stdout, stdin)).await, stderr_task)
             }
             Transport::Http { url, headers } => {
@@ -245,6 +253,7 @@ impl McpConnection {
             service: Mutex::new(Some(service)),
             tools,
             instructions,
+            raw,
             has_resources,
             process,
         })
@@ -294,7 +303,7 @@ impl McpConnection {
             name: tool.to_string().into(),
             arguments: arguments.as_object().cloned(),
         }));
-        match self.request(request, abort).await? {
+        match self.request(request, abort).await?.0 {
             ServerResult::CallToolResult(result) => as_json(&result),
             _ => Err(unexpected("tools/call")),
         }
@@ -309,8 +318,9 @@ impl McpConnection {
         let request = ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(
             PaginatedRequestParam { cursor },
         ));
-        match self.request(request, abort).await? {
-            ServerResult::ListResourcesResult(result) => as_json(&result),
+        let (answer, id) = self.request(request, abort).await?;
+        match answer {
+            ServerResult::ListResourcesResult(result) => self.as_sent(&id, &result),
             _ => Err(unexpected("resources/list")),
         }
     }
@@ -324,8 +334,9 @@ impl McpConnection {
         let request = ClientRequest::ListResourceTemplatesRequest(
             ListResourceTemplatesRequest::with_param(PaginatedRequestParam { cursor }),
         );
-        match self.request(request, abort).await? {
-            ServerResult::ListResourceTemplatesResult(result) => as_json(&result),
+        let (answer, id) = self.request(request, abort).await?;
+        match answer {
+            ServerResult::ListResourceTemplatesResult(result) => self.as_sent(&id, &result),
             _ => Err(unexpected("resources/templates/list")),
         }
     }
@@ -341,19 +352,29 @@ impl McpConnection {
                 uri: uri.to_string(),
             },
         ));
-        match self.request(request, abort).await? {
-            ServerResult::ReadResourceResult(result) => as_json(&result),
+        let (answer, id) = self.request(request, abort).await?;
+        match answer {
+            ServerResult::ReadResourceResult(result) => self.as_sent(&id, &result),
             _ => Err(unexpected("resources/read")),
         }
     }
 
-    /// Sends `request` and waits for its answer, with the entry's timeout; `abort` cancels it
+    /// The result of the answer to request `id` as the server sent it, when its raw JSON was
+    /// kept, else as rmcp read it.
+    fn as_sent(&self, id: &str, result: &impl serde::Serialize) -> Result<Value, CallError> {
+        match self.raw.as_ref().and_then(|raw| raw.take(id)) {
+            Some(sent) => Ok(sent),
+            None => as_json(result),
+        }
+    }
+
+    /// Sends `request` and waits for its answer (with its id, as JSON text), with the entry's timeout; `abort` cancels it
     /// and tells the server (MCP's `notifications/cancelled`).
     async fn request(
         &self,
         request: ClientRequest,
         abort: &CancellationToken,
-    ) -> Result<ServerResult, CallError> {
+    ) -> Result<(ServerResult, String), CallError> {
         if abort.is_cancelled() {
             return Err(CallError::Aborted);
         }
@@ -364,6 +385,9 @@ impl McpConnection {
             .await
             .map_err(|e| CallError::Service(e.to_string()))?;
         let id = handle.id.clone();
+        let key = serde_json::to_value(&id)
+            .map(|id| id.to_string())
+            .unwrap_or_default();
         let outcome = tokio::select! {
             response = tokio::time::timeout(timeout, handle.await_response()) => response,
             () = abort.cancelled() => {
@@ -375,7 +399,7 @@ impl McpConnection {
         match outcome {
             Err(_) => Err(CallError::TimedOut(timeout.as_millis())),
             Ok(Err(error)) => Err(CallError::Service(error.to_string())),
-            Ok(Ok(result)) => Ok(result),
+            Ok(Ok(result)) => Ok((result, key)),
         }
     }
 

@@ -16,6 +16,7 @@ pub mod custom_tool;
 pub mod definition;
 pub mod later;
 pub mod naming;
+pub mod raw_results;
 pub mod resources;
 pub mod servers_section;
 pub mod startup;
