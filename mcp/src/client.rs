@@ -61,6 +61,9 @@ pub enum CallError {
     TimedOut(u128),
     #[error("{0}")]
     Service(String),
+    /// The server does not know the method (JSON-RPC's -32601).
+    #[error("{0}")]
+    MethodNotFound(String),
 }
 
 /// One connected server.
@@ -325,7 +328,8 @@ impl McpConnection {
         }
     }
 
-    /// One page of the server's resource templates (`resources/templates/list`).
+    /// One page of the server's resource templates (`resources/templates/list`); none from a
+    /// server that does not know the method, as Pi's `withoutTemplates` reads it.
     pub async fn resource_templates_page(
         &self,
         cursor: Option<String>,
@@ -334,7 +338,12 @@ impl McpConnection {
         let request = ClientRequest::ListResourceTemplatesRequest(
             ListResourceTemplatesRequest::with_param(PaginatedRequestParam { cursor }),
         );
-        let (answer, id) = self.request(request, abort).await?;
+        let (answer, id) = match self.request(request, abort).await {
+            Err(CallError::MethodNotFound(_)) => {
+                return Ok(serde_json::json!({"resourceTemplates": []}))
+            }
+            answered => answered?,
+        };
         match answer {
             ServerResult::ListResourceTemplatesResult(result) => self.as_sent(&id, &result),
             _ => Err(unexpected("resources/templates/list")),
@@ -398,6 +407,12 @@ impl McpConnection {
         };
         match outcome {
             Err(_) => Err(CallError::TimedOut(timeout.as_millis())),
+            Ok(Err(rmcp::ServiceError::McpError(data)))
+                if data.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+            {
+                let error = rmcp::ServiceError::McpError(data);
+                Err(CallError::MethodNotFound(error.to_string()))
+            }
             Ok(Err(error)) => Err(CallError::Service(error.to_string())),
             Ok(Ok(result)) => Ok((result, key)),
         }

@@ -34,6 +34,11 @@ impl RawResults {
     }
 
     fn keep(&self, line: &[u8]) {
+        // Parsed only when it may hold resources: every other answer is rmcp's alone.
+        let named = |key: &str| memchr::memmem::find(line, key.as_bytes()).is_some();
+        if !(named("\"resources\"") || named("\"resourceTemplates\"") || named("\"contents\"")) {
+            return;
+        }
         let Ok(message) = serde_json::from_slice::<Value>(line) else {
             return;
         };
@@ -85,11 +90,10 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = &polled {
-            let read = buf.filled()[before..].to_vec();
-            let this = &mut *self;
-            for byte in read {
+            for &byte in &buf.filled()[before..] {
                 if byte == b'\n' {
                     this.results.keep(&this.line);
                     this.line.clear();

@@ -251,7 +251,8 @@ impl ResourceTool {
         page.map_err(|e| e.to_string())
     }
 
-    /// Every page of `connection`'s listing.
+    /// Every page of `connection`'s listing. A server that hands back a cursor it gave before
+    /// would be asked forever: its listing fails instead, naming the cursor.
     async fn all(
         &self,
         connection: &McpConnection,
@@ -259,13 +260,17 @@ impl ResourceTool {
     ) -> Result<Vec<Value>, String> {
         let mut items = Vec::new();
         let mut cursor = None;
+        let mut seen = std::collections::HashSet::new();
         loop {
             let page = self.page(connection, cursor, abort).await?;
             items.extend(page[self.key()].as_array().cloned().unwrap_or_default());
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) => cursor = Some(next.to_owned()),
-                None => return Ok(items),
+            let Some(next) = page.get("nextCursor").and_then(Value::as_str) else {
+                return Ok(items);
+            };
+            if !seen.insert(next.to_owned()) {
+                return Err(format!("the server repeated the cursor {next:?}"));
             }
+            cursor = Some(next.to_owned());
         }
     }
 

@@ -15,10 +15,15 @@ use tokio_util::sync::CancellationToken;
 const SERVER: &str = env!("CARGO_BIN_EXE_pi-mcp-test-server");
 
 fn entry(resources: bool) -> ServerEntry {
-    let env = if resources {
-        json!({"MCP_TEST_RESOURCES": "1"})
-    } else {
+    entry_with(if resources { "1" } else { "" })
+}
+
+/// The test server with `MCP_TEST_RESOURCES` set to `resources` (none when empty).
+fn entry_with(resources: &str) -> ServerEntry {
+    let env = if resources.is_empty() {
         json!({})
+    } else {
+        json!({ "MCP_TEST_RESOURCES": resources })
     };
     let (config, transport) =
         validate_server("notes", json!({"command": SERVER, "env": env})).unwrap();
@@ -118,11 +123,15 @@ mod tools {
     use serde_json::{json, Value};
     use tokio_util::sync::CancellationToken;
 
-    use super::entry;
+    use super::entry_with;
 
     async fn tools_over_the_server() -> (Vec<ResourceTool>, Arc<McpConnection>) {
+        tools_over("1").await
+    }
+
+    async fn tools_over(resources: &str) -> (Vec<ResourceTool>, Arc<McpConnection>) {
         let connection = Arc::new(
-            McpConnection::connect(&entry(true), std::path::Path::new("."))
+            McpConnection::connect(&entry_with(resources), std::path::Path::new("."))
                 .await
                 .unwrap(),
         );
@@ -261,6 +270,30 @@ mod tools {
             .await
             .unwrap();
         assert_eq!(text(&empty), "Resource notes://none is empty.");
+        connection.close().await;
+    }
+
+    /// A server that does not know `resources/templates/list` has no templates (Pi's
+    /// `withoutTemplates`), and one that hands back a cursor it gave before is not asked forever:
+    /// its listing fails under `errors`.
+    #[tokio::test]
+    async fn a_server_without_templates_has_none_and_a_looping_cursor_ends() {
+        let (tools, connection) = tools_over("odd").await;
+        let templates = run(&tools[1], json!({})).await.unwrap();
+        assert_eq!(text(&templates), r#"{"resourceTemplates":[]}"#);
+        let one = run(&tools[1], json!({"server": "notes"})).await.unwrap();
+        assert_eq!(text(&one), r#"{"server":"notes","resourceTemplates":[]}"#);
+        let all = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            run(&tools[0], json!({})),
+        )
+        .await
+        .expect("the listing ended")
+        .unwrap();
+        assert_eq!(
+            text(&all),
+            r#"{"resources":[],"errors":[{"server":"notes","error":"the server repeated the cursor \"page2\""}]}"#
+        );
         connection.close().await;
     }
 }

@@ -79,10 +79,12 @@ fn no_tools_registers_no_mcp_tool() {
     checks(&scratch, &scratch.path("run.jsonl"));
 }
 
-/// An allowlist naming one MCP tool registers that one only; one naming none keeps them all
-/// registered without declaring them (Pi's direct tools the allowlist does not match).
+/// An allowlist naming one MCP tool declares that one only, and another of the server's tools
+/// cannot be called; one naming none declares none of them. (Which are registered, which only
+/// `pi.getAllTools()` and `ctx.executeTool` see, is conformance case
+/// `mcp_register_allowlist_filters`: no recording holds a tool registered and inactive.)
 #[test]
-fn an_allowlist_naming_an_mcp_tool_registers_only_the_ones_it_names() {
+fn an_allowlist_naming_an_mcp_tool_declares_and_runs_only_the_ones_it_names() {
     let (declared, result, _, scratch) =
         run_calling(&["--tools", "read,mcp__t__echo"], "mcp__t__data");
     assert_eq!(declared, ["read", "mcp__t__echo"]);

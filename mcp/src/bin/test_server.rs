@@ -7,7 +7,9 @@
 //! message (a slow server: `initialize` is answered that much later); `--fail-start` waits too.
 //! `MCP_TEST_RESOURCES=1` gives it resources: `notes://first` (text), `notes://pixel` (a PNG
 //! blob), `ui://app` (an MCP App, which Pi leaves out), over two pages, and the template
-//! `notes://{name}`, which reads any other name as an empty resource.
+//! `notes://{name}`, which reads any other name as an empty resource. `MCP_TEST_RESOURCES=odd`
+//! gives the same resources, but its second page hands back its own cursor again and it does
+//! not know `resources/templates/list`.
 
 use std::sync::Arc;
 
@@ -40,9 +42,14 @@ fn tools() -> Vec<Tool> {
     serde_json::from_value(list).unwrap_or_default()
 }
 
-/// Whether the server has resources (`MCP_TEST_RESOURCES=1`).
+/// Whether the server has resources (`MCP_TEST_RESOURCES=1`, or `odd`).
 fn with_resources() -> bool {
-    std::env::var("MCP_TEST_RESOURCES").is_ok_and(|v| v == "1")
+    std::env::var("MCP_TEST_RESOURCES").is_ok_and(|v| v == "1" || v == "odd")
+}
+
+/// Whether the server's resources misbehave (`MCP_TEST_RESOURCES=odd`).
+fn odd() -> bool {
+    std::env::var("MCP_TEST_RESOURCES").is_ok_and(|v| v == "odd")
 }
 
 /// The resources' pages: the cursor `page2` gives the second.
@@ -53,6 +60,7 @@ fn resources_page(cursor: Option<&str>) -> serde_json::Value {
              "_meta": {"x": 1}, "icons": [{"src": "data:,"}]},
             {"uri": "ui://app", "name": "app", "mimeType": "text/html"}
         ], "nextCursor": "page2"}),
+        Some(_) if odd() => json!({"resources": [], "nextCursor": "page2"}),
         Some(_) => json!({"resources": [
             {"uri": "notes://pixel", "name": "pixel", "mimeType": "image/png", "size": 68}
         ]}),
@@ -102,6 +110,11 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParam>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if odd() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListResourceTemplatesRequestMethod,
+            >());
+        }
         serde_json::from_value(json!({"resourceTemplates": [
             {"uriTemplate": "notes://{name}", "name": "note", "description": "A note by name"}
         ]}))
