@@ -6,6 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { loaded, plain, tools } from "./host-scope.mjs";
 import { catalog, modelRegistry, projections, sessionManager } from "./session-view.mjs";
+import { learnBuiltinOutputSchemas } from "./host-loadout.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -45,6 +46,7 @@ export async function init(request) {
       "convertToLlm",
     );
   Object.assign(projections, { buildContextEntries, buildSessionProjection, SessionManager, convertToLlm });
+  learnBuiltinOutputSchemas(await bundled(piDir, ...BUILTIN_DEFINITIONS).then(definitionFactories), request.cwd);
   // The harness discovered the paths (trust decided there): an empty folder stands for the
   // agent directory, and the project's `.pi/extensions` is hidden from the loader while the
   // harness leaves it out (an untrusted project's), so that the loader discovers nothing more.
@@ -61,6 +63,7 @@ export async function init(request) {
   });
   const load = async () => {
     const result = await loadPaths(loaded.paths);
+    await addBuiltins(result);
     loaded.loadErrors = [...result.errors];
     result.errors.push(...conflicts(result.extensions));
     Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
@@ -91,13 +94,58 @@ export async function init(request) {
   return registrations(result, request.flagValues);
 }
 
+/** Pi's built-in tool definition factories, whose output schemas a script's calls resolve by. */
+const BUILTIN_DEFINITIONS = ["read", "bash", "edit", "write", "grep", "find", "ls"].map(
+  (name) => `create${name[0].toUpperCase()}${name.slice(1)}ToolDefinition`,
+);
+
+function definitionFactories(module) {
+  return Object.fromEntries(BUILTIN_DEFINITIONS.map((factory) => [factory.slice(6, -14).toLowerCase(), module[factory]]));
+}
+
+/** The built-in extensions of Pi 1.5.2 the host runs, by the path Pi names them with: its
+ * `codemode` tool (`createCodemodeExtension()`), loaded after the others as Pi loads its
+ * built-ins, and left out when another extension registers a tool of the same name (Pi's
+ * replaceable built-ins). The loader loads files: each is a module of the stand-in folder,
+ * outside what the loader discovers, that exports the install's factory. */
+const BUILTINS = new Map([
+  ["builtin:codemode", 'import { createCodemodeExtension } from "@earendil-works/pi-coding-agent";\nexport default createCodemodeExtension();\n'],
+]);
+
+/** Whether the built-in extension `builtin` is replaced by one of `extensions` (one registering
+ * a tool it registers). */
+function replaced(builtin, extensions) {
+  return extensions.some((e) => e !== builtin && !BUILTINS.has(e.path) && [...builtin.tools.keys()].some((name) => e.tools.has(name)));
+}
+
+/** Loads the built-in extensions into `result` (a load's), over its runtime, after its
+ * extensions; those another extension replaces are left out. */
+async function addBuiltins(result) {
+  const folder = path.join(loaded.standIn, "builtin");
+  fs.mkdirSync(folder, { recursive: true });
+  const files = [...BUILTINS].map(([name, source]) => {
+    const file = path.join(folder, `${name.slice("builtin:".length)}.ts`);
+    fs.writeFileSync(file, source);
+    return [file, name];
+  });
+  const more = await loadPaths(files.map(([file]) => file), { hideProject: true });
+  if (result.runtime) adopt(more.runtime, result.runtime);
+  for (const extension of more.extensions) {
+    const name = files.find(([file]) => path.resolve(file) === path.resolve(extension.path))?.[1];
+    if (!name) continue;
+    extension.path = name;
+    if (!replaced(extension, result.extensions)) result.extensions.push(extension);
+  }
+  result.errors.push(...more.errors);
+}
+
 /** Loads `paths` with Pi's loader in the project's folder, the stand-in as the agent
  * directory. The loader also discovers the project's `.pi/extensions` on its own: while the
  * project is untrusted, that folder is hidden from it (`existsSync` says it is not there during
  * the loader's synchronous discovery, which runs before the load's first await). */
-function loadPaths(paths) {
+function loadPaths(paths, { hideProject = false } = {}) {
   const load = () => loaded.discoverAndLoadExtensions(paths, loaded.cwd, loaded.standIn);
-  if (loaded.projectTrusted) return load();
+  if (loaded.projectTrusted && !hideProject) return load();
   const hidden = path.resolve(loaded.cwd, ".pi", "extensions");
   const exists = fs.existsSync;
   fs.existsSync = (p) => (typeof p === "string" && path.resolve(p) === hidden ? false : exists(p));
@@ -133,6 +181,8 @@ function registrations(result, flagValues) {
         ...reach(d),
         // Its calls ask the host to run it (`tool.prepare_arguments`) before they are validated.
         ...(typeof d.prepareArguments === "function" ? { prepareArguments: true } : {}),
+        // Declaring it asks the host how the loadout changes (`tool.prepare_loadout`).
+        ...(typeof d.prepareLoadout === "function" ? { prepareLoadout: true } : {}),
       }));
     }
   }
@@ -238,6 +288,9 @@ export async function extend(request) {
   }
   const all = new Map([...before, ...more.extensions.map((e) => [key(e.path), e])]);
   const extensions = request.paths.map((p) => all.get(key(p))).filter((e) => e !== undefined);
+  // The built-in extensions stay after the others, unless one of the new ones replaces them.
+  const builtins = loaded.extensions.filter((e) => BUILTINS.has(e.path));
+  extensions.push(...builtins.filter((b) => !replaced(b, extensions)));
   loaded.loadErrors = [...loaded.loadErrors, ...more.errors];
   const result = { extensions, runtime: loaded.runtime, errors: [...loaded.loadErrors, ...conflicts(extensions)] };
   loaded.extensions = extensions;

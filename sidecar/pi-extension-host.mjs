@@ -41,6 +41,9 @@
 //       it was given in place:
 //       the registered tool's `prepareArguments` run on a call's arguments as the model sent
 //       them (pi-agent-core's `prepareToolCallArguments`), or the message it threw
+//   {"id", "type": "tool.prepare_loadout", "declared", "registered"} -> {descriptions,
+//       hiddenDeclarations, errors}: the `prepareLoadout` hooks of the declared tools run over
+//       the loadout (`host-loadout.mjs`), as Pi's `_applyToolLoadout` runs them
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
@@ -67,6 +70,7 @@ import { fileURLToPath } from "node:url";
 import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
 import { abortEvent, current, loaded, plain, running, scope, tools, unsupported, write } from "./host-scope.mjs";
 import { extend, init, projectTrust } from "./host-loading.mjs";
+import { prepareLoadout, toolObject } from "./host-loadout.mjs";
 import { forgetProviderChanges, providerActions, registryProviderActions } from "./host-providers.mjs";
 import {
   boundary, catalog, clampThinkingLevel, entries, entry, hasAuth, leafId, MODEL_FIELDS, modelRegistry,
@@ -299,14 +303,17 @@ function nestedAnswer(request) {
 }
 
 /** Pi's `_getCallableTools`: the active `direct` tools and every `codemode` or `deferred` one,
- * in registration order (as `pi.getAllTools()` describes them). */
+ * in registration order (as `pi.getAllTools()` describes them), each with its output schema
+ * (what a codemode script's call resolves to). */
 function callableTools(state) {
   if (!state.allTools) return state.activeTools.map((name) => ({ name }));
   const active = new Set(state.activeTools);
-  return state.allTools.filter((tool) => {
-    const exposure = tool.exposure ?? "direct";
-    return exposure === "codemode" || exposure === "deferred" || (exposure === "direct" && active.has(tool.name));
-  });
+  return state.allTools
+    .filter((tool) => {
+      const exposure = tool.exposure ?? "direct";
+      return exposure === "codemode" || exposure === "deferred" || (exposure === "direct" && active.has(tool.name));
+    })
+    .map((info) => ({ ...info, ...toolObject(info) }));
 }
 
 /** Adds to a tool call's view of the session the custom entry its `pi.appendEntry` asked for, on
@@ -818,6 +825,16 @@ function prepareArguments(request) {
   }
 }
 
+/** The `prepareLoadout` hooks over the loadout `request` describes (`host-loadout.mjs`). They
+ * read the session through their extension's API (codemode its mode setting): the extensions
+ * holding them are bound, and the hooks run with the registered tools as the session's. */
+function loadoutHooks(request) {
+  for (const tool of tools.values()) if (typeof tool.definition.prepareLoadout === "function") runnerFor(tool.owner);
+  const state = { activeTools: request.declared ?? [], allTools: request.registered ?? [] };
+  const store = { state, actions: [], errors: [], told: [] };
+  return current.run(store, () => prepareLoadout(request));
+}
+
 async function handle(request) {
   try {
     let data;
@@ -837,6 +854,7 @@ async function handle(request) {
     else if (request.type === "tool.execute") data = await execute(request);
     else if (request.type === "tool.nested.answer") return nestedAnswer(request);
     else if (request.type === "tool.prepare_arguments") data = prepareArguments(request);
+    else if (request.type === "tool.prepare_loadout") data = loadoutHooks(request);
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);
     else if (request.type === "command") data = await command(request);

@@ -4,8 +4,8 @@
 use super::boundary::BoundaryDraft;
 use super::hooks::{
     CommandAsk, DiscoveredPath, DiscoveredResources, HandlerResult, HookDecision, HookPayload,
-    InjectedMessage, InputAction, PreparedArguments, SuppliedCompaction, ToolCallVerdict,
-    TreeAnswer, UserBashAnswer, WarmAction, TOOL_BLOCKED,
+    InjectedMessage, InputAction, LoadoutChanges, PreparedArguments, SuppliedCompaction,
+    ToolCallVerdict, TreeAnswer, UserBashAnswer, WarmAction, TOOL_BLOCKED,
 };
 use crate::message::ImageContent;
 
@@ -250,6 +250,20 @@ impl Composer {
                 self.decision = Some(HookDecision::PrepareArguments(prepared));
                 self.stopped = true;
             }
+            (HookPayload::PrepareLoadout { .. }, Some(HandlerResult::PrepareLoadout(changes))) => {
+                let HookDecision::PrepareLoadout(merged) = self
+                    .decision
+                    .get_or_insert_with(|| HookDecision::PrepareLoadout(LoadoutChanges::default()))
+                else {
+                    return;
+                };
+                merged.descriptions.extend(changes.descriptions);
+                for name in changes.hidden_declarations {
+                    if !merged.hidden_declarations.contains(&name) {
+                        merged.hidden_declarations.push(name);
+                    }
+                }
+            }
             (
                 HookPayload::SessionBeforeTree { .. },
                 Some(HandlerResult::SessionBeforeTree(answer)),
@@ -410,6 +424,9 @@ impl Composer {
                     arguments: Some(arguments),
                     model_arguments: None,
                 })
+            }
+            HookPayload::PrepareLoadout { .. } => {
+                HookDecision::PrepareLoadout(LoadoutChanges::default())
             }
             HookPayload::ResourcesDiscover { .. } => {
                 HookDecision::ResourcesDiscover(Box::new(self.discovered))

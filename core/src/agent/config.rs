@@ -123,6 +123,9 @@ pub struct ToolSpec {
     /// Its `prepareArguments` runs outside the machine (an extension's tool): each call asks
     /// for it at a `prepare_arguments` hook point before it is validated.
     pub prepared_by_hook: bool,
+    /// Declaring it asks the extension that registered it how the declared tools change
+    /// (Pi 1.5.2's `prepareLoadout`), at a `prepare_loadout` hook point.
+    pub prepares_loadout: bool,
     /// Pi 1.5's `constrainedSampling` of the declaration, when the tool has one.
     pub constrained_sampling: Option<Value>,
     /// How the model reaches it: whether a running tool may call it (nested calls), and
@@ -148,6 +151,7 @@ impl ToolSpec {
             execution_mode: None,
             prepare_arguments: None,
             prepared_by_hook: false,
+            prepares_loadout: false,
             constrained_sampling: None,
             exposure: ToolExposure::Direct,
             default_active: None,

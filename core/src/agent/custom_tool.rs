@@ -57,6 +57,11 @@ pub struct CustomToolDefinition {
     /// `prepare_arguments` hook point for the arguments to validate, or the error it threw.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prepare_arguments: bool,
+    /// Declaring the tool changes how the others are declared (Pi 1.5.2's `prepareLoadout`, a
+    /// function only its extension can run, which codemode has): each turn that declares it
+    /// waits at a `prepare_loadout` hook point for the descriptions it gives.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prepare_loadout: bool,
 }
 
 impl CustomToolDefinition {
@@ -83,6 +88,7 @@ impl CustomToolDefinition {
         spec.namespace = self.namespace.clone();
         spec.annotations = self.annotations.clone();
         spec.prepared_by_hook = self.prepare_arguments;
+        spec.prepares_loadout = self.prepare_loadout;
         spec
     }
 

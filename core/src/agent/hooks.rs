@@ -13,7 +13,7 @@
 //! and `input` transforms chain, a `before_agent_start` system prompt is the last one set, its
 //! messages accumulate), and tells what the next handler sees.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -146,6 +146,10 @@ pub enum HookEvent {
     /// the extension host runs the shim on the model's arguments. Pi has no event object for it
     /// (its agent calls the shim itself); the hook point makes the shim's answer an input.
     PrepareArguments,
+    /// A turn is about to declare a tool whose `prepareLoadout` the extension host runs (Pi's
+    /// `_applyToolLoadout`): the declared tools' descriptions it changes. Pi has no event
+    /// object for it; the hook point makes the hook's answer an input.
+    PrepareLoadout,
 }
 
 impl HookEvent {
@@ -196,6 +200,7 @@ impl HookEvent {
             HookEvent::McpServersChange => "mcp_servers_change",
             HookEvent::RegisterMcpServer => "register_mcp_server",
             HookEvent::PrepareArguments => "prepare_arguments",
+            HookEvent::PrepareLoadout => "prepare_loadout",
         }
     }
 }
@@ -514,6 +519,13 @@ pub enum HookPayload {
         parent_tool_call_id: Option<String>,
         arguments: Value,
     },
+    /// The tools a turn declares (`declared`, by name, in order) and every registered tool as
+    /// `pi.getAllTools()` describes it (`registered`, in registry order), for the declared
+    /// tools' `prepareLoadout` hooks.
+    PrepareLoadout {
+        declared: Vec<String>,
+        registered: Vec<Value>,
+    },
     /// The session asks for the extensions' resources: its working directory and why
     /// (`"startup"`).
     ResourcesDiscover {
@@ -655,6 +667,7 @@ impl HookPayload {
             HookPayload::ProviderStreamEvent { .. } => HookEvent::ProviderStreamEvent,
             HookPayload::McpServersChange { .. } => HookEvent::McpServersChange,
             HookPayload::PrepareArguments { .. } => HookEvent::PrepareArguments,
+            HookPayload::PrepareLoadout { .. } => HookEvent::PrepareLoadout,
         }
     }
 }
@@ -788,6 +801,20 @@ pub enum HandlerResult {
     CommandAsked { run: u64, ask: CommandAsk },
     /// What the tool's `prepareArguments` shim gave.
     PrepareArguments(PreparedArguments),
+    /// What the declared tools' `prepareLoadout` hooks changed.
+    PrepareLoadout(LoadoutChanges),
+}
+
+/// What `prepareLoadout` hooks change in a turn's declarations (Pi's `ToolLoadoutChanges`,
+/// merged over the hooks): new descriptions by tool name, and the declarations requests leave
+/// out (`hiddenDeclarations`, which this harness does not apply yet: it is kept for the record).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadoutChanges {
+    #[serde(default)]
+    pub descriptions: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden_declarations: Vec<String>,
 }
 
 /// An `input` handler's answer, and the composed one.
@@ -1064,6 +1091,8 @@ pub enum HookDecision {
     },
     /// What the tool's `prepareArguments` shim gave for the call waiting at its hook point.
     PrepareArguments(PreparedArguments),
+    /// How the `prepareLoadout` hooks change the turn's declarations.
+    PrepareLoadout(LoadoutChanges),
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }

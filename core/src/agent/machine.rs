@@ -34,6 +34,8 @@ mod change;
 mod context;
 #[path = "llm_view.rs"]
 mod llm_view;
+#[path = "loadout.rs"]
+mod loadout;
 #[path = "request.rs"]
 mod request;
 #[path = "response.rs"]
@@ -162,6 +164,8 @@ pub struct AgentMachine {
     error_message: Option<String>,
     /// A prompt's run waiting for the `before_agent_start` decision.
     starting: Option<start::Starting>,
+    /// What the declared tools' `prepareLoadout` hooks answered, and a turn waiting for them.
+    loadout: loadout::Loadout,
     run: Option<Run>,
     next_call: u64,
     now: u64,
@@ -205,6 +209,7 @@ impl AgentMachine {
             nested_tools: Vec::new(),
             error_message: None,
             starting: None,
+            loadout: loadout::Loadout::default(),
             run: None,
             next_call: 1,
             now: 0,
@@ -226,7 +231,7 @@ impl AgentMachine {
     /// True while a run is in progress (Pi's `state.isStreaming`), or a prompt's run waits for
     /// `before_agent_start` (Pi's session is busy then: what is sent meanwhile joins the run).
     pub fn is_streaming(&self) -> bool {
-        self.run.is_some() || self.starting.is_some()
+        self.run.is_some() || self.starting.is_some() || self.loadout_waiting().is_some()
     }
 
     /// The message being streamed, if any.
@@ -418,7 +423,7 @@ impl AgentMachine {
         if self.awaits_turn_end(call) {
             return matches!(decision, HookDecision::Done | HookDecision::Boundary { .. });
         }
-        if self.awaits_context(call, decision) {
+        if self.awaits_context(call, decision) || self.awaits_loadout(call, decision) {
             return true;
         }
         matches!(self.run.as_ref().map(|r| &r.phase),
@@ -430,6 +435,9 @@ impl AgentMachine {
     pub fn describe(&self) -> String {
         if let Some(starting) = &self.starting {
             return format!("waiting for before_agent_start decision {}", starting.call);
+        }
+        if let Some(call) = self.loadout_waiting() {
+            return format!("waiting for prepare_loadout decision {call}");
         }
         match &self.run {
             None => "idle".to_owned(),
@@ -594,6 +602,9 @@ impl AgentMachine {
         }
         if self.awaits_context(call, &outcome.decision) {
             return self.context_decided(outcome.decision);
+        }
+        if self.awaits_loadout(call, &outcome.decision) {
+            return self.loadout_decided(outcome.decision);
         }
         self.tool_call_decided(call, outcome.decision);
     }

@@ -4,12 +4,12 @@
 //! abort).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use crate::event::AgentEvent;
 use crate::message::{AgentMessage, AssistantMessage, StopReason};
 use crate::model::ThinkingLevel;
 
+use super::loadout::Resume;
 use super::{
     system, AgentMachine, Assembly, CallId, Effect, LlmView, Phase, QueueMode, Run, RunSettings,
     TurnSummary,
@@ -74,6 +74,21 @@ impl AgentMachine {
         forced_system_prompt: Option<String>,
         aborted: bool,
     ) {
+        let resume = Resume::Run {
+            prompts,
+            skip_steering_poll,
+            forced_system_prompt,
+            aborted,
+        };
+        let Some(Resume::Run {
+            prompts,
+            skip_steering_poll,
+            forced_system_prompt,
+            aborted,
+        }) = self.ask_loadout(resume)
+        else {
+            return;
+        };
         self.error_message = None;
         self.streaming_message = None;
         let start = self.messages.len();
@@ -81,7 +96,7 @@ impl AgentMachine {
             settings: RunSettings {
                 model: self.model.clone(),
                 system_prompt: self.system_prompt.clone(),
-                tools: Arc::clone(&self.tools),
+                tools: self.declared_tools(),
                 reasoning: (self.thinking_level != ThinkingLevel::Off)
                     .then_some(self.thinking_level),
                 tool_execution: self.tool_execution,
@@ -123,8 +138,11 @@ impl AgentMachine {
         let Some(sections) = &self.system_sections else {
             return;
         };
-        let tools: Vec<serde_json::Value> =
-            self.tools.iter().map(system::tool_declaration).collect();
+        let tools: Vec<serde_json::Value> = self
+            .declared_tools()
+            .iter()
+            .map(system::tool_declaration)
+            .collect();
         if let Some(update) = system::update(&self.messages, sections, &tools, self.now) {
             let message = AgentMessage::System(update);
             self.emit(AgentEvent::MessageStart {
@@ -188,11 +206,17 @@ impl AgentMachine {
                 return self.end_run();
             }
         }
-        // Pi 1.5.2's `prepareNextTurn` (the session's next-turn refresh): a turn after the
-        // first asks the model with the thinking level and declares the tools in force now,
-        // ones an extension or a front end set during the run included.
+        if let Some(Resume::NextTurn { pending }) = self.ask_loadout(Resume::NextTurn { pending }) {
+            self.next_turn(pending);
+        }
+    }
+
+    /// Pi 1.5.2's `prepareNextTurn` (the session's next-turn refresh): a turn after the first
+    /// asks the model with the thinking level and declares the tools in force now, ones an
+    /// extension or a front end set during the run included.
+    pub(super) fn next_turn(&mut self, pending: Vec<AgentMessage>) {
         let reasoning = (self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
-        let tools = Arc::clone(&self.tools);
+        let tools = self.declared_tools();
         let model = self.model.clone();
         if let Some(run) = self.run.as_mut() {
             run.settings.reasoning = reasoning;

@@ -178,7 +178,8 @@ impl SessionMachine {
     }
 
     /// Tells the agent which tools a running tool may call besides the active ones: the
-    /// registered `codemode` and `deferred` tools (Pi's `_getCallableTools`).
+    /// registered `codemode` and `deferred` tools (Pi's `_getCallableTools`); and every
+    /// registered tool, which the `prepareLoadout` hooks are given.
     fn sync_nested_tools(&mut self) {
         let tools = self
             .registry
@@ -199,6 +200,8 @@ impl SessionMachine {
             })
             .unwrap_or_default();
         self.agent.set_nested_tools(tools);
+        let registered = self.all_tools().unwrap_or_default();
+        self.agent.set_registered_tools(registered);
     }
 
     /// The names of every registered tool, active or not, in Pi's registry order (the built-ins

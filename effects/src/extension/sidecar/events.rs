@@ -213,7 +213,7 @@ impl SidecarExtension {
 
 /// The extensions of `registrations` that handle a hook point, in load order, each answered by
 /// `host` with `state` mirrored into its handlers' getters; then, where a tool has one, what
-/// runs the tools' `prepareArguments` shims.
+/// runs the tools' `prepareArguments` shims, and what runs their `prepareLoadout` hooks.
 pub fn hook_extensions(
     registrations: &Registrations,
     host: &Arc<ExtensionHost>,
@@ -234,6 +234,10 @@ pub fn hook_extensions(
             }) as Arc<dyn RustExtension>
         })
         .chain(super::prepare::prepare_arguments_extension(
+            registrations,
+            host,
+        ))
+        .chain(super::loadout::prepare_loadout_extension(
             registrations,
             host,
         ))

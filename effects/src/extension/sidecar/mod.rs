@@ -5,7 +5,7 @@
 //! the extensions' handlers listen at (Pi's runner runs them in the host) over the state
 //! `mirror.rs` keeps of the session for their getters, `command.rs` runs their commands,
 //! `compact_end.rs` calls the callbacks of their `ctx.compact()`, `prepare.rs` runs their
-//! tools' `prepareArguments` shims,
+//! tools' `prepareArguments` shims, `loadout.rs` their `prepareLoadout` hooks,
 //! `flags.rs` hands them the command line's values of their flags, `trust.rs` asks them
 //! whether the project is trusted (Pi's `project_trust`) and then loads the final set, and `tool.rs` registers the tools the extensions define as [`CustomTool`]s, so
 //! their calls are effects: recorded in a cassette and answered from it on replay, where no
@@ -20,6 +20,7 @@ pub mod discover;
 pub mod events;
 pub mod flags;
 pub mod host;
+pub mod loadout;
 pub mod mirror;
 pub mod prepare;
 pub mod tool;

@@ -24,6 +24,10 @@ const MODULES: &[(&str, &str)] = &[
         include_str!("../../../../sidecar/host-scope.mjs"),
     ),
     (
+        "./host-loadout.mjs",
+        include_str!("../../../../sidecar/host-loadout.mjs"),
+    ),
+    (
         "./session-view.mjs",
         include_str!("../../../../sidecar/session-view.mjs"),
     ),
