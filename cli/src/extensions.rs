@@ -76,6 +76,9 @@ pub(crate) fn registered_servers(registrations: &Registrations) -> Vec<pi_mcp::R
         .collect()
 }
 
+/// The name of Pi 1.5.2's built-in codemode tool.
+const CODEMODE_TOOL_NAME: &str = "codemode";
+
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(
@@ -91,7 +94,7 @@ impl Runtime {
     pub fn start_extensions(&mut self, flags: &[GivenFlag]) -> Vec<FlagDeclaration> {
         // The host the pre-trust load started (`trust::ask_extensions`) loads the final set.
         let asked = self.extension_host.take();
-        if self.extension_paths.is_empty() {
+        if self.extension_paths.is_empty() && !self.wants_codemode() {
             self.diagnostics
                 .extend(flag_errors(&[], flags).into_iter().map(Diagnostic::Error));
             return Vec::new();
@@ -173,6 +176,12 @@ impl Runtime {
                     self.diagnostics
                         .push(load_failure(&path.to_string_lossy(), &error.to_string()));
                 }
+                if self.extension_paths.is_empty() {
+                    self.diagnostics.push(Diagnostic::Error(format!(
+                        "The codemode tool runs in Pi's extension host, which could not start: \
+                         {error}"
+                    )));
+                }
                 Vec::new()
             }
         }
@@ -180,6 +189,13 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// Whether the active tools name Pi's built-in `codemode`, which only the extension host
+    /// runs (its scripts run in Pi's own sandbox): the host starts for it even without an
+    /// extension of the user's.
+    fn wants_codemode(&self) -> bool {
+        self.tools.iter().any(|name| name == CODEMODE_TOOL_NAME)
+    }
+
     /// The commands `registrations` hold as RPC `get_commands` lists them, each with where its
     /// extension came from.
     pub(crate) fn listed_commands(&self, registrations: &Registrations) -> Vec<Value> {

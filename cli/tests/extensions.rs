@@ -11,6 +11,8 @@
 
 #[path = "extensions/actions.rs"]
 mod actions;
+#[path = "extensions/codemode.rs"]
+mod codemode;
 #[path = "extensions/command_ask.rs"]
 mod command_ask;
 #[path = "extensions/commands.rs"]

@@ -1,0 +1,170 @@
+//! Pi 1.5.2's built-in codemode tool (case `codemode_script`), activated with `--tools
+//! +codemode`: the extension host runs Pi's own codemode extension, whose `prepareLoadout`
+//! describes how scripts call the declared tools (a recorded hook decision) and whose scripts
+//! call the session's tools through `ctx.executeTool`; `store()` writes a `codemode-store`
+//! entry that a later script's `load()` reads from the session. A replay without Node
+//! reproduces the run, and a recorded loadout changed in the cassette diverges.
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, MockLlm};
+use crate::support::{
+    assert_chaos_without_node, assert_replays_without_node, json_lines, node_path,
+    replay_without_node, run, with_extension, with_host,
+};
+
+fn extension() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/codemode_script/extension.ts")
+}
+
+/// A script that calls a built-in and the extension's tool and stores what they gave, then one
+/// that loads it back.
+fn script() -> Value {
+    let code = |id: &str, code: &str| {
+        json!({"tool_calls": [{"id": id, "name": "codemode",
+            "arguments": json!({"code": code}).to_string()}]})
+    };
+    json!([
+        code(
+            "s1",
+            "const a = await tools.read({ path: \"a.txt\" });\n\
+             const s = await tools.shout({ text: a.trim() });\n\
+             store(\"seen\", s);\nreturn s;"
+        ),
+        code("s2", "return load(\"seen\");"),
+        {"text": ["Done."]},
+    ])
+}
+
+/// The text of the result of the call `id`.
+fn result_text(events: &[Value], id: &str) -> String {
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["toolCallId"] == id)
+        .unwrap_or_else(|| panic!("no end of {id}"));
+    let content = end["result"]["content"].as_array().unwrap();
+    content
+        .iter()
+        .filter_map(|block| block["text"].as_str())
+        .collect()
+}
+
+#[test]
+fn codemode_scripts_run_in_the_host_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&script());
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("codemode.jsonl");
+    let mut command = with_extension(
+        &env,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "+codemode",
+            "--record",
+            cassette.to_str().unwrap(),
+        ],
+        &extension(),
+        "Use codemode.",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let events = json_lines(&recorded);
+
+    // The script's nested calls ran in the session, and its value is its output.
+    let first = result_text(&events, "s1");
+    assert!(first.starts_with("Script completed\n"), "{first}");
+    assert!(
+        first.ends_with("{\"loud\":\"ALPHA\",\"length\":5}"),
+        "{first}"
+    );
+    for nested in ["s1/1", "s1/2"] {
+        assert!(
+            events.iter().any(|e| e["type"] == "tool_execution_end"
+                && e["toolCallId"] == nested
+                && e["parentToolCallId"] == "s1"),
+            "no nested call {nested}"
+        );
+    }
+    let stored: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "entry_appended" && e["entry"]["customType"] == "codemode-store")
+        .map(|e| &e.get("entry").unwrap()["data"])
+        .collect();
+    assert_eq!(
+        stored,
+        [&json!({"set": {"seen": {"loud": "ALPHA", "length": 5}}, "delete": []})]
+    );
+    // The next script reads the session's store.
+    let second = result_text(&events, "s2");
+    assert!(
+        second.ends_with("{\"loud\":\"ALPHA\",\"length\":5}"),
+        "{second}"
+    );
+
+    // The loadout's descriptions reached the request: codemode's own, and the script call of
+    // each declared tool it can call.
+    let requests = mock.requests();
+    let tools = requests[0]["tools"].as_array().unwrap();
+    let description = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["function"]["name"] == name)
+            .and_then(|t| t["function"]["description"].as_str())
+            .unwrap_or_else(|| panic!("{name} is not declared"))
+            .to_owned()
+    };
+    assert!(description("codemode").starts_with("Run JavaScript that calls other tools."));
+    assert!(description("shout")
+        .ends_with("Codemode: `tools.shout(args)` resolves to `{ loud, length }`."));
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+    assert_chaos_without_node(&env, &cassette);
+
+    // The recorded loadout is what the replay declares: changed, the requests differ.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let from = "resolves to `{ loud, length }`.";
+    let tampered = text.replacen(from, "resolves to something else.", 1);
+    assert_ne!(tampered, text, "the cassette records {from}");
+    let changed = env.path("changed.jsonl");
+    std::fs::write(&changed, tampered).unwrap();
+    let (code, _, stderr) = replay_without_node(&env, &changed);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("diverged"), "{stderr}");
+}
+
+/// Without Node, naming codemode among the tools is an error, never silently dropped: no script
+/// could run. The run stops before asking the model, as for an extension that failed to load.
+#[test]
+fn codemode_without_node_is_a_clear_error() {
+    let mock = MockLlm::start(&json!([{"text": ["Done."]}]));
+    let env = Env::new(&mock);
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--tools",
+        "+codemode",
+        "-p",
+        "Use codemode.",
+    ]);
+    command.env("PATH", &no_node);
+    let (code, said, stderr) = run(&mut command);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(said, "");
+    assert!(
+        stderr.contains(
+            "The codemode tool runs in Pi's extension host, which could not start: \
+             Node.js >= 22.19 is required"
+        ),
+        "{stderr}"
+    );
+    assert!(mock.requests().is_empty());
+}
