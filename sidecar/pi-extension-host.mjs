@@ -22,6 +22,8 @@
 //       same runtime, all ordered as `paths`
 //   {"id", "type": "catalog", "models", "authProviders"} -> null: the catalog once the harness
 //       has merged the registered providers into it
+//   {"id", "type": "settings", "settings"} -> null: the run's merged settings, which
+//       `pi.getSettings()` answers
 //   {"id", "type": "mcp.unconnected"} -> null: nothing connects the MCP servers extensions
 //       register (`--no-mcp`); those registered from now on are reported as Pi reports them
 //   {"id", "type": "command", "name", "args", "idle", "state", "unset"?, "entries"?} -> the extension command `name`'s handler
@@ -186,7 +188,8 @@ function bound(runner) {
       setLabel: (entryId, label) => act({ action: "setLabel", entryId, label }),
       getActiveTools: () => [...scope().state.activeTools],
       getAllTools: () => scope().state.allTools ?? scope().state.activeTools.map((name) => ({ name })),
-      getSettings: () => scope().state.settings ?? {},
+      // Pi's settings manager answers a copy of the merged settings.
+      getSettings: () => plain(scope().state.settings ?? loaded.settings ?? {}),
       setActiveTools: (names) => {
         // What the handlers after this one read, as in Pi: the active tools asked for keep their
         // place, the others follow, and names not registered (or hidden) are left out (when the
@@ -843,6 +846,10 @@ async function handle(request) {
       catalog.models = request.models ?? [];
       catalog.authProviders = new Set(request.authProviders ?? []);
       forgetProviderChanges();
+      data = null;
+    }
+    else if (request.type === "settings") {
+      loaded.settings = request.settings ?? {};
       data = null;
     }
     else if (request.type === "mcp.unconnected") {

@@ -214,7 +214,7 @@ const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "ma
 /** Pi's thinking level after a switch to `model`: the model's own setting, the settings'
  * default, else the level in force. */
 export function switchedThinkingLevel(state, model) {
-  const settings = state.settings ?? {};
+  const settings = state.settings ?? loaded.settings ?? {};
   return settings.modelThinkingLevels?.[`${model.provider}/${model.id}`] ?? settings.defaultThinkingLevel ?? state.thinkingLevel ?? "medium";
 }
 

@@ -113,7 +113,11 @@ impl Runtime {
                 flags,
                 &self.host_models(),
             ),
-        };
+        }
+        .and_then(|(host, registrations)| {
+            host.set_settings(self.settings.merged())?;
+            Ok((host, registrations))
+        });
         match started {
             Ok((host, mut registrations)) => {
                 // Pi's `_isAllowedTool`: `--tools` and `--exclude-tools` filter them too.

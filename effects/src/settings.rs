@@ -169,6 +169,12 @@ impl Settings {
         written.map_err(|e| format!("{}: {e}", target.display()))
     }
 
+    /// Every setting of the files read, the project's over the user's (Pi's settings manager's
+    /// `getSettings()`, which extensions read).
+    pub fn merged(&self) -> &Map<String, Value> {
+        &self.values
+    }
+
     fn get(&self, path: &[&str]) -> Option<&Value> {
         let (first, rest) = path.split_first()?;
         rest.iter()

@@ -288,6 +288,19 @@ impl ExtensionHost {
         response_data(answer?).map(|_| ())
     }
 
+    /// Gives the host the run's settings, which the extensions' `pi.getSettings()` answers
+    /// (Pi's codemode reads its mode there).
+    pub fn set_settings(&self, settings: &serde_json::Map<String, Value>) -> Result<(), HostError> {
+        let (sender, answers) = std::sync::mpsc::channel();
+        let id = self.send_request(
+            json!({"type": "settings", "settings": settings}),
+            Waiter::Thread(sender),
+        )?;
+        let answer = answers.recv().map_err(|_| self.ended("settings"));
+        self.forget(id);
+        response_data(answer?).map(|_| ())
+    }
+
     /// Tells the host that nothing connects the MCP servers extensions register (`--no-mcp`):
     /// each one registered from now on is Pi's `register_mcp_server` error once, within the
     /// handler that registered it (those registered while loading are the session's start
