@@ -133,7 +133,10 @@ async function addBuiltins(result) {
   for (const extension of more.extensions) {
     const name = files.find(([file]) => path.resolve(file) === path.resolve(extension.path))?.[1];
     if (!name) continue;
-    extension.path = name;
+    // Pi's resource loader names a built-in extension's source so.
+    const sourceInfo = { path: name, source: "builtin", scope: "temporary", origin: "top-level" };
+    Object.assign(extension, { path: name, sourceInfo });
+    for (const tool of extension.tools.values()) tool.sourceInfo = sourceInfo;
     if (!replaced(extension, result.extensions)) result.extensions.push(extension);
   }
   result.errors.push(...more.errors);
@@ -179,6 +182,9 @@ function registrations(result, flagValues) {
         name: d.name, label: d.label ?? d.name, description: d.description, promptSnippet: d.promptSnippet,
         promptGuidelines: d.promptGuidelines, parameters: d.parameters, executionMode: d.executionMode,
         ...reach(d),
+        // Where it came from, as the loader saw it (the harness words it as Pi's resource
+        // loader does, as for commands).
+        sourceInfo: tool.sourceInfo,
         // Its calls ask the host to run it (`tool.prepare_arguments`) before they are validated.
         ...(typeof d.prepareArguments === "function" ? { prepareArguments: true } : {}),
         // Declaring it asks the host how the loadout changes (`tool.prepare_loadout`).

@@ -187,7 +187,7 @@ function bound(runner) {
       getSessionName: () => scope().state.session?.name,
       setLabel: (entryId, label) => act({ action: "setLabel", entryId, label }),
       getActiveTools: () => [...scope().state.activeTools],
-      getAllTools: () => scope().state.allTools ?? scope().state.activeTools.map((name) => ({ name })),
+      getAllTools: () => (scope().state.allTools ?? scope().state.activeTools.map((name) => ({ name }))).map(withReach),
       // Pi's settings manager answers a copy of the merged settings.
       getSettings: () => plain(scope().state.settings ?? loaded.settings ?? {}),
       setActiveTools: (names) => {
@@ -279,6 +279,15 @@ function bound(runner) {
   });
   prompts.share(runner);
   return runner;
+}
+
+/** A tool's `pi.getAllTools()` entry with its definition's `reachesTools` (a function, which
+ * the session's description cannot carry), where Pi puts it: before its source. */
+function withReach(info) {
+  const reaches = tools.get(info.name)?.definition.reachesTools;
+  if (typeof reaches !== "function") return info;
+  const { sourceInfo, ...rest } = info;
+  return { ...rest, reachesTools: reaches, ...(sourceInfo ? { sourceInfo } : {}) };
 }
 
 /** The nested calls waiting for the session's answer, by `<tool.execute request id>:<n>`. */

@@ -63,6 +63,24 @@ fn from_resolved(command: &mut Value, sources: &[pi_effects::packages::Resource]
     }
 }
 
+/// Words the `sourceInfo` of each tool `registrations` hold as the commands' is worded:
+/// where its extension came from, `cli_paths` (`-e`) or one of `sources`.
+pub(crate) fn word_tool_sources(
+    registrations: &mut Registrations,
+    cli_paths: &[std::path::PathBuf],
+    sources: &[pi_effects::packages::Resource],
+) {
+    for tool in &mut registrations.tools {
+        let Some(info) = tool.source_info.take() else {
+            continue;
+        };
+        let mut holder = json!({ "sourceInfo": info });
+        from_cli(&mut holder, cli_paths);
+        from_resolved(&mut holder, sources);
+        tool.source_info = Some(holder["sourceInfo"].take());
+    }
+}
+
 /// The MCP servers `registrations` hold, as the MCP client takes them.
 pub(crate) fn registered_servers(registrations: &Registrations) -> Vec<pi_mcp::Registered> {
     registrations
@@ -124,6 +142,11 @@ impl Runtime {
                 registrations
                     .tools
                     .retain(|tool| self.tool_filter.allows(&tool.name));
+                word_tool_sources(
+                    &mut registrations,
+                    &self.cli_extension_paths,
+                    &self.extension_sources,
+                );
                 self.register_providers(&registrations, &host);
                 self.live_providers().start_from(
                     self.registry.clone(),

@@ -57,6 +57,11 @@ pub(crate) fn reload<I: Interpreter>(
     registrations
         .tools
         .retain(|tool| runtime.tool_filter.allows(&tool.name));
+    crate::extensions::word_tool_sources(
+        &mut registrations,
+        &runtime.cli_extension_paths,
+        &sources,
+    );
     let state = &runtime.extension_state;
     let added_default_tools = added_default_tools(runtime, &settings);
     let resources = runtime.resource_flags.resources(

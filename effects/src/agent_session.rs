@@ -343,8 +343,27 @@ impl SessionOptions {
         }
         .with_builtin_tools(&names)
         .with_custom_tools(&custom_tools);
-        let tool_loadout = (!self.extensions.is_empty() || self.tool_search.is_some())
-            .then(|| self.tool_loadout(&inputs, search_active, &tools, start.inactive));
+        // The custom tools in the order they are active: those `tools` names, then the others.
+        let active_custom: Vec<String> = tools
+            .iter()
+            .filter(|name| custom_tools.iter().any(|t| t.name == **name))
+            .cloned()
+            .chain(
+                custom_tools
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .filter(|name| !tools.contains(name)),
+            )
+            .collect();
+        let tool_loadout = (!self.extensions.is_empty() || self.tool_search.is_some()).then(|| {
+            self.tool_loadout(
+                &inputs,
+                search_active,
+                &tools,
+                &active_custom,
+                start.inactive,
+            )
+        });
         Ok(RunConfig {
             started_at,
             seed: self.seed.unwrap_or(started_at),
@@ -416,6 +435,7 @@ impl SessionOptions {
         inputs: &SystemPromptInputs,
         search_active: bool,
         tools: &[String],
+        active_custom: &[String],
         inactive_custom: Vec<CustomToolDefinition>,
     ) -> ToolLoadout {
         let registered: Vec<&str> = match &self.registered_builtins {
@@ -438,7 +458,18 @@ impl SessionOptions {
                 .iter()
                 .any(|name| name.starts_with("mcp__"))
         };
+        // Active custom tools in another order than registered (`--tools` naming a later one
+        // first) are out of place too.
+        let registered_active = self
+            .custom_tools
+            .registration_order()
+            .iter()
+            .filter(|name| active_custom.contains(name));
         let out_of_place = !inactive_custom.is_empty()
+            || !active_custom
+                .iter()
+                .filter(|name| self.custom_tools.get(name).is_some())
+                .eq(registered_active)
             || deferred.iter().any(|t| !t.tool.name.starts_with("mcp__"))
             || (self.tool_search.is_some() && !search_active && mcp_registered());
         let mut registration_order = Vec::new();

@@ -137,6 +137,8 @@ pub struct ToolSpec {
     pub namespace: Option<ToolNamespace>,
     /// Its author's hints (MCP's annotations), as `pi.getAllTools()` reports them.
     pub annotations: Option<Value>,
+    /// Where a tool defined outside the harness came from, as `pi.getAllTools()` reports it.
+    pub source_info: Option<Value>,
 }
 
 impl ToolSpec {
@@ -157,6 +159,7 @@ impl ToolSpec {
             default_active: None,
             namespace: None,
             annotations: None,
+            source_info: None,
         }
     }
 }

@@ -62,6 +62,10 @@ pub struct CustomToolDefinition {
     /// waits at a `prepare_loadout` hook point for the descriptions it gives.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prepare_loadout: bool,
+    /// Where it came from (Pi's `sourceInfo` of the extension that registered it), which
+    /// `pi.getAllTools()` reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_info: Option<Value>,
 }
 
 impl CustomToolDefinition {
@@ -89,6 +93,7 @@ impl CustomToolDefinition {
         spec.annotations = self.annotations.clone();
         spec.prepared_by_hook = self.prepare_arguments;
         spec.prepares_loadout = self.prepare_loadout;
+        spec.source_info = self.source_info.clone();
         spec
     }
 

@@ -213,7 +213,8 @@ impl SessionMachine {
     }
 
     /// Pi's `getAllTools()`: each registered tool's name, description, parameters, rules (when
-    /// it has some), exposure and, for a built-in, its source.
+    /// it has some), exposure and its source (a built-in's, or where the extension that
+    /// registered it came from).
     pub(super) fn all_tools(&self) -> Option<Vec<Value>> {
         let registry = self.registry.as_ref()?;
         let prompt = &registry.loadout.prompt;
@@ -260,6 +261,8 @@ impl SessionMachine {
                     json!({"path": format!("builtin:{source}"), "source": "builtin",
                         "scope": "temporary", "origin": "top-level"}),
                 );
+            } else if let Some(source) = &tool.source_info {
+                info.insert("sourceInfo".into(), source.clone());
             }
             Value::Object(info)
         };
