@@ -807,7 +807,7 @@ pub enum HandlerResult {
 
 /// What `prepareLoadout` hooks change in a turn's declarations (Pi's `ToolLoadoutChanges`,
 /// merged over the hooks): new descriptions by tool name, and the declarations requests leave
-/// out (`hiddenDeclarations`, which this harness does not apply yet: it is kept for the record).
+/// out (`hiddenDeclarations`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadoutChanges {

@@ -147,6 +147,14 @@ impl AgentMachine {
         Arc::new(tools)
     }
 
+    /// Whether requests leave the declaration of `name` out (a `prepareLoadout` answer hid it
+    /// while a tool that prepares the loadout is declared).
+    pub(super) fn hides(&self, name: &str) -> bool {
+        matches!(&self.loadout.decided, Some((_, changes))
+            if changes.hidden_declarations.iter().any(|h| h == name)
+                && self.tools.iter().any(|t| t.prepares_loadout))
+    }
+
     /// Whether a turn waits for its loadout.
     pub(super) fn loadout_waiting(&self) -> Option<CallId> {
         self.loadout.waiting.as_ref().map(|w| w.call)

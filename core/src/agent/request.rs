@@ -112,7 +112,14 @@ impl AgentMachine {
             // `context_with_system` handler returned sends the ones it declares.
             tools: match with_system {
                 Some(_) => system::tool_definitions(&recorded.tools),
-                None => settings.tools.iter().map(ToolDefinition::from).collect(),
+                // The declarations a `prepareLoadout` hides are left out of requests (Pi's
+                // projection of the transcript's declarations).
+                None => settings
+                    .tools
+                    .iter()
+                    .filter(|tool| !self.hides(&tool.name))
+                    .map(ToolDefinition::from)
+                    .collect(),
             },
             reasoning: settings.reasoning,
             session_id: settings.session_id,

@@ -114,6 +114,9 @@ impl SessionMachine {
                 let (call, outcome) = (*call, outcome.clone());
                 let before = self.pending_input_calls();
                 self.apply_asked_actions(&outcome.actions)?;
+                if let HookDecision::PrepareLoadout(changes) = &outcome.decision {
+                    self.loadout_hides(changes.hidden_declarations.clone());
+                }
                 if matches!(outcome.decision, HookDecision::BeforeAgentStart { .. }) {
                     self.apply_later_sections_now();
                     self.settle_later_idle_runs()?;

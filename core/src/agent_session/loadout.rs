@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::agent::{CallId, Effect, ToolExposure, ToolOutcome, ToolSpec};
-use crate::system_prompt::{build_system_prompt_sections, SystemPromptInputs};
+use crate::system_prompt::{build_system_prompt_sections_hiding, SystemPromptInputs};
 use crate::tools::custom::CustomToolDefinition;
 use crate::tools::definitions::{builtin_tool, builtin_tools};
 use crate::tools::tool_search::{
@@ -345,10 +345,27 @@ impl SessionMachine {
             .collect();
         let mut prompt = registry.loadout.prompt.clone();
         prompt.selected_tools = Some(tools.iter().map(|t| t.name.clone()).collect());
+        let hidden: &[String] = if tools.iter().any(|t| t.prepares_loadout) {
+            &self.hidden_declarations
+        } else {
+            &[]
+        };
         // The inputs built the run's first prompt, so their section names were accepted then.
-        if let Ok(sections) = build_system_prompt_sections(&prompt) {
+        if let Ok(sections) = build_system_prompt_sections_hiding(&prompt, hidden) {
             self.agent.set_system(sections, tools);
         }
+    }
+
+    /// Pi's `_hiddenDeclarations` after a `prepareLoadout` answer: the prompt is built again
+    /// without the declarations it hides (their snippets and rules), for the turn about to
+    /// declare the tools. Without a registry nothing rebuilds the prompt.
+    pub(super) fn loadout_hides(&mut self, hidden: Vec<String>) {
+        if self.hidden_declarations == hidden {
+            return;
+        }
+        self.hidden_declarations = hidden;
+        let active = self.agent.active_tool_names();
+        self.set_active_tools(&active);
     }
 
     /// Replaces the tools `previous` names (a previous load of the extensions registered

@@ -122,6 +122,10 @@ pub struct SessionMachine {
     pub(super) registry: Option<super::loadout::Registry>,
     /// The `tool_search` calls running, whose results load tools before the agent reads them.
     pub(super) tool_searches: Vec<CallId>,
+    /// The declarations the last `prepareLoadout` answer hides (Pi's `_hiddenDeclarations`):
+    /// left out of the prompt's tools and rules while a tool that prepares the loadout is
+    /// active.
+    pub(super) hidden_declarations: Vec<String>,
     /// The warming run, if one is scheduled or in flight.
     pub(super) warm: Option<WarmRun>,
     /// Warm requests cancelled whose answers are still to come (and to be dropped).
@@ -215,6 +219,7 @@ impl SessionMachine {
             cache_warming: None,
             registry: None,
             tool_searches: Vec::new(),
+            hidden_declarations: Vec::new(),
             warm: None,
             warm_orphans: Vec::new(),
             now: 0,

@@ -243,6 +243,16 @@ impl SystemPromptInputs {
 pub fn build_system_prompt_sections(
     inputs: &SystemPromptInputs,
 ) -> Result<Map<String, Value>, InvalidSectionName> {
+    build_system_prompt_sections_hiding(inputs, &[])
+}
+
+/// [`build_system_prompt_sections`] with the selected tools `hidden` left undeclared (Pi's
+/// `hiddenTools`, which a tool's `prepareLoadout` asks for: codemode's `only` mode): not listed,
+/// their rules left out, and a skill's file read `indirect`ly when only a hidden tool reads.
+pub fn build_system_prompt_sections_hiding(
+    inputs: &SystemPromptInputs,
+    hidden: &[String],
+) -> Result<Map<String, Value>, InvalidSectionName> {
     if let Some((name, _)) = inputs
         .custom_sections
         .iter()
@@ -250,10 +260,15 @@ pub fn build_system_prompt_sections(
     {
         return Err(InvalidSectionName(name.clone()));
     }
-    let tools: Vec<&str> = match &inputs.selected_tools {
+    let selected: Vec<&str> = match &inputs.selected_tools {
         Some(tools) => tools.iter().map(String::as_str).collect(),
         None => DEFAULT_TOOLS.to_vec(),
     };
+    let tools: Vec<&str> = selected
+        .iter()
+        .copied()
+        .filter(|name| !hidden.iter().any(|h| h == name))
+        .collect();
     let mut raw: Vec<(String, String)> = Vec::new();
     match inputs.custom_prompt.as_deref().filter(|p| !p.is_empty()) {
         Some(custom) => raw.push(("preamble".into(), custom.to_owned())),
@@ -300,7 +315,17 @@ pub fn build_system_prompt_sections(
             project_context(&inputs.context_files),
         ));
     }
-    if let Some(reader) = ["read", "bash"].into_iter().find(|t| tools.contains(t)) {
+    // A hidden reader still reads a skill's file through another tool.
+    let reader = ["read", "bash"]
+        .into_iter()
+        .find(|t| tools.contains(t))
+        .or_else(|| {
+            ["read", "bash"]
+                .iter()
+                .any(|t| selected.contains(t))
+                .then_some("indirect")
+        });
+    if let Some(reader) = reader {
         let skills = format_skills(&inputs.skills, reader);
         let skills = skills.trim();
         if !skills.is_empty() {
