@@ -96,7 +96,8 @@ async fn extension_handlers_compose_with_pis_semantics() {
         return;
     };
 
-    // The events some handler listens at, and only those, are asked about.
+    // The events some handler listens at, and only those, are asked about; and the loadout,
+    // which Pi's built-in codemode tool prepares.
     let handled: Vec<HookEvent> = registry.handled().iter().collect();
     assert_eq!(
         handled,
@@ -107,6 +108,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
             HookEvent::BeforeAgentStart,
             HookEvent::TurnEnd,
             HookEvent::MessageUpdate,
+            HookEvent::PrepareLoadout,
         ]
     );
 
