@@ -205,6 +205,14 @@ const registryReads = {
   // by this harness: said, never ignored.
   registerVirtualModel: unsupported("ctx.modelRegistry.registerVirtualModel"),
   unregisterVirtualModel: unsupported("ctx.modelRegistry.unregisterVirtualModel"),
+  // Pi 1.5's models beside the language models (classifiers, image models), which codemode's
+  // `models.*` reaches: not in this harness's catalog, so said, never answered as none.
+  ...Object.fromEntries(
+    ["getModelsOfType", "getAvailableOfType", "getModelOfType", "classify", "generateImages"].map((name) => [
+      name,
+      unsupported(`ctx.modelRegistry.${name}`),
+    ]),
+  ),
 };
 /** The fields of a model the harness applies (a replay needs no catalog to find the rest). */
 export const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"];

@@ -18,8 +18,8 @@ fn extension() -> std::path::PathBuf {
         .join("../conformance/extensions/codemode_script/extension.ts")
 }
 
-/// A script that calls a built-in and the extension's tool and stores what they gave, then one
-/// that loads it back.
+/// A script that calls a built-in and the extension's tool and stores what they gave, one that
+/// loads it back, and one that asks for a classifier model.
 fn script() -> Value {
     let code = |id: &str, code: &str| {
         json!({"tool_calls": [{"id": id, "name": "codemode",
@@ -33,6 +33,7 @@ fn script() -> Value {
              store(\"seen\", s);\nreturn s;"
         ),
         code("s2", "return load(\"seen\");"),
+        code("s3", "return models.getModelsOfType(\"classifier\");"),
         {"text": ["Done."]},
     ])
 }
@@ -104,6 +105,15 @@ fn codemode_scripts_run_in_the_host_and_replay_without_node() {
     assert!(
         second.ends_with("{\"loud\":\"ALPHA\",\"length\":5}"),
         "{second}"
+    );
+
+    // The models beside the language models are not in this harness's catalog: a script
+    // asking for them fails saying so, never answered as if there were none.
+    let third = result_text(&events, "s3");
+    assert!(third.starts_with("Script failed\n"), "{third}");
+    assert!(
+        third.contains("ctx.modelRegistry.getModelsOfType is not supported by this harness"),
+        "{third}"
     );
 
     // The loadout's descriptions reached the request: codemode's own, and the script call of
