@@ -59,11 +59,11 @@ export async function init(request) {
   process.on("exit", () => fs.rmSync(empty, { recursive: true, force: true }));
   Object.assign(loaded, {
     paths: request.paths, projectTrusted: request.projectTrusted, standIn: empty, cwd: request.cwd,
+    builtinsFolder: request.builtinsFolder ?? undefined,
     flagValues: request.flagValues ?? {}, discoverAndLoadExtensions,
   });
   const load = async () => {
-    const result = await loadPaths(loaded.paths);
-    await addBuiltins(result);
+    const result = await loadWithBuiltins(loaded.paths);
     loaded.loadErrors = [...result.errors];
     result.errors.push(...conflicts(result.extensions));
     Object.assign(loaded, { extensions: result.extensions, runtime: result.runtime, Runner: ExtensionRunner, cwd: request.cwd });
@@ -118,37 +118,57 @@ function replaced(builtin, extensions) {
   return extensions.some((e) => e !== builtin && !BUILTINS.has(e.path) && [...builtin.tools.keys()].some((name) => e.tools.has(name)));
 }
 
-/** Loads the built-in extensions into `result` (a load's), over its runtime, after its
- * extensions; those another extension replaces are left out. */
-async function addBuiltins(result) {
-  const folder = path.join(loaded.standIn, "builtin");
+/** The built-in extensions' module files: `[file, name]`. They are kept in the user's private
+ * folder the harness names (at one path across runs, so that the loader's transpile cache finds
+ * them), written only when missing or changed, through a rename so that a host starting at the
+ * same time never reads half a file; in the stand-in folder when the harness names none. */
+function builtinFiles() {
+  const folder = loaded.builtinsFolder ?? path.join(loaded.standIn, "builtin");
   fs.mkdirSync(folder, { recursive: true });
-  const files = [...BUILTINS].map(([name, source]) => {
-    const file = path.join(folder, `${name.slice("builtin:".length)}.ts`);
-    fs.writeFileSync(file, source);
+  return [...BUILTINS].map(([name, source]) => {
+    const file = path.join(folder, `${name.slice("builtin:".length)}.mjs`);
+    let current;
+    try {
+      current = fs.readFileSync(file, "utf8");
+    } catch {
+      current = undefined;
+    }
+    if (current !== source) {
+      const partial = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(partial, source);
+      fs.renameSync(partial, file);
+    }
     return [file, name];
   });
-  const more = await loadPaths(files.map(([file]) => file), { hideProject: true });
-  if (result.runtime) adopt(more.runtime, result.runtime);
-  for (const extension of more.extensions) {
-    const name = files.find(([file]) => path.resolve(file) === path.resolve(extension.path))?.[1];
-    if (!name) continue;
+}
+
+/** Loads `paths` and the built-in extensions in one load (the loader's set-up is paid once):
+ * the built-ins named as Pi names them, after the others, those another extension replaces left
+ * out. */
+async function loadWithBuiltins(paths) {
+  const files = builtinFiles();
+  const result = await loadPaths([...paths, ...files.map(([file]) => file)]);
+  const builtinOf = (extension) => files.find(([file]) => path.resolve(file) === path.resolve(extension.path))?.[1];
+  const builtins = result.extensions.filter((extension) => builtinOf(extension) !== undefined);
+  result.extensions = result.extensions.filter((extension) => builtinOf(extension) === undefined);
+  for (const extension of builtins) {
+    const name = builtinOf(extension);
     // Pi's resource loader names a built-in extension's source so.
     const sourceInfo = { path: name, source: "builtin", scope: "temporary", origin: "top-level" };
     Object.assign(extension, { path: name, sourceInfo });
     for (const tool of extension.tools.values()) tool.sourceInfo = sourceInfo;
     if (!replaced(extension, result.extensions)) result.extensions.push(extension);
   }
-  result.errors.push(...more.errors);
+  return result;
 }
 
 /** Loads `paths` with Pi's loader in the project's folder, the stand-in as the agent
  * directory. The loader also discovers the project's `.pi/extensions` on its own: while the
  * project is untrusted, that folder is hidden from it (`existsSync` says it is not there during
  * the loader's synchronous discovery, which runs before the load's first await). */
-function loadPaths(paths, { hideProject = false } = {}) {
+function loadPaths(paths) {
   const load = () => loaded.discoverAndLoadExtensions(paths, loaded.cwd, loaded.standIn);
-  if (loaded.projectTrusted && !hideProject) return load();
+  if (loaded.projectTrusted) return load();
   const hidden = path.resolve(loaded.cwd, ".pi", "extensions");
   const exists = fs.existsSync;
   fs.existsSync = (p) => (typeof p === "string" && path.resolve(p) === hidden ? false : exists(p));

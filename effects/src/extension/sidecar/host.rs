@@ -141,6 +141,26 @@ const MAX_LINE: u64 = 64 << 20;
 
 /// The name of the host's stand-in folder in the system's temp dir, before its random part.
 const STAND_IN_PREFIX: &str = "pi-extension-host-";
+
+/// The start of the name of the folder, in the system's temp folder, that keeps the built-in
+/// extensions' module files across runs (followed by the user's id).
+const BUILTINS_PREFIX: &str = "pi-harness-builtins-";
+
+/// A folder of this user's own for the built-in extensions' module files, kept across runs: the
+/// loader's transpile cache is keyed by a module's path, so a file at the same path each run is
+/// transpiled once (a file in each run's stand-in folder cost every host start its transpiler).
+/// Made private to the user; `None` (the stand-in folder is used) when it is anything else: a
+/// link, or a folder another user owns or can write to.
+/// `made` is a folder this process made, whose owner is this user.
+fn builtins_folder(made: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = std::fs::metadata(made).ok()?.uid();
+    let folder = std::env::temp_dir().join(format!("{BUILTINS_PREFIX}{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&folder);
+    let meta = std::fs::symlink_metadata(&folder).ok()?;
+    let private = meta.is_dir() && meta.uid() == uid && meta.mode() & 0o022 == 0;
+    private.then_some(folder)
+}
 /// The host's script, written in its stand-in folder for Node to run.
 const HOST_FILE: &str = "pi-extension-host.mjs";
 
@@ -253,7 +273,8 @@ impl ExtensionHost {
         let (sender, answers) = std::sync::mpsc::channel();
         let sent = host.send_request(
             json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted,
-                "standIn": host.stand_in.path(), "flagValues": super::flags::flag_values(flags),
+                "standIn": host.stand_in.path(), "builtinsFolder": builtins_folder(host.stand_in.path()),
+                "flagValues": super::flags::flag_values(flags),
                 "models": models.models, "authProviders": models.auth_providers}),
             Waiter::Thread(sender),
         );
