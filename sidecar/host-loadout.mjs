@@ -18,13 +18,41 @@ export function learnBuiltinOutputSchemas(definitions, cwd) {
   }
 }
 
+/** What a script's call of an MCP tool resolves to (Pi's MCP tools declare it): the server's
+ * `CallToolResult` without `_meta`. The tool's own output schema, which Pi puts under
+ * `structuredContent`, is not known here: any value stands there. */
+const MCP_RESULT_SCHEMA = {
+  type: "object",
+  properties: {
+    content: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          type: { enum: ["text", "image", "audio", "resource_link", "resource"] },
+          text: { type: "string" },
+          data: { type: "string" },
+          mimeType: { type: "string" },
+        },
+        required: ["type"],
+        additionalProperties: true,
+      },
+    },
+    structuredContent: {},
+    isError: { type: "boolean" },
+  },
+  required: ["content"],
+  additionalProperties: true,
+};
+
 /** The tool object Pi's registry holds for the tool `info` describes (`pi.getAllTools()`'s
  * entry): its declaration, with the output schema of the definition that registered it (a
- * built-in's, or an extension's). */
+ * built-in's, an extension's, or Pi's MCP tools' result). */
 export function toolObject(info) {
   const builtin = info.sourceInfo?.source === "builtin" && builtinOutputSchemas.has(info.name);
   const definition = tools.get(info.name)?.definition;
-  const outputSchema = builtin ? builtinOutputSchemas.get(info.name) : definition?.outputSchema;
+  const mcp = !definition && !builtin && info.name.startsWith("mcp__");
+  const outputSchema = builtin ? builtinOutputSchemas.get(info.name) : mcp ? MCP_RESULT_SCHEMA : definition?.outputSchema;
   return {
     name: info.name,
     label: info.name,

@@ -95,7 +95,7 @@ pub(crate) fn registered_servers(registrations: &Registrations) -> Vec<pi_mcp::R
 }
 
 /// The name of Pi 1.5.2's built-in codemode tool.
-const CODEMODE_TOOL_NAME: &str = "codemode";
+pub(crate) const CODEMODE_TOOL_NAME: &str = "codemode";
 
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
@@ -112,7 +112,11 @@ impl Runtime {
     pub fn start_extensions(&mut self, flags: &[GivenFlag]) -> Vec<FlagDeclaration> {
         // The host the pre-trust load started (`trust::ask_extensions`) loads the final set.
         let asked = self.extension_host.take();
-        if self.extension_paths.is_empty() && !self.wants_codemode() {
+        // Codemode named among the tools needs the host; an MCP server with `codemode` tools
+        // would have Pi activate it, so the host starts for it too where it can.
+        let named_codemode = self.wants_codemode();
+        let mcp_codemode = !named_codemode && !self.mcp_off && self.mcp_activates_codemode();
+        if self.extension_paths.is_empty() && !named_codemode && !mcp_codemode {
             self.diagnostics
                 .extend(flag_errors(&[], flags).into_iter().map(Diagnostic::Error));
             return Vec::new();
@@ -203,7 +207,9 @@ impl Runtime {
                     self.diagnostics
                         .push(load_failure(&path.to_string_lossy(), &error.to_string()));
                 }
-                if self.extension_paths.is_empty() {
+                // Without the host an MCP server's `codemode` tools stay reachable as they
+                // are without codemode (the servers' warning says when they are not).
+                if self.extension_paths.is_empty() && named_codemode {
                     self.diagnostics.push(Diagnostic::Error(format!(
                         "The codemode tool runs in Pi's extension host, which could not start: \
                          {error}"
@@ -221,6 +227,13 @@ impl Runtime {
     /// extension of the user's.
     fn wants_codemode(&self) -> bool {
         self.tools.iter().any(|name| name == CODEMODE_TOOL_NAME)
+    }
+
+    /// Whether the run's `mcp.json` files have Pi activate codemode (see
+    /// [`pi_mcp::McpConfig::activates_codemode`]).
+    fn mcp_activates_codemode(&self) -> bool {
+        pi_mcp::load_mcp_config(&self.agent_dir, &self.cwd, self.project_trusted)
+            .activates_codemode()
     }
 
     /// The commands `registrations` hold as RPC `get_commands` lists them, each with where its

@@ -185,6 +185,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         }
         None => Runtime::from_args(&args, cwd)?,
     };
+    runtime.mcp_off = args.no_mcp;
     let extension_flags = runtime.start_extensions(&args.extension_flags);
     for warning in &runtime.warnings {
         eprintln!("Warning: {warning}");
@@ -302,17 +303,38 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 .iter()
                 .any(|t| t == pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME)
         });
+        // Pi's codemode as the servers find it: registered when the extension host runs it.
+        let codemode = runtime
+            .custom_tools
+            .get(extensions::CODEMODE_TOOL_NAME)
+            .is_some()
+            .then(|| {
+                runtime
+                    .tools
+                    .iter()
+                    .any(|t| t == extensions::CODEMODE_TOOL_NAME)
+            });
+        let discovery = mcp::Discovery {
+            tool_search,
+            codemode,
+        };
         let mut servers = mcp::start_reporting(
             &runtime.agent_dir,
             &runtime.cwd,
             runtime.project_trusted,
             &runtime.mcp_registered,
             &mut runtime.custom_tools,
-            tool_search,
+            discovery,
         )
         .await;
         runtime.mcp_started = !servers.listed.is_empty() || servers.section.is_some();
         runtime.mcp_activates_tool_search = servers.activates_tool_search;
+        if servers.activates_codemode {
+            // Pi's `ensureDiscoveryActive` appends it to the active tools.
+            runtime
+                .tools
+                .push(extensions::CODEMODE_TOOL_NAME.to_owned());
+        }
         runtime.mcp_servers = std::mem::take(&mut servers.listed);
         runtime.mcp_section = servers.section.take();
         runtime.mcp_later_section = servers.later_section.take();

@@ -2,13 +2,15 @@
 //! the agent dir's `mcp.json` (and the project's, when it is trusted) read, every enabled server
 //! started together, the first prompt waiting up to 10 s for those with `direct` tools, and the
 //! `direct` tools of those that connected registered as the run's custom tools (declared in its
-//! configuration, so a cassette holds them), their `deferred` tools registered for
-//! `tool_search` (which a server with such tools activates, as Pi's `ensureDiscoveryActive`
-//! does); the servers without `direct` tools connect in the background and reach the session
-//! when a `tool_search` waits for them (`pi_mcp::background`); the servers whose tools are
-//! reached indirectly are listed in the system prompt's `mcp_servers` section. What needs the
-//! user is one notice on stderr (after Pi's warning that indirect tools cannot be called when
-//! `tool_search` is not active); the run goes on.
+//! configuration, so a cassette holds them), their `deferred` and `codemode` tools registered
+//! for `tool_search` and codemode scripts (a server with `deferred` tools activates
+//! `tool_search`, one with `codemode` tools Pi's codemode tool when the extension host runs it,
+//! as Pi's `ensureDiscoveryActive` does); the servers without `direct` tools connect in the
+//! background and reach the session when a `tool_search` waits for them
+//! (`pi_mcp::background`); the servers whose tools are reached indirectly are listed in the
+//! system prompt's `mcp_servers` section. What needs the user is one notice on stderr (after
+//! Pi's warning that indirect tools cannot be called when neither codemode nor `tool_search` is
+//! active); the run goes on.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -30,11 +32,13 @@ pub struct Servers {
     pub section: Option<String>,
     /// The section from the second prompt on, when the servers' instructions change it.
     pub later_section: Option<String>,
-    /// Pi's warning that those tools cannot be called (no `codemode` here, `tool_search` not
+    /// Pi's warning that those tools cannot be called (neither codemode nor `tool_search`
     /// active).
     pub warning: Option<&'static str>,
     /// Whether a server's deferred tools activate `tool_search`.
     pub activates_tool_search: bool,
+    /// Whether a server's `codemode` tools activate Pi's codemode tool.
+    pub activates_codemode: bool,
     pub notice: Option<String>,
     /// The servers that connected, stopped together when the session ends
     /// (`pi_mcp::stop_servers`).
@@ -69,19 +73,27 @@ impl Servers {
 /// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
 /// configures, then the servers extensions `registered` (`mcp.json` wins a shared name), relative
 /// paths against `cwd`, and registers their tools in `tools` after those
-/// there; `tool_search` is the run's (`None`: not registered, else whether it is active). No
-/// file, no server, nothing said.
+/// there; `discovery` is the run's `tool_search` and codemode (each `None`: not registered,
+/// else whether it is active). No file, no server, nothing said.
 pub async fn start(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
     registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
-    tool_search: Option<bool>,
+    discovery: Discovery,
 ) -> Servers {
     let mut config = load_mcp_config(agent_dir, cwd, project_trusted);
     config.add_registered(registered);
-    start_configured(config, cwd, tools, tool_search, false).await
+    start_configured(config, cwd, tools, discovery, false).await
+}
+
+/// The run's discovery tools as the servers find them: `tool_search` and Pi's codemode, each
+/// `None` when not registered, else whether it is active.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Discovery {
+    pub tool_search: Option<bool>,
+    pub codemode: Option<bool>,
 }
 
 /// Starts the servers of `agent_dir`'s `mcp.json` that `declared` names (a replay's: those
@@ -92,13 +104,13 @@ pub async fn start_declared(
     cwd: &Path,
     declared: &[String],
     tools: &mut ToolRegistry,
-    tool_search: Option<bool>,
+    discovery: Discovery,
 ) -> Servers {
     let mut config = load_mcp_config(agent_dir, cwd, false);
     config
         .servers
         .retain(|server| declared.contains(&server.name));
-    report(start_configured(config, cwd, tools, tool_search, true).await)
+    report(start_configured(config, cwd, tools, discovery, true).await)
 }
 
 /// Starts the servers of `config` and registers their tools in `tools`; those without
@@ -109,7 +121,7 @@ async fn start_configured(
     config: McpConfig,
     cwd: &Path,
     tools: &mut ToolRegistry,
-    tool_search: Option<bool>,
+    discovery: Discovery,
     rerun: bool,
 ) -> Servers {
     if config.servers.is_empty() && config.errors.is_empty() {
@@ -120,9 +132,12 @@ async fn start_configured(
     } else {
         start_lazily(&config, cwd, tools).await
     };
-    let activates_tool_search = started.activate_tool_search(tool_search);
+    let auto_enable = config.auto_enable_codemode.unwrap_or(true);
+    let activated =
+        started.activate_discovery(discovery.tool_search, discovery.codemode, auto_enable);
     let mut servers = Servers {
-        activates_tool_search,
+        activates_tool_search: activated.tool_search,
+        activates_codemode: activated.codemode,
         notice: started.report,
         section: started.section,
         later_section: started.later_section,
@@ -149,7 +164,7 @@ pub async fn start_reporting(
     project_trusted: bool,
     registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
-    tool_search: Option<bool>,
+    discovery: Discovery,
 ) -> Servers {
     report(
         start(
@@ -158,7 +173,7 @@ pub async fn start_reporting(
             project_trusted,
             registered,
             tools,
-            tool_search,
+            discovery,
         )
         .await,
     )

@@ -398,9 +398,13 @@ pub(crate) async fn replay(
         &how.servers_from,
     ) {
         let declared = recorded_server_names(&config.mcp_servers);
-        let tool_search = recorded_tool_search(&config);
+        // What the recording activated is in its configuration: only the tools matter here.
+        let discovery = crate::mcp::Discovery {
+            tool_search: recorded_tool_search(&config),
+            codemode: None,
+        };
         servers =
-            crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom, tool_search)
+            crate::mcp::start_declared(agent_dir, workspace, &declared, &mut custom, discovery)
                 .await;
     }
     // The replay, then the servers stopped together, as Pi stops them when a session ends.

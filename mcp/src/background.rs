@@ -91,6 +91,18 @@ async fn start(
 /// How Pi's MCP tool names start (`mcp__<server>__<tool>`).
 const MCP_TOOL_PREFIX: &str = "mcp__";
 
+/// Pi's codemode tool, whose scripts reach the servers they name.
+const CODEMODE_TOOL_NAME: &str = "codemode";
+
+/// The script globals that list or look tools up, so a script using one may call any tool
+/// (Pi's `DISCOVERY_GLOBALS`).
+const DISCOVERY_GLOBALS: [&str; 4] = [
+    "searchTools",
+    "describeNamespace",
+    "describeTool",
+    "ALL_TOOLS",
+];
+
 /// The servers connecting in the background, and Pi's MCP extension's `tool_call` handler
 /// that waits for them.
 pub struct Background {
@@ -212,6 +224,48 @@ impl Background {
             .collect()
     }
 
+    /// The background servers a codemode script may call (Pi's `getScriptReach` and
+    /// `reachesServer`): every one when it uses a discovery global, else those whose namespace
+    /// one of its words contains.
+    fn reached_by_script(&self, input: &serde_json::Value) -> Vec<String> {
+        let code = input
+            .get("code")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        let words: Vec<&str> = code
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let all = words.iter().any(|w| DISCOVERY_GLOBALS.contains(w));
+        self.names
+            .iter()
+            .filter(|name| {
+                let namespace = crate::naming::mcp_namespace(name);
+                all || words.iter().any(|w| w.contains(namespace.as_str()))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Waits until each of the background servers `names` has connected or failed (or the
+    /// connecting was stopped).
+    async fn settled_among(&self, names: &[String]) {
+        let mut progress = self.progress.clone();
+        let _ = progress
+            .wait_for(|_| names.iter().all(|name| self.has_settled(name)))
+            .await;
+    }
+
+    /// Whether the background server `name` has connected or failed.
+    fn has_settled(&self, name: &str) -> bool {
+        let arrivals = self.arrivals();
+        arrivals.connected.iter().any(|c| c.entry().name == name)
+            || arrivals
+                .failed
+                .iter()
+                .any(|(at, _)| self.names.get(*at).is_some_and(|n| n == name))
+    }
+
     /// Whether every background server has connected or failed.
     fn all_settled(&self) -> bool {
         *self.progress.borrow() >= self.names.len()
@@ -298,7 +352,8 @@ impl Background {
 }
 
 /// The handlers of Pi's MCP extension over the background servers: `tool_call`, where a
-/// `tool_search` waits for them all (or the run's abort) and brings their tools, and
+/// `tool_search` waits for them all and a codemode script for those it may call (or the run's
+/// abort) and brings the tools of those connected, and
 /// `before_agent_start`, where a prompt after the first brings those connected by then (Pi
 /// renders the `mcp_servers` section there as the servers are; the first prompt's is rendered
 /// before they connected).
@@ -320,6 +375,19 @@ impl RustExtension for Background {
                     }
                     tokio::select! {
                         () = self.settled() => {}
+                        () = cx.aborted() => {}
+                    }
+                }
+                // A codemode script waits for the servers it may reach (Pi's `reachesTools`).
+                HookPayload::ToolCall {
+                    tool_name, input, ..
+                } if tool_name == CODEMODE_TOOL_NAME => {
+                    if self.done() {
+                        return Ok(None);
+                    }
+                    let reached = self.reached_by_script(input);
+                    tokio::select! {
+                        () = self.settled_among(&reached) => {}
                         () = cx.aborted() => {}
                     }
                 }

@@ -210,6 +210,21 @@ pub struct Registered {
 }
 
 impl McpConfig {
+    /// Whether Pi would activate its codemode tool for these servers at session start: some
+    /// enabled server has `codemode` tools and `autoEnableCodemode` is not false.
+    pub fn activates_codemode(&self) -> bool {
+        let servers: Vec<crate::servers_section::SectionServer<'_>> = self
+            .servers
+            .iter()
+            .map(|entry| crate::servers_section::SectionServer {
+                name: &entry.name,
+                config: &entry.config,
+                instructions: None,
+            })
+            .collect();
+        self.auto_enable_codemode != Some(false) && crate::servers_section::needs_codemode(&servers)
+    }
+
     /// Adds the servers extensions registered after the configured ones, as Pi's built-in MCP
     /// extension merges them: a name whose namespace `mcp.json` defines is left out (the
     /// configured server wins) and noted in `overridden`. Pi's loader validated them already;

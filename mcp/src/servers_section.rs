@@ -29,6 +29,10 @@ const MAX_SERVERS_SECTION_CHARS: i64 = 4096;
 /// `tool_search` and neither tool is active to reach them (this harness has no `codemode`).
 pub const UNREACHABLE_WARNING: &str = "MCP tools are only reachable from the codemode or tool_search tool, but neither is active; they cannot be called.";
 
+/// The same, when codemode would reach them but the configuration's `autoEnableCodemode` is
+/// false.
+pub const UNREACHABLE_NOT_ENABLED_WARNING: &str = "MCP tools are only reachable from the codemode or tool_search tool, but neither is active (autoEnableCodemode is false); they cannot be called.";
+
 /// One server as the section sees it: its name, its config as written, and the first line of
 /// its instructions once it connected.
 #[derive(Clone, Copy, Debug)]
@@ -108,6 +112,14 @@ pub fn needs_tool_search(servers: &[SectionServer<'_>]) -> bool {
     servers
         .iter()
         .any(|s| s.enabled() && s.exposures().contains(&"deferred"))
+}
+
+/// Whether some enabled server's configured exposures include `codemode`, which is when Pi
+/// activates its codemode tool at session start (`ensureDiscoveryActive`).
+pub fn needs_codemode(servers: &[SectionServer<'_>]) -> bool {
+    servers
+        .iter()
+        .any(|s| s.enabled() && s.exposures().contains(&"codemode"))
 }
 
 /// The section's text, or `None` when no enabled server has such tools.

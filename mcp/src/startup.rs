@@ -12,8 +12,8 @@ use tokio::task::JoinSet;
 use crate::client::{ConnectError, McpConnection};
 use crate::config::{McpConfig, ServerEntry};
 use crate::servers_section::{
-    has_unreachable_tools, needs_tool_search, render_servers_section, SectionServer,
-    UNREACHABLE_WARNING,
+    has_unreachable_tools, needs_codemode, needs_tool_search, render_servers_section,
+    SectionServer, UNREACHABLE_NOT_ENABLED_WARNING, UNREACHABLE_WARNING,
 };
 
 /// The servers that connected, in configuration order, and the one warning about the rest.
@@ -29,13 +29,24 @@ pub struct Started {
     /// are when each prompt starts, and those the first prompt did not wait for have connected
     /// by then, their instructions with them.
     pub later_section: Option<String>,
-    /// Pi's warning, said before the report, that such tools cannot be called: this harness
-    /// has no `codemode`, so it holds unless `tool_search` is active (see
-    /// [`Started::activate_tool_search`]).
+    /// Pi's warning, said before the report, that such tools cannot be called: it holds
+    /// unless codemode or `tool_search` is active (see [`Started::activate_discovery`]).
     pub warning: Option<&'static str>,
     /// Whether some enabled server has `deferred` tools, which makes Pi activate `tool_search`.
     pub needs_tool_search: bool,
+    /// Whether some enabled server has `codemode` tools, which makes Pi activate codemode.
+    pub needs_codemode: bool,
 }
+
+/// What Pi's `ensureDiscoveryActive` activates at session start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Activated {
+    pub tool_search: bool,
+    pub codemode: bool,
+}
+
+/// A discovery tool as the session has it: `None` not registered, else whether it is active.
+pub type Discovery = Option<bool>;
 
 /// How long a session waits for its servers (Pi's `DEFAULT_STARTUP_WAIT_MS`).
 const STARTUP_WAIT: Duration = Duration::from_secs(10);
@@ -71,6 +82,7 @@ pub(crate) async fn start_waiting(
         .filter(|later| started.section.as_ref() != Some(later));
     started.warning = has_unreachable_tools(&listed).then_some(UNREACHABLE_WARNING);
     started.needs_tool_search = needs_tool_search(&listed);
+    started.needs_codemode = needs_codemode(&listed);
     started
 }
 
@@ -100,11 +112,38 @@ impl Started {
     /// server has deferred tools and it is registered), and the warning goes when it is active
     /// either way.
     pub fn activate_tool_search(&mut self, tool_search: Option<bool>) -> bool {
-        let activate = tool_search == Some(false) && self.needs_tool_search;
-        if activate || tool_search == Some(true) {
+        self.activate_discovery(tool_search, None, true).tool_search
+    }
+
+    /// Pi's `ensureDiscoveryActive` with both discovery tools: codemode is activated where a
+    /// server has `codemode` tools, it is registered and `auto_enable` (the configuration's
+    /// `autoEnableCodemode`) allows; `tool_search` where a server has `deferred` tools and it is
+    /// registered. The warning goes when either is active then; when it stays and only
+    /// `autoEnableCodemode` kept codemode off, it says so.
+    pub fn activate_discovery(
+        &mut self,
+        tool_search: Discovery,
+        codemode: Discovery,
+        auto_enable: bool,
+    ) -> Activated {
+        let activated = Activated {
+            codemode: codemode == Some(false) && self.needs_codemode && auto_enable,
+            tool_search: tool_search == Some(false) && self.needs_tool_search,
+        };
+        let reachable = activated.codemode
+            || activated.tool_search
+            || codemode == Some(true)
+            || tool_search == Some(true);
+        if reachable {
             self.warning = None;
+        } else if self.warning.is_some()
+            && self.needs_codemode
+            && codemode.is_some()
+            && !auto_enable
+        {
+            self.warning = Some(UNREACHABLE_NOT_ENABLED_WARNING);
         }
-        activate
+        activated
     }
 }
 
