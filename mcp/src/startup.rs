@@ -35,6 +35,9 @@ pub struct Started {
     pub warning: Option<&'static str>,
     /// Whether some enabled server has `deferred` tools, which makes Pi activate `tool_search`.
     pub needs_tool_search: bool,
+    /// The servers with resources, those that connected here first: what the resource tools
+    /// reach, shared with whatever connects servers later (`resource_hub`).
+    pub resources: crate::resource_hub::ResourceHub,
 }
 
 /// How long a session waits for its servers (Pi's `DEFAULT_STARTUP_WAIT_MS`).
@@ -65,6 +68,10 @@ pub(crate) async fn start_waiting(
             report: Some(STILL_CONNECTING.to_owned()),
             ..Started::default()
         });
+    for connection in &started.connections {
+        started.resources.add(connection);
+    }
+    started.resources.sync_start();
     let listed = section_servers(config, &started.connections, false);
     started.section = render_servers_section(&listed);
     started.later_section = later_section(config, &started.connections)
