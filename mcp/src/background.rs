@@ -8,8 +8,9 @@
 //! `before_agent_start` (those connected by then). Each server's tools are one action of its
 //! decision ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section the servers
 //! connected so far make), so a cassette records them with the decision and a replay loads the
-//! same tools, in the same order, with no server. A server that fails is reported once, when
-//! every one of them has settled; the session goes on without it.
+//! same tools, in the same order, with no server; when a server with resources moves the
+//! resource tools' exposure, they follow its tools there (`resource_hub`). A server that fails
+//! is reported once, when every one of them has settled; the session goes on without it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -7,7 +7,8 @@
 //! The handler's decision carries what the session needs, so a replay connects nothing: the
 //! added servers' `direct` tools as one `registerTools` action (active from the next request
 //! on), their `deferred` ones as `registerDeferredTools`, the tools of removed servers as that
-//! action's `withdrawn`. One deliberate difference: Pi does not wait for the servers it
+//! action's `withdrawn`; the resource tools follow the tools of the server that moved their
+//! exposure (`resource_hub`). One deliberate difference: Pi does not wait for the servers it
 //! connects here (only a session's first prompt waits for servers with `direct` tools); this
 //! handler waits for them, up to Pi's startup wait, so that the tools the decision carries are
 //! those of the servers as they answered.
