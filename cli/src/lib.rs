@@ -352,6 +352,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 &runtime.mcp_registered,
                 &runtime.mcp_servers,
                 runtime.custom_tools.clone(),
+                servers.resources.clone(),
             ));
             runtime.extensions.load(std::sync::Arc::clone(&later) as _);
             runtime.mcp_later = Some(std::sync::Arc::clone(&later));

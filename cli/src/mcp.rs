@@ -51,6 +51,9 @@ pub struct Servers {
     /// servers they register after loading, connected by it and stopped when the session
     /// ends.
     pub later: Option<Arc<pi_mcp::Later>>,
+    /// The servers with resources, which the resource tools reach, shared with those that
+    /// connect later.
+    pub resources: pi_mcp::ResourceHub,
 }
 
 impl Servers {
@@ -143,6 +146,7 @@ async fn start_configured(
         later_section: started.later_section,
         warning: started.warning,
         background,
+        resources: started.resources,
         ..Servers::default()
     };
     for connection in started.connections {
@@ -150,7 +154,7 @@ async fn start_configured(
         register_tools(tools, Arc::clone(&connection));
         servers.connections.push(connection);
     }
-    pi_mcp::resources::register_resource_tools(tools, &servers.connections);
+    servers.resources.register_started(tools);
     if let Some(background) = &servers.background {
         servers.listed.extend(background.listings());
     }

@@ -34,6 +34,9 @@ mod live_replay;
 #[path = "mcp/tool_filters.rs"]
 mod tool_filters;
 
+#[path = "mcp/resources.rs"]
+mod resources;
+
 /// The test server's binary, built by the `pi-mcp` package next to this test (CI builds the
 /// workspace's binaries first; a lone `cargo test` of this package builds it here).
 fn test_server() -> PathBuf {

@@ -278,6 +278,108 @@ fn a_server_registered_after_loading_is_connected_called_withdrawn_and_replayed_
     );
 }
 
+/// A server with resources registered after loading: the MCP extension's decision brings its
+/// tool and, after it, Pi 1.5.2's resource tools (direct, as the server is), and its tool's
+/// resource link says how to read it; the model reads the resource. Unregistered by a command,
+/// the resource tools are withdrawn with its tool: the next prompt's request declares neither.
+/// The cassette replays byte for byte, and `--check`s, with the server's binary and Node
+/// absent; an edited resource tool declaration in the decision fails the check.
+#[test]
+fn a_later_servers_resource_tools_come_and_go_with_it_and_replay_without_node() {
+    let Some(install) = pi_testkit::extension_host_install() else {
+        return;
+    };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "mcp__reg__link", "arguments": "{}"}]},
+        {"tool_calls": [{"name": "read_mcp_resource",
+                         "arguments": r#"{"server":"reg","uri":"notes://first"}"#}]},
+        {"text": ["Done."]},
+        {"text": ["Gone."]},
+    ]));
+    let scratch = Scratch::new(&mock, &install);
+    let server = scratch.server_copy();
+    let config = json!({"command": server, "exposure": "direct",
+                        "env": {"MCP_TEST_RESOURCES": "1", "MCP_TEST_LINK": "1"}});
+    let extension = scratch.later_extension("reg", &config);
+    let cassette = scratch.path("run.jsonl");
+    let mut command = scratch.pi(&["--mode", "json"], true);
+    command
+        .args(["--provider", "mock", "--model", "mock-model", "-e"])
+        .arg(&extension)
+        .arg("--session-dir")
+        .arg(scratch.path("sessions"))
+        .arg("--record")
+        .arg(&cassette)
+        .args(["-p", "link it", "/drop", "again"]);
+    let recorded = command.output().unwrap();
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert_eq!(stderr(&recorded), "");
+    let ends = tool_ends(&recorded);
+    assert_eq!(
+        ends.len(),
+        2,
+        "{}",
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+    assert_eq!(
+        ends[0]["result"]["content"][1]["text"],
+        "[Resource notes://first \"The first note\" (text/plain, 2.0KB): What came first. \
+         Read it with read_mcp_resource (server \"reg\")]"
+    );
+    assert_eq!(ends[1]["toolName"], "read_mcp_resource");
+    assert_eq!(ends[1]["result"]["content"][0]["text"], "The first note.");
+    let declared = mock.declared_tools();
+    assert_eq!(declared.len(), 4, "{declared:?}");
+    let defaults = ["read", "bash", "edit", "write"];
+    let resources = [
+        "list_mcp_resources",
+        "list_mcp_resource_templates",
+        "read_mcp_resource",
+    ];
+    let mut last: Vec<&str> = vec!["mcp__reg__link"];
+    last.extend(resources);
+    assert_eq!(
+        declared[0][declared[0].len() - 4..],
+        last,
+        "the resource tools after the server's tools"
+    );
+    assert_eq!(declared[3], defaults);
+
+    std::fs::remove_file(&server).unwrap();
+    let mut replay = scratch.pi(&["replay", "--mode", "json"], false);
+    replay.arg("--session-dir").arg(scratch.path("replayed"));
+    let replayed = replay.arg(&cassette).output().unwrap();
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout)
+    );
+    let check = |path: &Path| {
+        scratch
+            .pi(&["replay", "--check"], false)
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    let checked = check(&cassette);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+
+    // The attack: the resource tool's declaration the decision brought, edited.
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let edited = text.replacen(
+        "Read a specific resource from an MCP server",
+        "Read any resource from an MCP server",
+        1,
+    );
+    assert_ne!(edited, text, "no resource tool declaration in the cassette");
+    let tampered = scratch.path("edited.jsonl");
+    std::fs::write(&tampered, edited).unwrap();
+    assert!(
+        !check(&tampered).status.success(),
+        "an edited resource tool passed"
+    );
+}
+
 /// `pi replay --tools live` of a run whose extension registered the server `reg` says it
 /// cannot start it (the recording keeps no registered configuration), naming the server.
 fn assert_tools_live_refused(scratch: &Scratch, cassette: &Path, extension: &Path) {

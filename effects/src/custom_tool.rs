@@ -157,9 +157,9 @@ pub struct ToolRegistry {
     /// connected in the background), shared by every clone of this registry: the Live
     /// interpreter's copy runs them once registered ([`ToolRegistry::register_late`]).
     late: Arc<Mutex<Vec<Arc<dyn CustomTool>>>>,
-    /// Names starting with this prefix may still be registered late, until the receiver turns
-    /// `true` (see [`ToolRegistry::late_tools_coming`]).
-    late_coming: Option<(String, watch::Receiver<bool>)>,
+    /// Names this accepts may still be registered late, until the receiver turns `true` (see
+    /// [`ToolRegistry::late_tools_coming`]).
+    late_coming: Option<(Admits, watch::Receiver<bool>)>,
     /// Which names may be registered here at all (see [`ToolRegistry::admitting`]); every one
     /// when `None`.
     admits: Option<Admits>,
@@ -301,19 +301,23 @@ impl ToolRegistry {
         self
     }
 
-    /// Tools named with `prefix` are still being registered late (MCP servers connecting in
-    /// the background while a replay runs their tools again) until `done` turns `true`: a call
-    /// of such a name not registered yet waits for that, as Pi's MCP extension makes a call
-    /// wait for its server. Set before the registry is cloned for running.
-    pub fn late_tools_coming(&mut self, prefix: &str, done: watch::Receiver<bool>) {
-        self.late_coming = Some((prefix.to_owned(), done));
+    /// Tools whose names `coming` accepts are still being registered late (MCP servers
+    /// connecting in the background while a replay runs their tools again) until `done` turns
+    /// `true`: a call of such a name not registered yet waits for that, as Pi's MCP extension
+    /// makes a call wait for its server. Set before the registry is cloned for running.
+    pub fn late_tools_coming(
+        &mut self,
+        coming: impl Fn(&str) -> bool + Send + Sync + 'static,
+        done: watch::Receiver<bool>,
+    ) {
+        self.late_coming = Some((Arc::new(coming), done));
     }
 
     /// [`lookup`](Self::lookup), once a tool of `name` that may still come late has come (or
     /// will not).
     pub(crate) async fn lookup_coming(&self, name: &str) -> Lookup {
-        if let (None, Some((prefix, done))) = (self.get(name), &self.late_coming) {
-            if name.starts_with(prefix.as_str()) {
+        if let (None, Some((coming, done))) = (self.get(name), &self.late_coming) {
+            if coming(name) {
                 let _ = done.clone().wait_for(|done| *done).await;
             }
         }
@@ -573,7 +577,8 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "on disk").unwrap();
         let mut env = ToolEnv::new(dir.path());
         let (done, coming) = watch::channel(false);
-        env.custom.late_tools_coming("re", coming.clone());
+        env.custom
+            .late_tools_coming(|name| name.starts_with("re"), coming.clone());
         let registry = env.custom.clone();
         tokio::spawn(async move {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -590,7 +595,9 @@ mod tests {
 
         let mut waiting = ToolEnv::new(dir.path());
         let (_never, coming) = watch::channel(false);
-        waiting.custom.late_tools_coming("re", coming);
+        waiting
+            .custom
+            .late_tools_coming(|name| name.starts_with("re"), coming);
         let (updates, _partials) = unbounded_channel();
         let cx = ToolContext {
             cancel: CancellationToken::new(),
@@ -608,7 +615,9 @@ mod tests {
 
         let (_never, coming) = watch::channel(false);
         let mut elsewhere = ToolEnv::new(dir.path());
-        elsewhere.custom.late_tools_coming("mcp__", coming);
+        elsewhere
+            .custom
+            .late_tools_coming(|name| name.starts_with("mcp__"), coming);
         let ToolOutcome::Ok(builtin) = run(&elsewhere, json!({"path": "a.txt"})).await else {
             panic!("the built-in read failed");
         };

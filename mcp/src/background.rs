@@ -8,8 +8,9 @@
 //! `before_agent_start` (those connected by then). Each server's tools are one action of its
 //! decision ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section the servers
 //! connected so far make), so a cassette records them with the decision and a replay loads the
-//! same tools, in the same order, with no server. A server that fails is reported once, when
-//! every one of them has settled; the session goes on without it.
+//! same tools, in the same order, with no server; when a server with resources moves the
+//! resource tools' exposure, they follow its tools there (`resource_hub`). A server that fails
+//! is reported once, when every one of them has settled; the session goes on without it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -26,6 +27,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::client::McpConnection;
 use crate::config::{McpConfig, ServerEntry};
 use crate::custom_tool::register_late_tools;
+use crate::resource_hub::{ResourceActions, ResourceHub};
 use crate::startup::{
     attention, failure_line, has_direct_tools, later_section, start_waiting, Started,
 };
@@ -54,7 +56,7 @@ pub async fn start_for_rerun(
 ) -> (Started, Option<Arc<Background>>) {
     let (started, background) = start(config, cwd, tools, true).await;
     if let Some(background) = &background {
-        tools.late_tools_coming(MCP_TOOL_PREFIX, background.done.clone());
+        tools.late_tools_coming(comes_late, background.done.clone());
     }
     (started, background)
 }
@@ -83,6 +85,7 @@ async fn start(
         cwd.to_path_buf(),
         started.connections.clone(),
         tools.clone(),
+        started.resources.clone(),
         registering,
     );
     (started, Some(background))
@@ -103,6 +106,18 @@ const DISCOVERY_GLOBALS: [&str; 4] = [
     "ALL_TOOLS",
 ];
 
+/// Whether a tool of `name` may come with a server connecting in the background: one of its
+/// tools, or a resource tool.
+fn comes_late(name: &str) -> bool {
+    name.starts_with(MCP_TOOL_PREFIX)
+        || [
+            crate::resources::LIST_MCP_RESOURCES_TOOL,
+            crate::resources::LIST_MCP_RESOURCE_TEMPLATES_TOOL,
+            crate::resources::READ_MCP_RESOURCE_TOOL,
+        ]
+        .contains(&name)
+}
+
 /// The servers connecting in the background, and Pi's MCP extension's `tool_call` handler
 /// that waits for them.
 pub struct Background {
@@ -113,6 +128,8 @@ pub struct Background {
     waited: Vec<Arc<McpConnection>>,
     /// Where their tools are registered for running.
     tools: ToolRegistry,
+    /// The servers with resources, which those that connect join.
+    resources: ResourceHub,
     /// What the servers came to so far, in the order they settled.
     arrivals: Arc<Mutex<Arrivals>>,
     /// How many of them have settled (connected or failed).
@@ -152,6 +169,7 @@ impl Background {
         cwd: PathBuf,
         waited: Vec<Arc<McpConnection>>,
         tools: ToolRegistry,
+        resources: ResourceHub,
         registering: bool,
     ) -> Arc<Background> {
         let names = later.iter().map(|s| s.name.clone()).collect();
@@ -160,6 +178,7 @@ impl Background {
         let arrivals = Arc::new(Mutex::new(Arrivals::default()));
         let shared = Arc::clone(&arrivals);
         let registry = tools.clone();
+        let hub = resources.clone();
         let task = tokio::spawn(async move {
             // Dropping the set (the session ended) aborts the connects still running.
             let mut attempts = JoinSet::new();
@@ -182,6 +201,9 @@ impl Background {
                             let connection = Arc::new(connection);
                             if registering {
                                 register_late_tools(&registry, Arc::clone(&connection));
+                                hub.add(&connection);
+                                hub.sync();
+                                hub.register_late(&registry);
                             }
                             arrivals.connected.push(connection);
                         }
@@ -198,6 +220,7 @@ impl Background {
             names,
             waited,
             tools,
+            resources,
             arrivals,
             progress,
             task: Mutex::new(Some(task)),
@@ -314,7 +337,8 @@ impl Background {
 
     /// The tools of the servers that connected since the last delivery, registered for
     /// running: one action per server, in the order they connected, each with the section the
-    /// servers connected up to it make.
+    /// servers connected up to it make, and the resource tools when that server moved their
+    /// exposure (after its tools, as Pi syncs them once it registered a server's tools).
     fn deliver(&self) -> Vec<HookAction> {
         let mut delivered = self
             .delivered
@@ -331,10 +355,21 @@ impl Background {
                 .cloned()
                 .collect();
             let section = later_section(&self.config, &all);
+            self.resources.add(connection);
+            let mut resources = ResourceActions::default();
+            self.resources.sync_into(&self.tools, &mut resources);
+            let mut tools = tools;
+            tools.extend(resources.deferred);
             actions.push(HookAction::RegisterDeferredTools {
                 tools,
                 later_sections: crate::servers_section::custom_sections(section.as_deref()),
             });
+            if !resources.direct.is_empty() || !resources.withdrawn.is_empty() {
+                actions.push(HookAction::RegisterTools {
+                    tools: resources.direct,
+                    withdrawn: resources.withdrawn,
+                });
+            }
         }
         *delivered = connected.len();
         actions

@@ -267,6 +267,12 @@ impl McpConnection {
         self.has_resources
     }
 
+    /// Whether the resource tools reach this server (Pi's `serversWithResources`): it has
+    /// resources, is enabled and its exposure is not `hidden`.
+    pub fn resources_reachable(&self) -> bool {
+        self.has_resources && self.entry.enabled() && self.entry.exposure() != "hidden"
+    }
+
     /// The server's tools as MCP's JSON, in the order it listed them.
     pub fn tools(&self) -> &[Value] {
         &self.tools
@@ -432,7 +438,10 @@ impl McpConnection {
             .call_tool(&tool.server_tool, arguments, abort)
             .await
             .map_err(|error| error.to_string())?;
-        Ok(convert_result(&tool.server, &tool.server_tool, &result, false, save).tool_result())
+        // Pi words a resource link with how to read it when the resource tools reach the
+        // tool's server.
+        let readable = self.resources_reachable();
+        Ok(convert_result(&tool.server, &tool.server_tool, &result, readable, save).tool_result())
     }
 
     /// Stops the server: the service ended (an HTTP session closed), then a stdio server's

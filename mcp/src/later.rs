@@ -7,7 +7,8 @@
 //! The handler's decision carries what the session needs, so a replay connects nothing: the
 //! added servers' `direct` tools as one `registerTools` action (active from the next request
 //! on), their `deferred` ones as `registerDeferredTools`, the tools of removed servers as that
-//! action's `withdrawn`. One deliberate difference: Pi does not wait for the servers it
+//! action's `withdrawn`; the resource tools follow the tools of the server that moved their
+//! exposure (`resource_hub`). One deliberate difference: Pi does not wait for the servers it
 //! connects here (only a session's first prompt waits for servers with `direct` tools); this
 //! handler waits for them, up to Pi's startup wait, so that the tools the decision carries are
 //! those of the servers as they answered.
@@ -26,6 +27,7 @@ use crate::config::{McpConfig, Registered};
 use crate::custom_tool::McpTool;
 use crate::definition::tool_definitions;
 use crate::naming::mcp_namespace;
+use crate::resource_hub::{ResourceActions, ResourceHub};
 
 /// How long the handler waits for a server it connects (Pi's startup wait).
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
@@ -48,6 +50,8 @@ pub struct Later {
     configured: Vec<String>,
     /// Where the tools of the servers it connects are registered for running.
     tools: ToolRegistry,
+    /// The servers with resources, which those it connects join and those removed leave.
+    resources: ResourceHub,
     followed: Mutex<Vec<Followed>>,
     /// The servers the run's start registered (name, configuration, tool names), which a
     /// session that replaced another starts from again.
@@ -72,13 +76,14 @@ impl Later {
     /// The handler for a run whose `mcp.json` servers are `configured` and whose start
     /// registered `started` (each with the tool names its listing declared, from
     /// `listings`: a run's configuration's `mcpServers`), its servers' tools registered in
-    /// `tools`.
+    /// `tools`, the servers with resources in `resources` (the start's).
     pub fn new(
         cwd: PathBuf,
         configured: &McpConfig,
         started: &[Registered],
         listings: &[Value],
         tools: ToolRegistry,
+        resources: ResourceHub,
     ) -> Later {
         let started: Vec<(String, Value, Vec<String>)> = started
             .iter()
@@ -95,6 +100,7 @@ impl Later {
                 .map(|s| mcp_namespace(&s.name))
                 .collect(),
             tools,
+            resources,
             followed: Mutex::new(Self::from_start(&started)),
             started,
             session: Mutex::new(None),
@@ -150,6 +156,7 @@ impl Later {
             let old = std::mem::replace(&mut *followed, Self::from_start(&self.started));
             old.into_iter().filter_map(|f| f.connection).collect()
         };
+        self.resources.reset_to_start();
         crate::stop_servers(&closing).await;
     }
 
@@ -179,12 +186,20 @@ impl Later {
                 .collect();
             (removed, added)
         };
-        let withdrawn: Vec<String> = removed.iter().flat_map(|f| f.tools.clone()).collect();
+        // What the session learns, the resource tools in their place: Pi hides each removed
+        // server's tools, then syncs them, and syncs them again once it registered the tools
+        // of each server that connected.
+        let mut learnt = ResourceActions {
+            withdrawn: removed.iter().flat_map(|f| f.tools.clone()).collect(),
+            ..ResourceActions::default()
+        };
+        for server in &removed {
+            self.resources.remove(&server.name);
+            self.resources.sync_into(&self.tools, &mut learnt);
+        }
         let closing: Vec<Arc<McpConnection>> =
             removed.into_iter().filter_map(|f| f.connection).collect();
         crate::stop_servers(&closing).await;
-        let mut direct = Vec::new();
-        let mut deferred = Vec::new();
         for (name, config) in added {
             let connection = self.connect(&name, &config).await;
             let mut names = Vec::new();
@@ -201,16 +216,24 @@ impl Later {
                         connection: Arc::clone(connection),
                     });
                     match exposure.as_str() {
-                        "direct" => direct.push(declaration.clone()),
-                        "deferred" => deferred.push(pi_core::agent::custom_tool::SearchableTool {
-                            tool: declaration.clone(),
-                            namespace: Some(crate::custom_tool::namespace(connection)),
-                        }),
+                        "direct" => learnt.direct.push(declaration.clone()),
+                        "deferred" => {
+                            learnt
+                                .deferred
+                                .push(pi_core::agent::custom_tool::SearchableTool {
+                                    tool: declaration.clone(),
+                                    namespace: Some(crate::custom_tool::namespace(connection)),
+                                })
+                        }
                         _ => continue,
                     }
                     names.push(declaration.name.clone());
                     self.tools.register_late(registered);
                 }
+            }
+            if let Some(connection) = &connection {
+                self.resources.add(connection);
+                self.resources.sync_into(&self.tools, &mut learnt);
             }
             self.lock().push(Followed {
                 name,
@@ -219,6 +242,11 @@ impl Later {
                 connection,
             });
         }
+        let ResourceActions {
+            direct,
+            deferred,
+            withdrawn,
+        } = learnt;
         let mut actions = Vec::new();
         if !direct.is_empty() || !withdrawn.is_empty() {
             actions.push(HookAction::RegisterTools {

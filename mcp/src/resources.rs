@@ -132,25 +132,9 @@ pub fn resource_exposure(connections: &[Arc<McpConnection>]) -> Option<ToolExpos
 pub fn reached(connections: &[Arc<McpConnection>]) -> Vec<Arc<McpConnection>> {
     connections
         .iter()
-        .filter(|c| c.has_resources() && c.entry().enabled() && c.entry().exposure() != "hidden")
+        .filter(|c| c.resources_reachable())
         .cloned()
         .collect()
-}
-
-/// Registers the resource tools in `registry` when some of `connections` has resources, with
-/// Pi's exposure for them ([`resource_exposure`]), reaching those servers.
-pub fn register_resource_tools(
-    registry: &mut pi_effects::custom_tool::ToolRegistry,
-    connections: &[Arc<McpConnection>],
-) {
-    let Some(exposure) = resource_exposure(connections) else {
-        return;
-    };
-    let servers = reached(connections);
-    let servers: ResourceServers = Arc::new(move || servers.clone());
-    for tool in resource_tools(exposure, &servers) {
-        registry.register(Arc::new(tool));
-    }
 }
 
 /// The three tools over `servers`, declared with `exposure`.

@@ -36,6 +36,9 @@ pub struct Started {
     pub needs_tool_search: bool,
     /// Whether some enabled server has `codemode` tools, which makes Pi activate codemode.
     pub needs_codemode: bool,
+    /// The servers with resources, those that connected here first: what the resource tools
+    /// reach, shared with whatever connects servers later (`resource_hub`).
+    pub resources: crate::resource_hub::ResourceHub,
 }
 
 /// What Pi's `ensureDiscoveryActive` activates at session start.
@@ -76,6 +79,10 @@ pub(crate) async fn start_waiting(
             report: Some(STILL_CONNECTING.to_owned()),
             ..Started::default()
         });
+    for connection in &started.connections {
+        started.resources.add(connection);
+    }
+    started.resources.sync_start();
     let listed = section_servers(config, &started.connections, false);
     started.section = render_servers_section(&listed);
     started.later_section = later_section(config, &started.connections)

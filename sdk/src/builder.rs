@@ -313,6 +313,7 @@ impl SessionBuilder {
             pi_mcp::register_tools(&mut self.custom_tools, Arc::clone(&connection));
             self.mcp_connections.push(connection);
         }
+        started.resources.register_started(&mut self.custom_tools);
         if let Some(background) = background {
             self.mcp_servers.extend(background.listings());
             self.extensions.load(Arc::clone(&background) as _);

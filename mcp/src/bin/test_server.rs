@@ -9,7 +9,8 @@
 //! blob), `ui://app` (an MCP App, which Pi leaves out), over two pages, and the template
 //! `notes://{name}`, which reads any other name as an empty resource. `MCP_TEST_RESOURCES=odd`
 //! gives the same resources, but its second page hands back its own cursor again and it does
-//! not know `resources/templates/list`.
+//! not know `resources/templates/list`. `MCP_TEST_LINK=1` adds the tool `link`, which answers
+//! with a text and a `resource_link` to `notes://first`.
 
 use std::sync::Arc;
 
@@ -39,7 +40,12 @@ fn tools() -> Vec<Tool> {
         {"name": "a.b", "description": "collides", "inputSchema": {"type": "object"}},
         {"name": "a-b", "description": "collides", "inputSchema": {"type": "object"}}
     ]);
-    serde_json::from_value(list).unwrap_or_default()
+    let mut tools: Vec<Tool> = serde_json::from_value(list).unwrap_or_default();
+    if std::env::var("MCP_TEST_LINK").is_ok_and(|v| v == "1") {
+        let link = json!({"name": "link", "description": "Links the first note", "inputSchema": {"type": "object"}});
+        tools.extend(serde_json::from_value::<Tool>(link));
+    }
+    tools
 }
 
 /// Whether the server has resources (`MCP_TEST_RESOURCES=1`, or `odd`).
@@ -167,6 +173,13 @@ impl ServerHandler for TestServer {
             "fail" => Ok(CallToolResult::error(vec![Content::text(
                 "the tool failed on purpose",
             )])),
+            "link" => serde_json::from_value(json!({"content": [
+                {"type": "text", "text": "Here it is."},
+                {"type": "resource_link", "uri": "notes://first", "name": "first",
+                 "title": "The first note", "description": "What came first",
+                 "mimeType": "text/plain", "size": 2048}
+            ]}))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
             "data" => Ok(CallToolResult::structured(
                 json!({"answer": 42, "items": ["x"]}),
             )),
