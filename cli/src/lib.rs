@@ -329,12 +329,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         .await;
         runtime.mcp_started = !servers.listed.is_empty() || servers.section.is_some();
         runtime.mcp_activates_tool_search = servers.activates_tool_search;
-        if servers.activates_codemode {
-            // Pi's `ensureDiscoveryActive` appends it to the active tools.
-            runtime
-                .tools
-                .push(extensions::CODEMODE_TOOL_NAME.to_owned());
-        }
+        runtime.mcp_activates_codemode = servers.activates_codemode;
         runtime.mcp_servers = std::mem::take(&mut servers.listed);
         runtime.mcp_section = servers.section.take();
         runtime.mcp_later_section = servers.later_section.take();

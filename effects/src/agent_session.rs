@@ -170,6 +170,10 @@ pub struct SessionOptions {
     /// registers it always, inactive; a registered one makes the run record its loadout, so
     /// `pi.setActiveTools` can activate it and its calls load `custom_tools`' deferred tools.
     pub tool_search: Option<bool>,
+    /// Custom tools activated at the start without being named (Pi's MCP extension activating
+    /// codemode with `setActiveTools([...active, codemode])` before the servers' tools
+    /// register): active in their registry place, whatever `tools` and the allowlist say.
+    pub activated_tools: Vec<String>,
     /// The allowlist's entries (names and `*` patterns) when `tools` came from one (Pi's
     /// `--tools a,b`): a declarable custom tool it names or matches is active from the start,
     /// `defaultActive: false` or not. Without one, a custom tool not named in `tools` is active
@@ -226,6 +230,7 @@ impl SessionOptions {
             cache_warming: None,
             registered_builtins: None,
             tool_search: None,
+            activated_tools: Vec::new(),
             tools_allowlist: None,
         }
     }
@@ -405,7 +410,7 @@ impl SessionOptions {
             let active = if exposure == ToolExposure::Hidden {
                 start.hidden.push(tool.name.clone());
                 false
-            } else if named(&tool.name) {
+            } else if named(&tool.name) || self.activated_tools.contains(&tool.name) {
                 true
             } else if let Some(entries) = &self.tools_allowlist {
                 exposure.declarable() && matches(entries, &tool.name)

@@ -242,6 +242,7 @@ impl Runtime {
             start_errors: Vec::new(),
             mcp_off: false,
             mcp_activates_tool_search: false,
+            mcp_activates_codemode: false,
             cache_warming: None,
         })
     }
@@ -311,6 +312,7 @@ impl Runtime {
             start_errors: Vec::new(),
             mcp_off: false,
             mcp_activates_tool_search: false,
+            mcp_activates_codemode: false,
             cache_warming: None,
         }
         .with_recorded_models(models, scoped)

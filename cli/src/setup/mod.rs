@@ -245,6 +245,9 @@ pub struct Runtime {
     /// whether their deferred tools activated it.
     pub mcp_started: bool,
     pub mcp_activates_tool_search: bool,
+    /// Whether a server's `codemode` tools activated Pi's codemode tool (in its registry place,
+    /// after the tools active before it, as Pi's `setActiveTools` appends it).
+    pub mcp_activates_codemode: bool,
     /// The MCP servers the extensions registered while loading, in registration order: they
     /// start with `mcp.json`'s, which win a shared name.
     pub mcp_registered: Vec<pi_mcp::Registered>,

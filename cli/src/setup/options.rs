@@ -56,6 +56,9 @@ impl Runtime {
         options.registered_builtins = Some(self.registered_builtins.clone());
         options.custom_tools = self.custom_tools.clone();
         options.tool_search = self.tool_search();
+        if self.mcp_activates_codemode {
+            options.activated_tools = vec![crate::extensions::CODEMODE_TOOL_NAME.to_owned()];
+        }
         options.tools_allowlist = self.tool_filter.allowlist.clone();
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =

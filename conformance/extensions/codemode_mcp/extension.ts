@@ -34,6 +34,16 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
 `;
 
 export default function (pi: any) {
+  // A tool of the extension's, active once registered: codemode comes after it.
+  pi.registerTool({
+    name: "mine",
+    label: "Mine",
+    description: "An extension's tool.",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      return { content: [{ type: "text", text: "mine" }], details: {} };
+    },
+  });
   const script = join(process.cwd(), "calc.cjs");
   writeFileSync(script, SERVER);
   pi.registerMcpServer("calc", { command: process.execPath, args: [script], description: "A calculator." });
