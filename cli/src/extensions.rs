@@ -94,9 +94,6 @@ pub(crate) fn registered_servers(registrations: &Registrations) -> Vec<pi_mcp::R
         .collect()
 }
 
-/// The name of Pi 1.5.2's built-in codemode tool.
-pub(crate) const CODEMODE_TOOL_NAME: &str = "codemode";
-
 /// Whether `diagnostics` hold a failed extension load (which Pi follows with its hint).
 pub fn load_failed(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(
@@ -226,7 +223,9 @@ impl Runtime {
     /// runs (its scripts run in Pi's own sandbox): the host starts for it even without an
     /// extension of the user's.
     fn wants_codemode(&self) -> bool {
-        self.tools.iter().any(|name| name == CODEMODE_TOOL_NAME)
+        self.tools
+            .iter()
+            .any(|name| name == crate::tool_select::CODEMODE_TOOL_NAME)
     }
 
     /// Whether the run's `mcp.json` files have Pi activate codemode (see

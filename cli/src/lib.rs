@@ -306,13 +306,13 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         // Pi's codemode as the servers find it: registered when the extension host runs it.
         let codemode = runtime
             .custom_tools
-            .get(extensions::CODEMODE_TOOL_NAME)
+            .get(tool_select::CODEMODE_TOOL_NAME)
             .is_some()
             .then(|| {
                 runtime
                     .tools
                     .iter()
-                    .any(|t| t == extensions::CODEMODE_TOOL_NAME)
+                    .any(|t| t == tool_select::CODEMODE_TOOL_NAME)
             });
         let discovery = mcp::Discovery {
             tool_search,

@@ -7,6 +7,9 @@
 use pi_core::tools::definitions::builtin_tools;
 use pi_core::tools::selection::matches;
 
+/// The name of Pi 1.5.2's built-in codemode tool, which the extension host runs.
+pub(crate) const CODEMODE_TOOL_NAME: &str = "codemode";
+
 /// The `--tools` problem Pi reports (`getToolListError`), without the flag's name.
 pub fn tool_list_error(entries: &[String]) -> Option<String> {
     let modifiers: Vec<&String> = entries.iter().filter(|e| is_modifier(e)).collect();

@@ -57,7 +57,7 @@ impl Runtime {
         options.custom_tools = self.custom_tools.clone();
         options.tool_search = self.tool_search();
         if self.mcp_activates_codemode {
-            options.activated_tools = vec![crate::extensions::CODEMODE_TOOL_NAME.to_owned()];
+            options.activated_tools = vec![crate::tool_select::CODEMODE_TOOL_NAME.to_owned()];
         }
         options.tools_allowlist = self.tool_filter.allowlist.clone();
         options.mcp_servers = self.mcp_servers.clone();
