@@ -116,7 +116,7 @@ impl Runtime {
                 // Pi's `_isAllowedTool`: `--tools` and `--exclude-tools` filter them too.
                 registrations
                     .tools
-                    .retain(|tool| self.tool_filter.allows(&tool.name));
+                    .retain(|tool| self.tool_flags.allows(&tool.name));
                 self.register_providers(&registrations, &host);
                 self.live_providers().start_from(
                     self.registry.clone(),

@@ -56,7 +56,7 @@ pub(crate) fn reload<I: Interpreter>(
     // `--tools` and `--exclude-tools` filter the new load's tools as they did the first's.
     registrations
         .tools
-        .retain(|tool| runtime.tool_filter.allows(&tool.name));
+        .retain(|tool| runtime.tool_flags.allows(&tool.name));
     let state = &runtime.extension_state;
     let added_default_tools = added_default_tools(runtime, &settings);
     let resources = runtime.resource_flags.resources(
@@ -123,7 +123,7 @@ fn unconnected(runtime: &Runtime, registrations: &Registrations) -> Vec<StartErr
 /// one removed stays active, one turned off since stays off unless newly added), from the
 /// selection of the settings last read, which becomes this one.
 fn added_default_tools(runtime: &Runtime, settings: &Settings) -> Vec<String> {
-    let now = runtime.default_tools.active(settings);
+    let now = runtime.tool_flags.active(settings);
     let mut last = runtime
         .last_default_tools
         .lock()

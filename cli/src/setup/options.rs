@@ -56,7 +56,7 @@ impl Runtime {
         options.registered_builtins = Some(self.registered_builtins.clone());
         options.custom_tools = self.custom_tools.clone();
         options.tool_search = self.tool_search();
-        options.tools_allowlist = self.tool_filter.allowlist.clone();
+        options.tools_allowlist = self.tool_flags.allowlist.clone();
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());
