@@ -43,6 +43,13 @@ pub(crate) trait Leaves: Interpreter + Send + Sized {
         left_file: Option<&Path>,
         opened: Self::Opened,
     ) -> Result<(), Divergence>;
+
+    /// Whether the session it runs, just opened by a replacement, is sent the `replaced`
+    /// input (see [`replace`]) as its recording says: `None` where the front end decides (a
+    /// live run, a recording).
+    fn recorded_replaced(&self) -> Option<bool> {
+        None
+    }
 }
 
 impl Leaves for Live {
@@ -74,6 +81,10 @@ impl Leaves for Replay {
     fn left(self, reason: &str, left_file: Option<&Path>, (): ()) -> Result<(), Divergence> {
         // For the recorded reason, its part used, its file left as recorded.
         Replay::left(&self, reason, left_file)
+    }
+
+    fn recorded_replaced(&self) -> Option<bool> {
+        Some(self.goes_on_replaced())
     }
 }
 
@@ -313,15 +324,23 @@ pub(crate) async fn replace<R: Replacer>(
     if let Err(error) = front.runtime().forget_provider_changes() {
         front.say(&error);
     }
-    if front.session().machine().hears_start() {
-        for &print_all in binds {
-            let start = SessionInput::Replaced {
-                reason: reason.to_owned(),
-                previous_session_file: previous.clone(),
-                loaded: loaded.take(),
-            };
-            front.tell(start, print_all).await?;
+    // What the new load registered is the new session's though no handler hears its start
+    // (Pi's new runtime has only the new load); a replay sends it where its recording has it.
+    let mut tell = match front.session().interpreter().recorded_replaced() {
+        Some(recorded) => recorded,
+        None => loaded.is_some() || front.session().machine().hears_start(),
+    };
+    for &print_all in binds {
+        if !tell {
+            return Ok(());
         }
+        let start = SessionInput::Replaced {
+            reason: reason.to_owned(),
+            previous_session_file: previous.clone(),
+            loaded: loaded.take(),
+        };
+        front.tell(start, print_all).await?;
+        tell = front.session().machine().hears_start();
     }
     Ok(())
 }

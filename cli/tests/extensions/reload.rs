@@ -644,3 +644,69 @@ fn a_reload_loads_an_extension_the_settings_name_since() {
     });
     diverges(&env, &dropped, "a dropped command");
 }
+
+/// An RPC `new_session` where no extension hears the session's start (conformance case
+/// `session_replace_unheard`): Pi loads the extensions again for the new session, so its
+/// request declares the new load's tool, not the first's. The `replaced` input holds what the
+/// new load registered though no handler hears it, so a replay with no Node reproduces; a
+/// registration changed there, or the line dropped, diverges.
+#[test]
+fn a_replacement_no_handler_hears_takes_the_new_loads_registrations() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("replace-unheard.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/session_replace_unheard/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, output) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let (mut recorded, mut settled) = (String::new(), 0);
+    for line in output {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        if serde_json::from_str::<Value>(&line).unwrap()["type"] == "agent_settled" {
+            settled += 1;
+            if settled == 2 {
+                break;
+            }
+            send(&mut stdin, json!({"id": "n1", "type": "new_session"}));
+            send(
+                &mut stdin,
+                json!({"id": "p2", "type": "prompt", "message": "Again"}),
+            );
+        }
+    }
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert_eq!(
+        mock.declared_tools(),
+        [
+            ["read", "bash", "edit", "write", "probe_1"],
+            ["read", "bash", "edit", "write", "probe_2"]
+        ]
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let renamed = tampered_input(&cassette, "replaced", |loaded| {
+        loaded["tools"][0]["name"] = json!("probe_3");
+    });
+    diverges(&env, &renamed, "a changed registration");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let dropped: String = text
+        .lines()
+        .filter(|l| !l.contains(r#""kind":"replaced""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(dropped, text, "a replaced line");
+    let dropped_path = env.path("replace-unheard.dropped.jsonl");
+    std::fs::write(&dropped_path, dropped).unwrap();
+    diverges(&env, &dropped_path, "a dropped replaced line");
+}
