@@ -180,6 +180,52 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// The extension host running the extensions: the one the run started with, else the
+    /// one a later load started ([`Runtime::late_host`]); none without extensions.
+    pub(crate) fn host(&self) -> Option<&std::sync::Arc<ExtensionHost>> {
+        self.extension_host
+            .as_ref()
+            .or_else(|| self.late_host.get())
+    }
+
+    /// Starts the extension host in a run that started with no extension, when the
+    /// extensions the settings name now are some (Pi builds a replacing session's runtime
+    /// with the settings read again): before that session is built, so that it registers what
+    /// Pi's registers beside extensions, and the reload that gives it their registrations
+    /// takes this load's ([`Runtime::take_late_load`]). Nothing in a replay (it loads none).
+    pub(crate) fn start_late_host(&self) {
+        if !self.loads_extensions || self.host().is_some() {
+            return;
+        }
+        let found = crate::reload::Found::now(self);
+        if found.paths.is_empty() {
+            return;
+        }
+        let started = ExtensionHost::start_with_models(
+            &found.paths,
+            &self.cwd,
+            self.project_trusted,
+            &[],
+            &self.host_models(),
+        );
+        let load = started.map(|(host, registrations)| {
+            let _ = self.late_host.set(host);
+            registrations
+        });
+        *self
+            .late_load
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(load);
+    }
+
+    /// What the late host's first load registered, once (see [`Runtime::start_late_host`]).
+    pub(crate) fn take_late_load(&self) -> Option<Result<Registrations, HostError>> {
+        self.late_load
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
     /// The commands `registrations` hold as RPC `get_commands` lists them, each with where its
     /// extension came from.
     pub(crate) fn listed_commands(&self, registrations: &Registrations) -> Vec<Value> {
@@ -227,7 +273,7 @@ impl Runtime {
     /// afresh): the registry model calls resolve from, and the catalog the extensions'
     /// `ctx.modelRegistry` reads, are the run's again. Nothing without an extension host.
     pub(crate) fn forget_provider_changes(&self) -> Result<(), HostError> {
-        let Some(host) = &self.extension_host else {
+        let Some(host) = self.host() else {
             return Ok(());
         };
         self.live_providers().start_from(
@@ -293,7 +339,7 @@ impl Runtime {
     /// (`ctx.cwd`, `ctx.isProjectTrusted()`, the session manager's `getSessionFile()`); the
     /// session's own state comes with each hook point.
     pub fn mirror_for_extensions(&self, session_file: Option<&Path>) {
-        if self.extensions.is_empty() {
+        if self.extensions.is_empty() && self.late_host.get().is_none() {
             return;
         }
         self.extension_state.set("cwd", json!(self.cwd));

@@ -21,38 +21,34 @@ use crate::setup::Runtime;
 
 /// Loads the run's extensions again and gives `session`'s interpreter their new handlers
 /// and tools (for a reload, or a session that replaced another); the input that tells the
-/// machine what they registered comes back. Without a
-/// host (a replay) it carries nothing, and the recording's says what the load registered.
+/// machine what they registered comes back. In a run that started with no extension, the
+/// host building the session started ([`Runtime::start_late_host`]) has loaded them. Without
+/// a host (a replay, or nothing found) it carries nothing, and a replay's recording says what
+/// the load registered.
 /// A host that failed to load them again is the error (the registrations then stay).
 pub(crate) fn reload<I: Interpreter>(
     runtime: &Runtime,
     session: &mut AgentSession<I>,
 ) -> Result<(SessionInput, Option<Registrations>), HostError> {
-    let Some(host) = &runtime.extension_host else {
+    // A host started late for this session loaded them already (or failed to start).
+    let late = match runtime.take_late_load() {
+        Some(Err(error)) => return Err(error),
+        Some(Ok(registrations)) => Some(registrations),
+        None => None,
+    };
+    let Some(host) = runtime.host() else {
         return Ok((SessionInput::Reloaded(None), None));
     };
-    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
-    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
-        agent_dir: &runtime.agent_dir,
-        cwd: &runtime.cwd,
-        home: &runtime.resource_flags.home,
-        listed: settings.listed_resources(),
-    });
-    // Pi's resource loader finds the extensions again: one the settings name since is loaded.
-    let flags = &runtime.resource_flags;
-    let wanted = pi_effects::extension::sidecar::Wanted {
-        agent_dir: &runtime.agent_dir,
-        cwd: &runtime.cwd,
-        home: &flags.home,
-        project_trusted: runtime.project_trusted,
-        no_extensions: flags.no_extensions,
-        cli_paths: &flags.extension_cli_paths,
-        listed: settings.listed_resources(),
-        packages: &packages.found,
+    let Found {
+        settings,
+        packages,
+        paths,
+        sources,
+    } = Found::now(runtime);
+    let mut registrations = match late {
+        Some(registrations) => registrations,
+        None => host.reload(&paths)?,
     };
-    let paths = pi_effects::extension::sidecar::discover(&wanted);
-    let sources = pi_effects::extension::sidecar::discover::resolved(&wanted);
-    let mut registrations = host.reload(&paths)?;
     // `--tools` and `--exclude-tools` filter the new load's tools as they did the first's.
     registrations
         .tools
@@ -107,6 +103,47 @@ pub(crate) fn reload<I: Interpreter>(
         SessionInput::Reloaded(Some(Box::new(reload))),
         Some(registrations),
     ))
+}
+
+/// The extensions Pi's resource loader finds now, with the settings read again (one the
+/// settings name since is loaded), and what their packages give.
+pub(crate) struct Found {
+    pub(crate) settings: Settings,
+    pub(crate) packages: pi_effects::packages::Resolved,
+    pub(crate) paths: Vec<std::path::PathBuf>,
+    pub(crate) sources: Vec<pi_effects::packages::Resource>,
+}
+
+impl Found {
+    /// What `runtime`'s command line and the files as they are now find.
+    pub(crate) fn now(runtime: &Runtime) -> Found {
+        let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
+        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+            agent_dir: &runtime.agent_dir,
+            cwd: &runtime.cwd,
+            home: &runtime.resource_flags.home,
+            listed: settings.listed_resources(),
+        });
+        let flags = &runtime.resource_flags;
+        let wanted = pi_effects::extension::sidecar::Wanted {
+            agent_dir: &runtime.agent_dir,
+            cwd: &runtime.cwd,
+            home: &flags.home,
+            project_trusted: runtime.project_trusted,
+            no_extensions: flags.no_extensions,
+            cli_paths: &flags.extension_cli_paths,
+            listed: settings.listed_resources(),
+            packages: &packages.found,
+        };
+        let paths = pi_effects::extension::sidecar::discover(&wanted);
+        let sources = pi_effects::extension::sidecar::discover::resolved(&wanted);
+        Found {
+            settings,
+            packages,
+            paths,
+            sources,
+        }
+    }
 }
 
 /// The MCP servers the new load registered that nothing connects, reported again after the

@@ -132,6 +132,8 @@ pub(crate) fn failed(error: CliError) -> Refused {
 /// How a live run opens the next session.
 pub(crate) fn live() -> Reopen<Live> {
     Box::new(|runtime, choice, _| {
+        // Pi builds the new session's runtime: extensions the settings name since load.
+        runtime.start_late_host();
         let opened = runtime.open(choice).map_err(failed)?;
         Ok(Some((opened, ())))
     })
@@ -267,6 +269,10 @@ pub(crate) trait Replacer {
 
     /// The old session is gone: what waited on it is answered.
     fn left_old(&mut self) {}
+
+    /// The extensions were loaded again for the new session, the host started for them if the
+    /// run had none: what the front end gives a host (RPC mode's UI) it gives it now.
+    fn extensions_loaded(&mut self) {}
 }
 
 /// Replaces `front`'s session with `opened`: tells the old one's extensions it ends (`reason`,
@@ -321,6 +327,7 @@ pub(crate) async fn replace<R: Replacer>(
             None
         }
     };
+    front.extensions_loaded();
     if let Err(error) = front.runtime().forget_provider_changes() {
         front.say(&error);
     }

@@ -198,6 +198,23 @@ pub struct Runtime {
     pub extension_sources: Vec<pi_effects::packages::Resource>,
     /// The extension host running them, once loaded (RPC mode gives it a UI).
     pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
+    /// The host a run that started with no extension starts once a new load finds some (a
+    /// replacement's, as Pi builds the new session's runtime with the settings read again).
+    pub(crate) late_host:
+        std::sync::OnceLock<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
+    /// What the late host's first load registered (or why it did not start), until the reload
+    /// of the session it was started for takes it.
+    pub(crate) late_load: std::sync::Mutex<
+        Option<
+            Result<
+                pi_effects::extension::sidecar::Registrations,
+                pi_effects::extension::sidecar::HostError,
+            >,
+        >,
+    >,
+    /// Whether a new load may find extensions and start the host: a live run's; a replay's
+    /// loads nothing (its recording holds what the recorded run loaded).
+    pub(crate) loads_extensions: bool,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,

@@ -40,7 +40,8 @@ impl Runtime {
     /// active when the tools name it or deferred MCP tools need it.
     pub fn tool_search(&self) -> Option<bool> {
         let named = self.tools.iter().any(|t| t == TOOL_SEARCH_TOOL_NAME);
-        let observable = named || self.mcp_started || !self.extensions.is_empty();
+        let observable =
+            named || self.mcp_started || !self.extensions.is_empty() || self.host().is_some();
         (self.tool_search_registered && observable).then_some(self.mcp_activates_tool_search)
     }
 
