@@ -188,44 +188,6 @@ impl Runtime {
             .or_else(|| self.late_host.get())
     }
 
-    /// Starts the extension host in a run that started with no extension, when the
-    /// extensions the settings name now are some (Pi builds a replacing session's runtime
-    /// with the settings read again): before that session is built, so that it registers what
-    /// Pi's registers beside extensions, and the reload that gives it their registrations
-    /// takes this load's ([`Runtime::take_late_load`]). Nothing in a replay (it loads none).
-    pub(crate) fn start_late_host(&self) {
-        if !self.loads_extensions || self.host().is_some() {
-            return;
-        }
-        let found = crate::reload::Found::now(self);
-        if found.paths.is_empty() {
-            return;
-        }
-        let started = ExtensionHost::start_with_models(
-            &found.paths,
-            &self.cwd,
-            self.project_trusted,
-            &[],
-            &self.host_models(),
-        );
-        let load = started.map(|(host, registrations)| {
-            let _ = self.late_host.set(host);
-            registrations
-        });
-        *self
-            .late_load
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(load);
-    }
-
-    /// What the late host's first load registered, once (see [`Runtime::start_late_host`]).
-    pub(crate) fn take_late_load(&self) -> Option<Result<Registrations, HostError>> {
-        self.late_load
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    }
-
     /// The commands `registrations` hold as RPC `get_commands` lists them, each with where its
     /// extension came from.
     pub(crate) fn listed_commands(&self, registrations: &Registrations) -> Vec<Value> {
@@ -286,7 +248,7 @@ impl Runtime {
 
     /// The models the extensions' registry lists, and the providers among theirs with auth
     /// (which `pi.setModel` asks about; a replay's auth is its recording's).
-    fn host_models(&self) -> HostModels {
+    pub(crate) fn host_models(&self) -> HostModels {
         let models = self.registry.all().to_vec();
         let mut auth_providers: Vec<String> = Vec::new();
         for model in &models {

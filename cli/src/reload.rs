@@ -13,7 +13,9 @@ use pi_core::agent_session::{Reload, ReloadedPromptFiles, SessionInput, StartErr
 use pi_effects::agent_session::AgentSession;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::driver::Interpreter;
-use pi_effects::extension::sidecar::{command_names, register_tools, HostError, Registrations};
+use pi_effects::extension::sidecar::{
+    command_names, register_tools, ExtensionHost, HostError, Registrations,
+};
 use pi_effects::run_config::load_context_files;
 
 use crate::settings::Settings;
@@ -168,4 +170,44 @@ fn added_default_tools(runtime: &Runtime, settings: &Settings) -> Vec<String> {
     let added = now.iter().filter(|t| !last.contains(t)).cloned().collect();
     *last = now;
     added
+}
+
+impl Runtime {
+    /// Starts the extension host in a run that started with no extension, when the
+    /// extensions the settings name now are some (Pi builds a replacing session's runtime
+    /// with the settings read again): before that session is built, so that it registers what
+    /// Pi's registers beside extensions, and the reload that gives it their registrations
+    /// takes this load's ([`Runtime::take_late_load`]). Nothing in a replay (it loads none).
+    pub(crate) fn start_late_host(&self) {
+        if !self.loads_extensions || self.host().is_some() {
+            return;
+        }
+        let found = Found::now(self);
+        if found.paths.is_empty() {
+            return;
+        }
+        let started = ExtensionHost::start_with_models(
+            &found.paths,
+            &self.cwd,
+            self.project_trusted,
+            &[],
+            &self.host_models(),
+        );
+        let load = started.map(|(host, registrations)| {
+            let _ = self.late_host.set(host);
+            registrations
+        });
+        *self
+            .late_load
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(load);
+    }
+
+    /// What the late host's first load registered, once (see [`Runtime::start_late_host`]).
+    pub(crate) fn take_late_load(&self) -> Option<Result<Registrations, HostError>> {
+        self.late_load
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
 }
